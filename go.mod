@@ -1,17 +1,20 @@
 module github.com/peerctl/peerctl
 
-go 1.26
+go 1.26.0
 
 require (
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/spf13/cobra v1.10.2
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/fx v1.24.0
+	go.uber.org/mock v0.6.0
+	golang.org/x/sys v0.50.0
+)
+
+require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	go.uber.org/dig v1.19.0 // indirect
-	go.uber.org/fx v1.24.0 // indirect
-	go.uber.org/mock v0.6.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 	go.uber.org/zap v1.26.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

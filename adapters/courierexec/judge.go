@@ -1,0 +1,236 @@
+package courierexec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// Result is the {"type":"result"} message `claude -p --output-format json`
+// ends with (Claude Code 2.1.328).
+type Result struct {
+	Type    string            `json:"type"`
+	Subtype string            `json:"subtype"`
+	IsError bool              `json:"is_error"`
+	Result  *string           `json:"result"`
+	Errors  []json.RawMessage `json:"errors"`
+}
+
+// Output is a parsed courier stdout: the result and, in the verbose array
+// form, every message before it.
+type Output struct {
+	Result   *Result
+	Messages []json.RawMessage // empty for the single-object form
+	Array    bool
+}
+
+// ParseOutput finds the courier's JSON in stdout. It skips junk lines before
+// it (a version manager's banner, say), accepts one result object or an array
+// of messages (from --verbose, or a user's verbose setting), and in an array
+// takes the last message of type "result". It fails when no JSON value with a
+// result is found.
+func ParseOutput(stdout []byte) (Output, error) {
+	rest := stdout
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i]
+		}
+		trimmed := bytes.TrimLeft(line, " \t\r")
+		if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+			start := len(stdout) - len(rest) + (len(line) - len(trimmed))
+			if out, ok := decodeAt(stdout[start:]); ok {
+				return out, nil
+			}
+		}
+		if len(line) == len(rest) {
+			break
+		}
+		rest = rest[len(line)+1:]
+	}
+	return Output{}, fmt.Errorf("no JSON result in the courier's output")
+}
+
+func decodeAt(b []byte) (Output, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return Output{}, false
+	}
+	var out Output
+	switch raw[0] {
+	case '{':
+		var r Result
+		if json.Unmarshal(raw, &r) != nil || r.Type != "result" {
+			return Output{}, false
+		}
+		out.Result = &r
+	case '[':
+		if json.Unmarshal(raw, &out.Messages) != nil {
+			return Output{}, false
+		}
+		out.Array = true
+		for i := len(out.Messages) - 1; i >= 0; i-- {
+			var r Result
+			if json.Unmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
+				out.Result = &r
+				break
+			}
+		}
+		if out.Result == nil {
+			return Output{}, false
+		}
+	default:
+		return Output{}, false
+	}
+	return out, true
+}
+
+// Judge decides whether a finished courier run delivered text to name. It
+// returns nil only when every proof holds (see the package doc); otherwise a
+// *domain.Refusal with ReasonDeliveryFailed saying which proof failed.
+func Judge(r Run, name, text string) error {
+	fail := func(format string, args ...any) error {
+		return domain.Refuse(domain.ReasonDeliveryFailed, "%s (exit %d); %s", fmt.Sprintf(format, args...), r.ExitCode, r.heads())
+	}
+	out, err := ParseOutput(r.Stdout)
+	if err != nil {
+		if len(bytes.TrimSpace(r.Stdout)) == 0 {
+			return fail("courier printed nothing on stdout")
+		}
+		return fail("courier printed no JSON result")
+	}
+	res := out.Result
+	report := ""
+	if res.Result != nil {
+		report = *res.Result
+	}
+	switch {
+	case res.IsError:
+		return fail("courier reported an error: %q", clip(report, 400))
+	case strings.HasPrefix(res.Subtype, "error"):
+		return fail("courier ended with %s: %s", res.Subtype, clip(joinRaw(res.Errors), 400))
+	case r.ExitCode != 0:
+		return fail("courier exited with status %d: %q", r.ExitCode, clip(report, 400))
+	case res.Result == nil || strings.TrimSpace(report) == "":
+		return fail("courier's result is empty")
+	case strings.TrimSpace(report) == "NOT_FOUND":
+		return fail("courier found no agent named %q in ListAgents", name)
+	case strings.TrimSpace(report) != "SENT":
+		return fail("courier answered %q, not SENT", clip(report, 400))
+	}
+	if !out.Array {
+		return fail("courier said SENT but its output has no transcript to prove a SendMessage call (was --verbose dropped?)")
+	}
+	return evidence(out.Messages, name, text, fail)
+}
+
+type contentBlock struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+}
+
+type message struct {
+	Type    string `json:"type"`
+	Message struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+type sendInput struct {
+	To      *string `json:"to"`
+	Message *string `json:"message"`
+}
+
+// evidence looks for a SendMessage tool_use to name with exactly text whose
+// tool_result is not an error.
+func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...any) error) error {
+	type call struct {
+		to, message string
+		exact       bool
+	}
+	calls := map[string]call{}
+	var order []string
+	results := map[string]bool{} // tool_use_id -> is_error
+	for _, raw := range msgs {
+		var m message
+		if json.Unmarshal(raw, &m) != nil || len(m.Message.Content) == 0 || m.Message.Content[0] != '[' {
+			continue
+		}
+		var blocks []contentBlock
+		if json.Unmarshal(m.Message.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			switch {
+			case b.Type == "tool_use" && b.Name == "SendMessage":
+				var in sendInput
+				_ = json.Unmarshal(b.Input, &in)
+				c := call{}
+				if in.To != nil {
+					c.to = *in.To
+				}
+				if in.Message != nil {
+					c.message = *in.Message
+				}
+				c.exact = in.To != nil && in.Message != nil && c.to == name && c.message == text
+				calls[b.ID] = c
+				order = append(order, b.ID)
+			case b.Type == "tool_result":
+				results[b.ToolUseID] = b.IsError
+			}
+		}
+	}
+	if len(order) == 0 {
+		return fail("courier said SENT but made no SendMessage call")
+	}
+	for _, id := range order {
+		c := calls[id]
+		if !c.exact {
+			continue
+		}
+		isErr, seen := results[id]
+		switch {
+		case !seen:
+			return fail("courier's SendMessage call has no tool result")
+		case isErr:
+			return fail("courier's SendMessage call failed")
+		}
+		return nil
+	}
+	c := calls[order[0]]
+	if c.to != name {
+		return fail("courier said SENT but its SendMessage went to %q, not %q", clip(c.to, 100), name)
+	}
+	return fail("courier said SENT but its SendMessage carried an altered text (%d bytes, want the exact %d bytes)", len(c.message), len(text))
+}
+
+func joinRaw(rs []json.RawMessage) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		var s string
+		if json.Unmarshal(r, &s) == nil {
+			parts = append(parts, s)
+		} else {
+			parts = append(parts, string(r))
+		}
+	}
+	if len(parts) == 0 {
+		return "no errors[] given"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

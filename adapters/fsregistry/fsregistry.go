@@ -1,0 +1,195 @@
+// Package fsregistry reads Claude Code's live-session registry folder,
+// <config dir>/sessions/, into domain records. It only ever reads: it never
+// writes, renames or deletes, never follows a symlink, and never opens a
+// *.key file (those hold a session's peerToken, a secret).
+//
+// The file format is Claude Code's <pid>.json as observed in 2.1.224 and
+// 2.1.328 (docs/CLAUDE-CODE-FACTS.md). Parsing is tolerant where Claude Code
+// is (unknown fields ignored, procStart as string or number) and strict
+// where a guess could mislead (trailing garbage, wrong pid, oversize files).
+package fsregistry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// MaxRecordBytes caps how much of one record file is read (1 MiB). Real
+// records are under 1 KiB; a larger file is reported malformed unread.
+const MaxRecordBytes = 1 << 20
+
+// SessionsDirName is the registry folder's name inside the config dir.
+const SessionsDirName = "sessions"
+
+// Registry reads one registry folder. The zero value is not usable; build it
+// with New.
+type Registry struct {
+	dir string
+	// tornRetry is how long to wait before reading a file caught mid-write
+	// once more; freshWindow is how recent its mtime must be to count as such.
+	tornRetry   time.Duration
+	freshWindow time.Duration
+	now         func() time.Time
+}
+
+var _ ports.Registry = (*Registry)(nil)
+
+// New returns a Registry for dir, the sessions folder itself (see
+// SessionsDir to derive it from a config dir).
+func New(dir string) *Registry {
+	return &Registry{dir: dir, tornRetry: 50 * time.Millisecond, freshWindow: time.Second, now: time.Now}
+}
+
+// Dir returns the folder this registry reads.
+func (r *Registry) Dir() string { return r.dir }
+
+// ConfigDir decides Claude Code's config dir the way Claude Code does:
+// flag (when non-empty) wins, else $CLAUDE_CONFIG_DIR when set and
+// non-empty, else ~/.claude. getenv is usually os.Getenv. Warnings are
+// returned for values that are probably mistakes (a literal leading "~",
+// which no shell expanded).
+func ConfigDir(flag string, getenv func(string) string) (dir string, warnings []string, err error) {
+	source := "--config-dir"
+	dir = flag
+	if dir == "" {
+		dir, source = getenv("CLAUDE_CONFIG_DIR"), "CLAUDE_CONFIG_DIR"
+	}
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			h, herr := os.UserHomeDir()
+			if herr != nil {
+				return "", nil, fmt.Errorf("find home directory for ~/.claude: %w", herr)
+			}
+			home = h
+		}
+		return filepath.Join(home, ".claude"), nil, nil
+	}
+	if strings.HasPrefix(dir, "~") {
+		warnings = append(warnings, fmt.Sprintf("%s %q starts with a literal '~' that no shell expanded; it is used as a relative path", source, dir))
+	}
+	return filepath.Clean(dir), warnings, nil
+}
+
+// SessionsDir returns <configDir>/sessions.
+func SessionsDir(configDir string) string { return filepath.Join(configDir, SessionsDirName) }
+
+// Read lists the folder and parses every candidate record. A missing folder
+// is an empty snapshot with Missing set; an unreadable folder (or a file in
+// its place) is an error. Files that cannot be used are returned with
+// Record.Problem set, never dropped silently and never fatal.
+func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
+	snap := ports.Snapshot{Dir: r.dir}
+	des, err := os.ReadDir(r.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			snap.Missing = true
+			return snap, nil
+		}
+		return snap, fmt.Errorf("read registry %s: %w", r.dir, err)
+	}
+	names := make([]string, 0, len(des))
+	for _, de := range des {
+		if Candidate(de.Name()) {
+			names = append(names, de.Name())
+		}
+	}
+	sort.Strings(names)
+	snap.Records = make([]domain.Record, len(names))
+	if err := readAll(ctx, names, func(i int) { snap.Records[i] = r.readOne(names[i]) }); err != nil {
+		return ports.Snapshot{Dir: r.dir}, err
+	}
+	return snap, nil
+}
+
+// Candidate reports whether a directory entry name is a registry record
+// candidate: it ends in ".json" and is not a dot file or an editor/temp
+// file. *.key files are never candidates.
+func Candidate(name string) bool {
+	return strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") &&
+		!strings.HasSuffix(name, ".key") && name != ".json"
+}
+
+func (r *Registry) readOne(name string) domain.Record {
+	path := filepath.Join(r.dir, name)
+	rec := domain.Record{File: name, Path: path}
+	data, mod, problem := readRegular(path)
+	rec.ModTime = mod
+	if problem != nil {
+		rec.Problem, rec.ProblemVerdict = problem.text, problem.verdict
+		return rec
+	}
+	parsed, perr := Parse(data)
+	if perr != nil && !mod.IsZero() && r.now().Sub(mod) < r.freshWindow && r.tornRetry > 0 {
+		// Caught mid-write: Claude Code writes the record in steps.
+		time.Sleep(r.tornRetry)
+		if data2, mod2, problem2 := readRegular(path); problem2 == nil {
+			rec.ModTime = mod2
+			parsed, perr = Parse(data2)
+		}
+	}
+	if perr != nil {
+		rec.Problem, rec.ProblemVerdict = perr.Error(), domain.VerdictMalformed
+		return rec
+	}
+	parsed.File, parsed.Path, parsed.ModTime = rec.File, rec.Path, rec.ModTime
+	checkName(&parsed)
+	return parsed
+}
+
+// checkName marks a record misnamed unless its file is exactly <pid>.json.
+func checkName(rec *domain.Record) {
+	want := fmt.Sprintf("%d.json", rec.PID)
+	if rec.File != want {
+		rec.Problem = fmt.Sprintf("file name %s is not %s for pid %d", rec.File, want, rec.PID)
+		rec.ProblemVerdict = domain.VerdictMisnamed
+	}
+}
+
+type fileProblem struct {
+	verdict domain.Verdict
+	text    string
+}
+
+// readRegular reads a regular file of at most MaxRecordBytes without
+// following symlinks.
+func readRegular(path string) ([]byte, time.Time, *fileProblem) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, time.Time{}, &fileProblem{domain.VerdictUnreadable, fmt.Sprintf("stat: %v", unwrapPath(err))}
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fi.ModTime(), &fileProblem{domain.VerdictUnreadable, "symlink, not followed"}
+	case !fi.Mode().IsRegular():
+		return nil, fi.ModTime(), &fileProblem{domain.VerdictUnreadable, fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())}
+	case fi.Size() > MaxRecordBytes:
+		return nil, fi.ModTime(), &fileProblem{domain.VerdictMalformed, fmt.Sprintf("%d bytes, over the %d-byte cap; not read", fi.Size(), MaxRecordBytes)}
+	}
+	data, err := readNoFollow(path, MaxRecordBytes)
+	if err != nil {
+		return nil, fi.ModTime(), &fileProblem{domain.VerdictUnreadable, unwrapPath(err).Error()}
+	}
+	if len(data) > MaxRecordBytes {
+		return nil, fi.ModTime(), &fileProblem{domain.VerdictMalformed, fmt.Sprintf("grew over the %d-byte cap while read", MaxRecordBytes)}
+	}
+	return data, fi.ModTime(), nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,169 @@
+// Package procliveness decides whether a registry record's process is the
+// live session it claims to be, using Linux /proc and kill(2) via
+// golang.org/x/sys/unix:
+//
+//   - kill(pid, 0): nil or EPERM means alive, ESRCH dead;
+//   - procStart (when the record has it and /proc/<pid>/stat is readable)
+//     must equal field 22 of /proc/<pid>/stat, the process start time in
+//     clock ticks since boot;
+//   - pidDomain (when present) must equal ours,
+//     "linux:<machine-id>:pid:[<pid-namespace inode>]", built from
+//     /etc/machine-id and /proc/self/ns/pid, the format Claude Code 2.1.328
+//     writes.
+//
+// What cannot be checked stays domain.Unknown and is listed in
+// Liveness.Unchecked; it never becomes a mismatch.
+package procliveness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Checker checks records against this machine. Build it with New; it is
+// safe for concurrent use.
+type Checker struct {
+	procRoot  string
+	kill      func(pid int) error
+	domain    string
+	domainErr error
+}
+
+var _ ports.Liveness = (*Checker)(nil)
+
+// Option adjusts a Checker (for tests).
+type Option func(*checkerConfig)
+
+type checkerConfig struct {
+	procRoot      string
+	machineIDPath string
+	kill          func(pid int) error
+}
+
+// WithProcRoot reads /proc from another root (tests).
+func WithProcRoot(dir string) Option { return func(c *checkerConfig) { c.procRoot = dir } }
+
+// WithMachineIDPath reads the machine id from another file (tests).
+func WithMachineIDPath(p string) Option { return func(c *checkerConfig) { c.machineIDPath = p } }
+
+// WithKill replaces kill(pid, 0) (tests).
+func WithKill(f func(pid int) error) Option { return func(c *checkerConfig) { c.kill = f } }
+
+// New builds a Checker and computes our pid domain once.
+func New(opts ...Option) *Checker {
+	cfg := checkerConfig{procRoot: "/proc", machineIDPath: "/etc/machine-id",
+		kill: func(pid int) error { return unix.Kill(pid, 0) }}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &Checker{procRoot: cfg.procRoot, kill: cfg.kill}
+	c.domain, c.domainErr = OurDomain(cfg.procRoot, cfg.machineIDPath)
+	return c
+}
+
+// Domain returns our pid domain, or the error that prevented computing it.
+func (c *Checker) Domain() (string, error) { return c.domain, c.domainErr }
+
+// OurDomain builds "linux:<machine-id>:pid:[<inode>]" from the machine-id
+// file and the link <procRoot>/self/ns/pid (whose target reads "pid:[<inode>]").
+func OurDomain(procRoot, machineIDPath string) (string, error) {
+	mid, err := os.ReadFile(machineIDPath)
+	if err != nil {
+		return "", fmt.Errorf("read machine id: %w", err)
+	}
+	id := strings.TrimSpace(string(mid))
+	if id == "" {
+		return "", fmt.Errorf("machine id file %s is empty", machineIDPath)
+	}
+	ns, err := os.Readlink(filepath.Join(procRoot, "self", "ns", "pid"))
+	if err != nil {
+		return "", fmt.Errorf("read pid namespace: %w", err)
+	}
+	return "linux:" + id + ":" + ns, nil
+}
+
+// Check probes rec's process.
+func (c *Checker) Check(rec domain.Record) domain.Liveness {
+	l := domain.Liveness{OurDomain: c.domain}
+	if rec.PIDDomain != "" {
+		if c.domainErr != nil {
+			l.Unchecked = append(l.Unchecked, "pidDomain not checked: "+c.domainErr.Error())
+		} else if rec.PIDDomain == c.domain {
+			l.DomainMatches = domain.Yes
+		} else {
+			l.DomainMatches = domain.No
+			return l // the pid means nothing in our namespace
+		}
+	}
+	if rec.PID <= 0 {
+		l.Unchecked = append(l.Unchecked, "no pid")
+		return l
+	}
+	switch err := c.kill(rec.PID); {
+	case err == nil, errors.Is(err, unix.EPERM):
+		l.Alive = domain.Yes
+	case errors.Is(err, unix.ESRCH):
+		l.Alive = domain.No
+		return l
+	default:
+		l.Unchecked = append(l.Unchecked, fmt.Sprintf("kill(%d, 0): %v", rec.PID, err))
+		return l
+	}
+	if rec.ProcStart == "" {
+		l.Unchecked = append(l.Unchecked, "record has no procStart; pid reuse not checked")
+		return l
+	}
+	start, err := StartTime(c.procRoot, rec.PID)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		// Gone between kill and read.
+		l.Alive = domain.No
+	case err != nil:
+		l.Unchecked = append(l.Unchecked, "procStart not checked: "+err.Error())
+	case start == rec.ProcStart:
+		l.StartMatches, l.ActualStart = domain.Yes, start
+	default:
+		l.StartMatches, l.ActualStart = domain.No, start
+	}
+	return l
+}
+
+// StartTime returns field 22 (starttime, clock ticks since boot) of
+// <procRoot>/<pid>/stat as text. As runc does, the command name is taken to
+// run to the last ')', so names containing ") " cannot shift the fields.
+func StartTime(procRoot string, pid int) (string, error) {
+	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", err
+	}
+	return ParseStat(data)
+}
+
+// ParseStat extracts field 22 from the contents of a /proc/<pid>/stat file.
+func ParseStat(data []byte) (string, error) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return "", errors.New("stat has no ')'")
+	}
+	// After ") " come fields 3 (state) onwards.
+	fields := strings.Fields(string(data[i+1:]))
+	const idx = 22 - 3
+	if len(fields) <= idx {
+		return "", fmt.Errorf("stat has %d fields after the command name, want > %d", len(fields), idx)
+	}
+	v := fields[idx]
+	if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+		return "", fmt.Errorf("stat field 22 %q is not a number", v)
+	}
+	return v, nil
+}

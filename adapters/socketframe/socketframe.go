@@ -1,0 +1,154 @@
+// Package socketframe posts a message into a session's inbox socket, the
+// transport Claude Code documents for "a script or hook to post into a
+// session" (Claude Code docs, cross-session messaging, "The session's inbox
+// socket"; measured on 2.1.328, docs/CLAUDE-CODE-FACTS.md).
+//
+// The wire format is one newline-terminated JSON line:
+//
+//	{"type":"user","message":{"role":"user","content":"<text>"}}
+//
+// The transport connects with a deadline, writes exactly that line,
+// half-closes its side and waits (bounded) for the session to close the
+// connection. The socket never replies, so success means "posted", not
+// "delivered". It never sends an auth line and never reads a key file: a
+// post arrives in the target as a message from another session, which is
+// what it is.
+package socketframe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Name is this transport's name.
+const Name = "socket"
+
+// MaxSocketPath is the longest path a Unix socket address holds on Linux
+// (sun_path is 108 bytes including the terminating NUL).
+const MaxSocketPath = 107
+
+// DefaultTimeout bounds a whole post when the caller's context has no deadline.
+const DefaultTimeout = 5 * time.Second
+
+// Transport posts to inbox sockets. The zero value is ready to use.
+type Transport struct {
+	// Timeout bounds one post (connect, write, wait for close) when the
+	// context has no earlier deadline; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+var _ ports.Transport = (*Transport)(nil)
+
+// New returns a Transport with the given timeout (0: DefaultTimeout).
+func New(timeout time.Duration) *Transport { return &Transport{Timeout: timeout} }
+
+// Name returns "socket".
+func (t *Transport) Name() string { return Name }
+
+// Frame returns the exact bytes posted for text: one JSON line ending in "\n".
+func Frame(text string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// Encoding a struct of strings cannot fail.
+	_ = enc.Encode(frame{Type: "user", Message: frameMessage{Role: "user", Content: text}})
+	return buf.Bytes()
+}
+
+type frame struct {
+	Type    string       `json:"type"`
+	Message frameMessage `json:"message"`
+}
+
+type frameMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Plan reports the socket and the exact frame.
+func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
+	if err := checkTarget(target); err != nil {
+		return domain.Plan{}, err
+	}
+	return domain.Plan{Transport: Name, Socket: target.SocketPath(), Frame: string(Frame(msg.Text()))}, nil
+}
+
+func checkTarget(target domain.Session) error {
+	path := target.SocketPath()
+	if path == "" {
+		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d) publishes no messaging socket", target.ID(), target.PID())
+	}
+	if len(path) > MaxSocketPath {
+		return domain.Refuse(domain.ReasonDeliveryFailed, "socket path is %d bytes, longer than a Unix socket address holds (%d); not truncated: %s", len(path), MaxSocketPath, path)
+	}
+	if p := target.PeerProtocol(); p > 1 {
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "session speaks peer protocol %d; this peerctl knows protocol 1", p)
+	}
+	return nil
+}
+
+// Deliver posts msg to target's socket. Errors are *domain.Refusal with
+// ReasonDeliveryFailed carrying the OS error (no such file, not a socket,
+// connection refused, time-out), or ReasonNotAddressable when the session
+// has no socket.
+func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
+	if err := checkTarget(target); err != nil {
+		return domain.Receipt{}, err
+	}
+	path := target.SocketPath()
+	fail := func(format string, err error) (domain.Receipt, error) {
+		r := domain.Refuse(domain.ReasonDeliveryFailed, format, path, err)
+		r.Err = err
+		return domain.Receipt{}, r
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail("socket %s does not exist: %v", err)
+		}
+		return fail("socket %s: %v", err)
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return fail("%s is not a socket: %v", fmt.Errorf("file mode %s", fi.Mode()))
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return fail("connect to %s: %v", err)
+	}
+	uc := conn.(*net.UnixConn)
+	defer uc.Close()
+	deadline, _ := ctx.Deadline()
+	_ = uc.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = uc.SetDeadline(time.Now()) })
+	defer stop()
+	if _, err := uc.Write(Frame(msg.Text())); err != nil {
+		return fail("write to %s: %v", err)
+	}
+	if err := uc.CloseWrite(); err != nil {
+		return fail("half-close %s: %v", err)
+	}
+	// The session closes the connection once it has read the line; it sends
+	// nothing. Drain (bounded) whatever it might say until it closes.
+	if _, err := io.Copy(io.Discard, io.LimitReader(uc, 1<<16)); err != nil {
+		return fail("the frame was written to %s but the session did not close the connection: %v (the text may have been queued)", err)
+	}
+	return domain.Receipt{Transport: Name, Outcome: "posted", Detail: "frame written; the socket gives no acknowledgement"}, nil
+}

@@ -1,0 +1,231 @@
+// Package app holds peerctl's use cases (List, Show, Send) over the ports.
+// Constructors work without fx; fx.go wires the adapters for the CLI and
+// for hosts that embed peerctl.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Service runs the use cases. Build it with New.
+type Service struct {
+	reg       ports.Registry
+	live      ports.Liveness
+	transport ports.Transport
+	configDir string
+	now       func() time.Time
+}
+
+// New builds a Service. configDir is Claude Code's config dir (used for
+// transcript paths); it may be empty.
+func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, configDir string) *Service {
+	return &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now}
+}
+
+// Listing is the classified content of one registry read.
+type Listing struct {
+	// Dir is the registry folder read; Missing is true when it does not exist.
+	Dir     string
+	Missing bool
+	// Entries holds one entry per record, ordered by pid then file name.
+	Entries []domain.Entry
+}
+
+// Live returns the live entries only.
+func (l Listing) Live() []domain.Entry {
+	var out []domain.Entry
+	for _, e := range l.Entries {
+		if e.Live() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Read reads the registry once and classifies every record.
+func (s *Service) Read(ctx context.Context) (Listing, error) {
+	snap, err := s.reg.Read(ctx)
+	if err != nil {
+		return Listing{}, err
+	}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Entries: make([]domain.Entry, len(snap.Records))}
+	for i, rec := range snap.Records {
+		var lv domain.Liveness
+		if rec.Problem == "" || rec.ProblemVerdict == domain.VerdictMisnamed {
+			lv = s.live.Check(rec)
+		}
+		l.Entries[i] = domain.Classify(rec, lv)
+	}
+	sort.SliceStable(l.Entries, func(i, j int) bool {
+		a, b := l.Entries[i].Record, l.Entries[j].Record
+		if a.PID != b.PID {
+			return a.PID < b.PID
+		}
+		return a.File < b.File
+	})
+	return l, nil
+}
+
+// List returns the live sessions, or with all every record with its verdict.
+func (s *Service) List(ctx context.Context, all bool) (Listing, error) {
+	l, err := s.Read(ctx)
+	if err != nil || all {
+		return l, err
+	}
+	l.Entries = l.Live()
+	return l, nil
+}
+
+// Detail is everything known about one record, for `peerctl show`.
+type Detail struct {
+	Entry domain.Entry
+	// SocketOnDisk is Yes when the record's socket path exists as a socket,
+	// No when it is absent or not a socket, Unknown when there is no path.
+	SocketOnDisk domain.Tri
+	SocketNote   string
+	// Transcript is the transcript path ("" when unknown) and whether it exists.
+	Transcript       string
+	TranscriptExists bool
+}
+
+// Show finds one session by address (see domain.Resolve) on a fresh read.
+// A live session is resolved and verified; when no live session matches, a
+// single non-live record matching by session id, name, id prefix or pid is
+// shown with its verdict; otherwise the resolve refusal is returned.
+func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
+	l, err := s.Read(ctx)
+	if err != nil {
+		return Detail{}, err
+	}
+	var entry domain.Entry
+	sess, rerr := domain.Resolve(l.Entries, address)
+	switch r, ok := domain.AsRefusal(rerr); {
+	case rerr == nil:
+		for _, e := range l.Entries {
+			if e.Live() && e.Record.PID == sess.PID() && e.Record.File == sess.Record().File {
+				entry = e
+			}
+		}
+	case ok && r.Reason == domain.ReasonNotLive:
+		matches := matchAny(l.Entries, address)
+		if len(matches) != 1 {
+			return Detail{}, rerr
+		}
+		entry = matches[0]
+	default:
+		return Detail{}, rerr
+	}
+	return s.detail(entry), nil
+}
+
+func matchAny(entries []domain.Entry, address string) []domain.Entry {
+	var out []domain.Entry
+	for _, e := range entries {
+		r := e.Record
+		if address == r.SessionID && r.SessionID != "" || address == r.Name && r.Name != "" ||
+			len(address) >= domain.MinIDPrefix && strings.HasPrefix(r.SessionID, address) ||
+			address == fmt.Sprint(r.PID) || address == r.File {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (s *Service) detail(e domain.Entry) Detail {
+	d := Detail{Entry: e}
+	if p := e.Record.SocketPath; p != "" {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			d.SocketOnDisk, d.SocketNote = domain.No, "absent: "+err.Error()
+		case fi.Mode()&os.ModeSocket == 0:
+			d.SocketOnDisk, d.SocketNote = domain.No, "not a socket ("+fi.Mode().String()+")"
+		default:
+			d.SocketOnDisk, d.SocketNote = domain.Yes, "present"
+		}
+	}
+	d.Transcript = domain.TranscriptPath(s.configDir, e.Record.Cwd, e.Record.SessionID)
+	if d.Transcript != "" {
+		if _, err := os.Stat(d.Transcript); err == nil {
+			d.TranscriptExists = true
+		}
+	}
+	return d
+}
+
+// SendRequest asks for one message to one session.
+type SendRequest struct {
+	// Address is a session id, unique id prefix, exact name or endpoint.
+	Address string
+	// Text is the message, byte for byte.
+	Text string
+	// DryRun resolves and verifies, then returns the transport's plan
+	// without sending.
+	DryRun bool
+}
+
+// SendResult is what Send did.
+type SendResult struct {
+	Target  domain.Session
+	Receipt domain.Receipt
+	// Plan is set for a dry run.
+	Plan    *domain.Plan
+	Started time.Time
+	Elapsed time.Duration
+}
+
+// ErrNoTransport is returned when the Service was built without a transport.
+var ErrNoTransport = errors.New("no transport configured")
+
+// Send validates the message, re-reads the registry, resolves and verifies
+// the target on that fresh read (domain.Resolve), refuses a target that is
+// not addressable, and only then hands the message to the transport. Every
+// refusal is a *domain.Refusal; no transport runs on a refusal.
+func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error) {
+	res := SendResult{Started: s.now()}
+	msg, err := domain.NewMessage(req.Text)
+	if err != nil {
+		return res, err
+	}
+	if s.transport == nil {
+		return res, ErrNoTransport
+	}
+	l, err := s.Read(ctx)
+	if err != nil {
+		return res, err
+	}
+	target, err := domain.Resolve(l.Entries, req.Address)
+	if err != nil {
+		return res, err
+	}
+	res.Target = target
+	if !target.Addressable() {
+		return res, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
+	}
+	if req.DryRun {
+		plan, err := s.transport.Plan(target, msg)
+		if err != nil {
+			return res, err
+		}
+		res.Plan = &plan
+		return res, nil
+	}
+	res.Receipt, err = s.transport.Deliver(ctx, target, msg)
+	res.Elapsed = s.now().Sub(res.Started)
+	if err != nil {
+		if _, ok := domain.AsRefusal(err); !ok {
+			err = &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Detail: err.Error(), Err: err}
+		}
+		return res, err
+	}
+	return res, nil
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/peerctl/peerctl/adapters/courierexec"
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// Exit codes: one table, documented in the README and in `peerctl --help`.
+const (
+	exitOK                 = 0
+	exitError              = 1
+	exitUsage              = 2
+	exitNotLive            = 3
+	exitIdentityMismatch   = 4
+	exitDeliveryFailed     = 5
+	exitHarnessUnsupported = 6
+	exitNotAddressable     = 7
+	exitInvalidMessage     = 8
+)
+
+// exitCode maps a refusal reason to its exit code.
+func exitCode(r domain.Reason) int {
+	switch r {
+	case domain.ReasonNotLive:
+		return exitNotLive
+	case domain.ReasonIdentityMismatch:
+		return exitIdentityMismatch
+	case domain.ReasonDeliveryFailed:
+		return exitDeliveryFailed
+	case domain.ReasonHarnessUnsupported:
+		return exitHarnessUnsupported
+	case domain.ReasonNotAddressable:
+		return exitNotAddressable
+	case domain.ReasonInvalidMessage:
+		return exitInvalidMessage
+	default:
+		return exitError
+	}
+}
+
+const exitCodesHelp = `Exit codes:
+  0  ok
+  1  unexpected error (e.g. the registry folder is unreadable)
+  2  usage error (bad flag, argument or address)
+  3  not_live             no live session answers to the address
+  4  identity_mismatch    ambiguous address, or the session changed between reads
+  5  delivery_failed      the transport ran and did not deliver
+  6  harness_unsupported  the session or program cannot do this
+  7  not_addressable      live, but the record has no messaging socket, name or id
+  8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap`
+
+// cli holds one invocation's streams and global flags.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	configDir string
+	debug     bool
+	// jsonOut is set by commands with --json so refusals print as JSON too.
+	jsonOut bool
+	// ran is set once a command's RunE starts; errors before that are usage errors.
+	ran bool
+}
+
+func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
+	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+}
+
+func (c *cli) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "peerctl",
+		Short: "Find live Claude Code sessions and deliver a message into one, safely",
+		Long: `peerctl reads Claude Code's live-session registry (<config dir>/sessions/<pid>.json,
+where the config dir is --config-dir, else $CLAUDE_CONFIG_DIR, else ~/.claude), keeps only
+the records that are really live (pid alive, start time matches, same pid namespace), and
+delivers text to one of them through a transport:
+
+  courier  (default) a one-shot "claude -p" limited to ListAgents + SendMessage
+  socket   Claude Code's documented inbox-socket post (one JSON line)
+
+Every failure is a clear refusal with a stable word and exit code; peerctl never guesses
+and never writes to the registry.
+
+` + exitCodesHelp,
+		Example: `  peerctl list
+  peerctl send build-3f "the API changed, rebase"
+  echo "tests are green" | peerctl send --transport socket 26df9a5b -`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(c.stdin)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude)")
+	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.endpointCmd())
+	return root
+}
+
+// usageError marks errors that deserve exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func (c *cli) execute(ctx context.Context, args []string) int {
+	root := c.root()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	if r, ok := domain.AsRefusal(err); ok {
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", r.Error())
+		for _, cand := range r.Candidates {
+			fmt.Fprintf(c.stderr, "  candidate: session %s  name %q  pid %d\n", cand.SessionID, cand.Name, cand.PID)
+		}
+		if c.jsonOut {
+			c.printRefusalJSON(r)
+		}
+		return exitCode(r.Reason)
+	}
+	var ue usageError
+	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
+		fmt.Fprintf(c.stderr, "peerctl: %v\n", err)
+		if !c.ran {
+			fmt.Fprintln(c.stderr, "Run 'peerctl --help' for usage.")
+		}
+		return exitUsage
+	}
+	fmt.Fprintf(c.stderr, "peerctl: %v\n", err)
+	return exitError
+}
+
+type refusalJSON struct {
+	OK      bool        `json:"ok"`
+	Refusal refusalBody `json:"refusal"`
+}
+
+type refusalBody struct {
+	Reason     string             `json:"reason"`
+	Detail     string             `json:"detail"`
+	ExitCode   int                `json:"exitCode"`
+	Candidates []domain.Candidate `json:"candidates,omitempty"`
+}
+
+func (c *cli) printRefusalJSON(r *domain.Refusal) {
+	_ = c.writeJSON(refusalJSON{Refusal: refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates}})
+}
+
+func (c *cli) writeJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// options are per-command settings that shape the graph.
+type options struct {
+	transport string
+	timeout   time.Duration
+	claude    string
+}
+
+// service builds the fx graph once and returns the Service. Warnings about
+// the config dir go to stderr.
+func (c *cli) service(opts options) (*app.Service, app.Config, error) {
+	dir, warnings, err := fsregistry.ConfigDir(c.configDir, c.getenv)
+	if err != nil {
+		return nil, app.Config{}, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", w)
+	}
+	claude := opts.claude
+	if claude == "" {
+		claude = c.getenv(courierexec.ProgramEnv)
+	}
+	cfg := app.Config{ConfigDir: dir, Transport: opts.transport, Timeout: opts.timeout, Claude: claude}
+	var svc *app.Service
+	logger := fx.NopLogger
+	if c.debug {
+		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
+	}
+	fxApp := fx.New(app.Module, fx.Supply(cfg), fx.Populate(&svc), logger)
+	if err := fxApp.Err(); err != nil {
+		return nil, cfg, fmt.Errorf("build peerctl: %w", unwrapFx(err))
+	}
+	return svc, cfg, nil
+}
+
+// unwrapFx digs the root cause out of fx's wrapped constructor errors.
+func unwrapFx(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// started marks that a command began running (later errors are not usage errors).
+func (c *cli) started() { c.ran = true }
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

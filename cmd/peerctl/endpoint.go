@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+type endpointJSON struct {
+	Endpoint string `json:"endpoint"`
+	PID      int    `json:"pid"`
+	Name     string `json:"name"`
+	Socket   string `json:"socket"`
+}
+
+func (c *cli) endpointCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "endpoint",
+		Short: "Parse or format session endpoints (cc-peer:v1:<pid>:<name>:<socket>)",
+		Long: `An endpoint is the opaque address peerctl publishes for a live session:
+
+  cc-peer:v1:<pid>:<name>:<socket>
+
+In name and socket "%" is written %25 and ":" is written %3A, so any name round-trips.`,
+		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
+  peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock`,
+	}
+	var asJSON bool
+	parse := &cobra.Command{
+		Use:     "parse ENDPOINT",
+		Short:   "Split an endpoint into pid, name and socket",
+		Example: `  peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'`,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ep, err := domain.ParseEndpoint(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			return c.printEndpoint(ep, asJSON)
+		},
+	}
+	parse.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	var formatJSON bool
+	format := &cobra.Command{
+		Use:     "format PID NAME SOCKET",
+		Short:   "Build an endpoint from its parts",
+		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock`,
+		Args:    exactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pid, err := strconv.Atoi(args[0])
+			if err != nil {
+				return usageError{fmt.Errorf("pid %q is not a number", args[0])}
+			}
+			ep, err := domain.NewEndpoint(pid, args[1], args[2])
+			if err != nil {
+				return usageError{err}
+			}
+			return c.printEndpoint(ep, formatJSON)
+		},
+	}
+	format.Flags().BoolVar(&formatJSON, "json", false, "print a JSON object")
+	cmd.AddCommand(parse, format)
+	return cmd
+}
+
+func (c *cli) printEndpoint(ep domain.Endpoint, asJSON bool) error {
+	if asJSON {
+		return c.writeJSON(endpointJSON{Endpoint: ep.String(), PID: ep.PID(), Name: ep.Name(), Socket: ep.Socket()})
+	}
+	fmt.Fprintf(c.stdout, "endpoint: %s\npid:      %d\nname:     %s\nsocket:   %s\n", ep.String(), ep.PID(), cell(ep.Name()), cell(ep.Socket()))
+	return nil
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// sessionJSON is one object of `list --json` and of `show --json`. Field
+// names are camelCase and stable (docs/OUTPUT.md).
+type sessionJSON struct {
+	SessionID     string   `json:"sessionId"`
+	PID           int      `json:"pid"`
+	Name          string   `json:"name"`
+	NameSource    string   `json:"nameSource"`
+	Cwd           string   `json:"cwd"`
+	Status        string   `json:"status"`
+	Kind          string   `json:"kind"`
+	Version       string   `json:"version"`
+	StartedAt     string   `json:"startedAt"` // RFC 3339, "" when unknown
+	SocketPath    string   `json:"socketPath"`
+	Endpoint      string   `json:"endpoint"`
+	Addressable   bool     `json:"addressable"`
+	Unaddressable string   `json:"unaddressable,omitempty"`
+	Verdict       string   `json:"verdict"`
+	Reason        string   `json:"reason"`
+	File          string   `json:"file"`
+	Unchecked     []string `json:"unchecked,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+func toJSON(e domain.Entry) sessionJSON {
+	r := e.Record
+	return sessionJSON{
+		SessionID: r.SessionID, PID: r.PID, Name: r.Name, NameSource: r.NameSource, Cwd: r.Cwd,
+		Status: r.Status.String(), Kind: r.Kind, Version: r.Version, StartedAt: rfc3339(r.StartedAt),
+		SocketPath: r.SocketPath, Endpoint: e.Endpoint().String(), Addressable: e.Addressable,
+		Unaddressable: e.Unaddressable, Verdict: e.Verdict.String(), Reason: e.Reason, File: r.File,
+		Unchecked: e.Unchecked, Warnings: r.Warnings,
+	}
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func (c *cli) listCmd() *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the live Claude Code sessions (with --all, every record and its verdict)",
+		Long: `List the live Claude Code sessions in the registry.
+
+A record is live when its pid is alive, its procStart equals the process's start time
+(when both are known) and its pidDomain is ours (when present). With --all every record
+is shown with its verdict: live, stale (pid gone), reused (pid alive, other start time),
+foreign (other pid namespace or machine), misnamed (file is not <pid>.json), headless
+(kind print/background), malformed, unreadable.`,
+		Example: `  peerctl list
+  peerctl list --json | jq -r '.[].endpoint'
+  peerctl list --all`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.started()
+			c.jsonOut = asJSON
+			svc, _, err := c.service(options{})
+			if err != nil {
+				return err
+			}
+			l, err := svc.List(cmd.Context(), all)
+			if err != nil {
+				return err
+			}
+			if l.Missing {
+				fmt.Fprintf(c.stderr, "peerctl: note: registry folder %s does not exist; no sessions\n", l.Dir)
+			}
+			if asJSON {
+				out := make([]sessionJSON, 0, len(l.Entries))
+				for _, e := range l.Entries {
+					out = append(out, toJSON(e))
+				}
+				return c.writeJSON(out)
+			}
+			return c.printTable(l, all)
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "show every record with its verdict and reason")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
+	return cmd
+}
+
+func (c *cli) printTable(l app.Listing, all bool) error {
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	if all {
+		fmt.Fprintln(tw, "VERDICT\tNAME\tSESSION\tPID\tFILE\tREASON")
+		for _, e := range l.Entries {
+			reason := e.Reason
+			if e.Live() && !e.Addressable {
+				reason = "not addressable: " + e.Unaddressable
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, e.Record.File, cell(reason))
+		}
+		return tw.Flush()
+	}
+	fmt.Fprintln(tw, "NAME\tSESSION\tPID\tSTATUS\tAGE\tCWD")
+	now := time.Now()
+	for _, e := range l.Entries {
+		r := e.Record
+		status := r.Status.String()
+		if !e.Addressable {
+			status += " (not addressable)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), cell(r.SessionID), r.PID, status, age(now, r.StartedAt), cell(r.Cwd))
+	}
+	return tw.Flush()
+}
+
+// cell makes a value safe for one table cell: control characters (which
+// could move the cursor or fake rows) are shown as escapes.
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
+		return s
+	}
+	q := fmt.Sprintf("%q", s)
+	return q[1 : len(q)-1]
+}
+
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
+	}
+	return nil
+}

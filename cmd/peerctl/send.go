@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// receiptJSON is `send --json` output on success (docs/OUTPUT.md).
+type receiptJSON struct {
+	OK        bool         `json:"ok"`
+	Outcome   string       `json:"outcome"` // sent, posted, delivered; "planned" for --dry-run
+	Transport string       `json:"transport"`
+	SessionID string       `json:"sessionId"`
+	PID       int          `json:"pid"`
+	Name      string       `json:"name"`
+	Endpoint  string       `json:"endpoint"`
+	Detail    string       `json:"detail,omitempty"`
+	ElapsedMs int64        `json:"elapsedMs"`
+	Plan      *domain.Plan `json:"plan,omitempty"`
+}
+
+func (c *cli) sendCmd() *cobra.Command {
+	var (
+		transport string
+		timeout   time.Duration
+		asJSON    bool
+		dryRun    bool
+		claude    string
+	)
+	cmd := &cobra.Command{
+		Use:   "send SESSION [TEXT|-]",
+		Short: "Deliver a message into one live session",
+		Long: `Deliver TEXT into one live Claude Code session. With "-" (or no TEXT and a piped stdin)
+the text is read from stdin, byte for byte.
+
+SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name
+or an endpoint (cc-peer:v1:<pid>:<name>:<socket>). peerctl re-reads the registry, resolves
+the session, verifies its identity (its name belongs to it alone; an endpoint's name and
+socket still match) and only then runs the transport:
+
+  courier  (default) one "claude -p" restricted to ListAgents + SendMessage; the program is
+           --claude, else $PEERCTL_CLAUDE, else "claude" on PATH. Success needs proof: exit 0,
+           the answer SENT and a SendMessage call carrying the exact text.
+  socket   posts one JSON line to the session's inbox socket; the socket never answers,
+           so success means "posted".
+
+The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
+
+` + exitCodesHelp,
+		Example: `  peerctl send proj-89 "the API changed, rebase"
+  git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
+  peerctl send --dry-run --json proj-89 "hello"`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %d argument(s); see --help", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if transport != app.TransportCourier && transport != app.TransportSocket {
+				return usageError{fmt.Errorf("--transport %q: want %q or %q", transport, app.TransportCourier, app.TransportSocket)}
+			}
+			if timeout <= 0 {
+				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
+			}
+			text, err := c.messageText(args)
+			if err != nil {
+				return err
+			}
+			c.started()
+			c.jsonOut = asJSON
+			svc, _, err := c.service(options{transport: transport, timeout: timeout, claude: claude})
+			if err != nil {
+				return err
+			}
+			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+			return c.printReceipt(res, transport, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&transport, "transport", app.TransportCourier, `how to deliver: "courier" or "socket"`)
+	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
+	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
+	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
+	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	return cmd
+}
+
+// messageText takes TEXT from the arguments or stdin ("-", or no TEXT with
+// stdin not a terminal). It reads at most one byte over the cap, so an
+// oversize message is refused without reading it all.
+func (c *cli) messageText(args []string) (string, error) {
+	if len(args) == 2 && args[1] != "-" {
+		return args[1], nil
+	}
+	if len(args) == 1 && isTerminal(c.stdin) {
+		return "", usageError{fmt.Errorf("send needs TEXT, or - with the text piped on stdin")}
+	}
+	b, err := io.ReadAll(io.LimitReader(c.stdin, domain.MaxMessageBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("read message from stdin: %w", err)
+	}
+	return string(b), nil
+}
+
+func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) error {
+	t := res.Target
+	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, SessionID: t.ID(),
+		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
+		ElapsedMs: res.Elapsed.Milliseconds(), Plan: res.Plan}
+	if res.Plan != nil {
+		out.Outcome, out.Transport = "planned", res.Plan.Transport
+	}
+	if asJSON {
+		return c.writeJSON(out)
+	}
+	if p := res.Plan; p != nil {
+		fmt.Fprintf(c.stdout, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), t.ID(), t.PID(), p.Transport)
+		if len(p.Argv) > 0 {
+			fmt.Fprintf(c.stdout, "run:   %s\n", shellQuote(p.Argv))
+			fmt.Fprintf(c.stdout, "in:    %s\n", p.Dir)
+			fmt.Fprintf(c.stdout, "stdin (its nonce is drawn afresh for a real run):\n%s", p.Stdin)
+		}
+		if p.Socket != "" {
+			fmt.Fprintf(c.stdout, "socket: %s\nframe:  %s", p.Socket, p.Frame)
+		}
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), t.ID(), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
+	if res.Receipt.Outcome == "posted" {
+		fmt.Fprintln(c.stderr, "peerctl: note: the socket gives no acknowledgement; posted is not proof of delivery")
+	}
+	return nil
+}
+
+func shellQuote(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+			parts[i] = a
+			continue
+		}
+		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(parts, " ")
+}

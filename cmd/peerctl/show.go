@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+)
+
+type showJSON struct {
+	sessionJSON
+	UpdatedAt        string `json:"updatedAt"`
+	ProcStart        string `json:"procStart"`
+	PIDDomain        string `json:"pidDomain"`
+	Tmux             string `json:"tmux"`
+	PeerProtocol     int    `json:"peerProtocol"`
+	SocketOnDisk     string `json:"socketOnDisk"` // yes, no, unknown
+	SocketNote       string `json:"socketNote,omitempty"`
+	Transcript       string `json:"transcript"`
+	TranscriptExists bool   `json:"transcriptExists"`
+}
+
+func (c *cli) showCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show SESSION",
+		Short: "Show everything known about one session",
+		Long: `Show one session: its record's fields, verdict, endpoint, whether its socket exists on
+disk, and its transcript path.
+
+SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name or
+an endpoint (cc-peer:v1:...). A live session is resolved and verified; when none is live,
+a single record matching by id, name, id prefix or pid is shown with its verdict.`,
+		Example: `  peerctl show proj-89
+  peerctl show 26df9a5b --json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c.started()
+			c.jsonOut = asJSON
+			svc, _, err := c.service(options{})
+			if err != nil {
+				return err
+			}
+			d, err := svc.Show(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return c.writeJSON(detailJSON(d))
+			}
+			return c.printDetail(d)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	return cmd
+}
+
+func detailJSON(d app.Detail) showJSON {
+	r := d.Entry.Record
+	return showJSON{sessionJSON: toJSON(d.Entry), UpdatedAt: rfc3339(r.UpdatedAt), ProcStart: r.ProcStart,
+		PIDDomain: r.PIDDomain, Tmux: r.Tmux, PeerProtocol: r.PeerProtocol, SocketOnDisk: d.SocketOnDisk.String(),
+		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists}
+}
+
+func (c *cli) printDetail(d app.Detail) error {
+	j := detailJSON(d)
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v))) }
+	row("verdict", j.Verdict)
+	if j.Reason != "" {
+		row("reason", j.Reason)
+	}
+	row("name", j.Name)
+	row("session", j.SessionID)
+	row("pid", j.PID)
+	row("status", j.Status)
+	row("cwd", j.Cwd)
+	row("kind", j.Kind)
+	row("version", j.Version)
+	row("started", j.StartedAt)
+	row("updated", j.UpdatedAt)
+	row("procStart", j.ProcStart)
+	row("pidDomain", j.PIDDomain)
+	row("tmux", j.Tmux)
+	row("file", d.Entry.Record.Path)
+	row("addressable", j.Addressable)
+	if j.Unaddressable != "" {
+		row("why not", j.Unaddressable)
+	}
+	row("endpoint", j.Endpoint)
+	row("socket", j.SocketPath)
+	if j.SocketNote != "" {
+		row("socket on disk", j.SocketNote)
+	}
+	exists := "absent"
+	if j.TranscriptExists {
+		exists = "present"
+	}
+	if j.Transcript != "" {
+		row("transcript", j.Transcript+" ("+exists+")")
+	}
+	if len(j.Unchecked) > 0 {
+		row("not checked", strings.Join(j.Unchecked, "; "))
+	}
+	for _, w := range j.Warnings {
+		row("warning", w)
+	}
+	return tw.Flush()
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s needs %d argument(s), got %d; see --help", cmd.CommandPath(), n, len(args))}
+		}
+		return nil
+	}
+}

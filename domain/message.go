@@ -1,0 +1,62 @@
+package domain
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxMessageBytes is the largest message peerctl accepts: 64 KiB of UTF-8.
+// A message is an instruction to another session, not a payload: anything
+// larger belongs in a file the message names. The cap also keeps the
+// socket's single JSON line and the courier's prompt bounded.
+const MaxMessageBytes = 64 * 1024
+
+// Message is validated message text. Build it with NewMessage.
+type Message struct{ text string }
+
+// NewMessage validates text and refuses with ReasonInvalidMessage when it is
+// empty or whitespace only, contains a NUL byte, is not valid UTF-8, or is
+// larger than MaxMessageBytes. The text is kept byte for byte.
+func NewMessage(text string) (Message, error) {
+	switch {
+	case strings.TrimSpace(text) == "":
+		return Message{}, Refuse(ReasonInvalidMessage, "message is empty or whitespace only")
+	case strings.IndexByte(text, 0) >= 0:
+		return Message{}, Refuse(ReasonInvalidMessage, "message contains a NUL byte at offset %d", strings.IndexByte(text, 0))
+	case !utf8.ValidString(text):
+		return Message{}, Refuse(ReasonInvalidMessage, "message is not valid UTF-8 (first bad byte at offset %d)", firstInvalidUTF8(text))
+	case len(text) > MaxMessageBytes:
+		return Message{}, Refuse(ReasonInvalidMessage, "message is %d bytes, over the %d-byte (64 KiB) cap; put large content in a file and send its path", len(text), MaxMessageBytes)
+	}
+	return Message{text: text}, nil
+}
+
+// Text returns the message text exactly as given.
+func (m Message) Text() string { return m.text }
+
+// Len is the text's length in bytes.
+func (m Message) Len() int { return len(m.text) }
+
+// IsZero reports whether m is the zero (invalid) Message.
+func (m Message) IsZero() bool { return m.text == "" }
+
+// Contains reports whether the text contains s (used to pick a fence nonce
+// the text does not contain).
+func (m Message) Contains(s string) bool { return strings.Contains(m.text, s) }
+
+func firstInvalidUTF8(s string) int {
+	b := []byte(s)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return bytes.IndexByte(b, 0xff)
+}
+
+// String describes the message without printing it whole.
+func (m Message) String() string { return fmt.Sprintf("message(%d bytes)", len(m.text)) }

@@ -1,0 +1,105 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Status is a session's activity as its record reports it.
+type Status int
+
+// Status values. Unknown covers a record written before the session settled
+// (Claude Code adds "status" a moment after the file first appears) and any
+// word a future version may use.
+const (
+	StatusUnknown Status = iota
+	StatusIdle
+	StatusBusy
+)
+
+// String returns "idle", "busy" or "unknown".
+func (s Status) String() string {
+	switch s {
+	case StatusIdle:
+		return "idle"
+	case StatusBusy:
+		return "busy"
+	default:
+		return "unknown"
+	}
+}
+
+// ParseStatus maps the record's "status" word; anything else is StatusUnknown.
+func ParseStatus(word string) Status {
+	switch word {
+	case "idle":
+		return StatusIdle
+	case "busy":
+		return StatusBusy
+	default:
+		return StatusUnknown
+	}
+}
+
+// KindInteractive is the "kind" of an interactive Claude Code session, the
+// only kind that is a peer. Claude Code 2.1.328 also writes "print"
+// (claude -p) and "background".
+const KindInteractive = "interactive"
+
+// Record is one entry of the registry folder <config dir>/sessions/ as read
+// from disk, before any liveness check. The file format is Claude Code's
+// <pid>.json (fields observed in 2.1.224 and 2.1.328); unknown fields are
+// ignored. Zero values mean "absent".
+type Record struct {
+	// File is the entry's base name, e.g. "4652.json"; Path its full path.
+	File string
+	Path string
+	// ModTime is the file's modification time (zero if unknown).
+	ModTime time.Time
+
+	// Problem is set when the entry could not be used at all; the verdict
+	// then comes from ProblemVerdict (malformed, unreadable or misnamed).
+	Problem        string
+	ProblemVerdict Verdict
+
+	PID          int       // "pid"
+	SessionID    string    // "sessionId" (a UUID)
+	Cwd          string    // "cwd"
+	StartedAt    time.Time // "startedAt", epoch milliseconds
+	ProcStart    string    // "procStart": field 22 of /proc/<pid>/stat, clock ticks since boot, as text
+	Version      string    // "version" of Claude Code
+	PeerProtocol int       // "peerProtocol" (1 in 2.1.328; 0 when absent)
+	Kind         string    // "kind": "interactive", "print", "background"
+	Entrypoint   string    // "entrypoint", e.g. "cli"
+	PIDDomain    string    // "pidDomain": linux:<machine-id>:pid:[<pid-ns inode>]
+	Tmux         string    // "tmux": <session>:@<window>.%<pane>
+	SocketPath   string    // "messagingSocketPath" (absent in 2.1.224)
+	Name         string    // "name"
+	NameSource   string    // "nameSource": "derived" or "user"
+	NameSince    time.Time // "nameSince", epoch milliseconds
+	Status       Status    // "status"
+	UpdatedAt    time.Time // "updatedAt", epoch milliseconds
+
+	// Warnings notes oddities that did not make the record unusable, e.g. a
+	// timestamp that looks like seconds rather than milliseconds.
+	Warnings []string
+}
+
+// MillisToTime converts an epoch-milliseconds field to a time. Values that
+// look like epoch seconds (below 10^11, i.e. before 1973 as milliseconds) are
+// still converted as milliseconds but reported with ok=false so the caller
+// can warn instead of printing a wrong date.
+func MillisToTime(ms int64) (t time.Time, ok bool) {
+	if ms <= 0 {
+		return time.Time{}, false
+	}
+	if ms < 1e11 {
+		return time.UnixMilli(ms), false
+	}
+	return time.UnixMilli(ms), true
+}
+
+// String describes the record briefly for messages.
+func (r Record) String() string {
+	return fmt.Sprintf("%s (pid %d, session %s, name %q)", r.File, r.PID, r.SessionID, r.Name)
+}

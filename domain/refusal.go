@@ -1,0 +1,107 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Reason is the closed set of reasons peerctl refuses an operation. Each has
+// a stable wire word (String) used on stderr, in JSON output and in scripts.
+type Reason int
+
+// The refusal reasons. Their wire words never change.
+const (
+	// ReasonHarnessUnsupported: the harness (Claude Code, or the transport's
+	// program) cannot do what was asked, e.g. the courier program is missing
+	// or an unknown peer protocol.
+	ReasonHarnessUnsupported Reason = iota + 1
+	// ReasonNotLive: no live session answers to the address.
+	ReasonNotLive
+	// ReasonIdentityMismatch: the address is ambiguous, or the session it
+	// named changed (name moved, pid/socket changed) between reads.
+	ReasonIdentityMismatch
+	// ReasonDeliveryFailed: the transport ran and did not deliver.
+	ReasonDeliveryFailed
+	// ReasonNotAddressable: the session is live but cannot receive messages
+	// (its record has no messaging socket, no name or no session id).
+	ReasonNotAddressable
+	// ReasonInvalidMessage: the message text was rejected before anything ran.
+	ReasonInvalidMessage
+)
+
+var reasonWords = map[Reason]string{
+	ReasonHarnessUnsupported: "harness_unsupported",
+	ReasonNotLive:            "not_live",
+	ReasonIdentityMismatch:   "identity_mismatch",
+	ReasonDeliveryFailed:     "delivery_failed",
+	ReasonNotAddressable:     "not_addressable",
+	ReasonInvalidMessage:     "invalid_message",
+}
+
+// Reasons lists every reason in a stable order.
+func Reasons() []Reason {
+	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage}
+}
+
+// String returns the stable wire word, e.g. "not_live".
+func (r Reason) String() string {
+	if w, ok := reasonWords[r]; ok {
+		return w
+	}
+	return fmt.Sprintf("reason(%d)", int(r))
+}
+
+// ParseReason maps a wire word back to its Reason.
+func ParseReason(word string) (Reason, error) {
+	for r, w := range reasonWords {
+		if w == word {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown refusal reason %q", word)
+}
+
+// Refusal is a clear, final "no" from peerctl: a Reason plus a human detail.
+// Match it with errors.As; the Reason is the machine-readable part.
+type Refusal struct {
+	Reason Reason
+	Detail string
+	// Candidates lists the sessions involved when the refusal is about an
+	// ambiguous or moved identity; empty otherwise.
+	Candidates []Candidate
+	// Err is an underlying cause (an OS error, for instance); may be nil.
+	Err error
+}
+
+// Candidate names one session that an ambiguous address could mean.
+type Candidate struct {
+	SessionID string `json:"sessionId"`
+	Name      string `json:"name"`
+	PID       int    `json:"pid"`
+}
+
+// Refuse builds a *Refusal with a formatted detail.
+func Refuse(r Reason, format string, args ...any) *Refusal {
+	return &Refusal{Reason: r, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Error renders "<reason>: <detail>".
+func (r *Refusal) Error() string {
+	if r.Detail == "" {
+		return r.Reason.String()
+	}
+	return r.Reason.String() + ": " + r.Detail
+}
+
+// Unwrap returns the underlying cause, if any.
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// AsRefusal reports whether err carries a *Refusal and returns it.
+func AsRefusal(err error) (*Refusal, bool) {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r, true
+	}
+	return nil, false
+}

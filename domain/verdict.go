@@ -1,0 +1,171 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verdict is what peerctl concludes about one registry record. The set is
+// closed; String gives the stable word used in `list --all` and JSON.
+type Verdict int
+
+// The verdicts, in the order they are decided.
+const (
+	VerdictUnknown Verdict = iota
+	// VerdictLive: pid alive, start time and pid namespace not contradicted.
+	VerdictLive
+	// VerdictStale: the pid is gone (a crash left the record behind).
+	VerdictStale
+	// VerdictReused: the pid is alive but started at another time: pid reuse.
+	VerdictReused
+	// VerdictForeign: the record's pidDomain is another machine or pid namespace.
+	VerdictForeign
+	// VerdictMisnamed: the file is not named <pid>.json for the record's pid.
+	VerdictMisnamed
+	// VerdictHeadless: kind is not "interactive" (claude -p, background): never a peer.
+	VerdictHeadless
+	// VerdictMalformed: not JSON, trailing garbage, over the size cap, or required fields missing.
+	VerdictMalformed
+	// VerdictUnreadable: permission denied, a symlink (never followed) or not a regular file.
+	VerdictUnreadable
+)
+
+var verdictWords = []string{"unknown", "live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable"}
+
+// String returns the stable word, e.g. "stale".
+func (v Verdict) String() string {
+	if int(v) >= 0 && int(v) < len(verdictWords) {
+		return verdictWords[v]
+	}
+	return fmt.Sprintf("verdict(%d)", int(v))
+}
+
+// Verdicts lists every decided verdict in a stable order.
+func Verdicts() []Verdict {
+	return []Verdict{VerdictLive, VerdictStale, VerdictReused, VerdictForeign,
+		VerdictMisnamed, VerdictHeadless, VerdictMalformed, VerdictUnreadable}
+}
+
+// Tri is a three-valued check result: what could not be checked stays Unknown
+// and is never turned into a mismatch.
+type Tri int
+
+// Tri values.
+const (
+	Unknown Tri = iota
+	Yes
+	No
+)
+
+// String returns "yes", "no" or "unknown".
+func (t Tri) String() string {
+	switch t {
+	case Yes:
+		return "yes"
+	case No:
+		return "no"
+	default:
+		return "unknown"
+	}
+}
+
+// Liveness is the outcome of checking one record's process against the OS.
+type Liveness struct {
+	// Alive: kill(pid, 0) succeeded or failed with EPERM (Yes), ESRCH (No).
+	Alive Tri
+	// StartMatches: procStart equals field 22 of /proc/<pid>/stat.
+	StartMatches Tri
+	// DomainMatches: pidDomain equals ours.
+	DomainMatches Tri
+	// ActualStart is the pid's current start time when read ("" otherwise).
+	ActualStart string
+	// OurDomain is this process's pid domain when known.
+	OurDomain string
+	// Unchecked lists what could not be checked, and why.
+	Unchecked []string
+}
+
+// Entry is a record with its verdict: one row of `peerctl list --all`.
+type Entry struct {
+	Record  Record
+	Verdict Verdict
+	// Reason explains the verdict in words (empty for a plain live record).
+	Reason string
+	// Unchecked repeats what the liveness check could not verify.
+	Unchecked []string
+	// Addressable is true for a live record that can receive messages;
+	// otherwise Unaddressable says why not.
+	Addressable   bool
+	Unaddressable string
+}
+
+// Live reports whether the entry is a live session.
+func (e Entry) Live() bool { return e.Verdict == VerdictLive }
+
+// Endpoint returns the session's endpoint, or the zero Endpoint when the
+// entry is not addressable.
+func (e Entry) Endpoint() Endpoint {
+	if !e.Addressable {
+		return Endpoint{}
+	}
+	ep, err := NewEndpoint(e.Record.PID, e.Record.Name, e.Record.SocketPath)
+	if err != nil {
+		return Endpoint{}
+	}
+	return ep
+}
+
+// Classify decides a record's verdict from what was read and the liveness
+// check, in this order: file problems (unreadable, malformed, misnamed),
+// headless kinds, foreign pid domain, dead pid (stale), start-time mismatch
+// (reused), else live. A check that could not be made never causes a
+// negative verdict.
+func Classify(r Record, l Liveness) Entry {
+	e := Entry{Record: r, Unchecked: l.Unchecked}
+	switch {
+	case r.Problem != "":
+		e.Verdict = r.ProblemVerdict
+		if e.Verdict == VerdictUnknown {
+			e.Verdict = VerdictMalformed
+		}
+		e.Reason = r.Problem
+	case r.Kind != "" && r.Kind != KindInteractive:
+		e.Verdict = VerdictHeadless
+		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
+	case l.DomainMatches == No:
+		e.Verdict = VerdictForeign
+		e.Reason = fmt.Sprintf("pidDomain %s is not ours (%s)", r.PIDDomain, l.OurDomain)
+	case l.Alive == No:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
+	case l.StartMatches == No:
+		e.Verdict = VerdictReused
+		e.Reason = fmt.Sprintf("pid %d started at %s, record says procStart %s", r.PID, l.ActualStart, r.ProcStart)
+	case l.Alive == Unknown:
+		// Never guess: a pid we could not probe is not called live.
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
+	default:
+		e.Verdict = VerdictLive
+	}
+	if e.Verdict == VerdictLive {
+		switch {
+		case r.SessionID == "":
+			e.Unaddressable = "record has no sessionId"
+		case r.Name == "":
+			e.Unaddressable = "record has no name"
+		case r.SocketPath == "":
+			e.Unaddressable = "record has no messagingSocketPath (Claude Code " + orUnknown(r.Version) + " publishes no messaging socket)"
+		default:
+			e.Addressable = true
+		}
+	}
+	return e
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "of unknown version"
+	}
+	return s
+}

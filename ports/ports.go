@@ -1,0 +1,48 @@
+// Package ports declares the outbound interfaces the app layer needs. The
+// adapters under adapters/ implement them; tests use the gomock doubles in
+// ports/portsmock (regenerate with `go generate ./ports`).
+package ports
+
+//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination portsmock/portsmock.go -package portsmock . Registry,Liveness,Transport
+
+import (
+	"context"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// Snapshot is one read of the registry folder.
+type Snapshot struct {
+	// Dir is the folder read, <config dir>/sessions.
+	Dir string
+	// Missing is true when the folder does not exist (an empty registry).
+	Missing bool
+	// Records holds every candidate file, in file-name order. Files that
+	// could not be used carry Record.Problem.
+	Records []domain.Record
+}
+
+// Registry reads Claude Code's live-session registry. It never writes,
+// deletes or opens *.key files. An unreadable folder is an error, never an
+// empty snapshot.
+type Registry interface {
+	Read(ctx context.Context) (Snapshot, error)
+}
+
+// Liveness checks one record's process against the operating system.
+type Liveness interface {
+	Check(rec domain.Record) domain.Liveness
+}
+
+// Transport delivers one message to one resolved, verified session.
+type Transport interface {
+	// Name is the transport's stable name, e.g. "courier" or "socket".
+	Name() string
+	// Deliver hands msg to target. Failures are *domain.Refusal values with
+	// ReasonDeliveryFailed (or ReasonHarnessUnsupported / ReasonNotAddressable
+	// when the transport cannot serve this target at all). It honours ctx's
+	// deadline and cancellation and leaves no process or goroutine behind.
+	Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error)
+	// Plan describes what Deliver would do, without doing it.
+	Plan(target domain.Session, msg domain.Message) (domain.Plan, error)
+}
