@@ -102,7 +102,7 @@ func Parse(data []byte) (domain.Record, error) {
 		}
 		t, ok := domain.MillisToTime(ms)
 		if !ok {
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s %d is not epoch milliseconds (seconds?); ignored", f.name, ms))
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s %d is not plausible epoch milliseconds (seconds? microseconds?); ignored", f.name, ms))
 			continue
 		}
 		*f.dst = t
