@@ -126,8 +126,14 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	start, err := StartTime(c.procRoot, rec.PID)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		// Gone between kill and read.
-		l.Alive = domain.No
+		// Either the pid exited between kill and read, or /proc hides it
+		// (mounted hidepid=2, or a /proc of another pid namespace). Ask
+		// kill again: only ESRCH makes it dead; otherwise it stays unknown.
+		if kerr := c.kill(rec.PID); errors.Is(kerr, unix.ESRCH) {
+			l.Alive = domain.No
+		} else {
+			l.Unchecked = append(l.Unchecked, fmt.Sprintf("procStart not checked: %s/%d is not visible while the pid is alive", c.procRoot, rec.PID))
+		}
 	case err != nil:
 		l.Unchecked = append(l.Unchecked, "procStart not checked: "+err.Error())
 	case start == rec.ProcStart:
