@@ -42,7 +42,6 @@ func TestClassifyVerdicts(t *testing.T) {
 	}{
 		{"live: all checks pass", base, alive, domain.VerdictLive, ""},
 		{"live: procStart and domain unknown", base, domain.Liveness{Alive: domain.Yes, Unchecked: []string{"x"}}, domain.VerdictLive, ""},
-		{"live: empty kind counts as interactive", with(func(r *domain.Record) { r.Kind = "" }), alive, domain.VerdictLive, ""},
 		{"stale: pid gone", base, domain.Liveness{Alive: domain.No}, domain.VerdictStale, "pid 4652 is not running"},
 		{"stale: pid could not be probed", base, domain.Liveness{Unchecked: []string{"kill(4652, 0): invalid argument"}}, domain.VerdictStale, "could not be probed: kill(4652, 0): invalid argument"},
 		{"reused: start differs", base, domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, ActualStart: "999"}, domain.VerdictReused, "started at 999, record says procStart 100"},
@@ -50,6 +49,8 @@ func TestClassifyVerdicts(t *testing.T) {
 		{"foreign wins over dead", base, domain.Liveness{Alive: domain.No, DomainMatches: domain.No}, domain.VerdictForeign, "not ours"},
 		{"headless: print", with(func(r *domain.Record) { r.Kind = "print" }), alive, domain.VerdictHeadless, `kind "print"`},
 		{"headless: background", with(func(r *domain.Record) { r.Kind = "background" }), alive, domain.VerdictHeadless, `kind "background"`},
+		{"headless: no kind (Claude Code 2.1.328 does not list it either)", with(func(r *domain.Record) { r.Kind = "" }), alive, domain.VerdictHeadless, `record has no kind; only kind "interactive" is a peer`},
+		{"headless: kind is case-sensitive", with(func(r *domain.Record) { r.Kind = "Interactive" }), alive, domain.VerdictHeadless, `kind "Interactive"`},
 		{"headless wins over stale", with(func(r *domain.Record) { r.Kind = "print" }), domain.Liveness{Alive: domain.No}, domain.VerdictHeadless, "print"},
 		{"misnamed", with(func(r *domain.Record) {
 			r.Problem, r.ProblemVerdict = "file name 5031b.json is not 5031.json", domain.VerdictMisnamed
