@@ -51,11 +51,12 @@ func (l Listing) Live() []domain.Entry {
 	return out
 }
 
-// Read reads the registry once and classifies every record.
+// Read reads the registry once and classifies every record. On error the
+// Listing still names the folder (Dir) when the registry said it.
 func (s *Service) Read(ctx context.Context) (Listing, error) {
 	snap, err := s.reg.Read(ctx)
 	if err != nil {
-		return Listing{}, err
+		return Listing{Dir: snap.Dir}, err
 	}
 	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Entries: make([]domain.Entry, len(snap.Records))}
 	for i, rec := range snap.Records {
