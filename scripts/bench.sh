@@ -13,6 +13,8 @@
 #                  ./test/livecc/cmd/install-claude), else $HOME/.cache/peerctl/
 #                  claude-code/2.1.328/..., else `claude` on PATH; when none is
 #                  found those rows are skipped and say so.
+#   BENCH_BASE     a git revision: also time peerctl built at it against this
+#                  tree (rows "now / base"), for before/after figures
 #   BENCH_KEEP=1   keep the scratch folder (registries, binaries) for a look.
 #
 # Needs: bash 5 (EPOCHREALTIME), go, GNU time at /usr/bin/time (Debian/Ubuntu:
@@ -56,6 +58,14 @@ note "building peerctl and the bench helpers"
   go build -trimpath -o "$work/bin/fakeclaude" ./test/bench/fakeclaude &&
   go build -trimpath -o "$work/bin/hello" ./test/bench/hello)
 peerctl=$work/bin/peerctl fake=$work/bin/fakeclaude hello=$work/bin/hello
+base=
+if [[ -n ${BENCH_BASE:-} ]]; then
+  note "building peerctl at $BENCH_BASE for before/after rows"
+  mkdir -p "$work/base-src"
+  (cd "$root" && git archive "$BENCH_BASE") | tar -x -C "$work/base-src" || die "cannot export $BENCH_BASE"
+  (cd "$work/base-src" && go build -trimpath -o "$work/bin/peerctl-base" ./cmd/peerctl) || die "cannot build $BENCH_BASE"
+  base=$work/bin/peerctl-base
+fi
 
 # --- the claude to compare with ----------------------------------------------------
 claude=${CLAUDE_BIN:-}
@@ -212,6 +222,10 @@ claude_agents() { HOME=$work/home CLAUDE_CONFIG_DIR=$cfg "$claude" agents --json
 cat_floor() { find "$cfg/sessions" -name '*.json' -exec cat {} +; }
 socket_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
 courier_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send --claude "$fake" bench-live-1 "$text"; }
+list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" list --all --json; }
+base_list_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --json; }
+base_list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --all --json; }
+base_socket_send() { CLAUDE_CONFIG_DIR=$cfg "$base" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
 fake_alone() { "$fake" -p --output-format json --verbose <"$work/prompt"; }
 
 mkdir -p "$work/empty/sessions"
@@ -234,11 +248,20 @@ for n in $sizes; do
     rss_of "claude agents --json, $n records" env HOME="$work/home" CLAUDE_CONFIG_DIR="$cfg" "$claude" agents --json
   fi
   pair "cat-$n" "list --json / cat floor (find -exec cat), $n records" "peerctl" "cat" -- list_json -- cat_floor
+  pair "all-$n" "list --all --json / cat floor (find -exec cat), $n records" "peerctl" "cat" -- list_all_json -- cat_floor
+  if [[ -n $base ]]; then
+    pair "base-$n" "list --json, now / at $BENCH_BASE, $n records" "now" "base" -- list_json -- base_list_json
+    pair "base-all-$n" "list --all --json, now / at $BENCH_BASE, $n records" "now" "base" -- list_all_json -- base_list_all_json
+  fi
   rss_of "list --json, $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" list --json
+  rss_of "list --all --json, $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" list --all --json
   rss_of "cat floor, $n records" find "$cfg/sessions" -name '*.json' -exec cat {} +
 
   if [[ $n -le 1000 ]]; then
     pair "socket-$n" "send --transport socket${no_confirm[*]:+ ${no_confirm[*]}} / Go hello-world, $n records" "send" "hello" -- socket_send -- "$hello"
+    if [[ -n $base ]]; then
+      pair "base-socket-$n" "send --transport socket, now / at $BENCH_BASE, $n records" "now" "base" -- socket_send -- base_socket_send
+    fi
     rss_of "send --transport socket, $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"
     # The fake saves the prompt once, so it can be timed alone on the same input.
     FAKECLAUDE_SAVE_PROMPT=$work/prompt courier_send >/dev/null || die "courier send through the fake claude failed"

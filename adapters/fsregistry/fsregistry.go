@@ -45,7 +45,10 @@ type Registry struct {
 	sleep func(time.Duration)
 }
 
-var _ ports.Registry = (*Registry)(nil)
+var (
+	_ ports.Registry          = (*Registry)(nil)
+	_ ports.SelectiveRegistry = (*Registry)(nil)
+)
 
 // New returns a Registry for dir, the sessions folder itself (see
 // SessionsDir to derive it from a config dir).
@@ -92,6 +95,14 @@ func SessionsDir(configDir string) string { return filepath.Join(configDir, Sess
 // its place) is an error. Files that cannot be used are returned with
 // Record.Problem set, never dropped silently and never fatal.
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
+	return r.ReadMatching(ctx, nil)
+}
+
+// ReadMatching is Read restricted to the candidate files whose base name
+// keep accepts (nil keeps every one): the others are neither opened nor
+// returned. It lets a caller that needs only some records (the live ones,
+// say) skip the rest unread; see ports.SelectiveRegistry.
+func (r *Registry) ReadMatching(ctx context.Context, keep func(name string) bool) (ports.Snapshot, error) {
 	snap := ports.Snapshot{Dir: r.dir}
 	des, err := os.ReadDir(r.dir)
 	if err != nil {
@@ -103,7 +114,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	}
 	names := make([]string, 0, len(des))
 	for _, de := range des {
-		if Candidate(de.Name()) {
+		if Candidate(de.Name()) && (keep == nil || keep(de.Name())) {
 			names = append(names, de.Name())
 		}
 	}

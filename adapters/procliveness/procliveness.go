@@ -39,7 +39,10 @@ type Checker struct {
 	domainErr error
 }
 
-var _ ports.Liveness = (*Checker)(nil)
+var (
+	_ ports.Liveness  = (*Checker)(nil)
+	_ ports.PIDProber = (*Checker)(nil)
+)
 
 // Option adjusts a Checker (for tests).
 type Option func(*checkerConfig)
@@ -142,6 +145,12 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 		l.StartMatches, l.ActualStart = domain.No, start
 	}
 	return l
+}
+
+// Gone reports whether no process has pid: kill(pid, 0) fails with ESRCH.
+// Any other answer (alive, EPERM, an odd error) is not "gone".
+func (c *Checker) Gone(pid int) bool {
+	return pid > 0 && errors.Is(c.kill(pid), unix.ESRCH)
 }
 
 // StartTime returns field 22 (starttime, clock ticks since boot) of
