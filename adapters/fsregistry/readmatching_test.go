@@ -13,8 +13,8 @@ import (
 func TestReadMatchingSkipsRejectedFilesUnread(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"100.json": `{"pid":100}`,
-		"200.json": `{"pid":200}`,
+		"100.json":  `{"pid":100}`,
+		"200.json":  `{"pid":200}`,
 		"notes.txt": "x",
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600))
