@@ -64,7 +64,7 @@ A record is live when its pid is alive, its procStart equals the process's start
 (when both are known) and its pidDomain is ours (when present). With --all every record
 is shown with its verdict: live, stale (pid gone), reused (pid alive, other start time),
 foreign (other pid namespace or machine), misnamed (file is not <pid>.json), headless
-(kind print/background), malformed, unreadable.`,
+(kind print, background or none), malformed, unreadable. See docs/REGISTRY.md.`,
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
   peerctl list --all`,
