@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +13,14 @@ func TestProjectSlug(t *testing.T) {
 	tests := []struct{ cwd, want string }{
 		{"/home/dev/src/shop", "-home-dev-src-shop"},
 		{"/tmp/a.b_c d", "-tmp-a-b-c-d"},
-		{"/srv/ünï", "-srv---n--"}, // every non-alphanumeric byte: ü and ï are 2 bytes each
+		// Measured on Claude Code 2.1.328: one '-' per UTF-16 code unit, so
+		// "ü" gives one, an emoji outside the BMP two.
+		{"/srv/ünï", "-srv--n-"},
+		{"/home/dev/src/work/emoji-😀-日本", "-home-dev-src-work-emoji------"},
+		// Measured: over 200 units the name is cut to 200 and "-" plus the
+		// base-36 Java string hash of the cwd is appended.
+		{"/home/dev/src/work/ünï-" + strings.Repeat("d", 220), "-home-dev-src-work--n--" + strings.Repeat("d", 177) + "-j5i5k8"},
+		{strings.Repeat("a", 200), strings.Repeat("a", 200)},
 		{"rel/Dir9", "rel-Dir9"},
 		{"", ""},
 	}
