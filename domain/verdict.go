@@ -162,6 +162,10 @@ func Classify(r Record, l Liveness) Entry {
 			e.Unaddressable = "record has no name"
 		case r.SocketPath == "":
 			e.Unaddressable = "record has no messagingSocketPath (Claude Code " + orUnknown(r.Version) + " publishes no messaging socket)"
+		case !strings.HasPrefix(r.SocketPath, "/"):
+			// Claude Code writes absolute paths; a relative one (or a Windows
+			// pipe name) would be resolved against peerctl's own directory.
+			e.Unaddressable = fmt.Sprintf("messagingSocketPath %q is not an absolute path", r.SocketPath)
 		default:
 			e.Addressable = true
 		}
