@@ -60,7 +60,7 @@ type Self struct {
 // steps). When neither matches it refuses with ReasonNotLive, detail "not
 // inside a Claude Code session: ...". A registry read error is returned as is.
 func (s *Service) Whoami(ctx context.Context, procs ports.Processes, self int, socketEnv string) (Self, error) {
-	l, err := s.Read(ctx)
+	l, _, err := s.readLive(ctx) // only live records can answer
 	if err != nil {
 		return Self{}, err
 	}
