@@ -181,6 +181,9 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 		return Run{ExitCode: -1}, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
 	}
+	if err := ctx.Err(); err != nil {
+		return Run{ExitCode: -1, Canceled: true}, domain.Refuse(domain.ReasonDeliveryFailed, "courier not started: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
 
@@ -209,11 +212,11 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 	case <-ctx.Done():
 		r.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
 		r.Canceled = !r.TimedOut
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		signalGroup(cmd.Process, pgid, syscall.SIGTERM)
 		select {
 		case waitErr = <-done:
 		case <-time.After(t.cfg.Grace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			signalGroup(cmd.Process, pgid, syscall.SIGKILL)
 			waitErr = <-done
 		}
 	}
@@ -234,6 +237,13 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 	}
 	_ = waitErr // exit status is judged from ProcessState
 	return r, nil
+}
+
+// signalGroup signals the courier's process group and, should the group be
+// gone or never have formed, the courier itself: a wait on it must end.
+func signalGroup(p *os.Process, pgid int, sig syscall.Signal) {
+	_ = syscall.Kill(-pgid, sig)
+	_ = p.Signal(sig)
 }
 
 func unwrapExec(err error) error {
@@ -257,11 +267,18 @@ func head(b []byte, n int) string {
 	return string(b)
 }
 
+// NonceBytes is the nonce's size: 16 random bytes (128 bits), 32 hex digits.
+const NonceBytes = 16
+
 // Nonce draws a 128-bit random hex nonce that msg does not contain.
-func Nonce(msg domain.Message) (string, error) {
+func Nonce(msg domain.Message) (string, error) { return drawNonce(rand.Read, msg) }
+
+// drawNonce draws nonces from read until one does not occur in msg (at most
+// 8 tries; a 64 KiB text holds far fewer than 2^128 of them).
+func drawNonce(read func([]byte) (int, error), msg domain.Message) (string, error) {
 	for range 8 {
-		var b [16]byte
-		if _, err := rand.Read(b[:]); err != nil {
+		var b [NonceBytes]byte
+		if _, err := read(b[:]); err != nil {
 			return "", fmt.Errorf("draw nonce: %w", err)
 		}
 		n := hex.EncodeToString(b[:])

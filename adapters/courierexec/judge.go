@@ -3,9 +3,8 @@ package courierexec
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/peerctl/peerctl/domain"
@@ -66,7 +65,7 @@ func decodeAt(b []byte) (Output, bool) {
 	switch raw[0] {
 	case '{':
 		var r Result
-		if strictUnmarshal(raw, &r) != nil || r.Type != "result" {
+		if json.Unmarshal(raw, &r) != nil || r.Type != "result" {
 			return Output{}, false
 		}
 		out.Result = &r
@@ -77,7 +76,7 @@ func decodeAt(b []byte) (Output, bool) {
 		out.Array = true
 		for i := len(out.Messages) - 1; i >= 0; i-- {
 			var r Result
-			if strictUnmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
+			if json.Unmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
 				out.Result = &r
 				break
 			}
@@ -140,12 +139,10 @@ type contentBlock struct {
 }
 
 type message struct {
-	Type    string          `json:"type"`
-	Message json.RawMessage `json:"message"`
-}
-
-type messageBody struct {
-	Content json.RawMessage `json:"content"`
+	Type    string `json:"type"`
+	Message struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
 }
 
 type sendInput struct {
@@ -153,36 +150,28 @@ type sendInput struct {
 	Message *string `json:"message"`
 }
 
-// evidence looks for a SendMessage tool_use to name with exactly text whose
-// tool_result is not an error.
+// evidence requires exactly one SendMessage tool_use, to name, carrying
+// exactly text, whose tool_result is not an error. A second call (to anyone)
+// fails: the courier was told to call once, and a call elsewhere leaks the text.
 func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...any) error) error {
-	type call struct {
-		to, message string
-		exact       bool
-	}
+	type call struct{ to, message string }
 	calls := map[string]call{}
 	var order []string
 	results := map[string]bool{} // tool_use_id -> is_error
 	for _, raw := range msgs {
 		var m message
-		var body messageBody
-		if strictUnmarshal(raw, &m) != nil || strictUnmarshal(m.Message, &body) != nil ||
-			len(body.Content) == 0 || body.Content[0] != '[' {
+		if json.Unmarshal(raw, &m) != nil || len(m.Message.Content) == 0 || m.Message.Content[0] != '[' {
 			continue
 		}
-		var rawBlocks []json.RawMessage
-		if json.Unmarshal(body.Content, &rawBlocks) != nil {
+		var blocks []contentBlock
+		if json.Unmarshal(m.Message.Content, &blocks) != nil {
 			continue
 		}
-		for _, rb := range rawBlocks {
-			var b contentBlock
-			if strictUnmarshal(rb, &b) != nil {
-				continue
-			}
+		for _, b := range blocks {
 			switch {
 			case b.Type == "tool_use" && b.Name == "SendMessage":
 				var in sendInput
-				_ = strictUnmarshal(b.Input, &in)
+				_ = json.Unmarshal(b.Input, &in)
 				c := call{}
 				if in.To != nil {
 					c.to = *in.To
@@ -190,7 +179,6 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 				if in.Message != nil {
 					c.message = *in.Message
 				}
-				c.exact = in.To != nil && in.Message != nil && c.to == name && c.message == text
 				calls[b.ID] = c
 				order = append(order, b.ID)
 			case b.Type == "tool_result":
@@ -198,28 +186,31 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 			}
 		}
 	}
-	if len(order) == 0 {
+	switch len(order) {
+	case 0:
 		return fail("courier said SENT but made no SendMessage call")
-	}
-	for _, id := range order {
-		c := calls[id]
-		if !c.exact {
-			continue
+	case 1:
+	default:
+		tos := make([]string, len(order))
+		for i, id := range order {
+			tos[i] = strconv.Quote(clip(calls[id].to, 100))
 		}
-		isErr, seen := results[id]
-		switch {
-		case !seen:
-			return fail("courier's SendMessage call has no tool result")
-		case isErr:
-			return fail("courier's SendMessage call failed")
-		}
-		return nil
+		return fail("courier made %d SendMessage calls (to %s), want exactly one", len(order), strings.Join(tos, ", "))
 	}
-	c := calls[order[0]]
-	if c.to != name {
+	id := order[0]
+	c := calls[id]
+	isErr, seen := results[id]
+	switch {
+	case c.to != name:
 		return fail("courier said SENT but its SendMessage went to %q, not %q", clip(c.to, 100), name)
+	case c.message != text:
+		return fail("courier said SENT but its SendMessage carried an altered text (%d bytes, want the exact %d bytes)", len(c.message), len(text))
+	case !seen:
+		return fail("courier's SendMessage call has no tool result")
+	case isErr:
+		return fail("courier's SendMessage call failed")
 	}
-	return fail("courier said SENT but its SendMessage carried an altered text (%d bytes, want the exact %d bytes)", len(c.message), len(text))
+	return nil
 }
 
 func joinRaw(rs []json.RawMessage) string {
@@ -243,32 +234,4 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-// strictUnmarshal decodes the JSON object data into v, a pointer to a
-// struct, reading only keys spelled exactly as v's json tags. encoding/json
-// matches keys case-insensitively; Claude Code (JavaScript) does not, so
-// {"message":"a","Message":"b"} must read as "a", not "b". As in
-// JavaScript, the last of duplicate keys wins.
-func strictUnmarshal(data []byte, v any) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return err
-	}
-	if fields == nil {
-		return errors.New("not a JSON object")
-	}
-	t := reflect.TypeOf(v).Elem()
-	kept := make(map[string]json.RawMessage, t.NumField())
-	for i := range t.NumField() {
-		key, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if raw, ok := fields[key]; ok && key != "" && key != "-" {
-			kept[key] = raw
-		}
-	}
-	exact, err := json.Marshal(kept)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(exact, v)
 }

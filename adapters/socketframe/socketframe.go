@@ -146,8 +146,10 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 		return fail("half-close %s: %v", err)
 	}
 	// The session closes the connection once it has read the line; it sends
-	// nothing. Drain (bounded) whatever it might say until it closes.
-	if _, err := io.Copy(io.Discard, io.LimitReader(uc, 1<<16)); err != nil {
+	// nothing. Drain whatever it might say until it closes; the deadline
+	// bounds the wait (a size limit would let a chatty peer that never
+	// closes pass for one that did).
+	if _, err := io.Copy(io.Discard, uc); err != nil {
 		return fail("the frame was written to %s but the session did not close the connection: %v (the text may have been queued)", err)
 	}
 	return domain.Receipt{Transport: Name, Outcome: "posted", Detail: "frame written; the socket gives no acknowledgement"}, nil
