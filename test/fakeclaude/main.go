@@ -9,7 +9,8 @@
 //	                     argv.json (its arguments, a JSON array of strings),
 //	                     stdin (the bytes read), env (os.Environ(), one
 //	                     variable per line), pid (its pid and process group)
-//	                     and children (pids it started, one a line)
+//	                     children (pids it started, one a line) and
+//	                     sent.jsonl (each successful SendMessage: to, message)
 //	FAKECLAUDE_SCENARIO  what to do; see the scenarios table (default "sent")
 //	FAKECLAUDE_WORD      the result word of scenario "word"
 //
@@ -52,7 +53,7 @@ var (
 // everything else from the prompt itself.
 const (
 	namePhrase  = "exactly this JSON string: "
-	noncePhrase = "carry the nonce `"
+	noncePhrase = "carry the nonce "
 	beginMarker = "<<<PEERCTL-MESSAGE-BEGIN "
 	endMarker   = "<<<PEERCTL-MESSAGE-END "
 	markerClose = ">>>"
@@ -123,18 +124,21 @@ var scenarios = map[string]scenario{
 	// fork_hang: starts `sleep 1000` in its group and hangs.
 	"fork_hang": func(p prompt) int {
 		forkSleep()
-		select {}
+		hang()
+		return 0
 	},
 	// fork_hang_ignore_term: the same, ignoring SIGTERM (only SIGKILL ends it).
 	"fork_hang_ignore_term": func(p prompt) int {
 		ignoreTerm()
 		forkSleep()
-		select {}
+		hang()
+		return 0
 	},
 	// sent_then_hang: prints a faithful SENT transcript, then never exits.
 	"sent_then_hang": func(p prompt) int {
 		emit(verbose(p, sendCall(p.name, p.text, false), "SENT"))
-		select {}
+		hang()
+		return 0
 	},
 	// sent_leave_child: prints a faithful transcript and exits 0, leaving a
 	// `sleep 1000` in its group that holds stdout and stderr open.
@@ -212,9 +216,9 @@ func parsePrompt(s string) (prompt, error) {
 		return p, errors.New("no nonce")
 	}
 	rest := s[i+len(noncePhrase):]
-	j := strings.IndexByte(rest, '`')
+	j := strings.IndexByte(rest, ':')
 	if j < 0 {
-		return p, errors.New("nonce not closed")
+		return p, errors.New("nonce not followed by a colon")
 	}
 	p.nonce = rest[:j]
 	if len(p.nonce) < 32 {
@@ -321,9 +325,20 @@ func verbose(p prompt, calls []any, word string) []any {
 	return append(out, result("success", false, str(word), nil))
 }
 
-// sendCall is one SendMessage tool_use and its tool_result.
+// sendCall is one SendMessage tool_use and its tool_result. A call that
+// succeeds is appended to FAKECLAUDE_RECORD/sent.jsonl as {"to","message"}:
+// what the target session would have received.
 func sendCall(to, text string, isError bool) []any {
 	id := toolID()
+	if dir := os.Getenv("FAKECLAUDE_RECORD"); dir != "" && !isError {
+		line, _ := json.Marshal(map[string]string{"to": to, "message": text})
+		f, err := os.OpenFile(filepath.Join(dir, "sent.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			fail("record send: %v", err)
+		}
+		f.Write(append(line, '\n'))
+		f.Close()
+	}
 	res := map[string]any{"type": "tool_result", "tool_use_id": id, "content": "Message sent to " + to}
 	if isError {
 		res["content"], res["is_error"] = "Error: no agent named "+to, true
@@ -368,4 +383,11 @@ func emit(v any) int {
 	}
 	os.Stdout.Write(append(b, '\n'))
 	return 0
+}
+
+// hang never returns (select{} would trip the runtime's deadlock check).
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }

@@ -1,0 +1,411 @@
+package courierexec_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/courierexec"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/transporttest"
+	"github.com/peerctl/peerctl/test/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+const testGrace = 500 * time.Millisecond
+
+// courier is one courier transport wired to the fake claude.
+type courier struct {
+	t   *courierexec.Transport
+	rec string // the fake's record folder
+}
+
+type fakeOpts struct {
+	scenario string
+	env      []string // added to a minimal environment
+	timeout  time.Duration
+	config   courierexec.Config // Program, Env, Timeout and Grace are filled in
+}
+
+func newCourier(t *testing.T, o fakeOpts) courier {
+	t.Helper()
+	rec := t.TempDir()
+	cfg := o.config
+	cfg.Program = testbin.Build(t, testbin.FakeClaude)
+	cfg.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
+		"FAKECLAUDE_RECORD=" + rec, "FAKECLAUDE_SCENARIO=" + o.scenario}, o.env...)
+	cfg.Timeout = o.timeout
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	cfg.Grace = testGrace
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	return courier{t: courierexec.New(cfg), rec: rec}
+}
+
+var target = domain.Record{File: "4242.json", PID: 4242, Kind: domain.KindInteractive,
+	SessionID: "11111111-2222-4333-8444-555555555555", Name: "proj-ab", SocketPath: "/nonexistent/4242.sock"}
+
+func msg(t testing.TB, text string) domain.Message {
+	t.Helper()
+	m, err := domain.NewMessage(text)
+	require.NoError(t, err)
+	return m
+}
+
+// started reports whether the fake ran, and its pid and process group.
+func (c courier) started(t *testing.T) (ok bool, pid, pgid int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.rec, "pid"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, 0, 0
+	}
+	require.NoError(t, err)
+	_, err = fmt.Sscan(string(b), &pid, &pgid)
+	require.NoError(t, err)
+	return true, pid, pgid
+}
+
+func (c courier) children(t *testing.T) []int {
+	b, err := os.ReadFile(filepath.Join(c.rec, "children"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	require.NoError(t, err)
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		pids = append(pids, n)
+	}
+	return pids
+}
+
+// sent returns the texts the fake passed to a successful SendMessage for name.
+func (c courier) sent(t testing.TB, name string) []string {
+	f, err := os.Open(filepath.Join(c.rec, "sent.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var s struct{ To, Message string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &s))
+		if s.To == name {
+			out = append(out, s.Message)
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// requireGroupGone fails unless every process of the fake's group (and each
+// recorded child) is gone or a zombie within a bound. A zombie holds nothing
+// and cannot run; its reaping is its parent's business.
+func (c courier) requireGroupGone(t *testing.T) {
+	t.Helper()
+	ok, _, pgid := c.started(t)
+	if !ok {
+		return
+	}
+	// Never scan (or kill) our own group: a courier that shares it is a
+	// failure in itself.
+	require.NotEqual(t, syscall.Getpgrp(), pgid, "the courier runs in the test's own process group")
+	pids := c.children(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := groupMembers(pgid)
+		for _, p := range pids {
+			if alive(p) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range left {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+			require.Empty(t, left, "processes of the courier's group %d outlived the call", pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupMembers lists the live, non-zombie processes of group pgid.
+func groupMembers(pgid int) []int {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// alive: the pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+func TestCourierTransportContract(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, tc transporttest.Case) transporttest.Setup {
+		scenario := map[transporttest.Far]string{
+			transporttest.Accept: "sent",
+			transporttest.Hang:   "fork_hang_ignore_term",
+			transporttest.Fail:   "not_logged_in",
+		}[tc.Far]
+		c := newCourier(t, fakeOpts{scenario: scenario, timeout: tc.Timeout})
+		t.Cleanup(func() { c.requireGroupGone(t) })
+		tgt := transporttest.Session(t, target)
+		return transporttest.Setup{Transport: c.t, Target: tgt, Grace: testGrace,
+			Received: func() []string { return c.sent(t, tgt.Name()) }}
+	})
+}
+
+// TestCourierVerdicts runs the fake claude through every output family and
+// checks the verdict, the reason and that the detail shows what happened.
+func TestCourierVerdicts(t *testing.T) {
+	tests := []struct {
+		scenario string
+		word     string
+		timeout  time.Duration
+		// want is "" for success, else a piece of the failure detail.
+		want string
+		// stdoutHead is a piece of stdout the detail must show.
+		stdoutHead string
+	}{
+		{scenario: "sent"},
+		{scenario: "banner", stdoutHead: ""},
+		{scenario: "sent_leave_child", timeout: 20 * time.Second}, // WaitDelay ends the wait for the child's pipes
+		{scenario: "word", word: " SENT\n"},
+		{scenario: "object", want: "no transcript to prove a SendMessage call", stdoutHead: `{"is_error":false`},
+		{scenario: "is_error", want: "courier reported an error", stdoutHead: `[{"claude_code_version"`},
+		{scenario: "max_turns", want: "error_max_turns: Reached maximum number of turns (2)"},
+		{scenario: "empty_result", want: "result is empty"},
+		{scenario: "no_result", want: "result is empty"},
+		{scenario: "no_output", want: "printed nothing"},
+		{scenario: "no_call", want: "made no SendMessage call"},
+		{scenario: "truncated", want: "altered text"},
+		{scenario: "other_name", want: `went to "someone-else", not "proj-ab"`},
+		{scenario: "twice", want: `made 2 SendMessage calls (to "proj-ab", "someone-else")`},
+		{scenario: "tool_error", want: "SendMessage call failed"},
+		{scenario: "not_found", want: `no agent named "proj-ab"`},
+		{scenario: "word", word: "NOT SENT", want: `answered "NOT SENT", not SENT`},
+		{scenario: "word", word: "UNSENT", want: `answered "UNSENT"`},
+		{scenario: "word", word: "sent?", want: `answered "sent?"`},
+		{scenario: "word", word: "sent", want: `answered "sent"`},
+		{scenario: "word", word: "SENT.", want: `answered "SENT."`},
+		{scenario: "word", word: "SENT\nSENT", want: `answered "SENT\nSENT"`},
+		{scenario: "exit1_sent", want: "exited with status 1"},
+		{scenario: "unknown_option", want: `stderr: "error: unknown option '--bogus-flag'"`},
+		{scenario: "not_logged_in", want: "Not logged in · Please run /login", stdoutHead: `{"duration_api_ms":0`},
+		{scenario: "sent_then_hang", timeout: time.Second, want: "timed out after 1s; its process group was ended", stdoutHead: `[{"claude_code_version"`},
+		{scenario: "fork_hang", timeout: time.Second, want: "timed out after 1s"},
+		{scenario: "fork_hang_ignore_term", timeout: time.Second, want: "timed out after 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario+"/"+tt.word, func(t *testing.T) {
+			t.Parallel()
+			c := newCourier(t, fakeOpts{scenario: tt.scenario, env: []string{"FAKECLAUDE_WORD=" + tt.word}, timeout: tt.timeout})
+			start := time.Now()
+			rcpt, err := c.t.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hello from the test"))
+			elapsed := time.Since(start)
+			c.requireGroupGone(t)
+			if tt.timeout > 0 {
+				bound := tt.timeout + testGrace + 3*time.Second
+				if tt.want == "" {
+					bound = testGrace + 3*time.Second // success must not wait for the timeout
+				}
+				assert.LessOrEqual(t, elapsed, bound, "the call outlived its bound")
+			}
+			if tt.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "sent", rcpt.Outcome)
+				assert.Equal(t, []string{"hello from the test"}, c.sent(t, "proj-ab"))
+				return
+			}
+			require.Error(t, err)
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "not a refusal: %v", err)
+			assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+			assert.Contains(t, r.Detail, tt.want)
+			assert.Contains(t, r.Detail, "stdout: ", "the detail shows stdout's head")
+			assert.Contains(t, r.Detail, "stderr: ", "the detail shows stderr's head")
+			if tt.stdoutHead != "" {
+				assert.Contains(t, r.Detail, "stdout: "+strings.TrimSuffix(strconv.Quote(tt.stdoutHead), `"`))
+			}
+		})
+	}
+}
+
+// TestCourierArgvCarriesNoText: the prompt goes through stdin, argv is the
+// least-privilege flag set only, at the message cap too.
+func TestCourierArgvCarriesNoText(t *testing.T) {
+	for name, text := range map[string]string{
+		"short":          "hello --model opus",
+		"flag lookalike": "--dangerously-skip-permissions",
+		"at the cap":     transporttest.Exactly(domain.MaxMessageBytes),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newCourier(t, fakeOpts{scenario: "sent"})
+			_, err := c.t.Deliver(context.Background(), transporttest.Session(t, target), msg(t, text))
+			require.NoError(t, err)
+			var argv []string
+			b, err := os.ReadFile(filepath.Join(c.rec, "argv.json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &argv))
+			assert.Equal(t, []string{"-p", "--model", "haiku", "--tools", "ListAgents,SendMessage",
+				"--allowedTools", "ListAgents,SendMessage", "--safe-mode", "--no-session-persistence",
+				"--output-format", "json", "--verbose"}, argv)
+			for _, a := range argv {
+				assert.NotContains(t, a, text[:min(len(text), 16)])
+			}
+			stdin, err := os.ReadFile(filepath.Join(c.rec, "stdin"))
+			require.NoError(t, err)
+			assert.Contains(t, string(stdin), "\n"+text+"\n", "the text travels on stdin")
+		})
+	}
+}
+
+// TestCourierScrubsEnvironment: the calling session's identity never reaches
+// the courier; what it needs to run and to read the same registry does.
+func TestCourierScrubsEnvironment(t *testing.T) {
+	env := []string{
+		"CLAUDECODE=1",
+		"CLAUDE_CODE_ENTRYPOINT=cli",
+		"CLAUDE_CODE_MESSAGING_SOCKET=/run/caller.sock",
+		"CLAUDE_CODE_MESSAGING_TOKEN=caller-secret",
+		"CLAUDE_CODE_SSE_PORT=41234",
+		"CLAUDE_CODE_SESSION_ID=caller-session",
+		"CLAUDE_CODE_USE_BEDROCK=1",
+		"CLAUDE_CONFIG_DIR=/from/the/environment",
+		"ANTHROPIC_API_KEY=sk-test",
+		"ANTHROPIC_BASE_URL=https://proxy.example",
+		"HTTPS_PROXY=http://proxy.example:3128",
+		"https_proxy=http://proxy.example:3128",
+		"NO_PROXY=localhost",
+		"LANG=C.UTF-8",
+		"LC_ALL=de_DE.UTF-8",
+	}
+	gone := []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET",
+		"CLAUDE_CODE_MESSAGING_TOKEN", "CLAUDE_CODE_SSE_PORT", "CLAUDE_CODE_SESSION_ID"}
+	kept := []string{"PATH", "HOME", "CLAUDE_CODE_USE_BEDROCK", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+		"HTTPS_PROXY", "https_proxy", "NO_PROXY", "LANG", "LC_ALL"}
+	for _, tt := range []struct {
+		name, configDir, wantConfigDir string
+	}{
+		{"config dir from the environment", "", "/from/the/environment"},
+		{"config dir from peerctl", "/peerctl/config", "/peerctl/config"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCourier(t, fakeOpts{scenario: "env", env: env, config: courierexec.Config{ConfigDir: tt.configDir}})
+			_, err := c.t.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hi"))
+			require.NoError(t, err)
+			b, err := os.ReadFile(filepath.Join(c.rec, "env"))
+			require.NoError(t, err)
+			got := map[string][]string{}
+			for _, kv := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				k, v, _ := strings.Cut(kv, "=")
+				got[k] = append(got[k], v)
+			}
+			for _, k := range gone {
+				assert.NotContains(t, got, k, "%s reached the courier", k)
+			}
+			for _, k := range kept {
+				assert.Contains(t, got, k, "%s did not reach the courier", k)
+			}
+			assert.Equal(t, []string{tt.wantConfigDir}, got["CLAUDE_CONFIG_DIR"])
+		})
+	}
+}
+
+func TestScrubEnv(t *testing.T) {
+	in := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_CODE_MESSAGING_TOKEN=x",
+		"CLAUDE_CODE_OAUTH_TOKEN=o", "CLAUDE_CODE_USE_VERTEX=1", "CLAUDE_CONFIG_DIR=/a", "PATH=/bin",
+		"CLAUDECODE_NOT_REALLY=1", "XCLAUDE_CODE_X=1", "ANTHROPIC_MODEL=m"}
+	assert.Equal(t, []string{"CLAUDE_CODE_OAUTH_TOKEN=o", "CLAUDE_CODE_USE_VERTEX=1", "CLAUDE_CONFIG_DIR=/a",
+		"PATH=/bin", "CLAUDECODE_NOT_REALLY=1", "XCLAUDE_CODE_X=1", "ANTHROPIC_MODEL=m"}, courierexec.ScrubEnv(in, ""))
+	assert.Equal(t, []string{"CLAUDE_CODE_OAUTH_TOKEN=o", "CLAUDE_CODE_USE_VERTEX=1", "PATH=/bin",
+		"CLAUDECODE_NOT_REALLY=1", "XCLAUDE_CODE_X=1", "ANTHROPIC_MODEL=m", "CLAUDE_CONFIG_DIR=/b"}, courierexec.ScrubEnv(in, "/b"))
+}
+
+// TestCourierOwnProcessGroup: the fake runs in a group of its own, not ours.
+func TestCourierOwnProcessGroup(t *testing.T) {
+	c := newCourier(t, fakeOpts{scenario: "sent"})
+	_, err := c.t.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hi"))
+	require.NoError(t, err)
+	ok, pid, pgid := c.started(t)
+	require.True(t, ok)
+	assert.Equal(t, pid, pgid, "the courier leads its own process group")
+	assert.NotEqual(t, syscall.Getpgrp(), pgid)
+}
+
+func TestCourierCannotStart(t *testing.T) {
+	notExec := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o600))
+	for name, program := range map[string]string{
+		"absent path":    filepath.Join(t.TempDir(), "no-such-claude"),
+		"not on PATH":    "no-such-claude-program",
+		"not executable": notExec,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr := courierexec.New(courierexec.Config{Program: program, Env: []string{"PATH=" + t.TempDir()}})
+			_, err := tr.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hi"))
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "not a refusal: %v", err)
+			assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+			assert.Contains(t, r.Detail, "cannot start the courier")
+			assert.Contains(t, r.Detail, program)
+		})
+	}
+}
+
+func TestCourierPlan(t *testing.T) {
+	tr := courierexec.New(courierexec.Config{Program: "/opt/claude", Dir: "/work/dir"})
+	p, err := tr.Plan(transporttest.Session(t, target), msg(t, "plan me"))
+	require.NoError(t, err)
+	assert.Equal(t, "courier", p.Transport)
+	assert.Equal(t, append([]string{"/opt/claude"}, tr.Args()...), p.Argv)
+	assert.Equal(t, "/work/dir", p.Dir)
+	assert.Contains(t, p.Stdin, "\nplan me\n")
+	assert.Empty(t, p.Socket)
+}

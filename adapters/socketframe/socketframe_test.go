@@ -1,0 +1,337 @@
+package socketframe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/socketframe"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/transporttest"
+)
+
+// shortDir is a fresh folder with a short path: a Unix socket address holds
+// 107 bytes, more than some t.TempDir() paths leave room for.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "sf")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	return d
+}
+
+// listener stands in for a session's inbox socket and records every
+// connection's bytes.
+type listener struct {
+	ln    *net.UnixListener
+	close bool // close each connection after reading to EOF
+
+	mu     sync.Mutex
+	frames [][]byte
+	conns  int
+	wg     sync.WaitGroup
+	done   chan struct{}
+}
+
+func listen(t *testing.T, path string, closeConns bool) *listener {
+	t.Helper()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	l := &listener{ln: ln, close: closeConns, done: make(chan struct{})}
+	l.wg.Add(1)
+	go l.serve()
+	t.Cleanup(l.stop)
+	return l
+}
+
+func (l *listener) serve() {
+	defer l.wg.Done()
+	for {
+		c, err := l.ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		l.conns++
+		l.mu.Unlock()
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			defer c.Close()
+			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			b, _ := io.ReadAll(c)
+			l.mu.Lock()
+			l.frames = append(l.frames, b)
+			l.mu.Unlock()
+			if !l.close {
+				<-l.done // hold the connection open until the test ends
+			}
+		}()
+	}
+}
+
+func (l *listener) stop() {
+	close(l.done)
+	_ = l.ln.Close()
+	l.wg.Wait()
+}
+
+// got waits (bounded) for n frames and returns every frame so far.
+func (l *listener) got(t testing.TB, n int) [][]byte {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.mu.Lock()
+		f := append([][]byte(nil), l.frames...)
+		l.mu.Unlock()
+		if len(f) >= n || time.Now().After(deadline) {
+			return f
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (l *listener) connections() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conns
+}
+
+func session(t testing.TB, socket string) domain.Session {
+	return transporttest.Session(t, domain.Record{File: "4242.json", PID: 4242, Kind: domain.KindInteractive,
+		SessionID: "11111111-2222-4333-8444-555555555555", Name: "proj-ab", SocketPath: socket})
+}
+
+func msg(t testing.TB, text string) domain.Message {
+	t.Helper()
+	m, err := domain.NewMessage(text)
+	require.NoError(t, err)
+	return m
+}
+
+// wantFrame is the documented post, written out by hand: exactly these keys
+// in this order, the text as a JSON string, one trailing newline.
+func wantFrame(t testing.TB, text string) []byte {
+	var s bytes.Buffer
+	enc := json.NewEncoder(&s)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(text))
+	return []byte(`{"type":"user","message":{"role":"user","content":` + strings.TrimSuffix(s.String(), "\n") + "}}\n")
+}
+
+// decodeFrame checks one frame's shape strictly and returns its content.
+func decodeFrame(t testing.TB, b []byte) string {
+	t.Helper()
+	require.True(t, bytes.HasSuffix(b, []byte("\n")), "frame does not end in a newline: %q", b)
+	require.Equal(t, 1, bytes.Count(b, []byte("\n")), "more than one line was sent: %q", b)
+	var f struct {
+		Type    string `json:"type"`
+		Message struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"message"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&f))
+	require.Equal(t, "user", f.Type)
+	require.Equal(t, "user", f.Message.Role)
+	return f.Message.Content
+}
+
+func TestSocketTransportContract(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, c transporttest.Case) transporttest.Setup {
+		path := filepath.Join(shortDir(t), "s.sock")
+		var l *listener
+		switch c.Far {
+		case transporttest.Accept:
+			l = listen(t, path, true)
+		case transporttest.Hang:
+			l = listen(t, path, false)
+		case transporttest.Fail:
+			refusing(t, path)
+		}
+		return transporttest.Setup{Transport: socketframe.New(c.Timeout), Target: session(t, path),
+			Received: func() []string {
+				if l == nil {
+					return nil
+				}
+				var out []string
+				for _, f := range l.got(t, 0) {
+					out = append(out, decodeFrame(t, f))
+				}
+				return out
+			}}
+	})
+}
+
+// refusing leaves a socket file with no listener behind it.
+func refusing(t *testing.T, path string) {
+	t.Helper()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	ln.SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+}
+
+// TestSocketFrameBytes: the listener receives exactly the documented line
+// and nothing else (no auth line), for every tricky text.
+func TestSocketFrameBytes(t *testing.T) {
+	for name, text := range transporttest.TrickyTexts() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(shortDir(t), "s.sock")
+			l := listen(t, path, true)
+			rcpt, err := socketframe.New(10*time.Second).Deliver(context.Background(), session(t, path), msg(t, text))
+			require.NoError(t, err)
+			assert.Equal(t, "posted", rcpt.Outcome)
+			frames := l.got(t, 1)
+			require.Len(t, frames, 1)
+			assert.Equal(t, string(wantFrame(t, text)), string(frames[0]))
+			assert.Equal(t, text, decodeFrame(t, frames[0]))
+			assert.NotContains(t, string(frames[0]), `"auth"`+`,"token"`)
+			assert.Equal(t, wantFrame(t, text), socketframe.Frame(text))
+		})
+	}
+}
+
+func TestSocketFailures(t *testing.T) {
+	dir := shortDir(t)
+	regular := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(regular, []byte("x"), 0o600))
+	refused := filepath.Join(dir, "refused.sock")
+	refusing(t, refused)
+	tests := []struct {
+		name, path string
+		want       string
+		is         error
+	}{
+		{"absent", filepath.Join(dir, "absent.sock"), "does not exist", syscall.ENOENT},
+		{"regular file", regular, "is not a socket", nil},
+		{"directory", dir, "is not a socket", nil},
+		{"no listener", refused, "connect to", syscall.ECONNREFUSED},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := socketframe.New(5*time.Second).Deliver(context.Background(), session(t, tt.path), msg(t, "hi"))
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "not a refusal: %v", err)
+			assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+			assert.Contains(t, r.Detail, tt.want)
+			assert.Contains(t, r.Detail, tt.path)
+			if tt.is != nil {
+				assert.True(t, errors.Is(err, tt.is), "%v is not %v", err, tt.is)
+			}
+		})
+	}
+}
+
+// TestSocketNeverClosed: a session that reads the frame but never closes
+// the connection fails the post once the bound passes.
+func TestSocketNeverClosed(t *testing.T) {
+	path := filepath.Join(shortDir(t), "s.sock")
+	l := listen(t, path, false)
+	const timeout = 500 * time.Millisecond
+	start := time.Now()
+	_, err := socketframe.New(timeout).Deliver(context.Background(), session(t, path), msg(t, "hi"))
+	elapsed := time.Since(start)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "not a refusal: %v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Contains(t, r.Detail, "did not close the connection")
+	assert.GreaterOrEqual(t, elapsed, timeout, "gave up before the bound")
+	assert.LessOrEqual(t, elapsed, timeout+3*time.Second)
+	assert.Len(t, l.got(t, 1), 1, "the frame was written")
+}
+
+// TestSocketChattyPeerNeverClosed: a peer that talks but never closes is
+// not a peer that closed, however much it says.
+func TestSocketChattyPeerNeverClosed(t *testing.T) {
+	path := filepath.Join(shortDir(t), "s.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		junk := bytes.Repeat([]byte("x"), 1<<16)
+		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		for i := 0; i < 4; i++ {
+			if _, err := c.Write(junk); err != nil {
+				break
+			}
+		}
+		<-stop
+	}()
+	t.Cleanup(func() { close(stop); ln.Close(); wg.Wait() })
+	_, err = socketframe.New(500*time.Millisecond).Deliver(context.Background(), session(t, path), msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "a peer that never closed passed for one that did: %v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+}
+
+// TestSocketPathLength: 107 bytes is the most a Unix socket address holds;
+// a longer path is refused before connecting and never truncated.
+func TestSocketPathLength(t *testing.T) {
+	dir := shortDir(t)
+	pad := func(n int) string { return filepath.Join(dir, strings.Repeat("a", n-len(dir)-1)) }
+
+	at := pad(socketframe.MaxSocketPath)
+	require.Len(t, at, 107)
+	l := listen(t, at, true)
+	_, err := socketframe.New(5*time.Second).Deliver(context.Background(), session(t, at), msg(t, "fits"))
+	require.NoError(t, err, "a 107-byte path is a valid socket address")
+	require.Len(t, l.got(t, 1), 1)
+
+	over := at + ".sock" // its first 107 bytes name the listener above
+	for _, tr := range []func() error{
+		func() error {
+			_, err := socketframe.New(5*time.Second).Deliver(context.Background(), session(t, over), msg(t, "too long"))
+			return err
+		},
+		func() error {
+			_, err := socketframe.New(5*time.Second).Plan(session(t, over), msg(t, "too long"))
+			return err
+		},
+	} {
+		err := tr()
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "not a refusal: %v", err)
+		assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+		assert.Contains(t, r.Detail, "112 bytes, longer than a Unix socket address holds (107); not truncated")
+	}
+	assert.Equal(t, 1, l.connections(), "the truncated path got a connection")
+}
+
+func TestSocketPlan(t *testing.T) {
+	p, err := socketframe.New(0).Plan(session(t, "/run/x.sock"), msg(t, "plan \"me\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, domain.Plan{Transport: "socket", Socket: "/run/x.sock", Frame: string(wantFrame(t, "plan \"me\"\n"))}, p)
+}
+
+func TestSocketNewerPeerProtocol(t *testing.T) {
+	rec := session(t, "/run/x.sock").Record()
+	rec.PeerProtocol = 2
+	_, err := socketframe.New(0).Deliver(context.Background(), transporttest.Session(t, rec), msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "not a refusal: %v", err)
+	assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason)
+}
