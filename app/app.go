@@ -51,12 +51,63 @@ func (l Listing) Live() []domain.Entry {
 	return out
 }
 
-// Read reads the registry once and classifies every record.
+// Read reads the registry once and classifies every record. On error the
+// Listing still names the folder (Dir) when the registry said it.
 func (s *Service) Read(ctx context.Context) (Listing, error) {
 	snap, err := s.reg.Read(ctx)
 	if err != nil {
-		return Listing{}, err
+		return Listing{Dir: snap.Dir}, err
 	}
+	return s.classify(snap), nil
+}
+
+// readLive is Read for callers that use the live entries only. When the
+// registry can skip files (ports.SelectiveRegistry) and the liveness check
+// can probe a bare pid (ports.PIDProber), a file named <pid>.json whose pid
+// is gone is skipped unread: whatever it holds, its verdict cannot be live
+// (stale, or misnamed, malformed, headless...). partial reports that
+// records were possibly skipped; otherwise this is Read.
+func (s *Service) readLive(ctx context.Context) (l Listing, partial bool, err error) {
+	sel, ok1 := s.reg.(ports.SelectiveRegistry)
+	probe, ok2 := s.live.(ports.PIDProber)
+	if !ok1 || !ok2 {
+		l, err = s.Read(ctx)
+		return l, false, err
+	}
+	snap, err := sel.ReadMatching(ctx, func(name string) bool {
+		pid, ok := filePID(name)
+		return !ok || !probe.Gone(pid)
+	})
+	if err != nil {
+		return Listing{}, true, err
+	}
+	return s.classify(snap), true, nil
+}
+
+// filePID returns the pid a registry file name claims: name must be
+// exactly <pid>.json with pid in canonical decimal (no sign, no leading
+// zero) between 1 and 2^31-1.
+func filePID(name string) (int, bool) {
+	digits, ok := strings.CutSuffix(name, ".json")
+	if !ok || digits == "" || len(digits) > 10 || digits[0] == '0' {
+		return 0, false
+	}
+	pid := 0
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		pid = pid*10 + int(c-'0')
+	}
+	if pid > 1<<31-1 {
+		return 0, false
+	}
+	return pid, true
+}
+
+// classify checks and classifies every record of one snapshot.
+func (s *Service) classify(snap ports.Snapshot) Listing {
 	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Entries: make([]domain.Entry, len(snap.Records))}
 	for i, rec := range snap.Records {
 		var lv domain.Liveness
@@ -72,13 +123,16 @@ func (s *Service) Read(ctx context.Context) (Listing, error) {
 		}
 		return a.File < b.File
 	})
-	return l, nil
+	return l
 }
 
 // List returns the live sessions, or with all every record with its verdict.
 func (s *Service) List(ctx context.Context, all bool) (Listing, error) {
-	l, err := s.Read(ctx)
-	if err != nil || all {
+	if all {
+		return s.Read(ctx)
+	}
+	l, _, err := s.readLive(ctx)
+	if err != nil {
 		return l, err
 	}
 	l.Entries = l.Live()
@@ -199,11 +253,19 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	if s.transport == nil {
 		return res, ErrNoTransport
 	}
-	l, err := s.Read(ctx)
+	l, partial, err := s.readLive(ctx)
 	if err != nil {
 		return res, err
 	}
 	target, err := domain.Resolve(l.Entries, req.Address)
+	if err != nil && partial {
+		// A refusal may name a record that was skipped unread: decide it
+		// on a full read, as if the send had started a moment later.
+		if l, err = s.Read(ctx); err != nil {
+			return res, err
+		}
+		target, err = domain.Resolve(l.Entries, req.Address)
+	}
 	if err != nil {
 		return res, err
 	}

@@ -44,6 +44,8 @@ var Module = fx.Module("peerctl",
 		NewSocket,
 		NewTransport,
 		NewService,
+		NewHarness,
+		NewProcesses,
 	),
 )
 
@@ -83,3 +85,9 @@ func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketfram
 func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport) *Service {
 	return New(reg, live, t, cfg.ConfigDir)
 }
+
+// NewHarness exposes the courier's program probe (for `peerctl doctor`).
+func NewHarness(courier *courierexec.Transport) ports.Harness { return courier }
+
+// NewProcesses reads the process tree from /proc (for whoami and doctor).
+func NewProcesses() ports.Processes { return procliveness.NewTree("") }

@@ -85,15 +85,21 @@ type Record struct {
 	Warnings []string
 }
 
+// MaxPlausibleMillis is the last millisecond of year 9999 (UTC): a larger
+// epoch-milliseconds value is another unit (microseconds would put a 2026
+// date in year 58000) and would not even format as RFC 3339.
+const MaxPlausibleMillis = 253402300799999
+
 // MillisToTime converts an epoch-milliseconds field to a time. Values that
-// look like epoch seconds (below 10^11, i.e. before 1973 as milliseconds) are
-// still converted as milliseconds but reported with ok=false so the caller
-// can warn instead of printing a wrong date.
+// look like epoch seconds (below 10^11, i.e. before 1973 as milliseconds) or
+// like a finer unit (above MaxPlausibleMillis) are still converted as
+// milliseconds but reported with ok=false so the caller can warn instead of
+// printing a wrong date.
 func MillisToTime(ms int64) (t time.Time, ok bool) {
 	if ms <= 0 {
 		return time.Time{}, false
 	}
-	if ms < 1e11 {
+	if ms < 1e11 || ms > MaxPlausibleMillis {
 		return time.UnixMilli(ms), false
 	}
 	return time.UnixMilli(ms), true

@@ -2,21 +2,43 @@ package domain
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
+// MaxProjectSlug is the longest project folder name Claude Code writes
+// before it shortens the name and appends a hash (measured on 2.1.328).
+const MaxProjectSlug = 200
+
 // ProjectSlug turns a session's cwd into the folder name Claude Code uses
-// under <config dir>/projects/: every byte that is not an ASCII letter or
-// digit becomes '-' (measured on Claude Code 2.1.328; see
-// docs/CLAUDE-CODE-FACTS.md).
+// under <config dir>/projects/ (measured on Claude Code 2.1.328):
+//
+//   - every UTF-16 code unit of cwd that is not an ASCII letter or digit
+//     becomes '-' (so "ü" gives one '-', an emoji outside the BMP two);
+//   - a result longer than MaxProjectSlug units is cut to MaxProjectSlug and
+//     gets "-" plus the base-36 absolute value of the 32-bit Java-style string
+//     hash of cwd (h = 31*h + unit, wrapping, over its UTF-16 code units).
 func ProjectSlug(cwd string) string {
-	b := []byte(cwd)
-	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			b[i] = '-'
+	units := utf16.Encode([]rune(cwd))
+	out := make([]byte, len(units))
+	var h int32
+	for i, u := range units {
+		h = 31*h + int32(u)
+		if 'a' <= u && u <= 'z' || 'A' <= u && u <= 'Z' || '0' <= u && u <= '9' {
+			out[i] = byte(u)
+		} else {
+			out[i] = '-'
 		}
 	}
-	return string(b)
+	if len(out) <= MaxProjectSlug {
+		return string(out)
+	}
+	abs := int64(h)
+	if abs < 0 {
+		abs = -abs
+	}
+	return string(out[:MaxProjectSlug]) + "-" + strconv.FormatInt(abs, 36)
 }
 
 // TranscriptPath is where Claude Code keeps a session's transcript:

@@ -22,7 +22,8 @@ const (
 	VerdictForeign
 	// VerdictMisnamed: the file is not named <pid>.json for the record's pid.
 	VerdictMisnamed
-	// VerdictHeadless: kind is not "interactive" (claude -p, background): never a peer.
+	// VerdictHeadless: kind is not "interactive" (claude -p "print",
+	// "background", or no kind at all): never a peer.
 	VerdictHeadless
 	// VerdictMalformed: not JSON, trailing garbage, over the size cap, or required fields missing.
 	VerdictMalformed
@@ -117,7 +118,7 @@ func (e Entry) Endpoint() Endpoint {
 
 // Classify decides a record's verdict from what was read and the liveness
 // check, in this order: file problems (unreadable, malformed, misnamed),
-// headless kinds, foreign pid domain, dead pid (stale), start-time mismatch
+// headless kinds (anything but exactly "interactive"), foreign pid domain, dead pid (stale), start-time mismatch
 // (reused), else live. A check that could not be made never causes a
 // negative verdict.
 func Classify(r Record, l Liveness) Entry {
@@ -129,7 +130,12 @@ func Classify(r Record, l Liveness) Entry {
 			e.Verdict = VerdictMalformed
 		}
 		e.Reason = r.Problem
-	case r.Kind != "" && r.Kind != KindInteractive:
+	case r.Kind == "":
+		// Claude Code 2.1.328's own listing (claude agents) skips such a
+		// record too (measured); every version we know writes "kind".
+		e.Verdict = VerdictHeadless
+		e.Reason = `record has no kind; only kind "interactive" is a peer`
+	case r.Kind != KindInteractive:
 		e.Verdict = VerdictHeadless
 		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
 	case l.DomainMatches == No:
@@ -156,6 +162,10 @@ func Classify(r Record, l Liveness) Entry {
 			e.Unaddressable = "record has no name"
 		case r.SocketPath == "":
 			e.Unaddressable = "record has no messagingSocketPath (Claude Code " + orUnknown(r.Version) + " publishes no messaging socket)"
+		case !strings.HasPrefix(r.SocketPath, "/"):
+			// Claude Code writes absolute paths; a relative one (or a Windows
+			// pipe name) would be resolved against peerctl's own directory.
+			e.Unaddressable = fmt.Sprintf("messagingSocketPath %q is not an absolute path", r.SocketPath)
 		default:
 			e.Addressable = true
 		}

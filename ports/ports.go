@@ -29,6 +29,23 @@ type Registry interface {
 	Read(ctx context.Context) (Snapshot, error)
 }
 
+// SelectiveRegistry is a Registry that can skip records unread. keep is
+// given each candidate file's base name (e.g. "4652.json"); a file it
+// rejects is neither opened nor returned. Callers use it only where a
+// skipped record could not change their answer, and fall back to Read.
+type SelectiveRegistry interface {
+	Registry
+	ReadMatching(ctx context.Context, keep func(name string) bool) (Snapshot, error)
+}
+
+// PIDProber is a Liveness that can tell, from a pid alone, that no such
+// process exists (on Linux, kill(pid, 0) failing with ESRCH). A record
+// whose pid is gone can never be live, whatever its file says.
+type PIDProber interface {
+	Liveness
+	Gone(pid int) bool
+}
+
 // Liveness checks one record's process against the operating system.
 type Liveness interface {
 	Check(rec domain.Record) domain.Liveness

@@ -3,7 +3,9 @@ package courierexec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -65,7 +67,7 @@ func decodeAt(b []byte) (Output, bool) {
 	switch raw[0] {
 	case '{':
 		var r Result
-		if json.Unmarshal(raw, &r) != nil || r.Type != "result" {
+		if strictUnmarshal(raw, &r) != nil || r.Type != "result" {
 			return Output{}, false
 		}
 		out.Result = &r
@@ -76,7 +78,7 @@ func decodeAt(b []byte) (Output, bool) {
 		out.Array = true
 		for i := len(out.Messages) - 1; i >= 0; i-- {
 			var r Result
-			if json.Unmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
+			if strictUnmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
 				out.Result = &r
 				break
 			}
@@ -139,10 +141,12 @@ type contentBlock struct {
 }
 
 type message struct {
-	Type    string `json:"type"`
-	Message struct {
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
+	Type    string          `json:"type"`
+	Message json.RawMessage `json:"message"`
+}
+
+type messageBody struct {
+	Content json.RawMessage `json:"content"`
 }
 
 type sendInput struct {
@@ -160,18 +164,24 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 	results := map[string]bool{} // tool_use_id -> is_error
 	for _, raw := range msgs {
 		var m message
-		if json.Unmarshal(raw, &m) != nil || len(m.Message.Content) == 0 || m.Message.Content[0] != '[' {
+		var body messageBody
+		if strictUnmarshal(raw, &m) != nil || strictUnmarshal(m.Message, &body) != nil ||
+			len(body.Content) == 0 || body.Content[0] != '[' {
 			continue
 		}
-		var blocks []contentBlock
-		if json.Unmarshal(m.Message.Content, &blocks) != nil {
+		var rawBlocks []json.RawMessage
+		if json.Unmarshal(body.Content, &rawBlocks) != nil {
 			continue
 		}
-		for _, b := range blocks {
+		for _, rb := range rawBlocks {
+			var b contentBlock
+			if strictUnmarshal(rb, &b) != nil {
+				continue
+			}
 			switch {
 			case b.Type == "tool_use" && b.Name == "SendMessage":
 				var in sendInput
-				_ = json.Unmarshal(b.Input, &in)
+				_ = strictUnmarshal(b.Input, &in)
 				c := call{}
 				if in.To != nil {
 					c.to = *in.To
@@ -234,4 +244,32 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// strictUnmarshal decodes the JSON object data into v, a pointer to a
+// struct, reading only keys spelled exactly as v's json tags. encoding/json
+// matches keys case-insensitively; Claude Code (JavaScript) does not, so
+// {"message":"a","Message":"b"} must read as "a", not "b". As in
+// JavaScript, the last of duplicate keys wins.
+func strictUnmarshal(data []byte, v any) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	if fields == nil {
+		return errors.New("not a JSON object")
+	}
+	t := reflect.TypeOf(v).Elem()
+	kept := make(map[string]json.RawMessage, t.NumField())
+	for i := range t.NumField() {
+		key, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if raw, ok := fields[key]; ok && key != "" && key != "-" {
+			kept[key] = raw
+		}
+	}
+	exact, err := json.Marshal(kept)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(exact, v)
 }

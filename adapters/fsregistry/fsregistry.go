@@ -40,14 +40,20 @@ type Registry struct {
 	tornRetry   time.Duration
 	freshWindow time.Duration
 	now         func() time.Time
+	// sleep waits out tornRetry (time.Sleep; tests replace it to rewrite
+	// the file inside the retry window).
+	sleep func(time.Duration)
 }
 
-var _ ports.Registry = (*Registry)(nil)
+var (
+	_ ports.Registry          = (*Registry)(nil)
+	_ ports.SelectiveRegistry = (*Registry)(nil)
+)
 
 // New returns a Registry for dir, the sessions folder itself (see
 // SessionsDir to derive it from a config dir).
 func New(dir string) *Registry {
-	return &Registry{dir: dir, tornRetry: 50 * time.Millisecond, freshWindow: time.Second, now: time.Now}
+	return &Registry{dir: dir, tornRetry: 50 * time.Millisecond, freshWindow: time.Second, now: time.Now, sleep: time.Sleep}
 }
 
 // Dir returns the folder this registry reads.
@@ -89,6 +95,14 @@ func SessionsDir(configDir string) string { return filepath.Join(configDir, Sess
 // its place) is an error. Files that cannot be used are returned with
 // Record.Problem set, never dropped silently and never fatal.
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
+	return r.ReadMatching(ctx, nil)
+}
+
+// ReadMatching is Read restricted to the candidate files whose base name
+// keep accepts (nil keeps every one): the others are neither opened nor
+// returned. It lets a caller that needs only some records (the live ones,
+// say) skip the rest unread; see ports.SelectiveRegistry.
+func (r *Registry) ReadMatching(ctx context.Context, keep func(name string) bool) (ports.Snapshot, error) {
 	snap := ports.Snapshot{Dir: r.dir}
 	des, err := os.ReadDir(r.dir)
 	if err != nil {
@@ -100,7 +114,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	}
 	names := make([]string, 0, len(des))
 	for _, de := range des {
-		if Candidate(de.Name()) {
+		if Candidate(de.Name()) && (keep == nil || keep(de.Name())) {
 			names = append(names, de.Name())
 		}
 	}
@@ -113,8 +127,12 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 }
 
 // Candidate reports whether a directory entry name is a registry record
-// candidate: it ends in ".json" and is not a dot file or an editor/temp
-// file. *.key files are never candidates.
+// candidate, from the name alone (nothing is opened to decide): it ends in
+// exactly ".json" and does not start with ".". So *.key files (a session's
+// secret peerToken), dot files (".4652.json", editor swap files) and temp
+// files (anything after ".json": "4652.json.tmp", "4652.json~",
+// "4652.json.12345") are ignored without being opened. Other *.json names
+// ("5031b.json", a folder "x.json") are candidates and get a verdict.
 func Candidate(name string) bool {
 	return strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") &&
 		!strings.HasSuffix(name, ".key") && name != ".json"
@@ -132,7 +150,7 @@ func (r *Registry) readOne(name string) domain.Record {
 	parsed, perr := Parse(data)
 	if perr != nil && !mod.IsZero() && r.now().Sub(mod) < r.freshWindow && r.tornRetry > 0 {
 		// Caught mid-write: Claude Code writes the record in steps.
-		time.Sleep(r.tornRetry)
+		r.sleep(r.tornRetry)
 		if data2, mod2, problem2 := readRegular(path); problem2 == nil {
 			rec.ModTime = mod2
 			parsed, perr = Parse(data2)

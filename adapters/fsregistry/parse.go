@@ -17,31 +17,32 @@ import (
 // whose JSON type varies between versions are kept raw.
 type wireRecord struct {
 	PID          json.RawMessage `json:"pid"`
-	SessionID    *string         `json:"sessionId"`
-	Cwd          *string         `json:"cwd"`
+	SessionID    json.RawMessage `json:"sessionId"`
+	Cwd          json.RawMessage `json:"cwd"`
 	StartedAt    json.RawMessage `json:"startedAt"`
 	ProcStart    json.RawMessage `json:"procStart"`
-	Version      *string         `json:"version"`
+	Version      json.RawMessage `json:"version"`
 	PeerProtocol json.RawMessage `json:"peerProtocol"`
-	Kind         *string         `json:"kind"`
-	Entrypoint   *string         `json:"entrypoint"`
-	PIDDomain    *string         `json:"pidDomain"`
-	Tmux         *string         `json:"tmux"`
-	SocketPath   *string         `json:"messagingSocketPath"`
-	Name         *string         `json:"name"`
-	NameSource   *string         `json:"nameSource"`
+	Kind         json.RawMessage `json:"kind"`
+	Entrypoint   json.RawMessage `json:"entrypoint"`
+	PIDDomain    json.RawMessage `json:"pidDomain"`
+	Tmux         json.RawMessage `json:"tmux"`
+	SocketPath   json.RawMessage `json:"messagingSocketPath"`
+	Name         json.RawMessage `json:"name"`
+	NameSource   json.RawMessage `json:"nameSource"`
 	NameSince    json.RawMessage `json:"nameSince"`
-	Status       *string         `json:"status"`
+	Status       json.RawMessage `json:"status"`
 	UpdatedAt    json.RawMessage `json:"updatedAt"`
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // Parse decodes one record file. It tolerates a UTF-8 BOM, unknown fields,
-// null fields and procStart as a string or a number; it rejects anything but
+// null fields, procStart (and pid) as a string or a number, and text fields
+// of the wrong JSON type (ignored, with a warning); it rejects anything but
 // exactly one JSON object (trailing garbage included), a missing or
-// non-positive pid, and fields of the wrong JSON type. File, Path and
-// ModTime are left for the caller.
+// non-positive pid, and pid, procStart or timestamps of the wrong type.
+// File, Path and ModTime are left for the caller.
 func Parse(data []byte) (domain.Record, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -65,17 +66,25 @@ func Parse(data []byte) (domain.Record, error) {
 		return rec, fmt.Errorf("pid %s is not a positive process id", w.PID)
 	}
 	rec.PID = int(pid)
-	rec.SessionID = str(w.SessionID)
-	rec.Cwd = str(w.Cwd)
-	rec.Version = str(w.Version)
-	rec.Kind = str(w.Kind)
-	rec.Entrypoint = str(w.Entrypoint)
-	rec.PIDDomain = str(w.PIDDomain)
-	rec.Tmux = str(w.Tmux)
-	rec.SocketPath = str(w.SocketPath)
-	rec.Name = str(w.Name)
-	rec.NameSource = str(w.NameSource)
-	rec.Status = domain.ParseStatus(str(w.Status))
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *string
+	}{
+		{"sessionId", w.SessionID, &rec.SessionID},
+		{"cwd", w.Cwd, &rec.Cwd},
+		{"version", w.Version, &rec.Version},
+		{"kind", w.Kind, &rec.Kind},
+		{"entrypoint", w.Entrypoint, &rec.Entrypoint},
+		{"pidDomain", w.PIDDomain, &rec.PIDDomain},
+		{"tmux", w.Tmux, &rec.Tmux},
+		{"messagingSocketPath", w.SocketPath, &rec.SocketPath},
+		{"name", w.Name, &rec.Name},
+		{"nameSource", w.NameSource, &rec.NameSource},
+	} {
+		*f.dst = strField(f.name, f.raw, &rec.Warnings)
+	}
+	rec.Status = domain.ParseStatus(strField("status", w.Status, &rec.Warnings))
 	if rec.ProcStart, err = procStartField(w.ProcStart); err != nil {
 		return rec, err
 	}
@@ -102,7 +111,7 @@ func Parse(data []byte) (domain.Record, error) {
 		}
 		t, ok := domain.MillisToTime(ms)
 		if !ok {
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s %d is not epoch milliseconds (seconds?); ignored", f.name, ms))
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s %d is not plausible epoch milliseconds (seconds? microseconds?); ignored", f.name, ms))
 			continue
 		}
 		*f.dst = t
@@ -143,11 +152,20 @@ func procStartField(raw json.RawMessage) (string, error) {
 	return "", fmt.Errorf("field procStart is %s, not a string or number", shorten(raw))
 }
 
-func str(p *string) string {
-	if p == nil {
+// strField decodes an optional string field. Absent or null is "". A value
+// of another JSON type is treated as absent and noted in warnings: Claude
+// Code 2.1.328's own listing keeps such a record and drops the field
+// (measured), and a record is too valuable to lose over one odd field.
+func strField(name string, raw json.RawMessage, warnings *[]string) string {
+	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	return *p
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		*warnings = append(*warnings, fmt.Sprintf("field %s is %s, not a string; ignored", name, shorten(raw)))
+		return ""
+	}
+	return s
 }
 
 func shorten(raw json.RawMessage) string {

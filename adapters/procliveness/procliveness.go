@@ -39,7 +39,10 @@ type Checker struct {
 	domainErr error
 }
 
-var _ ports.Liveness = (*Checker)(nil)
+var (
+	_ ports.Liveness  = (*Checker)(nil)
+	_ ports.PIDProber = (*Checker)(nil)
+)
 
 // Option adjusts a Checker (for tests).
 type Option func(*checkerConfig)
@@ -126,8 +129,14 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	start, err := StartTime(c.procRoot, rec.PID)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		// Gone between kill and read.
-		l.Alive = domain.No
+		// Either the pid exited between kill and read, or /proc hides it
+		// (mounted hidepid=2, or a /proc of another pid namespace). Ask
+		// kill again: only ESRCH makes it dead; otherwise it stays unknown.
+		if kerr := c.kill(rec.PID); errors.Is(kerr, unix.ESRCH) {
+			l.Alive = domain.No
+		} else {
+			l.Unchecked = append(l.Unchecked, fmt.Sprintf("procStart not checked: %s/%d is not visible while the pid is alive", c.procRoot, rec.PID))
+		}
 	case err != nil:
 		l.Unchecked = append(l.Unchecked, "procStart not checked: "+err.Error())
 	case start == rec.ProcStart:
@@ -136,6 +145,12 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 		l.StartMatches, l.ActualStart = domain.No, start
 	}
 	return l
+}
+
+// Gone reports whether no process has pid: kill(pid, 0) fails with ESRCH.
+// Any other answer (alive, EPERM, an odd error) is not "gone".
+func (c *Checker) Gone(pid int) bool {
+	return pid > 0 && errors.Is(c.kill(pid), unix.ESRCH)
 }
 
 // StartTime returns field 22 (starttime, clock ticks since boot) of

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,9 +55,9 @@ func exitCode(r domain.Reason) int {
 
 const exitCodesHelp = `Exit codes:
   0  ok
-  1  unexpected error (e.g. the registry folder is unreadable)
+  1  unexpected error (e.g. the registry folder is unreadable); doctor found a problem
   2  usage error (bad flag, argument or address)
-  3  not_live             no live session answers to the address
+  3  not_live             no live session answers to the address; whoami: not inside a session
   4  identity_mismatch    ambiguous address, or the session changed between reads
   5  delivery_failed      the transport ran and did not deliver
   6  harness_unsupported  the session or program cannot do this
@@ -68,6 +69,12 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// environ, pid, uid and buildInfo describe this process (doctor, whoami,
+	// version); tests replace them.
+	environ   func() []string
+	pid       int
+	uid       int
+	buildInfo func() (*debug.BuildInfo, bool)
 
 	configDir string
 	debug     bool
@@ -78,7 +85,8 @@ type cli struct {
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
-	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
+		environ: os.Environ, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo}
 }
 
 func (c *cli) root() *cobra.Command {
@@ -110,6 +118,15 @@ and never writes to the registry.
 	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.endpointCmd())
+	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
+	root.Version = c.version().short()
+	root.SetVersionTemplate("peerctl {{.Version}}\n")
+	root.InitDefaultHelpCmd()
+	for _, sub := range root.Commands() {
+		if sub.Name() == "help" {
+			sub.Example = "  peerctl help send\n  peerctl help completion"
+		}
+	}
 	return root
 }
 
@@ -135,6 +152,10 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 			c.printRefusalJSON(r)
 		}
 		return exitCode(r.Reason)
+	}
+	var se silentError
+	if errors.As(err, &se) {
+		return se.code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
@@ -179,8 +200,9 @@ type options struct {
 }
 
 // service builds the fx graph once and returns the Service. Warnings about
-// the config dir go to stderr.
-func (c *cli) service(opts options) (*app.Service, app.Config, error) {
+// the config dir go to stderr. extra are further fx.Populate targets (e.g. a
+// *ports.Harness).
+func (c *cli) service(opts options, extra ...any) (*app.Service, app.Config, error) {
 	dir, warnings, err := fsregistry.ConfigDir(c.configDir, c.getenv)
 	if err != nil {
 		return nil, app.Config{}, err
@@ -198,7 +220,7 @@ func (c *cli) service(opts options) (*app.Service, app.Config, error) {
 	if c.debug {
 		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
 	}
-	fxApp := fx.New(app.Module, fx.Supply(cfg), fx.Populate(&svc), logger)
+	fxApp := fx.New(app.Module, fx.Supply(cfg), fx.Populate(append([]any{&svc}, extra...)...), logger)
 	if err := fxApp.Err(); err != nil {
 		return nil, cfg, fmt.Errorf("build peerctl: %w", unwrapFx(err))
 	}

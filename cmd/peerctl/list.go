@@ -5,6 +5,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +65,7 @@ A record is live when its pid is alive, its procStart equals the process's start
 (when both are known) and its pidDomain is ours (when present). With --all every record
 is shown with its verdict: live, stale (pid gone), reused (pid alive, other start time),
 foreign (other pid namespace or machine), misnamed (file is not <pid>.json), headless
-(kind print/background), malformed, unreadable.`,
+(kind print, background or none), malformed, unreadable. See docs/REGISTRY.md.`,
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
   peerctl list --all`,
@@ -107,7 +108,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 			if e.Live() && !e.Addressable {
 				reason = "not addressable: " + e.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, e.Record.File, cell(reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, cell(e.Record.File), cell(reason))
 		}
 		return tw.Flush()
 	}
@@ -125,12 +126,13 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 }
 
 // cell makes a value safe for one table cell: control characters (which
-// could move the cursor or fake rows) are shown as escapes.
+// could move the cursor or fake rows) and bytes that are not UTF-8 (a lone
+// 0x9b is a CSI to some terminals) are shown as escapes.
 func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
 		return s
 	}
 	q := fmt.Sprintf("%q", s)

@@ -93,6 +93,8 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	cmd.ValidArgsFunction = c.completeLiveSessions
+	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]cobra.Completion{app.TransportCourier, app.TransportSocket}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

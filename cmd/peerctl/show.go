@@ -54,6 +54,7 @@ a single record matching by id, name, id prefix or pid is shown with its verdict
 			return c.printDetail(d)
 		},
 	}
+	cmd.ValidArgsFunction = c.completeLiveSessions
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	return cmd
 }

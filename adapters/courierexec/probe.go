@@ -1,0 +1,131 @@
+package courierexec
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/peerctl/peerctl/ports"
+)
+
+// ProbeTimeout bounds each of the two short runs Probe makes.
+const ProbeTimeout = 10 * time.Second
+
+var _ ports.Harness = (*Transport)(nil)
+
+// Flags returns the flags of Args (the tokens that start with "-"), in order.
+func (t *Transport) Flags() []string {
+	var out []string
+	for _, a := range t.Args() {
+		if strings.HasPrefix(a, "-") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Probe checks the courier program without starting a session: it resolves
+// it on PATH, runs `<program> --version` and `<program> --help` (each bounded
+// by ProbeTimeout, in its own process group that is killed afterwards, with
+// the scrubbed environment), and lists the flags of Args that --help does not
+// define. The help format is commander.js's, as printed by Claude Code
+// 2.1.328: option lines start with two spaces and a dash, aliases separated
+// by ", ", e.g. "  -p, --print   Print response and exit".
+func (t *Transport) Probe(ctx context.Context) ports.HarnessProbe {
+	p := ports.HarnessProbe{Program: t.cfg.Program, Flags: t.Flags()}
+	path, err := exec.LookPath(t.cfg.Program)
+	if err != nil {
+		p.Err = fmt.Errorf("find %q: %w", t.cfg.Program, unwrapExec(err))
+		return p
+	}
+	p.Path = path
+	out, err := t.short(ctx, path, "--version")
+	if err != nil {
+		p.Err = fmt.Errorf("run %s --version: %w", path, err)
+		return p
+	}
+	p.Version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	help, err := t.short(ctx, path, "--help")
+	if err != nil {
+		p.Err = fmt.Errorf("run %s --help: %w", path, err)
+		return p
+	}
+	defined := HelpFlags(help)
+	for _, f := range p.Flags {
+		if !defined[f] {
+			p.Missing = append(p.Missing, f)
+		}
+	}
+	return p
+}
+
+// HelpFlags returns the set of option names a commander.js --help text
+// defines (see Probe for the format).
+func HelpFlags(help []byte) map[string]bool {
+	set := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(help))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "  -") {
+			continue
+		}
+		spec := strings.TrimSpace(line)
+		if i := strings.Index(spec, "  "); i >= 0 {
+			spec = spec[:i]
+		}
+		for _, alias := range strings.Split(spec, ", ") {
+			name, _, _ := strings.Cut(alias, " ")
+			name, _, _ = strings.Cut(name, "=")
+			if strings.HasPrefix(name, "-") {
+				set[name] = true
+			}
+		}
+	}
+	return set
+}
+
+// short runs path with one argument, bounded by ProbeTimeout, and returns
+// its stdout. A non-zero exit, a timeout or a signal is an error carrying the
+// head of stderr. The process group is killed before it returns.
+func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	stdout := &capBuffer{max: 1 << 20}
+	stderr := &capBuffer{max: 64 << 10}
+	cmd := exec.Command(path, arg)
+	cmd.Dir = t.cfg.Dir
+	cmd.Env = append(ScrubEnv(t.cfg.Env, t.cfg.ConfigDir), "DISABLE_AUTOUPDATER=1")
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = t.cfg.Grace
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no answer within %s; its process group was killed", ProbeTimeout)
+		}
+		return nil, ctx.Err()
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if err != nil {
+		return nil, fmt.Errorf("stderr %q: %w", head(stderr.Bytes(), 200), err)
+	}
+	return stdout.Bytes(), nil
+}

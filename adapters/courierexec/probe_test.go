@@ -1,0 +1,100 @@
+package courierexec
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHelpFlags(t *testing.T) {
+	help := `Usage: claude [options] [command] [prompt]
+
+Options:
+  --add-dir <directories...>            More directories Claude can access
+  --allowedTools, --allowed-tools <tools...>
+      Comma or space-separated list of tool names to allow (e.g. "Bash(git *)
+  -d, --debug [filter]                  Enable debug mode with optional category
+                                        --debug='!hooks,!mcp')
+                                        --resume <session-id>, continues that
+  -p, --print                           Print response and exit (useful for
+  --output-format=<format>              Output format
+  --tmux                                Create a tmux session; use --tmux=classic
+Commands:
+  agents [options]                      List agents
+`
+	got := HelpFlags([]byte(help))
+	for _, f := range []string{"--add-dir", "--allowedTools", "--allowed-tools", "-d", "--debug", "-p", "--print", "--output-format", "--tmux"} {
+		assert.True(t, got[f], "%s is defined", f)
+	}
+	for _, f := range []string{"--resume", "--safe-mode", "agents", "--tmux=classic"} {
+		assert.False(t, got[f], "%s is only mentioned, not defined", f)
+	}
+}
+
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
+	return p
+}
+
+func TestProbeFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		program string
+		wantErr string
+		path    bool
+	}{
+		{"not found", filepath.Join(t.TempDir(), "absent"), "find", false},
+		{"--version fails", script(t, `echo "boom" >&2; exit 3`), "--version: stderr \"boom\": exit status 3", true},
+		{"--help fails", script(t, `[ "$1" = --version ] && { echo 1.0; exit 0; }; exit 4`), "--help", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New(Config{Program: tt.program}).Probe(context.Background())
+			require.Error(t, p.Err)
+			assert.Contains(t, p.Err.Error(), tt.wantErr)
+			assert.Equal(t, tt.path, p.Path != "")
+			assert.Equal(t, New(Config{}).Flags(), p.Flags)
+		})
+	}
+}
+
+func TestProbeCanceledKillsTheGroup(t *testing.T) {
+	// A program that never answers: the probe must end with the context and
+	// leave no process behind (the grandchild sleep is in the same group).
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	prog := script(t, `sleep 300 & echo $! > `+pidFile+`; wait`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p := New(Config{Program: prog}).Probe(ctx)
+		assert.Error(t, p.Err)
+	}()
+	require.Eventually(t, func() bool { _, err := os.Stat(pidFile); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	var pid int
+	_, err = fmt.Sscan(string(data), &pid)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 10*time.Millisecond, "grandchild %d was killed", pid)
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	return !strings.Contains(string(b), ") Z ")
+}

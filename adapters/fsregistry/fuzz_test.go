@@ -1,0 +1,61 @@
+package fsregistry_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+)
+
+// FuzzParse: Parse never panics; an accepted record has a positive pid, and
+// its timestamps are either unset or plausible epoch-millisecond dates (a
+// value in seconds is a warning, never a date in year 58000).
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "records", "*.json"))
+	require.NoError(f, err)
+	require.NotEmpty(f, files)
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(b)
+		f.Add(append([]byte{0xEF, 0xBB, 0xBF}, b...))
+		f.Add(b[:len(b)/2])
+		f.Add(append(b, " {}"...))
+	}
+	for _, s := range []string{
+		`{"pid":1}`, `{"pid":"1"}`, `{"pid":-1}`, `{"pid":1.5}`, `{"pid":1e3}`,
+		`{"pid":2147483648}`, `{"pid":1,"procStart":123}`, `{"pid":1,"procStart":{}}`,
+		`{"pid":1,"startedAt":1796027521}`, `{"pid":1,"startedAt":1796027521308000}`, `{"pid":1,"startedAt":99999999999999999999}`,
+		`{"pid":1,"name":"\u0000\u001b[2J"}`, `null`, `[]`, "{\"pid\":1,\"cwd\":\"\xff\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := fsregistry.Parse(data)
+		if err != nil {
+			return
+		}
+		assert.Positive(t, rec.PID, "accepted a record without a positive pid")
+		for _, tm := range []struct {
+			name string
+			y    int
+			zero bool
+		}{
+			{"startedAt", rec.StartedAt.Year(), rec.StartedAt.IsZero()},
+			{"nameSince", rec.NameSince.Year(), rec.NameSince.IsZero()},
+			{"updatedAt", rec.UpdatedAt.Year(), rec.UpdatedAt.IsZero()},
+		} {
+			if !tm.zero {
+				assert.True(t, tm.y >= 1973 && tm.y <= 9999, "%s year %d", tm.name, tm.y)
+			}
+		}
+		for _, s := range []string{rec.Name, rec.SessionID, rec.Cwd, rec.SocketPath} {
+			assert.True(t, utf8.ValidString(s), "JSON strings decode to valid UTF-8")
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package fsregistry
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+func TestParseFields(t *testing.T) {
+	tests := []struct {
+		name    string
+		json    string
+		check   func(t *testing.T, r domain.Record)
+		warning string // part of the only warning; "" means none
+	}{
+		{"procStart as string", `{"pid":7,"procStart":"35646"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "35646", r.ProcStart) }, ""},
+		{"procStart as number", `{"pid":7,"procStart":35646}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "35646", r.ProcStart) }, ""},
+		{"procStart text kept as written", `{"pid":7,"procStart":"035646"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "035646", r.ProcStart) }, ""},
+		{"procStart null", `{"pid":7,"procStart":null}`, func(t *testing.T, r domain.Record) { assert.Empty(t, r.ProcStart) }, ""},
+		{"pid as a string of digits (Claude Code 2.1.328 lists it too)", `{"pid":"7"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, 7, r.PID) }, ""},
+		{"unknown fields ignored", `{"pid":7,"peerFeatures":["a"],"asksForConvertedSkills":null,"future":{"x":1}}`, func(t *testing.T, r domain.Record) { assert.Equal(t, 7, r.PID) }, ""},
+		{"null strings are absent", `{"pid":7,"name":null,"sessionId":null,"kind":null}`, func(t *testing.T, r domain.Record) {
+			assert.Empty(t, r.Name)
+			assert.Empty(t, r.SessionID)
+			assert.Empty(t, r.Kind)
+		}, ""},
+		{"status words", `{"pid":7,"status":"busy"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusBusy, r.Status) }, ""},
+		{"unknown status word", `{"pid":7,"status":"thinking"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusUnknown, r.Status) }, ""},
+		// Claude Code 2.1.328's own listing keeps such a record and drops the
+		// field; so do we, with a warning (measured by the oracle test).
+		{"name of the wrong type is ignored", `{"pid":7,"name":5}`, func(t *testing.T, r domain.Record) { assert.Empty(t, r.Name) }, "field name is 5, not a string; ignored"},
+		{"sessionId of the wrong type is ignored", `{"pid":7,"sessionId":{"a":1}}`, func(t *testing.T, r domain.Record) { assert.Empty(t, r.SessionID) }, `field sessionId is {"a":1}, not a string; ignored`},
+		{"kind of the wrong type is ignored", `{"pid":7,"kind":true}`, func(t *testing.T, r domain.Record) { assert.Empty(t, r.Kind) }, "field kind is true"},
+		{"socket path of the wrong type is ignored", `{"pid":7,"messagingSocketPath":["/s"]}`, func(t *testing.T, r domain.Record) { assert.Empty(t, r.SocketPath) }, "field messagingSocketPath"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Parse([]byte(tt.json))
+			require.NoError(t, err)
+			tt.check(t, r)
+			if tt.warning == "" {
+				assert.Empty(t, r.Warnings)
+			} else {
+				require.Len(t, r.Warnings, 1)
+				assert.Contains(t, r.Warnings[0], tt.warning)
+			}
+		})
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	tests := []struct{ name, json, err string }{
+		{"empty", ``, "not a JSON record"},
+		{"null", `null`, "required field pid is missing"},
+		{"array", `[]`, "not a JSON record"},
+		{"no pid", `{"sessionId":"s"}`, "required field pid is missing"},
+		{"pid 0", `{"pid":0}`, "pid 0 is not a positive process id"},
+		{"pid negative", `{"pid":-3}`, "pid -3 is not a positive process id"},
+		{"pid too big", `{"pid":4294967296}`, "is not a positive process id"},
+		{"pid fraction", `{"pid":7.5}`, "field pid is 7.5, not a whole number"},
+		{"pid bool", `{"pid":true}`, "field pid is true, not a number"},
+		{"pid word", `{"pid":"seven"}`, "not a number"},
+		{"procStart bool", `{"pid":7,"procStart":true}`, "field procStart is true, not a string or number"},
+		{"procStart object", `{"pid":7,"procStart":{}}`, "not a string or number"},
+		{"startedAt string word", `{"pid":7,"startedAt":"today"}`, "field startedAt"},
+		{"trailing garbage", `{"pid":7} x`, "trailing data"},
+		{"second object", `{"pid":7}{"pid":8}`, "trailing data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.json))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.err)
+		})
+	}
+}

@@ -1,0 +1,263 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Health is one doctor check's result; a closed set.
+type Health int
+
+// Health values. Only Fail makes peerctl unusable.
+const (
+	HealthOK Health = iota
+	// HealthWarn: usable, but something deserves a look.
+	HealthWarn
+	// HealthFail: peerctl cannot work as configured.
+	HealthFail
+	// HealthSkip: nothing to check (e.g. no live session has a socket).
+	HealthSkip
+)
+
+// String returns "ok", "warn", "fail" or "skip".
+func (h Health) String() string {
+	switch h {
+	case HealthOK:
+		return "ok"
+	case HealthWarn:
+		return "warn"
+	case HealthFail:
+		return "fail"
+	default:
+		return "skip"
+	}
+}
+
+// MarshalText writes the word, so JSON shows "ok" rather than 0.
+func (h Health) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
+// DoctorEnv is what the doctor needs from the calling process.
+type DoctorEnv struct {
+	// Self is the calling process's pid (the start of the parent walk).
+	Self int
+	// Environ is the calling process's environment, KEY=VALUE.
+	Environ []string
+	// UID is the calling process's effective uid (socket folder ownership).
+	UID int
+}
+
+// Report is what `peerctl doctor` found. Problems holds one line per Fail,
+// Warnings one line per Warn; OK is true when Problems is empty.
+type Report struct {
+	OK       bool
+	Claude   ClaudeCheck
+	Registry RegistryCheck
+	Sockets  []SocketDirCheck
+	Session  SessionCheck
+	Problems []string
+	Warnings []string
+}
+
+// ClaudeCheck is the courier program's probe.
+type ClaudeCheck struct {
+	Health Health
+	ports.HarnessProbe
+}
+
+// RegistryCheck is the registry folder's state. Counts has every verdict
+// word (domain.Verdicts) with its number of records, zeros included.
+type RegistryCheck struct {
+	Health  Health
+	Dir     string
+	Missing bool
+	Err     error
+	Counts  map[string]int
+}
+
+// SocketDirCheck is one folder holding live sessions' sockets. Healthy is
+// mode 0700 owned by us; group/other write access or another owner fails
+// (someone else could place a socket that receives our messages), other
+// group/other bits warn.
+type SocketDirCheck struct {
+	Health  Health
+	Dir     string
+	Mode    os.FileMode // permission bits; 0 when not stat-able
+	UID     int         // owner; -1 when unknown
+	Ours    bool
+	Problem string
+	// Sessions counts the live records whose socket is in Dir.
+	Sessions int
+}
+
+// SessionCheck says whether the caller runs inside a Claude Code session:
+// EnvVars lists the names (never values) of CLAUDECODE and CLAUDE_CODE_*
+// variables present; Found is the session Whoami found (nil if none).
+// Inside is true when Found is set or a session marker variable is present
+// (see sessionMarkers).
+type SessionCheck struct {
+	Inside  bool
+	EnvVars []string
+	Found   *Self
+	Note    string
+}
+
+// Doctor checks that peerctl can work here, without sending anything or
+// starting a session: the harness probe (see ports.Harness), one registry
+// read, the socket folders of live records, and whether env runs inside a
+// Claude Code session. It does not fail; problems are in the Report.
+func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports.Processes, env DoctorEnv) Report {
+	var r Report
+
+	probe := harness.Probe(ctx)
+	r.Claude = ClaudeCheck{HarnessProbe: probe}
+	switch {
+	case probe.Err != nil && probe.Path == "":
+		r.Claude.Health = HealthFail
+		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v (install Claude Code, or pass --claude or set $PEERCTL_CLAUDE)", probe.Err))
+	case probe.Err != nil:
+		r.Claude.Health = HealthFail
+		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v", probe.Err))
+	case len(probe.Missing) > 0:
+		r.Claude.Health = HealthFail
+		for _, f := range probe.Missing {
+			r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) has no %s flag in --help; the courier needs it", probe.Path, orDash(probe.Version), f))
+		}
+	}
+
+	l, err := s.Read(ctx)
+	r.Registry = RegistryCheck{Dir: l.Dir, Missing: l.Missing, Err: err, Counts: map[string]int{}}
+	for _, v := range domain.Verdicts() {
+		r.Registry.Counts[v.String()] = 0
+	}
+	switch {
+	case err != nil:
+		r.Registry.Health = HealthFail
+		r.Problems = append(r.Problems, fmt.Sprintf("registry: %v", err))
+	case l.Missing:
+		r.Registry.Health = HealthWarn
+		r.Warnings = append(r.Warnings, fmt.Sprintf("registry: folder %s does not exist; no Claude Code session has run with this config dir", l.Dir))
+	}
+	for _, e := range l.Entries {
+		r.Registry.Counts[e.Verdict.String()]++
+	}
+
+	r.Sockets = socketDirs(l.Live(), env.UID)
+	for _, sd := range r.Sockets {
+		switch sd.Health {
+		case HealthFail:
+			r.Problems = append(r.Problems, fmt.Sprintf("socket folder %s: %s", sd.Dir, sd.Problem))
+		case HealthWarn:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("socket folder %s: %s", sd.Dir, sd.Problem))
+		}
+	}
+
+	r.Session.EnvVars = sessionVars(env.Environ)
+	if err == nil {
+		self, werr := whoami(l, procs, env.Self, lookup(env.Environ, SocketEnv))
+		if werr == nil {
+			r.Session.Found = &self
+		} else {
+			r.Session.Note = werr.Error()
+		}
+	}
+	r.Session.Inside = r.Session.Found != nil
+	for _, k := range r.Session.EnvVars {
+		r.Session.Inside = r.Session.Inside || sessionMarkers[k]
+	}
+	r.OK = len(r.Problems) == 0
+	return r
+}
+
+func socketDirs(live []domain.Entry, uid int) []SocketDirCheck {
+	count := map[string]int{}
+	for _, e := range live {
+		if e.Record.SocketPath != "" {
+			count[filepath.Dir(e.Record.SocketPath)]++
+		}
+	}
+	dirs := make([]string, 0, len(count))
+	for d := range count {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	out := make([]SocketDirCheck, 0, len(dirs))
+	for _, d := range dirs {
+		out = append(out, checkSocketDir(d, uid, count[d]))
+	}
+	return out
+}
+
+func checkSocketDir(dir string, uid, sessions int) SocketDirCheck {
+	c := SocketDirCheck{Dir: dir, UID: -1, Sessions: sessions}
+	fi, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		c.Health, c.Problem = HealthWarn, fmt.Sprintf("cannot stat: %v (a live session's socket should be here)", err)
+		return c
+	case !fi.IsDir():
+		c.Health, c.Problem = HealthFail, fmt.Sprintf("not a directory (%s)", fi.Mode().Type())
+		return c
+	}
+	c.Mode = fi.Mode().Perm()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		c.UID = int(st.Uid)
+		c.Ours = c.UID == uid
+	}
+	switch {
+	case c.UID >= 0 && !c.Ours:
+		c.Health, c.Problem = HealthFail, fmt.Sprintf("owned by uid %d, not us (uid %d): another user could plant a socket there", c.UID, uid)
+	case c.Mode&0o022 != 0:
+		c.Health, c.Problem = HealthFail, fmt.Sprintf("mode %04o lets group or others write: another user could plant a socket there; want 0700", c.Mode)
+	case c.Mode&0o077 != 0:
+		c.Health, c.Problem = HealthWarn, fmt.Sprintf("mode %04o, want 0700", c.Mode)
+	}
+	return c
+}
+
+// sessionMarkers are the variables Claude Code 2.1.328 sets in the shells
+// it starts (Bash tool, "!" shell mode) that mark a session; provider and
+// credential settings (CLAUDE_CODE_USE_BEDROCK, ...) do not count.
+var sessionMarkers = map[string]bool{
+	"CLAUDECODE": true, "CLAUDE_CODE_ENTRYPOINT": true, "CLAUDE_CODE_SESSION_ID": true,
+	SocketEnv: true, "CLAUDE_CODE_CHILD_SESSION": true, "CLAUDE_CODE_EXECPATH": true,
+}
+
+// sessionVars returns the sorted names of CLAUDECODE and CLAUDE_CODE_*
+// variables in environ. Values are never returned: some are secrets
+// (CLAUDE_CODE_MESSAGING_TOKEN).
+func sessionVars(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "CLAUDECODE" || strings.HasPrefix(k, "CLAUDE_CODE_") {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func lookup(environ []string, key string) string {
+	v := ""
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "version unknown"
+	}
+	return s
+}

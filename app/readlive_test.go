@@ -1,0 +1,179 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+func TestFilePID(t *testing.T) {
+	tests := []struct {
+		name string
+		pid  int
+		ok   bool
+	}{
+		{"4652.json", 4652, true},
+		{"1.json", 1, true},
+		{"2147483647.json", 1<<31 - 1, true},
+		{"2147483648.json", 0, false},
+		{"99999999999.json", 0, false},
+		{"0.json", 0, false},
+		{"04652.json", 0, false},
+		{"+4652.json", 0, false},
+		{"-4652.json", 0, false},
+		{"4652b.json", 0, false},
+		{"4652.json.json", 0, false},
+		{".json", 0, false},
+		{"4652", 0, false},
+		{"४६५२.json", 0, false}, // non-ASCII digits
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pid, ok := filePID(tc.name)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.pid, pid)
+		})
+	}
+}
+
+// proberLiveness is a Liveness and PIDProber over a fixed set of gone pids;
+// it records which pids Check saw.
+type proberLiveness struct {
+	gone map[int]bool
+	mu   sync.Mutex
+	seen []int
+}
+
+func (p *proberLiveness) Gone(pid int) bool { return p.gone[pid] }
+
+func (p *proberLiveness) Check(rec domain.Record) domain.Liveness {
+	p.mu.Lock()
+	p.seen = append(p.seen, rec.PID)
+	p.mu.Unlock()
+	if p.gone[rec.PID] {
+		return domain.Liveness{Alive: domain.No}
+	}
+	return domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes}
+}
+
+// plainLiveness hides the PIDProber method, forcing full reads.
+type plainLiveness struct{ p *proberLiveness }
+
+func (l plainLiveness) Check(rec domain.Record) domain.Liveness { return l.p.Check(rec) }
+
+func writeLiveOnlyRecord(t *testing.T, dir, file string, pid int, id, name string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"pid":%d,"sessionId":%q,"cwd":"/home/dev/src/shop","procStart":"100","kind":"interactive","messagingSocketPath":"/tmp/cc-socks/%d.sock","name":%q}`, pid, id, pid, name)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(body), 0o600))
+}
+
+// liveOnlyWorld is a registry folder with live, gone and odd records:
+//
+//	100.json  live            "alpha"
+//	200.json  pid gone        "beta"   (stale)
+//	300.json  pid gone, holds pid 100 (misnamed; its file pid is gone)
+//	400.json  pid gone, not JSON
+//	0500.json not canonical, holds pid 500 (live, but misnamed)
+//	600.json  live, holds pid 200 (misnamed, its pid is gone)
+func liveOnlyWorld(t *testing.T) (dir string, live *proberLiveness) {
+	dir = t.TempDir()
+	writeLiveOnlyRecord(t, dir, "100.json", 100, "aaaaaaaa-0000-4000-8000-000000000100", "alpha")
+	writeLiveOnlyRecord(t, dir, "200.json", 200, "bbbbbbbb-0000-4000-8000-000000000200", "beta")
+	writeLiveOnlyRecord(t, dir, "300.json", 100, "cccccccc-0000-4000-8000-000000000300", "gamma")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "400.json"), []byte("{not json"), 0o600))
+	writeLiveOnlyRecord(t, dir, "0500.json", 500, "dddddddd-0000-4000-8000-000000000500", "delta")
+	writeLiveOnlyRecord(t, dir, "600.json", 200, "eeeeeeee-0000-4000-8000-000000000600", "epsilon")
+	return dir, &proberLiveness{gone: map[int]bool{200: true, 300: true, 400: true}}
+}
+
+func TestListLiveOnlySkipsGonePIDsAndAgreesWithAFullRead(t *testing.T) {
+	dir, live := liveOnlyWorld(t)
+	fast := New(fsregistry.New(dir), live, nil, "")
+	full := New(fsregistry.New(dir), plainLiveness{live}, nil, "")
+
+	got, err := fast.List(context.Background(), false)
+	require.NoError(t, err)
+	want, err := full.List(context.Background(), false)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	require.Len(t, got.Entries, 1)
+	assert.Equal(t, "alpha", got.Entries[0].Record.Name)
+
+	// --all still reads and classifies every record.
+	all, err := fast.List(context.Background(), true)
+	require.NoError(t, err)
+	assert.Len(t, all.Entries, 6)
+}
+
+func TestReadLiveNeverChecksRecordsOfGonePIDs(t *testing.T) {
+	dir, live := liveOnlyWorld(t)
+	svc := New(fsregistry.New(dir), live, nil, "")
+	l, partial, err := svc.readLive(context.Background())
+	require.NoError(t, err)
+	assert.True(t, partial)
+	files := make([]string, 0, len(l.Entries))
+	for _, e := range l.Entries {
+		files = append(files, e.Record.File)
+	}
+	assert.ElementsMatch(t, []string{"100.json", "0500.json", "600.json"}, files)
+	assert.NotContains(t, live.seen, 300, "a record in a gone pid's file was checked")
+}
+
+func TestReadLiveFallsBackToAFullReadWithoutTheOptionalPorts(t *testing.T) {
+	dir, live := liveOnlyWorld(t)
+	svc := New(fsregistry.New(dir), plainLiveness{live}, nil, "")
+	l, partial, err := svc.readLive(context.Background())
+	require.NoError(t, err)
+	assert.False(t, partial)
+	assert.Len(t, l.Entries, 6)
+}
+
+// noDeliveryTransport fails the test if it is ever asked to deliver.
+type noDeliveryTransport struct{ t *testing.T }
+
+func (s noDeliveryTransport) Name() string { return "stub" }
+func (s noDeliveryTransport) Deliver(context.Context, domain.Session, domain.Message) (domain.Receipt, error) {
+	s.t.Error("a refused send reached the transport")
+	return domain.Receipt{}, nil
+}
+func (s noDeliveryTransport) Plan(domain.Session, domain.Message) (domain.Plan, error) {
+	return domain.Plan{Transport: "stub"}, nil
+}
+
+var _ ports.Transport = noDeliveryTransport{}
+
+// A refusal may name a record that the live-only read skipped: Send must
+// refuse exactly as it would after a full read.
+func TestSendRefusesAsAFullReadWould(t *testing.T) {
+	for _, address := range []string{"beta", "bbbbbbbb-0000-4000-8000-000000000200", "bbbbbbbb", "nobody",
+		"cc-peer:v1:200:beta:/tmp/cc-socks/200.sock", "cc-peer:v1:bad"} {
+		t.Run(address, func(t *testing.T) {
+			dir, live := liveOnlyWorld(t)
+			fast := New(fsregistry.New(dir), live, noDeliveryTransport{t}, "")
+			full := New(fsregistry.New(dir), plainLiveness{live}, noDeliveryTransport{t}, "")
+			_, gotErr := fast.Send(context.Background(), SendRequest{Address: address, Text: "hi"})
+			_, wantErr := full.Send(context.Background(), SendRequest{Address: address, Text: "hi"})
+			require.Error(t, wantErr)
+			assert.Equal(t, wantErr.Error(), gotErr.Error())
+		})
+	}
+}
+
+func TestSendResolvesALiveTargetOnTheLiveOnlyRead(t *testing.T) {
+	dir, live := liveOnlyWorld(t)
+	svc := New(fsregistry.New(dir), live, noDeliveryTransport{t}, "")
+	res, err := svc.Send(context.Background(), SendRequest{Address: "alpha", Text: "hi", DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, 100, res.Target.PID())
+	require.NotNil(t, res.Plan)
+}

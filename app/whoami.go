@@ -1,0 +1,125 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// SocketEnv is the variable Claude Code 2.1.328 sets in the shells it starts
+// (its Bash tool and "!" shell mode) to the session's own messaging socket.
+const SocketEnv = "CLAUDE_CODE_MESSAGING_SOCKET"
+
+// MaxAncestry bounds the parent-pid walk of Whoami.
+const MaxAncestry = 128
+
+// Via says how Whoami found the calling session; a closed set.
+type Via int
+
+// Via values.
+const (
+	ViaNone Via = iota
+	// ViaSocketEnv: $CLAUDE_CODE_MESSAGING_SOCKET equals a live record's messagingSocketPath.
+	ViaSocketEnv
+	// ViaAncestor: a live record's pid is this process or one of its ancestors.
+	ViaAncestor
+)
+
+// String returns "socket-env", "ancestor" or "none".
+func (v Via) String() string {
+	switch v {
+	case ViaSocketEnv:
+		return "socket-env"
+	case ViaAncestor:
+		return "ancestor"
+	default:
+		return "none"
+	}
+}
+
+// Self is the session a process runs inside.
+type Self struct {
+	Entry domain.Entry
+	Via   Via
+	// Chain is the pids walked, from the starting pid up to the session's
+	// pid (ViaAncestor), or up to the root when nothing matched.
+	Chain []int
+	// Notes explain what was tried and did not match (e.g. a socket
+	// variable naming no live record).
+	Notes []string
+}
+
+// Whoami finds the live session that process self runs inside, on a fresh
+// read: first the live record whose messagingSocketPath equals socketEnv
+// (when socketEnv is non-empty), else the first live record whose pid is self
+// or one of its ancestors (parent pids read with procs, at most MaxAncestry
+// steps). When neither matches it refuses with ReasonNotLive, detail "not
+// inside a Claude Code session: ...". A registry read error is returned as is.
+func (s *Service) Whoami(ctx context.Context, procs ports.Processes, self int, socketEnv string) (Self, error) {
+	l, _, err := s.readLive(ctx) // only live records can answer
+	if err != nil {
+		return Self{}, err
+	}
+	return whoami(l, procs, self, socketEnv)
+}
+
+func whoami(l Listing, procs ports.Processes, self int, socketEnv string) (Self, error) {
+	var out Self
+	live := l.Live()
+	if socketEnv != "" {
+		want := filepath.Clean(socketEnv)
+		var hits []domain.Entry
+		for _, e := range live {
+			if e.Record.SocketPath != "" && filepath.Clean(e.Record.SocketPath) == want {
+				hits = append(hits, e)
+			}
+		}
+		switch len(hits) {
+		case 1:
+			out.Entry, out.Via = hits[0], ViaSocketEnv
+			return out, nil
+		case 0:
+			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches no live record", SocketEnv, socketEnv))
+		default:
+			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches %d live records; walking parent pids instead", SocketEnv, socketEnv, len(hits)))
+		}
+	}
+	byPID := map[int]domain.Entry{}
+	for _, e := range live {
+		byPID[e.Record.PID] = e
+	}
+	pid := self
+	for range MaxAncestry {
+		out.Chain = append(out.Chain, pid)
+		if e, ok := byPID[pid]; ok {
+			out.Entry, out.Via = e, ViaAncestor
+			return out, nil
+		}
+		next, err := procs.Parent(pid)
+		if err != nil {
+			out.Notes = append(out.Notes, err.Error())
+			break
+		}
+		if next <= 0 || next == pid {
+			break
+		}
+		pid = next
+	}
+	detail := fmt.Sprintf("not inside a Claude Code session: no live record in %s for this process or its parents (pids %s)", l.Dir, joinPIDs(out.Chain))
+	if len(out.Notes) > 0 {
+		detail += "; " + strings.Join(out.Notes, "; ")
+	}
+	return out, domain.Refuse(domain.ReasonNotLive, "%s", detail)
+}
+
+func joinPIDs(pids []int) string {
+	parts := make([]string, len(pids))
+	for i, p := range pids {
+		parts[i] = fmt.Sprint(p)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,98 @@
+package app
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// parents is a fake process tree: child -> parent.
+type parents map[int]int
+
+func (p parents) Parent(pid int) (int, error) {
+	pp, ok := p[pid]
+	if !ok {
+		return 0, errors.New("no such process")
+	}
+	return pp, nil
+}
+
+func liveEntry(pid int, id, socket string) domain.Entry {
+	return domain.Entry{Verdict: domain.VerdictLive, Addressable: true,
+		Record: domain.Record{PID: pid, SessionID: id, Name: "n" + id, SocketPath: socket, File: "x.json"}}
+}
+
+func TestWhoamiRules(t *testing.T) {
+	a := liveEntry(100, "a", "/s/100.sock")
+	b := liveEntry(200, "b", "/s/200.sock")
+	staleC := liveEntry(300, "c", "/s/300.sock")
+	staleC.Verdict = domain.VerdictStale
+	l := Listing{Dir: "/cfg/sessions", Entries: []domain.Entry{a, b, staleC}}
+	tree := parents{10: 11, 11: 100, 100: 1, 1: 0, 20: 300, 300: 1, 30: 30, 40: 41}
+
+	tests := []struct {
+		name      string
+		self      int
+		env       string
+		wantID    string
+		wantVia   Via
+		wantChain []int
+		wantNotes []string
+	}{
+		{"socket variable wins over parents", 10, "/s/200.sock", "b", ViaSocketEnv, nil, nil},
+		{"grandparent", 10, "", "a", ViaAncestor, []int{10, 11, 100}, nil},
+		{"self", 100, "", "a", ViaAncestor, []int{100}, nil},
+		{"unknown socket falls back to parents", 10, "/s/999.sock", "a", ViaAncestor, []int{10, 11, 100}, []string{"matches no live record"}},
+		{"stale ancestor is not a session", 20, "", "", ViaNone, []int{20, 300, 1}, nil},
+		{"stale socket is not a session", 20, "/s/300.sock", "", ViaNone, []int{20, 300, 1}, []string{"matches no live record"}},
+		{"a process that is its own parent ends the walk", 30, "", "", ViaNone, []int{30}, nil},
+		{"an unreadable parent ends the walk", 40, "", "", ViaNone, []int{40, 41}, []string{"no such process"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := whoami(l, tree, tt.self, tt.env)
+			if tt.wantID == "" {
+				r, ok := domain.AsRefusal(err)
+				require.True(t, ok, "refusal, got %v", err)
+				assert.Equal(t, domain.ReasonNotLive, r.Reason)
+				assert.Contains(t, r.Detail, "not inside a Claude Code session")
+				for _, n := range tt.wantNotes {
+					assert.Contains(t, r.Detail, n)
+				}
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, tt.wantID, got.Entry.Record.SessionID)
+			}
+			assert.Equal(t, tt.wantVia, got.Via)
+			assert.Equal(t, tt.wantChain, got.Chain)
+			for _, n := range tt.wantNotes {
+				assert.Contains(t, got.Notes[0], n)
+			}
+		})
+	}
+}
+
+func TestWhoamiWalkIsBounded(t *testing.T) {
+	tree := parents{}
+	for pid := 2; pid < 10*MaxAncestry; pid++ {
+		tree[pid] = pid + 1
+	}
+	got, err := whoami(Listing{}, tree, 2, "")
+	require.Error(t, err)
+	assert.Len(t, got.Chain, MaxAncestry)
+}
+
+func TestHealthWords(t *testing.T) {
+	for h, w := range map[Health]string{HealthOK: "ok", HealthWarn: "warn", HealthFail: "fail", HealthSkip: "skip"} {
+		b, err := h.MarshalText()
+		require.NoError(t, err)
+		assert.Equal(t, w, string(b))
+	}
+	assert.Equal(t, "socket-env", ViaSocketEnv.String())
+	assert.Equal(t, "ancestor", ViaAncestor.String())
+	assert.Equal(t, "none", ViaNone.String())
+}

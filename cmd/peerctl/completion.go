@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// completionTimeout bounds the registry read behind one TAB press.
+const completionTimeout = 2 * time.Second
+
+func (c *cli) completionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print a shell completion script (live session names and ids complete too)",
+		Long: `Print the completion script for your shell. Besides commands and flags, the SESSION
+argument of send and show completes to the names and ids of the LIVE sessions (stale
+records are never offered), described by name and working directory.
+
+  bash  source <(peerctl completion bash)          # needs bash-completion
+        peerctl completion bash > /etc/bash_completion.d/peerctl
+  zsh   peerctl completion zsh > "${fpath[1]}/_peerctl"   # then restart zsh
+  fish  peerctl completion fish > ~/.config/fish/completions/peerctl.fish`,
+		Example: `  source <(peerctl completion bash)
+  peerctl completion zsh > "${fpath[1]}/_peerctl"
+  peerctl completion fish | source`,
+		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("completion needs one shell: bash, zsh, fish or powershell")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(c.stdout, true)
+			case "zsh":
+				return root.GenZshCompletion(c.stdout)
+			case "fish":
+				return root.GenFishCompletion(c.stdout, true)
+			case "powershell":
+				return root.GenPowerShellCompletionWithDesc(c.stdout)
+			default:
+				return usageError{fmt.Errorf("unknown shell %q: want bash, zsh, fish or powershell", args[0])}
+			}
+		},
+	}
+}
+
+// completeLiveSessions is the ValidArgsFunction of send and show: for the
+// first argument it offers every live session's id (described by name and
+// cwd) and every name that belongs to one live session only (described by
+// cwd and id), filtered by the typed prefix. Stale, reused, foreign and other
+// non-live records are never offered. Errors offer nothing.
+func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	svc, _, err := c.service(options{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+	}
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, completionTimeout)
+	defer cancel()
+	l, err := svc.List(ctx, false)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+	}
+	return liveCompletions(l.Live(), toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+func liveCompletions(live []domain.Entry, prefix string) []cobra.Completion {
+	names := map[string]int{}
+	for _, e := range live {
+		names[e.Record.Name]++
+	}
+	var out []cobra.Completion
+	for _, e := range live {
+		r := e.Record
+		if r.Name != "" && names[r.Name] == 1 && completable(r.Name) && strings.HasPrefix(r.Name, prefix) {
+			out = append(out, cobra.CompletionWithDesc(r.Name, describe(r.Cwd, "session "+short(r.SessionID))))
+		}
+		if r.SessionID != "" && completable(r.SessionID) && strings.HasPrefix(r.SessionID, prefix) {
+			out = append(out, cobra.CompletionWithDesc(r.SessionID, describe(r.Name, r.Cwd)))
+		}
+	}
+	return out
+}
+
+// completable rejects values the completion protocol cannot carry (one
+// completion per line, a tab before the description).
+func completable(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func describe(a, b string) string {
+	parts := make([]string, 0, 2)
+	for _, p := range []string{a, b} {
+		if p != "" && completable(p) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "  ")
+}
+
+func short(id string) string { return id[:min(8, len(id))] }

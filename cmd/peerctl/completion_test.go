@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// completions parses `__complete` output: one "value\tdescription" per
+// line, then ":<directive>".
+func completions(t *testing.T, out string) (map[string]string, string) {
+	t.Helper()
+	got := map[string]string{}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	directive := lines[len(lines)-1]
+	require.True(t, strings.HasPrefix(directive, ":"), "last line is the directive: %q", out)
+	for _, l := range lines[:len(lines)-1] {
+		v, d, _ := strings.Cut(l, "\t")
+		got[v] = d
+	}
+	return got, directive
+}
+
+func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
+	socks := evSocketDir(t)
+	self := os.Getpid()
+	other := evSleeper(t)
+	twinA, twinB := evSleeper(t), evSleeper(t)
+	alpha := evLiveRecord(t, self, "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock"))
+	beta := evLiveRecord(t, other, "22222222-bbbb-4bbb-8bbb-000000000002", "beta build", "/src/beta", filepath.Join(socks, "b.sock"))
+	twin1 := evLiveRecord(t, twinA, "33333333-cccc-4ccc-8ccc-000000000003", "twin", "/src/t1", filepath.Join(socks, "t1.sock"))
+	twin2 := evLiveRecord(t, twinB, "44444444-dddd-4ddd-8ddd-000000000004", "twin", "/src/t2", filepath.Join(socks, "t2.sock"))
+	stale := evLiveRecord(t, self, "55555555-eeee-4eee-8eee-000000000005", "gone", "/src/gone", filepath.Join(socks, "g.sock"))
+	stale.PID = evDeadPID(t)
+	reused := evLiveRecord(t, other, "66666666-ffff-4fff-8fff-000000000006", "reused", "/src/r", filepath.Join(socks, "r.sock"))
+	reused.PID, reused.ProcStart = 1, "999999999999"
+	cfg := evConfigDir(t, alpha, beta, twin1, twin2, stale, reused)
+
+	tests := []struct {
+		name     string
+		args     []string
+		want     map[string]string // value -> substrings its description must hold
+		wantNone bool
+	}{
+		{"send, empty prefix", []string{"send", ""}, map[string]string{
+			"alpha": "/src/alpha", alpha.SessionID: "alpha  /src/alpha",
+			"beta build": "/src/beta", beta.SessionID: "beta build  /src/beta",
+			twin1.SessionID: "twin  /src/t1", twin2.SessionID: "twin  /src/t2",
+		}, false},
+		{"show, name prefix", []string{"show", "al"}, map[string]string{"alpha": "session 11111111"}, false},
+		{"show, id prefix", []string{"show", "2222"}, map[string]string{beta.SessionID: "/src/beta"}, false},
+		{"send, stale name", []string{"send", "go"}, nil, true},
+		{"send, second argument", []string{"send", "alpha", ""}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"__complete", "--config-dir", cfg}, tt.args...)
+			r := evRun(t, nil, nil, args...)
+			require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+			got, directive := completions(t, r.stdout)
+			assert.Equal(t, ":4", directive, "ShellCompDirectiveNoFileComp")
+			if tt.wantNone {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Len(t, got, len(tt.want), "got %v", got)
+			for v, desc := range tt.want {
+				if assert.Contains(t, got, v) {
+					assert.Contains(t, got[v], desc)
+				}
+			}
+			for _, never := range []string{"gone", stale.SessionID, "reused", reused.SessionID, "twin"} {
+				assert.NotContains(t, got, never)
+			}
+		})
+	}
+}
+
+func TestCompletionMissingRegistryOffersNothing(t *testing.T) {
+	r := evRun(t, nil, nil, "__complete", "--config-dir", filepath.Join(t.TempDir(), "none"), "send", "")
+	require.Equal(t, 0, r.code)
+	got, directive := completions(t, r.stdout)
+	assert.Empty(t, got)
+	assert.Equal(t, ":4", directive)
+}
+
+func TestCompletionTransportFlag(t *testing.T) {
+	r := evRun(t, nil, nil, "__complete", "send", "--transport", "")
+	require.Equal(t, 0, r.code)
+	got, _ := completions(t, r.stdout)
+	assert.Equal(t, map[string]string{"courier": "", "socket": ""}, got)
+}
+
+func TestCompletionScripts(t *testing.T) {
+	tests := []struct {
+		shell string
+		marks []string
+	}{
+		{"bash", []string{"__start_peerctl", "__complete"}},
+		{"zsh", []string{"#compdef peerctl", "__complete"}},
+		{"fish", []string{"complete -c peerctl", "__complete"}},
+		{"powershell", []string{"Register-ArgumentCompleter", "__complete"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.shell, func(t *testing.T) {
+			r := evRun(t, nil, nil, "completion", tt.shell)
+			require.Equal(t, 0, r.code, r.stderr)
+			for _, m := range tt.marks {
+				assert.Contains(t, r.stdout, m)
+			}
+		})
+	}
+	for _, bad := range [][]string{{"completion", "tcsh"}, {"completion"}} {
+		r := evRun(t, nil, nil, bad...)
+		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stderr)
+		assert.Empty(t, r.stdout)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// TestEveryCommandHasAnExample walks the whole command tree.
+func TestEveryCommandHasAnExample(t *testing.T) {
+	root := newCLI(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }).root()
+	var walk func(*cobra.Command)
+	seen := 0
+	walk = func(cmd *cobra.Command) {
+		if cmd.Runnable() && !cmd.Hidden {
+			seen++
+			assert.NotEmpty(t, strings.TrimSpace(cmd.Example), "%q has no Example in its --help", cmd.CommandPath())
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	assert.GreaterOrEqual(t, seen, 10, "the walk reached every command")
+}
+
+var exitRow = regexp.MustCompile(`^  (\d+)  (.*)$`)
+
+// exitTable parses exitCodesHelp into code -> [word, meaning].
+func exitTable(t *testing.T) map[int][2]string {
+	t.Helper()
+	rows := map[int][2]string{}
+	for _, line := range strings.Split(exitCodesHelp, "\n")[1:] {
+		m := exitRow.FindStringSubmatch(line)
+		require.NotNil(t, m, "exit code line %q", line)
+		code, _ := strconv.Atoi(m[1])
+		word, meaning := "", m[2]
+		if f := regexp.MustCompile(`\s{2,}`).Split(m[2], 2); len(f) == 2 {
+			word, meaning = f[0], f[1]
+		}
+		rows[code] = [2]string{word, meaning}
+	}
+	return rows
+}
+
+func TestExitCodesDocumentedInSync(t *testing.T) {
+	rows := exitTable(t)
+	for _, r := range domain.Reasons() {
+		code := exitCode(r)
+		assert.Equal(t, r.String(), rows[code][0], "exit code %d in --help names reason %s", code, r)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "## Exit codes")
+	require.True(t, ok, "docs/OUTPUT.md has an Exit codes section")
+	docRows := 0
+	for _, line := range strings.Split(table, "\n") {
+		if regexp.MustCompile(`^\| \d+ \|`).MatchString(line) {
+			docRows++
+		}
+	}
+	assert.Equal(t, len(rows), docRows, "docs/OUTPUT.md lists as many exit codes as --help")
+	for code, row := range rows {
+		word := ""
+		if row[0] != "" {
+			word = "`" + row[0] + "`"
+		}
+		want := "| " + strconv.Itoa(code) + " | " + word + " | " + row[1] + " |"
+		want = strings.Replace(want, "|  |", "| |", 1)
+		assert.Contains(t, table, want+"\n", "docs/OUTPUT.md row for exit code %d", code)
+	}
+}
+
+// TestOutputDocNamesEveryField keeps docs/OUTPUT.md honest: every JSON
+// field the commands print is documented.
+func TestOutputDocNamesEveryField(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
+	require.NoError(t, err)
+	for _, v := range []any{sessionJSON{}, showJSON{}, receiptJSON{}, refusalBody{}, endpointJSON{}, doctorJSON{},
+		doctorClaudeJSON{}, flagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, whoamiJSON{}, versionJSON{}} {
+		for _, name := range jsonNames(v) {
+			// `name`, or nested as `parent.name` / `parent[].name`.
+			documented := regexp.MustCompile("[`.]" + regexp.QuoteMeta(name) + "[`.\\[]").Match(doc)
+			assert.True(t, documented, "%T field %q is not in docs/OUTPUT.md", v, name)
+		}
+	}
+}
+
+func jsonNames(v any) []string {
+	var out []string
+	var walk func(reflect.Type)
+	walk = func(rt reflect.Type) {
+		for i := 0; i < rt.NumField(); i++ {
+			f := rt.Field(i)
+			if f.Anonymous {
+				walk(f.Type)
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				out = append(out, name)
+			}
+		}
+	}
+	walk(reflect.TypeOf(v))
+	return out
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// doctorJSON is `doctor --json` output (docs/OUTPUT.md).
+type doctorJSON struct {
+	OK         bool               `json:"ok"`
+	Claude     doctorClaudeJSON   `json:"claude"`
+	Registry   doctorRegistryJSON `json:"registry"`
+	SocketDirs []doctorSocketJSON `json:"socketDirs"`
+	Session    doctorSessionJSON  `json:"session"`
+	Problems   []string           `json:"problems"`
+	Warnings   []string           `json:"warnings"`
+}
+
+type doctorClaudeJSON struct {
+	Health  string     `json:"health"`
+	Program string     `json:"program"`
+	Path    string     `json:"path"`
+	Version string     `json:"version"`
+	Flags   []flagJSON `json:"flags"`
+	Error   string     `json:"error,omitempty"`
+}
+
+type flagJSON struct {
+	Flag    string `json:"flag"`
+	Present bool   `json:"present"`
+}
+
+type doctorRegistryJSON struct {
+	Health  string         `json:"health"`
+	Dir     string         `json:"dir"`
+	Missing bool           `json:"missing"`
+	Error   string         `json:"error,omitempty"`
+	Counts  map[string]int `json:"counts"`
+}
+
+type doctorSocketJSON struct {
+	Health   string `json:"health"`
+	Dir      string `json:"dir"`
+	Mode     string `json:"mode"` // octal, e.g. "0700"; "" when not stat-able
+	UID      int    `json:"uid"`  // -1 when unknown
+	Ours     bool   `json:"ours"`
+	Sessions int    `json:"sessions"`
+	Problem  string `json:"problem,omitempty"`
+}
+
+type doctorSessionJSON struct {
+	Inside    bool     `json:"inside"`
+	EnvVars   []string `json:"envVars"`
+	Via       string   `json:"via"`
+	SessionID string   `json:"sessionId,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	PID       int      `json:"pid,omitempty"`
+	Endpoint  string   `json:"endpoint,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+func (c *cli) doctorCmd() *cobra.Command {
+	var (
+		asJSON bool
+		claude string
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that peerctl can work here (never sends, never spends tokens)",
+		Long: `Check the setup without sending anything and without starting a session:
+
+  claude    the courier program is found (--claude, else $PEERCTL_CLAUDE, else "claude" on
+            PATH), answers --version, and its --help defines every flag the courier passes
+  registry  the registry folder is readable; records counted per verdict
+  sockets   the folders holding live sessions' sockets are 0700 and ours (group/other write
+            or another owner fails: someone else could plant a socket there)
+  session   whether this shell runs inside a Claude Code session (its variables, or a live
+            record among this process's parents)
+
+Only "claude --version" and "claude --help" are run, each bounded by 10 s with its whole
+process group killed afterwards. Problems are printed one per line on stderr.
+
+Exit codes: 0 usable (warnings allowed); 1 at least one problem; 2 usage error.`,
+		Example: `  peerctl doctor
+  peerctl doctor --json | jq '.problems[]'
+  peerctl doctor --claude ~/bin/claude`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.started()
+			var (
+				harness ports.Harness
+				procs   ports.Processes
+			)
+			svc, _, err := c.service(options{claude: claude}, &harness, &procs)
+			if err != nil {
+				return err
+			}
+			r := svc.Doctor(cmd.Context(), harness, procs, app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid})
+			j := doctorToJSON(r)
+			if asJSON {
+				if err := c.writeJSON(j); err != nil {
+					return err
+				}
+			} else if err := c.printDoctor(j); err != nil {
+				return err
+			}
+			for _, p := range r.Problems {
+				fmt.Fprintf(c.stderr, "peerctl: problem: %s\n", p)
+			}
+			if !r.OK {
+				return errDoctor
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH)")
+	return cmd
+}
+
+// errDoctor ends `peerctl doctor` with exit code 1 after it printed its
+// problems (execute prints nothing more for it).
+var errDoctor = silentError{code: exitError}
+
+// silentError carries an exit code for a command that already reported.
+type silentError struct{ code int }
+
+func (s silentError) Error() string { return fmt.Sprintf("exit %d", s.code) }
+
+func doctorToJSON(r app.Report) doctorJSON {
+	j := doctorJSON{OK: r.OK, Problems: r.Problems, Warnings: r.Warnings}
+	if j.Problems == nil {
+		j.Problems = []string{}
+	}
+	if j.Warnings == nil {
+		j.Warnings = []string{}
+	}
+	p := r.Claude.HarnessProbe
+	j.Claude = doctorClaudeJSON{Health: r.Claude.Health.String(), Program: p.Program, Path: p.Path, Version: p.Version, Flags: []flagJSON{}}
+	if p.Err != nil {
+		j.Claude.Error = p.Err.Error()
+	}
+	missing := map[string]bool{}
+	for _, f := range p.Missing {
+		missing[f] = true
+	}
+	if p.Err == nil {
+		for _, f := range p.Flags {
+			j.Claude.Flags = append(j.Claude.Flags, flagJSON{Flag: f, Present: !missing[f]})
+		}
+	}
+	j.Registry = doctorRegistryJSON{Health: r.Registry.Health.String(), Dir: r.Registry.Dir, Missing: r.Registry.Missing, Counts: r.Registry.Counts}
+	if r.Registry.Err != nil {
+		j.Registry.Error = r.Registry.Err.Error()
+	}
+	j.SocketDirs = []doctorSocketJSON{}
+	for _, s := range r.Sockets {
+		mode := ""
+		if s.Mode != 0 || s.UID >= 0 {
+			mode = fmt.Sprintf("%04o", uint32(s.Mode))
+		}
+		j.SocketDirs = append(j.SocketDirs, doctorSocketJSON{Health: s.Health.String(), Dir: s.Dir, Mode: mode, UID: s.UID, Ours: s.Ours, Sessions: s.Sessions, Problem: s.Problem})
+	}
+	j.Session = doctorSessionJSON{Inside: r.Session.Inside, EnvVars: r.Session.EnvVars, Via: app.ViaNone.String(), Note: r.Session.Note}
+	if j.Session.EnvVars == nil {
+		j.Session.EnvVars = []string{}
+	}
+	if f := r.Session.Found; f != nil {
+		rec := f.Entry.Record
+		j.Session.Via, j.Session.SessionID, j.Session.Name, j.Session.PID = f.Via.String(), rec.SessionID, rec.Name, rec.PID
+		j.Session.Endpoint = f.Entry.Endpoint().String()
+	}
+	return j
+}
+
+func (c *cli) printDoctor(j doctorJSON) error {
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	row := func(check, health, text string) { fmt.Fprintf(tw, "%s\t%s\t%s\n", check, health, cell(text)) }
+
+	claude := j.Claude.Error
+	if claude == "" {
+		var missing []string
+		for _, f := range j.Claude.Flags {
+			if !f.Present {
+				missing = append(missing, f.Flag)
+			}
+		}
+		claude = fmt.Sprintf("%s (%s); courier flags: %d of %d present", j.Claude.Path, j.Claude.Version, len(j.Claude.Flags)-len(missing), len(j.Claude.Flags))
+		if len(missing) > 0 {
+			claude += ", missing " + strings.Join(missing, " ")
+		}
+	}
+	row("claude", j.Claude.Health, claude)
+
+	reg := j.Registry.Error
+	switch {
+	case reg != "":
+	case j.Registry.Missing:
+		reg = j.Registry.Dir + " does not exist (no sessions)"
+	default:
+		var parts []string
+		for _, v := range domain.Verdicts() {
+			if n := j.Registry.Counts[v.String()]; n > 0 || v == domain.VerdictLive {
+				parts = append(parts, fmt.Sprintf("%d %s", n, v))
+			}
+		}
+		reg = j.Registry.Dir + ": " + strings.Join(parts, ", ")
+	}
+	row("registry", j.Registry.Health, reg)
+
+	if len(j.SocketDirs) == 0 {
+		row("sockets", app.HealthSkip.String(), "no live session publishes a socket")
+	}
+	for _, s := range j.SocketDirs {
+		text := fmt.Sprintf("%s (mode %s, uid %d; %d live session(s))", s.Dir, orDashS(s.Mode), s.UID, s.Sessions)
+		if s.Problem != "" {
+			text += ": " + s.Problem
+		}
+		row("sockets", s.Health, text)
+	}
+
+	sess := "not inside a Claude Code session"
+	switch {
+	case j.Session.SessionID != "":
+		sess = fmt.Sprintf("inside session %s %q (pid %d, found by %s)", j.Session.SessionID, j.Session.Name, j.Session.PID, j.Session.Via)
+	case j.Session.Inside:
+		sess = "inside a Claude Code session (variables " + strings.Join(j.Session.EnvVars, " ") + "), but no live record matches it"
+	}
+	row("session", "info", sess)
+	for _, w := range j.Warnings {
+		row("warning", "warn", w)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if j.OK {
+		fmt.Fprintln(c.stdout, "peerctl is usable here.")
+	} else {
+		fmt.Fprintf(c.stdout, "peerctl is not usable here: %d problem(s).\n", len(j.Problems))
+	}
+	return nil
+}
+
+func orDashS(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

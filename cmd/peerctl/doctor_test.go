@@ -1,0 +1,286 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/courierexec"
+)
+
+// fakeClaude writes a shell script that answers --version and --help like
+// Claude Code 2.1.328, defining every courier flag except those in drop,
+// and logs each argv to a file so a test can prove what was run.
+func fakeClaude(t *testing.T, drop ...string) (path, argvLog string) {
+	t.Helper()
+	dir := t.TempDir()
+	argvLog = filepath.Join(dir, "argv.log")
+	dropped := map[string]bool{}
+	for _, d := range drop {
+		dropped[d] = true
+	}
+	var help strings.Builder
+	help.WriteString("Usage: claude [options] [command] [prompt]\n\nOptions:\n")
+	help.WriteString("  --add-dir <directories...>            More directories Claude can access\n")
+	for _, f := range courierexec.New(courierexec.Config{}).Flags() {
+		if dropped[f] {
+			continue
+		}
+		switch f {
+		case "-p":
+			help.WriteString("  -p, --print                           Print response and exit\n")
+		default:
+			fmt.Fprintf(&help, "  %s <value>                 Some option that mentions -q, --zz\n", f)
+		}
+	}
+	help.WriteString("  -h, --help                            Display help for command\n")
+	script := fmt.Sprintf(`#!/bin/sh
+echo "$*" >> %q
+case "$1" in
+--version) echo "9.9.9 (Claude Code)";;
+--help) cat <<'HELP'
+%sHELP
+;;
+*) echo "unexpected call: $*" >&2; exit 9;;
+esac
+`, argvLog, help.String())
+	path = filepath.Join(dir, "claude")
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
+	return path, argvLog
+}
+
+func decodeDoctor(t *testing.T, r evResult) doctorJSON {
+	t.Helper()
+	var j doctorJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	return j
+}
+
+func problemLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "peerctl: problem: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestDoctorClaude(t *testing.T) {
+	healthy, healthyLog := fakeClaude(t)
+	noSafe, _ := fakeClaude(t, "--safe-mode")
+	noTwo, _ := fakeClaude(t, "-p", "--verbose")
+	cfg := evConfigDir(t)
+	tests := []struct {
+		name        string
+		claude      string
+		wantCode    int
+		wantHealth  string
+		wantMissing []string
+		wantProblem string
+	}{
+		{"missing", filepath.Join(t.TempDir(), "no-such-claude"), exitError, "fail", nil, "claude: find"},
+		{"lacks --safe-mode", noSafe, exitError, "fail", []string{"--safe-mode"}, "has no --safe-mode flag"},
+		{"lacks -p and --verbose", noTwo, exitError, "fail", []string{"-p", "--verbose"}, "has no -p flag"},
+		{"healthy", healthy, exitOK, "ok", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := evRun(t, nil, nil, "doctor", "--json", "--config-dir", cfg, "--claude", tt.claude)
+			assert.Equal(t, tt.wantCode, r.code, "stderr: %s", r.stderr)
+			j := decodeDoctor(t, r)
+			assert.Equal(t, tt.wantHealth, j.Claude.Health)
+			assert.Equal(t, tt.wantCode == exitOK, j.OK)
+			var missing []string
+			for _, f := range j.Claude.Flags {
+				if !f.Present {
+					missing = append(missing, f.Flag)
+				}
+			}
+			assert.Equal(t, tt.wantMissing, missing)
+			problems := problemLines(r.stderr)
+			assert.Len(t, problems, len(j.Problems), "one stderr line per problem")
+			if tt.wantProblem == "" {
+				assert.Empty(t, j.Problems)
+				assert.Equal(t, "9.9.9 (Claude Code)", j.Claude.Version)
+				assert.Len(t, j.Claude.Flags, len(courierexec.New(courierexec.Config{}).Flags()))
+				return
+			}
+			require.NotEmpty(t, j.Problems)
+			assert.Contains(t, j.Problems[0], tt.wantProblem)
+			assert.Len(t, j.Problems, max(1, len(tt.wantMissing)), "one problem per missing flag")
+		})
+	}
+	// The doctor only ever asked for --version and --help: never -p, never a session.
+	log, err := os.ReadFile(healthyLog)
+	require.NoError(t, err)
+	assert.Equal(t, "--version\n--help\n", string(log))
+}
+
+func TestDoctorRegistry(t *testing.T) {
+	claude, _ := fakeClaude(t)
+	socks := evSocketDir(t)
+	self := os.Getpid()
+	live := evLiveRecord(t, self, "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock"))
+	stale := evLiveRecord(t, self, "22222222-aaaa-4aaa-8aaa-000000000002", "gone", "/src/gone", filepath.Join(socks, "g.sock"))
+	stale.PID = evDeadPID(t)
+	populated := evConfigDir(t, live, stale)
+	require.NoError(t, os.WriteFile(filepath.Join(populated, "sessions", "77.json"), []byte("{not json"), 0o600))
+
+	fileInPlace := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(fileInPlace, "sessions"), []byte("a file, not a folder"), 0o600))
+
+	tests := []struct {
+		name       string
+		cfg        string
+		skip       string
+		wantCode   int
+		wantHealth string
+		wantCounts map[string]int
+		wantText   string
+	}{
+		{"populated", populated, "", exitOK, "ok", map[string]int{"live": 1, "stale": 1, "malformed": 1}, ""},
+		{"missing folder", filepath.Join(t.TempDir(), "never"), "", exitOK, "warn", map[string]int{}, "does not exist"},
+		{"file in place of the folder", fileInPlace, "", exitError, "fail", map[string]int{}, "not a directory"},
+		{"folder without read permission", unreadableConfig(t), rootSkip(), exitError, "fail", map[string]int{}, "permission denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip != "" {
+				t.Skip(tt.skip)
+			}
+			r := evRun(t, nil, nil, "doctor", "--json", "--config-dir", tt.cfg, "--claude", claude)
+			assert.Equal(t, tt.wantCode, r.code, "stderr: %s", r.stderr)
+			j := decodeDoctor(t, r)
+			assert.Equal(t, tt.wantHealth, j.Registry.Health)
+			assert.Equal(t, filepath.Join(tt.cfg, "sessions"), j.Registry.Dir)
+			for _, v := range []string{"live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable"} {
+				assert.Contains(t, j.Registry.Counts, v)
+				assert.Equal(t, tt.wantCounts[v], j.Registry.Counts[v], "count of %s", v)
+			}
+			if tt.wantText != "" {
+				assert.Contains(t, strings.Join(append(j.Problems, j.Warnings...), "\n"), tt.wantText)
+			}
+			if tt.wantCode != exitOK {
+				assert.Len(t, problemLines(r.stderr), 1)
+			}
+		})
+	}
+}
+
+// unreadableConfig makes a config dir whose sessions folder has mode 0000.
+func unreadableConfig(t *testing.T) string {
+	cfg := evConfigDir(t)
+	dir := filepath.Join(cfg, "sessions")
+	require.NoError(t, os.Chmod(dir, 0))
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+	return cfg
+}
+
+func rootSkip() string {
+	if os.Geteuid() == 0 {
+		return "running as root: mode 0000 does not stop root from reading, so EACCES cannot be produced (the file-in-place case covers an unreadable folder)"
+	}
+	return ""
+}
+
+func TestDoctorSocketFolder(t *testing.T) {
+	claude, _ := fakeClaude(t)
+	tests := []struct {
+		name       string
+		mode       os.FileMode
+		chownTo    int // -1: keep
+		wantCode   int
+		wantHealth string
+		wantText   string
+	}{
+		{"0700 ours", 0o700, -1, exitOK, "ok", ""},
+		{"0755 readable by others", 0o755, -1, exitOK, "warn", "mode 0755, want 0700"},
+		{"0777 writable by others", 0o777, -1, exitError, "fail", "lets group or others write"},
+		{"0770 writable by group", 0o770, -1, exitError, "fail", "lets group or others write"},
+		{"another owner", 0o700, 65534, exitError, "fail", "owned by uid 65534"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			socks := evSocketDir(t)
+			require.NoError(t, os.Chmod(socks, tt.mode))
+			if tt.chownTo >= 0 {
+				if os.Geteuid() != 0 {
+					t.Skip("changing a folder's owner needs root")
+				}
+				require.NoError(t, os.Chown(socks, tt.chownTo, tt.chownTo))
+			}
+			stale := evLiveRecord(t, os.Getpid(), "22222222-aaaa-4aaa-8aaa-000000000002", "gone", "/src/gone", filepath.Join(t.TempDir(), "x", "g.sock"))
+			stale.PID = evDeadPID(t)
+			cfg := evConfigDir(t,
+				evLiveRecord(t, evSleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")),
+				stale)
+			r := evRun(t, nil, nil, "doctor", "--json", "--config-dir", cfg, "--claude", claude)
+			assert.Equal(t, tt.wantCode, r.code, "stderr: %s", r.stderr)
+			j := decodeDoctor(t, r)
+			require.Len(t, j.SocketDirs, 1, "only live records' socket folders are checked")
+			sd := j.SocketDirs[0]
+			assert.Equal(t, socks, sd.Dir)
+			assert.Equal(t, tt.wantHealth, sd.Health)
+			assert.Equal(t, fmt.Sprintf("%04o", tt.mode), sd.Mode)
+			assert.Equal(t, 1, sd.Sessions)
+			assert.Equal(t, tt.chownTo < 0, sd.Ours)
+			if tt.wantText != "" {
+				assert.Contains(t, sd.Problem, tt.wantText)
+			}
+		})
+	}
+}
+
+func TestDoctorSession(t *testing.T) {
+	claude, _ := fakeClaude(t)
+	socks := evSocketDir(t)
+	self := os.Getpid()
+	cfgInside := evConfigDir(t, evLiveRecord(t, self, "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
+	cfgEmpty := evConfigDir(t)
+	tests := []struct {
+		name       string
+		cfg        string
+		env        map[string]string
+		wantInside bool
+		wantVia    string
+		wantVars   []string
+	}{
+		{"record for our own process", cfgInside, nil, true, "ancestor", []string{}},
+		{"session variables only", cfgEmpty, map[string]string{"CLAUDECODE": "1", "CLAUDE_CODE_MESSAGING_TOKEN": "secret-value"}, true, "none", []string{"CLAUDECODE", "CLAUDE_CODE_MESSAGING_TOKEN"}},
+		{"provider setting is not a session", cfgEmpty, map[string]string{"CLAUDE_CODE_USE_BEDROCK": "1"}, false, "none", []string{"CLAUDE_CODE_USE_BEDROCK"}},
+		{"outside", cfgEmpty, nil, false, "none", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := evRun(t, tt.env, nil, "doctor", "--json", "--config-dir", tt.cfg, "--claude", claude)
+			require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+			j := decodeDoctor(t, r)
+			assert.Equal(t, tt.wantInside, j.Session.Inside)
+			assert.Equal(t, tt.wantVia, j.Session.Via)
+			assert.Equal(t, tt.wantVars, j.Session.EnvVars)
+			assert.NotContains(t, r.stdout, "secret-value", "variable values are never printed")
+			if tt.wantVia == "ancestor" {
+				assert.Equal(t, self, j.Session.PID)
+				assert.Equal(t, "alpha", j.Session.Name)
+			}
+		})
+	}
+}
+
+func TestDoctorText(t *testing.T) {
+	claude, _ := fakeClaude(t, "--verbose")
+	r := evRun(t, nil, nil, "doctor", "--config-dir", filepath.Join(t.TempDir(), "none"), "--claude", claude)
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.stdout, "claude    fail")
+	assert.Contains(t, r.stdout, "courier flags: 7 of 8 present, missing --verbose")
+	assert.Contains(t, r.stdout, "registry  warn")
+	assert.Contains(t, r.stdout, "not usable here: 1 problem(s)")
+	assert.Equal(t, []string{"peerctl: problem: claude: " + claude + " (9.9.9 (Claude Code)) has no --verbose flag in --help; the courier needs it"}, problemLines(r.stderr))
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"io"
+	"os"
+	"testing"
+
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/app"
+)
+
+// BenchmarkGraph builds what one command needs, through the fx graph (as the
+// CLI does) and by calling the same constructors by hand: the difference is
+// fx's cost per invocation.
+func BenchmarkGraph(b *testing.B) {
+	dir := b.TempDir()
+	getenv := func(k string) string {
+		if k == "CLAUDE_CONFIG_DIR" {
+			return dir
+		}
+		return os.Getenv(k)
+	}
+	b.Run("fx", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := newCLI(nil, io.Discard, io.Discard, getenv)
+			if svc, _, err := c.service(options{}); err != nil || svc == nil {
+				b.Fatalf("service: %v", err)
+			}
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cfgDir, _, err := fsregistry.ConfigDir("", getenv)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := app.Config{ConfigDir: cfgDir}
+			tr, err := app.NewTransport(cfg, app.NewCourier(cfg), app.NewSocket(cfg))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if app.NewService(cfg, app.NewRegistry(cfg), app.NewLiveness(), tr) == nil {
+				b.Fatal("no service")
+			}
+		}
+	})
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	tests := []struct {
+		name      string
+		info      *debug.BuildInfo
+		ok        bool
+		want      versionJSON
+		wantShort string
+	}{
+		{"tagged install", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "v1.4.0"}}, true,
+			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v1.4.0", GoVersion: "go1.26.1"}, "v1.4.0"},
+		{"checkout with local changes", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}, true,
+			versionJSON{Module: "github.com/peerctl/peerctl", Version: "(devel)", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05Z", Modified: true},
+			"(devel) (0123456789ab, 2026-01-02T03:04:05Z, modified)"},
+		{"no build info", nil, false, versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", GoVersion: runtime.Version()}, "(unknown)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.want.OS, tt.want.Arch = runtime.GOOS, runtime.GOARCH
+			fake := func(c *cli) { c.buildInfo = func() (*debug.BuildInfo, bool) { return tt.info, tt.ok } }
+			r := evRun(t, nil, fake, "version", "--json")
+			require.Equal(t, exitOK, r.code, r.stderr)
+			var got versionJSON
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+			assert.Equal(t, tt.want, got)
+
+			r = evRun(t, nil, fake, "--version")
+			require.Equal(t, exitOK, r.code, r.stderr)
+			assert.Equal(t, "peerctl "+tt.wantShort+"\n", r.stdout)
+
+			r = evRun(t, nil, fake, "version")
+			require.Equal(t, exitOK, r.code, r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, "peerctl "+tt.want.Version+"\nmodule:   "+tt.want.Module+"\n"), r.stdout)
+		})
+	}
+}
+
+// TestInstallStampsBuildInfo proves the install story: `go install
+// ./cmd/peerctl` from a git checkout of this module into an empty GOBIN
+// gives a binary whose `version --json` carries the module path and the
+// checkout's commit, and notices local changes.
+func TestInstallStampsBuildInfo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the module twice")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git to make a checkout")
+	}
+	root := moduleRoot(t)
+	src := filepath.Join(t.TempDir(), "peerctl")
+	copyModule(t, root, src)
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = src
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-q", "-m", "snapshot")
+	head := git("rev-parse", "HEAD")
+	commitTime := git("show", "-s", "--format=%cI", "HEAD")
+
+	gobin := t.TempDir()
+	install := func() versionJSON {
+		cmd := exec.Command("go", "install", "./cmd/peerctl")
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-buildvcs=true")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go install: %s", out)
+		out, err = exec.Command(filepath.Join(gobin, "peerctl"), "version", "--json").Output()
+		require.NoError(t, err)
+		var v versionJSON
+		require.NoError(t, json.Unmarshal(out, &v), string(out))
+		return v
+	}
+	v := install()
+	assert.Equal(t, "github.com/peerctl/peerctl", v.Module)
+	assert.Equal(t, head, v.Revision)
+	want, err := time.Parse(time.RFC3339, commitTime)
+	require.NoError(t, err)
+	got, err := time.Parse(time.RFC3339, v.Time)
+	require.NoError(t, err, "vcs.time %q", v.Time)
+	assert.True(t, want.Equal(got), "commit time %s, binary says %s", commitTime, v.Time)
+	assert.False(t, v.Modified)
+	assert.NotEmpty(t, v.Version)
+
+	require.NoError(t, os.WriteFile(filepath.Join(src, "cmd", "peerctl", "zz_local_change.go"), []byte("package main\n"), 0o644))
+	v = install()
+	assert.Equal(t, head, v.Revision)
+	assert.True(t, v.Modified, "a local change is reported")
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	require.NoError(t, err)
+	gomod := strings.TrimSpace(string(out))
+	require.NotEmpty(t, gomod)
+	return filepath.Dir(gomod)
+}
+
+// copyModule copies the module's Go sources, go.mod and go.sum (no VCS
+// metadata, no test data) from root to dst.
+func copyModule(t *testing.T, root, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() || !(strings.HasSuffix(p, ".go") || rel == "go.mod" || rel == "go.sum") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	require.NoError(t, err)
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// whoamiJSON is `whoami --json` output: the session's fields as in
+// `show --json`'s common part, plus how it was found (docs/OUTPUT.md).
+type whoamiJSON struct {
+	sessionJSON
+	Via      string `json:"via"`      // socket-env or ancestor
+	PIDChain []int  `json:"pidChain"` // pids walked, ours first; empty for socket-env
+}
+
+func (c *cli) whoamiCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "whoami",
+		Short: "Show the Claude Code session this shell runs inside",
+		Long: `Show the live Claude Code session this command runs inside: its id, name, pid and
+endpoint. Run it from a session's Bash tool, a "!" shell-mode command, or a hook.
+
+The session is found on a fresh registry read by, in order:
+  socket-env  $` + app.SocketEnv + ` (set by Claude Code in the shells it starts)
+              equals a live record's messagingSocketPath;
+  ancestor    a live record's pid is this process or one of its parents (/proc/<pid>/stat).
+
+Outside any session it refuses with not_live ("not inside a Claude Code session"), exit 3.
+
+` + exitCodesHelp,
+		Example: `  peerctl whoami
+  peerctl whoami --json | jq -r .endpoint
+  peerctl send other-session "review $(peerctl whoami --json | jq -r .name)'s branch"`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.started()
+			c.jsonOut = asJSON
+			var procs ports.Processes
+			svc, _, err := c.service(options{}, &procs)
+			if err != nil {
+				return err
+			}
+			self, err := svc.Whoami(cmd.Context(), procs, c.pid, c.getenv(app.SocketEnv))
+			if err != nil {
+				return err
+			}
+			j := whoamiJSON{sessionJSON: toJSON(self.Entry), Via: self.Via.String(), PIDChain: self.Chain}
+			if j.PIDChain == nil {
+				j.PIDChain = []int{}
+			}
+			if asJSON {
+				return c.writeJSON(j)
+			}
+			fmt.Fprintf(c.stdout, "session:  %s\nname:     %s\npid:      %d\ncwd:      %s\nendpoint: %s\nfound by: %s\n",
+				cell(j.SessionID), cell(j.Name), j.PID, cell(j.Cwd), cell(j.Endpoint), j.Via)
+			if !j.Addressable {
+				fmt.Fprintf(c.stderr, "peerctl: note: this session is not addressable: %s\n", j.Unaddressable)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	return cmd
+}

@@ -1,0 +1,144 @@
+package domain_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+const (
+	idA = "26df9a5b-d23c-4223-a45d-b9ec61fda652"
+	idB = "a8f89b60-f614-4b1f-b979-950c805fd8b1"
+	idC = "26df9a5c-0000-4000-8000-000000000003" // shares the 7-character prefix "26df9a5" with idA
+	idD = "d00d0000-0000-4000-8000-000000000004"
+)
+
+func liveEntry(pid int, id, name string) domain.Entry {
+	return domain.Classify(rec(pid, id, name), alive)
+}
+
+func staleEntry(pid int, id, name string) domain.Entry {
+	return domain.Classify(rec(pid, id, name), domain.Liveness{Alive: domain.No})
+}
+
+func TestResolveFinds(t *testing.T) {
+	a := liveEntry(4652, idA, "proj-89")
+	b := liveEntry(5031, idB, "build:main 50% ünï")
+	d := liveEntry(7000, idD, "26df9a5b") // a name that is also a prefix of idA
+	tests := []struct {
+		name    string
+		entries []domain.Entry
+		address string
+		wantPID int
+	}{
+		{"full session id", []domain.Entry{a, b}, idA, 4652},
+		{"id prefix of 6", []domain.Entry{a, b}, "a8f89b", 5031},
+		{"id prefix of 8", []domain.Entry{a, b}, "26df9a5b", 4652},
+		{"exact name", []domain.Entry{a, b}, "proj-89", 4652},
+		{"name with colon, percent and non-ASCII", []domain.Entry{a, b}, "build:main 50% ünï", 5031},
+		{"endpoint", []domain.Entry{a, b}, "cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock", 5031},
+		{"full id wins over a name equal to its prefix", []domain.Entry{a, d}, idA, 4652},
+		{"full id wins over another session named like it", []domain.Entry{a, liveEntry(9, idB, idA)}, idA, 4652},
+		{"stale record with the same name is ignored", []domain.Entry{a, staleEntry(1234, idC, "proj-89")}, "proj-89", 4652},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := domain.Resolve(tt.entries, tt.address)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantPID, s.PID())
+			assert.True(t, s.Addressable())
+		})
+	}
+}
+
+func TestResolveRefuses(t *testing.T) {
+	a := liveEntry(4652, idA, "proj-89")
+	b := liveEntry(5031, idB, "build:main 50% ünï")
+	twin := liveEntry(6000, idD, "proj-89")
+	c := liveEntry(6100, idC, "other")
+	d := liveEntry(7000, idD, "26df9a5b")
+	stale := staleEntry(8000, idC, "gone-1")
+	tests := []struct {
+		name       string
+		entries    []domain.Entry
+		address    string
+		reason     domain.Reason
+		detail     string
+		candidates []int // pids, in order
+	}{
+		{"nothing matches", []domain.Entry{a, b}, "nobody", domain.ReasonNotLive, `no live session matches "nobody"; if it has ended, its transcript may still exist`, nil},
+		{"empty registry", nil, idA, domain.ReasonNotLive, "transcript may still exist", nil},
+		{"short prefix is not an address", []domain.Entry{a}, "26df9", domain.ReasonNotLive, "no live session matches", nil},
+		{"stale by id", []domain.Entry{a, stale}, idC, domain.ReasonNotLive, "session " + idC + ` ("gone-1") is not live: 8000.json is stale (pid 8000 is not running); its transcript may still exist`, nil},
+		{"stale by name", []domain.Entry{a, stale}, "gone-1", domain.ReasonNotLive, "8000.json is stale", nil},
+		{"stale by prefix", []domain.Entry{a, stale}, "26df9a5c", domain.ReasonNotLive, "transcript may still exist", nil},
+		{"two live sessions share a name", []domain.Entry{a, twin, b}, "proj-89", domain.ReasonIdentityMismatch, `"proj-89" matches 2 live sessions`, []int{4652, 6000}},
+		{"full id whose name is shared", []domain.Entry{a, twin}, idA, domain.ReasonIdentityMismatch, `name "proj-89" is shared by 2 live sessions`, []int{4652, 6000}},
+		{"prefix matching two", []domain.Entry{a, c}, "26df9a", domain.ReasonIdentityMismatch, `"26df9a" matches 2 live sessions`, []int{4652, 6100}},
+		{"name of one is prefix of another", []domain.Entry{a, d}, "26df9a5b", domain.ReasonIdentityMismatch, "matches 2 live sessions", []int{4652, 7000}},
+		{"endpoint: name moved", []domain.Entry{a}, "cc-peer:v1:4652:old-name:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, `endpoint names "old-name" but pid 4652 is now named "proj-89"`, []int{4652}},
+		{"endpoint: socket changed", []domain.Entry{a}, "cc-peer:v1:4652:proj-89:/tmp/elsewhere.sock", domain.ReasonIdentityMismatch, `endpoint socket "/tmp/elsewhere.sock" but pid 4652 now publishes "/tmp/cc-socks/4652.sock"`, []int{4652}},
+		{"endpoint: name now shared", []domain.Entry{a, twin}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "shared by 2 live sessions", []int{4652, 6000}},
+		{"endpoint: pid not live", []domain.Entry{a, stale}, "cc-peer:v1:8000:gone-1:/tmp/cc-socks/8000.sock", domain.ReasonNotLive, "endpoint pid 8000: record 8000.json is stale (pid 8000 is not running); its transcript may still exist", nil},
+		{"endpoint: pid unknown", []domain.Entry{a}, "cc-peer:v1:9999:x:/s", domain.ReasonNotLive, "no live session has pid 9999", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := domain.Resolve(tt.entries, tt.address)
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "want a refusal, got %v", err)
+			assert.Equal(t, tt.reason, r.Reason)
+			assert.Contains(t, r.Detail, tt.detail)
+			var pids []int
+			for _, c := range r.Candidates {
+				pids = append(pids, c.PID)
+				assert.NotEmpty(t, c.SessionID, "each candidate carries its id")
+				assert.NotEmpty(t, c.Name, "each candidate carries its name")
+			}
+			assert.Equal(t, tt.candidates, pids)
+			assert.Zero(t, s.PID())
+		})
+	}
+}
+
+func TestResolveCandidatesCarryIDAndName(t *testing.T) {
+	a := liveEntry(4652, idA, "proj-89")
+	twin := liveEntry(6000, idD, "proj-89")
+	_, err := domain.Resolve([]domain.Entry{twin, a}, "proj-89")
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok)
+	assert.Equal(t, []domain.Candidate{
+		{SessionID: idA, Name: "proj-89", PID: 4652},
+		{SessionID: idD, Name: "proj-89", PID: 6000},
+	}, r.Candidates)
+}
+
+func TestResolveBadAddress(t *testing.T) {
+	a := liveEntry(4652, idA, "proj-89")
+	for _, addr := range []string{"", "   ", "cc-peer:v2:4652:proj-89:/s", "cc-peer:v1:0:n:/s", "cc-peer:v1:4652:a%3ab:/s"} {
+		t.Run(addr, func(t *testing.T) {
+			_, err := domain.Resolve([]domain.Entry{a}, addr)
+			assert.ErrorIs(t, err, domain.ErrBadAddress)
+			_, isRefusal := domain.AsRefusal(err)
+			assert.False(t, isRefusal, "a malformed address is a usage error, not a refusal")
+		})
+	}
+}
+
+func TestResolveUnaddressableIsStillResolved(t *testing.T) {
+	r := rec(4652, idA, "proj-89")
+	r.SocketPath = ""
+	s, err := domain.Resolve([]domain.Entry{domain.Classify(r, alive)}, "proj-89")
+	require.NoError(t, err, "resolving finds the session; the caller refuses it as not_addressable")
+	assert.False(t, s.Addressable())
+	assert.Contains(t, s.Unaddressable(), "no messagingSocketPath")
+	assert.True(t, s.Endpoint().IsZero())
+}
+
+func TestNewSessionRefusesNonLive(t *testing.T) {
+	_, err := domain.NewSession(staleEntry(1, idA, "x"))
+	assert.ErrorIs(t, err, domain.ErrNotLiveEntry)
+}

@@ -1,0 +1,54 @@
+package domain_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+func TestProjectSlug(t *testing.T) {
+	tests := []struct{ cwd, want string }{
+		{"/home/dev/src/shop", "-home-dev-src-shop"},
+		{"/tmp/a.b_c d", "-tmp-a-b-c-d"},
+		// Measured on Claude Code 2.1.328: one '-' per UTF-16 code unit, so
+		// "ü" gives one, an emoji outside the BMP two.
+		{"/srv/ünï", "-srv--n-"},
+		{"/home/dev/src/work/emoji-😀-日本", "-home-dev-src-work-emoji------"},
+		// Measured: over 200 units the name is cut to 200 and "-" plus the
+		// base-36 Java string hash of the cwd is appended.
+		{"/home/dev/src/work/ünï-" + strings.Repeat("d", 220), "-home-dev-src-work--n--" + strings.Repeat("d", 177) + "-j5i5k8"},
+		{strings.Repeat("a", 200), strings.Repeat("a", 200)},
+		{"rel/Dir9", "rel-Dir9"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cwd, func(t *testing.T) {
+			assert.Equal(t, tt.want, domain.ProjectSlug(tt.cwd))
+		})
+	}
+}
+
+func TestTranscriptPath(t *testing.T) {
+	tests := []struct {
+		name                 string
+		config, cwd, session string
+		want                 string
+	}{
+		{"normal", "/cfg", "/home/dev/src/shop", idA, "/cfg/projects/-home-dev-src-shop/" + idA + ".jsonl"},
+		{"no config dir", "", "/x", idA, ""},
+		{"no cwd", "/cfg", "", idA, ""},
+		{"no session", "/cfg", "/x", "", ""},
+		{"session with slash", "/cfg", "/x", "../../etc/passwd", ""},
+		{"session with backslash", "/cfg", "/x", `a\b`, ""},
+		{"session dot", "/cfg", "/x", ".", ""},
+		{"session dotdot", "/cfg", "/x", "..", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, domain.TranscriptPath(tt.config, tt.cwd, tt.session))
+		})
+	}
+}

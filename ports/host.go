@@ -1,0 +1,35 @@
+package ports
+
+//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination portsmock/host.go -package portsmock . Harness,Processes
+
+import "context"
+
+// HarnessProbe is what a look at the courier program found, without
+// starting a session, spending tokens or sending anything.
+type HarnessProbe struct {
+	// Program is the program as configured ("claude", or a path).
+	Program string
+	// Path is where it resolved on PATH ("" when not found).
+	Path string
+	// Version is the first line `<program> --version` printed, e.g.
+	// "2.1.328 (Claude Code)" ("" when it could not be read).
+	Version string
+	// Flags are the flags the courier passes, in its argv order.
+	Flags []string
+	// Missing lists the Flags absent from `<program> --help`.
+	Missing []string
+	// Err says why the probe could not finish (not found, timed out, a
+	// non-zero exit); nil when Version and Missing are trustworthy.
+	Err error
+}
+
+// Harness inspects the program a transport runs (claude).
+type Harness interface {
+	Probe(ctx context.Context) HarnessProbe
+}
+
+// Processes reads the process tree.
+type Processes interface {
+	// Parent returns pid's parent pid (0 for the root of our pid namespace).
+	Parent(pid int) (int, error)
+}

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Run every fuzz target for a short fixed time, one target per invocation
+# (go test -fuzz accepts only one). FUZZTIME overrides the budget per target.
+# New failing inputs are written under the package's testdata/fuzz/ and
+# become regression cases once committed.
+set -eu
+cd "$(dirname "$0")/.."
+fuzztime="${FUZZTIME:-15s}"
+status=0
+while read -r pkg target; do
+	echo "fuzz $target ($pkg, $fuzztime)"
+	if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg"; then
+		status=1
+	fi
+done <<'TARGETS'
+./domain FuzzEndpointRoundTrip
+./domain FuzzParseEndpoint
+./adapters/fsregistry FuzzParse
+./adapters/courierexec FuzzParseOutput
+./adapters/courierexec FuzzJudge
+TARGETS
+exit $status

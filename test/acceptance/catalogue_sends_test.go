@@ -1,0 +1,142 @@
+package acceptance
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/socketframe"
+)
+
+// catSend runs `send --transport socket` against config and returns what
+// happened; the registry folder must be untouched.
+func catSend(t *testing.T, config, sessions string, o runOpts, extra ...string) result {
+	t.Helper()
+	args := append([]string{"--config-dir", config, "send", "--transport", "socket"}, extra...)
+	return catRun(t, sessions, o, args...)
+}
+
+// TestCatalogueSends: what can go wrong between reading the registry and
+// delivering. Each row gives the exit code and a phrase of the refusal.
+func TestCatalogueSends(t *testing.T) {
+	self := os.Getpid()
+
+	t.Run("target died between list and send", func(t *testing.T) {
+		config, sessions := catRegistry(t)
+		pid, kill := catSleeper(t)
+		sock := filepath.Join(catSocketDir(t), "s.sock")
+		l := catListen(t, sock, false)
+		catWriteJSON(t, sessions, catFile(pid), catRecord(t, pid, "doomed", sock))
+		live := catList(t, config, sessions, false)
+		require.Len(t, live, 1)
+		kill()
+		for _, addr := range []string{"doomed", live[0].Endpoint, live[0].SessionID} {
+			r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", addr, "hello")
+			assert.Equal(t, 3, r.Code, "address %q: stderr %s", addr, r.Stderr)
+			assert.Contains(t, string(r.Stderr), "not_live")
+		}
+		assert.Zero(t, l.Conns(), "nothing may be sent to a dead session's socket")
+	})
+
+	t.Run("name moved to another session between reads", func(t *testing.T) {
+		config, sessions := catRegistry(t)
+		other, _ := catSleeper(t)
+		dir := catSocketDir(t)
+		la := catListen(t, filepath.Join(dir, "a.sock"), false)
+		lb := catListen(t, filepath.Join(dir, "b.sock"), false)
+		a := catRecord(t, self, "alpha", filepath.Join(dir, "a.sock"))
+		b := catRecord(t, other, "beta", filepath.Join(dir, "b.sock"))
+		catWriteJSON(t, sessions, catFile(self), a)
+		catWriteJSON(t, sessions, catFile(other), b)
+		ep := ""
+		for _, e := range catList(t, config, sessions, false) {
+			if e.Name == "alpha" {
+				ep = e.Endpoint
+			}
+		}
+		require.NotEmpty(t, ep)
+		// The user renames: alpha becomes gamma, and the other session takes "alpha".
+		a["name"], b["name"] = "gamma", "alpha"
+		catWriteJSON(t, sessions, catFile(self), a)
+		catWriteJSON(t, sessions, catFile(other), b)
+		r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", ep, "for alpha as I listed it")
+		assert.Equal(t, 4, r.Code, "stderr %s", r.Stderr)
+		assert.Contains(t, string(r.Stderr), "identity_mismatch")
+		assert.Contains(t, string(r.Stderr), `now named "gamma"`)
+		assert.Zero(t, la.Conns()+lb.Conns(), "a moved name must not deliver anywhere")
+	})
+
+	// Rows on one live record (this test process) whose socket is broken.
+	rows := []struct {
+		desc   string
+		socket func(t *testing.T) string // returns the record's socket path
+		extra  []string                  // more send flags
+		code   int
+		phrase string
+		bound  time.Duration // when set, the run must end within it
+	}{
+		{desc: "socket path absent on disk", code: 5, phrase: "does not exist", socket: func(t *testing.T) string {
+			return filepath.Join(catSocketDir(t), "gone.sock")
+		}},
+		{desc: "socket path is a regular file", code: 5, phrase: "not a socket", socket: func(t *testing.T) string {
+			p := filepath.Join(catSocketDir(t), "file.sock")
+			require.NoError(t, os.WriteFile(p, []byte("x"), 0o600))
+			return p
+		}},
+		{desc: "socket path is a folder", code: 5, phrase: "not a socket", socket: func(t *testing.T) string {
+			p := filepath.Join(catSocketDir(t), "dir.sock")
+			require.NoError(t, os.Mkdir(p, 0o700))
+			return p
+		}},
+		{desc: "socket with no listener", code: 5, phrase: "connection refused", socket: func(t *testing.T) string {
+			p := filepath.Join(catSocketDir(t), "dead.sock")
+			l := catListen(t, p, false)
+			l.ln.SetUnlinkOnClose(false)
+			l.close()
+			return p
+		}},
+		{desc: "listener that never closes", code: 5, phrase: "did not close", extra: []string{"--timeout", "2s"}, bound: 20 * time.Second,
+			socket: func(t *testing.T) string {
+				p := filepath.Join(catSocketDir(t), "hold.sock")
+				catListen(t, p, true)
+				return p
+			}},
+		{desc: "Windows pipe path", code: 7, phrase: "not an absolute path", socket: func(t *testing.T) string { return `\\.\pipe\x` }},
+		{desc: "no socket path (Claude Code 2.1.224)", code: 7, phrase: "not_addressable", socket: func(t *testing.T) string { return "" }},
+	}
+	for _, row := range rows {
+		t.Run(row.desc, func(t *testing.T) {
+			config, sessions := catRegistry(t)
+			catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "target", row.socket(t)))
+			args := append([]string{"--timeout", "5s"}, row.extra...)
+			r := catSend(t, config, sessions, runOpts{}, append(args, "target", "hello")...)
+			assert.Equal(t, row.code, r.Code, "stderr %s", r.Stderr)
+			assert.Contains(t, string(r.Stderr), row.phrase)
+			assert.Empty(t, r.Stdout)
+			if row.bound > 0 {
+				assert.Less(t, r.Elapsed, row.bound, "--timeout must bound the send")
+			}
+		})
+	}
+
+	t.Run("socket path longer than a Unix socket address", func(t *testing.T) {
+		config, sessions := catRegistry(t)
+		dir := catSocketDir(t)
+		long := filepath.Join(dir, strings.Repeat("s", 150)+".sock")
+		require.Greater(t, len(long), socketframe.MaxSocketPath)
+		// A listener where a truncating sender would land.
+		l := catListen(t, long[:socketframe.MaxSocketPath], false)
+		catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "longsock", long))
+		r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "longsock", "hello")
+		assert.Equal(t, 5, r.Code, "stderr %s", r.Stderr)
+		assert.Contains(t, string(r.Stderr), "not truncated")
+		assert.Contains(t, string(r.Stderr), strconv.Itoa(len(long))+" bytes")
+		assert.Zero(t, l.Conns(), "the truncated path must never be dialled")
+	})
+}

@@ -1,0 +1,286 @@
+package acceptance
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestListAllExplainsEveryRecord: every crafted record appears once in
+// `list --all --json` with the expected verdict, reason and file; key, dot
+// and temp files do not appear; `list --json` holds exactly the live ones.
+func TestListAllExplainsEveryRecord(t *testing.T) {
+	reg := craftRegistry(t)
+	require.GreaterOrEqual(t, len(reg.Cases), 12)
+	got := regListAll(t, reg.ConfigDir)
+	byFile := map[string]regListed{}
+	for _, l := range got {
+		_, dup := byFile[l.File]
+		require.False(t, dup, "file %s listed twice", l.File)
+		byFile[l.File] = l
+	}
+	assert.Len(t, got, len(reg.Cases))
+	for _, c := range reg.Cases {
+		t.Run(c.Label, func(t *testing.T) {
+			l, ok := byFile[c.File]
+			require.True(t, ok, "%s is not listed", c.File)
+			assert.Equal(t, c.Verdict, l.Verdict, "reason: %s", l.Reason)
+			assert.Contains(t, l.Reason, c.Reason)
+			if c.Verdict != "unreadable" && c.Verdict != "malformed" {
+				assert.Equal(t, c.PID, l.PID)
+				assert.Equal(t, c.SessionID, l.SessionID)
+			}
+			if c.Verdict != "live" {
+				assert.False(t, l.Addressable)
+				assert.Empty(t, l.Endpoint)
+			}
+		})
+	}
+	for _, name := range reg.Ignored {
+		_, listed := byFile[name]
+		assert.False(t, listed, "%s must be ignored", name)
+	}
+
+	res := runPeerctl(t, runOpts{Env: regEnv(t, reg.ConfigDir)}, "list", "--json")
+	require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+	var live []regListed
+	require.NoError(t, json.Unmarshal(res.Stdout, &live))
+	var wantFiles, gotFiles []string
+	for _, c := range reg.Cases {
+		if c.Verdict == "live" {
+			wantFiles = append(wantFiles, c.File)
+		}
+	}
+	for _, l := range live {
+		gotFiles = append(gotFiles, l.File)
+		assert.Equal(t, "live", l.Verdict)
+	}
+	assert.ElementsMatch(t, wantFiles, gotFiles)
+}
+
+func TestListAllTable(t *testing.T) {
+	reg := craftRegistry(t)
+	res := runPeerctl(t, runOpts{Env: regEnv(t, reg.ConfigDir)}, "list", "--all")
+	require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+	lines := strings.Split(strings.TrimRight(string(res.Stdout), "\n"), "\n")
+	require.Len(t, lines, len(reg.Cases)+1)
+	assert.Regexp(t, `^VERDICT\s+NAME\s+SESSION\s+PID\s+FILE\s+REASON$`, lines[0])
+	for _, c := range reg.Cases {
+		found := false
+		for _, line := range lines[1:] {
+			if strings.HasPrefix(line, c.Verdict+" ") && strings.Contains(line, " "+c.File+" ") {
+				found = true
+			}
+		}
+		assert.True(t, found, "no %s row for %s (%s) in:\n%s", c.Verdict, c.File, c.Label, res.Stdout)
+	}
+	assert.Contains(t, string(res.Stdout), "not addressable: record has no name", "a live record says why it is not addressable")
+}
+
+func TestFolderEdgeCases(t *testing.T) {
+	t.Run("missing folder: empty list and a note", func(t *testing.T) {
+		cfg := filepath.Join(t.TempDir(), "never-created")
+		for _, args := range [][]string{{"list", "--json"}, {"list", "--all", "--json"}} {
+			res := runPeerctl(t, runOpts{Env: regEnv(t, cfg)}, args...)
+			assert.Equal(t, 0, res.Code)
+			assert.JSONEq(t, "[]", string(res.Stdout))
+			assert.Contains(t, string(res.Stderr), "note: registry folder "+filepath.Join(cfg, "sessions")+" does not exist")
+		}
+	})
+	t.Run("a file in place of the folder: exit 1", func(t *testing.T) {
+		cfg := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(cfg, "sessions"), []byte("x"), 0o600))
+		res := runPeerctl(t, runOpts{Env: regEnv(t, cfg)}, "list")
+		assert.Equal(t, 1, res.Code)
+		assert.Empty(t, res.Stdout, "no empty list on an error")
+		assert.Contains(t, string(res.Stderr), "read registry "+filepath.Join(cfg, "sessions")+": ")
+		assert.Contains(t, string(res.Stderr), "not a directory")
+	})
+	t.Run("trailing slash", func(t *testing.T) {
+		reg := craftRegistry(t)
+		res := runPeerctl(t, runOpts{Env: regEnv(t, reg.ConfigDir+"/")}, "list", "--all", "--json")
+		require.Equal(t, 0, res.Code)
+		var got []regListed
+		require.NoError(t, json.Unmarshal(res.Stdout, &got))
+		assert.Len(t, got, len(reg.Cases))
+		assert.Empty(t, res.Stderr)
+	})
+	t.Run("empty CLAUDE_CONFIG_DIR means ~/.claude", func(t *testing.T) {
+		reg := craftRegistry(t)
+		home := t.TempDir()
+		require.NoError(t, os.Symlink(reg.ConfigDir, filepath.Join(home, ".claude")))
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CLAUDE_CONFIG_DIR="}
+		res := runPeerctl(t, runOpts{Env: env}, "list", "--all", "--json")
+		require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+		var got []regListed
+		require.NoError(t, json.Unmarshal(res.Stdout, &got))
+		assert.Len(t, got, len(reg.Cases))
+	})
+	t.Run("literal ~ warns", func(t *testing.T) {
+		res := runPeerctl(t, runOpts{Env: regEnv(t, "~/cfg")}, "list")
+		assert.Equal(t, 0, res.Code)
+		assert.Contains(t, string(res.Stderr), `warning: CLAUDE_CONFIG_DIR "~/cfg" starts with a literal '~'`)
+	})
+	t.Run("unreadable folder: exit 1, never an empty list", func(t *testing.T) {
+		regUnreadableFolder(t)
+	})
+}
+
+// regUnreadableFolder runs peerctl against a mode-0700 sessions folder it
+// may not read. As root (which reads anything) the binary runs as the
+// unprivileged user 65534 instead, so the kernel really says EACCES.
+func regUnreadableFolder(t *testing.T) {
+	base := t.TempDir()
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	cfg := filepath.Join(base, "cfg")
+	sessions := filepath.Join(cfg, "sessions")
+	require.NoError(t, os.MkdirAll(sessions, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sessions, "1.json"), []byte(`{"pid":1,"kind":"interactive"}`), 0o644))
+	require.NoError(t, os.Chmod(sessions, 0o700))
+
+	// A copy of the binary every user may run.
+	data, err := os.ReadFile(peerctlBin(t))
+	require.NoError(t, err)
+	bin := filepath.Join(base, "peerctl")
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+
+	cmd := exec.Command(bin, "list", "--json")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base, "CLAUDE_CONFIG_DIR=" + cfg}
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	} else {
+		require.NoError(t, os.Chmod(sessions, 0))
+		t.Cleanup(func() { _ = os.Chmod(sessions, 0o700) })
+	}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout: %s stderr: %s", stdout.String(), stderr.String())
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Empty(t, stdout.String(), "an unreadable folder is not an empty list")
+	assert.Contains(t, stderr.String(), "read registry "+sessions+": ")
+	assert.Contains(t, stderr.String(), "permission denied")
+}
+
+func TestShowAndAddressing(t *testing.T) {
+	reg := craftRegistry(t)
+	env := regEnv(t, reg.ConfigDir)
+	live := reg.Cases[0] // procStart right, as a string
+	require.Equal(t, "live", live.Verdict)
+	name := "peer-" + strconv.Itoa(live.PID)
+	endpoint := "cc-peer:v1:" + strconv.Itoa(live.PID) + ":" + name + ":/tmp/cc-socks/" + strconv.Itoa(live.PID) + ".sock"
+
+	type showOut struct {
+		SessionID    string `json:"sessionId"`
+		PID          int    `json:"pid"`
+		Verdict      string `json:"verdict"`
+		Reason       string `json:"reason"`
+		File         string `json:"file"`
+		Endpoint     string `json:"endpoint"`
+		ProcStart    string `json:"procStart"`
+		SocketOnDisk string `json:"socketOnDisk"`
+		Transcript   string `json:"transcript"`
+	}
+	for _, addr := range []string{live.SessionID, live.SessionID[:8], name, endpoint} {
+		t.Run("by "+addr, func(t *testing.T) {
+			res := runPeerctl(t, runOpts{Env: env}, "show", "--json", addr)
+			require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+			var got showOut
+			require.NoError(t, json.Unmarshal(res.Stdout, &got))
+			assert.Equal(t, live.PID, got.PID)
+			assert.Equal(t, live.SessionID, got.SessionID)
+			assert.Equal(t, "live", got.Verdict)
+			assert.Equal(t, endpoint, got.Endpoint)
+			assert.Equal(t, regProcStart(t, live.PID), got.ProcStart)
+			assert.Equal(t, "no", got.SocketOnDisk, "the crafted socket path does not exist")
+			assert.Equal(t, filepath.Join(reg.ConfigDir, "projects", "-home-dev-src-shop", live.SessionID+".jsonl"), got.Transcript)
+		})
+	}
+	t.Run("table", func(t *testing.T) {
+		res := runPeerctl(t, runOpts{Env: env}, "show", name)
+		require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+		for _, want := range []string{"verdict:", "live", "endpoint:", endpoint, "socket on disk:", "absent", "transcript:", "(absent)", "file:", filepath.Join(reg.Sessions, live.File)} {
+			assert.Contains(t, string(res.Stdout), want)
+		}
+	})
+	t.Run("a stale record is shown with its verdict", func(t *testing.T) {
+		var stale regCase
+		for _, c := range reg.Cases {
+			if c.Verdict == "stale" {
+				stale = c
+			}
+		}
+		res := runPeerctl(t, runOpts{Env: env}, "show", "--json", stale.SessionID)
+		require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+		var got showOut
+		require.NoError(t, json.Unmarshal(res.Stdout, &got))
+		assert.Equal(t, "stale", got.Verdict)
+		assert.Contains(t, got.Reason, "is not running")
+	})
+	t.Run("an endpoint whose name moved refuses", func(t *testing.T) {
+		moved := strings.Replace(endpoint, name, "old-name", 1)
+		res := runPeerctl(t, runOpts{Env: env}, "show", moved)
+		assert.Equal(t, 4, res.Code)
+		assert.Contains(t, string(res.Stderr), "identity_mismatch")
+	})
+	t.Run("nothing matches", func(t *testing.T) {
+		res := runPeerctl(t, runOpts{Env: env}, "show", "no-such-session")
+		assert.Equal(t, 3, res.Code)
+		assert.Contains(t, string(res.Stderr), "peerctl: not_live: ")
+	})
+}
+
+// TestAmbiguousAddressListsCandidates: two live sessions sharing a name
+// refuse with identity_mismatch and every candidate's id, name and pid.
+func TestAmbiguousAddressListsCandidates(t *testing.T) {
+	cfg := t.TempDir()
+	sessions := filepath.Join(cfg, "sessions")
+	require.NoError(t, os.Mkdir(sessions, 0o700))
+	ids := []string{"aaaaaa01-0000-4000-8000-000000000001", "aaaaaa02-0000-4000-8000-000000000002"}
+	var pids []int
+	for _, id := range ids {
+		pid := regHelper(t)
+		pids = append(pids, pid)
+		rec := `{"pid":` + strconv.Itoa(pid) + `,"sessionId":"` + id + `","procStart":"` + regProcStart(t, pid) +
+			`","kind":"interactive","name":"twin","messagingSocketPath":"/tmp/cc-socks/x.sock"}`
+		require.NoError(t, os.WriteFile(filepath.Join(sessions, strconv.Itoa(pid)+".json"), []byte(rec), 0o600))
+	}
+	for _, addr := range []string{"twin", "aaaaaa", ids[0]} {
+		t.Run(addr, func(t *testing.T) {
+			res := runPeerctl(t, runOpts{Env: regEnv(t, cfg)}, "show", "--json", addr)
+			assert.Equal(t, 4, res.Code)
+			assert.Contains(t, string(res.Stderr), "peerctl: identity_mismatch: ")
+			for i, id := range ids {
+				assert.Contains(t, string(res.Stderr), "candidate: session "+id+`  name "twin"  pid `+strconv.Itoa(pids[i]))
+			}
+			var out struct {
+				Refusal struct {
+					Reason     string `json:"reason"`
+					Candidates []struct {
+						SessionID string `json:"sessionId"`
+						Name      string `json:"name"`
+						PID       int    `json:"pid"`
+					} `json:"candidates"`
+				} `json:"refusal"`
+			}
+			require.NoError(t, json.Unmarshal(res.Stdout, &out), "stdout: %s", res.Stdout)
+			assert.Equal(t, "identity_mismatch", out.Refusal.Reason)
+			require.Len(t, out.Refusal.Candidates, 2)
+			for _, c := range out.Refusal.Candidates {
+				assert.Contains(t, ids, c.SessionID)
+				assert.Equal(t, "twin", c.Name)
+				assert.Contains(t, pids, c.PID)
+			}
+		})
+	}
+}
