@@ -23,12 +23,22 @@ type Service struct {
 	transport ports.Transport
 	configDir string
 	now       func() time.Time
+
+	// Optional ports (see Option): without them Send does not confirm
+	// and watches poll.
+	transcripts ports.Transcripts
+	folders     ports.FolderWatcher
+	exits       ports.ExitWatcher
 }
 
 // New builds a Service. configDir is Claude Code's config dir (used for
-// transcript paths); it may be empty.
-func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, configDir string) *Service {
-	return &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now}
+// transcript paths); it may be empty. Options add the optional ports.
+func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, configDir string, opts ...Option) *Service {
+	s := &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Listing is the classified content of one registry read.
@@ -225,6 +235,9 @@ type SendRequest struct {
 	// DryRun resolves and verifies, then returns the transport's plan
 	// without sending.
 	DryRun bool
+
+	// Confirmation and waiting: see ConfirmOptions (docs/CONFIRMATION.md).
+	ConfirmOptions
 }
 
 // SendResult is what Send did.
@@ -235,6 +248,9 @@ type SendResult struct {
 	Plan    *domain.Plan
 	Started time.Time
 	Elapsed time.Duration
+
+	// Confirmation and wait results (docs/CONFIRMATION.md).
+	Confirmation
 }
 
 // ErrNoTransport is returned when the Service was built without a transport.
@@ -289,5 +305,5 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		}
 		return res, err
 	}
-	return res, nil
+	return s.afterDelivery(ctx, req, res)
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -9,8 +10,11 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/socketframe"
+	"github.com/peerctl/peerctl/adapters/transcript"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -43,9 +47,13 @@ var Module = fx.Module("peerctl",
 		NewCourier,
 		NewSocket,
 		NewTransport,
-		NewService,
+		NewServiceWith,
 		NewHarness,
 		NewProcesses,
+		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
+		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
+		fx.Annotate(NewExitWatcher, fx.As(new(ports.ExitWatcher))),
+		NewWatcher,
 	),
 )
 
@@ -81,9 +89,97 @@ func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketfram
 	}
 }
 
-// NewService is New for fx.
+// NewService is New for fx, without the optional ports.
 func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport) *Service {
 	return New(reg, live, t, cfg.ConfigDir)
+}
+
+// NewServiceWith is what Module provides: NewService plus the optional
+// ports the graph holds (confirmation, watching).
+func NewServiceWith(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, opt OptionalPorts) *Service {
+	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders), WithExitWatcher(opt.Exits))
+}
+
+// OptionalPorts are the ports a Service can do without (confirmation,
+// watching); the Module provides them all, a host may replace them.
+type OptionalPorts struct {
+	fx.In
+	Transcripts ports.Transcripts   `optional:"true"`
+	Folders     ports.FolderWatcher `optional:"true"`
+	Exits       ports.ExitWatcher   `optional:"true"`
+}
+
+// NewTranscripts reads transcripts, told of appends by the folder watcher.
+func NewTranscripts(folders ports.FolderWatcher) *transcript.Reader { return transcript.New(folders) }
+
+// NewFolderWatcher watches folders with fsnotify (polling fallback).
+func NewFolderWatcher() *fswatch.Folder { return fswatch.NewFolder() }
+
+// NewExitWatcher watches processes end with pidfds (polling fallback).
+func NewExitWatcher() *fswatch.Exits { return fswatch.NewExits() }
+
+// Watcher runs Service.Watch under the fx lifecycle: OnStart starts it,
+// OnStop stops it and waits for it to finish. Events arrive on Events,
+// which is closed when the watch has ended (stopped, or failed: see Err).
+// Nothing starts unless something asks the graph for a *Watcher.
+type Watcher struct {
+	svc    *Service
+	events chan domain.Event
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// NewWatcher registers the watcher's lifecycle hooks.
+func NewWatcher(lc fx.Lifecycle, svc *Service) *Watcher {
+	w := &Watcher{svc: svc, events: make(chan domain.Event, 64), done: make(chan struct{})}
+	lc.Append(fx.Hook{OnStart: w.start, OnStop: w.stop})
+	return w
+}
+
+// Events delivers the watch's events in order; it is closed when the
+// watch ends. A consumer must keep reading until then (or stop the app).
+func (w *Watcher) Events() <-chan domain.Event { return w.events }
+
+// Err is the error that ended the watch (nil after a clean stop); read it
+// once Events is closed.
+func (w *Watcher) Err() error {
+	select {
+	case <-w.done:
+		return w.err
+	default:
+		return nil
+	}
+}
+
+func (w *Watcher) start(context.Context) error {
+	// The watch outlives OnStart's context: it runs until OnStop.
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	go func() {
+		defer close(w.done)
+		defer close(w.events)
+		w.err = w.svc.Watch(ctx, func(e domain.Event) {
+			select {
+			case w.events <- e:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	return nil
+}
+
+func (w *Watcher) stop(ctx context.Context) error {
+	if w.cancel == nil {
+		return nil
+	}
+	w.cancel()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop watcher: %w", ctx.Err())
+	}
 }
 
 // NewHarness exposes the courier's program probe (for `peerctl doctor`).

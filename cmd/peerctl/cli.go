@@ -127,6 +127,7 @@ and never writes to the registry.
 			sub.Example = "  peerctl help send\n  peerctl help completion"
 		}
 	}
+	root.AddCommand(c.watchCmd(), c.enrichCmd())
 	return root
 }
 

@@ -24,6 +24,7 @@ type receiptJSON struct {
 	Detail    string       `json:"detail,omitempty"`
 	ElapsedMs int64        `json:"elapsedMs"`
 	Plan      *domain.Plan `json:"plan,omitempty"`
+	confirmJSON
 }
 
 func (c *cli) sendCmd() *cobra.Command {
@@ -33,6 +34,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		asJSON    bool
 		dryRun    bool
 		claude    string
+		confirm   confirmFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
@@ -70,6 +72,9 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
 			}
+			if err := confirm.validate(); err != nil {
+				return err
+			}
 			text, err := c.messageText(args)
 			if err != nil {
 				return err
@@ -80,7 +85,7 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 			if err != nil {
 				return err
 			}
-			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun})
+			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options()})
 			if err != nil {
 				return err
 			}
@@ -95,6 +100,7 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]cobra.Completion{app.TransportCourier, app.TransportSocket}, cobra.ShellCompDirectiveNoFileComp))
+	confirm.register(cmd)
 	return cmd
 }
 
@@ -122,6 +128,8 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		ElapsedMs: res.Elapsed.Milliseconds(), Plan: res.Plan}
 	if res.Plan != nil {
 		out.Outcome, out.Transport = "planned", res.Plan.Transport
+	} else {
+		out.fillConfirm(res)
 	}
 	if asJSON {
 		return c.writeJSON(out)
@@ -139,9 +147,7 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		return nil
 	}
 	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), t.ID(), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
-	if res.Receipt.Outcome == "posted" {
-		fmt.Fprintln(c.stderr, "peerctl: note: the socket gives no acknowledgement; posted is not proof of delivery")
-	}
+	c.printConfirm(res)
 	return nil
 }
 

@@ -1,0 +1,181 @@
+// Package fswatch notices change without polling where the OS allows: a
+// folder through fsnotify (inotify on Linux), a process's end through a
+// pidfd (pidfd_open(2) + poll(2) via golang.org/x/sys/unix, Linux 5.3+).
+// Where those are unavailable it falls back to polling at a fixed interval.
+// It only reads: it never writes, renames or deletes anything it watches.
+package fswatch
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/peerctl/peerctl/ports"
+)
+
+// DefaultPoll is the polling interval of the fallbacks.
+const DefaultPoll = 500 * time.Millisecond
+
+// maxAncestors bounds how far up Watch climbs to find an existing folder
+// to watch while dir does not exist yet.
+const maxAncestors = 3
+
+// Folder watches folders. The zero value uses fsnotify with a DefaultPoll
+// fallback; build one with NewFolder.
+type Folder struct {
+	// Poll is the fallback interval (0: DefaultPoll).
+	Poll time.Duration
+	// NoNotify forces the polling fallback (tests, and file systems where
+	// inotify says nothing, such as some network mounts).
+	NoNotify bool
+}
+
+var _ ports.FolderWatcher = (*Folder)(nil)
+
+// NewFolder returns a Folder using fsnotify.
+func NewFolder() *Folder { return &Folder{} }
+
+func (f *Folder) poll() time.Duration {
+	if f.Poll > 0 {
+		return f.Poll
+	}
+	return DefaultPoll
+}
+
+// Watch implements ports.FolderWatcher. While dir does not exist it
+// watches the nearest existing ancestor (up to three levels up) and moves
+// down as folders appear; if dir is removed it climbs back up. When
+// fsnotify cannot start (no inotify instances left, say) it signals every
+// Poll instead. It never returns an error today; the signature leaves room.
+func (f *Folder) Watch(ctx context.Context, dir string) (<-chan struct{}, error) {
+	out := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case out <- struct{}{}:
+		default:
+		}
+	}
+	var w *fsnotify.Watcher
+	if !f.NoNotify {
+		if nw, err := fsnotify.NewWatcher(); err == nil {
+			w = nw
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	if w == nil {
+		go func() {
+			defer wg.Done()
+			pollLoop(ctx, f.poll(), signal)
+		}()
+	} else {
+		// The first watch is set before Watch returns, so every change
+		// after it returns is noticed.
+		n := &notifier{w: w, dir: filepath.Clean(dir), signal: signal}
+		n.establish()
+		go func() {
+			defer wg.Done()
+			defer w.Close()
+			n.loop(ctx, f.poll())
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	return out, nil
+}
+
+func pollLoop(ctx context.Context, every time.Duration, signal func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			signal()
+		}
+	}
+}
+
+// notifier keeps one watch on dir or, while it is missing, on its nearest
+// existing ancestor. When no ancestor can be watched it polls until one can.
+type notifier struct {
+	w       *fsnotify.Watcher
+	dir     string
+	watched string
+	signal  func()
+}
+
+// establish watches dir, else its nearest existing ancestor, and signals
+// whenever the watched folder changes (what it missed may matter).
+func (n *notifier) establish() {
+	candidates := []string{n.dir}
+	for d, i := n.dir, 0; i < maxAncestors; i++ {
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		candidates = append(candidates, p)
+		d = p
+	}
+	for _, c := range candidates {
+		if c == n.watched {
+			return
+		}
+		if err := n.w.Add(c); err == nil {
+			if n.watched != "" {
+				_ = n.w.Remove(n.watched)
+			}
+			n.watched = c
+			n.signal()
+			return
+		}
+	}
+	if n.watched != "" {
+		_ = n.w.Remove(n.watched)
+		n.watched = ""
+	}
+	n.signal()
+}
+
+func (n *notifier) loop(ctx context.Context, every time.Duration) {
+	// Until dir itself is watched, a slow tick retries (and covers an
+	// ancestor that cannot be watched at all).
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-n.w.Events:
+			if !ok {
+				pollLoop(ctx, every, n.signal)
+				return
+			}
+			if ev.Name == n.watched && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				_ = n.w.Remove(n.watched)
+				n.watched = ""
+			}
+			if n.watched != n.dir {
+				n.establish()
+			}
+			n.signal()
+		case _, ok := <-n.w.Errors:
+			if !ok {
+				pollLoop(ctx, every, n.signal)
+				return
+			}
+			// An overflow loses events: say something may have changed.
+			n.signal()
+		case <-t.C:
+			if n.watched != n.dir {
+				n.establish()
+			}
+		}
+	}
+}

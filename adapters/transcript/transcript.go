@@ -1,0 +1,395 @@
+// Package transcript confirms deliveries from a session's own transcript,
+// <config dir>/projects/<slug>/<sessionId>.jsonl (Claude Code 2.1.328; see
+// domain.TranscriptPath and domain.Enqueued for the path and the line).
+//
+// A transcript can be tens of megabytes. It is never loaded whole: the
+// first look reads it backwards from its end in fixed chunks and stops at
+// the first line stamped well before the send began (lines are appended in
+// time order); after that only appended bytes are read. Lines longer than
+// MaxLineBytes cannot be an enqueue line of a message peerctl accepts and
+// are skipped without being held in memory, so memory stays bounded by
+// ChunkBytes + MaxLineBytes whatever the file's size.
+//
+// Appends are noticed through a ports.FolderWatcher on the transcript's
+// folder (fsnotify), with a polling fallback; the file and its folder may
+// appear only after the message arrives (Claude Code creates them on the
+// first message). It only reads: it never writes to a transcript.
+package transcript
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+const (
+	// ChunkBytes is how much one read takes (64 KiB).
+	ChunkBytes = 64 << 10
+	// MaxLineBytes is the longest line examined (1 MiB): a 64 KiB message
+	// JSON-escaped as \uXXXX is at most 384 KiB plus the line's other fields.
+	MaxLineBytes = 1 << 20
+	// DefaultPoll is the polling fallback's interval.
+	DefaultPoll = 250 * time.Millisecond
+	// Slack is how far before the send began a line's timestamp must be
+	// for the backward scan to stop there. Claude Code writes some lines a
+	// moment after the time they carry, so "before the send began" alone
+	// would stop too early.
+	Slack = time.Minute
+)
+
+// Reader confirms deliveries. Build it with New.
+type Reader struct {
+	watch ports.FolderWatcher
+	poll  time.Duration
+	chunk int
+	// onRead, when set, is told how many bytes each read returned (tests
+	// use it to prove the backward scan stays at the end of the file).
+	onRead func(n int)
+}
+
+var _ ports.Transcripts = (*Reader)(nil)
+
+// Option adjusts a Reader.
+type Option func(*Reader)
+
+// WithPoll sets the polling fallback's interval.
+func WithPoll(d time.Duration) Option { return func(r *Reader) { r.poll = d } }
+
+// WithChunk sets the read size (tests).
+func WithChunk(n int) Option { return func(r *Reader) { r.chunk = n } }
+
+// WithReadHook calls f with the size of every read (tests).
+func WithReadHook(f func(n int)) Option { return func(r *Reader) { r.onRead = f } }
+
+// New returns a Reader; watch (may be nil: polling only) tells it when the
+// transcript's folder changes.
+func New(watch ports.FolderWatcher, opts ...Option) *Reader {
+	r := &Reader{watch: watch, poll: DefaultPoll, chunk: ChunkBytes}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// WaitEnqueued implements ports.Transcripts. Errors: ctx's error (wrapped)
+// when it ends first; a read error other than "does not exist" (the file
+// and folder may appear later) ends the wait at once.
+func (r *Reader) WaitEnqueued(ctx context.Context, path, text string, since time.Time) (domain.Enqueued, error) {
+	if path == "" {
+		return domain.Enqueued{}, errors.New("wait for enqueue: no transcript path")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wake <-chan struct{}
+	if r.watch != nil {
+		if ch, err := r.watch.Watch(ctx, filepath.Dir(path)); err == nil {
+			wake = ch
+		}
+	}
+	defer func() {
+		cancel()
+		if wake != nil {
+			for range wake { // closed once the watch's goroutines have returned
+			}
+		}
+	}()
+	tick := time.NewTicker(r.poll)
+	defer tick.Stop()
+	st := &follow{path: path, text: text, since: since}
+	for {
+		hit, err := r.check(st)
+		if err != nil {
+			return domain.Enqueued{}, err
+		}
+		if hit != nil {
+			return *hit, nil
+		}
+		select {
+		case <-ctx.Done():
+			return domain.Enqueued{}, fmt.Errorf("wait for enqueue in %s: %w", path, ctx.Err())
+		case <-wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// follow is the state of one wait: which file was read up to where.
+type follow struct {
+	path  string
+	text  string
+	since time.Time
+
+	file   os.FileInfo // the file last read (to notice a replacement)
+	offset int64       // bytes before offset have been examined
+	skip   bool        // inside an over-long line: discard up to its newline
+}
+
+// check looks at the file once: backwards from the end on first sight (or
+// when the file was replaced or shrank), else the bytes appended since.
+func (r *Reader) check(st *follow) (*domain.Enqueued, error) {
+	f, err := os.Open(st.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("read transcript %s: not a regular file (%s)", st.path, fi.Mode().Type())
+	}
+	size := fi.Size()
+	if st.file == nil || !os.SameFile(st.file, fi) || size < st.offset {
+		st.file, st.offset, st.skip = fi, 0, false
+		end, tooLong, err := r.lastNewline(f, size)
+		if err != nil {
+			return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
+		}
+		var hit *domain.Enqueued
+		err = r.scanBack(f, end, tooLong, func(line []byte, off int64) bool {
+			m := examine(line, st.text)
+			switch {
+			case m.hit && domain.EnqueuedAfter(m.at, st.since):
+				hit = &domain.Enqueued{Path: st.path, Offset: off, At: m.at, SessionID: m.sessionID}
+				return true
+			case !m.at.IsZero() && m.at.Before(st.since.Add(-Slack)):
+				return true
+			}
+			return false
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
+		}
+		if hit != nil {
+			return hit, nil
+		}
+		st.offset = end
+		if tooLong {
+			// The last line is already over MaxLineBytes: skip to its end.
+			st.offset, st.skip = size, true
+		}
+		return nil, nil
+	}
+	if size <= st.offset {
+		return nil, nil
+	}
+	hit, err := r.scanForward(f, st, size)
+	if err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
+	}
+	return hit, nil
+}
+
+func (r *Reader) readAt(f io.ReaderAt, b []byte, off int64) error {
+	n, err := f.ReadAt(b, off)
+	if r.onRead != nil {
+		r.onRead(n)
+	}
+	if err == io.EOF && n == len(b) {
+		err = nil
+	}
+	return err
+}
+
+// lastNewline returns the offset just after the last '\n' before size (0
+// if none): bytes after it are a line still being written. When that
+// partial line is already longer than MaxLineBytes it stops looking and
+// returns the offset where it stopped, with tooLong set.
+func (r *Reader) lastNewline(f io.ReaderAt, size int64) (end int64, tooLong bool, err error) {
+	buf := make([]byte, min(int64(r.chunk), size))
+	for pos := size; pos > 0; {
+		n := min(int64(len(buf)), pos)
+		pos -= n
+		if err := r.readAt(f, buf[:n], pos); err != nil {
+			return 0, false, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return pos + int64(i) + 1, false, nil
+		}
+		if size-pos > MaxLineBytes {
+			return pos, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// scanBack calls fn for every complete line before end, last line first,
+// with its offset, until fn returns true. It holds one chunk and at most
+// one line of MaxLineBytes; longer lines are skipped. With overflow set,
+// the bytes just before end belong to a line already too long.
+func (r *Reader) scanBack(f io.ReaderAt, end int64, overflow bool, fn func(line []byte, off int64) bool) error {
+	buf := make([]byte, min(int64(r.chunk), max(end, 1)))
+	var carry []byte // the end of a line whose start is in an earlier chunk, right-aligned
+	carryLen := 0
+	emit := func(seg []byte, off int64) bool {
+		defer func() { carryLen, overflow = 0, false }()
+		if overflow || len(seg)+carryLen > MaxLineBytes {
+			return false
+		}
+		line := seg
+		if carryLen > 0 {
+			start := len(carry) - carryLen - len(seg)
+			copy(carry[start:], seg)
+			line = carry[start:]
+		}
+		if len(line) == 0 {
+			return false
+		}
+		return fn(line, off)
+	}
+	for pos := end; pos > 0; {
+		n := min(int64(len(buf)), pos)
+		pos -= n
+		if err := r.readAt(f, buf[:n], pos); err != nil {
+			return err
+		}
+		b := buf[:n]
+		for {
+			i := bytes.LastIndexByte(b, '\n')
+			if i < 0 {
+				if !overflow {
+					if carryLen+len(b) > MaxLineBytes {
+						overflow, carryLen = true, 0
+					} else {
+						if carry == nil {
+							carry = make([]byte, MaxLineBytes)
+						}
+						copy(carry[len(carry)-carryLen-len(b):], b)
+						carryLen += len(b)
+					}
+				}
+				break
+			}
+			if emit(b[i+1:], pos+int64(i)+1) {
+				return nil
+			}
+			b = b[:i]
+		}
+	}
+	emit(nil, 0)
+	return nil
+}
+
+// scanForward examines the complete lines in [st.offset, size) and moves
+// st.offset past the last newline. It holds one chunk and at most one line.
+func (r *Reader) scanForward(f io.ReaderAt, st *follow, size int64) (*domain.Enqueued, error) {
+	buf := make([]byte, min(int64(r.chunk), size-st.offset))
+	var line []byte // a line started in an earlier chunk
+	lineStart := st.offset
+	for pos := st.offset; pos < size; {
+		n := min(int64(len(buf)), size-pos)
+		if err := r.readAt(f, buf[:n], pos); err != nil {
+			return nil, err
+		}
+		b := buf[:n]
+		base := pos
+		pos += n
+		for len(b) > 0 {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				if !st.skip {
+					if len(line)+len(b) > MaxLineBytes {
+						st.skip, line = true, nil
+					} else {
+						line = append(line, b...)
+					}
+				}
+				break
+			}
+			seg := b[:i]
+			off := lineStart
+			lineStart = base + int64(len(buf[:n])-len(b)) + int64(i) + 1
+			st.offset = lineStart
+			if st.skip {
+				st.skip, line = false, line[:0]
+				b = b[i+1:]
+				continue
+			}
+			whole := seg
+			if len(line) > 0 {
+				if len(line)+len(seg) <= MaxLineBytes {
+					whole = append(line, seg...)
+				} else {
+					whole = nil
+				}
+			}
+			line = line[:0]
+			if m := examine(whole, st.text); m.hit && domain.EnqueuedAfter(m.at, st.since) {
+				return &domain.Enqueued{Path: st.path, Offset: off, At: m.at, SessionID: m.sessionID}, nil
+			}
+			b = b[i+1:]
+		}
+	}
+	if st.skip {
+		// The over-long line's bytes so far are done with.
+		st.offset = size
+	}
+	return nil, nil
+}
+
+// match is what one line says.
+type match struct {
+	hit       bool      // an enqueue line with exactly the text
+	at        time.Time // the line's timestamp (zero when it has none)
+	sessionID string
+}
+
+// wireLine holds the transcript fields peerctl reads (Claude Code 2.1.328).
+type wireLine struct {
+	Type      string          `json:"type"`
+	Operation string          `json:"operation"`
+	Timestamp string          `json:"timestamp"`
+	SessionID string          `json:"sessionId"`
+	Content   json.RawMessage `json:"content"`
+}
+
+var (
+	markTimestamp = []byte(`"timestamp"`)
+	markQueue     = []byte(`"queue-operation"`)
+)
+
+// examine decodes a line only when it can matter: it has a timestamp.
+// Lines that are not JSON objects, or whose fields have other types, say
+// nothing.
+func examine(line []byte, text string) match {
+	if len(line) == 0 || !bytes.Contains(line, markTimestamp) {
+		return match{}
+	}
+	var w wireLine
+	if err := json.Unmarshal(line, &w); err != nil {
+		// A line with a non-string "content" (or other shapes) may still
+		// carry a usable timestamp.
+		var ts struct {
+			Timestamp string `json:"timestamp"`
+		}
+		if json.Unmarshal(line, &ts) != nil {
+			return match{}
+		}
+		w = wireLine{Timestamp: ts.Timestamp}
+	}
+	var m match
+	if t, err := time.Parse(time.RFC3339Nano, w.Timestamp); err == nil {
+		m.at = t
+	}
+	if m.at.IsZero() || w.Type != "queue-operation" || w.Operation != "enqueue" || !bytes.Contains(line, markQueue) {
+		return m
+	}
+	var content string
+	if json.Unmarshal(w.Content, &content) == nil && content == text {
+		m.hit, m.sessionID = true, w.SessionID
+	}
+	return m
+}

@@ -1,0 +1,62 @@
+package app
+
+import (
+	"context"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// LiveInfo is the live part of a session descriptor, for a host that
+// catalogs persisted transcripts and wants to mark the ones whose session
+// is running. The JSON names are the host descriptor's.
+type LiveInfo struct {
+	// Endpoint is the session's endpoint (cc-peer:v1:…); "" when the live
+	// session cannot receive messages (no socket, name or id).
+	Endpoint string `json:"live_endpoint"`
+	// Status is "idle", "busy" or "unknown".
+	Status string `json:"live_status"`
+}
+
+// Enrich reads the registry once and returns, for every id in ids (full
+// session ids, as in a transcript's file name <sessionId>.jsonl) whose
+// session is live, its LiveInfo. Ids that are unknown, or whose record is
+// stale, reused, foreign or malformed, are absent from the map. When two
+// live records carry the same id (a resumed session running twice), the
+// addressable one wins, then the most recently started. The only error is
+// the registry read's.
+func (s *Service) Enrich(ctx context.Context, ids []string) (map[string]LiveInfo, error) {
+	out := make(map[string]LiveInfo, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	l, err := s.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	best := map[string]domain.Entry{}
+	for _, e := range l.Entries {
+		id := e.Record.SessionID
+		if !e.Live() || id == "" || !want[id] {
+			continue
+		}
+		if prev, ok := best[id]; ok && !better(e, prev) {
+			continue
+		}
+		best[id] = e
+	}
+	for id, e := range best {
+		out[id] = LiveInfo{Endpoint: e.Endpoint().String(), Status: e.Record.Status.String()}
+	}
+	return out, nil
+}
+
+func better(a, b domain.Entry) bool {
+	if a.Addressable != b.Addressable {
+		return a.Addressable
+	}
+	return a.Record.StartedAt.After(b.Record.StartedAt)
+}

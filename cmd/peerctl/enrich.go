@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func (c *cli) enrichCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "enrich SESSION-ID...",
+		Short: "Say which of these session ids are live, with endpoint and status",
+		Long: `For a host that keeps a catalog of persisted transcripts (<session id>.jsonl): read the
+registry once and, for each full session id given, print its live endpoint and status, or
+nothing when it is not live (unknown, ended, or its record is stale).
+
+With --json: one object keyed by session id; the value is {"live_endpoint", "live_status"}
+or null when not live.`,
+		Example: `  peerctl enrich 3327af2a-a4a5-433e-b55c-1fb5f0a0ae29 26df9a5b-0d4c-4c4e-9f0e-8a3a0d4b2f11
+  ls ~/.claude/projects/*/ | sed -n 's/\.jsonl$//p' | xargs peerctl enrich --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("enrich needs at least one session id")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c.started()
+			c.jsonOut = asJSON
+			svc, _, err := c.service(options{})
+			if err != nil {
+				return err
+			}
+			live, err := svc.Enrich(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := make(map[string]any, len(args))
+				for _, id := range args {
+					if info, ok := live[id]; ok {
+						out[id] = info
+					} else {
+						out[id] = nil
+					}
+				}
+				return c.writeJSON(out)
+			}
+			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tLIVE\tSTATUS\tENDPOINT")
+			for _, id := range args {
+				info, ok := live[id]
+				if !ok {
+					fmt.Fprintf(tw, "%s\tno\t-\t-\n", cell(id))
+					continue
+				}
+				fmt.Fprintf(tw, "%s\tyes\t%s\t%s\n", cell(id), info.Status, cell(info.Endpoint))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object keyed by session id")
+	return cmd
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/peerctl/peerctl/adapters/courierexec"
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/app"
+)
+
+// graph builds the fx app for commands whose components have a lifecycle
+// (watch): the caller populates what it needs, then Starts and Stops it.
+// Config resolution is the same as service's.
+func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
+	dir, warnings, err := fsregistry.ConfigDir(c.configDir, c.getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", w)
+	}
+	claude := opts.claude
+	if claude == "" {
+		claude = c.getenv(courierexec.ProgramEnv)
+	}
+	cfg := app.Config{ConfigDir: dir, Transport: opts.transport, Timeout: opts.timeout, Claude: claude}
+	logger := fx.NopLogger
+	if c.debug {
+		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
+	}
+	fxApp := fx.New(app.Module, fx.Supply(cfg), fx.Populate(populate...), logger)
+	if err := fxApp.Err(); err != nil {
+		return nil, fmt.Errorf("build peerctl: %w", unwrapFx(err))
+	}
+	return fxApp, nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// defaultWait is the deadline of a bare --wait.
+const defaultWait = 10 * time.Minute
+
+// confirmFlags are send's confirmation and wait flags.
+type confirmFlags struct {
+	noConfirm bool
+	require   bool
+	timeout   time.Duration
+	wait      time.Duration
+}
+
+const confirmHelp = `
+
+After the transport succeeds, peerctl reads the target's own transcript
+(<config dir>/projects/<cwd slug>/<session id>.jsonl) for the line that shows the session
+queued exactly this text, stamped after the send began. The outcome is:
+
+  delivered  the transcript shows it (within --confirm-timeout)
+  posted     the socket took it but the transcript has not shown it: exit 0 with a warning,
+             or exit 5 (delivery_failed) with --require-confirm
+  sent       the courier proved it called SendMessage, not yet shown in the transcript
+
+With --wait, peerctl then follows the target's registry status until it has gone busy and
+back to idle (idle), or the session ends (exited), or the deadline passes (timeout); all
+three exit 0 and are reported on stdout ("wait" in --json).`
+
+func (f *confirmFlags) register(cmd *cobra.Command) {
+	cmd.Long += confirmHelp
+	fs := cmd.Flags()
+	fs.BoolVar(&f.noConfirm, "no-confirm", false, "do not read the target's transcript; the outcome is the transport's word")
+	fs.BoolVar(&f.require, "require-confirm", false, "exit 5 (delivery_failed) unless the transcript shows the text")
+	fs.DurationVar(&f.timeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long to look for the text in the transcript")
+	fs.DurationVar(&f.wait, "wait", 0, "after delivery, wait (at most this long) until the target has gone busy and idle again; --wait alone waits up to "+defaultWait.String())
+	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
+}
+
+func (f *confirmFlags) validate() error {
+	switch {
+	case f.noConfirm && f.require:
+		return usageError{fmt.Errorf("--no-confirm and --require-confirm contradict each other")}
+	case f.timeout <= 0:
+		return usageError{fmt.Errorf("--confirm-timeout %s: want a positive duration such as 5s", f.timeout)}
+	case f.wait < 0:
+		return usageError{fmt.Errorf("--wait %s: want a positive duration such as 2m", f.wait)}
+	}
+	return nil
+}
+
+func (f *confirmFlags) options() app.ConfirmOptions {
+	return app.ConfirmOptions{NoConfirm: f.noConfirm, ConfirmTimeout: f.timeout, RequireConfirm: f.require, Wait: f.wait}
+}
+
+// confirmJSON are the receipt's confirmation fields (docs/CONFIRMATION.md).
+type confirmJSON struct {
+	// Confirmed is true when the target's transcript shows the text.
+	Confirmed bool `json:"confirmed"`
+	// Transcript is the transcript file read ("" when unknown).
+	Transcript string `json:"transcript,omitempty"`
+	// ConfirmedAt is the enqueue line's timestamp (RFC 3339, UTC).
+	ConfirmedAt string `json:"confirmedAt,omitempty"`
+	// ConfirmNote says why the send is not confirmed.
+	ConfirmNote string `json:"confirmNote,omitempty"`
+	// Wait is set with --wait.
+	Wait *waitJSON `json:"wait,omitempty"`
+}
+
+type waitJSON struct {
+	End       string `json:"end"`    // idle, exited, timeout
+	Status    string `json:"status"` // the last status seen: idle, busy, unknown
+	ElapsedMs int64  `json:"elapsedMs"`
+	Note      string `json:"note,omitempty"`
+}
+
+func (out *receiptJSON) fillConfirm(res app.SendResult) {
+	if res.Outcome != domain.OutcomeUnknown {
+		out.Outcome = res.Outcome.String()
+	}
+	out.Confirmed, out.Transcript, out.ConfirmNote = res.Confirmed, res.Transcript, res.ConfirmNote
+	if res.Confirmed {
+		out.ConfirmedAt = rfc3339(res.Enqueued.At)
+	}
+	if res.WaitEnd != domain.WaitNone {
+		out.Wait = &waitJSON{End: res.WaitEnd.String(), Status: res.WaitStatus.String(),
+			ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
+	}
+}
+
+// printConfirm adds the confirmation warning (stderr) and the wait's
+// ending (stdout) to a text receipt.
+func (c *cli) printConfirm(res app.SendResult) {
+	if !res.Confirmed {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s\n", res.Outcome, res.ConfirmNote)
+	}
+	switch res.WaitEnd {
+	case domain.WaitIdle:
+		fmt.Fprintf(c.stdout, "wait: idle: the session went busy and is idle again (%s)\n", res.WaitElapsed.Round(time.Millisecond))
+	case domain.WaitExited:
+		fmt.Fprintf(c.stdout, "wait: exited: the session ended (%s) after %s\n", res.WaitNote, res.WaitElapsed.Round(time.Millisecond))
+	case domain.WaitTimeout:
+		note := ""
+		if res.WaitNote != "" {
+			note = "; " + res.WaitNote
+		}
+		fmt.Fprintf(c.stdout, "wait: timeout: still %s after %s%s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
+	}
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// eventJSON is one line of `watch --json` (docs/CONFIRMATION.md).
+type eventJSON struct {
+	Event          string `json:"event"` // appeared, gone, died, status, renamed
+	At             string `json:"at"`    // when peerctl noticed it, RFC 3339 UTC
+	SessionID      string `json:"sessionId"`
+	PID            int    `json:"pid"`
+	Name           string `json:"name"`
+	Status         string `json:"status"` // idle, busy, unknown
+	Cwd            string `json:"cwd"`
+	Endpoint       string `json:"endpoint"` // "" when not addressable
+	Verdict        string `json:"verdict"`  // live; stale or reused for died; as last seen for gone
+	Reason         string `json:"reason,omitempty"`
+	File           string `json:"file"`
+	Initial        bool   `json:"initial,omitempty"`
+	PreviousName   string `json:"previousName,omitempty"`
+	PreviousStatus string `json:"previousStatus,omitempty"`
+}
+
+func toEventJSON(ev domain.Event, at time.Time) eventJSON {
+	e := ev.Entry
+	r := e.Record
+	out := eventJSON{Event: ev.Kind.String(), At: rfc3339(at), SessionID: r.SessionID, PID: r.PID, Name: r.Name,
+		Status: r.Status.String(), Cwd: r.Cwd, Endpoint: e.Endpoint().String(), Verdict: e.Verdict.String(),
+		Reason: e.Reason, File: r.File, Initial: ev.Initial}
+	switch ev.Kind {
+	case domain.EventRenamed:
+		out.PreviousName = ev.PrevName
+	case domain.EventStatus:
+		out.PreviousStatus = ev.PrevStatus.String()
+	}
+	return out
+}
+
+func (c *cli) watchCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Stream session events: appeared, gone, died, status, renamed",
+		Long: `Watch the registry and print one line per event until interrupted (Ctrl-C, SIGTERM):
+
+  appeared  a live session (at start, every live session, marked initial)
+  gone      its record was removed (a clean exit)
+  died      its process ended but the record stayed (a crash, SIGKILL) or its pid was reused
+  status    idle / busy changed
+  renamed   its name changed
+
+The folder is watched with inotify and each session's process with a pidfd, so nothing is
+polled; where those are unavailable peerctl polls every half second. With --json each
+event is one JSON object per line (fields: docs/CONFIRMATION.md).`,
+		Example: `  peerctl watch
+  peerctl watch --json | jq -c 'select(.event == "died")'`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.started()
+			var w *app.Watcher
+			fxApp, err := c.graph(options{}, &w)
+			if err != nil {
+				return err
+			}
+			return c.runWatch(cmd.Context(), fxApp, w, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event and line")
+	return cmd
+}
+
+// lifecycle is the part of *fx.App the watch drives.
+type lifecycle interface {
+	Start(context.Context) error
+	Stop(context.Context) error
+}
+
+// runWatch starts the app (the watcher's OnStart), prints events until ctx
+// ends or the watch fails, then stops the app (OnStop waits for the watch).
+func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJSON bool) (err error) {
+	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := fxApp.Start(startCtx); err != nil {
+		return fmt.Errorf("start watch: %w", unwrapFx(err))
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if serr := fxApp.Stop(stopCtx); serr != nil && err == nil {
+			err = fmt.Errorf("stop watch: %w", serr)
+		}
+		if werr := w.Err(); werr != nil && err == nil {
+			err = werr
+		}
+	}()
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events():
+			if !ok {
+				return nil
+			}
+			now := time.Now()
+			if asJSON {
+				if err := enc.Encode(toEventJSON(ev, now)); err != nil {
+					return fmt.Errorf("write event: %w", err)
+				}
+				continue
+			}
+			if _, err := fmt.Fprintln(c.stdout, eventLine(ev, now)); err != nil {
+				return fmt.Errorf("write event: %w", err)
+			}
+		}
+	}
+}
+
+// eventLine renders one event for people: time, event, name, session, pid, detail.
+func eventLine(ev domain.Event, at time.Time) string {
+	r := ev.Entry.Record
+	var detail string
+	switch ev.Kind {
+	case domain.EventAppeared:
+		detail = r.Status.String()
+		if ev.Initial {
+			detail += " (already running)"
+		}
+		if !ev.Entry.Addressable && ev.Entry.Unaddressable != "" {
+			detail += "; not addressable yet: " + ev.Entry.Unaddressable
+		}
+	case domain.EventStatus:
+		detail = ev.PrevStatus.String() + " -> " + r.Status.String()
+	case domain.EventRenamed:
+		detail = fmt.Sprintf("from %q", ev.PrevName)
+	case domain.EventDied:
+		detail = ev.Entry.Verdict.String() + ": " + ev.Entry.Reason
+	case domain.EventGone:
+		detail = "record " + r.File + " removed"
+	}
+	return fmt.Sprintf("%s  %-8s  %s  session %s  pid %d  %s", at.Format("15:04:05.000"), ev.Kind, cell(r.Name), cell(r.SessionID), r.PID, cell(detail))
+}
