@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -46,27 +47,33 @@ func (s *Service) Watch(ctx context.Context, emit func(domain.Event)) error {
 		tick = t.C
 	}
 
+	// A process the exit watcher saw end counts as ended even while the
+	// registry read still calls it alive: an unreaped (zombie) process
+	// still answers kill(pid, 0).
 	exited := make(chan struct{}, 1)
-	type pidWatch struct {
-		cancel context.CancelFunc
-	}
-	pids := map[string]pidWatch{} // by record file
+	var mu sync.Mutex
+	ended := map[string]bool{}
+	pids := map[string]context.CancelFunc{} // by record file and session id
+	key := func(e domain.Entry) string { return e.Record.File + "\x00" + e.Record.SessionID }
 	follow := func(live []domain.Entry) {
 		keep := map[string]bool{}
 		for _, e := range live {
-			key := e.Record.File + "\x00" + e.Record.SessionID
-			keep[key] = true
-			if _, ok := pids[key]; ok || s.exits == nil {
+			k := key(e)
+			keep[k] = true
+			if _, ok := pids[k]; ok || s.exits == nil {
 				continue
 			}
 			pctx, pcancel := context.WithCancel(ctx)
-			pids[key] = pidWatch{cancel: pcancel}
+			pids[k] = pcancel
 			ch := s.exits.Exited(pctx, e.Record.PID, e.Record.ProcStart)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				select {
 				case <-ch:
+					mu.Lock()
+					ended[k] = true
+					mu.Unlock()
 					select {
 					case exited <- struct{}{}:
 					default:
@@ -75,16 +82,31 @@ func (s *Service) Watch(ctx context.Context, emit func(domain.Event)) error {
 				}
 			}()
 		}
-		for key, w := range pids {
-			if !keep[key] {
-				w.cancel()
-				delete(pids, key)
+		for k, cancel := range pids {
+			if !keep[k] {
+				cancel()
+				delete(pids, k)
+				mu.Lock()
+				delete(ended, k)
+				mu.Unlock()
+			}
+		}
+	}
+	markEnded := func(entries []domain.Entry) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i, e := range entries {
+			if e.Live() && ended[key(e)] {
+				e.Verdict, e.Reason = domain.VerdictStale, fmt.Sprintf("pid %d has ended", e.Record.PID)
+				e.Addressable, e.Unaddressable = false, ""
+				entries[i] = e
 			}
 		}
 	}
 
 	var tr domain.Tracker
 	for {
+		markEnded(l.Entries)
 		for _, ev := range tr.Update(l.Entries) {
 			if ctx.Err() != nil {
 				return nil
@@ -95,7 +117,10 @@ func (s *Service) Watch(ctx context.Context, emit func(domain.Event)) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-changes:
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+			}
 		case <-exited:
 		case <-tick:
 		}

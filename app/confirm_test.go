@@ -1,0 +1,232 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// cueTransport "delivers" by running a cue, as a session would react.
+type cueTransport struct {
+	outcome string
+	cue     func(text string)
+}
+
+func (c *cueTransport) Name() string { return "cue" }
+
+func (c *cueTransport) Deliver(_ context.Context, _ domain.Session, m domain.Message) (domain.Receipt, error) {
+	if c.cue != nil {
+		c.cue(m.Text())
+	}
+	return domain.Receipt{Transport: "cue", Outcome: c.outcome}, nil
+}
+
+func (c *cueTransport) Plan(domain.Session, domain.Message) (domain.Plan, error) {
+	return domain.Plan{Transport: "cue"}, nil
+}
+
+func TestSendConfirmation(t *testing.T) {
+	const text = "rebase on main \"now\"\nplease"
+	cases := []struct {
+		name    string
+		outcome string // the transport's word
+		// before runs before the send (it may write lines "too early");
+		// cue runs inside Deliver; later runs after Send has begun waiting.
+		before  func(f *fakeSession)
+		cue     func(f *fakeSession, text string)
+		later   func(f *fakeSession)
+		opts    app.ConfirmOptions
+		want    domain.Outcome
+		confirm bool
+		refusal bool
+		note    string
+	}{
+		{name: "seen at once", outcome: "posted",
+			cue:  func(f *fakeSession, s string) { f.enqueue(s, time.Now()) },
+			want: domain.OutcomeDelivered, confirm: true},
+		{name: "seen a moment later", outcome: "posted",
+			later: func(f *fakeSession) { time.Sleep(100 * time.Millisecond); f.enqueue(text, time.Now()) },
+			want:  domain.OutcomeDelivered, confirm: true},
+		{name: "courier evidence then seen", outcome: "sent",
+			cue:  func(f *fakeSession, s string) { f.enqueue(s, time.Now()) },
+			want: domain.OutcomeDelivered, confirm: true},
+		{name: "not seen", outcome: "posted", opts: app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
+			want: domain.OutcomePosted, note: "within 300ms"},
+		{name: "courier, not seen", outcome: "sent", opts: app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
+			want: domain.OutcomeSent, note: "within 300ms"},
+		{name: "not seen, confirmation required", outcome: "posted",
+			opts: app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond, RequireConfirm: true},
+			want: domain.OutcomePosted, refusal: true, note: "within 300ms"},
+		{name: "seen too early: the same text queued before the send", outcome: "posted",
+			before: func(f *fakeSession) { f.enqueue(text, time.Now().Add(-time.Second)) },
+			opts:   app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
+			want:   domain.OutcomePosted, note: "no enqueue line"},
+		{name: "other text seen", outcome: "posted",
+			cue:  func(f *fakeSession, s string) { f.enqueue(s+" (edited)", time.Now()) },
+			opts: app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
+			want: domain.OutcomePosted},
+		{name: "no confirm asked", outcome: "posted",
+			cue:  func(f *fakeSession, s string) { f.enqueue(s, time.Now()) },
+			opts: app.ConfirmOptions{NoConfirm: true},
+			want: domain.OutcomePosted, note: "skipped"},
+	}
+	for _, v := range variants() {
+		for _, tc := range cases {
+			t.Run(v.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				cfg := t.TempDir()
+				f := startFake(t, cfg, idA, "proj-89")
+				if tc.before != nil {
+					tc.before(f)
+				}
+				tr := &cueTransport{outcome: tc.outcome}
+				if tc.cue != nil {
+					tr.cue = func(s string) { tc.cue(f, s) }
+				}
+				if tc.later != nil {
+					done := make(chan struct{})
+					tr.cue = func(string) {
+						go func() { defer close(done); tc.later(f) }()
+					}
+					t.Cleanup(func() { <-done })
+				}
+				svc := newService(cfg, tr, v)
+				ctx, cancel := context.WithTimeout(context.Background(), within)
+				defer cancel()
+				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: text, ConfirmOptions: tc.opts})
+				if tc.refusal {
+					r, ok := domain.AsRefusal(err)
+					require.True(t, ok, "want a refusal, got %v", err)
+					assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+					assert.Contains(t, r.Detail, "posted by cue but not confirmed: no enqueue line")
+				} else {
+					require.NoError(t, err)
+				}
+				assert.Equal(t, tc.want, res.Outcome)
+				assert.Equal(t, tc.confirm, res.Confirmed)
+				assert.Equal(t, f.Transcript(), res.Transcript)
+				if tc.confirm {
+					assert.Empty(t, res.ConfirmNote)
+					assert.False(t, res.Enqueued.At.Before(res.Started.Truncate(time.Millisecond)), "enqueued at %s, send began %s", res.Enqueued.At, res.Started)
+					assert.Equal(t, idA, res.Enqueued.SessionID)
+				} else {
+					assert.NotEmpty(t, res.ConfirmNote)
+					assert.Contains(t, res.ConfirmNote, tc.note)
+				}
+			})
+		}
+	}
+}
+
+// noTranscriptsTransport proves a Service without the Transcripts port keeps
+// the transport's word and says why.
+func TestSendWithoutTranscriptPort(t *testing.T) {
+	cfg := t.TempDir()
+	startFake(t, cfg, idA, "proj-89")
+	svc := newService(cfg, &cueTransport{outcome: "posted"}, variant{"bare", func() []app.Option { return nil }})
+	res, err := svc.Send(context.Background(), app.SendRequest{Address: "proj-89", Text: "hi"})
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutcomePosted, res.Outcome)
+	assert.False(t, res.Confirmed)
+	assert.Contains(t, res.ConfirmNote, "no transcript reader")
+}
+
+func TestSendWait(t *testing.T) {
+	cases := []struct {
+		name string
+		// now runs inside Deliver; cue runs in the background after it.
+		now        func(f *fakeSession)
+		cue        func(f *fakeSession)
+		wait       time.Duration
+		want       domain.WaitEnd
+		wantStatus domain.Status
+	}{
+		{"busy then idle", nil, func(f *fakeSession) {
+			time.Sleep(50 * time.Millisecond)
+			f.setStatus("busy")
+			time.Sleep(150 * time.Millisecond)
+			f.setStatus("idle")
+		}, within, domain.WaitIdle, domain.StatusIdle},
+		{"busy and idle between two reads (updatedAt after the send)", nil, func(f *fakeSession) {
+			f.setStatus("idle")
+		}, within, domain.WaitIdle, domain.StatusIdle},
+		{"stays busy", func(f *fakeSession) { f.setStatus("busy") }, nil, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusBusy},
+		{"never reacts", nil, nil, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusIdle},
+		{"crashes while busy", func(f *fakeSession) { f.setStatus("busy") }, func(f *fakeSession) {
+			time.Sleep(100 * time.Millisecond)
+			f.crash()
+		}, within, domain.WaitExited, domain.StatusBusy},
+		{"exits cleanly", nil, func(f *fakeSession) {
+			time.Sleep(100 * time.Millisecond)
+			f.exit()
+		}, within, domain.WaitExited, domain.StatusIdle},
+	}
+	for _, v := range variants() {
+		for _, tc := range cases {
+			t.Run(v.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				cfg := t.TempDir()
+				f := startFake(t, cfg, idA, "proj-89")
+				// The record was last written well before the send.
+				f.mu.Lock()
+				old := time.Now().Add(-time.Minute).UnixMilli()
+				f.rec["updatedAt"], f.rec["statusUpdatedAt"] = old, old
+				f.write()
+				f.mu.Unlock()
+				done := make(chan struct{})
+				tr := &cueTransport{outcome: "posted", cue: func(s string) {
+					f.enqueue(s, time.Now())
+					if tc.now != nil {
+						tc.now(f)
+					}
+					go func() {
+						defer close(done)
+						if tc.cue != nil {
+							tc.cue(f)
+						}
+					}()
+				}}
+				svc := newService(cfg, tr, v)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*within)
+				defer cancel()
+				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "go", ConfirmOptions: app.ConfirmOptions{Wait: tc.wait}})
+				<-done
+				require.NoError(t, err)
+				assert.Equal(t, domain.OutcomeDelivered, res.Outcome)
+				assert.Equal(t, tc.want, res.WaitEnd, "note: %s", res.WaitNote)
+				assert.Equal(t, tc.wantStatus, res.WaitStatus)
+				if tc.want == domain.WaitTimeout {
+					assert.GreaterOrEqual(t, res.WaitElapsed, tc.wait)
+				}
+			})
+		}
+	}
+}
+
+func TestSendWaitInterrupted(t *testing.T) {
+	cfg := t.TempDir()
+	f := startFake(t, cfg, idA, "proj-89")
+	f.mu.Lock()
+	old := time.Now().Add(-time.Minute).UnixMilli()
+	f.rec["updatedAt"], f.rec["statusUpdatedAt"] = old, old
+	f.write()
+	f.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &cueTransport{outcome: "posted", cue: func(string) {
+		time.AfterFunc(100*time.Millisecond, cancel)
+	}}
+	svc := newService(cfg, tr, variants()[0])
+	res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "go",
+		ConfirmOptions: app.ConfirmOptions{NoConfirm: true, Wait: time.Hour}})
+	require.NoError(t, err)
+	assert.Equal(t, domain.WaitTimeout, res.WaitEnd)
+	assert.Equal(t, "interrupted", res.WaitNote)
+	assert.False(t, errors.Is(ctx.Err(), context.DeadlineExceeded))
+}

@@ -1,0 +1,191 @@
+package app_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// nextEvent returns the next event, failing the test after within.
+func nextEvent(t *testing.T, ch <-chan domain.Event, cue string) domain.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		require.True(t, ok, "events closed while waiting after %s", cue)
+		return ev
+	case <-time.After(within):
+		t.Fatalf("no event within %s after %s", within, cue)
+		return domain.Event{}
+	}
+}
+
+// noEvent checks nothing more is reported for a moment.
+func noEvent(t *testing.T, ch <-chan domain.Event, after string) {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		t.Fatalf("unexpected %s event for pid %d after %s", ev.Kind, ev.Entry.Record.PID, after)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestWatchEvents(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := t.TempDir()
+			a := startFake(t, cfg, idA, "proj-89")
+			svc := newService(cfg, nil, v)
+			ctx, cancel := context.WithCancel(context.Background())
+			events := make(chan domain.Event, 16)
+			done := make(chan error, 1)
+			go func() { done <- svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
+
+			ev := nextEvent(t, events, "start")
+			assert.Equal(t, domain.EventAppeared, ev.Kind)
+			assert.True(t, ev.Initial)
+			assert.Equal(t, a.PID(), ev.Entry.Record.PID)
+			assert.Equal(t, "cc-peer:v1:", ev.Entry.Endpoint().String()[:11])
+			noEvent(t, events, "start")
+
+			b := startFake(t, cfg, idB, "api-3c")
+			ev = nextEvent(t, events, "a second session started")
+			assert.Equal(t, domain.EventAppeared, ev.Kind)
+			assert.False(t, ev.Initial)
+			assert.Equal(t, b.PID(), ev.Entry.Record.PID)
+			assert.Equal(t, idB, ev.Entry.Record.SessionID)
+
+			b.setStatus("busy")
+			ev = nextEvent(t, events, "status busy")
+			assert.Equal(t, domain.EventStatus, ev.Kind)
+			assert.Equal(t, b.PID(), ev.Entry.Record.PID)
+			assert.Equal(t, domain.StatusIdle, ev.PrevStatus)
+			assert.Equal(t, domain.StatusBusy, ev.Entry.Record.Status)
+
+			b.rename("api: review")
+			ev = nextEvent(t, events, "rename")
+			assert.Equal(t, domain.EventRenamed, ev.Kind)
+			assert.Equal(t, "api-3c", ev.PrevName)
+			assert.Equal(t, "api: review", ev.Entry.Record.Name)
+
+			// A crash changes no file: only the process's end can tell.
+			b.crash()
+			ev = nextEvent(t, events, "crash")
+			assert.Equal(t, domain.EventDied, ev.Kind)
+			assert.Equal(t, b.PID(), ev.Entry.Record.PID)
+			assert.Equal(t, domain.VerdictStale, ev.Entry.Verdict)
+			noEvent(t, events, "crash")
+
+			// Someone cleans the stale record up.
+			require.NoError(t, os.Remove(b.path()))
+			ev = nextEvent(t, events, "stale record removed")
+			assert.Equal(t, domain.EventGone, ev.Kind)
+			assert.Equal(t, b.PID(), ev.Entry.Record.PID)
+
+			a.exit()
+			ev = nextEvent(t, events, "clean exit")
+			assert.Equal(t, domain.EventGone, ev.Kind)
+			assert.Equal(t, a.PID(), ev.Entry.Record.PID)
+			noEvent(t, events, "clean exit")
+
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(within):
+				t.Fatal("Watch did not return after its context ended")
+			}
+		})
+	}
+}
+
+func TestWatchStartsBeforeTheRegistryExists(t *testing.T) {
+	cfg := t.TempDir()
+	svc := newService(cfg, nil, variants()[0])
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan domain.Event, 4)
+	go func() { _ = svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
+	time.Sleep(50 * time.Millisecond)
+	a := startFake(t, cfg, idA, "first") // creates <cfg>/sessions
+	ev := nextEvent(t, events, "first session in a new folder")
+	assert.Equal(t, domain.EventAppeared, ev.Kind)
+	assert.Equal(t, a.PID(), ev.Entry.Record.PID)
+}
+
+func TestWatchUnreadableRegistryFails(t *testing.T) {
+	cfg := t.TempDir()
+	require.NoError(t, os.WriteFile(fsregistry.SessionsDir(cfg), []byte("a file, not a folder"), 0o600))
+	svc := newService(cfg, nil, variants()[0])
+	err := svc.Watch(context.Background(), func(domain.Event) { t.Error("no event expected") })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read registry")
+}
+
+// TestWatcherLifecycle drives the fx-owned Watcher: OnStart starts the
+// watch, OnStop ends it, closes Events and leaves no goroutine behind.
+func TestWatcherLifecycle(t *testing.T) {
+	cfg := t.TempDir()
+	a := startFake(t, cfg, idA, "proj-89")
+	before := goroutines()
+
+	var w *app.Watcher
+	fxApp := fxtest.New(t, app.Module, fx.Supply(app.Config{ConfigDir: cfg, Transport: app.TransportSocket}), fx.Populate(&w))
+	fxApp.RequireStart()
+	ev := nextEvent(t, w.Events(), "start")
+	assert.Equal(t, domain.EventAppeared, ev.Kind)
+	assert.Equal(t, a.PID(), ev.Entry.Record.PID)
+
+	a.crash()
+	ev = nextEvent(t, w.Events(), "crash")
+	assert.Equal(t, domain.EventDied, ev.Kind)
+
+	fxApp.RequireStop()
+	select {
+	case _, ok := <-w.Events():
+		assert.False(t, ok, "Events is closed after Stop")
+	case <-time.After(within):
+		t.Fatal("Events not closed after Stop")
+	}
+	assert.NoError(t, w.Err())
+	// Counted here, not in assert.Eventually (whose condition runs in a
+	// goroutine of its own).
+	for deadline := time.Now().Add(within); goroutines() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, now:\n%s", before, buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
+
+func TestWatcherNotStartedUnlessAsked(t *testing.T) {
+	cfg := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(cfg, "sessions"), 0o700))
+	var svc *app.Service
+	fxApp := fxtest.New(t, app.Module, fx.Supply(app.Config{ConfigDir: cfg, Transport: app.TransportSocket}), fx.Populate(&svc))
+	before := goroutines()
+	fxApp.RequireStart()
+	assert.LessOrEqual(t, goroutines(), before, "starting an app without a *Watcher starts nothing")
+	fxApp.RequireStop()
+}
+
+// goroutines counts the program's goroutines as a full stack dump lists
+// them (runtime.NumGoroutine also counts the runtime's lazily started
+// helpers, such as the cleanup goroutine).
+func goroutines() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "\ngoroutine ") + 1
+}
