@@ -192,6 +192,12 @@ func TestCatalogueRecords(t *testing.T) {
 			require.Equal(t, 0, table.Code, "stderr: %s", table.Stderr)
 			catNoControl(t, table.Stdout)
 			assert.Equal(t, 2, bytes.Count(table.Stdout, []byte("\n")), "header and exactly one row:\n%s", table.Stdout)
+			if row.verdict == "live" {
+				plain := catRun(t, sessions, runOpts{}, "--config-dir", config, "list")
+				require.Equal(t, 0, plain.Code, "stderr: %s", plain.Stderr)
+				catNoControl(t, plain.Stdout)
+				assert.Equal(t, 2, bytes.Count(plain.Stdout, []byte("\n")), "header and exactly one row:\n%s", plain.Stdout)
+			}
 		})
 	}
 }
