@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -144,4 +145,74 @@ func copyModule(t *testing.T, root, dst string) {
 		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
 	})
 	require.NoError(t, err)
+}
+
+// TestGoInstallAtLatest proves `go install github.com/peerctl/peerctl/cmd/peerctl@latest`
+// works from the module path: this module is published as v0.0.1 to a
+// file:// module proxy in a temp dir (dependencies come from the local module
+// cache, so no network is needed), installed with @latest into an empty
+// GOBIN, and the binary's `version` reports the module and v0.0.1.
+func TestGoInstallAtLatest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the module")
+	}
+	const mod, ver = "github.com/peerctl/peerctl", "v0.0.1"
+	root := moduleRoot(t)
+	src := filepath.Join(t.TempDir(), "src")
+	copyModule(t, root, src)
+
+	proxy := t.TempDir()
+	vdir := filepath.Join(proxy, filepath.FromSlash(mod), "@v")
+	require.NoError(t, os.MkdirAll(vdir, 0o755))
+	gomod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(gomod), "module "+mod+"\n"), "go.mod declares the module path users install")
+	require.NoError(t, os.WriteFile(filepath.Join(vdir, "list"), []byte(ver+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vdir, ver+".info"), []byte(`{"Version":"`+ver+`","Time":"2026-01-01T00:00:00Z"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vdir, ver+".mod"), gomod, 0o644))
+	writeModuleZip(t, filepath.Join(vdir, ver+".zip"), src, mod+"@"+ver)
+
+	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
+	gobin := t.TempDir()
+	cmd := exec.Command("go", "install", mod+"/cmd/peerctl@latest")
+	cmd.Dir = t.TempDir() // outside any module
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=", "GOSUMDB=off", "GOWORK=off",
+		"GOPROXY=file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(cache)), "cache", "download"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go install @latest: %s", out)
+
+	out, err = exec.Command(filepath.Join(gobin, "peerctl"), "version", "--json").Output()
+	require.NoError(t, err)
+	var v versionJSON
+	require.NoError(t, json.Unmarshal(out, &v), string(out))
+	assert.Equal(t, mod, v.Module)
+	assert.Equal(t, ver, v.Version)
+}
+
+// writeModuleZip writes a module zip (every file under prefix/) of src.
+func writeModuleZip(t *testing.T, dst, src, prefix string) {
+	t.Helper()
+	f, err := os.Create(dst)
+	require.NoError(t, err)
+	zw := zip.NewWriter(f)
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		w, err := zw.Create(prefix + "/" + filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	})
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
 }
