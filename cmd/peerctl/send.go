@@ -132,6 +132,9 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		out.fillConfirm(res)
 	}
 	if asJSON {
+		if res.Plan == nil {
+			c.warnUnconfirmed(res)
+		}
 		return c.writeJSON(out)
 	}
 	if p := res.Plan; p != nil {

@@ -97,12 +97,17 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 	}
 }
 
-// printConfirm adds the confirmation warning (stderr) and the wait's
-// ending (stdout) to a text receipt.
-func (c *cli) printConfirm(res app.SendResult) {
+// warnUnconfirmed says on stderr that a send is not confirmed, and why.
+func (c *cli) warnUnconfirmed(res app.SendResult) {
 	if !res.Confirmed {
 		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s\n", res.Outcome, res.ConfirmNote)
 	}
+}
+
+// printConfirm adds the confirmation warning (stderr) and the wait's
+// ending (stdout) to a text receipt.
+func (c *cli) printConfirm(res app.SendResult) {
+	c.warnUnconfirmed(res)
 	switch res.WaitEnd {
 	case domain.WaitIdle:
 		fmt.Fprintf(c.stdout, "wait: idle: the session went busy and is idle again (%s)\n", res.WaitElapsed.Round(time.Millisecond))
