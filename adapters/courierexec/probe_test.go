@@ -71,7 +71,8 @@ func TestProbeCanceledKillsTheGroup(t *testing.T) {
 	// A program that never answers: the probe must end with the context and
 	// leave no process behind (the grandchild sleep is in the same group).
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	prog := script(t, `sleep 300 & echo $! > `+pidFile+`; wait`)
+	// Written aside and renamed, so the file never exists empty.
+	prog := script(t, `sleep 300 & echo $! > `+pidFile+`.tmp && mv `+pidFile+`.tmp `+pidFile+`; wait`)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
