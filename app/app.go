@@ -182,13 +182,22 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	case ok && r.Reason == domain.ReasonNotLive:
 		matches := matchAny(l.Entries, address)
 		if len(matches) != 1 {
-			return Detail{}, rerr
+			return Detail{}, noteMissing(l, rerr)
 		}
 		entry = matches[0]
 	default:
 		return Detail{}, rerr
 	}
 	return s.detail(entry), nil
+}
+
+// noteMissing adds to a not_live refusal that the registry folder itself
+// does not exist (a wrong CLAUDE_CONFIG_DIR is the usual cause).
+func noteMissing(l Listing, err error) error {
+	if r, ok := domain.AsRefusal(err); ok && l.Missing && r.Reason == domain.ReasonNotLive {
+		r.Detail += "; the registry folder " + l.Dir + " does not exist (check --config-dir or CLAUDE_CONFIG_DIR)"
+	}
+	return err
 }
 
 func matchAny(entries []domain.Entry, address string) []domain.Entry {
@@ -283,7 +292,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		target, err = domain.Resolve(l.Entries, req.Address)
 	}
 	if err != nil {
-		return res, err
+		return res, noteMissing(l, err)
 	}
 	res.Target = target
 	if !target.Addressable() {

@@ -287,3 +287,21 @@ func TestShow(t *testing.T) {
 		assert.Equal(t, domain.ReasonNotLive, r.Reason)
 	})
 }
+
+// TestMissingFolderIsNamedInRefusals: with no registry folder at all,
+// not_live says so, instead of only "no live session matches".
+func TestMissingFolderIsNamedInRefusals(t *testing.T) {
+	w := newWorld(t, "/cfg")
+	w.reg.EXPECT().Read(gomock.Any()).Return(ports.Snapshot{Dir: "/cfg/sessions", Missing: true}, nil).AnyTimes()
+	_, err := w.svc.Send(context.Background(), app.SendRequest{Address: "proj-89", Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "want a refusal, got %v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+	assert.Contains(t, r.Detail, "the registry folder /cfg/sessions does not exist")
+
+	_, err = w.svc.Show(context.Background(), "proj-89")
+	r, ok = domain.AsRefusal(err)
+	require.True(t, ok, "want a refusal, got %v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+	assert.Contains(t, r.Detail, "the registry folder /cfg/sessions does not exist")
+}
