@@ -40,6 +40,8 @@ type Registry struct {
 	tornRetry   time.Duration
 	freshWindow time.Duration
 	now         func() time.Time
+	// workers fixes the size of the read pool (benchmarks); 0 picks it.
+	workers int
 	// sleep waits out tornRetry (time.Sleep; tests replace it to rewrite
 	// the file inside the retry window).
 	sleep func(time.Duration)
@@ -120,7 +122,7 @@ func (r *Registry) ReadMatching(ctx context.Context, keep func(name string) bool
 	}
 	sort.Strings(names)
 	snap.Records = make([]domain.Record, len(names))
-	if err := readAll(ctx, names, func(i int) { snap.Records[i] = r.readOne(names[i]) }); err != nil {
+	if err := readAll(ctx, names, r.workers, func(i int) { snap.Records[i] = r.readOne(names[i]) }); err != nil {
 		return ports.Snapshot{Dir: r.dir}, err
 	}
 	return snap, nil
@@ -141,7 +143,11 @@ func Candidate(name string) bool {
 func (r *Registry) readOne(name string) domain.Record {
 	path := filepath.Join(r.dir, name)
 	rec := domain.Record{File: name, Path: path}
-	data, mod, problem := readRegular(path)
+	var problem *fileProblem
+	data, mod, err := readPlain(path, MaxRecordBytes)
+	if err != nil {
+		data, mod, problem = readRegular(path)
+	}
 	rec.ModTime = mod
 	if problem != nil {
 		rec.Problem, rec.ProblemVerdict = problem.text, problem.verdict

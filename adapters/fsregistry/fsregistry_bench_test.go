@@ -56,6 +56,30 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
+// BenchmarkReadWorkers reads 1,000 and 10,000 records with pools of
+// several sizes ("auto" is what Read picks: 4 x GOMAXPROCS, 4 to 32).
+func BenchmarkReadWorkers(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		dir := benchRegistry(b, n)
+		for _, w := range []int{1, 2, 4, 0} {
+			name := fmt.Sprintf("records=%d/workers=%d", n, w)
+			if w == 0 {
+				name = fmt.Sprintf("records=%d/workers=auto", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				r := New(dir)
+				r.workers = w
+				b.ReportAllocs()
+				for b.Loop() {
+					if snap, err := r.Read(context.Background()); err != nil || len(snap.Records) != n {
+						b.Fatalf("read: %d records, %v", len(snap.Records), err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkParse decodes one realistic record.
 func BenchmarkParse(b *testing.B) {
 	data := benchRecord(4652)

@@ -45,14 +45,19 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // File, Path and ModTime are left for the caller.
 func Parse(data []byte) (domain.Record, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var w wireRecord
-	if err := dec.Decode(&w); err != nil {
-		return domain.Record{}, fmt.Errorf("not a JSON record: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return domain.Record{}, errors.New("trailing data after the JSON object")
+	if json.Unmarshal(data, &w) != nil {
+		// Not exactly one JSON object (json.Unmarshal decodes what the
+		// decoder below would, or fails): let the decoder say what is wrong.
+		w = wireRecord{}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&w); err != nil {
+			return domain.Record{}, fmt.Errorf("not a JSON record: %w", err)
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return domain.Record{}, errors.New("trailing data after the JSON object")
+		}
 	}
 	var rec domain.Record
 	pid, err := intField("pid", w.PID)
@@ -124,11 +129,15 @@ func intField(name string, raw json.RawMessage) (int64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, nil
 	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, fmt.Errorf("field %s is %s, not a number", name, shorten(raw))
+	n, ok := fastNumber(raw)
+	if !ok {
+		var num json.Number
+		if err := json.Unmarshal(raw, &num); err != nil {
+			return 0, fmt.Errorf("field %s is %s, not a number", name, shorten(raw))
+		}
+		n = num.String()
 	}
-	v, err := strconv.ParseInt(n.String(), 10, 64)
+	v, err := strconv.ParseInt(n, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("field %s is %s, not a whole number", name, shorten(raw))
 	}
@@ -140,6 +149,12 @@ func intField(name string, raw json.RawMessage) (int64, error) {
 func procStartField(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
+	}
+	if s, ok := fastString(raw); ok {
+		return s, nil
+	}
+	if n, ok := fastNumber(raw); ok {
+		return n, nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
@@ -159,6 +174,9 @@ func procStartField(raw json.RawMessage) (string, error) {
 func strField(name string, raw json.RawMessage, warnings *[]string) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
+	}
+	if s, ok := fastString(raw); ok {
+		return s
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

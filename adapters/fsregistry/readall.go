@@ -6,13 +6,17 @@ import (
 	"sync"
 )
 
-// readAll calls read(i) for i in [0,n) on a bounded pool of workers. It
-// returns ctx's error if ctx ends first; every worker has returned by then.
-func readAll(ctx context.Context, names []string, read func(i int)) error {
+// readAll calls read(i) for i in [0,n) on a bounded pool of workers (fixed
+// of them when fixed > 0, else a size picked from GOMAXPROCS). It returns
+// ctx's error if ctx ends first; every worker has returned by then.
+func readAll(ctx context.Context, names []string, fixed int, read func(i int)) error {
 	n := len(names)
 	workers := min(n, max(4, runtime.GOMAXPROCS(0)*4), 32)
 	if n < 16 {
 		workers = 1
+	}
+	if fixed > 0 {
+		workers = min(n, fixed)
 	}
 	if workers <= 1 {
 		for i := range n {

@@ -1,0 +1,151 @@
+package fsregistry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// fastSeeds are JSON values of every kind, escapes and odd bytes included.
+var fastSeeds = []string{
+	`"4652"`, `""`, `"proj-89"`, `"build:main 50% ünï"`, `"a\"b"`, `"\u00e9"`, `"tab\there"`, "\"\xff\"", "\"\xc3\"",
+	`12`, `-3`, `0`, `1.5`, `1e3`, `-0.0e-7`, `99999999999999999999`, `null`, `true`, `false`, `[]`, `{}`, `[1,"a"]`,
+	`{"a":"b"}`,
+}
+
+// FuzzFastString: whenever fastString accepts a JSON value, json.Unmarshal
+// into a string gives the same text.
+func FuzzFastString(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		raw = bytes.TrimSpace(raw) // a RawMessage field holds the value alone
+		got, ok := fastString(raw)
+		if !ok {
+			return
+		}
+		var want string
+		require.NoError(t, json.Unmarshal(raw, &want))
+		assert.Equal(t, want, got)
+	})
+}
+
+// FuzzFastNumber: whenever fastNumber accepts a JSON value, json.Unmarshal
+// into a json.Number gives the same text.
+func FuzzFastNumber(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		raw = bytes.TrimSpace(raw)
+		got, ok := fastNumber(raw)
+		if !ok {
+			return
+		}
+		var want json.Number
+		require.NoError(t, json.Unmarshal(raw, &want))
+		assert.Equal(t, want.String(), got)
+	})
+}
+
+func TestFastPathsDeclineWhatNeedsDecoding(t *testing.T) {
+	for _, raw := range []string{`"a\"b"`, `"\u00e9"`, "\"\xff\"", `null`, `true`, `[]`, `{}`} {
+		_, ok := fastString([]byte(raw))
+		assert.False(t, ok, "fastString(%s)", raw)
+	}
+	for _, raw := range []string{`"12"`, `null`, `true`, `[]`, `{}`} {
+		_, ok := fastNumber([]byte(raw))
+		assert.False(t, ok, "fastNumber(%s)", raw)
+	}
+	s, ok := fastString([]byte(`"build:main 50% ünï"`))
+	assert.True(t, ok)
+	assert.Equal(t, "build:main 50% ünï", s)
+}
+
+// FuzzUnmarshalAgreesWithDecoder: when json.Unmarshal decodes a record,
+// the decoder path Parse used before (Decode, then Token for trailing
+// data) decodes the same thing without error, so Parse may take the first.
+func FuzzUnmarshalAgreesWithDecoder(f *testing.F) {
+	for _, s := range []string{`{"pid":1}`, `{"pid":1} `, `{"pid":1} {}`, `{"pid":1}x`, `null`, `[]`, `{"PID":2,"pid":3}`,
+		`{"pid":1,"pid":2}`, "{\"name\":\"\xff\"}", `{"pid":1,"extra":[1,{"a":null}]}`, ` {"pid":1}`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast wireRecord
+		if json.Unmarshal(data, &fast) != nil {
+			return
+		}
+		var slow wireRecord
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&slow))
+		_, err := dec.Token()
+		require.ErrorIs(t, err, io.EOF)
+		assert.Equal(t, slow, fast)
+	})
+}
+
+// TestReadPlainAgreesWithReadRegular: for every kind of entry, readPlain
+// either declines or returns what readRegular returns.
+func TestReadPlainAgreesWithReadRegular(t *testing.T) {
+	dir := t.TempDir()
+	path := func(name string) string { return filepath.Join(dir, name) }
+	require.NoError(t, os.WriteFile(path("plain.json"), []byte(`{"pid":4652}`), 0o600))
+	require.NoError(t, os.WriteFile(path("empty.json"), nil, 0o600))
+	require.NoError(t, os.WriteFile(path("exact-cap.json"), bytes.Repeat([]byte(" "), MaxRecordBytes), 0o600))
+	require.NoError(t, os.WriteFile(path("over-cap.json"), bytes.Repeat([]byte(" "), MaxRecordBytes+1), 0o600))
+	require.NoError(t, os.Symlink(path("plain.json"), path("link.json")))
+	require.NoError(t, os.Mkdir(path("dir.json"), 0o700))
+	require.NoError(t, unix.Mkfifo(path("fifo.json"), 0o600))
+	require.NoError(t, os.WriteFile(path("locked.json"), []byte(`{"pid":1}`), 0o000))
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	require.NoError(t, os.Chtimes(path("plain.json"), old, old))
+
+	tests := []struct {
+		name  string
+		plain bool // readPlain takes it
+	}{
+		{"plain.json", true},
+		{"empty.json", true},
+		{"exact-cap.json", true},
+		{"over-cap.json", false},
+		{"link.json", false},
+		{"dir.json", false},
+		{"fifo.json", false},
+		{"missing.json", false},
+		{"locked.json", os.Geteuid() == 0}, // root reads a mode-000 file
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, mod, err := readPlain(path(tc.name), MaxRecordBytes)
+			wantData, wantMod, problem := readRegular(path(tc.name))
+			if !tc.plain {
+				assert.True(t, errors.Is(err, errNotPlain), "readPlain took %s", tc.name)
+				assert.Nil(t, data)
+				return
+			}
+			require.NoError(t, err)
+			require.Nil(t, problem)
+			assert.Equal(t, wantData, data)
+			assert.True(t, wantMod.Equal(mod), "mtime %v, want %v", mod, wantMod)
+		})
+	}
+	_, mod, _ := readPlain(path("plain.json"), MaxRecordBytes)
+	assert.True(t, old.Equal(mod), "mtime of plain.json is %v, want %v", mod, old)
+}
