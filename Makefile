@@ -1,0 +1,27 @@
+# The test command is `make ci` (lint, then every test including the live
+# Claude Code ones) or `make test-live`; `make test` skips the live tests.
+GO ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: build test test-live lint ci install-claude
+
+build:
+	$(GO) build -o bin/peerctl ./cmd/peerctl
+
+test:
+	$(GO) test -race ./...
+
+# Live tests start real Claude Code sessions in tmux (no login, no network).
+test-live:
+	PEERCTL_LIVE=1 $(GO) test -race -count=1 -timeout 30m ./...
+
+lint:
+	$(GO) vet ./...
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...
+
+# Pre-installs the pinned Claude Code release into the test cache.
+install-claude:
+	$(GO) run ./test/livecc/cmd/install-claude
+
+ci: lint test-live
