@@ -82,6 +82,7 @@ type Session struct {
 	tmuxName  string // tmux session name
 	pane      string // tmux pane id of claude, "%N"
 	serverPID int    // the tmux server
+	tmuxPath  string // the tmux server's socket file
 	tmux      string // tmux program
 }
 
@@ -224,6 +225,10 @@ func (s *Session) launch(args []string, opts Options) error {
 	}
 	if s.serverPID, err = strconv.Atoi(strings.TrimSpace(string(out))); err != nil {
 		return fmt.Errorf("tmux printed no server pid: %q", out)
+	}
+	// kill-server leaves the socket file behind; kill removes it.
+	if out, err := s.tmuxCmd("display-message", "-p", "-t", "keep", "#{socket_path}"); err == nil {
+		s.tmuxPath = strings.TrimSpace(string(out))
 	}
 	out, err = s.tmuxCmd(args...)
 	if err != nil {
@@ -444,6 +449,9 @@ func (s *Session) Crash() {
 // kill takes the tmux server down and makes sure the claude process is gone.
 func (s *Session) kill() {
 	_, _ = s.tmuxCmd("kill-server")
+	if s.tmuxPath != "" {
+		_ = os.Remove(s.tmuxPath)
+	}
 	if s.PID <= 0 {
 		return
 	}
