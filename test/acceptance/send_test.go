@@ -1,0 +1,293 @@
+package acceptance
+
+// peerctl send end to end, hermetic: a temp registry whose records point at
+// live helper processes, the fake claude (test/fakeclaude) as the courier and
+// a recording Unix listener as a session's inbox socket.
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/socketframe"
+	"github.com/peerctl/peerctl/ports/transporttest"
+)
+
+// sendWorld is one registry with one addressable live session, "inbox", for
+// our own (live) process, whose socket is a recording listener.
+type sendWorld struct {
+	config, sessions string
+	id               string // inbox's session id
+	listener         *catListener
+	record           string // the fake claude's record folder
+}
+
+func newSendWorld(t *testing.T, hold bool) sendWorld {
+	t.Helper()
+	config, sessions := catRegistry(t)
+	sock := filepath.Join(catSocketDir(t), "in.sock")
+	rec := catRecord(t, os.Getpid(), "inbox", sock)
+	catWriteJSON(t, sessions, catFile(os.Getpid()), rec)
+	return sendWorld{config: config, sessions: sessions, id: rec["sessionId"].(string),
+		listener: catListen(t, sock, hold), record: t.TempDir()}
+}
+
+// env is the environment of a run whose courier is the fake claude playing
+// scenario.
+func (w sendWorld) env(t *testing.T, scenario string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
+		"PEERCTL_CLAUDE=" + fakeClaudeBin(t), "FAKECLAUDE_RECORD=" + w.record, "FAKECLAUDE_SCENARIO=" + scenario,
+		"CLAUDECODE=1", "CLAUDE_CODE_MESSAGING_TOKEN=caller-secret"}
+}
+
+func (w sendWorld) send(t *testing.T, scenario string, stdin []byte, args ...string) result {
+	t.Helper()
+	return catRun(t, w.sessions, runOpts{Env: w.env(t, scenario), Stdin: stdin},
+		append([]string{"--config-dir", w.config, "send"}, args...)...)
+}
+
+// courierStarted reports whether the fake claude ran.
+func (w sendWorld) courierStarted(t *testing.T) bool {
+	_, err := os.Stat(filepath.Join(w.record, "pid"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	require.NoError(t, err)
+	return true
+}
+
+func (w sendWorld) fakeFile(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join(w.record, name))
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestSendCourierDelivers(t *testing.T) {
+	for name, text := range map[string]string{
+		"plain":          "the API changed, rebase",
+		"fence and JSON": transporttest.TrickyTexts()["fence other nonce"] + "\n" + transporttest.TrickyTexts()["json object"],
+		"exactly 64 KiB": transporttest.Exactly(64 * 1024),
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newSendWorld(t, false)
+			r := w.send(t, "sent", []byte(text), "--json", w.id, "-")
+			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+			var got struct {
+				OK        bool   `json:"ok"`
+				Outcome   string `json:"outcome"`
+				Transport string `json:"transport"`
+				SessionID string `json:"sessionId"`
+				PID       int    `json:"pid"`
+				Name      string `json:"name"`
+				Endpoint  string `json:"endpoint"`
+			}
+			require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+			assert.Equal(t, true, got.OK)
+			assert.Equal(t, "sent", got.Outcome)
+			assert.Equal(t, "courier", got.Transport)
+			assert.Equal(t, w.id, got.SessionID)
+			assert.Equal(t, os.Getpid(), got.PID)
+			assert.Equal(t, "inbox", got.Name)
+			assert.True(t, strings.HasPrefix(got.Endpoint, "cc-peer:v1:"))
+
+			var sent struct{ To, Message string }
+			require.NoError(t, json.Unmarshal([]byte(w.fakeFile(t, "sent.jsonl")), &sent))
+			assert.Equal(t, "inbox", sent.To)
+			assert.True(t, sent.Message == text, "the courier relayed a different text (%d bytes, want %d)", len(sent.Message), len(text))
+			assert.NotContains(t, w.fakeFile(t, "argv.json"), text[:10], "the text is on argv")
+			env := w.fakeFile(t, "env")
+			assert.Contains(t, env, "CLAUDE_CONFIG_DIR="+w.config+"\n", "the courier reads the registry peerctl read")
+			assert.NotContains(t, env, "CLAUDECODE=")
+			assert.NotContains(t, env, "caller-secret")
+			assert.Zero(t, w.listener.Conns(), "the courier transport touched the socket")
+		})
+	}
+}
+
+func TestSendSocketDelivers(t *testing.T) {
+	w := newSendWorld(t, false)
+	text := "héllo\r\n\"quoted\" \\ <b>\n"
+	r := w.send(t, "sent", nil, "--transport", "socket", w.id, text)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	frames := w.listener.Frames()
+	require.Len(t, frames, 1)
+	assert.Equal(t, `{"type":"user","message":{"role":"user","content":"héllo\r\n\"quoted\" \\ <b>\n"}}`+"\n", string(frames[0]))
+	assert.NotContains(t, string(frames[0]), `"auth"`)
+	assert.False(t, w.courierStarted(t), "the socket transport started a courier")
+}
+
+// TestSendRefusesBeforeTheCourier: no courier runs for a target that is not
+// live, is ambiguous, or a message that is invalid.
+func TestSendRefusesBeforeTheCourier(t *testing.T) {
+	t.Run("not_live", func(t *testing.T) {
+		w := newSendWorld(t, false)
+		pid, kill := catSleeper(t)
+		rec := catRecord(t, pid, "gone", "")
+		catWriteJSON(t, w.sessions, catFile(pid), rec)
+		kill()
+		r := w.send(t, "sent", nil, "--json", rec["sessionId"].(string), "hello")
+		assert.Equal(t, 3, r.Code, "stderr: %s", r.Stderr)
+		assertRefusalJSON(t, r, "not_live", 3)
+		assert.False(t, w.courierStarted(t))
+	})
+	t.Run("identity_mismatch", func(t *testing.T) {
+		w := newSendWorld(t, false)
+		pid, _ := catSleeper(t)
+		catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "inbox", ""))
+		r := w.send(t, "sent", nil, "--json", w.id, "hello")
+		assert.Equal(t, 4, r.Code, "stderr: %s", r.Stderr)
+		body := assertRefusalJSON(t, r, "identity_mismatch", 4)
+		assert.Len(t, body.Candidates, 2)
+		assert.Contains(t, string(r.Stderr), `"inbox"`)
+		assert.False(t, w.courierStarted(t))
+	})
+	for name, stdin := range map[string][]byte{
+		"empty":        []byte(""),
+		"whitespace":   []byte(" \n\t "),
+		"NUL":          []byte("a\x00b"),
+		"bad UTF-8":    []byte("caf\xe9"),
+		"over the cap": []byte(strings.Repeat("a", 64*1024+1)),
+	} {
+		t.Run("invalid_message/"+name, func(t *testing.T) {
+			w := newSendWorld(t, false)
+			r := w.send(t, "sent", stdin, "--json", w.id, "-")
+			assert.Equal(t, 8, r.Code, "stderr: %s", r.Stderr)
+			assertRefusalJSON(t, r, "invalid_message", 8)
+			assert.False(t, w.courierStarted(t))
+		})
+	}
+}
+
+type refusalBody struct {
+	Reason     string `json:"reason"`
+	Detail     string `json:"detail"`
+	ExitCode   int    `json:"exitCode"`
+	Candidates []struct {
+		SessionID string `json:"sessionId"`
+		Name      string `json:"name"`
+		PID       int    `json:"pid"`
+	} `json:"candidates"`
+}
+
+func assertRefusalJSON(t *testing.T, r result, reason string, code int) refusalBody {
+	t.Helper()
+	var got struct {
+		OK      *bool       `json:"ok"`
+		Refusal refusalBody `json:"refusal"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	require.NotNil(t, got.OK)
+	assert.False(t, *got.OK)
+	assert.Equal(t, reason, got.Refusal.Reason)
+	assert.Equal(t, code, got.Refusal.ExitCode)
+	assert.NotEmpty(t, got.Refusal.Detail)
+	assert.Contains(t, string(r.Stderr), "peerctl: "+reason+": ")
+	return got.Refusal
+}
+
+// TestSendDeliveryFailures: exit 5 with the details, in words and in JSON.
+func TestSendDeliveryFailures(t *testing.T) {
+	tests := []struct {
+		name, scenario string
+		args           []string
+		want           string
+	}{
+		{"not logged in", "not_logged_in", nil, "Not logged in · Please run /login"},
+		{"unknown option", "unknown_option", nil, "error: unknown option '--bogus-flag'"},
+		{"NOT SENT", "word", nil, `answered "NOT SENT", not SENT`},
+		{"SENT without a call", "no_call", nil, "made no SendMessage call"},
+		{"hangs", "fork_hang", []string{"--timeout", "1s"}, "timed out after 1s"},
+		{"socket absent", "", []string{"--transport", "socket"}, "does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newSendWorld(t, false)
+			if tt.scenario == "" {
+				w.listener.close()
+			}
+			env := w.env(t, tt.scenario)
+			env = append(env, "FAKECLAUDE_WORD=NOT SENT")
+			args := append([]string{"--config-dir", w.config, "send", "--json"}, tt.args...)
+			r := catRun(t, w.sessions, runOpts{Env: env}, append(args, w.id, "hello")...)
+			assert.Equal(t, 5, r.Code, "stderr: %s", r.Stderr)
+			body := assertRefusalJSON(t, r, "delivery_failed", 5)
+			assert.Contains(t, body.Detail, tt.want)
+			assert.Contains(t, string(r.Stderr), tt.want)
+		})
+	}
+}
+
+// TestSendDryRun: the plan is printed, nothing is sent.
+func TestSendDryRun(t *testing.T) {
+	const text = "dry \"run\"\nline two"
+	t.Run("courier", func(t *testing.T) {
+		w := newSendWorld(t, false)
+		r := w.send(t, "sent", nil, "--dry-run", w.id, text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		out := string(r.Stdout)
+		assert.Contains(t, out, "nothing was sent")
+		assert.Contains(t, out, "run:   "+fakeClaudeBin(t)+" -p --model haiku --tools ListAgents,SendMessage --allowedTools ListAgents,SendMessage --safe-mode --no-session-persistence --output-format json --verbose\n")
+		assert.Contains(t, out, "\n"+text+"\n<<<PEERCTL-MESSAGE-END ")
+		assert.False(t, w.courierStarted(t), "dry run started the courier")
+		assert.Zero(t, w.listener.Conns())
+	})
+	t.Run("courier json", func(t *testing.T) {
+		w := newSendWorld(t, false)
+		r := w.send(t, "sent", nil, "--dry-run", "--json", w.id, text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		var got struct {
+			Outcome string `json:"outcome"`
+			Plan    struct {
+				Transport string   `json:"transport"`
+				Argv      []string `json:"argv"`
+				Stdin     string   `json:"stdin"`
+			} `json:"plan"`
+		}
+		require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+		assert.Equal(t, "planned", got.Outcome)
+		assert.Equal(t, "courier", got.Plan.Transport)
+		require.NotEmpty(t, got.Plan.Argv)
+		assert.Equal(t, fakeClaudeBin(t), got.Plan.Argv[0])
+		for _, a := range got.Plan.Argv {
+			assert.NotContains(t, a, "dry")
+		}
+		assert.Contains(t, got.Plan.Stdin, "\n"+text+"\n")
+		assert.False(t, w.courierStarted(t))
+		assert.Zero(t, w.listener.Conns())
+	})
+	t.Run("socket", func(t *testing.T) {
+		w := newSendWorld(t, false)
+		r := w.send(t, "sent", nil, "--dry-run", "--transport", "socket", w.id, text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		out := string(r.Stdout)
+		assert.Contains(t, out, "frame:  "+`{"type":"user","message":{"role":"user","content":"dry \"run\"\nline two"}}`+"\n")
+		assert.Contains(t, out, "socket: ")
+		assert.Zero(t, w.listener.Conns(), "dry run connected to the socket")
+		assert.False(t, w.courierStarted(t))
+	})
+	t.Run("socket json", func(t *testing.T) {
+		w := newSendWorld(t, false)
+		r := w.send(t, "sent", nil, "--dry-run", "--json", "--transport", "socket", w.id, text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		var got struct {
+			Outcome string `json:"outcome"`
+			Plan    struct {
+				Transport string `json:"transport"`
+				Socket    string `json:"socket"`
+				Frame     string `json:"frame"`
+			} `json:"plan"`
+		}
+		require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+		assert.Equal(t, "planned", got.Outcome)
+		assert.Equal(t, "socket", got.Plan.Transport)
+		assert.Equal(t, string(socketframe.Frame(text)), got.Plan.Frame)
+		assert.Zero(t, w.listener.Conns())
+		assert.False(t, w.courierStarted(t))
+	})
+}
