@@ -1,9 +1,10 @@
-# The test command is `make ci` (lint, then every test including the live
-# Claude Code ones) or `make test-live`; `make test` skips the live tests.
+# The test command is `make ci`: it installs what the tests need (tmux, npm, Go modules, the
+# pinned Claude Code release), lints, and runs every test including the live Claude Code ones.
+# `make test` runs the quick tests only (no tmux or Claude Code needed).
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live lint ci install-claude
+.PHONY: build test test-live lint ci deps install-claude
 
 build:
 	$(GO) build -o bin/peerctl ./cmd/peerctl
@@ -20,8 +21,12 @@ lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
+# Installs the test dependencies (tmux and npm when missing, Go modules, Claude Code).
+deps:
+	./scripts/install-test-deps.sh
+
 # Pre-installs the pinned Claude Code release into the test cache.
 install-claude:
 	$(GO) run ./test/livecc/cmd/install-claude
 
-ci: lint test-live
+ci: deps lint test-live

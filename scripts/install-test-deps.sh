@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the full test suite needs on a fresh Debian machine: tmux and npm (from Debian's
+# packages, only when missing; needs root or sudo), the Go modules, and the pinned Claude Code
+# release from the npm registry into ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if ((${#missing[@]})); then
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+go mod download
+go run ./test/livecc/cmd/install-claude
