@@ -1,0 +1,110 @@
+package domain
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func entry(pid int, id, name string, st Status, v Verdict) Entry {
+	return Entry{Record: Record{File: strconv.Itoa(pid) + ".json", PID: pid, SessionID: id, Name: name, Status: st}, Verdict: v}
+}
+
+func kinds(evs []Event) []string {
+	out := []string{}
+	for _, e := range evs {
+		s := e.Kind.String() + ":" + strconv.Itoa(e.Entry.Record.PID)
+		if e.Initial {
+			s += ":initial"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestTrackerSequences(t *testing.T) {
+	live := func(pid int, id, name string, st Status) Entry { return entry(pid, id, name, st, VerdictLive) }
+	torn := Entry{Record: Record{File: "10.json", Problem: "not a JSON record"}, Verdict: VerdictMalformed}
+	cases := []struct {
+		name  string
+		reads [][]Entry
+		want  [][]string
+	}{
+		{"first read reports live sessions as initial, never the dead",
+			[][]Entry{{live(10, "a", "x", StatusIdle), entry(11, "b", "y", StatusIdle, VerdictStale), entry(12, "c", "z", StatusIdle, VerdictHeadless)}},
+			[][]string{{"appeared:10:initial"}}},
+		{"appear, status, rename, died, then the stale record removed",
+			[][]Entry{{}, {live(10, "a", "x", StatusUnknown)}, {live(10, "a", "x", StatusIdle)}, {live(10, "a", "y", StatusBusy)},
+				{entry(10, "a", "y", StatusBusy, VerdictStale)}, {entry(10, "a", "y", StatusBusy, VerdictStale)}, {}},
+			[][]string{{}, {"appeared:10"}, {"status:10"}, {"renamed:10", "status:10"}, {"died:10"}, {}, {"gone:10"}}},
+		{"clean exit", [][]Entry{{live(10, "a", "x", StatusIdle)}, {}}, [][]string{{"appeared:10:initial"}, {"gone:10"}}},
+		{"pid reused counts as died", [][]Entry{{live(10, "a", "x", StatusIdle)}, {entry(10, "a", "x", StatusIdle, VerdictReused)}},
+			[][]string{{"appeared:10:initial"}, {"died:10"}}},
+		{"a torn read changes nothing", [][]Entry{{live(10, "a", "x", StatusIdle)}, {torn}, {live(10, "a", "x", StatusIdle)}},
+			[][]string{{"appeared:10:initial"}, {}, {}}},
+		{"new session id in the same file: gone then appeared", [][]Entry{{live(10, "a", "x", StatusIdle)}, {live(10, "b", "x", StatusIdle)}},
+			[][]string{{"appeared:10:initial"}, {"gone:10", "appeared:10"}}},
+		{"a stale record that was never live stays silent", [][]Entry{{}, {entry(11, "b", "y", StatusIdle, VerdictStale)}, {}},
+			[][]string{{}, {}, {}}},
+		{"events ordered by pid", [][]Entry{{}, {live(30, "c", "z", StatusIdle), live(10, "a", "x", StatusIdle)}},
+			[][]string{{}, {"appeared:10", "appeared:30"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var tr Tracker
+			for i, read := range tc.reads {
+				assert.Equal(t, tc.want[i], kinds(tr.Update(read)), "read %d", i)
+			}
+		})
+	}
+}
+
+func TestTrackerEventDetails(t *testing.T) {
+	var tr Tracker
+	tr.Update([]Entry{entry(10, "a", "old", StatusIdle, VerdictLive)})
+	evs := tr.Update([]Entry{entry(10, "a", "new", StatusBusy, VerdictLive)})
+	if assert.Len(t, evs, 2) {
+		assert.Equal(t, "old", evs[0].PrevName)
+		assert.Equal(t, StatusIdle, evs[1].PrevStatus)
+		assert.Equal(t, StatusBusy, evs[1].Entry.Record.Status)
+	}
+	assert.Len(t, tr.Live(), 1)
+	evs = tr.Update(nil)
+	if assert.Len(t, evs, 1) {
+		assert.Equal(t, "new", evs[0].Entry.Record.Name, "gone carries the entry as last seen")
+	}
+	assert.Empty(t, tr.Live())
+}
+
+func TestClosedSetWords(t *testing.T) {
+	assert.Equal(t, []string{"appeared", "gone", "died", "status", "renamed"}, func() []string {
+		var out []string
+		for _, k := range EventKinds() {
+			out = append(out, k.String())
+		}
+		return out
+	}())
+	for _, o := range []Outcome{OutcomePosted, OutcomeSent, OutcomeDelivered} {
+		assert.Equal(t, o, ParseOutcome(o.String()))
+	}
+	assert.Equal(t, OutcomeUnknown, ParseOutcome("planned"))
+	assert.Equal(t, []string{"idle", "exited", "timeout"}, []string{WaitIdle.String(), WaitExited.String(), WaitTimeout.String()})
+}
+
+func TestEnqueuedAfter(t *testing.T) {
+	since := time.Date(2026, 11, 30, 8, 56, 53, 642_700_000, time.UTC)
+	cases := []struct {
+		at   time.Time
+		want bool
+	}{
+		{since.Truncate(time.Millisecond), true}, // same millisecond as the send
+		{since.Add(time.Millisecond), true},
+		{since.Truncate(time.Millisecond).Add(-time.Millisecond), false},
+		{since.Add(-time.Hour), false},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, EnqueuedAfter(c.at, since), "at %s", c.at)
+	}
+}
