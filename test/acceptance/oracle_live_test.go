@@ -89,4 +89,3 @@ func regSorted(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
-
