@@ -1,0 +1,85 @@
+package acceptance
+
+// Live (PEERCTL_LIVE=1): confirmation and watch against real Claude Code
+// 2.1.328 sessions started headless by test/livecc.
+
+import (
+	"encoding/json"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/livecc"
+)
+
+const liveVersion = "2.1.328"
+
+// nextKind returns the next event of kind for pid, skipping the others
+// (a real session writes its record in steps: status events come and go).
+func (w *watchProc) nextKind(t *testing.T, pid int, kind string, within time.Duration, after string) watchEvent {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case ev, ok := <-w.events:
+			require.True(t, ok, "watch ended while waiting for %s after %s; stderr: %s", kind, after, w.stderr)
+			if ev.PID == pid && ev.Event == kind {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s event for pid %d within %s after %s", kind, pid, within, after)
+		}
+	}
+}
+
+func TestLiveSocketSendIsDelivered(t *testing.T) {
+	bin := livecc.Require(t, liveVersion)
+	// Settled: before that, a real session holds inbox posts and enqueues
+	// them only once ready (measured: ~13 s with the fake key).
+	s := livecc.Start(t, bin, livecc.Options{WaitSettled: true})
+	const text = "peerctl live check: \"quotes\", tab\t, ünï and a newline\nend"
+	r := runPeerctl(t, runOpts{Env: configEnv(t, s.ConfigDir)}, "send", "--transport", "socket", "--json", "--confirm-timeout", "30s", s.SessionID, text)
+	require.Equal(t, 0, r.Code, "stderr: %s\nscreen:\n%s", r.Stderr, s.Screen())
+	var got receipt
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	assert.Equal(t, "delivered", got.Outcome, "note: %s", got.ConfirmNote)
+	assert.True(t, got.Confirmed)
+	// The slug rule, pinned: peerctl's transcript path is the one Claude Code wrote.
+	assert.Equal(t, s.TranscriptPath(), got.Transcript)
+	at, err := time.Parse(time.RFC3339Nano, got.ConfirmedAt)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), at, time.Minute)
+}
+
+func TestLiveWatchAppearedDiedGone(t *testing.T) {
+	bin := livecc.Require(t, liveVersion)
+	root := livecc.NewRoot(t)
+	w := startWatch(t, configEnv(t, root+"/config"))
+	time.Sleep(300 * time.Millisecond) // let the watch take its first read
+
+	crashing := livecc.Start(t, bin, livecc.Options{Root: root, Label: "crashing"})
+	ev := w.nextKind(t, crashing.PID, "appeared", 30*time.Second, "a session started")
+	assert.False(t, ev.Initial)
+	assert.Equal(t, crashing.SessionID, ev.SessionID)
+	crashing.Crash()
+	ev = w.nextKind(t, crashing.PID, "died", 30*time.Second, "SIGKILL")
+	assert.Equal(t, "stale", ev.Verdict)
+
+	leaving := livecc.Start(t, bin, livecc.Options{Root: root, Label: "leaving"})
+	w.nextKind(t, leaving.PID, "appeared", 30*time.Second, "a second session started")
+	leaving.Stop()
+	w.nextKind(t, leaving.PID, "gone", 30*time.Second, "a clean exit")
+
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGINT))
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(bound):
+		t.Fatalf("watch did not end within %s of SIGINT", bound)
+	}
+}
