@@ -4,7 +4,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live lint ci deps install-claude
+.PHONY: build test test-live bench lint vuln ci deps install-claude
 
 build:
 	$(GO) build -o bin/peerctl ./cmd/peerctl
@@ -16,6 +16,10 @@ test:
 test-live:
 	PEERCTL_LIVE=1 $(GO) test -race -count=1 -timeout 30m ./...
 
+# Whole-command timings against Claude Code's own listing (see the script's header).
+bench:
+	scripts/bench.sh
+
 lint:
 	$(GO) vet ./...
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
@@ -24,6 +28,12 @@ lint:
 # Installs the test dependencies (tmux and npm when missing, Go modules, Claude Code).
 deps:
 	./scripts/install-test-deps.sh
+
+# govulncheck against a database built locally from golang.org/x/vulndb (vuln.go.dev
+# is not reachable everywhere). Not part of ci: it reports the Go toolchain's own
+# standard-library advisories, which only a newer toolchain fixes.
+vuln:
+	scripts/vulncheck.sh
 
 # Pre-installs the pinned Claude Code release into the test cache.
 install-claude:
