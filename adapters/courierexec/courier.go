@@ -36,6 +36,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -203,7 +205,14 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		// Nothing outlives a call: once the courier has exited, whatever is
+		// left of its group is killed, while the courier is still unreaped so
+		// its pid, the group's id, cannot have been reused by anyone else.
+		waitExitedNoReap(pgid)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		done <- cmd.Wait()
+	}()
 
 	var waitErr error
 	r := Run{}
@@ -220,8 +229,6 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 			waitErr = <-done
 		}
 	}
-	// Nothing outlives a call: whatever is left of the group goes too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	r.Elapsed = time.Since(start)
 	r.Stdout, r.Stderr = stdout.Bytes(), stderr.Bytes()
 	r.ExitCode = cmd.ProcessState.ExitCode()
@@ -244,6 +251,18 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 func signalGroup(p *os.Process, pgid int, sig syscall.Signal) {
 	_ = syscall.Kill(-pgid, sig)
 	_ = p.Signal(sig)
+}
+
+// waitExitedNoReap blocks until process pid has exited, without reaping it
+// (waitid with WNOWAIT): until exec.Cmd.Wait reaps it, the pid stays taken.
+func waitExitedNoReap(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
 }
 
 func unwrapExec(err error) error {
