@@ -4,7 +4,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench lint vuln ci deps install-claude
+.PHONY: build test test-live bench lint vuln ci deps install-claude fuzz
 
 build:
 	$(GO) build -o bin/peerctl ./cmd/peerctl
@@ -40,3 +40,7 @@ install-claude:
 	$(GO) run ./test/livecc/cmd/install-claude
 
 ci: deps lint test-live
+
+# Runs every fuzz target for a short fixed time each (FUZZTIME, default 15s).
+fuzz:
+	scripts/fuzz.sh
