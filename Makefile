@@ -1,5 +1,6 @@
 # The test command is `make ci`: it installs what the tests need (tmux, npm, Go modules, the
-# pinned Claude Code release), lints, and runs every test including the live Claude Code ones.
+# pinned Claude Code release), lints, runs every test including the live Claude Code ones, and
+# runs each fuzz target for a short fixed time.
 # `make test` runs the quick tests only (no tmux or Claude Code needed).
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -39,7 +40,7 @@ vuln:
 install-claude:
 	$(GO) run ./test/livecc/cmd/install-claude
 
-ci: deps lint test-live
+ci: deps lint test-live fuzz
 
 # Runs every fuzz target for a short fixed time each (FUZZTIME, default 15s).
 fuzz:
