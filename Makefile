@@ -5,7 +5,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench lint vuln ci deps install-claude fuzz
+.PHONY: build test test-live bench bench-go lint vuln ci deps install-claude fuzz
 
 build:
 	$(GO) build -o bin/peerctl ./cmd/peerctl
@@ -20,6 +20,10 @@ test-live:
 # Whole-command timings against Claude Code's own listing (see the script's header).
 bench:
 	scripts/bench.sh
+
+# Go benchmarks with allocation counts (docs/PERFORMANCE.md).
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 lint:
 	$(GO) vet ./...

@@ -210,6 +210,8 @@ rss_of() { # rss_of LABEL CMD...
 # --- the measurements ------------------------------------------------------------------
 export DISABLE_AUTOUPDATER=1
 text="the API changed, rebase on main (bench)"
+# Sends are timed without transcript confirmation (the listener and the fake
+# write no transcript, so confirming would only wait out its timeout).
 no_confirm=()
 if "$peerctl" send --help 2>/dev/null | grep -q -- '--no-confirm'; then no_confirm=(--no-confirm); fi
 
@@ -221,7 +223,7 @@ endpoint_format() { "$peerctl" endpoint format 1 a /s; }
 claude_agents() { HOME=$work/home CLAUDE_CONFIG_DIR=$cfg "$claude" agents --json; }
 cat_floor() { find "$cfg/sessions" -name '*.json' -exec cat {} +; }
 socket_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
-courier_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send --claude "$fake" bench-live-1 "$text"; }
+courier_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"; }
 list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" list --all --json; }
 base_list_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --json; }
 base_list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --all --json; }
@@ -265,8 +267,8 @@ for n in $sizes; do
     rss_of "send --transport socket, $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"
     # The fake saves the prompt once, so it can be timed alone on the same input.
     FAKECLAUDE_SAVE_PROMPT=$work/prompt courier_send >/dev/null || die "courier send through the fake claude failed"
-    pair "courier-$n" "courier send / fake claude alone, $n records" "courier" "fake" -- courier_send -- fake_alone
-    rss_of "courier send (peerctl only), $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send --claude "$fake" bench-live-1 "$text"
+    pair "courier-$n" "courier send${no_confirm[*]:+ ${no_confirm[*]}} / fake claude alone, $n records" "courier" "fake" -- courier_send -- fake_alone
+    rss_of "courier send (peerctl only), $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"
   fi
 done
 
@@ -274,8 +276,9 @@ done
 get() { awk -F'|' -v k="$1" -v f="$2" '$1 == k { split($f, s, " "); print s[1] }' "$results"; }
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 mem=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
-echo "peerctl bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($cpu), $mem RAM, $(uname -sr), $(go env GOVERSION), claude ${claude_ver:-absent}, $runs runs per command"
+echo "peerctl bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($cpu), $mem RAM, $(uname -sr), $(go env GOVERSION), claude ${claude_ver:-absent}, $runs runs per command, load average $load at the end"
 echo
 echo "RATIOS (A/B per back-to-back pair; median [min..max])"
 awk -F'|' '{ split($7, r, " "); printf "  %-72s %8.3f [%.3f..%.3f]", $2, r[1], r[2], r[3]
