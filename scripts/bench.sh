@@ -266,7 +266,8 @@ for n in $sizes; do
     fi
     rss_of "send --transport socket, $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"
     # The fake saves the prompt once, so it can be timed alone on the same input.
-    FAKECLAUDE_SAVE_PROMPT=$work/prompt courier_send >/dev/null || die "courier send through the fake claude failed"
+    FAKECLAUDE_SAVE_PROMPT=$work/prompt courier_send >/dev/null 2>"$work/err" ||
+      die "courier send through the fake claude failed: $(head -c 600 "$work/err")"
     pair "courier-$n" "courier send${no_confirm[*]:+ ${no_confirm[*]}} / fake claude alone, $n records" "courier" "fake" -- courier_send -- fake_alone
     rss_of "courier send (peerctl only), $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"
   fi
