@@ -29,7 +29,7 @@ func (s *Service) Enrich(ctx context.Context, ids []string) (map[string]LiveInfo
 	if len(ids) == 0 {
 		return out, nil
 	}
-	l, err := s.Read(ctx)
+	l, _, err := s.readLive(ctx) // only live entries count: gone pids' files stay unread
 	if err != nil {
 		return nil, err
 	}

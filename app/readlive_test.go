@@ -84,7 +84,7 @@ func writeLiveOnlyRecord(t *testing.T, dir, file string, pid int, id, name strin
 //	300.json  pid gone, holds pid 100 (misnamed; its file pid is gone)
 //	400.json  pid gone, not JSON
 //	0500.json not canonical, holds pid 500 (live, but misnamed)
-//	600.json  live, holds pid 200 (misnamed, its pid is gone)
+//	600.json  live, holds pid 700 (misnamed)
 func liveOnlyWorld(t *testing.T) (dir string, live *proberLiveness) {
 	dir = t.TempDir()
 	writeLiveOnlyRecord(t, dir, "100.json", 100, "aaaaaaaa-0000-4000-8000-000000000100", "alpha")
@@ -92,8 +92,13 @@ func liveOnlyWorld(t *testing.T) (dir string, live *proberLiveness) {
 	writeLiveOnlyRecord(t, dir, "300.json", 100, "cccccccc-0000-4000-8000-000000000300", "gamma")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "400.json"), []byte("{not json"), 0o600))
 	writeLiveOnlyRecord(t, dir, "0500.json", 500, "dddddddd-0000-4000-8000-000000000500", "delta")
-	writeLiveOnlyRecord(t, dir, "600.json", 200, "eeeeeeee-0000-4000-8000-000000000600", "epsilon")
-	return dir, &proberLiveness{gone: map[int]bool{200: true, 300: true, 400: true}}
+	writeLiveOnlyRecord(t, dir, "600.json", 700, "eeeeeeee-0000-4000-8000-000000000600", "epsilon")
+	return dir, newProber()
+}
+
+// newProber is the liveness of liveOnlyWorld: pids 200, 300 and 400 are gone.
+func newProber() *proberLiveness {
+	return &proberLiveness{gone: map[int]bool{200: true, 300: true, 400: true}}
 }
 
 func TestListLiveOnlySkipsGonePIDsAndAgreesWithAFullRead(t *testing.T) {
@@ -126,7 +131,13 @@ func TestReadLiveNeverChecksRecordsOfGonePIDs(t *testing.T) {
 		files = append(files, e.Record.File)
 	}
 	assert.ElementsMatch(t, []string{"100.json", "0500.json", "600.json"}, files)
-	assert.NotContains(t, live.seen, 300, "a record in a gone pid's file was checked")
+	assert.NotContains(t, live.seen, 200, "the record in a gone pid's file was checked")
+
+	// A full read does check it: the assertion above can fail.
+	full := newProber()
+	_, err = New(fsregistry.New(dir), plainLiveness{full}, nil, "").Read(context.Background())
+	require.NoError(t, err)
+	assert.Contains(t, full.seen, 200)
 }
 
 func TestReadLiveFallsBackToAFullReadWithoutTheOptionalPorts(t *testing.T) {
@@ -176,4 +187,25 @@ func TestSendResolvesALiveTargetOnTheLiveOnlyRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 100, res.Target.PID())
 	require.NotNil(t, res.Plan)
+}
+
+func TestEnrichOnTheLiveOnlyReadAgreesWithAFullRead(t *testing.T) {
+	dir, live := liveOnlyWorld(t)
+	ids := []string{"aaaaaaaa-0000-4000-8000-000000000100", "bbbbbbbb-0000-4000-8000-000000000200",
+		"cccccccc-0000-4000-8000-000000000300", "dddddddd-0000-4000-8000-000000000500", "nobody"}
+	got, err := New(fsregistry.New(dir), live, nil, "").Enrich(context.Background(), ids)
+	require.NoError(t, err)
+	want, err := New(fsregistry.New(dir), plainLiveness{newProber()}, nil, "").Enrich(context.Background(), ids)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, []string{"aaaaaaaa-0000-4000-8000-000000000100"}, keys(got))
+	assert.NotContains(t, live.seen, 200, "the record in a gone pid's file was checked")
+}
+
+func keys(m map[string]LiveInfo) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
