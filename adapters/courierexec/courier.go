@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -183,6 +184,11 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 		return Run{ExitCode: -1}, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
 	}
+	// A relative path means relative to our working directory, not to the
+	// courier's (cfg.Dir), where exec would otherwise resolve it.
+	if abs, aerr := filepath.Abs(program); aerr == nil {
+		program = abs
+	}
 	if err := ctx.Err(); err != nil {
 		return Run{ExitCode: -1, Canceled: true}, domain.Refuse(domain.ReasonDeliveryFailed, "courier not started: %v", err)
 	}
@@ -323,3 +329,6 @@ func (c *capBuffer) Write(p []byte) (int, error) {
 }
 
 func (c *capBuffer) Bytes() []byte { return c.buf.Bytes() }
+
+// Config returns the transport's configuration, defaults filled in.
+func (t *Transport) Config() Config { return t.cfg }

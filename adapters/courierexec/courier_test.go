@@ -409,3 +409,17 @@ func TestCourierPlan(t *testing.T) {
 	assert.Contains(t, p.Stdin, "\nplan me\n")
 	assert.Empty(t, p.Socket)
 }
+
+// TestCourierRelativeProgram: a relative --claude path means relative to the
+// caller's working directory, not to the courier's (the temp dir).
+func TestCourierRelativeProgram(t *testing.T) {
+	c := newCourier(t, fakeOpts{scenario: "sent"})
+	prog := testbin.Build(t, testbin.FakeClaude)
+	t.Chdir(filepath.Dir(prog))
+	cfg := c.t.Config()
+	cfg.Program = "." + string(filepath.Separator) + filepath.Base(prog)
+	rel := courierexec.New(cfg)
+	_, err := rel.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hello from the test"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"hello from the test"}, c.sent(t, "proj-ab"))
+}
