@@ -11,11 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/fx"
-	"go.uber.org/fx/fxevent"
 
-	"github.com/peerctl/peerctl/adapters/courierexec"
-	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 )
@@ -203,29 +199,12 @@ type options struct {
 // service builds the fx graph once and returns the Service. Warnings about
 // the config dir go to stderr. extra are further fx.Populate targets (e.g. a
 // *ports.Harness).
-func (c *cli) service(opts options, extra ...any) (*app.Service, app.Config, error) {
-	dir, warnings, err := fsregistry.ConfigDir(c.configDir, c.getenv)
-	if err != nil {
-		return nil, app.Config{}, err
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", w)
-	}
-	claude := opts.claude
-	if claude == "" {
-		claude = c.getenv(courierexec.ProgramEnv)
-	}
-	cfg := app.Config{ConfigDir: dir, Transport: opts.transport, Timeout: opts.timeout, Claude: claude}
+func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 	var svc *app.Service
-	logger := fx.NopLogger
-	if c.debug {
-		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
+	if _, err := c.graph(opts, append([]any{&svc}, extra...)...); err != nil {
+		return nil, err
 	}
-	fxApp := fx.New(app.Module, fx.Supply(cfg), fx.Populate(append([]any{&svc}, extra...)...), logger)
-	if err := fxApp.Err(); err != nil {
-		return nil, cfg, fmt.Errorf("build peerctl: %w", unwrapFx(err))
-	}
-	return svc, cfg, nil
+	return svc, nil
 }
 
 // unwrapFx digs the root cause out of fx's wrapped constructor errors.

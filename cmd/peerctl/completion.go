@@ -63,7 +63,7 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	svc, _, err := c.service(options{})
+	svc, err := c.service(options{})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 	}

@@ -98,7 +98,7 @@ Exit codes: 0 usable (warnings allowed); 1 at least one problem; 2 usage error.`
 				harness ports.Harness
 				procs   ports.Processes
 			)
-			svc, _, err := c.service(options{claude: claude}, &harness, &procs)
+			svc, err := c.service(options{claude: claude}, &harness, &procs)
 			if err != nil {
 				return err
 			}

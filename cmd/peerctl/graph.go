@@ -11,9 +11,9 @@ import (
 	"github.com/peerctl/peerctl/app"
 )
 
-// graph builds the fx app for commands whose components have a lifecycle
-// (watch): the caller populates what it needs, then Starts and Stops it.
-// Config resolution is the same as service's.
+// graph resolves the config dir (warnings to stderr) and builds the fx app,
+// populating the given targets. Commands whose components have a lifecycle
+// (watch) Start and Stop the app; the others only use what was populated.
 func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	dir, warnings, err := fsregistry.ConfigDir(c.configDir, c.getenv)
 	if err != nil {

@@ -73,7 +73,7 @@ foreign (other pid namespace or machine), misnamed (file is not <pid>.json), hea
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
 			c.jsonOut = asJSON
-			svc, _, err := c.service(options{})
+			svc, err := c.service(options{})
 			if err != nil {
 				return err
 			}

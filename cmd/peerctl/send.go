@@ -81,7 +81,7 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 			}
 			c.started()
 			c.jsonOut = asJSON
-			svc, _, err := c.service(options{transport: transport, timeout: timeout, claude: claude})
+			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude})
 			if err != nil {
 				return err
 			}

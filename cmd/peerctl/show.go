@@ -40,7 +40,7 @@ a single record matching by id, name, id prefix or pid is shown with its verdict
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.started()
 			c.jsonOut = asJSON
-			svc, _, err := c.service(options{})
+			svc, err := c.service(options{})
 			if err != nil {
 				return err
 			}

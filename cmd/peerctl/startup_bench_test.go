@@ -24,7 +24,7 @@ func BenchmarkGraph(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			c := newCLI(nil, io.Discard, io.Discard, getenv)
-			if svc, _, err := c.service(options{}); err != nil || svc == nil {
+			if svc, err := c.service(options{}); err != nil || svc == nil {
 				b.Fatalf("service: %v", err)
 			}
 		}

@@ -41,7 +41,7 @@ Outside any session it refuses with not_live ("not inside a Claude Code session"
 			c.started()
 			c.jsonOut = asJSON
 			var procs ports.Processes
-			svc, _, err := c.service(options{}, &procs)
+			svc, err := c.service(options{}, &procs)
 			if err != nil {
 				return err
 			}
