@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/transporttest"
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 // shortDir is a fresh folder with a short path: a Unix socket address holds
@@ -31,82 +31,6 @@ func shortDir(t *testing.T) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(d) })
 	return d
-}
-
-// listener stands in for a session's inbox socket and records every
-// connection's bytes.
-type listener struct {
-	ln    *net.UnixListener
-	close bool // close each connection after reading to EOF
-
-	mu     sync.Mutex
-	frames [][]byte
-	conns  int
-	wg     sync.WaitGroup
-	done   chan struct{}
-}
-
-func listen(t *testing.T, path string, closeConns bool) *listener {
-	t.Helper()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	require.NoError(t, err)
-	l := &listener{ln: ln, close: closeConns, done: make(chan struct{})}
-	l.wg.Add(1)
-	go l.serve()
-	t.Cleanup(l.stop)
-	return l
-}
-
-func (l *listener) serve() {
-	defer l.wg.Done()
-	for {
-		c, err := l.ln.AcceptUnix()
-		if err != nil {
-			return
-		}
-		l.mu.Lock()
-		l.conns++
-		l.mu.Unlock()
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			defer c.Close()
-			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
-			b, _ := io.ReadAll(c)
-			l.mu.Lock()
-			l.frames = append(l.frames, b)
-			l.mu.Unlock()
-			if !l.close {
-				<-l.done // hold the connection open until the test ends
-			}
-		}()
-	}
-}
-
-func (l *listener) stop() {
-	close(l.done)
-	_ = l.ln.Close()
-	l.wg.Wait()
-}
-
-// got waits (bounded) for n frames and returns every frame so far.
-func (l *listener) got(t testing.TB, n int) [][]byte {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		l.mu.Lock()
-		f := append([][]byte(nil), l.frames...)
-		l.mu.Unlock()
-		if len(f) >= n || time.Now().After(deadline) {
-			return f
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func (l *listener) connections() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.conns
 }
 
 func session(t testing.TB, socket string) domain.Session {
@@ -154,14 +78,14 @@ func decodeFrame(t testing.TB, b []byte) string {
 func TestSocketTransportContract(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, c transporttest.Case) transporttest.Setup {
 		path := filepath.Join(shortDir(t), "s.sock")
-		var l *listener
+		var l *socktest.Listener
 		switch c.Far {
 		case transporttest.Accept:
-			l = listen(t, path, true)
+			l = socktest.Listen(t, path, false)
 		case transporttest.Hang:
-			l = listen(t, path, false)
+			l = socktest.Listen(t, path, true)
 		case transporttest.Fail:
-			refusing(t, path)
+			socktest.Dead(t, path)
 		}
 		return transporttest.Setup{Transport: socketframe.New(c.Timeout), Target: session(t, path),
 			Received: func() []string {
@@ -169,21 +93,12 @@ func TestSocketTransportContract(t *testing.T) {
 					return nil
 				}
 				var out []string
-				for _, f := range l.got(t, 0) {
+				for _, f := range l.Wait(0) {
 					out = append(out, decodeFrame(t, f))
 				}
 				return out
 			}}
 	})
-}
-
-// refusing leaves a socket file with no listener behind it.
-func refusing(t *testing.T, path string) {
-	t.Helper()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	require.NoError(t, err)
-	ln.SetUnlinkOnClose(false)
-	require.NoError(t, ln.Close())
 }
 
 // TestSocketFrameBytes: the listener receives exactly the documented line
@@ -193,11 +108,11 @@ func TestSocketFrameBytes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(shortDir(t), "s.sock")
-			l := listen(t, path, true)
+			l := socktest.Listen(t, path, false)
 			rcpt, err := socketframe.New(10*time.Second).Deliver(context.Background(), session(t, path), msg(t, text))
 			require.NoError(t, err)
 			assert.Equal(t, "posted", rcpt.Outcome)
-			frames := l.got(t, 1)
+			frames := l.Wait(1)
 			require.Len(t, frames, 1)
 			assert.Equal(t, string(wantFrame(t, text)), string(frames[0]))
 			assert.Equal(t, text, decodeFrame(t, frames[0]))
@@ -212,7 +127,7 @@ func TestSocketFailures(t *testing.T) {
 	regular := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(regular, []byte("x"), 0o600))
 	refused := filepath.Join(dir, "refused.sock")
-	refusing(t, refused)
+	socktest.Dead(t, refused)
 	tests := []struct {
 		name, path string
 		want       string
@@ -242,7 +157,7 @@ func TestSocketFailures(t *testing.T) {
 // the connection fails the post once the bound passes.
 func TestSocketNeverClosed(t *testing.T) {
 	path := filepath.Join(shortDir(t), "s.sock")
-	l := listen(t, path, false)
+	l := socktest.Listen(t, path, true)
 	const timeout = 500 * time.Millisecond
 	start := time.Now()
 	_, err := socketframe.New(timeout).Deliver(context.Background(), session(t, path), msg(t, "hi"))
@@ -253,7 +168,7 @@ func TestSocketNeverClosed(t *testing.T) {
 	assert.Contains(t, r.Detail, "did not close the connection")
 	assert.GreaterOrEqual(t, elapsed, timeout, "gave up before the bound")
 	assert.LessOrEqual(t, elapsed, timeout+3*time.Second)
-	assert.Len(t, l.got(t, 1), 1, "the frame was written")
+	assert.Len(t, l.Wait(1), 1, "the frame was written")
 }
 
 // TestSocketChattyPeerNeverClosed: a peer that talks but never closes is
@@ -296,10 +211,10 @@ func TestSocketPathLength(t *testing.T) {
 
 	at := pad(socketframe.MaxSocketPath)
 	require.Len(t, at, 107)
-	l := listen(t, at, true)
+	l := socktest.Listen(t, at, false)
 	_, err := socketframe.New(5*time.Second).Deliver(context.Background(), session(t, at), msg(t, "fits"))
 	require.NoError(t, err, "a 107-byte path is a valid socket address")
-	require.Len(t, l.got(t, 1), 1)
+	require.Len(t, l.Wait(1), 1)
 
 	over := at + ".sock" // its first 107 bytes name the listener above
 	for _, tr := range []func() error{
@@ -318,7 +233,7 @@ func TestSocketPathLength(t *testing.T) {
 		assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
 		assert.Contains(t, r.Detail, "112 bytes, longer than a Unix socket address holds (107); not truncated")
 	}
-	assert.Equal(t, 1, l.connections(), "the truncated path got a connection")
+	assert.Equal(t, 1, l.Conns(), "the truncated path got a connection")
 }
 
 func TestSocketPlan(t *testing.T) {

@@ -10,9 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"io"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,79 +214,6 @@ func catSocketDir(t testing.TB) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(d) })
 	return d
-}
-
-// catListener is a Unix listener that records every connection's bytes.
-// With hold set it never closes a connection until the test ends.
-type catListener struct {
-	ln     *net.UnixListener
-	mu     sync.Mutex
-	frames [][]byte
-	conns  int
-	hold   chan struct{}
-	wg     sync.WaitGroup
-}
-
-func catListen(t testing.TB, path string, hold bool) *catListener {
-	t.Helper()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	require.NoError(t, err)
-	l := &catListener{ln: ln}
-	if hold {
-		l.hold = make(chan struct{})
-	}
-	l.wg.Add(1)
-	go l.serve()
-	t.Cleanup(l.close)
-	return l
-}
-
-func (l *catListener) serve() {
-	defer l.wg.Done()
-	for {
-		c, err := l.ln.Accept()
-		if err != nil {
-			return
-		}
-		l.mu.Lock()
-		l.conns++
-		l.mu.Unlock()
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			defer c.Close()
-			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
-			b, _ := io.ReadAll(io.LimitReader(c, 1<<20))
-			l.mu.Lock()
-			l.frames = append(l.frames, b)
-			l.mu.Unlock()
-			if l.hold != nil {
-				<-l.hold
-			}
-		}()
-	}
-}
-
-func (l *catListener) close() {
-	if l.hold != nil {
-		close(l.hold)
-	}
-	_ = l.ln.Close()
-	l.wg.Wait()
-}
-
-// Frames returns what each finished connection sent.
-func (l *catListener) Frames() [][]byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([][]byte(nil), l.frames...)
-}
-
-// Conns counts accepted connections.
-func (l *catListener) Conns() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.conns
 }
 
 // catNoControl fails when out holds a control byte other than newline, or

@@ -13,6 +13,8 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/socketframe"
+
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 // TestCatalogueMessages sends hostile message texts to a live record (this
@@ -50,7 +52,7 @@ func TestCatalogueMessages(t *testing.T) {
 		t.Run(row.desc, func(t *testing.T) {
 			config, sessions := catRegistry(t)
 			sock := filepath.Join(catSocketDir(t), "m.sock")
-			l := catListen(t, sock, false)
+			l := socktest.Listen(t, sock, false)
 			catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "inbox", sock))
 			o := runOpts{}
 			args := []string{"--timeout", "5s", "inbox"}

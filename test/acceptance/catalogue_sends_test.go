@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/socketframe"
+
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 // catSend runs `send --transport socket` against config and returns what
@@ -31,7 +33,7 @@ func TestCatalogueSends(t *testing.T) {
 		config, sessions := catRegistry(t)
 		pid, kill := catSleeper(t)
 		sock := filepath.Join(catSocketDir(t), "s.sock")
-		l := catListen(t, sock, false)
+		l := socktest.Listen(t, sock, false)
 		catWriteJSON(t, sessions, catFile(pid), catRecord(t, pid, "doomed", sock))
 		live := catList(t, config, sessions, false)
 		require.Len(t, live, 1)
@@ -48,8 +50,8 @@ func TestCatalogueSends(t *testing.T) {
 		config, sessions := catRegistry(t)
 		other, _ := catSleeper(t)
 		dir := catSocketDir(t)
-		la := catListen(t, filepath.Join(dir, "a.sock"), false)
-		lb := catListen(t, filepath.Join(dir, "b.sock"), false)
+		la := socktest.Listen(t, filepath.Join(dir, "a.sock"), false)
+		lb := socktest.Listen(t, filepath.Join(dir, "b.sock"), false)
 		a := catRecord(t, self, "alpha", filepath.Join(dir, "a.sock"))
 		b := catRecord(t, other, "beta", filepath.Join(dir, "b.sock"))
 		catWriteJSON(t, sessions, catFile(self), a)
@@ -96,15 +98,13 @@ func TestCatalogueSends(t *testing.T) {
 		}},
 		{desc: "socket with no listener", code: 5, phrase: "connection refused", socket: func(t *testing.T) string {
 			p := filepath.Join(catSocketDir(t), "dead.sock")
-			l := catListen(t, p, false)
-			l.ln.SetUnlinkOnClose(false)
-			l.close()
+			socktest.Dead(t, p)
 			return p
 		}},
 		{desc: "listener that never closes", code: 5, phrase: "did not close", extra: []string{"--timeout", "2s"}, bound: 20 * time.Second,
 			socket: func(t *testing.T) string {
 				p := filepath.Join(catSocketDir(t), "hold.sock")
-				catListen(t, p, true)
+				socktest.Listen(t, p, true)
 				return p
 			}},
 		{desc: "Windows pipe path", code: 7, phrase: "not an absolute path", socket: func(t *testing.T) string { return `\\.\pipe\x` }},
@@ -131,7 +131,7 @@ func TestCatalogueSends(t *testing.T) {
 		long := filepath.Join(dir, strings.Repeat("s", 150)+".sock")
 		require.Greater(t, len(long), socketframe.MaxSocketPath)
 		// A listener where a truncating sender would land.
-		l := catListen(t, long[:socketframe.MaxSocketPath], false)
+		l := socktest.Listen(t, long[:socketframe.MaxSocketPath], false)
 		catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "longsock", long))
 		r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "longsock", "hello")
 		assert.Equal(t, 5, r.Code, "stderr %s", r.Stderr)

@@ -22,6 +22,8 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/test/livecc"
+
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 // liveCourierWorld is a registry with one addressable live record (our own
@@ -39,7 +41,7 @@ func newLiveCourierWorld(t *testing.T, extra ...string) liveCourierWorld {
 	claude := livecc.Require(t, livecc.Version())
 	config, sessions := catRegistry(t)
 	sock := filepath.Join(catSocketDir(t), "live.sock")
-	catListen(t, sock, false)
+	socktest.Listen(t, sock, false)
 	rec := catRecord(t, os.Getpid(), "live-target", sock)
 	catWriteJSON(t, sessions, catFile(os.Getpid()), rec)
 	env := append(livecc.Scrub(os.Environ()), "HOME="+t.TempDir(), "CLAUDE_CONFIG_DIR="+config,

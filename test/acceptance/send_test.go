@@ -17,6 +17,8 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/ports/transporttest"
+
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 // sendWorld is one registry with one addressable live session, "inbox", for
@@ -24,7 +26,7 @@ import (
 type sendWorld struct {
 	config, sessions string
 	id               string // inbox's session id
-	listener         *catListener
+	listener         *socktest.Listener
 	record           string // the fake claude's record folder
 }
 
@@ -35,7 +37,7 @@ func newSendWorld(t *testing.T, hold bool) sendWorld {
 	rec := catRecord(t, os.Getpid(), "inbox", sock)
 	catWriteJSON(t, sessions, catFile(os.Getpid()), rec)
 	return sendWorld{config: config, sessions: sessions, id: rec["sessionId"].(string),
-		listener: catListen(t, sock, hold), record: t.TempDir()}
+		listener: socktest.Listen(t, sock, hold), record: t.TempDir()}
 }
 
 // env is the environment of a run whose courier is the fake claude playing
@@ -209,7 +211,7 @@ func TestSendDeliveryFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newSendWorld(t, false)
 			if tt.scenario == "" {
-				w.listener.close()
+				w.listener.Close()
 			}
 			env := w.env(t, tt.scenario)
 			env = append(env, "FAKECLAUDE_WORD=NOT SENT")
