@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -136,7 +137,9 @@ type follow struct {
 // check looks at the file once: backwards from the end on first sight (or
 // when the file was replaced or shrank), else the bytes appended since.
 func (r *Reader) check(st *follow) (*domain.Enqueued, error) {
-	f, err := os.Open(st.path)
+	// O_NONBLOCK: a FIFO planted at the path must not block the open (the
+	// check below then refuses it); regular files ignore the flag.
+	f, err := os.OpenFile(st.path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
