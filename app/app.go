@@ -159,10 +159,17 @@ type Detail struct {
 	// Transcript is the transcript path ("" when unknown) and whether it exists.
 	Transcript       string
 	TranscriptExists bool
+	// Warnings are notes about the session as addressed, e.g. that its name
+	// is shared by another live session (sending to it is refused); empty
+	// when there is nothing to say.
+	Warnings []string
 }
 
-// Show finds one session by address (see domain.Resolve) on a fresh read.
-// A live session is resolved and verified; when no live session matches, a
+// Show finds one session by address (see domain.Lookup) on a fresh read.
+// Show only reads, so the identity rule does not apply: a live session
+// addressed by full id, unique id prefix or endpoint is shown even when its
+// name is shared, with a warning in Detail.Warnings; an ambiguous address is
+// refused with its candidates. When no live session matches, a
 // single non-live record matching by session id, name, id prefix or pid is
 // shown with its verdict; otherwise the resolve refusal is returned.
 func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
@@ -171,7 +178,7 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 		return Detail{}, err
 	}
 	var entry domain.Entry
-	sess, rerr := domain.Resolve(l.Entries, address)
+	sess, warnings, rerr := domain.Lookup(l.Entries, address)
 	switch r, ok := domain.AsRefusal(rerr); {
 	case rerr == nil:
 		for _, e := range l.Entries {
@@ -188,7 +195,9 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	default:
 		return Detail{}, rerr
 	}
-	return s.detail(entry), nil
+	d := s.detail(entry)
+	d.Warnings = warnings
+	return d, nil
 }
 
 // noteMissing adds to a not_live refusal that the registry folder itself

@@ -278,6 +278,20 @@ func TestShow(t *testing.T) {
 		assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
 		assert.Len(t, r.Candidates, 2)
 	})
+	t.Run("a shared name: full id and endpoint show it with a warning", func(t *testing.T) {
+		w := newWorld(t, cfg)
+		w.registry([]domain.Record{record(1, idA, "twin"), record(2, idB, "twin")})
+		for _, addr := range []string{idB, "cc-peer:v1:2:twin:/tmp/cc-socks/2.sock"} {
+			d, err := w.svc.Show(context.Background(), addr)
+			require.NoError(t, err, addr)
+			assert.Equal(t, 2, d.Entry.Record.PID)
+			require.Len(t, d.Warnings, 1)
+			assert.Contains(t, d.Warnings[0], `name "twin" is shared by 2 live sessions`)
+		}
+		d, err := w.svc.Show(context.Background(), "proj-89x")
+		assert.Error(t, err)
+		assert.Empty(t, d.Warnings)
+	})
 	t.Run("nothing matches", func(t *testing.T) {
 		w := newWorld(t, cfg)
 		w.registry([]domain.Record{record(1, idA, "a")})

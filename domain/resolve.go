@@ -15,8 +15,8 @@ const MinIDPrefix = 6
 var ErrBadAddress = errors.New("bad address")
 
 // Resolve finds the one live session an address names, among the entries of
-// a single registry read, and verifies its identity. An address is, in order
-// of precedence:
+// a single registry read, and verifies its identity for sending. An address
+// is, in order of precedence:
 //
 //   - an endpoint "cc-peer:v1:<pid>:<name>:<socket>": the pid's live record
 //     must still carry that name and socket;
@@ -26,14 +26,30 @@ var ErrBadAddress = errors.New("bad address")
 //     sessions is ambiguous).
 //
 // Refusals: ReasonNotLive when nothing live matches (the detail says when a
-// stale record matched, and that the transcript may still exist);
-// ReasonIdentityMismatch with every candidate when the address is ambiguous,
-// when the session's name also belongs to another live session, or when an
-// endpoint's name or socket no longer match. A malformed address returns an
-// error wrapping ErrBadAddress.
+// stale record matched, that the transcript may still exist, and hints at a
+// too-short or upper-case id prefix); ReasonIdentityMismatch with every
+// candidate when the address is ambiguous, when the session's name also
+// belongs to another live session (the courier addresses by name, so
+// sending is refused until one of them is renamed), or when an endpoint's
+// name or socket no longer match. A malformed address returns an error
+// wrapping ErrBadAddress.
 func Resolve(entries []Entry, address string) (Session, error) {
+	s, _, err := resolve(entries, address, true)
+	return s, err
+}
+
+// Lookup is Resolve for reading (`peerctl show`): the identity rule is not
+// applied, so a session addressed by full id, unique prefix or endpoint is
+// found even when its name is shared. warnings then says so, one line each.
+// The refusals are Resolve's otherwise; an ambiguous address is still
+// refused with its candidates.
+func Lookup(entries []Entry, address string) (s Session, warnings []string, err error) {
+	return resolve(entries, address, false)
+}
+
+func resolve(entries []Entry, address string, strict bool) (Session, []string, error) {
 	if strings.TrimSpace(address) == "" {
-		return Session{}, fmt.Errorf("%w: empty address", ErrBadAddress)
+		return Session{}, nil, fmt.Errorf("%w: empty address", ErrBadAddress)
 	}
 	var live []Entry
 	for _, e := range entries {
@@ -41,9 +57,22 @@ func Resolve(entries []Entry, address string) (Session, error) {
 			live = append(live, e)
 		}
 	}
+	var (
+		e   Entry
+		err error
+	)
 	if strings.HasPrefix(address, "cc-peer:") {
-		return resolveEndpoint(entries, live, address)
+		e, err = resolveEndpoint(entries, live, address)
+	} else {
+		e, err = resolveAddress(entries, live, address, strict)
 	}
+	if err != nil {
+		return Session{}, nil, err
+	}
+	return verified(live, e, strict)
+}
+
+func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, error) {
 	var matches []Entry
 	if matches = filter(live, func(e Entry) bool { return e.Record.SessionID == address }); len(matches) == 0 {
 		matches = filter(live, func(e Entry) bool {
@@ -53,61 +82,99 @@ func Resolve(entries []Entry, address string) (Session, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return Session{}, notLive(entries, address)
+		return Entry{}, notLive(entries, address)
 	case 1:
-		return verified(live, matches[0])
+		return matches[0], nil
 	default:
-		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; use a full session id or an endpoint", address, len(matches))
+		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; %s", address, len(matches), ambiguityAdvice(live, matches, strict))
 		r.Candidates = candidates(matches)
-		return Session{}, r
+		return Entry{}, r
 	}
 }
 
-func resolveEndpoint(entries, live []Entry, address string) (Session, error) {
+// ambiguityAdvice tells what to do about an ambiguous address, never
+// suggesting an address the same command would refuse: sending to a
+// session whose name is shared is refused however it is addressed.
+func ambiguityAdvice(live, matches []Entry, strict bool) string {
+	shared := 0
+	for _, m := range matches {
+		if len(sharing(live, m)) > 1 {
+			shared++
+		}
+	}
+	const rename = "sending to a session whose name is shared is refused until the others are renamed (Claude Code's /rename)"
+	switch {
+	case !strict && shared > 0:
+		return "show one by its full session id or endpoint (" + rename + ")"
+	case !strict, shared == 0:
+		return "use a full session id or an endpoint"
+	case shared == len(matches):
+		return rename
+	default:
+		return "use the full session id or endpoint of a candidate whose name is not shared; " + rename
+	}
+}
+
+// sharing returns the live entries that carry e's name (e included); none
+// for an unnamed e.
+func sharing(live []Entry, e Entry) []Entry {
+	if e.Record.Name == "" {
+		return nil
+	}
+	return filter(live, func(o Entry) bool { return o.Record.Name == e.Record.Name })
+}
+
+func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 	ep, err := ParseEndpoint(address)
 	if err != nil {
-		return Session{}, fmt.Errorf("%w: %w", ErrBadAddress, err)
+		return Entry{}, fmt.Errorf("%w: %w", ErrBadAddress, err)
 	}
 	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() })
 	switch {
 	case len(byPID) == 0:
 		for _, e := range entries {
 			if e.Record.PID == ep.PID() && e.Record.Problem == "" {
-				return Session{}, Refuse(ReasonNotLive, "endpoint pid %d: record %s is %s (%s); its transcript may still exist", ep.PID(), e.Record.File, e.Verdict, e.Reason)
+				return Entry{}, Refuse(ReasonNotLive, "endpoint pid %d: record %s is %s (%s); its transcript may still exist", ep.PID(), e.Record.File, e.Verdict, e.Reason)
 			}
 		}
-		return Session{}, Refuse(ReasonNotLive, "no live session has pid %d; if it ended, its transcript may still exist", ep.PID())
+		return Entry{}, Refuse(ReasonNotLive, "no live session has pid %d; if it ended, its transcript may still exist", ep.PID())
 	case len(byPID) > 1:
 		r := Refuse(ReasonIdentityMismatch, "pid %d has %d live records", ep.PID(), len(byPID))
 		r.Candidates = candidates(byPID)
-		return Session{}, r
+		return Entry{}, r
 	}
 	e := byPID[0]
 	if e.Record.Name != ep.Name() {
 		r := Refuse(ReasonIdentityMismatch, "endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), e.Record.Name)
 		r.Candidates = candidates(byPID)
-		return Session{}, r
+		return Entry{}, r
 	}
 	if e.Record.SocketPath != ep.Socket() {
 		r := Refuse(ReasonIdentityMismatch, "endpoint socket %q but pid %d now publishes %q", ep.Socket(), ep.PID(), e.Record.SocketPath)
 		r.Candidates = candidates(byPID)
-		return Session{}, r
+		return Entry{}, r
 	}
-	return verified(live, e)
+	return e, nil
 }
 
-// verified applies the identity rule: the session's name must resolve to
-// that session alone among the live sessions.
-func verified(live []Entry, e Entry) (Session, error) {
-	if e.Record.Name != "" {
-		same := filter(live, func(o Entry) bool { return o.Record.Name == e.Record.Name })
-		if len(same) > 1 {
-			r := Refuse(ReasonIdentityMismatch, "name %q is shared by %d live sessions; a message by name could reach the wrong one", e.Record.Name, len(same))
+// verified applies the identity rule when strict: the session's name must
+// resolve to that session alone among the live sessions. Otherwise a shared
+// name is returned as a warning.
+func verified(live []Entry, e Entry, strict bool) (Session, []string, error) {
+	var warnings []string
+	if same := sharing(live, e); len(same) > 1 {
+		if strict {
+			r := Refuse(ReasonIdentityMismatch, "name %q is shared by %d live sessions; a message by name could reach the wrong one, so sending is refused until the others are renamed (Claude Code's /rename)", e.Record.Name, len(same))
 			r.Candidates = candidates(same)
-			return Session{}, r
+			return Session{}, nil, r
 		}
+		warnings = append(warnings, fmt.Sprintf("name %q is shared by %d live sessions: sending to it is refused until the others are renamed (Claude Code's /rename)", e.Record.Name, len(same)))
 	}
-	return NewSession(e)
+	s, err := NewSession(e)
+	if err != nil {
+		return Session{}, nil, err
+	}
+	return s, warnings, nil
 }
 
 func notLive(entries []Entry, address string) error {
@@ -120,7 +187,34 @@ func notLive(entries []Entry, address string) error {
 			return Refuse(ReasonNotLive, "session %s (%q) is not live: %s is %s (%s); its transcript may still exist", r.SessionID, r.Name, r.File, e.Verdict, e.Reason)
 		}
 	}
-	return Refuse(ReasonNotLive, "no live session matches %q; if it has ended, its transcript may still exist", address)
+	return Refuse(ReasonNotLive, "no live session matches %q%s; if it has ended, its transcript may still exist", address, addressHint(address))
+}
+
+// addressHint explains why an address that looks like a session-id prefix
+// matched nothing: ids are lower-case hex with dashes, and a prefix needs
+// MinIDPrefix characters. It returns "" for anything else (a name).
+func addressHint(address string) string {
+	upper := false
+	for _, c := range address {
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c == '-':
+		case c >= 'A' && c <= 'F':
+			upper = true
+		default:
+			return ""
+		}
+	}
+	var hints []string
+	if len(address) < MinIDPrefix {
+		hints = append(hints, fmt.Sprintf("id prefixes need at least %d characters", MinIDPrefix))
+	}
+	if upper {
+		hints = append(hints, "session ids are lower case")
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(hints, "; ") + ")"
 }
 
 func filter(es []Entry, keep func(Entry) bool) []Entry {

@@ -142,3 +142,104 @@ func TestNewSessionRefusesNonLive(t *testing.T) {
 	_, err := domain.NewSession(staleEntry(1, idA, "x"))
 	assert.ErrorIs(t, err, domain.ErrNotLiveEntry)
 }
+
+// TestResolveAdviceIsNeverRefused: an ambiguous-address refusal must not
+// advise an address that Resolve refuses too. Two sessions sharing a name
+// cannot be sent to by any address, so the advice is to rename one.
+func TestResolveAdviceIsNeverRefused(t *testing.T) {
+	a := liveEntry(4652, idA, "twin")
+	twin := liveEntry(6000, idD, "twin")
+	c := liveEntry(6100, idC, "other")
+	tests := []struct {
+		name     string
+		entries  []domain.Entry
+		address  string
+		advice   string
+		noAdvice string
+	}{
+		{"shared name", []domain.Entry{a, twin}, "twin", "refused until the others are renamed (Claude Code's /rename)", "use a full session id"},
+		{"prefix over two unique names", []domain.Entry{liveEntry(4652, idA, "one"), c}, "26df9a", "use a full session id or an endpoint", "rename"},
+		{"prefix over a shared and a unique name", []domain.Entry{a, twin, c}, "26df9a", "candidate whose name is not shared", "use a full session id or an endpoint"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := domain.Resolve(tt.entries, tt.address)
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "want a refusal, got %v", err)
+			require.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
+			assert.Contains(t, r.Detail, tt.advice)
+			assert.NotContains(t, r.Detail, tt.noAdvice)
+			require.NotEmpty(t, r.Candidates)
+		})
+	}
+	for _, id := range []string{idA, idD} {
+		_, err := domain.Resolve([]domain.Entry{a, twin}, id)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "the full id of a session whose name is shared is refused for sending")
+		assert.Contains(t, r.Detail, "refused until the others are renamed (Claude Code's /rename)")
+		assert.NotContains(t, r.Detail, "use a full session id")
+	}
+}
+
+func TestLookupIgnoresTheIdentityRuleWithAWarning(t *testing.T) {
+	a := liveEntry(4652, idA, "twin")
+	twin := liveEntry(6000, idD, "twin")
+	for _, tt := range []struct {
+		address string
+		pid     int
+	}{
+		{idA, 4652},
+		{idD, 6000},
+		{"d00d0000", 6000},
+		{"cc-peer:v1:4652:twin:/tmp/cc-socks/4652.sock", 4652},
+	} {
+		t.Run(tt.address, func(t *testing.T) {
+			s, warnings, err := domain.Lookup([]domain.Entry{a, twin}, tt.address)
+			require.NoError(t, err)
+			assert.Equal(t, tt.pid, s.PID())
+			require.Len(t, warnings, 1)
+			assert.Contains(t, warnings[0], `name "twin" is shared by 2 live sessions`)
+		})
+	}
+	_, warnings, err := domain.Lookup([]domain.Entry{a, liveEntry(6000, idD, "solo")}, idA)
+	require.NoError(t, err)
+	assert.Empty(t, warnings, "a unique name warns of nothing")
+
+	_, _, err = domain.Lookup([]domain.Entry{a, twin}, "twin")
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "an ambiguous address is still refused")
+	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
+	assert.Contains(t, r.Detail, "show one by its full session id or endpoint")
+	assert.Len(t, r.Candidates, 2)
+}
+
+func TestResolveNotLiveHints(t *testing.T) {
+	a := liveEntry(4652, idA, "proj-89")
+	c := liveEntry(6100, idC, "other")
+	tests := []struct {
+		address string
+		hint    string // "" for none
+	}{
+		{"26df9", "id prefixes need at least 6 characters"},
+		{"26", "id prefixes need at least 6 characters"},
+		{"26DF9A5B", "session ids are lower case"},
+		{"26DF9", "id prefixes need at least 6 characters; session ids are lower case"},
+		{"nobody", ""},
+		{"zzz", ""},
+		{"abcdef12", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.address, func(t *testing.T) {
+			_, err := domain.Resolve([]domain.Entry{a, c}, tt.address)
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "want a refusal, got %v", err)
+			assert.Equal(t, domain.ReasonNotLive, r.Reason, "the reason stays not_live")
+			if tt.hint == "" {
+				assert.NotContains(t, r.Detail, "id prefixes")
+				assert.NotContains(t, r.Detail, "lower case")
+				return
+			}
+			assert.Contains(t, r.Detail, tt.hint)
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,6 +60,22 @@ const exitCodesHelp = `Exit codes:
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap`
+
+// exitCodesFor is the exit-code table of one command: the heading and the
+// rows of exitCodesHelp for codes, in the table's order. Row 1 loses its
+// note about doctor (doctor's help has its own table).
+func exitCodesFor(codes ...int) string {
+	lines := strings.Split(exitCodesHelp, "\n")
+	out := []string{lines[0]}
+	for _, line := range lines[1:] {
+		for _, code := range codes {
+			if strings.HasPrefix(line, fmt.Sprintf("  %d  ", code)) {
+				out = append(out, strings.TrimSuffix(line, "; doctor found a problem"))
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
 
 // cli holds one invocation's streams and global flags.
 type cli struct {
@@ -124,7 +141,50 @@ and never writes to the registry.
 		}
 	}
 	root.AddCommand(c.watchCmd(), c.enrichCmd())
+	rejectUnknownSubcommands(root)
 	return root
+}
+
+// rejectUnknownSubcommands makes every command group below root (a command
+// with subcommands and no action of its own, e.g. endpoint) refuse an
+// unknown subcommand as a usage error; without arguments it prints its
+// help. Cobra itself does this for root only: a group would print its help
+// and exit 0.
+func rejectUnknownSubcommands(root *cobra.Command) {
+	for _, cmd := range root.Commands() {
+		rejectUnknownSubcommands(cmd)
+		if !cmd.HasSubCommands() || cmd.Runnable() {
+			continue
+		}
+		cmd.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if sugg := cmd.SuggestionsFor(args[0]); len(sugg) > 0 {
+				msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
+			}
+			return usageError{errors.New(msg)}
+		}
+		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+}
+
+// commandName is cmd's path without the program name ("endpoint parse"),
+// for messages that peerctl's own "peerctl: " prefix already introduces.
+func commandName(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return cmd.Name()
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// plural renders "1 argument", "0 arguments".
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // usageError marks errors that deserve exit code 2.
@@ -136,7 +196,7 @@ func (u usageError) Unwrap() error { return u.err }
 func (c *cli) execute(ctx context.Context, args []string) int {
 	root := c.root()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	failed, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -157,9 +217,10 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
 		fmt.Fprintf(c.stderr, "peerctl: %v\n", err)
-		if !c.ran {
-			fmt.Fprintln(c.stderr, "Run 'peerctl --help' for usage.")
+		if failed == nil {
+			failed = root
 		}
+		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", failed.CommandPath())
 		return exitUsage
 	}
 	fmt.Fprintf(c.stderr, "peerctl: %v\n", err)

@@ -87,7 +87,10 @@ func (c *cli) doctorCmd() *cobra.Command {
 Only "claude --version" and "claude --help" are run, each bounded by 10 s with its whole
 process group killed afterwards. Problems are printed one per line on stderr.
 
-Exit codes: 0 usable (warnings allowed); 1 at least one problem; 2 usage error.`,
+Exit codes:
+  0  no problem (warnings allowed)
+  1  at least one problem (e.g. the courier, the default transport, cannot run)
+  2  usage error (bad flag or argument)`,
 		Example: `  peerctl doctor
   peerctl doctor --json | jq '.problems[]'
   peerctl doctor --claude ~/bin/claude`,

@@ -24,7 +24,9 @@ func (c *cli) endpointCmd() *cobra.Command {
 
   cc-peer:v1:<pid>:<name>:<socket>
 
-In name and socket "%" is written %25 and ":" is written %3A, so any name round-trips.`,
+In name and socket "%" is written %25 and ":" is written %3A, so any name round-trips.
+
+` + exitCodesFor(exitOK, exitUsage),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock`,
 	}
@@ -32,6 +34,19 @@ In name and socket "%" is written %25 and ":" is written %3A, so any name round-
 	parse := &cobra.Command{
 		Use:     "parse ENDPOINT",
 		Short:   "Split an endpoint into pid, name and socket",
+		Long: `Split an endpoint (cc-peer:v1:<pid>:<name>:<socket>) into its parts, unescaping %25 and
+%3A in name and socket. Nothing is read: the session need not exist.
+
+Output, one "key: value" line each (control characters and invalid UTF-8 shown escaped, e.g. \t):
+  endpoint  the canonical endpoint (re-escaped)
+  pid       the session's process id
+  name      the session's name, unescaped
+  socket    the session's inbox socket path, unescaped
+
+With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
+
+` + exitCodesFor(exitOK, exitUsage) + `
+  (2 also when ENDPOINT is malformed: wrong prefix or version, bad pid, bad escape)`,
 		Example: `  peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,6 +62,19 @@ In name and socket "%" is written %25 and ":" is written %3A, so any name round-
 	format := &cobra.Command{
 		Use:     "format PID NAME SOCKET",
 		Short:   "Build an endpoint from its parts",
+		Long: `Build the endpoint of a session from its pid, name and socket path, escaping "%" as %25
+and ":" as %3A in name and socket. Nothing is read: the session need not exist.
+
+Output, one "key: value" line each (control characters and invalid UTF-8 shown escaped, e.g. \t):
+  endpoint  the endpoint built, cc-peer:v1:<pid>:<name>:<socket>
+  pid       the pid given
+  name      the name given
+  socket    the socket path given
+
+With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
+
+` + exitCodesFor(exitOK, exitUsage) + `
+  (2 also when PID is not a positive number, or NAME or SOCKET is empty)`,
 		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock`,
 		Args:    exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {

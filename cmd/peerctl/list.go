@@ -65,7 +65,9 @@ A record is live when its pid is alive, its procStart equals the process's start
 (when both are known) and its pidDomain is ours (when present). With --all every record
 is shown with its verdict: live, stale (pid gone), reused (pid alive, other start time),
 foreign (other pid namespace or machine), misnamed (file is not <pid>.json), headless
-(kind print, background or none), malformed, unreadable. See docs/REGISTRY.md.`,
+(kind print, background or none), malformed, unreadable. See docs/REGISTRY.md.
+
+` + exitCodesFor(exitOK, exitError, exitUsage),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
   peerctl list --all`,
@@ -160,7 +162,7 @@ func age(now, t time.Time) string {
 
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
+		return usageError{fmt.Errorf("%s takes no arguments, got %q", commandName(cmd), args)}
 	}
 	return nil
 }

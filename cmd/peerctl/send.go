@@ -61,7 +61,7 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
   peerctl send --dry-run --json proj-89 "hello"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %d argument(s); see --help", len(args))}
+				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))}
 			}
 			return nil
 		},

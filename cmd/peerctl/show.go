@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -32,8 +33,13 @@ func (c *cli) showCmd() *cobra.Command {
 disk, and its transcript path.
 
 SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name or
-an endpoint (cc-peer:v1:...). A live session is resolved and verified; when none is live,
-a single record matching by id, name, id prefix or pid is shown with its verdict.`,
+an endpoint (cc-peer:v1:...). A live session is shown even when its name is shared by
+another live session (address it by full id or endpoint), with a warning that sending to it
+is refused until one of them is renamed; an ambiguous address is refused with its
+candidates. When none is live, a single record matching by id, name, id prefix or pid is
+shown with its verdict.
+
+` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch),
 		Example: `  peerctl show proj-89
   peerctl show 26df9a5b --json`,
 		Args: exactArgs(1),
@@ -61,7 +67,9 @@ a single record matching by id, name, id prefix or pid is shown with its verdict
 
 func detailJSON(d app.Detail) showJSON {
 	r := d.Entry.Record
-	return showJSON{sessionJSON: toJSON(d.Entry), UpdatedAt: rfc3339(r.UpdatedAt), ProcStart: r.ProcStart,
+	sj := toJSON(d.Entry)
+	sj.Warnings = slices.Concat(sj.Warnings, d.Warnings)
+	return showJSON{sessionJSON: sj, UpdatedAt: rfc3339(r.UpdatedAt), ProcStart: r.ProcStart,
 		PIDDomain: r.PIDDomain, Tmux: r.Tmux, PeerProtocol: r.PeerProtocol, SocketOnDisk: d.SocketOnDisk.String(),
 		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists}
 }
@@ -115,7 +123,7 @@ func (c *cli) printDetail(d app.Detail) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError{fmt.Errorf("%s needs %d argument(s), got %d; see --help", cmd.CommandPath(), n, len(args))}
+			return usageError{fmt.Errorf("%s needs %s, got %d", commandName(cmd), plural(n, "argument"), len(args))}
 		}
 		return nil
 	}

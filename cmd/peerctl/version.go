@@ -76,7 +76,11 @@ func (c *cli) versionCmd() *cobra.Command {
 		Use:   "version",
 		Short: "Print peerctl's version and the commit it was built from",
 		Long: `Print the module version and, when the binary was built from a checkout, the VCS
-revision, its commit time and whether the tree had local changes (Go build info).`,
+revision, its commit time and whether the tree had local changes (Go build info).
+A binary built without VCS information (go build -buildvcs=false, or outside a checkout)
+says "unknown" for these.
+
+` + exitCodesFor(exitOK, exitUsage),
 		Example: `  peerctl version
   peerctl version --json | jq -r .revision`,
 		Args: noArgs,
@@ -86,8 +90,15 @@ revision, its commit time and whether the tree had local changes (Go build info)
 			if asJSON {
 				return c.writeJSON(v)
 			}
-			fmt.Fprintf(c.stdout, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %t\ngo:       %s %s/%s\n",
-				v.Version, v.Module, orDashS(v.Revision), orDashS(v.Time), v.Modified, v.GoVersion, v.OS, v.Arch)
+			revision, vtime, modified := v.Revision, v.Time, fmt.Sprint(v.Modified)
+			if revision == "" {
+				revision, modified = "unknown (built without VCS information)", "unknown"
+			}
+			if vtime == "" {
+				vtime = "unknown"
+			}
+			fmt.Fprintf(c.stdout, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %s\ngo:       %s %s/%s\n",
+				v.Version, v.Module, revision, vtime, modified, v.GoVersion, v.OS, v.Arch)
 			return nil
 		},
 	}

@@ -216,3 +216,28 @@ func writeModuleZip(t *testing.T, dst, src, prefix string) {
 	require.NoError(t, zw.Close())
 	require.NoError(t, f.Close())
 }
+
+// TestVersionTextWithoutVCS: a binary built with -buildvcs=false has no
+// vcs.* settings; the text says so rather than printing "-".
+func TestVersionTextWithoutVCS(t *testing.T) {
+	tests := []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     []string
+	}{
+		{"no vcs settings", nil, []string{"revision: unknown (built without VCS information)\n", "time:     unknown\n", "modified: unknown\n"}},
+		{"vcs settings", []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "false"}},
+			[]string{"revision: 0123456789abcdef\n", "time:     2026-01-02T03:04:05Z\n", "modified: false\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"}, Settings: tt.settings}
+			r := evRun(t, nil, func(c *cli) { c.buildInfo = func() (*debug.BuildInfo, bool) { return info, true } }, "version")
+			require.Equal(t, exitOK, r.code, r.stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, r.stdout, w)
+			}
+			assert.NotContains(t, r.stdout, ": -\n")
+		})
+	}
+}

@@ -32,7 +32,7 @@ The session is found on a fresh registry read by, in order:
 
 Outside any session it refuses with not_live ("not inside a Claude Code session"), exit 3.
 
-` + exitCodesHelp,
+` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive),
 		Example: `  peerctl whoami
   peerctl whoami --json | jq -r .endpoint
   peerctl send other-session "review $(peerctl whoami --json | jq -r .name)'s branch"`,

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestUsageErrors: every usage error exits 2, says what is wrong once
+// (no "peerctl: peerctl"), in plain grammar, and points to the help of
+// the command that failed.
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+		help string
+	}{
+		{[]string{"bogus"}, `unknown command "bogus" for "peerctl"`, "peerctl"},
+		{[]string{"endpoint", "bogus"}, `unknown command "bogus" for "peerctl endpoint"`, "peerctl endpoint"},
+		{[]string{"endpoint", "pars"}, `unknown command "pars" for "peerctl endpoint"; did you mean parse?`, "peerctl endpoint"},
+		{[]string{"show"}, "show needs 1 argument, got 0", "peerctl show"},
+		{[]string{"show", "a", "b"}, "show needs 1 argument, got 2", "peerctl show"},
+		{[]string{"endpoint", "parse"}, "endpoint parse needs 1 argument, got 0", "peerctl endpoint parse"},
+		{[]string{"endpoint", "format", "1"}, "endpoint format needs 3 arguments, got 1", "peerctl endpoint format"},
+		{[]string{"list", "x"}, `list takes no arguments, got ["x"]`, "peerctl list"},
+		{[]string{"send"}, "send needs SESSION and TEXT (or - for stdin), got 0 arguments", "peerctl send"},
+		{[]string{"send", "a", "b", "c"}, "send needs SESSION and TEXT (or - for stdin), got 3 arguments", "peerctl send"},
+		{[]string{"list", "--bogus"}, "unknown flag: --bogus", "peerctl list"},
+		{[]string{"send", "--transport", "carrier-pigeon", "x", "hi"}, `--transport "carrier-pigeon"`, "peerctl send"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := evRun(t, nil, nil, tt.args...)
+			assert.Equal(t, exitUsage, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			assert.Empty(t, r.stdout, "no help on stdout for a usage error")
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			require.Len(t, lines, 2, r.stderr)
+			assert.True(t, strings.HasPrefix(lines[0], "peerctl: "+tt.msg), "got %q", lines[0])
+			assert.NotContains(t, r.stderr, "peerctl: peerctl")
+			assert.NotContains(t, r.stderr, "(s)")
+			assert.Equal(t, "Run '"+tt.help+" --help' for usage.", lines[1])
+		})
+	}
+}
+
+// TestCommandGroupsWithoutSubcommandPrintHelp: a bare group still prints
+// its help and exits 0.
+func TestCommandGroupsWithoutSubcommandPrintHelp(t *testing.T) {
+	r := evRun(t, nil, nil, "endpoint")
+	assert.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "peerctl endpoint [command]")
+}
+
+var helpExitRow = regexp.MustCompile(`(?m)^  (\d)  `)
+
+// TestHelpListsOnlyRelevantExitCodes: each command's help lists the exit
+// codes it can end with; send (and the root) keep the whole table.
+func TestHelpListsOnlyRelevantExitCodes(t *testing.T) {
+	all := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8"}
+	tests := []struct {
+		cmd  []string
+		want []string
+	}{
+		{[]string{"whoami"}, []string{"0", "1", "2", "3"}},
+		{[]string{"doctor"}, []string{"0", "1", "2"}},
+		{[]string{"list"}, []string{"0", "1", "2"}},
+		{[]string{"show"}, []string{"0", "1", "2", "3", "4"}},
+		{[]string{"endpoint"}, []string{"0", "2"}},
+		{[]string{"endpoint", "parse"}, []string{"0", "2"}},
+		{[]string{"endpoint", "format"}, []string{"0", "2"}},
+		{[]string{"version"}, []string{"0", "2"}},
+		{[]string{"send"}, all},
+		{nil, all},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.cmd), func(t *testing.T) {
+			r := evRun(t, nil, nil, append(tt.cmd, "--help")...)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			_, table, ok := strings.Cut(r.stdout, "Exit codes:\n")
+			require.True(t, ok, "help has an exit-code table:\n%s", r.stdout)
+			table, _, _ = strings.Cut(table, "\n\n")
+			var codes []string
+			for _, m := range helpExitRow.FindAllStringSubmatch(table, -1) {
+				codes = append(codes, m[1])
+			}
+			assert.Equal(t, tt.want, codes, table)
+			if len(tt.want) < len(all) {
+				assert.NotContains(t, table, "doctor found a problem")
+			}
+		})
+	}
+}
+
+func TestEndpointHelpDescribesOutput(t *testing.T) {
+	for _, sub := range []string{"parse", "format"} {
+		r := evRun(t, nil, nil, "endpoint", sub, "--help")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		for _, want := range []string{"Output,", "  endpoint  ", "  pid  ", "  name  ", "  socket  ", "--json", `{"endpoint", "pid", "name", "socket"}`} {
+			assert.Contains(t, r.stdout, want, "endpoint %s --help", sub)
+		}
+	}
+}
+
+// TestSharedNameCLI: with two live sessions named "twin", send refuses
+// every address with advice that is not itself refused, and show (read
+// only) shows a session addressed by full id or endpoint with a warning.
+func TestSharedNameCLI(t *testing.T) {
+	sock := evSocketDir(t)
+	p1, p2 := evSleeper(t), evSleeper(t)
+	id1, id2 := "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+	r1 := evLiveRecord(t, p1, id1, "twin", t.TempDir(), sock+"/1.sock")
+	r2 := evLiveRecord(t, p2, id2, "twin", t.TempDir(), sock+"/2.sock")
+	cfg := evConfigDir(t, r1, r2)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "PEERCTL_CLAUDE": "/nonexistent/claude"}
+	ep2 := fmt.Sprintf("cc-peer:v1:%d:twin:%s", p2, sock+"/2.sock")
+
+	for _, addr := range []string{"twin", id1, id2, ep2} {
+		r := evRun(t, env, nil, "send", "--dry-run", addr, "hi")
+		assert.Equal(t, exitIdentityMismatch, r.code, "send %s: %s", addr, r.stderr)
+		assert.Contains(t, r.stderr, "refused until the others are renamed (Claude Code's /rename)", "send %s", addr)
+		assert.NotContains(t, r.stderr, "use a full session id", "send %s: advice that would be refused too", addr)
+		assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "), "send %s lists both candidates", addr)
+	}
+
+	for _, addr := range []string{id2, ep2, "22222222"} {
+		r := evRun(t, env, nil, "show", addr)
+		require.Equal(t, exitOK, r.code, "show %s: %s", addr, r.stderr)
+		assert.Contains(t, r.stdout, id2)
+		assert.Regexp(t, `(?m)^warning:\s+name "twin" is shared by 2 live sessions`, r.stdout)
+
+		r = evRun(t, env, nil, "show", "--json", addr)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		var j showJSON
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
+		assert.Equal(t, p2, j.PID)
+		require.Len(t, j.Warnings, 1)
+		assert.Contains(t, j.Warnings[0], `name "twin" is shared by 2 live sessions`)
+	}
+
+	r := evRun(t, env, nil, "show", "twin")
+	assert.Equal(t, exitIdentityMismatch, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "show one by its full session id or endpoint")
+	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))
+}
