@@ -125,18 +125,43 @@ func (t *Transport) Args() []string {
 		"--output-format", "json", "--verbose"}
 }
 
-// Plan describes the run: program, argv, working directory and the stdin
-// prompt (with a nonce that a real run draws afresh).
+// Plan describes the run: the program as Deliver would start it (resolved
+// on PATH, made absolute), argv, working directory and the stdin prompt
+// (with a nonce that a real run draws afresh). A program that cannot be
+// found or is not executable is refused exactly as Deliver refuses it
+// (ReasonDeliveryFailed, "cannot start the courier ..."), so a dry run fails
+// where the real run would.
 func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
 	if err := checkTarget(target); err != nil {
+		return domain.Plan{}, err
+	}
+	program, err := t.program()
+	if err != nil {
 		return domain.Plan{}, err
 	}
 	nonce, err := Nonce(msg)
 	if err != nil {
 		return domain.Plan{}, err
 	}
-	return domain.Plan{Transport: Name, Program: t.cfg.Program, Argv: append([]string{t.cfg.Program}, t.Args()...),
+	return domain.Plan{Transport: Name, Program: program, Argv: append([]string{program}, t.Args()...),
 		Dir: t.cfg.Dir, Stdin: Prompt(target.Name(), msg, nonce)}, nil
+}
+
+// program resolves the configured program as a run starts it: looked up on
+// PATH (exec.LookPath) and made absolute, since a relative path means
+// relative to our working directory, not to the courier's (cfg.Dir), where
+// exec would otherwise resolve it. A program that cannot be found or is not
+// executable is a *domain.Refusal with ReasonDeliveryFailed.
+func (t *Transport) program() (string, error) {
+	program, err := exec.LookPath(t.cfg.Program)
+	if err != nil {
+		return "", &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
+			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
+	}
+	if abs, aerr := filepath.Abs(program); aerr == nil {
+		program = abs
+	}
+	return program, nil
 }
 
 func checkTarget(target domain.Session) error {
@@ -179,15 +204,9 @@ type Run struct {
 }
 
 func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
-	program, err := exec.LookPath(t.cfg.Program)
+	program, err := t.program()
 	if err != nil {
-		return Run{ExitCode: -1}, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
-			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
-	}
-	// A relative path means relative to our working directory, not to the
-	// courier's (cfg.Dir), where exec would otherwise resolve it.
-	if abs, aerr := filepath.Abs(program); aerr == nil {
-		program = abs
+		return Run{ExitCode: -1}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return Run{ExitCode: -1, Canceled: true}, domain.Refuse(domain.ReasonDeliveryFailed, "courier not started: %v", err)

@@ -395,17 +395,28 @@ func TestCourierCannotStart(t *testing.T) {
 			assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
 			assert.Contains(t, r.Detail, "cannot start the courier")
 			assert.Contains(t, r.Detail, program)
+
+			// A dry run fails the same way: Plan refuses identically.
+			_, perr := tr.Plan(transporttest.Session(t, target), msg(t, "hi"))
+			pr, ok := domain.AsRefusal(perr)
+			require.True(t, ok, "Plan of a program that cannot start: want a refusal, got %v", perr)
+			assert.Equal(t, r.Reason, pr.Reason)
+			assert.Equal(t, r.Detail, pr.Detail)
 		})
 	}
 }
 
 func TestCourierPlan(t *testing.T) {
-	tr := courierexec.New(courierexec.Config{Program: "/opt/claude", Dir: "/work/dir"})
+	prog := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\nexit 9\n"), 0o755))
+	dir := t.TempDir()
+	tr := courierexec.New(courierexec.Config{Program: prog, Dir: dir})
 	p, err := tr.Plan(transporttest.Session(t, target), msg(t, "plan me"))
 	require.NoError(t, err)
 	assert.Equal(t, "courier", p.Transport)
-	assert.Equal(t, append([]string{"/opt/claude"}, tr.Args()...), p.Argv)
-	assert.Equal(t, "/work/dir", p.Dir)
+	assert.Equal(t, prog, p.Program)
+	assert.Equal(t, append([]string{prog}, tr.Args()...), p.Argv)
+	assert.Equal(t, dir, p.Dir)
 	assert.Contains(t, p.Stdin, "\nplan me\n")
 	assert.Empty(t, p.Socket)
 }
@@ -419,7 +430,10 @@ func TestCourierRelativeProgram(t *testing.T) {
 	cfg := c.t.Config()
 	cfg.Program = "." + string(filepath.Separator) + filepath.Base(prog)
 	rel := courierexec.New(cfg)
-	_, err := rel.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hello from the test"))
+	p, err := rel.Plan(transporttest.Session(t, target), msg(t, "plan"))
+	require.NoError(t, err)
+	assert.Equal(t, prog, p.Program, "the plan names the program a run starts: absolute")
+	_, err = rel.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hello from the test"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"hello from the test"}, c.sent(t, "proj-ab"))
 }

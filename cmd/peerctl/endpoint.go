@@ -32,8 +32,8 @@ In name and socket "%" is written %25 and ":" is written %3A, so any name round-
 	}
 	var asJSON bool
 	parse := &cobra.Command{
-		Use:     "parse ENDPOINT",
-		Short:   "Split an endpoint into pid, name and socket",
+		Use:   "parse ENDPOINT",
+		Short: "Split an endpoint into pid, name and socket",
 		Long: `Split an endpoint (cc-peer:v1:<pid>:<name>:<socket>) into its parts, unescaping %25 and
 %3A in name and socket. Nothing is read: the session need not exist.
 
@@ -60,8 +60,8 @@ With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
 	parse.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
 	var formatJSON bool
 	format := &cobra.Command{
-		Use:     "format PID NAME SOCKET",
-		Short:   "Build an endpoint from its parts",
+		Use:   "format PID NAME SOCKET",
+		Short: "Build an endpoint from its parts",
 		Long: `Build the endpoint of a session from its pid, name and socket path, escaping "%" as %25
 and ":" as %3A in name and socket. Nothing is read: the session need not exist.
 

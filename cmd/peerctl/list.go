@@ -63,9 +63,10 @@ func (c *cli) listCmd() *cobra.Command {
 
 A record is live when its pid is alive, its procStart equals the process's start time
 (when both are known) and its pidDomain is ours (when present). With --all every record
-is shown with its verdict: live, stale (pid gone), reused (pid alive, other start time),
-foreign (other pid namespace or machine), misnamed (file is not <pid>.json), headless
-(kind print, background or none), malformed, unreadable. See docs/REGISTRY.md.
+(each *.json file; the *.key files beside them are never shown or opened) is shown with
+its verdict: live, stale (pid gone), reused (pid alive, other start time), foreign (other
+pid namespace or machine), misnamed (file is not <pid>.json), headless (kind print,
+background or none), malformed, unreadable. See docs/REGISTRY.md.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage),
 		Example: `  peerctl list

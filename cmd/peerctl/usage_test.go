@@ -147,3 +147,29 @@ func TestSharedNameCLI(t *testing.T) {
 	assert.Contains(t, r.stderr, "show one by its full session id or endpoint")
 	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))
 }
+
+// TestDryRunFailsLikeTheRealSend: a courier program that cannot be found
+// fails a dry run with the real send's refusal, instead of "would deliver".
+func TestDryRunFailsLikeTheRealSend(t *testing.T) {
+	sock := evSocketDir(t)
+	pid := evSleeper(t)
+	cfg := evConfigDir(t, evLiveRecord(t, pid, "33333333-3333-4333-8333-333333333333", "solo", t.TempDir(), sock+"/3.sock"))
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg}
+	missing := "/nonexistent/claude"
+	real := evRun(t, env, nil, "send", "--claude", missing, "solo", "hi")
+	dry := evRun(t, env, nil, "send", "--dry-run", "--claude", missing, "solo", "hi")
+	require.Equal(t, exitDeliveryFailed, real.code, real.stderr)
+	assert.Equal(t, real.code, dry.code, "dry run: %s%s", dry.stdout, dry.stderr)
+	assert.Equal(t, real.stderr, dry.stderr)
+	assert.NotContains(t, dry.stdout, "would deliver")
+}
+
+// TestListHelpSaysRecordsNotFiles: list --all shows records; the *.key
+// files beside them are never shown or opened.
+func TestListHelpSaysRecordsNotFiles(t *testing.T) {
+	r := evRun(t, nil, nil, "list", "--help")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "With --all every record")
+	assert.Contains(t, r.stdout, "*.key files beside them are never shown or opened")
+	assert.NotContains(t, r.stdout, "every file")
+}

@@ -241,7 +241,9 @@ func TestShowAndAddressing(t *testing.T) {
 }
 
 // TestAmbiguousAddressListsCandidates: two live sessions sharing a name
-// refuse with identity_mismatch and every candidate's id, name and pid.
+// refuse an ambiguous address with identity_mismatch and every candidate's
+// id, name and pid. show only reads: a full id still shows its session,
+// with a warning that the name is shared.
 func TestAmbiguousAddressListsCandidates(t *testing.T) {
 	cfg := t.TempDir()
 	sessions := filepath.Join(cfg, "sessions")
@@ -255,7 +257,19 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 			`","kind":"interactive","name":"twin","messagingSocketPath":"/tmp/cc-socks/x.sock"}`
 		require.NoError(t, os.WriteFile(filepath.Join(sessions, strconv.Itoa(pid)+".json"), []byte(rec), 0o600))
 	}
-	for _, addr := range []string{"twin", "aaaaaa", ids[0]} {
+	t.Run("full id", func(t *testing.T) {
+		res := runPeerctl(t, runOpts{Env: regEnv(t, cfg)}, "show", "--json", ids[0])
+		require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+		var out struct {
+			SessionID string   `json:"sessionId"`
+			Warnings  []string `json:"warnings"`
+		}
+		require.NoError(t, json.Unmarshal(res.Stdout, &out), "stdout: %s", res.Stdout)
+		assert.Equal(t, ids[0], out.SessionID)
+		require.Len(t, out.Warnings, 1)
+		assert.Contains(t, out.Warnings[0], `name "twin" is shared by 2 live sessions`)
+	})
+	for _, addr := range []string{"twin", "aaaaaa"} {
 		t.Run(addr, func(t *testing.T) {
 			res := runPeerctl(t, runOpts{Env: regEnv(t, cfg)}, "show", "--json", addr)
 			assert.Equal(t, 4, res.Code)
