@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -52,6 +53,9 @@ type DoctorEnv struct {
 	Environ []string
 	// UID is the calling process's effective uid (socket folder ownership).
 	UID int
+	// GOOS is the operating system (runtime.GOOS when empty); it says
+	// where Claude Code keeps a login.
+	GOOS string
 }
 
 // Report is what `peerctl doctor` found. Problems holds one line per Fail,
@@ -62,8 +66,56 @@ type Report struct {
 	Registry RegistryCheck
 	Sockets  []SocketDirCheck
 	Session  SessionCheck
+	Login    LoginCheck
 	Problems []string
 	Warnings []string
+}
+
+// LoginCheck says whether the courier's `claude -p` appears to have
+// credentials. Login itself is never checked: that needs a model call,
+// which spends tokens. Only names are looked at, never a value: the
+// environment variables in credentialVars (set and non-empty) and the
+// existence of <config dir>/.credentials.json, where Claude Code keeps a
+// login on Linux (it is stat'ed, never opened). Credentials is "present",
+// "absent" (Health Warn: courier sends will fail with "Not logged in") or
+// "unknown" (on macOS a login lives in the Keychain, which is not read).
+type LoginCheck struct {
+	Health      Health
+	Credentials string
+	// Source names what was found: a variable name or the file's path.
+	Source string
+	Note   string
+}
+
+// credentialVars are the variables that give `claude -p` credentials or a
+// cloud provider (Claude Code's authentication docs); the courier keeps
+// them (courierexec.ScrubEnv).
+var credentialVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"}
+
+// NotLoggedInNote is the warning when no credentials are found.
+const NotLoggedInNote = `no API key or credentials found: courier sends will fail with "Not logged in" (log in by running claude, or set ANTHROPIC_API_KEY); --transport socket needs no login`
+
+func (s *Service) checkLogin(environ []string, goos string) LoginCheck {
+	const notChecked = "login not checked (that would run the courier and spend tokens)"
+	for _, k := range credentialVars {
+		if lookup(environ, k) != "" {
+			return LoginCheck{Health: HealthSkip, Credentials: "present", Source: k,
+				Note: notChecked + "; credentials appear to be present: " + k + " is set"}
+		}
+	}
+	if s.configDir != "" {
+		f := filepath.Join(s.configDir, ".credentials.json")
+		if _, err := os.Stat(f); err == nil {
+			return LoginCheck{Health: HealthSkip, Credentials: "present", Source: f,
+				Note: notChecked + "; credentials appear to be present: " + f + " exists"}
+		}
+	}
+	if goos == "darwin" {
+		return LoginCheck{Health: HealthSkip, Credentials: "unknown",
+			Note: notChecked + "; no API key set, and a login in the macOS Keychain is not looked at"}
+	}
+	return LoginCheck{Health: HealthWarn, Credentials: "absent", Note: notChecked + "; " + NotLoggedInNote}
 }
 
 // ClaudeCheck is the courier program's probe.
@@ -109,10 +161,16 @@ type SessionCheck struct {
 	Note    string
 }
 
+// noClaudeNeeded is said with every problem that stops the courier only.
+const noClaudeNeeded = "send --transport socket, list, show and watch do not need claude"
+
 // Doctor checks that peerctl can work here, without sending anything or
 // starting a session: the harness probe (see ports.Harness), one registry
-// read, the socket folders of live records, and whether env runs inside a
-// Claude Code session. It does not fail; problems are in the Report.
+// read, the socket folders of live records, whether env runs inside a
+// Claude Code session, and whether the courier appears to have credentials
+// (LoginCheck: never verified, that would spend tokens). It does not fail;
+// problems are in the Report. A courier that cannot run is a problem: it
+// is the default transport.
 func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports.Processes, env DoctorEnv) Report {
 	var r Report
 
@@ -121,10 +179,10 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 	switch {
 	case probe.Err != nil && probe.Path == "":
 		r.Claude.Health = HealthFail
-		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v (install Claude Code, or pass --claude or set $PEERCTL_CLAUDE)", probe.Err))
+		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v: the courier (the default transport) cannot run; install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (%s)", probe.Err, noClaudeNeeded))
 	case probe.Err != nil:
 		r.Claude.Health = HealthFail
-		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v", probe.Err))
+		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v: the courier (the default transport) cannot run (%s)", probe.Err, noClaudeNeeded))
 	case len(probe.Missing) > 0:
 		r.Claude.Health = HealthFail
 		for _, f := range probe.Missing {
@@ -171,6 +229,15 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 	r.Session.Inside = r.Session.Found != nil
 	for _, k := range r.Session.EnvVars {
 		r.Session.Inside = r.Session.Inside || sessionMarkers[k]
+	}
+
+	goos := env.GOOS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	r.Login = s.checkLogin(env.Environ, goos)
+	if r.Login.Health == HealthWarn {
+		r.Warnings = append(r.Warnings, "login: "+NotLoggedInNote)
 	}
 	r.OK = len(r.Problems) == 0
 	return r

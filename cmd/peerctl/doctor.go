@@ -19,6 +19,7 @@ type doctorJSON struct {
 	Registry   doctorRegistryJSON `json:"registry"`
 	SocketDirs []doctorSocketJSON `json:"socketDirs"`
 	Session    doctorSessionJSON  `json:"session"`
+	Login      doctorLoginJSON    `json:"login"`
 	Problems   []string           `json:"problems"`
 	Warnings   []string           `json:"warnings"`
 }
@@ -55,6 +56,16 @@ type doctorSocketJSON struct {
 	Problem  string `json:"problem,omitempty"`
 }
 
+// doctorLoginJSON: login is never checked (it would spend tokens); only
+// whether credentials appear to be present (names, never values).
+type doctorLoginJSON struct {
+	Health      string `json:"health"`      // skip, or warn when no credentials were found
+	Checked     bool   `json:"checked"`     // always false
+	Credentials string `json:"credentials"` // present, absent, unknown
+	Source      string `json:"source"`      // the variable name or file found; "" when none
+	Note        string `json:"note"`
+}
+
 type doctorSessionJSON struct {
 	Inside    bool     `json:"inside"`
 	EnvVars   []string `json:"envVars"`
@@ -83,9 +94,15 @@ func (c *cli) doctorCmd() *cobra.Command {
             or another owner fails: someone else could plant a socket there)
   session   whether this shell runs inside a Claude Code session (its variables, or a live
             record among this process's parents)
+  login     NOT checked: that would run the courier and spend tokens. It only says whether
+            credentials appear to be present: ANTHROPIC_API_KEY (or another credential
+            variable) set, or <config dir>/.credentials.json existing (never opened, no value
+            printed); with none, a warning that courier sends will fail with "Not logged in"
 
 Only "claude --version" and "claude --help" are run, each bounded by 10 s with its whole
-process group killed afterwards. Problems are printed one per line on stderr.
+process group killed afterwards. Problems are printed one per line on stderr. A courier
+that cannot run is a problem (it is the default transport) even though send --transport
+socket, list, show and watch work without claude.
 
 Exit codes:
   0  no problem (warnings allowed)
@@ -175,6 +192,7 @@ func doctorToJSON(r app.Report) doctorJSON {
 	if j.Session.EnvVars == nil {
 		j.Session.EnvVars = []string{}
 	}
+	j.Login = doctorLoginJSON{Health: r.Login.Health.String(), Credentials: r.Login.Credentials, Source: r.Login.Source, Note: r.Login.Note}
 	if f := r.Session.Found; f != nil {
 		rec := f.Entry.Record
 		j.Session.Via, j.Session.SessionID, j.Session.Name, j.Session.PID = f.Via.String(), rec.SessionID, rec.Name, rec.PID
@@ -206,7 +224,7 @@ func (c *cli) printDoctor(j doctorJSON) error {
 	switch {
 	case reg != "":
 	case j.Registry.Missing:
-		reg = j.Registry.Dir + " does not exist (no sessions)"
+		reg = j.Registry.Dir + " does not exist; no Claude Code session has run with this config dir"
 	default:
 		var parts []string
 		for _, v := range domain.Verdicts() {
@@ -222,7 +240,7 @@ func (c *cli) printDoctor(j doctorJSON) error {
 		row("sockets", app.HealthSkip.String(), "no live session publishes a socket")
 	}
 	for _, s := range j.SocketDirs {
-		text := fmt.Sprintf("%s (mode %s, uid %d; %d live session(s))", s.Dir, orDashS(s.Mode), s.UID, s.Sessions)
+		text := fmt.Sprintf("%s (mode %s, uid %d; %s)", s.Dir, orDashS(s.Mode), s.UID, plural(s.Sessions, "live session"))
 		if s.Problem != "" {
 			text += ": " + s.Problem
 		}
@@ -237,18 +255,34 @@ func (c *cli) printDoctor(j doctorJSON) error {
 		sess = "inside a Claude Code session (variables " + strings.Join(j.Session.EnvVars, " ") + "), but no live record matches it"
 	}
 	row("session", "info", sess)
-	for _, w := range j.Warnings {
-		row("warning", "warn", w)
-	}
+	// Each warning is shown once, on its check's row (registry, sockets,
+	// login), not repeated on a row of its own.
+	row("login", j.Login.Health, j.Login.Note)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if j.OK {
-		fmt.Fprintln(c.stdout, "peerctl is usable here.")
-	} else {
-		fmt.Fprintf(c.stdout, "peerctl is not usable here: %d problem(s).\n", len(j.Problems))
+	switch {
+	case j.OK:
+		fmt.Fprintln(c.stdout, "peerctl is usable here (login not checked).")
+	case courierOnly(j):
+		fmt.Fprintf(c.stdout, "The courier (the default transport) cannot run here: %s. send --transport socket, list, show and watch do not need claude.\n", plural(len(j.Problems), "problem"))
+	default:
+		fmt.Fprintf(c.stdout, "peerctl cannot work as configured here: %s.\n", plural(len(j.Problems), "problem"))
 	}
 	return nil
+}
+
+// courierOnly reports that every problem is the courier program's.
+func courierOnly(j doctorJSON) bool {
+	if j.Claude.Health != app.HealthFail.String() || j.Registry.Health == app.HealthFail.String() {
+		return false
+	}
+	for _, s := range j.SocketDirs {
+		if s.Health == app.HealthFail.String() {
+			return false
+		}
+	}
+	return true
 }
 
 func orDashS(s string) string {

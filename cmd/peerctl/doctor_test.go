@@ -281,6 +281,81 @@ func TestDoctorText(t *testing.T) {
 	assert.Contains(t, r.stdout, "claude    fail")
 	assert.Contains(t, r.stdout, "courier flags: 7 of 8 present, missing --verbose")
 	assert.Contains(t, r.stdout, "registry  warn")
-	assert.Contains(t, r.stdout, "not usable here: 1 problem(s)")
+	assert.Contains(t, r.stdout, "The courier (the default transport) cannot run here: 1 problem.")
 	assert.Equal(t, []string{"peerctl: problem: claude: " + claude + " (9.9.9 (Claude Code)) has no --verbose flag in --help; the courier needs it"}, problemLines(r.stderr))
+}
+
+// TestDoctorMissingClaudeSaysWhatStillWorks: without claude only the
+// courier (the default transport) is broken: doctor still fails, and says
+// so in those words, naming what works without claude.
+func TestDoctorMissingClaudeSaysWhatStillWorks(t *testing.T) {
+	cfg := evConfigDir(t)
+	r := evRun(t, nil, nil, "doctor", "--config-dir", cfg, "--claude", filepath.Join(t.TempDir(), "no-such-claude"))
+	assert.Equal(t, exitError, r.code, "the default transport is broken")
+	problems := problemLines(r.stderr)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0], "the courier (the default transport) cannot run")
+	assert.Contains(t, problems[0], "send --transport socket, list, show and watch do not need claude")
+	assert.NotContains(t, r.stdout, "not usable")
+	assert.Contains(t, r.stdout, "The courier (the default transport) cannot run here: 1 problem. send --transport socket, list, show and watch do not need claude.")
+}
+
+// TestDoctorLogin: doctor never checks login (that spends tokens) and says
+// so; it only says whether credentials appear to be present, by name,
+// never printing a value.
+func TestDoctorLogin(t *testing.T) {
+	claude, log := fakeClaude(t)
+	withFile := evConfigDir(t)
+	credFile := filepath.Join(withFile, ".credentials.json")
+	require.NoError(t, os.WriteFile(credFile, []byte(`{"claudeAiOauth":{"accessToken":"file-secret"}}`), 0o600))
+	tests := []struct {
+		name     string
+		cfg      string
+		env      map[string]string
+		creds    string
+		source   string
+		health   string
+		wantWarn bool
+	}{
+		{"API key set", evConfigDir(t), map[string]string{"ANTHROPIC_API_KEY": "sk-ant-env-secret"}, "present", "ANTHROPIC_API_KEY", "skip", false},
+		{"OAuth token set", evConfigDir(t), map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "oauth-env-secret"}, "present", "CLAUDE_CODE_OAUTH_TOKEN", "skip", false},
+		{"empty API key is none", evConfigDir(t), map[string]string{"ANTHROPIC_API_KEY": ""}, "absent", "", "warn", true},
+		{"credentials file", withFile, nil, "present", credFile, "skip", false},
+		{"nothing", evConfigDir(t), nil, "absent", "", "warn", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := evRun(t, tt.env, nil, "doctor", "--json", "--config-dir", tt.cfg, "--claude", claude)
+			require.Equal(t, exitOK, r.code, "credentials are a warning at most: %s", r.stderr)
+			j := decodeDoctor(t, r)
+			assert.False(t, j.Login.Checked)
+			assert.Equal(t, tt.creds, j.Login.Credentials)
+			assert.Equal(t, tt.source, j.Login.Source)
+			assert.Equal(t, tt.health, j.Login.Health)
+			assert.Contains(t, j.Login.Note, "login not checked")
+			warned := strings.Contains(strings.Join(j.Warnings, "\n"), `courier sends will fail with "Not logged in"`)
+			assert.Equal(t, tt.wantWarn, warned, "warnings: %q", j.Warnings)
+
+			text := evRun(t, tt.env, nil, "doctor", "--config-dir", tt.cfg, "--claude", claude)
+			require.Equal(t, exitOK, text.code, text.stderr)
+			assert.Regexp(t, `(?m)^login\s+`+tt.health+`\s+login not checked`, text.stdout)
+			for _, out := range []string{r.stdout, r.stderr, text.stdout, text.stderr} {
+				assert.NotContains(t, out, "secret", "a credential's value is never printed")
+			}
+		})
+	}
+	raw, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "-p", "the courier never ran")
+}
+
+// TestDoctorWarnsOnce: a missing registry folder is stated once in the
+// text output, on the registry row.
+func TestDoctorWarnsOnce(t *testing.T) {
+	claude, _ := fakeClaude(t)
+	missing := filepath.Join(t.TempDir(), "never")
+	r := evRun(t, map[string]string{"ANTHROPIC_API_KEY": "k"}, nil, "doctor", "--config-dir", missing, "--claude", claude)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout+r.stderr, "does not exist"), r.stdout)
+	assert.Regexp(t, `(?m)^registry\s+warn\s+.*does not exist; no Claude Code session has run with this config dir$`, r.stdout)
 }
