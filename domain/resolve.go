@@ -28,10 +28,13 @@ var ErrBadAddress = errors.New("bad address")
 // Refusals: ReasonNotLive when nothing live matches (the detail says when a
 // stale record matched, that the transcript may still exist, and hints at a
 // too-short or upper-case id prefix); ReasonIdentityMismatch with every
-// candidate when the address is ambiguous, when the session's name also
-// belongs to another live session (the courier addresses by name, so
-// sending is refused until one of them is renamed), or when an endpoint's
-// name or socket no longer match. A malformed address returns an error
+// candidate when the address is ambiguous; when the session's name does not
+// resolve to it alone — the name also belongs to another live session, is
+// another live session's id or id prefix, or is carried by a foreign record
+// that Claude Code's own listing may show (the courier addresses by name, so
+// sending is refused until one of them is renamed); when its session id is
+// carried by two live records; or when an endpoint's name or socket no
+// longer match. A malformed address returns an error
 // wrapping ErrBadAddress.
 func Resolve(entries []Entry, address string) (Session, error) {
 	s, _, err := resolve(entries, address, true)
@@ -69,7 +72,7 @@ func resolve(entries []Entry, address string, strict bool) (Session, []string, e
 	if err != nil {
 		return Session{}, nil, err
 	}
-	return verified(live, e, strict)
+	return verified(entries, live, e, strict)
 }
 
 func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, error) {
@@ -86,7 +89,7 @@ func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, 
 	case 1:
 		return matches[0], nil
 	default:
-		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; %s", address, len(matches), ambiguityAdvice(live, matches, strict))
+		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; %s", address, len(matches), ambiguityAdvice(entries, matches, strict))
 		r.Candidates = candidates(matches)
 		return Entry{}, r
 	}
@@ -95,10 +98,10 @@ func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, 
 // ambiguityAdvice tells what to do about an ambiguous address, never
 // suggesting an address the same command would refuse: sending to a
 // session whose name is shared is refused however it is addressed.
-func ambiguityAdvice(live, matches []Entry, strict bool) string {
+func ambiguityAdvice(entries, matches []Entry, strict bool) string {
 	shared := 0
 	for _, m := range matches {
-		if len(sharing(live, m)) > 1 {
+		if len(sharing(entries, m)) > 1 {
 			shared++
 		}
 	}
@@ -115,13 +118,30 @@ func ambiguityAdvice(live, matches []Entry, strict bool) string {
 	}
 }
 
-// sharing returns the live entries that carry e's name (e included); none
-// for an unnamed e.
-func sharing(live []Entry, e Entry) []Entry {
-	if e.Record.Name == "" {
+// sharing returns e and every entry that the courier could take for e when
+// it addresses e by name: live sessions with the same name, live sessions
+// whose session id is that name or starts with it (a name used as an
+// address resolves to them), and foreign records with the same name (we do
+// not count them live, but Claude Code's own listing, which the courier's
+// ListAgents reads, may show them). None for an unnamed e.
+func sharing(entries []Entry, e Entry) []Entry {
+	name := e.Record.Name
+	if name == "" {
 		return nil
 	}
-	return filter(live, func(o Entry) bool { return o.Record.Name == e.Record.Name })
+	return filter(entries, func(o Entry) bool {
+		if o.Record.File == e.Record.File {
+			return true
+		}
+		switch o.Verdict {
+		case VerdictLive:
+			return o.Record.Name == name || o.Record.SessionID == name ||
+				(len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name))
+		case VerdictForeign:
+			return o.Record.Name == name
+		}
+		return false
+	})
 }
 
 func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
@@ -160,21 +180,62 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 // verified applies the identity rule when strict: the session's name must
 // resolve to that session alone among the live sessions. Otherwise a shared
 // name is returned as a warning.
-func verified(live []Entry, e Entry, strict bool) (Session, []string, error) {
+func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, error) {
 	var warnings []string
-	if same := sharing(live, e); len(same) > 1 {
+	if id := e.Record.SessionID; id != "" {
+		if twins := filter(live, func(o Entry) bool { return o.Record.SessionID == id }); len(twins) > 1 {
+			if strict {
+				r := Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; refusing to guess which one is the session", id, len(twins))
+				r.Candidates = candidates(twins)
+				return Session{}, nil, r
+			}
+			warnings = append(warnings, fmt.Sprintf("session id %s is carried by %d live records: sending to it is refused", id, len(twins)))
+		}
+	}
+	if same := sharing(entries, e); len(same) > 1 {
+		what := nameConflict(e, same)
 		if strict {
-			r := Refuse(ReasonIdentityMismatch, "name %q is shared by %d live sessions; a message by name could reach the wrong one, so sending is refused until the others are renamed (Claude Code's /rename)", e.Record.Name, len(same))
+			r := Refuse(ReasonIdentityMismatch, "%s; a message by name could reach the wrong one, so sending is refused until the others are renamed (Claude Code's /rename)", what)
 			r.Candidates = candidates(same)
 			return Session{}, nil, r
 		}
-		warnings = append(warnings, fmt.Sprintf("name %q is shared by %d live sessions: sending to it is refused until the others are renamed (Claude Code's /rename)", e.Record.Name, len(same)))
+		warnings = append(warnings, what+": sending to it is refused until the others are renamed (Claude Code's /rename)")
 	}
 	s, err := NewSession(e)
 	if err != nil {
 		return Session{}, nil, err
 	}
 	return s, warnings, nil
+}
+
+// nameConflict says how the entries in same collide with e's name.
+func nameConflict(e Entry, same []Entry) string {
+	var named, ids, foreign int
+	for _, o := range same {
+		switch {
+		case o.Record.File == e.Record.File:
+		case o.Verdict == VerdictForeign:
+			foreign++
+		case o.Record.Name == e.Record.Name:
+			named++
+		default:
+			ids++
+		}
+	}
+	if ids == 0 && foreign == 0 {
+		return fmt.Sprintf("name %q is shared by %d live sessions", e.Record.Name, named+1)
+	}
+	var parts []string
+	if named > 0 {
+		parts = append(parts, fmt.Sprintf("shared by %d live sessions", named+1))
+	}
+	if ids > 0 {
+		parts = append(parts, fmt.Sprintf("it is also the session id or an id prefix of %d other live session(s)", ids))
+	}
+	if foreign > 0 {
+		parts = append(parts, fmt.Sprintf("%d record(s) from another pid namespace carry it too, and Claude Code's own listing may show them", foreign))
+	}
+	return fmt.Sprintf("name %q does not identify one session alone (%s)", e.Record.Name, strings.Join(parts, "; "))
 }
 
 func notLive(entries []Entry, address string) error {

@@ -14,6 +14,7 @@ const (
 	idB = "a8f89b60-f614-4b1f-b979-950c805fd8b1"
 	idC = "26df9a5c-0000-4000-8000-000000000003" // shares the 7-character prefix "26df9a5" with idA
 	idD = "d00d0000-0000-4000-8000-000000000004"
+	idE = "e0e0e0e0-0000-4000-8000-000000000005"
 )
 
 func liveEntry(pid int, id, name string) domain.Entry {
@@ -61,6 +62,9 @@ func TestResolveRefuses(t *testing.T) {
 	c := liveEntry(6100, idC, "other")
 	d := liveEntry(7000, idD, "26df9a5b")
 	stale := staleEntry(8000, idC, "gone-1")
+	idNamed := liveEntry(7100, idE, idB) // named like b's full id
+	foreign := domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No})
+	sameID := liveEntry(4700, idA, "proj-90")
 	tests := []struct {
 		name       string
 		entries    []domain.Entry
@@ -84,6 +88,12 @@ func TestResolveRefuses(t *testing.T) {
 		{"endpoint: name now shared", []domain.Entry{a, twin}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "shared by 2 live sessions", []int{4652, 6000}},
 		{"endpoint: pid not live", []domain.Entry{a, stale}, "cc-peer:v1:8000:gone-1:/tmp/cc-socks/8000.sock", domain.ReasonNotLive, "endpoint pid 8000: record 8000.json is stale (pid 8000 is not running); its transcript may still exist", nil},
 		{"endpoint: pid unknown", []domain.Entry{a}, "cc-peer:v1:9999:x:/s", domain.ReasonNotLive, "no live session has pid 9999", nil},
+		// The name must resolve to the session alone as an address, not only
+		// be unique among names (the courier addresses by name).
+		{"name is another session's id prefix", []domain.Entry{a, d}, idD, domain.ReasonIdentityMismatch, `name "26df9a5b" does not identify one session alone (it is also the session id or an id prefix of 1 other live session(s))`, []int{4652, 7000}},
+		{"name is another session's full id", []domain.Entry{b, idNamed}, idE, domain.ReasonIdentityMismatch, "it is also the session id or an id prefix", []int{5031, 7100}},
+		{"a foreign record carries the name", []domain.Entry{a, foreign}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another pid namespace carry it too", []int{4652, 9000}},
+		{"two live records carry one session id", []domain.Entry{a, sameID}, "proj-89", domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records", []int{4652, 4700}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
