@@ -201,9 +201,9 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", r.Error())
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
 		for _, cand := range r.Candidates {
-			fmt.Fprintf(c.stderr, "  candidate: session %s  name %q  pid %d\n", cand.SessionID, cand.Name, cand.PID)
+			fmt.Fprintf(c.stderr, "  candidate: session %s  name %q  pid %d\n", safe(cand.SessionID), cand.Name, cand.PID)
 		}
 		if c.jsonOut {
 			c.printRefusalJSON(r)
@@ -216,14 +216,14 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
-		fmt.Fprintf(c.stderr, "peerctl: %v\n", err)
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
 		if failed == nil {
 			failed = root
 		}
 		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", failed.CommandPath())
 		return exitUsage
 	}
-	fmt.Fprintf(c.stderr, "peerctl: %v\n", err)
+	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
 	return exitError
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -135,10 +136,20 @@ func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
+	return safe(s)
+}
+
+// safe makes text from the registry (ids, names, paths, details that quote
+// them) safe to print for people: unless every rune is printable (letters,
+// marks, numbers, punctuation, symbols, the ASCII space), the text is shown
+// Go-escaped, so no control sequence, newline, invisible or direction-
+// changing character (U+200B, U+202E, U+2028, ...) or invalid UTF-8 reaches
+// the terminal raw.
+func safe(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
 		return s
 	}
-	q := fmt.Sprintf("%q", s)
+	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
 }
 

@@ -138,7 +138,7 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		return c.writeJSON(out)
 	}
 	if p := res.Plan; p != nil {
-		fmt.Fprintf(c.stdout, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), t.ID(), t.PID(), p.Transport)
+		fmt.Fprintf(c.stdout, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), safe(t.ID()), t.PID(), p.Transport)
 		if len(p.Argv) > 0 {
 			fmt.Fprintf(c.stdout, "run:   %s\n", shellQuote(p.Argv))
 			fmt.Fprintf(c.stdout, "in:    %s\n", p.Dir)
@@ -149,7 +149,7 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		}
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), t.ID(), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
 	c.printConfirm(res)
 	return nil
 }

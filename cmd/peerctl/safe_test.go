@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// hostile holds bytes and runes that a terminal acts on or that hide or
+// reorder text: ESC sequences, a C1 CSI, a newline, a right-to-left
+// override, a zero-width space and a line separator.
+const hostile = "\x1b[2J\x1b[31m\u009b1m\nFAKE\u202e\u200b\u2028"
+
+// assertTerminalSafe fails when out carries any of hostile's dangerous runes.
+func assertTerminalSafe(t *testing.T, what, out string) {
+	t.Helper()
+	assert.True(t, utf8.ValidString(out), "%s: invalid UTF-8", what)
+	for _, r := range "\x1b\u009b\u202e\u200b\u2028" {
+		assert.NotContains(t, out, string(r), "%s: raw %U reached the terminal", what, r)
+	}
+	assert.NotContains(t, out, "\nFAKE", "%s: an embedded newline split a line", what)
+}
+
+// TestHumanOutputIsTerminalSafe: ids, names and socket paths come from files
+// any local process can write; what peerctl prints for people (refusals,
+// candidates, receipts, the list table) must not carry raw terminal
+// controls or invisible/bidi characters.
+func TestHumanOutputIsTerminalSafe(t *testing.T) {
+	sock := evSocketDir(t)
+	p1, p2 := evSleeper(t), evSleeper(t)
+	id1 := "11111111-1111-4111-8111-111111111111" + hostile
+	id2 := "22222222-2222-4222-8222-222222222222"
+	r1 := evLiveRecord(t, p1, id1, "twin"+hostile, t.TempDir(), sock+"/1.sock")
+	r2 := evLiveRecord(t, p2, id2, "twin"+hostile, t.TempDir(), sock+"/missing"+hostile+".sock")
+	cfg := evConfigDir(t, r1, r2)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "PEERCTL_CLAUDE": "/nonexistent/claude"}
+
+	// A refusal with both candidates.
+	r := evRun(t, env, nil, "send", "--transport", "socket", "twin"+hostile, "hi")
+	assert.Equal(t, exitIdentityMismatch, r.code, r.stderr)
+	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))
+	assertTerminalSafe(t, "refusal with candidates", r.stderr)
+
+	// The list table.
+	r = evRun(t, env, nil, "list", "--all")
+	assertTerminalSafe(t, "list --all", r.stdout)
+	assert.Equal(t, 3, strings.Count(r.stdout, "\n"), "one line per record plus the header: %q", r.stdout)
+
+	// A delivery failure whose detail names the socket path.
+	cfg2 := evConfigDir(t, evLiveRecord(t, p2, id2, "solo", t.TempDir(), sock+"/missing"+hostile+".sock"))
+	r = evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": cfg2}, nil, "send", "--transport", "socket", "--no-confirm", "solo", "hi")
+	assert.Equal(t, exitDeliveryFailed, r.code, r.stderr)
+	assertTerminalSafe(t, "delivery_failed detail", r.stderr)
+}
+
+func TestSafe(t *testing.T) {
+	for _, s := range []string{hostile, "\xff\xfe", "a\tb"} {
+		out := safe(s)
+		assertTerminalSafe(t, fmt.Sprintf("safe(%q)", s), out)
+		assert.NotContains(t, out, "\t")
+	}
+	assert.Equal(t, "build:main 50% ünï", safe("build:main 50% ünï"), "printable text is kept as is")
+	for _, r := range "\u200b\u202e\u2028\u00a0\ufeff" {
+		assert.Equal(t, `alpha\u`+fmt.Sprintf("%04x", r), safe("alpha"+string(r)), "invisible %U alone is escaped too", r)
+	}
+}
