@@ -16,10 +16,10 @@ func TestProjectSlug(t *testing.T) {
 		// Measured on Claude Code 2.1.328: one '-' per UTF-16 code unit, so
 		// "ü" gives one, an emoji outside the BMP two.
 		{"/srv/ünï", "-srv--n-"},
-		{"/home/dev/src/work/emoji-😀-日本", "-home-dev-src-work-emoji------"},
+		{"/home/dev/src/proj/emoji-😀-日本", "-home-dev-src-proj-emoji------"},
 		// Measured: over 200 units the name is cut to 200 and "-" plus the
 		// base-36 Java string hash of the cwd is appended.
-		{"/home/dev/src/work/ünï-" + strings.Repeat("d", 220), "-home-dev-src-work--n--" + strings.Repeat("d", 177) + "-j5i5k8"},
+		{"/home/dev/src/proj/ünï-" + strings.Repeat("d", 220), "-home-dev-src-proj--n--" + strings.Repeat("d", 177) + "-3vkt0c"},
 		{strings.Repeat("a", 200), strings.Repeat("a", 200)},
 		{"rel/Dir9", "rel-Dir9"},
 		{"", ""},

@@ -43,7 +43,7 @@ func main() {
 	config := flag.String("config", "", "Claude Code config dir")
 	id := flag.String("id", "", "session id")
 	name := flag.String("name", "fake", "session name")
-	cwd := flag.String("cwd", "", "working directory (default <config>/work/<name>)")
+	cwd := flag.String("cwd", "", "working directory (default <config>/cwd/<name>)")
 	sock := flag.String("socket", "", "inbox socket path (default <config>/socks/<pid>.sock)")
 	confirm := flag.Bool("confirm", true, "write the enqueue line for each post")
 	react := flag.Bool("react", true, "go busy then idle after each post")
@@ -54,7 +54,7 @@ func main() {
 	}
 	pid := os.Getpid()
 	if *cwd == "" {
-		*cwd = filepath.Join(*config, "work", *name)
+		*cwd = filepath.Join(*config, "cwd", *name)
 	}
 	if *sock == "" {
 		*sock = filepath.Join(*config, "socks", strconv.Itoa(pid)+".sock")
