@@ -130,7 +130,7 @@ func TestSendConfirmation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := t.TempDir()
 			f := startFakeSession(t, cfg, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", "proj-89", tc.flags...)
-			transcript := filepath.Join(cfg, "projects", slugOf(filepath.Join(cfg, "work", "proj-89")), f.id+".jsonl")
+			transcript := filepath.Join(cfg, "projects", slugOf(filepath.Join(cfg, "cwd", "proj-89")), f.id+".jsonl")
 			if tc.early {
 				require.NoError(t, os.MkdirAll(filepath.Dir(transcript), 0o700))
 				line, _ := json.Marshal(map[string]string{"type": "queue-operation", "operation": "enqueue",
