@@ -7,6 +7,10 @@
 //     and stdin is closed once written;
 //   - the text is fenced by markers that carry a fresh 128-bit nonce the
 //     text does not contain, and the prompt says the text ends only there;
+//   - the child runs in a fresh private folder (os.MkdirTemp: mode 0700,
+//     ours, removed after the run) and with --setting-sources user, so no
+//     project or local settings (.claude/settings.json: apiKeyHelper, env)
+//     planted in a shared folder such as /tmp are ever loaded;
 //   - the child's environment is scrubbed of the calling session's identity
 //     (CLAUDECODE, CLAUDE_CODE_* session variables), keeping CLAUDE_CONFIG_DIR;
 //   - the child runs in its own process group; on time-out or cancel the
@@ -69,7 +73,13 @@ type Config struct {
 	Timeout time.Duration
 	// Grace is how long the process group has between SIGTERM and SIGKILL.
 	Grace time.Duration
-	// Dir is the child's working directory (default: os.TempDir()).
+	// Dir is the child's working directory. Empty (the default) means a
+	// fresh private folder per run, made with os.MkdirTemp (mode 0700, owned
+	// by us) under os.TempDir() and removed when the run ends, time-outs
+	// included. A Dir set here is used as is and never removed: it must not
+	// be writable by anyone else, since Claude Code reads project files
+	// there (CLAUDE.md, .mcp.json; .claude/settings*.json are not read
+	// thanks to --setting-sources user).
 	Dir string
 	// Env is the environment to scrub and pass (default: os.Environ()).
 	Env []string
@@ -101,9 +111,6 @@ func New(cfg Config) *Transport {
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
 	}
-	if cfg.Dir == "" {
-		cfg.Dir = os.TempDir()
-	}
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
@@ -116,13 +123,63 @@ func New(cfg Config) *Transport {
 // Name returns "courier".
 func (t *Transport) Name() string { return Name }
 
+// SettingSources is the courier's --setting-sources value: user settings
+// only, never the project's (.claude/settings.json) or local ones
+// (.claude/settings.local.json) of its working directory, which may hold an
+// apiKeyHelper command or env overrides (ANTHROPIC_BASE_URL). --safe-mode
+// does not stop those. The flag is in `claude --help` of Claude Code
+// 2.1.224, 2.1.328 and 2.1.332.
+const SettingSources = "user"
+
+// PrivateDirPattern is the os.MkdirTemp pattern of the courier's default
+// working directory; a plan shows it under os.TempDir() as the folder a real
+// run makes afresh.
+const PrivateDirPattern = "peerctl-courier-*"
+
 // Args returns the courier's argv after the program name: least privilege,
 // no prompt (the prompt goes through stdin).
 func (t *Transport) Args() []string {
 	return []string{"-p", "--model", t.cfg.Model,
 		"--tools", Tools, "--allowedTools", Tools,
-		"--safe-mode", "--no-session-persistence",
+		"--safe-mode", "--setting-sources", SettingSources, "--no-session-persistence",
 		"--output-format", "json", "--verbose"}
+}
+
+// lookProgram finds Config.Program on PATH and makes it absolute: a relative
+// path (from --claude or PEERCTL_CLAUDE) means relative to our working
+// directory, not to the child's, where exec would otherwise resolve it.
+func (t *Transport) lookProgram() (string, error) {
+	program, err := exec.LookPath(t.cfg.Program)
+	if err != nil {
+		return "", err
+	}
+	if abs, aerr := filepath.Abs(program); aerr == nil {
+		program = abs
+	}
+	return program, nil
+}
+
+// planDir is the working directory a plan shows: Config.Dir when set, else
+// the pattern of the private folder a run makes.
+func (t *Transport) planDir() string {
+	if t.cfg.Dir != "" {
+		return t.cfg.Dir
+	}
+	return filepath.Join(os.TempDir(), PrivateDirPattern)
+}
+
+// workDir returns the working directory of one child and a function that
+// removes it: Config.Dir as is (nothing to remove), else a fresh private
+// folder (os.MkdirTemp makes it 0700 and fails rather than reuse a name).
+func (t *Transport) workDir() (string, func(), error) {
+	if t.cfg.Dir != "" {
+		return t.cfg.Dir, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", PrivateDirPattern)
+	if err != nil {
+		return "", nil, fmt.Errorf("make the courier's private folder: %w", err)
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // Plan describes the run: the program as Deliver would start it (resolved
@@ -144,22 +201,17 @@ func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan
 		return domain.Plan{}, err
 	}
 	return domain.Plan{Transport: Name, Program: program, Argv: append([]string{program}, t.Args()...),
-		Dir: t.cfg.Dir, Stdin: Prompt(target.Name(), msg, nonce)}, nil
+		Dir: t.planDir(), Stdin: Prompt(target.Name(), msg, nonce)}, nil
 }
 
-// program resolves the configured program as a run starts it: looked up on
-// PATH (exec.LookPath) and made absolute, since a relative path means
-// relative to our working directory, not to the courier's (cfg.Dir), where
-// exec would otherwise resolve it. A program that cannot be found or is not
-// executable is a *domain.Refusal with ReasonDeliveryFailed.
+// program resolves the configured program as a run starts it (see
+// lookProgram). A program that cannot be found or is not executable is a
+// *domain.Refusal with ReasonDeliveryFailed.
 func (t *Transport) program() (string, error) {
-	program, err := exec.LookPath(t.cfg.Program)
+	program, err := t.lookProgram()
 	if err != nil {
 		return "", &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
-	}
-	if abs, aerr := filepath.Abs(program); aerr == nil {
-		program = abs
 	}
 	return program, nil
 }
@@ -211,13 +263,20 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 	if err := ctx.Err(); err != nil {
 		return Run{ExitCode: -1, Canceled: true}, domain.Refuse(domain.ReasonDeliveryFailed, "courier not started: %v", err)
 	}
+	dir, removeDir, err := t.workDir()
+	if err != nil {
+		return Run{ExitCode: -1}, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
+			Detail: fmt.Sprintf("courier not started: %v", err)}
+	}
+	// Deferred first, so it runs last: after the group is ended and reaped.
+	defer removeDir()
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
 
 	stdout := &capBuffer{max: t.cfg.MaxOutput}
 	stderr := &capBuffer{max: 1 << 20}
 	cmd := exec.Command(program, t.Args()...)
-	cmd.Dir = t.cfg.Dir
+	cmd.Dir = dir
 	cmd.Env = ScrubEnv(t.cfg.Env, t.cfg.ConfigDir)
 	cmd.Stdin = strings.NewReader(prompt) // copied by exec, then the pipe is closed
 	cmd.Stdout, cmd.Stderr = stdout, stderr

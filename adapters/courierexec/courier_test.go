@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,9 +58,6 @@ func newCourier(t *testing.T, o fakeOpts) courier {
 		cfg.Timeout = 30 * time.Second
 	}
 	cfg.Grace = testGrace
-	if cfg.Dir == "" {
-		cfg.Dir = t.TempDir()
-	}
 	return courier{t: courierexec.New(cfg), rec: rec}
 }
 
@@ -294,8 +292,8 @@ func TestCourierArgvCarriesNoText(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(b, &argv))
 			assert.Equal(t, []string{"-p", "--model", "haiku", "--tools", "ListAgents,SendMessage",
-				"--allowedTools", "ListAgents,SendMessage", "--safe-mode", "--no-session-persistence",
-				"--output-format", "json", "--verbose"}, argv)
+				"--allowedTools", "ListAgents,SendMessage", "--safe-mode", "--setting-sources", "user",
+				"--no-session-persistence", "--output-format", "json", "--verbose"}, argv)
 			for _, a := range argv {
 				assert.NotContains(t, a, text[:min(len(text), 16)])
 			}
@@ -406,6 +404,82 @@ func TestCourierCannotStart(t *testing.T) {
 	}
 }
 
+// cwd is the working directory the fake recorded.
+type cwd struct {
+	Path string `json:"path"`
+	Mode string `json:"mode"`
+	UID  int    `json:"uid"`
+}
+
+func (c courier) cwd(t *testing.T) cwd {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.rec, "cwd.json"))
+	require.NoError(t, err)
+	var d cwd
+	require.NoError(t, json.Unmarshal(b, &d))
+	require.NotEmpty(t, d.Path, "the fake recorded no working directory: %s", b)
+	return d
+}
+
+// TestCourierRunsInAPrivateFolder: by default every run gets a folder of its
+// own, 0700 and ours, removed after the run (a time-out too), never a shared
+// one like the temp dir, where anyone can plant .claude/settings.json.
+func TestCourierRunsInAPrivateFolder(t *testing.T) {
+	for _, tt := range []struct {
+		scenario string
+		timeout  time.Duration
+		wantErr  bool
+	}{
+		{"sent", 0, false},
+		{"not_found", 0, true},
+		{"fork_hang", 300 * time.Millisecond, true},
+	} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			var dirs []string
+			for range 2 {
+				c := newCourier(t, fakeOpts{scenario: tt.scenario, timeout: tt.timeout})
+				_, err := c.t.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hi"))
+				assert.Equal(t, tt.wantErr, err != nil, "err: %v", err)
+				d := c.cwd(t)
+				assert.NotEqual(t, filepath.Clean(os.TempDir()), filepath.Clean(d.Path), "the courier ran in the shared temp dir")
+				assert.Equal(t, "700", d.Mode, "mode of %s", d.Path)
+				assert.Equal(t, os.Getuid(), d.UID, "owner of %s", d.Path)
+				_, err = os.Lstat(d.Path)
+				assert.ErrorIs(t, err, os.ErrNotExist, "the private folder %s outlived the call", d.Path)
+				dirs = append(dirs, d.Path)
+			}
+			assert.NotEqual(t, dirs[0], dirs[1], "two runs shared a folder")
+		})
+	}
+}
+
+// TestCourierExplicitDir: a Dir the caller set is used as is and kept.
+func TestCourierExplicitDir(t *testing.T) {
+	dir := t.TempDir()
+	c := newCourier(t, fakeOpts{scenario: "sent", config: courierexec.Config{Dir: dir}})
+	_, err := c.t.Deliver(context.Background(), transporttest.Session(t, target), msg(t, "hi"))
+	require.NoError(t, err)
+	got, err := filepath.EvalSymlinks(c.cwd(t).Path)
+	require.NoError(t, err)
+	want, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.DirExists(t, dir)
+}
+
+// TestCourierIgnoresProjectSettings: argv says --setting-sources user, so a
+// project's .claude/settings.json is never read even in a folder someone
+// else could write.
+func TestCourierIgnoresProjectSettings(t *testing.T) {
+	tr := courierexec.New(courierexec.Config{})
+	args := tr.Args()
+	i := slices.Index(args, "--setting-sources")
+	require.GreaterOrEqual(t, i, 0, "argv %q has no --setting-sources", args)
+	require.Less(t, i+1, len(args))
+	assert.Equal(t, "user", args[i+1])
+	assert.Contains(t, tr.Flags(), "--setting-sources")
+}
+
 func TestCourierPlan(t *testing.T) {
 	prog := filepath.Join(t.TempDir(), "claude")
 	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\nexit 9\n"), 0o755))
@@ -419,6 +493,10 @@ func TestCourierPlan(t *testing.T) {
 	assert.Equal(t, dir, p.Dir)
 	assert.Contains(t, p.Stdin, "\nplan me\n")
 	assert.Empty(t, p.Socket)
+
+	def, err := courierexec.New(courierexec.Config{Program: "/opt/claude"}).Plan(transporttest.Session(t, target), msg(t, "plan me"))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(os.TempDir(), "peerctl-courier-*"), def.Dir, "the default plan shows the private folder's pattern")
 }
 
 // TestCourierRelativeProgram: a relative --claude path means relative to the

@@ -33,13 +33,14 @@ func (t *Transport) Flags() []string {
 // Probe checks the courier program without starting a session: it resolves
 // it on PATH, runs `<program> --version` and `<program> --help` (each bounded
 // by ProbeTimeout, in its own process group that is killed afterwards, with
-// the scrubbed environment), and lists the flags of Args that --help does not
+// the scrubbed environment, in the working directory a courier would get),
+// and lists the flags of Args that --help does not
 // define. The help format is commander.js's, as printed by Claude Code
 // 2.1.328: option lines start with two spaces and a dash, aliases separated
 // by ", ", e.g. "  -p, --print   Print response and exit".
 func (t *Transport) Probe(ctx context.Context) ports.HarnessProbe {
 	p := ports.HarnessProbe{Program: t.cfg.Program, Flags: t.Flags()}
-	path, err := exec.LookPath(t.cfg.Program)
+	path, err := t.lookProgram()
 	if err != nil {
 		p.Err = fmt.Errorf("find %q: %w", t.cfg.Program, unwrapExec(err))
 		return p
@@ -95,12 +96,17 @@ func HelpFlags(help []byte) map[string]bool {
 // its stdout. A non-zero exit, a timeout or a signal is an error carrying the
 // head of stderr. The process group is killed before it returns.
 func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error) {
+	dir, removeDir, err := t.workDir()
+	if err != nil {
+		return nil, err
+	}
+	defer removeDir()
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
 	stdout := &capBuffer{max: 1 << 20}
 	stderr := &capBuffer{max: 64 << 10}
 	cmd := exec.Command(path, arg)
-	cmd.Dir = t.cfg.Dir
+	cmd.Dir = dir
 	cmd.Env = append(ScrubEnv(t.cfg.Env, t.cfg.ConfigDir), "DISABLE_AUTOUPDATER=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -111,7 +117,6 @@ func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error)
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():

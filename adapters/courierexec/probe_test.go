@@ -99,3 +99,15 @@ func alive(pid int) bool {
 	}
 	return !strings.Contains(string(b), ") Z ")
 }
+
+// TestProbeRelativeProgram: a relative program (--claude ./claude, or
+// PEERCTL_CLAUDE=./claude) is run from our working directory, not from the
+// child's own folder.
+func TestProbeRelativeProgram(t *testing.T) {
+	prog := script(t, `case "$1" in --version) echo "9.9.9 (Claude Code)";; --help) echo "  -p, --print  Print";; esac`)
+	t.Chdir(filepath.Dir(prog))
+	p := New(Config{Program: "./" + filepath.Base(prog)}).Probe(context.Background())
+	require.NoError(t, p.Err)
+	assert.Equal(t, "9.9.9 (Claude Code)", p.Version)
+	assert.True(t, filepath.IsAbs(p.Path), "path %q", p.Path)
+}

@@ -63,9 +63,13 @@ func (r *Registry) Dir() string { return r.dir }
 
 // ConfigDir decides Claude Code's config dir the way Claude Code does:
 // flag (when non-empty) wins, else $CLAUDE_CONFIG_DIR when set and
-// non-empty, else ~/.claude. getenv is usually os.Getenv. Warnings are
+// non-empty, else ~/.claude. getenv is usually os.Getenv. The result is
+// absolute and clean: a relative value is taken against the caller's working
+// directory (filepath.Abs) here, once, so a process started elsewhere (the
+// courier runs in a folder of its own) reads the same registry. Warnings are
 // returned for values that are probably mistakes (a literal leading "~",
-// which no shell expanded).
+// which no shell expanded). The error is the home directory's or the
+// working directory's lookup failing.
 func ConfigDir(flag string, getenv func(string) string) (dir string, warnings []string, err error) {
 	source := "--config-dir"
 	dir = flag
@@ -81,12 +85,15 @@ func ConfigDir(flag string, getenv func(string) string) (dir string, warnings []
 			}
 			home = h
 		}
-		return filepath.Join(home, ".claude"), nil, nil
+		dir, source = filepath.Join(home, ".claude"), "~/.claude"
+	} else if strings.HasPrefix(dir, "~") {
+		warnings = append(warnings, fmt.Sprintf("%s %q starts with a literal '~' that no shell expanded; it is taken relative to the working directory", source, dir))
 	}
-	if strings.HasPrefix(dir, "~") {
-		warnings = append(warnings, fmt.Sprintf("%s %q starts with a literal '~' that no shell expanded; it is used as a relative path", source, dir))
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("make %s %q absolute: %w", source, dir, err)
 	}
-	return filepath.Clean(dir), warnings, nil
+	return abs, warnings, nil
 }
 
 // SessionsDir returns <configDir>/sessions.

@@ -496,12 +496,26 @@ func TestConfigDir(t *testing.T) {
 		{"literal tilde in env", "", map[string]string{"CLAUDE_CONFIG_DIR": "~/cfg", "HOME": "/home/u"}, "~/cfg", `CLAUDE_CONFIG_DIR "~/cfg" starts with a literal '~'`},
 		{"literal tilde in flag", "~", nil, "~", `--config-dir "~" starts with a literal '~'`},
 		{"tilde inside is fine", "", map[string]string{"CLAUDE_CONFIG_DIR": "/a/~b"}, "/a/~b", ""},
+		{"relative flag", "cfg", map[string]string{"CLAUDE_CONFIG_DIR": "/env"}, "cfg", ""},
+		{"relative flag with dots", "./a/../b/", nil, "b", ""},
+		{"relative env", "", map[string]string{"CLAUDE_CONFIG_DIR": "../up/cfg"}, "../up/cfg", ""},
+		{"relative home", "", map[string]string{"HOME": "home/u"}, "home/u/.claude", ""},
 	}
+	// Relative values are taken against the caller's working directory.
+	wd := t.TempDir()
+	t.Chdir(wd)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, warnings, err := ConfigDir(tt.flag, env(tt.env))
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
+			want := tt.want
+			if !filepath.IsAbs(want) {
+				want = filepath.Join(wd, want)
+			}
+			assert.Equal(t, want, got)
+			assert.True(t, filepath.IsAbs(got), "%q is not absolute", got)
 			if tt.warning == "" {
 				assert.Empty(t, warnings)
 			} else {

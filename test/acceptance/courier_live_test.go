@@ -75,7 +75,7 @@ func TestLiveCourierArgvIsAcceptedByClaude(t *testing.T) {
 			assert.True(t, defined[a], "%s is not a flag of claude %s --help", a, livecc.Version())
 		}
 	}
-	assert.Equal(t, 8, flags, "argv: %q", got.Plan.Argv)
+	assert.Equal(t, 9, flags, "argv: %q", got.Plan.Argv)
 }
 
 func TestLiveCourierNotLoggedIn(t *testing.T) {

@@ -234,7 +234,8 @@ func TestSendDryRun(t *testing.T) {
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 		out := string(r.Stdout)
 		assert.Contains(t, out, "nothing was sent")
-		assert.Contains(t, out, "run:   "+fakeClaudeBin(t)+" -p --model haiku --tools ListAgents,SendMessage --allowedTools ListAgents,SendMessage --safe-mode --no-session-persistence --output-format json --verbose\n")
+		assert.Contains(t, out, "run:   "+fakeClaudeBin(t)+" -p --model haiku --tools ListAgents,SendMessage --allowedTools ListAgents,SendMessage --safe-mode --setting-sources user --no-session-persistence --output-format json --verbose\n")
+		assert.Regexp(t, `\nin:    /\S*/peerctl-courier-\*\n`, out, "the courier's folder is a fresh private one")
 		assert.Contains(t, out, "\n"+text+"\n<<<PEERCTL-MESSAGE-END ")
 		assert.False(t, w.courierStarted(t), "dry run started the courier")
 		assert.Zero(t, w.listener.Conns())
@@ -292,4 +293,45 @@ func TestSendDryRun(t *testing.T) {
 		assert.Zero(t, w.listener.Conns())
 		assert.False(t, w.courierStarted(t))
 	})
+}
+
+// TestSendRelativePaths: a relative --config-dir, CLAUDE_CONFIG_DIR or
+// PEERCTL_CLAUDE means relative to the caller's working directory; the
+// courier, which runs in a folder of its own, gets absolute ones, so its
+// ListAgents reads the registry peerctl read.
+func TestSendRelativePaths(t *testing.T) {
+	for _, how := range []string{"flag", "env"} {
+		t.Run(how, func(t *testing.T) {
+			w := newSendWorld(t, false)
+			// Built before the chdir: go build needs the module's folder.
+			peerctlBin(t)
+			fakeClaudeBin(t)
+			wd := filepath.Dir(w.config)
+			t.Chdir(wd)
+			relConfig := filepath.Base(w.config)
+			relClaude, err := filepath.Rel(wd, fakeClaudeBin(t))
+			require.NoError(t, err)
+			env := w.env(t, "sent")
+			for i, kv := range env {
+				if strings.HasPrefix(kv, "PEERCTL_CLAUDE=") {
+					env[i] = "PEERCTL_CLAUDE=" + relClaude
+				}
+			}
+			args := []string{"send", "--json", w.id, "relative"}
+			if how == "flag" {
+				args = append([]string{"--config-dir", relConfig}, args...)
+			} else {
+				env = append(env, "CLAUDE_CONFIG_DIR="+relConfig)
+			}
+			r := catRun(t, w.sessions, runOpts{Env: env}, args...)
+			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+			var got []string
+			for _, kv := range strings.Split(w.fakeFile(t, "env"), "\n") {
+				if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok {
+					got = append(got, v)
+				}
+			}
+			assert.Equal(t, []string{filepath.Join(wd, relConfig)}, got, "the courier's CLAUDE_CONFIG_DIR")
+		})
+	}
 }

@@ -8,7 +8,9 @@
 //	FAKECLAUDE_RECORD    a folder; when set, the fake writes there
 //	                     argv.json (its arguments, a JSON array of strings),
 //	                     stdin (the bytes read), env (os.Environ(), one
-//	                     variable per line), pid (its pid and process group)
+//	                     variable per line), cwd.json (its working
+//	                     directory: {"path","mode" (octal string),"uid"}),
+//	                     pid (its pid and process group)
 //	                     children (pids it started, one a line) and
 //	                     sent.jsonl (each successful SendMessage: to, message)
 //	FAKECLAUDE_SCENARIO  what to do; see the scenarios table (default "sent")
@@ -257,9 +259,19 @@ func record(args []string, stdin []byte) {
 	}
 	a, _ := json.Marshal(args)
 	pgid, _ := syscall.Getpgid(0)
+	cwd := map[string]any{}
+	if wd, err := os.Getwd(); err == nil {
+		cwd["path"] = wd
+		var st syscall.Stat_t
+		if syscall.Lstat(wd, &st) == nil {
+			cwd["mode"], cwd["uid"] = fmt.Sprintf("%o", st.Mode&0o7777), st.Uid
+		}
+	}
+	cwdJSON, _ := json.Marshal(cwd)
 	for name, data := range map[string][]byte{
 		"argv.json": a,
 		"stdin":     stdin,
+		"cwd.json":  cwdJSON,
 		"env":       []byte(strings.Join(os.Environ(), "\n") + "\n"),
 		"pid":       fmt.Appendf(nil, "%d %d\n", os.Getpid(), pgid),
 	} {
