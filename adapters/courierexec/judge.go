@@ -30,14 +30,30 @@ type Output struct {
 	Array    bool
 }
 
+// MaxCandidates bounds how many lines starting with '{' or '[' ParseOutput
+// tries to decode as the courier's JSON. Junk before the JSON is a banner of
+// a few lines (a version manager's "Now using node ..."), and each try reads
+// at most the rest of stdout, so parsing stays linear in the output's size:
+// a courier printing "[\n" fifty thousand times costs MaxCandidates tries,
+// not fifty thousand.
+const MaxCandidates = 8
+
 // ParseOutput finds the courier's JSON in stdout. It skips junk lines before
 // it (a version manager's banner, say), accepts one result object or an array
 // of messages (from --verbose, or a user's verbose setting), and in an array
 // takes the last message of type "result". It fails when no JSON value with a
-// result is found.
+// result starts at one of the first MaxCandidates lines that begin (after
+// blanks) with '{' or '['.
 func ParseOutput(stdout []byte) (Output, error) {
+	out, _, err := parseOutput(stdout)
+	return out, err
+}
+
+// parseOutput is ParseOutput that also reports how many decodes it tried.
+func parseOutput(stdout []byte) (Output, int, error) {
+	tries := 0
 	rest := stdout
-	for len(rest) > 0 {
+	for len(rest) > 0 && tries < MaxCandidates {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 			line = rest[:i]
@@ -45,8 +61,9 @@ func ParseOutput(stdout []byte) (Output, error) {
 		trimmed := bytes.TrimLeft(line, " \t\r")
 		if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 			start := len(stdout) - len(rest) + (len(line) - len(trimmed))
+			tries++
 			if out, ok := decodeAt(stdout[start:]); ok {
-				return out, nil
+				return out, tries, nil
 			}
 		}
 		if len(line) == len(rest) {
@@ -54,7 +71,10 @@ func ParseOutput(stdout []byte) (Output, error) {
 		}
 		rest = rest[len(line)+1:]
 	}
-	return Output{}, fmt.Errorf("no JSON result in the courier's output")
+	if tries == MaxCandidates {
+		return Output{}, tries, fmt.Errorf("no JSON result in the courier's output (tried its first %d lines that start with { or [)", tries)
+	}
+	return Output{}, tries, fmt.Errorf("no JSON result in the courier's output")
 }
 
 func decodeAt(b []byte) (Output, bool) {
