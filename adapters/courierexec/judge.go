@@ -23,10 +23,12 @@ type Result struct {
 }
 
 // Output is a parsed courier stdout: the result and, in the verbose array
-// form, every message before it.
+// form, every message up to and including it. Messages after the result
+// taken are dropped: the transcript that proves a call is what came before
+// the courier's answer.
 type Output struct {
 	Result   *Result
-	Messages []json.RawMessage // empty for the single-object form
+	Messages []json.RawMessage // empty for the single-object form; the result is the last
 	Array    bool
 }
 
@@ -100,6 +102,7 @@ func decodeAt(b []byte) (Output, bool) {
 			var r Result
 			if strictUnmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
 				out.Result = &r
+				out.Messages = out.Messages[:i+1]
 				break
 			}
 		}
@@ -175,13 +178,19 @@ type sendInput struct {
 }
 
 // evidence requires exactly one SendMessage tool_use, to name, carrying
-// exactly text, whose tool_result is not an error. A second call (to anyone)
-// fails: the courier was told to call once, and a call elsewhere leaks the text.
+// exactly text, with a tool_result that is not an error and no tool_result
+// for it that is. A second call (to anyone) fails: the courier was told to
+// call once, and a call elsewhere leaks the text. Only what Claude Code
+// writes counts: tool_use blocks of "assistant" messages and tool_result
+// blocks of "user" messages (Claude Code 2.1.328's verbose transcript), of
+// messages before the result (msgs ends with it, see Output). An error
+// result counts wherever it appears.
 func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...any) error) error {
 	type call struct{ to, message string }
 	calls := map[string]call{}
 	var order []string
-	results := map[string]bool{} // tool_use_id -> is_error
+	type outcome struct{ ok, failed bool }
+	results := map[string]outcome{} // tool_use_id -> what its results said
 	for _, raw := range msgs {
 		var m message
 		var body messageBody
@@ -199,7 +208,7 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 				continue
 			}
 			switch {
-			case b.Type == "tool_use" && b.Name == "SendMessage":
+			case b.Type == "tool_use" && b.Name == "SendMessage" && m.Type == "assistant":
 				var in sendInput
 				_ = strictUnmarshal(b.Input, &in)
 				c := call{}
@@ -212,7 +221,13 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 				calls[b.ID] = c
 				order = append(order, b.ID)
 			case b.Type == "tool_result":
-				results[b.ToolUseID] = b.IsError
+				o := results[b.ToolUseID]
+				if b.IsError {
+					o.failed = true
+				} else if m.Type == "user" {
+					o.ok = true
+				}
+				results[b.ToolUseID] = o
 			}
 		}
 	}
@@ -229,16 +244,16 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 	}
 	id := order[0]
 	c := calls[id]
-	isErr, seen := results[id]
+	res := results[id]
 	switch {
 	case c.to != name:
 		return fail("courier said SENT but its SendMessage went to %q, not %q", clip(c.to, 100), name)
 	case c.message != text:
 		return fail("courier said SENT but its SendMessage carried an altered text (%d bytes, want the exact %d bytes)", len(c.message), len(text))
-	case !seen:
-		return fail("courier's SendMessage call has no tool result")
-	case isErr:
+	case res.failed:
 		return fail("courier's SendMessage call failed")
+	case !res.ok:
+		return fail("courier's SendMessage call has no tool result")
 	}
 	return nil
 }
