@@ -102,6 +102,16 @@ func checkTarget(target domain.Session) error {
 // ReasonDeliveryFailed carrying the OS error (no such file, not a socket,
 // connection refused, time-out), or ReasonNotAddressable when the session
 // has no socket.
+//
+// The path is checked with Lstat, on purpose: a symbolic link is refused as
+// "not a socket" even when it points at one. Claude Code binds the socket
+// itself at the path it records; a link there was put by someone else and
+// could lead anywhere (another user's listener).
+//
+// The outcome is "posted" once the session closed the connection. Claude
+// Code's socket never writes back (2.1.328, docs/CLAUDE-CODE-FACTS.md); a
+// listener that did is still "posted", and the receipt's detail says how
+// many bytes it replied, since it may not be a Claude Code session.
 func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
 	if err := checkTarget(target); err != nil {
 		return domain.Receipt{}, err
@@ -149,8 +159,13 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	// nothing. Drain whatever it might say until it closes; the deadline
 	// bounds the wait (a size limit would let a chatty peer that never
 	// closes pass for one that did).
-	if _, err := io.Copy(io.Discard, uc); err != nil {
+	replied, err := io.Copy(io.Discard, uc)
+	if err != nil {
 		return fail("the frame was written to %s but the session did not close the connection: %v (the text may have been queued)", err)
 	}
-	return domain.Receipt{Transport: Name, Outcome: "posted", Detail: "frame written; the socket gives no acknowledgement"}, nil
+	detail := "frame written; the socket gives no acknowledgement"
+	if replied > 0 {
+		detail += fmt.Sprintf("; the socket replied %d bytes, which Claude Code 2.1.328 never does (it may not be a Claude Code session)", replied)
+	}
+	return domain.Receipt{Transport: Name, Outcome: "posted", Detail: detail}, nil
 }

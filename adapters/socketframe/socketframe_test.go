@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -128,6 +129,11 @@ func TestSocketFailures(t *testing.T) {
 	require.NoError(t, os.WriteFile(regular, []byte("x"), 0o600))
 	refused := filepath.Join(dir, "refused.sock")
 	socktest.Dead(t, refused)
+	// A link to a live socket is refused all the same (Lstat, on purpose).
+	live := filepath.Join(dir, "live.sock")
+	liveL := socktest.Listen(t, live, false)
+	link := filepath.Join(dir, "link.sock")
+	require.NoError(t, os.Symlink(live, link))
 	tests := []struct {
 		name, path string
 		want       string
@@ -137,6 +143,7 @@ func TestSocketFailures(t *testing.T) {
 		{"regular file", regular, "is not a socket", nil},
 		{"directory", dir, "is not a socket", nil},
 		{"no listener", refused, "connect to", syscall.ECONNREFUSED},
+		{"symlink to a live socket", link, "is not a socket", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,6 +155,49 @@ func TestSocketFailures(t *testing.T) {
 			assert.Contains(t, r.Detail, tt.path)
 			if tt.is != nil {
 				assert.True(t, errors.Is(err, tt.is), "%v is not %v", err, tt.is)
+			}
+		})
+	}
+	assert.Zero(t, liveL.Conns(), "the link's target got a connection")
+}
+
+// TestSocketReply: Claude Code's socket never writes back; a listener that
+// does still makes the post "posted", but the detail says so.
+func TestSocketReply(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		reply []byte
+		want  string // in the detail; "" means no mention of a reply
+	}{
+		{"silent", nil, ""},
+		{"one line", []byte("{\"ok\":true}\n"), "the socket replied 12 bytes, which Claude Code 2.1.328 never does"},
+		{"one byte", []byte("x"), "the socket replied 1 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(shortDir(t), "s.sock")
+			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+			require.NoError(t, err)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := ln.AcceptUnix()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				_, _ = c.Write(tt.reply)
+				_, _ = io.Copy(io.Discard, c) // to the half-close
+			}()
+			t.Cleanup(func() { ln.Close(); wg.Wait() })
+			rc, err := socketframe.New(5*time.Second).Deliver(context.Background(), session(t, path), msg(t, "hi"))
+			require.NoError(t, err)
+			assert.Equal(t, "posted", rc.Outcome)
+			if tt.want == "" {
+				assert.NotContains(t, rc.Detail, "replied")
+			} else {
+				assert.Contains(t, rc.Detail, tt.want)
 			}
 		})
 	}
