@@ -1,0 +1,87 @@
+package acceptance
+
+// A send that is interrupted ends its courier's whole process group and says
+// so: Ctrl-C (SIGINT), SIGTERM, and SIGHUP (the terminal closed, the SSH
+// connection dropped), which would otherwise kill peerctl and leave the
+// courier running.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSendSignalEndsTheCourierGroup(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			w := newSendWorld(t, false)
+			cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "send", "--json", "--timeout", "60s", w.id, "hang")
+			cmd.Env = w.env(t, "fork_hang")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.WaitDelay = 5 * time.Second
+			require.NoError(t, cmd.Start())
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() {
+				_ = cmd.Process.Kill()
+				<-exited
+			})
+
+			// The courier and its child are running: peerctl set up its
+			// signal handling before it started them.
+			children := filepath.Join(w.record, "children")
+			require.Eventually(t, func() bool { _, err := os.Stat(children); return err == nil },
+				20*time.Second, 10*time.Millisecond, "the fake claude never started its child")
+			var pid, pgid int
+			_, err := fmt.Sscan(w.fakeFile(t, "pid"), &pid, &pgid)
+			require.NoError(t, err)
+			group := []int{pid}
+			for _, f := range strings.Fields(w.fakeFile(t, "children")) {
+				n, err := strconv.Atoi(f)
+				require.NoError(t, err)
+				group = append(group, n)
+			}
+			// Whatever happens, nothing of the group outlives the test.
+			t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+
+			require.NoError(t, cmd.Process.Signal(sig))
+			const bound = 10 * time.Second
+			select {
+			case err = <-exited:
+				exited <- err // for the cleanup
+			case <-time.After(bound):
+				t.Fatalf("peerctl did not end within %s of %s", bound, sig)
+			}
+			var ee *exec.ExitError
+			require.True(t, errors.As(err, &ee), "exit: %v; stderr: %s", err, stderr.String())
+			assert.Equal(t, 5, ee.ExitCode(), "%v; stderr: %s", ee, stderr.String())
+			assert.Contains(t, stdout.String()+stderr.String(), "canceled")
+			for _, p := range group {
+				assert.Eventually(t, func() bool { return !procAlive(p) }, 5*time.Second, 10*time.Millisecond,
+					"process %d of the courier's group is still running", p)
+			}
+		})
+	}
+}
+
+// procAlive reports whether pid exists and is not a zombie.
+func procAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || !bytes.HasPrefix(b[i:], []byte(") Z"))
+}
