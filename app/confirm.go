@@ -27,6 +27,14 @@ func WithExitWatcher(w ports.ExitWatcher) Option { return func(s *Service) { s.e
 // DefaultConfirmTimeout bounds confirmation when ConfirmOptions.ConfirmTimeout is 0.
 const DefaultConfirmTimeout = 5 * time.Second
 
+// UnconfirmedHint is said with every unconfirmed send (the refusal of
+// RequireConfirm, the CLI's warning): the transport accepted the text, so
+// it may still arrive and a blind resend may deliver it twice. Measured on
+// Claude Code 2.1.328: a session holds inbox posts until it has settled,
+// 13–15 s after it started.
+const UnconfirmedHint = "the text was handed to the transport and may still arrive " +
+	"(a session that has just started holds messages until it settles, about 15 s); check before sending it again"
+
 // resyncEvery is how often Watch and the wait re-read the registry when a
 // watcher port is missing (the polling fallback).
 const resyncEvery = 500 * time.Millisecond
@@ -43,8 +51,9 @@ type ConfirmOptions struct {
 	// refusal (the text may still arrive: the transport accepted it).
 	RequireConfirm bool
 	// Wait, when positive, follows the target's registry status after
-	// delivery until it has gone busy and back to idle, the session ends,
-	// or Wait passes (see Confirmation.WaitEnd).
+	// delivery until the turn on this message has ended (idle after the
+	// message was taken up), the session ends, or Wait passes (see
+	// Confirmation.WaitEnd and Service.waitIdle).
 	Wait time.Duration
 }
 
@@ -68,8 +77,13 @@ type Confirmation struct {
 	WaitStatus domain.Status
 	// WaitElapsed is how long the wait took.
 	WaitElapsed time.Duration
-	// WaitNote adds a detail (a read error, an interruption; may be "").
+	// WaitNote adds a detail (a read error, an interruption, a take-up
+	// that could not be checked; may be "").
 	WaitNote string
+	// TakenUpAt is when the target took the message up: the timestamp of
+	// its transcript's peer "user" line carrying the text (zero when not
+	// seen).
+	TakenUpAt time.Time
 }
 
 // afterDelivery confirms from the transcript and waits, as req asks.
@@ -107,26 +121,68 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if !res.Confirmed && req.RequireConfirm {
-		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote)
+		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s; %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote, UnconfirmedHint)
 	}
 	if req.Wait > 0 && !interrupted {
-		since := res.Started
-		if res.Confirmed {
-			since = res.Enqueued.At
+		w := waitFor{since: res.Started, busyBefore: res.Target.Status() == domain.StatusBusy}
+		switch {
+		case req.NoConfirm:
+			w.fallback = "transcript not read (--no-confirm)"
+		case s.transcripts == nil || res.Transcript == "":
+			w.fallback = "no transcript"
+		case res.Confirmed:
+			w.path, w.text, w.from, w.takeSince = res.Transcript, req.Text, res.Enqueued.Offset, res.Enqueued.At
+		default:
+			// Not seen in time (a session still starting holds posts):
+			// the take-up line, when it comes, is still the proof.
+			w.path, w.text, w.takeSince = res.Transcript, req.Text, res.Started
 		}
-		s.waitIdle(ctx, res.Target, since, req.Wait, &res.Confirmation)
+		s.waitIdle(ctx, res.Target, w, req.Wait, &res.Confirmation)
 	}
 	return res, nil
 }
 
-// waitIdle follows target's record until it has gone busy and back to
-// idle after since, its session ends, or d passes. Idle counts when busy
-// was seen during the wait, or when the record is idle and its updatedAt
-// (Claude Code 2.1.328 rewrites it with every status change) is not
-// before since: a turn can start and end between two reads.
-func (s *Service) waitIdle(ctx context.Context, target domain.Session, since time.Time, d time.Duration, c *Confirmation) {
+// waitFor says what ends a wait.
+type waitFor struct {
+	// since is when the send began.
+	since time.Time
+	// busyBefore: the target was busy when it was resolved, before the send.
+	busyBefore bool
+	// path, text, from, takeSince: where to look for the take-up line
+	// (ports.Transcripts.TakenUp); path is "" when there is no transcript.
+	path, text string
+	from       int64
+	takeSince  time.Time
+	// fallback says why the take-up cannot be looked for ("" when it can).
+	fallback string
+}
+
+// waitIdle follows target's record until the turn on our message has
+// ended, its session ends, or d passes.
+//
+// With a transcript, the turn on our message begins when the session takes
+// it up: the transcript's peer "user" line carrying the text (TakenUp),
+// written only after the turns queued ahead of it. The wait ends on a
+// record whose status is idle and whose statusUpdatedAt (epoch ms, Claude
+// Code 2.1.328) is later than that line: a session busy with earlier work
+// when the send began cannot end the wait with the end of that work.
+//
+// Without one (fallback) it ends on idle after an observed transition
+// into busy after the send began: a busy record whose status changed
+// after the send began, busy seen after idle, or an idle record rewritten
+// after the idle seen before (a turn between two reads). A record
+// rewritten idle after the send began counts alone only when the target
+// was not busy before the send. The note says the take-up was not
+// checked: with several messages queued ahead, the first turn that began
+// after the send may be another message's.
+func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor, d time.Duration, c *Confirmation) {
 	start := s.now()
-	defer func() { c.WaitElapsed = s.now().Sub(start) }()
+	defer func() {
+		c.WaitElapsed = s.now().Sub(start)
+		if w.path == "" && c.WaitEnd == domain.WaitIdle && c.WaitNote == "" {
+			c.WaitNote = "take-up not checked (" + w.fallback + "): ended on the first turn that began after the send"
+		}
+	}()
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, d)
 	var changes <-chan struct{}
@@ -143,7 +199,9 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, since tim
 		exited = s.exits.Exited(ctx, rec.PID, rec.ProcStart)
 	}
 	c.WaitStatus = target.Status()
-	sawBusy, watching := false, false
+	since := w.since.Truncate(time.Millisecond)
+	busyAfter, first, watching := false, true, false
+	var idleAt time.Time // the statusUpdatedAt of the last idle seen
 	var tick <-chan time.Time
 	for {
 		l, err := s.Read(ctx)
@@ -176,16 +234,43 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, since tim
 				}
 				return
 			}
+			if w.path != "" && c.TakenUpAt.IsZero() {
+				at, next, err := s.transcripts.TakenUp(w.path, w.text, w.from, w.takeSince)
+				switch {
+				case err != nil:
+					w.path, w.fallback = "", err.Error()
+				default:
+					w.from, c.TakenUpAt = next, at
+				}
+			}
 			c.WaitStatus = e.Record.Status
+			changed := e.Record.StatusTime()
 			switch e.Record.Status {
 			case domain.StatusBusy:
-				sawBusy = true
+				if first {
+					w.busyBefore = true
+				}
+				if !idleAt.IsZero() || changed.After(since) {
+					busyAfter = true
+				}
 			case domain.StatusIdle:
-				if sawBusy || !e.Record.UpdatedAt.Before(since.Truncate(time.Millisecond)) {
+				switch {
+				case w.path != "":
+					if !c.TakenUpAt.IsZero() && changed.After(c.TakenUpAt) {
+						c.WaitEnd = domain.WaitIdle
+						return
+					}
+				case busyAfter,
+					// Idle again, rewritten since the idle seen before: a
+					// turn began and ended between two reads.
+					!idleAt.IsZero() && changed.After(idleAt),
+					!w.busyBefore && !changed.Before(since):
 					c.WaitEnd = domain.WaitIdle
 					return
 				}
+				idleAt = changed
 			}
+			first = false
 		}
 		select {
 		case <-ctx.Done():

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,6 +107,7 @@ func TestSendConfirmation(t *testing.T) {
 					require.True(t, ok, "want a refusal, got %v", err)
 					assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
 					assert.Contains(t, r.Detail, "posted by cue but not confirmed: no enqueue line")
+					assert.Contains(t, r.Detail, "handed to the transport and may still arrive", "a script must not resend blindly")
 				} else {
 					require.NoError(t, err)
 				}
@@ -229,4 +231,69 @@ func TestSendWaitInterrupted(t *testing.T) {
 	assert.Equal(t, domain.WaitTimeout, res.WaitEnd)
 	assert.Equal(t, "interrupted", res.WaitNote)
 	assert.False(t, errors.Is(ctx.Err(), context.DeadlineExceeded))
+}
+
+// A target busy with earlier messages when the send begins must not end
+// the wait with the end of that earlier turn: the wait ends only after the
+// turn on our message (measured on Claude Code 2.1.328: our dequeue can
+// come before the previous turn's idle, the next busy after it).
+func TestSendWaitTargetBusyWithEarlierWork(t *testing.T) {
+	cases := []struct {
+		name      string
+		noConfirm bool
+		note      string // in WaitNote
+	}{
+		{name: "take-up from the transcript"},
+		{name: "no transcript: fallback on a transition into busy", noConfirm: true, note: "take-up not checked"},
+	}
+	for _, v := range variants() {
+		for _, tc := range cases {
+			t.Run(v.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				cfg := t.TempDir()
+				f := startFake(t, cfg, idA, "proj-89")
+				// An earlier turn, begun well before the send.
+				f.mu.Lock()
+				old := time.Now().Add(-time.Minute).UnixMilli()
+				f.rec["status"], f.rec["updatedAt"], f.rec["statusUpdatedAt"] = "busy", old, old
+				f.write()
+				f.mu.Unlock()
+				var ourTurnEnded atomic.Bool
+				done := make(chan struct{})
+				tr := &cueTransport{outcome: "posted", cue: func(s string) {
+					f.queue(s, time.Now()) // queued behind the running turn
+					go func() {
+						defer close(done)
+						time.Sleep(100 * time.Millisecond)
+						f.appendLines(map[string]any{"type": "queue-operation", "operation": "dequeue", "timestamp": stamp(time.Now()), "sessionId": f.ID()})
+						time.Sleep(20 * time.Millisecond)
+						f.setStatus("idle") // the earlier turn ends
+						time.Sleep(400 * time.Millisecond)
+						f.setStatus("busy") // the turn on our message
+						time.Sleep(20 * time.Millisecond)
+						f.takeUp(s, time.Now())
+						time.Sleep(100 * time.Millisecond)
+						ourTurnEnded.Store(true)
+						f.setStatus("idle")
+					}()
+				}}
+				svc := newService(cfg, tr, v)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*within)
+				defer cancel()
+				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "third, long wait",
+					ConfirmOptions: app.ConfirmOptions{NoConfirm: tc.noConfirm, Wait: within}})
+				returnedAfterOurTurn := ourTurnEnded.Load()
+				<-done
+				require.NoError(t, err)
+				assert.Equal(t, domain.WaitIdle, res.WaitEnd, "note: %s", res.WaitNote)
+				assert.True(t, returnedAfterOurTurn, "the wait ended before the turn on our message (at the earlier turn's end)")
+				if tc.note != "" {
+					assert.Contains(t, res.WaitNote, tc.note)
+				} else {
+					assert.Empty(t, res.WaitNote)
+					assert.False(t, res.TakenUpAt.IsZero(), "take-up time not found")
+				}
+			})
+		}
+	}
 }

@@ -109,21 +109,46 @@ func (f *fakeSession) exit() {
 }
 
 // enqueue appends the line Claude Code writes when a message is queued,
-// stamped at, then a peer user message.
+// stamped at, then the lines of an idle session taking it up at once.
 func (f *fakeSession) enqueue(text string, at time.Time) {
+	f.t.Helper()
+	f.queue(text, at)
+	f.takeUp(text, at)
+}
+
+// queue appends only the enqueue line: a busy session queues the message
+// and takes it up later (takeUp).
+func (f *fakeSession) queue(text string, at time.Time) {
+	f.t.Helper()
+	f.appendLines(map[string]any{"type": "queue-operation", "operation": "enqueue",
+		"timestamp": stamp(at), "sessionId": f.ID(), "content": text})
+}
+
+// takeUp appends the dequeue line and the peer "user" line (Claude Code
+// 2.1.328) that begin the turn on text, stamped at.
+func (f *fakeSession) takeUp(text string, at time.Time) {
+	f.t.Helper()
+	f.appendLines(map[string]any{"type": "queue-operation", "operation": "dequeue", "timestamp": stamp(at), "sessionId": f.ID()},
+		map[string]any{"type": "user", "timestamp": stamp(at), "isMeta": true, "turnOrigin": "peer",
+			"message": map[string]string{"role": "user", "content": "Another Claude session sent a message:\n" + text + "\n\nThis came from another Claude session."},
+			"origin":  map[string]any{"kind": "peer", "from": "unknown"}})
+}
+
+func stamp(at time.Time) string { return at.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func (f *fakeSession) appendLines(lines ...map[string]any) {
 	f.t.Helper()
 	p := f.Transcript()
 	require.NoError(f.t, os.MkdirAll(filepath.Dir(p), 0o755))
-	line, err := json.Marshal(map[string]string{"type": "queue-operation", "operation": "enqueue",
-		"timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"), "sessionId": f.ID(), "content": text})
-	require.NoError(f.t, err)
-	user, err := json.Marshal(map[string]any{"type": "user", "timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"),
-		"message": map[string]string{"role": "user", "content": "Another Claude session sent a message:\n" + text},
-		"origin":  map[string]any{"kind": "peer", "from": "unknown"}})
-	require.NoError(f.t, err)
+	var b []byte
+	for _, l := range lines {
+		line, err := json.Marshal(l)
+		require.NoError(f.t, err)
+		b = append(append(b, line...), '\n')
+	}
 	fh, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	require.NoError(f.t, err)
-	_, err = fh.Write(append(append(append(line, '\n'), user...), '\n'))
+	_, err = fh.Write(b)
 	require.NoError(f.t, err)
 	require.NoError(f.t, fh.Close())
 }

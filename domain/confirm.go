@@ -50,10 +50,18 @@ func ParseOutcome(word string) Outcome {
 //
 //	{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-30T08:56:53.642Z","sessionId":"…","content":"<text exactly>"}
 //
-// when a socket post (or a peer's SendMessage) reaches the session, then a
-// "user" line whose origin is {"kind":"peer",…}. A message that arrives
-// while the session is still starting is held and enqueued (and stamped)
-// only when released.
+// when a socket post (or a peer's SendMessage) reaches the session. When
+// the session takes the message up (at once when idle; when busy, only
+// after the turns ahead of it) it writes a "dequeue" line (no content) and,
+// as the turn on it begins, a "user" line:
+//
+//	{"type":"user","timestamp":"…","origin":{"kind":"peer","from":"unknown",…},"message":{"role":"user","content":"Another Claude session sent a message:\n<text>\n\n…"},…}
+//
+// Measured: the record's status turns "busy" a few tens of milliseconds
+// before that user line's timestamp, and the previous turn's "idle" comes
+// before it; lines are not always appended in timestamp order. A message
+// that arrives while the session is still starting is held and enqueued
+// (and stamped) only when released.
 type Enqueued struct {
 	// Path is the transcript file; Offset the line's byte offset in it.
 	Path   string

@@ -79,6 +79,9 @@ type Record struct {
 	NameSince    time.Time // "nameSince", epoch milliseconds
 	Status       Status    // "status"
 	UpdatedAt    time.Time // "updatedAt", epoch milliseconds
+	// StatusUpdatedAt is "statusUpdatedAt", epoch milliseconds: when
+	// "status" last changed (Claude Code 2.1.328 writes it with status).
+	StatusUpdatedAt time.Time
 
 	// Warnings notes oddities that did not make the record unusable, e.g. a
 	// timestamp that looks like seconds rather than milliseconds.
@@ -103,6 +106,16 @@ func MillisToTime(ms int64) (t time.Time, ok bool) {
 		return time.UnixMilli(ms), false
 	}
 	return time.UnixMilli(ms), true
+}
+
+// StatusTime is when the record's status last changed: StatusUpdatedAt,
+// or UpdatedAt when the record has no statusUpdatedAt (Claude Code
+// rewrites updatedAt with every status change), or the zero time.
+func (r Record) StatusTime() time.Time {
+	if !r.StatusUpdatedAt.IsZero() {
+		return r.StatusUpdatedAt
+	}
+	return r.UpdatedAt
 }
 
 // String describes the record briefly for messages.

@@ -19,6 +19,16 @@ type Transcripts interface {
 	// the file from its end and never loads it whole. When ctx ends first
 	// it returns an error wrapping ctx.Err(); it leaves no goroutine behind.
 	WaitEnqueued(ctx context.Context, path, text string, since time.Time) (domain.Enqueued, error)
+	// TakenUp looks once, without blocking, through the complete lines of
+	// the transcript at path from byte offset from (the enqueue line's
+	// Offset the first time, then the returned next) for the line that
+	// shows the session took the message up: a "user" line whose origin
+	// kind is "peer", whose message content carries text, stamped not
+	// before since (see domain.Enqueued for the format). at is that
+	// line's timestamp, or the zero time when it is not there yet; next is
+	// where to look from on the following call. A missing file is not an
+	// error (at zero, next = from).
+	TakenUp(path, text string, from int64, since time.Time) (at time.Time, next int64, err error)
 }
 
 // FolderWatcher notices changes in a folder such as the registry.

@@ -99,6 +99,7 @@ func TestReadRealFixtures(t *testing.T) {
 	assert.Equal(t, ms(1796027521308), a.NameSince)
 	assert.Equal(t, domain.StatusIdle, a.Status)
 	assert.Equal(t, ms(1796027533912), a.UpdatedAt)
+	assert.Equal(t, ms(1796027533912), a.StatusUpdatedAt)
 	assert.Empty(t, a.Warnings)
 	assert.False(t, a.ModTime.IsZero())
 

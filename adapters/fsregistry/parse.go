@@ -33,6 +33,8 @@ type wireRecord struct {
 	NameSince    json.RawMessage `json:"nameSince"`
 	Status       json.RawMessage `json:"status"`
 	UpdatedAt    json.RawMessage `json:"updatedAt"`
+	// StatusUpdatedAt: Claude Code 2.1.328, epoch milliseconds.
+	StatusUpdatedAt json.RawMessage `json:"statusUpdatedAt"`
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -106,6 +108,7 @@ func Parse(data []byte) (domain.Record, error) {
 		{"startedAt", w.StartedAt, &rec.StartedAt},
 		{"nameSince", w.NameSince, &rec.NameSince},
 		{"updatedAt", w.UpdatedAt, &rec.UpdatedAt},
+		{"statusUpdatedAt", w.StatusUpdatedAt, &rec.StatusUpdatedAt},
 	} {
 		ms, err := intField(f.name, f.raw)
 		if err != nil {

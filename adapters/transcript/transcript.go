@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -395,4 +396,131 @@ func examine(line []byte, text string) match {
 		m.hit, m.sessionID = true, w.SessionID
 	}
 	return m
+}
+
+// TakenUp implements ports.Transcripts. It reads forward from from in
+// ChunkBytes pieces, holds at most one line of MaxLineBytes (longer lines
+// are skipped), and stops at the first match or the last complete line.
+func (r *Reader) TakenUp(path, text string, from int64, since time.Time) (time.Time, int64, error) {
+	// O_NONBLOCK, as in check: a FIFO planted at the path is refused, not waited on.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return time.Time{}, from, nil
+		}
+		return time.Time{}, from, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}, from, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return time.Time{}, from, fmt.Errorf("read transcript %s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	size := fi.Size()
+	if from < 0 || from > size {
+		// Replaced or truncated under us: look at the whole file again.
+		from = 0
+	}
+	buf := make([]byte, min(int64(r.chunk), max(size-from, 1)))
+	var line []byte
+	skip := false
+	next := from
+	for pos := from; pos < size; {
+		n := min(int64(len(buf)), size-pos)
+		if err := r.readAt(f, buf[:n], pos); err != nil {
+			return time.Time{}, next, fmt.Errorf("read transcript %s: %w", path, err)
+		}
+		b := buf[:n]
+		pos += n
+		for len(b) > 0 {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				if !skip {
+					if len(line)+len(b) > MaxLineBytes {
+						skip, line = true, nil
+					} else {
+						line = append(line, b...)
+					}
+				}
+				break
+			}
+			seg := b[:i]
+			b = b[i+1:]
+			next = pos - int64(len(b))
+			if skip {
+				skip, line = false, line[:0]
+				continue
+			}
+			whole := seg
+			if len(line) > 0 {
+				if len(line)+len(seg) > MaxLineBytes {
+					line = line[:0]
+					continue
+				}
+				whole = append(line, seg...)
+			}
+			at, ok := takenUpLine(whole, text)
+			line = line[:0]
+			if ok && domain.EnqueuedAfter(at, since) {
+				return at, next, nil
+			}
+		}
+	}
+	return time.Time{}, next, nil
+}
+
+// peerUserLine holds the fields of the "user" line Claude Code 2.1.328
+// writes when a session takes a peer message up (see domain.Enqueued).
+type peerUserLine struct {
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
+	Origin    struct {
+		Kind string `json:"kind"`
+	} `json:"origin"`
+	Message struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+var markPeer = []byte(`"peer"`)
+
+// takenUpLine reports whether line is a peer "user" line whose message
+// content (a string, or text blocks) carries text, and its timestamp.
+func takenUpLine(line []byte, text string) (time.Time, bool) {
+	if !bytes.Contains(line, markPeer) || !bytes.Contains(line, markTimestamp) {
+		return time.Time{}, false
+	}
+	var w peerUserLine
+	if json.Unmarshal(line, &w) != nil || w.Type != "user" || w.Origin.Kind != "peer" {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, w.Timestamp)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var s string
+	if json.Unmarshal(w.Message.Content, &s) == nil {
+		return at, carries(s, text)
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(w.Message.Content, &blocks) == nil {
+		for _, b := range blocks {
+			if b.Type == "text" && carries(b.Text, text) {
+				return at, true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// carries reports whether text stands in content on lines of its own (the
+// wrapper puts it between "…sent a message:\n" and "\n\nThis came…"), so
+// a short text is not found inside another message's words.
+func carries(content, text string) bool {
+	return strings.Contains("\n"+content+"\n", "\n"+text+"\n")
 }

@@ -32,9 +32,11 @@ queued exactly this text, stamped after the send began. The outcome is:
              or exit 5 (delivery_failed) with --require-confirm
   sent       the courier proved it called SendMessage, not yet shown in the transcript
 
-With --wait, peerctl then follows the target's registry status until it has gone busy and
-back to idle (idle), or the session ends (exited), or the deadline passes (timeout); all
-three exit 0 and are reported on stdout ("wait" in --json).`
+With --wait, peerctl then follows the target's registry status until the turn on this
+message has ended (idle: the record turned idle after the transcript showed the session
+take the message up, so earlier queued work does not count), or the session ends (exited),
+or the deadline passes (timeout); all three exit 0 and are reported on stdout ("wait" in
+--json).`
 
 func (f *confirmFlags) register(cmd *cobra.Command) {
 	cmd.Long += confirmHelp
@@ -42,7 +44,7 @@ func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.noConfirm, "no-confirm", false, "do not read the target's transcript; the outcome is the transport's word")
 	fs.BoolVar(&f.require, "require-confirm", false, "exit 5 (delivery_failed) unless the transcript shows the text")
 	fs.DurationVar(&f.timeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long to look for the text in the transcript")
-	fs.DurationVar(&f.wait, "wait", 0, "after delivery, wait (at most this long) until the target has gone busy and idle again; --wait alone waits up to "+defaultWait.String())
+	fs.DurationVar(&f.wait, "wait", 0, "after delivery, wait (at most this long) until the target's turn on the message has ended; --wait alone waits up to "+defaultWait.String())
 	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
 }
 
@@ -81,6 +83,7 @@ type waitJSON struct {
 	Status    string `json:"status"` // the last status seen: idle, busy, unknown
 	ElapsedMs int64  `json:"elapsedMs"`
 	Note      string `json:"note,omitempty"`
+	TakenUpAt string `json:"takenUpAt,omitempty"` // when the target took the message up, RFC 3339 UTC
 }
 
 func (out *receiptJSON) fillConfirm(res app.SendResult) {
@@ -94,13 +97,16 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 	if res.WaitEnd != domain.WaitNone {
 		out.Wait = &waitJSON{End: res.WaitEnd.String(), Status: res.WaitStatus.String(),
 			ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
+		if !res.TakenUpAt.IsZero() {
+			out.Wait.TakenUpAt = rfc3339(res.TakenUpAt)
+		}
 	}
 }
 
 // warnUnconfirmed says on stderr that a send is not confirmed, and why.
 func (c *cli) warnUnconfirmed(res app.SendResult) {
 	if !res.Confirmed {
-		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s\n", res.Outcome, res.ConfirmNote)
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s; %s\n", res.Outcome, res.ConfirmNote, app.UnconfirmedHint)
 	}
 }
 
@@ -110,7 +116,11 @@ func (c *cli) printConfirm(res app.SendResult) {
 	c.warnUnconfirmed(res)
 	switch res.WaitEnd {
 	case domain.WaitIdle:
-		fmt.Fprintf(c.stdout, "wait: idle: the session went busy and is idle again (%s)\n", res.WaitElapsed.Round(time.Millisecond))
+		note := ""
+		if res.WaitNote != "" {
+			note = "; " + res.WaitNote
+		}
+		fmt.Fprintf(c.stdout, "wait: idle: the turn on the message has ended (%s)%s\n", res.WaitElapsed.Round(time.Millisecond), note)
 	case domain.WaitExited:
 		fmt.Fprintf(c.stdout, "wait: exited: the session ended (%s) after %s\n", res.WaitNote, res.WaitElapsed.Round(time.Millisecond))
 	case domain.WaitTimeout:

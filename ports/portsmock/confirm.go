@@ -42,6 +42,22 @@ func (m *MockTranscripts) EXPECT() *MockTranscriptsMockRecorder {
 	return m.recorder
 }
 
+// TakenUp mocks base method.
+func (m *MockTranscripts) TakenUp(path, text string, from int64, since time.Time) (time.Time, int64, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "TakenUp", path, text, from, since)
+	ret0, _ := ret[0].(time.Time)
+	ret1, _ := ret[1].(int64)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// TakenUp indicates an expected call of TakenUp.
+func (mr *MockTranscriptsMockRecorder) TakenUp(path, text, from, since any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "TakenUp", reflect.TypeOf((*MockTranscripts)(nil).TakenUp), path, text, from, since)
+}
+
 // WaitEnqueued mocks base method.
 func (m *MockTranscripts) WaitEnqueued(ctx context.Context, path, text string, since time.Time) (domain.Enqueued, error) {
 	m.ctrl.T.Helper()

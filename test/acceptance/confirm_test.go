@@ -101,10 +101,12 @@ type receipt struct {
 		End       string `json:"end"`
 		Status    string `json:"status"`
 		ElapsedMs int64  `json:"elapsedMs"`
+		TakenUpAt string `json:"takenUpAt"`
 	} `json:"wait"`
 	Refusal *struct {
 		Reason   string `json:"reason"`
 		ExitCode int    `json:"exitCode"`
+		Detail   string `json:"detail"`
 	} `json:"refusal"`
 }
 
@@ -121,7 +123,7 @@ func TestSendConfirmation(t *testing.T) {
 		stderr    string
 	}{
 		{"seen", nil, false, nil, 0, "delivered", true, ""},
-		{"not seen", []string{"-confirm=false"}, false, []string{"--confirm-timeout", "500ms"}, 0, "posted", false, "warning: posted, not confirmed"},
+		{"not seen", []string{"-confirm=false"}, false, []string{"--confirm-timeout", "500ms"}, 0, "posted", false, "may still arrive"},
 		{"not seen, required", []string{"-confirm=false"}, false, []string{"--confirm-timeout", "500ms", "--require-confirm"}, 5, "", false, "delivery_failed"},
 		{"seen too early", []string{"-confirm=false"}, true, []string{"--confirm-timeout", "500ms"}, 0, "posted", false, "not confirmed"},
 		{"not asked", nil, false, []string{"--no-confirm"}, 0, "posted", false, "posted, not confirmed: confirmation skipped"},
@@ -147,6 +149,7 @@ func TestSendConfirmation(t *testing.T) {
 				require.NotNil(t, got.Refusal)
 				assert.Equal(t, "delivery_failed", got.Refusal.Reason)
 				assert.Equal(t, tc.code, got.Refusal.ExitCode)
+				assert.Contains(t, got.Refusal.Detail, "handed to the transport and may still arrive", "a script must not resend blindly")
 				return
 			}
 			assert.True(t, got.OK)
@@ -177,6 +180,7 @@ func TestSendWaitUntilIdle(t *testing.T) {
 	require.NotNil(t, got.Wait)
 	assert.Equal(t, "idle", got.Wait.End)
 	assert.Equal(t, "idle", got.Wait.Status)
+	assert.NotEmpty(t, got.Wait.TakenUpAt, "the take-up line was found")
 
 	// Text form, and a session that never reacts: timeout, still exit 0.
 	cfg2 := t.TempDir()

@@ -3,7 +3,8 @@
 // listens on its inbox socket and, for each post, does what a real session
 // does as far as peerctl can see (Claude Code 2.1.328 formats): appends the
 // queue "enqueue" line with the text to its transcript
-// <config>/projects/<slug>/<sessionId>.jsonl, then goes busy and idle again.
+// <config>/projects/<slug>/<sessionId>.jsonl, then goes busy, takes the
+// message up (a "dequeue" line and a peer "user" line) and goes idle again.
 //
 // Flags: -config DIR, -id UUID, -name NAME, -cwd DIR, -socket PATH,
 // -confirm (default true; false: never write the enqueue line),
@@ -115,6 +116,9 @@ func main() {
 			go func() {
 				time.Sleep(100 * time.Millisecond)
 				s.set(map[string]any{"status": "busy"})
+				if *confirm {
+					s.takeUp(frame.Message.Content)
+				}
 				time.Sleep(300 * time.Millisecond)
 				s.set(map[string]any{"status": "idle"})
 			}()
@@ -150,17 +154,41 @@ func (s *session) write() {
 }
 
 func (s *session) enqueue(text string) {
+	s.appendLines(map[string]any{"type": "queue-operation", "operation": "enqueue",
+		"timestamp": stamp(), "sessionId": s.id(), "content": text})
+}
+
+// takeUp writes the dequeue line and the peer "user" line that begin the
+// turn on text.
+func (s *session) takeUp(text string) {
+	s.appendLines(map[string]any{"type": "queue-operation", "operation": "dequeue", "timestamp": stamp(), "sessionId": s.id()},
+		map[string]any{"type": "user", "timestamp": stamp(), "isMeta": true, "turnOrigin": "peer",
+			"origin":  map[string]any{"kind": "peer", "from": "unknown"},
+			"message": map[string]any{"role": "user", "content": "Another Claude session sent a message:\n" + text + "\n\nThis came from another Claude session."}})
+}
+
+func stamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func (s *session) id() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec["sessionId"].(string)
+}
+
+func (s *session) appendLines(lines ...map[string]any) {
+	var b []byte
+	for _, l := range lines {
+		line, err := json.Marshal(l)
+		must(err)
+		b = append(append(b, line...), '\n')
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	must(os.MkdirAll(filepath.Dir(s.transcript), 0o700))
-	ts := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	line, err := json.Marshal(map[string]string{"type": "queue-operation", "operation": "enqueue",
-		"timestamp": ts, "sessionId": s.rec["sessionId"].(string), "content": text})
-	must(err)
 	f, err := os.OpenFile(s.transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	must(err)
 	defer f.Close()
-	_, err = f.Write(append(line, '\n'))
+	_, err = f.Write(b)
 	must(err)
 }
 
