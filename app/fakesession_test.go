@@ -102,6 +102,17 @@ func (f *fakeSession) crash() {
 	_ = f.cmd.Wait()
 }
 
+// zombie kills the process without reaping it: it has exited, its pid
+// still answers kill(pid, 0), its record stays (the parent reaps it at
+// cleanup).
+func (f *fakeSession) zombie() {
+	require.NoError(f.t, f.cmd.Process.Kill())
+	require.Eventually(f.t, func() bool {
+		st, err := procliveness.ReadStat("/proc", f.PID())
+		return err == nil && st.State == 'Z'
+	}, within, 10*time.Millisecond, "pid %d did not become a zombie", f.PID())
+}
+
 // exit removes the record, then ends the process (as a clean exit does).
 func (f *fakeSession) exit() {
 	require.NoError(f.t, os.Remove(f.path()))

@@ -125,6 +125,7 @@ func NewExitWatcher() *fswatch.Exits { return fswatch.NewExits() }
 type Watcher struct {
 	svc    *Service
 	events chan domain.Event
+	notes  chan string
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
@@ -132,7 +133,7 @@ type Watcher struct {
 
 // NewWatcher registers the watcher's lifecycle hooks.
 func NewWatcher(lc fx.Lifecycle, svc *Service) *Watcher {
-	w := &Watcher{svc: svc, events: make(chan domain.Event, 64), done: make(chan struct{})}
+	w := &Watcher{svc: svc, events: make(chan domain.Event, 64), notes: make(chan string, 4), done: make(chan struct{})}
 	lc.Append(fx.Hook{OnStart: w.start, OnStop: w.stop})
 	return w
 }
@@ -140,6 +141,11 @@ func NewWatcher(lc fx.Lifecycle, svc *Service) *Watcher {
 // Events delivers the watch's events in order; it is closed when the
 // watch ends. A consumer must keep reading until then (or stop the app).
 func (w *Watcher) Events() <-chan domain.Event { return w.events }
+
+// Notes delivers what Service.WatchNotes notes (e.g. MissingFolderNote);
+// it is closed when the watch ends. It is buffered: a consumer that
+// ignores it loses nothing else.
+func (w *Watcher) Notes() <-chan string { return w.notes }
 
 // Err is the error that ended the watch (nil after a clean stop); read it
 // once Events is closed.
@@ -159,9 +165,15 @@ func (w *Watcher) start(context.Context) error {
 	go func() {
 		defer close(w.done)
 		defer close(w.events)
-		w.err = w.svc.Watch(ctx, func(e domain.Event) {
+		defer close(w.notes)
+		w.err = w.svc.WatchNotes(ctx, func(e domain.Event) {
 			select {
 			case w.events <- e:
+			case <-ctx.Done():
+			}
+		}, func(n string) {
+			select {
+			case w.notes <- n:
 			case <-ctx.Done():
 			}
 		})

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -19,6 +18,21 @@ import (
 // It returns nil when ctx ends, or the error of a registry read (an
 // unreadable folder). Every goroutine it starts has returned by then.
 func (s *Service) Watch(ctx context.Context, emit func(domain.Event)) error {
+	return s.WatchNotes(ctx, emit, nil)
+}
+
+// MissingFolderNote is the note Watch gives (and list prints) when the
+// registry folder does not exist: "registry folder <dir> does not exist;
+// no sessions".
+func MissingFolderNote(dir string) string {
+	return "registry folder " + dir + " does not exist; no sessions"
+}
+
+// WatchNotes is Watch that also tells note (when not nil) what a person
+// should know but is no event: once, at start, MissingFolderNote when the
+// registry folder does not exist (the watch goes on and picks the folder
+// up when it is created). note is called from Watch's goroutine.
+func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note func(string)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var changes <-chan struct{}
@@ -34,6 +48,9 @@ func (s *Service) Watch(ctx context.Context, emit func(domain.Event)) error {
 	l, err := s.Read(ctx)
 	if err != nil {
 		return err
+	}
+	if l.Missing && note != nil {
+		note(MissingFolderNote(l.Dir))
 	}
 	if s.folders != nil {
 		if ch, err := s.folders.Watch(ctx, l.Dir); err == nil {
@@ -97,9 +114,9 @@ func (s *Service) Watch(ctx context.Context, emit func(domain.Event)) error {
 		defer mu.Unlock()
 		for i, e := range entries {
 			if e.Live() && ended[key(e)] {
-				e.Verdict, e.Reason = domain.VerdictStale, fmt.Sprintf("pid %d has ended", e.Record.PID)
-				e.Addressable, e.Unaddressable = false, ""
-				entries[i] = e
+				// The words list --all would use for a pid that is not
+				// running: domain.Classify's.
+				entries[i] = domain.Classify(e.Record, domain.Liveness{Alive: domain.No, Unchecked: e.Unchecked})
 			}
 		}
 	}

@@ -118,12 +118,53 @@ func TestWatchStartsBeforeTheRegistryExists(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events := make(chan domain.Event, 4)
-	go func() { _ = svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
-	time.Sleep(50 * time.Millisecond)
+	notes := make(chan string, 4)
+	go func() {
+		_ = svc.WatchNotes(ctx, func(e domain.Event) { events <- e }, func(n string) { notes <- n })
+	}()
+	select {
+	case n := <-notes:
+		// The note list prints, once.
+		assert.Equal(t, "registry folder "+fsregistry.SessionsDir(cfg)+" does not exist; no sessions", n)
+	case <-time.After(within):
+		t.Fatal("no note about the missing registry folder")
+	}
 	a := startFake(t, cfg, idA, "first") // creates <cfg>/sessions
 	ev := nextEvent(t, events, "first session in a new folder")
 	assert.Equal(t, domain.EventAppeared, ev.Kind)
 	assert.Equal(t, a.PID(), ev.Entry.Record.PID)
+	assert.Empty(t, notes, "the note is given once")
+}
+
+// A process that has exited but is not reaped yet (a zombie) is stale in
+// list and died in watch, with the same words (domain.Classify's).
+func TestWatchAndListAgreeOnAZombie(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := t.TempDir()
+			a := startFake(t, cfg, idA, "proj-89")
+			svc := newService(cfg, nil, v)
+			ctx, cancel := context.WithCancel(context.Background())
+			events := make(chan domain.Event, 16)
+			done := make(chan error, 1)
+			go func() { done <- svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
+			defer func() { cancel(); <-done }()
+			require.Equal(t, domain.EventAppeared, nextEvent(t, events, "start").Kind)
+
+			a.zombie()
+			ev := nextEvent(t, events, "the process exited, unreaped")
+			assert.Equal(t, domain.EventDied, ev.Kind)
+			l, err := svc.List(context.Background(), true)
+			require.NoError(t, err)
+			require.Len(t, l.Entries, 1)
+			listed := l.Entries[0]
+			assert.Equal(t, domain.VerdictStale, listed.Verdict, "list: %s", listed.Reason)
+			assert.Equal(t, listed.Verdict, ev.Entry.Verdict)
+			assert.Equal(t, listed.Reason, ev.Entry.Reason, "watch and list word the same record alike")
+			assert.Contains(t, listed.Reason, "has exited (zombie, not yet reaped)")
+		})
+	}
 }
 
 func TestWatchUnreadableRegistryFails(t *testing.T) {

@@ -72,8 +72,12 @@ func (t Tri) String() string {
 
 // Liveness is the outcome of checking one record's process against the OS.
 type Liveness struct {
-	// Alive: kill(pid, 0) succeeded or failed with EPERM (Yes), ESRCH (No).
+	// Alive: kill(pid, 0) succeeded or failed with EPERM (Yes), ESRCH (No);
+	// No also when the process is a zombie (see Zombie).
 	Alive Tri
+	// Zombie: the process has exited but its parent has not reaped it
+	// (/proc/<pid>/stat state 'Z' or 'X'); kill(pid, 0) still succeeds.
+	Zombie bool
 	// StartMatches: procStart equals field 22 of /proc/<pid>/stat.
 	StartMatches Tri
 	// DomainMatches: pidDomain equals ours.
@@ -141,6 +145,9 @@ func Classify(r Record, l Liveness) Entry {
 	case l.DomainMatches == No:
 		e.Verdict = VerdictForeign
 		e.Reason = fmt.Sprintf("pidDomain %s is not ours (%s)", r.PIDDomain, l.OurDomain)
+	case l.Alive == No && l.Zombie:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
 	case l.Alive == No:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)

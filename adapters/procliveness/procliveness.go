@@ -3,6 +3,8 @@
 // golang.org/x/sys/unix:
 //
 //   - kill(pid, 0): nil or EPERM means alive, ESRCH dead;
+//   - state 'Z' or 'X' in /proc/<pid>/stat (field 3) means exited, not yet
+//     reaped: not running (stricter than Claude Code's own listing);
 //   - procStart (when the record has it and /proc/<pid>/stat is readable)
 //     must equal field 22 of /proc/<pid>/stat, the process start time in
 //     clock ticks since boot;
@@ -122,11 +124,9 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 		l.Unchecked = append(l.Unchecked, fmt.Sprintf("kill(%d, 0): %v", rec.PID, err))
 		return l
 	}
-	if rec.ProcStart == "" {
-		l.Unchecked = append(l.Unchecked, "record has no procStart; pid reuse not checked")
-		return l
-	}
-	start, err := StartTime(c.procRoot, rec.PID)
+	// One read of /proc/<pid>/stat gives both the state (a zombie still
+	// answers kill(pid, 0)) and the start time.
+	st, err := ReadStat(c.procRoot, rec.PID)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		// Either the pid exited between kill and read, or /proc hides it
@@ -134,15 +134,29 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 		// kill again: only ESRCH makes it dead; otherwise it stays unknown.
 		if kerr := c.kill(rec.PID); errors.Is(kerr, unix.ESRCH) {
 			l.Alive = domain.No
-		} else {
+			return l
+		}
+		if rec.ProcStart != "" {
 			l.Unchecked = append(l.Unchecked, fmt.Sprintf("procStart not checked: %s/%d is not visible while the pid is alive", c.procRoot, rec.PID))
 		}
 	case err != nil:
-		l.Unchecked = append(l.Unchecked, "procStart not checked: "+err.Error())
-	case start == rec.ProcStart:
-		l.StartMatches, l.ActualStart = domain.Yes, start
+		if rec.ProcStart != "" {
+			l.Unchecked = append(l.Unchecked, "procStart not checked: "+err.Error())
+		}
+	case st.Exited():
+		// Stricter than Claude Code 2.1.328's own listing (claude agents
+		// lists a zombie as live): the process has exited, only its parent
+		// has not reaped it yet.
+		l.Alive, l.Zombie = domain.No, true
+		return l
+	case rec.ProcStart == "":
+	case st.Start == rec.ProcStart:
+		l.StartMatches, l.ActualStart = domain.Yes, st.Start
 	default:
-		l.StartMatches, l.ActualStart = domain.No, start
+		l.StartMatches, l.ActualStart = domain.No, st.Start
+	}
+	if rec.ProcStart == "" {
+		l.Unchecked = append(l.Unchecked, "record has no procStart; pid reuse not checked")
 	}
 	return l
 }
@@ -153,32 +167,62 @@ func (c *Checker) Gone(pid int) bool {
 	return pid > 0 && errors.Is(c.kill(pid), unix.ESRCH)
 }
 
+// Stat is what peerctl reads from /proc/<pid>/stat.
+type Stat struct {
+	// State is field 3: 'R' running, 'S' sleeping, 'Z' zombie, 'X' dead, …
+	// (proc(5)).
+	State byte
+	// Start is field 22 (starttime, clock ticks since boot) as text.
+	Start string
+}
+
+// Exited reports whether the process has exited and only waits to be
+// reaped by its parent: state 'Z' (zombie) or 'X' (dead).
+func (s Stat) Exited() bool { return s.State == 'Z' || s.State == 'X' }
+
+// ReadStat reads and parses <procRoot>/<pid>/stat (one read).
+func ReadStat(procRoot string, pid int) (Stat, error) {
+	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return Stat{}, err
+	}
+	return ParseStatFields(data)
+}
+
 // StartTime returns field 22 (starttime, clock ticks since boot) of
 // <procRoot>/<pid>/stat as text. As runc does, the command name is taken to
 // run to the last ')', so names containing ") " cannot shift the fields.
 func StartTime(procRoot string, pid int) (string, error) {
-	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return "", err
-	}
-	return ParseStat(data)
+	st, err := ReadStat(procRoot, pid)
+	return st.Start, err
 }
 
 // ParseStat extracts field 22 from the contents of a /proc/<pid>/stat file.
 func ParseStat(data []byte) (string, error) {
+	st, err := ParseStatFields(data)
+	return st.Start, err
+}
+
+// ParseStatFields extracts fields 3 (state) and 22 (starttime) from the
+// contents of a /proc/<pid>/stat file. The command name is taken to run to
+// the last ')'.
+func ParseStatFields(data []byte) (Stat, error) {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return "", errors.New("stat has no ')'")
+		return Stat{}, errors.New("stat has no ')'")
 	}
 	// After ") " come fields 3 (state) onwards.
 	fields := strings.Fields(string(data[i+1:]))
 	const idx = 22 - 3
 	if len(fields) <= idx {
-		return "", fmt.Errorf("stat has %d fields after the command name, want > %d", len(fields), idx)
+		return Stat{}, fmt.Errorf("stat has %d fields after the command name, want > %d", len(fields), idx)
+	}
+	if len(fields[0]) != 1 {
+		return Stat{}, fmt.Errorf("stat field 3 %q is not a state letter", fields[0])
 	}
 	v := fields[idx]
 	if _, err := strconv.ParseUint(v, 10, 64); err != nil {
-		return "", fmt.Errorf("stat field 22 %q is not a number", v)
+		return Stat{}, fmt.Errorf("stat field 22 %q is not a number", v)
 	}
-	return v, nil
+	return Stat{State: fields[0][0], Start: v}, nil
 }

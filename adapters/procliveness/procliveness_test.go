@@ -1,12 +1,14 @@
 package procliveness_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,8 +20,11 @@ import (
 
 // stat builds a /proc/<pid>/stat line whose command name is comm and whose
 // field 22 is start.
-func stat(pid int, comm, start string) string {
-	f := []string{"S", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", start, "999", "1000"}
+func stat(pid int, comm, start string) string { return statIn("S", pid, comm, start) }
+
+// statIn is stat with process state state (field 3).
+func statIn(state string, pid int, comm, start string) string {
+	f := []string{state, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", start, "999", "1000"}
 	return strconv.Itoa(pid) + " (" + comm + ") " + strings.Join(f, " ") + "\n"
 }
 
@@ -42,6 +47,7 @@ func TestParseStat(t *testing.T) {
 		{"empty", "", "", "no ')'"},
 		{"field 22 not a number", stat(1, "c", "x12"), "", `field 22 "x12" is not a number`},
 		{"field 22 negative", stat(1, "c", "-5"), "", "not a number"},
+		{"state not a letter", statIn("SS", 1, "c", "82"), "", `field 3 "SS" is not a state letter`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +121,10 @@ func TestCheck(t *testing.T) {
 		{"other errno is unknown", "35646", "", stat(pid, "claude", "35646"), []error{unix.EINVAL}, false, domain.Unknown, domain.Unknown, domain.Unknown, "", "kill(4652, 0): invalid argument", 1, domain.VerdictStale},
 		{"start mismatch is reuse", "35646", "", stat(pid, "claude", "99999"), []error{nil}, false, domain.Yes, domain.No, domain.Unknown, "99999", "", 1, domain.VerdictReused},
 		{"start as tricky name", "35646", "", stat(pid, "x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 35646", "1"), []error{nil}, false, domain.Yes, domain.No, domain.Unknown, "1", "", 1, domain.VerdictReused},
+		{"zombie: exited, not yet reaped", "35646", "", statIn("Z", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
+		{"dead (X): exited", "35646", "", statIn("X", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
+		{"zombie without procStart", "", "", statIn("Z", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
+		{"zombie whose start differs is still exited", "35646", "", statIn("Z", pid, "claude", "99999"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
 		{"procStart missing", "", "", stat(pid, "claude", "35646"), []error{nil}, false, domain.Yes, domain.Unknown, domain.Unknown, "", "record has no procStart", 1, domain.VerdictLive},
 		{"stat unreadable is unknown, never mismatch", "35646", "", "DIR", []error{nil}, false, domain.Yes, domain.Unknown, domain.Unknown, "", "procStart not checked", 1, domain.VerdictLive},
 		{"stat garbled is unknown", "35646", "", "garbage", []error{nil}, false, domain.Yes, domain.Unknown, domain.Unknown, "", "procStart not checked: stat has no ')'", 1, domain.VerdictLive},
@@ -153,7 +163,14 @@ func TestCheck(t *testing.T) {
 			} else {
 				assert.Contains(t, strings.Join(l.Unchecked, "\n"), tt.unchecked)
 			}
-			assert.Equal(t, tt.verdict, domain.Classify(rec, l).Verdict)
+			e := domain.Classify(rec, l)
+			assert.Equal(t, tt.verdict, e.Verdict)
+			if strings.HasPrefix(tt.stat, strconv.Itoa(pid)+" (claude) Z") || strings.HasPrefix(tt.stat, strconv.Itoa(pid)+" (claude) X") {
+				assert.True(t, l.Zombie)
+				assert.Equal(t, "pid 4652 has exited (zombie, not yet reaped)", e.Reason)
+			} else {
+				assert.False(t, l.Zombie)
+			}
 		})
 	}
 }
@@ -230,6 +247,25 @@ func TestCheckRealProcesses(t *testing.T) {
 		_ = cmd.Wait() // reaped: the pid no longer exists
 		e := domain.Classify(r, c.Check(r))
 		assert.Equal(t, domain.VerdictStale, e.Verdict, e.Reason)
+	})
+	t.Run("an exited, unreaped pid (zombie) is stale", func(t *testing.T) {
+		cmd := exec.Command("sleep", "60")
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		pid := cmd.Process.Pid
+		start, err := procliveness.StartTime("/proc", pid)
+		require.NoError(t, err)
+		r := base
+		r.PID, r.File, r.ProcStart = pid, strconv.Itoa(pid)+".json", start
+		require.NoError(t, cmd.Process.Kill()) // not waited for: stays a zombie
+		require.Eventually(t, func() bool {
+			st, err := procliveness.ReadStat("/proc", pid)
+			return err == nil && st.State == 'Z'
+		}, 10*time.Second, 10*time.Millisecond, "precondition: pid %d becomes a zombie", pid)
+		require.NoError(t, unix.Kill(pid, 0), "precondition: kill(pid, 0) still succeeds on a zombie")
+		e := domain.Classify(r, c.Check(r))
+		assert.Equal(t, domain.VerdictStale, e.Verdict, e.Reason)
+		assert.Equal(t, fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", pid), e.Reason)
 	})
 	t.Run("our real pid domain has the documented shape", func(t *testing.T) {
 		d, err := c.Domain()

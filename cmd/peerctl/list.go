@@ -86,7 +86,7 @@ background or none), malformed, unreadable. See docs/REGISTRY.md.
 				return err
 			}
 			if l.Missing {
-				fmt.Fprintf(c.stderr, "peerctl: note: registry folder %s does not exist; no sessions\n", l.Dir)
+				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
 			if asJSON {
 				out := make([]sessionJSON, 0, len(l.Entries))

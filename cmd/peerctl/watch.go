@@ -104,10 +104,17 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 	}()
 	enc := json.NewEncoder(c.stdout)
 	enc.SetEscapeHTML(false)
+	notes := w.Notes()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case n, ok := <-notes:
+			if !ok {
+				notes = nil
+				continue
+			}
+			fmt.Fprintf(c.stderr, "peerctl: note: %s\n", n)
 		case ev, ok := <-w.Events():
 			if !ok {
 				return nil

@@ -295,6 +295,7 @@ func TestWatchJSON(t *testing.T) {
 	early.stop(t)
 	ev = w.next(t, early.pid, "clean exit")
 	assert.Equal(t, "gone", ev.Event)
+	assert.Equal(t, "live", ev.Verdict, "gone carries the last verdict seen before the record went away (documented)")
 
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)
@@ -327,6 +328,32 @@ func TestWatchTextAndSIGTERM(t *testing.T) {
 		t.Fatalf("watch did not end within %s of SIGTERM", bound)
 	}
 	assert.Regexp(t, `appeared\s+proj-89\s+session 3327af2a-a4a5-433e-b55c-1fb5f0a0ae29\s+pid `+strconv.Itoa(a.pid)+`\s+idle \(already running\)`, out.String())
+}
+
+// watch on a registry folder that does not exist says so once on stderr,
+// in list's words, and keeps watching: the folder is picked up when made.
+func TestWatchMissingFolderNote(t *testing.T) {
+	cfg := t.TempDir()
+	list := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "list")
+	require.Equal(t, 0, list.Code)
+	note := strings.TrimSpace(string(list.Stderr))
+	require.Contains(t, note, "does not exist; no sessions", "precondition: list notes the missing folder")
+
+	w := startWatch(t, configEnv(t, cfg))
+	time.Sleep(300 * time.Millisecond) // let the watch take its first read
+	a := startFakeSession(t, cfg, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", "proj-89")
+	ev := w.next(t, a.pid, "the first session made the folder")
+	assert.Equal(t, "appeared", ev.Event)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGINT))
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(bound):
+		t.Fatalf("watch did not end within %s of SIGINT", bound)
+	}
+	assert.Equal(t, 1, strings.Count(w.stderr.String(), note), "stderr: %q", w.stderr.String())
 }
 
 func TestEnrichJSON(t *testing.T) {
