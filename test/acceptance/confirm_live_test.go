@@ -83,3 +83,30 @@ func TestLiveWatchAppearedDiedGone(t *testing.T) {
 		t.Fatalf("watch did not end within %s of SIGINT", bound)
 	}
 }
+
+// send --wait on a real session: the wait ends on idle only after the
+// session took the message up (its transcript's peer "user" line), and
+// says when. Without a key the turn fails at once ("Not logged in"), so
+// the whole turn is short.
+func TestLiveSendWaitEndsAfterTakeUp(t *testing.T) {
+	bin := livecc.Require(t, liveVersion)
+	s := livecc.Start(t, bin, livecc.Options{NoAPIKey: true, WaitSettled: true})
+	r := runPeerctl(t, runOpts{Env: configEnv(t, s.ConfigDir)}, "send", "--transport", "socket", "--json",
+		"--confirm-timeout", "30s", "--wait=60s", s.SessionID, "peerctl live wait check")
+	require.Equal(t, 0, r.Code, "stderr: %s\nscreen:\n%s", r.Stderr, s.Screen())
+	var got receipt
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	require.NotNil(t, got.Wait)
+	assert.Equal(t, "idle", got.Wait.End, "note: %s; screen:\n%s", got.Wait.Note, s.Screen())
+	require.NotEmpty(t, got.Wait.TakenUpAt, "the take-up line was found; note: %s", got.Wait.Note)
+	taken, err := time.Parse(time.RFC3339Nano, got.Wait.TakenUpAt)
+	require.NoError(t, err)
+	enq, err := time.Parse(time.RFC3339Nano, got.ConfirmedAt)
+	require.NoError(t, err)
+	assert.False(t, taken.Before(enq), "taken up %s before enqueued %s", taken, enq)
+	rec := s.Record()
+	sua, ok := rec["statusUpdatedAt"].(float64)
+	require.True(t, ok, "record has statusUpdatedAt: %v", rec)
+	assert.Equal(t, "idle", rec["status"])
+	assert.True(t, time.UnixMilli(int64(sua)).After(taken), "idle (statusUpdatedAt %d) after the take-up %s", int64(sua), taken)
+}

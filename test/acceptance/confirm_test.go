@@ -101,6 +101,7 @@ type receipt struct {
 		End       string `json:"end"`
 		Status    string `json:"status"`
 		ElapsedMs int64  `json:"elapsedMs"`
+		Note      string `json:"note"`
 		TakenUpAt string `json:"takenUpAt"`
 	} `json:"wait"`
 	Refusal *struct {
