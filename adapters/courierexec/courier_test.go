@@ -494,7 +494,7 @@ func TestCourierPlan(t *testing.T) {
 	assert.Contains(t, p.Stdin, "\nplan me\n")
 	assert.Empty(t, p.Socket)
 
-	def, err := courierexec.New(courierexec.Config{Program: "/opt/claude"}).Plan(transporttest.Session(t, target), msg(t, "plan me"))
+	def, err := courierexec.New(courierexec.Config{Program: prog}).Plan(transporttest.Session(t, target), msg(t, "plan me"))
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(os.TempDir(), "peerctl-courier-*"), def.Dir, "the default plan shows the private folder's pattern")
 }
