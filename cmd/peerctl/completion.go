@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -73,22 +75,26 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 	}
 	ctx, cancel := context.WithTimeout(parent, completionTimeout)
 	defer cancel()
-	l, err := svc.List(ctx, false)
+	l, err := svc.List(ctx, true)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 	}
-	return liveCompletions(l.Live(), toComplete), cobra.ShellCompDirectiveNoFileComp
+	return liveCompletions(l.Entries, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
-func liveCompletions(live []domain.Entry, prefix string) []cobra.Completion {
-	names := map[string]int{}
-	for _, e := range live {
-		names[e.Record.Name]++
-	}
+// liveCompletions offers the live sessions among entries (a full registry
+// read: the non-live records decide whether a name resolves). A name is
+// offered only when send could use it: domain.Resolve resolves it to that
+// session (not ambiguous with another session, an id prefix or a foreign
+// record) and it does not start with "cc-peer:" (read as an endpoint).
+func liveCompletions(entries []domain.Entry, prefix string) []cobra.Completion {
 	var out []cobra.Completion
-	for _, e := range live {
+	for _, e := range entries {
+		if !e.Live() {
+			continue
+		}
 		r := e.Record
-		if r.Name != "" && names[r.Name] == 1 && completable(r.Name) && strings.HasPrefix(r.Name, prefix) {
+		if r.Name != "" && completable(r.Name) && strings.HasPrefix(r.Name, prefix) && resolvesTo(entries, r.Name, r) {
 			out = append(out, cobra.CompletionWithDesc(r.Name, describe(r.Cwd, "session "+short(r.SessionID))))
 		}
 		if r.SessionID != "" && completable(r.SessionID) && strings.HasPrefix(r.SessionID, prefix) {
@@ -98,10 +104,22 @@ func liveCompletions(live []domain.Entry, prefix string) []cobra.Completion {
 	return out
 }
 
+// resolvesTo reports whether send's address name reaches r's session.
+func resolvesTo(entries []domain.Entry, name string, r domain.Record) bool {
+	if strings.HasPrefix(name, "cc-peer:") {
+		return false
+	}
+	s, err := domain.Resolve(entries, name)
+	return err == nil && s.ID() == r.SessionID && s.PID() == r.PID
+}
+
 // completable rejects values the completion protocol cannot carry (one
-// completion per line, a tab before the description).
+// completion per line, a tab before the description) and anything a
+// terminal would not show as itself: every rune that is not
+// strconv.IsPrint (C0 and C1 controls, bidi overrides such as U+202E, line
+// and paragraph separators U+2028/U+2029) and invalid UTF-8.
 func completable(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) })
 }
 
 func describe(a, b string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -119,5 +120,34 @@ func TestCompletionScripts(t *testing.T) {
 		r := evRun(t, nil, nil, bad...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stderr)
 		assert.Empty(t, r.stdout)
+	}
+}
+
+// Names a terminal would not show as themselves, and names send cannot use,
+// are never offered; the session id is offered instead.
+func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
+	socks := evSocketDir(t)
+	type sess struct{ id, name string }
+	cases := []sess{
+		{"a1111111-aaaa-4aaa-8aaa-000000000001", "csi\u009b31m"},     // C1 control
+		{"a2222222-aaaa-4aaa-8aaa-000000000002", "rtl\u202eeman"},    // bidi override
+		{"a3333333-aaaa-4aaa-8aaa-000000000003", "line\u2028break"},  // line separator
+		{"a4444444-aaaa-4aaa-8aaa-000000000004", "cc-peer:lookalike"}, // read as an endpoint
+		{"a5555555-aaaa-4aaa-8aaa-000000000005", "a1111111"},          // another session's id prefix
+	}
+	var recs []evRecord
+	for i, c := range cases {
+		recs = append(recs, evLiveRecord(t, evSleeper(t), c.id, c.name, "/src/"+strconv.Itoa(i), filepath.Join(socks, strconv.Itoa(i)+".sock")))
+	}
+	cfg := evConfigDir(t, recs...)
+	r := evRun(t, nil, nil, "__complete", "--config-dir", cfg, "send", "")
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	got, _ := completions(t, r.stdout)
+	for _, c := range cases {
+		assert.NotContains(t, got, c.name)
+		assert.Contains(t, got, c.id, "the id is offered instead")
+	}
+	for _, bad := range []rune{0x9b, 0x202e, 0x2028} {
+		assert.NotContains(t, r.stdout, string(bad))
 	}
 }
