@@ -132,7 +132,7 @@ Exit codes:
 				return err
 			}
 			for _, p := range r.Problems {
-				fmt.Fprintf(c.stderr, "peerctl: problem: %s\n", p)
+				fmt.Fprintf(c.stderr, "peerctl: problem: %s\n", safe(p))
 			}
 			if !r.OK {
 				return errDoctor

@@ -360,3 +360,48 @@ func TestDoctorWarnsOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(r.stdout+r.stderr, "does not exist"), r.stdout)
 	assert.Regexp(t, `(?m)^registry\s+warn\s+.*does not exist; no Claude Code session has run with this config dir$`, r.stdout)
 }
+
+// Text from claude --version and socket folder paths from the registry
+// reach the terminal escaped: no ESC, BEL or C1 control gets through, in
+// the table or on the problem lines (with --json too).
+// (doctor --json's stdout is JSON: data, escaped by JSON's rules.)
+func TestDoctorEscapesControlSequences(t *testing.T) {
+	dir := t.TempDir()
+	claude := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\ncase \"$1\" in\n--version) printf '9.9.9 \\033]0;owned\\007\\033[2J\\302\\233c (Claude Code)\\n';;\n--help) echo 'Usage: claude';;\n*) exit 9;;\nesac\n"
+	require.NoError(t, os.WriteFile(claude, []byte(script), 0o755))
+	socks := filepath.Join(t.TempDir(), "s\x1b]0;owned\x07\x1b[31m")
+	require.NoError(t, os.Mkdir(socks, 0o700))
+	require.NoError(t, os.Chmod(socks, 0o777)) // a problem: others may write
+	cfg := evConfigDir(t, evLiveRecord(t, evSleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
+	for _, args := range [][]string{{"doctor"}, {"doctor", "--json"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := evRun(t, nil, nil, append(args, "--config-dir", cfg, "--claude", claude)...)
+			require.Equal(t, exitError, r.code, "stderr: %s", r.stderr)
+			probs := problemLines(r.stderr)
+			require.NotEmpty(t, probs)
+			assert.Contains(t, r.stderr, "socket folder")
+			outs := map[string]string{"stderr": r.stderr}
+			if len(args) == 1 {
+				outs["stdout"] = r.stdout // --json's stdout is data: JSON escapes what it must
+			}
+			for name, out := range outs {
+				assert.NotContains(t, out, "\x1b", name)
+				assert.NotContains(t, out, "\x07", name)
+				assert.NotContains(t, out, "\u009b", name)
+			}
+		})
+	}
+}
+
+// send --dry-run --transport socket shows the socket path escaped.
+func TestSendDryRunSocketEscapesPath(t *testing.T) {
+	socks := filepath.Join(t.TempDir(), "s\x1b]0;owned\x07")
+	require.NoError(t, os.Mkdir(socks, 0o700))
+	cfg := evConfigDir(t, evLiveRecord(t, evSleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
+	r := evRun(t, nil, nil, "send", "--dry-run", "--transport", "socket", "--config-dir", cfg, "alpha", "hi")
+	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+	assert.Contains(t, r.stdout, "socket: ")
+	assert.NotContains(t, r.stdout, "\x1b")
+	assert.NotContains(t, r.stdout, "\x07")
+}

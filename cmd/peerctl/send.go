@@ -141,11 +141,11 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		fmt.Fprintf(c.stdout, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), safe(t.ID()), t.PID(), p.Transport)
 		if len(p.Argv) > 0 {
 			fmt.Fprintf(c.stdout, "run:   %s\n", shellQuote(p.Argv))
-			fmt.Fprintf(c.stdout, "in:    %s\n", p.Dir)
+			fmt.Fprintf(c.stdout, "in:    %s\n", safe(p.Dir))
 			fmt.Fprintf(c.stdout, "stdin (its nonce is drawn afresh for a real run):\n%s", p.Stdin)
 		}
 		if p.Socket != "" {
-			fmt.Fprintf(c.stdout, "socket: %s\nframe:  %s", p.Socket, p.Frame)
+			fmt.Fprintf(c.stdout, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
 		}
 		return nil
 	}
