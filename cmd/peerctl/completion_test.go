@@ -129,9 +129,9 @@ func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 	socks := evSocketDir(t)
 	type sess struct{ id, name string }
 	cases := []sess{
-		{"a1111111-aaaa-4aaa-8aaa-000000000001", "csi\u009b31m"},     // C1 control
-		{"a2222222-aaaa-4aaa-8aaa-000000000002", "rtl\u202eeman"},    // bidi override
-		{"a3333333-aaaa-4aaa-8aaa-000000000003", "line\u2028break"},  // line separator
+		{"a1111111-aaaa-4aaa-8aaa-000000000001", "csi\u009b31m"},      // C1 control
+		{"a2222222-aaaa-4aaa-8aaa-000000000002", "rtl\u202eeman"},     // bidi override
+		{"a3333333-aaaa-4aaa-8aaa-000000000003", "line\u2028break"},   // line separator
 		{"a4444444-aaaa-4aaa-8aaa-000000000004", "cc-peer:lookalike"}, // read as an endpoint
 		{"a5555555-aaaa-4aaa-8aaa-000000000005", "a1111111"},          // another session's id prefix
 	}
