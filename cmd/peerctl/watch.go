@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,12 +106,22 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			err = werr
 		}
 	}()
+	// A write into a pipe nobody reads fails with EPIPE instead of killing
+	// peerctl by SIGPIPE (Go raises it for fd 1 and 2 unless SIGPIPE is
+	// notified); either way the watch ends cleanly, exit 0.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	gone, stopGone := readerGone(c.stdout)
+	defer stopGone()
 	enc := json.NewEncoder(c.stdout)
 	enc.SetEscapeHTML(false)
 	notes := w.Notes()
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-gone:
 			return nil
 		case n, ok := <-notes:
 			if !ok {
@@ -122,15 +136,24 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			now := time.Now()
 			if asJSON {
 				if err := enc.Encode(toEventJSON(ev, now)); err != nil {
-					return fmt.Errorf("write event: %w", err)
+					return writeErr(err)
 				}
 				continue
 			}
 			if _, err := fmt.Fprintln(c.stdout, eventLine(ev, now)); err != nil {
-				return fmt.Errorf("write event: %w", err)
+				return writeErr(err)
 			}
 		}
 	}
+}
+
+// writeErr is nil when the reader of stdout has gone (EPIPE: the watch
+// ends as asked, exit 0), else the write's error.
+func writeErr(err error) error {
+	if errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	return fmt.Errorf("write event: %w", err)
 }
 
 // eventLine renders one event for people: time, event, name, session, pid, detail.
