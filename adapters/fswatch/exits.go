@@ -13,7 +13,8 @@ import (
 )
 
 // Exits watches processes end. The zero value uses a pidfd where the
-// kernel offers one and polls every DefaultPoll otherwise.
+// kernel offers one and polls every DefaultPoll otherwise. It must not be
+// copied after first use.
 type Exits struct {
 	// Poll is the fallback interval (0: DefaultPoll).
 	Poll time.Duration
@@ -21,6 +22,8 @@ type Exits struct {
 	NoPidfd bool
 	// ProcRoot is where /proc is (default "/proc"; tests).
 	ProcRoot string
+
+	pidfdSetMu // the shared epoll set of the pidfds (Linux)
 }
 
 var _ ports.ExitWatcher = (*Exits)(nil)
@@ -44,42 +47,47 @@ func (x *Exits) procRoot() string {
 
 // Exited implements ports.ExitWatcher. On Linux it opens a pidfd for pid,
 // then checks that the pid still started at procStart (a pid reused before
-// the pidfd was opened counts as ended), then waits in poll(2) on the pidfd
-// and on a pipe that ctx's end writes to: nothing polls the process. Where
-// pidfd_open fails (kernel before 5.3, seccomp, another OS) it checks
-// kill(pid, 0) and the start time every Poll.
+// the pidfd was opened counts as ended), then adds the pidfd to the one
+// epoll set of x: one goroutine (one thread) waits for every watched
+// process, holding one descriptor per process plus two; nothing polls the
+// process. Where pidfd_open or the epoll set fails (kernel before 5.3,
+// seccomp, another OS, out of descriptors: EMFILE, ENFILE) it checks
+// kill(pid, 0) and the start time every Poll for that pid instead.
 func (x *Exits) Exited(ctx context.Context, pid int, procStart string) <-chan struct{} {
 	ch := make(chan struct{})
-	go func() {
-		if x.wait(ctx, pid, procStart) {
+	if pid <= 0 {
+		close(ch)
+		return ch
+	}
+	poll := func() {
+		if x.pollWait(ctx, pid, procStart) {
 			close(ch)
 		}
-	}()
-	return ch
-}
-
-// wait returns true when the process ended, false when ctx ended first.
-func (x *Exits) wait(ctx context.Context, pid int, procStart string) bool {
-	if pid <= 0 {
-		return true
 	}
 	if !x.NoPidfd {
 		fd, err := pidfdOpen(pid)
 		switch {
 		case err == nil:
-			defer unix.Close(fd)
 			if x.ended(pid, procStart) {
-				return true
+				unix.Close(fd)
+				close(ch)
+				return ch
 			}
-			ended, err := waitFD(ctx, fd)
-			if err == nil {
-				return ended
+			if x.watchPidfd(ctx, fd, ch, poll) == nil {
+				return ch
 			}
-			// poll failed: fall through to polling.
 		case errors.Is(err, unix.ESRCH):
-			return true
+			close(ch)
+			return ch
 		}
+		// Any other failure: poll this pid.
 	}
+	go poll()
+	return ch
+}
+
+// pollWait returns true when the process ended, false when ctx ended first.
+func (x *Exits) pollWait(ctx context.Context, pid int, procStart string) bool {
 	t := time.NewTicker(x.poll())
 	defer t.Stop()
 	for {

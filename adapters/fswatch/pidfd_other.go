@@ -11,4 +11,6 @@ import (
 // Without pidfds, Exits polls.
 func pidfdOpen(int) (int, error) { return -1, unix.ENOSYS }
 
-func waitFD(context.Context, int) (bool, error) { return false, unix.ENOSYS }
+func (x *Exits) watchPidfd(context.Context, int, chan struct{}, func()) error { return unix.ENOSYS }
+
+type pidfdSetMu struct{}
