@@ -315,6 +315,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		res.Plan = &plan
 		return res, nil
 	}
+	mark := s.markTranscript(req, target) // before the transport: see afterDelivery
 	res.Receipt, err = s.transport.Deliver(ctx, target, msg)
 	res.Elapsed = s.now().Sub(res.Started)
 	if err != nil {
@@ -323,5 +324,5 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		}
 		return res, err
 	}
-	return s.afterDelivery(ctx, req, res)
+	return s.afterDelivery(ctx, req, res, mark)
 }

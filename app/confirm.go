@@ -86,9 +86,25 @@ type Confirmation struct {
 	TakenUpAt time.Time
 }
 
-// afterDelivery confirms from the transcript and waits, as req asks.
-// Elapsed is updated to cover the confirmation (not the wait).
-func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult) (SendResult, error) {
+// markTranscript records the target transcript's identity and size before
+// the transport runs, so that lines already there (whatever their
+// timestamps say) never confirm this send. The zero mark when no
+// confirmation will be read.
+func (s *Service) markTranscript(req SendRequest, target domain.Session) ports.TranscriptMark {
+	if req.NoConfirm || s.transcripts == nil {
+		return ports.TranscriptMark{}
+	}
+	path := domain.TranscriptPath(s.configDir, target.Cwd(), target.ID())
+	if path == "" {
+		return ports.TranscriptMark{}
+	}
+	return s.transcripts.Mark(path)
+}
+
+// afterDelivery confirms from the transcript and waits, as req asks; mark
+// is the transcript's position taken before the transport ran. Elapsed is
+// updated to cover the confirmation (not the wait).
+func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult, mark ports.TranscriptMark) (SendResult, error) {
 	res.Outcome = domain.ParseOutcome(res.Receipt.Outcome)
 	res.Transcript = domain.TranscriptPath(s.configDir, res.Target.Cwd(), res.Target.ID())
 	interrupted := false
@@ -105,7 +121,8 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 			timeout = DefaultConfirmTimeout
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		e, err := s.transcripts.WaitEnqueued(cctx, res.Transcript, req.Text, res.Started)
+		e, err := s.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: res.Transcript, Text: req.Text,
+			SessionID: res.Target.ID(), Since: res.Started, Mark: mark})
 		cancel()
 		switch {
 		case err == nil:
@@ -115,6 +132,10 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 			res.ConfirmNote = "interrupted before the transcript showed the text"
 		case errors.Is(err, context.DeadlineExceeded):
 			res.ConfirmNote = fmt.Sprintf("no enqueue line with the text in %s within %s", res.Transcript, timeout)
+			var n interface{ ConfirmNote() string }
+			if errors.As(err, &n) && n.ConfirmNote() != "" {
+				res.ConfirmNote += " (" + n.ConfirmNote() + ")"
+			}
 		default:
 			res.ConfirmNote = err.Error()
 		}
@@ -136,6 +157,9 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 			// Not seen in time (a session still starting holds posts):
 			// the take-up line, when it comes, is still the proof.
 			w.path, w.text, w.takeSince = res.Transcript, req.Text, res.Started
+			if mark.File != nil {
+				w.from = mark.Size // what the file held before the send is not ours
+			}
 		}
 		s.waitIdle(ctx, res.Target, w, req.Wait, &res.Confirmation)
 	}
@@ -201,7 +225,8 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	c.WaitStatus = target.Status()
 	since := w.since.Truncate(time.Millisecond)
 	busyAfter, first, watching := false, true, false
-	var idleAt time.Time // the statusUpdatedAt of the last idle seen
+	var idleAt time.Time       // the statusUpdatedAt of the last idle seen
+	var missingSince time.Time // when the record was first seen missing or torn (zero: it is there)
 	var tick <-chan time.Time
 	for {
 		l, err := s.Read(ctx)
@@ -225,17 +250,44 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 				}
 			}
 			e, ok := find(l.Entries, rec)
-			if !ok || !e.Live() {
-				c.WaitEnd = domain.WaitExited
-				if ok {
-					c.WaitNote = fmt.Sprintf("record %s is %s: %s", e.Record.File, e.Verdict, e.Reason)
-				} else {
-					c.WaitNote = "record " + rec.File + " was removed"
+			unread := !ok || e.Verdict == domain.VerdictMalformed || e.Verdict == domain.VerdictUnreadable
+			switch {
+			case unread:
+				// Missing or torn for now (rewritten in place, the folder
+				// moved for a moment): not an exit while the pid lives.
+				if missingSince.IsZero() {
+					missingSince = s.now()
 				}
+				if tick == nil {
+					t := time.NewTicker(resyncEvery)
+					defer t.Stop()
+					tick = t.C
+				}
+				alive := s.live.Check(rec)
+				gone := alive.Alive == domain.No || alive.StartMatches == domain.No
+				if gone || (alive.Alive != domain.Yes && s.now().Sub(missingSince) >= recordGoneAfter) {
+					c.WaitEnd = domain.WaitExited
+					what := "was removed"
+					if ok {
+						what = fmt.Sprintf("is %s: %s", e.Verdict, e.Reason)
+					}
+					c.WaitNote = fmt.Sprintf("record %s %s and pid %d is gone", rec.File, what, rec.PID)
+					if !gone {
+						c.WaitNote = fmt.Sprintf("record %s %s for %s (pid %d could not be checked)", rec.File, what, recordGoneAfter, rec.PID)
+					}
+					return
+				}
+			case !e.Live():
+				c.WaitEnd = domain.WaitExited
+				c.WaitNote = fmt.Sprintf("record %s is %s: %s", e.Record.File, e.Verdict, e.Reason)
 				return
+			default:
+				missingSince = time.Time{}
 			}
+		}
+		if e, ok := find(l.Entries, rec); ok && err == nil && missingSince.IsZero() {
 			if w.path != "" && c.TakenUpAt.IsZero() {
-				at, next, err := s.transcripts.TakenUp(w.path, w.text, w.from, w.takeSince)
+				at, next, err := s.transcripts.TakenUp(ctx, w.path, w.text, w.from, w.takeSince)
 				switch {
 				case err != nil:
 					w.path, w.fallback = "", err.Error()
@@ -287,6 +339,11 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 		}
 	}
 }
+
+// recordGoneAfter is how long a record must stay missing or unreadable,
+// with its pid's liveness unknown, before the wait calls the session
+// exited. With the pid known alive it never does; known gone, at once.
+const recordGoneAfter = 2 * time.Second
 
 // find returns the entry for the same record file and session as rec.
 func find(entries []domain.Entry, rec domain.Record) (domain.Entry, bool) {

@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,6 +71,19 @@ func TestSendConfirmation(t *testing.T) {
 			before: func(f *fakeSession) { f.enqueue(text, time.Now().Add(-time.Second)) },
 			opts:   app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
 			want:   domain.OutcomePosted, note: "no enqueue line"},
+		// The mark is taken before the transport runs: a line already in
+		// the file never confirms, whatever its timestamp says.
+		{name: "seen too early, stamped after the send (clock stepped back)", outcome: "posted",
+			before: func(f *fakeSession) { f.enqueue(text, time.Now().Add(2*time.Second)) },
+			opts:   app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
+			want:   domain.OutcomePosted, note: "no enqueue line"},
+		{name: "another session's line in the same file", outcome: "posted",
+			cue: func(f *fakeSession, s string) {
+				f.appendLines(map[string]any{"type": "queue-operation", "operation": "enqueue", "timestamp": stamp(time.Now()),
+					"sessionId": "0c9f3f35-8d38-4d61-9a53-7a1c2a0e0d11", "content": s})
+			},
+			opts: app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
+			want: domain.OutcomePosted, note: "no enqueue line"},
 		{name: "other text seen", outcome: "posted",
 			cue:  func(f *fakeSession, s string) { f.enqueue(s+" (edited)", time.Now()) },
 			opts: app.ConfirmOptions{ConfirmTimeout: 300 * time.Millisecond},
@@ -293,6 +308,68 @@ func TestSendWaitTargetBusyWithEarlierWork(t *testing.T) {
 					assert.Empty(t, res.WaitNote)
 					assert.False(t, res.TakenUpAt.IsZero(), "take-up time not found")
 				}
+			})
+		}
+	}
+}
+
+// A record that is missing or torn for a moment while its pid lives does
+// not end the wait as exited: the record rewritten in place as a torn
+// file, or the sessions folder moved away, then restored.
+func TestSendWaitRecordBrieflyUnreadable(t *testing.T) {
+	cases := []struct {
+		name  string
+		spoil func(f *fakeSession) (restore func())
+	}{
+		{"record torn in place", func(f *fakeSession) func() {
+			f.mu.Lock()
+			require.NoError(t, os.WriteFile(f.path(), []byte(`{"pid": `), 0o600))
+			return func() { f.write(); f.mu.Unlock() }
+		}},
+		{"record removed", func(f *fakeSession) func() {
+			f.mu.Lock()
+			require.NoError(t, os.Remove(f.path()))
+			return func() { f.write(); f.mu.Unlock() }
+		}},
+		{"sessions folder moved away", func(f *fakeSession) func() {
+			dir := filepath.Dir(f.path())
+			require.NoError(t, os.Rename(dir, dir+".away"))
+			return func() { require.NoError(t, os.Rename(dir+".away", dir)) }
+		}},
+	}
+	for _, v := range variants() {
+		for _, tc := range cases {
+			t.Run(v.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				cfg := t.TempDir()
+				f := startFake(t, cfg, idA, "proj-89")
+				f.mu.Lock()
+				old := time.Now().Add(-time.Minute).UnixMilli()
+				f.rec["updatedAt"], f.rec["statusUpdatedAt"] = old, old
+				f.write()
+				f.mu.Unlock()
+				done := make(chan struct{})
+				tr := &cueTransport{outcome: "posted", cue: func(s string) {
+					f.queue(s, time.Now())
+					f.setStatus("busy")
+					go func() {
+						defer close(done)
+						time.Sleep(50 * time.Millisecond)
+						restore := tc.spoil(f)
+						time.Sleep(150 * time.Millisecond)
+						restore()
+						f.takeUp(s, time.Now())
+						time.Sleep(20 * time.Millisecond)
+						f.setStatus("idle")
+					}()
+				}}
+				svc := newService(cfg, tr, v)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*within)
+				defer cancel()
+				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "go", ConfirmOptions: app.ConfirmOptions{Wait: within}})
+				<-done
+				require.NoError(t, err)
+				assert.Equal(t, domain.WaitIdle, res.WaitEnd, "note: %s", res.WaitNote)
 			})
 		}
 	}

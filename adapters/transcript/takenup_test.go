@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,7 +50,7 @@ func TestTakenUp(t *testing.T) {
 			t.Run(tc.name+"/chunk"+strconv(chunk), func(t *testing.T) {
 				p := filepath.Join(t.TempDir(), "p", sid+".jsonl")
 				appendFile(t, p, tc.body)
-				at, next, err := New(nil, WithChunk(chunk)).TakenUp(p, text, 0, base)
+				at, next, err := New(nil, WithChunk(chunk)).TakenUp(context.Background(), p, text, 0, base)
 				require.NoError(t, err)
 				assert.Equal(t, tc.want, at)
 				if tc.want.IsZero() {
@@ -68,7 +69,7 @@ func TestTakenUpMeasured(t *testing.T) {
 	p := filepath.Join(t.TempDir(), sid+".jsonl")
 	require.NoError(t, os.WriteFile(p, data, 0o600))
 	since := time.Date(2026, 11, 30, 9, 1, 14, 311e6, time.UTC)
-	at, _, err := New(nil).TakenUp(p, "slug probe ünï cödé", 0, since)
+	at, _, err := New(nil).TakenUp(context.Background(), p, "slug probe ünï cödé", 0, since)
 	require.NoError(t, err)
 	assert.Equal(t, time.Date(2026, 11, 30, 9, 1, 14, 506e6, time.UTC), at)
 }
@@ -80,19 +81,19 @@ func TestTakenUpResumes(t *testing.T) {
 	base := time.Now().UTC().Truncate(time.Millisecond)
 	p := filepath.Join(t.TempDir(), "p", sid+".jsonl")
 	r := New(nil)
-	at, next, err := r.TakenUp(p, text, 0, base)
+	at, next, err := r.TakenUp(context.Background(), p, text, 0, base)
 	require.NoError(t, err)
 	assert.True(t, at.IsZero())
 	assert.Zero(t, next)
 
 	appendFile(t, p, enqueueLine(text, base)+otherLine(base, 100))
-	at, next, err = r.TakenUp(p, text, 0, base)
+	at, next, err = r.TakenUp(context.Background(), p, text, 0, base)
 	require.NoError(t, err)
 	require.True(t, at.IsZero())
 	var reads int
 	r.onRead = func(int) { reads++ }
 	appendFile(t, p, peerUser(text, base.Add(time.Second), "peer", nil))
-	at, _, err = r.TakenUp(p, text, next, base)
+	at, _, err = r.TakenUp(context.Background(), p, text, next, base)
 	require.NoError(t, err)
 	assert.Equal(t, base.Add(time.Second), at)
 	assert.Equal(t, 1, reads, "only the appended line is read")
@@ -105,7 +106,7 @@ func TestTakenUpRefusesFIFO(t *testing.T) {
 	p := filepath.Join(t.TempDir(), sid+".jsonl")
 	require.NoError(t, syscall.Mkfifo(p, 0o600))
 	done := make(chan error, 1)
-	go func() { _, _, err := New(nil).TakenUp(p, "go", 0, time.Now()); done <- err }()
+	go func() { _, _, err := New(nil).TakenUp(context.Background(), p, "go", 0, time.Now()); done <- err }()
 	select {
 	case err := <-done:
 		require.Error(t, err)

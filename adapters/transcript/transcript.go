@@ -2,10 +2,16 @@
 // <config dir>/projects/<slug>/<sessionId>.jsonl (Claude Code 2.1.328; see
 // domain.TranscriptPath and domain.Enqueued for the path and the line).
 //
-// A transcript can be tens of megabytes. It is never loaded whole: the
-// first look reads it backwards from its end in fixed chunks and stops at
-// the first line stamped well before the send began (lines are appended in
-// time order); after that only appended bytes are read. Lines longer than
+// A transcript can be tens of megabytes. It is never loaded whole. When
+// the file is the one marked before the send (ports.TranscriptMark), only
+// the bytes appended after the mark are read: a line already there was
+// written before the send, whatever its timestamp says. Otherwise (the file
+// appeared or was replaced after the mark) the first look reads it
+// backwards from its end in fixed chunks and stops at the first line
+// stamped well before the send began (lines are appended in time order) or
+// after MaxBackBytes, whichever comes first; after that only appended bytes
+// are read. Every read first checks the context, so a wait ends by its
+// deadline however large the file. Lines longer than
 // MaxLineBytes cannot be an enqueue line of a message peerctl accepts and
 // are skipped without being held in memory, so memory stays bounded by
 // ChunkBytes + MaxLineBytes whatever the file's size.
@@ -47,6 +53,14 @@ const (
 	// moment after the time they carry, so "before the send began" alone
 	// would stop too early.
 	Slack = time.Minute
+	// MaxBackBytes bounds the backward scan of a file first seen (64 MiB):
+	// the enqueue line of a send is near the end. It also bounds the bytes
+	// one TakenUp call reads (the next call goes on from there).
+	MaxBackBytes = 64 << 20
+	// MaxFuture is how far past now a line's timestamp may be and still
+	// count: a line stamped later (a clock stepped back, a forged year
+	// 2099) is ignored, and the wait's error says so.
+	MaxFuture = 5 * time.Minute
 )
 
 // Reader confirms deliveries. Build it with New.
@@ -54,6 +68,8 @@ type Reader struct {
 	watch ports.FolderWatcher
 	poll  time.Duration
 	chunk int
+	back  int64 // MaxBackBytes unless set by WithBackLimit
+	now   func() time.Time
 	// onRead, when set, is told how many bytes each read returned (tests
 	// use it to prove the backward scan stays at the end of the file).
 	onRead func(n int)
@@ -70,23 +86,60 @@ func WithPoll(d time.Duration) Option { return func(r *Reader) { r.poll = d } }
 // WithChunk sets the read size (tests).
 func WithChunk(n int) Option { return func(r *Reader) { r.chunk = n } }
 
+// WithBackLimit sets the backward scan's byte bound (tests).
+func WithBackLimit(n int64) Option { return func(r *Reader) { r.back = n } }
+
 // WithReadHook calls f with the size of every read (tests).
 func WithReadHook(f func(n int)) Option { return func(r *Reader) { r.onRead = f } }
 
 // New returns a Reader; watch (may be nil: polling only) tells it when the
 // transcript's folder changes.
 func New(watch ports.FolderWatcher, opts ...Option) *Reader {
-	r := &Reader{watch: watch, poll: DefaultPoll, chunk: ChunkBytes}
+	r := &Reader{watch: watch, poll: DefaultPoll, chunk: ChunkBytes, back: MaxBackBytes, now: time.Now}
 	for _, o := range opts {
 		o(r)
 	}
 	return r
 }
 
-// WaitEnqueued implements ports.Transcripts. Errors: ctx's error (wrapped)
-// when it ends first; a read error other than "does not exist" (the file
-// and folder may appear later) ends the wait at once.
-func (r *Reader) WaitEnqueued(ctx context.Context, path, text string, since time.Time) (domain.Enqueued, error) {
+// Mark implements ports.Transcripts: it stats path (never following a
+// planted FIFO's open) and records its identity and size.
+func (r *Reader) Mark(path string) ports.TranscriptMark {
+	m := ports.TranscriptMark{Taken: true}
+	if path == "" {
+		return m
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		m.File, m.Size = fi, fi.Size()
+	}
+	return m
+}
+
+// notConfirmed is WaitEnqueued's error when ctx ends first: it wraps ctx's
+// error and may carry a note (lines ignored for a future timestamp).
+type notConfirmed struct {
+	path, note string
+	err        error
+}
+
+func (e *notConfirmed) Error() string {
+	if e.note != "" {
+		return fmt.Sprintf("wait for enqueue in %s (%s): %v", e.path, e.note, e.err)
+	}
+	return fmt.Sprintf("wait for enqueue in %s: %v", e.path, e.err)
+}
+
+func (e *notConfirmed) Unwrap() error { return e.err }
+
+// ConfirmNote says what the wait saw but did not accept ("" when nothing).
+func (e *notConfirmed) ConfirmNote() string { return e.note }
+
+// WaitEnqueued implements ports.Transcripts. Errors: ctx's error (wrapped,
+// with a ConfirmNote() string method giving what was ignored) when it ends
+// first, also in the middle of a read; a read error other than "does not
+// exist" (the file and folder may appear later) ends the wait at once.
+func (r *Reader) WaitEnqueued(ctx context.Context, q ports.EnqueueQuery) (domain.Enqueued, error) {
+	path := q.Path
 	if path == "" {
 		return domain.Enqueued{}, errors.New("wait for enqueue: no transcript path")
 	}
@@ -106,10 +159,13 @@ func (r *Reader) WaitEnqueued(ctx context.Context, path, text string, since time
 	}()
 	tick := time.NewTicker(r.poll)
 	defer tick.Stop()
-	st := &follow{path: path, text: text, since: since}
+	st := &follow{path: path, text: q.Text, since: q.Since, sessionID: q.SessionID, mark: q.Mark}
 	for {
-		hit, err := r.check(st)
+		hit, err := r.check(ctx, st)
 		if err != nil {
+			if ctx.Err() != nil {
+				return domain.Enqueued{}, &notConfirmed{path: path, note: st.note, err: ctx.Err()}
+			}
 			return domain.Enqueued{}, err
 		}
 		if hit != nil {
@@ -117,7 +173,7 @@ func (r *Reader) WaitEnqueued(ctx context.Context, path, text string, since time
 		}
 		select {
 		case <-ctx.Done():
-			return domain.Enqueued{}, fmt.Errorf("wait for enqueue in %s: %w", path, ctx.Err())
+			return domain.Enqueued{}, &notConfirmed{path: path, note: st.note, err: ctx.Err()}
 		case <-wake:
 		case <-tick.C:
 		}
@@ -126,18 +182,40 @@ func (r *Reader) WaitEnqueued(ctx context.Context, path, text string, since time
 
 // follow is the state of one wait: which file was read up to where.
 type follow struct {
-	path  string
-	text  string
-	since time.Time
+	path      string
+	text      string
+	since     time.Time
+	sessionID string
+	mark      ports.TranscriptMark
+	note      string // what was seen but not accepted
 
 	file   os.FileInfo // the file last read (to notice a replacement)
 	offset int64       // bytes before offset have been examined
 	skip   bool        // inside an over-long line: discard up to its newline
 }
 
-// check looks at the file once: backwards from the end on first sight (or
-// when the file was replaced or shrank), else the bytes appended since.
-func (r *Reader) check(st *follow) (*domain.Enqueued, error) {
+// accept reports whether an examined line confirms the send, noting an
+// enqueue line refused for a timestamp too far in the future.
+func (r *Reader) accept(st *follow, m match) bool {
+	if !m.hit || !domain.EnqueuedAfter(m.at, st.since) {
+		return false
+	}
+	if st.sessionID != "" && m.sessionID != "" && m.sessionID != st.sessionID {
+		return false
+	}
+	if limit := r.now().Add(MaxFuture); m.at.After(limit) {
+		st.note = fmt.Sprintf("ignored an enqueue line with the text stamped %s, more than %s in the future",
+			m.at.UTC().Format(time.RFC3339Nano), MaxFuture)
+		return false
+	}
+	return true
+}
+
+// check looks at the file once. On first sight of the marked file it
+// starts after the mark; on first sight of another file (or when the file
+// was replaced or shrank) it reads backwards from the end; else the bytes
+// appended since.
+func (r *Reader) check(ctx context.Context, st *follow) (*domain.Enqueued, error) {
 	// O_NONBLOCK: a FIFO planted at the path must not block the open (the
 	// check below then refuses it); regular files ignore the flag.
 	f, err := os.OpenFile(st.path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
@@ -156,17 +234,29 @@ func (r *Reader) check(st *follow) (*domain.Enqueued, error) {
 		return nil, fmt.Errorf("read transcript %s: not a regular file (%s)", st.path, fi.Mode().Type())
 	}
 	size := fi.Size()
+	if st.file == nil && st.mark.File != nil && os.SameFile(st.mark.File, fi) && size >= st.mark.Size {
+		// The file marked before the send: what it held then does not count.
+		st.file, st.offset, st.skip = fi, st.mark.Size, false
+		if st.offset > 0 {
+			// Mid-line at the mark: the rest of that line is not ours.
+			var b [1]byte
+			if err := r.readAt(ctx, f, b[:], st.offset-1); err != nil {
+				return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
+			}
+			st.skip = b[0] != '\n'
+		}
+	}
 	if st.file == nil || !os.SameFile(st.file, fi) || size < st.offset {
 		st.file, st.offset, st.skip = fi, 0, false
-		end, tooLong, err := r.lastNewline(f, size)
+		end, tooLong, err := r.lastNewline(ctx, f, size)
 		if err != nil {
 			return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
 		}
 		var hit *domain.Enqueued
-		err = r.scanBack(f, end, tooLong, func(line []byte, off int64) bool {
+		err = r.scanBack(ctx, f, end, tooLong, func(line []byte, off int64) bool {
 			m := examine(line, st.text)
 			switch {
-			case m.hit && domain.EnqueuedAfter(m.at, st.since):
+			case r.accept(st, m):
 				hit = &domain.Enqueued{Path: st.path, Offset: off, At: m.at, SessionID: m.sessionID}
 				return true
 			case !m.at.IsZero() && m.at.Before(st.since.Add(-Slack)):
@@ -190,14 +280,19 @@ func (r *Reader) check(st *follow) (*domain.Enqueued, error) {
 	if size <= st.offset {
 		return nil, nil
 	}
-	hit, err := r.scanForward(f, st, size)
+	hit, err := r.scanForward(ctx, f, st, size)
 	if err != nil {
 		return nil, fmt.Errorf("read transcript %s: %w", st.path, err)
 	}
 	return hit, nil
 }
 
-func (r *Reader) readAt(f io.ReaderAt, b []byte, off int64) error {
+// readAt reads len(b) bytes at off, after checking ctx: every read loop
+// goes through it, so none outlives its deadline by more than one chunk.
+func (r *Reader) readAt(ctx context.Context, f io.ReaderAt, b []byte, off int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	n, err := f.ReadAt(b, off)
 	if r.onRead != nil {
 		r.onRead(n)
@@ -212,12 +307,12 @@ func (r *Reader) readAt(f io.ReaderAt, b []byte, off int64) error {
 // if none): bytes after it are a line still being written. When that
 // partial line is already longer than MaxLineBytes it stops looking and
 // returns the offset where it stopped, with tooLong set.
-func (r *Reader) lastNewline(f io.ReaderAt, size int64) (end int64, tooLong bool, err error) {
+func (r *Reader) lastNewline(ctx context.Context, f io.ReaderAt, size int64) (end int64, tooLong bool, err error) {
 	buf := make([]byte, min(int64(r.chunk), size))
 	for pos := size; pos > 0; {
 		n := min(int64(len(buf)), pos)
 		pos -= n
-		if err := r.readAt(f, buf[:n], pos); err != nil {
+		if err := r.readAt(ctx, f, buf[:n], pos); err != nil {
 			return 0, false, err
 		}
 		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
@@ -233,8 +328,9 @@ func (r *Reader) lastNewline(f io.ReaderAt, size int64) (end int64, tooLong bool
 // scanBack calls fn for every complete line before end, last line first,
 // with its offset, until fn returns true. It holds one chunk and at most
 // one line of MaxLineBytes; longer lines are skipped. With overflow set,
-// the bytes just before end belong to a line already too long.
-func (r *Reader) scanBack(f io.ReaderAt, end int64, overflow bool, fn func(line []byte, off int64) bool) error {
+// the bytes just before end belong to a line already too long. It reads
+// at most r.back bytes before end.
+func (r *Reader) scanBack(ctx context.Context, f io.ReaderAt, end int64, overflow bool, fn func(line []byte, off int64) bool) error {
 	buf := make([]byte, min(int64(r.chunk), max(end, 1)))
 	var carry []byte // the end of a line whose start is in an earlier chunk, right-aligned
 	carryLen := 0
@@ -255,9 +351,12 @@ func (r *Reader) scanBack(f io.ReaderAt, end int64, overflow bool, fn func(line 
 		return fn(line, off)
 	}
 	for pos := end; pos > 0; {
-		n := min(int64(len(buf)), pos)
+		if end-pos >= r.back {
+			return nil // bounded: the line of interest is near the end
+		}
+		n := min(int64(len(buf)), pos, r.back-(end-pos))
 		pos -= n
-		if err := r.readAt(f, buf[:n], pos); err != nil {
+		if err := r.readAt(ctx, f, buf[:n], pos); err != nil {
 			return err
 		}
 		b := buf[:n]
@@ -289,13 +388,13 @@ func (r *Reader) scanBack(f io.ReaderAt, end int64, overflow bool, fn func(line 
 
 // scanForward examines the complete lines in [st.offset, size) and moves
 // st.offset past the last newline. It holds one chunk and at most one line.
-func (r *Reader) scanForward(f io.ReaderAt, st *follow, size int64) (*domain.Enqueued, error) {
+func (r *Reader) scanForward(ctx context.Context, f io.ReaderAt, st *follow, size int64) (*domain.Enqueued, error) {
 	buf := make([]byte, min(int64(r.chunk), size-st.offset))
 	var line []byte // a line started in an earlier chunk
 	lineStart := st.offset
 	for pos := st.offset; pos < size; {
 		n := min(int64(len(buf)), size-pos)
-		if err := r.readAt(f, buf[:n], pos); err != nil {
+		if err := r.readAt(ctx, f, buf[:n], pos); err != nil {
 			return nil, err
 		}
 		b := buf[:n]
@@ -331,7 +430,7 @@ func (r *Reader) scanForward(f io.ReaderAt, st *follow, size int64) (*domain.Enq
 				}
 			}
 			line = line[:0]
-			if m := examine(whole, st.text); m.hit && domain.EnqueuedAfter(m.at, st.since) {
+			if m := examine(whole, st.text); r.accept(st, m) {
 				return &domain.Enqueued{Path: st.path, Offset: off, At: m.at, SessionID: m.sessionID}, nil
 			}
 			b = b[i+1:]
@@ -400,8 +499,9 @@ func examine(line []byte, text string) match {
 
 // TakenUp implements ports.Transcripts. It reads forward from from in
 // ChunkBytes pieces, holds at most one line of MaxLineBytes (longer lines
-// are skipped), and stops at the first match or the last complete line.
-func (r *Reader) TakenUp(path, text string, from int64, since time.Time) (time.Time, int64, error) {
+// are skipped), and stops at the first match, the last complete line, or
+// after MaxBackBytes (the next call goes on from there).
+func (r *Reader) TakenUp(ctx context.Context, path, text string, from int64, since time.Time) (time.Time, int64, error) {
 	// O_NONBLOCK, as in check: a FIFO planted at the path is refused, not waited on.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -427,9 +527,9 @@ func (r *Reader) TakenUp(path, text string, from int64, since time.Time) (time.T
 	var line []byte
 	skip := false
 	next := from
-	for pos := from; pos < size; {
+	for pos := from; pos < size && pos-from < r.back; {
 		n := min(int64(len(buf)), size-pos)
-		if err := r.readAt(f, buf[:n], pos); err != nil {
+		if err := r.readAt(ctx, f, buf[:n], pos); err != nil {
 			return time.Time{}, next, fmt.Errorf("read transcript %s: %w", path, err)
 		}
 		b := buf[:n]

@@ -130,7 +130,7 @@ func TestWaitEnqueuedTable(t *testing.T) {
 				done := make(chan result, 1)
 				r := rc.new()
 				go func() {
-					e, err := r.WaitEnqueued(ctx, path, text, since)
+					e, err := r.WaitEnqueued(ctx, ports.EnqueueQuery{Path: path, Text: text, Since: since})
 					done <- result{e.Offset, err}
 				}()
 				wantOff := int64(-1)
@@ -178,7 +178,7 @@ func TestWaitEnqueuedFileReplaced(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := rc.new().WaitEnqueued(ctx, path, "hi", since)
+				_, err := rc.new().WaitEnqueued(ctx, ports.EnqueueQuery{Path: path, Text: "hi", Since: since})
 				done <- err
 			}()
 			time.Sleep(50 * time.Millisecond)
@@ -197,7 +197,7 @@ func TestWaitEnqueuedReadErrorEndsWait(t *testing.T) {
 	require.NoError(t, os.Mkdir(path, 0o755)) // a folder where the file should be
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := New(nil).WaitEnqueued(ctx, path, "hi", time.Now())
+	_, err := New(nil).WaitEnqueued(ctx, ports.EnqueueQuery{Path: path, Text: "hi", Since: time.Now()})
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "read transcript")
@@ -223,7 +223,7 @@ func TestLargeTranscriptReadsOnlyItsEnd(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := r.WaitEnqueued(ctx, path, "the match", since)
+	e, err := r.WaitEnqueued(ctx, ports.EnqueueQuery{Path: path, Text: "the match", Since: since})
 	runtime.ReadMemStats(&after)
 	require.NoError(t, err)
 	fi, err := os.Stat(path)
@@ -253,7 +253,7 @@ func TestLargeTranscriptWithoutTimestampsBoundedMemory(t *testing.T) {
 	// The wait ends by its deadline once the first look is done.
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.WaitEnqueued(ctx, path, "absent", since)
+		_, err := r.WaitEnqueued(ctx, ports.EnqueueQuery{Path: path, Text: "absent", Since: since})
 		done <- err
 	}()
 	fi, err := os.Stat(path)
@@ -314,12 +314,12 @@ func TestScanBackLines(t *testing.T) {
 				require.NoError(t, err)
 				defer f.Close()
 				r := New(nil, WithChunk(chunk))
-				end, tooLong, err := r.lastNewline(f, int64(len(content)))
+				end, tooLong, err := r.lastNewline(context.Background(), f, int64(len(content)))
 				require.NoError(t, err)
 				require.False(t, tooLong)
 				var got []string
 				var offs []int64
-				require.NoError(t, r.scanBack(f, end, false, func(line []byte, off int64) bool {
+				require.NoError(t, r.scanBack(context.Background(), f, end, false, func(line []byte, off int64) bool {
 					got = append(got, string(line))
 					offs = append(offs, off)
 					return false
@@ -354,7 +354,7 @@ func TestOverlongLastLineSkipped(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := rc.new().WaitEnqueued(ctx, path, "after", since)
+				_, err := rc.new().WaitEnqueued(ctx, ports.EnqueueQuery{Path: path, Text: "after", Since: since})
 				done <- err
 			}()
 			time.Sleep(50 * time.Millisecond)
@@ -374,7 +374,7 @@ func BenchmarkWaitEnqueuedLarge(b *testing.B) {
 	r := New(nil)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := r.WaitEnqueued(context.Background(), path, "the match", since); err != nil {
+		if _, err := r.WaitEnqueued(context.Background(), ports.EnqueueQuery{Path: path, Text: "the match", Since: since}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -389,7 +389,7 @@ func TestWaitEnqueuedFIFONeverBlocks(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := New(nil).WaitEnqueued(ctx, path, "hi", time.Now())
+		_, err := New(nil).WaitEnqueued(ctx, ports.EnqueueQuery{Path: path, Text: "hi", Since: time.Now()})
 		done <- err
 	}()
 	select {

@@ -15,6 +15,7 @@ import (
 	time "time"
 
 	domain "github.com/peerctl/peerctl/domain"
+	ports "github.com/peerctl/peerctl/ports"
 	gomock "go.uber.org/mock/gomock"
 )
 
@@ -42,10 +43,24 @@ func (m *MockTranscripts) EXPECT() *MockTranscriptsMockRecorder {
 	return m.recorder
 }
 
-// TakenUp mocks base method.
-func (m *MockTranscripts) TakenUp(path, text string, from int64, since time.Time) (time.Time, int64, error) {
+// Mark mocks base method.
+func (m *MockTranscripts) Mark(path string) ports.TranscriptMark {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "TakenUp", path, text, from, since)
+	ret := m.ctrl.Call(m, "Mark", path)
+	ret0, _ := ret[0].(ports.TranscriptMark)
+	return ret0
+}
+
+// Mark indicates an expected call of Mark.
+func (mr *MockTranscriptsMockRecorder) Mark(path any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Mark", reflect.TypeOf((*MockTranscripts)(nil).Mark), path)
+}
+
+// TakenUp mocks base method.
+func (m *MockTranscripts) TakenUp(ctx context.Context, path, text string, from int64, since time.Time) (time.Time, int64, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "TakenUp", ctx, path, text, from, since)
 	ret0, _ := ret[0].(time.Time)
 	ret1, _ := ret[1].(int64)
 	ret2, _ := ret[2].(error)
@@ -53,24 +68,24 @@ func (m *MockTranscripts) TakenUp(path, text string, from int64, since time.Time
 }
 
 // TakenUp indicates an expected call of TakenUp.
-func (mr *MockTranscriptsMockRecorder) TakenUp(path, text, from, since any) *gomock.Call {
+func (mr *MockTranscriptsMockRecorder) TakenUp(ctx, path, text, from, since any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "TakenUp", reflect.TypeOf((*MockTranscripts)(nil).TakenUp), path, text, from, since)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "TakenUp", reflect.TypeOf((*MockTranscripts)(nil).TakenUp), ctx, path, text, from, since)
 }
 
 // WaitEnqueued mocks base method.
-func (m *MockTranscripts) WaitEnqueued(ctx context.Context, path, text string, since time.Time) (domain.Enqueued, error) {
+func (m *MockTranscripts) WaitEnqueued(ctx context.Context, q ports.EnqueueQuery) (domain.Enqueued, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "WaitEnqueued", ctx, path, text, since)
+	ret := m.ctrl.Call(m, "WaitEnqueued", ctx, q)
 	ret0, _ := ret[0].(domain.Enqueued)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // WaitEnqueued indicates an expected call of WaitEnqueued.
-func (mr *MockTranscriptsMockRecorder) WaitEnqueued(ctx, path, text, since any) *gomock.Call {
+func (mr *MockTranscriptsMockRecorder) WaitEnqueued(ctx, q any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "WaitEnqueued", reflect.TypeOf((*MockTranscripts)(nil).WaitEnqueued), ctx, path, text, since)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "WaitEnqueued", reflect.TypeOf((*MockTranscripts)(nil).WaitEnqueued), ctx, q)
 }
 
 // MockFolderWatcher is a mock of FolderWatcher interface.
