@@ -193,3 +193,5 @@ func variants() []variant {
 func newService(configDir string, t ports.Transport, v variant) *app.Service {
 	return app.New(fsregistry.New(fsregistry.SessionsDir(configDir)), procliveness.New(), t, configDir, v.opts()...)
 }
+
+func newExits() *fswatch.Exits { return fswatch.NewExits() }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -65,13 +66,18 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 	}
 
 	// A process the exit watcher saw end counts as ended even while the
-	// registry read still calls it alive: an unreaped (zombie) process
-	// still answers kill(pid, 0).
+	// registry read still calls it alive (an unreaped zombie still answers
+	// kill(pid, 0), and a liveness check may not see its state), and it
+	// stays ended until its record goes or changes identity (file, session
+	// id, pid or start time): it is reported died once, never appeared again.
 	exited := make(chan struct{}, 1)
 	var mu sync.Mutex
 	ended := map[string]bool{}
-	pids := map[string]context.CancelFunc{} // by record file and session id
-	key := func(e domain.Entry) string { return e.Record.File + "\x00" + e.Record.SessionID }
+	pids := map[string]context.CancelFunc{} // by record identity
+	key := func(e domain.Entry) string {
+		r := e.Record
+		return r.File + "\x00" + r.SessionID + "\x00" + strconv.Itoa(r.PID) + "\x00" + r.ProcStart
+	}
 	follow := func(live []domain.Entry) {
 		keep := map[string]bool{}
 		for _, e := range live {
@@ -103,20 +109,25 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			if !keep[k] {
 				cancel()
 				delete(pids, k)
-				mu.Lock()
-				delete(ended, k)
-				mu.Unlock()
 			}
 		}
 	}
 	markEnded := func(entries []domain.Entry) {
 		mu.Lock()
 		defer mu.Unlock()
+		present := make(map[string]bool, len(entries))
 		for i, e := range entries {
-			if e.Live() && ended[key(e)] {
+			k := key(e)
+			present[k] = true
+			if e.Live() && ended[k] {
 				// The words list --all would use for a pid that is not
 				// running: domain.Classify's.
 				entries[i] = domain.Classify(e.Record, domain.Liveness{Alive: domain.No, Unchecked: e.Unchecked})
+			}
+		}
+		for k := range ended {
+			if !present[k] {
+				delete(ended, k)
 			}
 		}
 	}

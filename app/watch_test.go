@@ -230,3 +230,36 @@ func goroutines() int {
 	buf := make([]byte, 1<<20)
 	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "\ngoroutine ") + 1
 }
+
+// blindLiveness sees every process as alive and started as recorded, as a
+// liveness check that cannot read a process's state would.
+type blindLiveness struct{}
+
+func (blindLiveness) Check(domain.Record) domain.Liveness {
+	return domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
+}
+
+// A process the exit watcher saw end stays ended while its record stays:
+// registry changes do not bring a zombie back as appeared, even when the
+// liveness check still calls it alive.
+func TestWatchZombieDiesOnceWhenLivenessCannotTell(t *testing.T) {
+	cfg := t.TempDir()
+	a := startFake(t, cfg, idA, "proj-89")
+	svc := app.New(fsregistry.New(fsregistry.SessionsDir(cfg)), blindLiveness{}, nil, cfg, app.WithExitWatcher(newExits()))
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan domain.Event, 16)
+	done := make(chan error, 1)
+	go func() { done <- svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
+	defer func() { cancel(); <-done }()
+	require.Equal(t, domain.EventAppeared, nextEvent(t, events, "start").Kind)
+	a.zombie()
+	require.Equal(t, domain.EventDied, nextEvent(t, events, "the zombie").Kind)
+	for i := range 10 {
+		require.NoError(t, os.WriteFile(filepath.Join(fsregistry.SessionsDir(cfg), "other.txt"), []byte{byte(i)}, 0o600))
+		select {
+		case ev := <-events:
+			t.Fatalf("%s after registry change %d: a zombie is reported once", ev.Kind, i)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
