@@ -58,7 +58,8 @@ type Self struct {
 // (when socketEnv is non-empty), else the first live record whose pid is self
 // or one of its ancestors (parent pids read with procs, at most MaxAncestry
 // steps). When neither matches it refuses with ReasonNotLive, detail "not
-// inside a Claude Code session: ...". A registry read error is returned as is.
+// inside a Claude Code session: ..." when the walk reached the root, or
+// "stopped after 128 parents: ..." when MaxAncestry cut it off. A registry read error is returned as is.
 func (s *Service) Whoami(ctx context.Context, procs ports.Processes, self int, socketEnv string) (Self, error) {
 	l, _, err := s.readLive(ctx) // only live records can answer
 	if err != nil {
@@ -93,6 +94,7 @@ func whoami(l Listing, procs ports.Processes, self int, socketEnv string) (Self,
 		byPID[e.Record.PID] = e
 	}
 	pid := self
+	cutOff := true // the walk ended at MaxAncestry, not at the root
 	for range MaxAncestry {
 		out.Chain = append(out.Chain, pid)
 		if e, ok := byPID[pid]; ok {
@@ -102,14 +104,19 @@ func whoami(l Listing, procs ports.Processes, self int, socketEnv string) (Self,
 		next, err := procs.Parent(pid)
 		if err != nil {
 			out.Notes = append(out.Notes, err.Error())
+			cutOff = false
 			break
 		}
 		if next <= 0 || next == pid {
+			cutOff = false
 			break
 		}
 		pid = next
 	}
 	detail := fmt.Sprintf("not inside a Claude Code session: no live record in %s for this process or its parents (pids %s)", l.Dir, joinPIDs(out.Chain))
+	if cutOff {
+		detail = fmt.Sprintf("stopped after %d parents: no live record in %s for this process or the parents walked (pids %s); a session further up is not looked for", MaxAncestry, l.Dir, joinPIDs(out.Chain))
+	}
 	if len(out.Notes) > 0 {
 		detail += "; " + strings.Join(out.Notes, "; ")
 	}

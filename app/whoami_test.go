@@ -84,6 +84,8 @@ func TestWhoamiWalkIsBounded(t *testing.T) {
 	got, err := whoami(Listing{}, tree, 2, "")
 	require.Error(t, err)
 	assert.Len(t, got.Chain, MaxAncestry)
+	assert.Contains(t, err.Error(), "stopped after 128 parents", "a cut-off walk says so")
+	assert.NotContains(t, err.Error(), "not inside a Claude Code session", "a cut-off walk does not know that")
 }
 
 func TestHealthWords(t *testing.T) {

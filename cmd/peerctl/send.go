@@ -55,10 +55,14 @@ socket still match) and only then runs the transport:
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
+--wait takes a duration only joined by "=": --wait=5m. Written apart (--wait 5m), the 5m
+is read as the next argument (SESSION or TEXT) and --wait waits its default time.
+
 ` + exitCodesHelp,
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
-  peerctl send --dry-run --json proj-89 "hello"`,
+  peerctl send --dry-run --json proj-89 "hello"
+  peerctl send --wait=5m proj-89 "run the tests and tell me"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))}

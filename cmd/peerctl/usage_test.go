@@ -173,3 +173,25 @@ func TestListHelpSaysRecordsNotFiles(t *testing.T) {
 	assert.Contains(t, r.stdout, "*.key files beside them are never shown or opened")
 	assert.NotContains(t, r.stdout, "every file")
 }
+
+// Help says what a person cannot guess: --wait's duration needs "=", watch's
+// exit codes, whoami's bounded walk.
+func TestHelpStatesTheSharpEdges(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"send", "--help"}, []string{"--wait=5m", "Written apart (--wait 5m)"}},
+		{[]string{"watch", "--help"}, []string{"head -1", "exit 1 when the registry cannot be read"}},
+		{[]string{"whoami", "--help"}, []string{"stopped after 128 parents"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := evRun(t, nil, nil, tt.args...)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, r.stdout, w)
+			}
+		})
+	}
+}

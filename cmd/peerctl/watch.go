@@ -64,7 +64,10 @@ func (c *cli) watchCmd() *cobra.Command {
 
 The folder is watched with inotify and each session's process with a pidfd, so nothing is
 polled; where those are unavailable peerctl polls every half second. With --json each
-event is one JSON object per line (fields: docs/CONFIRMATION.md).`,
+event is one JSON object per line (fields: docs/CONFIRMATION.md).
+
+Exit 0 when interrupted or when the reader of stdout goes away (peerctl watch | head -1);
+exit 1 when the registry cannot be read (e.g. the sessions folder was replaced by a file).`,
 		Example: `  peerctl watch
   peerctl watch --json | jq -c 'select(.event == "died")'`,
 		Args: noArgs,

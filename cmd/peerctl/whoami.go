@@ -31,6 +31,8 @@ The session is found on a fresh registry read by, in order:
   ancestor    a live record's pid is this process or one of its parents (/proc/<pid>/stat).
 
 Outside any session it refuses with not_live ("not inside a Claude Code session"), exit 3.
+The parent walk stops after 128 steps; a walk cut off there refuses likewise, saying
+"stopped after 128 parents".
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive),
 		Example: `  peerctl whoami

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,28 @@ func TestWatchEndsWhenItsReaderCloses(t *testing.T) {
 				t.Fatalf("watch did not end within %s of its reader closing on a quiet registry", bound)
 			}
 		})
+	}
+}
+
+// A registry that cannot be read (the sessions folder is a file) ends watch
+// with exit 1 and the read error on stderr.
+func TestWatchExitsOneOnUnreadableRegistry(t *testing.T) {
+	config := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(config, "sessions"), []byte("not a folder"), 0o600))
+	cmd := exec.Command(peerctlBin(t), "--config-dir", config, "watch", "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, 1, ee.ExitCode())
+		assert.Contains(t, stderr.String(), "read registry")
+	case <-time.After(bound):
+		t.Fatalf("watch did not end within %s on an unreadable registry", bound)
 	}
 }
