@@ -70,6 +70,8 @@ type Confirmation struct {
 	Enqueued domain.Enqueued
 	// ConfirmNote says why the send is not confirmed ("" when it is).
 	ConfirmNote string
+	// ConfirmSkipped is true when ConfirmOptions.NoConfirm was asked.
+	ConfirmSkipped bool
 
 	// WaitEnd is how the wait ended (WaitNone when no wait was asked).
 	WaitEnd domain.WaitEnd
@@ -110,7 +112,7 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 	interrupted := false
 	switch {
 	case req.NoConfirm:
-		res.ConfirmNote = "confirmation skipped"
+		res.ConfirmNote, res.ConfirmSkipped = "confirmation skipped", true
 	case s.transcripts == nil:
 		res.ConfirmNote = "no transcript reader configured"
 	case res.Transcript == "":

@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
 )
 
 // hostile holds bytes and runes that a terminal acts on or that hide or
@@ -66,4 +69,29 @@ func TestSafe(t *testing.T) {
 	for _, r := range "\u200b\u202e\u2028\u00a0\ufeff" {
 		assert.Equal(t, `alpha\u`+fmt.Sprintf("%04x", r), safe("alpha"+string(r)), "invisible %U alone is escaped too", r)
 	}
+}
+
+// The confirmation warning and the wait's notes name paths and errors
+// built from registry data (the transcript path holds the session id):
+// they reach the terminal only through safe.
+func TestConfirmOutputIsTerminalSafe(t *testing.T) {
+	res := app.SendResult{}
+	res.Outcome = domain.OutcomePosted
+	res.ConfirmNote = "no enqueue line with the text in /cfg/projects/x/" + hostile + ".jsonl within 5s"
+	for _, end := range []domain.WaitEnd{domain.WaitIdle, domain.WaitExited, domain.WaitTimeout} {
+		res.WaitEnd, res.WaitNote = end, "record "+hostile+".json was removed"
+		var out, errs strings.Builder
+		c := &cli{stdout: &out, stderr: &errs}
+		c.printConfirm(res)
+		assert.Contains(t, errs.String(), "warning: posted, not confirmed")
+		assertTerminalSafe(t, "confirmation warning", errs.String())
+		assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one wait line: %q", out.String())
+		assertTerminalSafe(t, "wait line ("+end.String()+")", out.String())
+	}
+
+	// --no-confirm: the user asked for no confirmation, so no warning.
+	res.ConfirmNote, res.ConfirmSkipped, res.WaitEnd = "confirmation skipped", true, domain.WaitNone
+	var out, errs strings.Builder
+	(&cli{stdout: &out, stderr: &errs}).printConfirm(res)
+	assert.Empty(t, errs.String())
 }

@@ -25,7 +25,7 @@ const confirmHelp = `
 
 After the transport succeeds, peerctl reads the target's own transcript
 (<config dir>/projects/<cwd slug>/<session id>.jsonl) for the line that shows the session
-queued exactly this text, stamped after the send began. The outcome is:
+queued exactly this text, written after the send began. The outcome is:
 
   delivered  the transcript shows it (within --confirm-timeout)
   posted     the socket took it but the transcript has not shown it: exit 0 with a warning,
@@ -103,30 +103,34 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 	}
 }
 
-// warnUnconfirmed says on stderr that a send is not confirmed, and why.
+// warnUnconfirmed says on stderr that a send is not confirmed, and why;
+// nothing with --no-confirm (the user asked for no confirmation; the JSON
+// receipt still says confirmed false and why). The note names the
+// transcript path, built from registry data: it goes through safe.
 func (c *cli) warnUnconfirmed(res app.SendResult) {
-	if !res.Confirmed {
-		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s; %s\n", res.Outcome, res.ConfirmNote, app.UnconfirmedHint)
+	if !res.Confirmed && !res.ConfirmSkipped {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s; %s\n", res.Outcome, safe(res.ConfirmNote), app.UnconfirmedHint)
 	}
 }
 
 // printConfirm adds the confirmation warning (stderr) and the wait's
-// ending (stdout) to a text receipt.
+// ending (stdout) to a text receipt. Notes carry paths and errors built
+// from registry data: every one goes through safe.
 func (c *cli) printConfirm(res app.SendResult) {
 	c.warnUnconfirmed(res)
 	switch res.WaitEnd {
 	case domain.WaitIdle:
 		note := ""
 		if res.WaitNote != "" {
-			note = "; " + res.WaitNote
+			note = "; " + safe(res.WaitNote)
 		}
 		fmt.Fprintf(c.stdout, "wait: idle: the turn on the message has ended (%s)%s\n", res.WaitElapsed.Round(time.Millisecond), note)
 	case domain.WaitExited:
-		fmt.Fprintf(c.stdout, "wait: exited: the session ended (%s) after %s\n", res.WaitNote, res.WaitElapsed.Round(time.Millisecond))
+		fmt.Fprintf(c.stdout, "wait: exited: the session ended (%s) after %s\n", safe(res.WaitNote), res.WaitElapsed.Round(time.Millisecond))
 	case domain.WaitTimeout:
 		note := ""
 		if res.WaitNote != "" {
-			note = "; " + res.WaitNote
+			note = "; " + safe(res.WaitNote)
 		}
 		fmt.Fprintf(c.stdout, "wait: timeout: still %s after %s%s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
 	}

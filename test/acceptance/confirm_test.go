@@ -122,12 +122,13 @@ func TestSendConfirmation(t *testing.T) {
 		outcome   string
 		confirmed bool
 		stderr    string
+		quiet     bool // stderr carries no warning
 	}{
-		{"seen", nil, false, nil, 0, "delivered", true, ""},
-		{"not seen", []string{"-confirm=false"}, false, []string{"--confirm-timeout", "500ms"}, 0, "posted", false, "may still arrive"},
-		{"not seen, required", []string{"-confirm=false"}, false, []string{"--confirm-timeout", "500ms", "--require-confirm"}, 5, "", false, "delivery_failed"},
-		{"seen too early", []string{"-confirm=false"}, true, []string{"--confirm-timeout", "500ms"}, 0, "posted", false, "not confirmed"},
-		{"not asked", nil, false, []string{"--no-confirm"}, 0, "posted", false, "posted, not confirmed: confirmation skipped"},
+		{"seen", nil, false, nil, 0, "delivered", true, "", false},
+		{"not seen", []string{"-confirm=false"}, false, []string{"--confirm-timeout", "500ms"}, 0, "posted", false, "may still arrive", false},
+		{"not seen, required", []string{"-confirm=false"}, false, []string{"--confirm-timeout", "500ms", "--require-confirm"}, 5, "", false, "delivery_failed", false},
+		{"seen too early", []string{"-confirm=false"}, true, []string{"--confirm-timeout", "500ms"}, 0, "posted", false, "not confirmed", false},
+		{"not asked", nil, false, []string{"--no-confirm"}, 0, "posted", false, "", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,6 +145,9 @@ func TestSendConfirmation(t *testing.T) {
 			r := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, append(args, "proj-89", text)...)
 			assert.Equal(t, tc.code, r.Code, "stderr: %s", r.Stderr)
 			assert.Contains(t, string(r.Stderr), tc.stderr)
+			if tc.quiet {
+				assert.NotContains(t, string(r.Stderr), "warning", "--no-confirm asked for no confirmation")
+			}
 			var got receipt
 			require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
 			if tc.code != 0 {
