@@ -109,9 +109,10 @@ func TestExitedOutOfDescriptorsPolls(t *testing.T) {
 	for i, c := range cmds {
 		chans[i] = x.Exited(ctx, c.Process.Pid, "")
 	}
-	_, err := pidfdOpen(os.Getpid())
+	fd, err := pidfdOpen(os.Getpid())
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lim))
 	if err == nil {
+		unix.Close(fd)
 		t.Skip("the lowered limit did not bite")
 	}
 	for i, c := range cmds {
