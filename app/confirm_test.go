@@ -192,11 +192,7 @@ func TestSendWait(t *testing.T) {
 				cfg := t.TempDir()
 				f := startFake(t, cfg, idA, "proj-89")
 				// The record was last written well before the send.
-				f.mu.Lock()
-				old := time.Now().Add(-time.Minute).UnixMilli()
-				f.rec["updatedAt"], f.rec["statusUpdatedAt"] = old, old
-				f.write()
-				f.mu.Unlock()
+				f.backdate(time.Minute)
 				done := make(chan struct{})
 				tr := &cueTransport{outcome: "posted", cue: func(s string) {
 					f.enqueue(s, time.Now())
@@ -230,11 +226,7 @@ func TestSendWait(t *testing.T) {
 func TestSendWaitInterrupted(t *testing.T) {
 	cfg := t.TempDir()
 	f := startFake(t, cfg, idA, "proj-89")
-	f.mu.Lock()
-	old := time.Now().Add(-time.Minute).UnixMilli()
-	f.rec["updatedAt"], f.rec["statusUpdatedAt"] = old, old
-	f.write()
-	f.mu.Unlock()
+	f.backdate(time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	tr := &cueTransport{outcome: "posted", cue: func(string) {
 		time.AfterFunc(100*time.Millisecond, cancel)
@@ -343,11 +335,7 @@ func TestSendWaitRecordBrieflyUnreadable(t *testing.T) {
 				t.Parallel()
 				cfg := t.TempDir()
 				f := startFake(t, cfg, idA, "proj-89")
-				f.mu.Lock()
-				old := time.Now().Add(-time.Minute).UnixMilli()
-				f.rec["updatedAt"], f.rec["statusUpdatedAt"] = old, old
-				f.write()
-				f.mu.Unlock()
+				f.backdate(time.Minute)
 				done := make(chan struct{})
 				tr := &cueTransport{outcome: "posted", cue: func(s string) {
 					f.queue(s, time.Now())

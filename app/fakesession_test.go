@@ -81,6 +81,16 @@ func (f *fakeSession) write() {
 }
 
 // setStatus rewrites the record with status and fresh updatedAt fields.
+// backdate marks the record as last written d ago (updatedAt and
+// statusUpdatedAt), i.e. well before a send that starts now.
+func (f *fakeSession) backdate(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := time.Now().Add(-d).UnixMilli()
+	f.rec["updatedAt"], f.rec["statusUpdatedAt"] = old, old
+	f.write()
+}
+
 func (f *fakeSession) setStatus(s string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
