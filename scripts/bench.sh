@@ -55,7 +55,7 @@ trap 'exit 130' INT TERM
 note "building peerctl and the bench helpers"
 (cd "$root" && go build -trimpath -o "$work/bin/peerctl" ./cmd/peerctl &&
   go build -trimpath -o "$work/bin/listener" ./test/bench/listener &&
-  go build -trimpath -o "$work/bin/fakeclaude" ./test/bench/fakeclaude &&
+  go build -trimpath -o "$work/bin/fakeclaude" ./test/fakeclaude &&
   go build -trimpath -o "$work/bin/hello" ./test/bench/hello)
 peerctl=$work/bin/peerctl fake=$work/bin/fakeclaude hello=$work/bin/hello
 base=
@@ -265,9 +265,11 @@ for n in $sizes; do
       pair "base-socket-$n" "send --transport socket, now / at $BENCH_BASE, $n records" "now" "base" -- socket_send -- base_socket_send
     fi
     rss_of "send --transport socket, $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"
-    # The fake saves the prompt once, so it can be timed alone on the same input.
-    FAKECLAUDE_SAVE_PROMPT=$work/prompt courier_send >/dev/null 2>"$work/err" ||
+    # The fake records its stdin once, so it can be timed alone on the same prompt.
+    mkdir -p "$work/rec"
+    FAKECLAUDE_RECORD=$work/rec courier_send >/dev/null 2>"$work/err" ||
       die "courier send through the fake claude failed: $(head -c 600 "$work/err")"
+    cp "$work/rec/stdin" "$work/prompt"
     pair "courier-$n" "courier send${no_confirm[*]:+ ${no_confirm[*]}} / fake claude alone, $n records" "courier" "fake" -- courier_send -- fake_alone
     rss_of "courier send (peerctl only), $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"
   fi
