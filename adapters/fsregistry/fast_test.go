@@ -3,16 +3,11 @@ package fsregistry
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
 // fastSeeds are JSON values of every kind, escapes and odd bytes included.
@@ -99,53 +94,4 @@ func FuzzUnmarshalAgreesWithDecoder(f *testing.F) {
 		require.ErrorIs(t, err, io.EOF)
 		assert.Equal(t, slow, fast)
 	})
-}
-
-// TestReadPlainAgreesWithReadRegular: for every kind of entry, readPlain
-// either declines or returns what readRegular returns.
-func TestReadPlainAgreesWithReadRegular(t *testing.T) {
-	dir := t.TempDir()
-	path := func(name string) string { return filepath.Join(dir, name) }
-	require.NoError(t, os.WriteFile(path("plain.json"), []byte(`{"pid":4652}`), 0o600))
-	require.NoError(t, os.WriteFile(path("empty.json"), nil, 0o600))
-	require.NoError(t, os.WriteFile(path("exact-cap.json"), bytes.Repeat([]byte(" "), MaxRecordBytes), 0o600))
-	require.NoError(t, os.WriteFile(path("over-cap.json"), bytes.Repeat([]byte(" "), MaxRecordBytes+1), 0o600))
-	require.NoError(t, os.Symlink(path("plain.json"), path("link.json")))
-	require.NoError(t, os.Mkdir(path("dir.json"), 0o700))
-	require.NoError(t, unix.Mkfifo(path("fifo.json"), 0o600))
-	require.NoError(t, os.WriteFile(path("locked.json"), []byte(`{"pid":1}`), 0o000))
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	require.NoError(t, os.Chtimes(path("plain.json"), old, old))
-
-	tests := []struct {
-		name  string
-		plain bool // readPlain takes it
-	}{
-		{"plain.json", true},
-		{"empty.json", true},
-		{"exact-cap.json", true},
-		{"over-cap.json", false},
-		{"link.json", false},
-		{"dir.json", false},
-		{"fifo.json", false},
-		{"missing.json", false},
-		{"locked.json", os.Geteuid() == 0}, // root reads a mode-000 file
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			data, mod, err := readPlain(path(tc.name), MaxRecordBytes)
-			wantData, wantMod, problem := readRegular(path(tc.name))
-			if !tc.plain {
-				assert.True(t, errors.Is(err, errNotPlain), "readPlain took %s", tc.name)
-				assert.Nil(t, data)
-				return
-			}
-			require.NoError(t, err)
-			require.Nil(t, problem)
-			assert.Equal(t, wantData, data)
-			assert.True(t, wantMod.Equal(mod), "mtime %v, want %v", mod, wantMod)
-		})
-	}
-	_, mod, _ := readPlain(path("plain.json"), MaxRecordBytes)
-	assert.True(t, old.Equal(mod), "mtime of plain.json is %v, want %v", mod, old)
 }
