@@ -47,7 +47,7 @@ var Module = fx.Module("peerctl",
 		NewCourier,
 		NewSocket,
 		NewTransport,
-		NewServiceWith,
+		NewService,
 		NewHarness,
 		NewProcesses,
 		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
@@ -89,14 +89,9 @@ func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketfram
 	}
 }
 
-// NewService is New for fx, without the optional ports.
-func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport) *Service {
-	return New(reg, live, t, cfg.ConfigDir)
-}
-
-// NewServiceWith is what Module provides: NewService plus the optional
-// ports the graph holds (confirmation, watching).
-func NewServiceWith(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, opt OptionalPorts) *Service {
+// NewService is New for fx: the Service over the graph's ports, with the
+// optional ones (confirmation, watching) where the graph holds them.
+func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, opt OptionalPorts) *Service {
 	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders), WithExitWatcher(opt.Exits))
 }
 

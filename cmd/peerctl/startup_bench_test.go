@@ -41,7 +41,7 @@ func BenchmarkGraph(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if app.NewService(cfg, app.NewRegistry(cfg), app.NewLiveness(), tr) == nil {
+			if app.New(app.NewRegistry(cfg), app.NewLiveness(), tr, cfg.ConfigDir) == nil {
 				b.Fatal("no service")
 			}
 		}
