@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,38 @@ func noEvent(t *testing.T, ch <-chan domain.Event, after string) {
 	}
 }
 
+// watching is a svc.Watch running in the background for one test.
+type watching struct {
+	events chan domain.Event
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// startWatching runs svc.Watch until stop or the end of the test.
+func startWatching(t *testing.T, svc *app.Service) *watching {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watching{events: make(chan domain.Event, 16), cancel: cancel, done: make(chan error, 1)}
+	go func() { w.done <- svc.Watch(ctx, func(e domain.Event) { w.events <- e }) }()
+	t.Cleanup(func() { _ = w.stop(t) })
+	return w
+}
+
+// stop ends the watch and returns what Watch returned; Watch must return
+// within the bound after its context ends.
+func (w *watching) stop(t *testing.T) error {
+	w.once.Do(func() {
+		w.cancel()
+		select {
+		case w.err = <-w.done:
+		case <-time.After(within):
+			t.Error("Watch did not return after its context ended")
+		}
+	})
+	return w.err
+}
+
 func TestWatchEvents(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
@@ -49,10 +82,8 @@ func TestWatchEvents(t *testing.T) {
 			cfg := t.TempDir()
 			a := startFake(t, cfg, idA, "proj-89")
 			svc := newService(cfg, nil, v)
-			ctx, cancel := context.WithCancel(context.Background())
-			events := make(chan domain.Event, 16)
-			done := make(chan error, 1)
-			go func() { done <- svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
+			w := startWatching(t, svc)
+			events := w.events
 
 			ev := nextEvent(t, events, "start")
 			assert.Equal(t, domain.EventAppeared, ev.Kind)
@@ -101,13 +132,7 @@ func TestWatchEvents(t *testing.T) {
 			assert.Equal(t, a.PID(), ev.Entry.Record.PID)
 			noEvent(t, events, "clean exit")
 
-			cancel()
-			select {
-			case err := <-done:
-				require.NoError(t, err)
-			case <-time.After(within):
-				t.Fatal("Watch did not return after its context ended")
-			}
+			require.NoError(t, w.stop(t))
 		})
 	}
 }
@@ -145,11 +170,7 @@ func TestWatchAndListAgreeOnAZombie(t *testing.T) {
 			cfg := t.TempDir()
 			a := startFake(t, cfg, idA, "proj-89")
 			svc := newService(cfg, nil, v)
-			ctx, cancel := context.WithCancel(context.Background())
-			events := make(chan domain.Event, 16)
-			done := make(chan error, 1)
-			go func() { done <- svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
-			defer func() { cancel(); <-done }()
+			events := startWatching(t, svc).events
 			require.Equal(t, domain.EventAppeared, nextEvent(t, events, "start").Kind)
 
 			a.zombie()
@@ -246,11 +267,7 @@ func TestWatchZombieDiesOnceWhenLivenessCannotTell(t *testing.T) {
 	cfg := t.TempDir()
 	a := startFake(t, cfg, idA, "proj-89")
 	svc := app.New(fsregistry.New(fsregistry.SessionsDir(cfg)), blindLiveness{}, nil, cfg, app.WithExitWatcher(newExits()))
-	ctx, cancel := context.WithCancel(context.Background())
-	events := make(chan domain.Event, 16)
-	done := make(chan error, 1)
-	go func() { done <- svc.Watch(ctx, func(e domain.Event) { events <- e }) }()
-	defer func() { cancel(); <-done }()
+	events := startWatching(t, svc).events
 	require.Equal(t, domain.EventAppeared, nextEvent(t, events, "start").Kind)
 	a.zombie()
 	require.Equal(t, domain.EventDied, nextEvent(t, events, "the zombie").Kind)
