@@ -92,17 +92,7 @@ func TestFolderNotYetThere(t *testing.T) {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	waitSignal(t, ch, "folder created")
 	// Now dir itself is watched: a file in it signals.
-	deadline := time.Now().Add(bound)
-	for {
-		drain(ch)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "1.json"), []byte("{}"), 0o600))
-		select {
-		case <-ch:
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "no signal for a file in a folder created after the watch began")
-	}
+	waitFileSignal(t, ch, dir, "no signal for a file in a folder created after the watch began")
 }
 
 func TestFolderRemovedAndRecreated(t *testing.T) {
@@ -117,17 +107,7 @@ func TestFolderRemovedAndRecreated(t *testing.T) {
 	require.NoError(t, os.Remove(dir))
 	waitSignal(t, ch, "folder removed")
 	require.NoError(t, os.Mkdir(dir, 0o755))
-	deadline := time.Now().Add(bound)
-	for {
-		drain(ch)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "1.json"), []byte("{}"), 0o600))
-		select {
-		case <-ch:
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "no signal after the folder came back")
-	}
+	waitFileSignal(t, ch, dir, "no signal after the folder came back")
 }
 
 func startSleeper(t *testing.T) *exec.Cmd {
@@ -215,5 +195,22 @@ func TestExitedLeftOpenWhenContextEnds(t *testing.T) {
 			}
 			assert.Nil(t, cmd.ProcessState)
 		})
+	}
+}
+
+// waitFileSignal writes a file into dir until ch signals (the watch may
+// need a moment to move onto a folder that just appeared), within bound.
+func waitFileSignal(t *testing.T, ch <-chan struct{}, dir, why string) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for {
+		drain(ch)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "1.json"), []byte("{}"), 0o600))
+		select {
+		case <-ch:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), why)
 	}
 }
