@@ -46,6 +46,6 @@ install-claude:
 
 ci: deps lint test-live fuzz
 
-# Runs every fuzz target for a short fixed time each (FUZZTIME, default 15s).
+# Runs every fuzz target for a short fixed budget each (FUZZTIME, default 200000x executions).
 fuzz:
 	scripts/fuzz.sh
