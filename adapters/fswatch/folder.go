@@ -7,6 +7,7 @@ package fswatch
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -31,6 +32,8 @@ type Folder struct {
 	// NoNotify forces the polling fallback (tests, and file systems where
 	// inotify says nothing, such as some network mounts).
 	NoNotify bool
+
+	beforeAdd func(folder string) // see notifier.beforeAdd (tests)
 }
 
 var _ ports.FolderWatcher = (*Folder)(nil)
@@ -74,7 +77,7 @@ func (f *Folder) Watch(ctx context.Context, dir string) (<-chan struct{}, error)
 	} else {
 		// The first watch is set before Watch returns, so every change
 		// after it returns is noticed.
-		n := &notifier{w: w, dir: filepath.Clean(dir), signal: signal}
+		n := &notifier{w: w, dir: filepath.Clean(dir), signal: signal, beforeAdd: f.beforeAdd}
 		n.establish()
 		go func() {
 			defer wg.Done()
@@ -109,10 +112,18 @@ type notifier struct {
 	dir     string
 	watched string
 	signal  func()
+	// beforeAdd, when set, runs before each attempt to watch a folder
+	// (tests use it to create folders inside establish's race window).
+	beforeAdd func(folder string)
 }
 
 // establish watches dir, else its nearest existing ancestor, and signals
 // whenever the watched folder changes (what it missed may matter).
+//
+// A folder created below an ancestor after the deeper watch failed but
+// before the ancestor's watch took effect sends no event to anyone; so
+// after watching an ancestor it looks again, and moves down while a deeper
+// folder now exists.
 func (n *notifier) establish() {
 	candidates := []string{n.dir}
 	for d, i := n.dir, 0; i < maxAncestors; i++ {
@@ -123,24 +134,58 @@ func (n *notifier) establish() {
 		candidates = append(candidates, p)
 		d = p
 	}
+	changed := false
+	for {
+		moved := n.watchNearest(candidates)
+		changed = changed || moved
+		if !moved || n.watched == n.dir || !deeperExists(candidates, n.watched) {
+			break
+		}
+	}
+	if changed || n.watched == "" {
+		n.signal()
+	}
+}
+
+// watchNearest watches the first of candidates (deepest first) that can be
+// watched, dropping the previous watch; it reports whether the watched
+// folder changed. With none watchable, nothing is watched.
+func (n *notifier) watchNearest(candidates []string) bool {
 	for _, c := range candidates {
 		if c == n.watched {
-			return
+			return false
+		}
+		if n.beforeAdd != nil {
+			n.beforeAdd(c)
 		}
 		if err := n.w.Add(c); err == nil {
 			if n.watched != "" {
 				_ = n.w.Remove(n.watched)
 			}
 			n.watched = c
-			n.signal()
-			return
+			return true
 		}
 	}
 	if n.watched != "" {
 		_ = n.w.Remove(n.watched)
 		n.watched = ""
+		return true
 	}
-	n.signal()
+	return false
+}
+
+// deeperExists reports whether a folder of candidates deeper than watched
+// exists now.
+func deeperExists(candidates []string, watched string) bool {
+	for _, c := range candidates {
+		if c == watched {
+			return false
+		}
+		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 func (n *notifier) loop(ctx context.Context, every time.Duration) {

@@ -95,6 +95,26 @@ func TestFolderNotYetThere(t *testing.T) {
 	waitFileSignal(t, ch, dir, "no signal for a file in a folder created after the watch began")
 }
 
+// The folder appears after watching it failed but before the ancestor's
+// watch takes effect: no event reports it, so the watch must look again
+// rather than stay on the ancestor (regression: a confirmation waited out
+// its whole timeout with the slow tick at an hour).
+func TestFolderAppearsWhileWatchingAnAncestor(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "config", "sessions")
+	f := &Folder{Poll: time.Hour}
+	f.beforeAdd = func(folder string) {
+		if folder == root {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := f.Watch(ctx, dir)
+	require.NoError(t, err)
+	waitFileSignal(t, ch, dir, "no signal for a file in a folder that appeared while the watch was being set")
+}
+
 func TestFolderRemovedAndRecreated(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "sessions")
