@@ -7,8 +7,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: build test test-live bench bench-go lint vuln ci deps install-claude fuzz
 
+# CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
+# start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
 build:
-	$(GO) build -o bin/peerctl ./cmd/peerctl
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/peerctl ./cmd/peerctl
 
 test:
 	$(GO) test -race ./...

@@ -53,17 +53,17 @@ trap 'exit 130' INT TERM
 
 # --- build ------------------------------------------------------------------------
 note "building peerctl and the bench helpers"
-(cd "$root" && go build -trimpath -o "$work/bin/peerctl" ./cmd/peerctl &&
-  go build -trimpath -o "$work/bin/listener" ./test/bench/listener &&
-  go build -trimpath -o "$work/bin/fakeclaude" ./test/fakeclaude &&
-  go build -trimpath -o "$work/bin/hello" ./test/bench/hello)
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/peerctl" ./cmd/peerctl &&
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/listener" ./test/bench/listener &&
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/fakeclaude" ./test/fakeclaude &&
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/hello" ./test/bench/hello)
 peerctl=$work/bin/peerctl fake=$work/bin/fakeclaude hello=$work/bin/hello
 base=
 if [[ -n ${BENCH_BASE:-} ]]; then
   note "building peerctl at $BENCH_BASE for before/after rows"
   mkdir -p "$work/base-src"
   (cd "$root" && git archive "$BENCH_BASE") | tar -x -C "$work/base-src" || die "cannot export $BENCH_BASE"
-  (cd "$work/base-src" && go build -trimpath -o "$work/bin/peerctl-base" ./cmd/peerctl) || die "cannot build $BENCH_BASE"
+  (cd "$work/base-src" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/peerctl-base" ./cmd/peerctl) || die "cannot build $BENCH_BASE"
   base=$work/bin/peerctl-base
 fi
 

@@ -53,7 +53,10 @@ func build(pkg string) (string, error) {
 		dir = d
 	}
 	bin := path.Join(dir, path.Base(pkg))
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+	// Built as `make build` builds peerctl: static, without cgo.
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %s: %w", out, err)
 	}
