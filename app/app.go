@@ -169,9 +169,11 @@ type Detail struct {
 // Show only reads, so the identity rule does not apply: a live session
 // addressed by full id, unique id prefix or endpoint is shown even when its
 // name is shared, with a warning in Detail.Warnings; an ambiguous address is
-// refused with its candidates. When no live session matches, a
-// single non-live record matching by session id, name, id prefix or pid is
-// shown with its verdict; otherwise the resolve refusal is returned.
+// refused with its candidates. When no live session matches, a record
+// matching by session id, name, id prefix, pid or file name is shown with
+// its verdict: the only one, or the only live one among them (a pid held by
+// a live record and a misnamed copy). Otherwise the resolve refusal is
+// returned, saying how many records matched when several did.
 func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	l, err := s.Read(ctx)
 	if err != nil {
@@ -188,10 +190,20 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 		}
 	case ok && r.Reason == domain.ReasonNotLive:
 		matches := matchAny(l.Entries, address)
-		if len(matches) != 1 {
-			return Detail{}, noteMissing(l, rerr)
+		if live := filterLive(matches); len(live) == 1 {
+			// A pid or file name held by a live record and by leftovers
+			// (a misnamed copy, say) means the live one.
+			matches = live
 		}
-		entry = matches[0]
+		switch len(matches) {
+		case 1:
+			entry = matches[0]
+		case 0:
+			return Detail{}, noteMissing(l, rerr)
+		default:
+			r.Detail += fmt.Sprintf("; %d records match %q: name one by its file (peerctl list --all)", len(matches), address)
+			return Detail{}, noteMissing(l, r)
+		}
 	default:
 		return Detail{}, rerr
 	}
@@ -207,6 +219,16 @@ func noteMissing(l Listing, err error) error {
 		r.Detail += "; the registry folder " + l.Dir + " does not exist (check --config-dir or CLAUDE_CONFIG_DIR)"
 	}
 	return err
+}
+
+func filterLive(entries []domain.Entry) []domain.Entry {
+	var out []domain.Entry
+	for _, e := range entries {
+		if e.Live() {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func matchAny(entries []domain.Entry, address string) []domain.Entry {

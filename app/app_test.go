@@ -269,6 +269,27 @@ func TestShow(t *testing.T) {
 			assert.Equal(t, tt.transcript, d.TranscriptExists)
 		})
 	}
+	t.Run("a pid shared by a live record and a misnamed copy shows the live one", func(t *testing.T) {
+		w := newWorld(t, cfg)
+		copyOf := record(4652, idB, "proj-89-old")
+		copyOf.File, copyOf.Problem, copyOf.ProblemVerdict = "4652b.json", "file name is not <pid>.json", domain.VerdictMisnamed
+		w.registry([]domain.Record{withSocket, copyOf})
+		d, err := w.svc.Show(context.Background(), "4652")
+		require.NoError(t, err)
+		assert.Equal(t, "4652.json", d.Entry.Record.File)
+		assert.Equal(t, domain.VerdictLive, d.Entry.Verdict)
+	})
+	t.Run("several records that are not live: refused, saying so", func(t *testing.T) {
+		w := newWorld(t, cfg)
+		copyOf := record(8000, idB, "gone-too")
+		copyOf.File, copyOf.Problem, copyOf.ProblemVerdict = "8000b.json", "file name is not <pid>.json", domain.VerdictMisnamed
+		w.registry([]domain.Record{stale, copyOf}, 8000)
+		_, err := w.svc.Show(context.Background(), "8000")
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok)
+		assert.Equal(t, domain.ReasonNotLive, r.Reason)
+		assert.Contains(t, r.Detail, `2 records match "8000": name one by its file`)
+	})
 	t.Run("ambiguous refuses", func(t *testing.T) {
 		w := newWorld(t, cfg)
 		w.registry([]domain.Record{record(1, idA, "twin"), record(2, idB, "twin")})

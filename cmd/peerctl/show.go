@@ -36,12 +36,16 @@ SESSION is a full session id, a unique session-id prefix (6+ characters), an exa
 an endpoint (cc-peer:v1:...). A live session is shown even when its name is shared by
 another live session (address it by full id or endpoint), with a warning that sending to it
 is refused until one of them is renamed; an ambiguous address is refused with its
-candidates. When none is live, a single record matching by id, name, id prefix or pid is
-shown with its verdict.
+candidates. Otherwise a record matching by id, name, id prefix, pid or file name
+(4652.json) is shown with its verdict: the only match, or the only live one among several
+(a pid held by a live record and a misnamed copy). Several matches and none live are
+refused, saying so: name one by its file (see peerctl list --all).
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch),
 		Example: `  peerctl show proj-89
-  peerctl show 26df9a5b --json`,
+  peerctl show 26df9a5b --json
+  peerctl show 4652            # by pid, live or not
+  peerctl show 8000.json       # a record by its file name`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.started()
