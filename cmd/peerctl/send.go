@@ -65,7 +65,11 @@ is read as the next argument (SESSION or TEXT) and --wait waits its default time
   peerctl send --wait=5m proj-89 "run the tests and tell me"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))}
+				err := fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))
+				if hint := splitWaitHint(cmd, args); hint != "" {
+					err = fmt.Errorf("%w; %s", err, hint)
+				}
+				return usageError{err}
 			}
 			return nil
 		},
@@ -90,6 +94,11 @@ is read as the next argument (SESSION or TEXT) and --wait waits its default time
 				return err
 			}
 			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options()})
+			if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonNotLive {
+				if hint := splitWaitHint(cmd, args); hint != "" {
+					r.Detail += "; " + hint
+				}
+			}
 			if err != nil {
 				return err
 			}

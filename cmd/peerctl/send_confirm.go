@@ -48,6 +48,20 @@ func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
 }
 
+// splitWaitHint is a hint for errors of a send whose first argument looks
+// like a duration meant for a bare --wait ("--wait 5m SESSION TEXT" reads 5m
+// as SESSION); "" otherwise.
+func splitWaitHint(cmd *cobra.Command, args []string) string {
+	fl := cmd.Flags().Lookup("wait")
+	if fl == nil || !fl.Changed || fl.Value.String() != fl.NoOptDefVal || len(args) == 0 {
+		return ""
+	}
+	if _, err := time.ParseDuration(args[0]); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%q was read as SESSION: --wait takes its duration joined by '=' (--wait=%s)", args[0], args[0])
+}
+
 func (f *confirmFlags) validate() error {
 	switch {
 	case f.noConfirm && f.require:

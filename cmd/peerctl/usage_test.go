@@ -30,6 +30,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "x"}, `list takes no arguments, got ["x"]`, "peerctl list"},
 		{[]string{"send"}, "send needs SESSION and TEXT (or - for stdin), got 0 arguments", "peerctl send"},
 		{[]string{"send", "a", "b", "c"}, "send needs SESSION and TEXT (or - for stdin), got 3 arguments", "peerctl send"},
+		{[]string{"send", "--wait", "5m", "b", "c"}, `send needs SESSION and TEXT (or - for stdin), got 3 arguments; "5m" was read as SESSION: --wait takes its duration joined by '=' (--wait=5m)`, "peerctl send"},
+		{[]string{"send", "--wait=5m", "b", "c", "d"}, "send needs SESSION and TEXT (or - for stdin), got 3 arguments", "peerctl send"},
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus", "peerctl list"},
 		{[]string{"send", "--transport", "carrier-pigeon", "x", "hi"}, `--transport "carrier-pigeon"`, "peerctl send"},
 	}
@@ -45,6 +47,25 @@ func TestUsageErrors(t *testing.T) {
 			assert.NotContains(t, r.stderr, "(s)")
 			assert.Equal(t, "Run '"+tt.help+" --help' for usage.", lines[1])
 		})
+	}
+}
+
+// A bare --wait followed by a duration reads the duration as SESSION; the
+// refusal says so, and says nothing of it when the duration was joined.
+func TestSplitWaitHint(t *testing.T) {
+	cfg := evConfigDir(t)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg}
+	r := evRun(t, env, nil, "send", "--transport", "socket", "--wait", "5m", "hello")
+	assert.Equal(t, exitNotLive, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `"5m" was read as SESSION: --wait takes its duration joined by '=' (--wait=5m)`)
+	for _, args := range [][]string{
+		{"send", "--transport", "socket", "--wait=5m", "5m", "hello"},
+		{"send", "--transport", "socket", "--wait", "proj-89", "hello"},
+		{"send", "--transport", "socket", "5m", "hello"},
+	} {
+		r := evRun(t, env, nil, args...)
+		assert.Equal(t, exitNotLive, r.code, r.stderr)
+		assert.NotContains(t, r.stderr, "was read as SESSION", args)
 	}
 }
 
