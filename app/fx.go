@@ -24,6 +24,10 @@ const (
 	TransportSocket  = socketframe.Name
 )
 
+// SocketMaxPeerProtocol is the newest peer protocol the socket transport
+// speaks (socketframe.MaxPeerProtocol); it refuses newer sessions.
+const SocketMaxPeerProtocol = socketframe.MaxPeerProtocol
+
 // Config is what the graph needs from its caller (the CLI, or a host).
 type Config struct {
 	// ConfigDir is Claude Code's config dir; the registry is ConfigDir/sessions.

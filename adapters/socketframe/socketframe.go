@@ -31,6 +31,11 @@ import (
 	"github.com/peerctl/peerctl/ports"
 )
 
+// MaxPeerProtocol is the newest record "peerProtocol" whose socket post this
+// transport knows (1: Claude Code 2.1.328's one-line JSON post). A session
+// announcing a newer one is refused as harness_unsupported.
+const MaxPeerProtocol = 1
+
 // Name is this transport's name.
 const Name = "socket"
 
@@ -92,8 +97,8 @@ func checkTarget(target domain.Session) error {
 	if len(path) > MaxSocketPath {
 		return domain.Refuse(domain.ReasonDeliveryFailed, "socket path is %d bytes, longer than a Unix socket address holds (%d); not truncated: %s", len(path), MaxSocketPath, path)
 	}
-	if p := target.PeerProtocol(); p > 1 {
-		return domain.Refuse(domain.ReasonHarnessUnsupported, "session speaks peer protocol %d; this peerctl knows protocol 1", p)
+	if p := target.PeerProtocol(); p > MaxPeerProtocol {
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "session speaks peer protocol %d; this peerctl knows protocol %d", p, MaxPeerProtocol)
 	}
 	return nil
 }

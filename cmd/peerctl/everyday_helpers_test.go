@@ -56,6 +56,8 @@ type evRecord struct {
 	Name       string `json:"name"`
 	NameSource string `json:"nameSource"`
 	Status     string `json:"status"`
+	// PeerProtocol is omitted when 0 (Claude Code 2.1.328 writes 1).
+	PeerProtocol int `json:"peerProtocol,omitempty"`
 }
 
 // evLiveRecord builds a record that is live for pid: its real procStart.

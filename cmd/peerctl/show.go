@@ -98,10 +98,14 @@ func (c *cli) printDetail(d app.Detail) error {
 	row("procStart", j.ProcStart)
 	row("pidDomain", j.PIDDomain)
 	row("tmux", j.Tmux)
+	row("peerProtocol", j.PeerProtocol)
 	row("file", d.Entry.Record.Path)
 	row("addressable", j.Addressable)
 	if j.Unaddressable != "" {
 		row("why not", j.Unaddressable)
+	}
+	if j.PeerProtocol > app.SocketMaxPeerProtocol {
+		row("note", fmt.Sprintf("peer protocol %d is newer than the socket transport knows (%d): send --transport socket refuses it (harness_unsupported); the courier leaves the protocol to Claude Code", j.PeerProtocol, app.SocketMaxPeerProtocol))
 	}
 	row("endpoint", j.Endpoint)
 	row("socket", j.SocketPath)

@@ -69,6 +69,31 @@ func TestSplitWaitHint(t *testing.T) {
 	}
 }
 
+// A session announcing a peer protocol the socket transport does not know:
+// show says so beside "addressable", and the socket send refuses it.
+func TestShowSaysSocketRefusesNewerPeerProtocol(t *testing.T) {
+	pid := evSleeper(t)
+	for _, tc := range []struct {
+		proto int
+		note  bool
+	}{{1, false}, {2, true}} {
+		rec := evLiveRecord(t, pid, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "proj-89", "/src/p", "/tmp/cc-socks/p.sock")
+		rec.PeerProtocol = tc.proto
+		env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, rec)}
+		r := evRun(t, env, nil, "show", "proj-89")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		assert.Regexp(t, fmt.Sprintf(`(?m)^peerProtocol:\s+%d$`, tc.proto), r.stdout)
+		d := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "proj-89", "hi")
+		if tc.note {
+			assert.Contains(t, r.stdout, "send --transport socket refuses it (harness_unsupported)")
+			assert.Equal(t, exitHarnessUnsupported, d.code, d.stderr)
+		} else {
+			assert.NotContains(t, r.stdout, "harness_unsupported")
+			assert.Equal(t, exitOK, d.code, d.stderr)
+		}
+	}
+}
+
 // TestCommandGroupsWithoutSubcommandPrintHelp: a bare group still prints
 // its help and exits 0.
 func TestCommandGroupsWithoutSubcommandPrintHelp(t *testing.T) {
