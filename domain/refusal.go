@@ -20,7 +20,8 @@ const (
 	// ReasonIdentityMismatch: the address is ambiguous, or the session it
 	// named changed (name moved, pid/socket changed) between reads.
 	ReasonIdentityMismatch
-	// ReasonDeliveryFailed: the transport ran and did not deliver.
+	// ReasonDeliveryFailed: the transport could not start (program or socket
+	// missing) or did not deliver.
 	ReasonDeliveryFailed
 	// ReasonNotAddressable: the session is live but cannot receive messages
 	// (its record has no messaging socket, no name or no session id).

@@ -56,21 +56,23 @@ const exitCodesHelp = `Exit codes:
   2  usage error (bad flag, argument or address)
   3  not_live             no live session answers to the address; whoami: not inside a session
   4  identity_mismatch    ambiguous address, or the session changed between reads
-  5  delivery_failed      the transport ran and did not deliver
+  5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap`
 
 // exitCodesFor is the exit-code table of one command: the heading and the
-// rows of exitCodesHelp for codes, in the table's order. Row 1 loses its
-// note about doctor (doctor's help has its own table).
+// rows of exitCodesHelp for codes, in the table's order. Rows lose their
+// notes about other commands (doctor's help has its own table; whoami's
+// says what its exit 3 means).
 func exitCodesFor(codes ...int) string {
 	lines := strings.Split(exitCodesHelp, "\n")
 	out := []string{lines[0]}
 	for _, line := range lines[1:] {
 		for _, code := range codes {
 			if strings.HasPrefix(line, fmt.Sprintf("  %d  ", code)) {
-				out = append(out, strings.TrimSuffix(line, "; doctor found a problem"))
+				line = strings.TrimSuffix(line, "; doctor found a problem")
+				out = append(out, strings.TrimSuffix(line, "; whoami: not inside a session"))
 			}
 		}
 	}

@@ -58,7 +58,8 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 --wait takes a duration only joined by "=": --wait=5m. Written apart (--wait 5m), the 5m
 is read as the next argument (SESSION or TEXT) and --wait waits its default time.
 
-` + exitCodesHelp,
+` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch, exitDeliveryFailed,
+			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
