@@ -168,7 +168,10 @@ func Classify(r Record, l Liveness) Entry {
 		case r.Name == "":
 			e.Unaddressable = "record has no name"
 		case r.SocketPath == "":
-			e.Unaddressable = "record has no messagingSocketPath (Claude Code " + orUnknown(r.Version) + " publishes no messaging socket)"
+			e.Unaddressable = "record has no messagingSocketPath"
+			if r.Version != "" {
+				e.Unaddressable += " (Claude Code " + r.Version + " publishes no messaging socket)"
+			}
 		case !strings.HasPrefix(r.SocketPath, "/"):
 			// Claude Code writes absolute paths; a relative one (or a Windows
 			// pipe name) would be resolved against peerctl's own directory.
@@ -178,11 +181,4 @@ func Classify(r Record, l Liveness) Entry {
 		}
 	}
 	return e
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "of unknown version"
-	}
-	return s
 }

@@ -89,7 +89,7 @@ func TestClassifyAddressability(t *testing.T) {
 		{"no session id", func(r *domain.Record) { r.SessionID = "" }, "no sessionId"},
 		{"no name", func(r *domain.Record) { r.Name = "" }, "no name"},
 		{"no socket (2.1.224)", func(r *domain.Record) { r.SocketPath = ""; r.Version = "2.1.224" }, "no messagingSocketPath (Claude Code 2.1.224 publishes"},
-		{"no socket, no version", func(r *domain.Record) { r.SocketPath = ""; r.Version = "" }, "Claude Code of unknown version"},
+		{"no socket, no version", func(r *domain.Record) { r.SocketPath = ""; r.Version = "" }, "record has no messagingSocketPath"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +108,14 @@ func TestClassifyAddressability(t *testing.T) {
 			assert.True(t, e.Endpoint().IsZero())
 		})
 	}
+}
+
+// Without a version the reason names no Claude Code release (it said
+// "Claude Code of unknown version publishes no messaging socket").
+func TestUnaddressableWithoutVersionNamesNoRelease(t *testing.T) {
+	r := rec(4652, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "proj-89")
+	r.SocketPath, r.Version = "", ""
+	assert.Equal(t, "record has no messagingSocketPath", domain.Classify(r, alive).Unaddressable)
 }
 
 func TestTriWords(t *testing.T) {
