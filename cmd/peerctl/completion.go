@@ -22,7 +22,8 @@ func (c *cli) completionCmd() *cobra.Command {
 		Short: "Print a shell completion script (live session names and ids complete too)",
 		Long: `Print the completion script for your shell. Besides commands and flags, the SESSION
 argument of send and show completes to the names and ids of the LIVE sessions (stale
-records are never offered), described by name and working directory.
+records are never offered; send also leaves out a live session it cannot reach, such as
+one without a messaging socket), described by name and working directory.
 
   bash  source <(peerctl completion bash)          # needs bash-completion
         peerctl completion bash > /etc/bash_completion.d/peerctl
@@ -79,7 +80,7 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 	}
-	return liveCompletions(l.Entries, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return liveCompletions(l.Entries, toComplete, cmd.Name() == "send"), cobra.ShellCompDirectiveNoFileComp
 }
 
 // liveCompletions offers the live sessions among entries (a full registry
@@ -87,10 +88,12 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 // offered only when send could use it: domain.Resolve resolves it to that
 // session (not ambiguous with another session, an id prefix or a foreign
 // record) and it does not start with "cc-peer:" (read as an endpoint).
-func liveCompletions(entries []domain.Entry, prefix string) []cobra.Completion {
+// With addressableOnly (send) a live session that cannot receive messages
+// (no socket, say) is not offered either.
+func liveCompletions(entries []domain.Entry, prefix string, addressableOnly bool) []cobra.Completion {
 	var out []cobra.Completion
 	for _, e := range entries {
-		if !e.Live() {
+		if !e.Live() || addressableOnly && !e.Addressable {
 			continue
 		}
 		r := e.Record

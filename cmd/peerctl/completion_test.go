@@ -40,7 +40,9 @@ func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
 	stale.PID = evDeadPID(t)
 	reused := evLiveRecord(t, other, "66666666-ffff-4fff-8fff-000000000006", "reused", "/src/r", filepath.Join(socks, "r.sock"))
 	reused.PID, reused.ProcStart = 1, "999999999999"
-	cfg := evConfigDir(t, alpha, beta, twin1, twin2, stale, reused)
+	mute := evLiveRecord(t, evSleeper(t), "77777777-aaaa-4aaa-8aaa-000000000007", "mute", "/src/mute", "")
+	mute.Version = "2.1.224" // publishes no socket: live, not addressable
+	cfg := evConfigDir(t, alpha, beta, twin1, twin2, stale, reused, mute)
 
 	tests := []struct {
 		name     string
@@ -55,6 +57,9 @@ func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
 		}, false},
 		{"show, name prefix", []string{"show", "al"}, map[string]string{"alpha": "session 11111111"}, false},
 		{"show, id prefix", []string{"show", "2222"}, map[string]string{beta.SessionID: "/src/beta"}, false},
+		{"show offers a session send cannot reach", []string{"show", "mu"}, map[string]string{"mute": "/src/mute"}, false},
+		{"send does not", []string{"send", "mu"}, nil, true},
+		{"send does not, by id", []string{"send", "7777"}, nil, true},
 		{"send, stale name", []string{"send", "go"}, nil, true},
 		{"send, second argument", []string{"send", "alpha", ""}, nil, true},
 	}
