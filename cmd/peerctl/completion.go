@@ -22,8 +22,9 @@ func (c *cli) completionCmd() *cobra.Command {
 		Short: "Print a shell completion script (live session names and ids complete too)",
 		Long: `Print the completion script for your shell. Besides commands and flags, the SESSION
 argument of send and show completes to the names and ids of the LIVE sessions (stale
-records are never offered; send also leaves out a live session it cannot reach, such as
-one without a messaging socket), described by name and working directory.
+records are never offered; send also leaves out what it would refuse: a live session
+without a messaging socket, or one whose name is shared), described by name and working
+directory.
 
   bash  source <(peerctl completion bash)          # needs bash-completion
         peerctl completion bash > /etc/bash_completion.d/peerctl
@@ -88,8 +89,9 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 // offered only when send could use it: domain.Resolve resolves it to that
 // session (not ambiguous with another session, an id prefix or a foreign
 // record) and it does not start with "cc-peer:" (read as an endpoint).
-// With addressableOnly (send) a live session that cannot receive messages
-// (no socket, say) is not offered either.
+// With addressableOnly (send) only what send accepts is offered: not a
+// live session that cannot receive messages (no socket, say), nor the id
+// of one whose name is shared (send refuses it however it is addressed).
 func liveCompletions(entries []domain.Entry, prefix string, addressableOnly bool) []cobra.Completion {
 	var out []cobra.Completion
 	for _, e := range entries {
@@ -100,14 +102,16 @@ func liveCompletions(entries []domain.Entry, prefix string, addressableOnly bool
 		if r.Name != "" && completable(r.Name) && strings.HasPrefix(r.Name, prefix) && resolvesTo(entries, r.Name, r) {
 			out = append(out, cobra.CompletionWithDesc(r.Name, describe(r.Cwd, "session "+short(r.SessionID))))
 		}
-		if r.SessionID != "" && completable(r.SessionID) && strings.HasPrefix(r.SessionID, prefix) {
+		if r.SessionID != "" && completable(r.SessionID) && strings.HasPrefix(r.SessionID, prefix) &&
+			(!addressableOnly || resolvesTo(entries, r.SessionID, r)) {
 			out = append(out, cobra.CompletionWithDesc(r.SessionID, describe(r.Name, r.Cwd)))
 		}
 	}
 	return out
 }
 
-// resolvesTo reports whether send's address name reaches r's session.
+// resolvesTo reports whether send's address (a name or id) reaches r's
+// session under the identity rule.
 func resolvesTo(entries []domain.Entry, name string, r domain.Record) bool {
 	if strings.HasPrefix(name, "cc-peer:") {
 		return false

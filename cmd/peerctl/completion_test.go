@@ -50,11 +50,13 @@ func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
 		want     map[string]string // value -> substrings its description must hold
 		wantNone bool
 	}{
+		// The twins' ids are left out: send refuses a session whose name is shared.
 		{"send, empty prefix", []string{"send", ""}, map[string]string{
 			"alpha": "/src/alpha", alpha.SessionID: "alpha  /src/alpha",
 			"beta build": "/src/beta", beta.SessionID: "beta build  /src/beta",
-			twin1.SessionID: "twin  /src/t1", twin2.SessionID: "twin  /src/t2",
 		}, false},
+		{"show offers the twins' ids", []string{"show", "3333"}, map[string]string{twin1.SessionID: "twin  /src/t1"}, false},
+		{"send does not", []string{"send", "3333"}, nil, true},
 		{"show, name prefix", []string{"show", "al"}, map[string]string{"alpha": "session 11111111"}, false},
 		{"show, id prefix", []string{"show", "2222"}, map[string]string{beta.SessionID: "/src/beta"}, false},
 		{"show offers a session send cannot reach", []string{"show", "mu"}, map[string]string{"mute": "/src/mute"}, false},
@@ -129,7 +131,7 @@ func TestCompletionScripts(t *testing.T) {
 }
 
 // Names a terminal would not show as themselves, and names send cannot use,
-// are never offered; the session id is offered instead.
+// are never offered; the session id is offered instead, when send accepts it.
 func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 	socks := evSocketDir(t)
 	type sess struct{ id, name string }
@@ -148,10 +150,19 @@ func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 	r := evRun(t, nil, nil, "__complete", "--config-dir", cfg, "send", "")
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
 	got, _ := completions(t, r.stdout)
-	for _, c := range cases {
+	for _, c := range cases[:4] {
 		assert.NotContains(t, got, c.name)
 		assert.Contains(t, got, c.id, "the id is offered instead")
 	}
+	// A name that is another session's id prefix makes send refuse the
+	// session however it is addressed: neither is offered to send.
+	assert.NotContains(t, got, cases[4].name)
+	assert.NotContains(t, got, cases[4].id)
+	d := evRun(t, nil, nil, "--config-dir", cfg, "send", "--dry-run", "--transport", "socket", cases[4].id, "hi")
+	assert.Equal(t, exitIdentityMismatch, d.code, "send refuses it: %s", d.stderr)
+	r = evRun(t, nil, nil, "__complete", "--config-dir", cfg, "show", "a5")
+	got, _ = completions(t, r.stdout)
+	assert.Contains(t, got, cases[4].id, "show still offers it")
 	for _, bad := range []rune{0x9b, 0x202e, 0x2028} {
 		assert.NotContains(t, r.stdout, string(bad))
 	}
