@@ -97,6 +97,9 @@ type cli struct {
 	jsonOut bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
 	ran bool
+	// args are the command line as given (after the program name), for
+	// checks cobra's parsed flags cannot make (see bareWaitDuration).
+	args []string
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
@@ -196,6 +199,7 @@ func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
 func (c *cli) execute(ctx context.Context, args []string) int {
+	c.args = args
 	root := c.root()
 	root.SetArgs(args)
 	failed, err := root.ExecuteContextC(ctx)

@@ -55,8 +55,9 @@ socket still match) and only then runs the transport:
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
---wait takes a duration only joined by "=": --wait=5m. Written apart (--wait 5m), the 5m
-is read as the next argument (SESSION or TEXT) and --wait waits its default time.
+--wait takes a duration only joined by "=": --wait=5m. A bare --wait waits 10m; a duration
+written apart (--wait 5m) is refused as a usage error, since the flag parser would read it
+as SESSION or TEXT.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch, exitDeliveryFailed,
 			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage),
@@ -65,12 +66,12 @@ is read as the next argument (SESSION or TEXT) and --wait waits its default time
   peerctl send --dry-run --json proj-89 "hello"
   peerctl send --wait=5m proj-89 "run the tests and tell me"`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if d := bareWaitDuration(c.args); d != "" {
+				// Sending it as the session's name or as the text would surprise.
+				return usageError{fmt.Errorf("--wait %s: --wait takes its duration joined by '=' (--wait=%s); written apart, %q would be read as SESSION or TEXT", d, d, d)}
+			}
 			if len(args) < 1 || len(args) > 2 {
-				err := fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))
-				if hint := splitWaitHint(cmd, args); hint != "" {
-					err = fmt.Errorf("%w; %s", err, hint)
-				}
-				return usageError{err}
+				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))}
 			}
 			return nil
 		},
@@ -95,11 +96,6 @@ is read as the next argument (SESSION or TEXT) and --wait waits its default time
 				return err
 			}
 			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options()})
-			if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonNotLive {
-				if hint := splitWaitHint(cmd, args); hint != "" {
-					r.Detail += "; " + hint
-				}
-			}
 			if err != nil {
 				return err
 			}

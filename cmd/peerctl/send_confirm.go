@@ -48,18 +48,22 @@ func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
 }
 
-// splitWaitHint is a hint for errors of a send whose first argument looks
-// like a duration meant for a bare --wait ("--wait 5m SESSION TEXT" reads 5m
-// as SESSION); "" otherwise.
-func splitWaitHint(cmd *cobra.Command, args []string) string {
-	fl := cmd.Flags().Lookup("wait")
-	if fl == nil || !fl.Changed || fl.Value.String() != fl.NoOptDefVal || len(args) == 0 {
-		return ""
+// bareWaitDuration returns the duration written apart from a bare --wait
+// ("--wait 5m"), which the flag parser takes as SESSION or TEXT while
+// --wait waits its default; "" when there is none. Tokens after "--" are
+// arguments, not flags.
+func bareWaitDuration(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if a == "--wait" && i+1 < len(args) {
+			if _, err := time.ParseDuration(args[i+1]); err == nil {
+				return args[i+1]
+			}
+		}
 	}
-	if _, err := time.ParseDuration(args[0]); err != nil {
-		return ""
-	}
-	return fmt.Sprintf("%q was read as SESSION: --wait takes its duration joined by '=' (--wait=%s)", args[0], args[0])
+	return ""
 }
 
 func (f *confirmFlags) validate() error {
