@@ -171,8 +171,9 @@ type Detail struct {
 // name is shared, with a warning in Detail.Warnings; an ambiguous address is
 // refused with its candidates. When no live session matches, a record
 // matching by session id, name, id prefix, pid or file name is shown with
-// its verdict: the only one, or the only live one among them (a pid held by
-// a live record and a misnamed copy). Otherwise the resolve refusal is
+// its verdict: the only one, or the only live one when all matched by pid
+// or file name (a live record and a misnamed copy); a live one found so
+// carries the warnings its full id would. Otherwise the resolve refusal is
 // returned, saying how many records matched when several did.
 func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	l, err := s.Read(ctx)
@@ -189,20 +190,17 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 			}
 		}
 	case ok && r.Reason == domain.ReasonNotLive:
-		matches := matchAny(l.Entries, address)
-		if live := filterLive(matches); len(live) == 1 {
-			// A pid or file name held by a live record and by leftovers
-			// (a misnamed copy, say) means the live one.
-			matches = live
+		e, err := fallbackMatch(l, address, r)
+		if err != nil {
+			return Detail{}, err
 		}
-		switch len(matches) {
-		case 1:
-			entry = matches[0]
-		case 0:
-			return Detail{}, noteMissing(l, rerr)
-		default:
-			r.Detail += fmt.Sprintf("; %d records match %q: name one by its file (peerctl list --all)", len(matches), address)
-			return Detail{}, noteMissing(l, r)
+		entry = e
+		if e.Live() && e.Record.SessionID != "" {
+			// Found by pid or file name: say what its full id would have said
+			// (a shared name, say).
+			if _, w, err := domain.Lookup(l.Entries, e.Record.SessionID); err == nil {
+				warnings = w
+			}
 		}
 	default:
 		return Detail{}, rerr
@@ -221,27 +219,45 @@ func noteMissing(l Listing, err error) error {
 	return err
 }
 
-func filterLive(entries []domain.Entry) []domain.Entry {
-	var out []domain.Entry
-	for _, e := range entries {
-		if e.Live() {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func matchAny(entries []domain.Entry, address string) []domain.Entry {
-	var out []domain.Entry
-	for _, e := range entries {
+// fallbackMatch finds the record Show shows when no live session answers
+// to address. A record matches by what names it (session id, name, id
+// prefix) or by where it is (pid, file name). The only match is the one;
+// among several, the only live one when all matched by pid or file name (a
+// live record and a leftover copy of it). Anything else is refused with
+// notLive, saying how many records matched.
+func fallbackMatch(l Listing, address string, notLive *domain.Refusal) (domain.Entry, error) {
+	var byName, byPlace []domain.Entry
+	for _, e := range l.Entries {
 		r := e.Record
-		if address == r.SessionID && r.SessionID != "" || address == r.Name && r.Name != "" ||
-			len(address) >= domain.MinIDPrefix && strings.HasPrefix(r.SessionID, address) ||
-			address == fmt.Sprint(r.PID) || address == r.File {
-			out = append(out, e)
+		switch {
+		case address == r.SessionID && r.SessionID != "" || address == r.Name && r.Name != "" ||
+			len(address) >= domain.MinIDPrefix && strings.HasPrefix(r.SessionID, address):
+			byName = append(byName, e)
+		case address == fmt.Sprint(r.PID) || address == r.File:
+			byPlace = append(byPlace, e)
 		}
 	}
-	return out
+	matches := append(byName, byPlace...)
+	if len(byName) == 0 {
+		var live []domain.Entry
+		for _, e := range byPlace {
+			if e.Live() {
+				live = append(live, e)
+			}
+		}
+		if len(live) == 1 {
+			matches = live
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return domain.Entry{}, noteMissing(l, notLive)
+	default:
+		notLive.Detail += fmt.Sprintf("; %d records match %q: name one by its file (peerctl list --all)", len(matches), address)
+		return domain.Entry{}, noteMissing(l, notLive)
+	}
 }
 
 func (s *Service) detail(e domain.Entry) Detail {

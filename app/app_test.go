@@ -290,6 +290,28 @@ func TestShow(t *testing.T) {
 		assert.Equal(t, domain.ReasonNotLive, r.Reason)
 		assert.Contains(t, r.Detail, `2 records match "8000": name one by its file`)
 	})
+	t.Run("a pid that is also another record's name is refused, not guessed", func(t *testing.T) {
+		w := newWorld(t, cfg)
+		namedLikeThePid := record(8000, idB, "4652")
+		w.registry([]domain.Record{withSocket, namedLikeThePid}, 8000)
+		_, err := w.svc.Show(context.Background(), "4652")
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "got %v", err)
+		assert.Contains(t, r.Detail, `2 records match "4652"`)
+	})
+	t.Run("a live session found by pid or file keeps its shared-name warning", func(t *testing.T) {
+		w := newWorld(t, cfg)
+		copyOf := record(1, idA, "twin")
+		copyOf.File, copyOf.Problem, copyOf.ProblemVerdict = "1b.json", "file name is not <pid>.json", domain.VerdictMisnamed
+		w.registry([]domain.Record{record(1, idA, "twin"), record(2, idB, "twin"), copyOf})
+		for _, addr := range []string{"1", "1.json"} {
+			d, err := w.svc.Show(context.Background(), addr)
+			require.NoError(t, err, addr)
+			assert.Equal(t, "1.json", d.Entry.Record.File)
+			require.Len(t, d.Warnings, 1, addr)
+			assert.Contains(t, d.Warnings[0], `name "twin" is shared by 2 live sessions`)
+		}
+	})
 	t.Run("ambiguous refuses", func(t *testing.T) {
 		w := newWorld(t, cfg)
 		w.registry([]domain.Record{record(1, idA, "twin"), record(2, idB, "twin")})

@@ -37,9 +37,10 @@ an endpoint (cc-peer:v1:...). A live session is shown even when its name is shar
 another live session (address it by full id or endpoint), with a warning that sending to it
 is refused until one of them is renamed; an ambiguous address is refused with its
 candidates. Otherwise a record matching by id, name, id prefix, pid or file name
-(4652.json) is shown with its verdict: the only match, or the only live one among several
-(a pid held by a live record and a misnamed copy). Several matches and none live are
-refused, saying so: name one by its file (see peerctl list --all).
+(4652.json) is shown with its verdict: the only match, or the only live one when all
+matched by pid or file name (a live record and a misnamed copy). Other ties (a pid that is
+also another record's name, say) are refused, saying how many records matched: name one by
+its file (see peerctl list --all).
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch),
 		Example: `  peerctl show proj-89
@@ -104,7 +105,7 @@ func (c *cli) printDetail(d app.Detail) error {
 	if j.Unaddressable != "" {
 		row("why not", j.Unaddressable)
 	}
-	if j.PeerProtocol > app.SocketMaxPeerProtocol {
+	if j.Addressable && j.PeerProtocol > app.SocketMaxPeerProtocol {
 		row("note", fmt.Sprintf("peer protocol %d is newer than the socket transport knows (%d): send --transport socket refuses it (harness_unsupported); the courier leaves the protocol to Claude Code", j.PeerProtocol, app.SocketMaxPeerProtocol))
 	}
 	row("endpoint", j.Endpoint)

@@ -84,6 +84,11 @@ func TestShowSaysSocketRefusesNewerPeerProtocol(t *testing.T) {
 		require.Equal(t, exitOK, r.code, r.stderr)
 		assert.Regexp(t, fmt.Sprintf(`(?m)^peerProtocol:\s+%d$`, tc.proto), r.stdout)
 		d := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "proj-89", "hi")
+		stale := rec
+		stale.PID = evDeadPID(t)
+		sr := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, stale)}, nil, "show", "proj-89")
+		require.Equal(t, exitOK, sr.code, sr.stderr)
+		assert.NotContains(t, sr.stdout, "harness_unsupported", "a stale record is refused as not_live first")
 		if tc.note {
 			assert.Contains(t, r.stdout, "send --transport socket refuses it (harness_unsupported)")
 			assert.Equal(t, exitHarnessUnsupported, d.code, d.stderr)
