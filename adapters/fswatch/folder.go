@@ -159,7 +159,9 @@ func (n *notifier) watchNearest(candidates []string) bool {
 			n.beforeAdd(c)
 		}
 		if err := n.w.Add(c); err == nil {
-			if n.watched != "" {
+			if n.watched != "" && !sameFolder(n.watched, c) {
+				// (The same folder by another path, through a symbolic
+				// link, shares its inotify watch: removing one would end both.)
 				_ = n.w.Remove(n.watched)
 			}
 			n.watched = c
@@ -172,6 +174,13 @@ func (n *notifier) watchNearest(candidates []string) bool {
 		return true
 	}
 	return false
+}
+
+// sameFolder reports whether paths a and b name the same folder now.
+func sameFolder(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // deeperExists reports whether a folder of candidates deeper than watched

@@ -115,6 +115,22 @@ func TestFolderAppearsWhileWatchingAnAncestor(t *testing.T) {
 	waitFileSignal(t, ch, dir, "no signal for a file in a folder that appeared while the watch was being set")
 }
 
+// The watched folder appears as a symbolic link to the folder already
+// watched (its parent): both paths share one inotify watch, which must not
+// be removed as "the ancestor's".
+func TestFolderAppearsAsLinkToItsParent(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sessions")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := (&Folder{Poll: time.Hour}).Watch(ctx, dir)
+	require.NoError(t, err)
+	drain(ch)
+	require.NoError(t, os.Symlink(".", dir))
+	waitSignal(t, ch, "link created")
+	waitFileSignal(t, ch, dir, "no signal for a file in a folder reached through a link to its parent")
+}
+
 func TestFolderRemovedAndRecreated(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "sessions")
