@@ -50,7 +50,9 @@ func (f *Folder) poll() time.Duration {
 
 // Watch implements ports.FolderWatcher. While dir does not exist it
 // watches the nearest existing ancestor (up to three levels up) and moves
-// down as folders appear; if dir is removed it climbs back up. When
+// down as folders appear; if dir is removed it climbs back up; a watched
+// path that comes to name another folder (a symbolic link retargeted, which
+// no event reports) is watched anew within Poll. When
 // fsnotify cannot start (no inotify instances left, say) it signals every
 // Poll instead. It never returns an error today; the signature leaves room.
 func (f *Folder) Watch(ctx context.Context, dir string) (<-chan struct{}, error) {
@@ -111,7 +113,11 @@ type notifier struct {
 	w       *fsnotify.Watcher
 	dir     string
 	watched string
-	signal  func()
+	// watchedAs is what watched named when its watch was set: a path
+	// that later names another folder (a symbolic link retargeted) no
+	// longer reports that folder's changes.
+	watchedAs os.FileInfo
+	signal    func()
 	// beforeAdd, when set, runs before each attempt to watch a folder
 	// (tests use it to create folders inside establish's race window).
 	beforeAdd func(folder string)
@@ -165,6 +171,7 @@ func (n *notifier) watchNearest(candidates []string) bool {
 				_ = n.w.Remove(n.watched)
 			}
 			n.watched = c
+			n.watchedAs, _ = os.Stat(c)
 			return true
 		}
 	}
@@ -174,6 +181,13 @@ func (n *notifier) watchNearest(candidates []string) bool {
 		return true
 	}
 	return false
+}
+
+// retargeted reports whether the watched path now names another folder
+// than when its watch was set (or none).
+func (n *notifier) retargeted() bool {
+	fi, err := os.Stat(n.watched)
+	return err != nil || n.watchedAs == nil || !os.SameFile(fi, n.watchedAs)
 }
 
 // sameFolder reports whether paths a and b name the same folder now.
@@ -199,7 +213,8 @@ func deeperExists(candidates []string, watched string) bool {
 
 func (n *notifier) loop(ctx context.Context, every time.Duration) {
 	// Until dir itself is watched, a slow tick retries (and covers an
-	// ancestor that cannot be watched at all).
+	// ancestor that cannot be watched at all); it also notices a watched
+	// path that now names another folder (no event says so).
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -227,6 +242,10 @@ func (n *notifier) loop(ctx context.Context, every time.Duration) {
 			// An overflow loses events: say something may have changed.
 			n.signal()
 		case <-t.C:
+			if n.watched != "" && n.retargeted() {
+				_ = n.w.Remove(n.watched)
+				n.watched = ""
+			}
 			if n.watched != n.dir {
 				n.establish()
 			}

@@ -131,6 +131,26 @@ func TestFolderAppearsAsLinkToItsParent(t *testing.T) {
 	waitFileSignal(t, ch, dir, "no signal for a file in a folder reached through a link to its parent")
 }
 
+// A watched path that is a symbolic link, pointed at another folder: no
+// event says so; the slow tick notices and moves the watch.
+func TestFolderLinkRetargeted(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	require.NoError(t, os.Mkdir(a, 0o755))
+	require.NoError(t, os.Mkdir(b, 0o755))
+	dir := filepath.Join(root, "sessions")
+	require.NoError(t, os.Symlink(a, dir))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := (&Folder{Poll: 20 * time.Millisecond}).Watch(ctx, dir)
+	require.NoError(t, err)
+	waitFileSignal(t, ch, dir, "no signal through the link")
+	tmp := filepath.Join(root, "tmp")
+	require.NoError(t, os.Symlink(b, tmp))
+	require.NoError(t, os.Rename(tmp, dir))
+	waitFileSignal(t, ch, b, "no signal for the folder the link now names")
+}
+
 func TestFolderRemovedAndRecreated(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "sessions")
