@@ -89,13 +89,13 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 // offered only when send could use it: domain.Resolve resolves it to that
 // session (not ambiguous with another session, an id prefix or a foreign
 // record) and it does not start with "cc-peer:" (read as an endpoint).
-// With addressableOnly (send) only what send accepts is offered: not a
+// forSend offers only what send accepts: not a
 // live session that cannot receive messages (no socket, say), nor the id
 // of one whose name is shared (send refuses it however it is addressed).
-func liveCompletions(entries []domain.Entry, prefix string, addressableOnly bool) []cobra.Completion {
+func liveCompletions(entries []domain.Entry, prefix string, forSend bool) []cobra.Completion {
 	var out []cobra.Completion
 	for _, e := range entries {
-		if !e.Live() || addressableOnly && !e.Addressable {
+		if !e.Live() || forSend && !e.Addressable {
 			continue
 		}
 		r := e.Record
@@ -103,7 +103,7 @@ func liveCompletions(entries []domain.Entry, prefix string, addressableOnly bool
 			out = append(out, cobra.CompletionWithDesc(r.Name, describe(r.Cwd, "session "+short(r.SessionID))))
 		}
 		if r.SessionID != "" && completable(r.SessionID) && strings.HasPrefix(r.SessionID, prefix) &&
-			(!addressableOnly || resolvesTo(entries, r.SessionID, r)) {
+			(!forSend || resolvesTo(entries, r.SessionID, r)) {
 			out = append(out, cobra.CompletionWithDesc(r.SessionID, describe(r.Name, r.Cwd)))
 		}
 	}
