@@ -89,9 +89,9 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 // offered only when send could use it: domain.Resolve resolves it to that
 // session (not ambiguous with another session, an id prefix or a foreign
 // record) and it does not start with "cc-peer:" (read as an endpoint).
-// forSend offers only what send accepts: not a
-// live session that cannot receive messages (no socket, say), nor the id
-// of one whose name is shared (send refuses it however it is addressed).
+// forSend offers only what send accepts: not a live session that cannot
+// receive messages (no socket, say), nor the id of one whose name is shared
+// (send refuses it however it is addressed).
 func liveCompletions(entries []domain.Entry, prefix string, forSend bool) []cobra.Completion {
 	var out []cobra.Completion
 	for _, e := range entries {
