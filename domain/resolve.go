@@ -121,9 +121,9 @@ func ambiguityAdvice(entries, matches []Entry, strict bool) string {
 // sharing returns e and every entry that the courier could take for e when
 // it addresses e by name: live sessions with the same name, live sessions
 // whose session id is that name or starts with it (a name used as an
-// address resolves to them), and foreign records with the same name (we do
-// not count them live, but Claude Code's own listing, which the courier's
-// ListAgents reads, may show them). None for an unnamed e.
+// address resolves to them), and foreign records with the same name that
+// Claude Code's own listing, which the courier's ListAgents reads, may show
+// (Entry.ClaudeMayList; we do not count them live). None for an unnamed e.
 func sharing(entries []Entry, e Entry) []Entry {
 	name := e.Record.Name
 	if name == "" {
@@ -138,7 +138,7 @@ func sharing(entries []Entry, e Entry) []Entry {
 			return o.Record.Name == name || o.Record.SessionID == name ||
 				(len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name))
 		case VerdictForeign:
-			return o.Record.Name == name
+			return o.ClaudeMayList && o.Record.Name == name
 		}
 		return false
 	})

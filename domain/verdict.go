@@ -102,6 +102,12 @@ type Entry struct {
 	// otherwise Unaddressable says why not.
 	Addressable   bool
 	Unaddressable string
+	// ClaudeMayList, for a foreign record, says whether Claude Code's own
+	// listing can show it: that listing ignores pidDomain (measured on
+	// 2.1.328) but drops a record whose pid is not running here or whose
+	// procStart names another process. The identity rule counts only such
+	// a foreign record's name; a pid that could not be probed counts.
+	ClaudeMayList bool
 }
 
 // Live reports whether the entry is a live session.
@@ -145,6 +151,8 @@ func Classify(r Record, l Liveness) Entry {
 	case l.DomainMatches == No:
 		e.Verdict = VerdictForeign
 		e.Reason = fmt.Sprintf("pidDomain %s is not ours (%s)", r.PIDDomain, l.OurDomain)
+		e.ClaudeMayList = (l.Alive != No || l.Zombie) && l.StartMatches != No
+		e.Unchecked = nil // what the probe of a foreign pid could not check says nothing of it
 	case l.Alive == No && l.Zombie:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)

@@ -97,7 +97,9 @@ func OurDomain(procRoot, machineIDPath string) (string, error) {
 	return "linux:" + id + ":" + ns, nil
 }
 
-// Check probes rec's process.
+// Check probes rec's process. A record of another pid domain is reported
+// DomainMatches No and probed all the same (its pid, here), since Claude
+// Code's own listing ignores pidDomain (see domain.Entry.ClaudeMayList).
 func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	l := domain.Liveness{OurDomain: c.domain}
 	if rec.PIDDomain != "" {
@@ -106,8 +108,11 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 		} else if rec.PIDDomain == c.domain {
 			l.DomainMatches = domain.Yes
 		} else {
+			// The pid means nothing in our namespace, but Claude Code's
+			// own listing ignores pidDomain: probe it anyway, so the
+			// identity rule knows whether that listing shows the record
+			// (domain.Entry.ClaudeMayList).
 			l.DomainMatches = domain.No
-			return l // the pid means nothing in our namespace
 		}
 	}
 	if rec.PID <= 0 {

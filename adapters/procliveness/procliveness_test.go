@@ -131,8 +131,11 @@ func TestCheck(t *testing.T) {
 		{"stat hidden while the pid is alive (hidepid) is unknown", "35646", "", "", []error{unix.EPERM}, false, domain.Yes, domain.Unknown, domain.Unknown, "", "/4652 is not visible while the pid is alive", 2, domain.VerdictLive},
 		{"stat gone because the pid exited", "35646", "", "", []error{nil, unix.ESRCH}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 2, domain.VerdictStale},
 		{"pidDomain ours", "35646", ourDomain, stat(pid, "claude", "35646"), []error{nil}, false, domain.Yes, domain.Yes, domain.Yes, "35646", "", 1, domain.VerdictLive},
-		{"pidDomain other namespace: pid not probed", "35646", "linux:0123456789abcdef0123456789abcdef:pid:[4026532000]", stat(pid, "claude", "35646"), []error{nil}, false, domain.Unknown, domain.Unknown, domain.No, "", "", 0, domain.VerdictForeign},
-		{"pidDomain other machine", "35646", "linux:ffffffffffffffffffffffffffffffff:pid:[4026531836]", stat(pid, "claude", "35646"), []error{nil}, false, domain.Unknown, domain.Unknown, domain.No, "", "", 0, domain.VerdictForeign},
+		// A foreign pid is probed all the same: Claude Code's own listing
+		// ignores pidDomain, and the identity rule needs to know what it shows.
+		{"pidDomain other namespace: still probed", "35646", "linux:0123456789abcdef0123456789abcdef:pid:[4026532000]", stat(pid, "claude", "35646"), []error{nil}, false, domain.Yes, domain.Yes, domain.No, "35646", "", 1, domain.VerdictForeign},
+		{"pidDomain other machine", "35646", "linux:ffffffffffffffffffffffffffffffff:pid:[4026531836]", stat(pid, "claude", "35646"), []error{nil}, false, domain.Yes, domain.Yes, domain.No, "35646", "", 1, domain.VerdictForeign},
+		{"pidDomain other machine, pid not running here", "35646", "linux:ffffffffffffffffffffffffffffffff:pid:[4026531836]", "", []error{unix.ESRCH}, false, domain.No, domain.Unknown, domain.No, "", "", 1, domain.VerdictForeign},
 		{"pidDomain present, ours unknown", "35646", ourDomain, stat(pid, "claude", "35646"), []error{nil}, true, domain.Yes, domain.Yes, domain.Unknown, "35646", "pidDomain not checked: read machine id", 1, domain.VerdictLive},
 	}
 	for _, tt := range tests {

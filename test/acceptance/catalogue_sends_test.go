@@ -74,6 +74,49 @@ func TestCatalogueSends(t *testing.T) {
 		assert.Zero(t, la.Conns()+lb.Conns(), "a moved name must not deliver anywhere")
 	})
 
+	// A record of another machine carrying the target's name: Claude Code's
+	// own listing (the courier's ListAgents) ignores pidDomain, so it shows
+	// that record when its pid runs here, and then the name is ambiguous to
+	// the courier; when the pid is not running here it does not. The send's
+	// fast path skips dead pids' files unread, and must decide the same.
+	t.Run("a foreign record carries the name", func(t *testing.T) {
+		for _, tc := range []struct {
+			desc    string
+			running bool
+			code    int
+		}{{"its pid is not running here", false, 0}, {"its pid runs here", true, 4}} {
+			t.Run(tc.desc, func(t *testing.T) {
+				config, sessions := catRegistry(t)
+				sock := filepath.Join(catSocketDir(t), "t.sock")
+				l := socktest.Listen(t, sock, false)
+				catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "target", sock))
+				pid, kill := catSleeper(t)
+				far := catRecord(t, pid, "target", "/tmp/cc-socks/far.sock")
+				far["pidDomain"] = "linux:ffffffffffffffffffffffffffffffff:pid:[4026531836]"
+				far["sessionId"] = "ffffffff-0000-4000-8000-00000000000f"
+				if !tc.running {
+					kill()
+				}
+				catWriteJSON(t, sessions, catFile(pid), far)
+				// And one whose pid is gone, in both cases: it never counts,
+				// whether the send reads it or skips it.
+				gone, killGone := catSleeper(t)
+				farGone := catRecord(t, gone, "target", "/tmp/cc-socks/gone.sock")
+				killGone()
+				farGone["pidDomain"], farGone["sessionId"] = far["pidDomain"], "eeeeeeee-0000-4000-8000-00000000000e"
+				catWriteJSON(t, sessions, catFile(gone), farGone)
+				r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "target", "hello")
+				assert.Equal(t, tc.code, r.Code, "stderr %s", r.Stderr)
+				if tc.running {
+					assert.Contains(t, string(r.Stderr), "1 record(s) from another pid namespace carry it too")
+					assert.Zero(t, l.Conns())
+				} else {
+					assert.Equal(t, 1, l.Conns())
+				}
+			})
+		}
+	})
+
 	// Rows on one live record (this test process) whose socket is broken.
 	rows := []struct {
 		desc   string
