@@ -29,6 +29,9 @@ done <<'TARGETS'
 ./domain FuzzEndpointRoundTrip
 ./domain FuzzParseEndpoint
 ./adapters/fsregistry FuzzParse
+./adapters/fsregistry FuzzFastString
+./adapters/fsregistry FuzzFastNumber
+./adapters/fsregistry FuzzUnmarshalAgreesWithDecoder
 ./adapters/courierexec FuzzParseOutput
 ./adapters/courierexec FuzzJudge
 TARGETS
