@@ -234,7 +234,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 		l, err := s.Read(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				c.WaitEnd, c.WaitNote = domain.WaitTimeout, "stopped waiting: "+err.Error()
+				c.WaitEnd, c.WaitNote = domain.WaitFailed, "stopped waiting: "+err.Error()
 				return
 			}
 		} else {
@@ -330,7 +330,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 		case <-ctx.Done():
 			c.WaitEnd = domain.WaitTimeout
 			if parent.Err() != nil {
-				c.WaitNote = "interrupted"
+				c.WaitEnd = domain.WaitInterrupted
 			}
 			return
 		case <-exited:

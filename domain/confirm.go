@@ -94,11 +94,18 @@ const (
 	WaitExited
 	// WaitTimeout: the deadline passed first.
 	WaitTimeout
+	// WaitInterrupted: the wait was cut short (Ctrl-C, SIGTERM or SIGHUP,
+	// or the caller's context) before any of the above.
+	WaitInterrupted
+	// WaitFailed: the wait could not go on (the registry could not be
+	// read); the note says why.
+	WaitFailed
 )
 
-var waitWords = []string{"none", "idle", "exited", "timeout"}
+var waitWords = []string{"none", "idle", "exited", "timeout", "interrupted", "failed"}
 
-// String returns "idle", "exited", "timeout" (or "none").
+// String returns "idle", "exited", "timeout", "interrupted", "failed" (or
+// "none").
 func (w WaitEnd) String() string {
 	if int(w) >= 0 && int(w) < len(waitWords) {
 		return waitWords[w]

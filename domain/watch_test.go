@@ -90,7 +90,8 @@ func TestClosedSetWords(t *testing.T) {
 		assert.Equal(t, o, ParseOutcome(o.String()))
 	}
 	assert.Equal(t, OutcomeUnknown, ParseOutcome("planned"))
-	assert.Equal(t, []string{"idle", "exited", "timeout"}, []string{WaitIdle.String(), WaitExited.String(), WaitTimeout.String()})
+	assert.Equal(t, []string{"idle", "exited", "timeout", "interrupted", "failed"},
+		[]string{WaitIdle.String(), WaitExited.String(), WaitTimeout.String(), WaitInterrupted.String(), WaitFailed.String()})
 }
 
 func TestEnqueuedAfter(t *testing.T) {

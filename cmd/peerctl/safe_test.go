@@ -78,7 +78,7 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 	res := app.SendResult{}
 	res.Outcome = domain.OutcomePosted
 	res.ConfirmNote = "no enqueue line with the text in /cfg/projects/x/" + hostile + ".jsonl within 5s"
-	for _, end := range []domain.WaitEnd{domain.WaitIdle, domain.WaitExited, domain.WaitTimeout} {
+	for _, end := range []domain.WaitEnd{domain.WaitIdle, domain.WaitExited, domain.WaitTimeout, domain.WaitInterrupted, domain.WaitFailed} {
 		res.WaitEnd, res.WaitNote = end, "record "+hostile+".json was removed"
 		var out, errs strings.Builder
 		c := &cli{stdout: &out, stderr: &errs}

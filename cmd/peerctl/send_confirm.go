@@ -35,8 +35,9 @@ queued exactly this text, written after the send began. The outcome is:
 With --wait, peerctl then follows the target's registry status until the turn on this
 message has ended (idle: the record turned idle after the transcript showed the session
 take the message up, so earlier queued work does not count), or the session ends (exited),
-or the deadline passes (timeout); all three exit 0 and are reported on stdout ("wait" in
---json).`
+or the deadline passes (timeout), or Ctrl-C cuts it short (interrupted), or the registry
+cannot be read any more (failed). The message was delivered either way: each exits 0 and is
+reported on stdout ("wait" in --json).`
 
 func (f *confirmFlags) register(cmd *cobra.Command) {
 	cmd.Long += confirmHelp
@@ -151,5 +152,9 @@ func (c *cli) printConfirm(res app.SendResult) {
 			note = "; " + safe(res.WaitNote)
 		}
 		fmt.Fprintf(c.stdout, "wait: timeout: still %s after %s%s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
+	case domain.WaitInterrupted:
+		fmt.Fprintf(c.stdout, "wait: interrupted: still %s after %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond))
+	case domain.WaitFailed:
+		fmt.Fprintf(c.stdout, "wait: failed: still %s after %s; %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), safe(res.WaitNote))
 	}
 }
