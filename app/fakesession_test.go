@@ -35,6 +35,8 @@ type fakeSession struct {
 	cmd       *exec.Cmd
 	mu        sync.Mutex
 	rec       map[string]any
+	// takenUpMs is the stamp (epoch ms) of the last take-up line written.
+	takenUpMs int64
 }
 
 // startFake starts a helper process and writes its record.
@@ -95,6 +97,13 @@ func (f *fakeSession) setStatus(s string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now().UnixMilli()
+	if now <= f.takenUpMs {
+		// A status follows the take-up line that caused it; at millisecond
+		// resolution a fast test could stamp both alike, which no real turn
+		// (seconds long) does, and which a wait rightly does not take as the
+		// end of the turn.
+		now = f.takenUpMs + 1
+	}
 	f.rec["status"], f.rec["updatedAt"], f.rec["statusUpdatedAt"] = s, now, now
 	f.write()
 }
@@ -149,6 +158,9 @@ func (f *fakeSession) queue(text string, at time.Time) {
 // 2.1.328) that begin the turn on text, stamped at.
 func (f *fakeSession) takeUp(text string, at time.Time) {
 	f.t.Helper()
+	f.mu.Lock()
+	f.takenUpMs = max(f.takenUpMs, at.UnixMilli())
+	f.mu.Unlock()
 	f.appendLines(map[string]any{"type": "queue-operation", "operation": "dequeue", "timestamp": stamp(at), "sessionId": f.ID()},
 		map[string]any{"type": "user", "timestamp": stamp(at), "isMeta": true, "turnOrigin": "peer",
 			"message": map[string]string{"role": "user", "content": "Another Claude session sent a message:\n" + text + "\n\nThis came from another Claude session."},
