@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,6 +122,23 @@ func TestSendDelivers(t *testing.T) {
 	assert.Equal(t, "posted", res.Receipt.Outcome)
 	assert.Equal(t, 5031, res.Target.PID())
 	assert.Nil(t, res.Plan)
+}
+
+// A registry that cannot be read any more ends a wait as "failed", saying
+// why, not as a timeout (the deadline was an hour away).
+func TestSendWaitFailsWhenTheRegistryCannotBeRead(t *testing.T) {
+	w := newWorld(t, "/cfg")
+	recs := []domain.Record{record(4652, idA, "proj-89")}
+	first := w.reg.EXPECT().Read(gomock.Any()).Return(ports.Snapshot{Dir: "/cfg/sessions", Records: recs}, nil).Times(1)
+	w.reg.EXPECT().Read(gomock.Any()).Return(ports.Snapshot{}, errors.New("open /cfg/sessions: permission denied")).After(first).AnyTimes()
+	w.live.EXPECT().Check(gomock.Any()).Return(domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes}).AnyTimes()
+	w.trans.EXPECT().Deliver(gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.Receipt{Transport: "fake", Outcome: "posted"}, nil).Times(1)
+	res, err := w.svc.Send(context.Background(), app.SendRequest{Address: "proj-89", Text: "go",
+		ConfirmOptions: app.ConfirmOptions{NoConfirm: true, Wait: time.Hour}})
+	require.NoError(t, err, "the message was delivered; only the wait failed")
+	assert.Equal(t, domain.WaitFailed, res.WaitEnd)
+	assert.Contains(t, res.WaitNote, "stopped waiting: open /cfg/sessions: permission denied")
+	assert.Less(t, res.WaitElapsed, time.Minute)
 }
 
 func TestSendDryRunPlansAndNeverDelivers(t *testing.T) {
