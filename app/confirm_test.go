@@ -35,6 +35,37 @@ func (c *cueTransport) Plan(domain.Session, domain.Message) (domain.Plan, error)
 	return domain.Plan{Transport: "cue"}, nil
 }
 
+// sendReacting sends text to "proj-89" (the fake session in cfg) through a
+// transport whose Deliver runs now(text) at once and then react(text) in
+// the background, as the session would react to the message; either may be
+// nil. It returns when Send does (within 2×within); the test's end waits
+// for react to finish.
+func sendReacting(t *testing.T, cfg string, v variant, text string, opts app.ConfirmOptions, now, react func(text string)) (app.SendResult, error) {
+	t.Helper()
+	done := make(chan struct{})
+	cued := false
+	tr := &cueTransport{outcome: "posted", cue: func(s string) {
+		cued = true
+		if now != nil {
+			now(s)
+		}
+		go func() {
+			defer close(done)
+			if react != nil {
+				react(s)
+			}
+		}()
+	}}
+	t.Cleanup(func() {
+		if cued {
+			<-done
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*within)
+	defer cancel()
+	return newService(cfg, tr, v).Send(ctx, app.SendRequest{Address: "proj-89", Text: text, ConfirmOptions: opts})
+}
+
 func TestSendConfirmation(t *testing.T) {
 	const text = "rebase on main \"now\"\nplease"
 	cases := []struct {
@@ -193,24 +224,16 @@ func TestSendWait(t *testing.T) {
 				f := startFake(t, cfg, idA, "proj-89")
 				// The record was last written well before the send.
 				f.backdate(time.Minute)
-				done := make(chan struct{})
-				tr := &cueTransport{outcome: "posted", cue: func(s string) {
+				res, err := sendReacting(t, cfg, v, "go", app.ConfirmOptions{Wait: tc.wait}, func(s string) {
 					f.enqueue(s, time.Now())
 					if tc.now != nil {
 						tc.now(f)
 					}
-					go func() {
-						defer close(done)
-						if tc.cue != nil {
-							tc.cue(f)
-						}
-					}()
-				}}
-				svc := newService(cfg, tr, v)
-				ctx, cancel := context.WithTimeout(context.Background(), 2*within)
-				defer cancel()
-				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "go", ConfirmOptions: app.ConfirmOptions{Wait: tc.wait}})
-				<-done
+				}, func(string) {
+					if tc.cue != nil {
+						tc.cue(f)
+					}
+				})
 				require.NoError(t, err)
 				assert.Equal(t, domain.OutcomeDelivered, res.Outcome)
 				assert.Equal(t, tc.want, res.WaitEnd, "note: %s", res.WaitNote)
@@ -265,11 +288,9 @@ func TestSendWaitTargetBusyWithEarlierWork(t *testing.T) {
 				f.write()
 				f.mu.Unlock()
 				var ourTurnEnded atomic.Bool
-				done := make(chan struct{})
-				tr := &cueTransport{outcome: "posted", cue: func(s string) {
-					f.queue(s, time.Now()) // queued behind the running turn
-					go func() {
-						defer close(done)
+				res, err := sendReacting(t, cfg, v, "third, long wait", app.ConfirmOptions{NoConfirm: tc.noConfirm, Wait: within},
+					func(s string) { f.queue(s, time.Now()) }, // queued behind the running turn
+					func(s string) {
 						time.Sleep(100 * time.Millisecond)
 						f.appendLines(map[string]any{"type": "queue-operation", "operation": "dequeue", "timestamp": stamp(time.Now()), "sessionId": f.ID()})
 						time.Sleep(20 * time.Millisecond)
@@ -281,15 +302,8 @@ func TestSendWaitTargetBusyWithEarlierWork(t *testing.T) {
 						time.Sleep(100 * time.Millisecond)
 						ourTurnEnded.Store(true)
 						f.setStatus("idle")
-					}()
-				}}
-				svc := newService(cfg, tr, v)
-				ctx, cancel := context.WithTimeout(context.Background(), 2*within)
-				defer cancel()
-				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "third, long wait",
-					ConfirmOptions: app.ConfirmOptions{NoConfirm: tc.noConfirm, Wait: within}})
+					})
 				returnedAfterOurTurn := ourTurnEnded.Load()
-				<-done
 				require.NoError(t, err)
 				assert.Equal(t, domain.WaitIdle, res.WaitEnd, "note: %s", res.WaitNote)
 				assert.True(t, returnedAfterOurTurn, "the wait ended before the turn on our message (at the earlier turn's end)")
@@ -335,26 +349,18 @@ func TestSendWaitRecordBrieflyUnreadable(t *testing.T) {
 				cfg := t.TempDir()
 				f := startFake(t, cfg, idA, "proj-89")
 				f.backdate(time.Minute)
-				done := make(chan struct{})
-				tr := &cueTransport{outcome: "posted", cue: func(s string) {
+				res, err := sendReacting(t, cfg, v, "go", app.ConfirmOptions{Wait: within}, func(s string) {
 					f.queue(s, time.Now())
 					f.setStatus("busy")
-					go func() {
-						defer close(done)
-						time.Sleep(50 * time.Millisecond)
-						restore := tc.spoil(f)
-						time.Sleep(150 * time.Millisecond)
-						restore()
-						f.takeUp(s, time.Now())
-						time.Sleep(20 * time.Millisecond)
-						f.setStatus("idle")
-					}()
-				}}
-				svc := newService(cfg, tr, v)
-				ctx, cancel := context.WithTimeout(context.Background(), 2*within)
-				defer cancel()
-				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "go", ConfirmOptions: app.ConfirmOptions{Wait: within}})
-				<-done
+				}, func(s string) {
+					time.Sleep(50 * time.Millisecond)
+					restore := tc.spoil(f)
+					time.Sleep(150 * time.Millisecond)
+					restore()
+					f.takeUp(s, time.Now())
+					time.Sleep(20 * time.Millisecond)
+					f.setStatus("idle")
+				})
 				require.NoError(t, err)
 				assert.Equal(t, domain.WaitIdle, res.WaitEnd, "note: %s", res.WaitNote)
 			})
