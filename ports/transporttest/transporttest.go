@@ -153,22 +153,14 @@ func Run(t *testing.T, newSetup Factory) {
 		const deadline = 700 * time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
 		defer cancel()
-		start := time.Now()
-		_, err := s.Transport.Deliver(ctx, s.Target, mustMessage(t, "anyone there?"))
-		elapsed := time.Since(start)
-		requireReason(t, err, domain.ReasonDeliveryFailed)
-		assert.LessOrEqual(t, elapsed, deadline+s.Grace+slack, "returned long after the deadline")
+		requireGivesUp(t, s, ctx, deadline, "the deadline")
 	})
 
 	t.Run("honours its own timeout", func(t *testing.T) {
 		t.Parallel()
 		const timeout = 700 * time.Millisecond
 		s := newSetup(t, Case{Far: Hang, Timeout: timeout})
-		start := time.Now()
-		_, err := s.Transport.Deliver(context.Background(), s.Target, mustMessage(t, "anyone there?"))
-		elapsed := time.Since(start)
-		requireReason(t, err, domain.ReasonDeliveryFailed)
-		assert.LessOrEqual(t, elapsed, timeout+s.Grace+slack, "returned long after its timeout")
+		requireGivesUp(t, s, context.Background(), timeout, "its timeout")
 	})
 
 	t.Run("stops when the context is canceled", func(t *testing.T) {
@@ -178,11 +170,7 @@ func Run(t *testing.T, newSetup Factory) {
 		const after = 500 * time.Millisecond
 		timer := time.AfterFunc(after, cancel)
 		defer timer.Stop()
-		start := time.Now()
-		_, err := s.Transport.Deliver(ctx, s.Target, mustMessage(t, "anyone there?"))
-		elapsed := time.Since(start)
-		requireReason(t, err, domain.ReasonDeliveryFailed)
-		assert.LessOrEqual(t, elapsed, after+s.Grace+slack, "returned long after the cancel")
+		requireGivesUp(t, s, ctx, after, "the cancel")
 	})
 
 	t.Run("sends nothing on a canceled context", func(t *testing.T) {
@@ -238,6 +226,18 @@ func Session(t testing.TB, rec domain.Record) domain.Session {
 	s, err := domain.NewSession(e)
 	require.NoError(t, err, "record %s is not live", rec)
 	return s
+}
+
+// requireGivesUp delivers to s's far end, which hangs, and requires a
+// delivery_failed refusal no later than bound after the start, give or take
+// s.Grace and slack; what names the bound (the deadline, the cancel...).
+func requireGivesUp(t *testing.T, s Setup, ctx context.Context, bound time.Duration, what string) {
+	t.Helper()
+	start := time.Now()
+	_, err := s.Transport.Deliver(ctx, s.Target, mustMessage(t, "anyone there?"))
+	elapsed := time.Since(start)
+	requireReason(t, err, domain.ReasonDeliveryFailed)
+	assert.LessOrEqual(t, elapsed, bound+s.Grace+slack, "returned long after %s", what)
 }
 
 func mustMessage(t testing.TB, text string) domain.Message {
