@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // completions parses `__complete` output: one "value\tdescription" per
@@ -30,17 +32,17 @@ func completions(t *testing.T, out string) (map[string]string, string) {
 func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
 	socks := evSocketDir(t)
 	self := os.Getpid()
-	other := evSleeper(t)
-	twinA, twinB := evSleeper(t), evSleeper(t)
+	other := testproc.Sleeper(t)
+	twinA, twinB := testproc.Sleeper(t), testproc.Sleeper(t)
 	alpha := evLiveRecord(t, self, "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock"))
 	beta := evLiveRecord(t, other, "22222222-bbbb-4bbb-8bbb-000000000002", "beta build", "/src/beta", filepath.Join(socks, "b.sock"))
 	twin1 := evLiveRecord(t, twinA, "33333333-cccc-4ccc-8ccc-000000000003", "twin", "/src/t1", filepath.Join(socks, "t1.sock"))
 	twin2 := evLiveRecord(t, twinB, "44444444-dddd-4ddd-8ddd-000000000004", "twin", "/src/t2", filepath.Join(socks, "t2.sock"))
 	stale := evLiveRecord(t, self, "55555555-eeee-4eee-8eee-000000000005", "gone", "/src/gone", filepath.Join(socks, "g.sock"))
-	stale.PID = evDeadPID(t)
+	stale.PID = testproc.DeadPID(t)
 	reused := evLiveRecord(t, other, "66666666-ffff-4fff-8fff-000000000006", "reused", "/src/r", filepath.Join(socks, "r.sock"))
 	reused.PID, reused.ProcStart = 1, "999999999999"
-	mute := evLiveRecord(t, evSleeper(t), "77777777-aaaa-4aaa-8aaa-000000000007", "mute", "/src/mute", "")
+	mute := evLiveRecord(t, testproc.Sleeper(t), "77777777-aaaa-4aaa-8aaa-000000000007", "mute", "/src/mute", "")
 	mute.Version = "2.1.224" // publishes no socket: live, not addressable
 	cfg := evConfigDir(t, alpha, beta, twin1, twin2, stale, reused, mute)
 
@@ -144,7 +146,7 @@ func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 	}
 	var recs []evRecord
 	for i, c := range cases {
-		recs = append(recs, evLiveRecord(t, evSleeper(t), c.id, c.name, "/src/"+strconv.Itoa(i), filepath.Join(socks, strconv.Itoa(i)+".sock")))
+		recs = append(recs, evLiveRecord(t, testproc.Sleeper(t), c.id, c.name, "/src/"+strconv.Itoa(i), filepath.Join(socks, strconv.Itoa(i)+".sock")))
 	}
 	cfg := evConfigDir(t, recs...)
 	r := evRun(t, nil, nil, "__complete", "--config-dir", cfg, "send", "")

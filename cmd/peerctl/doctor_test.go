@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // fakeClaude writes a shell script that answers --version and --help like
@@ -129,7 +130,7 @@ func TestDoctorRegistry(t *testing.T) {
 	self := os.Getpid()
 	live := evLiveRecord(t, self, "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock"))
 	stale := evLiveRecord(t, self, "22222222-aaaa-4aaa-8aaa-000000000002", "gone", "/src/gone", filepath.Join(socks, "g.sock"))
-	stale.PID = evDeadPID(t)
+	stale.PID = testproc.DeadPID(t)
 	populated := evConfigDir(t, live, stale)
 	require.NoError(t, os.WriteFile(filepath.Join(populated, "sessions", "77.json"), []byte("{not json"), 0o600))
 
@@ -217,9 +218,9 @@ func TestDoctorSocketFolder(t *testing.T) {
 				require.NoError(t, os.Chown(socks, tt.chownTo, tt.chownTo))
 			}
 			stale := evLiveRecord(t, os.Getpid(), "22222222-aaaa-4aaa-8aaa-000000000002", "gone", "/src/gone", filepath.Join(t.TempDir(), "x", "g.sock"))
-			stale.PID = evDeadPID(t)
+			stale.PID = testproc.DeadPID(t)
 			cfg := evConfigDir(t,
-				evLiveRecord(t, evSleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")),
+				evLiveRecord(t, testproc.Sleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")),
 				stale)
 			r := evRun(t, nil, nil, "doctor", "--json", "--config-dir", cfg, "--claude", claude)
 			assert.Equal(t, tt.wantCode, r.code, "stderr: %s", r.stderr)
@@ -373,7 +374,7 @@ func TestDoctorEscapesControlSequences(t *testing.T) {
 	socks := filepath.Join(t.TempDir(), "s\x1b]0;owned\x07\x1b[31m")
 	require.NoError(t, os.Mkdir(socks, 0o700))
 	require.NoError(t, os.Chmod(socks, 0o777)) // a problem: others may write
-	cfg := evConfigDir(t, evLiveRecord(t, evSleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
+	cfg := evConfigDir(t, evLiveRecord(t, testproc.Sleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
 	for _, args := range [][]string{{"doctor"}, {"doctor", "--json"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			r := evRun(t, nil, nil, append(args, "--config-dir", cfg, "--claude", claude)...)
@@ -398,7 +399,7 @@ func TestDoctorEscapesControlSequences(t *testing.T) {
 func TestSendDryRunSocketEscapesPath(t *testing.T) {
 	socks := filepath.Join(t.TempDir(), "s\x1b]0;owned\x07")
 	require.NoError(t, os.Mkdir(socks, 0o700))
-	cfg := evConfigDir(t, evLiveRecord(t, evSleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
+	cfg := evConfigDir(t, evLiveRecord(t, testproc.Sleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
 	r := evRun(t, nil, nil, "send", "--dry-run", "--transport", "socket", "--config-dir", cfg, "alpha", "hi")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
 	assert.Contains(t, r.stdout, "socket: ")

@@ -83,23 +83,6 @@ func evConfigDir(t *testing.T, recs ...evRecord) string {
 	return cfg
 }
 
-// evSleeper starts a child that lives until the test ends and returns its pid.
-func evSleeper(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("sleep", "300")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd.Process.Pid
-}
-
-// evDeadPID returns the pid of a child that has exited and been reaped.
-func evDeadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	require.NoError(t, cmd.Run())
-	return cmd.Process.Pid
-}
-
 // evSocketDir makes a 0700 folder for socket paths.
 func evSocketDir(t *testing.T) string {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // hostile holds bytes and runes that a terminal acts on or that hide or
@@ -33,7 +34,7 @@ func assertTerminalSafe(t *testing.T, what, out string) {
 // controls or invisible/bidi characters.
 func TestHumanOutputIsTerminalSafe(t *testing.T) {
 	sock := evSocketDir(t)
-	p1, p2 := evSleeper(t), evSleeper(t)
+	p1, p2 := testproc.Sleeper(t), testproc.Sleeper(t)
 	id1 := "11111111-1111-4111-8111-111111111111" + hostile
 	id2 := "22222222-2222-4222-8222-222222222222"
 	r1 := evLiveRecord(t, p1, id1, "twin"+hostile, t.TempDir(), sock+"/1.sock")

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // TestUsageErrors: every usage error exits 2, says what is wrong once
@@ -72,7 +74,7 @@ func TestWaitDurationWrittenApartOnlyWhenItIs(t *testing.T) {
 // A session announcing a peer protocol the socket transport does not know:
 // show says so beside "addressable", and the socket send refuses it.
 func TestShowSaysSocketRefusesNewerPeerProtocol(t *testing.T) {
-	pid := evSleeper(t)
+	pid := testproc.Sleeper(t)
 	for _, tc := range []struct {
 		proto int
 		note  bool
@@ -85,7 +87,7 @@ func TestShowSaysSocketRefusesNewerPeerProtocol(t *testing.T) {
 		assert.Regexp(t, fmt.Sprintf(`(?m)^peerProtocol:\s+%d$`, tc.proto), r.stdout)
 		d := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "proj-89", "hi")
 		stale := rec
-		stale.PID = evDeadPID(t)
+		stale.PID = testproc.DeadPID(t)
 		sr := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, stale)}, nil, "show", "proj-89")
 		require.Equal(t, exitOK, sr.code, sr.stderr)
 		assert.NotContains(t, sr.stdout, "harness_unsupported", "a stale record is refused as not_live first")
@@ -164,7 +166,7 @@ func TestEndpointHelpDescribesOutput(t *testing.T) {
 // only) shows a session addressed by full id or endpoint with a warning.
 func TestSharedNameCLI(t *testing.T) {
 	sock := evSocketDir(t)
-	p1, p2 := evSleeper(t), evSleeper(t)
+	p1, p2 := testproc.Sleeper(t), testproc.Sleeper(t)
 	id1, id2 := "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
 	r1 := evLiveRecord(t, p1, id1, "twin", t.TempDir(), sock+"/1.sock")
 	r2 := evLiveRecord(t, p2, id2, "twin", t.TempDir(), sock+"/2.sock")
@@ -205,7 +207,7 @@ func TestSharedNameCLI(t *testing.T) {
 // fails a dry run with the real send's refusal, instead of "would deliver".
 func TestDryRunFailsLikeTheRealSend(t *testing.T) {
 	sock := evSocketDir(t)
-	pid := evSleeper(t)
+	pid := testproc.Sleeper(t)
 	cfg := evConfigDir(t, evLiveRecord(t, pid, "33333333-3333-4333-8333-333333333333", "solo", t.TempDir(), sock+"/3.sock"))
 	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg}
 	missing := "/nonexistent/claude"

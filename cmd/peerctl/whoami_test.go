@@ -13,16 +13,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 func TestWhoamiInProcess(t *testing.T) {
 	socks := evSocketDir(t)
 	self := os.Getpid()
-	other := evSleeper(t)
+	other := testproc.Sleeper(t)
 	mine := evLiveRecord(t, self, "11111111-aaaa-4aaa-8aaa-000000000001", "mine", "/src/mine", filepath.Join(socks, "m.sock"))
 	theirs := evLiveRecord(t, other, "22222222-bbbb-4bbb-8bbb-000000000002", "theirs", "/src/theirs", filepath.Join(socks, "t.sock"))
 	stale := evLiveRecord(t, self, "33333333-cccc-4ccc-8ccc-000000000003", "gone", "/src/gone", filepath.Join(socks, "g.sock"))
-	stale.PID = evDeadPID(t)
+	stale.PID = testproc.DeadPID(t)
 	both := evConfigDir(t, mine, theirs)
 	onlyTheirs := evConfigDir(t, theirs, stale)
 

@@ -12,11 +12,9 @@ import (
 
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,23 +40,6 @@ func catDomain(t testing.TB) string {
 		t.Skipf("no pid domain on this machine (%v): records are written without one", err)
 	}
 	return d
-}
-
-// catSleeper starts a `sleep` child that lives until the test ends (or
-// until kill is called) and returns its pid and kill function.
-func catSleeper(t testing.TB) (pid int, kill func()) {
-	t.Helper()
-	cmd := exec.Command("sleep", "600")
-	require.NoError(t, cmd.Start())
-	var once sync.Once
-	kill = func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-	}
-	t.Cleanup(kill)
-	return cmd.Process.Pid, kill
 }
 
 // catSessionID returns a fresh random UUID-shaped session id.

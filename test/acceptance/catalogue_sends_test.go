@@ -14,6 +14,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/socketframe"
 
 	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // catSend runs `send --transport socket` against config and returns what
@@ -31,7 +32,7 @@ func TestCatalogueSends(t *testing.T) {
 
 	t.Run("target died between list and send", func(t *testing.T) {
 		config, sessions := catRegistry(t)
-		pid, kill := catSleeper(t)
+		pid, kill := testproc.KillableSleeper(t)
 		sock := filepath.Join(catSocketDir(t), "s.sock")
 		l := socktest.Listen(t, sock, false)
 		catWriteJSON(t, sessions, catFile(pid), catRecord(t, pid, "doomed", sock))
@@ -48,7 +49,7 @@ func TestCatalogueSends(t *testing.T) {
 
 	t.Run("name moved to another session between reads", func(t *testing.T) {
 		config, sessions := catRegistry(t)
-		other, _ := catSleeper(t)
+		other, _ := testproc.KillableSleeper(t)
 		dir := catSocketDir(t)
 		la := socktest.Listen(t, filepath.Join(dir, "a.sock"), false)
 		lb := socktest.Listen(t, filepath.Join(dir, "b.sock"), false)
@@ -90,7 +91,7 @@ func TestCatalogueSends(t *testing.T) {
 				sock := filepath.Join(catSocketDir(t), "t.sock")
 				l := socktest.Listen(t, sock, false)
 				catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "target", sock))
-				pid, kill := catSleeper(t)
+				pid, kill := testproc.KillableSleeper(t)
 				far := catRecord(t, pid, "target", "/tmp/cc-socks/far.sock")
 				far["pidDomain"] = "linux:ffffffffffffffffffffffffffffffff:pid:[4026531836]"
 				far["sessionId"] = "ffffffff-0000-4000-8000-00000000000f"
@@ -100,7 +101,7 @@ func TestCatalogueSends(t *testing.T) {
 				catWriteJSON(t, sessions, catFile(pid), far)
 				// And one whose pid is gone, in both cases: it never counts,
 				// whether the send reads it or skips it.
-				gone, killGone := catSleeper(t)
+				gone, killGone := testproc.KillableSleeper(t)
 				farGone := catRecord(t, gone, "target", "/tmp/cc-socks/gone.sock")
 				killGone()
 				farGone["pidDomain"], farGone["sessionId"] = far["pidDomain"], "eeeeeeee-0000-4000-8000-00000000000e"

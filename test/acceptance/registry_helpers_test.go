@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // regProcStart reads field 22 of /proc/<pid>/stat (start time in clock
@@ -41,27 +42,6 @@ func regDomain(t testing.TB) string {
 	ns, err := os.Readlink("/proc/self/ns/pid")
 	require.NoError(t, err)
 	return "linux:" + strings.TrimSpace(string(mid)) + ":" + ns
-}
-
-// regHelper starts a `sleep` child that lives until the test ends.
-func regHelper(t testing.TB) int {
-	t.Helper()
-	cmd := exec.Command("sleep", "600")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd.Process.Pid
-}
-
-// regDeadPID starts a child, kills and reaps it, and returns its pid (now
-// free: nothing runs under it, barring reuse within the test).
-func regDeadPID(t testing.TB) int {
-	t.Helper()
-	cmd := exec.Command("sleep", "600")
-	require.NoError(t, cmd.Start())
-	pid := cmd.Process.Pid
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
-	return pid
 }
 
 // regCase is one crafted record and what is expected of it.
@@ -139,34 +119,34 @@ func craftRegistry(t testing.TB) *regRegistry {
 		return strings.Replace(string(b), `"pid":"{PID}"`, `"pid":{PID}`, 1)
 	}
 
-	add(regCase{Label: "procStart right, as a string", PID: regHelper(t), Verdict: "live", Oracle: true}, "", full(nil))
-	add(regCase{Label: "procStart right, as a number", PID: regHelper(t), Verdict: "live", Oracle: true}, "",
+	add(regCase{Label: "procStart right, as a string", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(nil))
+	add(regCase{Label: "procStart right, as a number", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
 		strings.Replace(full(nil), `"procStart":"{START}"`, `"procStart":{START}`, 1))
-	add(regCase{Label: "procStart wrong (pid reuse)", PID: regHelper(t), Verdict: "reused", Reason: "record says procStart 1"}, "", full(map[string]any{"procStart": "1"}))
-	add(regCase{Label: "procStart missing", PID: regHelper(t), Verdict: "live", Oracle: true}, "", full(nil, "procStart"))
-	add(regCase{Label: "procStart null", PID: regHelper(t), Verdict: "live", Oracle: true}, "", full(map[string]any{"procStart": nil}))
-	pid := regHelper(t)
+	add(regCase{Label: "procStart wrong (pid reuse)", PID: testproc.Sleeper(t), Verdict: "reused", Reason: "record says procStart 1"}, "", full(map[string]any{"procStart": "1"}))
+	add(regCase{Label: "procStart missing", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(nil, "procStart"))
+	add(regCase{Label: "procStart null", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(map[string]any{"procStart": nil}))
+	pid := testproc.Sleeper(t)
 	add(regCase{Label: "misnamed file", PID: pid, Verdict: "misnamed", Reason: "is not " + strconv.Itoa(pid) + ".json"}, strconv.Itoa(pid)+"b.json", full(nil))
-	add(regCase{Label: "kind print", PID: regHelper(t), Verdict: "headless", Reason: `kind "print"`}, "", full(map[string]any{"kind": "print"}))
-	add(regCase{Label: "kind background", PID: regHelper(t), Verdict: "headless", Reason: `kind "background"`}, "", full(map[string]any{"kind": "background"}))
-	add(regCase{Label: "no kind", PID: regHelper(t), Verdict: "headless", Reason: "no kind"}, "", full(nil, "kind"))
-	add(regCase{Label: "no name", PID: regHelper(t), Verdict: "live", Oracle: true}, "", full(nil, "name", "nameSource"))
-	add(regCase{Label: "no session id", PID: regHelper(t), SessionID: "-", Verdict: "live", Oracle: true}, "", full(nil, "sessionId"))
-	add(regCase{Label: "name of the wrong type", PID: regHelper(t), Verdict: "live", Oracle: true}, "", full(map[string]any{"name": 5}))
-	add(regCase{Label: "pid as a string", PID: regHelper(t), Verdict: "live", Oracle: true}, "",
+	add(regCase{Label: "kind print", PID: testproc.Sleeper(t), Verdict: "headless", Reason: `kind "print"`}, "", full(map[string]any{"kind": "print"}))
+	add(regCase{Label: "kind background", PID: testproc.Sleeper(t), Verdict: "headless", Reason: `kind "background"`}, "", full(map[string]any{"kind": "background"}))
+	add(regCase{Label: "no kind", PID: testproc.Sleeper(t), Verdict: "headless", Reason: "no kind"}, "", full(nil, "kind"))
+	add(regCase{Label: "no name", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(nil, "name", "nameSource"))
+	add(regCase{Label: "no session id", PID: testproc.Sleeper(t), SessionID: "-", Verdict: "live", Oracle: true}, "", full(nil, "sessionId"))
+	add(regCase{Label: "name of the wrong type", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(map[string]any{"name": 5}))
+	add(regCase{Label: "pid as a string", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
 		strings.Replace(full(nil), `"pid":{PID}`, `"pid":"{PID}"`, 1))
-	add(regCase{Label: "dead pid", PID: regDeadPID(t), Verdict: "stale", Reason: "is not running"}, "", full(map[string]any{"procStart": "12345"}))
-	add(regCase{Label: "foreign pidDomain", PID: regHelper(t), Verdict: "foreign", Reason: "pidDomain linux:ffffffffffffffffffffffffffffffff:pid:[4026531836] is not ours",
+	add(regCase{Label: "dead pid", PID: testproc.DeadPID(t), Verdict: "stale", Reason: "is not running"}, "", full(map[string]any{"procStart": "12345"}))
+	add(regCase{Label: "foreign pidDomain", PID: testproc.Sleeper(t), Verdict: "foreign", Reason: "pidDomain linux:ffffffffffffffffffffffffffffffff:pid:[4026531836] is not ours",
 		Oracle:     true,
 		Divergence: "stricter on purpose: a record from another machine or pid namespace names a pid that means nothing here; claude agents 2.1.328 ignores pidDomain"},
 		"", full(map[string]any{"pidDomain": "linux:ffffffffffffffffffffffffffffffff:pid:[4026531836]"}))
-	add(regCase{Label: "torn JSON", PID: regHelper(t), Verdict: "malformed", Reason: "not a JSON record"}, "", full(nil)[:40])
-	add(regCase{Label: "trailing garbage", PID: regHelper(t), Verdict: "malformed", Reason: "trailing data"}, "", full(nil)+"garbage")
-	add(regCase{Label: "UTF-8 BOM", PID: regHelper(t), Verdict: "live",
+	add(regCase{Label: "torn JSON", PID: testproc.Sleeper(t), Verdict: "malformed", Reason: "not a JSON record"}, "", full(nil)[:40])
+	add(regCase{Label: "trailing garbage", PID: testproc.Sleeper(t), Verdict: "malformed", Reason: "trailing data"}, "", full(nil)+"garbage")
+	add(regCase{Label: "UTF-8 BOM", PID: testproc.Sleeper(t), Verdict: "live",
 		Divergence: "lenient on purpose (issue 4: a UTF-8 BOM is tolerated); claude agents 2.1.328 drops such a record"},
 		"", "\xEF\xBB\xBF"+full(nil))
 	// A symlink to a good record elsewhere: never followed.
-	pid = regHelper(t)
+	pid = testproc.Sleeper(t)
 	outside := filepath.Join(t.TempDir(), "elsewhere.json")
 	body := strings.NewReplacer("{PID}", strconv.Itoa(pid), "{START}", regProcStart(t, pid), "{SID}", "ffffffff-0000-4000-8000-000000000000").Replace(full(nil))
 	require.NoError(t, os.WriteFile(outside, []byte(body), 0o600))

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // TestListAllExplainsEveryRecord: every crafted record appears once in
@@ -251,7 +253,7 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 	ids := []string{"aaaaaa01-0000-4000-8000-000000000001", "aaaaaa02-0000-4000-8000-000000000002"}
 	var pids []int
 	for _, id := range ids {
-		pid := regHelper(t)
+		pid := testproc.Sleeper(t)
 		pids = append(pids, pid)
 		rec := `{"pid":` + strconv.Itoa(pid) + `,"sessionId":"` + id + `","procStart":"` + regProcStart(t, pid) +
 			`","kind":"interactive","name":"twin","messagingSocketPath":"/tmp/cc-socks/x.sock"}`

@@ -19,6 +19,7 @@ import (
 	"github.com/peerctl/peerctl/ports/transporttest"
 
 	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // sendWorld is one registry with one addressable live session, "inbox", for
@@ -129,7 +130,7 @@ func TestSendSocketDelivers(t *testing.T) {
 func TestSendRefusesBeforeTheCourier(t *testing.T) {
 	t.Run("not_live", func(t *testing.T) {
 		w := newSendWorld(t, false)
-		pid, kill := catSleeper(t)
+		pid, kill := testproc.KillableSleeper(t)
 		rec := catRecord(t, pid, "gone", "")
 		catWriteJSON(t, w.sessions, catFile(pid), rec)
 		kill()
@@ -140,7 +141,7 @@ func TestSendRefusesBeforeTheCourier(t *testing.T) {
 	})
 	t.Run("identity_mismatch", func(t *testing.T) {
 		w := newSendWorld(t, false)
-		pid, _ := catSleeper(t)
+		pid, _ := testproc.KillableSleeper(t)
 		catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "inbox", ""))
 		r := w.send(t, "sent", nil, "--json", w.id, "hello")
 		assert.Equal(t, 4, r.Code, "stderr: %s", r.Stderr)

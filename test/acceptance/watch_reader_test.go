@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // `peerctl watch --json | head -1` on a quiet registry: once the reader has
@@ -42,7 +44,7 @@ func TestWatchEndsWhenItsReaderCloses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			config, sessions := catRegistry(t)
-			pid, _ := catSleeper(t)
+			pid, _ := testproc.KillableSleeper(t)
 			catWriteJSON(t, sessions, catFile(pid), catRecord(t, pid, "quiet", ""))
 			r, w := tt.ends(t)
 			cmd := exec.Command(peerctlBin(t), append([]string{"--config-dir", config, "watch"}, tt.args...)...)

@@ -1,0 +1,49 @@
+// Package testproc starts the helper processes tests use as the pid of a
+// session record: one that lives until the test ends, one the test can
+// end, and a pid that ran and is gone.
+package testproc
+
+import (
+	"os/exec"
+	"sync"
+	"testing"
+)
+
+// Sleeper starts a `sleep` child that lives until the test ends and
+// returns its pid.
+func Sleeper(t testing.TB) int {
+	t.Helper()
+	pid, _ := KillableSleeper(t)
+	return pid
+}
+
+// KillableSleeper starts a `sleep` child that lives until the test ends or
+// kill is called (killed and reaped; safe to call more than once), and
+// returns its pid and kill.
+func KillableSleeper(t testing.TB) (pid int, kill func()) {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start sleep: %v", err)
+	}
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(kill)
+	return cmd.Process.Pid, kill
+}
+
+// DeadPID returns the pid of a child that has exited and been reaped:
+// nothing runs under it, barring reuse within the test.
+func DeadPID(t testing.TB) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run true: %v", err)
+	}
+	return cmd.Process.Pid
+}
