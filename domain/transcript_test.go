@@ -21,6 +21,12 @@ func TestProjectSlug(t *testing.T) {
 		// base-36 Java string hash of the cwd is appended.
 		{"/home/dev/src/proj/ünï-" + strings.Repeat("d", 220), "-home-dev-src-proj--n--" + strings.Repeat("d", 177) + "-3vkt0c"},
 		{strings.Repeat("a", 200), strings.Repeat("a", 200)},
+		{"/w/MiXeD~!@#$%^&()+={}[],;'", "-w-MiXeD-------------------"},
+		{"/home/dev/" + strings.Repeat("a", 250), "-home-dev-" + strings.Repeat("a", 190) + "-u4xdh7"},
+		// A negative hash gives its absolute value; the hash is of the cwd,
+		// not of the slug.
+		{"/home/dev/" + strings.Repeat("c", 250), "-home-dev-" + strings.Repeat("c", 190) + "-eh04zp"},
+		{"/home/dev/ünï😀" + strings.Repeat("x", 200), "-home-dev--n---" + strings.Repeat("x", 185) + "-mwpzfp"},
 		{"rel/Dir9", "rel-Dir9"},
 		{"", ""},
 	}

@@ -13,39 +13,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/test/livecc"
 )
 
-// The rule was measured on 2.1.328 (docs/CLAUDE-CODE-FACTS.md); TestLiveSlug
-// checks it against the real thing.
-func TestSlug(t *testing.T) {
-	tests := []struct{ name, cwd, want string }{
-		{"plain", "/home/dev/src/shop", "-home-dev-src-shop"},
-		{"dots underscores spaces", "/tmp/a.b_c d", "-tmp-a-b-c-d"},
-		{"punctuation", "/w/MiXeD~!@#$%^&()+={}[],;'", "-w-MiXeD-------------------"},
-		{"non-ASCII is one dash per UTF-16 unit", "/x/ünï cödé", "-x--n--c-d-"},
-		{"astral plane is two units", "/x/emoji😀x", "-x-emoji--x"},
-		{"200 units kept whole", "/home/dev/" + strings.Repeat("a", 190), "-home-dev-" + strings.Repeat("a", 190)},
-		{"201 units cut and hashed", "/home/dev/" + strings.Repeat("a", 191), "-home-dev-" + strings.Repeat("a", 190) + "-"},
-		{"positive hash", "/home/dev/" + strings.Repeat("a", 250), "-home-dev-" + strings.Repeat("a", 190) + "-u4xdh7"},
-		{"negative hash uses its absolute value", "/home/dev/" + strings.Repeat("c", 250), "-home-dev-" + strings.Repeat("c", 190) + "-eh04zp"},
-		{"hash of the original, not the slug", "/home/dev/ünï😀" + strings.Repeat("x", 200), "-home-dev--n---" + strings.Repeat("x", 185) + "-mwpzfp"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := livecc.Slug(tt.cwd)
-			if strings.HasSuffix(tt.want, "-") && len(tt.want) == livecc.MaxSlugLen+1 {
-				assert.True(t, strings.HasPrefix(got, tt.want), got)
-				assert.Greater(t, len(got), len(tt.want))
-				return
-			}
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-// TestLiveSlug checks Slug against the folder real Claude Code writes the
-// transcript into, for a non-ASCII cwd and for one past MaxSlugLen.
+// TestLiveSlug checks the product's rule, domain.ProjectSlug, against the
+// folder real Claude Code writes the transcript into, for a non-ASCII cwd
+// and for one past domain.MaxProjectSlug.
 func TestLiveSlug(t *testing.T) {
 	bin := livecc.Require(t, livecc.Version())
 	root := livecc.NewRoot(t)
@@ -61,7 +35,8 @@ func TestLiveSlug(t *testing.T) {
 		matches, err := filepath.Glob(filepath.Join(s.ConfigDir, "projects", "*", s.SessionID+".jsonl"))
 		require.NoError(t, err)
 		require.Len(t, matches, 1)
-		assert.Equal(t, livecc.Slug(s.Cwd), filepath.Base(filepath.Dir(matches[0])), "cwd %q", s.Cwd)
+		assert.Equal(t, domain.ProjectSlug(s.Cwd), filepath.Base(filepath.Dir(matches[0])), "cwd %q", s.Cwd)
+		assert.Equal(t, s.TranscriptPath(), matches[0])
 	}
 }
 

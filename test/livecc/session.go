@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/domain"
 )
 
 // FakeAPIKey is the ANTHROPIC_API_KEY sessions get unless Options.NoAPIKey is
@@ -364,10 +366,10 @@ func (s *Session) Record() map[string]any {
 	return rec
 }
 
-// TranscriptPath is <ConfigDir>/projects/<Slug(Cwd)>/<SessionID>.jsonl, where
-// Claude Code writes the session's transcript (2.1.328; see Slug).
+// TranscriptPath is where Claude Code writes the session's transcript, by
+// the product's own rule (domain.TranscriptPath; TestLiveSlug pins it).
 func (s *Session) TranscriptPath() string {
-	return filepath.Join(s.ConfigDir, "projects", Slug(s.Cwd), s.SessionID+".jsonl")
+	return domain.TranscriptPath(s.ConfigDir, s.Cwd, s.SessionID)
 }
 
 // WaitTranscript waits up to timeout for a line of the transcript that contains
