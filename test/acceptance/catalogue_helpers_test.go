@@ -20,27 +20,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/peerctl/peerctl/adapters/procliveness"
 )
-
-// catProcStart reads a live pid's start time (field 22 of /proc/<pid>/stat).
-func catProcStart(t testing.TB, pid int) string {
-	t.Helper()
-	s, err := procliveness.StartTime("/proc", pid)
-	require.NoError(t, err, "read start time of pid %d", pid)
-	return s
-}
-
-// catDomain is this machine's pid domain as Claude Code writes it.
-func catDomain(t testing.TB) string {
-	t.Helper()
-	d, err := procliveness.OurDomain("/proc", "/etc/machine-id")
-	if err != nil {
-		t.Skipf("no pid domain on this machine (%v): records are written without one", err)
-	}
-	return d
-}
 
 // catSessionID returns a fresh random UUID-shaped session id.
 func catSessionID(t testing.TB) string {
@@ -59,9 +39,9 @@ func catRecord(t testing.TB, pid int, name, socket string) map[string]any {
 	now := time.Now().UnixMilli()
 	rec := map[string]any{
 		"pid": pid, "sessionId": catSessionID(t), "cwd": "/home/dev/src/shop", "startedAt": now - 60_000,
-		"procStart": catProcStart(t, pid), "version": "2.1.328", "peerProtocol": 1,
+		"procStart": regProcStart(t, pid), "version": "2.1.328", "peerProtocol": 1,
 		"peerFeatures": []string{"notify_idle"}, "kind": "interactive", "entrypoint": "cli",
-		"pidDomain": catDomain(t), "asksForConvertedSkills": nil, "name": name, "nameSource": "user",
+		"pidDomain": regDomain(t), "asksForConvertedSkills": nil, "name": name, "nameSource": "user",
 		"nameSince": now - 60_000, "status": "idle", "updatedAt": now - 1000,
 	}
 	if socket != "" {

@@ -34,11 +34,15 @@ func regProcStart(t testing.TB, pid int) string {
 	return f[19]
 }
 
-// regDomain is this machine's pid domain as Claude Code 2.1.328 writes it.
+// regDomain is this machine's pid domain as Claude Code 2.1.328 writes it,
+// read without the adapter under test. Without a machine id the test is
+// skipped: records could not carry one.
 func regDomain(t testing.TB) string {
 	t.Helper()
 	mid, err := os.ReadFile("/etc/machine-id")
-	require.NoError(t, err, "the crafted registry needs /etc/machine-id")
+	if err != nil || strings.TrimSpace(string(mid)) == "" {
+		t.Skipf("no machine id here (%v): records are written without a pid domain", err)
+	}
 	ns, err := os.Readlink("/proc/self/ns/pid")
 	require.NoError(t, err)
 	return "linux:" + strings.TrimSpace(string(mid)) + ":" + ns
