@@ -121,9 +121,10 @@ func ambiguityAdvice(entries, matches []Entry, strict bool) string {
 // sharing returns e and every entry that the courier could take for e when
 // it addresses e by name: live sessions with the same name, live sessions
 // whose session id is that name or starts with it (a name used as an
-// address resolves to them), and foreign records with the same name that
-// Claude Code's own listing, which the courier's ListAgents reads, may show
-// (Entry.ClaudeMayList; we do not count them live). None for an unnamed e.
+// address resolves to them), and records with the same name that we do not
+// count live but Claude Code's own listing, which the courier's ListAgents
+// reads, shows (Entry.ClaudeMayList: foreign records, zombies). None for an
+// unnamed e.
 func sharing(entries []Entry, e Entry) []Entry {
 	name := e.Record.Name
 	if name == "" {
@@ -137,10 +138,9 @@ func sharing(entries []Entry, e Entry) []Entry {
 		case VerdictLive:
 			return o.Record.Name == name || o.Record.SessionID == name ||
 				(len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name))
-		case VerdictForeign:
+		default:
 			return o.ClaudeMayList && o.Record.Name == name
 		}
-		return false
 	})
 }
 
@@ -210,19 +210,21 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 
 // nameConflict says how the entries in same collide with e's name.
 func nameConflict(e Entry, same []Entry) string {
-	var named, ids, foreign int
+	var named, ids, foreign, zombies int
 	for _, o := range same {
 		switch {
 		case o.Record.File == e.Record.File:
 		case o.Verdict == VerdictForeign:
 			foreign++
+		case !o.Live():
+			zombies++
 		case o.Record.Name == e.Record.Name:
 			named++
 		default:
 			ids++
 		}
 	}
-	if ids == 0 && foreign == 0 {
+	if ids == 0 && foreign == 0 && zombies == 0 {
 		return fmt.Sprintf("name %q is shared by %d live sessions", e.Record.Name, named+1)
 	}
 	var parts []string
@@ -233,7 +235,10 @@ func nameConflict(e Entry, same []Entry) string {
 		parts = append(parts, fmt.Sprintf("it is also the session id or an id prefix of %d other live session(s)", ids))
 	}
 	if foreign > 0 {
-		parts = append(parts, fmt.Sprintf("%d record(s) from another pid namespace carry it too, and Claude Code's own listing may show them", foreign))
+		parts = append(parts, fmt.Sprintf("%d record(s) from another machine or pid namespace carry it too, and Claude Code's own listing shows them", foreign))
+	}
+	if zombies > 0 {
+		parts = append(parts, fmt.Sprintf("%d record(s) of an exited process not yet reaped carry it too, and Claude Code's own listing shows them", zombies))
 	}
 	return fmt.Sprintf("name %q does not identify one session alone (%s)", e.Record.Name, strings.Join(parts, "; "))
 }

@@ -48,6 +48,10 @@ func TestResolveFinds(t *testing.T) {
 		// wrong procStarts: such a foreign record cannot confuse the courier.
 		{"foreign record whose pid is not running here is ignored", []domain.Entry{a,
 			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.No})}, "proj-89", 4652},
+		{"a zombie whose start time is another process's is ignored", []domain.Entry{a,
+			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{Alive: domain.No, Zombie: true, StartMatches: domain.No})}, "proj-89", 4652},
+		{"a foreign zombie whose start time is another process's is ignored", []domain.Entry{a,
+			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.No, Zombie: true, StartMatches: domain.No})}, "proj-89", 4652},
 		{"foreign record whose pid here is another process is ignored", []domain.Entry{a,
 			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.Yes, StartMatches: domain.No})}, "proj-89", 4652},
 	}
@@ -98,13 +102,17 @@ func TestResolveRefuses(t *testing.T) {
 		// be unique among names (the courier addresses by name).
 		{"name is another session's id prefix", []domain.Entry{a, d}, idD, domain.ReasonIdentityMismatch, `name "26df9a5b" does not identify one session alone (it is also the session id or an id prefix of 1 other live session(s))`, []int{4652, 7000}},
 		{"name is another session's full id", []domain.Entry{b, idNamed}, idE, domain.ReasonIdentityMismatch, "it is also the session id or an id prefix", []int{5031, 7100}},
-		{"a foreign record carries the name", []domain.Entry{a, foreign}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another pid namespace carry it too", []int{4652, 9000}},
+		{"a foreign record carries the name", []domain.Entry{a, foreign}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"a foreign record Claude Code lists (pid running here) carries the name", []domain.Entry{a,
 			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.Yes, StartMatches: domain.Yes})},
-			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another pid namespace carry it too", []int{4652, 9000}},
+			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
+		// We call a zombie stale; Claude Code's listing shows it.
+		{"a zombie of ours carries the name", []domain.Entry{a,
+			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.Yes, Alive: domain.No, Zombie: true, StartMatches: domain.Yes})},
+			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) of an exited process not yet reaped carry it too", []int{4652, 9000}},
 		{"a foreign zombie (Claude Code lists zombies) carries the name", []domain.Entry{a,
 			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.No, Zombie: true})},
-			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another pid namespace carry it too", []int{4652, 9000}},
+			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records carry one session id", []domain.Entry{a, sameID}, "proj-89", domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records", []int{4652, 4700}},
 	}
 	for _, tt := range tests {

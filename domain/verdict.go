@@ -102,11 +102,12 @@ type Entry struct {
 	// otherwise Unaddressable says why not.
 	Addressable   bool
 	Unaddressable string
-	// ClaudeMayList, for a foreign record, says whether Claude Code's own
-	// listing can show it: that listing ignores pidDomain (measured on
-	// 2.1.328) but drops a record whose pid is not running here or whose
-	// procStart names another process. The identity rule counts only such
-	// a foreign record's name; a pid that could not be probed counts.
+	// ClaudeMayList, for a record we do not call live, says whether Claude
+	// Code's own listing shows it all the same (measured on 2.1.328: it
+	// ignores pidDomain and lists a zombie, but drops a record whose pid is
+	// not running here or whose procStart names another process). The
+	// identity rule counts such a record's name; a pid that could not be
+	// probed counts.
 	ClaudeMayList bool
 }
 
@@ -156,6 +157,7 @@ func Classify(r Record, l Liveness) Entry {
 	case l.Alive == No && l.Zombie:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
+		e.ClaudeMayList = l.StartMatches != No
 	case l.Alive == No:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)

@@ -148,17 +148,23 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 		if rec.ProcStart != "" {
 			l.Unchecked = append(l.Unchecked, "procStart not checked: "+err.Error())
 		}
-	case st.Exited():
-		// Stricter than Claude Code 2.1.328's own listing (claude agents
-		// lists a zombie as live): the process has exited, only its parent
-		// has not reaped it yet.
-		l.Alive, l.Zombie = domain.No, true
-		return l
-	case rec.ProcStart == "":
-	case st.Start == rec.ProcStart:
-		l.StartMatches, l.ActualStart = domain.Yes, st.Start
 	default:
-		l.StartMatches, l.ActualStart = domain.No, st.Start
+		switch {
+		case rec.ProcStart == "":
+		case st.Start == rec.ProcStart:
+			l.StartMatches, l.ActualStart = domain.Yes, st.Start
+		default:
+			l.StartMatches, l.ActualStart = domain.No, st.Start
+		}
+		if st.Exited() {
+			// Stricter than Claude Code 2.1.328's own listing (claude
+			// agents lists a zombie as live): the process has exited, only
+			// its parent has not reaped it yet. The start time above still
+			// says whether the record is that process's (for
+			// domain.Entry.ClaudeMayList).
+			l.Alive, l.Zombie = domain.No, true
+			return l
+		}
 	}
 	if rec.ProcStart == "" {
 		l.Unchecked = append(l.Unchecked, "record has no procStart; pid reuse not checked")

@@ -121,10 +121,13 @@ func TestCheck(t *testing.T) {
 		{"other errno is unknown", "35646", "", stat(pid, "claude", "35646"), []error{unix.EINVAL}, false, domain.Unknown, domain.Unknown, domain.Unknown, "", "kill(4652, 0): invalid argument", 1, domain.VerdictStale},
 		{"start mismatch is reuse", "35646", "", stat(pid, "claude", "99999"), []error{nil}, false, domain.Yes, domain.No, domain.Unknown, "99999", "", 1, domain.VerdictReused},
 		{"start as tricky name", "35646", "", stat(pid, "x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 35646", "1"), []error{nil}, false, domain.Yes, domain.No, domain.Unknown, "1", "", 1, domain.VerdictReused},
-		{"zombie: exited, not yet reaped", "35646", "", statIn("Z", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
-		{"dead (X): exited", "35646", "", statIn("X", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
+		// A zombie's start time is still compared: Claude Code's own listing
+		// shows a zombie, and the identity rule needs to know if it is the
+		// record's process (domain.Entry.ClaudeMayList).
+		{"zombie: exited, not yet reaped", "35646", "", statIn("Z", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Yes, domain.Unknown, "35646", "", 1, domain.VerdictStale},
+		{"dead (X): exited", "35646", "", statIn("X", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Yes, domain.Unknown, "35646", "", 1, domain.VerdictStale},
 		{"zombie without procStart", "", "", statIn("Z", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
-		{"zombie whose start differs is still exited", "35646", "", statIn("Z", pid, "claude", "99999"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},
+		{"zombie whose start differs is still exited", "35646", "", statIn("Z", pid, "claude", "99999"), []error{nil}, false, domain.No, domain.No, domain.Unknown, "99999", "", 1, domain.VerdictStale},
 		{"procStart missing", "", "", stat(pid, "claude", "35646"), []error{nil}, false, domain.Yes, domain.Unknown, domain.Unknown, "", "record has no procStart", 1, domain.VerdictLive},
 		{"stat unreadable is unknown, never mismatch", "35646", "", "DIR", []error{nil}, false, domain.Yes, domain.Unknown, domain.Unknown, "", "procStart not checked", 1, domain.VerdictLive},
 		{"stat garbled is unknown", "35646", "", "garbage", []error{nil}, false, domain.Yes, domain.Unknown, domain.Unknown, "", "procStart not checked: stat has no ')'", 1, domain.VerdictLive},

@@ -2,6 +2,7 @@ package acceptance
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -109,7 +110,47 @@ func TestCatalogueSends(t *testing.T) {
 				r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "target", "hello")
 				assert.Equal(t, tc.code, r.Code, "stderr %s", r.Stderr)
 				if tc.running {
-					assert.Contains(t, string(r.Stderr), "1 record(s) from another pid namespace carry it too")
+					assert.Contains(t, string(r.Stderr), "1 record(s) from another machine or pid namespace carry it too")
+					assert.Zero(t, l.Conns())
+				} else {
+					assert.Equal(t, 1, l.Conns())
+				}
+			})
+		}
+	})
+
+	// A record of an exited, unreaped process (a zombie) carrying the
+	// target's name: we call it stale, but Claude Code's own listing shows
+	// it, so the courier could take it for the target; unless its
+	// procStart says it was another process.
+	t.Run("a zombie's record carries the name", func(t *testing.T) {
+		for _, tc := range []struct {
+			desc      string
+			procStart string // "" keeps the zombie's own
+			code      int
+		}{{"its own procStart", "", 4}, {"another process's procStart", "1", 0}} {
+			t.Run(tc.desc, func(t *testing.T) {
+				config, sessions := catRegistry(t)
+				sock := filepath.Join(catSocketDir(t), "t.sock")
+				l := socktest.Listen(t, sock, false)
+				catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "target", sock))
+				zombie := exec.Command("sleep", "600")
+				require.NoError(t, zombie.Start())
+				t.Cleanup(func() { _ = zombie.Process.Kill(); _ = zombie.Wait() })
+				rec := catRecord(t, zombie.Process.Pid, "target", "/tmp/cc-socks/z.sock")
+				if tc.procStart != "" {
+					rec["procStart"] = tc.procStart
+				}
+				catWriteJSON(t, sessions, catFile(zombie.Process.Pid), rec)
+				require.NoError(t, zombie.Process.Kill()) // not reaped: a zombie
+				require.Eventually(t, func() bool {
+					b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(zombie.Process.Pid), "stat"))
+					return err == nil && strings.Contains(string(b), ") Z ")
+				}, 10*time.Second, 10*time.Millisecond)
+				r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "target", "hello")
+				assert.Equal(t, tc.code, r.Code, "stderr %s", r.Stderr)
+				if tc.code == 4 {
+					assert.Contains(t, string(r.Stderr), "1 record(s) of an exited process not yet reaped carry it too")
 					assert.Zero(t, l.Conns())
 				} else {
 					assert.Equal(t, 1, l.Conns())
