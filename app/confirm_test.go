@@ -262,6 +262,23 @@ func TestSendWaitInterrupted(t *testing.T) {
 	assert.False(t, errors.Is(ctx.Err(), context.DeadlineExceeded))
 }
 
+// Ctrl-C while confirming, with a wait asked for: the wait is reported as
+// interrupted, not left out.
+func TestSendWaitInterruptedWhileConfirming(t *testing.T) {
+	cfg := t.TempDir()
+	startFake(t, cfg, idA, "proj-89")
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &cueTransport{outcome: "posted", cue: func(string) {
+		time.AfterFunc(100*time.Millisecond, cancel) // the transcript never shows the text
+	}}
+	res, err := newService(cfg, tr, variants()[0]).Send(ctx, app.SendRequest{Address: "proj-89", Text: "go",
+		ConfirmOptions: app.ConfirmOptions{ConfirmTimeout: time.Hour, Wait: time.Hour}})
+	require.NoError(t, err)
+	assert.Contains(t, res.ConfirmNote, "interrupted")
+	assert.Equal(t, domain.WaitInterrupted, res.WaitEnd)
+	assert.Equal(t, domain.StatusIdle, res.WaitStatus)
+}
+
 // A target busy with earlier messages when the send begins must not end
 // the wait with the end of that earlier turn: the wait ends only after the
 // turn on our message (measured on Claude Code 2.1.328: our dequeue can
