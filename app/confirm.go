@@ -336,6 +336,11 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 			if parent.Err() != nil {
 				c.WaitEnd = domain.WaitInterrupted
 			}
+			if !missingSince.IsZero() {
+				// The status is what the record said before it went.
+				c.WaitNote = fmt.Sprintf("record %s missing or unreadable for the last %s; status as last read",
+					rec.File, s.now().Sub(missingSince).Round(time.Millisecond))
+			}
 			return
 		case <-exited:
 			c.WaitEnd, c.WaitNote = domain.WaitExited, fmt.Sprintf("pid %d ended", rec.PID)

@@ -262,6 +262,27 @@ func TestSendWaitInterrupted(t *testing.T) {
 	assert.False(t, errors.Is(ctx.Err(), context.DeadlineExceeded))
 }
 
+// A record that goes missing while its pid lives and stays missing until
+// the deadline: a timeout whose note says the status is as last read.
+func TestSendWaitTimeoutWhileRecordMissing(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := t.TempDir()
+			f := startFake(t, cfg, idA, "proj-89")
+			f.backdate(time.Minute)
+			dir := filepath.Dir(f.path())
+			res, err := sendReacting(t, cfg, v, "go", app.ConfirmOptions{NoConfirm: true, Wait: 800 * time.Millisecond}, nil, func(string) {
+				time.Sleep(50 * time.Millisecond)
+				require.NoError(t, os.Rename(dir, dir+".away"))
+			})
+			require.NoError(t, err)
+			assert.Equal(t, domain.WaitTimeout, res.WaitEnd, "note: %s", res.WaitNote)
+			assert.Contains(t, res.WaitNote, "missing or unreadable for the last")
+		})
+	}
+}
+
 // Ctrl-C while confirming, with a wait asked for: the wait is reported as
 // interrupted, not left out.
 func TestSendWaitInterruptedWhileConfirming(t *testing.T) {
