@@ -36,8 +36,8 @@ With --wait, peerctl then follows the target's registry status until the turn on
 message has ended (idle: the record turned idle after the transcript showed the session
 take the message up, so earlier queued work does not count), or the session ends (exited),
 or the deadline passes (timeout), or Ctrl-C cuts it short (interrupted), or the registry
-cannot be read any more (failed). The message was delivered either way: each exits 0 and is
-reported on stdout ("wait" in --json).`
+cannot be read any more (failed). The transport had taken the message by then, so each
+exits 0 and is reported on stdout ("wait" in --json).`
 
 func (f *confirmFlags) register(cmd *cobra.Command) {
 	cmd.Long += confirmHelp
