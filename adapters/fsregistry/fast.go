@@ -1,6 +1,7 @@
 package fsregistry
 
 import (
+	"bytes"
 	"unicode/utf8"
 )
 
@@ -18,13 +19,9 @@ func fastString(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	for _, c := range body {
-		if c == '\\' || c >= utf8.RuneSelf {
-			if c == '\\' || !utf8.Valid(body) {
-				return "", false
-			}
-			break
-		}
+	// Every byte is looked at: an escape can follow non-ASCII text.
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+		return "", false
 	}
 	return string(body), true
 }

@@ -28,6 +28,10 @@ func TestParseFields(t *testing.T) {
 			assert.Empty(t, r.Kind)
 		}, ""},
 		{"status words", `{"pid":7,"status":"busy"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusBusy, r.Status) }, ""},
+		{"escapes after non-ASCII text are decoded", `{"pid":7,"name":"Bücher\u0020\"x\"","cwd":"/home/é\/w"}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, `Bücher "x"`, r.Name)
+			assert.Equal(t, "/home/é/w", r.Cwd)
+		}, ""},
 		{"unknown status word", `{"pid":7,"status":"thinking"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusUnknown, r.Status) }, ""},
 		// Claude Code 2.1.328's own listing keeps such a record and drops the
 		// field; so do we, with a warning (measured by the oracle test).
