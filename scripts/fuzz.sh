@@ -32,6 +32,7 @@ done <<'TARGETS'
 ./adapters/fsregistry FuzzFastString
 ./adapters/fsregistry FuzzFastNumber
 ./adapters/fsregistry FuzzUnmarshalAgreesWithDecoder
+./adapters/transcript FuzzLineShortcuts
 ./adapters/courierexec FuzzParseOutput
 ./adapters/courierexec FuzzJudge
 TARGETS

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -459,18 +460,18 @@ type wireLine struct {
 	Content   json.RawMessage `json:"content"`
 }
 
-var (
-	markTimestamp = []byte(`"timestamp"`)
-	markQueue     = []byte(`"queue-operation"`)
-)
-
-// examine decodes a line only when it can matter: it has a timestamp.
-// Lines that are not JSON objects, or whose fields have other types, say
-// nothing.
+// examine says what a line says. Most lines are skipped without decoding:
+// those that cannot hold a "timestamp" key (see mayHold).
 func examine(line []byte, text string) match {
-	if len(line) == 0 || !bytes.Contains(line, markTimestamp) {
+	if !mayHold(line, "timestamp", true) {
 		return match{}
 	}
+	return examineDecoded(line, text)
+}
+
+// examineDecoded decodes the line. Lines that are not JSON objects, or
+// whose fields have other types, say nothing.
+func examineDecoded(line []byte, text string) match {
 	var w wireLine
 	if err := json.Unmarshal(line, &w); err != nil {
 		// A line with a non-string "content" (or other shapes) may still
@@ -487,7 +488,7 @@ func examine(line []byte, text string) match {
 	if t, err := time.Parse(time.RFC3339Nano, w.Timestamp); err == nil {
 		m.at = t
 	}
-	if m.at.IsZero() || w.Type != "queue-operation" || w.Operation != "enqueue" || !bytes.Contains(line, markQueue) {
+	if m.at.IsZero() || w.Type != "queue-operation" || w.Operation != "enqueue" {
 		return m
 	}
 	var content string
@@ -495,6 +496,44 @@ func examine(line []byte, text string) match {
 		m.hit, m.sessionID = true, w.SessionID
 	}
 	return m
+}
+
+// mayHold reports whether a JSON line can hold word, as a key (key true:
+// encoding/json matches keys case-insensitively, with Unicode folding such
+// as "ſ" for "s") or as a string value (matched exactly), once decoded. It
+// errs towards true: any escape or non-ASCII byte may spell the word, so
+// only a line of plain ASCII without it is ruled out. Claude Code writes
+// keys and these values plainly, so its lines without the word are skipped
+// cheaply; what it skips, decoding would have found nothing in
+// (FuzzLineShortcuts holds it to that).
+func mayHold(line []byte, word string, key bool) bool {
+	if bytes.Contains(line, []byte(word)) || bytes.IndexByte(line, '\\') >= 0 {
+		return true
+	}
+	if !key {
+		return false
+	}
+	for _, c := range line {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for i := 0; i+len(word) <= len(line); i++ {
+		if asciiEqualFold(line[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiEqualFold reports whether b equals the ASCII word s, ignoring case.
+func asciiEqualFold(b []byte, s string) bool {
+	for i := range len(s) {
+		if b[i]|0x20 != s[i]|0x20 {
+			return false
+		}
+	}
+	return true
 }
 
 // TakenUp implements ports.Transcripts. It reads forward from from in
@@ -584,14 +623,18 @@ type peerUserLine struct {
 	} `json:"message"`
 }
 
-var markPeer = []byte(`"peer"`)
-
 // takenUpLine reports whether line is a peer "user" line whose message
 // content (a string, or text blocks) carries text, and its timestamp.
+// Lines that cannot hold the value "peer" are skipped without decoding.
 func takenUpLine(line []byte, text string) (time.Time, bool) {
-	if !bytes.Contains(line, markPeer) || !bytes.Contains(line, markTimestamp) {
+	if !mayHold(line, "peer", false) {
 		return time.Time{}, false
 	}
+	return takenUpDecoded(line, text)
+}
+
+// takenUpDecoded is takenUpLine without the shortcut.
+func takenUpDecoded(line []byte, text string) (time.Time, bool) {
 	var w peerUserLine
 	if json.Unmarshal(line, &w) != nil || w.Type != "user" || w.Origin.Kind != "peer" {
 		return time.Time{}, false
