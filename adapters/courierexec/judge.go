@@ -3,12 +3,11 @@ package courierexec
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/peerctl/peerctl/adapters/internal/jsonexact"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -89,7 +88,7 @@ func decodeAt(b []byte) (Output, bool) {
 	switch raw[0] {
 	case '{':
 		var r Result
-		if strictUnmarshal(raw, &r) != nil || r.Type != "result" {
+		if jsonexact.Unmarshal(raw, &r) != nil || r.Type != "result" {
 			return Output{}, false
 		}
 		out.Result = &r
@@ -100,7 +99,7 @@ func decodeAt(b []byte) (Output, bool) {
 		out.Array = true
 		for i := len(out.Messages) - 1; i >= 0; i-- {
 			var r Result
-			if strictUnmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
+			if jsonexact.Unmarshal(out.Messages[i], &r) == nil && r.Type == "result" {
 				out.Result = &r
 				out.Messages = out.Messages[:i+1]
 				break
@@ -194,7 +193,7 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 	for _, raw := range msgs {
 		var m message
 		var body messageBody
-		if strictUnmarshal(raw, &m) != nil || strictUnmarshal(m.Message, &body) != nil ||
+		if jsonexact.Unmarshal(raw, &m) != nil || jsonexact.Unmarshal(m.Message, &body) != nil ||
 			len(body.Content) == 0 || body.Content[0] != '[' {
 			continue
 		}
@@ -204,13 +203,13 @@ func evidence(msgs []json.RawMessage, name, text string, fail func(string, ...an
 		}
 		for _, rb := range rawBlocks {
 			var b contentBlock
-			if strictUnmarshal(rb, &b) != nil {
+			if jsonexact.Unmarshal(rb, &b) != nil {
 				continue
 			}
 			switch {
 			case b.Type == "tool_use" && b.Name == "SendMessage" && m.Type == "assistant":
 				var in sendInput
-				_ = strictUnmarshal(b.Input, &in)
+				_ = jsonexact.Unmarshal(b.Input, &in)
 				c := call{}
 				if in.To != nil {
 					c.to = *in.To
@@ -279,32 +278,4 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-// strictUnmarshal decodes the JSON object data into v, a pointer to a
-// struct, reading only keys spelled exactly as v's json tags. encoding/json
-// matches keys case-insensitively; Claude Code (JavaScript) does not, so
-// {"message":"a","Message":"b"} must read as "a", not "b". As in
-// JavaScript, the last of duplicate keys wins.
-func strictUnmarshal(data []byte, v any) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return err
-	}
-	if fields == nil {
-		return errors.New("not a JSON object")
-	}
-	t := reflect.TypeOf(v).Elem()
-	kept := make(map[string]json.RawMessage, t.NumField())
-	for i := range t.NumField() {
-		key, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if raw, ok := fields[key]; ok && key != "" && key != "-" {
-			kept[key] = raw
-		}
-	}
-	exact, err := json.Marshal(kept)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(exact, v)
 }

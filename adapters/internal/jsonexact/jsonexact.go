@@ -1,0 +1,214 @@
+// Package jsonexact decodes one level of a JSON object the way JavaScript's
+// JSON.parse reads it, which is how Claude Code reads the files peerctl
+// also reads (registry records, transcript lines, courier output).
+//
+// encoding/json matches an object's keys to struct fields without regard to
+// case (and with Unicode folding: "ſ" matches "s"), so {"name":"a","Name":"b"}
+// decodes as "b" where Claude Code sees "a". Unmarshal matches keys exactly;
+// as in JavaScript, the last of duplicate keys wins, and escaped keys
+// ("n\u0061me") count as what they spell.
+package jsonexact
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// Unmarshal decodes the JSON object data into v, a non-nil pointer to a
+// struct, setting only the fields whose json tag names a key of the object
+// exactly; the last of duplicate keys wins. A json.RawMessage field is set
+// to a slice of data (not a copy): keep data unchanged while v is in use.
+// Other values are decoded with encoding/json (so a nested object is
+// matched leniently: call Unmarshal again on a json.RawMessage field for
+// exact keys one level down). A value of the wrong type leaves its field
+// unset and the others are still decoded; the first such error is
+// returned, as json.Unmarshal does. data that is not exactly one JSON
+// object (null, an array, a string, a number, trailing data) is an error.
+func Unmarshal(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("jsonexact: Unmarshal needs a pointer to a struct, not %T", v)
+	}
+	if !json.Valid(data) {
+		var probe json.RawMessage
+		return json.Unmarshal(data, &probe) // says what is wrong, and where
+	}
+	if err := objectOnly(data); err != nil {
+		return err
+	}
+	st := rv.Elem()
+	idx := indexOf(st.Type())
+	// The last value of each field's key, found in one pass over data.
+	var small [32][]byte
+	vals := small[:0]
+	if len(idx.keys) > len(small) {
+		vals = make([][]byte, 0, len(idx.keys))
+	}
+	vals = vals[:len(idx.keys)]
+	var keyErr error
+	eachMember(data, func(key []byte, escaped bool, val []byte) {
+		if !escaped {
+			// string(...) in a map index does not copy.
+			if i, ok := idx.keys[string(key[1:len(key)-1])]; ok {
+				vals[i] = val
+			}
+			return
+		}
+		var name string
+		if err := json.Unmarshal(key, &name); err != nil {
+			keyErr = err // cannot happen: data is valid JSON
+			return
+		}
+		if i, ok := idx.keys[name]; ok {
+			vals[i] = val
+		}
+	})
+	if keyErr != nil {
+		return keyErr
+	}
+	var first error
+	for i, val := range vals {
+		if val == nil {
+			continue
+		}
+		f := st.Field(idx.fields[i])
+		if f.Type() == rawMessage {
+			f.SetBytes(val)
+			continue
+		}
+		if err := json.Unmarshal(val, f.Addr().Interface()); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// index maps a struct type's json keys to field numbers.
+type index struct {
+	keys   map[string]int // key -> position in fields
+	fields []int          // struct field numbers
+}
+
+var indexes sync.Map // reflect.Type -> *index
+
+func indexOf(t reflect.Type) *index {
+	if x, ok := indexes.Load(t); ok {
+		return x.(*index)
+	}
+	ix := &index{keys: map[string]int{}}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if key == "" || key == "-" || !sf.IsExported() {
+			continue
+		}
+		if _, dup := ix.keys[key]; dup {
+			continue // encoding/json would ignore both; the first is kept here
+		}
+		ix.keys[key] = len(ix.fields)
+		ix.fields = append(ix.fields, i)
+	}
+	x, _ := indexes.LoadOrStore(t, ix)
+	return x.(*index)
+}
+
+// eachMember calls fn with each member of the object data, in order: its
+// key as written (quotes included), whether the key has escapes, and its
+// value as written. data must be valid JSON holding one object.
+func eachMember(data []byte, fn func(key []byte, escaped bool, val []byte)) {
+	i := skipSpace(data, 0) + 1 // past '{'
+	for {
+		i = skipSpace(data, i)
+		if data[i] == '}' {
+			return
+		}
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+		end, escaped := stringEnd(data, i)
+		key := data[i:end]
+		i = skipSpace(data, end) + 1 // past ':'
+		i = skipSpace(data, i)
+		vend := valueEnd(data, i)
+		fn(key, escaped, data[i:vend])
+		i = vend
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string literal starting at i,
+// and whether it holds an escape.
+func stringEnd(data []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; ; j++ {
+		switch data[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+}
+
+// valueEnd returns the index just past the JSON value starting at i.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		end, _ := stringEnd(data, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; ; j++ {
+			switch data[j] {
+			case '"':
+				end, _ := stringEnd(data, j)
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+	default: // number, true, false, null
+		j := i
+		for j < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[j])) {
+			j++
+		}
+		return j
+	}
+}
+
+var rawMessage = reflect.TypeOf(json.RawMessage(nil))
+
+// objectOnly refuses valid JSON data whose value is not an object, in
+// words a user can read.
+func objectOnly(data []byte) error {
+	switch c := data[skipSpace(data, 0)]; {
+	case c == '{':
+		return nil
+	case c == '[':
+		return errors.New("a JSON array, not an object")
+	case c == '"':
+		return errors.New("a JSON string, not an object")
+	case c == 'n':
+		return errors.New("JSON null, not an object")
+	case c == 't' || c == 'f':
+		return errors.New("a JSON boolean, not an object")
+	default:
+		return errors.New("a JSON number, not an object")
+	}
+}
