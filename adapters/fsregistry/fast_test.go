@@ -3,7 +3,6 @@ package fsregistry
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,27 +73,4 @@ func TestFastPathsDeclineWhatNeedsDecoding(t *testing.T) {
 	s, ok := fastString([]byte(`"build:main 50% ünï"`))
 	assert.True(t, ok)
 	assert.Equal(t, "build:main 50% ünï", s)
-}
-
-// FuzzUnmarshalAgreesWithDecoder: when json.Unmarshal decodes a record,
-// the decoder path Parse used before (Decode, then Token for trailing
-// data) decodes the same thing without error, so Parse may take the first.
-func FuzzUnmarshalAgreesWithDecoder(f *testing.F) {
-	for _, s := range []string{`{"pid":1}`, `{"pid":1} `, `{"pid":1} {}`, `{"pid":1}x`, `null`, `[]`, `{"PID":2,"pid":3}`,
-		`{"pid":1,"pid":2}`, "{\"name\":\"\xff\"}", `{"pid":1,"extra":[1,{"a":null}]}`, ` {"pid":1}`, ``} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var fast wireRecord
-		if json.Unmarshal(data, &fast) != nil {
-			return
-		}
-		var slow wireRecord
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		require.NoError(t, dec.Decode(&slow))
-		_, err := dec.Token()
-		require.ErrorIs(t, err, io.EOF)
-		assert.Equal(t, slow, fast)
-	})
 }

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/jsonexact"
 	"github.com/peerctl/peerctl/domain"
 )
 
 // wireRecord mirrors Claude Code's <pid>.json (2.1.328 field names). Fields
-// whose JSON type varies between versions are kept raw.
+// whose JSON type varies between versions are kept raw. It is decoded with
+// jsonexact, so keys are matched as Claude Code matches them: exactly.
 type wireRecord struct {
 	PID          json.RawMessage `json:"pid"`
 	SessionID    json.RawMessage `json:"sessionId"`
@@ -39,7 +41,9 @@ type wireRecord struct {
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// Parse decodes one record file. It tolerates a UTF-8 BOM, unknown fields,
+// Parse decodes one record file, reading keys as Claude Code (JavaScript's
+// JSON.parse) does: exactly ("Name" is not "name"), the last of duplicate
+// keys winning. It tolerates a UTF-8 BOM, unknown fields,
 // null fields, procStart (and pid) as a string or a number, and text fields
 // of the wrong JSON type (ignored, with a warning); it rejects anything but
 // exactly one JSON object (trailing garbage included), a missing or
@@ -48,18 +52,18 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 func Parse(data []byte) (domain.Record, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	var w wireRecord
-	if json.Unmarshal(data, &w) != nil {
-		// Not exactly one JSON object (json.Unmarshal decodes what the
-		// decoder below would, or fails): let the decoder say what is wrong.
-		w = wireRecord{}
+	if err := jsonexact.Unmarshal(data, &w); err != nil {
+		// Word the problem: a syntax error or trailing data as the
+		// decoder finds it; else the value is not an object.
 		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		if err := dec.Decode(&w); err != nil {
-			return domain.Record{}, fmt.Errorf("not a JSON record: %w", err)
+		var v json.RawMessage
+		if derr := dec.Decode(&v); derr != nil {
+			return domain.Record{}, fmt.Errorf("not a JSON record: %w", derr)
 		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
 			return domain.Record{}, errors.New("trailing data after the JSON object")
 		}
+		return domain.Record{}, fmt.Errorf("not a JSON record: %w", err)
 	}
 	var rec domain.Record
 	pid, err := intField("pid", w.PID)

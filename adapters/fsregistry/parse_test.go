@@ -32,6 +32,18 @@ func TestParseFields(t *testing.T) {
 			assert.Equal(t, `Bücher "x"`, r.Name)
 			assert.Equal(t, "/home/é/w", r.Cwd)
 		}, ""},
+		// Keys are read as Claude Code (JavaScript's JSON.parse) reads them:
+		// exactly, the last duplicate winning, escapes decoded.
+		{"a key in another case is another key", `{"pid":7,"name":"a","Name":"b","NAME":"c","sessionID":"x"}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, "a", r.Name)
+			assert.Empty(t, r.SessionID)
+		}, ""},
+		{"pid in another case does not override", `{"pid":7,"Pid":8}`, func(t *testing.T, r domain.Record) { assert.Equal(t, 7, r.PID) }, ""},
+		{"the last duplicate key wins", `{"pid":8,"name":"a","name":"b","pid":7}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, "b", r.Name)
+			assert.Equal(t, 7, r.PID)
+		}, ""},
+		{"an escaped key counts as what it spells", `{"p\u0069d":7,"n\u0061me":"x"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "x", r.Name) }, ""},
 		{"unknown status word", `{"pid":7,"status":"thinking"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusUnknown, r.Status) }, ""},
 		// Claude Code 2.1.328's own listing keeps such a record and drops the
 		// field; so do we, with a warning (measured by the oracle test).
@@ -58,7 +70,10 @@ func TestParseFields(t *testing.T) {
 func TestParseRejects(t *testing.T) {
 	tests := []struct{ name, json, err string }{
 		{"empty", ``, "not a JSON record"},
-		{"null", `null`, "required field pid is missing"},
+		{"null", `null`, "not a JSON record: JSON null, not an object"},
+		{"array holding a record", `[{"pid":7}]`, "not a JSON record: a JSON array, not an object"},
+		// Claude Code (JSON.parse) reads keys exactly: "PID" is not "pid".
+		{"pid in another case", `{"PID":7}`, "required field pid is missing"},
 		{"array", `[]`, "not a JSON record"},
 		{"no pid", `{"sessionId":"s"}`, "required field pid is missing"},
 		{"pid 0", `{"pid":0}`, "pid 0 is not a positive process id"},

@@ -1,6 +1,7 @@
 package acceptance
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,35 @@ func TestCatalogueSends(t *testing.T) {
 		assert.Contains(t, string(r.Stderr), "identity_mismatch")
 		assert.Contains(t, string(r.Stderr), `now named "gamma"`)
 		assert.Zero(t, la.Conns()+lb.Conns(), "a moved name must not deliver anywhere")
+	})
+
+	// A record whose "name" key is followed by a "Name" key: Claude Code
+	// (JSON.parse) reads keys exactly, so both sessions are named "alpha"
+	// to it and to the courier's ListAgents; peerctl must read it alike
+	// and refuse the shared name, not take "Name" for the name.
+	t.Run("a record spells its name twice, in two cases", func(t *testing.T) {
+		config, sessions := catRegistry(t)
+		other, _ := testproc.KillableSleeper(t)
+		dir := catSocketDir(t)
+		la := socktest.Listen(t, filepath.Join(dir, "a.sock"), false)
+		lb := socktest.Listen(t, filepath.Join(dir, "b.sock"), false)
+		catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "alpha", filepath.Join(dir, "a.sock")))
+		b := catRecord(t, other, "", filepath.Join(dir, "b.sock"))
+		delete(b, "name")
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		catWrite(t, sessions, catFile(other), append([]byte(`{"name":"alpha","Name":"beta",`), raw[1:]...))
+		names := map[string]int{}
+		for _, e := range catList(t, config, sessions, false) {
+			names[e.Name]++
+		}
+		assert.Equal(t, map[string]int{"alpha": 2}, names, "both records are named alpha, as Claude Code reads them")
+		r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "alpha", "hello")
+		assert.Equal(t, 4, r.Code, "stderr %s", r.Stderr)
+		assert.Contains(t, string(r.Stderr), "identity_mismatch")
+		r = catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "beta", "hello")
+		assert.NotEqual(t, 0, r.Code, "no session is named beta: stderr %s", r.Stderr)
+		assert.Zero(t, la.Conns()+lb.Conns(), "nothing may be delivered")
 	})
 
 	// A record of another machine carrying the target's name: Claude Code's

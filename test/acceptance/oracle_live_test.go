@@ -78,6 +78,18 @@ func TestLiveSetMatchesClaudeAgents(t *testing.T) {
 	}
 	assert.Equal(t, regSorted(oracle), regSorted(want),
 		"session ids and pids: claude agents --json vs peerctl list --all --json (live, interactive; deliberate differences applied)")
+	// Names, as each side reads the same files.
+	ourNames := map[string]string{}
+	for _, l := range ours {
+		if l.Verdict == "live" {
+			ourNames[key(l.SessionID, l.PID)] = l.Name
+		}
+	}
+	for _, a := range agents {
+		if n, ok := ourNames[key(a.SessionID, a.PID)]; ok {
+			assert.Equal(t, a.Name, n, "name of pid %d: claude agents --json vs peerctl", a.PID)
+		}
+	}
 	assert.GreaterOrEqual(t, len(oracle), 6, "the oracle lists enough sessions for the comparison to mean something")
 }
 

@@ -137,6 +137,15 @@ func craftRegistry(t testing.TB) *regRegistry {
 	add(regCase{Label: "no name", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(nil, "name", "nameSource"))
 	add(regCase{Label: "no session id", PID: testproc.Sleeper(t), SessionID: "-", Verdict: "live", Oracle: true}, "", full(nil, "sessionId"))
 	add(regCase{Label: "name of the wrong type", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(map[string]any{"name": 5}))
+	// Keys are read exactly, the last duplicate winning, escapes decoded
+	// (JavaScript's JSON.parse); Go's encoding/json alone would take "Name"
+	// for name and "PID" for pid. The oracle test also compares names.
+	add(regCase{Label: "name, then Name", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
+		strings.Replace(full(nil), `"name":"peer-{PID}"`, `"name":"peer-{PID}","Name":"other-{PID}"`, 1))
+	add(regCase{Label: "pid, then PID of a dead process", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
+		strings.Replace(full(nil), `"pid":{PID}`, `"pid":{PID},"PID":`+strconv.Itoa(testproc.DeadPID(t)), 1))
+	add(regCase{Label: "escaped key", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
+		strings.Replace(full(nil), `"name":"peer-{PID}"`, `"n\u0061me":"escaped-{PID}"`, 1))
 	add(regCase{Label: "pid as a string", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
 		strings.Replace(full(nil), `"pid":{PID}`, `"pid":"{PID}"`, 1))
 	add(regCase{Label: "dead pid", PID: testproc.DeadPID(t), Verdict: "stale", Reason: "is not running"}, "", full(map[string]any{"procStart": "12345"}))
