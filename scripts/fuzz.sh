@@ -31,7 +31,7 @@ done <<'TARGETS'
 ./adapters/fsregistry FuzzParse
 ./adapters/fsregistry FuzzFastString
 ./adapters/fsregistry FuzzFastNumber
-./adapters/fsregistry FuzzUnmarshalAgreesWithDecoder
+./adapters/internal/jsonexact FuzzUnmarshal
 ./adapters/transcript FuzzLineShortcuts
 ./adapters/courierexec FuzzParseOutput
 ./adapters/courierexec FuzzJudge

@@ -35,8 +35,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
+	"github.com/peerctl/peerctl/adapters/internal/jsonexact"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -452,6 +452,7 @@ type match struct {
 }
 
 // wireLine holds the transcript fields peerctl reads (Claude Code 2.1.328).
+// It is decoded with jsonexact: keys match exactly.
 type wireLine struct {
 	Type      string          `json:"type"`
 	Operation string          `json:"operation"`
@@ -463,26 +464,19 @@ type wireLine struct {
 // examine says what a line says. Most lines are skipped without decoding:
 // those that cannot hold a "timestamp" key (see mayHold).
 func examine(line []byte, text string) match {
-	if !mayHold(line, "timestamp", true) {
+	if !mayHold(line, "timestamp") {
 		return match{}
 	}
 	return examineDecoded(line, text)
 }
 
-// examineDecoded decodes the line. Lines that are not JSON objects, or
-// whose fields have other types, say nothing.
+// examineDecoded decodes the line, with exact keys as Claude Code reads
+// them. Lines that are not JSON objects say nothing; a line whose other
+// fields have the wrong types still gives its timestamp.
 func examineDecoded(line []byte, text string) match {
 	var w wireLine
-	if err := json.Unmarshal(line, &w); err != nil {
-		// A line with a non-string "content" (or other shapes) may still
-		// carry a usable timestamp.
-		var ts struct {
-			Timestamp string `json:"timestamp"`
-		}
-		if json.Unmarshal(line, &ts) != nil {
-			return match{}
-		}
-		w = wireLine{Timestamp: ts.Timestamp}
+	if err := jsonexact.Unmarshal(line, &w); err != nil {
+		w = wireLine{Timestamp: w.Timestamp}
 	}
 	var m match
 	if t, err := time.Parse(time.RFC3339Nano, w.Timestamp); err == nil {
@@ -498,42 +492,13 @@ func examineDecoded(line []byte, text string) match {
 	return m
 }
 
-// mayHold reports whether a JSON line can hold word, as a key (key true:
-// encoding/json matches keys case-insensitively, with Unicode folding such
-// as "ſ" for "s") or as a string value (matched exactly), once decoded. It
-// errs towards true: any escape or non-ASCII byte may spell the word, so
-// only a line of plain ASCII without it is ruled out. Claude Code writes
-// keys and these values plainly, so its lines without the word are skipped
-// cheaply; what it skips, decoding would have found nothing in
-// (FuzzLineShortcuts holds it to that).
-func mayHold(line []byte, word string, key bool) bool {
-	if bytes.Contains(line, []byte(word)) || bytes.IndexByte(line, '\\') >= 0 {
-		return true
-	}
-	if !key {
-		return false
-	}
-	for _, c := range line {
-		if c >= utf8.RuneSelf {
-			return true
-		}
-	}
-	for i := 0; i+len(word) <= len(line); i++ {
-		if asciiEqualFold(line[i:i+len(word)], word) {
-			return true
-		}
-	}
-	return false
-}
-
-// asciiEqualFold reports whether b equals the ASCII word s, ignoring case.
-func asciiEqualFold(b []byte, s string) bool {
-	for i := range len(s) {
-		if b[i]|0x20 != s[i]|0x20 {
-			return false
-		}
-	}
-	return true
+// mayHold reports whether a JSON line can hold word, as a key or a string
+// value, once decoded (keys are matched exactly, as Claude Code reads
+// them). Only a line with neither the word as written nor any escape (which
+// may spell it) is ruled out; the shortcut skips nothing that decoding
+// would find (FuzzLineShortcuts holds it to that).
+func mayHold(line []byte, word string) bool {
+	return bytes.Contains(line, []byte(word)) || bytes.IndexByte(line, '\\') >= 0
 }
 
 // TakenUp implements ports.Transcripts. It reads forward from from in
@@ -613,21 +578,17 @@ func (r *Reader) TakenUp(ctx context.Context, path, text string, from int64, sin
 // peerUserLine holds the fields of the "user" line Claude Code 2.1.328
 // writes when a session takes a peer message up (see domain.Enqueued).
 type peerUserLine struct {
-	Type      string `json:"type"`
-	Timestamp string `json:"timestamp"`
-	Origin    struct {
-		Kind string `json:"kind"`
-	} `json:"origin"`
-	Message struct {
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Origin    json.RawMessage `json:"origin"`  // {"kind":"peer",…}
+	Message   json.RawMessage `json:"message"` // {"content": string or blocks}
 }
 
 // takenUpLine reports whether line is a peer "user" line whose message
 // content (a string, or text blocks) carries text, and its timestamp.
 // Lines that cannot hold the value "peer" are skipped without decoding.
 func takenUpLine(line []byte, text string) (time.Time, bool) {
-	if !mayHold(line, "peer", false) {
+	if !mayHold(line, "peer") {
 		return time.Time{}, false
 	}
 	return takenUpDecoded(line, text)
@@ -636,7 +597,15 @@ func takenUpLine(line []byte, text string) (time.Time, bool) {
 // takenUpDecoded is takenUpLine without the shortcut.
 func takenUpDecoded(line []byte, text string) (time.Time, bool) {
 	var w peerUserLine
-	if json.Unmarshal(line, &w) != nil || w.Type != "user" || w.Origin.Kind != "peer" {
+	var origin struct {
+		Kind string `json:"kind"`
+	}
+	var msg struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if jsonexact.Unmarshal(line, &w) != nil || w.Type != "user" ||
+		jsonexact.Unmarshal(w.Origin, &origin) != nil || origin.Kind != "peer" ||
+		jsonexact.Unmarshal(w.Message, &msg) != nil {
 		return time.Time{}, false
 	}
 	at, err := time.Parse(time.RFC3339Nano, w.Timestamp)
@@ -644,21 +613,28 @@ func takenUpDecoded(line []byte, text string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	var s string
-	if json.Unmarshal(w.Message.Content, &s) == nil {
+	if json.Unmarshal(msg.Content, &s) == nil {
 		return at, carries(s, text)
 	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+	var blocks []json.RawMessage
+	if json.Unmarshal(msg.Content, &blocks) != nil {
+		return time.Time{}, false
 	}
-	if json.Unmarshal(w.Message.Content, &blocks) == nil {
-		for _, b := range blocks {
-			if b.Type == "text" && carries(b.Text, text) {
-				return at, true
-			}
+	found := false
+	for _, raw := range blocks {
+		var b struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
 		}
+		if jsonexact.Unmarshal(raw, &b) != nil {
+			return time.Time{}, false // a malformed block spoils the line
+		}
+		found = found || (b.Type == "text" && carries(b.Text, text))
 	}
-	return time.Time{}, false
+	if !found {
+		return time.Time{}, false
+	}
+	return at, true
 }
 
 // carries reports whether text stands in content on lines of its own (the
