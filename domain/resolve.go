@@ -3,6 +3,7 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -33,8 +34,9 @@ var ErrBadAddress = errors.New("bad address")
 // another live session's id or id prefix, or is carried by a foreign record
 // that Claude Code's own listing may show (the courier addresses by name, so
 // sending is refused until one of them is renamed); when its session id is
-// carried by two live records; or when an endpoint's name or socket no
-// longer match. A malformed address returns an error
+// carried by two live records; when its socket path is published by
+// another live record too (compared after filepath.Clean); or when an
+// endpoint's name or socket no longer match. A malformed address returns an error
 // wrapping ErrBadAddress.
 func Resolve(entries []Entry, address string) (Session, error) {
 	s, _, err := resolve(entries, address, true)
@@ -190,6 +192,20 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 				return Session{}, nil, r
 			}
 			warnings = append(warnings, fmt.Sprintf("session id %s is carried by %d live records: sending to it is refused", id, len(twins)))
+		}
+	}
+	if sock := e.Record.SocketPath; sock != "" {
+		clean := filepath.Clean(sock)
+		if twins := filter(live, func(o Entry) bool {
+			return o.Record.SocketPath != "" && filepath.Clean(o.Record.SocketPath) == clean
+		}); len(twins) > 1 {
+			what := fmt.Sprintf("socket %q is published by %d live records", sock, len(twins))
+			if strict {
+				r := Refuse(ReasonIdentityMismatch, "%s; a post there reaches whichever process bound it, so sending is refused", what)
+				r.Candidates = candidates(twins)
+				return Session{}, nil, r
+			}
+			warnings = append(warnings, what+": sending to it is refused")
 		}
 	}
 	if same := sharing(entries, e); len(same) > 1 {

@@ -75,6 +75,13 @@ func TestResolveRefuses(t *testing.T) {
 	idNamed := liveEntry(7100, idE, idB) // named like b's full id
 	foreign := domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No})
 	sameID := liveEntry(4700, idA, "proj-90")
+	// Another live record publishing a's socket (the same path, written
+	// otherwise): a post there reaches whichever process bound it.
+	sameSock := func(path string) domain.Entry {
+		r := rec(4800, idB, "other")
+		r.SocketPath = path
+		return domain.Classify(r, alive)
+	}
 	tests := []struct {
 		name       string
 		entries    []domain.Entry
@@ -114,6 +121,9 @@ func TestResolveRefuses(t *testing.T) {
 			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.No, Zombie: true})},
 			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records carry one session id", []domain.Entry{a, sameID}, "proj-89", domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records", []int{4652, 4700}},
+		{"two live records publish one socket", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "proj-89", domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records`, []int{4652, 4800}},
+		{"one socket written two ways", []domain.Entry{a, sameSock("/tmp//cc-socks/./4652.sock")}, idA, domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
+		{"one socket, by endpoint", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +241,14 @@ func TestLookupIgnoresTheIdentityRuleWithAWarning(t *testing.T) {
 			assert.Contains(t, warnings[0], `name "twin" is shared by 2 live sessions`)
 		})
 	}
-	_, warnings, err := domain.Lookup([]domain.Entry{a, liveEntry(6000, idD, "solo")}, idA)
+	other := rec(6000, idD, "solo")
+	other.SocketPath = "/tmp/cc-socks/4652.sock"
+	_, warnings, err := domain.Lookup([]domain.Entry{a, domain.Classify(other, alive)}, idA)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1, "show warns of a shared socket")
+	assert.Contains(t, warnings[0], `socket "/tmp/cc-socks/4652.sock" is published by 2 live records: sending to it is refused`)
+
+	_, warnings, err = domain.Lookup([]domain.Entry{a, liveEntry(6000, idD, "solo")}, idA)
 	require.NoError(t, err)
 	assert.Empty(t, warnings, "a unique name warns of nothing")
 

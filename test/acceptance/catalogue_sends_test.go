@@ -106,6 +106,26 @@ func TestCatalogueSends(t *testing.T) {
 		assert.Zero(t, la.Conns()+lb.Conns(), "nothing may be delivered")
 	})
 
+	// Two live records publishing one socket path: a post reaches
+	// whichever process bound it, so neither is sent to; show warns.
+	t.Run("two live records publish one socket", func(t *testing.T) {
+		config, sessions := catRegistry(t)
+		other, _ := testproc.KillableSleeper(t)
+		sock := filepath.Join(catSocketDir(t), "one.sock")
+		l := socktest.Listen(t, sock, false)
+		catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "alpha", sock))
+		catWriteJSON(t, sessions, catFile(other), catRecord(t, other, "beta", sock))
+		for _, addr := range []string{"alpha", "beta"} {
+			r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", addr, "hello")
+			assert.Equal(t, 4, r.Code, "stderr %s", r.Stderr)
+			assert.Contains(t, string(r.Stderr), "is published by 2 live records")
+		}
+		assert.Zero(t, l.Conns(), "nothing may be posted to a socket two sessions claim")
+		r := catRun(t, sessions, runOpts{}, "--config-dir", config, "show", "alpha")
+		assert.Equal(t, 0, r.Code, "stderr %s", r.Stderr)
+		assert.Contains(t, string(r.Stdout)+string(r.Stderr), "is published by 2 live records: sending to it is refused")
+	})
+
 	// A record of another machine carrying the target's name: Claude Code's
 	// own listing (the courier's ListAgents) ignores pidDomain, so it shows
 	// that record when its pid runs here, and then the name is ambiguous to
