@@ -256,7 +256,7 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 		pid := testproc.Sleeper(t)
 		pids = append(pids, pid)
 		rec := `{"pid":` + strconv.Itoa(pid) + `,"sessionId":"` + id + `","procStart":"` + regProcStart(t, pid) +
-			`","kind":"interactive","name":"twin","messagingSocketPath":"/tmp/cc-socks/x.sock"}`
+			`","kind":"interactive","name":"twin","messagingSocketPath":"/tmp/cc-socks/` + strconv.Itoa(pid) + `.sock"}`
 		require.NoError(t, os.WriteFile(filepath.Join(sessions, strconv.Itoa(pid)+".json"), []byte(rec), 0o600))
 	}
 	t.Run("full id", func(t *testing.T) {
