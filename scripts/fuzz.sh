@@ -29,6 +29,7 @@ done <<'TARGETS'
 ./domain FuzzEndpointRoundTrip
 ./domain FuzzParseEndpoint
 ./adapters/fsregistry FuzzParse
+./adapters/fsregistry FuzzReplaceInvalidUTF8
 ./adapters/fsregistry FuzzFastString
 ./adapters/fsregistry FuzzFastNumber
 ./adapters/internal/jsonexact FuzzUnmarshal

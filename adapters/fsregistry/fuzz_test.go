@@ -66,7 +66,9 @@ func FuzzParse(f *testing.F) {
 		// not differ.
 		// Members kept raw: a huge number in an unknown field is fine.
 		var ref map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF}), &ref), "Parse accepted what json.Unmarshal refuses")
+		// Ill-formed UTF-8 is replaced first, as Claude Code's decoder does
+		// (TestReplaceInvalidUTF8 checks how).
+		require.NoError(t, json.Unmarshal(fsregistry.ReplaceInvalidUTF8(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})), &ref), "Parse accepted what json.Unmarshal refuses")
 		for key, got := range map[string]string{
 			"sessionId": rec.SessionID, "cwd": rec.Cwd, "version": rec.Version, "kind": rec.Kind,
 			"pidDomain": rec.PIDDomain, "tmux": rec.Tmux, "messagingSocketPath": rec.SocketPath,

@@ -43,14 +43,15 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // Parse decodes one record file, reading keys as Claude Code (JavaScript's
 // JSON.parse) does: exactly ("Name" is not "name"), the last of duplicate
-// keys winning. It tolerates a UTF-8 BOM, unknown fields,
+// keys winning; ill-formed UTF-8 becomes U+FFFD as Claude Code's decoder
+// makes it (see replaceInvalidUTF8). It tolerates a UTF-8 BOM, unknown fields,
 // null fields, procStart (and pid) as a string or a number, and text fields
 // of the wrong JSON type (ignored, with a warning); it rejects anything but
 // exactly one JSON object (trailing garbage included), a missing or
 // non-positive pid, and pid, procStart or timestamps of the wrong type.
 // File, Path and ModTime are left for the caller.
 func Parse(data []byte) (domain.Record, error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = replaceInvalidUTF8(bytes.TrimPrefix(data, utf8BOM))
 	var w wireRecord
 	if err := jsonexact.Unmarshal(data, &w); err != nil {
 		// Word the problem: a syntax error or trailing data as the
