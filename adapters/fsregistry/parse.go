@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -45,10 +46,11 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // JSON.parse) does: exactly ("Name" is not "name"), the last of duplicate
 // keys winning; ill-formed UTF-8 becomes U+FFFD as Claude Code's decoder
 // makes it (see replaceInvalidUTF8). It tolerates a UTF-8 BOM, unknown fields,
-// null fields, procStart (and pid) as a string or a number, and text fields
-// of the wrong JSON type (ignored, with a warning); it rejects anything but
-// exactly one JSON object (trailing garbage included), a missing or
-// non-positive pid, and pid, procStart or timestamps of the wrong type.
+// null fields, procStart (and pid) as a string or a number, numbers by
+// value (7.0 is 7), and text fields and timestamps of the wrong JSON type
+// (ignored, with a warning); it rejects anything but exactly one JSON
+// object (trailing garbage included), a missing or non-positive pid, and
+// pid, procStart or peerProtocol of the wrong type.
 // File, Path and ModTime are left for the caller.
 func Parse(data []byte) (domain.Record, error) {
 	data = replaceInvalidUTF8(bytes.TrimPrefix(data, utf8BOM))
@@ -115,16 +117,26 @@ func Parse(data []byte) (domain.Record, error) {
 		{"updatedAt", w.UpdatedAt, &rec.UpdatedAt},
 		{"statusUpdatedAt", w.StatusUpdatedAt, &rec.StatusUpdatedAt},
 	} {
-		ms, err := intField(f.name, f.raw)
-		if err != nil {
-			return rec, err
-		}
-		if ms == 0 {
+		// A timestamp does not decide liveness, and Claude Code lists a
+		// record whatever its timestamps hold: a bad one is a warning.
+		if len(f.raw) == 0 || string(f.raw) == "null" {
 			continue
 		}
-		t, ok := domain.MillisToTime(ms)
+		v, err := numberField(f.name, f.raw)
+		if err != nil {
+			rec.Warnings = append(rec.Warnings, err.Error()+"; ignored")
+			continue
+		}
+		if v == 0 {
+			continue
+		}
+		var t time.Time
+		ok := math.Abs(v) < 1<<62 // also false for ±Inf
+		if ok {
+			t, ok = domain.MillisToTime(int64(math.Trunc(v))) // a fraction of a millisecond is dropped
+		}
 		if !ok {
-			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s %d is not plausible epoch milliseconds (seconds? microseconds?); ignored", f.name, ms))
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s %s is not plausible epoch milliseconds (seconds? microseconds?); ignored", f.name, shorten(f.raw)))
 			continue
 		}
 		*f.dst = t
@@ -132,28 +144,73 @@ func Parse(data []byte) (domain.Record, error) {
 	return rec, nil
 }
 
-// intField decodes an optional integer field; absent or null is 0.
+// intField decodes an optional integer field; absent or null is 0. A
+// number is read by value, as JavaScript reads it (7.0 and 0.7e1 are 7); a
+// string holding a number is read as that number ("0576" is 576).
 func intField(name string, raw json.RawMessage) (int64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, nil
 	}
-	n, ok := fastNumber(raw)
+	if n, ok := fastNumber(raw); ok {
+		if v, err := strconv.ParseInt(n, 10, 64); err == nil {
+			return v, nil
+		}
+	}
+	v, err := numberField(name, raw)
+	if err != nil {
+		return 0, err
+	}
+	if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return 0, fmt.Errorf("field %s is %s, not a whole number", name, shorten(raw))
+	}
+	return int64(v), nil
+}
+
+// numberField reads a JSON number, or a string holding a decimal number,
+// as a float64 (±Inf beyond its range).
+func numberField(name string, raw json.RawMessage) (float64, error) {
+	text, ok := fastNumber(raw)
 	if !ok {
-		var num json.Number
-		if err := json.Unmarshal(raw, &num); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
 			return 0, fmt.Errorf("field %s is %s, not a number", name, shorten(raw))
 		}
-		n = num.String()
+		text = strings.TrimSpace(s)
+		if !decimal(text) {
+			return 0, fmt.Errorf("field %s is %s, not a number", name, shorten(raw))
+		}
 	}
-	v, err := strconv.ParseInt(n, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("field %s is %s, not a whole number", name, shorten(raw))
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("field %s is %s, not a number", name, shorten(raw))
 	}
 	return v, nil
 }
 
+// decimal reports whether s is a decimal number: digits with an optional
+// sign, fraction and exponent (not hex, not Inf or NaN, which
+// strconv.ParseFloat also reads).
+func decimal(s string) bool {
+	digits := false
+	for i, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c == '+' || c == '-':
+			if i > 0 && s[i-1] != 'e' && s[i-1] != 'E' {
+				return false
+			}
+		case c == '.' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digits
+}
+
 // procStartField accepts a string or a number and returns its text, as Claude
-// Code compares it (2.1.328 writes a string of digits).
+// Code compares it (2.1.328 writes a string of digits): a number becomes
+// the text JavaScript's String(n) gives for it (1497606.0 is "1497606").
 func procStartField(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -162,15 +219,21 @@ func procStartField(raw json.RawMessage) (string, error) {
 		return s, nil
 	}
 	if n, ok := fastNumber(raw); ok {
-		return n, nil
+		if _, err := strconv.ParseUint(n, 10, 64); err == nil {
+			return n, nil
+		}
+		v, err := strconv.ParseFloat(n, 64)
+		if err == nil && v == math.Trunc(v) && math.Abs(v) < 1e21 {
+			if v == 0 {
+				v = 0 // -0 is "0" in JavaScript too
+			}
+			return strconv.FormatFloat(v, 'f', -1, 64), nil
+		}
+		return n, nil // no process start matches it
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		return s, nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err == nil {
-		return n.String(), nil
 	}
 	return "", fmt.Errorf("field procStart is %s, not a string or number", shorten(raw))
 }

@@ -44,6 +44,28 @@ func TestParseFields(t *testing.T) {
 			assert.Equal(t, 7, r.PID)
 		}, ""},
 		{"an escaped key counts as what it spells", `{"p\u0069d":7,"n\u0061me":"x"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "x", r.Name) }, ""},
+		// Numbers as JavaScript reads them (Claude Code lists these records
+		// live): by value, not by how they are written.
+		{"pid written as a float", `{"pid":7.0}`, func(t *testing.T, r domain.Record) { assert.Equal(t, 7, r.PID) }, ""},
+		{"pid with an exponent", `{"pid":5.76e2}`, func(t *testing.T, r domain.Record) { assert.Equal(t, 576, r.PID) }, ""},
+		{"pid as a string with a leading zero", `{"pid":"0576"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, 576, r.PID) }, ""},
+		{"procStart number written as a float", `{"pid":7,"procStart":1497606.0}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "1497606", r.ProcStart) }, ""},
+		{"procStart number with an exponent", `{"pid":7,"procStart":1.497606e6}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "1497606", r.ProcStart) }, ""},
+		{"procStart negative zero", `{"pid":7,"procStart":-0}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "0", r.ProcStart) }, ""},
+		{"startedAt with an exponent", `{"pid":7,"startedAt":1.796029351446e12}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, int64(1796029351446), r.StartedAt.UnixMilli())
+		}, ""},
+		{"startedAt with a fraction of a millisecond", `{"pid":7,"startedAt":1796029351446.5}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, int64(1796029351446), r.StartedAt.UnixMilli())
+		}, ""},
+		{"peerProtocol written as a float", `{"pid":7,"peerProtocol":1.0}`, func(t *testing.T, r domain.Record) { assert.Equal(t, 1, r.PeerProtocol) }, ""},
+		// A timestamp does not decide liveness; Claude Code lists the record
+		// whatever it holds, so a bad one is ignored with a warning.
+		{"updatedAt beyond float range", `{"pid":7,"updatedAt":1e400}`, func(t *testing.T, r domain.Record) { assert.True(t, r.UpdatedAt.IsZero()) }, "updatedAt 1e400 is not plausible epoch milliseconds"},
+		{"startedAt a word", `{"pid":7,"startedAt":"today"}`, func(t *testing.T, r domain.Record) { assert.True(t, r.StartedAt.IsZero()) }, `field startedAt is "today", not a number; ignored`},
+		{"startedAt a string of digits", `{"pid":7,"startedAt":"1796029351446"}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, int64(1796029351446), r.StartedAt.UnixMilli())
+		}, ""},
 		{"unknown status word", `{"pid":7,"status":"thinking"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusUnknown, r.Status) }, ""},
 		// Claude Code 2.1.328's own listing keeps such a record and drops the
 		// field; so do we, with a warning (measured by the oracle test).
@@ -84,7 +106,6 @@ func TestParseRejects(t *testing.T) {
 		{"pid word", `{"pid":"seven"}`, "not a number"},
 		{"procStart bool", `{"pid":7,"procStart":true}`, "field procStart is true, not a string or number"},
 		{"procStart object", `{"pid":7,"procStart":{}}`, "not a string or number"},
-		{"startedAt string word", `{"pid":7,"startedAt":"today"}`, "field startedAt"},
 		{"trailing garbage", `{"pid":7} x`, "trailing data"},
 		{"second object", `{"pid":7}{"pid":8}`, "trailing data"},
 	}

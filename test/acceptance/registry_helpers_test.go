@@ -146,6 +146,11 @@ func craftRegistry(t testing.TB) *regRegistry {
 		strings.Replace(full(nil), `"pid":{PID}`, `"pid":{PID},"PID":`+strconv.Itoa(testproc.DeadPID(t)), 1))
 	add(regCase{Label: "escaped key", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
 		strings.Replace(full(nil), `"name":"peer-{PID}"`, `"n\u0061me":"escaped-{PID}"`, 1))
+	// Numbers by value, as JavaScript reads them.
+	add(regCase{Label: "pid and procStart written as floats", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
+		strings.Replace(strings.Replace(full(nil), `"pid":{PID}`, `"pid":{PID}.0`, 1), `"procStart":"{START}"`, `"procStart":{START}.0`, 1))
+	add(regCase{Label: "a timestamp that is a word", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
+		full(map[string]any{"startedAt": "today"}))
 	add(regCase{Label: "pid as a string", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
 		strings.Replace(full(nil), `"pid":{PID}`, `"pid":"{PID}"`, 1))
 	add(regCase{Label: "dead pid", PID: testproc.DeadPID(t), Verdict: "stale", Reason: "is not running"}, "", full(map[string]any{"procStart": "12345"}))
