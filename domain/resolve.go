@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // MinIDPrefix is the shortest session-id prefix accepted as an address.
@@ -132,18 +133,55 @@ func sharing(entries []Entry, e Entry) []Entry {
 	if name == "" {
 		return nil
 	}
+	key := FoldName(name)
 	return filter(entries, func(o Entry) bool {
 		if o.Record.File == e.Record.File {
 			return true
 		}
 		switch o.Verdict {
 		case VerdictLive:
-			return o.Record.Name == name || o.Record.SessionID == name ||
+			return FoldName(o.Record.Name) == key || o.Record.SessionID == name ||
 				(len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name))
 		default:
-			return o.ClaudeMayList && o.Record.Name == name
+			return o.ClaudeMayList && FoldName(o.Record.Name) == key
 		}
 	})
+}
+
+// FoldName is how Claude Code compares session names when SendMessage
+// resolves one (measured in 2.1.328's name matching): control, format and
+// surrogate characters dropped (whitespace kept), trimmed, lower-cased,
+// runs of whitespace made one "-". Claude Code also applies NFKC
+// normalization, which this does not (so "ｂｕｉｌｄ" and "build" stay
+// apart here; Claude Code then finds the name ambiguous and the courier
+// fails, never delivers elsewhere). Two names with one FoldName are one
+// name to the courier. An empty name folds to "" and matches nothing.
+func FoldName(name string) string {
+	if name == "" {
+		return ""
+	}
+	var b strings.Builder
+	space := false
+	for _, r := range strings.TrimFunc(strings.Map(func(r rune) rune {
+		if !unicode.IsSpace(r) && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cs, r)) {
+			return -1
+		}
+		return r
+	}, name), unicode.IsSpace) {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space {
+			b.WriteByte('-')
+			space = false
+		}
+		b.WriteString(strings.ToLower(string(r)))
+	}
+	if b.Len() == 0 {
+		return "\x00" + name // an invisible-only name: compare as written
+	}
+	return b.String()
 }
 
 func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
@@ -226,7 +264,7 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 
 // nameConflict says how the entries in same collide with e's name.
 func nameConflict(e Entry, same []Entry) string {
-	var named, ids, foreign, zombies int
+	var named, alike, ids, foreign, zombies int
 	for _, o := range same {
 		switch {
 		case o.Record.File == e.Record.File:
@@ -236,16 +274,21 @@ func nameConflict(e Entry, same []Entry) string {
 			zombies++
 		case o.Record.Name == e.Record.Name:
 			named++
+		case FoldName(o.Record.Name) == FoldName(e.Record.Name):
+			alike++
 		default:
 			ids++
 		}
 	}
-	if ids == 0 && foreign == 0 && zombies == 0 {
+	if alike == 0 && ids == 0 && foreign == 0 && zombies == 0 {
 		return fmt.Sprintf("name %q is shared by %d live sessions", e.Record.Name, named+1)
 	}
 	var parts []string
 	if named > 0 {
 		parts = append(parts, fmt.Sprintf("shared by %d live sessions", named+1))
+	}
+	if alike > 0 {
+		parts = append(parts, fmt.Sprintf("spelled alike by %d other live session(s): Claude Code compares names ignoring case, spacing and invisible characters", alike))
 	}
 	if ids > 0 {
 		parts = append(parts, fmt.Sprintf("it is also the session id or an id prefix of %d other live session(s)", ids))

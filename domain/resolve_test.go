@@ -121,6 +121,13 @@ func TestResolveRefuses(t *testing.T) {
 			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.No, Zombie: true})},
 			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records carry one session id", []domain.Entry{a, sameID}, "proj-89", domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records", []int{4652, 4700}},
+		// Claude Code's SendMessage compares names folded (case, spacing,
+		// invisible characters): these are one name to it.
+		{"a name spelled alike in another case", []domain.Entry{a, liveEntry(6200, idD, "PROJ-89")}, "proj-89", domain.ReasonIdentityMismatch, `spelled alike by 1 other live session(s)`, []int{4652, 6200}},
+		{"a name spelled alike with spaces", []domain.Entry{liveEntry(4652, idA, "my task"), liveEntry(6200, idD, " My\tTask ")}, "my task", domain.ReasonIdentityMismatch, `spelled alike by 1 other live session(s)`, []int{4652, 6200}},
+		{"a name spelled alike with an invisible character", []domain.Entry{a, liveEntry(6200, idD, "proj\u200b-89\u0007")}, idA, domain.ReasonIdentityMismatch, `spelled alike`, []int{4652, 6200}},
+		{"a foreign record spelled alike", []domain.Entry{a, domain.Classify(rec(9000, idC, "Proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.Yes, StartMatches: domain.Yes})},
+			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records publish one socket", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "proj-89", domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records`, []int{4652, 4800}},
 		{"one socket written two ways", []domain.Entry{a, sameSock("/tmp//cc-socks/./4652.sock")}, idA, domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
 		{"one socket, by endpoint", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
@@ -289,4 +296,20 @@ func TestResolveNotLiveHints(t *testing.T) {
 			assert.Contains(t, r.Detail, tt.hint)
 		})
 	}
+}
+
+func TestFoldName(t *testing.T) {
+	for in, want := range map[string]string{
+		"build":              "build",
+		"Build":              "build",
+		"  my   task\t":      "my-task",
+		"my\u00a0task":       "my-task",
+		"a\u200bb\u0007c":    "abc",
+		"ÜNÏ 日本":             "ünï-日本",
+		"build:main 50% ünï": "build:main-50%-ünï",
+	} {
+		assert.Equal(t, want, domain.FoldName(in), "%q", in)
+	}
+	assert.Equal(t, "", domain.FoldName(""))
+	assert.NotEqual(t, domain.FoldName(""), domain.FoldName("\u200b"), "an invisible-only name is not the empty name")
 }
