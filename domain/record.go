@@ -62,11 +62,22 @@ type Record struct {
 	Problem        string
 	ProblemVerdict Verdict
 
-	PID          int       // "pid"
-	SessionID    string    // "sessionId" (a UUID)
-	Cwd          string    // "cwd"
-	StartedAt    time.Time // "startedAt", epoch milliseconds
-	ProcStart    string    // "procStart": field 22 of /proc/<pid>/stat, clock ticks since boot, as text
+	PID       int       // "pid"
+	SessionID string    // "sessionId" (a UUID)
+	Cwd       string    // "cwd"
+	StartedAt time.Time // "startedAt", epoch milliseconds
+	// ProcStart is the process start Claude Code checks: "procStartFt" when
+	// the record has it as a string (2.1.328 reads it before "procStart"),
+	// else "procStart": field 22 of /proc/<pid>/stat, clock ticks since
+	// boot, as text. ProcStartField names the field it came from.
+	ProcStart      string
+	ProcStartField string
+	// ProcStartNumber is set when "procStart" was written as a JSON number:
+	// peerctl compares it all the same, Claude Code 2.1.328 does not.
+	ProcStartNumber bool
+	// ParkedJobID is "parkedJobId" (2.1.328): a session parked as a job,
+	// which Claude Code's listing leaves out.
+	ParkedJobID  string
 	Version      string    // "version" of Claude Code
 	PeerProtocol int       // "peerProtocol" (1 in 2.1.328; 0 when absent)
 	Kind         string    // "kind": "interactive", "print", "background"

@@ -234,10 +234,13 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 	}
 	if sock := e.Record.SocketPath; sock != "" {
 		clean := filepath.Clean(sock)
-		if twins := filter(live, func(o Entry) bool {
-			return o.Record.SocketPath != "" && filepath.Clean(o.Record.SocketPath) == clean
+		if twins := filter(entries, func(o Entry) bool {
+			return (o.Live() || o.ClaudeMayList) && o.Record.SocketPath != "" && filepath.Clean(o.Record.SocketPath) == clean
 		}); len(twins) > 1 {
 			what := fmt.Sprintf("socket %q is published by %d live records", sock, len(twins))
+			if n := len(filter(twins, Entry.Live)); n < len(twins) {
+				what = fmt.Sprintf("socket %q is published by %d records (%d we call live; Claude Code's own listing shows the others)", sock, len(twins), n)
+			}
 			if strict {
 				r := Refuse(ReasonIdentityMismatch, "%s; a post there reaches whichever process bound it, so sending is refused", what)
 				r.Candidates = candidates(twins)
@@ -264,14 +267,16 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 
 // nameConflict says how the entries in same collide with e's name.
 func nameConflict(e Entry, same []Entry) string {
-	var named, alike, ids, foreign, zombies int
+	var named, alike, ids, foreign, zombies, listed int
 	for _, o := range same {
 		switch {
 		case o.Record.File == e.Record.File:
 		case o.Verdict == VerdictForeign:
 			foreign++
-		case !o.Live():
+		case o.Verdict == VerdictStale:
 			zombies++
+		case !o.Live():
+			listed++
 		case o.Record.Name == e.Record.Name:
 			named++
 		case FoldName(o.Record.Name) == FoldName(e.Record.Name):
@@ -280,7 +285,7 @@ func nameConflict(e Entry, same []Entry) string {
 			ids++
 		}
 	}
-	if alike == 0 && ids == 0 && foreign == 0 && zombies == 0 {
+	if alike == 0 && ids == 0 && foreign == 0 && zombies == 0 && listed == 0 {
 		return fmt.Sprintf("name %q is shared by %d live sessions", e.Record.Name, named+1)
 	}
 	var parts []string
@@ -298,6 +303,9 @@ func nameConflict(e Entry, same []Entry) string {
 	}
 	if zombies > 0 {
 		parts = append(parts, fmt.Sprintf("%d record(s) of an exited process not yet reaped carry it too, and Claude Code's own listing shows them", zombies))
+	}
+	if listed > 0 {
+		parts = append(parts, fmt.Sprintf("%d record(s) we do not call live (reused by a numeric procStart, or misnamed) carry it too, and Claude Code's own listing shows them", listed))
 	}
 	return fmt.Sprintf("name %q does not identify one session alone (%s)", e.Record.Name, strings.Join(parts, "; "))
 }

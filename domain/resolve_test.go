@@ -130,6 +130,16 @@ func TestResolveRefuses(t *testing.T) {
 			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records publish one socket", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "proj-89", domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records`, []int{4652, 4800}},
 		{"one socket written two ways", []domain.Entry{a, sameSock("/tmp//cc-socks/./4652.sock")}, idA, domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
+		{"a record Claude Code lists publishes the socket", []domain.Entry{a, domain.Classify(func() domain.Record {
+			r := rec(4800, idB, "other")
+			r.SocketPath, r.ProcStartNumber = "/tmp/cc-socks/4652.sock", true
+			return r
+		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "is published by 2 records (1 we call live; Claude Code's own listing shows the others)", []int{4652, 4800}},
+		{"a reused record Claude Code lists carries the name", []domain.Entry{a, domain.Classify(func() domain.Record {
+			r := rec(4800, idB, "proj-89")
+			r.ProcStartNumber = true
+			return r
+		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) we do not call live (reused by a numeric procStart, or misnamed) carry it too", []int{4652, 4800}},
 		{"one socket, by endpoint", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
 	}
 	for _, tt := range tests {

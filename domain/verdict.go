@@ -103,10 +103,12 @@ type Entry struct {
 	Addressable   bool
 	Unaddressable string
 	// ClaudeMayList, for a record we do not call live, says whether Claude
-	// Code's own listing shows it all the same (measured on 2.1.328: it
-	// ignores pidDomain and lists a zombie, but drops a record whose pid is
-	// not running here or whose procStart names another process). The
-	// identity rule counts such a record's name; a pid that could not be
+	// Code's own listing shows it all the same (read from 2.1.328's listing
+	// code and measured with claude agents --json: it ignores pidDomain,
+	// lists a zombie, compares only a procStart written as a string, and
+	// takes the pid from the file name; it drops a record whose pid is not
+	// running here or whose procStart names another process). The identity
+	// rule counts such a record's name and socket; a pid that could not be
 	// probed counts.
 	ClaudeMayList bool
 }
@@ -141,6 +143,10 @@ func Classify(r Record, l Liveness) Entry {
 			e.Verdict = VerdictMalformed
 		}
 		e.Reason = r.Problem
+		// Claude Code takes the pid from a file named <pid>.json (digits,
+		// no leading zero) whatever the record says, and lists it when that
+		// pid runs; we do not probe that pid, so such a file counts.
+		e.ClaudeMayList = e.Verdict == VerdictMisnamed && canonicalRecordFile(r.File)
 	case r.Kind == "":
 		// Claude Code 2.1.328's own listing (claude agents) skips such a
 		// record too (measured); every version we know writes "kind".
@@ -149,6 +155,10 @@ func Classify(r Record, l Liveness) Entry {
 	case r.Kind != KindInteractive:
 		e.Verdict = VerdictHeadless
 		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
+	case r.ParkedJobID != "":
+		// Claude Code 2.1.328's listings leave a parked session out.
+		e.Verdict = VerdictHeadless
+		e.Reason = fmt.Sprintf("parked (parkedJobId %q): Claude Code does not list it as a peer", r.ParkedJobID)
 	case l.DomainMatches == No:
 		e.Verdict = VerdictForeign
 		e.Reason = fmt.Sprintf("pidDomain %s is not ours (%s)", r.PIDDomain, l.OurDomain)
@@ -163,7 +173,13 @@ func Classify(r Record, l Liveness) Entry {
 		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
 	case l.StartMatches == No:
 		e.Verdict = VerdictReused
-		e.Reason = fmt.Sprintf("pid %d started at %s, record says procStart %s", r.PID, l.ActualStart, r.ProcStart)
+		field := r.ProcStartField
+		if field == "" {
+			field = "procStart"
+		}
+		e.Reason = fmt.Sprintf("pid %d started at %s, record says %s %s", r.PID, l.ActualStart, field, r.ProcStart)
+		// Claude Code compares only a procStart written as a string.
+		e.ClaudeMayList = r.ProcStartNumber && field == "procStart"
 	case l.Alive == Unknown:
 		// Never guess: a pid we could not probe is not called live.
 		e.Verdict = VerdictStale
@@ -191,4 +207,19 @@ func Classify(r Record, l Liveness) Entry {
 		}
 	}
 	return e
+}
+
+// canonicalRecordFile reports whether name is "<pid>.json" as Claude Code
+// 2.1.328 reads the registry: digits without a leading zero, pid above 1.
+func canonicalRecordFile(name string) bool {
+	digits, ok := strings.CutSuffix(name, ".json")
+	if !ok || digits == "" || digits[0] == '0' || len(digits) > 10 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return digits != "1"
 }

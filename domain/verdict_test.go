@@ -134,3 +134,44 @@ func TestMillisToTime(t *testing.T) {
 	assert.False(t, ok)
 	assert.True(t, tm.IsZero())
 }
+
+// TestClassifyClaudeMayList: what Claude Code 2.1.328's own listing shows
+// of a record we do not call live (its rules, read from its listing code
+// and measured with claude agents --json): the identity rule counts those.
+func TestClassifyClaudeMayList(t *testing.T) {
+	base := rec(4652, "s", "n")
+	with := func(f func(*domain.Record)) domain.Record { r := base; f(&r); return r }
+	reused := domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes, ActualStart: "999"}
+	tests := []struct {
+		name   string
+		rec    domain.Record
+		live   domain.Liveness
+		want   domain.Verdict
+		listed bool
+		reason string
+	}{
+		{"reused, procStart a string: Claude Code compares it too", base, reused, domain.VerdictReused, false, "record says procStart 100"},
+		{"reused, procStart a number: Claude Code does not compare it", with(func(r *domain.Record) { r.ProcStartNumber = true }), reused, domain.VerdictReused, true, "record says procStart 100"},
+		{"reused by procStartFt, which Claude Code reads first", with(func(r *domain.Record) { r.ProcStart, r.ProcStartField = "7", "procStartFt" }), reused, domain.VerdictReused, false, "record says procStartFt 7"},
+		{"parked job: Claude Code does not list it", with(func(r *domain.Record) { r.ParkedJobID = "job-1" }), alive, domain.VerdictHeadless, false, `parked (parkedJobId "job-1")`},
+		{"misnamed <pid>.json: Claude Code reads the file name's pid", with(func(r *domain.Record) {
+			r.Problem, r.ProblemVerdict = "file name 4652.json is not 5031.json for pid 5031", domain.VerdictMisnamed
+		}), alive, domain.VerdictMisnamed, true, "4652.json"},
+		{"misnamed otherwise: Claude Code skips the file", with(func(r *domain.Record) {
+			r.File = "4652b.json"
+			r.Problem, r.ProblemVerdict = "file name 4652b.json is not 4652.json", domain.VerdictMisnamed
+		}), alive, domain.VerdictMisnamed, false, "4652b.json"},
+		{"misnamed 0-padded: Claude Code skips (and deletes) it", with(func(r *domain.Record) {
+			r.File = "04652.json"
+			r.Problem, r.ProblemVerdict = "file name 04652.json is not 4652.json", domain.VerdictMisnamed
+		}), alive, domain.VerdictMisnamed, false, "04652.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := domain.Classify(tt.rec, tt.live)
+			assert.Equal(t, tt.want, e.Verdict, e.Reason)
+			assert.Equal(t, tt.listed, e.ClaudeMayList)
+			assert.Contains(t, e.Reason, tt.reason)
+		})
+	}
+}

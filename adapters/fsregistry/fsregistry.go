@@ -26,9 +26,10 @@ import (
 	"github.com/peerctl/peerctl/ports"
 )
 
-// MaxRecordBytes caps how much of one record file is read (1 MiB). Real
-// records are under 1 KiB; a larger file is reported malformed unread.
-const MaxRecordBytes = 1 << 20
+// MaxRecordBytes caps how much of one record file is read (256 KiB, the
+// cap Claude Code 2.1.328's own listing applies: it skips a larger file).
+// Real records are under 1 KiB; a larger file is reported malformed unread.
+const MaxRecordBytes = 256 << 10
 
 // SessionsDirName is the registry folder's name inside the config dir.
 const SessionsDirName = "sessions"

@@ -227,7 +227,7 @@ func TestFileHygiene(t *testing.T) {
 		{"4653.json", domain.VerdictUnreadable, "symlink, not followed"},
 		{"x.json", domain.VerdictUnreadable, "not a regular file (d"},
 		{"4654.json", domain.VerdictUnreadable, "not a regular file (p"},
-		{"4655.json", domain.VerdictMalformed, "1048577 bytes, over the 1048576-byte cap; not read"},
+		{"4655.json", domain.VerdictMalformed, "262145 bytes, over the 262144-byte cap; not read"},
 		{"4656.json", domain.VerdictUnknown, ""},
 		{"4657.json", domain.VerdictUnknown, ""},
 		{"4658.json", domain.VerdictMalformed, "trailing data"},

@@ -19,11 +19,14 @@ import (
 // whose JSON type varies between versions are kept raw. It is decoded with
 // jsonexact, so keys are matched as Claude Code matches them: exactly.
 type wireRecord struct {
-	PID          json.RawMessage `json:"pid"`
-	SessionID    json.RawMessage `json:"sessionId"`
-	Cwd          json.RawMessage `json:"cwd"`
-	StartedAt    json.RawMessage `json:"startedAt"`
-	ProcStart    json.RawMessage `json:"procStart"`
+	PID       json.RawMessage `json:"pid"`
+	SessionID json.RawMessage `json:"sessionId"`
+	Cwd       json.RawMessage `json:"cwd"`
+	StartedAt json.RawMessage `json:"startedAt"`
+	ProcStart json.RawMessage `json:"procStart"`
+	// ProcStartFt: 2.1.328 reads it before procStart when it is a string.
+	ProcStartFt  json.RawMessage `json:"procStartFt"`
+	ParkedJobID  json.RawMessage `json:"parkedJobId"`
 	Version      json.RawMessage `json:"version"`
 	PeerProtocol json.RawMessage `json:"peerProtocol"`
 	Kind         json.RawMessage `json:"kind"`
@@ -101,6 +104,18 @@ func Parse(data []byte) (domain.Record, error) {
 	rec.Status = domain.ParseStatus(strField("status", w.Status, &rec.Warnings))
 	if rec.ProcStart, err = procStartField(w.ProcStart); err != nil {
 		return rec, err
+	}
+	rec.ProcStartField = "procStart"
+	rec.ProcStartNumber = rec.ProcStart != "" && w.ProcStart[0] != '"'
+	// Claude Code 2.1.328 checks procStartFt instead when it is a string
+	// (of another type it ignores it, and so do we).
+	var ft string
+	if json.Unmarshal(w.ProcStartFt, &ft) == nil && len(w.ProcStartFt) > 0 && w.ProcStartFt[0] == '"' {
+		rec.ProcStart, rec.ProcStartField, rec.ProcStartNumber = ft, "procStartFt", false
+	}
+	var parked string
+	if json.Unmarshal(w.ParkedJobID, &parked) == nil && len(w.ParkedJobID) > 0 && w.ParkedJobID[0] == '"' {
+		rec.ParkedJobID = parked
 	}
 	proto, err := intField("peerProtocol", w.PeerProtocol)
 	if err != nil {

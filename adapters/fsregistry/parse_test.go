@@ -66,6 +66,20 @@ func TestParseFields(t *testing.T) {
 		{"startedAt a string of digits", `{"pid":7,"startedAt":"1796029351446"}`, func(t *testing.T, r domain.Record) {
 			assert.Equal(t, int64(1796029351446), r.StartedAt.UnixMilli())
 		}, ""},
+		// Claude Code 2.1.328 checks procStartFt (a string) before procStart,
+		// and compares a procStart only when it is a string.
+		{"procStartFt is checked instead of procStart", `{"pid":7,"procStart":"100","procStartFt":"200"}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, "200", r.ProcStart)
+			assert.Equal(t, "procStartFt", r.ProcStartField)
+		}, ""},
+		{"procStartFt not a string is ignored", `{"pid":7,"procStart":"100","procStartFt":200}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, "100", r.ProcStart)
+			assert.Equal(t, "procStart", r.ProcStartField)
+			assert.False(t, r.ProcStartNumber)
+		}, ""},
+		{"procStart a number is marked", `{"pid":7,"procStart":100}`, func(t *testing.T, r domain.Record) { assert.True(t, r.ProcStartNumber) }, ""},
+		{"parkedJobId", `{"pid":7,"parkedJobId":"job-1"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "job-1", r.ParkedJobID) }, ""},
+		{"parkedJobId not a string is ignored", `{"pid":7,"parkedJobId":5}`, func(t *testing.T, r domain.Record) { assert.Empty(t, r.ParkedJobID) }, ""},
 		{"unknown status word", `{"pid":7,"status":"thinking"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusUnknown, r.Status) }, ""},
 		// Claude Code 2.1.328's own listing keeps such a record and drops the
 		// field; so do we, with a warning (measured by the oracle test).

@@ -106,6 +106,35 @@ func TestCatalogueSends(t *testing.T) {
 		assert.Zero(t, la.Conns()+lb.Conns(), "nothing may be delivered")
 	})
 
+	// A record we call reused because its procStart, written as a number,
+	// names another process: Claude Code compares only a string procStart,
+	// so its listing (and the courier's) shows that record under the name.
+	t.Run("a record Claude Code lists though we call it reused", func(t *testing.T) {
+		for _, tc := range []struct {
+			desc string
+			set  func(map[string]any, string)
+		}{
+			{"it carries the name", func(r map[string]any, _ string) { r["name"] = "alpha" }},
+			{"it publishes the socket", func(r map[string]any, sock string) { r["messagingSocketPath"] = sock }},
+		} {
+			t.Run(tc.desc, func(t *testing.T) {
+				config, sessions := catRegistry(t)
+				other, _ := testproc.KillableSleeper(t)
+				dir := catSocketDir(t)
+				la := socktest.Listen(t, filepath.Join(dir, "a.sock"), false)
+				catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "alpha", filepath.Join(dir, "a.sock")))
+				b := catRecord(t, other, "beta", filepath.Join(dir, "b.sock"))
+				b["procStart"] = 1
+				tc.set(b, filepath.Join(dir, "a.sock"))
+				catWriteJSON(t, sessions, catFile(other), b)
+				r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "alpha", "hello")
+				assert.Equal(t, 4, r.Code, "stderr %s", r.Stderr)
+				assert.Contains(t, string(r.Stderr), "Claude Code's own listing shows")
+				assert.Zero(t, la.Conns())
+			})
+		}
+	})
+
 	// Two live records publishing one socket path: a post reaches
 	// whichever process bound it, so neither is sent to; show warns.
 	t.Run("two live records publish one socket", func(t *testing.T) {

@@ -151,6 +151,22 @@ func craftRegistry(t testing.TB) *regRegistry {
 		strings.Replace(strings.Replace(full(nil), `"pid":{PID}`, `"pid":{PID}.0`, 1), `"procStart":"{START}"`, `"procStart":{START}.0`, 1))
 	add(regCase{Label: "a timestamp that is a word", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
 		full(map[string]any{"startedAt": "today"}))
+	// procStartFt (a string) is checked before procStart; a procStart
+	// written as a number is not compared by Claude Code at all.
+	add(regCase{Label: "procStartFt right, procStart wrong", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
+		strings.Replace(full(map[string]any{"procStart": "1"}), `"procStart":"1"`, `"procStart":"1","procStartFt":"{START}"`, 1))
+	add(regCase{Label: "procStartFt wrong, procStart right", PID: testproc.Sleeper(t), Verdict: "reused", Reason: "record says procStartFt 1"}, "",
+		strings.Replace(full(nil), `"procStart":"{START}"`, `"procStart":"{START}","procStartFt":"1"`, 1))
+	add(regCase{Label: "procStart a wrong number", PID: testproc.Sleeper(t), Verdict: "reused", Reason: "record says procStart 1", Oracle: true,
+		Divergence: "stricter on purpose: a procStart that names another process is a reused pid however it is written; claude agents 2.1.328 compares only a string (the identity rule counts such a record)"},
+		"", full(map[string]any{"procStart": 1}))
+	add(regCase{Label: "parked job", PID: testproc.Sleeper(t), Verdict: "headless", Reason: "parked"}, "", full(map[string]any{"parkedJobId": "job-1"}))
+	add(regCase{Label: "over 256 KiB", PID: testproc.Sleeper(t), Verdict: "malformed", Reason: "over the 262144-byte cap"}, "",
+		full(map[string]any{"pad": strings.Repeat("x", 256<<10)}))
+	canon := testproc.Sleeper(t)
+	add(regCase{Label: "<pid>.json whose record names another pid", PID: canon, Verdict: "misnamed", Reason: "is not", Oracle: true,
+		Divergence: "stricter on purpose: the record's pid must be its file's; claude agents 2.1.328 takes the pid from the file name (the identity rule counts such a record)"},
+		"", strings.Replace(full(nil), `"pid":{PID}`, `"pid":`+strconv.Itoa(testproc.Sleeper(t)), 1))
 	add(regCase{Label: "pid as a string", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "",
 		strings.Replace(full(nil), `"pid":{PID}`, `"pid":"{PID}"`, 1))
 	add(regCase{Label: "dead pid", PID: testproc.DeadPID(t), Verdict: "stale", Reason: "is not running"}, "", full(map[string]any{"procStart": "12345"}))
