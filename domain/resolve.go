@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MinIDPrefix is the shortest session-id prefix accepted as an address.
@@ -140,34 +141,41 @@ func sharing(entries []Entry, e Entry) []Entry {
 		}
 		switch o.Verdict {
 		case VerdictLive:
-			return FoldName(o.Record.Name) == key || o.Record.SessionID == name ||
+			return FoldName(spokenName(o.Record)) == key || o.Record.SessionID == name ||
 				(len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name))
 		default:
-			return o.ClaudeMayList && FoldName(o.Record.Name) == key
+			return o.ClaudeMayList && FoldName(spokenName(o.Record)) == key
 		}
 	})
 }
 
 // FoldName is how Claude Code compares session names when SendMessage
-// resolves one (measured in 2.1.328's name matching): control, format and
+// resolves one (read from 2.1.328's name matching): control, format and
 // surrogate characters dropped (whitespace kept), trimmed, lower-cased,
-// runs of whitespace made one "-". Claude Code also applies NFKC
-// normalization, which this does not (so "ｂｕｉｌｄ" and "build" stay
-// apart here; Claude Code then finds the name ambiguous and the courier
-// fails, never delivers elsewhere). Two names with one FoldName are one
-// name to the courier. An empty name folds to "" and matches nothing.
+// runs of whitespace made one "-", cut to 200 characters, and a name left
+// empty is "untitled session". Beyond that, U+FFFD is dropped (it stands
+// for a lone surrogate Claude Code drops) and final sigma folds like
+// sigma, which may only join names Claude Code keeps apart. Claude Code
+// also applies NFKC normalization, which this does not (so "ｂｕｉｌｄ" and
+// "build" stay apart here; Claude Code then finds the name ambiguous and a
+// courier send fails). Two names with one FoldName are one name to the
+// courier. The empty name folds to "" (no name).
 func FoldName(name string) string {
 	if name == "" {
 		return ""
 	}
 	var b strings.Builder
-	space := false
+	space, n := false, 0
 	for _, r := range strings.TrimFunc(strings.Map(func(r rune) rune {
-		if !unicode.IsSpace(r) && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cs, r)) {
+		if r == utf8.RuneError || !unicode.IsSpace(r) && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cs, r)) {
 			return -1
 		}
 		return r
 	}, name), unicode.IsSpace) {
+		if n == 200 {
+			break
+		}
+		n++
 		if unicode.IsSpace(r) {
 			space = true
 			continue
@@ -176,12 +184,28 @@ func FoldName(name string) string {
 			b.WriteByte('-')
 			space = false
 		}
-		b.WriteString(strings.ToLower(string(r)))
+		r = unicode.ToLower(r)
+		if r == 'ς' {
+			r = 'σ'
+		}
+		b.WriteRune(r)
 	}
 	if b.Len() == 0 {
-		return "\x00" + name // an invisible-only name: compare as written
+		return "untitled-session"
 	}
 	return b.String()
+}
+
+// spokenName is the name SendMessage knows a session by: its name, or for
+// an unnamed session its working folder's last element.
+func spokenName(r Record) string {
+	if r.Name != "" {
+		return r.Name
+	}
+	if cwd := strings.TrimRight(r.Cwd, "/"); cwd != "" {
+		return filepath.Base(cwd)
+	}
+	return ""
 }
 
 func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
@@ -279,7 +303,7 @@ func nameConflict(e Entry, same []Entry) string {
 			listed++
 		case o.Record.Name == e.Record.Name:
 			named++
-		case FoldName(o.Record.Name) == FoldName(e.Record.Name):
+		case FoldName(spokenName(o.Record)) == FoldName(e.Record.Name):
 			alike++
 		default:
 			ids++

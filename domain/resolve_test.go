@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,6 +127,12 @@ func TestResolveRefuses(t *testing.T) {
 		{"a name spelled alike in another case", []domain.Entry{a, liveEntry(6200, idD, "PROJ-89")}, "proj-89", domain.ReasonIdentityMismatch, `spelled alike by 1 other live session(s)`, []int{4652, 6200}},
 		{"a name spelled alike with spaces", []domain.Entry{liveEntry(4652, idA, "my task"), liveEntry(6200, idD, " My\tTask ")}, "my task", domain.ReasonIdentityMismatch, `spelled alike by 1 other live session(s)`, []int{4652, 6200}},
 		{"a name spelled alike with an invisible character", []domain.Entry{a, liveEntry(6200, idD, "proj\u200b-89\u0007")}, idA, domain.ReasonIdentityMismatch, `spelled alike`, []int{4652, 6200}},
+		// An unnamed session answers to its folder's name in SendMessage.
+		{"an unnamed session answers to its folder's name", []domain.Entry{liveEntry(4652, idA, "shop"), func() domain.Entry {
+			r := rec(6200, idD, "")
+			r.Cwd = "/home/dev/src/Shop/"
+			return domain.Classify(r, alive)
+		}()}, "shop", domain.ReasonIdentityMismatch, "spelled alike by 1 other live session(s)", []int{4652, 6200}},
 		{"a foreign record spelled alike", []domain.Entry{a, domain.Classify(rec(9000, idC, "Proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.Yes, StartMatches: domain.Yes})},
 			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records publish one socket", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "proj-89", domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records`, []int{4652, 4800}},
@@ -153,7 +160,9 @@ func TestResolveRefuses(t *testing.T) {
 			for _, c := range r.Candidates {
 				pids = append(pids, c.PID)
 				assert.NotEmpty(t, c.SessionID, "each candidate carries its id")
-				assert.NotEmpty(t, c.Name, "each candidate carries its name")
+				if c.PID != 6200 || !strings.HasPrefix(tt.name, "an unnamed session") {
+					assert.NotEmpty(t, c.Name, "each candidate carries its name")
+				}
 			}
 			assert.Equal(t, tt.candidates, pids)
 			assert.Zero(t, s.PID())
@@ -320,6 +329,10 @@ func TestFoldName(t *testing.T) {
 	} {
 		assert.Equal(t, want, domain.FoldName(in), "%q", in)
 	}
+	assert.Equal(t, domain.FoldName("ας"), domain.FoldName("ΑΣ"), "final sigma folds like sigma")
+	assert.Equal(t, domain.FoldName("ab"), domain.FoldName("a\ufffdb"), "a replaced lone surrogate is dropped, as Claude Code drops the surrogate")
+	long := strings.Repeat("x", 200)
+	assert.Equal(t, domain.FoldName(long+"a"), domain.FoldName(long+"b"), "names are cut to 200 characters")
+	assert.Equal(t, domain.FoldName("untitled session"), domain.FoldName("\u200b"), "a name of invisible characters only is untitled")
 	assert.Equal(t, "", domain.FoldName(""))
-	assert.NotEqual(t, domain.FoldName(""), domain.FoldName("\u200b"), "an invisible-only name is not the empty name")
 }
