@@ -226,7 +226,8 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	rec := target.Record()
 	var exited <-chan struct{}
 	if s.exits != nil {
-		exited = s.exits.Exited(ctx, rec.PID, rec.ProcStart)
+		start, _ := rec.CheckedStart()
+		exited = s.exits.Exited(ctx, rec.PID, start)
 	}
 	c.WaitStatus = target.Status()
 	since := w.since.Truncate(time.Millisecond)

@@ -76,7 +76,7 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 	pids := map[string]context.CancelFunc{} // by record identity
 	key := func(e domain.Entry) string {
 		r := e.Record
-		return r.File + "\x00" + r.SessionID + "\x00" + strconv.Itoa(r.PID) + "\x00" + r.ProcStart
+		return r.File + "\x00" + r.SessionID + "\x00" + strconv.Itoa(r.PID) + "\x00" + r.ProcStart + "\x00" + r.ProcStartFt
 	}
 	follow := func(live []domain.Entry) {
 		keep := map[string]bool{}
@@ -88,7 +88,8 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			}
 			pctx, pcancel := context.WithCancel(ctx)
 			pids[k] = pcancel
-			ch := s.exits.Exited(pctx, e.Record.PID, e.Record.ProcStart)
+			start, _ := e.Record.CheckedStart()
+			ch := s.exits.Exited(pctx, e.Record.PID, start)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

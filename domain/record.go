@@ -43,7 +43,7 @@ func ParseStatus(word string) Status {
 
 // KindInteractive is the "kind" of an interactive Claude Code session, the
 // only kind that is a peer. Claude Code 2.1.328 also writes "print"
-// (claude -p) and "background".
+// (claude -p), "bg", "daemon" and "daemon-worker".
 const KindInteractive = "interactive"
 
 // Record is one entry of the registry folder <config dir>/sessions/ as read
@@ -66,12 +66,12 @@ type Record struct {
 	SessionID string    // "sessionId" (a UUID)
 	Cwd       string    // "cwd"
 	StartedAt time.Time // "startedAt", epoch milliseconds
-	// ProcStart is the process start Claude Code checks: "procStartFt" when
-	// the record has it as a string (2.1.328 reads it before "procStart"),
-	// else "procStart": field 22 of /proc/<pid>/stat, clock ticks since
-	// boot, as text. ProcStartField names the field it came from.
-	ProcStart      string
-	ProcStartField string
+	// ProcStart is "procStart" as written (a string or a number, as text):
+	// field 22 of /proc/<pid>/stat, clock ticks since boot. ProcStartFt is
+	// "procStartFt" when it is a string: Claude Code 2.1.328 checks it
+	// instead. CheckedStart says which one counts.
+	ProcStart   string
+	ProcStartFt string
 	// ProcStartNumber is set when "procStart" was written as a JSON number:
 	// peerctl compares it all the same, Claude Code 2.1.328 does not.
 	ProcStartNumber bool
@@ -80,7 +80,7 @@ type Record struct {
 	ParkedJobID  string
 	Version      string    // "version" of Claude Code
 	PeerProtocol int       // "peerProtocol" (1 in 2.1.328; 0 when absent)
-	Kind         string    // "kind": "interactive", "print", "background"
+	Kind         string    // "kind": "interactive", "print", "bg", "daemon", …
 	Entrypoint   string    // "entrypoint", e.g. "cli"
 	PIDDomain    string    // "pidDomain": linux:<machine-id>:pid:[<pid-ns inode>]
 	Tmux         string    // "tmux": <session>:@<window>.%<pane>
@@ -132,4 +132,14 @@ func (r Record) StatusTime() time.Time {
 // String describes the record briefly for messages.
 func (r Record) String() string {
 	return fmt.Sprintf("%s (pid %d, session %s, name %q)", r.File, r.PID, r.SessionID, r.Name)
+}
+
+// CheckedStart returns the process start to compare with the live
+// process's, and the field it comes from: procStartFt when present (as
+// Claude Code 2.1.328 does), else procStart ("" when neither is there).
+func (r Record) CheckedStart() (start, field string) {
+	if r.ProcStartFt != "" {
+		return r.ProcStartFt, "procStartFt"
+	}
+	return r.ProcStart, "procStart"
 }

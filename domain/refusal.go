@@ -80,6 +80,10 @@ type Candidate struct {
 	SessionID string `json:"sessionId"`
 	Name      string `json:"name"`
 	PID       int    `json:"pid"`
+	// File is the candidate's record file; Verdict is set when the record
+	// is not live (a leftover to remove rather than a session to rename).
+	File    string `json:"file"`
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Refuse builds a *Refusal with a formatted detail.

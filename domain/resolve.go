@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -93,6 +94,14 @@ func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, 
 	case 1:
 		return matches[0], nil
 	default:
+		if len(filter(matches, func(e Entry) bool { return e.Record.SessionID == address })) == len(matches) {
+			r := Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; use the endpoint of the one you mean (refusing to guess)", address, len(matches))
+			if strict {
+				r = Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; refusing to guess which one is the session", address, len(matches))
+			}
+			r.Candidates = candidates(matches)
+			return Entry{}, r
+		}
 		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; %s", address, len(matches), ambiguityAdvice(entries, matches, strict))
 		r.Candidates = candidates(matches)
 		return Entry{}, r
@@ -276,11 +285,11 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 	if same := sharing(entries, e); len(same) > 1 {
 		what := nameConflict(e, same)
 		if strict {
-			r := Refuse(ReasonIdentityMismatch, "%s; a message by name could reach the wrong one, so sending is refused until the others are renamed (Claude Code's /rename)", what)
+			r := Refuse(ReasonIdentityMismatch, "%s; a message by name could reach the wrong one, so sending is refused until %s", what, remedy(same))
 			r.Candidates = candidates(same)
 			return Session{}, nil, r
 		}
-		warnings = append(warnings, what+": sending to it is refused until the others are renamed (Claude Code's /rename)")
+		warnings = append(warnings, what+": sending to it is refused until "+remedy(same))
 	}
 	s, err := NewSession(e)
 	if err != nil {
@@ -289,9 +298,23 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 	return s, warnings, nil
 }
 
+// remedy says what ends a name conflict: renaming live sessions, removing
+// leftover record files (which no session will rename).
+func remedy(same []Entry) string {
+	leftovers := len(same) - len(filter(same, Entry.Live))
+	switch {
+	case leftovers == 0:
+		return "the others are renamed (Claude Code's /rename)"
+	case leftovers == len(same)-1:
+		return "the leftover record files named in the candidates are removed or fixed"
+	default:
+		return "the other sessions are renamed (Claude Code's /rename) and the leftover record files named in the candidates are removed or fixed"
+	}
+}
+
 // nameConflict says how the entries in same collide with e's name.
 func nameConflict(e Entry, same []Entry) string {
-	var named, alike, ids, foreign, zombies, listed int
+	var named, alike, unnamed, ids, foreign, zombies, listed int
 	for _, o := range same {
 		switch {
 		case o.Record.File == e.Record.File:
@@ -305,6 +328,9 @@ func nameConflict(e Entry, same []Entry) string {
 			named++
 		case FoldName(spokenName(o.Record)) == FoldName(e.Record.Name):
 			alike++
+			if o.Record.Name == "" {
+				unnamed++
+			}
 		default:
 			ids++
 		}
@@ -317,7 +343,11 @@ func nameConflict(e Entry, same []Entry) string {
 		parts = append(parts, fmt.Sprintf("shared by %d live sessions", named+1))
 	}
 	if alike > 0 {
-		parts = append(parts, fmt.Sprintf("spelled alike by %d other live session(s): Claude Code compares names ignoring case, spacing and invisible characters", alike))
+		part := fmt.Sprintf("spelled alike by %d other live session(s): Claude Code compares names ignoring case, spaces versus hyphens and invisible characters", alike)
+		if unnamed > 0 {
+			part += fmt.Sprintf("; %d of them unnamed, which Claude Code calls by its folder's name", unnamed)
+		}
+		parts = append(parts, part)
 	}
 	if ids > 0 {
 		parts = append(parts, fmt.Sprintf("it is also the session id or an id prefix of %d other live session(s)", ids))
@@ -329,7 +359,7 @@ func nameConflict(e Entry, same []Entry) string {
 		parts = append(parts, fmt.Sprintf("%d record(s) of an exited process not yet reaped carry it too, and Claude Code's own listing shows them", zombies))
 	}
 	if listed > 0 {
-		parts = append(parts, fmt.Sprintf("%d record(s) we do not call live (reused by a numeric procStart, or misnamed) carry it too, and Claude Code's own listing shows them", listed))
+		parts = append(parts, fmt.Sprintf("%d record(s) we do not call live (reused by a numeric procStart, misnamed, or malformed in a field Claude Code does not read) carry it too, and Claude Code's own listing may show them", listed))
 	}
 	return fmt.Sprintf("name %q does not identify one session alone (%s)", e.Record.Name, strings.Join(parts, "; "))
 }
@@ -387,7 +417,14 @@ func filter(es []Entry, keep func(Entry) bool) []Entry {
 func candidates(es []Entry) []Candidate {
 	out := make([]Candidate, 0, len(es))
 	for _, e := range es {
-		out = append(out, Candidate{SessionID: e.Record.SessionID, Name: e.Record.Name, PID: e.Record.PID})
+		c := Candidate{SessionID: e.Record.SessionID, Name: e.Record.Name, PID: e.Record.PID, File: e.Record.File}
+		if !e.Live() {
+			c.Verdict = e.Verdict.String()
+		}
+		if c.PID == 0 && canonicalRecordFile(c.File) {
+			c.PID, _ = strconv.Atoi(strings.TrimSuffix(c.File, ".json"))
+		}
+		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out

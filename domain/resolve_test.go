@@ -121,6 +121,7 @@ func TestResolveRefuses(t *testing.T) {
 		{"a foreign zombie (Claude Code lists zombies) carries the name", []domain.Entry{a,
 			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.No, Zombie: true})},
 			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
+		{"two live records carry the session id given", []domain.Entry{a, sameID}, idA, domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records; refusing to guess", []int{4652, 4700}},
 		{"two live records carry one session id", []domain.Entry{a, sameID}, "proj-89", domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records", []int{4652, 4700}},
 		// Claude Code's SendMessage compares names folded (case, spacing,
 		// invisible characters): these are one name to it.
@@ -146,7 +147,7 @@ func TestResolveRefuses(t *testing.T) {
 			r := rec(4800, idB, "proj-89")
 			r.ProcStartNumber = true
 			return r
-		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) we do not call live (reused by a numeric procStart, or misnamed) carry it too", []int{4652, 4800}},
+		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) we do not call live (reused by a numeric procStart, misnamed, or malformed in a field Claude Code does not read) carry it too", []int{4652, 4800}},
 		{"one socket, by endpoint", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
 	}
 	for _, tt := range tests {
@@ -177,8 +178,8 @@ func TestResolveCandidatesCarryIDAndName(t *testing.T) {
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok)
 	assert.Equal(t, []domain.Candidate{
-		{SessionID: idA, Name: "proj-89", PID: 4652},
-		{SessionID: idD, Name: "proj-89", PID: 6000},
+		{SessionID: idA, Name: "proj-89", PID: 4652, File: "4652.json"},
+		{SessionID: idD, Name: "proj-89", PID: 6000, File: "6000.json"},
 	}, r.Candidates)
 }
 

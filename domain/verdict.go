@@ -23,7 +23,7 @@ const (
 	// VerdictMisnamed: the file is not named <pid>.json for the record's pid.
 	VerdictMisnamed
 	// VerdictHeadless: kind is not "interactive" (claude -p "print",
-	// "background", or no kind at all): never a peer.
+	// "bg", "daemon", or no kind at all; or a parked session): never a peer.
 	VerdictHeadless
 	// VerdictMalformed: not JSON, trailing garbage, over the size cap, or required fields missing.
 	VerdictMalformed
@@ -144,9 +144,11 @@ func Classify(r Record, l Liveness) Entry {
 		}
 		e.Reason = r.Problem
 		// Claude Code takes the pid from a file named <pid>.json (digits,
-		// no leading zero) whatever the record says, and lists it when that
-		// pid runs; we do not probe that pid, so such a file counts.
-		e.ClaudeMayList = e.Verdict == VerdictMisnamed && canonicalRecordFile(r.File)
+		// no leading zero) whatever the record's pid field says (or holds),
+		// ignores a procStart that is not a string, and lists it when that
+		// pid runs; we do not probe that pid, so such a file counts when
+		// its JSON was read (a name or socket to count it by).
+		e.ClaudeMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File)
 	case r.Kind == "":
 		// Claude Code 2.1.328's own listing (claude agents) skips such a
 		// record too (measured); every version we know writes "kind".
@@ -173,11 +175,8 @@ func Classify(r Record, l Liveness) Entry {
 		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
 	case l.StartMatches == No:
 		e.Verdict = VerdictReused
-		field := r.ProcStartField
-		if field == "" {
-			field = "procStart"
-		}
-		e.Reason = fmt.Sprintf("pid %d started at %s, record says %s %s", r.PID, l.ActualStart, field, r.ProcStart)
+		start, field := r.CheckedStart()
+		e.Reason = fmt.Sprintf("pid %d started at %s, record says %s %s", r.PID, l.ActualStart, field, start)
 		// Claude Code compares only a procStart written as a string.
 		e.ClaudeMayList = r.ProcStartNumber && field == "procStart"
 	case l.Alive == Unknown:
@@ -195,8 +194,14 @@ func Classify(r Record, l Liveness) Entry {
 			e.Unaddressable = "record has no name"
 		case r.SocketPath == "":
 			e.Unaddressable = "record has no messagingSocketPath"
-			if r.Version != "" {
-				e.Unaddressable += " (Claude Code " + r.Version + " publishes no messaging socket)"
+			switch r.Version {
+			case "":
+			case "2.1.224":
+				e.Unaddressable += " (Claude Code 2.1.224 publishes no messaging socket)"
+			default:
+				// Measured: 2.1.224 publishes none, 2.1.328 does; say only
+				// what the record claims.
+				e.Unaddressable += " (the record says Claude Code " + r.Version + ")"
 			}
 		case !strings.HasPrefix(r.SocketPath, "/"):
 			// Claude Code writes absolute paths; a relative one (or a Windows

@@ -152,7 +152,7 @@ func TestClassifyClaudeMayList(t *testing.T) {
 	}{
 		{"reused, procStart a string: Claude Code compares it too", base, reused, domain.VerdictReused, false, "record says procStart 100"},
 		{"reused, procStart a number: Claude Code does not compare it", with(func(r *domain.Record) { r.ProcStartNumber = true }), reused, domain.VerdictReused, true, "record says procStart 100"},
-		{"reused by procStartFt, which Claude Code reads first", with(func(r *domain.Record) { r.ProcStart, r.ProcStartField = "7", "procStartFt" }), reused, domain.VerdictReused, false, "record says procStartFt 7"},
+		{"reused by procStartFt, which Claude Code reads first", with(func(r *domain.Record) { r.ProcStartFt = "7" }), reused, domain.VerdictReused, false, "record says procStartFt 7"},
 		{"parked job: Claude Code does not list it", with(func(r *domain.Record) { r.ParkedJobID = "job-1" }), alive, domain.VerdictHeadless, false, `parked (parkedJobId "job-1")`},
 		{"misnamed <pid>.json: Claude Code reads the file name's pid", with(func(r *domain.Record) {
 			r.Problem, r.ProblemVerdict = "file name 4652.json is not 5031.json for pid 5031", domain.VerdictMisnamed
@@ -174,4 +174,14 @@ func TestClassifyClaudeMayList(t *testing.T) {
 			assert.Contains(t, e.Reason, tt.reason)
 		})
 	}
+}
+
+// The version in the reason is the record's claim: a 2.1.328 record
+// without a socket must not read as "2.1.328 publishes no socket".
+func TestUnaddressableVersionIsTheRecordsClaim(t *testing.T) {
+	r := rec(4652, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "proj-89")
+	r.SocketPath = ""
+	why := domain.Classify(r, alive).Unaddressable
+	assert.NotContains(t, why, "Claude Code 2.1.328 publishes no")
+	assert.Equal(t, "record has no messagingSocketPath (the record says Claude Code 2.1.328)", why)
 }

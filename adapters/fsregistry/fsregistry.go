@@ -168,11 +168,12 @@ func (r *Registry) readOne(name string) domain.Record {
 			parsed, perr = Parse(data2)
 		}
 	}
-	if perr != nil {
-		rec.Problem, rec.ProblemVerdict = perr.Error(), domain.VerdictMalformed
-		return rec
-	}
 	parsed.File, parsed.Path, parsed.ModTime = rec.File, rec.Path, rec.ModTime
+	if perr != nil {
+		// What was read stays: the identity rule needs the name and socket.
+		parsed.Problem, parsed.ProblemVerdict = perr.Error(), domain.VerdictMalformed
+		return parsed
+	}
 	checkName(&parsed)
 	return parsed
 }

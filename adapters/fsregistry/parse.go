@@ -54,7 +54,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // (ignored, with a warning); it rejects anything but exactly one JSON
 // object (trailing garbage included), a missing or non-positive pid, and
 // pid, procStart or peerProtocol of the wrong type.
-// File, Path and ModTime are left for the caller.
+// On an error the returned record still holds the text fields read
+// (empty when the file is not one JSON object). File, Path and ModTime
+// are left for the caller.
 func Parse(data []byte) (domain.Record, error) {
 	data = replaceInvalidUTF8(bytes.TrimPrefix(data, utf8BOM))
 	var w wireRecord
@@ -71,18 +73,9 @@ func Parse(data []byte) (domain.Record, error) {
 		}
 		return domain.Record{}, fmt.Errorf("not a JSON record: %w", err)
 	}
+	// Text fields first: a record whose pid or procStart is unusable still
+	// says its name and socket (Claude Code may list it by its file name).
 	var rec domain.Record
-	pid, err := intField("pid", w.PID)
-	if err != nil {
-		return rec, err
-	}
-	if pid <= 0 || pid > 1<<31-1 {
-		if len(w.PID) == 0 || string(w.PID) == "null" {
-			return rec, errors.New("required field pid is missing")
-		}
-		return rec, fmt.Errorf("pid %s is not a positive process id", w.PID)
-	}
-	rec.PID = int(pid)
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage
@@ -102,16 +95,26 @@ func Parse(data []byte) (domain.Record, error) {
 		*f.dst = strField(f.name, f.raw, &rec.Warnings)
 	}
 	rec.Status = domain.ParseStatus(strField("status", w.Status, &rec.Warnings))
+	pid, err := intField("pid", w.PID)
+	if err != nil {
+		return rec, err
+	}
+	if pid <= 0 || pid > 1<<31-1 {
+		if len(w.PID) == 0 || string(w.PID) == "null" {
+			return rec, errors.New("required field pid is missing")
+		}
+		return rec, fmt.Errorf("pid %s is not a positive process id", w.PID)
+	}
+	rec.PID = int(pid)
 	if rec.ProcStart, err = procStartField(w.ProcStart); err != nil {
 		return rec, err
 	}
-	rec.ProcStartField = "procStart"
 	rec.ProcStartNumber = rec.ProcStart != "" && w.ProcStart[0] != '"'
 	// Claude Code 2.1.328 checks procStartFt instead when it is a string
 	// (of another type it ignores it, and so do we).
 	var ft string
 	if json.Unmarshal(w.ProcStartFt, &ft) == nil && len(w.ProcStartFt) > 0 && w.ProcStartFt[0] == '"' {
-		rec.ProcStart, rec.ProcStartField, rec.ProcStartNumber = ft, "procStartFt", false
+		rec.ProcStartFt = ft
 	}
 	var parked string
 	if json.Unmarshal(w.ParkedJobID, &parked) == nil && len(w.ParkedJobID) > 0 && w.ParkedJobID[0] == '"' {

@@ -69,12 +69,15 @@ func TestParseFields(t *testing.T) {
 		// Claude Code 2.1.328 checks procStartFt (a string) before procStart,
 		// and compares a procStart only when it is a string.
 		{"procStartFt is checked instead of procStart", `{"pid":7,"procStart":"100","procStartFt":"200"}`, func(t *testing.T, r domain.Record) {
-			assert.Equal(t, "200", r.ProcStart)
-			assert.Equal(t, "procStartFt", r.ProcStartField)
+			assert.Equal(t, "100", r.ProcStart, "procStart as written")
+			start, field := r.CheckedStart()
+			assert.Equal(t, "200", start)
+			assert.Equal(t, "procStartFt", field)
 		}, ""},
 		{"procStartFt not a string is ignored", `{"pid":7,"procStart":"100","procStartFt":200}`, func(t *testing.T, r domain.Record) {
-			assert.Equal(t, "100", r.ProcStart)
-			assert.Equal(t, "procStart", r.ProcStartField)
+			start, field := r.CheckedStart()
+			assert.Equal(t, "100", start)
+			assert.Equal(t, "procStart", field)
 			assert.False(t, r.ProcStartNumber)
 		}, ""},
 		{"procStart a number is marked", `{"pid":7,"procStart":100}`, func(t *testing.T, r domain.Record) { assert.True(t, r.ProcStartNumber) }, ""},

@@ -132,6 +132,7 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	// One read of /proc/<pid>/stat gives both the state (a zombie still
 	// answers kill(pid, 0)) and the start time.
 	st, err := ReadStat(c.procRoot, rec.PID)
+	start, field := rec.CheckedStart()
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		// Either the pid exited between kill and read, or /proc hides it
@@ -141,17 +142,17 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 			l.Alive = domain.No
 			return l
 		}
-		if rec.ProcStart != "" {
-			l.Unchecked = append(l.Unchecked, fmt.Sprintf("procStart not checked: %s/%d is not visible while the pid is alive", c.procRoot, rec.PID))
+		if start != "" {
+			l.Unchecked = append(l.Unchecked, fmt.Sprintf("%s not checked: %s/%d is not visible while the pid is alive", field, c.procRoot, rec.PID))
 		}
 	case err != nil:
-		if rec.ProcStart != "" {
-			l.Unchecked = append(l.Unchecked, "procStart not checked: "+err.Error())
+		if start != "" {
+			l.Unchecked = append(l.Unchecked, field+" not checked: "+err.Error())
 		}
 	default:
 		switch {
-		case rec.ProcStart == "":
-		case st.Start == rec.ProcStart:
+		case start == "":
+		case st.Start == start:
 			l.StartMatches, l.ActualStart = domain.Yes, st.Start
 		default:
 			l.StartMatches, l.ActualStart = domain.No, st.Start
@@ -166,7 +167,7 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 			return l
 		}
 	}
-	if rec.ProcStart == "" {
+	if start == "" {
 		l.Unchecked = append(l.Unchecked, "record has no procStart; pid reuse not checked")
 	}
 	return l

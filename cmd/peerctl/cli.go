@@ -209,7 +209,11 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	if r, ok := domain.AsRefusal(err); ok {
 		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
 		for _, cand := range r.Candidates {
-			fmt.Fprintf(c.stderr, "  candidate: session %s  name %q  pid %d\n", safe(cand.SessionID), cand.Name, cand.PID)
+			line := fmt.Sprintf("  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
+			if cand.Verdict != "" {
+				line += " (" + cand.Verdict + ")"
+			}
+			fmt.Fprintln(c.stderr, line)
 		}
 		if c.jsonOut {
 			c.printRefusalJSON(r)

@@ -67,7 +67,7 @@ A record is live when its pid is alive, its procStart equals the process's start
 (each *.json file; the *.key files beside them are never shown or opened) is shown with
 its verdict: live, stale (pid gone), reused (pid alive, other start time), foreign (other
 pid namespace or machine), misnamed (file is not <pid>.json), headless (kind print,
-background or none), malformed, unreadable. See docs/REGISTRY.md.
+bg, daemon or none; or parked), malformed, unreadable. See docs/REGISTRY.md.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage),
 		Example: `  peerctl list

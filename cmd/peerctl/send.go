@@ -45,8 +45,9 @@ the text is read from stdin, byte for byte.
 SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name
 or an endpoint (cc-peer:v1:<pid>:<name>:<socket>). peerctl re-reads the registry, resolves
 the session, verifies its identity and only then runs the transport. Identity: its name
-belongs to it alone, compared as Claude Code compares names (case, spacing and invisible
-characters ignored), also among records Claude Code lists that peerctl does not call live;
+belongs to it alone, compared as Claude Code compares names (case, spaces versus hyphens and
+invisible characters ignored; an unnamed session goes by its folder's name), also among
+records Claude Code lists that peerctl does not call live;
 no other such record publishes its socket; no other live record carries its session id; an
 endpoint's name and socket still match. See docs/REGISTRY.md.
 

@@ -15,6 +15,7 @@ type showJSON struct {
 	sessionJSON
 	UpdatedAt        string `json:"updatedAt"`
 	ProcStart        string `json:"procStart"`
+	ProcStartFt      string `json:"procStartFt,omitempty"`
 	PIDDomain        string `json:"pidDomain"`
 	Tmux             string `json:"tmux"`
 	PeerProtocol     int    `json:"peerProtocol"`
@@ -74,7 +75,7 @@ func detailJSON(d app.Detail) showJSON {
 	r := d.Entry.Record
 	sj := toJSON(d.Entry)
 	sj.Warnings = slices.Concat(sj.Warnings, d.Warnings)
-	return showJSON{sessionJSON: sj, UpdatedAt: rfc3339(r.UpdatedAt), ProcStart: r.ProcStart,
+	return showJSON{sessionJSON: sj, UpdatedAt: rfc3339(r.UpdatedAt), ProcStart: r.ProcStart, ProcStartFt: r.ProcStartFt,
 		PIDDomain: r.PIDDomain, Tmux: r.Tmux, PeerProtocol: r.PeerProtocol, SocketOnDisk: d.SocketOnDisk.String(),
 		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists}
 }
@@ -97,6 +98,9 @@ func (c *cli) printDetail(d app.Detail) error {
 	row("started", j.StartedAt)
 	row("updated", j.UpdatedAt)
 	row("procStart", j.ProcStart)
+	if j.ProcStartFt != "" {
+		row("procStartFt", j.ProcStartFt+" (checked instead of procStart, as Claude Code does)")
+	}
 	row("pidDomain", j.PIDDomain)
 	row("tmux", j.Tmux)
 	row("peerProtocol", j.PeerProtocol)

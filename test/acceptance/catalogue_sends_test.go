@@ -109,13 +109,17 @@ func TestCatalogueSends(t *testing.T) {
 	// A record we call reused because its procStart, written as a number,
 	// names another process: Claude Code compares only a string procStart,
 	// so its listing (and the courier's) shows that record under the name.
-	t.Run("a record Claude Code lists though we call it reused", func(t *testing.T) {
+	t.Run("a record Claude Code lists though we call it reused or malformed", func(t *testing.T) {
 		for _, tc := range []struct {
 			desc string
 			set  func(map[string]any, string)
 		}{
 			{"it carries the name", func(r map[string]any, _ string) { r["name"] = "alpha" }},
 			{"it publishes the socket", func(r map[string]any, sock string) { r["messagingSocketPath"] = sock }},
+			// Malformed to us, but Claude Code reads the pid from the file
+			// name and ignores a procStart that is not a string.
+			{"its pid field is unusable and it carries the name", func(r map[string]any, _ string) { r["name"], r["pid"] = "alpha", "abc" }},
+			{"its procStart is not a string or number and it carries the name", func(r map[string]any, _ string) { r["name"], r["procStart"] = "alpha", true }},
 		} {
 			t.Run(tc.desc, func(t *testing.T) {
 				config, sessions := catRegistry(t)
@@ -129,7 +133,7 @@ func TestCatalogueSends(t *testing.T) {
 				catWriteJSON(t, sessions, catFile(other), b)
 				r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "alpha", "hello")
 				assert.Equal(t, 4, r.Code, "stderr %s", r.Stderr)
-				assert.Contains(t, string(r.Stderr), "Claude Code's own listing shows")
+				assert.Contains(t, string(r.Stderr), "Claude Code's own listing")
 				assert.Zero(t, la.Conns())
 			})
 		}
