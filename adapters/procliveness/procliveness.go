@@ -114,6 +114,8 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 			// (domain.Entry.ClaudeMayList).
 			l.DomainMatches = domain.No
 		}
+	} else {
+		l.Unchecked = append(l.Unchecked, "record has no pidDomain; pid namespace not checked")
 	}
 	if rec.PID <= 0 {
 		l.Unchecked = append(l.Unchecked, "no pid")

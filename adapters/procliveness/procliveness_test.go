@@ -164,10 +164,17 @@ func TestCheck(t *testing.T) {
 			assert.Equal(t, tt.dom, l.DomainMatches, "domain matches")
 			assert.Equal(t, tt.actual, l.ActualStart)
 			assert.Equal(t, tt.kills, calls, "kill calls")
+			unchecked := l.Unchecked
+			if tt.pidDomain == "" {
+				// A record without pidDomain says so, as docs/REGISTRY.md promises.
+				require.NotEmpty(t, unchecked)
+				assert.Equal(t, "record has no pidDomain; pid namespace not checked", unchecked[0])
+				unchecked = unchecked[1:]
+			}
 			if tt.unchecked == "" {
-				assert.Empty(t, l.Unchecked)
+				assert.Empty(t, unchecked)
 			} else {
-				assert.Contains(t, strings.Join(l.Unchecked, "\n"), tt.unchecked)
+				assert.Contains(t, strings.Join(unchecked, "\n"), tt.unchecked)
 			}
 			e := domain.Classify(rec, l)
 			assert.Equal(t, tt.verdict, e.Verdict)
