@@ -27,6 +27,25 @@ func catSend(t *testing.T, config, sessions string, o runOpts, extra ...string) 
 	return catRun(t, sessions, o, args...)
 }
 
+// catPair is a registry for this process (record a.json-to-be, socket
+// a.sock) and a second live sleeper (socket b.sock), with a listener on
+// each socket; the records are the caller's to write.
+type catPair struct {
+	config, sessions, dir string
+	other                 int
+	la, lb                *socktest.Listener
+}
+
+func newCatPair(t *testing.T) catPair {
+	t.Helper()
+	p := catPair{dir: catSocketDir(t)}
+	p.config, p.sessions = catRegistry(t)
+	p.other, _ = testproc.KillableSleeper(t)
+	p.la = socktest.Listen(t, filepath.Join(p.dir, "a.sock"), false)
+	p.lb = socktest.Listen(t, filepath.Join(p.dir, "b.sock"), false)
+	return p
+}
+
 // TestCatalogueSends: what can go wrong between reading the registry and
 // delivering. Each row gives the exit code and a phrase of the refusal.
 func TestCatalogueSends(t *testing.T) {
@@ -50,11 +69,8 @@ func TestCatalogueSends(t *testing.T) {
 	})
 
 	t.Run("name moved to another session between reads", func(t *testing.T) {
-		config, sessions := catRegistry(t)
-		other, _ := testproc.KillableSleeper(t)
-		dir := catSocketDir(t)
-		la := socktest.Listen(t, filepath.Join(dir, "a.sock"), false)
-		lb := socktest.Listen(t, filepath.Join(dir, "b.sock"), false)
+		p := newCatPair(t)
+		config, sessions, other, dir, la, lb := p.config, p.sessions, p.other, p.dir, p.la, p.lb
 		a := catRecord(t, self, "alpha", filepath.Join(dir, "a.sock"))
 		b := catRecord(t, other, "beta", filepath.Join(dir, "b.sock"))
 		catWriteJSON(t, sessions, catFile(self), a)
@@ -82,11 +98,8 @@ func TestCatalogueSends(t *testing.T) {
 	// to it and to the courier's ListAgents; peerctl must read it alike
 	// and refuse the shared name, not take "Name" for the name.
 	t.Run("a record spells its name twice, in two cases", func(t *testing.T) {
-		config, sessions := catRegistry(t)
-		other, _ := testproc.KillableSleeper(t)
-		dir := catSocketDir(t)
-		la := socktest.Listen(t, filepath.Join(dir, "a.sock"), false)
-		lb := socktest.Listen(t, filepath.Join(dir, "b.sock"), false)
+		p := newCatPair(t)
+		config, sessions, other, dir, la, lb := p.config, p.sessions, p.other, p.dir, p.la, p.lb
 		catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "alpha", filepath.Join(dir, "a.sock")))
 		b := catRecord(t, other, "", filepath.Join(dir, "b.sock"))
 		delete(b, "name")
@@ -122,10 +135,8 @@ func TestCatalogueSends(t *testing.T) {
 			{"its procStart is not a string or number and it carries the name", func(r map[string]any, _ string) { r["name"], r["procStart"] = "alpha", true }},
 		} {
 			t.Run(tc.desc, func(t *testing.T) {
-				config, sessions := catRegistry(t)
-				other, _ := testproc.KillableSleeper(t)
-				dir := catSocketDir(t)
-				la := socktest.Listen(t, filepath.Join(dir, "a.sock"), false)
+				p := newCatPair(t)
+				config, sessions, other, dir, la := p.config, p.sessions, p.other, p.dir, p.la
 				catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "alpha", filepath.Join(dir, "a.sock")))
 				b := catRecord(t, other, "beta", filepath.Join(dir, "b.sock"))
 				b["procStart"] = 1
@@ -134,7 +145,7 @@ func TestCatalogueSends(t *testing.T) {
 				r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", "alpha", "hello")
 				assert.Equal(t, 4, r.Code, "stderr %s", r.Stderr)
 				assert.Contains(t, string(r.Stderr), "Claude Code's own listing")
-				assert.Zero(t, la.Conns())
+				assert.Zero(t, la.Conns()+p.lb.Conns())
 			})
 		}
 	})
@@ -142,18 +153,16 @@ func TestCatalogueSends(t *testing.T) {
 	// Two live records publishing one socket path: a post reaches
 	// whichever process bound it, so neither is sent to; show warns.
 	t.Run("two live records publish one socket", func(t *testing.T) {
-		config, sessions := catRegistry(t)
-		other, _ := testproc.KillableSleeper(t)
-		sock := filepath.Join(catSocketDir(t), "one.sock")
-		l := socktest.Listen(t, sock, false)
+		p := newCatPair(t)
+		config, sessions, sock := p.config, p.sessions, filepath.Join(p.dir, "a.sock")
 		catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "alpha", sock))
-		catWriteJSON(t, sessions, catFile(other), catRecord(t, other, "beta", sock))
+		catWriteJSON(t, sessions, catFile(p.other), catRecord(t, p.other, "beta", sock))
 		for _, addr := range []string{"alpha", "beta"} {
 			r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "--no-confirm", addr, "hello")
 			assert.Equal(t, 4, r.Code, "stderr %s", r.Stderr)
 			assert.Contains(t, string(r.Stderr), "is published by 2 live records")
 		}
-		assert.Zero(t, l.Conns(), "nothing may be posted to a socket two sessions claim")
+		assert.Zero(t, p.la.Conns()+p.lb.Conns(), "nothing may be posted to a socket two sessions claim")
 		r := catRun(t, sessions, runOpts{}, "--config-dir", config, "show", "alpha")
 		assert.Equal(t, 0, r.Code, "stderr %s", r.Stderr)
 		assert.Contains(t, string(r.Stdout)+string(r.Stderr), "is published by 2 live records: sending to it is refused")
