@@ -88,7 +88,7 @@ func TestLiveSocketSendReachesTranscript(t *testing.T) {
 
 	r := runPeerctl(t, runOpts{Env: s.Env()}, "send", "--transport", "socket", s.SessionID, text)
 	require.Equal(t, 0, r.Code, "send: stdout %s\nstderr %s", r.Stdout, r.Stderr)
-	line := s.WaitTranscript(t, text, 10*time.Second)
+	line := s.WaitTranscript(t, text, 60*time.Second)
 	assert.Contains(t, line, `"content":`+mustJSON(t, text))
 }
 

@@ -115,7 +115,7 @@ func TestMatrixLive(t *testing.T) {
 			require.True(t, eb.Addressable, "unaddressable: %s", eb.Unaddressable)
 			require.NotEmpty(t, eb.Endpoint)
 			text := "peerctl-matrix-" + m.version + "-" + matrixNonce(t)
-			r = runPeerctl(t, runOpts{Env: env}, "send", "--transport", "socket", "--json", "--timeout", "10s", eb.Endpoint, text)
+			r = runPeerctl(t, runOpts{Env: env}, "send", "--transport", "socket", "--json", "--timeout", "30s", eb.Endpoint, text)
 			require.Equal(t, 0, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
 			var receipt struct {
 				OK        bool   `json:"ok"`
@@ -128,7 +128,7 @@ func TestMatrixLive(t *testing.T) {
 			assert.Contains(t, []string{"posted", "delivered"}, receipt.Outcome)
 			t.Logf("%s send outcome: %s", m.version, receipt.Outcome)
 			assert.Equal(t, b.SessionID, receipt.SessionID)
-			line := b.WaitTranscript(t, text, 10*time.Second)
+			line := b.WaitTranscript(t, text, 60*time.Second)
 			t.Logf("%s transcript: %.200s", m.version, line)
 			if raw, err := os.ReadFile(a.TranscriptPath()); err == nil {
 				assert.NotContains(t, string(raw), text, "the other session must not get the text")

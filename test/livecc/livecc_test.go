@@ -29,7 +29,7 @@ func TestLiveSlug(t *testing.T) {
 	}
 	for i, cwd := range []string{"ünï cödé😀.x_y", long} {
 		s := livecc.Start(t, bin, livecc.Options{Root: root, Label: "slug" + strconv.Itoa(i), Cwd: cwd, NoAPIKey: true, WaitSettled: true})
-		_, err := livecc.Post(s.SocketPath, "slug probe", 5*time.Second)
+		_, err := livecc.Post(s.SocketPath, "slug probe", 30*time.Second)
 		require.NoError(t, err)
 		s.WaitTranscript(t, `"operation":"enqueue"`, 30*time.Second)
 		matches, err := filepath.Glob(filepath.Join(s.ConfigDir, "projects", "*", s.SessionID+".jsonl"))
@@ -164,10 +164,10 @@ func TestLiveCleanStopAndSharedRegistry(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []int{a.PID, b.PID}, pids)
 
-	reply, err := livecc.Post(b.SocketPath, "hello from livecc", 5*time.Second)
+	reply, err := livecc.Post(b.SocketPath, "hello from livecc", 30*time.Second)
 	require.NoError(t, err)
 	assert.Empty(t, reply, "the inbox socket answers nothing")
-	line := b.WaitTranscript(t, `"operation":"enqueue"`, 15*time.Second)
+	line := b.WaitTranscript(t, `"operation":"enqueue"`, 60*time.Second)
 	assert.Contains(t, line, `"content":"hello from livecc"`)
 
 	a.Stop()

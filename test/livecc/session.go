@@ -25,8 +25,11 @@ import (
 // set. It is not a real key; offline, Claude Code never checks it.
 const FakeAPIKey = "sk-ant-api03-peerctl-livecc-offline-fake-key-000000"
 
-// DefaultStartTimeout bounds how long Start waits for a session's record.
-const DefaultStartTimeout = 30 * time.Second
+// DefaultStartTimeout bounds how long Start waits for a session's record
+// (a settled one with WaitSettled). A session takes a few seconds; on a
+// loaded 2-core machine settling once took over 30 s, so the bound is wide:
+// it costs nothing when things go well.
+const DefaultStartTimeout = 90 * time.Second
 
 // Options says how Start runs a session. The zero value is a session with its
 // own fresh root, the fake API key and a derived name.
