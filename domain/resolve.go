@@ -148,44 +148,41 @@ func sharing(entries []Entry, e Entry) []Entry {
 		if o.Record.File == e.Record.File {
 			return true
 		}
+		// SendMessage's candidates (2.1.328) are records with a socket: a
+		// record without one cannot be taken for e by name.
+		spoken := o.Record.SocketPath != "" && FoldName(spokenName(o.Record)) == key
 		switch o.Verdict {
 		case VerdictLive:
-			return FoldName(spokenName(o.Record)) == key || o.Record.SessionID == name ||
+			return spoken || o.Record.SessionID == name ||
 				(len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name))
 		default:
-			return o.ClaudeMayList && FoldName(spokenName(o.Record)) == key
+			return o.ClaudeMayList && spoken
 		}
 	})
 }
 
 // FoldName is how Claude Code compares session names when SendMessage
 // resolves one (read from 2.1.328's name matching): control, format and
-// surrogate characters dropped (whitespace kept), trimmed, lower-cased,
-// runs of whitespace made one "-", cut to 200 characters, and a name left
-// empty is "untitled session". Beyond that, U+FFFD is dropped (it stands
-// for a lone surrogate Claude Code drops) and final sigma folds like
-// sigma, which may only join names Claude Code keeps apart. Claude Code
-// also applies NFKC normalization, which this does not (so "ｂｕｉｌｄ" and
-// "build" stay apart here; Claude Code then finds the name ambiguous and a
-// courier send fails). Two names with one FoldName are one name to the
-// courier. The empty name folds to "" (no name).
+// surrogate characters dropped (JavaScript's whitespace kept), trimmed,
+// lower-cased, runs of whitespace made one "-", cut to 200 characters, and
+// a name left empty is "untitled session". Beyond that, U+FFFD is dropped
+// (it stands for a lone surrogate Claude Code drops) and final sigma folds
+// like sigma, which may only join names Claude Code keeps apart. Claude
+// Code also applies NFKC normalization and turns ‹…› and <…> into (…),
+// which this does not (so "ｂｕｉｌｄ" and "build", or "café" written
+// composed and decomposed, stay apart here; Claude Code then finds the name
+// ambiguous and a courier send fails). Two names with one FoldName are one
+// name to the courier.
 func FoldName(name string) string {
-	if name == "" {
-		return ""
-	}
 	var b strings.Builder
-	space, n := false, 0
+	space := false
 	for _, r := range strings.TrimFunc(strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || !unicode.IsSpace(r) && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cs, r)) {
+		if r == utf8.RuneError || !jsSpace(r) && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cs, r)) {
 			return -1
 		}
 		return r
-	}, name), unicode.IsSpace) {
-		if n == 200 {
-			break
-		}
-		n++
-		if unicode.IsSpace(r) {
+	}, name), jsSpace) {
+		if jsSpace(r) {
 			space = true
 			continue
 		}
@@ -199,10 +196,24 @@ func FoldName(name string) string {
 		}
 		b.WriteRune(r)
 	}
-	if b.Len() == 0 {
+	folded := []rune(b.String())
+	if len(folded) > 200 {
+		folded = folded[:200]
+	}
+	if len(folded) == 0 {
 		return "untitled-session"
 	}
-	return b.String()
+	return string(folded)
+}
+
+// jsSpace reports whether r is whitespace to JavaScript's \s (which counts
+// U+FEFF and not U+0085, unlike unicode.IsSpace).
+func jsSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
 }
 
 // spokenName is the name SendMessage knows a session by: its name, or for
@@ -285,11 +296,11 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 	if same := sharing(entries, e); len(same) > 1 {
 		what := nameConflict(e, same)
 		if strict {
-			r := Refuse(ReasonIdentityMismatch, "%s; a message by name could reach the wrong one, so sending is refused until %s", what, remedy(same))
+			r := Refuse(ReasonIdentityMismatch, "%s; a message by name could reach the wrong one, so sending is refused until %s", what, remedy(e, same))
 			r.Candidates = candidates(same)
 			return Session{}, nil, r
 		}
-		warnings = append(warnings, what+": sending to it is refused until "+remedy(same))
+		warnings = append(warnings, what+": sending to it is refused until "+remedy(e, same))
 	}
 	s, err := NewSession(e)
 	if err != nil {
@@ -298,14 +309,25 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 	return s, warnings, nil
 }
 
-// remedy says what ends a name conflict: renaming live sessions, removing
-// leftover record files (which no session will rename).
-func remedy(same []Entry) string {
-	leftovers := len(same) - len(filter(same, Entry.Live))
+// remedy says what ends a name conflict: renaming sessions (live ones,
+// background ones, those of another machine or pid namespace, which may be
+// running there), removing or fixing leftover record files (which no
+// session will rename).
+func remedy(e Entry, same []Entry) string {
+	var sessions, leftovers int
+	for _, o := range same {
+		switch {
+		case o.Record.File == e.Record.File:
+		case o.Live(), o.Verdict == VerdictForeign, o.Verdict == VerdictHeadless:
+			sessions++
+		default:
+			leftovers++
+		}
+	}
 	switch {
 	case leftovers == 0:
 		return "the others are renamed (Claude Code's /rename)"
-	case leftovers == len(same)-1:
+	case sessions == 0:
 		return "the leftover record files named in the candidates are removed or fixed"
 	default:
 		return "the other sessions are renamed (Claude Code's /rename) and the leftover record files named in the candidates are removed or fixed"
@@ -359,7 +381,7 @@ func nameConflict(e Entry, same []Entry) string {
 		parts = append(parts, fmt.Sprintf("%d record(s) of an exited process not yet reaped carry it too, and Claude Code's own listing shows them", zombies))
 	}
 	if listed > 0 {
-		parts = append(parts, fmt.Sprintf("%d record(s) we do not call live (reused by a numeric procStart, misnamed, or malformed in a field Claude Code does not read) carry it too, and Claude Code's own listing may show them", listed))
+		parts = append(parts, fmt.Sprintf("%d record(s) we do not call live (a background session, a reused pid whose procStart is a number, a misnamed or malformed <pid>.json) carry it too, and Claude Code's own listing may show them", listed))
 	}
 	return fmt.Sprintf("name %q does not identify one session alone (%s)", e.Record.Name, strings.Join(parts, "; "))
 }
@@ -421,7 +443,8 @@ func candidates(es []Entry) []Candidate {
 		if !e.Live() {
 			c.Verdict = e.Verdict.String()
 		}
-		if c.PID == 0 && canonicalRecordFile(c.File) {
+		if (c.PID == 0 || e.Verdict == VerdictMisnamed) && canonicalRecordFile(c.File) {
+			// The pid Claude Code reads it under: its file name's.
 			c.PID, _ = strconv.Atoi(strings.TrimSuffix(c.File, ".json"))
 		}
 		out = append(out, c)

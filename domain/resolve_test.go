@@ -37,6 +37,23 @@ func TestResolveFinds(t *testing.T) {
 		wantPID int
 	}{
 		{"full session id", []domain.Entry{a, b}, idA, 4652},
+		// SendMessage's candidates are the records with a socket: a live
+		// 2.1.224 session (none) cannot be taken for the target.
+		{"a live session without a socket shares the name", []domain.Entry{a, func() domain.Entry {
+			r := rec(6400, idD, "proj-89")
+			r.SocketPath, r.Version = "", "2.1.224"
+			return domain.Classify(r, alive)
+		}()}, idA, 4652},
+		{"an unnamed session without a socket in a folder of that name", []domain.Entry{a, func() domain.Entry {
+			r := rec(6400, idD, "")
+			r.SocketPath, r.Cwd = "", "/home/dev/src/proj-89"
+			return domain.Classify(r, alive)
+		}()}, "proj-89", 4652},
+		{"a background session without a socket shares the name", []domain.Entry{a, func() domain.Entry {
+			r := rec(6400, idD, "proj-89")
+			r.SocketPath, r.Kind = "", "bg"
+			return domain.Classify(r, alive)
+		}()}, "proj-89", 4652},
 		{"id prefix of 6", []domain.Entry{a, b}, "a8f89b", 5031},
 		{"id prefix of 8", []domain.Entry{a, b}, "26df9a5b", 4652},
 		{"exact name", []domain.Entry{a, b}, "proj-89", 4652},
@@ -134,6 +151,14 @@ func TestResolveRefuses(t *testing.T) {
 			r.Cwd = "/home/dev/src/Shop/"
 			return domain.Classify(r, alive)
 		}()}, "shop", domain.ReasonIdentityMismatch, "spelled alike by 1 other live session(s)", []int{4652, 6200}},
+		// SendMessage's candidates are the records with a socket, whatever
+		// their kind: a background session ("bg") is one.
+		{"a foreign record carries the name: its session is renamed, its file not removed", []domain.Entry{a, foreign}, "proj-89", domain.ReasonIdentityMismatch, "refused until the others are renamed (Claude Code's /rename)", []int{4652, 9000}},
+		{"a background session carries the name", []domain.Entry{a, domain.Classify(func() domain.Record {
+			r := rec(6300, idD, "PROJ-89")
+			r.Kind = "bg"
+			return r
+		}(), alive)}, "proj-89", domain.ReasonIdentityMismatch, "carry it too", []int{4652, 6300}},
 		{"a foreign record spelled alike", []domain.Entry{a, domain.Classify(rec(9000, idC, "Proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.Yes, StartMatches: domain.Yes})},
 			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records publish one socket", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "proj-89", domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records`, []int{4652, 4800}},
@@ -147,7 +172,7 @@ func TestResolveRefuses(t *testing.T) {
 			r := rec(4800, idB, "proj-89")
 			r.ProcStartNumber = true
 			return r
-		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) we do not call live (reused by a numeric procStart, misnamed, or malformed in a field Claude Code does not read) carry it too", []int{4652, 4800}},
+		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) we do not call live (a background session, a reused pid whose procStart is a number, a misnamed or malformed <pid>.json) carry it too", []int{4652, 4800}},
 		{"one socket, by endpoint", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
 	}
 	for _, tt := range tests {
@@ -335,5 +360,8 @@ func TestFoldName(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	assert.Equal(t, domain.FoldName(long+"a"), domain.FoldName(long+"b"), "names are cut to 200 characters")
 	assert.Equal(t, domain.FoldName("untitled session"), domain.FoldName("\u200b"), "a name of invisible characters only is untitled")
-	assert.Equal(t, "", domain.FoldName(""))
+	assert.Equal(t, "untitled-session", domain.FoldName(""), "an unnamed session in / goes by \"untitled session\"")
+	assert.Equal(t, domain.FoldName("my task"), domain.FoldName("my\ufefftask"), "U+FEFF is whitespace to JavaScript")
+	assert.Equal(t, domain.FoldName("ab"), domain.FoldName("a\u0085b"), "U+0085 is not whitespace to JavaScript: dropped as a control")
+	assert.Equal(t, domain.FoldName("a "+strings.Repeat("b", 199)+"X"), domain.FoldName("a     "+strings.Repeat("b", 199)+"Y"), "whitespace is joined before the 200-character cut")
 }

@@ -148,15 +148,19 @@ func Classify(r Record, l Liveness) Entry {
 		// ignores a procStart that is not a string, and lists it when that
 		// pid runs; we do not probe that pid, so such a file counts when
 		// its JSON was read (a name or socket to count it by).
-		e.ClaudeMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File)
+		e.ClaudeMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File) && r.ParkedJobID == ""
 	case r.Kind == "":
 		// Claude Code 2.1.328's own listing (claude agents) skips such a
 		// record too (measured); every version we know writes "kind".
 		e.Verdict = VerdictHeadless
 		e.Reason = `record has no kind; only kind "interactive" is a peer`
+		e.ClaudeMayList = r.ParkedJobID == "" && (l.Alive != No || l.Zombie) && l.StartMatches != No
 	case r.Kind != KindInteractive:
 		e.Verdict = VerdictHeadless
 		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
+		// SendMessage's candidates (2.1.328) are records with a socket of
+		// any kind: a background session ("bg") is one.
+		e.ClaudeMayList = r.ParkedJobID == "" && (l.Alive != No || l.Zombie) && l.StartMatches != No
 	case r.ParkedJobID != "":
 		// Claude Code 2.1.328's listings leave a parked session out.
 		e.Verdict = VerdictHeadless

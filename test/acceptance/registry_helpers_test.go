@@ -133,6 +133,9 @@ func craftRegistry(t testing.TB) *regRegistry {
 	add(regCase{Label: "misnamed file", PID: pid, Verdict: "misnamed", Reason: "is not " + strconv.Itoa(pid) + ".json"}, strconv.Itoa(pid)+"b.json", full(nil))
 	add(regCase{Label: "kind print", PID: testproc.Sleeper(t), Verdict: "headless", Reason: `kind "print"`}, "", full(map[string]any{"kind": "print"}))
 	add(regCase{Label: "kind background", PID: testproc.Sleeper(t), Verdict: "headless", Reason: `kind "background"`}, "", full(map[string]any{"kind": "background"}))
+	add(regCase{Label: "kind bg", PID: testproc.Sleeper(t), Verdict: "headless", Reason: `kind "bg"`, Oracle: true,
+		Divergence: "stricter on purpose: a background session is not a peer to send to; claude agents 2.1.328 lists it (as kind background), and the identity rule counts it"},
+		"", full(map[string]any{"kind": "bg"}))
 	add(regCase{Label: "no kind", PID: testproc.Sleeper(t), Verdict: "headless", Reason: "no kind"}, "", full(nil, "kind"))
 	add(regCase{Label: "no name", PID: testproc.Sleeper(t), Verdict: "live", Oracle: true}, "", full(nil, "name", "nameSource"))
 	add(regCase{Label: "no session id", PID: testproc.Sleeper(t), SessionID: "-", Verdict: "live", Oracle: true}, "", full(nil, "sessionId"))

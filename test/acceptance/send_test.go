@@ -142,7 +142,9 @@ func TestSendRefusesBeforeTheCourier(t *testing.T) {
 	t.Run("identity_mismatch", func(t *testing.T) {
 		w := newSendWorld(t, false)
 		pid, _ := testproc.KillableSleeper(t)
-		catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "inbox", ""))
+		// A twin with a socket: SendMessage could pick it (one without a
+		// socket could not, and does not count).
+		catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "inbox", "/tmp/cc-socks/twin.sock"))
 		r := w.send(t, "sent", nil, "--json", w.id, "hello")
 		assert.Equal(t, 4, r.Code, "stderr: %s", r.Stderr)
 		body := assertRefusalJSON(t, r, "identity_mismatch", 4)
