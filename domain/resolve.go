@@ -95,12 +95,11 @@ func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, 
 		return matches[0], nil
 	default:
 		if len(filter(matches, func(e Entry) bool { return e.Record.SessionID == address })) == len(matches) {
-			r := Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; use the endpoint of the one you mean (refusing to guess)", address, len(matches))
-			if strict {
-				r = Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; refusing to guess which one is the session", address, len(matches))
+			advice := "refusing to guess which one is the session"
+			if !strict {
+				advice = "use the endpoint of the one you mean"
 			}
-			r.Candidates = candidates(matches)
-			return Entry{}, r
+			return Entry{}, idTwins(address, matches, advice)
 		}
 		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; %s", address, len(matches), ambiguityAdvice(entries, matches, strict))
 		r.Candidates = candidates(matches)
@@ -149,14 +148,14 @@ func sharing(entries []Entry, e Entry) []Entry {
 			return true
 		}
 		// SendMessage's candidates (2.1.328) are records with a socket: a
-		// record without one cannot be taken for e by name.
-		spoken := o.Record.SocketPath != "" && FoldName(spokenName(o.Record)) == key
+		// record without one cannot be taken for e by name. (Folded only
+		// for the records that can count: this runs per candidate.)
+		spoken := func() bool { return o.Record.SocketPath != "" && FoldName(spokenName(o.Record)) == key }
 		switch o.Verdict {
 		case VerdictLive:
-			return spoken || o.Record.SessionID == name ||
-				(len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name))
+			return o.Record.SessionID == name || (len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name)) || spoken()
 		default:
-			return o.ClaudeMayList && spoken
+			return o.ClaudeMayList && spoken()
 		}
 	})
 }
@@ -269,9 +268,7 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 	if id := e.Record.SessionID; id != "" {
 		if twins := filter(live, func(o Entry) bool { return o.Record.SessionID == id }); len(twins) > 1 {
 			if strict {
-				r := Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; refusing to guess which one is the session", id, len(twins))
-				r.Candidates = candidates(twins)
-				return Session{}, nil, r
+				return Session{}, nil, idTwins(id, twins, "refusing to guess which one is the session")
 			}
 			warnings = append(warnings, fmt.Sprintf("session id %s is carried by %d live records: sending to it is refused", id, len(twins)))
 		}
@@ -307,6 +304,13 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 		return Session{}, nil, err
 	}
 	return s, warnings, nil
+}
+
+// idTwins refuses a session id that several live records carry.
+func idTwins(id string, twins []Entry, advice string) *Refusal {
+	r := Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; %s", id, len(twins), advice)
+	r.Candidates = candidates(twins)
+	return r
 }
 
 // remedy says what ends a name conflict: renaming sessions (live ones,

@@ -136,6 +136,10 @@ func (e Entry) Endpoint() Endpoint {
 // negative verdict.
 func Classify(r Record, l Liveness) Entry {
 	e := Entry{Record: r, Unchecked: l.Unchecked}
+	// runs: Claude Code's listing would take the pid for the record's
+	// process (it answers kill(pid, 0), zombies too, and no procStart
+	// contradicts it).
+	runs := (l.Alive != No || l.Zombie) && l.StartMatches != No
 	switch {
 	case r.Problem != "":
 		e.Verdict = r.ProblemVerdict
@@ -149,18 +153,17 @@ func Classify(r Record, l Liveness) Entry {
 		// pid runs; we do not probe that pid, so such a file counts when
 		// its JSON was read (a name or socket to count it by).
 		e.ClaudeMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File) && r.ParkedJobID == ""
-	case r.Kind == "":
-		// Claude Code 2.1.328's own listing (claude agents) skips such a
-		// record too (measured); every version we know writes "kind".
-		e.Verdict = VerdictHeadless
-		e.Reason = `record has no kind; only kind "interactive" is a peer`
-		e.ClaudeMayList = r.ParkedJobID == "" && (l.Alive != No || l.Zombie) && l.StartMatches != No
 	case r.Kind != KindInteractive:
 		e.Verdict = VerdictHeadless
 		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
+		if r.Kind == "" {
+			// Claude Code 2.1.328's own listing (claude agents) skips such
+			// a record too (measured); every version we know writes "kind".
+			e.Reason = `record has no kind; only kind "interactive" is a peer`
+		}
 		// SendMessage's candidates (2.1.328) are records with a socket of
 		// any kind: a background session ("bg") is one.
-		e.ClaudeMayList = r.ParkedJobID == "" && (l.Alive != No || l.Zombie) && l.StartMatches != No
+		e.ClaudeMayList = r.ParkedJobID == "" && runs
 	case r.ParkedJobID != "":
 		// Claude Code 2.1.328's listings leave a parked session out.
 		e.Verdict = VerdictHeadless
@@ -168,12 +171,12 @@ func Classify(r Record, l Liveness) Entry {
 	case l.DomainMatches == No:
 		e.Verdict = VerdictForeign
 		e.Reason = fmt.Sprintf("pidDomain %s is not ours (%s)", r.PIDDomain, l.OurDomain)
-		e.ClaudeMayList = (l.Alive != No || l.Zombie) && l.StartMatches != No
+		e.ClaudeMayList = runs
 		e.Unchecked = nil // what the probe of a foreign pid could not check says nothing of it
 	case l.Alive == No && l.Zombie:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
-		e.ClaudeMayList = l.StartMatches != No
+		e.ClaudeMayList = runs
 	case l.Alive == No:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)

@@ -110,16 +110,9 @@ func Parse(data []byte) (domain.Record, error) {
 		return rec, err
 	}
 	rec.ProcStartNumber = rec.ProcStart != "" && w.ProcStart[0] != '"'
-	// Claude Code 2.1.328 checks procStartFt instead when it is a string
-	// (of another type it ignores it, and so do we).
-	var ft string
-	if json.Unmarshal(w.ProcStartFt, &ft) == nil && len(w.ProcStartFt) > 0 && w.ProcStartFt[0] == '"' {
-		rec.ProcStartFt = ft
-	}
-	var parked string
-	if json.Unmarshal(w.ParkedJobID, &parked) == nil && len(w.ParkedJobID) > 0 && w.ParkedJobID[0] == '"' {
-		rec.ParkedJobID = parked
-	}
+	// Claude Code 2.1.328 checks procStartFt instead when it is a string.
+	rec.ProcStartFt = stringOnly(w.ProcStartFt)
+	rec.ParkedJobID = stringOnly(w.ParkedJobID)
 	proto, err := intField("peerProtocol", w.PeerProtocol)
 	if err != nil {
 		return rec, err
@@ -254,6 +247,16 @@ func procStartField(raw json.RawMessage) (string, error) {
 		return s, nil
 	}
 	return "", fmt.Errorf("field procStart is %s, not a string or number", shorten(raw))
+}
+
+// stringOnly is raw's text when raw is a JSON string, else "": a value of
+// another type is ignored silently, as Claude Code 2.1.328 ignores it.
+func stringOnly(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // strField decodes an optional string field. Absent or null is "". A value
