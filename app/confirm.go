@@ -226,7 +226,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	rec := target.Record()
 	var exited <-chan struct{}
 	if s.exits != nil {
-		start, _ := rec.CheckedStart()
+		start, _, _ := rec.CheckedStart()
 		exited = s.exits.Exited(ctx, rec.PID, start)
 	}
 	c.WaitStatus = target.Status()

@@ -88,7 +88,7 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			}
 			pctx, pcancel := context.WithCancel(ctx)
 			pids[k] = pcancel
-			start, _ := e.Record.CheckedStart()
+			start, _, _ := e.Record.CheckedStart()
 			ch := s.exits.Exited(pctx, e.Record.PID, start)
 			wg.Add(1)
 			go func() {

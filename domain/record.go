@@ -72,12 +72,19 @@ type Record struct {
 	// instead. CheckedStart says which one counts.
 	ProcStart   string
 	ProcStartFt string
+	// ProcStartEmpty and ProcStartFtEmpty are set when the field is there
+	// as "": a value to Claude Code, which then never matches a start.
+	ProcStartEmpty, ProcStartFtEmpty bool
 	// ProcStartNumber is set when "procStart" was written as a JSON number:
 	// peerctl compares it all the same, Claude Code 2.1.328 does not.
 	ProcStartNumber bool
 	// ParkedJobID is "parkedJobId" (2.1.328): a session parked as a job,
 	// which Claude Code's listing leaves out.
-	ParkedJobID  string
+	ParkedJobID string
+	ParkedEmpty bool // "parkedJobId" is there as "": parked all the same
+	// BOM is set when the file starts with a UTF-8 byte-order mark: peerctl
+	// reads such a record, Claude Code 2.1.328 drops it from its listings.
+	BOM          bool
 	Version      string    // "version" of Claude Code
 	PeerProtocol int       // "peerProtocol" (1 in 2.1.328; 0 when absent)
 	Kind         string    // "kind": "interactive", "print", "bg", "daemon", …
@@ -135,11 +142,16 @@ func (r Record) String() string {
 }
 
 // CheckedStart returns the process start to compare with the live
-// process's, and the field it comes from: procStartFt when present (as
-// Claude Code 2.1.328 does), else procStart ("" when neither is there).
-func (r Record) CheckedStart() (start, field string) {
-	if r.ProcStartFt != "" {
-		return r.ProcStartFt, "procStartFt"
+// process's, the field it comes from, and whether there is one to compare:
+// procStartFt when present (as Claude Code 2.1.328 does), else procStart.
+func (r Record) CheckedStart() (start, field string, set bool) {
+	if r.ProcStartFt != "" || r.ProcStartFtEmpty {
+		return r.ProcStartFt, "procStartFt", true
 	}
-	return r.ProcStart, "procStart"
+	return r.ProcStart, "procStart", r.ProcStart != "" || r.ProcStartEmpty
 }
+
+// Parked reports whether the record names a parked session
+// ("parkedJobId" present as a string, even ""), which Claude Code 2.1.328
+// does not list.
+func (r Record) Parked() bool { return r.ParkedJobID != "" || r.ParkedEmpty }

@@ -173,7 +173,9 @@ func sharing(entries []Entry, e Entry) []Entry {
 // ambiguous and a courier send fails). Two names with one FoldName are one
 // name to the courier.
 func FoldName(name string) string {
-	var b strings.Builder
+	// Whitespace runs become one ' ' first; the cut to 200 can leave one
+	// at the end, which is trimmed before ' ' becomes '-'.
+	var folded []rune
 	space := false
 	for _, r := range strings.TrimFunc(strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || !jsSpace(r) && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cs, r)) {
@@ -186,23 +188,26 @@ func FoldName(name string) string {
 			continue
 		}
 		if space {
-			b.WriteByte('-')
+			folded = append(folded, ' ')
 			space = false
 		}
-		r = unicode.ToLower(r)
-		if r == 'ς' {
-			r = 'σ'
+		switch r {
+		case 'İ': // JavaScript lower-cases it to "i̇", two code points
+			folded = append(folded, 'i', '\u0307')
+		case 'ς', 'Σ':
+			folded = append(folded, 'σ')
+		default:
+			folded = append(folded, unicode.ToLower(r))
 		}
-		b.WriteRune(r)
 	}
-	folded := []rune(b.String())
 	if len(folded) > 200 {
 		folded = folded[:200]
 	}
-	if len(folded) == 0 {
+	s := strings.ReplaceAll(strings.TrimRight(string(folded), " "), " ", "-")
+	if s == "" {
 		return "untitled-session"
 	}
-	return string(folded)
+	return s
 }
 
 // jsSpace reports whether r is whitespace to JavaScript's \s (which counts

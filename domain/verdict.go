@@ -152,7 +152,7 @@ func Classify(r Record, l Liveness) Entry {
 		// ignores a procStart that is not a string, and lists it when that
 		// pid runs; we do not probe that pid, so such a file counts when
 		// its JSON was read (a name or socket to count it by).
-		e.ClaudeMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File) && r.ParkedJobID == ""
+		e.ClaudeMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File) && !r.Parked()
 	case r.Kind != KindInteractive:
 		e.Verdict = VerdictHeadless
 		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
@@ -163,8 +163,8 @@ func Classify(r Record, l Liveness) Entry {
 		}
 		// SendMessage's candidates (2.1.328) are records with a socket of
 		// any kind: a background session ("bg") is one.
-		e.ClaudeMayList = r.ParkedJobID == "" && runs
-	case r.ParkedJobID != "":
+		e.ClaudeMayList = !r.Parked() && runs
+	case r.Parked():
 		// Claude Code 2.1.328's listings leave a parked session out.
 		e.Verdict = VerdictHeadless
 		e.Reason = fmt.Sprintf("parked (parkedJobId %q): Claude Code does not list it as a peer", r.ParkedJobID)
@@ -182,7 +182,10 @@ func Classify(r Record, l Liveness) Entry {
 		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
 	case l.StartMatches == No:
 		e.Verdict = VerdictReused
-		start, field := r.CheckedStart()
+		start, field, _ := r.CheckedStart()
+		if start == "" {
+			start = `""`
+		}
 		e.Reason = fmt.Sprintf("pid %d started at %s, record says %s %s", r.PID, l.ActualStart, field, start)
 		// Claude Code compares only a procStart written as a string.
 		e.ClaudeMayList = r.ProcStartNumber && field == "procStart"

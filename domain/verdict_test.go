@@ -153,6 +153,10 @@ func TestClassifyClaudeMayList(t *testing.T) {
 		{"reused, procStart a string: Claude Code compares it too", base, reused, domain.VerdictReused, false, "record says procStart 100"},
 		{"reused, procStart a number: Claude Code does not compare it", with(func(r *domain.Record) { r.ProcStartNumber = true }), reused, domain.VerdictReused, true, "record says procStart 100"},
 		{"reused by procStartFt, which Claude Code reads first", with(func(r *domain.Record) { r.ProcStartFt = "7" }), reused, domain.VerdictReused, false, "record says procStartFt 7"},
+		// An empty string is a value to Claude Code: "" never matches a
+		// process start, and parkedJobId "" parks the session.
+		{"procStart written as an empty string: reused", with(func(r *domain.Record) { r.ProcStart, r.ProcStartEmpty = "", true }), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes, ActualStart: "999"}, domain.VerdictReused, false, `record says procStart ""`},
+		{"parkedJobId written as an empty string: parked", with(func(r *domain.Record) { r.ParkedEmpty = true }), alive, domain.VerdictHeadless, false, `parked (parkedJobId "")`},
 		{"parked job: Claude Code does not list it", with(func(r *domain.Record) { r.ParkedJobID = "job-1" }), alive, domain.VerdictHeadless, false, `parked (parkedJobId "job-1")`},
 		{"misnamed <pid>.json: Claude Code reads the file name's pid", with(func(r *domain.Record) {
 			r.Problem, r.ProblemVerdict = "file name 4652.json is not 5031.json for pid 5031", domain.VerdictMisnamed

@@ -220,6 +220,12 @@ func checkTarget(target domain.Session) error {
 	if !target.Addressable() {
 		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d): %s", target.ID(), target.PID(), target.Unaddressable())
 	}
+	if target.Record().BOM {
+		// The courier's SendMessage can only pick among the sessions
+		// Claude Code lists; it could take another of the same name.
+		return domain.Refuse(domain.ReasonHarnessUnsupported,
+			"session %s (pid %d): its record starts with a UTF-8 byte-order mark, which Claude Code's own listing drops, so the courier cannot reach it; use --transport socket", target.ID(), target.PID())
+	}
 	return nil
 }
 

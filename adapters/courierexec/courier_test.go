@@ -515,3 +515,26 @@ func TestCourierRelativeProgram(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"hello from the test"}, c.sent(t, "proj-ab"))
 }
+
+// TestCourierRefusesARecordClaudeCodeDoesNotList: Claude Code 2.1.328 drops
+// a record that starts with a UTF-8 BOM (peerctl reads it), so the
+// courier's SendMessage cannot find the target and could pick another
+// session of that name it can see: refuse before anything runs, in Plan too.
+func TestCourierRefusesARecordClaudeCodeDoesNotList(t *testing.T) {
+	rec := target
+	rec.BOM = true
+	tr := courierexec.New(courierexec.Config{Program: "/bin/true"})
+	for name, call := range map[string]func() error{
+		"deliver": func() error {
+			_, err := tr.Deliver(context.Background(), transporttest.Session(t, rec), msg(t, "hi"))
+			return err
+		},
+		"plan": func() error { _, err := tr.Plan(transporttest.Session(t, rec), msg(t, "hi")); return err },
+	} {
+		r, ok := domain.AsRefusal(call())
+		require.True(t, ok, name)
+		assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason, name)
+		assert.Contains(t, r.Detail, "byte-order mark", name)
+		assert.Contains(t, r.Detail, "--transport socket", name)
+	}
+}

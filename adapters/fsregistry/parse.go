@@ -58,6 +58,7 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // (empty when the file is not one JSON object). File, Path and ModTime
 // are left for the caller.
 func Parse(data []byte) (domain.Record, error) {
+	bom := bytes.HasPrefix(data, utf8BOM)
 	data = replaceInvalidUTF8(bytes.TrimPrefix(data, utf8BOM))
 	var w wireRecord
 	if err := jsonexact.Unmarshal(data, &w); err != nil {
@@ -75,7 +76,7 @@ func Parse(data []byte) (domain.Record, error) {
 	}
 	// Text fields first: a record whose pid or procStart is unusable still
 	// says its name and socket (Claude Code may list it by its file name).
-	var rec domain.Record
+	rec := domain.Record{BOM: bom}
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage
@@ -110,9 +111,13 @@ func Parse(data []byte) (domain.Record, error) {
 		return rec, err
 	}
 	rec.ProcStartNumber = rec.ProcStart != "" && w.ProcStart[0] != '"'
+	rec.ProcStartEmpty = string(w.ProcStart) == `""`
 	// Claude Code 2.1.328 checks procStartFt instead when it is a string.
-	rec.ProcStartFt = stringOnly(w.ProcStartFt)
-	rec.ParkedJobID = stringOnly(w.ParkedJobID)
+	var isStr bool
+	rec.ProcStartFt, isStr = stringOnly(w.ProcStartFt)
+	rec.ProcStartFtEmpty = isStr && rec.ProcStartFt == ""
+	rec.ParkedJobID, isStr = stringOnly(w.ParkedJobID)
+	rec.ParkedEmpty = isStr && rec.ParkedJobID == ""
 	proto, err := intField("peerProtocol", w.PeerProtocol)
 	if err != nil {
 		return rec, err
@@ -249,14 +254,15 @@ func procStartField(raw json.RawMessage) (string, error) {
 	return "", fmt.Errorf("field procStart is %s, not a string or number", shorten(raw))
 }
 
-// stringOnly is raw's text when raw is a JSON string, else "": a value of
-// another type is ignored silently, as Claude Code 2.1.328 ignores it.
-func stringOnly(raw json.RawMessage) string {
+// stringOnly returns raw's text and true when raw is a JSON string; a
+// value of another type is ignored silently, as Claude Code 2.1.328
+// ignores it.
+func stringOnly(raw json.RawMessage) (string, bool) {
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return ""
+		return "", false
 	}
-	return s
+	return s, true
 }
 
 // strField decodes an optional string field. Absent or null is "". A value

@@ -70,17 +70,32 @@ func TestParseFields(t *testing.T) {
 		// and compares a procStart only when it is a string.
 		{"procStartFt is checked instead of procStart", `{"pid":7,"procStart":"100","procStartFt":"200"}`, func(t *testing.T, r domain.Record) {
 			assert.Equal(t, "100", r.ProcStart, "procStart as written")
-			start, field := r.CheckedStart()
+			start, field, _ := r.CheckedStart()
 			assert.Equal(t, "200", start)
 			assert.Equal(t, "procStartFt", field)
 		}, ""},
 		{"procStartFt not a string is ignored", `{"pid":7,"procStart":"100","procStartFt":200}`, func(t *testing.T, r domain.Record) {
-			start, field := r.CheckedStart()
+			start, field, _ := r.CheckedStart()
 			assert.Equal(t, "100", start)
 			assert.Equal(t, "procStart", field)
 			assert.False(t, r.ProcStartNumber)
 		}, ""},
 		{"procStart a number is marked", `{"pid":7,"procStart":100}`, func(t *testing.T, r domain.Record) { assert.True(t, r.ProcStartNumber) }, ""},
+		{"empty procStart and procStartFt are values, not absent", `{"pid":7,"procStart":"","procStartFt":""}`, func(t *testing.T, r domain.Record) {
+			assert.True(t, r.ProcStartEmpty)
+			start, field, set := r.CheckedStart()
+			assert.Equal(t, "", start)
+			assert.Equal(t, "procStartFt", field)
+			assert.True(t, set)
+		}, ""},
+		{"a BOM is noted (Claude Code drops such a record)", "\xEF\xBB\xBF{\"pid\":7}", func(t *testing.T, r domain.Record) { assert.True(t, r.BOM) }, ""},
+		{"no BOM", `{"pid":7}`, func(t *testing.T, r domain.Record) { assert.False(t, r.BOM) }, ""},
+		{"empty parkedJobId parks", `{"pid":7,"parkedJobId":""}`, func(t *testing.T, r domain.Record) { assert.True(t, r.Parked()) }, ""},
+		{"no procStart is not set", `{"pid":7}`, func(t *testing.T, r domain.Record) {
+			_, _, set := r.CheckedStart()
+			assert.False(t, set)
+			assert.False(t, r.Parked())
+		}, ""},
 		{"parkedJobId", `{"pid":7,"parkedJobId":"job-1"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, "job-1", r.ParkedJobID) }, ""},
 		{"parkedJobId not a string is ignored", `{"pid":7,"parkedJobId":5}`, func(t *testing.T, r domain.Record) { assert.Empty(t, r.ParkedJobID) }, ""},
 		{"unknown status word", `{"pid":7,"status":"thinking"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusUnknown, r.Status) }, ""},

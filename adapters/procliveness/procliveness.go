@@ -134,7 +134,7 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	// One read of /proc/<pid>/stat gives both the state (a zombie still
 	// answers kill(pid, 0)) and the start time.
 	st, err := ReadStat(c.procRoot, rec.PID)
-	start, field := rec.CheckedStart()
+	start, field, set := rec.CheckedStart()
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		// Either the pid exited between kill and read, or /proc hides it
@@ -144,16 +144,16 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 			l.Alive = domain.No
 			return l
 		}
-		if start != "" {
+		if set {
 			l.Unchecked = append(l.Unchecked, fmt.Sprintf("%s not checked: %s/%d is not visible while the pid is alive", field, c.procRoot, rec.PID))
 		}
 	case err != nil:
-		if start != "" {
+		if set {
 			l.Unchecked = append(l.Unchecked, field+" not checked: "+err.Error())
 		}
 	default:
 		switch {
-		case start == "":
+		case !set:
 		case st.Start == start:
 			l.StartMatches, l.ActualStart = domain.Yes, st.Start
 		default:
@@ -169,7 +169,7 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 			return l
 		}
 	}
-	if start == "" {
+	if !set {
 		l.Unchecked = append(l.Unchecked, "record has no procStart; pid reuse not checked")
 	}
 	return l

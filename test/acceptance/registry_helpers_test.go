@@ -163,6 +163,9 @@ func craftRegistry(t testing.TB) *regRegistry {
 	add(regCase{Label: "procStart a wrong number", PID: testproc.Sleeper(t), Verdict: "reused", Reason: "record says procStart 1", Oracle: true,
 		Divergence: "stricter on purpose: a procStart that names another process is a reused pid however it is written; claude agents 2.1.328 compares only a string (the identity rule counts such a record)"},
 		"", full(map[string]any{"procStart": 1}))
+	// An empty string is a value to Claude Code: it never matches, it parks.
+	add(regCase{Label: "procStart an empty string", PID: testproc.Sleeper(t), Verdict: "reused", Reason: `record says procStart ""`}, "", full(map[string]any{"procStart": ""}))
+	add(regCase{Label: "parkedJobId an empty string", PID: testproc.Sleeper(t), Verdict: "headless", Reason: "parked"}, "", full(map[string]any{"parkedJobId": ""}))
 	add(regCase{Label: "parked job", PID: testproc.Sleeper(t), Verdict: "headless", Reason: "parked"}, "", full(map[string]any{"parkedJobId": "job-1"}))
 	add(regCase{Label: "over 256 KiB", PID: testproc.Sleeper(t), Verdict: "malformed", Reason: "over the 262144-byte cap"}, "",
 		full(map[string]any{"pad": strings.Repeat("x", 256<<10)}))
