@@ -354,7 +354,12 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		return res, nil
 	}
 	mark := s.markTranscript(req, target) // before the transport: see afterDelivery
-	res.Receipt, err = s.transport.Deliver(ctx, target, msg)
+	var heed ports.Heed
+	if h, ok := s.transport.(ports.Heeding); ok {
+		res.Receipt, heed, err = h.DeliverHeeding(ctx, target, msg)
+	} else {
+		res.Receipt, err = s.transport.Deliver(ctx, target, msg)
+	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if err != nil {
 		if _, ok := domain.AsRefusal(err); !ok {
@@ -362,5 +367,5 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		}
 		return res, err
 	}
-	return s.afterDelivery(ctx, req, res, mark)
+	return s.afterDelivery(ctx, req, res, mark, heed)
 }

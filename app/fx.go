@@ -40,6 +40,9 @@ type Config struct {
 	Claude string
 	// Env is the environment the courier starts from (default os.Environ()).
 	Env []string
+	// From is the courier's display name, which receivers see as the
+	// sender's name (default "peerctl").
+	From string
 }
 
 // Module provides *Service and the ports bound to the real adapters. Supply
@@ -75,7 +78,7 @@ func NewCourier(cfg Config) *courierexec.Transport {
 	if env == nil {
 		env = os.Environ()
 	}
-	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, ConfigDir: cfg.ConfigDir})
+	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, Name: cfg.From})
 }
 
 // NewSocket builds the inbox-socket transport from cfg.

@@ -466,11 +466,17 @@ func candidates(es []Entry) []Candidate {
 type Receipt struct {
 	// Transport is the transport's name ("courier", "socket", ...).
 	Transport string
-	// Outcome is "sent" (courier evidence), "posted" (socket accepted the
-	// frame) or "delivered" (seen in the target's transcript).
+	// Outcome is "queued" (Claude Code's SendMessage put it in the
+	// target's inbox), "held" (the target holds it), "posted" (the socket
+	// accepted the frame) or "delivered" (seen in the target's transcript).
 	Outcome string
 	// Detail is a short human note (may be empty).
 	Detail string
+	// MsgID is Claude Code's msg_id for a courier send ("" otherwise).
+	MsgID string
+	// ClaudeResult is Claude Code's own words about a courier send: its
+	// SendMessage result message, or the delivery notice that followed.
+	ClaudeResult string
 }
 
 // Plan describes what a transport would do, for `send --dry-run`.
@@ -480,6 +486,7 @@ type Plan struct {
 	Argv      []string `json:"argv,omitempty"`
 	Dir       string   `json:"dir,omitempty"`
 	Stdin     string   `json:"stdin,omitempty"`
+	Call      string   `json:"call,omitempty"`
 	Socket    string   `json:"socket,omitempty"`
 	Frame     string   `json:"frame,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -96,18 +97,19 @@ func HelpFlags(help []byte) map[string]bool {
 // its stdout. A non-zero exit, a timeout or a signal is an error carrying the
 // head of stderr. The process group is killed before it returns.
 func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error) {
-	dir, removeDir, err := t.workDir()
+	root, removeDir, err := privateDir()
 	if err != nil {
 		return nil, err
 	}
 	defer removeDir()
+	dir := filepath.Join(root, "work")
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
 	stdout := &capBuffer{max: 1 << 20}
 	stderr := &capBuffer{max: 64 << 10}
 	cmd := exec.Command(path, arg)
 	cmd.Dir = dir
-	cmd.Env = append(ScrubEnv(t.cfg.Env, t.cfg.ConfigDir), "DISABLE_AUTOUPDATER=1")
+	cmd.Env = append(ScrubEnv(t.cfg.Env), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "config"), "DISABLE_AUTOUPDATER=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = t.cfg.Grace

@@ -265,6 +265,7 @@ type options struct {
 	transport string
 	timeout   time.Duration
 	claude    string
+	from      string
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

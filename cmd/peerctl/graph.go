@@ -26,7 +26,7 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	if claude == "" {
 		claude = c.getenv(courierexec.ProgramEnv)
 	}
-	cfg := app.Config{ConfigDir: dir, Transport: opts.transport, Timeout: opts.timeout, Claude: claude}
+	cfg := app.Config{ConfigDir: dir, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, From: opts.from}
 	logger := fx.NopLogger
 	if c.debug {
 		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
