@@ -193,8 +193,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 
 // Messages API request, only the parts the endpoint looks at.
 type apiRequest struct {
-	Stream   bool `json:"stream"`
-	Tools    []struct {
+	Stream bool `json:"stream"`
+	Tools  []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 	Messages []struct {
