@@ -100,6 +100,9 @@ func (t *Transport) DeliverHeeding(ctx context.Context, target domain.Session, m
 	res, err := c.Send(lctx, target.SocketPath(), msg.Text())
 	if err != nil {
 		_ = c.Close()
+		if r, ok := domain.AsRefusal(err); ok && lctx.Err() != nil && ctx.Err() == nil {
+			r.Detail = fmt.Sprintf("courier timed out after %s: %s", t.cfg.Timeout, r.Detail)
+		}
 		cancel()
 		return domain.Receipt{}, nil, err
 	}
