@@ -162,8 +162,9 @@ type Detail struct {
 	Transcript       string
 	TranscriptExists bool
 	// Warnings are notes about the session as addressed, e.g. that its name
-	// is shared by another live session (sending to it is refused); empty
-	// when there is nothing to say.
+	// is carried by another live session (address it by full id or
+	// endpoint) or its socket published by another record (sending to it is
+	// refused); empty when there is nothing to say.
 	Warnings []string
 }
 

@@ -50,3 +50,27 @@ func TranscriptPath(configDir, cwd, sessionID string) string {
 	}
 	return filepath.Join(configDir, "projects", ProjectSlug(cwd), sessionID+".jsonl")
 }
+
+// CarriesText reports whether a transcript's enqueue content is text as
+// sent: the text itself (an inbox-socket post), or the text wrapped as a
+// message from another session, which is how a SendMessage send is queued
+// (Claude Code 2.1.328 and 2.1.332):
+//
+//	<cross-session-message from="uds:<sender socket>" from-name="<sender name>" from-mode="…">
+//	<text>
+//	</cross-session-message>
+func CarriesText(content, text string) bool {
+	if content == text {
+		return true
+	}
+	const open, end = "<cross-session-message from=\"", "\n</cross-session-message>"
+	body, ok := strings.CutPrefix(content, open)
+	if !ok {
+		return false
+	}
+	header, body, ok := strings.Cut(body, "\n")
+	if !ok || !strings.HasSuffix(header, "\">") {
+		return false
+	}
+	return body == text+end
+}

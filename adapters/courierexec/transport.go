@@ -22,11 +22,13 @@ var (
 // courier about 0.5 s after SendMessage answered.
 const DefaultNoticeWindow = 3 * time.Second
 
-// MaxMessageBytes is the largest text the courier sends. SendMessage
-// carried texts up to this size intact (measured live on 2.1.328 and
-// 2.1.332, docs/CLAUDE-CODE-FACTS.md); larger ones are refused up front
-// with ReasonInvalidMessage.
-const MaxMessageBytes = domain.MaxMessageBytes
+// SendMessageLimit is the largest serialized message Claude Code's
+// SendMessage sends, in characters (measured on 2.1.328: "Message too large
+// for cross-session delivery: the serialized message is 2,097,514
+// characters and the limit is 1,048,576"). domain.MaxMessageBytes (64 KiB)
+// is far below it: every valid message fits, and arrives intact (the live
+// test sends one of exactly 64 KiB).
+const SendMessageLimit = 1 << 20
 
 func checkTarget(target domain.Session, msg domain.Message) error {
 	if !target.Addressable() {
@@ -35,8 +37,8 @@ func checkTarget(target domain.Session, msg domain.Message) error {
 	if !filepath.IsAbs(target.SocketPath()) {
 		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d): its socket path %q is not absolute", target.ID(), target.PID(), target.SocketPath())
 	}
-	if msg.Len() > MaxMessageBytes {
-		return domain.Refuse(domain.ReasonInvalidMessage, "message is %d bytes; the courier sends at most %d bytes (the largest SendMessage was measured to carry intact)", msg.Len(), MaxMessageBytes)
+	if msg.IsZero() {
+		return domain.Refuse(domain.ReasonInvalidMessage, "message is empty")
 	}
 	return nil
 }
@@ -100,6 +102,9 @@ func (t *Transport) DeliverHeeding(ctx context.Context, target domain.Session, m
 	res, err := c.Send(lctx, target.SocketPath(), msg.Text())
 	if err != nil {
 		_ = c.Close()
+		if r, ok := domain.AsRefusal(err); ok && lctx.Err() != nil && ctx.Err() == nil {
+			r.Detail = fmt.Sprintf("courier timed out after %s: %s", t.cfg.Timeout, r.Detail)
+		}
 		cancel()
 		return domain.Receipt{}, nil, err
 	}
