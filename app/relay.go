@@ -50,6 +50,9 @@ type Relay struct {
 
 	starts   atomic.Int64
 	restarts atomic.Int64
+
+	stopOnce sync.Once
+	ended    chan struct{} // closed once every goroutine ended and Inbound closed
 }
 
 // RelayStats counts a Relay's courier starts.
@@ -90,7 +93,7 @@ func (r *Relay) Start(ctx context.Context) error {
 }
 
 // Stop closes the courier and waits until every goroutine of the relay has
-// ended; Inbound is closed then. A send in flight ends first (its courier
+// ended; Inbound is closed then. It may be called more than once. A send in flight ends first (its courier
 // is closed under it: a delivery_failed refusal).
 func (r *Relay) Stop(ctx context.Context) error {
 	if r.cancel == nil {
@@ -105,14 +108,16 @@ func (r *Relay) Stop(ctx context.Context) error {
 	if c != nil {
 		_ = c.Close()
 	}
-	done := make(chan struct{})
-	go func() {
-		r.wg.Wait()
-		close(done)
-	}()
+	r.stopOnce.Do(func() {
+		r.ended = make(chan struct{})
+		go func() {
+			r.wg.Wait()
+			close(r.inbound)
+			close(r.ended)
+		}()
+	})
 	select {
-	case <-done:
-		close(r.inbound)
+	case <-r.ended:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("stop relay: %w", ctx.Err())

@@ -221,7 +221,7 @@ func (l *lockedBuffer) String() string {
 
 func startRelay(t *testing.T, env []string, args ...string) *relayRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 	r := &relayRun{lines: make(chan map[string]any, 1024), done: make(chan struct{})}
 	r.cmd = exec.CommandContext(ctx, peerctlBin(t), append(args, "relay")...)
@@ -268,12 +268,18 @@ func (r *relayRun) write(t *testing.T, v any) {
 // next returns the next output line, failing after 30 s.
 func (r *relayRun) next(t *testing.T) map[string]any {
 	t.Helper()
+	return r.nextWithin(t, 30*time.Second)
+}
+
+// nextWithin returns the next output line, failing after d.
+func (r *relayRun) nextWithin(t *testing.T, d time.Duration) map[string]any {
+	t.Helper()
 	select {
 	case m, ok := <-r.lines:
 		require.True(t, ok, "relay output ended; stderr: %s", r.err.String())
 		return m
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no relay line in 30 s; stderr: %s", r.err.String())
+	case <-time.After(d):
+		t.Fatalf("no relay line in %s; stderr: %s", d, r.err.String())
 		return nil
 	}
 }
