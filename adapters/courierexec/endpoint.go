@@ -301,17 +301,21 @@ func (e *endpoint) decide(req *apiRequest) answer {
 }
 
 // collect publishes every delivery notice and peer message the request's
-// user texts hold that no earlier request held as often, and returns how
-// many it published. Claude Code sends the whole conversation with every
-// request and may fold several queued turns into one request (a peer's
-// message beside our next send turn), so "the newest user text" would miss
-// some: items are counted over the whole conversation instead, which only
-// grows. Called with mu held.
+// user and system texts hold that no earlier request held as often, and
+// returns how many it published. Claude Code sends the whole conversation
+// with every request and hands a message that arrives during a turn to
+// that turn's next request, beside our own send turn, so "the newest user
+// text" would miss some: items are counted over the whole conversation
+// instead, which only grows. Called with mu held.
 func (e *endpoint) collect(req *apiRequest) int {
 	counts := map[string]int{}
 	var order []string
 	for _, m := range req.Messages {
-		if m.Role != "user" {
+		// A message that arrives while the courier is in a turn comes as a
+		// "system" entry of the turn's next request ("Another Claude
+		// session sent a message while you were working:\n<cross-session-message …>",
+		// 2.1.332); one that arrives while it is idle starts a user turn.
+		if m.Role != "user" && m.Role != "system" {
 			continue
 		}
 		for _, b := range blocks(m.Content) {

@@ -227,3 +227,17 @@ func TestInboundItems(t *testing.T) {
 	assert.Equal(t, []string{n, a, a}, inboundItems(n+"\n"+a+a))
 	assert.Equal(t, []string{a, n}, inboundItems("before "+a+" between "+n))
 }
+
+// A message that arrives while the courier is in a turn comes as a
+// "system" entry of the turn's next request (2.1.332).
+func TestEndpointPublishesMessagesFromSystemEntries(t *testing.T) {
+	e := newTestEndpoint(t)
+	a := peerMsg("/t/1.sock", "one", "pong: during the turn")
+	_, _ = post(t, e, "/v1/messages", e.key, request(true, []string{"SendMessage"}, user("tok"),
+		map[string]any{"role": "system", "content": []map[string]any{{"type": "text",
+			"text": "Another Claude session sent a message while you were working:\n" + a + "\n\nThis came from another Claude session."}}}))
+	got := drain(e)
+	require.Len(t, got, 1)
+	assert.Equal(t, "pong: during the turn", got[0].Body)
+	assert.Equal(t, "one", got[0].FromName)
+}

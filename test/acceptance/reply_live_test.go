@@ -42,10 +42,16 @@ func replyScript(r *scriptedmodel.Request) scriptedmodel.Reply {
 		return scriptedmodel.Say("ok")
 	}
 	var pending [][2]string // from, text
-	for _, text := range r.UserTexts() {
-		for _, m := range inboundWrapped.FindAllStringSubmatch(text, -1) {
-			if !strings.HasPrefix(m[2], silentPrefix) {
-				pending = append(pending, [2]string{m[1], m[2]})
+	for _, msg := range r.Messages {
+		// A message that arrives during a turn comes as a "system" entry.
+		if msg.Role != "user" && msg.Role != "system" {
+			continue
+		}
+		for _, b := range msg.Content {
+			for _, m := range inboundWrapped.FindAllStringSubmatch(b.Text, -1) {
+				if !strings.HasPrefix(m[2], silentPrefix) {
+					pending = append(pending, [2]string{m[1], m[2]})
+				}
 			}
 		}
 	}
@@ -107,13 +113,14 @@ func TestLiveReplies(t *testing.T) {
 				t.Fatalf("after %d receipts and %d replies, nothing for 120 s; relay stderr: %s\nscreens:\n%s\n%s",
 					len(receipts), len(replies), r.err.String(), sessions[0].Screen(), sessions[1].Screen())
 			}
+			t.Logf("%s %v %v %v", time.Now().Format("15:04:05.000"), m["type"], m["id"], m["text"])
 			switch m["type"] {
 			case "receipt":
 				receipts = append(receipts, m)
 			case "inbound":
 				replies[m["text"].(string)] = m["fromName"].(string)
 			default:
-				t.Fatalf("unexpected line %v; stderr: %s", m, r.err.String())
+				t.Fatalf("after %d receipts and %d replies, unexpected line %v; stderr: %s", len(receipts), len(replies), m, r.err.String())
 			}
 		}
 		msgIDs := map[any]bool{}
