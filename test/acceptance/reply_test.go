@@ -219,7 +219,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func startRelay(t *testing.T, env []string, args ...string) *relayRun {
+func startRelay(t testing.TB, env []string, args ...string) *relayRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
@@ -253,7 +253,7 @@ func startRelay(t *testing.T, env []string, args ...string) *relayRun {
 	return r
 }
 
-func (r *relayRun) write(t *testing.T, v any) {
+func (r *relayRun) write(t testing.TB, v any) {
 	t.Helper()
 	var b []byte
 	if s, ok := v.(string); ok {
@@ -266,13 +266,13 @@ func (r *relayRun) write(t *testing.T, v any) {
 }
 
 // next returns the next output line, failing after 30 s.
-func (r *relayRun) next(t *testing.T) map[string]any {
+func (r *relayRun) next(t testing.TB) map[string]any {
 	t.Helper()
 	return r.nextWithin(t, 30*time.Second)
 }
 
 // nextWithin returns the next output line, failing after d.
-func (r *relayRun) nextWithin(t *testing.T, d time.Duration) map[string]any {
+func (r *relayRun) nextWithin(t testing.TB, d time.Duration) map[string]any {
 	t.Helper()
 	select {
 	case m, ok := <-r.lines:
