@@ -192,8 +192,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 
 // Messages API request, only the parts the endpoint looks at.
 type apiRequest struct {
-	Stream   bool `json:"stream"`
-	Tools    []struct {
+	Stream bool `json:"stream"`
+	Tools  []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 	Messages []struct {
@@ -279,7 +279,7 @@ func (e *endpoint) decide(req *apiRequest) answer {
 		case t.ping:
 			e.finish(turnEnd{tools: tools})
 		case !contains(tools, SendTool):
-			e.finish(turnEnd{tools: tools, err: fmt.Errorf("Claude Code did not offer %s (tools offered: %s)", SendTool, strings.Join(quoteAll(tools), ", "))})
+			e.finish(turnEnd{tools: tools, err: fmt.Errorf("the courier was not offered %s (tools offered: %s)", SendTool, strings.Join(quoteAll(tools), ", "))})
 		case hasToolUse(req, t.toolID):
 			// Never a second call for one turn (FACTS: a repeat is dropped
 			// by the receiver, and an endpoint that repeats loops).
