@@ -82,6 +82,7 @@ type endpoint struct {
 	mu      sync.Mutex
 	current *turn
 	seen    []string // unexpected requests, for a failure detail
+	closed  bool     // inbound is closed
 }
 
 // newEndpoint listens on 127.0.0.1 at a port the kernel picks, with a fresh
@@ -112,8 +113,10 @@ func (e *endpoint) close() {
 	if e.current != nil {
 		e.finish(turnEnd{err: errors.New("the courier ended")})
 	}
-	close(e.inbound)
-	e.inbound = nil
+	if !e.closed {
+		e.closed = true
+		close(e.inbound)
+	}
 	e.mu.Unlock()
 }
 
@@ -297,7 +300,7 @@ func (e *endpoint) decide(req *apiRequest) answer {
 // publish hands in to Inbound without blocking; when the buffer is full the
 // event is counted as dropped. Called with mu held.
 func (e *endpoint) publish(in Inbound) {
-	if e.inbound == nil {
+	if e.closed {
 		return
 	}
 	select {
