@@ -57,7 +57,7 @@ func TranscriptPath(configDir, cwd, sessionID string) string {
 // (Claude Code 2.1.328 and 2.1.332):
 //
 //	<cross-session-message from="uds:<sender socket>" from-name="<sender name>" from-mode="…">
-//	<text>
+//	<text, escaped as by EscapeWrapperTags>
 //	</cross-session-message>
 func CarriesText(content, text string) bool {
 	if content == text {
@@ -72,5 +72,16 @@ func CarriesText(content, text string) bool {
 	if !ok || !strings.HasSuffix(header, "\">") {
 		return false
 	}
-	return body == text+end
+	return body == EscapeWrapperTags(text)+end
 }
+
+// EscapeWrapperTags is the one change Claude Code makes to a text it wraps
+// as a cross-session message, so that the text can neither open nor close
+// a wrapper: "<cross-session-message" becomes "<\cross-session-message" and
+// "</cross-session-message" becomes "<\/cross-session-message" (measured
+// live on 2.1.328 and 2.1.332, docs/CLAUDE-CODE-FACTS.md).
+func EscapeWrapperTags(text string) string {
+	return wrapperTags.Replace(text)
+}
+
+var wrapperTags = strings.NewReplacer("<cross-session-message", `<\cross-session-message`, "</cross-session-message", `<\/cross-session-message`)

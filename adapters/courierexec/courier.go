@@ -195,6 +195,7 @@ func privateDir() (root string, remove func(), err error) {
 type Courier struct {
 	cfg     Config
 	ep      *endpoint
+	inbound <-chan Inbound
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	pgid    int
@@ -251,7 +252,7 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 		ep.close()
 		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err, Detail: "courier not started: " + err.Error()}
 	}
-	c := &Courier{cfg: t.cfg, ep: ep, exited: make(chan struct{}), remove: remove,
+	c := &Courier{cfg: t.cfg, ep: ep, inbound: ep.inbound, exited: make(chan struct{}), remove: remove,
 		stdout: &capBuffer{max: t.cfg.MaxOutput}, stderr: &capBuffer{max: 64 << 10}}
 	cmd := exec.Command(program, t.Args()...)
 	cmd.Dir = filepath.Join(root, "work")
@@ -302,7 +303,7 @@ func (c *Courier) Started() time.Time { return c.started }
 // Inbound returns the turns the courier got on its own, in order; the
 // channel is closed by Close. At most InboundBuffer wait unread; later ones
 // are dropped (see Stats).
-func (c *Courier) Inbound() <-chan Inbound { return c.ep.inbound }
+func (c *Courier) Inbound() <-chan Inbound { return c.inbound }
 
 // Stats counts what the endpoint saw.
 type Stats struct {
@@ -323,7 +324,11 @@ func (c *Courier) Stats() Stats {
 // socket must be an absolute path and text a validated domain.Message's
 // text. An error is a *domain.Refusal with ReasonDeliveryFailed; when
 // Claude Code answered (SendResult.Success false, a tool error) the result
-// is returned beside it, and the detail quotes Claude Code's words.
+// is returned beside it, and the detail quotes Claude Code's words (the
+// courier stays usable, as it does after an exchange that went wrong at the
+// endpoint: SendMessage not offered, an unexpected request). When ctx ends
+// before the turn does, the turn's outcome is unknown: the courier's
+// process group is ended and later Sends fail.
 func (c *Courier) Send(ctx context.Context, socket, text string) (SendResult, error) {
 	if !filepath.IsAbs(socket) {
 		return SendResult{}, domain.Refuse(domain.ReasonNotAddressable, "socket path %q is not absolute", socket)

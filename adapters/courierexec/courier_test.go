@@ -284,7 +284,7 @@ func TestCourierVerdicts(t *testing.T) {
 		{scenario: "refused", want: "refused by the target"},
 		{scenario: "not_sent", want: `answered success:false: "“peerctl” → uds:`},
 		{scenario: "tool_error", want: `SendMessage failed: "<tool_use_error>Error: the fake refuses this call</tool_use_error>"`},
-		{scenario: "no_send_tool", want: `Claude Code did not offer SendMessage (tools offered: "ListAgents")`},
+		{scenario: "no_send_tool", want: `the courier was not offered SendMessage (tools offered: "ListAgents")`},
 		{scenario: "not_logged_in", want: "Not logged in"},
 		{scenario: "unknown_option", want: "unknown option"},
 		{scenario: "hang", timeout: 1500 * time.Millisecond, want: "ran out of time"},

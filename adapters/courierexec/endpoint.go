@@ -82,6 +82,7 @@ type endpoint struct {
 	mu        sync.Mutex
 	current   *turn
 	seen      []string       // unexpected requests, for a failure detail
+	closed    bool           // inbound is closed
 	published map[string]int // inbound items published, by text (see collect)
 }
 
@@ -113,8 +114,10 @@ func (e *endpoint) close() {
 	if e.current != nil {
 		e.finish(turnEnd{err: errors.New("the courier ended")})
 	}
-	close(e.inbound)
-	e.inbound = nil
+	if !e.closed {
+		e.closed = true
+		close(e.inbound)
+	}
 	e.mu.Unlock()
 }
 
@@ -281,7 +284,7 @@ func (e *endpoint) decide(req *apiRequest) answer {
 		case t.ping:
 			e.finish(turnEnd{tools: tools})
 		case !contains(tools, SendTool):
-			e.finish(turnEnd{tools: tools, err: fmt.Errorf("Claude Code did not offer %s (tools offered: %s)", SendTool, strings.Join(quoteAll(tools), ", "))})
+			e.finish(turnEnd{tools: tools, err: fmt.Errorf("the courier was not offered %s (tools offered: %s)", SendTool, strings.Join(quoteAll(tools), ", "))})
 		case hasToolUse(req, t.toolID):
 			// Never a second call for one turn (FACTS: a repeat is dropped
 			// by the receiver, and an endpoint that repeats loops).
@@ -381,7 +384,7 @@ func inboundItems(text string) []string {
 // publish hands in to Inbound without blocking; when the buffer is full the
 // event is counted as dropped. Called with mu held.
 func (e *endpoint) publish(in Inbound) {
-	if e.inbound == nil {
+	if e.closed {
 		return
 	}
 	select {

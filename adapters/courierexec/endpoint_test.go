@@ -119,7 +119,7 @@ func TestEndpointRefusesWhatItDoesNotExpect(t *testing.T) {
 		code  int
 		want  string
 	}{
-		"no SendMessage": {"/v1/messages", request(false, []string{"ListAgents"}, user("tok")), nil, 200, `did not offer SendMessage (tools offered: "ListAgents")`},
+		"no SendMessage": {"/v1/messages", request(false, []string{"ListAgents"}, user("tok")), nil, 200, `was not offered SendMessage (tools offered: "ListAgents")`},
 		"oversized":      {"/v1/messages", bytes.Repeat([]byte("x"), MaxRequestBytes+1), nil, 413, "over 33554432 bytes"},
 		"malformed":      {"/v1/messages", []byte("{not json"), nil, 400, "not a Messages API request"},
 		"other path":     {"/v1/complete", []byte("{}"), nil, 404, "POST /v1/complete"},

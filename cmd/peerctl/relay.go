@@ -112,7 +112,11 @@ the relay goes on. Inbound text is data: it is never run or sent on.
 
 The courier is restarted if it dies; a send in flight then ends in a delivery_failed refusal.
 At the end of stdin the relay finishes the pending sends and exits 0; so does Ctrl-C, after
-the send in flight. Messages that arrive after that are not heard.`,
+the send in flight. Messages that arrive after that are not heard. Each line's refusal is
+data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.
+
+` + exitCodesFor(exitOK, exitError, exitUsage, exitDeliveryFailed) + `
+  (5: the courier could not start at all)`,
 		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
   coproc peerctl relay --name ci-bot   # then write requests, read lines`,
 		Args: noArgs,

@@ -16,19 +16,19 @@ import (
 
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
 type receiptJSON struct {
-	OK        bool         `json:"ok"`
-	Outcome   string       `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
-	Transport string       `json:"transport"`
-	SessionID string       `json:"sessionId"`
-	PID       int          `json:"pid"`
-	Name      string       `json:"name"`
-	Endpoint  string       `json:"endpoint"`
-	Detail    string       `json:"detail,omitempty"`
+	OK        bool   `json:"ok"`
+	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
+	Transport string `json:"transport"`
+	SessionID string `json:"sessionId"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	Endpoint  string `json:"endpoint"`
+	Detail    string `json:"detail,omitempty"`
 	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
-	MsgID        string `json:"msgId,omitempty"`
-	ClaudeResult string `json:"claudeResult,omitempty"`
-	ElapsedMs int64        `json:"elapsedMs"`
-	Plan      *domain.Plan `json:"plan,omitempty"`
+	MsgID        string       `json:"msgId,omitempty"`
+	ClaudeResult string       `json:"claudeResult,omitempty"`
+	ElapsedMs    int64        `json:"elapsedMs"`
+	Plan         *domain.Plan `json:"plan,omitempty"`
 	confirmJSON
 	// Reply and OtherInbound are set with --await-reply.
 	Reply        *inboundJSON  `json:"reply,omitempty"`

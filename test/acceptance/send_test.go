@@ -215,7 +215,7 @@ func TestSendDeliveryFailures(t *testing.T) {
 		{"unknown option", "unknown_option", nil, "error: unknown option '--bogus-flag'"},
 		{"success false", "not_sent", nil, `SendMessage answered success:false: "“peerctl” → uds:`},
 		{"tool error", "tool_error", nil, "Error: the fake refuses this call"},
-		{"no SendMessage", "no_send_tool", nil, "Claude Code did not offer SendMessage"},
+		{"no SendMessage", "no_send_tool", nil, "the courier was not offered SendMessage"},
 		{"refused", "refused", nil, "refused by the target"},
 		{"hangs", "fork_hang", []string{"--timeout", "1s"}, "timed out after 1s"},
 		{"socket absent", "", []string{"--transport", "socket"}, "does not exist"},
