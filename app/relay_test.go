@@ -72,8 +72,8 @@ func (f *fakeCourier) Close() error {
 
 // fakeCouriers starts fakeCouriers and remembers them.
 type fakeCouriers struct {
-	mu       sync.Mutex
-	started  []*fakeCourier
+	mu        sync.Mutex
+	started   []*fakeCourier
 	dieOnSend int32 // for the first courier only
 }
 

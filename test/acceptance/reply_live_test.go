@@ -209,5 +209,3 @@ func courierPIDs(t *testing.T, pid int) []int {
 	}
 	return out
 }
-
-
