@@ -150,10 +150,10 @@ func TestSendRefusesBeforeTheCourier(t *testing.T) {
 	t.Run("identity_mismatch", func(t *testing.T) {
 		w := newSendWorld(t, false)
 		pid, _ := testproc.KillableSleeper(t)
-		// A twin with a socket: SendMessage could pick it (one without a
-		// socket could not, and does not count).
+		// A twin of the same name: the name is ambiguous (each is reached
+		// by its full id or endpoint).
 		catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "inbox", "/tmp/cc-socks/twin.sock"))
-		r := w.send(t, "sent", nil, "--json", w.id, "hello")
+		r := w.send(t, "sent", nil, "--json", "inbox", "hello")
 		assert.Equal(t, 4, r.Code, "stderr: %s", r.Stderr)
 		body := assertRefusalJSON(t, r, "identity_mismatch", 4)
 		assert.Len(t, body.Candidates, 2)
