@@ -346,3 +346,20 @@ func TestSendRelativePaths(t *testing.T) {
 		})
 	}
 }
+
+// TestSendCourierHeld: the target's held notice, heard while the transcript
+// is read, makes the outcome "held" (exit 0) with Claude Code's words.
+func TestSendCourierHeld(t *testing.T) {
+	w := newSendWorld(t, false)
+	r := w.send(t, "held", nil, "--json", w.id, "hold this")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var got struct {
+		Outcome      string `json:"outcome"`
+		MsgID        string `json:"msgId"`
+		ClaudeResult string `json:"claudeResult"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	assert.Equal(t, "held", got.Outcome)
+	assert.Contains(t, got.ClaudeResult, "was held by that session")
+	assert.Contains(t, got.ClaudeResult, got.MsgID)
+}
