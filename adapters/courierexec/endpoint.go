@@ -83,6 +83,7 @@ type endpoint struct {
 	current *turn
 	seen    []string // unexpected requests, for a failure detail
 	closed  bool     // inbound is closed
+	other   string   // the head of the newest user text of the last request not of a turn
 }
 
 // newEndpoint listens on 127.0.0.1 at a port the kernel picks, with a fresh
@@ -300,7 +301,9 @@ func (e *endpoint) decide(req *apiRequest) answer {
 		}
 		return answer{}
 	}
-	e.publish(parseInbound(newestUserText(req)))
+	text := newestUserText(req)
+	e.other = clip(text, 200)
+	e.publish(parseInbound(text))
 	return answer{}
 }
 
