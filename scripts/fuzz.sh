@@ -34,7 +34,6 @@ done <<'TARGETS'
 ./adapters/fsregistry FuzzFastNumber
 ./adapters/internal/jsonexact FuzzUnmarshal
 ./adapters/transcript FuzzLineShortcuts
-./adapters/courierexec FuzzParseOutput
-./adapters/courierexec FuzzJudge
+./adapters/courierexec FuzzEndpointAnswer
 TARGETS
 exit $status

@@ -429,8 +429,12 @@ func (c *Courier) failure(what string) error {
 	default:
 	}
 	c.ep.mu.Lock()
+	parts = append(parts, fmt.Sprintf("the endpoint saw %d request(s)", c.ep.requests.Load()))
 	if len(c.ep.seen) > 0 {
 		parts = append(parts, "unexpected requests: "+strings.Join(c.ep.seen, "; "))
+	}
+	if c.ep.other != "" {
+		parts = append(parts, fmt.Sprintf("the last request outside a turn said %q", c.ep.other))
 	}
 	c.ep.mu.Unlock()
 	if n := c.ep.unauthorized.Load(); n > 0 {

@@ -83,6 +83,7 @@ type endpoint struct {
 	current   *turn
 	seen      []string       // unexpected requests, for a failure detail
 	closed    bool           // inbound is closed
+	other     string         // the head of the newest user text of the last request not of a turn
 	published map[string]int // inbound items published, by text (see collect)
 }
 
@@ -257,10 +258,11 @@ type answer struct {
 
 // decide picks the answer to one request. A request that carries the
 // current turn's token and no tool_use of ours yet gets that turn's one
-// SendMessage (a ping turn gets the closing text); the request carrying our
-// tool_use's result ends the turn; any other request is a turn the courier
-// got on its own (a delivery notice, a peer's message), published on
-// Inbound and answered with the closing text.
+// SendMessage (a ping turn gets the closing text); a request that carries
+// our tool_use must carry its result, which ends the turn; any other
+// request is a turn the courier got on its own (a delivery notice, a
+// peer's message) or a side request, published on Inbound and answered
+// with the closing text.
 func (e *endpoint) decide(req *apiRequest) answer {
 	tools := make([]string, 0, len(req.Tools))
 	for _, t := range req.Tools {
@@ -270,13 +272,19 @@ func (e *endpoint) decide(req *apiRequest) answer {
 	defer e.mu.Unlock()
 	fresh := e.collect(req)
 	t := e.current
-	if t != nil && t.emitted {
+	if t != nil && t.emitted && hasToolUse(req, t.toolID) {
 		res, found := toolResult(req, t.toolID)
 		if !found {
 			e.finish(turnEnd{tools: tools, err: fmt.Errorf("after its SendMessage call the courier asked again without the call's result (newest user text: %q)", clip(newestUserText(req), 300))})
 			return answer{}
 		}
 		e.finish(turnEnd{result: res, tools: tools})
+		return answer{}
+	}
+	if t != nil && t.emitted && carries(req, t.token) {
+		// The turn's request again, without our call in it (a retry?):
+		// never a second call (the receiver would get the text twice).
+		e.finish(turnEnd{tools: tools, err: errors.New("the courier asked again for the turn it had already been answered (a retry?); not sending twice")})
 		return answer{}
 	}
 	if t != nil && carries(req, t.token) {
@@ -295,10 +303,13 @@ func (e *endpoint) decide(req *apiRequest) answer {
 		}
 		return answer{}
 	}
-	if fresh == 0 {
+	text := newestUserText(req)
+	e.other = clip(text, 200)
+	if fresh == 0 && inboundItems(text) == nil {
 		// A turn the courier got on its own that holds no notice or peer
-		// message: published as it is (InboundOther).
-		e.publish(parseInbound(newestUserText(req)))
+		// message (those collect published once): published as it is
+		// (InboundOther).
+		e.publish(parseInbound(text))
 	}
 	return answer{}
 }

@@ -84,8 +84,19 @@ func TestEndpointAnswersFromTheTurnOnly(t *testing.T) {
 	assert.Equal(t, map[string]string{"to": "uds:/s/1.sock", "message": "exact\n\"text\" ünï", "summary": Summary}, got.Content[0].Input)
 	assert.Equal(t, "tool_use", got.StopReason)
 
-	// Asked again in the same turn without the result: no second call.
-	_, body = post(t, e, "/v1/messages?beta=true", e.key, request(true, []string{"SendMessage"}, hostile))
+	// A side request in between (no call of ours in it) is answered with
+	// the closing text and leaves the turn open.
+	_, body = post(t, e, "/v1/messages?beta=true", e.key, request(true, []string{"SendMessage"}, user("title this")))
+	assert.NotContains(t, string(body), "tool_use\"", "a second call")
+	select {
+	case end := <-tr.done:
+		t.Fatalf("a side request ended the turn: %v", end.err)
+	default:
+	}
+	// Asked again with our call but without its result: no second call, the turn fails.
+	_, body = post(t, e, "/v1/messages?beta=true", e.key, request(true, []string{"SendMessage"}, hostile,
+		map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_peerctl_1", "name": "SendMessage", "input": map[string]any{}}}},
+		user("go on")))
 	assert.NotContains(t, string(body), "tool_use\"", "a second call")
 	end := <-tr.done
 	require.Error(t, end.err)

@@ -150,10 +150,10 @@ func TestSendRefusesBeforeTheCourier(t *testing.T) {
 	t.Run("identity_mismatch", func(t *testing.T) {
 		w := newSendWorld(t, false)
 		pid, _ := testproc.KillableSleeper(t)
-		// A twin with a socket: SendMessage could pick it (one without a
-		// socket could not, and does not count).
+		// A twin of the same name: the name is ambiguous (each is reached
+		// by its full id or endpoint).
 		catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "inbox", "/tmp/cc-socks/twin.sock"))
-		r := w.send(t, "sent", nil, "--json", w.id, "hello")
+		r := w.send(t, "sent", nil, "--json", "inbox", "hello")
 		assert.Equal(t, 4, r.Code, "stderr: %s", r.Stderr)
 		body := assertRefusalJSON(t, r, "identity_mismatch", 4)
 		assert.Len(t, body.Candidates, 2)
@@ -345,4 +345,21 @@ func TestSendRelativePaths(t *testing.T) {
 			assert.Len(t, w.listener.Wait(1), 1)
 		})
 	}
+}
+
+// TestSendCourierHeld: the target's held notice, heard while the transcript
+// is read, makes the outcome "held" (exit 0) with Claude Code's words.
+func TestSendCourierHeld(t *testing.T) {
+	w := newSendWorld(t, false)
+	r := w.send(t, "held", nil, "--json", w.id, "hold this")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var got struct {
+		Outcome      string `json:"outcome"`
+		MsgID        string `json:"msgId"`
+		ClaudeResult string `json:"claudeResult"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	assert.Equal(t, "held", got.Outcome)
+	assert.Contains(t, got.ClaudeResult, "was held by that session")
+	assert.Contains(t, got.ClaudeResult, got.MsgID)
 }
