@@ -85,7 +85,7 @@ func (s Session) Endpoint() Endpoint {
 	if !s.addressable {
 		return Endpoint{}
 	}
-	ep, err := NewEndpoint(s.rec.PID, s.rec.Name, s.rec.SocketPath)
+	ep, err := endpointFor(s.rec)
 	if err != nil {
 		return Endpoint{}
 	}
