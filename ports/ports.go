@@ -17,6 +17,9 @@ type Snapshot struct {
 	Dir string
 	// Missing is true when the folder does not exist (an empty registry).
 	Missing bool
+	// Also names the other harnesses' registry folders read into this
+	// snapshot (Qwen Code's), for watching; empty for one registry.
+	Also []string
 	// Records holds every candidate file, in file-name order. Files that
 	// could not be used carry Record.Problem.
 	Records []domain.Record

@@ -122,7 +122,9 @@ func (f *fakeQwen) received() []string {
 }
 
 func status(s string) func(map[string]any) []map[string]any {
-	return func(map[string]any) []map[string]any { return []map[string]any{{"status": s, "reason": "because " + s}} }
+	return func(map[string]any) []map[string]any {
+		return []map[string]any{{"status": s, "reason": "because " + s}}
+	}
 }
 
 func TestInboxTransportContract(t *testing.T) {
