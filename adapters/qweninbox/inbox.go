@@ -61,9 +61,10 @@ type UserFrame struct {
 // dir and accepts a connection only when its first line is an auth line
 // with the inbox's own token (the `replyToken` we sent). Close removes it.
 type Inbox struct {
-	dir, path string
-	token     string
-	ln        *net.UnixListener
+	path    string
+	token   string
+	ln      *net.UnixListener
+	cleanup func()
 
 	receipts chan Receipt
 	users    chan UserFrame
@@ -109,11 +110,15 @@ func OpenInbox(dir string) (*Inbox, error) {
 		os.RemoveAll(folder)
 		return nil, fmt.Errorf("open reply inbox: %w", err)
 	}
-	in := &Inbox{dir: folder, path: path, token: hex.EncodeToString(tok[:]), ln: ln,
+	return newInbox(path, hex.EncodeToString(tok[:]), ln, func() { os.RemoveAll(folder) }), nil
+}
+
+func newInbox(path, token string, ln *net.UnixListener, cleanup func()) *Inbox {
+	in := &Inbox{path: path, token: token, ln: ln, cleanup: cleanup,
 		receipts: make(chan Receipt, 16), users: make(chan UserFrame, 16), done: make(chan struct{})}
 	in.wg.Add(1)
 	go in.serve()
-	return in, nil
+	return in
 }
 
 // Path is the inbox socket's path (the frames' "from").
@@ -135,7 +140,7 @@ func (in *Inbox) Close() error {
 		close(in.done)
 		in.ln.Close()
 		in.wg.Wait()
-		os.RemoveAll(in.dir)
+		in.cleanup()
 	})
 	return nil
 }
@@ -221,4 +226,30 @@ func (in *Inbox) handle(c *net.UnixConn) {
 func withFrom(r Receipt, from string) Receipt {
 	r.From = from
 	return r
+}
+
+// SenderInboxName is the socket of peerctl's sender inbox, in a 0700
+// folder of its own: <dir>/peerctl-<uid>/inbox.sock.
+const SenderInboxName = "inbox.sock"
+
+// OpenSenderInbox opens peerctl's sender inbox at its stable path,
+// <dir>/peerctl-<uid>/inbox.sock (dir "" as in OpenInbox), held under an
+// exclusive flock on inbox.lock beside it for the inbox's life. Qwen Code
+// keys a sender by its "from" (0.24.4: the same body from the same sender
+// within 30 s is dropped as a duplicate), so a stable path makes a blind
+// resend of the same text "dropped" rather than delivered twice. When the
+// lock is held (another send is running) or the folder is not ours and
+// private, it opens a fresh inbox instead (OpenInbox).
+func OpenSenderInbox(dir string) (*Inbox, error) {
+	if dir == "" {
+		dir = os.Getenv("XDG_RUNTIME_DIR")
+		if fi, err := os.Stat(dir); dir == "" || err != nil || !fi.IsDir() {
+			dir = os.TempDir()
+		}
+	}
+	folder := filepath.Join(dir, fmt.Sprintf("peerctl-%d", os.Getuid()))
+	if in, ok := openShared(folder); ok {
+		return in, nil
+	}
+	return OpenInbox(dir)
 }

@@ -35,6 +35,7 @@
 package qweninbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -111,15 +112,14 @@ func (t *Transport) check(target domain.Session) error {
 	return nil
 }
 
-// Plan shows the frame Deliver would write (the auth line's token and the
-// reply token redacted, msgId and our inbox drawn afresh by a real run).
+// Plan shows the user frame Deliver would write after the auth line (the
+// reply token redacted; msgId and our inbox are drawn by a real run).
 func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
 	if err := t.check(target); err != nil {
 		return domain.Plan{}, err
 	}
 	f := frame(msg, target, "<fresh uuid>", "<peerctl's reply inbox>", "[redacted]")
-	return domain.Plan{Transport: Name, Socket: target.SocketPath(),
-		Frame: `{"msgV":1,"type":"auth","token":"[redacted]"}` + "\n" + string(f)}, nil
+	return domain.Plan{Transport: Name, Socket: target.SocketPath(), Frame: string(f)}, nil
 }
 
 // userFrame is the user frame, fields in the protocol doc's order.
@@ -142,10 +142,13 @@ type userMessage struct {
 }
 
 func frame(msg domain.Message, target domain.Session, msgID, from, replyToken string) []byte {
-	b, _ := json.Marshal(userFrame{MsgV: 1, MsgID: msgID, Type: "user", From: from, ReplyToken: replyToken,
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b) // one line, newline-terminated
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(userFrame{MsgV: 1, MsgID: msgID, Type: "user", From: from, ReplyToken: replyToken,
 		FromName: FromName, FromMode: FromMode, ToSessionID: target.ID(), Priority: "next",
 		Message: userMessage{Role: "user", Content: msg.Text()}})
-	return append(b, '\n')
+	return b.Bytes()
 }
 
 func authLine(tok qwenregistry.Token) []byte {
@@ -185,7 +188,7 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	if err != nil {
 		return domain.Receipt{}, &domain.Refusal{Reason: domain.ReasonIdentityMismatch, Detail: err.Error() + "; nothing was sent", Err: err}
 	}
-	in, err := OpenInbox(t.cfg.InboxDir)
+	in, err := OpenSenderInbox(t.cfg.InboxDir)
 	if err != nil {
 		return domain.Receipt{}, failed("%v; nothing was sent", err)
 	}

@@ -224,7 +224,7 @@ func TestTokenNeverShown(t *testing.T) {
 	require.NoError(t, err)
 	b, _ := json.Marshal(plan)
 	assert.NotContains(t, string(b), testToken)
-	assert.Contains(t, plan.Frame, "[redacted]")
+	assert.Contains(t, plan.Frame, `"replyToken":"[redacted]"`)
 	_, err = deliver(t, f, qweninbox.Config{}, "hi")
 	require.Error(t, err)
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", err, err, err), testToken)

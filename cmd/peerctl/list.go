@@ -104,7 +104,7 @@ when it publishes an ipcPath (cross-session messaging on). See docs/QWEN-CODE-FA
 				return err
 			}
 			l.Entries = app.FilterHarness(l.Entries, only...)
-			if l.Missing && (harness == "" || harness == domain.HarnessClaudeCode.String()) {
+			if l.Missing && len(l.Entries) == 0 && (harness == "" || harness == domain.HarnessClaudeCode.String()) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
 			if asJSON {
