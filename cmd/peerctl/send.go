@@ -57,7 +57,7 @@ courier, which addresses by name; Qwen Code's inbox is addressed by session id.)
 
 --transport picks among the target harness's transports; without it each harness has its
 default (courier for Claude Code, inbox for Qwen Code). A transport of the other harness
-refuses with harness_unsupported (exit 7).
+refuses with harness_unsupported (exit 6).
 
   courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage; the program is
            --claude, else $PEERCTL_CLAUDE, else "claude" on PATH. Success needs proof: exit 0,
