@@ -12,6 +12,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/adapters/qwencli"
 	"github.com/peerctl/peerctl/adapters/qweninbox"
 	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/adapters/socketframe"
@@ -45,6 +46,8 @@ type Config struct {
 	// QwenHome is Qwen Code's home; its registry is QwenHome/sessions.
 	// Empty: no Qwen Code registry is read.
 	QwenHome string
+	// Qwen is the qwen program doctor probes (default "qwen" on PATH).
+	Qwen string
 	// InboxWindow is how long the inbox transport waits for a receipt (0:
 	// qweninbox.DefaultWindow; negative: not at all).
 	InboxWindow time.Duration
@@ -70,6 +73,7 @@ var Module = fx.Module("peerctl",
 		NewTransport,
 		NewService,
 		NewHarness,
+		NewQwenHarness,
 		NewProcesses,
 		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
 		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
@@ -238,6 +242,12 @@ func (w *Watcher) stop(ctx context.Context) error {
 
 // NewHarness exposes the courier's program probe (for `peerctl doctor`).
 func NewHarness(courier *courierexec.Transport) ports.Harness { return courier }
+
+// NewQwenHarness probes the qwen program (cfg.Qwen, else "qwen" on PATH)
+// for `peerctl doctor`.
+func NewQwenHarness(cfg Config) ports.QwenHarness {
+	return &qwencli.Prober{Program: cfg.Qwen, Home: cfg.QwenHome}
+}
 
 // NewProcesses reads the process tree from /proc (for whoami and doctor).
 func NewProcesses() ports.Processes { return procliveness.NewTree("") }

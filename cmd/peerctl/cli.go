@@ -275,6 +275,8 @@ type options struct {
 	transport string
 	timeout   time.Duration
 	claude    string
+	// qwen is the qwen program doctor probes.
+	qwen string
 	// inboxWindow is how long the Qwen inbox transport waits for a
 	// receipt (its --confirm-timeout; negative with --no-confirm).
 	inboxWindow time.Duration
