@@ -183,16 +183,33 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	if err := ctx.Err(); err != nil {
 		return domain.Receipt{}, failed("not sent: %v", err)
 	}
-	rec := target.Record()
-	tok, err := qwenregistry.ReadToken(rec.Path, rec.PID, rec.SessionID, rec.SocketPath)
-	if err != nil {
-		return domain.Receipt{}, &domain.Refusal{Reason: domain.ReasonIdentityMismatch, Detail: err.Error() + "; nothing was sent", Err: err}
-	}
 	in, err := OpenSenderInbox(t.cfg.InboxDir)
 	if err != nil {
 		return domain.Receipt{}, failed("%v; nothing was sent", err)
 	}
 	defer in.Close()
+	return t.DeliverVia(ctx, in, target, msg)
+}
+
+// DeliverVia is Deliver with a reply inbox the caller opened (OpenInbox or
+// OpenSenderInbox) and closes: the frame's from is in.Path(), so that once
+// the receipt has decided the outcome, the caller can go on reading
+// in.Messages() for the session's reply (a user frame sent to that
+// address). Receipts are consumed here.
+func (t *Transport) DeliverVia(ctx context.Context, in *Inbox, target domain.Session, msg domain.Message) (domain.Receipt, error) {
+	if err := t.check(target); err != nil {
+		return domain.Receipt{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
+	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return domain.Receipt{}, failed("not sent: %v", err)
+	}
+	rec := target.Record()
+	tok, err := qwenregistry.ReadToken(rec.Path, rec.PID, rec.SessionID, rec.SocketPath)
+	if err != nil {
+		return domain.Receipt{}, &domain.Refusal{Reason: domain.ReasonIdentityMismatch, Detail: err.Error() + "; nothing was sent", Err: err}
+	}
 	msgID := NewMsgID()
 	payload := append(authLine(tok), frame(msg, target, msgID, in.Path(), in.replyToken())...)
 	if err := post(ctx, target.SocketPath(), payload); err != nil {

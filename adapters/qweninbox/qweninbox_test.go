@@ -107,6 +107,11 @@ func (f *fakeQwen) handle(c net.Conn, done chan struct{}) {
 	enc := json.NewEncoder(back)
 	_ = enc.Encode(map[string]any{"msgV": 1, "type": "auth", "token": fr["replyToken"]})
 	for _, r := range rs {
+		if r["type"] == "user" { // a reply
+			r["msgV"], r["from"] = 1, f.sock
+			_ = enc.Encode(r)
+			continue
+		}
 		r["msgV"], r["type"], r["action"], r["from"] = 1, "control", "delivery_status", f.sock
 		if _, ok := r["origMsgId"]; !ok {
 			r["origMsgId"] = fr["msgId"]
@@ -281,5 +286,28 @@ func TestInboxSurfacesUserFrames(t *testing.T) {
 	case u := <-in.Messages():
 		t.Fatalf("an unauthenticated frame was surfaced: %+v", u)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestDeliverViaLeavesTheReplyToTheCaller(t *testing.T) {
+	f := newFakeQwen(t, func(map[string]any) []map[string]any {
+		return []map[string]any{
+			{"status": "delivered"},
+			{"type": "user", "msgId": "r1", "fromName": "p-3b", "message": map[string]any{"role": "user", "content": "done, rebased"}},
+		}
+	})
+	in, err := qweninbox.OpenInbox("")
+	require.NoError(t, err)
+	defer in.Close()
+	m, _ := domain.NewMessage("rebase please")
+	r, err := qweninbox.New(qweninbox.Config{}).DeliverVia(context.Background(), in, transporttest.Session(t, f.rec), m)
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", r.Outcome)
+	select {
+	case u := <-in.Messages():
+		assert.Equal(t, "done, rebased", u.Text)
+		assert.Equal(t, f.sock, u.From)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reply did not reach the caller's inbox")
 	}
 }
