@@ -25,7 +25,8 @@ type Snapshot struct {
 	Records []domain.Record
 }
 
-// Registry reads Claude Code's live-session registry. It never writes,
+// Registry reads a harness's live-session registry (Claude Code's, Qwen
+// Code's, or several read as one). It never writes,
 // deletes or opens *.key files. An unreadable folder is an error, never an
 // empty snapshot.
 type Registry interface {
