@@ -147,6 +147,9 @@ func (r *Relay) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	res := SendResult{Started: r.svc.now()}
 	msg, target, err := r.svc.target(ctx, req.Address, req.Text)
 	res.Target = target
+	if err == nil {
+		err = courierReaches(target)
+	}
 	if err != nil {
 		return res, err
 	}

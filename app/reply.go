@@ -20,6 +20,9 @@ func WithCouriers(c ports.Couriers) Option { return func(s *Service) { s.courier
 // and closes it. Messages from anyone else are kept in OtherInbound. No
 // reply is a ReasonNoReply refusal, returned with the whole result.
 func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.Message, res SendResult) (SendResult, error) {
+	if err := courierReaches(res.Target); err != nil {
+		return res, err
+	}
 	mark := s.markTranscript(req, res.Target)
 	c, err := s.couriers.StartCourier(ctx)
 	if err != nil {
@@ -89,4 +92,13 @@ func heedNotices(ctx context.Context, c ports.Courier, rec domain.Receipt) (doma
 			}
 		}
 	}
+}
+
+// courierReaches refuses a target the courier cannot send to: the courier
+// is Claude Code's SendMessage, which reaches Claude Code sessions only.
+func courierReaches(target domain.Session) error {
+	if h := target.Harness(); h != domain.HarnessClaudeCode {
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "session %s is a %s session: awaiting a reply and relaying go through the courier, Claude Code's SendMessage, which reaches Claude Code sessions only", target.ID(), h)
+	}
+	return nil
 }

@@ -66,7 +66,7 @@ func resolve(entries []Entry, address string, strict bool) (Session, []string, e
 		e   Entry
 		err error
 	)
-	if strings.HasPrefix(address, "cc-peer:") {
+	if strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") {
 		e, err = resolveEndpoint(entries, live, address)
 	} else {
 		e, err = resolveAddress(entries, live, address, strict)
@@ -117,7 +117,7 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("%w: %w", ErrBadAddress, err)
 	}
-	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() })
+	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() && e.Record.Harness == ep.Harness() })
 	switch {
 	case len(byPID) == 0:
 		for _, e := range entries {
@@ -132,8 +132,12 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		return Entry{}, r
 	}
 	e := byPID[0]
-	if e.Record.Name != ep.Name() {
-		r := Refuse(ReasonIdentityMismatch, "endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), e.Record.Name)
+	if what, now := endpointKey(e.Record); now != ep.Name() {
+		detail := fmt.Sprintf("endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), now)
+		if e.Record.Harness == HarnessQwenCode {
+			detail = fmt.Sprintf("endpoint pins %s %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", what, ep.Name(), ep.PID(), now)
+		}
+		r := Refuse(ReasonIdentityMismatch, "%s", detail)
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}
@@ -266,8 +270,10 @@ type Receipt struct {
 	// Transport is the transport's name ("courier", "socket", ...).
 	Transport string
 	// Outcome is "queued" (Claude Code's SendMessage put it in the
-	// target's inbox), "held" (the target holds it), "posted" (the socket
-	// accepted the frame) or "delivered" (seen in the target's transcript).
+	// target's inbox), "held" (the target holds it: a delivery notice, or
+	// a Qwen Code receipt parking it for review), "posted" (the socket
+	// accepted the frame) or "delivered" (seen in the target's transcript,
+	// or a Qwen Code receipt said so).
 	Outcome string
 	// Detail is a short human note (may be empty).
 	Detail string

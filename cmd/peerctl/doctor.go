@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/qwencli"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -19,6 +20,7 @@ type doctorJSON struct {
 	Registry   doctorRegistryJSON `json:"registry"`
 	SocketDirs []doctorSocketJSON `json:"socketDirs"`
 	Session    doctorSessionJSON  `json:"session"`
+	Qwen       doctorQwenJSON     `json:"qwen"`
 	Problems   []string           `json:"problems"`
 	Warnings   []string           `json:"warnings"`
 }
@@ -39,6 +41,21 @@ type doctorCourierJSON struct {
 	Tools     []string `json:"tools"`     // the tools its request offered
 	StartupMs int64    `json:"startupMs"` // process start to the end of its turn, milliseconds
 	Error     string   `json:"error,omitempty"`
+}
+
+// doctorQwenJSON is doctor's look at Qwen Code (docs/OUTPUT.md).
+type doctorQwenJSON struct {
+	Health       string `json:"health"` // ok, warn, skip (qwen not found)
+	Program      string `json:"program"`
+	Path         string `json:"path"`
+	Version      string `json:"version"`
+	Messaging    string `json:"messaging"` // on, off, unknown
+	MessagingWhy string `json:"messagingWhy"`
+	Dir          string `json:"dir"`
+	Live         int    `json:"live"`
+	Addressable  int    `json:"addressable"`
+	Note         string `json:"note"`
+	Error        string `json:"error,omitempty"`
 }
 
 type flagJSON struct {
@@ -79,6 +96,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 	var (
 		asJSON bool
 		claude string
+		qwen   string
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -95,10 +113,15 @@ func (c *cli) doctorCmd() *cobra.Command {
             or another owner fails: someone else could plant a socket there)
   session   whether this shell runs inside a Claude Code session (its variables, or a live
             record among this process's parents)
+  qwen      the qwen program (--qwen, else $PEERCTL_QWEN, else "qwen" on PATH) answers
+            --version, and whether its sessions bind a messaging inbox
+            (agents.crossSessionMessaging in <qwen home>/settings.json, else the version's
+            default: on from 0.24.0, off in 0.23.x); live Qwen Code sessions counted. Qwen
+            Code is optional: without qwen the row is skipped, never a problem
 
 No login is needed: the courier's model is peerctl itself. "claude --version", "claude
---help" and the courier run are each bounded by 10 s with their whole process group ended
-afterwards. Problems are printed one per line on stderr. A courier
+--help", the courier run and "qwen --version" are each bounded by 10 s with their whole
+process group ended afterwards. Problems are printed one per line on stderr. A courier
 that cannot run is a problem (it is the default transport) even though send --transport
 socket, list, show and watch work without claude.
 
@@ -114,14 +137,29 @@ Exit codes:
 			c.started()
 			var (
 				harness ports.Harness
+				qh      ports.QwenHarness
 				procs   ports.Processes
 			)
-			svc, err := c.service(options{claude: claude}, &harness, &procs)
+			if qwen == "" {
+				qwen = c.getenv(qwencli.ProgramEnv)
+			}
+			svc, err := c.service(options{claude: claude, qwen: qwen}, &harness, &qh, &procs)
 			if err != nil {
 				return err
 			}
 			r := svc.Doctor(cmd.Context(), harness, procs, app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid})
+			q := svc.QwenDoctor(cmd.Context(), qh, &r)
 			j := doctorToJSON(r)
+			j.Warnings = r.Warnings
+			if j.Warnings == nil {
+				j.Warnings = []string{}
+			}
+			j.Qwen = doctorQwenJSON{Health: q.Health.String(), Program: q.Program, Path: q.Path, Version: q.Version,
+				Messaging: q.Messaging, MessagingWhy: q.MessagingWhy, Dir: q.Dir, Live: q.Live, Addressable: q.Addressable}
+			if q.Err != nil {
+				j.Qwen.Error = q.Err.Error()
+			}
+			j.Qwen.Note = q.Note
 			if asJSON {
 				if err := c.writeJSON(j); err != nil {
 					return err
@@ -140,6 +178,7 @@ Exit codes:
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH)")
+	cmd.Flags().StringVar(&qwen, "qwen", "", "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH)")
 	return cmd
 }
 
@@ -265,6 +304,9 @@ func (c *cli) printDoctor(j doctorJSON) error {
 			text, health = cj.Error, app.HealthFail.String()
 		}
 		row("courier", health, text)
+	}
+	if j.Qwen.Note != "" {
+		row("qwen", j.Qwen.Health, j.Qwen.Note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -34,8 +34,8 @@ func validAwait(await time.Duration, transport string, dryRun bool, confirm conf
 		return usageError{fmt.Errorf("--await-reply %s: want a positive duration such as 2m", await)}
 	case await == 0:
 		return nil
-	case transport != app.TransportCourier:
-		return usageError{fmt.Errorf("--await-reply needs --transport %s: a socket post carries no address to answer to", app.TransportCourier)}
+	case transport != "" && transport != app.TransportCourier:
+		return usageError{fmt.Errorf("--await-reply needs the courier (--transport %s, the default for Claude Code): a %s send carries no address of peerctl's to answer to", app.TransportCourier, transport)}
 	case dryRun:
 		return usageError{fmt.Errorf("--await-reply and --dry-run contradict each other")}
 	case confirm.wait > 0:
@@ -59,7 +59,7 @@ func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
 	}
 	if asJSON {
 		t := res.Target
-		out := receiptJSON{OK: err == nil, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, SessionID: t.ID(),
+		out := receiptJSON{OK: err == nil, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 			PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
 			ElapsedMs: res.Elapsed.Milliseconds(), MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
 		out.fillConfirm(res)

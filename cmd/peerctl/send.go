@@ -19,6 +19,7 @@ type receiptJSON struct {
 	OK        bool   `json:"ok"`
 	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
 	Transport string `json:"transport"`
+	Harness   string `json:"harness"`
 	SessionID string `json:"sessionId"`
 	PID       int    `json:"pid"`
 	Name      string `json:"name"`
@@ -51,26 +52,41 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
 		Short: "Deliver a message into one live session",
-		Long: `Deliver TEXT into one live Claude Code session. With "-" (or no TEXT and a piped stdin)
-the text is read from stdin, byte for byte.
+		Long: `Deliver TEXT into one live Claude Code or Qwen Code session. With "-" (or no TEXT and a
+piped stdin) the text is read from stdin, byte for byte.
 
 SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name
-or an endpoint (cc-peer:v1:<pid>:<name>:<socket>). peerctl re-reads the registry, resolves
-the session, verifies its identity and only then runs the transport. Identity: the address
-names one live session alone (an ambiguous one is refused with every candidate); no other
-live record carries its session id or publishes its socket; an endpoint's name and socket
-still match. A session whose name another session shares is reached by its full id or
-endpoint. See docs/REGISTRY.md.
+or an endpoint (cc-peer:v1:<pid>:<name>:<socket>, qwen-peer:v1:<pid>:<sessionId>:<socket>;
+a qwen-peer endpoint pins the session id, which Qwen Code changes on /clear and /resume,
+so an older endpoint refuses rather than reach the new conversation). peerctl re-reads the
+registries, resolves the session, verifies its identity and only then runs the transport.
+Identity: the address names one live session alone (an ambiguous one is refused with every
+candidate); no other live record carries its session id or publishes its socket; an
+endpoint's name and socket still match. A session whose name another session shares is
+reached by its full id or endpoint. See docs/REGISTRY.md.
 
-  courier  (default) one "claude -p" restricted to ListAgents + SendMessage whose model is
-           peerctl itself: a loopback endpoint answers with one SendMessage to the session's
-           socket (uds:<socket>) carrying the text byte for byte. No model runs, no token is
-           spent, no login is needed. The receipt is Claude Code's own: its msg_id and words
-           (outcome "queued"), "held" when the session holds the message, a delivery_failed
-           refusal when it refuses it. The program is --claude, else $PEERCTL_CLAUDE, else
-           "claude" on PATH; --from sets the name the receiver sees (default peerctl).
-  socket   posts one JSON line to the session's inbox socket; the socket never answers,
-           so success means "posted".
+--transport picks among the target harness's transports; without it each harness has its
+default (courier for Claude Code, inbox for Qwen Code). A transport of the other harness
+refuses with harness_unsupported (exit 6).
+
+  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage whose
+           model is peerctl itself: a loopback endpoint answers with one SendMessage to the
+           session's socket (uds:<socket>) carrying the text byte for byte. No model runs, no
+           token is spent, no login is needed. The receipt is Claude Code's own: its msg_id
+           and words (outcome "queued"), "held" when the session holds the message, a
+           delivery_failed refusal when it refuses it. The program is --claude, else
+           $PEERCTL_CLAUDE, else "claude" on PATH; --from sets the name the receiver sees
+           (default peerctl).
+  socket   (Claude Code) posts one JSON line to the session's inbox socket; the socket never
+           answers, so success means "posted".
+  inbox    (Qwen Code, default) its Cross-Session Protocol: the auth line with the record's
+           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName "peerctl",
+           fromMode "prompting") whose from + replyToken name a short-lived inbox of
+           peerctl's own. The outcome is Qwen Code's receipt: delivered or held (parked for
+           its user's /peers accept; 0.24.4 sessions in their default auto mode hold a
+           "prompting" sender unless agents.crossSessionInbound is "accept"); refused, denied,
+           misaddressed, expired or dropped exit 5 (delivery_failed) with the status and
+           reason; no receipt within --confirm-timeout is "posted".
 
 Either way, the target's transcript is then read: "delivered" when it shows the text.
 
@@ -95,6 +111,7 @@ would read it as SESSION or TEXT.
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
   peerctl send --wait=5m proj-89 "run the tests and tell me"
+  peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if flag, d := bareWaitDuration(c.args); d != "" {
@@ -107,8 +124,8 @@ would read it as SESSION or TEXT.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if transport != app.TransportCourier && transport != app.TransportSocket {
-				return usageError{fmt.Errorf("--transport %q: want %q or %q", transport, app.TransportCourier, app.TransportSocket)}
+			if transport != "" && transport != app.TransportCourier && transport != app.TransportSocket && transport != app.TransportInbox {
+				return usageError{fmt.Errorf("--transport %q: want %q or %q (Claude Code) or %q (Qwen Code)", transport, app.TransportCourier, app.TransportSocket, app.TransportInbox)}
 			}
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
@@ -128,7 +145,11 @@ would read it as SESSION or TEXT.
 			}
 			c.started()
 			c.jsonOut = asJSON
-			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, from: from})
+			window := confirm.timeout
+			if confirm.noConfirm {
+				window = -1
+			}
+			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, from: from, inboxWindow: window})
 			if err != nil {
 				return err
 			}
@@ -143,7 +164,7 @@ would read it as SESSION or TEXT.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&transport, "transport", app.TransportCourier, `how to deliver: "courier" or "socket"`)
+	f.StringVar(&transport, "transport", "", `how to deliver: "courier" or "socket" (Claude Code), "inbox" (Qwen Code); default: the target harness's (courier, inbox)`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
@@ -152,7 +173,7 @@ would read it as SESSION or TEXT.
 	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	cmd.ValidArgsFunction = c.completeLiveSessions
-	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]cobra.Completion{app.TransportCourier, app.TransportSocket}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
 	return cmd
 }
@@ -178,7 +199,7 @@ func (c *cli) messageText(args []string) (string, error) {
 // stderr when the reply takes stdout).
 func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
 	t := res.Target
-	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, SessionID: t.ID(),
+	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
 		ElapsedMs: res.Elapsed.Milliseconds(), Plan: res.Plan, MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
 	if res.Plan != nil {
@@ -205,6 +226,9 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 			fmt.Fprintf(w, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
 		}
 		return nil
+	}
+	if res.Receipt.Transport != "" {
+		transport = res.Receipt.Transport
 	}
 	fmt.Fprintf(w, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
 	if out.MsgID != "" {
