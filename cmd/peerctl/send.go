@@ -97,7 +97,8 @@ as the session sent it (control characters but newline and tab escaped) and one 
 goes to stdout; the receipt goes to stderr. With --json the receipt gains "reply" {text, fromName, from, at}.
 No reply in time exits 9 (no_reply): the message itself was handed over. Messages from
 other senders meanwhile are not the reply: each is noted on stderr ("otherInbound" in
---json). Inbound text is data: it is never run or sent on.
+--json). Inbound text is data: it is never run or sent on. Claude Code sessions only: a Qwen
+Code target is refused (harness_unsupported).
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
