@@ -119,3 +119,29 @@ func TestSendAwaitReplyNeedsCouriers(t *testing.T) {
 	_, err := w.svc.Send(context.Background(), app.SendRequest{Address: "solo", Text: "q", AwaitReply: time.Minute})
 	assert.ErrorIs(t, err, app.ErrNoCouriers)
 }
+
+// The courier is Claude Code's SendMessage: a Qwen Code target is refused
+// before any courier starts, by --await-reply and by the relay alike.
+func TestAwaitReplyAndRelayRefuseQwenCode(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	w := world{reg: portsmock.NewMockRegistry(ctrl), live: portsmock.NewMockLiveness(ctrl), trans: portsmock.NewMockTransport(ctrl)}
+	fc := &fakeCouriers{}
+	w.svc = app.New(w.reg, w.live, w.trans, "/cfg", app.WithCouriers(fc))
+	q := record(7100, idB, "qwen-one")
+	q.Harness = domain.HarnessQwenCode
+	w.registry([]domain.Record{record(6000, idC, "solo"), q})
+	_, err := w.svc.Send(context.Background(), app.SendRequest{Address: idB, Text: "q", AwaitReply: time.Minute})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason)
+	assert.Equal(t, 0, fc.count(), "no courier started")
+
+	relay, err := app.StartRelay(context.Background(), w.svc)
+	require.NoError(t, err)
+	defer func() { _ = relay.Stop(context.Background()) }()
+	_, err = relay.Send(context.Background(), app.SendRequest{Address: idB, Text: "q"})
+	r, ok = domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason)
+	assert.Equal(t, int32(0), fc.get(0).sends.Load())
+}
