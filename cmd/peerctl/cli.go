@@ -280,6 +280,8 @@ type options struct {
 	// inboxWindow is how long the Qwen inbox transport waits for a
 	// receipt (its --confirm-timeout; negative with --no-confirm).
 	inboxWindow time.Duration
+	// from is the sender's display name (send --from).
+	from string
 }
 
 // service builds the fx graph once and returns the Service. Warnings about
