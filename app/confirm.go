@@ -42,7 +42,7 @@ const resyncEvery = 500 * time.Millisecond
 // ConfirmOptions shape what Send does after the transport succeeded.
 type ConfirmOptions struct {
 	// NoConfirm skips reading the target's transcript: the outcome is the
-	// transport's own word ("posted" or "sent").
+	// transport's own word ("posted", "queued" or "held").
 	NoConfirm bool
 	// ConfirmTimeout bounds the wait for the enqueue line (0:
 	// DefaultConfirmTimeout).
@@ -60,7 +60,7 @@ type ConfirmOptions struct {
 // Confirmation is what Send learned after the transport succeeded.
 type Confirmation struct {
 	// Outcome is OutcomeDelivered when confirmed, else the transport's
-	// word: OutcomePosted (socket) or OutcomeSent (courier).
+	// word: OutcomePosted (socket, inbox), OutcomeQueued or OutcomeHeld (courier, inbox).
 	Outcome domain.Outcome
 	// Confirmed is true when the target's transcript shows the text.
 	Confirmed bool

@@ -57,8 +57,9 @@ type Config struct {
 	Claude string
 	// Env is the environment the courier starts from (default os.Environ()).
 	Env []string
-	// From is the courier's display name, which receivers see as the
-	// sender's name (default "peerctl").
+	// From is the sender's display name, which receivers see: the
+	// courier's name (Claude Code) and the inbox frame's fromName (Qwen
+	// Code); default "peerctl".
 	From string
 }
 
@@ -115,7 +116,7 @@ func NewHarnessLiveness(base *procliveness.Checker) HarnessLiveness {
 
 // NewInbox builds Qwen Code's inbox transport from cfg.
 func NewInbox(cfg Config) *qweninbox.Transport {
-	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow})
+	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow, FromName: cfg.From})
 }
 
 // NewCourier builds the courier transport from cfg.

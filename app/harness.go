@@ -86,10 +86,7 @@ type Router struct {
 	By     map[domain.Harness][]ports.Transport
 }
 
-var (
-	_ ports.Transport = (*Router)(nil)
-	_ ports.Heeding   = (*Router)(nil)
-)
+var _ ports.Heeding = (*Router)(nil)
 
 // Name is the chosen transport's name, or "auto".
 func (r *Router) Name() string {
@@ -128,9 +125,9 @@ func (r *Router) Deliver(ctx context.Context, target domain.Session, msg domain.
 	return t.Deliver(ctx, target, msg)
 }
 
-// DeliverHeeding hands msg to the picked transport and, when that
-// transport can still hear about the message (ports.Heeding: the courier),
-// returns its Heed; otherwise the Heed is nil.
+// DeliverHeeding hands msg to the picked transport; when that transport
+// can still turn its receipt (a ports.Heeding, the courier) its Heed comes
+// back, else the Heed is nil.
 func (r *Router) DeliverHeeding(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, ports.Heed, error) {
 	t, err := r.Pick(target)
 	if err != nil {

@@ -19,10 +19,10 @@ const (
 	// in the target's inbox (success true, a msg_id), and neither a notice
 	// nor the target's transcript has said more yet.
 	OutcomeQueued
-	// OutcomeHeld: the target holds the text: a Claude Code session said
-	// so in a "[Cross-session delivery notice] … was held by that session"
-	// (it may release it later), or a Qwen Code session's receipt said
-	// "held" (parked for its user to accept or deny with /peers).
+	// OutcomeHeld: the target holds the text: Claude Code's "[Cross-session
+	// delivery notice] … was held by that session", or a Qwen Code receipt
+	// with status "held" (parked for its user to accept or deny with
+	// /peers). It may be released later.
 	OutcomeHeld
 	// OutcomeRefused: the target refused the text ("… was refused"); a
 	// send ending so is a ReasonDeliveryFailed refusal.

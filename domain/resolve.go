@@ -270,10 +270,10 @@ type Receipt struct {
 	// Transport is the transport's name ("courier", "socket", ...).
 	Transport string
 	// Outcome is "queued" (Claude Code's SendMessage put it in the
-	// target's inbox), "held" (the target holds it: a delivery notice, or
-	// a Qwen Code receipt parking it for review), "posted" (the socket
-	// accepted the frame) or "delivered" (seen in the target's transcript,
-	// or a Qwen Code receipt said so).
+	// target's inbox), "held" (the target holds it: Claude Code's notice or
+	// a Qwen Code receipt), "posted" (the socket or inbox accepted the
+	// frame, nothing more heard) or "delivered" (seen in the target's
+	// transcript, or a Qwen Code receipt said so).
 	Outcome string
 	// Detail is a short human note (may be empty).
 	Detail string

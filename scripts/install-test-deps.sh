@@ -22,4 +22,5 @@ go mod download
 go run ./test/livecc/cmd/install-claude
 go run ./test/livecc/cmd/install-claude 2.1.332
 go run ./test/livecc/cmd/install-claude 2.1.224
+# Qwen Code: the pinned release and 0.23.0 (messaging off by default).
 go run ./test/liveqwen/cmd/install-qwen

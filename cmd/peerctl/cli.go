@@ -279,12 +279,13 @@ type options struct {
 	transport string
 	timeout   time.Duration
 	claude    string
-	from      string
 	// qwen is the qwen program doctor probes.
 	qwen string
 	// inboxWindow is how long the Qwen inbox transport waits for a
 	// receipt (its --confirm-timeout; negative with --no-confirm).
 	inboxWindow time.Duration
+	// from is the sender's display name (send --from).
+	from string
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

@@ -69,18 +69,17 @@ reached by its full id or endpoint. See docs/REGISTRY.md.
 default (courier for Claude Code, inbox for Qwen Code). A transport of the other harness
 refuses with harness_unsupported (exit 6).
 
-  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage whose
-           model is peerctl itself: a loopback endpoint answers with one SendMessage to the
-           session's socket (uds:<socket>) carrying the text byte for byte. No model runs, no
-           token is spent, no login is needed. The receipt is Claude Code's own: its msg_id
-           and words (outcome "queued"), "held" when the session holds the message, a
+  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage
+           whose model is peerctl itself: a loopback endpoint answers with one SendMessage
+           to the session's socket (uds:<socket>) carrying the text byte for byte. No model
+           runs, no token is spent, no login is needed. The receipt is Claude Code's own: its
+           msg_id and words (outcome "queued"), "held" when the session holds the message, a
            delivery_failed refusal when it refuses it. The program is --claude, else
-           $PEERCTL_CLAUDE, else "claude" on PATH; --from sets the name the receiver sees
-           (default peerctl).
+           $PEERCTL_CLAUDE, else "claude" on PATH.
   socket   (Claude Code) posts one JSON line to the session's inbox socket; the socket never
            answers, so success means "posted".
   inbox    (Qwen Code, default) its Cross-Session Protocol: the auth line with the record's
-           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName "peerctl",
+           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName,
            fromMode "prompting") whose from + replyToken name a short-lived inbox of
            peerctl's own. The outcome is Qwen Code's receipt: delivered or held (parked for
            its user's /peers accept; 0.24.4 sessions in their default auto mode hold a
@@ -88,7 +87,9 @@ refuses with harness_unsupported (exit 6).
            misaddressed, expired or dropped exit 5 (delivery_failed) with the status and
            reason; no receipt within --confirm-timeout is "posted".
 
-Either way, the target's transcript is then read: "delivered" when it shows the text.
+--from sets the name the receiver sees (courier and inbox; default "peerctl").
+
+For a Claude Code target, its transcript is then read: "delivered" when it shows the text.
 
 --await-reply asks and waits for the answer: the courier stays alive after the send (the
 courier only) until a message from the target's own socket reaches it, the duration passes
@@ -150,7 +151,7 @@ would read it as SESSION or TEXT.
 			if confirm.noConfirm {
 				window = -1
 			}
-			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, from: from, inboxWindow: window})
+			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, inboxWindow: window, from: from})
 			if err != nil {
 				return err
 			}
