@@ -184,26 +184,27 @@ func listen(turns chan<- any) {
 		fail("listen on %s: %v", ownSock, err)
 	}
 	go func() {
+		// One post at a time, in the order they connect: what two posts
+		// made one after the other say arrives in that order.
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				sc := bufio.NewScanner(c)
-				sc.Buffer(make([]byte, 64<<10), 8<<20)
-				for sc.Scan() {
-					var frame struct {
-						Message struct {
-							Content any `json:"content"`
-						} `json:"message"`
-					}
-					if json.Unmarshal(sc.Bytes(), &frame) == nil && frame.Message.Content != nil {
-						turns <- frame.Message.Content
-					}
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			sc := bufio.NewScanner(c)
+			sc.Buffer(make([]byte, 64<<10), 8<<20)
+			for sc.Scan() {
+				var frame struct {
+					Message struct {
+						Content any `json:"content"`
+					} `json:"message"`
 				}
-			}()
+				if json.Unmarshal(sc.Bytes(), &frame) == nil && frame.Message.Content != nil {
+					turns <- frame.Message.Content
+				}
+			}
+			c.Close()
 		}
 	}()
 }
