@@ -145,7 +145,7 @@ and never writes to the registry.
 			sub.Example = "  peerctl help send\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd())
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -207,14 +207,7 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
-		for _, cand := range r.Candidates {
-			line := fmt.Sprintf("  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
-			if cand.Verdict != "" {
-				line += " (" + cand.Verdict + ")"
-			}
-			fmt.Fprintln(c.stderr, line)
-		}
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r))
 		if c.jsonOut {
 			c.printRefusalJSON(r)
 		}
@@ -235,6 +228,22 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
 	return exitError
+}
+
+// refusalText is a refusal for people and agents: "<reason>: <detail>",
+// then one indented line per candidate. Registry data in it goes through
+// safe. The CLI prints it on stderr after "peerctl: "; the MCP tools
+// return it as the text of an isError result.
+func refusalText(r *domain.Refusal) string {
+	var b strings.Builder
+	b.WriteString(safe(r.Error()))
+	for _, cand := range r.Candidates {
+		fmt.Fprintf(&b, "\n  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
+		if cand.Verdict != "" {
+			b.WriteString(" (" + cand.Verdict + ")")
+		}
+	}
+	return b.String()
 }
 
 type refusalJSON struct {
@@ -265,6 +274,8 @@ type options struct {
 	transport string
 	timeout   time.Duration
 	claude    string
+	// quiet: the config dir's warnings were already printed (a second graph).
+	quiet bool
 }
 
 // service builds the fx graph once and returns the Service. Warnings about
