@@ -61,6 +61,10 @@ type mcpTools struct {
 	callTimeout time.Duration
 	// confirm is what a send does after the transport succeeded.
 	confirm app.ConfirmOptions
+	// life, when set, ends every running call when it ends (a signal):
+	// the SDK cancels running calls when stdin closes, but on its server's
+	// context ending it waits for them.
+	life context.Context
 }
 
 const mcpInstructions = `peerctl finds the live Claude Code sessions on this machine and delivers a message into one of them, safely.
@@ -104,6 +108,9 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) m
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
 		ctx, cancel := context.WithTimeout(ctx, m.callTimeout)
 		defer cancel()
+		if m.life != nil {
+			defer context.AfterFunc(m.life, cancel)()
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				var zero Out
@@ -262,8 +269,10 @@ Add it to Claude Code with:
 }
 
 // serveMCP serves tools on the cli's stdin and stdout until stdin closes
-// or ctx ends (a signal): both end the server cleanly.
+// or ctx ends (a signal): both end the server cleanly, and cancel the calls
+// still running (a courier's process group is ended with its call).
 func (c *cli) serveMCP(ctx context.Context, tools *mcpTools) error {
+	tools.life = ctx
 	logger := slog.New(slog.DiscardHandler)
 	if c.debug {
 		logger = slog.New(slog.NewTextHandler(c.stderr, nil))
