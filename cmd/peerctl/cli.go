@@ -120,7 +120,8 @@ delivers text to one of them through a transport:
   socket   Claude Code's documented inbox-socket post (one JSON line)
 
 Every failure is a clear refusal with a stable word and exit code; peerctl never guesses
-and never writes to the registry.
+and never writes to the registry. Agents that speak MCP get list, show and send as tools
+from "peerctl mcp".
 
 ` + exitCodesHelp,
 		Example: `  peerctl list
