@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -24,9 +25,9 @@ const (
 	toolSend = "send_message"
 )
 
-// defaultCallTimeout bounds one tool call of `peerctl mcp`: above send's
-// default delivery bound (30s) plus its confirmation (5s).
-const defaultCallTimeout = time.Minute
+// callMargin is what the default --call-timeout adds to --timeout and
+// --confirm-timeout: the registry reads and the courier's start and end.
+const callMargin = 25 * time.Second
 
 // listArgs are list_sessions' arguments.
 type listArgs struct {
@@ -67,10 +68,17 @@ type mcpTools struct {
 	life context.Context
 }
 
-const mcpInstructions = `peerctl finds the live Claude Code sessions on this machine and delivers a message into one of them, safely.
-list_sessions lists them (name, sessionId, endpoint, status, cwd); show_session shows one; send_message delivers text to one.
-A refusal is an error result whose text starts with a stable reason word: not_live, identity_mismatch, not_addressable,
-invalid_message, delivery_failed, harness_unsupported. Address a session by full id or endpoint when its name is shared.`
+// mcpInstructions is what the server tells a client's model about itself.
+func mcpInstructions() string {
+	words := make([]string, 0, len(domain.Reasons()))
+	for _, r := range domain.Reasons() {
+		words = append(words, r.String())
+	}
+	return "peerctl finds the live Claude Code sessions on this machine and delivers a message into one of them, safely.\n" +
+		"list_sessions lists them (name, sessionId, endpoint, status, cwd); show_session shows one; send_message delivers text to one.\n" +
+		"A refusal is an error result whose text starts with a stable reason word (" + strings.Join(words, ", ") + ").\n" +
+		"Address a session by full id or endpoint when its name is shared."
+}
 
 // server builds the MCP server with the three tools. version is peerctl's.
 func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, error) {
@@ -80,7 +88,7 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 	}
 	sendSchema.Properties["transport"].Enum = []any{app.TransportCourier, app.TransportSocket}
 	s := mcp.NewServer(&mcp.Implementation{Name: "peerctl", Version: version},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: logger, Capabilities: &mcp.ServerCapabilities{}})
+		&mcp.ServerOptions{Instructions: mcpInstructions(), Logger: logger, Capabilities: &mcp.ServerCapabilities{}})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 	mcp.AddTool(s, &mcp.Tool{Name: toolList, Title: "List live Claude Code sessions",
 		Description: "List the live Claude Code sessions on this machine: the objects of `peerctl list --json` under \"sessions\" " +
@@ -236,9 +244,10 @@ Every result is JSON text and the same value as structured content (docs/OUTPUT.
 refusal is an error result (isError) whose text starts with the reason word, e.g.
 "not_live: ...", "identity_mismatch: ..."; bad arguments are error results too, and the
 server keeps serving. A send confirms from the target's transcript as send does (up to
---confirm-timeout). Every call ends within --call-timeout. The global flags (--config-dir,
---debug) apply to every call. When stdin closes the server ends (exit 0); calls still
-running are cancelled, a courier's whole process group with them.
+--confirm-timeout). Every call ends within --call-timeout (by default --timeout plus
+--confirm-timeout plus 25s). --config-dir applies to every call; --debug also logs the
+MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server ends (exit 0);
+calls still running are cancelled, a courier's whole process group with them.
 
 Add it to Claude Code with:
   claude mcp add peerctl -- peerctl mcp
@@ -249,6 +258,9 @@ Add it to Claude Code with:
   codex mcp add peerctl -- peerctl mcp`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("call-timeout") {
+				f.callTimeout = f.timeout + f.confirmTimeout + callMargin
+			}
 			if err := f.validate(); err != nil {
 				return err
 			}
@@ -263,7 +275,7 @@ Add it to Claude Code with:
 	fs := cmd.Flags()
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound for one delivery, as send --timeout")
 	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long a send looks for the text in the target's transcript, as send --confirm-timeout")
-	fs.DurationVar(&f.callTimeout, "call-timeout", defaultCallTimeout, "bound for one whole tool call (delivery and confirmation)")
+	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "bound for one whole tool call (default --timeout + --confirm-timeout + "+callMargin.String()+", 1m0s with the defaults)")
 	fs.StringVar(&f.claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
 	return cmd
 }
