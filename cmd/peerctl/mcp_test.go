@@ -198,6 +198,19 @@ func TestMCPListAndShowAreTheCLIsJSON(t *testing.T) {
 	refused(t, call(t, cs, toolShow, map[string]any{"session": "nobody"}), "not_live")
 }
 
+// A registry that cannot be read is an error result for list_sessions,
+// not a crash.
+func TestMCPListUnreadableRegistry(t *testing.T) {
+	cfg := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(cfg, "sessions"), []byte("a file, not a folder"), 0o600))
+	cs := mcpFor(t, cfg, mcpFlags{})
+	res := call(t, cs, toolList, map[string]any{})
+	assert.True(t, res.IsError)
+	assert.True(t, strings.HasPrefix(resultText(t, res), "read registry "), resultText(t, res))
+	assert.Contains(t, resultText(t, res), "not a directory")
+	assert.Nil(t, res.StructuredContent)
+}
+
 func TestMCPListNotesAMissingRegistryFolder(t *testing.T) {
 	cs := mcpFor(t, filepath.Join(t.TempDir(), "no-such-config"), mcpFlags{})
 	var got listOut
@@ -244,6 +257,9 @@ func TestMCPSendRefusals(t *testing.T) {
 	cfgShared := evConfigDir(t, self, twin)
 	noSock := evLiveRecord(t, os.Getpid(), "1b2c3d4e-0000-4000-8000-000000000004", "mute", t.TempDir(), "")
 	cfgMute := evConfigDir(t, noSock)
+	newer := w.self
+	newer.PeerProtocol = app.SocketMaxPeerProtocol + 1
+	cfgNewer := evConfigDir(t, newer)
 
 	cs := mcpFor(t, w.cfg, mcpFlags{})
 	refused(t, call(t, cs, toolSend, map[string]any{"to": "nobody", "text": "hi", "transport": "socket"}), "not_live")
@@ -254,6 +270,9 @@ func TestMCPSendRefusals(t *testing.T) {
 	text := refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), toolSend, map[string]any{"to": "shared", "text": "hi", "transport": "socket"}), "identity_mismatch")
 	assert.Equal(t, 2, strings.Count(text, "candidate: session "), text)
 	refused(t, call(t, mcpFor(t, cfgMute, mcpFlags{}), toolSend, map[string]any{"to": "mute", "text": "hi", "transport": "socket"}), "not_addressable")
+	refused(t, call(t, mcpFor(t, cfgNewer, mcpFlags{}), toolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket"}), "harness_unsupported")
+	text = refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), toolShow, map[string]any{"session": "shared"}), "identity_mismatch")
+	assert.Equal(t, 2, strings.Count(text, "candidate: session "), text)
 
 	assert.Empty(t, w.selfSock.Frames(), "no refusal sent anything")
 	okJSON(t, call(t, cs, toolList, map[string]any{}))
