@@ -31,7 +31,8 @@ const callMargin = 25 * time.Second
 
 // listArgs are list_sessions' arguments.
 type listArgs struct {
-	All bool `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
+	All     bool   `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
+	Harness string `json:"harness,omitempty" jsonschema:"list one harness only: claude-code or qwen-code (default: all)"`
 }
 
 // listOut is list_sessions' result: the array `list --json` prints, under
@@ -51,12 +52,13 @@ type showArgs struct {
 type sendArgs struct {
 	To        string `json:"to" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, or an endpoint (cc-peer:v1:...)"`
 	Text      string `json:"text" jsonschema:"the message, delivered byte for byte: non-empty UTF-8 without NUL bytes, at most 64 KiB"`
-	Transport string `json:"transport,omitempty" jsonschema:"how to deliver: courier (the default: a headless claude -p whose SendMessage carries the text) or socket (a post to the session's inbox socket)"`
+	Transport string `json:"transport,omitempty" jsonschema:"how to deliver; default: the target harness's own (courier for Claude Code, inbox for Qwen Code). Claude Code: courier (a headless claude -p whose SendMessage carries the text) or socket (a post to the session's inbox socket); Qwen Code: inbox"`
 }
 
 // mcpTools serves peerctl's use cases as MCP tools. service returns the
-// Service that delivers by the named transport ("courier" or "socket";
-// list and show use the courier's, which reads the same registry).
+// Service that delivers by the named transport ("" for each harness's
+// default, "courier", "socket", "inbox"; list and show use the default's,
+// which reads the same registries).
 type mcpTools struct {
 	service     func(transport string) (*app.Service, error)
 	callTimeout time.Duration
@@ -74,7 +76,7 @@ func mcpInstructions() string {
 	for _, r := range domain.Reasons() {
 		words = append(words, r.String())
 	}
-	return "peerctl finds the live Claude Code sessions on this machine and delivers a message into one of them, safely.\n" +
+	return "peerctl finds the live Claude Code and Qwen Code sessions on this machine and delivers a message into one of them, safely.\n" +
 		"list_sessions lists them (name, sessionId, endpoint, status, cwd); show_session shows one; send_message delivers text to one.\n" +
 		"A refusal is an error result whose text starts with a stable reason word (" + strings.Join(words, ", ") + ").\n" +
 		"Address a session by full id or endpoint when its name is shared."
@@ -86,22 +88,33 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 	if err != nil {
 		return nil, fmt.Errorf("send_message input schema: %w", err)
 	}
-	sendSchema.Properties["transport"].Enum = []any{app.TransportCourier, app.TransportSocket}
+	for _, t := range app.Transports() {
+		sendSchema.Properties["transport"].Enum = append(sendSchema.Properties["transport"].Enum, t)
+	}
+	listSchema, err := jsonschema.For[listArgs](nil)
+	if err != nil {
+		return nil, fmt.Errorf("list_sessions input schema: %w", err)
+	}
+	for _, h := range domain.Harnesses() {
+		listSchema.Properties["harness"].Enum = append(listSchema.Properties["harness"].Enum, h.String())
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "peerctl", Version: version},
 		&mcp.ServerOptions{Instructions: mcpInstructions(), Logger: logger, Capabilities: &mcp.ServerCapabilities{}})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
-	mcp.AddTool(s, &mcp.Tool{Name: toolList, Title: "List live Claude Code sessions",
-		Description: "List the live Claude Code sessions on this machine: the objects of `peerctl list --json` under \"sessions\" " +
-			"(sessionId, pid, name, cwd, status, endpoint, addressable, verdict, ...). With all, every registry record and its verdict.",
+	mcp.AddTool(s, &mcp.Tool{Name: toolList, Title: "List live coding-agent sessions",
+		Description: "List the live Claude Code and Qwen Code sessions on this machine: the objects of `peerctl list --json` under \"sessions\" " +
+			"(harness, sessionId, pid, name, cwd, status, endpoint, addressable, verdict, ...). With all, every registry record and its verdict; " +
+			"with harness, one harness's only.",
+		InputSchema: listSchema,
 		Annotations: readOnly}, guard(m, m.list))
-	mcp.AddTool(s, &mcp.Tool{Name: toolShow, Title: "Show one Claude Code session",
+	mcp.AddTool(s, &mcp.Tool{Name: toolShow, Title: "Show one session",
 		Description: "Show everything known about one session, as `peerctl show --json` prints it: the record's fields, verdict, " +
 			"endpoint, whether its socket exists, its transcript path, and warnings (e.g. a shared name).",
 		Annotations: readOnly}, guard(m, m.show))
-	mcp.AddTool(s, &mcp.Tool{Name: toolSend, Title: "Send a message to a Claude Code session",
-		Description: "Deliver text into one live Claude Code session, as `peerctl send --json` does: the registry is re-read, the " +
-			"session resolved and its identity verified before anything is sent. The result is the receipt (outcome delivered, " +
-			"posted or sent; confirmed when the target's transcript shows the text). A refusal is an error whose text starts " +
+	mcp.AddTool(s, &mcp.Tool{Name: toolSend, Title: "Send a message to a session",
+		Description: "Deliver text into one live Claude Code or Qwen Code session, as `peerctl send --json` does: the registries are " +
+			"re-read, the session resolved and its identity verified before anything is sent. The result is the receipt (outcome " +
+			"delivered, posted, sent or held; confirmed when the target shows the text). A refusal is an error whose text starts " +
 			"with its reason word.",
 		InputSchema: sendSchema,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false), DestructiveHint: new(false)}}, guard(m, m.send))
@@ -138,7 +151,15 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) m
 }
 
 func (m *mcpTools) list(ctx context.Context, in listArgs) (listOut, error) {
-	svc, err := m.service(app.TransportCourier)
+	var only []domain.Harness
+	if in.Harness != "" {
+		h, err := domain.ParseHarness(in.Harness) // the schema's enum admits only these
+		if err != nil {
+			return listOut{}, err
+		}
+		only = append(only, h)
+	}
+	svc, err := m.service("")
 	if err != nil {
 		return listOut{}, err
 	}
@@ -146,18 +167,20 @@ func (m *mcpTools) list(ctx context.Context, in listArgs) (listOut, error) {
 	if err != nil {
 		return listOut{}, err
 	}
+	l.Entries = app.FilterHarness(l.Entries, only...)
 	out := listOut{Sessions: make([]sessionJSON, 0, len(l.Entries))}
 	for _, e := range l.Entries {
 		out.Sessions = append(out.Sessions, toJSON(e))
 	}
-	if l.Missing {
+	// As list says it: only when nothing is listed and Claude Code's registry was asked for.
+	if l.Missing && len(l.Entries) == 0 && (in.Harness == "" || in.Harness == domain.HarnessClaudeCode.String()) {
 		out.Note = app.MissingFolderNote(l.Dir)
 	}
 	return out, nil
 }
 
 func (m *mcpTools) show(ctx context.Context, in showArgs) (showJSON, error) {
-	svc, err := m.service(app.TransportCourier)
+	svc, err := m.service("")
 	if err != nil {
 		return showJSON{}, err
 	}
@@ -169,11 +192,7 @@ func (m *mcpTools) show(ctx context.Context, in showArgs) (showJSON, error) {
 }
 
 func (m *mcpTools) send(ctx context.Context, in sendArgs) (receiptJSON, error) {
-	transport := in.Transport
-	if transport == "" {
-		transport = app.TransportCourier
-	}
-	svc, err := m.service(transport)
+	svc, err := m.service(in.Transport)
 	if err != nil {
 		return receiptJSON{}, err
 	}
@@ -202,26 +221,24 @@ func (f mcpFlags) validate() error {
 	return nil
 }
 
-// mcpTools builds the tools over one Service per transport, each built
-// once, as send builds its own.
+// mcpTools builds the tools over one Service per transport choice ("",
+// each harness's default, and each named transport), each built once, as
+// send builds its own.
 func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
-	courier, err := c.service(options{transport: app.TransportCourier, timeout: f.timeout, claude: f.claude})
-	if err != nil {
-		return nil, err
-	}
-	socket, err := c.service(options{transport: app.TransportSocket, timeout: f.timeout, claude: f.claude, quiet: true})
-	if err != nil {
-		return nil, err
+	services := map[string]*app.Service{}
+	for i, t := range append([]string{""}, app.Transports()...) {
+		svc, err := c.service(options{transport: t, timeout: f.timeout, claude: f.claude, inboxWindow: f.confirmTimeout, quiet: i > 0})
+		if err != nil {
+			return nil, err
+		}
+		services[t] = svc
 	}
 	return &mcpTools{callTimeout: f.callTimeout, confirm: app.ConfirmOptions{ConfirmTimeout: f.confirmTimeout},
 		service: func(transport string) (*app.Service, error) {
-			switch transport {
-			case app.TransportCourier:
-				return courier, nil
-			case app.TransportSocket:
-				return socket, nil
+			if svc, ok := services[transport]; ok {
+				return svc, nil
 			}
-			return nil, fmt.Errorf("transport %q: want %q or %q", transport, app.TransportCourier, app.TransportSocket)
+			return nil, fmt.Errorf("transport %q: want one of %q", transport, app.Transports())
 		}}, nil
 }
 
@@ -231,22 +248,24 @@ func (c *cli) mcpCmd() *cobra.Command {
 		Use:   "mcp",
 		Short: "Serve the Model Context Protocol on stdin/stdout: list, show and send as tools",
 		Long: `Serve the Model Context Protocol (MCP) over stdio, so any agent that speaks MCP (Claude Code,
-Codex, Gemini CLI, Cursor, ...) can list the live Claude Code sessions and message them.
-The client starts "peerctl mcp" and talks JSON-RPC on its stdin and stdout; peerctl's own
-messages go to stderr. Tools:
+Codex, Gemini CLI, Cursor, ...) can list the live Claude Code and Qwen Code sessions and
+message them. The client starts "peerctl mcp" and talks JSON-RPC on its stdin and stdout;
+peerctl's own messages go to stderr. Tools:
 
-  list_sessions  {all?}                  the objects of "list --json", under "sessions"
+  list_sessions  {all?, harness?}        the objects of "list --json", under "sessions";
+                                         harness is "claude-code" or "qwen-code"
   show_session   {session}               the object of "show --json"
   send_message   {to, text, transport?}  the receipt of "send --json"; transport is
-                                         "courier" (default) or "socket"
+                                         "courier" or "socket" (Claude Code), "inbox"
+                                         (Qwen Code), default the target harness's own
 
 Every result is JSON text and the same value as structured content (docs/OUTPUT.md). A
 refusal is an error result (isError) whose text starts with the reason word, e.g.
 "not_live: ...", "identity_mismatch: ..."; bad arguments are error results too, and the
-server keeps serving. A send confirms from the target's transcript as send does (up to
---confirm-timeout). Every call ends within --call-timeout (by default --timeout plus
---confirm-timeout plus 25s). --config-dir applies to every call; --debug also logs the
-MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server ends (exit 0);
+server keeps serving. A send confirms as send does (the target's transcript, or Qwen Code's
+receipt, up to --confirm-timeout). Every call ends within --call-timeout (by default
+--timeout plus --confirm-timeout plus 25s). --config-dir and --qwen-home apply to every
+call; --debug also logs the MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server ends (exit 0);
 calls still running are cancelled, a courier's whole process group with them.
 
 Add it to Claude Code with:

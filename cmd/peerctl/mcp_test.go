@@ -40,8 +40,19 @@ func mcpConnect(t *testing.T, tools *mcpTools) *mcp.ClientSession {
 }
 
 // mcpFor builds the tools as `peerctl --config-dir cfg mcp` does, with a
-// short confirmation (the test sockets write no transcript).
+// short confirmation (the test sockets write no transcript) and an empty
+// Qwen Code home (see mcpQwenHome).
 func mcpFor(t *testing.T, cfg string, f mcpFlags) *mcp.ClientSession {
+	t.Helper()
+	return mcpWith(t, cfg, mcpQwenHome(cfg), f)
+}
+
+// mcpQwenHome is the Qwen Code home the MCP tests use with cfg: a folder
+// that does not exist, so no real ~/.qwen is read.
+func mcpQwenHome(cfg string) string { return filepath.Join(cfg, "no-qwen-home") }
+
+// mcpWith is mcpFor with a Qwen Code home of its own.
+func mcpWith(t *testing.T, cfg, qwen string, f mcpFlags) *mcp.ClientSession {
 	t.Helper()
 	if f.timeout == 0 {
 		f.timeout = 30 * time.Second
@@ -54,7 +65,7 @@ func mcpFor(t *testing.T, cfg string, f mcpFlags) *mcp.ClientSession {
 	}
 	var out, errb strings.Builder
 	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	c.configDir = cfg
+	c.configDir, c.qwenHome = cfg, qwen
 	tools, err := c.mcpTools(f)
 	require.NoError(t, err, "stderr: %s", errb.String())
 	return mcpConnect(t, tools)
@@ -137,9 +148,11 @@ func TestMCPListsTheThreeToolsWithSchemasFromGoTypes(t *testing.T) {
 	assert.ElementsMatch(t, []any{"to", "text"}, send["required"])
 	props := send["properties"].(map[string]any)
 	assert.ElementsMatch(t, []string{"to", "text", "transport"}, keys(props), "no argument that does nothing yet (await_reply_seconds)")
-	assert.Equal(t, []any{"courier", "socket"}, props["transport"].(map[string]any)["enum"])
+	assert.Equal(t, []any{"courier", "socket", "inbox"}, props["transport"].(map[string]any)["enum"])
 	assert.Equal(t, false, send["additionalProperties"])
-	assert.ElementsMatch(t, []string{"all"}, keys(schema(toolList)["properties"].(map[string]any)), "no harness argument yet")
+	list := schema(toolList)["properties"].(map[string]any)
+	assert.ElementsMatch(t, []string{"all", "harness"}, keys(list))
+	assert.Equal(t, []any{"claude-code", "qwen-code"}, list["harness"].(map[string]any)["enum"])
 	assert.Equal(t, []any{"session"}, schema(toolShow)["required"])
 	for name, tool := range tools {
 		assert.NotNil(t, tool.OutputSchema, "%s has an output schema", name)
@@ -165,7 +178,7 @@ func TestMCPListAndShowAreTheCLIsJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(w.cfg, "sessions", "1073741824.json"), b, 0o600))
 	cs := mcpFor(t, w.cfg, mcpFlags{})
-	env := map[string]string{"CLAUDE_CONFIG_DIR": w.cfg, "HOME": t.TempDir()}
+	env := map[string]string{"CLAUDE_CONFIG_DIR": w.cfg, "HOME": t.TempDir(), "QWEN_HOME": mcpQwenHome(w.cfg)}
 
 	for _, all := range []bool{false, true} {
 		args := []string{"list", "--json"}
@@ -342,11 +355,11 @@ func TestMCPPanicIsAnErrorResult(t *testing.T) {
 	w := newTwoLive(t, false)
 	var out, errb strings.Builder
 	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	c.configDir = w.cfg
+	c.configDir, c.qwenHome = w.cfg, mcpQwenHome(w.cfg)
 	good, err := c.mcpTools(mcpFlags{timeout: time.Minute, callTimeout: time.Minute, confirmTimeout: time.Millisecond})
 	require.NoError(t, err)
 	cs := mcpConnect(t, &mcpTools{callTimeout: time.Minute, service: func(transport string) (*app.Service, error) {
-		if transport == app.TransportCourier {
+		if transport == "" { // list's
 			return broken, nil
 		}
 		return good.service(transport)
@@ -355,4 +368,43 @@ func TestMCPPanicIsAnErrorResult(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, resultText(t, res), "registry bug")
 	okJSON(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": "after the panic", "transport": "socket"}))
+}
+
+// With both harnesses' registries: list_sessions' harness keeps one, as
+// list --harness does; a transport of the other harness is refused with
+// harness_unsupported; Qwen Code's ipcToken never appears in a result.
+func TestMCPBothHarnesses(t *testing.T) {
+	cfg := evConfigDir(t, evLiveRecord(t, os.Getppid(), "cccccccc-3333-4333-8333-333333333333", "build-1a", "/w/build", "/tmp/cc-socks/1.sock"))
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", "/run/q/1.sock")
+	cs := mcpWith(t, cfg, home, mcpFlags{})
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": home, "HOME": t.TempDir()}
+	var texts []string
+	for _, h := range []string{"", "claude-code", "qwen-code"} {
+		args := []string{"list", "--json"}
+		in := map[string]any{}
+		if h != "" {
+			args = append(args, "--harness", h)
+			in["harness"] = h
+		}
+		cli := evRun(t, env, nil, args...)
+		require.Equal(t, 0, cli.code, cli.stderr)
+		var got listOut
+		text := okJSON(t, call(t, cs, toolList, in))
+		texts = append(texts, string(text))
+		require.NoError(t, json.Unmarshal(text, &got))
+		sessions, err := json.Marshal(got.Sessions)
+		require.NoError(t, err)
+		assert.JSONEq(t, cli.stdout, string(sessions), "harness %q", h)
+		want := map[string]int{"": 2, "claude-code": 1, "qwen-code": 1}[h]
+		assert.Len(t, got.Sessions, want, "harness %q", h)
+	}
+	res := call(t, cs, toolList, map[string]any{"harness": "qwen"})
+	assert.True(t, res.IsError)
+	assert.Contains(t, resultText(t, res), "harness")
+
+	texts = append(texts, string(okJSON(t, call(t, cs, toolShow, map[string]any{"session": "app-3b"}))))
+	texts = append(texts, refused(t, call(t, cs, toolSend, map[string]any{"to": "app-3b", "text": "hi", "transport": "courier"}), "harness_unsupported"))
+	for _, text := range texts {
+		assert.NotContains(t, text, "feedface", "the ipcToken is never shown")
+	}
 }
