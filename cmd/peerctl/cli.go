@@ -292,6 +292,8 @@ type options struct {
 	inboxWindow time.Duration
 	// quiet: the config dir's warnings were already printed (a second graph).
 	quiet bool
+	// from is the sender's display name (send --from).
+	from string
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

@@ -107,26 +107,30 @@ func TestMCPOverStdio(t *testing.T) {
 	text, isErr = p.call(t, "send_message", map[string]any{"to": "inbox", "text": msg})
 	require.False(t, isErr, text)
 	var receipt struct {
-		OK                  bool
-		Outcome, Transport  string
-		SessionID           string `json:"sessionId"`
-		Confirmed           bool
-		ConfirmNote, Detail string
+		OK                 bool
+		Outcome, Transport string
+		SessionID          string `json:"sessionId"`
+		MsgID              string `json:"msgId"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(text), &receipt))
 	assert.True(t, receipt.OK)
 	assert.Equal(t, "courier", receipt.Transport)
-	assert.Equal(t, "sent", receipt.Outcome)
+	assert.Equal(t, "queued", receipt.Outcome, "no transcript here: Claude Code's word stands")
+	assert.NotEmpty(t, receipt.MsgID, "Claude Code's msg_id")
 	assert.Equal(t, w.id, receipt.SessionID)
-	assert.Contains(t, w.fakeFile(t, "sent.jsonl"), mustJSON(t, msg), "the courier's SendMessage carried the text")
+	var sent struct{ To, Message string }
+	require.NoError(t, json.Unmarshal([]byte(w.fakeFile(t, "sent.jsonl")), &sent))
+	assert.Equal(t, msg, sent.Message, "the courier's SendMessage carried the text")
+	require.Len(t, w.listener.Wait(1), 1, "the courier posted once")
 
 	text, isErr = p.call(t, "send_message", map[string]any{"to": w.id, "text": msg, "transport": "socket"})
 	require.False(t, isErr, text)
 	require.NoError(t, json.Unmarshal([]byte(text), &receipt))
 	assert.Equal(t, "posted", receipt.Outcome)
-	frames := w.listener.Wait(1)
-	require.Len(t, frames, 1)
-	assert.Contains(t, string(frames[0]), mustJSON(t, msg))
+	assert.Equal(t, "socket", receipt.Transport)
+	frames := w.listener.Wait(2)
+	require.Len(t, frames, 2)
+	assert.Contains(t, string(frames[1]), mustJSON(t, msg))
 
 	text, isErr = p.call(t, "send_message", map[string]any{"to": "nobody", "text": "hi"})
 	assert.True(t, isErr)
