@@ -3,8 +3,9 @@ package acceptance
 // Live (PEERCTL_LIVE=1): real Claude Code is the MCP client of peerctl mcp.
 // A headless `claude -p --mcp-config` runs peerctl mcp as its MCP server;
 // its "model" is a scripted stand-in (test/scriptedmodel) that calls
-// mcp__peerctl__send_message toward a real session started by test/livecc.
-// Offline, no login, no token spent.
+// mcp__peerctl__send_message toward a real session started by test/livecc;
+// peerctl delivers by its default courier (a nested claude -p whose model
+// is peerctl's own endpoint). Offline, no login, no token spent.
 
 import (
 	"bytes"
@@ -35,14 +36,13 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 	target := livecc.Start(t, bin, livecc.Options{NoAPIKey: true, WaitSettled: true})
 	text := fmt.Sprintf("peerctl mcp live check %d: \"quoted\", ünï", time.Now().UnixNano())
 
-	// The script calls the tool once, then ends the turn. The send uses
-	// the socket transport: until the courier runs no model of its own
-	// (issue 11), a courier send needs a logged-in Claude; the same call
-	// without "transport" takes the courier once that has landed.
+	// The script calls the tool once, then ends the turn. The send takes
+	// the default transport, the courier: a second, nested claude -p whose
+	// model is peerctl's own loopback endpoint (no login either).
 	var toolID string
 	srv := scriptedmodel.Start(t, func(r *scriptedmodel.Request) scriptedmodel.Reply {
 		if len(r.Tools) > 0 && r.ToolUses(mcpToolName) == 0 {
-			call := scriptedmodel.ToolUse(mcpToolName, map[string]string{"to": target.SessionID, "text": text, "transport": "socket"})
+			call := scriptedmodel.ToolUse(mcpToolName, map[string]string{"to": target.SessionID, "text": text})
 			toolID = call.ID
 			return scriptedmodel.Reply{Blocks: []scriptedmodel.Block{call}}
 		}
@@ -63,7 +63,7 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 	cfgDir, cwd := filepath.Join(root, "config"), filepath.Join(root, "proj")
 	require.NoError(t, livecc.SeedConfig(cfgDir, cwd, srv.Key()))
 	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"peerctl": map[string]any{
-		"type": "stdio", "command": peerctlBin(t), "args": []string{"--config-dir", target.ConfigDir, "mcp"},
+		"type": "stdio", "command": peerctlBin(t), "args": []string{"--config-dir", target.ConfigDir, "mcp", "--claude", bin},
 	}}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -97,14 +97,19 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 		Outcome   string `json:"outcome"`
 		Transport string `json:"transport"`
 		SessionID string `json:"sessionId"`
+		MsgID     string `json:"msgId"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(result.ResultText()), &receipt), "tool result: %s", result.ResultText())
 	assert.True(t, receipt.OK)
-	assert.Equal(t, "socket", receipt.Transport)
+	assert.Equal(t, "courier", receipt.Transport)
 	assert.Equal(t, target.SessionID, receipt.SessionID)
-	assert.Contains(t, []string{"delivered", "posted"}, receipt.Outcome)
+	assert.NotEmpty(t, receipt.MsgID, "Claude Code's msg_id, from the courier's SendMessage")
+	assert.Contains(t, []string{"delivered", "queued"}, receipt.Outcome)
 
-	// The text reached the target's transcript, byte for byte.
-	line := target.WaitTranscript(t, mustJSON(t, text)[1:len(mustJSON(t, text))-1], 60*time.Second)
-	assert.Contains(t, line, `"content":`+mustJSON(t, text))
+	// The text reached the target's transcript, byte for byte, as a
+	// cross-session message from the courier (named "peerctl").
+	inner := mustJSON(t, "\n"+text+"\n")
+	line := target.WaitTranscript(t, inner[1:len(inner)-1], 60*time.Second)
+	assert.Contains(t, line, `"operation":"enqueue"`)
+	assert.Contains(t, line, `from-name=\"peerctl\"`)
 }
