@@ -114,7 +114,7 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 	mcp.AddTool(s, &mcp.Tool{Name: toolSend, Title: "Send a message to a session",
 		Description: "Deliver text into one live Claude Code or Qwen Code session, as `peerctl send --json` does: the registries are " +
 			"re-read, the session resolved and its identity verified before anything is sent. The result is the receipt (outcome " +
-			"delivered, posted, sent or held; confirmed when the target shows the text). A refusal is an error whose text starts " +
+			"delivered, queued, held or posted; confirmed when the target shows the text). A refusal is an error whose text starts " +
 			"with its reason word.",
 		InputSchema: sendSchema,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false), DestructiveHint: new(false)}}, guard(m, m.send))
