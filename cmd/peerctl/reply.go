@@ -58,11 +58,8 @@ func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
 			safe(in.FromName), safe(in.From), safe(clipText(in.Text, 200)))
 	}
 	if asJSON {
-		t := res.Target
-		out := receiptJSON{OK: err == nil, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
-			PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
-			ElapsedMs: res.Elapsed.Milliseconds(), MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
-		out.fillConfirm(res)
+		out := receiptFor(res)
+		out.OK = err == nil
 		c.warnUnconfirmed(res)
 		if res.Reply != nil {
 			reply := toInboundJSON(*res.Reply)

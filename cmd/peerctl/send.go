@@ -197,9 +197,9 @@ func (c *cli) messageText(args []string) (string, error) {
 	return string(b), nil
 }
 
-// printReceipt prints the receipt: JSON on stdout, or text on w (stdout;
-// stderr when the reply takes stdout).
-func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
+// receiptFor is the receipt of res as `send --json` prints it and the MCP
+// tool send_message returns it.
+func receiptFor(res app.SendResult) receiptJSON {
 	t := res.Target
 	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
@@ -209,6 +209,14 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 	} else {
 		out.fillConfirm(res)
 	}
+	return out
+}
+
+// printReceipt prints the receipt: JSON on stdout, or text on w (stdout;
+// stderr when the reply takes stdout).
+func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
+	t := res.Target
+	out := receiptFor(res)
 	if asJSON {
 		if res.Plan == nil {
 			c.warnUnconfirmed(res)
