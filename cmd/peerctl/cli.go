@@ -28,6 +28,7 @@ const (
 	exitHarnessUnsupported = 6
 	exitNotAddressable     = 7
 	exitInvalidMessage     = 8
+	exitNoReply            = 9
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -45,6 +46,8 @@ func exitCode(r domain.Reason) int {
 		return exitNotAddressable
 	case domain.ReasonInvalidMessage:
 		return exitInvalidMessage
+	case domain.ReasonNoReply:
+		return exitNoReply
 	default:
 		return exitError
 	}
@@ -59,7 +62,8 @@ const exitCodesHelp = `Exit codes:
   5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id
-  8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap`
+  8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
+  9  no_reply             send --await-reply: the message was handed over but no reply came in time`
 
 // exitCodesFor is the exit-code table of one command: the heading and the
 // rows of exitCodesHelp for codes, in the table's order. Rows lose their
@@ -141,7 +145,7 @@ from "peerctl mcp".
 	root.PersistentFlags().StringVar(&c.qwenHome, "qwen-home", "", "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen)")
 	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.endpointCmd())
+	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
 	root.Version = c.version().short()
 	root.SetVersionTemplate("peerctl {{.Version}}\n")
