@@ -148,7 +148,7 @@ func (r *Relay) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	msg, target, err := r.svc.target(ctx, req.Address, req.Text)
 	res.Target = target
 	if err == nil {
-		err = courierReaches(target)
+		_, err = r.svc.couriersFor(target)
 	}
 	if err != nil {
 		return res, err
