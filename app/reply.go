@@ -22,6 +22,12 @@ func WithCouriers(c ports.Couriers) Option { return func(s *Service) { s.courier
 // closes it. Messages from anyone else are kept in OtherInbound. No reply
 // is a ReasonNoReply refusal, returned with the whole result.
 func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.Message, res SendResult) (SendResult, error) {
+	if r, ok := s.transport.(*Router); ok {
+		// A transport named for another harness refuses as in a plain send.
+		if _, err := r.Pick(res.Target); err != nil {
+			return res, err
+		}
+	}
 	couriers, err := s.couriersFor(res.Target)
 	if err != nil {
 		return res, err
