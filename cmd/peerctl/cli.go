@@ -265,6 +265,9 @@ type options struct {
 	transport string
 	timeout   time.Duration
 	claude    string
+	// readOnly builds app.ReadModule (registry and liveness only): for the
+	// commands that never deliver, confirm or watch.
+	readOnly bool
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

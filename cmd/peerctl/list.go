@@ -77,7 +77,7 @@ bg, daemon or none; or parked), malformed, unreadable. See docs/REGISTRY.md.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
 			c.jsonOut = asJSON
-			svc, err := c.service(options{})
+			svc, err := c.service(options{readOnly: true})
 			if err != nil {
 				return err
 			}
