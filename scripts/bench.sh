@@ -5,6 +5,11 @@
 #   scripts/bench.sh            (or: make bench)
 #
 # Environment:
+# Rows: each "A / B" pair is timed in the same run, back to back, so the
+# ratios hold across machines and loads where the milliseconds do not; the
+# bare Go binary (test/bench/hello, prints "[]") is the floor for start-up
+# and hellofx the same with fx and cobra linked in.
+#
 #   BENCH_RUNS     timed runs per command (default 10; each pair runs A and B
 #                  back to back, order alternating, and A/B is taken per pair)
 #   BENCH_SIZES    registry sizes (default "10 1000 10000")
@@ -56,8 +61,9 @@ note "building peerctl and the bench helpers"
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/peerctl" ./cmd/peerctl &&
   CGO_ENABLED=0 go build -trimpath -o "$work/bin/listener" ./test/bench/listener &&
   CGO_ENABLED=0 go build -trimpath -o "$work/bin/fakeclaude" ./test/fakeclaude &&
-  CGO_ENABLED=0 go build -trimpath -o "$work/bin/hello" ./test/bench/hello)
-peerctl=$work/bin/peerctl fake=$work/bin/fakeclaude hello=$work/bin/hello
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/hello" ./test/bench/hello &&
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/hellofx" ./test/bench/hellofx)
+peerctl=$work/bin/peerctl fake=$work/bin/fakeclaude hello=$work/bin/hello hellofx=$work/bin/hellofx
 base=
 if [[ -n ${BENCH_BASE:-} ]]; then
   note "building peerctl at $BENCH_BASE for before/after rows"
@@ -232,9 +238,10 @@ fake_alone() { "$fake" -p --output-format json --verbose <"$work/prompt"; }
 
 mkdir -p "$work/empty/sessions"
 note "start-up (empty registry)"
-pair startup "list --json, empty registry / Go hello-world" "peerctl" "hello" -- list_json -- "$hello"
-pair startup-nofx "list --json, empty registry / endpoint format (no fx, no I/O)" "list" "endpoint" -- list_json -- endpoint_format
-rss_of "hello-world" "$hello"
+pair startup "list --json, empty registry / bare Go binary printing []" "peerctl" "hello" -- list_json -- "$hello"
+pair startup-libs "bare Go binary + fx and cobra linked, unused / bare Go binary" "hellofx" "hello" -- "$hellofx" -- "$hello"
+pair startup-nofx "list --json, empty registry / endpoint format (no fx graph, no I/O)" "list" "endpoint" -- list_json -- endpoint_format
+rss_of "bare Go binary" "$hello"
 rss_of "list --json, empty registry" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" list --json
 
 for n in $sizes; do
@@ -260,7 +267,7 @@ for n in $sizes; do
   rss_of "cat floor, $n records" find "$cfg/sessions" -name '*.json' -exec cat {} +
 
   if [[ $n -le 1000 ]]; then
-    pair "socket-$n" "send --transport socket${no_confirm[*]:+ ${no_confirm[*]}} / Go hello-world, $n records" "send" "hello" -- socket_send -- "$hello"
+    pair "socket-$n" "send --transport socket${no_confirm[*]:+ ${no_confirm[*]}} / bare Go binary, $n records" "send" "hello" -- socket_send -- "$hello"
     if [[ -n $base ]]; then
       pair "base-socket-$n" "send --transport socket, now / at $BENCH_BASE, $n records" "now" "base" -- socket_send -- base_socket_send
     fi
@@ -303,6 +310,7 @@ target() { # target LABEL VALUE OP LIMIT UNIT
 speedup=
 r=$(get claude-1000 7); [[ -n $r ]] && speedup=$(awk -v r="$r" 'BEGIN { printf "%.1f", 1 / r }')
 target "list --json, 1,000 records: claude agents / peerctl (x)" "$speedup" ">=" 50 x
+target "list --json, empty registry / bare Go binary (x)" "$(get startup 7)" "<=" 2 x
 target "list --json, 10,000 records: peerctl / cat floor (x)" "$(get cat-10000 7)" "<=" 3 x
 target "list --json, 10,000 records: peak RSS (MiB)" "$(awk -F'|' '$1 == "list --json, 10000 records" { printf "%.1f", $2 / 1024 }' "$rss")" "<=" 30 MiB
 target "send --transport socket, 10 records: wall median (ms)" "$(get socket-10 5)" "<=" 20 ms

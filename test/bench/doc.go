@@ -4,7 +4,9 @@
 //     accepts, reads the posted line and closes, as Claude Code 2.1.328 does;
 //   - fakeoutput: a realistic verbose courier output, for the courier's Go
 //     benchmarks (the bench's fake claude is test/fakeclaude, scenario "sent");
-//   - hello: a plain Go hello-world, the floor for process start-up.
+//   - hello: a bare Go program printing "[]", the floor for process start-up;
+//   - hellofx: hello with fx and cobra linked in and unused, the start-up
+//     those libraries cost by being in the binary.
 //
 // None of them is part of peerctl; they exist to measure it.
 package bench
