@@ -105,7 +105,8 @@ func (s *Service) markTranscript(req SendRequest, target domain.Session) ports.T
 
 // afterDelivery confirms from the transcript and waits, as req asks; mark
 // is the transcript's position taken before the transport ran. Elapsed is
-// updated to cover the confirmation (not the wait).
+// updated to cover the confirmation (not the wait); ConfirmElapsed is the
+// confirmation's own time.
 func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult, mark ports.TranscriptMark) (SendResult, error) {
 	res.Outcome = domain.ParseOutcome(res.Receipt.Outcome)
 	res.Transcript = domain.TranscriptPath(s.configDir, res.Target.Cwd(), res.Target.ID())
@@ -123,8 +124,10 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 			timeout = DefaultConfirmTimeout
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
+		confirming := s.now()
 		e, err := s.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: res.Transcript, Text: req.Text,
 			SessionID: res.Target.ID(), Since: res.Started, Mark: mark})
+		res.ConfirmElapsed = s.now().Sub(confirming)
 		cancel()
 		switch {
 		case err == nil:

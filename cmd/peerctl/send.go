@@ -14,16 +14,19 @@ import (
 
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
 type receiptJSON struct {
-	OK        bool         `json:"ok"`
-	Outcome   string       `json:"outcome"` // sent, posted, delivered; "planned" for --dry-run
-	Transport string       `json:"transport"`
-	SessionID string       `json:"sessionId"`
-	PID       int          `json:"pid"`
-	Name      string       `json:"name"`
-	Endpoint  string       `json:"endpoint"`
-	Detail    string       `json:"detail,omitempty"`
-	ElapsedMs int64        `json:"elapsedMs"`
-	Plan      *domain.Plan `json:"plan,omitempty"`
+	OK        bool   `json:"ok"`
+	Outcome   string `json:"outcome"` // sent, posted, delivered; "planned" for --dry-run
+	Transport string `json:"transport"`
+	SessionID string `json:"sessionId"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	Endpoint  string `json:"endpoint"`
+	Detail    string `json:"detail,omitempty"`
+	ElapsedMs int64  `json:"elapsedMs"`
+	// TransportMs is the transport's own time (the post, the courier run);
+	// confirmMs (confirmJSON) the transcript confirmation's.
+	TransportMs int64        `json:"transportMs"`
+	Plan        *domain.Plan `json:"plan,omitempty"`
 	confirmJSON
 }
 
@@ -139,7 +142,7 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 	t := res.Target
 	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
-		ElapsedMs: res.Elapsed.Milliseconds(), Plan: res.Plan}
+		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan}
 	if res.Plan != nil {
 		out.Outcome, out.Transport = "planned", res.Plan.Transport
 	} else {
@@ -163,9 +166,24 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		}
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s%s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport,
+		res.TransportElapsed.Round(time.Millisecond), confirmTime(res))
 	c.printConfirm(res)
 	return nil
+}
+
+// confirmTime is the receipt line's tail on the transcript confirmation:
+// how long it took, apart from the transport's own time ("" when no
+// transcript was read).
+func confirmTime(res app.SendResult) string {
+	switch {
+	case res.ConfirmElapsed <= 0:
+		return ""
+	case res.Confirmed:
+		return fmt.Sprintf("; confirmed by the transcript in %s", res.ConfirmElapsed.Round(time.Millisecond))
+	default:
+		return fmt.Sprintf("; not confirmed after %s", res.ConfirmElapsed.Round(time.Millisecond))
+	}
 }
 
 func shellQuote(argv []string) string {
