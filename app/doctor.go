@@ -71,9 +71,9 @@ type Report struct {
 	Reach     []Unreachable
 	Reachable int
 	Session   SessionCheck
-	Login    LoginCheck
-	Problems []string
-	Warnings []string
+	Login     LoginCheck
+	Problems  []string
+	Warnings  []string
 }
 
 // LoginCheck says whether the courier's `claude -p` appears to have
