@@ -92,6 +92,7 @@ as SESSION or TEXT.
 			if err := confirm.validate(); err != nil {
 				return err
 			}
+			c.jsonOut = asJSON // a refusal of the text prints as JSON too
 			text, err := c.messageText(args)
 			if err != nil {
 				return err
@@ -123,7 +124,8 @@ as SESSION or TEXT.
 
 // messageText takes TEXT from the arguments or stdin ("-", or no TEXT with
 // stdin not a terminal). It reads at most one byte over the cap, so an
-// oversize message is refused without reading it all.
+// oversize message is refused (invalid_message) without reading it all,
+// and the refusal says so rather than giving the size it stopped at.
 func (c *cli) messageText(args []string) (string, error) {
 	if len(args) == 2 && args[1] != "-" {
 		return args[1], nil
@@ -134,6 +136,9 @@ func (c *cli) messageText(args []string) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(c.stdin, domain.MaxMessageBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read message from stdin: %w", err)
+	}
+	if len(b) > domain.MaxMessageBytes {
+		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: more than %d bytes arrived, the rest was not read; put large content in a file and send its path", domain.MaxMessageBytes, domain.MaxMessageBytes)
 	}
 	return string(b), nil
 }
