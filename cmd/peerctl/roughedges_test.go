@@ -34,3 +34,28 @@ func TestSendOversizeStdinSaysOverTheCap(t *testing.T) {
 	assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "message is 140000 bytes, over the 65536-byte (64 KiB) cap")
 }
+
+// endpoint format prints the endpoint alone on one line, so its output
+// goes straight into endpoint parse (and send); --parts keeps the block.
+func TestEndpointFormatRoundTripsThroughParse(t *testing.T) {
+	for _, tc := range []struct{ pid, name, socket string }{
+		{"4652", "proj-89", "/tmp/cc-socks/4652.sock"},
+		{"5031", "build:main 50%", "/tmp/cc socks/50:31.sock"},
+	} {
+		f := evRun(t, nil, nil, "endpoint", "format", tc.pid, tc.name, tc.socket)
+		require.Equal(t, exitOK, f.code, f.stderr)
+		require.Equal(t, 1, strings.Count(f.stdout, "\n"), "one line: %q", f.stdout)
+		ep := strings.TrimSuffix(f.stdout, "\n") // what "$(...)" gives
+		assert.True(t, strings.HasPrefix(ep, "cc-peer:v1:"+tc.pid+":"), ep)
+
+		p := evRun(t, nil, nil, "endpoint", "parse", "--json", ep)
+		require.Equal(t, exitOK, p.code, p.stderr)
+		var got endpointJSON
+		require.NoError(t, json.Unmarshal([]byte(p.stdout), &got))
+		assert.Equal(t, endpointJSON{Endpoint: ep, PID: got.PID, Name: tc.name, Socket: tc.socket}, got)
+
+		block := evRun(t, nil, nil, "endpoint", "format", "--parts", tc.pid, tc.name, tc.socket)
+		require.Equal(t, exitOK, block.code, block.stderr)
+		assert.Equal(t, evRun(t, nil, nil, "endpoint", "parse", ep).stdout, block.stdout, "--parts prints what parse prints")
+	}
+}
