@@ -132,7 +132,8 @@ and never writes to the registry.
 	root.SetIn(c.stdin)
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
-	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude)")
+	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude; empty is a usage error)")
+	root.PersistentPreRunE = rejectEmptyPathFlags
 	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.endpointCmd())

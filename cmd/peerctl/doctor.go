@@ -160,7 +160,7 @@ Exit codes:
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
-	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH)")
+	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
 	return cmd
 }
 

@@ -59,3 +59,31 @@ func TestEndpointFormatRoundTripsThroughParse(t *testing.T) {
 		assert.Equal(t, evRun(t, nil, nil, "endpoint", "parse", ep).stdout, block.stdout, "--parts prints what parse prints")
 	}
 }
+
+// A path flag given empty (--config-dir "" from an unset variable, say)
+// would silently mean its default (~/.claude, claude on PATH): it is a
+// usage error, before anything is read or run. The environment variables
+// keep their meaning: empty is unset, as Claude Code reads them.
+func TestEmptyPathFlagsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--config-dir", "", "list"},
+		{"--config-dir=", "list", "--json"},
+		{"list", "--config-dir", ""},
+		{"--config-dir", "", "show", "x"},
+		{"--config-dir", "", "send", "--dry-run", "x", "hi"},
+		{"--config-dir", "", "doctor"},
+		{"--config-dir", "", "whoami"},
+		{"--config-dir", "", "enrich", "x"},
+		{"send", "--claude", "", "--dry-run", "x", "hi"},
+		{"doctor", "--claude="},
+	} {
+		r := evRun(t, map[string]string{"HOME": t.TempDir()}, nil, args...)
+		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Regexp(t, `^peerctl: --(config-dir|claude) is empty: give a value, or leave the flag out to use \$`, r.stderr, "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+	}
+	home := t.TempDir()
+	r := evRun(t, map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": ""}, nil, "list")
+	assert.Equal(t, exitOK, r.code, "an empty CLAUDE_CONFIG_DIR is unset: %s", r.stderr)
+	assert.Contains(t, r.stderr, home+"/.claude/sessions")
+}

@@ -115,7 +115,7 @@ as SESSION or TEXT.
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
-	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]cobra.Completion{app.TransportCourier, app.TransportSocket}, cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
