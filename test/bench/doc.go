@@ -6,7 +6,8 @@
 //     benchmarks (the bench's fake claude is test/fakeclaude, scenario "sent");
 //   - hello: a bare Go program printing "[]", the floor for process start-up;
 //   - hellofx: hello with fx and cobra linked in and unused, the start-up
-//     those libraries cost by being in the binary.
+//     those libraries cost by being in the binary;
+//   - cputime: runs one command and reports its wall and CPU time.
 //
 // None of them is part of peerctl; they exist to measure it.
 package bench
