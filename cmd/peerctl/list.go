@@ -69,6 +69,10 @@ its verdict: live, stale (pid gone), reused (pid alive, other start time), forei
 pid namespace or machine), misnamed (file is not <pid>.json), headless (kind print,
 bg, daemon or none; or parked), malformed, unreadable. See docs/REGISTRY.md.
 
+A live session is addressable when its record names a socket and a socket is there (checked
+without connecting) whose path fits a Unix socket address; otherwise it is listed as not
+addressable, with the reason ("unaddressable" in --json).
+
 ` + exitCodesFor(exitOK, exitError, exitUsage),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'

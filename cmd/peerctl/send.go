@@ -62,6 +62,10 @@ endpoint's name and socket still match. See docs/REGISTRY.md.
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
+--dry-run makes every check the send makes before delivering (with --transport socket: a
+socket is there) and prints what would run. The receipt says how long the transport took
+and, apart, how long the transcript confirmation took.
+
 --wait takes a duration only joined by "=": --wait=5m. A bare --wait waits 10m; a duration
 written apart (--wait 5m) is refused as a usage error, since the flag parser would read it
 as SESSION or TEXT.
