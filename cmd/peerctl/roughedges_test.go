@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -86,4 +87,21 @@ func TestEmptyPathFlagsAreUsageErrors(t *testing.T) {
 	r := evRun(t, map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": ""}, nil, "list")
 	assert.Equal(t, exitOK, r.code, "an empty CLAUDE_CONFIG_DIR is unset: %s", r.stderr)
 	assert.Contains(t, r.stderr, home+"/.claude/sessions")
+}
+
+// The binary never executes a text/template (cobra runs one only for a
+// template set with SetVersionTemplate, SetUsageTemplate or
+// SetHelpTemplate): template execution calls reflect's MethodByName, which
+// makes the linker keep every exported method of every type, a quarter
+// more binary for every start (docs/PERFORMANCE.md). --version and help
+// print without one.
+func TestBinaryRunsNoTextTemplate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := evBuild(t)
+	out, err := exec.Command("go", "tool", "nm", bin).CombinedOutput()
+	require.NoError(t, err, "go tool nm: %s", out)
+	assert.NotContains(t, string(out), "text/template.(*state).evalField", "a text/template is executed somewhere: a cobra Set*Template call?")
+	assert.Contains(t, string(out), "main.(*cli).root", "the symbol table is there")
 }
