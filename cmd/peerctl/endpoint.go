@@ -82,7 +82,7 @@ With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
 		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock
   peerctl endpoint parse "$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)"
   peerctl endpoint format --parts 4652 proj-89 /tmp/cc-socks/4652.sock`,
-		Args:    exactArgs(3),
+		Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := strconv.Atoi(args[0])
 			if err != nil {
