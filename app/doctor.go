@@ -209,7 +209,9 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 		r.Warnings = append(r.Warnings, fmt.Sprintf("registry: folder %s does not exist; no Claude Code session has run with this config dir", l.Dir))
 	}
 	for _, e := range l.Entries {
-		r.Registry.Counts[e.Verdict.String()]++
+		if e.Record.Harness == domain.HarnessClaudeCode { // Qwen Code's: QwenDoctor
+			r.Registry.Counts[e.Verdict.String()]++
+		}
 	}
 
 	r.Sockets = socketDirs(l.Live(), env.UID)

@@ -21,11 +21,14 @@ const (
 	// OutcomeDelivered: the target's own transcript holds a queue
 	// "enqueue" line with exactly the text, stamped after the send began.
 	OutcomeDelivered
+	// OutcomeHeld: a Qwen Code session's receipt said "held": the message
+	// is parked for its user to accept or deny (/peers), not yet delivered.
+	OutcomeHeld
 )
 
-var outcomeWords = []string{"unknown", "posted", "sent", "delivered"}
+var outcomeWords = []string{"unknown", "posted", "sent", "delivered", "held"}
 
-// String returns "posted", "sent", "delivered" (or "unknown").
+// String returns "posted", "sent", "delivered", "held" (or "unknown").
 func (o Outcome) String() string {
 	if int(o) >= 0 && int(o) < len(outcomeWords) {
 		return outcomeWords[o]

@@ -51,6 +51,11 @@ const KindInteractive = "interactive"
 // <pid>.json (fields observed in 2.1.224 and 2.1.328); unknown fields are
 // ignored. Zero values mean "absent".
 type Record struct {
+	// Harness is the program whose registry held the record (zero:
+	// Claude Code). A Qwen Code record maps its fields onto this one:
+	// see adapters/qwenregistry.
+	Harness Harness
+
 	// File is the entry's base name, e.g. "4652.json"; Path its full path.
 	File string
 	Path string

@@ -69,7 +69,7 @@ func resolve(entries []Entry, address string, strict bool) (Session, []string, e
 		e   Entry
 		err error
 	)
-	if strings.HasPrefix(address, "cc-peer:") {
+	if strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") {
 		e, err = resolveEndpoint(entries, live, address)
 	} else {
 		e, err = resolveAddress(entries, live, address, strict)
@@ -139,13 +139,16 @@ func ambiguityAdvice(entries, matches []Entry, strict bool) string {
 // unnamed e.
 func sharing(entries []Entry, e Entry) []Entry {
 	name := e.Record.Name
-	if name == "" {
+	if name == "" || !namesAddress(e.Record.Harness) {
 		return nil
 	}
 	key := FoldName(name)
 	return filter(entries, func(o Entry) bool {
-		if o.Record.File == e.Record.File {
+		if o.Record.File == e.Record.File && o.Record.Harness == e.Record.Harness {
 			return true
+		}
+		if o.Record.Harness != e.Record.Harness {
+			return false // the other harness's transports cannot see it
 		}
 		// SendMessage's candidates (2.1.328) are records with a socket: a
 		// record without one cannot be taken for e by name. (Folded only
@@ -237,7 +240,7 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("%w: %w", ErrBadAddress, err)
 	}
-	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() })
+	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() && e.Record.Harness == ep.Harness() })
 	switch {
 	case len(byPID) == 0:
 		for _, e := range entries {
@@ -252,8 +255,12 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		return Entry{}, r
 	}
 	e := byPID[0]
-	if e.Record.Name != ep.Name() {
-		r := Refuse(ReasonIdentityMismatch, "endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), e.Record.Name)
+	if what, now := endpointKey(e.Record); now != ep.Name() {
+		detail := fmt.Sprintf("endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), now)
+		if e.Record.Harness == HarnessQwenCode {
+			detail = fmt.Sprintf("endpoint pins %s %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", what, ep.Name(), ep.PID(), now)
+		}
+		r := Refuse(ReasonIdentityMismatch, "%s", detail)
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}
@@ -467,7 +474,8 @@ type Receipt struct {
 	// Transport is the transport's name ("courier", "socket", ...).
 	Transport string
 	// Outcome is "sent" (courier evidence), "posted" (socket accepted the
-	// frame) or "delivered" (seen in the target's transcript).
+	// frame), "delivered" (seen in the target's transcript, or a Qwen Code
+	// receipt said so) or "held" (a Qwen Code receipt: parked for review).
 	Outcome string
 	// Detail is a short human note (may be empty).
 	Detail string

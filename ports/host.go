@@ -33,3 +33,25 @@ type Processes interface {
 	// Parent returns pid's parent pid (0 for the root of our pid namespace).
 	Parent(pid int) (int, error)
 }
+
+// QwenProbe is what a look at the qwen program and Qwen Code's settings
+// found, without starting a session.
+type QwenProbe struct {
+	// Program is the program as configured ("qwen", or a path); Path is
+	// where it resolved ("" when not found).
+	Program, Path string
+	// Version is what `qwen --version` printed, e.g. "0.24.4".
+	Version string
+	// Messaging is "on", "off" or "unknown": whether new sessions of this
+	// version bind an inbox (setting agents.crossSessionMessaging, else the
+	// version's default: on from 0.24.0, off in 0.23.x). MessagingWhy says
+	// where that came from.
+	Messaging, MessagingWhy string
+	// Err says why the program could not be probed (nil when found and run).
+	Err error
+}
+
+// QwenHarness inspects Qwen Code (the qwen program and its settings).
+type QwenHarness interface {
+	ProbeQwen(ctx context.Context) QwenProbe
+}

@@ -17,12 +17,16 @@ type Snapshot struct {
 	Dir string
 	// Missing is true when the folder does not exist (an empty registry).
 	Missing bool
+	// Also names the other harnesses' registry folders read into this
+	// snapshot (Qwen Code's), for watching; empty for one registry.
+	Also []string
 	// Records holds every candidate file, in file-name order. Files that
 	// could not be used carry Record.Problem.
 	Records []domain.Record
 }
 
-// Registry reads Claude Code's live-session registry. It never writes,
+// Registry reads a harness's live-session registry (Claude Code's, Qwen
+// Code's, or several read as one). It never writes,
 // deletes or opens *.key files. An unreadable folder is an error, never an
 // empty snapshot.
 type Registry interface {

@@ -32,6 +32,7 @@ done <<'TARGETS'
 ./adapters/fsregistry FuzzReplaceInvalidUTF8
 ./adapters/fsregistry FuzzFastString
 ./adapters/fsregistry FuzzFastNumber
+./adapters/qwenregistry FuzzParse
 ./adapters/internal/jsonexact FuzzUnmarshal
 ./adapters/transcript FuzzLineShortcuts
 ./adapters/courierexec FuzzParseOutput

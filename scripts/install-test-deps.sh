@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the full test suite needs on a fresh Debian machine: tmux and npm (from Debian's
-# packages, only when missing; needs root or sudo), the Go modules, and the pinned Claude Code
-# release from the npm registry into ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs).
+# packages, only when missing; needs root or sudo), the Go modules, and the pinned Claude Code and
+# Qwen Code releases (0.24.4, and 0.23.0 whose messaging is off by default) from the npm registry
+# into ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,3 +18,4 @@ if ((${#missing[@]})); then
 fi
 go mod download
 go run ./test/livecc/cmd/install-claude
+go run ./test/liveqwen/cmd/install-qwen

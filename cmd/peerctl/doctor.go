@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/qwencli"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -21,6 +22,7 @@ type doctorJSON struct {
 	Reach      doctorReachJSON    `json:"reach"`
 	Session    doctorSessionJSON  `json:"session"`
 	Login      doctorLoginJSON    `json:"login"`
+	Qwen       doctorQwenJSON     `json:"qwen"`
 	Problems   []string           `json:"problems"`
 	Warnings   []string           `json:"warnings"`
 }
@@ -32,6 +34,21 @@ type doctorClaudeJSON struct {
 	Version string     `json:"version"`
 	Flags   []flagJSON `json:"flags"`
 	Error   string     `json:"error,omitempty"`
+}
+
+// doctorQwenJSON is doctor's look at Qwen Code (docs/OUTPUT.md).
+type doctorQwenJSON struct {
+	Health       string `json:"health"` // ok, warn, skip (qwen not found)
+	Program      string `json:"program"`
+	Path         string `json:"path"`
+	Version      string `json:"version"`
+	Messaging    string `json:"messaging"` // on, off, unknown
+	MessagingWhy string `json:"messagingWhy"`
+	Dir          string `json:"dir"`
+	Live         int    `json:"live"`
+	Addressable  int    `json:"addressable"`
+	Note         string `json:"note"`
+	Error        string `json:"error,omitempty"`
 }
 
 type flagJSON struct {
@@ -98,6 +115,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 	var (
 		asJSON bool
 		claude string
+		qwen   string
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -113,12 +131,17 @@ func (c *cli) doctorCmd() *cobra.Command {
             socket address; one that is not is unreachable (a warning; nothing connects)
   session   whether this shell runs inside a Claude Code session (its variables, or a live
             record among this process's parents)
+  qwen      the qwen program (--qwen, else $PEERCTL_QWEN, else "qwen" on PATH) answers
+            --version, and whether its sessions bind a messaging inbox
+            (agents.crossSessionMessaging in <qwen home>/settings.json, else the version's
+            default: on from 0.24.0, off in 0.23.x); live Qwen Code sessions counted. Qwen
+            Code is optional: without qwen the row is skipped, never a problem
   login     NOT checked: that would run the courier and spend tokens. It only says whether
             credentials appear to be present: ANTHROPIC_API_KEY (or another credential
             variable) set, or <config dir>/.credentials.json existing (never opened, no value
             printed); with none, a warning that courier sends will fail with "Not logged in"
 
-Only "claude --version" and "claude --help" are run, each bounded by 10 s with its whole
+Only "claude --version", "claude --help" and "qwen --version" are run, each bounded by 10 s with its whole
 process group killed afterwards. Problems are printed one per line on stderr. A courier
 that cannot run is a problem (it is the default transport) even though send --transport
 socket, list, show and watch work without claude.
@@ -135,14 +158,29 @@ Exit codes:
 			c.started()
 			var (
 				harness ports.Harness
+				qh      ports.QwenHarness
 				procs   ports.Processes
 			)
-			svc, err := c.service(options{claude: claude}, &harness, &procs)
+			if qwen == "" {
+				qwen = c.getenv(qwencli.ProgramEnv)
+			}
+			svc, err := c.service(options{claude: claude, qwen: qwen}, &harness, &qh, &procs)
 			if err != nil {
 				return err
 			}
 			r := svc.Doctor(cmd.Context(), harness, procs, app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid})
+			q := svc.QwenDoctor(cmd.Context(), qh, &r)
 			j := doctorToJSON(r)
+			j.Warnings = r.Warnings
+			if j.Warnings == nil {
+				j.Warnings = []string{}
+			}
+			j.Qwen = doctorQwenJSON{Health: q.Health.String(), Program: q.Program, Path: q.Path, Version: q.Version,
+				Messaging: q.Messaging, MessagingWhy: q.MessagingWhy, Dir: q.Dir, Live: q.Live, Addressable: q.Addressable}
+			if q.Err != nil {
+				j.Qwen.Error = q.Err.Error()
+			}
+			j.Qwen.Note = q.Note
 			if asJSON {
 				if err := c.writeJSON(j); err != nil {
 					return err
@@ -161,6 +199,7 @@ Exit codes:
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
+	cmd.Flags().StringVar(&qwen, "qwen", "", "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH; empty is a usage error)")
 	return cmd
 }
 
@@ -296,6 +335,9 @@ func (c *cli) printDoctor(j doctorJSON) error {
 	// Each warning is shown once, on its check's row (registry, sockets,
 	// login), not repeated on a row of its own.
 	row("login", j.Login.Health, j.Login.Note)
+	if j.Qwen.Note != "" {
+		row("qwen", j.Qwen.Health, j.Qwen.Note)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -10,11 +10,13 @@ import (
 // default: given empty (--config-dir "", from an unset shell variable say)
 // they would silently mean that default, so an empty value is a usage
 // error instead. Their environment variables ($CLAUDE_CONFIG_DIR,
-// $PEERCTL_CLAUDE) keep the usual meaning of empty: unset, as Claude Code
-// reads CLAUDE_CONFIG_DIR.
+// $QWEN_HOME, $PEERCTL_CLAUDE, $PEERCTL_QWEN) keep the usual meaning of
+// empty: unset, as Claude Code reads CLAUDE_CONFIG_DIR.
 var pathFlags = []struct{ name, otherwise string }{
 	{"config-dir", "$CLAUDE_CONFIG_DIR, else ~/.claude"},
+	{"qwen-home", "$QWEN_HOME, else ~/.qwen"},
 	{"claude", "$PEERCTL_CLAUDE, else claude on PATH"},
+	{"qwen", "$PEERCTL_QWEN, else qwen on PATH"},
 }
 
 // rejectEmptyPathFlags is root's PersistentPreRunE: it refuses, before any

@@ -77,10 +77,12 @@ func TestEmptyPathFlagsAreUsageErrors(t *testing.T) {
 		{"--config-dir", "", "enrich", "x"},
 		{"send", "--claude", "", "--dry-run", "x", "hi"},
 		{"doctor", "--claude="},
+		{"--qwen-home", "", "list"},
+		{"doctor", "--qwen", ""},
 	} {
 		r := evRun(t, map[string]string{"HOME": t.TempDir()}, nil, args...)
 		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
-		assert.Regexp(t, `^peerctl: --(config-dir|claude) is empty: give a value, or leave the flag out to use \$`, r.stderr, "%q", args)
+		assert.Regexp(t, `^peerctl: --(config-dir|qwen-home|claude|qwen) is empty: give a value, or leave the flag out to use \$`, r.stderr, "%q", args)
 		assert.Empty(t, r.stdout, "%q", args)
 	}
 	home := t.TempDir()

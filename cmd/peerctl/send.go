@@ -15,8 +15,9 @@ import (
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
 type receiptJSON struct {
 	OK        bool   `json:"ok"`
-	Outcome   string `json:"outcome"` // sent, posted, delivered; "planned" for --dry-run
+	Outcome   string `json:"outcome"` // sent, posted, delivered, held; "planned" for --dry-run
 	Transport string `json:"transport"`
+	Harness   string `json:"harness"`
 	SessionID string `json:"sessionId"`
 	PID       int    `json:"pid"`
 	Name      string `json:"name"`
@@ -42,23 +43,38 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
 		Short: "Deliver a message into one live session",
-		Long: `Deliver TEXT into one live Claude Code session. With "-" (or no TEXT and a piped stdin)
-the text is read from stdin, byte for byte.
+		Long: `Deliver TEXT into one live Claude Code or Qwen Code session. With "-" (or no TEXT and a
+piped stdin) the text is read from stdin, byte for byte.
 
 SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name
-or an endpoint (cc-peer:v1:<pid>:<name>:<socket>). peerctl re-reads the registry, resolves
+or an endpoint (cc-peer:v1:<pid>:<name>:<socket>, qwen-peer:v1:<pid>:<sessionId>:<socket>;
+a qwen-peer endpoint pins the session id, which Qwen Code changes on /clear and /resume,
+so an older endpoint refuses rather than reach the new conversation). peerctl re-reads the registries, resolves
 the session, verifies its identity and only then runs the transport. Identity: its name
 belongs to it alone, compared as Claude Code compares names (case, spaces versus hyphens and
 invisible characters ignored; an unnamed session goes by its folder's name), also among
 records Claude Code lists that peerctl does not call live;
 no other such record publishes its socket; no other live record carries its session id; an
-endpoint's name and socket still match. See docs/REGISTRY.md.
+endpoint's name and socket still match. See docs/REGISTRY.md. (The name rule guards the
+courier, which addresses by name; Qwen Code's inbox is addressed by session id.)
 
-  courier  (default) one "claude -p" restricted to ListAgents + SendMessage; the program is
+--transport picks among the target harness's transports; without it each harness has its
+default (courier for Claude Code, inbox for Qwen Code). A transport of the other harness
+refuses with harness_unsupported (exit 6).
+
+  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage; the program is
            --claude, else $PEERCTL_CLAUDE, else "claude" on PATH. Success needs proof: exit 0,
            the answer SENT and a SendMessage call carrying the exact text.
-  socket   posts one JSON line to the session's inbox socket; the socket never answers,
-           so success means "posted".
+  socket   (Claude Code) posts one JSON line to the session's inbox socket; the socket never
+           answers, so success means "posted".
+  inbox    (Qwen Code, default) its Cross-Session Protocol: the auth line with the record's
+           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName "peerctl",
+           fromMode "prompting") whose from + replyToken name a short-lived inbox of
+           peerctl's own. The outcome is Qwen Code's receipt: delivered or held (parked for
+           its user's /peers accept; 0.24.4 sessions in their default auto mode hold a
+           "prompting" sender unless agents.crossSessionInbound is "accept"); refused, denied,
+           misaddressed, expired or dropped exit 5 (delivery_failed) with the status and
+           reason; no receipt within --confirm-timeout is "posted".
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
@@ -75,7 +91,8 @@ as SESSION or TEXT.
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
-  peerctl send --wait=5m proj-89 "run the tests and tell me"`,
+  peerctl send --wait=5m proj-89 "run the tests and tell me"
+  peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if d := bareWaitDuration(c.args); d != "" {
 				// Sending it as the session's name or as the text would surprise.
@@ -87,8 +104,8 @@ as SESSION or TEXT.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if transport != app.TransportCourier && transport != app.TransportSocket {
-				return usageError{fmt.Errorf("--transport %q: want %q or %q", transport, app.TransportCourier, app.TransportSocket)}
+			if transport != "" && transport != app.TransportCourier && transport != app.TransportSocket && transport != app.TransportInbox {
+				return usageError{fmt.Errorf("--transport %q: want %q or %q (Claude Code) or %q (Qwen Code)", transport, app.TransportCourier, app.TransportSocket, app.TransportInbox)}
 			}
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
@@ -103,7 +120,11 @@ as SESSION or TEXT.
 			}
 			c.started()
 			c.jsonOut = asJSON
-			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude})
+			window := confirm.timeout
+			if confirm.noConfirm {
+				window = -1
+			}
+			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, inboxWindow: window})
 			if err != nil {
 				return err
 			}
@@ -115,13 +136,13 @@ as SESSION or TEXT.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&transport, "transport", app.TransportCourier, `how to deliver: "courier" or "socket"`)
+	f.StringVar(&transport, "transport", "", `how to deliver: "courier" or "socket" (Claude Code), "inbox" (Qwen Code); default: the target harness's (courier, inbox)`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
 	cmd.ValidArgsFunction = c.completeLiveSessions
-	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]cobra.Completion{app.TransportCourier, app.TransportSocket}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
 	return cmd
 }
@@ -149,7 +170,7 @@ func (c *cli) messageText(args []string) (string, error) {
 
 func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) error {
 	t := res.Target
-	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, SessionID: t.ID(),
+	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
 		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan}
 	if res.Plan != nil {
@@ -174,6 +195,9 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 			fmt.Fprintf(c.stdout, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
 		}
 		return nil
+	}
+	if res.Receipt.Transport != "" {
+		transport = res.Receipt.Transport
 	}
 	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s%s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport,
 		res.TransportElapsed.Round(time.Millisecond), confirmTime(res))

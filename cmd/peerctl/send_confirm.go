@@ -131,6 +131,16 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 // receipt still says confirmed false and why). The note names the
 // transcript path, built from registry data: it goes through safe.
 func (c *cli) warnUnconfirmed(res app.SendResult) {
+	if res.Target.Harness() == domain.HarnessQwenCode {
+		// The receipt is the confirmation; held and posted say why not.
+		if !res.Confirmed && !res.ConfirmSkipped {
+			fmt.Fprintf(c.stderr, "peerctl: warning: %s, not delivered yet: %s; check before sending it again\n", res.Outcome, safe(res.ConfirmNote))
+		}
+		if res.WaitNote != "" && res.WaitEnd == domain.WaitNone {
+			fmt.Fprintf(c.stderr, "peerctl: note: %s\n", safe(res.WaitNote))
+		}
+		return
+	}
 	if !res.Confirmed && !res.ConfirmSkipped {
 		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s; %s\n", res.Outcome, safe(res.ConfirmNote), app.UnconfirmedHint)
 	}

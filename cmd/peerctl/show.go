@@ -85,6 +85,7 @@ func (c *cli) printDetail(d app.Detail) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v))) }
 	row("verdict", j.Verdict)
+	row("harness", j.Harness)
 	if j.Reason != "" {
 		row("reason", j.Reason)
 	}

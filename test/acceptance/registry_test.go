@@ -75,7 +75,7 @@ func TestListAllTable(t *testing.T) {
 	require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
 	lines := strings.Split(strings.TrimRight(string(res.Stdout), "\n"), "\n")
 	require.Len(t, lines, len(reg.Cases)+1)
-	assert.Regexp(t, `^VERDICT\s+NAME\s+SESSION\s+PID\s+FILE\s+REASON$`, lines[0])
+	assert.Regexp(t, `^VERDICT\s+HARNESS\s+NAME\s+SESSION\s+PID\s+FILE\s+REASON$`, lines[0])
 	for _, c := range reg.Cases {
 		found := false
 		for _, line := range lines[1:] {
