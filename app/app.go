@@ -169,8 +169,9 @@ type Detail struct {
 	Transcript       string
 	TranscriptExists bool
 	// Warnings are notes about the session as addressed, e.g. that its name
-	// is shared by another live session (sending to it is refused); empty
-	// when there is nothing to say.
+	// is carried by another live session (address it by full id or
+	// endpoint) or its socket published by another record (sending to it is
+	// refused); empty when there is nothing to say.
 	Warnings []string
 }
 
@@ -374,7 +375,12 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		mark = s.markTranscript(req, target) // before the transport: see afterDelivery
 	}
 	delivering := s.now()
-	res.Receipt, err = s.transport.Deliver(ctx, target, msg)
+	var heed ports.Heed
+	if h, ok := s.transport.(ports.Heeding); ok {
+		res.Receipt, heed, err = h.DeliverHeeding(ctx, target, msg)
+	} else {
+		res.Receipt, err = s.transport.Deliver(ctx, target, msg)
+	}
 	res.Elapsed = s.now().Sub(res.Started)
 	res.TransportElapsed = s.now().Sub(delivering)
 	if err != nil {
@@ -386,5 +392,5 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	if target.Harness() == domain.HarnessQwenCode {
 		return s.qwenConfirm(req, res)
 	}
-	return s.afterDelivery(ctx, req, res, mark)
+	return s.afterDelivery(ctx, req, res, mark, heed)
 }

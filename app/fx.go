@@ -57,6 +57,10 @@ type Config struct {
 	Claude string
 	// Env is the environment the courier starts from (default os.Environ()).
 	Env []string
+	// From is the sender's display name, which receivers see: the
+	// courier's name (Claude Code) and the inbox frame's fromName (Qwen
+	// Code); default "peerctl".
+	From string
 }
 
 // Module provides *Service and the ports bound to the real adapters. Supply
@@ -133,7 +137,7 @@ func NewHarnessLiveness(base *procliveness.Checker) HarnessLiveness {
 
 // NewInbox builds Qwen Code's inbox transport from cfg.
 func NewInbox(cfg Config) *qweninbox.Transport {
-	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow})
+	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow, FromName: cfg.From})
 }
 
 // NewCourier builds the courier transport from cfg.
@@ -142,7 +146,7 @@ func NewCourier(cfg Config) *courierexec.Transport {
 	if env == nil {
 		env = os.Environ()
 	}
-	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, ConfigDir: cfg.ConfigDir})
+	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, Name: cfg.From})
 }
 
 // NewSocket builds the inbox-socket transport from cfg.

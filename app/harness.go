@@ -86,7 +86,7 @@ type Router struct {
 	By     map[domain.Harness][]ports.Transport
 }
 
-var _ ports.Transport = (*Router)(nil)
+var _ ports.Heeding = (*Router)(nil)
 
 // Name is the chosen transport's name, or "auto".
 func (r *Router) Name() string {
@@ -123,6 +123,21 @@ func (r *Router) Deliver(ctx context.Context, target domain.Session, msg domain.
 		return domain.Receipt{}, err
 	}
 	return t.Deliver(ctx, target, msg)
+}
+
+// DeliverHeeding hands msg to the picked transport; when that transport
+// can still turn its receipt (a ports.Heeding, the courier) its Heed comes
+// back, else the Heed is nil.
+func (r *Router) DeliverHeeding(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, ports.Heed, error) {
+	t, err := r.Pick(target)
+	if err != nil {
+		return domain.Receipt{}, nil, err
+	}
+	if h, ok := t.(ports.Heeding); ok {
+		return h.DeliverHeeding(ctx, target, msg)
+	}
+	rec, err := t.Deliver(ctx, target, msg)
+	return rec, nil, err
 }
 
 // Plan asks the picked transport.

@@ -85,12 +85,3 @@ func endpointKey(r Record) (what, value string) {
 	}
 	return "name", r.Name
 }
-
-// namesAddress reports whether a harness's transports address a session by
-// its name, so that a name shared with another session of that harness is
-// refused even when the send names the session by id or endpoint (the
-// identity rule of Resolve). Claude Code's courier does (SendMessage takes a
-// name); Qwen Code's inbox transport posts to the record's ipcPath with
-// toSessionId, which the receiving session checks itself (a mismatch is
-// "misaddressed"), and Qwen Code's names are not unique by design.
-func namesAddress(h Harness) bool { return h == HarnessClaudeCode }

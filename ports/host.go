@@ -2,7 +2,10 @@ package ports
 
 //go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination portsmock/host.go -package portsmock . Harness,Processes
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // HarnessProbe is what a look at the courier program found, without
 // starting a session, spending tokens or sending anything.
@@ -20,6 +23,23 @@ type HarnessProbe struct {
 	Missing []string
 	// Err says why the probe could not finish (not found, timed out, a
 	// non-zero exit); nil when Version and Missing are trustworthy.
+	Err error
+	// Courier is what one courier run with a turn that sends nothing
+	// showed; nil when it was not run (Err set, or flags missing).
+	Courier *CourierProbe
+}
+
+// CourierProbe is one courier run against peerctl's endpoint that sends
+// nothing: no model, no token, no message.
+type CourierProbe struct {
+	// Tools are the tools the courier's model request offered (Claude
+	// Code 2.1.328: ListAgents, DeferredToolPlaceholder, SendMessage).
+	Tools []string
+	// Startup is from the process start to the end of its first turn.
+	Startup time.Duration
+	// Err says why the run did not reach the endpoint or did not finish
+	// its turn (managed settings that pin another base URL, a crash, a
+	// time-out); nil when Tools is trustworthy.
 	Err error
 }
 

@@ -35,7 +35,6 @@ done <<'TARGETS'
 ./adapters/qwenregistry FuzzParse
 ./adapters/internal/jsonexact FuzzUnmarshal
 ./adapters/transcript FuzzLineShortcuts
-./adapters/courierexec FuzzParseOutput
-./adapters/courierexec FuzzJudge
+./adapters/courierexec FuzzEndpointAnswer
 TARGETS
 exit $status

@@ -57,7 +57,8 @@ const Name = "inbox"
 // FromMode is the review class peerctl claims (see the package doc).
 const FromMode = "prompting"
 
-// FromName is the sender name shown to the session's user.
+// FromName is the default sender name shown to the session's user
+// (Config.FromName).
 const FromName = "peerctl"
 
 // DefaultTimeout bounds one delivery when Config.Timeout is 0.
@@ -81,6 +82,10 @@ type Config struct {
 	// InboxDir is where the reply inbox's folder is made ("":
 	// $XDG_RUNTIME_DIR, else the temp folder).
 	InboxDir string
+	// FromName is the frame's fromName, the sender name the session's user
+	// sees ("": FromName). Qwen Code flattens it to one line of at most
+	// 200 characters.
+	FromName string
 }
 
 // Transport is the Qwen Code inbox transport. Build it with New.
@@ -95,6 +100,9 @@ func New(cfg Config) *Transport {
 	}
 	if cfg.Window == 0 {
 		cfg.Window = DefaultWindow
+	}
+	if cfg.FromName == "" {
+		cfg.FromName = FromName
 	}
 	return &Transport{cfg: cfg}
 }
@@ -118,7 +126,7 @@ func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan
 	if err := t.check(target); err != nil {
 		return domain.Plan{}, err
 	}
-	f := frame(msg, target, "<fresh uuid>", "<peerctl's reply inbox>", "[redacted]")
+	f := t.frame(msg, target, "<fresh uuid>", "<peerctl's reply inbox>", "[redacted]")
 	return domain.Plan{Transport: Name, Socket: target.SocketPath(), Frame: string(f)}, nil
 }
 
@@ -141,12 +149,12 @@ type userMessage struct {
 	Content string `json:"content"`
 }
 
-func frame(msg domain.Message, target domain.Session, msgID, from, replyToken string) []byte {
+func (t *Transport) frame(msg domain.Message, target domain.Session, msgID, from, replyToken string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b) // one line, newline-terminated
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(userFrame{MsgV: 1, MsgID: msgID, Type: "user", From: from, ReplyToken: replyToken,
-		FromName: FromName, FromMode: FromMode, ToSessionID: target.ID(), Priority: "next",
+		FromName: t.cfg.FromName, FromMode: FromMode, ToSessionID: target.ID(), Priority: "next",
 		Message: userMessage{Role: "user", Content: msg.Text()}})
 	return b.Bytes()
 }
@@ -211,7 +219,7 @@ func (t *Transport) DeliverVia(ctx context.Context, in *Inbox, target domain.Ses
 		return domain.Receipt{}, &domain.Refusal{Reason: domain.ReasonIdentityMismatch, Detail: err.Error() + "; nothing was sent", Err: err}
 	}
 	msgID := NewMsgID()
-	payload := append(authLine(tok), frame(msg, target, msgID, in.Path(), in.replyToken())...)
+	payload := append(authLine(tok), t.frame(msg, target, msgID, in.Path(), in.replyToken())...)
 	if err := post(ctx, target.SocketPath(), payload); err != nil {
 		return domain.Receipt{}, err
 	}

@@ -221,6 +221,14 @@ func TestFrameShape(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "the reply inbox is gone after Deliver")
 }
 
+func TestFromNameIsTheSendersName(t *testing.T) {
+	f := newFakeQwen(t, status("delivered"))
+	_, err := deliver(t, f, qweninbox.Config{FromName: "ci bot"}, "hi")
+	require.NoError(t, err)
+	require.Len(t, f.frames, 1)
+	assert.Equal(t, "ci bot", f.frames[0]["fromName"])
+}
+
 func TestTokenNeverShown(t *testing.T) {
 	f := newFakeQwen(t, status("refused"))
 	m, _ := domain.NewMessage("hi")

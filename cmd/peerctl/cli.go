@@ -296,6 +296,8 @@ type options struct {
 	// readOnly builds app.ReadModule (the registries and liveness only):
 	// for the commands that never deliver, confirm or watch.
 	readOnly bool
+	// from is the sender's display name (send --from).
+	from string
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

@@ -31,7 +31,7 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := app.Config{ConfigDir: dir, QwenHome: qwenHome, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, Qwen: opts.qwen, InboxWindow: opts.inboxWindow}
+	cfg := app.Config{ConfigDir: dir, QwenHome: qwenHome, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, Qwen: opts.qwen, InboxWindow: opts.inboxWindow, From: opts.from}
 	logger := fx.NopLogger
 	if c.debug {
 		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +17,7 @@ import (
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
 type receiptJSON struct {
 	OK        bool   `json:"ok"`
-	Outcome   string `json:"outcome"` // sent, posted, delivered, held; "planned" for --dry-run
+	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
 	Transport string `json:"transport"`
 	Harness   string `json:"harness"`
 	SessionID string `json:"sessionId"`
@@ -23,7 +25,10 @@ type receiptJSON struct {
 	Name      string `json:"name"`
 	Endpoint  string `json:"endpoint"`
 	Detail    string `json:"detail,omitempty"`
-	ElapsedMs int64  `json:"elapsedMs"`
+	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
+	MsgID        string `json:"msgId,omitempty"`
+	ClaudeResult string `json:"claudeResult,omitempty"`
+	ElapsedMs    int64  `json:"elapsedMs"`
 	// TransportMs is the transport's own time (the post, the courier run);
 	// confirmMs (confirmJSON) the transcript confirmation's.
 	TransportMs int64        `json:"transportMs"`
@@ -38,6 +43,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		asJSON    bool
 		dryRun    bool
 		claude    string
+		from      string
 		confirm   confirmFlags
 	)
 	cmd := &cobra.Command{
@@ -49,32 +55,38 @@ piped stdin) the text is read from stdin, byte for byte.
 SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name
 or an endpoint (cc-peer:v1:<pid>:<name>:<socket>, qwen-peer:v1:<pid>:<sessionId>:<socket>;
 a qwen-peer endpoint pins the session id, which Qwen Code changes on /clear and /resume,
-so an older endpoint refuses rather than reach the new conversation). peerctl re-reads the registries, resolves
-the session, verifies its identity and only then runs the transport. Identity: its name
-belongs to it alone, compared as Claude Code compares names (case, spaces versus hyphens and
-invisible characters ignored; an unnamed session goes by its folder's name), also among
-records Claude Code lists that peerctl does not call live;
-no other such record publishes its socket; no other live record carries its session id; an
-endpoint's name and socket still match. See docs/REGISTRY.md. (The name rule guards the
-courier, which addresses by name; Qwen Code's inbox is addressed by session id.)
+so an older endpoint refuses rather than reach the new conversation). peerctl re-reads the
+registries, resolves the session, verifies its identity and only then runs the transport.
+Identity: the address names one live session alone (an ambiguous one is refused with every
+candidate); no other live record carries its session id or publishes its socket; an
+endpoint's name and socket still match. A session whose name another session shares is
+reached by its full id or endpoint. See docs/REGISTRY.md.
 
 --transport picks among the target harness's transports; without it each harness has its
 default (courier for Claude Code, inbox for Qwen Code). A transport of the other harness
 refuses with harness_unsupported (exit 6).
 
-  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage; the program is
-           --claude, else $PEERCTL_CLAUDE, else "claude" on PATH. Success needs proof: exit 0,
-           the answer SENT and a SendMessage call carrying the exact text.
+  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage
+           whose model is peerctl itself: a loopback endpoint answers with one SendMessage
+           to the session's socket (uds:<socket>) carrying the text byte for byte. No model
+           runs, no token is spent, no login is needed. The receipt is Claude Code's own: its
+           msg_id and words (outcome "queued"), "held" when the session holds the message, a
+           delivery_failed refusal when it refuses it. The program is --claude, else
+           $PEERCTL_CLAUDE, else "claude" on PATH.
   socket   (Claude Code) posts one JSON line to the session's inbox socket; the socket never
            answers, so success means "posted".
   inbox    (Qwen Code, default) its Cross-Session Protocol: the auth line with the record's
-           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName "peerctl",
+           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName,
            fromMode "prompting") whose from + replyToken name a short-lived inbox of
            peerctl's own. The outcome is Qwen Code's receipt: delivered or held (parked for
            its user's /peers accept; 0.24.4 sessions in their default auto mode hold a
            "prompting" sender unless agents.crossSessionInbound is "accept"); refused, denied,
            misaddressed, expired or dropped exit 5 (delivery_failed) with the status and
            reason; no receipt within --confirm-timeout is "posted".
+
+--from sets the name the receiver sees (courier and inbox; default "peerctl").
+
+For a Claude Code target, its transcript is then read: "delivered" when it shows the text.
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
@@ -110,6 +122,9 @@ as SESSION or TEXT.
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
 			}
+			if err := validFrom(from); err != nil {
+				return err
+			}
 			if err := confirm.validate(); err != nil {
 				return err
 			}
@@ -124,7 +139,7 @@ as SESSION or TEXT.
 			if confirm.noConfirm {
 				window = -1
 			}
-			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, inboxWindow: window})
+			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, inboxWindow: window, from: from})
 			if err != nil {
 				return err
 			}
@@ -141,6 +156,7 @@ as SESSION or TEXT.
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
+	f.StringVar(&from, "from", "", `the courier's display name, seen by the receiver (default "peerctl")`)
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
@@ -172,7 +188,8 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 	t := res.Target
 	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
-		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan}
+		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan,
+		MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
 	if res.Plan != nil {
 		out.Outcome, out.Transport = "planned", res.Plan.Transport
 	} else {
@@ -189,7 +206,9 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		if len(p.Argv) > 0 {
 			fmt.Fprintf(c.stdout, "run:   %s\n", shellQuote(p.Argv))
 			fmt.Fprintf(c.stdout, "in:    %s\n", safe(p.Dir))
-			fmt.Fprintf(c.stdout, "stdin (its nonce is drawn afresh for a real run):\n%s", p.Stdin)
+			if p.Call != "" {
+				fmt.Fprintf(c.stdout, "call:  SendMessage %s\n", p.Call)
+			}
 		}
 		if p.Socket != "" {
 			fmt.Fprintf(c.stdout, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
@@ -201,6 +220,9 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 	}
 	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s%s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport,
 		res.TransportElapsed.Round(time.Millisecond), confirmTime(res))
+	if out.MsgID != "" {
+		fmt.Fprintf(c.stdout, "msg_id: %s\nclaude: %s\n", safe(out.MsgID), safe(out.ClaudeResult))
+	}
 	c.printConfirm(res)
 	return nil
 }
@@ -229,4 +251,24 @@ func shellQuote(argv []string) string {
 		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(parts, " ")
+}
+
+// validFrom checks send --from: the courier's display name goes to `claude
+// -n` as one argument, so it must be printable text that cannot read as a
+// flag, at most 100 characters.
+func validFrom(from string) error {
+	if from == "" {
+		return nil
+	}
+	switch {
+	case strings.TrimSpace(from) == "":
+		return usageError{fmt.Errorf("--from %q: want a name, not blanks", from)}
+	case strings.HasPrefix(from, "-"):
+		return usageError{fmt.Errorf("--from %q: a name may not start with '-'", from)}
+	case utf8.RuneCountInString(from) > 100:
+		return usageError{fmt.Errorf("--from: at most 100 characters, got %d", utf8.RuneCountInString(from))}
+	case !utf8.ValidString(from) || strings.IndexFunc(from, unicode.IsControl) >= 0:
+		return usageError{fmt.Errorf("--from %q: want printable UTF-8 text without control characters", from)}
+	}
+	return nil
 }

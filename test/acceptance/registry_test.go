@@ -270,7 +270,7 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 		require.NoError(t, json.Unmarshal(res.Stdout, &out), "stdout: %s", res.Stdout)
 		assert.Equal(t, ids[0], out.SessionID)
 		require.Len(t, out.Warnings, 1)
-		assert.Contains(t, out.Warnings[0], `name "twin" is shared by 2 live sessions`)
+		assert.Contains(t, out.Warnings[0], `name "twin" is carried by 2 live sessions`)
 	})
 	for _, addr := range []string{"twin", "aaaaaa"} {
 		t.Run(addr, func(t *testing.T) {

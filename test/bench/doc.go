@@ -2,8 +2,6 @@
 //
 //   - listener: a stand-in for a Claude Code session's inbox socket; it
 //     accepts, reads the posted line and closes, as Claude Code 2.1.328 does;
-//   - fakeoutput: a realistic verbose courier output, for the courier's Go
-//     benchmarks (the bench's fake claude is test/fakeclaude, scenario "sent");
 //   - hello: a bare Go program printing "[]", the floor for process start-up;
 //   - hellofx: hello with fx and cobra linked in and unused, the start-up
 //     those libraries cost by being in the binary;
