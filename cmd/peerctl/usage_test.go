@@ -175,6 +175,7 @@ func TestSharedNameCLI(t *testing.T) {
 	r1 := evLiveRecord(t, p1, id1, "twin", t.TempDir(), sock+"/1.sock")
 	r2 := evLiveRecord(t, p2, id2, "twin", t.TempDir(), sock+"/2.sock")
 	cfg := evConfigDir(t, r1, r2)
+	listenAll(t, r1, r2) // a dry run checks the socket is there, as the send does
 	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "PEERCTL_CLAUDE": "/nonexistent/claude"}
 	ep2 := fmt.Sprintf("cc-peer:v1:%d:twin:%s", p2, sock+"/2.sock")
 
