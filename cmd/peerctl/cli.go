@@ -124,7 +124,8 @@ text to one of them through a transport of its harness:
   inbox    Qwen Code (default): its Cross-Session Protocol inbox, answered by receipts
 
 Every failure is a clear refusal with a stable word and exit code; peerctl never guesses
-and never writes to the registry.
+and never writes to the registry. Agents that speak MCP get list, show and send as tools
+from "peerctl mcp".
 
 ` + exitCodesHelp,
 		Example: `  peerctl list
@@ -163,7 +164,7 @@ and never writes to the registry.
 			sub.Example = "  peerctl help send\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd())
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -225,14 +226,7 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
-		for _, cand := range r.Candidates {
-			line := fmt.Sprintf("  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
-			if cand.Verdict != "" {
-				line += " (" + cand.Verdict + ")"
-			}
-			fmt.Fprintln(c.stderr, line)
-		}
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r))
 		if c.jsonOut {
 			c.printRefusalJSON(r)
 		}
@@ -253,6 +247,22 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
 	return exitError
+}
+
+// refusalText is a refusal for people and agents: "<reason>: <detail>",
+// then one indented line per candidate. Registry data in it goes through
+// safe. The CLI prints it on stderr after "peerctl: "; the MCP tools
+// return it as the text of an isError result.
+func refusalText(r *domain.Refusal) string {
+	var b strings.Builder
+	b.WriteString(safe(r.Error()))
+	for _, cand := range r.Candidates {
+		fmt.Fprintf(&b, "\n  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
+		if cand.Verdict != "" {
+			b.WriteString(" (" + cand.Verdict + ")")
+		}
+	}
+	return b.String()
 }
 
 type refusalJSON struct {
@@ -296,6 +306,8 @@ type options struct {
 	// readOnly builds app.ReadModule (the registries and liveness only):
 	// for the commands that never deliver, confirm or watch.
 	readOnly bool
+	// quiet: the config dir's warnings were already printed (a second graph).
+	quiet bool
 	// from is the sender's display name (send --from).
 	from string
 }

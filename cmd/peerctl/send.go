@@ -184,7 +184,9 @@ func (c *cli) messageText(args []string) (string, error) {
 	return string(b), nil
 }
 
-func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) error {
+// receiptFor is the receipt of res as `send --json` prints it and the MCP
+// tool send_message returns it.
+func receiptFor(res app.SendResult) receiptJSON {
 	t := res.Target
 	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
@@ -195,6 +197,12 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 	} else {
 		out.fillConfirm(res)
 	}
+	return out
+}
+
+func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) error {
+	t := res.Target
+	out := receiptFor(res)
 	if asJSON {
 		if res.Plan == nil {
 			c.warnUnconfirmed(res)
