@@ -304,8 +304,9 @@ type SendRequest struct {
 	// without sending.
 	DryRun bool
 	// AwaitReply, when positive, sends on a long-lived courier (ports.Couriers)
-	// and keeps it open after the delivery until a cross-session message
-	// from the target's own socket reaches it, AwaitReply passes (counted
+	// (the target harness's: HarnessCouriers) and keeps it open after the
+	// delivery until a cross-session message from the target's own socket
+	// reaches it (domain.Inbound.IsReplyFrom), AwaitReply passes (counted
 	// from the receipt), or ctx ends; no reply in time is a ReasonNoReply
 	// refusal returned beside the full result. It replaces the transport
 	// chosen for the Service.

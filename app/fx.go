@@ -177,9 +177,12 @@ func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Tra
 		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithQwenHome(cfg.QwenHome))
 }
 
-// NewCouriers exposes the courier transport's long-lived couriers (send
-// --await-reply, Relay).
-func NewCouriers(courier *courierexec.Transport) ports.Couriers { return courier }
+// NewCouriers exposes each harness's long-lived couriers (send
+// --await-reply, Relay): the courier transport's for Claude Code, the
+// inbox transport's reply inbox for Qwen Code.
+func NewCouriers(courier *courierexec.Transport, inbox *qweninbox.Transport) ports.Couriers {
+	return HarnessCouriers{domain.HarnessClaudeCode: courier, domain.HarnessQwenCode: inbox}
+}
 
 // NewRelay builds the Relay over svc and ties it to the fx lifecycle:
 // OnStart starts its courier, OnStop stops it and waits for its

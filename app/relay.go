@@ -25,7 +25,9 @@ const RestartBackoff = time.Second
 // (or before it started).
 var ErrRelayStopped = errors.New("relay is not running")
 
-// Relay is one long-lived courier reused for many sends, for hosts: Send
+// Relay is one long-lived courier reused for many sends, for hosts (with
+// HarnessCouriers, as the fx graph builds it, one per harness joined: a
+// Claude Code courier process and a Qwen Code reply inbox): Send
 // resolves and verifies exactly as Service.Send does and hands the text to
 // the running courier (a warm courier sends in well under 100 ms, Claude
 // Code 2.1.332), and Inbound carries every message that reaches the
@@ -138,7 +140,8 @@ func (r *Relay) Stats() RelayStats {
 // Send resolves and verifies req.Address on a fresh registry read exactly
 // as Service.Send does (the same code), then hands req.Text to the relay's
 // running courier, starting a new courier first if the last one died. The
-// receipt's outcome is "queued" with Claude Code's msg_id. Only Address and
+// receipt is the courier's ("queued" with Claude Code's msg_id; for a Qwen
+// Code target its receipt's word with the frame's msgId). Only Address and
 // Text of req are used: a relay does not read transcripts or wait. Every
 // failure is a *domain.Refusal (ReasonDeliveryFailed when the courier died
 // under the send: the text may or may not have been handed over), or
@@ -148,7 +151,7 @@ func (r *Relay) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	msg, target, err := r.svc.target(ctx, req.Address, req.Text)
 	res.Target = target
 	if err == nil {
-		err = courierReaches(target)
+		_, err = r.svc.couriersFor(target)
 	}
 	if err != nil {
 		return res, err

@@ -14,17 +14,30 @@ import (
 func WithCouriers(c ports.Couriers) Option { return func(s *Service) { s.couriers = c } }
 
 // sendAwaiting is Send with AwaitReply: it starts a courier of its own,
-// sends on it, confirms as Send does (the courier's delivery notices are
-// heard meanwhile), then keeps the courier open until a message from the
-// target's socket arrives (the reply), req.AwaitReply passes or ctx ends,
-// and closes it. Messages from anyone else are kept in OtherInbound. No
-// reply is a ReasonNoReply refusal, returned with the whole result.
+// the target harness's (couriersFor), sends on it, confirms as Send does
+// (Claude Code: the courier's delivery notices are heard meanwhile; Qwen
+// Code: its receipt is the confirmation), then keeps the courier open
+// until a message from the target arrives (the reply:
+// domain.Inbound.IsReplyFrom), req.AwaitReply passes or ctx ends, and
+// closes it. Messages from anyone else are kept in OtherInbound. No reply
+// is a ReasonNoReply refusal, returned with the whole result.
 func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.Message, res SendResult) (SendResult, error) {
-	if err := courierReaches(res.Target); err != nil {
+	if r, ok := s.transport.(*Router); ok {
+		// A transport named for another harness refuses as in a plain send.
+		if _, err := r.Pick(res.Target); err != nil {
+			return res, err
+		}
+	}
+	couriers, err := s.couriersFor(res.Target)
+	if err != nil {
 		return res, err
 	}
-	mark := s.markTranscript(req, res.Target)
-	c, err := s.couriers.StartCourier(ctx)
+	qwen := res.Target.Harness() == domain.HarnessQwenCode
+	var mark ports.TranscriptMark
+	if !qwen {
+		mark = s.markTranscript(req, res.Target)
+	}
+	c, err := couriers.StartCourier(ctx)
 	if err != nil {
 		res.Elapsed = s.now().Sub(res.Started)
 		return res, asDeliveryFailed(err)
@@ -37,20 +50,23 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	}
 	deadline := time.NewTimer(req.AwaitReply)
 	defer deadline.Stop()
-	heed := func(hctx context.Context) (domain.Receipt, error) { return heedNotices(hctx, c, res.Receipt) }
-	res, err = s.afterDelivery(ctx, req, res, mark, heed)
+	if qwen {
+		res, err = s.qwenConfirm(req, res)
+	} else {
+		heed := func(hctx context.Context) (domain.Receipt, error) { return heedNotices(hctx, c, res.Receipt) }
+		res, err = s.afterDelivery(ctx, req, res, mark, heed)
+	}
 	if err != nil {
 		return res, err
 	}
 	waited := s.now()
-	socket := res.Target.SocketPath()
 	for {
 		select {
 		case in, ok := <-c.Inbound():
 			if !ok {
 				return res, noReply(res, "the courier closed before a reply came")
 			}
-			if in.IsFrom(socket) {
+			if in.IsReplyFrom(res.Target) {
 				res.Reply = &in
 				return res, nil
 			}
@@ -94,11 +110,11 @@ func heedNotices(ctx context.Context, c ports.Courier, rec domain.Receipt) (doma
 	}
 }
 
-// courierReaches refuses a target the courier cannot send to: the courier
-// is Claude Code's SendMessage, which reaches Claude Code sessions only.
-func courierReaches(target domain.Session) error {
-	if h := target.Harness(); h != domain.HarnessClaudeCode {
-		return domain.Refuse(domain.ReasonHarnessUnsupported, "session %s is a %s session: awaiting a reply and relaying go through the courier, Claude Code's SendMessage, which reaches Claude Code sessions only", target.ID(), h)
+// couriersFor returns the long-lived couriers that reach target's harness
+// (HarnessCouriers.For); a plain ports.Couriers reaches Claude Code only.
+func (s *Service) couriersFor(target domain.Session) (ports.Couriers, error) {
+	if hc, ok := s.couriers.(HarnessCouriers); ok {
+		return hc.For(target)
 	}
-	return nil
+	return HarnessCouriers{domain.HarnessClaudeCode: s.couriers}.For(target)
 }

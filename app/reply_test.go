@@ -120,9 +120,10 @@ func TestSendAwaitReplyNeedsCouriers(t *testing.T) {
 	assert.ErrorIs(t, err, app.ErrNoCouriers)
 }
 
-// The courier is Claude Code's SendMessage: a Qwen Code target is refused
-// before any courier starts, by --await-reply and by the relay alike.
-func TestAwaitReplyAndRelayRefuseQwenCode(t *testing.T) {
+// A plain ports.Couriers (not HarnessCouriers) is Claude Code's courier
+// only: a Qwen Code target is refused before any courier starts, by
+// --await-reply and by the relay alike.
+func TestPlainCouriersRefuseQwenCode(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	w := world{reg: portsmock.NewMockRegistry(ctrl), live: portsmock.NewMockLiveness(ctrl), trans: portsmock.NewMockTransport(ctrl)}
 	fc := &fakeCouriers{}

@@ -11,13 +11,16 @@ import (
 const MaxInboundBytes = 1 << 20
 
 // Inbound is one cross-session message that reached peerctl's courier: a
-// session answering with SendMessage to the courier's address. Claude Code
+// session answering with SendMessage to the courier's address, or a Qwen
+// Code session's user frame to peerctl's reply inbox (0.24.4: From is the
+// frame's from, the session's ipcPath; FromName its fromName). Claude Code
 // (2.1.328, 2.1.332) hands it to the courier as a user turn
 // `<cross-session-message from="uds:<sender socket>" from-name="<name>" …>
 // <text></cross-session-message>` (docs/CLAUDE-CODE-FACTS.md). Its text is
 // data: peerctl never executes it, never re-sends it, and prints it escaped.
 type Inbound struct {
-	// From is the sender's address as Claude Code gave it, "uds:<socket path>".
+	// From is the sender's address as its harness gave it: Claude Code's
+	// "uds:<socket path>", Qwen Code's ipcPath as is.
 	From string
 	// FromName is the sender's display name.
 	FromName string
@@ -56,6 +59,17 @@ func (in Inbound) FromSocket() string {
 // target carries the target's socket path exactly.
 func (in Inbound) IsFrom(socket string) bool {
 	return socket != "" && in.FromSocket() == socket
+}
+
+// IsReplyFrom reports whether in was sent by target: Claude Code names a
+// sender "uds:<its socket>" (IsFrom), Qwen Code by the frame's from, which
+// a Qwen Code session sets to its ipcPath (0.24.4), the record's socket.
+func (in Inbound) IsReplyFrom(target Session) bool {
+	socket := target.SocketPath()
+	if target.Harness() == HarnessQwenCode {
+		return socket != "" && in.From == socket
+	}
+	return in.IsFrom(socket)
 }
 
 // Notice is a "[Cross-session delivery notice]" Claude Code gave the

@@ -13,12 +13,15 @@ import (
 // may be called many times, one at a time (calls are serialized).
 type Courier interface {
 	// Send hands msg to target and returns the receipt as soon as the
-	// other side accepted it (outcome "queued", with Claude Code's msg_id).
+	// other side accepted it (Claude Code's courier: outcome "queued", with
+	// its msg_id; Qwen Code's reply inbox: the session's receipt word,
+	// delivered, held or posted, with the frame's msgId).
 	// Failures are *domain.Refusal values (ReasonDeliveryFailed when the
 	// courier ended or did not deliver). It honours ctx.
 	Send(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error)
 	// Inbound delivers, in arrival order, every cross-session message that
-	// reaches the courier; it is closed by Close.
+	// reaches the courier (domain.Inbound.IsReplyFrom tells a target's
+	// reply); it is closed by Close.
 	Inbound() <-chan domain.Inbound
 	// Notices delivers the delivery notices about messages the courier
 	// sent (held, refused…), in arrival order; it is closed by Close.

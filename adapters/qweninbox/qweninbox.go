@@ -213,12 +213,17 @@ func (t *Transport) DeliverVia(ctx context.Context, in *Inbox, target domain.Ses
 	if err := ctx.Err(); err != nil {
 		return domain.Receipt{}, failed("not sent: %v", err)
 	}
+	return t.deliverAwaiting(ctx, in, target, msg, NewMsgID(), in.Receipts())
+}
+
+// deliverAwaiting posts msg under msgID with in as its reply address and
+// waits on receipts for the first one about msgID (see the package doc).
+func (t *Transport) deliverAwaiting(ctx context.Context, in *Inbox, target domain.Session, msg domain.Message, msgID string, receipts <-chan Receipt) (domain.Receipt, error) {
 	rec := target.Record()
 	tok, err := qwenregistry.ReadToken(rec.Path, rec.PID, rec.SessionID, rec.SocketPath)
 	if err != nil {
 		return domain.Receipt{}, &domain.Refusal{Reason: domain.ReasonIdentityMismatch, Detail: err.Error() + "; nothing was sent", Err: err}
 	}
-	msgID := NewMsgID()
 	payload := append(authLine(tok), t.frame(msg, target, msgID, in.Path(), in.replyToken())...)
 	if err := post(ctx, target.SocketPath(), payload); err != nil {
 		return domain.Receipt{}, err
@@ -230,7 +235,7 @@ func (t *Transport) DeliverVia(ctx context.Context, in *Inbox, target domain.Ses
 	defer wcancel()
 	for {
 		select {
-		case r := <-in.Receipts():
+		case r := <-receipts:
 			if !r.About(msgID) {
 				continue
 			}

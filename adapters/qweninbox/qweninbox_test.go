@@ -319,3 +319,85 @@ func TestDeliverViaLeavesTheReplyToTheCaller(t *testing.T) {
 		t.Fatal("the reply did not reach the caller's inbox")
 	}
 }
+
+// The courier keeps one inbox for many sends: each send's receipt decides
+// its outcome (with its msgId), the session's reply (a user frame to the
+// from) is Inbound with the session's ipcPath as From, and a receipt about
+// an earlier message (held, then denied) is a Notice.
+func TestCourierSendsAndHearsReplies(t *testing.T) {
+	var mu sync.Mutex
+	var firstID string
+	f := newFakeQwen(t, func(fr map[string]any) []map[string]any {
+		text := fr["message"].(map[string]any)["content"].(string)
+		mu.Lock()
+		defer mu.Unlock()
+		if firstID == "" {
+			firstID = fr["msgId"].(string)
+			return []map[string]any{{"status": "held"}}
+		}
+		return []map[string]any{
+			{"status": "delivered"},
+			{"status": "denied", "origMsgId": firstID, "reason": "the user said no"},
+			{"type": "user", "msgId": "r1", "fromName": "p-3b", "message": map[string]any{"role": "user", "content": "re: " + text}},
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := qweninbox.New(qweninbox.Config{InboxDir: t.TempDir()}).StartCourier(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	s := transporttest.Session(t, f.rec)
+	m1, _ := domain.NewMessage("one")
+	r1, err := c.Send(ctx, s, m1)
+	require.NoError(t, err)
+	assert.Equal(t, "held", r1.Outcome)
+	m2, _ := domain.NewMessage("two")
+	r2, err := c.Send(ctx, s, m2)
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", r2.Outcome)
+	assert.NotEqual(t, r1.MsgID, r2.MsgID)
+	require.Len(t, f.frames, 2)
+	assert.Equal(t, f.frames[0]["from"], f.frames[1]["from"], "one from for every send")
+	assert.Equal(t, r2.MsgID, f.frames[1]["msgId"])
+
+	select {
+	case in := <-c.Inbound():
+		assert.Equal(t, "re: two", in.Text)
+		assert.Equal(t, f.sock, in.From)
+		assert.Equal(t, "p-3b", in.FromName)
+		assert.True(t, in.IsReplyFrom(s))
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reply")
+	}
+	select {
+	case n := <-c.Notices():
+		assert.Equal(t, r1.MsgID, n.MsgID)
+		assert.Equal(t, "refused", n.Verdict)
+		assert.Contains(t, n.Text, "denied: the user said no")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notice")
+	}
+	from := f.frames[0]["from"].(string)
+	require.NoError(t, c.Close())
+	<-c.Done()
+	_, ok := <-c.Inbound()
+	assert.False(t, ok, "Inbound is closed by Close")
+	_, err = os.Stat(from)
+	assert.True(t, os.IsNotExist(err), "the inbox socket is gone after Close")
+	_, err = c.Send(context.Background(), s, m1)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+}
+
+func TestCourierEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := qweninbox.New(qweninbox.Config{InboxDir: t.TempDir()}).StartCourier(ctx)
+	require.NoError(t, err)
+	cancel()
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the courier outlived its context")
+	}
+}

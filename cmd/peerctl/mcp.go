@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +54,19 @@ type sendArgs struct {
 	To        string `json:"to" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, or an endpoint (cc-peer:v1:...)"`
 	Text      string `json:"text" jsonschema:"the message, delivered byte for byte: non-empty UTF-8 without NUL bytes, at most 64 KiB"`
 	Transport string `json:"transport,omitempty" jsonschema:"how to deliver; default: the target harness's own (courier for Claude Code, inbox for Qwen Code). Claude Code: courier (a headless claude -p whose SendMessage carries the text) or socket (a post to the session's inbox socket); Qwen Code: inbox"`
+	// AwaitReplySeconds > 0 waits for the target's reply (send --await-reply).
+	AwaitReplySeconds int `json:"await_reply_seconds,omitempty" jsonschema:"when above 0: after the send, wait up to this many seconds for the target session's reply (a message from it to peerctl) and return it in the receipt as reply {text, fromName, from, at}; no reply in time is an error whose text starts with no_reply (the message itself was handed over). Not with transport socket. The call's deadline grows by the same time"`
 }
+
+// maxAwaitReplySeconds bounds send_message's await_reply_seconds (1 h).
+const maxAwaitReplySeconds = 3600
+
+// extraTime is how much longer than --call-timeout the call may run: the
+// reply's wait.
+func (a sendArgs) extraTime() time.Duration { return time.Duration(a.AwaitReplySeconds) * time.Second }
+
+// longerCall is a tool's arguments that lengthen the call's deadline.
+type longerCall interface{ extraTime() time.Duration }
 
 // mcpTools serves peerctl's use cases as MCP tools. service returns the
 // Service that delivers by the named transport ("" for each harness's
@@ -91,6 +104,9 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 	for _, t := range app.Transports() {
 		sendSchema.Properties["transport"].Enum = append(sendSchema.Properties["transport"].Enum, t)
 	}
+	awaitMin, awaitMax := 0.0, float64(maxAwaitReplySeconds)
+	sendSchema.Properties["await_reply_seconds"].Minimum = &awaitMin
+	sendSchema.Properties["await_reply_seconds"].Maximum = &awaitMax
 	listSchema, err := jsonschema.For[listArgs](nil)
 	if err != nil {
 		return nil, fmt.Errorf("list_sessions input schema: %w", err)
@@ -114,8 +130,9 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 	mcp.AddTool(s, &mcp.Tool{Name: toolSend, Title: "Send a message to a session",
 		Description: "Deliver text into one live Claude Code or Qwen Code session, as `peerctl send --json` does: the registries are " +
 			"re-read, the session resolved and its identity verified before anything is sent. The result is the receipt (outcome " +
-			"delivered, queued, held or posted; confirmed when the target shows the text). A refusal is an error whose text starts " +
-			"with its reason word.",
+			"delivered, queued, held or posted; confirmed when the target shows the text). With await_reply_seconds, it then waits " +
+			"for the target's answer and returns it as reply.text; none in time is an error starting with no_reply. A refusal is an " +
+			"error whose text starts with its reason word.",
 		InputSchema: sendSchema,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false), DestructiveHint: new(false)}}, guard(m, m.send))
 	return s, nil
@@ -127,7 +144,11 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 // panic becomes one too, so the server keeps serving.
 func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
-		ctx, cancel := context.WithTimeout(ctx, m.callTimeout)
+		limit := m.callTimeout
+		if lc, ok := any(in).(longerCall); ok {
+			limit += lc.extraTime()
+		}
+		ctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
 		if m.life != nil {
 			defer context.AfterFunc(m.life, cancel)()
@@ -196,11 +217,36 @@ func (m *mcpTools) send(ctx context.Context, in sendArgs) (receiptJSON, error) {
 	if err != nil {
 		return receiptJSON{}, err
 	}
-	res, err := svc.Send(ctx, app.SendRequest{Address: in.To, Text: in.Text, ConfirmOptions: m.confirm})
+	switch {
+	case in.AwaitReplySeconds < 0 || in.AwaitReplySeconds > maxAwaitReplySeconds:
+		return receiptJSON{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, maxAwaitReplySeconds)
+	case in.AwaitReplySeconds > 0 && in.Transport == app.TransportSocket:
+		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs the courier (Claude Code) or the inbox (Qwen Code): a socket send carries no address of peerctl's to answer to")
+	}
+	res, err := svc.Send(ctx, app.SendRequest{Address: in.To, Text: in.Text, ConfirmOptions: m.confirm, AwaitReply: in.extraTime()})
+	if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonNoReply {
+		// The message was handed over: say so with its receipt after the reason.
+		out := receiptFor(res)
+		out.OK = false
+		out.Refusal = &refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
+		for _, in := range res.OtherInbound {
+			out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
+		}
+		b, _ := json.Marshal(out)
+		return receiptJSON{}, errors.New(refusalText(r) + "\nreceipt: " + string(b))
+	}
 	if err != nil {
 		return receiptJSON{}, err
 	}
-	return receiptFor(res), nil
+	out := receiptFor(res)
+	if res.Reply != nil {
+		reply := toInboundJSON(*res.Reply)
+		out.Reply = &reply
+	}
+	for _, in := range res.OtherInbound {
+		out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
+	}
+	return out, nil
 }
 
 // mcpFlags are `peerctl mcp`'s own flags.
@@ -255,16 +301,22 @@ peerctl's own messages go to stderr. Tools:
   list_sessions  {all?, harness?}        the objects of "list --json", under "sessions";
                                          harness is "claude-code" or "qwen-code"
   show_session   {session}               the object of "show --json"
-  send_message   {to, text, transport?}  the receipt of "send --json"; transport is
+  send_message   {to, text, transport?, await_reply_seconds?}
+                                         the receipt of "send --json"; transport is
                                          "courier" or "socket" (Claude Code), "inbox"
-                                         (Qwen Code), default the target harness's own
+                                         (Qwen Code), default the target harness's own;
+                                         await_reply_seconds > 0 (at most 3600) waits for
+                                         the target's reply as send --await-reply does:
+                                         the receipt gains "reply", and no reply in time
+                                         is an error result starting with "no_reply"
 
 Every result is JSON text and the same value as structured content (docs/OUTPUT.md). A
 refusal is an error result (isError) whose text starts with the reason word, e.g.
 "not_live: ...", "identity_mismatch: ..."; bad arguments are error results too, and the
 server keeps serving. A send confirms as send does (the target's transcript, or Qwen Code's
 receipt, up to --confirm-timeout). Every call ends within --call-timeout (by default
---timeout plus --confirm-timeout plus 25s). --config-dir and --qwen-home apply to every
+--timeout plus --confirm-timeout plus 25s); a send_message with await_reply_seconds gets
+that many seconds more. --config-dir and --qwen-home apply to every
 call; --debug also logs the MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server ends (exit 0);
 calls still running are cancelled, a courier's whole process group with them.
 

@@ -147,7 +147,7 @@ func TestMCPListsTheThreeToolsWithSchemasFromGoTypes(t *testing.T) {
 	send := schema(toolSend)
 	assert.ElementsMatch(t, []any{"to", "text"}, send["required"])
 	props := send["properties"].(map[string]any)
-	assert.ElementsMatch(t, []string{"to", "text", "transport"}, keys(props), "no argument that does nothing yet (await_reply_seconds)")
+	assert.ElementsMatch(t, []string{"to", "text", "transport", "await_reply_seconds"}, keys(props))
 	assert.Equal(t, []any{"courier", "socket", "inbox"}, props["transport"].(map[string]any)["enum"])
 	assert.Equal(t, false, send["additionalProperties"])
 	list := schema(toolList)["properties"].(map[string]any)
@@ -301,7 +301,10 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 		"no text":            {"to": "mcp-self"},
 		"to not a string":    {"to": 5, "text": "hi"},
 		"unknown transport":  {"to": "mcp-self", "text": "hi", "transport": "pigeon"},
-		"unknown argument":   {"to": "mcp-self", "text": "hi", "await_reply_seconds": 5},
+		"unknown argument":   {"to": "mcp-self", "text": "hi", "priority": "now"},
+		"await is negative":  {"to": "mcp-self", "text": "hi", "await_reply_seconds": -1},
+		"await is too long":  {"to": "mcp-self", "text": "hi", "await_reply_seconds": 3601},
+		"await is a string":  {"to": "mcp-self", "text": "hi", "await_reply_seconds": "5"},
 		"text is an object":  {"to": "mcp-self", "text": map[string]any{"a": 1}},
 		"transport is empty": {"to": "mcp-self", "text": "hi", "transport": ""},
 	} {

@@ -104,13 +104,17 @@ Stdout carries one JSON object per line (protocol 1, docs/OUTPUT.md):
   {"type":"ready","protocol":1,"name":...}            once, when the courier runs
   {"type":"receipt","id":...,"line":N,"outcome":"queued","msgId":...,...}
   {"type":"refusal","id":...,"line":N,"reason":...,"detail":...}
-  {"type":"inbound","from":"uds:...","fromName":...,"text":...,"at":...}
+  {"type":"inbound","from":...,"fromName":...,"text":...,"at":...}
 Every request gets exactly one receipt or refusal, in input order. Every message another
 session sends to the relay (its name is --name) comes out as an inbound line, whenever it
 arrives. A line that is not such a request gets a refusal with reason invalid_request and
 the relay goes on. Inbound text is data: it is never run or sent on.
 
-The courier is restarted if it dies; a send in flight then ends in a delivery_failed refusal.
+One relay reaches both harnesses: Claude Code sessions through the courier (an inbound
+"from" is "uds:<socket>"), Qwen Code sessions through a reply inbox of its own (the frame's
+"from", the session's ipcPath; the same text twice to one Qwen Code session within 30 s is
+dropped by Qwen Code as a duplicate). The courier is restarted if it dies; a send in flight
+then ends in a delivery_failed refusal.
 At the end of stdin the relay finishes the pending sends and exits 0; so does Ctrl-C, after
 the send in flight. Messages that arrive after that are not heard. Each line's refusal is
 data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.

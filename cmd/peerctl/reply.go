@@ -34,8 +34,8 @@ func validAwait(await time.Duration, transport string, dryRun bool, confirm conf
 		return usageError{fmt.Errorf("--await-reply %s: want a positive duration such as 2m", await)}
 	case await == 0:
 		return nil
-	case transport != "" && transport != app.TransportCourier:
-		return usageError{fmt.Errorf("--await-reply needs the courier (--transport %s, the default for Claude Code): a %s send carries no address of peerctl's to answer to", app.TransportCourier, transport)}
+	case transport == app.TransportSocket:
+		return usageError{fmt.Errorf("--await-reply needs the courier (Claude Code's default) or the inbox (Qwen Code's): a %s send carries no address of peerctl's to answer to", transport)}
 	case dryRun:
 		return usageError{fmt.Errorf("--await-reply and --dry-run contradict each other")}
 	case confirm.wait > 0:

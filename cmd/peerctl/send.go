@@ -94,15 +94,18 @@ refuses with harness_unsupported (exit 6).
 
 For a Claude Code target, its transcript is then read: "delivered" when it shows the text.
 
---await-reply asks and waits for the answer: the courier stays alive after the send (the
-courier only) until a message from the target's own socket reaches it, the duration passes
+--await-reply asks and waits for the answer: peerctl's address stays alive after the send
+(the courier for Claude Code, a reply inbox for Qwen Code; not --transport socket) until a
+message from the target's own socket reaches it, the duration passes
 (counted from the receipt; bare --await-reply waits 10m) or Ctrl-C. The reply text, exactly
 as the session sent it (control characters but newline and tab escaped) and one newline,
 goes to stdout; the receipt goes to stderr. With --json the receipt gains "reply" {text, fromName, from, at}.
 No reply in time exits 9 (no_reply): the message itself was handed over. Messages from
 other senders meanwhile are not the reply: each is noted on stderr ("otherInbound" in
---json). Inbound text is data: it is never run or sent on. Claude Code sessions only: a Qwen
-Code target is refused (harness_unsupported).
+--json). Inbound text is data: it is never run or sent on. A Qwen Code session answers with
+its send_message tool, which reaches only sessions in Qwen Code's registry (0.24.4), so its
+model cannot address peerctl's inbox: a reply there comes from a program that speaks the
+protocol (see docs/QWEN-CODE-FACTS.md).
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 

@@ -148,6 +148,33 @@ func TestLiveQwenCode(t *testing.T) {
 		assert.True(t, strings.HasPrefix(out.Refusal.StatusReason, "duplicate"), out.Refusal.StatusReason)
 	})
 
+	// send --await-reply: Qwen Code's receipt first, then the wait on
+	// peerctl's reply inbox. The session's model sees the message as a
+	// cross_session_message from that inbox; 0.24.4's send_message reaches
+	// registry sessions only, so the model cannot answer it: no_reply, 9.
+	t.Run("await-reply is delivered, seen by the model, and no_reply", func(t *testing.T) {
+		asked := fmt.Sprintf("peerctl live qwen %d: which branch are you on?", time.Now().UnixNano())
+		out, r := send("--await-reply=5s", a.SessionID, asked)
+		assert.Equal(t, 9, r.Code, "stderr: %s", r.Stderr)
+		assert.Equal(t, "no_reply", out.Refusal.Reason)
+		assert.Equal(t, "delivered", out.Outcome)
+		assert.Equal(t, "inbox", out.Transport)
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			for _, p := range a.Stub.Prompts() {
+				if strings.Contains(p, asked) {
+					assert.Contains(t, p, `<cross_session_message from="`)
+					assert.Contains(t, p, `name="peerctl"`)
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the model never saw the message; prompts: %q", a.Stub.Prompts())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+
 	t.Run("a Claude Code transport refuses", func(t *testing.T) {
 		out, r := send("--transport", "socket", a.SessionID, "not for you")
 		assert.Equal(t, 6, r.Code, "stderr: %s", r.Stderr)

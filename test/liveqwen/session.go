@@ -88,6 +88,8 @@ type Session struct {
 	Name      string // record name
 	IPCPath   string // record ipcPath ("" when messaging is off)
 	File      string // the record's path
+	// Stub is the session's model (its prompts show what the model saw).
+	Stub *Stub
 
 	t        testing.TB
 	tmux     string
@@ -123,6 +125,7 @@ func Start(t testing.TB, bin string, root *Root, opts Options) *Session {
 		t.Fatalf("liveqwen: %v", err)
 	}
 	stub := NewStub(t)
+	s.Stub = stub
 	before := map[string]bool{}
 	if des, err := os.ReadDir(filepath.Join(root.QwenHome, "sessions")); err == nil {
 		for _, de := range des {
