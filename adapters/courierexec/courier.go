@@ -38,11 +38,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/peerctl/peerctl/adapters/internal/procgroup"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -286,21 +284,21 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 	cmd.Env = ScrubEnv(t.cfg.Env, t.cfg.ConfigDir)
 	cmd.Stdin = strings.NewReader(prompt) // copied by exec, then the pipe is closed
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = t.cfg.Grace
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	group, err := procgroup.Start(cmd)
+	if err != nil {
 		return Run{ExitCode: -1}, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %s: %v", program, err)}
 	}
-	pgid := cmd.Process.Pid
+	defer group.Close()
 	done := make(chan error, 1)
 	go func() {
 		// Nothing outlives a call: once the courier has exited, whatever is
 		// left of its group is killed, while the courier is still unreaped so
 		// its pid, the group's id, cannot have been reused by anyone else.
-		waitExitedNoReap(pgid)
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		group.AwaitExit()
+		group.Kill()
 		done <- cmd.Wait()
 	}()
 
@@ -311,11 +309,11 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 	case <-ctx.Done():
 		r.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
 		r.Canceled = !r.TimedOut
-		signalGroup(cmd.Process, pgid, syscall.SIGTERM)
+		group.Terminate()
 		select {
 		case waitErr = <-done:
 		case <-time.After(t.cfg.Grace):
-			signalGroup(cmd.Process, pgid, syscall.SIGKILL)
+			group.Kill()
 			waitErr = <-done
 		}
 	}
@@ -334,25 +332,6 @@ func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
 	}
 	_ = waitErr // exit status is judged from ProcessState
 	return r, nil
-}
-
-// signalGroup signals the courier's process group and, should the group be
-// gone or never have formed, the courier itself: a wait on it must end.
-func signalGroup(p *os.Process, pgid int, sig syscall.Signal) {
-	_ = syscall.Kill(-pgid, sig)
-	_ = p.Signal(sig)
-}
-
-// waitExitedNoReap blocks until process pid has exited, without reaping it
-// (waitid with WNOWAIT): until exec.Cmd.Wait reaps it, the pid stays taken.
-func waitExitedNoReap(pid int) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			return
-		}
-	}
 }
 
 func unwrapExec(err error) error {
