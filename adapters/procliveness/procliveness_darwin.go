@@ -126,4 +126,3 @@ func (t *Tree) Parent(pid int) (int, error) {
 	}
 	return p.PPID, nil
 }
-

@@ -48,4 +48,3 @@ func TestParentOfSelf(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.Getppid(), ppid)
 }
-
