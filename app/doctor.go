@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -274,8 +273,8 @@ func checkSocketDir(dir string, uid, sessions int) SocketDirCheck {
 		return c
 	}
 	c.Mode = fi.Mode().Perm()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		c.UID = int(st.Uid)
+	if owner, ok := fileOwner(fi); ok {
+		c.UID = owner
 		c.Ours = c.UID == uid
 	}
 	switch {
