@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command fakeclaude stands in for `claude -p` in peerctl's tests. It reads
 // its prompt from stdin to EOF (as Claude Code 2.1.328 does when given no
 // prompt argument), records what it was given, and prints the output of a
