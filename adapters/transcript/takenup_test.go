@@ -99,4 +99,3 @@ func TestTakenUpResumes(t *testing.T) {
 }
 
 func strconv(n int) string { return fmt.Sprint(n) }
-

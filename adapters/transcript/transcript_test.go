@@ -378,4 +378,3 @@ func BenchmarkWaitEnqueuedLarge(b *testing.B) {
 		}
 	}
 }
-

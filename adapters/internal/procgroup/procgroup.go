@@ -25,21 +25,13 @@ import (
 // ErrNotStarted is returned by Start for a cmd that has already started.
 var ErrNotStarted = errors.New("procgroup: command already started")
 
-// Group is a started command and the group it heads. Build it with Start;
-// its methods are safe for concurrent use. Call Close once the command has
-// been waited for.
-type Group struct {
-	cmd *exec.Cmd
-	sys groupSys
-}
-
 // Start starts cmd as the head of a new group (see the package doc). cmd's
 // SysProcAttr is kept and extended. On error nothing is left running.
 func Start(cmd *exec.Cmd) (*Group, error) {
 	if cmd.Process != nil {
 		return nil, ErrNotStarted
 	}
-	g := &Group{cmd: cmd}
+	g := newGroup(cmd)
 	if err := g.start(); err != nil {
 		return nil, err
 	}

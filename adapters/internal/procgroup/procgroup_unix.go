@@ -3,12 +3,20 @@
 package procgroup
 
 import (
+	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-type groupSys struct{}
+// Group is a started command and the process group it heads. Build it
+// with Start; its methods are safe for concurrent use. Call Close once the
+// command has been waited for.
+type Group struct {
+	cmd *exec.Cmd
+}
+
+func newGroup(cmd *exec.Cmd) *Group { return &Group{cmd: cmd} }
 
 func (g *Group) start() error {
 	if g.cmd.SysProcAttr == nil {

@@ -3,12 +3,23 @@ package procgroup
 import (
 	"errors"
 	"fmt"
+	"os/exec"
 	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
+
+// Group is a started command and the Job Object holding it and every
+// process it starts. Build it with Start; its methods are safe for
+// concurrent use. Call Close once the command has been waited for.
+type Group struct {
+	cmd *exec.Cmd
+	sys groupSys
+}
+
+func newGroup(cmd *exec.Cmd) *Group { return &Group{cmd: cmd} }
 
 type groupSys struct {
 	mu     sync.Mutex
