@@ -1,5 +1,6 @@
 # The test command is `make ci`: it installs what the tests need (tmux, npm, Go modules, the
-# pinned Claude Code release), lints, runs every test including the live Claude Code ones, and
+# pinned Claude Code and Qwen Code releases), lints, runs every test including the live Claude
+# Code and Qwen Code ones, and
 # runs each fuzz target for a short fixed time.
 # `make test` runs the quick tests only (no tmux or Claude Code needed).
 GO ?= go

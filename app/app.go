@@ -22,6 +22,7 @@ type Service struct {
 	live      ports.Liveness
 	transport ports.Transport
 	configDir string
+	qwenHome  string
 	now       func() time.Time
 
 	// Optional ports (see Option): without them Send does not confirm
@@ -46,6 +47,8 @@ type Listing struct {
 	// Dir is the registry folder read; Missing is true when it does not exist.
 	Dir     string
 	Missing bool
+	// Also names the other harnesses' registry folders read (Qwen Code's).
+	Also []string
 	// Entries holds one entry per record, ordered by pid then file name.
 	Entries []domain.Entry
 }
@@ -118,7 +121,7 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Entries: make([]domain.Entry, len(snap.Records))}
 	for i, rec := range snap.Records {
 		var lv domain.Liveness
 		if rec.Problem == "" || rec.ProblemVerdict == domain.VerdictMisnamed {
@@ -160,8 +163,9 @@ type Detail struct {
 	Transcript       string
 	TranscriptExists bool
 	// Warnings are notes about the session as addressed, e.g. that its name
-	// is shared by another live session (sending to it is refused); empty
-	// when there is nothing to say.
+	// is carried by another live session (address it by full id or
+	// endpoint) or its socket published by another record (sending to it is
+	// refused); empty when there is nothing to say.
 	Warnings []string
 }
 
@@ -273,7 +277,7 @@ func (s *Service) detail(e domain.Entry) Detail {
 			d.SocketOnDisk, d.SocketNote = domain.Yes, "present"
 		}
 	}
-	d.Transcript = domain.TranscriptPath(s.configDir, e.Record.Cwd, e.Record.SessionID)
+	d.Transcript = s.transcriptOf(e.Record)
 	if d.Transcript != "" {
 		if _, err := os.Stat(d.Transcript); err == nil {
 			d.TranscriptExists = true
@@ -353,8 +357,16 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		res.Plan = &plan
 		return res, nil
 	}
-	mark := s.markTranscript(req, target) // before the transport: see afterDelivery
-	res.Receipt, err = s.transport.Deliver(ctx, target, msg)
+	var mark ports.TranscriptMark
+	if target.Harness() == domain.HarnessClaudeCode {
+		mark = s.markTranscript(req, target) // before the transport: see afterDelivery
+	}
+	var heed ports.Heed
+	if h, ok := s.transport.(ports.Heeding); ok {
+		res.Receipt, heed, err = h.DeliverHeeding(ctx, target, msg)
+	} else {
+		res.Receipt, err = s.transport.Deliver(ctx, target, msg)
+	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if err != nil {
 		if _, ok := domain.AsRefusal(err); !ok {
@@ -362,5 +374,8 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		}
 		return res, err
 	}
-	return s.afterDelivery(ctx, req, res, mark)
+	if target.Harness() == domain.HarnessQwenCode {
+		return s.qwenConfirm(req, res)
+	}
+	return s.afterDelivery(ctx, req, res, mark, heed)
 }

@@ -75,7 +75,7 @@ func TestSendRefusesBeforeAnyTransport(t *testing.T) {
 		{"nothing live matches", []domain.Record{record(4652, idA, "proj-89")}, nil, "nobody", domain.ReasonNotLive, "no live session matches"},
 		{"target is stale", []domain.Record{record(4652, idA, "proj-89")}, []int{4652}, "proj-89", domain.ReasonNotLive, "4652.json is stale"},
 		{"name shared by two live sessions", []domain.Record{record(4652, idA, "proj-89"), record(5031, idB, "proj-89")}, nil, "proj-89", domain.ReasonIdentityMismatch, "matches 2 live sessions"},
-		{"full id, name shared", []domain.Record{record(4652, idA, "proj-89"), record(5031, idB, "proj-89")}, nil, idA, domain.ReasonIdentityMismatch, "shared by 2 live sessions"},
+		{"name shared", []domain.Record{record(4652, idA, "proj-89"), record(5031, idB, "proj-89")}, nil, "proj-89", domain.ReasonIdentityMismatch, "matches 2 live sessions"},
 		{"endpoint whose name moved", []domain.Record{record(4652, idA, "proj-89")}, nil, "cc-peer:v1:4652:renamed:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is now named"},
 		{"live but no socket", []domain.Record{noSocket}, nil, "old-cc", domain.ReasonNotAddressable, "no messagingSocketPath (Claude Code 2.1.224"},
 	}
@@ -327,7 +327,7 @@ func TestShow(t *testing.T) {
 			require.NoError(t, err, addr)
 			assert.Equal(t, "1.json", d.Entry.Record.File)
 			require.Len(t, d.Warnings, 1, addr)
-			assert.Contains(t, d.Warnings[0], `name "twin" is shared by 2 live sessions`)
+			assert.Contains(t, d.Warnings[0], `name "twin" is carried by 2 live sessions`)
 		}
 	})
 	t.Run("ambiguous refuses", func(t *testing.T) {
@@ -347,7 +347,7 @@ func TestShow(t *testing.T) {
 			require.NoError(t, err, addr)
 			assert.Equal(t, 2, d.Entry.Record.PID)
 			require.Len(t, d.Warnings, 1)
-			assert.Contains(t, d.Warnings[0], `name "twin" is shared by 2 live sessions`)
+			assert.Contains(t, d.Warnings[0], `name "twin" is carried by 2 live sessions`)
 		}
 		d, err := w.svc.Show(context.Background(), "proj-89x")
 		assert.Error(t, err)

@@ -42,7 +42,7 @@ const resyncEvery = 500 * time.Millisecond
 // ConfirmOptions shape what Send does after the transport succeeded.
 type ConfirmOptions struct {
 	// NoConfirm skips reading the target's transcript: the outcome is the
-	// transport's own word ("posted" or "sent").
+	// transport's own word ("posted", "queued" or "held").
 	NoConfirm bool
 	// ConfirmTimeout bounds the wait for the enqueue line (0:
 	// DefaultConfirmTimeout).
@@ -60,7 +60,7 @@ type ConfirmOptions struct {
 // Confirmation is what Send learned after the transport succeeded.
 type Confirmation struct {
 	// Outcome is OutcomeDelivered when confirmed, else the transport's
-	// word: OutcomePosted (socket) or OutcomeSent (courier).
+	// word: OutcomePosted (socket, inbox), OutcomeQueued or OutcomeHeld (courier, inbox).
 	Outcome domain.Outcome
 	// Confirmed is true when the target's transcript shows the text.
 	Confirmed bool
@@ -104,29 +104,44 @@ func (s *Service) markTranscript(req SendRequest, target domain.Session) ports.T
 }
 
 // afterDelivery confirms from the transcript and waits, as req asks; mark
-// is the transcript's position taken before the transport ran. Elapsed is
-// updated to cover the confirmation (not the wait).
-func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult, mark ports.TranscriptMark) (SendResult, error) {
-	res.Outcome = domain.ParseOutcome(res.Receipt.Outcome)
+// is the transcript's position taken before the transport ran. heed, when
+// the transport is a ports.Heeding, listens for the target's notice about
+// the message while the transcript is read (until the enqueue line shows
+// or the confirmation window passes; not at all under NoConfirm): a held
+// notice makes the outcome "held", a refused one a ReasonDeliveryFailed
+// refusal. Elapsed is updated to cover the confirmation (not the wait).
+func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult, mark ports.TranscriptMark, heed ports.Heed) (SendResult, error) {
 	res.Transcript = domain.TranscriptPath(s.configDir, res.Target.Cwd(), res.Target.ID())
+	timeout := req.ConfirmTimeout
+	if timeout <= 0 {
+		timeout = DefaultConfirmTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if req.NoConfirm {
+		// Not listening either: the transport's word stands.
+		cctx, cancel = context.WithCancel(ctx)
+		cancel()
+	}
+	heard := startHeed(cctx, cancel, heed, res.Receipt)
 	interrupted := false
 	switch {
 	case req.NoConfirm:
 		res.ConfirmNote, res.ConfirmSkipped = "confirmation skipped", true
 	case s.transcripts == nil:
 		res.ConfirmNote = "no transcript reader configured"
+		<-cctx.Done() // the window to hear a notice
 	case res.Transcript == "":
 		res.ConfirmNote = "transcript path unknown (no config dir, cwd or session id)"
+		<-cctx.Done()
 	default:
-		timeout := req.ConfirmTimeout
-		if timeout <= 0 {
-			timeout = DefaultConfirmTimeout
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
 		e, err := s.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: res.Transcript, Text: req.Text,
 			SessionID: res.Target.ID(), Since: res.Started, Mark: mark})
-		cancel()
+		h := heard.stop()
 		switch {
+		case h.err != nil, h.turned:
+			// The target's notice decides (it came first, or ended the window).
+			res.ConfirmNote = "the target's delivery notice said " + h.rec.Outcome
 		case err == nil:
 			res.Confirmed, res.Enqueued, res.Outcome = true, e, domain.OutcomeDelivered
 		case ctx.Err() != nil:
@@ -141,6 +156,15 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 		default:
 			res.ConfirmNote = err.Error()
 		}
+	}
+	h := heard.stop()
+	res.Receipt = h.rec
+	if h.err != nil {
+		res.Elapsed = s.now().Sub(res.Started)
+		return res, h.err
+	}
+	if !res.Confirmed {
+		res.Outcome = domain.ParseOutcome(res.Receipt.Outcome)
 	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if !res.Confirmed && req.RequireConfirm {
@@ -365,4 +389,54 @@ func find(entries []domain.Entry, rec domain.Record) (domain.Entry, bool) {
 		}
 	}
 	return domain.Entry{}, false
+}
+
+// heeding is a running ports.Heed (or none).
+type heeding struct {
+	cancel context.CancelFunc
+	done   chan heedEnd
+	end    *heedEnd
+}
+
+type heedEnd struct {
+	rec    domain.Receipt
+	err    error
+	turned bool // the receipt's outcome changed
+}
+
+// startHeed runs heed until ctx ends; a notice that turns the receipt ends
+// the confirmation window too (stopWindow). With a nil heed it returns a
+// heeding whose stop gives rec unchanged.
+func startHeed(ctx context.Context, stopWindow context.CancelFunc, heed ports.Heed, rec domain.Receipt) *heeding {
+	h := &heeding{done: make(chan heedEnd, 1)}
+	if heed == nil {
+		h.cancel = func() {}
+		h.done <- heedEnd{rec: rec}
+		return h
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	h.cancel = cancel
+	go func() {
+		got, err := heed(hctx)
+		turned := err != nil || got.Outcome != rec.Outcome
+		if turned {
+			stopWindow()
+		}
+		if err != nil {
+			got = rec
+		}
+		h.done <- heedEnd{rec: got, err: err, turned: turned}
+	}()
+	return h
+}
+
+// stop ends the listening (if still on) and returns how it ended; it may be
+// called more than once.
+func (h *heeding) stop() heedEnd {
+	if h.end == nil {
+		h.cancel()
+		e := <-h.done
+		h.end = &e
+	}
+	return *h.end
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -65,56 +66,8 @@ type Report struct {
 	Registry RegistryCheck
 	Sockets  []SocketDirCheck
 	Session  SessionCheck
-	Login    LoginCheck
 	Problems []string
 	Warnings []string
-}
-
-// LoginCheck says whether the courier's `claude -p` appears to have
-// credentials. Login itself is never checked: that needs a model call,
-// which spends tokens. Only names are looked at, never a value: the
-// environment variables in credentialVars (set and non-empty) and the
-// existence of <config dir>/.credentials.json, where Claude Code keeps a
-// login on Linux (it is stat'ed, never opened). Credentials is "present",
-// "absent" (Health Warn: courier sends will fail with "Not logged in") or
-// "unknown" (on macOS a login lives in the Keychain, which is not read).
-type LoginCheck struct {
-	Health      Health
-	Credentials string
-	// Source names what was found: a variable name or the file's path.
-	Source string
-	Note   string
-}
-
-// credentialVars are the variables that give `claude -p` credentials or a
-// cloud provider (Claude Code's authentication docs); the courier keeps
-// them (courierexec.ScrubEnv).
-var credentialVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"}
-
-// NotLoggedInNote is the warning when no credentials are found.
-const NotLoggedInNote = `no API key or credentials found: courier sends will fail with "Not logged in" (log in by running claude, or set ANTHROPIC_API_KEY); --transport socket needs no login`
-
-func (s *Service) checkLogin(environ []string, goos string) LoginCheck {
-	const notChecked = "login not checked (that would run the courier and spend tokens)"
-	for _, k := range credentialVars {
-		if lookup(environ, k) != "" {
-			return LoginCheck{Health: HealthSkip, Credentials: "present", Source: k,
-				Note: notChecked + "; credentials appear to be present: " + k + " is set"}
-		}
-	}
-	if s.configDir != "" {
-		f := filepath.Join(s.configDir, ".credentials.json")
-		if _, err := os.Stat(f); err == nil {
-			return LoginCheck{Health: HealthSkip, Credentials: "present", Source: f,
-				Note: notChecked + "; credentials appear to be present: " + f + " exists"}
-		}
-	}
-	if goos == "darwin" {
-		return LoginCheck{Health: HealthSkip, Credentials: "unknown",
-			Note: notChecked + "; no API key set, and a login in the macOS Keychain is not looked at"}
-	}
-	return LoginCheck{Health: HealthWarn, Credentials: "absent", Note: notChecked + "; " + NotLoggedInNote}
 }
 
 // ClaudeCheck is the courier program's probe.
@@ -164,10 +117,10 @@ type SessionCheck struct {
 const noClaudeNeeded = "send --transport socket, list, show and watch do not need claude"
 
 // Doctor checks that peerctl can work here, without sending anything or
-// starting a session: the harness probe (see ports.Harness), one registry
-// read, the socket folders of live records, whether env runs inside a
-// Claude Code session, and whether the courier appears to have credentials
-// (LoginCheck: never verified, that would spend tokens). It does not fail;
+// starting a session: the harness probe (see ports.Harness: the program,
+// its flags, and one courier run that sends nothing), one registry read,
+// the socket folders of live records, and whether env runs inside a Claude
+// Code session. No login is needed anywhere. It does not fail;
 // problems are in the Report. A courier that cannot run is a problem: it
 // is the default transport.
 func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports.Processes, env DoctorEnv) Report {
@@ -187,6 +140,13 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 		for _, f := range probe.Missing {
 			r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) has no %s flag in --help; the courier needs it", probe.Path, orDash(probe.Version), f))
 		}
+	case probe.Courier != nil && probe.Courier.Err != nil:
+		r.Claude.Health = HealthFail
+		r.Problems = append(r.Problems, fmt.Sprintf("claude: a courier run that sends nothing failed: %v (%s)", probe.Courier.Err, noClaudeNeeded))
+	case probe.Courier != nil && !slices.Contains(probe.Courier.Tools, "SendMessage"):
+		r.Claude.Health = HealthFail
+		r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) did not offer SendMessage to the courier (tools offered: %s); the courier needs it (%s)",
+			probe.Path, orDash(probe.Version), strings.Join(probe.Courier.Tools, ", "), noClaudeNeeded))
 	}
 
 	l, err := s.Read(ctx)
@@ -203,7 +163,9 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 		r.Warnings = append(r.Warnings, fmt.Sprintf("registry: folder %s does not exist; no Claude Code session has run with this config dir", l.Dir))
 	}
 	for _, e := range l.Entries {
-		r.Registry.Counts[e.Verdict.String()]++
+		if e.Record.Harness == domain.HarnessClaudeCode { // Qwen Code's: QwenDoctor
+			r.Registry.Counts[e.Verdict.String()]++
+		}
 	}
 
 	r.Sockets = socketDirs(l.Live(), env.UID)
@@ -233,10 +195,6 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 	goos := env.GOOS
 	if goos == "" {
 		goos = runtime.GOOS
-	}
-	r.Login = s.checkLogin(env.Environ, goos)
-	if r.Login.Health == HealthWarn {
-		r.Warnings = append(r.Warnings, "login: "+NotLoggedInNote)
 	}
 	r.OK = len(r.Problems) == 0
 	return r

@@ -12,6 +12,9 @@ import (
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/adapters/qwencli"
+	"github.com/peerctl/peerctl/adapters/qweninbox"
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/adapters/transcript"
 	"github.com/peerctl/peerctl/domain"
@@ -22,7 +25,12 @@ import (
 const (
 	TransportCourier = courierexec.Name
 	TransportSocket  = socketframe.Name
+	// TransportInbox is Qwen Code's inbox transport.
+	TransportInbox = qweninbox.Name
 )
+
+// Transports lists every transport name, Claude Code's then Qwen Code's.
+func Transports() []string { return []string{TransportCourier, TransportSocket, TransportInbox} }
 
 // SocketMaxPeerProtocol is the newest peer protocol the socket transport
 // speaks (socketframe.MaxPeerProtocol); it refuses newer sessions.
@@ -32,27 +40,44 @@ const SocketMaxPeerProtocol = socketframe.MaxPeerProtocol
 type Config struct {
 	// ConfigDir is Claude Code's config dir; the registry is ConfigDir/sessions.
 	ConfigDir string
-	// Transport is "courier" (default) or "socket".
+	// Transport is "courier" or "socket" (Claude Code), "inbox" (Qwen
+	// Code), or "" for each target harness's default (courier, inbox).
 	Transport string
+	// QwenHome is Qwen Code's home; its registry is QwenHome/sessions.
+	// Empty: no Qwen Code registry is read.
+	QwenHome string
+	// Qwen is the qwen program doctor probes (default "qwen" on PATH).
+	Qwen string
+	// InboxWindow is how long the inbox transport waits for a receipt (0:
+	// qweninbox.DefaultWindow; negative: not at all).
+	InboxWindow time.Duration
 	// Timeout bounds one delivery (0: the transport's default).
 	Timeout time.Duration
 	// Claude is the courier program (default "claude" on PATH).
 	Claude string
 	// Env is the environment the courier starts from (default os.Environ()).
 	Env []string
+	// From is the sender's display name, which receivers see: the
+	// courier's name (Claude Code) and the inbox frame's fromName (Qwen
+	// Code); default "peerctl".
+	From string
 }
 
 // Module provides *Service and the ports bound to the real adapters. Supply
 // a Config; swap any port with fx.Replace or fx.Decorate.
 var Module = fx.Module("peerctl",
 	fx.Provide(
-		fx.Annotate(NewRegistry, fx.As(new(ports.Registry))),
-		fx.Annotate(NewLiveness, fx.As(new(ports.Liveness))),
+		NewRegistry,
+		fx.Annotate(NewRegistries, fx.As(new(ports.Registry))),
+		NewLiveness,
+		fx.Annotate(NewHarnessLiveness, fx.As(new(ports.Liveness))),
 		NewCourier,
 		NewSocket,
+		NewInbox,
 		NewTransport,
 		NewService,
 		NewHarness,
+		NewQwenHarness,
 		NewProcesses,
 		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
 		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
@@ -66,8 +91,31 @@ func NewRegistry(cfg Config) *fsregistry.Registry {
 	return fsregistry.New(fsregistry.SessionsDir(cfg.ConfigDir))
 }
 
+// NewRegistries reads Claude Code's registry, then Qwen Code's when
+// cfg.QwenHome is set.
+func NewRegistries(cfg Config, claude *fsregistry.Registry) Registries {
+	rs := Registries{claude}
+	if cfg.QwenHome != "" {
+		rs = append(rs, qwenregistry.New(qwenregistry.SessionsDir(cfg.QwenHome)))
+	}
+	return rs
+}
+
 // NewLiveness checks records against this machine's /proc.
 func NewLiveness() *procliveness.Checker { return procliveness.New() }
+
+// NewHarnessLiveness checks each record with its harness's rules: Qwen
+// Code's over the same /proc reading.
+func NewHarnessLiveness(base *procliveness.Checker) HarnessLiveness {
+	return HarnessLiveness{Default: base, By: map[domain.Harness]ports.Liveness{
+		domain.HarnessQwenCode: qwenregistry.NewLiveness(base, "/proc"),
+	}}
+}
+
+// NewInbox builds Qwen Code's inbox transport from cfg.
+func NewInbox(cfg Config) *qweninbox.Transport {
+	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow, FromName: cfg.From})
+}
 
 // NewCourier builds the courier transport from cfg.
 func NewCourier(cfg Config) *courierexec.Transport {
@@ -75,28 +123,31 @@ func NewCourier(cfg Config) *courierexec.Transport {
 	if env == nil {
 		env = os.Environ()
 	}
-	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, ConfigDir: cfg.ConfigDir})
+	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, Name: cfg.From})
 }
 
 // NewSocket builds the inbox-socket transport from cfg.
 func NewSocket(cfg Config) *socketframe.Transport { return socketframe.New(cfg.Timeout) }
 
-// NewTransport picks the transport cfg.Transport names.
-func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketframe.Transport) (ports.Transport, error) {
+// NewTransport routes each send to its target harness's transport: the
+// one cfg.Transport names, or the harness's default (courier for Claude
+// Code, inbox for Qwen Code) when it is "".
+func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketframe.Transport, inbox *qweninbox.Transport) (ports.Transport, error) {
 	switch cfg.Transport {
-	case "", TransportCourier:
-		return courier, nil
-	case TransportSocket:
-		return socket, nil
+	case "", TransportCourier, TransportSocket, TransportInbox:
 	default:
-		return nil, fmt.Errorf("unknown transport %q (want %q or %q)", cfg.Transport, TransportCourier, TransportSocket)
+		return nil, fmt.Errorf("unknown transport %q (want %q, %q or %q)", cfg.Transport, TransportCourier, TransportSocket, TransportInbox)
 	}
+	return &Router{Chosen: cfg.Transport, By: map[domain.Harness][]ports.Transport{
+		domain.HarnessClaudeCode: {courier, socket},
+		domain.HarnessQwenCode:   {inbox},
+	}}, nil
 }
 
 // NewService is New for fx: the Service over the graph's ports, with the
 // optional ones (confirmation, watching) where the graph holds them.
 func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, opt OptionalPorts) *Service {
-	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders), WithExitWatcher(opt.Exits))
+	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders), WithExitWatcher(opt.Exits), WithQwenHome(cfg.QwenHome))
 }
 
 // OptionalPorts are the ports a Service can do without (confirmation,
@@ -195,6 +246,12 @@ func (w *Watcher) stop(ctx context.Context) error {
 
 // NewHarness exposes the courier's program probe (for `peerctl doctor`).
 func NewHarness(courier *courierexec.Transport) ports.Harness { return courier }
+
+// NewQwenHarness probes the qwen program (cfg.Qwen, else "qwen" on PATH)
+// for `peerctl doctor`.
+func NewQwenHarness(cfg Config) ports.QwenHarness {
+	return &qwencli.Prober{Program: cfg.Qwen, Home: cfg.QwenHome}
+}
 
 // NewProcesses reads the process tree from /proc (for whoami and doctor).
 func NewProcesses() ports.Processes { return procliveness.NewTree("") }

@@ -54,9 +54,7 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 		note(MissingFolderNote(l.Dir))
 	}
 	if s.folders != nil {
-		if ch, err := s.folders.Watch(ctx, l.Dir); err == nil {
-			changes = ch
-		}
+		changes = s.watchFolders(ctx, append([]string{l.Dir}, l.Also...))
 	}
 	var tick <-chan time.Time
 	if changes == nil || s.exits == nil {
@@ -76,7 +74,7 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 	pids := map[string]context.CancelFunc{} // by record identity
 	key := func(e domain.Entry) string {
 		r := e.Record
-		return r.File + "\x00" + r.SessionID + "\x00" + strconv.Itoa(r.PID) + "\x00" + r.ProcStart + "\x00" + r.ProcStartFt
+		return r.Harness.String() + "\x00" + r.File + "\x00" + r.SessionID + "\x00" + strconv.Itoa(r.PID) + "\x00" + r.ProcStart + "\x00" + r.ProcStartFt
 	}
 	follow := func(live []domain.Entry) {
 		keep := map[string]bool{}
@@ -88,8 +86,7 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			}
 			pctx, pcancel := context.WithCancel(ctx)
 			pids[k] = pcancel
-			start, _, _ := e.Record.CheckedStart()
-			ch := s.exits.Exited(pctx, e.Record.PID, start)
+			ch := s.exits.Exited(pctx, e.Record.PID, startTicks(e.Record))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -15,17 +15,26 @@ const (
 	// OutcomePosted: the transport accepted the text (the inbox socket
 	// read the frame) but the target's transcript has not shown it.
 	OutcomePosted
-	// OutcomeSent: a courier proved it called SendMessage with the exact
-	// text, and the target's transcript has not (yet) shown it.
-	OutcomeSent
+	// OutcomeQueued: Claude Code's SendMessage (the courier) put the text
+	// in the target's inbox (success true, a msg_id), and neither a notice
+	// nor the target's transcript has said more yet.
+	OutcomeQueued
+	// OutcomeHeld: the target holds the text: Claude Code's "[Cross-session
+	// delivery notice] … was held by that session", or a Qwen Code receipt
+	// with status "held" (parked for its user to accept or deny with
+	// /peers). It may be released later.
+	OutcomeHeld
+	// OutcomeRefused: the target refused the text ("… was refused"); a
+	// send ending so is a ReasonDeliveryFailed refusal.
+	OutcomeRefused
 	// OutcomeDelivered: the target's own transcript holds a queue
 	// "enqueue" line with exactly the text, stamped after the send began.
 	OutcomeDelivered
 )
 
-var outcomeWords = []string{"unknown", "posted", "sent", "delivered"}
+var outcomeWords = []string{"unknown", "posted", "queued", "held", "refused", "delivered"}
 
-// String returns "posted", "sent", "delivered" (or "unknown").
+// String returns "posted", "queued", "held", "refused", "delivered" (or "unknown").
 func (o Outcome) String() string {
 	if int(o) >= 0 && int(o) < len(outcomeWords) {
 		return outcomeWords[o]

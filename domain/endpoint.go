@@ -21,9 +21,10 @@ var ErrBadEndpoint = errors.New("bad endpoint")
 // order), so names such as "build:main 50%" round-trip. pid is decimal digits
 // only and fits in uint32. The zero Endpoint is invalid.
 type Endpoint struct {
-	pid    uint32
-	name   string
-	socket string
+	pid     uint32
+	name    string
+	socket  string
+	harness Harness
 }
 
 // NewEndpoint builds an endpoint; pid must be positive, name and socket non-empty.
@@ -43,7 +44,8 @@ func NewEndpoint(pid int, name, socket string) (Endpoint, error) {
 // PID returns the session's process id.
 func (e Endpoint) PID() int { return int(e.pid) }
 
-// Name returns the session's name, unescaped.
+// Name returns the session's name, unescaped (for a qwen-peer endpoint,
+// the session id it pins).
 func (e Endpoint) Name() string { return e.name }
 
 // Socket returns the messaging socket path, unescaped.
@@ -57,25 +59,45 @@ func (e Endpoint) String() string {
 	if e.IsZero() {
 		return ""
 	}
-	return EndpointPrefix + strconv.FormatUint(uint64(e.pid), 10) + ":" +
+	prefix := EndpointPrefix
+	if e.harness == HarnessQwenCode {
+		prefix = EndpointPrefixQwen
+	}
+	return prefix + strconv.FormatUint(uint64(e.pid), 10) + ":" +
 		escapeEndpointPart(e.name) + ":" + escapeEndpointPart(e.socket)
 }
 
-// ParseEndpoint parses the canonical form written by String. It rejects other
+// ParseEndpoint parses the canonical form written by String, cc-peer:v1:
+// or qwen-peer:v1: (see EndpointPrefixQwen). It rejects other
 // schemes and versions (e.g. "cc-peer:v2:"), a pid that is not all digits or
 // does not fit uint32 (or is 0), empty parts, a wrong number of parts, and any
 // "%" not followed by "25" or "3A" (so every accepted string round-trips
 // byte for byte). Errors wrap ErrBadEndpoint.
 func ParseEndpoint(s string) (Endpoint, error) {
-	if !strings.HasPrefix(s, EndpointPrefix) {
+	prefix, harness := EndpointPrefix, HarnessClaudeCode
+	switch {
+	case strings.HasPrefix(s, EndpointPrefixQwen):
+		prefix, harness = EndpointPrefixQwen, HarnessQwenCode
+	case strings.HasPrefix(s, "qwen-peer:"):
+		return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefixQwen)
+	case !strings.HasPrefix(s, EndpointPrefix):
 		if strings.HasPrefix(s, "cc-peer:") {
 			return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefix)
 		}
 		return Endpoint{}, fmt.Errorf("%w: %q does not start with %q", ErrBadEndpoint, s, EndpointPrefix)
 	}
-	parts := strings.Split(s[len(EndpointPrefix):], ":")
+	ep, err := parseEndpointBody(prefix, s[len(prefix):])
+	if err != nil {
+		return Endpoint{}, err
+	}
+	ep.harness = harness
+	return ep, nil
+}
+
+func parseEndpointBody(prefix, body string) (Endpoint, error) {
+	parts := strings.Split(body, ":")
 	if len(parts) != 3 {
-		return Endpoint{}, fmt.Errorf("%w: want pid:name:socket after %q, got %d part(s)", ErrBadEndpoint, EndpointPrefix, len(parts))
+		return Endpoint{}, fmt.Errorf("%w: want pid:name:socket after %q, got %d part(s)", ErrBadEndpoint, prefix, len(parts))
 	}
 	pidText := parts[0]
 	if pidText == "" || strings.Trim(pidText, "0123456789") != "" {

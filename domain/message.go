@@ -42,10 +42,6 @@ func (m Message) Len() int { return len(m.text) }
 // IsZero reports whether m is the zero (invalid) Message.
 func (m Message) IsZero() bool { return m.text == "" }
 
-// Contains reports whether the text contains s (used to pick a fence nonce
-// the text does not contain).
-func (m Message) Contains(s string) bool { return strings.Contains(m.text, s) }
-
 func firstInvalidUTF8(s string) int {
 	b := []byte(s)
 	for i := 0; i < len(b); {

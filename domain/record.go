@@ -51,6 +51,11 @@ const KindInteractive = "interactive"
 // <pid>.json (fields observed in 2.1.224 and 2.1.328); unknown fields are
 // ignored. Zero values mean "absent".
 type Record struct {
+	// Harness is the program whose registry held the record (zero:
+	// Claude Code). A Qwen Code record maps its fields onto this one:
+	// see adapters/qwenregistry.
+	Harness Harness
+
 	// File is the entry's base name, e.g. "4652.json"; Path its full path.
 	File string
 	Path string
@@ -80,11 +85,8 @@ type Record struct {
 	ProcStartNumber bool
 	// ParkedJobID is "parkedJobId" (2.1.328): a session parked as a job,
 	// which Claude Code's listing leaves out.
-	ParkedJobID string
-	ParkedEmpty bool // "parkedJobId" is there as "": parked all the same
-	// BOM is set when the file starts with a UTF-8 byte-order mark: peerctl
-	// reads such a record, Claude Code 2.1.328 drops it from its listings.
-	BOM          bool
+	ParkedJobID  string
+	ParkedEmpty  bool      // "parkedJobId" is there as "": parked all the same
 	Version      string    // "version" of Claude Code
 	PeerProtocol int       // "peerProtocol" (1 in 2.1.328; 0 when absent)
 	Kind         string    // "kind": "interactive", "print", "bg", "daemon", …

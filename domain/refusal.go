@@ -73,6 +73,11 @@ type Refusal struct {
 	Candidates []Candidate
 	// Err is an underlying cause (an OS error, for instance); may be nil.
 	Err error
+	// Status is the other side's receipt word when its receipt is the
+	// cause, e.g. "refused" from a Qwen Code delivery_status; StatusReason
+	// is that receipt's own reason text. Both "" otherwise.
+	Status       string
+	StatusReason string
 }
 
 // Candidate names one session that an ambiguous address could mean.

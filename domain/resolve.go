@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // MinIDPrefix is the shortest session-id prefix accepted as an address.
@@ -32,23 +30,22 @@ var ErrBadAddress = errors.New("bad address")
 // Refusals: ReasonNotLive when nothing live matches (the detail says when a
 // stale record matched, that the transcript may still exist, and hints at a
 // too-short or upper-case id prefix); ReasonIdentityMismatch with every
-// candidate when the address is ambiguous; when the session's name does not
-// resolve to it alone — the name also belongs to another live session, is
-// another live session's id or id prefix, or is carried by a foreign record
-// that Claude Code's own listing may show (the courier addresses by name, so
-// sending is refused until one of them is renamed); when its session id is
-// carried by two live records; when its socket path is published by
-// another live record too (compared after filepath.Clean); or when an
-// endpoint's name or socket no longer match. A malformed address returns an error
-// wrapping ErrBadAddress.
+// candidate when the address is ambiguous (a name two live sessions carry
+// names neither: each is reached by its full id or endpoint), when its
+// session id is carried by two live records, when its socket path is
+// published by another record too (compared after filepath.Clean: a post
+// reaches whichever process bound it), or when an endpoint's name or
+// socket no longer match. A malformed address returns an error wrapping
+// ErrBadAddress.
 func Resolve(entries []Entry, address string) (Session, error) {
 	s, _, err := resolve(entries, address, true)
 	return s, err
 }
 
 // Lookup is Resolve for reading (`peerctl show`): the identity rule is not
-// applied, so a session addressed by full id, unique prefix or endpoint is
-// found even when its name is shared. warnings then says so, one line each.
+// applied, so a session whose session id or socket another record also
+// carries is found; warnings then says so, one line each, and says when its
+// name is shared (it is then addressed by full id or endpoint).
 // The refusals are Resolve's otherwise; an ambiguous address is still
 // refused with its candidates.
 func Lookup(entries []Entry, address string) (s Session, warnings []string, err error) {
@@ -69,7 +66,7 @@ func resolve(entries []Entry, address string, strict bool) (Session, []string, e
 		e   Entry
 		err error
 	)
-	if strings.HasPrefix(address, "cc-peer:") {
+	if strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") {
 		e, err = resolveEndpoint(entries, live, address)
 	} else {
 		e, err = resolveAddress(entries, live, address, strict)
@@ -101,135 +98,18 @@ func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, 
 			}
 			return Entry{}, idTwins(address, matches, advice)
 		}
-		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; %s", address, len(matches), ambiguityAdvice(entries, matches, strict))
+		r := Refuse(ReasonIdentityMismatch, "%q matches %d live sessions; %s", address, len(matches), ambiguityAdvice(strict))
 		r.Candidates = candidates(matches)
 		return Entry{}, r
 	}
 }
 
-// ambiguityAdvice tells what to do about an ambiguous address, never
-// suggesting an address the same command would refuse: sending to a
-// session whose name is shared is refused however it is addressed.
-func ambiguityAdvice(entries, matches []Entry, strict bool) string {
-	shared := 0
-	for _, m := range matches {
-		if len(sharing(entries, m)) > 1 {
-			shared++
-		}
+// ambiguityAdvice tells what to do about an ambiguous address.
+func ambiguityAdvice(strict bool) string {
+	if strict {
+		return "use the full session id or endpoint of the one you mean"
 	}
-	const rename = "sending to a session whose name is shared is refused until the others are renamed (Claude Code's /rename)"
-	switch {
-	case !strict && shared > 0:
-		return "show one by its full session id or endpoint (" + rename + ")"
-	case !strict, shared == 0:
-		return "use a full session id or an endpoint"
-	case shared == len(matches):
-		return rename
-	default:
-		return "use the full session id or endpoint of a candidate whose name is not shared; " + rename
-	}
-}
-
-// sharing returns e and every entry that the courier could take for e when
-// it addresses e by name: live sessions with the same name, live sessions
-// whose session id is that name or starts with it (a name used as an
-// address resolves to them), and records with the same name that we do not
-// count live but Claude Code's own listing, which the courier's ListAgents
-// reads, shows (Entry.ClaudeMayList: foreign records, zombies). None for an
-// unnamed e.
-func sharing(entries []Entry, e Entry) []Entry {
-	name := e.Record.Name
-	if name == "" {
-		return nil
-	}
-	key := FoldName(name)
-	return filter(entries, func(o Entry) bool {
-		if o.Record.File == e.Record.File {
-			return true
-		}
-		// SendMessage's candidates (2.1.328) are records with a socket: a
-		// record without one cannot be taken for e by name. (Folded only
-		// for the records that can count: this runs per candidate.)
-		spoken := func() bool { return o.Record.SocketPath != "" && FoldName(spokenName(o.Record)) == key }
-		switch o.Verdict {
-		case VerdictLive:
-			return o.Record.SessionID == name || (len(name) >= MinIDPrefix && strings.HasPrefix(o.Record.SessionID, name)) || spoken()
-		default:
-			return o.ClaudeMayList && spoken()
-		}
-	})
-}
-
-// FoldName is how Claude Code compares session names when SendMessage
-// resolves one (read from 2.1.328's name matching): control, format and
-// surrogate characters dropped (JavaScript's whitespace kept), trimmed,
-// lower-cased, runs of whitespace made one "-", cut to 200 characters, and
-// a name left empty is "untitled session". Beyond that, U+FFFD is dropped
-// (it stands for a lone surrogate Claude Code drops) and final sigma folds
-// like sigma, which may only join names Claude Code keeps apart. Claude
-// Code also applies NFKC normalization and turns ‹…› and <…> into (…),
-// which this does not (so "ｂｕｉｌｄ" and "build", or "café" written
-// composed and decomposed, stay apart here; Claude Code then finds the name
-// ambiguous and a courier send fails). Two names with one FoldName are one
-// name to the courier.
-func FoldName(name string) string {
-	// Whitespace runs become one ' ' first; the cut to 200 can leave one
-	// at the end, which is trimmed before ' ' becomes '-'.
-	var folded []rune
-	space := false
-	for _, r := range strings.TrimFunc(strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || !jsSpace(r) && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cs, r)) {
-			return -1
-		}
-		return r
-	}, name), jsSpace) {
-		if jsSpace(r) {
-			space = true
-			continue
-		}
-		if space {
-			folded = append(folded, ' ')
-			space = false
-		}
-		switch r {
-		case 'İ': // JavaScript lower-cases it to "i̇", two code points
-			folded = append(folded, 'i', '\u0307')
-		case 'ς', 'Σ':
-			folded = append(folded, 'σ')
-		default:
-			folded = append(folded, unicode.ToLower(r))
-		}
-	}
-	if len(folded) > 200 {
-		folded = folded[:200]
-	}
-	s := strings.ReplaceAll(strings.TrimRight(string(folded), " "), " ", "-")
-	if s == "" {
-		return "untitled-session"
-	}
-	return s
-}
-
-// jsSpace reports whether r is whitespace to JavaScript's \s (which counts
-// U+FEFF and not U+0085, unlike unicode.IsSpace).
-func jsSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
-}
-
-// spokenName is the name SendMessage knows a session by: its name, or for
-// an unnamed session its working folder's last element.
-func spokenName(r Record) string {
-	if r.Name != "" {
-		return r.Name
-	}
-	if cwd := strings.TrimRight(r.Cwd, "/"); cwd != "" {
-		return filepath.Base(cwd)
-	}
-	return ""
+	return "show one by its full session id or endpoint"
 }
 
 func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
@@ -237,7 +117,7 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("%w: %w", ErrBadAddress, err)
 	}
-	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() })
+	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() && e.Record.Harness == ep.Harness() })
 	switch {
 	case len(byPID) == 0:
 		for _, e := range entries {
@@ -252,8 +132,12 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		return Entry{}, r
 	}
 	e := byPID[0]
-	if e.Record.Name != ep.Name() {
-		r := Refuse(ReasonIdentityMismatch, "endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), e.Record.Name)
+	if what, now := endpointKey(e.Record); now != ep.Name() {
+		detail := fmt.Sprintf("endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), now)
+		if e.Record.Harness == HarnessQwenCode {
+			detail = fmt.Sprintf("endpoint pins %s %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", what, ep.Name(), ep.PID(), now)
+		}
+		r := Refuse(ReasonIdentityMismatch, "%s", detail)
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}
@@ -295,14 +179,10 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 			warnings = append(warnings, what+": sending to it is refused")
 		}
 	}
-	if same := sharing(entries, e); len(same) > 1 {
-		what := nameConflict(e, same)
-		if strict {
-			r := Refuse(ReasonIdentityMismatch, "%s; a message by name could reach the wrong one, so sending is refused until %s", what, remedy(e, same))
-			r.Candidates = candidates(same)
-			return Session{}, nil, r
+	if name := e.Record.Name; name != "" && !strict {
+		if same := filter(live, func(o Entry) bool { return o.Record.Name == name }); len(same) > 1 {
+			warnings = append(warnings, fmt.Sprintf("name %q is carried by %d live sessions: address this one by its full session id or endpoint", name, len(same)))
 		}
-		warnings = append(warnings, what+": sending to it is refused until "+remedy(e, same))
 	}
 	s, err := NewSession(e)
 	if err != nil {
@@ -316,83 +196,6 @@ func idTwins(id string, twins []Entry, advice string) *Refusal {
 	r := Refuse(ReasonIdentityMismatch, "session id %s is carried by %d live records; %s", id, len(twins), advice)
 	r.Candidates = candidates(twins)
 	return r
-}
-
-// remedy says what ends a name conflict: renaming sessions (live ones,
-// background ones, those of another machine or pid namespace, which may be
-// running there), removing or fixing leftover record files (which no
-// session will rename).
-func remedy(e Entry, same []Entry) string {
-	var sessions, leftovers int
-	for _, o := range same {
-		switch {
-		case o.Record.File == e.Record.File:
-		case o.Live(), o.Verdict == VerdictForeign, o.Verdict == VerdictHeadless:
-			sessions++
-		default:
-			leftovers++
-		}
-	}
-	switch {
-	case leftovers == 0:
-		return "the others are renamed (Claude Code's /rename)"
-	case sessions == 0:
-		return "the leftover record files named in the candidates are removed or fixed"
-	default:
-		return "the other sessions are renamed (Claude Code's /rename) and the leftover record files named in the candidates are removed or fixed"
-	}
-}
-
-// nameConflict says how the entries in same collide with e's name.
-func nameConflict(e Entry, same []Entry) string {
-	var named, alike, unnamed, ids, foreign, zombies, listed int
-	for _, o := range same {
-		switch {
-		case o.Record.File == e.Record.File:
-		case o.Verdict == VerdictForeign:
-			foreign++
-		case o.Verdict == VerdictStale:
-			zombies++
-		case !o.Live():
-			listed++
-		case o.Record.Name == e.Record.Name:
-			named++
-		case FoldName(spokenName(o.Record)) == FoldName(e.Record.Name):
-			alike++
-			if o.Record.Name == "" {
-				unnamed++
-			}
-		default:
-			ids++
-		}
-	}
-	if alike == 0 && ids == 0 && foreign == 0 && zombies == 0 && listed == 0 {
-		return fmt.Sprintf("name %q is shared by %d live sessions", e.Record.Name, named+1)
-	}
-	var parts []string
-	if named > 0 {
-		parts = append(parts, fmt.Sprintf("shared by %d live sessions", named+1))
-	}
-	if alike > 0 {
-		part := fmt.Sprintf("spelled alike by %d other live session(s): Claude Code compares names ignoring case, spaces versus hyphens and invisible characters", alike)
-		if unnamed > 0 {
-			part += fmt.Sprintf("; %d of them unnamed, which Claude Code calls by its folder's name", unnamed)
-		}
-		parts = append(parts, part)
-	}
-	if ids > 0 {
-		parts = append(parts, fmt.Sprintf("it is also the session id or an id prefix of %d other live session(s)", ids))
-	}
-	if foreign > 0 {
-		parts = append(parts, fmt.Sprintf("%d record(s) from another machine or pid namespace carry it too, and Claude Code's own listing shows them", foreign))
-	}
-	if zombies > 0 {
-		parts = append(parts, fmt.Sprintf("%d record(s) of an exited process not yet reaped carry it too, and Claude Code's own listing shows them", zombies))
-	}
-	if listed > 0 {
-		parts = append(parts, fmt.Sprintf("%d record(s) we do not call live (a background session, a reused pid whose procStart is a number, a misnamed or malformed <pid>.json) carry it too, and Claude Code's own listing may show them", listed))
-	}
-	return fmt.Sprintf("name %q does not identify one session alone (%s)", e.Record.Name, strings.Join(parts, "; "))
 }
 
 func notLive(entries []Entry, address string) error {
@@ -466,11 +269,19 @@ func candidates(es []Entry) []Candidate {
 type Receipt struct {
 	// Transport is the transport's name ("courier", "socket", ...).
 	Transport string
-	// Outcome is "sent" (courier evidence), "posted" (socket accepted the
-	// frame) or "delivered" (seen in the target's transcript).
+	// Outcome is "queued" (Claude Code's SendMessage put it in the
+	// target's inbox), "held" (the target holds it: Claude Code's notice or
+	// a Qwen Code receipt), "posted" (the socket or inbox accepted the
+	// frame, nothing more heard) or "delivered" (seen in the target's
+	// transcript, or a Qwen Code receipt said so).
 	Outcome string
 	// Detail is a short human note (may be empty).
 	Detail string
+	// MsgID is Claude Code's msg_id for a courier send ("" otherwise).
+	MsgID string
+	// ClaudeResult is Claude Code's own words about a courier send: its
+	// SendMessage result message, or the delivery notice that followed.
+	ClaudeResult string
 }
 
 // Plan describes what a transport would do, for `send --dry-run`.
@@ -480,6 +291,7 @@ type Plan struct {
 	Argv      []string `json:"argv,omitempty"`
 	Dir       string   `json:"dir,omitempty"`
 	Stdin     string   `json:"stdin,omitempty"`
+	Call      string   `json:"call,omitempty"`
 	Socket    string   `json:"socket,omitempty"`
 	Frame     string   `json:"frame,omitempty"`
 }

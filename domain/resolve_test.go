@@ -90,8 +90,6 @@ func TestResolveRefuses(t *testing.T) {
 	c := liveEntry(6100, idC, "other")
 	d := liveEntry(7000, idD, "26df9a5b")
 	stale := staleEntry(8000, idC, "gone-1")
-	idNamed := liveEntry(7100, idE, idB) // named like b's full id
-	foreign := domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No})
 	sameID := liveEntry(4700, idA, "proj-90")
 	// Another live record publishing a's socket (the same path, written
 	// otherwise): a post there reaches whichever process bound it.
@@ -115,52 +113,14 @@ func TestResolveRefuses(t *testing.T) {
 		{"stale by name", []domain.Entry{a, stale}, "gone-1", domain.ReasonNotLive, "8000.json is stale", nil},
 		{"stale by prefix", []domain.Entry{a, stale}, "26df9a5c", domain.ReasonNotLive, "transcript may still exist", nil},
 		{"two live sessions share a name", []domain.Entry{a, twin, b}, "proj-89", domain.ReasonIdentityMismatch, `"proj-89" matches 2 live sessions`, []int{4652, 6000}},
-		{"full id whose name is shared", []domain.Entry{a, twin}, idA, domain.ReasonIdentityMismatch, `name "proj-89" is shared by 2 live sessions`, []int{4652, 6000}},
 		{"prefix matching two", []domain.Entry{a, c}, "26df9a", domain.ReasonIdentityMismatch, `"26df9a" matches 2 live sessions`, []int{4652, 6100}},
 		{"name of one is prefix of another", []domain.Entry{a, d}, "26df9a5b", domain.ReasonIdentityMismatch, "matches 2 live sessions", []int{4652, 7000}},
 		{"endpoint: name moved", []domain.Entry{a}, "cc-peer:v1:4652:old-name:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, `endpoint names "old-name" but pid 4652 is now named "proj-89"`, []int{4652}},
 		{"endpoint: socket changed", []domain.Entry{a}, "cc-peer:v1:4652:proj-89:/tmp/elsewhere.sock", domain.ReasonIdentityMismatch, `endpoint socket "/tmp/elsewhere.sock" but pid 4652 now publishes "/tmp/cc-socks/4652.sock"`, []int{4652}},
-		{"endpoint: name now shared", []domain.Entry{a, twin}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "shared by 2 live sessions", []int{4652, 6000}},
 		{"endpoint: pid not live", []domain.Entry{a, stale}, "cc-peer:v1:8000:gone-1:/tmp/cc-socks/8000.sock", domain.ReasonNotLive, "endpoint pid 8000: record 8000.json is stale (pid 8000 is not running); its transcript may still exist", nil},
 		{"endpoint: pid unknown", []domain.Entry{a}, "cc-peer:v1:9999:x:/s", domain.ReasonNotLive, "no live session has pid 9999", nil},
-		// The name must resolve to the session alone as an address, not only
-		// be unique among names (the courier addresses by name).
-		{"name is another session's id prefix", []domain.Entry{a, d}, idD, domain.ReasonIdentityMismatch, `name "26df9a5b" does not identify one session alone (it is also the session id or an id prefix of 1 other live session(s))`, []int{4652, 7000}},
-		{"name is another session's full id", []domain.Entry{b, idNamed}, idE, domain.ReasonIdentityMismatch, "it is also the session id or an id prefix", []int{5031, 7100}},
-		{"a foreign record carries the name", []domain.Entry{a, foreign}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
-		{"a foreign record Claude Code lists (pid running here) carries the name", []domain.Entry{a,
-			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.Yes, StartMatches: domain.Yes})},
-			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
-		// We call a zombie stale; Claude Code's listing shows it.
-		{"a zombie of ours carries the name", []domain.Entry{a,
-			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.Yes, Alive: domain.No, Zombie: true, StartMatches: domain.Yes})},
-			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) of an exited process not yet reaped carry it too", []int{4652, 9000}},
-		{"a foreign zombie (Claude Code lists zombies) carries the name", []domain.Entry{a,
-			domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.No, Zombie: true})},
-			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records carry the session id given", []domain.Entry{a, sameID}, idA, domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records; refusing to guess", []int{4652, 4700}},
 		{"two live records carry one session id", []domain.Entry{a, sameID}, "proj-89", domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records", []int{4652, 4700}},
-		// Claude Code's SendMessage compares names folded (case, spacing,
-		// invisible characters): these are one name to it.
-		{"a name spelled alike in another case", []domain.Entry{a, liveEntry(6200, idD, "PROJ-89")}, "proj-89", domain.ReasonIdentityMismatch, `spelled alike by 1 other live session(s)`, []int{4652, 6200}},
-		{"a name spelled alike with spaces", []domain.Entry{liveEntry(4652, idA, "my task"), liveEntry(6200, idD, " My\tTask ")}, "my task", domain.ReasonIdentityMismatch, `spelled alike by 1 other live session(s)`, []int{4652, 6200}},
-		{"a name spelled alike with an invisible character", []domain.Entry{a, liveEntry(6200, idD, "proj\u200b-89\u0007")}, idA, domain.ReasonIdentityMismatch, `spelled alike`, []int{4652, 6200}},
-		// An unnamed session answers to its folder's name in SendMessage.
-		{"an unnamed session answers to its folder's name", []domain.Entry{liveEntry(4652, idA, "shop"), func() domain.Entry {
-			r := rec(6200, idD, "")
-			r.Cwd = "/home/dev/src/Shop/"
-			return domain.Classify(r, alive)
-		}()}, "shop", domain.ReasonIdentityMismatch, "spelled alike by 1 other live session(s)", []int{4652, 6200}},
-		// SendMessage's candidates are the records with a socket, whatever
-		// their kind: a background session ("bg") is one.
-		{"a foreign record carries the name: its session is renamed, its file not removed", []domain.Entry{a, foreign}, "proj-89", domain.ReasonIdentityMismatch, "refused until the others are renamed (Claude Code's /rename)", []int{4652, 9000}},
-		{"a background session carries the name", []domain.Entry{a, domain.Classify(func() domain.Record {
-			r := rec(6300, idD, "PROJ-89")
-			r.Kind = "bg"
-			return r
-		}(), alive)}, "proj-89", domain.ReasonIdentityMismatch, "carry it too", []int{4652, 6300}},
-		{"a foreign record spelled alike", []domain.Entry{a, domain.Classify(rec(9000, idC, "Proj-89"), domain.Liveness{DomainMatches: domain.No, Alive: domain.Yes, StartMatches: domain.Yes})},
-			"proj-89", domain.ReasonIdentityMismatch, "1 record(s) from another machine or pid namespace carry it too", []int{4652, 9000}},
 		{"two live records publish one socket", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "proj-89", domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records`, []int{4652, 4800}},
 		{"one socket written two ways", []domain.Entry{a, sameSock("/tmp//cc-socks/./4652.sock")}, idA, domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
 		{"a record Claude Code lists publishes the socket", []domain.Entry{a, domain.Classify(func() domain.Record {
@@ -168,11 +128,6 @@ func TestResolveRefuses(t *testing.T) {
 			r.SocketPath, r.ProcStartNumber = "/tmp/cc-socks/4652.sock", true
 			return r
 		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "is published by 2 records (1 we call live; Claude Code's own listing shows the others)", []int{4652, 4800}},
-		{"a reused record Claude Code lists carries the name", []domain.Entry{a, domain.Classify(func() domain.Record {
-			r := rec(4800, idB, "proj-89")
-			r.ProcStartNumber = true
-			return r
-		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "1 record(s) we do not call live (a background session, a reused pid whose procStart is a number, a misnamed or malformed <pid>.json) carry it too", []int{4652, 4800}},
 		{"one socket, by endpoint", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
 	}
 	for _, tt := range tests {
@@ -235,41 +190,64 @@ func TestNewSessionRefusesNonLive(t *testing.T) {
 	assert.ErrorIs(t, err, domain.ErrNotLiveEntry)
 }
 
-// TestResolveAdviceIsNeverRefused: an ambiguous-address refusal must not
-// advise an address that Resolve refuses too. Two sessions sharing a name
-// cannot be sent to by any address, so the advice is to rename one.
+// TestResolveAdviceIsNeverRefused: an ambiguous-address refusal advises a
+// full session id or endpoint, and each candidate's full id and endpoint
+// do resolve to it: the courier addresses the socket (uds:), so a shared
+// name stands in the way of nothing but the name itself.
 func TestResolveAdviceIsNeverRefused(t *testing.T) {
 	a := liveEntry(4652, idA, "twin")
 	twin := liveEntry(6000, idD, "twin")
 	c := liveEntry(6100, idC, "other")
-	tests := []struct {
-		name     string
-		entries  []domain.Entry
-		address  string
-		advice   string
-		noAdvice string
+	for _, tt := range []struct {
+		name    string
+		entries []domain.Entry
+		address string
 	}{
-		{"shared name", []domain.Entry{a, twin}, "twin", "refused until the others are renamed (Claude Code's /rename)", "use a full session id"},
-		{"prefix over two unique names", []domain.Entry{liveEntry(4652, idA, "one"), c}, "26df9a", "use a full session id or an endpoint", "rename"},
-		{"prefix over a shared and a unique name", []domain.Entry{a, twin, c}, "26df9a", "candidate whose name is not shared", "use a full session id or an endpoint"},
-	}
-	for _, tt := range tests {
+		{"shared name", []domain.Entry{a, twin}, "twin"},
+		{"prefix over two unique names", []domain.Entry{liveEntry(4652, idA, "one"), c}, "26df9a"},
+		{"prefix over a shared and a unique name", []domain.Entry{a, twin, c}, "26df9a"},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := domain.Resolve(tt.entries, tt.address)
 			r, ok := domain.AsRefusal(err)
 			require.True(t, ok, "want a refusal, got %v", err)
 			require.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
-			assert.Contains(t, r.Detail, tt.advice)
-			assert.NotContains(t, r.Detail, tt.noAdvice)
+			assert.Contains(t, r.Detail, "use the full session id or endpoint of the one you mean")
 			require.NotEmpty(t, r.Candidates)
+			for _, cand := range r.Candidates {
+				s, err := domain.Resolve(tt.entries, cand.SessionID)
+				require.NoError(t, err, "the advised full id %s", cand.SessionID)
+				assert.Equal(t, cand.PID, s.PID())
+				s2, err := domain.Resolve(tt.entries, s.Endpoint().String())
+				require.NoError(t, err, "the advised endpoint")
+				assert.Equal(t, cand.PID, s2.PID())
+			}
 		})
 	}
-	for _, id := range []string{idA, idD} {
-		_, err := domain.Resolve([]domain.Entry{a, twin}, id)
-		r, ok := domain.AsRefusal(err)
-		require.True(t, ok, "the full id of a session whose name is shared is refused for sending")
-		assert.Contains(t, r.Detail, "refused until the others are renamed (Claude Code's /rename)")
-		assert.NotContains(t, r.Detail, "use a full session id")
+}
+
+// TestResolveSharedNameByIDOrEndpoint: a session whose name another record
+// also carries (alike or exactly, live or listed only by Claude Code) is
+// reached by its full id, a unique prefix or its endpoint.
+func TestResolveSharedNameByIDOrEndpoint(t *testing.T) {
+	a := liveEntry(4652, idA, "proj-89")
+	for _, tt := range []struct {
+		name    string
+		other   domain.Entry
+		address string
+	}{
+		{"a live twin, by full id", liveEntry(6000, idD, "proj-89"), idA},
+		{"a live twin, by endpoint", liveEntry(6000, idD, "proj-89"), "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock"},
+		{"a name spelled alike", liveEntry(6200, idD, "PROJ-89"), "proj-89"},
+		{"a foreign record with the name", domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.No}), "proj-89"},
+		{"a zombie with the name", domain.Classify(rec(9000, idC, "proj-89"), domain.Liveness{DomainMatches: domain.Yes, Alive: domain.No, Zombie: true, StartMatches: domain.Yes}), "proj-89"},
+		{"another session named like its id prefix", liveEntry(7000, idD, "26df9a5b"), idA},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := domain.Resolve([]domain.Entry{a, tt.other}, tt.address)
+			require.NoError(t, err)
+			assert.Equal(t, 4652, s.PID())
+		})
 	}
 }
 
@@ -290,7 +268,7 @@ func TestLookupIgnoresTheIdentityRuleWithAWarning(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.pid, s.PID())
 			require.Len(t, warnings, 1)
-			assert.Contains(t, warnings[0], `name "twin" is shared by 2 live sessions`)
+			assert.Contains(t, warnings[0], `name "twin" is carried by 2 live sessions: address this one by its full session id or endpoint`)
 		})
 	}
 	other := rec(6000, idD, "solo")
@@ -341,30 +319,4 @@ func TestResolveNotLiveHints(t *testing.T) {
 			assert.Contains(t, r.Detail, tt.hint)
 		})
 	}
-}
-
-func TestFoldName(t *testing.T) {
-	for in, want := range map[string]string{
-		"build":              "build",
-		"Build":              "build",
-		"  my   task\t":      "my-task",
-		"my\u00a0task":       "my-task",
-		"a\u200bb\u0007c":    "abc",
-		"ÜNÏ 日本":             "ünï-日本",
-		"build:main 50% ünï": "build:main-50%-ünï",
-	} {
-		assert.Equal(t, want, domain.FoldName(in), "%q", in)
-	}
-	assert.Equal(t, domain.FoldName("ας"), domain.FoldName("ΑΣ"), "final sigma folds like sigma")
-	assert.Equal(t, domain.FoldName("ab"), domain.FoldName("a\ufffdb"), "a replaced lone surrogate is dropped, as Claude Code drops the surrogate")
-	long := strings.Repeat("x", 200)
-	assert.Equal(t, domain.FoldName(long+"a"), domain.FoldName(long+"b"), "names are cut to 200 characters")
-	assert.Equal(t, domain.FoldName("untitled session"), domain.FoldName("\u200b"), "a name of invisible characters only is untitled")
-	assert.Equal(t, domain.FoldName(strings.Repeat("x", 199)), domain.FoldName(strings.Repeat("x", 199)+" y"), "a space left at the 200-character cut is trimmed")
-	assert.Equal(t, domain.FoldName("i\u0307x"), domain.FoldName("\u0130X"), "JavaScript lower-cases İ to i and a combining dot")
-	assert.NotEqual(t, domain.FoldName("build-"), domain.FoldName("build"), "a hyphen written at the end stays")
-	assert.Equal(t, "untitled-session", domain.FoldName(""), "an unnamed session in / goes by \"untitled session\"")
-	assert.Equal(t, domain.FoldName("my task"), domain.FoldName("my\ufefftask"), "U+FEFF is whitespace to JavaScript")
-	assert.Equal(t, domain.FoldName("ab"), domain.FoldName("a\u0085b"), "U+0085 is not whitespace to JavaScript: dropped as a control")
-	assert.Equal(t, domain.FoldName("a "+strings.Repeat("b", 199)+"X"), domain.FoldName("a     "+strings.Repeat("b", 199)+"Y"), "whitespace is joined before the 200-character cut")
 }

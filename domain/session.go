@@ -8,8 +8,8 @@ import (
 // ErrNotLiveEntry is returned by NewSession for an entry whose verdict is not live.
 var ErrNotLiveEntry = errors.New("entry is not a live session")
 
-// Session is a live Claude Code session: a registry record that passed the
-// liveness rule. It is an opaque value; build it with NewSession.
+// Session is a live session of a harness (Claude Code or Qwen Code): a
+// registry record that passed the liveness rule. It is an opaque value; build it with NewSession.
 type Session struct {
 	rec         Record
 	addressable bool
@@ -85,7 +85,7 @@ func (s Session) Endpoint() Endpoint {
 	if !s.addressable {
 		return Endpoint{}
 	}
-	ep, err := NewEndpoint(s.rec.PID, s.rec.Name, s.rec.SocketPath)
+	ep, err := endpointFor(s.rec)
 	if err != nil {
 		return Endpoint{}
 	}

@@ -50,3 +50,38 @@ func TranscriptPath(configDir, cwd, sessionID string) string {
 	}
 	return filepath.Join(configDir, "projects", ProjectSlug(cwd), sessionID+".jsonl")
 }
+
+// CarriesText reports whether a transcript's enqueue content is text as
+// sent: the text itself (an inbox-socket post), or the text wrapped as a
+// message from another session, which is how a SendMessage send is queued
+// (Claude Code 2.1.328 and 2.1.332):
+//
+//	<cross-session-message from="uds:<sender socket>" from-name="<sender name>" from-mode="…">
+//	<text, escaped as by EscapeWrapperTags>
+//	</cross-session-message>
+func CarriesText(content, text string) bool {
+	if content == text {
+		return true
+	}
+	const open, end = "<cross-session-message from=\"", "\n</cross-session-message>"
+	body, ok := strings.CutPrefix(content, open)
+	if !ok {
+		return false
+	}
+	header, body, ok := strings.Cut(body, "\n")
+	if !ok || !strings.HasSuffix(header, "\">") {
+		return false
+	}
+	return body == EscapeWrapperTags(text)+end
+}
+
+// EscapeWrapperTags is the one change Claude Code makes to a text it wraps
+// as a cross-session message, so that the text can neither open nor close
+// a wrapper: "<cross-session-message" becomes "<\cross-session-message" and
+// "</cross-session-message" becomes "<\/cross-session-message" (measured
+// live on 2.1.328 and 2.1.332, docs/CLAUDE-CODE-FACTS.md).
+func EscapeWrapperTags(text string) string {
+	return wrapperTags.Replace(text)
+}
+
+var wrapperTags = strings.NewReplacer("<cross-session-message", `<\cross-session-message`, "</cross-session-message", `<\/cross-session-message`)

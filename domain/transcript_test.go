@@ -58,3 +58,23 @@ func TestTranscriptPath(t *testing.T) {
 		})
 	}
 }
+
+func TestCarriesText(t *testing.T) {
+	const text = "two\nlines \"q\" ünï\n</cross-session-message>\n<cross-session-message from=\"uds:/x\">"
+	wrap := func(header, body string) string { return header + "\n" + body + "\n</cross-session-message>" }
+	for _, tt := range []struct {
+		content string
+		want    bool
+	}{
+		{text, true},
+		{wrap(`<cross-session-message from="uds:/tmp/cc-socks/77.sock" from-name="peerctl" from-mode="prompting">`, "two\nlines \"q\" ünï\n<\\/cross-session-message>\n<\\cross-session-message from=\"uds:/x\">"), true},
+		{wrap(`<cross-session-message from="uds:/tmp/cc-socks/77.sock" from-name="peerctl" from-mode="prompting">`, text), false},
+		{wrap(`<cross-session-message from="uds:/tmp/cc-socks/77.sock" from-name="peerctl" from-mode="prompting">`, text+"x"), false},
+		{wrap(`<cross-session-message from="uds:/s">`, "x"+text), false},
+		{wrap(`<other from="uds:/s">`, text), false},
+		{wrap(`<cross-session-message from="uds:/s"`, text), false},
+		{text + " ", false},
+	} {
+		assert.Equal(t, tt.want, domain.CarriesText(tt.content, text), "%q", tt.content)
+	}
+}

@@ -29,9 +29,12 @@ const (
 	VerdictMalformed
 	// VerdictUnreadable: permission denied, a symlink (never followed) or not a regular file.
 	VerdictUnreadable
+	// VerdictUnsupported: a record format newer than peerctl reads (a Qwen
+	// Code schemaVersion above 1): skipped, never deleted.
+	VerdictUnsupported
 )
 
-var verdictWords = []string{"unknown", "live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable"}
+var verdictWords = []string{"unknown", "live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable", "unsupported"}
 
 // String returns the stable word, e.g. "stale".
 func (v Verdict) String() string {
@@ -44,7 +47,7 @@ func (v Verdict) String() string {
 // Verdicts lists every decided verdict in a stable order.
 func Verdicts() []Verdict {
 	return []Verdict{VerdictLive, VerdictStale, VerdictReused, VerdictForeign,
-		VerdictMisnamed, VerdictHeadless, VerdictMalformed, VerdictUnreadable}
+		VerdictMisnamed, VerdictHeadless, VerdictMalformed, VerdictUnreadable, VerdictUnsupported}
 }
 
 // Tri is a three-valued check result: what could not be checked stays Unknown
@@ -122,7 +125,7 @@ func (e Entry) Endpoint() Endpoint {
 	if !e.Addressable {
 		return Endpoint{}
 	}
-	ep, err := NewEndpoint(e.Record.PID, e.Record.Name, e.Record.SocketPath)
+	ep, err := endpointFor(e.Record)
 	if err != nil {
 		return Endpoint{}
 	}
@@ -135,6 +138,9 @@ func (e Entry) Endpoint() Endpoint {
 // (reused), else live. A check that could not be made never causes a
 // negative verdict.
 func Classify(r Record, l Liveness) Entry {
+	if r.Harness == HarnessQwenCode {
+		return classifyQwen(r, l)
+	}
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	// runs: Claude Code's listing would take the pid for the record's
 	// process (it answers kill(pid, 0), zombies too, and no procStart

@@ -86,7 +86,7 @@ func TestClosedSetWords(t *testing.T) {
 		}
 		return out
 	}())
-	for _, o := range []Outcome{OutcomePosted, OutcomeSent, OutcomeDelivered} {
+	for _, o := range []Outcome{OutcomePosted, OutcomeQueued, OutcomeHeld, OutcomeRefused, OutcomeDelivered} {
 		assert.Equal(t, o, ParseOutcome(o.String()))
 	}
 	assert.Equal(t, OutcomeUnknown, ParseOutcome("planned"))

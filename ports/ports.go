@@ -17,12 +17,16 @@ type Snapshot struct {
 	Dir string
 	// Missing is true when the folder does not exist (an empty registry).
 	Missing bool
+	// Also names the other harnesses' registry folders read into this
+	// snapshot (Qwen Code's), for watching; empty for one registry.
+	Also []string
 	// Records holds every candidate file, in file-name order. Files that
 	// could not be used carry Record.Problem.
 	Records []domain.Record
 }
 
-// Registry reads Claude Code's live-session registry. It never writes,
+// Registry reads a harness's live-session registry (Claude Code's, Qwen
+// Code's, or several read as one). It never writes,
 // deletes or opens *.key files. An unreadable folder is an error, never an
 // empty snapshot.
 type Registry interface {
@@ -62,4 +66,23 @@ type Transport interface {
 	Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error)
 	// Plan describes what Deliver would do, without doing it.
 	Plan(target domain.Session, msg domain.Message) (domain.Plan, error)
+}
+
+// Heed listens, after a delivery, for what the other side says about it
+// later, until ctx ends; then it ends whatever the delivery left running
+// and returns the receipt as it stands: the same one, or one turned by a
+// notice (outcome "held"), or a *domain.Refusal (ReasonDeliveryFailed) when
+// the other side refused the message. It must be called exactly once.
+type Heed func(ctx context.Context) (domain.Receipt, error)
+
+// Heeding is a Transport whose receipt can still be turned after the
+// message was accepted: the courier keeps Claude Code running to hear a
+// "[Cross-session delivery notice]" that the target held or refused it.
+type Heeding interface {
+	Transport
+	// DeliverHeeding is Deliver returning as soon as the other side
+	// accepted the text, with a Heed to call (the caller decides how long
+	// to listen, e.g. while it confirms from the transcript). On error
+	// nothing is left running and the Heed is nil.
+	DeliverHeeding(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, Heed, error)
 }

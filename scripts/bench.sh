@@ -224,11 +224,12 @@ claude_agents() { HOME=$work/home CLAUDE_CONFIG_DIR=$cfg "$claude" agents --json
 cat_floor() { find "$cfg/sessions" -name '*.json' -exec cat {} +; }
 socket_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
 courier_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"; }
+courier_real() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send "${no_confirm[@]}" --claude "$claude" bench-live-1 "$text"; }
+claude_version() { HOME=$work/home "$claude" --version; }
 list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" list --all --json; }
 base_list_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --json; }
 base_list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --all --json; }
 base_socket_send() { CLAUDE_CONFIG_DIR=$cfg "$base" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
-fake_alone() { "$fake" -p --output-format json --verbose <"$work/prompt"; }
 
 mkdir -p "$work/empty/sessions"
 note "start-up (empty registry)"
@@ -265,13 +266,15 @@ for n in $sizes; do
       pair "base-socket-$n" "send --transport socket, now / at $BENCH_BASE, $n records" "now" "base" -- socket_send -- base_socket_send
     fi
     rss_of "send --transport socket, $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"
-    # The fake records its stdin once, so it can be timed alone on the same prompt.
-    mkdir -p "$work/rec"
-    FAKECLAUDE_RECORD=$work/rec courier_send >/dev/null 2>"$work/err" ||
-      die "courier send through the fake claude failed: $(head -c 600 "$work/err")"
-    cp "$work/rec/stdin" "$work/prompt"
-    pair "courier-$n" "courier send${no_confirm[*]:+ ${no_confirm[*]}} / fake claude alone, $n records" "courier" "fake" -- courier_send -- fake_alone
-    rss_of "courier send (peerctl only), $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"
+    # The courier with the fake claude (test/fakeclaude: Go, talks to peerctl's
+    # endpoint as Claude Code does): peerctl's own share of a courier send.
+    pair "courier-$n" "courier send${no_confirm[*]:+ ${no_confirm[*]}} via the fake claude / Go hello-world, $n records" "courier" "hello" -- courier_send -- "$hello"
+    rss_of "courier send via the fake claude (peerctl only), $n records" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"
+    if [[ -n $claude && $n -le 10 ]]; then
+      # The real thing: Claude Code's SendMessage to the listener's socket,
+      # peerctl as its model; beside a bare `claude --version` start.
+      pair "courier-real-$n" "courier send${no_confirm[*]:+ ${no_confirm[*]}} with Claude Code $claude_ver / claude --version, $n records" "courier" "claude" -- courier_real -- claude_version
+    fi
   fi
 done
 
@@ -306,4 +309,6 @@ target "list --json, 1,000 records: claude agents / peerctl (x)" "$speedup" ">="
 target "list --json, 10,000 records: peerctl / cat floor (x)" "$(get cat-10000 7)" "<=" 3 x
 target "list --json, 10,000 records: peak RSS (MiB)" "$(awk -F'|' '$1 == "list --json, 10000 records" { printf "%.1f", $2 / 1024 }' "$rss")" "<=" 30 MiB
 target "send --transport socket, 10 records: wall median (ms)" "$(get socket-10 5)" "<=" 20 ms
-target "courier overhead over the fake, 10 records: median (ms)" "$(get courier-10 8)" "<=" 10 ms
+target "courier send via the fake, 10 records: over hello-world, median (ms)" "$(get courier-10 8)" "<=" 60 ms
+target "courier send with Claude Code, 10 records: wall median (ms)" "$(get courier-real-10 5)" "<=" 1000 ms
+target "courier send with Claude Code / claude --version, 10 records (x)" "$(get courier-real-10 7)" "<=" 1.5 x

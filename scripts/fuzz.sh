@@ -32,9 +32,9 @@ done <<'TARGETS'
 ./adapters/fsregistry FuzzReplaceInvalidUTF8
 ./adapters/fsregistry FuzzFastString
 ./adapters/fsregistry FuzzFastNumber
+./adapters/qwenregistry FuzzParse
 ./adapters/internal/jsonexact FuzzUnmarshal
 ./adapters/transcript FuzzLineShortcuts
-./adapters/courierexec FuzzParseOutput
-./adapters/courierexec FuzzJudge
+./adapters/courierexec FuzzEndpointAnswer
 TARGETS
 exit $status

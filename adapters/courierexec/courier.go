@@ -1,48 +1,57 @@
-// Package courierexec is the default transport: a one-shot headless Claude
-// Code run (`claude -p`) restricted to the ListAgents and SendMessage tools,
-// which finds the target by its exact name and relays the text verbatim.
+// Package courierexec is the default transport: a headless Claude Code run
+// (`claude -p`) restricted to the ListAgents and SendMessage tools whose
+// "model" is peerctl's own loopback endpoint (endpoint.go). No model runs,
+// no token is spent and no login is needed: the endpoint answers a send
+// turn with exactly one SendMessage {"to": "uds:<target socket>",
+// "message": <the text, byte-exact>, "summary": "peerctl"}, and Claude
+// Code's own tool result ({success, message, msg_id}) is the receipt.
+//
+// A Courier is one long-lived process, `claude -p --input-format
+// stream-json --output-format stream-json --verbose`, alive while its stdin
+// is open (Claude Code 2.1.328 and 2.1.332): each Send writes one user turn
+// and waits for that turn's tool result; turns the courier gets on its own
+// (a "[Cross-session delivery notice]" about a message it sent, a peer's
+// <cross-session-message> reply) come out of Inbound. Transport.Deliver is
+// the one-shot use: start, one Send, hear notices through a window, close.
 //
 // Hardening, each with a test:
-//   - the prompt goes through stdin (no argv size limit, no flag injection),
-//     and stdin is closed once written;
-//   - the text is fenced by markers that carry a fresh 128-bit nonce the
-//     text does not contain, and the prompt says the text ends only there;
-//   - the child runs in a fresh private folder (os.MkdirTemp: mode 0700,
-//     ours, removed after the run) and with --setting-sources user, so no
-//     project or local settings (.claude/settings.json: apiKeyHelper, env)
-//     planted in a shared folder such as /tmp are ever loaded;
-//   - the child's environment is scrubbed of the calling session's identity
-//     (CLAUDECODE, CLAUDE_CODE_* session variables), keeping CLAUDE_CONFIG_DIR;
-//   - the child runs in its own process group; on time-out or cancel the
-//     whole group gets SIGTERM, then SIGKILL after a grace period, and
-//     exec.Cmd.WaitDelay keeps a grandchild holding the pipes from hanging us;
-//   - a word is not proof: SENT counts only with exit 0, is_error false, a
-//     result of exactly SENT, and a SendMessage tool call in the verbose
-//     transcript whose "to" is the target's name and whose "message" equals
-//     the text byte for byte, with a tool result that is not an error.
-//
-// Output format: `claude -p --output-format json --verbose` prints a JSON
-// array of messages ending in a {"type":"result"} object (Claude Code
-// 2.1.328; without --verbose a single result object). See
-// docs/CLAUDE-CODE-FACTS.md.
+//   - the text never passes through a prompt or a model: the endpoint puts
+//     it, byte-exact, into the one tool call; the turn written to stdin is
+//     a random token only;
+//   - the endpoint listens on 127.0.0.1 only, with a fresh key per run;
+//     a request without it gets 401 and is counted; bodies are bounded;
+//   - the child runs in a fresh private folder (os.MkdirTemp: 0700, ours,
+//     removed after the run) holding its working directory and its own
+//     empty CLAUDE_CONFIG_DIR (no user settings, hooks, MCP servers,
+//     plugins or credentials), with --setting-sources user, --safe-mode and
+//     --strict-mcp-config;
+//   - the environment is scrubbed of the calling session (CLAUDECODE,
+//     CLAUDE_CODE_*), of every ANTHROPIC_* setting and proxy, and of
+//     provider switches, so the run talks to the endpoint alone;
+//   - the child runs in its own process group; on time-out, cancel or
+//     Close the whole group gets SIGTERM, then SIGKILL after a grace
+//     period, and once the courier exits whatever is left of its group is
+//     killed (adapters/internal/procgroup; a Job Object on Windows, where
+//     time-out and cancel end the job at once).
 package courierexec
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/internal/procgroup"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/ports"
 )
 
 // Name is this transport's name.
@@ -51,7 +60,7 @@ const Name = "courier"
 // Defaults.
 const (
 	DefaultProgram = "claude"
-	DefaultModel   = "haiku"
+	DefaultName    = "peerctl"
 	DefaultTimeout = 30 * time.Second
 	DefaultGrace   = 2 * time.Second
 	// ProgramEnv names the environment variable that overrides the program.
@@ -61,47 +70,50 @@ const (
 // Tools is the courier's whole tool set.
 const Tools = "ListAgents,SendMessage"
 
+// SettingSources is the courier's --setting-sources value: user settings
+// only — and the user's config dir is the courier's own empty one — never
+// the project's or local ones of its working directory. The flag is in
+// `claude --help` of Claude Code 2.1.224, 2.1.328 and 2.1.332.
+const SettingSources = "user"
+
+// PrivateDirPattern is the os.MkdirTemp pattern of the courier's private
+// folder (its working directory "work" and config dir "config" inside).
+const PrivateDirPattern = "peerctl-courier-*"
+
 // Config configures the courier. Zero fields take the defaults.
 type Config struct {
 	// Program is the claude executable (a path, or a name looked up on PATH).
 	Program string
-	// Model is passed to --model.
-	Model string
-	// Timeout bounds one run when the context has no earlier deadline.
+	// Name is the courier's display name (`claude -n`): receivers see it as
+	// from-name. Default DefaultName.
+	Name string
+	// Timeout bounds one Deliver when the context has no earlier deadline.
 	Timeout time.Duration
-	// Grace is how long the process group has between SIGTERM and SIGKILL.
+	// Grace is how long the process group has between SIGTERM and SIGKILL,
+	// and how long Close waits for an exit after closing stdin.
 	Grace time.Duration
-	// Dir is the child's working directory. Empty (the default) means a
-	// fresh private folder per run, made with os.MkdirTemp (mode 0700, owned
-	// by us) under os.TempDir() and removed when the run ends, time-outs
-	// included. A Dir set here is used as is and never removed: it must not
-	// be writable by anyone else, since Claude Code reads project files
-	// there (CLAUDE.md, .mcp.json; .claude/settings*.json are not read
-	// thanks to --setting-sources user).
-	Dir string
 	// Env is the environment to scrub and pass (default: os.Environ()).
 	Env []string
-	// ConfigDir, when set, is exported as CLAUDE_CONFIG_DIR so the courier's
-	// ListAgents reads the same registry peerctl read.
-	ConfigDir string
-	// MaxOutput caps how much stdout is kept (default 16 MiB).
+	// NoticeWindow is how long Deliver keeps the courier open after a send,
+	// to hear a held or refused notice (default DefaultNoticeWindow); app
+	// shortens it to the transcript confirmation (see DeliverHeeding).
+	NoticeWindow time.Duration
+	// MaxOutput caps how much of the courier's stdout is kept (default 1 MiB).
 	MaxOutput int
 }
 
-// Transport runs the courier. Build it with New.
+// Transport runs couriers. Build it with New.
 type Transport struct {
 	cfg Config
 }
-
-var _ ports.Transport = (*Transport)(nil)
 
 // New returns a courier transport with defaults filled in.
 func New(cfg Config) *Transport {
 	if cfg.Program == "" {
 		cfg.Program = DefaultProgram
 	}
-	if cfg.Model == "" {
-		cfg.Model = DefaultModel
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -112,8 +124,11 @@ func New(cfg Config) *Transport {
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
+	if cfg.NoticeWindow <= 0 {
+		cfg.NoticeWindow = DefaultNoticeWindow
+	}
 	if cfg.MaxOutput <= 0 {
-		cfg.MaxOutput = 16 << 20
+		cfg.MaxOutput = 1 << 20
 	}
 	return &Transport{cfg: cfg}
 }
@@ -121,31 +136,20 @@ func New(cfg Config) *Transport {
 // Name returns "courier".
 func (t *Transport) Name() string { return Name }
 
-// SettingSources is the courier's --setting-sources value: user settings
-// only, never the project's (.claude/settings.json) or local ones
-// (.claude/settings.local.json) of its working directory, which may hold an
-// apiKeyHelper command or env overrides (ANTHROPIC_BASE_URL). --safe-mode
-// does not stop those. The flag is in `claude --help` of Claude Code
-// 2.1.224, 2.1.328 and 2.1.332.
-const SettingSources = "user"
+// Config returns the transport's configuration, defaults filled in.
+func (t *Transport) Config() Config { return t.cfg }
 
-// PrivateDirPattern is the os.MkdirTemp pattern of the courier's default
-// working directory; a plan shows it under os.TempDir() as the folder a real
-// run makes afresh.
-const PrivateDirPattern = "peerctl-courier-*"
-
-// Args returns the courier's argv after the program name: least privilege,
-// no prompt (the prompt goes through stdin).
+// Args returns the courier's argv after the program name.
 func (t *Transport) Args() []string {
-	return []string{"-p", "--model", t.cfg.Model,
+	return []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 		"--tools", Tools, "--allowedTools", Tools,
-		"--safe-mode", "--setting-sources", SettingSources, "--no-session-persistence",
-		"--output-format", "json", "--verbose"}
+		"--safe-mode", "--setting-sources", SettingSources, "--strict-mcp-config", "--no-session-persistence",
+		"-n", t.cfg.Name}
 }
 
 // lookProgram finds Config.Program on PATH and makes it absolute: a relative
 // path (from --claude or PEERCTL_CLAUDE) means relative to our working
-// directory, not to the child's, where exec would otherwise resolve it.
+// directory, not to the child's.
 func (t *Transport) lookProgram() (string, error) {
 	program, err := exec.LookPath(t.cfg.Program)
 	if err != nil {
@@ -157,54 +161,9 @@ func (t *Transport) lookProgram() (string, error) {
 	return program, nil
 }
 
-// planDir is the working directory a plan shows: Config.Dir when set, else
-// the pattern of the private folder a run makes.
-func (t *Transport) planDir() string {
-	if t.cfg.Dir != "" {
-		return t.cfg.Dir
-	}
-	return filepath.Join(os.TempDir(), PrivateDirPattern)
-}
-
-// workDir returns the working directory of one child and a function that
-// removes it: Config.Dir as is (nothing to remove), else a fresh private
-// folder (os.MkdirTemp makes it 0700 and fails rather than reuse a name).
-func (t *Transport) workDir() (string, func(), error) {
-	if t.cfg.Dir != "" {
-		return t.cfg.Dir, func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", PrivateDirPattern)
-	if err != nil {
-		return "", nil, fmt.Errorf("make the courier's private folder: %w", err)
-	}
-	return dir, func() { _ = os.RemoveAll(dir) }, nil
-}
-
-// Plan describes the run: the program as Deliver would start it (resolved
-// on PATH, made absolute), argv, working directory and the stdin prompt
-// (with a nonce that a real run draws afresh). A program that cannot be
-// found or is not executable is refused exactly as Deliver refuses it
-// (ReasonDeliveryFailed, "cannot start the courier ..."), so a dry run fails
-// where the real run would.
-func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
-	if err := checkTarget(target); err != nil {
-		return domain.Plan{}, err
-	}
-	program, err := t.program()
-	if err != nil {
-		return domain.Plan{}, err
-	}
-	nonce, err := Nonce(msg)
-	if err != nil {
-		return domain.Plan{}, err
-	}
-	return domain.Plan{Transport: Name, Program: program, Argv: append([]string{program}, t.Args()...),
-		Dir: t.planDir(), Stdin: Prompt(target.Name(), msg, nonce)}, nil
-}
-
-// program resolves the configured program as a run starts it (see
-// lookProgram). A program that cannot be found or is not executable is a
-// *domain.Refusal with ReasonDeliveryFailed.
+// program resolves the configured program as a run starts it. A program
+// that cannot be found or is not executable is a *domain.Refusal with
+// ReasonDeliveryFailed.
 func (t *Transport) program() (string, error) {
 	program, err := t.lookProgram()
 	if err != nil {
@@ -214,124 +173,363 @@ func (t *Transport) program() (string, error) {
 	return program, nil
 }
 
-func checkTarget(target domain.Session) error {
-	if !target.Addressable() {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d): %s", target.ID(), target.PID(), target.Unaddressable())
-	}
-	if target.Record().BOM {
-		// The courier's SendMessage can only pick among the sessions
-		// Claude Code lists; it could take another of the same name.
-		return domain.Refuse(domain.ReasonHarnessUnsupported,
-			"session %s (pid %d): its record starts with a UTF-8 byte-order mark, which Claude Code's own listing drops, so the courier cannot reach it; use --transport socket", target.ID(), target.PID())
-	}
-	return nil
-}
-
-// Deliver runs one courier for msg to target and returns a receipt with
-// outcome "sent" only on proof (see the package doc). Every failure is a
-// *domain.Refusal with ReasonDeliveryFailed whose detail carries the exit
-// code, the courier's report and the heads of stdout and stderr.
-func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
-	if err := checkTarget(target); err != nil {
-		return domain.Receipt{}, err
-	}
-	nonce, err := Nonce(msg)
+// privateDir makes the courier's private folder (0700, ours) with its
+// working directory and config dir inside, and a function that removes it.
+func privateDir() (root string, remove func(), err error) {
+	root, err = os.MkdirTemp("", PrivateDirPattern)
 	if err != nil {
-		return domain.Receipt{}, err
+		return "", nil, fmt.Errorf("make the courier's private folder: %w", err)
 	}
-	run, err := t.run(ctx, Prompt(target.Name(), msg, nonce))
-	if err != nil {
-		return domain.Receipt{}, err
+	remove = func() { _ = os.RemoveAll(root) }
+	for _, sub := range []string{"work", "config"} {
+		if err := os.Mkdir(filepath.Join(root, sub), 0o700); err != nil {
+			remove()
+			return "", nil, fmt.Errorf("make the courier's private folder: %w", err)
+		}
 	}
-	if err := Judge(run, target.Name(), msg.Text()); err != nil {
-		return domain.Receipt{}, err
-	}
-	return domain.Receipt{Transport: Name, Outcome: "sent", Detail: "courier called SendMessage with the exact text and answered SENT"}, nil
+	return root, remove, nil
 }
 
-// Run is what one courier process did.
-type Run struct {
-	ExitCode int // -1 when killed by a signal or never started
-	Stdout   []byte
-	Stderr   []byte
-	TimedOut bool
-	Canceled bool
-	Elapsed  time.Duration
+// Courier is one running courier: a `claude -p` stream-json process and
+// its loopback endpoint. Start one with Transport.Start; end it with Close.
+// Send may be called many times (one at a time; calls are serialized);
+// Inbound delivers the turns the courier gets on its own.
+type Courier struct {
+	cfg     Config
+	ep      *endpoint
+	inbound <-chan Inbound
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	group   *procgroup.Group
+	exited  chan struct{} // closed once the process is reaped
+	stdout  *capBuffer
+	stderr  *capBuffer
+	started time.Time
+	remove  func()
+
+	sendMu    sync.Mutex
+	closeOnce sync.Once
+	closeErr  error
+	stopWatch context.CancelFunc
+
+	killMu sync.Mutex
+	killed string // why the group was ended ("" when it exited on its own)
 }
 
-func (t *Transport) run(ctx context.Context, prompt string) (Run, error) {
+// SendResult is Claude Code's SendMessage tool result for one send.
+type SendResult struct {
+	// Success is the result's "success".
+	Success bool
+	// MsgID is its "msg_id" (a UUID on 2.1.328/2.1.332; "" when absent).
+	MsgID string
+	// Message is its "message", Claude Code's own words; for a result that
+	// is not that JSON (a tool error) the whole result text.
+	Message string
+	// ToolError is the tool_result's is_error.
+	ToolError bool
+	// Raw is the tool result's text as Claude Code sent it.
+	Raw string
+	// Elapsed is how long the send took, from writing the turn to reading the result.
+	Elapsed time.Duration
+}
+
+// Start starts a courier: the endpoint, the private folder, then the
+// process. ctx bounds the courier's whole life: when it ends, the process
+// group is ended as by Close. Failures are *domain.Refusal values with
+// ReasonDeliveryFailed.
+func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 	program, err := t.program()
 	if err != nil {
-		return Run{ExitCode: -1}, err
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Run{ExitCode: -1, Canceled: true}, domain.Refuse(domain.ReasonDeliveryFailed, "courier not started: %v", err)
+		return nil, domain.Refuse(domain.ReasonDeliveryFailed, "courier not started: %v", err)
 	}
-	dir, removeDir, err := t.workDir()
+	ep, err := newEndpoint()
 	if err != nil {
-		return Run{ExitCode: -1}, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
-			Detail: fmt.Sprintf("courier not started: %v", err)}
+		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err, Detail: "courier not started: " + err.Error()}
 	}
-	// Deferred first, so it runs last: after the group is ended and reaped.
-	defer removeDir()
-	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
-	defer cancel()
-
-	stdout := &capBuffer{max: t.cfg.MaxOutput}
-	stderr := &capBuffer{max: 1 << 20}
+	root, remove, err := privateDir()
+	if err != nil {
+		ep.close()
+		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err, Detail: "courier not started: " + err.Error()}
+	}
+	c := &Courier{cfg: t.cfg, ep: ep, inbound: ep.inbound, exited: make(chan struct{}), remove: remove,
+		stdout: &capBuffer{max: t.cfg.MaxOutput}, stderr: &capBuffer{max: 64 << 10}}
 	cmd := exec.Command(program, t.Args()...)
-	cmd.Dir = dir
-	cmd.Env = ScrubEnv(t.cfg.Env, t.cfg.ConfigDir)
-	cmd.Stdin = strings.NewReader(prompt) // copied by exec, then the pipe is closed
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = t.cfg.Grace
-	start := time.Now()
-	group, err := procgroup.Start(cmd)
+	cmd.Dir = filepath.Join(root, "work")
+	cmd.Env = CourierEnv(t.cfg.Env, filepath.Join(root, "config"), ep.url, ep.key)
+	cmd.Stdout, cmd.Stderr = c.stdout, c.stderr
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return Run{ExitCode: -1}, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
+		ep.close()
+		remove()
+		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err, Detail: "courier not started: " + err.Error()}
+	}
+	cmd.WaitDelay = t.cfg.Grace
+	c.cmd, c.stdin, c.started = cmd, stdin, time.Now()
+	if c.group, err = procgroup.Start(cmd); err != nil {
+		ep.close()
+		remove()
+		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %s: %v", program, err)}
 	}
-	defer group.Close()
-	done := make(chan error, 1)
 	go func() {
-		// Nothing outlives a call: once the courier has exited, whatever is
-		// left of its group is killed, while the courier is still unreaped so
-		// its pid, the group's id, cannot have been reused by anyone else.
-		group.AwaitExit()
-		group.Kill()
-		done <- cmd.Wait()
+		// Nothing outlives the courier: once it has exited, whatever is left
+		// of its group is killed, while it is still unreaped so its pid, the
+		// group's id, cannot have been reused by anyone else.
+		c.group.AwaitExit()
+		c.group.Kill()
+		_ = cmd.Wait()
+		c.group.Close()
+		close(c.exited)
 	}()
-
-	var waitErr error
-	r := Run{}
-	select {
-	case waitErr = <-done:
-	case <-ctx.Done():
-		r.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-		r.Canceled = !r.TimedOut
-		group.Terminate()
+	wctx, stop := context.WithCancel(ctx)
+	c.stopWatch = stop
+	go func() {
 		select {
-		case waitErr = <-done:
-		case <-time.After(t.cfg.Grace):
-			group.Kill()
-			waitErr = <-done
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				c.end(fmt.Sprintf("its context ended (%v)", ctx.Err()))
+			}
+		case <-c.exited:
 		}
+	}()
+	return c, nil
+}
+
+// Started is when the process was started.
+func (c *Courier) Started() time.Time { return c.started }
+
+// Inbound returns the turns the courier got on its own, in order; the
+// channel is closed by Close. At most InboundBuffer wait unread; later ones
+// are dropped (see Stats).
+func (c *Courier) Inbound() <-chan Inbound { return c.inbound }
+
+// Stats counts what the endpoint saw.
+type Stats struct {
+	// Requests is every HTTP request; Unauthorized those refused for a
+	// wrong or missing key; Dropped the Inbound turns no one read in time.
+	Requests, Unauthorized, Dropped int64
+}
+
+// Stats returns the endpoint's counters so far.
+func (c *Courier) Stats() Stats {
+	return Stats{Requests: c.ep.requests.Load(), Unauthorized: c.ep.unauthorized.Load(), Dropped: c.ep.dropped.Load()}
+}
+
+// Send delivers text to the session whose inbox socket is socket: it
+// writes one user turn (a random token, nothing else) to the courier's
+// stdin, the endpoint answers that turn with one SendMessage to
+// "uds:"+socket carrying text, and Send returns Claude Code's tool result.
+// socket must be an absolute path and text a validated domain.Message's
+// text. An error is a *domain.Refusal with ReasonDeliveryFailed; when
+// Claude Code answered (SendResult.Success false, a tool error) the result
+// is returned beside it, and the detail quotes Claude Code's words (the
+// courier stays usable, as it does after an exchange that went wrong at the
+// endpoint: SendMessage not offered, an unexpected request). When ctx ends
+// before the turn does, the turn's outcome is unknown: the courier's
+// process group is ended and later Sends fail.
+func (c *Courier) Send(ctx context.Context, socket, text string) (SendResult, error) {
+	if !filepath.IsAbs(socket) {
+		return SendResult{}, domain.Refuse(domain.ReasonNotAddressable, "socket path %q is not absolute", socket)
 	}
-	r.Elapsed = time.Since(start)
-	r.Stdout, r.Stderr = stdout.Bytes(), stderr.Bytes()
-	r.ExitCode = cmd.ProcessState.ExitCode()
-	if r.TimedOut || r.Canceled {
+	t := &turn{to: "uds:" + socket, text: text, done: make(chan turnEnd, 1)}
+	end, elapsed, err := c.exchange(ctx, t)
+	if err != nil {
+		return SendResult{}, err
+	}
+	res := end.result
+	res.Elapsed = elapsed
+	switch {
+	case res.ToolError && strings.Contains(res.Message, "not available"):
+		// 2.1.224: "Cross-session messaging is not available in this session."
+		return res, domain.Refuse(domain.ReasonDeliveryFailed, "Claude Code's SendMessage failed: %s; sending to a session's socket (uds:) needs a Claude Code that has it, 2.1.328 or newer (peerctl doctor shows the installed version)", quoteWords(res.Message))
+	case res.ToolError:
+		return res, domain.Refuse(domain.ReasonDeliveryFailed, "Claude Code's SendMessage failed: %s", quoteWords(res.Message))
+	case !res.Success:
+		return res, domain.Refuse(domain.ReasonDeliveryFailed, "Claude Code's SendMessage answered success:false: %s", quoteWords(res.Message))
+	case res.MsgID == "":
+		return res, domain.Refuse(domain.ReasonDeliveryFailed, "Claude Code's SendMessage result carries no msg_id: %s", quoteWords(res.Raw))
+	}
+	return res, nil
+}
+
+// Ping runs one turn that sends nothing and returns the tools the courier's
+// request offered and how long the turn took from the courier's start
+// (for `peerctl doctor`).
+func (c *Courier) Ping(ctx context.Context) (tools []string, sinceStart time.Duration, err error) {
+	t := &turn{ping: true, done: make(chan turnEnd, 1)}
+	end, _, err := c.exchange(ctx, t)
+	if err != nil {
+		return nil, 0, err
+	}
+	return end.tools, time.Since(c.started), nil
+}
+
+// exchange runs one turn t: token and tool id drawn, turn registered with
+// the endpoint, the user line written, then the wait for the endpoint's
+// end of the turn, the process's exit or ctx.
+func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration, error) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	t.token = "peerctl-turn-" + mustHex(16)
+	t.toolID = "toolu_peerctl_" + mustHex(12)
+	select {
+	case <-c.exited:
+		return turnEnd{}, 0, c.failure("the courier had already ended")
+	default:
+	}
+	c.ep.begin(t)
+	defer c.ep.abandon(t)
+	line, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.token}})
+	start := time.Now()
+	if _, err := c.stdin.Write(append(line, '\n')); err != nil {
+		return turnEnd{}, 0, c.failure(fmt.Sprintf("cannot write the turn to the courier: %v", err))
+	}
+	select {
+	case end := <-t.done:
+		if end.err != nil {
+			return end, 0, c.failure(end.err.Error())
+		}
+		return end, time.Since(start), nil
+	case <-c.exited:
+		// The endpoint may have finished the turn just before the exit.
+		select {
+		case end := <-t.done:
+			if end.err == nil {
+				return end, time.Since(start), nil
+			}
+			return end, 0, c.failure(end.err.Error())
+		default:
+		}
+		return turnEnd{}, 0, c.failure("the courier exited before the turn ended")
+	case <-ctx.Done():
 		why := "was canceled"
-		if r.TimedOut {
-			why = fmt.Sprintf("timed out after %s", t.cfg.Timeout)
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 0 && r.Elapsed < t.cfg.Timeout {
-				why = fmt.Sprintf("ran out of time after %s", r.Elapsed.Round(time.Millisecond))
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = fmt.Sprintf("ran out of time after %s", time.Since(c.started).Round(time.Millisecond))
+		}
+		c.end("its turn " + why)
+		return turnEnd{}, 0, c.failure("courier " + why)
+	}
+}
+
+// failure is a delivery_failed refusal saying what and what the courier
+// showed: its exit code when it ended, the unexpected requests the endpoint
+// saw, and the heads of its stdout and stderr.
+func (c *Courier) failure(what string) error {
+	var parts []string
+	select {
+	case <-c.exited:
+		parts = append(parts, fmt.Sprintf("exit code %d", c.cmd.ProcessState.ExitCode()))
+		c.killMu.Lock()
+		if c.killed != "" {
+			parts = append(parts, "its process group was ended: "+c.killed)
+		}
+		c.killMu.Unlock()
+	default:
+	}
+	c.ep.mu.Lock()
+	parts = append(parts, fmt.Sprintf("the endpoint saw %d request(s)", c.ep.requests.Load()))
+	if len(c.ep.seen) > 0 {
+		parts = append(parts, "unexpected requests: "+strings.Join(c.ep.seen, "; "))
+	}
+	if c.ep.other != "" {
+		parts = append(parts, fmt.Sprintf("the last request outside a turn said %q", c.ep.other))
+	}
+	c.ep.mu.Unlock()
+	if n := c.ep.unauthorized.Load(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d request(s) without the run's key refused", n))
+	}
+	if r := resultLine(c.stdout.Bytes()); r != "" {
+		parts = append(parts, "its result: "+r)
+	}
+	parts = append(parts, fmt.Sprintf("stderr: %q", head(c.stderr.Bytes(), 800)))
+	return domain.Refuse(domain.ReasonDeliveryFailed, "%s; %s", what, strings.Join(parts, "; "))
+}
+
+// resultLine returns the "result" of the last stream-json result message on
+// stdout (Claude Code's words when a run ends in an error, e.g. "Not logged
+// in · Please run /login"), or the head of stdout when there is none.
+func resultLine(out []byte) string {
+	var last string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Type   string `json:"type"`
+			Result string `json:"result"`
+			Errors []any  `json:"errors"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Type == "result" {
+			last = m.Result
+			if last == "" && len(m.Errors) > 0 {
+				last = fmt.Sprint(m.Errors...)
 			}
 		}
-		return r, domain.Refuse(domain.ReasonDeliveryFailed, "courier %s; its process group was ended; %s", why, r.heads())
 	}
-	_ = waitErr // exit status is judged from ProcessState
-	return r, nil
+	if last == "" && !bytes.HasPrefix(bytes.TrimSpace(out), []byte("{")) {
+		return head(out, 200)
+	}
+	return clip(last, 400)
+}
+
+// Close ends the courier: stdin is closed (the run ends its turn and
+// exits), and a process still running after Grace has its group ended
+// (SIGTERM, then SIGKILL after Grace). The endpoint is shut, Inbound
+// closed and the private folder removed. Close waits for all that, is safe
+// to call more than once, and returns nil unless the group had to be killed.
+func (c *Courier) Close() error {
+	c.closeOnce.Do(func() {
+		_ = c.stdin.Close()
+		select {
+		case <-c.exited:
+		case <-time.After(c.cfg.Grace):
+			c.end("it did not exit within " + c.cfg.Grace.String() + " of its stdin closing")
+			c.closeErr = fmt.Errorf("courier did not exit within %s of its stdin closing; its process group was ended", c.cfg.Grace)
+		}
+		c.stopWatch()
+		c.ep.close()
+		c.remove()
+	})
+	return c.closeErr
+}
+
+// end ends the process group (SIGTERM, then SIGKILL after Grace) and waits
+// for the courier to be reaped.
+func (c *Courier) end(why string) {
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
+	c.killMu.Lock()
+	if c.killed == "" {
+		c.killed = why
+	}
+	c.killMu.Unlock()
+	c.group.Terminate()
+	select {
+	case <-c.exited:
+	case <-time.After(c.cfg.Grace):
+		c.group.Kill()
+		<-c.exited
+	}
+}
+
+// Done is closed once the courier process has exited and been reaped.
+func (c *Courier) Done() <-chan struct{} { return c.exited }
+
+// Output returns what the courier printed so far (stream-json on stdout,
+// capped at Config.MaxOutput; stderr capped at 64 KiB).
+func (c *Courier) Output() (stdout, stderr []byte) { return c.stdout.Bytes(), c.stderr.Bytes() }
+
+func quoteWords(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "(no words)"
+	}
+	return fmt.Sprintf("%q", clip(s, 800))
 }
 
 func unwrapExec(err error) error {
@@ -342,11 +540,6 @@ func unwrapExec(err error) error {
 	return err
 }
 
-// heads renders the first bytes of stdout and stderr for a failure detail.
-func (r Run) heads() string {
-	return fmt.Sprintf("stdout: %q; stderr: %q", head(r.Stdout, 200), head(r.Stderr, 800))
-}
-
 func head(b []byte, n int) string {
 	b = bytes.TrimSpace(b)
 	if len(b) > n {
@@ -355,43 +548,26 @@ func head(b []byte, n int) string {
 	return string(b)
 }
 
-// NonceBytes is the nonce's size: 16 random bytes (128 bits), 32 hex digits.
-const NonceBytes = 16
-
-// Nonce draws a 128-bit random hex nonce that msg does not contain.
-func Nonce(msg domain.Message) (string, error) { return drawNonce(rand.Read, msg) }
-
-// drawNonce draws nonces from read until one does not occur in msg (at most
-// 8 tries; a 64 KiB text holds far fewer than 2^128 of them).
-func drawNonce(read func([]byte) (int, error), msg domain.Message) (string, error) {
-	for range 8 {
-		var b [NonceBytes]byte
-		if _, err := read(b[:]); err != nil {
-			return "", fmt.Errorf("draw nonce: %w", err)
-		}
-		n := hex.EncodeToString(b[:])
-		if !msg.Contains(n) {
-			return n, nil
-		}
-	}
-	return "", errors.New("draw nonce: every nonce drawn occurs in the message")
-}
-
 // capBuffer keeps at most max bytes and discards the rest (still reporting
-// the write as complete so the child never blocks on a full pipe).
+// the write as complete so the child never blocks on a full pipe). It is
+// safe for concurrent use.
 type capBuffer struct {
+	mu  sync.Mutex
 	buf bytes.Buffer
 	max int
 }
 
 func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if room := c.max - c.buf.Len(); room > 0 {
 		c.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
 
-func (c *capBuffer) Bytes() []byte { return c.buf.Bytes() }
-
-// Config returns the transport's configuration, defaults filled in.
-func (t *Transport) Config() Config { return t.cfg }
+func (c *capBuffer) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Clone(c.buf.Bytes())
+}

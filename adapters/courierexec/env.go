@@ -2,45 +2,43 @@ package courierexec
 
 import "strings"
 
-// keptClaudeCode lists CLAUDE_CODE_* variables that configure the provider
-// or credentials rather than identify the calling session; they are kept.
-var keptClaudeCode = []string{
-	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
-	"CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH", "CLAUDE_CODE_SKIP_FOUNDRY_AUTH",
-	"CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_CLIENT_CERT", "CLAUDE_CODE_CLIENT_KEY",
-}
-
-// ScrubEnv returns env without the calling session's identity: CLAUDECODE
-// and every CLAUDE_CODE_* variable (CLAUDE_CODE_ENTRYPOINT,
-// CLAUDE_CODE_MESSAGING_SOCKET, CLAUDE_CODE_MESSAGING_TOKEN, ...) except the
-// provider and credential settings in keptClaudeCode. Everything else (PATH,
-// HOME, ANTHROPIC_*, proxies, locale) is kept. When configDir is non-empty
-// CLAUDE_CONFIG_DIR is set to it, so the courier reads the same registry.
-func ScrubEnv(env []string, configDir string) []string {
-	out := make([]string, 0, len(env)+1)
+// ScrubEnv returns env without the calling session's identity and without
+// anything that would send the courier's requests elsewhere: CLAUDECODE,
+// every CLAUDE_CODE_* variable (CLAUDE_CODE_ENTRYPOINT,
+// CLAUDE_CODE_MESSAGING_SOCKET, the provider switches CLAUDE_CODE_USE_BEDROCK
+// and the like, ...), CLAUDE_CONFIG_DIR, every ANTHROPIC_* variable
+// (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, ...) and the HTTP proxy
+// variables (upper and lower case). Everything else (PATH, HOME, TMPDIR,
+// locale) is kept.
+func ScrubEnv(env []string) []string {
+	out := make([]string, 0, len(env)+8)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case k == "CLAUDECODE":
+		case k == "CLAUDECODE", k == "CLAUDE_CONFIG_DIR",
+			strings.HasPrefix(k, "CLAUDE_CODE_"), strings.HasPrefix(k, "ANTHROPIC_"):
 			continue
-		case strings.HasPrefix(k, "CLAUDE_CODE_") && !kept(k):
-			continue
-		case configDir != "" && k == "CLAUDE_CONFIG_DIR":
+		}
+		switch strings.ToUpper(k) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
 			continue
 		}
 		out = append(out, kv)
 	}
-	if configDir != "" {
-		out = append(out, "CLAUDE_CONFIG_DIR="+configDir)
-	}
 	return out
 }
 
-func kept(k string) bool {
-	for _, x := range keptClaudeCode {
-		if k == x {
-			return true
-		}
-	}
-	return false
+// CourierEnv is the courier's environment: env scrubbed (ScrubEnv), then
+// its own config dir, the endpoint's base URL and key, no proxy for
+// loopback, and no auto-updater or non-essential traffic (Claude Code's
+// DISABLE_AUTOUPDATER and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).
+func CourierEnv(env []string, configDir, baseURL, key string) []string {
+	return append(ScrubEnv(env),
+		"CLAUDE_CONFIG_DIR="+configDir,
+		"ANTHROPIC_BASE_URL="+baseURL,
+		"ANTHROPIC_API_KEY="+key,
+		"NO_PROXY=127.0.0.1,localhost",
+		"DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	)
 }

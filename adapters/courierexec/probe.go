@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,12 +31,14 @@ func (t *Transport) Flags() []string {
 	return out
 }
 
-// Probe checks the courier program without starting a session: it resolves
-// it on PATH, runs `<program> --version` and `<program> --help` (each bounded
-// by ProbeTimeout, in its own process group that is killed afterwards, with
-// the scrubbed environment, in the working directory a courier would get),
-// and lists the flags of Args that --help does not
-// define. The help format is commander.js's, as printed by Claude Code
+// Probe checks the courier program without starting a session or sending
+// anything: it resolves it on PATH, runs `<program> --version` and
+// `<program> --help` (each bounded by ProbeTimeout, in its own process
+// group that is killed afterwards, with the scrubbed environment, in a
+// private folder), lists the flags of Args that --help does not define,
+// and, when none is missing, runs one courier against peerctl's endpoint
+// with a turn that sends nothing (Courier: the tools offered, the start-up
+// time). The help format is commander.js's, as printed by Claude Code
 // 2.1.328: option lines start with two spaces and a dash, aliases separated
 // by ", ", e.g. "  -p, --print   Print response and exit".
 func (t *Transport) Probe(ctx context.Context) ports.HarnessProbe {
@@ -63,7 +66,27 @@ func (t *Transport) Probe(ctx context.Context) ports.HarnessProbe {
 			p.Missing = append(p.Missing, f)
 		}
 	}
+	if len(p.Missing) == 0 {
+		p.Courier = t.ping(ctx)
+	}
 	return p
+}
+
+// ping runs one courier, bounded by ProbeTimeout, with a turn that sends
+// nothing, and closes it.
+func (t *Transport) ping(ctx context.Context) *ports.CourierProbe {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	c, err := t.Start(ctx)
+	if err != nil {
+		return &ports.CourierProbe{Err: err}
+	}
+	defer func() { _ = c.Close() }()
+	tools, took, err := c.Ping(ctx)
+	if err != nil && ctx.Err() != nil && c.Stats().Requests == 0 {
+		err = fmt.Errorf("the courier never reached peerctl's endpoint within %s (do managed settings pin another ANTHROPIC_BASE_URL?): %w", ProbeTimeout, err)
+	}
+	return &ports.CourierProbe{Tools: tools, Startup: took, Err: err}
 }
 
 // HelpFlags returns the set of option names a commander.js --help text
@@ -96,18 +119,19 @@ func HelpFlags(help []byte) map[string]bool {
 // its stdout. A non-zero exit, a timeout or a signal is an error carrying the
 // head of stderr. The process group is killed before it returns.
 func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error) {
-	dir, removeDir, err := t.workDir()
+	root, removeDir, err := privateDir()
 	if err != nil {
 		return nil, err
 	}
 	defer removeDir()
+	dir := filepath.Join(root, "work")
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
 	stdout := &capBuffer{max: 1 << 20}
 	stderr := &capBuffer{max: 64 << 10}
 	cmd := exec.Command(path, arg)
 	cmd.Dir = dir
-	cmd.Env = append(ScrubEnv(t.cfg.Env, t.cfg.ConfigDir), "DISABLE_AUTOUPDATER=1")
+	cmd.Env = append(ScrubEnv(t.cfg.Env), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "config"), "DISABLE_AUTOUPDATER=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = t.cfg.Grace
 	group, err := procgroup.Start(cmd)

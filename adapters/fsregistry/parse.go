@@ -58,7 +58,6 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // (empty when the file is not one JSON object). File, Path and ModTime
 // are left for the caller.
 func Parse(data []byte) (domain.Record, error) {
-	bom := bytes.HasPrefix(data, utf8BOM)
 	data = replaceInvalidUTF8(bytes.TrimPrefix(data, utf8BOM))
 	var w wireRecord
 	if err := jsonexact.Unmarshal(data, &w); err != nil {
@@ -76,7 +75,7 @@ func Parse(data []byte) (domain.Record, error) {
 	}
 	// Text fields first: a record whose pid or procStart is unusable still
 	// says its name and socket (Claude Code may list it by its file name).
-	rec := domain.Record{BOM: bom}
+	var rec domain.Record
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage

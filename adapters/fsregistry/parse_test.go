@@ -88,8 +88,7 @@ func TestParseFields(t *testing.T) {
 			assert.Equal(t, "procStartFt", field)
 			assert.True(t, set)
 		}, ""},
-		{"a BOM is noted (Claude Code drops such a record)", "\xEF\xBB\xBF{\"pid\":7}", func(t *testing.T, r domain.Record) { assert.True(t, r.BOM) }, ""},
-		{"no BOM", `{"pid":7}`, func(t *testing.T, r domain.Record) { assert.False(t, r.BOM) }, ""},
+		{"a BOM is skipped", "\xEF\xBB\xBF{\"pid\":7}", func(t *testing.T, r domain.Record) { assert.Equal(t, 7, r.PID) }, ""},
 		{"empty parkedJobId parks", `{"pid":7,"parkedJobId":""}`, func(t *testing.T, r domain.Record) { assert.True(t, r.Parked()) }, ""},
 		{"no procStart is not set", `{"pid":7}`, func(t *testing.T, r domain.Record) {
 			_, _, set := r.CheckedStart()

@@ -486,7 +486,7 @@ func examineDecoded(line []byte, text string) match {
 		return m
 	}
 	var content string
-	if json.Unmarshal(w.Content, &content) == nil && content == text {
+	if json.Unmarshal(w.Content, &content) == nil && domain.CarriesText(content, text) {
 		m.hit, m.sessionID = true, w.SessionID
 	}
 	return m

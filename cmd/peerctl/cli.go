@@ -56,7 +56,7 @@ const exitCodesHelp = `Exit codes:
   2  usage error (bad flag, argument or address)
   3  not_live             no live session answers to the address; whoami: not inside a session
   4  identity_mismatch    ambiguous address, a name or socket shared with another session, or the session changed between reads
-  5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver, or --require-confirm saw no confirmation
+  5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap`
@@ -92,6 +92,7 @@ type cli struct {
 	buildInfo func() (*debug.BuildInfo, bool)
 
 	configDir string
+	qwenHome  string
 	debug     bool
 	// jsonOut is set by commands with --json so refusals print as JSON too.
 	jsonOut bool
@@ -110,14 +111,17 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 func (c *cli) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
-		Short: "Find live Claude Code sessions and deliver a message into one, safely",
-		Long: `peerctl reads Claude Code's live-session registry (<config dir>/sessions/<pid>.json,
-where the config dir is --config-dir, else $CLAUDE_CONFIG_DIR, else ~/.claude), keeps only
-the records that are really live (pid alive, start time matches, same pid namespace), and
-delivers text to one of them through a transport:
+		Short: "Find live Claude Code and Qwen Code sessions and deliver a message into one, safely",
+		Long: `peerctl reads the live-session registries of two harnesses: Claude Code's
+(<config dir>/sessions/<pid>.json, where the config dir is --config-dir, else
+$CLAUDE_CONFIG_DIR, else ~/.claude) and Qwen Code's (<qwen home>/sessions/<pid>[-<8hex>].json,
+where the home is --qwen-home, else $QWEN_HOME, else ~/.qwen). It keeps only the records
+that are really live (pid alive, start time matches, same pid namespace), and delivers
+text to one of them through a transport of its harness:
 
-  courier  (default) a one-shot "claude -p" limited to ListAgents + SendMessage
-  socket   Claude Code's documented inbox-socket post (one JSON line)
+  courier  Claude Code (default): a one-shot "claude -p" limited to ListAgents + SendMessage
+  socket   Claude Code: its documented inbox-socket post (one JSON line)
+  inbox    Qwen Code (default): its Cross-Session Protocol inbox, answered by receipts
 
 Every failure is a clear refusal with a stable word and exit code; peerctl never guesses
 and never writes to the registry.
@@ -133,6 +137,7 @@ and never writes to the registry.
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude)")
+	root.PersistentFlags().StringVar(&c.qwenHome, "qwen-home", "", "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen)")
 	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.endpointCmd())
@@ -247,10 +252,15 @@ type refusalBody struct {
 	Detail     string             `json:"detail"`
 	ExitCode   int                `json:"exitCode"`
 	Candidates []domain.Candidate `json:"candidates,omitempty"`
+	// Status and StatusReason are the target's own receipt word and
+	// reason when its receipt refused (Qwen Code: refused, denied, ...).
+	Status       string `json:"status,omitempty"`
+	StatusReason string `json:"statusReason,omitempty"`
 }
 
 func (c *cli) printRefusalJSON(r *domain.Refusal) {
-	_ = c.writeJSON(refusalJSON{Refusal: refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates}})
+	_ = c.writeJSON(refusalJSON{Refusal: refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates,
+		Status: r.Status, StatusReason: r.StatusReason}})
 }
 
 func (c *cli) writeJSON(v any) error {
@@ -265,6 +275,13 @@ type options struct {
 	transport string
 	timeout   time.Duration
 	claude    string
+	// qwen is the qwen program doctor probes.
+	qwen string
+	// inboxWindow is how long the Qwen inbox transport waits for a
+	// receipt (its --confirm-timeout; negative with --no-confirm).
+	inboxWindow time.Duration
+	// from is the sender's display name (send --from).
+	from string
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

@@ -90,8 +90,8 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 // session (not ambiguous with another session, an id prefix or a foreign
 // record) and it does not start with "cc-peer:" (read as an endpoint).
 // forSend offers only what send accepts: not a live session that cannot
-// receive messages (no socket, say), nor the id of one whose name is shared
-// (send refuses it however it is addressed).
+// receive messages (no socket, say), nor an id send refuses (one that two
+// live records carry, say).
 func liveCompletions(entries []domain.Entry, prefix string, forSend bool) []cobra.Completion {
 	var out []cobra.Completion
 	for _, e := range entries {
@@ -113,7 +113,7 @@ func liveCompletions(entries []domain.Entry, prefix string, forSend bool) []cobr
 // resolvesTo reports whether send's address (a name or id) reaches r's
 // session under the identity rule.
 func resolvesTo(entries []domain.Entry, name string, r domain.Record) bool {
-	if strings.HasPrefix(name, "cc-peer:") {
+	if strings.HasPrefix(name, "cc-peer:") || strings.HasPrefix(name, "qwen-peer:") {
 		return false
 	}
 	s, err := domain.Resolve(entries, name)

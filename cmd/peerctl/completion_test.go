@@ -52,13 +52,14 @@ func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
 		want     map[string]string // value -> substrings its description must hold
 		wantNone bool
 	}{
-		// The twins' ids are left out: send refuses a session whose name is shared.
+		// The twins' shared name is left out (ambiguous); their ids reach them.
 		{"send, empty prefix", []string{"send", ""}, map[string]string{
 			"alpha": "/src/alpha", alpha.SessionID: "alpha  /src/alpha",
 			"beta build": "/src/beta", beta.SessionID: "beta build  /src/beta",
+			twin1.SessionID: "twin  /src/t1", twin2.SessionID: "twin  /src/t2",
 		}, false},
 		{"show offers the twins' ids", []string{"show", "3333"}, map[string]string{twin1.SessionID: "twin  /src/t1"}, false},
-		{"send does not", []string{"send", "3333"}, nil, true},
+		{"send too", []string{"send", "3333"}, map[string]string{twin1.SessionID: "twin  /src/t1"}, false},
 		{"show, name prefix", []string{"show", "al"}, map[string]string{"alpha": "session 11111111"}, false},
 		{"show, id prefix", []string{"show", "2222"}, map[string]string{beta.SessionID: "/src/beta"}, false},
 		{"show offers a session send cannot reach", []string{"show", "mu"}, map[string]string{"mute": "/src/mute"}, false},
@@ -84,7 +85,7 @@ func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
 					assert.Contains(t, got[v], desc)
 				}
 			}
-			for _, never := range []string{"gone", stale.SessionID, "reused", reused.SessionID, "twin"} {
+			for _, never := range []string{"gone", stale.SessionID, "reused", reused.SessionID, "twin"} { // "twin" the name
 				assert.NotContains(t, got, never)
 			}
 		})
@@ -103,7 +104,7 @@ func TestCompletionTransportFlag(t *testing.T) {
 	r := evRun(t, nil, nil, "__complete", "send", "--transport", "")
 	require.Equal(t, 0, r.code)
 	got, _ := completions(t, r.stdout)
-	assert.Equal(t, map[string]string{"courier": "", "socket": ""}, got)
+	assert.Equal(t, map[string]string{"courier": "", "inbox": "", "socket": ""}, got)
 }
 
 func TestCompletionScripts(t *testing.T) {
@@ -156,12 +157,14 @@ func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 		assert.NotContains(t, got, c.name)
 		assert.Contains(t, got, c.id, "the id is offered instead")
 	}
-	// A name that is another session's id prefix makes send refuse the
-	// session however it is addressed: neither is offered to send.
+	// A name that is another session's id prefix is ambiguous as an
+	// address: not offered; the session's own id reaches it and is.
 	assert.NotContains(t, got, cases[4].name)
-	assert.NotContains(t, got, cases[4].id)
-	d := evRun(t, nil, nil, "--config-dir", cfg, "send", "--dry-run", "--transport", "socket", cases[4].id, "hi")
-	assert.Equal(t, exitIdentityMismatch, d.code, "send refuses it: %s", d.stderr)
+	assert.Contains(t, got, cases[4].id)
+	d := evRun(t, nil, nil, "--config-dir", cfg, "send", "--dry-run", "--transport", "socket", cases[4].name, "hi")
+	assert.Equal(t, exitIdentityMismatch, d.code, "send refuses the name: %s", d.stderr)
+	d = evRun(t, nil, nil, "--config-dir", cfg, "send", "--dry-run", "--transport", "socket", cases[4].id, "hi")
+	assert.Equal(t, exitOK, d.code, "send takes the id: %s", d.stderr)
 	r = evRun(t, nil, nil, "__complete", "--config-dir", cfg, "show", "a5")
 	got, _ = completions(t, r.stdout)
 	assert.Contains(t, got, cases[4].id, "show still offers it")

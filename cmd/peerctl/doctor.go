@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/qwencli"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -19,7 +20,7 @@ type doctorJSON struct {
 	Registry   doctorRegistryJSON `json:"registry"`
 	SocketDirs []doctorSocketJSON `json:"socketDirs"`
 	Session    doctorSessionJSON  `json:"session"`
-	Login      doctorLoginJSON    `json:"login"`
+	Qwen       doctorQwenJSON     `json:"qwen"`
 	Problems   []string           `json:"problems"`
 	Warnings   []string           `json:"warnings"`
 }
@@ -31,6 +32,30 @@ type doctorClaudeJSON struct {
 	Version string     `json:"version"`
 	Flags   []flagJSON `json:"flags"`
 	Error   string     `json:"error,omitempty"`
+	// Courier is the courier run that sends nothing (absent when not run).
+	Courier *doctorCourierJSON `json:"courier,omitempty"`
+}
+
+type doctorCourierJSON struct {
+	Talks     bool     `json:"talks"`     // it reached peerctl's endpoint and ended its turn
+	Tools     []string `json:"tools"`     // the tools its request offered
+	StartupMs int64    `json:"startupMs"` // process start to the end of its turn, milliseconds
+	Error     string   `json:"error,omitempty"`
+}
+
+// doctorQwenJSON is doctor's look at Qwen Code (docs/OUTPUT.md).
+type doctorQwenJSON struct {
+	Health       string `json:"health"` // ok, warn, skip (qwen not found)
+	Program      string `json:"program"`
+	Path         string `json:"path"`
+	Version      string `json:"version"`
+	Messaging    string `json:"messaging"` // on, off, unknown
+	MessagingWhy string `json:"messagingWhy"`
+	Dir          string `json:"dir"`
+	Live         int    `json:"live"`
+	Addressable  int    `json:"addressable"`
+	Note         string `json:"note"`
+	Error        string `json:"error,omitempty"`
 }
 
 type flagJSON struct {
@@ -56,16 +81,6 @@ type doctorSocketJSON struct {
 	Problem  string `json:"problem,omitempty"`
 }
 
-// doctorLoginJSON: login is never checked (it would spend tokens); only
-// whether credentials appear to be present (names, never values).
-type doctorLoginJSON struct {
-	Health      string `json:"health"`      // skip, or warn when no credentials were found
-	Checked     bool   `json:"checked"`     // always false
-	Credentials string `json:"credentials"` // present, absent, unknown
-	Source      string `json:"source"`      // the variable name or file found; "" when none
-	Note        string `json:"note"`
-}
-
 type doctorSessionJSON struct {
 	Inside    bool     `json:"inside"`
 	EnvVars   []string `json:"envVars"`
@@ -81,6 +96,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 	var (
 		asJSON bool
 		claude string
+		qwen   string
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -88,19 +104,24 @@ func (c *cli) doctorCmd() *cobra.Command {
 		Long: `Check the setup without sending anything and without starting a session:
 
   claude    the courier program is found (--claude, else $PEERCTL_CLAUDE, else "claude" on
-            PATH), answers --version, and its --help defines every flag the courier passes
+            PATH), answers --version, its --help defines every flag the courier passes, and
+            one courier run against peerctl's own endpoint, with a turn that sends nothing,
+            reaches it and is offered SendMessage (managed settings that pin another base
+            URL, or a build without SendMessage, fail here); its start-up time is shown
   registry  the registry folder is readable; records counted per verdict
   sockets   the folders holding live sessions' sockets are 0700 and ours (group/other write
             or another owner fails: someone else could plant a socket there)
   session   whether this shell runs inside a Claude Code session (its variables, or a live
             record among this process's parents)
-  login     NOT checked: that would run the courier and spend tokens. It only says whether
-            credentials appear to be present: ANTHROPIC_API_KEY (or another credential
-            variable) set, or <config dir>/.credentials.json existing (never opened, no value
-            printed); with none, a warning that courier sends will fail with "Not logged in"
+  qwen      the qwen program (--qwen, else $PEERCTL_QWEN, else "qwen" on PATH) answers
+            --version, and whether its sessions bind a messaging inbox
+            (agents.crossSessionMessaging in <qwen home>/settings.json, else the version's
+            default: on from 0.24.0, off in 0.23.x); live Qwen Code sessions counted. Qwen
+            Code is optional: without qwen the row is skipped, never a problem
 
-Only "claude --version" and "claude --help" are run, each bounded by 10 s with its whole
-process group killed afterwards. Problems are printed one per line on stderr. A courier
+No login is needed: the courier's model is peerctl itself. "claude --version", "claude
+--help", the courier run and "qwen --version" are each bounded by 10 s with their whole
+process group ended afterwards. Problems are printed one per line on stderr. A courier
 that cannot run is a problem (it is the default transport) even though send --transport
 socket, list, show and watch work without claude.
 
@@ -116,14 +137,29 @@ Exit codes:
 			c.started()
 			var (
 				harness ports.Harness
+				qh      ports.QwenHarness
 				procs   ports.Processes
 			)
-			svc, err := c.service(options{claude: claude}, &harness, &procs)
+			if qwen == "" {
+				qwen = c.getenv(qwencli.ProgramEnv)
+			}
+			svc, err := c.service(options{claude: claude, qwen: qwen}, &harness, &qh, &procs)
 			if err != nil {
 				return err
 			}
 			r := svc.Doctor(cmd.Context(), harness, procs, app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid})
+			q := svc.QwenDoctor(cmd.Context(), qh, &r)
 			j := doctorToJSON(r)
+			j.Warnings = r.Warnings
+			if j.Warnings == nil {
+				j.Warnings = []string{}
+			}
+			j.Qwen = doctorQwenJSON{Health: q.Health.String(), Program: q.Program, Path: q.Path, Version: q.Version,
+				Messaging: q.Messaging, MessagingWhy: q.MessagingWhy, Dir: q.Dir, Live: q.Live, Addressable: q.Addressable}
+			if q.Err != nil {
+				j.Qwen.Error = q.Err.Error()
+			}
+			j.Qwen.Note = q.Note
 			if asJSON {
 				if err := c.writeJSON(j); err != nil {
 					return err
@@ -142,6 +178,7 @@ Exit codes:
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH)")
+	cmd.Flags().StringVar(&qwen, "qwen", "", "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH)")
 	return cmd
 }
 
@@ -192,7 +229,12 @@ func doctorToJSON(r app.Report) doctorJSON {
 	if j.Session.EnvVars == nil {
 		j.Session.EnvVars = []string{}
 	}
-	j.Login = doctorLoginJSON{Health: r.Login.Health.String(), Credentials: r.Login.Credentials, Source: r.Login.Source, Note: r.Login.Note}
+	if cp := p.Courier; cp != nil {
+		j.Claude.Courier = &doctorCourierJSON{Talks: cp.Err == nil, Tools: append([]string{}, cp.Tools...), StartupMs: cp.Startup.Milliseconds()}
+		if cp.Err != nil {
+			j.Claude.Courier.Error = cp.Err.Error()
+		}
+	}
 	if f := r.Session.Found; f != nil {
 		rec := f.Entry.Record
 		j.Session.Via, j.Session.SessionID, j.Session.Name, j.Session.PID = f.Via.String(), rec.SessionID, rec.Name, rec.PID
@@ -255,15 +297,23 @@ func (c *cli) printDoctor(j doctorJSON) error {
 		sess = "inside a Claude Code session (variables " + strings.Join(j.Session.EnvVars, " ") + "), but no live record matches it"
 	}
 	row("session", "info", sess)
-	// Each warning is shown once, on its check's row (registry, sockets,
-	// login), not repeated on a row of its own.
-	row("login", j.Login.Health, j.Login.Note)
+	if cj := j.Claude.Courier; cj != nil {
+		text := fmt.Sprintf("talks to peerctl's endpoint; tools offered: %s; start-up %d ms", strings.Join(cj.Tools, ", "), cj.StartupMs)
+		health := app.HealthOK.String()
+		if !cj.Talks {
+			text, health = cj.Error, app.HealthFail.String()
+		}
+		row("courier", health, text)
+	}
+	if j.Qwen.Note != "" {
+		row("qwen", j.Qwen.Health, j.Qwen.Note)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	switch {
 	case j.OK:
-		fmt.Fprintln(c.stdout, "peerctl is usable here (login not checked).")
+		fmt.Fprintln(c.stdout, "peerctl is usable here.")
 	case courierOnly(j):
 		fmt.Fprintf(c.stdout, "The courier (the default transport) cannot run here: %s. send --transport socket, list, show and watch do not need claude.\n", plural(len(j.Problems), "problem"))
 	default:

@@ -12,12 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
+	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
 // fakeClaude writes a shell script that answers --version and --help like
 // Claude Code 2.1.328, defining every courier flag except those in drop,
-// and logs each argv to a file so a test can prove what was run.
+// runs a courier (-p) as test/fakeclaude, and logs each argv to a file so a
+// test can prove what was run.
 func fakeClaude(t *testing.T, drop ...string) (path, argvLog string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -48,9 +56,10 @@ case "$1" in
 --help) cat <<'HELP'
 %sHELP
 ;;
+-p) exec %q "$@";;
 *) echo "unexpected call: $*" >&2; exit 9;;
 esac
-`, argvLog, help.String())
+`, argvLog, help.String(), testbin.Build(t, testbin.FakeClaude))
 	path = filepath.Join(dir, "claude")
 	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
 	return path, argvLog
@@ -118,10 +127,13 @@ func TestDoctorClaude(t *testing.T) {
 			assert.Len(t, j.Problems, max(1, len(tt.wantMissing)), "one problem per missing flag")
 		})
 	}
-	// The doctor only ever asked for --version and --help: never -p, never a session.
+	// The doctor asked for --version and --help, then ran one courier.
 	log, err := os.ReadFile(healthyLog)
 	require.NoError(t, err)
-	assert.Equal(t, "--version\n--help\n", string(log))
+	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
+	require.Len(t, lines, 3, "log: %s", log)
+	assert.Equal(t, []string{"--version", "--help"}, lines[:2])
+	assert.Equal(t, strings.Join(courierexec.New(courierexec.Config{}).Args(), " "), lines[2])
 }
 
 func TestDoctorRegistry(t *testing.T) {
@@ -302,53 +314,42 @@ func TestDoctorMissingClaudeSaysWhatStillWorks(t *testing.T) {
 	assert.Contains(t, r.stdout, "The courier (the default transport) cannot run here: 1 problem. send --transport socket, list, show and watch do not need claude.")
 }
 
-// TestDoctorLogin: doctor never checks login (that spends tokens) and says
-// so; it only says whether credentials appear to be present, by name,
-// never printing a value.
-func TestDoctorLogin(t *testing.T) {
-	claude, log := fakeClaude(t)
-	withFile := evConfigDir(t)
-	credFile := filepath.Join(withFile, ".credentials.json")
-	require.NoError(t, os.WriteFile(credFile, []byte(`{"claudeAiOauth":{"accessToken":"file-secret"}}`), 0o600))
-	tests := []struct {
-		name     string
-		cfg      string
-		env      map[string]string
-		creds    string
-		source   string
+// TestDoctorCourier: doctor runs one courier against peerctl's endpoint
+// with a turn that sends nothing, and says whether it talked and was
+// offered SendMessage; no login is looked for.
+func TestDoctorCourier(t *testing.T) {
+	claude, _ := fakeClaude(t)
+	for _, tt := range []struct {
+		scenario string
+		code     int
 		health   string
-		wantWarn bool
+		problem  string
 	}{
-		{"API key set", evConfigDir(t), map[string]string{"ANTHROPIC_API_KEY": "sk-ant-env-secret"}, "present", "ANTHROPIC_API_KEY", "skip", false},
-		{"OAuth token set", evConfigDir(t), map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "oauth-env-secret"}, "present", "CLAUDE_CODE_OAUTH_TOKEN", "skip", false},
-		{"empty API key is none", evConfigDir(t), map[string]string{"ANTHROPIC_API_KEY": ""}, "absent", "", "warn", true},
-		{"credentials file", withFile, nil, "present", credFile, "skip", false},
-		{"nothing", evConfigDir(t), nil, "absent", "", "warn", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := evRun(t, tt.env, nil, "doctor", "--json", "--config-dir", tt.cfg, "--claude", claude)
-			require.Equal(t, exitOK, r.code, "credentials are a warning at most: %s", r.stderr)
+		{"sent", exitOK, "ok", ""},
+		{"no_send_tool", exitError, "fail", "did not offer SendMessage to the courier (tools offered: ListAgents)"},
+		{"not_logged_in", exitError, "fail", "a courier run that sends nothing failed"},
+	} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			t.Setenv("FAKECLAUDE_SCENARIO", tt.scenario) // the courier starts from the process environment
+			env := map[string]string{}
+			r := evRun(t, env, nil, "doctor", "--json", "--config-dir", evConfigDir(t), "--claude", claude)
+			require.Equal(t, tt.code, r.code, r.stderr)
 			j := decodeDoctor(t, r)
-			assert.False(t, j.Login.Checked)
-			assert.Equal(t, tt.creds, j.Login.Credentials)
-			assert.Equal(t, tt.source, j.Login.Source)
-			assert.Equal(t, tt.health, j.Login.Health)
-			assert.Contains(t, j.Login.Note, "login not checked")
-			warned := strings.Contains(strings.Join(j.Warnings, "\n"), `courier sends will fail with "Not logged in"`)
-			assert.Equal(t, tt.wantWarn, warned, "warnings: %q", j.Warnings)
-
-			text := evRun(t, tt.env, nil, "doctor", "--config-dir", tt.cfg, "--claude", claude)
-			require.Equal(t, exitOK, text.code, text.stderr)
-			assert.Regexp(t, `(?m)^login\s+`+tt.health+`\s+login not checked`, text.stdout)
-			for _, out := range []string{r.stdout, r.stderr, text.stdout, text.stderr} {
-				assert.NotContains(t, out, "secret", "a credential's value is never printed")
+			assert.Equal(t, tt.health, j.Claude.Health)
+			require.NotNil(t, j.Claude.Courier)
+			if tt.problem == "" {
+				assert.True(t, j.Claude.Courier.Talks)
+				assert.Contains(t, j.Claude.Courier.Tools, "SendMessage")
+				assert.Positive(t, j.Claude.Courier.StartupMs)
+				text := evRun(t, env, nil, "doctor", "--config-dir", evConfigDir(t), "--claude", claude)
+				assert.Regexp(t, `(?m)^courier\s+ok\s+talks to peerctl's endpoint; tools offered: .*SendMessage; start-up \d+ ms`, text.stdout)
+				assert.NotContains(t, text.stdout, "login")
+				return
 			}
+			require.NotEmpty(t, j.Problems)
+			assert.Contains(t, j.Problems[0], tt.problem)
 		})
 	}
-	raw, err := os.ReadFile(log)
-	require.NoError(t, err)
-	assert.NotContains(t, string(raw), "-p", "the courier never ran")
 }
 
 // TestDoctorWarnsOnce: a missing registry folder is stated once in the

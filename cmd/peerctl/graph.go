@@ -8,6 +8,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 )
 
@@ -26,7 +27,11 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	if claude == "" {
 		claude = c.getenv(courierexec.ProgramEnv)
 	}
-	cfg := app.Config{ConfigDir: dir, Transport: opts.transport, Timeout: opts.timeout, Claude: claude}
+	qwenHome, err := qwenregistry.Home(c.qwenHome, c.getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg := app.Config{ConfigDir: dir, QwenHome: qwenHome, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, Qwen: opts.qwen, InboxWindow: opts.inboxWindow, From: opts.from}
 	logger := fx.NopLogger
 	if c.debug {
 		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })

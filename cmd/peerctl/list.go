@@ -17,6 +17,7 @@ import (
 // sessionJSON is one object of `list --json` and of `show --json`. Field
 // names are camelCase and stable (docs/OUTPUT.md).
 type sessionJSON struct {
+	Harness       string   `json:"harness"` // "claude-code" or "qwen-code"
 	SessionID     string   `json:"sessionId"`
 	PID           int      `json:"pid"`
 	Name          string   `json:"name"`
@@ -40,7 +41,7 @@ type sessionJSON struct {
 func toJSON(e domain.Entry) sessionJSON {
 	r := e.Record
 	return sessionJSON{
-		SessionID: r.SessionID, PID: r.PID, Name: r.Name, NameSource: r.NameSource, Cwd: r.Cwd,
+		Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name, NameSource: r.NameSource, Cwd: r.Cwd,
 		Status: r.Status.String(), Kind: r.Kind, Version: r.Version, StartedAt: rfc3339(r.StartedAt),
 		SocketPath: r.SocketPath, Endpoint: e.Endpoint().String(), Addressable: e.Addressable,
 		Unaddressable: e.Unaddressable, Verdict: e.Verdict.String(), Reason: e.Reason, File: r.File,
@@ -57,24 +58,41 @@ func rfc3339(t time.Time) string {
 
 func (c *cli) listCmd() *cobra.Command {
 	var all, asJSON bool
+	var harness string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the live Claude Code sessions (with --all, every record and its verdict)",
-		Long: `List the live Claude Code sessions in the registry.
+		Short: "List the live Claude Code and Qwen Code sessions (with --all, every record and its verdict)",
+		Long: `List the live sessions of every harness: Claude Code's registry (<config dir>/sessions)
+and Qwen Code's ($QWEN_HOME/sessions, else ~/.qwen/sessions; --qwen-home). The HARNESS
+column (and "harness" in --json) says which; --harness NAME keeps one.
 
 A record is live when its pid is alive, its procStart equals the process's start time
 (when both are known) and its pidDomain is ours (when present). With --all every record
 (each *.json file; the *.key files beside them are never shown or opened) is shown with
 its verdict: live, stale (pid gone), reused (pid alive, other start time), foreign (other
 pid namespace or machine), misnamed (file is not <pid>.json), headless (kind print,
-bg, daemon or none; or parked), malformed, unreadable. See docs/REGISTRY.md.
+bg, daemon or none; or parked), malformed, unreadable, unsupported (a Qwen Code record
+of a newer schemaVersion: skipped, never deleted). See docs/REGISTRY.md.
+
+A Qwen Code record is live when its file name's pid is running with the start ticks of
+its procStart (<boot_id>:<ticks>, this boot) and its pidNs is ours; it is addressable
+when it publishes an ipcPath (cross-session messaging on). See docs/QWEN-CODE-FACTS.md.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
-  peerctl list --all`,
+  peerctl list --all
+  peerctl list --harness qwen-code --json | jq -r '.[].endpoint'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var only []domain.Harness
+			if harness != "" {
+				h, err := domain.ParseHarness(harness)
+				if err != nil {
+					return usageError{fmt.Errorf("--harness: %w", err)}
+				}
+				only = append(only, h)
+			}
 			c.started()
 			c.jsonOut = asJSON
 			svc, err := c.service(options{})
@@ -85,7 +103,8 @@ bg, daemon or none; or parked), malformed, unreadable. See docs/REGISTRY.md.
 			if err != nil {
 				return err
 			}
-			if l.Missing {
+			l.Entries = app.FilterHarness(l.Entries, only...)
+			if l.Missing && len(l.Entries) == 0 && (harness == "" || harness == domain.HarnessClaudeCode.String()) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
 			if asJSON {
@@ -100,23 +119,25 @@ bg, daemon or none; or parked), malformed, unreadable. See docs/REGISTRY.md.
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every record with its verdict and reason")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
+	cmd.Flags().StringVar(&harness, "harness", "", `list one harness only: "claude-code" or "qwen-code" (default: all)`)
+	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions([]cobra.Completion{domain.HarnessClaudeCode.String(), domain.HarnessQwenCode.String()}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 func (c *cli) printTable(l app.Listing, all bool) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	if all {
-		fmt.Fprintln(tw, "VERDICT\tNAME\tSESSION\tPID\tFILE\tREASON")
+		fmt.Fprintln(tw, "VERDICT\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
 		for _, e := range l.Entries {
 			reason := e.Reason
 			if e.Live() && !e.Addressable {
 				reason = "not addressable: " + e.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, cell(e.Record.File), cell(reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, cell(e.Record.File), cell(reason))
 		}
 		return tw.Flush()
 	}
-	fmt.Fprintln(tw, "NAME\tSESSION\tPID\tSTATUS\tAGE\tCWD")
+	fmt.Fprintln(tw, "NAME\tHARNESS\tSESSION\tPID\tSTATUS\tAGE\tCWD")
 	now := time.Now()
 	for _, e := range l.Entries {
 		r := e.Record
@@ -124,7 +145,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 		if !e.Addressable {
 			status += " (not addressable)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), cell(r.SessionID), r.PID, status, age(now, r.StartedAt), cell(r.Cwd))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), r.Harness, cell(r.SessionID), r.PID, status, age(now, r.StartedAt), cell(r.Cwd))
 	}
 	return tw.Flush()
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -14,16 +16,20 @@ import (
 
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
 type receiptJSON struct {
-	OK        bool         `json:"ok"`
-	Outcome   string       `json:"outcome"` // sent, posted, delivered; "planned" for --dry-run
-	Transport string       `json:"transport"`
-	SessionID string       `json:"sessionId"`
-	PID       int          `json:"pid"`
-	Name      string       `json:"name"`
-	Endpoint  string       `json:"endpoint"`
-	Detail    string       `json:"detail,omitempty"`
-	ElapsedMs int64        `json:"elapsedMs"`
-	Plan      *domain.Plan `json:"plan,omitempty"`
+	OK        bool   `json:"ok"`
+	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
+	Transport string `json:"transport"`
+	Harness   string `json:"harness"`
+	SessionID string `json:"sessionId"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	Endpoint  string `json:"endpoint"`
+	Detail    string `json:"detail,omitempty"`
+	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
+	MsgID        string       `json:"msgId,omitempty"`
+	ClaudeResult string       `json:"claudeResult,omitempty"`
+	ElapsedMs    int64        `json:"elapsedMs"`
+	Plan         *domain.Plan `json:"plan,omitempty"`
 	confirmJSON
 }
 
@@ -34,28 +40,50 @@ func (c *cli) sendCmd() *cobra.Command {
 		asJSON    bool
 		dryRun    bool
 		claude    string
+		from      string
 		confirm   confirmFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
 		Short: "Deliver a message into one live session",
-		Long: `Deliver TEXT into one live Claude Code session. With "-" (or no TEXT and a piped stdin)
-the text is read from stdin, byte for byte.
+		Long: `Deliver TEXT into one live Claude Code or Qwen Code session. With "-" (or no TEXT and a
+piped stdin) the text is read from stdin, byte for byte.
 
 SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name
-or an endpoint (cc-peer:v1:<pid>:<name>:<socket>). peerctl re-reads the registry, resolves
-the session, verifies its identity and only then runs the transport. Identity: its name
-belongs to it alone, compared as Claude Code compares names (case, spaces versus hyphens and
-invisible characters ignored; an unnamed session goes by its folder's name), also among
-records Claude Code lists that peerctl does not call live;
-no other such record publishes its socket; no other live record carries its session id; an
-endpoint's name and socket still match. See docs/REGISTRY.md.
+or an endpoint (cc-peer:v1:<pid>:<name>:<socket>, qwen-peer:v1:<pid>:<sessionId>:<socket>;
+a qwen-peer endpoint pins the session id, which Qwen Code changes on /clear and /resume,
+so an older endpoint refuses rather than reach the new conversation). peerctl re-reads the
+registries, resolves the session, verifies its identity and only then runs the transport.
+Identity: the address names one live session alone (an ambiguous one is refused with every
+candidate); no other live record carries its session id or publishes its socket; an
+endpoint's name and socket still match. A session whose name another session shares is
+reached by its full id or endpoint. See docs/REGISTRY.md.
 
-  courier  (default) one "claude -p" restricted to ListAgents + SendMessage; the program is
-           --claude, else $PEERCTL_CLAUDE, else "claude" on PATH. Success needs proof: exit 0,
-           the answer SENT and a SendMessage call carrying the exact text.
-  socket   posts one JSON line to the session's inbox socket; the socket never answers,
-           so success means "posted".
+--transport picks among the target harness's transports; without it each harness has its
+default (courier for Claude Code, inbox for Qwen Code). A transport of the other harness
+refuses with harness_unsupported (exit 6).
+
+  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage
+           whose model is peerctl itself: a loopback endpoint answers with one SendMessage
+           to the session's socket (uds:<socket>) carrying the text byte for byte. No model
+           runs, no token is spent, no login is needed. The receipt is Claude Code's own: its
+           msg_id and words (outcome "queued"), "held" when the session holds the message, a
+           delivery_failed refusal when it refuses it. The program is --claude, else
+           $PEERCTL_CLAUDE, else "claude" on PATH.
+  socket   (Claude Code) posts one JSON line to the session's inbox socket; the socket never
+           answers, so success means "posted".
+  inbox    (Qwen Code, default) its Cross-Session Protocol: the auth line with the record's
+           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName,
+           fromMode "prompting") whose from + replyToken name a short-lived inbox of
+           peerctl's own. The outcome is Qwen Code's receipt: delivered or held (parked for
+           its user's /peers accept; 0.24.4 sessions in their default auto mode hold a
+           "prompting" sender unless agents.crossSessionInbound is "accept"); refused, denied,
+           misaddressed, expired or dropped exit 5 (delivery_failed) with the status and
+           reason; no receipt within --confirm-timeout is "posted".
+
+--from sets the name the receiver sees (courier and inbox; default "peerctl").
+
+For a Claude Code target, its transcript is then read: "delivered" when it shows the text.
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
@@ -68,7 +96,8 @@ as SESSION or TEXT.
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
-  peerctl send --wait=5m proj-89 "run the tests and tell me"`,
+  peerctl send --wait=5m proj-89 "run the tests and tell me"
+  peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if d := bareWaitDuration(c.args); d != "" {
 				// Sending it as the session's name or as the text would surprise.
@@ -80,11 +109,14 @@ as SESSION or TEXT.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if transport != app.TransportCourier && transport != app.TransportSocket {
-				return usageError{fmt.Errorf("--transport %q: want %q or %q", transport, app.TransportCourier, app.TransportSocket)}
+			if transport != "" && transport != app.TransportCourier && transport != app.TransportSocket && transport != app.TransportInbox {
+				return usageError{fmt.Errorf("--transport %q: want %q or %q (Claude Code) or %q (Qwen Code)", transport, app.TransportCourier, app.TransportSocket, app.TransportInbox)}
 			}
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
+			}
+			if err := validFrom(from); err != nil {
+				return err
 			}
 			if err := confirm.validate(); err != nil {
 				return err
@@ -95,7 +127,11 @@ as SESSION or TEXT.
 			}
 			c.started()
 			c.jsonOut = asJSON
-			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude})
+			window := confirm.timeout
+			if confirm.noConfirm {
+				window = -1
+			}
+			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, inboxWindow: window, from: from})
 			if err != nil {
 				return err
 			}
@@ -107,13 +143,14 @@ as SESSION or TEXT.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&transport, "transport", app.TransportCourier, `how to deliver: "courier" or "socket"`)
+	f.StringVar(&transport, "transport", "", `how to deliver: "courier" or "socket" (Claude Code), "inbox" (Qwen Code); default: the target harness's (courier, inbox)`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	f.StringVar(&from, "from", "", `the courier's display name, seen by the receiver (default "peerctl")`)
 	cmd.ValidArgsFunction = c.completeLiveSessions
-	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]cobra.Completion{app.TransportCourier, app.TransportSocket}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
 	return cmd
 }
@@ -137,9 +174,9 @@ func (c *cli) messageText(args []string) (string, error) {
 
 func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) error {
 	t := res.Target
-	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, SessionID: t.ID(),
+	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
-		ElapsedMs: res.Elapsed.Milliseconds(), Plan: res.Plan}
+		ElapsedMs: res.Elapsed.Milliseconds(), Plan: res.Plan, MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
 	if res.Plan != nil {
 		out.Outcome, out.Transport = "planned", res.Plan.Transport
 	} else {
@@ -156,14 +193,22 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		if len(p.Argv) > 0 {
 			fmt.Fprintf(c.stdout, "run:   %s\n", shellQuote(p.Argv))
 			fmt.Fprintf(c.stdout, "in:    %s\n", safe(p.Dir))
-			fmt.Fprintf(c.stdout, "stdin (its nonce is drawn afresh for a real run):\n%s", p.Stdin)
+			if p.Call != "" {
+				fmt.Fprintf(c.stdout, "call:  SendMessage %s\n", p.Call)
+			}
 		}
 		if p.Socket != "" {
 			fmt.Fprintf(c.stdout, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
 		}
 		return nil
 	}
+	if res.Receipt.Transport != "" {
+		transport = res.Receipt.Transport
+	}
 	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
+	if out.MsgID != "" {
+		fmt.Fprintf(c.stdout, "msg_id: %s\nclaude: %s\n", safe(out.MsgID), safe(out.ClaudeResult))
+	}
 	c.printConfirm(res)
 	return nil
 }
@@ -178,4 +223,24 @@ func shellQuote(argv []string) string {
 		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(parts, " ")
+}
+
+// validFrom checks send --from: the courier's display name goes to `claude
+// -n` as one argument, so it must be printable text that cannot read as a
+// flag, at most 100 characters.
+func validFrom(from string) error {
+	if from == "" {
+		return nil
+	}
+	switch {
+	case strings.TrimSpace(from) == "":
+		return usageError{fmt.Errorf("--from %q: want a name, not blanks", from)}
+	case strings.HasPrefix(from, "-"):
+		return usageError{fmt.Errorf("--from %q: a name may not start with '-'", from)}
+	case utf8.RuneCountInString(from) > 100:
+		return usageError{fmt.Errorf("--from: at most 100 characters, got %d", utf8.RuneCountInString(from))}
+	case !utf8.ValidString(from) || strings.IndexFunc(from, unicode.IsControl) >= 0:
+		return usageError{fmt.Errorf("--from %q: want printable UTF-8 text without control characters", from)}
+	}
+	return nil
 }

@@ -23,14 +23,20 @@ type confirmFlags struct {
 
 const confirmHelp = `
 
-After the transport succeeds, peerctl reads the target's own transcript
+After the transport succeeds, peerctl reads a Claude Code target's own transcript
 (<config dir>/projects/<cwd slug>/<session id>.jsonl) for the line that shows the session
-queued exactly this text, written after the send began. The outcome is:
+queued exactly this text, written after the send began; the courier meanwhile listens for
+the session's delivery notice. (A Qwen Code target's receipt is its confirmation.) The
+outcome is:
 
-  delivered  the transcript shows it (within --confirm-timeout)
-  posted     the socket took it but the transcript has not shown it: exit 0 with a warning,
-             or exit 5 (delivery_failed) with --require-confirm
-  sent       the courier proved it called SendMessage, not yet shown in the transcript
+  delivered  the transcript shows it (within --confirm-timeout), or Qwen Code's receipt says so
+  queued     the courier's SendMessage put it in the session's inbox (Claude Code's msg_id),
+             not yet shown in the transcript
+  held       the session holds it (Claude Code's notice, or Qwen Code's receipt); it may be
+             released later
+  posted     the socket (or Qwen Code's inbox) took it but nothing has shown it since
+Any outcome but delivered is exit 0 with a warning, or exit 5 (delivery_failed) with
+--require-confirm. A session that refuses the message (Claude Code's notice) is exit 5.
 
 With --wait, peerctl then follows the target's registry status until the turn on this
 message has ended (idle: the record turned idle after the transcript showed the session
@@ -127,6 +133,16 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 // receipt still says confirmed false and why). The note names the
 // transcript path, built from registry data: it goes through safe.
 func (c *cli) warnUnconfirmed(res app.SendResult) {
+	if res.Target.Harness() == domain.HarnessQwenCode {
+		// The receipt is the confirmation; held and posted say why not.
+		if !res.Confirmed && !res.ConfirmSkipped {
+			fmt.Fprintf(c.stderr, "peerctl: warning: %s, not delivered yet: %s; check before sending it again\n", res.Outcome, safe(res.ConfirmNote))
+		}
+		if res.WaitNote != "" && res.WaitEnd == domain.WaitNone {
+			fmt.Fprintf(c.stderr, "peerctl: note: %s\n", safe(res.WaitNote))
+		}
+		return
+	}
 	if !res.Confirmed && !res.ConfirmSkipped {
 		fmt.Fprintf(c.stderr, "peerctl: warning: %s, not confirmed: %s; %s\n", res.Outcome, safe(res.ConfirmNote), app.UnconfirmedHint)
 	}

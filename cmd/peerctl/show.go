@@ -34,10 +34,9 @@ func (c *cli) showCmd() *cobra.Command {
 disk, and its transcript path.
 
 SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name or
-an endpoint (cc-peer:v1:...). A live session is shown even when its name is shared by
-another live session (address it by full id or endpoint), with a warning that sending to it
-is refused until one of them is renamed; an ambiguous address is refused with its
-candidates. Otherwise a record matching by id, name, id prefix, pid or file name
+an endpoint (cc-peer:v1:...). A live session whose name another live session carries is
+shown by its full id, unique prefix or endpoint, with a warning saying so (send reaches it
+the same ways); an ambiguous address is refused with its candidates. Otherwise a record matching by id, name, id prefix, pid or file name
 (4652.json) is shown with its verdict: the only match, or the only live one when all
 matched by pid or file name (a live record and a misnamed copy). Other ties (a pid that is
 also another record's name, say) are refused, saying how many records matched: name one by
@@ -85,6 +84,7 @@ func (c *cli) printDetail(d app.Detail) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v))) }
 	row("verdict", j.Verdict)
+	row("harness", j.Harness)
 	if j.Reason != "" {
 		row("reason", j.Reason)
 	}

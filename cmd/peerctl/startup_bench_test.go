@@ -37,7 +37,7 @@ func BenchmarkGraph(b *testing.B) {
 				b.Fatal(err)
 			}
 			cfg := app.Config{ConfigDir: cfgDir}
-			tr, err := app.NewTransport(cfg, app.NewCourier(cfg), app.NewSocket(cfg))
+			tr, err := app.NewTransport(cfg, app.NewCourier(cfg), app.NewSocket(cfg), app.NewInbox(cfg))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -161,9 +161,9 @@ func TestEndpointHelpDescribesOutput(t *testing.T) {
 	}
 }
 
-// TestSharedNameCLI: with two live sessions named "twin", send refuses
-// every address with advice that is not itself refused, and show (read
-// only) shows a session addressed by full id or endpoint with a warning.
+// TestSharedNameCLI: with two live sessions named "twin", send refuses the
+// name with both candidates and reaches each by its full id or endpoint
+// (the courier addresses the socket), and show warns of the shared name.
 func TestSharedNameCLI(t *testing.T) {
 	sock := evSocketDir(t)
 	p1, p2 := testproc.Sleeper(t), testproc.Sleeper(t)
@@ -174,19 +174,20 @@ func TestSharedNameCLI(t *testing.T) {
 	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "PEERCTL_CLAUDE": "/nonexistent/claude"}
 	ep2 := fmt.Sprintf("cc-peer:v1:%d:twin:%s", p2, sock+"/2.sock")
 
-	for _, addr := range []string{"twin", id1, id2, ep2} {
-		r := evRun(t, env, nil, "send", "--dry-run", addr, "hi")
-		assert.Equal(t, exitIdentityMismatch, r.code, "send %s: %s", addr, r.stderr)
-		assert.Contains(t, r.stderr, "refused until the others are renamed (Claude Code's /rename)", "send %s", addr)
-		assert.NotContains(t, r.stderr, "use a full session id", "send %s: advice that would be refused too", addr)
-		assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "), "send %s lists both candidates", addr)
+	r := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "twin", "hi")
+	assert.Equal(t, exitIdentityMismatch, r.code, "send twin: %s", r.stderr)
+	assert.Contains(t, r.stderr, "use the full session id or endpoint of the one you mean")
+	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "), "send twin lists both candidates")
+	for _, addr := range []string{id1, id2, ep2} {
+		r := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", addr, "hi")
+		assert.Equal(t, exitOK, r.code, "send %s: %s", addr, r.stderr)
 	}
 
 	for _, addr := range []string{id2, ep2, "22222222"} {
 		r := evRun(t, env, nil, "show", addr)
 		require.Equal(t, exitOK, r.code, "show %s: %s", addr, r.stderr)
 		assert.Contains(t, r.stdout, id2)
-		assert.Regexp(t, `(?m)^warning:\s+name "twin" is shared by 2 live sessions`, r.stdout)
+		assert.Regexp(t, `(?m)^warning:\s+name "twin" is carried by 2 live sessions`, r.stdout)
 
 		r = evRun(t, env, nil, "show", "--json", addr)
 		require.Equal(t, exitOK, r.code, r.stderr)
@@ -194,10 +195,10 @@ func TestSharedNameCLI(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
 		assert.Equal(t, p2, j.PID)
 		require.Len(t, j.Warnings, 1)
-		assert.Contains(t, j.Warnings[0], `name "twin" is shared by 2 live sessions`)
+		assert.Contains(t, j.Warnings[0], `name "twin" is carried by 2 live sessions`)
 	}
 
-	r := evRun(t, env, nil, "show", "twin")
+	r = evRun(t, env, nil, "show", "twin")
 	assert.Equal(t, exitIdentityMismatch, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "show one by its full session id or endpoint")
 	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))

@@ -20,6 +20,7 @@ import (
 type eventJSON struct {
 	Event          string `json:"event"` // appeared, gone, died, status, renamed
 	At             string `json:"at"`    // when peerctl noticed it, RFC 3339 UTC
+	Harness        string `json:"harness"`
 	SessionID      string `json:"sessionId"`
 	PID            int    `json:"pid"`
 	Name           string `json:"name"`
@@ -37,7 +38,7 @@ type eventJSON struct {
 func toEventJSON(ev domain.Event, at time.Time) eventJSON {
 	e := ev.Entry
 	r := e.Record
-	out := eventJSON{Event: ev.Kind.String(), At: rfc3339(at), SessionID: r.SessionID, PID: r.PID, Name: r.Name,
+	out := eventJSON{Event: ev.Kind.String(), At: rfc3339(at), Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name,
 		Status: r.Status.String(), Cwd: r.Cwd, Endpoint: e.Endpoint().String(), Verdict: e.Verdict.String(),
 		Reason: e.Reason, File: r.File, Initial: ev.Initial}
 	switch ev.Kind {

@@ -297,7 +297,7 @@ func (f *Fake) Deliver(ctx context.Context, target domain.Session, msg domain.Me
 		f.mu.Lock()
 		f.got = append(f.got, msg.Text())
 		f.mu.Unlock()
-		return domain.Receipt{Transport: f.Name(), Outcome: "sent"}, nil
+		return domain.Receipt{Transport: f.Name(), Outcome: "queued"}, nil
 	case Hang:
 		<-ctx.Done()
 		return domain.Receipt{}, domain.Refuse(domain.ReasonDeliveryFailed, "far end did not answer: %v", ctx.Err())

@@ -77,7 +77,7 @@ func TestListAllTable(t *testing.T) {
 	require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
 	lines := strings.Split(strings.TrimRight(string(res.Stdout), "\n"), "\n")
 	require.Len(t, lines, len(reg.Cases)+1)
-	assert.Regexp(t, `^VERDICT\s+NAME\s+SESSION\s+PID\s+FILE\s+REASON$`, lines[0])
+	assert.Regexp(t, `^VERDICT\s+HARNESS\s+NAME\s+SESSION\s+PID\s+FILE\s+REASON$`, lines[0])
 	for _, c := range reg.Cases {
 		found := false
 		for _, line := range lines[1:] {
@@ -272,7 +272,7 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 		require.NoError(t, json.Unmarshal(res.Stdout, &out), "stdout: %s", res.Stdout)
 		assert.Equal(t, ids[0], out.SessionID)
 		require.Len(t, out.Warnings, 1)
-		assert.Contains(t, out.Warnings[0], `name "twin" is shared by 2 live sessions`)
+		assert.Contains(t, out.Warnings[0], `name "twin" is carried by 2 live sessions`)
 	})
 	for _, addr := range []string{"twin", "aaaaaa"} {
 		t.Run(addr, func(t *testing.T) {

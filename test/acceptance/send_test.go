@@ -29,6 +29,7 @@ type sendWorld struct {
 	id               string // inbox's session id
 	listener         *socktest.Listener
 	record           string // the fake claude's record folder
+	sock             string // inbox's socket path
 }
 
 func newSendWorld(t *testing.T, hold bool) sendWorld {
@@ -38,7 +39,7 @@ func newSendWorld(t *testing.T, hold bool) sendWorld {
 	rec := catRecord(t, os.Getpid(), "inbox", sock)
 	catWriteJSON(t, sessions, catFile(os.Getpid()), rec)
 	return sendWorld{config: config, sessions: sessions, id: rec["sessionId"].(string),
-		listener: socktest.Listen(t, sock, hold), record: t.TempDir()}
+		listener: socktest.Listen(t, sock, hold), record: t.TempDir(), sock: sock}
 }
 
 // env is the environment of a run whose courier is the fake claude playing
@@ -79,36 +80,43 @@ func TestSendCourierDelivers(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newSendWorld(t, false)
-			r := w.send(t, "sent", []byte(text), "--json", w.id, "-")
+			r := w.send(t, "sent", []byte(text), "--json", "--confirm-timeout", "300ms", "--from", "ci bot", w.id, "-")
 			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 			var got struct {
-				OK        bool   `json:"ok"`
-				Outcome   string `json:"outcome"`
-				Transport string `json:"transport"`
-				SessionID string `json:"sessionId"`
-				PID       int    `json:"pid"`
-				Name      string `json:"name"`
-				Endpoint  string `json:"endpoint"`
+				OK           bool   `json:"ok"`
+				Outcome      string `json:"outcome"`
+				Transport    string `json:"transport"`
+				SessionID    string `json:"sessionId"`
+				PID          int    `json:"pid"`
+				Name         string `json:"name"`
+				Endpoint     string `json:"endpoint"`
+				MsgID        string `json:"msgId"`
+				ClaudeResult string `json:"claudeResult"`
 			}
 			require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
 			assert.Equal(t, true, got.OK)
-			assert.Equal(t, "sent", got.Outcome)
+			assert.Equal(t, "queued", got.Outcome, "no transcript here: Claude Code's word stands")
 			assert.Equal(t, "courier", got.Transport)
 			assert.Equal(t, w.id, got.SessionID)
 			assert.Equal(t, os.Getpid(), got.PID)
 			assert.Equal(t, "inbox", got.Name)
 			assert.True(t, strings.HasPrefix(got.Endpoint, "cc-peer:v1:"))
+			assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`, got.MsgID)
+			assert.Contains(t, got.ClaudeResult, "in that session's inbox")
 
 			var sent struct{ To, Message string }
 			require.NoError(t, json.Unmarshal([]byte(w.fakeFile(t, "sent.jsonl")), &sent))
-			assert.Equal(t, "inbox", sent.To)
+			assert.Equal(t, "uds:"+w.sock, sent.To)
 			assert.True(t, sent.Message == text, "the courier relayed a different text (%d bytes, want %d)", len(sent.Message), len(text))
 			assert.NotContains(t, w.fakeFile(t, "argv.json"), text[:10], "the text is on argv")
+			assert.Contains(t, w.fakeFile(t, "argv.json"), `"-n","ci bot"`)
 			env := w.fakeFile(t, "env")
-			assert.Contains(t, env, "CLAUDE_CONFIG_DIR="+w.config+"\n", "the courier reads the registry peerctl read")
+			assert.NotContains(t, env, "CLAUDE_CONFIG_DIR="+w.config+"\n", "the courier has a config dir of its own")
 			assert.NotContains(t, env, "CLAUDECODE=")
 			assert.NotContains(t, env, "caller-secret")
-			assert.Zero(t, w.listener.Conns(), "the courier transport touched the socket")
+			frames := w.listener.Wait(1)
+			require.Len(t, frames, 1, "the session's socket got one post")
+			assert.Contains(t, string(frames[0]), `from-name=\"ci bot\"`)
 		})
 	}
 }
@@ -142,10 +150,10 @@ func TestSendRefusesBeforeTheCourier(t *testing.T) {
 	t.Run("identity_mismatch", func(t *testing.T) {
 		w := newSendWorld(t, false)
 		pid, _ := testproc.KillableSleeper(t)
-		// A twin with a socket: SendMessage could pick it (one without a
-		// socket could not, and does not count).
+		// A twin of the same name: the name is ambiguous (each is reached
+		// by its full id or endpoint).
 		catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "inbox", "/tmp/cc-socks/twin.sock"))
-		r := w.send(t, "sent", nil, "--json", w.id, "hello")
+		r := w.send(t, "sent", nil, "--json", "inbox", "hello")
 		assert.Equal(t, 4, r.Code, "stderr: %s", r.Stderr)
 		body := assertRefusalJSON(t, r, "identity_mismatch", 4)
 		assert.Len(t, body.Candidates, 2)
@@ -205,8 +213,10 @@ func TestSendDeliveryFailures(t *testing.T) {
 	}{
 		{"not logged in", "not_logged_in", nil, "Not logged in · Please run /login"},
 		{"unknown option", "unknown_option", nil, "error: unknown option '--bogus-flag'"},
-		{"NOT SENT", "word", nil, `answered "NOT SENT", not SENT`},
-		{"SENT without a call", "no_call", nil, "made no SendMessage call"},
+		{"success false", "not_sent", nil, `SendMessage answered success:false: "“peerctl” → uds:`},
+		{"tool error", "tool_error", nil, "Error: the fake refuses this call"},
+		{"no SendMessage", "no_send_tool", nil, "the courier was not offered SendMessage"},
+		{"refused", "refused", nil, "refused by the target"},
 		{"hangs", "fork_hang", []string{"--timeout", "1s"}, "timed out after 1s"},
 		{"socket absent", "", []string{"--transport", "socket"}, "does not exist"},
 	}
@@ -217,7 +227,6 @@ func TestSendDeliveryFailures(t *testing.T) {
 				w.listener.Close()
 			}
 			env := w.env(t, tt.scenario)
-			env = append(env, "FAKECLAUDE_WORD=NOT SENT")
 			args := append([]string{"--config-dir", w.config, "send", "--json"}, tt.args...)
 			r := catRun(t, w.sessions, runOpts{Env: env}, append(args, w.id, "hello")...)
 			assert.Equal(t, 5, r.Code, "stderr: %s", r.Stderr)
@@ -237,9 +246,10 @@ func TestSendDryRun(t *testing.T) {
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 		out := string(r.Stdout)
 		assert.Contains(t, out, "nothing was sent")
-		assert.Contains(t, out, "run:   "+fakeClaudeBin(t)+" -p --model haiku --tools ListAgents,SendMessage --allowedTools ListAgents,SendMessage --safe-mode --setting-sources user --no-session-persistence --output-format json --verbose\n")
-		assert.Regexp(t, `\nin:    /\S*/peerctl-courier-\*\n`, out, "the courier's folder is a fresh private one")
-		assert.Contains(t, out, "\n"+text+"\n<<<PEERCTL-MESSAGE-END ")
+		assert.Contains(t, out, "run:   "+fakeClaudeBin(t)+" -p --input-format stream-json --output-format stream-json --verbose --tools ListAgents,SendMessage --allowedTools ListAgents,SendMessage --safe-mode --setting-sources user --strict-mcp-config --no-session-persistence -n peerctl\n")
+		assert.Regexp(t, `\nin:    /\S*/peerctl-courier-\*/work\n`, out, "the courier's folder is a fresh private one")
+		assert.Contains(t, out, `call:  SendMessage {"to":"uds:`)
+		assert.Contains(t, out, `"message":"dry \"run\"\nline two","summary":"peerctl"}`+"\n")
 		assert.False(t, w.courierStarted(t), "dry run started the courier")
 		assert.Zero(t, w.listener.Conns())
 	})
@@ -252,7 +262,7 @@ func TestSendDryRun(t *testing.T) {
 			Plan    struct {
 				Transport string   `json:"transport"`
 				Argv      []string `json:"argv"`
-				Stdin     string   `json:"stdin"`
+				Call      string   `json:"call"`
 			} `json:"plan"`
 		}
 		require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
@@ -263,7 +273,11 @@ func TestSendDryRun(t *testing.T) {
 		for _, a := range got.Plan.Argv {
 			assert.NotContains(t, a, "dry")
 		}
-		assert.Contains(t, got.Plan.Stdin, "\n"+text+"\n")
+		var call struct{ To, Message, Summary string }
+		require.NoError(t, json.Unmarshal([]byte(got.Plan.Call), &call))
+		assert.Equal(t, text, call.Message)
+		assert.Equal(t, "peerctl", call.Summary)
+		assert.True(t, strings.HasPrefix(call.To, "uds:/"), call.To)
 		assert.False(t, w.courierStarted(t))
 		assert.Zero(t, w.listener.Conns())
 	})
@@ -300,8 +314,8 @@ func TestSendDryRun(t *testing.T) {
 
 // TestSendRelativePaths: a relative --config-dir, CLAUDE_CONFIG_DIR or
 // PEERCTL_CLAUDE means relative to the caller's working directory; the
-// courier, which runs in a folder of its own, gets absolute ones, so its
-// ListAgents reads the registry peerctl read.
+// courier, which runs in a folder of its own, still starts, and the registry
+// read is the caller's.
 func TestSendRelativePaths(t *testing.T) {
 	for _, how := range []string{"flag", "env"} {
 		t.Run(how, func(t *testing.T) {
@@ -320,7 +334,7 @@ func TestSendRelativePaths(t *testing.T) {
 					env[i] = "PEERCTL_CLAUDE=" + relClaude
 				}
 			}
-			args := []string{"send", "--json", w.id, "relative"}
+			args := []string{"send", "--json", "--no-confirm", w.id, "relative"}
 			if how == "flag" {
 				args = append([]string{"--config-dir", relConfig}, args...)
 			} else {
@@ -328,13 +342,24 @@ func TestSendRelativePaths(t *testing.T) {
 			}
 			r := catRun(t, w.sessions, runOpts{Env: env}, args...)
 			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
-			var got []string
-			for _, kv := range strings.Split(w.fakeFile(t, "env"), "\n") {
-				if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok {
-					got = append(got, v)
-				}
-			}
-			assert.Equal(t, []string{filepath.Join(wd, relConfig)}, got, "the courier's CLAUDE_CONFIG_DIR")
+			assert.Len(t, w.listener.Wait(1), 1)
 		})
 	}
+}
+
+// TestSendCourierHeld: the target's held notice, heard while the transcript
+// is read, makes the outcome "held" (exit 0) with Claude Code's words.
+func TestSendCourierHeld(t *testing.T) {
+	w := newSendWorld(t, false)
+	r := w.send(t, "held", nil, "--json", w.id, "hold this")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var got struct {
+		Outcome      string `json:"outcome"`
+		MsgID        string `json:"msgId"`
+		ClaudeResult string `json:"claudeResult"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	assert.Equal(t, "held", got.Outcome)
+	assert.Contains(t, got.ClaudeResult, "was held by that session")
+	assert.Contains(t, got.ClaudeResult, got.MsgID)
 }

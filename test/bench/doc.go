@@ -2,8 +2,6 @@
 //
 //   - listener: a stand-in for a Claude Code session's inbox socket; it
 //     accepts, reads the posted line and closes, as Claude Code 2.1.328 does;
-//   - fakeoutput: a realistic verbose courier output, for the courier's Go
-//     benchmarks (the bench's fake claude is test/fakeclaude, scenario "sent");
 //   - hello: a plain Go hello-world, the floor for process start-up.
 //
 // None of them is part of peerctl; they exist to measure it.

@@ -1,40 +1,37 @@
 //go:build unix
 
-// Command fakeclaude stands in for `claude -p` in peerctl's tests. It reads
-// its prompt from stdin to EOF (as Claude Code 2.1.328 does when given no
-// prompt argument), records what it was given, and prints the output of a
-// scripted scenario.
+// Command fakeclaude stands in for the courier's `claude -p --input-format
+// stream-json --output-format stream-json --verbose` in peerctl's tests. It
+// behaves as Claude Code 2.1.328/2.1.332 does against a Messages endpoint
+// (docs/CLAUDE-CODE-FACTS.md, "A courier with no model"): for each user
+// turn read from stdin it POSTs /v1/messages?beta=true to
+// $ANTHROPIC_BASE_URL with the x-api-key $ANTHROPIC_API_KEY, stream true
+// and the tools ListAgents and SendMessage; when the answer is a SendMessage
+// tool_use it runs it — to "uds:<path>" only — by posting one JSON line to
+// that socket, then POSTs again with the tool result. It exits when stdin
+// ends. It prints stream-json lines (init, assistant, user, result).
 //
 // Environment:
 //
-//	FAKECLAUDE_RECORD    a folder; when set, the fake writes there
-//	                     argv.json (its arguments, a JSON array of strings),
-//	                     stdin (the bytes read), env (os.Environ(), one
-//	                     variable per line), cwd.json (its working
-//	                     directory: {"path","mode" (octal string),"uid"}),
-//	                     pid (its pid and process group)
-//	                     children (pids it started, one a line) and
-//	                     sent.jsonl (each successful SendMessage: to, message)
-//	FAKECLAUDE_SCENARIO  what to do; see the scenarios table (default "sent")
-//	FAKECLAUDE_WORD      the result word of scenario "word"
-//
-// Like a real courier, the fake parses the prompt: it takes the target name
-// from the JSON string after "exactly this JSON string: ", finds the nonce,
-// and takes the message as the bytes between the fence lines carrying that
-// nonce. When the prompt does not parse it exits 2 and says why on stderr.
-//
-// Its output shapes follow `claude -p --output-format json [--verbose]` of
-// Claude Code 2.1.328: a JSON array of messages (system init, assistant
-// tool_use, user tool_result, ..., a final {"type":"result"}) with
-// --verbose, one result object without it.
+//	FAKECLAUDE_RECORD    a folder; when set, the fake writes there argv.json
+//	                     (its arguments), env (one variable a line),
+//	                     cwd.json ({"path","mode" (octal),"uid"}), pid (its
+//	                     pid and process group), children (pids it started)
+//	                     and sent.jsonl (each SendMessage it ran: to, message)
+//	FAKECLAUDE_SCENARIO  what to do; see scenarios (default "sent")
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -53,142 +50,292 @@ var (
 	unknownOption []byte
 )
 
-// The prompt's fence, as adapters/courierexec writes it. The fake re-derives
-// everything else from the prompt itself.
-const (
-	namePhrase  = "exactly this JSON string: "
-	noncePhrase = "carry the nonce "
-	beginMarker = "<<<PEERCTL-MESSAGE-BEGIN "
-	endMarker   = "<<<PEERCTL-MESSAGE-END "
-	markerClose = ">>>"
-)
-
-type scenario func(p prompt) int
-
-var scenarios = map[string]scenario{
-	// sent: a faithful courier (verbose array with the SendMessage evidence).
-	"sent": func(p prompt) int { return emit(verbose(p, sendCall(p.name, p.text, false), "SENT")) },
-	// banner: a version manager's line before the JSON.
-	"banner": func(p prompt) int {
-		fmt.Println("Now using node v22.11.0 (npm v10.9.0)")
-		return emit(verbose(p, sendCall(p.name, p.text, false), "SENT"))
-	},
-	// object: SENT as a single result object, no transcript to prove it.
-	"object": func(p prompt) int { return emit(result("success", false, str("SENT"), nil)) },
-	// is_error: the text says SENT, the flag says error.
-	"is_error": func(p prompt) int {
-		out := verbose(p, sendCall(p.name, p.text, false), "SENT")
-		out[len(out)-1] = result("success", true, str("SENT"), nil)
-		return emit(out)
-	},
-	// max_turns: subtype error_max_turns with errors[].
-	"max_turns": func(p prompt) int {
-		out := verbose(p, nil, "")
-		out[len(out)-1] = result("error_max_turns", false, nil, []string{"Reached maximum number of turns (2)"})
-		return emit(out)
-	},
-	// empty_result: result "".
-	"empty_result": func(p prompt) int { return emit(verbose(p, sendCall(p.name, p.text, false), "")) },
-	// no_result: the result message has no result field.
-	"no_result": func(p prompt) int {
-		out := verbose(p, sendCall(p.name, p.text, false), "")
-		out[len(out)-1] = result("success", false, nil, nil)
-		return emit(out)
-	},
-	// no_output: prints nothing, exits 0.
-	"no_output": func(p prompt) int { return 0 },
-	// no_call: SENT without any SendMessage call.
-	"no_call": func(p prompt) int { return emit(verbose(p, nil, "SENT")) },
-	// truncated: SendMessage carries half the text.
-	"truncated": func(p prompt) int {
-		return emit(verbose(p, sendCall(p.name, p.text[:len(p.text)/2], false), "SENT"))
-	},
-	// other_name: SendMessage to another session.
-	"other_name": func(p prompt) int {
-		return emit(verbose(p, sendCall("someone-else", p.text, false), "SENT"))
-	},
-	// twice: SendMessage to the target, then again to another session.
-	"twice": func(p prompt) int {
-		calls := append(sendCall(p.name, p.text, false), sendCall("someone-else", p.text, false)...)
-		return emit(verbose(p, calls, "SENT"))
-	},
-	// tool_error: SendMessage's tool_result is an error.
-	"tool_error": func(p prompt) int { return emit(verbose(p, sendCall(p.name, p.text, true), "SENT")) },
-	// not_found: no agent of that name.
-	"not_found": func(p prompt) int { return emit(verbose(p, nil, "NOT_FOUND")) },
-	// word: a faithful call, then FAKECLAUDE_WORD as the answer.
-	"word": func(p prompt) int {
-		return emit(verbose(p, sendCall(p.name, p.text, false), os.Getenv("FAKECLAUDE_WORD")))
-	},
-	// exit1_sent: a faithful transcript, but exit status 1.
-	"exit1_sent": func(p prompt) int {
-		emit(verbose(p, sendCall(p.name, p.text, false), "SENT"))
-		return 1
-	},
-	// fork_hang: starts `sleep 1000` in its group and hangs.
-	"fork_hang": func(p prompt) int {
-		forkSleep()
-		hang()
-		return 0
-	},
-	// fork_hang_ignore_term: the same, ignoring SIGTERM (only SIGKILL ends it).
-	"fork_hang_ignore_term": func(p prompt) int {
-		ignoreTerm()
-		forkSleep()
-		hang()
-		return 0
-	},
-	// sent_then_hang: prints a faithful SENT transcript, then never exits.
-	"sent_then_hang": func(p prompt) int {
-		emit(verbose(p, sendCall(p.name, p.text, false), "SENT"))
-		hang()
-		return 0
-	},
-	// sent_leave_child: prints a faithful transcript and exits 0, leaving a
-	// `sleep 1000` in its group that holds stdout and stderr open.
-	"sent_leave_child": func(p prompt) int {
-		forkSleep()
-		return emit(verbose(p, sendCall(p.name, p.text, false), "SENT"))
-	},
-	// env: prints its environment on stderr, then behaves like "sent".
-	"env": func(p prompt) int {
-		fmt.Fprintln(os.Stderr, strings.Join(os.Environ(), "\n"))
-		return emit(verbose(p, sendCall(p.name, p.text, false), "SENT"))
-	},
-	// unknown_option: Claude Code's answer to a flag it does not know.
-	"unknown_option": func(p prompt) int {
-		os.Stderr.Write(unknownOption)
-		return 1
-	},
-	// not_logged_in: the real output of `claude -p` without a login.
-	"not_logged_in": func(p prompt) int {
-		os.Stdout.Write(notLoggedIn)
-		return 1
-	},
+// scenarios: how the fake departs from a faithful Claude Code.
+var scenarios = map[string]string{
+	"sent":                  "faithful",
+	"no_send_tool":          "offers ListAgents only",
+	"tool_error":            "SendMessage's result is an error (is_error)",
+	"not_sent":              "SendMessage answers success:false",
+	"held":                  "after the send, a new turn: a held delivery notice naming the msg_id",
+	"refused":               "after the send, a new turn: a refused delivery notice naming the msg_id",
+	"other_notice":          "after the send, a held notice about another msg_id",
+	"wrong_key":             "first makes one request with a wrong key",
+	"hang":                  "reads stdin, never makes a request, never exits",
+	"fork_hang":             "starts `sleep 1000` in its group and hangs",
+	"fork_hang_ignore_term": "the same, ignoring SIGTERM",
+	"sent_leave_child":      "faithful, then leaves `sleep 1000` in its group holding stdout and stderr",
+	"not_logged_in":         "the real output of `claude -p` without a login, exit 1",
+	"unknown_option":        "Claude Code's answer to a flag it does not know, exit 1",
+	"env":                   "prints its environment on stderr, then faithful",
 }
 
+var (
+	scenario = "sent"
+	name     = "courier"
+	ownSock  string
+	pending  []string // notice turns to run after the current one
+)
+
 func main() {
+	if s := os.Getenv("FAKECLAUDE_SCENARIO"); s != "" {
+		scenario = s
+	}
+	if _, ok := scenarios[scenario]; !ok {
+		fail("unknown scenario %q", scenario)
+	}
 	args := os.Args[1:]
-	stdin, err := io.ReadAll(os.Stdin)
+	record(args)
+	if i := slices.Index(args, "-n"); i >= 0 && i+1 < len(args) {
+		name = args[i+1]
+	}
+	ownSock = filepath.Join(os.TempDir(), "cc-socks", fmt.Sprintf("%d.sock", os.Getpid()))
+	switch scenario {
+	case "unknown_option":
+		os.Stderr.Write(unknownOption)
+		os.Exit(1)
+	case "not_logged_in":
+		os.Stdout.Write(notLoggedIn)
+		os.Exit(1)
+	case "hang":
+		hang()
+	case "fork_hang":
+		forkSleep()
+		hang()
+	case "fork_hang_ignore_term":
+		signal.Ignore(syscall.SIGTERM) // survives exec: the sleep child ignores it too
+		forkSleep()
+		hang()
+	case "env":
+		fmt.Fprintln(os.Stderr, strings.Join(os.Environ(), "\n"))
+	case "wrong_key":
+		req, _ := http.NewRequest(http.MethodPost, os.Getenv("ANTHROPIC_BASE_URL")+"/v1/messages?beta=true", strings.NewReader("{}"))
+		req.Header.Set("x-api-key", "not-the-key")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	emit(map[string]any{"type": "system", "subtype": "init", "tools": tools(), "model": "fake", "claude_code_version": "2.1.328"})
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 64<<10), 8<<20)
+	var conv []any
+	for in.Scan() {
+		var line struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content any `json:"content"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &line); err != nil || line.Type != "user" {
+			fail("bad stdin line %q", in.Text())
+		}
+		conv = append(conv, map[string]any{"role": "user", "content": line.Message.Content})
+		conv = turn(conv)
+	}
+	if scenario == "sent_leave_child" {
+		forkSleep()
+	}
+}
+
+func tools() []string {
+	if scenario == "no_send_tool" {
+		return []string{"ListAgents"}
+	}
+	return []string{"ListAgents", "DeferredToolPlaceholder", "SendMessage"}
+}
+
+// turn runs one turn: requests until an answer ends it; returns the conversation.
+func turn(conv []any) []any {
+	for range 8 {
+		blocks, stop := ask(conv)
+		conv = append(conv, map[string]any{"role": "assistant", "content": blocks})
+		emit(map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": blocks}})
+		if stop != "tool_use" {
+			emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": text(blocks)})
+			for len(pending) > 0 {
+				// A notice comes as a new turn after this one, as on 2.1.332.
+				n := pending[0]
+				pending = pending[1:]
+				time.Sleep(100 * time.Millisecond)
+				conv = turn(append(conv, map[string]any{"role": "user", "content": n}))
+			}
+			return conv
+		}
+		var results []any
+		var notice string
+		for _, b := range blocks {
+			if b["type"] != "tool_use" {
+				continue
+			}
+			res, n := run(b)
+			notice = n
+			results = append(results, res)
+		}
+		conv = append(conv, map[string]any{"role": "user", "content": results})
+		emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": results}})
+		if notice != "" {
+			pending = append(pending, notice)
+		}
+	}
+	fail("turn did not end in 8 requests")
+	return conv
+}
+
+func text(blocks []map[string]any) string {
+	for _, b := range blocks {
+		if b["type"] == "text" {
+			s, _ := b["text"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// ask POSTs the conversation and reads the streamed answer.
+func ask(conv []any) ([]map[string]any, string) {
+	var ts []map[string]any
+	for _, n := range tools() {
+		ts = append(ts, map[string]any{"name": n, "description": "tool " + n, "input_schema": map[string]any{"type": "object"}})
+	}
+	body, _ := json.Marshal(map[string]any{"model": "fake", "stream": true, "max_tokens": 1024,
+		"system": []any{map[string]any{"type": "text", "text": "You are a courier."}}, "tools": ts, "messages": conv})
+	req, _ := http.NewRequest(http.MethodPost, os.Getenv("ANTHROPIC_BASE_URL")+"/v1/messages?beta=true", bytes.NewReader(body))
+	req.Header.Set("x-api-key", os.Getenv("ANTHROPIC_API_KEY"))
+	req.Header.Set("content-type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fail("read stdin: %v", err)
+		fail("request: %v", err)
 	}
-	record(args, stdin)
-	name := os.Getenv("FAKECLAUDE_SCENARIO")
-	if name == "" {
-		name = "sent"
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		fail("request: %s: %s", resp.Status, b)
 	}
-	sc, ok := scenarios[name]
+	var blocks []map[string]any
+	var partial []string
+	stop := ""
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string         `json:"type"`
+			ContentBlock map[string]any `json:"content_block"`
+			Delta        struct {
+				Type        string `json:"type"`
+				Text        string `json:"text"`
+				PartialJSON string `json:"partial_json"`
+				StopReason  string `json:"stop_reason"`
+			} `json:"delta"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			fail("bad event %q: %v", data, err)
+		}
+		switch ev.Type {
+		case "content_block_start":
+			blocks = append(blocks, ev.ContentBlock)
+			partial = append(partial, "")
+		case "content_block_delta":
+			i := len(blocks) - 1
+			switch ev.Delta.Type {
+			case "text_delta":
+				blocks[i]["text"] = blocks[i]["text"].(string) + ev.Delta.Text
+			case "input_json_delta":
+				partial[i] += ev.Delta.PartialJSON
+			}
+		case "content_block_stop":
+			i := len(blocks) - 1
+			if blocks[i]["type"] == "tool_use" {
+				var input map[string]any
+				if err := json.Unmarshal([]byte(partial[i]), &input); err != nil {
+					fail("bad tool input %q: %v", partial[i], err)
+				}
+				blocks[i]["input"] = input
+			}
+		case "message_delta":
+			stop = ev.Delta.StopReason
+		}
+	}
+	return blocks, stop
+}
+
+// run runs one tool_use block and returns its tool_result and, for the
+// held and refused scenarios, the notice turn that follows.
+func run(b map[string]any) (map[string]any, string) {
+	id, _ := b["id"].(string)
+	res := map[string]any{"type": "tool_result", "tool_use_id": id}
+	if b["name"] != "SendMessage" || !slices.Contains(tools(), "SendMessage") {
+		res["content"], res["is_error"] = fmt.Sprintf("<tool_use_error>Error: No such tool available: %v</tool_use_error>", b["name"]), true
+		return res, ""
+	}
+	input, _ := b["input"].(map[string]any)
+	to, _ := input["to"].(string)
+	msg, _ := input["message"].(string)
+	if scenario == "tool_error" {
+		res["content"], res["is_error"] = "<tool_use_error>Error: the fake refuses this call</tool_use_error>", true
+		return res, ""
+	}
+	msgID := uuid()
+	answer := func(ok bool, message string) {
+		j, _ := json.Marshal(map[string]any{"success": ok, "message": message, "msg_id": msgID})
+		res["content"] = []any{map[string]any{"type": "text", "text": string(j)}}
+	}
+	path, ok := strings.CutPrefix(to, "uds:")
 	if !ok {
-		fail("unknown scenario %q", name)
+		answer(false, "the fake only sends to uds: addresses, got "+to)
+		return res, ""
 	}
-	// Scenarios that never look at the prompt still require one that parses
-	// unless they imitate a failure before reading it.
-	p, err := parsePrompt(string(stdin))
-	if err != nil && name != "unknown_option" && name != "not_logged_in" && name != "no_output" {
-		fail("bad prompt: %v", err)
+	if scenario == "not_sent" {
+		answer(false, "“"+name+"” → "+to+": not sent (the fake says no)")
+		return res, ""
 	}
-	os.Exit(sc(p))
+	frame, _ := json.Marshal(map[string]any{"msgV": 1, "msg_id": msgID, "type": "user", "message": map[string]any{"role": "user",
+		"content": fmt.Sprintf("<cross-session-message from=\"uds:%s\" from-name=\"%s\" from-mode=\"prompting\">\n%s\n</cross-session-message>", ownSock, name, msg)},
+		"priority": "next", "from": "uds:" + ownSock})
+	if err := post(path, append(frame, '\n')); err != nil {
+		answer(false, fmt.Sprintf("“%s” → %s: could not reach that session (%v)", name, to, err))
+		return res, ""
+	}
+	if dir := os.Getenv("FAKECLAUDE_RECORD"); dir != "" {
+		line, _ := json.Marshal(map[string]string{"to": to, "message": msg})
+		appendFile(filepath.Join(dir, "sent.jsonl"), append(line, '\n'))
+	}
+	answer(true, "“"+name+"” → "+to+"; in that session's inbox, not yet read by its Claude — a [Cross-session delivery notice] follows if that session holds it (usually a different permission mode) or refuses it")
+	switch scenario {
+	case "held":
+		return res, fmt.Sprintf("[Cross-session delivery notice] Your message to another session was held by that session (recipient: %s; msg_id: %s). NOT delivered yet.", to, msgID)
+	case "refused":
+		return res, fmt.Sprintf("[Cross-session delivery notice] Your message to another session was refused (recipient: %s; msg_id: %s): that session is not accepting cross-session messages.", to, msgID)
+	case "other_notice":
+		return res, fmt.Sprintf("[Cross-session delivery notice] Your message to another session was held by that session (recipient: %s; msg_id: %s). NOT delivered yet.", to, uuid())
+	}
+	return res, ""
+}
+
+func post(path string, frame []byte) error {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write(frame); err != nil {
+		return err
+	}
+	if uc, ok := c.(*net.UnixConn); ok {
+		_ = uc.CloseWrite()
+	}
+	return nil
+}
+
+func uuid() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 func fail(format string, args ...any) {
@@ -196,65 +343,7 @@ func fail(format string, args ...any) {
 	os.Exit(2)
 }
 
-// prompt is what a courier understands of its stdin.
-type prompt struct {
-	name, nonce, text string
-}
-
-// parsePrompt reads the target name and the fenced text the way a careful
-// courier would: the nonce from the instructions, the text strictly between
-// the first begin line and the end line carrying it, the end line being the
-// prompt's last line, and the nonce nowhere in the text.
-func parsePrompt(s string) (prompt, error) {
-	var p prompt
-	i := strings.Index(s, namePhrase)
-	if i < 0 {
-		return p, errors.New("no target name")
-	}
-	dec := json.NewDecoder(strings.NewReader(s[i+len(namePhrase):]))
-	if err := dec.Decode(&p.name); err != nil {
-		return p, fmt.Errorf("target name is not a JSON string: %w", err)
-	}
-	i = strings.Index(s, noncePhrase)
-	if i < 0 {
-		return p, errors.New("no nonce")
-	}
-	rest := s[i+len(noncePhrase):]
-	j := strings.IndexByte(rest, ':')
-	if j < 0 {
-		return p, errors.New("nonce not followed by a colon")
-	}
-	p.nonce = rest[:j]
-	if len(p.nonce) < 32 {
-		return p, fmt.Errorf("nonce %q is shorter than 128 bits of hex", p.nonce)
-	}
-	begin := "\n" + beginMarker + p.nonce + markerClose + "\n"
-	end := "\n" + endMarker + p.nonce + markerClose + "\n"
-	b := strings.Index(s, begin)
-	e := strings.LastIndex(s, end)
-	switch {
-	case b < 0:
-		return p, errors.New("no begin line")
-	case e < 0:
-		return p, errors.New("no end line")
-	case e+len(end) != len(s):
-		return p, errors.New("the end line is not the last line")
-	case e < b+len(begin)-1:
-		return p, errors.New("end line before the begin line")
-	}
-	// The text starts after the begin line and ends before the newline that
-	// starts the end line.
-	p.text = s[b+len(begin) : e]
-	if strings.Contains(p.text, p.nonce) {
-		return p, errors.New("the text contains the nonce")
-	}
-	if n := strings.Count(s, p.nonce); n != 3 {
-		return p, fmt.Errorf("the nonce occurs %d times, want 3 (instructions, begin, end)", n)
-	}
-	return p, nil
-}
-
-func record(args []string, stdin []byte) {
+func record(args []string) {
 	dir := os.Getenv("FAKECLAUDE_RECORD")
 	if dir == "" {
 		return
@@ -272,7 +361,6 @@ func record(args []string, stdin []byte) {
 	cwdJSON, _ := json.Marshal(cwd)
 	for name, data := range map[string][]byte{
 		"argv.json": a,
-		"stdin":     stdin,
 		"cwd.json":  cwdJSON,
 		"env":       []byte(strings.Join(os.Environ(), "\n") + "\n"),
 		"pid":       fmt.Appendf(nil, "%d %d\n", os.Getpid(), pgid),
@@ -280,6 +368,17 @@ func record(args []string, stdin []byte) {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			fail("record %s: %v", name, err)
 		}
+	}
+}
+
+func appendFile(path string, data []byte) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		fail("record: %v", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		fail("record: %v", errors.Join(err))
 	}
 }
 
@@ -292,111 +391,18 @@ func forkSleep() {
 		fail("start sleep: %v", err)
 	}
 	if dir := os.Getenv("FAKECLAUDE_RECORD"); dir != "" {
-		f, err := os.OpenFile(filepath.Join(dir, "children"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			fail("record child: %v", err)
-		}
-		fmt.Fprintf(f, "%d\n", cmd.Process.Pid)
-		f.Close()
+		appendFile(filepath.Join(dir, "children"), fmt.Appendf(nil, "%d\n", cmd.Process.Pid))
 	}
-	// Let the child get going before the scenario goes on.
 	time.Sleep(50 * time.Millisecond)
 }
 
-func ignoreTerm() {
-	// SIG_IGN survives exec, so the sleep child ignores TERM too: a stubborn
-	// group that only SIGKILL ends.
-	signal.Ignore(syscall.SIGTERM)
-}
-
-var nextID = 1
-
-func toolID() string {
-	id := fmt.Sprintf("toolu_%02d", nextID)
-	nextID++
-	return id
-}
-
-func str(s string) *string { return &s }
-
-// verbose builds the --verbose array: init, a ListAgents round trip listing
-// the target, the given messages, the answer word as assistant text and a
-// result message with that word ("" leaves the answer out and the result "").
-func verbose(p prompt, calls []any, word string) []any {
-	list := toolID()
-	agents, _ := json.Marshal([]map[string]any{{"name": p.name, "status": "idle"}})
-	out := []any{
-		map[string]any{"type": "system", "subtype": "init", "session_id": "00000000-0000-4000-8000-000000000000",
-			"tools": []string{"ListAgents", "SendMessage"}, "mcp_servers": []any{}, "model": "claude-haiku-4-5",
-			"permissionMode": "default", "claude_code_version": "2.1.328"},
-		assistant(map[string]any{"type": "tool_use", "id": list, "name": "ListAgents", "input": map[string]any{}}),
-		user(map[string]any{"type": "tool_result", "tool_use_id": list, "content": string(agents)}),
-	}
-	out = append(out, calls...)
-	if word != "" {
-		out = append(out, assistant(map[string]any{"type": "text", "text": word}))
-	}
-	return append(out, result("success", false, str(word), nil))
-}
-
-// sendCall is one SendMessage tool_use and its tool_result. A call that
-// succeeds is appended to FAKECLAUDE_RECORD/sent.jsonl as {"to","message"}:
-// what the target session would have received.
-func sendCall(to, text string, isError bool) []any {
-	id := toolID()
-	if dir := os.Getenv("FAKECLAUDE_RECORD"); dir != "" && !isError {
-		line, _ := json.Marshal(map[string]string{"to": to, "message": text})
-		f, err := os.OpenFile(filepath.Join(dir, "sent.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			fail("record send: %v", err)
-		}
-		f.Write(append(line, '\n'))
-		f.Close()
-	}
-	res := map[string]any{"type": "tool_result", "tool_use_id": id, "content": "Message sent to " + to}
-	if isError {
-		res["content"], res["is_error"] = "Error: no agent named "+to, true
-	}
-	return []any{
-		assistant(map[string]any{"type": "tool_use", "id": id, "name": "SendMessage",
-			"input": map[string]any{"to": to, "summary": "relayed by peerctl", "message": text}}),
-		user(res),
-	}
-}
-
-func assistant(block map[string]any) map[string]any {
-	return map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []any{block}}}
-}
-
-func user(block map[string]any) map[string]any {
-	return map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{block}}}
-}
-
-// result is the final message; a nil text leaves the field out.
-func result(subtype string, isError bool, text *string, errs []string) map[string]any {
-	r := map[string]any{"type": "result", "subtype": subtype, "is_error": isError, "num_turns": 3,
-		"session_id": "00000000-0000-4000-8000-000000000000", "total_cost_usd": 0}
-	if text != nil {
-		r["result"] = *text
-	}
-	if errs != nil {
-		r["errors"] = errs
-	}
-	return r
-}
-
-// emit prints v as Claude Code does (one line) and returns exit status 0.
-// Without --verbose in argv, an array is reduced to its last element.
-func emit(v any) int {
-	if arr, ok := v.([]any); ok && !slices.Contains(os.Args[1:], "--verbose") {
-		v = arr[len(arr)-1]
-	}
+// emit prints one stream-json line.
+func emit(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		fail("encode output: %v", err)
 	}
 	os.Stdout.Write(append(b, '\n'))
-	return 0
 }
 
 // hang never returns (select{} would trip the runtime's deadlock check).

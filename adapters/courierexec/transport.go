@@ -1,0 +1,148 @@
+package courierexec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+var (
+	_ ports.Transport = (*Transport)(nil)
+	_ ports.Heeding   = (*Transport)(nil)
+)
+
+// DefaultNoticeWindow is how long Deliver listens for a delivery notice
+// after the send. Measured on 2.1.332: a held or refused notice reaches the
+// courier about 0.5 s after SendMessage answered.
+const DefaultNoticeWindow = 3 * time.Second
+
+// SendMessageLimit is the largest serialized message Claude Code's
+// SendMessage sends, in characters (measured on 2.1.328: "Message too large
+// for cross-session delivery: the serialized message is 2,097,514
+// characters and the limit is 1,048,576"). domain.MaxMessageBytes (64 KiB)
+// is far below it: every valid message fits, and arrives intact (the live
+// test sends one of exactly 64 KiB).
+const SendMessageLimit = 1 << 20
+
+func checkTarget(target domain.Session, msg domain.Message) error {
+	if !target.Addressable() {
+		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d): %s", target.ID(), target.PID(), target.Unaddressable())
+	}
+	if !filepath.IsAbs(target.SocketPath()) {
+		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d): its socket path %q is not absolute", target.ID(), target.PID(), target.SocketPath())
+	}
+	if msg.IsZero() {
+		return domain.Refuse(domain.ReasonInvalidMessage, "message is empty")
+	}
+	return nil
+}
+
+// Call is the SendMessage input the endpoint answers a send with, as JSON.
+func Call(socket, text string) string {
+	b, _ := json.Marshal(struct {
+		To      string `json:"to"`
+		Message string `json:"message"`
+		Summary string `json:"summary"`
+	}{"uds:" + socket, text, Summary})
+	return string(b)
+}
+
+// Plan describes the run: the program as Deliver would start it (resolved
+// on PATH, made absolute), argv, the private folder's pattern, and the one
+// SendMessage call the endpoint would answer with. A program that cannot
+// be found is refused exactly as Deliver refuses it.
+func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
+	if err := checkTarget(target, msg); err != nil {
+		return domain.Plan{}, err
+	}
+	program, err := t.program()
+	if err != nil {
+		return domain.Plan{}, err
+	}
+	return domain.Plan{Transport: Name, Program: program, Argv: append([]string{program}, t.Args()...),
+		Dir: filepath.Join(os.TempDir(), PrivateDirPattern, "work"), Call: Call(target.SocketPath(), msg.Text())}, nil
+}
+
+// Deliver runs one courier for msg to target: Start, one Send, then it
+// listens for a delivery notice about the message for Config.NoticeWindow
+// and closes the courier. The receipt's outcome is "queued" ("held" when a
+// held notice came); a refused notice is a ReasonDeliveryFailed refusal.
+func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
+	rec, heed, err := t.DeliverHeeding(ctx, target, msg)
+	if err != nil {
+		return rec, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, t.cfg.NoticeWindow)
+	defer cancel()
+	return heed(wctx)
+}
+
+// DeliverHeeding starts a courier bounded by Config.Timeout (or ctx's
+// earlier deadline), sends msg to target's socket and returns the receipt
+// (outcome "queued", Claude Code's msg_id and words) while the courier
+// still runs; heed listens for a notice about that msg_id until its
+// context ends, then closes the courier (see ports.Heeding). On error
+// nothing is left running and heed is nil.
+func (t *Transport) DeliverHeeding(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, ports.Heed, error) {
+	if err := checkTarget(target, msg); err != nil {
+		return domain.Receipt{}, nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
+	c, err := t.Start(lctx)
+	if err != nil {
+		cancel()
+		return domain.Receipt{}, nil, err
+	}
+	res, err := c.Send(lctx, target.SocketPath(), msg.Text())
+	if err != nil {
+		_ = c.Close()
+		if r, ok := domain.AsRefusal(err); ok && lctx.Err() != nil && ctx.Err() == nil {
+			r.Detail = fmt.Sprintf("courier timed out after %s: %s", t.cfg.Timeout, r.Detail)
+		}
+		cancel()
+		return domain.Receipt{}, nil, err
+	}
+	rec := domain.Receipt{Transport: Name, Outcome: domain.OutcomeQueued.String(), MsgID: res.MsgID, ClaudeResult: res.Message,
+		Detail: fmt.Sprintf("Claude Code's SendMessage put it in the session's inbox (msg_id %s)", res.MsgID)}
+	heed := func(hctx context.Context) (domain.Receipt, error) {
+		defer cancel()
+		defer func() { _ = c.Close() }()
+		return heedNotice(hctx, c, rec)
+	}
+	return rec, heed, nil
+}
+
+// heedNotice waits for a delivery notice naming rec.MsgID on c's Inbound
+// until ctx ends (or the courier ends), and returns rec turned by it.
+func heedNotice(ctx context.Context, c *Courier, rec domain.Receipt) (domain.Receipt, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return rec, nil
+		case <-c.Done():
+			return rec, nil
+		case in, ok := <-c.Inbound():
+			if !ok {
+				return rec, nil
+			}
+			if in.Kind != InboundNotice || in.MsgID != rec.MsgID {
+				continue
+			}
+			switch in.Verdict {
+			case "held":
+				rec.Outcome, rec.ClaudeResult = domain.OutcomeHeld.String(), in.Text
+				rec.Detail = "the session holds it (a delivery notice said so); it may release it later"
+				return rec, nil
+			default:
+				return rec, &domain.Refusal{Reason: domain.ReasonDeliveryFailed,
+					Detail: fmt.Sprintf("%s by the target (msg_id %s); Claude Code's notice: %s", domain.OutcomeRefused, rec.MsgID, quoteWords(in.Text))}
+			}
+		}
+	}
+}

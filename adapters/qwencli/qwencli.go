@@ -1,0 +1,149 @@
+// Package qwencli looks at the qwen program (Qwen Code, npm
+// @qwen-code/qwen-code) and its user settings for `peerctl doctor`: where
+// it is, its version (`qwen --version` prints e.g. "0.24.4"), and whether
+// its sessions bind a cross-session inbox. It never starts a session.
+//
+// Messaging (Qwen Code's docs, users/features/cross-session-protocol; 0.23.0
+// and 0.24.4 read): the setting agents.crossSessionMessaging in
+// <qwen home>/settings.json, read at a session's start; unset, it is on
+// from 0.24.0 and off in 0.23.x (opt-in, "experimental"); 0.21.x and
+// older have no inbox.
+package qwencli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peerctl/peerctl/adapters/internal/procgroup"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// ProgramEnv names the variable that picks the qwen program.
+const ProgramEnv = "PEERCTL_QWEN"
+
+// probeTimeout bounds `qwen --version` (a node start; seconds on a busy machine).
+const probeTimeout = 20 * time.Second
+
+// Prober probes one qwen program against one Qwen home.
+type Prober struct {
+	Program string // "" means "qwen" on PATH
+	Home    string // Qwen Code's home (settings.json lives there)
+}
+
+var _ ports.QwenHarness = (*Prober)(nil)
+
+// ProbeQwen finds the program, runs `<program> --version` (bounded, its
+// process group killed after) and decides Messaging.
+func (p *Prober) ProbeQwen(ctx context.Context) ports.QwenProbe {
+	prog := p.Program
+	if prog == "" {
+		prog = "qwen"
+	}
+	out := ports.QwenProbe{Program: prog, Messaging: "unknown"}
+	setting, settingErr := readSetting(filepath.Join(p.Home, "settings.json"))
+	path, err := exec.LookPath(prog)
+	if err != nil {
+		out.Err = fmt.Errorf("find %q: %w", prog, err)
+		out.Messaging, out.MessagingWhy = messaging("", setting, settingErr, p.Home)
+		return out
+	}
+	out.Path = path
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd := exec.Command(path, "--version")
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Env = append(os.Environ(), "QWEN_HOME="+p.Home, "NO_COLOR=1")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := runGroup(ctx, cmd); err != nil {
+		out.Err = fmt.Errorf("run %s --version: %w", path, err)
+	} else {
+		out.Version, _, _ = strings.Cut(strings.TrimSpace(stdout.String()), "\n")
+	}
+	out.Messaging, out.MessagingWhy = messaging(out.Version, setting, settingErr, p.Home)
+	return out
+}
+
+// readSetting returns agents.crossSessionMessaging (nil when unset).
+func readSetting(path string) (*bool, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s struct {
+		Agents struct {
+			CrossSessionMessaging *bool `json:"crossSessionMessaging"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s is not JSON: %w", path, err)
+	}
+	return s.Agents.CrossSessionMessaging, nil
+}
+
+// messaging decides on/off/unknown and says why.
+func messaging(version string, setting *bool, settingErr error, home string) (string, string) {
+	settings := filepath.Join(home, "settings.json")
+	if settingErr != nil {
+		return "unknown", "settings not read: " + settingErr.Error()
+	}
+	if setting != nil {
+		if *setting {
+			return "on", "agents.crossSessionMessaging is true in " + settings
+		}
+		return "off", "agents.crossSessionMessaging is false in " + settings
+	}
+	major, minor, ok := majorMinor(version)
+	switch {
+	case !ok:
+		return "unknown", "agents.crossSessionMessaging unset and the version unknown (on by default from 0.24.0)"
+	case major > 0 || minor >= 24:
+		return "on", "default in Qwen Code " + version + " (agents.crossSessionMessaging unset)"
+	case minor == 23:
+		return "off", "default in Qwen Code " + version + ": opt-in; set agents.crossSessionMessaging to true in " + settings + " and restart sessions"
+	default:
+		return "off", "Qwen Code " + version + " has no cross-session inbox (0.23.0 added it)"
+	}
+}
+
+func majorMinor(v string) (int, int, bool) {
+	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	return major, minor, err1 == nil && err2 == nil
+}
+
+// runGroup runs cmd as the head of a group of its own
+// (adapters/internal/procgroup), kills the whole group when ctx ends first,
+// and kills whatever is left of it once cmd has exited: nothing outlives
+// the probe.
+func runGroup(ctx context.Context, cmd *exec.Cmd) error {
+	g, err := procgroup.Start(cmd)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	stop := context.AfterFunc(ctx, g.Kill)
+	err = cmd.Wait()
+	stop()
+	g.Kill()
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
+	return err
+}

@@ -1,0 +1,66 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/transporttest"
+)
+
+type named struct {
+	transporttest.Fake
+	name string
+}
+
+func (n *named) Name() string { return n.name }
+
+func TestRouterPicksByHarness(t *testing.T) {
+	courier, socket, inbox := &named{name: "courier"}, &named{name: "socket"}, &named{name: "inbox"}
+	by := map[domain.Harness][]ports.Transport{
+		domain.HarnessClaudeCode: {courier, socket},
+		domain.HarnessQwenCode:   {inbox},
+	}
+	claude := transporttest.Session(t, domain.Record{File: "1.json", PID: 1, SessionID: "c", Name: "c", SocketPath: "/c.sock", Kind: domain.KindInteractive})
+	qwen := transporttest.Session(t, domain.Record{Harness: domain.HarnessQwenCode, File: "2.json", PID: 2, SessionID: "q", Name: "q", SocketPath: "/q.sock", Kind: "tui"})
+	msg, err := domain.NewMessage("hi")
+	require.NoError(t, err)
+	cases := []struct {
+		chosen string
+		target domain.Session
+		want   *named
+	}{
+		{"", claude, courier}, {"", qwen, inbox}, {"socket", claude, socket}, {"inbox", qwen, inbox},
+		{"inbox", claude, nil}, {"courier", qwen, nil}, {"socket", qwen, nil},
+	}
+	for _, c := range cases {
+		r := &app.Router{Chosen: c.chosen, By: by}
+		before := len(courier.Received()) + len(socket.Received()) + len(inbox.Received())
+		_, err := r.Deliver(context.Background(), c.target, msg)
+		if c.want == nil {
+			ref, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonHarnessUnsupported, ref.Reason, "%s to %s", c.chosen, c.target.Harness())
+			assert.Equal(t, before, len(courier.Received())+len(socket.Received())+len(inbox.Received()), "nothing ran")
+			_, err = r.Plan(c.target, msg)
+			ref, _ = domain.AsRefusal(err)
+			require.NotNil(t, ref)
+			assert.Equal(t, domain.ReasonHarnessUnsupported, ref.Reason)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, before+1, len(courier.Received())+len(socket.Received())+len(inbox.Received()))
+		assert.NotEmpty(t, c.want.Received(), "%q to %s went through %s", c.chosen, c.target.Harness(), c.want.name)
+	}
+}
+
+func TestQwenTranscriptPath(t *testing.T) {
+	assert.Equal(t, "/h/projects/-tmp-qa-qwork-a/chats/s1.jsonl", app.QwenTranscriptPath("/h", "/tmp/qa/qwork/a", "s1"))
+	assert.Empty(t, app.QwenTranscriptPath("/h", "/w", "../x"))
+	assert.Empty(t, app.QwenTranscriptPath("", "/w", "s"))
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/procliveness"
+)
+
+const qwenTestToken = "feedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedface"
+
+// qwenHome makes a Qwen Code home whose registry holds one live record for
+// this test process (its real boot id, start ticks and pid namespace).
+func qwenHome(t *testing.T, sessionID, ipcPath string) string {
+	t.Helper()
+	pid := os.Getpid()
+	start, err := procliveness.StartTime("/proc", pid)
+	require.NoError(t, err)
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	require.NoError(t, err)
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	require.NoError(t, err)
+	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	home := t.TempDir()
+	dir := filepath.Join(home, "sessions")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	rec := fmt.Sprintf(`{"schemaVersion":1,"pid":%d,"procStart":"%s:%s","pidNs":%s,"sessionId":%q,"cwd":"/w/app","name":"app-3b","startedAt":1796142262298,"qwenVersion":"0.24.4","kind":"tui","ipcPath":%q,"ipcToken":%q}`,
+		pid, strings.TrimSpace(string(boot)), start, ns, sessionID, ipcPath, qwenTestToken)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", pid)), []byte(rec), 0o600))
+	return home
+}
+
+func TestListBothHarnesses(t *testing.T) {
+	ppid := os.Getppid()
+	cfg := evConfigDir(t, evLiveRecord(t, ppid, "cccccccc-3333-4333-8333-333333333333", "build-1a", "/w/build", "/tmp/cc-socks/1.sock"))
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", "/run/q/1.sock")
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": home}
+
+	r := evRun(t, env, nil, "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "HARNESS")
+	assert.Regexp(t, `app-3b\s+qwen-code\s+aaaaaaaa-`, r.stdout)
+	assert.Regexp(t, `build-1a\s+claude-code\s+cccccccc-`, r.stdout)
+
+	r = evRun(t, env, nil, "list", "--json", "--harness", "qwen-code")
+	require.Equal(t, 0, r.code, r.stderr)
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, "qwen-code", got[0]["harness"])
+	assert.Equal(t, fmt.Sprintf("qwen-peer:v1:%d:aaaaaaaa-1111-4111-8111-111111111111:/run/q/1.sock", os.Getpid()), got[0]["endpoint"])
+
+	r = evRun(t, env, nil, "list", "--json", "--harness", "claude-code")
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, "claude-code", got[0]["harness"])
+
+	// --qwen-home wins over $QWEN_HOME.
+	r = evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir()}, nil, "--qwen-home", home, "list", "--harness", "qwen-code")
+	assert.Contains(t, r.stdout, "app-3b")
+
+	r = evRun(t, env, nil, "list", "--harness", "qwen")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, `unknown harness "qwen"`)
+
+	// The token is never printed, by any reading command.
+	for _, args := range [][]string{{"list", "--all", "--json"}, {"show", "app-3b", "--json"}, {"show", "app-3b"},
+		{"send", "--dry-run", "--json", "app-3b", "hi"}, {"send", "--dry-run", "app-3b", "hi"}, {"--debug", "list"}} {
+		r := evRun(t, env, nil, args...)
+		assert.NotContains(t, r.stdout+r.stderr, qwenTestToken, "%v", args)
+		assert.NotContains(t, r.stdout+r.stderr, "feedface", "%v", args)
+	}
+}
+
+func TestSendTransportMustFitTheHarness(t *testing.T) {
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", "/run/q/1.sock")
+	env := map[string]string{"CLAUDE_CONFIG_DIR": t.TempDir(), "QWEN_HOME": home}
+	for _, tr := range []string{"courier", "socket"} {
+		r := evRun(t, env, nil, "send", "--json", "--transport", tr, "app-3b", "hi")
+		assert.Equal(t, exitHarnessUnsupported, r.code, r.stderr)
+		assert.Contains(t, r.stdout, `"reason": "harness_unsupported"`)
+	}
+	r := evRun(t, env, nil, "send", "--dry-run", "--json", "app-3b", "hi")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"transport": "inbox"`)
+	assert.Contains(t, r.stdout, `"fromMode\":\"prompting\"`)
+	r = evRun(t, env, nil, "send", "--transport", "carrier-pigeon", "app-3b", "hi")
+	assert.Equal(t, exitUsage, r.code)
+}

@@ -1,0 +1,87 @@
+package domain
+
+import "fmt"
+
+// Harness is the coding-agent program a session runs in. The set is closed;
+// String gives the stable word of `list --json` ("harness") and of
+// `--harness`. The zero value is HarnessClaudeCode, so a record built
+// without one is Claude Code's, as every record was before Qwen Code.
+type Harness int
+
+// The harnesses peerctl reads.
+const (
+	// HarnessClaudeCode: Claude Code, registry <config dir>/sessions/<pid>.json.
+	HarnessClaudeCode Harness = iota
+	// HarnessQwenCode: Qwen Code (0.24.x; 0.23.x with messaging turned on),
+	// registry $QWEN_HOME/sessions/<pid>.json and <pid>-<8 hex>.json.
+	HarnessQwenCode
+)
+
+var harnessWords = []string{"claude-code", "qwen-code"}
+
+// String returns "claude-code" or "qwen-code".
+func (h Harness) String() string {
+	if int(h) >= 0 && int(h) < len(harnessWords) {
+		return harnessWords[h]
+	}
+	return fmt.Sprintf("harness(%d)", int(h))
+}
+
+// Harnesses lists every harness in a stable order.
+func Harnesses() []Harness { return []Harness{HarnessClaudeCode, HarnessQwenCode} }
+
+// ParseHarness maps a wire word ("claude-code", "qwen-code") to its Harness.
+func ParseHarness(word string) (Harness, error) {
+	for i, w := range harnessWords {
+		if w == word {
+			return Harness(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown harness %q (want %q or %q)", word, harnessWords[0], harnessWords[1])
+}
+
+// EndpointPrefixQwen starts every Qwen Code endpoint of protocol version 1:
+//
+//	qwen-peer:v1:<pid>:<sessionId>:<socket>
+//
+// escaped as cc-peer endpoints are. Where a cc-peer endpoint pins the
+// session's name, a qwen-peer endpoint pins its session id: Qwen Code's
+// names are not unique by design (cwd basename + 2 hex digits), and one
+// process changes its session id on /clear and /resume. An endpoint taken
+// before a /clear therefore refuses (identity_mismatch) instead of reaching
+// the new conversation; re-list to get the new one.
+const EndpointPrefixQwen = "qwen-peer:v1:"
+
+// NewQwenEndpoint builds a qwen-peer endpoint; pid must be positive,
+// sessionID and socket non-empty.
+func NewQwenEndpoint(pid int, sessionID, socket string) (Endpoint, error) {
+	ep, err := NewEndpoint(pid, sessionID, socket)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	ep.harness = HarnessQwenCode
+	return ep, nil
+}
+
+// Harness is the harness the endpoint addresses.
+func (e Endpoint) Harness() Harness { return e.harness }
+
+// Harness is the harness that wrote the session's record.
+func (s Session) Harness() Harness { return s.rec.Harness }
+
+// endpointFor builds the endpoint of a record by its harness.
+func endpointFor(r Record) (Endpoint, error) {
+	if r.Harness == HarnessQwenCode {
+		return NewQwenEndpoint(r.PID, r.SessionID, r.SocketPath)
+	}
+	return NewEndpoint(r.PID, r.Name, r.SocketPath)
+}
+
+// endpointKey is what an endpoint pins besides pid and socket: the name
+// (Claude Code) or the session id (Qwen Code).
+func endpointKey(r Record) (what, value string) {
+	if r.Harness == HarnessQwenCode {
+		return "session id", r.SessionID
+	}
+	return "name", r.Name
+}

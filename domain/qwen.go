@@ -1,0 +1,65 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// classifyQwen is Classify for a Qwen Code record (registry format v1,
+// Qwen Code 0.23.0–0.24.4; docs/QWEN-CODE-FACTS.md). The verdicts and their
+// order are Claude Code's: file problems (unreadable, malformed, misnamed,
+// unsupported schemaVersion), foreign pid namespace (a record without
+// pidNs counts as foreign: Qwen Code on Linux never lists one), dead pid
+// (stale), start mismatch — another boot or other start ticks — (reused),
+// else live. Every Qwen Code kind (tui, headless, serve, external) is a
+// session; it is addressable when it publishes an absolute ipcPath.
+func classifyQwen(r Record, l Liveness) Entry {
+	e := Entry{Record: r, Unchecked: l.Unchecked}
+	switch {
+	case r.Problem != "":
+		e.Verdict = r.ProblemVerdict
+		if e.Verdict == VerdictUnknown {
+			e.Verdict = VerdictMalformed
+		}
+		e.Reason = r.Problem
+	case l.DomainMatches == No:
+		e.Verdict = VerdictForeign
+		e.Reason = fmt.Sprintf("pidNs %s is not ours (%s)", r.PIDDomain, l.OurDomain)
+		if r.PIDDomain == "" {
+			e.Reason = "record has no pidNs; Qwen Code on Linux lists no such record"
+		}
+		e.Unchecked = nil
+	case l.Alive == No && l.Zombie:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
+	case l.Alive == No:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
+	case l.StartMatches == No:
+		e.Verdict = VerdictReused
+		e.Reason = fmt.Sprintf("pid %d started at %s, record says procStart %s", r.PID, l.ActualStart, r.ProcStart)
+	case l.Alive == Unknown:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
+	default:
+		e.Verdict = VerdictLive
+	}
+	if e.Verdict != VerdictLive {
+		return e
+	}
+	switch {
+	case r.SessionID == "":
+		e.Unaddressable = "record has no sessionId"
+	case r.SocketPath == "":
+		e.Unaddressable = "record has no ipcPath: cross-session messaging is off in this session (setting agents.crossSessionMessaging, read at start"
+		if strings.HasPrefix(r.Version, "0.23.") {
+			e.Unaddressable += "; Qwen Code " + r.Version + " has it off by default"
+		}
+		e.Unaddressable += ")"
+	case !strings.HasPrefix(r.SocketPath, "/"):
+		e.Unaddressable = fmt.Sprintf("ipcPath %q is not an absolute path", r.SocketPath)
+	default:
+		e.Addressable = true
+	}
+	return e
+}
