@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-go lint cross vuln ci deps install-claude fuzz
+.PHONY: build test test-live bench bench-go bench-replies lint cross vuln ci deps install-claude fuzz
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -58,3 +58,8 @@ ci: deps lint cross test-live fuzz
 # Runs every fuzz target for a short fixed budget each (FUZZTIME, default 200000x executions).
 fuzz:
 	scripts/fuzz.sh
+
+# Live benchmark of replies (send --await-reply, relay) against real Claude Code, offline:
+# one scripted session, a warm relay, docs/PERFORMANCE.md ("Replies").
+bench-replies:
+	PEERCTL_LIVE=1 $(GO) test -run '^$$' -bench BenchmarkLiveReplies -benchtime 1x -timeout 20m ./test/acceptance

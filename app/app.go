@@ -30,6 +30,8 @@ type Service struct {
 	transcripts ports.Transcripts
 	folders     ports.FolderWatcher
 	exits       ports.ExitWatcher
+	// couriers starts long-lived couriers (send --await-reply, Relay).
+	couriers ports.Couriers
 }
 
 // New builds a Service. configDir is Claude Code's config dir (used for
@@ -295,6 +297,13 @@ type SendRequest struct {
 	// DryRun resolves and verifies, then returns the transport's plan
 	// without sending.
 	DryRun bool
+	// AwaitReply, when positive, sends on a long-lived courier (ports.Couriers)
+	// and keeps it open after the delivery until a cross-session message
+	// from the target's own socket reaches it, AwaitReply passes (counted
+	// from the receipt), or ctx ends; no reply in time is a ReasonNoReply
+	// refusal returned beside the full result. It replaces the transport
+	// chosen for the Service.
+	AwaitReply time.Duration
 
 	// Confirmation and waiting: see ConfirmOptions (docs/CONFIRMATION.md).
 	ConfirmOptions
@@ -311,43 +320,38 @@ type SendResult struct {
 
 	// Confirmation and wait results (docs/CONFIRMATION.md).
 	Confirmation
+
+	// Reply is the target's reply (SendRequest.AwaitReply), nil when none came.
+	Reply *domain.Inbound
+	// OtherInbound are the messages from other senders that reached the
+	// courier while it waited for the reply, in arrival order.
+	OtherInbound []domain.Inbound
 }
 
 // ErrNoTransport is returned when the Service was built without a transport.
 var ErrNoTransport = errors.New("no transport configured")
 
+// ErrNoCouriers is returned for SendRequest.AwaitReply, and by a Relay,
+// when the Service was built without ports.Couriers (WithCouriers).
+var ErrNoCouriers = errors.New("no long-lived courier configured (awaiting a reply and relaying need the courier)")
+
 // Send validates the message, re-reads the registry, resolves and verifies
 // the target on that fresh read (domain.Resolve), refuses a target that is
 // not addressable, and only then hands the message to the transport. Every
-// refusal is a *domain.Refusal; no transport runs on a refusal.
+// refusal is a *domain.Refusal; no transport runs on a refusal. With
+// req.AwaitReply it then waits for the target's reply (see sendAwaiting).
 func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	res := SendResult{Started: s.now()}
-	msg, err := domain.NewMessage(req.Text)
-	if err != nil {
-		return res, err
-	}
 	if s.transport == nil {
 		return res, ErrNoTransport
 	}
-	l, partial, err := s.readLive(ctx)
+	if req.AwaitReply > 0 && s.couriers == nil {
+		return res, ErrNoCouriers
+	}
+	msg, target, err := s.target(ctx, req.Address, req.Text)
+	res.Target = target
 	if err != nil {
 		return res, err
-	}
-	target, err := domain.Resolve(l.Entries, req.Address)
-	if err != nil && partial {
-		// A refusal may name a record that was skipped unread: decide it
-		// on a full read, as if the send had started a moment later.
-		if l, err = s.Read(ctx); err != nil {
-			return res, err
-		}
-		target, err = domain.Resolve(l.Entries, req.Address)
-	}
-	if err != nil {
-		return res, noteMissing(l, err)
-	}
-	res.Target = target
-	if !target.Addressable() {
-		return res, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
 	}
 	if req.DryRun {
 		plan, err := s.transport.Plan(target, msg)
@@ -356,6 +360,9 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		}
 		res.Plan = &plan
 		return res, nil
+	}
+	if req.AwaitReply > 0 {
+		return s.sendAwaiting(ctx, req, msg, res)
 	}
 	var mark ports.TranscriptMark
 	if target.Harness() == domain.HarnessClaudeCode {
@@ -369,13 +376,51 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if err != nil {
-		if _, ok := domain.AsRefusal(err); !ok {
-			err = &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Detail: err.Error(), Err: err}
-		}
-		return res, err
+		return res, asDeliveryFailed(err)
 	}
 	if target.Harness() == domain.HarnessQwenCode {
 		return s.qwenConfirm(req, res)
 	}
 	return s.afterDelivery(ctx, req, res, mark, heed)
+}
+
+// target is what every send does before a transport runs: it validates
+// text, re-reads the registry, resolves address and verifies the identity
+// on that fresh read (domain.Resolve), and refuses a target that is not
+// addressable. The session is returned whenever it was resolved, also
+// beside a not_addressable refusal. Service.Send and Relay.Send share it.
+func (s *Service) target(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
+	msg, err := domain.NewMessage(text)
+	if err != nil {
+		return msg, domain.Session{}, err
+	}
+	l, partial, err := s.readLive(ctx)
+	if err != nil {
+		return msg, domain.Session{}, err
+	}
+	target, err := domain.Resolve(l.Entries, address)
+	if err != nil && partial {
+		// A refusal may name a record that was skipped unread: decide it
+		// on a full read, as if the send had started a moment later.
+		if l, err = s.Read(ctx); err != nil {
+			return msg, domain.Session{}, err
+		}
+		target, err = domain.Resolve(l.Entries, address)
+	}
+	if err != nil {
+		return msg, domain.Session{}, noteMissing(l, err)
+	}
+	if !target.Addressable() {
+		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
+	}
+	return msg, target, nil
+}
+
+// asDeliveryFailed makes a transport's error a refusal: its own, or a
+// ReasonDeliveryFailed one wrapping it.
+func asDeliveryFailed(err error) error {
+	if _, ok := domain.AsRefusal(err); !ok {
+		return &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Detail: err.Error(), Err: err}
+	}
+	return err
 }

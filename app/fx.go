@@ -83,6 +83,8 @@ var Module = fx.Module("peerctl",
 		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
 		fx.Annotate(NewExitWatcher, fx.As(new(ports.ExitWatcher))),
 		NewWatcher,
+		NewCouriers,
+		NewRelay,
 	),
 )
 
@@ -145,9 +147,24 @@ func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketfram
 }
 
 // NewService is New for fx: the Service over the graph's ports, with the
-// optional ones (confirmation, watching) where the graph holds them.
+// optional ones (confirmation, watching, long-lived couriers) where the
+// graph holds them.
 func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, opt OptionalPorts) *Service {
-	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders), WithExitWatcher(opt.Exits), WithQwenHome(cfg.QwenHome))
+	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders),
+		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithQwenHome(cfg.QwenHome))
+}
+
+// NewCouriers exposes the courier transport's long-lived couriers (send
+// --await-reply, Relay).
+func NewCouriers(courier *courierexec.Transport) ports.Couriers { return courier }
+
+// NewRelay builds the Relay over svc and ties it to the fx lifecycle:
+// OnStart starts its courier, OnStop stops it and waits for its
+// goroutines. Nothing starts unless something asks the graph for a *Relay.
+func NewRelay(lc fx.Lifecycle, svc *Service) *Relay {
+	r := newRelay(svc)
+	lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
+	return r
 }
 
 // OptionalPorts are the ports a Service can do without (confirmation,
@@ -157,6 +174,7 @@ type OptionalPorts struct {
 	Transcripts ports.Transcripts   `optional:"true"`
 	Folders     ports.FolderWatcher `optional:"true"`
 	Exits       ports.ExitWatcher   `optional:"true"`
+	Couriers    ports.Couriers      `optional:"true"`
 }
 
 // NewTranscripts reads transcripts, told of appends by the folder watcher.

@@ -28,6 +28,9 @@ const (
 	ReasonNotAddressable
 	// ReasonInvalidMessage: the message text was rejected before anything ran.
 	ReasonInvalidMessage
+	// ReasonNoReply: the message was handed over but no reply from the
+	// target reached the courier before the deadline (send --await-reply).
+	ReasonNoReply
 )
 
 var reasonWords = map[Reason]string{
@@ -37,12 +40,13 @@ var reasonWords = map[Reason]string{
 	ReasonDeliveryFailed:     "delivery_failed",
 	ReasonNotAddressable:     "not_addressable",
 	ReasonInvalidMessage:     "invalid_message",
+	ReasonNoReply:            "no_reply",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply}
 }
 
 // String returns the stable wire word, e.g. "not_live".

@@ -79,11 +79,12 @@ type endpoint struct {
 	requests     atomic.Int64
 	dropped      atomic.Int64
 
-	mu      sync.Mutex
-	current *turn
-	seen    []string // unexpected requests, for a failure detail
-	closed  bool     // inbound is closed
-	other   string   // the head of the newest user text of the last request not of a turn
+	mu        sync.Mutex
+	current   *turn
+	seen      []string       // unexpected requests, for a failure detail
+	closed    bool           // inbound is closed
+	other     string         // the head of the newest user text of the last request not of a turn
+	published map[string]int // inbound items published, by text (see collect)
 }
 
 // newEndpoint listens on 127.0.0.1 at a port the kernel picks, with a fresh
@@ -269,6 +270,7 @@ func (e *endpoint) decide(req *apiRequest) answer {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	fresh := e.collect(req)
 	t := e.current
 	if t != nil && t.emitted && hasToolUse(req, t.toolID) {
 		res, found := toolResult(req, t.toolID)
@@ -303,8 +305,91 @@ func (e *endpoint) decide(req *apiRequest) answer {
 	}
 	text := newestUserText(req)
 	e.other = clip(text, 200)
-	e.publish(parseInbound(text))
+	if fresh == 0 && inboundItems(text) == nil {
+		// A turn the courier got on its own that holds no notice or peer
+		// message (those collect published once): published as it is
+		// (InboundOther).
+		e.publish(parseInbound(text))
+	}
 	return answer{}
+}
+
+// collect publishes every delivery notice and peer message the request's
+// user and system texts hold that no earlier request held as often, and
+// returns how many it published. Claude Code sends the whole conversation
+// with every request and hands a message that arrives during a turn to
+// that turn's next request, beside our own send turn, so "the newest user
+// text" would miss some: items are counted over the whole conversation
+// instead, which only grows. Called with mu held.
+func (e *endpoint) collect(req *apiRequest) int {
+	counts := map[string]int{}
+	var order []string
+	for _, m := range req.Messages {
+		// A message that arrives while the courier is in a turn comes as a
+		// "system" entry of the turn's next request ("Another Claude
+		// session sent a message while you were working:\n<cross-session-message …>",
+		// 2.1.332); one that arrives while it is idle starts a user turn.
+		if m.Role != "user" && m.Role != "system" {
+			continue
+		}
+		for _, b := range blocks(m.Content) {
+			if b.Type != "text" {
+				continue
+			}
+			for _, item := range inboundItems(b.Text) {
+				if counts[item] == 0 {
+					order = append(order, item)
+				}
+				counts[item]++
+			}
+		}
+	}
+	if e.published == nil {
+		e.published = map[string]int{}
+	}
+	n := 0
+	for _, item := range order {
+		for e.published[item] < counts[item] {
+			e.published[item]++
+			e.publish(parseInbound(item))
+			n++
+		}
+	}
+	return n
+}
+
+// inboundItems splits one user text into the peer messages
+// (<cross-session-message …>…</cross-session-message>) and delivery
+// notices ("[Cross-session delivery notice] …" up to the next item) it
+// holds, in order.
+func inboundItems(text string) []string {
+	if !strings.Contains(text, NoticeMarker) && !strings.Contains(text, "<cross-session-message ") {
+		return nil
+	}
+	var items []string
+	rest := text
+	for rest != "" {
+		n := strings.Index(rest, NoticeMarker)
+		m := peerMessage.FindStringIndex(rest)
+		switch {
+		case m != nil && (n < 0 || m[0] < n):
+			items = append(items, rest[m[0]:m[1]])
+			rest = rest[m[1]:]
+		case n >= 0:
+			end := len(rest)
+			if k := strings.Index(rest[n+len(NoticeMarker):], NoticeMarker); k >= 0 {
+				end = n + len(NoticeMarker) + k
+			}
+			if m := peerMessage.FindStringIndex(rest[n:]); m != nil && n+m[0] < end {
+				end = n + m[0]
+			}
+			items = append(items, strings.TrimSpace(rest[n:end]))
+			rest = rest[end:]
+		default:
+			rest = ""
+		}
+	}
+	return items
 }
 
 // publish hands in to Inbound without blocking; when the buffer is full the
@@ -461,6 +546,7 @@ const NoticeMarker = "[Cross-session delivery notice]"
 var (
 	noticeMsgID = regexp.MustCompile(`msg_id: ([0-9A-Za-z-]+)`)
 	peerOpen    = regexp.MustCompile(`<cross-session-message from="([^"]*)" from-name="([^"]*)"[^>]*>\n?`)
+	peerMessage = regexp.MustCompile(`(?s)<cross-session-message from="[^"]*" from-name="[^"]*"[^>]*>.*?</cross-session-message>`)
 )
 
 // parseInbound classifies one inbound turn's text.

@@ -174,3 +174,81 @@ func TestParseInbound(t *testing.T) {
 		assert.Equal(t, want, got, text)
 	}
 }
+
+func peerMsg(from, name, text string) string {
+	return "<cross-session-message from=\"uds:" + from + "\" from-name=\"" + name + "\" from-mode=\"prompting\">\n" + text + "\n</cross-session-message>"
+}
+
+func drain(e *endpoint) []Inbound {
+	var out []Inbound
+	for {
+		select {
+		case in := <-e.inbound:
+			out = append(out, in)
+		default:
+			return out
+		}
+	}
+}
+
+// Claude Code sends the whole conversation with every request and may fold
+// queued turns together: every peer message and notice is published once,
+// whichever request first holds it, also when it shares a request with
+// our own send turn.
+func TestEndpointPublishesEveryInboundOnce(t *testing.T) {
+	e := newTestEndpoint(t)
+	a, b := peerMsg("/t/1.sock", "one", "pong: a"), peerMsg("/t/2.sock", "two", "pong: b\nsecond line")
+	notice := "[Cross-session delivery notice] Your message to another session was held by that session (recipient: uds:/t/1.sock; msg_id: 11-22). NOT delivered"
+	tr := &turn{token: "tok-1", toolID: "toolu_1", to: "uds:/t/9.sock", text: "hi", done: make(chan turnEnd, 1)}
+	e.begin(tr)
+	// Our send turn, folded with a reply that came meanwhile.
+	_, body := post(t, e, "/v1/messages", e.key, request(true, []string{"SendMessage"},
+		user([]map[string]any{{"type": "text", "text": a}, {"type": "text", "text": "tok-1"}})))
+	assert.Contains(t, string(body), "toolu_1", "the send turn is still answered with its SendMessage")
+	got := drain(e)
+	require.Len(t, got, 1)
+	assert.Equal(t, InboundMessage, got[0].Kind)
+	assert.Equal(t, "pong: a", got[0].Body)
+	assert.Equal(t, "uds:/t/1.sock", got[0].From)
+
+	// The next request repeats the history and adds two items in one text.
+	_, _ = post(t, e, "/v1/messages", e.key, request(true, []string{"SendMessage"},
+		user([]map[string]any{{"type": "text", "text": a}, {"type": "text", "text": "tok-1"}}),
+		map[string]any{"role": "assistant", "content": "Done."},
+		user(b+"\n"+notice)))
+	got = drain(e)
+	require.Len(t, got, 2)
+	assert.Equal(t, "pong: b\nsecond line", got[0].Body)
+	assert.Equal(t, "two", got[0].FromName)
+	assert.Equal(t, InboundNotice, got[1].Kind)
+	assert.Equal(t, "11-22", got[1].MsgID)
+
+	// The same text sent again by the peer is a new message.
+	_, _ = post(t, e, "/v1/messages", e.key, request(true, []string{"SendMessage"}, user(a), user(b+"\n"+notice), user(a)))
+	got = drain(e)
+	require.Len(t, got, 1)
+	assert.Equal(t, "pong: a", got[0].Body)
+}
+
+func TestInboundItems(t *testing.T) {
+	a := peerMsg("/t/1.sock", "one", "x")
+	n := "[Cross-session delivery notice] held (msg_id: 1)."
+	assert.Nil(t, inboundItems("plain text"))
+	assert.Equal(t, []string{a}, inboundItems(a))
+	assert.Equal(t, []string{n, a, a}, inboundItems(n+"\n"+a+a))
+	assert.Equal(t, []string{a, n}, inboundItems("before "+a+" between "+n))
+}
+
+// A message that arrives while the courier is in a turn comes as a
+// "system" entry of the turn's next request (2.1.332).
+func TestEndpointPublishesMessagesFromSystemEntries(t *testing.T) {
+	e := newTestEndpoint(t)
+	a := peerMsg("/t/1.sock", "one", "pong: during the turn")
+	_, _ = post(t, e, "/v1/messages", e.key, request(true, []string{"SendMessage"}, user("tok"),
+		map[string]any{"role": "system", "content": []map[string]any{{"type": "text",
+			"text": "Another Claude session sent a message while you were working:\n" + a + "\n\nThis came from another Claude session."}}}))
+	got := drain(e)
+	require.Len(t, got, 1)
+	assert.Equal(t, "pong: during the turn", got[0].Body)
+	assert.Equal(t, "one", got[0].FromName)
+}

@@ -108,8 +108,7 @@ func (t *Transport) DeliverHeeding(ctx context.Context, target domain.Session, m
 		cancel()
 		return domain.Receipt{}, nil, err
 	}
-	rec := domain.Receipt{Transport: Name, Outcome: domain.OutcomeQueued.String(), MsgID: res.MsgID, ClaudeResult: res.Message,
-		Detail: fmt.Sprintf("Claude Code's SendMessage put it in the session's inbox (msg_id %s)", res.MsgID)}
+	rec := queued(res)
 	heed := func(hctx context.Context) (domain.Receipt, error) {
 		defer cancel()
 		defer func() { _ = c.Close() }()
@@ -119,7 +118,8 @@ func (t *Transport) DeliverHeeding(ctx context.Context, target domain.Session, m
 }
 
 // heedNotice waits for a delivery notice naming rec.MsgID on c's Inbound
-// until ctx ends (or the courier ends), and returns rec turned by it.
+// until ctx ends (or the courier ends), and returns rec turned by it
+// (domain.Notice.Apply).
 func heedNotice(ctx context.Context, c *Courier, rec domain.Receipt) (domain.Receipt, error) {
 	for {
 		select {
@@ -131,18 +131,19 @@ func heedNotice(ctx context.Context, c *Courier, rec domain.Receipt) (domain.Rec
 			if !ok {
 				return rec, nil
 			}
-			if in.Kind != InboundNotice || in.MsgID != rec.MsgID {
+			if in.Kind != InboundNotice {
 				continue
 			}
-			switch in.Verdict {
-			case "held":
-				rec.Outcome, rec.ClaudeResult = domain.OutcomeHeld.String(), in.Text
-				rec.Detail = "the session holds it (a delivery notice said so); it may release it later"
-				return rec, nil
-			default:
-				return rec, &domain.Refusal{Reason: domain.ReasonDeliveryFailed,
-					Detail: fmt.Sprintf("%s by the target (msg_id %s); Claude Code's notice: %s", domain.OutcomeRefused, rec.MsgID, quoteWords(in.Text))}
+			n := domain.Notice{MsgID: in.MsgID, Verdict: in.Verdict, Text: in.Text, At: in.At}
+			if out, ok, err := n.Apply(rec); ok {
+				return out, err
 			}
 		}
 	}
+}
+
+// queued is the receipt of a send Claude Code's SendMessage accepted.
+func queued(res SendResult) domain.Receipt {
+	return domain.Receipt{Transport: Name, Outcome: domain.OutcomeQueued.String(), MsgID: res.MsgID, ClaudeResult: res.Message,
+		Detail: fmt.Sprintf("Claude Code's SendMessage put it in the session's inbox (msg_id %s)", res.MsgID)}
 }

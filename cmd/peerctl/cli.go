@@ -28,6 +28,7 @@ const (
 	exitHarnessUnsupported = 6
 	exitNotAddressable     = 7
 	exitInvalidMessage     = 8
+	exitNoReply            = 9
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -45,6 +46,8 @@ func exitCode(r domain.Reason) int {
 		return exitNotAddressable
 	case domain.ReasonInvalidMessage:
 		return exitInvalidMessage
+	case domain.ReasonNoReply:
+		return exitNoReply
 	default:
 		return exitError
 	}
@@ -59,7 +62,8 @@ const exitCodesHelp = `Exit codes:
   5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id
-  8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap`
+  8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
+  9  no_reply             send --await-reply: the message was handed over but no reply came in time`
 
 // exitCodesFor is the exit-code table of one command: the heading and the
 // rows of exitCodesHelp for codes, in the table's order. Rows lose their
@@ -124,7 +128,8 @@ text to one of them through a transport of its harness:
   inbox    Qwen Code (default): its Cross-Session Protocol inbox, answered by receipts
 
 Every failure is a clear refusal with a stable word and exit code; peerctl never guesses
-and never writes to the registry.
+and never writes to the registry. Agents that speak MCP get list, show and send as tools
+from "peerctl mcp".
 
 ` + exitCodesHelp,
 		Example: `  peerctl list
@@ -140,7 +145,7 @@ and never writes to the registry.
 	root.PersistentFlags().StringVar(&c.qwenHome, "qwen-home", "", "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen)")
 	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.endpointCmd())
+	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
 	root.Version = c.version().short()
 	root.SetVersionTemplate("peerctl {{.Version}}\n")
@@ -150,7 +155,7 @@ and never writes to the registry.
 			sub.Example = "  peerctl help send\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd())
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -212,14 +217,7 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
-		for _, cand := range r.Candidates {
-			line := fmt.Sprintf("  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
-			if cand.Verdict != "" {
-				line += " (" + cand.Verdict + ")"
-			}
-			fmt.Fprintln(c.stderr, line)
-		}
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r))
 		if c.jsonOut {
 			c.printRefusalJSON(r)
 		}
@@ -240,6 +238,22 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
 	return exitError
+}
+
+// refusalText is a refusal for people and agents: "<reason>: <detail>",
+// then one indented line per candidate. Registry data in it goes through
+// safe. The CLI prints it on stderr after "peerctl: "; the MCP tools
+// return it as the text of an isError result.
+func refusalText(r *domain.Refusal) string {
+	var b strings.Builder
+	b.WriteString(safe(r.Error()))
+	for _, cand := range r.Candidates {
+		fmt.Fprintf(&b, "\n  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
+		if cand.Verdict != "" {
+			b.WriteString(" (" + cand.Verdict + ")")
+		}
+	}
+	return b.String()
 }
 
 type refusalJSON struct {
@@ -280,6 +294,8 @@ type options struct {
 	// inboxWindow is how long the Qwen inbox transport waits for a
 	// receipt (its --confirm-timeout; negative with --no-confirm).
 	inboxWindow time.Duration
+	// quiet: the config dir's warnings were already printed (a second graph).
+	quiet bool
 	// from is the sender's display name (send --from).
 	from string
 }

@@ -21,6 +21,9 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 		return nil, err
 	}
 	for _, w := range warnings {
+		if opts.quiet {
+			break
+		}
 		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", w)
 	}
 	claude := opts.claude

@@ -83,7 +83,7 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 		res.WaitEnd, res.WaitNote = end, "record "+hostile+".json was removed"
 		var out, errs strings.Builder
 		c := &cli{stdout: &out, stderr: &errs}
-		c.printConfirm(res)
+		c.printConfirm(c.stdout, res)
 		assert.Contains(t, errs.String(), "warning: posted, not confirmed")
 		assertTerminalSafe(t, "confirmation warning", errs.String())
 		assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one wait line: %q", out.String())
@@ -93,6 +93,6 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 	// --no-confirm: the user asked for no confirmation, so no warning.
 	res.ConfirmNote, res.ConfirmSkipped, res.WaitEnd = "confirmation skipped", true, domain.WaitNone
 	var out, errs strings.Builder
-	(&cli{stdout: &out, stderr: &errs}).printConfirm(res)
+	(&cli{stdout: &out, stderr: &errs}).printConfirm(&out, res)
 	assert.Empty(t, errs.String())
 }

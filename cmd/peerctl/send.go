@@ -31,6 +31,11 @@ type receiptJSON struct {
 	ElapsedMs    int64        `json:"elapsedMs"`
 	Plan         *domain.Plan `json:"plan,omitempty"`
 	confirmJSON
+	// Reply and OtherInbound are set with --await-reply.
+	Reply        *inboundJSON  `json:"reply,omitempty"`
+	OtherInbound []inboundJSON `json:"otherInbound,omitempty"`
+	// Refusal is set, with ok false, when --await-reply got no reply (no_reply).
+	Refusal *refusalBody `json:"refusal,omitempty"`
 }
 
 func (c *cli) sendCmd() *cobra.Command {
@@ -42,6 +47,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		claude    string
 		from      string
 		confirm   confirmFlags
+		await     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
@@ -85,23 +91,34 @@ refuses with harness_unsupported (exit 6).
 
 For a Claude Code target, its transcript is then read: "delivered" when it shows the text.
 
+--await-reply asks and waits for the answer: the courier stays alive after the send (the
+courier only) until a message from the target's own socket reaches it, the duration passes
+(counted from the receipt; bare --await-reply waits 10m) or Ctrl-C. The reply text, exactly
+as the session sent it (control characters but newline and tab escaped) and one newline,
+goes to stdout; the receipt goes to stderr. With --json the receipt gains "reply" {text, fromName, from, at}.
+No reply in time exits 9 (no_reply): the message itself was handed over. Messages from
+other senders meanwhile are not the reply: each is noted on stderr ("otherInbound" in
+--json). Inbound text is data: it is never run or sent on. Claude Code sessions only: a Qwen
+Code target is refused (harness_unsupported).
+
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
---wait takes a duration only joined by "=": --wait=5m. A bare --wait waits 10m; a duration
-written apart (--wait 5m) is refused as a usage error, since the flag parser would read it
-as SESSION or TEXT.
+--wait and --await-reply take a duration only joined by "=": --wait=5m. A bare --wait waits
+10m; a duration written apart (--wait 5m) is refused as a usage error, since the flag parser
+would read it as SESSION or TEXT.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch, exitDeliveryFailed,
-			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage),
+			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage, exitNoReply),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
   peerctl send --wait=5m proj-89 "run the tests and tell me"
-  peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"`,
+  peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"
+  answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if d := bareWaitDuration(c.args); d != "" {
+			if flag, d := bareWaitDuration(c.args); d != "" {
 				// Sending it as the session's name or as the text would surprise.
-				return usageError{fmt.Errorf("--wait %s: --wait takes its duration joined by '=' (--wait=%s); written apart, %q would be read as SESSION or TEXT", d, d, d)}
+				return usageError{fmt.Errorf("%s %s: %s takes its duration joined by '=' (%s=%s); written apart, %q would be read as SESSION or TEXT", flag, d, flag, flag, d, d)}
 			}
 			if len(args) < 1 || len(args) > 2 {
 				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))}
@@ -115,10 +132,13 @@ as SESSION or TEXT.
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
 			}
-			if err := validFrom(from); err != nil {
+			if err := validName("--from", from); err != nil {
 				return err
 			}
 			if err := confirm.validate(); err != nil {
+				return err
+			}
+			if err := validAwait(await, transport, dryRun, confirm); err != nil {
 				return err
 			}
 			text, err := c.messageText(args)
@@ -135,11 +155,14 @@ as SESSION or TEXT.
 			if err != nil {
 				return err
 			}
-			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options()})
+			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options(), AwaitReply: await})
+			if await > 0 {
+				return c.printReplied(res, err, asJSON)
+			}
 			if err != nil {
 				return err
 			}
-			return c.printReceipt(res, transport, asJSON)
+			return c.printReceipt(c.stdout, res, transport, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -149,6 +172,8 @@ as SESSION or TEXT.
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
 	f.StringVar(&from, "from", "", `the courier's display name, seen by the receiver (default "peerctl")`)
+	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
+	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
@@ -172,7 +197,9 @@ func (c *cli) messageText(args []string) (string, error) {
 	return string(b), nil
 }
 
-func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) error {
+// receiptFor is the receipt of res as `send --json` prints it and the MCP
+// tool send_message returns it.
+func receiptFor(res app.SendResult) receiptJSON {
 	t := res.Target
 	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
@@ -182,6 +209,14 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 	} else {
 		out.fillConfirm(res)
 	}
+	return out
+}
+
+// printReceipt prints the receipt: JSON on stdout, or text on w (stdout;
+// stderr when the reply takes stdout).
+func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
+	t := res.Target
+	out := receiptFor(res)
 	if asJSON {
 		if res.Plan == nil {
 			c.warnUnconfirmed(res)
@@ -189,27 +224,27 @@ func (c *cli) printReceipt(res app.SendResult, transport string, asJSON bool) er
 		return c.writeJSON(out)
 	}
 	if p := res.Plan; p != nil {
-		fmt.Fprintf(c.stdout, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), safe(t.ID()), t.PID(), p.Transport)
+		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), safe(t.ID()), t.PID(), p.Transport)
 		if len(p.Argv) > 0 {
-			fmt.Fprintf(c.stdout, "run:   %s\n", shellQuote(p.Argv))
-			fmt.Fprintf(c.stdout, "in:    %s\n", safe(p.Dir))
+			fmt.Fprintf(w, "run:   %s\n", shellQuote(p.Argv))
+			fmt.Fprintf(w, "in:    %s\n", safe(p.Dir))
 			if p.Call != "" {
-				fmt.Fprintf(c.stdout, "call:  SendMessage %s\n", p.Call)
+				fmt.Fprintf(w, "call:  SendMessage %s\n", p.Call)
 			}
 		}
 		if p.Socket != "" {
-			fmt.Fprintf(c.stdout, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
+			fmt.Fprintf(w, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
 		}
 		return nil
 	}
 	if res.Receipt.Transport != "" {
 		transport = res.Receipt.Transport
 	}
-	fmt.Fprintf(c.stdout, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
 	if out.MsgID != "" {
-		fmt.Fprintf(c.stdout, "msg_id: %s\nclaude: %s\n", safe(out.MsgID), safe(out.ClaudeResult))
+		fmt.Fprintf(w, "msg_id: %s\nclaude: %s\n", safe(out.MsgID), safe(out.ClaudeResult))
 	}
-	c.printConfirm(res)
+	c.printConfirm(w, res)
 	return nil
 }
 
@@ -225,22 +260,22 @@ func shellQuote(argv []string) string {
 	return strings.Join(parts, " ")
 }
 
-// validFrom checks send --from: the courier's display name goes to `claude
-// -n` as one argument, so it must be printable text that cannot read as a
-// flag, at most 100 characters.
-func validFrom(from string) error {
-	if from == "" {
+// validName checks a courier display name (send --from, relay --name): it
+// goes to `claude -n` as one argument, so it must be printable text that
+// cannot read as a flag, at most 100 characters.
+func validName(flag, name string) error {
+	if name == "" {
 		return nil
 	}
 	switch {
-	case strings.TrimSpace(from) == "":
-		return usageError{fmt.Errorf("--from %q: want a name, not blanks", from)}
-	case strings.HasPrefix(from, "-"):
-		return usageError{fmt.Errorf("--from %q: a name may not start with '-'", from)}
-	case utf8.RuneCountInString(from) > 100:
-		return usageError{fmt.Errorf("--from: at most 100 characters, got %d", utf8.RuneCountInString(from))}
-	case !utf8.ValidString(from) || strings.IndexFunc(from, unicode.IsControl) >= 0:
-		return usageError{fmt.Errorf("--from %q: want printable UTF-8 text without control characters", from)}
+	case strings.TrimSpace(name) == "":
+		return usageError{fmt.Errorf("%s %q: want a name, not blanks", flag, name)}
+	case strings.HasPrefix(name, "-"):
+		return usageError{fmt.Errorf("%s %q: a name may not start with '-'", flag, name)}
+	case utf8.RuneCountInString(name) > 100:
+		return usageError{fmt.Errorf("%s: at most 100 characters, got %d", flag, utf8.RuneCountInString(name))}
+	case !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return usageError{fmt.Errorf("%s %q: want printable UTF-8 text without control characters", flag, name)}
 	}
 	return nil
 }

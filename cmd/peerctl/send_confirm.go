@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,22 +56,22 @@ func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
 }
 
-// bareWaitDuration returns the duration written apart from a bare --wait
-// ("--wait 5m"), which the flag parser takes as SESSION or TEXT while
-// --wait waits its default; "" when there is none. Tokens after "--" are
-// arguments, not flags.
-func bareWaitDuration(args []string) string {
+// bareWaitDuration returns the flag and the duration written apart from a
+// bare --wait or --await-reply ("--wait 5m"), which the flag parser takes
+// as SESSION or TEXT while the flag waits its default; "" when there is
+// none. Tokens after "--" are arguments, not flags.
+func bareWaitDuration(args []string) (flag, duration string) {
 	for i, a := range args {
 		if a == "--" {
-			return ""
+			return "", ""
 		}
-		if a == "--wait" && i+1 < len(args) {
+		if (a == "--wait" || a == "--await-reply") && i+1 < len(args) {
 			if _, err := time.ParseDuration(args[i+1]); err == nil {
-				return args[i+1]
+				return a, args[i+1]
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func (f *confirmFlags) validate() error {
@@ -151,7 +152,7 @@ func (c *cli) warnUnconfirmed(res app.SendResult) {
 // printConfirm adds the confirmation warning (stderr) and the wait's
 // ending (stdout) to a text receipt. Notes carry paths and errors built
 // from registry data: every one goes through safe.
-func (c *cli) printConfirm(res app.SendResult) {
+func (c *cli) printConfirm(w io.Writer, res app.SendResult) {
 	c.warnUnconfirmed(res)
 	switch res.WaitEnd {
 	case domain.WaitIdle:
@@ -159,18 +160,18 @@ func (c *cli) printConfirm(res app.SendResult) {
 		if res.WaitNote != "" {
 			note = "; " + safe(res.WaitNote)
 		}
-		fmt.Fprintf(c.stdout, "wait: idle: the turn on the message has ended (%s)%s\n", res.WaitElapsed.Round(time.Millisecond), note)
+		fmt.Fprintf(w, "wait: idle: the turn on the message has ended (%s)%s\n", res.WaitElapsed.Round(time.Millisecond), note)
 	case domain.WaitExited:
-		fmt.Fprintf(c.stdout, "wait: exited: the session ended (%s) after %s\n", safe(res.WaitNote), res.WaitElapsed.Round(time.Millisecond))
+		fmt.Fprintf(w, "wait: exited: the session ended (%s) after %s\n", safe(res.WaitNote), res.WaitElapsed.Round(time.Millisecond))
 	case domain.WaitTimeout:
 		note := ""
 		if res.WaitNote != "" {
 			note = "; " + safe(res.WaitNote)
 		}
-		fmt.Fprintf(c.stdout, "wait: timeout: still %s after %s%s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
+		fmt.Fprintf(w, "wait: timeout: still %s after %s%s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
 	case domain.WaitInterrupted:
-		fmt.Fprintf(c.stdout, "wait: interrupted: still %s after %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond))
+		fmt.Fprintf(w, "wait: interrupted: still %s after %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond))
 	case domain.WaitFailed:
-		fmt.Fprintf(c.stdout, "wait: failed: still %s after %s; %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), safe(res.WaitNote))
+		fmt.Fprintf(w, "wait: failed: still %s after %s; %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), safe(res.WaitNote))
 	}
 }

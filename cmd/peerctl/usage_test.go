@@ -114,7 +114,7 @@ var helpExitRow = regexp.MustCompile(`(?m)^  (\d)  `)
 // TestHelpListsOnlyRelevantExitCodes: each command's help lists the exit
 // codes it can end with; send (and the root) keep the whole table.
 func TestHelpListsOnlyRelevantExitCodes(t *testing.T) {
-	all := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8"}
+	all := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
 	tests := []struct {
 		cmd  []string
 		want []string
@@ -128,6 +128,7 @@ func TestHelpListsOnlyRelevantExitCodes(t *testing.T) {
 		{[]string{"endpoint", "format"}, []string{"0", "2"}},
 		{[]string{"version"}, []string{"0", "2"}},
 		{[]string{"send"}, all},
+		{[]string{"relay"}, []string{"0", "1", "2", "5"}},
 		{nil, all},
 	}
 	for _, tt := range tests {

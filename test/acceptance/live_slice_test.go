@@ -94,9 +94,3 @@ func TestLiveSocketSendReachesTranscript(t *testing.T) {
 	assert.Contains(t, line, `"content":`+mustJSON(t, text))
 }
 
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
-}

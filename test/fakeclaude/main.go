@@ -19,6 +19,15 @@
 //	                     pid and process group), children (pids it started)
 //	                     and sent.jsonl (each SendMessage it ran: to, message)
 //	FAKECLAUDE_SCENARIO  what to do; see scenarios (default "sent")
+//	FAKECLAUDE_CRASH     a file: with scenario "crash_once", the first fake
+//	                     to find it absent creates it and dies at its
+//	                     second send turn
+//
+// Like Claude Code, the fake is a peer: it binds its own inbox socket
+// $TMPDIR/cc-socks/<pid>.sock, and each JSON line posted there
+// ({"type":"user","message":{"content":…}}) becomes a new turn after the
+// current one, its content the user text (2.1.332 hands a reply to a
+// stream-json courier so).
 package main
 
 import (
@@ -67,6 +76,7 @@ var scenarios = map[string]string{
 	"not_logged_in":         "the real output of `claude -p` without a login, exit 1",
 	"unknown_option":        "Claude Code's answer to a flag it does not know, exit 1",
 	"env":                   "prints its environment on stderr, then faithful",
+	"crash_once":            "faithful, but the first run (see FAKECLAUDE_CRASH) dies by SIGKILL at its second send turn",
 }
 
 var (
@@ -115,25 +125,105 @@ func main() {
 		}
 	}
 	emit(map[string]any{"type": "system", "subtype": "init", "tools": tools(), "model": "fake", "claude_code_version": "2.1.328"})
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 64<<10), 8<<20)
+	turns := make(chan any)
+	stdinDone := make(chan struct{})
+	go func() {
+		defer close(stdinDone)
+		in := bufio.NewScanner(os.Stdin)
+		in.Buffer(make([]byte, 64<<10), 8<<20)
+		for in.Scan() {
+			var line struct {
+				Type    string `json:"type"`
+				Message struct {
+					Content any `json:"content"`
+				} `json:"message"`
+			}
+			if err := json.Unmarshal(in.Bytes(), &line); err != nil || line.Type != "user" {
+				fail("bad stdin line %q", in.Text())
+			}
+			turns <- line.Message.Content
+		}
+	}()
+	listen(turns)
+	defer os.Remove(ownSock)
 	var conv []any
-	for in.Scan() {
-		var line struct {
-			Type    string `json:"type"`
-			Message struct {
-				Content any `json:"content"`
-			} `json:"message"`
+	sendTurns := 0
+	for {
+		var content any
+		select {
+		case content = <-turns:
+		case <-stdinDone:
+			select {
+			case content = <-turns:
+			default:
+				content = nil
+			}
 		}
-		if err := json.Unmarshal(in.Bytes(), &line); err != nil || line.Type != "user" {
-			fail("bad stdin line %q", in.Text())
+		if content == nil {
+			break
 		}
-		conv = append(conv, map[string]any{"role": "user", "content": line.Message.Content})
+		if text, ok := content.(string); ok && strings.HasPrefix(text, "peerctl-turn-") {
+			sendTurns++
+			if scenario == "crash_once" && sendTurns == 2 && firstRun() {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+		conv = append(conv, map[string]any{"role": "user", "content": content})
 		conv = turn(conv)
 	}
 	if scenario == "sent_leave_child" {
 		forkSleep()
 	}
+}
+
+// listen binds the fake's own inbox socket and sends the content of each
+// posted line to turns.
+func listen(turns chan<- any) {
+	_ = os.MkdirAll(filepath.Dir(ownSock), 0o700)
+	_ = os.Remove(ownSock) // a leftover of an earlier process with our pid
+	ln, err := net.Listen("unix", ownSock)
+	if err != nil {
+		fail("listen on %s: %v", ownSock, err)
+	}
+	go func() {
+		// One post at a time, in the order they connect: what two posts
+		// made one after the other say arrives in that order.
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			sc := bufio.NewScanner(c)
+			sc.Buffer(make([]byte, 64<<10), 8<<20)
+			for sc.Scan() {
+				var frame struct {
+					Message struct {
+						Content any `json:"content"`
+					} `json:"message"`
+				}
+				if json.Unmarshal(sc.Bytes(), &frame) == nil && frame.Message.Content != nil {
+					turns <- frame.Message.Content
+				}
+			}
+			c.Close()
+		}
+	}()
+}
+
+// firstRun reports whether this is the first fake to see FAKECLAUDE_CRASH
+// absent (it creates the file).
+func firstRun() bool {
+	path := os.Getenv("FAKECLAUDE_CRASH")
+	if path == "" {
+		return false
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }
 
 func tools() []string {

@@ -53,6 +53,15 @@ type Options struct {
 	Name string
 	// NoAPIKey starts the session with ANTHROPIC_API_KEY unset ("Not logged in").
 	NoAPIKey bool
+	// ModelURL, when set, is the session's ANTHROPIC_BASE_URL: its model is
+	// whatever answers there (a test/scriptedmodel Server), and ModelKey
+	// replaces FakeAPIKey as its ANTHROPIC_API_KEY (approved in the seeded
+	// config). Claude Code 2.1.332 sends every model request there.
+	ModelURL, ModelKey string
+	// Settings, when not nil, is merged into <ConfigDir>/settings.json (the
+	// user settings of every session of the Root) before the session starts,
+	// e.g. ReplySettings.
+	Settings map[string]any
 	// Args are extra command line arguments for claude.
 	Args []string
 	// Env adds NAME=value entries to the session's environment.
@@ -184,8 +193,16 @@ func Start(t testing.TB, bin string, opts Options) *Session {
 		}
 	}
 	key := FakeAPIKey
+	if opts.ModelKey != "" {
+		key = opts.ModelKey
+	}
 	if opts.NoAPIKey {
 		key = ""
+	}
+	if opts.Settings != nil {
+		if err := MergeSettings(s.ConfigDir, opts.Settings); err != nil {
+			t.Fatalf("livecc: %v", err)
+		}
 	}
 	if err := SeedConfig(s.ConfigDir, cwd, key); err != nil {
 		t.Fatalf("livecc: %v", err)
@@ -200,6 +217,9 @@ func Start(t testing.TB, bin string, opts Options) *Session {
 	}
 	if key != "" {
 		env = append(env, "ANTHROPIC_API_KEY="+key)
+	}
+	if opts.ModelURL != "" {
+		env = append(env, "ANTHROPIC_BASE_URL="+opts.ModelURL)
 	}
 	env = append(env, opts.Env...)
 	for _, kv := range env {
@@ -319,6 +339,9 @@ func SeedConfig(configDir, cwd, apiKey string) error {
 	cfg["hasCompletedOnboarding"] = true
 	cfg["theme"] = "dark"
 	cfg["hasSeenAutoDefaultNotice"] = true
+	// 2.1.332 asks "Make auto mode your default permission mode?" at start
+	// (a dialog that holds the session) unless this is set.
+	cfg["hasSeenAutoDefaultNudge"] = true
 	if apiKey != "" {
 		tail := apiKey
 		if len(tail) > 20 {
@@ -348,6 +371,42 @@ func SeedConfig(configDir, cwd, apiKey string) error {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("seed %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReplySettings are the user settings a session whose model is scripted
+// needs to run SendMessage without a prompt (measured on 2.1.332, see
+// docs/CLAUDE-CODE-FACTS.md): SendMessage is a deferred tool there, and
+// under the default "auto mode" a fake endpoint first gets a billing dialog
+// and the auto-mode classifier's own request, and the call is "Not run";
+// these permissions make it run at once.
+func ReplySettings() map[string]any {
+	return map[string]any{"permissions": map[string]any{
+		"allow": []string{"SendMessage", "ListAgents", "ToolSearch"}, "defaultMode": "default"}}
+}
+
+// MergeSettings merges settings (top-level keys) into <configDir>/settings.json,
+// keeping its other content.
+func MergeSettings(configDir string, settings map[string]any) error {
+	seedLock.Lock()
+	defer seedLock.Unlock()
+	path := filepath.Join(configDir, "settings.json")
+	cur := map[string]any{}
+	if raw, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &cur); err != nil {
+			return fmt.Errorf("settings %s: %w", path, err)
+		}
+	}
+	for k, v := range settings {
+		cur[k] = v
+	}
+	raw, err := json.MarshalIndent(cur, "", "  ")
+	if err != nil {
+		return fmt.Errorf("settings %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(raw, '\n'), 0o600); err != nil {
+		return fmt.Errorf("settings %s: %w", path, err)
 	}
 	return nil
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+)
+
+// inboundJSON is one message that reached the courier (send --await-reply's
+// reply and otherInbound; relay's inbound lines). docs/OUTPUT.md.
+type inboundJSON struct {
+	Text      string `json:"text"`
+	FromName  string `json:"fromName"`
+	From      string `json:"from"`
+	At        string `json:"at"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+func toInboundJSON(in domain.Inbound) inboundJSON {
+	return inboundJSON{Text: in.Text, FromName: in.FromName, From: in.From, At: rfc3339(in.At), Truncated: in.Truncated}
+}
+
+// validAwait checks --await-reply against the other flags: it needs the
+// courier (the socket post cannot be answered: the session sees no sender
+// address), sends for real, and is not combined with --wait.
+func validAwait(await time.Duration, transport string, dryRun bool, confirm confirmFlags) error {
+	switch {
+	case await < 0:
+		return usageError{fmt.Errorf("--await-reply %s: want a positive duration such as 2m", await)}
+	case await == 0:
+		return nil
+	case transport != "" && transport != app.TransportCourier:
+		return usageError{fmt.Errorf("--await-reply needs the courier (--transport %s, the default for Claude Code): a %s send carries no address of peerctl's to answer to", app.TransportCourier, transport)}
+	case dryRun:
+		return usageError{fmt.Errorf("--await-reply and --dry-run contradict each other")}
+	case confirm.wait > 0:
+		return usageError{fmt.Errorf("--await-reply and --wait: pick one (the reply usually ends the session's turn)")}
+	}
+	return nil
+}
+
+// printReplied prints the outcome of send --await-reply: the receipt (text
+// on stderr, or JSON on stdout with reply and otherInbound), the messages
+// from other senders as notes on stderr, and the reply text on stdout. No
+// reply (no_reply) prints the receipt too, and exits 9.
+func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
+	r, refused := domain.AsRefusal(err)
+	if err != nil && (!refused || r.Reason != domain.ReasonNoReply) {
+		return err
+	}
+	for _, in := range res.OtherInbound {
+		fmt.Fprintf(c.stderr, "peerctl: note: a message from %q (%s) arrived meanwhile; it is not the reply: %s\n",
+			safe(in.FromName), safe(in.From), safe(clipText(in.Text, 200)))
+	}
+	if asJSON {
+		out := receiptFor(res)
+		out.OK = err == nil
+		c.warnUnconfirmed(res)
+		if res.Reply != nil {
+			reply := toInboundJSON(*res.Reply)
+			out.Reply = &reply
+		}
+		for _, in := range res.OtherInbound {
+			out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
+		}
+		if err != nil {
+			out.Refusal = &refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
+			fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
+			if werr := c.writeJSON(out); werr != nil {
+				return werr
+			}
+			return silentError{exitCode(r.Reason)}
+		}
+		return c.writeJSON(out)
+	}
+	if perr := c.printReceipt(c.stderr, res, app.TransportCourier, false); perr != nil {
+		return perr
+	}
+	if err != nil {
+		return err
+	}
+	if res.Reply.Truncated {
+		fmt.Fprintf(c.stderr, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
+	}
+	// One newline is always added, so a script takes the text exactly by
+	// dropping the last byte ($(...) drops trailing newlines itself).
+	_, werr := fmt.Fprint(c.stdout, safeText(res.Reply.Text)+"\n")
+	return werr
+}
+
+// safeText is text as sent, for a whole inbound message on a terminal:
+// newlines and tabs stay, every other control or non-printable character
+// (and invalid UTF-8) is escaped as Go escapes it, so an inbound message
+// cannot move the cursor, recolour the screen or hide a line.
+func safeText(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r == '\n' || r == '\t' || strconv.IsPrint(r):
+			b.WriteString(s[:size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSafeText(t *testing.T) {
+	for in, want := range map[string]string{
+		"pong: ünï 🚀\n\tsecond line": "pong: ünï 🚀\n\tsecond line",
+		"red \x1b[31mtext\x1b[0m":    `red \x1b[31mtext\x1b[0m`,
+		"cr\rbell\a del\x7f":         `cr\rbell\a del\x7f`,
+		"bad \xff utf8":              `bad \xff utf8`,
+		"bidi \u202e override":       `bidi \u202e override`,
+		"":                           "",
+	} {
+		assert.Equal(t, want, safeText(in), "%q", in)
+	}
+}
+
+func TestReadRelayLines(t *testing.T) {
+	long := strings.Repeat("x", relayMaxLine+10)
+	in := "{\"to\":\"a\",\"text\":\"1\"}\n\n   \n" + long + "\n{\"to\":\"b\",\"text\":\"2\"}" // no newline at the end
+	lines := make(chan relayLine, 16)
+	readRelayLines(strings.NewReader(in), lines)
+	var got []relayLine
+	for l := range lines {
+		got = append(got, l)
+	}
+	require.Len(t, got, 3)
+	assert.Equal(t, 1, got[0].n)
+	assert.Equal(t, "{\"to\":\"a\",\"text\":\"1\"}\n", string(got[0].text))
+	assert.Equal(t, 4, got[1].n)
+	assert.ErrorContains(t, got[1].err, "over 1048576 bytes")
+	assert.Equal(t, 5, got[2].n)
+	assert.Equal(t, "{\"to\":\"b\",\"text\":\"2\"}", string(got[2].text))
+}
+
+func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
+	c := &cli{}
+	for line, want := range map[string]string{
+		`not json`:                         "want {",
+		`{"to":"a","text":"x","extra":1}`:  `unknown field "extra"`,
+		`{"text":"x"}`:                     `"to"`,
+		`{"to":"","text":"x"}`:             `"to"`,
+		`{"to":"a"}`:                       `"text" is missing`,
+		`{"to":"a","text":"x"} {"to":"b"}`: "one JSON object per line",
+		`["to","a"]`:                       "want {",
+	} {
+		// A nil relay: any send would panic, so these never reach it.
+		out := c.relaySend(t.Context(), nil, relayLine{n: 7, text: []byte(line)})
+		r, ok := out.(relayRefusal)
+		require.True(t, ok, "%s: %T", line, out)
+		assert.Equal(t, "invalid_request", r.Reason, line)
+		assert.Equal(t, 7, r.Line)
+		assert.Contains(t, r.Detail, want, line)
+	}
+}
