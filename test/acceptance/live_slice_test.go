@@ -93,4 +93,3 @@ func TestLiveSocketSendReachesTranscript(t *testing.T) {
 	line := s.WaitTranscript(t, text, 60*time.Second)
 	assert.Contains(t, line, `"content":`+mustJSON(t, text))
 }
-
