@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-go bench-replies lint vuln ci deps install-claude fuzz
+.PHONY: build test test-live bench bench-go bench-replies lint cross vuln ci deps install-claude fuzz
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -33,6 +33,12 @@ lint:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
+# go vet, go build, and compile every package's tests without running them, for each
+# GOOS/GOARCH peerctl supports: linux/amd64, linux/arm64, darwin/arm64, darwin/amd64,
+# windows/amd64 (TARGETS="..." to narrow). Only Linux runs the tests (README, Platforms).
+cross:
+	scripts/cross.sh
+
 # Installs the test dependencies (tmux and npm when missing, Go modules, Claude Code).
 deps:
 	./scripts/install-test-deps.sh
@@ -47,7 +53,7 @@ vuln:
 install-claude:
 	$(GO) run ./test/livecc/cmd/install-claude
 
-ci: deps lint test-live fuzz
+ci: deps lint cross test-live fuzz
 
 # Runs every fuzz target for a short fixed budget each (FUZZTIME, default 200000x executions).
 fuzz:

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -271,8 +270,8 @@ func checkSocketDir(dir string, uid, sessions int) SocketDirCheck {
 		return c
 	}
 	c.Mode = fi.Mode().Perm()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		c.UID = int(st.Uid)
+	if owner, ok := fileOwner(fi); ok {
+		c.UID = owner
 		c.Ours = c.UID == uid
 	}
 	switch {

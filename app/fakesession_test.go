@@ -127,8 +127,7 @@ func (f *fakeSession) crash() {
 func (f *fakeSession) zombie() {
 	require.NoError(f.t, f.cmd.Process.Kill())
 	require.Eventually(f.t, func() bool {
-		st, err := procliveness.ReadStat("/proc", f.PID())
-		return err == nil && st.State == 'Z'
+		return isZombie(f.t, f.PID())
 	}, within, 10*time.Millisecond, "pid %d did not become a zombie", f.PID())
 }
 

@@ -2,6 +2,7 @@ package app
 
 import (
 	"os"
+	"runtime"
 
 	"github.com/peerctl/peerctl/domain"
 )
@@ -12,7 +13,13 @@ import (
 // nothing is there, or what is there is not a socket. Like the socket
 // transport it uses Lstat: a symbolic link is not a socket. A socket that
 // is there may still refuse a connection; only a send finds that out.
+//
+// On Windows Claude Code's inbox is a named pipe, not a file: nothing is
+// checked there before a send.
 func socketUnreachable(path string) string {
+	if runtime.GOOS == "windows" {
+		return ""
+	}
 	if why := domain.SocketPathTooLong(path); why != "" {
 		return why
 	}

@@ -31,7 +31,8 @@
 //   - the child runs in its own process group; on time-out, cancel or
 //     Close the whole group gets SIGTERM, then SIGKILL after a grace
 //     period, and once the courier exits whatever is left of its group is
-//     killed.
+//     killed (adapters/internal/procgroup; a Job Object on Windows, where
+//     time-out and cancel end the job at once).
 package courierexec
 
 import (
@@ -49,6 +50,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/procgroup"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -198,7 +200,7 @@ type Courier struct {
 	inbound <-chan Inbound
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	pgid    int
+	group   *procgroup.Group
 	exited  chan struct{} // closed once the process is reaped
 	stdout  *capBuffer
 	stderr  *capBuffer
@@ -264,23 +266,22 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 		remove()
 		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err, Detail: "courier not started: " + err.Error()}
 	}
-	setGroup(cmd)
 	cmd.WaitDelay = t.cfg.Grace
 	c.cmd, c.stdin, c.started = cmd, stdin, time.Now()
-	if err := cmd.Start(); err != nil {
+	if c.group, err = procgroup.Start(cmd); err != nil {
 		ep.close()
 		remove()
 		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %s: %v", program, err)}
 	}
-	c.pgid = cmd.Process.Pid
 	go func() {
 		// Nothing outlives the courier: once it has exited, whatever is left
 		// of its group is killed, while it is still unreaped so its pid, the
 		// group's id, cannot have been reused by anyone else.
-		waitExitedNoReap(c.pgid)
-		killGroup(c.pgid)
+		c.group.AwaitExit()
+		c.group.Kill()
 		_ = cmd.Wait()
+		c.group.Close()
 		close(c.exited)
 	}()
 	wctx, stop := context.WithCancel(ctx)
@@ -507,11 +508,11 @@ func (c *Courier) end(why string) {
 		c.killed = why
 	}
 	c.killMu.Unlock()
-	signalGroup(c.cmd.Process, c.pgid, sigTerm)
+	c.group.Terminate()
 	select {
 	case <-c.exited:
 	case <-time.After(c.cfg.Grace):
-		signalGroup(c.cmd.Process, c.pgid, sigKill)
+		c.group.Kill()
 		<-c.exited
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -133,26 +133,26 @@ func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error)
 	cmd.Dir = dir
 	cmd.Env = append(ScrubEnv(t.cfg.Env), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "config"), "DISABLE_AUTOUPDATER=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = t.cfg.Grace
-	if err := cmd.Start(); err != nil {
+	group, err := procgroup.Start(cmd)
+	if err != nil {
 		return nil, err
 	}
-	pgid := cmd.Process.Pid
+	defer group.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		group.Kill()
 		<-done
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		group.Kill()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("no answer within %s; its process group was killed", ProbeTimeout)
 		}
 		return nil, ctx.Err()
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	group.Kill()
 	if err != nil {
 		return nil, fmt.Errorf("stderr %q: %w", head(stderr.Bytes(), 200), err)
 	}

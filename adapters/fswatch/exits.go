@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -23,7 +21,8 @@ type Exits struct {
 	// ProcRoot is where /proc is (default "/proc"; tests).
 	ProcRoot string
 
-	pidfdSetMu // the shared epoll set of the pidfds (Linux)
+	//lint:ignore U1000 the shared epoll set of the pidfds: Linux only, empty elsewhere
+	pidfdSetMu
 }
 
 var _ ports.ExitWatcher = (*Exits)(nil)
@@ -52,7 +51,9 @@ func (x *Exits) procRoot() string {
 // process, holding one descriptor per process plus two; nothing polls the
 // process. Where pidfd_open or the epoll set fails (kernel before 5.3,
 // seccomp, another OS, out of descriptors: EMFILE, ENFILE) it checks
-// kill(pid, 0) and the start time every Poll for that pid instead.
+// that the pid runs (kill(pid, 0); on Windows OpenProcess and its exit
+// code) and its start time every Poll for that pid instead: a bounded
+// poll, which is how macOS and Windows always watch.
 func (x *Exits) Exited(ctx context.Context, pid int, procStart string) <-chan struct{} {
 	ch := make(chan struct{})
 	if pid <= 0 {
@@ -69,14 +70,14 @@ func (x *Exits) Exited(ctx context.Context, pid int, procStart string) <-chan st
 		switch {
 		case err == nil:
 			if x.ended(pid, procStart) {
-				unix.Close(fd)
+				closePidfd(fd)
 				close(ch)
 				return ch
 			}
 			if x.watchPidfd(ctx, fd, ch, poll) == nil {
 				return ch
 			}
-		case errors.Is(err, unix.ESRCH):
+		case errors.Is(err, errNoSuchProcess):
 			close(ch)
 			return ch
 		}
@@ -104,7 +105,7 @@ func (x *Exits) pollWait(ctx context.Context, pid int, procStart string) bool {
 
 // ended reports whether pid is gone, or alive with another start time.
 func (x *Exits) ended(pid int, procStart string) bool {
-	if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+	if processGone(pid) {
 		return true
 	}
 	if procStart == "" {
@@ -113,7 +114,7 @@ func (x *Exits) ended(pid int, procStart string) bool {
 	start, err := procliveness.StartTime(x.procRoot(), pid)
 	if err != nil {
 		// Gone between the two checks, or no /proc: only the former ends it.
-		return errors.Is(err, fs.ErrNotExist) && unix.Kill(pid, 0) != nil
+		return errors.Is(err, fs.ErrNotExist) && processUnanswered(pid)
 	}
 	return start != procStart
 }

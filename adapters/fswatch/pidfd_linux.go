@@ -10,6 +10,8 @@ import (
 
 func pidfdOpen(pid int) (int, error) { return unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK) }
 
+func closePidfd(fd int) { unix.Close(fd) }
+
 // pidfdSet waits for every pidfd of one Exits in a single epoll(7) set,
 // from one goroutine (so one OS thread blocked in epoll_wait, however many
 // processes are watched) holding one descriptor per watched process plus

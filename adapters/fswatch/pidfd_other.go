@@ -4,13 +4,16 @@ package fswatch
 
 import (
 	"context"
-
-	"golang.org/x/sys/unix"
+	"errors"
 )
 
 // Without pidfds, Exits polls.
-func pidfdOpen(int) (int, error) { return -1, unix.ENOSYS }
+func pidfdOpen(int) (int, error) { return -1, errors.ErrUnsupported }
 
-func (x *Exits) watchPidfd(context.Context, int, chan struct{}, func()) error { return unix.ENOSYS }
+func closePidfd(int) {}
+
+func (x *Exits) watchPidfd(context.Context, int, chan struct{}, func()) error {
+	return errors.ErrUnsupported
+}
 
 type pidfdSetMu struct{}

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package procliveness decides whether a registry record's process is the
 // live session it claims to be, using Linux /proc and kill(2) via
 // golang.org/x/sys/unix:

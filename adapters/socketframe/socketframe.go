@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -38,10 +39,6 @@ const MaxPeerProtocol = 1
 
 // Name is this transport's name.
 const Name = "socket"
-
-// MaxSocketPath is the longest path a Unix socket address holds on this
-// platform (domain.MaxSocketPath).
-const MaxSocketPath = domain.MaxSocketPath
 
 // DefaultTimeout bounds a whole post when the caller's context has no deadline.
 const DefaultTimeout = 5 * time.Second
@@ -95,12 +92,22 @@ func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan
 	return domain.Plan{Transport: Name, Socket: target.SocketPath(), Frame: string(Frame(msg.Text()))}, nil
 }
 
-func checkTarget(target domain.Session) error {
+func checkTarget(target domain.Session) error { return checkTargetOn(runtime.GOOS, target) }
+
+// checkTargetOn checks target for a post from goos.
+func checkTargetOn(goos string, target domain.Session) error {
 	path := target.SocketPath()
 	if path == "" {
 		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d) publishes no messaging socket", target.ID(), target.PID())
 	}
-	if why := domain.SocketPathTooLong(path); why != "" {
+	if goos == "windows" {
+		// 2.1.328's win32 build listens on a named pipe and, on Windows,
+		// drops every line before an auth line carrying the session's
+		// peerToken (requireAuth defaults to platform == windows). peerctl
+		// never reads key files nor sends an auth line.
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "the socket transport does not work on Windows: Claude Code's inbox there takes only posts that begin with an auth line holding the session's secret peerToken, which peerctl never reads or sends; use the courier (--transport courier, the default), which Claude Code authenticates itself")
+	}
+	if why := domain.SocketPathTooLongOn(goos, path); why != "" {
 		return domain.Refuse(domain.ReasonDeliveryFailed, "%s; not truncated: %s", why, path)
 	}
 	if p := target.PeerProtocol(); p > MaxPeerProtocol {

@@ -262,17 +262,17 @@ func TestSocketChattyPeerNeverClosed(t *testing.T) {
 	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
 }
 
-// TestSocketPathLength: 107 bytes is the most a Unix socket address holds;
+// TestSocketPathLength: MaxSocketPath bytes (107 on Linux) is the most a Unix socket address holds;
 // a longer path is refused before connecting and never truncated.
 func TestSocketPathLength(t *testing.T) {
 	dir := shortDir(t)
 	pad := func(n int) string { return filepath.Join(dir, strings.Repeat("a", n-len(dir)-1)) }
 
-	at := pad(socketframe.MaxSocketPath)
-	require.Len(t, at, 107)
+	at := pad(domain.MaxSocketPath)
+	require.Len(t, at, domain.MaxSocketPath)
 	l := socktest.Listen(t, at, false)
 	_, err := socketframe.New(5*time.Second).Deliver(context.Background(), session(t, at), msg(t, "fits"))
-	require.NoError(t, err, "a 107-byte path is a valid socket address")
+	require.NoError(t, err, "a MaxSocketPath-byte path is a valid socket address")
 	require.Len(t, l.Wait(1), 1)
 
 	over := at + ".sock" // its first 107 bytes name the listener above

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -100,18 +99,3 @@ func TestTakenUpResumes(t *testing.T) {
 }
 
 func strconv(n int) string { return fmt.Sprint(n) }
-
-// A FIFO planted at the transcript path is refused at once, never waited on.
-func TestTakenUpRefusesFIFO(t *testing.T) {
-	p := filepath.Join(t.TempDir(), sid+".jsonl")
-	require.NoError(t, syscall.Mkfifo(p, 0o600))
-	done := make(chan error, 1)
-	go func() { _, _, err := New(nil).TakenUp(context.Background(), p, "go", 0, time.Now()); done <- err }()
-	select {
-	case err := <-done:
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "not a regular file")
-	case <-time.After(10 * time.Second):
-		t.Fatal("TakenUp blocked on a FIFO")
-	}
-}

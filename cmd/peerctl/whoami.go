@@ -28,7 +28,8 @@ endpoint. Run it from a session's Bash tool, a "!" shell-mode command, or a hook
 The session is found on a fresh registry read by, in order:
   socket-env  $` + app.SocketEnv + ` (set by Claude Code in the shells it starts)
               equals a live record's messagingSocketPath;
-  ancestor    a live record's pid is this process or one of its parents (/proc/<pid>/stat).
+  ancestor    a live record's pid is this process or one of its parents (read from
+              /proc on Linux, sysctl on macOS, a process snapshot on Windows).
 
 Outside any session it refuses with not_live ("not inside a Claude Code session"), exit 3.
 The parent walk stops after 128 steps; a walk cut off there refuses likewise, saying

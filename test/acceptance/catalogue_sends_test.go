@@ -13,8 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/adapters/socketframe"
-
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -301,9 +300,9 @@ func TestCatalogueSends(t *testing.T) {
 		config, sessions := catRegistry(t)
 		dir := catSocketDir(t)
 		long := filepath.Join(dir, strings.Repeat("s", 150)+".sock")
-		require.Greater(t, len(long), socketframe.MaxSocketPath)
+		require.Greater(t, len(long), domain.MaxSocketPath)
 		// A listener where a truncating sender would land.
-		l := socktest.Listen(t, long[:socketframe.MaxSocketPath], false)
+		l := socktest.Listen(t, long[:domain.MaxSocketPath], false)
 		catWriteJSON(t, sessions, catFile(self), catRecord(t, self, "longsock", long))
 		r := catSend(t, config, sessions, runOpts{}, "--timeout", "5s", "longsock", "hello")
 		assert.Equal(t, 5, r.Code, "stderr %s", r.Stderr)

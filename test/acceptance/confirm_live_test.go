@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // Live (PEERCTL_LIVE=1): confirmation and watch against real Claude Code

@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // The courier against real Claude Code (PEERCTL_LIVE=1), offline and with no

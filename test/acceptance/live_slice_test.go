@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 import (
@@ -90,11 +92,4 @@ func TestLiveSocketSendReachesTranscript(t *testing.T) {
 	require.Equal(t, 0, r.Code, "send: stdout %s\nstderr %s", r.Stdout, r.Stderr)
 	line := s.WaitTranscript(t, text, 60*time.Second)
 	assert.Contains(t, line, `"content":`+mustJSON(t, text))
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // Live (PEERCTL_LIVE=1): real Claude Code is the MCP client of peerctl mcp.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // peerctl mcp as a real process: an MCP SDK client starts the built binary

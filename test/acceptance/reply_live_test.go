@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // Replies against real Claude Code (PEERCTL_LIVE=1), offline, no login:

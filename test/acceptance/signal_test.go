@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // A send that is interrupted ends its courier's whole process group and says

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command fakeclaude stands in for the courier's `claude -p --input-format
 // stream-json --output-format stream-json --verbose` in peerctl's tests. It
 // behaves as Claude Code 2.1.328/2.1.332 does against a Messages endpoint

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package livecc runs real Claude Code sessions for live acceptance tests.
 //
 // It installs a pinned @anthropic-ai/claude-code release from npm into a shared

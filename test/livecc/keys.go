@@ -1,3 +1,5 @@
+//go:build unix
+
 package livecc
 
 // Keys sends tmux key names to the session's terminal, e.g. "Enter", "C-u",

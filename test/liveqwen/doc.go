@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package liveqwen runs real Qwen Code sessions for live tests: it installs
 // a pinned @qwen-code/qwen-code release from the npm registry into a cache,
 // starts interactive sessions (the TUI) headless in tmux, each on a tmux

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command install-claude installs Claude Code releases into the live-test cache
 // (see livecc.Install) and prints the path of each one's claude program.
 //

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command install-qwen installs the Qwen Code releases the live tests use
 // (liveqwen.Version() and liveqwen.MessagingOffVersion) into the test cache
 // and prints each program's path.

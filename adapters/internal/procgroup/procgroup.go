@@ -1,0 +1,42 @@
+// Package procgroup starts a command as the head of its own group of
+// processes and ends the whole group, so that nothing a child started
+// outlives the call that started it.
+//
+// The group is a process group on unix (setpgid(0, 0) in the child, ended
+// with kill(-pgid, sig)) and a Job Object on Windows (the child starts
+// suspended, joins the job, then resumes, so even its first grandchild is in
+// the job; the job ends with TerminateJobObject and dies with its last
+// handle: JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE).
+//
+// AwaitExit waits for the head to exit without reaping it where the OS
+// allows: waitid(P_PID, WEXITED|WNOWAIT) on Linux, kqueue EVFILT_PROC
+// NOTE_EXIT on darwin (which has no waitid in golang.org/x/sys/unix). Until exec.Cmd.Wait reaps the head, its pid — the
+// process group's id — stays taken, so a Kill after AwaitExit cannot reach a
+// stranger's group. On Windows the job is bound to a handle, not to a pid.
+//
+// The package builds for linux, darwin and windows.
+package procgroup
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// ErrNotStarted is returned by Start for a cmd that has already started.
+var ErrNotStarted = errors.New("procgroup: command already started")
+
+// Start starts cmd as the head of a new group (see the package doc). cmd's
+// SysProcAttr is kept and extended. On error nothing is left running.
+func Start(cmd *exec.Cmd) (*Group, error) {
+	if cmd.Process != nil {
+		return nil, ErrNotStarted
+	}
+	g := newGroup(cmd)
+	if err := g.start(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Pid returns the head's process id.
+func (g *Group) Pid() int { return g.cmd.Process.Pid }
