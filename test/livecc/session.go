@@ -281,10 +281,14 @@ func (s *Session) awaitRecord(opts Options) error {
 		sid, _ := rec["sessionId"].(string)
 		sock, _ := rec["messagingSocketPath"].(string)
 		_, settled := rec["status"]
-		if sid != "" && (opts.NoSocketWait || sock != "" || settled) && (!opts.WaitSettled || settled) {
+		// A session started with --name first registers a derived name and
+		// writes the given one a moment later (2.1.332): wait for it.
+		name, _ := rec["name"].(string)
+		named := opts.Name == "" || name == opts.Name
+		if sid != "" && named && (opts.NoSocketWait || sock != "" || settled) && (!opts.WaitSettled || settled) {
 			s.SessionID = sid
 			s.SocketPath = sock
-			s.Name, _ = rec["name"].(string)
+			s.Name = name
 			return nil
 		}
 		if time.Now().After(deadline) {
