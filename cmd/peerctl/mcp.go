@@ -126,7 +126,13 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 // (for a refusal, refusalText: it starts with the reason word), and a
 // panic becomes one too, so the server keeps serving.
 func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		if req != nil && req.Params != nil {
+			if why := inexactJSON(req.Params.Arguments); why != "" {
+				var zero Out
+				return nil, zero, fmt.Errorf("%s: the arguments hold %s; JSON decoding would put U+FFFD in its place, so nothing was done", domain.ReasonInvalidMessage, why)
+			}
+		}
 		ctx, cancel := context.WithTimeout(ctx, m.callTimeout)
 		defer cancel()
 		if m.life != nil {

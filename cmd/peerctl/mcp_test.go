@@ -330,6 +330,26 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 	assert.Equal(t, "posted", got.Outcome)
 }
 
+// Arguments that JSON decoding would change (bytes that are not UTF-8, a
+// lone surrogate escape) are refused as invalid_message, not sent with
+// U+FFFD in their place; the server keeps serving.
+func TestMCPSendRefusesArgumentsThatDecodeInexactly(t *testing.T) {
+	w := newTwoLive(t, false)
+	cs := mcpFor(t, w.cfg, mcpFlags{})
+	for _, args := range []string{
+		`{"to":"mcp-self","text":"lone \ud800 surrogate","transport":"socket"}`,
+		"{\"to\":\"mcp-self\",\"text\":\"bad \xff\xfe bytes\",\"transport\":\"socket\"}",
+	} {
+		text := refused(t, call(t, cs, toolSend, json.RawMessage(args)), "invalid_message")
+		assert.Contains(t, text, "U+FFFD", args)
+	}
+	assert.Empty(t, w.selfSock.Frames(), "nothing sent")
+	okJSON(t, call(t, cs, toolSend, json.RawMessage(`{"to":"mcp-self","text":"pair \ud83d\ude00 ok","transport":"socket"}`)))
+	frames := w.selfSock.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Contains(t, string(frames[0]), "pair \U0001F600 ok")
+}
+
 // A call that outlives --call-timeout ends as delivery_failed; the next
 // call is served.
 func TestMCPCallDeadline(t *testing.T) {
