@@ -35,6 +35,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"send", "--wait", "5m", "b", "c"}, `--wait 5m: --wait takes its duration joined by '=' (--wait=5m); written apart, "5m" would be read as SESSION or TEXT`, "peerctl send"},
 		{[]string{"send", "b", "--wait", "5m"}, `--wait 5m: --wait takes its duration joined by '=' (--wait=5m)`, "peerctl send"},
 		{[]string{"send", "--wait=5m", "b", "c", "d"}, "send needs SESSION and TEXT (or - for stdin), got 3 arguments", "peerctl send"},
+		{[]string{"send", "--await-reply=0s", "b", "c"}, "--await-reply 0s: want a positive duration such as 2m", "peerctl send"},
+		{[]string{"send", "--wait=0s", "b", "c"}, "--wait 0s: want a positive duration such as 2m", "peerctl send"},
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus", "peerctl list"},
 		{[]string{"send", "--transport", "carrier-pigeon", "x", "hi"}, `--transport "carrier-pigeon"`, "peerctl send"},
 	}
