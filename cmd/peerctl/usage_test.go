@@ -243,6 +243,9 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 		{[]string{"send", "--help"}, []string{"--wait=5m", "written apart (--wait 5m) is refused"}},
 		{[]string{"watch", "--help"}, []string{"head -1", "exit 1 when the registry cannot be read"}},
 		{[]string{"whoami", "--help"}, []string{"stopped after 128 parents"}},
+		// A shared name refuses only as an address: the session is still
+		// reached by its full id or endpoint (TestSharedNameCLI).
+		{[]string{"send", "--help"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint)"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
