@@ -141,16 +141,22 @@ func (s *Service) classify(snap ports.Snapshot) Listing {
 	return l
 }
 
-// List returns the live sessions, or with all every record with its verdict.
+// List returns the live sessions, or with all every record with its
+// verdict. A live session whose socket cannot be connected to (the path is
+// too long for this platform, absent, or not a socket) is listed as not
+// addressable, with the reason.
 func (s *Service) List(ctx context.Context, all bool) (Listing, error) {
 	if all {
-		return s.Read(ctx)
+		l, err := s.Read(ctx)
+		markUnreachable(l.Entries)
+		return l, err
 	}
 	l, _, err := s.readLive(ctx)
 	if err != nil {
 		return l, err
 	}
 	l.Entries = l.Live()
+	markUnreachable(l.Entries)
 	return l, nil
 }
 
@@ -316,7 +322,14 @@ type SendResult struct {
 	// Plan is set for a dry run.
 	Plan    *domain.Plan
 	Started time.Time
-	Elapsed time.Duration
+	// Elapsed runs from Started to the end of the confirmation (the fresh
+	// read, resolve, the transport, the transcript confirmation; not
+	// --wait). TransportElapsed is the transport's Deliver alone (a socket
+	// post, a courier run); ConfirmElapsed is the transcript confirmation
+	// alone (0 when none was read).
+	Elapsed          time.Duration
+	TransportElapsed time.Duration
+	ConfirmElapsed   time.Duration
 
 	// Confirmation and wait results (docs/CONFIRMATION.md).
 	Confirmation
@@ -368,6 +381,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	if target.Harness() == domain.HarnessClaudeCode {
 		mark = s.markTranscript(req, target) // before the transport: see afterDelivery
 	}
+	delivering := s.now()
 	var heed ports.Heed
 	if h, ok := s.transport.(ports.Heeding); ok {
 		res.Receipt, heed, err = h.DeliverHeeding(ctx, target, msg)
@@ -375,6 +389,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		res.Receipt, err = s.transport.Deliver(ctx, target, msg)
 	}
 	res.Elapsed = s.now().Sub(res.Started)
+	res.TransportElapsed = s.now().Sub(delivering)
 	if err != nil {
 		return res, asDeliveryFailed(err)
 	}

@@ -109,7 +109,8 @@ func (s *Service) markTranscript(req SendRequest, target domain.Session) ports.T
 // the message while the transcript is read (until the enqueue line shows
 // or the confirmation window passes; not at all under NoConfirm): a held
 // notice makes the outcome "held", a refused one a ReasonDeliveryFailed
-// refusal. Elapsed is updated to cover the confirmation (not the wait).
+// refusal. Elapsed is updated to cover the confirmation (not the wait);
+// ConfirmElapsed is the confirmation window's own time (0 under NoConfirm).
 func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult, mark ports.TranscriptMark, heed ports.Heed) (SendResult, error) {
 	res.Transcript = domain.TranscriptPath(s.configDir, res.Target.Cwd(), res.Target.ID())
 	timeout := req.ConfirmTimeout
@@ -123,6 +124,7 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 		cctx, cancel = context.WithCancel(ctx)
 		cancel()
 	}
+	confirming := s.now()
 	heard := startHeed(cctx, cancel, heed, res.Receipt)
 	interrupted := false
 	switch {
@@ -158,6 +160,9 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 		}
 	}
 	h := heard.stop()
+	if !req.NoConfirm {
+		res.ConfirmElapsed = s.now().Sub(confirming)
+	}
 	res.Receipt = h.rec
 	if h.err != nil {
 		res.Elapsed = s.now().Sub(res.Started)

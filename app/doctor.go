@@ -66,9 +66,14 @@ type Report struct {
 	Claude   ClaudeCheck
 	Registry RegistryCheck
 	Sockets  []SocketDirCheck
-	Session  SessionCheck
-	Problems []string
-	Warnings []string
+	// Reach lists the live sessions publishing a socket that nothing can
+	// connect to (too long a path, absent, not a socket): each is a Warn.
+	// Reachable counts the others.
+	Reach     []Unreachable
+	Reachable int
+	Session   SessionCheck
+	Problems  []string
+	Warnings  []string
 }
 
 // ClaudeCheck is the courier program's probe.
@@ -179,6 +184,11 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 		}
 	}
 
+	r.Reach, r.Reachable = unreachable(l.Live())
+	for _, u := range r.Reach {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("session %s (%q, pid %d) is unreachable: %s", u.SessionID, u.Name, u.PID, u.Reason))
+	}
+
 	r.Session.EnvVars = sessionVars(env.Environ)
 	if err == nil {
 		self, werr := whoami(l, procs, env.Self, lookup(env.Environ, SocketEnv))
@@ -199,6 +209,35 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 	}
 	r.OK = len(r.Problems) == 0
 	return r
+}
+
+// Unreachable is a live session whose published socket nothing can
+// connect to; Reason says why (socketUnreachable).
+type Unreachable struct {
+	SessionID  string
+	Name       string
+	PID        int
+	SocketPath string
+	Reason     string
+}
+
+// unreachable checks the socket of every live session that publishes one
+// (an entry not addressable for another reason, such as no name, is not
+// counted): it returns those nothing can connect to, and how many others.
+func unreachable(live []domain.Entry) (out []Unreachable, reachable int) {
+	for _, e := range live {
+		if !e.Addressable {
+			continue
+		}
+		why := socketUnreachable(e.Record.SocketPath)
+		if why == "" {
+			reachable++
+			continue
+		}
+		r := e.Record
+		out = append(out, Unreachable{SessionID: r.SessionID, Name: r.Name, PID: r.PID, SocketPath: r.SocketPath, Reason: why})
+	}
+	return out, reachable
 }
 
 func socketDirs(live []domain.Entry, uid int) []SocketDirCheck {

@@ -88,6 +88,29 @@ var Module = fx.Module("peerctl",
 	),
 )
 
+// ReadModule provides a *Service for the commands that only read the
+// registry (list, enrich, completion): the Registry and Liveness ports
+// bound as in Module, and nothing that delivers, confirms or watches. A
+// smaller graph is a cheaper fx.New (docs/PERFORMANCE.md: about 8% of a
+// `list` process); a registry or liveness adapter added to Module belongs
+// here too. Supply a Config. The Service it gives refuses Send (no
+// transport).
+var ReadModule = fx.Module("peerctl.read",
+	fx.Provide(
+		NewRegistry,
+		fx.Annotate(NewRegistries, fx.As(new(ports.Registry))),
+		NewLiveness,
+		fx.Annotate(NewHarnessLiveness, fx.As(new(ports.Liveness))),
+		NewReadService,
+	),
+)
+
+// NewReadService is New for ReadModule: the Service over the registry and
+// liveness ports only.
+func NewReadService(cfg Config, reg ports.Registry, live ports.Liveness) *Service {
+	return New(reg, live, nil, cfg.ConfigDir, WithQwenHome(cfg.QwenHome))
+}
+
 // NewRegistry reads cfg.ConfigDir/sessions.
 func NewRegistry(cfg Config) *fsregistry.Registry {
 	return fsregistry.New(fsregistry.SessionsDir(cfg.ConfigDir))

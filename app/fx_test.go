@@ -82,3 +82,23 @@ func TestModuleWithReplacedTransport(t *testing.T) {
 	assert.Equal(t, []string{"through fx"}, fake.got)
 	assert.Equal(t, []int{pid}, fake.to)
 }
+
+// TestReadModuleBindsAsModule: the read-only graph (list, enrich,
+// completion) binds the same registry and liveness adapters as Module, so
+// the two can never list differently, and its Service has no transport.
+func TestReadModuleBindsAsModule(t *testing.T) {
+	cfg := app.Config{ConfigDir: t.TempDir()}
+	type bound struct {
+		fx.In
+		Registry ports.Registry
+		Liveness ports.Liveness
+		Service  *app.Service
+	}
+	var full, read bound
+	require.NoError(t, fx.New(app.Module, fx.Supply(cfg), fx.Populate(&full), fx.NopLogger).Err())
+	require.NoError(t, fx.New(app.ReadModule, fx.Supply(cfg), fx.Populate(&read), fx.NopLogger).Err())
+	assert.IsType(t, full.Registry, read.Registry)
+	assert.IsType(t, full.Liveness, read.Liveness)
+	_, err := read.Service.Send(context.Background(), app.SendRequest{Address: "anyone", Text: "hi"})
+	assert.ErrorIs(t, err, app.ErrNoTransport)
+}

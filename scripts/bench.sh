@@ -5,6 +5,13 @@
 #   scripts/bench.sh            (or: make bench)
 #
 # Environment:
+# Rows: each "A / B" pair is timed in the same run, back to back, so the
+# ratios hold across machines and loads where the milliseconds do not; the
+# bare Go binary (test/bench/hello, prints "[]") is the floor for start-up
+# and hellofx the same with fx and cobra linked in. Every command runs under
+# test/bench/cputime, which reports its wall time and its CPU time (user +
+# system): on a busy machine the CPU ratios are the steadier of the two.
+#
 #   BENCH_RUNS     timed runs per command (default 10; each pair runs A and B
 #                  back to back, order alternating, and A/B is taken per pair)
 #   BENCH_SIZES    registry sizes (default "10 1000 10000")
@@ -56,8 +63,11 @@ note "building peerctl and the bench helpers"
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/peerctl" ./cmd/peerctl &&
   CGO_ENABLED=0 go build -trimpath -o "$work/bin/listener" ./test/bench/listener &&
   CGO_ENABLED=0 go build -trimpath -o "$work/bin/fakeclaude" ./test/fakeclaude &&
-  CGO_ENABLED=0 go build -trimpath -o "$work/bin/hello" ./test/bench/hello)
-peerctl=$work/bin/peerctl fake=$work/bin/fakeclaude hello=$work/bin/hello
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/hello" ./test/bench/hello &&
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/hellofx" ./test/bench/hellofx &&
+  CGO_ENABLED=0 go build -trimpath -o "$work/bin/cputime" ./test/bench/cputime)
+cputime=$work/bin/cputime
+peerctl=$work/bin/peerctl fake=$work/bin/fakeclaude hello=$work/bin/hello hellofx=$work/bin/hellofx
 base=
 if [[ -n ${BENCH_BASE:-} ]]; then
   note "building peerctl at $BENCH_BASE for before/after rows"
@@ -139,16 +149,27 @@ write_registry() {
 }
 
 # --- timing ------------------------------------------------------------------------
-# time_ms OUTVAR CMD...: runs CMD (stdout and stderr to files) and stores its
-# wall time in ms; a failing command aborts the bench with its stderr.
+# time_ms OUTVAR CPUVAR CMD...: runs CMD (stdout and stderr to files) under
+# test/bench/cputime and stores its wall time and its CPU time (user +
+# system) in ms; a failing command aborts the bench with its stderr. CMD is
+# a program or one of the functions below, which put "${run[@]}" before
+# the program they start (so no shell or env process is timed).
+run=()
 time_ms() {
-  local __out=$1 t0 t1 rc=0
-  shift
-  t0=$EPOCHREALTIME
-  "$@" >"$work/out" 2>"$work/err" || rc=$?
-  t1=$EPOCHREALTIME
+  local __out=$1 __cpu=$2 rc=0 wall cpu
+  shift 2
+  rm -f "$work/t"
+  if [[ $(type -t "$1") == function ]]; then
+    run=("$cputime" "$work/t")
+    "$@" >"$work/out" 2>"$work/err" || rc=$?
+    run=()
+  else
+    "$cputime" "$work/t" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  fi
   ((rc == 0)) || die "command failed (exit $rc): $* -- $(head -c 600 "$work/err")"
-  printf -v "$__out" '%s' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) * 1000 }')"
+  read -r wall cpu <"$work/t" || die "no timing for: $*"
+  printf -v "$__out" '%s' "$wall"
+  printf -v "$__cpu" '%s' "$cpu"
 }
 
 # peak_rss_kb CMD...: the largest max-RSS (KiB) over 3 runs under GNU time.
@@ -187,17 +208,18 @@ pair() {
   while [[ $1 != -- ]]; do a+=("$1"); shift; done
   shift
   b=("$@")
-  local i ta tb
-  time_ms ta "${a[@]}"
-  time_ms tb "${b[@]}"
-  : >"$work/pa"; : >"$work/pb"; : >"$work/pr"; : >"$work/pd"
+  local i ta tb ca cb
+  time_ms ta ca "${a[@]}"
+  time_ms tb cb "${b[@]}"
+  : >"$work/pa"; : >"$work/pb"; : >"$work/pr"; : >"$work/pd"; : >"$work/ca"; : >"$work/cb"; : >"$work/cr"
   for ((i = 0; i < runs; i++)); do
-    if ((i % 2 == 0)); then time_ms ta "${a[@]}"; time_ms tb "${b[@]}"
-    else time_ms tb "${b[@]}"; time_ms ta "${a[@]}"; fi
-    echo "$ta" >>"$work/pa"; echo "$tb" >>"$work/pb"
+    if ((i % 2 == 0)); then time_ms ta ca "${a[@]}"; time_ms tb cb "${b[@]}"
+    else time_ms tb cb "${b[@]}"; time_ms ta ca "${a[@]}"; fi
+    echo "$ta" >>"$work/pa"; echo "$tb" >>"$work/pb"; echo "$ca" >>"$work/ca"; echo "$cb" >>"$work/cb"
     awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.6f\n", a / b; printf "%.3f\n", a - b > "/dev/stderr" }' >>"$work/pr" 2>>"$work/pd"
+    awk -v a="$ca" -v b="$cb" 'BEGIN { printf "%.6f\n", (b > 0 ? a / b : 0) }' >>"$work/cr"
   done
-  echo "$key|$label|$na|$nb|$(stats <"$work/pa")|$(stats <"$work/pb")|$(stats <"$work/pr")|$(stats <"$work/pd")" >>"$results"
+  echo "$key|$label|$na|$nb|$(stats <"$work/pa")|$(stats <"$work/pb")|$(stats <"$work/pr")|$(stats <"$work/pd")|$(stats <"$work/ca")|$(stats <"$work/cb")|$(stats <"$work/cr")" >>"$results"
   note "  $label: done"
 }
 
@@ -218,24 +240,25 @@ if "$peerctl" send --help 2>/dev/null | grep -q -- '--no-confirm'; then no_confi
 # The commands, as functions so that no extra process (env, a subshell)
 # sits in the timed path; $cfg names the registry in use.
 cfg=$work/empty
-list_json() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" list --json; }
-endpoint_format() { "$peerctl" endpoint format 1 a /s; }
-claude_agents() { HOME=$work/home CLAUDE_CONFIG_DIR=$cfg "$claude" agents --json; }
-cat_floor() { find "$cfg/sessions" -name '*.json' -exec cat {} +; }
-socket_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
-courier_send() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"; }
-courier_real() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" send "${no_confirm[@]}" --claude "$claude" bench-live-1 "$text"; }
-claude_version() { HOME=$work/home "$claude" --version; }
-list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$peerctl" list --all --json; }
-base_list_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --json; }
-base_list_all_json() { CLAUDE_CONFIG_DIR=$cfg "$base" list --all --json; }
-base_socket_send() { CLAUDE_CONFIG_DIR=$cfg "$base" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
+list_json() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$peerctl" list --json; }
+endpoint_format() { "${run[@]}" "$peerctl" endpoint format 1 a /s; }
+claude_agents() { HOME=$work/home CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$claude" agents --json; }
+cat_floor() { "${run[@]}" find "$cfg/sessions" -name '*.json' -exec cat {} +; }
+socket_send() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$peerctl" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
+courier_send() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$peerctl" send "${no_confirm[@]}" --claude "$fake" bench-live-1 "$text"; }
+courier_real() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$peerctl" send "${no_confirm[@]}" --claude "$claude" bench-live-1 "$text"; }
+claude_version() { HOME=$work/home "${run[@]}" "$claude" --version; }
+list_all_json() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$peerctl" list --all --json; }
+base_list_json() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$base" list --json; }
+base_list_all_json() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$base" list --all --json; }
+base_socket_send() { CLAUDE_CONFIG_DIR=$cfg "${run[@]}" "$base" send --transport socket "${no_confirm[@]}" bench-live-1 "$text"; }
 
 mkdir -p "$work/empty/sessions"
 note "start-up (empty registry)"
-pair startup "list --json, empty registry / Go hello-world" "peerctl" "hello" -- list_json -- "$hello"
-pair startup-nofx "list --json, empty registry / endpoint format (no fx, no I/O)" "list" "endpoint" -- list_json -- endpoint_format
-rss_of "hello-world" "$hello"
+pair startup "list --json, empty registry / bare Go binary printing []" "peerctl" "hello" -- list_json -- "$hello"
+pair startup-libs "bare Go binary + fx and cobra linked, unused / bare Go binary" "hellofx" "hello" -- "$hellofx" -- "$hello"
+pair startup-nofx "list --json, empty registry / endpoint format (no fx graph, no I/O)" "list" "endpoint" -- list_json -- endpoint_format
+rss_of "bare Go binary" "$hello"
 rss_of "list --json, empty registry" env CLAUDE_CONFIG_DIR="$cfg" "$peerctl" list --json
 
 for n in $sizes; do
@@ -261,7 +284,7 @@ for n in $sizes; do
   rss_of "cat floor, $n records" find "$cfg/sessions" -name '*.json' -exec cat {} +
 
   if [[ $n -le 1000 ]]; then
-    pair "socket-$n" "send --transport socket${no_confirm[*]:+ ${no_confirm[*]}} / Go hello-world, $n records" "send" "hello" -- socket_send -- "$hello"
+    pair "socket-$n" "send --transport socket${no_confirm[*]:+ ${no_confirm[*]}} / bare Go binary, $n records" "send" "hello" -- socket_send -- "$hello"
     if [[ -n $base ]]; then
       pair "base-socket-$n" "send --transport socket, now / at $BENCH_BASE, $n records" "now" "base" -- socket_send -- base_socket_send
     fi
@@ -290,6 +313,14 @@ echo "RATIOS (A/B per back-to-back pair; median [min..max])"
 awk -F'|' '{ split($7, r, " "); printf "  %-72s %8.3f [%.3f..%.3f]", $2, r[1], r[2], r[3]
   if (r[1] < 1) printf "   (B/A %.1fx)", 1 / r[1]; printf "\n" }' "$results"
 echo
+echo "CPU RATIOS (user + system CPU time, A/B per pair; median [min..max]; steadier than wall time on a busy machine)"
+awk -F'|' '{ split($11, r, " "); printf "  %-72s %8.3f [%.3f..%.3f]", $2, r[1], r[2], r[3]
+  if (r[1] > 0 && r[1] < 1) printf "   (B/A %.1fx)", 1 / r[1]; printf "\n" }' "$results"
+echo
+echo "CPU TIMES (ms, user + system; median [min..max])"
+awk -F'|' '{ split($9, a, " "); split($10, b, " ")
+  printf "  %-72s %s %.2f [%.2f..%.2f]   %s %.2f [%.2f..%.2f]\n", $2, $3, a[1], a[2], a[3], $4, b[1], b[2], b[3] }' "$results"
+echo
 echo "WALL TIMES (ms, whole process; median [min..max])"
 awk -F'|' '{ split($5, a, " "); split($6, b, " "); split($8, d, " ")
   printf "  %-72s %s %.2f [%.2f..%.2f]   %s %.2f [%.2f..%.2f]   A-B %.2f\n", $2, $3, a[1], a[2], a[3], $4, b[1], b[2], b[3], d[1] }' "$results"
@@ -303,9 +334,11 @@ target() { # target LABEL VALUE OP LIMIT UNIT
   ok=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN { if (v == "") print "n/a"; else if ((op == ">=" && v >= l) || (op == "<=" && v <= l)) print "met"; else print "NOT MET" }')
   printf "  %-60s %10s %s %s %s   %s\n" "$1" "${2:-n/a}" "$3" "$4" "$5" "$ok"
 }
-speedup=
+speedup= cpuspeedup=
 r=$(get claude-1000 7); [[ -n $r ]] && speedup=$(awk -v r="$r" 'BEGIN { printf "%.1f", 1 / r }')
+r=$(get claude-1000 11); [[ -n $r ]] && cpuspeedup=$(awk -v r="$r" 'BEGIN { if (r > 0) printf "%.1f", 1 / r }')
 target "list --json, 1,000 records: claude agents / peerctl (x)" "$speedup" ">=" 50 x
+target "  the same in CPU time (x)" "$cpuspeedup" ">=" 50 x
 target "list --json, 10,000 records: peerctl / cat floor (x)" "$(get cat-10000 7)" "<=" 3 x
 target "list --json, 10,000 records: peak RSS (MiB)" "$(awk -F'|' '$1 == "list --json, 10000 records" { printf "%.1f", $2 / 1024 }' "$rss")" "<=" 30 MiB
 target "send --transport socket, 10 records: wall median (ms)" "$(get socket-10 5)" "<=" 20 ms

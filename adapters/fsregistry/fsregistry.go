@@ -116,19 +116,13 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 // say) skip the rest unread; see ports.SelectiveRegistry.
 func (r *Registry) ReadMatching(ctx context.Context, keep func(name string) bool) (ports.Snapshot, error) {
 	snap := ports.Snapshot{Dir: r.dir}
-	des, err := os.ReadDir(r.dir)
+	names, err := candidateNames(r.dir, keep)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			snap.Missing = true
 			return snap, nil
 		}
 		return snap, fmt.Errorf("read registry %s: %w", r.dir, err)
-	}
-	names := make([]string, 0, len(des))
-	for _, de := range des {
-		if Candidate(de.Name()) && (keep == nil || keep(de.Name())) {
-			names = append(names, de.Name())
-		}
 	}
 	sort.Strings(names)
 	snap.Records = make([]domain.Record, len(names))

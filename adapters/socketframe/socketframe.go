@@ -39,9 +39,9 @@ const MaxPeerProtocol = 1
 // Name is this transport's name.
 const Name = "socket"
 
-// MaxSocketPath is the longest path a Unix socket address holds on Linux
-// (sun_path is 108 bytes including the terminating NUL).
-const MaxSocketPath = 107
+// MaxSocketPath is the longest path a Unix socket address holds on this
+// platform (domain.MaxSocketPath).
+const MaxSocketPath = domain.MaxSocketPath
 
 // DefaultTimeout bounds a whole post when the caller's context has no deadline.
 const DefaultTimeout = 5 * time.Second
@@ -81,9 +81,15 @@ type frameMessage struct {
 	Content string `json:"content"`
 }
 
-// Plan reports the socket and the exact frame.
+// Plan reports the socket and the exact frame, after the checks Deliver
+// makes before it connects (the record's socket path, its length, the peer
+// protocol, and a socket on disk at that path): a dry run refuses exactly
+// what a send would refuse before posting.
 func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
 	if err := checkTarget(target); err != nil {
+		return domain.Plan{}, err
+	}
+	if err := checkOnDisk(target.SocketPath()); err != nil {
 		return domain.Plan{}, err
 	}
 	return domain.Plan{Transport: Name, Socket: target.SocketPath(), Frame: string(Frame(msg.Text()))}, nil
@@ -94,13 +100,36 @@ func checkTarget(target domain.Session) error {
 	if path == "" {
 		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d) publishes no messaging socket", target.ID(), target.PID())
 	}
-	if len(path) > MaxSocketPath {
-		return domain.Refuse(domain.ReasonDeliveryFailed, "socket path is %d bytes, longer than a Unix socket address holds (%d); not truncated: %s", len(path), MaxSocketPath, path)
+	if why := domain.SocketPathTooLong(path); why != "" {
+		return domain.Refuse(domain.ReasonDeliveryFailed, "%s; not truncated: %s", why, path)
 	}
 	if p := target.PeerProtocol(); p > MaxPeerProtocol {
 		return domain.Refuse(domain.ReasonHarnessUnsupported, "session speaks peer protocol %d; this peerctl knows protocol %d", p, MaxPeerProtocol)
 	}
 	return nil
+}
+
+// checkOnDisk refuses (delivery_failed) a path where no socket is: absent,
+// not a socket, or a symbolic link (Lstat: see Deliver).
+func checkOnDisk(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return failure("socket %s does not exist: %v", path, err)
+		}
+		return failure("socket %s: %v", path, err)
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return failure("%s is not a socket: %v", path, fmt.Errorf("file mode %s", fi.Mode()))
+	}
+	return nil
+}
+
+// failure is a delivery_failed refusal about path carrying err.
+func failure(format, path string, err error) *domain.Refusal {
+	r := domain.Refuse(domain.ReasonDeliveryFailed, format, path, err)
+	r.Err = err
+	return r
 }
 
 // Deliver posts msg to target's socket. Errors are *domain.Refusal with
@@ -122,20 +151,11 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 		return domain.Receipt{}, err
 	}
 	path := target.SocketPath()
+	if err := checkOnDisk(path); err != nil {
+		return domain.Receipt{}, err
+	}
 	fail := func(format string, err error) (domain.Receipt, error) {
-		r := domain.Refuse(domain.ReasonDeliveryFailed, format, path, err)
-		r.Err = err
-		return domain.Receipt{}, r
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fail("socket %s does not exist: %v", err)
-		}
-		return fail("socket %s: %v", err)
-	}
-	if fi.Mode()&fs.ModeSocket == 0 {
-		return fail("%s is not a socket: %v", fmt.Errorf("file mode %s", fi.Mode()))
+		return domain.Receipt{}, failure(format, path, err)
 	}
 	timeout := t.Timeout
 	if timeout <= 0 {

@@ -156,6 +156,15 @@ func TestSocketFailures(t *testing.T) {
 			if tt.is != nil {
 				assert.True(t, errors.Is(err, tt.is), "%v is not %v", err, tt.is)
 			}
+			if tt.is == syscall.ECONNREFUSED {
+				return // only connecting finds that out; a plan does not connect
+			}
+			// A dry run refuses exactly as the send does.
+			_, perr := socketframe.New(5*time.Second).Plan(session(t, tt.path), msg(t, "hi"))
+			pr, ok := domain.AsRefusal(perr)
+			require.True(t, ok, "plan: not a refusal: %v", perr)
+			assert.Equal(t, r.Reason, pr.Reason)
+			assert.Equal(t, r.Detail, pr.Detail)
 		})
 	}
 	assert.Zero(t, liveL.Conns(), "the link's target got a connection")
@@ -287,9 +296,12 @@ func TestSocketPathLength(t *testing.T) {
 }
 
 func TestSocketPlan(t *testing.T) {
-	p, err := socketframe.New(0).Plan(session(t, "/run/x.sock"), msg(t, "plan \"me\"\n"))
+	path := filepath.Join(shortDir(t), "x.sock")
+	l := socktest.Listen(t, path, false)
+	p, err := socketframe.New(0).Plan(session(t, path), msg(t, "plan \"me\"\n"))
 	require.NoError(t, err)
-	assert.Equal(t, domain.Plan{Transport: "socket", Socket: "/run/x.sock", Frame: string(wantFrame(t, "plan \"me\"\n"))}, p)
+	assert.Equal(t, domain.Plan{Transport: "socket", Socket: path, Frame: string(wantFrame(t, "plan \"me\"\n"))}, p)
+	assert.Zero(t, l.Conns(), "a plan does not connect")
 }
 
 func TestSocketNewerPeerProtocol(t *testing.T) {

@@ -67,7 +67,7 @@ func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	svc, err := c.service(options{})
+	svc, err := c.service(options{readOnly: true})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
@@ -45,6 +46,7 @@ func TestCompletionOffersLiveSessionsOnly(t *testing.T) {
 	mute := evLiveRecord(t, testproc.Sleeper(t), "77777777-aaaa-4aaa-8aaa-000000000007", "mute", "/src/mute", "")
 	mute.Version = "2.1.224" // publishes no socket: live, not addressable
 	cfg := evConfigDir(t, alpha, beta, twin1, twin2, stale, reused, mute)
+	listenAll(t, alpha, beta, twin1, twin2) // live sessions' sockets are there
 
 	tests := []struct {
 		name     string
@@ -150,6 +152,7 @@ func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 		recs = append(recs, evLiveRecord(t, testproc.Sleeper(t), c.id, c.name, "/src/"+strconv.Itoa(i), filepath.Join(socks, strconv.Itoa(i)+".sock")))
 	}
 	cfg := evConfigDir(t, recs...)
+	listenAll(t, recs...)
 	r := evRun(t, nil, nil, "__complete", "--config-dir", cfg, "send", "")
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
 	got, _ := completions(t, r.stdout)
@@ -170,5 +173,15 @@ func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 	assert.Contains(t, got, cases[4].id, "show still offers it")
 	for _, bad := range []rune{0x9b, 0x202e, 0x2028} {
 		assert.NotContains(t, r.stdout, string(bad))
+	}
+}
+
+// listenAll binds a listener at each record's socket path, as the live
+// session's own would be: a session whose socket is not there is listed
+// as not addressable.
+func listenAll(t *testing.T, recs ...evRecord) {
+	t.Helper()
+	for _, r := range recs {
+		socktest.Listen(t, r.SocketPath, false)
 	}
 }

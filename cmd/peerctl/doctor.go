@@ -19,6 +19,7 @@ type doctorJSON struct {
 	Claude     doctorClaudeJSON   `json:"claude"`
 	Registry   doctorRegistryJSON `json:"registry"`
 	SocketDirs []doctorSocketJSON `json:"socketDirs"`
+	Reach      doctorReachJSON    `json:"reach"`
 	Session    doctorSessionJSON  `json:"session"`
 	Qwen       doctorQwenJSON     `json:"qwen"`
 	Problems   []string           `json:"problems"`
@@ -81,6 +82,22 @@ type doctorSocketJSON struct {
 	Problem  string `json:"problem,omitempty"`
 }
 
+// doctorReachJSON: whether the live sessions' sockets can be connected to
+// (there, a socket, a path short enough); nothing is connected to.
+type doctorReachJSON struct {
+	Health      string                  `json:"health"` // ok, warn (some unreachable), skip (none publishes a socket)
+	Reachable   int                     `json:"reachable"`
+	Unreachable []doctorUnreachableJSON `json:"unreachable"`
+}
+
+type doctorUnreachableJSON struct {
+	SessionID  string `json:"sessionId"`
+	Name       string `json:"name"`
+	PID        int    `json:"pid"`
+	SocketPath string `json:"socketPath"`
+	Reason     string `json:"reason"`
+}
+
 type doctorSessionJSON struct {
 	Inside    bool     `json:"inside"`
 	EnvVars   []string `json:"envVars"`
@@ -111,6 +128,8 @@ func (c *cli) doctorCmd() *cobra.Command {
   registry  the registry folder is readable; records counted per verdict
   sockets   the folders holding live sessions' sockets are 0700 and ours (group/other write
             or another owner fails: someone else could plant a socket there)
+  reach     each live session's socket is there, is a socket and its path fits a Unix
+            socket address; one that is not is unreachable (a warning; nothing connects)
   session   whether this shell runs inside a Claude Code session (its variables, or a live
             record among this process's parents)
   qwen      the qwen program (--qwen, else $PEERCTL_QWEN, else "qwen" on PATH) answers
@@ -177,8 +196,8 @@ Exit codes:
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
-	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH)")
-	cmd.Flags().StringVar(&qwen, "qwen", "", "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH)")
+	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
+	cmd.Flags().StringVar(&qwen, "qwen", "", "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH; empty is a usage error)")
 	return cmd
 }
 
@@ -224,6 +243,14 @@ func doctorToJSON(r app.Report) doctorJSON {
 			mode = fmt.Sprintf("%04o", uint32(s.Mode))
 		}
 		j.SocketDirs = append(j.SocketDirs, doctorSocketJSON{Health: s.Health.String(), Dir: s.Dir, Mode: mode, UID: s.UID, Ours: s.Ours, Sessions: s.Sessions, Problem: s.Problem})
+	}
+	j.Reach = doctorReachJSON{Health: app.HealthOK.String(), Reachable: r.Reachable, Unreachable: []doctorUnreachableJSON{}}
+	for _, u := range r.Reach {
+		j.Reach.Health = app.HealthWarn.String()
+		j.Reach.Unreachable = append(j.Reach.Unreachable, doctorUnreachableJSON{SessionID: u.SessionID, Name: u.Name, PID: u.PID, SocketPath: u.SocketPath, Reason: u.Reason})
+	}
+	if len(r.Reach) == 0 && r.Reachable == 0 {
+		j.Reach.Health = app.HealthSkip.String()
 	}
 	j.Session = doctorSessionJSON{Inside: r.Session.Inside, EnvVars: r.Session.EnvVars, Via: app.ViaNone.String(), Note: r.Session.Note}
 	if j.Session.EnvVars == nil {
@@ -287,6 +314,17 @@ func (c *cli) printDoctor(j doctorJSON) error {
 			text += ": " + s.Problem
 		}
 		row("sockets", s.Health, text)
+	}
+
+	switch {
+	case len(j.Reach.Unreachable) > 0:
+		for _, u := range j.Reach.Unreachable {
+			row("reach", j.Reach.Health, fmt.Sprintf("session %s %q (pid %d) is unreachable: %s", u.SessionID, u.Name, u.PID, u.Reason))
+		}
+	case j.Reach.Reachable > 0:
+		row("reach", j.Reach.Health, fmt.Sprintf("%s with a socket there", plural(j.Reach.Reachable, "live session")))
+	default:
+		row("reach", j.Reach.Health, "no live session publishes a socket")
 	}
 
 	sess := "not inside a Claude Code session"

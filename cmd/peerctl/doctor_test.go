@@ -400,7 +400,9 @@ func TestDoctorEscapesControlSequences(t *testing.T) {
 func TestSendDryRunSocketEscapesPath(t *testing.T) {
 	socks := filepath.Join(t.TempDir(), "s\x1b]0;owned\x07")
 	require.NoError(t, os.Mkdir(socks, 0o700))
-	cfg := evConfigDir(t, evLiveRecord(t, testproc.Sleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock")))
+	rec := evLiveRecord(t, testproc.Sleeper(t), "11111111-aaaa-4aaa-8aaa-000000000001", "alpha", "/src/alpha", filepath.Join(socks, "a.sock"))
+	listenAll(t, rec)
+	cfg := evConfigDir(t, rec)
 	r := evRun(t, nil, nil, "send", "--dry-run", "--transport", "socket", "--config-dir", cfg, "alpha", "hi")
 	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
 	assert.Contains(t, r.stdout, "socket: ")

@@ -58,15 +58,19 @@ With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
 		},
 	}
 	parse.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
-	var formatJSON bool
+	var formatJSON, parts bool
 	format := &cobra.Command{
 		Use:   "format PID NAME SOCKET",
 		Short: "Build an endpoint from its parts",
 		Long: `Build the endpoint of a session from its pid, name and socket path, escaping "%" as %25
 and ":" as %3A in name and socket. Nothing is read: the session need not exist.
 
-Output, one "key: value" line each (control characters and invalid UTF-8 shown escaped, e.g. \t):
-  endpoint  the endpoint built, cc-peer:v1:<pid>:<name>:<socket>
+Output, by default: the endpoint alone on one line, as "endpoint parse" and "send" take it
+(cc-peer:v1:<pid>:<name>:<socket>).
+
+With --parts, one "key: value" line each, as "endpoint parse" prints them (control
+characters and invalid UTF-8 in name and socket shown escaped, e.g. \t):
+  endpoint  the endpoint built
   pid       the pid given
   name      the name given
   socket    the socket path given
@@ -75,8 +79,10 @@ With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
 
 ` + exitCodesFor(exitOK, exitUsage) + `
   (2 also when PID is not a positive number, or NAME or SOCKET is empty)`,
-		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock`,
-		Args:    exactArgs(3),
+		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock
+  peerctl endpoint parse "$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)"
+  peerctl endpoint format --parts 4652 proj-89 /tmp/cc-socks/4652.sock`,
+		Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := strconv.Atoi(args[0])
 			if err != nil {
@@ -86,10 +92,15 @@ With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
 			if err != nil {
 				return usageError{err}
 			}
+			if !formatJSON && !parts {
+				fmt.Fprintln(c.stdout, ep.String())
+				return nil
+			}
 			return c.printEndpoint(ep, formatJSON)
 		},
 	}
 	format.Flags().BoolVar(&formatJSON, "json", false, "print a JSON object")
+	format.Flags().BoolVar(&parts, "parts", false, `print the "key: value" block (endpoint, pid, name, socket) instead of the endpoint alone`)
 	cmd.AddCommand(parse, format)
 	return cmd
 }

@@ -29,7 +29,7 @@ or null when not live.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.started()
 			c.jsonOut = asJSON
-			svc, err := c.service(options{})
+			svc, err := c.service(options{readOnly: true})
 			if err != nil {
 				return err
 			}

@@ -39,7 +39,11 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	if c.debug {
 		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
 	}
-	fxApp := fx.New(app.Module, fx.Supply(cfg), fx.Populate(populate...), logger)
+	module := app.Module
+	if opts.readOnly {
+		module = app.ReadModule
+	}
+	fxApp := fx.New(module, fx.Supply(cfg), fx.Populate(populate...), logger)
 	if err := fxApp.Err(); err != nil {
 		return nil, fmt.Errorf("build peerctl: %w", unwrapFx(err))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 const qwenTestToken = "feedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedface"
@@ -40,7 +41,9 @@ func qwenHome(t *testing.T, sessionID, ipcPath string) string {
 func TestListBothHarnesses(t *testing.T) {
 	ppid := os.Getppid()
 	cfg := evConfigDir(t, evLiveRecord(t, ppid, "cccccccc-3333-4333-8333-333333333333", "build-1a", "/w/build", "/tmp/cc-socks/1.sock"))
-	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", "/run/q/1.sock")
+	qsock := filepath.Join(evSocketDir(t), "q1.sock")
+	socktest.Listen(t, qsock, false) // list says not addressable when no socket is there
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", qsock)
 	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": home}
 
 	r := evRun(t, env, nil, "list")
@@ -55,7 +58,7 @@ func TestListBothHarnesses(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	require.Len(t, got, 1)
 	assert.Equal(t, "qwen-code", got[0]["harness"])
-	assert.Equal(t, fmt.Sprintf("qwen-peer:v1:%d:aaaaaaaa-1111-4111-8111-111111111111:/run/q/1.sock", os.Getpid()), got[0]["endpoint"])
+	assert.Equal(t, fmt.Sprintf("qwen-peer:v1:%d:aaaaaaaa-1111-4111-8111-111111111111:%s", os.Getpid(), qsock), got[0]["endpoint"])
 
 	r = evRun(t, env, nil, "list", "--json", "--harness", "claude-code")
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))

@@ -78,6 +78,10 @@ A Qwen Code record is live when its file name's pid is running with the start ti
 its procStart (<boot_id>:<ticks>, this boot) and its pidNs is ours; it is addressable
 when it publishes an ipcPath (cross-session messaging on). See docs/QWEN-CODE-FACTS.md.
 
+A live session is addressable when its record names a socket and a socket is there (checked
+without connecting) whose path fits a Unix socket address; otherwise it is listed as not
+addressable, with the reason ("unaddressable" in --json).
+
 ` + exitCodesFor(exitOK, exitError, exitUsage),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
@@ -95,7 +99,7 @@ when it publishes an ipcPath (cross-session messaging on). See docs/QWEN-CODE-FA
 			}
 			c.started()
 			c.jsonOut = asJSON
-			svc, err := c.service(options{})
+			svc, err := c.service(options{readOnly: true})
 			if err != nil {
 				return err
 			}

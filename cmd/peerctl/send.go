@@ -26,10 +26,13 @@ type receiptJSON struct {
 	Endpoint  string `json:"endpoint"`
 	Detail    string `json:"detail,omitempty"`
 	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
-	MsgID        string       `json:"msgId,omitempty"`
-	ClaudeResult string       `json:"claudeResult,omitempty"`
-	ElapsedMs    int64        `json:"elapsedMs"`
-	Plan         *domain.Plan `json:"plan,omitempty"`
+	MsgID        string `json:"msgId,omitempty"`
+	ClaudeResult string `json:"claudeResult,omitempty"`
+	ElapsedMs    int64  `json:"elapsedMs"`
+	// TransportMs is the transport's own time (the post, the courier run);
+	// confirmMs (confirmJSON) the transcript confirmation's.
+	TransportMs int64        `json:"transportMs"`
+	Plan        *domain.Plan `json:"plan,omitempty"`
 	confirmJSON
 	// Reply and OtherInbound are set with --await-reply.
 	Reply        *inboundJSON  `json:"reply,omitempty"`
@@ -103,6 +106,10 @@ Code target is refused (harness_unsupported).
 
 The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 
+--dry-run makes every check the send makes before delivering (with --transport socket: a
+socket is there) and prints what would run. The receipt says how long the transport took
+and, apart, how long the transcript confirmation took.
+
 --wait and --await-reply take a duration only joined by "=": --wait=5m. A bare --wait waits
 10m; a duration written apart (--wait 5m) is refused as a usage error, since the flag parser
 would read it as SESSION or TEXT.
@@ -148,6 +155,7 @@ would read it as SESSION or TEXT.
 			if err := validAwait(await, transport, dryRun, confirm); err != nil {
 				return err
 			}
+			c.jsonOut = asJSON // a refusal of the text prints as JSON too
 			text, err := c.messageText(args)
 			if err != nil {
 				return err
@@ -177,7 +185,7 @@ would read it as SESSION or TEXT.
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
-	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
 	f.StringVar(&from, "from", "", `the courier's display name, seen by the receiver (default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
@@ -189,7 +197,8 @@ would read it as SESSION or TEXT.
 
 // messageText takes TEXT from the arguments or stdin ("-", or no TEXT with
 // stdin not a terminal). It reads at most one byte over the cap, so an
-// oversize message is refused without reading it all.
+// oversize message is refused (invalid_message) without reading it all,
+// and the refusal says so rather than giving the size it stopped at.
 func (c *cli) messageText(args []string) (string, error) {
 	if len(args) == 2 && args[1] != "-" {
 		return args[1], nil
@@ -201,6 +210,9 @@ func (c *cli) messageText(args []string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read message from stdin: %w", err)
 	}
+	if len(b) > domain.MaxMessageBytes {
+		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: more than %d bytes arrived, the rest was not read; put large content in a file and send its path", domain.MaxMessageBytes, domain.MaxMessageBytes)
+	}
 	return string(b), nil
 }
 
@@ -210,7 +222,8 @@ func receiptFor(res app.SendResult) receiptJSON {
 	t := res.Target
 	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
-		ElapsedMs: res.Elapsed.Milliseconds(), Plan: res.Plan, MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
+		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan,
+		MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
 	if res.Plan != nil {
 		out.Outcome, out.Transport = "planned", res.Plan.Transport
 	} else {
@@ -247,12 +260,27 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 	if res.Receipt.Transport != "" {
 		transport = res.Receipt.Transport
 	}
-	fmt.Fprintf(w, "%s: %q (session %s, pid %d) by %s in %s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport, res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "%s: %q (session %s, pid %d) by %s in %s%s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport,
+		res.TransportElapsed.Round(time.Millisecond), confirmTime(res))
 	if out.MsgID != "" {
 		fmt.Fprintf(w, "msg_id: %s\nclaude: %s\n", safe(out.MsgID), safe(out.ClaudeResult))
 	}
 	c.printConfirm(w, res)
 	return nil
+}
+
+// confirmTime is the receipt line's tail on the transcript confirmation:
+// how long it took, apart from the transport's own time ("" when no
+// transcript was read).
+func confirmTime(res app.SendResult) string {
+	switch {
+	case res.ConfirmElapsed <= 0:
+		return ""
+	case res.Confirmed:
+		return fmt.Sprintf("; confirmed by the transcript in %s", res.ConfirmElapsed.Round(time.Millisecond))
+	default:
+		return fmt.Sprintf("; not confirmed after %s", res.ConfirmElapsed.Round(time.Millisecond))
+	}
 }
 
 func shellQuote(argv []string) string {

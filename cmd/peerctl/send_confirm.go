@@ -100,6 +100,9 @@ type confirmJSON struct {
 	ConfirmedAt string `json:"confirmedAt,omitempty"`
 	// ConfirmNote says why the send is not confirmed.
 	ConfirmNote string `json:"confirmNote,omitempty"`
+	// ConfirmMs is how long the transcript confirmation took, in ms (0
+	// when no transcript was read).
+	ConfirmMs int64 `json:"confirmMs"`
 	// Wait is set with --wait.
 	Wait *waitJSON `json:"wait,omitempty"`
 }
@@ -117,6 +120,7 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 		out.Outcome = res.Outcome.String()
 	}
 	out.Confirmed, out.Transcript, out.ConfirmNote = res.Confirmed, res.Transcript, res.ConfirmNote
+	out.ConfirmMs = res.ConfirmElapsed.Milliseconds()
 	if res.Confirmed {
 		out.ConfirmedAt = rfc3339(res.Enqueued.At)
 	}

@@ -10,8 +10,10 @@ import (
 )
 
 // BenchmarkGraph builds what one command needs, through the fx graph (as the
-// CLI does) and by calling the same constructors by hand: the difference is
-// fx's cost per invocation.
+// CLI does: "fx" is app.Module, for send, show, doctor, watch, whoami;
+// "fx-read" is app.ReadModule, for list, enrich and completion) and by
+// calling the same constructors by hand: the difference is fx's cost per
+// invocation.
 func BenchmarkGraph(b *testing.B) {
 	dir := b.TempDir()
 	getenv := func(k string) string {
@@ -25,6 +27,15 @@ func BenchmarkGraph(b *testing.B) {
 		for b.Loop() {
 			c := newCLI(nil, io.Discard, io.Discard, getenv)
 			if svc, err := c.service(options{}); err != nil || svc == nil {
+				b.Fatalf("service: %v", err)
+			}
+		}
+	})
+	b.Run("fx-read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := newCLI(nil, io.Discard, io.Discard, getenv)
+			if svc, err := c.service(options{readOnly: true}); err != nil || svc == nil {
 				b.Fatalf("service: %v", err)
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
@@ -77,11 +79,13 @@ func TestWaitDurationWrittenApartOnlyWhenItIs(t *testing.T) {
 // show says so beside "addressable", and the socket send refuses it.
 func TestShowSaysSocketRefusesNewerPeerProtocol(t *testing.T) {
 	pid := testproc.Sleeper(t)
+	sock := filepath.Join(evSocketDir(t), "p.sock")
+	socktest.Listen(t, sock, false)
 	for _, tc := range []struct {
 		proto int
 		note  bool
 	}{{1, false}, {2, true}} {
-		rec := evLiveRecord(t, pid, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "proj-89", "/src/p", "/tmp/cc-socks/p.sock")
+		rec := evLiveRecord(t, pid, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "proj-89", "/src/p", sock)
 		rec.PeerProtocol = tc.proto
 		env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, rec)}
 		r := evRun(t, env, nil, "show", "proj-89")
@@ -174,6 +178,7 @@ func TestSharedNameCLI(t *testing.T) {
 	r1 := evLiveRecord(t, p1, id1, "twin", t.TempDir(), sock+"/1.sock")
 	r2 := evLiveRecord(t, p2, id2, "twin", t.TempDir(), sock+"/2.sock")
 	cfg := evConfigDir(t, r1, r2)
+	listenAll(t, r1, r2) // a dry run checks the socket is there, as the send does
 	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "PEERCTL_CLAUDE": "/nonexistent/claude"}
 	ep2 := fmt.Sprintf("cc-peer:v1:%d:twin:%s", p2, sock+"/2.sock")
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 // TestCatalogueRecords feeds the built binary one hostile registry entry per
@@ -23,8 +24,12 @@ import (
 func TestCatalogueRecords(t *testing.T) {
 	self := os.Getpid()
 	selfFile := catFile(self)
+	// The live records' socket is there: one whose socket is absent is
+	// listed as not addressable (TestListSaysUnreachable... in cmd/peerctl).
+	selfSock := filepath.Join(t.TempDir(), strconv.Itoa(self)+".sock")
+	socktest.Listen(t, selfSock, false)
 	mk := func(t *testing.T, mut func(map[string]any)) map[string]any {
-		rec := catRecord(t, self, "peer-"+strconv.Itoa(self), "/tmp/cc-socks/"+strconv.Itoa(self)+".sock")
+		rec := catRecord(t, self, "peer-"+strconv.Itoa(self), selfSock)
 		if mut != nil {
 			mut(rec)
 		}

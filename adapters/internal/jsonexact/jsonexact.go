@@ -7,6 +7,18 @@
 // decodes as "b" where Claude Code sees "a". Unmarshal matches keys exactly;
 // as in JavaScript, the last of duplicate keys wins, and escaped keys
 // ("n\u0061me") count as what they spell.
+//
+// Why not github.com/go-json-experiment/json (encoding/json/v2's prototype,
+// case-sensitive by default)? Compared on the same inputs with node's
+// JSON.parse after TextDecoder (what Claude Code does), v1.27.2 refuses
+// duplicate names and invalid UTF-8 by default, where JSON.parse accepts
+// both; with AllowDuplicateNames and AllowInvalidUTF8 it still lets an
+// earlier duplicate show through ({"pid":1,"pid":"x"} keeps pid 1; JSON.parse
+// says "x") and merges duplicate objects ({"o":{"a":1},"o":{"b":2}} becomes
+// {a:1,b:2}; JSON.parse keeps {b:2}). It is also about 21,000 lines more
+// in every peerctl binary. Invalid UTF-8 is one U+FFFD per bad byte in
+// both, where Claude Code's decoder makes one per maximal subpart: callers
+// that need that exactness repair the bytes first (fsregistry/utf8.go).
 package jsonexact
 
 import (

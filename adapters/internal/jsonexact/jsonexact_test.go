@@ -35,6 +35,12 @@ func TestUnmarshalReadsKeysAsJavaScriptDoes(t *testing.T) {
 		{"values of every kind skipped whole", `{"a":[1,{"name":"x"},"]}"],"b":{"c":"}"},"c":-1.5e3,"d":true,"e":null,"f":"\"name\"","name" : "a" }`, rec{Name: "a"}},
 		{"escapes in values and keys", `{"x\"":"\\","name":"q\"\\"}`, rec{Name: `q"\`}},
 		{"null leaves a field unset", `{"name":null}`, rec{}},
+		// JSON.parse keeps only the last of duplicate keys: an earlier
+		// value never shows through (go-json-experiment/json with
+		// AllowDuplicateNames keeps pid 1 in the first case, and merges
+		// the two objects into {"a":"1","b":"2"} in the second).
+		{"a last duplicate null unsets", `{"name":"a","name":null}`, rec{}},
+		{"duplicate objects: the last whole, no merge", `{"raw":{"a":"1"},"raw":{"b":"2"}}`, rec{Raw: json.RawMessage(`{"b":"2"}`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +55,17 @@ func TestUnmarshalNestedLevelsAreEncodingJSONs(t *testing.T) {
 	var got rec
 	require.NoError(t, Unmarshal([]byte(`{"inner":{"KIND":"peer"}}`), &got))
 	assert.Equal(t, "peer", got.Inner.Kind, "one level only: documented")
+}
+
+// JSON.parse({"pid":1,"pid":"x"}).pid is "x": not a number, so the field
+// stays unset; the first duplicate's 1 never shows through.
+func TestUnmarshalLastDuplicateOfTheWrongTypeLeavesTheFieldUnset(t *testing.T) {
+	var got rec
+	err := Unmarshal([]byte(`{"pid":1,"pid":"x","name":"a"}`), &got)
+	var typeErr *json.UnmarshalTypeError
+	require.ErrorAs(t, err, &typeErr)
+	assert.Zero(t, got.PID)
+	assert.Equal(t, "a", got.Name)
 }
 
 func TestUnmarshalTypeErrorKeepsTheRest(t *testing.T) {

@@ -1,0 +1,85 @@
+//go:build linux
+
+package fsregistry
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// direntBuf is the getdents64 buffer: 64 KiB holds about 1,400 entries of
+// a registry (a record's name and its .key file's), so a folder of 1,000
+// sessions is listed in two or three calls.
+const direntBuf = 64 << 10
+
+// candidateNames lists dir's candidate record names (Candidate) that keep
+// accepts (nil keeps all), in directory order. It reads the folder with
+// getdents64 itself rather than os.ReadDir: no fs.DirEntry and no string is
+// made for the entries it drops (the *.key files, half of a registry), and
+// nothing is sorted here. The errors are os.ReadDir's: a *fs.PathError
+// ("open" or "readdirent") wrapping the errno, so fs.ErrNotExist and
+// ENOTDIR (a file in the folder's place) read as before.
+func candidateNames(dir string, keep func(name string) bool) ([]string, error) {
+	fd, err := openDir(dir)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, direntBuf)
+	var names []string
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		names = appendCandidates(names, buf[:n], keep)
+	}
+}
+
+func openDir(dir string) (int, error) {
+	for {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+// appendCandidates walks one getdents64 result (struct linux_dirent64:
+// d_ino u64, d_off i64, d_reclen u16, d_type u8, then the NUL-terminated
+// name; getdents64(2)) and appends the candidate names keep accepts.
+func appendCandidates(names []string, b []byte, keep func(string) bool) []string {
+	const nameOff = int(unsafe.Offsetof(unix.Dirent{}.Name))
+	const reclenOff = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+	for len(b) >= nameOff {
+		reclen := int(*(*uint16)(unsafe.Pointer(&b[reclenOff])))
+		if reclen < nameOff || reclen > len(b) {
+			return names
+		}
+		name := b[nameOff:reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		b = b[reclen:]
+		// The cheap test first, on the bytes: most entries that are not
+		// candidates (the *.key files) end in ".key".
+		if !bytes.HasSuffix(name, []byte(".json")) {
+			continue
+		}
+		s := string(name)
+		if Candidate(s) && (keep == nil || keep(s)) {
+			names = append(names, s)
+		}
+	}
+	return names
+}

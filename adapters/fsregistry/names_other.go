@@ -1,0 +1,22 @@
+//go:build !linux
+
+package fsregistry
+
+import "os"
+
+// candidateNames lists dir's candidate record names (Candidate) that keep
+// accepts (nil keeps all). Linux reads the folder with getdents64
+// (names_linux.go); elsewhere os.ReadDir does it, with its errors.
+func candidateNames(dir string, keep func(name string) bool) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, de := range des {
+		if Candidate(de.Name()) && (keep == nil || keep(de.Name())) {
+			names = append(names, de.Name())
+		}
+	}
+	return names, nil
+}

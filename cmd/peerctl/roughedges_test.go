@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A message on stdin over the 64 KiB cap is read only to one byte past the
+// cap; the refusal says it is over the cap and that the rest was not read,
+// never a size it made up (65537). As an argument the size is known and
+// given.
+func TestSendOversizeStdinSaysOverTheCap(t *testing.T) {
+	cfg := evConfigDir(t)
+	for _, n := range []int{64*1024 + 1, 140000} {
+		stdin := func(c *cli) { c.stdin = strings.NewReader(strings.Repeat("a", n)) }
+		r := evRun(t, nil, stdin, "--config-dir", cfg, "send", "--transport", "socket", "anyone", "-")
+		assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "message on stdin is over the 65536-byte (64 KiB) cap")
+		assert.Contains(t, r.stderr, "the rest was not read")
+		assert.NotContains(t, r.stderr, "65537")
+
+		r = evRun(t, nil, stdin, "--config-dir", cfg, "send", "--json", "--transport", "socket", "anyone", "-")
+		assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
+		var got refusalJSON
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), "stdout: %q", r.stdout)
+		assert.Equal(t, "invalid_message", got.Refusal.Reason)
+		assert.Contains(t, got.Refusal.Detail, "the rest was not read")
+	}
+	r := evRun(t, nil, nil, "--config-dir", cfg, "send", "--transport", "socket", "anyone", strings.Repeat("a", 140000))
+	assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "message is 140000 bytes, over the 65536-byte (64 KiB) cap")
+}
+
+// endpoint format prints the endpoint alone on one line, so its output
+// goes straight into endpoint parse (and send); --parts keeps the block.
+func TestEndpointFormatRoundTripsThroughParse(t *testing.T) {
+	for _, tc := range []struct{ pid, name, socket string }{
+		{"4652", "proj-89", "/tmp/cc-socks/4652.sock"},
+		{"5031", "build:main 50%", "/tmp/cc socks/50:31.sock"},
+	} {
+		f := evRun(t, nil, nil, "endpoint", "format", tc.pid, tc.name, tc.socket)
+		require.Equal(t, exitOK, f.code, f.stderr)
+		require.Equal(t, 1, strings.Count(f.stdout, "\n"), "one line: %q", f.stdout)
+		ep := strings.TrimSuffix(f.stdout, "\n") // what "$(...)" gives
+		assert.True(t, strings.HasPrefix(ep, "cc-peer:v1:"+tc.pid+":"), ep)
+
+		p := evRun(t, nil, nil, "endpoint", "parse", "--json", ep)
+		require.Equal(t, exitOK, p.code, p.stderr)
+		var got endpointJSON
+		require.NoError(t, json.Unmarshal([]byte(p.stdout), &got))
+		assert.Equal(t, endpointJSON{Endpoint: ep, PID: got.PID, Name: tc.name, Socket: tc.socket}, got)
+
+		block := evRun(t, nil, nil, "endpoint", "format", "--parts", tc.pid, tc.name, tc.socket)
+		require.Equal(t, exitOK, block.code, block.stderr)
+		assert.Equal(t, evRun(t, nil, nil, "endpoint", "parse", ep).stdout, block.stdout, "--parts prints what parse prints")
+	}
+}
+
+// A path flag given empty (--config-dir "" from an unset variable, say)
+// would silently mean its default (~/.claude, claude on PATH): it is a
+// usage error, before anything is read or run. The environment variables
+// keep their meaning: empty is unset, as Claude Code reads them.
+func TestEmptyPathFlagsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--config-dir", "", "list"},
+		{"--config-dir=", "list", "--json"},
+		{"list", "--config-dir", ""},
+		{"--config-dir", "", "show", "x"},
+		{"--config-dir", "", "send", "--dry-run", "x", "hi"},
+		{"--config-dir", "", "doctor"},
+		{"--config-dir", "", "whoami"},
+		{"--config-dir", "", "enrich", "x"},
+		{"send", "--claude", "", "--dry-run", "x", "hi"},
+		{"doctor", "--claude="},
+		{"--qwen-home", "", "list"},
+		{"doctor", "--qwen", ""},
+	} {
+		r := evRun(t, map[string]string{"HOME": t.TempDir()}, nil, args...)
+		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Regexp(t, `^peerctl: --(config-dir|qwen-home|claude|qwen) is empty: give a value, or leave the flag out to use \$`, r.stderr, "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+	}
+	home := t.TempDir()
+	r := evRun(t, map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": ""}, nil, "list")
+	assert.Equal(t, exitOK, r.code, "an empty CLAUDE_CONFIG_DIR is unset: %s", r.stderr)
+	assert.Contains(t, r.stderr, home+"/.claude/sessions")
+}
+
+// The binary never executes a text/template (cobra runs one only for a
+// template set with SetVersionTemplate, SetUsageTemplate or
+// SetHelpTemplate): template execution calls reflect's MethodByName, which
+// makes the linker keep every exported method of every type, a quarter
+// more binary for every start (docs/PERFORMANCE.md). --version and help
+// print without one.
+func TestBinaryRunsNoTextTemplate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := evBuild(t)
+	out, err := exec.Command("go", "tool", "nm", bin).CombinedOutput()
+	require.NoError(t, err, "go tool nm: %s", out)
+	assert.NotContains(t, string(out), "text/template.(*state).evalField", "a text/template is executed somewhere: a cobra Set*Template call?")
+	assert.Contains(t, string(out), "main.(*cli).root", "the symbol table is there")
+}
