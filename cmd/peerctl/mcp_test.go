@@ -456,9 +456,17 @@ func TestMCPServeSkipsLinesThatAreNotJSON(t *testing.T) {
 	go func() { served <- c.serveMCP(t.Context(), tools) }()
 	_, err = io.WriteString(pw, in)
 	require.NoError(t, err, "the server stopped reading: %s", errb.String())
-	// stdin stays open until the last call is answered: at its end the SDK
-	// cancels the calls still running.
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), `"id":3`) }, time.Minute, 10*time.Millisecond,
+	// stdin stays open until the calls are answered (they run concurrently):
+	// at its end the SDK cancels the calls still running.
+	require.Eventually(t, func() bool {
+		o := out.String()
+		for _, id := range []string{`"id":0,`, `"id":1,`, `"id":2,`, `"id":3,`} {
+			if !strings.Contains(o, id) {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond,
 		"stdout: %s\nstderr: %s", out.String(), errb.String())
 	require.NoError(t, pw.Close())
 	require.NoError(t, <-served, "stderr: %s", errb.String())
