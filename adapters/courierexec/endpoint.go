@@ -549,10 +549,16 @@ var (
 	peerMessage = regexp.MustCompile(`(?s)<cross-session-message from="[^"]*" from-name="[^"]*"[^>]*>.*?</cross-session-message>`)
 )
 
-// parseInbound classifies one inbound turn's text.
+// parseInbound classifies one inbound turn's text by what opens it first:
+// a notice marker inside a peer message's body is that peer's text (Claude
+// Code escapes only the wrapper tags in a body), never a notice.
 func parseInbound(text string) Inbound {
 	in := Inbound{Kind: InboundOther, Text: text, At: time.Now()}
-	if i := strings.Index(text, NoticeMarker); i >= 0 {
+	i := strings.Index(text, NoticeMarker)
+	if m := peerOpen.FindStringIndex(text); m != nil && (i < 0 || m[0] < i) {
+		i = -1
+	}
+	if i >= 0 {
 		in.Kind = InboundNotice
 		rest := text[i:]
 		if m := noticeMsgID.FindStringSubmatch(rest); m != nil {

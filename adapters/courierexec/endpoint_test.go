@@ -167,6 +167,10 @@ func TestParseInbound(t *testing.T) {
 		"[Cross-session delivery notice] Your message (msg_id: 33) was NOT delivered (it repeated your previous message)":                                   {Kind: InboundNotice, MsgID: "33", Verdict: "not_delivered"},
 		"<cross-session-message from=\"uds:/b.sock\" from-name=\"target-one\" from-mode=\"prompting\">\npong: two\nlines\n</cross-session-message>":         {Kind: InboundMessage, From: "uds:/b.sock", FromName: "target-one", Body: "pong: two\nlines"},
 		"something else": {Kind: InboundOther},
+		// A peer's text that quotes a notice is still that peer's message
+		// (Claude Code escapes only the wrapper tags in a body, 2.1.332):
+		// were it read as a notice, a reply quoting one would be lost.
+		"<cross-session-message from=\"uds:/b.sock\" from-name=\"t\" from-mode=\"prompting\">\nI got: [Cross-session delivery notice] Your message was refused (recipient: uds:/x; msg_id: 44).\n</cross-session-message>": {Kind: InboundMessage, From: "uds:/b.sock", FromName: "t", Body: "I got: [Cross-session delivery notice] Your message was refused (recipient: uds:/x; msg_id: 44)."},
 	}
 	for text, want := range tests {
 		got := parseInbound(text)

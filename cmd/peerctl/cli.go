@@ -58,7 +58,7 @@ const exitCodesHelp = `Exit codes:
   1  unexpected error (e.g. the registry folder is unreadable); doctor found a problem
   2  usage error (bad flag, argument or address)
   3  not_live             no live session answers to the address; whoami: not inside a session
-  4  identity_mismatch    ambiguous address, a name or socket shared with another session, or the session changed between reads
+  4  identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint), a socket or session id another record also carries, or the session changed between reads
   5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id

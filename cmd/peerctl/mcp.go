@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,7 +145,13 @@ func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, err
 // (for a refusal, refusalText: it starts with the reason word), and a
 // panic becomes one too, so the server keeps serving.
 func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		if req != nil && req.Params != nil {
+			if why := inexactJSON(req.Params.Arguments); why != "" {
+				var zero Out
+				return nil, zero, fmt.Errorf("%s: the arguments hold %s; JSON decoding would put U+FFFD in its place, so nothing was done", domain.ReasonInvalidMessage, why)
+			}
+		}
 		limit := m.callTimeout
 		if lc, ok := any(in).(longerCall); ok {
 			limit += lc.extraTime()
@@ -364,7 +372,7 @@ func (c *cli) serveMCP(ctx context.Context, tools *mcpTools) error {
 	if err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(c.stdin), Writer: nopWriteCloser{c.stdout}}
+	t := &mcp.IOTransport{Reader: io.NopCloser(&jsonLines{r: bufio.NewReader(c.stdin), note: c.stderr}), Writer: nopWriteCloser{c.stdout}}
 	err = s.Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
@@ -375,3 +383,38 @@ func (c *cli) serveMCP(ctx context.Context, tools *mcpTools) error {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// jsonLines passes on the lines of r that are JSON and skips the others
+// with a note: MCP's stdio transport is one JSON-RPC message per line
+// (specification 2025-06-18, "stdio"), and the SDK reads stdin as one JSON
+// stream, so a single line of something else would end the session and
+// drop the answers to the calls still running.
+type jsonLines struct {
+	r    *bufio.Reader
+	note io.Writer
+	n    int    // lines read
+	buf  []byte // the rest of a line being passed on
+}
+
+func (j *jsonLines) Read(p []byte) (int, error) {
+	for len(j.buf) == 0 {
+		line, err := j.r.ReadBytes('\n')
+		if len(line) > 0 {
+			j.n++
+			if trimmed := bytes.TrimSpace(line); len(trimmed) == 0 || json.Valid(trimmed) {
+				j.buf = line
+			} else {
+				fmt.Fprintf(j.note, "peerctl: mcp: line %d (%d bytes) is not a JSON-RPC message; skipped\n", j.n, len(line))
+			}
+		}
+		if err != nil && len(j.buf) == 0 {
+			return 0, err
+		}
+		if err != nil {
+			break
+		}
+	}
+	n := copy(p, j.buf)
+	j.buf = j.buf[n:]
+	return n, nil
+}

@@ -7,9 +7,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -333,6 +335,26 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 	assert.Equal(t, "posted", got.Outcome)
 }
 
+// Arguments that JSON decoding would change (bytes that are not UTF-8, a
+// lone surrogate escape) are refused as invalid_message, not sent with
+// U+FFFD in their place; the server keeps serving.
+func TestMCPSendRefusesArgumentsThatDecodeInexactly(t *testing.T) {
+	w := newTwoLive(t, false)
+	cs := mcpFor(t, w.cfg, mcpFlags{})
+	for _, args := range []string{
+		`{"to":"mcp-self","text":"lone \ud800 surrogate","transport":"socket"}`,
+		"{\"to\":\"mcp-self\",\"text\":\"bad \xff\xfe bytes\",\"transport\":\"socket\"}",
+	} {
+		text := refused(t, call(t, cs, toolSend, json.RawMessage(args)), "invalid_message")
+		assert.Contains(t, text, "U+FFFD", args)
+	}
+	assert.Empty(t, w.selfSock.Frames(), "nothing sent")
+	okJSON(t, call(t, cs, toolSend, json.RawMessage(`{"to":"mcp-self","text":"pair \ud83d\ude00 ok","transport":"socket"}`)))
+	frames := w.selfSock.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Contains(t, string(frames[0]), "pair \U0001F600 ok")
+}
+
 // A call that outlives --call-timeout ends as delivery_failed; the next
 // call is served.
 func TestMCPCallDeadline(t *testing.T) {
@@ -410,4 +432,76 @@ func TestMCPBothHarnesses(t *testing.T) {
 	for _, text := range texts {
 		assert.NotContains(t, text, "feedface", "the ipcToken is never shown")
 	}
+}
+
+// A stdin line that is not JSON is skipped with a note on stderr: the
+// server keeps serving, and answers the calls before and after it (the
+// SDK's stream decoder would otherwise end the session on it, dropping the
+// answers to calls still running).
+func TestMCPServeSkipsLinesThatAreNotJSON(t *testing.T) {
+	w := newTwoLive(t, false)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`garbage`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`,
+		"\xff\xfe{",
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	var out, errb syncBuffer
+	pr, pw := io.Pipe()
+	c := newCLI(pr, &out, &errb, func(string) string { return "" })
+	c.configDir, c.qwenHome = w.cfg, mcpQwenHome(w.cfg)
+	tools, err := c.mcpTools(mcpFlags{timeout: 30 * time.Second, callTimeout: time.Minute, confirmTimeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- c.serveMCP(t.Context(), tools) }()
+	_, err = io.WriteString(pw, in)
+	require.NoError(t, err, "the server stopped reading: %s", errb.String())
+	// stdin stays open until the calls are answered (they run concurrently):
+	// at its end the SDK cancels the calls still running.
+	require.Eventually(t, func() bool {
+		o := out.String()
+		for _, id := range []string{`"id":0,`, `"id":1,`, `"id":2,`, `"id":3,`} {
+			if !strings.Contains(o, id) {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond,
+		"stdout: %s\nstderr: %s", out.String(), errb.String())
+	require.NoError(t, pw.Close())
+	require.NoError(t, <-served, "stderr: %s", errb.String())
+	ids := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID    *float64 `json:"id"`
+			Error any      `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		if m.ID != nil && m.Error == nil {
+			ids[*m.ID] = true
+		}
+	}
+	assert.Equal(t, map[float64]bool{0: true, 1: true, 2: true, 3: true}, ids, "stdout: %s\nstderr: %s", out.String(), errb.String())
+	assert.Equal(t, 2, strings.Count(errb.String(), "not a JSON-RPC message"), errb.String())
+}
+
+// syncBuffer is a strings.Builder safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -276,6 +276,20 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 	if dec.More() {
 		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))
 	}
+	if why := inexactJSON(l.text); why != "" {
+		// Decoding would have put U+FFFD in place of what the host wrote.
+		id, reason := in.ID, reasonInvalidRequest
+		if inexactJSON(id) != "" {
+			id = nil
+		}
+		var text struct {
+			Text json.RawMessage `json:"text"`
+		}
+		if json.Unmarshal(l.text, &text) == nil && inexactJSON(text.Text) != "" {
+			why, reason = inexactJSON(text.Text), domain.ReasonInvalidMessage.String()
+		}
+		return refuse(id, reason, fmt.Sprintf("line %d holds %s; JSON decoding would put U+FFFD in its place, so nothing was sent", l.n, why))
+	}
 	switch {
 	case in.To == nil || *in.To == "":
 		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "to" (the session's address) is missing or empty`, l.n))

@@ -59,3 +59,30 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 		assert.Contains(t, r.Detail, want, line)
 	}
 }
+
+// A line JSON decoding would change (bytes that are not UTF-8, a lone
+// surrogate escape) is refused, never sent with U+FFFD in their place:
+// invalid_message when it is in the text, invalid_request elsewhere.
+func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
+	c := &cli{}
+	for line, want := range map[string][2]string{
+		`{"id":1,"to":"a","text":"lone \ud800 surrogate"}`:  {"invalid_message", `\ud800`},
+		"{\"id\":1,\"to\":\"a\",\"text\":\"bad \xff\xfe\"}": {"invalid_message", "not UTF-8"},
+		"{\"id\":1,\"to\":\"a\xff\",\"text\":\"fine\"}":     {"invalid_request", "not UTF-8"},
+	} {
+		// A nil relay: any send would panic, so these never reach it.
+		out := c.relaySend(t.Context(), nil, relayLine{n: 3, text: []byte(line)})
+		r, ok := out.(relayRefusal)
+		require.True(t, ok, "%q: %T", line, out)
+		assert.Equal(t, want[0], r.Reason, line)
+		assert.Equal(t, `1`, string(r.ID), line)
+		assert.Contains(t, r.Detail, want[1], line)
+		assert.Contains(t, r.Detail, "line 3", line)
+	}
+	// An id that is itself inexact is not echoed (the output stays UTF-8).
+	out := c.relaySend(t.Context(), nil, relayLine{n: 4, text: []byte("{\"id\":\"\xff\",\"to\":\"a\",\"text\":\"x\"}")})
+	r, ok := out.(relayRefusal)
+	require.True(t, ok, "%T", out)
+	assert.Equal(t, "invalid_request", r.Reason)
+	assert.Nil(t, r.ID)
+}

@@ -145,6 +145,13 @@ would read it as SESSION or TEXT.
 			if err := validName("--from", from); err != nil {
 				return err
 			}
+			// A zero written out (--wait=0s, --await-reply=0s) asks for a wait
+			// the zero value would silently skip: refuse it like a negative one.
+			for _, name := range []string{"wait", "await-reply"} {
+				if fl := cmd.Flags().Lookup(name); fl.Changed && fl.Value.String() == (time.Duration(0)).String() {
+					return usageError{fmt.Errorf("--%s %s: want a positive duration such as 2m", name, fl.Value)}
+				}
+			}
 			if err := confirm.validate(); err != nil {
 				return err
 			}

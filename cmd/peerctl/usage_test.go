@@ -37,6 +37,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"send", "--wait", "5m", "b", "c"}, `--wait 5m: --wait takes its duration joined by '=' (--wait=5m); written apart, "5m" would be read as SESSION or TEXT`, "peerctl send"},
 		{[]string{"send", "b", "--wait", "5m"}, `--wait 5m: --wait takes its duration joined by '=' (--wait=5m)`, "peerctl send"},
 		{[]string{"send", "--wait=5m", "b", "c", "d"}, "send needs SESSION and TEXT (or - for stdin), got 3 arguments", "peerctl send"},
+		{[]string{"send", "--await-reply=0s", "b", "c"}, "--await-reply 0s: want a positive duration such as 2m", "peerctl send"},
+		{[]string{"send", "--wait=0s", "b", "c"}, "--wait 0s: want a positive duration such as 2m", "peerctl send"},
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus", "peerctl list"},
 		{[]string{"send", "--transport", "carrier-pigeon", "x", "hi"}, `--transport "carrier-pigeon"`, "peerctl send"},
 	}
@@ -246,6 +248,9 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 		{[]string{"send", "--help"}, []string{"--wait=5m", "written apart (--wait 5m) is refused"}},
 		{[]string{"watch", "--help"}, []string{"head -1", "exit 1 when the registry cannot be read"}},
 		{[]string{"whoami", "--help"}, []string{"stopped after 128 parents"}},
+		// A shared name refuses only as an address: the session is still
+		// reached by its full id or endpoint (TestSharedNameCLI).
+		{[]string{"send", "--help"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint)"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
