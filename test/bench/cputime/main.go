@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command cputime runs a command and writes its wall time and CPU time to a
 // file, for scripts/bench.sh:
 //
