@@ -66,11 +66,8 @@ type Config struct {
 // Module provides *Service and the ports bound to the real adapters. Supply
 // a Config; swap any port with fx.Replace or fx.Decorate.
 var Module = fx.Module("peerctl",
+	readPorts,
 	fx.Provide(
-		NewRegistry,
-		fx.Annotate(NewRegistries, fx.As(new(ports.Registry))),
-		NewLiveness,
-		fx.Annotate(NewHarnessLiveness, fx.As(new(ports.Liveness))),
 		NewCourier,
 		NewSocket,
 		NewInbox,
@@ -88,21 +85,25 @@ var Module = fx.Module("peerctl",
 	),
 )
 
+// readPorts binds the Registry and Liveness ports to the real adapters
+// (every harness's registry and liveness), for Module and ReadModule alike:
+// a registry or liveness adapter is added here, once.
+var readPorts = fx.Provide(
+	NewRegistry,
+	fx.Annotate(NewRegistries, fx.As(new(ports.Registry))),
+	NewLiveness,
+	fx.Annotate(NewHarnessLiveness, fx.As(new(ports.Liveness))),
+)
+
 // ReadModule provides a *Service for the commands that only read the
 // registry (list, enrich, completion): the Registry and Liveness ports
 // bound as in Module, and nothing that delivers, confirms or watches. A
 // smaller graph is a cheaper fx.New (docs/PERFORMANCE.md: about 8% of a
-// `list` process); a registry or liveness adapter added to Module belongs
-// here too. Supply a Config. The Service it gives refuses Send (no
+// `list` process). Supply a Config. The Service it gives refuses Send (no
 // transport).
 var ReadModule = fx.Module("peerctl.read",
-	fx.Provide(
-		NewRegistry,
-		fx.Annotate(NewRegistries, fx.As(new(ports.Registry))),
-		NewLiveness,
-		fx.Annotate(NewHarnessLiveness, fx.As(new(ports.Liveness))),
-		NewReadService,
-	),
+	readPorts,
+	fx.Provide(NewReadService),
 )
 
 // NewReadService is New for ReadModule: the Service over the registry and

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,7 +150,7 @@ func (r *Registry) readOne(name string) domain.Record {
 	rec.ModTime = mod
 	if problem != nil {
 		rec.Problem, rec.ProblemVerdict = problem.text, problem.verdict
-		return rec
+		return fileNamePID(rec)
 	}
 	parsed, perr := Parse(data)
 	if perr != nil && !mod.IsZero() && r.now().Sub(mod) < r.freshWindow && r.tornRetry > 0 {
@@ -164,10 +165,24 @@ func (r *Registry) readOne(name string) domain.Record {
 	if perr != nil {
 		// What was read stays: the identity rule needs the name and socket.
 		parsed.Problem, parsed.ProblemVerdict = perr.Error(), domain.VerdictMalformed
-		return parsed
+		return fileNamePID(parsed)
 	}
 	checkName(&parsed)
 	return parsed
+}
+
+// fileNamePID gives a record that could not be read or parsed, and so has
+// no pid of its own, the pid its file name <pid>.json says (the pid Claude
+// Code 2.1.328's listing takes), for list --all and show to print. Such a
+// record is never probed for liveness, so the pid only names it.
+func fileNamePID(rec domain.Record) domain.Record {
+	if rec.PID != 0 {
+		return rec
+	}
+	if pid, err := strconv.Atoi(strings.TrimSuffix(rec.File, ".json")); err == nil && pid > 0 && fmt.Sprintf("%d.json", pid) == rec.File {
+		rec.PID = pid
+	}
+	return rec
 }
 
 // checkName marks a record misnamed unless its file is exactly <pid>.json.

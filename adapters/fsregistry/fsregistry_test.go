@@ -272,12 +272,13 @@ func TestSymlinkTargetNotOpened(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	outside := t.TempDir()
 	target := write(t, outside, "target.json", `{"pid":4652,"sessionId":"s"}`)
-	require.NoError(t, os.Symlink(target, filepath.Join(dir, "4652.json")))
+	require.NoError(t, os.Symlink(target, filepath.Join(dir, "4653.json")))
 	w := watchOpens(t, outside)
 	snap := read(t, dir)
 	require.Len(t, snap.Records, 1)
 	assert.Equal(t, domain.VerdictUnreadable, snap.Records[0].ProblemVerdict)
-	assert.Zero(t, snap.Records[0].PID, "nothing was read through the link")
+	assert.Equal(t, 4653, snap.Records[0].PID, "the file name's pid, not the target's")
+	assert.Empty(t, snap.Records[0].SessionID, "nothing was read through the link")
 	assert.False(t, w.opened(t)["target.json"], "the symlink target was opened")
 }
 
@@ -356,6 +357,25 @@ func TestMisnamed(t *testing.T) {
 		assert.Equal(t, 5031, recs[f].PID, "a misnamed record keeps its fields")
 	}
 	assert.Empty(t, recs["5031.json"].Problem)
+}
+
+// A record that could not be read or parsed has no pid of its own; it is
+// shown under the pid its file name <pid>.json says (list --all, show).
+func TestUnparsedRecordTakesItsFileNamesPID(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "4242.json", "not json")
+	write(t, dir, "4243.json", `{"pid":"x"}`)
+	write(t, dir, "4244.json", `{"pid":7,"kind":"interactive"}`) // keeps what it read
+	write(t, dir, "04245.json", "not json")
+	write(t, dir, "x4246.json", "not json")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "4242.json"), filepath.Join(dir, "4247.json")))
+	got := map[string]int{}
+	for f, r := range byFile(read(t, dir)) {
+		require.NotEmpty(t, r.Problem, f)
+		got[f] = r.PID
+	}
+	assert.Equal(t, map[string]int{"4242.json": 4242, "4243.json": 4243, "4244.json": 7,
+		"04245.json": 0, "x4246.json": 0, "4247.json": 4247}, got)
 }
 
 func TestFolderCases(t *testing.T) {

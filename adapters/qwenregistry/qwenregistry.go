@@ -156,7 +156,7 @@ func (r *Registry) readOne(name string) domain.Record {
 	data, mod, problem := readRegular(path)
 	if problem != "" {
 		rec.Problem, rec.ProblemVerdict = problem, domain.VerdictUnreadable
-		return rec
+		return fileNamePID(rec)
 	}
 	rec.ModTime = mod
 	parsed, _, err := parse(data)
@@ -167,12 +167,23 @@ func (r *Registry) readOne(name string) domain.Record {
 		if errors.As(err, &unsup) {
 			parsed.ProblemVerdict = domain.VerdictUnsupported
 		}
-		return parsed
+		return fileNamePID(parsed)
 	}
 	if pid, _ := FilePID(name); pid != parsed.PID {
 		parsed.Problem, parsed.ProblemVerdict = fmt.Sprintf("file name says pid %d, record says pid %d (Qwen Code skips it)", pid, parsed.PID), domain.VerdictMisnamed
 	}
 	return parsed
+}
+
+// fileNamePID gives a record that could not be read or parsed, and so has
+// no pid of its own, the pid its file name says (<pid>.json or
+// <pid>-<8hex>.json), for list --all and show to print. Such a record is
+// never probed for liveness, so the pid only names it.
+func fileNamePID(rec domain.Record) domain.Record {
+	if rec.PID == 0 {
+		rec.PID, _ = FilePID(rec.File)
+	}
+	return rec
 }
 
 // readRegular reads path without following a symlink, up to MaxRecordBytes.

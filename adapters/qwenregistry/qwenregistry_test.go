@@ -89,6 +89,26 @@ func TestReadMapsRecordsAndNeverTheToken(t *testing.T) {
 	assert.NoError(t, err)
 }
 
+// A record that could not be read or parsed has no pid of its own; it is
+// shown under its file name's pid (list --all, show), not pid 0.
+func TestUnparsedRecordTakesItsFileNamesPID(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "4343-0123abcd.json", "not json")
+	write(t, dir, "4344.json", `{"schemaVersion":1,"pid":"x"}`)
+	write(t, dir, "4345.json", `{"schemaVersion":2}`)
+	require.NoError(t, os.Symlink(filepath.Join(dir, "4344.json"), filepath.Join(dir, "4346.json")))
+
+	snap, err := qwenregistry.New(dir).Read(context.Background())
+	require.NoError(t, err)
+	got := map[string]int{}
+	for _, r := range snap.Records {
+		require.NotEmpty(t, r.Problem, r.File)
+		got[r.File] = r.PID
+	}
+	assert.Equal(t, map[string]int{"4343-0123abcd.json": 4343, "4344.json": 4344, "4345.json": 4345,
+		"4346.json": 4346}, got)
+}
+
 func TestMissingFolderIsEmpty(t *testing.T) {
 	snap, err := qwenregistry.New(filepath.Join(t.TempDir(), "nope")).Read(context.Background())
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -259,6 +260,28 @@ func readRelayLines(r io.Reader, lines chan<- relayLine) {
 	}
 }
 
+// relayDecodeProblem says in the request's own words why a line did not
+// decode as a relayIn: which field, what it was and what was wanted, or
+// where the JSON broke. It never names Go types (encoding/json's own text
+// does: "... into Go value of type main.relayIn").
+func relayDecodeProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field == "":
+		return fmt.Sprintf("the line is a JSON %s, not an object", te.Value)
+	case errors.As(err, &te):
+		return fmt.Sprintf("%q is a JSON %s, want a string", te.Field, te.Value)
+	case errors.As(err, &se):
+		return fmt.Sprintf("not valid JSON at byte %d: %v", se.Offset, se)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON object ends before it is complete"
+	}
+	// Decoder's other errors are about the input alone, e.g.
+	// `json: unknown field "extra"`.
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
 // relaySend answers one input line with a receipt or a refusal.
 func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any {
 	refuse := func(id json.RawMessage, reason, detail string) relayRefusal {
@@ -271,7 +294,7 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 	dec := json.NewDecoder(bytes.NewReader(l.text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return refuse(nil, reasonInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %v`, l.n, err))
+		return refuse(nil, reasonInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %s`, l.n, relayDecodeProblem(err)))
 	}
 	if dec.More() {
 		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))

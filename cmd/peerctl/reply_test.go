@@ -48,7 +48,12 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 		`{"to":"","text":"x"}`:             `"to"`,
 		`{"to":"a"}`:                       `"text" is missing`,
 		`{"to":"a","text":"x"} {"to":"b"}`: "one JSON object per line",
-		`["to","a"]`:                       "want {",
+		`["to","a"]`:                       "the line is a JSON array, not an object",
+		`5`:                                "the line is a JSON number, not an object",
+		`{"to":1,"text":"x"}`:              `"to" is a JSON number, want a string`,
+		`{"to":"a","text":{"a":1}}`:        `"text" is a JSON object, want a string`,
+		`{"to":"a","text":`:                "ends before it is complete",
+		`{"to":"a",,}`:                     "not valid JSON at byte 11",
 	} {
 		// A nil relay: any send would panic, so these never reach it.
 		out := c.relaySend(t.Context(), nil, relayLine{n: 7, text: []byte(line)})
@@ -57,6 +62,9 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 		assert.Equal(t, "invalid_request", r.Reason, line)
 		assert.Equal(t, 7, r.Line)
 		assert.Contains(t, r.Detail, want, line)
+		// The detail is in the request's words, never the program's.
+		assert.NotContains(t, r.Detail, "Go ", line)
+		assert.NotContains(t, r.Detail, "relayIn", line)
 	}
 }
 
