@@ -118,9 +118,12 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			k := key(e)
 			present[k] = true
 			if e.Live() && ended[k] {
-				// The words list --all would use for a pid that is not
-				// running: domain.Classify's.
-				entries[i] = domain.Classify(e.Record, domain.Liveness{Alive: domain.No, Unchecked: e.Unchecked})
+				// The exit watcher saw it end, yet the probe still found
+				// the pid: it has exited and is not reaped yet (pidfd
+				// fires before /proc shows state Z). Word it as list --all
+				// words a zombie: domain.Classify's words, so that watch
+				// and list agree whichever of the two looked first.
+				entries[i] = domain.Classify(e.Record, domain.Liveness{Alive: domain.No, Zombie: true, Unchecked: e.Unchecked})
 			}
 		}
 		for k := range ended {
