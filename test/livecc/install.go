@@ -57,64 +57,76 @@ func CacheDir() (string, error) {
 // instead (the "bin" of the main package, e.g. cli.js in 2.0.x) it is that file,
 // which runs through its node shebang.
 func Install(version string) (string, error) {
-	if version == "" || strings.ContainsAny(version, "/\\ \t\n") || strings.HasPrefix(version, ".") {
-		return "", fmt.Errorf("install claude code: bad version %q", version)
-	}
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
+	return NPMInstall(cache, "@anthropic-ai/claude-code", version, FindBinary)
+}
+
+// NPMInstall makes sure npm package pkg@version is installed in
+// cache/<version> and returns the program find locates in that npm prefix
+// folder. An existing install is reused. Otherwise npm installs into a
+// temporary sibling folder that is renamed into place only when complete,
+// under an exclusive flock(2) on cache/<version>.lock, so two test processes
+// installing the same version at once neither collide nor see a
+// half-written install. npm runs with the calling session's variables
+// scrubbed (Scrub). The Claude Code and Qwen Code installers share it.
+func NPMInstall(cache, pkg, version string, find func(dir string) (string, error)) (string, error) {
+	what := pkg + "@" + version
+	if version == "" || strings.ContainsAny(version, "/\\ \t\n") || strings.HasPrefix(version, ".") {
+		return "", fmt.Errorf("install %s: bad version %q", pkg, version)
+	}
 	dir := filepath.Join(cache, version)
-	if bin, err := FindBinary(dir); err == nil {
+	if bin, err := find(dir); err == nil {
 		return bin, nil
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", fmt.Errorf("install claude code %s: %w", version, err)
+		return "", fmt.Errorf("install %s: %w", what, err)
 	}
 	unlock, err := lockFile(dir + ".lock")
 	if err != nil {
-		return "", fmt.Errorf("install claude code %s: %w", version, err)
+		return "", fmt.Errorf("install %s: %w", what, err)
 	}
 	defer unlock()
 	// Another process may have finished while we waited for the lock.
-	if bin, err := FindBinary(dir); err == nil {
+	if bin, err := find(dir); err == nil {
 		return bin, nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return "", fmt.Errorf("install claude code %s: npm not found: %w", version, err)
+		return "", fmt.Errorf("install %s: npm not found: %w", what, err)
 	}
 	tmp, err := os.MkdirTemp(cache, version+".tmp-")
 	if err != nil {
-		return "", fmt.Errorf("install claude code %s: %w", version, err)
+		return "", fmt.Errorf("install %s: %w", what, err)
 	}
 	defer os.RemoveAll(tmp)
 	// A package.json of its own keeps npm from installing into a parent project.
 	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte("{\"private\": true}\n"), 0o644); err != nil {
-		return "", fmt.Errorf("install claude code %s: %w", version, err)
+		return "", fmt.Errorf("install %s: %w", what, err)
 	}
-	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error",
-		"@anthropic-ai/claude-code@"+version)
+	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error", what)
 	cmd.Dir = tmp
 	cmd.Env = Scrub(os.Environ())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("install claude code %s: npm install: %w\n%s", version, err, out)
+		return "", fmt.Errorf("install %s: npm install: %w\n%s", what, err, out)
 	}
-	if _, err := FindBinary(tmp); err != nil {
-		return "", fmt.Errorf("install claude code %s: %w\nnpm said:\n%s", version, err, out)
+	if _, err := find(tmp); err != nil {
+		return "", fmt.Errorf("install %s: %w\nnpm said:\n%s", what, err, out)
 	}
-	// A leftover without a usable binary (an interrupted install from before
+	// A leftover without a usable program (an interrupted install from before
 	// temp-and-rename) would block the rename: move it out of the way.
 	if _, err := os.Lstat(dir); err == nil {
 		if err := os.RemoveAll(dir); err != nil {
-			return "", fmt.Errorf("install claude code %s: remove broken install: %w", version, err)
+			return "", fmt.Errorf("install %s: remove broken install: %w", what, err)
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		return "", fmt.Errorf("install claude code %s: %w", version, err)
+		return "", fmt.Errorf("install %s: %w", what, err)
 	}
-	return FindBinary(dir)
+	return find(dir)
 }
 
 // FindBinary returns the Claude Code program inside an npm prefix dir (one that

@@ -3,7 +3,6 @@
 package liveqwen
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/peerctl/peerctl/test/livecc"
 )
 
 // DefaultVersion is the Qwen Code release the live tests pin;
@@ -59,71 +58,14 @@ func FindCLI(dir string) (string, error) {
 }
 
 // Install makes sure @qwen-code/qwen-code@<version> is installed in
-// CacheDir()/<version> and returns its qwen program. An install runs in a
-// temporary sibling renamed into place when complete, under an flock of
-// CacheDir()/<version>.lock, as the Claude Code installer does.
+// CacheDir()/<version> and returns its qwen program (livecc.NPMInstall:
+// temp folder renamed into place, under an flock).
 func Install(version string) (string, error) {
-	if version == "" || strings.ContainsAny(version, "/\\ \t\n") || strings.HasPrefix(version, ".") {
-		return "", fmt.Errorf("install qwen code: bad version %q", version)
-	}
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, version)
-	if bin, err := FindCLI(dir); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", fmt.Errorf("install qwen code %s: %w", version, err)
-	}
-	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("install qwen code %s: %w", version, err)
-	}
-	defer lock.Close()
-	for {
-		if err = unix.Flock(int(lock.Fd()), unix.LOCK_EX); !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		return "", fmt.Errorf("install qwen code %s: lock: %w", version, err)
-	}
-	if bin, err := FindCLI(dir); err == nil {
-		return bin, nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", fmt.Errorf("install qwen code %s: npm not found: %w", version, err)
-	}
-	tmp, err := os.MkdirTemp(cache, version+".tmp-")
-	if err != nil {
-		return "", fmt.Errorf("install qwen code %s: %w", version, err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte("{\"private\": true}\n"), 0o644); err != nil {
-		return "", fmt.Errorf("install qwen code %s: %w", version, err)
-	}
-	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error",
-		"@qwen-code/qwen-code@"+version)
-	cmd.Dir = tmp
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("install qwen code %s: npm install: %w\n%s", version, err, out)
-	}
-	if _, err := FindCLI(tmp); err != nil {
-		return "", fmt.Errorf("install qwen code %s: %w\nnpm said:\n%s", version, err, out)
-	}
-	if _, err := os.Lstat(dir); err == nil {
-		if err := os.RemoveAll(dir); err != nil {
-			return "", fmt.Errorf("install qwen code %s: remove broken install: %w", version, err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", fmt.Errorf("install qwen code %s: %w", version, err)
-	}
-	return FindCLI(dir)
+	return livecc.NPMInstall(cache, "@qwen-code/qwen-code", version, FindCLI)
 }
 
 var installs sync.Map // version -> *installResult
