@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,6 +48,21 @@ func request(stream bool, tools []string, msgs ...map[string]any) []byte {
 }
 
 func user(content any) map[string]any { return map[string]any{"role": "user", "content": content} }
+
+// TestEndpointPerRun: every endpoint listens on loopback and draws a key of
+// its own (DESIGN rule 6: loopback only, a fresh key per run).
+func TestEndpointPerRun(t *testing.T) {
+	a, b := newTestEndpoint(t), newTestEndpoint(t)
+	for _, e := range []*endpoint{a, b} {
+		addr, ok := e.ln.Addr().(*net.TCPAddr)
+		require.True(t, ok, "%T", e.ln.Addr())
+		assert.True(t, addr.IP.IsLoopback(), "listens on %s", addr)
+		assert.Regexp(t, `^peerctl-[0-9a-f]{32,}$`, e.key, "a random key of at least 128 bits")
+	}
+	assert.NotEqual(t, a.key, b.key)
+	resp, _ := post(t, b, "/v1/messages", a.key, request(false, nil, user("hi")))
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "one run's key opens no other run's endpoint")
+}
 
 func TestEndpointKey(t *testing.T) {
 	e := newTestEndpoint(t)
