@@ -102,7 +102,7 @@ The address is what send takes (session id, unique id prefix, exact name, endpoi
 resolved and verified on a fresh registry read for every line, exactly as send does.
 
 Stdout carries one JSON object per line (protocol 1, docs/OUTPUT.md):
-  {"type":"ready","protocol":1,"name":...}            once, when the courier runs
+  {"type":"ready","protocol":1,"name":...}            once, first, when it reads input
   {"type":"receipt","id":...,"line":N,"outcome":"queued","msgId":...,...}
   {"type":"refusal","id":...,"line":N,"reason":...,"detail":...}
   {"type":"inbound","from":...,"fromName":...,"text":...,"at":...}
@@ -115,13 +115,14 @@ One relay reaches both harnesses: Claude Code sessions through the courier (an i
 "from" is "uds:<socket>"), Qwen Code sessions through a reply inbox of its own (the frame's
 "from", the session's ipcPath; the same text twice to one Qwen Code session within 30 s is
 dropped by Qwen Code as a duplicate). The courier is restarted if it dies; a send in flight
-then ends in a delivery_failed refusal.
+then ends in a delivery_failed refusal, and so does every send while a courier cannot start.
 At the end of stdin the relay finishes the pending sends and exits 0; so does Ctrl-C, after
 the send in flight. Messages that arrive after that are not heard. Each line's refusal is
 data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitDeliveryFailed) + `
-  (5: the courier could not start at all)`,
+  (5 only when no courier can start at all, neither Claude Code's nor Qwen Code's reply
+  inbox; when one of them can, sends it cannot serve are refused and the relay goes on)`,
 		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
   coproc peerctl relay --name ci-bot   # then write requests, read lines`,
 		Args: noArgs,
@@ -273,7 +274,7 @@ func relayDecodeProblem(err error) string {
 	case errors.As(err, &te):
 		return fmt.Sprintf("%q is a JSON %s, want a string", te.Field, te.Value)
 	case errors.As(err, &se):
-		return fmt.Sprintf("not valid JSON at byte %d: %v", se.Offset, se)
+		return fmt.Sprintf("the line is not valid JSON (it goes wrong at byte %d)", se.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON object ends before it is complete"
 	}

@@ -53,7 +53,7 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 		`{"to":1,"text":"x"}`:              `"to" is a JSON number, want a string`,
 		`{"to":"a","text":{"a":1}}`:        `"text" is a JSON object, want a string`,
 		`{"to":"a","text":`:                "ends before it is complete",
-		`{"to":"a",,}`:                     "not valid JSON at byte 11",
+		`{"to":"a",,}`:                     "the line is not valid JSON (it goes wrong at byte 11)",
 	} {
 		// A nil relay: any send would panic, so these never reach it.
 		out := c.relaySend(t.Context(), nil, relayLine{n: 7, text: []byte(line)})

@@ -189,7 +189,7 @@ would read it as SESSION or TEXT.
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
-	f.StringVar(&from, "from", "", `the courier's display name, seen by the receiver (default "peerctl")`)
+	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (courier and inbox; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	cmd.ValidArgsFunction = c.completeLiveSessions
