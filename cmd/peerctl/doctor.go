@@ -124,7 +124,8 @@ func (c *cli) doctorCmd() *cobra.Command {
             PATH), answers --version, its --help defines every flag the courier passes, and
             one courier run against peerctl's own endpoint, with a turn that sends nothing,
             reaches it and is offered SendMessage (managed settings that pin another base
-            URL, or a build without SendMessage, fail here); its start-up time is shown
+            URL, or a build without SendMessage, fail here); that run is shown on a row of
+            its own, courier, with the tools offered and the start-up time
   registry  the registry folder is readable; records counted per verdict
   sockets   the folders holding live sessions' sockets are 0700 and ours (group/other write
             or another owner fails: someone else could plant a socket there)
