@@ -370,7 +370,7 @@ func inboundItems(text string) []string {
 	rest := text
 	for rest != "" {
 		n := strings.Index(rest, NoticeMarker)
-		m := peerMessage.FindStringIndex(rest)
+		m := peerMessage().FindStringIndex(rest)
 		switch {
 		case m != nil && (n < 0 || m[0] < n):
 			items = append(items, rest[m[0]:m[1]])
@@ -380,7 +380,7 @@ func inboundItems(text string) []string {
 			if k := strings.Index(rest[n+len(NoticeMarker):], NoticeMarker); k >= 0 {
 				end = n + len(NoticeMarker) + k
 			}
-			if m := peerMessage.FindStringIndex(rest[n:]); m != nil && n+m[0] < end {
+			if m := peerMessage().FindStringIndex(rest[n:]); m != nil && n+m[0] < end {
 				end = n + m[0]
 			}
 			items = append(items, strings.TrimSpace(rest[n:end]))
@@ -543,11 +543,20 @@ const InboundBuffer = 64
 // (recipient: …; msg_id: …): that session is not accepting cross-session messages …").
 const NoticeMarker = "[Cross-session delivery notice]"
 
+// The patterns are compiled on first use, not at package initialisation:
+// every peerctl command links this package, and only a courier reads turns
+// (compiling them took about a tenth of `peerctl list`'s package
+// initialisation; docs/PERFORMANCE.md).
 var (
-	noticeMsgID = regexp.MustCompile(`msg_id: ([0-9A-Za-z-]+)`)
-	peerOpen    = regexp.MustCompile(`<cross-session-message from="([^"]*)" from-name="([^"]*)"[^>]*>\n?`)
-	peerMessage = regexp.MustCompile(`(?s)<cross-session-message from="[^"]*" from-name="[^"]*"[^>]*>.*?</cross-session-message>`)
+	noticeMsgID = lazyRegexp(`msg_id: ([0-9A-Za-z-]+)`)
+	peerOpen    = lazyRegexp(`<cross-session-message from="([^"]*)" from-name="([^"]*)"[^>]*>\n?`)
+	peerMessage = lazyRegexp(`(?s)<cross-session-message from="[^"]*" from-name="[^"]*"[^>]*>.*?</cross-session-message>`)
 )
+
+// lazyRegexp is regexp.MustCompile(expr), compiled on the first call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // parseInbound classifies one inbound turn's text by what opens it first:
 // a notice marker inside a peer message's body is that peer's text (Claude
@@ -555,13 +564,13 @@ var (
 func parseInbound(text string) Inbound {
 	in := Inbound{Kind: InboundOther, Text: text, At: time.Now()}
 	i := strings.Index(text, NoticeMarker)
-	if m := peerOpen.FindStringIndex(text); m != nil && (i < 0 || m[0] < i) {
+	if m := peerOpen().FindStringIndex(text); m != nil && (i < 0 || m[0] < i) {
 		i = -1
 	}
 	if i >= 0 {
 		in.Kind = InboundNotice
 		rest := text[i:]
-		if m := noticeMsgID.FindStringSubmatch(rest); m != nil {
+		if m := noticeMsgID().FindStringSubmatch(rest); m != nil {
 			in.MsgID = m[1]
 		}
 		switch {
@@ -574,7 +583,7 @@ func parseInbound(text string) Inbound {
 		}
 		return in
 	}
-	if m := peerOpen.FindStringSubmatchIndex(text); m != nil {
+	if m := peerOpen().FindStringSubmatchIndex(text); m != nil {
 		in.Kind = InboundMessage
 		in.From, in.FromName = text[m[2]:m[3]], text[m[4]:m[5]]
 		body := text[m[1]:]
