@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -90,10 +90,11 @@ type cli struct {
 	getenv         func(string) string
 	// environ, pid, uid and buildInfo describe this process (doctor, whoami,
 	// version); tests replace them.
-	environ   func() []string
-	pid       int
-	uid       int
-	buildInfo func() (*debug.BuildInfo, bool)
+	environ    func() []string
+	executable func() (string, error)
+	pid        int
+	uid        int
+	buildInfo  func() (*debug.BuildInfo, bool)
 
 	configDir string
 	qwenHome  string
@@ -102,6 +103,9 @@ type cli struct {
 	jsonOut bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
 	ran bool
+	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
+	// binary, which runs peerctl-mcp for it (mcpprogram.go).
+	serveMCP MCPServer
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
@@ -109,7 +113,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		environ: os.Environ, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo}
+		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo}
 }
 
 func (c *cli) root() *cobra.Command {

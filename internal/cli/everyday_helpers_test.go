@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/test/testbin"
 )
 
 // evResult is one in-process peerctl run.
@@ -92,13 +92,10 @@ func evSocketDir(t *testing.T) string {
 	return d
 }
 
-// evBuild builds the peerctl binary into a temp dir.
+// evBuild builds the peerctl binary (cmd/peerctl, as make build does).
 func evBuild(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "peerctl")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	return testbin.Build(t, testbin.Peerctl)
 }
 
 // evCleanEnv is os.Environ without any Claude Code session variable, so

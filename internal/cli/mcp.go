@@ -1,42 +1,22 @@
-package main
+package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-)
-
-// The MCP tools' names, as an MCP client lists them (Claude Code shows
-// them as mcp__<server name>__<tool>).
-const (
-	toolList = "list_sessions"
-	toolShow = "show_session"
-	toolSend = "send_message"
+	"github.com/peerctl/peerctl/internal/mcptools"
 )
 
 // callMargin is what the default --call-timeout adds to --timeout and
 // --confirm-timeout: the registry reads and the courier's start and end.
 const callMargin = 25 * time.Second
-
-// listArgs are list_sessions' arguments.
-type listArgs struct {
-	All     bool   `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
-	Harness string `json:"harness,omitempty" jsonschema:"list one harness only: claude-code or qwen-code (default: all)"`
-}
 
 // listOut is list_sessions' result: the array `list --json` prints, under
 // "sessions" (an MCP tool's structured content is a JSON object).
@@ -46,29 +26,8 @@ type listOut struct {
 	Note string `json:"note,omitempty"`
 }
 
-// showArgs are show_session's arguments.
-type showArgs struct {
-	Session string `json:"session" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, an endpoint (cc-peer:v1:...), or, for a record that is not live, its pid or file name"`
-}
-
-// sendArgs are send_message's arguments.
-type sendArgs struct {
-	To        string `json:"to" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, or an endpoint (cc-peer:v1:...)"`
-	Text      string `json:"text" jsonschema:"the message, delivered byte for byte: non-empty UTF-8 without NUL bytes, at most 64 KiB"`
-	Transport string `json:"transport,omitempty" jsonschema:"how to deliver; default: the target harness's own (courier for Claude Code, inbox for Qwen Code). Claude Code: courier (a headless claude -p whose SendMessage carries the text) or socket (a post to the session's inbox socket); Qwen Code: inbox"`
-	// AwaitReplySeconds > 0 waits for the target's reply (send --await-reply).
-	AwaitReplySeconds int `json:"await_reply_seconds,omitempty" jsonschema:"when above 0: after the send, wait up to this many seconds for the target session's reply (a message from it to peerctl) and return it in the receipt as reply {text, fromName, from, at}; no reply in time is an error whose text starts with no_reply (the message itself was handed over). Not with transport socket. The call's deadline grows by the same time"`
-}
-
-// maxAwaitReplySeconds bounds send_message's await_reply_seconds (1 h).
-const maxAwaitReplySeconds = 3600
-
-// extraTime is how much longer than --call-timeout the call may run: the
-// reply's wait.
-func (a sendArgs) extraTime() time.Duration { return time.Duration(a.AwaitReplySeconds) * time.Second }
-
 // longerCall is a tool's arguments that lengthen the call's deadline.
-type longerCall interface{ extraTime() time.Duration }
+type longerCall interface{ ExtraTime() time.Duration }
 
 // mcpTools serves peerctl's use cases as MCP tools. service returns the
 // Service that delivers by the named transport ("" for each harness's
@@ -85,76 +44,23 @@ type mcpTools struct {
 	life context.Context
 }
 
-// mcpInstructions is what the server tells a client's model about itself.
-func mcpInstructions() string {
-	words := make([]string, 0, len(domain.Reasons()))
-	for _, r := range domain.Reasons() {
-		words = append(words, r.String())
-	}
-	return "peerctl finds the live Claude Code and Qwen Code sessions on this machine and delivers a message into one of them, safely.\n" +
-		"list_sessions lists them (name, sessionId, endpoint, status, cwd); show_session shows one; send_message delivers text to one.\n" +
-		"A refusal is an error result whose text starts with a stable reason word (" + strings.Join(words, ", ") + ").\n" +
-		"Address a session by full id or endpoint when its name is shared."
-}
-
-// server builds the MCP server with the three tools. version is peerctl's.
-func (m *mcpTools) server(version string, logger *slog.Logger) (*mcp.Server, error) {
-	sendSchema, err := jsonschema.For[sendArgs](nil)
-	if err != nil {
-		return nil, fmt.Errorf("send_message input schema: %w", err)
-	}
-	for _, t := range app.Transports() {
-		sendSchema.Properties["transport"].Enum = append(sendSchema.Properties["transport"].Enum, t)
-	}
-	awaitMin, awaitMax := 0.0, float64(maxAwaitReplySeconds)
-	sendSchema.Properties["await_reply_seconds"].Minimum = &awaitMin
-	sendSchema.Properties["await_reply_seconds"].Maximum = &awaitMax
-	listSchema, err := jsonschema.For[listArgs](nil)
-	if err != nil {
-		return nil, fmt.Errorf("list_sessions input schema: %w", err)
-	}
-	for _, h := range domain.Harnesses() {
-		listSchema.Properties["harness"].Enum = append(listSchema.Properties["harness"].Enum, h.String())
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "peerctl", Version: version},
-		&mcp.ServerOptions{Instructions: mcpInstructions(), Logger: logger, Capabilities: &mcp.ServerCapabilities{}})
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
-	mcp.AddTool(s, &mcp.Tool{Name: toolList, Title: "List live coding-agent sessions",
-		Description: "List the live Claude Code and Qwen Code sessions on this machine: the objects of `peerctl list --json` under \"sessions\" " +
-			"(harness, sessionId, pid, name, cwd, status, endpoint, addressable, verdict, ...). With all, every registry record and its verdict; " +
-			"with harness, one harness's only.",
-		InputSchema: listSchema,
-		Annotations: readOnly}, guard(m, m.list))
-	mcp.AddTool(s, &mcp.Tool{Name: toolShow, Title: "Show one session",
-		Description: "Show everything known about one session, as `peerctl show --json` prints it: the record's fields, verdict, " +
-			"endpoint, whether its socket exists, its transcript path, and warnings (e.g. a shared name).",
-		Annotations: readOnly}, guard(m, m.show))
-	mcp.AddTool(s, &mcp.Tool{Name: toolSend, Title: "Send a message to a session",
-		Description: "Deliver text into one live Claude Code or Qwen Code session, as `peerctl send --json` does: the registries are " +
-			"re-read, the session resolved and its identity verified before anything is sent. The result is the receipt (outcome " +
-			"delivered, queued, held or posted; confirmed when the target shows the text). With await_reply_seconds, it then waits " +
-			"for the target's answer and returns it as reply.text; none in time is an error starting with no_reply. A refusal is an " +
-			"error whose text starts with its reason word.",
-		InputSchema: sendSchema,
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false), DestructiveHint: new(false)}}, guard(m, m.send))
-	return s, nil
+// tools are m's use cases as the MCP server's tools.
+func (m *mcpTools) tools() mcptools.Tools[listOut, showJSON, receiptJSON] {
+	return mcptools.Tools[listOut, showJSON, receiptJSON]{List: guard(m, m.list), Show: guard(m, m.show), Send: guard(m, m.send)}
 }
 
 // guard gives every call its deadline and turns what the use case returns
-// into the tool's result: a refusal or error becomes an isError result
-// (for a refusal, refusalText: it starts with the reason word), and a
-// panic becomes one too, so the server keeps serving.
-func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
-		if req != nil && req.Params != nil {
-			if why := inexactJSON(req.Params.Arguments); why != "" {
-				var zero Out
-				return nil, zero, fmt.Errorf("%s: the arguments hold %s; JSON decoding would put U+FFFD in its place, so nothing was done", domain.ReasonInvalidMessage, why)
-			}
+// into the tool's result: arguments that JSON decoding changed are refused,
+// a refusal's error text is refusalText (it starts with the reason word),
+// and a panic becomes an error too, so the server keeps serving.
+func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) mcptools.Tool[In, Out] {
+	return func(ctx context.Context, raw json.RawMessage, in In) (out Out, err error) {
+		if why := inexactJSON(raw); why != "" {
+			return out, fmt.Errorf("%s: the arguments hold %s; JSON decoding would put U+FFFD in its place, so nothing was done", domain.ReasonInvalidMessage, why)
 		}
 		limit := m.callTimeout
 		if lc, ok := any(in).(longerCall); ok {
-			limit += lc.extraTime()
+			limit += lc.ExtraTime()
 		}
 		ctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
@@ -164,7 +70,7 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) m
 		defer func() {
 			if p := recover(); p != nil {
 				var zero Out
-				res, out, err = nil, zero, fmt.Errorf("internal error (a bug in peerctl, please report it): %v", p)
+				out, err = zero, fmt.Errorf("internal error (a bug in peerctl, please report it): %v", p)
 			}
 		}()
 		out, err = h(ctx, in)
@@ -173,13 +79,13 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) m
 				err = errors.New(refusalText(r))
 			}
 			var zero Out
-			return nil, zero, err
+			return zero, err
 		}
-		return nil, out, nil
+		return out, nil
 	}
 }
 
-func (m *mcpTools) list(ctx context.Context, in listArgs) (listOut, error) {
+func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, error) {
 	var only []domain.Harness
 	if in.Harness != "" {
 		h, err := domain.ParseHarness(in.Harness) // the schema's enum admits only these
@@ -208,7 +114,7 @@ func (m *mcpTools) list(ctx context.Context, in listArgs) (listOut, error) {
 	return out, nil
 }
 
-func (m *mcpTools) show(ctx context.Context, in showArgs) (showJSON, error) {
+func (m *mcpTools) show(ctx context.Context, in mcptools.ShowArgs) (showJSON, error) {
 	svc, err := m.service("")
 	if err != nil {
 		return showJSON{}, err
@@ -220,18 +126,18 @@ func (m *mcpTools) show(ctx context.Context, in showArgs) (showJSON, error) {
 	return detailJSON(d), nil
 }
 
-func (m *mcpTools) send(ctx context.Context, in sendArgs) (receiptJSON, error) {
+func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON, error) {
 	svc, err := m.service(in.Transport)
 	if err != nil {
 		return receiptJSON{}, err
 	}
 	switch {
-	case in.AwaitReplySeconds < 0 || in.AwaitReplySeconds > maxAwaitReplySeconds:
-		return receiptJSON{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, maxAwaitReplySeconds)
+	case in.AwaitReplySeconds < 0 || in.AwaitReplySeconds > mcptools.MaxAwaitReplySeconds:
+		return receiptJSON{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, mcptools.MaxAwaitReplySeconds)
 	case in.AwaitReplySeconds > 0 && in.Transport == app.TransportSocket:
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs the courier (Claude Code) or the inbox (Qwen Code): a socket send carries no address of peerctl's to answer to")
 	}
-	res, err := svc.Send(ctx, app.SendRequest{Address: in.To, Text: in.Text, ConfirmOptions: m.confirm, AwaitReply: in.extraTime()})
+	res, err := svc.Send(ctx, app.SendRequest{Address: in.To, Text: in.Text, ConfirmOptions: m.confirm, AwaitReply: in.ExtraTime()})
 	if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonNoReply {
 		// The message was handed over: say so with its receipt after the reason.
 		out := receiptFor(res)
@@ -328,6 +234,11 @@ that many seconds more. --config-dir and --qwen-home apply to every
 call; --debug also logs the MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server ends (exit 0);
 calls still running are cancelled, a courier's whole process group with them.
 
+The server is linked into peerctl-mcp (every peerctl command, plus the MCP SDK), not into
+peerctl: "peerctl mcp" runs "peerctl-mcp mcp" with the same arguments, from beside peerctl,
+else from PATH (make build and go install ./cmd/... write both), and says how to get it when
+there is none (exit 1).
+
 Add it to Claude Code with:
   claude mcp add peerctl -- peerctl mcp
 
@@ -344,11 +255,14 @@ Add it to Claude Code with:
 				return err
 			}
 			c.started()
+			if c.serveMCP == nil {
+				return c.runMCPProgram()
+			}
 			tools, err := c.mcpTools(f)
 			if err != nil {
 				return err
 			}
-			return c.serveMCP(cmd.Context(), tools)
+			return c.serve(cmd.Context(), tools)
 		},
 	}
 	fs := cmd.Flags()
@@ -359,62 +273,11 @@ Add it to Claude Code with:
 	return cmd
 }
 
-// serveMCP serves tools on the cli's stdin and stdout until stdin closes
-// or ctx ends (a signal): both end the server cleanly, and cancel the calls
-// still running (a courier's process group is ended with its call).
-func (c *cli) serveMCP(ctx context.Context, tools *mcpTools) error {
+// serve serves tools on the cli's stdin and stdout with c.serveMCP until
+// stdin closes or ctx ends (a signal): both end the server cleanly, and
+// cancel the calls still running (a courier's process group is ended with
+// its call).
+func (c *cli) serve(ctx context.Context, tools *mcpTools) error {
 	tools.life = ctx
-	logger := slog.New(slog.DiscardHandler)
-	if c.debug {
-		logger = slog.New(slog.NewTextHandler(c.stderr, nil))
-	}
-	s, err := tools.server(c.version().Version, logger)
-	if err != nil {
-		return err
-	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(&jsonLines{r: bufio.NewReader(c.stdin), note: c.stderr}), Writer: nopWriteCloser{c.stdout}}
-	err = s.Run(ctx, t)
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return fmt.Errorf("serve mcp: %w", err)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-// jsonLines passes on the lines of r that are JSON and skips the others
-// with a note: MCP's stdio transport is one JSON-RPC message per line
-// (specification 2025-06-18, "stdio"), and the SDK reads stdin as one JSON
-// stream, so a single line of something else would end the session and
-// drop the answers to the calls still running.
-type jsonLines struct {
-	r    *bufio.Reader
-	note io.Writer
-	n    int    // lines read
-	buf  []byte // the rest of a line being passed on
-}
-
-func (j *jsonLines) Read(p []byte) (int, error) {
-	for len(j.buf) == 0 {
-		line, err := j.r.ReadBytes('\n')
-		if len(line) > 0 {
-			j.n++
-			if trimmed := bytes.TrimSpace(line); len(trimmed) == 0 || json.Valid(trimmed) {
-				j.buf = line
-			} else {
-				fmt.Fprintf(j.note, "peerctl: mcp: line %d (%d bytes) is not a JSON-RPC message; skipped\n", j.n, len(line))
-			}
-		}
-		if err != nil && len(j.buf) == 0 {
-			return 0, err
-		}
-		if err != nil {
-			break
-		}
-	}
-	n := copy(p, j.buf)
-	j.buf = j.buf[n:]
-	return n, nil
+	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.stdin, Out: c.stdout, Err: c.stderr, Version: c.version().Version, Debug: c.debug})
 }

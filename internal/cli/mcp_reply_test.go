@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/internal/mcptools"
 )
 
 // replyingQwen stands in for a Qwen Code 0.24.4 session's inbox at sock
@@ -92,7 +94,7 @@ func TestMCPSendAwaitsTheReply(t *testing.T) {
 	q := startReplyingQwen(t, 600*time.Millisecond, pongText)
 	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.sock)
 	cs := mcpWith(t, evConfigDir(t), home, mcpFlags{callTimeout: 300 * time.Millisecond, confirmTimeout: 5 * time.Second})
-	text := okJSON(t, call(t, cs, toolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 30}))
+	text := okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 30}))
 	var got receiptJSON
 	require.NoError(t, json.Unmarshal(text, &got))
 	assert.Equal(t, "delivered", got.Outcome)
@@ -111,7 +113,7 @@ func TestMCPSendNoReply(t *testing.T) {
 	q := startReplyingQwen(t, 0, func(string) string { return "" })
 	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.sock)
 	cs := mcpWith(t, evConfigDir(t), home, mcpFlags{confirmTimeout: 5 * time.Second})
-	text := refused(t, call(t, cs, toolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 1}), "no_reply")
+	text := refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 1}), "no_reply")
 	_, receipt, ok := strings.Cut(text, "\nreceipt: ")
 	require.True(t, ok, text)
 	var got receiptJSON
@@ -122,7 +124,7 @@ func TestMCPSendNoReply(t *testing.T) {
 	require.Len(t, q.frames, 1)
 	assert.Equal(t, q.frames[0]["msgId"], got.MsgID)
 	// The server goes on serving.
-	okJSON(t, call(t, cs, toolList, map[string]any{}))
+	okJSON(t, call(t, cs, mcptools.ToolList, map[string]any{}))
 }
 
 // Awaiting a reply over the socket transport cannot work (no address of
@@ -130,7 +132,7 @@ func TestMCPSendNoReply(t *testing.T) {
 func TestMCPAwaitReplyNotBySocket(t *testing.T) {
 	w := newTwoLive(t, false)
 	cs := mcpFor(t, w.cfg, mcpFlags{})
-	res := call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket", "await_reply_seconds": 5})
+	res := call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket", "await_reply_seconds": 5})
 	assert.True(t, res.IsError)
 	assert.Contains(t, resultText(t, res), "socket")
 	assert.Empty(t, w.selfSock.Frames())
@@ -142,7 +144,7 @@ func TestMCPAwaitReplyInTheSchema(t *testing.T) {
 	require.NoError(t, err)
 	var send *mcp.Tool
 	for _, tool := range res.Tools {
-		if tool.Name == toolSend {
+		if tool.Name == mcptools.ToolSend {
 			send = tool
 		}
 	}
@@ -162,7 +164,7 @@ func TestMCPAwaitReplyInTheSchema(t *testing.T) {
 	require.NotNil(t, a.Minimum)
 	require.NotNil(t, a.Maximum)
 	assert.Equal(t, 0.0, *a.Minimum)
-	assert.Equal(t, float64(maxAwaitReplySeconds), *a.Maximum)
+	assert.Equal(t, float64(mcptools.MaxAwaitReplySeconds), *a.Maximum)
 }
 
 // send --await-reply to a Qwen Code session prints its reply on stdout,

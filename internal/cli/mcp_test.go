@@ -1,4 +1,4 @@
-package main
+package cli
 
 // peerctl mcp end to end over the MCP SDK's in-memory transport: a real
 // SDK client calls every tool against temp registries whose records are
@@ -21,6 +21,8 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/mcpserve"
+	"github.com/peerctl/peerctl/internal/mcptools"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/test/socktest"
 )
@@ -28,7 +30,7 @@ import (
 // mcpConnect serves tools in memory and returns a connected client session.
 func mcpConnect(t *testing.T, tools *mcpTools) *mcp.ClientSession {
 	t.Helper()
-	s, err := tools.server("test", nil)
+	s, err := mcpserve.NewServer(tools.tools(), "test", nil)
 	require.NoError(t, err)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
@@ -146,16 +148,16 @@ func TestMCPListsTheThreeToolsWithSchemasFromGoTypes(t *testing.T) {
 		require.NoError(t, json.Unmarshal(raw, &m))
 		return m
 	}
-	send := schema(toolSend)
+	send := schema(mcptools.ToolSend)
 	assert.ElementsMatch(t, []any{"to", "text"}, send["required"])
 	props := send["properties"].(map[string]any)
 	assert.ElementsMatch(t, []string{"to", "text", "transport", "await_reply_seconds"}, keys(props))
 	assert.Equal(t, []any{"courier", "socket", "inbox"}, props["transport"].(map[string]any)["enum"])
 	assert.Equal(t, false, send["additionalProperties"])
-	list := schema(toolList)["properties"].(map[string]any)
+	list := schema(mcptools.ToolList)["properties"].(map[string]any)
 	assert.ElementsMatch(t, []string{"all", "harness"}, keys(list))
 	assert.Equal(t, []any{"claude-code", "qwen-code"}, list["harness"].(map[string]any)["enum"])
-	assert.Equal(t, []any{"session"}, schema(toolShow)["required"])
+	assert.Equal(t, []any{"session"}, schema(mcptools.ToolShow)["required"])
 	for name, tool := range tools {
 		assert.NotNil(t, tool.OutputSchema, "%s has an output schema", name)
 		assert.NotEmpty(t, tool.Description, name)
@@ -193,7 +195,7 @@ func TestMCPListAndShowAreTheCLIsJSON(t *testing.T) {
 			Sessions json.RawMessage `json:"sessions"`
 			Note     string          `json:"note"`
 		}
-		require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, toolList, map[string]any{"all": all})), &got))
+		require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, mcptools.ToolList, map[string]any{"all": all})), &got))
 		assert.JSONEq(t, cli.stdout, string(got.Sessions), "all=%v", all)
 		assert.Empty(t, got.Note)
 		n := 2
@@ -205,12 +207,12 @@ func TestMCPListAndShowAreTheCLIsJSON(t *testing.T) {
 
 	cli := evRun(t, env, nil, "show", "--json", "mcp-parent")
 	require.Equal(t, 0, cli.code, cli.stderr)
-	assert.JSONEq(t, cli.stdout, string(okJSON(t, call(t, cs, toolShow, map[string]any{"session": "mcp-parent"}))))
+	assert.JSONEq(t, cli.stdout, string(okJSON(t, call(t, cs, mcptools.ToolShow, map[string]any{"session": "mcp-parent"}))))
 	cli = evRun(t, env, nil, "show", "--json", "1073741824.json")
 	require.Equal(t, 0, cli.code, cli.stderr)
-	assert.JSONEq(t, cli.stdout, string(okJSON(t, call(t, cs, toolShow, map[string]any{"session": "1073741824.json"}))), "a stale record by its file")
+	assert.JSONEq(t, cli.stdout, string(okJSON(t, call(t, cs, mcptools.ToolShow, map[string]any{"session": "1073741824.json"}))), "a stale record by its file")
 
-	refused(t, call(t, cs, toolShow, map[string]any{"session": "nobody"}), "not_live")
+	refused(t, call(t, cs, mcptools.ToolShow, map[string]any{"session": "nobody"}), "not_live")
 }
 
 // A registry that cannot be read is an error result for list_sessions,
@@ -219,7 +221,7 @@ func TestMCPListUnreadableRegistry(t *testing.T) {
 	cfg := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cfg, "sessions"), []byte("a file, not a folder"), 0o600))
 	cs := mcpFor(t, cfg, mcpFlags{})
-	res := call(t, cs, toolList, map[string]any{})
+	res := call(t, cs, mcptools.ToolList, map[string]any{})
 	assert.True(t, res.IsError)
 	assert.True(t, strings.HasPrefix(resultText(t, res), "read registry "), resultText(t, res))
 	assert.Contains(t, resultText(t, res), "not a directory")
@@ -229,7 +231,7 @@ func TestMCPListUnreadableRegistry(t *testing.T) {
 func TestMCPListNotesAMissingRegistryFolder(t *testing.T) {
 	cs := mcpFor(t, filepath.Join(t.TempDir(), "no-such-config"), mcpFlags{})
 	var got listOut
-	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, toolList, map[string]any{})), &got))
+	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, mcptools.ToolList, map[string]any{})), &got))
 	assert.NotNil(t, got.Sessions)
 	assert.Empty(t, got.Sessions)
 	assert.Contains(t, got.Note, "does not exist")
@@ -241,7 +243,7 @@ func TestMCPSendBySocket(t *testing.T) {
 	cs := mcpFor(t, w.cfg, mcpFlags{})
 	const text = "from an MCP client: \"quotes\", tab\t, ünï\nend"
 	var got receiptJSON
-	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": text, "transport": "socket"})), &got))
+	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": text, "transport": "socket"})), &got))
 	assert.True(t, got.OK)
 	assert.Equal(t, "posted", got.Outcome, "no transcript: not confirmed")
 	assert.Equal(t, "socket", got.Transport)
@@ -277,20 +279,20 @@ func TestMCPSendRefusals(t *testing.T) {
 	cfgNewer := evConfigDir(t, newer)
 
 	cs := mcpFor(t, w.cfg, mcpFlags{})
-	refused(t, call(t, cs, toolSend, map[string]any{"to": "nobody", "text": "hi", "transport": "socket"}), "not_live")
-	refused(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": "", "transport": "socket"}), "invalid_message")
-	refused(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": "a\x00b", "transport": "socket"}), "invalid_message")
-	refused(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": strings.Repeat("x", domain.MaxMessageBytes+1), "transport": "socket"}), "invalid_message")
+	refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "nobody", "text": "hi", "transport": "socket"}), "not_live")
+	refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "", "transport": "socket"}), "invalid_message")
+	refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "a\x00b", "transport": "socket"}), "invalid_message")
+	refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": strings.Repeat("x", domain.MaxMessageBytes+1), "transport": "socket"}), "invalid_message")
 
-	text := refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), toolSend, map[string]any{"to": "shared", "text": "hi", "transport": "socket"}), "identity_mismatch")
+	text := refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), mcptools.ToolSend, map[string]any{"to": "shared", "text": "hi", "transport": "socket"}), "identity_mismatch")
 	assert.Equal(t, 2, strings.Count(text, "candidate: session "), text)
-	refused(t, call(t, mcpFor(t, cfgMute, mcpFlags{}), toolSend, map[string]any{"to": "mute", "text": "hi", "transport": "socket"}), "not_addressable")
-	refused(t, call(t, mcpFor(t, cfgNewer, mcpFlags{}), toolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket"}), "harness_unsupported")
-	text = refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), toolShow, map[string]any{"session": "shared"}), "identity_mismatch")
+	refused(t, call(t, mcpFor(t, cfgMute, mcpFlags{}), mcptools.ToolSend, map[string]any{"to": "mute", "text": "hi", "transport": "socket"}), "not_addressable")
+	refused(t, call(t, mcpFor(t, cfgNewer, mcpFlags{}), mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket"}), "harness_unsupported")
+	text = refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), mcptools.ToolShow, map[string]any{"session": "shared"}), "identity_mismatch")
 	assert.Equal(t, 2, strings.Count(text, "candidate: session "), text)
 
 	assert.Empty(t, w.selfSock.Frames(), "no refusal sent anything")
-	okJSON(t, call(t, cs, toolList, map[string]any{}))
+	okJSON(t, call(t, cs, mcptools.ToolList, map[string]any{}))
 }
 
 // Bad arguments give an error result (or, for an unknown tool, a protocol
@@ -310,7 +312,7 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 		"text is an object":  {"to": "mcp-self", "text": map[string]any{"a": 1}},
 		"transport is empty": {"to": "mcp-self", "text": "hi", "transport": ""},
 	} {
-		res := call(t, cs, toolSend, args)
+		res := call(t, cs, mcptools.ToolSend, args)
 		if name == "transport is empty" {
 			// "" means the default, the courier: no claude on PATH here or a
 			// failed run; either way a refusal, not a crash.
@@ -320,9 +322,9 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 		assert.True(t, res.IsError, "%s: %s", name, resultText(t, res))
 		assert.Contains(t, resultText(t, res), "argument", name)
 	}
-	res := call(t, cs, toolList, map[string]any{"all": "yes"})
+	res := call(t, cs, mcptools.ToolList, map[string]any{"all": "yes"})
 	assert.True(t, res.IsError)
-	res = call(t, cs, toolShow, map[string]any{})
+	res = call(t, cs, mcptools.ToolShow, map[string]any{})
 	assert.True(t, res.IsError)
 
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_session", Arguments: map[string]any{}})
@@ -331,7 +333,7 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 
 	assert.Empty(t, w.selfSock.Frames())
 	var got receiptJSON
-	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": "still here", "transport": "socket"})), &got))
+	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "still here", "transport": "socket"})), &got))
 	assert.Equal(t, "posted", got.Outcome)
 }
 
@@ -345,11 +347,11 @@ func TestMCPSendRefusesArgumentsThatDecodeInexactly(t *testing.T) {
 		`{"to":"mcp-self","text":"lone \ud800 surrogate","transport":"socket"}`,
 		"{\"to\":\"mcp-self\",\"text\":\"bad \xff\xfe bytes\",\"transport\":\"socket\"}",
 	} {
-		text := refused(t, call(t, cs, toolSend, json.RawMessage(args)), "invalid_message")
+		text := refused(t, call(t, cs, mcptools.ToolSend, json.RawMessage(args)), "invalid_message")
 		assert.Contains(t, text, "U+FFFD", args)
 	}
 	assert.Empty(t, w.selfSock.Frames(), "nothing sent")
-	okJSON(t, call(t, cs, toolSend, json.RawMessage(`{"to":"mcp-self","text":"pair \ud83d\ude00 ok","transport":"socket"}`)))
+	okJSON(t, call(t, cs, mcptools.ToolSend, json.RawMessage(`{"to":"mcp-self","text":"pair \ud83d\ude00 ok","transport":"socket"}`)))
 	frames := w.selfSock.Wait(1)
 	require.Len(t, frames, 1)
 	assert.Contains(t, string(frames[0]), "pair \U0001F600 ok")
@@ -360,9 +362,9 @@ func TestMCPSendRefusesArgumentsThatDecodeInexactly(t *testing.T) {
 func TestMCPCallDeadline(t *testing.T) {
 	w := newTwoLive(t, true) // the socket never closes: only a deadline ends the post
 	cs := mcpFor(t, w.cfg, mcpFlags{timeout: time.Hour, callTimeout: 200 * time.Millisecond})
-	text := refused(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket"}), "delivery_failed")
+	text := refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket"}), "delivery_failed")
 	assert.Contains(t, text, "timeout", "the call's deadline, not the hour-long transport bound, ended it")
-	okJSON(t, call(t, cs, toolList, map[string]any{}))
+	okJSON(t, call(t, cs, mcptools.ToolList, map[string]any{}))
 }
 
 // panicRegistry stands for a bug: its Read panics.
@@ -389,10 +391,10 @@ func TestMCPPanicIsAnErrorResult(t *testing.T) {
 		}
 		return good.service(transport)
 	}})
-	res := call(t, cs, toolList, map[string]any{})
+	res := call(t, cs, mcptools.ToolList, map[string]any{})
 	assert.True(t, res.IsError)
 	assert.Contains(t, resultText(t, res), "registry bug")
-	okJSON(t, call(t, cs, toolSend, map[string]any{"to": "mcp-self", "text": "after the panic", "transport": "socket"}))
+	okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "after the panic", "transport": "socket"}))
 }
 
 // With both harnesses' registries: list_sessions' harness keeps one, as
@@ -414,7 +416,7 @@ func TestMCPBothHarnesses(t *testing.T) {
 		cli := evRun(t, env, nil, args...)
 		require.Equal(t, 0, cli.code, cli.stderr)
 		var got listOut
-		text := okJSON(t, call(t, cs, toolList, in))
+		text := okJSON(t, call(t, cs, mcptools.ToolList, in))
 		texts = append(texts, string(text))
 		require.NoError(t, json.Unmarshal(text, &got))
 		sessions, err := json.Marshal(got.Sessions)
@@ -423,12 +425,12 @@ func TestMCPBothHarnesses(t *testing.T) {
 		want := map[string]int{"": 2, "claude-code": 1, "qwen-code": 1}[h]
 		assert.Len(t, got.Sessions, want, "harness %q", h)
 	}
-	res := call(t, cs, toolList, map[string]any{"harness": "qwen"})
+	res := call(t, cs, mcptools.ToolList, map[string]any{"harness": "qwen"})
 	assert.True(t, res.IsError)
 	assert.Contains(t, resultText(t, res), "harness")
 
-	texts = append(texts, string(okJSON(t, call(t, cs, toolShow, map[string]any{"session": "app-3b"}))))
-	texts = append(texts, refused(t, call(t, cs, toolSend, map[string]any{"to": "app-3b", "text": "hi", "transport": "courier"}), "harness_unsupported"))
+	texts = append(texts, string(okJSON(t, call(t, cs, mcptools.ToolShow, map[string]any{"session": "app-3b"}))))
+	texts = append(texts, refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "app-3b", "text": "hi", "transport": "courier"}), "harness_unsupported"))
 	for _, text := range texts {
 		assert.NotContains(t, text, "feedface", "the ipcToken is never shown")
 	}
@@ -456,7 +458,8 @@ func TestMCPServeSkipsLinesThatAreNotJSON(t *testing.T) {
 	tools, err := c.mcpTools(mcpFlags{timeout: 30 * time.Second, callTimeout: time.Minute, confirmTimeout: 50 * time.Millisecond})
 	require.NoError(t, err)
 	served := make(chan error, 1)
-	go func() { served <- c.serveMCP(t.Context(), tools) }()
+	c.serveMCP = mcpserve.Serve
+	go func() { served <- c.serve(t.Context(), tools) }()
 	_, err = io.WriteString(pw, in)
 	require.NoError(t, err, "the server stopped reading: %s", errb.String())
 	// stdin stays open until the calls are answered (they run concurrently):

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // readerGone never reports on Windows: its pipes offer no poll(2) to see
 // the reading end go without writing. A write to a closed pipe still fails

@@ -1,13 +1,16 @@
-package main
+package cli
 
 import (
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testbin"
 )
 
 // A message on stdin over the 64 KiB cap is read only to one byte past the
@@ -105,5 +108,21 @@ func TestBinaryRunsNoTextTemplate(t *testing.T) {
 	out, err := exec.Command("go", "tool", "nm", bin).CombinedOutput()
 	require.NoError(t, err, "go tool nm: %s", out)
 	assert.NotContains(t, string(out), "text/template.(*state).evalField", "a text/template is executed somewhere: a cobra Set*Template call?")
-	assert.Contains(t, string(out), "main.(*cli).root", "the symbol table is there")
+	assert.Contains(t, string(out), "internal/cli.(*cli).root", "the symbol table is there")
+}
+
+// The peerctl binary does not link the MCP SDK: its package initialisation
+// cost every command about a fifth of its start-up (docs/PERFORMANCE.md).
+// peerctl-mcp links it, and `peerctl mcp` runs peerctl-mcp.
+func TestOnlyPeerctlMCPLinksTheMCPSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	for bin, want := range map[string]bool{evBuild(t): false, testbin.Build(t, testbin.PeerctlMCP): true} {
+		out, err := exec.Command("go", "tool", "nm", bin).CombinedOutput()
+		require.NoError(t, err, "go tool nm: %s", out)
+		for _, pkg := range []string{"github.com/modelcontextprotocol/go-sdk/mcp.", "github.com/google/jsonschema-go/", "encoding/gob."} {
+			assert.Equal(t, want, strings.Contains(string(out), pkg), "%s links %s", filepath.Base(bin), pkg)
+		}
+	}
 }

@@ -1,6 +1,8 @@
-// Command peerctl finds the live Claude Code sessions on this machine and
-// delivers a message into one of them, safely. Run `peerctl --help`.
-package main
+// Package cli is peerctl's command line: cobra commands over the use cases
+// of package app, one exit-code table, and the JSON documents of
+// docs/OUTPUT.md. cmd/peerctl runs it; cmd/peerctl-mcp runs it with the MCP
+// server linked in (see MCPServer).
+package cli
 
 import (
 	"context"
@@ -8,18 +10,31 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/peerctl/peerctl/internal/mcptools"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }
+// MCPServer serves peerctl's tools over the Model Context Protocol on std
+// until std.In closes or ctx ends. internal/mcpserve.Serve is the one; a
+// peerctl built without it (cmd/peerctl, so that no other command pays for
+// the MCP SDK's start-up) runs `peerctl mcp` as peerctl-mcp instead.
+type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, showJSON, receiptJSON], std mcptools.Stdio) error
+
+// Main runs peerctl with the process's arguments and standard streams and
+// exits with its exit code. serve is the MCP server, or nil.
+func Main(serve MCPServer) {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve))
+}
 
 // run executes one command line and returns the process exit code.
 // SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed, the SSH
 // connection dropped) cancel the command's context, so a running courier's
 // whole process group is ended and the send ends as canceled (exit 5)
 // instead of peerctl dying and leaving the courier behind.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	cli := newCLI(stdin, stdout, stderr, getenv)
+	cli.serveMCP = serve
 	return cli.execute(ctx, args)
 }

@@ -27,6 +27,13 @@ func TestMain(m *testing.M) {
 // peerctlBin returns the peerctl binary, built once per test process.
 func peerctlBin(t testing.TB) string { return testbin.Build(t, testbin.Peerctl) }
 
+// peerctlWithMCP returns peerctl with peerctl-mcp built beside it, as make
+// build writes them: `peerctl mcp` runs that peerctl-mcp.
+func peerctlWithMCP(t testing.TB) string {
+	testbin.Build(t, testbin.PeerctlMCP)
+	return peerctlBin(t)
+}
+
 // fakeClaudeBin returns the fake claude (test/fakeclaude), built once.
 func fakeClaudeBin(t testing.TB) string { return testbin.Build(t, testbin.FakeClaude) }
 
@@ -45,6 +52,8 @@ type runOpts struct {
 	Stdin []byte
 	// Timeout bounds the run (0: 60 s); a run past it fails the test.
 	Timeout time.Duration
+	// Bin is the program to run (empty: peerctlBin).
+	Bin string
 }
 
 // runPeerctl runs the peerctl binary with args and returns what it did.
@@ -58,7 +67,10 @@ func runPeerctl(t testing.TB, o runOpts, args ...string) result {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, peerctlBin(t), args...)
+	if o.Bin == "" {
+		o.Bin = peerctlBin(t)
+	}
+	cmd := exec.CommandContext(ctx, o.Bin, args...)
 	cmd.Env = o.Env
 	cmd.Stdin = bytes.NewReader(o.Stdin)
 	var stdout, stderr bytes.Buffer

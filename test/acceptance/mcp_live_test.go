@@ -65,7 +65,7 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 	cfgDir, cwd := filepath.Join(root, "config"), filepath.Join(root, "proj")
 	require.NoError(t, livecc.SeedConfig(cfgDir, cwd, srv.Key()))
 	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"peerctl": map[string]any{
-		"type": "stdio", "command": peerctlBin(t), "args": []string{"--config-dir", target.ConfigDir, "mcp", "--claude", bin},
+		"type": "stdio", "command": peerctlWithMCP(t), "args": []string{"--config-dir", target.ConfigDir, "mcp", "--claude", bin},
 	}}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)

@@ -7,6 +7,7 @@ package acceptance
 // courier and a recording Unix listener as the session's inbox socket.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -25,6 +26,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testbin"
 )
 
 // mcpProc is a running `peerctl mcp` and a client session connected to it.
@@ -56,7 +59,7 @@ func (s *syncBuffer) String() string {
 // connects an MCP client to it. The process is closed when the test ends.
 func startMCP(t *testing.T, env []string, args ...string) *mcpProc {
 	t.Helper()
-	cmd := exec.Command(peerctlBin(t), args...)
+	cmd := exec.Command(peerctlWithMCP(t), args...)
 	cmd.Env = env
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -159,7 +162,7 @@ func TestMCPClientGoneMidSendEndsTheCourier(t *testing.T) {
 
 func testMCPClientGone(t *testing.T, term bool) {
 	w := newSendWorld(t, false)
-	cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "mcp", "--timeout", "5m", "--call-timeout", "5m")
+	cmd := exec.Command(peerctlWithMCP(t), "--config-dir", w.config, "mcp", "--timeout", "5m", "--call-timeout", "5m")
 	cmd.Env = w.env(t, "fork_hang")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -225,4 +228,71 @@ func TestMCPUsageErrors(t *testing.T) {
 		assert.Equal(t, 2, r.Code, "%q: stderr %s", args, r.Stderr)
 		assert.Empty(t, r.Stdout, "%q: stdout is the protocol's, a usage error writes nothing there", args)
 	}
+}
+
+// `peerctl mcp` runs peerctl-mcp from beside peerctl (through a symlink to
+// peerctl too), else from PATH; with neither it says how to get one and
+// exits 1, and a peerctl-mcp that serves no MCP either (a copy of peerctl)
+// is an error, not a loop. stdout stays the protocol's: nothing there.
+func TestMCPRunsPeerctlMCP(t *testing.T) {
+	peerctl, mcpBin := peerctlBin(t), testbin.Build(t, testbin.PeerctlMCP)
+	copyTo := func(dir, name, from string) string {
+		b, err := os.ReadFile(from)
+		require.NoError(t, err)
+		to := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(to, b, 0o755))
+		return to
+	}
+	initialize := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n")
+	env := func(path string) []string { return []string{"PATH=" + path, "HOME=" + t.TempDir()} }
+	// serves runs bin args, writes initialize, and checks the answer is
+	// peerctl's server; then closes stdin and checks exit 0.
+	serves := func(t *testing.T, bin string, env []string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		_, err = stdin.Write(initialize)
+		require.NoError(t, err)
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		require.NoError(t, err, "stderr: %s", stderr.String())
+		var resp struct {
+			Result struct {
+				ServerInfo struct{ Name string } `json:"serverInfo"`
+			} `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(line, &resp), "stdout: %s", line)
+		assert.Equal(t, "peerctl", resp.Result.ServerInfo.Name)
+		require.NoError(t, stdin.Close())
+		require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+	}
+	empty := t.TempDir()
+
+	alone := copyTo(t.TempDir(), "peerctl", peerctl)
+	r := runPeerctl(t, runOpts{Bin: alone, Env: env(empty), Stdin: initialize}, "mcp")
+	assert.Equal(t, 1, r.Code, "stderr: %s", r.Stderr)
+	assert.Empty(t, r.Stdout)
+	assert.Contains(t, string(r.Stderr), "peerctl-mcp")
+	assert.Contains(t, string(r.Stderr), "make build")
+
+	onPath := t.TempDir()
+	copyTo(onPath, "peerctl-mcp", mcpBin)
+	serves(t, alone, env(empty+":"+onPath), "mcp")
+
+	link := filepath.Join(t.TempDir(), "peerctl")
+	require.NoError(t, os.Symlink(peerctl, link))
+	serves(t, link, env(empty), "--config-dir", t.TempDir(), "mcp")
+
+	fake := t.TempDir()
+	copyTo(fake, "peerctl-mcp", peerctl)
+	r = runPeerctl(t, runOpts{Bin: copyTo(fake, "peerctl", peerctl), Env: env(empty), Stdin: initialize}, "mcp")
+	assert.Equal(t, 1, r.Code, "stderr: %s", r.Stderr)
+	assert.Empty(t, r.Stdout)
+	assert.Contains(t, string(r.Stderr), "serves no MCP either")
 }

@@ -18,6 +18,7 @@ import (
 // Packages this module's tests build.
 const (
 	Peerctl    = "github.com/peerctl/peerctl/cmd/peerctl"
+	PeerctlMCP = "github.com/peerctl/peerctl/cmd/peerctl-mcp"
 	FakeClaude = "github.com/peerctl/peerctl/test/fakeclaude"
 )
 

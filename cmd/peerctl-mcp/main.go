@@ -1,0 +1,12 @@
+// Command peerctl-mcp is peerctl with its MCP server linked in: every
+// peerctl command, and `peerctl-mcp mcp` serves list_sessions, show_session
+// and send_message over stdio. `peerctl mcp` runs it from beside peerctl,
+// else from PATH; an MCP client may run `peerctl-mcp mcp` itself.
+package main
+
+import (
+	"github.com/peerctl/peerctl/internal/cli"
+	"github.com/peerctl/peerctl/internal/mcpserve"
+)
+
+func main() { cli.Main(mcpserve.Serve) }

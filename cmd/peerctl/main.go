@@ -1,0 +1,10 @@
+// Command peerctl finds the live Claude Code and Qwen Code sessions on this
+// machine and delivers a message into one of them, safely. Run
+// `peerctl --help`. `peerctl mcp` runs peerctl-mcp (cmd/peerctl-mcp), which
+// has the MCP server linked in; this binary does not, so that no other
+// command pays for the MCP SDK's start-up.
+package main
+
+import "github.com/peerctl/peerctl/internal/cli"
+
+func main() { cli.Main(nil) }

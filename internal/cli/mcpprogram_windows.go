@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+)
+
+// execMCP runs path with this command line and env on this process's
+// streams and returns its exit code as a silentError (Windows has no exec:
+// the child gets the console, and Ctrl-C, as this process does).
+func (c *cli) execMCP(path string, env []string) error {
+	cmd := exec.Command(path, c.args...)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return silentError{code: ee.ExitCode()}
+	default:
+		return fmt.Errorf("run %s: %w", path, err)
+	}
+}

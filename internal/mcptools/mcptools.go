@@ -1,0 +1,74 @@
+// Package mcptools is what peerctl's command line (internal/cli) and its
+// MCP server (internal/mcpserve) share: the tools' names and arguments, and
+// the tools as plain functions. It links no MCP SDK, so that the peerctl
+// binary every other command runs does not pay for the SDK's package
+// initialisation (docs/PERFORMANCE.md); only peerctl-mcp links the server.
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// The tools' names, as an MCP client lists them (Claude Code shows them as
+// mcp__<server name>__<tool>).
+const (
+	ToolList = "list_sessions"
+	ToolShow = "show_session"
+	ToolSend = "send_message"
+)
+
+// MaxAwaitReplySeconds bounds send_message's await_reply_seconds (1 h).
+const MaxAwaitReplySeconds = 3600
+
+// ListArgs are list_sessions' arguments. The jsonschema tags are the
+// descriptions the server's input schema carries.
+type ListArgs struct {
+	All     bool   `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
+	Harness string `json:"harness,omitempty" jsonschema:"list one harness only: claude-code or qwen-code (default: all)"`
+}
+
+// ShowArgs are show_session's arguments.
+type ShowArgs struct {
+	Session string `json:"session" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, an endpoint (cc-peer:v1:...), or, for a record that is not live, its pid or file name"`
+}
+
+// SendArgs are send_message's arguments.
+type SendArgs struct {
+	To        string `json:"to" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, or an endpoint (cc-peer:v1:...)"`
+	Text      string `json:"text" jsonschema:"the message, delivered byte for byte: non-empty UTF-8 without NUL bytes, at most 64 KiB"`
+	Transport string `json:"transport,omitempty" jsonschema:"how to deliver; default: the target harness's own (courier for Claude Code, inbox for Qwen Code). Claude Code: courier (a headless claude -p whose SendMessage carries the text) or socket (a post to the session's inbox socket); Qwen Code: inbox"`
+	// AwaitReplySeconds > 0 waits for the target's reply (send --await-reply).
+	AwaitReplySeconds int `json:"await_reply_seconds,omitempty" jsonschema:"when above 0: after the send, wait up to this many seconds for the target session's reply (a message from it to peerctl) and return it in the receipt as reply {text, fromName, from, at}; no reply in time is an error whose text starts with no_reply (the message itself was handed over). Not with transport socket. The call's deadline grows by the same time"`
+}
+
+// ExtraTime is how much longer than the server's call timeout the call may
+// run: the reply's wait.
+func (a SendArgs) ExtraTime() time.Duration { return time.Duration(a.AwaitReplySeconds) * time.Second }
+
+// Tool is one tool's use case, bounded and guarded by its maker: raw is the
+// call's arguments as the client sent them (nil when unknown), in the same
+// decoded. An error's text is the tool's error result (a refusal's starts
+// with its reason word).
+type Tool[In, Out any] func(ctx context.Context, raw json.RawMessage, in In) (Out, error)
+
+// Tools are the three tools; L, S and R are the results (list --json under
+// "sessions", show --json, send --json's receipt), whose Go types give the
+// tools' output schemas.
+type Tools[L, S, R any] struct {
+	List Tool[ListArgs, L]
+	Show Tool[ShowArgs, S]
+	Send Tool[SendArgs, R]
+}
+
+// Stdio is where a server speaks: JSON-RPC on In and Out, notes on Err
+// (and, with Debug, the MCP session's log). Version is peerctl's.
+type Stdio struct {
+	In      io.Reader
+	Out     io.Writer
+	Err     io.Writer
+	Version string
+	Debug   bool
+}
