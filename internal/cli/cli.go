@@ -133,7 +133,7 @@ text to one of them through a transport of its harness:
 
 Every failure is a clear refusal with a stable word and exit code; peerctl never guesses
 and never writes to the registry. Agents that speak MCP get list, show and send as tools
-from "peerctl mcp".
+from "peerctl mcp" (which runs peerctl-mcp, this program with the MCP server linked in).
 
 ` + exitCodesHelp,
 		Example: `  peerctl list

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,56 +11,66 @@ import (
 // mcpProgram is the program `peerctl mcp` runs in a peerctl built without
 // the MCP server (cmd/peerctl): peerctl-mcp, the same command line with the
 // server linked in (cmd/peerctl-mcp). Linking the MCP SDK costs every
-// command about a fifth of its start-up (docs/PERFORMANCE.md), so only the
-// one command that serves MCP pays for it.
+// command its package initialisation, about a fifth of a `list`
+// (docs/PERFORMANCE.md), so only the program that serves MCP pays for it.
 const mcpProgram = "peerctl-mcp"
 
-// mcpChildEnv marks a peerctl-mcp started by `peerctl mcp`: one that cannot
-// serve either (a copy of peerctl under that name) says so instead of
-// starting itself again.
-const mcpChildEnv = "PEERCTL_MCP_CHILD"
-
 // mcpInstallHint says how to get peerctl-mcp.
-const mcpInstallHint = "install it beside peerctl (make build writes bin/peerctl and bin/peerctl-mcp; " +
-	"go install github.com/peerctl/peerctl/cmd/...@latest installs both), or have the MCP client run \"peerctl-mcp mcp\""
+const mcpInstallHint = "install both programs: make build (bin/peerctl and bin/peerctl-mcp) or go install ./cmd/... in a checkout, " +
+	"go install github.com/peerctl/peerctl/cmd/...@latest once published; or run go run ./cmd/peerctl-mcp mcp"
 
-// findMCPProgram is peerctl-mcp beside this executable, else on PATH.
+// findMCPProgram is the executable peerctl-mcp beside this executable
+// (symlinks resolved), else the one on PATH. It refuses a peerctl-mcp that
+// is this very file: a build without the server named peerctl-mcp, which
+// would otherwise run itself forever.
 func (c *cli) findMCPProgram() (string, error) {
 	name := mcpProgram
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
-	var beside string
-	if self, err := c.executable(); err == nil {
+	self, err := c.executable()
+	if err == nil {
 		if resolved, err := filepath.EvalSymlinks(self); err == nil {
 			self = resolved
 		}
+	}
+	var found, beside string
+	if self != "" {
 		beside = filepath.Join(filepath.Dir(self), name)
-		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() {
-			return beside, nil
+		if path, err := exec.LookPath(beside); err == nil {
+			found = path
 		}
 	}
-	if path, err := exec.LookPath(mcpProgram); err == nil {
-		return path, nil
+	if found == "" {
+		if path, err := exec.LookPath(mcpProgram); err == nil {
+			found = path
+		}
 	}
-	where := "on PATH"
-	if beside != "" {
-		where = "at " + beside + " or on PATH"
+	switch {
+	case found == "" && beside != "":
+		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none beside this peerctl (%s) or on PATH; %s", mcpProgram, filepath.Dir(beside), mcpInstallHint)
+	case found == "":
+		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none on PATH; %s", mcpProgram, mcpInstallHint)
+	case self != "" && sameFile(self, found):
+		return "", fmt.Errorf("%s has no MCP server linked in (a build of cmd/peerctl under the name %s?); %s", found, mcpProgram, mcpInstallHint)
 	}
-	return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none %s: %s", mcpProgram, where, mcpInstallHint)
+	return found, nil
+}
+
+// sameFile says whether paths a and b name one file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // runMCPProgram runs peerctl-mcp with this command line (c.args), on this
 // process's standard streams: on Unix in place of this process (exec), on
 // Windows as a child whose exit code becomes this one's.
 func (c *cli) runMCPProgram() error {
-	if c.getenv(mcpChildEnv) != "" {
-		self, _ := c.executable()
-		return errors.New("peerctl mcp was started as " + mcpProgram + " (" + self + "), but this build serves no MCP either (a copy of peerctl?): " + mcpInstallHint)
-	}
 	path, err := c.findMCPProgram()
 	if err != nil {
 		return err
 	}
-	return c.execMCP(path, append(c.environ(), mcpChildEnv+"=1"))
+	return c.execMCP(path, c.environ())
 }

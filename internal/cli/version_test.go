@@ -55,9 +55,9 @@ func TestVersionFromBuildInfo(t *testing.T) {
 }
 
 // TestInstallStampsBuildInfo proves the install story: `go install
-// ./cmd/peerctl` from a git checkout of this module into an empty GOBIN
-// gives a binary whose `version --json` carries the module path and the
-// checkout's commit, and notices local changes.
+// ./cmd/...` from a git checkout of this module into an empty GOBIN gives
+// peerctl and peerctl-mcp, whose `version --json` carries the module path
+// and the checkout's commit, and notices local changes.
 func TestInstallStampsBuildInfo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the module twice")
@@ -83,16 +83,21 @@ func TestInstallStampsBuildInfo(t *testing.T) {
 
 	gobin := t.TempDir()
 	install := func() versionJSON {
-		cmd := exec.Command("go", "install", "./cmd/peerctl")
+		cmd := exec.Command("go", "install", "./cmd/...")
 		cmd.Dir = src
 		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-buildvcs=true")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "go install: %s", out)
-		out, err = exec.Command(filepath.Join(gobin, "peerctl"), "version", "--json").Output()
-		require.NoError(t, err)
-		var v versionJSON
-		require.NoError(t, json.Unmarshal(out, &v), string(out))
-		return v
+		var vs []versionJSON
+		for _, prog := range []string{"peerctl", "peerctl-mcp"} {
+			out, err = exec.Command(filepath.Join(gobin, prog), "version", "--json").Output()
+			require.NoError(t, err, prog)
+			var v versionJSON
+			require.NoError(t, json.Unmarshal(out, &v), string(out))
+			vs = append(vs, v)
+		}
+		assert.Equal(t, vs[0], vs[1], "peerctl and peerctl-mcp are one build")
+		return vs[0]
 	}
 	v := install()
 	assert.Equal(t, "github.com/peerctl/peerctl", v.Module)
@@ -147,11 +152,11 @@ func copyModule(t *testing.T, root, dst string) {
 	require.NoError(t, err)
 }
 
-// TestGoInstallAtLatest proves `go install github.com/peerctl/peerctl/cmd/peerctl@latest`
+// TestGoInstallAtLatest proves `go install github.com/peerctl/peerctl/cmd/...@latest`
 // works from the module path: this module is published as v0.0.1 to a
 // file:// module proxy in a temp dir (dependencies come from the local module
 // cache, so no network is needed), installed with @latest into an empty
-// GOBIN, and the binary's `version` reports the module and v0.0.1.
+// GOBIN, and both programs' `version` reports the module and v0.0.1.
 func TestGoInstallAtLatest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the module")
@@ -175,19 +180,24 @@ func TestGoInstallAtLatest(t *testing.T) {
 	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	require.NoError(t, err)
 	gobin := t.TempDir()
-	cmd := exec.Command("go", "install", mod+"/cmd/peerctl@latest")
+	cmd := exec.Command("go", "install", mod+"/cmd/...@latest")
 	cmd.Dir = t.TempDir() // outside any module
-	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=", "GOSUMDB=off", "GOWORK=off",
+	// A module cache of its own: the shared one may hold a v0.0.1 of this
+	// module from an earlier run (a different tree); the dependencies come
+	// from the shared cache's downloads, offline.
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-modcacherw", "GOMODCACHE="+t.TempDir(), "GOSUMDB=off", "GOWORK=off",
 		"GOPROXY=file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(cache)), "cache", "download"))
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go install @latest: %s", out)
 
-	out, err = exec.Command(filepath.Join(gobin, "peerctl"), "version", "--json").Output()
-	require.NoError(t, err)
-	var v versionJSON
-	require.NoError(t, json.Unmarshal(out, &v), string(out))
-	assert.Equal(t, mod, v.Module)
-	assert.Equal(t, ver, v.Version)
+	for _, prog := range []string{"peerctl", "peerctl-mcp"} {
+		out, err = exec.Command(filepath.Join(gobin, prog), "version", "--json").Output()
+		require.NoError(t, err, prog)
+		var v versionJSON
+		require.NoError(t, json.Unmarshal(out, &v), string(out))
+		assert.Equal(t, mod, v.Module, prog)
+		assert.Equal(t, ver, v.Version, prog)
+	}
 }
 
 // writeModuleZip writes a module zip (every file under prefix/) of src.

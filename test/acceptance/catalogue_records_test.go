@@ -25,7 +25,7 @@ func TestCatalogueRecords(t *testing.T) {
 	self := os.Getpid()
 	selfFile := catFile(self)
 	// The live records' socket is there: one whose socket is absent is
-	// listed as not addressable (TestListSaysUnreachable... in cmd/peerctl).
+	// listed as not addressable (TestListSaysUnreachable... in internal/cli).
 	selfSock := filepath.Join(t.TempDir(), strconv.Itoa(self)+".sock")
 	socktest.Listen(t, selfSock, false)
 	mk := func(t *testing.T, mut func(map[string]any)) map[string]any {

@@ -231,9 +231,10 @@ func TestMCPUsageErrors(t *testing.T) {
 }
 
 // `peerctl mcp` runs peerctl-mcp from beside peerctl (through a symlink to
-// peerctl too), else from PATH; with neither it says how to get one and
-// exits 1, and a peerctl-mcp that serves no MCP either (a copy of peerctl)
-// is an error, not a loop. stdout stays the protocol's: nothing there.
+// peerctl too), else from PATH (also when the one beside is not
+// executable); with neither it says how to get one and exits 1, and a
+// peerctl-mcp that serves no MCP either (a copy of peerctl) is an error, not
+// a loop. stdout stays the protocol's: nothing there.
 func TestMCPRunsPeerctlMCP(t *testing.T) {
 	peerctl, mcpBin := peerctlBin(t), testbin.Build(t, testbin.PeerctlMCP)
 	copyTo := func(dir, name, from string) string {
@@ -278,11 +279,14 @@ func TestMCPRunsPeerctlMCP(t *testing.T) {
 	r := runPeerctl(t, runOpts{Bin: alone, Env: env(empty), Stdin: initialize}, "mcp")
 	assert.Equal(t, 1, r.Code, "stderr: %s", r.Stderr)
 	assert.Empty(t, r.Stdout)
-	assert.Contains(t, string(r.Stderr), "peerctl-mcp")
+	assert.Contains(t, string(r.Stderr), "there is none beside this peerctl")
 	assert.Contains(t, string(r.Stderr), "make build")
+	assert.Contains(t, string(r.Stderr), "go run ./cmd/peerctl-mcp mcp")
 
 	onPath := t.TempDir()
 	copyTo(onPath, "peerctl-mcp", mcpBin)
+	serves(t, alone, env(empty+":"+onPath), "mcp")
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(alone), "peerctl-mcp"), []byte("not a program"), 0o600))
 	serves(t, alone, env(empty+":"+onPath), "mcp")
 
 	link := filepath.Join(t.TempDir(), "peerctl")
@@ -294,5 +298,5 @@ func TestMCPRunsPeerctlMCP(t *testing.T) {
 	r = runPeerctl(t, runOpts{Bin: copyTo(fake, "peerctl", peerctl), Env: env(empty), Stdin: initialize}, "mcp")
 	assert.Equal(t, 1, r.Code, "stderr: %s", r.Stderr)
 	assert.Empty(t, r.Stdout)
-	assert.Contains(t, string(r.Stderr), "serves no MCP either")
+	assert.Contains(t, string(r.Stderr), "has no MCP server linked in")
 }
