@@ -130,7 +130,7 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
 			}
-			if err := validName("--name", name); err != nil {
+			if err := validName("--name", name, cmd.Flags().Changed("name")); err != nil {
 				return err
 			}
 			c.started()

@@ -400,8 +400,10 @@ func TestRelayRestartsItsCourier(t *testing.T) {
 }
 
 func TestRelayBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"relay", "--name", "-x"}, {"relay", "extra"}, {"relay", "--timeout=0s"}} {
+	for _, args := range [][]string{{"relay", "--name", "-x"}, {"relay", "extra"}, {"relay", "--timeout=0s"}, {"relay", "--name", ""}} {
 		r := runPeerctl(t, runOpts{}, args...)
 		assert.Equal(t, 2, r.Code, "%q: %s", args, r.Stderr)
 	}
+	r := runPeerctl(t, runOpts{}, "relay", "--name=")
+	assert.Contains(t, string(r.Stderr), `--name is empty: give a name, or leave the flag out to use "peerctl"`)
 }
