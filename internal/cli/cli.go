@@ -83,6 +83,12 @@ func exitCodesFor(codes ...int) string {
 	return strings.Join(out, "\n")
 }
 
+// exitRowAs is one row in the columns of exitCodesHelp, for a command whose
+// code means less than the shared row says (relay's exit 5).
+func exitRowAs(code int, reason domain.Reason, meaning string) string {
+	return fmt.Sprintf("  %d  %-19s  %s", code, reason, meaning)
+}
+
 // cli holds one invocation's streams and global flags.
 type cli struct {
 	stdin          io.Reader
