@@ -46,7 +46,7 @@ func TestCandidateNames(t *testing.T) {
 			}
 		}
 	}
-	require.Greater(t, len(want), 1000, "more entries than one 64 KiB getdents buffer holds")
+	require.Greater(t, len(want), 1000, "more entries than one getdents buffer holds")
 
 	got, err := candidateNames(dir, nil)
 	require.NoError(t, err)
