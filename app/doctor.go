@@ -152,6 +152,10 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 		r.Claude.Health = HealthFail
 		r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) did not offer SendMessage to the courier (tools offered: %s); the courier needs it (%s)",
 			probe.Path, orDash(probe.Version), strings.Join(probe.Courier.Tools, ", "), noClaudeNeeded))
+	case probe.Unfit != "":
+		// Its courier run may talk and be offered SendMessage, yet every send fails.
+		r.Claude.Health = HealthFail
+		r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) %s (%s)", probe.Path, orDash(probe.Version), probe.Unfit, noClaudeNeeded))
 	}
 
 	l, err := s.Read(ctx)

@@ -27,6 +27,10 @@ type HarnessProbe struct {
 	// Courier is what one courier run with a turn that sends nothing
 	// showed; nil when it was not run (Err set, or flags missing).
 	Courier *CourierProbe
+	// Unfit says why the program, though it may run and offer SendMessage,
+	// cannot deliver, and what to do (Claude Code older than 2.1.328 sends
+	// to no uds: address); "" when nothing is known against it.
+	Unfit string
 }
 
 // CourierProbe is one courier run against peerctl's endpoint that sends

@@ -344,7 +344,7 @@ func (c *Courier) Send(ctx context.Context, socket, text string) (SendResult, er
 	switch {
 	case res.ToolError && strings.Contains(res.Message, "not available"):
 		// 2.1.224: "Cross-session messaging is not available in this session."
-		return res, domain.Refuse(domain.ReasonDeliveryFailed, "Claude Code's SendMessage failed: %s; sending to a session's socket (uds:) needs a Claude Code that has it, 2.1.328 or newer (peerctl doctor shows the installed version)", quoteWords(res.Message))
+		return res, domain.Refuse(domain.ReasonDeliveryFailed, "Claude Code's SendMessage failed: %s; sending to a session's socket (uds:) needs a Claude Code that has it, %s or newer (peerctl doctor shows the installed version)", quoteWords(res.Message), udsVersion)
 	case res.ToolError:
 		return res, domain.Refuse(domain.ReasonDeliveryFailed, "Claude Code's SendMessage failed: %s", quoteWords(res.Message))
 	case !res.Success:

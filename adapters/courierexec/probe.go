@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,8 @@ func (t *Transport) Flags() []string {
 // private folder), lists the flags of Args that --help does not define,
 // and, when none is missing, runs one courier against peerctl's endpoint
 // with a turn that sends nothing (Courier: the tools offered, the start-up
-// time). The help format is commander.js's, as printed by Claude Code
+// time). A version older than udsVersion is Unfit, whatever that run
+// shows. The help format is commander.js's, as printed by Claude Code
 // 2.1.328: option lines start with two spaces and a dash, aliases separated
 // by ", ", e.g. "  -p, --print   Print response and exit".
 func (t *Transport) Probe(ctx context.Context) ports.HarnessProbe {
@@ -55,6 +57,10 @@ func (t *Transport) Probe(ctx context.Context) ports.HarnessProbe {
 		return p
 	}
 	p.Version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if beforeUDS(p.Version) {
+		p.Unfit = fmt.Sprintf("is older than %s, the oldest Claude Code measured to send to a session's socket (uds:); 2.1.224 offers SendMessage but refuses every uds: address, so every courier send fails with it: install Claude Code %s or newer, or pass --claude or set $%s to one",
+			udsVersion, udsVersion, ProgramEnv)
+	}
 	help, err := t.short(ctx, path, "--help")
 	if err != nil {
 		p.Err = fmt.Errorf("run %s --help: %w", path, err)
@@ -87,6 +93,53 @@ func (t *Transport) ping(ctx context.Context) *ports.CourierProbe {
 		err = fmt.Errorf("the courier never reached peerctl's endpoint within %s (do managed settings pin another ANTHROPIC_BASE_URL?): %w", ProbeTimeout, err)
 	}
 	return &ports.CourierProbe{Tools: tools, Startup: took, Err: err}
+}
+
+// udsVersion is the oldest Claude Code release measured to send to a
+// session's socket, SendMessage to "uds:<socket>" (2.1.328; 2.1.332 too).
+// 2.1.224 offers SendMessage, but answers every uds: address with a tool
+// error, "Cross-session messaging is not available in this session.", so
+// every courier send with it fails. Releases in between were not measured
+// (docs/CLAUDE-CODE-FACTS.md, "A courier with no model").
+const udsVersion = "2.1.328"
+
+// beforeUDS reports whether version, the first line of `claude --version`
+// ("2.1.224 (Claude Code)"), names a release older than udsVersion,
+// comparing major, minor and patch as numbers. A version whose first word
+// is not three dot-separated numbers is not judged: false.
+func beforeUDS(version string) bool {
+	v, ok := releaseNumbers(version)
+	if !ok {
+		return false
+	}
+	first, _ := releaseNumbers(udsVersion)
+	for i := range v {
+		if v[i] != first[i] {
+			return v[i] < first[i]
+		}
+	}
+	return false
+}
+
+// releaseNumbers reads "X.Y.Z" from the first word of version.
+func releaseNumbers(version string) ([3]int, bool) {
+	var v [3]int
+	fields := strings.Fields(version)
+	if len(fields) == 0 {
+		return v, false
+	}
+	parts := strings.Split(fields[0], ".")
+	if len(parts) != len(v) {
+		return v, false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
 }
 
 // HelpFlags returns the set of option names a commander.js --help text

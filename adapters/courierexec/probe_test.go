@@ -45,6 +45,29 @@ func script(t *testing.T, body string) string {
 	return p
 }
 
+// TestBeforeUDSComparesNumbers: releases older than 2.1.328 are reported, compared as
+// numbers (2.1.99 < 2.1.328 < 10.0.0); a version that is not three
+// numbers is not judged.
+func TestBeforeUDSComparesNumbers(t *testing.T) {
+	for version, want := range map[string]bool{
+		"2.1.224 (Claude Code)": true,
+		"2.1.327 (Claude Code)": true,
+		"2.1.99":                true,
+		"2.0.76 (Claude Code)":  true,
+		"1.9.999":               true,
+		"2.1.328 (Claude Code)": false,
+		"2.1.332 (Claude Code)": false,
+		"2.2.0":                 false,
+		"10.0.0 (Claude Code)":  false,
+		"":                      false,
+		"dev build":             false,
+		"2.1":                   false,
+		"2.1.x (Claude Code)":   false,
+	} {
+		assert.Equal(t, want, beforeUDS(version), "%q", version)
+	}
+}
+
 func TestProbeFailures(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -83,6 +83,12 @@ func exitCodesFor(codes ...int) string {
 	return strings.Join(out, "\n")
 }
 
+// exitRowAs is one row in the columns of exitCodesHelp, for a command whose
+// code means less than the shared row says (relay's exit 5).
+func exitRowAs(code int, reason domain.Reason, meaning string) string {
+	return fmt.Sprintf("  %d  %-19s  %s", code, reason, meaning)
+}
+
 // cli holds one invocation's streams and global flags.
 type cli struct {
 	stdin          io.Reader
@@ -331,9 +337,14 @@ func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 	return svc, nil
 }
 
-// unwrapFx digs the root cause out of fx's wrapped constructor errors.
+// unwrapFx digs the root cause out of fx's wrapped constructor errors. It
+// stops at a *domain.Refusal: its reason is the exit code and its detail
+// the words, while its own cause (Refusal.Err, an OS error say) is neither.
 func unwrapFx(err error) error {
 	for {
+		if _, ok := err.(*domain.Refusal); ok {
+			return err
+		}
 		next := errors.Unwrap(err)
 		if next == nil {
 			return err

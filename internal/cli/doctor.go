@@ -125,7 +125,9 @@ func (c *cli) doctorCmd() *cobra.Command {
             one courier run against peerctl's own endpoint, with a turn that sends nothing,
             reaches it and is offered SendMessage (managed settings that pin another base
             URL, or a build without SendMessage, fail here); that run is shown on a row of
-            its own, courier, with the tools offered and the start-up time
+            its own, courier, with the tools offered and the start-up time. A Claude Code
+            older than 2.1.328 fails too: 2.1.224's SendMessage refuses every uds: address,
+            so every courier send fails with it
   registry  the registry folder is readable; records counted per verdict
   sockets   the folders holding live sessions' sockets are 0700 and ours (group/other write
             or another owner fails: someone else could plant a socket there)

@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 // test can prove what was run.
 func fakeClaude(t *testing.T, drop ...string) (path, argvLog string) {
 	t.Helper()
+	return fakeClaudeVersion(t, "9.9.9 (Claude Code)", drop...)
+}
+
+// fakeClaudeVersion is fakeClaude answering --version with version.
+func fakeClaudeVersion(t *testing.T, version string, drop ...string) (path, argvLog string) {
+	t.Helper()
 	dir := t.TempDir()
 	argvLog = filepath.Join(dir, "argv.log")
 	dropped := map[string]bool{}
@@ -52,14 +58,14 @@ func fakeClaude(t *testing.T, drop ...string) (path, argvLog string) {
 	script := fmt.Sprintf(`#!/bin/sh
 echo "$*" >> %q
 case "$1" in
---version) echo "9.9.9 (Claude Code)";;
+--version) echo %q;;
 --help) cat <<'HELP'
 %sHELP
 ;;
 -p) exec %q "$@";;
 *) echo "unexpected call: $*" >&2; exit 9;;
 esac
-`, argvLog, help.String(), testbin.Build(t, testbin.FakeClaude))
+`, argvLog, version, help.String(), testbin.Build(t, testbin.FakeClaude))
 	path = filepath.Join(dir, "claude")
 	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
 	return path, argvLog
@@ -348,6 +354,38 @@ func TestDoctorCourier(t *testing.T) {
 			}
 			require.NotEmpty(t, j.Problems)
 			assert.Contains(t, j.Problems[0], tt.problem)
+		})
+	}
+}
+
+// TestDoctorCourierTooOldForUDS: a courier whose Claude Code is older than
+// 2.1.328 (2.1.224 offers SendMessage, but not to uds: addresses, so every
+// courier send fails) is a problem with its remedy, exit 1, although its
+// courier run talks and is offered SendMessage.
+func TestDoctorCourierTooOldForUDS(t *testing.T) {
+	for version, ok := range map[string]bool{
+		"2.1.224 (Claude Code)": false,
+		"2.1.328 (Claude Code)": true,
+		"2.1.332 (Claude Code)": true,
+	} {
+		t.Run(version, func(t *testing.T) {
+			claude, _ := fakeClaudeVersion(t, version)
+			r := evRun(t, nil, nil, "doctor", "--json", "--config-dir", evConfigDir(t), "--claude", claude)
+			j := decodeDoctor(t, r)
+			require.NotNil(t, j.Claude.Courier)
+			assert.True(t, j.Claude.Courier.Talks, "the courier run itself works")
+			if ok {
+				assert.Equal(t, exitOK, r.code, r.stderr)
+				assert.Equal(t, "ok", j.Claude.Health)
+				assert.Empty(t, j.Problems)
+				return
+			}
+			assert.Equal(t, exitError, r.code, r.stderr)
+			assert.Equal(t, "fail", j.Claude.Health)
+			require.Len(t, j.Problems, 1)
+			assert.Contains(t, j.Problems[0], "(2.1.224 (Claude Code)) is older than 2.1.328")
+			assert.Contains(t, j.Problems[0], "install Claude Code 2.1.328 or newer")
+			assert.Equal(t, []string{"peerctl: problem: " + j.Problems[0]}, problemLines(r.stderr))
 		})
 	}
 }

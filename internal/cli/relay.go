@@ -120,9 +120,8 @@ At the end of stdin the relay finishes the pending sends and exits 0; so does Ct
 the send in flight. Messages that arrive after that are not heard. Each line's refusal is
 data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.
 
-` + exitCodesFor(exitOK, exitError, exitUsage, exitDeliveryFailed) + `
-  (5 only when no courier can start at all, neither Claude Code's nor Qwen Code's reply
-  inbox; when one of them can, sends it cannot serve are refused and the relay goes on)`,
+` + exitCodesFor(exitOK, exitError, exitUsage) + `
+` + exitRowAs(exitDeliveryFailed, domain.ReasonDeliveryFailed, "no courier can start, neither Claude Code's nor Qwen Code's reply inbox (while one can, sends only the other could serve are refused and the relay goes on)"),
 		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
   coproc peerctl relay --name ci-bot   # then write requests, read lines`,
 		Args: noArgs,
@@ -130,7 +129,7 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
 			}
-			if err := validName("--name", name); err != nil {
+			if err := validName("--name", name, cmd.Flags().Changed("name")); err != nil {
 				return err
 			}
 			c.started()

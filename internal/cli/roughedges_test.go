@@ -126,3 +126,21 @@ func TestOnlyPeerctlMCPLinksTheMCPSDK(t *testing.T) {
 		}
 	}
 }
+
+// A name flag given empty (--name "" from an unset variable, say) would
+// silently mean the default name "peerctl": like an empty path flag it is
+// a usage error naming the flag, before anything is read or run.
+func TestEmptyNameFlagsAreUsageErrors(t *testing.T) {
+	cfg, missing := t.TempDir(), filepath.Join(t.TempDir(), "no-claude")
+	for _, args := range [][]string{
+		{"relay", "--claude", missing, "--name", ""},
+		{"relay", "--claude", missing, "--name="},
+		{"send", "--claude", missing, "--from", "", "--dry-run", "x", "hi"},
+		{"send", "--from=", "--transport", "socket", "x", "hi"},
+	} {
+		r := evRun(t, map[string]string{"HOME": t.TempDir()}, nil, append([]string{"--config-dir", cfg}, args...)...)
+		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Regexp(t, `^peerctl: --(name|from) is empty: give a name, or leave the flag out to use "peerctl"`, r.stderr, "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+	}
+}

@@ -142,7 +142,7 @@ would read it as SESSION or TEXT.
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
 			}
-			if err := validName("--from", from); err != nil {
+			if err := validName("--from", from, cmd.Flags().Changed("from")); err != nil {
 				return err
 			}
 			// A zero written out (--wait=0s, --await-reply=0s) asks for a wait
@@ -298,14 +298,18 @@ func shellQuote(argv []string) string {
 	return strings.Join(parts, " ")
 }
 
-// validName checks a courier display name (send --from, relay --name): it
-// goes to `claude -n` as one argument, so it must be printable text that
-// cannot read as a flag, at most 100 characters.
-func validName(flag, name string) error {
-	if name == "" {
-		return nil
-	}
+// validName checks a courier display name (send --from, relay --name).
+// Not given, the default "peerctl" applies. Given, it goes to `claude -n`
+// as one argument, so it must be printable text that cannot read as a
+// flag, at most 100 characters; given empty (from an unset shell variable,
+// say) it would silently mean the default, so that is a usage error too,
+// as for an empty path flag (pathflags.go).
+func validName(flag, name string, given bool) error {
 	switch {
+	case !given:
+		return nil
+	case name == "":
+		return usageError{fmt.Errorf("%s is empty: give a name, or leave the flag out to use \"peerctl\"", flag)}
 	case strings.TrimSpace(name) == "":
 		return usageError{fmt.Errorf("%s %q: want a name, not blanks", flag, name)}
 	case strings.HasPrefix(name, "-"):

@@ -158,6 +158,20 @@ func TestHelpListsOnlyRelevantExitCodes(t *testing.T) {
 	}
 }
 
+// TestRelayHelpSaysOnceWhatExit5Means: relay's help states exit 5 once,
+// as the relay means it (no courier can start at all), not the send
+// table's row (a missing socket, --require-confirm) beside a note that
+// narrows it.
+func TestRelayHelpSaysOnceWhatExit5Means(t *testing.T) {
+	r := evRun(t, nil, nil, "relay", "--help")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout, "5 "), "one statement of exit 5:\n%s", r.stdout)
+	assert.Regexp(t, `(?m)^  5  delivery_failed +no courier can start`, r.stdout)
+	for _, not := range []string{"--require-confirm", "socket missing", "a Qwen Code receipt said"} {
+		assert.NotContains(t, r.stdout, not, "send's meaning of exit 5")
+	}
+}
+
 func TestEndpointHelpDescribesOutput(t *testing.T) {
 	for _, sub := range []string{"parse", "format"} {
 		r := evRun(t, nil, nil, "endpoint", sub, "--help")

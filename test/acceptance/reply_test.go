@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -400,8 +401,25 @@ func TestRelayRestartsItsCourier(t *testing.T) {
 }
 
 func TestRelayBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"relay", "--name", "-x"}, {"relay", "extra"}, {"relay", "--timeout=0s"}} {
+	for _, args := range [][]string{{"relay", "--name", "-x"}, {"relay", "extra"}, {"relay", "--timeout=0s"}, {"relay", "--name", ""}} {
 		r := runPeerctl(t, runOpts{}, args...)
 		assert.Equal(t, 2, r.Code, "%q: %s", args, r.Stderr)
 	}
+	r := runPeerctl(t, runOpts{}, "relay", "--name=")
+	assert.Contains(t, string(r.Stderr), `--name is empty: give a name, or leave the flag out to use "peerctl"`)
+}
+
+// A relay where no courier can start at all (no courier program, and no
+// room for Qwen Code's reply inbox: a folder whose socket path is over the
+// unix socket limit) is the delivery_failed refusal of the command, exit 5
+// as relay --help says, with Claude Code's courier's reason.
+func TestRelayExits5WhenNoCourierCanStart(t *testing.T) {
+	deep := filepath.Join(t.TempDir(), strings.Repeat("x", 60), strings.Repeat("y", 60))
+	require.NoError(t, os.MkdirAll(deep, 0o700))
+	missing := filepath.Join(t.TempDir(), "no-claude")
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + deep}
+	r := runPeerctl(t, runOpts{Env: env}, "relay", "--claude", missing)
+	assert.Equal(t, 5, r.Code, "stderr: %s", r.Stderr)
+	assert.Regexp(t, `^peerctl: delivery_failed: .*courier`, string(r.Stderr))
+	assert.Empty(t, r.Stdout, "no ready line")
 }
