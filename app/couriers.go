@@ -151,7 +151,18 @@ func (j *joined) Send(ctx context.Context, target domain.Session, msg domain.Mes
 	if c == nil {
 		return domain.Receipt{}, domain.Refuse(domain.ReasonDeliveryFailed, "the courier is closed; nothing was sent")
 	}
-	return c.Send(ctx, target, msg)
+	rec, err := c.Send(ctx, target, msg)
+	if err != nil {
+		// The member died under the send: j is done before Send returns,
+		// so the caller that checks Done right away (Relay.Send) sees it;
+		// forward would close it later, or not while it is blocked.
+		select {
+		case <-c.Done():
+			j.doneOnce.Do(func() { close(j.done) })
+		default:
+		}
+	}
+	return rec, err
 }
 
 func (j *joined) Inbound() <-chan domain.Inbound { return j.inbound }

@@ -210,3 +210,45 @@ func TestRelayFxLifecycle(t *testing.T) {
 	fxApp.RequireStop()
 	assert.True(t, fc.get(0).closed.Load(), "OnStop closed the courier")
 }
+
+// The joined courier of HarnessCouriers is done as soon as a Send that its
+// member died under returns, even while its forwarding is busy: a Relay
+// checks Done right then to restart the courier and to say so in the
+// refusal (under load the forwarding goroutine used to close Done only
+// later, and the next send reused the dead courier).
+func TestJoinedCourierIsDoneWhenASendDies(t *testing.T) {
+	member := newFakeCourier(1)
+	member.inbound = make(chan domain.Inbound, app.RelayInboundBuffer+2)
+	member.dieOnSend = 1
+	fc := &startOne{c: member}
+	j, err := app.HarnessCouriers{domain.HarnessClaudeCode: fc}.StartCourier(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = j.Close()
+		for range j.Inbound() { // unblock the forwarding
+		}
+	})
+	// Nobody reads j's Inbound: its forwarding blocks once the buffer is full.
+	for i := range app.RelayInboundBuffer + 2 {
+		member.inbound <- domain.NewInbound("uds:/s/1.sock", "one", fmt.Sprint(i), time.Now())
+	}
+	require.Eventually(t, func() bool { return len(member.inbound) == 0 || len(j.Inbound()) == app.RelayInboundBuffer },
+		5*time.Second, time.Millisecond, "the forwarding is blocked on a full buffer")
+
+	target, err := domain.NewSession(domain.Entry{Record: record(6000, idC, "solo"), Verdict: domain.VerdictLive, Addressable: true})
+	require.NoError(t, err)
+	msg, err := domain.NewMessage("hi")
+	require.NoError(t, err)
+	_, err = j.Send(context.Background(), target, msg)
+	require.Error(t, err)
+	select {
+	case <-j.Done():
+	default:
+		t.Fatal("the send's courier died, yet the joined courier is not done")
+	}
+}
+
+// startOne is a ports.Couriers that starts c.
+type startOne struct{ c *fakeCourier }
+
+func (s *startOne) StartCourier(context.Context) (ports.Courier, error) { return s.c, nil }
