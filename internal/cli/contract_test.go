@@ -87,7 +87,7 @@ func TestOutputDocNamesEveryField(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
 	require.NoError(t, err)
 	for _, v := range []any{sessionJSON{}, showJSON{}, receiptJSON{}, refusalBody{}, endpointJSON{}, doctorJSON{},
-		doctorClaudeJSON{}, flagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, doctorCourierJSON{}, whoamiJSON{}, versionJSON{},
+		doctorClaudeJSON{}, flagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, doctorCourierJSON{}, doctorReachJSON{}, doctorUnreachableJSON{}, doctorQwenJSON{}, doctorMCPJSON{}, whoamiJSON{}, versionJSON{},
 		inboundJSON{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
 		for _, name := range jsonNames(v) {
 			// `name`, or nested as `parent.name` / `parent[].name`.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -22,8 +23,36 @@ type doctorJSON struct {
 	Reach      doctorReachJSON    `json:"reach"`
 	Session    doctorSessionJSON  `json:"session"`
 	Qwen       doctorQwenJSON     `json:"qwen"`
+	MCP        doctorMCPJSON      `json:"mcp"`
 	Problems   []string           `json:"problems"`
 	Warnings   []string           `json:"warnings"`
+}
+
+// doctorMCPJSON is where `peerctl mcp`'s server is: linked into this
+// program, or the peerctl-mcp it runs (mcpprogram.go).
+type doctorMCPJSON struct {
+	Health string `json:"health"`
+	Path   string `json:"path"`
+	Note   string `json:"note"`
+}
+
+// doctorMCP checks what `peerctl mcp` would run. Never a problem: only
+// peerctl mcp needs peerctl-mcp. A peerctl-mcp without the server is a
+// warning.
+func (c *cli) doctorMCP() doctorMCPJSON {
+	if c.serveMCP != nil {
+		self, _ := c.executable()
+		return doctorMCPJSON{Health: app.HealthOK.String(), Path: self, Note: "the MCP server is linked into this program (peerctl mcp serves)"}
+	}
+	path, err := c.findMCPProgram()
+	switch {
+	case err == nil:
+		return doctorMCPJSON{Health: app.HealthOK.String(), Path: path, Note: path + " (peerctl mcp runs it)"}
+	case errors.Is(err, errNoMCPServer):
+		return doctorMCPJSON{Health: app.HealthWarn.String(), Note: err.Error()}
+	default:
+		return doctorMCPJSON{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp needs it; " + mcpInstallHint}
+	}
 }
 
 type doctorClaudeJSON struct {
@@ -140,6 +169,9 @@ func (c *cli) doctorCmd() *cobra.Command {
             (agents.crossSessionMessaging in <qwen home>/settings.json, else the version's
             default: on from 0.24.0, off in 0.23.x); live Qwen Code sessions counted. Qwen
             Code is optional: without qwen the row is skipped, never a problem
+  mcp       the peerctl-mcp that "peerctl mcp" runs (beside peerctl, else on PATH), or that
+            this program serves MCP itself; only peerctl mcp needs it: without it the row is
+            skipped, never a problem (a peerctl-mcp without the server is a warning)
 
 No login is needed: the courier's model is peerctl itself. "claude --version", "claude
 --help", the courier run and "qwen --version" are each bounded by 10 s with their whole
@@ -182,6 +214,10 @@ Exit codes:
 				j.Qwen.Error = q.Err.Error()
 			}
 			j.Qwen.Note = q.Note
+			j.MCP = c.doctorMCP()
+			if j.MCP.Health == app.HealthWarn.String() {
+				j.Warnings = append(j.Warnings, j.MCP.Note)
+			}
 			if asJSON {
 				if err := c.writeJSON(j); err != nil {
 					return err
@@ -349,6 +385,7 @@ func (c *cli) printDoctor(j doctorJSON) error {
 	if j.Qwen.Note != "" {
 		row("qwen", j.Qwen.Health, j.Qwen.Note)
 	}
+	row("mcp", j.MCP.Health, j.MCP.Note)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

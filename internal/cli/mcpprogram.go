@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,10 @@ const mcpProgram = "peerctl-mcp"
 // mcpInstallHint says how to get peerctl-mcp.
 const mcpInstallHint = "install both programs: make build (bin/peerctl and bin/peerctl-mcp) or go install ./cmd/... in a checkout, " +
 	"go install github.com/peerctl/peerctl/cmd/...@latest once published; or run go run ./cmd/peerctl-mcp mcp"
+
+// errNoMCPServer is a peerctl-mcp that is this very program: a build
+// without the server under that name.
+var errNoMCPServer = errors.New("has no MCP server linked in")
 
 // findMCPProgram is the executable peerctl-mcp beside this executable
 // (symlinks resolved), else the one on PATH. It refuses a peerctl-mcp that
@@ -52,7 +57,7 @@ func (c *cli) findMCPProgram() (string, error) {
 	case found == "":
 		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none on PATH; %s", mcpProgram, mcpInstallHint)
 	case self != "" && sameFile(self, found):
-		return "", fmt.Errorf("%s has no MCP server linked in (a build of cmd/peerctl under the name %s?); %s", found, mcpProgram, mcpInstallHint)
+		return "", fmt.Errorf("%s %w (a build of cmd/peerctl under the name %s?); %s", found, errNoMCPServer, mcpProgram, mcpInstallHint)
 	}
 	return found, nil
 }

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/internal/mcpserve"
+)
+
+// doctor's mcp row: ok with the path of the peerctl-mcp that peerctl mcp
+// would run, ok in a program that serves itself, skip (never a problem)
+// without one, and a warning for a peerctl-mcp that is this very program.
+func TestDoctorMCPRow(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("executables here are files with mode bits")
+	}
+	t.Setenv("PATH", t.TempDir())
+	dir := t.TempDir()
+	self := filepath.Join(dir, "peerctl")
+	require.NoError(t, os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755))
+	c := newCLI(nil, nil, nil, func(string) string { return "" })
+	c.executable = func() (string, error) { return self, nil }
+
+	r := c.doctorMCP()
+	assert.Equal(t, "skip", r.Health)
+	assert.Contains(t, r.Note, "only peerctl mcp needs it")
+
+	beside := filepath.Join(dir, "peerctl-mcp")
+	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\n"), 0o755))
+	r = c.doctorMCP()
+	assert.Equal(t, "ok", r.Health)
+	assert.Equal(t, beside, r.Path)
+
+	c.executable = func() (string, error) { return beside, nil } // a peerctl build named peerctl-mcp
+	r = c.doctorMCP()
+	assert.Equal(t, "warn", r.Health)
+	assert.True(t, strings.HasPrefix(r.Note, beside+" has no MCP server linked in"), r.Note)
+
+	c.serveMCP = mcpserve.Serve
+	r = c.doctorMCP()
+	assert.Equal(t, "ok", r.Health)
+	assert.Contains(t, r.Note, "linked into this program")
+}
