@@ -22,8 +22,10 @@ import (
 //
 //   - relay-send: a warm `peerctl relay`'s send, from writing the request
 //     line to reading its receipt line (resolve, verify, SendMessage,
-//     Claude Code's result), median of 50 sends the session does not
-//     answer; reported also as a ratio to the 50 ms target and, pair by
+//     Claude Code's result), median of 20 sends the session does not
+//     answer (with the 10 below, 30 from one courier to one session: the
+//     burst Claude Code's own pacer allows, docs/CLAUDE-CODE-FACTS.md);
+//     reported also as a ratio to the 50 ms target and, pair by
 //     pair, to courier-turn: one send on a warm courier through the Go API
 //     right after it (Claude Code's own share of a send);
 //   - reply: the session's own reply time as a warm relay sees it, from
@@ -35,6 +37,12 @@ import (
 //     timed right after each (what hearing the reply adds to a send).
 //
 // One iteration runs it all once; use -benchtime=1x.
+// relaySends is how many timed relay sends BenchmarkLiveReplies makes: with
+// its 10 replies, 30 messages from one courier to one session, the burst
+// Claude Code's sender pacer allows before it refuses ("Too many messages
+// to this session just now", 2.1.328 and 2.1.332).
+const relaySends = 20
+
 func BenchmarkLiveReplies(b *testing.B) {
 	bin := livecc.Require(b, KnownNewestClaudeCode)
 	srv := scriptedmodel.Start(b, replyScript)
@@ -54,7 +62,7 @@ func BenchmarkLiveReplies(b *testing.B) {
 		}
 		var sends, turns, replies []time.Duration
 		var ratios []float64
-		for i := range 50 {
+		for i := range relaySends {
 			start := time.Now()
 			r.write(b, map[string]any{"id": i, "to": s.SessionID, "text": silentPrefix + strconv.Itoa(i)})
 			for m := r.next(b); m["type"] != "receipt"; m = r.next(b) {
