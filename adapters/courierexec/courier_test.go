@@ -402,3 +402,31 @@ func TestPlan(t *testing.T) {
 	assert.JSONEq(t, `{"to":"uds:`+c.target.SocketPath()+`","message":"a \"quoted\" text","summary":"peerctl"}`, p.Call)
 	assert.Empty(t, c.received(t))
 }
+
+// A long-lived courier (Peer, as relays use it) is one sender: Claude Code
+// drops a message identical to the previous one from the same sender
+// within 30 s, so the Peer refuses it without sending rather than report
+// it queued. A different text in between, or another target, is sent.
+func TestPeerRefusesARepeatTheReceiverWouldDrop(t *testing.T) {
+	c := newCourier(t, fakeOpts{scenario: "sent"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := c.t.StartCourier(ctx)
+	require.NoError(t, err)
+	defer p.Close()
+
+	_, err = p.Send(ctx, c.target, msg(t, "same"))
+	require.NoError(t, err)
+	_, err = p.Send(ctx, c.target, msg(t, "same"))
+	rf, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, rf.Reason)
+	assert.Contains(t, rf.Detail, "identical to the previous one from the same sender")
+	assert.Contains(t, rf.Detail, "nothing was sent")
+	_, err = p.Send(ctx, c.target, msg(t, "other"))
+	require.NoError(t, err)
+	_, err = p.Send(ctx, c.target, msg(t, "same"))
+	require.NoError(t, err, "the previous text differs: Claude Code delivers it")
+	c.inbox.Wait(3)
+	assert.Equal(t, []string{"same", "other", "same"}, c.received(t))
+}

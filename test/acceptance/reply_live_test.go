@@ -139,6 +139,36 @@ func TestLiveReplies(t *testing.T) {
 		assert.Equal(t, 0, r.cmd.ProcessState.ExitCode(), "stderr: %s", r.err.String())
 	})
 
+	// Claude Code drops a message identical to the previous one from the
+	// same sender within 30 s (measured: the receiver logs "identical to the
+	// previous message from this sender" while the sender's SendMessage
+	// succeeds); a relay's courier is one sender, so the relay refuses the
+	// repeat instead of reporting it queued.
+	t.Run("relay refuses a repeat the session would drop", func(t *testing.T) {
+		r := startRelay(t, env)
+		require.Equal(t, "ready", r.next(t)["type"])
+		r.write(t, map[string]any{"id": 1, "to": sessions[0].SessionID, "text": "twice"})
+		r.write(t, map[string]any{"id": 2, "to": sessions[0].SessionID, "text": "twice"})
+		answers, replies := map[float64]map[string]any{}, 0
+		for len(answers) < 2 || replies < 1 {
+			m := r.nextWithin(t, 120*time.Second)
+			switch m["type"] {
+			case "inbound":
+				assert.Equal(t, "pong: twice", m["text"])
+				replies++
+			default:
+				answers[m["id"].(float64)] = m
+			}
+		}
+		assert.Equal(t, "receipt", answers[1]["type"], "%v", answers[1])
+		assert.Equal(t, "refusal", answers[2]["type"], "%v", answers[2])
+		assert.Equal(t, "delivery_failed", answers[2]["reason"])
+		assert.Contains(t, answers[2]["detail"], "nothing was sent")
+		require.NoError(t, r.stdin.Close())
+		<-r.done
+		assert.Equal(t, 1, replies, "one message, one reply")
+	})
+
 	t.Run("relay restarts a killed courier", func(t *testing.T) {
 		r := startRelay(t, env)
 		require.Equal(t, "ready", r.next(t)["type"])
