@@ -235,9 +235,10 @@ call; --debug also logs the MCP session to stderr. When stdin closes, or on SIGT
 calls still running are cancelled, a courier's whole process group with them.
 
 The server is linked into peerctl-mcp (every peerctl command, plus the MCP SDK), not into
-peerctl: "peerctl mcp" runs "peerctl-mcp mcp" with the same arguments, from beside peerctl,
-else from PATH (make build and go install ./cmd/... write both), and says how to get it when
-there is none (exit 1).
+peerctl: "peerctl mcp" runs "peerctl-mcp mcp" with the same arguments, from beside the
+peerctl file (symlinks resolved), else from PATH (make build and go install ./cmd/... write
+both), and says how to get it when there is none (exit 1). "peerctl doctor" names the one it
+would run.
 
 Add it to Claude Code with:
   claude mcp add peerctl -- peerctl mcp
