@@ -198,26 +198,8 @@ type relayRun struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan map[string]any
-	err   lockedBuffer
+	err   syncBuffer
 	done  chan struct{}
-}
-
-// lockedBuffer is a bytes.Buffer safe to write and read at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func startRelay(t testing.TB, env []string, args ...string) *relayRun {
