@@ -385,6 +385,10 @@ func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration
 	line, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.token}})
 	start := time.Now()
 	if _, err := c.stdin.Write(append(line, '\n')); err != nil {
+		// A courier that no longer reads its input can take no turn: end it
+		// (its whole group) so that it is Done when this send returns, and
+		// a relay starts a new one instead of sending on this one again.
+		c.end("it stopped reading its input")
 		return turnEnd{}, 0, c.failure(fmt.Sprintf("cannot write the turn to the courier: %v", err))
 	}
 	select {
