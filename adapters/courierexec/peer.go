@@ -3,8 +3,8 @@ package courierexec
 import (
 	"context"
 	"sync"
-	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/repeat"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -14,29 +14,13 @@ var (
 	_ ports.Courier  = (*Peer)(nil)
 )
 
-// DuplicateWindow is how long Claude Code's receiving session drops a
-// message identical to the previous one from the same sender (2.1.328 and
-// 2.1.332 bundles: dedupWindowMs 30000; measured on 2.1.332: the receiver
-// logs "Dropped a peer message from @peerctl (uds:…): identical to the
-// previous message from this sender." while the sender's SendMessage
-// succeeded). A Peer is one sender for all its sends, so it refuses such a
-// send rather than report "queued" for a message that is dropped.
-const DuplicateWindow = 30 * time.Second
-
-// sentText is the text a Peer last sent to one target, and when.
-type sentText struct {
-	text string
-	at   time.Time
-}
-
 // Peer is a running Courier as a ports.Courier: sends take a resolved
 // target and give a domain.Receipt, and the courier's own turns are split
 // into peer messages (Inbound, as domain.Inbound) and delivery notices
 // (Notices). Start one with Transport.StartCourier.
 type Peer struct {
 	c       *Courier
-	mu      sync.Mutex
-	last    map[string]sentText // by target socket: the previous text sent there
+	repeats repeat.Guard // the previous text sent to each target: a Peer is one sender
 	inbound chan domain.Inbound
 	notices chan domain.Notice
 	stop    chan struct{}
@@ -57,7 +41,7 @@ func (t *Transport) StartCourier(ctx context.Context) (ports.Courier, error) {
 }
 
 func newPeer(c *Courier) *Peer {
-	p := &Peer{c: c, last: map[string]sentText{}, inbound: make(chan domain.Inbound, InboundBuffer), notices: make(chan domain.Notice, InboundBuffer),
+	p := &Peer{c: c, repeats: repeat.Guard{Sender: "courier"}, inbound: make(chan domain.Inbound, InboundBuffer), notices: make(chan domain.Notice, InboundBuffer),
 		stop: make(chan struct{})}
 	p.split.Add(1)
 	go p.run()
@@ -100,31 +84,26 @@ func (p *Peer) run() {
 // Send checks target and msg as Deliver does, then sends msg on the
 // running courier and returns the receipt: outcome "queued", Claude Code's
 // msg_id and words. A text identical to the previous one this Peer sent to
-// the same target, within DuplicateWindow, is refused (delivery_failed)
-// without sending: the receiver would drop it. Sends are serialized. One send is bounded by Config.Timeout (or ctx's
+// the same target, within repeat.Window, is refused (delivery_failed)
+// without sending: the receiver would drop it (package repeat). One send is bounded by Config.Timeout (or ctx's
 // earlier deadline); a send that runs out of time ends the courier (its
 // process group), as Courier.Send does.
 func (p *Peer) Send(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
 	if err := checkTarget(target, msg); err != nil {
 		return domain.Receipt{}, err
 	}
-	sock, text := target.SocketPath(), msg.Text()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if prev, ok := p.last[sock]; ok && prev.text == text {
-		if ago := time.Since(prev.at); ago < DuplicateWindow {
-			return domain.Receipt{}, domain.Refuse(domain.ReasonDeliveryFailed,
-				"session %s: the same text as this courier's previous message to it, %s ago; Claude Code drops a message identical to the previous one from the same sender within %s, so nothing was sent: change the text, or send it again in %s",
-				target.ID(), ago.Round(time.Millisecond), DuplicateWindow, (DuplicateWindow - ago).Round(time.Second))
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.c.cfg.Timeout)
-	defer cancel()
-	res, err := p.c.Send(ctx, sock, text)
+	done, err := p.repeats.Begin(target, msg.Text())
 	if err != nil {
 		return domain.Receipt{}, err
 	}
-	p.last[sock] = sentText{text: text, at: time.Now()}
+	ctx, cancel := context.WithTimeout(ctx, p.c.cfg.Timeout)
+	defer cancel()
+	res, err := p.c.Send(ctx, target.SocketPath(), msg.Text())
+	// A send that failed is not the session's previous message from us.
+	done(err == nil)
+	if err != nil {
+		return domain.Receipt{}, err
+	}
 	return queued(res), nil
 }
 

@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/repeat"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -139,6 +140,9 @@ func failure(format, path string, err error) *domain.Refusal {
 	return r
 }
 
+// posts is this process's previous post to each socket (package repeat).
+var posts = repeat.Guard{Sender: "process"}
+
 // Deliver posts msg to target's socket. Errors are *domain.Refusal with
 // ReasonDeliveryFailed carrying the OS error (no such file, not a socket,
 // connection refused, time-out), or ReasonNotAddressable when the session
@@ -153,6 +157,11 @@ func failure(format, path string, err error) *domain.Refusal {
 // Code's socket never writes back (2.1.328, docs/CLAUDE-CODE-FACTS.md); a
 // listener that did is still "posted", and the receipt's detail says how
 // many bytes it replied, since it may not be a Claude Code session.
+//
+// A text identical to this process's previous post to the same socket
+// within 30 s is refused (delivery_failed) without connecting: the session
+// knows a post's sender by its pid and drops such a repeat (package
+// repeat). A one-shot `peerctl send` is a new sender each time.
 func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
 	if err := checkTarget(target); err != nil {
 		return domain.Receipt{}, err
@@ -161,6 +170,14 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	if err := checkOnDisk(path); err != nil {
 		return domain.Receipt{}, err
 	}
+	// The session knows a socket post's sender by its pid: every post of
+	// this process is one sender, whose repeat it would drop.
+	done, err := posts.Begin(target, msg.Text())
+	if err != nil {
+		return domain.Receipt{}, err
+	}
+	written := false
+	defer func() { done(written) }()
 	fail := func(format string, err error) (domain.Receipt, error) {
 		return domain.Receipt{}, failure(format, path, err)
 	}
@@ -181,9 +198,11 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	_ = uc.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { _ = uc.SetDeadline(time.Now()) })
 	defer stop()
-	if _, err := uc.Write(Frame(msg.Text())); err != nil {
+	if n, err := uc.Write(Frame(msg.Text())); err != nil {
+		written = n > 0
 		return fail("write to %s: %v", err)
 	}
+	written = true
 	if err := uc.CloseWrite(); err != nil {
 		return fail("half-close %s: %v", err)
 	}

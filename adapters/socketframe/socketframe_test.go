@@ -312,3 +312,49 @@ func TestSocketNewerPeerProtocol(t *testing.T) {
 	require.True(t, ok, "not a refusal: %v", err)
 	assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason)
 }
+
+// A session knows a socket post's sender by its pid, and drops a post
+// identical to the previous one from that process within 30 s (measured on
+// 2.1.328 through one long-lived peerctl-mcp). So a repeat from this
+// process is refused without connecting; a post that never reached the
+// socket does not count, a different text in between or another socket
+// is posted.
+func TestSocketRefusesARepeatTheSessionWouldDrop(t *testing.T) {
+	dir := shortDir(t)
+	one, two := filepath.Join(dir, "1.sock"), filepath.Join(dir, "2.sock")
+	l1, l2 := socktest.Listen(t, one, false), socktest.Listen(t, two, false)
+	tr := socketframe.New(5 * time.Second)
+	send := func(sock, text string) error {
+		_, err := tr.Deliver(context.Background(), session(t, sock), msg(t, text))
+		return err
+	}
+	require.NoError(t, send(one, "same"))
+	err := send(one, "same")
+	rf, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, rf.Reason)
+	assert.Contains(t, rf.Detail, "nothing was sent")
+	require.NoError(t, send(two, "same"), "another session")
+	require.NoError(t, send(one, "other"))
+	require.NoError(t, send(one, "same"), "the previous text differs")
+	l1.Wait(3)
+	l2.Wait(1)
+	var got []string
+	for _, f := range l1.Frames() {
+		got = append(got, decodeFrame(t, f))
+	}
+	assert.Equal(t, []string{"same", "other", "same"}, got)
+
+	// A socket file nobody listens on: the post fails at connect.
+	gone := filepath.Join(dir, "gone.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: gone, Net: "unix"})
+	require.NoError(t, err)
+	ln.SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	err = send(gone, "again")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "the same text")
+	require.NoError(t, os.Remove(gone))
+	socktest.Listen(t, gone, false)
+	require.NoError(t, send(gone, "again"), "the failed post was not a previous message")
+}

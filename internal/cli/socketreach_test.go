@@ -133,11 +133,13 @@ func TestSendDryRunSocketRefusesAsSendDoes(t *testing.T) {
 func TestSendReportsTransportAndConfirmationTimesApart(t *testing.T) {
 	w := newSocketWorld(t)
 	id := w.recs["there"].SessionID
-	r := evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--transport", "socket", "--confirm-timeout", "300ms", id, "hi")
+	// Three texts: these runs share one process, and a process's repeat
+	// post within 30 s is refused (socketframe).
+	r := evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--transport", "socket", "--confirm-timeout", "300ms", id, "hi 1")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Regexp(t, `^posted: "there" \(session \S+, pid \d+\) by socket in \d+(\.\d+)?[mµn]?s; not confirmed after \d`, r.stdout)
 
-	r = evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--json", "--transport", "socket", "--confirm-timeout", "300ms", id, "hi")
+	r = evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--json", "--transport", "socket", "--confirm-timeout", "300ms", id, "hi 2")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var got struct {
 		ElapsedMs, TransportMs, ConfirmMs int64
@@ -146,7 +148,7 @@ func TestSendReportsTransportAndConfirmationTimesApart(t *testing.T) {
 	assert.GreaterOrEqual(t, got.ConfirmMs, int64(300), "the confirmation waited out its timeout")
 	assert.LessOrEqual(t, got.TransportMs+got.ConfirmMs, got.ElapsedMs)
 
-	r = evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--transport", "socket", "--no-confirm", id, "hi")
+	r = evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--transport", "socket", "--no-confirm", id, "hi 3")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Regexp(t, `by socket in \S+\n$`, r.stdout, "no confirmation read, no confirmation time")
 }
