@@ -48,7 +48,7 @@ func (c *cli) doctorMCP() doctorMCPJSON {
 	switch {
 	case err == nil:
 		return doctorMCPJSON{Health: app.HealthOK.String(), Path: path, Note: path + " (peerctl mcp runs it)"}
-	case errors.Is(err, errNoMCPServer):
+	case errors.Is(err, errNoMCPServer), errors.Is(err, errUnusableMCP):
 		return doctorMCPJSON{Health: app.HealthWarn.String(), Note: err.Error()}
 	default:
 		return doctorMCPJSON{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp needs it; " + mcpInstallHint}

@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // mcpProgram is the program `peerctl mcp` runs in a peerctl built without
@@ -19,6 +21,10 @@ const mcpProgram = "peerctl-mcp"
 // mcpInstallHint says how to get peerctl-mcp.
 const mcpInstallHint = "install both programs: make build (bin/peerctl and bin/peerctl-mcp) or go install ./cmd/... in a checkout, " +
 	"go install github.com/peerctl/peerctl/cmd/...@latest once published; or run go run ./cmd/peerctl-mcp mcp"
+
+// errUnusableMCP is a peerctl-mcp that is there but cannot run (not
+// executable, a folder, found through a relative PATH entry).
+var errUnusableMCP = errors.New("fix or replace it")
 
 // errNoMCPServer is a peerctl-mcp that is this very program: a build
 // without the server under that name.
@@ -40,24 +46,37 @@ func (c *cli) findMCPProgram() (string, error) {
 		}
 	}
 	var found, beside string
+	var unusable []string // candidates that are there but cannot run, with why
 	if self != "" {
 		beside = filepath.Join(filepath.Dir(self), name)
-		if path, err := exec.LookPath(beside); err == nil {
+		path, err := exec.LookPath(beside)
+		switch {
+		case err == nil:
 			found = path
+		case !errors.Is(err, fs.ErrNotExist):
+			unusable = append(unusable, err.Error())
 		}
 	}
 	if found == "" {
-		if path, err := exec.LookPath(mcpProgram); err == nil {
+		path, err := exec.LookPath(mcpProgram)
+		switch {
+		case err == nil:
 			found = path
+		case errors.Is(err, exec.ErrDot):
+			unusable = append(unusable, err.Error())
 		}
 	}
+	where := "on PATH"
+	if beside != "" {
+		where = "beside this peerctl (" + filepath.Dir(beside) + ") or on PATH"
+	}
 	switch {
-	case found == "" && beside != "":
-		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none beside this peerctl (%s) or on PATH; %s", mcpProgram, filepath.Dir(beside), mcpInstallHint)
+	case found == "" && len(unusable) > 0:
+		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and none %s can run: %s; %w; %s", mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
 	case found == "":
-		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none on PATH; %s", mcpProgram, mcpInstallHint)
+		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none %s; %s", mcpProgram, where, mcpInstallHint)
 	case self != "" && sameFile(self, found):
-		return "", fmt.Errorf("%s %w (a build of cmd/peerctl under the name %s?); %s", found, errNoMCPServer, mcpProgram, mcpInstallHint)
+		return "", fmt.Errorf("%s %w (a build of cmd/peerctl, or a link to peerctl, under the name %s?); %s", found, errNoMCPServer, mcpProgram, mcpInstallHint)
 	}
 	return found, nil
 }

@@ -32,7 +32,11 @@ func TestDoctorMCPRow(t *testing.T) {
 	assert.Contains(t, r.Note, "only peerctl mcp needs it")
 
 	beside := filepath.Join(dir, "peerctl-mcp")
-	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\n"), 0o644))
+	r = c.doctorMCP()
+	assert.Equal(t, "warn", r.Health, "there but not executable")
+	assert.Contains(t, r.Note, "permission denied")
+	require.NoError(t, os.Chmod(beside, 0o755))
 	r = c.doctorMCP()
 	assert.Equal(t, "ok", r.Health)
 	assert.Equal(t, beside, r.Path)
