@@ -3,6 +3,7 @@ package cli
 import (
 	"archive/zip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,15 +154,18 @@ func copyModule(t *testing.T, root, dst string) {
 }
 
 // TestGoInstallAtLatest proves `go install github.com/peerctl/peerctl/cmd/...@latest`
-// works from the module path: this module is published as v0.0.1 to a
+// works from the module path: this module is published as v0.0.1-test.<n> to a
 // file:// module proxy in a temp dir (dependencies come from the local module
 // cache, so no network is needed), installed with @latest into an empty
-// GOBIN, and both programs' `version` reports the module and v0.0.1.
+// GOBIN, and both programs' `version` reports the module and that version.
 func TestGoInstallAtLatest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the module")
 	}
-	const mod, ver = "github.com/peerctl/peerctl", "v0.0.1"
+	// A version of its own each run: the shared module cache keeps what an
+	// earlier run published (another tree) under a version it has seen.
+	const mod = "github.com/peerctl/peerctl"
+	ver := fmt.Sprintf("v0.0.1-test.%d", time.Now().UnixNano())
 	root := moduleRoot(t)
 	src := filepath.Join(t.TempDir(), "src")
 	copyModule(t, root, src)
@@ -179,14 +183,13 @@ func TestGoInstallAtLatest(t *testing.T) {
 
 	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	require.NoError(t, err)
+	modcache := strings.TrimSpace(string(cache))
+	t.Cleanup(func() { forgetModule(modcache, mod, ver) })
 	gobin := t.TempDir()
 	cmd := exec.Command("go", "install", mod+"/cmd/...@latest")
 	cmd.Dir = t.TempDir() // outside any module
-	// A module cache of its own: the shared one may hold a v0.0.1 of this
-	// module from an earlier run (a different tree); the dependencies come
-	// from the shared cache's downloads, offline.
-	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-modcacherw", "GOMODCACHE="+t.TempDir(), "GOSUMDB=off", "GOWORK=off",
-		"GOPROXY=file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(cache)), "cache", "download"))
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=", "GOSUMDB=off", "GOWORK=off",
+		"GOPROXY=file://"+proxy+",file://"+filepath.Join(modcache, "cache", "download"))
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go install @latest: %s", out)
 
@@ -197,6 +200,23 @@ func TestGoInstallAtLatest(t *testing.T) {
 		require.NoError(t, json.Unmarshal(out, &v), string(out))
 		assert.Equal(t, mod, v.Module, prog)
 		assert.Equal(t, ver, v.Version, prog)
+	}
+}
+
+// forgetModule removes version ver of module mod from the module cache
+// (extracted files are read-only there).
+func forgetModule(modcache, mod, ver string) {
+	dir := filepath.Join(modcache, filepath.FromSlash(mod)+"@"+ver)
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+	dl, _ := filepath.Glob(filepath.Join(modcache, "cache", "download", filepath.FromSlash(mod), "@v", ver+".*"))
+	for _, f := range dl {
+		_ = os.Remove(f)
 	}
 }
 

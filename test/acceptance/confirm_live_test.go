@@ -93,7 +93,9 @@ func TestLiveWatchAppearedDiedGone(t *testing.T) {
 func TestLiveSendWaitEndsAfterTakeUp(t *testing.T) {
 	bin := livecc.Require(t, liveVersion)
 	s := livecc.Start(t, bin, livecc.Options{NoAPIKey: true, WaitSettled: true})
-	r := runPeerctl(t, runOpts{Env: configEnv(t, s.ConfigDir)}, "send", "--transport", "socket", "--json",
+	// The runner's bound is above the command's own (30 s to confirm, then
+	// 60 s to wait), so a slow run shows its receipt rather than a kill.
+	r := runPeerctl(t, runOpts{Env: configEnv(t, s.ConfigDir), Timeout: 150 * time.Second}, "send", "--transport", "socket", "--json",
 		"--confirm-timeout", "30s", "--wait=60s", s.SessionID, "peerctl live wait check")
 	require.Equal(t, 0, r.Code, "stderr: %s\nscreen:\n%s", r.Stderr, s.Screen())
 	var got receipt
