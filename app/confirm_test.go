@@ -405,3 +405,32 @@ func TestSendWaitRecordBrieflyUnreadable(t *testing.T) {
 		}
 	}
 }
+
+// The take-up line can reach the transcript after the record already says
+// idle (a turn that fails at once, a transcript written behind the record):
+// the wait still ends idle once the line is there, not at its deadline,
+// although no record changes any more.
+func TestSendWaitTakeUpWrittenAfterIdle(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := t.TempDir()
+			f := startFake(t, cfg, idA, "proj-89")
+			f.backdate(time.Minute)
+			res, err := sendReacting(t, cfg, v, "a late line", app.ConfirmOptions{Wait: within},
+				func(s string) { f.enqueue(s, time.Now()) },
+				func(s string) {
+					time.Sleep(50 * time.Millisecond)
+					f.setStatus("busy")
+					taken := time.Now()
+					time.Sleep(50 * time.Millisecond)
+					f.setStatus("idle")
+					time.Sleep(300 * time.Millisecond)
+					f.takeUp(s, taken)
+				})
+			require.NoError(t, err)
+			assert.Equal(t, domain.WaitIdle, res.WaitEnd, "note: %s", res.WaitNote)
+			assert.False(t, res.TakenUpAt.IsZero())
+		})
+	}
+}
