@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,12 +51,41 @@ func (c *cli) doctorMCP() doctorMCPJSON {
 	path, err := c.findMCPProgram()
 	switch {
 	case err == nil:
+		if differs := c.mcpBuildDiffers(path); differs != "" {
+			return doctorMCPJSON{Health: app.HealthWarn.String(), Path: path, Note: differs}
+		}
 		return doctorMCPJSON{Health: app.HealthOK.String(), Path: path, Note: path + " (peerctl mcp runs it)"}
 	case errors.Is(err, errNoMCPServer), errors.Is(err, errUnusableMCP):
 		return doctorMCPJSON{Health: app.HealthWarn.String(), Note: err.Error()}
 	default:
 		return doctorMCPJSON{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp needs it; " + mcpInstallHint}
 	}
+}
+
+// mcpBuildDiffers runs "path version --json" (bounded by 10 s) and says
+// how that build differs from this one, or "" when it is the same build
+// (module, version, revision, modified) or cannot say: peerctl mcp serves
+// what peerctl-mcp was built from, so a peerctl-mcp left from an older
+// install serves older tools.
+func (c *cli) mcpBuildDiffers(path string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "version", "--json")
+	cmd.Env = c.environ()
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Sprintf("%s (peerctl mcp runs it) did not say its version: %v", path, err)
+	}
+	var them versionJSON
+	if err := json.Unmarshal(out, &them); err != nil {
+		return fmt.Sprintf("%s (peerctl mcp runs it) printed no version: %v", path, err)
+	}
+	us := c.version()
+	if them.Module == us.Module && them.Version == us.Version && them.Revision == us.Revision && them.Modified == us.Modified {
+		return ""
+	}
+	return fmt.Sprintf("%s (peerctl mcp runs it) is another build: %s; this peerctl is %s; install both from one source (make build, or go install ./cmd/...)",
+		path, them.short(), us.short())
 }
 
 type doctorClaudeJSON struct {
@@ -171,7 +204,8 @@ func (c *cli) doctorCmd() *cobra.Command {
             Code is optional: without qwen the row is skipped, never a problem
   mcp       the peerctl-mcp that "peerctl mcp" runs (beside peerctl, else on PATH), or that
             this program serves MCP itself; only peerctl mcp needs it: without it the row is
-            skipped, never a problem (a peerctl-mcp without the server is a warning)
+            skipped, never a problem (one that cannot run, has no server, or is another
+            build than this peerctl, by its "version --json", is a warning)
 
 No login is needed: the courier's model is peerctl itself. "claude --version", "claude
 --help", the courier run and "qwen --version" are each bounded by 10 s with their whole

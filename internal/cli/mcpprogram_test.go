@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -31,15 +32,28 @@ func TestDoctorMCPRow(t *testing.T) {
 	assert.Equal(t, "skip", r.Health)
 	assert.Contains(t, r.Note, "only peerctl mcp needs it")
 
+	// This build, and a peerctl-mcp that says it is the same build.
+	c.buildInfo = func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "v1.2.3"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}}}, true
+	}
+	same := `{"module":"github.com/peerctl/peerctl","version":"v1.2.3","revision":"0123456789abcdef","modified":false}`
 	beside := filepath.Join(dir, "peerctl-mcp")
-	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\n"), 0o644))
+	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+same+"'\n"), 0o644))
 	r = c.doctorMCP()
 	assert.Equal(t, "warn", r.Health, "there but not executable")
 	assert.Contains(t, r.Note, "permission denied")
 	require.NoError(t, os.Chmod(beside, 0o755))
 	r = c.doctorMCP()
-	assert.Equal(t, "ok", r.Health)
+	assert.Equal(t, "ok", r.Health, r.Note)
 	assert.Equal(t, beside, r.Path)
+
+	older := strings.Replace(same, "0123456789abcdef", "fedcba9876543210", 1)
+	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+older+"'\n"), 0o755))
+	r = c.doctorMCP()
+	assert.Equal(t, "warn", r.Health, "another build")
+	assert.Contains(t, r.Note, "is another build: v1.2.3 (fedcba987654")
+	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+same+"'\n"), 0o755))
 
 	c.executable = func() (string, error) { return beside, nil } // a peerctl build named peerctl-mcp
 	r = c.doctorMCP()
