@@ -5,37 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/test/fakeqwen"
 	"github.com/peerctl/peerctl/test/socktest"
 )
 
-const qwenTestToken = "feedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedface"
-
 // qwenHome makes a Qwen Code home whose registry holds one live record for
-// this test process (its real boot id, start ticks and pid namespace).
+// this test process.
 func qwenHome(t *testing.T, sessionID, ipcPath string) string {
-	t.Helper()
-	pid := os.Getpid()
-	start, err := procliveness.StartTime("/proc", pid)
-	require.NoError(t, err)
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	require.NoError(t, err)
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	require.NoError(t, err)
-	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
-	home := t.TempDir()
-	dir := filepath.Join(home, "sessions")
-	require.NoError(t, os.MkdirAll(dir, 0o700))
-	rec := fmt.Sprintf(`{"schemaVersion":1,"pid":%d,"procStart":"%s:%s","pidNs":%s,"sessionId":%q,"cwd":"/w/app","name":"app-3b","startedAt":1796142262298,"qwenVersion":"0.24.4","kind":"tui","ipcPath":%q,"ipcToken":%q}`,
-		pid, strings.TrimSpace(string(boot)), start, ns, sessionID, ipcPath, qwenTestToken)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", pid)), []byte(rec), 0o600))
-	return home
+	return fakeqwen.Home(t, os.Getpid(), sessionID, ipcPath)
 }
 
 func TestListBothHarnesses(t *testing.T) {
@@ -77,7 +59,7 @@ func TestListBothHarnesses(t *testing.T) {
 	for _, args := range [][]string{{"list", "--all", "--json"}, {"show", "app-3b", "--json"}, {"show", "app-3b"},
 		{"send", "--dry-run", "--json", "app-3b", "hi"}, {"send", "--dry-run", "app-3b", "hi"}, {"--debug", "list"}} {
 		r := evRun(t, env, nil, args...)
-		assert.NotContains(t, r.stdout+r.stderr, qwenTestToken, "%v", args)
+		assert.NotContains(t, r.stdout+r.stderr, fakeqwen.Token, "%v", args)
 		assert.NotContains(t, r.stdout+r.stderr, "feedface", "%v", args)
 	}
 }

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,83 +13,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/test/fakeqwen"
 )
 
-// replyingQwen stands in for a Qwen Code 0.24.4 session's inbox at sock
-// (the record qwenHome writes): it checks the auth line with the record's
-// token, reads the user frame and closes, then connects to the frame's
-// from with its replyToken and writes a delivered receipt and, when answer
-// gives text, a user frame from its own ipcPath (the reply), after delay.
-type replyingQwen struct {
-	sock   string
-	delay  time.Duration
-	answer func(text string) string
-	mu     sync.Mutex
-	frames []map[string]any
-}
-
-func startReplyingQwen(t *testing.T, delay time.Duration, answer func(string) string) *replyingQwen {
+// startReplyingQwen serves a Qwen Code session's inbox in a fresh socket folder.
+func startReplyingQwen(t *testing.T, delay time.Duration, answer func(string) string) *fakeqwen.Inbox {
 	t.Helper()
-	q := &replyingQwen{sock: filepath.Join(evSocketDir(t), "q.sock"), delay: delay, answer: answer}
-	ln, err := net.Listen("unix", q.sock)
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go q.handle(c)
-		}
-	}()
-	return q
+	return fakeqwen.Listen(t, filepath.Join(evSocketDir(t), "q.Sock"), delay, answer)
 }
-
-func (q *replyingQwen) handle(c net.Conn) {
-	sc := bufio.NewScanner(c)
-	var lines []map[string]any
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
-			lines = append(lines, m)
-		}
-	}
-	c.Close()
-	if len(lines) < 2 || lines[0]["token"] != qwenTestToken {
-		return
-	}
-	fr := lines[1]
-	q.mu.Lock()
-	q.frames = append(q.frames, fr)
-	q.mu.Unlock()
-	back, err := net.Dial("unix", fr["from"].(string))
-	if err != nil {
-		return
-	}
-	defer back.Close()
-	enc := json.NewEncoder(back)
-	_ = enc.Encode(map[string]any{"msgV": 1, "type": "auth", "token": fr["replyToken"]})
-	_ = enc.Encode(map[string]any{"msgV": 1, "msgId": "rcpt-1", "type": "control", "action": "delivery_status",
-		"status": "delivered", "origMsgId": fr["msgId"], "from": q.sock})
-	text := q.answer(fr["message"].(map[string]any)["content"].(string))
-	if text == "" {
-		return
-	}
-	time.Sleep(q.delay)
-	_ = enc.Encode(map[string]any{"msgV": 1, "msgId": "reply-1", "type": "user", "from": q.sock, "fromName": "app-3b",
-		"message": map[string]any{"role": "user", "content": text}})
-}
-
-func pongText(text string) string { return "pong: " + text }
 
 // send_message with await_reply_seconds returns the target's reply in the
 // receipt (here a Qwen Code session's user frame to peerctl's inbox), and
 // the call's deadline grows by the wait: a reply that comes after
 // --call-timeout but within it is returned.
 func TestMCPSendAwaitsTheReply(t *testing.T) {
-	q := startReplyingQwen(t, 600*time.Millisecond, pongText)
-	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.sock)
+	q := startReplyingQwen(t, 600*time.Millisecond, fakeqwen.Pong)
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.Sock)
 	cs := mcpWith(t, evConfigDir(t), home, mcpFlags{callTimeout: 300 * time.Millisecond, confirmTimeout: 5 * time.Second})
 	text := okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 30}))
 	var got receiptJSON
@@ -101,17 +37,17 @@ func TestMCPSendAwaitsTheReply(t *testing.T) {
 	assert.Equal(t, "inbox", got.Transport)
 	require.NotNil(t, got.Reply, "%s", text)
 	assert.Equal(t, "pong: ping", got.Reply.Text)
-	assert.Equal(t, q.sock, got.Reply.From, "a Qwen Code reply's from is the session's ipcPath")
+	assert.Equal(t, q.Sock, got.Reply.From, "a Qwen Code reply's from is the session's ipcPath")
 	assert.Equal(t, "app-3b", got.Reply.FromName)
-	require.Len(t, q.frames, 1)
-	assert.Equal(t, q.frames[0]["msgId"], got.MsgID)
+	require.Len(t, q.Frames(), 1)
+	assert.Equal(t, q.Frames()[0]["msgId"], got.MsgID)
 }
 
 // No reply in time is an error result starting with no_reply that still
 // carries the receipt of the message handed over.
 func TestMCPSendNoReply(t *testing.T) {
 	q := startReplyingQwen(t, 0, func(string) string { return "" })
-	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.sock)
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.Sock)
 	cs := mcpWith(t, evConfigDir(t), home, mcpFlags{confirmTimeout: 5 * time.Second})
 	text := refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 1}), "no_reply")
 	_, receipt, ok := strings.Cut(text, "\nreceipt: ")
@@ -121,8 +57,8 @@ func TestMCPSendNoReply(t *testing.T) {
 	assert.False(t, got.OK)
 	assert.Equal(t, "delivered", got.Outcome)
 	assert.Equal(t, "no_reply", got.Refusal.Reason)
-	require.Len(t, q.frames, 1)
-	assert.Equal(t, q.frames[0]["msgId"], got.MsgID)
+	require.Len(t, q.Frames(), 1)
+	assert.Equal(t, q.Frames()[0]["msgId"], got.MsgID)
 	// The server goes on serving.
 	okJSON(t, call(t, cs, mcptools.ToolList, map[string]any{}))
 }
@@ -170,8 +106,8 @@ func TestMCPAwaitReplyInTheSchema(t *testing.T) {
 // send --await-reply to a Qwen Code session prints its reply on stdout,
 // as for a Claude Code session.
 func TestSendAwaitReplyQwenCode(t *testing.T) {
-	q := startReplyingQwen(t, 0, pongText)
-	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.sock)
+	q := startReplyingQwen(t, 0, fakeqwen.Pong)
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.Sock)
 	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": home, "HOME": t.TempDir()}
 	r := evRun(t, env, nil, "send", "--await-reply=30s", "app-3b", "ping")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -182,7 +118,5 @@ func TestSendAwaitReplyQwenCode(t *testing.T) {
 	assert.Equal(t, exitUsage, r.code, r.stderr)
 	r = evRun(t, env, nil, "send", "--await-reply=30s", "--transport", "courier", "app-3b", "ping")
 	assert.Equal(t, exitHarnessUnsupported, r.code, r.stderr)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	assert.Len(t, q.frames, 1, "the refused sends sent nothing")
+	assert.Len(t, q.Frames(), 1, "the refused sends sent nothing")
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/peerctl/peerctl/internal/mcptools"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // mcpConnect serves tools in memory and returns a connected client session.
@@ -451,7 +451,7 @@ func TestMCPServeSkipsLinesThatAreNotJSON(t *testing.T) {
 		"\xff\xfe{",
 		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
 	}, "\n") + "\n"
-	var out, errb syncBuffer
+	var out, errb testproc.Buffer
 	pr, pw := io.Pipe()
 	c := newCLI(pr, &out, &errb, func(string) string { return "" })
 	c.configDir, c.qwenHome = w.cfg, mcpQwenHome(w.cfg)
@@ -489,22 +489,4 @@ func TestMCPServeSkipsLinesThatAreNotJSON(t *testing.T) {
 	}
 	assert.Equal(t, map[float64]bool{0: true, 1: true, 2: true, 3: true}, ids, "stdout: %s\nstderr: %s", out.String(), errb.String())
 	assert.Equal(t, 2, strings.Count(errb.String(), "not a JSON-RPC message"), errb.String())
-}
-
-// syncBuffer is a strings.Builder safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

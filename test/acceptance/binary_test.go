@@ -9,7 +9,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,22 +88,4 @@ func runPeerctl(t testing.TB, o runOpts, args ...string) result {
 		require.NoError(t, err, "peerctl %q did not finish within %s\nstdout: %s\nstderr: %s", args, o.Timeout, r.Stdout, r.Stderr)
 	}
 	return r
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

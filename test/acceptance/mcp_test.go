@@ -26,13 +26,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/test/testbin"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // mcpProc is a running `peerctl mcp` and a client session connected to it.
 type mcpProc struct {
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testproc.Buffer
 }
 
 // startMCP starts `peerctl <args>` (args include "mcp") with env and
@@ -41,7 +42,7 @@ func startMCP(t *testing.T, env []string, args ...string) *mcpProc {
 	t.Helper()
 	cmd := exec.Command(peerctlWithMCP(t), args...)
 	cmd.Env = env
-	var stderr syncBuffer
+	var stderr testproc.Buffer
 	cmd.Stderr = &stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "acceptance", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -146,7 +147,7 @@ func testMCPClientGone(t *testing.T, term bool) {
 	cmd.Env = w.env(t, "fork_hang")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	var stdout, stderr syncBuffer
+	var stdout, stderr testproc.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -236,7 +237,7 @@ func TestMCPRunsPeerctlMCP(t *testing.T) {
 		require.NoError(t, err)
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
-		var stderr syncBuffer
+		var stderr testproc.Buffer
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
 		_, err = stdin.Write(initialize)

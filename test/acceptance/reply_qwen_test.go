@@ -1,10 +1,7 @@
 package acceptance
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,76 +11,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/test/fakeqwen"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
-const fakeQwenToken = "c0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ff"
-
 // fakeQwenSession is a live Qwen Code 0.24.4 record (a sleeper process of
 // the test) in a Qwen home of its own, whose inbox stands in for the
-// session: it checks the auth line, reads the user frame and closes, then
-// connects to the frame's from with its replyToken and writes a delivered
-// receipt and a reply, "pong: <text>", as a user frame from its ipcPath.
+// session and answers "pong: <text>" (fakeqwen).
 func fakeQwenSession(t *testing.T) (home, sessionID, sock string) {
 	t.Helper()
-	pid := testproc.Sleeper(t)
-	start, err := procliveness.StartTime("/proc", pid)
-	require.NoError(t, err)
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	require.NoError(t, err)
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	require.NoError(t, err)
-	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
 	sock = filepath.Join(catSocketDir(t), "q.sock")
 	sessionID = "aaaaaaaa-1111-4111-8111-111111111111"
-	home = t.TempDir()
-	dir := filepath.Join(home, "sessions")
-	require.NoError(t, os.MkdirAll(dir, 0o700))
-	rec := fmt.Sprintf(`{"schemaVersion":1,"pid":%d,"procStart":"%s:%s","pidNs":%s,"sessionId":%q,"cwd":"/w/app","name":"app-3b","startedAt":1796142262298,"qwenVersion":"0.24.4","kind":"tui","ipcPath":%q,"ipcToken":%q}`,
-		pid, strings.TrimSpace(string(boot)), start, ns, sessionID, sock, fakeQwenToken)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", pid)), []byte(rec), 0o600))
-	ln, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go answerQwen(c, sock)
-		}
-	}()
-	return home, sessionID, sock
-}
-
-func answerQwen(c net.Conn, sock string) {
-	sc := bufio.NewScanner(c)
-	var lines []map[string]any
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
-			lines = append(lines, m)
-		}
-	}
-	c.Close()
-	if len(lines) < 2 || lines[0]["token"] != fakeQwenToken {
-		return
-	}
-	fr := lines[1]
-	back, err := net.Dial("unix", fr["from"].(string))
-	if err != nil {
-		return
-	}
-	defer back.Close()
-	enc := json.NewEncoder(back)
-	_ = enc.Encode(map[string]any{"msgV": 1, "type": "auth", "token": fr["replyToken"]})
-	_ = enc.Encode(map[string]any{"msgV": 1, "msgId": "r-" + fr["msgId"].(string), "type": "control", "action": "delivery_status",
-		"status": "delivered", "origMsgId": fr["msgId"], "from": sock})
-	text := fr["message"].(map[string]any)["content"].(string)
-	_ = enc.Encode(map[string]any{"msgV": 1, "msgId": "p-" + fr["msgId"].(string), "type": "user", "from": sock, "fromName": "app-3b",
-		"message": map[string]any{"role": "user", "content": "pong: " + text}})
+	fakeqwen.Listen(t, sock, 0, fakeqwen.Pong)
+	return fakeqwen.Home(t, testproc.Sleeper(t), sessionID, sock), sessionID, sock
 }
 
 // send --await-reply to a Qwen Code session: its receipt, then its reply

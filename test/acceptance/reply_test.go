@@ -198,7 +198,7 @@ type relayRun struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan map[string]any
-	err   syncBuffer
+	err   testproc.Buffer
 	done  chan struct{}
 }
 

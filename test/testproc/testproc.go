@@ -1,6 +1,7 @@
 // Package testproc starts the helper processes tests use as the pid of a
 // session record: one that lives until the test ends, one the test can
-// end, and a pid that ran and is gone.
+// end, and a pid that ran and is gone; and Buffer, to read a running
+// process's output.
 package testproc
 
 import (
