@@ -31,7 +31,7 @@
 //   - the child runs in its own process group; on time-out, cancel or
 //     Close the whole group gets SIGTERM, then SIGKILL after a grace
 //     period, and once the courier exits whatever is left of its group is
-//     killed (adapters/internal/procgroup; a Job Object on Windows, where
+//     killed (internal/procgroup; a Job Object on Windows, where
 //     time-out and cancel end the job at once).
 package courierexec
 
@@ -50,8 +50,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/internal/procgroup"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/procgroup"
 )
 
 // Name is this transport's name.
@@ -202,8 +202,8 @@ type Courier struct {
 	stdin   io.WriteCloser
 	group   *procgroup.Group
 	exited  chan struct{} // closed once the process is reaped
-	stdout  *capBuffer
-	stderr  *capBuffer
+	stdout  *procgroup.Output
+	stderr  *procgroup.Output
 	started time.Time
 	remove  func()
 
@@ -255,7 +255,7 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err, Detail: "courier not started: " + err.Error()}
 	}
 	c := &Courier{cfg: t.cfg, ep: ep, inbound: ep.inbound, exited: make(chan struct{}), remove: remove,
-		stdout: &capBuffer{max: t.cfg.MaxOutput}, stderr: &capBuffer{max: 64 << 10}}
+		stdout: &procgroup.Output{Max: t.cfg.MaxOutput}, stderr: &procgroup.Output{Max: 64 << 10}}
 	cmd := exec.Command(program, t.Args()...)
 	cmd.Dir = filepath.Join(root, "work")
 	cmd.Env = CourierEnv(t.cfg.Env, filepath.Join(root, "config"), ep.url, ep.key)
@@ -550,28 +550,4 @@ func head(b []byte, n int) string {
 		return string(b[:n]) + "…"
 	}
 	return string(b)
-}
-
-// capBuffer keeps at most max bytes and discards the rest (still reporting
-// the write as complete so the child never blocks on a full pipe). It is
-// safe for concurrent use.
-type capBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	max int
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := c.max - c.buf.Len(); room > 0 {
-		c.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (c *capBuffer) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return bytes.Clone(c.buf.Bytes())
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/internal/procgroup"
+	"github.com/peerctl/peerctl/internal/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -180,33 +180,20 @@ func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error)
 	dir := filepath.Join(root, "work")
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
-	stdout := &capBuffer{max: 1 << 20}
-	stderr := &capBuffer{max: 64 << 10}
+	stdout := &procgroup.Output{Max: 1 << 20}
+	stderr := &procgroup.Output{Max: 64 << 10}
 	cmd := exec.Command(path, arg)
 	cmd.Dir = dir
 	cmd.Env = append(ScrubEnv(t.cfg.Env), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "config"), "DISABLE_AUTOUPDATER=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = t.cfg.Grace
-	group, err := procgroup.Start(cmd)
-	if err != nil {
-		return nil, err
-	}
-	defer group.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		group.Kill()
-		<-done
-		group.Kill()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no answer within %s; its process group was killed", ProbeTimeout)
-		}
+	err = procgroup.Run(ctx, cmd)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("no answer within %s; its process group was killed", ProbeTimeout)
+	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	}
-	group.Kill()
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("stderr %q: %w", head(stderr.Bytes(), 200), err)
 	}
 	return stdout.Bytes(), nil

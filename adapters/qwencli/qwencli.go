@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/internal/procgroup"
+	"github.com/peerctl/peerctl/internal/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -64,7 +64,7 @@ func (p *Prober) ProbeQwen(ctx context.Context) ports.QwenProbe {
 	cmd.Env = append(os.Environ(), "QWEN_HOME="+p.Home, "NO_COLOR=1")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
-	if err := runGroup(ctx, cmd); err != nil {
+	if err := procgroup.Run(ctx, cmd); err != nil {
 		out.Err = fmt.Errorf("run %s --version: %w", path, err)
 	} else {
 		out.Version, _, _ = strings.Cut(strings.TrimSpace(stdout.String()), "\n")
@@ -126,24 +126,4 @@ func majorMinor(v string) (int, int, bool) {
 	major, err1 := strconv.Atoi(parts[0])
 	minor, err2 := strconv.Atoi(parts[1])
 	return major, minor, err1 == nil && err2 == nil
-}
-
-// runGroup runs cmd as the head of a group of its own
-// (adapters/internal/procgroup), kills the whole group when ctx ends first,
-// and kills whatever is left of it once cmd has exited: nothing outlives
-// the probe.
-func runGroup(ctx context.Context, cmd *exec.Cmd) error {
-	g, err := procgroup.Start(cmd)
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	stop := context.AfterFunc(ctx, g.Kill)
-	err = cmd.Wait()
-	stop()
-	g.Kill()
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("%w (%w)", ctx.Err(), err)
-	}
-	return err
 }

@@ -2,6 +2,7 @@ package procgroup_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/adapters/internal/procgroup"
+	"github.com/peerctl/peerctl/internal/procgroup"
 )
 
 // The test binary doubles as the processes of a tree: with helperEnv set to
@@ -123,4 +124,37 @@ func TestStartTwiceRefused(t *testing.T) {
 	g.Kill()
 	_ = cmd.Wait()
 	g.Close()
+}
+
+// Run leaves nothing behind: not what the head left when it exited on its
+// own, not the tree it ends when ctx runs out (the error says so).
+func TestRunLeavesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		mode    string
+		timeout time.Duration
+	}{{"parent", time.Minute}, {"parent-stays", 300 * time.Millisecond}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			require.NoError(t, err)
+			defer r.Close()
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), helperEnv+"="+tc.mode)
+			cmd.Stdout = w
+			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
+			defer cancel()
+			err = procgroup.Run(ctx, cmd)
+			require.NoError(t, w.Close())
+			if tc.mode == "parent" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+			}
+			eof := make(chan struct{})
+			go func() {
+				_, _ = io.Copy(io.Discard, r)
+				close(eof)
+			}()
+			assert.True(t, ended(t, eof), "a process of the tree outlived Run")
+		})
+	}
 }

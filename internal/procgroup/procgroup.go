@@ -18,12 +18,34 @@
 package procgroup
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 )
 
 // ErrNotStarted is returned by Start for a cmd that has already started.
 var ErrNotStarted = errors.New("procgroup: command already started")
+
+// Run starts cmd as the head of a new group, waits for it, and kills the
+// whole group when ctx ends first and, once cmd has exited, whatever is
+// left of it: nothing it started outlives the call. The error is
+// cmd.Wait's, wrapped with ctx's error when ctx ended first.
+func Run(ctx context.Context, cmd *exec.Cmd) error {
+	g, err := Start(cmd)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	stop := context.AfterFunc(ctx, g.Kill)
+	err = cmd.Wait()
+	stop()
+	g.Kill()
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
+	return err
+}
 
 // Start starts cmd as the head of a new group (see the package doc). cmd's
 // SysProcAttr is kept and extended. On error nothing is left running.
