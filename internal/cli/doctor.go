@@ -15,6 +15,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/qwencli"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -62,23 +63,31 @@ func (c *cli) doctorMCP() doctorMCPJSON {
 	}
 }
 
-// mcpBuildDiffers runs "path version --json" (bounded by 10 s) and says
+// mcpVersionTimeout bounds doctor's "peerctl-mcp version --json".
+var mcpVersionTimeout = 10 * time.Second
+
+// mcpBuildDiffers runs "path version --json" (bounded by mcpVersionTimeout,
+// its whole process group ended afterwards, at most 64 KiB of its output
+// read) and says
 // how that build differs from this one, or "" when it is the same build
 // (module, version, revision, modified) or cannot say: peerctl mcp serves
 // what peerctl-mcp was built from, so a peerctl-mcp left from an older
 // install serves older tools.
 func (c *cli) mcpBuildDiffers(path string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), mcpVersionTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "version", "--json")
-	cmd.Env = c.environ()
-	out, err := cmd.Output()
-	if err != nil {
+	out := &procgroup.Output{Max: 64 << 10}
+	cmd := exec.Command(path, "version", "--json")
+	cmd.Env, cmd.Stdout = c.environ(), out
+	if err := procgroup.Run(ctx, cmd); err != nil {
 		return fmt.Sprintf("%s (peerctl mcp runs it) did not say its version: %v", path, err)
 	}
 	var them versionJSON
-	if err := json.Unmarshal(out, &them); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &them); err != nil {
 		return fmt.Sprintf("%s (peerctl mcp runs it) printed no version: %v", path, err)
+	}
+	if them.Version == "" {
+		them.Version = "(no version)"
 	}
 	us := c.version()
 	if them.Module == us.Module && them.Version == us.Version && them.Revision == us.Revision && them.Modified == us.Modified {
@@ -208,8 +217,8 @@ func (c *cli) doctorCmd() *cobra.Command {
             build than this peerctl, by its "version --json", is a warning)
 
 No login is needed: the courier's model is peerctl itself. "claude --version", "claude
---help", the courier run and "qwen --version" are each bounded by 10 s with their whole
-process group ended afterwards. Problems are printed one per line on stderr. A courier
+--help", the courier run, "qwen --version" and "peerctl-mcp version --json" are each
+bounded by 10 s with their whole process group ended afterwards. Problems are printed one per line on stderr. A courier
 that cannot run is a problem (it is the default transport) even though send --transport
 socket, list, show and watch work without claude.
 

@@ -230,9 +230,10 @@ refusal is an error result (isError) whose text starts with the reason word, e.g
 server keeps serving. A send confirms as send does (the target's transcript, or Qwen Code's
 receipt, up to --confirm-timeout). Every call ends within --call-timeout (by default
 --timeout plus --confirm-timeout plus 25s); a send_message with await_reply_seconds gets
-that many seconds more. --config-dir and --qwen-home apply to every
-call; --debug also logs the MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server ends (exit 0);
-calls still running are cancelled, a courier's whole process group with them.
+that many seconds more. --config-dir and --qwen-home apply to every call; --debug also
+logs the MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server
+ends (exit 0); calls still running are cancelled, a courier's whole process group with
+them.
 
 The server is linked into peerctl-mcp (every peerctl command, plus the MCP SDK), not into
 peerctl: "peerctl mcp" runs "peerctl-mcp mcp" with the same arguments, from beside the
