@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -224,7 +225,10 @@ type waitFor struct {
 // written only after the turns queued ahead of it. The wait ends on a
 // record whose status is idle and whose statusUpdatedAt (epoch ms, Claude
 // Code 2.1.328) is later than that line: a session busy with earlier work
-// when the send began cannot end the wait with the end of that work.
+// when the send began cannot end the wait with the end of that work. It
+// re-reads on every change of the registry folders and of the
+// transcript's folder: Claude Code writes its transcript in batches, so
+// the take-up line may reach the file after the record already says idle.
 //
 // Without one (fallback) it ends on idle after an observed transition
 // into busy after the send began: a busy record whose status changed
@@ -275,9 +279,15 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 			if !watching {
 				watching = true
 				if s.folders != nil {
-					if ch, err := s.folders.Watch(ctx, l.Dir); err == nil {
-						changes = ch
+					// Every registry folder (the target's may be any
+					// harness's), and the transcript's: Claude Code writes
+					// the take-up line in batches, after the record may
+					// already say idle, so that line can be the last change.
+					dirs := append([]string{l.Dir}, l.Also...)
+					if w.path != "" {
+						dirs = append(dirs, filepath.Dir(w.path))
 					}
+					changes = s.watchFolders(ctx, dirs)
 				}
 				if changes == nil || exited == nil {
 					t := time.NewTicker(resyncEvery)

@@ -407,9 +407,11 @@ func TestSendWaitRecordBrieflyUnreadable(t *testing.T) {
 }
 
 // The take-up line can reach the transcript after the record already says
-// idle (a turn that fails at once, a transcript written behind the record):
-// the wait still ends idle once the line is there, not at its deadline,
-// although no record changes any more.
+// idle: Claude Code writes its transcript in batches, behind the record
+// (measured on 2.1.328 under load: the peer "user" line reached the file
+// 200 ms after the record said idle, the enqueue line 5 s after the post).
+// The wait still ends idle once the line is there, not at its deadline,
+// although no record changes any more: it watches the transcript too.
 func TestSendWaitTakeUpWrittenAfterIdle(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
@@ -418,7 +420,7 @@ func TestSendWaitTakeUpWrittenAfterIdle(t *testing.T) {
 			f := startFake(t, cfg, idA, "proj-89")
 			f.backdate(time.Minute)
 			res, err := sendReacting(t, cfg, v, "a late line", app.ConfirmOptions{Wait: within},
-				func(s string) { f.enqueue(s, time.Now()) },
+				func(s string) { f.queue(s, time.Now()) },
 				func(s string) {
 					time.Sleep(50 * time.Millisecond)
 					f.setStatus("busy")
@@ -429,6 +431,37 @@ func TestSendWaitTakeUpWrittenAfterIdle(t *testing.T) {
 					f.takeUp(s, taken)
 				})
 			require.NoError(t, err)
+			assert.Equal(t, domain.WaitIdle, res.WaitEnd, "note: %s", res.WaitNote)
+			assert.False(t, res.TakenUpAt.IsZero())
+		})
+	}
+}
+
+// The same when the whole transcript comes late (measured: the enqueue
+// line 5 s after the post), after the confirmation window and after the
+// record's last change: the send is not confirmed, and the wait still
+// ends idle on the take-up line.
+func TestSendWaitWholeTranscriptAfterIdle(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := t.TempDir()
+			f := startFake(t, cfg, idA, "proj-89")
+			f.backdate(time.Minute)
+			res, err := sendReacting(t, cfg, v, "all of it late", app.ConfirmOptions{Wait: within, ConfirmTimeout: 50 * time.Millisecond}, nil,
+				func(s string) {
+					queued := time.Now()
+					time.Sleep(20 * time.Millisecond)
+					f.setStatus("busy")
+					taken := time.Now()
+					time.Sleep(20 * time.Millisecond)
+					f.setStatus("idle")
+					time.Sleep(300 * time.Millisecond)
+					f.queue(s, queued)
+					f.takeUp(s, taken)
+				})
+			require.NoError(t, err)
+			assert.False(t, res.Confirmed)
 			assert.Equal(t, domain.WaitIdle, res.WaitEnd, "note: %s", res.WaitNote)
 			assert.False(t, res.TakenUpAt.IsZero())
 		})
