@@ -242,8 +242,12 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	start := s.now()
 	defer func() {
 		c.WaitElapsed = s.now().Sub(start)
-		if w.path == "" && c.WaitEnd == domain.WaitIdle && c.WaitNote == "" {
+		switch {
+		case w.path != "" || c.WaitNote != "":
+		case c.WaitEnd == domain.WaitIdle:
 			c.WaitNote = "take-up not checked (" + w.fallback + "): ended on the first turn that began after the send"
+		case c.WaitEnd == domain.WaitTimeout:
+			c.WaitNote = "take-up not checked (" + w.fallback + ")"
 		}
 	}()
 	parent := ctx
