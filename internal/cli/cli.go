@@ -187,29 +187,42 @@ from "peerctl mcp" (which runs peerctl-mcp, this program with the MCP server lin
 	return root
 }
 
-// rejectUnknownSubcommands makes every command group below root (a command
-// with subcommands and no action of its own, e.g. endpoint) refuse an
-// unknown subcommand as a usage error; without arguments it prints its
-// help. Cobra itself does this for root only: a group would print its help
-// and exit 0.
+// rejectUnknownSubcommands makes root and every command group below it (a
+// command with subcommands and no action of its own, e.g. endpoint)
+// refuse an unknown subcommand as a usage error in one line
+// (unknownSubcommand); a group without arguments prints its help. Left to
+// cobra, a group would print its help and exit 0, and root's error would
+// span lines, which the printing of a usage error escapes.
 func rejectUnknownSubcommands(root *cobra.Command) {
-	for _, cmd := range root.Commands() {
-		rejectUnknownSubcommands(cmd)
-		if !cmd.HasSubCommands() || cmd.Runnable() {
-			continue
-		}
-		cmd.Args = func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return nil
+	root.Args = unknownSubcommand
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+			if !sub.HasSubCommands() || sub.Runnable() {
+				continue
 			}
-			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-			if sugg := cmd.SuggestionsFor(args[0]); len(sugg) > 0 {
-				msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
-			}
-			return usageError{errors.New(msg)}
+			sub.Args = unknownSubcommand
+			sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 		}
-		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
+	walk(root)
+}
+
+// unknownSubcommand refuses any argument of a command that takes only
+// subcommands: `unknown command "lsit" for "peerctl"; did you mean list?`.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which only its message sets
+	}
+	if sugg := cmd.SuggestionsFor(args[0]); len(sugg) > 0 {
+		msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
+	}
+	return usageError{errors.New(msg)}
 }
 
 // commandName is cmd's path without the program name ("endpoint parse"),
