@@ -74,8 +74,32 @@ func TestTrackerEventDetails(t *testing.T) {
 	evs = tr.Update(nil)
 	if assert.Len(t, evs, 1) {
 		assert.Equal(t, "new", evs[0].Entry.Record.Name, "gone carries the entry as last seen")
+		assert.Equal(t, VerdictRemoved, evs[0].Entry.Verdict, "a removed record is not live")
+		assert.Equal(t, "removed", evs[0].Entry.Verdict.String())
+		assert.Equal(t, "record 10.json was removed; last seen live", evs[0].Entry.Reason)
 	}
 	assert.Empty(t, tr.Live())
+
+	// Gone after died: the reason keeps the last verdict and its reason.
+	tr.Update([]Entry{entry(11, "b", "x", StatusIdle, VerdictLive)})
+	dead := entry(11, "b", "x", StatusIdle, VerdictStale)
+	dead.Reason = "pid 11 is not running"
+	tr.Update([]Entry{dead})
+	evs = tr.Update(nil)
+	if assert.Len(t, evs, 1) {
+		assert.Equal(t, VerdictRemoved, evs[0].Entry.Verdict)
+		assert.Equal(t, "record 11.json was removed; last seen stale (pid 11 is not running)", evs[0].Entry.Reason)
+	}
+
+	// A record file that now holds another session: the old one is gone.
+	tr.Update([]Entry{entry(12, "c", "y", StatusIdle, VerdictLive)})
+	evs = tr.Update([]Entry{entry(12, "d", "y", StatusIdle, VerdictLive)})
+	if assert.Len(t, evs, 2) {
+		assert.Equal(t, EventGone, evs[0].Kind)
+		assert.Equal(t, VerdictRemoved, evs[0].Entry.Verdict)
+		assert.Equal(t, "record 12.json holds another session now; last seen live", evs[0].Entry.Reason)
+		assert.Equal(t, EventAppeared, evs[1].Kind)
+	}
 }
 
 func TestClosedSetWords(t *testing.T) {

@@ -322,7 +322,7 @@ func TestWatchJSON(t *testing.T) {
 	early.stop(t)
 	ev = w.next(t, early.pid, "clean exit")
 	assert.Equal(t, "gone", ev.Event)
-	assert.Equal(t, "live", ev.Verdict, "gone carries the last verdict seen before the record went away (documented)")
+	assert.Equal(t, "removed", ev.Verdict, "a record that went away is not live")
 
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)
