@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -232,8 +233,9 @@ type waitFor struct {
 //
 // Without one (fallback) it ends on idle after an observed transition
 // into busy after the send began: a busy record whose status changed
-// after the send began, busy seen after idle, or an idle record rewritten
-// after the idle seen before (a turn between two reads). A record
+// after the send began, or busy since the record read before
+// (domain.StatusesBetween: seen, or an idle whose statusUpdatedAt moved,
+// a turn between two reads). A record
 // rewritten idle after the send began counts alone only when the target
 // was not busy before the send. The note says the take-up was not
 // checked: with several messages queued ahead, the first turn that began
@@ -269,7 +271,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	c.WaitStatus = target.Status()
 	since := w.since.Truncate(time.Millisecond)
 	busyAfter, first, watching := false, true, false
-	var idleAt time.Time       // the statusUpdatedAt of the last idle seen
+	var last *domain.Record    // the record as read before (nil: not yet)
 	var missingSince time.Time // when the record was first seen missing or torn (zero: it is there)
 	var tick <-chan time.Time
 	for {
@@ -347,12 +349,16 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 			}
 			c.WaitStatus = e.Record.Status
 			changed := e.Record.StatusTime()
+			// Busy came since the read before: seen there, or in between
+			// (watch's rule, so that both read a record alike).
+			passed := last != nil && slices.Contains(domain.StatusesBetween(*last, e.Record), domain.StatusBusy)
+			last = &e.Record
 			switch e.Record.Status {
 			case domain.StatusBusy:
 				if first {
 					w.busyBefore = true
 				}
-				if !idleAt.IsZero() || changed.After(since) {
+				if passed || changed.After(since) {
 					busyAfter = true
 				}
 			case domain.StatusIdle:
@@ -363,14 +369,13 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 						return
 					}
 				case busyAfter,
-					// Idle again, rewritten since the idle seen before: a
-					// turn began and ended between two reads.
-					!idleAt.IsZero() && changed.After(idleAt),
+					// Idle again with a later statusUpdatedAt: a turn
+					// began and ended between two reads.
+					passed,
 					!w.busyBefore && !changed.Before(since):
 					c.WaitEnd = domain.WaitIdle
 					return
 				}
-				idleAt = changed
 			}
 			first = false
 		}

@@ -20,7 +20,8 @@ const (
 	// still there (a crash, SIGKILL); or its pid now belongs to another
 	// process (reused).
 	EventDied
-	// EventStatus: a live session's status changed (idle, busy, unknown).
+	// EventStatus: a live session's status changed (idle, busy, unknown);
+	// one event per change StatusesBetween finds between two reads.
 	EventStatus
 	// EventRenamed: a live session's name changed.
 	EventRenamed
@@ -118,8 +119,12 @@ func (t *Tracker) Update(entries []Entry) []Event {
 			if prev.entry.Record.Name != e.Record.Name {
 				out = append(out, Event{Kind: EventRenamed, Entry: e, PrevName: prev.entry.Record.Name})
 			}
-			if prev.entry.Record.Status != e.Record.Status {
-				out = append(out, Event{Kind: EventStatus, Entry: e, PrevStatus: prev.entry.Record.Status})
+			was := prev.entry.Record.Status
+			for _, st := range StatusesBetween(prev.entry.Record, e.Record) {
+				ev := Event{Kind: EventStatus, Entry: e, PrevStatus: was}
+				ev.Entry.Record.Status = st // a status passed through between reads: the rest as read now
+				out = append(out, ev)
+				was = st
 			}
 			t.seen[key] = tracked{entry: e}
 		}

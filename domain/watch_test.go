@@ -133,3 +133,51 @@ func TestEnqueuedAfter(t *testing.T) {
 		assert.Equal(t, c.want, EnqueuedAfter(c.at, since), "at %s", c.at)
 	}
 }
+
+// Two watchers that read the same record at different moments report the
+// same status changes: a turn that began and ended between two reads shows
+// in the record's statusUpdatedAt, so the reader that missed the busy
+// rewrite still reports busy then idle. A rewrite that changes only
+// updatedAt (a rename) or a record without statusUpdatedAt adds nothing.
+func TestTrackersAgreeWhateverTheyCaught(t *testing.T) {
+	at := func(ms int64) time.Time { return time.UnixMilli(1796172100000 + ms) }
+	rec := func(st Status, statusMs, updatedMs int64, name string) Entry {
+		e := entry(10, "a", name, st, VerdictLive)
+		e.Record.StatusUpdatedAt, e.Record.UpdatedAt = at(statusMs), at(updatedMs)
+		return e
+	}
+	history := []Entry{
+		rec(StatusIdle, 0, 0, "x"),
+		rec(StatusBusy, 100, 100, "x"),
+		rec(StatusIdle, 200, 200, "x"),
+		rec(StatusBusy, 300, 300, "x"),
+		rec(StatusIdle, 400, 400, "x"),
+		rec(StatusIdle, 400, 500, "y"), // renamed: updatedAt only
+	}
+	statuses := func(reads ...int) []string {
+		var tr Tracker
+		var out []string
+		for _, i := range reads {
+			for _, ev := range tr.Update([]Entry{history[i]}) {
+				switch ev.Kind {
+				case EventStatus:
+					out = append(out, ev.PrevStatus.String()+">"+ev.Entry.Record.Status.String())
+				case EventRenamed:
+					out = append(out, "renamed")
+				}
+			}
+		}
+		return out
+	}
+	want := []string{"idle>busy", "busy>idle", "idle>busy", "busy>idle", "renamed"}
+	assert.Equal(t, want, statuses(0, 1, 2, 3, 4, 5), "every rewrite caught")
+	assert.Equal(t, want, statuses(0, 2, 4, 5), "the busy rewrites missed")
+	assert.Equal(t, want, statuses(0, 1, 2, 4, 5), "one busy missed")
+	assert.ElementsMatch(t, want, statuses(0, 2, 5), "the busy rewrites missed, two turns and a rename read together")
+
+	var tr Tracker
+	plain := entry(11, "b", "q", StatusIdle, VerdictLive) // no statusUpdatedAt (Qwen Code)
+	tr.Update([]Entry{plain})
+	plain.Record.UpdatedAt = at(900)
+	assert.Empty(t, tr.Update([]Entry{plain}), "without statusUpdatedAt only a new word is a change")
+}
