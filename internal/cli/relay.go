@@ -19,6 +19,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
 )
 
 // RelayProtocol is the version of `peerctl relay`'s line protocol
@@ -98,7 +99,7 @@ program in any language can send to sessions and hear their answers.
 
 Each stdin line is one send request:
   {"id": <optional, any JSON value, echoed>, "to": "<address>", "text": "<message>"}
-The address is what send takes (session id, unique id prefix, exact name, endpoint); it is
+Keys are read exactly as written, each at most once. The address is what send takes (session id, unique id prefix, exact name, endpoint); it is
 resolved and verified on a fresh registry read for every line, exactly as send does.
 
 Stdout carries one JSON object per line (protocol 1, docs/OUTPUT.md):
@@ -267,7 +268,12 @@ func readRelayLines(r io.Reader, lines chan<- relayLine) {
 func relayDecodeProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
+	var ke *jsonexact.KeyError
 	switch {
+	case errors.As(err, &ke):
+		return ke.Error()
+	case errors.Is(err, jsonexact.ErrNotObject):
+		return "the line is " + err.Error()
 	case errors.As(err, &te) && te.Field == "":
 		return fmt.Sprintf("the line is a JSON %s, not an object", te.Value)
 	case errors.As(err, &te):
@@ -277,8 +283,7 @@ func relayDecodeProblem(err error) string {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON object ends before it is complete"
 	}
-	// Decoder's other errors are about the input alone, e.g.
-	// `json: unknown field "extra"`.
+	// Other errors are about the input alone.
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
@@ -291,13 +296,27 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 		return refuse(nil, reasonInvalidRequest, l.err.Error())
 	}
 	var in relayIn
+	var raw json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(l.text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return refuse(nil, reasonInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %s`, l.n, relayDecodeProblem(err)))
+	err := dec.Decode(&raw)
+	if err == nil && dec.More() {
+		return refuse(nil, reasonInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))
 	}
-	if dec.More() {
-		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))
+	if err == nil {
+		// Keys exactly as written, each once: encoding/json would match
+		// "TO" to "to" and let the last of two win.
+		err = jsonexact.Strict.Unmarshal(raw, &in)
+	}
+	if err != nil {
+		var ke *jsonexact.KeyError
+		if errors.As(err, &ke) && ke.Key != "id" {
+			var id struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = jsonexact.Unmarshal(raw, &id)
+			in.ID = id.ID
+		}
+		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %s`, l.n, relayDecodeProblem(err)))
 	}
 	if why := inexactJSON(l.text); why != "" {
 		// Decoding would have put U+FFFD in place of what the host wrote.
