@@ -120,6 +120,9 @@ then ends in a delivery_failed refusal, and so does every send while a courier c
 At the end of stdin the relay finishes the pending sends and exits 0; so does Ctrl-C, after
 the send in flight. Messages that arrive after that are not heard. Each line's refusal is
 data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.
+A relay whose answers cannot be written (stdout's reader has gone, as in | head -2, or a
+write failed) sends nothing more: it stops reading stdin and exits 1. A closed stdout, or
+/dev/null, is a usage error (exit 2): nothing is sent.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage) + `
 ` + exitRowAs(exitDeliveryFailed, domain.ReasonDeliveryFailed, "no courier can start, neither Claude Code's nor Qwen Code's reply inbox (while one can, sends only the other could serve are refused and the relay goes on)"),
@@ -132,6 +135,9 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 			}
 			if err := validName("--name", name, cmd.Flags().Changed("name")); err != nil {
 				return err
+			}
+			if isNullDevice(c.stdout) {
+				return usageError{errors.New("stdout is closed or the null device: every receipt and refusal would be lost, so nothing is sent; give the relay a reader")}
 			}
 			c.started()
 			var relay *app.Relay
@@ -152,28 +158,53 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 	return cmd
 }
 
-// relayOut writes whole lines to stdout, one writer at a time.
+// relayOut writes whole lines to stdout, one writer at a time. After the
+// first failed write it writes nothing more, and failed is closed.
 type relayOut struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	failed chan struct{}
 }
 
-func (o *relayOut) line(v any) {
+// line writes v as one line; the error is the first write's that failed.
+func (o *relayOut) line(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return
+		return nil // cannot happen: every line is a plain struct
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err == nil {
-		_, o.err = o.w.Write(append(b, '\n'))
+		if _, o.err = o.w.Write(append(b, '\n')); o.err != nil {
+			close(o.failed)
+		}
 	}
+	return o.err
+}
+
+// failure is the write error that closed failed.
+func (o *relayOut) failure() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+// errRelayOutput is the relay's end when its answers cannot be written:
+// it stops taking input, so nothing more is sent unheard (exit 1).
+func errRelayOutput(err error, after int) error {
+	why := "its reader has gone"
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Errorf("relay: stdout is gone (%s): stopped after input line %d, nothing more is sent", why, after)
 }
 
 // runRelay starts the relay, then reads requests until stdin ends or ctx
 // does, answering each in order, while inbound messages are printed as
-// they come; then it stops the relay.
+// they come; then it stops the relay. When stdout's reader goes away, or a
+// write fails, it stops reading requests and fails: a send whose answer
+// cannot be written is not made.
 func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, name string) (err error) {
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -184,13 +215,14 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	sigpipe := make(chan os.Signal, 1)
 	signal.Notify(sigpipe, syscall.SIGPIPE)
 	defer signal.Stop(sigpipe)
-	out := &relayOut{w: c.stdout}
-	out.line(relayReady{Type: "ready", Protocol: relayProtocol, Name: name})
+	gone, stopGone := readerGone(c.stdout)
+	defer stopGone()
+	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
 		for in := range relay.Inbound() {
-			out.line(relayInbound{Type: "inbound", inboundJSON: toInboundJSON(in)})
+			_ = out.line(relayInbound{Type: "inbound", inboundJSON: toInboundJSON(in)})
 		}
 	}()
 	defer func() {
@@ -201,18 +233,32 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 		}
 		<-printed
 	}()
+	if err := out.line(relayReady{Type: "ready", Protocol: relayProtocol, Name: name}); err != nil {
+		return errRelayOutput(err, 0)
+	}
 	lines := make(chan relayLine)
 	go readRelayLines(c.stdin, lines)
+	last := 0 // the last input line answered
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-gone:
+			return errRelayOutput(nil, last)
+		case <-out.failed:
+			return errRelayOutput(out.failure(), last)
 		case l, ok := <-lines:
 			if !ok {
 				return nil
 			}
+			if readerGoneNow(c.stdout) {
+				return errRelayOutput(nil, last)
+			}
 			// A send under way finishes (bounded by --timeout) even after Ctrl-C.
-			out.line(c.relaySend(context.WithoutCancel(ctx), relay, l))
+			if err := out.line(c.relaySend(context.WithoutCancel(ctx), relay, l)); err != nil {
+				return errRelayOutput(err, l.n)
+			}
+			last = l.n
 		}
 	}
 }
