@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/internal/lines"
 )
 
 // RelayProtocol is the version of `peerctl relay`'s line protocol
@@ -27,10 +27,6 @@ import (
 // and inbound. A new type or a changed meaning gets a new version; new
 // fields may be added to a type within a version.
 const relayProtocol = 1
-
-// relayMaxLine bounds one input line: a 64 KiB message escaped as JSON
-// (at most 6 bytes per byte, \u00XX) plus the address and id fits.
-const relayMaxLine = 1 << 20
 
 // Relay refusal words beyond the domain's reasons.
 const (
@@ -271,38 +267,23 @@ type relayLine struct {
 }
 
 // readRelayLines reads r line by line into lines until EOF (then closes
-// lines). A line over relayMaxLine is skipped to its end and reported.
+// lines). A line over lines.MaxRequest is skipped to its end and reported.
 // Blank lines are ignored.
-func readRelayLines(r io.Reader, lines chan<- relayLine) {
-	defer close(lines)
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		var buf []byte
-		long := false
-		var err error
-		for {
-			var part []byte
-			part, err = br.ReadSlice('\n')
-			if len(buf)+len(part) > relayMaxLine {
-				long = true
-			} else {
-				buf = append(buf, part...)
-			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				break
-			}
-		}
+func readRelayLines(r io.Reader, out chan<- relayLine) {
+	defer close(out)
+	lr := lines.NewReader(r, lines.MaxRequest)
+	for {
+		line, long, err := lr.Next()
 		switch {
-		case long:
-			lines <- relayLine{n: n, err: fmt.Errorf("line %d is over %d bytes", n, relayMaxLine)}
-		case len(bytes.TrimSpace(buf)) > 0:
-			lines <- relayLine{n: n, text: buf}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				lines <- relayLine{n: n + 1, err: fmt.Errorf("read stdin: %w", err)}
-			}
+		case errors.Is(err, io.EOF):
 			return
+		case err != nil:
+			out <- relayLine{n: lr.N() + 1, err: fmt.Errorf("read stdin: %w", err)}
+			return
+		case long:
+			out <- relayLine{n: lr.N(), err: fmt.Errorf("line %d is over %d bytes", lr.N(), lines.MaxRequest)}
+		case len(bytes.TrimSpace(line)) > 0:
+			out <- relayLine{n: lr.N(), text: line}
 		}
 	}
 }

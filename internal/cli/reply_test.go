@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/internal/lines"
 )
 
 func TestSafeText(t *testing.T) {
@@ -22,7 +24,7 @@ func TestSafeText(t *testing.T) {
 }
 
 func TestReadRelayLines(t *testing.T) {
-	long := strings.Repeat("x", relayMaxLine+10)
+	long := strings.Repeat("x", lines.MaxRequest+10)
 	in := "{\"to\":\"a\",\"text\":\"1\"}\n\n   \n" + long + "\n{\"to\":\"b\",\"text\":\"2\"}" // no newline at the end
 	lines := make(chan relayLine, 16)
 	readRelayLines(strings.NewReader(in), lines)
