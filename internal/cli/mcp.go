@@ -227,7 +227,10 @@ peerctl's own messages go to stderr. Tools:
 Every result is JSON text and the same value as structured content (docs/OUTPUT.md). A
 refusal is an error result (isError) whose text starts with the reason word, e.g.
 "not_live: ...", "identity_mismatch: ..."; bad arguments are error results too, and the
-server keeps serving. A send confirms as send does (the target's transcript, or Qwen Code's
+server keeps serving. A stdin line that is not a request it can serve (not JSON, a batch,
+"jsonrpc" not "2.0", an object id, a key given twice, over 1 MiB) gets JSON-RPC's error
+(-32700 or -32600) and the server goes on; ids come back exactly as written, and a call the
+client cancels (notifications/cancelled) is stopped and not answered. A send confirms as send does (the target's transcript, or Qwen Code's
 receipt, up to --confirm-timeout). Every call ends within --call-timeout (by default
 --timeout plus --confirm-timeout plus 25s); a send_message with await_reply_seconds gets
 that many seconds more. --config-dir and --qwen-home apply to every call; --debug also

@@ -298,3 +298,70 @@ func objectOnly(data []byte) error {
 		return notObject("a JSON number")
 	}
 }
+
+// Duplicate returns the first key given twice in one object anywhere in
+// the JSON text data (nested objects and arrays included), as it spells;
+// ok is false when there is none. data must be valid JSON.
+func Duplicate(data []byte) (key string, ok bool) {
+	return duplicateIn(data, skipSpace(data, 0))
+}
+
+// duplicateIn is Duplicate for the value at data[i:].
+func duplicateIn(data []byte, i int) (string, bool) {
+	switch data[i] {
+	case '{':
+		var seen map[string]bool
+		var dup string
+		found := false
+		eachMember(data[i:], func(key []byte, escaped bool, val []byte) {
+			if found {
+				return
+			}
+			name := string(key[1 : len(key)-1])
+			if escaped {
+				_ = json.Unmarshal(key, &name) // valid JSON: cannot fail
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			if seen[name] {
+				dup, found = name, true
+				return
+			}
+			seen[name] = true
+			dup, found = duplicateIn(val, 0)
+		})
+		return dup, found
+	case '[':
+		j := skipSpace(data, i+1)
+		for data[j] != ']' {
+			if dup, ok := duplicateIn(data, j); ok {
+				return dup, true
+			}
+			j = skipSpace(data, valueEnd(data, j))
+			if data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+	}
+	return "", false
+}
+
+// Depth is how deeply the JSON text data nests: 0 for a number, string,
+// boolean or null, 1 for an object or array of those, and so on.
+func Depth(data []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end, _ := stringEnd(data, i)
+			i = end - 1
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}

@@ -188,3 +188,29 @@ func TestUnmarshalTypeErrorNamesTheKey(t *testing.T) {
 	assert.Equal(t, "pid", te.Field)
 	assert.Equal(t, "a", got.Name, "the other fields are still decoded")
 }
+
+func TestDuplicateLooksAtEveryDepth(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":2}`:                         "",
+		`{"a":1,"a":2}`:                         "a",
+		`{"a":{"b":1,"b":2}}`:                   "b",
+		`[1,{"x":[{"c":1,"\u0063":2}]}]`:        "c",
+		`{"a":{"b":1},"c":{"b":2}}`:             "",
+		`{"s":"{\"a\":1,\"a\":2}"}`:             "",
+		` [ {"a":1} , {"a":2} , {"d":0,"d":0}]`: "d",
+		`"x"`:                                   "",
+		`[]`:                                    "",
+	} {
+		got, ok := Duplicate([]byte(in))
+		assert.Equal(t, want, got, in)
+		assert.Equal(t, want != "", ok, in)
+	}
+}
+
+func TestDepth(t *testing.T) {
+	for in, want := range map[string]int{
+		`1`: 0, `"[{"`: 0, `[]`: 1, `{"a":[1,{"b":"]]]"}]}`: 3, `[[],[[]]]`: 3,
+	} {
+		assert.Equal(t, want, Depth([]byte(in)), in)
+	}
+}
