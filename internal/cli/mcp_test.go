@@ -301,16 +301,17 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 	w := newTwoLive(t, false)
 	cs := mcpFor(t, w.cfg, mcpFlags{})
 	for name, args := range map[string]map[string]any{
-		"no to":              {"text": "hi"},
-		"no text":            {"to": "mcp-self"},
-		"to not a string":    {"to": 5, "text": "hi"},
-		"unknown transport":  {"to": "mcp-self", "text": "hi", "transport": "pigeon"},
-		"unknown argument":   {"to": "mcp-self", "text": "hi", "priority": "now"},
-		"await is negative":  {"to": "mcp-self", "text": "hi", "await_reply_seconds": -1},
-		"await is too long":  {"to": "mcp-self", "text": "hi", "await_reply_seconds": 3601},
-		"await is a string":  {"to": "mcp-self", "text": "hi", "await_reply_seconds": "5"},
-		"text is an object":  {"to": "mcp-self", "text": map[string]any{"a": 1}},
-		"transport is empty": {"to": "mcp-self", "text": "hi", "transport": ""},
+		"no to":               {"text": "hi"},
+		"no text":             {"to": "mcp-self"},
+		"to not a string":     {"to": 5, "text": "hi"},
+		"unknown transport":   {"to": "mcp-self", "text": "hi", "transport": "pigeon"},
+		"unknown argument":    {"to": "mcp-self", "text": "hi", "priority": "now"},
+		"await is negative":   {"to": "mcp-self", "text": "hi", "await_reply_seconds": -1},
+		"await is too long":   {"to": "mcp-self", "text": "hi", "await_reply_seconds": 3601},
+		"await is a string":   {"to": "mcp-self", "text": "hi", "await_reply_seconds": "5"},
+		"text is an object":   {"to": "mcp-self", "text": map[string]any{"a": 1}},
+		"transport is empty":  {"to": "mcp-self", "text": "hi", "transport": ""},
+		"key in another case": {"to": "nosuch", "TO": "mcp-self", "text": "hi", "transport": "socket"},
 	} {
 		res := call(t, cs, mcptools.ToolSend, args)
 		if name == "transport is empty" {
