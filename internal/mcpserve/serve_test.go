@@ -163,10 +163,7 @@ func TestServeEchoesIDsExactly(t *testing.T) {
 		s.waitFor(id)
 	}
 	s.stop()
-	var got []answer
-	for _, a := range s.answers()[1:] {
-		got = append(got, a)
-	}
+	got := s.answers()[1:]
 	var want []answer
 	for _, id := range ids {
 		want = append(want, answer{id, 0})
