@@ -245,21 +245,8 @@ func valueEnd(data []byte, i int) int {
 		end, _ := stringEnd(data, i)
 		return end
 	case '{', '[':
-		depth := 0
-		for j := i; ; j++ {
-			switch data[j] {
-			case '"':
-				end, _ := stringEnd(data, j)
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
+		end, _ := nested(data, i)
+		return end
 	default: // number, true, false, null
 		j := i
 		for j < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[j])) {
@@ -348,20 +335,34 @@ func duplicateIn(data []byte, i int) (string, bool) {
 }
 
 // Depth is how deeply the JSON text data nests: 0 for a number, string,
-// boolean or null, 1 for an object or array of those, and so on.
+// boolean or null, 1 for an object or array of those, and so on. data
+// must be valid JSON.
 func Depth(data []byte) int {
-	depth, deepest := 0, 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
+	i := skipSpace(data, 0)
+	if data[i] != '{' && data[i] != '[' {
+		return 0
+	}
+	_, deepest := nested(data, i)
+	return deepest
+}
+
+// nested scans the object or array starting at i: the index just past it,
+// and how deeply it nests.
+func nested(data []byte, i int) (end, deepest int) {
+	depth := 0
+	for j := i; ; j++ {
+		switch data[j] {
 		case '"':
-			end, _ := stringEnd(data, i)
-			i = end - 1
+			end, _ := stringEnd(data, j)
+			j = end - 1
 		case '{', '[':
 			depth++
 			deepest = max(deepest, depth)
 		case '}', ']':
 			depth--
+			if depth == 0 {
+				return j + 1, deepest
+			}
 		}
 	}
-	return deepest
 }
