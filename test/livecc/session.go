@@ -144,7 +144,7 @@ func NewRoot(t testing.TB) string {
 // opts.StartTimeout. The session and its tmux server are killed when the test ends.
 //
 // The session's environment is this process's, scrubbed as by Scrub, plus
-// HOME, CLAUDE_CONFIG_DIR, TMPDIR, DISABLE_AUTOUPDATER=1, ANTHROPIC_API_KEY
+// HOME, CLAUDE_CONFIG_DIR, TMPDIR, OfflineEnv, ANTHROPIC_API_KEY
 // (FakeAPIKey unless opts.NoAPIKey) and opts.Env. Before it starts,
 // <ConfigDir>/.claude.json is seeded so no first-run dialog blocks it.
 func Start(t testing.TB, bin string, opts Options) *Session {
@@ -209,12 +209,11 @@ func Start(t testing.TB, bin string, opts Options) *Session {
 	}
 	args := []string{"-f", os.DevNull, "new-session", "-d", "-P", "-F", "#{pane_id} #{pane_pid}",
 		"-s", s.tmuxName, "-x", "200", "-y", "50", "-c", cwd}
-	env := []string{
+	env := append([]string{
 		"HOME=" + s.HomeDir,
 		"CLAUDE_CONFIG_DIR=" + s.ConfigDir,
 		"TMPDIR=" + s.TmpDir,
-		"DISABLE_AUTOUPDATER=1",
-	}
+	}, OfflineEnv...)
 	if key != "" {
 		env = append(env, "ANTHROPIC_API_KEY="+key)
 	}

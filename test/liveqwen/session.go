@@ -34,7 +34,23 @@ type Root struct {
 	TmpDir   string // Dir/t: TMPDIR (the inbox sockets live under it)
 }
 
-// NewRoot makes a Root, removed when the test ends.
+// OfflineSettings are the settings.json keys every session of a Root has, so
+// that it makes no call off the machine (read in the 0.24.4 and 0.23.0
+// bundles): general.enableAutoUpdate false (otherwise, after its first paint,
+// the TUI asks the npm registry for a newer release and installs it with a
+// detached `npm install @qwen-code/qwen-code`), privacy.usageStatisticsEnabled
+// false (on by default: usage statistics sent to Qwen) and telemetry.enabled
+// false (OpenTelemetry export; off by default, kept off).
+func OfflineSettings() map[string]any {
+	return map[string]any{
+		"general":   map[string]any{"enableAutoUpdate": false},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+	}
+}
+
+// NewRoot makes a Root, its settings OfflineSettings, removed when the test
+// ends.
 func NewRoot(t testing.TB) *Root {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "lqw")
@@ -51,14 +67,28 @@ func NewRoot(t testing.TB) *Root {
 			t.Fatalf("liveqwen: make root: %v", err)
 		}
 	}
+	r.Settings(t, "{}")
 	return r
 }
 
-// Settings writes QwenHome/settings.json (a running session hot-reloads
-// agents.crossSessionInbound from it).
+// Settings writes QwenHome/settings.json: OfflineSettings with the top-level
+// keys of settings (a JSON object) put over them. A running session
+// hot-reloads agents.crossSessionInbound from it.
 func (r *Root) Settings(t testing.TB, settings string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(r.QwenHome, "settings.json"), []byte(settings+"\n"), 0o600); err != nil {
+	merged := OfflineSettings()
+	var top map[string]any
+	if err := json.Unmarshal([]byte(settings), &top); err != nil {
+		t.Fatalf("liveqwen: settings %q: %v", settings, err)
+	}
+	for k, v := range top {
+		merged[k] = v
+	}
+	raw, err := json.MarshalIndent(merged, "", "  ")
+	if err != nil {
+		t.Fatalf("liveqwen: settings: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(r.QwenHome, "settings.json"), append(raw, '\n'), 0o600); err != nil {
 		t.Fatalf("liveqwen: write settings: %v", err)
 	}
 }
