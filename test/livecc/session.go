@@ -107,20 +107,14 @@ var (
 	seedLock sync.Mutex
 )
 
-// NewRoot makes a root folder for sessions and removes it when the test ends.
-// It is short (under os.TempDir) on purpose: the inbox socket path
-// <root>/tmp/cc-socks/<pid>.sock must fit a Unix socket address (~104–108
-// bytes), or Claude Code moves it elsewhere. Layout: config/, tmp/, home/, proj/.
+// NewRoot makes a root folder for sessions, removed with everything still
+// living in it when the test ends (TempRoot). It is short on purpose: the
+// inbox socket path <root>/tmp/cc-socks/<pid>.sock must fit a Unix socket
+// address (~104–108 bytes), or Claude Code moves it elsewhere. Layout:
+// config/, tmp/, home/, proj/.
 func NewRoot(t testing.TB) string {
 	t.Helper()
-	root, err := os.MkdirTemp("", "lcc")
-	if err != nil {
-		t.Fatalf("livecc: make root: %v", err)
-	}
-	if root, err = filepath.EvalSymlinks(root); err != nil {
-		t.Fatalf("livecc: make root: %v", err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	root := TempRoot(t, "lcc")
 	for _, d := range []string{"config", "tmp", "home", "proj"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
 			t.Fatalf("livecc: make root: %v", err)

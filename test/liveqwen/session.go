@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/test/livecc"
 )
 
 // StartTimeout bounds the wait for a session's record (4–10 s measured on
@@ -49,18 +51,11 @@ func OfflineSettings() map[string]any {
 	}
 }
 
-// NewRoot makes a Root, its settings OfflineSettings, removed when the test
-// ends.
+// NewRoot makes a Root, its settings OfflineSettings, removed with
+// everything still living in it when the test ends (livecc.TempRoot).
 func NewRoot(t testing.TB) *Root {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "lqw")
-	if err != nil {
-		t.Fatalf("liveqwen: make root: %v", err)
-	}
-	if dir, err = filepath.EvalSymlinks(dir); err != nil {
-		t.Fatalf("liveqwen: make root: %v", err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := livecc.TempRoot(t, "lqw")
 	r := &Root{Dir: dir, QwenHome: filepath.Join(dir, "qh"), Home: filepath.Join(dir, "h"), TmpDir: filepath.Join(dir, "t")}
 	for _, d := range []string{r.QwenHome, r.Home, r.TmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
