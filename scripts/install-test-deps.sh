@@ -21,10 +21,12 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 go mod download
-# The pinned release, the newest one the live tests check the courier and the version matrix
-# on (acceptance.KnownNewestClaudeCode), and 2.1.224 (no socket, no SendMessage to one).
+# The pinned release, the newest one the live tests check the courier and the replies on
+# (acceptance.KnownNewestClaudeCode), 2.1.224 (no socket, no SendMessage to one), and the newest
+# on npm now, recorded for the version matrix (the tests themselves ask no registry).
 go run ./test/livecc/cmd/install-claude
 go run ./test/livecc/cmd/install-claude 2.1.332
 go run ./test/livecc/cmd/install-claude 2.1.224
+go run ./test/livecc/cmd/install-claude newest
 # Qwen Code: the pinned release and 0.23.0 (messaging off by default).
 go run ./test/liveqwen/cmd/install-qwen
