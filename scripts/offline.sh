@@ -8,8 +8,8 @@
 # As root it uses `unshare --net`. Otherwise a user namespace maps you to root just long enough
 # to bring lo up, and a nested one maps you back to your own uid and gid (this needs unprivileged
 # user namespaces; supplementary groups are dropped inside). The command sees PEERCTL_OFFLINE=1
-# (every live test then checks that no route leaves the machine), GOPROXY=off and
-# GOFLAGS=-mod=readonly: Go downloads nothing, so run `make deps` (which downloads the modules
+# (every live test then checks that no route leaves the machine), GOPROXY=off and -mod=readonly
+# added to GOFLAGS: Go downloads nothing, so run `make deps` (which downloads the modules
 # and installs Claude Code and Qwen Code) before.
 set -euo pipefail
 if (($# == 0)); then
@@ -22,7 +22,7 @@ for p in unshare ip; do
     exit 2
   fi
 done
-export PEERCTL_OFFLINE=1 GOPROXY=off GOFLAGS=-mod=readonly
+export PEERCTL_OFFLINE=1 GOPROXY=off GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=readonly"
 uid=$(id -u)
 gid=$(id -g)
 if ((uid == 0)); then
