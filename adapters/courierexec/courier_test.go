@@ -244,6 +244,8 @@ func TestCourierArgvEnvAndFolder(t *testing.T) {
 		assert.NotContains(t, env, gone)
 	}
 	assert.Contains(t, env, "LANG=C.UTF-8\n")
+	assert.Contains(t, env, "\nDISABLE_AUTOUPDATER=1\n")
+	assert.Contains(t, env, "\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\n")
 	assert.Regexp(t, `(?m)^ANTHROPIC_BASE_URL=http://127\.0\.0\.1:[0-9]+$`, env)
 	assert.Regexp(t, `(?m)^ANTHROPIC_API_KEY=peerctl-[0-9a-f]{64}$`, env)
 	var cwd struct {
