@@ -52,7 +52,7 @@ type Registry struct {
 }
 
 var (
-	_ ports.Registry          = (*Registry)(nil)
+	_ ports.HarnessRegistry   = (*Registry)(nil)
 	_ ports.SelectiveRegistry = (*Registry)(nil)
 )
 
@@ -64,6 +64,9 @@ func New(dir string) *Registry {
 
 // Dir returns the folder this registry reads.
 func (r *Registry) Dir() string { return r.dir }
+
+// Harness is domain.HarnessClaudeCode.
+func (r *Registry) Harness() domain.Harness { return domain.HarnessClaudeCode }
 
 // ConfigDir decides Claude Code's config dir the way Claude Code does:
 // flag (when non-empty) wins, else $CLAUDE_CONFIG_DIR when set and

@@ -82,7 +82,7 @@ func SessionsDir(home string) string { return filepath.Join(home, SessionsDirNam
 type Registry struct{ dir string }
 
 var (
-	_ ports.Registry          = (*Registry)(nil)
+	_ ports.HarnessRegistry   = (*Registry)(nil)
 	_ ports.SelectiveRegistry = (*Registry)(nil)
 )
 
@@ -91,6 +91,9 @@ func New(dir string) *Registry { return &Registry{dir: dir} }
 
 // Dir returns the folder this registry reads.
 func (r *Registry) Dir() string { return r.dir }
+
+// Harness is domain.HarnessQwenCode.
+func (r *Registry) Harness() domain.Harness { return domain.HarnessQwenCode }
 
 // Read reads every record file. A missing folder is an empty snapshot with
 // Missing set, found by one failed open; any other folder error is an error.
