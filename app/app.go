@@ -147,6 +147,7 @@ func (s *Service) classify(snap ports.Snapshot) Listing {
 		}
 		l.Entries[i] = domain.Classify(rec, lv)
 	}
+	inspectSockets(l.Entries, os.Geteuid())
 	sort.SliceStable(l.Entries, func(i, j int) bool {
 		a, b := l.Entries[i].Record, l.Entries[j].Record
 		if a.PID != b.PID {
