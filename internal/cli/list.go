@@ -12,6 +12,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // sessionJSON is one object of `list --json` and of `show --json`. Field
@@ -108,6 +109,7 @@ addressable, with the reason ("unaddressable" in --json).
 				return err
 			}
 			l.Entries = app.FilterHarness(l.Entries, only...)
+			c.warnUnread(l.Unread)
 			if l.Missing && len(l.Entries) == 0 && (harness == "" || harness == domain.HarnessClaudeCode.String()) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
@@ -116,9 +118,15 @@ addressable, with the reason ("unaddressable" in --json).
 				for _, e := range l.Entries {
 					out = append(out, toJSON(e))
 				}
-				return c.writeJSON(out)
+				err = c.writeJSON(out)
+			} else {
+				err = c.printTable(l, all)
 			}
-			return c.printTable(l, all)
+			if err == nil && len(l.UnreadIn(only...)) > 0 {
+				// What could be read is printed; the exit says it is not all.
+				return errPartial
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every record with its verdict and reason")
@@ -126,6 +134,19 @@ addressable, with the reason ("unaddressable" in --json).
 	cmd.Flags().StringVar(&harness, "harness", "", `list one harness only: "claude-code" or "qwen-code" (default: all)`)
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions([]cobra.Completion{domain.HarnessClaudeCode.String(), domain.HarnessQwenCode.String()}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// errPartial ends a command with exit code 1 after it printed what it
+// could: a harness it was asked about could not be read (warnUnread said
+// which).
+var errPartial = silentError{code: exitError}
+
+// warnUnread says, on stderr, which harnesses' registries could not be
+// read: their sessions are missing from what follows.
+func (c *cli) warnUnread(us []ports.Unread) {
+	for _, u := range us {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s: registry not read, its sessions are left out: %s\n", u.Harness, safe(u.Err.Error()))
+	}
 }
 
 func (c *cli) printTable(l app.Listing, all bool) error {

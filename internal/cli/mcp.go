@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,6 +156,14 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 	if err != nil {
 		return listOut{}, err
 	}
+	if asked := l.UnreadIn(only...); len(asked) > 0 {
+		// list's exit 1: a harness asked about could not be read.
+		errs := make([]error, 0, len(asked))
+		for _, u := range asked {
+			errs = append(errs, u.Err)
+		}
+		return listOut{}, errors.Join(errs...)
+	}
 	l.Entries = app.FilterHarness(l.Entries, only...)
 	out := listOut{Sessions: make([]sessionJSON, 0, len(l.Entries))}
 	for _, e := range l.Entries {
@@ -163,6 +172,9 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 	// As list says it: only when nothing is listed and Claude Code's registry was asked for.
 	if l.Missing && len(l.Entries) == 0 && (in.Harness == "" || in.Harness == domain.HarnessClaudeCode.String()) {
 		out.Note = app.MissingFolderNote(l.Dir)
+	}
+	for _, u := range l.Unread { // harnesses not asked about: list's warning
+		out.Note = strings.TrimPrefix(out.Note+fmt.Sprintf("; %s: registry not read: %v", u.Harness, u.Err), "; ")
 	}
 	return out, nil
 }
