@@ -31,6 +31,12 @@ const (
 	// ReasonNoReply: the message was handed over but no reply from the
 	// target reached the courier before the deadline (send --await-reply).
 	ReasonNoReply
+	// ReasonOutcomeUnknown: the send ended (interrupted, timed out, the
+	// transport died) after the text was handed over and before the other
+	// side acknowledged it: it may or may not have arrived. Sending it
+	// again may deliver it twice. A send that ends before the hand-over is
+	// ReasonDeliveryFailed instead: then nothing was sent.
+	ReasonOutcomeUnknown
 )
 
 var reasonWords = map[Reason]string{
@@ -41,12 +47,13 @@ var reasonWords = map[Reason]string{
 	ReasonNotAddressable:     "not_addressable",
 	ReasonInvalidMessage:     "invalid_message",
 	ReasonNoReply:            "no_reply",
+	ReasonOutcomeUnknown:     "outcome_unknown",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonOutcomeUnknown}
 }
 
 // String returns the stable wire word, e.g. "not_live".

@@ -29,6 +29,8 @@ const (
 	exitNotAddressable     = 7
 	exitInvalidMessage     = 8
 	exitNoReply            = 9
+	// 10 and 11 are taken by later reasons (host_unreachable, --wait timeout).
+	exitOutcomeUnknown = 12
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -48,6 +50,8 @@ func exitCode(r domain.Reason) int {
 		return exitInvalidMessage
 	case domain.ReasonNoReply:
 		return exitNoReply
+	case domain.ReasonOutcomeUnknown:
+		return exitOutcomeUnknown
 	default:
 		return exitError
 	}
@@ -63,7 +67,8 @@ const exitCodesHelp = `Exit codes:
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
-  9  no_reply             send --await-reply: the message was handed over but no reply came in time`
+  9  no_reply             send --await-reply: the message was handed over but no reply came in time
+  12  outcome_unknown      the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
 
 // exitCodesFor is the exit-code table of one command: the heading and the
 // rows of exitCodesHelp for codes, in the table's order. Rows lose their

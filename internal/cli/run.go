@@ -29,8 +29,10 @@ func Main(serve MCPServer) {
 // run executes one command line and returns the process exit code.
 // SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed, the SSH
 // connection dropped) cancel the command's context, so a running courier's
-// whole process group is ended and the send ends as canceled (exit 5)
-// instead of peerctl dying and leaving the courier behind.
+// whole process group is ended and the send ends as canceled instead of
+// peerctl dying and leaving the courier behind: delivery_failed (exit 5)
+// when nothing was sent yet, outcome_unknown (exit 12) once the text was
+// handed over.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
