@@ -32,7 +32,8 @@
 //     Close the whole group gets SIGTERM, then SIGKILL after a grace
 //     period, and once the courier exits whatever is left of its group is
 //     killed (internal/procgroup; a Job Object on Windows, where
-//     time-out and cancel end the job at once).
+//     time-out and cancel end the job at once); the group also ends when
+//     peerctl dies without ending it (kill -9): its guard kills it.
 package courierexec
 
 import (
