@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -305,12 +304,10 @@ func (c *cli) printRefusalJSON(r *domain.Refusal) {
 		Status: r.Status, StatusReason: r.StatusReason}})
 }
 
-func (c *cli) writeJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
+// two-space indent, <, > and & not escaped, characters that are not
+// printable escaped; see encodeJSON).
+func (c *cli) writeJSON(v any) error { return encodeJSON(c.stdout, v, "  ", false) }
 
 // options are per-command settings that shape the graph.
 type options struct {

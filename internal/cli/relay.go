@@ -159,14 +159,14 @@ type relayOut struct {
 }
 
 func (o *relayOut) line(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	if encodeJSON(&b, v, "", true) != nil {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err == nil {
-		_, o.err = o.w.Write(append(b, '\n'))
+		_, o.err = o.w.Write(b.Bytes())
 	}
 }
 
