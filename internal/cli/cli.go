@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +29,8 @@ const (
 	exitInvalidMessage     = 8
 	exitNoReply            = 9
 	exitWaitTimeout        = 11
+	exitOutcomeUnknown     = 12
+	// 10 is kept for host_unreachable (sessions on other machines).
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -51,6 +52,8 @@ func exitCode(r domain.Reason) int {
 		return exitNoReply
 	case domain.ReasonWaitTimeout:
 		return exitWaitTimeout
+	case domain.ReasonOutcomeUnknown:
+		return exitOutcomeUnknown
 	default:
 		return exitError
 	}
@@ -67,7 +70,8 @@ const exitCodesHelp = `Exit codes:
   7  not_addressable      live, but the record has no messaging socket, name or id, or its socket is another user's
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
   9  no_reply             send --await-reply: the message was handed over but no reply came in time
-  11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time`
+  11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time
+  12  outcome_unknown     the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
 
 // exitCodesFor is the exit-code table of one command: the heading and the
 // rows of exitCodesHelp for codes, in the table's order. Rows lose their
@@ -317,12 +321,10 @@ func (c *cli) printRefusalJSON(r *domain.Refusal) {
 		Status: r.Status, StatusReason: r.StatusReason}})
 }
 
-func (c *cli) writeJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
+// two-space indent, <, > and & not escaped, characters that are not
+// printable escaped; see encodeJSON).
+func (c *cli) writeJSON(v any) error { return encodeJSON(c.stdout, v, "  ", false) }
 
 // options are per-command settings that shape the graph.
 type options struct {

@@ -158,7 +158,8 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 			if e.Live() && !e.Addressable {
 				reason = "not addressable: " + e.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, cell(e.Record.File), cell(reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cut(cell(e.Record.Name), widthName), cut(cell(e.Record.SessionID), widthID),
+				e.Record.PID, cut(cell(e.Record.File), widthName), cut(cell(reason), widthText))
 		}
 		return tw.Flush()
 	}
@@ -170,7 +171,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 		if !e.Addressable {
 			status += " (not addressable)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), r.Harness, cell(r.SessionID), r.PID, status, age(now, r.StartedAt), cell(r.Cwd))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cut(cell(r.Name), widthName), r.Harness, cut(cell(r.SessionID), widthID), r.PID, status, age(now, r.StartedAt), cut(cell(r.Cwd), widthText))
 	}
 	return tw.Flush()
 }
@@ -178,6 +179,24 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 // cell makes a value safe for one table cell: control characters (which
 // could move the cursor or fake rows) and bytes that are not UTF-8 (a lone
 // 0x9b is a CSI to some terminals) are shown as escapes.
+// The widest a table cell gets, in characters (after safe's escapes): a
+// name or file name, a session id (a UUID is 36), a reason or a folder.
+// A longer value is cut with "…" by cut; `show` prints it whole.
+const (
+	widthName = 48
+	widthID   = 40
+	widthText = 120
+)
+
+// cut shortens s to at most n characters, the last one "…", so that one
+// long value (a 200 KB name) cannot pad every row of its table.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
 func cell(s string) string {
 	if s == "" {
 		return "-"

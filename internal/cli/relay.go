@@ -165,14 +165,14 @@ type relayOut struct {
 
 // line writes v as one line; the error is the first write's that failed.
 func (o *relayOut) line(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	if encodeJSON(&b, v, "", true) != nil {
 		return nil // cannot happen: every line is a plain struct
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err == nil {
-		if _, o.err = o.w.Write(append(b, '\n')); o.err != nil {
+		if _, o.err = o.w.Write(b.Bytes()); o.err != nil {
 			close(o.failed)
 		}
 	}
