@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the full test suite needs on a fresh Debian machine: tmux, npm, curl (install.sh's
-# test) and shellcheck (make lint) from Debian's packages, only when missing (needs root or sudo), the Go modules, and the pinned Claude Code and
-# Qwen Code releases (0.24.4, and 0.23.0 whose messaging is off by default) from the npm registry
-# into ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs).
+# test) and shellcheck (make lint) from Debian's packages, only when missing (needs root or
+# sudo), the Go modules, and the pinned Claude Code and Qwen Code releases (0.24.4, and 0.23.0
+# whose messaging is off by default) from the npm registry into ${PEERCTL_CACHE:-~/.cache/peerctl}
+# (cached between runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
