@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -17,7 +18,8 @@ import (
 // 500 ms. emit is called from Watch's goroutine, one event at a time.
 //
 // It returns nil when ctx ends, or the error of a registry read (an
-// unreadable folder). Every goroutine it starts has returned by then.
+// unreadable folder, of any harness: a watch never goes on silently
+// without a harness's sessions; see unreadErr). Every goroutine it starts has returned by then.
 func (s *Service) Watch(ctx context.Context, emit func(domain.Event)) error {
 	return s.WatchNotes(ctx, emit, nil)
 }
@@ -47,6 +49,9 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 	}()
 
 	l, err := s.Read(ctx)
+	if err == nil {
+		err = unreadErr(l)
+	}
 	if err != nil {
 		return err
 	}
@@ -153,11 +158,25 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 		case <-exited:
 		case <-tick:
 		}
-		if l, err = s.Read(ctx); err != nil {
+		if l, err = s.Read(ctx); err == nil {
+			err = unreadErr(l)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
 	}
+}
+
+// unreadErr is the error of a Listing in which a harness's registry could
+// not be read: "read registry <dir>: <err>" for the first, nil when every
+// registry was read.
+func unreadErr(l Listing) error {
+	if len(l.Unread) == 0 {
+		return nil
+	}
+	u := l.Unread[0]
+	return fmt.Errorf("read registry %s (%s): %w", u.Dir, u.Harness, u.Err)
 }
