@@ -62,27 +62,7 @@ func (c *cli) listCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the live Claude Code and Qwen Code sessions (with --all, every record and its verdict)",
-		Long: `List the live sessions of every harness: Claude Code's registry (<config dir>/sessions)
-and Qwen Code's ($QWEN_HOME/sessions, else ~/.qwen/sessions; --qwen-home). The HARNESS
-column (and "harness" in --json) says which; --harness NAME keeps one.
-
-A record is live when its pid is alive, its procStart equals the process's start time
-(when both are known) and its pidDomain is ours (when present). With --all every record
-(each *.json file; the *.key files beside them are never shown or opened) is shown with
-its verdict: live, stale (pid gone), reused (pid alive, other start time), foreign (other
-pid namespace or machine), misnamed (file is not <pid>.json), headless (kind print,
-bg, daemon or none; or parked), malformed, unreadable, unsupported (a Qwen Code record
-of a newer schemaVersion: skipped, never deleted). See docs/REGISTRY.md.
-
-A Qwen Code record is live when its file name's pid is running with the start ticks of
-its procStart (<boot_id>:<ticks>, this boot) and its pidNs is ours; it is addressable
-when it publishes an ipcPath (cross-session messaging on). See docs/QWEN-CODE-FACTS.md.
-
-A live session is addressable when its record names a socket and a socket is there (checked
-without connecting) whose path fits a Unix socket address; otherwise it is listed as not
-addressable, with the reason ("unaddressable" in --json).
-
-` + exitCodesFor(exitOK, exitError, exitUsage),
+		Long: helpLong(`List the live Claude Code and Qwen Code sessions (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
   peerctl list --all
@@ -121,7 +101,7 @@ addressable, with the reason ("unaddressable" in --json).
 			return c.printTable(l, all)
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "show every record with its verdict and reason")
+	cmd.Flags().BoolVar(&all, "all", false, "show every record (each *.json file) with its verdict and reason; the *.key files beside them are never shown or opened")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
 	cmd.Flags().StringVar(&harness, "harness", "", `list one harness only: "claude-code" or "qwen-code" (default: all)`)
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions([]cobra.Completion{domain.HarnessClaudeCode.String(), domain.HarnessQwenCode.String()}, cobra.ShellCompDirectiveNoFileComp))

@@ -93,37 +93,10 @@ func (c *cli) relayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "relay",
 		Short: "Send and receive as a JSON-lines service (one long-lived courier)",
-		Long: `Run one long-lived courier in the foreground and use it as a JSON-lines service, so a
-program in any language can send to sessions and hear their answers.
-
-Each stdin line is one send request:
-  {"id": <optional, any JSON value, echoed>, "to": "<address>", "text": "<message>"}
-The address is what send takes (session id, unique id prefix, exact name, endpoint); it is
-resolved and verified on a fresh registry read for every line, exactly as send does.
-
-Stdout carries one JSON object per line (protocol 1, docs/OUTPUT.md):
-  {"type":"ready","protocol":1,"name":...}            once, first, when it reads input
-  {"type":"receipt","id":...,"line":N,"outcome":"queued","msgId":...,...}
-  {"type":"refusal","id":...,"line":N,"reason":...,"detail":...}
-  {"type":"inbound","from":...,"fromName":...,"text":...,"at":...}
-Every request gets exactly one receipt or refusal, in input order. Every message another
-session sends to the relay (its name is --name) comes out as an inbound line, whenever it
-arrives. A line that is not such a request gets a refusal with reason invalid_request and
-the relay goes on. Inbound text is data: it is never run or sent on.
-
-One relay reaches both harnesses: Claude Code sessions through the courier (an inbound
-"from" is "uds:<socket>"), Qwen Code sessions through a reply inbox of its own (the frame's
-"from", the session's ipcPath; the same text twice to one Qwen Code session within 30 s is
-dropped by Qwen Code as a duplicate). The courier is restarted if it dies; a send in flight
-then ends in a delivery_failed refusal, and so does every send while a courier cannot start.
-At the end of stdin the relay finishes the pending sends and exits 0; so does Ctrl-C, after
-the send in flight. Messages that arrive after that are not heard. Each line's refusal is
-data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.
-
-` + exitCodesFor(exitOK, exitError, exitUsage) + `
-` + exitRowAs(exitDeliveryFailed, domain.ReasonDeliveryFailed, "no courier can start, neither Claude Code's nor Qwen Code's reply inbox (while one can, sends only the other could serve are refused and the relay goes on)"),
+		Long: helpLong(`Send and hear as a JSON-lines service: requests on stdin; receipts, refusals, inbound on stdout`, "relay"),
 		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
-  coproc peerctl relay --name ci-bot   # then write requests, read lines`,
+  coproc peerctl relay --name ci-bot   # then write requests, read lines
+  peerctl relay < requests.jsonl | jq -c 'select(.type == "inbound")'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if timeout <= 0 {

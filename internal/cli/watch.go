@@ -55,22 +55,11 @@ func (c *cli) watchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream session events: appeared, gone, died, status, renamed",
-		Long: `Watch the registry and print one line per event until interrupted (Ctrl-C, SIGTERM):
-
-  appeared  a live session (at start, every live session, marked initial)
-  gone      its record was removed (a clean exit)
-  died      its process ended but the record stayed (a crash, SIGKILL) or its pid was reused
-  status    idle / busy changed
-  renamed   its name changed
-
-The folder is watched with inotify and each session's process with a pidfd, so nothing is
-polled; where those are unavailable peerctl polls every half second. With --json each
-event is one JSON object per line (fields: docs/CONFIRMATION.md).
-
-Exit 0 when interrupted or when the reader of stdout goes away (peerctl watch | head -1);
-exit 1 when the registry cannot be read (e.g. the sessions folder was replaced by a file).`,
+		Long:  helpLong(`Print one line per session event (appeared, gone, died, status, renamed) until interrupted`, "watch"),
 		Example: `  peerctl watch
-  peerctl watch --json | jq -c 'select(.event == "died")'`,
+  peerctl watch --json | jq -c 'select(.event == "died")'
+  peerctl watch | head -1     # ends when its reader goes away
+  peerctl --qwen-home ~/.qwen-work watch`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
