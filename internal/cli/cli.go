@@ -280,6 +280,8 @@ type refusalBody struct {
 	Detail     string             `json:"detail"`
 	ExitCode   int                `json:"exitCode"`
 	Candidates []domain.Candidate `json:"candidates,omitempty"`
+	// Suggestions are live names close to a mistyped address (not_live).
+	Suggestions []string `json:"suggestions,omitempty"`
 	// Status and StatusReason are the target's own receipt word and
 	// reason when its receipt refused (Qwen Code: refused, denied, ...).
 	Status       string `json:"status,omitempty"`
@@ -288,7 +290,7 @@ type refusalBody struct {
 
 func (c *cli) printRefusalJSON(r *domain.Refusal) {
 	_ = c.writeJSON(refusalJSON{Refusal: refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates,
-		Status: r.Status, StatusReason: r.StatusReason}})
+		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
 }
 
 func (c *cli) writeJSON(v any) error {

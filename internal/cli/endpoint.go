@@ -20,20 +20,20 @@ func (c *cli) endpointCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "endpoint",
 		Short: "Parse or format session endpoints (cc-peer:v1:<pid>:<name>:<socket>)",
-		Long: helpLong(`Parse or format an endpoint, cc-peer:v1:<pid>:<name>:<socket> (%25 is "%", %3A is ":")`, "endpoint-parse"),
+		Long:  helpLong(`Parse or format an endpoint, cc-peer:v1:<pid>:<name>:<socket> (%25 is "%", %3A is ":")`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock
   peerctl endpoint parse --json "$(peerctl list --json | jq -r '.[0].endpoint')"`,
 	}
 	var asJSON bool
 	parse := &cobra.Command{
-		Use:     "parse ENDPOINT",
-		Short:   "Split an endpoint into pid, name and socket",
-		Long:    helpLong(`Split an endpoint (cc-peer:v1:<pid>:<name>:<socket>) into pid, name and socket; nothing is read`, "endpoint-parse"),
+		Use:   "parse ENDPOINT",
+		Short: "Split an endpoint into pid, name and socket",
+		Long:  helpLong(`Split an endpoint (cc-peer:v1:<pid>:<name>:<socket>) into pid, name and socket; nothing is read`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'
   peerctl list --json | jq -r '.[0].endpoint' | xargs peerctl endpoint parse`,
-		Args:    exactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ep, err := domain.ParseEndpoint(args[0])
 			if err != nil {

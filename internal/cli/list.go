@@ -57,15 +57,16 @@ func rfc3339(t time.Time) string {
 }
 
 func (c *cli) listCmd() *cobra.Command {
-	var all, asJSON bool
+	var all, asJSON, wide bool
 	var harness string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the live Claude Code and Qwen Code sessions (with --all, every record and its verdict)",
-		Long: helpLong(`List the live Claude Code and Qwen Code sessions (with --all every record and its verdict)`, "list"),
+		Long:  helpLong(`List the live Claude Code and Qwen Code sessions (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
   peerctl list --all
+  peerctl list --wide                # full session ids
   peerctl list --harness qwen-code --json | jq -r '.[].endpoint'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -87,6 +88,7 @@ func (c *cli) listCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			ids := sessionIDs(l.Entries, wide)
 			l.Entries = app.FilterHarness(l.Entries, only...)
 			if l.Missing && len(l.Entries) == 0 && (harness == "" || harness == domain.HarnessClaudeCode.String()) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
@@ -98,17 +100,36 @@ func (c *cli) listCmd() *cobra.Command {
 				}
 				return c.writeJSON(out)
 			}
-			return c.printTable(l, all)
+			return c.printTable(l, all, ids)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every record (each *.json file) with its verdict and reason; the *.key files beside them are never shown or opened")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
+	cmd.Flags().BoolVar(&wide, "wide", false, "show full session ids (the table shows each id by its shortest unique prefix of 8+ characters, which send and show take)")
 	cmd.Flags().StringVar(&harness, "harness", "", `list one harness only: "claude-code" or "qwen-code" (default: all)`)
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions([]cobra.Completion{domain.HarnessClaudeCode.String(), domain.HarnessQwenCode.String()}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func (c *cli) printTable(l app.Listing, all bool) error {
+// sessionIDs maps each session id of a listing to what the table shows:
+// with wide the id itself, else its shortest unique prefix among every
+// record read (domain.ShortIDs, computed before --harness keeps one
+// harness, so the prefix also names it alone for send and show).
+func sessionIDs(entries []domain.Entry, wide bool) map[string]string {
+	ids := make(map[string]string, len(entries))
+	short := domain.ShortIDs(entries)
+	for i, e := range entries {
+		ids[e.Record.SessionID] = e.Record.SessionID
+		if !wide {
+			ids[e.Record.SessionID] = short[i]
+		}
+	}
+	return ids
+}
+
+// printTable prints a listing for people; ids maps each session id to the
+// form shown (sessionIDs).
+func (c *cli) printTable(l app.Listing, all bool, ids map[string]string) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	if all {
 		fmt.Fprintln(tw, "VERDICT\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
@@ -117,7 +138,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 			if e.Live() && !e.Addressable {
 				reason = "not addressable: " + e.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, cell(e.Record.File), cell(reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cell(e.Record.Name), cell(ids[e.Record.SessionID]), e.Record.PID, cell(e.Record.File), cell(reason))
 		}
 		return tw.Flush()
 	}
@@ -129,7 +150,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 		if !e.Addressable {
 			status += " (not addressable)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), r.Harness, cell(r.SessionID), r.PID, status, age(now, r.StartedAt), cell(r.Cwd))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), r.Harness, cell(ids[r.SessionID]), r.PID, status, age(now, r.StartedAt), cell(r.Cwd))
 	}
 	return tw.Flush()
 }

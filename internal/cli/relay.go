@@ -76,6 +76,8 @@ type relayRefusal struct {
 	Reason     string             `json:"reason"`
 	Detail     string             `json:"detail"`
 	Candidates []domain.Candidate `json:"candidates,omitempty"`
+	// Suggestions are live names close to a mistyped address (not_live).
+	Suggestions []string `json:"suggestions,omitempty"`
 }
 
 // relayInbound is the output line for a message that reached the relay.
@@ -93,7 +95,7 @@ func (c *cli) relayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "relay",
 		Short: "Send and receive as a JSON-lines service (one long-lived courier)",
-		Long: helpLong(`Send and hear as a JSON-lines service: requests on stdin; receipts, refusals, inbound on stdout`, "relay"),
+		Long:  helpLong(`Send and hear as a JSON-lines service: requests on stdin; receipts, refusals, inbound on stdout`, "relay"),
 		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
   coproc peerctl relay --name ci-bot   # then write requests, read lines
   peerctl relay < requests.jsonl | jq -c 'select(.type == "inbound")'`,
@@ -297,6 +299,7 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 		if r, ok := domain.AsRefusal(err); ok {
 			out := refuse(in.ID, r.Reason.String(), r.Detail)
 			out.Candidates = r.Candidates
+			out.Suggestions = r.Suggestions
 			return out
 		}
 		if errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
