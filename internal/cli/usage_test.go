@@ -295,3 +295,20 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestMistypedNameSuggests: `send delat hi` refuses not_live (nothing is
+// sent, nothing picked) and says which live name was meant; --json carries
+// the names.
+func TestMistypedNameSuggests(t *testing.T) {
+	sock := evSocketDir(t)
+	rec := evLiveRecord(t, testproc.Sleeper(t), "44444444-4444-4444-8444-444444444444", "delta", t.TempDir(), sock+"/4.sock")
+	listenAll(t, rec)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, rec)}
+	r := evRun(t, env, nil, "send", "--transport", "socket", "delat", "hi")
+	assert.Equal(t, exitNotLive, r.code, r.stderr)
+	assert.Equal(t, "peerctl: not_live: no live session matches \"delat\"; did you mean \"delta\"?\n", r.stderr)
+	r = evRun(t, env, nil, "send", "--json", "--transport", "socket", "delat", "hi")
+	var j refusalJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), r.stdout)
+	assert.Equal(t, []string{"delta"}, j.Refusal.Suggestions)
+}
