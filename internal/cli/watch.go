@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -149,7 +151,26 @@ func writeErr(err error) error {
 	return fmt.Errorf("write event: %w", err)
 }
 
-// eventLine renders one event for people: time, event, name, session, pid, detail.
+// Widths of watch's text columns: a stream cannot be aligned by looking
+// ahead (tabwriter), so each column has a fixed width; a longer name is
+// cut with "…", a longer session id or pid only pushes its line.
+const (
+	watchNameWidth = 16
+	watchIDWidth   = 36 // a UUID, as both harnesses write session ids
+	watchPIDWidth  = 7
+)
+
+// fit pads s with spaces to w runes, or cuts it to w runes ending in "…".
+func fit(s string, w int) string {
+	n := utf8.RuneCountInString(s)
+	if n > w {
+		return string([]rune(s)[:w-1]) + "…"
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+// eventLine renders one event for people, in columns of fixed width: time,
+// event, name, session, pid, detail.
 func eventLine(ev domain.Event, at time.Time) string {
 	r := ev.Entry.Record
 	var detail string
@@ -171,5 +192,6 @@ func eventLine(ev domain.Event, at time.Time) string {
 	case domain.EventGone:
 		detail = "record " + r.File + " removed"
 	}
-	return fmt.Sprintf("%s  %-8s  %s  session %s  pid %d  %s", at.Format("15:04:05.000"), ev.Kind, cell(r.Name), cell(r.SessionID), r.PID, cell(detail))
+	return fmt.Sprintf("%s  %-8s  %s  session %-*s  pid %-*d  %s", at.Format("15:04:05.000"), ev.Kind, fit(cell(r.Name), watchNameWidth),
+		watchIDWidth, cell(r.SessionID), watchPIDWidth, r.PID, cell(detail))
 }
