@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,9 @@ type Config struct {
 	NoticeWindow time.Duration
 	// MaxOutput caps how much of the courier's stdout is kept (default 1 MiB).
 	MaxOutput int
+	// Log hears the courier's start (argv, its endpoint) and exit (status,
+	// how long it ran) at debug level; nil: nothing is logged.
+	Log *slog.Logger
 }
 
 // Transport runs couriers. Build it with New.
@@ -129,6 +133,9 @@ func New(cfg Config) *Transport {
 	}
 	if cfg.MaxOutput <= 0 {
 		cfg.MaxOutput = 1 << 20
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Transport{cfg: cfg}
 }
@@ -274,6 +281,8 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %s: %v", program, err)}
 	}
+	log := t.cfg.Log.With("pid", cmd.Process.Pid)
+	log.Debug("courier started", "argv", append([]string{program}, t.Args()...), "endpoint", ep.url)
 	go func() {
 		// Nothing outlives the courier: once it has exited, whatever is left
 		// of its group is killed, while it is still unreaped so its pid, the
@@ -282,6 +291,7 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 		c.group.Kill()
 		_ = cmd.Wait()
 		c.group.Close()
+		log.Debug("courier exited", "status", cmd.ProcessState.String(), "ran", time.Since(c.started).Round(time.Millisecond))
 		close(c.exited)
 	}()
 	wctx, stop := context.WithCancel(ctx)

@@ -104,7 +104,9 @@ type cli struct {
 
 	configDir string
 	qwenHome  string
-	debug     bool
+	// debugFlag is --debug's value; debug what it (or $PEERCTL_DEBUG) asks for.
+	debugFlag string
+	debug     debugOn
 	// jsonOut is set by commands with --json so refusals print as JSON too.
 	jsonOut bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
@@ -144,8 +146,16 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	root.SetErr(c.stderr)
 	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude; empty is a usage error)")
 	root.PersistentFlags().StringVar(&c.qwenHome, "qwen-home", "", "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)")
-	root.PersistentPreRunE = rejectEmptyPathFlags
-	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := rejectEmptyPathFlags(cmd, args); err != nil {
+			return err
+		}
+		var err error
+		c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv)
+		return err
+	}
+	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)
+	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())

@@ -244,5 +244,5 @@ func (c *cli) mcpCmd() *cobra.Command {
 // its call).
 func (c *cli) serve(ctx context.Context, tools *mcpTools) error {
 	tools.life = ctx
-	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.stdin, Out: c.stdout, Err: c.stderr, Version: c.version().Version, Debug: c.debug})
+	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.stdin, Out: c.stdout, Err: c.stderr, Version: c.version().Version, Debug: c.debug.any()})
 }
