@@ -37,7 +37,8 @@ type receiptJSON struct {
 	// Reply and OtherInbound are set with --await-reply.
 	Reply        *inboundJSON  `json:"reply,omitempty"`
 	OtherInbound []inboundJSON `json:"otherInbound,omitempty"`
-	// Refusal is set, with ok false, when --await-reply got no reply (no_reply).
+	// Refusal is set, with ok false, when --await-reply got no reply
+	// (no_reply) or the --wait ran out (wait_timeout).
 	Refusal *refusalBody `json:"refusal,omitempty"`
 }
 
@@ -117,7 +118,7 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.printReceipt(c.stdout, res, transport, asJSON)
+			return c.printWaited(res, transport, asJSON)
 		},
 	}
 	f := cmd.Flags()
