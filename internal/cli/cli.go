@@ -180,7 +180,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	root.InitDefaultHelpCmd()
 	for _, sub := range root.Commands() {
 		if sub.Name() == "help" {
-			sub.Example = "  peerctl help send\n  peerctl help completion"
+			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
 		}
 	}
 	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), exitCodesTopic())
