@@ -1,7 +1,6 @@
-# The test command is `make ci`: it installs what the tests need (tmux, npm, Go modules, the
-# pinned Claude Code and Qwen Code releases), lints, runs every test including the live Claude
-# Code and Qwen Code ones, and
-# runs each fuzz target for a short fixed time.
+# The test command is `make ci`: it installs what the tests need (tmux, npm, gcc for -race, Go
+# modules, the pinned Claude Code and Qwen Code releases), lints, runs every test including the
+# live Claude Code and Qwen Code ones offline, and runs each fuzz target for a short fixed time.
 # `make test` runs the quick tests only (no tmux or Claude Code needed).
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -18,9 +17,14 @@ build:
 test:
 	$(GO) test -race ./...
 
-# Live tests start real Claude Code sessions in tmux (no login, no network).
+# Live tests start real Claude Code and Qwen Code sessions in tmux (no login), offline: OFFLINE
+# runs them in a network namespace with loopback only (scripts/offline.sh; as root, or with
+# unprivileged user namespaces), after `make deps` has downloaded everything.
+# `make test-live OFFLINE=` runs them on the open network instead.
+OFFLINE ?= scripts/offline.sh
+
 test-live:
-	PEERCTL_LIVE=1 $(GO) test -race -count=1 -timeout 30m ./...
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -race -count=1 -timeout 30m ./...
 
 # Whole-command timings against Claude Code's own listing (see the script's header).
 bench:
@@ -41,7 +45,8 @@ lint:
 cross:
 	scripts/cross.sh
 
-# Installs the test dependencies (tmux and npm when missing, Go modules, Claude Code).
+# Installs the test dependencies (tmux, npm, gcc and ip when missing, Go modules, Claude Code,
+# Qwen Code).
 deps:
 	./scripts/install-test-deps.sh
 

@@ -163,6 +163,10 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 	for _, v := range domain.Verdicts() {
 		r.Registry.Counts[v.String()] = 0
 	}
+	if u := l.UnreadIn(domain.HarnessClaudeCode); err == nil && len(u) > 0 {
+		err = u[0].Err // Qwen Code's trouble is QwenDoctor's row
+	}
+	r.Registry.Err = err
 	switch {
 	case err != nil:
 		r.Registry.Health = HealthFail

@@ -47,6 +47,10 @@ type Config struct {
 	// QwenHome is Qwen Code's home; its registry is QwenHome/sessions.
 	// Empty: no Qwen Code registry is read.
 	QwenHome string
+	// QwenHomeErr, when set, is why Qwen Code's home could not be located
+	// (no $QWEN_HOME and no $HOME): its registry is then reported unread
+	// (ports.Unread), and the other harnesses work all the same.
+	QwenHomeErr error
 	// Qwen is the qwen program doctor probes (default "qwen" on PATH).
 	Qwen string
 	// InboxWindow is how long the inbox transport waits for a receipt (0:
@@ -120,10 +124,13 @@ func NewRegistry(cfg Config) *fsregistry.Registry {
 }
 
 // NewRegistries reads Claude Code's registry, then Qwen Code's when
-// cfg.QwenHome is set.
+// cfg.QwenHome is set (or reports it unread when cfg.QwenHomeErr is).
 func NewRegistries(cfg Config, claude *fsregistry.Registry) Registries {
 	rs := Registries{claude}
-	if cfg.QwenHome != "" {
+	switch {
+	case cfg.QwenHomeErr != nil:
+		rs = append(rs, Unlocated{Of: domain.HarnessQwenCode, Err: cfg.QwenHomeErr})
+	case cfg.QwenHome != "":
 		rs = append(rs, qwenregistry.New(qwenregistry.SessionsDir(cfg.QwenHome)))
 	}
 	return rs

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 
@@ -13,7 +14,10 @@ import (
 // primary (Claude Code's, whose folder the Snapshot names); the others'
 // records follow, and their folders are listed in Snapshot.Also. One
 // resolve/verify rule set then serves every harness (domain.Resolve). A
-// missing folder of another harness costs one failed open.
+// missing folder of another harness costs one failed open. One harness's
+// trouble is not another's: a registry that cannot be read is listed in
+// Snapshot.Unread and the others are read all the same; the read is an
+// error only when no registry could be read.
 type Registries []ports.Registry
 
 var _ ports.SelectiveRegistry = Registries(nil)
@@ -30,7 +34,10 @@ func (rs Registries) ReadMatching(ctx context.Context, keep func(name string) bo
 }
 
 func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Snapshot, error) {
-	var out ports.Snapshot
+	var (
+		out  ports.Snapshot
+		errs []error
+	)
 	for i, r := range rs {
 		var (
 			snap ports.Snapshot
@@ -46,13 +53,42 @@ func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Sn
 		} else if snap.Dir != "" {
 			out.Also = append(out.Also, snap.Dir)
 		}
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
 		if err != nil {
-			return out, err
+			u := ports.Unread{Dir: snap.Dir, Err: err}
+			if h, ok := r.(ports.HarnessRegistry); ok {
+				u.Harness = h.Harness()
+			}
+			out.Unread = append(out.Unread, u)
+			errs = append(errs, err)
+			continue
 		}
 		out.Records = append(out.Records, snap.Records...)
+		out.Unread = append(out.Unread, snap.Unread...)
+	}
+	if len(errs) == len(rs) && len(errs) > 0 {
+		return out, errors.Join(errs...)
 	}
 	return out, nil
 }
+
+// Unlocated stands for a harness's registry whose folder could not even
+// be located (Qwen Code's home with neither $QWEN_HOME nor $HOME): every
+// read is the locating error, reported as that harness's.
+type Unlocated struct {
+	Of  domain.Harness
+	Err error
+}
+
+var _ ports.HarnessRegistry = Unlocated{}
+
+// Read returns the locating error.
+func (u Unlocated) Read(context.Context) (ports.Snapshot, error) { return ports.Snapshot{}, u.Err }
+
+// Harness is the harness whose registry could not be located.
+func (u Unlocated) Harness() domain.Harness { return u.Of }
 
 // HarnessLiveness checks each record with its harness's checker; a harness
 // without one uses Default.

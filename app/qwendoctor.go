@@ -24,11 +24,19 @@ type QwenCheck struct {
 }
 
 // QwenDoctor probes Qwen Code and reads its part of the registries. A
-// warning is added to r when qwen runs but messaging is off, or when a
-// live Qwen Code session cannot receive messages.
+// warning is added to r when qwen runs but messaging is off, when a live
+// Qwen Code session cannot receive messages, or when Qwen Code's registry
+// cannot be read (its trouble alone: never a problem of Claude Code's).
 func (s *Service) QwenDoctor(ctx context.Context, q ports.QwenHarness, r *Report) QwenCheck {
 	c := QwenCheck{QwenProbe: q.ProbeQwen(ctx)}
 	l, err := s.Read(ctx)
+	if u := l.UnreadIn(domain.HarnessQwenCode); len(u) > 0 {
+		c.Dir = u[0].Dir
+		c.Health = HealthWarn
+		c.Note = fmt.Sprintf("registry not read: %v", u[0].Err)
+		r.Warnings = append(r.Warnings, "qwen: "+c.Note)
+		return c
+	}
 	if err == nil {
 		if len(l.Also) > 0 {
 			c.Dir = l.Also[0]

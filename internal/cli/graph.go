@@ -30,11 +30,10 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	if claude == "" {
 		claude = c.getenv(courierexec.ProgramEnv)
 	}
-	qwenHome, err := qwenregistry.Home(c.qwenHome, c.getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg := app.Config{ConfigDir: dir, QwenHome: qwenHome, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, Qwen: opts.qwen, InboxWindow: opts.inboxWindow, From: opts.from}
+	// A Qwen Code home that cannot be located is that harness's trouble
+	// alone: reported unread, never the end of the command.
+	qwenHome, qwenErr := qwenregistry.Home(c.qwenHome, c.getenv)
+	cfg := app.Config{ConfigDir: dir, QwenHome: qwenHome, QwenHomeErr: qwenErr, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, Qwen: opts.qwen, InboxWindow: opts.inboxWindow, From: opts.from}
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(populate...), fx.NopLogger}
 	if c.debug.fx {
 		fxOpts[2] = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })

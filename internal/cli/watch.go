@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -109,8 +108,6 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 	defer signal.Stop(sigpipe)
 	gone, stopGone := readerGone(c.stdout)
 	defer stopGone()
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
 	notes := w.Notes()
 	for {
 		select {
@@ -130,7 +127,7 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			}
 			now := time.Now()
 			if asJSON {
-				if err := enc.Encode(toEventJSON(ev, now)); err != nil {
+				if err := encodeJSON(c.stdout, toEventJSON(ev, now), "", false); err != nil {
 					return writeErr(err)
 				}
 				continue
@@ -160,13 +157,10 @@ const (
 	watchPIDWidth  = 7
 )
 
-// fit pads s with spaces to w runes, or cuts it to w runes ending in "…".
+// fit cuts s to w runes (cut) and pads it with spaces to w.
 func fit(s string, w int) string {
-	n := utf8.RuneCountInString(s)
-	if n > w {
-		return string([]rune(s)[:w-1]) + "…"
-	}
-	return s + strings.Repeat(" ", w-n)
+	s = cut(s, w)
+	return s + strings.Repeat(" ", w-utf8.RuneCountInString(s))
 }
 
 // eventLine renders one event for people, in columns of fixed width: time,
