@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the full test suite needs on a fresh Debian machine: tmux, npm, gcc (`go test
-# -race` needs cgo, so a C compiler) and ip (scripts/offline.sh brings loopback up with it) from
-# Debian's packages, only when missing (needs root or sudo); the Go modules; and the pinned Claude
-# Code and Qwen Code releases (0.24.4, and 0.23.0 whose messaging is off by default) from the npm
-# registry into ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs). Everything that needs
-# the network happens here: the live tests then run offline (scripts/offline.sh).
+# -race` needs cgo, so a C compiler), ip (scripts/offline.sh brings loopback up with it), curl
+# (install.sh's test) and shellcheck (make lint) from Debian's packages, only when missing (needs
+# root or sudo); the Go modules; and the pinned Claude Code and Qwen Code releases (0.24.4, and
+# 0.23.0 whose messaging is off by default) from the npm registry into
+# ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs). Everything that needs the network
+# happens here: the live tests then run offline (scripts/offline.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,8 @@ command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 if ((${#missing[@]})); then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)

@@ -109,6 +109,9 @@ type cli struct {
 	pid        int
 	uid        int
 	buildInfo  func() (*debug.BuildInfo, bool)
+	// releaseVersion is the package's releaseVersion (version.go); a field
+	// so tests can set it.
+	releaseVersion string
 
 	configDir string
 	qwenHome  string
@@ -129,7 +132,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo}
+		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {
