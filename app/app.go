@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sort"
@@ -33,7 +34,13 @@ type Service struct {
 	exits       ports.ExitWatcher
 	// couriers starts long-lived couriers (send --await-reply, Relay).
 	couriers ports.Couriers
+	// log hears the send trail (WithLog); silent by default.
+	log *slog.Logger
 }
+
+// WithLog makes the Service log each send's resolved target at debug
+// level (the adapters log the rest of the trail).
+func WithLog(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 
 // New builds a Service. configDir is Claude Code's config dir (used for
 // transcript paths); it may be empty. Options add the optional ports.
@@ -41,6 +48,9 @@ func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, con
 	s := &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	return s
 }
@@ -458,6 +468,8 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 	if err := unseenTwin(l, address, target); err != nil {
 		return msg, target, err
 	}
+	s.log.Debug("target resolved", "address", address, "harness", target.Harness().String(), "session", target.ID(),
+		"name", target.Name(), "pid", target.PID(), "socket", target.SocketPath(), "addressable", target.Addressable())
 	if !target.Addressable() {
 		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
 	}

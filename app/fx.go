@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -72,6 +73,7 @@ type Config struct {
 var Module = fx.Module("peerctl",
 	readPorts,
 	fx.Provide(
+		NewLogger,
 		NewCourier,
 		NewSocket,
 		NewInbox,
@@ -145,22 +147,30 @@ func NewHarnessLiveness(base *procliveness.Checker) HarnessLiveness {
 	}}
 }
 
+// NewLogger is the send trail's logger (the resolved target, the courier's
+// argv and exit status, socket connects, confirmation reads, at debug
+// level), which the Module hands to every adapter that logs: silent;
+// replace it (fx.Replace) with a *slog.Logger to hear the trail.
+func NewLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
 // NewInbox builds Qwen Code's inbox transport from cfg.
-func NewInbox(cfg Config) *qweninbox.Transport {
-	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow, FromName: cfg.From})
+func NewInbox(cfg Config, log *slog.Logger) *qweninbox.Transport {
+	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow, FromName: cfg.From, Log: log})
 }
 
 // NewCourier builds the courier transport from cfg.
-func NewCourier(cfg Config) *courierexec.Transport {
+func NewCourier(cfg Config, log *slog.Logger) *courierexec.Transport {
 	env := cfg.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, Name: cfg.From})
+	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, Name: cfg.From, Log: log})
 }
 
 // NewSocket builds the inbox-socket transport from cfg.
-func NewSocket(cfg Config) *socketframe.Transport { return socketframe.New(cfg.Timeout) }
+func NewSocket(cfg Config, log *slog.Logger) *socketframe.Transport {
+	return &socketframe.Transport{Timeout: cfg.Timeout, Log: log}
+}
 
 // NewTransport routes each send to its target harness's transport: the
 // one cfg.Transport names, or the harness's default (courier for Claude
@@ -180,9 +190,9 @@ func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketfram
 // NewService is New for fx: the Service over the graph's ports, with the
 // optional ones (confirmation, watching, long-lived couriers) where the
 // graph holds them.
-func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, opt OptionalPorts) *Service {
+func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
 	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders),
-		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithQwenHome(cfg.QwenHome))
+		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithQwenHome(cfg.QwenHome), WithLog(log))
 }
 
 // NewCouriers exposes each harness's long-lived couriers (send
@@ -212,7 +222,9 @@ type OptionalPorts struct {
 }
 
 // NewTranscripts reads transcripts, told of appends by the folder watcher.
-func NewTranscripts(folders ports.FolderWatcher) *transcript.Reader { return transcript.New(folders) }
+func NewTranscripts(folders ports.FolderWatcher, log *slog.Logger) *transcript.Reader {
+	return transcript.New(folders, transcript.WithLog(log))
+}
 
 // NewFolderWatcher watches folders with fsnotify (polling fallback).
 func NewFolderWatcher() *fswatch.Folder { return fswatch.NewFolder() }

@@ -93,6 +93,9 @@ type Refusal struct {
 	// is that receipt's own reason text. Both "" otherwise.
 	Status       string
 	StatusReason string
+	// Suggestions are the names of live sessions close to a mistyped
+	// address (not_live), closest first; never acted on.
+	Suggestions []string
 }
 
 // Candidate names one session that an ambiguous address could mean.

@@ -30,7 +30,8 @@ var ErrBadAddress = errors.New("bad address")
 //
 // Refusals: ReasonNotLive when nothing live matches (the detail says when a
 // stale record matched, that the transcript may still exist, and hints at a
-// too-short or upper-case id prefix); ReasonIdentityMismatch with every
+// too-short or upper-case id prefix; Refusal.Suggestions names the live
+// sessions whose names are close to the address, never picked); ReasonIdentityMismatch with every
 // candidate when the address is ambiguous (a name two live sessions carry
 // names neither: each is reached by its full id or endpoint), when its
 // session id is carried by two live records, when its socket is published
@@ -89,7 +90,7 @@ func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, 
 	}
 	switch len(matches) {
 	case 0:
-		return Entry{}, notLive(entries, address)
+		return Entry{}, notLive(entries, live, address)
 	case 1:
 		return matches[0], nil
 	default:
@@ -223,7 +224,7 @@ func idTwins(id string, twins []Entry, advice string) *Refusal {
 	return r
 }
 
-func notLive(entries []Entry, address string) error {
+func notLive(entries, live []Entry, address string) error {
 	for _, e := range entries {
 		r := e.Record
 		if e.Live() || r.Problem != "" {
@@ -233,7 +234,17 @@ func notLive(entries []Entry, address string) error {
 			return Refuse(ReasonNotLive, "session %s (%q) is not live: %s is %s (%s); its transcript may still exist", r.SessionID, r.Name, r.File, e.Verdict, e.Reason)
 		}
 	}
-	return Refuse(ReasonNotLive, "no live session matches %q%s; if it has ended, its transcript may still exist", address, addressHint(address))
+	near := suggestNames(live, address)
+	if len(near) == 0 {
+		return Refuse(ReasonNotLive, "no live session matches %q%s; if it has ended, its transcript may still exist", address, addressHint(address))
+	}
+	quoted := make([]string, len(near))
+	for i, n := range near {
+		quoted[i] = strconv.Quote(n)
+	}
+	r := Refuse(ReasonNotLive, "no live session matches %q%s; did you mean %s?", address, addressHint(address), strings.Join(quoted, " or "))
+	r.Suggestions = near
+	return r
 }
 
 // addressHint explains why an address that looks like a session-id prefix

@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,6 +102,9 @@ type Config struct {
 	NoticeWindow time.Duration
 	// MaxOutput caps how much of the courier's stdout is kept (default 1 MiB).
 	MaxOutput int
+	// Log hears the courier's start (argv, its endpoint) and exit (status,
+	// how long it ran) at debug level; nil: nothing is logged.
+	Log *slog.Logger
 }
 
 // Transport runs couriers. Build it with New.
@@ -130,6 +134,9 @@ func New(cfg Config) *Transport {
 	}
 	if cfg.MaxOutput <= 0 {
 		cfg.MaxOutput = 1 << 20
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Transport{cfg: cfg}
 }
@@ -169,7 +176,7 @@ func (t *Transport) program() (string, error) {
 	program, err := t.lookProgram()
 	if err != nil {
 		return "", &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
-			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
+			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s; or send with --transport socket, which needs no claude)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
 	}
 	return program, nil
 }
@@ -275,6 +282,8 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 		return nil, &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
 			Detail: fmt.Sprintf("cannot start the courier %s: %v", program, err)}
 	}
+	log := t.cfg.Log.With("pid", cmd.Process.Pid)
+	log.Debug("courier started", "argv", append([]string{program}, t.Args()...), "endpoint", ep.url)
 	go func() {
 		// Nothing outlives the courier: once it has exited, whatever is left
 		// of its group is killed, while it is still unreaped so its pid, the
@@ -283,6 +292,7 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 		c.group.Kill()
 		_ = cmd.Wait()
 		c.group.Close()
+		log.Debug("courier exited", "status", cmd.ProcessState.String(), "ran", time.Since(c.started).Round(time.Millisecond))
 		close(c.exited)
 	}()
 	wctx, stop := context.WithCancel(ctx)

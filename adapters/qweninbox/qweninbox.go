@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"time"
@@ -82,6 +83,9 @@ type Config struct {
 	// sees ("": FromName). Qwen Code flattens it to one line of at most
 	// 200 characters.
 	FromName string
+	// Log hears each post to a session's inbox and each receipt at debug
+	// level (never the token); nil: nothing is logged.
+	Log *slog.Logger
 }
 
 // Transport is the Qwen Code inbox transport. Build it with New.
@@ -99,6 +103,9 @@ func New(cfg Config) *Transport {
 	}
 	if cfg.FromName == "" {
 		cfg.FromName = FromName
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Transport{cfg: cfg}
 }
@@ -222,7 +229,9 @@ func (t *Transport) deliverAwaiting(ctx context.Context, in *Inbox, target domai
 	}
 	auth := authLine(tok)
 	payload := append(auth, t.frame(msg, target, msgID, in.Path(), in.replyToken())...)
-	if err := post(ctx, target.SocketPath(), payload, len(auth)); err != nil {
+	err = post(ctx, target.SocketPath(), payload, len(auth))
+	t.cfg.Log.Debug("inbox post", "socket", target.SocketPath(), "msgId", msgID, "replyInbox", in.Path(), "err", err)
+	if err != nil {
 		return domain.Receipt{}, err
 	}
 	if t.cfg.Window < 0 {
@@ -236,6 +245,7 @@ func (t *Transport) deliverAwaiting(ctx context.Context, in *Inbox, target domai
 			if !r.About(msgID) {
 				continue
 			}
+			t.cfg.Log.Debug("inbox receipt", "msgId", msgID, "status", r.Status)
 			switch r.Status {
 			case "delivered", "held":
 				return domain.Receipt{Transport: Name, Outcome: r.Status, Detail: receiptDetail(msgID, r)}, nil

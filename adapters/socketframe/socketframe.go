@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"runtime"
@@ -49,6 +50,9 @@ type Transport struct {
 	// Timeout bounds one post (connect, write, wait for close) when the
 	// context has no earlier deadline; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Log hears each post's connect and its end at debug level; nil:
+	// nothing is logged.
+	Log *slog.Logger
 }
 
 var _ ports.Transport = (*Transport)(nil)
@@ -189,8 +193,13 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	log := t.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
+	log.Debug("socket connect", "socket", path, "err", err)
 	if err != nil {
 		return fail("connect to %s: %v", err)
 	}
@@ -222,6 +231,7 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	// bounds the wait (a size limit would let a chatty peer that never
 	// closes pass for one that did).
 	replied, err := io.Copy(io.Discard, uc)
+	log.Debug("socket closed by the session", "socket", path, "replied", replied, "err", err)
 	if err != nil {
 		return unknown("the frame was written to %s but the session did not close the connection: %v", err)
 	}

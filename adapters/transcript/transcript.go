@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,7 @@ type Reader struct {
 	// onRead, when set, is told how many bytes each read returned (tests
 	// use it to prove the backward scan stays at the end of the file).
 	onRead func(n int)
+	log    *slog.Logger
 }
 
 var _ ports.Transcripts = (*Reader)(nil)
@@ -90,13 +92,17 @@ func WithChunk(n int) Option { return func(r *Reader) { r.chunk = n } }
 // WithBackLimit sets the backward scan's byte bound (tests).
 func WithBackLimit(n int64) Option { return func(r *Reader) { r.back = n } }
 
+// WithLog logs each confirmation read (path, size, how far it was read,
+// whether the line was found) at debug level.
+func WithLog(l *slog.Logger) Option { return func(r *Reader) { r.log = l } }
+
 // WithReadHook calls f with the size of every read (tests).
 func WithReadHook(f func(n int)) Option { return func(r *Reader) { r.onRead = f } }
 
 // New returns a Reader; watch (may be nil: polling only) tells it when the
 // transcript's folder changes.
 func New(watch ports.FolderWatcher, opts ...Option) *Reader {
-	r := &Reader{watch: watch, poll: DefaultPoll, chunk: ChunkBytes, back: MaxBackBytes, now: time.Now}
+	r := &Reader{watch: watch, poll: DefaultPoll, chunk: ChunkBytes, back: MaxBackBytes, now: time.Now, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -163,6 +169,7 @@ func (r *Reader) WaitEnqueued(ctx context.Context, q ports.EnqueueQuery) (domain
 	st := &follow{path: path, text: q.Text, since: q.Since, sessionID: q.SessionID, mark: q.Mark}
 	for {
 		hit, err := r.check(ctx, st)
+		r.log.Debug("confirmation read", "transcript", path, "readTo", st.offset, "found", hit != nil, "err", err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return domain.Enqueued{}, &notConfirmed{path: path, note: st.note, err: ctx.Err()}

@@ -16,7 +16,8 @@ import (
 	"github.com/peerctl/peerctl/domain"
 )
 
-// Exit codes: one table, documented in the README and in `peerctl --help`.
+// Exit codes: one table (exitCodesHelp), printed by `peerctl help exit-codes`
+// and kept in docs/OUTPUT.md.
 const (
 	exitOK                 = 0
 	exitError              = 1
@@ -73,28 +74,27 @@ const exitCodesHelp = `Exit codes:
   11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time
   12  outcome_unknown     the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
 
-// exitCodesFor is the exit-code table of one command: the heading and the
-// rows of exitCodesHelp for codes, in the table's order. Rows lose their
-// notes about other commands (doctor's help has its own table; whoami's
-// says what its exit 3 means).
-func exitCodesFor(codes ...int) string {
-	lines := strings.Split(exitCodesHelp, "\n")
-	out := []string{lines[0]}
-	for _, line := range lines[1:] {
-		for _, code := range codes {
-			if strings.HasPrefix(line, fmt.Sprintf("  %d  ", code)) {
-				line = strings.TrimSuffix(line, "; doctor found a problem")
-				out = append(out, strings.TrimSuffix(line, "; whoami: not inside a session"))
-			}
-		}
-	}
-	return strings.Join(out, "\n")
+// helpLong is a command's Long help: what it does, in a line, and where
+// the whole story is: its section of docs/COMMANDS.md (section is the
+// anchor after "peerctl-") and the one exit-code table. A test keeps every
+// --help within a screen (TestHelpFitsAScreen).
+func helpLong(what, section string) string {
+	return what + ".\nIn full: docs/COMMANDS.md#peerctl-" + section + "; exit codes: peerctl help exit-codes"
 }
 
-// exitRowAs is one row in the columns of exitCodesHelp, for a command whose
-// code means less than the shared row says (relay's exit 5).
-func exitRowAs(code int, reason domain.Reason, meaning string) string {
-	return fmt.Sprintf("  %d  %-19s  %s", code, reason, meaning)
+// exitCodesTopic is "peerctl help exit-codes": the one place the exit-code
+// table is printed (a cobra help topic: no action, listed under
+// "Additional help topics").
+func exitCodesTopic() *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "The exit codes of every command and the refusal word of each",
+		Long: `Every peerctl command ends with one of these codes; a refusal prints its word first
+("peerctl: not_live: ..."; "reason" in --json). Which command can end with which:
+docs/COMMANDS.md; the same table, as a contract: docs/OUTPUT.md#exit-codes.
+
+` + exitCodesHelp,
+	}
 }
 
 // cli holds one invocation's streams and global flags.
@@ -115,7 +115,9 @@ type cli struct {
 
 	configDir string
 	qwenHome  string
-	debug     bool
+	// debugFlag is --debug's value; debug what it (or $PEERCTL_DEBUG) asks for.
+	debugFlag string
+	debug     debugOn
 	// jsonOut is set by commands with --json so refusals print as JSON too.
 	jsonOut bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
@@ -137,25 +139,16 @@ func (c *cli) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
 		Short: "Find live Claude Code and Qwen Code sessions and deliver a message into one, safely",
-		Long: `peerctl reads the live-session registries of two harnesses: Claude Code's
-(<config dir>/sessions/<pid>.json, where the config dir is --config-dir, else
-$CLAUDE_CONFIG_DIR, else ~/.claude) and Qwen Code's (<qwen home>/sessions/<pid>[-<8hex>].json,
-where the home is --qwen-home, else $QWEN_HOME, else ~/.qwen). It keeps only the records
-that are really live (pid alive, start time matches, same pid namespace), and delivers
-text to one of them through a transport of its harness:
-
-  courier  Claude Code (default): a one-shot "claude -p" limited to ListAgents + SendMessage
-  socket   Claude Code: its documented inbox-socket post (one JSON line)
-  inbox    Qwen Code (default): its Cross-Session Protocol inbox, answered by receipts
-
-Every failure is a clear refusal with a stable word and exit code; peerctl never guesses
-and never writes to the registry. Agents that speak MCP get list, show and send as tools
-from "peerctl mcp" (which runs peerctl-mcp, this program with the MCP server linked in).
-
-` + exitCodesHelp,
+		Long: `peerctl finds the live Claude Code and Qwen Code sessions (never a stale record) and
+delivers a message into one: by the courier (a one-shot "claude -p" whose model is peerctl
+itself, no token spent), the session's inbox socket, or Qwen Code's inbox. Every failure
+is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never
+guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
 		Example: `  peerctl list
   peerctl send build-3f "the API changed, rebase"
-  echo "tests are green" | peerctl send --transport socket 26df9a5b -`,
+  answer=$(peerctl send --await-reply=2m build-3f "which branch are you on?")
+  echo "tests are green" | peerctl send --transport socket 26df9a5b -
+  peerctl doctor`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -164,8 +157,16 @@ from "peerctl mcp" (which runs peerctl-mcp, this program with the MCP server lin
 	root.SetErr(c.stderr)
 	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude; empty is a usage error)")
 	root.PersistentFlags().StringVar(&c.qwenHome, "qwen-home", "", "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)")
-	root.PersistentPreRunE = rejectEmptyPathFlags
-	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := rejectEmptyPathFlags(cmd, args); err != nil {
+			return err
+		}
+		var err error
+		c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv)
+		return err
+	}
+	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)
+	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
@@ -186,10 +187,10 @@ from "peerctl mcp" (which runs peerctl-mcp, this program with the MCP server lin
 	root.InitDefaultHelpCmd()
 	for _, sub := range root.Commands() {
 		if sub.Name() == "help" {
-			sub.Example = "  peerctl help send\n  peerctl help completion"
+			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), exitCodesTopic())
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -313,6 +314,8 @@ type refusalBody struct {
 	Detail     string             `json:"detail"`
 	ExitCode   int                `json:"exitCode"`
 	Candidates []domain.Candidate `json:"candidates,omitempty"`
+	// Suggestions are live names close to a mistyped address (not_live).
+	Suggestions []string `json:"suggestions,omitempty"`
 	// Status and StatusReason are the target's own receipt word and
 	// reason when its receipt refused (Qwen Code: refused, denied, ...).
 	Status       string `json:"status,omitempty"`
@@ -321,7 +324,7 @@ type refusalBody struct {
 
 func (c *cli) printRefusalJSON(r *domain.Refusal) {
 	_ = c.writeJSON(refusalJSON{Refusal: refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates,
-		Status: r.Status, StatusReason: r.StatusReason}})
+		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
 }
 
 // writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:

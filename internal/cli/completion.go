@@ -20,16 +20,7 @@ func (c *cli) completionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script (live session names and ids complete too)",
-		Long: `Print the completion script for your shell. Besides commands and flags, the SESSION
-argument of send and show completes to the names and ids of the LIVE sessions (stale
-records are never offered; send also leaves out what it would refuse: a live session
-without a messaging socket, or one whose name is shared), described by name and working
-directory.
-
-  bash  source <(peerctl completion bash)          # needs bash-completion
-        peerctl completion bash > /etc/bash_completion.d/peerctl
-  zsh   peerctl completion zsh > "${fpath[1]}/_peerctl"   # then restart zsh
-  fish  peerctl completion fish > ~/.config/fish/completions/peerctl.fish`,
+		Long:  helpLong(`Print the completion script for your shell; send and show complete live session names and ids`, "completion"),
 		Example: `  source <(peerctl completion bash)
   peerctl completion zsh > "${fpath[1]}/_peerctl"
   peerctl completion fish | source`,

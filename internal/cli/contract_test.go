@@ -57,7 +57,7 @@ func TestExitCodesDocumentedInSync(t *testing.T) {
 	rows := exitTable(t)
 	for _, r := range domain.Reasons() {
 		code := exitCode(r)
-		assert.Equal(t, r.String(), rows[code][0], "exit code %d in --help names reason %s", code, r)
+		assert.Equal(t, r.String(), rows[code][0], "exit code %d in help exit-codes names reason %s", code, r)
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestExitCodesDocumentedInSync(t *testing.T) {
 			docRows++
 		}
 	}
-	assert.Equal(t, len(rows), docRows, "docs/OUTPUT.md lists as many exit codes as --help")
+	assert.Equal(t, len(rows), docRows, "docs/OUTPUT.md lists as many exit codes as help exit-codes")
 	for code, row := range rows {
 		word := ""
 		if row[0] != "" {

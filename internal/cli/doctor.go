@@ -189,43 +189,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that peerctl can work here (never sends, never spends tokens)",
-		Long: `Check the setup without sending anything and without starting a session:
-
-  claude    the courier program is found (--claude, else $PEERCTL_CLAUDE, else "claude" on
-            PATH), answers --version, its --help defines every flag the courier passes, and
-            one courier run against peerctl's own endpoint, with a turn that sends nothing,
-            reaches it and is offered SendMessage (managed settings that pin another base
-            URL, or a build without SendMessage, fail here); that run is shown on a row of
-            its own, courier, with the tools offered and the start-up time. A Claude Code
-            older than 2.1.328 fails too: 2.1.224's SendMessage refuses every uds: address,
-            so every courier send fails with it
-  registry  the registry folder is readable; records counted per verdict
-  sockets   the folders holding live sessions' sockets are 0700 and ours (group/other write
-            or another owner fails: someone else could plant a socket there)
-  reach     each live session's socket is there, is a socket and its path fits a Unix
-            socket address; one that is not is unreachable (a warning; nothing connects)
-  session   whether this shell runs inside a Claude Code session (its variables, or a live
-            record among this process's parents)
-  qwen      the qwen program (--qwen, else $PEERCTL_QWEN, else "qwen" on PATH) answers
-            --version, and whether its sessions bind a messaging inbox
-            (agents.crossSessionMessaging in <qwen home>/settings.json, else the version's
-            default: on from 0.24.0, off in 0.23.x); live Qwen Code sessions counted. Qwen
-            Code is optional: without qwen the row is skipped, never a problem
-  mcp       the peerctl-mcp that "peerctl mcp" runs (beside peerctl, else on PATH), or that
-            this program serves MCP itself; only peerctl mcp needs it: without it the row is
-            skipped, never a problem (one that cannot run, has no server, or is another
-            build than this peerctl, by its "version --json", is a warning)
-
-No login is needed: the courier's model is peerctl itself. "claude --version", "claude
---help", the courier run, "qwen --version" and "peerctl-mcp version --json" are each
-bounded by 10 s with their whole process group ended afterwards. Problems are printed one per line on stderr. A courier
-that cannot run is a problem (it is the default transport) even though send --transport
-socket, list, show and watch work without claude.
-
-Exit codes:
-  0  no problem (warnings allowed)
-  1  at least one problem (e.g. the courier, the default transport, cannot run)
-  2  usage error (bad flag or argument)`,
+		Long:  helpLong(`Check the setup (courier program, registry, sockets, Qwen Code, peerctl-mcp) without sending`, "doctor"),
 		Example: `  peerctl doctor
   peerctl doctor --json | jq '.problems[]'
   peerctl doctor --claude ~/bin/claude`,

@@ -20,35 +20,20 @@ func (c *cli) endpointCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "endpoint",
 		Short: "Parse or format session endpoints (cc-peer:v1:<pid>:<name>:<socket>)",
-		Long: `An endpoint is the opaque address peerctl publishes for a live session:
-
-  cc-peer:v1:<pid>:<name>:<socket>
-
-In name and socket "%" is written %25 and ":" is written %3A, so any name round-trips.
-
-` + exitCodesFor(exitOK, exitUsage),
+		Long:  helpLong(`Parse or format an endpoint, cc-peer:v1:<pid>:<name>:<socket> (%25 is "%", %3A is ":")`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
-  peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock`,
+  peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock
+  peerctl endpoint parse --json "$(peerctl list --json | jq -r '.[0].endpoint')"`,
 	}
 	var asJSON bool
 	parse := &cobra.Command{
 		Use:   "parse ENDPOINT",
 		Short: "Split an endpoint into pid, name and socket",
-		Long: `Split an endpoint (cc-peer:v1:<pid>:<name>:<socket>) into its parts, unescaping %25 and
-%3A in name and socket. Nothing is read: the session need not exist.
-
-Output, one "key: value" line each (control characters and invalid UTF-8 shown escaped, e.g. \t):
-  endpoint  the canonical endpoint (re-escaped)
-  pid       the session's process id
-  name      the session's name, unescaped
-  socket    the session's inbox socket path, unescaped
-
-With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
-
-` + exitCodesFor(exitOK, exitUsage) + `
-  (2 also when ENDPOINT is malformed: wrong prefix or version, bad pid, bad escape)`,
-		Example: `  peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'`,
-		Args:    exactArgs(1),
+		Long:  helpLong(`Split an endpoint (cc-peer:v1:<pid>:<name>:<socket>) into pid, name and socket; nothing is read`, "endpoint-parse"),
+		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
+  peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'
+  peerctl list --json | jq -r '.[0].endpoint' | xargs peerctl endpoint parse`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ep, err := domain.ParseEndpoint(args[0])
 			if err != nil {
@@ -62,25 +47,7 @@ With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
 	format := &cobra.Command{
 		Use:   "format PID NAME SOCKET",
 		Short: "Build an endpoint from its parts",
-		Long: `Build the endpoint of a session from its pid, name and socket path, escaping "%" as %25,
-":" as %3A, and each byte of a character that is not printable (a newline, an escape, a
-bidi override...) or not UTF-8 as %XX in name and socket, so the endpoint is one printable
-line. Nothing is read: the session need not exist.
-
-Output, by default: the endpoint alone on one line, as "endpoint parse" and "send" take it
-(cc-peer:v1:<pid>:<name>:<socket>).
-
-With --parts, one "key: value" line each, as "endpoint parse" prints them (control
-characters and invalid UTF-8 in name and socket shown escaped, e.g. \t):
-  endpoint  the endpoint built
-  pid       the pid given
-  name      the name given
-  socket    the socket path given
-
-With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
-
-` + exitCodesFor(exitOK, exitUsage) + `
-  (2 also when PID is not a positive number, or NAME or SOCKET is empty)`,
+		Long:  helpLong(`Build an endpoint from a pid, name and socket path, escaping % and : ; nothing is read`, "endpoint-format"),
 		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock
   peerctl endpoint parse "$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)"
   peerctl endpoint format --parts 4652 proj-89 /tmp/cc-socks/4652.sock`,

@@ -34,15 +34,17 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	// alone: reported unread, never the end of the command.
 	qwenHome, qwenErr := qwenregistry.Home(c.qwenHome, c.getenv)
 	cfg := app.Config{ConfigDir: dir, QwenHome: qwenHome, QwenHomeErr: qwenErr, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, Qwen: opts.qwen, InboxWindow: opts.inboxWindow, From: opts.from}
-	logger := fx.NopLogger
-	if c.debug {
-		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
+	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(populate...), fx.NopLogger}
+	if c.debug.fx {
+		fxOpts[2] = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
 	}
 	module := app.Module
 	if opts.readOnly {
 		module = app.ReadModule
+	} else if c.debug.send {
+		fxOpts = append(fxOpts, fx.Replace(debugLogger(c.stderr)))
 	}
-	fxApp := fx.New(module, fx.Supply(cfg), fx.Populate(populate...), logger)
+	fxApp := fx.New(append([]fx.Option{module}, fxOpts...)...)
 	if err := fxApp.Err(); err != nil {
 		return nil, fmt.Errorf("build peerctl: %w", unwrapFx(err))
 	}

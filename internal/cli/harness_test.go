@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/test/fakeqwen"
 	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // qwenHome makes a Qwen Code home whose registry holds one live record for
@@ -31,8 +34,8 @@ func TestListBothHarnesses(t *testing.T) {
 	r := evRun(t, env, nil, "list")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "HARNESS")
-	assert.Regexp(t, `app-3b\s+qwen-code\s+aaaaaaaa-`, r.stdout)
-	assert.Regexp(t, `build-1a\s+claude-code\s+cccccccc-`, r.stdout)
+	assert.Regexp(t, `app-3b\s+qwen-code\s+aaaaaaaa\s`, r.stdout)
+	assert.Regexp(t, `build-1a\s+claude-code\s+cccccccc\s`, r.stdout)
 
 	r = evRun(t, env, nil, "list", "--json", "--harness", "qwen-code")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -78,4 +81,53 @@ func TestSendTransportMustFitTheHarness(t *testing.T) {
 	assert.Contains(t, r.stdout, `"fromMode\":\"prompting\"`)
 	r = evRun(t, env, nil, "send", "--transport", "carrier-pigeon", "app-3b", "hi")
 	assert.Equal(t, exitUsage, r.code)
+}
+
+// TestListFitsEightyColumns: the table shows each session id by its
+// shortest unique prefix of 8+ characters (as git shows commits), so a
+// typical listing fits 80 columns; show and send take that prefix; --wide
+// shows the full ids; --json is unchanged.
+func TestListFitsEightyColumns(t *testing.T) {
+	sock := evSocketDir(t)
+	idA := "26df9a5b-d23c-4223-a45d-b9ec61fda652"
+	idB := "26df9a5b-a8f8-4b1f-b979-950c805fd8b1" // shares 9 characters with idA
+	idQ := "aaaaaaaa-1111-4111-8111-111111111111"
+	a := evLiveRecord(t, testproc.Sleeper(t), idA, "proj-89", "/home/dev/src/shop", sock+"/a.sock")
+	b := evLiveRecord(t, testproc.Sleeper(t), idB, "build-3f", "/home/dev/src/api", sock+"/b.sock")
+	listenAll(t, a, b)
+	qsock := filepath.Join(sock, "q.sock")
+	socktest.Listen(t, qsock, false)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, a, b), "QWEN_HOME": qwenHome(t, idQ, qsock)}
+
+	r := evRun(t, env, nil, "list")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), 80, "%q", line)
+	}
+	for _, short := range []string{"26df9a5b-d ", "26df9a5b-a ", "aaaaaaaa "} {
+		assert.Contains(t, r.stdout, short)
+	}
+	assert.NotContains(t, r.stdout, idA)
+	// --harness keeps one harness but not the others' ids out of the prefix.
+	r = evRun(t, env, nil, "list", "--harness", "claude-code")
+	assert.Contains(t, r.stdout, "26df9a5b-d ")
+	for short, id := range map[string]string{"26df9a5b-d": idA, "26df9a5b-a": idB, "aaaaaaaa": idQ} {
+		s := evRun(t, env, nil, "show", short)
+		require.Equal(t, exitOK, s.code, "show %s: %s", short, s.stderr)
+		assert.Contains(t, s.stdout, id)
+	}
+	d := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "26df9a5b-a", "hi")
+	assert.Equal(t, exitOK, d.code, d.stderr)
+	assert.Contains(t, d.stdout, idB)
+
+	r = evRun(t, env, nil, "list", "--wide")
+	for _, id := range []string{idA, idB, idQ} {
+		assert.Contains(t, r.stdout, id)
+	}
+	r = evRun(t, env, nil, "list", "--all")
+	assert.Contains(t, r.stdout, "26df9a5b-d ")
+	r = evRun(t, env, nil, "list", "--json")
+	var got []sessionJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+	assert.ElementsMatch(t, []string{idA, idB, idQ}, []string{got[0].SessionID, got[1].SessionID, got[2].SessionID})
 }

@@ -58,35 +58,16 @@ func rfc3339(t time.Time) string {
 }
 
 func (c *cli) listCmd() *cobra.Command {
-	var all, asJSON bool
+	var all, asJSON, wide bool
 	var harness string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the live Claude Code and Qwen Code sessions (with --all, every record and its verdict)",
-		Long: `List the live sessions of every harness: Claude Code's registry (<config dir>/sessions)
-and Qwen Code's ($QWEN_HOME/sessions, else ~/.qwen/sessions; --qwen-home). The HARNESS
-column (and "harness" in --json) says which; --harness NAME keeps one.
-
-A record is live when its pid is alive, its procStart equals the process's start time
-(when both are known) and its pidDomain is ours (when present). With --all every record
-(each *.json file; the *.key files beside them are never shown or opened) is shown with
-its verdict: live, stale (pid gone), reused (pid alive, other start time), foreign (other
-pid namespace or machine), misnamed (file is not <pid>.json), headless (kind print,
-bg, daemon or none; or parked), malformed, unreadable, unsupported (a Qwen Code record
-of a newer schemaVersion: skipped, never deleted). See docs/REGISTRY.md.
-
-A Qwen Code record is live when its file name's pid is running with the start ticks of
-its procStart (<boot_id>:<ticks>, this boot) and its pidNs is ours; it is addressable
-when it publishes an ipcPath (cross-session messaging on). See docs/QWEN-CODE-FACTS.md.
-
-A live session is addressable when its record names a socket and a socket is there (checked
-without connecting) whose path fits a Unix socket address; otherwise it is listed as not
-addressable, with the reason ("unaddressable" in --json).
-
-` + exitCodesFor(exitOK, exitError, exitUsage),
+		Long:  helpLong(`List the live Claude Code and Qwen Code sessions (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[].endpoint'
   peerctl list --all
+  peerctl list --wide                # full session ids
   peerctl list --harness qwen-code --json | jq -r '.[].endpoint'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -108,6 +89,7 @@ addressable, with the reason ("unaddressable" in --json).
 			if err != nil {
 				return err
 			}
+			ids := sessionIDs(l.Entries, wide)
 			l.Entries = app.FilterHarness(l.Entries, only...)
 			c.warnUnread(l.Unread)
 			if l.Missing && len(l.Entries) == 0 && (harness == "" || harness == domain.HarnessClaudeCode.String()) {
@@ -120,7 +102,7 @@ addressable, with the reason ("unaddressable" in --json).
 				}
 				err = c.writeJSON(out)
 			} else {
-				err = c.printTable(l, all)
+				err = c.printTable(l, all, ids)
 			}
 			if err == nil && len(l.UnreadIn(only...)) > 0 {
 				// What could be read is printed; the exit says it is not all.
@@ -129,11 +111,28 @@ addressable, with the reason ("unaddressable" in --json).
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "show every record with its verdict and reason")
+	cmd.Flags().BoolVar(&all, "all", false, "show every record (each *.json file) with its verdict and reason; the *.key files beside them are never shown or opened")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
+	cmd.Flags().BoolVar(&wide, "wide", false, "show full session ids (the table shows each id by its shortest unique prefix of 8+ characters, which send and show take)")
 	cmd.Flags().StringVar(&harness, "harness", "", `list one harness only: "claude-code" or "qwen-code" (default: all)`)
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions([]cobra.Completion{domain.HarnessClaudeCode.String(), domain.HarnessQwenCode.String()}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// sessionIDs maps each session id of a listing to what the table shows:
+// with wide the id itself, else its shortest unique prefix among every
+// record read (domain.ShortIDs, computed before --harness keeps one
+// harness, so the prefix also names it alone for send and show).
+func sessionIDs(entries []domain.Entry, wide bool) map[string]string {
+	ids := make(map[string]string, len(entries))
+	short := domain.ShortIDs(entries)
+	for i, e := range entries {
+		ids[e.Record.SessionID] = e.Record.SessionID
+		if !wide {
+			ids[e.Record.SessionID] = short[i]
+		}
+	}
+	return ids
 }
 
 // errPartial ends a command with exit code 1 after it printed what it
@@ -149,7 +148,9 @@ func (c *cli) warnUnread(us []ports.Unread) {
 	}
 }
 
-func (c *cli) printTable(l app.Listing, all bool) error {
+// printTable prints a listing for people; ids maps each session id to the
+// form shown (sessionIDs).
+func (c *cli) printTable(l app.Listing, all bool, ids map[string]string) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	if all {
 		fmt.Fprintln(tw, "VERDICT\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
@@ -158,7 +159,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 			if e.Live() && !e.Addressable {
 				reason = "not addressable: " + e.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cut(cell(e.Record.Name), widthName), cut(cell(e.Record.SessionID), widthID),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cut(cell(e.Record.Name), widthName), cut(cell(ids[e.Record.SessionID]), widthID),
 				e.Record.PID, cut(cell(e.Record.File), widthName), cut(cell(reason), widthText))
 		}
 		return tw.Flush()
@@ -171,7 +172,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 		if !e.Addressable {
 			status += " (not addressable)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cut(cell(r.Name), widthName), r.Harness, cut(cell(r.SessionID), widthID), r.PID, status, age(now, r.StartedAt), cut(cell(r.Cwd), widthText))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cut(cell(r.Name), widthName), r.Harness, cut(cell(ids[r.SessionID]), widthID), r.PID, status, age(now, r.StartedAt), cut(cell(r.Cwd), widthText))
 	}
 	return tw.Flush()
 }

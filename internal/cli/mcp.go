@@ -272,49 +272,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the Model Context Protocol on stdin/stdout: list, show and send as tools",
-		Long: `Serve the Model Context Protocol (MCP) over stdio, so any agent that speaks MCP (Claude Code,
-Codex, Gemini CLI, Cursor, ...) can list the live Claude Code and Qwen Code sessions and
-message them. The client starts "peerctl mcp" and talks JSON-RPC on its stdin and stdout;
-peerctl's own messages go to stderr. Tools:
-
-  list_sessions  {all?, harness?}        the objects of "list --json", under "sessions";
-                                         harness is "claude-code" or "qwen-code"
-  show_session   {session}               the object of "show --json"
-  send_message   {to, text, transport?, await_reply_seconds?}
-                                         the receipt of "send --json"; transport is
-                                         "courier" or "socket" (Claude Code), "inbox"
-                                         (Qwen Code), default the target harness's own;
-                                         await_reply_seconds > 0 (at most 3600) waits for
-                                         the target's reply as send --await-reply does:
-                                         the receipt gains "reply", and no reply in time
-                                         is an error result starting with "no_reply"
-
-Every result is JSON text and the same value as structured content (docs/OUTPUT.md). A
-refusal is an error result (isError) whose text starts with the reason word, e.g.
-"not_live: ...", "identity_mismatch: ..."; bad arguments are error results too, and the
-server keeps serving. A stdin line that is not a request it can serve (not JSON, a batch,
-"jsonrpc" not "2.0", an object id, a key given twice, over 1 MiB) gets JSON-RPC's error
-(-32700 or -32600) and the server goes on; ids come back exactly as written, and a call the
-client cancels (notifications/cancelled) is stopped and not answered. At most 2
-send_message calls run at once; the others wait their turn (--call-timeout counts from when
-a call runs), and a cancelled one leaves the queue. A send confirms as send does (the target's transcript, or Qwen Code's
-receipt, up to --confirm-timeout). Every call ends within --call-timeout (by default
---timeout plus --confirm-timeout plus 25s); a send_message with await_reply_seconds gets
-that many seconds more. --config-dir and --qwen-home apply to every call; --debug also
-logs the MCP session to stderr. When stdin closes, or on SIGTERM or SIGINT, the server
-ends (exit 0); calls still running are cancelled, a courier's whole process group with
-them.
-
-The server is linked into peerctl-mcp (every peerctl command, plus the MCP SDK), not into
-peerctl: "peerctl mcp" runs "peerctl-mcp mcp" with the same arguments, from beside the
-peerctl file (symlinks resolved), else from PATH (make build and go install ./cmd/... write
-both), and says how to get it when there is none (exit 1). "peerctl doctor" names the one it
-would run.
-
-Add it to Claude Code with:
-  claude mcp add peerctl -- peerctl mcp
-
-` + exitCodesFor(exitOK, exitError, exitUsage),
+		Long:  helpLong(`Serve MCP over stdin/stdout: list_sessions, show_session and send_message as tools`, "mcp"),
 		Example: `  claude mcp add peerctl -- peerctl mcp
   claude mcp add peerctl -- peerctl --config-dir ~/.claude-work mcp --timeout 1m
   codex mcp add peerctl -- peerctl mcp`,
@@ -351,5 +309,5 @@ Add it to Claude Code with:
 // its call).
 func (c *cli) serve(ctx context.Context, tools *mcpTools) error {
 	tools.life = ctx
-	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.stdin, Out: c.stdout, Err: c.stderr, Version: c.version().Version, Debug: c.debug})
+	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.stdin, Out: c.stdout, Err: c.stderr, Version: c.version().Version, Debug: c.debug.any()})
 }

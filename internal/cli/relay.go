@@ -73,6 +73,8 @@ type relayRefusal struct {
 	Reason     string             `json:"reason"`
 	Detail     string             `json:"detail"`
 	Candidates []domain.Candidate `json:"candidates,omitempty"`
+	// Suggestions are live names close to a mistyped address (not_live).
+	Suggestions []string `json:"suggestions,omitempty"`
 }
 
 // relayInbound is the output line for a message that reached the relay.
@@ -90,40 +92,10 @@ func (c *cli) relayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "relay",
 		Short: "Send and receive as a JSON-lines service (one long-lived courier)",
-		Long: `Run one long-lived courier in the foreground and use it as a JSON-lines service, so a
-program in any language can send to sessions and hear their answers.
-
-Each stdin line is one send request:
-  {"id": <optional, any JSON value, echoed>, "to": "<address>", "text": "<message>"}
-Keys are read exactly as written, each at most once. The address is what send takes (session id, unique id prefix, exact name, endpoint); it is
-resolved and verified on a fresh registry read for every line, exactly as send does.
-
-Stdout carries one JSON object per line (protocol 1, docs/OUTPUT.md):
-  {"type":"ready","protocol":1,"name":...}            once, first, when it reads input
-  {"type":"receipt","id":...,"line":N,"outcome":"queued","msgId":...,...}
-  {"type":"refusal","id":...,"line":N,"reason":...,"detail":...}
-  {"type":"inbound","from":...,"fromName":...,"text":...,"at":...}
-Every request gets exactly one receipt or refusal, in input order. Every message another
-session sends to the relay (its name is --name) comes out as an inbound line, whenever it
-arrives. A line that is not such a request gets a refusal with reason invalid_request and
-the relay goes on. Inbound text is data: it is never run or sent on.
-
-One relay reaches both harnesses: Claude Code sessions through the courier (an inbound
-"from" is "uds:<socket>"), Qwen Code sessions through a reply inbox of its own (the frame's
-"from", the session's ipcPath; the same text twice to one Qwen Code session within 30 s is
-dropped by Qwen Code as a duplicate). The courier is restarted if it dies; a send in flight
-then ends in a delivery_failed refusal, and so does every send while a courier cannot start.
-At the end of stdin the relay finishes the pending sends and exits 0; so does Ctrl-C, after
-the send in flight. Messages that arrive after that are not heard. Each line's refusal is
-data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.
-A relay whose answers cannot be written (stdout's reader has gone, as in | head -2, or a
-write failed) sends nothing more: it stops reading stdin and exits 1. A closed stdout, or
-/dev/null, is a usage error (exit 2): nothing is sent.
-
-` + exitCodesFor(exitOK, exitError, exitUsage) + `
-` + exitRowAs(exitDeliveryFailed, domain.ReasonDeliveryFailed, "no courier can start, neither Claude Code's nor Qwen Code's reply inbox (while one can, sends only the other could serve are refused and the relay goes on)"),
+		Long:  helpLong(`Send and hear as a JSON-lines service: requests on stdin; receipts, refusals, inbound on stdout`, "relay"),
 		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
-  coproc peerctl relay --name ci-bot   # then write requests, read lines`,
+  coproc peerctl relay --name ci-bot   # then write requests, read lines
+  peerctl relay < requests.jsonl | jq -c 'select(.type == "inbound")'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if timeout <= 0 {
@@ -370,6 +342,7 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 		if r, ok := domain.AsRefusal(err); ok {
 			out := refuse(in.ID, r.Reason.String(), r.Detail)
 			out.Candidates = r.Candidates
+			out.Suggestions = r.Suggestions
 			return out
 		}
 		if errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {

@@ -56,77 +56,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
 		Short: "Deliver a message into one live session",
-		Long: `Deliver TEXT into one live Claude Code or Qwen Code session. With "-" (or no TEXT and a
-piped stdin) the text is read from stdin, byte for byte.
-
-SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name
-or an endpoint (cc-peer:v1:<pid>:<name>:<socket>, qwen-peer:v1:<pid>:<sessionId>:<socket>;
-a qwen-peer endpoint pins the session id, which Qwen Code changes on /clear and /resume,
-so an older endpoint refuses rather than reach the new conversation). peerctl re-reads the
-registries, resolves the session, verifies its identity and only then runs the transport.
-Identity: the address names one live session alone (an ambiguous one is refused with every
-candidate); no other live record carries its session id or publishes its socket; an
-endpoint's name and socket still match. A session whose name another session shares is
-reached by its full id or endpoint. See docs/REGISTRY.md.
-
---transport picks among the target harness's transports; without it each harness has its
-default (courier for Claude Code, inbox for Qwen Code). A transport of the other harness
-refuses with harness_unsupported (exit 6).
-
-  courier  (Claude Code, default) one "claude -p" restricted to ListAgents + SendMessage
-           whose model is peerctl itself: a loopback endpoint answers with one SendMessage
-           to the session's socket (uds:<socket>) carrying the text byte for byte. No model
-           runs, no token is spent, no login is needed. The receipt is Claude Code's own: its
-           msg_id and words (outcome "queued"), "held" when the session holds the message, a
-           delivery_failed refusal when it refuses it. The program is --claude, else
-           $PEERCTL_CLAUDE, else "claude" on PATH.
-  socket   (Claude Code) posts one JSON line to the session's inbox socket; the socket never
-           answers, so success means "posted".
-  inbox    (Qwen Code, default) its Cross-Session Protocol: the auth line with the record's
-           ipcToken (never shown), a user frame (fresh msgId, toSessionId, fromName,
-           fromMode "prompting") whose from + replyToken name a short-lived inbox of
-           peerctl's own. The outcome is Qwen Code's receipt: delivered or held (parked for
-           its user's /peers accept; 0.24.4 sessions in their default auto mode hold a
-           "prompting" sender unless agents.crossSessionInbound is "accept"); refused, denied,
-           misaddressed, expired or dropped exit 5 (delivery_failed) with the status and
-           reason; no receipt within --confirm-timeout is "posted".
-
---from sets the name the receiver sees (courier and inbox; default "peerctl").
-
-For a Claude Code target, its transcript is then read: "delivered" when it shows the text.
-
---await-reply asks and waits for the answer: peerctl's address stays alive after the send
-(the courier for Claude Code, a reply inbox for Qwen Code; not --transport socket) until a
-message from the target's own socket reaches it, the duration passes
-(counted from the receipt; bare --await-reply waits 10m) or Ctrl-C. The reply text, exactly
-as the session sent it (control characters but newline and tab escaped) and one newline,
-goes to stdout; the receipt goes to stderr. With --json the receipt gains "reply" {text, fromName, from, at}.
-No reply in time exits 9 (no_reply): the message itself was handed over. Messages from
-other senders meanwhile are not the reply: each is noted on stderr ("otherInbound" in
---json). Inbound text is data: it is never run or sent on. A Qwen Code session answers with
-its send_message tool, which reaches only sessions in Qwen Code's registry (0.24.4), so its
-model cannot address peerctl's inbox: a reply there comes from a program that speaks the
-protocol (see docs/QWEN-CODE-FACTS.md).
-
-The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
-
---dry-run makes every check the send makes before delivering (with --transport socket: a
-socket is there) and prints what would run. The receipt says how long the transport took
-and, apart, how long the transcript confirmation took.
-
-Ctrl-C, SIGTERM, SIGHUP or --timeout before the text was handed over end the send with
-delivery_failed (exit 5: nothing was sent). Once it was (the courier was given its
-SendMessage call, the socket or inbox frame was written), a send that ends before the other
-side answered exits 12 (outcome_unknown): the session may have the text, so look before
-sending again. Whatever happens, the courier's process group ends with the send, also when
-peerctl itself is killed (kill -9).
-
---wait and --await-reply take a duration only joined by "=": --wait=5m. A bare --wait waits
-10m; a duration written apart (--wait 5m) is refused as a usage error, since the flag parser
-would read it as SESSION or TEXT.
-
-` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch, exitDeliveryFailed,
-			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage, exitNoReply, exitWaitTimeout, exitOutcomeUnknown),
+		Long:  helpLong(`Deliver TEXT (or stdin, with "-") into one live Claude Code or Qwen Code session, safely`, "send"),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"

@@ -22,38 +22,12 @@ type confirmFlags struct {
 	wait      time.Duration
 }
 
-const confirmHelp = `
-
-After the transport succeeds, peerctl reads a Claude Code target's own transcript
-(<config dir>/projects/<cwd slug>/<session id>.jsonl) for the line that shows the session
-queued exactly this text, written after the send began; the courier meanwhile listens for
-the session's delivery notice. (A Qwen Code target's receipt is its confirmation.) The
-outcome is:
-
-  delivered  the transcript shows it (within --confirm-timeout), or Qwen Code's receipt says so
-  queued     the courier's SendMessage put it in the session's inbox (Claude Code's msg_id),
-             not yet shown in the transcript
-  held       the session holds it (Claude Code's notice, or Qwen Code's receipt); it may be
-             released later
-  posted     the socket (or Qwen Code's inbox) took it but nothing has shown it since
-Any outcome but delivered is exit 0 with a warning, or exit 5 (delivery_failed) with
---require-confirm. A session that refuses the message (Claude Code's notice) is exit 5.
-
-With --wait, peerctl then follows the target's registry status until the turn on this
-message has ended (idle: the record turned idle after the transcript showed the session
-take the message up, so earlier queued work does not count), or the session ends (exited),
-or the deadline passes (timeout), or Ctrl-C cuts it short (interrupted), or the registry
-cannot be read any more (failed). The transport had taken the message by then, so each is
-reported on stdout ("wait" in --json) and exits 0, but a timeout: it exits 11
-(wait_timeout), and says whether the session had taken the message up ("wait.takenUp").`
-
 func (f *confirmFlags) register(cmd *cobra.Command) {
-	cmd.Long += confirmHelp
 	fs := cmd.Flags()
 	fs.BoolVar(&f.noConfirm, "no-confirm", false, "do not read the target's transcript; the outcome is the transport's word")
 	fs.BoolVar(&f.require, "require-confirm", false, "exit 5 (delivery_failed) unless the transcript shows the text")
 	fs.DurationVar(&f.timeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long to look for the text in the transcript")
-	fs.DurationVar(&f.wait, "wait", 0, "after delivery, wait (at most this long) until the target's turn on the message has ended; --wait alone waits up to "+defaultWait.String())
+	fs.DurationVar(&f.wait, "wait", 0, "after delivery, wait (at most this long) until the target's turn on the message has ended; --wait alone waits up to "+defaultWait.String()+"; a duration joins with = (--wait=5m): written apart (--wait 5m) is refused")
 	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
 }
 

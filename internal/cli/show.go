@@ -30,19 +30,7 @@ func (c *cli) showCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
 		Short: "Show everything known about one session",
-		Long: `Show one session: its record's fields, verdict, endpoint, whether its socket exists on
-disk, and its transcript path.
-
-SESSION is a full session id, a unique session-id prefix (6+ characters), an exact name or
-an endpoint (cc-peer:v1:...). A live session whose name another live session carries is
-shown by its full id, unique prefix or endpoint, with a warning saying so (send reaches it
-the same ways); an ambiguous address is refused with its candidates. Otherwise a record matching by id, name, id prefix, pid or file name
-(4652.json) is shown with its verdict: the only match, or the only live one when all
-matched by pid or file name (a live record and a misnamed copy). Other ties (a pid that is
-also another record's name, say) are refused, saying how many records matched: name one by
-its file (see peerctl list --all).
-
-` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch),
+		Long:  helpLong(`Show one session: its record's fields, verdict, endpoint, socket and transcript path`, "show"),
 		Example: `  peerctl show proj-89
   peerctl show 26df9a5b --json
   peerctl show 4652            # by pid, live or not

@@ -48,7 +48,7 @@ func BenchmarkGraph(b *testing.B) {
 				b.Fatal(err)
 			}
 			cfg := app.Config{ConfigDir: cfgDir}
-			tr, err := app.NewTransport(cfg, app.NewCourier(cfg), app.NewSocket(cfg), app.NewInbox(cfg))
+			tr, err := app.NewTransport(cfg, app.NewCourier(cfg, nil), app.NewSocket(cfg, nil), app.NewInbox(cfg, nil))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -86,14 +86,10 @@ func (c *cli) versionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print peerctl's version and the commit it was built from",
-		Long: `Print the module version and, when the binary was built from a checkout, the VCS
-revision, its commit time and whether the tree had local changes (Go build info).
-A binary built without VCS information (go build -buildvcs=false, or outside a checkout)
-says "unknown" for these.
-
-` + exitCodesFor(exitOK, exitUsage),
+		Long:  helpLong(`Print the module version and the commit, commit time and tree state it was built from`, "version"),
 		Example: `  peerctl version
-  peerctl version --json | jq -r .revision`,
+  peerctl version --json | jq -r .revision
+  peerctl --version`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -54,22 +56,11 @@ func (c *cli) watchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream session events: appeared, gone, died, status, renamed",
-		Long: `Watch the registry and print one line per event until interrupted (Ctrl-C, SIGTERM):
-
-  appeared  a live session (at start, every live session, marked initial)
-  gone      its record was removed (a clean exit)
-  died      its process ended but the record stayed (a crash, SIGKILL) or its pid was reused
-  status    idle / busy changed
-  renamed   its name changed
-
-The folder is watched with inotify and each session's process with a pidfd, so nothing is
-polled; where those are unavailable peerctl polls every half second. With --json each
-event is one JSON object per line (fields: docs/CONFIRMATION.md).
-
-Exit 0 when interrupted or when the reader of stdout goes away (peerctl watch | head -1);
-exit 1 when the registry cannot be read (e.g. the sessions folder was replaced by a file).`,
+		Long:  helpLong(`Print one line per session event (appeared, gone, died, status, renamed) until interrupted`, "watch"),
 		Example: `  peerctl watch
-  peerctl watch --json | jq -c 'select(.event == "died")'`,
+  peerctl watch --json | jq -c 'select(.event == "died")'
+  peerctl watch | head -1     # ends when its reader goes away
+  peerctl --qwen-home ~/.qwen-work watch`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
@@ -157,7 +148,23 @@ func writeErr(err error) error {
 	return fmt.Errorf("write event: %w", err)
 }
 
-// eventLine renders one event for people: time, event, name, session, pid, detail.
+// Widths of watch's text columns: a stream cannot be aligned by looking
+// ahead (tabwriter), so each column has a fixed width; a longer name is
+// cut with "…", a longer session id or pid only pushes its line.
+const (
+	watchNameWidth = 16
+	watchIDWidth   = 36 // a UUID, as both harnesses write session ids
+	watchPIDWidth  = 7
+)
+
+// fit cuts s to w runes (cut) and pads it with spaces to w.
+func fit(s string, w int) string {
+	s = cut(s, w)
+	return s + strings.Repeat(" ", w-utf8.RuneCountInString(s))
+}
+
+// eventLine renders one event for people, in columns of fixed width: time,
+// event, name, session, pid, detail.
 func eventLine(ev domain.Event, at time.Time) string {
 	r := ev.Entry.Record
 	var detail string
@@ -179,5 +186,6 @@ func eventLine(ev domain.Event, at time.Time) string {
 	case domain.EventGone:
 		detail = "record " + r.File + " removed"
 	}
-	return fmt.Sprintf("%s  %-8s  %s  session %s  pid %d  %s", at.Format("15:04:05.000"), ev.Kind, cell(r.Name), cell(r.SessionID), r.PID, cell(detail))
+	return fmt.Sprintf("%s  %-8s  %s  session %-*s  pid %-*d  %s", at.Format("15:04:05.000"), ev.Kind, fit(cell(r.Name), watchNameWidth),
+		watchIDWidth, cell(r.SessionID), watchPIDWidth, r.PID, cell(detail))
 }

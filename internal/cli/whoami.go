@@ -22,20 +22,7 @@ func (c *cli) whoamiCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "whoami",
 		Short: "Show the Claude Code session this shell runs inside",
-		Long: `Show the live Claude Code session this command runs inside: its id, name, pid and
-endpoint. Run it from a session's Bash tool, a "!" shell-mode command, or a hook.
-
-The session is found on a fresh registry read by, in order:
-  socket-env  $` + app.SocketEnv + ` (set by Claude Code in the shells it starts)
-              equals a live record's messagingSocketPath;
-  ancestor    a live record's pid is this process or one of its parents (read from
-              /proc on Linux, sysctl on macOS, a process snapshot on Windows).
-
-Outside any session it refuses with not_live ("not inside a Claude Code session"), exit 3.
-The parent walk stops after 128 steps; a walk cut off there refuses likewise, saying
-"stopped after 128 parents".
-
-` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive),
+		Long:  helpLong(`Show the live Claude Code session this command runs inside (its id, name, pid, endpoint)`, "whoami"),
 		Example: `  peerctl whoami
   peerctl whoami --json | jq -r .endpoint
   peerctl send other-session "review $(peerctl whoami --json | jq -r .name)'s branch"`,
