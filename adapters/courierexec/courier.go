@@ -31,7 +31,7 @@
 //   - the child runs in its own process group; on time-out, cancel or
 //     Close the whole group gets SIGTERM, then SIGKILL after a grace
 //     period, and once the courier exits whatever is left of its group is
-//     killed (internal/procgroup; a Job Object on Windows, where
+//     killed (adapters/procgroup; a Job Object on Windows, where
 //     time-out and cancel end the job at once).
 package courierexec
 
@@ -51,7 +51,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/procgroup"
+	"github.com/peerctl/peerctl/adapters/procgroup"
 )
 
 // Name is this transport's name.

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peerctl/peerctl/internal/procgroup"
+	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 

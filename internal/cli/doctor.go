@@ -15,7 +15,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/qwencli"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/procgroup"
+	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
