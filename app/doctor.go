@@ -78,7 +78,7 @@ type Report struct {
 // ClaudeCheck is the courier program's probe.
 type ClaudeCheck struct {
 	Health Health
-	ports.HarnessProbe
+	ports.ProgramProbe
 }
 
 // RegistryCheck is the registry folder's state. Counts has every verdict
@@ -122,17 +122,17 @@ type SessionCheck struct {
 const noClaudeNeeded = "send --transport socket, list, show and watch do not need claude"
 
 // Doctor checks that peerctl can work here, without sending anything or
-// starting a session: the harness probe (see ports.Harness: the program,
+// starting a session: the harness probe (see ports.ProgramProber: the program,
 // its flags, and one courier run that sends nothing), one registry read,
 // the socket folders of live records, and whether env runs inside a Claude
 // Code session. No login is needed anywhere. It does not fail;
 // problems are in the Report. A courier that cannot run is a problem: it
 // is the default transport.
-func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports.Processes, env DoctorEnv) Report {
+func (s *Service) Doctor(ctx context.Context, harness ports.ProgramProber, procs ports.Processes, env DoctorEnv) Report {
 	var r Report
 
 	probe := harness.Probe(ctx)
-	r.Claude = ClaudeCheck{HarnessProbe: probe}
+	r.Claude = ClaudeCheck{ProgramProbe: probe}
 	switch {
 	case probe.Err != nil && probe.Path == "":
 		r.Claude.Health = HealthFail

@@ -73,8 +73,8 @@ var Module = fx.Module("peerctl",
 		NewInbox,
 		NewTransport,
 		NewService,
-		NewHarness,
-		NewQwenHarness,
+		NewProgramProber,
+		NewQwenProber,
 		NewProcesses,
 		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
 		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
@@ -289,12 +289,12 @@ func (w *Watcher) stop(ctx context.Context) error {
 	}
 }
 
-// NewHarness exposes the courier's program probe (for `peerctl doctor`).
-func NewHarness(courier *courierexec.Transport) ports.Harness { return courier }
+// NewProgramProber exposes the courier's program probe (for `peerctl doctor`).
+func NewProgramProber(courier *courierexec.Transport) ports.ProgramProber { return courier }
 
-// NewQwenHarness probes the qwen program (cfg.Qwen, else "qwen" on PATH)
+// NewQwenProber probes the qwen program (cfg.Qwen, else "qwen" on PATH)
 // for `peerctl doctor`.
-func NewQwenHarness(cfg Config) ports.QwenHarness {
+func NewQwenProber(cfg Config) ports.QwenProber {
 	return &qwencli.Prober{Program: cfg.Qwen, Home: cfg.QwenHome}
 }
 

@@ -26,7 +26,7 @@ type QwenCheck struct {
 // QwenDoctor probes Qwen Code and reads its part of the registries. A
 // warning is added to r when qwen runs but messaging is off, or when a
 // live Qwen Code session cannot receive messages.
-func (s *Service) QwenDoctor(ctx context.Context, q ports.QwenHarness, r *Report) QwenCheck {
+func (s *Service) QwenDoctor(ctx context.Context, q ports.QwenProber, r *Report) QwenCheck {
 	c := QwenCheck{QwenProbe: q.ProbeQwen(ctx)}
 	l, err := s.Read(ctx)
 	if err == nil {

@@ -39,7 +39,7 @@ type Prober struct {
 	Home    string // Qwen Code's home (settings.json lives there)
 }
 
-var _ ports.QwenHarness = (*Prober)(nil)
+var _ ports.QwenProber = (*Prober)(nil)
 
 // ProbeQwen finds the program, runs `<program> --version` (bounded, its
 // process group killed after) and decides Messaging.

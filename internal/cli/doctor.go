@@ -233,8 +233,8 @@ Exit codes:
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
 			var (
-				harness ports.Harness
-				qh      ports.QwenHarness
+				harness ports.ProgramProber
+				qh      ports.QwenProber
 				procs   ports.Processes
 			)
 			if qwen == "" {
@@ -300,7 +300,7 @@ func doctorToJSON(r app.Report) doctorJSON {
 	if j.Warnings == nil {
 		j.Warnings = []string{}
 	}
-	p := r.Claude.HarnessProbe
+	p := r.Claude.ProgramProbe
 	j.Claude = doctorClaudeJSON{Health: r.Claude.Health.String(), Program: p.Program, Path: p.Path, Version: p.Version, Flags: []flagJSON{}}
 	if p.Err != nil {
 		j.Claude.Error = p.Err.Error()
