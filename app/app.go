@@ -22,7 +22,7 @@ type Service struct {
 	live      ports.Liveness
 	transport ports.Transport
 	configDir string
-	qwenHome  string
+	harnesses Harnesses
 	now       func() time.Time
 
 	// Optional ports (see Option): without them Send does not confirm
@@ -34,8 +34,10 @@ type Service struct {
 	couriers ports.Couriers
 }
 
-// New builds a Service. configDir is Claude Code's config dir (used for
-// transcript paths); it may be empty. Options add the optional ports.
+// New builds a Service over composed ports (those of every harness: see
+// Harnesses and WithHarnesses). configDir is where transcripts are looked
+// for when no harness plug-in says (domain.TranscriptPath); it may be
+// empty. Options add the optional ports.
 func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, configDir string, opts ...Option) *Service {
 	s := &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now}
 	for _, o := range opts {
@@ -46,10 +48,15 @@ func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, con
 
 // Listing is the classified content of one registry read.
 type Listing struct {
-	// Dir is the registry folder read; Missing is true when it does not exist.
-	Dir     string
-	Missing bool
-	// Also names the other harnesses' registry folders read (Qwen Code's).
+	// Dir is the primary harness's registry folder; Missing is true when
+	// it does not exist. Home is that harness's home (its folder, and the
+	// flag and variable naming it: empty without plug-ins) and DirHarness
+	// the harness.
+	Dir        string
+	Missing    bool
+	Home       ports.Home
+	DirHarness domain.Harness
+	// Also names the other harnesses' registry folders read.
 	Also []string
 	// Entries holds one entry per record, ordered by pid then file name.
 	Entries []domain.Entry
@@ -71,7 +78,7 @@ func (l Listing) Live() []domain.Entry {
 func (s *Service) Read(ctx context.Context) (Listing, error) {
 	snap, err := s.reg.Read(ctx)
 	if err != nil {
-		return Listing{Dir: snap.Dir}, err
+		return Listing{Dir: snap.Dir, Home: s.home()}, err
 	}
 	return s.classify(snap), nil
 }
@@ -123,7 +130,10 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Home: s.home(), Entries: make([]domain.Entry, len(snap.Records))}
+	if len(s.harnesses) > 0 {
+		l.DirHarness = s.harnesses[0].Kind()
+	}
 	for i, rec := range snap.Records {
 		var lv domain.Liveness
 		if rec.Problem == "" || rec.ProblemVerdict == domain.VerdictMisnamed {
@@ -170,6 +180,9 @@ type Detail struct {
 	// Transcript is the transcript path ("" when unknown) and whether it exists.
 	Transcript       string
 	TranscriptExists bool
+	// Notes are what its harness says a person should know about a live,
+	// addressable session (ports.Harness.Notes).
+	Notes []string
 	// Warnings are notes about the session as addressed, e.g. that its name
 	// is carried by another live session (address it by full id or
 	// endpoint) or its socket published by another record (sending to it is
@@ -223,10 +236,14 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 }
 
 // noteMissing adds to a not_live refusal that the registry folder itself
-// does not exist (a wrong CLAUDE_CONFIG_DIR is the usual cause).
+// does not exist (a wrong home, say $CLAUDE_CONFIG_DIR, is the usual
+// cause: the note names the flag and variable that set it).
 func noteMissing(l Listing, err error) error {
 	if r, ok := domain.AsRefusal(err); ok && l.Missing && r.Reason == domain.ReasonNotLive {
-		r.Detail += "; the registry folder " + l.Dir + " does not exist (check --config-dir or CLAUDE_CONFIG_DIR)"
+		r.Detail += "; the registry folder " + l.Dir + " does not exist"
+		if l.Home.Flag != "" {
+			r.Detail += " (check --" + l.Home.Flag + " or " + l.Home.Env + ")"
+		}
 	}
 	return err
 }
@@ -284,6 +301,9 @@ func (s *Service) detail(e domain.Entry) Detail {
 		default:
 			d.SocketOnDisk, d.SocketNote = domain.Yes, "present"
 		}
+	}
+	if h, ok := s.harnesses.Of(e.Record.Harness); ok && e.Live() && e.Addressable {
+		d.Notes = h.Notes(e.Record)
 	}
 	d.Transcript = s.transcriptOf(e.Record)
 	if d.Transcript != "" {
@@ -378,8 +398,9 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	if req.AwaitReply > 0 {
 		return s.sendAwaiting(ctx, req, msg, res)
 	}
+	rule := s.confirmRule(target)
 	var mark ports.TranscriptMark
-	if target.Harness() == domain.HarnessClaudeCode {
+	if !rule.ByReceipt {
 		mark = s.markTranscript(req, target) // before the transport: see afterDelivery
 	}
 	delivering := s.now()
@@ -394,8 +415,8 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	if err != nil {
 		return res, asDeliveryFailed(err)
 	}
-	if target.Harness() == domain.HarnessQwenCode {
-		return s.qwenConfirm(req, res)
+	if rule.ByReceipt {
+		return s.receiptConfirm(req, res, rule)
 	}
 	return s.afterDelivery(ctx, req, res, mark, heed)
 }

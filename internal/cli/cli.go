@@ -102,9 +102,9 @@ type cli struct {
 	uid        int
 	buildInfo  func() (*debug.BuildInfo, bool)
 
-	configDir string
-	qwenHome  string
-	debug     bool
+	// flags holds the harness plug-ins' flag values by name (harnessFlags).
+	flags map[string]*string
+	debug bool
 	// jsonOut is set by commands with --json so refusals print as JSON too.
 	jsonOut bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
@@ -151,8 +151,7 @@ from "peerctl mcp" (which runs peerctl-mcp, this program with the MCP server lin
 	root.SetIn(c.stdin)
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
-	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude; empty is a usage error)")
-	root.PersistentFlags().StringVar(&c.qwenHome, "qwen-home", "", "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)")
+	c.globalHarnessFlags(root)
 	root.PersistentPreRunE = rejectEmptyPathFlags
 	root.PersistentFlags().BoolVar(&c.debug, "debug", false, "log dependency wiring to stderr")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
@@ -311,12 +310,9 @@ func (c *cli) writeJSON(v any) error {
 type options struct {
 	transport string
 	timeout   time.Duration
-	claude    string
-	// qwen is the qwen program doctor probes.
-	qwen string
-	// inboxWindow is how long the Qwen inbox transport waits for a
-	// receipt (its --confirm-timeout; negative with --no-confirm).
-	inboxWindow time.Duration
+	// receiptWindow is how long a transport waits for the session's
+	// receipt (--confirm-timeout; negative with --no-confirm).
+	receiptWindow time.Duration
 	// readOnly builds app.ReadModule (the registries and liveness only):
 	// for the commands that never deliver, confirm or watch.
 	readOnly bool
@@ -327,8 +323,8 @@ type options struct {
 }
 
 // service builds the fx graph once and returns the Service. Warnings about
-// the config dir go to stderr. extra are further fx.Populate targets (e.g. a
-// *ports.ProgramProber).
+// the harnesses' settings go to stderr. extra are further fx.Populate
+// targets (e.g. a *ports.ProgramProber).
 func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 	var svc *app.Service
 	if _, err := c.graph(opts, append([]any{&svc}, extra...)...); err != nil {

@@ -6,35 +6,16 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
-	"github.com/peerctl/peerctl/adapters/courierexec"
-	"github.com/peerctl/peerctl/adapters/fsregistry"
-	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 )
 
-// graph resolves the config dir (warnings to stderr) and builds the fx app,
-// populating the given targets. Commands whose components have a lifecycle
-// (watch) Start and Stop the app; the others only use what was populated.
+// graph builds the fx app from the harness flags and opts, populating the
+// given targets, and prints the harnesses' warnings to stderr (unless
+// opts.quiet). Commands whose components have a lifecycle (watch) Start
+// and Stop the app; the others only use what was populated.
 func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
-	dir, warnings, err := fsregistry.ConfigDir(c.configDir, c.getenv)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warnings {
-		if opts.quiet {
-			break
-		}
-		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", w)
-	}
-	claude := opts.claude
-	if claude == "" {
-		claude = c.getenv(courierexec.ProgramEnv)
-	}
-	qwenHome, err := qwenregistry.Home(c.qwenHome, c.getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg := app.Config{ConfigDir: dir, QwenHome: qwenHome, Transport: opts.transport, Timeout: opts.timeout, Claude: claude, Qwen: opts.qwen, InboxWindow: opts.inboxWindow, From: opts.from}
+	cfg := app.Config{Flags: c.flagValues(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
+		ReceiptWindow: opts.receiptWindow, From: opts.from}
 	logger := fx.NopLogger
 	if c.debug {
 		logger = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
@@ -43,9 +24,17 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	if opts.readOnly {
 		module = app.ReadModule
 	}
-	fxApp := fx.New(module, fx.Supply(cfg), fx.Populate(populate...), logger)
+	var hs app.Harnesses
+	fxApp := fx.New(module, fx.Supply(cfg), fx.Populate(append(populate, &hs)...), logger)
 	if err := fxApp.Err(); err != nil {
 		return nil, fmt.Errorf("build peerctl: %w", unwrapFx(err))
+	}
+	for _, h := range hs {
+		for _, w := range h.Warnings() {
+			if !opts.quiet {
+				fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", w)
+			}
+		}
 	}
 	return fxApp, nil
 }

@@ -88,7 +88,6 @@ func (c *cli) relayCmd() *cobra.Command {
 	var (
 		name    string
 		timeout time.Duration
-		claude  string
 	)
 	cmd := &cobra.Command{
 		Use:   "relay",
@@ -134,7 +133,7 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 			}
 			c.started()
 			var relay *app.Relay
-			fxApp, err := c.graph(options{transport: app.TransportCourier, timeout: timeout, claude: claude, from: name}, &relay)
+			fxApp, err := c.graph(options{timeout: timeout, from: name}, &relay)
 			if err != nil {
 				return err
 			}
@@ -147,7 +146,7 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 	f := cmd.Flags()
 	f.StringVar(&name, "name", "", `the relay's display name, seen by receivers (default "peerctl")`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for one send (e.g. 3s, 1m)")
-	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	c.harnessFlags(cmd)
 	return cmd
 }
 
