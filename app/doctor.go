@@ -45,7 +45,7 @@ type Report struct {
 	// plug-in order.
 	Harnesses []ports.DoctorRow
 	Registry  RegistryCheck
-	Sockets  []SocketDirCheck
+	Sockets   []SocketDirCheck
 	// Reach lists the live sessions publishing a socket that nothing can
 	// connect to (too long a path, absent, not a socket): each is a Warn.
 	// Reachable counts the others.

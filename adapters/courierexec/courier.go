@@ -50,8 +50,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/adapters/procgroup"
+	"github.com/peerctl/peerctl/domain"
 )
 
 // Name is this transport's name.
