@@ -346,8 +346,9 @@ type SendResult struct {
 	// Elapsed runs from Started to the end of the confirmation (the fresh
 	// read, resolve, the transport, the transcript confirmation; not
 	// --wait). TransportElapsed is the transport's Deliver alone (a socket
-	// post, a courier run); ConfirmElapsed is the transcript confirmation
-	// alone (0 when none was read).
+	// post, a courier run; with AwaitReply the courier's start and send, in
+	// a Relay the send on its courier); ConfirmElapsed is the transcript
+	// confirmation alone (0 when none was read).
 	Elapsed          time.Duration
 	TransportElapsed time.Duration
 	ConfirmElapsed   time.Duration

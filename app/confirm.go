@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -227,12 +229,16 @@ type waitFor struct {
 // written only after the turns queued ahead of it. The wait ends on a
 // record whose status is idle and whose statusUpdatedAt (epoch ms, Claude
 // Code 2.1.328) is later than that line: a session busy with earlier work
-// when the send began cannot end the wait with the end of that work.
+// when the send began cannot end the wait with the end of that work. It
+// re-reads on every change of the registry folders and of the
+// transcript's folder: Claude Code writes its transcript in batches, so
+// the take-up line may reach the file after the record already says idle.
 //
 // Without one (fallback) it ends on idle after an observed transition
 // into busy after the send began: a busy record whose status changed
-// after the send began, busy seen after idle, or an idle record rewritten
-// after the idle seen before (a turn between two reads). A record
+// after the send began, or busy since the record read before
+// (domain.StatusesBetween: seen, or an idle whose statusUpdatedAt moved,
+// a turn between two reads). A record
 // rewritten idle after the send began counts alone only when the target
 // was not busy before the send. The note says the take-up was not
 // checked: with several messages queued ahead, the first turn that began
@@ -241,8 +247,12 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	start := s.now()
 	defer func() {
 		c.WaitElapsed = s.now().Sub(start)
-		if w.path == "" && c.WaitEnd == domain.WaitIdle && c.WaitNote == "" {
+		switch {
+		case w.path != "" || c.WaitNote != "":
+		case c.WaitEnd == domain.WaitIdle:
 			c.WaitNote = "take-up not checked (" + w.fallback + "): ended on the first turn that began after the send"
+		case c.WaitEnd == domain.WaitTimeout:
+			c.WaitNote = "take-up not checked (" + w.fallback + ")"
 		}
 	}()
 	parent := ctx
@@ -263,7 +273,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	c.WaitStatus = target.Status()
 	since := w.since.Truncate(time.Millisecond)
 	busyAfter, first, watching := false, true, false
-	var idleAt time.Time       // the statusUpdatedAt of the last idle seen
+	var last *domain.Record    // the record as read before (nil: not yet)
 	var missingSince time.Time // when the record was first seen missing or torn (zero: it is there)
 	var tick <-chan time.Time
 	for {
@@ -277,9 +287,15 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 			if !watching {
 				watching = true
 				if s.folders != nil {
-					if ch, err := s.folders.Watch(ctx, l.Dir); err == nil {
-						changes = ch
+					// Every registry folder (the target's may be any
+					// harness's), and the transcript's: Claude Code writes
+					// the take-up line in batches, after the record may
+					// already say idle, so that line can be the last change.
+					dirs := append([]string{l.Dir}, l.Also...)
+					if w.path != "" {
+						dirs = append(dirs, filepath.Dir(w.path))
 					}
+					changes = s.watchFolders(ctx, dirs)
 				}
 				if changes == nil || exited == nil {
 					t := time.NewTicker(resyncEvery)
@@ -335,12 +351,16 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 			}
 			c.WaitStatus = e.Record.Status
 			changed := e.Record.StatusTime()
+			// Busy came since the read before: seen there, or in between
+			// (watch's rule, so that both read a record alike).
+			passed := last != nil && slices.Contains(domain.StatusesBetween(*last, e.Record), domain.StatusBusy)
+			last = &e.Record
 			switch e.Record.Status {
 			case domain.StatusBusy:
 				if first {
 					w.busyBefore = true
 				}
-				if !idleAt.IsZero() || changed.After(since) {
+				if passed || changed.After(since) {
 					busyAfter = true
 				}
 			case domain.StatusIdle:
@@ -351,14 +371,13 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 						return
 					}
 				case busyAfter,
-					// Idle again, rewritten since the idle seen before: a
-					// turn began and ended between two reads.
-					!idleAt.IsZero() && changed.After(idleAt),
+					// Idle again with a later statusUpdatedAt: a turn
+					// began and ended between two reads.
+					passed,
 					!w.busyBefore && !changed.Before(since):
 					c.WaitEnd = domain.WaitIdle
 					return
 				}
-				idleAt = changed
 			}
 			first = false
 		}

@@ -71,3 +71,31 @@ func TestSendTimesTransportAndConfirmationApart(t *testing.T) {
 		assert.Zero(t, res.ConfirmElapsed, "no confirmation read")
 	}
 }
+
+// --await-reply and the relay send on a courier of their own: the
+// transport's time is the courier's start and its send (a relay's courier
+// starts with the relay, so its sends are the send alone), not 0.
+func TestCourierSendsTimeTheTransport(t *testing.T) {
+	cfg := t.TempDir()
+	startFake(t, cfg, idA, "proj-89")
+	clock := &stepClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	fc := &fakeCouriers{onStart: func() { clock.advance(800 * time.Millisecond) }, onSend: func() { clock.advance(200 * time.Millisecond) }}
+	svc := app.New(fsregistry.New(fsregistry.SessionsDir(cfg)), procliveness.New(), &cueTransport{outcome: "posted"}, cfg,
+		app.WithClock(clock.now), app.WithCouriers(fc))
+	res, err := svc.Send(context.Background(), app.SendRequest{Address: "proj-89", Text: "hi", AwaitReply: time.Millisecond,
+		ConfirmOptions: app.ConfirmOptions{NoConfirm: true}})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "no reply: %v", err)
+	assert.Equal(t, domain.ReasonNoReply, r.Reason)
+	assert.Equal(t, time.Second, res.TransportElapsed, "the courier's start and send")
+
+	relay, err := app.StartRelay(context.Background(), svc)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = relay.Stop(context.Background()) })
+	res, err = relay.Send(context.Background(), app.SendRequest{Address: "proj-89", Text: "one"})
+	require.NoError(t, err)
+	assert.Equal(t, 200*time.Millisecond, res.TransportElapsed, "the relay's courier's send")
+	res, err = relay.Send(context.Background(), app.SendRequest{Address: "proj-89", Text: "two"})
+	require.NoError(t, err)
+	assert.Equal(t, 200*time.Millisecond, res.TransportElapsed, "the warm courier's send")
+}

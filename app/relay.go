@@ -158,12 +158,13 @@ func (r *Relay) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	delivering := r.svc.now() // the transport: a new courier's start, if one is needed, and the send
 	c, err := r.courierLocked(ctx)
 	if err != nil {
 		return res, err
 	}
 	res.Receipt, err = c.Send(ctx, target, msg)
-	res.Elapsed = r.svc.now().Sub(res.Started)
+	res.Elapsed, res.TransportElapsed = r.svc.now().Sub(res.Started), r.svc.now().Sub(delivering)
 	if err != nil {
 		err = asDeliveryFailed(err)
 		select {

@@ -34,6 +34,8 @@ type fakeCourier struct {
 	sends    atomic.Int32
 	// dieOnSend makes the Send with this number (1-based) die instead of answering.
 	dieOnSend int32
+	// onSend, when set, runs at the start of every Send (a test's clock).
+	onSend func()
 }
 
 var _ ports.Courier = (*fakeCourier)(nil)
@@ -43,6 +45,9 @@ func newFakeCourier(n int) *fakeCourier {
 }
 
 func (f *fakeCourier) Send(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
+	if f.onSend != nil {
+		f.onSend()
+	}
 	k := f.sends.Add(1)
 	if k == f.dieOnSend {
 		f.die()
@@ -75,12 +80,19 @@ type fakeCouriers struct {
 	mu        sync.Mutex
 	started   []*fakeCourier
 	dieOnSend int32 // for the first courier only
+	// onStart and onSend, when set, run as each courier starts and sends
+	// (a test's clock).
+	onStart, onSend func()
 }
 
 func (fc *fakeCouriers) StartCourier(ctx context.Context) (ports.Courier, error) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
+	if fc.onStart != nil {
+		fc.onStart()
+	}
 	c := newFakeCourier(len(fc.started) + 1)
+	c.onSend = fc.onSend
 	if len(fc.started) == 0 {
 		c.dieOnSend = fc.dieOnSend
 	}

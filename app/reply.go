@@ -37,14 +37,17 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	if !rule.ByReceipt {
 		mark = s.markTranscript(req, res.Target)
 	}
+	// The transport's time is the courier's start and its send, as a
+	// plain courier send's Deliver is.
+	delivering := s.now()
 	c, err := couriers.StartCourier(ctx)
 	if err != nil {
-		res.Elapsed = s.now().Sub(res.Started)
+		res.Elapsed, res.TransportElapsed = s.now().Sub(res.Started), s.now().Sub(delivering)
 		return res, asDeliveryFailed(err)
 	}
 	defer func() { _ = c.Close() }()
 	res.Receipt, err = c.Send(ctx, res.Target, msg)
-	res.Elapsed = s.now().Sub(res.Started)
+	res.Elapsed, res.TransportElapsed = s.now().Sub(res.Started), s.now().Sub(delivering)
 	if err != nil {
 		return res, asDeliveryFailed(err)
 	}

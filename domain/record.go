@@ -128,6 +128,33 @@ func MillisToTime(ms int64) (t time.Time, ok bool) {
 	return time.UnixMilli(ms), true
 }
 
+// StatusesBetween returns the statuses a session passed through between
+// two reads of its record, prev then cur, in order, ending with cur's; nil
+// when nothing changed. It is the one rule by which `watch` reports status
+// events and `send --wait` sees a turn, so that every reader agrees on
+// what a record says whenever it happened to read: the record's status
+// and the time it last changed (StatusTime) are the source of truth, not
+// which rewrites a reader caught. A status other than prev's is one
+// change; the same idle or busy with a later statusUpdatedAt means the
+// other status came and went between the two reads (a turn that began and
+// ended, or ended and a new one began), so two changes. Only
+// statusUpdatedAt counts for that: updatedAt changes with any rewrite (a
+// rename), and a record without statusUpdatedAt (Qwen Code) shows only
+// changes of its word.
+func StatusesBetween(prev, cur Record) []Status {
+	switch {
+	case cur.Status != prev.Status:
+		return []Status{cur.Status}
+	case prev.StatusUpdatedAt.IsZero() || !cur.StatusUpdatedAt.After(prev.StatusUpdatedAt):
+		return nil
+	case cur.Status == StatusIdle:
+		return []Status{StatusBusy, StatusIdle}
+	case cur.Status == StatusBusy:
+		return []Status{StatusIdle, StatusBusy}
+	}
+	return nil
+}
+
 // StatusTime is when the record's status last changed: StatusUpdatedAt,
 // or UpdatedAt when the record has no statusUpdatedAt (Claude Code
 // rewrites updatedAt with every status change), or the zero time.

@@ -31,6 +31,9 @@ const (
 	// ReasonNoReply: the message was handed over but no reply from the
 	// target reached the courier before the deadline (send --await-reply).
 	ReasonNoReply
+	// ReasonWaitTimeout: the message was handed over but the target's turn
+	// on it had not ended when the wait's deadline came (send --wait).
+	ReasonWaitTimeout
 )
 
 var reasonWords = map[Reason]string{
@@ -41,12 +44,13 @@ var reasonWords = map[Reason]string{
 	ReasonNotAddressable:     "not_addressable",
 	ReasonInvalidMessage:     "invalid_message",
 	ReasonNoReply:            "no_reply",
+	ReasonWaitTimeout:        "wait_timeout",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout}
 }
 
 // String returns the stable wire word, e.g. "not_live".

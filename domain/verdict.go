@@ -32,9 +32,13 @@ const (
 	// VerdictUnsupported: a record format newer than peerctl reads (a Qwen
 	// Code schemaVersion above 1): skipped, never deleted.
 	VerdictUnsupported
+	// VerdictRemoved: the record is gone, so nothing is left to judge
+	// (`watch`'s gone event only; never a verdict of a record read, and
+	// not in Verdicts).
+	VerdictRemoved
 )
 
-var verdictWords = []string{"unknown", "live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable", "unsupported"}
+var verdictWords = []string{"unknown", "live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable", "unsupported", "removed"}
 
 // String returns the stable word, e.g. "stale".
 func (v Verdict) String() string {

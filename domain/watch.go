@@ -20,7 +20,8 @@ const (
 	// still there (a crash, SIGKILL); or its pid now belongs to another
 	// process (reused).
 	EventDied
-	// EventStatus: a live session's status changed (idle, busy, unknown).
+	// EventStatus: a live session's status changed (idle, busy, unknown);
+	// one event per change StatusesBetween finds between two reads.
 	EventStatus
 	// EventRenamed: a live session's name changed.
 	EventRenamed
@@ -45,7 +46,9 @@ func EventKinds() []EventKind {
 type Event struct {
 	Kind EventKind
 	// Entry is the session as last read; for EventGone, as last seen
-	// before its record went away.
+	// before its record went away, with the verdict VerdictRemoved (a
+	// record that is gone is not live) and a reason giving the verdict it
+	// last had.
 	Entry Entry
 	// PrevName is the name before an EventRenamed.
 	PrevName string
@@ -92,7 +95,7 @@ func (t *Tracker) Update(entries []Entry) []Event {
 		}
 		prev, known := t.seen[key]
 		if known && (prev.entry.Record.SessionID != e.Record.SessionID || prev.entry.Record.PID != e.Record.PID) {
-			out = append(out, Event{Kind: EventGone, Entry: prev.entry})
+			out = append(out, gone(prev.entry, "holds another session now"))
 			delete(t.seen, key)
 			known = false
 		}
@@ -116,15 +119,19 @@ func (t *Tracker) Update(entries []Entry) []Event {
 			if prev.entry.Record.Name != e.Record.Name {
 				out = append(out, Event{Kind: EventRenamed, Entry: e, PrevName: prev.entry.Record.Name})
 			}
-			if prev.entry.Record.Status != e.Record.Status {
-				out = append(out, Event{Kind: EventStatus, Entry: e, PrevStatus: prev.entry.Record.Status})
+			was := prev.entry.Record.Status
+			for _, st := range StatusesBetween(prev.entry.Record, e.Record) {
+				ev := Event{Kind: EventStatus, Entry: e, PrevStatus: was}
+				ev.Entry.Record.Status = st // a status passed through between reads: the rest as read now
+				out = append(out, ev)
+				was = st
 			}
 			t.seen[key] = tracked{entry: e}
 		}
 	}
 	for key, prev := range t.seen {
 		if !present[key] {
-			out = append(out, Event{Kind: EventGone, Entry: prev.entry})
+			out = append(out, gone(prev.entry, "was removed"))
 			delete(t.seen, key)
 		}
 	}
@@ -136,6 +143,19 @@ func (t *Tracker) Update(entries []Entry) []Event {
 		return a.File < b.File
 	})
 	return out
+}
+
+// gone is the EventGone of last, the entry last seen: its verdict is
+// VerdictRemoved, its reason says what happened to the record and the
+// verdict it last had ("record 4652.json was removed; last seen live").
+func gone(last Entry, what string) Event {
+	e := last
+	e.Verdict = VerdictRemoved
+	e.Reason = fmt.Sprintf("record %s %s; last seen %s", last.Record.File, what, last.Verdict)
+	if last.Reason != "" {
+		e.Reason += " (" + last.Reason + ")"
+	}
+	return Event{Kind: EventGone, Entry: e}
 }
 
 // Live returns the entries the tracker holds as live, ordered by pid then file.

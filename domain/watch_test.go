@@ -74,8 +74,32 @@ func TestTrackerEventDetails(t *testing.T) {
 	evs = tr.Update(nil)
 	if assert.Len(t, evs, 1) {
 		assert.Equal(t, "new", evs[0].Entry.Record.Name, "gone carries the entry as last seen")
+		assert.Equal(t, VerdictRemoved, evs[0].Entry.Verdict, "a removed record is not live")
+		assert.Equal(t, "removed", evs[0].Entry.Verdict.String())
+		assert.Equal(t, "record 10.json was removed; last seen live", evs[0].Entry.Reason)
 	}
 	assert.Empty(t, tr.Live())
+
+	// Gone after died: the reason keeps the last verdict and its reason.
+	tr.Update([]Entry{entry(11, "b", "x", StatusIdle, VerdictLive)})
+	dead := entry(11, "b", "x", StatusIdle, VerdictStale)
+	dead.Reason = "pid 11 is not running"
+	tr.Update([]Entry{dead})
+	evs = tr.Update(nil)
+	if assert.Len(t, evs, 1) {
+		assert.Equal(t, VerdictRemoved, evs[0].Entry.Verdict)
+		assert.Equal(t, "record 11.json was removed; last seen stale (pid 11 is not running)", evs[0].Entry.Reason)
+	}
+
+	// A record file that now holds another session: the old one is gone.
+	tr.Update([]Entry{entry(12, "c", "y", StatusIdle, VerdictLive)})
+	evs = tr.Update([]Entry{entry(12, "d", "y", StatusIdle, VerdictLive)})
+	if assert.Len(t, evs, 2) {
+		assert.Equal(t, EventGone, evs[0].Kind)
+		assert.Equal(t, VerdictRemoved, evs[0].Entry.Verdict)
+		assert.Equal(t, "record 12.json holds another session now; last seen live", evs[0].Entry.Reason)
+		assert.Equal(t, EventAppeared, evs[1].Kind)
+	}
 }
 
 func TestClosedSetWords(t *testing.T) {
@@ -108,4 +132,52 @@ func TestEnqueuedAfter(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, EnqueuedAfter(c.at, since), "at %s", c.at)
 	}
+}
+
+// Two watchers that read the same record at different moments report the
+// same status changes: a turn that began and ended between two reads shows
+// in the record's statusUpdatedAt, so the reader that missed the busy
+// rewrite still reports busy then idle. A rewrite that changes only
+// updatedAt (a rename) or a record without statusUpdatedAt adds nothing.
+func TestTrackersAgreeWhateverTheyCaught(t *testing.T) {
+	at := func(ms int64) time.Time { return time.UnixMilli(1796172100000 + ms) }
+	rec := func(st Status, statusMs, updatedMs int64, name string) Entry {
+		e := entry(10, "a", name, st, VerdictLive)
+		e.Record.StatusUpdatedAt, e.Record.UpdatedAt = at(statusMs), at(updatedMs)
+		return e
+	}
+	history := []Entry{
+		rec(StatusIdle, 0, 0, "x"),
+		rec(StatusBusy, 100, 100, "x"),
+		rec(StatusIdle, 200, 200, "x"),
+		rec(StatusBusy, 300, 300, "x"),
+		rec(StatusIdle, 400, 400, "x"),
+		rec(StatusIdle, 400, 500, "y"), // renamed: updatedAt only
+	}
+	statuses := func(reads ...int) []string {
+		var tr Tracker
+		var out []string
+		for _, i := range reads {
+			for _, ev := range tr.Update([]Entry{history[i]}) {
+				switch ev.Kind {
+				case EventStatus:
+					out = append(out, ev.PrevStatus.String()+">"+ev.Entry.Record.Status.String())
+				case EventRenamed:
+					out = append(out, "renamed")
+				}
+			}
+		}
+		return out
+	}
+	want := []string{"idle>busy", "busy>idle", "idle>busy", "busy>idle", "renamed"}
+	assert.Equal(t, want, statuses(0, 1, 2, 3, 4, 5), "every rewrite caught")
+	assert.Equal(t, want, statuses(0, 2, 4, 5), "the busy rewrites missed")
+	assert.Equal(t, want, statuses(0, 1, 2, 4, 5), "one busy missed")
+	assert.ElementsMatch(t, want, statuses(0, 2, 5), "the busy rewrites missed, two turns and a rename read together")
+
+	var tr Tracker
+	plain := entry(11, "b", "q", StatusIdle, VerdictLive) // no statusUpdatedAt (Qwen Code)
+	tr.Update([]Entry{plain})
+	plain.Record.UpdatedAt = at(900)
+	assert.Empty(t, tr.Update([]Entry{plain}), "without statusUpdatedAt only a new word is a change")
 }

@@ -29,6 +29,7 @@ const (
 	exitNotAddressable     = 7
 	exitInvalidMessage     = 8
 	exitNoReply            = 9
+	exitWaitTimeout        = 11
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -48,6 +49,8 @@ func exitCode(r domain.Reason) int {
 		return exitInvalidMessage
 	case domain.ReasonNoReply:
 		return exitNoReply
+	case domain.ReasonWaitTimeout:
+		return exitWaitTimeout
 	default:
 		return exitError
 	}
@@ -63,7 +66,8 @@ const exitCodesHelp = `Exit codes:
   6  harness_unsupported  the session or program cannot do this
   7  not_addressable      live, but the record has no messaging socket, name or id
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
-  9  no_reply             send --await-reply: the message was handed over but no reply came in time`
+  9  no_reply             send --await-reply: the message was handed over but no reply came in time
+  11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time`
 
 // exitCodesFor is the exit-code table of one command: the heading and the
 // rows of exitCodesHelp for codes, in the table's order. Rows lose their
@@ -182,29 +186,42 @@ from "peerctl mcp" (which runs peerctl-mcp, this program with the MCP server lin
 	return root
 }
 
-// rejectUnknownSubcommands makes every command group below root (a command
-// with subcommands and no action of its own, e.g. endpoint) refuse an
-// unknown subcommand as a usage error; without arguments it prints its
-// help. Cobra itself does this for root only: a group would print its help
-// and exit 0.
+// rejectUnknownSubcommands makes root and every command group below it (a
+// command with subcommands and no action of its own, e.g. endpoint)
+// refuse an unknown subcommand as a usage error in one line
+// (unknownSubcommand); a group without arguments prints its help. Left to
+// cobra, a group would print its help and exit 0, and root's error would
+// span lines, which the printing of a usage error escapes.
 func rejectUnknownSubcommands(root *cobra.Command) {
-	for _, cmd := range root.Commands() {
-		rejectUnknownSubcommands(cmd)
-		if !cmd.HasSubCommands() || cmd.Runnable() {
-			continue
-		}
-		cmd.Args = func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return nil
+	root.Args = unknownSubcommand
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+			if !sub.HasSubCommands() || sub.Runnable() {
+				continue
 			}
-			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-			if sugg := cmd.SuggestionsFor(args[0]); len(sugg) > 0 {
-				msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
-			}
-			return usageError{errors.New(msg)}
+			sub.Args = unknownSubcommand
+			sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 		}
-		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
+	walk(root)
+}
+
+// unknownSubcommand refuses any argument of a command that takes only
+// subcommands: `unknown command "lsit" for "peerctl"; did you mean list?`.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which only its message sets
+	}
+	if sugg := cmd.SuggestionsFor(args[0]); len(sugg) > 0 {
+		msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
+	}
+	return usageError{errors.New(msg)}
 }
 
 // commandName is cmd's path without the program name ("endpoint parse"),

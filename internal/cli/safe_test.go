@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
@@ -95,4 +97,31 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 	var out, errs strings.Builder
 	(&cli{stdout: &out, stderr: &errs}).printConfirm(&out, res)
 	assert.Empty(t, errs.String())
+}
+
+// A wait that ran out says whether the message was taken up, in its text
+// line and in the wait_timeout refusal; other endings are no refusal.
+func TestWaitTimeoutSaysTakenUp(t *testing.T) {
+	res := app.SendResult{}
+	res.Outcome, res.WaitEnd, res.WaitStatus = domain.OutcomeDelivered, domain.WaitTimeout, domain.StatusBusy
+	res.WaitElapsed = time.Minute
+	res.TakenUpAt = time.Date(2026, 12, 2, 1, 2, 3, 456e6, time.UTC)
+	var out strings.Builder
+	(&cli{stdout: &out, stderr: &strings.Builder{}}).printConfirm(&out, res)
+	assert.Equal(t, "wait: timeout: taken up at 2026-12-02T01:02:03.456Z; still busy after 1m0s\n", out.String())
+	r := waitTimeout(res)
+	require.NotNil(t, r)
+	assert.Equal(t, domain.ReasonWaitTimeout, r.Reason)
+	assert.Equal(t, "delivered, taken up at 2026-12-02T01:02:03.456Z, but the turn on it had not ended after 1m0s (status busy); it may still end: do not resend it", r.Detail)
+	assert.Equal(t, 11, exitCode(r.Reason))
+
+	out.Reset()
+	res.TakenUpAt = time.Time{}
+	(&cli{stdout: &out, stderr: &strings.Builder{}}).printConfirm(&out, res)
+	assert.Contains(t, out.String(), "wait: timeout: not taken up yet; still busy")
+
+	for _, end := range []domain.WaitEnd{domain.WaitNone, domain.WaitIdle, domain.WaitExited, domain.WaitInterrupted, domain.WaitFailed} {
+		res.WaitEnd = end
+		assert.Nil(t, waitTimeout(res), end.String())
+	}
 }

@@ -38,7 +38,8 @@ type receiptJSON struct {
 	// Reply and OtherInbound are set with --await-reply.
 	Reply        *inboundJSON  `json:"reply,omitempty"`
 	OtherInbound []inboundJSON `json:"otherInbound,omitempty"`
-	// Refusal is set, with ok false, when --await-reply got no reply (no_reply).
+	// Refusal is set, with ok false, when --await-reply got no reply
+	// (no_reply) or the --wait ran out (wait_timeout).
 	Refusal *refusalBody `json:"refusal,omitempty"`
 }
 
@@ -118,7 +119,7 @@ and, apart, how long the transcript confirmation took.
 would read it as SESSION or TEXT.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch, exitDeliveryFailed,
-			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage, exitNoReply),
+			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage, exitNoReply, exitWaitTimeout),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
@@ -180,7 +181,7 @@ would read it as SESSION or TEXT.
 			if err != nil {
 				return err
 			}
-			return c.printReceipt(c.stdout, res, transport, asJSON)
+			return c.printWaited(res, transport, asJSON)
 		},
 	}
 	f := cmd.Flags()

@@ -43,8 +43,9 @@ With --wait, peerctl then follows the target's registry status until the turn on
 message has ended (idle: the record turned idle after the transcript showed the session
 take the message up, so earlier queued work does not count), or the session ends (exited),
 or the deadline passes (timeout), or Ctrl-C cuts it short (interrupted), or the registry
-cannot be read any more (failed). The transport had taken the message by then, so each
-exits 0 and is reported on stdout ("wait" in --json).`
+cannot be read any more (failed). The transport had taken the message by then, so each is
+reported on stdout ("wait" in --json) and exits 0, but a timeout: it exits 11
+(wait_timeout), and says whether the session had taken the message up ("wait.takenUp").`
 
 func (f *confirmFlags) register(cmd *cobra.Command) {
 	cmd.Long += confirmHelp
@@ -108,11 +109,14 @@ type confirmJSON struct {
 }
 
 type waitJSON struct {
-	End       string `json:"end"`    // idle, exited, timeout
+	End       string `json:"end"`    // idle, exited, timeout, interrupted, failed
 	Status    string `json:"status"` // the last status seen: idle, busy, unknown
 	ElapsedMs int64  `json:"elapsedMs"`
 	Note      string `json:"note,omitempty"`
-	TakenUpAt string `json:"takenUpAt,omitempty"` // when the target took the message up, RFC 3339 UTC
+	// TakenUp says whether the transcript showed the target take the
+	// message up; TakenUpAt is when, RFC 3339 UTC.
+	TakenUp   bool   `json:"takenUp"`
+	TakenUpAt string `json:"takenUpAt,omitempty"`
 }
 
 func (out *receiptJSON) fillConfirm(res app.SendResult) {
@@ -128,7 +132,7 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 		out.Wait = &waitJSON{End: res.WaitEnd.String(), Status: res.WaitStatus.String(),
 			ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
 		if !res.TakenUpAt.IsZero() {
-			out.Wait.TakenUpAt = rfc3339(res.TakenUpAt)
+			out.Wait.TakenUp, out.Wait.TakenUpAt = true, rfc3339(res.TakenUpAt)
 		}
 	}
 }
@@ -172,10 +176,51 @@ func (c *cli) printConfirm(w io.Writer, res app.SendResult) {
 		if res.WaitNote != "" {
 			note = "; " + safe(res.WaitNote)
 		}
-		fmt.Fprintf(w, "wait: timeout: still %s after %s%s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
+		fmt.Fprintf(w, "wait: timeout: %s; still %s after %s%s\n", takenUpWords(res), res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
 	case domain.WaitInterrupted:
 		fmt.Fprintf(w, "wait: interrupted: still %s after %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond))
 	case domain.WaitFailed:
 		fmt.Fprintf(w, "wait: failed: still %s after %s; %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), safe(res.WaitNote))
 	}
+}
+
+// takenUpWords says whether the target had taken the message up.
+func takenUpWords(res app.SendResult) string {
+	if res.TakenUpAt.IsZero() {
+		return "not taken up yet"
+	}
+	return "taken up at " + rfc3339(res.TakenUpAt)
+}
+
+// waitTimeout is the wait_timeout refusal of a wait that ran out (nil for
+// any other ending): the message was handed over, the turn had not ended.
+func waitTimeout(res app.SendResult) *domain.Refusal {
+	if res.WaitEnd != domain.WaitTimeout {
+		return nil
+	}
+	return domain.Refuse(domain.ReasonWaitTimeout, "%s, %s, but the turn on it had not ended after %s (status %s); it may still end: do not resend it",
+		res.Outcome, takenUpWords(res), res.WaitElapsed.Round(time.Millisecond), res.WaitStatus)
+}
+
+// printWaited prints a send's receipt; a wait that ran out adds the
+// wait_timeout refusal (stderr, and "refusal" with ok false in JSON) and
+// exits 11.
+func (c *cli) printWaited(res app.SendResult, transport string, asJSON bool) error {
+	r := waitTimeout(res)
+	if r == nil {
+		return c.printReceipt(c.stdout, res, transport, asJSON)
+	}
+	if asJSON {
+		c.warnUnconfirmed(res)
+		out := receiptFor(res)
+		out.OK = false
+		out.Refusal = &refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
+		if err := c.writeJSON(out); err != nil {
+			return err
+		}
+	} else if err := c.printReceipt(c.stdout, res, transport, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
+	return silentError{exitCode(r.Reason)}
 }

@@ -25,6 +25,7 @@ func TestUsageErrors(t *testing.T) {
 		help string
 	}{
 		{[]string{"bogus"}, `unknown command "bogus" for "peerctl"`, "peerctl"},
+		{[]string{"lsit"}, `unknown command "lsit" for "peerctl"; did you mean list?`, "peerctl"},
 		{[]string{"endpoint", "bogus"}, `unknown command "bogus" for "peerctl endpoint"`, "peerctl endpoint"},
 		{[]string{"endpoint", "pars"}, `unknown command "pars" for "peerctl endpoint"; did you mean parse?`, "peerctl endpoint"},
 		{[]string{"show"}, "show needs 1 argument, got 0", "peerctl show"},

@@ -27,7 +27,7 @@ type eventJSON struct {
 	Status         string `json:"status"` // idle, busy, unknown
 	Cwd            string `json:"cwd"`
 	Endpoint       string `json:"endpoint"` // "" when not addressable
-	Verdict        string `json:"verdict"`  // live; stale or reused for died; as last seen for gone
+	Verdict        string `json:"verdict"`  // live; stale or reused for died; removed for gone
 	Reason         string `json:"reason,omitempty"`
 	File           string `json:"file"`
 	Initial        bool   `json:"initial,omitempty"`

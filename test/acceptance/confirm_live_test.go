@@ -7,6 +7,7 @@ package acceptance
 
 import (
 	"encoding/json"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/test/livecc"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 const liveVersion = "2.1.328"
@@ -89,10 +91,21 @@ func TestLiveWatchAppearedDiedGone(t *testing.T) {
 // send --wait on a real session: the wait ends on idle only after the
 // session took the message up (its transcript's peer "user" line), and
 // says when. Without a key the turn fails at once ("Not logged in"), so
-// the whole turn is short.
+// the whole turn is short. Run on a quiet machine and beside two CPU hogs:
+// under load Claude Code writes the take-up line after the record already
+// says idle, and the wait must still see it.
 func TestLiveSendWaitEndsAfterTakeUp(t *testing.T) {
 	bin := livecc.Require(t, liveVersion)
+	for _, hogs := range []int{0, 2} {
+		t.Run(fmt.Sprintf("%d CPU hogs", hogs), func(t *testing.T) {
+			liveSendWaitEndsAfterTakeUp(t, bin, hogs)
+		})
+	}
+}
+
+func liveSendWaitEndsAfterTakeUp(t *testing.T, bin string, hogs int) {
 	s := livecc.Start(t, bin, livecc.Options{NoAPIKey: true, WaitSettled: true})
+	testproc.Hogs(t, hogs)
 	// The runner's bound is above the command's own (30 s to confirm, then
 	// 60 s to wait), so a slow run shows its receipt rather than a kill.
 	r := runPeerctl(t, runOpts{Env: configEnv(t, s.ConfigDir), Timeout: 150 * time.Second}, "send", "--transport", "socket", "--json",

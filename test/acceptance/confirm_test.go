@@ -102,6 +102,7 @@ type receipt struct {
 		Status    string `json:"status"`
 		ElapsedMs int64  `json:"elapsedMs"`
 		Note      string `json:"note"`
+		TakenUp   bool   `json:"takenUp"`
 		TakenUpAt string `json:"takenUpAt"`
 	} `json:"wait"`
 	Refusal *struct {
@@ -186,14 +187,35 @@ func TestSendWaitUntilIdle(t *testing.T) {
 	assert.Equal(t, "idle", got.Wait.End)
 	assert.Equal(t, "idle", got.Wait.Status)
 	assert.NotEmpty(t, got.Wait.TakenUpAt, "the take-up line was found")
+	assert.True(t, got.Wait.TakenUp)
+	assert.True(t, got.OK)
+	assert.Nil(t, got.Refusal)
+}
 
-	// Text form, and a session that never reacts: timeout, still exit 0.
-	cfg2 := t.TempDir()
-	startFakeSession(t, cfg2, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
-	r = runPeerctl(t, runOpts{Env: configEnv(t, cfg2)}, "send", "--transport", "socket", "--wait=700ms", "quiet", "go")
-	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+// A wait that runs out is not success: exit 11 (wait_timeout), the
+// message delivered, and whether it was taken up said in text and JSON.
+func TestSendWaitTimeoutExits11(t *testing.T) {
+	cfg := t.TempDir()
+	startFakeSession(t, cfg, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
+	r := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "send", "--transport", "socket", "--wait=700ms", "quiet", "go")
+	require.Equal(t, 11, r.Code, "stderr: %s", r.Stderr)
 	assert.Contains(t, string(r.Stdout), "delivered: \"quiet\"")
-	assert.Contains(t, string(r.Stdout), "wait: timeout: still idle after")
+	assert.Contains(t, string(r.Stdout), "wait: timeout: not taken up yet; still idle after")
+	assert.Contains(t, string(r.Stderr), "peerctl: wait_timeout: delivered, not taken up yet, but the turn on it had not ended after")
+
+	r = runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "send", "--transport", "socket", "--json", "--wait=700ms", "quiet", "go again")
+	require.Equal(t, 11, r.Code, "stderr: %s", r.Stderr)
+	var got receipt
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	assert.False(t, got.OK)
+	assert.Equal(t, "delivered", got.Outcome, "the message itself was delivered")
+	require.NotNil(t, got.Wait)
+	assert.Equal(t, "timeout", got.Wait.End)
+	assert.False(t, got.Wait.TakenUp)
+	assert.Empty(t, got.Wait.TakenUpAt)
+	require.NotNil(t, got.Refusal)
+	assert.Equal(t, "wait_timeout", got.Refusal.Reason)
+	assert.Equal(t, 11, got.Refusal.ExitCode)
 }
 
 type watchEvent struct {
@@ -300,7 +322,7 @@ func TestWatchJSON(t *testing.T) {
 	early.stop(t)
 	ev = w.next(t, early.pid, "clean exit")
 	assert.Equal(t, "gone", ev.Event)
-	assert.Equal(t, "live", ev.Verdict, "gone carries the last verdict seen before the record went away (documented)")
+	assert.Equal(t, "removed", ev.Verdict, "a record that went away is not live")
 
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)

@@ -1,10 +1,11 @@
 // Package testproc starts the helper processes tests use as the pid of a
 // session record: one that lives until the test ends, one the test can
-// end, and a pid that ran and is gone; and Buffer, to read a running
-// process's output.
+// end, and a pid that ran and is gone; CPU hogs that load the machine as
+// a build beside it would; and Buffer, to read a running process's output.
 package testproc
 
 import (
+	"os"
 	"os/exec"
 	"sync"
 	"testing"
@@ -47,4 +48,28 @@ func DeadPID(t testing.TB) int {
 		t.Fatalf("run true: %v", err)
 	}
 	return cmd.Process.Pid
+}
+
+// Hogs starts n processes that each keep one CPU busy (`yes` writing to
+// nowhere, as `yes >/dev/null &` does) until the test ends: what peerctl
+// must work under, since it runs from hooks while builds and tests load
+// the machine.
+func Hogs(t testing.TB, n int) {
+	t.Helper()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("open %s: %v", os.DevNull, err)
+	}
+	t.Cleanup(func() { _ = null.Close() })
+	for range n {
+		cmd := exec.Command("yes")
+		cmd.Stdout = null // a file: the child writes to it, no copying in this process
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start yes: %v", err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
 }
