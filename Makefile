@@ -1,12 +1,12 @@
-# The test command is `make ci`: it installs what the tests need (tmux, npm, Go modules, the
-# pinned Claude Code and Qwen Code releases), lints, runs every test including the live Claude
-# Code and Qwen Code ones, and
-# runs each fuzz target for a short fixed time.
+# The test command is `make ci`: it installs what the tests need (tmux, npm, gcc for -race, Go
+# modules, the pinned Claude Code and Qwen Code releases), lints, runs every test including the
+# live Claude Code and Qwen Code ones offline, runs each fuzz target for a short fixed time, and
+# builds and checks a snapshot release (check-release).
 # `make test` runs the quick tests only (no tmux or Claude Code needed).
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-go bench-replies lint cross vuln ci deps install-claude fuzz
+.PHONY: build test test-live bench bench-go bench-replies lint cross vuln ci deps install-claude fuzz man release check-release
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -18,9 +18,32 @@ build:
 test:
 	$(GO) test -race ./...
 
-# Live tests start real Claude Code sessions in tmux (no login, no network).
+# Man pages, one per command (cobra's generator, internal/mangen), into build/man; dated
+# with the commit's time so a rebuild of one commit gives the same pages.
+man:
+	SOURCE_DATE_EPOCH="$$(git log -1 --format=%ct 2>/dev/null)" $(GO) run ./internal/mangen build/man
+
+# A snapshot release into dist/ (.goreleaser.yaml): an archive per platform with both programs,
+# LICENSE, README.md and the man pages; checksums.txt; the Homebrew formula. Nothing is published.
+GORELEASER := github.com/goreleaser/goreleaser/v2@v2.17.0
+# goreleaser asks git for the remote's URL and, in a checkout without a remote, names the
+# snapshot "...-none" instead of the commit: the project's URL is given as git configuration.
+release:
+	GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/peerctl/peerctl.git \
+		$(GO) run $(GORELEASER) release --snapshot --clean
+
+# make release, then checks what it made (scripts/check-release.sh).
+check-release:
+	scripts/check-release.sh
+
+# Live tests start real Claude Code and Qwen Code sessions in tmux (no login), offline: OFFLINE
+# runs them in a network namespace with loopback only (scripts/offline.sh; as root, or with
+# unprivileged user namespaces), after `make deps` has downloaded everything.
+# `make test-live OFFLINE=` runs them on the open network instead.
+OFFLINE ?= scripts/offline.sh
+
 test-live:
-	PEERCTL_LIVE=1 $(GO) test -race -count=1 -timeout 30m ./...
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -race -count=1 -timeout 30m ./...
 
 # Whole-command timings against Claude Code's own listing (see the script's header).
 bench:
@@ -34,6 +57,7 @@ lint:
 	$(GO) vet ./...
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
+	shellcheck install.sh scripts/check-release.sh
 
 # go vet, go build, and compile every package's tests without running them, for each
 # GOOS/GOARCH peerctl supports: linux/amd64, linux/arm64, darwin/arm64, darwin/amd64,
@@ -41,7 +65,8 @@ lint:
 cross:
 	scripts/cross.sh
 
-# Installs the test dependencies (tmux and npm when missing, Go modules, Claude Code).
+# Installs the test dependencies (tmux, npm, gcc and ip when missing, Go modules, Claude Code,
+# Qwen Code).
 deps:
 	./scripts/install-test-deps.sh
 
@@ -55,7 +80,7 @@ vuln:
 install-claude:
 	$(GO) run ./test/livecc/cmd/install-claude
 
-ci: deps lint cross test-live fuzz
+ci: deps lint cross test-live fuzz check-release
 
 # Runs every fuzz target for a short fixed budget each (FUZZTIME, default 200000x executions).
 fuzz:

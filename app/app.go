@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +59,9 @@ type Listing struct {
 	DirHarness domain.Harness
 	// Also names the other harnesses' registry folders read.
 	Also []string
+	// Unread lists the harnesses whose registry could not be read; their
+	// sessions are absent from Entries (see UnreadIn).
+	Unread []ports.Unread
 	// Entries holds one entry per record, ordered by pid then file name.
 	Entries []domain.Entry
 }
@@ -73,12 +77,24 @@ func (l Listing) Live() []domain.Entry {
 	return out
 }
 
+// UnreadIn returns the unread registries of the given harnesses (every
+// harness when none is given).
+func (l Listing) UnreadIn(only ...domain.Harness) []ports.Unread {
+	var out []ports.Unread
+	for _, u := range l.Unread {
+		if len(only) == 0 || slices.Contains(only, u.Harness) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // Read reads the registry once and classifies every record. On error the
 // Listing still names the folder (Dir) when the registry said it.
 func (s *Service) Read(ctx context.Context) (Listing, error) {
 	snap, err := s.reg.Read(ctx)
 	if err != nil {
-		return Listing{Dir: snap.Dir, Home: s.home()}, err
+		return Listing{Dir: snap.Dir, Home: s.home(), Unread: snap.Unread}, err
 	}
 	return s.classify(snap), nil
 }
@@ -130,7 +146,7 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Home: s.home(), Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
 	if len(s.harnesses) > 0 {
 		l.DirHarness = s.harnesses[0].Kind()
 	}
@@ -141,6 +157,7 @@ func (s *Service) classify(snap ports.Snapshot) Listing {
 		}
 		l.Entries[i] = domain.Classify(rec, lv)
 	}
+	inspectSockets(l.Entries, os.Geteuid())
 	sort.SliceStable(l.Entries, func(i, j int) bool {
 		a, b := l.Entries[i].Record, l.Entries[j].Record
 		if a.PID != b.PID {
@@ -232,18 +249,29 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	}
 	d := s.detail(entry)
 	d.Warnings = warnings
+	for _, u := range l.Unread {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the %s registry could not be read (%v): a session there carrying this name is not seen", u.Harness, u.Err))
+	}
 	return d, nil
 }
 
 // noteMissing adds to a not_live refusal that the registry folder itself
 // does not exist (a wrong home, say $CLAUDE_CONFIG_DIR, is the usual
-// cause: the note names the flag and variable that set it).
+// cause: the note names the flag and variable that set it), and which
+// harnesses' registries could not be read.
 func noteMissing(l Listing, err error) error {
-	if r, ok := domain.AsRefusal(err); ok && l.Missing && r.Reason == domain.ReasonNotLive {
+	r, ok := domain.AsRefusal(err)
+	if !ok || r.Reason != domain.ReasonNotLive {
+		return err
+	}
+	if l.Missing {
 		r.Detail += "; the registry folder " + l.Dir + " does not exist"
 		if l.Home.Flag != "" {
 			r.Detail += " (check --" + l.Home.Flag + " or " + l.Home.Env + ")"
 		}
+	}
+	for _, u := range l.Unread {
+		r.Detail += fmt.Sprintf("; the %s registry could not be read (%v)", u.Harness, u.Err)
 	}
 	return err
 }
@@ -448,10 +476,30 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 	if err != nil {
 		return msg, domain.Session{}, noteMissing(l, err)
 	}
+	if err := unseenTwin(l, address, target); err != nil {
+		return msg, target, err
+	}
 	if !target.Addressable() {
 		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
 	}
 	return msg, target, nil
+}
+
+// unseenTwin refuses a send by name or id prefix while a harness's
+// registry could not be read: a session there may carry the same name,
+// and the identity rule (the name resolves to that session alone) cannot
+// be checked. A full session id or an endpoint names one session whatever
+// the unread registry holds, so those are sent to.
+func unseenTwin(l Listing, address string, target domain.Session) error {
+	if len(l.Unread) == 0 || address == target.ID() || domain.IsEndpoint(address) {
+		return nil
+	}
+	var unread []string
+	for _, u := range l.Unread {
+		unread = append(unread, fmt.Sprintf("%s (%v)", u.Harness, u.Err))
+	}
+	return domain.Refuse(domain.ReasonIdentityMismatch, "%q resolves to session %s, but the registry of %s could not be read, so a session there carrying the same name cannot be ruled out; use the full session id or endpoint",
+		address, target.ID(), strings.Join(unread, "; "))
 }
 
 // asDeliveryFailed makes a transport's error a refusal: its own, or a

@@ -113,6 +113,10 @@ func (s *Service) Doctor(ctx context.Context, procs ports.Processes, env DoctorE
 	for _, v := range domain.Verdicts() {
 		r.Registry.Counts[v.String()] = 0
 	}
+	if u := l.UnreadIn(l.DirHarness); err == nil && len(u) > 0 {
+		err = u[0].Err // the other harnesses' trouble is their own doctor rows'
+	}
+	r.Registry.Err = err
 	switch {
 	case err != nil:
 		r.Registry.Health = HealthFail

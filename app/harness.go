@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -78,7 +79,10 @@ func (hs Harnesses) Couriers() HarnessCouriers {
 // primary, whose folder the Snapshot names; the others' records follow,
 // and their folders are listed in Snapshot.Also. One resolve/verify rule
 // set then serves every harness (domain.Resolve). A missing folder of
-// another harness costs one failed open.
+// another harness costs one failed open. One harness's trouble is not
+// another's: a registry that cannot be read is listed in Snapshot.Unread
+// and the others are read all the same; the read is an error only when no
+// registry could be read.
 type Registries []ports.Registry
 
 var _ ports.SelectiveRegistry = Registries(nil)
@@ -95,7 +99,10 @@ func (rs Registries) ReadMatching(ctx context.Context, keep func(name string) bo
 }
 
 func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Snapshot, error) {
-	var out ports.Snapshot
+	var (
+		out  ports.Snapshot
+		errs []error
+	)
 	for i, r := range rs {
 		var (
 			snap ports.Snapshot
@@ -111,10 +118,23 @@ func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Sn
 		} else if snap.Dir != "" {
 			out.Also = append(out.Also, snap.Dir)
 		}
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
 		if err != nil {
-			return out, err
+			u := ports.Unread{Dir: snap.Dir, Err: err}
+			if h, ok := r.(ports.HarnessRegistry); ok {
+				u.Harness = h.Harness()
+			}
+			out.Unread = append(out.Unread, u)
+			errs = append(errs, err)
+			continue
 		}
 		out.Records = append(out.Records, snap.Records...)
+		out.Unread = append(out.Unread, snap.Unread...)
+	}
+	if len(errs) == len(rs) && len(errs) > 0 {
+		return out, errors.Join(errs...)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@
 package app
 
 import (
+	"fmt"
 	"io/fs"
 	"syscall"
 )
@@ -13,4 +14,12 @@ func fileOwner(fi fs.FileInfo) (int, bool) {
 		return int(st.Uid), true
 	}
 	return 0, false
+}
+
+// fileID returns what fi is on disk, "<device>:<inode>" ("" when unknown).
+func fileID(fi fs.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%d:%d", uint64(st.Dev), uint64(st.Ino)) //nolint:unconvert // Dev is uint32 on some platforms
+	}
+	return ""
 }

@@ -143,8 +143,8 @@ func (r *Relay) Stats() RelayStats {
 // receipt is the courier's ("queued" with Claude Code's msg_id; for a Qwen
 // Code target its receipt's word with the frame's msgId). Only Address and
 // Text of req are used: a relay does not read transcripts or wait. Every
-// failure is a *domain.Refusal (ReasonDeliveryFailed when the courier died
-// under the send: the text may or may not have been handed over), or
+// failure is a *domain.Refusal (ReasonOutcomeUnknown when the courier died
+// under the send after it had the text, ReasonDeliveryFailed before), or
 // ErrRelayStopped. Sends are serialized, in call order.
 func (r *Relay) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	res := SendResult{Started: r.svc.now()}
@@ -170,7 +170,7 @@ func (r *Relay) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		select {
 		case <-c.Done():
 			if rf, ok := domain.AsRefusal(err); ok {
-				rf.Detail += "; the relay's courier ended during the send (the text may or may not have reached the session) and is restarted"
+				rf.Detail += "; the relay's courier ended during the send and is restarted"
 			}
 		default:
 		}

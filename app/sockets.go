@@ -1,8 +1,11 @@
 package app
 
 import (
+	"fmt"
 	"os"
+	"os/user"
 	"runtime"
+	"strconv"
 
 	"github.com/peerctl/peerctl/domain"
 )
@@ -48,4 +51,39 @@ func markUnreachable(entries []domain.Entry) {
 			entries[i].Addressable, entries[i].Unaddressable = false, why
 		}
 	}
+}
+
+// inspectSockets looks at what every socket the identity rule counts is on
+// disk (the entries live or listed by Claude Code): os.Stat, so a linked
+// folder or a hard link leads to the one file it is. It sets
+// Entry.SocketFile (device and inode), so that two records publishing one
+// socket under two paths are seen as one (domain.Resolve), and turns a live
+// session whose socket another user owns (bound by another uid, in a folder
+// anyone may write) into a not-addressable one naming that owner: a post
+// there would deliver to that user. self is our effective uid (-1: not
+// checked, as on Windows).
+func inspectSockets(entries []domain.Entry, self int) {
+	for i, e := range entries {
+		if (!e.Live() && !e.ClaudeMayList) || e.Record.SocketPath == "" {
+			continue
+		}
+		fi, err := os.Stat(e.Record.SocketPath)
+		if err != nil {
+			continue
+		}
+		entries[i].SocketFile = fileID(fi)
+		if owner, ok := fileOwner(fi); ok && self >= 0 && owner != self && e.Live() && e.Addressable {
+			entries[i].Addressable = false
+			entries[i].Unaddressable = fmt.Sprintf("socket %s is owned by %s, not by you (uid %d): a message there would go to that user", e.Record.SocketPath, userName(owner), self)
+		}
+	}
+}
+
+// userName names uid as "uid 1001 (alice)", or "uid 1001" when the name is
+// unknown.
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
+		return fmt.Sprintf("uid %d (%s)", uid, u.Username)
+	}
+	return fmt.Sprintf("uid %d", uid)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // EndpointPrefix starts every endpoint of protocol version 1.
@@ -17,9 +18,12 @@ var ErrBadEndpoint = errors.New("bad endpoint")
 //
 //	cc-peer:v1:<pid>:<name>:<socket>
 //
-// In name and socket, "%" is written "%25" and ":" is written "%3A" (in that
-// order), so names such as "build:main 50%" round-trip. pid is decimal digits
-// only and fits in uint32. The zero Endpoint is invalid.
+// In name and socket, "%" is written "%25" and ":" is written "%3A", so
+// names such as "build:main 50%" round-trip, and every byte of a character
+// that is not printable (a control character, DEL, a C1 control, a line
+// separator, a bidi override…) or not UTF-8 is written %XX (upper-case
+// hex), so an endpoint is always one line of printable text. pid is
+// decimal digits only and fits in uint32. The zero Endpoint is invalid.
 type Endpoint struct {
 	pid     uint32
 	name    string
@@ -71,8 +75,10 @@ func (e Endpoint) String() string {
 // or qwen-peer:v1: (see EndpointPrefixQwen). It rejects other
 // schemes and versions (e.g. "cc-peer:v2:"), a pid that is not all digits or
 // does not fit uint32 (or is 0), empty parts, a wrong number of parts, and any
-// "%" not followed by "25" or "3A" (so every accepted string round-trips
-// byte for byte). Errors wrap ErrBadEndpoint.
+// part not in the canonical escaped form String writes (a "%" not followed
+// by two upper-case hex digits, an escape String would not write, a
+// character String would escape written raw), so every accepted string
+// round-trips byte for byte. Errors wrap ErrBadEndpoint.
 func ParseEndpoint(s string) (Endpoint, error) {
 	prefix, harness := EndpointPrefix, HarnessClaudeCode
 	switch {
@@ -121,16 +127,41 @@ func parseEndpointBody(prefix, body string) (Endpoint, error) {
 	return NewEndpoint(int(pid), name, socket)
 }
 
+// escapeEndpointPart writes s for an endpoint: "%" as %25, ":" as %3A,
+// and every byte of a rune that is not printable (strconv.IsPrint: control
+// characters, DEL, C1 controls, line and paragraph separators, bidi and
+// other format characters, spaces other than the ASCII space) or not UTF-8
+// as %XX (upper-case hex), so that an endpoint is one line of printable
+// text whatever the name or path holds.
 func escapeEndpointPart(s string) string {
-	if !strings.ContainsAny(s, "%:") {
+	if !strings.ContainsFunc(s, needsEscape) && utf8.ValidString(s) {
 		return s
 	}
-	s = strings.ReplaceAll(s, "%", "%25")
-	return strings.ReplaceAll(s, ":", "%3A")
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || needsEscape(r) {
+			for _, c := range []byte(s[i : i+size]) {
+				fmt.Fprintf(&b, "%%%02X", c)
+			}
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
+func needsEscape(r rune) bool { return r == '%' || r == ':' || !strconv.IsPrint(r) }
+
+// unescapeEndpointPart reverses escapeEndpointPart. It takes %XX with
+// upper-case hex only, and only the canonical form: an escape that
+// escapeEndpointPart would not write (%41 for "A"), or a byte it would
+// escape written raw, is refused, so every accepted part formats back byte
+// for byte.
 func unescapeEndpointPart(s string) (string, error) {
-	if !strings.Contains(s, "%") {
+	if !strings.Contains(s, "%") && escapeEndpointPart(s) == s {
 		return s, nil
 	}
 	var b strings.Builder
@@ -140,17 +171,25 @@ func unescapeEndpointPart(s string) (string, error) {
 			b.WriteByte(s[i])
 			continue
 		}
-		switch {
-		case strings.HasPrefix(s[i:], "%25"):
-			b.WriteByte('%')
-		case strings.HasPrefix(s[i:], "%3A"):
-			b.WriteByte(':')
-		default:
-			return "", fmt.Errorf("escape at byte %d is not %%25 or %%3A", i)
+		if i+2 >= len(s) || !upperHex(s[i+1]) || !upperHex(s[i+2]) {
+			return "", fmt.Errorf("escape at byte %d is not %%XX with upper-case hex digits", i)
 		}
+		v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		b.WriteByte(byte(v))
 		i += 2
 	}
-	return b.String(), nil
+	out := b.String()
+	if canon := escapeEndpointPart(out); canon != s {
+		i := 0
+		for i < len(s) && i < len(canon) && s[i] == canon[i] {
+			i++
+		}
+		if i < len(s) && s[i] == '%' {
+			return "", fmt.Errorf("escape at byte %d is not the canonical form (only %%, : and characters that are not printable are escaped)", i)
+		}
+		return "", fmt.Errorf("byte %d must be written %%XX (characters that are not printable, and bytes that are not UTF-8, are escaped)", i)
+	}
+	return out, nil
 }
 
 // IsEndpoint reports whether address is written as an endpoint of any
@@ -159,3 +198,5 @@ func unescapeEndpointPart(s string) (string, error) {
 func IsEndpoint(address string) bool {
 	return strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:")
 }
+
+func upperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }

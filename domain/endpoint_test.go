@@ -28,6 +28,17 @@ func TestEndpointRoundTrip(t *testing.T) {
 		{"the measured name", 5031, "build:main 50% ünï", "/tmp/cc-socks/5031.sock", "cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock"},
 		{"colon and percent in socket", 7, "n", "/tmp/a:b%c.sock", "cc-peer:v1:7:n:/tmp/a%3Ab%25c.sock"},
 		{"max pid", 4294967295, "n", "/s", "cc-peer:v1:4294967295:n:/s"},
+		// Characters that are not printable leave as %XX of their bytes:
+		// an endpoint is one line of printable text (jq -r prints it as is).
+		{"newline in name", 8, "a\nb", "/s", "cc-peer:v1:8:a%0Ab:/s"},
+		{"escape sequence", 9, "\x1b[31mred\x1b[0m", "/s", "cc-peer:v1:9:%1B[31mred%1B[0m:/s"},
+		{"DEL", 10, "a\x7f", "/s", "cc-peer:v1:10:a%7F:/s"},
+		{"C1 control NEL", 11, "a\u0085b", "/s", "cc-peer:v1:11:a%C2%85b:/s"},
+		{"C1 CSI", 12, "\u009b31m", "/s", "cc-peer:v1:12:%C2%9B31m:/s"},
+		{"bidi override", 13, "abc\u202edcba", "/s", "cc-peer:v1:13:abc%E2%80%AEdcba:/s"},
+		{"line separator", 14, "a\u2028b", "/s", "cc-peer:v1:14:a%E2%80%A8b:/s"},
+		{"not UTF-8", 15, "a\xffb", "/s", "cc-peer:v1:15:a%FFb:/s"},
+		{"tab and NUL in socket", 16, "n", "/tmp/a\tb\x00", "cc-peer:v1:16:n:/tmp/a%09b%00"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,6 +90,12 @@ func TestParseEndpointRejects(t *testing.T) {
 		{"other escape %41", "cc-peer:v1:1:%41:/s", "escape at byte 0"},
 		{"escaped slash %2F", "cc-peer:v1:1:n:%2Fs", "socket"},
 		{"bad escape in socket", "cc-peer:v1:1:n:/s%", "socket"},
+		{"raw newline", "cc-peer:v1:1:a\nb:/s", "byte 1 must be written %XX"},
+		{"raw escape character", "cc-peer:v1:1:\x1b[31m:/s", "byte 0 must be written %XX"},
+		{"raw bidi override", "cc-peer:v1:1:a\u202e:/s", "byte 1 must be written %XX"},
+		{"raw byte not UTF-8", "cc-peer:v1:1:n:/s\xff", "socket: byte 2"},
+		{"escaped printable", "cc-peer:v1:1:%C3%BC:/s", "escape at byte 0 is not the canonical form"},
+		{"lowercase hex of a control", "cc-peer:v1:1:a%0a:/s", "escape at byte 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,6 +27,7 @@ func FuzzEndpointRoundTrip(f *testing.F) {
 		{1, "\xff\xfe", "/tmp/\x00sock"},
 		{4294967295, "名前", `\\.\pipe\x`},
 		{7, "/leading", "%%%"},
+		{8, "a\nb\x1b[2J\u202e\u0085\x7f", "/tmp/\u2028.sock"},
 	}
 	for _, s := range seeds {
 		f.Add(s.pid, s.name, s.socket)
@@ -38,6 +40,8 @@ func FuzzEndpointRoundTrip(f *testing.F) {
 		}
 		s := ep.String()
 		require.True(t, strings.HasPrefix(s, domain.EndpointPrefix), "String() = %q", s)
+		assert.True(t, utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }),
+			"String() = %q holds a character that is not printable", s)
 		back, err := domain.ParseEndpoint(s)
 		require.NoError(t, err, "ParseEndpoint(%q) of NewEndpoint(%d, %q, %q)", s, pid, name, socket)
 		assert.Equal(t, int(pid), back.PID())
@@ -63,6 +67,8 @@ func FuzzParseEndpoint(f *testing.F) {
 		"cc-peer:v1:1:a:%",
 		"cc-peer:v1:1:a:%2",
 		"cc-peer:v1:1:\xff:\x00",
+		"cc-peer:v1:1:a%0Ab%C2%85:%E2%80%AE",
+		"cc-peer:v1:1:%C3%BC:x",
 		"",
 	} {
 		f.Add(s)
@@ -78,8 +84,9 @@ func FuzzParseEndpoint(f *testing.F) {
 		assert.Positive(t, ep.PID())
 		assert.NotEmpty(t, ep.Name())
 		assert.NotEmpty(t, ep.Socket())
-		if utf8.ValidString(s) {
-			assert.True(t, utf8.ValidString(ep.Name()) && utf8.ValidString(ep.Socket()))
-		}
+		// An accepted endpoint is one line of printable text, whatever bytes
+		// its parts hold (those are %XX).
+		assert.True(t, utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }),
+			"accepted endpoint %q holds a character that is not printable", s)
 	})
 }

@@ -34,6 +34,12 @@ const (
 	// ReasonWaitTimeout: the message was handed over but the target's turn
 	// on it had not ended when the wait's deadline came (send --wait).
 	ReasonWaitTimeout
+	// ReasonOutcomeUnknown: the send ended (interrupted, timed out, the
+	// transport died) after the text was handed over and before the other
+	// side acknowledged it: it may or may not have arrived. Sending it
+	// again may deliver it twice. A send that ends before the hand-over is
+	// ReasonDeliveryFailed instead: then nothing was sent.
+	ReasonOutcomeUnknown
 )
 
 var reasonWords = map[Reason]string{
@@ -45,12 +51,13 @@ var reasonWords = map[Reason]string{
 	ReasonInvalidMessage:     "invalid_message",
 	ReasonNoReply:            "no_reply",
 	ReasonWaitTimeout:        "wait_timeout",
+	ReasonOutcomeUnknown:     "outcome_unknown",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown}
 }
 
 // String returns the stable wire word, e.g. "not_live".

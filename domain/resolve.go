@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,9 +33,10 @@ var ErrBadAddress = errors.New("bad address")
 // too-short or upper-case id prefix); ReasonIdentityMismatch with every
 // candidate when the address is ambiguous (a name two live sessions carry
 // names neither: each is reached by its full id or endpoint), when its
-// session id is carried by two live records, when its socket path is
-// published by another record too (compared after filepath.Clean: a post
-// reaches whichever process bound it), or when an endpoint's name or
+// session id is carried by two live records, when its socket is published
+// by another record too (the same path after filepath.Clean, or another
+// path to the same file on disk, Entry.SocketFile: a hard link or a linked
+// folder; a post reaches whichever process bound it), or when an endpoint's name or
 // socket no longer match. A malformed address returns an error wrapping
 // ErrBadAddress.
 func Resolve(entries []Entry, address string) (Session, error) {
@@ -164,12 +166,24 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 	}
 	if sock := e.Record.SocketPath; sock != "" {
 		clean := filepath.Clean(sock)
+		aliased := false
 		if twins := filter(entries, func(o Entry) bool {
-			return (o.Live() || o.ClaudeMayList) && o.Record.SocketPath != "" && filepath.Clean(o.Record.SocketPath) == clean
+			if !(o.Live() || o.ClaudeMayList) || o.Record.SocketPath == "" {
+				return false
+			}
+			if filepath.Clean(o.Record.SocketPath) == clean {
+				return true
+			}
+			same := e.SocketFile != "" && o.SocketFile == e.SocketFile
+			aliased = aliased || same
+			return same
 		}); len(twins) > 1 {
 			what := fmt.Sprintf("socket %q is published by %d live records", sock, len(twins))
 			if n := len(filter(twins, Entry.Live)); n < len(twins) {
 				what = fmt.Sprintf("socket %q is published by %d records (%d we call live; Claude Code's own listing shows the others)", sock, len(twins), n)
+			}
+			if aliased {
+				what += " (under other paths too: " + strings.Join(socketPaths(twins), ", ") + " are one socket, the same file on disk)"
 			}
 			if strict {
 				r := Refuse(ReasonIdentityMismatch, "%s; a post there reaches whichever process bound it, so sending is refused", what)
@@ -189,6 +203,17 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 		return Session{}, nil, err
 	}
 	return s, warnings, nil
+}
+
+// socketPaths lists the socket paths of es, each once, quoted.
+func socketPaths(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		if q := strconv.Quote(e.Record.SocketPath); !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // idTwins refuses a session id that several live records carry.

@@ -129,6 +129,13 @@ func TestResolveRefuses(t *testing.T) {
 			return r
 		}(), domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes})}, "proj-89", domain.ReasonIdentityMismatch, "is published by 2 records (1 we call live; Claude Code's own listing shows the others)", []int{4652, 4800}},
 		{"one socket, by endpoint", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock", domain.ReasonIdentityMismatch, "is published by 2 live records", []int{4652, 4800}},
+		// Another path to the same file on disk (a hard link, a linked
+		// folder): what the path is counts, not its text.
+		{"one socket under two paths", func() []domain.Entry {
+			x, y := a, sameSock("/tmp/linked/4652.sock")
+			x.SocketFile, y.SocketFile = "dev:ino", "dev:ino"
+			return []domain.Entry{x, y}
+		}(), idA, domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records (under other paths too: "/tmp/cc-socks/4652.sock", "/tmp/linked/4652.sock" are one socket`, []int{4652, 4800}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -118,6 +118,12 @@ type Entry struct {
 	// rule counts such a record's name and socket; a pid that could not be
 	// probed counts.
 	ClaudeMayList bool
+	// SocketFile is what the socket path is on disk: an opaque identity of
+	// the file it resolves to (device and inode on Unix), "" when not
+	// looked at or not there. Two entries with the same SocketFile publish
+	// one socket whatever their paths' text (a hard link, a linked
+	// folder), and the identity rule treats them as one socket.
+	SocketFile string
 }
 
 // Live reports whether the entry is a live session.

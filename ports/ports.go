@@ -23,6 +23,25 @@ type Snapshot struct {
 	// Records holds every candidate file, in file-name order. Files that
 	// could not be used carry Record.Problem.
 	Records []domain.Record
+	// Unread lists the harnesses whose registry could not be read at all
+	// (several registries read as one: one harness's trouble is not
+	// another's); their records are absent from Records.
+	Unread []Unread
+}
+
+// Unread is one harness's registry that could not be read.
+type Unread struct {
+	Harness domain.Harness
+	// Dir is the folder ("" when it could not even be located).
+	Dir string
+	Err error
+}
+
+// HarnessRegistry is a Registry that says which harness's registry it
+// reads, so that its failure can be reported as that harness's.
+type HarnessRegistry interface {
+	Registry
+	Harness() domain.Harness
 }
 
 // Registry reads a harness's live-session registry (Claude Code's, Qwen

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Installs what the full test suite needs on a fresh Debian machine: tmux and npm (from Debian's
-# packages, only when missing; needs root or sudo), the Go modules, and the pinned Claude Code and
-# Qwen Code releases (0.24.4, and 0.23.0 whose messaging is off by default) from the npm registry
-# into ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs).
+# Installs what the full test suite needs on a fresh Debian machine: tmux, npm, gcc (`go test
+# -race` needs cgo, so a C compiler), ip (scripts/offline.sh brings loopback up with it), curl
+# (install.sh's test) and shellcheck (make lint) from Debian's packages, only when missing (needs
+# root or sudo); the Go modules; and the pinned Claude Code and Qwen Code releases (0.24.4, and
+# 0.23.0 whose messaging is off by default) from the npm registry into
+# ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs). Everything that needs the network
+# happens here: the live tests then run offline (scripts/offline.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 if ((${#missing[@]})); then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
@@ -17,10 +24,12 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 go mod download
-# The pinned release, the newest one the live tests check the courier and the version matrix
-# on (acceptance.KnownNewestClaudeCode), and 2.1.224 (no socket, no SendMessage to one).
+# The pinned release, the newest one the live tests check the courier and the replies on
+# (acceptance.KnownNewestClaudeCode), 2.1.224 (no socket, no SendMessage to one), and the newest
+# on npm now, recorded for the version matrix (the tests themselves ask no registry).
 go run ./test/livecc/cmd/install-claude
 go run ./test/livecc/cmd/install-claude 2.1.332
 go run ./test/livecc/cmd/install-claude 2.1.224
+go run ./test/livecc/cmd/install-claude newest
 # Qwen Code: the pinned release and 0.23.0 (messaging off by default).
 go run ./test/liveqwen/cmd/install-qwen

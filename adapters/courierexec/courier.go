@@ -32,7 +32,8 @@
 //     Close the whole group gets SIGTERM, then SIGKILL after a grace
 //     period, and once the courier exits whatever is left of its group is
 //     killed (adapters/procgroup; a Job Object on Windows, where
-//     time-out and cancel end the job at once).
+//     time-out and cancel end the job at once); the group also ends when
+//     peerctl dies without ending it (kill -9): its guard kills it.
 package courierexec
 
 import (
@@ -328,8 +329,9 @@ func (c *Courier) Stats() Stats {
 // is returned beside it, and the detail quotes Claude Code's words (the
 // courier stays usable, as it does after an exchange that went wrong at the
 // endpoint: SendMessage not offered, an unexpected request). When ctx ends
-// before the turn does, the turn's outcome is unknown: the courier's
-// process group is ended and later Sends fail.
+// before the turn does, the courier's process group is ended and later
+// Sends fail; the refusal is ReasonOutcomeUnknown when the endpoint had
+// already handed the text to Claude Code, ReasonDeliveryFailed when not.
 func (c *Courier) Send(ctx context.Context, socket, text string) (SendResult, error) {
 	if !filepath.IsAbs(socket) {
 		return SendResult{}, domain.Refuse(domain.ReasonNotAddressable, "socket path %q is not absolute", socket)
@@ -369,7 +371,11 @@ func (c *Courier) Ping(ctx context.Context) (tools []string, sinceStart time.Dur
 
 // exchange runs one turn t: token and tool id drawn, turn registered with
 // the endpoint, the user line written, then the wait for the endpoint's
-// end of the turn, the process's exit or ctx.
+// end of the turn, the process's exit or ctx. A send turn that ends
+// without Claude Code's tool result fails as delivery_failed when the
+// endpoint had not yet answered it with the SendMessage call (nothing was
+// sent), and as outcome_unknown once it had: Claude Code may have posted
+// the text before the turn broke off (see failure).
 func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration, error) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
@@ -377,7 +383,7 @@ func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration
 	t.toolID = "toolu_peerctl_" + mustHex(12)
 	select {
 	case <-c.exited:
-		return turnEnd{}, 0, c.failure("the courier had already ended")
+		return turnEnd{}, 0, c.failure(t, "the courier had already ended")
 	default:
 	}
 	c.ep.begin(t)
@@ -389,39 +395,62 @@ func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration
 		// (its whole group) so that it is Done when this send returns, and
 		// a relay starts a new one instead of sending on this one again.
 		c.end("it stopped reading its input")
-		return turnEnd{}, 0, c.failure(fmt.Sprintf("cannot write the turn to the courier: %v", err))
+		return turnEnd{}, 0, c.failure(t, fmt.Sprintf("cannot write the turn to the courier: %v", err))
+	}
+	finish := func(end turnEnd) (turnEnd, time.Duration, error) {
+		if end.err != nil {
+			return end, 0, c.failure(t, end.err.Error())
+		}
+		return end, time.Since(start), nil
 	}
 	select {
 	case end := <-t.done:
-		if end.err != nil {
-			return end, 0, c.failure(end.err.Error())
-		}
-		return end, time.Since(start), nil
+		return finish(end)
 	case <-c.exited:
 		// The endpoint may have finished the turn just before the exit.
 		select {
 		case end := <-t.done:
-			if end.err == nil {
-				return end, time.Since(start), nil
-			}
-			return end, 0, c.failure(end.err.Error())
+			return finish(end)
 		default:
 		}
-		return turnEnd{}, 0, c.failure("the courier exited before the turn ended")
+		return turnEnd{}, 0, c.failure(t, "the courier exited before the turn ended")
 	case <-ctx.Done():
+		// A turn that ended as ctx did is the turn's end, not a cancel.
+		select {
+		case end := <-t.done:
+			return finish(end)
+		default:
+		}
 		why := "was canceled"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			why = fmt.Sprintf("ran out of time after %s", time.Since(c.started).Round(time.Millisecond))
 		}
 		c.end("its turn " + why)
-		return turnEnd{}, 0, c.failure("courier " + why)
+		select {
+		case end := <-t.done: // the result came while the group was ended
+			return finish(end)
+		default:
+		}
+		return turnEnd{}, 0, c.failure(t, "courier "+why)
 	}
 }
 
-// failure is a delivery_failed refusal saying what and what the courier
-// showed: its exit code when it ended, the unexpected requests the endpoint
-// saw, and the heads of its stdout and stderr.
-func (c *Courier) failure(what string) error {
+// failure is the refusal of a turn t that ended without its tool result,
+// saying what and what the courier showed: its exit code when it ended,
+// the unexpected requests the endpoint saw, and the heads of its stdout
+// and stderr. Its reason is outcome_unknown for a send turn the endpoint
+// had answered with its SendMessage call (the text was handed over to
+// Claude Code, which may have posted it), delivery_failed otherwise
+// (nothing was sent).
+func (c *Courier) failure(t *turn, what string) error {
+	reason, tail := domain.ReasonDeliveryFailed, ""
+	if !t.ping {
+		tail = "; nothing was sent: the courier had not been given the text"
+		if c.ep.handedOver(t) {
+			reason = domain.ReasonOutcomeUnknown
+			tail = "; the courier had been given the text (its SendMessage call), so the session may or may not have it: look before sending again"
+		}
+	}
 	var parts []string
 	select {
 	case <-c.exited:
@@ -449,7 +478,7 @@ func (c *Courier) failure(what string) error {
 		parts = append(parts, "its result: "+r)
 	}
 	parts = append(parts, fmt.Sprintf("stderr: %q", head(c.stderr.Bytes(), 800)))
-	return domain.Refuse(domain.ReasonDeliveryFailed, "%s; %s", what, strings.Join(parts, "; "))
+	return domain.Refuse(reason, "%s%s; %s", what, tail, strings.Join(parts, "; "))
 }
 
 // resultLine returns the "result" of the last stream-json result message on

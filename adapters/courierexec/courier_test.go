@@ -244,6 +244,8 @@ func TestCourierArgvEnvAndFolder(t *testing.T) {
 		assert.NotContains(t, env, gone)
 	}
 	assert.Contains(t, env, "LANG=C.UTF-8\n")
+	assert.Contains(t, env, "\nDISABLE_AUTOUPDATER=1\n")
+	assert.Contains(t, env, "\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\n")
 	assert.Regexp(t, `(?m)^ANTHROPIC_BASE_URL=http://127\.0\.0\.1:[0-9]+$`, env)
 	assert.Regexp(t, `(?m)^ANTHROPIC_API_KEY=peerctl-[0-9a-f]{64}$`, env)
 	var cwd struct {
@@ -276,7 +278,10 @@ func TestCourierVerdicts(t *testing.T) {
 		scenario string
 		timeout  time.Duration
 		outcome  string // success: the receipt's outcome
-		want     string // failure: a piece of the delivery_failed detail
+		want     string // failure: a piece of the refusal's detail
+		// unknown: the failure came after the courier was given the text
+		// (outcome_unknown, not delivery_failed).
+		unknown bool
 	}{
 		{scenario: "sent", outcome: "queued"},
 		{scenario: "held", outcome: "held"},
@@ -289,7 +294,8 @@ func TestCourierVerdicts(t *testing.T) {
 		{scenario: "no_send_tool", want: `the courier was not offered SendMessage (tools offered: "ListAgents")`},
 		{scenario: "not_logged_in", want: "Not logged in"},
 		{scenario: "unknown_option", want: "unknown option"},
-		{scenario: "hang", timeout: 1500 * time.Millisecond, want: "ran out of time"},
+		{scenario: "hang", timeout: 1500 * time.Millisecond, want: "nothing was sent"},
+		{scenario: "sent_hang", timeout: 1500 * time.Millisecond, want: "the courier had been given the text", unknown: true},
 		{scenario: "fork_hang_ignore_term", timeout: 1500 * time.Millisecond, want: "its process group was ended"},
 	}
 	for _, tt := range tests {
@@ -305,8 +311,15 @@ func TestCourierVerdicts(t *testing.T) {
 			}
 			r, ok := domain.AsRefusal(err)
 			require.True(t, ok, "want a refusal, got %v", err)
-			assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+			want := domain.ReasonDeliveryFailed
+			if tt.unknown {
+				want = domain.ReasonOutcomeUnknown
+			}
+			assert.Equal(t, want, r.Reason, "%s", r.Detail)
 			assert.Contains(t, r.Detail, tt.want)
+			if tt.unknown {
+				assert.Equal(t, []string{"hello"}, c.received(t), "the text did arrive: a failure would have been false")
+			}
 		})
 	}
 }

@@ -129,6 +129,14 @@ func (e *endpoint) begin(t *turn) {
 	e.current = t
 }
 
+// handedOver reports whether the endpoint has answered t with its
+// SendMessage call, the text in it: from then on Claude Code may post it.
+func (e *endpoint) handedOver(t *turn) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return t.emitted
+}
+
 // abandon forgets t when it is still the current turn.
 func (e *endpoint) abandon(t *turn) {
 	e.mu.Lock()

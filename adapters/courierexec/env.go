@@ -28,17 +28,20 @@ func ScrubEnv(env []string) []string {
 	return out
 }
 
+// quietEnv turns off Claude Code's auto-updater and its non-essential
+// traffic (telemetry, error reporting, feature flags, update checks): every
+// claude peerctl starts, the courier and its probes, runs with it.
+var quietEnv = []string{"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+
 // CourierEnv is the courier's environment: env scrubbed (ScrubEnv), then
 // its own config dir, the endpoint's base URL and key, no proxy for
-// loopback, and no auto-updater or non-essential traffic (Claude Code's
-// DISABLE_AUTOUPDATER and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).
+// loopback, and quietEnv (Claude Code's DISABLE_AUTOUPDATER and
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).
 func CourierEnv(env []string, configDir, baseURL, key string) []string {
-	return append(ScrubEnv(env),
+	return append(append(ScrubEnv(env),
 		"CLAUDE_CONFIG_DIR="+configDir,
 		"ANTHROPIC_BASE_URL="+baseURL,
 		"ANTHROPIC_API_KEY="+key,
 		"NO_PROXY=127.0.0.1,localhost",
-		"DISABLE_AUTOUPDATER=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	)
+	), quietEnv...)
 }

@@ -99,8 +99,10 @@ func (p *Peer) Send(ctx context.Context, target domain.Session, msg domain.Messa
 	ctx, cancel := context.WithTimeout(ctx, p.c.cfg.Timeout)
 	defer cancel()
 	res, err := p.c.Send(ctx, target.SocketPath(), msg.Text())
-	// A send that failed is not the session's previous message from us.
-	done(err == nil)
+	// A send that failed is not the session's previous message from us;
+	// one whose outcome is unknown may be.
+	r, refused := domain.AsRefusal(err)
+	done(err == nil || refused && r.Reason == domain.ReasonOutcomeUnknown)
 	if err != nil {
 		return domain.Receipt{}, err
 	}

@@ -184,7 +184,7 @@ func (t *Transport) short(ctx context.Context, path, arg string) ([]byte, error)
 	stderr := &procgroup.Output{Max: 64 << 10}
 	cmd := exec.Command(path, arg)
 	cmd.Dir = dir
-	cmd.Env = append(ScrubEnv(t.cfg.Env), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "config"), "DISABLE_AUTOUPDATER=1")
+	cmd.Env = append(append(ScrubEnv(t.cfg.Env), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "config")), quietEnv...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = t.cfg.Grace
 	err = procgroup.Run(ctx, cmd)

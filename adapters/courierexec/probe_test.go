@@ -134,3 +134,16 @@ func TestProbeRelativeProgram(t *testing.T) {
 	assert.Equal(t, "9.9.9 (Claude Code)", p.Version)
 	assert.True(t, filepath.IsAbs(p.Path), "path %q", p.Path)
 }
+
+// TestProbeQuiet: the probe's claude, like the courier, runs with its
+// auto-updater and non-essential traffic off.
+func TestProbeQuiet(t *testing.T) {
+	envFile := filepath.Join(t.TempDir(), "env")
+	prog := script(t, `env > `+envFile+`; case "$1" in --version) echo "9.9.9 (Claude Code)";; --help) echo "  -p, --print  Print";; esac`)
+	p := New(Config{Program: prog}).Probe(context.Background())
+	require.NoError(t, p.Err)
+	env, err := os.ReadFile(envFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(env), "\nDISABLE_AUTOUPDATER=1\n")
+	assert.Contains(t, string(env), "\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\n")
+}

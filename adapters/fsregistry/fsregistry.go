@@ -1,6 +1,7 @@
 // Package fsregistry reads Claude Code's live-session registry folder,
 // <config dir>/sessions/, into domain records. It only ever reads: it never
-// writes, renames or deletes, never follows a symlink, and never opens a
+// writes, renames or deletes, reads each record with harnessfile.Read (never
+// following a symlink, never blocking on a FIFO), and never opens a
 // *.key file (those hold a session's peerToken, a secret).
 //
 // The file format is Claude Code's <pid>.json as observed in 2.1.224 and
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/harnessfile"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -50,7 +52,7 @@ type Registry struct {
 }
 
 var (
-	_ ports.Registry          = (*Registry)(nil)
+	_ ports.HarnessRegistry   = (*Registry)(nil)
 	_ ports.SelectiveRegistry = (*Registry)(nil)
 )
 
@@ -62,6 +64,9 @@ func New(dir string) *Registry {
 
 // Dir returns the folder this registry reads.
 func (r *Registry) Dir() string { return r.dir }
+
+// Harness is domain.HarnessClaudeCode.
+func (r *Registry) Harness() domain.Harness { return domain.HarnessClaudeCode }
 
 // ConfigDir decides Claude Code's config dir the way Claude Code does:
 // flag (when non-empty) wins, else $CLAUDE_CONFIG_DIR when set and
@@ -146,17 +151,20 @@ func Candidate(name string) bool {
 func (r *Registry) readOne(name string) domain.Record {
 	path := filepath.Join(r.dir, name)
 	rec := domain.Record{File: name, Path: path}
-	data, mod, problem := readRegular(path)
+	data, mod, err := harnessfile.Read(path, MaxRecordBytes)
 	rec.ModTime = mod
-	if problem != nil {
-		rec.Problem, rec.ProblemVerdict = problem.text, problem.verdict
+	if err != nil {
+		rec.Problem, rec.ProblemVerdict = err.Error(), domain.VerdictUnreadable
+		if harnessfile.IsTooLarge(err) {
+			rec.ProblemVerdict = domain.VerdictMalformed
+		}
 		return fileNamePID(rec)
 	}
 	parsed, perr := Parse(data)
 	if perr != nil && !mod.IsZero() && r.now().Sub(mod) < r.freshWindow && r.tornRetry > 0 {
 		// Caught mid-write: Claude Code writes the record in steps.
 		r.sleep(r.tornRetry)
-		if data2, mod2, problem2 := readRegular(path); problem2 == nil {
+		if data2, mod2, err := harnessfile.Read(path, MaxRecordBytes); err == nil {
 			rec.ModTime = mod2
 			parsed, perr = Parse(data2)
 		}
@@ -192,9 +200,4 @@ func checkName(rec *domain.Record) {
 		rec.Problem = fmt.Sprintf("file name %s is not %s for pid %d", rec.File, want, rec.PID)
 		rec.ProblemVerdict = domain.VerdictMisnamed
 	}
-}
-
-type fileProblem struct {
-	verdict domain.Verdict
-	text    string
 }

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/internal/jsonexact"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
 )
 
 // wireRecord mirrors Claude Code's <pid>.json (2.1.328 field names). Fields

@@ -3,10 +3,13 @@
 // outlives the call that started it.
 //
 // The group is a process group on unix (setpgid(0, 0) in the child, ended
-// with kill(-pgid, sig)) and a Job Object on Windows (the child starts
+// with kill(-pgid, sig), and guarded: a /bin/sh in the group kills it when
+// this process dies without ending it, even by SIGKILL; see Group.guard)
+// and a Job Object on Windows (the child starts
 // suspended, joins the job, then resumes, so even its first grandchild is in
 // the job; the job ends with TerminateJobObject and dies with its last
-// handle: JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE).
+// handle, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: this process holds the only
+// one, so the job also dies with this process).
 //
 // AwaitExit waits for the head to exit without reaping it where the OS
 // allows: waitid(P_PID, WEXITED|WNOWAIT) on Linux, kqueue EVFILT_PROC

@@ -30,6 +30,20 @@ func TestMain(m *testing.M) {
 	case "sleeper":
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "owner":
+		// Starts a "parent-stays" tree in a group, as peerctl starts a
+		// courier, prints the head's pid and then the grandchild's (the
+		// tree shares this stdout), and waits to be killed.
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), helperEnv+"=parent-stays")
+		cmd.Stdout = os.Stdout
+		if _, err := procgroup.Start(cmd); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Println(cmd.Process.Pid)
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	case "parent", "parent-stays":
 		gc := exec.Command(os.Args[0])
 		gc.Env = append(os.Environ(), helperEnv+"=sleeper")

@@ -3,6 +3,7 @@
 package procgroup
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 
@@ -14,6 +15,10 @@ import (
 // command has been waited for.
 type Group struct {
 	cmd *exec.Cmd
+	// tie is the write end of the guard's stdin, nil without a guard;
+	// guarded is closed once the guard has been reaped.
+	tie     *os.File
+	guarded chan struct{}
 }
 
 func newGroup(cmd *exec.Cmd) *Group { return &Group{cmd: cmd} }
@@ -24,7 +29,44 @@ func (g *Group) start() error {
 	}
 	g.cmd.SysProcAttr.Setpgid = true
 	g.cmd.SysProcAttr.Pgid = 0
-	return g.cmd.Start()
+	if err := g.cmd.Start(); err != nil {
+		return err
+	}
+	g.guard()
+	return nil
+}
+
+// guardProgram is the guard's whole program. Its stdin is a pipe whose
+// only writer is this process and that nothing is ever written to: read
+// returns once this process has ended, however it ended (SIGKILL
+// included: the kernel closes its descriptors), and the guard then kills
+// its own process group, the command's (kill with pid 0).
+const guardProgram = "read x; kill -KILL 0"
+
+// guard ties the group's life to this process's: a /bin/sh running
+// guardProgram joins the group, so that when this process dies without
+// ending the group (kill -9, a crash) the guard ends it, grandchildren
+// included. It works wherever /bin/sh does (Linux, macOS); where it cannot
+// start, the group runs unguarded, ended as before by Kill, Terminate and
+// the caller's deadline.
+func (g *Group) guard() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	guard := exec.Command("/bin/sh", "-c", guardProgram)
+	guard.Stdin, guard.Env = r, []string{}
+	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: g.Pid()}
+	if err := guard.Start(); err != nil {
+		_ = w.Close()
+		return
+	}
+	g.tie, g.guarded = w, make(chan struct{})
+	go func() {
+		_ = guard.Wait()
+		close(g.guarded)
+	}()
 }
 
 // Terminate asks the whole group to end: SIGTERM to the process group and,
@@ -41,5 +83,13 @@ func (g *Group) signal(sig syscall.Signal) {
 	_ = g.cmd.Process.Signal(sig)
 }
 
-// Close releases what the group holds (nothing on unix).
-func (g *Group) Close() {}
+// Close releases what the group holds: the guard's pipe, whose end makes
+// the guard kill whatever is left of the group (nothing, after Kill), and
+// the guard, reaped.
+func (g *Group) Close() {
+	if g.tie == nil {
+		return
+	}
+	_ = g.tie.Close()
+	<-g.guarded
+}

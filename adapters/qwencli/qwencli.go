@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/harnessfile"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -73,9 +74,14 @@ func (p *Prober) ProbeQwen(ctx context.Context) ports.QwenProbe {
 	return out
 }
 
-// readSetting returns agents.crossSessionMessaging (nil when unset).
+// maxSettingsBytes caps how much of settings.json is read (1 MiB).
+const maxSettingsBytes = 1 << 20
+
+// readSetting returns agents.crossSessionMessaging (nil when unset). The
+// file is read with harnessfile.Read: a FIFO or symlink at the path is an
+// error, never waited on or followed.
 func readSetting(path string) (*bool, error) {
-	raw, err := os.ReadFile(path)
+	raw, _, err := harnessfile.Read(path, maxSettingsBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

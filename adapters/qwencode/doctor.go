@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -31,7 +32,7 @@ type DoctorJSON struct {
 // One row, "qwen".
 func (h *Harness) Doctor(ctx context.Context, entries []domain.Entry) []ports.DoctorRow {
 	p := h.prober.ProbeQwen(ctx)
-	j := DoctorJSON{Program: p.Program, Path: p.Path, Version: p.Version, Messaging: p.Messaging, MessagingWhy: p.MessagingWhy, Dir: h.registry.Dir()}
+	j := DoctorJSON{Program: p.Program, Path: p.Path, Version: p.Version, Messaging: p.Messaging, MessagingWhy: p.MessagingWhy, Dir: qwenregistry.SessionsDir(h.home)}
 	for _, e := range entries {
 		if e.Record.Harness != domain.HarnessQwenCode || !e.Live() {
 			continue
@@ -42,6 +43,16 @@ func (h *Harness) Doctor(ctx context.Context, entries []domain.Entry) []ports.Do
 		}
 	}
 	row := ports.DoctorRow{Key: "qwen"}
+	if snap, err := h.registry.Read(ctx); err != nil {
+		// Its trouble alone: never a problem of another harness's.
+		j.Dir, row.Health = snap.Dir, domain.HealthWarn
+		j.Note = fmt.Sprintf("registry not read: %v", err)
+		row.Warnings = append(row.Warnings, "qwen: "+j.Note)
+		j.Health = row.Health.String()
+		row.JSON = j
+		row.Lines = []ports.DoctorLine{{Check: "qwen", Health: j.Health, Text: j.Note, Late: true}}
+		return []ports.DoctorRow{row}
+	}
 	switch {
 	case p.Err != nil && p.Path == "":
 		row.Health = domain.HealthSkip

@@ -7,6 +7,7 @@
 package qwencode
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ var Plugin = ports.HarnessPlugin{
 // Harness is Qwen Code's plug-in. Build it with New.
 type Harness struct {
 	home     string
-	registry *qwenregistry.Registry
+	registry ports.Registry
 	live     *qwenregistry.Liveness
 	inbox    *qweninbox.Transport
 	prober   *qwencli.Prober
@@ -53,15 +54,21 @@ var _ ports.Harness = (*Harness)(nil)
 
 // New resolves the home (--qwen-home, else $QWEN_HOME, else ~/.qwen:
 // qwenregistry.Home) and the qwen program (--qwen, else $PEERCTL_QWEN,
-// else qwen on PATH) and builds the parts. Nothing is started.
+// else qwen on PATH) and builds the parts. Nothing is started. A home
+// that cannot be located (no $QWEN_HOME and no $HOME) is this harness's
+// trouble alone: its registry reports the error on every read (listed
+// unread), and the other harnesses work all the same.
 func New(s ports.HarnessSettings) (*Harness, error) {
 	getenv := s.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	var reg ports.Registry
 	home, err := qwenregistry.Home(s.Flags[FlagHome], getenv)
 	if err != nil {
-		return nil, err
+		reg = unlocated{err}
+	} else {
+		reg = qwenregistry.New(qwenregistry.SessionsDir(home))
 	}
 	program := s.Flags[FlagProgram]
 	if program == "" {
@@ -69,7 +76,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	}
 	return &Harness{
 		home:     home,
-		registry: qwenregistry.New(qwenregistry.SessionsDir(home)),
+		registry: reg,
 		live:     qwenregistry.NewLiveness(procliveness.New(), "/proc"),
 		inbox:    qweninbox.New(qweninbox.Config{Timeout: s.Timeout, Window: s.ReceiptWindow, FromName: s.From}),
 		prober:   &qwencli.Prober{Program: program, Home: home},
@@ -134,3 +141,12 @@ func (h *Harness) Home() ports.Home {
 
 // Warnings: none.
 func (h *Harness) Warnings() []string { return nil }
+
+// unlocated is the registry of a home that could not be located: every
+// read is the locating error, reported as Qwen Code's.
+type unlocated struct{ err error }
+
+var _ ports.HarnessRegistry = unlocated{}
+
+func (u unlocated) Read(context.Context) (ports.Snapshot, error) { return ports.Snapshot{}, u.err }
+func (u unlocated) Harness() domain.Harness                      { return domain.HarnessQwenCode }

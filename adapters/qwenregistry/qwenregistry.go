@@ -2,8 +2,9 @@
 // $QWEN_HOME/sessions/ ($QWEN_HOME defaults to ~/.qwen), into domain
 // records, and checks a record's process the way Qwen Code's own readers
 // do. It only ever reads: it never writes, renames or deletes (a record with
-// a newer schemaVersion is skipped, never removed) and never follows a
-// symlink.
+// a newer schemaVersion is skipped, never removed), and reads each record
+// with harnessfile.Read (never following a symlink, never blocking on a
+// FIFO, a regular file under MaxRecordBytes only).
 //
 // The format is Qwen Code's Cross-Session Protocol registry, schema v1, as
 // published in its docs (users/features/cross-session-protocol) and
@@ -33,8 +34,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/harnessfile"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -81,7 +82,7 @@ func SessionsDir(home string) string { return filepath.Join(home, SessionsDirNam
 type Registry struct{ dir string }
 
 var (
-	_ ports.Registry          = (*Registry)(nil)
+	_ ports.HarnessRegistry   = (*Registry)(nil)
 	_ ports.SelectiveRegistry = (*Registry)(nil)
 )
 
@@ -90,6 +91,9 @@ func New(dir string) *Registry { return &Registry{dir: dir} }
 
 // Dir returns the folder this registry reads.
 func (r *Registry) Dir() string { return r.dir }
+
+// Harness is domain.HarnessQwenCode.
+func (r *Registry) Harness() domain.Harness { return domain.HarnessQwenCode }
 
 // Read reads every record file. A missing folder is an empty snapshot with
 // Missing set, found by one failed open; any other folder error is an error.
@@ -153,9 +157,13 @@ func FilePID(name string) (int, bool) {
 func (r *Registry) readOne(name string) domain.Record {
 	path := filepath.Join(r.dir, name)
 	rec := domain.Record{Harness: domain.HarnessQwenCode, File: name, Path: path}
-	data, mod, problem := readRegular(path)
-	if problem != "" {
-		rec.Problem, rec.ProblemVerdict = problem, domain.VerdictUnreadable
+	data, mod, err := harnessfile.Read(path, MaxRecordBytes)
+	if err != nil {
+		rec.ModTime = mod
+		rec.Problem, rec.ProblemVerdict = err.Error(), domain.VerdictUnreadable
+		if harnessfile.IsTooLarge(err) {
+			rec.ProblemVerdict = domain.VerdictMalformed
+		}
 		return fileNamePID(rec)
 	}
 	rec.ModTime = mod
@@ -184,27 +192,6 @@ func fileNamePID(rec domain.Record) domain.Record {
 		rec.PID, _ = FilePID(rec.File)
 	}
 	return rec
-}
-
-// readRegular reads path without following a symlink, up to MaxRecordBytes.
-func readRegular(path string) ([]byte, time.Time, string) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, time.Time{}, err.Error()
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, time.Time{}, fmt.Sprintf("not a regular file (%s); never followed", fi.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
-	if err != nil {
-		return nil, time.Time{}, err.Error()
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxRecordBytes+1))
-	if err != nil {
-		return nil, time.Time{}, err.Error()
-	}
-	return data, fi.ModTime(), ""
 }
 
 // errUnsupported marks a record of a newer schema.
@@ -365,9 +352,9 @@ func (t Token) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
 // error saying which field moved (Qwen Code rewrites the record on /clear
 // and /resume); errors never contain the token.
 func ReadToken(path string, pid int, sessionID, ipcPath string) (Token, error) {
-	data, _, problem := readRegular(path)
-	if problem != "" {
-		return Token{}, fmt.Errorf("re-read record %s: %s", path, problem)
+	data, _, err := harnessfile.Read(path, MaxRecordBytes)
+	if err != nil {
+		return Token{}, fmt.Errorf("re-read record %s: %w", path, err)
 	}
 	rec, tok, err := parse(data)
 	if err != nil {

@@ -145,8 +145,10 @@ var posts = repeat.Guard{Sender: "process"}
 
 // Deliver posts msg to target's socket. Errors are *domain.Refusal with
 // ReasonDeliveryFailed carrying the OS error (no such file, not a socket,
-// connection refused, time-out), or ReasonNotAddressable when the session
-// has no socket.
+// connection refused, time-out) while nothing was written,
+// ReasonOutcomeUnknown once a byte of the frame was (a write that broke
+// off, a session that did not close the connection before the time-out or
+// the interrupt), or ReasonNotAddressable when the session has no socket.
 //
 // The path is checked with Lstat, on purpose: a symbolic link is refused as
 // "not a socket" even when it points at one. Claude Code binds the socket
@@ -198,13 +200,22 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	_ = uc.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { _ = uc.SetDeadline(time.Now()) })
 	defer stop()
+	// Once a byte of the frame has left, a failure cannot say the text
+	// did not arrive: it is outcome_unknown (unknown), not delivery_failed.
+	unknown := func(format string, err error) (domain.Receipt, error) {
+		r := domain.Refuse(domain.ReasonOutcomeUnknown, format+"; the session may or may not have it: look before sending again", path, err)
+		r.Err = err
+		return domain.Receipt{}, r
+	}
 	if n, err := uc.Write(Frame(msg.Text())); err != nil {
-		written = n > 0
-		return fail("write to %s: %v", err)
+		if written = n > 0; written {
+			return unknown("write to %s broke off after part of the frame: %v", err)
+		}
+		return fail("write to %s: %v; nothing was sent", err)
 	}
 	written = true
 	if err := uc.CloseWrite(); err != nil {
-		return fail("half-close %s: %v", err)
+		return unknown("the frame was written to %s, then the half-close failed: %v", err)
 	}
 	// The session closes the connection once it has read the line; it sends
 	// nothing. Drain whatever it might say until it closes; the deadline
@@ -212,7 +223,7 @@ func (t *Transport) Deliver(ctx context.Context, target domain.Session, msg doma
 	// closes pass for one that did).
 	replied, err := io.Copy(io.Discard, uc)
 	if err != nil {
-		return fail("the frame was written to %s but the session did not close the connection: %v (the text may have been queued)", err)
+		return unknown("the frame was written to %s but the session did not close the connection: %v", err)
 	}
 	detail := "frame written; the socket gives no acknowledgement"
 	if replied > 0 {

@@ -213,7 +213,8 @@ func TestSocketReply(t *testing.T) {
 }
 
 // TestSocketNeverClosed: a session that reads the frame but never closes
-// the connection fails the post once the bound passes.
+// the connection ends the post once the bound passes, with the outcome
+// unknown: the frame was written, so the text may have arrived.
 func TestSocketNeverClosed(t *testing.T) {
 	path := filepath.Join(shortDir(t), "s.sock")
 	l := socktest.Listen(t, path, true)
@@ -223,7 +224,7 @@ func TestSocketNeverClosed(t *testing.T) {
 	elapsed := time.Since(start)
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "not a refusal: %v", err)
-	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
 	assert.Contains(t, r.Detail, "did not close the connection")
 	assert.GreaterOrEqual(t, elapsed, timeout, "gave up before the bound")
 	assert.LessOrEqual(t, elapsed, timeout+3*time.Second)
@@ -259,7 +260,26 @@ func TestSocketChattyPeerNeverClosed(t *testing.T) {
 	_, err = socketframe.New(500*time.Millisecond).Deliver(context.Background(), session(t, path), msg(t, "hi"))
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "a peer that never closed passed for one that did: %v", err)
-	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
+}
+
+// TestSocketInterruptedAfterTheFrame: Ctrl-C (the context canceled) after
+// the frame was written is not a failure: the session has the text, so
+// the outcome is unknown, never delivery_failed (a retry would send it twice).
+func TestSocketInterruptedAfterTheFrame(t *testing.T) {
+	path := filepath.Join(shortDir(t), "s.sock")
+	l := socktest.Listen(t, path, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		l.Wait(1)
+		cancel()
+	}()
+	_, err := socketframe.New(time.Minute).Deliver(ctx, session(t, path), msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "not a refusal: %v", err)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason, "%s", r.Detail)
+	assert.Len(t, l.Wait(1), 1, "the frame was written")
 }
 
 // TestSocketPathLength: MaxSocketPath bytes (107 on Linux) is the most a Unix socket address holds;

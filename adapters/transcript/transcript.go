@@ -36,8 +36,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/internal/jsonexact"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/ports"
 )
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +29,8 @@ const (
 	exitInvalidMessage     = 8
 	exitNoReply            = 9
 	exitWaitTimeout        = 11
+	exitOutcomeUnknown     = 12
+	// 10 is kept for host_unreachable (sessions on other machines).
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -51,6 +52,8 @@ func exitCode(r domain.Reason) int {
 		return exitNoReply
 	case domain.ReasonWaitTimeout:
 		return exitWaitTimeout
+	case domain.ReasonOutcomeUnknown:
+		return exitOutcomeUnknown
 	default:
 		return exitError
 	}
@@ -58,16 +61,17 @@ func exitCode(r domain.Reason) int {
 
 const exitCodesHelp = `Exit codes:
   0  ok
-  1  unexpected error (e.g. the registry folder is unreadable); doctor found a problem
+  1  unexpected error (e.g. the registry folder is unreadable); list: a harness it was asked about could not be read (the rest is printed); doctor found a problem
   2  usage error (bad flag, argument or address)
   3  not_live             no live session answers to the address; whoami: not inside a session
-  4  identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint), a socket or session id another record also carries, or the session changed between reads
+  4  identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read
   5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation
   6  harness_unsupported  the session or program cannot do this
-  7  not_addressable      live, but the record has no messaging socket, name or id
+  7  not_addressable      live, but the record has no messaging socket, name or id, or its socket is another user's
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
   9  no_reply             send --await-reply: the message was handed over but no reply came in time
-  11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time`
+  11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time
+  12  outcome_unknown     the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
 
 // exitCodesFor is the exit-code table of one command: the heading and the
 // rows of exitCodesHelp for codes, in the table's order. Rows lose their
@@ -105,6 +109,9 @@ type cli struct {
 	pid        int
 	uid        int
 	buildInfo  func() (*debug.BuildInfo, bool)
+	// releaseVersion is the package's releaseVersion (version.go); a field
+	// so tests can set it.
+	releaseVersion string
 
 	// flags holds the harness plug-ins' flag values by name (harnessFlags).
 	flags map[string]*string
@@ -123,7 +130,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo}
+		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {
@@ -316,12 +323,10 @@ func (c *cli) printRefusalJSON(r *domain.Refusal) {
 		Status: r.Status, StatusReason: r.StatusReason}})
 }
 
-func (c *cli) writeJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
+// two-space indent, <, > and & not escaped, characters that are not
+// printable escaped; see encodeJSON).
+func (c *cli) writeJSON(v any) error { return encodeJSON(c.stdout, v, "  ", false) }
 
 // options are per-command settings that shape the graph.
 type options struct {

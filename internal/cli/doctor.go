@@ -70,7 +70,7 @@ type doctorMCPJSON struct {
 // doctorMCP checks what `peerctl mcp` would run. Never a problem: only
 // peerctl mcp needs peerctl-mcp. A peerctl-mcp without the server is a
 // warning.
-func (c *cli) doctorMCP() doctorMCPJSON {
+func (c *cli) doctorMCP(ctx context.Context) doctorMCPJSON {
 	if c.serveMCP != nil {
 		self, _ := c.executable()
 		return doctorMCPJSON{Health: app.HealthOK.String(), Path: self, Note: "the MCP server is linked into this program (peerctl mcp serves)"}
@@ -78,7 +78,7 @@ func (c *cli) doctorMCP() doctorMCPJSON {
 	path, err := c.findMCPProgram()
 	switch {
 	case err == nil:
-		if differs := c.mcpBuildDiffers(path); differs != "" {
+		if differs := c.mcpBuildDiffers(ctx, path); differs != "" {
 			return doctorMCPJSON{Health: app.HealthWarn.String(), Path: path, Note: differs}
 		}
 		return doctorMCPJSON{Health: app.HealthOK.String(), Path: path, Note: path + " (peerctl mcp runs it)"}
@@ -94,13 +94,13 @@ var mcpVersionTimeout = 10 * time.Second
 
 // mcpBuildDiffers runs "path version --json" (bounded by mcpVersionTimeout,
 // its whole process group ended afterwards, at most 64 KiB of its output
-// read) and says
+// read; ctx ends it too, as Ctrl-C does) and says
 // how that build differs from this one, or "" when it is the same build
 // (module, version, revision, modified) or cannot say: peerctl mcp serves
 // what peerctl-mcp was built from, so a peerctl-mcp left from an older
 // install serves older tools.
-func (c *cli) mcpBuildDiffers(path string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), mcpVersionTimeout)
+func (c *cli) mcpBuildDiffers(ctx context.Context, path string) string {
+	ctx, cancel := context.WithTimeout(ctx, mcpVersionTimeout)
 	defer cancel()
 	out := &procgroup.Output{Max: 64 << 10}
 	cmd := exec.Command(path, "version", "--json")
@@ -225,7 +225,7 @@ Exit codes:
 			}
 			r := svc.Doctor(cmd.Context(), procs, app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid})
 			j := doctorToJSON(r)
-			j.MCP = c.doctorMCP()
+			j.MCP = c.doctorMCP(cmd.Context())
 			if j.MCP.Health == app.HealthWarn.String() {
 				j.Warnings = append(j.Warnings, j.MCP.Note)
 			}

@@ -62,8 +62,10 @@ With --json one object: {"endpoint", "pid", "name", "socket"} (docs/OUTPUT.md).
 	format := &cobra.Command{
 		Use:   "format PID NAME SOCKET",
 		Short: "Build an endpoint from its parts",
-		Long: `Build the endpoint of a session from its pid, name and socket path, escaping "%" as %25
-and ":" as %3A in name and socket. Nothing is read: the session need not exist.
+		Long: `Build the endpoint of a session from its pid, name and socket path, escaping "%" as %25,
+":" as %3A, and each byte of a character that is not printable (a newline, an escape, a
+bidi override...) or not UTF-8 as %XX in name and socket, so the endpoint is one printable
+line. Nothing is read: the session need not exist.
 
 Output, by default: the endpoint alone on one line, as "endpoint parse" and "send" take it
 (cc-peer:v1:<pid>:<name>:<socket>).

@@ -53,10 +53,10 @@ or null when not live.`,
 			for _, id := range args {
 				info, ok := live[id]
 				if !ok {
-					fmt.Fprintf(tw, "%s\tno\t-\t-\n", cell(id))
+					fmt.Fprintf(tw, "%s\tno\t-\t-\n", cut(cell(id), widthID))
 					continue
 				}
-				fmt.Fprintf(tw, "%s\tyes\t%s\t%s\n", cell(id), info.Status, cell(info.Endpoint))
+				fmt.Fprintf(tw, "%s\tyes\t%s\t%s\n", cut(cell(id), widthID), info.Status, cell(info.Endpoint))
 			}
 			return tw.Flush()
 		},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // sessionJSON is one object of `list --json` and of `show --json`. Field
@@ -109,6 +110,7 @@ addressable, with the reason ("unaddressable" in --json).
 				return err
 			}
 			l.Entries = app.FilterHarness(l.Entries, only...)
+			c.warnUnread(l.Unread)
 			if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
@@ -117,9 +119,15 @@ addressable, with the reason ("unaddressable" in --json).
 				for _, e := range l.Entries {
 					out = append(out, toJSON(e))
 				}
-				return c.writeJSON(out)
+				err = c.writeJSON(out)
+			} else {
+				err = c.printTable(l, all)
 			}
-			return c.printTable(l, all)
+			if err == nil && len(l.UnreadIn(only...)) > 0 {
+				// What could be read is printed; the exit says it is not all.
+				return errPartial
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every record with its verdict and reason")
@@ -127,6 +135,19 @@ addressable, with the reason ("unaddressable" in --json).
 	cmd.Flags().StringVar(&harness, "harness", "", "list one harness only: "+harnessWords(" or ")+" (default: all)")
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// errPartial ends a command with exit code 1 after it printed what it
+// could: a harness it was asked about could not be read (warnUnread said
+// which).
+var errPartial = silentError{code: exitError}
+
+// warnUnread says, on stderr, which harnesses' registries could not be
+// read: their sessions are missing from what follows.
+func (c *cli) warnUnread(us []ports.Unread) {
+	for _, u := range us {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s: registry not read, its sessions are left out: %s\n", u.Harness, safe(u.Err.Error()))
+	}
 }
 
 func (c *cli) printTable(l app.Listing, all bool) error {
@@ -138,7 +159,8 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 			if e.Live() && !e.Addressable {
 				reason = "not addressable: " + e.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cell(e.Record.Name), cell(e.Record.SessionID), e.Record.PID, cell(e.Record.File), cell(reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cut(cell(e.Record.Name), widthName), cut(cell(e.Record.SessionID), widthID),
+				e.Record.PID, cut(cell(e.Record.File), widthName), cut(cell(reason), widthText))
 		}
 		return tw.Flush()
 	}
@@ -150,7 +172,7 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 		if !e.Addressable {
 			status += " (not addressable)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cell(r.Name), r.Harness, cell(r.SessionID), r.PID, status, age(now, r.StartedAt), cell(r.Cwd))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cut(cell(r.Name), widthName), r.Harness, cut(cell(r.SessionID), widthID), r.PID, status, age(now, r.StartedAt), cut(cell(r.Cwd), widthText))
 	}
 	return tw.Flush()
 }
@@ -158,6 +180,24 @@ func (c *cli) printTable(l app.Listing, all bool) error {
 // cell makes a value safe for one table cell: control characters (which
 // could move the cursor or fake rows) and bytes that are not UTF-8 (a lone
 // 0x9b is a CSI to some terminals) are shown as escapes.
+// The widest a table cell gets, in characters (after safe's escapes): a
+// name or file name, a session id (a UUID is 36), a reason or a folder.
+// A longer value is cut with "…" by cut; `show` prints it whole.
+const (
+	widthName = 48
+	widthID   = 40
+	widthText = 120
+)
+
+// cut shortens s to at most n characters, the last one "…", so that one
+// long value (a 200 KB name) cannot pad every row of its table.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
 func cell(s string) string {
 	if s == "" {
 		return "-"

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +17,39 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
 )
+
+// maxConcurrentSends is how many send_message calls run at once; the
+// others wait their turn (the SDK runs every call at once: 20 couriers
+// started together on a busy two-core machine all ran out of time).
+const maxConcurrentSends = 2
+
+// callQueue lets a bounded number of calls run at once; the others wait.
+type callQueue struct {
+	slots chan struct{}
+	wait  atomic.Int64
+}
+
+// take waits for a slot until ctx or life (nil: none) ends; release gives
+// the slot back.
+func (q *callQueue) take(ctx, life context.Context) (release func(), err error) {
+	var lifeDone <-chan struct{}
+	if life != nil {
+		lifeDone = life.Done()
+	}
+	q.wait.Add(1)
+	defer q.wait.Add(-1)
+	select {
+	case q.slots <- struct{}{}:
+		return func() { <-q.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-lifeDone:
+		return nil, life.Err()
+	}
+}
+
+// waiting is how many calls wait for a slot.
+func (q *callQueue) waiting() int { return int(q.wait.Load()) }
 
 // callMargin is what the default --call-timeout adds to --timeout and
 // --confirm-timeout: the registry reads and the courier's start and end.
@@ -43,21 +79,39 @@ type mcpTools struct {
 	// the SDK cancels running calls when stdin closes, but on its server's
 	// context ending it waits for them.
 	life context.Context
+
+	sendsOnce sync.Once
+	sends     *callQueue
+}
+
+// sendQueue is where send_message calls wait their turn.
+func (m *mcpTools) sendQueue() *callQueue {
+	m.sendsOnce.Do(func() { m.sends = &callQueue{slots: make(chan struct{}, maxConcurrentSends)} })
+	return m.sends
 }
 
 // tools are m's use cases as the MCP server's tools.
 func (m *mcpTools) tools() mcptools.Tools[listOut, showJSON, receiptJSON] {
-	return mcptools.Tools[listOut, showJSON, receiptJSON]{List: guard(m, m.list), Show: guard(m, m.show), Send: guard(m, m.send)}
+	return mcptools.Tools[listOut, showJSON, receiptJSON]{List: guard(m, m.list, nil), Show: guard(m, m.show, nil), Send: guard(m, m.send, m.sendQueue())}
 }
 
 // guard gives every call its deadline and turns what the use case returns
 // into the tool's result: arguments that JSON decoding changed are refused,
 // a refusal's error text is refusalText (it starts with the reason word),
-// and a panic becomes an error too, so the server keeps serving.
-func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error)) mcptools.Tool[In, Out] {
+// and a panic becomes an error too, so the server keeps serving. With a
+// queue q, the call first waits its turn there (ended by ctx: the client's
+// cancellation); its deadline starts when it runs.
+func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error), q *callQueue) mcptools.Tool[In, Out] {
 	return func(ctx context.Context, raw json.RawMessage, in In) (out Out, err error) {
 		if why := inexactJSON(raw); why != "" {
 			return out, fmt.Errorf("%s: the arguments hold %s; JSON decoding would put U+FFFD in its place, so nothing was done", domain.ReasonInvalidMessage, why)
+		}
+		if q != nil {
+			release, err := q.take(ctx, m.life)
+			if err != nil {
+				return out, err
+			}
+			defer release()
 		}
 		limit := m.callTimeout
 		if lc, ok := any(in).(longerCall); ok {
@@ -103,6 +157,14 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 	if err != nil {
 		return listOut{}, err
 	}
+	if asked := l.UnreadIn(only...); len(asked) > 0 {
+		// list's exit 1: a harness asked about could not be read.
+		errs := make([]error, 0, len(asked))
+		for _, u := range asked {
+			errs = append(errs, u.Err)
+		}
+		return listOut{}, errors.Join(errs...)
+	}
 	l.Entries = app.FilterHarness(l.Entries, only...)
 	out := listOut{Sessions: make([]sessionJSON, 0, len(l.Entries))}
 	for _, e := range l.Entries {
@@ -111,6 +173,9 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 	// As list says it: only when nothing is listed and the missing folder's harness was asked for.
 	if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
 		out.Note = app.MissingFolderNote(l.Dir)
+	}
+	for _, u := range l.Unread { // harnesses not asked about: list's warning
+		out.Note = strings.TrimPrefix(out.Note+fmt.Sprintf("; %s: registry not read: %v", u.Harness, u.Err), "; ")
 	}
 	return out, nil
 }
@@ -227,7 +292,12 @@ peerctl's own messages go to stderr. Tools:
 Every result is JSON text and the same value as structured content (docs/OUTPUT.md). A
 refusal is an error result (isError) whose text starts with the reason word, e.g.
 "not_live: ...", "identity_mismatch: ..."; bad arguments are error results too, and the
-server keeps serving. A send confirms as send does (the target's transcript, or Qwen Code's
+server keeps serving. A stdin line that is not a request it can serve (not JSON, a batch,
+"jsonrpc" not "2.0", an object id, a key given twice, over 1 MiB) gets JSON-RPC's error
+(-32700 or -32600) and the server goes on; ids come back exactly as written, and a call the
+client cancels (notifications/cancelled) is stopped and not answered. At most 2
+send_message calls run at once; the others wait their turn (--call-timeout counts from when
+a call runs), and a cancelled one leaves the queue. A send confirms as send does (the target's transcript, or Qwen Code's
 receipt, up to --confirm-timeout). Every call ends within --call-timeout (by default
 --timeout plus --confirm-timeout plus 25s); a send_message with await_reply_seconds gets
 that many seconds more. --config-dir and --qwen-home apply to every call; --debug also

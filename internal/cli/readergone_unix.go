@@ -25,19 +25,8 @@ const readerPoll = 200 * time.Millisecond
 // it; call it once the command ends.
 func readerGone(w any) (gone <-chan struct{}, stop func()) {
 	ch := make(chan struct{})
-	f, ok := w.(*os.File)
-	if !ok {
-		return ch, func() {}
-	}
-	fd := -1
-	if rc, err := f.SyscallConn(); err == nil {
-		_ = rc.Control(func(d uintptr) { fd = int(d) })
-	}
-	var st unix.Stat_t
-	if fd < 0 || unix.Fstat(fd, &st) != nil {
-		return ch, func() {}
-	}
-	if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFSOCK {
+	fd := pipeFD(w)
+	if fd < 0 {
 		return ch, func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -45,19 +34,81 @@ func readerGone(w any) (gone <-chan struct{}, stop func()) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		fds := []unix.PollFd{{Fd: int32(fd)}}
 		for ctx.Err() == nil {
-			fds[0].Revents = 0
-			_, err := unix.Poll(fds, int(readerPoll/time.Millisecond))
-			switch {
-			case errors.Is(err, unix.EINTR):
-			case err != nil, fds[0].Revents&unix.POLLNVAL != 0:
-				return
-			case fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0:
+			gone, ok := hungUp(fd, readerPoll)
+			if gone {
 				close(ch)
+			}
+			if gone || !ok {
 				return
 			}
 		}
 	}()
 	return ch, func() { cancel(); wg.Wait() }
+}
+
+// readerGoneNow is readerGone's check made once, at once: for a command
+// that must not act (send) on behalf of a reader that is no longer there.
+func readerGoneNow(w any) bool {
+	fd := pipeFD(w)
+	if fd < 0 {
+		return false
+	}
+	gone, _ := hungUp(fd, 0)
+	return gone
+}
+
+// pipeFD is w's descriptor when w is an *os.File on a pipe or socket, else -1.
+func pipeFD(w any) int {
+	fd, st, ok := fstat(w)
+	if !ok {
+		return -1
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFSOCK {
+		return -1
+	}
+	return fd
+}
+
+// fstat is w's descriptor and its stat when w is an *os.File.
+func fstat(w any) (int, unix.Stat_t, bool) {
+	var st unix.Stat_t
+	f, ok := w.(*os.File)
+	if !ok {
+		return -1, st, false
+	}
+	fd := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(d uintptr) { fd = int(d) })
+	}
+	if fd < 0 || unix.Fstat(fd, &st) != nil {
+		return -1, st, false
+	}
+	return fd, st, true
+}
+
+// hungUp polls fd once, waiting at most wait: gone when its reading end
+// has gone away; ok false when fd cannot be polled any more.
+func hungUp(fd int, wait time.Duration) (gone, ok bool) {
+	fds := []unix.PollFd{{Fd: int32(fd)}}
+	_, err := unix.Poll(fds, int(wait/time.Millisecond))
+	switch {
+	case errors.Is(err, unix.EINTR):
+		return false, true
+	case err != nil, fds[0].Revents&unix.POLLNVAL != 0:
+		return false, false
+	}
+	return fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0, true
+}
+
+// isNullDevice reports whether w is the null device (/dev/null): what a
+// closed stdout is by the time peerctl runs, since Go's runtime opens
+// /dev/null in place of a closed descriptor 0, 1 or 2.
+func isNullDevice(w any) bool {
+	_, st, ok := fstat(w)
+	var null unix.Stat_t
+	if !ok || unix.Stat(os.DevNull, &null) != nil {
+		return false
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == null.Rdev
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,4 +39,27 @@ func TestReaderGone(t *testing.T) {
 		t.Fatal("fired for a buffer")
 	default:
 	}
+}
+
+// readerGoneNow sees at once what readerGone polls for; isNullDevice tells
+// /dev/null (what a closed stdout becomes) from a pipe or a file.
+func TestReaderGoneNowAndNullDevice(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer w.Close()
+	assert.False(t, readerGoneNow(w))
+	require.NoError(t, r.Close())
+	assert.True(t, readerGoneNow(w))
+	assert.False(t, readerGoneNow(&bytes.Buffer{}))
+
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	assert.True(t, isNullDevice(null))
+	assert.False(t, isNullDevice(w))
+	f, err := os.Create(t.TempDir() + "/out")
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isNullDevice(f))
+	assert.False(t, isNullDevice(&bytes.Buffer{}))
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/internal/lines"
 )
 
 // RelayProtocol is the version of `peerctl relay`'s line protocol
@@ -26,10 +27,6 @@ import (
 // and inbound. A new type or a changed meaning gets a new version; new
 // fields may be added to a type within a version.
 const relayProtocol = 1
-
-// relayMaxLine bounds one input line: a 64 KiB message escaped as JSON
-// (at most 6 bytes per byte, \u00XX) plus the address and id fits.
-const relayMaxLine = 1 << 20
 
 // Relay refusal words beyond the domain's reasons.
 const (
@@ -97,7 +94,7 @@ program in any language can send to sessions and hear their answers.
 
 Each stdin line is one send request:
   {"id": <optional, any JSON value, echoed>, "to": "<address>", "text": "<message>"}
-The address is what send takes (session id, unique id prefix, exact name, endpoint); it is
+Keys are read exactly as written, each at most once. The address is what send takes (session id, unique id prefix, exact name, endpoint); it is
 resolved and verified on a fresh registry read for every line, exactly as send does.
 
 Stdout carries one JSON object per line (protocol 1, docs/OUTPUT.md):
@@ -118,6 +115,9 @@ then ends in a delivery_failed refusal, and so does every send while a courier c
 At the end of stdin the relay finishes the pending sends and exits 0; so does Ctrl-C, after
 the send in flight. Messages that arrive after that are not heard. Each line's refusal is
 data on stdout, not an exit code: the relay itself exits 0 at the end of stdin or on Ctrl-C.
+A relay whose answers cannot be written (stdout's reader has gone, as in | head -2, or a
+write failed) sends nothing more: it stops reading stdin and exits 1. A closed stdout, or
+/dev/null, is a usage error (exit 2): nothing is sent.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage) + `
 ` + exitRowAs(exitDeliveryFailed, domain.ReasonDeliveryFailed, "no courier can start, neither Claude Code's nor Qwen Code's reply inbox (while one can, sends only the other could serve are refused and the relay goes on)"),
@@ -130,6 +130,9 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 			}
 			if err := validName("--name", name, cmd.Flags().Changed("name")); err != nil {
 				return err
+			}
+			if isNullDevice(c.stdout) {
+				return usageError{errors.New("stdout is closed or the null device: every receipt and refusal would be lost, so nothing is sent; give the relay a reader")}
 			}
 			c.started()
 			var relay *app.Relay
@@ -150,28 +153,53 @@ data on stdout, not an exit code: the relay itself exits 0 at the end of stdin o
 	return cmd
 }
 
-// relayOut writes whole lines to stdout, one writer at a time.
+// relayOut writes whole lines to stdout, one writer at a time. After the
+// first failed write it writes nothing more, and failed is closed.
 type relayOut struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	failed chan struct{}
 }
 
-func (o *relayOut) line(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return
+// line writes v as one line; the error is the first write's that failed.
+func (o *relayOut) line(v any) error {
+	var b bytes.Buffer
+	if encodeJSON(&b, v, "", true) != nil {
+		return nil // cannot happen: every line is a plain struct
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err == nil {
-		_, o.err = o.w.Write(append(b, '\n'))
+		if _, o.err = o.w.Write(b.Bytes()); o.err != nil {
+			close(o.failed)
+		}
 	}
+	return o.err
+}
+
+// failure is the write error that closed failed.
+func (o *relayOut) failure() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+// errRelayOutput is the relay's end when its answers cannot be written:
+// it stops taking input, so nothing more is sent unheard (exit 1).
+func errRelayOutput(err error, after int) error {
+	why := "its reader has gone"
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Errorf("relay: stdout is gone (%s): stopped after input line %d, nothing more is sent", why, after)
 }
 
 // runRelay starts the relay, then reads requests until stdin ends or ctx
 // does, answering each in order, while inbound messages are printed as
-// they come; then it stops the relay.
+// they come; then it stops the relay. When stdout's reader goes away, or a
+// write fails, it stops reading requests and fails: a send whose answer
+// cannot be written is not made.
 func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, name string) (err error) {
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -182,13 +210,14 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	sigpipe := make(chan os.Signal, 1)
 	signal.Notify(sigpipe, syscall.SIGPIPE)
 	defer signal.Stop(sigpipe)
-	out := &relayOut{w: c.stdout}
-	out.line(relayReady{Type: "ready", Protocol: relayProtocol, Name: name})
+	gone, stopGone := readerGone(c.stdout)
+	defer stopGone()
+	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
 		for in := range relay.Inbound() {
-			out.line(relayInbound{Type: "inbound", inboundJSON: toInboundJSON(in)})
+			_ = out.line(relayInbound{Type: "inbound", inboundJSON: toInboundJSON(in)})
 		}
 	}()
 	defer func() {
@@ -199,18 +228,32 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 		}
 		<-printed
 	}()
+	if err := out.line(relayReady{Type: "ready", Protocol: relayProtocol, Name: name}); err != nil {
+		return errRelayOutput(err, 0)
+	}
 	lines := make(chan relayLine)
 	go readRelayLines(c.stdin, lines)
+	last := 0 // the last input line answered
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-gone:
+			return errRelayOutput(nil, last)
+		case <-out.failed:
+			return errRelayOutput(out.failure(), last)
 		case l, ok := <-lines:
 			if !ok {
 				return nil
 			}
+			if readerGoneNow(c.stdout) {
+				return errRelayOutput(nil, last)
+			}
 			// A send under way finishes (bounded by --timeout) even after Ctrl-C.
-			out.line(c.relaySend(context.WithoutCancel(ctx), relay, l))
+			if err := out.line(c.relaySend(context.WithoutCancel(ctx), relay, l)); err != nil {
+				return errRelayOutput(err, l.n)
+			}
+			last = l.n
 		}
 	}
 }
@@ -223,38 +266,23 @@ type relayLine struct {
 }
 
 // readRelayLines reads r line by line into lines until EOF (then closes
-// lines). A line over relayMaxLine is skipped to its end and reported.
+// lines). A line over lines.MaxRequest is skipped to its end and reported.
 // Blank lines are ignored.
-func readRelayLines(r io.Reader, lines chan<- relayLine) {
-	defer close(lines)
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		var buf []byte
-		long := false
-		var err error
-		for {
-			var part []byte
-			part, err = br.ReadSlice('\n')
-			if len(buf)+len(part) > relayMaxLine {
-				long = true
-			} else {
-				buf = append(buf, part...)
-			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				break
-			}
-		}
+func readRelayLines(r io.Reader, out chan<- relayLine) {
+	defer close(out)
+	lr := lines.NewReader(r, lines.MaxRequest)
+	for {
+		line, long, err := lr.Next()
 		switch {
-		case long:
-			lines <- relayLine{n: n, err: fmt.Errorf("line %d is over %d bytes", n, relayMaxLine)}
-		case len(bytes.TrimSpace(buf)) > 0:
-			lines <- relayLine{n: n, text: buf}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				lines <- relayLine{n: n + 1, err: fmt.Errorf("read stdin: %w", err)}
-			}
+		case errors.Is(err, io.EOF):
 			return
+		case err != nil:
+			out <- relayLine{n: lr.N() + 1, err: fmt.Errorf("read stdin: %w", err)}
+			return
+		case long:
+			out <- relayLine{n: lr.N(), err: fmt.Errorf("line %d is over %d bytes", lr.N(), lines.MaxRequest)}
+		case len(bytes.TrimSpace(line)) > 0:
+			out <- relayLine{n: lr.N(), text: line}
 		}
 	}
 }
@@ -266,7 +294,12 @@ func readRelayLines(r io.Reader, lines chan<- relayLine) {
 func relayDecodeProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
+	var ke *jsonexact.KeyError
 	switch {
+	case errors.As(err, &ke):
+		return ke.Error()
+	case errors.Is(err, jsonexact.ErrNotObject):
+		return "the line is " + err.Error()
 	case errors.As(err, &te) && te.Field == "":
 		return fmt.Sprintf("the line is a JSON %s, not an object", te.Value)
 	case errors.As(err, &te):
@@ -276,8 +309,7 @@ func relayDecodeProblem(err error) string {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON object ends before it is complete"
 	}
-	// Decoder's other errors are about the input alone, e.g.
-	// `json: unknown field "extra"`.
+	// Other errors are about the input alone.
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
@@ -290,13 +322,27 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 		return refuse(nil, reasonInvalidRequest, l.err.Error())
 	}
 	var in relayIn
+	var raw json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(l.text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return refuse(nil, reasonInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %s`, l.n, relayDecodeProblem(err)))
+	err := dec.Decode(&raw)
+	if err == nil && dec.More() {
+		return refuse(nil, reasonInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))
 	}
-	if dec.More() {
-		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))
+	if err == nil {
+		// Keys exactly as written, each once: encoding/json would match
+		// "TO" to "to" and let the last of two win.
+		err = jsonexact.Strict.Unmarshal(raw, &in)
+	}
+	if err != nil {
+		var ke *jsonexact.KeyError
+		if errors.As(err, &ke) && ke.Key != "id" {
+			var id struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = jsonexact.Unmarshal(raw, &id)
+			in.ID = id.ID
+		}
+		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %s`, l.n, relayDecodeProblem(err)))
 	}
 	if why := inexactJSON(l.text); why != "" {
 		// Decoding would have put U+FFFD in place of what the host wrote.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/internal/lines"
 )
 
 func TestSafeText(t *testing.T) {
@@ -22,7 +24,7 @@ func TestSafeText(t *testing.T) {
 }
 
 func TestReadRelayLines(t *testing.T) {
-	long := strings.Repeat("x", relayMaxLine+10)
+	long := strings.Repeat("x", lines.MaxRequest+10)
 	in := "{\"to\":\"a\",\"text\":\"1\"}\n\n   \n" + long + "\n{\"to\":\"b\",\"text\":\"2\"}" // no newline at the end
 	lines := make(chan relayLine, 16)
 	readRelayLines(strings.NewReader(in), lines)
@@ -43,7 +45,7 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 	c := &cli{}
 	for line, want := range map[string]string{
 		`not json`:                         "want {",
-		`{"to":"a","text":"x","extra":1}`:  `unknown field "extra"`,
+		`{"to":"a","text":"x","extra":1}`:  `unknown key "extra"`,
 		`{"text":"x"}`:                     `"to"`,
 		`{"to":"","text":"x"}`:             `"to"`,
 		`{"to":"a"}`:                       `"text" is missing`,
@@ -93,4 +95,32 @@ func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
 	require.True(t, ok, "%T", out)
 	assert.Equal(t, "invalid_request", r.Reason)
 	assert.Nil(t, r.ID)
+}
+
+// Keys are read exactly and a key given twice is refused: encoding/json
+// would match "TO" to "to" and let the last of the two win, so
+// {"to":"nosuch","TO":"lis"} was sent to lis. A refusal for a field of the
+// wrong type keeps the line's id.
+func TestRelayReadsKeysExactlyAndRefusesDuplicates(t *testing.T) {
+	c := &cli{}
+	for line, want := range map[string]string{
+		`{"id":1,"to":"nosuch","TO":"lis","text":"x"}`: `unknown key "TO"`,
+		`{"id":1,"To":"lis","text":"x"}`:               `unknown key "To"`,
+		`{"id":1,"to":"a","to":"lis","text":"x"}`:      `"to" appears more than once`,
+		`{"id":1,"to":"a","t\u006f":"lis","text":"x"}`: `"to" appears more than once`,
+		`{"id":1,"id":2,"to":"a","text":"x"}`:          `"id" appears more than once`,
+		`{"id":1,"to":"a","text":"x","tęxt":"y"}`:      `unknown key "tęxt"`,
+		`{"id":1,"to":7,"text":"x"}`:                   `"to" is a JSON number, want a string`,
+		`{"text":["x"],"id":1,"to":"a"}`:               `"text" is a JSON array, want a string`,
+	} {
+		// A nil relay: any send would panic, so these never reach it.
+		out := c.relaySend(t.Context(), nil, relayLine{n: 2, text: []byte(line)})
+		r, ok := out.(relayRefusal)
+		require.True(t, ok, "%s: %T", line, out)
+		assert.Equal(t, "invalid_request", r.Reason, line)
+		assert.Contains(t, r.Detail, want, line)
+		if !strings.Contains(line, `"id":2`) {
+			assert.Equal(t, "1", string(r.ID), "the line's id is kept: %s", line)
+		}
+	}
 }

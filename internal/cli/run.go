@@ -29,11 +29,20 @@ func Main(serve MCPServer) {
 // run executes one command line and returns the process exit code.
 // SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed, the SSH
 // connection dropped) cancel the command's context, so a running courier's
-// whole process group is ended and the send ends as canceled (exit 5)
-// instead of peerctl dying and leaving the courier behind.
+// whole process group is ended and the send ends as canceled instead of
+// peerctl dying and leaving the courier behind: delivery_failed (exit 5)
+// when nothing was sent yet, outcome_unknown (exit 12) once the text was
+// handed over. Every command (list, show, send, watch, relay, enrich,
+// doctor, whoami, mcp) runs on that context. The first signal is the only
+// one caught: a second one ends peerctl at once, as it would without
+// peerctl's handling, so nothing stuck can outlast two Ctrl-Cs.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	go func() {
+		<-ctx.Done() // the first signal, or run returning
+		stop()
+	}()
 	cli := newCLI(stdin, stdout, stderr, getenv)
 	cli.serveMCP = serve
 	return cli.execute(ctx, args)

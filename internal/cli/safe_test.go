@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
@@ -123,5 +125,74 @@ func TestWaitTimeoutSaysTakenUp(t *testing.T) {
 	for _, end := range []domain.WaitEnd{domain.WaitNone, domain.WaitIdle, domain.WaitExited, domain.WaitInterrupted, domain.WaitFailed} {
 		res.WaitEnd = end
 		assert.Nil(t, waitTimeout(res), end.String())
+	}
+}
+
+// TestJSONOutputIsTerminalSafe: list --json keeps a hostile name's value,
+// but writes its DEL, C1 controls and bidi overrides as \u escapes (what a
+// screen showing the JSON gets), and its endpoint percent-escapes them, so
+// `jq -r '.[].endpoint'` prints one printable line per session.
+func TestJSONOutputIsTerminalSafe(t *testing.T) {
+	sock := evSocketDir(t)
+	p := testproc.Sleeper(t)
+	name := "evil" + hostile + "\x7f\u0085"
+	socktest.Listen(t, sock+"/3.sock", false)
+	cfg := evConfigDir(t, evLiveRecord(t, p, "33333333-3333-4333-8333-333333333333", name, t.TempDir(), sock+"/3.sock"))
+	r := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": cfg}, nil, "list", "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assertTerminalSafe(t, "list --json", r.stdout)
+	for _, c := range "\x7f\u0085" {
+		assert.NotContains(t, r.stdout, string(c), "raw %U in the JSON", c)
+	}
+	var out []sessionJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	require.Len(t, out, 1)
+	assert.Equal(t, name, out[0].Name, "the same value, escaped")
+	ep := out[0].Endpoint
+	assertTerminalSafe(t, "the endpoint's value", ep)
+	assert.NotContains(t, ep, "\x7f")
+	assert.Contains(t, ep, "evil%1B[2J%1B[31m%C2%9B1m%0AFAKE%E2%80%AE%E2%80%8B%E2%80%A8%7F%C2%85:")
+	back, err := domain.ParseEndpoint(ep)
+	require.NoError(t, err)
+	assert.Equal(t, name, back.Name())
+}
+
+func TestPrintableJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`"plain ünï 名前 🚀"`:       `"plain ünï 名前 🚀"`,
+		"\"a\x7fb\"":             `"a\u007fb"`,
+		"\"\u0085\u009b\"":       `"\u0085\u009b"`,
+		"\"\u202e\u200b\ufeff\"": `"\u202e\u200b\ufeff"`,
+		"\"\u00a0\"":             `"\u00a0"`,
+		"\"\U000e0001\"":         `"\udb40\udc01"`,
+	} {
+		got := printableJSON([]byte(in))
+		assert.Equal(t, want, string(got), "printableJSON(%q)", in)
+		var a, b string
+		require.NoError(t, json.Unmarshal([]byte(in), &a))
+		require.NoError(t, json.Unmarshal(got, &b))
+		assert.Equal(t, a, b, "the same value")
+	}
+}
+
+// A long name does not pad every row of a table: long cells are cut with
+// "…" (show prints the whole value).
+func TestTableCellsAreCut(t *testing.T) {
+	sock := evSocketDir(t)
+	p1, p2 := testproc.Sleeper(t), testproc.Sleeper(t)
+	long := strings.Repeat("n", 200<<10)
+	cfg := evConfigDir(t,
+		evLiveRecord(t, p1, "44444444-4444-4444-8444-444444444444", long, "/"+strings.Repeat("d", 300), sock+"/4.sock"),
+		evLiveRecord(t, p2, "55555555-5555-4555-8555-555555555555", "short", t.TempDir(), sock+"/5.sock"))
+	for _, args := range [][]string{{"list"}, {"list", "--all"}} {
+		r := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": cfg}, nil, args...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		require.Len(t, lines, 3, "%v", args)
+		for _, line := range lines {
+			n := utf8.RuneCountInString(line)
+			assert.True(t, n <= 400, "%v: a row of %d characters", args, n)
+		}
+		assert.True(t, strings.Contains(r.stdout, "nnn…"), "%v: the long name is cut with …", args)
 	}
 }

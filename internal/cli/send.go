@@ -114,12 +114,19 @@ The message must be non-empty, valid UTF-8 without NUL bytes, at most 64 KiB.
 socket is there) and prints what would run. The receipt says how long the transport took
 and, apart, how long the transcript confirmation took.
 
+Ctrl-C, SIGTERM, SIGHUP or --timeout before the text was handed over end the send with
+delivery_failed (exit 5: nothing was sent). Once it was (the courier was given its
+SendMessage call, the socket or inbox frame was written), a send that ends before the other
+side answered exits 12 (outcome_unknown): the session may have the text, so look before
+sending again. Whatever happens, the courier's process group ends with the send, also when
+peerctl itself is killed (kill -9).
+
 --wait and --await-reply take a duration only joined by "=": --wait=5m. A bare --wait waits
 10m; a duration written apart (--wait 5m) is refused as a usage error, since the flag parser
 would read it as SESSION or TEXT.
 
 ` + exitCodesFor(exitOK, exitError, exitUsage, exitNotLive, exitIdentityMismatch, exitDeliveryFailed,
-			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage, exitNoReply, exitWaitTimeout),
+			exitHarnessUnsupported, exitNotAddressable, exitInvalidMessage, exitNoReply, exitWaitTimeout, exitOutcomeUnknown),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"

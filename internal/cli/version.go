@@ -3,16 +3,24 @@ package cli
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
+// releaseVersion is the version a release build stamps in with
+// -ldflags "-X github.com/peerctl/peerctl/internal/cli.releaseVersion=v1.2.3"
+// (.goreleaser.yaml: "v" and goreleaser's version, e.g.
+// "v0.0.0-SNAPSHOT-0123abc" for `make release`); empty in any other build.
+var releaseVersion string
+
 // versionJSON is `version --json` output (docs/OUTPUT.md). Fields come from
-// runtime/debug.ReadBuildInfo: version is the main module's version
-// ("v1.2.3" from `go install ...@v1.2.3`, a pseudo-version or "(devel)"
-// from a checkout); revision, time and modified are the vcs.* build
-// settings, empty when the binary was built without VCS information.
+// runtime/debug.ReadBuildInfo: version is the release's stamped version
+// (releaseVersion), else the main module's version ("v1.2.3" from
+// `go install ...@v1.2.3`, a pseudo-version or "(devel)" from a checkout);
+// revision, time and modified are the vcs.* build settings, empty when the
+// binary was built without VCS information.
 type versionJSON struct {
 	Module    string `json:"module"`
 	Version   string `json:"version"`
@@ -28,12 +36,15 @@ func (c *cli) version() versionJSON {
 	v := versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version()}
 	bi, ok := c.buildInfo()
 	if !ok || bi == nil {
-		return v
+		bi = &debug.BuildInfo{}
 	}
 	if bi.Main.Path != "" {
 		v.Module = bi.Main.Path
 	}
-	if bi.Main.Version != "" {
+	switch {
+	case c.releaseVersion != "":
+		v.Version = c.releaseVersion
+	case bi.Main.Version != "":
 		v.Version = bi.Main.Version
 	}
 	if bi.GoVersion != "" {

@@ -22,22 +22,32 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		name      string
 		info      *debug.BuildInfo
 		ok        bool
+		release   string
 		want      versionJSON
 		wantShort string
 	}{
-		{"tagged install", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "v1.4.0"}}, true,
+		{"tagged install", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "v1.4.0"}}, true, "",
 			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v1.4.0", GoVersion: "go1.26.1"}, "v1.4.0"},
 		{"checkout with local changes", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
-				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}, true,
+				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}, true, "",
 			versionJSON{Module: "github.com/peerctl/peerctl", Version: "(devel)", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05Z", Modified: true},
 			"(devel) (0123456789ab, 2026-01-02T03:04:05Z, modified)"},
-		{"no build info", nil, false, versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", GoVersion: runtime.Version()}, "(unknown)"},
+		{"no build info", nil, false, "", versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", GoVersion: runtime.Version()}, "(unknown)"},
+		{"release build", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}}}, true,
+			"v0.0.0-SNAPSHOT-0123456",
+			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v0.0.0-SNAPSHOT-0123456", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05Z"},
+			"v0.0.0-SNAPSHOT-0123456 (0123456789ab, 2026-01-02T03:04:05Z)"},
+		{"release build without build info", nil, false, "v1.5.0", versionJSON{Module: "github.com/peerctl/peerctl", Version: "v1.5.0", GoVersion: runtime.Version()}, "v1.5.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.OS, tt.want.Arch = runtime.GOOS, runtime.GOARCH
-			fake := func(c *cli) { c.buildInfo = func() (*debug.BuildInfo, bool) { return tt.info, tt.ok } }
+			fake := func(c *cli) {
+				c.buildInfo = func() (*debug.BuildInfo, bool) { return tt.info, tt.ok }
+				c.releaseVersion = tt.release
+			}
 			r := evRun(t, nil, fake, "version", "--json")
 			require.Equal(t, exitOK, r.code, r.stderr)
 			var got versionJSON

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -118,8 +117,6 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 	defer signal.Stop(sigpipe)
 	gone, stopGone := readerGone(c.stdout)
 	defer stopGone()
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
 	notes := w.Notes()
 	for {
 		select {
@@ -139,7 +136,7 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			}
 			now := time.Now()
 			if asJSON {
-				if err := enc.Encode(toEventJSON(ev, now)); err != nil {
+				if err := encodeJSON(c.stdout, toEventJSON(ev, now), "", false); err != nil {
 					return writeErr(err)
 				}
 				continue

@@ -4,8 +4,6 @@
 package mcpserve
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,7 +32,8 @@ func Serve[L, S, R any](ctx context.Context, tools mcptools.Tools[L, S, R], std 
 	if err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(&jsonLines{r: bufio.NewReader(std.In), note: std.Err}), Writer: nopWriteCloser{std.Out}}
+	g := newGate(std.In, std.Out, std.Err)
+	t := &mcp.IOTransport{Reader: io.NopCloser(g), Writer: nopWriteCloser{g}}
 	err = s.Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
@@ -115,38 +114,3 @@ func handler[In, Out any](tool mcptools.Tool[In, Out]) mcp.ToolHandlerFor[In, Ou
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// jsonLines passes on the lines of r that are JSON and skips the others
-// with a note: MCP's stdio transport is one JSON-RPC message per line
-// (specification 2025-06-18, "stdio"), and the SDK reads stdin as one JSON
-// stream, so a single line of something else would end the session and
-// drop the answers to the calls still running.
-type jsonLines struct {
-	r    *bufio.Reader
-	note io.Writer
-	n    int    // lines read
-	buf  []byte // the rest of a line being passed on
-}
-
-func (j *jsonLines) Read(p []byte) (int, error) {
-	for len(j.buf) == 0 {
-		line, err := j.r.ReadBytes('\n')
-		if len(line) > 0 {
-			j.n++
-			if trimmed := bytes.TrimSpace(line); len(trimmed) == 0 || json.Valid(trimmed) {
-				j.buf = line
-			} else {
-				fmt.Fprintf(j.note, "peerctl: mcp: line %d (%d bytes) is not a JSON-RPC message; skipped\n", j.n, len(line))
-			}
-		}
-		if err != nil && len(j.buf) == 0 {
-			return 0, err
-		}
-		if err != nil {
-			break
-		}
-	}
-	n := copy(p, j.buf)
-	j.buf = j.buf[n:]
-	return n, nil
-}

@@ -272,7 +272,7 @@ func TestCatalogueSends(t *testing.T) {
 			socktest.Dead(t, p)
 			return p
 		}},
-		{desc: "listener that never closes", code: 5, phrase: "did not close", extra: []string{"--timeout", "2s"}, bound: 20 * time.Second,
+		{desc: "listener that never closes (the frame was written)", code: 12, phrase: "did not close", extra: []string{"--timeout", "2s"}, bound: 20 * time.Second,
 			socket: func(t *testing.T) string {
 				p := filepath.Join(catSocketDir(t), "hold.sock")
 				socktest.Listen(t, p, true)

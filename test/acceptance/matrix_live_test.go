@@ -3,13 +3,10 @@
 package acceptance
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,28 +20,25 @@ import (
 )
 
 // KnownNewestClaudeCode is the newest Claude Code release the npm registry
-// served when this matrix was last updated; the matrix uses it when npm
-// cannot be asked.
+// served when this matrix was last updated; the matrix uses it when `make
+// deps` could not ask npm.
 const KnownNewestClaudeCode = "2.1.332"
 
-// newestClaudeCode asks npm for the newest @anthropic-ai/claude-code
-// release, falling back to KnownNewestClaudeCode, and says which it used.
+// newestClaudeCode is the newest @anthropic-ai/claude-code release as `make
+// deps` found it on npm (livecc.Newest; the test runs offline and asks no
+// registry), else KnownNewestClaudeCode; it says which it used.
 func newestClaudeCode(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "view", "@anthropic-ai/claude-code", "version").Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(v) {
-		t.Logf("version matrix: npm view failed (%v, %q); newest = pinned %s", err, v, KnownNewestClaudeCode)
-		return KnownNewestClaudeCode
+	if v := livecc.Newest(); v != "" {
+		t.Logf("version matrix: newest = %s (npm, when make deps ran)", v)
+		return v
 	}
-	t.Logf("version matrix: newest = %s (from npm view)", v)
-	return v
+	t.Logf("version matrix: make deps recorded no newest release; newest = pinned %s", KnownNewestClaudeCode)
+	return KnownNewestClaudeCode
 }
 
 // TestMatrixLive runs real Claude Code sessions of three releases — 2.1.224
-// (no inbox socket), 2.1.328 and the newest on npm — and checks for each
+// (no inbox socket), 2.1.328 and the newest on npm (newestClaudeCode) — and checks for each
 // that `peerctl list --json` lists exactly the sessions `claude agents
 // --json` lists (same CLAUDE_CONFIG_DIR), and that addressability is right:
 // a release without a socket is refused not_addressable (exit 7) before any

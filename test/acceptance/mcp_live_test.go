@@ -75,7 +75,7 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 		"--allowedTools", mcpToolName)
 	cmd.Dir = cwd
 	cmd.Env = livecc.Env(cfgDir, "HOME="+filepath.Join(root, "home"), "TMPDIR="+filepath.Join(root, "tmp"),
-		"DISABLE_AUTOUPDATER=1", "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+srv.Key())
+		"ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+srv.Key())
 	cmd.Stdin = strings.NewReader("send the message")
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer

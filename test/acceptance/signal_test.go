@@ -9,6 +9,7 @@ package acceptance
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -75,6 +76,88 @@ func TestSendSignalEndsTheCourierGroup(t *testing.T) {
 					"process %d of the courier's group is still running", p)
 			}
 		})
+	}
+}
+
+// An interrupt after the courier was given the text is not a failure: the
+// session has the text (the fake posted it, then hung before reporting),
+// so the send ends outcome_unknown (exit 12), never delivery_failed (exit 5)
+// that a retrying script would take for "send it again".
+func TestSendInterruptedAfterTheHandOverIsOutcomeUnknown(t *testing.T) {
+	w := newSendWorld(t, false)
+	cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "send", "--json", "--timeout", "60s", w.id, "hello")
+	cmd.Env = w.env(t, "sent_hang")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	sent := filepath.Join(w.record, "sent.jsonl")
+	require.Eventually(t, func() bool { _, err := os.Stat(sent); return err == nil },
+		20*time.Second, 10*time.Millisecond, "the fake claude never ran SendMessage")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	var err error
+	select {
+	case err = <-exited:
+		exited <- err
+	case <-time.After(10 * time.Second):
+		t.Fatal("peerctl did not end within 10s of SIGINT")
+	}
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "exit: %v; stderr: %s", err, stderr.String())
+	assert.Equal(t, 12, ee.ExitCode(), "stderr: %s", stderr.String())
+	var out struct {
+		OK      bool `json:"ok"`
+		Refusal struct {
+			Reason   string `json:"reason"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"refusal"`
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "stdout: %s", stdout.String())
+	assert.Equal(t, "outcome_unknown", out.Refusal.Reason)
+	assert.Equal(t, 12, out.Refusal.ExitCode)
+	assert.Len(t, w.listener.Wait(1), 1, "the text did arrive")
+}
+
+// kill -9 of a send leaves nothing of its courier's group running: the
+// courier's life is tied to peerctl's (docs/TRANSPORTS.md), although peerctl
+// itself had no chance to end it.
+func TestSendKilledLeavesNoCourier(t *testing.T) {
+	w := newSendWorld(t, false)
+	cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "send", "--timeout", "60s", w.id, "hang")
+	cmd.Env = w.env(t, "fork_hang")
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	children := filepath.Join(w.record, "children")
+	require.Eventually(t, func() bool { _, err := os.Stat(children); return err == nil },
+		20*time.Second, 10*time.Millisecond, "the fake claude never started its child")
+	var pid, pgid int
+	_, err := fmt.Sscan(w.fakeFile(t, "pid"), &pid, &pgid)
+	require.NoError(t, err)
+	group := []int{pid}
+	for _, f := range strings.Fields(w.fakeFile(t, "children")) {
+		n, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		group = append(group, n)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+
+	require.NoError(t, cmd.Process.Kill())
+	<-exited
+	exited <- nil
+	for _, p := range group {
+		assert.Eventually(t, func() bool { return !procAlive(p) }, 10*time.Second, 10*time.Millisecond,
+			"process %d of the courier's group outlived peerctl's kill -9", p)
 	}
 }
 

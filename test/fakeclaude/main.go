@@ -76,6 +76,7 @@ var scenarios = map[string]string{
 	"not_logged_in":         "the real output of `claude -p` without a login, exit 1",
 	"unknown_option":        "Claude Code's answer to a flag it does not know, exit 1",
 	"env":                   "prints its environment on stderr, then faithful",
+	"sent_hang":             "runs SendMessage (the text is posted), then hangs before it reports the result",
 	"crash_once":            "faithful, but the first run (see FAKECLAUDE_CRASH) dies by SIGKILL at its second send turn",
 }
 
@@ -259,6 +260,9 @@ func turn(conv []any) []any {
 			res, n := run(b)
 			notice = n
 			results = append(results, res)
+		}
+		if scenario == "sent_hang" {
+			hang()
 		}
 		conv = append(conv, map[string]any{"role": "user", "content": results})
 		emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": results}})

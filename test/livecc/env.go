@@ -32,12 +32,21 @@ func Scrub(env []string) []string {
 	return out
 }
 
+// OfflineEnv turns off what Claude Code does on the network besides its model
+// calls (read in the 2.1.224, 2.1.328 and 2.1.332 binaries): DISABLE_AUTOUPDATER
+// (the background auto-update of an interactive session) and
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC (telemetry, error reporting, feature
+// flags and the update checks, all at once). Every Claude Code the tests run
+// has it: the sessions Start runs, and programs run with Env.
+var OfflineEnv = []string{"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+
 // Env returns an environment for running another program (the peerctl binary,
-// `claude agents`) against the registry in configDir: this process's
-// environment scrubbed as by Scrub, then CLAUDE_CONFIG_DIR=configDir, then
-// extra ("NAME=value" entries, later ones win on lookup by os/exec).
+// `claude agents`, `claude -p`) against the registry in configDir: this
+// process's environment scrubbed as by Scrub, then OfflineEnv,
+// CLAUDE_CONFIG_DIR=configDir, then extra ("NAME=value" entries, later ones
+// win on lookup by os/exec).
 func Env(configDir string, extra ...string) []string {
-	env := Scrub(os.Environ())
+	env := append(Scrub(os.Environ()), OfflineEnv...)
 	env = append(env, "CLAUDE_CONFIG_DIR="+configDir)
 	return append(env, extra...)
 }
@@ -63,7 +72,7 @@ func Agents(t testing.TB, bin, configDir string) []Agent {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "agents", "--json")
-	cmd.Env = Env(configDir, "HOME="+t.TempDir(), "DISABLE_AUTOUPDATER=1")
+	cmd.Env = Env(configDir, "HOME="+t.TempDir())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -3,14 +3,17 @@
 package livecc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -200,4 +203,48 @@ func lockFile(path string) (func(), error) {
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// newestFile is CacheDir()/newest: the version InstallNewest installed last.
+const newestFile = "newest"
+
+// InstallNewest asks npm for the newest @anthropic-ai/claude-code release
+// (`npm view … version`, bounded by 60 s), installs it (Install) and writes
+// its version to CacheDir()/newest, where Newest reads it. It is a network
+// step of `make deps`; the live tests, which run offline, only read.
+func InstallNewest() (version, bin string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "view", "--no-update-notifier", "@anthropic-ai/claude-code", "version")
+	cmd.Env = Scrub(os.Environ())
+	out, err := cmd.Output()
+	version = strings.TrimSpace(string(out))
+	if err != nil || !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(version) {
+		return "", "", fmt.Errorf("npm view @anthropic-ai/claude-code version: %v (printed %q)", err, version)
+	}
+	if bin, err = Install(version); err != nil {
+		return "", "", err
+	}
+	cache, err := CacheDir()
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(cache, newestFile), []byte(version+"\n"), 0o644); err != nil {
+		return "", "", fmt.Errorf("record newest: %w", err)
+	}
+	return version, bin, nil
+}
+
+// Newest returns the version InstallNewest recorded, or "" when it never ran
+// (or its record is not a version).
+func Newest() string {
+	cache, err := CacheDir()
+	if err != nil {
+		return ""
+	}
+	raw, err := os.ReadFile(filepath.Join(cache, newestFile))
+	if v := strings.TrimSpace(string(raw)); err == nil && regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(v) {
+		return v
+	}
+	return ""
 }

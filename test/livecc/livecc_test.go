@@ -55,7 +55,10 @@ func TestEnv(t *testing.T) {
 	assert.Contains(t, env, "CLAUDE_CONFIG_DIR=/cfg")
 	assert.Equal(t, "X=1", env[len(env)-1])
 	for _, kv := range env {
-		assert.False(t, strings.HasPrefix(kv, "CLAUDECODE=") || strings.HasPrefix(kv, "CLAUDE_CODE_"), kv)
+		assert.False(t, strings.HasPrefix(kv, "CLAUDECODE=") || kv == "CLAUDE_CODE_SSE_PORT=1234", kv)
+	}
+	for _, kv := range livecc.OfflineEnv {
+		assert.Contains(t, env, kv, "updates and telemetry off")
 	}
 }
 

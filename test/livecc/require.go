@@ -23,7 +23,8 @@ var installs sync.Map // version -> *installResult
 // Require gates a live test. Without PEERCTL_LIVE=1 it skips the test. With it,
 // it fails the test (never skips: CI must not go green by skipping) when tmux is
 // missing or Claude Code <version> cannot be installed (npm missing, install
-// error). It returns the claude program to run. The install runs once per
+// error), or when it claims to run offline and is not (RequireOffline). It
+// returns the claude program to run. The install runs once per
 // process and version; see Install for the cache.
 func Require(t testing.TB, version string) string {
 	t.Helper()
@@ -33,6 +34,7 @@ func Require(t testing.TB, version string) string {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("PEERCTL_LIVE=1 but tmux is missing: %v", err)
 	}
+	RequireOffline(t)
 	v, _ := installs.LoadOrStore(version, &installResult{})
 	r := v.(*installResult)
 	r.once.Do(func() { r.bin, r.err = Install(version) })

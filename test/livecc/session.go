@@ -107,20 +107,14 @@ var (
 	seedLock sync.Mutex
 )
 
-// NewRoot makes a root folder for sessions and removes it when the test ends.
-// It is short (under os.TempDir) on purpose: the inbox socket path
-// <root>/tmp/cc-socks/<pid>.sock must fit a Unix socket address (~104–108
-// bytes), or Claude Code moves it elsewhere. Layout: config/, tmp/, home/, proj/.
+// NewRoot makes a root folder for sessions, removed with everything still
+// living in it when the test ends (TempRoot). It is short on purpose: the
+// inbox socket path <root>/tmp/cc-socks/<pid>.sock must fit a Unix socket
+// address (~104–108 bytes), or Claude Code moves it elsewhere. Layout:
+// config/, tmp/, home/, proj/.
 func NewRoot(t testing.TB) string {
 	t.Helper()
-	root, err := os.MkdirTemp("", "lcc")
-	if err != nil {
-		t.Fatalf("livecc: make root: %v", err)
-	}
-	if root, err = filepath.EvalSymlinks(root); err != nil {
-		t.Fatalf("livecc: make root: %v", err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	root := TempRoot(t, "lcc")
 	for _, d := range []string{"config", "tmp", "home", "proj"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
 			t.Fatalf("livecc: make root: %v", err)
@@ -144,7 +138,7 @@ func NewRoot(t testing.TB) string {
 // opts.StartTimeout. The session and its tmux server are killed when the test ends.
 //
 // The session's environment is this process's, scrubbed as by Scrub, plus
-// HOME, CLAUDE_CONFIG_DIR, TMPDIR, DISABLE_AUTOUPDATER=1, ANTHROPIC_API_KEY
+// HOME, CLAUDE_CONFIG_DIR, TMPDIR, OfflineEnv, ANTHROPIC_API_KEY
 // (FakeAPIKey unless opts.NoAPIKey) and opts.Env. Before it starts,
 // <ConfigDir>/.claude.json is seeded so no first-run dialog blocks it.
 func Start(t testing.TB, bin string, opts Options) *Session {
@@ -209,12 +203,11 @@ func Start(t testing.TB, bin string, opts Options) *Session {
 	}
 	args := []string{"-f", os.DevNull, "new-session", "-d", "-P", "-F", "#{pane_id} #{pane_pid}",
 		"-s", s.tmuxName, "-x", "200", "-y", "50", "-c", cwd}
-	env := []string{
+	env := append([]string{
 		"HOME=" + s.HomeDir,
 		"CLAUDE_CONFIG_DIR=" + s.ConfigDir,
 		"TMPDIR=" + s.TmpDir,
-		"DISABLE_AUTOUPDATER=1",
-	}
+	}, OfflineEnv...)
 	if key != "" {
 		env = append(env, "ANTHROPIC_API_KEY="+key)
 	}

@@ -78,7 +78,8 @@ type installResult struct {
 
 // Require gates a live test: without PEERCTL_LIVE=1 it skips; with it, a
 // missing tmux or node, or a failed install, fails the test (CI must not
-// go green by skipping). It returns the qwen program of version.
+// go green by skipping), and so does a claim to run offline that is not
+// true (livecc.RequireOffline). It returns the qwen program of version.
 func Require(t testing.TB, version string) string {
 	t.Helper()
 	if !Enabled() {
@@ -89,6 +90,7 @@ func Require(t testing.TB, version string) string {
 			t.Fatalf("PEERCTL_LIVE=1 but %s is missing: %v", p, err)
 		}
 	}
+	livecc.RequireOffline(t)
 	v, _ := installs.LoadOrStore(version, &installResult{})
 	r := v.(*installResult)
 	r.once.Do(func() { r.bin, r.err = Install(version) })

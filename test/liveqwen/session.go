@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/test/livecc"
 )
 
 // StartTimeout bounds the wait for a session's record (4–10 s measured on
@@ -34,31 +36,54 @@ type Root struct {
 	TmpDir   string // Dir/t: TMPDIR (the inbox sockets live under it)
 }
 
-// NewRoot makes a Root, removed when the test ends.
+// OfflineSettings are the settings.json keys every session of a Root has, so
+// that it makes no call off the machine (read in the 0.24.4 and 0.23.0
+// bundles): general.enableAutoUpdate false (otherwise, after its first paint,
+// the TUI asks the npm registry for a newer release and installs it with a
+// detached `npm install @qwen-code/qwen-code`), privacy.usageStatisticsEnabled
+// false (on by default: usage statistics sent to Qwen) and telemetry.enabled
+// false (OpenTelemetry export; off by default, kept off).
+func OfflineSettings() map[string]any {
+	return map[string]any{
+		"general":   map[string]any{"enableAutoUpdate": false},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+	}
+}
+
+// NewRoot makes a Root, its settings OfflineSettings, removed with
+// everything still living in it when the test ends (livecc.TempRoot).
 func NewRoot(t testing.TB) *Root {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "lqw")
-	if err != nil {
-		t.Fatalf("liveqwen: make root: %v", err)
-	}
-	if dir, err = filepath.EvalSymlinks(dir); err != nil {
-		t.Fatalf("liveqwen: make root: %v", err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := livecc.TempRoot(t, "lqw")
 	r := &Root{Dir: dir, QwenHome: filepath.Join(dir, "qh"), Home: filepath.Join(dir, "h"), TmpDir: filepath.Join(dir, "t")}
 	for _, d := range []string{r.QwenHome, r.Home, r.TmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatalf("liveqwen: make root: %v", err)
 		}
 	}
+	r.Settings(t, "{}")
 	return r
 }
 
-// Settings writes QwenHome/settings.json (a running session hot-reloads
-// agents.crossSessionInbound from it).
+// Settings writes QwenHome/settings.json: OfflineSettings with the top-level
+// keys of settings (a JSON object) put over them. A running session
+// hot-reloads agents.crossSessionInbound from it.
 func (r *Root) Settings(t testing.TB, settings string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(r.QwenHome, "settings.json"), []byte(settings+"\n"), 0o600); err != nil {
+	merged := OfflineSettings()
+	var top map[string]any
+	if err := json.Unmarshal([]byte(settings), &top); err != nil {
+		t.Fatalf("liveqwen: settings %q: %v", settings, err)
+	}
+	for k, v := range top {
+		merged[k] = v
+	}
+	raw, err := json.MarshalIndent(merged, "", "  ")
+	if err != nil {
+		t.Fatalf("liveqwen: settings: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(r.QwenHome, "settings.json"), append(raw, '\n'), 0o600); err != nil {
 		t.Fatalf("liveqwen: write settings: %v", err)
 	}
 }

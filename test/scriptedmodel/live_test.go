@@ -34,7 +34,7 @@ func TestLiveClaudeTakesTheScriptedAnswer(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "-p", "--output-format", "json", "--no-session-persistence")
 	cmd.Dir = cwd
 	cmd.Env = livecc.Env(filepath.Join(root, "config"), "HOME="+filepath.Join(root, "home"), "TMPDIR="+filepath.Join(root, "tmp"),
-		"DISABLE_AUTOUPDATER=1", "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+srv.Key())
+		"ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+srv.Key())
 	cmd.Stdin = strings.NewReader("the prompt, sent as is")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -3,10 +3,13 @@
 // Command install-claude installs Claude Code releases into the live-test cache
 // (see livecc.Install) and prints the path of each one's claude program.
 //
-//	go run ./test/livecc/cmd/install-claude [VERSION...]
+//	go run ./test/livecc/cmd/install-claude [VERSION|newest...]
 //
 // Without arguments it installs livecc.Version() (PEERCTL_CLAUDE_VERSION or
-// livecc.DefaultVersion). It exits 1 when an install fails.
+// livecc.DefaultVersion). "newest" installs the newest release on the npm
+// registry and records it for the version matrix (livecc.InstallNewest);
+// when npm cannot be asked it says so and goes on (the matrix then uses its
+// pinned newest). It exits 1 when an install fails.
 package main
 
 import (
@@ -23,6 +26,15 @@ func run(versions []string) int {
 		versions = []string{livecc.Version()}
 	}
 	for _, v := range versions {
+		if v == "newest" {
+			nv, bin, err := livecc.InstallNewest()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "install-claude: newest: %v; the version matrix uses its pinned newest\n", err)
+				continue
+			}
+			fmt.Printf("%s\t%s\n", nv, bin)
+			continue
+		}
 		bin, err := livecc.Install(v)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "install-claude: %v\n", err)

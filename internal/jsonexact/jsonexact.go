@@ -19,6 +19,11 @@
 // in every peerctl binary. Invalid UTF-8 is one U+FFFD per bad byte in
 // both, where Claude Code's decoder makes one per maximal subpart: callers
 // that need that exactness repair the bytes first (fsregistry/utf8.go).
+//
+// Requests peerctl reads (relay lines, MCP messages and tool arguments) are
+// decoded with Strict: the same exact keys, but a key given twice or a key
+// no field names is an error (a *KeyError), so what peerctl acts on is
+// what every reader of the line sees.
 package jsonexact
 
 import (
@@ -40,7 +45,40 @@ import (
 // unset and the others are still decoded; the first such error is
 // returned, as json.Unmarshal does. data that is not exactly one JSON
 // object (null, an array, a string, a number, trailing data) is an error.
-func Unmarshal(data []byte, v any) error {
+//
+// A value of the wrong type is a *json.UnmarshalTypeError whose Field is
+// the key.
+func Unmarshal(data []byte, v any) error { return Options{}.Unmarshal(data, v) }
+
+// Strict is Options{NoDuplicates: true, NoUnknown: true}: how requests are read.
+var Strict = Options{NoDuplicates: true, NoUnknown: true}
+
+// Options are what Unmarshal refuses beyond malformed JSON; the zero value
+// refuses nothing (JavaScript's JSON.parse).
+type Options struct {
+	// NoDuplicates refuses an object with a key given twice (as it
+	// spells: "n\u0061me" and "name" are one key).
+	NoDuplicates bool
+	// NoUnknown refuses a key that no field's json tag names exactly.
+	NoUnknown bool
+}
+
+// A KeyError is a key Options refuse: given twice, or unknown.
+type KeyError struct {
+	Key       string
+	Duplicate bool
+}
+
+func (e *KeyError) Error() string {
+	if e.Duplicate {
+		return fmt.Sprintf("key %q appears more than once", e.Key)
+	}
+	return fmt.Sprintf("unknown key %q", e.Key)
+}
+
+// Unmarshal is the package's Unmarshal, also refusing what o says (the
+// first such key is the error, and nothing is decoded).
+func (o Options) Unmarshal(data []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("jsonexact: Unmarshal needs a pointer to a struct, not %T", v)
@@ -62,21 +100,42 @@ func Unmarshal(data []byte, v any) error {
 	}
 	vals = vals[:len(idx.keys)]
 	var keyErr error
+	var seen map[string]bool // with NoDuplicates: every key so far
+	if o.NoDuplicates {
+		seen = map[string]bool{}
+	}
 	eachMember(data, func(key []byte, escaped bool, val []byte) {
-		if !escaped {
-			// string(...) in a map index does not copy.
-			if i, ok := idx.keys[string(key[1:len(key)-1])]; ok {
-				vals[i] = val
-			}
+		if keyErr != nil {
 			return
 		}
 		var name string
-		if err := json.Unmarshal(key, &name); err != nil {
+		if !escaped {
+			// string(...) in a map index does not copy: the common case
+			// (no options) allocates nothing.
+			if i, ok := idx.keys[string(key[1:len(key)-1])]; seen == nil && (ok || !o.NoUnknown) {
+				if ok {
+					vals[i] = val
+				}
+				return
+			}
+			name = string(key[1 : len(key)-1])
+		} else if err := json.Unmarshal(key, &name); err != nil {
 			keyErr = err // cannot happen: data is valid JSON
 			return
 		}
-		if i, ok := idx.keys[name]; ok {
+		if seen != nil {
+			if seen[name] {
+				keyErr = &KeyError{Key: name, Duplicate: true}
+				return
+			}
+			seen[name] = true
+		}
+		i, ok := idx.keys[name]
+		switch {
+		case ok:
 			vals[i] = val
+		case o.NoUnknown:
+			keyErr = &KeyError{Key: name}
 		}
 	})
 	if keyErr != nil {
@@ -93,6 +152,10 @@ func Unmarshal(data []byte, v any) error {
 			continue
 		}
 		if err := json.Unmarshal(val, f.Addr().Interface()); err != nil && first == nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field == "" {
+				te.Field = idx.names[i]
+			}
 			first = err
 		}
 	}
@@ -103,6 +166,7 @@ func Unmarshal(data []byte, v any) error {
 type index struct {
 	keys   map[string]int // key -> position in fields
 	fields []int          // struct field numbers
+	names  []string       // the keys, by position
 }
 
 var indexes sync.Map // reflect.Type -> *index
@@ -123,6 +187,7 @@ func indexOf(t reflect.Type) *index {
 		}
 		ix.keys[key] = len(ix.fields)
 		ix.fields = append(ix.fields, i)
+		ix.names = append(ix.names, key)
 	}
 	x, _ := indexes.LoadOrStore(t, ix)
 	return x.(*index)
@@ -180,21 +245,8 @@ func valueEnd(data []byte, i int) int {
 		end, _ := stringEnd(data, i)
 		return end
 	case '{', '[':
-		depth := 0
-		for j := i; ; j++ {
-			switch data[j] {
-			case '"':
-				end, _ := stringEnd(data, j)
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
+		end, _ := nested(data, i)
+		return end
 	default: // number, true, false, null
 		j := i
 		for j < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[j])) {
@@ -206,6 +258,15 @@ func valueEnd(data []byte, i int) int {
 
 var rawMessage = reflect.TypeOf(json.RawMessage(nil))
 
+// ErrNotObject is matched (errors.Is) by the error for data that is valid
+// JSON but not an object; its text says what the data is instead.
+var ErrNotObject = errors.New("not a JSON object")
+
+type notObject string
+
+func (e notObject) Error() string        { return string(e) + ", not an object" }
+func (e notObject) Is(target error) bool { return target == ErrNotObject }
+
 // objectOnly refuses valid JSON data whose value is not an object, in
 // words a user can read.
 func objectOnly(data []byte) error {
@@ -213,14 +274,95 @@ func objectOnly(data []byte) error {
 	case c == '{':
 		return nil
 	case c == '[':
-		return errors.New("a JSON array, not an object")
+		return notObject("a JSON array")
 	case c == '"':
-		return errors.New("a JSON string, not an object")
+		return notObject("a JSON string")
 	case c == 'n':
-		return errors.New("JSON null, not an object")
+		return notObject("JSON null")
 	case c == 't' || c == 'f':
-		return errors.New("a JSON boolean, not an object")
+		return notObject("a JSON boolean")
 	default:
-		return errors.New("a JSON number, not an object")
+		return notObject("a JSON number")
+	}
+}
+
+// Duplicate returns the first key given twice in one object anywhere in
+// the JSON text data (nested objects and arrays included), as it spells;
+// ok is false when there is none. data must be valid JSON.
+func Duplicate(data []byte) (key string, ok bool) {
+	return duplicateIn(data, skipSpace(data, 0))
+}
+
+// duplicateIn is Duplicate for the value at data[i:].
+func duplicateIn(data []byte, i int) (string, bool) {
+	switch data[i] {
+	case '{':
+		var seen map[string]bool
+		var dup string
+		found := false
+		eachMember(data[i:], func(key []byte, escaped bool, val []byte) {
+			if found {
+				return
+			}
+			name := string(key[1 : len(key)-1])
+			if escaped {
+				_ = json.Unmarshal(key, &name) // valid JSON: cannot fail
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			if seen[name] {
+				dup, found = name, true
+				return
+			}
+			seen[name] = true
+			dup, found = duplicateIn(val, 0)
+		})
+		return dup, found
+	case '[':
+		j := skipSpace(data, i+1)
+		for data[j] != ']' {
+			if dup, ok := duplicateIn(data, j); ok {
+				return dup, true
+			}
+			j = skipSpace(data, valueEnd(data, j))
+			if data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+	}
+	return "", false
+}
+
+// Depth is how deeply the JSON text data nests: 0 for a number, string,
+// boolean or null, 1 for an object or array of those, and so on. data
+// must be valid JSON.
+func Depth(data []byte) int {
+	i := skipSpace(data, 0)
+	if data[i] != '{' && data[i] != '[' {
+		return 0
+	}
+	_, deepest := nested(data, i)
+	return deepest
+}
+
+// nested scans the object or array starting at i: the index just past it,
+// and how deeply it nests.
+func nested(data []byte, i int) (end, deepest int) {
+	depth := 0
+	for j := i; ; j++ {
+		switch data[j] {
+		case '"':
+			end, _ := stringEnd(data, j)
+			j = end - 1
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1, deepest
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package jsonexact
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,6 +95,7 @@ func TestUnmarshalRefusesAllButOneObject(t *testing.T) {
 		err := Unmarshal([]byte(in), &got)
 		require.Error(t, err, "%q", in)
 		assert.Contains(t, err.Error(), want, "%q", in)
+		assert.Equal(t, strings.HasSuffix(want, "not an object"), errors.Is(err, ErrNotObject), "%q", in)
 	}
 }
 
@@ -147,4 +149,68 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 		assert.Equal(t, want, got)
 	})
+}
+
+func TestStrictRefusesDuplicateAndUnknownKeys(t *testing.T) {
+	tests := []struct {
+		json string
+		want *KeyError
+	}{
+		{`{"name":"a","name":"b"}`, &KeyError{Key: "name", Duplicate: true}},
+		{`{"name":"a","n\u0061me":"b"}`, &KeyError{Key: "name", Duplicate: true}},
+		{`{"zz":1,"zz":2}`, &KeyError{Key: "zz"}}, // unknown comes first
+		{`{"name":"a","Name":"b"}`, &KeyError{Key: "Name"}},
+		{`{"naſme":"x"}`, &KeyError{Key: "naſme"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.json, func(t *testing.T) {
+			var got rec
+			err := Strict.Unmarshal([]byte(tt.json), &got)
+			var ke *KeyError
+			require.ErrorAs(t, err, &ke)
+			assert.Equal(t, tt.want, ke)
+		})
+	}
+	var got rec
+	require.NoError(t, Strict.Unmarshal([]byte(`{"name":"a","pid":1}`), &got))
+	assert.Equal(t, rec{Name: "a", PID: 1}, got)
+	// Only duplicates: unknown keys pass.
+	require.NoError(t, Options{NoDuplicates: true}.Unmarshal([]byte(`{"x":1,"name":"b"}`), &got))
+	assert.Equal(t, "b", got.Name)
+}
+
+// A value of the wrong type names its key, as encoding/json's decoder does.
+func TestUnmarshalTypeErrorNamesTheKey(t *testing.T) {
+	var got rec
+	err := Unmarshal([]byte(`{"pid":"x","name":"a"}`), &got)
+	var te *json.UnmarshalTypeError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "pid", te.Field)
+	assert.Equal(t, "a", got.Name, "the other fields are still decoded")
+}
+
+func TestDuplicateLooksAtEveryDepth(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":2}`:                         "",
+		`{"a":1,"a":2}`:                         "a",
+		`{"a":{"b":1,"b":2}}`:                   "b",
+		`[1,{"x":[{"c":1,"\u0063":2}]}]`:        "c",
+		`{"a":{"b":1},"c":{"b":2}}`:             "",
+		`{"s":"{\"a\":1,\"a\":2}"}`:             "",
+		` [ {"a":1} , {"a":2} , {"d":0,"d":0}]`: "d",
+		`"x"`:                                   "",
+		`[]`:                                    "",
+	} {
+		got, ok := Duplicate([]byte(in))
+		assert.Equal(t, want, got, in)
+		assert.Equal(t, want != "", ok, in)
+	}
+}
+
+func TestDepth(t *testing.T) {
+	for in, want := range map[string]int{
+		`1`: 0, `"[{"`: 0, `[]`: 1, `{"a":[1,{"b":"]]]"}]}`: 3, `[[],[[]]]`: 3,
+	} {
+		assert.Equal(t, want, Depth([]byte(in)), in)
+	}
 }

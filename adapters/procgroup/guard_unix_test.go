@@ -1,0 +1,55 @@
+//go:build linux || darwin
+
+package procgroup_test
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// A group outlives nothing: when the process that started it is killed
+// with SIGKILL (no chance to end the group itself), the group's guard ends
+// the whole tree, grandchild included.
+func TestGroupDiesWithItsOwner(t *testing.T) {
+	owner := exec.Command(os.Args[0])
+	owner.Env = append(os.Environ(), helperEnv+"=owner")
+	// A pipe of our own: StdoutPipe's read end would be closed by Wait.
+	out, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer out.Close()
+	owner.Stdout = w
+	require.NoError(t, owner.Start())
+	require.NoError(t, w.Close())
+	r := bufio.NewReader(out)
+	var pids []int
+	for range 2 { // the head's pid and the grandchild's, in either order
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		pid, err := strconv.Atoi(strings.TrimSpace(line))
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = unix.Kill(-p, unix.SIGKILL)
+			_ = unix.Kill(p, unix.SIGKILL)
+		}
+	})
+	require.NoError(t, owner.Process.Kill())
+	_ = owner.Wait()
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, r)
+		close(eof)
+	}()
+	assert.True(t, ended(t, eof), "the group (pids %v) outlived its owner's SIGKILL", pids)
+}

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteOnePagePerCommand(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1767225600") // 2026-01-01
+	dir := filepath.Join(t.TempDir(), "man")
+	require.NoError(t, write(dir))
+	for _, page := range []string{"peerctl.1", "peerctl-send.1", "peerctl-list.1", "peerctl-mcp.1", "peerctl-endpoint-parse.1"} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if assert.NoError(t, err, page) {
+			assert.Contains(t, string(b), `.TH "PEERCTL" "1" "Jan 2026" "peerctl" "peerctl manual"`, page)
+			assert.NotContains(t, string(b), "Auto generated", page)
+		}
+	}
+	send, err := os.ReadFile(filepath.Join(dir, "peerctl-send.1"))
+	require.NoError(t, err)
+	assert.Contains(t, string(send), "await-reply", "the flags are on the page")
+}
