@@ -24,7 +24,7 @@ type Service struct {
 	live      ports.Liveness
 	transport ports.Transport
 	configDir string
-	qwenHome  string
+	harnesses Harnesses
 	now       func() time.Time
 
 	// Optional ports (see Option): without them Send does not confirm
@@ -42,8 +42,10 @@ type Service struct {
 // level (the adapters log the rest of the trail).
 func WithLog(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 
-// New builds a Service. configDir is Claude Code's config dir (used for
-// transcript paths); it may be empty. Options add the optional ports.
+// New builds a Service over composed ports (those of every harness: see
+// Harnesses and WithHarnesses). configDir is where transcripts are looked
+// for when no harness plug-in says (domain.TranscriptPath); it may be
+// empty. Options add the optional ports.
 func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, configDir string, opts ...Option) *Service {
 	s := &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now}
 	for _, o := range opts {
@@ -57,10 +59,15 @@ func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, con
 
 // Listing is the classified content of one registry read.
 type Listing struct {
-	// Dir is the registry folder read; Missing is true when it does not exist.
-	Dir     string
-	Missing bool
-	// Also names the other harnesses' registry folders read (Qwen Code's).
+	// Dir is the primary harness's registry folder; Missing is true when
+	// it does not exist. Home is that harness's home (its folder, and the
+	// flag and variable naming it: empty without plug-ins) and DirHarness
+	// the harness.
+	Dir        string
+	Missing    bool
+	Home       ports.Home
+	DirHarness domain.Harness
+	// Also names the other harnesses' registry folders read.
 	Also []string
 	// Unread lists the harnesses whose registry could not be read; their
 	// sessions are absent from Entries (see UnreadIn).
@@ -97,7 +104,7 @@ func (l Listing) UnreadIn(only ...domain.Harness) []ports.Unread {
 func (s *Service) Read(ctx context.Context) (Listing, error) {
 	snap, err := s.reg.Read(ctx)
 	if err != nil {
-		return Listing{Dir: snap.Dir, Unread: snap.Unread}, err
+		return Listing{Dir: snap.Dir, Home: s.home(), Unread: snap.Unread}, err
 	}
 	return s.classify(snap), nil
 }
@@ -149,7 +156,10 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
+	if len(s.harnesses) > 0 {
+		l.DirHarness = s.harnesses[0].Kind()
+	}
 	for i, rec := range snap.Records {
 		var lv domain.Liveness
 		if rec.Problem == "" || rec.ProblemVerdict == domain.VerdictMisnamed {
@@ -197,6 +207,9 @@ type Detail struct {
 	// Transcript is the transcript path ("" when unknown) and whether it exists.
 	Transcript       string
 	TranscriptExists bool
+	// Notes are what its harness says a person should know about a live,
+	// addressable session (ports.Harness.Notes).
+	Notes []string
 	// Warnings are notes about the session as addressed, e.g. that its name
 	// is carried by another live session (address it by full id or
 	// endpoint) or its socket published by another record (sending to it is
@@ -253,7 +266,8 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 }
 
 // noteMissing adds to a not_live refusal that the registry folder itself
-// does not exist (a wrong CLAUDE_CONFIG_DIR is the usual cause), and which
+// does not exist (a wrong home, say $CLAUDE_CONFIG_DIR, is the usual
+// cause: the note names the flag and variable that set it), and which
 // harnesses' registries could not be read.
 func noteMissing(l Listing, err error) error {
 	r, ok := domain.AsRefusal(err)
@@ -261,7 +275,10 @@ func noteMissing(l Listing, err error) error {
 		return err
 	}
 	if l.Missing {
-		r.Detail += "; the registry folder " + l.Dir + " does not exist (check --config-dir or CLAUDE_CONFIG_DIR)"
+		r.Detail += "; the registry folder " + l.Dir + " does not exist"
+		if l.Home.Flag != "" {
+			r.Detail += " (check --" + l.Home.Flag + " or " + l.Home.Env + ")"
+		}
 	}
 	for _, u := range l.Unread {
 		r.Detail += fmt.Sprintf("; the %s registry could not be read (%v)", u.Harness, u.Err)
@@ -322,6 +339,9 @@ func (s *Service) detail(e domain.Entry) Detail {
 		default:
 			d.SocketOnDisk, d.SocketNote = domain.Yes, "present"
 		}
+	}
+	if h, ok := s.harnesses.Of(e.Record.Harness); ok && e.Live() && e.Addressable {
+		d.Notes = h.Notes(e.Record)
 	}
 	d.Transcript = s.transcriptOf(e.Record)
 	if d.Transcript != "" {
@@ -417,8 +437,9 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	if req.AwaitReply > 0 {
 		return s.sendAwaiting(ctx, req, msg, res)
 	}
+	rule := s.confirmRule(target)
 	var mark ports.TranscriptMark
-	if target.Harness() == domain.HarnessClaudeCode {
+	if !rule.ByReceipt {
 		mark = s.markTranscript(req, target) // before the transport: see afterDelivery
 	}
 	delivering := s.now()
@@ -433,8 +454,8 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	if err != nil {
 		return res, asDeliveryFailed(err)
 	}
-	if target.Harness() == domain.HarnessQwenCode {
-		return s.qwenConfirm(req, res)
+	if rule.ByReceipt {
+		return s.receiptConfirm(req, res, rule)
 	}
 	return s.afterDelivery(ctx, req, res, mark, heed)
 }
@@ -482,7 +503,7 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 // be checked. A full session id or an endpoint names one session whatever
 // the unread registry holds, so those are sent to.
 func unseenTwin(l Listing, address string, target domain.Session) error {
-	if len(l.Unread) == 0 || address == target.ID() || strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") {
+	if len(l.Unread) == 0 || address == target.ID() || domain.IsEndpoint(address) {
 		return nil
 	}
 	var unread []string

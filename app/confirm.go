@@ -74,6 +74,9 @@ type Confirmation struct {
 	ConfirmNote string
 	// ConfirmSkipped is true when ConfirmOptions.NoConfirm was asked.
 	ConfirmSkipped bool
+	// ByReceipt is true when the target harness's receipt is the
+	// confirmation (ports.ConfirmRule.ByReceipt): no transcript was read.
+	ByReceipt bool
 
 	// WaitEnd is how the wait ended (WaitNone when no wait was asked).
 	WaitEnd domain.WaitEnd
@@ -98,7 +101,7 @@ func (s *Service) markTranscript(req SendRequest, target domain.Session) ports.T
 	if req.NoConfirm || s.transcripts == nil {
 		return ports.TranscriptMark{}
 	}
-	path := domain.TranscriptPath(s.configDir, target.Cwd(), target.ID())
+	path := s.transcriptOf(target.Record())
 	if path == "" {
 		return ports.TranscriptMark{}
 	}
@@ -114,7 +117,7 @@ func (s *Service) markTranscript(req SendRequest, target domain.Session) ports.T
 // refusal. Elapsed is updated to cover the confirmation (not the wait);
 // ConfirmElapsed is the confirmation window's own time (0 under NoConfirm).
 func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult, mark ports.TranscriptMark, heed ports.Heed) (SendResult, error) {
-	res.Transcript = domain.TranscriptPath(s.configDir, res.Target.Cwd(), res.Target.ID())
+	res.Transcript = s.transcriptOf(res.Target.Record())
 	timeout := req.ConfirmTimeout
 	if timeout <= 0 {
 		timeout = DefaultConfirmTimeout
@@ -265,8 +268,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	rec := target.Record()
 	var exited <-chan struct{}
 	if s.exits != nil {
-		start, _, _ := rec.CheckedStart()
-		exited = s.exits.Exited(ctx, rec.PID, start)
+		exited = s.exits.Exited(ctx, rec.PID, s.exitStart(rec))
 	}
 	c.WaitStatus = target.Status()
 	since := w.since.Truncate(time.Millisecond)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 
@@ -14,36 +13,16 @@ import (
 	"github.com/peerctl/peerctl/ports"
 )
 
-// Health is one doctor check's result; a closed set.
-type Health int
+// Health is one doctor check's result (domain.Health).
+type Health = domain.Health
 
-// Health values. Only Fail makes peerctl unusable.
+// Health values.
 const (
-	HealthOK Health = iota
-	// HealthWarn: usable, but something deserves a look.
-	HealthWarn
-	// HealthFail: peerctl cannot work as configured.
-	HealthFail
-	// HealthSkip: nothing to check (e.g. no live session has a socket).
-	HealthSkip
+	HealthOK   = domain.HealthOK
+	HealthWarn = domain.HealthWarn
+	HealthFail = domain.HealthFail
+	HealthSkip = domain.HealthSkip
 )
-
-// String returns "ok", "warn", "fail" or "skip".
-func (h Health) String() string {
-	switch h {
-	case HealthOK:
-		return "ok"
-	case HealthWarn:
-		return "warn"
-	case HealthFail:
-		return "fail"
-	default:
-		return "skip"
-	}
-}
-
-// MarshalText writes the word, so JSON shows "ok" rather than 0.
-func (h Health) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
 
 // DoctorEnv is what the doctor needs from the calling process.
 type DoctorEnv struct {
@@ -61,10 +40,12 @@ type DoctorEnv struct {
 // Report is what `peerctl doctor` found. Problems holds one line per Fail,
 // Warnings one line per Warn; OK is true when Problems is empty.
 type Report struct {
-	OK       bool
-	Claude   ClaudeCheck
-	Registry RegistryCheck
-	Sockets  []SocketDirCheck
+	OK bool
+	// Harnesses are the harness plug-ins' rows (ports.Harness.Doctor), in
+	// plug-in order.
+	Harnesses []ports.DoctorRow
+	Registry  RegistryCheck
+	Sockets   []SocketDirCheck
 	// Reach lists the live sessions publishing a socket that nothing can
 	// connect to (too long a path, absent, not a socket): each is a Warn.
 	// Reachable counts the others.
@@ -73,12 +54,6 @@ type Report struct {
 	Session   SessionCheck
 	Problems  []string
 	Warnings  []string
-}
-
-// ClaudeCheck is the courier program's probe.
-type ClaudeCheck struct {
-	Health Health
-	ports.HarnessProbe
 }
 
 // RegistryCheck is the registry folder's state. Counts has every verdict
@@ -118,53 +93,28 @@ type SessionCheck struct {
 	Note    string
 }
 
-// noClaudeNeeded is said with every problem that stops the courier only.
-const noClaudeNeeded = "send --transport socket, list, show and watch do not need claude"
-
 // Doctor checks that peerctl can work here, without sending anything or
-// starting a session: the harness probe (see ports.Harness: the program,
-// its flags, and one courier run that sends nothing), one registry read,
-// the socket folders of live records, and whether env runs inside a Claude
-// Code session. No login is needed anywhere. It does not fail;
-// problems are in the Report. A courier that cannot run is a problem: it
-// is the default transport.
-func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports.Processes, env DoctorEnv) Report {
+// starting a session: one registry read, every harness's own checks
+// (ports.Harness.Doctor: its program, say), the socket folders of live
+// records, and whether env runs inside a session. No login is needed
+// anywhere. It does not fail; problems are in the Report.
+func (s *Service) Doctor(ctx context.Context, procs ports.Processes, env DoctorEnv) Report {
 	var r Report
 
-	probe := harness.Probe(ctx)
-	r.Claude = ClaudeCheck{HarnessProbe: probe}
-	switch {
-	case probe.Err != nil && probe.Path == "":
-		r.Claude.Health = HealthFail
-		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v: the courier (the default transport) cannot run; install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (%s)", probe.Err, noClaudeNeeded))
-	case probe.Err != nil:
-		r.Claude.Health = HealthFail
-		r.Problems = append(r.Problems, fmt.Sprintf("claude: %v: the courier (the default transport) cannot run (%s)", probe.Err, noClaudeNeeded))
-	case len(probe.Missing) > 0:
-		r.Claude.Health = HealthFail
-		for _, f := range probe.Missing {
-			r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) has no %s flag in --help; the courier needs it", probe.Path, orDash(probe.Version), f))
-		}
-	case probe.Courier != nil && probe.Courier.Err != nil:
-		r.Claude.Health = HealthFail
-		r.Problems = append(r.Problems, fmt.Sprintf("claude: a courier run that sends nothing failed: %v (%s)", probe.Courier.Err, noClaudeNeeded))
-	case probe.Courier != nil && !slices.Contains(probe.Courier.Tools, "SendMessage"):
-		r.Claude.Health = HealthFail
-		r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) did not offer SendMessage to the courier (tools offered: %s); the courier needs it (%s)",
-			probe.Path, orDash(probe.Version), strings.Join(probe.Courier.Tools, ", "), noClaudeNeeded))
-	case probe.Unfit != "":
-		// Its courier run may talk and be offered SendMessage, yet every send fails.
-		r.Claude.Health = HealthFail
-		r.Problems = append(r.Problems, fmt.Sprintf("claude: %s (%s) %s (%s)", probe.Path, orDash(probe.Version), probe.Unfit, noClaudeNeeded))
-	}
-
 	l, err := s.Read(ctx)
+	for _, h := range s.harnesses {
+		for _, row := range h.Doctor(ctx, l.Entries) {
+			r.Harnesses = append(r.Harnesses, row)
+			r.Problems = append(r.Problems, row.Problems...)
+			r.Warnings = append(r.Warnings, row.Warnings...)
+		}
+	}
 	r.Registry = RegistryCheck{Dir: l.Dir, Missing: l.Missing, Err: err, Counts: map[string]int{}}
 	for _, v := range domain.Verdicts() {
 		r.Registry.Counts[v.String()] = 0
 	}
-	if u := l.UnreadIn(domain.HarnessClaudeCode); err == nil && len(u) > 0 {
-		err = u[0].Err // Qwen Code's trouble is QwenDoctor's row
+	if u := l.UnreadIn(l.DirHarness); err == nil && len(u) > 0 {
+		err = u[0].Err // the other harnesses' trouble is their own doctor rows'
 	}
 	r.Registry.Err = err
 	switch {
@@ -176,7 +126,7 @@ func (s *Service) Doctor(ctx context.Context, harness ports.Harness, procs ports
 		r.Warnings = append(r.Warnings, fmt.Sprintf("registry: folder %s does not exist; no Claude Code session has run with this config dir", l.Dir))
 	}
 	for _, e := range l.Entries {
-		if e.Record.Harness == domain.HarnessClaudeCode { // Qwen Code's: QwenDoctor
+		if e.Record.Harness == l.DirHarness { // the primary harness's registry; the others count in their rows
 			r.Registry.Counts[e.Verdict.String()]++
 		}
 	}
@@ -324,11 +274,4 @@ func lookup(environ []string, key string) string {
 		}
 	}
 	return v
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "version unknown"
-	}
-	return s
 }

@@ -54,7 +54,7 @@ func Example() {
 	var svc *app.Service
 	fxApp := fx.New(
 		app.Module,
-		fx.Supply(app.Config{ConfigDir: configDir}),
+		fx.Supply(testConfig(configDir, "")),
 		fx.Replace(fx.Annotate(inboxTransport{configDir}, fx.As(new(ports.Transport)))),
 		fx.Populate(&svc),
 		fx.NopLogger,

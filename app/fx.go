@@ -4,83 +4,122 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/fx"
 
-	"github.com/peerctl/peerctl/adapters/courierexec"
-	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/procliveness"
-	"github.com/peerctl/peerctl/adapters/qwencli"
-	"github.com/peerctl/peerctl/adapters/qweninbox"
-	"github.com/peerctl/peerctl/adapters/qwenregistry"
-	"github.com/peerctl/peerctl/adapters/socketframe"
+	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/adapters/transcript"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
-// Transport names accepted by Config.Transport.
-const (
-	TransportCourier = courierexec.Name
-	TransportSocket  = socketframe.Name
-	// TransportInbox is Qwen Code's inbox transport.
-	TransportInbox = qweninbox.Name
-)
+// plugins are the harnesses peerctl serves. A harness is added here, with
+// one line: the graph, the command line's flags and the transport names
+// all come from this list.
+var plugins = []ports.HarnessPlugin{
+	claudecode.Plugin,
+	qwencode.Plugin,
+}
 
-// Transports lists every transport name, Claude Code's then Qwen Code's.
-func Transports() []string { return []string{TransportCourier, TransportSocket, TransportInbox} }
+// Plugins lists the harness plug-ins, for a command line that adds their
+// flags (ports.HarnessFlag) before the graph is built.
+func Plugins() []ports.HarnessPlugin { return slices.Clone(plugins) }
 
-// SocketMaxPeerProtocol is the newest peer protocol the socket transport
-// speaks (socketframe.MaxPeerProtocol); it refuses newer sessions.
-const SocketMaxPeerProtocol = socketframe.MaxPeerProtocol
+// Transports lists every harness's transport names, each harness's
+// default first, in plug-in order.
+func Transports() []string {
+	var out []string
+	for _, p := range plugins {
+		for _, t := range p.Transports {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// TransportChoices says, for people, which transports serve which
+// harness, each harness's default first: `"courier" or "socket"
+// (claude-code), "inbox" (qwen-code)`.
+func TransportChoices() string {
+	parts := make([]string, len(plugins))
+	for i, p := range plugins {
+		names := make([]string, len(p.Transports))
+		for j, t := range p.Transports {
+			names[j] = strconv.Quote(t.Name)
+		}
+		parts[i] = strings.Join(names, " or ") + " (" + p.Kind.String() + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// HearsReplies reports whether a reply can come back on the transport
+// named (ports.TransportName.Replies); "" (each harness's default) does
+// when every default does.
+func HearsReplies(transport string) bool {
+	for _, p := range plugins {
+		for i, t := range p.Transports {
+			if t.Name == transport || transport == "" && i == 0 {
+				if !t.Replies {
+					return false
+				}
+				if transport != "" {
+					return true
+				}
+			}
+		}
+	}
+	return transport == ""
+}
 
 // Config is what the graph needs from its caller (the CLI, or a host).
 type Config struct {
-	// ConfigDir is Claude Code's config dir; the registry is ConfigDir/sessions.
-	ConfigDir string
-	// Transport is "courier" or "socket" (Claude Code), "inbox" (Qwen
-	// Code), or "" for each target harness's default (courier, inbox).
+	// Flags are the harness plug-ins' flag values by name
+	// (ports.HarnessFlag, e.g. "config-dir"; "" or absent: not given, the
+	// harness's default applies).
+	Flags map[string]string
+	// Getenv reads the environment for the harnesses' defaults (nil:
+	// os.Getenv).
+	Getenv func(string) string
+	// Transport is one of Transports(), or "" for each target harness's
+	// default.
 	Transport string
-	// QwenHome is Qwen Code's home; its registry is QwenHome/sessions.
-	// Empty: no Qwen Code registry is read.
-	QwenHome string
-	// QwenHomeErr, when set, is why Qwen Code's home could not be located
-	// (no $QWEN_HOME and no $HOME): its registry is then reported unread
-	// (ports.Unread), and the other harnesses work all the same.
-	QwenHomeErr error
-	// Qwen is the qwen program doctor probes (default "qwen" on PATH).
-	Qwen string
-	// InboxWindow is how long the inbox transport waits for a receipt (0:
-	// qweninbox.DefaultWindow; negative: not at all).
-	InboxWindow time.Duration
+	// ReceiptWindow is how long a transport waits for a session's
+	// receipt (0: its default; negative: not at all).
+	ReceiptWindow time.Duration
 	// Timeout bounds one delivery (0: the transport's default).
 	Timeout time.Duration
-	// Claude is the courier program (default "claude" on PATH).
-	Claude string
-	// Env is the environment the courier starts from (default os.Environ()).
+	// Env is the environment the programs harnesses start begin from
+	// (default os.Environ()).
 	Env []string
-	// From is the sender's display name, which receivers see: the
-	// courier's name (Claude Code) and the inbox frame's fromName (Qwen
-	// Code); default "peerctl".
+	// From is the sender's display name, which receivers see (default
+	// "peerctl").
 	From string
 }
 
-// Module provides *Service and the ports bound to the real adapters. Supply
-// a Config; swap any port with fx.Replace or fx.Decorate.
+// harnessGroup provides every plug-in into the value group "harnesses".
+var harnessGroup = func() fx.Option {
+	opts := make([]fx.Option, len(plugins))
+	for i, p := range plugins {
+		opts[i] = fx.Provide(fx.Annotate(p.New, fx.ResultTags(`group:"harnesses"`)))
+	}
+	return fx.Options(opts...)
+}()
+
+// Module provides *Service and the ports bound to the harness plug-ins and
+// the real adapters. Supply a Config; swap any port with fx.Replace or
+// fx.Decorate.
 var Module = fx.Module("peerctl",
 	readPorts,
 	fx.Provide(
-		NewLogger,
-		NewCourier,
-		NewSocket,
-		NewInbox,
 		NewTransport,
 		NewService,
-		NewHarness,
-		NewQwenHarness,
 		NewProcesses,
 		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
 		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
@@ -91,14 +130,18 @@ var Module = fx.Module("peerctl",
 	),
 )
 
-// readPorts binds the Registry and Liveness ports to the real adapters
-// (every harness's registry and liveness), for Module and ReadModule alike:
-// a registry or liveness adapter is added here, once.
-var readPorts = fx.Provide(
-	NewRegistry,
-	fx.Annotate(NewRegistries, fx.As(new(ports.Registry))),
-	NewLiveness,
-	fx.Annotate(NewHarnessLiveness, fx.As(new(ports.Liveness))),
+// readPorts builds the harness plug-ins (the value group "harnesses",
+// consumed by NewHarnesses) and binds the Registry and Liveness ports to
+// theirs, for Module and ReadModule alike.
+var readPorts = fx.Options(
+	harnessGroup,
+	fx.Provide(
+		NewLogger,
+		NewHarnessSettings,
+		fx.Annotate(NewHarnesses, fx.ParamTags(`group:"harnesses"`)),
+		fx.Annotate(Harnesses.Registry, fx.As(new(ports.Registry))),
+		fx.Annotate(Harnesses.Liveness, fx.As(new(ports.Liveness))),
+	),
 )
 
 // ReadModule provides a *Service for the commands that only read the
@@ -112,95 +155,44 @@ var ReadModule = fx.Module("peerctl.read",
 	fx.Provide(NewReadService),
 )
 
+// NewHarnessSettings are what every plug-in is built from.
+func NewHarnessSettings(cfg Config, log *slog.Logger) ports.HarnessSettings {
+	return ports.HarnessSettings{Flags: cfg.Flags, Getenv: cfg.Getenv, Env: cfg.Env, Timeout: cfg.Timeout,
+		ReceiptWindow: cfg.ReceiptWindow, From: cfg.From, Log: log}
+}
+
 // NewReadService is New for ReadModule: the Service over the registry and
 // liveness ports only.
-func NewReadService(cfg Config, reg ports.Registry, live ports.Liveness) *Service {
-	return New(reg, live, nil, cfg.ConfigDir, WithQwenHome(cfg.QwenHome))
-}
-
-// NewRegistry reads cfg.ConfigDir/sessions.
-func NewRegistry(cfg Config) *fsregistry.Registry {
-	return fsregistry.New(fsregistry.SessionsDir(cfg.ConfigDir))
-}
-
-// NewRegistries reads Claude Code's registry, then Qwen Code's when
-// cfg.QwenHome is set (or reports it unread when cfg.QwenHomeErr is).
-func NewRegistries(cfg Config, claude *fsregistry.Registry) Registries {
-	rs := Registries{claude}
-	switch {
-	case cfg.QwenHomeErr != nil:
-		rs = append(rs, Unlocated{Of: domain.HarnessQwenCode, Err: cfg.QwenHomeErr})
-	case cfg.QwenHome != "":
-		rs = append(rs, qwenregistry.New(qwenregistry.SessionsDir(cfg.QwenHome)))
-	}
-	return rs
-}
-
-// NewLiveness checks records against this machine's /proc.
-func NewLiveness() *procliveness.Checker { return procliveness.New() }
-
-// NewHarnessLiveness checks each record with its harness's rules: Qwen
-// Code's over the same /proc reading.
-func NewHarnessLiveness(base *procliveness.Checker) HarnessLiveness {
-	return HarnessLiveness{Default: base, By: map[domain.Harness]ports.Liveness{
-		domain.HarnessQwenCode: qwenregistry.NewLiveness(base, "/proc"),
-	}}
+func NewReadService(hs Harnesses, reg ports.Registry, live ports.Liveness) *Service {
+	return New(reg, live, nil, "", WithHarnesses(hs))
 }
 
 // NewLogger is the send trail's logger (the resolved target, the courier's
 // argv and exit status, socket connects, confirmation reads, at debug
-// level), which the Module hands to every adapter that logs: silent;
-// replace it (fx.Replace) with a *slog.Logger to hear the trail.
+// level), which the Module hands to every harness (HarnessSettings.Log):
+// silent; replace it (fx.Replace) with a *slog.Logger to hear the trail.
 func NewLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// NewInbox builds Qwen Code's inbox transport from cfg.
-func NewInbox(cfg Config, log *slog.Logger) *qweninbox.Transport {
-	return qweninbox.New(qweninbox.Config{Timeout: cfg.Timeout, Window: cfg.InboxWindow, FromName: cfg.From, Log: log})
-}
-
-// NewCourier builds the courier transport from cfg.
-func NewCourier(cfg Config, log *slog.Logger) *courierexec.Transport {
-	env := cfg.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	return courierexec.New(courierexec.Config{Program: cfg.Claude, Timeout: cfg.Timeout, Env: env, Name: cfg.From, Log: log})
-}
-
-// NewSocket builds the inbox-socket transport from cfg.
-func NewSocket(cfg Config, log *slog.Logger) *socketframe.Transport {
-	return &socketframe.Transport{Timeout: cfg.Timeout, Log: log}
-}
-
 // NewTransport routes each send to its target harness's transport: the
-// one cfg.Transport names, or the harness's default (courier for Claude
-// Code, inbox for Qwen Code) when it is "".
-func NewTransport(cfg Config, courier *courierexec.Transport, socket *socketframe.Transport, inbox *qweninbox.Transport) (ports.Transport, error) {
-	switch cfg.Transport {
-	case "", TransportCourier, TransportSocket, TransportInbox:
-	default:
-		return nil, fmt.Errorf("unknown transport %q (want %q, %q or %q)", cfg.Transport, TransportCourier, TransportSocket, TransportInbox)
+// one cfg.Transport names, or the harness's default when it is "".
+func NewTransport(cfg Config, hs Harnesses) (ports.Transport, error) {
+	if cfg.Transport != "" && !slices.Contains(Transports(), cfg.Transport) {
+		return nil, fmt.Errorf("unknown transport %q (want one of %s)", cfg.Transport, strings.Join(Transports(), ", "))
 	}
-	return &Router{Chosen: cfg.Transport, By: map[domain.Harness][]ports.Transport{
-		domain.HarnessClaudeCode: {courier, socket},
-		domain.HarnessQwenCode:   {inbox},
-	}}, nil
+	return hs.Router(cfg.Transport), nil
 }
 
 // NewService is New for fx: the Service over the graph's ports, with the
 // optional ones (confirmation, watching, long-lived couriers) where the
 // graph holds them.
-func NewService(cfg Config, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
-	return New(reg, live, t, cfg.ConfigDir, WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders),
-		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithQwenHome(cfg.QwenHome), WithLog(log))
+func NewService(hs Harnesses, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
+	return New(reg, live, t, "", WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders),
+		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithHarnesses(hs), WithLog(log))
 }
 
 // NewCouriers exposes each harness's long-lived couriers (send
-// --await-reply, Relay): the courier transport's for Claude Code, the
-// inbox transport's reply inbox for Qwen Code.
-func NewCouriers(courier *courierexec.Transport, inbox *qweninbox.Transport) ports.Couriers {
-	return HarnessCouriers{domain.HarnessClaudeCode: courier, domain.HarnessQwenCode: inbox}
-}
+// --await-reply, Relay).
+func NewCouriers(hs Harnesses) ports.Couriers { return hs.Couriers() }
 
 // NewRelay builds the Relay over svc and ties it to the fx lifecycle:
 // OnStart starts its courier, OnStop stops it and waits for its
@@ -306,15 +298,6 @@ func (w *Watcher) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stop watcher: %w", ctx.Err())
 	}
-}
-
-// NewHarness exposes the courier's program probe (for `peerctl doctor`).
-func NewHarness(courier *courierexec.Transport) ports.Harness { return courier }
-
-// NewQwenHarness probes the qwen program (cfg.Qwen, else "qwen" on PATH)
-// for `peerctl doctor`.
-func NewQwenHarness(cfg Config) ports.QwenHarness {
-	return &qwencli.Prober{Program: cfg.Qwen, Home: cfg.QwenHome}
 }
 
 // NewProcesses reads the process tree from /proc (for whoami and doctor).

@@ -12,16 +12,18 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
 func TestModuleValidates(t *testing.T) {
-	for _, transport := range []string{"", app.TransportCourier, app.TransportSocket} {
+	for _, transport := range []string{"", courierexec.Name, socketframe.Name} {
 		t.Run(transport, func(t *testing.T) {
-			err := fx.ValidateApp(app.Module, fx.Supply(app.Config{ConfigDir: t.TempDir(), Transport: transport}), fx.Invoke(func(*app.Service) {}))
+			err := fx.ValidateApp(app.Module, fx.Supply(testConfig(t.TempDir(), transport)), fx.Invoke(func(*app.Service) {}))
 			require.NoError(t, err)
 		})
 	}
@@ -29,7 +31,7 @@ func TestModuleValidates(t *testing.T) {
 
 func TestModuleRejectsUnknownTransport(t *testing.T) {
 	var svc *app.Service
-	a := fx.New(app.Module, fx.Supply(app.Config{ConfigDir: t.TempDir(), Transport: "pigeon"}), fx.Populate(&svc), fx.NopLogger)
+	a := fx.New(app.Module, fx.Supply(testConfig(t.TempDir(), "pigeon")), fx.Populate(&svc), fx.NopLogger)
 	require.Error(t, a.Err())
 	assert.Contains(t, a.Err().Error(), `unknown transport "pigeon"`)
 }
@@ -69,7 +71,7 @@ func TestModuleWithReplacedTransport(t *testing.T) {
 	var svc *app.Service
 	a := fxtest.New(t,
 		app.Module,
-		fx.Supply(app.Config{ConfigDir: cfg, Transport: app.TransportSocket}),
+		fx.Supply(testConfig(cfg, socketframe.Name)),
 		fx.Replace(fx.Annotate(fake, fx.As(new(ports.Transport)))),
 		fx.Populate(&svc),
 	)
@@ -87,7 +89,7 @@ func TestModuleWithReplacedTransport(t *testing.T) {
 // completion) binds the same registry and liveness adapters as Module, so
 // the two can never list differently, and its Service has no transport.
 func TestReadModuleBindsAsModule(t *testing.T) {
-	cfg := app.Config{ConfigDir: t.TempDir()}
+	cfg := testConfig(t.TempDir(), "")
 	type bound struct {
 		fx.In
 		Registry ports.Registry

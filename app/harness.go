@@ -3,21 +3,86 @@ package app
 import (
 	"context"
 	"errors"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
+// Harnesses is the set of harness plug-ins the graph received (the value
+// group "harnesses"), ordered by kind: the first is the primary, whose
+// registry folder a Listing names (Listing.Dir). Everything the app does
+// per harness goes through what these report.
+type Harnesses []ports.Harness
+
+// NewHarnesses orders the value group by kind.
+func NewHarnesses(hs []ports.Harness) Harnesses {
+	out := slices.Clone(hs)
+	slices.SortStableFunc(out, func(a, b ports.Harness) int { return int(a.Kind()) - int(b.Kind()) })
+	return out
+}
+
+// Of returns the plug-in of harness k.
+func (hs Harnesses) Of(k domain.Harness) (ports.Harness, bool) {
+	for _, h := range hs {
+		if h.Kind() == k {
+			return h, true
+		}
+	}
+	return nil, false
+}
+
+// Registry reads every harness's registry as one (Registries).
+func (hs Harnesses) Registry() Registries {
+	rs := make(Registries, len(hs))
+	for i, h := range hs {
+		rs[i] = h.Registry()
+	}
+	return rs
+}
+
+// Liveness checks each record with its harness's rules.
+func (hs Harnesses) Liveness() HarnessLiveness {
+	hl := HarnessLiveness{By: map[domain.Harness]ports.Liveness{}}
+	for _, h := range hs {
+		hl.By[h.Kind()] = h.Liveness()
+		if hl.Default == nil {
+			hl.Default = h.Liveness()
+		}
+	}
+	return hl
+}
+
+// Router routes each send to its harness's transports; chosen names one
+// ("" for each harness's default).
+func (hs Harnesses) Router(chosen string) *Router {
+	r := &Router{Chosen: chosen, By: map[domain.Harness][]ports.Transport{}}
+	for _, h := range hs {
+		r.By[h.Kind()] = h.Transports()
+	}
+	return r
+}
+
+// Couriers are every harness's long-lived couriers (those that have some).
+func (hs Harnesses) Couriers() HarnessCouriers {
+	hc := HarnessCouriers{}
+	for _, h := range hs {
+		if c := h.Couriers(); c != nil {
+			hc[h.Kind()] = c
+		}
+	}
+	return hc
+}
+
 // Registries reads several harnesses' registries as one: the first is the
-// primary (Claude Code's, whose folder the Snapshot names); the others'
-// records follow, and their folders are listed in Snapshot.Also. One
-// resolve/verify rule set then serves every harness (domain.Resolve). A
-// missing folder of another harness costs one failed open. One harness's
-// trouble is not another's: a registry that cannot be read is listed in
-// Snapshot.Unread and the others are read all the same; the read is an
-// error only when no registry could be read.
+// primary, whose folder the Snapshot names; the others' records follow,
+// and their folders are listed in Snapshot.Also. One resolve/verify rule
+// set then serves every harness (domain.Resolve). A missing folder of
+// another harness costs one failed open. One harness's trouble is not
+// another's: a registry that cannot be read is listed in Snapshot.Unread
+// and the others are read all the same; the read is an error only when no
+// registry could be read.
 type Registries []ports.Registry
 
 var _ ports.SelectiveRegistry = Registries(nil)
@@ -73,22 +138,6 @@ func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Sn
 	}
 	return out, nil
 }
-
-// Unlocated stands for a harness's registry whose folder could not even
-// be located (Qwen Code's home with neither $QWEN_HOME nor $HOME): every
-// read is the locating error, reported as that harness's.
-type Unlocated struct {
-	Of  domain.Harness
-	Err error
-}
-
-var _ ports.HarnessRegistry = Unlocated{}
-
-// Read returns the locating error.
-func (u Unlocated) Read(context.Context) (ports.Snapshot, error) { return ports.Snapshot{}, u.Err }
-
-// Harness is the harness whose registry could not be located.
-func (u Unlocated) Harness() domain.Harness { return u.Of }
 
 // HarnessLiveness checks each record with its harness's checker; a harness
 // without one uses Default.
@@ -185,48 +234,49 @@ func (r *Router) Plan(target domain.Session, msg domain.Message) (domain.Plan, e
 	return t.Plan(target, msg)
 }
 
-// QwenTranscriptPath is a Qwen Code session's chat transcript (0.24.4):
-// <qwen home>/projects/<cwd with every "/" made "-">/chats/<sessionId>.jsonl,
-// "" when home, cwd or the session id is unknown.
-func QwenTranscriptPath(home, cwd, sessionID string) string {
-	if home == "" || cwd == "" || sessionID == "" || strings.ContainsAny(sessionID, "/\\") {
-		return ""
-	}
-	return filepath.Join(home, "projects", strings.ReplaceAll(cwd, "/", "-"), "chats", sessionID+".jsonl")
-}
+// WithHarnesses gives the Service the harness plug-ins: each record's
+// transcript, confirmation rule and process start come from its harness's.
+// A Service without them treats every record as the primary harness's
+// would be treated with no plug-in: transcripts under the configDir given
+// to New (domain.TranscriptPath), confirmed from them.
+func WithHarnesses(hs Harnesses) Option { return func(s *Service) { s.harnesses = hs } }
 
-// transcriptOf is the transcript path of a session of either harness.
+// transcriptOf is the transcript path of a session of any harness.
 func (s *Service) transcriptOf(r domain.Record) string {
-	if r.Harness == domain.HarnessQwenCode {
-		return QwenTranscriptPath(s.qwenHome, r.Cwd, r.SessionID)
+	if h, ok := s.harnesses.Of(r.Harness); ok {
+		return h.Transcript(r)
 	}
 	return domain.TranscriptPath(s.configDir, r.Cwd, r.SessionID)
 }
 
-// WithQwenHome tells the Service Qwen Code's home folder (for transcript
-// paths).
-func WithQwenHome(home string) Option { return func(s *Service) { s.qwenHome = home } }
+// confirmRule is how deliveries to target's harness are confirmed.
+func (s *Service) confirmRule(target domain.Session) ports.ConfirmRule {
+	if h, ok := s.harnesses.Of(target.Harness()); ok {
+		return h.Confirm()
+	}
+	return ports.ConfirmRule{}
+}
 
-// qwenConfirm is afterDelivery for a Qwen Code target: the session's own
-// receipt is the confirmation (its transcript is not read), and its record
-// publishes no status to wait on.
-func (s *Service) qwenConfirm(req SendRequest, res SendResult) (SendResult, error) {
-	res.Outcome = domain.ParseOutcome(res.Receipt.Outcome)
+// receiptConfirm is afterDelivery for a harness whose receipt is the
+// confirmation (ports.ConfirmRule.ByReceipt): its transcript is not read,
+// and its record publishes no status to wait on.
+func (s *Service) receiptConfirm(req SendRequest, res SendResult, rule ports.ConfirmRule) (SendResult, error) {
+	res.Outcome, res.ByReceipt = domain.ParseOutcome(res.Receipt.Outcome), true
 	res.Transcript = s.transcriptOf(res.Target.Record())
 	switch res.Outcome {
 	case domain.OutcomeDelivered:
 		res.Confirmed = true
 	case domain.OutcomeHeld:
-		res.ConfirmNote = "Qwen Code holds it for its user to accept or deny (/peers)"
+		res.ConfirmNote = rule.Held
 	default:
-		res.ConfirmNote = "no receipt from Qwen Code"
+		res.ConfirmNote = rule.NoReceipt
 	}
 	if req.NoConfirm {
 		res.ConfirmNote, res.ConfirmSkipped = "receipt not awaited", true
 	}
 	if req.Wait > 0 {
 		res.WaitEnd, res.WaitStatus = domain.WaitNone, res.Target.Status()
-		res.WaitNote = "not waited: Qwen Code records publish no status"
+		res.WaitNote = rule.NoWait
 	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if !res.Confirmed && req.RequireConfirm {
@@ -235,17 +285,23 @@ func (s *Service) qwenConfirm(req SendRequest, res SendResult) (SendResult, erro
 	return res, nil
 }
 
-// startTicks is the start a record's process is followed by (the exit
-// watcher compares it with field 22 of /proc/<pid>/stat): Qwen Code writes
-// "<boot_id>:<ticks>".
-func startTicks(r domain.Record) string {
-	start, _, _ := r.CheckedStart()
-	if r.Harness == domain.HarnessQwenCode {
-		if _, ticks, ok := strings.Cut(start, ":"); ok {
-			return ticks
-		}
+// exitStart is the start a record's process is followed by (the exit
+// watcher compares it with field 22 of /proc/<pid>/stat), as its harness
+// says.
+func (s *Service) exitStart(r domain.Record) string {
+	if h, ok := s.harnesses.Of(r.Harness); ok {
+		return h.ExitStart(r)
 	}
+	start, _, _ := r.CheckedStart()
 	return start
+}
+
+// home is the primary harness's home (zero without plug-ins).
+func (s *Service) home() ports.Home {
+	if len(s.harnesses) == 0 {
+		return ports.Home{Dir: s.configDir}
+	}
+	return s.harnesses[0].Home()
 }
 
 // FilterHarness keeps the entries of the given harnesses (all when none).

@@ -58,9 +58,3 @@ func TestRouterPicksByHarness(t *testing.T) {
 		assert.NotEmpty(t, c.want.Received(), "%q to %s went through %s", c.chosen, c.target.Harness(), c.want.name)
 	}
 }
-
-func TestQwenTranscriptPath(t *testing.T) {
-	assert.Equal(t, "/h/projects/-tmp-qa-qwork-a/chats/s1.jsonl", app.QwenTranscriptPath("/h", "/tmp/qa/qwork/a", "s1"))
-	assert.Empty(t, app.QwenTranscriptPath("/h", "/w", "../x"))
-	assert.Empty(t, app.QwenTranscriptPath("", "/w", "s"))
-}

@@ -209,7 +209,7 @@ func TestRelayFxLifecycle(t *testing.T) {
 	w := world{reg: reg, live: live}
 	w.registry([]domain.Record{record(6000, idC, "solo")})
 	var relay *app.Relay
-	fxApp := fxtest.New(t, app.Module, fx.Supply(app.Config{ConfigDir: t.TempDir()}),
+	fxApp := fxtest.New(t, app.Module, fx.Supply(testConfig(t.TempDir(), "")),
 		fx.Replace(fx.Annotate(ports.Registry(reg), fx.As(new(ports.Registry)))),
 		fx.Replace(fx.Annotate(ports.Liveness(live), fx.As(new(ports.Liveness)))),
 		fx.Decorate(func(ports.Couriers) ports.Couriers { return fc }),

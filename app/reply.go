@@ -15,8 +15,8 @@ func WithCouriers(c ports.Couriers) Option { return func(s *Service) { s.courier
 
 // sendAwaiting is Send with AwaitReply: it starts a courier of its own,
 // the target harness's (couriersFor), sends on it, confirms as Send does
-// (Claude Code: the courier's delivery notices are heard meanwhile; Qwen
-// Code: its receipt is the confirmation), then keeps the courier open
+// (by its harness's ports.ConfirmRule: from the transcript, the courier's
+// delivery notices heard meanwhile, or by the receipt), then keeps the courier open
 // until a message from the target arrives (the reply:
 // domain.Inbound.IsReplyFrom), req.AwaitReply passes or ctx ends, and
 // closes it. Messages from anyone else are kept in OtherInbound. No reply
@@ -32,9 +32,9 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	if err != nil {
 		return res, err
 	}
-	qwen := res.Target.Harness() == domain.HarnessQwenCode
+	rule := s.confirmRule(res.Target)
 	var mark ports.TranscriptMark
-	if !qwen {
+	if !rule.ByReceipt {
 		mark = s.markTranscript(req, res.Target)
 	}
 	// The transport's time is the courier's start and its send, as a
@@ -53,8 +53,8 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	}
 	deadline := time.NewTimer(req.AwaitReply)
 	defer deadline.Stop()
-	if qwen {
-		res, err = s.qwenConfirm(req, res)
+	if rule.ByReceipt {
+		res, err = s.receiptConfirm(req, res, rule)
 	} else {
 		heed := func(hctx context.Context) (domain.Receipt, error) { return heedNotices(hctx, c, res.Receipt) }
 		res, err = s.afterDelivery(ctx, req, res, mark, heed)
@@ -114,10 +114,16 @@ func heedNotices(ctx context.Context, c ports.Courier, rec domain.Receipt) (doma
 }
 
 // couriersFor returns the long-lived couriers that reach target's harness
-// (HarnessCouriers.For); a plain ports.Couriers reaches Claude Code only.
+// (HarnessCouriers.For); a plain ports.Couriers is the primary harness's
+// (without plug-ins: the zero domain.Harness, the one a record built
+// without a harness has).
 func (s *Service) couriersFor(target domain.Session) (ports.Couriers, error) {
 	if hc, ok := s.couriers.(HarnessCouriers); ok {
 		return hc.For(target)
 	}
-	return HarnessCouriers{domain.HarnessClaudeCode: s.couriers}.For(target)
+	var primary domain.Harness
+	if len(s.harnesses) > 0 {
+		primary = s.harnesses[0].Kind()
+	}
+	return HarnessCouriers{primary: s.couriers}.For(target)
 }

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,8 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/mock/gomock"
 
+	"github.com/peerctl/peerctl/adapters/claudecode"
+	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/portsmock"
 )
 
@@ -30,7 +34,7 @@ func harnessWorld(t *testing.T) (*app.Service, *fakeCouriers, *fakeCouriers) {
 	w := world{reg: portsmock.NewMockRegistry(ctrl), live: portsmock.NewMockLiveness(ctrl), trans: portsmock.NewMockTransport(ctrl)}
 	cc, qc := &fakeCouriers{}, &fakeCouriers{}
 	w.svc = app.New(w.reg, w.live, w.trans, "/cfg", app.WithCouriers(app.HarnessCouriers{
-		domain.HarnessClaudeCode: cc, domain.HarnessQwenCode: qc}))
+		domain.HarnessClaudeCode: cc, domain.HarnessQwenCode: qc}), app.WithHarnesses(plugins(t)))
 	w.registry([]domain.Record{record(6000, idC, "solo"), qwenRecord(7100, idB, "qw-3b")})
 	return w.svc, cc, qc
 }
@@ -99,4 +103,18 @@ func TestRelayServesBothHarnesses(t *testing.T) {
 	_, err = relay.Send(context.Background(), app.SendRequest{Address: "qw-3b", Text: "again"})
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), qc.get(1).sends.Load())
+}
+
+// plugins are the real harness plug-ins over empty temporary homes: the
+// Service takes each record's confirmation rule and transcript from them.
+func plugins(t *testing.T) app.Harnesses {
+	home := t.TempDir()
+	settings := ports.HarnessSettings{Flags: map[string]string{claudecode.FlagConfigDir: home, qwencode.FlagHome: filepath.Join(home, "qwen")}}
+	var hs []ports.Harness
+	for _, p := range app.Plugins() {
+		h, err := p.New(settings)
+		require.NoError(t, err)
+		hs = append(hs, h)
+	}
+	return app.NewHarnesses(hs)
 }

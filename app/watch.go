@@ -91,7 +91,7 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			}
 			pctx, pcancel := context.WithCancel(ctx)
 			pids[k] = pcancel
-			ch := s.exits.Exited(pctx, e.Record.PID, startTicks(e.Record))
+			ch := s.exits.Exited(pctx, e.Record.PID, s.exitStart(e.Record))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -192,4 +192,11 @@ func unescapeEndpointPart(s string) (string, error) {
 	return out, nil
 }
 
+// IsEndpoint reports whether address is written as an endpoint of any
+// harness (cc-peer:..., qwen-peer:..., any version), rather than a
+// session id or name: Resolve reads it as one.
+func IsEndpoint(address string) bool {
+	return strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:")
+}
+
 func upperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }

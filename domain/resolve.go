@@ -69,7 +69,7 @@ func resolve(entries []Entry, address string, strict bool) (Session, []string, e
 		e   Entry
 		err error
 	)
-	if strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") {
+	if IsEndpoint(address) {
 		e, err = resolveEndpoint(entries, live, address)
 	} else {
 		e, err = resolveAddress(entries, live, address, strict)

@@ -1,15 +1,15 @@
 package ports
 
-//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination portsmock/host.go -package portsmock . Harness,Processes
+//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination portsmock/host.go -package portsmock . ProgramProber,Processes,QwenProber
 
 import (
 	"context"
 	"time"
 )
 
-// HarnessProbe is what a look at the courier program found, without
+// ProgramProbe is what a look at the courier program found, without
 // starting a session, spending tokens or sending anything.
-type HarnessProbe struct {
+type ProgramProbe struct {
 	// Program is the program as configured ("claude", or a path).
 	Program string
 	// Path is where it resolved on PATH ("" when not found).
@@ -47,9 +47,9 @@ type CourierProbe struct {
 	Err error
 }
 
-// Harness inspects the program a transport runs (claude).
-type Harness interface {
-	Probe(ctx context.Context) HarnessProbe
+// ProgramProber inspects the program a transport runs (claude).
+type ProgramProber interface {
+	Probe(ctx context.Context) ProgramProbe
 }
 
 // Processes reads the process tree.
@@ -75,7 +75,7 @@ type QwenProbe struct {
 	Err error
 }
 
-// QwenHarness inspects Qwen Code (the qwen program and its settings).
-type QwenHarness interface {
+// QwenProber inspects Qwen Code (the qwen program and its settings).
+type QwenProber interface {
 	ProbeQwen(ctx context.Context) QwenProbe
 }

@@ -31,7 +31,7 @@
 //   - the child runs in its own process group; on time-out, cancel or
 //     Close the whole group gets SIGTERM, then SIGKILL after a grace
 //     period, and once the courier exits whatever is left of its group is
-//     killed (internal/procgroup; a Job Object on Windows, where
+//     killed (adapters/procgroup; a Job Object on Windows, where
 //     time-out and cancel end the job at once); the group also ends when
 //     peerctl dies without ending it (kill -9): its guard kills it.
 package courierexec
@@ -52,8 +52,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/procgroup"
 )
 
 // Name is this transport's name.

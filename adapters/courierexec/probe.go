@@ -12,14 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peerctl/peerctl/internal/procgroup"
+	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
 // ProbeTimeout bounds each of the two short runs Probe makes.
 const ProbeTimeout = 10 * time.Second
 
-var _ ports.Harness = (*Transport)(nil)
+var _ ports.ProgramProber = (*Transport)(nil)
 
 // Flags returns the flags of Args (the tokens that start with "-"), in order.
 func (t *Transport) Flags() []string {
@@ -43,8 +43,8 @@ func (t *Transport) Flags() []string {
 // shows. The help format is commander.js's, as printed by Claude Code
 // 2.1.328: option lines start with two spaces and a dash, aliases separated
 // by ", ", e.g. "  -p, --print   Print response and exit".
-func (t *Transport) Probe(ctx context.Context) ports.HarnessProbe {
-	p := ports.HarnessProbe{Program: t.cfg.Program, Flags: t.Flags()}
+func (t *Transport) Probe(ctx context.Context) ports.ProgramProbe {
+	p := ports.ProgramProbe{Program: t.cfg.Program, Flags: t.Flags()}
 	path, err := t.lookProgram()
 	if err != nil {
 		p.Err = fmt.Errorf("find %q: %w", t.cfg.Program, unwrapExec(err))

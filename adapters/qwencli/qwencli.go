@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/internal/harnessfile"
-	"github.com/peerctl/peerctl/internal/procgroup"
+	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -40,7 +40,7 @@ type Prober struct {
 	Home    string // Qwen Code's home (settings.json lives there)
 }
 
-var _ ports.QwenHarness = (*Prober)(nil)
+var _ ports.QwenProber = (*Prober)(nil)
 
 // ProbeQwen finds the program, runs `<program> --version` (bounded, its
 // process group killed after) and decides Messaging.

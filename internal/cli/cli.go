@@ -113,8 +113,8 @@ type cli struct {
 	// so tests can set it.
 	releaseVersion string
 
-	configDir string
-	qwenHome  string
+	// flags holds the harness plug-ins' flag values by name (harnessFlags).
+	flags map[string]*string
 	// debugFlag is --debug's value; debug what it (or $PEERCTL_DEBUG) asks for.
 	debugFlag string
 	debug     debugOn
@@ -155,8 +155,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	root.SetIn(c.stdin)
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
-	root.PersistentFlags().StringVar(&c.configDir, "config-dir", "", "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude; empty is a usage error)")
-	root.PersistentFlags().StringVar(&c.qwenHome, "qwen-home", "", "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)")
+	c.globalHarnessFlags(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if err := rejectEmptyPathFlags(cmd, args); err != nil {
 			return err
@@ -336,12 +335,9 @@ func (c *cli) writeJSON(v any) error { return encodeJSON(c.stdout, v, "  ", fals
 type options struct {
 	transport string
 	timeout   time.Duration
-	claude    string
-	// qwen is the qwen program doctor probes.
-	qwen string
-	// inboxWindow is how long the Qwen inbox transport waits for a
-	// receipt (its --confirm-timeout; negative with --no-confirm).
-	inboxWindow time.Duration
+	// receiptWindow is how long a transport waits for the session's
+	// receipt (--confirm-timeout; negative with --no-confirm).
+	receiptWindow time.Duration
 	// readOnly builds app.ReadModule (the registries and liveness only):
 	// for the commands that never deliver, confirm or watch.
 	readOnly bool
@@ -352,8 +348,8 @@ type options struct {
 }
 
 // service builds the fx graph once and returns the Service. Warnings about
-// the config dir go to stderr. extra are further fx.Populate targets (e.g. a
-// *ports.Harness).
+// the harnesses' settings go to stderr. extra are further fx.Populate
+// targets (e.g. a *ports.ProgramProber).
 func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 	var svc *app.Service
 	if _, err := c.graph(opts, append([]any{&svc}, extra...)...); err != nil {

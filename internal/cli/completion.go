@@ -104,7 +104,7 @@ func liveCompletions(entries []domain.Entry, prefix string, forSend bool) []cobr
 // resolvesTo reports whether send's address (a name or id) reaches r's
 // session under the identity rule.
 func resolvesTo(entries []domain.Entry, name string, r domain.Record) bool {
-	if strings.HasPrefix(name, "cc-peer:") || strings.HasPrefix(name, "qwen-peer:") {
+	if domain.IsEndpoint(name) {
 		return false
 	}
 	s, err := domain.Resolve(entries, name)

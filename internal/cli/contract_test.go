@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/claudecode"
+	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -87,7 +89,7 @@ func TestOutputDocNamesEveryField(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
 	require.NoError(t, err)
 	for _, v := range []any{sessionJSON{}, showJSON{}, receiptJSON{}, refusalBody{}, endpointJSON{}, doctorJSON{},
-		doctorClaudeJSON{}, flagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, doctorCourierJSON{}, doctorReachJSON{}, doctorUnreachableJSON{}, doctorQwenJSON{}, doctorMCPJSON{}, whoamiJSON{}, versionJSON{},
+		claudecode.DoctorJSON{}, claudecode.FlagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, claudecode.CourierJSON{}, doctorReachJSON{}, doctorUnreachableJSON{}, qwencode.DoctorJSON{}, doctorMCPJSON{}, whoamiJSON{}, versionJSON{},
 		inboundJSON{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
 		for _, name := range jsonNames(v) {
 			// `name`, or nested as `parent.name` / `parent[].name`.

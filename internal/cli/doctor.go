@@ -1,36 +1,62 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/qwencli"
+	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/procgroup"
 	"github.com/peerctl/peerctl/ports"
 )
 
 // doctorJSON is `doctor --json` output (docs/OUTPUT.md).
+// Each harness adds its own object (ports.DoctorRow.JSON) under its key
+// ("claude", "qwen"), written after "ok".
 type doctorJSON struct {
 	OK         bool               `json:"ok"`
-	Claude     doctorClaudeJSON   `json:"claude"`
 	Registry   doctorRegistryJSON `json:"registry"`
 	SocketDirs []doctorSocketJSON `json:"socketDirs"`
 	Reach      doctorReachJSON    `json:"reach"`
 	Session    doctorSessionJSON  `json:"session"`
-	Qwen       doctorQwenJSON     `json:"qwen"`
 	MCP        doctorMCPJSON      `json:"mcp"`
 	Problems   []string           `json:"problems"`
 	Warnings   []string           `json:"warnings"`
+	// harnesses are the harness plug-ins' rows.
+	harnesses []ports.DoctorRow
+}
+
+// MarshalJSON writes the object with every harness's row after "ok".
+func (j doctorJSON) MarshalJSON() ([]byte, error) {
+	type plain doctorJSON
+	body, err := json.Marshal(plain(j))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"ok":` + strconv.FormatBool(j.OK))
+	for _, row := range j.harnesses {
+		v, err := json.Marshal(row.JSON)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("," + strconv.Quote(row.Key) + ":")
+		b.Write(v)
+	}
+	_, rest, _ := bytes.Cut(body, []byte(","))
+	b.WriteString(",")
+	b.Write(rest)
+	return b.Bytes(), nil
 }
 
 // doctorMCPJSON is where `peerctl mcp`'s server is: linked into this
@@ -97,44 +123,6 @@ func (c *cli) mcpBuildDiffers(ctx context.Context, path string) string {
 		path, them.short(), us.short())
 }
 
-type doctorClaudeJSON struct {
-	Health  string     `json:"health"`
-	Program string     `json:"program"`
-	Path    string     `json:"path"`
-	Version string     `json:"version"`
-	Flags   []flagJSON `json:"flags"`
-	Error   string     `json:"error,omitempty"`
-	// Courier is the courier run that sends nothing (absent when not run).
-	Courier *doctorCourierJSON `json:"courier,omitempty"`
-}
-
-type doctorCourierJSON struct {
-	Talks     bool     `json:"talks"`     // it reached peerctl's endpoint and ended its turn
-	Tools     []string `json:"tools"`     // the tools its request offered
-	StartupMs int64    `json:"startupMs"` // process start to the end of its turn, milliseconds
-	Error     string   `json:"error,omitempty"`
-}
-
-// doctorQwenJSON is doctor's look at Qwen Code (docs/OUTPUT.md).
-type doctorQwenJSON struct {
-	Health       string `json:"health"` // ok, warn, skip (qwen not found)
-	Program      string `json:"program"`
-	Path         string `json:"path"`
-	Version      string `json:"version"`
-	Messaging    string `json:"messaging"` // on, off, unknown
-	MessagingWhy string `json:"messagingWhy"`
-	Dir          string `json:"dir"`
-	Live         int    `json:"live"`
-	Addressable  int    `json:"addressable"`
-	Note         string `json:"note"`
-	Error        string `json:"error,omitempty"`
-}
-
-type flagJSON struct {
-	Flag    string `json:"flag"`
-	Present bool   `json:"present"`
-}
-
 type doctorRegistryJSON struct {
 	Health  string         `json:"health"`
 	Dir     string         `json:"dir"`
@@ -183,8 +171,6 @@ type doctorSessionJSON struct {
 func (c *cli) doctorCmd() *cobra.Command {
 	var (
 		asJSON bool
-		claude string
-		qwen   string
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -196,31 +182,13 @@ func (c *cli) doctorCmd() *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
-			var (
-				harness ports.Harness
-				qh      ports.QwenHarness
-				procs   ports.Processes
-			)
-			if qwen == "" {
-				qwen = c.getenv(qwencli.ProgramEnv)
-			}
-			svc, err := c.service(options{claude: claude, qwen: qwen}, &harness, &qh, &procs)
+			var procs ports.Processes
+			svc, err := c.service(options{}, &procs)
 			if err != nil {
 				return err
 			}
-			r := svc.Doctor(cmd.Context(), harness, procs, app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid})
-			q := svc.QwenDoctor(cmd.Context(), qh, &r)
+			r := svc.Doctor(cmd.Context(), procs, app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid})
 			j := doctorToJSON(r)
-			j.Warnings = r.Warnings
-			if j.Warnings == nil {
-				j.Warnings = []string{}
-			}
-			j.Qwen = doctorQwenJSON{Health: q.Health.String(), Program: q.Program, Path: q.Path, Version: q.Version,
-				Messaging: q.Messaging, MessagingWhy: q.MessagingWhy, Dir: q.Dir, Live: q.Live, Addressable: q.Addressable}
-			if q.Err != nil {
-				j.Qwen.Error = q.Err.Error()
-			}
-			j.Qwen.Note = q.Note
 			j.MCP = c.doctorMCP(cmd.Context())
 			if j.MCP.Health == app.HealthWarn.String() {
 				j.Warnings = append(j.Warnings, j.MCP.Note)
@@ -242,8 +210,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
-	cmd.Flags().StringVar(&claude, "claude", "", "courier program to check (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
-	cmd.Flags().StringVar(&qwen, "qwen", "", "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH; empty is a usage error)")
+	c.harnessFlags(cmd)
 	return cmd
 }
 
@@ -264,20 +231,7 @@ func doctorToJSON(r app.Report) doctorJSON {
 	if j.Warnings == nil {
 		j.Warnings = []string{}
 	}
-	p := r.Claude.HarnessProbe
-	j.Claude = doctorClaudeJSON{Health: r.Claude.Health.String(), Program: p.Program, Path: p.Path, Version: p.Version, Flags: []flagJSON{}}
-	if p.Err != nil {
-		j.Claude.Error = p.Err.Error()
-	}
-	missing := map[string]bool{}
-	for _, f := range p.Missing {
-		missing[f] = true
-	}
-	if p.Err == nil {
-		for _, f := range p.Flags {
-			j.Claude.Flags = append(j.Claude.Flags, flagJSON{Flag: f, Present: !missing[f]})
-		}
-	}
+	j.harnesses = r.Harnesses
 	j.Registry = doctorRegistryJSON{Health: r.Registry.Health.String(), Dir: r.Registry.Dir, Missing: r.Registry.Missing, Counts: r.Registry.Counts}
 	if r.Registry.Err != nil {
 		j.Registry.Error = r.Registry.Err.Error()
@@ -302,12 +256,6 @@ func doctorToJSON(r app.Report) doctorJSON {
 	if j.Session.EnvVars == nil {
 		j.Session.EnvVars = []string{}
 	}
-	if cp := p.Courier; cp != nil {
-		j.Claude.Courier = &doctorCourierJSON{Talks: cp.Err == nil, Tools: append([]string{}, cp.Tools...), StartupMs: cp.Startup.Milliseconds()}
-		if cp.Err != nil {
-			j.Claude.Courier.Error = cp.Err.Error()
-		}
-	}
 	if f := r.Session.Found; f != nil {
 		rec := f.Entry.Record
 		j.Session.Via, j.Session.SessionID, j.Session.Name, j.Session.PID = f.Via.String(), rec.SessionID, rec.Name, rec.PID
@@ -320,20 +268,16 @@ func (c *cli) printDoctor(j doctorJSON) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	row := func(check, health, text string) { fmt.Fprintf(tw, "%s\t%s\t%s\n", check, health, cell(text)) }
 
-	claude := j.Claude.Error
-	if claude == "" {
-		var missing []string
-		for _, f := range j.Claude.Flags {
-			if !f.Present {
-				missing = append(missing, f.Flag)
+	lines := func(late bool) {
+		for _, h := range j.harnesses {
+			for _, l := range h.Lines {
+				if l.Late == late {
+					row(l.Check, l.Health, l.Text)
+				}
 			}
 		}
-		claude = fmt.Sprintf("%s (%s); courier flags: %d of %d present", j.Claude.Path, j.Claude.Version, len(j.Claude.Flags)-len(missing), len(j.Claude.Flags))
-		if len(missing) > 0 {
-			claude += ", missing " + strings.Join(missing, " ")
-		}
 	}
-	row("claude", j.Claude.Health, claude)
+	lines(false)
 
 	reg := j.Registry.Error
 	switch {
@@ -381,43 +325,31 @@ func (c *cli) printDoctor(j doctorJSON) error {
 		sess = "inside a Claude Code session (variables " + strings.Join(j.Session.EnvVars, " ") + "), but no live record matches it"
 	}
 	row("session", "info", sess)
-	if cj := j.Claude.Courier; cj != nil {
-		text := fmt.Sprintf("talks to peerctl's endpoint; tools offered: %s; start-up %d ms", strings.Join(cj.Tools, ", "), cj.StartupMs)
-		health := app.HealthOK.String()
-		if !cj.Talks {
-			text, health = cj.Error, app.HealthFail.String()
-		}
-		row("courier", health, text)
-	}
-	if j.Qwen.Note != "" {
-		row("qwen", j.Qwen.Health, j.Qwen.Note)
-	}
+	lines(true)
 	row("mcp", j.MCP.Health, j.MCP.Note)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	switch {
+	switch only := onlyProblems(j); {
 	case j.OK:
 		fmt.Fprintln(c.stdout, "peerctl is usable here.")
-	case courierOnly(j):
-		fmt.Fprintf(c.stdout, "The courier (the default transport) cannot run here: %s. send --transport socket, list, show and watch do not need claude.\n", plural(len(j.Problems), "problem"))
+	case only != "":
+		fmt.Fprintf(c.stdout, only+"\n", plural(len(j.Problems), "problem"))
 	default:
 		fmt.Fprintf(c.stdout, "peerctl cannot work as configured here: %s.\n", plural(len(j.Problems), "problem"))
 	}
 	return nil
 }
 
-// courierOnly reports that every problem is the courier program's.
-func courierOnly(j doctorJSON) bool {
-	if j.Claude.Health != app.HealthFail.String() || j.Registry.Health == app.HealthFail.String() {
-		return false
-	}
-	for _, s := range j.SocketDirs {
-		if s.Health == app.HealthFail.String() {
-			return false
+// onlyProblems is the summary a harness row gives (ports.DoctorRow
+// OnlyProblems) when every problem of the report is its own; "" otherwise.
+func onlyProblems(j doctorJSON) string {
+	for _, h := range j.harnesses {
+		if h.OnlyProblems != "" && len(h.Problems) > 0 && len(h.Problems) == len(j.Problems) {
+			return h.OnlyProblems
 		}
 	}
-	return true
+	return ""
 }
 
 func orDashS(s string) string {

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/courierexec"
+	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -71,9 +73,16 @@ esac
 	return path, argvLog
 }
 
-func decodeDoctor(t *testing.T, r evResult) doctorJSON {
+// doctorOut is doctor --json with the harnesses' objects.
+type doctorOut struct {
+	doctorJSON
+	Claude claudecode.DoctorJSON `json:"claude"`
+	Qwen   qwencode.DoctorJSON   `json:"qwen"`
+}
+
+func decodeDoctor(t *testing.T, r evResult) doctorOut {
 	t.Helper()
-	var j doctorJSON
+	var j doctorOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 	return j
 }

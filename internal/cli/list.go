@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -92,7 +93,7 @@ func (c *cli) listCmd() *cobra.Command {
 			ids := sessionIDs(l.Entries, wide)
 			l.Entries = app.FilterHarness(l.Entries, only...)
 			c.warnUnread(l.Unread)
-			if l.Missing && len(l.Entries) == 0 && (harness == "" || harness == domain.HarnessClaudeCode.String()) {
+			if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
 			if asJSON {
@@ -114,8 +115,8 @@ func (c *cli) listCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&all, "all", false, "show every record (each *.json file) with its verdict and reason; the *.key files beside them are never shown or opened")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
 	cmd.Flags().BoolVar(&wide, "wide", false, "show full session ids (the table shows each id by its shortest unique prefix of 8+ characters, which send and show take)")
-	cmd.Flags().StringVar(&harness, "harness", "", `list one harness only: "claude-code" or "qwen-code" (default: all)`)
-	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions([]cobra.Completion{domain.HarnessClaudeCode.String(), domain.HarnessQwenCode.String()}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVar(&harness, "harness", "", "list one harness only: "+harnessWords(" or ")+" (default: all)")
+	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -243,4 +244,21 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return usageError{fmt.Errorf("%s takes no arguments, got %q", commandName(cmd), args)}
 	}
 	return nil
+}
+
+// harnessWords quotes every harness's word (domain.Harnesses), joined by sep.
+func harnessWords(sep string) string {
+	words := make([]string, 0, len(domain.Harnesses()))
+	for _, h := range domain.Harnesses() {
+		words = append(words, strconv.Quote(h.String()))
+	}
+	return strings.Join(words, sep)
+}
+
+func harnessCompletions() []cobra.Completion {
+	var out []cobra.Completion
+	for _, h := range domain.Harnesses() {
+		out = append(out, h.String())
+	}
+	return out
 }

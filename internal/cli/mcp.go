@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,8 +170,8 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 	for _, e := range l.Entries {
 		out.Sessions = append(out.Sessions, toJSON(e))
 	}
-	// As list says it: only when nothing is listed and Claude Code's registry was asked for.
-	if l.Missing && len(l.Entries) == 0 && (in.Harness == "" || in.Harness == domain.HarnessClaudeCode.String()) {
+	// As list says it: only when nothing is listed and the missing folder's harness was asked for.
+	if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
 		out.Note = app.MissingFolderNote(l.Dir)
 	}
 	for _, u := range l.Unread { // harnesses not asked about: list's warning
@@ -199,8 +200,8 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 	switch {
 	case in.AwaitReplySeconds < 0 || in.AwaitReplySeconds > mcptools.MaxAwaitReplySeconds:
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, mcptools.MaxAwaitReplySeconds)
-	case in.AwaitReplySeconds > 0 && in.Transport == app.TransportSocket:
-		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs the courier (Claude Code) or the inbox (Qwen Code): a socket send carries no address of peerctl's to answer to")
+	case in.AwaitReplySeconds > 0 && !app.HearsReplies(in.Transport):
+		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
 	}
 	res, err := svc.Send(ctx, app.SendRequest{Address: in.To, Text: in.Text, ConfirmOptions: m.confirm, AwaitReply: in.ExtraTime()})
 	if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonNoReply {
@@ -231,7 +232,6 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 // mcpFlags are `peerctl mcp`'s own flags.
 type mcpFlags struct {
 	timeout, callTimeout, confirmTimeout time.Duration
-	claude                               string
 }
 
 func (f mcpFlags) validate() error {
@@ -252,7 +252,7 @@ func (f mcpFlags) validate() error {
 func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
 	services := map[string]*app.Service{}
 	for i, t := range append([]string{""}, app.Transports()...) {
-		svc, err := c.service(options{transport: t, timeout: f.timeout, claude: f.claude, inboxWindow: f.confirmTimeout, quiet: i > 0})
+		svc, err := c.service(options{transport: t, timeout: f.timeout, receiptWindow: f.confirmTimeout, quiet: i > 0})
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +299,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound for one delivery, as send --timeout")
 	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long a send looks for the text in the target's transcript, as send --confirm-timeout")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "bound for one whole tool call (default --timeout + --confirm-timeout + "+callMargin.String()+", 1m0s with the defaults)")
-	fs.StringVar(&f.claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	c.harnessFlags(cmd)
 	return cmd
 }
 

@@ -18,6 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/claudecode"
+	"github.com/peerctl/peerctl/adapters/qwencode"
+	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcpserve"
@@ -69,7 +72,7 @@ func mcpWith(t *testing.T, cfg, qwen string, f mcpFlags) *mcp.ClientSession {
 	}
 	var out, errb strings.Builder
 	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	c.configDir, c.qwenHome = cfg, qwen
+	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = cfg, qwen
 	tools, err := c.mcpTools(f)
 	require.NoError(t, err, "stderr: %s", errb.String())
 	return mcpConnect(t, tools)
@@ -275,7 +278,7 @@ func TestMCPSendRefusals(t *testing.T) {
 	noSock := evLiveRecord(t, os.Getpid(), "1b2c3d4e-0000-4000-8000-000000000004", "mute", t.TempDir(), "")
 	cfgMute := evConfigDir(t, noSock)
 	newer := w.self
-	newer.PeerProtocol = app.SocketMaxPeerProtocol + 1
+	newer.PeerProtocol = socketframe.MaxPeerProtocol + 1
 	cfgNewer := evConfigDir(t, newer)
 
 	cs := mcpFor(t, w.cfg, mcpFlags{})
@@ -384,7 +387,7 @@ func TestMCPPanicIsAnErrorResult(t *testing.T) {
 	w := newTwoLive(t, false)
 	var out, errb strings.Builder
 	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	c.configDir, c.qwenHome = w.cfg, mcpQwenHome(w.cfg)
+	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
 	good, err := c.mcpTools(mcpFlags{timeout: time.Minute, callTimeout: time.Minute, confirmTimeout: time.Millisecond})
 	require.NoError(t, err)
 	cs := mcpConnect(t, &mcpTools{callTimeout: time.Minute, service: func(transport string) (*app.Service, error) {
@@ -456,7 +459,7 @@ func TestMCPServeAnswersLinesThatAreNotJSON(t *testing.T) {
 	var out, errb testproc.Buffer
 	pr, pw := io.Pipe()
 	c := newCLI(pr, &out, &errb, func(string) string { return "" })
-	c.configDir, c.qwenHome = w.cfg, mcpQwenHome(w.cfg)
+	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
 	tools, err := c.mcpTools(mcpFlags{timeout: 30 * time.Second, callTimeout: time.Minute, confirmTimeout: 50 * time.Millisecond})
 	require.NoError(t, err)
 	served := make(chan error, 1)

@@ -2,30 +2,74 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
 )
 
-// pathFlags are the flags naming a path or program whose absence means a
-// default: given empty (--config-dir "", from an unset shell variable say)
-// they would silently mean that default, so an empty value is a usage
-// error instead. Their environment variables ($CLAUDE_CONFIG_DIR,
-// $QWEN_HOME, $PEERCTL_CLAUDE, $PEERCTL_QWEN) keep the usual meaning of
-// empty: unset, as Claude Code reads CLAUDE_CONFIG_DIR.
-var pathFlags = []struct{ name, otherwise string }{
-	{"config-dir", "$CLAUDE_CONFIG_DIR, else ~/.claude"},
-	{"qwen-home", "$QWEN_HOME, else ~/.qwen"},
-	{"claude", "$PEERCTL_CLAUDE, else claude on PATH"},
-	{"qwen", "$PEERCTL_QWEN, else qwen on PATH"},
+// harnessFlags adds to cmd the flags the harness plug-ins bring
+// (ports.HarnessFlag) that name it (the program a harness runs). Their
+// values reach the graph in app.Config.Flags.
+func (c *cli) harnessFlags(cmd *cobra.Command) {
+	for _, p := range app.Plugins() {
+		for _, f := range p.Flags {
+			if slices.Contains(f.Commands, cmd.Name()) {
+				cmd.Flags().StringVar(c.flag(f.Name), f.Name, "", f.Usage)
+			}
+		}
+	}
+}
+
+// globalHarnessFlags adds to root, as persistent flags, the harness flags
+// of every command (a harness's home).
+func (c *cli) globalHarnessFlags(root *cobra.Command) {
+	for _, p := range app.Plugins() {
+		for _, f := range p.Flags {
+			if len(f.Commands) == 0 {
+				root.PersistentFlags().StringVar(c.flag(f.Name), f.Name, "", f.Usage)
+			}
+		}
+	}
+}
+
+// flag is where the value of harness flag name is kept.
+func (c *cli) flag(name string) *string {
+	if c.flags == nil {
+		c.flags = map[string]*string{}
+	}
+	p, ok := c.flags[name]
+	if !ok {
+		p = new(string)
+		c.flags[name] = p
+	}
+	return p
+}
+
+// flagValues are the harness flags' values, for app.Config.Flags.
+func (c *cli) flagValues() map[string]string {
+	out := make(map[string]string, len(c.flags))
+	for name, p := range c.flags {
+		out[name] = *p
+	}
+	return out
 }
 
 // rejectEmptyPathFlags is root's PersistentPreRunE: it refuses, before any
-// command runs, a path flag given with an empty value.
+// command runs, a harness flag given with an empty value. Each names a
+// path or program whose absence means a default: given empty
+// (--config-dir "", from an unset shell variable say) it would silently
+// mean that default. Their environment variables ($CLAUDE_CONFIG_DIR,
+// $QWEN_HOME, ...) keep the usual meaning of empty: unset, as Claude Code
+// reads CLAUDE_CONFIG_DIR.
 func rejectEmptyPathFlags(cmd *cobra.Command, _ []string) error {
-	for _, pf := range pathFlags {
-		f := cmd.Flags().Lookup(pf.name)
-		if f != nil && f.Changed && f.Value.String() == "" {
-			return usageError{fmt.Errorf("--%s is empty: give a value, or leave the flag out to use %s", pf.name, pf.otherwise)}
+	for _, p := range app.Plugins() {
+		for _, pf := range p.Flags {
+			f := cmd.Flags().Lookup(pf.Name)
+			if f != nil && f.Changed && f.Value.String() == "" {
+				return usageError{fmt.Errorf("--%s is empty: give a value, or leave the flag out to use %s", pf.Name, pf.Otherwise)}
+			}
 		}
 	}
 	return nil

@@ -87,7 +87,6 @@ func (c *cli) relayCmd() *cobra.Command {
 	var (
 		name    string
 		timeout time.Duration
-		claude  string
 	)
 	cmd := &cobra.Command{
 		Use:   "relay",
@@ -109,7 +108,7 @@ func (c *cli) relayCmd() *cobra.Command {
 			}
 			c.started()
 			var relay *app.Relay
-			fxApp, err := c.graph(options{transport: app.TransportCourier, timeout: timeout, claude: claude, from: name}, &relay)
+			fxApp, err := c.graph(options{timeout: timeout, from: name}, &relay)
 			if err != nil {
 				return err
 			}
@@ -122,7 +121,7 @@ func (c *cli) relayCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&name, "name", "", `the relay's display name, seen by receivers (default "peerctl")`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for one send (e.g. 3s, 1m)")
-	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH)")
+	c.harnessFlags(cmd)
 	return cmd
 }
 

@@ -26,16 +26,16 @@ func toInboundJSON(in domain.Inbound) inboundJSON {
 }
 
 // validAwait checks --await-reply against the other flags: it needs the
-// courier (the socket post cannot be answered: the session sees no sender
-// address), sends for real, and is not combined with --wait.
+// a transport a reply comes back on (app.HearsReplies: a socket post
+// cannot be answered, the session sees no sender address), sends for real, and is not combined with --wait.
 func validAwait(await time.Duration, transport string, dryRun bool, confirm confirmFlags) error {
 	switch {
 	case await < 0:
 		return usageError{fmt.Errorf("--await-reply %s: want a positive duration such as 2m", await)}
 	case await == 0:
 		return nil
-	case transport == app.TransportSocket:
-		return usageError{fmt.Errorf("--await-reply needs the courier (Claude Code's default) or the inbox (Qwen Code's): a %s send carries no address of peerctl's to answer to", transport)}
+	case !app.HearsReplies(transport):
+		return usageError{fmt.Errorf("--await-reply needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", transport)}
 	case dryRun:
 		return usageError{fmt.Errorf("--await-reply and --dry-run contradict each other")}
 	case confirm.wait > 0:
@@ -78,7 +78,7 @@ func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
 		}
 		return c.writeJSON(out)
 	}
-	if perr := c.printReceipt(c.stderr, res, app.TransportCourier, false); perr != nil {
+	if perr := c.printReceipt(c.stderr, res, "", false); perr != nil {
 		return perr
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -48,7 +49,6 @@ func (c *cli) sendCmd() *cobra.Command {
 		timeout   time.Duration
 		asJSON    bool
 		dryRun    bool
-		claude    string
 		from      string
 		confirm   confirmFlags
 		await     time.Duration
@@ -74,8 +74,8 @@ func (c *cli) sendCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if transport != "" && transport != app.TransportCourier && transport != app.TransportSocket && transport != app.TransportInbox {
-				return usageError{fmt.Errorf("--transport %q: want %q or %q (Claude Code) or %q (Qwen Code)", transport, app.TransportCourier, app.TransportSocket, app.TransportInbox)}
+			if transport != "" && !slices.Contains(app.Transports(), transport) {
+				return usageError{fmt.Errorf("--transport %q: want %s", transport, app.TransportChoices())}
 			}
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
@@ -107,7 +107,7 @@ func (c *cli) sendCmd() *cobra.Command {
 			if confirm.noConfirm {
 				window = -1
 			}
-			svc, err := c.service(options{transport: transport, timeout: timeout, claude: claude, inboxWindow: window, from: from})
+			svc, err := c.service(options{transport: transport, timeout: timeout, receiptWindow: window, from: from})
 			if err != nil {
 				return err
 			}
@@ -122,11 +122,11 @@ func (c *cli) sendCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&transport, "transport", "", `how to deliver: "courier" or "socket" (Claude Code), "inbox" (Qwen Code); default: the target harness's (courier, inbox)`)
+	f.StringVar(&transport, "transport", "", "how to deliver: "+app.TransportChoices()+"; default: the target harness's first")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
-	f.StringVar(&claude, "claude", "", "courier program (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)")
+	c.harnessFlags(cmd)
 	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (courier and inbox; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()

@@ -116,7 +116,7 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 // receipt still says confirmed false and why). The note names the
 // transcript path, built from registry data: it goes through safe.
 func (c *cli) warnUnconfirmed(res app.SendResult) {
-	if res.Target.Harness() == domain.HarnessQwenCode {
+	if res.ByReceipt {
 		// The receipt is the confirmation; held and posted say why not.
 		if !res.Confirmed && !res.ConfirmSkipped {
 			fmt.Fprintf(c.stderr, "peerctl: warning: %s, not delivered yet: %s; check before sending it again\n", res.Outcome, safe(res.ConfirmNote))

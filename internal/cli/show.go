@@ -97,8 +97,8 @@ func (c *cli) printDetail(d app.Detail) error {
 	if j.Unaddressable != "" {
 		row("why not", j.Unaddressable)
 	}
-	if j.Addressable && j.PeerProtocol > app.SocketMaxPeerProtocol {
-		row("note", fmt.Sprintf("peer protocol %d is newer than the socket transport knows (%d): send --transport socket refuses it (harness_unsupported); the courier leaves the protocol to Claude Code", j.PeerProtocol, app.SocketMaxPeerProtocol))
+	for _, n := range d.Notes {
+		row("note", n)
 	}
 	row("endpoint", j.Endpoint)
 	row("socket", j.SocketPath)

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // BenchmarkGraph builds what one command needs, through the fx graph (as the
@@ -43,16 +43,21 @@ func BenchmarkGraph(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			cfgDir, _, err := fsregistry.ConfigDir("", getenv)
+			cfg := app.Config{Getenv: getenv}
+			var hs []ports.Harness
+			for _, p := range app.Plugins() {
+				h, err := p.New(app.NewHarnessSettings(cfg, nil))
+				if err != nil {
+					b.Fatal(err)
+				}
+				hs = append(hs, h)
+			}
+			set := app.NewHarnesses(hs)
+			tr, err := app.NewTransport(cfg, set)
 			if err != nil {
 				b.Fatal(err)
 			}
-			cfg := app.Config{ConfigDir: cfgDir}
-			tr, err := app.NewTransport(cfg, app.NewCourier(cfg, nil), app.NewSocket(cfg, nil), app.NewInbox(cfg, nil))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if app.New(app.NewRegistry(cfg), app.NewLiveness(), tr, cfg.ConfigDir) == nil {
+			if app.New(set.Registry(), set.Liveness(), tr, "", app.WithHarnesses(set)) == nil {
 				b.Fatal("no service")
 			}
 		}

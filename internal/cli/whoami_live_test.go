@@ -116,7 +116,7 @@ func TestLiveWhoamiAndDoctorInsideRealSession(t *testing.T) {
 	raw, err := os.ReadFile(doctor)
 	require.NoError(t, err)
 	assert.Equal(t, "0", status("rc3"), "doctor: %s", raw)
-	var d doctorJSON
+	var d doctorOut
 	require.NoError(t, json.Unmarshal(raw, &d), string(raw))
 	assert.True(t, d.OK, "problems: %v", d.Problems)
 	assert.Equal(t, "ok", d.Claude.Health)

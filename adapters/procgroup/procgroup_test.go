@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/internal/procgroup"
+	"github.com/peerctl/peerctl/adapters/procgroup"
 )
 
 // The test binary doubles as the processes of a tree: with helperEnv set to

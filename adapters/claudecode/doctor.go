@@ -1,0 +1,117 @@
+package claudecode
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// DoctorJSON is doctor's "claude" object (docs/OUTPUT.md): the courier
+// program's probe.
+type DoctorJSON struct {
+	Health  string     `json:"health"`
+	Program string     `json:"program"`
+	Path    string     `json:"path"`
+	Version string     `json:"version"`
+	Flags   []FlagJSON `json:"flags"`
+	Error   string     `json:"error,omitempty"`
+	// Courier is the courier run that sends nothing (absent when not run).
+	Courier *CourierJSON `json:"courier,omitempty"`
+}
+
+// CourierJSON is the courier run of DoctorJSON.
+type CourierJSON struct {
+	Talks     bool     `json:"talks"`     // it reached peerctl's endpoint and ended its turn
+	Tools     []string `json:"tools"`     // the tools its request offered
+	StartupMs int64    `json:"startupMs"` // process start to the end of its turn, milliseconds
+	Error     string   `json:"error,omitempty"`
+}
+
+// FlagJSON is one courier flag and whether `claude --help` lists it.
+type FlagJSON struct {
+	Flag    string `json:"flag"`
+	Present bool   `json:"present"`
+}
+
+// noClaudeNeeded is said with every problem that stops the courier only.
+const noClaudeNeeded = "send --transport socket, list, show and watch do not need claude"
+
+// Doctor probes the courier program (ports.ProgramProber: the program, its
+// flags, and one courier run that sends nothing). A courier that cannot
+// run is a problem: it is the default transport. Rows: "claude" (JSON
+// DoctorJSON) and, when the courier ran, "courier".
+func (h *Harness) Doctor(ctx context.Context, _ []domain.Entry) []ports.DoctorRow {
+	return []ports.DoctorRow{doctorRow(h.courier.Probe(ctx))}
+}
+
+func doctorRow(probe ports.ProgramProbe) ports.DoctorRow {
+	row := ports.DoctorRow{Key: "claude", Health: domain.HealthOK,
+		OnlyProblems: "The courier (the default transport) cannot run here: %s. " + noClaudeNeeded + "."}
+	fail := func(p string) {
+		row.Health = domain.HealthFail
+		row.Problems = append(row.Problems, p)
+	}
+	switch {
+	case probe.Err != nil && probe.Path == "":
+		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run; install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (%s)", probe.Err, noClaudeNeeded))
+	case probe.Err != nil:
+		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run (%s)", probe.Err, noClaudeNeeded))
+	case len(probe.Missing) > 0:
+		for _, f := range probe.Missing {
+			fail(fmt.Sprintf("claude: %s (%s) has no %s flag in --help; the courier needs it", probe.Path, orDash(probe.Version), f))
+		}
+	case probe.Courier != nil && probe.Courier.Err != nil:
+		fail(fmt.Sprintf("claude: a courier run that sends nothing failed: %v (%s)", probe.Courier.Err, noClaudeNeeded))
+	case probe.Courier != nil && !slices.Contains(probe.Courier.Tools, "SendMessage"):
+		fail(fmt.Sprintf("claude: %s (%s) did not offer SendMessage to the courier (tools offered: %s); the courier needs it (%s)",
+			probe.Path, orDash(probe.Version), strings.Join(probe.Courier.Tools, ", "), noClaudeNeeded))
+	case probe.Unfit != "":
+		// Its courier run may talk and be offered SendMessage, yet every send fails.
+		fail(fmt.Sprintf("claude: %s (%s) %s (%s)", probe.Path, orDash(probe.Version), probe.Unfit, noClaudeNeeded))
+	}
+
+	j := DoctorJSON{Health: row.Health.String(), Program: probe.Program, Path: probe.Path, Version: probe.Version, Flags: []FlagJSON{}}
+	if probe.Err != nil {
+		j.Error = probe.Err.Error()
+	}
+	missing := map[string]bool{}
+	for _, f := range probe.Missing {
+		missing[f] = true
+	}
+	if probe.Err == nil {
+		for _, f := range probe.Flags {
+			j.Flags = append(j.Flags, FlagJSON{Flag: f, Present: !missing[f]})
+		}
+	}
+	text := j.Error
+	if text == "" {
+		text = fmt.Sprintf("%s (%s); courier flags: %d of %d present", j.Path, j.Version, len(j.Flags)-len(probe.Missing), len(j.Flags))
+		if len(probe.Missing) > 0 {
+			text += ", missing " + strings.Join(probe.Missing, " ")
+		}
+	}
+	row.Lines = []ports.DoctorLine{{Check: "claude", Health: row.Health.String(), Text: text}}
+	if cp := probe.Courier; cp != nil {
+		j.Courier = &CourierJSON{Talks: cp.Err == nil, Tools: append([]string{}, cp.Tools...), StartupMs: cp.Startup.Milliseconds()}
+		line := ports.DoctorLine{Check: "courier", Health: domain.HealthOK.String(),
+			Text: fmt.Sprintf("talks to peerctl's endpoint; tools offered: %s; start-up %d ms", strings.Join(cp.Tools, ", "), j.Courier.StartupMs), Late: true}
+		if cp.Err != nil {
+			j.Courier.Error = cp.Err.Error()
+			line.Text, line.Health = j.Courier.Error, domain.HealthFail.String()
+		}
+		row.Lines = append(row.Lines, line)
+	}
+	row.JSON = j
+	return row
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "version unknown"
+	}
+	return s
+}

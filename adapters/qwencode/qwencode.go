@@ -1,0 +1,152 @@
+// Package qwencode is the Qwen Code harness: one plug-in (a ports.Harness)
+// made of the registry reader (qwenregistry, <qwen home>/sessions), its
+// liveness rules (qwenregistry.Liveness over the process checker), the
+// inbox transport (qweninbox, the default and only one) and its reply
+// inbox (replies), confirmation by the session's own receipt, and the
+// --qwen-home and --qwen flags.
+package qwencode
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/adapters/qwencli"
+	"github.com/peerctl/peerctl/adapters/qweninbox"
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Flag names.
+const (
+	// FlagHome is Qwen Code's home folder (every command).
+	FlagHome = "qwen-home"
+	// FlagProgram is the qwen program doctor probes.
+	FlagProgram = "qwen"
+)
+
+// Plugin describes the harness for the wiring and the command line.
+var Plugin = ports.HarnessPlugin{
+	Kind: domain.HarnessQwenCode,
+	Flags: []ports.HarnessFlag{
+		{Name: FlagHome, Usage: "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)",
+			Otherwise: "$QWEN_HOME, else ~/.qwen"},
+		{Name: FlagProgram, Usage: "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH; empty is a usage error)",
+			Otherwise: "$PEERCTL_QWEN, else qwen on PATH", Commands: []string{"doctor"}},
+	},
+	Transports: []ports.TransportName{{Name: qweninbox.Name, Replies: true}},
+	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },
+}
+
+// Harness is Qwen Code's plug-in. Build it with New.
+type Harness struct {
+	home     string
+	registry ports.Registry
+	live     *qwenregistry.Liveness
+	inbox    *qweninbox.Transport
+	prober   *qwencli.Prober
+}
+
+var _ ports.Harness = (*Harness)(nil)
+
+// New resolves the home (--qwen-home, else $QWEN_HOME, else ~/.qwen:
+// qwenregistry.Home) and the qwen program (--qwen, else $PEERCTL_QWEN,
+// else qwen on PATH) and builds the parts. Nothing is started. A home
+// that cannot be located (no $QWEN_HOME and no $HOME) is this harness's
+// trouble alone: its registry reports the error on every read (listed
+// unread), and the other harnesses work all the same.
+func New(s ports.HarnessSettings) (*Harness, error) {
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var reg ports.Registry
+	home, err := qwenregistry.Home(s.Flags[FlagHome], getenv)
+	if err != nil {
+		reg = unlocated{err}
+	} else {
+		reg = qwenregistry.New(qwenregistry.SessionsDir(home))
+	}
+	program := s.Flags[FlagProgram]
+	if program == "" {
+		program = getenv(qwencli.ProgramEnv)
+	}
+	return &Harness{
+		home:     home,
+		registry: reg,
+		live:     qwenregistry.NewLiveness(procliveness.New(), "/proc"),
+		inbox:    qweninbox.New(qweninbox.Config{Timeout: s.Timeout, Window: s.ReceiptWindow, FromName: s.From, Log: s.Log}),
+		prober:   &qwencli.Prober{Program: program, Home: home},
+	}, nil
+}
+
+// Kind is domain.HarnessQwenCode.
+func (h *Harness) Kind() domain.Harness { return domain.HarnessQwenCode }
+
+// Registry reads <qwen home>/sessions.
+func (h *Harness) Registry() ports.Registry { return h.registry }
+
+// Liveness checks records with Qwen Code's rules (qwenregistry.Liveness).
+func (h *Harness) Liveness() ports.Liveness { return h.live }
+
+// Transports is the inbox.
+func (h *Harness) Transports() []ports.Transport { return []ports.Transport{h.inbox} }
+
+// Couriers are the inbox transport's reply inboxes.
+func (h *Harness) Couriers() ports.Couriers { return h.inbox }
+
+// Confirm: Qwen Code's receipt is the confirmation (0.24.4: its transcript
+// is not read), and its records publish no status to wait on.
+func (h *Harness) Confirm() ports.ConfirmRule {
+	return ports.ConfirmRule{ByReceipt: true,
+		Held:      "Qwen Code holds it for its user to accept or deny (/peers)",
+		NoReceipt: "no receipt from Qwen Code",
+		NoWait:    "not waited: Qwen Code records publish no status"}
+}
+
+// Transcript is TranscriptPath under the home.
+func (h *Harness) Transcript(rec domain.Record) string {
+	return TranscriptPath(h.home, rec.Cwd, rec.SessionID)
+}
+
+// TranscriptPath is a Qwen Code session's chat transcript (0.24.4):
+// <qwen home>/projects/<cwd with every "/" made "-">/chats/<sessionId>.jsonl,
+// "" when home, cwd or the session id is unknown.
+func TranscriptPath(home, cwd, sessionID string) string {
+	if home == "" || cwd == "" || sessionID == "" || strings.ContainsAny(sessionID, "/\\") {
+		return ""
+	}
+	return filepath.Join(home, "projects", strings.ReplaceAll(cwd, "/", "-"), "chats", sessionID+".jsonl")
+}
+
+// ExitStart is the ticks of procStart: Qwen Code writes "<boot_id>:<ticks>".
+func (h *Harness) ExitStart(rec domain.Record) string {
+	start, _, _ := rec.CheckedStart()
+	if _, ticks, ok := strings.Cut(start, ":"); ok {
+		return ticks
+	}
+	return start
+}
+
+// Notes: none.
+func (h *Harness) Notes(domain.Record) []string { return nil }
+
+// Home is the Qwen home, named by --qwen-home and $QWEN_HOME.
+func (h *Harness) Home() ports.Home {
+	return ports.Home{Dir: h.home, Flag: FlagHome, Env: qwenregistry.HomeEnv}
+}
+
+// Warnings: none.
+func (h *Harness) Warnings() []string { return nil }
+
+// unlocated is the registry of a home that could not be located: every
+// read is the locating error, reported as Qwen Code's.
+type unlocated struct{ err error }
+
+var _ ports.HarnessRegistry = unlocated{}
+
+func (u unlocated) Read(context.Context) (ports.Snapshot, error) { return ports.Snapshot{}, u.err }
+func (u unlocated) Harness() domain.Harness                      { return domain.HarnessQwenCode }

@@ -1,0 +1,154 @@
+package ports
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// Harness is one coding-agent program peerctl serves (Claude Code, Qwen
+// Code, ...), brought as one plug-in: its registry reader, liveness rules,
+// transports (the first its default), confirmation, long-lived couriers
+// (reply listening) and home folder. The app receives every
+// harness as an fx value group (group:"harnesses") and never asks which one
+// it holds: what differs between harnesses is what a Harness reports.
+type Harness interface {
+	// Kind is the harness's word in the domain's closed set; the records
+	// its Registry reads carry it.
+	Kind() domain.Harness
+	// Registry reads the harness's live-session registry.
+	Registry() Registry
+	// Liveness checks the harness's records against the operating system.
+	Liveness() Liveness
+	// Transports deliver to the harness's sessions; the first is the
+	// default (send without --transport).
+	Transports() []Transport
+	// Couriers starts the harness's long-lived couriers (send
+	// --await-reply, relay, the MCP tools' replies); nil when it has none.
+	Couriers() Couriers
+	// Confirm says how a delivery the transport accepted is confirmed.
+	Confirm() ConfirmRule
+	// Transcript is the transcript a session of the harness writes ("" when
+	// unknown).
+	Transcript(rec domain.Record) string
+	// ExitStart is rec's process start as an ExitWatcher compares it (field
+	// 22 of /proc/<pid>/stat, as text; "" when unknown).
+	ExitStart(rec domain.Record) string
+	// Notes are what a person looking at one of its live, addressable
+	// sessions should know (show), e.g. that a transport cannot reach it.
+	Notes(rec domain.Record) []string
+	// Doctor checks the harness for `peerctl doctor` without sending
+	// anything or starting a session; entries are every harness's
+	// classified records (it counts its own).
+	Doctor(ctx context.Context, entries []domain.Entry) []DoctorRow
+	// Home is the folder the harness's registry lives in, and the flag
+	// and variable that name it.
+	Home() Home
+	// Warnings are what a person should know about the harness's settings
+	// (a config dir that looks wrong, say); printed once, never fatal.
+	Warnings() []string
+}
+
+// Home is where a harness keeps its registry.
+type Home struct {
+	// Dir is the home folder (Claude Code's config dir, Qwen Code's home).
+	Dir string
+	// Flag and Env name the flag and the variable that set it
+	// ("config-dir", "CLAUDE_CONFIG_DIR").
+	Flag, Env string
+}
+
+// ConfirmRule is how a harness's deliveries are confirmed.
+type ConfirmRule struct {
+	// ByReceipt: the harness's own receipt is the confirmation ("delivered"
+	// confirms); its transcript is not read and its record publishes no
+	// status that a wait could follow. Otherwise the transcript is read
+	// for the enqueue line carrying the text (Transcripts.WaitEnqueued)
+	// and a wait follows the record's status.
+	ByReceipt bool
+	// Held and NoReceipt say why a ByReceipt delivery is not confirmed
+	// (the receipt said held; it said nothing else); NoWait why a wait was
+	// not made.
+	Held, NoReceipt, NoWait string
+}
+
+// DoctorRow is one object of `peerctl doctor` that a harness reports.
+type DoctorRow struct {
+	// Key is the object's key in doctor --json ("claude").
+	Key string
+	// Health is the row's verdict.
+	Health domain.Health
+	// JSON is the object in doctor --json.
+	JSON any
+	// Lines are its rows for people.
+	Lines []DoctorLine
+	// Problems (each a Fail) and Warnings (each a Warn) join the report's.
+	Problems, Warnings []string
+	// OnlyProblems, when not "", is the summary line when every problem of
+	// the report is this row's, with %s for the count ("1 problem").
+	OnlyProblems string
+}
+
+// DoctorLine is one row of doctor's table.
+type DoctorLine struct {
+	Check, Health, Text string
+	// Late: printed after the checks of every harness (registry, sockets,
+	// reach, session) rather than before them.
+	Late bool
+}
+
+// HarnessFlag is a flag a harness brings to the command line: its home
+// folder, or the program it runs. Its value reaches the harness's
+// constructor in HarnessSettings.Flags; an empty value given is a usage
+// error (it would silently mean Otherwise).
+type HarnessFlag struct {
+	Name, Usage string
+	// Otherwise says what leaving the flag out means, for messages
+	// ("$CLAUDE_CONFIG_DIR, else ~/.claude").
+	Otherwise string
+	// Commands are the commands that take the flag; none: every command.
+	Commands []string
+}
+
+// HarnessSettings are what every harness is built from.
+type HarnessSettings struct {
+	// Flags holds the HarnessFlag values given, by name ("" or absent:
+	// not given).
+	Flags map[string]string
+	// Getenv reads the environment for defaults (nil: os.Getenv).
+	Getenv func(string) string
+	// Env is the environment the programs a harness starts begin from
+	// (nil: os.Environ()).
+	Env []string
+	// Timeout bounds one delivery (0: the transport's default).
+	Timeout time.Duration
+	// ReceiptWindow is how long a transport waits for the session's
+	// receipt (0: its default; negative: not at all).
+	ReceiptWindow time.Duration
+	// From is the sender's display name that receivers see (default
+	// "peerctl").
+	From string
+	// Log hears the send trail at debug level (--debug); nil: silent.
+	Log *slog.Logger
+}
+
+// HarnessPlugin describes a harness before it is built: the flags it
+// brings and the names of its transports (so that a command line can be
+// checked before anything is built), and its constructor.
+type HarnessPlugin struct {
+	Kind  domain.Harness
+	Flags []HarnessFlag
+	// Transports are the names of the harness's transports, in the order
+	// of Harness.Transports (the default first).
+	Transports []TransportName
+	New        func(HarnessSettings) (Harness, error)
+}
+
+// TransportName is a transport's name and whether a reply can come back on
+// it (it is also the harness's long-lived courier: send --await-reply).
+type TransportName struct {
+	Name    string
+	Replies bool
+}
