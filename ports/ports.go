@@ -44,6 +44,22 @@ type HarnessRegistry interface {
 	Harness() domain.Harness
 }
 
+// Unlocated is the registry of a harness whose home could not be located
+// (no flag, no variable, and no $HOME): every read is Err, reported as Of's
+// unread registry, so the other harnesses work all the same.
+type Unlocated struct {
+	Of  domain.Harness
+	Err error
+}
+
+var _ HarnessRegistry = Unlocated{}
+
+// Read returns u.Err.
+func (u Unlocated) Read(context.Context) (Snapshot, error) { return Snapshot{}, u.Err }
+
+// Harness returns u.Of.
+func (u Unlocated) Harness() domain.Harness { return u.Of }
+
 // Registry reads a harness's live-session registry (Claude Code's, Qwen
 // Code's, or several read as one). It never writes,
 // deletes or opens *.key files. An unreadable folder is an error, never an

@@ -45,7 +45,7 @@ var Plugin = ports.HarnessPlugin{
 type Harness struct {
 	configDir string
 	warnings  []string
-	registry  *fsregistry.Registry
+	registry  ports.Registry
 	live      *procliveness.Checker
 	courier   *courierexec.Transport
 	socket    *socketframe.Transport
@@ -62,9 +62,15 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	// A config dir that cannot be located (no flag, no $CLAUDE_CONFIG_DIR,
+	// no $HOME) is this harness's trouble alone: its registry reports the
+	// error on every read (listed unread), the other harnesses work.
+	var reg ports.Registry
 	dir, warnings, err := fsregistry.ConfigDir(s.Flags[FlagConfigDir], getenv)
 	if err != nil {
-		return nil, err
+		reg = ports.Unlocated{Of: domain.HarnessClaudeCode, Err: err}
+	} else {
+		reg = fsregistry.New(fsregistry.SessionsDir(dir))
 	}
 	program := s.Flags[FlagProgram]
 	if program == "" {
@@ -77,7 +83,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	return &Harness{
 		configDir: dir,
 		warnings:  warnings,
-		registry:  fsregistry.New(fsregistry.SessionsDir(dir)),
+		registry:  reg,
 		live:      procliveness.New(),
 		courier:   courierexec.New(courierexec.Config{Program: program, Timeout: s.Timeout, Env: env, Name: s.From, Log: s.Log}),
 		socket:    &socketframe.Transport{Timeout: s.Timeout, Log: s.Log},

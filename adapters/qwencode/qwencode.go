@@ -7,7 +7,6 @@
 package qwencode
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +65,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	var reg ports.Registry
 	home, err := qwenregistry.Home(s.Flags[FlagHome], getenv)
 	if err != nil {
-		reg = unlocated{err}
+		reg = ports.Unlocated{Of: domain.HarnessQwenCode, Err: err}
 	} else {
 		reg = qwenregistry.New(qwenregistry.SessionsDir(home))
 	}
@@ -141,12 +140,3 @@ func (h *Harness) Home() ports.Home {
 
 // Warnings: none.
 func (h *Harness) Warnings() []string { return nil }
-
-// unlocated is the registry of a home that could not be located: every
-// read is the locating error, reported as Qwen Code's.
-type unlocated struct{ err error }
-
-var _ ports.HarnessRegistry = unlocated{}
-
-func (u unlocated) Read(context.Context) (ports.Snapshot, error) { return ports.Snapshot{}, u.err }
-func (u unlocated) Harness() domain.Harness                      { return domain.HarnessQwenCode }

@@ -60,3 +60,27 @@ func TestBrokenQwenHomeLeavesClaudeCodeWorking(t *testing.T) {
 		})
 	}
 }
+
+// The mirror case: with no $HOME and no Claude Code config dir given, Claude
+// Code's registry cannot be located; a Qwen Code home given by
+// $QWEN_HOME is listed all the same, and doctor --json still prints JSON.
+// (Before, the unlocated config dir ended every command with exit 1.)
+func TestUnlocatedClaudeCodeLeavesQwenCodeWorking(t *testing.T) {
+	qwen := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(qwen, "sessions"), 0o700))
+	env := []string{"PATH=" + os.Getenv("PATH"), "QWEN_HOME=" + qwen}
+
+	r := runPeerctl(t, runOpts{Env: env}, "list", "--harness", "qwen-code", "--json")
+	assert.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.JSONEq(t, "[]", string(r.Stdout))
+	assert.Contains(t, string(r.Stderr), "warning: claude-code: registry not read")
+
+	r = runPeerctl(t, runOpts{Env: env}, "list", "--json")
+	assert.Equal(t, 1, r.Code, "a harness in scope was not read: stderr: %s", r.Stderr)
+	assert.JSONEq(t, "[]", string(r.Stdout))
+
+	r = runPeerctl(t, runOpts{Env: env}, "doctor", "--json")
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(r.Stdout, &doc), "doctor --json printed no JSON: %s\nstderr: %s", r.Stdout, r.Stderr)
+	assert.Equal(t, false, doc["ok"])
+}
