@@ -192,8 +192,8 @@ func (s *Service) List(ctx context.Context, all bool) (Listing, error) {
 	if err != nil {
 		return l, err
 	}
-	l.Entries = l.Live()
 	markUnreachable(l.Entries)
+	l.Entries = l.Live()
 	return l, nil
 }
 
@@ -232,6 +232,7 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	if err != nil {
 		return Detail{}, err
 	}
+	markUnreachable(l.Entries) // as list says it
 	var entry domain.Entry
 	sess, warnings, rerr := domain.Lookup(l.Entries, address)
 	switch r, ok := domain.AsRefusal(rerr); {

@@ -39,15 +39,34 @@ func socketUnreachable(path string) string {
 }
 
 // markUnreachable turns every live, addressable entry whose socket cannot
-// be connected to (socketUnreachable) into a not-addressable one, with the
-// reason in Unaddressable. One Lstat per such entry; records that are not
-// live are left as they are.
+// be connected to (socketUnreachable), or is another live session's too
+// (domain.SharedSocket among the live entries: sending to it is refused),
+// into a not-addressable one, with the reason in Unaddressable. One Lstat
+// per such entry; records that are not live are left as they are. (A send
+// also refuses a socket that a record only Claude Code's own listing shows
+// publishes; list, which may skip the records of ended processes, does not
+// say that one.)
 func markUnreachable(entries []domain.Entry) {
+	var live []domain.Entry
+	for _, e := range entries {
+		if e.Live() {
+			live = append(live, e)
+		}
+	}
+	whys := make([]string, len(entries))
 	for i, e := range entries {
 		if !e.Live() || !e.Addressable {
 			continue
 		}
-		if why := socketUnreachable(e.Record.SocketPath); why != "" {
+		if whys[i] = socketUnreachable(e.Record.SocketPath); whys[i] != "" {
+			continue
+		}
+		if what, _ := domain.SharedSocket(live, e); what != "" {
+			whys[i] = what + ": sending to it is refused"
+		}
+	}
+	for i, why := range whys {
+		if why != "" {
 			entries[i].Addressable, entries[i].Unaddressable = false, why
 		}
 	}

@@ -152,6 +152,45 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 	return e, nil
 }
 
+// SharedSocket says, when e's socket is published by other records too
+// (the same path, or another path to the same file on disk: a hard link or
+// a linked folder, Entry.SocketFile), what is shared and by how many, with
+// every record that publishes it (e included); "" and nil when e's socket
+// is its own. Records counted are those live or listed by Claude Code. A
+// post to a shared socket reaches whichever process bound it: sending to
+// any of them is refused (the identity rule), and list shows them as not
+// addressable with this text.
+func SharedSocket(entries []Entry, e Entry) (string, []Entry) {
+	sock := e.Record.SocketPath
+	if sock == "" {
+		return "", nil
+	}
+	clean := filepath.Clean(sock)
+	aliased := false
+	twins := filter(entries, func(o Entry) bool {
+		if !(o.Live() || o.ClaudeMayList) || o.Record.SocketPath == "" {
+			return false
+		}
+		if filepath.Clean(o.Record.SocketPath) == clean {
+			return true
+		}
+		same := e.SocketFile != "" && o.SocketFile == e.SocketFile
+		aliased = aliased || same
+		return same
+	})
+	if len(twins) < 2 {
+		return "", nil
+	}
+	what := fmt.Sprintf("socket %q is published by %d live records", sock, len(twins))
+	if n := len(filter(twins, Entry.Live)); n < len(twins) {
+		what = fmt.Sprintf("socket %q is published by %d records (%d we call live; Claude Code's own listing shows the others)", sock, len(twins), n)
+	}
+	if aliased {
+		what += " (under other paths too: " + strings.Join(socketPaths(twins), ", ") + " are one socket, the same file on disk)"
+	}
+	return what, twins
+}
+
 // verified applies the identity rule when strict: the session's name must
 // resolve to that session alone among the live sessions. Otherwise a shared
 // name is returned as a warning.
@@ -165,34 +204,13 @@ func verified(entries, live []Entry, e Entry, strict bool) (Session, []string, e
 			warnings = append(warnings, fmt.Sprintf("session id %s is carried by %d live records: sending to it is refused", id, len(twins)))
 		}
 	}
-	if sock := e.Record.SocketPath; sock != "" {
-		clean := filepath.Clean(sock)
-		aliased := false
-		if twins := filter(entries, func(o Entry) bool {
-			if !(o.Live() || o.ClaudeMayList) || o.Record.SocketPath == "" {
-				return false
-			}
-			if filepath.Clean(o.Record.SocketPath) == clean {
-				return true
-			}
-			same := e.SocketFile != "" && o.SocketFile == e.SocketFile
-			aliased = aliased || same
-			return same
-		}); len(twins) > 1 {
-			what := fmt.Sprintf("socket %q is published by %d live records", sock, len(twins))
-			if n := len(filter(twins, Entry.Live)); n < len(twins) {
-				what = fmt.Sprintf("socket %q is published by %d records (%d we call live; Claude Code's own listing shows the others)", sock, len(twins), n)
-			}
-			if aliased {
-				what += " (under other paths too: " + strings.Join(socketPaths(twins), ", ") + " are one socket, the same file on disk)"
-			}
-			if strict {
-				r := Refuse(ReasonIdentityMismatch, "%s; a post there reaches whichever process bound it, so sending is refused", what)
-				r.Candidates = candidates(twins)
-				return Session{}, nil, r
-			}
-			warnings = append(warnings, what+": sending to it is refused")
+	if what, twins := SharedSocket(entries, e); what != "" {
+		if strict {
+			r := Refuse(ReasonIdentityMismatch, "%s; a post there reaches whichever process bound it, so sending is refused", what)
+			r.Candidates = candidates(twins)
+			return Session{}, nil, r
 		}
+		warnings = append(warnings, what+": sending to it is refused")
 	}
 	if name := e.Record.Name; name != "" && !strict {
 		if same := filter(live, func(o Entry) bool { return o.Record.Name == name }); len(same) > 1 {

@@ -66,10 +66,10 @@ func (c *cli) listCmd() *cobra.Command {
 		Short: "List the live Claude Code and Qwen Code sessions (with --all, every record and its verdict)",
 		Long:  helpLong(`List the live Claude Code and Qwen Code sessions (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
-  peerctl list --json | jq -r '.[].endpoint'
+  peerctl list --json | jq -r '.[] | select(.addressable) | .endpoint'
   peerctl list --all
   peerctl list --wide                # full session ids
-  peerctl list --harness qwen-code --json | jq -r '.[].endpoint'`,
+  peerctl list --harness qwen-code --json | jq -r '.[] | select(.addressable) | .endpoint'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var only []domain.Harness

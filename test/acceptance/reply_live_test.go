@@ -219,6 +219,14 @@ func TestLiveReplies(t *testing.T) {
 }
 
 // courierPIDs returns the live children of pid (the relay's couriers).
+// isGroupGuard says whether pid is the guard procgroup puts beside every
+// process group it starts (a /bin/sh that ends the group when peerctl dies),
+// which is no courier.
+func isGroupGuard(pid int) bool {
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return err == nil && strings.Contains(string(cmdline), "read x; kill -KILL 0")
+}
+
 func courierPIDs(t *testing.T, pid int) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
@@ -235,7 +243,7 @@ func courierPIDs(t *testing.T, pid int) []int {
 		}
 		s := string(stat)
 		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(pid) {
+		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(pid) && !isGroupGuard(child) {
 			out = append(out, child)
 		}
 	}
