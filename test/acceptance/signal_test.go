@@ -28,50 +28,21 @@ import (
 func TestSendSignalEndsTheCourierGroup(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			w := newSendWorld(t, false)
-			cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "send", "--json", "--timeout", "60s", w.id, "hang")
-			cmd.Env = w.env(t, "fork_hang")
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			cmd.WaitDelay = 5 * time.Second
-			require.NoError(t, cmd.Start())
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-
-			// The courier and its child are running: peerctl set up its
-			// signal handling before it started them.
-			children := filepath.Join(w.record, "children")
-			require.Eventually(t, func() bool { _, err := os.Stat(children); return err == nil },
-				20*time.Second, 10*time.Millisecond, "the fake claude never started its child")
-			var pid, pgid int
-			_, err := fmt.Sscan(w.fakeFile(t, "pid"), &pid, &pgid)
-			require.NoError(t, err)
-			group := []int{pid}
-			for _, f := range strings.Fields(w.fakeFile(t, "children")) {
-				n, err := strconv.Atoi(f)
-				require.NoError(t, err)
-				group = append(group, n)
-			}
-			// Whatever happens, nothing of the group outlives the test.
-			t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-
-			require.NoError(t, cmd.Process.Signal(sig))
+			h := startHangingSend(t, newSendWorld(t, false), "--json", "--timeout", "60s")
+			require.NoError(t, h.cmd.Process.Signal(sig))
 			const bound = 10 * time.Second
+			var err error
 			select {
-			case err = <-exited:
-				exited <- err // for the cleanup
+			case err = <-h.exited:
+				h.exited <- err // for the cleanup
 			case <-time.After(bound):
 				t.Fatalf("peerctl did not end within %s of %s", bound, sig)
 			}
 			var ee *exec.ExitError
-			require.True(t, errors.As(err, &ee), "exit: %v; stderr: %s", err, stderr.String())
-			assert.Equal(t, 5, ee.ExitCode(), "%v; stderr: %s", ee, stderr.String())
-			assert.Contains(t, stdout.String()+stderr.String(), "canceled")
-			for _, p := range group {
+			require.True(t, errors.As(err, &ee), "exit: %v; stderr: %s", err, h.stderr.String())
+			assert.Equal(t, 5, ee.ExitCode(), "%v; stderr: %s", ee, h.stderr.String())
+			assert.Contains(t, h.stdout.String()+h.stderr.String(), "canceled")
+			for _, p := range h.group {
 				assert.Eventually(t, func() bool { return !procAlive(p) }, 5*time.Second, 10*time.Millisecond,
 					"process %d of the courier's group is still running", p)
 			}
@@ -128,15 +99,38 @@ func TestSendInterruptedAfterTheHandOverIsOutcomeUnknown(t *testing.T) {
 // courier's life is tied to peerctl's (docs/TRANSPORTS.md), although peerctl
 // itself had no chance to end it.
 func TestSendKilledLeavesNoCourier(t *testing.T) {
-	w := newSendWorld(t, false)
-	cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "send", "--timeout", "60s", w.id, "hang")
-	cmd.Env = w.env(t, "fork_hang")
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	h := startHangingSend(t, newSendWorld(t, false), "--timeout", "60s")
+	require.NoError(t, h.cmd.Process.Kill())
+	<-h.exited
+	h.exited <- nil
+	for _, p := range h.group {
+		assert.Eventually(t, func() bool { return !procAlive(p) }, 10*time.Second, 10*time.Millisecond,
+			"process %d of the courier's group outlived peerctl's kill -9", p)
+	}
+}
+
+// hangingSend is a send running against the fake claude's fork_hang
+// scenario: the courier and its child are running (peerctl set up its
+// signal handling before it started them), and group holds their pids.
+type hangingSend struct {
+	cmd            *exec.Cmd
+	exited         chan error
+	stdout, stderr bytes.Buffer
+	group          []int
+}
+
+func startHangingSend(t *testing.T, w sendWorld, args ...string) *hangingSend {
+	t.Helper()
+	h := &hangingSend{exited: make(chan error, 1)}
+	h.cmd = exec.Command(peerctlBin(t), append([]string{"--config-dir", w.config, "send"}, append(args, w.id, "hang")...)...)
+	h.cmd.Env = w.env(t, "fork_hang")
+	h.cmd.Stdout, h.cmd.Stderr = &h.stdout, &h.stderr
+	h.cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, h.cmd.Start())
+	go func() { h.exited <- h.cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		_ = h.cmd.Process.Kill()
+		<-h.exited
 	})
 	children := filepath.Join(w.record, "children")
 	require.Eventually(t, func() bool { _, err := os.Stat(children); return err == nil },
@@ -144,21 +138,15 @@ func TestSendKilledLeavesNoCourier(t *testing.T) {
 	var pid, pgid int
 	_, err := fmt.Sscan(w.fakeFile(t, "pid"), &pid, &pgid)
 	require.NoError(t, err)
-	group := []int{pid}
+	h.group = []int{pid}
 	for _, f := range strings.Fields(w.fakeFile(t, "children")) {
 		n, err := strconv.Atoi(f)
 		require.NoError(t, err)
-		group = append(group, n)
+		h.group = append(h.group, n)
 	}
+	// Whatever happens, nothing of the group outlives the test.
 	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-
-	require.NoError(t, cmd.Process.Kill())
-	<-exited
-	exited <- nil
-	for _, p := range group {
-		assert.Eventually(t, func() bool { return !procAlive(p) }, 10*time.Second, 10*time.Millisecond,
-			"process %d of the courier's group outlived peerctl's kill -9", p)
-	}
+	return h
 }
 
 // procAlive reports whether pid exists and is not a zombie.
