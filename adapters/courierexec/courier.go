@@ -78,9 +78,14 @@ const Tools = "ListAgents,SendMessage"
 // `claude --help` of Claude Code 2.1.224, 2.1.328 and 2.1.332.
 const SettingSources = "user"
 
-// PrivateDirPattern is the os.MkdirTemp pattern of the courier's private
-// folder (its working directory "work" and config dir "config" inside).
-const PrivateDirPattern = "peerctl-courier-*"
+// PrivateDirPattern is the shape of the courier's private folder's name in
+// the temporary folder, "peerctl-courier-<pid>-<random>" where pid is
+// peerctl's (its working directory "work" and config dir "config" inside).
+// A folder whose peerctl was killed before it could remove it (kill -9) is
+// removed by the next courier's start (sweepOrphans).
+const PrivateDirPattern = privateDirPrefix + "<pid>-*"
+
+const privateDirPrefix = "peerctl-courier-"
 
 // Config configures the courier. Zero fields take the defaults.
 type Config struct {
@@ -184,7 +189,8 @@ func (t *Transport) program() (string, error) {
 // privateDir makes the courier's private folder (0700, ours) with its
 // working directory and config dir inside, and a function that removes it.
 func privateDir() (root string, remove func(), err error) {
-	root, err = os.MkdirTemp("", PrivateDirPattern)
+	sweepOrphans(os.TempDir())
+	root, err = os.MkdirTemp("", fmt.Sprintf("%s%d-*", privateDirPrefix, os.Getpid()))
 	if err != nil {
 		return "", nil, fmt.Errorf("make the courier's private folder: %w", err)
 	}

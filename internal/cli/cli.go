@@ -62,7 +62,7 @@ func exitCode(r domain.Reason) int {
 
 const exitCodesHelp = `Exit codes:
   0  ok
-  1  unexpected error (e.g. the registry folder is unreadable); list: a harness it was asked about could not be read (the rest is printed); doctor found a problem
+  1  unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem
   2  usage error (bad flag, argument or address)
   3  not_live             no live session answers to the address; whoami: not inside a session
   4  identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read

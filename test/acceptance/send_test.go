@@ -247,7 +247,7 @@ func TestSendDryRun(t *testing.T) {
 		out := string(r.Stdout)
 		assert.Contains(t, out, "nothing was sent")
 		assert.Contains(t, out, "run:   "+fakeClaudeBin(t)+" -p --input-format stream-json --output-format stream-json --verbose --tools ListAgents,SendMessage --allowedTools ListAgents,SendMessage --safe-mode --setting-sources user --strict-mcp-config --no-session-persistence -n peerctl\n")
-		assert.Regexp(t, `\nin:    /\S*/peerctl-courier-\*/work\n`, out, "the courier's folder is a fresh private one")
+		assert.Regexp(t, `\nin:    /\S*/peerctl-courier-<pid>-\*/work\n`, out, "the courier's folder is a fresh private one")
 		assert.Contains(t, out, `call:  SendMessage {"to":"uds:`)
 		assert.Contains(t, out, `"message":"dry \"run\"\nline two","summary":"peerctl"}`+"\n")
 		assert.False(t, w.courierStarted(t), "dry run started the courier")
