@@ -232,7 +232,6 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	if err != nil {
 		return Detail{}, err
 	}
-	markUnreachable(l.Entries) // as list says it
 	var entry domain.Entry
 	sess, warnings, rerr := domain.Lookup(l.Entries, address)
 	switch r, ok := domain.AsRefusal(rerr); {
