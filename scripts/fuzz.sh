@@ -33,7 +33,7 @@ done <<'TARGETS'
 ./adapters/fsregistry FuzzFastString
 ./adapters/fsregistry FuzzFastNumber
 ./adapters/qwenregistry FuzzParse
-./adapters/internal/jsonexact FuzzUnmarshal
+./internal/jsonexact FuzzUnmarshal
 ./adapters/transcript FuzzLineShortcuts
 ./adapters/courierexec FuzzEndpointAnswer
 TARGETS
