@@ -130,7 +130,7 @@ func TestRegistryAmbiguous(t *testing.T) {
 }
 
 func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
-	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a"})
+	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a", threadA: ""})
 	home := w.fake.Home
 	locks := filepath.Join(home, "thread-writer-locks")
 	day := filepath.Join(home, "sessions", "2026", "12", "02")
@@ -152,6 +152,9 @@ func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 
 	assert.Equal(t, domain.VerdictMalformed, got[threadB].Verdict, "a rollout cut mid-line is a skipped record")
 	assert.Contains(t, got[threadB].Reason, "truncated")
+
+	assert.Equal(t, domain.VerdictHeadless, got[threadA].Verdict)
+	assert.Contains(t, got[threadA].Reason, "no row in thread/list")
 
 	assert.Equal(t, domain.VerdictMalformed, got["not-a-uuid"].Verdict)
 	assert.Contains(t, got["not-a-uuid"].Reason, "not a UUID")
