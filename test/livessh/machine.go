@@ -322,7 +322,7 @@ func (m *Machine) SSH(ctx context.Context, stdin []byte, words ...string) ([]byt
 	return out.Bytes(), err
 }
 
-// Quote is s as one word for a POSIX shell: single-quoted, each ' as '\''.
+// Quote is s as one word for a POSIX shell: single-quoted, each ' as '\”.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
