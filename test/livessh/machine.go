@@ -322,7 +322,8 @@ func (m *Machine) SSH(ctx context.Context, stdin []byte, words ...string) ([]byt
 	return out.Bytes(), err
 }
 
-// Quote is s as one word for a POSIX shell: single-quoted, each ' as '\”.
+// Quote is s as one word for a POSIX shell: in single quotes, each single
+// quote inside closed, escaped and reopened.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
