@@ -29,9 +29,9 @@ const (
 	exitNotAddressable     = 7
 	exitInvalidMessage     = 8
 	exitNoReply            = 9
+	exitHostUnreachable    = 10
 	exitWaitTimeout        = 11
 	exitOutcomeUnknown     = 12
-	// 10 is kept for host_unreachable (sessions on other machines).
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -55,6 +55,8 @@ func exitCode(r domain.Reason) int {
 		return exitWaitTimeout
 	case domain.ReasonOutcomeUnknown:
 		return exitOutcomeUnknown
+	case domain.ReasonHostUnreachable:
+		return exitHostUnreachable
 	default:
 		return exitError
 	}
@@ -71,6 +73,7 @@ const exitCodesHelp = `Exit codes:
   7  not_addressable      live, but the record has no messaging socket, name or id, or its socket is another user's
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
   9  no_reply             send --await-reply: the message was handed over but no reply came in time
+  10  host_unreachable    --host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)
   11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time
   12  outcome_unknown     the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
 
