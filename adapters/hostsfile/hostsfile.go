@@ -26,15 +26,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // Keys a host's section may hold, in the order peerctl writes them.
@@ -263,4 +266,35 @@ func Find(hosts []Host, dest domain.Dest) (Host, bool) {
 		return Host{}, false
 	}
 	return hosts[i], true
+}
+
+// Book is the hosts file as ports.HostBook: read at the first lookup
+// (a malformed file is every lookup's error); a host without a section
+// has the default settings.
+type Book struct {
+	path  string
+	once  sync.Once
+	hosts []Host
+	err   error
+}
+
+var _ ports.HostBook = (*Book)(nil)
+
+// NewBook is the Book of the hosts file at path.
+func NewBook(path string) *Book { return &Book{path: path} }
+
+// Host returns dest's settings: the section's peerctl as Program and its
+// harness settings as Flags.
+func (b *Book) Host(dest domain.Dest) (ports.HostSettings, error) {
+	b.once.Do(func() { b.hosts, b.err = Load(b.path) })
+	if b.err != nil {
+		return ports.HostSettings{}, b.err
+	}
+	h, _ := Find(b.hosts, dest)
+	return h.Settings(), nil
+}
+
+// Settings is h as ports.HostSettings.
+func (h Host) Settings() ports.HostSettings {
+	return ports.HostSettings{Program: h.Peerctl, Flags: maps.Clone(h.Flags)}
 }

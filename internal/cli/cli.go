@@ -192,7 +192,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), exitCodesTopic())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
 	rejectUnknownSubcommands(root)
 	return root
 }

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHostsAddListRemove(t *testing.T) {
+	cfg := t.TempDir()
+	env := map[string]string{"XDG_CONFIG_HOME": cfg}
+	r := evRun(t, env, nil, "hosts", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "no hosts in "+filepath.Join(cfg, "peerctl", "hosts"))
+
+	r = evRun(t, env, nil, "hosts", "add", "build-box", "--set", "config-dir=/home/dev/.claude", "--set", "claude=/opt/my claude")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = evRun(t, env, nil, "hosts", "add", "dev@10.0.0.7")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = evRun(t, env, nil, "hosts", "add", "build-box", "--set", "claude=", "--set", "peerctl=/p/peerctl")
+	require.Equal(t, 0, r.code, r.stderr)
+	raw, err := os.ReadFile(filepath.Join(cfg, "peerctl", "hosts"))
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), "[build-box]\npeerctl = /p/peerctl\nconfig-dir = /home/dev/.claude\n\n[dev@10.0.0.7]\n")
+
+	r = evRun(t, env, nil, "hosts", "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.JSONEq(t, `[{"host":"build-box","peerctl":"/p/peerctl","settings":{"config-dir":"/home/dev/.claude"}},
+		{"host":"dev@10.0.0.7","peerctl":"","settings":{}}]`, r.stdout)
+	r = evRun(t, env, nil, "hosts", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "dev@10.0.0.7  peerctl on PATH")
+
+	r = evRun(t, env, nil, "hosts", "remove", "build-box")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = evRun(t, env, nil, "hosts", "remove", "build-box")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `no host "build-box" in the hosts file`)
+}
+
+func TestHostsBadInput(t *testing.T) {
+	cfg := t.TempDir()
+	env := map[string]string{"XDG_CONFIG_HOME": cfg}
+	for name, args := range map[string][]string{
+		"option as host":  {"hosts", "add", "-oProxyCommand=touch x"},
+		"space in host":   {"hosts", "add", "a b"},
+		"unknown setting": {"hosts", "add", "far", "--set", "proxy=x"},
+		"no equals":       {"hosts", "add", "far", "--set", "claude"},
+		"newline value":   {"hosts", "add", "far", "--set", "claude=a\nb"},
+		"check an option": {"hosts", "check", "--", "-oProxyCommand=x"},
+	} {
+		r := evRun(t, env, nil, args...)
+		assert.NotEqual(t, 0, r.code, name)
+		if name != "newline value" {
+			assert.Equal(t, 2, r.code, "%s: %s", name, r.stderr)
+		}
+	}
+	_, err := os.Stat(filepath.Join(cfg, "peerctl", "hosts"))
+	assert.True(t, os.IsNotExist(err), "nothing was written")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(cfg, "peerctl"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg, "peerctl", "hosts"), []byte("[far]\n\nproxy = x\n"), 0o600))
+	r := evRun(t, env, nil, "hosts", "list")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "hosts: malformed hosts file: line 3: unknown key \"proxy\"")
+}
