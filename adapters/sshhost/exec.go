@@ -49,4 +49,3 @@ func (c *Channel) Exec(ctx context.Context, dest domain.Dest, words []string, st
 	}
 	return res, nil
 }
-

@@ -372,4 +372,3 @@ func (f failingRemote) Call(context.Context, ports.RemoteCall) (ports.RemoteResu
 func (f failingRemote) Stream(context.Context, ports.RemoteCall) (ports.RemoteStream, error) {
 	return nil, f.err
 }
-

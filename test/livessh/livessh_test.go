@@ -34,7 +34,7 @@ func TestLiveMachine(t *testing.T) {
 	ours, err := os.Readlink("/proc/self/ns/pid")
 	require.NoError(t, err)
 	assert.NotEqual(t, ours, lines[1], "another pid namespace")
-	assert.Equal(t, "a'b $(id) `x`", lines[2], "Quote keeps a word whole")
+	assert.Equal(t, "a'b $(id) `x`", lines[2], "a word arrives whole")
 
 	for _, alias := range []string{m.UnknownKey, m.WrongKey} {
 		far := *m

@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/test/livecc"
 )
 
@@ -304,28 +305,18 @@ func SSHCommand(t testing.TB, machines ...*Machine) string {
 
 // SSH runs words on the machine as its user, through ssh to Alias (in
 // batch mode, no connection sharing), each word quoted for the far
-// side's shell, with stdin (nil: none), and returns stdout and stderr.
+// side's shell (sshhost.CommandLine), with stdin (nil: none), and returns stdout and stderr.
 func (m *Machine) SSH(ctx context.Context, stdin []byte, words ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = Quote(w)
-	}
 	cmd := exec.CommandContext(ctx, "ssh", "-F", m.SSHConfig, "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none",
-		m.Alias, "--", strings.Join(q, " "))
+		m.Alias, "--", sshhost.CommandLine(words))
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	return out.Bytes(), err
-}
-
-// Quote is s as one word for a POSIX shell: in single quotes, each single
-// quote inside closed, escaped and reopened.
-func Quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Readable returns a path of the program bin that the machine's user can
