@@ -32,8 +32,7 @@ func (c *cli) hostsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hosts",
 		Short: "Keep the hosts peerctl reaches over ssh, install peerctl there, check them",
-		Long: helpLong(`Keep the hosts peerctl reaches over ssh and their settings in peerctl's own config
-($XDG_CONFIG_HOME/peerctl/hosts), put this build on one (install), or say what works (check)`, "hosts"),
+		Long:  helpLong(`Keep the hosts peerctl reaches over ssh ($XDG_CONFIG_HOME/peerctl/hosts), install peerctl there, check them`, "hosts"),
 		Example: `  peerctl hosts add build-box --set config-dir=/home/dev/.claude
   peerctl hosts install build-box
   peerctl hosts check build-box
@@ -64,12 +63,10 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add DEST",
 		Short: "Add a host, or change its settings",
-		Long: helpLong(`Add DEST (an ssh alias, host or user@host) to the hosts file, or change its settings:
---set peerctl=PATH (the far side's peerctl; hosts install sets it), --set config-dir=DIR
-(its Claude Code config dir), --set claude=PATH (its PEERCTL_CLAUDE), qwen-home, qwen;
---set KEY= removes a setting`, "hosts-add"),
+		Long:  helpLong(`Add DEST (an ssh alias, host or user@host) to the hosts file, or change its settings (--set KEY=VALUE; KEY= removes one)`, "hosts-add"),
 		Example: `  peerctl hosts add build-box
-  peerctl hosts add dev@10.0.0.7 --set config-dir=/home/dev/.claude --set claude=/opt/claude/bin/claude`,
+  peerctl hosts add dev@10.0.0.7 --set config-dir=/home/dev/.claude --set claude=/opt/claude/bin/claude
+  peerctl hosts add build-box --set claude=`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dest, err := parseDestArg(args[0])
@@ -116,11 +113,13 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 
 func (c *cli) hostsRemoveCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:     "remove DEST",
-		Short:   "Remove a host from the hosts file (nothing on the host is touched)",
-		Long:    helpLong(`Remove DEST and its settings from the hosts file; nothing on the host itself is touched`, "hosts-remove"),
-		Example: `  peerctl hosts remove build-box`,
-		Args:    exactArgs(1),
+		Use:   "remove DEST",
+		Short: "Remove a host from the hosts file (nothing on the host is touched)",
+		Long:  helpLong(`Remove DEST and its settings from the hosts file; nothing on the host itself is touched`, "hosts-remove"),
+		Example: `  peerctl hosts remove build-box
+  peerctl hosts remove dev@10.0.0.7
+  peerctl hosts list --json | jq -r '.[].host' | xargs -n1 peerctl hosts remove`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dest, err := parseDestArg(args[0])
 			if err != nil {
@@ -152,7 +151,8 @@ func (c *cli) hostsListCmd() *cobra.Command {
 		Short: "List the hosts of the hosts file and their settings",
 		Long:  helpLong(`List the hosts of the hosts file ($XDG_CONFIG_HOME/peerctl/hosts) and their settings`, "hosts-list"),
 		Example: `  peerctl hosts list
-  peerctl hosts list --json | jq -r '.[].host'`,
+  peerctl hosts list --json | jq -r '.[].host'
+  peerctl list --hosts`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
@@ -240,11 +240,10 @@ func (c *cli) hostsCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check DEST",
 		Short: "Say what works on the way to a host: ssh, host key, peerctl there, its doctor",
-		Long: helpLong(`Say what works on the way to DEST: ssh (batch mode), the host key, the far side's peerctl
-and its version, the far side's doctor. Nothing is installed or written; exit 10
-(host_unreachable) when peerctl cannot be used there, 1 when its doctor found a problem`, "hosts-check"),
+		Long:  helpLong(`Say what works on the way to DEST (ssh, the host key, the far side's peerctl and version, its doctor); nothing is written`, "hosts-check"),
 		Example: `  peerctl hosts check build-box
-  peerctl hosts check --json build-box | jq '.checks[] | select(.health != "ok")'`,
+  peerctl hosts check --json build-box | jq '.checks[] | select(.health != "ok")'
+  PEERCTL_SSH="ssh -F ~/work/ssh_config" peerctl hosts check lab`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dest, err := parseDestArg(args[0])
@@ -299,13 +298,10 @@ func (c *cli) hostsInstallCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "install DEST",
 		Short: "Put this very build on a host (same OS and architecture) and use it there",
-		Long: helpLong(`Put this very build on DEST when its OS and architecture (uname -sm) match, under
-~/.cache/peerctl/bin/<version>-<sha256>/peerctl there, sent on stdin and checked by SHA-256
-there before it is moved into place; the hosts file then names that path. Otherwise the
-far side's peerctl on PATH is used if it speaks this output protocol; if not, a refusal
-(exit 10) names both versions. Nothing else on the host is written`, "hosts-install"),
+		Long:  helpLong(`Put this very build on DEST (same OS and architecture) under ~/.cache/peerctl/bin, checked by SHA-256 there, and use it`, "hosts-install"),
 		Example: `  peerctl hosts install build-box
-  peerctl hosts install --json dev@10.0.0.7`,
+  peerctl hosts install --json dev@10.0.0.7
+  peerctl hosts install build-box && peerctl list --host build-box`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dest, err := parseDestArg(args[0])
