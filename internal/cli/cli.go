@@ -128,6 +128,11 @@ type cli struct {
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
 	// binary, which runs peerctl-mcp for it (mcpprogram.go).
 	serveMCP MCPServer
+	// hello is --hello's value: the output protocol of the peerctl that
+	// runs this one over ssh (sayHello).
+	hello int
+	// stdinBytes is send --stdin-bytes (-1: not given).
+	stdinBytes int
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
@@ -135,7 +140,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+		stdinBytes: -1, environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {
@@ -164,11 +169,15 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 			return err
 		}
 		var err error
-		c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv)
-		return err
+		if c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv); err != nil {
+			return err
+		}
+		return c.sayHello(cmd)
 	}
 	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
+	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
+	_ = root.PersistentFlags().MarkHidden(helloFlag)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
