@@ -46,8 +46,6 @@ func (c *cli) sayHello(cmd *cobra.Command) error {
 	return nil
 }
 
-
-
 // releaseVersion is the version a release build stamps in with
 // -ldflags "-X github.com/peerctl/peerctl/internal/cli.releaseVersion=v1.2.3"
 // (.goreleaser.yaml: "v" and goreleaser's version, e.g.
