@@ -14,6 +14,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // Exit codes: one table (exitCodesHelp), printed by `peerctl help exit-codes`
@@ -133,6 +134,10 @@ type cli struct {
 	hello int
 	// stdinBytes is send --stdin-bytes (-1: not given).
 	stdinBytes int
+	// hostBook gives each --host's settings (nil: the defaults); remoteCh
+	// is the channel to other machines once built (remote).
+	hostBook ports.HostBook
+	remoteCh ports.Remote
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
@@ -285,6 +290,11 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	var se silentError
 	if errors.As(err, &se) {
 		return se.code
+	}
+	var re remoteError
+	if errors.As(err, &re) {
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", re.msg)
+		return re.code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
