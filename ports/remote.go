@@ -30,11 +30,13 @@ type HostSettings struct {
 	// PATH; otherwise an exact path there (absolute, or relative to the
 	// remote home, e.g. a versioned install under ~/.cache).
 	Program string
-	// Flags are peerctl's global flags for the far side, by name without
-	// "--" (the remote harness settings: "config-dir" for its Claude Code
-	// config dir, "claude" for its PEERCTL_CLAUDE, "qwen-home", "qwen").
-	// This machine's own path flags are never sent; only these are.
-	Flags map[string]string
+	// Env are environment variables for the far side's peerctl, by name:
+	// the remote harness settings ("CLAUDE_CONFIG_DIR" for its Claude Code
+	// config dir, "PEERCTL_CLAUDE" for the claude program there,
+	// "QWEN_HOME", "PEERCTL_QWEN"), set with `env NAME=value` before it.
+	// This machine's own path flags (--config-dir, --qwen-home, --claude)
+	// are never sent; only these are.
+	Env map[string]string
 }
 
 // HostBook looks up a host's settings; the hosts config implements it.

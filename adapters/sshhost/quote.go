@@ -3,10 +3,13 @@ package sshhost
 import "strings"
 
 // Quote writes word for a POSIX shell as one single-quoted word: every
-// byte stands for itself inside '...', and a ' is written '\'' (end the
-// quote, an escaped quote, start again). Nothing in it is expanded,
-// substituted or split by sh, dash, bash, ksh or zsh: $(...), backticks,
-// ;, newlines and globs are data. The empty word is ''.
+// byte stands for itself between single quotes, and a single quote is
+// written as below (end the quote, an escaped quote, start again). Nothing
+// in it is expanded, substituted or split by sh, dash, bash, ksh or zsh:
+// $(...), backticks, semicolons, newlines and globs are data. The empty
+// word is two single quotes.
+//
+//	a'b  →  'a'\''b'
 func Quote(word string) string {
 	return "'" + strings.ReplaceAll(word, "'", `'\''`) + "'"
 }

@@ -152,12 +152,13 @@ func Program(getenv func(string) string) ([]string, error) {
 // SharingOff says why connections are not shared ("" when they are).
 func (c *Channel) SharingOff() string { return c.sharing }
 
-// flagName is a peerctl flag name a host's settings may carry.
-var flagName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,40}$`)
+// envName is a variable name a host's settings may carry.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 // Argv is the whole ssh command for call: the ssh program and options,
-// "--", the destination, and the remote command line (CommandLine of the
-// far side's peerctl, --hello, the host's flags and call's Args).
+// "--", the destination, and the remote command line (CommandLine of
+// `env` and the host's variables when it has any, the far side's peerctl,
+// --hello and call's Args).
 func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 	if call.Dest.IsLocal() {
 		return nil, errors.New("sshhost: no destination")
@@ -173,20 +174,25 @@ func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 	if program == "" {
 		program = "peerctl"
 	}
-	words := []string{program, "--hello=" + strconv.Itoa(ports.RemoteProtocol)}
-	names := make([]string, 0, len(settings.Flags))
-	for name := range settings.Flags {
-		names = append(names, name)
+	if strings.HasPrefix(program, "-") {
+		return nil, fmt.Errorf("settings of host %s: program %q starts with '-'", call.Dest, program)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		if !flagName.MatchString(name) {
-			return nil, fmt.Errorf("settings of host %s: flag name %q", call.Dest, name)
+	var words []string
+	if len(settings.Env) > 0 {
+		words = append(words, "env")
+		names := make([]string, 0, len(settings.Env))
+		for name := range settings.Env {
+			names = append(names, name)
 		}
-		if v := settings.Flags[name]; v != "" {
-			words = append(words, "--"+name+"="+v)
+		slices.Sort(names)
+		for _, name := range names {
+			if !envName.MatchString(name) {
+				return nil, fmt.Errorf("settings of host %s: variable name %q", call.Dest, name)
+			}
+			words = append(words, name+"="+settings.Env[name])
 		}
 	}
+	words = append(words, program, "--hello="+strconv.Itoa(ports.RemoteProtocol))
 	words = append(words, call.Args...)
 	argv := append([]string(nil), c.ssh...)
 	return append(argv, "--", call.Dest.String(), CommandLine(words)), nil

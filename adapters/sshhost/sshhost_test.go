@@ -113,14 +113,14 @@ func dest(t *testing.T, s string) domain.Dest {
 func TestArgv(t *testing.T) {
 	run := t.TempDir()
 	c, err := sshhost.New(sshhost.Options{Getenv: env(map[string]string{"XDG_RUNTIME_DIR": run}),
-		Book: book{"box": {Program: ".cache/peerctl/v1/peerctl", Flags: map[string]string{"config-dir": "/home/u/.claude work", "claude": "/opt/cl'aude"}}}})
+		Book: book{"box": {Program: ".cache/peerctl/v1/peerctl", Env: map[string]string{"CLAUDE_CONFIG_DIR": "/home/u/.claude work", "PEERCTL_CLAUDE": "/opt/cl'aude"}}}})
 	require.NoError(t, err)
 	argv, err := c.Argv(ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"send", "--json", "--", "a'; touch x; '", "-"}})
 	require.NoError(t, err)
 	sep := len(argv) - 3
 	require.Equal(t, "--", argv[sep], "the destination follows --")
 	assert.Equal(t, "box", argv[sep+1])
-	assert.Equal(t, `'.cache/peerctl/v1/peerctl' '--hello=1' '--claude=/opt/cl'\''aude' '--config-dir=/home/u/.claude work' 'send' '--json' '--' 'a'\''; touch x; '\''' '-'`, argv[sep+2])
+	assert.Equal(t, `'env' 'CLAUDE_CONFIG_DIR=/home/u/.claude work' 'PEERCTL_CLAUDE=/opt/cl'\''aude' '.cache/peerctl/v1/peerctl' '--hello=1' 'send' '--json' '--' 'a'\''; touch x; '\''' '-'`, argv[sep+2])
 	opts := strings.Join(argv[:sep], " ")
 	assert.Equal(t, "ssh", argv[0])
 	assert.Contains(t, opts, "-o BatchMode=yes")

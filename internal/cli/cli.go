@@ -14,6 +14,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // Exit codes: one table (exitCodesHelp), printed by `peerctl help exit-codes`
@@ -128,6 +129,15 @@ type cli struct {
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
 	// binary, which runs peerctl-mcp for it (mcpprogram.go).
 	serveMCP MCPServer
+	// hello is --hello's value: the output protocol of the peerctl that
+	// runs this one over ssh (sayHello).
+	hello int
+	// stdinBytes is send --stdin-bytes (-1: not given).
+	stdinBytes int
+	// hostBook gives each --host's settings (nil: the defaults); remoteCh
+	// is the channel to other machines once built (remote).
+	hostBook ports.HostBook
+	remoteCh ports.Remote
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
@@ -135,7 +145,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+		stdinBytes: -1, environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {
@@ -164,11 +174,15 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 			return err
 		}
 		var err error
-		c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv)
-		return err
+		if c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv); err != nil {
+			return err
+		}
+		return c.sayHello(cmd)
 	}
 	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
+	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
+	_ = root.PersistentFlags().MarkHidden(helloFlag)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
@@ -276,6 +290,11 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	var se silentError
 	if errors.As(err, &se) {
 		return se.code
+	}
+	var re remoteError
+	if errors.As(err, &re) {
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", re.msg)
+		return re.code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
