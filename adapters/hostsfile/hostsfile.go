@@ -11,8 +11,11 @@
 //
 // A section is a DEST as ssh takes it (domain.ParseDest). Its keys, all
 // optional: peerctl (the far side's peerctl, an exact path there; without
-// it, peerctl on the remote PATH) and the far side's harness settings,
-// named as peerctl's global flags are: config-dir, claude, qwen-home, qwen.
+// it, peerctl on the remote PATH) and the far side's harness settings:
+// config-dir (its Claude Code config dir), claude (its claude program),
+// qwen-home, qwen; each reaches the far side's peerctl as the variable
+// SettingEnv names (CLAUDE_CONFIG_DIR, PEERCTL_CLAUDE, QWEN_HOME,
+// PEERCTL_QWEN).
 // A value runs to the end of its line, spaces and all (no quoting); blank
 // lines and lines starting with # are skipped. Anything else, a key twice,
 // a host twice, a value with a control character is an error naming the
@@ -26,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,9 +47,13 @@ const (
 	KeyPeerctl = "peerctl"
 )
 
-// FlagKeys are the far side's harness settings a section may hold: the
-// names of peerctl's global flags that the far side's peerctl gets.
-var FlagKeys = []string{"config-dir", "claude", "qwen-home", "qwen"}
+// SettingKeys are the far side's harness settings a section may hold, in
+// the order peerctl writes them.
+var SettingKeys = []string{"config-dir", "claude", "qwen-home", "qwen"}
+
+// SettingEnv is the far side's environment variable of each SettingKeys
+// key: what its peerctl reads for the setting.
+var SettingEnv = map[string]string{"config-dir": "CLAUDE_CONFIG_DIR", "claude": "PEERCTL_CLAUDE", "qwen-home": "QWEN_HOME", "qwen": "PEERCTL_QWEN"}
 
 // MaxBytes bounds the file; MaxValueBytes a value.
 const (
@@ -65,8 +71,8 @@ type Host struct {
 	// Peerctl is the far side's peerctl, an exact path there; "": peerctl
 	// on the remote PATH.
 	Peerctl string
-	// Flags are the far side's harness settings by FlagKeys name.
-	Flags map[string]string
+	// Settings are the far side's harness settings by SettingKeys key.
+	Settings map[string]string
 }
 
 // Path is the hosts file: $XDG_CONFIG_HOME/peerctl/hosts when getenv
@@ -167,16 +173,16 @@ func Parse(raw []byte) ([]Host, error) {
 					return nil, bad("%s is set twice for %s", key, cur.Dest)
 				}
 				cur.Peerctl = value
-			case slices.Contains(FlagKeys, key):
-				if _, dup := cur.Flags[key]; dup {
+			case slices.Contains(SettingKeys, key):
+				if _, dup := cur.Settings[key]; dup {
 					return nil, bad("%s is set twice for %s", key, cur.Dest)
 				}
-				if cur.Flags == nil {
-					cur.Flags = map[string]string{}
+				if cur.Settings == nil {
+					cur.Settings = map[string]string{}
 				}
-				cur.Flags[key] = value
+				cur.Settings[key] = value
 			default:
-				return nil, bad("unknown key %s (known: %s, %s)", strconv.Quote(key), KeyPeerctl, strings.Join(FlagKeys, ", "))
+				return nil, bad("unknown key %s (known: %s, %s)", strconv.Quote(key), KeyPeerctl, strings.Join(SettingKeys, ", "))
 			}
 		}
 	}
@@ -209,8 +215,8 @@ func Format(hosts []Host) []byte {
 		if h.Peerctl != "" {
 			fmt.Fprintf(&b, "%s = %s\n", KeyPeerctl, h.Peerctl)
 		}
-		for _, k := range FlagKeys {
-			if v, ok := h.Flags[k]; ok {
+		for _, k := range SettingKeys {
+			if v, ok := h.Settings[k]; ok {
 				fmt.Fprintf(&b, "%s = %s\n", k, v)
 			}
 		}
@@ -223,8 +229,8 @@ func Format(hosts []Host) []byte {
 // as Parse checks it first.
 func Save(path string, hosts []Host) error {
 	for _, h := range hosts {
-		for k, v := range h.Flags {
-			if !slices.Contains(FlagKeys, k) {
+		for k, v := range h.Settings {
+			if !slices.Contains(SettingKeys, k) {
 				return fmt.Errorf("save hosts: unknown setting %q", k)
 			}
 			if err := checkValue(v); err != nil {
@@ -268,33 +274,47 @@ func Find(hosts []Host, dest domain.Dest) (Host, bool) {
 	return hosts[i], true
 }
 
-// Book is the hosts file as ports.HostBook: read at the first lookup
-// (a malformed file is every lookup's error); a host without a section
-// has the default settings.
+// Book is the hosts file as ports.HostBook: located (Path) and read at
+// the first lookup, so a command that reaches no host never reads it; a
+// malformed file is every lookup's error. A host without a section has
+// the default settings.
 type Book struct {
-	path  string
-	once  sync.Once
-	hosts []Host
-	err   error
+	getenv func(string) string
+	once   sync.Once
+	hosts  []Host
+	err    error
 }
 
 var _ ports.HostBook = (*Book)(nil)
 
-// NewBook is the Book of the hosts file at path.
-func NewBook(path string) *Book { return &Book{path: path} }
+// NewBook is the Book of the hosts file Path(getenv) names.
+func NewBook(getenv func(string) string) *Book { return &Book{getenv: getenv} }
 
 // Host returns dest's settings: the section's peerctl as Program and its
-// harness settings as Flags.
+// harness settings as Env (Remote).
 func (b *Book) Host(dest domain.Dest) (ports.HostSettings, error) {
-	b.once.Do(func() { b.hosts, b.err = Load(b.path) })
+	b.once.Do(func() {
+		var path string
+		if path, b.err = Path(b.getenv); b.err == nil {
+			b.hosts, b.err = Load(path)
+		}
+	})
 	if b.err != nil {
 		return ports.HostSettings{}, b.err
 	}
 	h, _ := Find(b.hosts, dest)
-	return h.Settings(), nil
+	return h.Remote(), nil
 }
 
-// Settings is h as ports.HostSettings.
-func (h Host) Settings() ports.HostSettings {
-	return ports.HostSettings{Program: h.Peerctl, Flags: maps.Clone(h.Flags)}
+// Remote is h as ports.HostSettings: the far side's peerctl and its
+// settings as environment variables (SettingEnv).
+func (h Host) Remote() ports.HostSettings {
+	s := ports.HostSettings{Program: h.Peerctl}
+	for k, v := range h.Settings {
+		if s.Env == nil {
+			s.Env = map[string]string{}
+		}
+		s.Env[SettingEnv[k]] = v
+	}
+	return s
 }

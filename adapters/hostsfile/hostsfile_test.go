@@ -23,8 +23,8 @@ func TestParse(t *testing.T) {
 	hosts, err := hostsfile.Parse([]byte("# mine\n\n[build-box]\n  peerctl = /home/dev/My Tools/peerctl \nconfig-dir=/home/dev/.claude\n[dev@10.0.0.7]\nclaude = /opt/claude\n"))
 	require.NoError(t, err)
 	require.Len(t, hosts, 2)
-	assert.Equal(t, hostsfile.Host{Dest: dest(t, "build-box"), Peerctl: "/home/dev/My Tools/peerctl", Flags: map[string]string{"config-dir": "/home/dev/.claude"}}, hosts[0])
-	assert.Equal(t, hostsfile.Host{Dest: dest(t, "dev@10.0.0.7"), Flags: map[string]string{"claude": "/opt/claude"}}, hosts[1])
+	assert.Equal(t, hostsfile.Host{Dest: dest(t, "build-box"), Peerctl: "/home/dev/My Tools/peerctl", Settings: map[string]string{"config-dir": "/home/dev/.claude"}}, hosts[0])
+	assert.Equal(t, hostsfile.Host{Dest: dest(t, "dev@10.0.0.7"), Settings: map[string]string{"claude": "/opt/claude"}}, hosts[1])
 }
 
 func TestParseMalformedNamesTheLine(t *testing.T) {
@@ -57,7 +57,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	require.NoError(t, err, "a missing file is no hosts")
 	assert.Empty(t, hosts)
 	want := []hostsfile.Host{
-		{Dest: dest(t, "far"), Peerctl: "/home/u/.cache/peerctl/bin/v1-0123456789ab/peerctl", Flags: map[string]string{"config-dir": "/home/u/cc", "claude": "/opt/c l"}},
+		{Dest: dest(t, "far"), Peerctl: "/home/u/.cache/peerctl/bin/v1-0123456789ab/peerctl", Settings: map[string]string{"config-dir": "/home/u/cc", "claude": "/opt/c l"}},
 		{Dest: dest(t, "u@[::1]")},
 	}
 	require.NoError(t, hostsfile.Save(path, want))
@@ -68,7 +68,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the folder peerctl made")
 
-	err = hostsfile.Save(path, []hostsfile.Host{{Dest: dest(t, "far"), Flags: map[string]string{"claude": "a\nb"}}})
+	err = hostsfile.Save(path, []hostsfile.Host{{Dest: dest(t, "far"), Settings: map[string]string{"claude": "a\nb"}}})
 	assert.ErrorContains(t, err, "control character", "a value that would break a line is refused")
 	got, err = hostsfile.Load(path)
 	require.NoError(t, err)

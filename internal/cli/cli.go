@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -134,7 +135,8 @@ type cli struct {
 	hello int
 	// stdinBytes is send --stdin-bytes (-1: not given).
 	stdinBytes int
-	// hostBook gives each --host's settings (nil: the defaults); remoteCh
+	// hostBook gives each --host's settings: the hosts file (nil: the
+	// defaults); remoteCh
 	// is the channel to other machines once built (remote).
 	hostBook ports.HostBook
 	remoteCh ports.Remote
@@ -145,7 +147,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		stdinBytes: -1, environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {

@@ -19,6 +19,23 @@ import (
 // hostsPath is the hosts file (hostsfile.Path).
 func (c *cli) hostsPath() (string, error) { return hostsfile.Path(c.getenv) }
 
+// configuredHosts are the hosts of the hosts file, as --host values.
+func (c *cli) configuredHosts() ([]string, error) {
+	path, err := c.hostsPath()
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := hostsfile.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = h.Dest.String()
+	}
+	return out, nil
+}
+
 // parseDestArg is a DEST argument, a usage error when it is not one.
 func parseDestArg(s string) (domain.Dest, error) {
 	d, err := domain.ParseDest(s)
@@ -77,8 +94,8 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 			var changes []kv
 			for _, s := range sets {
 				k, v, ok := strings.Cut(s, "=")
-				if !ok || (k != hostsfile.KeyPeerctl && !slices.Contains(hostsfile.FlagKeys, k)) {
-					return usageError{fmt.Errorf("--set %q: want KEY=VALUE, KEY one of %s, %s", s, hostsfile.KeyPeerctl, strings.Join(hostsfile.FlagKeys, ", "))}
+				if !ok || (k != hostsfile.KeyPeerctl && !slices.Contains(hostsfile.SettingKeys, k)) {
+					return usageError{fmt.Errorf("--set %q: want KEY=VALUE, KEY one of %s, %s", s, hostsfile.KeyPeerctl, strings.Join(hostsfile.SettingKeys, ", "))}
 				}
 				changes = append(changes, kv{k, v})
 			}
@@ -95,12 +112,12 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 					case ch.k == hostsfile.KeyPeerctl:
 						h.Peerctl = ch.v
 					case ch.v == "":
-						delete(h.Flags, ch.k)
+						delete(h.Settings, ch.k)
 					default:
-						if h.Flags == nil {
-							h.Flags = map[string]string{}
+						if h.Settings == nil {
+							h.Settings = map[string]string{}
 						}
-						h.Flags[ch.k] = ch.v
+						h.Settings[ch.k] = ch.v
 					}
 				}
 				return hosts, nil
@@ -168,7 +185,7 @@ func (c *cli) hostsListCmd() *cobra.Command {
 			if asJSON {
 				out := make([]hostJSON, 0, len(hosts))
 				for _, h := range hosts {
-					s := h.Flags
+					s := h.Settings
 					if s == nil {
 						s = map[string]string{}
 					}
@@ -188,8 +205,8 @@ func (c *cli) hostsListCmd() *cobra.Command {
 					p = "peerctl on PATH"
 				}
 				var s []string
-				for _, k := range hostsfile.FlagKeys {
-					if v, ok := h.Flags[k]; ok {
+				for _, k := range hostsfile.SettingKeys {
+					if v, ok := h.Settings[k]; ok {
 						s = append(s, k+"="+v)
 					}
 				}
@@ -203,18 +220,14 @@ func (c *cli) hostsListCmd() *cobra.Command {
 }
 
 // hostChannel is the ssh channel with the hosts file as its book; with
-// atProgram, every host's peerctl is that program instead ("" : the one
+// atProgram, every host's peerctl is that program instead ("": the one
 // on the remote PATH).
 func (c *cli) hostChannel(atProgram *string) (hostChannel, error) {
-	path, err := c.hostsPath()
-	if err != nil {
-		return nil, err
-	}
-	var book ports.HostBook = hostsfile.NewBook(path)
+	book := c.hostBook
 	if atProgram != nil {
 		book = programBook{book, *atProgram}
 	}
-	return c.newHostChannel(book)
+	return c.sshChannel(book)
 }
 
 // hostChannel is what the hosts commands need of the ssh channel.

@@ -61,7 +61,7 @@ func rfc3339(t time.Time) string {
 }
 
 func (c *cli) listCmd() *cobra.Command {
-	var all, asJSON, wide bool
+	var all, asJSON, wide, allHosts bool
 	var harness string
 	var hosts []string
 	cmd := &cobra.Command{
@@ -71,8 +71,8 @@ func (c *cli) listCmd() *cobra.Command {
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[] | select(.addressable) | .endpoint'
   peerctl list --all
-  peerctl list --wide                # full session ids
   peerctl list --host . --host dev-box --host me@build-3   # this machine and two others, merged
+  peerctl list --hosts               # this machine and every host of peerctl hosts
   peerctl list --harness qwen-code --json | jq -r '.[] | select(.addressable) | .endpoint'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -83,6 +83,13 @@ func (c *cli) listCmd() *cobra.Command {
 					return usageError{fmt.Errorf("--harness: %w", err)}
 				}
 				only = append(only, h)
+			}
+			if allHosts {
+				more, err := c.configuredHosts()
+				if err != nil {
+					return err
+				}
+				hosts = append(append([]string{localHost}, more...), hosts...)
 			}
 			dests, err := parseHosts(hosts, true)
 			if err != nil {
@@ -129,6 +136,7 @@ func (c *cli) listCmd() *cobra.Command {
 	cmd.Flags().StringVar(&harness, "harness", "", "list one harness only: "+harnessWords(" or ")+" (default: all)")
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
 	addHostFlag(cmd, &hosts, true)
+	cmd.Flags().BoolVar(&allHosts, "hosts", false, "list this machine and every host of the hosts file (peerctl hosts list), merged")
 	return cmd
 }
 

@@ -102,18 +102,28 @@ func (c *cli) remote() (ports.Remote, error) {
 	if c.remoteCh != nil {
 		return c.remoteCh, nil
 	}
+	ch, err := c.sshChannel(c.hostBook)
+	if err != nil {
+		return nil, err
+	}
+	c.remoteCh = ch
+	return ch, nil
+}
+
+// sshChannel is a channel to other machines ($PEERCTL_SSH, else ssh) that
+// takes each host's settings from book.
+func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
 	log := slog.New(slog.DiscardHandler)
 	if c.debug.send {
 		log = debugLogger(c.stderr)
 	}
-	ch, err := sshhost.New(sshhost.Options{Getenv: c.getenv, Book: c.hostBook, Version: c.version().Version, Log: log})
+	ch, err := sshhost.New(sshhost.Options{Getenv: c.getenv, Book: book, Version: c.version().Version, Log: log})
 	if err != nil {
 		return nil, usageError{err}
 	}
 	if why := ch.SharingOff(); why != "" && sshhost.SharesConnections {
 		log.Debug("ssh", "note", why)
 	}
-	c.remoteCh = ch
 	return ch, nil
 }
 
