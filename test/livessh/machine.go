@@ -2,7 +2,7 @@
 
 // Package livessh starts a second machine on this one for live tests of
 // peerctl across hosts: a real OpenSSH server (Debian's openssh-server,
-// installed by scripts/install-test-deps.sh) on 127.0.0.1:<free port>,
+// installed by scripts/install-test-deps.sh) on 127.0.0.1-3:<free port>,
 // inside a pid namespace of its own (unshare --pid --fork --mount-proc), for
 // a Unix user the test creates, with a key pair and known_hosts made for the
 // run and host-key checking on. Processes started through it (a Claude Code
@@ -37,6 +37,12 @@ import (
 	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/test/livecc"
 )
+
+// The server listens on three loopback addresses, one per alias: ssh
+// shares a connection between every alias that reaches the same address,
+// port and user (ControlPath %C), and the unknown-key and wrong-key aliases
+// must each make their own, with its own host-key check.
+const knownAddr, unknownAddr, wrongAddr = "127.0.0.1", "127.0.0.2", "127.0.0.3"
 
 // sshd is Debian's OpenSSH server.
 const sshd = "/usr/sbin/sshd"
@@ -174,6 +180,8 @@ func (m *Machine) serve() error {
 	m.Port = port
 	cfg := fmt.Sprintf(`Port %d
 ListenAddress 127.0.0.1
+ListenAddress 127.0.0.2
+ListenAddress 127.0.0.3
 HostKey %s
 PidFile none
 PasswordAuthentication no
@@ -191,10 +199,10 @@ LogLevel VERBOSE
 		return err
 	}
 	m.block = ""
-	for _, h := range [][2]string{{m.Alias, "known_hosts"}, {m.UnknownKey, "known_hosts_empty"}, {m.WrongKey, "known_hosts_wrong"}} {
-		m.block += fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
+	for _, h := range [][3]string{{m.Alias, "known_hosts", knownAddr}, {m.UnknownKey, "known_hosts_empty", unknownAddr}, {m.WrongKey, "known_hosts_wrong", wrongAddr}} {
+		m.block += fmt.Sprintf("Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
 			"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  UpdateHostKeys no\n  LogLevel ERROR\n",
-			h[0], port, m.User, filepath.Join(m.Dir, "client_key"), filepath.Join(m.Dir, h[1]))
+			h[0], h[2], port, m.User, filepath.Join(m.Dir, "client_key"), filepath.Join(m.Dir, h[1]))
 	}
 	if err := os.WriteFile(m.SSHConfig, []byte(m.block), 0o600); err != nil {
 		return err
@@ -217,7 +225,7 @@ LogLevel VERBOSE
 	go func() { _ = cmd.Wait(); close(exited) }()
 	deadline := time.Now().Add(StartTimeout)
 	for {
-		if banner(port) {
+		if banner(knownAddr, port) && banner(unknownAddr, port) && banner(wrongAddr, port) {
 			break
 		}
 		select {
@@ -238,15 +246,15 @@ LogLevel VERBOSE
 }
 
 func (m *Machine) writeKnownHosts() error {
-	for name, key := range map[string]string{"known_hosts": "host_key.pub", "known_hosts_wrong": "other_host_key.pub", "known_hosts_empty": ""} {
+	for name, key := range map[string][2]string{"known_hosts": {"host_key.pub", knownAddr}, "known_hosts_wrong": {"other_host_key.pub", wrongAddr}, "known_hosts_empty": {}} {
 		var line string
-		if key != "" {
-			pub, err := os.ReadFile(filepath.Join(m.Dir, key))
+		if key[0] != "" {
+			pub, err := os.ReadFile(filepath.Join(m.Dir, key[0]))
 			if err != nil {
 				return err
 			}
 			f := strings.Fields(string(pub))
-			line = fmt.Sprintf("[127.0.0.1]:%d %s %s\n", m.Port, f[0], f[1])
+			line = fmt.Sprintf("[%s]:%d %s %s\n", key[1], m.Port, f[0], f[1])
 		}
 		if err := os.WriteFile(filepath.Join(m.Dir, name), []byte(line), 0o600); err != nil {
 			return err
@@ -255,9 +263,9 @@ func (m *Machine) writeKnownHosts() error {
 	return nil
 }
 
-// banner reports whether an SSH server answers on 127.0.0.1:port.
-func banner(port int) bool {
-	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+// banner reports whether an SSH server answers on addr:port.
+func banner(addr string, port int) bool {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(addr, strconv.Itoa(port)), time.Second)
 	if err != nil {
 		return false
 	}
