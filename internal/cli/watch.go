@@ -22,7 +22,7 @@ type eventJSON struct {
 	Event string `json:"event"` // appeared, gone, died, status, renamed; lost (watch --host)
 	// Host is the machine the session runs on (watch --host); absent for this one.
 	Host           string `json:"host,omitempty"`
-	At             string `json:"at"`    // when peerctl noticed it, RFC 3339 UTC
+	At             string `json:"at"` // when peerctl noticed it, RFC 3339 UTC
 	Harness        string `json:"harness"`
 	SessionID      string `json:"sessionId"`
 	PID            int    `json:"pid"`
