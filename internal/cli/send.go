@@ -17,7 +17,9 @@ import (
 
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
 type receiptJSON struct {
-	OK        bool   `json:"ok"`
+	OK bool `json:"ok"`
+	// Host is the machine the session runs on (send --host); absent for this one.
+	Host      string `json:"host,omitempty"`
 	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
 	Transport string `json:"transport"`
 	Harness   string `json:"harness"`
@@ -52,6 +54,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		from      string
 		confirm   confirmFlags
 		await     time.Duration
+		hosts     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
@@ -61,6 +64,7 @@ func (c *cli) sendCmd() *cobra.Command {
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
   peerctl send --wait=5m proj-89 "run the tests and tell me"
+  peerctl send --host dev-box proj-89 "the API changed, rebase"
   peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -101,8 +105,16 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			dest, address, err := oneHost(hosts, args[0])
+			if err != nil {
+				return err
+			}
 			c.started()
 			c.jsonOut = asJSON
+			if !dest.IsLocal() {
+				return c.sendHost(cmd.Context(), dest, hostSend{address: address, text: text, transport: transport, timeout: timeout,
+					from: from, dryRun: dryRun, confirm: confirm, await: await, asJSON: asJSON})
+			}
 			window := confirm.timeout
 			if confirm.noConfirm {
 				window = -1
@@ -137,6 +149,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
+	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
 

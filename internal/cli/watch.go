@@ -19,8 +19,10 @@ import (
 
 // eventJSON is one line of `watch --json` (docs/CONFIRMATION.md).
 type eventJSON struct {
-	Event          string `json:"event"` // appeared, gone, died, status, renamed
-	At             string `json:"at"`    // when peerctl noticed it, RFC 3339 UTC
+	Event string `json:"event"` // appeared, gone, died, status, renamed; lost (watch --host)
+	// Host is the machine the session runs on (watch --host); absent for this one.
+	Host           string `json:"host,omitempty"`
+	At             string `json:"at"` // when peerctl noticed it, RFC 3339 UTC
 	Harness        string `json:"harness"`
 	SessionID      string `json:"sessionId"`
 	PID            int    `json:"pid"`
@@ -53,6 +55,7 @@ func toEventJSON(ev domain.Event, at time.Time) eventJSON {
 
 func (c *cli) watchCmd() *cobra.Command {
 	var asJSON bool
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream session events: appeared, gone, died, status, renamed",
@@ -60,10 +63,18 @@ func (c *cli) watchCmd() *cobra.Command {
 		Example: `  peerctl watch
   peerctl watch --json | jq -c 'select(.event == "died")'
   peerctl watch | head -1     # ends when its reader goes away
-  peerctl --qwen-home ~/.qwen-work watch`,
+  peerctl --qwen-home ~/.qwen-work watch
+  peerctl watch --host . --host dev-box --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			dests, err := parseHosts(hosts, true)
+			if err != nil {
+				return err
+			}
 			c.started()
+			if len(dests) > 0 {
+				return c.watchHosts(cmd.Context(), dests, asJSON)
+			}
 			var w *app.Watcher
 			fxApp, err := c.graph(options{}, &w)
 			if err != nil {
@@ -73,6 +84,7 @@ func (c *cli) watchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event and line")
+	addHostFlag(cmd, &hosts, true)
 	return cmd
 }
 
