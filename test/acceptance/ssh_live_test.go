@@ -230,13 +230,12 @@ func TestLiveSSH(t *testing.T) {
 		for _, alias := range []string{far.UnknownKey, far.WrongKey} {
 			r := runPeerctl(t, runOpts{Env: env}, "hosts", "add", alias, "--set", "peerctl="+installed, "--set", "config-dir="+one.ConfigDir)
 			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
-			before := one.Transcript()
 			r = runPeerctl(t, runOpts{Env: env, Timeout: 120 * time.Second}, "send", "--host", alias, "--json", "far-one", "must not arrive via "+alias)
 			assert.Equal(t, 10, r.Code, "%s: stderr: %s", alias, r.Stderr)
 			assertRefusalJSON(t, r, "host_unreachable", 10)
 			_, r = listHosts(t, env, "--host", alias)
 			assert.Equal(t, 10, r.Code, "%s: stderr: %s", alias, r.Stderr)
-			assert.Equal(t, before, one.Transcript(), "%s: nothing reached the session", alias)
+			assert.False(t, strings.Contains(one.Transcript(), "must not arrive via "+alias), "%s: nothing reached the session", alias)
 		}
 	})
 
@@ -250,7 +249,6 @@ func TestLiveSSH(t *testing.T) {
 		kenv := append(sshEnv(t, far), "CLAUDE_CONFIG_DIR="+here.ConfigDir)
 		r := runPeerctl(t, runOpts{Env: kenv}, "hosts", "add", far.Alias, "--set", "peerctl="+stall, "--set", "config-dir="+one.ConfigDir)
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
-		before := one.Transcript()
 		done := make(chan result, 1)
 		go func() {
 			done <- runPeerctl(t, runOpts{Env: kenv, Timeout: 120 * time.Second}, "send", "--host", far.Alias, "--json", "far-one", "must not arrive: killed")
@@ -269,6 +267,6 @@ func TestLiveSSH(t *testing.T) {
 		r = <-done
 		assert.Equal(t, 10, r.Code, "stderr: %s", r.Stderr)
 		assertRefusalJSON(t, r, "host_unreachable", 10)
-		assert.Equal(t, before, one.Transcript(), "nothing reached the session")
+		assert.False(t, strings.Contains(one.Transcript(), "must not arrive: killed"), "nothing reached the session")
 	})
 }
