@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,6 +145,8 @@ func BenchmarkLiveSSH(b *testing.B) {
 				rw.label, ra[0], ra[1], ra[2], rb[0], rb[1], rb[2], rr[0], rr[1], rr[2])
 			b.ReportMetric(rr[0], rw.key+"-x")
 		}
+		load, _ := os.ReadFile("/proc/loadavg")
+		fmt.Fprintf(&report, "  %d CPUs, load average %s at the end\n", runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
 		b.Log(report.String())
 	}
 }
