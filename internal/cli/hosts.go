@@ -16,16 +16,18 @@ import (
 	"github.com/peerctl/peerctl/ports"
 )
 
-// hostsPath is the hosts file (hostsfile.Path).
-func (c *cli) hostsPath() (string, error) { return hostsfile.Path(c.getenv) }
+// loadHosts reads the hosts file; path is where it is.
+func (c *cli) loadHosts() (hosts []hostsfile.Host, path string, err error) {
+	if path, err = hostsfile.Path(c.getenv); err != nil {
+		return nil, "", err
+	}
+	hosts, err = hostsfile.Load(path)
+	return hosts, path, err
+}
 
 // configuredHosts are the hosts of the hosts file, as --host values.
 func (c *cli) configuredHosts() ([]string, error) {
-	path, err := c.hostsPath()
-	if err != nil {
-		return nil, err
-	}
-	hosts, err := hostsfile.Load(path)
+	hosts, _, err := c.loadHosts()
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +36,18 @@ func (c *cli) configuredHosts() ([]string, error) {
 		out[i] = h.Dest.String()
 	}
 	return out, nil
+}
+
+// startOnHost starts a hosts command on the DEST arg (a usage error when
+// it is not one).
+func (c *cli) startOnHost(arg string, asJSON bool) (domain.Dest, error) {
+	dest, err := parseDestArg(arg)
+	if err != nil {
+		return dest, err
+	}
+	c.started()
+	c.jsonOut = asJSON
+	return dest, nil
 }
 
 // parseDestArg is a DEST argument, a usage error when it is not one.
@@ -61,11 +75,7 @@ func (c *cli) hostsCmd() *cobra.Command {
 
 // editHosts loads the hosts file, lets edit change the list, and saves it.
 func (c *cli) editHosts(edit func(hosts []hostsfile.Host) ([]hostsfile.Host, error)) error {
-	path, err := c.hostsPath()
-	if err != nil {
-		return err
-	}
-	hosts, err := hostsfile.Load(path)
+	hosts, path, err := c.loadHosts()
 	if err != nil {
 		return err
 	}
@@ -174,11 +184,7 @@ func (c *cli) hostsListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
 			c.jsonOut = asJSON
-			path, err := c.hostsPath()
-			if err != nil {
-				return err
-			}
-			hosts, err := hostsfile.Load(path)
+			hosts, path, err := c.loadHosts()
 			if err != nil {
 				return err
 			}
@@ -259,23 +265,19 @@ func (c *cli) hostsCheckCmd() *cobra.Command {
   PEERCTL_SSH="ssh -F ~/work/ssh_config" peerctl hosts check lab`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, err := parseDestArg(args[0])
+			dest, err := c.startOnHost(args[0], asJSON)
 			if err != nil {
 				return err
 			}
-			c.started()
-			c.jsonOut = asJSON
 			ch, err := c.hostChannel(nil)
 			if err != nil {
 				return err
 			}
-			path, _ := c.hostsPath()
-			hosts, err := hostsfile.Load(path)
+			settings, err := c.hostBook.Host(dest)
 			if err != nil {
 				return err
 			}
-			entry, _ := hostsfile.Find(hosts, dest)
-			r := app.CheckHost(cmd.Context(), ch, ch, dest, entry.Peerctl)
+			r := app.CheckHost(cmd.Context(), ch, ch, dest, settings.Program)
 			if asJSON {
 				if err := c.writeJSON(r); err != nil {
 					return err
@@ -317,12 +319,10 @@ func (c *cli) hostsInstallCmd() *cobra.Command {
   peerctl hosts install build-box && peerctl list --host build-box`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, err := parseDestArg(args[0])
+			dest, err := c.startOnHost(args[0], asJSON)
 			if err != nil {
 				return err
 			}
-			c.started()
-			c.jsonOut = asJSON
 			self, err := c.executable()
 			if err != nil {
 				return fmt.Errorf("locate this build: %w", err)
