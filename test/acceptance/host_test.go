@@ -234,3 +234,51 @@ func TestHostEscapes(t *testing.T) {
 	assert.NotContains(t, string(r.Stdout), "\x1b")
 	assert.NotContains(t, string(r.Stdout), "\u202e")
 }
+
+// hostOf is w reached through the fake ssh.
+func hostOf(t *testing.T, w sendWorld) hostWorld {
+	h := hostWorld{sendWorld: w, bin: t.TempDir(), record: t.TempDir()}
+	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(h.bin, "peerctl")))
+	return h
+}
+
+// TestHostAwaitReplyAndRelay: the courier runs on the far side; the reply
+// travels back (text on stdout, JSON with host), and a relay there carries
+// sends and their receipts in order, every line with its host.
+func TestHostAwaitReplyAndRelay(t *testing.T) {
+	rw, _ := newReplyWorld(t, pong)
+	w := hostOf(t, rw)
+	courier := []string{"PEERCTL_CLAUDE=" + fakeClaudeBin(t), "FAKECLAUDE_SCENARIO=sent", "FAKECLAUDE_RECORD=" + w.sendWorld.record}
+	r := w.run(t, nil, courier, "send", "--host", "box", "--await-reply=20s", "--no-confirm", w.id, "ping $(id) ünï")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "pong: ping $(id) ünï\n", string(r.Stdout))
+	assert.Contains(t, string(r.Stderr), "queued:")
+
+	r = w.run(t, nil, courier, "send", "--host", "box", "--await-reply=20s", "--no-confirm", "--json", w.id, "second")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var got struct {
+		Host  string `json:"host"`
+		Reply struct{ Text string } `json:"reply"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "%s", r.Stdout)
+	assert.Equal(t, "box", got.Host)
+	assert.Equal(t, "pong: second", got.Reply.Text)
+
+	var in strings.Builder
+	for i := range 3 {
+		req, _ := json.Marshal(map[string]any{"id": i, "to": w.id, "text": "n" + string(rune('0'+i))})
+		in.Write(append(req, '\n'))
+	}
+	r = w.run(t, []byte(in.String()), courier, "relay", "--host", "box", "--name", "ci'bot")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var receipts []float64
+	for _, l := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n") {
+		var line map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
+		assert.Equal(t, "box", line["host"], l)
+		if line["type"] == "receipt" {
+			receipts = append(receipts, line["id"].(float64))
+		}
+	}
+	assert.Equal(t, []float64{0, 1, 2}, receipts, "%s", r.Stdout)
+}
