@@ -257,7 +257,7 @@ func TestHostAwaitReplyAndRelay(t *testing.T) {
 	r = w.run(t, nil, courier, "send", "--host", "box", "--await-reply=20s", "--no-confirm", "--json", w.id, "second")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	var got struct {
-		Host  string `json:"host"`
+		Host  string                `json:"host"`
 		Reply struct{ Text string } `json:"reply"`
 	}
 	require.NoError(t, json.Unmarshal(r.Stdout, &got), "%s", r.Stdout)
