@@ -64,7 +64,6 @@ func (c *cli) sendCmd() *cobra.Command {
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 "hello"
   peerctl send --wait=5m proj-89 "run the tests and tell me"
-  peerctl send --host dev-box proj-89 "the API changed, rebase"
   peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
