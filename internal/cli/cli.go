@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -140,6 +141,7 @@ type cli struct {
 	// is the channel to other machines once built (remote).
 	hostBook ports.HostBook
 	remoteCh ports.Remote
+	remoteMu sync.Mutex
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string

@@ -99,15 +99,17 @@ func oneHost(values []string, address string) (domain.Dest, string, error) {
 
 // remote is the channel to other machines, built once per run.
 func (c *cli) remote() (ports.Remote, error) {
-	if c.remoteCh != nil {
-		return c.remoteCh, nil
+	// A listing or watch over several hosts asks from a goroutine per host.
+	c.remoteMu.Lock()
+	defer c.remoteMu.Unlock()
+	if c.remoteCh == nil {
+		ch, err := c.sshChannel(c.hostBook)
+		if err != nil {
+			return nil, err
+		}
+		c.remoteCh = ch
 	}
-	ch, err := c.sshChannel(c.hostBook)
-	if err != nil {
-		return nil, err
-	}
-	c.remoteCh = ch
-	return ch, nil
+	return c.remoteCh, nil
 }
 
 // sshChannel is a channel to other machines ($PEERCTL_SSH, else ssh) that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,11 +18,14 @@ import (
 type fakeRemote struct {
 	results map[string]ports.RemoteResult
 	errs    map[string]error
+	mu      sync.Mutex
 	calls   []ports.RemoteCall
 }
 
 func (f *fakeRemote) Call(_ context.Context, c ports.RemoteCall) (ports.RemoteResult, error) {
+	f.mu.Lock()
 	f.calls = append(f.calls, c)
+	f.mu.Unlock()
 	if err := f.errs[c.Dest.String()]; err != nil {
 		return ports.RemoteResult{}, err
 	}
@@ -106,4 +110,24 @@ func TestRemoteDocIsExact(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, exitError, re.code)
 	assert.NotContains(t, re.msg, "\x1b")
+}
+
+// TestRemoteIsBuiltOnce: commands over several hosts ask for the channel
+// from a goroutine per host; every one gets the same channel (run with
+// -race: the lazy build raced).
+func TestRemoteIsBuiltOnce(t *testing.T) {
+	c := newCLI(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" })
+	got := make([]ports.Remote, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			r, err := c.remote()
+			assert.NoError(t, err)
+			got[i] = r
+		})
+	}
+	wg.Wait()
+	for _, r := range got {
+		assert.Same(t, got[0], r)
+	}
 }
