@@ -190,7 +190,6 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	if err := fxApp.Start(startCtx); err != nil {
 		return unwrapFx(err)
 	}
-
 	gone, stopOut := c.streamOut()
 	defer stopOut()
 	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
