@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -193,12 +190,8 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	if err := fxApp.Start(startCtx); err != nil {
 		return unwrapFx(err)
 	}
-	// A reader that goes away makes writes fail (EPIPE), not kill peerctl.
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
-	gone, stopGone := readerGone(c.stdout)
-	defer stopGone()
+	gone, stopOut := c.streamOut()
+	defer stopOut()
 	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
 	printed := make(chan struct{})
 	go func() {

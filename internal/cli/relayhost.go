@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"os/signal"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -43,9 +40,8 @@ func (c *cli) relayHost(ctx context.Context, dest domain.Dest, name string, time
 		return err
 	}
 	defer s.Close()
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
+	_, stopOut := c.streamOut()
+	defer stopOut()
 	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
 	var mu sync.Mutex
 	pending := map[int]json.RawMessage{} // handed over, not answered: line → id

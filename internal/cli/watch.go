@@ -112,14 +112,9 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			err = werr
 		}
 	}()
-	// A write into a pipe nobody reads fails with EPIPE instead of killing
-	// peerctl by SIGPIPE (Go raises it for fd 1 and 2 unless SIGPIPE is
-	// notified); either way the watch ends cleanly, exit 0.
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
-	gone, stopGone := readerGone(c.stdout)
-	defer stopGone()
+	// Whether its reader goes or a write fails, the watch ends cleanly, exit 0.
+	gone, stopOut := c.streamOut()
+	defer stopOut()
 	notes := w.Notes()
 	for {
 		select {
@@ -149,6 +144,18 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			}
 		}
 	}
+}
+
+// streamOut readies stdout for a command that writes until its reader
+// goes (watch, relay): a write into a pipe nobody reads fails with EPIPE
+// instead of killing peerctl by SIGPIPE (Go raises it for fd 1 and 2
+// unless SIGPIPE is notified), and gone is closed once the reader has gone
+// (readerGone). stop undoes both.
+func (c *cli) streamOut() (gone <-chan struct{}, stop func()) {
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	gone, stopGone := readerGone(c.stdout)
+	return gone, func() { stopGone(); signal.Stop(sigpipe) }
 }
 
 // writeErr is nil when the reader of stdout has gone (EPIPE: the watch

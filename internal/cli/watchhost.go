@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/peerctl/peerctl/app"
@@ -57,11 +54,8 @@ func (c *cli) watchHosts(ctx context.Context, dests []domain.Dest, asJSON bool) 
 		}
 		wg.Go(func() { c.watchHost(ctx, d, send) })
 	}
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
-	gone, stopGone := readerGone(c.stdout)
-	defer stopGone()
+	gone, stopOut := c.streamOut()
+	defer stopOut()
 	for {
 		select {
 		case <-ctx.Done():
