@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports"
 )
 
 func TestHostsAddListRemove(t *testing.T) {
@@ -66,4 +68,27 @@ func TestHostsBadInput(t *testing.T) {
 	r := evRun(t, env, nil, "hosts", "list")
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "hosts: malformed hosts file: line 3: unknown key \"proxy\"")
+}
+
+// TestListHostsFlag: list --hosts is this machine and every host of the
+// hosts file; a malformed file is the error naming its line.
+func TestListHostsFlag(t *testing.T) {
+	cfg := t.TempDir()
+	env := map[string]string{"XDG_CONFIG_HOME": cfg, "CLAUDE_CONFIG_DIR": t.TempDir(), "QWEN_HOME": t.TempDir(), "HOME": t.TempDir()}
+	require.Equal(t, 0, evRun(t, env, nil, "hosts", "add", "box").code)
+	require.Equal(t, 0, evRun(t, env, nil, "hosts", "add", "lab").code)
+	f := &fakeRemote{results: map[string]ports.RemoteResult{"box": {Stdout: []byte("[]")}, "lab": {Stdout: []byte("[]")}}}
+	r := evRun(t, env, func(c *cli) { c.remoteCh = f }, "list", "--hosts", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.JSONEq(t, "[]", r.stdout)
+	var called []string
+	for _, c := range f.calls {
+		called = append(called, c.Dest.String())
+	}
+	assert.ElementsMatch(t, []string{"box", "lab"}, called, "every host of the file, and this machine read here")
+
+	require.NoError(t, os.WriteFile(filepath.Join(cfg, "peerctl", "hosts"), []byte("[box]\n[box]\n"), 0o600))
+	r = evRun(t, env, func(c *cli) { c.remoteCh = f }, "list", "--hosts")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "line 2: host \"box\" is listed twice")
 }

@@ -84,19 +84,22 @@ func (c *cli) listCmd() *cobra.Command {
 				}
 				only = append(only, h)
 			}
-			if allHosts {
-				more, err := c.configuredHosts()
-				if err != nil {
-					return err
-				}
-				hosts = append(append([]string{localHost}, more...), hosts...)
-			}
 			dests, err := parseHosts(hosts, true)
 			if err != nil {
 				return err
 			}
 			c.started()
 			c.jsonOut = asJSON
+			if allHosts {
+				// The file's hosts were checked when it was read.
+				more, err := c.configuredHosts()
+				if err != nil {
+					return err
+				}
+				if dests, err = parseHosts(append(append([]string{localHost}, more...), hosts...), true); err != nil {
+					return err
+				}
+			}
 			if len(dests) > 0 {
 				return c.listHosts(cmd.Context(), dests, listFlags{all: all, wide: wide, asJSON: asJSON, harness: harness, only: only})
 			}
