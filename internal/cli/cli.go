@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -137,6 +138,7 @@ type cli struct {
 	// hostBook gives each --host's settings (nil: the defaults); remoteCh
 	// is the channel to other machines once built (remote).
 	hostBook ports.HostBook
+	remoteMu sync.Mutex
 	remoteCh ports.Remote
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).

@@ -99,6 +99,8 @@ func oneHost(values []string, address string) (domain.Dest, string, error) {
 
 // remote is the channel to other machines, built once per run.
 func (c *cli) remote() (ports.Remote, error) {
+	c.remoteMu.Lock() // hosts are listed and watched at once
+	defer c.remoteMu.Unlock()
 	if c.remoteCh != nil {
 		return c.remoteCh, nil
 	}

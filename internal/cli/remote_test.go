@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,12 +16,15 @@ import (
 
 // fakeRemote answers each host's calls from a table: a result, or an error.
 type fakeRemote struct {
+	mu      sync.Mutex
 	results map[string]ports.RemoteResult
 	errs    map[string]error
 	calls   []ports.RemoteCall
 }
 
 func (f *fakeRemote) Call(_ context.Context, c ports.RemoteCall) (ports.RemoteResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, c)
 	if err := f.errs[c.Dest.String()]; err != nil {
 		return ports.RemoteResult{}, err
