@@ -35,7 +35,7 @@ const hostTimeoutEnv = "PEERCTL_HOST_TIMEOUT"
 const defaultHostTimeout = time.Minute
 
 // hostUsage is --host's help.
-const hostUsage = `run on the machine ssh reaches as DEST (its peerctl; ` + localHost + ` is this machine)`
+const hostUsage = "run on the machine ssh reaches as `DEST` (its peerctl; " + localHost + " is this machine; $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT)"
 
 // addHostFlag adds --host to cmd: repeatable when many.
 func addHostFlag(cmd *cobra.Command, hosts *[]string, many bool) {
