@@ -331,7 +331,12 @@ func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stder
 			Version        string `json:"version"`
 			OutputProtocol int    `json:"outputProtocol"`
 		}
-		if jsonexact.Unmarshal(bytes.TrimSpace(out.Bytes()), &v) == nil && v.Version != "" {
+		switch {
+		case jsonexact.Unmarshal(bytes.TrimSpace(out.Bytes()), &v) != nil || v.Version == "":
+		case v.OutputProtocol == ports.RemoteProtocol:
+			// The same protocol: it refused this command line itself.
+			return c.unreachable(dest, nil, "peerctl %s on %s did not start the command (exit %d: %s)", printable(v.Version), dest, code, orNothing(stderr))
+		default:
 			return c.mismatch(dest, v.Version, v.OutputProtocol)
 		}
 	}

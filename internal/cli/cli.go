@@ -137,8 +137,8 @@ type cli struct {
 	// stdinBytes is send --stdin-bytes (-1: not given).
 	stdinBytes int
 	// hostBook gives each --host's settings: the hosts file (nil: the
-	// defaults); remoteCh
-	// is the channel to other machines once built (remote).
+	// defaults); remoteCh is the channel to other machines once built
+	// (remote), under remoteMu.
 	hostBook ports.HostBook
 	remoteCh ports.Remote
 	remoteMu sync.Mutex

@@ -35,7 +35,7 @@ const hostTimeoutEnv = "PEERCTL_HOST_TIMEOUT"
 const defaultHostTimeout = time.Minute
 
 // hostUsage is --host's help.
-const hostUsage = `run on the machine ssh reaches as DEST (its peerctl; ` + localHost + ` is this machine)`
+const hostUsage = "run on the machine ssh reaches as `DEST` (its peerctl; " + localHost + " is this machine; $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT)"
 
 // addHostFlag adds --host to cmd: repeatable when many.
 func addHostFlag(cmd *cobra.Command, hosts *[]string, many bool) {
@@ -99,8 +99,7 @@ func oneHost(values []string, address string) (domain.Dest, string, error) {
 
 // remote is the channel to other machines, built once per run.
 func (c *cli) remote() (ports.Remote, error) {
-	// A listing or watch over several hosts asks from a goroutine per host.
-	c.remoteMu.Lock()
+	c.remoteMu.Lock() // hosts are listed and watched at once
 	defer c.remoteMu.Unlock()
 	if c.remoteCh == nil {
 		ch, err := c.sshChannel(c.hostBook)

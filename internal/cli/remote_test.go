@@ -24,8 +24,8 @@ type fakeRemote struct {
 
 func (f *fakeRemote) Call(_ context.Context, c ports.RemoteCall) (ports.RemoteResult, error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, c)
-	f.mu.Unlock()
 	if err := f.errs[c.Dest.String()]; err != nil {
 		return ports.RemoteResult{}, err
 	}

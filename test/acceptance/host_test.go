@@ -282,3 +282,39 @@ func TestHostAwaitReplyAndRelay(t *testing.T) {
 	}
 	assert.Equal(t, []float64{0, 1, 2}, receipts, "%s", r.Stdout)
 }
+
+// TestHostMCPTools: the MCP tools' host argument runs them on the far
+// side; a bad host is an error result, and the server keeps serving.
+func TestHostMCPTools(t *testing.T) {
+	w := newHostWorld(t)
+	env := []string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
+		"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "FAKESSH_DOWN=down"}
+	p := startMCP(t, env, "mcp", "--confirm-timeout", "100ms")
+
+	text, isErr := p.call(t, "list_sessions", map[string]any{"host": "box"})
+	require.False(t, isErr, text)
+	var list struct {
+		Sessions []struct{ Host, SessionID, Endpoint string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &list))
+	require.Len(t, list.Sessions, 1)
+	assert.Equal(t, "box", list.Sessions[0].Host)
+	assert.True(t, strings.HasPrefix(list.Sessions[0].Endpoint, "ssh:v1:box:"))
+
+	text, isErr = p.call(t, "show_session", map[string]any{"session": list.Sessions[0].Endpoint})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, `"host":"box"`)
+
+	text, isErr = p.call(t, "send_message", map[string]any{"to": w.id, "host": "box", "transport": "socket", "text": "via MCP $(id)"})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, `"host":"box"`)
+	frames := w.listener.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Equal(t, "via MCP $(id)", frameContent(t, frames[0]))
+
+	text, isErr = p.call(t, "list_sessions", map[string]any{"host": "down"})
+	assert.True(t, isErr)
+	assert.True(t, strings.HasPrefix(text, "host_unreachable: "), text)
+	text, isErr = p.call(t, "list_sessions", map[string]any{"host": "-oProxyCommand=x"})
+	assert.True(t, isErr, text)
+}
