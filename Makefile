@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-go bench-replies lint cross vuln ci deps install-claude fuzz man release check-release
+.PHONY: build test test-live bench bench-ssh bench-go bench-replies lint cross vuln ci deps install-claude fuzz man release check-release
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -45,9 +45,18 @@ OFFLINE ?= scripts/offline.sh
 test-live:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -race -count=1 -timeout 30m ./...
 
-# Whole-command timings against Claude Code's own listing (see the script's header).
+# Whole-command timings against Claude Code's own listing (see the script's header), then
+# across hosts (bench-ssh).
 bench:
 	scripts/bench.sh
+	$(MAKE) bench-ssh
+
+# peerctl across hosts, offline, on second machines of the test's own (test/livessh: sshd in a
+# pid namespace; needs root, openssh-server and Claude Code from make deps): list --host and
+# send --host against ssh + the same thing here, 3 hosts against the slowest one, the first
+# connection against a warm one (docs/PERFORMANCE.md, "Across hosts").
+bench-ssh:
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveSSH -benchtime 1x -timeout 20m ./test/acceptance
 
 # Go benchmarks with allocation counts (docs/PERFORMANCE.md).
 bench-go:

@@ -40,6 +40,11 @@ const (
 	// again may deliver it twice. A send that ends before the hand-over is
 	// ReasonDeliveryFailed instead: then nothing was sent.
 	ReasonOutcomeUnknown
+	// ReasonHostUnreachable: another machine's peerctl could not be used:
+	// ssh could not connect or authenticate, the host key is unknown or
+	// changed, the connection was lost before the far side answered, or no
+	// peerctl speaking this build's output protocol runs there.
+	ReasonHostUnreachable
 )
 
 var reasonWords = map[Reason]string{
@@ -52,12 +57,13 @@ var reasonWords = map[Reason]string{
 	ReasonNoReply:            "no_reply",
 	ReasonWaitTimeout:        "wait_timeout",
 	ReasonOutcomeUnknown:     "outcome_unknown",
+	ReasonHostUnreachable:    "host_unreachable",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable}
 }
 
 // String returns the stable wire word, e.g. "not_live".

@@ -28,6 +28,7 @@ while read -r pkg target; do
 done <<'TARGETS'
 ./domain FuzzEndpointRoundTrip
 ./domain FuzzParseEndpoint
+./domain FuzzHostEndpointRoundTrip
 ./adapters/fsregistry FuzzParse
 ./adapters/fsregistry FuzzReplaceInvalidUTF8
 ./adapters/fsregistry FuzzFastString

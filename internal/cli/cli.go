@@ -8,12 +8,15 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // Exit codes: one table (exitCodesHelp), printed by `peerctl help exit-codes`
@@ -29,9 +32,9 @@ const (
 	exitNotAddressable     = 7
 	exitInvalidMessage     = 8
 	exitNoReply            = 9
+	exitHostUnreachable    = 10
 	exitWaitTimeout        = 11
 	exitOutcomeUnknown     = 12
-	// 10 is kept for host_unreachable (sessions on other machines).
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -55,6 +58,8 @@ func exitCode(r domain.Reason) int {
 		return exitWaitTimeout
 	case domain.ReasonOutcomeUnknown:
 		return exitOutcomeUnknown
+	case domain.ReasonHostUnreachable:
+		return exitHostUnreachable
 	default:
 		return exitError
 	}
@@ -71,6 +76,7 @@ const exitCodesHelp = `Exit codes:
   7  not_addressable      live, but the record has no messaging socket, name or id, or its socket is another user's
   8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
   9  no_reply             send --await-reply: the message was handed over but no reply came in time
+  10  host_unreachable    --host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)
   11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time
   12  outcome_unknown     the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
 
@@ -125,6 +131,17 @@ type cli struct {
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
 	// binary, which runs peerctl-mcp for it (mcpprogram.go).
 	serveMCP MCPServer
+	// hello is --hello's value: the output protocol of the peerctl that
+	// runs this one over ssh (sayHello).
+	hello int
+	// stdinBytes is send --stdin-bytes (-1: not given).
+	stdinBytes int
+	// hostBook gives each --host's settings: the hosts file (nil: the
+	// defaults); remoteCh is the channel to other machines once built
+	// (remote), under remoteMu.
+	hostBook ports.HostBook
+	remoteCh ports.Remote
+	remoteMu sync.Mutex
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
@@ -132,7 +149,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		environ: os.Environ, executable: os.Executable, pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {
@@ -161,11 +178,15 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 			return err
 		}
 		var err error
-		c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv)
-		return err
+		if c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv); err != nil {
+			return err
+		}
+		return c.sayHello(cmd)
 	}
 	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
+	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
+	_ = root.PersistentFlags().MarkHidden(helloFlag)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
@@ -189,7 +210,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), exitCodesTopic())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -273,6 +294,11 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	var se silentError
 	if errors.As(err, &se) {
 		return se.code
+	}
+	var re remoteError
+	if errors.As(err, &re) {
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", re.msg)
+		return re.code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {

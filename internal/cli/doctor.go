@@ -17,6 +17,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -171,6 +172,7 @@ type doctorSessionJSON struct {
 func (c *cli) doctorCmd() *cobra.Command {
 	var (
 		asJSON bool
+		hosts  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -178,10 +180,18 @@ func (c *cli) doctorCmd() *cobra.Command {
 		Long:  helpLong(`Check the setup (courier program, registry, sockets, Qwen Code, peerctl-mcp) without sending`, "doctor"),
 		Example: `  peerctl doctor
   peerctl doctor --json | jq '.problems[]'
-  peerctl doctor --claude ~/bin/claude`,
+  peerctl doctor --claude ~/bin/claude
+  peerctl doctor --host dev-box`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			dests, err := parseHosts(hosts, false)
+			if err != nil {
+				return err
+			}
 			c.started()
+			if len(dests) == 1 && !dests[0].IsLocal() {
+				return c.hostDoctor(cmd.Context(), dests[0], asJSON)
+			}
 			var procs ports.Processes
 			svc, err := c.service(options{}, &procs)
 			if err != nil {
@@ -211,7 +221,41 @@ func (c *cli) doctorCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	c.harnessFlags(cmd)
+	addHostFlag(cmd, &hosts, false)
 	return cmd
+}
+
+// hostDoctor is the far side's doctor (its own settings are checked
+// there): its report printed here, JSON checked to be one object and
+// escaped, text escaped; its exit code.
+func (c *cli) hostDoctor(ctx context.Context, dest domain.Dest, asJSON bool) error {
+	args := []string{"doctor"}
+	if asJSON {
+		args = append(args, "--json")
+	}
+	res, err := c.callHost(ctx, dest, args, nil, 0)
+	if err != nil {
+		return err
+	}
+	if res.Code != exitOK && res.Code != exitError {
+		return remoteFailure(dest, res)
+	}
+	c.passLines(res.Stderr)
+	if asJSON {
+		var doc map[string]json.RawMessage
+		if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &doc); err != nil {
+			return brokenRemote(dest, err)
+		}
+		if err := c.writeJSON(json.RawMessage(bytes.TrimSpace(res.Stdout))); err != nil {
+			return err
+		}
+	} else if _, err := fmt.Fprint(c.stdout, safeText(string(res.Stdout))); err != nil {
+		return err
+	}
+	if res.Code != exitOK {
+		return errDoctor
+	}
+	return nil
 }
 
 // errDoctor ends `peerctl doctor` with exit code 1 after it printed its

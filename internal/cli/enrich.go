@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
 )
 
 func (c *cli) enrichCmd() *cobra.Command {
 	var asJSON bool
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "enrich SESSION-ID...",
 		Short: "Say which of these session ids are live, with endpoint and status",
@@ -23,13 +28,22 @@ func (c *cli) enrichCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c.started()
-			c.jsonOut = asJSON
-			svc, err := c.service(options{readOnly: true})
+			dests, err := parseHosts(hosts, false)
 			if err != nil {
 				return err
 			}
-			live, err := svc.Enrich(cmd.Context(), args)
+			c.started()
+			c.jsonOut = asJSON
+			var live map[string]app.LiveInfo
+			if len(dests) == 1 && !dests[0].IsLocal() {
+				live, err = c.hostEnrich(cmd.Context(), dests[0], args)
+			} else {
+				var svc *app.Service
+				if svc, err = c.service(options{readOnly: true}); err != nil {
+					return err
+				}
+				live, err = svc.Enrich(cmd.Context(), args)
+			}
 			if err != nil {
 				return err
 			}
@@ -58,5 +72,26 @@ func (c *cli) enrichCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object keyed by session id")
+	addHostFlag(cmd, &hosts, false)
 	return cmd
+}
+
+// hostEnrich is the far side's `enrich --json`, its endpoints given the host.
+func (c *cli) hostEnrich(ctx context.Context, dest domain.Dest, ids []string) (map[string]app.LiveInfo, error) {
+	res, err := c.callHost(ctx, dest, append([]string{"enrich", "--json", "--"}, ids...), nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	var got map[string]*app.LiveInfo
+	if err := remoteDoc(dest, res, &got); err != nil {
+		return nil, err
+	}
+	live := map[string]app.LiveInfo{}
+	for id, info := range got {
+		if info != nil {
+			info.Endpoint = hostEndpoint(dest, info.Endpoint)
+			live[id] = *info
+		}
+	}
+	return live, nil
 }

@@ -19,6 +19,8 @@ import (
 // sessionJSON is one object of `list --json` and of `show --json`. Field
 // names are camelCase and stable (docs/OUTPUT.md).
 type sessionJSON struct {
+	// Host is the machine (--host DEST) the session runs on; "" for this one.
+	Host          string   `json:"host"`
 	Harness       string   `json:"harness"` // the harness's word (domain.Harness)
 	SessionID     string   `json:"sessionId"`
 	PID           int      `json:"pid"`
@@ -59,8 +61,9 @@ func rfc3339(t time.Time) string {
 }
 
 func (c *cli) listCmd() *cobra.Command {
-	var all, asJSON, wide bool
+	var all, asJSON, wide, allHosts bool
 	var harness string
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the live Claude Code and Qwen Code sessions (with --all, every record and its verdict)",
@@ -68,7 +71,8 @@ func (c *cli) listCmd() *cobra.Command {
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[] | select(.addressable) | .endpoint'
   peerctl list --all
-  peerctl list --wide                # full session ids
+  peerctl list --host . --host dev-box --host me@build-3   # this machine and two others, merged
+  peerctl list --hosts               # this machine and every host of peerctl hosts
   peerctl list --harness qwen-code --json | jq -r '.[] | select(.addressable) | .endpoint'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -80,8 +84,25 @@ func (c *cli) listCmd() *cobra.Command {
 				}
 				only = append(only, h)
 			}
+			dests, err := parseHosts(hosts, true)
+			if err != nil {
+				return err
+			}
 			c.started()
 			c.jsonOut = asJSON
+			if allHosts {
+				// The file's hosts were checked when it was read.
+				more, err := c.configuredHosts()
+				if err != nil {
+					return err
+				}
+				if dests, err = parseHosts(append(append([]string{localHost}, more...), hosts...), true); err != nil {
+					return err
+				}
+			}
+			if len(dests) > 0 {
+				return c.listHosts(cmd.Context(), dests, listFlags{all: all, wide: wide, asJSON: asJSON, harness: harness, only: only})
+			}
 			svc, err := c.service(options{readOnly: true})
 			if err != nil {
 				return err
@@ -117,6 +138,8 @@ func (c *cli) listCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&wide, "wide", false, "show full session ids (the table shows each id by its shortest unique prefix of 8+ characters, which send and show take)")
 	cmd.Flags().StringVar(&harness, "harness", "", "list one harness only: "+harnessWords(" or ")+" (default: all)")
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
+	addHostFlag(cmd, &hosts, true)
+	cmd.Flags().BoolVar(&allHosts, "hosts", false, "list this machine and every host of the hosts file (peerctl hosts list), merged")
 	return cmd
 }
 

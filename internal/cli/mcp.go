@@ -82,6 +82,25 @@ type mcpTools struct {
 
 	sendsOnce sync.Once
 	sends     *callQueue
+
+	// cli reaches other machines (the tools' host argument); timeout is
+	// a send's --timeout there. Without cli, a host is refused.
+	cli     *cli
+	timeout time.Duration
+}
+
+// toolHost is a tool's host argument (and an ssh:v1: endpoint's) as a
+// Dest, the address on it; a bad one is an error result.
+func (m *mcpTools) toolHost(host, address string) (domain.Dest, string, error) {
+	var hosts []string
+	if host != "" {
+		hosts = []string{host}
+	}
+	dest, address, err := oneHost(hosts, address)
+	if err == nil && !dest.IsLocal() && m.cli == nil {
+		err = errors.New("host: other machines are not reachable from here")
+	}
+	return dest, address, err
 }
 
 // sendQueue is where send_message calls wait their turn.
@@ -141,6 +160,22 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error), q
 }
 
 func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, error) {
+	if dest, _, err := m.toolHost(in.Host, ""); err != nil {
+		return listOut{}, err
+	} else if !dest.IsLocal() {
+		rows, partial, stderr, err := m.cli.hostSessions(ctx, dest, in.All, in.Harness)
+		if err != nil {
+			return listOut{}, err
+		}
+		out := listOut{Sessions: rows}
+		if out.Sessions == nil {
+			out.Sessions = []sessionJSON{}
+		}
+		if partial || len(stderr) > 0 {
+			out.Note = remoteMessage(stderr)
+		}
+		return out, nil
+	}
 	var only []domain.Harness
 	if in.Harness != "" {
 		h, err := domain.ParseHarness(in.Harness) // the schema's enum admits only these
@@ -181,6 +216,13 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 }
 
 func (m *mcpTools) show(ctx context.Context, in mcptools.ShowArgs) (showJSON, error) {
+	dest, address, err := m.toolHost(in.Host, in.Session)
+	if err != nil {
+		return showJSON{}, err
+	}
+	if !dest.IsLocal() {
+		return m.cli.hostShow(ctx, dest, address)
+	}
 	svc, err := m.service("")
 	if err != nil {
 		return showJSON{}, err
@@ -193,6 +235,10 @@ func (m *mcpTools) show(ctx context.Context, in mcptools.ShowArgs) (showJSON, er
 }
 
 func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON, error) {
+	dest, address, err := m.toolHost(in.Host, in.To)
+	if err != nil {
+		return receiptJSON{}, err
+	}
 	svc, err := m.service(in.Transport)
 	if err != nil {
 		return receiptJSON{}, err
@@ -202,6 +248,9 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, mcptools.MaxAwaitReplySeconds)
 	case in.AwaitReplySeconds > 0 && !app.HearsReplies(in.Transport):
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
+	}
+	if !dest.IsLocal() {
+		return m.sendHost(ctx, dest, address, in)
 	}
 	res, err := svc.Send(ctx, app.SendRequest{Address: in.To, Text: in.Text, ConfirmOptions: m.confirm, AwaitReply: in.ExtraTime()})
 	if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonNoReply {
@@ -225,6 +274,29 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 	}
 	for _, in := range res.OtherInbound {
 		out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
+	}
+	return out, nil
+}
+
+// sendHost is send_message with a host: the far side's peerctl sends.
+func (m *mcpTools) sendHost(ctx context.Context, dest domain.Dest, address string, in mcptools.SendArgs) (receiptJSON, error) {
+	if _, err := domain.NewMessage(in.Text); err != nil {
+		return receiptJSON{}, err
+	}
+	s := hostSend{address: address, text: in.Text, transport: in.Transport, timeout: m.timeout, asJSON: true, await: in.ExtraTime(),
+		confirm: confirmFlags{timeout: m.confirm.ConfirmTimeout}}
+	res, err := m.cli.runHostSend(ctx, dest, s)
+	if err != nil {
+		return receiptJSON{}, err
+	}
+	out, err := hostReceipt(dest, res)
+	if err != nil {
+		return receiptJSON{}, err
+	}
+	if !out.OK && out.Refusal != nil {
+		// Handed over, no reply: say so with its receipt after the reason.
+		b, _ := json.Marshal(out)
+		return receiptJSON{}, fmt.Errorf("%s: %s\nreceipt: %s", out.Refusal.Reason, safe(out.Refusal.Detail), b)
 	}
 	return out, nil
 }
@@ -258,7 +330,7 @@ func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
 		}
 		services[t] = svc
 	}
-	return &mcpTools{callTimeout: f.callTimeout, confirm: app.ConfirmOptions{ConfirmTimeout: f.confirmTimeout},
+	return &mcpTools{cli: c, timeout: f.timeout, callTimeout: f.callTimeout, confirm: app.ConfirmOptions{ConfirmTimeout: f.confirmTimeout},
 		service: func(transport string) (*app.Service, error) {
 			if svc, ok := services[transport]; ok {
 				return svc, nil

@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,7 +42,9 @@ type relayIn struct {
 
 // relayReady is the first output line.
 type relayReady struct {
-	Type     string `json:"type"` // "ready"
+	Type string `json:"type"` // "ready"
+	// Host is the machine the relay runs on (relay --host), on every line.
+	Host     string `json:"host,omitempty"`
 	Protocol int    `json:"protocol"`
 	Name     string `json:"name"`
 }
@@ -53,6 +52,7 @@ type relayReady struct {
 // relayReceipt is the output line for a send the courier handed over.
 type relayReceipt struct {
 	Type         string          `json:"type"` // "receipt"
+	Host         string          `json:"host,omitempty"`
 	ID           json.RawMessage `json:"id,omitempty"`
 	Line         int             `json:"line"`
 	Outcome      string          `json:"outcome"`
@@ -68,6 +68,7 @@ type relayReceipt struct {
 // relayRefusal is the output line for a send that was refused or failed.
 type relayRefusal struct {
 	Type       string             `json:"type"` // "refusal"
+	Host       string             `json:"host,omitempty"`
 	ID         json.RawMessage    `json:"id,omitempty"`
 	Line       int                `json:"line"`
 	Reason     string             `json:"reason"`
@@ -80,6 +81,7 @@ type relayRefusal struct {
 // relayInbound is the output line for a message that reached the relay.
 type relayInbound struct {
 	Type string `json:"type"` // "inbound"
+	Host string `json:"host,omitempty"`
 	inboundJSON
 }
 
@@ -87,6 +89,7 @@ func (c *cli) relayCmd() *cobra.Command {
 	var (
 		name    string
 		timeout time.Duration
+		hosts   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "relay",
@@ -94,7 +97,8 @@ func (c *cli) relayCmd() *cobra.Command {
 		Long:  helpLong(`Send and hear as a JSON-lines service: requests on stdin; receipts, refusals, inbound on stdout`, "relay"),
 		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
   coproc peerctl relay --name ci-bot   # then write requests, read lines
-  peerctl relay < requests.jsonl | jq -c 'select(.type == "inbound")'`,
+  peerctl relay < requests.jsonl | jq -c 'select(.type == "inbound")'
+  peerctl relay --host dev-box --name ci-bot`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if timeout <= 0 {
@@ -103,10 +107,17 @@ func (c *cli) relayCmd() *cobra.Command {
 			if err := validName("--name", name, cmd.Flags().Changed("name")); err != nil {
 				return err
 			}
+			dests, err := parseHosts(hosts, false)
+			if err != nil {
+				return err
+			}
 			if isNullDevice(c.stdout) {
 				return usageError{errors.New("stdout is closed or the null device: every receipt and refusal would be lost, so nothing is sent; give the relay a reader")}
 			}
 			c.started()
+			if len(dests) == 1 && !dests[0].IsLocal() {
+				return c.relayHost(cmd.Context(), dests[0], name, timeout)
+			}
 			var relay *app.Relay
 			fxApp, err := c.graph(options{timeout: timeout, from: name}, &relay)
 			if err != nil {
@@ -122,6 +133,7 @@ func (c *cli) relayCmd() *cobra.Command {
 	f.StringVar(&name, "name", "", `the relay's display name, seen by receivers (default "peerctl")`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for one send (e.g. 3s, 1m)")
 	c.harnessFlags(cmd)
+	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
 
@@ -178,12 +190,8 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	if err := fxApp.Start(startCtx); err != nil {
 		return unwrapFx(err)
 	}
-	// A reader that goes away makes writes fail (EPIPE), not kill peerctl.
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
-	gone, stopGone := readerGone(c.stdout)
-	defer stopGone()
+	gone, stopOut := c.streamOut()
+	defer stopOut()
 	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
 	printed := make(chan struct{})
 	go func() {

@@ -17,7 +17,9 @@ import (
 
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
 type receiptJSON struct {
-	OK        bool   `json:"ok"`
+	OK bool `json:"ok"`
+	// Host is the machine the session runs on (send --host); absent for this one.
+	Host      string `json:"host,omitempty"`
 	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
 	Transport string `json:"transport"`
 	Harness   string `json:"harness"`
@@ -52,6 +54,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		from      string
 		confirm   confirmFlags
 		await     time.Duration
+		hosts     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
@@ -101,8 +104,16 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			dest, address, err := oneHost(hosts, args[0])
+			if err != nil {
+				return err
+			}
 			c.started()
 			c.jsonOut = asJSON
+			if !dest.IsLocal() {
+				return c.sendHost(cmd.Context(), dest, hostSend{address: address, text: text, transport: transport, timeout: timeout,
+					from: from, dryRun: dryRun, confirm: confirm, await: await, asJSON: asJSON})
+			}
 			window := confirm.timeout
 			if confirm.noConfirm {
 				window = -1
@@ -130,9 +141,14 @@ func (c *cli) sendCmd() *cobra.Command {
 	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (every transport but socket; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
+	// --stdin-bytes: the length of the text on stdin, which a peerctl
+	// sending over ssh announces (hidden: for that use only).
+	f.IntVar(&c.stdinBytes, stdinBytesFlag, -1, "")
+	_ = f.MarkHidden(stdinBytesFlag)
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
+	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
 
@@ -154,8 +170,15 @@ func (c *cli) messageText(args []string) (string, error) {
 	if len(b) > domain.MaxMessageBytes {
 		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: more than %d bytes arrived, the rest was not read; put large content in a file and send its path", domain.MaxMessageBytes, domain.MaxMessageBytes)
 	}
+	if c.stdinBytes >= 0 && len(b) != c.stdinBytes {
+		// A peerctl over ssh said how long the text is: a cut one is not sent.
+		return "", domain.Refuse(domain.ReasonDeliveryFailed, "the text on stdin is %d bytes, %d were announced (the connection broke while it came?); nothing was sent", len(b), c.stdinBytes)
+	}
 	return string(b), nil
 }
+
+// stdinBytesFlag is send's hidden flag announcing the text's length.
+const stdinBytesFlag = "stdin-bytes"
 
 // receiptFor is the receipt of res as `send --json` prints it and the MCP
 // tool send_message returns it.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
 )
 
 type showJSON struct {
@@ -27,6 +29,7 @@ type showJSON struct {
 
 func (c *cli) showCmd() *cobra.Command {
 	var asJSON bool
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
 		Short: "Show everything known about one session",
@@ -34,11 +37,26 @@ func (c *cli) showCmd() *cobra.Command {
 		Example: `  peerctl show proj-89
   peerctl show 26df9a5b --json
   peerctl show 4652            # by pid, live or not
-  peerctl show 8000.json       # a record by its file name`,
+  peerctl show 8000.json       # a record by its file name
+  peerctl show --host dev-box proj-89`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			dest, address, err := oneHost(hosts, args[0])
+			if err != nil {
+				return err
+			}
 			c.started()
 			c.jsonOut = asJSON
+			if !dest.IsLocal() {
+				j, err := c.hostShow(cmd.Context(), dest, address)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return c.writeJSON(j)
+				}
+				return c.printDetail(j, j.File, nil)
+			}
 			svc, err := c.service(options{})
 			if err != nil {
 				return err
@@ -50,12 +68,27 @@ func (c *cli) showCmd() *cobra.Command {
 			if asJSON {
 				return c.writeJSON(detailJSON(d))
 			}
-			return c.printDetail(d)
+			return c.printDetail(detailJSON(d), d.Entry.Record.Path, d.Notes)
 		},
 	}
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	addHostFlag(cmd, &hosts, false)
 	return cmd
+}
+
+// hostShow is the far side's `show --json` with its host and endpoint set.
+func (c *cli) hostShow(ctx context.Context, dest domain.Dest, address string) (showJSON, error) {
+	res, err := c.callHost(ctx, dest, []string{"show", "--json", "--", address}, nil, 0)
+	if err != nil {
+		return showJSON{}, err
+	}
+	var j showJSON
+	if err := remoteDoc(dest, res, &j); err != nil {
+		return showJSON{}, err
+	}
+	j.Host, j.Endpoint = dest.String(), hostEndpoint(dest, j.Endpoint)
+	return j, nil
 }
 
 func detailJSON(d app.Detail) showJSON {
@@ -67,10 +100,14 @@ func detailJSON(d app.Detail) showJSON {
 		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists}
 }
 
-func (c *cli) printDetail(d app.Detail) error {
-	j := detailJSON(d)
+// printDetail prints one session for people: j, the record's file path
+// and its harness's notes.
+func (c *cli) printDetail(j showJSON, path string, notes []string) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v))) }
+	if j.Host != "" {
+		row("host", j.Host)
+	}
 	row("verdict", j.Verdict)
 	row("harness", j.Harness)
 	if j.Reason != "" {
@@ -92,12 +129,12 @@ func (c *cli) printDetail(d app.Detail) error {
 	row("pidDomain", j.PIDDomain)
 	row("tmux", j.Tmux)
 	row("peerProtocol", j.PeerProtocol)
-	row("file", d.Entry.Record.Path)
+	row("file", path)
 	row("addressable", j.Addressable)
 	if j.Unaddressable != "" {
 		row("why not", j.Unaddressable)
 	}
-	for _, n := range d.Notes {
+	for _, n := range notes {
 		row("note", n)
 	}
 	row("endpoint", j.Endpoint)

@@ -2,12 +2,49 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
+
+// helloFlag is the hidden global flag a peerctl calling over ssh gives the
+// far side's peerctl: --hello=<its output protocol>.
+const helloFlag = "hello"
+
+// helloJSON is the first stdout line of a peerctl run with --hello (the
+// sshhost adapter reads it with exact keys).
+type helloJSON struct {
+	Hello          string `json:"hello"` // "peerctl"
+	OutputProtocol int    `json:"outputProtocol"`
+	Version        string `json:"version"`
+}
+
+// sayHello, with --hello=N, prints the hello line before the command runs
+// (so the caller knows a peerctl of this output protocol started before it
+// hands anything over), and refuses to run for a caller of another
+// protocol: what it would print is not what the caller parses.
+func (c *cli) sayHello(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed(helloFlag) {
+		return nil
+	}
+	var b strings.Builder
+	if err := encodeJSON(&b, helloJSON{Hello: "peerctl", OutputProtocol: ports.RemoteProtocol, Version: c.version().Version}, "", true); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(c.stdout, b.String()); err != nil {
+		return err
+	}
+	if c.hello != ports.RemoteProtocol {
+		return domain.Refuse(domain.ReasonHostUnreachable, "this peerctl (%s) speaks output protocol %d, the caller %d", c.version().Version, ports.RemoteProtocol, c.hello)
+	}
+	return nil
+}
 
 // releaseVersion is the version a release build stamps in with
 // -ldflags "-X github.com/peerctl/peerctl/internal/cli.releaseVersion=v1.2.3"
@@ -30,10 +67,14 @@ type versionJSON struct {
 	GoVersion string `json:"goVersion"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
+	// OutputProtocol is ports.RemoteProtocol: a peerctl on another machine
+	// is used over ssh only when it speaks the same.
+	OutputProtocol int `json:"outputProtocol"`
 }
 
 func (c *cli) version() versionJSON {
-	v := versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version()}
+	v := versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(),
+		OutputProtocol: ports.RemoteProtocol}
 	bi, ok := c.buildInfo()
 	if !ok || bi == nil {
 		bi = &debug.BuildInfo{}

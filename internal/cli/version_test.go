@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"fmt"
+	"github.com/peerctl/peerctl/ports"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.OS, tt.want.Arch = runtime.GOOS, runtime.GOARCH
+			tt.want.OS, tt.want.Arch, tt.want.OutputProtocol = runtime.GOOS, runtime.GOARCH, ports.RemoteProtocol
 			fake := func(c *cli) {
 				c.buildInfo = func() (*debug.BuildInfo, bool) { return tt.info, tt.ok }
 				c.releaseVersion = tt.release

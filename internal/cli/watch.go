@@ -19,8 +19,10 @@ import (
 
 // eventJSON is one line of `watch --json` (docs/CONFIRMATION.md).
 type eventJSON struct {
-	Event          string `json:"event"` // appeared, gone, died, status, renamed
-	At             string `json:"at"`    // when peerctl noticed it, RFC 3339 UTC
+	Event string `json:"event"` // appeared, gone, died, status, renamed; lost (watch --host)
+	// Host is the machine the session runs on (watch --host); absent for this one.
+	Host           string `json:"host,omitempty"`
+	At             string `json:"at"` // when peerctl noticed it, RFC 3339 UTC
 	Harness        string `json:"harness"`
 	SessionID      string `json:"sessionId"`
 	PID            int    `json:"pid"`
@@ -53,6 +55,7 @@ func toEventJSON(ev domain.Event, at time.Time) eventJSON {
 
 func (c *cli) watchCmd() *cobra.Command {
 	var asJSON bool
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream session events: appeared, gone, died, status, renamed",
@@ -60,10 +63,18 @@ func (c *cli) watchCmd() *cobra.Command {
 		Example: `  peerctl watch
   peerctl watch --json | jq -c 'select(.event == "died")'
   peerctl watch | head -1     # ends when its reader goes away
-  peerctl --qwen-home ~/.qwen-work watch`,
+  peerctl --qwen-home ~/.qwen-work watch
+  peerctl watch --host . --host dev-box --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			dests, err := parseHosts(hosts, true)
+			if err != nil {
+				return err
+			}
 			c.started()
+			if len(dests) > 0 {
+				return c.watchHosts(cmd.Context(), dests, asJSON)
+			}
 			var w *app.Watcher
 			fxApp, err := c.graph(options{}, &w)
 			if err != nil {
@@ -73,6 +84,7 @@ func (c *cli) watchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event and line")
+	addHostFlag(cmd, &hosts, true)
 	return cmd
 }
 
@@ -100,14 +112,9 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			err = werr
 		}
 	}()
-	// A write into a pipe nobody reads fails with EPIPE instead of killing
-	// peerctl by SIGPIPE (Go raises it for fd 1 and 2 unless SIGPIPE is
-	// notified); either way the watch ends cleanly, exit 0.
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
-	gone, stopGone := readerGone(c.stdout)
-	defer stopGone()
+	// Whether its reader goes or a write fails, the watch ends cleanly, exit 0.
+	gone, stopOut := c.streamOut()
+	defer stopOut()
 	notes := w.Notes()
 	for {
 		select {
@@ -137,6 +144,18 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 			}
 		}
 	}
+}
+
+// streamOut readies stdout for a command that writes until its reader
+// goes (watch, relay): a write into a pipe nobody reads fails with EPIPE
+// instead of killing peerctl by SIGPIPE (Go raises it for fd 1 and 2
+// unless SIGPIPE is notified), and gone is closed once the reader has gone
+// (readerGone). stop undoes both.
+func (c *cli) streamOut() (gone <-chan struct{}, stop func()) {
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	gone, stopGone := readerGone(c.stdout)
+	return gone, func() { stopGone(); signal.Stop(sigpipe) }
 }
 
 // writeErr is nil when the reader of stdout has gone (EPIPE: the watch

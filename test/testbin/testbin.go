@@ -20,6 +20,7 @@ const (
 	Peerctl    = "github.com/peerctl/peerctl/cmd/peerctl"
 	PeerctlMCP = "github.com/peerctl/peerctl/cmd/peerctl-mcp"
 	FakeClaude = "github.com/peerctl/peerctl/test/fakeclaude"
+	FakeSSH    = "github.com/peerctl/peerctl/test/fakessh"
 )
 
 var (

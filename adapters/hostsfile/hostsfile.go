@@ -1,0 +1,320 @@
+// Package hostsfile keeps the hosts peerctl reaches over ssh and their
+// settings in one file of peerctl's own config (`peerctl hosts`):
+// $XDG_CONFIG_HOME/peerctl/hosts, else os.UserConfigDir()/peerctl/hosts
+// (~/.config/peerctl/hosts on Linux). The format is one section per host:
+//
+//	# comment
+//	[build-box]
+//	peerctl = /home/dev/.cache/peerctl/bin/v0.4.0-0123456789ab/peerctl
+//	config-dir = /home/dev/.claude
+//	claude = /opt/claude/bin/claude
+//
+// A section is a DEST as ssh takes it (domain.ParseDest). Its keys, all
+// optional: peerctl (the far side's peerctl, an exact path there; without
+// it, peerctl on the remote PATH) and the far side's harness settings:
+// config-dir (its Claude Code config dir), claude (its claude program),
+// qwen-home, qwen; each reaches the far side's peerctl as the variable
+// SettingEnv names (CLAUDE_CONFIG_DIR, PEERCTL_CLAUDE, QWEN_HOME,
+// PEERCTL_QWEN).
+// A value runs to the end of its line, spaces and all (no quoting); blank
+// lines and lines starting with # are skipped. Anything else, a key twice,
+// a host twice, a value with a control character is an error naming the
+// line. peerctl writes the file whole (to a temporary file renamed into
+// place), in this form, without the comments.
+package hostsfile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Keys a host's section may hold, in the order peerctl writes them.
+const (
+	KeyPeerctl = "peerctl"
+)
+
+// SettingKeys are the far side's harness settings a section may hold, in
+// the order peerctl writes them.
+var SettingKeys = []string{"config-dir", "claude", "qwen-home", "qwen"}
+
+// SettingEnv is the far side's environment variable of each SettingKeys
+// key: what its peerctl reads for the setting.
+var SettingEnv = map[string]string{"config-dir": "CLAUDE_CONFIG_DIR", "claude": "PEERCTL_CLAUDE", "qwen-home": "QWEN_HOME", "qwen": "PEERCTL_QWEN"}
+
+// MaxBytes bounds the file; MaxValueBytes a value.
+const (
+	MaxBytes      = 1 << 20
+	MaxValueBytes = 4096
+)
+
+// ErrMalformed is wrapped by every error of a file that cannot be read as
+// a hosts file.
+var ErrMalformed = errors.New("malformed hosts file")
+
+// Host is one section: a destination and its settings.
+type Host struct {
+	Dest domain.Dest
+	// Peerctl is the far side's peerctl, an exact path there; "": peerctl
+	// on the remote PATH.
+	Peerctl string
+	// Settings are the far side's harness settings by SettingKeys key.
+	Settings map[string]string
+}
+
+// Path is the hosts file: $XDG_CONFIG_HOME/peerctl/hosts when getenv
+// finds XDG_CONFIG_HOME set (an absolute path), else
+// os.UserConfigDir()/peerctl/hosts.
+func Path(getenv func(string) string) (string, error) {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "peerctl", "hosts"), nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("locate the hosts file: %w", err)
+	}
+	return filepath.Join(dir, "peerctl", "hosts"), nil
+}
+
+// Load reads the hosts file at path; a file that does not exist is no
+// hosts (no error). A malformed file is an error wrapping ErrMalformed
+// that names the file and the line.
+func Load(path string) ([]Host, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read hosts file: %w", err)
+	}
+	defer f.Close()
+	raw, err := readBounded(f)
+	if err != nil {
+		return nil, fmt.Errorf("read hosts file %s: %w", path, err)
+	}
+	hosts, err := Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return hosts, nil
+}
+
+func readBounded(f *os.File) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > MaxBytes {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrMalformed, MaxBytes)
+	}
+	return raw, nil
+}
+
+// Parse reads a hosts file's content (see the package doc); errors wrap
+// ErrMalformed and say "line N: ...".
+func Parse(raw []byte) ([]Host, error) {
+	var hosts []Host
+	var cur *Host
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 4096), MaxBytes)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("%w: line %d: %s", ErrMalformed, n, fmt.Sprintf(format, a...))
+		}
+		if !utf8.ValidString(line) {
+			return nil, bad("not UTF-8")
+		}
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		case strings.HasPrefix(line, "["):
+			name, ok := strings.CutSuffix(line[1:], "]")
+			if !ok {
+				return nil, bad("a section is [DEST], got %s", strconv.Quote(line))
+			}
+			dest, err := domain.ParseDest(name)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			if slices.ContainsFunc(hosts, func(h Host) bool { return h.Dest == dest }) {
+				return nil, bad("host %s is listed twice", strconv.Quote(name))
+			}
+			hosts = append(hosts, Host{Dest: dest})
+			cur = &hosts[len(hosts)-1]
+		default:
+			key, value, ok := strings.Cut(line, "=")
+			key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+			if !ok {
+				return nil, bad("want [DEST] or KEY = VALUE, got %s", strconv.Quote(line))
+			}
+			if cur == nil {
+				return nil, bad("%s comes before any [DEST]", strconv.Quote(key))
+			}
+			if err := checkValue(value); err != nil {
+				return nil, bad("%s: %v", key, err)
+			}
+			switch {
+			case key == KeyPeerctl:
+				if cur.Peerctl != "" {
+					return nil, bad("%s is set twice for %s", key, cur.Dest)
+				}
+				cur.Peerctl = value
+			case slices.Contains(SettingKeys, key):
+				if _, dup := cur.Settings[key]; dup {
+					return nil, bad("%s is set twice for %s", key, cur.Dest)
+				}
+				if cur.Settings == nil {
+					cur.Settings = map[string]string{}
+				}
+				cur.Settings[key] = value
+			default:
+				return nil, bad("unknown key %s (known: %s, %s)", strconv.Quote(key), KeyPeerctl, strings.Join(SettingKeys, ", "))
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return hosts, nil
+}
+
+// checkValue accepts a value that is not empty, at most MaxValueBytes and
+// free of control characters.
+func checkValue(v string) error {
+	switch {
+	case v == "":
+		return errors.New("empty value")
+	case len(v) > MaxValueBytes:
+		return fmt.Errorf("%d bytes, at most %d", len(v), MaxValueBytes)
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return errors.New("holds a control character")
+	}
+	return nil
+}
+
+// Format writes hosts in the file's form, with a header comment.
+func Format(hosts []Host) []byte {
+	var b bytes.Buffer
+	b.WriteString("# peerctl hosts: one [DEST] section per host (peerctl hosts add|remove|install; docs/COMMANDS.md#peerctl-hosts)\n")
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "\n[%s]\n", h.Dest)
+		if h.Peerctl != "" {
+			fmt.Fprintf(&b, "%s = %s\n", KeyPeerctl, h.Peerctl)
+		}
+		for _, k := range SettingKeys {
+			if v, ok := h.Settings[k]; ok {
+				fmt.Fprintf(&b, "%s = %s\n", k, v)
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+// Save writes hosts to path whole: a temporary file in the same folder
+// (made 0700 when missing), renamed into place. Every value is checked
+// as Parse checks it first.
+func Save(path string, hosts []Host) error {
+	for _, h := range hosts {
+		for k, v := range h.Settings {
+			if !slices.Contains(SettingKeys, k) {
+				return fmt.Errorf("save hosts: unknown setting %q", k)
+			}
+			if err := checkValue(v); err != nil {
+				return fmt.Errorf("save hosts: %s %s: %w", h.Dest, k, err)
+			}
+		}
+		if h.Peerctl != "" {
+			if err := checkValue(h.Peerctl); err != nil {
+				return fmt.Errorf("save hosts: %s peerctl: %w", h.Dest, err)
+			}
+		}
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("save hosts: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".hosts-*")
+	if err != nil {
+		return fmt.Errorf("save hosts: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(Format(hosts)); err != nil {
+		tmp.Close()
+		return fmt.Errorf("save hosts: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("save hosts: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("save hosts: %w", err)
+	}
+	return nil
+}
+
+// Find returns the entry for dest in hosts.
+func Find(hosts []Host, dest domain.Dest) (Host, bool) {
+	i := slices.IndexFunc(hosts, func(h Host) bool { return h.Dest == dest })
+	if i < 0 {
+		return Host{}, false
+	}
+	return hosts[i], true
+}
+
+// Book is the hosts file as ports.HostBook: located (Path) and read at
+// the first lookup, so a command that reaches no host never reads it; a
+// malformed file is every lookup's error. A host without a section has
+// the default settings.
+type Book struct {
+	getenv func(string) string
+	once   sync.Once
+	hosts  []Host
+	err    error
+}
+
+var _ ports.HostBook = (*Book)(nil)
+
+// NewBook is the Book of the hosts file Path(getenv) names.
+func NewBook(getenv func(string) string) *Book { return &Book{getenv: getenv} }
+
+// Host returns dest's settings: the section's peerctl as Program and its
+// harness settings as Env (Remote).
+func (b *Book) Host(dest domain.Dest) (ports.HostSettings, error) {
+	b.once.Do(func() {
+		var path string
+		if path, b.err = Path(b.getenv); b.err == nil {
+			b.hosts, b.err = Load(path)
+		}
+	})
+	if b.err != nil {
+		return ports.HostSettings{}, b.err
+	}
+	h, _ := Find(b.hosts, dest)
+	return h.Remote(), nil
+}
+
+// Remote is h as ports.HostSettings: the far side's peerctl and its
+// settings as environment variables (SettingEnv).
+func (h Host) Remote() ports.HostSettings {
+	s := ports.HostSettings{Program: h.Peerctl}
+	for k, v := range h.Settings {
+		if s.Env == nil {
+			s.Env = map[string]string{}
+		}
+		s.Env[SettingEnv[k]] = v
+	}
+	return s
+}

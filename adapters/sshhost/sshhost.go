@@ -1,0 +1,514 @@
+// Package sshhost reaches the peerctl of another machine through the
+// system's OpenSSH client (ports.Remote): the user's ~/.ssh/config, agent,
+// known_hosts, ProxyJump and ControlMaster apply; no network code of
+// peerctl's own, no daemon, no open port.
+//
+// The ssh program is $PEERCTL_SSH when set (a command line split into
+// words as a POSIX shell would, without running one, like git's
+// GIT_SSH_COMMAND: `ssh -F ~/work/ssh_config`; a word starting "~/" is
+// under $HOME), else "ssh" on PATH. peerctl adds -T, -x, -a,
+// BatchMode=yes (a tool never prompts), a ConnectTimeout and, except on
+// Windows, connection sharing (ControlMaster=auto, a ControlPath in a
+// 0700 folder of peerctl's own, a short ControlPersist); it never turns
+// host-key checking off. The destination follows "--", so nothing in it is
+// an option.
+//
+// The remote command line is built from peerctl's own words and the
+// arguments, each single-quoted (Quote): the far side's login shell (a
+// POSIX one) runs exactly `peerctl --hello=N ARGS...`, with nothing of a
+// name or text read as code. The text of a message travels on stdin, handed
+// over only once the far side's peerctl said hello: its first stdout line,
+// {"hello":"peerctl","outputProtocol":N,"version":"..."}, read with exact
+// keys and bounded in size and time. The rest of its output is bounded too
+// (MaxOutput; a line of a stream at MaxLine), and every call ends its ssh
+// process group when it ends.
+package sshhost
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kballard/go-shellquote"
+
+	"github.com/peerctl/peerctl/adapters/procgroup"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/ports"
+)
+
+const (
+	// DefaultConnectTimeout is ssh's ConnectTimeout.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultHelloTimeout bounds the wait for the far side's hello after
+	// the connection is made (a peerctl starts in milliseconds).
+	DefaultHelloTimeout = 20 * time.Second
+	// MaxOutput is the default bound of a call's stdout.
+	MaxOutput = 16 << 20
+	// MaxLine bounds one line of a stream (a relay line carries up to a
+	// 64 KiB text, escaped).
+	MaxLine = 2 << 20
+	// maxHello bounds the hello line; maxStderr what is kept of stderr.
+	maxHello  = 4 << 10
+	maxStderr = 64 << 10
+	// controlPersistSeconds keeps a shared connection open after the last
+	// call (unix).
+	controlPersistSeconds = 60
+	// InstallHint is the fix a refusal names when no usable peerctl is there.
+	InstallHint = "peerctl hosts install"
+)
+
+// Options configure a Channel.
+type Options struct {
+	// Getenv reads PEERCTL_SSH, HOME and XDG_RUNTIME_DIR (nil: none set).
+	Getenv func(string) string
+	// Book gives each host's settings (nil: every host has the defaults).
+	Book ports.HostBook
+	// Version is this build's version, named beside the far side's when
+	// they do not match.
+	Version string
+	// ConnectTimeout and HelloTimeout (0: the defaults).
+	ConnectTimeout, HelloTimeout time.Duration
+	// Log hears each ssh argv and exit at debug level (nil: silent).
+	Log *slog.Logger
+}
+
+// Channel is ports.Remote over the system ssh. Build it with New.
+type Channel struct {
+	ssh     []string // the ssh program and the options peerctl adds
+	opts    Options
+	sharing string // why connections are not shared ("" when they are)
+}
+
+var _ ports.Remote = (*Channel)(nil)
+
+// ErrBadSSH is wrapped by New's error for a $PEERCTL_SSH that cannot be split.
+var ErrBadSSH = errors.New("bad PEERCTL_SSH")
+
+// New builds a Channel: the ssh command line is settled here (see the
+// package doc); a $PEERCTL_SSH that is not a well-formed command line is
+// an error wrapping ErrBadSSH.
+func New(o Options) (*Channel, error) {
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.HelloTimeout <= 0 {
+		o.HelloTimeout = DefaultHelloTimeout
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	prog, err := Program(o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	control, why := controlOptions(o.Getenv)
+	ssh := append(prog, "-T", "-x", "-a", "-o", "BatchMode=yes",
+		"-o", "ConnectTimeout="+strconv.Itoa(int(o.ConnectTimeout.Round(time.Second)/time.Second)))
+	ssh = append(ssh, control...)
+	return &Channel{ssh: ssh, opts: o, sharing: why}, nil
+}
+
+// Program is the ssh command's words: $PEERCTL_SSH split as a POSIX shell
+// splits words (quotes and backslashes, no expansion but a leading "~/"
+// for $HOME), else ["ssh"].
+func Program(getenv func(string) string) ([]string, error) {
+	line := getenv("PEERCTL_SSH")
+	if strings.TrimSpace(line) == "" {
+		return []string{"ssh"}, nil
+	}
+	words, err := shellquote.Split(line)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %w", ErrBadSSH, line, err)
+	}
+	if len(words) == 0 || words[0] == "" {
+		return nil, fmt.Errorf("%w %q: no program", ErrBadSSH, line)
+	}
+	if home := getenv("HOME"); home != "" {
+		for i, w := range words {
+			if rest, ok := strings.CutPrefix(w, "~/"); ok {
+				words[i] = strings.TrimSuffix(home, "/") + "/" + rest
+			}
+		}
+	}
+	return words, nil
+}
+
+// SharingOff says why connections are not shared ("" when they are).
+func (c *Channel) SharingOff() string { return c.sharing }
+
+// envName is a variable name a host's settings may carry.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// Argv is the whole ssh command for call: the ssh program and options,
+// "--", the destination, and the remote command line (CommandLine of
+// `env` and the host's variables when it has any, the far side's peerctl,
+// --hello and call's Args).
+func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
+	if call.Dest.IsLocal() {
+		return nil, errors.New("sshhost: no destination")
+	}
+	settings := ports.HostSettings{}
+	if c.opts.Book != nil {
+		var err error
+		if settings, err = c.opts.Book.Host(call.Dest); err != nil {
+			return nil, fmt.Errorf("settings of host %s: %w", call.Dest, err)
+		}
+	}
+	program := settings.Program
+	if program == "" {
+		program = "peerctl"
+	}
+	if strings.HasPrefix(program, "-") {
+		return nil, fmt.Errorf("settings of host %s: program %q starts with '-'", call.Dest, program)
+	}
+	var words []string
+	if len(settings.Env) > 0 {
+		words = append(words, "env")
+		names := make([]string, 0, len(settings.Env))
+		for name := range settings.Env {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if !envName.MatchString(name) {
+				return nil, fmt.Errorf("settings of host %s: variable name %q", call.Dest, name)
+			}
+			words = append(words, name+"="+settings.Env[name])
+		}
+	}
+	words = append(words, program, "--hello="+strconv.Itoa(ports.RemoteProtocol))
+	words = append(words, call.Args...)
+	argv := append([]string(nil), c.ssh...)
+	return append(argv, "--", call.Dest.String(), CommandLine(words)), nil
+}
+
+// hello is the first line the far side's peerctl prints with --hello.
+type hello struct {
+	Hello          string `json:"hello"`
+	OutputProtocol int    `json:"outputProtocol"`
+	Version        string `json:"version"`
+}
+
+// run is one started ssh.
+type run struct {
+	c       *Channel
+	call    ports.RemoteCall
+	cmd     *exec.Cmd
+	group   *procgroup.Group
+	stdout  *bufio.Reader
+	stderr  *procgroup.Output
+	stopCtx func() bool
+	hello   hello
+	stdinWG sync.WaitGroup
+	// handed is set once stdin is being written.
+	handed bool
+}
+
+// start starts ssh, reads the hello and hands stdin over; on error
+// nothing is left running.
+func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error) {
+	argv, err := c.Argv(call)
+	if err != nil {
+		return nil, err
+	}
+	c.opts.Log.Debug("ssh", "argv", argv)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	r := &run{c: c, call: call, cmd: cmd, stderr: &procgroup.Output{Max: maxStderr}}
+	cmd.Stderr = r.stderr
+	cmd.WaitDelay = 2 * time.Second
+	var stdin io.WriteCloser
+	if call.Stdin != nil {
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if r.group, err = procgroup.Start(cmd); err != nil {
+		return nil, c.unreachable(call.Dest, nil, "cannot run %s: %v", argv[0], err)
+	}
+	r.stopCtx = context.AfterFunc(ctx, r.group.Kill)
+	r.stdout = bufio.NewReaderSize(out, 64<<10)
+	if err := r.readHello(ctx); err != nil {
+		r.end()
+		return nil, err
+	}
+	if stdin != nil {
+		r.handed = true
+		r.stdinWG.Add(1)
+		go func() {
+			defer r.stdinWG.Done()
+			_, _ = io.Copy(stdin, call.Stdin)
+			_ = stdin.Close()
+		}()
+	}
+	return r, nil
+}
+
+// end kills what is left of ssh's group and reaps it.
+func (r *run) end() (exit int, waitErr error) {
+	r.group.Kill()
+	waitErr = r.cmd.Wait()
+	r.stopCtx()
+	r.group.Close()
+	r.stdinWG.Wait()
+	return r.cmd.ProcessState.ExitCode(), waitErr
+}
+
+// readHello reads and checks the first line, within HelloTimeout.
+func (r *run) readHello(ctx context.Context) error {
+	timer := time.AfterFunc(r.c.opts.HelloTimeout+r.c.opts.ConnectTimeout, r.group.Kill)
+	line, err := readLine(r.stdout, maxHello)
+	timedOut := !timer.Stop()
+	if err == nil {
+		var h hello
+		if jerr := jsonexact.Strict.Unmarshal(line, &h); jerr != nil || h.Hello != "peerctl" {
+			return r.c.unreachable(r.call.Dest, nil, "the far side's first line is not peerctl's hello (%q…): is %q a peerctl? fix: %s %s", clip(line, 80), r.program(), InstallHint, r.call.Dest)
+		}
+		if h.OutputProtocol != ports.RemoteProtocol {
+			return r.c.mismatch(r.call.Dest, h.Version, h.OutputProtocol)
+		}
+		r.hello = h
+		return nil
+	}
+	// No hello: why? Reap ssh and look at how it ended.
+	code, _ := r.end()
+	stderr := lastLines(r.stderr.Bytes(), 3)
+	switch {
+	case ctx.Err() != nil:
+		return r.c.unreachable(r.call.Dest, ctx.Err(), "no answer from %s before the call ended (%v)", r.call.Dest, ctx.Err())
+	case timedOut:
+		return r.c.unreachable(r.call.Dest, nil, "no answer from peerctl on %s within %s", r.call.Dest, r.c.opts.HelloTimeout+r.c.opts.ConnectTimeout)
+	case errors.Is(err, errLong):
+		return r.c.unreachable(r.call.Dest, nil, "the far side's first line is over %d bytes: not peerctl's hello", maxHello)
+	case code == 255:
+		return r.c.unreachable(r.call.Dest, nil, "ssh %s failed (exit 255): %s", r.call.Dest, orNothing(stderr))
+	case code == 127 || code == 126:
+		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s %s", r.call.Dest, r.program(), code, orNothing(stderr), InstallHint, r.call.Dest)
+	}
+	return r.c.probeVersion(r.call.Dest, r.program(), code, stderr)
+}
+
+func (r *run) program() string {
+	if r.c.opts.Book != nil {
+		if s, err := r.c.opts.Book.Host(r.call.Dest); err == nil && s.Program != "" {
+			return s.Program
+		}
+	}
+	return "peerctl"
+}
+
+// probeVersion asks a far side that did not say hello (an older peerctl,
+// which has no --hello) for its version, to name it in the refusal.
+func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stderr string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.HelloTimeout+c.opts.ConnectTimeout)
+	defer cancel()
+	argv := append(append([]string(nil), c.ssh...), "--", dest.String(), CommandLine([]string{program, "version", "--json"}))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out := &procgroup.Output{Max: maxHello}
+	cmd.Stdout = out
+	cmd.WaitDelay = time.Second
+	if err := procgroup.Run(ctx, cmd); err == nil {
+		var v struct {
+			Version        string `json:"version"`
+			OutputProtocol int    `json:"outputProtocol"`
+		}
+		switch {
+		case jsonexact.Unmarshal(bytes.TrimSpace(out.Bytes()), &v) != nil || v.Version == "":
+		case v.OutputProtocol == ports.RemoteProtocol:
+			// The same protocol: it refused this command line itself.
+			return c.unreachable(dest, nil, "peerctl %s on %s did not start the command (exit %d: %s)", printable(v.Version), dest, code, orNothing(stderr))
+		default:
+			return c.mismatch(dest, v.Version, v.OutputProtocol)
+		}
+	}
+	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s %s", program, dest, code, orNothing(stderr), InstallHint, dest)
+}
+
+func (c *Channel) mismatch(dest domain.Dest, version string, protocol int) error {
+	return c.unreachable(dest, nil, "%s runs peerctl %s (output protocol %d), this is peerctl %s (output protocol %d); fix: %s %s",
+		dest, printable(version), protocol, c.opts.Version, ports.RemoteProtocol, InstallHint, dest)
+}
+
+func (c *Channel) unreachable(dest domain.Dest, cause error, format string, args ...any) error {
+	r := domain.Refuse(domain.ReasonHostUnreachable, format, args...)
+	r.Err = cause
+	return r
+}
+
+// lost is the refusal of a connection that ended after the hello.
+func (c *Channel) lost(dest domain.Dest, why string) error {
+	r := domain.Refuse(domain.ReasonHostUnreachable, "the connection to %s was lost while its peerctl ran (%s)", dest, why)
+	r.Err = ports.ErrConnectionLost
+	return r
+}
+
+// Call runs call to its end (see ports.Remote).
+func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.RemoteResult, error) {
+	r, err := c.start(ctx, call)
+	if err != nil {
+		return ports.RemoteResult{}, err
+	}
+	limit := call.MaxOutput
+	if limit <= 0 {
+		limit = MaxOutput
+	}
+	out, rerr := io.ReadAll(io.LimitReader(r.stdout, int64(limit)+1))
+	over := len(out) > limit
+	code, _ := r.end()
+	res := ports.RemoteResult{Stdout: out, Stderr: r.stderr.Bytes(), Code: code, Version: r.hello.Version}
+	switch {
+	case over:
+		return res, c.lost(call.Dest, fmt.Sprintf("it printed more than %d bytes, and was stopped", limit))
+	case ctx.Err() != nil:
+		return res, c.lost(call.Dest, "the call ran out of time: "+ctx.Err().Error())
+	case rerr != nil:
+		return res, c.lost(call.Dest, rerr.Error())
+	case code == 255 || code < 0:
+		return res, c.lost(call.Dest, "ssh exit "+strconv.Itoa(code)+": "+orNothing(lastLines(res.Stderr, 2)))
+	}
+	return res, nil
+}
+
+// Stream runs call and hands its stdout over line by line.
+func (c *Channel) Stream(ctx context.Context, call ports.RemoteCall) (ports.RemoteStream, error) {
+	r, err := c.start(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	s := &stream{r: r, ctx: ctx, lines: make(chan []byte), done: make(chan struct{})}
+	go s.read()
+	return s, nil
+}
+
+type stream struct {
+	r     *run
+	ctx   context.Context
+	lines chan []byte
+	done  chan struct{}
+	err   error // set before lines closes: a broken line
+	once  sync.Once
+	// closed is set by Close: the end is ours, not a lost connection.
+	closed atomic.Bool
+}
+
+func (s *stream) read() {
+	defer close(s.lines)
+	for {
+		line, err := readLine(s.r.stdout, MaxLine)
+		if err != nil {
+			if errors.Is(err, errLong) {
+				s.err = s.r.c.lost(s.r.call.Dest, fmt.Sprintf("it printed a line over %d bytes, and was stopped", MaxLine))
+				s.r.group.Kill()
+			}
+			return
+		}
+		select {
+		case s.lines <- line:
+		case <-s.done:
+			return
+		}
+	}
+}
+
+func (s *stream) Lines() <-chan []byte { return s.lines }
+
+func (s *stream) Close() {
+	s.closed.Store(true)
+	s.once.Do(func() { close(s.done) })
+	s.r.group.Kill()
+}
+
+func (s *stream) Wait() (ports.RemoteResult, error) {
+	s.once.Do(func() { close(s.done) })
+	for range s.lines { // the reader ends at EOF or a kill
+	}
+	code, _ := s.r.end()
+	res := ports.RemoteResult{Stderr: s.r.stderr.Bytes(), Code: code, Version: s.r.hello.Version}
+	switch {
+	case s.err != nil:
+		return res, s.err
+	case !s.closed.Load() && s.ctx.Err() == nil && (code == 255 || code < 0):
+		return res, s.r.c.lost(s.r.call.Dest, "ssh exit "+strconv.Itoa(code)+": "+orNothing(lastLines(res.Stderr, 2)))
+	}
+	return res, nil
+}
+
+// errLong is readLine's error for a line over its bound.
+var errLong = errors.New("line too long")
+
+// readLine reads one line without its newline, at most max bytes; a last
+// line without a newline counts; io.EOF when there is none.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > max+1 {
+			return nil, errLong
+		}
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(line, []byte("\n")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case len(line) > 0 && errors.Is(err, io.EOF):
+			return line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// lastLines is the last n non-empty lines of b, joined by "; ", printable.
+func lastLines(b []byte, n int) string {
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > n {
+		keep = keep[len(keep)-n:]
+	}
+	return printable(strings.Join(keep, "; "))
+}
+
+// printable is s with every character that is not printable Go-escaped
+// (remote text reaches messages through it), at most 500 bytes.
+func printable(s string) string {
+	q := strconv.Quote(clip([]byte(s), 500))
+	return q[1 : len(q)-1]
+}
+
+func clip(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "it said nothing"
+	}
+	return s
+}

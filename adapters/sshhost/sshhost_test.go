@@ -1,0 +1,137 @@
+package sshhost_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/test/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// trickyWords are arguments a shell would act on if they were not quoted.
+func trickyWords() map[string]string {
+	return map[string]string{
+		"quote break":  "a'; touch x; '",
+		"substitution": "$(touch x)",
+		"backticks":    "`touch x`",
+		"variable":     "$HOME ${PATH}",
+		"newlines":     "line 1\nline 2\r\n; touch x\n",
+		"glob":         "* ? [a-z]",
+		"backslashes":  `\' \" \\ \n`,
+		"double quote": `"; touch x; "`,
+		"empty":        "",
+		"option":       "-n",
+		"operators":    "a && touch x || touch x | touch x > x < x & ;",
+		"not utf-8":    "\xff\xfe",
+		"escape":       "\x1b[2J\u202e",
+		"comment":      "# touch x",
+		"tilde":        "~root",
+		"64 KiB":       strings.Repeat("'$(x)`", 64*1024/6),
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	assert.Equal(t, `'peerctl' 'send' '--' 'a'\''b' ''`, sshhost.CommandLine([]string{"peerctl", "send", "--", "a'b", ""}))
+}
+
+func clipq(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+type book map[string]ports.HostSettings
+
+func (b book) Host(d domain.Dest) (ports.HostSettings, error) { return b[d.String()], nil }
+
+func dest(t *testing.T, s string) domain.Dest {
+	t.Helper()
+	d, err := domain.ParseDest(s)
+	require.NoError(t, err)
+	return d
+}
+
+func TestArgv(t *testing.T) {
+	run := t.TempDir()
+	c, err := sshhost.New(sshhost.Options{Getenv: env(map[string]string{"XDG_RUNTIME_DIR": run}),
+		Book: book{"box": {Program: ".cache/peerctl/v1/peerctl", Env: map[string]string{"CLAUDE_CONFIG_DIR": "/home/u/.claude work", "PEERCTL_CLAUDE": "/opt/cl'aude"}}}})
+	require.NoError(t, err)
+	argv, err := c.Argv(ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"send", "--json", "--", "a'; touch x; '", "-"}})
+	require.NoError(t, err)
+	sep := len(argv) - 3
+	require.Equal(t, "--", argv[sep], "the destination follows --")
+	assert.Equal(t, "box", argv[sep+1])
+	assert.Equal(t, `'env' 'CLAUDE_CONFIG_DIR=/home/u/.claude work' 'PEERCTL_CLAUDE=/opt/cl'\''aude' '.cache/peerctl/v1/peerctl' '--hello=1' 'send' '--json' '--' 'a'\''; touch x; '\''' '-'`, argv[sep+2])
+	opts := strings.Join(argv[:sep], " ")
+	assert.Equal(t, "ssh", argv[0])
+	assert.Contains(t, opts, "-o BatchMode=yes")
+	assert.Contains(t, opts, "-o ConnectTimeout=10")
+	assert.NotContains(t, strings.ToLower(opts), "stricthostkeychecking")
+	assert.NotContains(t, strings.ToLower(opts), "userknownhostsfile")
+	if sshhost.SharesConnections {
+		assert.Contains(t, opts, "-o ControlMaster=auto")
+		assert.Contains(t, opts, "-o ControlPersist=60")
+		ctl := filepath.Join(run, "peerctl-ssh-"+itoa(os.Geteuid()))
+		assert.Contains(t, opts, "-o ControlPath="+ctl+"/%C")
+		fi, err := os.Lstat(ctl)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	}
+	_, err = c.Argv(ports.RemoteCall{})
+	assert.Error(t, err, "no destination")
+}
+
+// TestControlDirOpenToOthers: a folder others can enter is not used for
+// the control sockets; connections are then not shared.
+func TestControlDirOpenToOthers(t *testing.T) {
+	if !sshhost.SharesConnections {
+		t.Skip("no connection sharing here")
+	}
+	run := t.TempDir()
+	ctl := filepath.Join(run, "peerctl-ssh-"+itoa(os.Geteuid()))
+	require.NoError(t, os.Mkdir(ctl, 0o755))
+	require.NoError(t, os.Chmod(ctl, 0o755))
+	c, err := sshhost.New(sshhost.Options{Getenv: env(map[string]string{"XDG_RUNTIME_DIR": run})})
+	require.NoError(t, err)
+	argv, err := c.Argv(ports.RemoteCall{Dest: dest(t, "box")})
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(argv, " "), "ControlPath")
+	assert.Contains(t, c.SharingOff(), "open to others")
+}
+
+func TestProgram(t *testing.T) {
+	for line, want := range map[string][]string{
+		"":                                  {"ssh"},
+		"   ":                               {"ssh"},
+		"ssh -F ~/work/ssh_config":          {"ssh", "-F", "/home/u/work/ssh_config"},
+		`'/opt/my ssh' -o "User=a b" -p 22`: {"/opt/my ssh", "-o", "User=a b", "-p", "22"},
+		`ssh $(touch x) ; rm -rf y`:         {"ssh", "$(touch", "x)", ";", "rm", "-rf", "y"},
+	} {
+		got, err := sshhost.Program(env(map[string]string{"PEERCTL_SSH": line, "HOME": "/home/u"}))
+		require.NoError(t, err, line)
+		assert.Equal(t, want, got, line)
+	}
+	_, err := sshhost.Program(env(map[string]string{"PEERCTL_SSH": `ssh "unterminated`}))
+	assert.ErrorIs(t, err, sshhost.ErrBadSSH)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

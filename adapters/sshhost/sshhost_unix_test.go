@@ -1,0 +1,163 @@
+//go:build unix
+
+package sshhost_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/test/testbin"
+)
+
+// Tests that run /bin/sh: the quoting through a real POSIX shell, and
+// calls through test/fakessh.
+
+// TestQuoteThroughShell: every word reaches a program byte for byte through
+// sh -c, and nothing in it runs.
+func TestQuoteThroughShell(t *testing.T) {
+	for name, word := range trickyWords() {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command("/bin/sh", "-c", "printf %s "+sshhost.Quote(word))
+			cmd.Dir = dir
+			out, err := cmd.Output()
+			require.NoError(t, err)
+			assert.True(t, string(out) == word, "got %q", clipq(out))
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "something ran")
+		})
+	}
+}
+
+// FuzzQuote: any word without NUL (argv cannot hold one) is one argument,
+// byte for byte, after sh -c.
+func FuzzQuote(f *testing.F) {
+	for _, w := range trickyWords() {
+		if len(w) < 1000 {
+			f.Add(w)
+		}
+	}
+	f.Fuzz(func(t *testing.T, word string) {
+		if strings.ContainsRune(word, 0) {
+			return
+		}
+		out, err := exec.Command("/bin/sh", "-c", `f() { printf %s "$#:$1"; }; f `+sshhost.Quote(word)).Output()
+		require.NoError(t, err)
+		require.Equal(t, "1:"+word, string(out))
+	})
+}
+
+// farSide writes a stand-in for the far side's peerctl: it says hello,
+// prints each argument on a line of its own, then its stdin.
+func farSide(t *testing.T, helloLine string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "peerctl")
+	script := "#!/bin/sh\nprintf '%s\\n' '" + helloLine + "'\nfor a in \"$@\"; do printf '<%s>\\n' \"$a\"; done\ncat\n"
+	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
+	return p
+}
+
+const okHello = `{"hello":"peerctl","outputProtocol":1,"version":"v9"}`
+
+func channel(t *testing.T, program string, vars map[string]string) *sshhost.Channel {
+	t.Helper()
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	vars["PEERCTL_SSH"] = testbin.Build(t, testbin.FakeSSH)
+	vars["XDG_RUNTIME_DIR"] = t.TempDir()
+	for k, v := range vars {
+		if strings.HasPrefix(k, "FAKESSH_") {
+			t.Setenv(k, v)
+		}
+	}
+	c, err := sshhost.New(sshhost.Options{Getenv: env(vars), Book: book{"box": {Program: program}}, Version: "v1-local", HelloTimeout: 2 * time.Second, ConnectTimeout: time.Second})
+	require.NoError(t, err)
+	return c
+}
+
+func TestCallArgumentsAndStdinArriveExact(t *testing.T) {
+	c := channel(t, farSide(t, okHello), nil)
+	text := strings.Repeat("$(id) `id` 'a'; touch x; '\n", 64*1024/27)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"send", "--", "a'; touch x; '", "$(id)"}, Stdin: strings.NewReader(text)})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.Code)
+	assert.Equal(t, "v9", res.Version)
+	want := "<--hello=1>\n<send>\n<-->\n<a'; touch x; '>\n<$(id)>\n" + text
+	assert.True(t, string(res.Stdout) == want, "stdout differs: %q", clipq(res.Stdout))
+}
+
+func TestCallRefusals(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for name, tc := range map[string]struct {
+		program string
+		mode    string
+		detail  string
+		lost    bool
+	}{
+		"ssh refused":       {mode: "refuse", detail: "Permission denied"},
+		"host key":          {mode: "hostkey", detail: "Host key verification failed"},
+		"no peerctl":        {program: "/nonexistent/peerctl", detail: "peerctl hosts install box"},
+		"other protocol":    {program: farSide(t, `{"hello":"peerctl","outputProtocol":7,"version":"v0.7"}`), detail: "box runs peerctl v0.7 (output protocol 7), this is peerctl v1-local (output protocol 1)"},
+		"not a hello":       {program: farSide(t, `hello world`), detail: "not peerctl's hello"},
+		"hello, extra key":  {program: farSide(t, `{"hello":"peerctl","outputProtocol":1,"version":"v","x":1}`), detail: "not peerctl's hello"},
+		"silent":            {mode: "silent", detail: "no answer from peerctl on box"},
+		"dropped":           {mode: "drop", detail: "lost", lost: true},
+		"huge":              {mode: "huge", detail: "more than", lost: true},
+		"old peerctl, -h=1": {program: "/bin/false", detail: "did not start as peerctl"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			program := tc.program
+			if program == "" {
+				program = farSide(t, okHello)
+			}
+			c := channel(t, program, map[string]string{"FAKESSH_MODE": tc.mode})
+			_, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader("text"), MaxOutput: 1 << 20})
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "want a refusal, got %v", err)
+			assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
+			assert.Contains(t, r.Detail, tc.detail)
+			assert.Equal(t, tc.lost, errors.Is(err, ports.ErrConnectionLost))
+		})
+	}
+}
+
+func TestCallEndsWithItsContext(t *testing.T) {
+	c := channel(t, farSide(t, okHello), map[string]string{"FAKESSH_MODE": "endless"})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}})
+	assert.ErrorIs(t, err, ports.ErrConnectionLost)
+}
+
+func TestStream(t *testing.T) {
+	c := channel(t, farSide(t, okHello), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := c.Stream(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"watch"}, Stdin: strings.NewReader("in 1\nin 2")})
+	require.NoError(t, err)
+	var got []string
+	for l := range s.Lines() {
+		got = append(got, string(l))
+	}
+	res, err := s.Wait()
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.Code)
+	assert.Equal(t, []string{"<--hello=1>", "<watch>", "in 1", "in 2"}, got)
+}

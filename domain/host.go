@@ -1,0 +1,98 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ErrBadDest is wrapped by every error of ParseDest.
+var ErrBadDest = errors.New("bad host")
+
+// MaxDestBytes bounds a Dest.
+const MaxDestBytes = 255
+
+// Dest is another machine as ssh names it (an alias of the user's ssh
+// config, host, user@host): the DEST of `--host DEST`. The zero Dest is
+// this machine.
+type Dest struct{ s string }
+
+// ParseDest validates s as a Dest: at most MaxDestBytes bytes of
+// printable UTF-8 without white space, not starting with "-" (ssh would
+// read it as an option: -oProxyCommand=...). Nothing else is checked:
+// ssh resolves it. Errors wrap ErrBadDest.
+func ParseDest(s string) (Dest, error) {
+	switch {
+	case s == "":
+		return Dest{}, fmt.Errorf("%w: empty", ErrBadDest)
+	case len(s) > MaxDestBytes:
+		return Dest{}, fmt.Errorf("%w: %d bytes, at most %d", ErrBadDest, len(s), MaxDestBytes)
+	case strings.HasPrefix(s, "-"):
+		return Dest{}, fmt.Errorf("%w: %q starts with '-', which ssh would read as an option", ErrBadDest, s)
+	case !utf8.ValidString(s):
+		return Dest{}, fmt.Errorf("%w: %q is not UTF-8", ErrBadDest, s)
+	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !strconv.IsPrint(r) }):
+		return Dest{}, fmt.Errorf("%w: %q holds white space or a character that is not printable", ErrBadDest, s)
+	}
+	return Dest{s: s}, nil
+}
+
+// String returns the destination as given ("" for this machine).
+func (d Dest) String() string { return d.s }
+
+// IsLocal reports whether d is this machine (the zero Dest).
+func (d Dest) IsLocal() bool { return d.s == "" }
+
+// HostEndpointPrefix starts the endpoint of a session on another machine:
+//
+//	ssh:v1:<dest>:<endpoint>
+//
+// <dest> is the Dest with "%" written %25 and ":" written %3A (as an
+// endpoint's parts are); <endpoint> is the session's endpoint where it
+// runs, as that machine's peerctl publishes it (any harness's form, taken
+// whole: see ParseEndpoint). The form wraps any endpoint, so a harness's
+// own form needs nothing more to travel.
+const HostEndpointPrefix = "ssh:v1:"
+
+// HostEndpoint is ep on dest, in the form of HostEndpointPrefix; ep itself
+// for this machine, "" for the zero Endpoint.
+func HostEndpoint(dest Dest, ep string) string {
+	if dest.IsLocal() || ep == "" {
+		return ep
+	}
+	return HostEndpointPrefix + escapeEndpointPart(dest.s) + ":" + ep
+}
+
+// SplitHostEndpoint parses an address written as HostEndpoint wrote it:
+// ok is false (and err nil) for any address that does not start with
+// "ssh:"; otherwise the Dest and the endpoint on it, which must be a valid
+// endpoint in canonical form (ParseEndpoint) and a valid Dest in canonical
+// escaped form, so every accepted string round-trips byte for byte.
+// Errors wrap ErrBadEndpoint.
+func SplitHostEndpoint(s string) (dest Dest, ep string, ok bool, err error) {
+	if !strings.HasPrefix(s, "ssh:") {
+		return Dest{}, "", false, nil
+	}
+	body, found := strings.CutPrefix(s, HostEndpointPrefix)
+	if !found {
+		return Dest{}, "", true, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, HostEndpointPrefix)
+	}
+	escDest, inner, found := strings.Cut(body, ":")
+	if !found {
+		return Dest{}, "", true, fmt.Errorf("%w: want <dest>:<endpoint> after %q", ErrBadEndpoint, HostEndpointPrefix)
+	}
+	raw, err := unescapeEndpointPart(escDest)
+	if err != nil {
+		return Dest{}, "", true, fmt.Errorf("%w: host: %w", ErrBadEndpoint, err)
+	}
+	if dest, err = ParseDest(raw); err != nil {
+		return Dest{}, "", true, fmt.Errorf("%w: %w", ErrBadEndpoint, err)
+	}
+	if _, err := ParseEndpoint(inner); err != nil {
+		return Dest{}, "", true, err
+	}
+	return dest, inner, true, nil
+}

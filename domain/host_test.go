@@ -1,0 +1,114 @@
+package domain_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+func TestParseDest(t *testing.T) {
+	for _, ok := range []string{"box", "alice@build-3.example.com", "[::1]", "host%2", "dev:22", "ünï@名前"} {
+		d, err := domain.ParseDest(ok)
+		require.NoError(t, err, ok)
+		assert.Equal(t, ok, d.String())
+		assert.False(t, d.IsLocal())
+	}
+	for name, bad := range map[string]string{
+		"empty":         "",
+		"option":        "-oProxyCommand=touch x",
+		"bare option":   "-p",
+		"space":         "a b",
+		"tab":           "a\tb",
+		"newline":       "box\n",
+		"escape":        "box\x1b[2J",
+		"nbsp":          "box\u00a0x",
+		"bidi override": "box\u202e",
+		"not utf-8":     "box\xff",
+		"too long":      strings.Repeat("a", domain.MaxDestBytes+1),
+	} {
+		_, err := domain.ParseDest(bad)
+		assert.ErrorIs(t, err, domain.ErrBadDest, name)
+	}
+	assert.True(t, domain.Dest{}.IsLocal())
+}
+
+func TestHostEndpoint(t *testing.T) {
+	inner := mustEndpoint(t, 4652, "a:b/c%d", "/tmp/s:x%/4652.sock")
+	dest, err := domain.ParseDest("me@box:22%")
+	require.NoError(t, err)
+	s := domain.HostEndpoint(dest, inner)
+	assert.Equal(t, "ssh:v1:me@box%3A22%25:"+inner, s)
+	got, ep, ok, err := domain.SplitHostEndpoint(s)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, dest, got)
+	assert.Equal(t, inner, ep)
+	parsed, err := domain.ParseEndpoint(ep)
+	require.NoError(t, err)
+	assert.Equal(t, "a:b/c%d", parsed.Name())
+	assert.Equal(t, "/tmp/s:x%/4652.sock", parsed.Socket())
+
+	assert.Equal(t, inner, domain.HostEndpoint(domain.Dest{}, inner), "this machine's endpoints stay as they are")
+	assert.Equal(t, "", domain.HostEndpoint(dest, ""), "no endpoint stays none")
+
+	_, _, ok, err = domain.SplitHostEndpoint(inner)
+	assert.False(t, ok)
+	assert.NoError(t, err)
+	for name, bad := range map[string]string{
+		"version":         "ssh:v2:box:" + inner,
+		"no endpoint":     "ssh:v1:box",
+		"bad endpoint":    "ssh:v1:box:cc-peer:v1:0:a:b",
+		"raw colon dest":  "ssh:v1::" + inner,
+		"option dest":     "ssh:v1:-oProxyCommand=x:" + inner,
+		"space dest":      "ssh:v1:a b:" + inner,
+		"lower-case hex":  "ssh:v1:box%3a22:" + inner,
+		"needless escape": "ssh:v1:bo%78:" + inner,
+		"nested host":     "ssh:v1:a:ssh:v1:b:" + inner,
+	} {
+		_, _, ok, err := domain.SplitHostEndpoint(bad)
+		assert.True(t, ok, name)
+		assert.True(t, errors.Is(err, domain.ErrBadEndpoint), "%s: %v", name, err)
+	}
+}
+
+func mustEndpoint(t *testing.T, pid int, name, socket string) string {
+	t.Helper()
+	ep, err := domain.NewEndpoint(pid, name, socket)
+	require.NoError(t, err)
+	return ep.String()
+}
+
+// FuzzHostEndpointRoundTrip: any Dest and endpoint HostEndpoint joins
+// split back to the same two, and any string SplitHostEndpoint accepts
+// joins back to itself byte for byte.
+func FuzzHostEndpointRoundTrip(f *testing.F) {
+	f.Add("box", uint32(4652), "proj-89", "/tmp/cc-socks/4652.sock")
+	f.Add("me@h:22%", uint32(1), "a:b%c/d", "/x:y%z")
+	f.Add("[::1]", uint32(7), "\n\x1b", "\xff")
+	f.Fuzz(func(t *testing.T, dest string, pid uint32, name, socket string) {
+		d, err := domain.ParseDest(dest)
+		if err != nil {
+			return
+		}
+		ep, err := domain.NewEndpoint(int(pid), name, socket)
+		if err != nil {
+			return
+		}
+		s := domain.HostEndpoint(d, ep.String())
+		got, inner, ok, err := domain.SplitHostEndpoint(s)
+		require.NoError(t, err, s)
+		require.True(t, ok)
+		assert.Equal(t, d, got)
+		assert.Equal(t, ep.String(), inner)
+		assert.NotContains(t, s, "\n")
+		// And from the other side: what parses formats back.
+		if got2, inner2, ok2, err2 := domain.SplitHostEndpoint(dest); ok2 && err2 == nil {
+			assert.Equal(t, dest, domain.HostEndpoint(got2, inner2))
+		}
+	})
+}

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Sessions on other machines (--host DEST): the far side's own peerctl
+// runs the command, reached through ports.Remote (adapters/sshhost), and
+// prints the same --json documents this build prints; they are read with
+// exact keys (jsonexact.Exact), given their host (the "host" field, and
+// endpoints in the ssh:v1: form), and printed here as local ones are.
+
+// localHost is the --host word for this machine (no ssh).
+const localHost = "."
+
+// hostTimeoutEnv bounds a --host call that has no --timeout of its own
+// (list, show, enrich, doctor; watch and relay until the far side answers).
+const hostTimeoutEnv = "PEERCTL_HOST_TIMEOUT"
+
+const defaultHostTimeout = time.Minute
+
+// hostUsage is --host's help.
+const hostUsage = "run on the machine ssh reaches as `DEST` (its peerctl; " + localHost + " is this machine; $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT)"
+
+// addHostFlag adds --host to cmd: repeatable when many.
+func addHostFlag(cmd *cobra.Command, hosts *[]string, many bool) {
+	usage := hostUsage
+	if many {
+		usage += "; repeat it to merge several"
+	}
+	cmd.Flags().StringArrayVar(hosts, "host", nil, usage)
+}
+
+// parseHosts validates --host values (domain.ParseDest; "." is this
+// machine, the zero Dest), dropping repeats. A bad one is a usage error
+// before anything runs.
+func parseHosts(values []string, many bool) ([]domain.Dest, error) {
+	if !many && len(values) > 1 {
+		return nil, usageError{fmt.Errorf("--host given %d times: this command runs on one host", len(values))}
+	}
+	var out []domain.Dest
+	for _, v := range values {
+		d := domain.Dest{}
+		if v != localHost {
+			var err error
+			if d, err = domain.ParseDest(v); err != nil {
+				return nil, usageError{fmt.Errorf("--host: %w", err)}
+			}
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == d
+		}
+		if !dup {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// oneHost is the host a command with one target runs on: --host's, or the
+// one an ssh:v1: endpoint names (then address becomes the endpoint on it);
+// both given must agree.
+func oneHost(values []string, address string) (domain.Dest, string, error) {
+	hosts, err := parseHosts(values, false)
+	if err != nil {
+		return domain.Dest{}, "", err
+	}
+	var flag domain.Dest
+	if len(hosts) == 1 {
+		flag = hosts[0]
+	}
+	dest, inner, ok, err := domain.SplitHostEndpoint(address)
+	switch {
+	case err != nil:
+		return domain.Dest{}, "", usageError{err}
+	case !ok:
+		return flag, address, nil
+	case len(hosts) == 1 && flag != dest:
+		return domain.Dest{}, "", usageError{fmt.Errorf("the endpoint names host %q, --host %q", dest, flag)}
+	}
+	return dest, inner, nil
+}
+
+// remote is the channel to other machines, built once per run.
+func (c *cli) remote() (ports.Remote, error) {
+	c.remoteMu.Lock() // hosts are listed and watched at once
+	defer c.remoteMu.Unlock()
+	if c.remoteCh == nil {
+		ch, err := c.sshChannel(c.hostBook)
+		if err != nil {
+			return nil, err
+		}
+		c.remoteCh = ch
+	}
+	return c.remoteCh, nil
+}
+
+// sshChannel is a channel to other machines ($PEERCTL_SSH, else ssh) that
+// takes each host's settings from book.
+func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
+	log := slog.New(slog.DiscardHandler)
+	if c.debug.send {
+		log = debugLogger(c.stderr)
+	}
+	ch, err := sshhost.New(sshhost.Options{Getenv: c.getenv, Book: book, Version: c.version().Version, Log: log})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if why := ch.SharingOff(); why != "" && sshhost.SharesConnections {
+		log.Debug("ssh", "note", why)
+	}
+	return ch, nil
+}
+
+// hostTimeout is $PEERCTL_HOST_TIMEOUT (a duration), else a minute.
+func (c *cli) hostTimeout() (time.Duration, error) {
+	v := c.getenv(hostTimeoutEnv)
+	if v == "" {
+		return defaultHostTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usageError{fmt.Errorf("$%s %q: want a positive duration such as 30s", hostTimeoutEnv, v)}
+	}
+	return d, nil
+}
+
+// callHost runs args (peerctl's words: a command and its flags, "--",
+// then the values) on dest's peerctl, bounded by the host timeout plus
+// extra, and returns what it printed. A far side that could not be used
+// is a host_unreachable refusal.
+func (c *cli) callHost(ctx context.Context, dest domain.Dest, args []string, stdin io.Reader, extra time.Duration) (ports.RemoteResult, error) {
+	r, err := c.remote()
+	if err != nil {
+		return ports.RemoteResult{}, err
+	}
+	limit, err := c.hostTimeout()
+	if err != nil {
+		return ports.RemoteResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit+extra)
+	defer cancel()
+	return r.Call(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: stdin})
+}
+
+// remoteDoc reads a far side's --json output into v (exactly: see
+// jsonexact.Exact); a far side's refusal document, or its error on
+// stderr, comes back as the error. The exit code of a refusal is the far
+// side's (the reason's own, the same table).
+func remoteDoc(dest domain.Dest, res ports.RemoteResult, v any) error {
+	if res.Code == exitOK {
+		if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), v); err != nil {
+			return brokenRemote(dest, err)
+		}
+		return nil
+	}
+	return remoteFailure(dest, res)
+}
+
+// remoteFailure is the error of a far side's run that did not succeed:
+// its refusal (from its --json refusal document), or its error message.
+func remoteFailure(dest domain.Dest, res ports.RemoteResult) error {
+	var doc refusalJSON
+	if out := bytes.TrimSpace(res.Stdout); len(out) > 0 && jsonexact.Exact(out, &doc) == nil {
+		reason, err := domain.ParseReason(doc.Refusal.Reason)
+		if err != nil {
+			return brokenRemote(dest, err)
+		}
+		return &domain.Refusal{Reason: reason, Detail: doc.Refusal.Detail, Candidates: doc.Refusal.Candidates,
+			Suggestions: doc.Refusal.Suggestions, Status: doc.Refusal.Status, StatusReason: doc.Refusal.StatusReason}
+	}
+	msg := fmt.Sprintf("%s: %s", dest, remoteMessage(res.Stderr))
+	if res.Code == exitUsage {
+		return usageError{errors.New(msg)}
+	}
+	return silentOr(msg, res.Code)
+}
+
+// silentOr is an error with msg whose exit code is code when peerctl's
+// table has it, else 1.
+func silentOr(msg string, code int) error {
+	if code <= exitOK || code > exitOutcomeUnknown {
+		code = exitError
+	}
+	return remoteError{msg: msg, code: code}
+}
+
+// remoteError is a far side's failure in words, ending with its exit code.
+type remoteError struct {
+	msg  string
+	code int
+}
+
+func (e remoteError) Error() string { return e.msg }
+
+// brokenRemote is a far side whose output is not what this build's
+// peerctl prints: no usable peerctl there.
+func brokenRemote(dest domain.Dest, err error) error {
+	return domain.Refuse(domain.ReasonHostUnreachable, "%s: the far side's output is not this build's output protocol (%s); fix: %s %s", dest, safe(clipText(err.Error(), 200)), sshhost.InstallHint, dest)
+}
+
+// remoteMessage is a far side's stderr for one line of ours: its lines
+// without their "peerctl: " prefix, joined by "; ", escaped, bounded.
+func remoteMessage(stderr []byte) string {
+	var parts []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "peerctl: ")); l != "" && !strings.HasPrefix(l, "Run '") {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		return "it said nothing"
+	}
+	return safe(clipText(strings.Join(parts, "; "), 2000))
+}
+
+// passStderr prints a far side's messages on stderr as its own lines,
+// "peerctl: DEST: ...", escaped.
+func (c *cli) passStderr(dest domain.Dest, stderr []byte) {
+	for _, l := range strings.Split(string(stderr), "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "peerctl: ")); l != "" {
+			fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", dest, safe(clipText(l, 2000)))
+		}
+	}
+}
+
+// hostEndpoint is ep (as the far side printed it) on dest.
+func hostEndpoint(dest domain.Dest, ep string) string { return domain.HostEndpoint(dest, ep) }
+
+// remoteExitCode keeps a far side's exit code when peerctl's table has it.
+func remoteExitCode(code int) int {
+	if code < exitOK || code > exitOutcomeUnknown {
+		return exitError
+	}
+	return code
+}
+
+// durationArg is a duration flag for the far side ("--timeout=30s").
+func durationArg(name string, d time.Duration) string { return "--" + name + "=" + d.String() }
+
+// intArg is an int flag for the far side.
+func intArg(name string, n int) string { return "--" + name + "=" + strconv.Itoa(n) }

@@ -1,0 +1,320 @@
+package acceptance
+
+// peerctl --host end to end, hermetic: test/fakessh stands in for ssh
+// ($PEERCTL_SSH) and runs the remote command line with /bin/sh -c, as an
+// sshd runs it for a POSIX login shell; the far side is this very peerctl
+// (on the PATH the shell sees), reading the same temp registry through
+// $CLAUDE_CONFIG_DIR (local path flags are never sent).
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testbin"
+)
+
+// hostWorld is sendWorld (one addressable live session, "inbox", whose
+// socket is a recording listener) reached through the fake ssh.
+type hostWorld struct {
+	sendWorld
+	bin    string // a folder holding peerctl, for the far side's PATH
+	record string // fakessh's argv records
+}
+
+func newHostWorld(t *testing.T) hostWorld {
+	t.Helper()
+	w := hostWorld{sendWorld: newSendWorld(t, false), bin: t.TempDir(), record: t.TempDir()}
+	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(w.bin, "peerctl")))
+	return w
+}
+
+// run runs the local peerctl with the fake ssh; extra are more variables
+// (FAKESSH_MODE=..., FAKESSH_DOWN=...).
+func (w hostWorld) run(t *testing.T, stdin []byte, extra []string, args ...string) result {
+	t.Helper()
+	env := append([]string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
+		"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "FAKESSH_RECORD=" + w.record,
+		"PEERCTL_HOST_TIMEOUT=10s"}, extra...)
+	return catRun(t, w.sessions, runOpts{Env: env, Stdin: stdin}, args...)
+}
+
+// sshRuns is how many times the fake ssh ran.
+func (w hostWorld) sshRuns(t *testing.T) int {
+	entries, err := os.ReadDir(w.record)
+	require.NoError(t, err)
+	return len(entries)
+}
+
+// frameContent is the text a socket frame carried.
+func frameContent(t *testing.T, frame []byte) string {
+	var f struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	}
+	require.NoError(t, json.Unmarshal(frame, &f))
+	return f.Message.Content
+}
+
+// TestHostSendArrivesByteExact: a text holding quotes, $(...), backticks,
+// newlines, 64 KiB in all, reaches the session on the far side byte for
+// byte, on stdin; nothing in it, or in an address, runs.
+func TestHostSendArrivesByteExact(t *testing.T) {
+	w := newHostWorld(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	evil := "a'; touch " + marker + "; ' $(touch " + marker + ") `touch " + marker + "`\n\"$HOME\" \\ ;|&\n"
+	text := (evil + strings.Repeat("x", 64*1024))[:64*1024]
+	r := w.run(t, []byte(text), nil, "send", "--host", "box", "--transport", "socket", "--json", "--no-confirm", w.id, "-")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var receipt struct {
+		OK       bool   `json:"ok"`
+		Host     string `json:"host"`
+		Endpoint string `json:"endpoint"`
+		Outcome  string `json:"outcome"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &receipt), "%s", r.Stdout)
+	assert.True(t, receipt.OK)
+	assert.Equal(t, "box", receipt.Host)
+	assert.True(t, strings.HasPrefix(receipt.Endpoint, "ssh:v1:box:cc-peer:v1:"), receipt.Endpoint)
+	frames := w.listener.Wait(1)
+	require.Len(t, frames, 1)
+	assert.True(t, frameContent(t, frames[0]) == text, "the text arrived changed")
+
+	for _, address := range []string{"a'; touch " + marker + "; '", "$(touch " + marker + ")", "`touch " + marker + "`", "x\ntouch " + marker} {
+		r := w.run(t, nil, nil, "send", "--host", "box", "--transport", "socket", address, evil)
+		assert.Equal(t, 3, r.Code, "%q: not_live on the far side; stderr %s", address, r.Stderr)
+		assert.Contains(t, string(r.Stderr), "not_live")
+	}
+	_, err := os.Stat(marker)
+	assert.True(t, os.IsNotExist(err), "something in a text or address ran")
+
+	// The remote command line is one argument after "--" and the destination.
+	b, err := os.ReadFile(filepath.Join(w.record, firstEntry(t, w.record)))
+	require.NoError(t, err)
+	var argv []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var a string
+		require.NoError(t, json.Unmarshal([]byte(l), &a))
+		argv = append(argv, a)
+	}
+	require.GreaterOrEqual(t, len(argv), 3)
+	assert.Equal(t, []string{"--", "box"}, argv[len(argv)-3:len(argv)-1])
+	assert.Contains(t, argv, "BatchMode=yes")
+	assert.NotContains(t, argv[len(argv)-1], "touch", "the text travels on stdin, not in the command")
+	assert.NotContains(t, argv[len(argv)-1], w.config, "local paths are not sent")
+}
+
+func firstEntry(t *testing.T, dir string) string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	return entries[0].Name()
+}
+
+// TestHostListMerges: this machine, a host, and a host that cannot be
+// reached: every session that answered is listed with its host, one
+// warning names the other, exit 10; the remote endpoint, pasted into send,
+// reaches that session.
+func TestHostListMerges(t *testing.T) {
+	w := newHostWorld(t)
+	r := w.run(t, nil, []string{"FAKESSH_DOWN=down"}, "list", "--json", "--host", ".", "--host", "box", "--host", "down")
+	assert.Equal(t, 10, r.Code, "stderr: %s", r.Stderr)
+	var got []struct {
+		Host      string `json:"host"`
+		SessionID string `json:"sessionId"`
+		Endpoint  string `json:"endpoint"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "%s", r.Stdout)
+	require.Len(t, got, 2)
+	assert.Equal(t, "", got[0].Host)
+	assert.Equal(t, "box", got[1].Host)
+	assert.Equal(t, w.id, got[1].SessionID)
+	assert.Equal(t, "ssh:v1:box:"+got[0].Endpoint, got[1].Endpoint)
+	assert.Equal(t, 1, strings.Count(string(r.Stderr), "warning: host down: not listed"), "%s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "host_unreachable")
+
+	r = w.run(t, nil, nil, "list", "--host", ".", "--host", "box")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.True(t, strings.HasPrefix(string(r.Stdout), "HOST "), "%s", r.Stdout)
+	assert.Contains(t, string(r.Stdout), "box ")
+
+	r = w.run(t, nil, nil, "send", "--transport", "socket", "--no-confirm", got[1].Endpoint, "by the endpoint")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	frames := w.listener.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Equal(t, "by the endpoint", frameContent(t, frames[0]))
+
+	r = w.run(t, nil, nil, "show", "--json", got[1].Endpoint)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), `"host": "box"`)
+}
+
+// TestHostUnreachable: ssh's own failures (exit 255: refused, host key)
+// are host_unreachable and deliver nothing; a connection that drops after
+// the text was handed over is outcome_unknown.
+func TestHostUnreachable(t *testing.T) {
+	w := newHostWorld(t)
+	for _, mode := range []string{"refuse", "hostkey"} {
+		r := w.run(t, nil, []string{"FAKESSH_MODE=" + mode}, "send", "--host", "box", "--transport", "socket", w.id, "hello")
+		assert.Equal(t, 10, r.Code, "%s: stderr %s", mode, r.Stderr)
+		assert.Contains(t, string(r.Stderr), "peerctl: host_unreachable: ")
+	}
+	r := w.run(t, nil, []string{"FAKESSH_MODE=drop"}, "send", "--host", "box", "--transport", "socket", w.id, "hello")
+	assert.Equal(t, 12, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "outcome_unknown")
+	assert.Empty(t, w.listener.Frames(), "nothing was delivered")
+
+	r = w.run(t, nil, []string{"FAKESSH_MODE=drop"}, "watch", "--host", "box", "--json")
+	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), `"event":"lost"`)
+}
+
+// TestHostNoPeerctl: a far side without peerctl, or with one that does
+// not speak this output protocol, is host_unreachable with the fix.
+func TestHostNoPeerctl(t *testing.T) {
+	w := newHostWorld(t)
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "CLAUDE_CONFIG_DIR=" + w.config}
+	r := catRun(t, w.sessions, runOpts{Env: env}, "list", "--host", "box")
+	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "peerctl hosts install box")
+
+	r = w.run(t, nil, []string{"FAKESSH_MODE=nohello"}, "list", "--host", "box")
+	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "peerctl hosts install box")
+}
+
+// TestHostBadDest: a DEST that ssh could read as an option, or that holds
+// white space or control characters, is a usage error before ssh runs.
+func TestHostBadDest(t *testing.T) {
+	w := newHostWorld(t)
+	for _, dest := range []string{"-oProxyCommand=touch x", "-p", "a b", "box\n", "box\x1b[2J"} {
+		r := w.run(t, nil, nil, "list", "--host", dest)
+		assert.Equal(t, 2, r.Code, "%q: stderr %s", dest, r.Stderr)
+		r = w.run(t, nil, nil, "send", "--host", dest, w.id, "hello")
+		assert.Equal(t, 2, r.Code, "%q: stderr %s", dest, r.Stderr)
+	}
+	assert.Equal(t, 0, w.sshRuns(t), "ssh ran")
+	assert.Empty(t, w.listener.Frames())
+}
+
+// TestHostHostileOutput: a far side that floods, never ends, or prints
+// what is not peerctl's output cannot hang, flood or crash peerctl: each
+// is host_unreachable within the host timeout.
+func TestHostHostileOutput(t *testing.T) {
+	w := newHostWorld(t)
+	for _, mode := range []string{"huge", "endless", "silent", "malformed"} {
+		start := time.Now()
+		r := w.run(t, nil, []string{"FAKESSH_MODE=" + mode, "PEERCTL_HOST_TIMEOUT=3s"}, "list", "--host", "box")
+		assert.Equal(t, 10, r.Code, "%s: stderr %s", mode, r.Stderr)
+		assert.Less(t, len(r.Stderr), 4096, "%s: stderr is bounded", mode)
+		catNoControl(t, r.Stderr)
+		t.Logf("%s: %s in %s", mode, strings.TrimSpace(string(r.Stderr)), time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// TestHostEscapes: a far side's session whose name holds escape sequences
+// is printed escaped, as a local one is.
+func TestHostEscapes(t *testing.T) {
+	w := newHostWorld(t)
+	rec := catRecord(t, os.Getppid(), "evil\x1b[2J\x07\u202ename", "")
+	catWriteJSON(t, w.sessions, catFile(os.Getppid()), rec)
+	r := w.run(t, nil, nil, "list", "--host", "box", "--host", ".")
+	require.Equal(t, 0, r.Code, "stderr %s", r.Stderr)
+	catNoControl(t, r.Stdout)
+	assert.Contains(t, string(r.Stdout), `evil\x1b[2J\a\u202ename`)
+	r = w.run(t, nil, nil, "list", "--host", "box", "--json")
+	require.Equal(t, 0, r.Code, "stderr %s", r.Stderr)
+	assert.NotContains(t, string(r.Stdout), "\x1b")
+	assert.NotContains(t, string(r.Stdout), "\u202e")
+}
+
+// hostOf is w reached through the fake ssh.
+func hostOf(t *testing.T, w sendWorld) hostWorld {
+	h := hostWorld{sendWorld: w, bin: t.TempDir(), record: t.TempDir()}
+	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(h.bin, "peerctl")))
+	return h
+}
+
+// TestHostAwaitReplyAndRelay: the courier runs on the far side; the reply
+// travels back (text on stdout, JSON with host), and a relay there carries
+// sends and their receipts in order, every line with its host.
+func TestHostAwaitReplyAndRelay(t *testing.T) {
+	rw, _ := newReplyWorld(t, pong)
+	w := hostOf(t, rw)
+	courier := []string{"PEERCTL_CLAUDE=" + fakeClaudeBin(t), "FAKECLAUDE_SCENARIO=sent", "FAKECLAUDE_RECORD=" + w.sendWorld.record}
+	r := w.run(t, nil, courier, "send", "--host", "box", "--await-reply=20s", "--no-confirm", w.id, "ping $(id) ünï")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "pong: ping $(id) ünï\n", string(r.Stdout))
+	assert.Contains(t, string(r.Stderr), "queued:")
+
+	r = w.run(t, nil, courier, "send", "--host", "box", "--await-reply=20s", "--no-confirm", "--json", w.id, "second")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var got struct {
+		Host  string                `json:"host"`
+		Reply struct{ Text string } `json:"reply"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "%s", r.Stdout)
+	assert.Equal(t, "box", got.Host)
+	assert.Equal(t, "pong: second", got.Reply.Text)
+
+	var in strings.Builder
+	for i := range 3 {
+		req, _ := json.Marshal(map[string]any{"id": i, "to": w.id, "text": "n" + string(rune('0'+i))})
+		in.Write(append(req, '\n'))
+	}
+	r = w.run(t, []byte(in.String()), courier, "relay", "--host", "box", "--name", "ci'bot")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var receipts []float64
+	for _, l := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n") {
+		var line map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
+		assert.Equal(t, "box", line["host"], l)
+		if line["type"] == "receipt" {
+			receipts = append(receipts, line["id"].(float64))
+		}
+	}
+	assert.Equal(t, []float64{0, 1, 2}, receipts, "%s", r.Stdout)
+}
+
+// TestHostMCPTools: the MCP tools' host argument runs them on the far
+// side; a bad host is an error result, and the server keeps serving.
+func TestHostMCPTools(t *testing.T) {
+	w := newHostWorld(t)
+	env := []string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
+		"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "FAKESSH_DOWN=down"}
+	p := startMCP(t, env, "mcp", "--confirm-timeout", "100ms")
+
+	text, isErr := p.call(t, "list_sessions", map[string]any{"host": "box"})
+	require.False(t, isErr, text)
+	var list struct {
+		Sessions []struct{ Host, SessionID, Endpoint string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &list))
+	require.Len(t, list.Sessions, 1)
+	assert.Equal(t, "box", list.Sessions[0].Host)
+	assert.True(t, strings.HasPrefix(list.Sessions[0].Endpoint, "ssh:v1:box:"))
+
+	text, isErr = p.call(t, "show_session", map[string]any{"session": list.Sessions[0].Endpoint})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, `"host":"box"`)
+
+	text, isErr = p.call(t, "send_message", map[string]any{"to": w.id, "host": "box", "transport": "socket", "text": "via MCP $(id)"})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, `"host":"box"`)
+	frames := w.listener.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Equal(t, "via MCP $(id)", frameContent(t, frames[0]))
+
+	text, isErr = p.call(t, "list_sessions", map[string]any{"host": "down"})
+	assert.True(t, isErr)
+	assert.True(t, strings.HasPrefix(text, "host_unreachable: "), text)
+	text, isErr = p.call(t, "list_sessions", map[string]any{"host": "-oProxyCommand=x"})
+	assert.True(t, isErr, text)
+}

@@ -1,0 +1,104 @@
+// Command fakessh stands in for ssh in tests (PEERCTL_SSH): it takes the
+// options peerctl passes, then "--", the destination and the one remote
+// command line, and runs that line with `/bin/sh -c` as an sshd runs a
+// command for a POSIX login shell, with its stdin, stdout and stderr, exiting
+// with its exit code. $FAKESSH_RECORD names a folder where it writes argv
+// (one argument per line, as JSON strings) before anything else.
+//
+// $FAKESSH_MODE plays a broken connection or a hostile far side instead:
+//
+//	refuse     "Permission denied (publickey)." and exit 255 (ssh's own failure)
+//	hostkey    "Host key verification failed." and exit 255
+//	drop       a peerctl hello, then read stdin to its end, then exit 255
+//	huge       a peerctl hello, then bytes without end
+//	endless    a peerctl hello, then nothing, never ending
+//	silent     nothing at all, never ending
+//	malformed  a peerctl hello, then a line that is not JSON, exit 0
+//	nohello    what the command prints, without its first line (an old peerctl)
+//
+// A destination listed in $FAKESSH_DOWN (comma-separated) refuses as
+// "refuse" does; the others run normally.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+const hello = `{"hello":"peerctl","outputProtocol":1,"version":"fake"}` + "\n"
+
+func main() {
+	args := os.Args[1:]
+	if dir := os.Getenv("FAKESSH_RECORD"); dir != "" {
+		var b strings.Builder
+		for _, a := range args {
+			q, _ := json.Marshal(a)
+			b.Write(q)
+			b.WriteByte('\n')
+		}
+		_ = os.WriteFile(filepath.Join(dir, "argv-"+fmt.Sprint(time.Now().UnixNano())), []byte(b.String()), 0o600)
+	}
+	i := slices.Index(args, "--")
+	if i < 0 || len(args) != i+3 {
+		fmt.Fprintf(os.Stderr, "fakessh: want OPTIONS -- DEST COMMAND, got %q\n", args)
+		os.Exit(255)
+	}
+	dest, line := args[i+1], args[i+2]
+	mode := os.Getenv("FAKESSH_MODE")
+	if slices.Contains(strings.Split(os.Getenv("FAKESSH_DOWN"), ","), dest) {
+		mode = "refuse"
+	}
+	switch mode {
+	case "refuse":
+		fmt.Fprintln(os.Stderr, dest+": Permission denied (publickey).")
+		os.Exit(255)
+	case "hostkey":
+		fmt.Fprintln(os.Stderr, "Host key verification failed.")
+		os.Exit(255)
+	case "drop":
+		os.Stdout.WriteString(hello)
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		fmt.Fprintln(os.Stderr, "Connection to "+dest+" closed by remote host.")
+		os.Exit(255)
+	case "huge":
+		os.Stdout.WriteString(hello)
+		chunk := []byte(strings.Repeat("[", 1<<16))
+		for {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				os.Exit(255)
+			}
+		}
+	case "endless":
+		os.Stdout.WriteString(hello)
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	case "silent":
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	case "malformed":
+		os.Stdout.WriteString(hello + "{not json\n")
+		return
+	}
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
+	if mode == "nohello" {
+		out, _ := cmd.StdoutPipe()
+		_ = cmd.Start()
+		r := bufio.NewReader(out)
+		_, _ = r.ReadString('\n')
+		_, _ = io.Copy(os.Stdout, r)
+	} else {
+		cmd.Stdout = os.Stdout
+		_ = cmd.Start()
+	}
+	_ = cmd.Wait()
+	os.Exit(cmd.ProcessState.ExitCode())
+}
