@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // peerctl --host end to end, hermetic: test/fakessh stands in for ssh
