@@ -174,8 +174,9 @@ func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 	if program == "" {
 		program = "peerctl"
 	}
-	if strings.HasPrefix(program, "-") {
-		return nil, fmt.Errorf("settings of host %s: program %q starts with '-'", call.Dest, program)
+	if strings.HasPrefix(program, "-") || strings.Contains(program, "=") {
+		// env would read it as an option or a variable.
+		return nil, fmt.Errorf("settings of host %s: program %q starts with '-' or holds '='", call.Dest, program)
 	}
 	var words []string
 	if len(settings.Env) > 0 {
