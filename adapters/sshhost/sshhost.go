@@ -174,8 +174,9 @@ func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 	if program == "" {
 		program = "peerctl"
 	}
-	if strings.HasPrefix(program, "-") {
-		return nil, fmt.Errorf("settings of host %s: program %q starts with '-'", call.Dest, program)
+	if strings.HasPrefix(program, "-") || strings.Contains(program, "=") {
+		// env would read it as an option or a variable.
+		return nil, fmt.Errorf("settings of host %s: program %q starts with '-' or holds '='", call.Dest, program)
 	}
 	var words []string
 	if len(settings.Env) > 0 {
@@ -321,18 +322,13 @@ func (r *run) program() string {
 func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stderr string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.HelloTimeout+c.opts.ConnectTimeout)
 	defer cancel()
-	argv := append(append([]string(nil), c.ssh...), "--", dest.String(), CommandLine([]string{program, "version", "--json"}))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	out := &procgroup.Output{Max: maxHello}
-	cmd.Stdout = out
-	cmd.WaitDelay = time.Second
-	if err := procgroup.Run(ctx, cmd); err == nil {
+	if out, _, vcode, err := c.Exec(ctx, dest, []string{program, "version", "--json"}, nil, maxHello); err == nil && vcode == 0 {
 		var v struct {
 			Version        string `json:"version"`
 			OutputProtocol int    `json:"outputProtocol"`
 		}
 		switch {
-		case jsonexact.Unmarshal(bytes.TrimSpace(out.Bytes()), &v) != nil || v.Version == "":
+		case jsonexact.Unmarshal(bytes.TrimSpace(out), &v) != nil || v.Version == "":
 		case v.OutputProtocol == ports.RemoteProtocol:
 			// The same protocol: it refused this command line itself.
 			return c.unreachable(dest, nil, "peerctl %s on %s did not start the command (exit %d: %s)", printable(v.Version), dest, code, orNothing(stderr))
@@ -341,6 +337,34 @@ func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stder
 		}
 	}
 	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s %s", program, dest, code, orNothing(stderr), InstallHint, dest)
+}
+
+// Exec runs words (a program and its arguments, each quoted: see
+// CommandLine) on dest with the same ssh options, stdin (nil: none) and
+// stdout bounded to maxOut bytes (the rest is dropped), to its end or
+// ctx's: for what is not peerctl (a `uname`, an install). code is the
+// far side's exit code (255: ssh's own failure); err is set when ssh could
+// not run.
+func (c *Channel) Exec(ctx context.Context, dest domain.Dest, words []string, stdin io.Reader, maxOut int) (stdout, stderr []byte, code int, err error) {
+	if dest.IsLocal() {
+		return nil, nil, -1, errors.New("sshhost: no destination")
+	}
+	argv := append(append([]string(nil), c.ssh...), "--", dest.String(), CommandLine(words))
+	c.opts.Log.Debug("ssh", "argv", argv)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, errOut := &procgroup.Output{Max: maxOut}, &procgroup.Output{Max: maxStderr}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, errOut
+	cmd.WaitDelay = time.Second
+	err = procgroup.Run(ctx, cmd)
+	var exit *exec.ExitError
+	if err != nil && errors.As(err, &exit) && ctx.Err() == nil {
+		err = nil
+	}
+	code = -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return out.Bytes(), errOut.Bytes(), code, err
 }
 
 func (c *Channel) mismatch(dest domain.Dest, version string, protocol int) error {

@@ -98,6 +98,12 @@ func TestArgv(t *testing.T) {
 	}
 	_, err = c.Argv(ports.RemoteCall{})
 	assert.Error(t, err, "no destination")
+	for _, bad := range []ports.HostSettings{{Program: "-oProxyCommand=x"}, {Program: "A=b"}, {Env: map[string]string{"A B": "x"}}} {
+		c, err := sshhost.New(sshhost.Options{Book: book{"box": bad}})
+		require.NoError(t, err)
+		_, err = c.Argv(ports.RemoteCall{Dest: dest(t, "box")})
+		assert.Error(t, err, "%+v", bad)
+	}
 }
 
 // TestControlDirOpenToOthers: a folder others can enter is not used for

@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // peerctl --host end to end, hermetic: test/fakessh stands in for ssh
@@ -7,8 +9,10 @@ package acceptance
 // $CLAUDE_CONFIG_DIR (local path flags are never sent).
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -317,4 +321,28 @@ func TestHostMCPTools(t *testing.T) {
 	assert.True(t, strings.HasPrefix(text, "host_unreachable: "), text)
 	text, isErr = p.call(t, "list_sessions", map[string]any{"host": "-oProxyCommand=x"})
 	assert.True(t, isErr, text)
+}
+
+// TestHostWatchEvents: watch over this machine and a host prints each
+// one's events with its host; the remote endpoint is the ssh:v1: form.
+func TestHostWatchEvents(t *testing.T) {
+	w := newHostWorld(t)
+	cmd := exec.Command(peerctlBin(t), "watch", "--json", "--host", ".", "--host", "box")
+	cmd.Env = []string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
+		"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH)}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(out)
+	hosts := map[string]string{}
+	for len(hosts) < 2 && sc.Scan() {
+		var ev struct{ Event, Host, SessionID, Endpoint string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &ev), sc.Text())
+		assert.Equal(t, "appeared", ev.Event)
+		assert.Equal(t, w.id, ev.SessionID)
+		hosts[ev.Host] = ev.Endpoint
+	}
+	require.Len(t, hosts, 2, "an event from each host")
+	assert.Equal(t, "ssh:v1:box:"+hosts[""], hosts["box"])
 }
