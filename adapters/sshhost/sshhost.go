@@ -322,13 +322,13 @@ func (r *run) program() string {
 func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stderr string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.HelloTimeout+c.opts.ConnectTimeout)
 	defer cancel()
-	if out, _, vcode, err := c.Exec(ctx, dest, []string{program, "version", "--json"}, nil, maxHello); err == nil && vcode == 0 {
+	if res, err := c.Exec(ctx, dest, []string{program, "version", "--json"}, nil, maxHello); err == nil && res.Code == 0 {
 		var v struct {
 			Version        string `json:"version"`
 			OutputProtocol int    `json:"outputProtocol"`
 		}
 		switch {
-		case jsonexact.Unmarshal(bytes.TrimSpace(out), &v) != nil || v.Version == "":
+		case jsonexact.Unmarshal(bytes.TrimSpace(res.Stdout), &v) != nil || v.Version == "":
 		case v.OutputProtocol == ports.RemoteProtocol:
 			// The same protocol: it refused this command line itself.
 			return c.unreachable(dest, nil, "peerctl %s on %s did not start the command (exit %d: %s)", printable(v.Version), dest, code, orNothing(stderr))
@@ -337,34 +337,6 @@ func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stder
 		}
 	}
 	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s %s", program, dest, code, orNothing(stderr), InstallHint, dest)
-}
-
-// Exec runs words (a program and its arguments, each quoted: see
-// CommandLine) on dest with the same ssh options, stdin (nil: none) and
-// stdout bounded to maxOut bytes (the rest is dropped), to its end or
-// ctx's: for what is not peerctl (a `uname`, an install). code is the
-// far side's exit code (255: ssh's own failure); err is set when ssh could
-// not run.
-func (c *Channel) Exec(ctx context.Context, dest domain.Dest, words []string, stdin io.Reader, maxOut int) (stdout, stderr []byte, code int, err error) {
-	if dest.IsLocal() {
-		return nil, nil, -1, errors.New("sshhost: no destination")
-	}
-	argv := append(append([]string(nil), c.ssh...), "--", dest.String(), CommandLine(words))
-	c.opts.Log.Debug("ssh", "argv", argv)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	out, errOut := &procgroup.Output{Max: maxOut}, &procgroup.Output{Max: maxStderr}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, errOut
-	cmd.WaitDelay = time.Second
-	err = procgroup.Run(ctx, cmd)
-	var exit *exec.ExitError
-	if err != nil && errors.As(err, &exit) && ctx.Err() == nil {
-		err = nil
-	}
-	code = -1
-	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
-	}
-	return out.Bytes(), errOut.Bytes(), code, err
 }
 
 func (c *Channel) mismatch(dest domain.Dest, version string, protocol int) error {

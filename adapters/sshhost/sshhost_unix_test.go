@@ -161,16 +161,3 @@ func TestStream(t *testing.T) {
 	assert.Equal(t, 0, res.Code)
 	assert.Equal(t, []string{"<--hello=1>", "<watch>", "in 1", "in 2"}, got)
 }
-
-func TestExec(t *testing.T) {
-	c := channel(t, "", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, _, code, err := c.Exec(ctx, dest(t, "box"), []string{"sh", "-c", `printf '%s|' "$@"; cat`, "sh", "a'b", "$(id)"}, strings.NewReader("in"), 1<<10)
-	require.NoError(t, err)
-	assert.Equal(t, 0, code)
-	assert.Equal(t, "a'b|$(id)|in", string(out))
-	_, _, code, err = c.Exec(ctx, dest(t, "box"), []string{"false"}, nil, 10)
-	require.NoError(t, err)
-	assert.Equal(t, 1, code)
-}
