@@ -53,20 +53,24 @@ type Item struct {
 	Output    string
 }
 
-// Tool is one tool offered to the model: a function's Name, or for an MCP
-// namespace 0.171.0 also sends, its Type and Name.
+// Tool is one tool offered to the model: a function (Type "function"), or
+// a namespace of functions (Type "namespace", its functions in Tools):
+// 0.171.0 offers an MCP server's tools as namespace "mcp__<server>".
 type Tool struct {
-	Type string `json:"type"`
-	Name string `json:"name"`
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Tools []Tool `json:"tools"`
 }
 
 // Reply is a script's answer: an assistant message Text, or a
-// function_call of Call (a tool name as offered) with Arguments (a JSON
-// object as text). Wait, when not nil, holds the answer until it closes
-// (or the request is abandoned), so that a turn stays running.
+// function_call of Call (a function name as offered, in Namespace when it
+// was offered in one) with Arguments (a JSON object as text). Wait, when
+// not nil, holds the answer until it closes (or the request is
+// abandoned), so that a turn stays running.
 type Reply struct {
 	Text      string
 	Call      string
+	Namespace string
 	Arguments string
 	Wait      <-chan struct{}
 }
@@ -97,22 +101,27 @@ func (r *Request) LastItem() Item {
 	return r.Input[len(r.Input)-1]
 }
 
-// FindTool returns the name of the offered tool that is name or ends in
-// name after a separator Codex uses for MCP tools ("__", "." or "/"), and
-// whether there is one.
-func (r *Request) FindTool(name string) (string, bool) {
+// FindTool returns the offered function named name, top-level or inside
+// a namespace (then also the namespace's name), and whether there is one.
+func (r *Request) FindTool(name string) (namespace, function string, ok bool) {
 	for _, t := range r.Tools {
-		if t.Name == name || strings.HasSuffix(t.Name, "__"+name) || strings.HasSuffix(t.Name, "."+name) || strings.HasSuffix(t.Name, "/"+name) {
-			return t.Name, true
+		if t.Type == "namespace" {
+			for _, f := range t.Tools {
+				if f.Name == name {
+					return t.Name, f.Name, true
+				}
+			}
+		} else if t.Name == name {
+			return "", t.Name, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 var (
 	pingRE = regexp.MustCompile(`ping [^\s<"\\]+`)
 	holdRE = regexp.MustCompile(`hold ([^\s<"\\]+)`)
-	callRE = regexp.MustCompile(`(?s)call ([A-Za-z0-9_.\-/]+) (\{.*\})`)
+	callRE = regexp.MustCompile(`(?s)call ([A-Za-z0-9_.\-]+) (\{.*\})`)
 )
 
 // Model is a stand-in for the OpenAI Responses API on loopback, the model
@@ -164,9 +173,9 @@ func StartModel(t testing.TB, script Script) *Model {
 //
 //   - the title request: TitleReply;
 //   - after a function_call_output: "tool said: <output>";
-//   - "call <tool> <json object>": a function_call of the offered tool whose
-//     name is or ends in <tool> (see FindTool), with that object as its
-//     arguments, once per turn;
+//   - "call <function> <json object>": a function_call of the offered
+//     function of that name (see FindTool), with that object as its
+//     arguments;
 //   - "hold <gate>": "held <gate>", answered only once Release(gate) is
 //     called, so that the turn keeps the thread busy until then;
 //   - "ping <token>": "pong: ping <token>" (the last one in the text);
@@ -180,8 +189,8 @@ func (m *Model) DefaultScript(r *Request) Reply {
 	}
 	text := r.LastUserText()
 	if c := callRE.FindStringSubmatch(text); c != nil {
-		if name, ok := r.FindTool(c[1]); ok {
-			return Reply{Call: name, Arguments: c[2]}
+		if ns, name, ok := r.FindTool(c[1]); ok {
+			return Reply{Call: name, Namespace: ns, Arguments: c[2]}
 		}
 		return Reply{Text: "no tool " + c[1]}
 	}
@@ -374,6 +383,9 @@ func write(w http.ResponseWriter, reply Reply) {
 		}
 		item = map[string]any{"type": "function_call", "id": "fc_" + randHex(8), "call_id": "call_" + randHex(8),
 			"name": reply.Call, "arguments": args}
+		if reply.Namespace != "" {
+			item["namespace"] = reply.Namespace
+		}
 	} else {
 		item = map[string]any{"type": "message", "role": "assistant", "id": "msg_" + randHex(8),
 			"content": []any{map[string]any{"type": "output_text", "text": reply.Text}}}

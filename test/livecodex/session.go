@@ -80,6 +80,7 @@ type Root struct {
 	Dir       string
 	CodexHome string // Dir/ch
 	Home      string // Dir/h
+	BinDir    string // Dir/bin: holds "codex", a link to Bin, first on Env's PATH
 	Bin       string // the codex program
 	Model     *Model
 
@@ -94,11 +95,15 @@ func NewRoot(t testing.TB, bin string, model *Model) *Root {
 		model = StartModel(t, nil)
 	}
 	dir := livecc.TempRoot(t, "lcx")
-	r := &Root{Dir: dir, CodexHome: filepath.Join(dir, "ch"), Home: filepath.Join(dir, "h"), Bin: bin, Model: model, t: t}
-	for _, d := range []string{r.CodexHome, r.Home, filepath.Join(dir, "w")} {
+	r := &Root{Dir: dir, CodexHome: filepath.Join(dir, "ch"), Home: filepath.Join(dir, "h"), BinDir: filepath.Join(dir, "bin"),
+		Bin: bin, Model: model, t: t}
+	for _, d := range []string{r.CodexHome, r.Home, r.BinDir, filepath.Join(dir, "w")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatalf("livecodex: make root: %v", err)
 		}
+	}
+	if err := os.Symlink(bin, filepath.Join(r.BinDir, "codex")); err != nil {
+		t.Fatalf("livecodex: make root: %v", err)
 	}
 	r.appendConfig(t, OfflineConfig(model.URL))
 	// Registered after TempRoot's clean-up, so it runs before it.
@@ -121,17 +126,19 @@ func (r *Root) appendConfig(t testing.TB, text string) {
 // Env is an environment for a program using this root's Codex home (the
 // peerctl binary, `codex queue`, `codex mcp add`): this process's, scrubbed
 // of what ties it to another session (livecc.Scrub, CODEX_*, OPENAI_*),
-// plus HOME, CODEX_HOME, the stand-in's key, then extra.
+// plus PATH with BinDir first (so `codex` is the root's), HOME,
+// CODEX_HOME, the stand-in's key, then extra.
 func (r *Root) Env(extra ...string) []string {
 	var env []string
 	for _, kv := range livecc.Scrub(os.Environ()) {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "CODEX_") || strings.HasPrefix(name, "OPENAI_") {
+		if strings.HasPrefix(name, "CODEX_") || strings.HasPrefix(name, "OPENAI_") || name == "PATH" {
 			continue
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "HOME="+r.Home, "CODEX_HOME="+r.CodexHome, APIKeyEnv+"=offline")
+	env = append(env, "PATH="+r.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"HOME="+r.Home, "CODEX_HOME="+r.CodexHome, APIKeyEnv+"=offline")
 	return append(env, extra...)
 }
 
