@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-go bench-replies lint cross vuln ci deps install-claude fuzz man release check-release
+.PHONY: build test test-live bench bench-go bench-replies bench-codex lint cross vuln ci deps install-claude fuzz man release check-release
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -90,3 +90,8 @@ fuzz:
 # one scripted session, a warm relay, docs/PERFORMANCE.md ("Replies").
 bench-replies:
 	PEERCTL_LIVE=1 $(GO) test -run '^$$' -bench BenchmarkLiveReplies -benchtime 1x -timeout 20m ./test/acceptance
+
+# Live benchmark of Codex (send to a Codex thread against a bare `codex queue`; list with a
+# Codex home present and absent), offline: one real Codex TUI, docs/PERFORMANCE.md ("Codex").
+bench-codex:
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveCodex -benchtime 1x -timeout 20m ./test/acceptance
