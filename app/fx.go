@@ -12,6 +12,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/peerctl/peerctl/adapters/claudecode"
+	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/qwencode"
@@ -26,6 +27,7 @@ import (
 var plugins = []ports.HarnessPlugin{
 	claudecode.Plugin,
 	qwencode.Plugin,
+	codex.Plugin,
 }
 
 // Plugins lists the harness plug-ins, for a command line that adds their

@@ -49,7 +49,7 @@ func NewEndpoint(pid int, name, socket string) (Endpoint, error) {
 func (e Endpoint) PID() int { return int(e.pid) }
 
 // Name returns the session's name, unescaped (for a qwen-peer endpoint,
-// the session id it pins).
+// the session id it pins; for a codex-peer one, the thread id).
 func (e Endpoint) Name() string { return e.name }
 
 // Socket returns the messaging socket path, unescaped.
@@ -64,15 +64,19 @@ func (e Endpoint) String() string {
 		return ""
 	}
 	prefix := EndpointPrefix
-	if e.harness == HarnessQwenCode {
+	switch e.harness {
+	case HarnessQwenCode:
 		prefix = EndpointPrefixQwen
+	case HarnessCodex:
+		prefix = EndpointPrefixCodex
 	}
 	return prefix + strconv.FormatUint(uint64(e.pid), 10) + ":" +
 		escapeEndpointPart(e.name) + ":" + escapeEndpointPart(e.socket)
 }
 
 // ParseEndpoint parses the canonical form written by String, cc-peer:v1:
-// or qwen-peer:v1: (see EndpointPrefixQwen). It rejects other
+// qwen-peer:v1: (see EndpointPrefixQwen) or codex-peer:v1:
+// (EndpointPrefixCodex). It rejects other
 // schemes and versions (e.g. "cc-peer:v2:"), a pid that is not all digits or
 // does not fit uint32 (or is 0), empty parts, a wrong number of parts, and any
 // part not in the canonical escaped form String writes (a "%" not followed
@@ -86,6 +90,10 @@ func ParseEndpoint(s string) (Endpoint, error) {
 		prefix, harness = EndpointPrefixQwen, HarnessQwenCode
 	case strings.HasPrefix(s, "qwen-peer:"):
 		return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefixQwen)
+	case strings.HasPrefix(s, EndpointPrefixCodex):
+		prefix, harness = EndpointPrefixCodex, HarnessCodex
+	case strings.HasPrefix(s, "codex-peer:"):
+		return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefixCodex)
 	case !strings.HasPrefix(s, EndpointPrefix):
 		if strings.HasPrefix(s, "cc-peer:") {
 			return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefix)
@@ -193,10 +201,10 @@ func unescapeEndpointPart(s string) (string, error) {
 }
 
 // IsEndpoint reports whether address is written as an endpoint of any
-// harness (cc-peer:..., qwen-peer:..., any version), rather than a
-// session id or name: Resolve reads it as one.
+// harness (cc-peer:..., qwen-peer:..., codex-peer:..., any version),
+// rather than a session id or name: Resolve reads it as one.
 func IsEndpoint(address string) bool {
-	return strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:")
+	return strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") || strings.HasPrefix(address, "codex-peer:")
 }
 
 func upperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }

@@ -15,11 +15,14 @@ const (
 	// HarnessQwenCode: Qwen Code (0.24.x; 0.23.x with messaging turned on),
 	// registry $QWEN_HOME/sessions/<pid>.json and <pid>-<8 hex>.json.
 	HarnessQwenCode
+	// HarnessCodex: Codex CLI (0.171.0), its threads read from the
+	// app-server daemon and the processes that hold them (adapters/codex).
+	HarnessCodex
 )
 
-var harnessWords = []string{"claude-code", "qwen-code"}
+var harnessWords = []string{"claude-code", "qwen-code", "codex"}
 
-// String returns "claude-code" or "qwen-code".
+// String returns "claude-code", "qwen-code" or "codex".
 func (h Harness) String() string {
 	if int(h) >= 0 && int(h) < len(harnessWords) {
 		return harnessWords[h]
@@ -28,16 +31,16 @@ func (h Harness) String() string {
 }
 
 // Harnesses lists every harness in a stable order.
-func Harnesses() []Harness { return []Harness{HarnessClaudeCode, HarnessQwenCode} }
+func Harnesses() []Harness { return []Harness{HarnessClaudeCode, HarnessQwenCode, HarnessCodex} }
 
-// ParseHarness maps a wire word ("claude-code", "qwen-code") to its Harness.
+// ParseHarness maps a wire word ("claude-code", "qwen-code", "codex") to its Harness.
 func ParseHarness(word string) (Harness, error) {
 	for i, w := range harnessWords {
 		if w == word {
 			return Harness(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown harness %q (want %q or %q)", word, harnessWords[0], harnessWords[1])
+	return 0, fmt.Errorf("unknown harness %q (want %q, %q or %q)", word, harnessWords[0], harnessWords[1], harnessWords[2])
 }
 
 // EndpointPrefixQwen starts every Qwen Code endpoint of protocol version 1:
@@ -63,6 +66,27 @@ func NewQwenEndpoint(pid int, sessionID, socket string) (Endpoint, error) {
 	return ep, nil
 }
 
+// EndpointPrefixCodex starts every Codex endpoint of protocol version 1:
+//
+//	codex-peer:v1:<pid>:<threadId>:<control socket>
+//
+// escaped as cc-peer endpoints are. It pins the thread id (Codex's one id
+// for a thread, session and conversation) and the pid that has the thread
+// open: a client's (the TUI's), or the --no-daemon TUI's own. The socket is
+// the Codex home's control socket, which every thread of that home shares.
+const EndpointPrefixCodex = "codex-peer:v1:"
+
+// NewCodexEndpoint builds a codex-peer endpoint; pid must be positive,
+// threadID and socket non-empty.
+func NewCodexEndpoint(pid int, threadID, socket string) (Endpoint, error) {
+	ep, err := NewEndpoint(pid, threadID, socket)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	ep.harness = HarnessCodex
+	return ep, nil
+}
+
 // Harness is the harness the endpoint addresses.
 func (e Endpoint) Harness() Harness { return e.harness }
 
@@ -71,8 +95,11 @@ func (s Session) Harness() Harness { return s.rec.Harness }
 
 // endpointFor builds the endpoint of a record by its harness.
 func endpointFor(r Record) (Endpoint, error) {
-	if r.Harness == HarnessQwenCode {
+	switch r.Harness {
+	case HarnessQwenCode:
 		return NewQwenEndpoint(r.PID, r.SessionID, r.SocketPath)
+	case HarnessCodex:
+		return NewCodexEndpoint(r.PID, r.SessionID, r.SocketPath)
 	}
 	return NewEndpoint(r.PID, r.Name, r.SocketPath)
 }

@@ -63,11 +63,17 @@ func (in Inbound) IsFrom(socket string) bool {
 
 // IsReplyFrom reports whether in was sent by target: Claude Code names a
 // sender "uds:<its socket>" (IsFrom), Qwen Code by the frame's from, which
-// a Qwen Code session sets to its ipcPath (0.24.4), the record's socket.
+// a Qwen Code session sets to its ipcPath (0.24.4), the record's socket;
+// a Codex reply's From is its thread id.
 func (in Inbound) IsReplyFrom(target Session) bool {
 	socket := target.SocketPath()
-	if target.Harness() == HarnessQwenCode {
+	switch target.Harness() {
+	case HarnessQwenCode:
 		return socket != "" && in.From == socket
+	case HarnessCodex:
+		// Every thread of a Codex home shares its control socket: the
+		// courier names a reply by the thread it came from.
+		return target.ID() != "" && in.From == target.ID()
 	}
 	return in.IsFrom(socket)
 }

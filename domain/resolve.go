@@ -137,8 +137,11 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 	e := byPID[0]
 	if what, now := endpointKey(e.Record); now != ep.Name() {
 		detail := fmt.Sprintf("endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), now)
-		if e.Record.Harness == HarnessQwenCode {
+		switch e.Record.Harness {
+		case HarnessQwenCode:
 			detail = fmt.Sprintf("endpoint pins %s %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", what, ep.Name(), ep.PID(), now)
+		case HarnessCodex:
+			detail = fmt.Sprintf("endpoint pins %s %s but pid %d now has %s open; list again for the new endpoint", what, ep.Name(), ep.PID(), now)
 		}
 		r := Refuse(ReasonIdentityMismatch, "%s", detail)
 		r.Candidates = candidates(byPID)
@@ -162,7 +165,9 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 // addressable with this text.
 func SharedSocket(entries []Entry, e Entry) (string, []Entry) {
 	sock := e.Record.SocketPath
-	if sock == "" {
+	if sock == "" || e.Record.Harness == HarnessCodex {
+		// A Codex home's control socket serves every thread of that home
+		// by design: the thread id in each call says which one.
 		return "", nil
 	}
 	clean := filepath.Clean(sock)

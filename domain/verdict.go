@@ -32,13 +32,19 @@ const (
 	// VerdictUnsupported: a record format newer than peerctl reads (a Qwen
 	// Code schemaVersion above 1): skipped, never deleted.
 	VerdictUnsupported
+	// VerdictAmbiguous: a Codex thread the app-server daemon holds
+	// loaded while fewer clients run in its folder than it holds threads
+	// there: one of them may have it open, or it may be a thread whose
+	// client quit (the daemon keeps it loaded about a minute), and peerctl
+	// cannot tell which (docs/CODEX.md). Never called live.
+	VerdictAmbiguous
 	// VerdictRemoved: the record is gone, so nothing is left to judge
 	// (`watch`'s gone event only; never a verdict of a record read, and
 	// not in Verdicts).
 	VerdictRemoved
 )
 
-var verdictWords = []string{"unknown", "live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable", "unsupported", "removed"}
+var verdictWords = []string{"unknown", "live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable", "unsupported", "ambiguous", "removed"}
 
 // String returns the stable word, e.g. "stale".
 func (v Verdict) String() string {
@@ -51,7 +57,7 @@ func (v Verdict) String() string {
 // Verdicts lists every decided verdict in a stable order.
 func Verdicts() []Verdict {
 	return []Verdict{VerdictLive, VerdictStale, VerdictReused, VerdictForeign,
-		VerdictMisnamed, VerdictHeadless, VerdictMalformed, VerdictUnreadable, VerdictUnsupported}
+		VerdictMisnamed, VerdictHeadless, VerdictMalformed, VerdictUnreadable, VerdictUnsupported, VerdictAmbiguous}
 }
 
 // Tri is a three-valued check result: what could not be checked stays Unknown
@@ -148,8 +154,11 @@ func (e Entry) Endpoint() Endpoint {
 // (reused), else live. A check that could not be made never causes a
 // negative verdict.
 func Classify(r Record, l Liveness) Entry {
-	if r.Harness == HarnessQwenCode {
+	switch r.Harness {
+	case HarnessQwenCode:
 		return classifyQwen(r, l)
+	case HarnessCodex:
+		return classifyCodex(r, l)
 	}
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	// runs: Claude Code's listing would take the pid for the record's

@@ -25,7 +25,7 @@ func TestVerdictWords(t *testing.T) {
 	for _, v := range domain.Verdicts() {
 		got = append(got, v.String())
 	}
-	assert.Equal(t, []string{"live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable", "unsupported"}, got)
+	assert.Equal(t, []string{"live", "stale", "reused", "foreign", "misnamed", "headless", "malformed", "unreadable", "unsupported", "ambiguous"}, got)
 	assert.Equal(t, "unknown", domain.VerdictUnknown.String())
 	assert.Equal(t, "verdict(99)", domain.Verdict(99).String())
 }

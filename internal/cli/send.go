@@ -204,7 +204,10 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 	fmt.Fprintf(w, "%s: %q (session %s, pid %d) by %s in %s%s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport,
 		res.TransportElapsed.Round(time.Millisecond), confirmTime(res))
 	if out.MsgID != "" {
-		fmt.Fprintf(w, "msg_id: %s\nclaude: %s\n", safe(out.MsgID), safe(out.ClaudeResult))
+		fmt.Fprintf(w, "msg_id: %s\n", safe(out.MsgID))
+	}
+	if out.ClaudeResult != "" {
+		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
 	}
 	c.printConfirm(w, res)
 	return nil

@@ -1,0 +1,311 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// AppServerName is the app-server transport's name (the default).
+const AppServerName = "app-server"
+
+// DefaultTimeout bounds one delivery when Config.Timeout is 0.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultWindow is how long a delivery waits for turn/started when
+// Config.Window is 0.
+const DefaultWindow = 10 * time.Second
+
+// Config shapes the transports. The zero value is usable but for Home.
+type Config struct {
+	// Home is the Codex home whose daemon serves the threads.
+	Home string
+	// Version is peerctl's, told to the daemon (clientInfo.version).
+	Version string
+	// From is the sender name the envelope carries ("": "peerctl").
+	From string
+	// Timeout bounds one delivery; Window the wait for turn/started
+	// (negative: not waited, the outcome is "posted").
+	Timeout, Window time.Duration
+	// Program is the codex program the queue transport runs ("": codex
+	// on PATH).
+	Program string
+	// Env is the queue transport's environment (nil: os.Environ()).
+	Env []string
+	// Log hears each step at debug level; nil: silent.
+	Log *slog.Logger
+
+	// dirs are the folders the control socket may link into (nil:
+	// codexapp.DaemonDir of our uid); tests set it.
+	dirs []string
+}
+
+// getuid is os.Getuid (tests replace it).
+var getuid = os.Getuid
+
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.From == "" {
+		c.From = "peerctl"
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Envelope is the text a Codex thread receives for msg: one header line
+// naming the sender, then the text byte for byte:
+//
+//	[peerctl: a message from another session, from "<from>"]
+//	<text>
+//
+// from is flattened to one line of at most 200 characters and quoted as
+// Go quotes strings, so nothing in a name can end the header early.
+func Envelope(from, text string) string {
+	return "[peerctl: a message from another session, from " + strconv.Quote(oneLine(from)) + "]\n" + text
+}
+
+// AppServer delivers through the daemon's app-server protocol:
+// initialize, thread/resume (which subscribes the connection to the
+// thread), turn/start with the envelope as the one text input. The receipt
+// is Codex's turn/started for the turn turn/start named (outcome
+// delivered); a busy thread takes the text into its running turn (the
+// same turn id comes back, measured on 0.171.0), which is delivered too,
+// saying so. An error answer is delivery_failed quoting Codex.
+type AppServer struct{ cfg Config }
+
+var _ ports.Transport = (*AppServer)(nil)
+
+// NewAppServer builds the transport.
+func NewAppServer(cfg Config) *AppServer { return &AppServer{cfg: cfg.withDefaults()} }
+
+// Name returns "app-server".
+func (t *AppServer) Name() string { return AppServerName }
+
+// check refuses a target the transport cannot serve.
+func check(cfg Config, target domain.Session, transport string) error {
+	if target.Harness() != domain.HarnessCodex {
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "the %s transport speaks Codex's protocol; session %s is a %s session", transport, target.ID(), target.Harness())
+	}
+	if !target.Addressable() {
+		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+	}
+	if !domain.IsUUID(target.ID()) {
+		return domain.Refuse(domain.ReasonNotAddressable, "thread id %q is not a UUID", target.ID())
+	}
+	if want, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...); err == nil && target.SocketPath() != want {
+		return domain.Refuse(domain.ReasonIdentityMismatch, "thread %s is served by the control socket %s, not by %s, --codex-home's (%s)", target.ID(), target.SocketPath(), want, cfg.Home)
+	}
+	return nil
+}
+
+// Plan shows the calls Deliver would make.
+func (t *AppServer) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
+	if err := t.check(target); err != nil {
+		return domain.Plan{}, err
+	}
+	calls := []string{
+		`initialize {"clientInfo":{"name":"peerctl",…}}`, `initialized`,
+		fmt.Sprintf(`thread/resume {"threadId":%q,"excludeTurns":true}`, target.ID()),
+		fmt.Sprintf(`turn/start {"threadId":%q,"input":[{"type":"text","text":%s}]}`, target.ID(), strconv.Quote(Envelope(t.cfg.From, msg.Text()))),
+	}
+	return domain.Plan{Transport: AppServerName, Socket: target.SocketPath(), Call: strings.Join(calls, "\n")}, nil
+}
+
+func (t *AppServer) check(target domain.Session) error {
+	if err := check(t.cfg, target, AppServerName); err != nil {
+		return err
+	}
+	if target.Kind() == domain.CodexKindNoDaemon {
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "thread %s is held by a TUI started with --no-daemon (pid %d), which no app-server socket reaches: --transport queue does", target.ID(), target.PID())
+	}
+	return nil
+}
+
+// Deliver opens a connection, posts msg and closes it.
+func (t *AppServer) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
+	if err := t.check(target); err != nil {
+		return domain.Receipt{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
+	defer cancel()
+	c, err := dial(ctx, t.cfg)
+	if err != nil {
+		return domain.Receipt{}, err
+	}
+	defer c.Close()
+	rec, _, err := post(ctx, t.cfg, c, c.Notifications(), target, msg, nil)
+	return rec, err
+}
+
+// dial checks the home's control socket and opens a connection to it; a
+// failure is delivery_failed, nothing was sent.
+func dial(ctx context.Context, cfg Config) (*codexapp.Conn, error) {
+	sock, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...)
+	if err != nil {
+		return nil, failed("%v; nothing was sent", err)
+	}
+	c, err := codexapp.Open(ctx, sock, cfg.Version)
+	cfg.Log.Debug("codex app-server connect", "socket", sock, "err", err)
+	if err != nil {
+		return nil, failed("%v; nothing was sent", err)
+	}
+	return c, nil
+}
+
+func failed(format string, args ...any) *domain.Refusal {
+	return domain.Refuse(domain.ReasonDeliveryFailed, format, args...)
+}
+
+// post runs thread/resume and turn/start on c and waits, on notes (c's
+// notifications, or a copy of them), for the receipt; it returns the turn
+// the text started (or joined), told to onTurn (when not nil) as soon as
+// turn/start named it.
+func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexapp.Notification, target domain.Session, msg domain.Message, onTurn func(string)) (domain.Receipt, string, error) {
+	id := target.ID()
+	loaded, err := c.LoadedThreads(ctx)
+	if err != nil {
+		return domain.Receipt{}, "", failed("%v; nothing was sent", err)
+	}
+	if !slices.Contains(loaded, id) {
+		return domain.Receipt{}, "", domain.Refuse(domain.ReasonNotLive, "Codex's daemon no longer holds thread %s loaded (its TUI quit); nothing was sent: a resume would run it with no one watching (--transport queue keeps it for the next resume)", id)
+	}
+	var resumed struct {
+		Thread codexapp.Thread `json:"thread"`
+	}
+	if err := c.Call(ctx, "thread/resume", map[string]any{"threadId": id, "excludeTurns": true}, &resumed); err != nil {
+		return domain.Receipt{}, "", failed("%v; nothing was sent", err)
+	}
+	busy := resumed.Thread.Status.Type == "active"
+	var started struct {
+		Turn struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"turn"`
+	}
+	input := []map[string]any{{"type": "text", "text": Envelope(cfg.From, msg.Text())}}
+	err = c.Call(ctx, "turn/start", map[string]any{"threadId": id, "input": input}, &started)
+	cfg.Log.Debug("codex turn/start", "thread", id, "turn", started.Turn.ID, "busy", busy, "err", err)
+	var rpc *codexapp.RPCError
+	switch {
+	case errors.As(err, &rpc):
+		return domain.Receipt{}, "", failed("%s; nothing was sent", rpc.Error())
+	case err != nil:
+		return domain.Receipt{}, "", domain.Refuse(domain.ReasonOutcomeUnknown, "%v; the thread may or may not have the message: look before sending again", err)
+	case started.Turn.ID == "":
+		return domain.Receipt{}, "", domain.Refuse(domain.ReasonOutcomeUnknown, "Codex answered turn/start with no turn id; the thread may or may not have the message: look before sending again")
+	}
+	turn := started.Turn.ID
+	if onTurn != nil {
+		onTurn(turn)
+	}
+	rec := domain.Receipt{Transport: AppServerName, MsgID: turn}
+	if cfg.Window < 0 {
+		rec.Outcome, rec.Detail = domain.OutcomePosted.String(), "turn "+turn+"; turn/started not awaited"
+		return rec, turn, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, cfg.Window)
+	defer cancel()
+	for {
+		select {
+		case n, ok := <-notes:
+			if !ok {
+				rec.Outcome, rec.Detail = domain.OutcomePosted.String(), fmt.Sprintf("turn %s accepted; the connection ended before turn/started (%v)", turn, c.Err())
+				return rec, turn, nil
+			}
+			switch n.Method {
+			case "turn/started":
+				if tid, tturn := turnOf(n.Params); tid == id && tturn == turn {
+					rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "turn/started: turn "+turn
+					return rec, turn, nil
+				}
+			case "item/started", "item/completed":
+				// A busy thread takes the text into its running turn: no
+				// turn/started comes, the userMessage item does.
+				if busy && userMessageIn(n.Params, id, turn) {
+					rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "the thread was busy: the message joined its running turn "+turn
+					return rec, turn, nil
+				}
+			case "turn/completed":
+				if tid, tturn := turnOf(n.Params); tid == id && tturn == turn {
+					if e := turnError(n.Params); e != "" {
+						return rec, turn, failed("Codex ended turn %s with an error: %s", turn, e)
+					}
+					rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "turn "+turn+" completed"
+					return rec, turn, nil
+				}
+			}
+		case <-wctx.Done():
+			rec.Outcome = domain.OutcomePosted.String()
+			rec.Detail = fmt.Sprintf("turn %s accepted (turn/start); no turn/started within %s", turn, cfg.Window)
+			if busy {
+				rec.Detail += "; the thread was busy: it runs as its next turn"
+			}
+			return rec, turn, nil
+		}
+	}
+}
+
+// turnOf reads a turn notification's threadId and turn.id.
+func turnOf(params json.RawMessage) (thread, turn string) {
+	var p struct {
+		ThreadID string `json:"threadId"`
+		Turn     struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.ThreadID, p.Turn.ID
+}
+
+// turnError is the message of a failed turn ("" when it did not fail).
+func turnError(params json.RawMessage) string {
+	var p struct {
+		Turn struct {
+			Status string `json:"status"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		} `json:"turn"`
+	}
+	_ = json.Unmarshal(params, &p)
+	switch {
+	case p.Turn.Error != nil && p.Turn.Error.Message != "":
+		return oneLine(p.Turn.Error.Message)
+	case p.Turn.Status == "failed":
+		return "status failed"
+	}
+	return ""
+}
+
+// item is an item notification's fields peerctl reads.
+type item struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	Item     struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"item"`
+}
+
+func userMessageIn(params json.RawMessage, thread, turn string) bool {
+	var it item
+	return json.Unmarshal(params, &it) == nil && it.ThreadID == thread && it.TurnID == turn && it.Item.Type == "userMessage"
+}

@@ -1,0 +1,153 @@
+// Package codex is the Codex CLI harness (Codex 0.171.0; docs/CODEX.md):
+// one plug-in (a ports.Harness) made of the registry (the threads a live
+// Codex process has open: the app-server daemon's loaded threads that a
+// client runs beside, and the threads --no-daemon TUIs hold), the process
+// liveness check, the app-server transport (the default; it is also the
+// long-lived courier that hears the answer) and the queue transport
+// (codex queue), confirmation by Codex's own receipt, and the
+// --codex-home and --codex flags.
+package codex
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Flag names and variables.
+const (
+	// FlagHome is Codex's home folder (every command).
+	FlagHome = "codex-home"
+	// FlagProgram is the codex program (the queue transport, doctor).
+	FlagProgram = "codex"
+	// HomeEnv is the variable Codex reads its home from.
+	HomeEnv = "CODEX_HOME"
+	// ThreadEnv is the variable Codex 0.171.0 sets, in the shells its
+	// exec_command tool starts, to the thread's id (measured; it also sets
+	// CODEX_SESSION_ID to the same id).
+	ThreadEnv = "CODEX_THREAD_ID"
+)
+
+// Plugin describes the harness for the wiring and the command line.
+var Plugin = ports.HarnessPlugin{
+	Kind: domain.HarnessCodex,
+	Flags: []ports.HarnessFlag{
+		{Name: FlagHome, Usage: "Codex home folder (default $CODEX_HOME, else ~/.codex; empty is a usage error)",
+			Otherwise: "$CODEX_HOME, else ~/.codex"},
+		{Name: FlagProgram, Usage: "codex program for --transport queue and doctor (default $PEERCTL_CODEX, else codex on PATH; empty is a usage error)",
+			Otherwise: "$PEERCTL_CODEX, else codex on PATH", Commands: []string{"send", "relay", "mcp", "doctor"}},
+	},
+	Transports: []ports.TransportName{{Name: AppServerName, Replies: true}, {Name: QueueName}},
+	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },
+}
+
+// Harness is Codex's plug-in. Build it with New.
+type Harness struct {
+	home     string
+	program  string
+	registry ports.Registry
+	live     *procliveness.Checker
+	app      *AppServer
+	queue    *Queue
+}
+
+var _ ports.Harness = (*Harness)(nil)
+
+// Home resolves the Codex home: flag, else $CODEX_HOME, else ~/.codex.
+func Home(flag string, getenv func(string) string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if v := getenv(HomeEnv); v != "" {
+		return filepath.Abs(v)
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("cannot locate Codex's home: no --codex-home, no $CODEX_HOME and no $HOME")
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
+// New resolves the home and the program and builds the parts. Nothing is
+// started. A home that cannot be located is this harness's trouble alone:
+// its registry reports it on every read.
+func New(s ports.HarnessSettings) (*Harness, error) {
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	h := &Harness{live: procliveness.New()}
+	home, err := Home(s.Flags[FlagHome], getenv)
+	if err != nil {
+		h.registry = ports.Unlocated{Of: domain.HarnessCodex, Err: err}
+	} else {
+		h.home = home
+		dom, _ := h.live.Domain()
+		h.registry = NewRegistry(home, version(), dom)
+	}
+	h.program = s.Flags[FlagProgram]
+	if h.program == "" {
+		h.program = getenv(ProgramEnv)
+	}
+	cfg := Config{Home: home, Version: version(), From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow,
+		Program: h.program, Env: s.Env, Log: s.Log}
+	h.app, h.queue = NewAppServer(cfg), NewQueue(cfg)
+	return h, nil
+}
+
+// version is peerctl's module version ("dev" when unknown).
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// Kind is domain.HarnessCodex.
+func (h *Harness) Kind() domain.Harness { return domain.HarnessCodex }
+
+// Registry reads the threads a live Codex process has open (Registry).
+func (h *Harness) Registry() ports.Registry { return h.registry }
+
+// Liveness checks the holder's process (pid alive, start unchanged).
+func (h *Harness) Liveness() ports.Liveness { return h.live }
+
+// Transports are the app-server (default) and the queue.
+func (h *Harness) Transports() []ports.Transport { return []ports.Transport{h.app, h.queue} }
+
+// Couriers are the app-server connections that hear a turn's answer.
+func (h *Harness) Couriers() ports.Couriers { return h.app }
+
+// Confirm: Codex's receipt is the confirmation (turn/started), and its
+// threads publish no status a wait could follow in a file.
+func (h *Harness) Confirm() ports.ConfirmRule {
+	return ports.ConfirmRule{ByReceipt: true,
+		Held:      "Codex holds it",
+		NoReceipt: "Codex accepted it without saying a turn started (codex queue: it runs as the thread's next turn)",
+		NoWait:    "not waited: Codex threads are followed through the app-server, not a record"}
+}
+
+// Transcript is the thread's rollout (the record's Path).
+func (h *Harness) Transcript(rec domain.Record) string { return rec.Path }
+
+// ExitStart is the holder's start ticks.
+func (h *Harness) ExitStart(rec domain.Record) string { return rec.ProcStart }
+
+// Notes say how a --no-daemon thread is reached.
+func (h *Harness) Notes(rec domain.Record) []string {
+	if rec.Kind == domain.CodexKindNoDaemon {
+		return []string{"held by a TUI started with --no-daemon: the app-server transport cannot reach it; send --transport queue does"}
+	}
+	return nil
+}
+
+// Home is the Codex home, named by --codex-home and $CODEX_HOME.
+func (h *Harness) Home() ports.Home { return ports.Home{Dir: h.home, Flag: FlagHome, Env: HomeEnv} }
+
+// Warnings: none.
+func (h *Harness) Warnings() []string { return nil }

@@ -1,0 +1,128 @@
+package codex
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/peerctl/peerctl/adapters/procgroup"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// QueueName is the queue transport's name.
+const QueueName = "queue"
+
+// ProgramEnv names the codex program when --codex is not given.
+const ProgramEnv = "PEERCTL_CODEX"
+
+// maxOutput bounds what is kept of codex queue's output (bytes).
+const maxOutput = 64 << 10
+
+// Queue delivers with `codex queue --thread <id> --message <envelope>`
+// (Codex 0.171.0), run without a shell, with CODEX_HOME set to the home,
+// in its own process group that ends with the call. Exit 0 and "Queued
+// message <uuid> for thread <id>." is the receipt: outcome queued. The
+// queue is durable: a thread no client has open gets it when resumed; a
+// busy thread runs it as its next turn. codex queue takes the text only as
+// an argument (--message), so it is visible in the process list
+// (ps, /proc/<pid>/cmdline) while codex queue runs: use the app-server
+// transport for a text others on the machine must not see.
+type Queue struct{ cfg Config }
+
+var _ ports.Transport = (*Queue)(nil)
+
+// NewQueue builds the transport.
+func NewQueue(cfg Config) *Queue { return &Queue{cfg: cfg.withDefaults()} }
+
+// Name returns "queue".
+func (q *Queue) Name() string { return QueueName }
+
+func (q *Queue) program() string {
+	if q.cfg.Program != "" {
+		return q.cfg.Program
+	}
+	return "codex"
+}
+
+// Args is the argv after the program.
+func (q *Queue) Args(target domain.Session, msg domain.Message) []string {
+	return []string{"queue", "--thread", target.ID(), "--message", Envelope(q.cfg.From, msg.Text())}
+}
+
+// Plan shows the command Deliver would run.
+func (q *Queue) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
+	if err := check(q.cfg, target, QueueName); err != nil {
+		return domain.Plan{}, err
+	}
+	path, err := exec.LookPath(q.program())
+	if err != nil {
+		return domain.Plan{}, failed("find %q: %v (pass --codex or set $%s)", q.program(), err, ProgramEnv)
+	}
+	return domain.Plan{Transport: QueueName, Program: path, Argv: append([]string{path}, q.Args(target, msg)...)}, nil
+}
+
+var queuedLine = regexp.MustCompile(`Queued message ([0-9a-fA-F-]{36}) for thread ([0-9a-fA-F-]{36})\.`)
+
+// Deliver runs codex queue (see Queue).
+func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
+	if err := check(q.cfg, target, QueueName); err != nil {
+		return domain.Receipt{}, err
+	}
+	path, err := exec.LookPath(q.program())
+	if err != nil {
+		return domain.Receipt{}, failed("find %q: %v (pass --codex or set $%s); nothing was sent", q.program(), err, ProgramEnv)
+	}
+	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
+	defer cancel()
+	cmd := exec.Command(path, q.Args(target, msg)...)
+	cmd.WaitDelay = 2 * time.Second
+	env := q.cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(withoutVar(env, "CODEX_HOME"), "CODEX_HOME="+q.cfg.Home, "NO_COLOR=1")
+	out := &procgroup.Output{Max: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	err = procgroup.Run(ctx, cmd)
+	text := strings.TrimSpace(string(out.Bytes()))
+	q.cfg.Log.Debug("codex queue", "program", path, "thread", target.ID(), "err", err)
+	if err != nil {
+		if ctx.Err() != nil {
+			return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue did not finish within %s (%v); the message may or may not be queued: look before sending again", q.cfg.Timeout, err)
+		}
+		return domain.Receipt{}, failed("codex queue failed (%v): %s", err, lastLines(text))
+	}
+	m := queuedLine.FindStringSubmatch(text)
+	if m == nil || !strings.EqualFold(m[2], target.ID()) {
+		return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue exited 0 without saying it queued the message for thread %s: %s", target.ID(), lastLines(text))
+	}
+	return domain.Receipt{Transport: QueueName, Outcome: domain.OutcomeQueued.String(), MsgID: m[1],
+		Detail: fmt.Sprintf("Codex queued message %s for thread %s: durable, it runs as the thread's next turn (at once when idle and open, after the running turn when busy, on the next resume when no client has it open)", m[1], target.ID())}, nil
+}
+
+func withoutVar(env []string, key string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// lastLines keeps the end of a command's output, one line, bounded.
+func lastLines(s string) string {
+	if s == "" {
+		return "(no output)"
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return oneLine(strings.Join(lines, " / "))
+}

@@ -1,0 +1,322 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// DefaultAsk bounds one conversation with the daemon while reading the
+// registry (connect, initialize, two reads).
+const DefaultAsk = 3 * time.Second
+
+// maxMetaLine bounds the first line of a rollout read for its
+// session_meta (bytes).
+const maxMetaLine = 64 << 10
+
+// Registry lists the Codex threads that a live process has open (the
+// liveness rule of docs/CODEX.md, measured on Codex 0.171.0):
+//
+//   - a thread whose writer lock a codex process other than the daemon
+//     holds open is that process's (a TUI started with --no-daemon): kind
+//     no-daemon, pid the TUI's;
+//   - a thread the app-server daemon holds loaded (thread/loaded/list) is
+//     a client's when at least as many Codex clients (codex processes of
+//     this home that are not the daemon) run in its folder as the daemon
+//     holds threads there: kind daemon-client, pid the client's when it is
+//     the only one there, else the daemon's; none there: headless (the
+//     daemon keeps a thread loaded about a minute after its TUI quit);
+//     fewer: ambiguous.
+//
+// A thread no process holds is not a record. It never writes Codex's state.
+type Registry struct {
+	home     string
+	procRoot string
+	ask      time.Duration
+	version  string
+	domain   string // our pid domain ("" unknown)
+	// dirs are the folders the control socket may link into (nil:
+	// codexapp.DaemonDir(uid)).
+	dirs []string
+}
+
+var _ ports.HarnessRegistry = (*Registry)(nil)
+
+// NewRegistry reads the Codex home; version is peerctl's, told to the
+// daemon in initialize; pidDomain is ours (procliveness.Checker.Domain),
+// given to every record ("": none).
+func NewRegistry(home, version, pidDomain string) *Registry {
+	return &Registry{home: home, procRoot: "/proc", ask: DefaultAsk, version: version, domain: pidDomain}
+}
+
+// Harness is domain.HarnessCodex.
+func (r *Registry) Harness() domain.Harness { return domain.HarnessCodex }
+
+// Read lists the threads (see Registry). A control socket that is not
+// ours, or a daemon that does not answer within the bound, is an error
+// naming it; no daemon at all is not (only --no-daemon TUIs then).
+func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
+	snap := ports.Snapshot{Dir: r.home}
+	if _, err := os.Stat(r.home); errors.Is(err, os.ErrNotExist) {
+		snap.Missing = true
+		return snap, nil
+	} else if err != nil {
+		return snap, fmt.Errorf("read Codex home %s: %w", r.home, err)
+	}
+	// The control socket first: one that is not ours stops the read
+	// before anything is asked; none means no daemon (only --no-daemon
+	// TUIs can hold threads then).
+	sock, err := codexapp.Socket(r.home, getuid(), r.dirs...)
+	if errors.Is(err, codexapp.ErrNoDaemon) {
+		sock, err = "", nil
+	}
+	if err != nil {
+		return snap, err
+	}
+	procs := scanProcs(r.procRoot, r.home)
+	daemonPID := readDaemonPID(r.home)
+	for _, p := range procs {
+		if p.role(daemonPID) != domain.CodexKindNoDaemon {
+			continue
+		}
+		for _, id := range p.locks {
+			snap.Records = append(snap.Records, r.noDaemonRecord(p, id, sock))
+		}
+	}
+	if sock == "" {
+		return r.stamp(snap), nil
+	}
+	threads, err := r.daemonThreads(ctx, sock)
+	if err != nil {
+		return snap, err
+	}
+	snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
+	return r.stamp(snap), nil
+}
+
+// stamp gives every record our pid domain: the processes were found in
+// this machine's /proc, so they are in our pid namespace by construction.
+func (r *Registry) stamp(snap ports.Snapshot) ports.Snapshot {
+	if r.domain == "" {
+		return snap
+	}
+	for i := range snap.Records {
+		snap.Records[i].PIDDomain = r.domain
+	}
+	return snap
+}
+
+// daemonThreads asks the daemon at sock for the threads it holds loaded,
+// with their rows.
+func (r *Registry) daemonThreads(ctx context.Context, sock string) ([]codexapp.Thread, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.ask)
+	defer cancel()
+	c, err := codexapp.Open(ctx, sock, r.version)
+	if err != nil {
+		return nil, fmt.Errorf("Codex's app-server daemon (%s): %w", sock, err)
+	}
+	defer c.Close()
+	loaded, err := c.LoadedThreads(ctx)
+	if err != nil || len(loaded) == 0 {
+		return nil, err
+	}
+	rows, _, err := c.ListThreads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]codexapp.Thread{}
+	for _, t := range rows {
+		byID[t.ID] = t
+	}
+	out := make([]codexapp.Thread, 0, len(loaded))
+	for _, id := range loaded {
+		t, ok := byID[id]
+		if !ok {
+			t = codexapp.Thread{ID: id, Status: codexapp.ThreadStatus{Type: "idle"}}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// daemonRecords applies the client rule (see Registry) to the daemon's
+// loaded threads.
+func daemonRecords(threads []codexapp.Thread, procs []proc, daemonPID int, sock string) []domain.Record {
+	clients := map[string][]proc{}
+	var daemon proc
+	for _, p := range procs {
+		switch p.role(daemonPID) {
+		case domain.CodexKindClient:
+			clients[filepath.Clean(p.cwd)] = append(clients[filepath.Clean(p.cwd)], p)
+		case "daemon":
+			if p.pid == daemonPID {
+				daemon = p
+			}
+		}
+	}
+	loadedIn := map[string]int{}
+	for _, t := range threads {
+		loadedIn[filepath.Clean(t.Cwd)]++
+	}
+	out := make([]domain.Record, 0, len(threads))
+	for _, t := range threads {
+		rec := threadRecord(t, sock)
+		cwd := filepath.Clean(t.Cwd)
+		here, n := clients[cwd], loadedIn[cwd]
+		rec.Kind = domain.CodexKindClient
+		rec.PID, rec.ProcStart = daemon.pid, daemon.start
+		switch {
+		case !domain.IsUUID(t.ID):
+			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("thread id %q is not a UUID", t.ID), domain.VerdictMalformed
+		case daemon.pid == 0:
+			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("the daemon of daemon.pid (pid %d) is not a running Codex process of this home", daemonPID), domain.VerdictStale
+		case len(here) == 0:
+			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("loaded by Codex's app-server daemon (pid %d) but no Codex client runs in %s: its TUI quit (the daemon keeps a thread loaded about a minute after) or nothing ever showed it; a turn sent now would run with no one watching", daemon.pid, t.Cwd), domain.VerdictHeadless
+		case len(here) < n:
+			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("the daemon (pid %d) holds %d threads loaded in %s and %d Codex client(s) run there (pids %s): which of them have this one open cannot be told (a thread stays loaded about a minute after its TUI quit)", daemon.pid, n, t.Cwd, len(here), pids(here)), domain.VerdictAmbiguous
+		case len(here) == 1:
+			rec.PID, rec.ProcStart = here[0].pid, here[0].start
+		default:
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d Codex clients run in %s (pids %s): which one shows this thread is not known, so its pid is the daemon's", len(here), t.Cwd, pids(here)))
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func threadRecord(t codexapp.Thread, sock string) domain.Record {
+	rec := domain.Record{Harness: domain.HarnessCodex, File: t.ID, SessionID: t.ID, Cwd: t.Cwd, SocketPath: sock,
+		Version: t.CLIVersion, Name: t.Preview}
+	if t.Name != nil && *t.Name != "" {
+		rec.Name = *t.Name
+	}
+	if t.Path != nil {
+		rec.Path = *t.Path
+	}
+	if t.CreatedAt > 0 {
+		rec.StartedAt = time.Unix(t.CreatedAt, 0)
+	}
+	if t.UpdatedAt > 0 {
+		rec.UpdatedAt = time.Unix(t.UpdatedAt, 0)
+	}
+	switch t.Status.Type {
+	case "idle":
+		rec.Status = domain.StatusIdle
+	case "active":
+		rec.Status = domain.StatusBusy
+	}
+	rec.Name = oneLine(rec.Name)
+	return rec
+}
+
+// noDaemonRecord is the record of a thread a --no-daemon TUI holds: its
+// rollout's session_meta gives the cwd and version; a rollout that cannot
+// be read makes the record skipped with its reason.
+func (r *Registry) noDaemonRecord(p proc, id, sock string) domain.Record {
+	rec := domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id, SocketPath: sock,
+		Kind: domain.CodexKindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd}
+	path := p.rollouts[id]
+	if path == "" {
+		return rec // the lock is taken before the first turn writes the rollout
+	}
+	rec.Path = path
+	meta, err := readSessionMeta(path)
+	if err != nil {
+		rec.Problem, rec.ProblemVerdict = err.Error(), domain.VerdictMalformed
+		return rec
+	}
+	if meta.ID != "" && meta.ID != id {
+		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("rollout %s names thread %s, not %s", path, meta.ID, id), domain.VerdictMalformed
+		return rec
+	}
+	rec.Cwd, rec.Version = meta.Cwd, meta.CLIVersion
+	if t, err := time.Parse(time.RFC3339Nano, meta.Timestamp); err == nil {
+		rec.StartedAt = t
+	}
+	return rec
+}
+
+// sessionMeta is the payload of a rollout's first line
+// {"type":"session_meta","payload":{…}} (Codex 0.171.0).
+type sessionMeta struct {
+	ID         string `json:"id"`
+	Timestamp  string `json:"timestamp"`
+	Cwd        string `json:"cwd"`
+	CLIVersion string `json:"cli_version"`
+}
+
+// readSessionMeta reads the first line of a rollout, at most maxMetaLine
+// bytes, without blocking on a fifo; a line cut short (no newline) or
+// that is not session_meta is an error saying so.
+func readSessionMeta(path string) (sessionMeta, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return sessionMeta{}, fmt.Errorf("rollout %s: %w", path, err)
+	}
+	defer f.Close()
+	buf := make([]byte, maxMetaLine)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return sessionMeta{}, fmt.Errorf("rollout %s: %w", path, err)
+	}
+	line, _, ok := bytes.Cut(buf[:n], []byte("\n"))
+	if !ok {
+		return sessionMeta{}, fmt.Errorf("rollout %s: its first line is truncated (no newline in its first %d bytes)", path, n)
+	}
+	var first struct {
+		Type    string      `json:"type"`
+		Payload sessionMeta `json:"payload"`
+	}
+	if err := json.Unmarshal(line, &first); err != nil || first.Type != "session_meta" {
+		return sessionMeta{}, fmt.Errorf("rollout %s: its first line is not a session_meta record", path)
+	}
+	return first.Payload, nil
+}
+
+// readDaemonPID reads the daemon's pid from daemon.pid (0 when absent or
+// unreadable; at most 64 KiB are read).
+func readDaemonPID(home string) int {
+	f, err := openRegular(codexapp.DaemonPIDFile(home))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	var d struct {
+		PID int `json:"pid"`
+	}
+	if json.Unmarshal(b, &d) != nil {
+		return 0
+	}
+	return d.PID
+}
+
+func pids(ps []proc) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = fmt.Sprint(p.pid)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}
+
+// oneLine keeps a title to one line of at most 200 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,84 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Codex record kinds (Record.Kind of a Codex thread): who holds the
+// thread open (adapters/codex, measured on Codex 0.171.0: docs/CODEX.md).
+const (
+	// CodexKindClient: the app-server daemon holds the thread and a
+	// client (the TUI, pid PID) runs in its folder.
+	CodexKindClient = "daemon-client"
+	// CodexKindNoDaemon: a TUI started with --no-daemon holds the thread
+	// itself (its writer lock and rollout are open in process PID).
+	CodexKindNoDaemon = "no-daemon"
+)
+
+// classifyCodex is Classify for a Codex thread. The registry decides who
+// holds the thread (a daemon thread no client has open is headless, one
+// it cannot tell is ambiguous: both arrive as the record's problem); the
+// holder's process is then checked as any record's: dead pid (stale),
+// start mismatch (reused), else live. A live thread is addressable when
+// its id is a UUID and the control socket path is absolute.
+func classifyCodex(r Record, l Liveness) Entry {
+	e := Entry{Record: r, Unchecked: l.Unchecked}
+	switch {
+	case r.Problem != "":
+		e.Verdict = r.ProblemVerdict
+		if e.Verdict == VerdictUnknown {
+			e.Verdict = VerdictMalformed
+		}
+		e.Reason = r.Problem
+		e.Unchecked = nil
+	case l.Alive == No && l.Zombie:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
+	case l.Alive == No:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
+	case l.StartMatches == No:
+		e.Verdict = VerdictReused
+		e.Reason = fmt.Sprintf("pid %d started at %s, not at %s when the thread was read", r.PID, l.ActualStart, r.ProcStart)
+	case l.Alive == Unknown:
+		e.Verdict = VerdictStale
+		e.Reason = fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
+	default:
+		e.Verdict = VerdictLive
+	}
+	if e.Verdict != VerdictLive {
+		return e
+	}
+	switch {
+	case !IsUUID(r.SessionID):
+		e.Unaddressable = fmt.Sprintf("thread id %q is not a UUID", r.SessionID)
+	case !strings.HasPrefix(r.SocketPath, "/"):
+		e.Unaddressable = fmt.Sprintf("control socket %q is not an absolute path", r.SocketPath)
+	default:
+		e.Addressable = true
+	}
+	return e
+}
+
+// IsUUID reports whether s is a UUID in its canonical text form (8-4-4-4-12
+// hex digits, either case), as Codex writes thread ids.
+func IsUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
