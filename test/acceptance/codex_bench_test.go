@@ -22,9 +22,9 @@ const codexBenchRuns = 10
 //
 //   - send: `peerctl send` to the thread, whole process, up to Codex's own
 //     receipt (turn/started), against a bare `codex queue` to the same
-//     thread timed right after it (the floor: Codex's own client on the
-//     same socket); medians over codexBenchRuns and the median of the
-//     per-pair ratios;
+//     thread timed beside it (the floor: Codex's own client on the same
+//     socket); medians over codexBenchRuns and the medians of the per-pair
+//     ratios of wall and of CPU time;
 //   - list: `peerctl list --json` with the Codex home present (its daemon
 //     up, the thread loaded) against the same with CODEX_HOME naming a
 //     folder that does not exist: what listing Codex adds.
@@ -40,31 +40,35 @@ func BenchmarkLiveCodex(b *testing.B) {
 	absent := root.Env("CODEX_HOME=" + filepath.Join(root.Dir, "absent"))
 	peerctl := peerctlBin(b)
 	for b.Loop() {
-		sendRatio, send, queue := pairs(b,
+		sendRatio, sendCPU, send, queue := pairs(b,
 			func(i int) []string { return []string{peerctl, "send", s.ThreadID, "bench send " + strconv.Itoa(i)} }, env,
 			func(i int) []string {
 				return []string{bin, "queue", "--thread", s.ThreadID, "--message", "bench queue " + strconv.Itoa(i)}
 			}, env)
 		list := func(int) []string { return []string{peerctl, "list", "--json"} }
-		listRatio, present, missing := pairs(b, list, env, list, absent)
+		listRatio, listCPU, present, missing := pairs(b, list, env, list, absent)
 		b.ReportMetric(ms(send), "send-ms")
 		b.ReportMetric(ms(queue), "codex-queue-ms")
 		b.ReportMetric(sendRatio, "send/codex-queue")
+		b.ReportMetric(sendCPU, "send/codex-queue-cpu")
 		b.ReportMetric(ms(present), "list-codex-ms")
 		b.ReportMetric(ms(missing), "list-no-codex-ms")
 		b.ReportMetric(listRatio, "list-codex/list-no-codex")
-		b.Logf("send median %v, codex queue median %v, per-pair ratio median %.2f; list with Codex home %v, without %v, per-pair ratio median %.2f (%d pairs each)",
-			send, queue, sendRatio, present, missing, listRatio, codexBenchRuns)
+		b.ReportMetric(listCPU, "list-codex/list-no-codex-cpu")
+		b.Logf("send median %v, codex queue median %v, per-pair ratio median %.2f (CPU %.2f); list with Codex home %v, without %v, per-pair ratio median %.2f (CPU %.2f); %d pairs each",
+			send, queue, sendRatio, sendCPU, present, missing, listRatio, listCPU, codexBenchRuns)
 	}
 }
 
 // pairs times command a against command c (argv of run i) codexBenchRuns times, back to
 // back, order alternating, after one warm-up of each, and returns the
-// median of the per-pair ratios a/b and each one's median wall time. A
-// run that fails fails the benchmark.
-func pairs(b *testing.B, a func(i int) []string, aEnv []string, c func(i int) []string, cEnv []string) (ratio float64, ma, mc time.Duration) {
+// medians of the per-pair ratios a/c of wall time and of CPU time (the
+// process's user + system time: the steadier one on a busy machine), and
+// each one's median wall time. A run that fails fails the benchmark.
+func pairs(b *testing.B, a func(i int) []string, aEnv []string, c func(i int) []string, cEnv []string) (ratio, cpuRatio float64, ma, mc time.Duration) {
 	b.Helper()
-	run := func(argvOf func(int) []string, env []string, i int) time.Duration {
+	type took struct{ wall, cpu time.Duration }
+	run := func(argvOf func(int) []string, env []string, i int) took {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		argv := argvOf(i)
@@ -76,22 +80,24 @@ func pairs(b *testing.B, a func(i int) []string, aEnv []string, c func(i int) []
 		if err != nil {
 			b.Fatalf("%q: %v\n%s", argv, err, out)
 		}
-		return d
+		return took{d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	}
 	run(a, aEnv, -1)
 	run(c, cEnv, -1)
 	var as, cs []time.Duration
-	var ratios []float64
+	var ratios, cpus []float64
 	for i := range codexBenchRuns {
-		var da, dc time.Duration
+		var da, dc took
 		if i%2 == 0 {
 			da, dc = run(a, aEnv, i), run(c, cEnv, i)
 		} else {
 			dc, da = run(c, cEnv, i), run(a, aEnv, i)
 		}
-		as, cs = append(as, da), append(cs, dc)
-		ratios = append(ratios, float64(da)/float64(dc))
+		as, cs = append(as, da.wall), append(cs, dc.wall)
+		ratios = append(ratios, float64(da.wall)/float64(dc.wall))
+		cpus = append(cpus, float64(da.cpu)/float64(max(dc.cpu, time.Microsecond)))
 	}
 	slices.Sort(ratios)
-	return ratios[len(ratios)/2], median(as), median(cs)
+	slices.Sort(cpus)
+	return ratios[len(ratios)/2], cpus[len(cpus)/2], median(as), median(cs)
 }
