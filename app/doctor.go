@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,11 +82,11 @@ type SocketDirCheck struct {
 	Sessions int
 }
 
-// SessionCheck says whether the caller runs inside a Claude Code session:
-// EnvVars lists the names (never values) of CLAUDECODE and CLAUDE_CODE_*
-// variables present; Found is the session Whoami found (nil if none).
-// Inside is true when Found is set or a session marker variable is present
-// (see sessionMarkers).
+// SessionCheck says whether the caller runs inside a session of any
+// harness: EnvVars lists the names (never values) of the harnesses'
+// session variables present (ports.SessionEnv: Markers and Prefixes);
+// Found is the session Whoami found (nil if none). Inside is true when
+// Found is set or a marker variable is present.
 type SessionCheck struct {
 	Inside  bool
 	EnvVars []string
@@ -146,9 +147,10 @@ func (s *Service) Doctor(ctx context.Context, procs ports.Processes, env DoctorE
 		r.Warnings = append(r.Warnings, fmt.Sprintf("session %s (%q, pid %d) is unreachable: %s", u.SessionID, u.Name, u.PID, u.Reason))
 	}
 
-	r.Session.EnvVars = sessionVars(env.Environ)
+	var markers map[string]bool
+	r.Session.EnvVars, markers = s.sessionVars(env.Environ)
 	if err == nil {
-		self, werr := whoami(l, procs, env.Self, lookup(env.Environ, SocketEnv))
+		self, werr := whoami(l, procs, env.Self, s.sessionEnvs(func(k string) string { return lookup(env.Environ, k) }))
 		if werr == nil {
 			r.Session.Found = &self
 		} else {
@@ -157,7 +159,7 @@ func (s *Service) Doctor(ctx context.Context, procs ports.Processes, env DoctorE
 	}
 	r.Session.Inside = r.Session.Found != nil
 	for _, k := range r.Session.EnvVars {
-		r.Session.Inside = r.Session.Inside || sessionMarkers[k]
+		r.Session.Inside = r.Session.Inside || markers[k]
 	}
 
 	goos := env.GOOS
@@ -243,27 +245,27 @@ func checkSocketDir(dir string, uid, sessions int) SocketDirCheck {
 	return c
 }
 
-// sessionMarkers are the variables Claude Code 2.1.328 sets in the shells
-// it starts (Bash tool, "!" shell mode) that mark a session; provider and
-// credential settings (CLAUDE_CODE_USE_BEDROCK, ...) do not count.
-var sessionMarkers = map[string]bool{
-	"CLAUDECODE": true, "CLAUDE_CODE_ENTRYPOINT": true, "CLAUDE_CODE_SESSION_ID": true,
-	SocketEnv: true, "CLAUDE_CODE_CHILD_SESSION": true, "CLAUDE_CODE_EXECPATH": true,
-}
-
-// sessionVars returns the sorted names of CLAUDECODE and CLAUDE_CODE_*
-// variables in environ. Values are never returned: some are secrets
-// (CLAUDE_CODE_MESSAGING_TOKEN).
-func sessionVars(environ []string) []string {
-	var out []string
+// sessionVars returns the sorted names of the harnesses' session
+// variables in environ (ports.SessionEnv: Markers, and names with one of
+// Prefixes), and the markers. Values are never returned: some are secrets.
+func (s *Service) sessionVars(environ []string) (names []string, markers map[string]bool) {
+	markers = map[string]bool{}
+	var prefixes []string
+	for _, h := range s.harnesses {
+		se := h.SessionEnv()
+		for _, m := range se.Markers {
+			markers[m] = true
+		}
+		prefixes = append(prefixes, se.Prefixes...)
+	}
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "CLAUDECODE" || strings.HasPrefix(k, "CLAUDE_CODE_") {
-			out = append(out, k)
+		if markers[k] || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			names = append(names, k)
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(names)
+	return names, markers
 }
 
 func lookup(environ []string, key string) string {

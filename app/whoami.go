@@ -3,16 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
-
-// SocketEnv is the variable Claude Code 2.1.328 sets in the shells it starts
-// (its Bash tool and "!" shell mode) to the session's own messaging socket.
-const SocketEnv = "CLAUDE_CODE_MESSAGING_SOCKET"
 
 // MaxAncestry bounds the parent-pid walk of Whoami.
 const MaxAncestry = 128
@@ -23,17 +18,23 @@ type Via int
 // Via values.
 const (
 	ViaNone Via = iota
-	// ViaSocketEnv: $CLAUDE_CODE_MESSAGING_SOCKET equals a live record's messagingSocketPath.
+	// ViaSocketEnv: the variable a harness sets to the session's socket
+	// (ports.SessionEnv.Socket) equals a live record's socket.
 	ViaSocketEnv
 	// ViaAncestor: a live record's pid is this process or one of its ancestors.
 	ViaAncestor
+	// ViaEnv: the variable a harness sets to the session's id
+	// (ports.SessionEnv) names a live record.
+	ViaEnv
 )
 
-// String returns "socket-env", "ancestor" or "none".
+// String returns "socket-env", "env", "ancestor" or "none".
 func (v Via) String() string {
 	switch v {
 	case ViaSocketEnv:
 		return "socket-env"
+	case ViaEnv:
+		return "env"
 	case ViaAncestor:
 		return "ancestor"
 	default:
@@ -54,39 +55,65 @@ type Self struct {
 }
 
 // Whoami finds the live session that process self runs inside, on a fresh
-// read: first the live record whose messagingSocketPath equals socketEnv
-// (when socketEnv is non-empty), else the first live record whose pid is self
-// or one of its ancestors (parent pids read with procs, at most MaxAncestry
-// steps). When neither matches it refuses with ReasonNotLive, detail "not
-// inside a Claude Code session: ..." when the walk reached the root, or
-// "stopped after 128 parents: ..." when MaxAncestry cut it off. A registry read error is returned as is.
-func (s *Service) Whoami(ctx context.Context, procs ports.Processes, self int, socketEnv string) (Self, error) {
+// read: first the live record that a harness's session variable names
+// (ports.SessionEnv, read with getenv; each harness's variable, in plug-in
+// order), else the first live record whose pid is self or one of its
+// ancestors (parent pids read with procs, at most MaxAncestry steps). When
+// neither matches it refuses with ReasonNotLive, detail "not inside a
+// session: ..." when the walk reached the root, or "stopped after 128
+// parents: ..." when MaxAncestry cut it off. A registry read error is
+// returned as is.
+func (s *Service) Whoami(ctx context.Context, procs ports.Processes, self int, getenv func(string) string) (Self, error) {
 	l, _, err := s.readLive(ctx) // only live records can answer
 	if err != nil {
 		return Self{}, err
 	}
-	return whoami(l, procs, self, socketEnv)
+	return whoami(l, procs, self, s.sessionEnvs(getenv))
 }
 
-func whoami(l Listing, procs ports.Processes, self int, socketEnv string) (Self, error) {
+// sessionEnv is one harness's session variable as this process has it.
+type sessionEnv struct {
+	of    domain.Harness
+	env   ports.SessionEnv
+	value string
+}
+
+// sessionEnvs are the harnesses' session variables that getenv has.
+func (s *Service) sessionEnvs(getenv func(string) string) []sessionEnv {
+	var out []sessionEnv
+	for _, h := range s.harnesses {
+		se := h.SessionEnv()
+		if se.Var == "" || se.Names == nil {
+			continue
+		}
+		if v := getenv(se.Var); v != "" {
+			out = append(out, sessionEnv{of: h.Kind(), env: se, value: v})
+		}
+	}
+	return out
+}
+
+func whoami(l Listing, procs ports.Processes, self int, envs []sessionEnv) (Self, error) {
 	var out Self
 	live := l.Live()
-	if socketEnv != "" {
-		want := filepath.Clean(socketEnv)
+	for _, se := range envs {
 		var hits []domain.Entry
 		for _, e := range live {
-			if e.Record.SocketPath != "" && filepath.Clean(e.Record.SocketPath) == want {
+			if e.Record.Harness == se.of && se.env.Names(e.Record, se.value) {
 				hits = append(hits, e)
 			}
 		}
 		switch len(hits) {
 		case 1:
-			out.Entry, out.Via = hits[0], ViaSocketEnv
+			out.Entry, out.Via = hits[0], ViaEnv
+			if se.env.Socket {
+				out.Via = ViaSocketEnv
+			}
 			return out, nil
 		case 0:
-			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches no live record", SocketEnv, socketEnv))
+			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches no live record", se.env.Var, se.value))
 		default:
-			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches %d live records; walking parent pids instead", SocketEnv, socketEnv, len(hits)))
+			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches %d live records; walking parent pids instead", se.env.Var, se.value, len(hits)))
 		}
 	}
 	byPID := map[int]domain.Entry{}
@@ -113,7 +140,7 @@ func whoami(l Listing, procs ports.Processes, self int, socketEnv string) (Self,
 		}
 		pid = next
 	}
-	detail := fmt.Sprintf("not inside a Claude Code session: no live record in %s for this process or its parents (pids %s)", l.Dir, joinPIDs(out.Chain))
+	detail := fmt.Sprintf("not inside a session: no live record in %s for this process or its parents (pids %s)", l.Dir, joinPIDs(out.Chain))
 	if cutOff {
 		detail = fmt.Sprintf("stopped after %d parents: no live record in %s for this process or the parents walked (pids %s); a session further up is not looked for", MaxAncestry, l.Dir, joinPIDs(out.Chain))
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/claudecode"
+	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -54,12 +56,12 @@ func TestWhoamiRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := whoami(l, tree, tt.self, tt.env)
+			got, err := whoami(l, tree, tt.self, socketEnv(tt.env))
 			if tt.wantID == "" {
 				r, ok := domain.AsRefusal(err)
 				require.True(t, ok, "refusal, got %v", err)
 				assert.Equal(t, domain.ReasonNotLive, r.Reason)
-				assert.Contains(t, r.Detail, "not inside a Claude Code session")
+				assert.Contains(t, r.Detail, "not inside a session")
 				for _, n := range tt.wantNotes {
 					assert.Contains(t, r.Detail, n)
 				}
@@ -81,11 +83,41 @@ func TestWhoamiWalkIsBounded(t *testing.T) {
 	for pid := 2; pid < 10*MaxAncestry; pid++ {
 		tree[pid] = pid + 1
 	}
-	got, err := whoami(Listing{}, tree, 2, "")
+	got, err := whoami(Listing{}, tree, 2, nil)
 	require.Error(t, err)
 	assert.Len(t, got.Chain, MaxAncestry)
 	assert.Contains(t, err.Error(), "stopped after 128 parents", "a cut-off walk says so")
-	assert.NotContains(t, err.Error(), "not inside a Claude Code session", "a cut-off walk does not know that")
+	assert.NotContains(t, err.Error(), "not inside a session", "a cut-off walk does not know that")
+}
+
+// socketEnv is Claude Code's session variable set to v (none when "").
+func socketEnv(v string) []sessionEnv {
+	if v == "" {
+		return nil
+	}
+	return []sessionEnv{{of: domain.HarnessClaudeCode, env: (&claudecode.Harness{}).SessionEnv(), value: v}}
+}
+
+// A shell inside a Codex session runs in a sandbox of its own pid
+// namespace (measured, 0.171.0): its parents never lead to the TUI, and
+// $CODEX_THREAD_ID names the thread.
+func TestWhoamiCodexThreadVariable(t *testing.T) {
+	id := "01a234d3-852a-7530-a429-495bba85092c"
+	cx := domain.Entry{Verdict: domain.VerdictLive, Addressable: true,
+		Record: domain.Record{Harness: domain.HarnessCodex, PID: 500, SessionID: id, SocketPath: "/h/s.sock"}}
+	cc := liveEntry(100, id, "/s/100.sock") // a Claude Code record with the same id is not the one
+	l := Listing{Entries: []domain.Entry{cc, cx}}
+	envs := []sessionEnv{{of: domain.HarnessCodex, env: (&codex.Harness{}).SessionEnv(), value: id}}
+	got, err := whoami(l, parents{2: 1, 1: 0}, 2, envs)
+	require.NoError(t, err)
+	assert.Equal(t, 500, got.Entry.Record.PID)
+	assert.Equal(t, ViaEnv, got.Via)
+	assert.Equal(t, "env", ViaEnv.String())
+
+	envs[0].value = "01a234d3-0000-7530-a429-495bba85092c"
+	_, err = whoami(l, parents{2: 1, 1: 0}, 2, envs)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "CODEX_THREAD_ID=01a234d3-0000-7530-a429-495bba85092c matches no live record")
 }
 
 func TestHealthWords(t *testing.T) {

@@ -49,6 +49,25 @@ type Harness interface {
 	// Warnings are what a person should know about the harness's settings
 	// (a config dir that looks wrong, say); printed once, never fatal.
 	Warnings() []string
+	// SessionEnv says how a process inside one of the harness's sessions
+	// tells which (whoami, doctor); the zero value: it cannot.
+	SessionEnv() SessionEnv
+}
+
+// SessionEnv is what a harness sets in the shells it starts that names the
+// session they run inside.
+type SessionEnv struct {
+	// Var is the variable ("CLAUDE_CODE_MESSAGING_SOCKET"); "" for none.
+	Var string
+	// Socket: Var holds the session's socket path (whoami's "socket-env").
+	Socket bool
+	// Names reports whether value, Var's, names rec, one of the
+	// harness's live records.
+	Names func(rec domain.Record, value string) bool
+	// Markers are the variables whose presence says a process runs
+	// inside one of the harness's sessions; Prefixes, with Markers, select
+	// the names (never values) doctor lists.
+	Markers, Prefixes []string
 }
 
 // Home is where a harness keeps its registry.

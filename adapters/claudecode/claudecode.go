@@ -9,6 +9,7 @@ package claudecode
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/fsregistry"
@@ -26,6 +27,10 @@ const (
 	FlagProgram = "claude"
 	// ConfigDirEnv is the variable Claude Code reads its config dir from.
 	ConfigDirEnv = "CLAUDE_CONFIG_DIR"
+	// SocketEnv is the variable Claude Code 2.1.328 sets in the shells it
+	// starts (its Bash tool and "!" shell mode) to the session's own
+	// messaging socket.
+	SocketEnv = "CLAUDE_CODE_MESSAGING_SOCKET"
 )
 
 // Plugin describes the harness for the wiring and the command line.
@@ -138,3 +143,19 @@ func (h *Harness) Home() ports.Home {
 
 // Warnings are the config dir's (a literal "~" no shell expanded).
 func (h *Harness) Warnings() []string { return h.warnings }
+
+// SessionEnv: $CLAUDE_CODE_MESSAGING_SOCKET names the session by its
+// socket. The markers are the variables Claude Code 2.1.328 sets in the
+// shells it starts (Bash tool, "!" shell mode); provider and credential
+// settings (CLAUDE_CODE_USE_BEDROCK, ...) do not count. Doctor lists the
+// names of CLAUDECODE and CLAUDE_CODE_* (never values: some are secrets,
+// CLAUDE_CODE_MESSAGING_TOKEN).
+func (h *Harness) SessionEnv() ports.SessionEnv {
+	return ports.SessionEnv{Var: SocketEnv, Socket: true,
+		Names: func(rec domain.Record, value string) bool {
+			return rec.SocketPath != "" && filepath.Clean(rec.SocketPath) == filepath.Clean(value)
+		},
+		Markers: []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", SocketEnv,
+			"CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_EXECPATH"},
+		Prefixes: []string{"CLAUDE_CODE_"}}
+}

@@ -9,7 +9,7 @@
 package codex
 
 import (
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -66,9 +66,9 @@ func Home(flag string, getenv func(string) string) (string, error) {
 	if v := getenv(HomeEnv); v != "" {
 		return filepath.Abs(v)
 	}
-	home := getenv("HOME")
-	if home == "" {
-		return "", errors.New("cannot locate Codex's home: no --codex-home, no $CODEX_HOME and no $HOME")
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("locate Codex's home (no --codex-home, no $CODEX_HOME): %w", err)
 	}
 	return filepath.Join(home, ".codex"), nil
 }
@@ -151,3 +151,13 @@ func (h *Harness) Home() ports.Home { return ports.Home{Dir: h.home, Flag: FlagH
 
 // Warnings: none.
 func (h *Harness) Warnings() []string { return nil }
+
+// SessionEnv: $CODEX_THREAD_ID names the thread (measured on 0.171.0: the
+// exec_command tool's shell runs in a sandbox of its own pid namespace, so
+// its parents do not lead to the TUI; the variable does). CODEX_SESSION_ID
+// carries the same id.
+func (h *Harness) SessionEnv() ports.SessionEnv {
+	return ports.SessionEnv{Var: ThreadEnv,
+		Names:   func(rec domain.Record, value string) bool { return rec.SessionID != "" && rec.SessionID == value },
+		Markers: []string{ThreadEnv, "CODEX_SESSION_ID"}}
+}

@@ -157,8 +157,8 @@ func (k *courier) listen(ctx context.Context) {
 }
 
 func (k *courier) Inbound() <-chan domain.Inbound { return k.inbound }
-func (k *courier) Notices() <-chan domain.Notice   { return k.notices }
-func (k *courier) Done() <-chan struct{}           { return k.done }
+func (k *courier) Notices() <-chan domain.Notice  { return k.notices }
+func (k *courier) Done() <-chan struct{}          { return k.done }
 
 // Close ends the connection and the listener; safe to call more than once.
 func (k *courier) Close() error {

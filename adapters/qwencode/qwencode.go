@@ -140,3 +140,6 @@ func (h *Harness) Home() ports.Home {
 
 // Warnings: none.
 func (h *Harness) Warnings() []string { return nil }
+
+// SessionEnv: none measured (a Qwen Code shell is found by its parents).
+func (h *Harness) SessionEnv() ports.SessionEnv { return ports.SessionEnv{} }

@@ -317,12 +317,12 @@ func (c *cli) printDoctor(j doctorJSON) error {
 		row("reach", j.Reach.Health, "no live session publishes a socket")
 	}
 
-	sess := "not inside a Claude Code session"
+	sess := "not inside a session"
 	switch {
 	case j.Session.SessionID != "":
 		sess = fmt.Sprintf("inside session %s %q (pid %d, found by %s)", j.Session.SessionID, j.Session.Name, j.Session.PID, j.Session.Via)
 	case j.Session.Inside:
-		sess = "inside a Claude Code session (variables " + strings.Join(j.Session.EnvVars, " ") + "), but no live record matches it"
+		sess = "inside a session (variables " + strings.Join(j.Session.EnvVars, " ") + "), but no live record matches it"
 	}
 	row("session", "info", sess)
 	lines(true)

@@ -19,7 +19,7 @@ import (
 // sessionJSON is one object of `list --json` and of `show --json`. Field
 // names are camelCase and stable (docs/OUTPUT.md).
 type sessionJSON struct {
-	Harness       string   `json:"harness"` // "claude-code" or "qwen-code"
+	Harness       string   `json:"harness"` // the harness's word (domain.Harness)
 	SessionID     string   `json:"sessionId"`
 	PID           int      `json:"pid"`
 	Name          string   `json:"name"`

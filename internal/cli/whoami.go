@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -21,8 +20,8 @@ func (c *cli) whoamiCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "whoami",
-		Short: "Show the Claude Code session this shell runs inside",
-		Long:  helpLong(`Show the live Claude Code session this command runs inside (its id, name, pid, endpoint)`, "whoami"),
+		Short: "Show the session this shell runs inside",
+		Long:  helpLong(`Show the live session this command runs inside (its id, name, pid, endpoint)`, "whoami"),
 		Example: `  peerctl whoami
   peerctl whoami --json | jq -r .endpoint
   peerctl send other-session "review $(peerctl whoami --json | jq -r .name)'s branch"`,
@@ -35,7 +34,7 @@ func (c *cli) whoamiCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			self, err := svc.Whoami(cmd.Context(), procs, c.pid, c.getenv(app.SocketEnv))
+			self, err := svc.Whoami(cmd.Context(), procs, c.pid, c.getenv)
 			if err != nil {
 				return err
 			}

@@ -41,9 +41,9 @@ func TestWhoamiInProcess(t *testing.T) {
 		{"socket variable, unclean path", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": socks + "//./t.sock"}, exitOK, theirs.SessionID, "socket-env", nil},
 		{"no variable: our own pid's record", both, nil, exitOK, mine.SessionID, "ancestor", nil},
 		{"stale socket variable falls back to parents", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": stale.SocketPath}, exitOK, mine.SessionID, "ancestor", nil},
-		{"outside", onlyTheirs, nil, exitNotLive, "", "", []string{"not_live: not inside a Claude Code session"}},
+		{"outside", onlyTheirs, nil, exitNotLive, "", "", []string{"not_live: not inside a session"}},
 		{"outside, stale socket variable", onlyTheirs, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": stale.SocketPath}, exitNotLive, "", "",
-			[]string{"not inside a Claude Code session", "CLAUDE_CODE_MESSAGING_SOCKET=" + stale.SocketPath + " matches no live record"}},
+			[]string{"not inside a session", "CLAUDE_CODE_MESSAGING_SOCKET=" + stale.SocketPath + " matches no live record"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestWhoamiText(t *testing.T) {
 	r = evRun(t, nil, nil, "whoami", "--config-dir", evConfigDir(t))
 	assert.Equal(t, exitNotLive, r.code)
 	assert.Empty(t, r.stdout)
-	assert.Contains(t, r.stderr, "not inside a Claude Code session")
+	assert.Contains(t, r.stderr, "not inside a session")
 }
 
 // TestWhoamiBinaryParentChain runs the built binary as a descendant of a
@@ -150,7 +150,7 @@ func TestWhoamiBinaryParentChain(t *testing.T) {
 		require.ErrorAs(t, err, &ee)
 		assert.Equal(t, exitNotLive, ee.ExitCode())
 		assert.Empty(t, out)
-		assert.Contains(t, string(ee.Stderr), "not inside a Claude Code session")
+		assert.Contains(t, string(ee.Stderr), "not inside a session")
 		assert.Contains(t, string(ee.Stderr), strconv.Itoa(os.Getpid()), "the pids walked are listed")
 	})
 }
