@@ -535,8 +535,8 @@ func (s *Session) Keys(keys ...string) {
 
 // Quit ends the TUI the way a user does (Ctrl-C, again while Codex says to
 // press it again) and waits up to 30 s for its process to be gone; it
-// fails the test otherwise. The daemon may keep the thread loaded for a
-// while after (docs/CODEX.md).
+// fails the test otherwise. In daemon mode the daemon keeps the thread
+// loaded for about a minute after.
 func (s *Session) Quit() {
 	s.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
