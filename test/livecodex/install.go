@@ -23,19 +23,9 @@ func Version() string {
 	return DefaultVersion
 }
 
-// CacheDir is ${PEERCTL_CACHE:-$HOME/.cache/peerctl}/codex; each release is
-// an npm prefix in CacheDir()/<version>.
-func CacheDir() (string, error) {
-	base := os.Getenv("PEERCTL_CACHE")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("locate cache: %w", err)
-		}
-		base = filepath.Join(home, ".cache", "peerctl")
-	}
-	return filepath.Join(base, "codex"), nil
-}
+// CacheDir is livecc.CacheRoot("codex"); each release is an npm prefix in
+// CacheDir()/<version>.
+func CacheDir() (string, error) { return livecc.CacheRoot("codex") }
 
 // FindBinary returns the native codex program in an npm prefix dir: the
 // platform package's binary, node_modules/@openai/codex-<os>-<arch>/vendor/

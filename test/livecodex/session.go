@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -576,22 +575,6 @@ func (s *Session) kill() {
 }
 
 func (s *Session) tmuxCmd(args ...string) ([]byte, error) {
-	cmd := exec.Command(s.tmux, append([]string{"-L", s.tmuxSock}, args...)...)
-	// The server, started by the first command, hands this to the TUI.
-	cmd.Env = s.Root.Env()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return out.Bytes(), err
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		return out.Bytes(), errors.New("tmux " + strings.Join(args, " ") + ": timed out")
-	}
+	// The server, started by the first command, hands Root.Env to the TUI.
+	return livecc.Tmux(s.tmux, s.tmuxSock, s.Root.Env(), args...)
 }
