@@ -265,14 +265,20 @@ func TestLiveCodexThreeHarnesses(t *testing.T) {
 	root := livecodex.NewRoot(t, cbin, nil)
 	x := livecodex.Start(t, root, livecodex.Options{Label: "x"})
 
-	list := listCodex(t, root.Env("CLAUDE_CONFIG_DIR="+cc.ConfigDir, "QWEN_HOME="+qroot.QwenHome))
+	r := runPeerctl(t, runOpts{Env: root.Env("CLAUDE_CONFIG_DIR="+cc.ConfigDir, "QWEN_HOME="+qroot.QwenHome)}, "list", "--json")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var list []codexListed
+	require.NoError(t, json.Unmarshal(r.Stdout, &list), "%s", r.Stdout)
 	got := map[string]string{}
 	for _, l := range list {
 		got[l.SessionID] = l.Harness
 	}
-	assert.Equal(t, "claude-code", got[cc.SessionID], "%+v", list)
-	assert.Equal(t, "qwen-code", got[q.SessionID], "%+v", list)
-	assert.Equal(t, "codex", got[x.ThreadID], "%+v", list)
+	assert.Equal(t, "claude-code", got[cc.SessionID], "%+v\nstderr: %s", list, r.Stderr)
+	assert.Equal(t, "qwen-code", got[q.SessionID], "%+v\nstderr: %s", list, r.Stderr)
+	if !assert.Equal(t, "codex", got[x.ThreadID], "%+v\nstderr: %s", list, r.Stderr) {
+		all := runPeerctl(t, runOpts{Env: root.Env()}, "list", "--all", "--json", "--harness", "codex")
+		t.Logf("list --all --harness codex (exit %d): %s\nstderr: %s\ndaemon pid %d", all.Code, all.Stdout, all.Stderr, root.DaemonPID())
+	}
 }
 
 // TestLiveCodexReachesClaudeCodeThroughMCP: a Codex agent with peerctl as
