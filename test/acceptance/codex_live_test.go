@@ -114,6 +114,7 @@ type codexSent struct {
 	Transport string `json:"transport"`
 	Harness   string `json:"harness"`
 	SessionID string `json:"sessionId"`
+	Detail    string `json:"detail"`
 	Reply     struct {
 		Text string `json:"text"`
 	} `json:"reply"`
@@ -207,6 +208,7 @@ func TestLiveCodex(t *testing.T) {
 		out, r := sendCodex(t, env, a.ThreadID, "ping next")
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 		assert.True(t, out.OK)
+		assert.Contains(t, out.Detail, "next turn", "the receipt says the thread was busy")
 		root.Model.Release("busy")
 		items := a.WaitRollout(t, "the next turn's answer", codexTurn, hasAgentMessage("pong: ping next"))
 		got := agentMessages(items)
