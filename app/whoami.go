@@ -111,7 +111,13 @@ func whoami(l Listing, procs ports.Processes, self int, envs []sessionEnv) (Self
 			}
 			return out, nil
 		case 0:
-			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches no live record", se.env.Var, se.value))
+			note := fmt.Sprintf("%s=%s matches no live record", se.env.Var, se.value)
+			for _, u := range l.UnreadIn(se.of) {
+				// A sandbox that hides the harness's state from its shells
+				// (Codex's, measured on 0.171.0) lands here.
+				note += fmt.Sprintf(" (the %s registry could not be read from here: %v)", se.of, u.Err)
+			}
+			out.Notes = append(out.Notes, note)
 		default:
 			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches %d live records; walking parent pids instead", se.env.Var, se.value, len(hits)))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // parents is a fake process tree: child -> parent.
@@ -118,6 +119,11 @@ func TestWhoamiCodexThreadVariable(t *testing.T) {
 	_, err = whoami(l, parents{2: 1, 1: 0}, 2, envs)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "CODEX_THREAD_ID=01a234d3-0000-7530-a429-495bba85092c matches no live record")
+
+	// Codex's sandbox hides the daemon's socket folder from its shells.
+	l.Unread = []ports.Unread{{Harness: domain.HarnessCodex, Err: errors.New("permission denied")}}
+	_, err = whoami(l, parents{2: 1, 1: 0}, 2, envs)
+	assert.Contains(t, err.Error(), "the codex registry could not be read from here: permission denied")
 }
 
 func TestHealthWords(t *testing.T) {

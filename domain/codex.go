@@ -26,26 +26,12 @@ func classifyCodex(r Record, l Liveness) Entry {
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	switch {
 	case r.Problem != "":
-		e.Verdict = r.ProblemVerdict
-		if e.Verdict == VerdictUnknown {
-			e.Verdict = VerdictMalformed
-		}
-		e.Reason = r.Problem
+		e.Verdict, e.Reason = problemVerdict(r)
 		e.Unchecked = nil
-	case l.Alive == No && l.Zombie:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
-	case l.Alive == No:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
-	case l.StartMatches == No:
-		e.Verdict = VerdictReused
-		e.Reason = fmt.Sprintf("pid %d started at %s, not at %s when the thread was read", r.PID, l.ActualStart, r.ProcStart)
-	case l.Alive == Unknown:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
 	default:
-		e.Verdict = VerdictLive
+		e.Verdict, e.Reason = pidVerdict(r, l, func() string {
+			return fmt.Sprintf("pid %d started at %s, not at %s when the thread was read", r.PID, l.ActualStart, r.ProcStart)
+		})
 	}
 	if e.Verdict != VerdictLive {
 		return e

@@ -17,11 +17,7 @@ func classifyQwen(r Record, l Liveness) Entry {
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	switch {
 	case r.Problem != "":
-		e.Verdict = r.ProblemVerdict
-		if e.Verdict == VerdictUnknown {
-			e.Verdict = VerdictMalformed
-		}
-		e.Reason = r.Problem
+		e.Verdict, e.Reason = problemVerdict(r)
 	case l.DomainMatches == No:
 		e.Verdict = VerdictForeign
 		e.Reason = fmt.Sprintf("pidNs %s is not ours (%s)", r.PIDDomain, l.OurDomain)
@@ -29,20 +25,10 @@ func classifyQwen(r Record, l Liveness) Entry {
 			e.Reason = "record has no pidNs; Qwen Code on Linux lists no such record"
 		}
 		e.Unchecked = nil
-	case l.Alive == No && l.Zombie:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
-	case l.Alive == No:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
-	case l.StartMatches == No:
-		e.Verdict = VerdictReused
-		e.Reason = fmt.Sprintf("pid %d started at %s, record says procStart %s", r.PID, l.ActualStart, r.ProcStart)
-	case l.Alive == Unknown:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
 	default:
-		e.Verdict = VerdictLive
+		e.Verdict, e.Reason = pidVerdict(r, l, func() string {
+			return fmt.Sprintf("pid %d started at %s, record says procStart %s", r.PID, l.ActualStart, r.ProcStart)
+		})
 	}
 	if e.Verdict != VerdictLive {
 		return e
@@ -62,4 +48,31 @@ func classifyQwen(r Record, l Liveness) Entry {
 		e.Addressable = true
 	}
 	return e
+}
+
+// problemVerdict is the verdict of a record that could not be used (its
+// ProblemVerdict, malformed when unset) and the problem in words.
+func problemVerdict(r Record) (Verdict, string) {
+	if r.ProblemVerdict == VerdictUnknown {
+		return VerdictMalformed, r.Problem
+	}
+	return r.ProblemVerdict, r.Problem
+}
+
+// pidVerdict is the verdict of a record's process, for the harnesses whose
+// records name one process: stale when it has exited (a zombie too) or
+// could not be probed, reused (reused says why) when it started at another
+// time, else live.
+func pidVerdict(r Record, l Liveness, reused func() string) (Verdict, string) {
+	switch {
+	case l.Alive == No && l.Zombie:
+		return VerdictStale, fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
+	case l.Alive == No:
+		return VerdictStale, fmt.Sprintf("pid %d is not running", r.PID)
+	case l.StartMatches == No:
+		return VerdictReused, reused()
+	case l.Alive == Unknown:
+		return VerdictStale, fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
+	}
+	return VerdictLive, ""
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
@@ -116,17 +115,15 @@ func check(cfg Config, target domain.Session, transport string) error {
 	return nil
 }
 
-// Plan shows the calls Deliver would make.
+// Plan shows turn/start, the frame that carries the text (after
+// initialize, initialized and thread/resume; "id" is drawn by a real run).
 func (t *AppServer) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
 	if err := t.check(target); err != nil {
 		return domain.Plan{}, err
 	}
-	calls := []string{
-		`initialize {"clientInfo":{"name":"peerctl",…}}`, `initialized`,
-		fmt.Sprintf(`thread/resume {"threadId":%q,"excludeTurns":true}`, target.ID()),
-		fmt.Sprintf(`turn/start {"threadId":%q,"input":[{"type":"text","text":%s}]}`, target.ID(), strconv.Quote(Envelope(t.cfg.From, msg.Text()))),
-	}
-	return domain.Plan{Transport: AppServerName, Socket: target.SocketPath(), Call: strings.Join(calls, "\n")}, nil
+	frame, _ := json.Marshal(map[string]any{"method": "turn/start", "params": map[string]any{"threadId": target.ID(),
+		"input": []map[string]any{{"type": "text", "text": Envelope(t.cfg.From, msg.Text())}}}})
+	return domain.Plan{Transport: AppServerName, Socket: target.SocketPath(), Frame: string(frame)}, nil
 }
 
 func (t *AppServer) check(target domain.Session) error {

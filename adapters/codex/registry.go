@@ -125,7 +125,7 @@ func (r *Registry) daemonThreads(ctx context.Context, sock string) ([]codexapp.T
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
 	if err != nil {
-		return nil, fmt.Errorf("Codex's app-server daemon (%s): %w", sock, err)
+		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
 	}
 	defer c.Close()
 	loaded, err := c.LoadedThreads(ctx)

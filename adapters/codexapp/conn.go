@@ -138,7 +138,7 @@ func (c *Conn) read(ctx context.Context) {
 		}
 		var f frame
 		if err := json.Unmarshal(data, &f); err != nil {
-			c.err = fmt.Errorf("Codex's app-server sent a frame that is not a JSON-RPC message (%d bytes): %w", len(data), err)
+			c.err = fmt.Errorf("read from Codex's app-server: a frame is not a JSON-RPC message (%d bytes): %w", len(data), err)
 			c.failPending()
 			_ = c.ws.Close(websocket.StatusUnsupportedData, "not JSON")
 			return

@@ -127,7 +127,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	c.harnessFlags(cmd)
-	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (courier and inbox; default "peerctl")`)
+	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (every transport but socket; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	cmd.ValidArgsFunction = c.completeLiveSessions

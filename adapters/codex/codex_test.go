@@ -1,0 +1,333 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/codexapp/codexapptest"
+	"github.com/peerctl/peerctl/domain"
+)
+
+const (
+	threadA = "01a234d3-852a-7530-a429-495bba85092c"
+	threadB = "01a234d5-a0aa-7921-99f9-ccf1a196ec64"
+	threadN = "01a234d7-3e0a-7d41-86b7-5c81381f3c25"
+)
+
+// fakeProc writes one process into a fake /proc: comm, cmdline, cwd,
+// stat (start ticks 1000+pid) and open files.
+func fakeProc(t *testing.T, root string, pid int, args []string, cwd string, files ...string) {
+	t.Helper()
+	dir := filepath.Join(root, fmt.Sprint(pid))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "fd"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "comm"), []byte("codex\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(args, "\x00")+"\x00"), 0o644))
+	stat := fmt.Sprintf("%d (codex) S 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0", pid, pid, pid, 1000+pid)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
+	require.NoError(t, os.Symlink(cwd, filepath.Join(dir, "cwd")))
+	for i, f := range files {
+		require.NoError(t, os.Symlink(f, filepath.Join(dir, "fd", fmt.Sprint(i+3))))
+	}
+}
+
+type world struct {
+	fake     *codexapptest.Server
+	procRoot string
+	reg      *Registry
+	cfg      Config
+}
+
+// newWorld is a fake daemon (pid 100, daemon.pid) holding loaded, with
+// thread/list rows in the folders given.
+func newWorld(t *testing.T, rows map[string]string) *world {
+	t.Helper()
+	var loaded []string
+	var data []map[string]any
+	for id, cwd := range rows {
+		loaded = append(loaded, id)
+		data = append(data, map[string]any{"id": id, "cwd": cwd, "name": "name " + id[:4], "preview": "p", "status": map[string]any{"type": "idle"}, "cliVersion": "0.171.0", "createdAt": 1, "updatedAt": 2})
+	}
+	f := codexapptest.Start(t, map[string]codexapptest.Handler{
+		"thread/loaded/list": func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+			return map[string]any{"data": loaded}, "", true
+		},
+		"thread/list": func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+			return map[string]any{"data": data}, "", true
+		},
+	})
+	require.NoError(t, os.MkdirAll(filepath.Join(f.Home, "app-server-daemon"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Home, "app-server-daemon", "daemon.pid"), []byte(`{"pid":100}`), 0o644))
+	w := &world{fake: f, procRoot: t.TempDir()}
+	fakeProc(t, w.procRoot, 100, []string{"codex", "app-server", "--listen", "unix://"}, "/", filepath.Join(f.Home, "state_5.sqlite"))
+	w.reg = NewRegistry(f.Home, "test", "")
+	w.reg.procRoot, w.reg.dirs = w.procRoot, []string{f.Dir}
+	w.cfg = Config{Home: f.Home, dirs: []string{f.Dir}, Window: 5 * time.Second}
+	return w
+}
+
+func (w *world) read(t *testing.T) map[string]domain.Entry {
+	t.Helper()
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	out := map[string]domain.Entry{}
+	for _, r := range snap.Records {
+		out[r.SessionID] = domain.Classify(r, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes})
+	}
+	return out
+}
+
+// The liveness rule (docs/CODEX.md): a loaded thread is live only while a
+// client runs in its folder; the daemon's afterglow is headless; fewer
+// clients than threads in a folder cannot be told apart.
+func TestRegistryClientRule(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a", threadB: "/w/b"})
+	got := w.read(t)
+	require.Len(t, got, 2)
+	for _, id := range []string{threadA, threadB} {
+		assert.Equal(t, domain.VerdictHeadless, got[id].Verdict, "no client: the daemon merely holds it")
+		assert.Contains(t, got[id].Reason, "no Codex client runs in")
+	}
+
+	fakeProc(t, w.procRoot, 200, []string{"codex", "hello"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	got = w.read(t)
+	assert.Equal(t, domain.VerdictLive, got[threadA].Verdict)
+	assert.Equal(t, 200, got[threadA].Record.PID, "the client's pid")
+	assert.Equal(t, "1200", got[threadA].Record.ProcStart)
+	assert.Equal(t, domain.CodexKindClient, got[threadA].Record.Kind)
+	assert.True(t, got[threadA].Addressable, got[threadA].Unaddressable)
+	assert.Equal(t, domain.StatusIdle, got[threadA].Record.Status)
+	assert.Equal(t, "name 01a2", got[threadA].Record.Name)
+	assert.Equal(t, domain.VerdictHeadless, got[threadB].Verdict)
+
+	// A codex process of another home, and a codex queue, are no clients.
+	fakeProc(t, w.procRoot, 300, []string{"codex", "hello"}, "/w/b", "/elsewhere/state_5.sqlite")
+	fakeProc(t, w.procRoot, 301, []string{"codex", "queue", "--thread", threadB}, "/w/b", filepath.Join(w.fake.Home, "queue_1.sqlite"))
+	assert.Equal(t, domain.VerdictHeadless, w.read(t)[threadB].Verdict)
+}
+
+func TestRegistryAmbiguous(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a", threadB: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	got := w.read(t)
+	for _, id := range []string{threadA, threadB} {
+		assert.Equal(t, domain.VerdictAmbiguous, got[id].Verdict)
+		assert.Contains(t, got[id].Reason, "cannot be told")
+	}
+	fakeProc(t, w.procRoot, 201, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	got = w.read(t)
+	assert.Equal(t, domain.VerdictLive, got[threadA].Verdict)
+	assert.Equal(t, 100, got[threadA].Record.PID, "two clients there: which has which is not known, the pid is the daemon's")
+	assert.NotEmpty(t, got[threadA].Record.Warnings)
+}
+
+func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
+	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a"})
+	home := w.fake.Home
+	locks := filepath.Join(home, "thread-writer-locks")
+	day := filepath.Join(home, "sessions", "2026", "12", "02")
+	require.NoError(t, os.MkdirAll(locks, 0o755))
+	require.NoError(t, os.MkdirAll(day, 0o755))
+	good := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
+	require.NoError(t, os.WriteFile(good, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n{\"type\":\"x\"}\n"), 0o644))
+	cut := filepath.Join(day, "rollout-2026-12-02T03-41-00-"+threadB+".jsonl")
+	require.NoError(t, os.WriteFile(cut, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`), 0o644))
+	fakeProc(t, w.procRoot, 400, []string{"codex", "--no-daemon"}, "/w/nd", filepath.Join(locks, threadN+".lock"), good)
+	fakeProc(t, w.procRoot, 401, []string{"codex", "--no-daemon"}, "/w/x", filepath.Join(locks, threadB+".lock"), cut)
+
+	got := w.read(t)
+	nd := got[threadN]
+	assert.Equal(t, domain.VerdictLive, nd.Verdict)
+	assert.Equal(t, domain.CodexKindNoDaemon, nd.Record.Kind)
+	assert.Equal(t, 400, nd.Record.PID)
+	assert.Equal(t, "/w/nd", nd.Record.Cwd)
+
+	assert.Equal(t, domain.VerdictMalformed, got[threadB].Verdict, "a rollout cut mid-line is a skipped record")
+	assert.Contains(t, got[threadB].Reason, "truncated")
+
+	assert.Equal(t, domain.VerdictMalformed, got["not-a-uuid"].Verdict)
+	assert.Contains(t, got["not-a-uuid"].Reason, "not a UUID")
+}
+
+func TestRegistryWithoutDaemonOrHome(t *testing.T) {
+	r := NewRegistry(filepath.Join(t.TempDir(), "none"), "test", "")
+	snap, err := r.Read(context.Background())
+	require.NoError(t, err)
+	assert.True(t, snap.Missing)
+
+	r = NewRegistry(t.TempDir(), "test", "")
+	r.procRoot = t.TempDir()
+	snap, err = r.Read(context.Background())
+	require.NoError(t, err, "no daemon is no error")
+	assert.Empty(t, snap.Records)
+}
+
+func TestRegistryRefusesASocketNotOurs(t *testing.T) {
+	w := newWorld(t, nil)
+	w.reg.dirs = nil // the real folder, /tmp/codex-daemon-<uid>: the fake's link points elsewhere
+	_, err := w.reg.Read(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "control socket is not ours")
+}
+
+func TestRegistryDaemonThatNeverAnswers(t *testing.T) {
+	w := newWorld(t, nil)
+	w.fake.Handle("thread/loaded/list", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "", false })
+	w.reg.ask = 200 * time.Millisecond
+	_, err := w.reg.Read(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no answer from Codex's app-server")
+}
+
+func session(t *testing.T, rec domain.Record) domain.Session {
+	t.Helper()
+	s, err := domain.NewSession(domain.Classify(rec, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes}))
+	require.NoError(t, err)
+	return s
+}
+
+// turnServer answers resume and turn/start, then notifies turn/started,
+// the agentMessage and turn/completed (as Codex 0.171.0 does).
+func turnServer(w *world, status, reply string) {
+	w.fake.Handle("thread/resume", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		return map[string]any{"thread": map[string]any{"id": threadA, "status": map[string]any{"type": status}}}, "", true
+	})
+	w.fake.Handle("turn/start", func(p *codexapptest.Peer, m codexapptest.Msg) (any, string, bool) {
+		go func() {
+			turn := map[string]any{"id": "turn-1", "status": "inProgress", "items": []any{}}
+			if status == "idle" {
+				_ = p.Notify("turn/started", map[string]any{"threadId": threadA, "turn": turn})
+			} else {
+				_ = p.Notify("item/started", map[string]any{"threadId": threadA, "turnId": "turn-1", "item": map[string]any{"type": "userMessage"}})
+			}
+			_ = p.Notify("item/completed", map[string]any{"threadId": threadA, "turnId": "turn-1", "item": map[string]any{"type": "agentMessage", "text": reply}})
+			_ = p.Notify("turn/completed", map[string]any{"threadId": threadA, "turn": map[string]any{"id": "turn-1", "status": "completed", "items": []any{}}})
+		}()
+		return map[string]any{"turn": map[string]any{"id": "turn-1", "status": "inProgress", "items": []any{}}}, "", true
+	})
+}
+
+func TestAppServerDelivers(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	turnServer(w, "idle", "pong")
+	target := session(t, w.read(t)[threadA].Record)
+	text := "exact \"text\"\n with\ttabs ✓ and </cross-session-message>"
+	w.cfg.From = "alice\nbob"
+	rec, err := NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, text))
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", rec.Outcome)
+	assert.Equal(t, "turn-1", rec.MsgID)
+	var sent struct {
+		ThreadID string `json:"threadId"`
+		Input    []struct {
+			Type, Text string
+		} `json:"input"`
+	}
+	for _, m := range w.fake.Got() {
+		if m.Method == "turn/start" {
+			require.NoError(t, json.Unmarshal(m.Params, &sent))
+		}
+	}
+	assert.Equal(t, threadA, sent.ThreadID)
+	require.Len(t, sent.Input, 1)
+	assert.Equal(t, "[peerctl: a message from another session, from \"alice bob\"]\n"+text, sent.Input[0].Text, "the text byte for byte after one header line")
+}
+
+func TestAppServerBusyThreadJoinsTheRunningTurn(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	turnServer(w, "active", "pong")
+	rec, err := NewAppServer(w.cfg).Deliver(context.Background(), session(t, w.read(t)[threadA].Record), msg(t, "hi"))
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", rec.Outcome)
+	assert.Contains(t, rec.Detail, "busy")
+}
+
+func TestAppServerRefusals(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	target := session(t, w.read(t)[threadA].Record)
+	t.Run("Codex refuses the turn", func(t *testing.T) {
+		w.fake.Handle("thread/resume", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+			return map[string]any{"thread": map[string]any{"id": threadA, "status": map[string]any{"type": "idle"}}}, "", true
+		})
+		w.fake.Handle("turn/start", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "thread is archived", true })
+		_, err := NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, "hi"))
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+		assert.Contains(t, r.Detail, "thread is archived")
+	})
+	t.Run("the daemon let the thread go", func(t *testing.T) {
+		w.fake.Handle("thread/loaded/list", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+			return map[string]any{"data": []string{}}, "", true
+		})
+		resumes := func() (n int) {
+			for _, m := range w.fake.Got() {
+				if m.Method == "thread/resume" {
+					n++
+				}
+			}
+			return n
+		}
+		before := resumes()
+		_, err := NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, "hi"))
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, domain.ReasonNotLive, r.Reason)
+		assert.Equal(t, before, resumes(), "nothing resumed: a resume would load it with no one watching")
+	})
+	t.Run("another harness's session", func(t *testing.T) {
+		other := session(t, domain.Record{PID: 1, SessionID: "s", Name: "n", SocketPath: "/s.sock", Kind: domain.KindInteractive})
+		_, err := NewAppServer(w.cfg).Deliver(context.Background(), other, msg(t, "hi"))
+		r, _ := domain.AsRefusal(err)
+		require.NotNil(t, r)
+		assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason)
+	})
+	t.Run("a --no-daemon TUI", func(t *testing.T) {
+		rec := target.Record()
+		rec.Kind = domain.CodexKindNoDaemon
+		_, err := NewAppServer(w.cfg).Deliver(context.Background(), session(t, rec), msg(t, "hi"))
+		assert.ErrorContains(t, err, "--transport queue")
+	})
+}
+
+func TestCourierHearsTheTurnsAnswer(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	turnServer(w, "idle", "the answer")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := NewAppServer(w.cfg).StartCourier(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	target := session(t, w.read(t)[threadA].Record)
+	rec, err := c.Send(ctx, target, msg(t, "q"))
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", rec.Outcome)
+	select {
+	case in := <-c.Inbound():
+		assert.Equal(t, "the answer", in.Text)
+		assert.True(t, in.IsReplyFrom(target))
+	case <-ctx.Done():
+		t.Fatal("no reply")
+	}
+	require.NoError(t, c.Close())
+	<-c.Done()
+}
+
+func msg(t *testing.T, text string) domain.Message {
+	t.Helper()
+	m, err := domain.NewMessage(text)
+	require.NoError(t, err)
+	return m
+}
