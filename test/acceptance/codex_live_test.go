@@ -49,7 +49,8 @@ func agentMessages(items []livecodex.RolloutItem) []string {
 // peerctl): a real Codex TUI in tmux, offline, whose model is the Go
 // stand-in, starts a thread found by its rollout; `codex queue` runs a
 // turn in it; a held turn keeps the thread busy and a queued message runs
-// after it; a --no-daemon TUI in the same home starts its own thread; the
+// after it; a --no-daemon TUI in the same home starts its own thread;
+// `codex queue` to a thread no one has open waits for `codex resume`; the
 // TUI quits on Ctrl-C; the daemon and its helper are stopped at the end.
 func TestLiveCodexInfrastructure(t *testing.T) {
 	bin := livecodex.Require(t)
@@ -83,6 +84,17 @@ func TestLiveCodexInfrastructure(t *testing.T) {
 		assert.NotEqual(t, a.ThreadID, b.ThreadID)
 		b.WaitRollout(t, "its first answer", codexTurn, hasAgentMessage("pong: ping smoke-b"))
 		b.Quit()
+	})
+
+	t.Run("codex queue to a closed thread runs on codex resume", func(t *testing.T) {
+		closed := livecodex.NewRoot(t, bin, nil)
+		c := livecodex.Start(t, closed, livecodex.Options{Label: "c", Args: []string{"--no-daemon"}, Prompt: "ping smoke-c"})
+		c.WaitRollout(t, "its first answer", codexTurn, hasAgentMessage("pong: ping smoke-c"))
+		c.Quit()
+		closed.Codex(t, "queue", "--thread", c.ThreadID, "--message", "ping smoke-later")
+		assert.False(t, hasAgentMessage("pong: ping smoke-later")(c.Items()), "nothing ran before the resume")
+		r := livecodex.Start(t, closed, livecodex.Options{Resume: c.ThreadID, Cwd: c.Cwd})
+		r.WaitRollout(t, "the queued turn", codexTurn, hasAgentMessage("pong: ping smoke-later"))
 	})
 
 	a.Quit()

@@ -122,6 +122,20 @@ func (r *Root) appendConfig(t testing.TB, text string) {
 	}
 }
 
+// trust marks cwd a trusted project in config.toml (once: a table twice
+// is a TOML error that stops Codex at start).
+func (r *Root) trust(t testing.TB, cwd string) {
+	t.Helper()
+	table := fmt.Sprintf("[projects.%s]", strconv.Quote(cwd))
+	raw, err := os.ReadFile(filepath.Join(r.CodexHome, "config.toml"))
+	if err != nil {
+		t.Fatalf("livecodex: config: %v", err)
+	}
+	if !strings.Contains(string(raw), "\n"+table+"\n") {
+		r.appendConfig(t, "\n"+table+"\ntrust_level = \"trusted\"\n")
+	}
+}
+
 // Env is an environment for a program using this root's Codex home (the
 // peerctl binary, `codex queue`, `codex mcp add`): this process's, scrubbed
 // of what ties it to another session (livecc.Scrub, CODEX_*, OPENAI_*),
@@ -332,7 +346,7 @@ func Start(t testing.TB, root *Root, opts Options) *Session {
 	if err := os.MkdirAll(s.Cwd, 0o700); err != nil {
 		t.Fatalf("livecodex: %v", err)
 	}
-	root.appendConfig(t, fmt.Sprintf("\n[projects.%s]\ntrust_level = \"trusted\"\n", strconv.Quote(s.Cwd)))
+	root.trust(t, s.Cwd)
 	before := map[string]bool{}
 	for _, f := range root.rollouts() {
 		before[f] = true
@@ -353,6 +367,10 @@ func Start(t testing.TB, root *Root, opts Options) *Session {
 	// the same: the process of the pane that starts a server is not reaped).
 	if out, err := s.tmuxCmd("-f", os.DevNull, "new-session", "-d", "-s", "keep", "--", "cat"); err != nil {
 		t.Fatalf("livecodex: tmux start server: %v\n%s", err, out)
+	}
+	// A TUI that exits leaves its last screen (and why) for Screen.
+	if out, err := s.tmuxCmd("set-option", "-g", "remain-on-exit", "on"); err != nil {
+		t.Fatalf("livecodex: tmux remain-on-exit: %v\n%s", err, out)
 	}
 	out, err := s.tmuxCmd(args...)
 	if err != nil {
