@@ -63,3 +63,14 @@ func TestIsUUID(t *testing.T) {
 		assert.False(t, IsUUID(bad), bad)
 	}
 }
+
+// An endpoint taken from list resolves back to its thread (it pins the
+// thread id, not the title).
+func TestCodexEndpointResolves(t *testing.T) {
+	e := Classify(Record{Harness: HarnessCodex, PID: 42, SessionID: "01a234d3-852a-7530-a429-495bba85092c", Name: "hello",
+		SocketPath: "/tmp/codex-daemon-0/abc", ProcStart: "7"}, Liveness{Alive: Yes, StartMatches: Yes})
+	require.True(t, e.Addressable)
+	got, err := Resolve([]Entry{e}, e.Endpoint().String())
+	require.NoError(t, err)
+	assert.Equal(t, e.Record.SessionID, got.ID())
+}

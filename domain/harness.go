@@ -68,12 +68,13 @@ func NewQwenEndpoint(pid int, sessionID, socket string) (Endpoint, error) {
 
 // EndpointPrefixCodex starts every Codex endpoint of protocol version 1:
 //
-//	codex-peer:v1:<pid>:<threadId>:<control socket>
+//	codex-peer:v1:<pid>:<threadId>:<daemon socket>
 //
 // escaped as cc-peer endpoints are. It pins the thread id (Codex's one id
 // for a thread, session and conversation) and the pid that has the thread
 // open: a client's (the TUI's), or the --no-daemon TUI's own. The socket is
-// the Codex home's control socket, which every thread of that home shares.
+// daemon's socket the Codex home's control socket links to, which every
+// thread of that home shares.
 const EndpointPrefixCodex = "codex-peer:v1:"
 
 // NewCodexEndpoint builds a codex-peer endpoint; pid must be positive,
@@ -105,10 +106,13 @@ func endpointFor(r Record) (Endpoint, error) {
 }
 
 // endpointKey is what an endpoint pins besides pid and socket: the name
-// (Claude Code) or the session id (Qwen Code).
+// (Claude Code), the session id (Qwen Code) or the thread id (Codex).
 func endpointKey(r Record) (what, value string) {
-	if r.Harness == HarnessQwenCode {
+	switch r.Harness {
+	case HarnessQwenCode:
 		return "session id", r.SessionID
+	case HarnessCodex:
+		return "thread id", r.SessionID
 	}
 	return "name", r.Name
 }

@@ -108,6 +108,18 @@ func TestRegistryClientRule(t *testing.T) {
 	assert.Equal(t, "name 01a2", got[threadA].Record.Name)
 	assert.Equal(t, domain.VerdictHeadless, got[threadB].Verdict)
 
+	// A daemon-mode TUI that holds no file of the home (measured: after a
+	// while idle it keeps only its terminal and its connection) is found
+	// by its environment: $CODEX_HOME, or $HOME/.codex.
+	fakeProc(t, w.procRoot, 210, []string{"codex"}, "/w/b")
+	require.NoError(t, os.WriteFile(filepath.Join(w.procRoot, "210", "environ"), []byte("PATH=/bin\x00CODEX_HOME="+w.fake.Home+"\x00"), 0o644))
+	got = w.read(t)
+	assert.Equal(t, domain.VerdictLive, got[threadB].Verdict)
+	assert.Equal(t, 210, got[threadB].Record.PID)
+	require.NoError(t, os.WriteFile(filepath.Join(w.procRoot, "210", "environ"), []byte("HOME="+filepath.Dir(w.fake.Home)+"\x00"), 0o644))
+	assert.Equal(t, domain.VerdictHeadless, w.read(t)[threadB].Verdict, "$HOME/.codex is another home")
+	require.NoError(t, os.RemoveAll(filepath.Join(w.procRoot, "210")))
+
 	// A codex process of another home, and a codex queue, are no clients.
 	fakeProc(t, w.procRoot, 300, []string{"codex", "hello"}, "/w/b", "/elsewhere/state_5.sqlite")
 	fakeProc(t, w.procRoot, 301, []string{"codex", "queue", "--thread", threadB}, "/w/b", filepath.Join(w.fake.Home, "queue_1.sqlite"))
@@ -130,7 +142,7 @@ func TestRegistryAmbiguous(t *testing.T) {
 }
 
 func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
-	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a"})
+	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a", threadA: ""})
 	home := w.fake.Home
 	locks := filepath.Join(home, "thread-writer-locks")
 	day := filepath.Join(home, "sessions", "2026", "12", "02")
@@ -152,6 +164,9 @@ func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 
 	assert.Equal(t, domain.VerdictMalformed, got[threadB].Verdict, "a rollout cut mid-line is a skipped record")
 	assert.Contains(t, got[threadB].Reason, "truncated")
+
+	assert.Equal(t, domain.VerdictHeadless, got[threadA].Verdict)
+	assert.Contains(t, got[threadA].Reason, "no row in thread/list")
 
 	assert.Equal(t, domain.VerdictMalformed, got["not-a-uuid"].Verdict)
 	assert.Contains(t, got["not-a-uuid"].Reason, "not a UUID")

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,8 +47,12 @@ func (p proc) role(daemonPID int) string {
 }
 
 // scanProcs reads, under procRoot, the processes named "codex" (the
-// native binary's comm) that hold a file of home open. Processes that
-// vanish or cannot be read are skipped: another user's, say.
+// native binary's comm) of home: those holding a file of home open, or
+// whose environment makes home their Codex home (homeOf). A daemon-mode
+// TUI holds no file of home for long (measured on 0.171.0: after about
+// 40 idle minutes it held only its terminal and its connection to the
+// daemon), so the environment is what finds it. Processes that vanish or
+// cannot be read are skipped: another user's, say.
 func scanProcs(procRoot, home string) []proc {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
@@ -90,7 +95,7 @@ func scanProcs(procRoot, home string) []proc {
 				p.rollouts[id] = target
 			}
 		}
-		if !ours {
+		if !ours && !homeOf(dir, home) {
 			continue
 		}
 		p.cwd, _ = os.Readlink(filepath.Join(dir, "cwd"))
@@ -119,4 +124,36 @@ func rolloutThread(path string) string {
 		return id
 	}
 	return ""
+}
+
+// maxEnviron bounds the environment read of one process (bytes).
+const maxEnviron = 1 << 20
+
+// homeOf reports whether the process at dir (/proc/<pid>) has home as its
+// Codex home, as Codex resolves it: $CODEX_HOME, else $HOME/.codex.
+func homeOf(dir, home string) bool {
+	f, err := os.Open(filepath.Join(dir, "environ"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxEnviron))
+	var codexHome, userHome string
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok {
+			codexHome = v
+		} else if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			userHome = v
+		}
+	}
+	switch {
+	case codexHome != "" && !filepath.IsAbs(codexHome):
+		cwd, err := os.Readlink(filepath.Join(dir, "cwd"))
+		return err == nil && filepath.Join(cwd, codexHome) == home
+	case codexHome != "":
+		return filepath.Clean(codexHome) == home
+	case userHome != "":
+		return filepath.Join(userHome, ".codex") == home
+	}
+	return false
 }

@@ -182,6 +182,8 @@ func daemonRecords(threads []codexapp.Thread, procs []proc, daemonPID int, sock 
 			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("thread id %q is not a UUID", t.ID), domain.VerdictMalformed
 		case daemon.pid == 0:
 			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("the daemon of daemon.pid (pid %d) is not a running Codex process of this home", daemonPID), domain.VerdictStale
+		case t.Cwd == "":
+			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("loaded by Codex's app-server daemon (pid %d) with no row in thread/list (an ephemeral thread, or one not written yet): no folder to find its client by", daemon.pid), domain.VerdictHeadless
 		case len(here) == 0:
 			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("loaded by Codex's app-server daemon (pid %d) but no Codex client runs in %s: its TUI quit (the daemon keeps a thread loaded about a minute after) or nothing ever showed it; a turn sent now would run with no one watching", daemon.pid, t.Cwd), domain.VerdictHeadless
 		case len(here) < n:
