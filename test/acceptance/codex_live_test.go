@@ -163,7 +163,8 @@ func sendCodex(t *testing.T, env []string, args ...string) (codexSent, result) {
 }
 
 // TestLiveCodex runs peerctl against a real Codex TUI offline (issue 21):
-// the session is listed with its thread id; a send is delivered through
+// the session is listed with its thread id, also while its first turn
+// runs; a send is delivered through
 // the app-server and its text is byte-exact in the rollout; --await-reply
 // prints the stand-in's answer; a busy thread gets a message as its next
 // turn; within 10 s of the TUI quitting the thread is no longer listed
@@ -183,6 +184,23 @@ func TestLiveCodex(t *testing.T) {
 		assert.Equal(t, "live", l.Verdict)
 		assert.True(t, l.Addressable)
 		assert.NotZero(t, l.PID)
+	})
+
+	t.Run("a thread in its first turn is listed", func(t *testing.T) {
+		// The first turn is held: the thread is loaded and its rollout
+		// written, the TUI shows it, and Codex has no thread/list row yet.
+		b := livecodex.Start(t, root, livecodex.Options{Label: "b", Prompt: "hold first-turn"})
+		deadline := time.Now().Add(codexTurn)
+		for !root.Model.Held("first-turn") {
+			require.True(t, time.Now().Before(deadline), "the first turn reached the model; screen:\n%s", b.Screen())
+			time.Sleep(50 * time.Millisecond)
+		}
+		l, ok := findListed(listCodex(t, env, "--harness", "codex"), b.ThreadID)
+		if assert.True(t, ok, "thread %s not listed", b.ThreadID) {
+			assert.Equal(t, b.Cwd, l.Cwd)
+		}
+		root.Model.Release("first-turn")
+		b.Quit()
 	})
 
 	t.Run("send is delivered, byte-exact in the rollout", func(t *testing.T) {
