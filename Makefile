@@ -1,12 +1,12 @@
 # The test command is `make ci`: it installs what the tests need (tmux, npm, gcc for -race, Go
-# modules, the pinned Claude Code and Qwen Code releases), lints, runs every test including the
-# live Claude Code and Qwen Code ones offline, runs each fuzz target for a short fixed time, and
+# modules, the pinned Claude Code, Qwen Code and Codex CLI releases), lints, runs every test including the
+# live Claude Code, Qwen Code and Codex ones offline, runs each fuzz target for a short fixed time, and
 # builds and checks a snapshot release (check-release).
 # `make test` runs the quick tests only (no tmux or Claude Code needed).
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-ssh bench-go bench-replies lint cross vuln ci deps install-claude fuzz man release check-release
+.PHONY: build test test-live bench bench-ssh bench-go bench-replies bench-codex lint cross vuln ci deps install-claude fuzz man release check-release
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -36,7 +36,7 @@ release:
 check-release:
 	scripts/check-release.sh
 
-# Live tests start real Claude Code and Qwen Code sessions in tmux (no login), offline: OFFLINE
+# Live tests start real Claude Code, Qwen Code and Codex sessions in tmux (no login), offline: OFFLINE
 # runs them in a network namespace with loopback only (scripts/offline.sh; as root, or with
 # unprivileged user namespaces), after `make deps` has downloaded everything.
 # `make test-live OFFLINE=` runs them on the open network instead.
@@ -75,7 +75,7 @@ cross:
 	scripts/cross.sh
 
 # Installs the test dependencies (tmux, npm, gcc and ip when missing, Go modules, Claude Code,
-# Qwen Code).
+# Qwen Code, Codex CLI).
 deps:
 	./scripts/install-test-deps.sh
 
@@ -99,3 +99,8 @@ fuzz:
 # one scripted session, a warm relay, docs/PERFORMANCE.md ("Replies").
 bench-replies:
 	PEERCTL_LIVE=1 $(GO) test -run '^$$' -bench BenchmarkLiveReplies -benchtime 1x -timeout 20m ./test/acceptance
+
+# Live benchmark of Codex (send to a Codex thread against a bare `codex queue`; list with a
+# Codex home present and absent), offline: one real Codex TUI, docs/PERFORMANCE.md ("Codex").
+bench-codex:
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveCodex -benchtime 1x -timeout 20m ./test/acceptance

@@ -2,9 +2,9 @@
 # Installs what the full test suite needs on a fresh Debian machine: tmux, npm, gcc (`go test
 # -race` needs cgo, so a C compiler), ip (scripts/offline.sh brings loopback up with it), curl
 # (install.sh's test), shellcheck (make lint) and the OpenSSH server and client (the second machine of
-# the live ssh tests, test/livessh) from Debian's packages, only when missing (needs
-# root or sudo); the Go modules; and the pinned Claude Code and Qwen Code releases (0.24.4, and
-# 0.23.0 whose messaging is off by default) from the npm registry into
+# the live ssh tests, test/livessh) from Debian's packages, only when missing (needs root or sudo);
+# the Go modules; and the pinned Claude Code, Qwen Code (0.24.4, and 0.23.0 whose messaging is off
+# by default) and Codex CLI (0.171.0) releases from the npm registry into
 # ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs). Everything that needs the network
 # happens here: the live tests then run offline (scripts/offline.sh).
 set -euo pipefail
@@ -36,3 +36,5 @@ go run ./test/livecc/cmd/install-claude 2.1.224
 go run ./test/livecc/cmd/install-claude newest
 # Qwen Code: the pinned release and 0.23.0 (messaging off by default).
 go run ./test/liveqwen/cmd/install-qwen
+# Codex CLI: the pinned release (its native binary; test/livecodex).
+go run ./test/livecodex/cmd/install-codex

@@ -10,7 +10,7 @@
 # user namespaces; supplementary groups are dropped inside). The command sees PEERCTL_OFFLINE=1
 # (every live test then checks that no route leaves the machine), GOPROXY=off and -mod=readonly
 # added to GOFLAGS: Go downloads nothing, so run `make deps` (which downloads the modules
-# and installs Claude Code and Qwen Code) before.
+# and installs Claude Code, Qwen Code and the Codex CLI) before.
 set -euo pipefail
 if (($# == 0)); then
   echo "usage: scripts/offline.sh CMD [ARG...]" >&2

@@ -32,9 +32,14 @@ func Version() string {
 }
 
 // CacheDir returns the folder that holds installed Claude Code releases:
-// ${PEERCTL_CACHE:-$HOME/.cache/peerctl}/claude-code. Each release lives in
-// CacheDir()/<version> as an ordinary npm prefix (package.json, node_modules/).
-func CacheDir() (string, error) {
+// CacheRoot("claude-code"). Each release lives in CacheDir()/<version> as an
+// ordinary npm prefix (package.json, node_modules/).
+func CacheDir() (string, error) { return CacheRoot("claude-code") }
+
+// CacheRoot is ${PEERCTL_CACHE:-$HOME/.cache/peerctl}/<program>: where the
+// live tests keep the releases of one program they install (Claude Code,
+// Qwen Code, Codex), each an npm prefix in <version>.
+func CacheRoot(program string) (string, error) {
 	base := os.Getenv("PEERCTL_CACHE")
 	if base == "" {
 		home, err := os.UserHomeDir()
@@ -43,7 +48,7 @@ func CacheDir() (string, error) {
 		}
 		base = filepath.Join(home, ".cache", "peerctl")
 	}
-	return filepath.Join(base, "claude-code"), nil
+	return filepath.Join(base, program), nil
 }
 
 // Install makes sure @anthropic-ai/claude-code@<version> is installed in

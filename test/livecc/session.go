@@ -543,8 +543,17 @@ func (s *Session) reap() bool {
 }
 
 func (s *Session) tmuxCmd(args ...string) ([]byte, error) {
-	cmd := exec.Command(s.tmux, append([]string{"-L", s.tmuxSock}, args...)...)
-	cmd.Env = Scrub(os.Environ())
+	return Tmux(s.tmux, s.tmuxSock, Scrub(os.Environ()), args...)
+}
+
+// Tmux runs the tmux program on the server of socket name sock (tmux -L,
+// never the default server) with args and env (the server a first command
+// starts keeps env for its panes), bounded by 10 s, and returns what it
+// printed (stdout and stderr). The live Claude Code, Qwen Code and Codex
+// sessions all run through it.
+func Tmux(program, sock string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.Command(program, append([]string{"-L", sock}, args...)...)
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	done := make(chan error, 1)

@@ -33,19 +33,9 @@ func Version() string {
 // Enabled reports whether live tests should run: PEERCTL_LIVE=1.
 func Enabled() bool { return os.Getenv("PEERCTL_LIVE") == "1" }
 
-// CacheDir is ${PEERCTL_CACHE:-$HOME/.cache/peerctl}/qwen-code; each release
-// is an npm prefix in CacheDir()/<version>.
-func CacheDir() (string, error) {
-	base := os.Getenv("PEERCTL_CACHE")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("locate cache: %w", err)
-		}
-		base = filepath.Join(home, ".cache", "peerctl")
-	}
-	return filepath.Join(base, "qwen-code"), nil
-}
+// CacheDir is livecc.CacheRoot("qwen-code"); each release is an npm prefix
+// in CacheDir()/<version>.
+func CacheDir() (string, error) { return livecc.CacheRoot("qwen-code") }
 
 // FindCLI returns the qwen program (a JavaScript file run with node) in an
 // npm prefix dir.

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -262,22 +261,7 @@ func (s *Session) kill() {
 }
 
 func (s *Session) tmuxCmd(args ...string) ([]byte, error) {
-	cmd := exec.Command(s.tmux, append([]string{"-L", s.tmuxSock}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return out.Bytes(), err
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		return out.Bytes(), errors.New("tmux " + strings.Join(args, " ") + ": timed out")
-	}
+	return livecc.Tmux(s.tmux, s.tmuxSock, os.Environ(), args...)
 }
 
 // PS runs `qwen sessions ps --json` (0.24.x: one JSON object per line, no
