@@ -43,7 +43,7 @@ check-release:
 OFFLINE ?= scripts/offline.sh
 
 test-live:
-	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -race -count=1 -timeout 30m ./...
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -race -count=1 -timeout 50m ./...
 
 # Whole-command timings against Claude Code's own listing (see the script's header), then
 # across hosts (bench-ssh).
