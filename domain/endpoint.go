@@ -104,6 +104,9 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, err
 	}
+	if harness == HarnessCodex && !IsUUID(ep.name) {
+		return Endpoint{}, fmt.Errorf("%w: thread id %q is not a UUID", ErrBadEndpoint, ep.name)
+	}
 	ep.harness = harness
 	return ep, nil
 }

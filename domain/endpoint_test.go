@@ -96,6 +96,8 @@ func TestParseEndpointRejects(t *testing.T) {
 		{"raw byte not UTF-8", "cc-peer:v1:1:n:/s\xff", "socket: byte 2"},
 		{"escaped printable", "cc-peer:v1:1:%C3%BC:/s", "escape at byte 0 is not the canonical form"},
 		{"lowercase hex of a control", "cc-peer:v1:1:a%0a:/s", "escape at byte 1"},
+		{"codex thread id not a UUID", "codex-peer:v1:1:../../etc:/s", "not a UUID"},
+		{"codex thread id a name", "codex-peer:v1:1:build:/s", "not a UUID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

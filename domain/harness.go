@@ -78,8 +78,11 @@ func NewQwenEndpoint(pid int, sessionID, socket string) (Endpoint, error) {
 const EndpointPrefixCodex = "codex-peer:v1:"
 
 // NewCodexEndpoint builds a codex-peer endpoint; pid must be positive,
-// threadID and socket non-empty.
+// threadID a UUID (IsUUID) and socket non-empty.
 func NewCodexEndpoint(pid int, threadID, socket string) (Endpoint, error) {
+	if !IsUUID(threadID) {
+		return Endpoint{}, fmt.Errorf("%w: thread id %q is not a UUID", ErrBadEndpoint, threadID)
+	}
 	ep, err := NewEndpoint(pid, threadID, socket)
 	if err != nil {
 		return Endpoint{}, err
@@ -103,6 +106,14 @@ func endpointFor(r Record) (Endpoint, error) {
 		return NewCodexEndpoint(r.PID, r.SessionID, r.SocketPath)
 	}
 	return NewEndpoint(r.PID, r.Name, r.SocketPath)
+}
+
+// Pins names what the endpoint pins besides pid and socket, the part
+// Name returns: "name" (Claude Code), "session id" (Qwen Code) or
+// "thread id" (Codex).
+func (e Endpoint) Pins() string {
+	what, _ := endpointKey(Record{Harness: e.harness})
+	return what
 }
 
 // endpointKey is what an endpoint pins besides pid and socket: the name

@@ -1,5 +1,5 @@
-// Command peerctl finds the live Claude Code and Qwen Code sessions on this
-// machine and delivers a message into one of them, safely. Run
+// Command peerctl finds the live Claude Code, Qwen Code and Codex sessions
+// on this machine (or another, over ssh) and delivers a message into one of them, safely. Run
 // `peerctl --help`. `peerctl mcp` runs peerctl-mcp (cmd/peerctl-mcp), which
 // has the MCP server linked in; this binary does not, so that no other
 // command pays for the MCP SDK's start-up.

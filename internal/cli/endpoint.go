@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -11,9 +12,12 @@ import (
 
 type endpointJSON struct {
 	Endpoint string `json:"endpoint"`
-	PID      int    `json:"pid"`
-	Name     string `json:"name"`
-	Socket   string `json:"socket"`
+	// Host is the machine of an ssh:v1: endpoint ("" for this one).
+	Host    string `json:"host"`
+	Harness string `json:"harness"`
+	PID     int    `json:"pid"`
+	Name    string `json:"name"`
+	Socket  string `json:"socket"`
 }
 
 func (c *cli) endpointCmd() *cobra.Command {
@@ -28,18 +32,22 @@ func (c *cli) endpointCmd() *cobra.Command {
 	var asJSON bool
 	parse := &cobra.Command{
 		Use:   "parse ENDPOINT",
-		Short: "Split an endpoint into pid, name and socket",
-		Long:  helpLong(`Split an endpoint (cc-peer:v1:<pid>:<name>:<socket>) into pid, name and socket; nothing is read`, "endpoint-parse"),
+		Short: "Split an endpoint into host, harness, pid, name (or session or thread id) and socket",
+		Long:  helpLong(`Split any endpoint list prints (cc-peer:, qwen-peer:, codex-peer:, ssh:v1:<host>:<endpoint>) into its parts; nothing is read`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'
   peerctl list --json | jq -r '.[0].endpoint' | xargs peerctl endpoint parse`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ep, err := domain.ParseEndpoint(args[0])
-			if err != nil {
+			dest, inner, remote, err := domain.SplitHostEndpoint(args[0])
+			if !remote {
+				inner = args[0]
+			}
+			ep, perr := domain.ParseEndpoint(inner)
+			if err = cmp.Or(err, perr); err != nil {
 				return usageError{err}
 			}
-			return c.printEndpoint(ep, asJSON)
+			return c.printEndpoint(dest, ep, asJSON)
 		},
 	}
 	parse.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
@@ -65,7 +73,7 @@ func (c *cli) endpointCmd() *cobra.Command {
 				fmt.Fprintln(c.stdout, ep.String())
 				return nil
 			}
-			return c.printEndpoint(ep, formatJSON)
+			return c.printEndpoint(domain.Dest{}, ep, formatJSON)
 		},
 	}
 	format.Flags().BoolVar(&formatJSON, "json", false, "print a JSON object")
@@ -74,10 +82,15 @@ func (c *cli) endpointCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) printEndpoint(ep domain.Endpoint, asJSON bool) error {
+func (c *cli) printEndpoint(dest domain.Dest, ep domain.Endpoint, asJSON bool) error {
+	full := domain.HostEndpoint(dest, ep.String())
 	if asJSON {
-		return c.writeJSON(endpointJSON{Endpoint: ep.String(), PID: ep.PID(), Name: ep.Name(), Socket: ep.Socket()})
+		return c.writeJSON(endpointJSON{Endpoint: full, Host: dest.String(), Harness: ep.Harness().String(), PID: ep.PID(), Name: ep.Name(), Socket: ep.Socket()})
 	}
-	fmt.Fprintf(c.stdout, "endpoint: %s\npid:      %d\nname:     %s\nsocket:   %s\n", ep.String(), ep.PID(), cell(ep.Name()), cell(ep.Socket()))
+	fmt.Fprintf(c.stdout, "endpoint: %s\n", full)
+	if !dest.IsLocal() {
+		fmt.Fprintf(c.stdout, "host:     %s\n", cell(dest.String()))
+	}
+	fmt.Fprintf(c.stdout, "harness:  %s\npid:      %d\n%-9s %s\nsocket:   %s\n", ep.Harness(), ep.PID(), ep.Pins()+":", cell(ep.Name()), cell(ep.Socket()))
 	return nil
 }

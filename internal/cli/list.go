@@ -66,8 +66,8 @@ func (c *cli) listCmd() *cobra.Command {
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the live Claude Code and Qwen Code sessions (with --all, every record and its verdict)",
-		Long:  helpLong(`List the live Claude Code and Qwen Code sessions (with --all every record and its verdict)`, "list"),
+		Short: "List the live sessions of every harness (with --all, every record and its verdict)",
+		Long:  helpLong(`List the live sessions of every harness (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
   peerctl list --json | jq -r '.[] | select(.addressable) | .endpoint'
   peerctl list --all

@@ -39,6 +39,39 @@ func TestSendOversizeStdinSaysOverTheCap(t *testing.T) {
 	assert.Contains(t, r.stderr, "message is 140000 bytes, over the 65536-byte (64 KiB) cap")
 }
 
+// endpoint parse takes every endpoint list prints: a session on another
+// machine (ssh:v1:<dest>:<endpoint>) names its host, and each harness's
+// form says what it pins.
+func TestEndpointParseTakesEveryListedForm(t *testing.T) {
+	const thread = "01a234d3-852a-7530-a429-495bba85092c"
+	for _, tc := range []struct {
+		endpoint string
+		want     endpointJSON
+		line     string
+	}{
+		{"ssh:v1:me@box%3A22:cc-peer:v1:42:proj:/tmp/s.sock",
+			endpointJSON{Host: "me@box:22", Harness: "claude-code", PID: 42, Name: "proj", Socket: "/tmp/s.sock"}, "host:     me@box:22\n"},
+		{"codex-peer:v1:7:" + thread + ":/tmp/codex-daemon-0/d.sock",
+			endpointJSON{Harness: "codex", PID: 7, Name: thread, Socket: "/tmp/codex-daemon-0/d.sock"}, "thread id: " + thread + "\n"},
+		{"qwen-peer:v1:9:s-1:/tmp/q.sock",
+			endpointJSON{Harness: "qwen-code", PID: 9, Name: "s-1", Socket: "/tmp/q.sock"}, "session id: s-1\n"},
+	} {
+		p := evRun(t, nil, nil, "endpoint", "parse", "--json", tc.endpoint)
+		require.Equal(t, exitOK, p.code, p.stderr)
+		var got endpointJSON
+		require.NoError(t, json.Unmarshal([]byte(p.stdout), &got))
+		tc.want.Endpoint = tc.endpoint
+		assert.Equal(t, tc.want, got)
+		text := evRun(t, nil, nil, "endpoint", "parse", tc.endpoint)
+		require.Equal(t, exitOK, text.code, text.stderr)
+		assert.Contains(t, text.stdout, tc.line)
+	}
+	for _, bad := range []string{"ssh:v1:-oProxyCommand=x:cc-peer:v1:1:n:/s", "ssh:v1:box:ssh:v1:evil:cc-peer:v1:5:n:/s", "codex-peer:v1:1:../../etc:/tmp/x"} {
+		p := evRun(t, nil, nil, "endpoint", "parse", bad)
+		assert.Equal(t, exitUsage, p.code, bad)
+	}
+}
+
 // endpoint format prints the endpoint alone on one line, so its output
 // goes straight into endpoint parse (and send); --parts keeps the block.
 func TestEndpointFormatRoundTripsThroughParse(t *testing.T) {
@@ -56,7 +89,7 @@ func TestEndpointFormatRoundTripsThroughParse(t *testing.T) {
 		require.Equal(t, exitOK, p.code, p.stderr)
 		var got endpointJSON
 		require.NoError(t, json.Unmarshal([]byte(p.stdout), &got))
-		assert.Equal(t, endpointJSON{Endpoint: ep, PID: got.PID, Name: tc.name, Socket: tc.socket}, got)
+		assert.Equal(t, endpointJSON{Endpoint: ep, Harness: "claude-code", PID: got.PID, Name: tc.name, Socket: tc.socket}, got)
 
 		block := evRun(t, nil, nil, "endpoint", "format", "--parts", tc.pid, tc.name, tc.socket)
 		require.Equal(t, exitOK, block.code, block.stderr)
