@@ -139,7 +139,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	c.harnessFlags(cmd)
 	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (every transport but socket; default "peerctl")`)
-	f.DurationVar(&await, "await-reply", 0, "after the send, wait (at most this long) for the session's reply and print it; --await-reply alone waits up to "+defaultWait.String())
+	f.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	// --stdin-bytes: the length of the text on stdin, which a peerctl
 	// sending over ssh announces (hidden: for that use only).

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -148,6 +149,10 @@ func TestHelpFitsAScreen(t *testing.T) {
 			require.Equal(t, exitOK, r.code, r.stderr)
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 			assert.LessOrEqual(t, len(lines), helpBound(path), "%s --help:\n%s", path, r.stdout)
+			_, flags, _ := strings.Cut(r.stdout, "\nFlags:\n")
+			for _, l := range strings.Split(flags, "\n") {
+				assert.LessOrEqual(t, utf8.RuneCountInString(l), helpWidth, "%s --help: a flag line wider than the screen: %q", path, l)
+			}
 			if cmd.Name() == "exit-codes" {
 				assert.Contains(t, r.stdout, exitCodesHelp)
 				return
@@ -281,7 +286,7 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"send", "--help"}, []string{"--wait=5m", "written apart (--wait 5m) is refused"}},
+		{[]string{"send", "--help"}, []string{"--wait=5m, not --wait 5m"}},
 		// A shared name refuses only as an address: the session is still
 		// reached by its full id or endpoint (TestSharedNameCLI).
 		{[]string{"help", "exit-codes"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint)"}},
