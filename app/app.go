@@ -484,6 +484,9 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 		target, err = domain.Resolve(l.Entries, address)
 	}
 	if err != nil {
+		if target, err = s.known(ctx, address, err); err == nil {
+			return msg, target, nil
+		}
 		return msg, domain.Session{}, noteMissing(l, err)
 	}
 	if err := unseenTwin(l, address, target); err != nil {
@@ -495,6 +498,63 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
 	}
 	return msg, target, nil
+}
+
+// durables is the transport that can say which of a harness's transports
+// is durable (Router.Durable).
+type durables interface {
+	Durable(k domain.Harness) (name string, chosen bool)
+}
+
+// known looks, when no live session answers to address (notLive, a
+// not_live refusal), among the sessions each harness knows but no process
+// has open now (ports.KnownRegistry), by exact session id or name. Where
+// the chosen transport is durable (ports.DurableTransport) the one match
+// is the target, dormant (domain.NewDormantSession), and several are
+// refused; where another is chosen the refusal says the durable one would
+// keep the message until the session is resumed. Any other error, or no
+// match, is returned as it came.
+func (s *Service) known(ctx context.Context, address string, notLive error) (domain.Session, error) {
+	r, ok := domain.AsRefusal(notLive)
+	d, isDurables := s.transport.(durables)
+	if !ok || r.Reason != domain.ReasonNotLive || !isDurables {
+		return domain.Session{}, notLive
+	}
+	for _, h := range s.harnesses {
+		name, chosen := d.Durable(h.Kind())
+		kr, ok := h.Registry().(ports.KnownRegistry)
+		if name == "" || !ok {
+			continue
+		}
+		recs, err := kr.Known(ctx)
+		if err != nil {
+			if chosen {
+				r.Detail += fmt.Sprintf("; the %s sessions no process has open could not be read (%v)", h.Kind(), err)
+			}
+			continue
+		}
+		var match []domain.Record
+		for _, rec := range recs {
+			if rec.SessionID == address || rec.Name != "" && rec.Name == address {
+				match = append(match, rec)
+			}
+		}
+		switch {
+		case len(match) == 0:
+		case !chosen:
+			r.Detail += fmt.Sprintf("; %s session %s is known but no process has it open: --transport %s would keep the message durably and run it when the session is resumed", h.Kind(), match[0].SessionID, name)
+		case len(match) > 1:
+			ids := make([]string, len(match))
+			for i, m := range match {
+				ids[i] = m.SessionID
+			}
+			return domain.Session{}, domain.Refuse(domain.ReasonIdentityMismatch, "%q names %d %s sessions no process has open (%s): use the session id", address, len(match), h.Kind(), strings.Join(ids, ", "))
+		default:
+			s.log.Debug("target known, not open", "address", address, "harness", h.Kind().String(), "session", match[0].SessionID, "transport", name)
+			return domain.NewDormantSession(match[0]), nil
+		}
+	}
+	return domain.Session{}, notLive
 }
 
 // unseenTwin refuses a send by name or id prefix while a harness's

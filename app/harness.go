@@ -201,6 +201,24 @@ func (r *Router) Pick(target domain.Session) (ports.Transport, error) {
 		r.Chosen, target.ID(), target.Harness(), strings.Join(names, ", "))
 }
 
+// Durable names the durable transport (ports.DurableTransport) that
+// serves harness k: the chosen one (chosen true), else, when another is
+// chosen or none, the harness's first durable one; "" when it has none.
+func (r *Router) Durable(k domain.Harness) (name string, chosen bool) {
+	for _, t := range r.By[k] {
+		if _, ok := t.(ports.DurableTransport); !ok {
+			continue
+		}
+		if t.Name() == r.Chosen {
+			return t.Name(), true
+		}
+		if name == "" {
+			name = t.Name()
+		}
+	}
+	return name, false
+}
+
 // Deliver hands msg to the picked transport.
 func (r *Router) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
 	t, err := r.Pick(target)

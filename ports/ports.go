@@ -103,6 +103,23 @@ type Transport interface {
 	Plan(target domain.Session, msg domain.Message) (domain.Plan, error)
 }
 
+// DurableTransport is a Transport that keeps a message for a session no
+// process has open now and hands it over when the session is opened again
+// (Codex's queue): Send resolves an address it is chosen for among the
+// sessions the harness knows (KnownRegistry) when no live session answers.
+type DurableTransport interface {
+	Transport
+	Durable()
+}
+
+// KnownRegistry is a Registry that can also list the sessions its harness
+// knows whether or not a process has them open (every Codex thread), for
+// a DurableTransport. It never writes the harness's state.
+type KnownRegistry interface {
+	Registry
+	Known(ctx context.Context) ([]domain.Record, error)
+}
+
 // Heed listens, after a delivery, for what the other side says about it
 // later, until ctx ends; then it ends whatever the delivery left running
 // and returns the receipt as it stands: the same one, or one turned by a
