@@ -69,6 +69,8 @@ type Listing struct {
 	DirHarness domain.Harness
 	// Also names the other harnesses' registry folders read.
 	Also []string
+	// Absent lists every harness's registry folder that does not exist.
+	Absent []ports.Unread
 	// Unread lists the harnesses whose registry could not be read; their
 	// sessions are absent from Entries (see UnreadIn).
 	Unread []ports.Unread
@@ -156,7 +158,7 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
 	if len(s.harnesses) > 0 {
 		l.DirHarness = s.harnesses[0].Kind()
 	}
@@ -242,7 +244,7 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 			}
 		}
 	case ok && r.Reason == domain.ReasonNotLive:
-		e, err := fallbackMatch(l, address, r)
+		e, err := s.fallbackMatch(l, address, r)
 		if err != nil {
 			return Detail{}, err
 		}
@@ -265,16 +267,29 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	return d, nil
 }
 
-// noteMissing adds to a not_live refusal that the registry folder itself
-// does not exist (a wrong home, say $CLAUDE_CONFIG_DIR, is the usual
-// cause: the note names the flag and variable that set it), and which
-// harnesses' registries could not be read.
-func noteMissing(l Listing, err error) error {
+// noteMissing adds to a not_live refusal which harnesses' sessions were
+// searched, which of their registry folders do not exist (a wrong home,
+// say $CLAUDE_CONFIG_DIR, is the usual cause: the note names the flag and
+// variable that set it), and which registries could not be read.
+func (s *Service) noteMissing(l Listing, err error) error {
 	r, ok := domain.AsRefusal(err)
 	if !ok || r.Reason != domain.ReasonNotLive {
 		return err
 	}
-	if l.Missing {
+	if len(s.harnesses) > 1 {
+		kinds := make([]string, len(s.harnesses))
+		for i, h := range s.harnesses {
+			kinds[i] = h.Kind().String()
+		}
+		r.Detail += "; searched the " + strings.Join(kinds, ", ") + " sessions"
+	}
+	for _, a := range l.Absent {
+		r.Detail += fmt.Sprintf("; the %s registry folder %s does not exist", a.Harness, a.Dir)
+		if h, ok := s.harnesses.Of(a.Harness); ok && h.Home().Flag != "" {
+			r.Detail += " (check --" + h.Home().Flag + " or " + h.Home().Env + ")"
+		}
+	}
+	if l.Missing && len(l.Absent) == 0 {
 		r.Detail += "; the registry folder " + l.Dir + " does not exist"
 		if l.Home.Flag != "" {
 			r.Detail += " (check --" + l.Home.Flag + " or " + l.Home.Env + ")"
@@ -292,7 +307,7 @@ func noteMissing(l Listing, err error) error {
 // among several, the only live one when all matched by pid or file name (a
 // live record and a leftover copy of it). Anything else is refused with
 // notLive, saying how many records matched.
-func fallbackMatch(l Listing, address string, notLive *domain.Refusal) (domain.Entry, error) {
+func (s *Service) fallbackMatch(l Listing, address string, notLive *domain.Refusal) (domain.Entry, error) {
 	var byName, byPlace []domain.Entry
 	for _, e := range l.Entries {
 		r := e.Record
@@ -320,10 +335,10 @@ func fallbackMatch(l Listing, address string, notLive *domain.Refusal) (domain.E
 	case 1:
 		return matches[0], nil
 	case 0:
-		return domain.Entry{}, noteMissing(l, notLive)
+		return domain.Entry{}, s.noteMissing(l, notLive)
 	default:
 		notLive.Detail += fmt.Sprintf("; %d records match %q: name one by its file (peerctl list --all)", len(matches), address)
-		return domain.Entry{}, noteMissing(l, notLive)
+		return domain.Entry{}, s.noteMissing(l, notLive)
 	}
 }
 
@@ -487,7 +502,7 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 		if target, err = s.known(ctx, address, err); err == nil {
 			return msg, target, nil
 		}
-		return msg, domain.Session{}, noteMissing(l, err)
+		return msg, domain.Session{}, s.noteMissing(l, err)
 	}
 	if err := unseenTwin(l, address, target); err != nil {
 		return msg, target, err

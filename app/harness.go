@@ -118,12 +118,16 @@ func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Sn
 		} else if snap.Dir != "" {
 			out.Also = append(out.Also, snap.Dir)
 		}
+		h, _ := r.(ports.HarnessRegistry)
+		if snap.Missing && h != nil {
+			out.Absent = append(out.Absent, ports.Unread{Harness: h.Harness(), Dir: snap.Dir})
+		}
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
 		if err != nil {
 			u := ports.Unread{Dir: snap.Dir, Err: err}
-			if h, ok := r.(ports.HarnessRegistry); ok {
+			if h != nil {
 				u.Harness = h.Harness()
 			}
 			out.Unread = append(out.Unread, u)

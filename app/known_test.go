@@ -78,3 +78,35 @@ func TestSendDurableToKnownSession(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonNotLive, r.Reason)
 }
+
+// missingRegistry is a Claude Code registry whose folder does not exist.
+type missingRegistry struct{}
+
+func (missingRegistry) Read(context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{Dir: "/nowhere/sessions", Missing: true}, nil
+}
+func (missingRegistry) Harness() domain.Harness { return domain.HarnessClaudeCode }
+
+type missingHarness struct{ ports.Harness }
+
+func (missingHarness) Kind() domain.Harness     { return domain.HarnessClaudeCode }
+func (missingHarness) Registry() ports.Registry { return missingRegistry{} }
+func (missingHarness) Transports() []ports.Transport {
+	return []ports.Transport{&named{name: "courier"}}
+}
+func (missingHarness) Home() ports.Home {
+	return ports.Home{Dir: "/nowhere", Flag: "claude-config-dir", Env: "CLAUDE_CONFIG_DIR"}
+}
+
+// A not_live refusal speaks of every harness searched, and names the
+// missing folder as its harness's, not as the only place looked.
+func TestNotLiveNamesTheHarnessesSearched(t *testing.T) {
+	hs := app.NewHarnesses([]ports.Harness{knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}, missingHarness{}})
+	svc := app.New(hs.Registry(), noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
+	_, err := svc.Send(context.Background(), app.SendRequest{Address: "01a234d5-a0aa-7921-99f9-ccf1a196ec64", Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+	assert.Contains(t, r.Detail, "searched the claude-code, codex sessions")
+	assert.Contains(t, r.Detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
+}

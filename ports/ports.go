@@ -23,13 +23,17 @@ type Snapshot struct {
 	// Records holds every candidate file, in file-name order. Files that
 	// could not be used carry Record.Problem.
 	Records []domain.Record
+	// Absent lists every registry folder read that does not exist (the
+	// primary's too, beside Missing), by harness.
+	Absent []Unread
 	// Unread lists the harnesses whose registry could not be read at all
 	// (several registries read as one: one harness's trouble is not
 	// another's); their records are absent from Records.
 	Unread []Unread
 }
 
-// Unread is one harness's registry that could not be read.
+// Unread is one harness's registry that could not be read (or, in
+// Snapshot.Absent, whose folder does not exist: Err nil).
 type Unread struct {
 	Harness domain.Harness
 	// Dir is the folder ("" when it could not even be located).
