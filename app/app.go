@@ -267,8 +267,9 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	return d, nil
 }
 
-// noteMissing adds to a not_live refusal which harnesses' sessions were
-// searched, which of their registry folders do not exist (a wrong home,
+// noteMissing adds to a not_live refusal that suggests no name which
+// harnesses' sessions were searched and which of their registry folders
+// do not exist (else only whether the primary's does not) (a wrong home,
 // say $CLAUDE_CONFIG_DIR, is the usual cause: the note names the flag and
 // variable that set it), and which registries could not be read.
 func (s *Service) noteMissing(l Listing, err error) error {
@@ -276,20 +277,21 @@ func (s *Service) noteMissing(l Listing, err error) error {
 	if !ok || r.Reason != domain.ReasonNotLive {
 		return err
 	}
-	if len(s.harnesses) > 1 {
+	// A refusal that suggests live names points at the fix already; the
+	// others say where was looked.
+	if len(r.Suggestions) == 0 && len(s.harnesses) > 1 {
 		kinds := make([]string, len(s.harnesses))
 		for i, h := range s.harnesses {
 			kinds[i] = h.Kind().String()
 		}
 		r.Detail += "; searched the " + strings.Join(kinds, ", ") + " sessions"
-	}
-	for _, a := range l.Absent {
-		r.Detail += fmt.Sprintf("; the %s registry folder %s does not exist", a.Harness, a.Dir)
-		if h, ok := s.harnesses.Of(a.Harness); ok && h.Home().Flag != "" {
-			r.Detail += " (check --" + h.Home().Flag + " or " + h.Home().Env + ")"
+		for _, a := range l.Absent {
+			r.Detail += fmt.Sprintf("; the %s registry folder %s does not exist", a.Harness, a.Dir)
+			if h, ok := s.harnesses.Of(a.Harness); ok && h.Home().Flag != "" {
+				r.Detail += " (check --" + h.Home().Flag + " or " + h.Home().Env + ")"
+			}
 		}
-	}
-	if l.Missing && len(l.Absent) == 0 {
+	} else if l.Missing {
 		r.Detail += "; the registry folder " + l.Dir + " does not exist"
 		if l.Home.Flag != "" {
 			r.Detail += " (check --" + l.Home.Flag + " or " + l.Home.Env + ")"
