@@ -69,6 +69,8 @@ type Listing struct {
 	DirHarness domain.Harness
 	// Also names the other harnesses' registry folders read.
 	Also []string
+	// Absent lists every harness's registry folder that does not exist.
+	Absent []ports.Unread
 	// Unread lists the harnesses whose registry could not be read; their
 	// sessions are absent from Entries (see UnreadIn).
 	Unread []ports.Unread
@@ -156,7 +158,7 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
 	if len(s.harnesses) > 0 {
 		l.DirHarness = s.harnesses[0].Kind()
 	}
@@ -242,7 +244,7 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 			}
 		}
 	case ok && r.Reason == domain.ReasonNotLive:
-		e, err := fallbackMatch(l, address, r)
+		e, err := s.fallbackMatch(l, address, r)
 		if err != nil {
 			return Detail{}, err
 		}
@@ -265,16 +267,31 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	return d, nil
 }
 
-// noteMissing adds to a not_live refusal that the registry folder itself
-// does not exist (a wrong home, say $CLAUDE_CONFIG_DIR, is the usual
-// cause: the note names the flag and variable that set it), and which
-// harnesses' registries could not be read.
-func noteMissing(l Listing, err error) error {
+// noteMissing adds to a not_live refusal that suggests no name which
+// harnesses' sessions were searched and which of their registry folders
+// do not exist (else only whether the primary's does not) (a wrong home,
+// say $CLAUDE_CONFIG_DIR, is the usual cause: the note names the flag and
+// variable that set it), and which registries could not be read.
+func (s *Service) noteMissing(l Listing, err error) error {
 	r, ok := domain.AsRefusal(err)
 	if !ok || r.Reason != domain.ReasonNotLive {
 		return err
 	}
-	if l.Missing {
+	// A refusal that suggests live names points at the fix already; the
+	// others say where was looked.
+	if len(r.Suggestions) == 0 && len(s.harnesses) > 1 {
+		kinds := make([]string, len(s.harnesses))
+		for i, h := range s.harnesses {
+			kinds[i] = h.Kind().String()
+		}
+		r.Detail += "; searched the " + strings.Join(kinds, ", ") + " sessions"
+		for _, a := range l.Absent {
+			r.Detail += fmt.Sprintf("; the %s registry folder %s does not exist", a.Harness, a.Dir)
+			if h, ok := s.harnesses.Of(a.Harness); ok && h.Home().Flag != "" {
+				r.Detail += " (check --" + h.Home().Flag + " or " + h.Home().Env + ")"
+			}
+		}
+	} else if l.Missing {
 		r.Detail += "; the registry folder " + l.Dir + " does not exist"
 		if l.Home.Flag != "" {
 			r.Detail += " (check --" + l.Home.Flag + " or " + l.Home.Env + ")"
@@ -292,7 +309,7 @@ func noteMissing(l Listing, err error) error {
 // among several, the only live one when all matched by pid or file name (a
 // live record and a leftover copy of it). Anything else is refused with
 // notLive, saying how many records matched.
-func fallbackMatch(l Listing, address string, notLive *domain.Refusal) (domain.Entry, error) {
+func (s *Service) fallbackMatch(l Listing, address string, notLive *domain.Refusal) (domain.Entry, error) {
 	var byName, byPlace []domain.Entry
 	for _, e := range l.Entries {
 		r := e.Record
@@ -320,10 +337,10 @@ func fallbackMatch(l Listing, address string, notLive *domain.Refusal) (domain.E
 	case 1:
 		return matches[0], nil
 	case 0:
-		return domain.Entry{}, noteMissing(l, notLive)
+		return domain.Entry{}, s.noteMissing(l, notLive)
 	default:
 		notLive.Detail += fmt.Sprintf("; %d records match %q: name one by its file (peerctl list --all)", len(matches), address)
-		return domain.Entry{}, noteMissing(l, notLive)
+		return domain.Entry{}, s.noteMissing(l, notLive)
 	}
 }
 
@@ -484,7 +501,10 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 		target, err = domain.Resolve(l.Entries, address)
 	}
 	if err != nil {
-		return msg, domain.Session{}, noteMissing(l, err)
+		if target, err = s.known(ctx, address, err); err == nil {
+			return msg, target, nil
+		}
+		return msg, domain.Session{}, s.noteMissing(l, err)
 	}
 	if err := unseenTwin(l, address, target); err != nil {
 		return msg, target, err
@@ -495,6 +515,63 @@ func (s *Service) target(ctx context.Context, address, text string) (domain.Mess
 		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
 	}
 	return msg, target, nil
+}
+
+// durables is the transport that can say which of a harness's transports
+// is durable (Router.Durable).
+type durables interface {
+	Durable(k domain.Harness) (name string, chosen bool)
+}
+
+// known looks, when no live session answers to address (notLive, a
+// not_live refusal), among the sessions each harness knows but no process
+// has open now (ports.KnownRegistry), by exact session id or name. Where
+// the chosen transport is durable (ports.DurableTransport) the one match
+// is the target, dormant (domain.NewDormantSession), and several are
+// refused; where another is chosen the refusal says the durable one would
+// keep the message until the session is resumed. Any other error, or no
+// match, is returned as it came.
+func (s *Service) known(ctx context.Context, address string, notLive error) (domain.Session, error) {
+	r, ok := domain.AsRefusal(notLive)
+	d, isDurables := s.transport.(durables)
+	if !ok || r.Reason != domain.ReasonNotLive || !isDurables {
+		return domain.Session{}, notLive
+	}
+	for _, h := range s.harnesses {
+		name, chosen := d.Durable(h.Kind())
+		kr, ok := h.Registry().(ports.KnownRegistry)
+		if name == "" || !ok {
+			continue
+		}
+		recs, err := kr.Known(ctx)
+		if err != nil {
+			if chosen {
+				r.Detail += fmt.Sprintf("; the %s sessions no process has open could not be read (%v)", h.Kind(), err)
+			}
+			continue
+		}
+		var match []domain.Record
+		for _, rec := range recs {
+			if rec.SessionID == address || rec.Name != "" && rec.Name == address {
+				match = append(match, rec)
+			}
+		}
+		switch {
+		case len(match) == 0:
+		case !chosen:
+			r.Detail += fmt.Sprintf("; %s session %s is known but no process has it open: --transport %s would keep the message durably and run it when the session is resumed", h.Kind(), match[0].SessionID, name)
+		case len(match) > 1:
+			ids := make([]string, len(match))
+			for i, m := range match {
+				ids[i] = m.SessionID
+			}
+			return domain.Session{}, domain.Refuse(domain.ReasonIdentityMismatch, "%q names %d %s sessions no process has open (%s): use the session id", address, len(match), h.Kind(), strings.Join(ids, ", "))
+		default:
+			s.log.Debug("target known, not open", "address", address, "harness", h.Kind().String(), "session", match[0].SessionID, "transport", name)
+			return domain.NewDormantSession(match[0]), nil
+		}
+	}
+	return domain.Session{}, notLive
 }
 
 // unseenTwin refuses a send by name or id prefix while a harness's

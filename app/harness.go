@@ -118,12 +118,16 @@ func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Sn
 		} else if snap.Dir != "" {
 			out.Also = append(out.Also, snap.Dir)
 		}
+		h, _ := r.(ports.HarnessRegistry)
+		if snap.Missing && h != nil {
+			out.Absent = append(out.Absent, ports.Unread{Harness: h.Harness(), Dir: snap.Dir})
+		}
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
 		if err != nil {
 			u := ports.Unread{Dir: snap.Dir, Err: err}
-			if h, ok := r.(ports.HarnessRegistry); ok {
+			if h != nil {
 				u.Harness = h.Harness()
 			}
 			out.Unread = append(out.Unread, u)
@@ -199,6 +203,24 @@ func (r *Router) Pick(target domain.Session) (ports.Transport, error) {
 	}
 	return nil, domain.Refuse(domain.ReasonHarnessUnsupported, "transport %q cannot reach session %s, a %s session (its transports: %s)",
 		r.Chosen, target.ID(), target.Harness(), strings.Join(names, ", "))
+}
+
+// Durable names the durable transport (ports.DurableTransport) that
+// serves harness k: the chosen one (chosen true), else, when another is
+// chosen or none, the harness's first durable one; "" when it has none.
+func (r *Router) Durable(k domain.Harness) (name string, chosen bool) {
+	for _, t := range r.By[k] {
+		if _, ok := t.(ports.DurableTransport); !ok {
+			continue
+		}
+		if t.Name() == r.Chosen {
+			return t.Name(), true
+		}
+		if name == "" {
+			name = t.Name()
+		}
+	}
+	return name, false
 }
 
 // Deliver hands msg to the picked transport.

@@ -14,6 +14,7 @@ type Session struct {
 	rec         Record
 	addressable bool
 	why         string
+	dormant     bool
 }
 
 // NewSession builds a Session from a live entry; other verdicts fail with
@@ -24,6 +25,18 @@ func NewSession(e Entry) (Session, error) {
 	}
 	return Session{rec: e.Record, addressable: e.Addressable, why: e.Unaddressable}, nil
 }
+
+// NewDormantSession builds the Session of a record its harness knows but
+// no process has open now (a Codex thread no client has open): only a
+// durable transport (ports.DurableTransport) is given one, to keep the
+// message for when the session is opened again.
+func NewDormantSession(rec Record) Session {
+	return Session{rec: rec, addressable: true, dormant: true}
+}
+
+// Dormant reports that no process has the session open now
+// (NewDormantSession).
+func (s Session) Dormant() bool { return s.dormant }
 
 // PID is the session's process id.
 func (s Session) PID() int { return s.rec.PID }

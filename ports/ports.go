@@ -23,13 +23,17 @@ type Snapshot struct {
 	// Records holds every candidate file, in file-name order. Files that
 	// could not be used carry Record.Problem.
 	Records []domain.Record
+	// Absent lists every registry folder read that does not exist (the
+	// primary's too, beside Missing), by harness.
+	Absent []Unread
 	// Unread lists the harnesses whose registry could not be read at all
 	// (several registries read as one: one harness's trouble is not
 	// another's); their records are absent from Records.
 	Unread []Unread
 }
 
-// Unread is one harness's registry that could not be read.
+// Unread is one harness's registry that could not be read (or, in
+// Snapshot.Absent, whose folder does not exist: Err nil).
 type Unread struct {
 	Harness domain.Harness
 	// Dir is the folder ("" when it could not even be located).
@@ -101,6 +105,23 @@ type Transport interface {
 	Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error)
 	// Plan describes what Deliver would do, without doing it.
 	Plan(target domain.Session, msg domain.Message) (domain.Plan, error)
+}
+
+// DurableTransport is a Transport that keeps a message for a session no
+// process has open now and hands it over when the session is opened again
+// (Codex's queue): Send resolves an address it is chosen for among the
+// sessions the harness knows (KnownRegistry) when no live session answers.
+type DurableTransport interface {
+	Transport
+	Durable()
+}
+
+// KnownRegistry is a Registry that can also list the sessions its harness
+// knows whether or not a process has them open (every Codex thread), for
+// a DurableTransport. It never writes the harness's state.
+type KnownRegistry interface {
+	Registry
+	Known(ctx context.Context) ([]domain.Record, error)
 }
 
 // Heed listens, after a delivery, for what the other side says about it

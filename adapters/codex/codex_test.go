@@ -346,3 +346,23 @@ func msg(t *testing.T, text string) domain.Message {
 	require.NoError(t, err)
 	return m
 }
+
+// A thread the daemon holds loaded before thread/list shows its row (the
+// row is written a moment after the rollout) is placed by its rollout's
+// session_meta: with a client in its folder it is live, not headless.
+func TestRegistryLoadedBeforeItsRow(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	w.fake.Handle("thread/loaded/list", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		return map[string]any{"data": []string{threadA, threadB}}, "", true
+	})
+	day := filepath.Join(w.fake.Home, "sessions", "2026", "12", "02")
+	require.NoError(t, os.MkdirAll(day, 0o755))
+	rollout := filepath.Join(day, "rollout-2026-12-02T03-41-00-"+threadB+".jsonl")
+	require.NoError(t, os.WriteFile(rollout, []byte(`{"type":"session_meta","payload":{"id":"`+threadB+`","cwd":"/w/b","cli_version":"0.171.0"}}`+"\n"), 0o644))
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/b", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	got := w.read(t)[threadB]
+	assert.Equal(t, domain.VerdictLive, got.Verdict, got.Reason)
+	assert.Equal(t, 200, got.Record.PID)
+	assert.Equal(t, "/w/b", got.Record.Cwd)
+	assert.Equal(t, rollout, got.Record.Path)
+}

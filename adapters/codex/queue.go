@@ -34,10 +34,14 @@ const maxOutput = 64 << 10
 // transport for a text others on the machine must not see.
 type Queue struct{ cfg Config }
 
-var _ ports.Transport = (*Queue)(nil)
+var _ ports.DurableTransport = (*Queue)(nil)
 
 // NewQueue builds the transport.
 func NewQueue(cfg Config) *Queue { return &Queue{cfg: cfg.withDefaults()} }
+
+// Durable marks the queue durable (ports.DurableTransport): a thread the
+// Codex home knows but no client has open now can be sent to.
+func (q *Queue) Durable() {}
 
 // Name returns "queue".
 func (q *Queue) Name() string { return QueueName }
@@ -101,8 +105,12 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 	if m == nil || !strings.EqualFold(m[2], target.ID()) {
 		return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue exited 0 without saying it queued the message for thread %s: %s", target.ID(), lastLines(text))
 	}
+	when := "at once when idle and open, after the running turn when busy, on the next resume when no client has it open"
+	if target.Dormant() {
+		when = "no client has the thread open now, so it runs when the thread is resumed (codex resume " + target.ID() + ")"
+	}
 	return domain.Receipt{Transport: QueueName, Outcome: domain.OutcomeQueued.String(), MsgID: m[1],
-		Detail: fmt.Sprintf("Codex queued message %s for thread %s: durable, it runs as the thread's next turn (at once when idle and open, after the running turn when busy, on the next resume when no client has it open)", m[1], target.ID())}, nil
+		Detail: fmt.Sprintf("Codex queued message %s for thread %s: durable, it runs as the thread's next turn: %s", m[1], target.ID(), when)}, nil
 }
 
 func withoutVar(env []string, key string) []string {

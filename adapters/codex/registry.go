@@ -144,11 +144,33 @@ func (r *Registry) daemonThreads(ctx context.Context, sock string) ([]codexapp.T
 	for _, id := range loaded {
 		t, ok := byID[id]
 		if !ok {
-			t = codexapp.Thread{ID: id, Status: codexapp.ThreadStatus{Type: "idle"}}
+			t = r.unlisted(id)
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// unlisted is the row of a thread the daemon holds loaded that thread/list
+// does not show yet (its row is written a moment after its rollout, a
+// window a busy machine widens): its folder and version come from its
+// rollout's session_meta, when it has one, so the client rule can place
+// it; else it has no folder (headless, see daemonRecords).
+func (r *Registry) unlisted(id string) codexapp.Thread {
+	t := codexapp.Thread{ID: id, Status: codexapp.ThreadStatus{Type: "idle"}}
+	if !domain.IsUUID(id) {
+		return t
+	}
+	files, _ := filepath.Glob(filepath.Join(r.home, "sessions", "*", "*", "*", "rollout-*-"+id+".jsonl"))
+	if len(files) != 1 {
+		return t
+	}
+	meta, err := readSessionMeta(files[0])
+	if err != nil || meta.ID != id {
+		return t
+	}
+	t.Cwd, t.CLIVersion, t.Path = meta.Cwd, meta.CLIVersion, &files[0]
+	return t
 }
 
 // daemonRecords applies the client rule (see Registry) to the daemon's

@@ -262,7 +262,8 @@ func TestLiveCodex(t *testing.T) {
 
 // TestLiveCodexQueueToClosedThread: `send --transport queue` to a thread
 // no one has open is queued (Codex's durable queue), and a `codex resume`
-// of the thread runs it. The TUI ran with --no-daemon, so no daemon holds
+// of the thread runs it; without --transport queue it is refused not_live
+// with the hint. The TUI ran with --no-daemon, so no daemon holds
 // the thread after it quit.
 func TestLiveCodexQueueToClosedThread(t *testing.T) {
 	bin := livecodex.Require(t)
@@ -273,6 +274,13 @@ func TestLiveCodexQueueToClosedThread(t *testing.T) {
 	require.Zero(t, root.DaemonPID(), "no daemon holds the thread")
 
 	probe := fmt.Sprintf("ping queued-%d", time.Now().UnixNano())
+	// Without --transport queue a closed thread is refused, speaking of
+	// every harness searched and of the durable queue.
+	refused := runPeerctl(t, runOpts{Env: root.Env()}, "send", b.ThreadID, probe)
+	assert.Equal(t, 3, refused.Code, "not_live: %s", refused.Stderr)
+	assert.Contains(t, string(refused.Stderr), "--transport queue would keep the message durably")
+	assert.Contains(t, string(refused.Stderr), "searched the claude-code, qwen-code, codex sessions")
+
 	out, r := sendCodex(t, root.Env(), "--transport", "queue", b.ThreadID, probe)
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.Equal(t, "queued", out.Outcome)

@@ -1,0 +1,117 @@
+package codex
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+
+	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// maxIndex bounds what is read of session_index.jsonl (bytes).
+const maxIndex = 16 << 20
+
+var _ ports.KnownRegistry = (*Registry)(nil)
+
+// Known lists every thread the Codex home knows, open or not, for the
+// durable queue transport (ports.KnownRegistry): the daemon's thread/list
+// when a daemon is up, else the files Codex documents, the rollouts
+// (sessions/YYYY/MM/DD/rollout-<timestamp>-<id>.jsonl) and the names of
+// session_index.jsonl. A record's Name is the thread's name only (never
+// its preview). It never writes Codex's state.
+func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
+	sock, err := codexapp.Socket(r.home, getuid(), r.dirs...)
+	if errors.Is(err, codexapp.ErrNoDaemon) {
+		return r.knownFiles()
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.ask)
+	defer cancel()
+	c, err := codexapp.Open(ctx, sock, r.version)
+	if err != nil {
+		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
+	}
+	defer c.Close()
+	rows, _, err := c.ListThreads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.Record, 0, len(rows))
+	for _, t := range rows {
+		rec := threadRecord(t, sock)
+		if t.Name == nil {
+			rec.Name = ""
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// knownFiles lists the threads of the rollouts and session_index.jsonl,
+// named by its last line for each id (a rename appends a line).
+func (r *Registry) knownFiles() ([]domain.Record, error) {
+	byID := map[string]*domain.Record{}
+	get := func(id string) *domain.Record {
+		if rec, ok := byID[id]; ok {
+			return rec
+		}
+		rec := &domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id}
+		byID[id] = rec
+		return rec
+	}
+	rollouts, _ := filepath.Glob(filepath.Join(r.home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	for _, f := range rollouts {
+		if id := rolloutThread(f); id != "" {
+			get(id).Path = f
+		}
+	}
+	err := readSessionIndex(filepath.Join(r.home, "session_index.jsonl"), func(id, name string) {
+		get(id).Name = oneLine(name)
+	})
+	out := make([]domain.Record, 0, len(byID))
+	for _, rec := range byID {
+		out = append(out, *rec)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
+	return out, err
+}
+
+// readSessionIndex calls named for each line {"id","thread_name",…} of
+// session_index.jsonl whose id is a UUID, reading at most maxIndex bytes
+// of lines of at most maxMetaLine bytes; an absent file is no error, a
+// line that is not such a record is skipped.
+func readSessionIndex(path string, named func(id, name string)) error {
+	f, err := openRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("session index %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, maxIndex))
+	sc.Buffer(make([]byte, 0, 4096), maxMetaLine)
+	for sc.Scan() {
+		var line struct {
+			ID   string `json:"id"`
+			Name string `json:"thread_name"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && domain.IsUUID(line.ID) {
+			named(line.ID, line.Name)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("session index %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+const knownThread = "01a234d3-852a-7530-a429-495bba85092c"
+
+// knownRegistry has no live session and knows one, named "night".
+type knownRegistry struct{}
+
+func (knownRegistry) Read(context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{Dir: "/home/.codex"}, nil
+}
+
+func (knownRegistry) Known(context.Context) ([]domain.Record, error) {
+	return []domain.Record{{Harness: domain.HarnessCodex, File: knownThread, SessionID: knownThread, Name: "night"}}, nil
+}
+
+type durable struct{ named }
+
+func (*durable) Durable() {}
+
+// knownHarness is a plug-in with a default transport and a durable one.
+type knownHarness struct {
+	ports.Harness
+	ts []ports.Transport
+}
+
+func (knownHarness) Kind() domain.Harness            { return domain.HarnessCodex }
+func (knownHarness) Registry() ports.Registry        { return knownRegistry{} }
+func (h knownHarness) Transports() []ports.Transport { return h.ts }
+func (knownHarness) Confirm() ports.ConfirmRule      { return ports.ConfirmRule{ByReceipt: true} }
+func (knownHarness) Transcript(domain.Record) string { return "" }
+func (knownHarness) Home() ports.Home {
+	return ports.Home{Dir: "/home/.codex", Flag: "codex-home", Env: "CODEX_HOME"}
+}
+
+type noLiveness struct{}
+
+func (noLiveness) Check(domain.Record) domain.Liveness { return domain.Liveness{} }
+
+// A durable transport reaches a session its harness knows but no process
+// has open now, by id or exact name; any other transport is refused
+// not_live as before, with the hint that the durable one would keep it.
+func TestSendDurableToKnownSession(t *testing.T) {
+	def, queue := &named{name: "app-server"}, &durable{named{name: "queue"}}
+	hs := app.NewHarnesses([]ports.Harness{knownHarness{ts: []ports.Transport{def, queue}}})
+	svc := func(chosen string) *app.Service {
+		return app.New(hs.Registry(), noLiveness{}, hs.Router(chosen), "", app.WithHarnesses(hs))
+	}
+	for _, address := range []string{knownThread, "night"} {
+		res, err := svc("queue").Send(context.Background(), app.SendRequest{Address: address, Text: "hi"})
+		require.NoError(t, err, address)
+		assert.Equal(t, knownThread, res.Target.ID())
+		assert.True(t, res.Target.Dormant())
+		assert.Len(t, queue.Received(), 1)
+		queue.named = named{name: "queue"}
+	}
+
+	_, err := svc("").Send(context.Background(), app.SendRequest{Address: "night", Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+	assert.Contains(t, r.Detail, "--transport queue would keep the message durably")
+	assert.Empty(t, def.Received(), "nothing ran")
+
+	_, err = svc("queue").Send(context.Background(), app.SendRequest{Address: "nobody", Text: "hi"})
+	r, ok = domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+}
+
+// missingRegistry is a Claude Code registry whose folder does not exist.
+type missingRegistry struct{}
+
+func (missingRegistry) Read(context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{Dir: "/nowhere/sessions", Missing: true}, nil
+}
+func (missingRegistry) Harness() domain.Harness { return domain.HarnessClaudeCode }
+
+type missingHarness struct{ ports.Harness }
+
+func (missingHarness) Kind() domain.Harness     { return domain.HarnessClaudeCode }
+func (missingHarness) Registry() ports.Registry { return missingRegistry{} }
+func (missingHarness) Transports() []ports.Transport {
+	return []ports.Transport{&named{name: "courier"}}
+}
+func (missingHarness) Home() ports.Home {
+	return ports.Home{Dir: "/nowhere", Flag: "claude-config-dir", Env: "CLAUDE_CONFIG_DIR"}
+}
+
+// A not_live refusal speaks of every harness searched, and names the
+// missing folder as its harness's, not as the only place looked.
+func TestNotLiveNamesTheHarnessesSearched(t *testing.T) {
+	hs := app.NewHarnesses([]ports.Harness{knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}, missingHarness{}})
+	svc := app.New(hs.Registry(), noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
+	_, err := svc.Send(context.Background(), app.SendRequest{Address: "01a234d5-a0aa-7921-99f9-ccf1a196ec64", Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+	assert.Contains(t, r.Detail, "searched the claude-code, codex sessions")
+	assert.Contains(t, r.Detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
+}
