@@ -66,9 +66,13 @@ const (
 	// controlPersistSeconds keeps a shared connection open after the last
 	// call (unix).
 	controlPersistSeconds = 60
-	// InstallHint is the fix a refusal names when no usable peerctl is there.
-	InstallHint = "peerctl hosts install"
 )
+
+// InstallFix is the command a refusal names when no usable peerctl is on
+// dest, shell-quoted (domain.ShellCommand).
+func InstallFix(dest domain.Dest) string {
+	return domain.ShellCommand("peerctl", "hosts", "install", dest.String())
+}
 
 // Options configure a Channel.
 type Options struct {
@@ -282,7 +286,7 @@ func (r *run) readHello(ctx context.Context) error {
 	if err == nil {
 		var h hello
 		if jerr := jsonexact.Strict.Unmarshal(line, &h); jerr != nil || h.Hello != "peerctl" {
-			return r.c.unreachable(r.call.Dest, nil, "the far side's first line is not peerctl's hello (%q…): is %q a peerctl? fix: %s %s", clip(line, 80), r.program(), InstallHint, r.call.Dest)
+			return r.c.unreachable(r.call.Dest, nil, "the far side's first line is not peerctl's hello (%q…): is %q a peerctl? fix: %s", clip(line, 80), r.program(), InstallFix(r.call.Dest))
 		}
 		if h.OutputProtocol != ports.RemoteProtocol {
 			return r.c.mismatch(r.call.Dest, h.Version, h.OutputProtocol)
@@ -303,7 +307,7 @@ func (r *run) readHello(ctx context.Context) error {
 	case code == 255:
 		return r.c.unreachable(r.call.Dest, nil, "ssh %s failed (exit 255): %s", r.call.Dest, orNothing(stderr))
 	case code == 127 || code == 126:
-		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s %s", r.call.Dest, r.program(), code, orNothing(stderr), InstallHint, r.call.Dest)
+		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s", r.call.Dest, r.program(), code, orNothing(stderr), InstallFix(r.call.Dest))
 	}
 	return r.c.probeVersion(r.call.Dest, r.program(), code, stderr)
 }
@@ -336,12 +340,12 @@ func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stder
 			return c.mismatch(dest, v.Version, v.OutputProtocol)
 		}
 	}
-	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s %s", program, dest, code, orNothing(stderr), InstallHint, dest)
+	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s", program, dest, code, orNothing(stderr), InstallFix(dest))
 }
 
 func (c *Channel) mismatch(dest domain.Dest, version string, protocol int) error {
-	return c.unreachable(dest, nil, "%s runs peerctl %s (output protocol %d), this is peerctl %s (output protocol %d); fix: %s %s",
-		dest, printable(version), protocol, c.opts.Version, ports.RemoteProtocol, InstallHint, dest)
+	return c.unreachable(dest, nil, "%s runs peerctl %s (output protocol %d), this is peerctl %s (output protocol %d); fix: %s",
+		dest, printable(version), protocol, c.opts.Version, ports.RemoteProtocol, InstallFix(dest))
 }
 
 func (c *Channel) unreachable(dest domain.Dest, cause error, format string, args ...any) error {

@@ -30,7 +30,7 @@ func TestQuoteThroughShell(t *testing.T) {
 	for name, word := range trickyWords() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command("/bin/sh", "-c", "printf %s "+sshhost.Quote(word))
+			cmd := exec.Command("/bin/sh", "-c", "printf %s "+domain.ShellQuote(word))
 			cmd.Dir = dir
 			out, err := cmd.Output()
 			require.NoError(t, err)
@@ -54,7 +54,7 @@ func FuzzQuote(f *testing.F) {
 		if strings.ContainsRune(word, 0) {
 			return
 		}
-		out, err := exec.Command("/bin/sh", "-c", `f() { printf %s "$#:$1"; }; f `+sshhost.Quote(word)).Output()
+		out, err := exec.Command("/bin/sh", "-c", `f() { printf %s "$#:$1"; }; f `+domain.ShellQuote(word)).Output()
 		require.NoError(t, err)
 		require.Equal(t, "1:"+word, string(out))
 	})

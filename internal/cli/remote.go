@@ -212,7 +212,7 @@ func (e remoteError) Error() string { return e.msg }
 // brokenRemote is a far side whose output is not what this build's
 // peerctl prints: no usable peerctl there.
 func brokenRemote(dest domain.Dest, err error) error {
-	return domain.Refuse(domain.ReasonHostUnreachable, "%s: the far side's output is not this build's output protocol (%s); fix: %s %s", dest, safe(clipText(err.Error(), 200)), sshhost.InstallHint, dest)
+	return domain.Refuse(domain.ReasonHostUnreachable, "%s: the far side's output is not this build's output protocol (%s); fix: %s", dest, safe(clipText(err.Error(), 200)), safe(sshhost.InstallFix(dest)))
 }
 
 // remoteMessage is a far side's stderr for one line of ours: its lines

@@ -210,7 +210,7 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 	if p := res.Plan; p != nil {
 		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), safe(t.ID()), t.PID(), p.Transport)
 		if len(p.Argv) > 0 {
-			fmt.Fprintf(w, "run:   %s\n", shellQuote(p.Argv))
+			fmt.Fprintf(w, "run:   %s\n", domain.ShellCommand(p.Argv...))
 			fmt.Fprintf(w, "in:    %s\n", safe(p.Dir))
 			if p.Call != "" {
 				fmt.Fprintf(w, "call:  SendMessage %s\n", p.Call)
@@ -248,18 +248,6 @@ func confirmTime(res app.SendResult) string {
 	default:
 		return fmt.Sprintf("; not confirmed after %s", res.ConfirmElapsed.Round(time.Millisecond))
 	}
-}
-
-func shellQuote(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
-			parts[i] = a
-			continue
-		}
-		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(parts, " ")
 }
 
 // validName checks a courier display name (send --from, relay --name).

@@ -57,7 +57,7 @@ func (c *cli) runHostSend(ctx context.Context, dest domain.Dest, s hostSend) (po
 	if err != nil && errors.Is(err, ports.ErrConnectionLost) && !s.dryRun {
 		r, _ := domain.AsRefusal(err)
 		return res, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown, Err: err,
-			Detail: fmt.Sprintf("%s, after the text was handed over to it: it may have been delivered; look (peerctl show --host %s %s) before sending it again", r.Detail, dest, safe(s.address))}
+			Detail: fmt.Sprintf("%s, after the text was handed over to it: it may have been delivered; look (%s) before sending it again", r.Detail, safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	}
 	return res, err
 }

@@ -346,3 +346,17 @@ func TestHostWatchEvents(t *testing.T) {
 	require.Len(t, hosts, 2, "an event from each host")
 	assert.Equal(t, "ssh:v1:box:"+hosts[""], hosts["box"])
 }
+
+// TestHostHintsQuoted: a command a refusal suggests is safe to paste: a
+// DEST or an address that a shell would read as code is single-quoted,
+// a plain word stays as it is.
+func TestHostHintsQuoted(t *testing.T) {
+	w := newHostWorld(t)
+	r := w.run(t, nil, []string{"FAKESSH_MODE=drop"}, "send", "--host", "box", "a'; touch /tmp/pwn; '", "hi")
+	assert.Equal(t, 12, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), `look (peerctl show --host box 'a'\''; touch /tmp/pwn; '\''') before`)
+
+	r = w.run(t, nil, []string{"FAKESSH_MODE=nohello"}, "list", "--host", "$(touch${IFS}/tmp/pwnX)")
+	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), `fix: peerctl hosts install '$(touch${IFS}/tmp/pwnX)'`)
+}
