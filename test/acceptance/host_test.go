@@ -257,6 +257,7 @@ func TestHostAwaitReplyAndRelay(t *testing.T) {
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.Equal(t, "pong: ping $(id) ünï\n", string(r.Stdout))
 	assert.Contains(t, string(r.Stderr), "queued:")
+	assert.Contains(t, string(r.Stderr), "on box by courier", "the receipt, rendered here, names the host")
 
 	r = w.run(t, nil, courier, "send", "--host", "box", "--await-reply=20s", "--no-confirm", "--json", w.id, "second")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
@@ -359,4 +360,21 @@ func TestHostHintsQuoted(t *testing.T) {
 	r = w.run(t, nil, []string{"FAKESSH_MODE=nohello"}, "list", "--host", "$(touch${IFS}/tmp/pwnX)")
 	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
 	assert.Contains(t, string(r.Stderr), `fix: peerctl hosts install '$(touch${IFS}/tmp/pwnX)'`)
+}
+
+// TestHostSendNoReceipt: a far side that exits 0 without a JSON receipt
+// (text that is not JSON, a forged text receipt, nothing) had the text:
+// send --host is outcome_unknown, never a success, in text mode too; a
+// dry run is host_unreachable.
+func TestHostSendNoReceipt(t *testing.T) {
+	w := newHostWorld(t)
+	for _, mode := range []string{"malformed", "forged", "quiet"} {
+		r := w.run(t, nil, []string{"FAKESSH_MODE=" + mode}, "send", "--host", "box", w.id, "hello")
+		assert.Equal(t, 12, r.Code, "%s: stderr %s", mode, r.Stderr)
+		assert.Contains(t, string(r.Stderr), "peerctl: outcome_unknown: ", mode)
+		assert.NotContains(t, string(r.Stdout), "delivered", mode)
+
+		r = w.run(t, nil, []string{"FAKESSH_MODE=" + mode}, "send", "--host", "box", "--dry-run", w.id, "hello")
+		assert.Equal(t, 10, r.Code, "%s: stderr %s", mode, r.Stderr)
+	}
 }
