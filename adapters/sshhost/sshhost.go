@@ -278,9 +278,14 @@ func (r *run) end() (exit int, waitErr error) {
 	return r.cmd.ProcessState.ExitCode(), waitErr
 }
 
-// readHello reads and checks the first line, within HelloTimeout.
+// readHello reads and checks the first line, within the call's
+// StartTimeout, else HelloTimeout plus ConnectTimeout.
 func (r *run) readHello(ctx context.Context) error {
-	timer := time.AfterFunc(r.c.opts.HelloTimeout+r.c.opts.ConnectTimeout, r.group.Kill)
+	limit := r.c.opts.HelloTimeout + r.c.opts.ConnectTimeout
+	if r.call.StartTimeout > 0 {
+		limit = r.call.StartTimeout
+	}
+	timer := time.AfterFunc(limit, r.group.Kill)
 	line, err := readLine(r.stdout, maxHello)
 	timedOut := !timer.Stop()
 	if err == nil {
@@ -301,7 +306,7 @@ func (r *run) readHello(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return r.c.unreachable(r.call.Dest, ctx.Err(), "no answer from %s before the call ended (%v)", r.call.Dest, ctx.Err())
 	case timedOut:
-		return r.c.unreachable(r.call.Dest, nil, "no answer from peerctl on %s within %s", r.call.Dest, r.c.opts.HelloTimeout+r.c.opts.ConnectTimeout)
+		return r.c.unreachable(r.call.Dest, nil, "no answer from peerctl on %s within %s", r.call.Dest, limit)
 	case errors.Is(err, errLong):
 		return r.c.unreachable(r.call.Dest, nil, "the far side's first line is over %d bytes: not peerctl's hello", maxHello)
 	case code == 255:

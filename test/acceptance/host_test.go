@@ -378,3 +378,15 @@ func TestHostSendNoReceipt(t *testing.T) {
 		assert.Equal(t, 10, r.Code, "%s: stderr %s", mode, r.Stderr)
 	}
 }
+
+// TestHostWatchStartTimeout: watch --host waits for the far side's
+// peerctl to answer at most $PEERCTL_HOST_TIMEOUT, as list does.
+func TestHostWatchStartTimeout(t *testing.T) {
+	w := newHostWorld(t)
+	r := w.run(t, nil, []string{"FAKESSH_MODE=silent", "PEERCTL_HOST_TIMEOUT=1s"}, "watch", "--host", "box", "--json")
+	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), "no answer from peerctl on box within 1s")
+
+	r = w.run(t, nil, []string{"PEERCTL_HOST_TIMEOUT=soon"}, "watch", "--host", "box", "--json")
+	assert.Equal(t, 2, r.Code, "stderr %s", r.Stderr)
+}
