@@ -390,3 +390,15 @@ func TestHostWatchStartTimeout(t *testing.T) {
 	r = w.run(t, nil, []string{"PEERCTL_HOST_TIMEOUT=soon"}, "watch", "--host", "box", "--json")
 	assert.Equal(t, 2, r.Code, "stderr %s", r.Stderr)
 }
+
+// TestHostFarSideExitCode: a far side that fails with a message on stderr
+// only ends list --host with its exit code, its message printed once.
+func TestHostFarSideExitCode(t *testing.T) {
+	w := newHostWorld(t)
+	far := t.TempDir()
+	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":1,\"version\":\"fake\"}'\necho 'peerctl: far away trouble' >&2\nexit 3\n"
+	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
+	r := w.run(t, nil, []string{"PATH=" + far + ":" + os.Getenv("PATH")}, "list", "--host", "box")
+	assert.Equal(t, 3, r.Code, "stderr %s", r.Stderr)
+	assert.Equal(t, 1, strings.Count(string(r.Stderr), "far away trouble"), "stderr %s", r.Stderr)
+}
