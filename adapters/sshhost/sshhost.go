@@ -130,10 +130,11 @@ func New(o Options) (*Channel, error) {
 
 // Program is the ssh command's words: $PEERCTL_SSH split as a POSIX shell
 // splits words (quotes and backslashes, no expansion but a leading "~/"
-// for $HOME), else ["ssh"].
+// for $HOME), else (unset or empty) ["ssh"]; one that is all blanks, or
+// does not split, is an error wrapping ErrBadSSH.
 func Program(getenv func(string) string) ([]string, error) {
 	line := getenv("PEERCTL_SSH")
-	if strings.TrimSpace(line) == "" {
+	if line == "" {
 		return []string{"ssh"}, nil
 	}
 	words, err := shellquote.Split(line)
@@ -366,6 +367,15 @@ func (c *Channel) lost(dest domain.Dest, why string) error {
 	return r
 }
 
+// stopped is the refusal of a far side's run this end stopped because
+// of what it printed: the connection was fine, the output was not. Its
+// Err is ErrConnectionLost too: the far side may have acted already.
+func (c *Channel) stopped(dest domain.Dest, why string) error {
+	r := domain.Refuse(domain.ReasonHostUnreachable, "the far side's peerctl on %s was stopped: %s", dest, why)
+	r.Err = ports.ErrConnectionLost
+	return r
+}
+
 // Call runs call to its end (see ports.Remote).
 func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.RemoteResult, error) {
 	r, err := c.start(ctx, call)
@@ -382,7 +392,7 @@ func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.Remote
 	res := ports.RemoteResult{Stdout: out, Stderr: r.stderr.Bytes(), Code: code, Version: r.hello.Version}
 	switch {
 	case over:
-		return res, c.lost(call.Dest, fmt.Sprintf("it printed more than %d bytes, and was stopped", limit))
+		return res, c.stopped(call.Dest, fmt.Sprintf("it printed more than %d bytes", limit))
 	case ctx.Err() != nil:
 		return res, c.lost(call.Dest, "the call ran out of time: "+ctx.Err().Error())
 	case rerr != nil:
@@ -421,7 +431,7 @@ func (s *stream) read() {
 		line, err := readLine(s.r.stdout, MaxLine)
 		if err != nil {
 			if errors.Is(err, errLong) {
-				s.err = s.r.c.lost(s.r.call.Dest, fmt.Sprintf("it printed a line over %d bytes, and was stopped", MaxLine))
+				s.err = s.r.c.stopped(s.r.call.Dest, fmt.Sprintf("it printed a line over %d bytes", MaxLine))
 				s.r.group.Kill()
 			}
 			return

@@ -119,7 +119,7 @@ func TestCallRefusals(t *testing.T) {
 		"hello, extra key":  {program: farSide(t, `{"hello":"peerctl","outputProtocol":1,"version":"v","x":1}`), detail: "not peerctl's hello"},
 		"silent":            {mode: "silent", detail: "no answer from peerctl on box"},
 		"dropped":           {mode: "drop", detail: "lost", lost: true},
-		"huge":              {mode: "huge", detail: "more than", lost: true},
+		"huge":              {mode: "huge", detail: "box was stopped: it printed more than", lost: true},
 		"old peerctl, -h=1": {program: "/bin/false", detail: "did not start as peerctl"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -133,6 +133,9 @@ func TestCallRefusals(t *testing.T) {
 			require.True(t, ok, "want a refusal, got %v", err)
 			assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
 			assert.Contains(t, r.Detail, tc.detail)
+			if tc.mode != "drop" {
+				assert.NotContains(t, r.Detail, "lost", "only a lost connection is worded so")
+			}
 			assert.Equal(t, tc.lost, errors.Is(err, ports.ErrConnectionLost))
 		})
 	}

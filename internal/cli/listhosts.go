@@ -38,6 +38,9 @@ type hostListing struct {
 // when a listing is partial, as a local one's. One far side alone that
 // failed ends it as that failure (its exit code, its message once).
 func (c *cli) listHosts(ctx context.Context, dests []domain.Dest, f listFlags) error {
+	if err := c.checkHosts(dests); err != nil {
+		return err
+	}
 	got := make([]hostListing, len(dests))
 	var wg sync.WaitGroup
 	for i, d := range dests {

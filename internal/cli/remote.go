@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +127,20 @@ func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
 		log.Debug("ssh", "note", why)
 	}
 	return ch, nil
+}
+
+// checkHosts settles the channel and the host timeout when dests name
+// another machine: a bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is a usage
+// error before any host is reached (never one host's failure).
+func (c *cli) checkHosts(dests []domain.Dest) error {
+	if !slices.ContainsFunc(dests, func(d domain.Dest) bool { return !d.IsLocal() }) {
+		return nil
+	}
+	if _, err := c.remote(); err != nil {
+		return err
+	}
+	_, err := c.hostTimeout()
+	return err
 }
 
 // hostTimeout is $PEERCTL_HOST_TIMEOUT (a duration), else a minute.

@@ -28,8 +28,8 @@ type hostEvent struct {
 // host. A host whose watch ends is a "lost" event, then the whole watch
 // ends: exit 10 (host_unreachable), never silence.
 func (c *cli) watchHosts(ctx context.Context, dests []domain.Dest, asJSON bool) error {
-	if _, err := c.hostTimeout(); err != nil {
-		return err // a usage error before any host is reached
+	if err := c.checkHosts(dests); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -402,3 +402,16 @@ func TestHostFarSideExitCode(t *testing.T) {
 	assert.Equal(t, 3, r.Code, "stderr %s", r.Stderr)
 	assert.Equal(t, 1, strings.Count(string(r.Stderr), "far away trouble"), "stderr %s", r.Stderr)
 }
+
+// TestHostBadSSH: a $PEERCTL_SSH that does not split into words, or is
+// all blanks, is a usage error before anything runs, for every host.
+func TestHostBadSSH(t *testing.T) {
+	w := newHostWorld(t)
+	for _, line := range []string{`ssh 'x`, "   "} {
+		for _, args := range [][]string{{"list", "--host", ".", "--host", "box"}, {"list", "--host", "box"}, {"watch", "--host", "box"}, {"show", "--host", "box", w.id}} {
+			r := w.run(t, nil, []string{"PEERCTL_SSH=" + line}, args...)
+			assert.Equal(t, 2, r.Code, "%q %v: stderr %s", line, args, r.Stderr)
+			assert.Contains(t, string(r.Stderr), "PEERCTL_SSH", "%q %v", line, args)
+		}
+	}
+}
