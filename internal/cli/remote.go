@@ -27,7 +27,7 @@ import (
 // endpoints in the ssh:v1: form), and printed here as local ones are.
 
 // localHost is the --host word for this machine (no ssh).
-const localHost = "."
+const localHost = domain.LocalDest
 
 // hostTimeoutEnv bounds a --host call that has no --timeout of its own
 // (list, show, enrich, doctor; watch and relay until the far side answers).
