@@ -146,11 +146,18 @@ func (c *cli) hostSessions(ctx context.Context, dest domain.Dest, all bool, harn
 	if err := remoteDoc(dest, res, &rows); err != nil {
 		return nil, false, res.Stderr, err
 	}
-	for i := range rows {
-		rows[i].Host = dest.String()
-		rows[i].Endpoint = hostEndpoint(dest, rows[i].Endpoint)
+	stderr = res.Stderr
+	kept := rows[:0]
+	for _, r := range rows {
+		ep, err := hostEndpoint(dest, r.Endpoint)
+		if err != nil {
+			stderr = append(stderr, skipNote("session", r.SessionID, err)...)
+			continue
+		}
+		r.Host, r.Endpoint = dest.String(), ep
+		kept = append(kept, r)
 	}
-	return rows, partial, res.Stderr, nil
+	return kept, partial, stderr, nil
 }
 
 // printHostTable prints a listing of several hosts for people: list's

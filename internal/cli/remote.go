@@ -255,8 +255,27 @@ func (c *cli) passStderr(dest domain.Dest, stderr []byte) {
 	}
 }
 
-// hostEndpoint is ep (as the far side printed it) on dest.
-func hostEndpoint(dest domain.Dest, ep string) string { return domain.HostEndpoint(dest, ep) }
+// hostEndpoint is ep, as the far side printed it, on dest: "" stays "";
+// anything else must be an endpoint of that machine (domain.ParseEndpoint)
+// and never an ssh: one, which would name yet another machine.
+func hostEndpoint(dest domain.Dest, ep string) (string, error) {
+	switch {
+	case ep == "":
+		return "", nil
+	case strings.HasPrefix(ep, "ssh:"):
+		return "", fmt.Errorf("its endpoint %q is another machine's (ssh:), which no session on %s has", safe(clipText(ep, 200)), dest)
+	}
+	if _, err := domain.ParseEndpoint(ep); err != nil {
+		return "", fmt.Errorf("its endpoint is none: %s", safe(clipText(err.Error(), 200)))
+	}
+	return domain.HostEndpoint(dest, ep), nil
+}
+
+// skipNote is the warning line of a far side's record left out for why,
+// on that host's stderr (passStderr names the host).
+func skipNote(what, id string, why error) []byte {
+	return fmt.Appendf(nil, "peerctl: warning: %s %s left out: %s\n", what, safe(clipText(id, 100)), why)
+}
 
 // remoteExitCode keeps a far side's exit code when peerctl's table has it.
 func remoteExitCode(code int) int {

@@ -98,7 +98,11 @@ func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJ
 		return receiptJSON{}, remoteFailure(dest, res)
 	}
 	var out receiptJSON
+	var ep string
 	err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &out)
+	if err == nil {
+		ep, err = hostEndpoint(dest, out.Endpoint)
+	}
 	switch {
 	case err == nil && out.OK == (res.Code == exitOK):
 	case res.Code != exitOK:
@@ -110,7 +114,7 @@ func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJ
 		return receiptJSON{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
 			Detail: fmt.Sprintf("%s; it had the text and may have delivered it: look (%s) before sending it again", r.Detail, safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	}
-	out.Host, out.Endpoint = dest.String(), hostEndpoint(dest, out.Endpoint)
+	out.Host, out.Endpoint = dest.String(), ep
 	return out, nil
 }
 

@@ -139,7 +139,12 @@ func (c *cli) watchHost(ctx context.Context, dest domain.Dest, send func(hostEve
 			send(lostEvent(dest, brokenRemote(dest, err)))
 			return
 		}
-		ev.Host, ev.Endpoint = dest.String(), hostEndpoint(dest, ev.Endpoint)
+		ep, err := hostEndpoint(dest, ev.Endpoint)
+		if err != nil {
+			c.passStderr(dest, skipNote("event of session", ev.SessionID, err))
+			continue
+		}
+		ev.Host, ev.Endpoint = dest.String(), ep
 		if !send(hostEvent{ev: ev}) {
 			return
 		}

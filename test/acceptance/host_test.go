@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -413,5 +414,23 @@ func TestHostBadSSH(t *testing.T) {
 			assert.Equal(t, 2, r.Code, "%q %v: stderr %s", line, args, r.Stderr)
 			assert.Contains(t, string(r.Stderr), "PEERCTL_SSH", "%q %v", line, args)
 		}
+	}
+}
+
+// TestHostForeignEndpoint: a far side's entry whose endpoint is an ssh:
+// one (naming a third machine) or no endpoint at all is left out with a
+// warning saying why, never printed as a session there.
+func TestHostForeignEndpoint(t *testing.T) {
+	w := newHostWorld(t)
+	for bad, why := range map[string]string{"ssh:v1:evil:": "another machine's", "zz:": "its endpoint is none"} {
+		far := t.TempDir()
+		script := "#!/bin/sh\n" + domain.ShellQuote(filepath.Join(w.bin, "peerctl")) + ` "$@" | sed 's/"endpoint": *"/&` + bad + `/'` + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
+		r := w.run(t, nil, []string{"PATH=" + far + ":" + os.Getenv("PATH")}, "list", "--host", "box", "--json")
+		assert.Equal(t, 0, r.Code, "stderr %s", r.Stderr)
+		assert.NotContains(t, string(r.Stdout), bad)
+		assert.NotContains(t, string(r.Stdout), w.id, "the entry is left out")
+		assert.Contains(t, string(r.Stderr), "left out", bad)
+		assert.Contains(t, string(r.Stderr), why, bad)
 	}
 }
