@@ -255,7 +255,7 @@ func CheckHost(ctx context.Context, exec ports.HostExec, remote ports.Remote, de
 		c.DoctorOK = true
 		add("doctor", "ok", "the far side's doctor found no problem")
 	default:
-		add("doctor", "fail", fmt.Sprintf("the far side's doctor exited %d: %s (peerctl doctor --host %s)", d.Code, printableLine(d.Stderr), dest))
+		add("doctor", "fail", fmt.Sprintf("the far side's doctor exited %d: %s (%s)", d.Code, printableLine(d.Stderr), domain.ShellCommand("peerctl", "doctor", "--host", dest.String())))
 	}
 	return c
 }

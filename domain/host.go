@@ -20,14 +20,20 @@ const MaxDestBytes = 255
 // this machine.
 type Dest struct{ s string }
 
+// LocalDest is the --host word for this machine; never a Dest.
+const LocalDest = "."
+
 // ParseDest validates s as a Dest: at most MaxDestBytes bytes of
 // printable UTF-8 without white space, not starting with "-" (ssh would
-// read it as an option: -oProxyCommand=...). Nothing else is checked:
-// ssh resolves it. Errors wrap ErrBadDest.
+// read it as an option: -oProxyCommand=...), not LocalDest (this machine
+// in --host). Nothing else is checked: ssh resolves it. Errors wrap
+// ErrBadDest.
 func ParseDest(s string) (Dest, error) {
 	switch {
 	case s == "":
 		return Dest{}, fmt.Errorf("%w: empty", ErrBadDest)
+	case s == LocalDest:
+		return Dest{}, fmt.Errorf("%w: %q is this machine (--host %s), not a host ssh reaches", ErrBadDest, s, LocalDest)
 	case len(s) > MaxDestBytes:
 		return Dest{}, fmt.Errorf("%w: %d bytes, at most %d", ErrBadDest, len(s), MaxDestBytes)
 	case strings.HasPrefix(s, "-"):

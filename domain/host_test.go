@@ -20,6 +20,7 @@ func TestParseDest(t *testing.T) {
 	}
 	for name, bad := range map[string]string{
 		"empty":         "",
+		"this machine":  ".",
 		"option":        "-oProxyCommand=touch x",
 		"bare option":   "-p",
 		"space":         "a b",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 )
@@ -58,6 +59,9 @@ type RemoteCall struct {
 	// MaxOutput bounds the far side's stdout (0: the adapter's default);
 	// more is a broken remote (host_unreachable).
 	MaxOutput int
+	// StartTimeout bounds the wait for the far side's peerctl to answer
+	// (0: the adapter's own bound): a Stream's ctx bounds its whole run.
+	StartTimeout time.Duration
 }
 
 // RemoteResult is how a far side's peerctl ended.

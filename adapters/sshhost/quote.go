@@ -1,25 +1,18 @@
 package sshhost
 
-import "strings"
+import (
+	"strings"
 
-// Quote writes word for a POSIX shell as one single-quoted word: every
-// byte stands for itself between single quotes, and a single quote is
-// written as below (end the quote, an escaped quote, start again). Nothing
-// in it is expanded, substituted or split by sh, dash, bash, ksh or zsh:
-// $(...), backticks, semicolons, newlines and globs are data. The empty
-// word is two single quotes.
-//
-//	a'b  →  'a'\''b'
-func Quote(word string) string {
-	return "'" + strings.ReplaceAll(word, "'", `'\''`) + "'"
-}
+	"github.com/peerctl/peerctl/domain"
+)
 
-// CommandLine is words as one remote command line, each Quoted, joined by
-// spaces: what ssh hands the far side's login shell (`sh -c LINE`).
+// CommandLine is words as one remote command line, each ShellQuote'd,
+// joined by spaces: what ssh hands the far side's login shell (`sh -c
+// LINE`). Nothing in a word is expanded there.
 func CommandLine(words []string) string {
 	quoted := make([]string, len(words))
 	for i, w := range words {
-		quoted[i] = Quote(w)
+		quoted[i] = domain.ShellQuote(w)
 	}
 	return strings.Join(quoted, " ")
 }

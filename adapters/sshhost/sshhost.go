@@ -66,9 +66,13 @@ const (
 	// controlPersistSeconds keeps a shared connection open after the last
 	// call (unix).
 	controlPersistSeconds = 60
-	// InstallHint is the fix a refusal names when no usable peerctl is there.
-	InstallHint = "peerctl hosts install"
 )
+
+// InstallFix is the command a refusal names when no usable peerctl is on
+// dest, shell-quoted (domain.ShellCommand).
+func InstallFix(dest domain.Dest) string {
+	return domain.ShellCommand("peerctl", "hosts", "install", dest.String())
+}
 
 // Options configure a Channel.
 type Options struct {
@@ -126,10 +130,11 @@ func New(o Options) (*Channel, error) {
 
 // Program is the ssh command's words: $PEERCTL_SSH split as a POSIX shell
 // splits words (quotes and backslashes, no expansion but a leading "~/"
-// for $HOME), else ["ssh"].
+// for $HOME), else (unset or empty) ["ssh"]; one that is all blanks, or
+// does not split, is an error wrapping ErrBadSSH.
 func Program(getenv func(string) string) ([]string, error) {
 	line := getenv("PEERCTL_SSH")
-	if strings.TrimSpace(line) == "" {
+	if line == "" {
 		return []string{"ssh"}, nil
 	}
 	words, err := shellquote.Split(line)
@@ -274,15 +279,20 @@ func (r *run) end() (exit int, waitErr error) {
 	return r.cmd.ProcessState.ExitCode(), waitErr
 }
 
-// readHello reads and checks the first line, within HelloTimeout.
+// readHello reads and checks the first line, within the call's
+// StartTimeout, else HelloTimeout plus ConnectTimeout.
 func (r *run) readHello(ctx context.Context) error {
-	timer := time.AfterFunc(r.c.opts.HelloTimeout+r.c.opts.ConnectTimeout, r.group.Kill)
+	limit := r.c.opts.HelloTimeout + r.c.opts.ConnectTimeout
+	if r.call.StartTimeout > 0 {
+		limit = r.call.StartTimeout
+	}
+	timer := time.AfterFunc(limit, r.group.Kill)
 	line, err := readLine(r.stdout, maxHello)
 	timedOut := !timer.Stop()
 	if err == nil {
 		var h hello
 		if jerr := jsonexact.Strict.Unmarshal(line, &h); jerr != nil || h.Hello != "peerctl" {
-			return r.c.unreachable(r.call.Dest, nil, "the far side's first line is not peerctl's hello (%q…): is %q a peerctl? fix: %s %s", clip(line, 80), r.program(), InstallHint, r.call.Dest)
+			return r.c.unreachable(r.call.Dest, nil, "the far side's first line is not peerctl's hello (%q…): is %q a peerctl? fix: %s", clip(line, 80), r.program(), InstallFix(r.call.Dest))
 		}
 		if h.OutputProtocol != ports.RemoteProtocol {
 			return r.c.mismatch(r.call.Dest, h.Version, h.OutputProtocol)
@@ -297,13 +307,13 @@ func (r *run) readHello(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return r.c.unreachable(r.call.Dest, ctx.Err(), "no answer from %s before the call ended (%v)", r.call.Dest, ctx.Err())
 	case timedOut:
-		return r.c.unreachable(r.call.Dest, nil, "no answer from peerctl on %s within %s", r.call.Dest, r.c.opts.HelloTimeout+r.c.opts.ConnectTimeout)
+		return r.c.unreachable(r.call.Dest, nil, "no answer from peerctl on %s within %s", r.call.Dest, limit)
 	case errors.Is(err, errLong):
 		return r.c.unreachable(r.call.Dest, nil, "the far side's first line is over %d bytes: not peerctl's hello", maxHello)
 	case code == 255:
 		return r.c.unreachable(r.call.Dest, nil, "ssh %s failed (exit 255): %s", r.call.Dest, orNothing(stderr))
 	case code == 127 || code == 126:
-		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s %s", r.call.Dest, r.program(), code, orNothing(stderr), InstallHint, r.call.Dest)
+		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s", r.call.Dest, r.program(), code, orNothing(stderr), InstallFix(r.call.Dest))
 	}
 	return r.c.probeVersion(r.call.Dest, r.program(), code, stderr)
 }
@@ -336,12 +346,12 @@ func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stder
 			return c.mismatch(dest, v.Version, v.OutputProtocol)
 		}
 	}
-	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s %s", program, dest, code, orNothing(stderr), InstallHint, dest)
+	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s", program, dest, code, orNothing(stderr), InstallFix(dest))
 }
 
 func (c *Channel) mismatch(dest domain.Dest, version string, protocol int) error {
-	return c.unreachable(dest, nil, "%s runs peerctl %s (output protocol %d), this is peerctl %s (output protocol %d); fix: %s %s",
-		dest, printable(version), protocol, c.opts.Version, ports.RemoteProtocol, InstallHint, dest)
+	return c.unreachable(dest, nil, "%s runs peerctl %s (output protocol %d), this is peerctl %s (output protocol %d); fix: %s",
+		dest, printable(version), protocol, c.opts.Version, ports.RemoteProtocol, InstallFix(dest))
 }
 
 func (c *Channel) unreachable(dest domain.Dest, cause error, format string, args ...any) error {
@@ -353,6 +363,15 @@ func (c *Channel) unreachable(dest domain.Dest, cause error, format string, args
 // lost is the refusal of a connection that ended after the hello.
 func (c *Channel) lost(dest domain.Dest, why string) error {
 	r := domain.Refuse(domain.ReasonHostUnreachable, "the connection to %s was lost while its peerctl ran (%s)", dest, why)
+	r.Err = ports.ErrConnectionLost
+	return r
+}
+
+// stopped is the refusal of a far side's run this end stopped because
+// of what it printed: the connection was fine, the output was not. Its
+// Err is ErrConnectionLost too: the far side may have acted already.
+func (c *Channel) stopped(dest domain.Dest, why string) error {
+	r := domain.Refuse(domain.ReasonHostUnreachable, "the far side's peerctl on %s was stopped: %s", dest, why)
 	r.Err = ports.ErrConnectionLost
 	return r
 }
@@ -373,7 +392,7 @@ func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.Remote
 	res := ports.RemoteResult{Stdout: out, Stderr: r.stderr.Bytes(), Code: code, Version: r.hello.Version}
 	switch {
 	case over:
-		return res, c.lost(call.Dest, fmt.Sprintf("it printed more than %d bytes, and was stopped", limit))
+		return res, c.stopped(call.Dest, fmt.Sprintf("it printed more than %d bytes", limit))
 	case ctx.Err() != nil:
 		return res, c.lost(call.Dest, "the call ran out of time: "+ctx.Err().Error())
 	case rerr != nil:
@@ -412,7 +431,7 @@ func (s *stream) read() {
 		line, err := readLine(s.r.stdout, MaxLine)
 		if err != nil {
 			if errors.Is(err, errLong) {
-				s.err = s.r.c.lost(s.r.call.Dest, fmt.Sprintf("it printed a line over %d bytes, and was stopped", MaxLine))
+				s.err = s.r.c.stopped(s.r.call.Dest, fmt.Sprintf("it printed a line over %d bytes", MaxLine))
 				s.r.group.Kill()
 			}
 			return

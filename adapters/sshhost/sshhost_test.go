@@ -127,7 +127,6 @@ func TestControlDirOpenToOthers(t *testing.T) {
 func TestProgram(t *testing.T) {
 	for line, want := range map[string][]string{
 		"":                                  {"ssh"},
-		"   ":                               {"ssh"},
 		"ssh -F ~/work/ssh_config":          {"ssh", "-F", "/home/u/work/ssh_config"},
 		`'/opt/my ssh' -o "User=a b" -p 22`: {"/opt/my ssh", "-o", "User=a b", "-p", "22"},
 		`ssh $(touch x) ; rm -rf y`:         {"ssh", "$(touch", "x)", ";", "rm", "-rf", "y"},
@@ -136,8 +135,10 @@ func TestProgram(t *testing.T) {
 		require.NoError(t, err, line)
 		assert.Equal(t, want, got, line)
 	}
-	_, err := sshhost.Program(env(map[string]string{"PEERCTL_SSH": `ssh "unterminated`}))
-	assert.ErrorIs(t, err, sshhost.ErrBadSSH)
+	for _, line := range []string{`ssh "unterminated`, `ssh 'x`, "   ", "\t"} {
+		_, err := sshhost.Program(env(map[string]string{"PEERCTL_SSH": line}))
+		assert.ErrorIs(t, err, sshhost.ErrBadSSH, line)
+	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

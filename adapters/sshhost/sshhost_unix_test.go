@@ -30,7 +30,7 @@ func TestQuoteThroughShell(t *testing.T) {
 	for name, word := range trickyWords() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command("/bin/sh", "-c", "printf %s "+sshhost.Quote(word))
+			cmd := exec.Command("/bin/sh", "-c", "printf %s "+domain.ShellQuote(word))
 			cmd.Dir = dir
 			out, err := cmd.Output()
 			require.NoError(t, err)
@@ -54,7 +54,7 @@ func FuzzQuote(f *testing.F) {
 		if strings.ContainsRune(word, 0) {
 			return
 		}
-		out, err := exec.Command("/bin/sh", "-c", `f() { printf %s "$#:$1"; }; f `+sshhost.Quote(word)).Output()
+		out, err := exec.Command("/bin/sh", "-c", `f() { printf %s "$#:$1"; }; f `+domain.ShellQuote(word)).Output()
 		require.NoError(t, err)
 		require.Equal(t, "1:"+word, string(out))
 	})
@@ -119,7 +119,7 @@ func TestCallRefusals(t *testing.T) {
 		"hello, extra key":  {program: farSide(t, `{"hello":"peerctl","outputProtocol":1,"version":"v","x":1}`), detail: "not peerctl's hello"},
 		"silent":            {mode: "silent", detail: "no answer from peerctl on box"},
 		"dropped":           {mode: "drop", detail: "lost", lost: true},
-		"huge":              {mode: "huge", detail: "more than", lost: true},
+		"huge":              {mode: "huge", detail: "box was stopped: it printed more than", lost: true},
 		"old peerctl, -h=1": {program: "/bin/false", detail: "did not start as peerctl"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -133,6 +133,9 @@ func TestCallRefusals(t *testing.T) {
 			require.True(t, ok, "want a refusal, got %v", err)
 			assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
 			assert.Contains(t, r.Detail, tc.detail)
+			if tc.mode != "drop" {
+				assert.NotContains(t, r.Detail, "lost", "only a lost connection is worded so")
+			}
 			assert.Equal(t, tc.lost, errors.Is(err, ports.ErrConnectionLost))
 		})
 	}

@@ -89,7 +89,12 @@ func (c *cli) hostEnrich(ctx context.Context, dest domain.Dest, ids []string) (m
 	live := map[string]app.LiveInfo{}
 	for id, info := range got {
 		if info != nil {
-			info.Endpoint = hostEndpoint(dest, info.Endpoint)
+			ep, err := hostEndpoint(dest, info.Endpoint)
+			if err != nil {
+				c.passStderr(dest, skipNote("session", id, err))
+				continue
+			}
+			info.Endpoint = ep
 			live[id] = *info
 		}
 	}

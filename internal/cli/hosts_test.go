@@ -49,6 +49,7 @@ func TestHostsBadInput(t *testing.T) {
 	for name, args := range map[string][]string{
 		"option as host":  {"hosts", "add", "-oProxyCommand=touch x"},
 		"space in host":   {"hosts", "add", "a b"},
+		"this machine":    {"hosts", "add", "."},
 		"unknown setting": {"hosts", "add", "far", "--set", "proxy=x"},
 		"no equals":       {"hosts", "add", "far", "--set", "claude"},
 		"newline value":   {"hosts", "add", "far", "--set", "claude=a\nb"},

@@ -35,14 +35,21 @@ type hostListing struct {
 // and this machine for "."), then prints what every host that answered
 // gave, in the order given (each host's by pid), one warning per host that
 // did not; the exit is 10 when a host could not be reached, otherwise 1
-// when a listing is partial, as a local one's.
+// when a listing is partial, as a local one's. One far side alone that
+// failed ends it as that failure (its exit code, its message once).
 func (c *cli) listHosts(ctx context.Context, dests []domain.Dest, f listFlags) error {
+	if err := c.checkHosts(dests); err != nil {
+		return err
+	}
 	got := make([]hostListing, len(dests))
 	var wg sync.WaitGroup
 	for i, d := range dests {
 		wg.Go(func() { got[i] = c.listHost(ctx, d, f) })
 	}
 	wg.Wait()
+	if len(got) == 1 && got[0].err != nil && !got[0].dest.IsLocal() {
+		return got[0].err // one far side: its refusal or failure, its exit code
+	}
 	var rows []sessionJSON
 	code := exitOK
 	for _, h := range got {
@@ -112,7 +119,9 @@ func (c *cli) listHost(ctx context.Context, dest domain.Dest, f listFlags) hostL
 	}
 	rows, partial, stderr, err := c.hostSessions(ctx, dest, f.all, f.harness)
 	h.rows, h.partial, h.err = rows, partial, err
-	h.print = func() { c.passStderr(dest, stderr) }
+	if err == nil { // a failure's message already holds its stderr
+		h.print = func() { c.passStderr(dest, stderr) }
+	}
 	return h
 }
 
@@ -137,11 +146,18 @@ func (c *cli) hostSessions(ctx context.Context, dest domain.Dest, all bool, harn
 	if err := remoteDoc(dest, res, &rows); err != nil {
 		return nil, false, res.Stderr, err
 	}
-	for i := range rows {
-		rows[i].Host = dest.String()
-		rows[i].Endpoint = hostEndpoint(dest, rows[i].Endpoint)
+	stderr = res.Stderr
+	kept := rows[:0]
+	for _, r := range rows {
+		ep, err := hostEndpoint(dest, r.Endpoint)
+		if err != nil {
+			stderr = append(stderr, skipNote("session", r.SessionID, err)...)
+			continue
+		}
+		r.Host, r.Endpoint = dest.String(), ep
+		kept = append(kept, r)
 	}
-	return rows, partial, res.Stderr, nil
+	return kept, partial, stderr, nil
 }
 
 // printHostTable prints a listing of several hosts for people: list's

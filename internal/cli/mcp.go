@@ -289,7 +289,7 @@ func (m *mcpTools) sendHost(ctx context.Context, dest domain.Dest, address strin
 	if err != nil {
 		return receiptJSON{}, err
 	}
-	out, err := hostReceipt(dest, res)
+	out, err := hostReceipt(dest, res, s)
 	if err != nil {
 		return receiptJSON{}, err
 	}

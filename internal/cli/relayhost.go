@@ -33,8 +33,12 @@ func (c *cli) relayHost(ctx context.Context, dest domain.Dest, name string, time
 	if name != "" {
 		args = append(args, "--name="+name)
 	}
+	limit, err := c.hostTimeout()
+	if err != nil {
+		return err
+	}
 	in, feed := io.Pipe()
-	s, err := r.Stream(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: in})
+	s, err := r.Stream(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: in, StartTimeout: limit})
 	if err != nil {
 		_ = feed.Close()
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ import (
 // endpoints in the ssh:v1: form), and printed here as local ones are.
 
 // localHost is the --host word for this machine (no ssh).
-const localHost = "."
+const localHost = domain.LocalDest
 
 // hostTimeoutEnv bounds a --host call that has no --timeout of its own
 // (list, show, enrich, doctor; watch and relay until the far side answers).
@@ -128,6 +129,20 @@ func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
 	return ch, nil
 }
 
+// checkHosts settles the channel and the host timeout when dests name
+// another machine: a bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is a usage
+// error before any host is reached (never one host's failure).
+func (c *cli) checkHosts(dests []domain.Dest) error {
+	if !slices.ContainsFunc(dests, func(d domain.Dest) bool { return !d.IsLocal() }) {
+		return nil
+	}
+	if _, err := c.remote(); err != nil {
+		return err
+	}
+	_, err := c.hostTimeout()
+	return err
+}
+
 // hostTimeout is $PEERCTL_HOST_TIMEOUT (a duration), else a minute.
 func (c *cli) hostTimeout() (time.Duration, error) {
 	v := c.getenv(hostTimeoutEnv)
@@ -212,7 +227,7 @@ func (e remoteError) Error() string { return e.msg }
 // brokenRemote is a far side whose output is not what this build's
 // peerctl prints: no usable peerctl there.
 func brokenRemote(dest domain.Dest, err error) error {
-	return domain.Refuse(domain.ReasonHostUnreachable, "%s: the far side's output is not this build's output protocol (%s); fix: %s %s", dest, safe(clipText(err.Error(), 200)), sshhost.InstallHint, dest)
+	return domain.Refuse(domain.ReasonHostUnreachable, "%s: the far side's output is not this build's output protocol (%s); fix: %s", dest, safe(clipText(err.Error(), 200)), safe(sshhost.InstallFix(dest)))
 }
 
 // remoteMessage is a far side's stderr for one line of ours: its lines
@@ -240,8 +255,27 @@ func (c *cli) passStderr(dest domain.Dest, stderr []byte) {
 	}
 }
 
-// hostEndpoint is ep (as the far side printed it) on dest.
-func hostEndpoint(dest domain.Dest, ep string) string { return domain.HostEndpoint(dest, ep) }
+// hostEndpoint is ep, as the far side printed it, on dest: "" stays "";
+// anything else must be an endpoint of that machine (domain.ParseEndpoint)
+// and never an ssh: one, which would name yet another machine.
+func hostEndpoint(dest domain.Dest, ep string) (string, error) {
+	switch {
+	case ep == "":
+		return "", nil
+	case strings.HasPrefix(ep, "ssh:"):
+		return "", fmt.Errorf("its endpoint %q is another machine's (ssh:), which no session on %s has", safe(clipText(ep, 200)), dest)
+	}
+	if _, err := domain.ParseEndpoint(ep); err != nil {
+		return "", fmt.Errorf("its endpoint is none: %s", safe(clipText(err.Error(), 200)))
+	}
+	return domain.HostEndpoint(dest, ep), nil
+}
+
+// skipNote is the warning line of a far side's record left out for why,
+// on that host's stderr (passStderr names the host).
+func skipNote(what, id string, why error) []byte {
+	return fmt.Appendf(nil, "peerctl: warning: %s %s left out: %s\n", what, safe(clipText(id, 100)), why)
+}
 
 // remoteExitCode keeps a far side's exit code when peerctl's table has it.
 func remoteExitCode(code int) int {

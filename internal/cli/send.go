@@ -209,23 +209,14 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 	}
 	if p := res.Plan; p != nil {
 		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), safe(t.ID()), t.PID(), p.Transport)
-		if len(p.Argv) > 0 {
-			fmt.Fprintf(w, "run:   %s\n", shellQuote(p.Argv))
-			fmt.Fprintf(w, "in:    %s\n", safe(p.Dir))
-			if p.Call != "" {
-				fmt.Fprintf(w, "call:  SendMessage %s\n", p.Call)
-			}
-		}
-		if p.Socket != "" {
-			fmt.Fprintf(w, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
-		}
+		printPlan(w, p)
 		return nil
 	}
 	if res.Receipt.Transport != "" {
 		transport = res.Receipt.Transport
 	}
 	fmt.Fprintf(w, "%s: %q (session %s, pid %d) by %s in %s%s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport,
-		res.TransportElapsed.Round(time.Millisecond), confirmTime(res))
+		res.TransportElapsed.Round(time.Millisecond), confirmTime(res.Confirmed, res.ConfirmElapsed))
 	if out.MsgID != "" {
 		fmt.Fprintf(w, "msg_id: %s\n", safe(out.MsgID))
 	}
@@ -239,27 +230,29 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 // confirmTime is the receipt line's tail on the transcript confirmation:
 // how long it took, apart from the transport's own time ("" when no
 // transcript was read).
-func confirmTime(res app.SendResult) string {
+func confirmTime(confirmed bool, elapsed time.Duration) string {
 	switch {
-	case res.ConfirmElapsed <= 0:
+	case elapsed <= 0:
 		return ""
-	case res.Confirmed:
-		return fmt.Sprintf("; confirmed by the transcript in %s", res.ConfirmElapsed.Round(time.Millisecond))
+	case confirmed:
+		return fmt.Sprintf("; confirmed by the transcript in %s", elapsed.Round(time.Millisecond))
 	default:
-		return fmt.Sprintf("; not confirmed after %s", res.ConfirmElapsed.Round(time.Millisecond))
+		return fmt.Sprintf("; not confirmed after %s", elapsed.Round(time.Millisecond))
 	}
 }
 
-func shellQuote(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
-			parts[i] = a
-			continue
+// printPlan prints a dry run's plan after its first line.
+func printPlan(w io.Writer, p *domain.Plan) {
+	if len(p.Argv) > 0 {
+		fmt.Fprintf(w, "run:   %s\n", domain.ShellCommand(p.Argv...))
+		fmt.Fprintf(w, "in:    %s\n", safe(p.Dir))
+		if p.Call != "" {
+			fmt.Fprintf(w, "call:  SendMessage %s\n", safe(p.Call))
 		}
-		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
-	return strings.Join(parts, " ")
+	if p.Socket != "" {
+		fmt.Fprintf(w, "socket: %s\nframe:  %s\n", safe(p.Socket), safe(strings.TrimSuffix(p.Frame, "\n")))
+	}
 }
 
 // validName checks a courier display name (send --from, relay --name).

@@ -22,14 +22,11 @@ type hostSend struct {
 	confirm                        confirmFlags
 }
 
-// args are the far side's `peerctl send` words: the flags, "--", the
+// args are the far side's `peerctl send --json` words: the flags, "--", the
 // address and "-": the text goes on stdin, announced by --stdin-bytes so
 // that a text cut by a broken connection is not sent there.
 func (s hostSend) args() []string {
-	a := []string{"send", intArg(stdinBytesFlag, len(s.text)), durationArg("timeout", s.timeout), durationArg("confirm-timeout", s.confirm.timeout)}
-	if s.asJSON {
-		a = append(a, "--json")
-	}
+	a := []string{"send", intArg(stdinBytesFlag, len(s.text)), durationArg("timeout", s.timeout), durationArg("confirm-timeout", s.confirm.timeout), "--json"}
 	if s.transport != "" {
 		a = append(a, "--transport="+s.transport)
 	}
@@ -57,35 +54,31 @@ func (c *cli) runHostSend(ctx context.Context, dest domain.Dest, s hostSend) (po
 	if err != nil && errors.Is(err, ports.ErrConnectionLost) && !s.dryRun {
 		r, _ := domain.AsRefusal(err)
 		return res, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown, Err: err,
-			Detail: fmt.Sprintf("%s, after the text was handed over to it: it may have been delivered; look (peerctl show --host %s %s) before sending it again", r.Detail, dest, safe(s.address))}
+			Detail: fmt.Sprintf("%s, after the text was handed over to it: it may have been delivered; look (%s) before sending it again", r.Detail, safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	}
 	return res, err
 }
 
-// sendHost is send --host: the far side's peerctl sends, and its receipt
-// (or refusal) is printed here. Its text output passes through, escaped;
-// its JSON is read with exact keys and given the host.
+// sendHost is send --host: the far side's peerctl sends and prints its
+// receipt (or refusal) as JSON, always; it is read with exact keys, given
+// its host, and printed here, as JSON or as text. Its stderr (warnings,
+// the refusal of an ok:false receipt) passes through, escaped.
 func (c *cli) sendHost(ctx context.Context, dest domain.Dest, s hostSend) error {
 	res, err := c.runHostSend(ctx, dest, s)
 	if err != nil {
 		return err
 	}
-	if !s.asJSON {
-		c.passLines(res.Stderr)
-		if _, err := fmt.Fprint(c.stdout, safeText(string(res.Stdout))); err != nil {
-			return err
-		}
-		if code := remoteExitCode(res.Code); code != exitOK {
-			return silentError{code: code}
-		}
-		return nil
-	}
-	out, err := hostReceipt(dest, res)
+	out, err := hostReceipt(dest, res, s)
 	if err != nil {
 		return err
 	}
 	c.passLines(res.Stderr)
-	if err := c.writeJSON(out); err != nil {
+	if s.asJSON {
+		err = c.writeJSON(out)
+	} else {
+		err = c.printHostReceipt(dest, out, s.await > 0)
+	}
+	if err != nil {
 		return err
 	}
 	if code := remoteExitCode(res.Code); code != exitOK {
@@ -95,22 +88,79 @@ func (c *cli) sendHost(ctx context.Context, dest domain.Dest, s hostSend) error 
 }
 
 // hostReceipt reads the far side's `send --json` output: a receipt (also
-// one with ok false: no_reply, wait_timeout), given its host, or the
-// refusal it printed as the error.
-func hostReceipt(dest domain.Dest, res ports.RemoteResult) (receiptJSON, error) {
+// one with ok false, and a failing exit code: no_reply, wait_timeout),
+// given its host, or the refusal it printed as the error. A far side that
+// exited 0 without a valid ok receipt is outcome_unknown (it had the
+// text), host_unreachable for a dry run.
+func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJSON, error) {
 	var refused refusalJSON
 	if res.Code != exitOK && jsonexact.Exact(bytes.TrimSpace(res.Stdout), &refused) == nil {
 		return receiptJSON{}, remoteFailure(dest, res)
 	}
 	var out receiptJSON
-	if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &out); err != nil {
-		if res.Code == exitOK {
-			return receiptJSON{}, brokenRemote(dest, err)
-		}
-		return receiptJSON{}, remoteFailure(dest, res)
+	var ep string
+	err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &out)
+	if err == nil {
+		ep, err = hostEndpoint(dest, out.Endpoint)
 	}
-	out.Host, out.Endpoint = dest.String(), hostEndpoint(dest, out.Endpoint)
+	switch {
+	case err == nil && out.OK == (res.Code == exitOK):
+	case res.Code != exitOK:
+		return receiptJSON{}, remoteFailure(dest, res)
+	case s.dryRun:
+		return receiptJSON{}, brokenRemote(dest, noReceipt(err))
+	default:
+		r, _ := domain.AsRefusal(brokenRemote(dest, noReceipt(err)))
+		return receiptJSON{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
+			Detail: fmt.Sprintf("%s; it had the text and may have delivered it: look (%s) before sending it again", r.Detail, safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
+	}
+	out.Host, out.Endpoint = dest.String(), ep
 	return out, nil
+}
+
+// noReceipt is why a far side's successful output is no receipt.
+func noReceipt(err error) error {
+	if err == nil {
+		return errors.New("a receipt with ok false, and exit code 0")
+	}
+	return err
+}
+
+// printHostReceipt prints a far side's receipt as text, naming its host:
+// on stdout, or on stderr when the reply takes stdout (--await-reply).
+func (c *cli) printHostReceipt(dest domain.Dest, out receiptJSON, awaited bool) error {
+	w := c.stdout
+	if awaited {
+		w = c.stderr
+	}
+	if p := out.Plan; p != nil {
+		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d) on %s by %s; nothing was sent\n", out.Name, safe(out.SessionID), out.PID, dest, safe(p.Transport))
+		printPlan(w, p)
+		return nil
+	}
+	fmt.Fprintf(w, "%s: %q (session %s, pid %d) on %s by %s in %s%s\n", safe(out.Outcome), out.Name, safe(out.SessionID), out.PID, dest, safe(out.Transport),
+		time.Duration(out.TransportMs)*time.Millisecond, confirmTime(out.Confirmed, time.Duration(out.ConfirmMs)*time.Millisecond))
+	if out.MsgID != "" {
+		fmt.Fprintf(w, "msg_id: %s\n", safe(out.MsgID))
+	}
+	if out.ClaudeResult != "" {
+		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
+	}
+	if wt := out.Wait; wt != nil {
+		note := ""
+		if wt.Note != "" {
+			note = "; " + safe(wt.Note)
+		}
+		fmt.Fprintf(w, "wait: %s: %s after %s%s\n", safe(wt.End), safe(wt.Status), time.Duration(wt.ElapsedMs)*time.Millisecond, note)
+	}
+	if out.Reply == nil {
+		return nil
+	}
+	if out.Reply.Truncated {
+		fmt.Fprintf(c.stderr, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
+	}
+	_, err := fmt.Fprint(c.stdout, safeText(out.Reply.Text)+"\n")
+	return err
 }
 
 // passLines prints a far side's stderr as it is, line by line, escaped:

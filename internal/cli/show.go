@@ -87,7 +87,11 @@ func (c *cli) hostShow(ctx context.Context, dest domain.Dest, address string) (s
 	if err := remoteDoc(dest, res, &j); err != nil {
 		return showJSON{}, err
 	}
-	j.Host, j.Endpoint = dest.String(), hostEndpoint(dest, j.Endpoint)
+	ep, err := hostEndpoint(dest, j.Endpoint)
+	if err != nil {
+		return showJSON{}, brokenRemote(dest, err)
+	}
+	j.Host, j.Endpoint = dest.String(), ep
 	return j, nil
 }
 

@@ -28,6 +28,9 @@ type hostEvent struct {
 // host. A host whose watch ends is a "lost" event, then the whole watch
 // ends: exit 10 (host_unreachable), never silence.
 func (c *cli) watchHosts(ctx context.Context, dests []domain.Dest, asJSON bool) error {
+	if err := c.checkHosts(dests); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	items := make(chan hostEvent)
@@ -118,7 +121,12 @@ func (c *cli) watchHost(ctx context.Context, dest domain.Dest, send func(hostEve
 		send(lostEvent(dest, err))
 		return
 	}
-	s, err := r.Stream(ctx, ports.RemoteCall{Dest: dest, Args: []string{"watch", "--json"}})
+	limit, err := c.hostTimeout()
+	if err != nil {
+		send(lostEvent(dest, err))
+		return
+	}
+	s, err := r.Stream(ctx, ports.RemoteCall{Dest: dest, Args: []string{"watch", "--json"}, StartTimeout: limit})
 	if err != nil {
 		send(lostEvent(dest, err))
 		return
@@ -131,7 +139,12 @@ func (c *cli) watchHost(ctx context.Context, dest domain.Dest, send func(hostEve
 			send(lostEvent(dest, brokenRemote(dest, err)))
 			return
 		}
-		ev.Host, ev.Endpoint = dest.String(), hostEndpoint(dest, ev.Endpoint)
+		ep, err := hostEndpoint(dest, ev.Endpoint)
+		if err != nil {
+			c.passStderr(dest, skipNote("event of session", ev.SessionID, err))
+			continue
+		}
+		ev.Host, ev.Endpoint = dest.String(), ep
 		if !send(hostEvent{ev: ev}) {
 			return
 		}

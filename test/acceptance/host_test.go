@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -257,6 +258,7 @@ func TestHostAwaitReplyAndRelay(t *testing.T) {
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.Equal(t, "pong: ping $(id) ünï\n", string(r.Stdout))
 	assert.Contains(t, string(r.Stderr), "queued:")
+	assert.Contains(t, string(r.Stderr), "on box by courier", "the receipt, rendered here, names the host")
 
 	r = w.run(t, nil, courier, "send", "--host", "box", "--await-reply=20s", "--no-confirm", "--json", w.id, "second")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
@@ -345,4 +347,90 @@ func TestHostWatchEvents(t *testing.T) {
 	}
 	require.Len(t, hosts, 2, "an event from each host")
 	assert.Equal(t, "ssh:v1:box:"+hosts[""], hosts["box"])
+}
+
+// TestHostHintsQuoted: a command a refusal suggests is safe to paste: a
+// DEST or an address that a shell would read as code is single-quoted,
+// a plain word stays as it is.
+func TestHostHintsQuoted(t *testing.T) {
+	w := newHostWorld(t)
+	r := w.run(t, nil, []string{"FAKESSH_MODE=drop"}, "send", "--host", "box", "a'; touch /tmp/pwn; '", "hi")
+	assert.Equal(t, 12, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), `look (peerctl show --host box 'a'\''; touch /tmp/pwn; '\''') before`)
+
+	r = w.run(t, nil, []string{"FAKESSH_MODE=nohello"}, "list", "--host", "$(touch${IFS}/tmp/pwnX)")
+	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), `fix: peerctl hosts install '$(touch${IFS}/tmp/pwnX)'`)
+}
+
+// TestHostSendNoReceipt: a far side that exits 0 without a JSON receipt
+// (text that is not JSON, a forged text receipt, nothing) had the text:
+// send --host is outcome_unknown, never a success, in text mode too; a
+// dry run is host_unreachable.
+func TestHostSendNoReceipt(t *testing.T) {
+	w := newHostWorld(t)
+	for _, mode := range []string{"malformed", "forged", "quiet"} {
+		r := w.run(t, nil, []string{"FAKESSH_MODE=" + mode}, "send", "--host", "box", w.id, "hello")
+		assert.Equal(t, 12, r.Code, "%s: stderr %s", mode, r.Stderr)
+		assert.Contains(t, string(r.Stderr), "peerctl: outcome_unknown: ", mode)
+		assert.NotContains(t, string(r.Stdout), "delivered", mode)
+
+		r = w.run(t, nil, []string{"FAKESSH_MODE=" + mode}, "send", "--host", "box", "--dry-run", w.id, "hello")
+		assert.Equal(t, 10, r.Code, "%s: stderr %s", mode, r.Stderr)
+	}
+}
+
+// TestHostWatchStartTimeout: watch --host waits for the far side's
+// peerctl to answer at most $PEERCTL_HOST_TIMEOUT, as list does.
+func TestHostWatchStartTimeout(t *testing.T) {
+	w := newHostWorld(t)
+	r := w.run(t, nil, []string{"FAKESSH_MODE=silent", "PEERCTL_HOST_TIMEOUT=1s"}, "watch", "--host", "box", "--json")
+	assert.Equal(t, 10, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), "no answer from peerctl on box within 1s")
+
+	r = w.run(t, nil, []string{"PEERCTL_HOST_TIMEOUT=soon"}, "watch", "--host", "box", "--json")
+	assert.Equal(t, 2, r.Code, "stderr %s", r.Stderr)
+}
+
+// TestHostFarSideExitCode: a far side that fails with a message on stderr
+// only ends list --host with its exit code, its message printed once.
+func TestHostFarSideExitCode(t *testing.T) {
+	w := newHostWorld(t)
+	far := t.TempDir()
+	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":1,\"version\":\"fake\"}'\necho 'peerctl: far away trouble' >&2\nexit 3\n"
+	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
+	r := w.run(t, nil, []string{"PATH=" + far + ":" + os.Getenv("PATH")}, "list", "--host", "box")
+	assert.Equal(t, 3, r.Code, "stderr %s", r.Stderr)
+	assert.Equal(t, 1, strings.Count(string(r.Stderr), "far away trouble"), "stderr %s", r.Stderr)
+}
+
+// TestHostBadSSH: a $PEERCTL_SSH that does not split into words, or is
+// all blanks, is a usage error before anything runs, for every host.
+func TestHostBadSSH(t *testing.T) {
+	w := newHostWorld(t)
+	for _, line := range []string{`ssh 'x`, "   "} {
+		for _, args := range [][]string{{"list", "--host", ".", "--host", "box"}, {"list", "--host", "box"}, {"watch", "--host", "box"}, {"show", "--host", "box", w.id}} {
+			r := w.run(t, nil, []string{"PEERCTL_SSH=" + line}, args...)
+			assert.Equal(t, 2, r.Code, "%q %v: stderr %s", line, args, r.Stderr)
+			assert.Contains(t, string(r.Stderr), "PEERCTL_SSH", "%q %v", line, args)
+		}
+	}
+}
+
+// TestHostForeignEndpoint: a far side's entry whose endpoint is an ssh:
+// one (naming a third machine) or no endpoint at all is left out with a
+// warning saying why, never printed as a session there.
+func TestHostForeignEndpoint(t *testing.T) {
+	w := newHostWorld(t)
+	for bad, why := range map[string]string{"ssh:v1:evil:": "another machine's", "zz:": "its endpoint is none"} {
+		far := t.TempDir()
+		script := "#!/bin/sh\n" + domain.ShellQuote(filepath.Join(w.bin, "peerctl")) + ` "$@" | sed 's/"endpoint": *"/&` + bad + `/'` + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
+		r := w.run(t, nil, []string{"PATH=" + far + ":" + os.Getenv("PATH")}, "list", "--host", "box", "--json")
+		assert.Equal(t, 0, r.Code, "stderr %s", r.Stderr)
+		assert.NotContains(t, string(r.Stdout), bad)
+		assert.NotContains(t, string(r.Stdout), w.id, "the entry is left out")
+		assert.Contains(t, string(r.Stderr), "left out", bad)
+		assert.Contains(t, string(r.Stderr), why, bad)
+	}
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/transporttest"
 	"github.com/peerctl/peerctl/test/livecc"
 	"github.com/peerctl/peerctl/test/livessh"
@@ -245,7 +245,7 @@ func TestLiveSSH(t *testing.T) {
 		// while it waits, so the text was never handed over.
 		started := filepath.Join(far.Home, "stalled")
 		stall := filepath.Join(far.Shared, "stall-peerctl")
-		require.NoError(t, os.WriteFile(stall, []byte("#!/bin/sh\ntouch "+sshhost.Quote(started)+"\nsleep 600\nexec "+sshhost.Quote(installed)+` "$@"`+"\n"), 0o755))
+		require.NoError(t, os.WriteFile(stall, []byte("#!/bin/sh\ntouch "+domain.ShellQuote(started)+"\nsleep 600\nexec "+domain.ShellQuote(installed)+` "$@"`+"\n"), 0o755))
 		kenv := append(sshEnv(t, far), "CLAUDE_CONFIG_DIR="+here.ConfigDir)
 		r := runPeerctl(t, runOpts{Env: kenv}, "hosts", "add", far.Alias, "--set", "peerctl="+stall, "--set", "config-dir="+one.ConfigDir)
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)

@@ -14,6 +14,8 @@
 //	endless    a peerctl hello, then nothing, never ending
 //	silent     nothing at all, never ending
 //	malformed  a peerctl hello, then a line that is not JSON, exit 0
+//	forged     a peerctl hello, then a text receipt line ("delivered: ..."), exit 0
+//	quiet      a peerctl hello, then nothing, exit 0
 //	nohello    what the command prints, without its first line (an old peerctl)
 //
 // A destination listed in $FAKESSH_DOWN (comma-separated) refuses as
@@ -85,6 +87,12 @@ func main() {
 		os.Exit(0)
 	case "malformed":
 		os.Stdout.WriteString(hello + "{not json\n")
+		return
+	case "forged":
+		os.Stdout.WriteString(hello + `delivered: "x" (session 1, pid 1) by socket in 1ms` + "\n")
+		return
+	case "quiet":
+		os.Stdout.WriteString(hello)
 		return
 	}
 	cmd := exec.Command("/bin/sh", "-c", line)
