@@ -127,6 +127,10 @@ type HarnessFlag struct {
 	// Otherwise says what leaving the flag out means, for messages
 	// ("$CLAUDE_CONFIG_DIR, else ~/.claude").
 	Otherwise string
+	// Env is the variable that sets the value when the flag is not given
+	// ("CLAUDE_CONFIG_DIR"); a host's setting of the flag reaches the far
+	// side's peerctl through it (peerctl hosts, --host).
+	Env string
 	// Commands are the commands that take the flag; none: every command.
 	Commands []string
 }

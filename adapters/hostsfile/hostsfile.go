@@ -13,9 +13,10 @@
 // optional: peerctl (the far side's peerctl, an exact path there; without
 // it, peerctl on the remote PATH) and the far side's harness settings:
 // config-dir (its Claude Code config dir), claude (its claude program),
-// qwen-home, qwen; each reaches the far side's peerctl as the variable
-// SettingEnv names (CLAUDE_CONFIG_DIR, PEERCTL_CLAUDE, QWEN_HOME,
-// PEERCTL_QWEN).
+// qwen-home, qwen, codex-home, codex: the harness plug-ins' flags
+// (ports.HarnessFlag); each reaches the far side's peerctl as the
+// variable SettingEnv names (the flag's Env: CLAUDE_CONFIG_DIR,
+// PEERCTL_CLAUDE, QWEN_HOME, PEERCTL_QWEN, CODEX_HOME, PEERCTL_CODEX).
 // A value runs to the end of its line, spaces and all (no quoting); blank
 // lines and lines starting with # are skipped. Anything else, a key twice,
 // a host twice, a value with a control character is an error naming the
@@ -49,11 +50,14 @@ const (
 
 // SettingKeys are the far side's harness settings a section may hold, in
 // the order peerctl writes them.
-var SettingKeys = []string{"config-dir", "claude", "qwen-home", "qwen"}
+// They are the harness plug-ins' flags, in plug-in order (a test holds
+// them to app.Plugins).
+var SettingKeys = []string{"config-dir", "claude", "qwen-home", "qwen", "codex-home", "codex"}
 
 // SettingEnv is the far side's environment variable of each SettingKeys
 // key: what its peerctl reads for the setting.
-var SettingEnv = map[string]string{"config-dir": "CLAUDE_CONFIG_DIR", "claude": "PEERCTL_CLAUDE", "qwen-home": "QWEN_HOME", "qwen": "PEERCTL_QWEN"}
+var SettingEnv = map[string]string{"config-dir": "CLAUDE_CONFIG_DIR", "claude": "PEERCTL_CLAUDE", "qwen-home": "QWEN_HOME", "qwen": "PEERCTL_QWEN",
+	"codex-home": "CODEX_HOME", "codex": "PEERCTL_CODEX"}
 
 // MaxBytes bounds the file; MaxValueBytes a value.
 const (

@@ -134,7 +134,7 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting of the host (peerctl, config-dir, claude, qwen-home, qwen); repeatable")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting of the host ("+hostsfile.KeyPeerctl+", "+strings.Join(hostsfile.SettingKeys, ", ")+"); repeatable")
 	return cmd
 }
 

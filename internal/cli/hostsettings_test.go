@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/peerctl/peerctl/adapters/hostsfile"
+	"github.com/peerctl/peerctl/app"
+)
+
+// A host's settings are the harness plug-ins' flags, each reaching the far
+// side's peerctl as the variable the flag falls back to: a harness added
+// is a setting of every host too (a far side's Codex home, say).
+func TestHostSettingsAreThePluginFlags(t *testing.T) {
+	var keys []string
+	env := map[string]string{}
+	for _, p := range app.Plugins() {
+		for _, f := range p.Flags {
+			keys = append(keys, f.Name)
+			assert.NotEmpty(t, f.Env, "flag --%s names the variable it falls back to", f.Name)
+			env[f.Name] = f.Env
+		}
+	}
+	assert.Equal(t, keys, hostsfile.SettingKeys)
+	assert.Equal(t, env, hostsfile.SettingEnv)
+}
