@@ -23,4 +23,8 @@ func TestWriteOnePagePerCommand(t *testing.T) {
 	send, err := os.ReadFile(filepath.Join(dir, "peerctl-send.1"))
 	require.NoError(t, err)
 	assert.Contains(t, string(send), "await-reply", "the flags are on the page")
+	// A flag's value when given without one, as help shows it; not its unset default.
+	for _, want := range []string{`\fB--await-reply\fP[=10m0s]`, `\fB--wait\fP[=10m0s]`, `\fB--debug\fP[="send"]`} {
+		assert.Contains(t, string(send), want)
+	}
 }
