@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -65,20 +66,69 @@ func exitCode(r domain.Reason) int {
 	}
 }
 
-const exitCodesHelp = `Exit codes:
-  0  ok
-  1  unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem
-  2  usage error (bad flag, argument or address)
-  3  not_live             no live session answers to the address; whoami: not inside a session
-  4  identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read
-  5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation
-  6  harness_unsupported  the session or program cannot do this
-  7  not_addressable      live, but the record has no messaging socket, name or id, or its socket is another user's
-  8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
-  9  no_reply             send --await-reply: the message was handed over but no reply came in time
-  10  host_unreachable    --host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)
-  11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time
-  12  outcome_unknown     the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
+// exitCodeRows is the exit-code table: code, refusal word ("" for none)
+// and meaning.
+var exitCodeRows = []struct {
+	code    int
+	word    string
+	meaning string
+}{
+	{0, "", "ok"},
+	{1, "", "unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem"},
+	{2, "", "usage error (bad flag, argument or address)"},
+	{3, "not_live", "no live session answers to the address; whoami: not inside a session"},
+	{4, "identity_mismatch", "ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read"},
+	{5, "delivery_failed", "the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation"},
+	{6, "harness_unsupported", "the session or program cannot do this"},
+	{7, "not_addressable", "live, but the record has no messaging socket, name or id, or its socket is another user's"},
+	{8, "invalid_message", "empty, NUL, invalid UTF-8 or over the 64 KiB cap"},
+	{9, "no_reply", "send --await-reply: the message was handed over but no reply came in time"},
+	{10, "host_unreachable", "--host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)"},
+	{11, "wait_timeout", "send --wait: the message was handed over but the turn on it had not ended in time"},
+	{12, "outcome_unknown", "the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
+}
+
+// exitCodesWidth is the width the exit-code table is wrapped to.
+const exitCodesWidth = 100
+
+// exitCodesHelp is the table `peerctl help exit-codes` prints: the codes
+// right-aligned, the words in one column, each meaning wrapped to
+// exitCodesWidth under its own start.
+var exitCodesHelp = func() string {
+	var b strings.Builder
+	b.WriteString("Exit codes:")
+	for _, r := range exitCodeRows {
+		head := fmt.Sprintf("  %2d  ", r.code)
+		if r.word != "" {
+			head += fmt.Sprintf("%-19s  ", r.word)
+		}
+		b.WriteString("\n" + head + wrapText(r.meaning, len(head), exitCodesWidth))
+	}
+	return b.String()
+}()
+
+// wrapText wraps text at spaces into lines of at most width columns, the
+// first starting at column indent, the others indented by indent spaces.
+// A word longer than a line is left whole.
+func wrapText(text string, indent, width int) string {
+	var b strings.Builder
+	col := indent
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case col+1+n > width:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
+}
 
 // helpLong is a command's Long help: what it does, in a line, and where
 // the whole story is: its section of docs/COMMANDS.md (section is the
