@@ -130,12 +130,16 @@ func wrapText(text string, indent, width int) string {
 	return b.String()
 }
 
+// commandsDocURL is docs/COMMANDS.md on the web: an installed peerctl
+// comes without the repository's docs.
+const commandsDocURL = "https://github.com/peerctl/peerctl/blob/main/docs/COMMANDS.md"
+
 // helpLong is a command's Long help: what it does, in a line, and where
 // the whole story is: its section of docs/COMMANDS.md (section is the
 // anchor after "peerctl-") and the one exit-code table. A test keeps every
 // --help within a screen (TestHelpFitsAScreen).
 func helpLong(what, section string) string {
-	return what + ".\nIn full: docs/COMMANDS.md#peerctl-" + section + "; exit codes: peerctl help exit-codes"
+	return what + ".\nIn full: " + commandsDocURL + "#peerctl-" + section + "\nIts exit codes: peerctl help exit-codes"
 }
 
 // exitCodesTopic is "peerctl help exit-codes": the one place the exit-code

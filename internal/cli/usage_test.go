@@ -166,7 +166,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 				assert.True(t, n >= 3 && n <= 6, "%s --help has %d examples, want 3 to 6:\n%s", path, n, ex)
 			}
 			if cmd.HasParent() && cmd.Name() != "help" {
-				assert.Regexp(t, `^[^\n]+\.\nIn full: docs/COMMANDS\.md#peerctl-[a-z-]+; exit codes: peerctl help exit-codes\n\n`, r.stdout)
+				assert.Regexp(t, `^[^\n]+\.\nIn full: https://github\.com/peerctl/peerctl/blob/main/docs/COMMANDS\.md#peerctl-[a-z-]+\nIts exit codes: peerctl help exit-codes\n\n`, r.stdout)
 			}
 		})
 	}
@@ -174,7 +174,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 	assert.GreaterOrEqual(t, seen, 15, "the walk reached every command")
 }
 
-// TestHelpPointsToDocsThatExist: each "In full: docs/COMMANDS.md#peerctl-X"
+// TestHelpPointsToDocsThatExist: each "In full: <repository>/docs/COMMANDS.md#peerctl-X"
 // names a section docs/COMMANDS.md has.
 func TestHelpPointsToDocsThatExist(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "COMMANDS.md"))
@@ -189,7 +189,7 @@ func TestHelpPointsToDocsThatExist(t *testing.T) {
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		if _, anchor, ok := strings.Cut(cmd.Long, "docs/COMMANDS.md#"); ok {
-			anchor, _, _ = strings.Cut(anchor, ";")
+			anchor, _, _ = strings.Cut(anchor, "\n")
 			assert.True(t, anchors[anchor], "%s points to docs/COMMANDS.md#%s, which has no such section", cmd.CommandPath(), anchor)
 		}
 		for _, sub := range cmd.Commands() {
