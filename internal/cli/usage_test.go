@@ -288,6 +288,8 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 		want []string
 	}{
 		{[]string{"send", "--help"}, []string{"--wait=5m, not --wait 5m"}},
+		// cobra's bash script calls bash-completion's functions (gh says so too).
+		{[]string{"completion", "--help"}, []string{"bash needs the bash-completion package"}},
 		// A shared name refuses only as an address: the session is still
 		// reached by its full id or endpoint (TestSharedNameCLI).
 		{[]string{"help", "exit-codes"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or\n                           endpoint)"}},
