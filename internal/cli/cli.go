@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
@@ -241,7 +242,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
 	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
 	_ = root.PersistentFlags().MarkHidden(helloFlag)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
 	root.SetUsageFunc(usage)
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
@@ -306,6 +307,55 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 		msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
 	}
 	return usageError{errors.New(msg)}
+}
+
+// suggestFlag adds to pflag's "unknown flag: --al" the flags of cmd
+// (its own and inherited) meant most likely, as unknownSubcommand does for
+// a command: "unknown flag: --al; did you mean --all?". A flag is meant
+// when it starts with what was typed or is at most two edits from it.
+func suggestFlag(cmd *cobra.Command, err error) error {
+	typed, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || typed == "" {
+		return err
+	}
+	var sugg []string
+	seen := map[string]bool{}
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || seen[f.Name] {
+			return
+		}
+		seen[f.Name] = true
+		if strings.HasPrefix(f.Name, typed) || editDistance(typed, f.Name) <= 2 {
+			sugg = append(sugg, "--"+f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if len(sugg) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(sugg, " or "))
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // commandName is cmd's path without the program name ("endpoint parse"),

@@ -322,3 +322,25 @@ func TestMistypedNameSuggests(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), r.stdout)
 	assert.Equal(t, []string{"delta"}, j.Refusal.Suggestions)
 }
+
+// A mistyped flag is a usage error that names the flags most likely meant,
+// as a mistyped command does.
+func TestUnknownFlagSuggests(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--al"}, "peerctl: unknown flag: --al; did you mean --all?\n"},
+		{[]string{"list", "--jsn"}, "peerctl: unknown flag: --jsn; did you mean --json?\n"},
+		{[]string{"send", "--wai=1m", "x", "y"}, "peerctl: unknown flag: --wai; did you mean --wait?\n"},
+		{[]string{"list", "--config-dri", "x"}, "peerctl: unknown flag: --config-dri; did you mean --config-dir?\n"}, // inherited
+		{[]string{"list", "--zzzzzz"}, "peerctl: unknown flag: --zzzzzz\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := evRun(t, nil, nil, tt.args...)
+			assert.Equal(t, exitUsage, r.code)
+			assert.True(t, strings.HasPrefix(r.stderr, tt.want), "stderr: %q", r.stderr)
+		})
+	}
+}
