@@ -344,3 +344,30 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		})
 	}
 }
+
+// --help wraps flag descriptions to $COLUMNS when it is set, within
+// minHelpWidth..helpWidth.
+func TestHelpHonoursColumns(t *testing.T) {
+	for _, tt := range []struct {
+		columns string
+		width   int
+	}{{"80", 80}, {"500", helpWidth}, {"20", minHelpWidth}, {"", helpWidth}, {"wide", helpWidth}} {
+		t.Run("COLUMNS="+tt.columns, func(t *testing.T) {
+			assert.Equal(t, tt.width, helpColumns(tt.columns))
+			for _, args := range [][]string{{"send", "--help"}, {"list", "--help"}, {"hosts", "add", "--help"}} {
+				r := evRun(t, map[string]string{"COLUMNS": tt.columns}, nil, args...)
+				require.Equal(t, exitOK, r.code, r.stderr)
+				_, flags, ok := strings.Cut(r.stdout, "\nFlags:\n")
+				require.True(t, ok)
+				longest := 0
+				for _, l := range strings.Split(flags, "\n") {
+					longest = max(longest, utf8.RuneCountInString(l))
+				}
+				assert.LessOrEqual(t, longest, tt.width, "%v", args)
+				if tt.width == 80 {
+					assert.Greater(t, longest, 70, "%v: wrapped to the width, not far under it", args)
+				}
+			}
+		})
+	}
+}
