@@ -24,7 +24,7 @@ man:
 	SOURCE_DATE_EPOCH="$$(git log -1 --format=%ct 2>/dev/null)" $(GO) run ./internal/mangen build/man
 
 # A snapshot release into dist/ (.goreleaser.yaml): an archive per platform with both programs,
-# LICENSE, README.md and the man pages; checksums.txt; the Homebrew formula. Nothing is published.
+# LICENSE, README.md and the man pages; checksums.txt; the Homebrew cask. Nothing is published.
 GORELEASER := github.com/goreleaser/goreleaser/v2@v2.17.0
 # goreleaser asks git for the remote's URL and, in a checkout without a remote, names the
 # snapshot "...-none" instead of the commit: the project's URL is given as git configuration.

@@ -6,8 +6,9 @@
 #
 # Environment:
 #   PEERCTL_VERSION       a release (1.2.3 or v1.2.3) instead of the latest
-#   PEERCTL_DOWNLOAD_URL  where the archives and checksums.txt are (default: the GitHub
-#                         release, latest or PEERCTL_VERSION's)
+#   PEERCTL_DOWNLOAD_URL  where the archives and checksums.txt are: a URL, or a folder on
+#                         this machine such as a local dist/ (default: the GitHub release,
+#                         latest or PEERCTL_VERSION's)
 #   PEERCTL_INSTALL_DIR   where the two programs go (default: ~/.local/bin)
 #   PEERCTL_OS, PEERCTL_ARCH  the platform (default: uname -s, uname -m)
 #
@@ -54,7 +55,15 @@ aarch64 | arm64) arch=arm64 ;;
 *) fail "no peerctl release for the architecture \"$arch\" (there are amd64 and arm64; set PEERCTL_ARCH to override)" ;;
 esac
 
-if command -v curl >/dev/null 2>&1; then
+case $url in
+*://*) local_dir= ;;
+*) # a folder on this machine, not a URL
+	[ -d "$url" ] || fail "PEERCTL_DOWNLOAD_URL=$url is neither a URL nor a folder"
+	local_dir=1 ;;
+esac
+if [ -n "$local_dir" ]; then
+	fetch() { cp "$1" "$2" 2>/dev/null; }
+elif command -v curl >/dev/null 2>&1; then
 	fetch() { curl -fsSL -o "$2" "$1"; }
 elif command -v wget >/dev/null 2>&1; then
 	fetch() { wget -q -O "$2" "$1"; }

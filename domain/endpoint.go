@@ -98,7 +98,7 @@ func ParseEndpoint(s string) (Endpoint, error) {
 		if strings.HasPrefix(s, "cc-peer:") {
 			return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefix)
 		}
-		return Endpoint{}, fmt.Errorf("%w: %q does not start with %q", ErrBadEndpoint, s, EndpointPrefix)
+		return Endpoint{}, fmt.Errorf("%w: %q does not start with an endpoint's prefix (%s)", ErrBadEndpoint, s, endpointForms())
 	}
 	ep, err := parseEndpointBody(prefix, s[len(prefix):])
 	if err != nil {

@@ -1,6 +1,9 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Harness is the coding-agent program a session runs in. The set is closed;
 // String gives the stable word of `list --json` ("harness") and of
@@ -32,6 +35,30 @@ func (h Harness) String() string {
 
 // Harnesses lists every harness in a stable order.
 func Harnesses() []Harness { return []Harness{HarnessClaudeCode, HarnessQwenCode, HarnessCodex} }
+
+// EndpointPrefix is what starts the harness's endpoints: "cc-peer:v1:",
+// "qwen-peer:v1:" or "codex-peer:v1:" ("" for a harness outside the set).
+func (h Harness) EndpointPrefix() string {
+	switch h {
+	case HarnessClaudeCode:
+		return EndpointPrefix
+	case HarnessQwenCode:
+		return EndpointPrefixQwen
+	case HarnessCodex:
+		return EndpointPrefixCodex
+	}
+	return ""
+}
+
+// endpointForms names every endpoint form accepted, for an error: each
+// harness's, then another machine's.
+func endpointForms() string {
+	var forms []string
+	for _, h := range Harnesses() {
+		forms = append(forms, h.EndpointPrefix()+"…")
+	}
+	return strings.Join(forms, ", ") + " or " + HostEndpointPrefix + "<host>:<endpoint>"
+}
 
 // ParseHarness maps a wire word ("claude-code", "qwen-code", "codex") to its Harness.
 func ParseHarness(word string) (Harness, error) {

@@ -102,3 +102,15 @@ func TestQwenNamesAreNotTheIdentity(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
 }
+
+// Every harness has an endpoint prefix, and ParseEndpoint's error for a
+// string with none names each.
+func TestEveryHarnessEndpointPrefixIsNamed(t *testing.T) {
+	_, err := domain.ParseEndpoint("codex:v1:xyz")
+	require.Error(t, err)
+	for _, h := range domain.Harnesses() {
+		require.NotEmpty(t, h.EndpointPrefix(), h.String())
+		assert.Contains(t, err.Error(), h.EndpointPrefix(), h.String())
+	}
+	assert.Contains(t, err.Error(), domain.HostEndpointPrefix)
+}

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
@@ -65,27 +67,80 @@ func exitCode(r domain.Reason) int {
 	}
 }
 
-const exitCodesHelp = `Exit codes:
-  0  ok
-  1  unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem
-  2  usage error (bad flag, argument or address)
-  3  not_live             no live session answers to the address; whoami: not inside a session
-  4  identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read
-  5  delivery_failed      the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation
-  6  harness_unsupported  the session or program cannot do this
-  7  not_addressable      live, but the record has no messaging socket, name or id, or its socket is another user's
-  8  invalid_message      empty, NUL, invalid UTF-8 or over the 64 KiB cap
-  9  no_reply             send --await-reply: the message was handed over but no reply came in time
-  10  host_unreachable    --host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)
-  11  wait_timeout        send --wait: the message was handed over but the turn on it had not ended in time
-  12  outcome_unknown     the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice`
+// exitCodeRows is the exit-code table: code, refusal word ("" for none)
+// and meaning.
+var exitCodeRows = []struct {
+	code    int
+	word    string
+	meaning string
+}{
+	{0, "", "ok"},
+	{1, "", "unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem"},
+	{2, "", "usage error (bad flag, argument or address)"},
+	{3, "not_live", "no live session answers to the address; whoami: not inside a session"},
+	{4, "identity_mismatch", "ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read"},
+	{5, "delivery_failed", "the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation"},
+	{6, "harness_unsupported", "the session or program cannot do this"},
+	{7, "not_addressable", "live, but the record has no messaging socket, name or id, or its socket is another user's"},
+	{8, "invalid_message", "empty, NUL, invalid UTF-8 or over the 64 KiB cap"},
+	{9, "no_reply", "send --await-reply: the message was handed over but no reply came in time"},
+	{10, "host_unreachable", "--host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)"},
+	{11, "wait_timeout", "send --wait: the message was handed over but the turn on it had not ended in time"},
+	{12, "outcome_unknown", "the send ended (Ctrl-C, time-out, the courier died) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
+}
+
+// exitCodesWidth is the width the exit-code table is wrapped to.
+const exitCodesWidth = 100
+
+// exitCodesHelp is the table `peerctl help exit-codes` prints: the codes
+// right-aligned, the words in one column, each meaning wrapped to
+// exitCodesWidth under its own start.
+var exitCodesHelp = func() string {
+	var b strings.Builder
+	b.WriteString("Exit codes:")
+	for _, r := range exitCodeRows {
+		head := fmt.Sprintf("  %2d  ", r.code)
+		if r.word != "" {
+			head += fmt.Sprintf("%-19s  ", r.word)
+		}
+		b.WriteString("\n" + head + wrapText(r.meaning, len(head), exitCodesWidth))
+	}
+	return b.String()
+}()
+
+// wrapText wraps text at spaces into lines of at most width columns, the
+// first starting at column indent, the others indented by indent spaces.
+// A word longer than a line is left whole.
+func wrapText(text string, indent, width int) string {
+	var b strings.Builder
+	col := indent
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case col+1+n > width:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
+}
+
+// commandsDocURL is docs/COMMANDS.md on the web: an installed peerctl
+// comes without the repository's docs.
+const commandsDocURL = "https://github.com/peerctl/peerctl/blob/main/docs/COMMANDS.md"
 
 // helpLong is a command's Long help: what it does, in a line, and where
 // the whole story is: its section of docs/COMMANDS.md (section is the
 // anchor after "peerctl-") and the one exit-code table. A test keeps every
 // --help within a screen (TestHelpFitsAScreen).
 func helpLong(what, section string) string {
-	return what + ".\nIn full: docs/COMMANDS.md#peerctl-" + section + "; exit codes: peerctl help exit-codes"
+	return what + ".\nIn full: " + commandsDocURL + "#peerctl-" + section + "\nIts exit codes: peerctl help exit-codes"
 }
 
 // exitCodesTopic is "peerctl help exit-codes": the one place the exit-code
@@ -187,8 +242,8 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
 	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
 	_ = root.PersistentFlags().MarkHidden(helloFlag)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
-	root.SetUsageFunc(usage)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
+	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
 	// --version is peerctl's own flag rather than cobra's (root.Version with
@@ -252,6 +307,55 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 		msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
 	}
 	return usageError{errors.New(msg)}
+}
+
+// suggestFlag adds to pflag's "unknown flag: --al" the flags of cmd
+// (its own and inherited) meant most likely, as unknownSubcommand does for
+// a command: "unknown flag: --al; did you mean --all?". A flag is meant
+// when it starts with what was typed or is at most two edits from it.
+func suggestFlag(cmd *cobra.Command, err error) error {
+	typed, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || typed == "" {
+		return err
+	}
+	var sugg []string
+	seen := map[string]bool{}
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || seen[f.Name] {
+			return
+		}
+		seen[f.Name] = true
+		if strings.HasPrefix(f.Name, typed) || editDistance(typed, f.Name) <= 2 {
+			sugg = append(sugg, "--"+f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if len(sugg) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(sugg, " or "))
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // commandName is cmd's path without the program name ("endpoint parse"),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -36,23 +38,49 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 	assert.GreaterOrEqual(t, seen, 10, "the walk reached every command")
 }
 
-var exitRow = regexp.MustCompile(`^  (\d+)  (.*)$`)
+var exitRow = regexp.MustCompile(`^  ( \d|\d\d)  (\S.*)$`)
 
-// exitTable parses exitCodesHelp into code -> [word, meaning].
+// exitTable is exitCodeRows as code -> [word, meaning].
 func exitTable(t *testing.T) map[int][2]string {
 	t.Helper()
 	rows := map[int][2]string{}
-	for _, line := range strings.Split(exitCodesHelp, "\n")[1:] {
-		m := exitRow.FindStringSubmatch(line)
-		require.NotNil(t, m, "exit code line %q", line)
-		code, _ := strconv.Atoi(m[1])
-		word, meaning := "", m[2]
-		if f := regexp.MustCompile(`\s{2,}`).Split(m[2], 2); len(f) == 2 {
-			word, meaning = f[0], f[1]
-		}
-		rows[code] = [2]string{word, meaning}
+	for _, r := range exitCodeRows {
+		rows[r.code] = [2]string{r.word, r.meaning}
 	}
 	return rows
+}
+
+// The printed table has every row, its codes and words in columns, and no
+// line wider than exitCodesWidth.
+func TestExitCodesTableLaidOut(t *testing.T) {
+	lines := strings.Split(exitCodesHelp, "\n")
+	require.Equal(t, "Exit codes:", lines[0])
+	var meaning strings.Builder
+	code := -1
+	flush := func() {
+		if code >= 0 {
+			assert.Equal(t, exitTable(t)[code][1], strings.TrimSpace(meaning.String()), "exit code %d", code)
+		}
+		meaning.Reset()
+	}
+	for _, l := range lines[1:] {
+		assert.LessOrEqual(t, utf8.RuneCountInString(l), exitCodesWidth, "%q", l)
+		if m := exitRow.FindStringSubmatch(l); m != nil {
+			flush()
+			code, _ = strconv.Atoi(strings.TrimSpace(m[1]))
+			rest := m[2]
+			if w := exitTable(t)[code][0]; w != "" {
+				require.True(t, strings.HasPrefix(rest, fmt.Sprintf("%-19s  ", w)), "the word column: %q", l)
+				rest = rest[21:]
+			}
+			meaning.WriteString(rest)
+			continue
+		}
+		require.True(t, strings.HasPrefix(l, "      "), "a meaning's next line is indented: %q", l)
+		meaning.WriteString(" " + strings.TrimSpace(l))
+	}
+	flush()
+	assert.Equal(t, len(exitCodeRows), strings.Count(exitCodesHelp, "\n")-strings.Count(exitCodesHelp, "\n      "))
 }
 
 func TestExitCodesDocumentedInSync(t *testing.T) {

@@ -75,14 +75,20 @@ func (c *cli) hostsCmd() *cobra.Command {
 
 // editHosts loads the hosts file, lets edit change the list, and saves it.
 func (c *cli) editHosts(edit func(hosts []hostsfile.Host) ([]hostsfile.Host, error)) error {
+	_, err := c.editHostsAt(edit)
+	return err
+}
+
+// editHostsAt is editHosts, also returning the hosts file's path.
+func (c *cli) editHostsAt(edit func(hosts []hostsfile.Host) ([]hostsfile.Host, error)) (string, error) {
 	hosts, path, err := c.loadHosts()
 	if err != nil {
-		return err
+		return path, err
 	}
 	if hosts, err = edit(hosts); err != nil {
-		return err
+		return path, err
 	}
-	return hostsfile.Save(path, hosts)
+	return path, hostsfile.Save(path, hosts)
 }
 
 func (c *cli) hostsAddCmd() *cobra.Command {
@@ -110,11 +116,13 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 				changes = append(changes, kv{k, v})
 			}
 			c.started()
-			return c.editHosts(func(hosts []hostsfile.Host) ([]hostsfile.Host, error) {
+			added := false
+			path, err := c.editHostsAt(func(hosts []hostsfile.Host) ([]hostsfile.Host, error) {
 				i := slices.IndexFunc(hosts, func(h hostsfile.Host) bool { return h.Dest == dest })
 				if i < 0 {
 					hosts = append(hosts, hostsfile.Host{Dest: dest})
 					i = len(hosts) - 1
+					added = true
 				}
 				h := &hosts[i]
 				for _, ch := range changes {
@@ -132,6 +140,16 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 				}
 				return hosts, nil
 			})
+			if err != nil {
+				return err
+			}
+			// A confirmation, on stderr (stdout is for data), as gh's commands give.
+			what := "added"
+			if !added {
+				what = "updated"
+			}
+			fmt.Fprintf(c.stderr, "peerctl: %s host %s in %s\n", what, safe(dest.String()), safe(path))
+			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting of the host ("+hostsfile.KeyPeerctl+", "+strings.Join(hostsfile.SettingKeys, ", ")+"); repeatable")

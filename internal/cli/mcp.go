@@ -76,8 +76,8 @@ type mcpTools struct {
 	// confirm is what a send does after the transport succeeded.
 	confirm app.ConfirmOptions
 	// life, when set, ends every running call when it ends (a signal):
-	// the SDK cancels running calls when stdin closes, but on its server's
-	// context ending it waits for them.
+	// at the end of stdin the server waits for running calls, and on its
+	// server's context ending the SDK waits for them too.
 	life context.Context
 
 	sendsOnce sync.Once
@@ -376,9 +376,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 }
 
 // serve serves tools on the cli's stdin and stdout with c.serveMCP until
-// stdin closes or ctx ends (a signal): both end the server cleanly, and
-// cancel the calls still running (a courier's process group is ended with
-// its call).
+// stdin closes or ctx ends (a signal): both end the server cleanly; at the
+// end of stdin every call read is answered first, a signal cancels the
+// calls still running (a courier's process group is ended with its call).
 func (c *cli) serve(ctx context.Context, tools *mcpTools) error {
 	tools.life = ctx
 	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.stdin, Out: c.stdout, Err: c.stderr, Version: c.version().Version, Debug: c.debug.any()})

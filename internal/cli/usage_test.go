@@ -166,7 +166,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 				assert.True(t, n >= 3 && n <= 6, "%s --help has %d examples, want 3 to 6:\n%s", path, n, ex)
 			}
 			if cmd.HasParent() && cmd.Name() != "help" {
-				assert.Regexp(t, `^[^\n]+\.\nIn full: docs/COMMANDS\.md#peerctl-[a-z-]+; exit codes: peerctl help exit-codes\n\n`, r.stdout)
+				assert.Regexp(t, `^[^\n]+\.\nIn full: https://github\.com/peerctl/peerctl/blob/main/docs/COMMANDS\.md#peerctl-[a-z-]+\nIts exit codes: peerctl help exit-codes\n\n`, r.stdout)
 			}
 		})
 	}
@@ -174,7 +174,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 	assert.GreaterOrEqual(t, seen, 15, "the walk reached every command")
 }
 
-// TestHelpPointsToDocsThatExist: each "In full: docs/COMMANDS.md#peerctl-X"
+// TestHelpPointsToDocsThatExist: each "In full: <repository>/docs/COMMANDS.md#peerctl-X"
 // names a section docs/COMMANDS.md has.
 func TestHelpPointsToDocsThatExist(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "COMMANDS.md"))
@@ -189,7 +189,7 @@ func TestHelpPointsToDocsThatExist(t *testing.T) {
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		if _, anchor, ok := strings.Cut(cmd.Long, "docs/COMMANDS.md#"); ok {
-			anchor, _, _ = strings.Cut(anchor, ";")
+			anchor, _, _ = strings.Cut(anchor, "\n")
 			assert.True(t, anchors[anchor], "%s points to docs/COMMANDS.md#%s, which has no such section", cmd.CommandPath(), anchor)
 		}
 		for _, sub := range cmd.Commands() {
@@ -288,9 +288,11 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 		want []string
 	}{
 		{[]string{"send", "--help"}, []string{"--wait=5m, not --wait 5m"}},
+		// cobra's bash script calls bash-completion's functions (gh says so too).
+		{[]string{"completion", "--help"}, []string{"bash needs the bash-completion package"}},
 		// A shared name refuses only as an address: the session is still
 		// reached by its full id or endpoint (TestSharedNameCLI).
-		{[]string{"help", "exit-codes"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint)"}},
+		{[]string{"help", "exit-codes"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or\n                           endpoint)"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -319,4 +321,53 @@ func TestMistypedNameSuggests(t *testing.T) {
 	var j refusalJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), r.stdout)
 	assert.Equal(t, []string{"delta"}, j.Refusal.Suggestions)
+}
+
+// A mistyped flag is a usage error that names the flags most likely meant,
+// as a mistyped command does.
+func TestUnknownFlagSuggests(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--al"}, "peerctl: unknown flag: --al; did you mean --all?\n"},
+		{[]string{"list", "--jsn"}, "peerctl: unknown flag: --jsn; did you mean --json?\n"},
+		{[]string{"send", "--wai=1m", "x", "y"}, "peerctl: unknown flag: --wai; did you mean --wait?\n"},
+		{[]string{"list", "--config-dri", "x"}, "peerctl: unknown flag: --config-dri; did you mean --config-dir?\n"}, // inherited
+		{[]string{"list", "--zzzzzz"}, "peerctl: unknown flag: --zzzzzz\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := evRun(t, nil, nil, tt.args...)
+			assert.Equal(t, exitUsage, r.code)
+			assert.True(t, strings.HasPrefix(r.stderr, tt.want), "stderr: %q", r.stderr)
+		})
+	}
+}
+
+// --help wraps flag descriptions to $COLUMNS when it is set, within
+// minHelpWidth..helpWidth.
+func TestHelpHonoursColumns(t *testing.T) {
+	for _, tt := range []struct {
+		columns string
+		width   int
+	}{{"80", 80}, {"500", helpWidth}, {"20", minHelpWidth}, {"", helpWidth}, {"wide", helpWidth}} {
+		t.Run("COLUMNS="+tt.columns, func(t *testing.T) {
+			assert.Equal(t, tt.width, helpColumns(tt.columns))
+			for _, args := range [][]string{{"send", "--help"}, {"list", "--help"}, {"hosts", "add", "--help"}} {
+				r := evRun(t, map[string]string{"COLUMNS": tt.columns}, nil, args...)
+				require.Equal(t, exitOK, r.code, r.stderr)
+				_, flags, ok := strings.Cut(r.stdout, "\nFlags:\n")
+				require.True(t, ok)
+				longest := 0
+				for _, l := range strings.Split(flags, "\n") {
+					longest = max(longest, utf8.RuneCountInString(l))
+				}
+				assert.LessOrEqual(t, longest, tt.width, "%v", args)
+				if tt.width == 80 {
+					assert.Greater(t, longest, 70, "%v: wrapped to the width, not far under it", args)
+				}
+			}
+		})
+	}
 }

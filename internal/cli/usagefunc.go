@@ -2,21 +2,37 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// helpWidth is the width flag descriptions are wrapped to in --help, so
+// helpWidth is the widest flag descriptions are wrapped to in --help, so
 // that a help screen fits a terminal of 120 columns, not only its height.
 const helpWidth = 120
 
+// minHelpWidth is the narrowest: below it, a flag's description would
+// have no room beside its name.
+const minHelpWidth = 60
+
+// helpColumns is the width --help wraps flag descriptions to: $COLUMNS
+// (the terminal's width, as the shell sets it) when it is a number, kept
+// within minHelpWidth..helpWidth; helpWidth when unset or not a number.
+func helpColumns(columns string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(columns))
+	if err != nil || n <= 0 {
+		return helpWidth
+	}
+	return max(minHelpWidth, min(n, helpWidth))
+}
+
 // usage prints a command's usage as cobra's default does (Usage,
 // Aliases, Examples, Available Commands, Flags, Global Flags, Additional
-// help topics), with each flag's description wrapped to helpWidth. A Go
+// help topics), with each flag's description wrapped to width. A Go
 // function rather than cobra's SetUsageTemplate: a template links
 // text/template's reflection into the binary (see root).
-func usage(cmd *cobra.Command) error {
+func usage(cmd *cobra.Command, width int) error {
 	w := cmd.OutOrStderr()
 	fmt.Fprint(w, "Usage:")
 	if cmd.Runnable() {
@@ -40,10 +56,10 @@ func usage(cmd *cobra.Command) error {
 		}
 	}
 	if cmd.HasAvailableLocalFlags() {
-		fmt.Fprint(w, "\n\nFlags:\n", strings.TrimRight(cmd.LocalFlags().FlagUsagesWrapped(helpWidth), " \n"))
+		fmt.Fprint(w, "\n\nFlags:\n", strings.TrimRight(cmd.LocalFlags().FlagUsagesWrapped(width), " \n"))
 	}
 	if cmd.HasAvailableInheritedFlags() {
-		fmt.Fprint(w, "\n\nGlobal Flags:\n", strings.TrimRight(cmd.InheritedFlags().FlagUsagesWrapped(helpWidth), " \n"))
+		fmt.Fprint(w, "\n\nGlobal Flags:\n", strings.TrimRight(cmd.InheritedFlags().FlagUsagesWrapped(width), " \n"))
 	}
 	if cmd.HasHelpSubCommands() {
 		fmt.Fprint(w, "\n\nAdditional help topics:")

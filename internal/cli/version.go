@@ -138,9 +138,10 @@ func (c *cli) versionCmd() *cobra.Command {
 			if asJSON {
 				return c.writeJSON(v)
 			}
+			// modified says what --json does: false when nothing says the tree was modified.
 			revision, vtime, modified := v.Revision, v.Time, fmt.Sprint(v.Modified)
 			if revision == "" {
-				revision, modified = "unknown (built without VCS information)", "unknown"
+				revision = "unknown (built without VCS information)"
 			}
 			if vtime == "" {
 				vtime = "unknown"

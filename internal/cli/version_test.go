@@ -259,14 +259,15 @@ func writeModuleZip(t *testing.T, dst, src, prefix string) {
 }
 
 // TestVersionTextWithoutVCS: a binary built with -buildvcs=false has no
-// vcs.* settings; the text says so rather than printing "-".
+// vcs.* settings; the text says so rather than printing "-", and says
+// "modified: false" as version --json does.
 func TestVersionTextWithoutVCS(t *testing.T) {
 	tests := []struct {
 		name     string
 		settings []debug.BuildSetting
 		want     []string
 	}{
-		{"no vcs settings", nil, []string{"revision: unknown (built without VCS information)\n", "time:     unknown\n", "modified: unknown\n"}},
+		{"no vcs settings", nil, []string{"revision: unknown (built without VCS information)\n", "time:     unknown\n", "modified: false\n"}},
 		{"vcs settings", []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "false"}},
 			[]string{"revision: 0123456789abcdef\n", "time:     2026-01-02T03:04:05Z\n", "modified: false\n"}},
 	}

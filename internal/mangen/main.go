@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
 
 	"github.com/peerctl/peerctl/internal/cli"
 )
@@ -34,6 +35,7 @@ func write(dir string) error {
 	}
 	root := cli.CommandTree()
 	disableAutoGenTag(root)
+	showNoValueDefaults(root)
 	header := &doc.GenManHeader{Title: "PEERCTL", Section: "1", Source: "peerctl", Manual: "peerctl manual"}
 	if err := doc.GenManTree(root, header, dir); err != nil {
 		return fmt.Errorf("write man pages into %s: %w", dir, err)
@@ -47,5 +49,23 @@ func disableAutoGenTag(cmd *cobra.Command) {
 	cmd.DisableAutoGenTag = true
 	for _, sub := range cmd.Commands() {
 		disableAutoGenTag(sub)
+	}
+}
+
+// showNoValueDefaults makes each page show what a flag given without a
+// value means, as help does (--await-reply[=10m0s], --debug[="send"]):
+// cobra's man pages (cobra v1.10, doc.manPrintFlags) put the flag's unset
+// default in those brackets (--await-reply[=0s], --debug[=""]). Only the
+// tree built for the pages is changed.
+func showNoValueDefaults(cmd *cobra.Command) {
+	set := func(f *pflag.Flag) {
+		if f.NoOptDefVal != "" {
+			f.DefValue = f.NoOptDefVal
+		}
+	}
+	cmd.Flags().VisitAll(set)
+	cmd.PersistentFlags().VisitAll(set)
+	for _, sub := range cmd.Commands() {
+		showNoValueDefaults(sub)
 	}
 }

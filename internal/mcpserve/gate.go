@@ -60,6 +60,9 @@ type gate struct {
 	seq   uint64
 	calls map[string]*call // by the gate's id
 	byID  map[string]string
+	idle  chan struct{} // closed when no call is left to answer (while Read waits at the end of stdin)
+
+	stop <-chan struct{} // ends the wait for the calls in flight at the end of stdin (nil: none)
 }
 
 // call is one call in flight: the client's id as written.
@@ -89,6 +92,7 @@ func (g *gate) Read(p []byte) (int, error) {
 	for len(g.buf) == 0 {
 		line, long, err := g.lr.Next()
 		if err != nil {
+			g.drain()
 			return 0, err
 		}
 		if long {
@@ -100,6 +104,41 @@ func (g *gate) Read(p []byte) (int, error) {
 	n := copy(p, g.buf)
 	g.buf = g.buf[n:]
 	return n, nil
+}
+
+// drain waits, at the end of stdin, until every call read is answered
+// (a cancelled one is not waited for) or stop closes: the SDK cancels the
+// calls still running once Read ends, and a client that writes its
+// requests and closes stdin at once got no answer at all.
+func (g *gate) drain() {
+	g.mu.Lock()
+	if g.live() == 0 {
+		g.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	g.idle = idle
+	g.mu.Unlock()
+	select {
+	case <-idle:
+	case <-g.stop:
+	}
+}
+
+// live is how many calls are waiting for an answer that will be written;
+// g.mu is held. When none is and Read waits for that, it is told.
+func (g *gate) live() int {
+	n := 0
+	for _, c := range g.calls {
+		if !c.cancelled {
+			n++
+		}
+	}
+	if n == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+	return n
 }
 
 // admit returns the line as the SDK is to read it (with its "\n"), or nil
@@ -246,6 +285,7 @@ func (g *gate) cancel(params json.RawMessage) json.RawMessage {
 	own, ok := g.byID[compact(p.RequestID)]
 	if ok {
 		g.calls[own].cancelled = true
+		g.live()
 	}
 	g.mu.Unlock()
 	if !ok {
@@ -273,6 +313,7 @@ func (g *gate) Write(p []byte) (int, error) {
 			}
 		}
 		g.mu.Unlock()
+		defer g.settle()
 		switch {
 		case ok && c.cancelled:
 			return len(p), nil
@@ -287,6 +328,14 @@ func (g *gate) Write(p []byte) (int, error) {
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	return g.out.Write(p)
+}
+
+// settle tells a Read waiting at the end of stdin when the last answer is
+// out (called after it is written, so it is out before the SDK ends).
+func (g *gate) settle() {
+	g.mu.Lock()
+	g.live()
+	g.mu.Unlock()
 }
 
 // refuse answers a line with a JSON-RPC error (id null when id is nil)

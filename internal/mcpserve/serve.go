@@ -21,8 +21,9 @@ import (
 )
 
 // Serve serves tools on std until std.In closes or ctx ends (a signal):
-// both end the server cleanly (nil), and the SDK cancels the calls still
-// running when std.In closes (the tools end theirs when ctx ends).
+// both end the server cleanly (nil). Every call read before std.In closed
+// is answered first (as relay finishes its work); ctx ending cancels the
+// calls still running (the tools end theirs when ctx ends).
 func Serve[L, S, R any](ctx context.Context, tools mcptools.Tools[L, S, R], std mcptools.Stdio) error {
 	logger := slog.New(slog.DiscardHandler)
 	if std.Debug {
@@ -33,6 +34,7 @@ func Serve[L, S, R any](ctx context.Context, tools mcptools.Tools[L, S, R], std 
 		return err
 	}
 	g := newGate(std.In, std.Out, std.Err)
+	g.stop = ctx.Done()
 	t := &mcp.IOTransport{Reader: io.NopCloser(g), Writer: nopWriteCloser{g}}
 	err = s.Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {

@@ -42,13 +42,16 @@ type server struct {
 	out    testproc.Buffer
 	errb   testproc.Buffer
 	served chan error
+	cancel context.CancelFunc // a signal: ends the calls still running
 }
 
 func startServer(t *testing.T, tools mcptools.Tools[out, out, out]) *server {
 	pr, pw := io.Pipe()
-	s := &server{t: t, in: pw, served: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	s := &server{t: t, in: pw, served: make(chan error, 1), cancel: cancel}
 	go func() {
-		s.served <- Serve(t.Context(), tools, mcptools.Stdio{In: pr, Out: &s.out, Err: &s.errb, Version: "test"})
+		s.served <- Serve(ctx, tools, mcptools.Stdio{In: pr, Out: &s.out, Err: &s.errb, Version: "test"})
 	}()
 	s.write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -191,8 +194,32 @@ func TestServeHonoursCancellation(t *testing.T) {
 	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"no-such-call"}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	s.waitFor("3")
-	once.Do(s.stop) // ends "two" (stdin closed) and waits for every answer
+	require.NoError(t, s.in.Close())
+	select {
+	case err := <-s.served:
+		t.Fatalf("the server ended with \"two\" still running (%v)", err)
+	case <-time.After(100 * time.Millisecond): // stdin closed: "two" is still served
+	}
+	s.cancel() // a signal ends "two"
+	require.NoError(t, <-s.served, "stderr: %s", s.errb.String())
+	once.Do(func() {})
 	for _, a := range s.answers() {
 		assert.NotEqual(t, "1.5", a.id, "the cancelled call is not answered: %s", s.out.String())
 	}
+}
+
+// Every call read before stdin closed is answered before the server ends:
+// a client that writes its requests and closes stdin at once (a pipe) got
+// no answer at all, the SDK cancelling every call at the end of stdin.
+func TestServeAnswersWhatWasReadBeforeStdinClosed(t *testing.T) {
+	tools := fakeTools(nil)
+	tools.List = func(context.Context, json.RawMessage, mcptools.ListArgs) (out, error) {
+		time.Sleep(200 * time.Millisecond) // still running when stdin ends
+		return out{OK: true}, nil
+	}
+	s := startServer(t, tools)
+	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`)
+	s.stop()
+	assert.Equal(t, []answer{{"0", 0}, {"1", 0}, {"2", 0}}, s.answers(), "stderr: %s", s.errb.String())
 }

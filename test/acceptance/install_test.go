@@ -105,7 +105,7 @@ func TestInstallScript(t *testing.T) {
 		name string
 		// serve changes the served copy of the archive and checksums.txt.
 		serve func(archive, sums []byte) ([]byte, []byte)
-		env   []string // PEERCTL_DOWNLOAD_URL=<server> unless set here
+		env   []string // PEERCTL_DOWNLOAD_URL=<server> unless set here (<served>: the served folder)
 		// dest is the install folder (default: a fresh one under the test's).
 		dest    func(t *testing.T) string
 		wantErr string // "" for a good install
@@ -128,6 +128,10 @@ func TestInstallScript(t *testing.T) {
 				return a, []byte(strings.Join(keep, ""))
 			}},
 		{name: "wrong URL", env: []string{"PEERCTL_DOWNLOAD_URL=<server>/no/such/release"}, wantErr: "cannot download <server>/no/such/release/checksums.txt"},
+		// A folder on this machine (a local dist/) is taken as it is, not as a URL.
+		{name: "local folder", env: []string{"PEERCTL_DOWNLOAD_URL=<served>"}},
+		{name: "local folder with a slash", env: []string{"PEERCTL_DOWNLOAD_URL=<served>/"}},
+		{name: "no such folder", env: []string{"PEERCTL_DOWNLOAD_URL=<served>/none"}, wantErr: "PEERCTL_DOWNLOAD_URL=<served>/none is neither a URL nor a folder"},
 		{name: "no network", env: []string{"PEERCTL_DOWNLOAD_URL=" + closedURL}, wantErr: "cannot download " + closedURL + "/checksums.txt"},
 		{name: "unknown OS", env: []string{"PEERCTL_OS=Plan9"}, wantErr: `no peerctl release for the operating system "Plan9"`},
 		{name: "unknown arch", env: []string{"PEERCTL_ARCH=riscv64"}, wantErr: `no peerctl release for the architecture "riscv64"`},
@@ -178,14 +182,14 @@ func TestInstallScript(t *testing.T) {
 			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
 				"PEERCTL_DOWNLOAD_URL=" + srv.URL, "PEERCTL_INSTALL_DIR=" + dest}
 			for _, kv := range tt.env {
-				env = append(env, strings.ReplaceAll(kv, "<server>", srv.URL))
+				env = append(env, strings.NewReplacer("<server>", srv.URL, "<served>", served).Replace(kv))
 			}
 			r := runPeerctl(t, runOpts{Bin: "/bin/sh", Env: env}, installSh)
 			stderr := string(r.Stderr)
 
 			if tt.wantErr != "" {
 				assert.NotEqual(t, 0, r.Code, stderr)
-				assert.Contains(t, stderr, strings.ReplaceAll(tt.wantErr, "<server>", srv.URL))
+				assert.Contains(t, stderr, strings.NewReplacer("<server>", srv.URL, "<served>", served).Replace(tt.wantErr))
 				assert.Contains(t, stderr, "nothing was installed")
 				if tt.dest == nil {
 					entries, err := os.ReadDir(dest)

@@ -130,13 +130,14 @@ func TestMCPOverStdio(t *testing.T) {
 	assert.Empty(t, p.stderr.String(), "nothing said on stderr")
 }
 
-// A client that goes away mid-send (closes peerctl's stdin, or ends it
-// with SIGTERM as MCP clients do when it lingers) ends the call: the
-// courier's whole process group is ended and peerctl exits 0. The client
-// here is raw JSON-RPC lines: the SDK's client waits for its own calls
-// before it closes.
+// A client that goes away mid-send ends the call with SIGTERM, as MCP's
+// stdio shutdown has it (close the server's stdin, wait, then SIGTERM): the
+// courier's whole process group is ended and peerctl exits 0. Closing stdin
+// alone leaves the call running (every call read is answered, as relay
+// does), bounded by --call-timeout. The client here is raw JSON-RPC lines:
+// the SDK's client waits for its own calls before it closes.
 func TestMCPClientGoneMidSendEndsTheCourier(t *testing.T) {
-	for _, how := range []string{"stdin closed", "SIGTERM"} {
+	for _, how := range []string{"stdin closed, then SIGTERM", "SIGTERM"} {
 		t.Run(how, func(t *testing.T) { testMCPClientGone(t, how == "SIGTERM") })
 	}
 }
@@ -178,11 +179,16 @@ func testMCPClientGone(t *testing.T, term bool) {
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 
-	if term {
-		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	} else {
+	if !term {
 		require.NoError(t, stdin.Close())
+		select {
+		case err = <-exited:
+			exited <- err // for the cleanup
+			t.Fatalf("peerctl ended (%v) with the send still running; stderr: %s", err, stderr.String())
+		case <-time.After(time.Second): // the send read before stdin closed is still served
+		}
 	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	const bound = 20 * time.Second // the courier's TERM-to-KILL grace is 2 s: a bound, not a speed claim
 	select {
 	case err = <-exited:
@@ -280,4 +286,29 @@ func TestMCPRunsPeerctlMCP(t *testing.T) {
 	assert.Equal(t, 1, r.Code, "stderr: %s", r.Stderr)
 	assert.Empty(t, r.Stdout)
 	assert.Contains(t, string(r.Stderr), "has no MCP server linked in")
+}
+
+// Requests piped in with stdin closed right after them are all answered
+// before peerctl exits: it used to answer none (the calls were cancelled
+// at the end of stdin).
+func TestMCPAnswersRequestsPipedBeforeEOF(t *testing.T) {
+	cmd := exec.Command(peerctlWithMCP(t), "--config-dir", t.TempDir(), "--qwen-home", t.TempDir(), "--codex-home", t.TempDir(), "mcp")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`,
+	}, "\n") + "\n")
+	var stderr testproc.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	ids := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct{ ID json.RawMessage }
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		ids[string(m.ID)] = true
+	}
+	assert.Equal(t, map[string]bool{"0": true, "1": true, "2": true}, ids, "stdout: %s\nstderr: %s", out, stderr.String())
 }
