@@ -107,13 +107,14 @@ func TestReleaseArchives(t *testing.T) {
 		})
 	}
 
-	formula, err := os.ReadFile(filepath.Join(distDir, "homebrew", "Formula", "peerctl.rb"))
-	require.NoError(t, err, "the Homebrew formula")
-	assert.Contains(t, string(formula), `bin.install "peerctl", "peerctl-mcp"`)
-	assert.Contains(t, string(formula), `license "Apache-2.0"`)
+	cask, err := os.ReadFile(filepath.Join(distDir, "homebrew", "Casks", "peerctl.rb"))
+	require.NoError(t, err, "the Homebrew cask")
+	for _, prog := range []string{"peerctl", "peerctl-mcp"} {
+		assert.Contains(t, string(cask), `binary "`+prog+`"`)
+	}
 	for name, sum := range sums {
 		if strings.Contains(name, "_darwin_") || strings.Contains(name, "_linux_") {
-			assert.Contains(t, string(formula), sum, "the formula pins %s", name)
+			assert.Contains(t, string(cask), sum, "the cask pins %s", name)
 		}
 	}
 }
