@@ -60,7 +60,7 @@ func suggestNames(live []Entry, address string) []string {
 			continue
 		}
 		n := strings.ToLower(name)
-		d := levenshtein(a, n)
+		d := EditDistance(a, n)
 		if d <= 2 || strings.HasPrefix(n, a) {
 			seen[name] = true
 			found = append(found, near{name, d})
@@ -79,8 +79,8 @@ func suggestNames(live []Entry, address string) []string {
 	return names
 }
 
-// levenshtein is the edit distance between a and b, in runes.
-func levenshtein(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in runes.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)

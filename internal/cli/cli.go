@@ -325,7 +325,7 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 			return
 		}
 		seen[f.Name] = true
-		if strings.HasPrefix(f.Name, typed) || editDistance(typed, f.Name) <= 2 {
+		if strings.HasPrefix(f.Name, typed) || domain.EditDistance(typed, f.Name) <= 2 {
 			sugg = append(sugg, "--"+f.Name)
 		}
 	}
@@ -337,26 +337,6 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(sugg, " or "))
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
 
 // commandName is cmd's path without the program name ("endpoint parse"),
 // for messages that peerctl's own "peerctl: " prefix already introduces.
