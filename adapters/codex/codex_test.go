@@ -366,3 +366,26 @@ func TestRegistryLoadedBeforeItsRow(t *testing.T) {
 	assert.Equal(t, "/w/b", got.Record.Cwd)
 	assert.Equal(t, rollout, got.Record.Path)
 }
+
+// A headless `codex exec` run holds its thread's writer lock and rollout
+// as a --no-daemon TUI does; it is no session (issue 28, case 2): listed
+// headless with the reason, never live.
+func TestRegistryExecRunIsHeadless(t *testing.T) {
+	w := newWorld(t, map[string]string{})
+	home := w.fake.Home
+	locks := filepath.Join(home, "thread-writer-locks")
+	day := filepath.Join(home, "sessions", "2026", "12", "02")
+	require.NoError(t, os.MkdirAll(locks, 0o755))
+	require.NoError(t, os.MkdirAll(day, 0o755))
+	rollout := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
+	require.NoError(t, os.WriteFile(rollout, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/ex","cli_version":"0.171.0"}}`+"\n"), 0o644))
+	fakeProc(t, w.procRoot, 410, []string{"codex", "exec", "say hi"}, "/w/ex", filepath.Join(locks, threadN+".lock"), rollout)
+
+	got := w.read(t)
+	e, ok := got[threadN]
+	require.True(t, ok, "the exec run's thread is listed (under --all)")
+	assert.Equal(t, domain.VerdictHeadless, e.Verdict)
+	assert.False(t, e.Live())
+	assert.Contains(t, e.Reason, "codex exec")
+	assert.Equal(t, 410, e.Record.PID)
+}

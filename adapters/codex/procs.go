@@ -32,15 +32,23 @@ type proc struct {
 }
 
 // role says what a Codex process of the home is to peerctl.
+// roleExec is a headless `codex exec` run: it holds its thread's writer
+// lock and rollout as a --no-daemon TUI does (measured on 0.171.0), but
+// nobody has the thread open: it prints its own answer and exits, and a
+// text queued for it is never seen.
+const roleExec = "exec"
+
 func (p proc) role(daemonPID int) string {
 	switch {
 	case p.pid == daemonPID:
 		return "daemon"
 	case len(p.args) > 1 && p.args[1] == "app-server":
 		return "daemon" // the daemon's helper (pid-update-loop), or another app-server
+	case len(p.args) > 1 && p.args[1] == "exec":
+		return roleExec // checked before the locks: an exec run holds the writer lock too
 	case len(p.locks) > 0:
 		return domain.CodexKindNoDaemon
-	case len(p.args) > 1 && (p.args[1] == "queue" || p.args[1] == "exec" || p.args[1] == "mcp" || p.args[1] == "app-server-daemon"):
+	case len(p.args) > 1 && (p.args[1] == "queue" || p.args[1] == "mcp" || p.args[1] == "app-server-daemon"):
 		return "tool" // a short-lived command, not a person's client
 	}
 	return domain.CodexKindClient

@@ -88,11 +88,17 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	procs := scanProcs(r.procRoot, r.home)
 	daemonPID := readDaemonPID(r.home)
 	for _, p := range procs {
-		if p.role(daemonPID) != domain.CodexKindNoDaemon {
+		role := p.role(daemonPID)
+		if role != domain.CodexKindNoDaemon && role != roleExec {
 			continue
 		}
 		for _, id := range p.locks {
-			snap.Records = append(snap.Records, r.noDaemonRecord(p, id, sock))
+			rec := r.noDaemonRecord(p, id, sock)
+			if role == roleExec && rec.Problem == "" {
+				rec.Problem = fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it", p.pid, id)
+				rec.ProblemVerdict = domain.VerdictHeadless
+			}
+			snap.Records = append(snap.Records, rec)
 		}
 	}
 	if sock == "" {
