@@ -337,7 +337,6 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(sugg, " or "))
 }
 
-
 // commandName is cmd's path without the program name ("endpoint parse"),
 // for messages that peerctl's own "peerctl: " prefix already introduces.
 func commandName(cmd *cobra.Command) string {
@@ -355,6 +354,33 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
+// withoutHelpOnUnknown drops -h/--help from args whose command word names
+// no command: cobra prints the parent's help and exits 0 for `peerctl serve
+// --help`, as if the word were not there; without the flag the word is the
+// unknown command it is (exit 2, with a suggestion).
+func withoutHelpOnUnknown(root *cobra.Command, args []string) []string {
+	found, rest, err := root.Find(args)
+	unknown := err != nil
+	if found != nil && found.HasSubCommands() { // such a command takes only subcommands (unknownSubcommand)
+		for _, a := range rest {
+			unknown = unknown || !strings.HasPrefix(a, "-")
+		}
+	}
+	if !unknown {
+		return args
+	}
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if a != "-h" && a != "--help" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // usageError marks errors that deserve exit code 2.
 type usageError struct{ err error }
 
@@ -364,7 +390,7 @@ func (u usageError) Unwrap() error { return u.err }
 func (c *cli) execute(ctx context.Context, args []string) int {
 	c.args = args
 	root := c.root()
-	root.SetArgs(args)
+	root.SetArgs(withoutHelpOnUnknown(root, args))
 	failed, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
