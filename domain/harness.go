@@ -33,6 +33,32 @@ func (h Harness) String() string {
 	return fmt.Sprintf("harness(%d)", int(h))
 }
 
+var harnessTitles = []string{"Claude Code", "Qwen Code", "Codex"}
+
+// Title is the harness's name as its makers write it: "Claude Code",
+// "Qwen Code" or "Codex" (the String word for a harness outside the set).
+func (h Harness) Title() string {
+	if int(h) >= 0 && int(h) < len(harnessTitles) {
+		return harnessTitles[h]
+	}
+	return h.String()
+}
+
+// HarnessTitles lists every harness's Title in prose joined by conj:
+// "Claude Code, Qwen Code or Codex" for "or". Help texts use it, so that
+// no harness is left out of one.
+func HarnessTitles(conj string) string {
+	hs := Harnesses()
+	titles := make([]string, len(hs))
+	for i, h := range hs {
+		titles[i] = h.Title()
+	}
+	if len(titles) < 2 {
+		return strings.Join(titles, "")
+	}
+	return strings.Join(titles[:len(titles)-1], ", ") + " " + conj + " " + titles[len(titles)-1]
+}
+
 // Harnesses lists every harness in a stable order.
 func Harnesses() []Harness { return []Harness{HarnessClaudeCode, HarnessQwenCode, HarnessCodex} }
 

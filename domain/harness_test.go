@@ -114,3 +114,12 @@ func TestEveryHarnessEndpointPrefixIsNamed(t *testing.T) {
 	}
 	assert.Contains(t, err.Error(), domain.HostEndpointPrefix)
 }
+
+func TestHarnessTitlesNameEveryHarness(t *testing.T) {
+	got := domain.HarnessTitles("or")
+	for _, h := range domain.Harnesses() {
+		assert.Contains(t, got, h.Title())
+		assert.NotEqual(t, h.String(), h.Title(), "%s has a title of its own", h)
+	}
+	assert.Equal(t, "Claude Code, Qwen Code or Codex", got)
+}

@@ -59,10 +59,10 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
 		Short: "Deliver a message into one live session",
-		Long:  helpLong(`Deliver TEXT (or stdin, with "-") into one live Claude Code or Qwen Code session, safely`, "send"),
+		Long:  helpLong(`Deliver TEXT (or stdin, with "-") into one live `+domain.HarnessTitles("or")+` session, safely`, "send"),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
-  peerctl send --dry-run --json proj-89 "hello"
+  peerctl send --dry-run --json proj-89 -- "--force is fine now"   # a TEXT that starts with - goes after --
   peerctl send --wait=5m proj-89 "run the tests and tell me"
   peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,

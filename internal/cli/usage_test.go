@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/peerctl/peerctl/domain"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -372,5 +374,15 @@ func TestHelpHonoursColumns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// send --help's first line names every harness (it named two of three).
+func TestSendHelpNamesEveryHarness(t *testing.T) {
+	r := evRun(t, nil, nil, "send", "--help")
+	require.Equal(t, 0, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	for _, h := range domain.Harnesses() {
+		assert.Contains(t, first, h.Title())
 	}
 }
