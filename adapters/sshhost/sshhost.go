@@ -224,6 +224,10 @@ type run struct {
 	stdinWG sync.WaitGroup
 	// handed is set once stdin is being written.
 	handed bool
+	// ended is set by end, whose results are kept: a second end is a no-op.
+	ended   bool
+	exit    int
+	waitErr error
 }
 
 // start starts ssh, reads the hello and hands stdin over; on error
@@ -254,7 +258,7 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 	r.stopCtx = context.AfterFunc(ctx, r.group.Kill)
 	r.stdout = bufio.NewReaderSize(out, 64<<10)
 	if err := r.readHello(ctx); err != nil {
-		r.end()
+		r.end(false)
 		return nil, err
 	}
 	if stdin != nil {
@@ -269,9 +273,34 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 	return r, nil
 }
 
-// end kills what is left of ssh's group and reaps it.
-func (r *run) end() (exit int, waitErr error) {
+// exitGrace bounds how long end waits for ssh to exit by itself once its
+// stdout has ended. An ssh that shares no connection (it lost the race to
+// be the master, sharing is off, a ProxyCommand host, Windows) closes
+// stdout before it has read the far side's exit status: killed then, a
+// call that worked would read as a lost connection.
+const exitGrace = 3 * time.Second
+
+// end waits, at most exitGrace (none when wait is false: the call is
+// being abandoned), for ssh to exit with the far side's status, then kills
+// what is left of its group and reaps it.
+func (r *run) end(wait bool) (exit int, waitErr error) {
+	if r.ended {
+		return r.exit, r.waitErr
+	}
+	r.ended = true
+	defer func() { r.exit, r.waitErr = exit, waitErr }()
+	exited := make(chan struct{})
+	go func() { r.group.AwaitExit(); close(exited) }()
+	if wait {
+		t := time.NewTimer(exitGrace)
+		select {
+		case <-exited:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	r.group.Kill()
+	<-exited // before Wait reaps the pid, which AwaitExit names
 	waitErr = r.cmd.Wait()
 	r.stopCtx()
 	r.group.Close()
@@ -300,8 +329,9 @@ func (r *run) readHello(ctx context.Context) error {
 		r.hello = h
 		return nil
 	}
-	// No hello: why? Reap ssh and look at how it ended.
-	code, _ := r.end()
+	// No hello: why? Reap ssh (it is ending: its stdout did) and look at
+	// how it ended.
+	code, _ := r.end(!timedOut && ctx.Err() == nil)
 	stderr := lastLines(r.stderr.Bytes(), 3)
 	switch {
 	case ctx.Err() != nil:
@@ -388,7 +418,7 @@ func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.Remote
 	}
 	out, rerr := io.ReadAll(io.LimitReader(r.stdout, int64(limit)+1))
 	over := len(out) > limit
-	code, _ := r.end()
+	code, _ := r.end(!over)
 	res := ports.RemoteResult{Stdout: out, Stderr: r.stderr.Bytes(), Code: code, Version: r.hello.Version}
 	switch {
 	case over:
@@ -456,7 +486,7 @@ func (s *stream) Wait() (ports.RemoteResult, error) {
 	s.once.Do(func() { close(s.done) })
 	for range s.lines { // the reader ends at EOF or a kill
 	}
-	code, _ := s.r.end()
+	code, _ := s.r.end(!s.closed.Load() && s.err == nil)
 	res := ports.RemoteResult{Stderr: s.r.stderr.Bytes(), Code: code, Version: s.r.hello.Version}
 	switch {
 	case s.err != nil:

@@ -141,6 +141,30 @@ func TestCallRefusals(t *testing.T) {
 	}
 }
 
+// An ssh that shares no connection closes stdout before it exits with the
+// far side's status; the call waits for that exit rather than killing it
+// and calling the connection lost (issue 27: 7 of 20 parallel lists exit 10).
+func TestCallAndStreamWaitForSSHToExit(t *testing.T) {
+	c := channel(t, farSide(t, okHello), map[string]string{"FAKESSH_MODE": "lingers"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader("text")})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.Code)
+	assert.Equal(t, "<--hello=1>\n<list>\ntext", string(res.Stdout))
+
+	s, err := c.Stream(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"watch"}})
+	require.NoError(t, err)
+	var lines []string
+	for l := range s.Lines() {
+		lines = append(lines, string(l))
+	}
+	res, err = s.Wait()
+	require.NoError(t, err, "an ssh that exits after its stdout ends is no lost connection")
+	assert.Equal(t, 0, res.Code)
+	assert.Equal(t, []string{"<--hello=1>", "<watch>"}, lines)
+}
+
 func TestCallEndsWithItsContext(t *testing.T) {
 	c := channel(t, farSide(t, okHello), map[string]string{"FAKESSH_MODE": "endless"})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)

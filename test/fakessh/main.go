@@ -17,6 +17,9 @@
 //	forged     a peerctl hello, then a text receipt line ("delivered: ..."), exit 0
 //	quiet      a peerctl hello, then nothing, exit 0
 //	nohello    what the command prints, without its first line (an old peerctl)
+//	lingers    the command as usual, then stdout closed and the exit 300 ms
+//	           later, as an ssh that shares no connection ends: its stdout
+//	           reaches EOF before it has the far side's exit status
 //
 // A destination listed in $FAKESSH_DOWN (comma-separated) refuses as
 // "refuse" does; the others run normally.
@@ -108,5 +111,9 @@ func main() {
 		_ = cmd.Start()
 	}
 	_ = cmd.Wait()
+	if mode == "lingers" {
+		_ = os.Stdout.Close()
+		time.Sleep(300 * time.Millisecond)
+	}
 	os.Exit(cmd.ProcessState.ExitCode())
 }
