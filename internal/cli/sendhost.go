@@ -90,8 +90,9 @@ func (c *cli) sendHost(ctx context.Context, dest domain.Dest, s hostSend) error 
 // hostReceipt reads the far side's `send --json` output: a receipt (also
 // one with ok false, and a failing exit code: no_reply, wait_timeout),
 // given its host, or the refusal it printed as the error. A far side that
-// exited 0 without a valid ok receipt is outcome_unknown (it had the
-// text), host_unreachable for a dry run.
+// exited 0 without a valid ok receipt, or failed without a receipt or a
+// refusal (a crash after reading the text), is outcome_unknown (it had the
+// text), host_unreachable or its own failure for a dry run.
 func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJSON, error) {
 	var refused refusalJSON
 	if res.Code != exitOK && jsonexact.Exact(bytes.TrimSpace(res.Stdout), &refused) == nil {
@@ -105,8 +106,14 @@ func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJ
 	}
 	switch {
 	case err == nil && out.OK == (res.Code == exitOK):
-	case res.Code != exitOK:
+	case res.Code != exitOK && s.dryRun:
 		return receiptJSON{}, remoteFailure(dest, res)
+	case res.Code != exitOK:
+		// It had the text: a crash (a panic is exit 2), a kill or any other
+		// failing exit without a receipt may have come after the delivery.
+		return receiptJSON{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
+			Detail: fmt.Sprintf("peerctl on %s ended with exit %d and no receipt (%s); it had the text and may have delivered it: look (%s) before sending it again",
+				dest, res.Code, lastStderrLine(res.Stderr), safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	case s.dryRun:
 		return receiptJSON{}, brokenRemote(dest, noReceipt(err))
 	default:
@@ -116,6 +123,16 @@ func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJ
 	}
 	out.Host, out.Endpoint = dest.String(), ep
 	return out, nil
+}
+
+// lastStderrLine is the last line a far side printed on stderr, escaped
+// and clipped, or "it said nothing".
+func lastStderrLine(stderr []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(stderr)), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		return "its last words: " + safe(clipText(last, 300))
+	}
+	return "it said nothing"
 }
 
 // noReceipt is why a far side's successful output is no receipt.
