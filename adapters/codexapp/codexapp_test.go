@@ -96,6 +96,38 @@ func TestOpenListsThreads(t *testing.T) {
 	assert.Empty(t, got[1].ID, "initialized is a notification")
 }
 
+// A daemon whose nextCursor loops is read once per page, and each id is
+// listed once (issue 28: one thread listed 20 times).
+func TestLoopingCursorListsEachThreadOnce(t *testing.T) {
+	f := codexapptest.Start(t, map[string]codexapptest.Handler{
+		"thread/loaded/list": func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+			return map[string]any{"data": []string{"t1", "t1"}, "nextCursor": "again"}, "", true
+		},
+		"thread/list": func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+			return map[string]any{"data": []map[string]any{{"id": "t1"}, {"id": "t2"}}, "nextCursor": "again"}, "", true
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := codexapp.Open(ctx, f.Socket, "test")
+	require.NoError(t, err)
+	defer c.Close()
+	ids, err := c.LoadedThreads(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"t1"}, ids)
+	threads, more, err := c.ListThreads(ctx)
+	require.NoError(t, err)
+	assert.False(t, more)
+	require.Len(t, threads, 2)
+	calls := 0
+	for _, m := range f.Got() {
+		if m.Method == "thread/list" || m.Method == "thread/loaded/list" {
+			calls++
+		}
+	}
+	assert.Equal(t, 4, calls, "two pages each: the first, and the one the cursor names")
+}
+
 // A daemon that never answers: every call ends with its context, and
 // nothing is left running.
 func TestDaemonThatNeverAnswers(t *testing.T) {

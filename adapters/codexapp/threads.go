@@ -37,9 +37,11 @@ const (
 )
 
 // ListThreads reads thread/list, newest first, at most maxPages pages of
-// pageSize rows; more says a further page was left unread.
+// pageSize rows, each thread once (a cursor already read ends the walk);
+// more says a further page was left unread.
 func (c *Conn) ListThreads(ctx context.Context) (threads []Thread, more bool, err error) {
 	var cursor *string
+	seen, cursors := map[string]bool{}, map[string]bool{}
 	for range maxPages {
 		var page struct {
 			Data       []Thread `json:"data"`
@@ -52,8 +54,13 @@ func (c *Conn) ListThreads(ctx context.Context) (threads []Thread, more bool, er
 		if err := c.Call(ctx, "thread/list", params, &page); err != nil {
 			return threads, false, err
 		}
-		threads = append(threads, page.Data...)
-		if page.NextCursor == nil || *page.NextCursor == "" {
+		for _, t := range page.Data {
+			if !seen[t.ID] {
+				seen[t.ID] = true
+				threads = append(threads, t)
+			}
+		}
+		if !nextPage(page.NextCursor, cursors) {
 			return threads, false, nil
 		}
 		cursor = page.NextCursor
@@ -62,10 +69,11 @@ func (c *Conn) ListThreads(ctx context.Context) (threads []Thread, more bool, er
 }
 
 // LoadedThreads reads thread/loaded/list: the ids of the threads the
-// daemon holds in memory.
+// daemon holds in memory, each once (a cursor already read ends the walk).
 func (c *Conn) LoadedThreads(ctx context.Context) ([]string, error) {
 	var out []string
 	var cursor *string
+	seen, cursors := map[string]bool{}, map[string]bool{}
 	for range maxPages {
 		var page struct {
 			Data       []string `json:"data"`
@@ -78,11 +86,27 @@ func (c *Conn) LoadedThreads(ctx context.Context) ([]string, error) {
 		if err := c.Call(ctx, "thread/loaded/list", params, &page); err != nil {
 			return out, err
 		}
-		out = append(out, page.Data...)
-		if page.NextCursor == nil || *page.NextCursor == "" {
+		for _, id := range page.Data {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+		if !nextPage(page.NextCursor, cursors) {
 			break
 		}
 		cursor = page.NextCursor
 	}
 	return out, nil
+}
+
+// nextPage says whether next names a page not read yet, and notes it: a
+// daemon whose nextCursor repeats would otherwise be read maxPages times,
+// every row again.
+func nextPage(next *string, read map[string]bool) bool {
+	if next == nil || *next == "" || read[*next] {
+		return false
+	}
+	read[*next] = true
+	return true
 }
