@@ -89,7 +89,8 @@ func (r *Registry) knownFiles() ([]domain.Record, error) {
 // readSessionIndex calls named for each line {"id","thread_name",…} of
 // session_index.jsonl whose id is a UUID, reading at most maxIndex bytes
 // of lines of at most maxMetaLine bytes; an absent file is no error, a
-// line that is not such a record is skipped.
+// line that is not such a record, or is longer (a name pasted whole, say),
+// is skipped: no one line can keep the others from being read.
 func readSessionIndex(path string, named func(id, name string)) error {
 	f, err := openRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -99,19 +100,42 @@ func readSessionIndex(path string, named func(id, name string)) error {
 		return fmt.Errorf("session index %s: %w", path, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, maxIndex))
-	sc.Buffer(make([]byte, 0, 4096), maxMetaLine)
-	for sc.Scan() {
-		var line struct {
-			ID   string `json:"id"`
-			Name string `json:"thread_name"`
+	br := bufio.NewReader(io.LimitReader(f, maxIndex))
+	for {
+		raw, long, err := readIndexLine(br)
+		if !long {
+			var line struct {
+				ID   string `json:"id"`
+				Name string `json:"thread_name"`
+			}
+			if json.Unmarshal(raw, &line) == nil && domain.IsUUID(line.ID) {
+				named(line.ID, line.Name)
+			}
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && domain.IsUUID(line.ID) {
-			named(line.ID, line.Name)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("session index %s: %w", path, err)
+		if err != nil {
+			return fmt.Errorf("session index %s: %w", path, err)
+		}
 	}
 	return nil
+}
+
+// readIndexLine reads one line of at most maxMetaLine bytes; a longer one
+// is read to its end and dropped (long). err is io.EOF after the last line.
+func readIndexLine(br *bufio.Reader) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > maxMetaLine {
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, long, err
+		}
+	}
 }

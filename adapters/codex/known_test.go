@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,8 @@ func TestKnownFromDaemon(t *testing.T) {
 }
 
 // With no daemon, Known reads the rollouts and session_index.jsonl (the
-// last name of an id wins; a broken line is skipped) and writes nothing.
+// last name of an id wins; a broken line, or one over 64 KiB, is skipped)
+// and writes nothing.
 func TestKnownFromFiles(t *testing.T) {
 	home := t.TempDir()
 	day := filepath.Join(home, "sessions", "2026", "12", "02")
@@ -36,6 +38,7 @@ func TestKnownFromFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(rollout, []byte(`{"type":"session_meta","payload":{"id":"`+threadA+`"}}`+"\n"), 0o644))
 	index := `{"id":"` + threadB + `","thread_name":"old","updated_at":"x"}` + "\n" +
 		"{not json\n" +
+		`{"id":"` + threadA + `","thread_name":"` + strings.Repeat("long ", 20<<10) + `"}` + "\n" +
 		`{"id":"not-a-uuid","thread_name":"x"}` + "\n" +
 		`{"id":"` + threadB + `","thread_name":"night","updated_at":"y"}` + "\n"
 	require.NoError(t, os.WriteFile(filepath.Join(home, "session_index.jsonl"), []byte(index), 0o644))
