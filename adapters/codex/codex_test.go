@@ -389,3 +389,45 @@ func TestRegistryExecRunIsHeadless(t *testing.T) {
 	assert.Contains(t, e.Reason, "codex exec")
 	assert.Equal(t, 410, e.Record.PID)
 }
+
+// A CODEX_HOME behind a symlink: a --no-daemon TUI's open files are named
+// by the real path, and it is found all the same (issue 28, case 5).
+func TestScanProcsThroughASymlinkedHome(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "real-codex")
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "thread-writer-locks"), 0o755))
+	link := filepath.Join(t.TempDir(), "codex-home")
+	require.NoError(t, os.Symlink(real, link))
+	procRoot := t.TempDir()
+	fakeProc(t, procRoot, 420, []string{"codex", "--no-daemon"}, "/w/nd", filepath.Join(real, "thread-writer-locks", threadN+".lock"))
+	procs := scanProcs(procRoot, link)
+	require.Len(t, procs, 1)
+	assert.Equal(t, []string{threadN}, procs[0].locks)
+	assert.Equal(t, domain.CodexKindNoDaemon, procs[0].role(0))
+}
+
+// A TUI that quit while the daemon runs a tool call for its thread: the
+// sandbox helpers (named codex, in the thread's folder, of this home) are
+// the daemon's descendants, not clients, so the thread is headless (issue
+// 28, case 6).
+func TestDaemonDescendantsAreNoClients(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	home := filepath.Join(w.fake.Home, "state_5.sqlite")
+	fakeProc(t, w.procRoot, 300, []string{"codex", "--codex-run-as-linux-sandbox"}, "/w/a", home)
+	fakeProc(t, w.procRoot, 301, []string{"codex", "--codex-run-as-linux-sandbox"}, "/w/a", home)
+	setParent(t, w.procRoot, 300, 100) // the daemon's child
+	setParent(t, w.procRoot, 301, 300) // and its grandchild
+	got := w.read(t)
+	assert.Equal(t, domain.VerdictHeadless, got[threadA].Verdict, "the daemon's helpers hold no thread open")
+
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", home)
+	got = w.read(t)
+	assert.Equal(t, domain.VerdictLive, got[threadA].Verdict, "a TUI of its own (parent 1) is a client")
+	assert.Equal(t, 200, got[threadA].Record.PID)
+}
+
+// setParent rewrites the fake /proc/<pid>/stat's ppid.
+func setParent(t *testing.T, root string, pid, ppid int) {
+	t.Helper()
+	stat := fmt.Sprintf("%d (codex) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0", pid, ppid, pid, pid, 1000+pid)
+	require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprint(pid), "stat"), []byte(stat), 0o644))
+}

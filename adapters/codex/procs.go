@@ -4,11 +4,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // Bounds of one process scan: the processes looked at, and the open
@@ -29,6 +31,46 @@ type proc struct {
 	locks []string
 	// rollouts are the rollout files it holds open, by thread id.
 	rollouts map[string]string
+	// ppid is its parent's pid (0: unknown).
+	ppid int
+	// daemonChild is set when the daemon is among its ancestors.
+	daemonChild bool
+}
+
+// maxAncestry bounds the parents walked from one process to the daemon.
+const maxAncestry = 64
+
+// underDaemon marks the processes descended from the daemon (daemonPID):
+// the sandbox helpers and tool processes it starts for a turn are named
+// codex, sit in the thread's folder and carry CODEX_HOME, but nobody has
+// the thread open through them (issue 28, case 6). The parentage is read
+// from the scanned processes' ppids and, for parents not among them,
+// from tree.
+func underDaemon(procs []proc, daemonPID int, tree ports.Processes) {
+	if daemonPID <= 0 {
+		return
+	}
+	parent := map[int]int{}
+	for _, p := range procs {
+		parent[p.pid] = p.ppid
+	}
+	for i := range procs {
+		pid := procs[i].ppid
+		for n := 0; n < maxAncestry && pid > 1; n++ {
+			if pid == daemonPID {
+				procs[i].daemonChild = true
+				break
+			}
+			next, ok := parent[pid]
+			if !ok {
+				var err error
+				if next, err = tree.Parent(pid); err != nil {
+					break
+				}
+			}
+			pid = next
+		}
+	}
 }
 
 // role says what a Codex process of the home is to peerctl.
@@ -42,6 +84,8 @@ func (p proc) role(daemonPID int) string {
 	switch {
 	case p.pid == daemonPID:
 		return "daemon"
+	case p.daemonChild:
+		return "daemon" // a sandbox helper or tool the daemon runs: no client
 	case len(p.args) > 1 && p.args[1] == "app-server":
 		return "daemon" // the daemon's helper (pid-update-loop), or another app-server
 	case len(p.args) > 1 && p.args[1] == "exec":
@@ -67,7 +111,12 @@ func scanProcs(procRoot, home string) []proc {
 		return nil
 	}
 	home = filepath.Clean(home)
-	locks := filepath.Join(home, "thread-writer-locks") + string(filepath.Separator)
+	// A process's open files are named by their real paths: a home that
+	// is (or is under) a symlink is matched by its real path too.
+	homes := []string{home}
+	if real, err := filepath.EvalSymlinks(home); err == nil && real != home {
+		homes = append(homes, real)
+	}
 	var out []proc
 	for i, e := range ents {
 		if i >= maxProcs {
@@ -90,11 +139,17 @@ func scanProcs(procRoot, home string) []proc {
 				break
 			}
 			target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name()))
-			if err != nil || !strings.HasPrefix(target, home+string(filepath.Separator)) {
+			rel, in := "", false
+			for _, h := range homes {
+				if rel, in = strings.CutPrefix(target, h+string(filepath.Separator)); in {
+					break
+				}
+			}
+			if err != nil || !in {
 				continue
 			}
 			ours = true
-			if id, ok := strings.CutPrefix(target, locks); ok {
+			if id, ok := strings.CutPrefix(rel, "thread-writer-locks"+string(filepath.Separator)); ok {
 				if id, ok := strings.CutSuffix(id, ".lock"); ok && domain.IsUUID(id) {
 					p.locks = append(p.locks, id)
 				}
@@ -103,7 +158,7 @@ func scanProcs(procRoot, home string) []proc {
 				p.rollouts[id] = target
 			}
 		}
-		if !ours && !homeOf(dir, home) {
+		if !ours && !slices.ContainsFunc(homes, func(h string) bool { return homeOf(dir, h) }) {
 			continue
 		}
 		p.cwd, _ = os.Readlink(filepath.Join(dir, "cwd"))
@@ -111,6 +166,7 @@ func scanProcs(procRoot, home string) []proc {
 			p.args = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 		}
 		p.start, _ = procliveness.StartTime(procRoot, pid)
+		p.ppid, _ = procliveness.NewTree(procRoot).Parent(pid)
 		out = append(out, p)
 	}
 	return out

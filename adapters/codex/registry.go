@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -87,6 +88,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	}
 	procs := scanProcs(r.procRoot, r.home)
 	daemonPID := readDaemonPID(r.home)
+	underDaemon(procs, daemonPID, procliveness.NewTree(r.procRoot))
 	for _, p := range procs {
 		role := p.role(daemonPID)
 		if role != domain.CodexKindNoDaemon && role != roleExec {
