@@ -7,7 +7,8 @@
 // words as a POSIX shell would, without running one, like git's
 // GIT_SSH_COMMAND: `ssh -F ~/work/ssh_config`; a word starting "~/" is
 // under $HOME), else "ssh" on PATH. peerctl adds -T, -x, -a,
-// BatchMode=yes (a tool never prompts), a ConnectTimeout and, except on
+// BatchMode=yes (a tool never prompts), a ConnectTimeout, a keepalive
+// (ServerAliveInterval=15, ServerAliveCountMax=2) and, except on
 // Windows, connection sharing (ControlMaster=auto, a ControlPath in a
 // 0700 folder of peerctl's own, a short ControlPersist); it never turns
 // host-key checking off. The destination follows "--", so nothing in it is
@@ -123,10 +124,23 @@ func New(o Options) (*Channel, error) {
 	}
 	control, why := controlOptions(o.Getenv)
 	ssh := append(prog, "-T", "-x", "-a", "-o", "BatchMode=yes",
-		"-o", "ConnectTimeout="+strconv.Itoa(int(o.ConnectTimeout.Round(time.Second)/time.Second)))
+		"-o", "ConnectTimeout="+strconv.Itoa(int(o.ConnectTimeout.Round(time.Second)/time.Second)),
+		"-o", "ServerAliveInterval="+strconv.Itoa(serverAliveSeconds), "-o", "ServerAliveCountMax="+strconv.Itoa(serverAliveCount))
 	ssh = append(ssh, control...)
 	return &Channel{ssh: ssh, opts: o, sharing: why}, nil
 }
+
+// The keepalive: ssh asks the far sshd for an answer after
+// serverAliveSeconds of silence and gives up (exit 255: a lost
+// connection) after serverAliveCount unanswered asks, so a network that
+// hangs mid-watch, mid-relay or mid-send ends the call within about 45 s
+// instead of never. Given on the command line, they win over the user's
+// ssh config (ssh keeps the first value it is given), for every call
+// alike; a shared connection's master carries them for all its calls.
+const (
+	serverAliveSeconds = 15
+	serverAliveCount   = 2
+)
 
 // Program is the ssh command's words: $PEERCTL_SSH split as a POSIX shell
 // splits words (quotes and backslashes, no expansion but a leading "~/"

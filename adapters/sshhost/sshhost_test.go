@@ -85,6 +85,7 @@ func TestArgv(t *testing.T) {
 	assert.Equal(t, "ssh", argv[0])
 	assert.Contains(t, opts, "-o BatchMode=yes")
 	assert.Contains(t, opts, "-o ConnectTimeout=10")
+	assert.Contains(t, opts, "-o ServerAliveInterval=15 -o ServerAliveCountMax=2", "a hung network ends a call")
 	assert.NotContains(t, strings.ToLower(opts), "stricthostkeychecking")
 	assert.NotContains(t, strings.ToLower(opts), "userknownhostsfile")
 	if sshhost.SharesConnections {
