@@ -26,7 +26,7 @@ func controlOptions(getenv func(string) string) (opts []string, why string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	return []string{"-o", "ControlMaster=auto", "-o", "ControlPath=" + filepath.Join(dir, "%C"), "-o", "ControlPersist=" + strconv.Itoa(controlPersistSeconds)}, ""
+	return []string{"-o", "ControlMaster=auto", "-o", "ControlPath=" + filepath.Join(dir, controlKeyWord), "-o", "ControlPersist=" + strconv.Itoa(controlPersistSeconds)}, ""
 }
 
 // controlDir is $XDG_RUNTIME_DIR/peerctl-ssh-<uid> (else the same under

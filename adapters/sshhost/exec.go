@@ -27,7 +27,7 @@ func (c *Channel) Exec(ctx context.Context, dest domain.Dest, words []string, st
 	if dest.IsLocal() {
 		return ports.RemoteResult{}, errors.New("sshhost: no destination")
 	}
-	argv := append(append([]string(nil), c.ssh...), "--", dest.String(), CommandLine(words))
+	argv := append(c.sshFor(dest), "--", dest.String(), CommandLine(words))
 	c.opts.Log.Debug("ssh", "argv", argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	stdout, stderr := &procgroup.Output{Max: maxOutput + 1}, &procgroup.Output{Max: maxStderr}

@@ -10,7 +10,8 @@
 // BatchMode=yes (a tool never prompts), a ConnectTimeout, a keepalive
 // (ServerAliveInterval=15, ServerAliveCountMax=2) and, except on
 // Windows, connection sharing (ControlMaster=auto, a ControlPath in a
-// 0700 folder of peerctl's own, a short ControlPersist); it never turns
+// 0700 folder of peerctl's own named by the host's whole configuration:
+// sshFor, a short ControlPersist); it never turns
 // host-key checking off. The destination follows "--", so nothing in it is
 // an option.
 //
@@ -29,6 +30,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -93,8 +96,67 @@ type Options struct {
 // Channel is ports.Remote over the system ssh. Build it with New.
 type Channel struct {
 	ssh     []string // the ssh program and the options peerctl adds
+	control []string // the sharing options, ControlPath ending in controlKeyWord
 	opts    Options
-	sharing string // why connections are not shared ("" when they are)
+	sharing string   // why connections are not shared ("" when they are)
+	keys    sync.Map // domain.Dest's string → its configKey ("": not shared)
+}
+
+// controlKeyWord stands in the ControlPath for the destination's
+// configKey until sshFor fills it in.
+const controlKeyWord = "{key}"
+
+// sshFor is the ssh command line for dest: the options peerctl adds, and
+// the sharing options with a ControlPath named by dest's whole effective
+// configuration (configKey). ssh's own %C hashes the local host, HostName,
+// port and user only: two aliases that reach different machines through
+// other ProxyCommand, ProxyJump or HostKeyAlias settings would share one
+// master connection, and a call for one would run on the other's machine
+// with no host-key check of its own. What `ssh -G` prints is every setting
+// ssh will connect with, so calls share a connection only when they would
+// have made exactly the same one. Where ssh -G fails (an ssh that lacks
+// it), that destination's calls share nothing.
+func (c *Channel) sshFor(dest domain.Dest) []string {
+	argv := append([]string(nil), c.ssh...)
+	if len(c.control) == 0 {
+		return argv
+	}
+	key := c.configKey(dest)
+	if key == "" {
+		return append(argv, "-o", "ControlMaster=no", "-o", "ControlPath=none")
+	}
+	for _, o := range c.control {
+		argv = append(argv, strings.ReplaceAll(o, controlKeyWord, key))
+	}
+	return argv
+}
+
+// configKeyTimeout bounds one `ssh -G` (it reads configuration only and
+// connects nowhere).
+const configKeyTimeout = 5 * time.Second
+
+// configKey is the first 20 hex digits of the SHA-256 of what
+// `ssh OPTIONS -G -- DEST` prints (with peerctl's own options), once per
+// destination and Channel; "" when it fails.
+func (c *Channel) configKey(dest domain.Dest) string {
+	if k, ok := c.keys.Load(dest.String()); ok {
+		return k.(string)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), configKeyTimeout)
+	defer cancel()
+	argv := append(append([]string(nil), c.ssh...), "-G", "--", dest.String())
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out := &procgroup.Output{Max: 1 << 20}
+	cmd.Stdout = out
+	key := ""
+	if err := procgroup.Run(ctx, cmd); err == nil && len(out.Bytes()) > 0 {
+		sum := sha256.Sum256(out.Bytes())
+		key = hex.EncodeToString(sum[:])[:20]
+	} else {
+		c.opts.Log.Debug("ssh -G", "dest", dest.String(), "err", err)
+	}
+	c.keys.Store(dest.String(), key)
+	return key
 }
 
 var _ ports.Remote = (*Channel)(nil)
@@ -126,8 +188,7 @@ func New(o Options) (*Channel, error) {
 	ssh := append(prog, "-T", "-x", "-a", "-o", "BatchMode=yes",
 		"-o", "ConnectTimeout="+strconv.Itoa(int(o.ConnectTimeout.Round(time.Second)/time.Second)),
 		"-o", "ServerAliveInterval="+strconv.Itoa(serverAliveSeconds), "-o", "ServerAliveCountMax="+strconv.Itoa(serverAliveCount))
-	ssh = append(ssh, control...)
-	return &Channel{ssh: ssh, opts: o, sharing: why}, nil
+	return &Channel{ssh: ssh, control: control, opts: o, sharing: why}, nil
 }
 
 // The keepalive: ssh asks the far sshd for an answer after
@@ -214,7 +275,7 @@ func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 	}
 	words = append(words, program, "--hello="+strconv.Itoa(ports.RemoteProtocol))
 	words = append(words, call.Args...)
-	argv := append([]string(nil), c.ssh...)
+	argv := c.sshFor(call.Dest)
 	return append(argv, "--", call.Dest.String(), CommandLine(words)), nil
 }
 

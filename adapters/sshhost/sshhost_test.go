@@ -2,7 +2,9 @@ package sshhost_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +94,7 @@ func TestArgv(t *testing.T) {
 		assert.Contains(t, opts, "-o ControlMaster=auto")
 		assert.Contains(t, opts, "-o ControlPersist=60")
 		ctl := filepath.Join(run, "peerctl-ssh-"+itoa(os.Geteuid()))
-		assert.Contains(t, opts, "-o ControlPath="+ctl+"/%C")
+		assert.Regexp(t, `-o ControlPath=`+regexp.QuoteMeta(ctl)+`/[0-9a-f]{20} `, opts, "named by the host's whole configuration (ssh -G), not %C")
 		fi, err := os.Lstat(ctl)
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
@@ -143,3 +145,63 @@ func TestProgram(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// Two aliases with one HostName, port and user that reach different
+// machines (other ProxyCommand, ProxyJump or HostKeyAlias) never share a
+// connection: ssh's %C would name one socket for both (issue 27, bad 2).
+// The same alias twice shares one; an ssh whose -G fails shares nothing.
+func TestControlPathIsTheWholeConfiguration(t *testing.T) {
+	if !sshhost.SharesConnections {
+		t.Skip("no connection sharing on this platform")
+	}
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("needs OpenSSH's ssh (ssh -G reads configuration only)")
+	}
+	cfg := filepath.Join(t.TempDir(), "config")
+	require.NoError(t, os.WriteFile(cfg, []byte(`Host boxA
+  HostName 10.0.0.5
+  User u
+  ProxyCommand nc bastion-a %h %p
+Host boxB
+  HostName 10.0.0.5
+  User u
+  ProxyCommand nc bastion-b %h %p
+Host boxC
+  HostName 10.0.0.5
+  User u
+  ProxyJump jump-c
+Host boxD
+  HostName 10.0.0.5
+  User u
+  HostKeyAlias other
+`), 0o600))
+	c, err := sshhost.New(sshhost.Options{Getenv: env(map[string]string{"XDG_RUNTIME_DIR": t.TempDir(), "PEERCTL_SSH": "ssh -F " + cfg})})
+	require.NoError(t, err)
+	path := func(alias string) string {
+		argv, err := c.Argv(ports.RemoteCall{Dest: dest(t, alias), Args: []string{"list"}})
+		require.NoError(t, err)
+		for _, a := range argv {
+			if p, ok := strings.CutPrefix(a, "ControlPath="); ok {
+				return p
+			}
+		}
+		t.Fatalf("no ControlPath in %q", argv)
+		return ""
+	}
+	seen := map[string]string{}
+	for _, alias := range []string{"boxA", "boxB", "boxC", "boxD"} {
+		p := path(alias)
+		assert.NotContains(t, p, "%C")
+		if other, dup := seen[p]; dup {
+			t.Errorf("%s and %s share the control socket %s", alias, other, p)
+		}
+		seen[p] = alias
+	}
+	assert.Equal(t, path("boxA"), path("boxA"), "the same alias shares its connection")
+
+	bad, err := sshhost.New(sshhost.Options{Getenv: env(map[string]string{"XDG_RUNTIME_DIR": t.TempDir(), "PEERCTL_SSH": "/bin/false"})})
+	require.NoError(t, err)
+	argv, err := bad.Argv(ports.RemoteCall{Dest: dest(t, "boxA"), Args: []string{"list"}})
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(argv, " "), "-o ControlMaster=no -o ControlPath=none", "no configuration to name a socket by: nothing shared")
+}
