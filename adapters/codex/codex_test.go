@@ -143,11 +143,7 @@ func TestRegistryAmbiguous(t *testing.T) {
 
 func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a", threadA: ""})
-	home := w.fake.Home
-	locks := filepath.Join(home, "thread-writer-locks")
-	day := filepath.Join(home, "sessions", "2026", "12", "02")
-	require.NoError(t, os.MkdirAll(locks, 0o755))
-	require.NoError(t, os.MkdirAll(day, 0o755))
+	locks, day := lockedHome(t, w.fake.Home)
 	good := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
 	require.NoError(t, os.WriteFile(good, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n{\"type\":\"x\"}\n"), 0o644))
 	cut := filepath.Join(day, "rollout-2026-12-02T03-41-00-"+threadB+".jsonl")
@@ -372,11 +368,7 @@ func TestRegistryLoadedBeforeItsRow(t *testing.T) {
 // headless with the reason, never live.
 func TestRegistryExecRunIsHeadless(t *testing.T) {
 	w := newWorld(t, map[string]string{})
-	home := w.fake.Home
-	locks := filepath.Join(home, "thread-writer-locks")
-	day := filepath.Join(home, "sessions", "2026", "12", "02")
-	require.NoError(t, os.MkdirAll(locks, 0o755))
-	require.NoError(t, os.MkdirAll(day, 0o755))
+	locks, day := lockedHome(t, w.fake.Home)
 	rollout := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
 	require.NoError(t, os.WriteFile(rollout, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/ex","cli_version":"0.171.0"}}`+"\n"), 0o644))
 	fakeProc(t, w.procRoot, 410, []string{"codex", "exec", "say hi"}, "/w/ex", filepath.Join(locks, threadN+".lock"), rollout)
@@ -430,4 +422,15 @@ func setParent(t *testing.T, root string, pid, ppid int) {
 	t.Helper()
 	stat := fmt.Sprintf("%d (codex) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0", pid, ppid, pid, pid, 1000+pid)
 	require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprint(pid), "stat"), []byte(stat), 0o644))
+}
+
+// lockedHome makes home's thread-writer-locks folder and a day's sessions
+// folder, and returns both.
+func lockedHome(t *testing.T, home string) (locks, day string) {
+	t.Helper()
+	locks = filepath.Join(home, "thread-writer-locks")
+	day = filepath.Join(home, "sessions", "2026", "12", "02")
+	require.NoError(t, os.MkdirAll(locks, 0o755))
+	require.NoError(t, os.MkdirAll(day, 0o755))
+	return locks, day
 }
