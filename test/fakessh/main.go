@@ -21,6 +21,9 @@
 //	           later, as an ssh that shares no connection ends: its stdout
 //	           reaches EOF before it has the far side's exit status
 //
+// `fakessh OPTIONS -G -- DEST` prints a configuration named by DEST (as
+// `ssh -G` prints the one it would connect with) and records nothing.
+//
 // A destination listed in $FAKESSH_DOWN (comma-separated) refuses as
 // "refuse" does; the others run normally.
 package main
@@ -42,6 +45,12 @@ const hello = `{"hello":"peerctl","outputProtocol":1,"version":"fake"}` + "\n"
 
 func main() {
 	args := os.Args[1:]
+	if i := slices.Index(args, "-G"); i >= 0 && slices.Index(args, "--") == i+1 && len(args) == i+3 {
+		// ssh -G -- DEST: the configuration it would connect with, as
+		// OpenSSH prints it (a key and a value a line); not recorded.
+		fmt.Printf("host %s\nhostname %s\nport 22\n", args[i+2], args[i+2])
+		return
+	}
 	if dir := os.Getenv("FAKESSH_RECORD"); dir != "" {
 		var b strings.Builder
 		for _, a := range args {
