@@ -34,6 +34,23 @@ func hasAgentMessage(text string) func([]livecodex.RolloutItem) bool {
 	}
 }
 
+// turnEndedAfter is a rollout condition: an agent_message with text, and
+// after it the turn's end (an event_msg task_complete, Codex 0.171.0).
+func turnEndedAfter(text string) func([]livecodex.RolloutItem) bool {
+	return func(items []livecodex.RolloutItem) bool {
+		answered := false
+		for _, it := range items {
+			if m, ok := it.AgentMessage(); ok && m == text {
+				answered = true
+			}
+			if answered && it.Type == "event_msg" && it.PayloadType() == "task_complete" {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // agentMessages are the agent_message texts of a rollout, oldest first.
 func agentMessages(items []livecodex.RolloutItem) []string {
 	var out []string
@@ -269,7 +286,10 @@ func TestLiveCodexQueueToClosedThread(t *testing.T) {
 	bin := livecodex.Require(t)
 	root := livecodex.NewRoot(t, bin, nil)
 	b := livecodex.Start(t, root, livecodex.Options{Label: "b", Args: []string{"--no-daemon"}, Prompt: "ping before"})
-	b.WaitRollout(t, "the first answer", codexTurn, hasAgentMessage("pong: ping before"))
+	// The turn's end, not only its answer: a Ctrl-C between the two
+	// interrupts the turn (a loaded machine widens that window), and a
+	// thread resumed after an interrupted turn did not run its queue.
+	b.WaitRollout(t, "the first turn's end", codexTurn, turnEndedAfter("pong: ping before"))
 	b.Quit()
 	require.Zero(t, root.DaemonPID(), "no daemon holds the thread")
 
