@@ -14,8 +14,10 @@ import (
 // peerctl on another machine is used only when it speaks the same one
 // (`peerctl version --json` prints it as outputProtocol). Raise it when a
 // document gains, loses or changes a field: the far side's output is parsed
-// with exact keys.
-const RemoteProtocol = 1
+// with exact keys. Protocol 2: the caller holds the far side's stdin open
+// for the whole call, and the far side stops when it closes (send reads
+// exactly the announced bytes of its text, not to the end of stdin).
+const RemoteProtocol = 2
 
 // ErrConnectionLost is the cause (Refusal.Err) of a host_unreachable
 // refusal when the connection ended after the far side's peerctl had
@@ -54,8 +56,14 @@ type RemoteCall struct {
 	// by a shell as code.
 	Args []string
 	// Stdin is handed to the far side once its peerctl has started (the
-	// message text travels here, never in Args); nil: none.
+	// message text travels here, never in Args); nil: none. The far side's
+	// stdin then stays open until the call ends (unless EndInput): its
+	// end is how the far side's peerctl knows that its caller is gone (a
+	// timeout, a kill, a lost connection here) and stops what it does.
 	Stdin io.Reader
+	// EndInput ends the far side's stdin when Stdin ends (relay: the end
+	// of its requests is the end of its run).
+	EndInput bool
 	// MaxOutput bounds the far side's stdout (0: the adapter's default);
 	// more is a broken remote (host_unreachable).
 	MaxOutput int

@@ -317,11 +317,11 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 	r := &run{c: c, call: call, cmd: cmd, stderr: &procgroup.Output{Max: maxStderr}}
 	cmd.Stderr = r.stderr
 	cmd.WaitDelay = 2 * time.Second
-	var stdin io.WriteCloser
-	if call.Stdin != nil {
-		if stdin, err = cmd.StdinPipe(); err != nil {
-			return nil, err
-		}
+	// Always a pipe, held open until the call ends (ports.RemoteCall.Stdin):
+	// its end tells the far side's peerctl that its caller is gone.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -336,13 +336,15 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 		r.end(false)
 		return nil, err
 	}
-	if stdin != nil {
+	if call.Stdin != nil {
 		r.handed = true
 		r.stdinWG.Add(1)
 		go func() {
 			defer r.stdinWG.Done()
 			_, _ = io.Copy(stdin, call.Stdin)
-			_ = stdin.Close()
+			if call.EndInput {
+				_ = stdin.Close()
+			}
 		}()
 	}
 	return r, nil

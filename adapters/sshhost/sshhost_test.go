@@ -82,7 +82,7 @@ func TestArgv(t *testing.T) {
 	sep := len(argv) - 3
 	require.Equal(t, "--", argv[sep], "the destination follows --")
 	assert.Equal(t, "box", argv[sep+1])
-	assert.Equal(t, `'env' 'CLAUDE_CONFIG_DIR=/home/u/.claude work' 'PEERCTL_CLAUDE=/opt/cl'\''aude' '.cache/peerctl/v1/peerctl' '--hello=1' 'send' '--json' '--' 'a'\''; touch x; '\''' '-'`, argv[sep+2])
+	assert.Equal(t, `'env' 'CLAUDE_CONFIG_DIR=/home/u/.claude work' 'PEERCTL_CLAUDE=/opt/cl'\''aude' '.cache/peerctl/v1/peerctl' '--hello=`+strconv.Itoa(ports.RemoteProtocol)+`' 'send' '--json' '--' 'a'\''; touch x; '\''' '-'`, argv[sep+2])
 	opts := strings.Join(argv[:sep], " ")
 	assert.Equal(t, "ssh", argv[0])
 	assert.Contains(t, opts, "-o BatchMode=yes")

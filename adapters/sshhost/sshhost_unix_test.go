@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func farSide(t *testing.T, helloLine string) string {
 	return p
 }
 
-const okHello = `{"hello":"peerctl","outputProtocol":1,"version":"v9"}`
+var okHello = `{"hello":"peerctl","outputProtocol":` + strconv.Itoa(ports.RemoteProtocol) + `,"version":"v9"}`
 
 func channel(t *testing.T, program string, vars map[string]string) *sshhost.Channel {
 	t.Helper()
@@ -94,11 +95,11 @@ func TestCallArgumentsAndStdinArriveExact(t *testing.T) {
 	text := strings.Repeat("$(id) `id` 'a'; touch x; '\n", 64*1024/27)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"send", "--", "a'; touch x; '", "$(id)"}, Stdin: strings.NewReader(text)})
+	res, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"send", "--", "a'; touch x; '", "$(id)"}, Stdin: strings.NewReader(text), EndInput: true})
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Code)
 	assert.Equal(t, "v9", res.Version)
-	want := "<--hello=1>\n<send>\n<-->\n<a'; touch x; '>\n<$(id)>\n" + text
+	want := "<--hello=" + strconv.Itoa(ports.RemoteProtocol) + ">\n<send>\n<-->\n<a'; touch x; '>\n<$(id)>\n" + text
 	assert.True(t, string(res.Stdout) == want, "stdout differs: %q", clipq(res.Stdout))
 }
 
@@ -114,9 +115,9 @@ func TestCallRefusals(t *testing.T) {
 		"ssh refused":       {mode: "refuse", detail: "Permission denied"},
 		"host key":          {mode: "hostkey", detail: "Host key verification failed"},
 		"no peerctl":        {program: "/nonexistent/peerctl", detail: "peerctl hosts install box"},
-		"other protocol":    {program: farSide(t, `{"hello":"peerctl","outputProtocol":7,"version":"v0.7"}`), detail: "box runs peerctl v0.7 (output protocol 7), this is peerctl v1-local (output protocol 1)"},
+		"other protocol":    {program: farSide(t, `{"hello":"peerctl","outputProtocol":7,"version":"v0.7"}`), detail: "box runs peerctl v0.7 (output protocol 7), this is peerctl v1-local (output protocol " + strconv.Itoa(ports.RemoteProtocol) + ")"},
 		"not a hello":       {program: farSide(t, `hello world`), detail: "not peerctl's hello"},
-		"hello, extra key":  {program: farSide(t, `{"hello":"peerctl","outputProtocol":1,"version":"v","x":1}`), detail: "not peerctl's hello"},
+		"hello, extra key":  {program: farSide(t, `{"hello":"peerctl","outputProtocol":` + strconv.Itoa(ports.RemoteProtocol) + `,"version":"v","x":1}`), detail: "not peerctl's hello"},
 		"silent":            {mode: "silent", detail: "no answer from peerctl on box"},
 		"dropped":           {mode: "drop", detail: "lost", lost: true},
 		"huge":              {mode: "huge", detail: "box was stopped: it printed more than", lost: true},
@@ -128,7 +129,7 @@ func TestCallRefusals(t *testing.T) {
 				program = farSide(t, okHello)
 			}
 			c := channel(t, program, map[string]string{"FAKESSH_MODE": tc.mode})
-			_, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader("text"), MaxOutput: 1 << 20})
+			_, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader("text"), EndInput: true, MaxOutput: 1 << 20})
 			r, ok := domain.AsRefusal(err)
 			require.True(t, ok, "want a refusal, got %v", err)
 			assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
@@ -148,12 +149,12 @@ func TestCallAndStreamWaitForSSHToExit(t *testing.T) {
 	c := channel(t, farSide(t, okHello), map[string]string{"FAKESSH_MODE": "lingers"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader("text")})
+	res, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader("text"), EndInput: true})
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Code)
-	assert.Equal(t, "<--hello=1>\n<list>\ntext", string(res.Stdout))
+	assert.Equal(t, "<--hello="+strconv.Itoa(ports.RemoteProtocol)+">\n<list>\ntext", string(res.Stdout))
 
-	s, err := c.Stream(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"watch"}})
+	s, err := c.Stream(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"watch"}, Stdin: strings.NewReader(""), EndInput: true})
 	require.NoError(t, err)
 	var lines []string
 	for l := range s.Lines() {
@@ -162,7 +163,7 @@ func TestCallAndStreamWaitForSSHToExit(t *testing.T) {
 	res, err = s.Wait()
 	require.NoError(t, err, "an ssh that exits after its stdout ends is no lost connection")
 	assert.Equal(t, 0, res.Code)
-	assert.Equal(t, []string{"<--hello=1>", "<watch>"}, lines)
+	assert.Equal(t, []string{"<--hello=" + strconv.Itoa(ports.RemoteProtocol) + ">", "<watch>"}, lines)
 }
 
 func TestCallEndsWithItsContext(t *testing.T) {
@@ -177,7 +178,7 @@ func TestStream(t *testing.T) {
 	c := channel(t, farSide(t, okHello), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := c.Stream(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"watch"}, Stdin: strings.NewReader("in 1\nin 2")})
+	s, err := c.Stream(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"watch"}, Stdin: strings.NewReader("in 1\nin 2"), EndInput: true})
 	require.NoError(t, err)
 	var got []string
 	for l := range s.Lines() {
@@ -186,5 +187,28 @@ func TestStream(t *testing.T) {
 	res, err := s.Wait()
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Code)
-	assert.Equal(t, []string{"<--hello=1>", "<watch>", "in 1", "in 2"}, got)
+	assert.Equal(t, []string{"<--hello=" + strconv.Itoa(ports.RemoteProtocol) + ">", "<watch>", "in 1", "in 2"}, got)
+}
+
+// The far side's stdin stays open after the call's Stdin has been handed
+// over, until the call ends: its end is how the far side's peerctl knows
+// that its caller is gone (a far side that waits for it never sees it
+// while the call runs), unless EndInput asks for it.
+func TestStdinStaysOpenUntilTheCallEnds(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "peerctl")
+	script := "#!/bin/sh\nprintf '%s\\n' '" + okHello + "'\nhead -c 4\ncat >/dev/null\necho '<eof>'\n"
+	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
+	c := channel(t, p, nil)
+	for _, end := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader("text"), EndInput: end})
+		cancel()
+		if end {
+			require.NoError(t, err)
+			assert.Equal(t, "text<eof>\n", string(res.Stdout))
+			continue
+		}
+		assert.ErrorIs(t, err, ports.ErrConnectionLost, "the call ended by its deadline")
+		assert.Equal(t, "text", string(res.Stdout), "no end of stdin while the call ran")
+	}
 }

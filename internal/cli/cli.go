@@ -189,6 +189,9 @@ type cli struct {
 	// hello is --hello's value: the output protocol of the peerctl that
 	// runs this one over ssh (sayHello).
 	hello int
+	// callerGone ends the command run over ssh when its caller is gone
+	// (followCaller); nil without --hello.
+	callerGone context.CancelCauseFunc
 	// stdinBytes is send --stdin-bytes (-1: not given).
 	stdinBytes int
 	// hostBook gives each --host's settings: the hosts file (nil: the

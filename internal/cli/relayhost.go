@@ -38,7 +38,7 @@ func (c *cli) relayHost(ctx context.Context, dest domain.Dest, name string, time
 		return err
 	}
 	in, feed := io.Pipe()
-	s, err := r.Stream(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: in, StartTimeout: limit})
+	s, err := r.Stream(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: in, EndInput: true, StartTimeout: limit})
 	if err != nil {
 		_ = feed.Close()
 		return err

@@ -163,6 +163,9 @@ func (c *cli) messageText(args []string) (string, error) {
 	if len(args) == 1 && isTerminal(c.stdin) {
 		return "", usageError{fmt.Errorf("send needs TEXT, or - with the text piped on stdin")}
 	}
+	if c.stdinBytes >= 0 {
+		return c.announcedText()
+	}
 	b, err := io.ReadAll(io.LimitReader(c.stdin, domain.MaxMessageBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read message from stdin: %w", err)
@@ -170,10 +173,24 @@ func (c *cli) messageText(args []string) (string, error) {
 	if len(b) > domain.MaxMessageBytes {
 		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: more than %d bytes arrived, the rest was not read; put large content in a file and send its path", domain.MaxMessageBytes, domain.MaxMessageBytes)
 	}
-	if c.stdinBytes >= 0 && len(b) != c.stdinBytes {
-		// A peerctl over ssh said how long the text is: a cut one is not sent.
-		return "", domain.Refuse(domain.ReasonDeliveryFailed, "the text on stdin is %d bytes, %d were announced (the connection broke while it came?); nothing was sent", len(b), c.stdinBytes)
+	return string(b), nil
+}
+
+// announcedText reads the text a peerctl sending over ssh announced with
+// --stdin-bytes: exactly that many bytes, since its caller holds stdin
+// open for the whole call (ports.RemoteCall); a text cut short is not
+// sent. What follows on stdin is the caller's end (followCaller).
+func (c *cli) announcedText() (string, error) {
+	if c.stdinBytes > domain.MaxMessageBytes {
+		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: %d bytes were announced, none was read", domain.MaxMessageBytes, c.stdinBytes)
 	}
+	b := make([]byte, c.stdinBytes)
+	n, err := io.ReadFull(c.stdin, b)
+	if err != nil {
+		// A cut one is not sent.
+		return "", domain.Refuse(domain.ReasonDeliveryFailed, "the text on stdin is %d bytes, %d were announced (the connection broke while it came?); nothing was sent", n, c.stdinBytes)
+	}
+	c.followCaller()
 	return string(b), nil
 }
 

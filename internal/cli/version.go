@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -43,7 +45,37 @@ func (c *cli) sayHello(cmd *cobra.Command) error {
 	if c.hello != ports.RemoteProtocol {
 		return domain.Refuse(domain.ReasonHostUnreachable, "this peerctl (%s) speaks output protocol %d, the caller %d", c.version().Version, ports.RemoteProtocol, c.hello)
 	}
+	ctx, cancel := context.WithCancelCause(cmd.Context())
+	cmd.SetContext(ctx)
+	c.callerGone = cancel
+	switch {
+	case cmd.Name() == "relay":
+		// Its stdin is its requests: their end ends it.
+	case cmd.Name() == "send" && c.stdinBytes >= 0:
+		// Its text comes first (announcedText follows the caller after it).
+	default:
+		c.followCaller()
+	}
 	return nil
+}
+
+// errCallerGone is the cause of a command's end when the peerctl that ran
+// it over ssh is gone.
+var errCallerGone = errors.New("the calling peerctl is gone (its connection closed)")
+
+// followCaller, for a command run over ssh (--hello), ends the command
+// when its stdin ends: the caller holds it open for the whole call
+// (ports.RemoteCall.Stdin), so its end means the caller timed out, was
+// interrupted or killed, or its connection dropped, and nothing is left
+// running here on its behalf. Without --hello it does nothing.
+func (c *cli) followCaller() {
+	if c.callerGone == nil {
+		return
+	}
+	go func() {
+		_, _ = io.Copy(io.Discard, c.stdin)
+		c.callerGone(errCallerGone)
+	}()
 }
 
 // releaseVersion is the version a release build stamps in with

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -397,7 +399,7 @@ func TestHostWatchStartTimeout(t *testing.T) {
 func TestHostFarSideExitCode(t *testing.T) {
 	w := newHostWorld(t)
 	far := t.TempDir()
-	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":1,\"version\":\"fake\"}'\necho 'peerctl: far away trouble' >&2\nexit 3\n"
+	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":" + strconv.Itoa(ports.RemoteProtocol) + ",\"version\":\"fake\"}'\necho 'peerctl: far away trouble' >&2\nexit 3\n"
 	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
 	r := w.run(t, nil, []string{"PATH=" + far + ":" + os.Getenv("PATH")}, "list", "--host", "box")
 	assert.Equal(t, 3, r.Code, "stderr %s", r.Stderr)

@@ -9,7 +9,8 @@
 //
 //	refuse     "Permission denied (publickey)." and exit 255 (ssh's own failure)
 //	hostkey    "Host key verification failed." and exit 255
-//	drop       a peerctl hello, then read stdin to its end, then exit 255
+//	drop       a peerctl hello, then the first read of stdin (300 ms at most),
+//	           then exit 255
 //	huge       a peerctl hello, then bytes without end
 //	endless    a peerctl hello, then nothing, never ending
 //	silent     nothing at all, never ending
@@ -37,11 +38,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/peerctl/peerctl/ports"
 )
 
-const hello = `{"hello":"peerctl","outputProtocol":1,"version":"fake"}` + "\n"
+var hello = `{"hello":"peerctl","outputProtocol":` + strconv.Itoa(ports.RemoteProtocol) + `,"version":"fake"}` + "\n"
 
 func main() {
 	args := os.Args[1:]
@@ -79,7 +83,14 @@ func main() {
 		os.Exit(255)
 	case "drop":
 		os.Stdout.WriteString(hello)
-		_, _ = io.Copy(io.Discard, os.Stdin)
+		// The caller holds stdin open for the whole call: take what comes
+		// first (a send's text), then drop.
+		got := make(chan struct{})
+		go func() { _, _ = os.Stdin.Read(make([]byte, 64<<10)); close(got) }()
+		select {
+		case <-got:
+		case <-time.After(300 * time.Millisecond):
+		}
 		fmt.Fprintln(os.Stderr, "Connection to "+dest+" closed by remote host.")
 		os.Exit(255)
 	case "huge":

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// farRun runs peerctl in-process as a far side's peerctl run over ssh
+// (--hello) with stdin held open by the test: feed writes to it, hangUp
+// ends it as a caller that is gone ends it. done is closed when the
+// command returned, with its exit code in code.
+type farRun struct {
+	feed   *io.PipeWriter
+	stdout *syncBuffer
+	stderr *syncBuffer
+	done   chan struct{}
+	code   int
+}
+
+func startFar(t *testing.T, args ...string) *farRun {
+	t.Helper()
+	in, feed := io.Pipe()
+	f := &farRun{feed: feed, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "HOME": t.TempDir()}
+	c := newCLI(in, f.stdout, f.stderr, func(k string) string { return env[k] })
+	go func() {
+		defer close(f.done)
+		f.code = c.execute(context.Background(), append([]string{"--hello=" + strconv.Itoa(ports.RemoteProtocol)}, args...))
+	}()
+	t.Cleanup(func() {
+		_ = feed.Close()
+		f.ended(t, 10*time.Second) // a command that does not end fails its test, not the run
+	})
+	return f
+}
+
+// ended waits (bounded) for the command's end.
+func (f *farRun) ended(t *testing.T, within time.Duration) bool {
+	t.Helper()
+	select {
+	case <-f.done:
+		return true
+	case <-time.After(within):
+		return false
+	}
+}
+
+// TestFarSideEndsWithItsCaller: a command run over ssh ends when its stdin
+// (held open by the caller for the whole call) ends, so a caller that
+// timed out, was killed or lost its connection leaves nothing running
+// there: watch runs until then, and ends then.
+func TestFarSideEndsWithItsCaller(t *testing.T) {
+	f := startFar(t, "watch", "--json")
+	require.Eventually(t, func() bool { return bytes.Contains([]byte(f.stdout.String()), []byte(`"hello":"peerctl"`)) }, 30*time.Second, 10*time.Millisecond)
+	assert.False(t, f.ended(t, 300*time.Millisecond), "watch runs while its caller is there; stderr: %s", f.stderr.String())
+	require.NoError(t, f.feed.Close())
+	assert.True(t, f.ended(t, 30*time.Second), "watch ended when its caller went; stderr: %s", f.stderr.String())
+}
+
+// TestFarSendReadsTheAnnouncedTextOnly: send over ssh reads exactly the
+// bytes --stdin-bytes announced and goes on while the caller holds stdin
+// open (it would wait for the end of stdin otherwise, which comes only
+// when the caller is gone); a text cut short is refused, nothing sent.
+func TestFarSendReadsTheAnnouncedTextOnly(t *testing.T) {
+	t.Run("the announced bytes, stdin still open", func(t *testing.T) {
+		f := startFar(t, "send", "--stdin-bytes=5", "--json", "--", "no-such-session", "-")
+		_, err := f.feed.Write([]byte("hello"))
+		require.NoError(t, err)
+		require.True(t, f.ended(t, 30*time.Second), "send went on after its 5 bytes; stderr: %s", f.stderr.String())
+		assert.Equal(t, exitNotLive, f.code, "stdout: %s stderr: %s", f.stdout.String(), f.stderr.String())
+	})
+	t.Run("cut short", func(t *testing.T) {
+		f := startFar(t, "send", "--stdin-bytes=5", "--json", "--", "no-such-session", "-")
+		_, err := f.feed.Write([]byte("hel"))
+		require.NoError(t, err)
+		require.NoError(t, f.feed.Close())
+		require.True(t, f.ended(t, 30*time.Second))
+		assert.Equal(t, exitDeliveryFailed, f.code)
+		assert.Contains(t, f.stdout.String(), "3 bytes, 5 were announced")
+	})
+}
