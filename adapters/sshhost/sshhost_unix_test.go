@@ -117,7 +117,7 @@ func TestCallRefusals(t *testing.T) {
 		"no peerctl":        {program: "/nonexistent/peerctl", detail: "peerctl hosts install box"},
 		"other protocol":    {program: farSide(t, `{"hello":"peerctl","outputProtocol":7,"version":"v0.7"}`), detail: "box runs peerctl v0.7 (output protocol 7), this is peerctl v1-local (output protocol " + strconv.Itoa(ports.RemoteProtocol) + ")"},
 		"not a hello":       {program: farSide(t, `hello world`), detail: "not peerctl's hello"},
-		"hello, extra key":  {program: farSide(t, `{"hello":"peerctl","outputProtocol":` + strconv.Itoa(ports.RemoteProtocol) + `,"version":"v","x":1}`), detail: "not peerctl's hello"},
+		"hello, extra key":  {program: farSide(t, `{"hello":"peerctl","outputProtocol":`+strconv.Itoa(ports.RemoteProtocol)+`,"version":"v","x":1}`), detail: "not peerctl's hello"},
 		"silent":            {mode: "silent", detail: "no answer from peerctl on box"},
 		"dropped":           {mode: "drop", detail: "lost", lost: true},
 		"huge":              {mode: "huge", detail: "box was stopped: it printed more than", lost: true},
