@@ -15,18 +15,21 @@ import (
 // one connection per host between calls (ControlMaster); Windows' does not.
 const SharesConnections = true
 
-// controlOptions are the connection-sharing options: the first call to a
-// host opens a master connection that later calls reuse for ControlPersist
-// seconds after the last one ends. The ControlPath lives in a folder of
-// peerctl's own, 0700 and owned by this user; when such a folder cannot be
-// had, nothing is shared (why is returned) rather than a socket placed
-// where another user could reach it.
-func controlOptions(getenv func(string) string) (opts []string, why string) {
+// controlOptions are the connection-sharing options of every call: use
+// the master connection whose socket is ControlPath when there is one
+// (ControlMaster=no: a call never becomes a master itself, and connects on
+// its own when there is none). The master is started apart from any call
+// (Channel.master), so ending a call's process group never ends it nor
+// its ProxyCommand, and parallel calls never race to become it. The
+// sockets live in a folder of peerctl's own, 0700 and owned by this user;
+// when such a folder cannot be had, nothing is shared (why is returned)
+// rather than a socket placed where another user could reach it.
+func controlOptions(getenv func(string) string) (dir string, opts []string, why string) {
 	dir, err := controlDir(getenv)
 	if err != nil {
-		return nil, err.Error()
+		return "", nil, err.Error()
 	}
-	return []string{"-o", "ControlMaster=auto", "-o", "ControlPath=" + filepath.Join(dir, controlKeyWord), "-o", "ControlPersist=" + strconv.Itoa(controlPersistSeconds)}, ""
+	return dir, []string{"-o", "ControlMaster=no", "-o", "ControlPath=" + filepath.Join(dir, controlKeyWord)}, ""
 }
 
 // controlDir is $XDG_RUNTIME_DIR/peerctl-ssh-<uid> (else the same under

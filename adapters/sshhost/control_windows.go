@@ -6,6 +6,6 @@ package sshhost
 const SharesConnections = false
 
 // controlOptions: Windows' OpenSSH client has no connection sharing.
-func controlOptions(func(string) string) (opts []string, why string) {
-	return nil, "connection sharing off: the Windows OpenSSH client has no ControlMaster"
+func controlOptions(func(string) string) (dir string, opts []string, why string) {
+	return "", nil, "connection sharing off: the Windows OpenSSH client has no ControlMaster"
 }

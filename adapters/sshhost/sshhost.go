@@ -9,10 +9,12 @@
 // under $HOME), else "ssh" on PATH. peerctl adds -T, -x, -a,
 // BatchMode=yes (a tool never prompts), a ConnectTimeout, a keepalive
 // (ServerAliveInterval=15, ServerAliveCountMax=2) and, except on
-// Windows, connection sharing (ControlMaster=auto, a ControlPath in a
-// 0700 folder of peerctl's own named by the host's whole configuration:
-// sshFor, a short ControlPersist); it never turns
-// host-key checking off. The destination follows "--", so nothing in it is
+// Windows, connection sharing: a master connection started apart from the
+// calls, in a session of its own, with a short ControlPersist
+// (startMaster), whose ControlPath lives in a 0700 folder of peerctl's own
+// and is named by the host's whole configuration (sshFor); the calls use
+// it (ControlMaster=no) and never become one. It never turns host-key
+// checking off. The destination follows "--", so nothing in it is
 // an option.
 //
 // The remote command line is built from peerctl's own words and the
@@ -23,7 +25,9 @@
 // {"hello":"peerctl","outputProtocol":N,"version":"..."}, read with exact
 // keys and bounded in size and time. The rest of its output is bounded too
 // (MaxOutput; a line of a stream at MaxLine), and every call ends its ssh
-// process group when it ends.
+// process group when it ends. The far side's stdin stays open until the
+// call ends (ports.RemoteCall): its end tells the far side's peerctl that
+// its caller is gone.
 package sshhost
 
 import (
@@ -37,6 +41,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -97,9 +102,42 @@ type Options struct {
 type Channel struct {
 	ssh     []string // the ssh program and the options peerctl adds
 	control []string // the sharing options, ControlPath ending in controlKeyWord
+	dir     string   // the sockets' folder ("": nothing shared)
 	opts    Options
 	sharing string   // why connections are not shared ("" when they are)
 	keys    sync.Map // domain.Dest's string → its configKey ("": not shared)
+	masters sync.Map // a configKey → *master
+}
+
+// master is the master connection of one configKey, started once per
+// Channel (startMaster).
+type master struct {
+	once sync.Once
+	down bool // it could not be started: calls share nothing
+}
+
+// prepare starts the master connection dest's calls will share (once per
+// Channel and configuration), before a call's ssh runs: calls use a
+// master, they never become one (controlOptions).
+func (c *Channel) prepare(dest domain.Dest) {
+	if c.dir == "" {
+		return
+	}
+	key := c.configKey(dest)
+	if key == "" {
+		return
+	}
+	v, _ := c.masters.LoadOrStore(key, &master{})
+	m := v.(*master)
+	m.once.Do(func() { m.down = !c.startMaster(dest, filepath.Join(c.dir, key)) })
+}
+
+// shared reports whether dest's calls share the master of key: not when
+// it could not be started (then each call connects on its own, and says
+// why it cannot when it cannot).
+func (c *Channel) shared(key string) bool {
+	v, ok := c.masters.Load(key)
+	return !ok || !v.(*master).down
 }
 
 // controlKeyWord stands in the ControlPath for the destination's
@@ -122,7 +160,7 @@ func (c *Channel) sshFor(dest domain.Dest) []string {
 		return argv
 	}
 	key := c.configKey(dest)
-	if key == "" {
+	if key == "" || !c.shared(key) {
 		return append(argv, "-o", "ControlMaster=no", "-o", "ControlPath=none")
 	}
 	for _, o := range c.control {
@@ -184,11 +222,11 @@ func New(o Options) (*Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	control, why := controlOptions(o.Getenv)
+	dir, control, why := controlOptions(o.Getenv)
 	ssh := append(prog, "-T", "-x", "-a", "-o", "BatchMode=yes",
 		"-o", "ConnectTimeout="+strconv.Itoa(int(o.ConnectTimeout.Round(time.Second)/time.Second)),
 		"-o", "ServerAliveInterval="+strconv.Itoa(serverAliveSeconds), "-o", "ServerAliveCountMax="+strconv.Itoa(serverAliveCount))
-	return &Channel{ssh: ssh, control: control, opts: o, sharing: why}, nil
+	return &Channel{ssh: ssh, control: control, dir: dir, opts: o, sharing: why}, nil
 }
 
 // The keepalive: ssh asks the far sshd for an answer after
@@ -308,6 +346,9 @@ type run struct {
 // start starts ssh, reads the hello and hands stdin over; on error
 // nothing is left running.
 func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error) {
+	if !call.Dest.IsLocal() {
+		c.prepare(call.Dest)
+	}
 	argv, err := c.Argv(call)
 	if err != nil {
 		return nil, err

@@ -212,3 +212,77 @@ func TestStdinStaysOpenUntilTheCallEnds(t *testing.T) {
 		assert.Equal(t, "text", string(res.Stdout), "no end of stdin while the call ran")
 	}
 }
+
+// recorded reads the argv files fakessh wrote into dir whose names start
+// with prefix ("argv-": calls, "master-": master connections started).
+func recorded(t *testing.T, dir, prefix string) [][]string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out [][]string
+	for _, de := range des {
+		if !strings.HasPrefix(de.Name(), prefix) {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		require.NoError(t, err)
+		var argv []string
+		for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			w, err := strconv.Unquote(l)
+			require.NoError(t, err)
+			argv = append(argv, w)
+		}
+		out = append(out, argv)
+	}
+	return out
+}
+
+func optionValue(argv []string, name string) string {
+	for _, a := range argv {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// The master connection is started apart from the calls, once per
+// configuration and Channel (ControlMaster=yes, ControlPersist, -N -f);
+// calls only use it (ControlMaster=no, its ControlPath), so ending a
+// call's process group never ends it or its ProxyCommand, and parallel
+// calls never race to become it (issue 27). A master that cannot start
+// leaves each call to connect on its own, sharing nothing.
+func TestMasterStartsApartFromTheCalls(t *testing.T) {
+	if !sshhost.SharesConnections {
+		t.Skip("no connection sharing here")
+	}
+	rec := t.TempDir()
+	c := channel(t, farSide(t, okHello), map[string]string{"FAKESSH_RECORD": rec})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for range 2 {
+		_, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}, Stdin: strings.NewReader(""), EndInput: true})
+		require.NoError(t, err)
+	}
+	masters, calls := recorded(t, rec, "master-"), recorded(t, rec, "argv-")
+	require.Len(t, masters, 1, "one master for two calls")
+	require.Len(t, calls, 2)
+	m := strings.Join(masters[0], " ")
+	assert.Contains(t, m, "-o ControlMaster=yes")
+	assert.Contains(t, m, "-o ControlPersist=60")
+	assert.Contains(t, m, "-N -f -- box")
+	for _, call := range calls {
+		assert.Equal(t, "no", optionValue(call, "ControlMaster"))
+		assert.Equal(t, optionValue(masters[0], "ControlPath"), optionValue(call, "ControlPath"), "the call uses the master's socket")
+	}
+
+	rec = t.TempDir()
+	c = channel(t, farSide(t, okHello), map[string]string{"FAKESSH_RECORD": rec, "FAKESSH_MODE": "hostkey"})
+	_, err := c.Call(ctx, ports.RemoteCall{Dest: dest(t, "box"), Args: []string{"list"}})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Contains(t, r.Detail, "Host key verification failed", "the call's own ssh says why")
+	calls = recorded(t, rec, "argv-")
+	require.Len(t, calls, 1)
+	assert.Equal(t, "none", optionValue(calls[0], "ControlPath"), "no master: nothing shared")
+}

@@ -200,6 +200,8 @@ type cli struct {
 	hostBook ports.HostBook
 	remoteCh ports.Remote
 	remoteMu sync.Mutex
+	// sharingOnce says why ssh connections are not shared, once a run.
+	sharingOnce sync.Once
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string

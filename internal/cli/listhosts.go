@@ -19,6 +19,11 @@ type listFlags struct {
 	only              []domain.Harness
 }
 
+// maxParallelHosts bounds how many hosts one list reaches at once: the
+// hosts of a hosts file are reached in parallel, so a host that hangs
+// costs one host timeout, not one for each host after it.
+const maxParallelHosts = 16
+
 // hostListing is what one host's listing gave.
 type hostListing struct {
 	dest domain.Dest
@@ -31,10 +36,10 @@ type hostListing struct {
 	print func()
 }
 
-// listHosts lists every host of dests at once (the far sides' peerctl,
-// and this machine for "."), then prints what every host that answered
-// gave, in the order given (each host's by pid), one warning per host that
-// did not; the exit is 10 when a host could not be reached, otherwise 1
+// listHosts lists every host of dests at once (at most maxParallelHosts
+// at a time; the far sides' peerctl, and this machine for "."), then
+// prints what every host that answered gave, in the order given (each
+// host's by pid), one warning per host that did not; the exit is 10 when a host could not be reached, otherwise 1
 // when a listing is partial, as a local one's. One far side alone that
 // failed ends it as that failure (its exit code, its message once).
 func (c *cli) listHosts(ctx context.Context, dests []domain.Dest, f listFlags) error {
@@ -43,8 +48,13 @@ func (c *cli) listHosts(ctx context.Context, dests []domain.Dest, f listFlags) e
 	}
 	got := make([]hostListing, len(dests))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelHosts)
 	for i, d := range dests {
-		wg.Go(func() { got[i] = c.listHost(ctx, d, f) })
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			got[i] = c.listHost(ctx, d, f)
+		})
 	}
 	wg.Wait()
 	if len(got) == 1 && got[0].err != nil && !got[0].dest.IsLocal() {

@@ -124,7 +124,9 @@ func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
 		return nil, usageError{err}
 	}
 	if why := ch.SharingOff(); why != "" && sshhost.SharesConnections {
-		log.Debug("ssh", "note", why)
+		c.sharingOnce.Do(func() {
+			fmt.Fprintf(c.stderr, "peerctl: warning: ssh: %s; every call connects on its own\n", safe(why))
+		})
 	}
 	return ch, nil
 }

@@ -436,3 +436,20 @@ func TestHostForeignEndpoint(t *testing.T) {
 		assert.Contains(t, string(r.Stderr), why, bad)
 	}
 }
+
+// TestHostSharingOffWarnsOnce: where connections cannot be shared (a
+// control folder open to others), every call still works, each on a
+// connection of its own, and why is said in one warning line a run, not
+// once a host or not at all (issue 27).
+func TestHostSharingOffWarnsOnce(t *testing.T) {
+	w := newHostWorld(t)
+	run := t.TempDir()
+	ctl := filepath.Join(run, "peerctl-ssh-"+strconv.Itoa(os.Geteuid()))
+	require.NoError(t, os.Mkdir(ctl, 0o777))
+	require.NoError(t, os.Chmod(ctl, 0o777))
+	r := w.run(t, nil, []string{"XDG_RUNTIME_DIR=" + run}, "list", "--json", "--host", "box", "--host", "box2", "--host", "box3")
+	require.Equal(t, 0, r.Code, "stderr %s", r.Stderr)
+	assert.Equal(t, 1, strings.Count(string(r.Stderr), "connection sharing off"), "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "peerctl: warning: ssh: connection sharing off: "+ctl+" is open to others")
+	assert.Equal(t, 3, strings.Count(string(r.Stdout), `"sessionId"`), "each host listed; stdout %s", r.Stdout)
+}

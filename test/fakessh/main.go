@@ -23,7 +23,9 @@
 //	           reaches EOF before it has the far side's exit status
 //
 // `fakessh OPTIONS -G -- DEST` prints a configuration named by DEST (as
-// `ssh -G` prints the one it would connect with) and records nothing.
+// `ssh -G` prints the one it would connect with) and records nothing;
+// `-O check -- DEST` says no master runs (exit 255); `-N -f -- DEST`
+// plays a master connection started (exit 0), recorded as master-*.
 //
 // A destination listed in $FAKESSH_DOWN (comma-separated) refuses as
 // "refuse" does; the others run normally.
@@ -55,16 +57,24 @@ func main() {
 		fmt.Printf("host %s\nhostname %s\nport 22\n", args[i+2], args[i+2])
 		return
 	}
-	if dir := os.Getenv("FAKESSH_RECORD"); dir != "" {
-		var b strings.Builder
-		for _, a := range args {
-			q, _ := json.Marshal(a)
-			b.Write(q)
-			b.WriteByte('\n')
-		}
-		_ = os.WriteFile(filepath.Join(dir, "argv-"+fmt.Sprint(time.Now().UnixNano())), []byte(b.String()), 0o600)
-	}
 	i := slices.Index(args, "--")
+	if i > 0 && len(args) == i+2 {
+		// ssh -O check -- DEST: no master answers; ssh -N -f -- DEST: a
+		// master connection started (recorded as master-*, apart).
+		if slices.Contains(args[:i], "-O") {
+			fmt.Fprintln(os.Stderr, "Control socket connect: No such file or directory")
+			os.Exit(255)
+		}
+		if slices.Contains(args[:i], "-N") && slices.Contains(args[:i], "-f") {
+			record("master-", args)
+			if m := os.Getenv("FAKESSH_MODE"); m == "refuse" || m == "hostkey" {
+				fmt.Fprintln(os.Stderr, "Host key verification failed.")
+				os.Exit(255)
+			}
+			return
+		}
+	}
+	record("argv-", args)
 	if i < 0 || len(args) != i+3 {
 		fmt.Fprintf(os.Stderr, "fakessh: want OPTIONS -- DEST COMMAND, got %q\n", args)
 		os.Exit(255)
@@ -136,4 +146,20 @@ func main() {
 		time.Sleep(300 * time.Millisecond)
 	}
 	os.Exit(cmd.ProcessState.ExitCode())
+}
+
+// record writes args (one argument per line, as JSON strings) into a file
+// named prefix and the time in $FAKESSH_RECORD, when set.
+func record(prefix string, args []string) {
+	dir := os.Getenv("FAKESSH_RECORD")
+	if dir == "" {
+		return
+	}
+	var b strings.Builder
+	for _, a := range args {
+		q, _ := json.Marshal(a)
+		b.Write(q)
+		b.WriteByte('\n')
+	}
+	_ = os.WriteFile(filepath.Join(dir, prefix+fmt.Sprint(time.Now().UnixNano())), []byte(b.String()), 0o600)
 }
