@@ -27,7 +27,7 @@ func (c *Channel) Exec(ctx context.Context, dest domain.Dest, words []string, st
 	if dest.IsLocal() {
 		return ports.RemoteResult{}, errors.New("sshhost: no destination")
 	}
-	c.prepare(dest)
+	c.prepare(ctx, dest)
 	argv := append(c.sshFor(dest), "--", dest.String(), CommandLine(words))
 	c.opts.Log.Debug("ssh", "argv", argv)
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -26,12 +26,13 @@ import (
 // in a session of its own (setsid) with nothing of this run's on its
 // stdin, stdout or stderr: it outlives this call and this run (until
 // ControlPersist seconds after its last call), and so does its
-// ProxyCommand. The whole wait is bounded by the connect timeout plus the
-// hello timeout; an ssh that has not authenticated by then is killed with
-// its process group (its ProxyCommand too).
-func (c *Channel) startMaster(dest domain.Dest, path string) bool {
+// ProxyCommand. The whole wait is bounded by ctx (the call's) and by the
+// connect timeout plus the hello timeout; an ssh that has not
+// authenticated by then is killed with its process group (its
+// ProxyCommand too).
+func (c *Channel) startMaster(ctx context.Context, dest domain.Dest, path string) bool {
 	limit := c.opts.ConnectTimeout + c.opts.HelloTimeout
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	unlock, err := lockFile(ctx, path+".lock")
 	if err != nil {

@@ -1,6 +1,10 @@
 package sshhost
 
-import "github.com/peerctl/peerctl/domain"
+import (
+	"context"
+
+	"github.com/peerctl/peerctl/domain"
+)
 
 // startMaster: Windows' OpenSSH client shares no connections.
-func (c *Channel) startMaster(domain.Dest, string) bool { return false }
+func (c *Channel) startMaster(context.Context, domain.Dest, string) bool { return false }

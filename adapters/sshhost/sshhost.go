@@ -117,9 +117,9 @@ type master struct {
 }
 
 // prepare starts the master connection dest's calls will share (once per
-// Channel and configuration), before a call's ssh runs: calls use a
-// master, they never become one (controlOptions).
-func (c *Channel) prepare(dest domain.Dest) {
+// Channel and configuration), before a call's ssh runs, within ctx: calls
+// use a master, they never become one (controlOptions).
+func (c *Channel) prepare(ctx context.Context, dest domain.Dest) {
 	if c.dir == "" {
 		return
 	}
@@ -129,7 +129,7 @@ func (c *Channel) prepare(dest domain.Dest) {
 	}
 	v, _ := c.masters.LoadOrStore(key, &master{})
 	m := v.(*master)
-	m.once.Do(func() { m.down = !c.startMaster(dest, filepath.Join(c.dir, key)) })
+	m.once.Do(func() { m.down = !c.startMaster(ctx, dest, filepath.Join(c.dir, key)) })
 }
 
 // shared reports whether dest's calls share the master of key: not when
@@ -347,7 +347,7 @@ type run struct {
 // nothing is left running.
 func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error) {
 	if !call.Dest.IsLocal() {
-		c.prepare(call.Dest)
+		c.prepare(ctx, call.Dest)
 	}
 	argv, err := c.Argv(call)
 	if err != nil {

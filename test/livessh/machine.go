@@ -98,6 +98,7 @@ type Machine struct {
 	SSHConfig string
 
 	block string // this machine's Host blocks
+	pidNS string // its pid namespace (/proc/PID/ns/pid's link), once serving
 	cmd   *exec.Cmd
 	t     testing.TB
 }
@@ -146,6 +147,68 @@ func Start(t testing.TB, alias string) *Machine {
 	t.Fatalf("livessh: %v", lastErr)
 	return nil
 }
+
+// StartTwin starts another machine for the same user as of (its name,
+// uid and home, so an ssh alias of either reads User the same): its own
+// sshd in a pid namespace of its own, with host keys of its own, letting
+// in of's client key. Two aliases with one HostName, port and user then
+// reach two machines (through two ProxyCommand relays), as the same
+// internal address behind two bastions does.
+func StartTwin(t testing.TB, alias string, of *Machine) *Machine {
+	t.Helper()
+	dir := livecc.TempRoot(t, "lssh")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatalf("livessh: %v", err)
+	}
+	m := &Machine{Alias: alias, UnknownKey: alias + "-unknown", WrongKey: alias + "-wrongkey", Dir: dir,
+		Shared: filepath.Join(dir, "shared"), SSHConfig: filepath.Join(dir, "ssh_config"), t: t,
+		User: of.User, Home: of.Home, UID: of.UID, GID: of.GID}
+	if err := os.Mkdir(m.Shared, 0o755); err != nil {
+		t.Fatalf("livessh: %v", err)
+	}
+	for _, k := range []string{"host_key", "other_host_key"} {
+		run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "peerctl-livessh", "-f", filepath.Join(dir, k))
+	}
+	for _, k := range []string{"client_key", "client_key.pub"} {
+		raw, err := os.ReadFile(filepath.Join(of.Dir, k))
+		if err != nil {
+			t.Fatalf("livessh: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, k), raw, 0o600); err != nil {
+			t.Fatalf("livessh: %v", err)
+		}
+	}
+	t.Cleanup(m.Stop)
+	var lastErr error
+	for range 3 {
+		if lastErr = m.serve(); lastErr == nil {
+			return m
+		}
+	}
+	t.Fatalf("livessh: %v", lastErr)
+	return nil
+}
+
+// Accepted counts the connections the server let in so far (sshd's
+// "Accepted publickey" log lines): a call that shares a connection adds
+// none.
+func (m *Machine) Accepted() int {
+	raw, _ := os.ReadFile(filepath.Join(m.Dir, "sshd.log"))
+	return strings.Count(string(raw), "Accepted publickey")
+}
+
+// HostKey is the server's public host key line ("ssh-ed25519 AAAA…").
+func (m *Machine) HostKey() string {
+	raw, err := os.ReadFile(filepath.Join(m.Dir, "host_key.pub"))
+	if err != nil {
+		m.t.Fatalf("livessh: %v", err)
+	}
+	f := strings.Fields(string(raw))
+	return f[0] + " " + f[1]
+}
+
+// ClientKey is the path of the key the server lets in.
+func (m *Machine) ClientKey() string { return filepath.Join(m.Dir, "client_key") }
 
 // makeUser creates a fresh Unix user with a home folder and no password
 // (sshd lets a key in; '*' is not a locked account), removed on cleanup.
@@ -242,6 +305,7 @@ LogLevel VERBOSE
 	if out, err := m.SSH(context.Background(), nil, "true"); err != nil {
 		return fmt.Errorf("ssh %s true: %v %s\nsshd log: %s", m.Alias, err, out, m.Log())
 	}
+	m.pidNS, _ = os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", m.listenerPID()))
 	return nil
 }
 
@@ -367,7 +431,8 @@ func (m *Machine) chown(path string) {
 }
 
 // Processes returns the pids (as this machine sees them) of the processes
-// running as the machine's user.
+// running as the machine's user in its pid namespace (a twin's user is
+// the same, its namespace another).
 func (m *Machine) Processes() []int {
 	des, _ := os.ReadDir("/proc")
 	var pids []int
@@ -377,18 +442,37 @@ func (m *Machine) Processes() []int {
 			continue
 		}
 		var st syscall.Stat_t
-		if syscall.Stat("/proc/"+de.Name(), &st) == nil && int(st.Uid) == m.UID {
+		if syscall.Stat("/proc/"+de.Name(), &st) != nil || int(st.Uid) != m.UID {
+			continue
+		}
+		if ns, _ := os.Readlink("/proc/" + de.Name() + "/ns/pid"); m.pidNS == "" || ns == m.pidNS {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
+// ProcessesRunning returns the pids of Processes whose executable is exe.
+func (m *Machine) ProcessesRunning(exe string) []int {
+	var out []int
+	for _, pid := range m.Processes() {
+		if p, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); p == exe {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // KillConnections kills the sshd processes that serve connections (every
 // sshd of the namespace but its pid 1, the listener): each connection to
 // the machine drops at once, as when a network path dies, while the
 // server keeps accepting new ones.
-func (m *Machine) KillConnections() {
+func (m *Machine) KillConnections() { m.SignalConnections(syscall.SIGKILL) }
+
+// SignalConnections sends sig to the sshd processes that serve
+// connections: SIGSTOP plays a network that hangs (nothing answers, no
+// connection closes), SIGCONT its return.
+func (m *Machine) SignalConnections(sig syscall.Signal) {
 	m.t.Helper()
 	if m.cmd == nil {
 		return
@@ -402,7 +486,7 @@ func (m *Machine) KillConnections() {
 		}
 		exe, _ := os.Readlink("/proc/" + de.Name() + "/exe")
 		if exe == sshd && m.inNamespace(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, sig)
 		}
 	}
 }

@@ -21,6 +21,7 @@ const (
 	PeerctlMCP = "github.com/peerctl/peerctl/cmd/peerctl-mcp"
 	FakeClaude = "github.com/peerctl/peerctl/test/fakeclaude"
 	FakeSSH    = "github.com/peerctl/peerctl/test/fakessh"
+	TCPRelay   = "github.com/peerctl/peerctl/test/tcprelay"
 )
 
 var (
