@@ -64,9 +64,10 @@ func BenchmarkLiveSSH(b *testing.B) {
 		must("hosts", "add", m.Alias, "--set", "config-dir="+cfg)
 		must("hosts", "install", m.Alias)
 	}
-	// ssh as peerctl runs it, so `ssh far true` rides the same shared
-	// connection (peerctl's ControlPath) as peerctl's calls.
-	control := filepath.Join(run, "peerctl-ssh-"+strconv.Itoa(os.Geteuid()), "%C")
+	// `ssh far true` over a warm shared connection of its own (its own
+	// master, in the same folder as peerctl's), as peerctl's calls ride
+	// theirs.
+	control := filepath.Join(run, "peerctl-ssh-"+strconv.Itoa(os.Geteuid()), "bench-%C")
 	sshTrue := append(strings.Fields(sshCmd), "-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o", "ControlPath="+control, "-o", "ControlPersist=60", "--", far.Alias, "true")
 	text := "the API changed, rebase on main (bench)"
 	runs := 10

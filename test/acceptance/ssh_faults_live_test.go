@@ -164,14 +164,16 @@ func TestLiveSSHFaults(t *testing.T) {
 	sa := a.StartClaude(bin, livessh.SessionOptions{Label: "sa", Name: "on-a"})
 	sb := b.StartClaude(bin, livessh.SessionOptions{Label: "sb", Name: "on-b"})
 
-	// One ssh config: a's own aliases, two more of a's (hang1, hang2) and
-	// the twins.
+	// One ssh config: a's and b's own aliases, two more of a's (hang1,
+	// hang2) and the twins.
 	relay := testbin.Build(t, testbin.TCPRelay)
 	raw, err := os.ReadFile(a.SSHConfig)
 	require.NoError(t, err)
+	rawB, err := os.ReadFile(b.SSHConfig)
+	require.NoError(t, err)
 	hangs := strings.ReplaceAll(strings.SplitN(string(raw), "Host ", 3)[1], a.Alias+"\n", "hang1 hang2\n")
 	cfg := filepath.Join(t.TempDir(), "ssh_config")
-	require.NoError(t, os.WriteFile(cfg, []byte(string(raw)+"Host "+hangs+twinBlocks(t, relay,
+	require.NoError(t, os.WriteFile(cfg, []byte(string(raw)+string(rawB)+"Host "+hangs+twinBlocks(t, relay,
 		map[string]*livessh.Machine{"twin-a": a, "twin-b": b, "twin-a-unknown": a},
 		func(alias string) string {
 			switch alias {
@@ -211,6 +213,8 @@ func TestLiveSSHFaults(t *testing.T) {
 		add(t, env, "twin-a", "peerctl="+program, "config-dir="+sa.ConfigDir, "claude="+sa.Bin)
 		add(t, env, "twin-a-unknown", "peerctl="+program, "config-dir="+sa.ConfigDir)
 		add(t, env, "twin-b", "peerctl="+program, "config-dir="+sb.ConfigDir, "claude="+sb.Bin)
+		add(t, env, a.User+"@"+a.Alias, "peerctl="+program, "config-dir="+sa.ConfigDir)
+		add(t, env, a.User+"@twin-b", "peerctl="+program, "config-dir="+sb.ConfigDir)
 	}
 	setUp(t, env, installed)
 	running := func(m *livessh.Machine, program string) int { return len(m.ProcessesRunning(program)) }
