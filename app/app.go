@@ -74,6 +74,9 @@ type Listing struct {
 	// Unread lists the harnesses whose registry could not be read; their
 	// sessions are absent from Entries (see UnreadIn).
 	Unread []ports.Unread
+	// Warnings are the registries' warnings about a read that left
+	// nothing out (ports.Snapshot.Warnings).
+	Warnings []string
 	// Entries holds one entry per record, ordered by pid then file name.
 	Entries []domain.Entry
 }
@@ -158,7 +161,7 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Warnings: snap.Warnings, Entries: make([]domain.Entry, len(snap.Records))}
 	if len(s.harnesses) > 0 {
 		l.DirHarness = s.harnesses[0].Kind()
 	}

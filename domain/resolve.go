@@ -147,8 +147,8 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}
-	if e.Record.SocketPath != ep.Socket() {
-		r := Refuse(ReasonIdentityMismatch, "endpoint socket %q but pid %d now publishes %q", ep.Socket(), ep.PID(), e.Record.SocketPath)
+	if now := endpointSocket(e.Record); now != ep.Socket() {
+		r := Refuse(ReasonIdentityMismatch, "endpoint socket %q but pid %d now publishes %q", ep.Socket(), ep.PID(), now)
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}

@@ -28,8 +28,14 @@ type Snapshot struct {
 	Absent []Unread
 	// Unread lists the harnesses whose registry could not be read at all
 	// (several registries read as one: one harness's trouble is not
-	// another's); their records are absent from Records.
+	// another's); their records are absent from Records. A harness may
+	// list itself here beside the records it could read (Codex: a daemon
+	// that does not answer, beside the --no-daemon TUIs' threads).
 	Unread []Unread
+	// Warnings are what a person should know about the read that left
+	// nothing out (Codex: its daemon is not running), each naming its
+	// harness; printed, never an error.
+	Warnings []string
 }
 
 // Unread is one harness's registry that could not be read (or, in

@@ -109,7 +109,9 @@ func check(cfg Config, target domain.Session, transport string) error {
 	if !domain.IsUUID(target.ID()) {
 		return domain.Refuse(domain.ReasonNotAddressable, "thread id %q is not a UUID", target.ID())
 	}
-	if want, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...); err == nil && target.SocketPath() != want {
+	// A thread that names no socket (a --no-daemon TUI's, or one no
+	// process has open) is not the daemon's to check.
+	if want, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...); err == nil && target.SocketPath() != "" && target.SocketPath() != want {
 		return domain.Refuse(domain.ReasonIdentityMismatch, "thread %s is served by the control socket %s, not by %s, --codex-home's (%s)", target.ID(), target.SocketPath(), want, cfg.Home)
 	}
 	return nil
@@ -250,10 +252,18 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 				}
 			}
 		case <-wctx.Done():
+			if ctx.Err() != nil {
+				// Interrupted (Ctrl-C, SIGTERM) or out of time, not the
+				// receipt window: Codex took the text, what it did with it
+				// was not heard.
+				return domain.Receipt{}, turn, domain.Refuse(domain.ReasonOutcomeUnknown, "interrupted after Codex accepted the message (turn/start named turn %s) and before it said a turn started (%v): look at the thread before sending again", turn, ctx.Err())
+			}
 			rec.Outcome = domain.OutcomePosted.String()
 			rec.Detail = fmt.Sprintf("turn %s accepted (turn/start); no turn/started within %s", turn, cfg.Window)
 			if busy {
-				rec.Detail += "; the thread was busy: it runs as its next turn"
+				// Measured on 0.171.0: turn/start on a running turn answers
+				// with that turn's id and Codex steers the text into it.
+				rec.Detail += "; the thread was busy: Codex took the text into its running turn, which answers it (not a next turn)"
 			}
 			return rec, turn, nil
 		}

@@ -128,7 +128,7 @@ func (h *Harness) Couriers() ports.Couriers { return h.app }
 func (h *Harness) Confirm() ports.ConfirmRule {
 	return ports.ConfirmRule{ByReceipt: true,
 		Held:      "Codex holds it",
-		NoReceipt: "Codex accepted it without saying a turn started (codex queue: it runs as the thread's next turn)",
+		NoReceipt: "Codex accepted it without saying a turn started (the receipt says when it runs)",
 		NoWait:    "not waited: Codex threads are followed through the app-server, not a record"}
 }
 

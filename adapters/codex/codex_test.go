@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,13 +190,77 @@ func TestRegistryRefusesASocketNotOurs(t *testing.T) {
 	assert.Contains(t, err.Error(), "control socket is not ours")
 }
 
+// A daemon that runs but does not answer leaves its threads unread
+// (naming Codex), not the --no-daemon TUIs' (issue 28, case 4).
 func TestRegistryDaemonThatNeverAnswers(t *testing.T) {
-	w := newWorld(t, nil)
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
 	w.fake.Handle("thread/loaded/list", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "", false })
 	w.reg.ask = 200 * time.Millisecond
-	_, err := w.reg.Read(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "no answer from Codex's app-server")
+	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Unread, 1)
+	assert.Equal(t, domain.HarnessCodex, snap.Unread[0].Harness)
+	assert.Contains(t, snap.Unread[0].Err.Error(), "no answer from Codex's app-server")
+	require.Len(t, snap.Records, 1, "the --no-daemon TUI's thread is listed all the same")
+	assert.Equal(t, threadN, snap.Records[0].SessionID)
+}
+
+// noDaemonTUI fakes a --no-daemon TUI (pid) of home holding thread id's
+// writer lock and rollout, in /w/nd.
+func noDaemonTUI(t *testing.T, home, procRoot string, pid int, id string) {
+	t.Helper()
+	locks, day := lockedHome(t, home)
+	rollout := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+id+".jsonl")
+	require.NoError(t, os.WriteFile(rollout, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+id+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n"), 0o644))
+	fakeProc(t, procRoot, pid, []string{"codex", "--no-daemon"}, "/w/nd", filepath.Join(locks, id+".lock"), rollout)
+}
+
+// A --no-daemon TUI in a home where no daemon ever ran is live and
+// addressable (Codex's queue reaches it) and names no socket; with a
+// daemon up it names none either: the daemon does not serve it (issue 28,
+// case 1).
+func TestRegistryNoDaemonTUIWithoutAnyDaemon(t *testing.T) {
+	home, procRoot := t.TempDir(), t.TempDir()
+	noDaemonTUI(t, home, procRoot, 400, threadN)
+	r := NewRegistry(home, "test", "")
+	r.procRoot = procRoot
+	snap, err := r.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Records, 1)
+	e := domain.Classify(snap.Records[0], domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes})
+	assert.Equal(t, domain.VerdictLive, e.Verdict, e.Reason)
+	assert.True(t, e.Addressable, e.Unaddressable)
+	assert.Empty(t, e.Record.SocketPath)
+	assert.Equal(t, "codex-peer:v1:400:"+threadN+":queue", e.Endpoint().String())
+
+	w := newWorld(t, nil)
+	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
+	nd := w.read(t)[threadN]
+	assert.True(t, nd.Addressable, nd.Unaddressable)
+	assert.Empty(t, nd.Record.SocketPath, "the daemon does not serve a --no-daemon thread")
+}
+
+// A daemon killed leaves its socket behind, nothing listening: a warning
+// naming the clients it left, not the end of the listing: the --no-daemon
+// TUIs' threads are listed (issue 28, case 4).
+func TestRegistryDaemonGone(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	w.fake.Close()
+	ln, err := net.Listen("unix", w.fake.Socket) // a socket file nothing listens on
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Unread)
+	require.Len(t, snap.Warnings, 1)
+	assert.Contains(t, snap.Warnings[0], "daemon is not running")
+	assert.Contains(t, snap.Warnings[0], "pids 200")
+	require.Len(t, snap.Records, 1)
+	assert.Equal(t, threadN, snap.Records[0].SessionID)
 }
 
 func session(t *testing.T, rec domain.Record) domain.Session {
@@ -433,4 +498,28 @@ func lockedHome(t *testing.T, home string) (locks, day string) {
 	require.NoError(t, os.MkdirAll(locks, 0o755))
 	require.NoError(t, os.MkdirAll(day, 0o755))
 	return locks, day
+}
+
+// Ctrl-C or SIGTERM (the context canceled) after turn/start named the
+// turn and before turn/started is outcome_unknown, never posted (issue
+// 28, questionable points).
+func TestAppServerInterruptedAfterTheHandOver(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	target := session(t, w.read(t)[threadA].Record)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.fake.Handle("thread/resume", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		return map[string]any{"thread": map[string]any{"id": threadA, "status": map[string]any{"type": "idle"}}}, "", true
+	})
+	w.fake.Handle("turn/start", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		time.AfterFunc(100*time.Millisecond, cancel) // the signal, while the receipt is awaited
+		return map[string]any{"turn": map[string]any{"id": "turn-1", "status": "inProgress", "items": []any{}}}, "", true
+	})
+	w.cfg.Window = 20 * time.Second
+	_, err := NewAppServer(w.cfg).Deliver(ctx, target, msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
+	assert.Contains(t, r.Detail, "interrupted after Codex accepted the message")
 }

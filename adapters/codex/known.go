@@ -23,7 +23,8 @@ var _ ports.KnownRegistry = (*Registry)(nil)
 
 // Known lists every thread the Codex home knows, open or not, for the
 // durable queue transport (ports.KnownRegistry): the daemon's thread/list
-// when a daemon is up, else the files Codex documents, the rollouts
+// when a daemon is up, else (none, or one killed that left its socket
+// behind) the files Codex documents, the rollouts
 // (sessions/YYYY/MM/DD/rollout-<timestamp>-<id>.jsonl) and the names of
 // session_index.jsonl. A record's Name is the thread's name only (never
 // its preview). It never writes Codex's state.
@@ -38,6 +39,9 @@ func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
+	if daemonGone(err) {
+		return r.knownFiles() // a daemon killed left its socket: none runs
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
 	}

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,4 +63,21 @@ func tree(t *testing.T, root string) []string {
 		return err
 	}))
 	return out
+}
+
+// A daemon killed leaves its socket behind: Known reads the files, as
+// with no daemon (issue 28, case 4).
+func TestKnownWithADaemonGone(t *testing.T) {
+	w := newWorld(t, nil)
+	w.fake.Close()
+	ln, err := net.Listen("unix", w.fake.Socket)
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	_, day := lockedHome(t, w.fake.Home)
+	require.NoError(t, os.WriteFile(filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl"), []byte("{}\n"), 0o644))
+	recs, err := w.reg.Known(context.Background())
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, threadN, recs[0].SessionID)
 }

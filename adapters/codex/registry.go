@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
@@ -66,8 +67,13 @@ func NewRegistry(home, version, pidDomain string) *Registry {
 func (r *Registry) Harness() domain.Harness { return domain.HarnessCodex }
 
 // Read lists the threads (see Registry). A control socket that is not
-// ours, or a daemon that does not answer within the bound, is an error
-// naming it; no daemon at all is not (only --no-daemon TUIs then).
+// ours stops the read, an error naming it. The daemon is one holder among
+// others, so its trouble does not hide the --no-daemon TUIs' threads: a
+// daemon that is not running (no control socket, or one nothing listens
+// on: a daemon killed leaves it behind) is a warning (Snapshot.Warnings),
+// and one that does not answer within the bound leaves its threads unread
+// (Snapshot.Unread, naming Codex) while the --no-daemon threads are
+// listed all the same.
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	snap := ports.Snapshot{Dir: r.home}
 	if _, err := os.Stat(r.home); errors.Is(err, os.ErrNotExist) {
@@ -95,7 +101,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 			continue
 		}
 		for _, id := range p.locks {
-			rec := r.noDaemonRecord(p, id, sock)
+			rec := r.noDaemonRecord(p, id)
 			if role == roleExec && rec.Problem == "" {
 				rec.Problem = fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it", p.pid, id)
 				rec.ProblemVerdict = domain.VerdictHeadless
@@ -107,11 +113,38 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		return r.stamp(snap), nil
 	}
 	threads, err := r.daemonThreads(ctx, sock)
-	if err != nil {
-		return snap, err
+	switch {
+	case daemonGone(err):
+		snap.Warnings = append(snap.Warnings, goneWarning(sock, err, procs, daemonPID))
+	case err != nil:
+		snap.Unread = append(snap.Unread, ports.Unread{Harness: domain.HarnessCodex, Dir: r.home,
+			Err: fmt.Errorf("%w (the threads of --no-daemon TUIs are listed, the daemon's are not)", err)})
+	default:
+		snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
 	}
-	snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
 	return r.stamp(snap), nil
+}
+
+// daemonGone reports whether err says no daemon listens on the control
+// socket (connection refused: a daemon killed leaves its socket behind);
+// a daemon that runs but does not answer is not gone.
+func daemonGone(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// goneWarning says that the daemon at sock is not running, and which
+// Codex clients (daemon-mode TUIs) are left without it: their threads
+// reach no one until they are restarted.
+func goneWarning(sock string, err error, procs []proc, daemonPID int) string {
+	var orphans []proc
+	for _, p := range procs {
+		if p.role(daemonPID) == domain.CodexKindClient {
+			orphans = append(orphans, p)
+		}
+	}
+	w := fmt.Sprintf("codex: the app-server daemon is not running (%v): threads of --no-daemon TUIs are listed, no daemon thread is", err)
+	if len(orphans) > 0 {
+		w += fmt.Sprintf("; %d Codex TUI(s) that were its clients still run (pids %s) and reach no daemon until restarted", len(orphans), pids(orphans))
+	}
+	return w
 }
 
 // stamp gives every record our pid domain: the processes were found in
@@ -255,9 +288,11 @@ func threadRecord(t codexapp.Thread, sock string) domain.Record {
 
 // noDaemonRecord is the record of a thread a --no-daemon TUI holds: its
 // rollout's session_meta gives the cwd and version; a rollout that cannot
-// be read makes the record skipped with its reason.
-func (r *Registry) noDaemonRecord(p proc, id, sock string) domain.Record {
-	rec := domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id, SocketPath: sock,
+// be read makes the record skipped with its reason. It names no socket:
+// no daemon serves the thread, whether one runs or not (Codex's queue
+// reaches it: domain.CodexQueueAddress).
+func (r *Registry) noDaemonRecord(p proc, id string) domain.Record {
+	rec := domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id,
 		Kind: domain.CodexKindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd}
 	path := p.rollouts[id]
 	if path == "" {

@@ -114,6 +114,7 @@ func (c *cli) listCmd() *cobra.Command {
 			ids := sessionIDs(l.Entries, wide)
 			l.Entries = app.FilterHarness(l.Entries, only...)
 			c.warnUnread(l.Unread)
+			c.warnRead(l.Warnings)
 			if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
@@ -163,6 +164,14 @@ func sessionIDs(entries []domain.Entry, wide bool) map[string]string {
 // could: a harness it was asked about could not be read (warnUnread said
 // which).
 var errPartial = silentError{code: exitError}
+
+// warnRead prints the registries' warnings about a read that left
+// nothing out (app.Listing.Warnings), on stderr.
+func (c *cli) warnRead(ws []string) {
+	for _, w := range ws {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", safe(w))
+	}
+}
 
 // warnUnread says, on stderr, which harnesses' registries could not be
 // read: their sessions are missing from what follows.

@@ -111,6 +111,7 @@ func (c *cli) listHost(ctx context.Context, dest domain.Dest, f listFlags) hostL
 		h.partial = len(l.UnreadIn(f.only...)) > 0
 		h.print = func() {
 			c.warnUnread(l.Unread)
+			c.warnRead(l.Warnings)
 			if l.Missing && len(l.Entries) == 0 && (len(f.only) == 0 || slices.Contains(f.only, l.DirHarness)) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
