@@ -48,6 +48,8 @@ type Config struct {
 	// dirs are the folders the control socket may link into (nil:
 	// codexapp.DaemonDir of our uid); tests set it.
 	dirs []string
+	// memo is the registry's (see daemonMemo); nil remembers nothing.
+	memo *daemonMemo
 }
 
 // getuid is os.Getuid (tests replace it).
@@ -154,14 +156,22 @@ func (t *AppServer) Deliver(ctx context.Context, target domain.Session, msg doma
 	return rec, err
 }
 
-// dial checks the home's control socket and opens a connection to it; a
-// failure is delivery_failed, nothing was sent.
+// dial checks the home's control socket and opens a connection to it,
+// the handshake bounded by DefaultAsk (a daemon the registry found not
+// answering is not asked again: daemonMemo); a failure is
+// delivery_failed, nothing was sent.
 func dial(ctx context.Context, cfg Config) (*codexapp.Conn, error) {
 	sock, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...)
 	if err != nil {
 		return nil, failed("%v; nothing was sent", err)
 	}
-	c, err := codexapp.Open(ctx, sock, cfg.Version)
+	if err := cfg.memo.recall(); err != nil {
+		return nil, failed("%v; nothing was sent", err)
+	}
+	octx, cancel := context.WithTimeout(ctx, DefaultAsk)
+	defer cancel()
+	c, err := codexapp.Open(octx, sock, cfg.Version)
+	cfg.memo.remember(ctx, err)
 	cfg.Log.Debug("codex app-server connect", "socket", sock, "err", err)
 	if err != nil {
 		return nil, failed("%v; nothing was sent", err)

@@ -523,3 +523,59 @@ func TestAppServerInterruptedAfterTheHandOver(t *testing.T) {
 	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
 	assert.Contains(t, r.Detail, "interrupted after Codex accepted the message")
 }
+
+// A daemon that does not answer is asked once: the registry's second read,
+// Known and the transport's dial fail at once, naming it, instead of each
+// waiting out the bound (issue 28: three connections cost a send 9 s).
+func TestUnresponsiveDaemonIsAskedOnce(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	w.fake.Handle("thread/loaded/list", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "", false })
+	w.reg.ask = 300 * time.Millisecond
+	w.cfg.memo = w.reg.memo
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Unread, 1)
+
+	start := time.Now()
+	snap, err = w.reg.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Unread, 1)
+	assert.Contains(t, snap.Unread[0].Err.Error(), "not asked again")
+	_, err = w.reg.Known(context.Background())
+	require.Error(t, err)
+	target := domain.NewDormantSession(domain.Record{Harness: domain.HarnessCodex, SessionID: threadA, SocketPath: w.fake.Socket})
+	_, err = NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Contains(t, r.Detail, "nothing was sent")
+	assert.Less(t, time.Since(start), 250*time.Millisecond, "no second wait")
+	inits := 0
+	for _, m := range w.fake.Got() {
+		if m.Method == "initialize" {
+			inits++
+		}
+	}
+	assert.Equal(t, 1, inits, "one connection")
+
+	// After memoHold it is asked again.
+	w.reg.memo.now = func() time.Time { return time.Now().Add(memoHold + time.Second) }
+	snap, err = w.reg.Read(context.Background())
+	require.NoError(t, err)
+	assert.NotContains(t, snap.Unread[0].Err.Error(), "not asked again")
+}
+
+// The transport's handshake is bounded by DefaultAsk, not the delivery's
+// whole timeout.
+func TestAppServerDialIsBounded(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	target := session(t, w.read(t)[threadA].Record)
+	w.fake.Handle("initialize", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "", false })
+	w.cfg.Timeout = 30 * time.Second
+	start := time.Now()
+	_, err := NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, "hi"))
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), DefaultAsk+2*time.Second)
+}

@@ -28,7 +28,7 @@ var _ ports.KnownRegistry = (*Registry)(nil)
 // (sessions/YYYY/MM/DD/rollout-<timestamp>-<id>.jsonl) and the names of
 // session_index.jsonl. A record's Name is the thread's name only (never
 // its preview). It never writes Codex's state.
-func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
+func (r *Registry) Known(ctx context.Context) (_ []domain.Record, err error) {
 	sock, err := codexapp.Socket(r.home, getuid(), r.dirs...)
 	if errors.Is(err, codexapp.ErrNoDaemon) {
 		return r.knownFiles()
@@ -36,6 +36,10 @@ func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.memo.recall(); err != nil {
+		return nil, err
+	}
+	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)

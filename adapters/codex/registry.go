@@ -52,6 +52,9 @@ type Registry struct {
 	// dirs are the folders the control socket may link into (nil:
 	// codexapp.DaemonDir(uid)).
 	dirs []string
+	// memo remembers a daemon that did not answer (shared with the
+	// transports: see daemonMemo).
+	memo *daemonMemo
 }
 
 var _ ports.HarnessRegistry = (*Registry)(nil)
@@ -60,7 +63,7 @@ var _ ports.HarnessRegistry = (*Registry)(nil)
 // daemon in initialize; pidDomain is ours (procliveness.Checker.Domain),
 // given to every record ("": none).
 func NewRegistry(home, version, pidDomain string) *Registry {
-	return &Registry{home: home, procRoot: "/proc", ask: DefaultAsk, version: version, domain: pidDomain}
+	return &Registry{home: home, procRoot: "/proc", ask: DefaultAsk, version: version, domain: pidDomain, memo: &daemonMemo{}}
 }
 
 // Harness is domain.HarnessCodex.
@@ -161,7 +164,11 @@ func (r *Registry) stamp(snap ports.Snapshot) ports.Snapshot {
 
 // daemonThreads asks the daemon at sock for the threads it holds loaded,
 // with their rows.
-func (r *Registry) daemonThreads(ctx context.Context, sock string) ([]codexapp.Thread, error) {
+func (r *Registry) daemonThreads(ctx context.Context, sock string) (threads []codexapp.Thread, err error) {
+	if err := r.memo.recall(); err != nil {
+		return nil, err
+	}
+	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)

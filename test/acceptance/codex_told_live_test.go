@@ -1,0 +1,153 @@
+//go:build unix
+
+package acceptance
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/livecodex"
+)
+
+// Issue 28 ("Codex, told true") against the real Codex 0.171.0 with the
+// stand-in model. The three tests run in parallel: each has a home of
+// its own.
+
+// waitListed polls `list --all --json --harness codex` until cond holds for
+// thread id's entry, and returns that entry; it fails after codexTurn.
+func waitListed(t *testing.T, env []string, id, what string, cond func(codexListed) bool) codexListed {
+	t.Helper()
+	deadline := time.Now().Add(codexTurn)
+	for {
+		l, ok := findListed(listCodex(t, env, "--all", "--harness", "codex"), id)
+		if ok && cond(l) {
+			return l
+		}
+		require.True(t, time.Now().Before(deadline), "%s: thread %s listed as %+v (listed: %v)", what, id, l, ok)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestLiveCodexNoDaemonHome (case 1): a --no-daemon TUI in a home where no
+// daemon ever ran is listed live and addressable, its endpoint ends in
+// :queue, the default transport refuses it naming --transport queue, and
+// `send --transport queue` (by id and by endpoint) runs a turn in it, the
+// receipt saying it runs now.
+func TestLiveCodexNoDaemonHome(t *testing.T) {
+	t.Parallel()
+	bin := livecodex.Require(t)
+	root := livecodex.NewRoot(t, bin, nil)
+	a := livecodex.Start(t, root, livecodex.Options{Label: "nd", Args: []string{"--no-daemon"}, Prompt: "ping nd-first"})
+	a.WaitRollout(t, "the first turn's end", codexTurn, turnEndedAfter("pong: ping nd-first"))
+	require.Zero(t, root.DaemonPID(), "no daemon ever ran in this home")
+	_, err := os.Lstat(root.CodexHome + "/app-server-control/app-server-control.sock")
+	require.ErrorIs(t, err, os.ErrNotExist, "no control socket")
+	env := root.Env()
+
+	l, ok := findListed(listCodex(t, env, "--harness", "codex"), a.ThreadID)
+	require.True(t, ok, "thread %s not listed", a.ThreadID)
+	assert.Equal(t, "live", l.Verdict)
+	assert.True(t, l.Addressable, "%+v", l)
+	assert.Equal(t, a.PID, l.PID)
+	assert.Equal(t, fmt.Sprintf("codex-peer:v1:%d:%s:queue", a.PID, a.ThreadID), l.Endpoint)
+
+	refused, r := sendCodex(t, env, a.ThreadID, "ping nd-default")
+	assert.NotEqual(t, 0, r.Code)
+	assert.Equal(t, "harness_unsupported", refused.Refusal.Reason, "stderr: %s", r.Stderr)
+	assert.Contains(t, refused.Refusal.Detail, "--transport queue")
+
+	out, r := sendCodex(t, env, "--transport", "queue", a.ThreadID, "ping nd-q1")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "queued", out.Outcome)
+	assert.Contains(t, out.Detail, "it runs now", "an idle TUI runs it at once")
+	a.WaitRollout(t, "the queued turn's end", codexTurn, turnEndedAfter("pong: ping nd-q1"))
+
+	out, r = sendCodex(t, env, "--transport", "queue", l.Endpoint, "ping nd-q2")
+	require.Equal(t, 0, r.Code, "by endpoint; stderr: %s", r.Stderr)
+	assert.Equal(t, "queued", out.Outcome)
+	a.WaitRollout(t, "the turn sent by endpoint", codexTurn, hasAgentMessage("pong: ping nd-q2"))
+	assert.Zero(t, root.DaemonPID(), "peerctl started no daemon")
+}
+
+// TestLiveCodexDaemonKilled (case 4): kill -9 the daemon with a
+// daemon-mode TUI and a --no-daemon TUI alive: list exits 0 and shows the
+// --no-daemon TUI live (a warning says the daemon is not running), and a
+// queue send to it runs.
+func TestLiveCodexDaemonKilled(t *testing.T) {
+	t.Parallel()
+	bin := livecodex.Require(t)
+	root := livecodex.NewRoot(t, bin, nil)
+	d := livecodex.Start(t, root, livecodex.Options{Label: "d", Prompt: "ping dk-d"})
+	n := livecodex.Start(t, root, livecodex.Options{Label: "n", Args: []string{"--no-daemon"}, Prompt: "ping dk-n"})
+	d.WaitRollout(t, "the daemon TUI's first answer", codexTurn, hasAgentMessage("pong: ping dk-d"))
+	n.WaitRollout(t, "the --no-daemon TUI's first turn's end", codexTurn, turnEndedAfter("pong: ping dk-n"))
+	daemon := root.DaemonPID()
+	require.NotZero(t, daemon)
+	require.NoError(t, syscall.Kill(daemon, syscall.SIGKILL))
+	for deadline := time.Now().Add(30 * time.Second); root.DaemonPID() == daemon; {
+		require.True(t, time.Now().Before(deadline), "daemon %d still runs after SIGKILL", daemon)
+		time.Sleep(50 * time.Millisecond)
+	}
+	env := root.Env()
+
+	r := runPeerctl(t, runOpts{Env: env}, "list", "--json", "--harness", "codex")
+	require.Equal(t, 0, r.Code, "a dead daemon is a warning; stderr: %s", r.Stderr)
+	if root.DaemonPID() == 0 { // no client started a new daemon meanwhile
+		assert.Contains(t, string(r.Stderr), "daemon is not running")
+	}
+	l := waitListed(t, env, n.ThreadID, "the --no-daemon TUI", func(l codexListed) bool { return l.Verdict == "live" })
+	assert.True(t, l.Addressable, "%+v", l)
+
+	out, sr := sendCodex(t, env, "--transport", "queue", n.ThreadID, "ping dk-q")
+	require.Equal(t, 0, sr.Code, "stderr: %s", sr.Stderr)
+	assert.Equal(t, "queued", out.Outcome)
+	n.WaitRollout(t, "the queued turn", codexTurn, hasAgentMessage("pong: ping dk-q"))
+}
+
+// TestLiveCodexHeadlessWindow (case 3): a TUI quit, the daemon still holds
+// its thread (headless): `send --transport queue` is refused not_live,
+// saying the text would run now unseen and what to do, and nothing runs;
+// once the daemon let the thread go a queue send is queued for the next
+// codex resume, the receipt saying so.
+func TestLiveCodexHeadlessWindow(t *testing.T) {
+	t.Parallel()
+	bin := livecodex.Require(t)
+	root := livecodex.NewRoot(t, bin, nil)
+	h := livecodex.Start(t, root, livecodex.Options{Label: "h", Prompt: "ping hw-first"})
+	h.WaitRollout(t, "the first turn's end", codexTurn, turnEndedAfter("pong: ping hw-first"))
+	env := root.Env()
+	h.Quit()
+	waitListed(t, env, h.ThreadID, "the daemon's afterglow", func(l codexListed) bool { return l.Verdict == "headless" })
+
+	probe := fmt.Sprintf("ping hw-%d", time.Now().UnixNano())
+	out, r := sendCodex(t, env, "--transport", "queue", h.ThreadID, probe)
+	assert.Equal(t, 3, r.Code, "not_live; stderr: %s", r.Stderr)
+	assert.Equal(t, "not_live", out.Refusal.Reason)
+	assert.Contains(t, out.Refusal.Detail, "would run now, in the daemon, with no one watching")
+	assert.Contains(t, out.Refusal.Detail, "codex resume "+h.ThreadID)
+	// Once the daemon let the thread go (about a minute), nothing ran the
+	// refused text (queued, Codex ran it within a second), and the queue
+	// keeps a message for the next codex resume, saying so.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if _, ok := findListed(listCodex(t, env, "--all", "--harness", "codex"), h.ThreadID); !ok {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the daemon still holds thread %s", h.ThreadID)
+		time.Sleep(time.Second)
+	}
+	for _, req := range root.Model.Requests() {
+		assert.False(t, strings.Contains(req.LastUserText(), probe), "the refused text reached the model")
+	}
+	out, r = sendCodex(t, env, "--transport", "queue", h.ThreadID, "ping hw-later")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "queued", out.Outcome)
+	assert.Contains(t, out.Detail, "runs when the thread is resumed (codex resume "+h.ThreadID+")")
+}
