@@ -532,8 +532,10 @@ type durables interface {
 // the chosen transport is durable (ports.DurableTransport) the one match
 // is the target, dormant (domain.NewDormantSession), and several are
 // refused; where another is chosen the refusal says the durable one would
-// keep the message until the session is resumed. Any other error, or no
-// match, is returned as it came.
+// keep the message until the session is resumed. One match whose record
+// has a Problem (its harness says it cannot take a message now) is
+// refused not_live with it, whichever transport is chosen. Any other
+// error, or no match, is returned as it came.
 func (s *Service) known(ctx context.Context, address string, notLive error) (domain.Session, error) {
 	r, ok := domain.AsRefusal(notLive)
 	d, isDurables := s.transport.(durables)
@@ -561,6 +563,10 @@ func (s *Service) known(ctx context.Context, address string, notLive error) (dom
 		}
 		switch {
 		case len(match) == 0:
+		case len(match) == 1 && match[0].Problem != "":
+			// Known, but its harness says it cannot take a message now
+			// (a Codex thread its daemon runs with no client).
+			return domain.Session{}, domain.Refuse(domain.ReasonNotLive, "%s session %s: %s", h.Kind(), match[0].SessionID, match[0].Problem)
 		case !chosen:
 			r.Detail += fmt.Sprintf("; %s session %s is known but no process has it open: --transport %s would keep the message durably and run it when the session is resumed", h.Kind(), match[0].SessionID, name)
 		case len(match) > 1:

@@ -96,3 +96,18 @@ func TestCodexNoDaemonThreadIsAddressableWithoutASocket(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, ReasonIdentityMismatch, r.Reason)
 }
+
+// A send to a Codex thread that is ambiguous or headless says why it is
+// not live, not "no live session matches" (issue 28).
+func TestCodexAmbiguousThreadIsNamedInTheRefusal(t *testing.T) {
+	for _, v := range []Verdict{VerdictAmbiguous, VerdictHeadless} {
+		rec := Record{Harness: HarnessCodex, File: "01a234d3-852a-7530-a429-495bba85092c", SessionID: "01a234d3-852a-7530-a429-495bba85092c", PID: 42,
+			Problem: "which client has it open cannot be told", ProblemVerdict: v}
+		e := Classify(rec, Liveness{})
+		_, err := Resolve([]Entry{e}, rec.SessionID)
+		r, ok := AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, ReasonNotLive, r.Reason)
+		assert.Contains(t, r.Detail, "is "+v.String()+" (which client has it open cannot be told)")
+	}
+}

@@ -250,7 +250,11 @@ func idTwins(id string, twins []Entry, advice string) *Refusal {
 func notLive(entries, live []Entry, address string) error {
 	for _, e := range entries {
 		r := e.Record
-		if e.Live() || r.Problem != "" {
+		// A record whose problem is its harness's verdict on a session
+		// (a Codex thread the daemon holds with no client, or whose
+		// client cannot be told) names that session: it is said why it
+		// is not live, not "no live session matches".
+		if e.Live() || r.Problem != "" && e.Verdict != VerdictHeadless && e.Verdict != VerdictAmbiguous {
 			continue
 		}
 		if r.SessionID == address || r.Name == address || (len(address) >= MinIDPrefix && strings.HasPrefix(r.SessionID, address)) {

@@ -124,7 +124,9 @@ type DurableTransport interface {
 
 // KnownRegistry is a Registry that can also list the sessions its harness
 // knows whether or not a process has them open (every Codex thread), for
-// a DurableTransport. It never writes the harness's state.
+// a DurableTransport. A record with a Problem is one the harness knows
+// but that cannot take a message now (the send is refused with it). It
+// never writes the harness's state.
 type KnownRegistry interface {
 	Registry
 	Known(ctx context.Context) ([]domain.Record, error)

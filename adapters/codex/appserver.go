@@ -249,7 +249,7 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 				// A busy thread takes the text into its running turn: no
 				// turn/started comes, the userMessage item does.
 				if busy && userMessageIn(n.Params, id, turn) {
-					rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "the thread was busy: the message joined its running turn "+turn
+					rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "the thread was busy: Codex took the message into its running turn "+turn+", which answers it (not a next turn)"
 					return rec, turn, nil
 				}
 			case "turn/completed":

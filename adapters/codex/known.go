@@ -27,7 +27,9 @@ var _ ports.KnownRegistry = (*Registry)(nil)
 // behind) the files Codex documents, the rollouts
 // (sessions/YYYY/MM/DD/rollout-<timestamp>-<id>.jsonl) and the names of
 // session_index.jsonl. A record's Name is the thread's name only (never
-// its preview). It never writes Codex's state.
+// its preview). A thread the daemon holds loaded carries the daemon's
+// status and a Problem (headless: a text queued for it would run at once,
+// with no one watching). It never writes Codex's state.
 func (r *Registry) Known(ctx context.Context) (_ []domain.Record, err error) {
 	sock, err := codexapp.Socket(r.home, getuid(), r.dirs...)
 	if errors.Is(err, codexapp.ErrNoDaemon) {
@@ -59,6 +61,12 @@ func (r *Registry) Known(ctx context.Context) (_ []domain.Record, err error) {
 		rec := threadRecord(t, sock)
 		if t.Name == nil {
 			rec.Name = ""
+		}
+		if rec.Status != domain.StatusUnknown {
+			// Loaded (idle or active; notLoaded has no status): asked
+			// for, it has no live client (else it resolved live), so a
+			// text queued now would run at once, unseen.
+			rec.Problem, rec.ProblemVerdict = afterglow(t.ID), domain.VerdictHeadless
 		}
 		out = append(out, rec)
 	}

@@ -106,6 +106,8 @@ func TestQueueRefusesTheHeadlessWindow(t *testing.T) {
 	recs, err := w.reg.Known(context.Background())
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
+	assert.Equal(t, domain.VerdictHeadless, recs[0].ProblemVerdict, "Known says so too")
+	assert.Contains(t, recs[0].Problem, "would run now")
 	q := fakeQueue(t, w.cfg)
 	_, err = q.Deliver(context.Background(), domain.NewDormantSession(recs[0]), msg(t, "hi"))
 	r, ok := domain.AsRefusal(err)

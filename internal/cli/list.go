@@ -103,7 +103,7 @@ func (c *cli) listCmd() *cobra.Command {
 			if len(dests) > 0 {
 				return c.listHosts(cmd.Context(), dests, listFlags{all: all, wide: wide, asJSON: asJSON, harness: harness, only: only})
 			}
-			svc, err := c.service(options{readOnly: true})
+			svc, err := c.service(options{readOnly: true, only: only})
 			if err != nil {
 				return err
 			}
@@ -146,8 +146,9 @@ func (c *cli) listCmd() *cobra.Command {
 
 // sessionIDs maps each session id of a listing to what the table shows:
 // with wide the id itself, else its shortest unique prefix among every
-// record read (domain.ShortIDs, computed before --harness keeps one
-// harness, so the prefix also names it alone for send and show).
+// record read (domain.ShortIDs). --harness reads that harness's registry
+// alone, so its prefixes are unique among its records: send and show
+// refuse a prefix another harness's session shares (never a guess).
 func sessionIDs(entries []domain.Entry, wide bool) map[string]string {
 	ids := make(map[string]string, len(entries))
 	short := domain.ShortIDs(entries)

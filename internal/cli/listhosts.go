@@ -94,7 +94,7 @@ func (c *cli) listHosts(ctx context.Context, dests []domain.Dest, f listFlags) e
 func (c *cli) listHost(ctx context.Context, dest domain.Dest, f listFlags) hostListing {
 	h := hostListing{dest: dest}
 	if dest.IsLocal() {
-		svc, err := c.service(options{readOnly: true})
+		svc, err := c.service(options{readOnly: true, only: f.only})
 		if err != nil {
 			h.err = err
 			return h
