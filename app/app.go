@@ -486,6 +486,25 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 // addressable. The session is returned whenever it was resolved, also
 // beside a not_addressable refusal. Service.Send and Relay.Send share it.
 func (s *Service) target(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
+	msg, target, err := s.resolveTarget(ctx, address, text)
+	return msg, target, interrupted(ctx, err)
+}
+
+// interrupted makes err, when ctx ended (Ctrl-C, SIGTERM) before a
+// transport ran, a delivery_failed refusal saying so: nothing was sent,
+// and a bare "context canceled" says neither. A refusal stays itself.
+func interrupted(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	if _, ok := domain.AsRefusal(err); ok {
+		return err
+	}
+	return &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Detail: fmt.Sprintf("interrupted before anything was sent (%v)", err), Err: err}
+}
+
+// resolveTarget is target without the interrupt's wording.
+func (s *Service) resolveTarget(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
 	msg, err := domain.NewMessage(text)
 	if err != nil {
 		return msg, domain.Session{}, err

@@ -127,3 +127,27 @@ func TestNotLiveNamesTheHarnessesSearched(t *testing.T) {
 	assert.Contains(t, r.Detail, "searched the claude-code, codex sessions")
 	assert.Contains(t, r.Detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
 }
+
+// canceledRegistry fails as a read does when the command was interrupted.
+type canceledRegistry struct{}
+
+func (canceledRegistry) Read(ctx context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{}, ctx.Err()
+}
+
+// Ctrl-C or SIGTERM while the target is resolved is delivery_failed saying
+// it was interrupted before anything was sent, not a bare "context
+// canceled" (issue 28).
+func TestSendInterruptedWhileResolving(t *testing.T) {
+	def := &named{name: "app-server"}
+	hs := app.NewHarnesses([]ports.Harness{knownHarness{ts: []ports.Transport{def}}})
+	svc := app.New(canceledRegistry{}, noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := svc.Send(ctx, app.SendRequest{Address: knownThread, Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Contains(t, r.Detail, "interrupted before anything was sent")
+	assert.Empty(t, def.Received())
+}

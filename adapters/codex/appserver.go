@@ -174,9 +174,18 @@ func dial(ctx context.Context, cfg Config) (*codexapp.Conn, error) {
 	cfg.memo.remember(ctx, err)
 	cfg.Log.Debug("codex app-server connect", "socket", sock, "err", err)
 	if err != nil {
-		return nil, failed("%v; nothing was sent", err)
+		return nil, notSent(ctx, err)
 	}
 	return c, nil
+}
+
+// notSent is the delivery_failed refusal of a step before the text was
+// handed over; an interrupt (Ctrl-C, SIGTERM: ctx canceled) says so.
+func notSent(ctx context.Context, err error) *domain.Refusal {
+	if ctx.Err() == context.Canceled {
+		return failed("interrupted before the message was handed over (%v); nothing was sent", err)
+	}
+	return failed("%v; nothing was sent", err)
 }
 
 func failed(format string, args ...any) *domain.Refusal {
@@ -191,7 +200,7 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 	id := target.ID()
 	loaded, err := c.LoadedThreads(ctx)
 	if err != nil {
-		return domain.Receipt{}, "", failed("%v; nothing was sent", err)
+		return domain.Receipt{}, "", notSent(ctx, err)
 	}
 	if !slices.Contains(loaded, id) {
 		return domain.Receipt{}, "", domain.Refuse(domain.ReasonNotLive, "Codex's daemon no longer holds thread %s loaded (its TUI quit); nothing was sent: a resume would run it with no one watching (--transport queue keeps it for the next resume)", id)
@@ -200,7 +209,7 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 		Thread codexapp.Thread `json:"thread"`
 	}
 	if err := c.Call(ctx, "thread/resume", map[string]any{"threadId": id, "excludeTurns": true}, &resumed); err != nil {
-		return domain.Receipt{}, "", failed("%v; nothing was sent", err)
+		return domain.Receipt{}, "", notSent(ctx, err)
 	}
 	busy := resumed.Thread.Status.Type == "active"
 	var started struct {
@@ -216,6 +225,8 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 	switch {
 	case errors.As(err, &rpc):
 		return domain.Receipt{}, "", failed("%s; nothing was sent", rpc.Error())
+	case err != nil && ctx.Err() == context.Canceled:
+		return domain.Receipt{}, "", domain.Refuse(domain.ReasonOutcomeUnknown, "interrupted while Codex took turn/start (%v); the thread may or may not have the message: look before sending again", err)
 	case err != nil:
 		return domain.Receipt{}, "", domain.Refuse(domain.ReasonOutcomeUnknown, "%v; the thread may or may not have the message: look before sending again", err)
 	case started.Turn.ID == "":

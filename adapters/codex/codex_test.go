@@ -579,3 +579,25 @@ func TestAppServerDialIsBounded(t *testing.T) {
 	require.Error(t, err)
 	assert.Less(t, time.Since(start), DefaultAsk+2*time.Second)
 }
+
+// Ctrl-C or SIGTERM before turn/start is delivery_failed saying it was
+// interrupted and nothing was sent.
+func TestAppServerInterruptedBeforeTheHandOver(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	target := session(t, w.read(t)[threadA].Record)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.fake.Handle("thread/resume", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		time.AfterFunc(100*time.Millisecond, cancel)
+		return nil, "", false // no answer: the signal comes while it is awaited
+	})
+	_, err := NewAppServer(w.cfg).Deliver(ctx, target, msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Contains(t, r.Detail, "interrupted before the message was handed over")
+	for _, m := range w.fake.Got() {
+		assert.NotEqual(t, "turn/start", m.Method)
+	}
+}

@@ -140,6 +140,9 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 	text := strings.TrimSpace(string(out.Bytes()))
 	q.cfg.Log.Debug("codex queue", "program", path, "thread", target.ID(), "err", err)
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "interrupted while codex queue ran (%v); the message may or may not be queued: look before sending again", err)
+		}
 		if ctx.Err() != nil {
 			return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue did not finish within %s (%v); the message may or may not be queued: look before sending again", q.cfg.Timeout, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,10 +18,14 @@ import (
 // TestMain lets the test binary stand in for codex: with
 // PEERCTL_FAKE_CODEX set it is `codex queue`, writing its argv (one per
 // line) and CODEX_HOME to that file and answering as Codex 0.171.0 does
-// (or as PEERCTL_FAKE_CODEX_SAY says).
+// (or as PEERCTL_FAKE_CODEX_SAY says; with PEERCTL_FAKE_CODEX_HANG set it
+// first hangs a minute).
 func TestMain(m *testing.M) {
 	if out := os.Getenv("PEERCTL_FAKE_CODEX"); out != "" {
 		_ = os.WriteFile(out, []byte(strings.Join(os.Args[1:], "\n")+"\nCODEX_HOME="+os.Getenv("CODEX_HOME")), 0o600)
+		if os.Getenv("PEERCTL_FAKE_CODEX_HANG") != "" {
+			time.Sleep(time.Minute)
+		}
 		if say, ok := os.LookupEnv("PEERCTL_FAKE_CODEX_SAY"); ok {
 			fmt.Println(say)
 			os.Exit(3)
@@ -119,4 +124,23 @@ func TestQueueRefusesTheHeadlessWindow(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist, "codex queue never ran")
 	_, err = q.Plan(domain.NewDormantSession(recs[0]), msg(t, "hi"))
 	assert.Error(t, err, "--dry-run says the same")
+}
+
+// Ctrl-C or SIGTERM while codex queue runs is outcome_unknown saying it
+// was interrupted (not "did not finish within" the timeout), and codex
+// queue is ended with the call.
+func TestQueueInterrupted(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	q := fakeQueue(t, w.cfg)
+	q.cfg.Env = append(q.cfg.Env, "PEERCTL_FAKE_CODEX_HANG=1")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := q.Deliver(ctx, session(t, w.read(t)[threadA].Record), msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
+	assert.Contains(t, r.Detail, "interrupted while codex queue ran")
+	assert.Less(t, time.Since(start), 10*time.Second)
 }
