@@ -146,7 +146,9 @@ func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a", threadA: ""})
 	locks, day := lockedHome(t, w.fake.Home)
 	good := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
-	require.NoError(t, os.WriteFile(good, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n{\"type\":\"x\"}\n"), 0o644))
+	require.NoError(t, os.WriteFile(good, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n{\"type\":\"x\"}\n"+
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"first words\nof it"}]}}}`+"\n"+
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"second"}]}}}`+"\n"), 0o644))
 	cut := filepath.Join(day, "rollout-2026-12-02T03-41-00-"+threadB+".jsonl")
 	require.NoError(t, os.WriteFile(cut, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`), 0o644))
 	fakeProc(t, w.procRoot, 400, []string{"codex", "--no-daemon"}, "/w/nd", filepath.Join(locks, threadN+".lock"), good)
@@ -158,6 +160,7 @@ func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 	assert.Equal(t, domain.CodexKindNoDaemon, nd.Record.Kind)
 	assert.Equal(t, 400, nd.Record.PID)
 	assert.Equal(t, "/w/nd", nd.Record.Cwd)
+	assert.Equal(t, "first words of it", nd.Record.Name, "its first message, as thread/list's preview")
 
 	assert.Equal(t, domain.VerdictMalformed, got[threadB].Verdict, "a rollout cut mid-line is a skipped record")
 	assert.Contains(t, got[threadB].Reason, "truncated")
@@ -233,6 +236,12 @@ func TestRegistryNoDaemonTUIWithoutAnyDaemon(t *testing.T) {
 	assert.True(t, e.Addressable, e.Unaddressable)
 	assert.Empty(t, e.Record.SocketPath)
 	assert.Equal(t, "codex-peer:v1:400:"+threadN+":queue", e.Endpoint().String())
+
+	// A name given with /rename (session_index.jsonl) is its name.
+	require.NoError(t, os.WriteFile(filepath.Join(home, "session_index.jsonl"), []byte(`{"id":"`+threadN+`","thread_name":"night shift","updated_at":"x"}`+"\n"), 0o644))
+	snap, err = r.Read(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "night shift", snap.Records[0].Name)
 
 	w := newWorld(t, nil)
 	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -98,13 +99,18 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	procs := scanProcs(r.procRoot, r.home)
 	daemonPID := readDaemonPID(r.home)
 	underDaemon(procs, daemonPID, procliveness.NewTree(r.procRoot))
+	var names map[string]string // session_index.jsonl, read once when needed
 	for _, p := range procs {
 		role := p.role(daemonPID)
 		if role != domain.CodexKindNoDaemon && role != roleExec {
 			continue
 		}
+		if names == nil {
+			names = map[string]string{}
+			_ = readSessionIndex(filepath.Join(r.home, "session_index.jsonl"), func(id, name string) { names[id] = name })
+		}
 		for _, id := range p.locks {
-			rec := r.noDaemonRecord(p, id)
+			rec := r.noDaemonRecord(p, id, names[id])
 			if role == roleExec && rec.Problem == "" {
 				rec.Problem = fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it", p.pid, id)
 				rec.ProblemVerdict = domain.VerdictHeadless
@@ -295,15 +301,21 @@ func threadRecord(t codexapp.Thread, sock string) domain.Record {
 
 // noDaemonRecord is the record of a thread a --no-daemon TUI holds: its
 // rollout's session_meta gives the cwd and version; a rollout that cannot
-// be read makes the record skipped with its reason. It names no socket:
+// be read makes the record skipped with its reason. Its name is the
+// thread's (session_index.jsonl's, given), else its first message, as the
+// daemon's thread/list shows a thread (name, else preview). It names no socket:
 // no daemon serves the thread, whether one runs or not (Codex's queue
 // reaches it: domain.CodexQueueAddress).
-func (r *Registry) noDaemonRecord(p proc, id string) domain.Record {
+func (r *Registry) noDaemonRecord(p proc, id, name string) domain.Record {
 	rec := domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id,
-		Kind: domain.CodexKindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd}
+		Kind: domain.CodexKindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd, Name: oneLine(name)}
 	path := p.rollouts[id]
 	if path == "" {
 		return rec // the lock is taken before the first turn writes the rollout
+	}
+	if rec.Name == "" {
+		// As thread/list names a thread without a name: its first message.
+		rec.Name = oneLine(firstUserMessage(path))
 	}
 	rec.Path = path
 	meta, err := readSessionMeta(path)
@@ -357,6 +369,50 @@ func readSessionMeta(path string) (sessionMeta, error) {
 		return sessionMeta{}, fmt.Errorf("rollout %s: its first line is not a session_meta record", path)
 	}
 	return first.Payload, nil
+}
+
+// maxPreviewScan bounds what is read of a rollout for its first message
+// (bytes).
+const maxPreviewScan = 1 << 20
+
+// firstUserMessage is the text of the first message a person sent in the
+// rollout at path (an event_msg item_completed whose item is a
+// UserMessage, Codex 0.171.0), "" when none is within its first
+// maxPreviewScan bytes; lines over maxMetaLine bytes are skipped.
+func firstUserMessage(path string) string {
+	f, err := openRegular(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	br := bufio.NewReader(io.LimitReader(f, maxPreviewScan))
+	for {
+		raw, long, err := readIndexLine(br)
+		if !long && bytes.Contains(raw, []byte(`"UserMessage"`)) {
+			var line struct {
+				Type    string `json:"type"`
+				Payload struct {
+					Type string `json:"type"`
+					Item struct {
+						Type    string `json:"type"`
+						Content []struct {
+							Text string `json:"text"`
+						} `json:"content"`
+					} `json:"item"`
+				} `json:"payload"`
+			}
+			if json.Unmarshal(raw, &line) == nil && line.Type == "event_msg" && line.Payload.Type == "item_completed" && line.Payload.Item.Type == "UserMessage" {
+				var b strings.Builder
+				for _, c := range line.Payload.Item.Content {
+					b.WriteString(c.Text)
+				}
+				return b.String()
+			}
+		}
+		if err != nil {
+			return ""
+		}
+	}
 }
 
 // readDaemonPID reads the daemon's pid from daemon.pid (0 when absent or

@@ -127,6 +127,7 @@ func TestLiveCodexInfrastructure(t *testing.T) {
 type codexListed struct {
 	Harness     string `json:"harness"`
 	SessionID   string `json:"sessionId"`
+	Name        string `json:"name"`
 	PID         int    `json:"pid"`
 	Cwd         string `json:"cwd"`
 	Status      string `json:"status"`

@@ -37,7 +37,8 @@ func waitListed(t *testing.T, env []string, id, what string, cond func(codexList
 
 // TestLiveCodexNoDaemonHome (case 1): a --no-daemon TUI in a home where no
 // daemon ever ran is listed live and addressable, its endpoint ends in
-// :queue, the default transport refuses it naming --transport queue, and
+// :queue, its name is its first message, the default transport refuses it
+// naming --transport queue, and
 // `send --transport queue` (by id and by endpoint) runs a turn in it, the
 // receipt saying it runs now.
 func TestLiveCodexNoDaemonHome(t *testing.T) {
@@ -57,6 +58,7 @@ func TestLiveCodexNoDaemonHome(t *testing.T) {
 	assert.True(t, l.Addressable, "%+v", l)
 	assert.Equal(t, a.PID, l.PID)
 	assert.Equal(t, fmt.Sprintf("codex-peer:v1:%d:%s:queue", a.PID, a.ThreadID), l.Endpoint)
+	assert.Equal(t, "ping nd-first", l.Name, "its first message, as the daemon's thread/list names a thread")
 
 	refused, r := sendCodex(t, env, a.ThreadID, "ping nd-default")
 	assert.NotEqual(t, 0, r.Code)
