@@ -103,6 +103,8 @@ func TestLiveCodexDaemonKilled(t *testing.T) {
 	require.Equal(t, 0, r.Code, "a dead daemon is a warning; stderr: %s", r.Stderr)
 	if root.DaemonPID() == 0 { // no client started a new daemon meanwhile
 		assert.Contains(t, string(r.Stderr), "daemon is not running")
+	} else {
+		t.Logf("a client started a new daemon (pid %d) before the list: the warning is not checked", root.DaemonPID())
 	}
 	l := waitListed(t, env, n.ThreadID, "the --no-daemon TUI", func(l codexListed) bool { return l.Verdict == "live" })
 	assert.True(t, l.Addressable, "%+v", l)
@@ -152,4 +154,31 @@ func TestLiveCodexHeadlessWindow(t *testing.T) {
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.Equal(t, "queued", out.Outcome)
 	assert.Contains(t, out.Detail, "runs when the thread is resumed (codex resume "+h.ThreadID+")")
+}
+
+// TestLiveCodexDaemonStopped (questionable points): a daemon that takes
+// connections and never answers (SIGSTOP) is asked once per send, not
+// three times (the refusal says the second ask was not made), and `list
+// --harness claude-code` does not read Codex at all (no warning).
+func TestLiveCodexDaemonStopped(t *testing.T) {
+	t.Parallel()
+	bin := livecodex.Require(t)
+	root := livecodex.NewRoot(t, bin, nil)
+	s := livecodex.Start(t, root, livecodex.Options{Label: "s", Prompt: "ping ds-first"})
+	s.WaitRollout(t, "the first answer", codexTurn, hasAgentMessage("pong: ping ds-first"))
+	daemon := root.DaemonPID()
+	require.NotZero(t, daemon)
+	require.NoError(t, syscall.Kill(daemon, syscall.SIGSTOP))
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGCONT) }) // before the root's StopDaemon
+	env := root.Env()
+
+	r := runPeerctl(t, runOpts{Env: env}, "list", "--harness", "claude-code")
+	assert.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.NotContains(t, string(r.Stderr), "codex", "the Codex daemon was not asked")
+
+	out, r := sendCodex(t, env, "--transport", "queue", s.ThreadID, "ping ds")
+	assert.Equal(t, 3, r.Code, "not_live; stderr: %s", r.Stderr)
+	assert.Contains(t, out.Refusal.Detail, "the codex registry could not be read")
+	assert.Contains(t, out.Refusal.Detail, "not asked again", "one ask: the known threads were not asked for again")
+	assert.Less(t, r.Elapsed, 8*time.Second, "one 3 s wait, not three")
 }
