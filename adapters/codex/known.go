@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -29,8 +30,41 @@ var _ ports.KnownRegistry = (*Registry)(nil)
 // session_index.jsonl. A record's Name is the thread's name only (never
 // its preview). A thread the daemon holds loaded carries the daemon's
 // status and a Problem (headless: a text queued for it would run at once,
-// with no one watching). It never writes Codex's state.
-func (r *Registry) Known(ctx context.Context) (_ []domain.Record, err error) {
+// with no one watching), and so does a thread a `codex exec` run holds (a
+// text queued for it is not seen by the run). It never writes Codex's
+// state.
+func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
+	recs, err := r.known(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.markExecRuns(recs), nil
+}
+
+// markExecRuns gives each thread whose writer lock a running `codex exec`
+// holds that run's Problem (headless; see execProblem).
+func (r *Registry) markExecRuns(recs []domain.Record) []domain.Record {
+	procs := scanProcs(r.procRoot, r.home)
+	daemonPID := readDaemonPID(r.home)
+	underDaemon(procs, daemonPID, procliveness.NewTree(r.procRoot))
+	held := map[string]int{}
+	for _, p := range procs {
+		if p.role(daemonPID) == roleExec {
+			for _, id := range p.locks {
+				held[id] = p.pid
+			}
+		}
+	}
+	for i, rec := range recs {
+		if pid, ok := held[rec.SessionID]; ok {
+			recs[i].Problem, recs[i].ProblemVerdict = execProblem(pid, rec.SessionID), domain.VerdictHeadless
+		}
+	}
+	return recs
+}
+
+// known is Known before markExecRuns.
+func (r *Registry) known(ctx context.Context) (_ []domain.Record, err error) {
 	sock, err := codexapp.Socket(r.home, getuid(), r.dirs...)
 	if errors.Is(err, codexapp.ErrNoDaemon) {
 		return r.knownFiles()

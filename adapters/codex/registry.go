@@ -112,8 +112,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		for _, id := range p.locks {
 			rec := r.noDaemonRecord(p, id, names[id])
 			if role == roleExec && rec.Problem == "" {
-				rec.Problem = fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it", p.pid, id)
-				rec.ProblemVerdict = domain.VerdictHeadless
+				rec.Problem, rec.ProblemVerdict = execProblem(p.pid, id), domain.VerdictHeadless
 			}
 			snap.Records = append(snap.Records, rec)
 		}
@@ -132,6 +131,12 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
 	}
 	return r.stamp(snap), nil
+}
+
+// execProblem says why a thread a `codex exec` run (pid) holds is not a
+// session.
+func execProblem(pid int, id string) string {
+	return fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it once it ended", pid, id)
 }
 
 // daemonGone reports whether err says no daemon listens on the control

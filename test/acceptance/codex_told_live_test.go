@@ -3,8 +3,13 @@
 package acceptance
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/test/livecodex"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // Issue 28 ("Codex, told true") against the real Codex 0.171.0 with the
@@ -181,4 +187,172 @@ func TestLiveCodexDaemonStopped(t *testing.T) {
 	assert.Contains(t, out.Refusal.Detail, "the codex registry could not be read")
 	assert.Contains(t, out.Refusal.Detail, "not asked again", "one ask: the known threads were not asked for again")
 	assert.Less(t, r.Elapsed, 8*time.Second, "one 3 s wait, not three")
+}
+
+// TestLiveCodexExecRun (case 2): a `codex exec` run holds its thread's
+// writer lock and rollout as a --no-daemon TUI does: it is listed under
+// --all as headless with the exec's pid, not live, and a queue send to it
+// is refused naming the exec run (it would never be seen).
+func TestLiveCodexExecRun(t *testing.T) {
+	t.Parallel()
+	bin := livecodex.Require(t)
+	root := livecodex.NewRoot(t, bin, nil)
+	cwd := filepath.Join(root.Dir, "w", "exec")
+	require.NoError(t, os.MkdirAll(cwd, 0o700))
+	cmd := exec.Command(root.Bin, "exec", "--skip-git-repo-check", "hold exec-run")
+	cmd.Env, cmd.Dir = root.Env(), cwd
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out testproc.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		root.Model.ReleaseAll()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	for deadline := time.Now().Add(codexTurn); !root.Model.Held("exec-run"); {
+		require.True(t, time.Now().Before(deadline), "the exec's turn reached the model; output:\n%s", out.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+	var l codexListed
+	for deadline := time.Now().Add(codexTurn); ; {
+		all := listCodex(t, root.Env(), "--all", "--harness", "codex")
+		if i := slices.IndexFunc(all, func(l codexListed) bool { return l.PID == cmd.Process.Pid }); i >= 0 {
+			l = all[i]
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the exec's thread is listed under --all")
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Equal(t, "headless", l.Verdict, "%+v", l)
+	assert.Contains(t, l.Reason, "codex exec")
+	assert.False(t, l.Addressable)
+	assert.Empty(t, listCodex(t, root.Env(), "--harness", "codex"), "nothing live")
+
+	sent, r := sendCodex(t, root.Env(), "--transport", "queue", l.SessionID, "ping exec-q")
+	assert.Equal(t, 3, r.Code, "not_live; stderr: %s", r.Stderr)
+	assert.Equal(t, "not_live", sent.Refusal.Reason)
+	assert.Contains(t, sent.Refusal.Detail, "codex exec")
+	root.Model.Release("exec-run")
+	select {
+	case err := <-done:
+		done <- err
+		require.NoError(t, err, "output:\n%s", out.String())
+	case <-time.After(codexTurn):
+		t.Fatalf("codex exec did not end after its turn; output:\n%s", out.String())
+	}
+	assert.Contains(t, out.String(), "held exec-run", "the exec printed its own answer")
+}
+
+// TestLiveCodexSymlinkedHome (case 5): a --no-daemon TUI whose CODEX_HOME
+// is a link to the home (its open files are named by the real path) is
+// listed live and takes a queue send, the home named by the link.
+func TestLiveCodexSymlinkedHome(t *testing.T) {
+	t.Parallel()
+	bin := livecodex.Require(t)
+	root := livecodex.NewRoot(t, bin, nil)
+	linked := *root
+	linked.CodexHome = filepath.Join(root.Dir, "ch-link")
+	require.NoError(t, os.Symlink(root.CodexHome, linked.CodexHome))
+	s := livecodex.Start(t, &linked, livecodex.Options{Label: "sl", Args: []string{"--no-daemon"}, Prompt: "ping sl-first"})
+	s.WaitRollout(t, "the first turn's end", codexTurn, turnEndedAfter("pong: ping sl-first"))
+	env := linked.Env()
+	l, ok := findListed(listCodex(t, env, "--harness", "codex"), s.ThreadID)
+	require.True(t, ok, "thread %s not listed", s.ThreadID)
+	assert.Equal(t, "live", l.Verdict)
+	assert.Equal(t, s.PID, l.PID)
+	out, r := sendCodex(t, env, "--transport", "queue", s.ThreadID, "ping sl-q")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "queued", out.Outcome)
+	s.WaitRollout(t, "the queued turn", codexTurn, hasAgentMessage("pong: ping sl-q"))
+}
+
+// TestLiveCodexSandboxHelpersAreNoClients (case 6): the TUI quits while
+// the daemon runs a tool call for its thread (a sleep, under Codex's
+// sandbox helpers: processes named codex, in the thread's folder, of this
+// home, the daemon's descendants): within 10 s the thread is no longer
+// listed live, while the tool still runs.
+func TestLiveCodexSandboxHelpersAreNoClients(t *testing.T) {
+	t.Parallel()
+	bin := livecodex.Require(t)
+	root := livecodex.NewRoot(t, bin, nil)
+	s := livecodex.Start(t, root, livecodex.Options{Label: "sb", Prompt: "ping sb-first"})
+	s.WaitRollout(t, "the first answer", codexTurn, hasAgentMessage("pong: ping sb-first"))
+	var call string
+	for _, req := range root.Model.Requests() {
+		if _, _, ok := req.FindTool("exec_command"); ok {
+			call = `call exec_command {"cmd":"sleep 45"}`
+		} else if _, _, ok := req.FindTool("shell"); ok && call == "" {
+			call = `call shell {"command":["sleep","45"]}`
+		}
+	}
+	require.NotEmpty(t, call, "Codex offered a shell tool")
+	env := root.Env()
+	_, r := sendCodex(t, env, s.ThreadID, call)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	daemon := root.DaemonPID()
+	var sleeper int
+	for deadline := time.Now().Add(codexTurn); sleeper == 0; {
+		sleeper = descendantRunning(daemon, "sleep")
+		require.True(t, time.Now().Before(deadline), "the tool's sleep runs under the daemon; screen:\n%s", s.Screen())
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.Quit()
+	quit := time.Now()
+	for {
+		l, ok := findListed(listCodex(t, env, "--all", "--harness", "codex"), s.ThreadID)
+		if !ok || l.Verdict != "live" {
+			break
+		}
+		require.Less(t, time.Since(quit), 10*time.Second, "still listed live: %+v", l)
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.NoError(t, syscall.Kill(sleeper, 0), "the tool still ran when the thread stopped being live")
+}
+
+// descendantRunning is the pid of a process named comm whose ancestry
+// reaches pid, 0 when there is none.
+func descendantRunning(pid int, comm string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/comm")
+		if err != nil || strings.TrimSpace(string(b)) != comm {
+			continue
+		}
+		for q, n := p, 0; q > 1 && n < 64; n++ {
+			if q == pid {
+				return p
+			}
+			q = parentOf(q)
+		}
+	}
+	return 0
+}
+
+// parentOf is field 4 of /proc/<pid>/stat (0 when unknown).
+func parentOf(pid int) int {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
