@@ -34,7 +34,8 @@ const maxMetaLine = 64 << 10
 //
 //   - a thread whose writer lock a codex process other than the daemon
 //     holds open is that process's (a TUI started with --no-daemon): kind
-//     no-daemon, pid the TUI's;
+//     no-daemon, pid the TUI's, no socket (Codex's queue reaches it); a
+//     `codex exec` run holding one is headless;
 //   - a thread the app-server daemon holds loaded (thread/loaded/list) is
 //     a client's when at least as many Codex clients (codex processes of
 //     this home that are not the daemon) run in its folder as the daemon
@@ -43,7 +44,9 @@ const maxMetaLine = 64 << 10
 //     daemon keeps a thread loaded about a minute after its TUI quit);
 //     fewer: ambiguous.
 //
-// A thread no process holds is not a record. It never writes Codex's state.
+// A thread no process holds is not a record. A daemon that is not running,
+// or does not answer, leaves the --no-daemon threads listed (see Read). It
+// never writes Codex's state.
 type Registry struct {
 	home     string
 	procRoot string
