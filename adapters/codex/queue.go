@@ -109,11 +109,12 @@ func when(target domain.Session) string {
 	case target.Dormant():
 		return "no client has the thread open now, so it runs when the thread is resumed (codex resume " + target.ID() + ")"
 	case target.Status() == domain.StatusBusy:
-		return fmt.Sprintf("the thread was busy: it runs as its next turn, after the running one, in the TUI (pid %d)", target.PID())
+		return "the thread was busy: it runs as its next turn, after the running one, in the TUI that has it open"
 	case target.Status() == domain.StatusIdle:
-		return fmt.Sprintf("the thread was idle: it runs now, as a new turn the TUI (pid %d) shows", target.PID())
+		return "the thread was idle: it runs now, as a new turn the TUI that has it open shows"
 	}
-	return fmt.Sprintf("it runs now if the thread is idle, as its next turn if busy, in the TUI (pid %d)", target.PID())
+	// A --no-daemon thread: its status is not published outside the TUI.
+	return "it runs now if the thread is idle, as its next turn if busy, in the TUI that has it open"
 }
 
 // Deliver runs codex queue (see Queue).
