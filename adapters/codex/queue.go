@@ -97,7 +97,7 @@ func (q *Queue) check(target domain.Session) error {
 // afterglow says why a thread the daemon holds loaded with no client is
 // not sent to, and what to do.
 func afterglow(id string) string {
-	return fmt.Sprintf("thread %s is loaded by Codex's app-server daemon but no client is known to have it open (its TUI quit: the daemon keeps a thread about a minute after); a queued message would run now, in the daemon, with no one watching, so nothing was sent: open it (codex resume %s) and send, or send again with --transport queue once the daemon let it go (about a minute), when the message waits for the next codex resume", id, id)
+	return fmt.Sprintf("thread %s is loaded by Codex's app-server daemon but no client is known to have it open (its TUI quit, and the daemon keeps a thread about a minute after; or which client has it cannot be told); a queued message would run now, in the daemon, with no one watching, so nothing was sent: open it (codex resume %s) and send, or send again with --transport queue once the daemon let it go (about a minute), when the message waits for the next codex resume", id, id)
 }
 
 // when says, for a receipt, when the text Codex queued for target runs,
