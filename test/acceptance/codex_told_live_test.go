@@ -186,7 +186,7 @@ func TestLiveCodexDaemonStopped(t *testing.T) {
 	assert.Equal(t, 3, r.Code, "not_live; stderr: %s", r.Stderr)
 	assert.Contains(t, out.Refusal.Detail, "the codex registry could not be read")
 	assert.Contains(t, out.Refusal.Detail, "not asked again", "one ask: the known threads were not asked for again")
-	assert.Less(t, r.Elapsed, 8*time.Second, "one 3 s wait, not three")
+	assert.Less(t, r.Elapsed, 9*time.Second, "one 3 s wait, not three (9 s before)")
 }
 
 // TestLiveCodexExecRun (case 2): a `codex exec` run holds its thread's
