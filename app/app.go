@@ -74,6 +74,9 @@ type Listing struct {
 	// Unread lists the harnesses whose registry could not be read; their
 	// sessions are absent from Entries (see UnreadIn).
 	Unread []ports.Unread
+	// Warnings are the registries' warnings about a read that left
+	// nothing out (ports.Snapshot.Warnings).
+	Warnings []string
 	// Entries holds one entry per record, ordered by pid then file name.
 	Entries []domain.Entry
 }
@@ -158,7 +161,7 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Warnings: snap.Warnings, Entries: make([]domain.Entry, len(snap.Records))}
 	if len(s.harnesses) > 0 {
 		l.DirHarness = s.harnesses[0].Kind()
 	}
@@ -483,6 +486,25 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 // addressable. The session is returned whenever it was resolved, also
 // beside a not_addressable refusal. Service.Send and Relay.Send share it.
 func (s *Service) target(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
+	msg, target, err := s.resolveTarget(ctx, address, text)
+	return msg, target, interrupted(ctx, err)
+}
+
+// interrupted makes err, when ctx ended (Ctrl-C, SIGTERM) before a
+// transport ran, a delivery_failed refusal saying so: nothing was sent,
+// and a bare "context canceled" says neither. A refusal stays itself.
+func interrupted(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	if _, ok := domain.AsRefusal(err); ok {
+		return err
+	}
+	return &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Detail: fmt.Sprintf("interrupted before anything was sent (%v)", err), Err: err}
+}
+
+// resolveTarget is target without the interrupt's wording.
+func (s *Service) resolveTarget(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
 	msg, err := domain.NewMessage(text)
 	if err != nil {
 		return msg, domain.Session{}, err
@@ -529,8 +551,10 @@ type durables interface {
 // the chosen transport is durable (ports.DurableTransport) the one match
 // is the target, dormant (domain.NewDormantSession), and several are
 // refused; where another is chosen the refusal says the durable one would
-// keep the message until the session is resumed. Any other error, or no
-// match, is returned as it came.
+// keep the message until the session is resumed. One match whose record
+// has a Problem (its harness says it cannot take a message now) is
+// refused not_live with it, whichever transport is chosen. Any other
+// error, or no match, is returned as it came.
 func (s *Service) known(ctx context.Context, address string, notLive error) (domain.Session, error) {
 	r, ok := domain.AsRefusal(notLive)
 	d, isDurables := s.transport.(durables)
@@ -558,6 +582,10 @@ func (s *Service) known(ctx context.Context, address string, notLive error) (dom
 		}
 		switch {
 		case len(match) == 0:
+		case len(match) == 1 && match[0].Problem != "":
+			// Known, but its harness says it cannot take a message now
+			// (a Codex thread its daemon runs with no client).
+			return domain.Session{}, domain.Refuse(domain.ReasonNotLive, "%s session %s: %s", h.Kind(), match[0].SessionID, match[0].Problem)
 		case !chosen:
 			r.Detail += fmt.Sprintf("; %s session %s is known but no process has it open: --transport %s would keep the message durably and run it when the session is resumed", h.Kind(), match[0].SessionID, name)
 		case len(match) > 1:

@@ -182,10 +182,11 @@ type Unreachable struct {
 
 // unreachable checks the socket of every live session that publishes one
 // (an entry not addressable for another reason, such as no name, is not
-// counted): it returns those nothing can connect to, and how many others.
+// counted, nor one reached without a socket): it returns those nothing can
+// connect to, and how many others.
 func unreachable(live []domain.Entry) (out []Unreachable, reachable int) {
 	for _, e := range live {
-		if !e.Addressable {
+		if !e.Addressable || e.Record.SocketPath == "" {
 			continue
 		}
 		why := socketUnreachable(e.Record.SocketPath)

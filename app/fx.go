@@ -103,6 +103,26 @@ type Config struct {
 	// From is the sender's display name, which receivers see (default
 	// "peerctl").
 	From string
+	// Only names the harnesses whose registries are read (nil: every
+	// harness's): `list --harness X` reads X's alone, so another
+	// harness's trouble (a Codex daemon that does not answer) costs it
+	// nothing.
+	Only []domain.Harness
+}
+
+// NewRegistry reads the registries of the harnesses cfg.Only names
+// (every harness's when it names none), as one (Registries).
+func NewRegistry(cfg Config, hs Harnesses) Registries {
+	if len(cfg.Only) == 0 {
+		return hs.Registry()
+	}
+	var keep Harnesses
+	for _, h := range hs {
+		if slices.Contains(cfg.Only, h.Kind()) {
+			keep = append(keep, h)
+		}
+	}
+	return keep.Registry()
 }
 
 // harnessGroup provides every plug-in into the value group "harnesses".
@@ -141,7 +161,7 @@ var readPorts = fx.Options(
 		NewLogger,
 		NewHarnessSettings,
 		fx.Annotate(NewHarnesses, fx.ParamTags(`group:"harnesses"`)),
-		fx.Annotate(Harnesses.Registry, fx.As(new(ports.Registry))),
+		fx.Annotate(NewRegistry, fx.As(new(ports.Registry))),
 		fx.Annotate(Harnesses.Liveness, fx.As(new(ports.Liveness))),
 	),
 )

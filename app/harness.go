@@ -136,6 +136,7 @@ func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Sn
 		}
 		out.Records = append(out.Records, snap.Records...)
 		out.Unread = append(out.Unread, snap.Unread...)
+		out.Warnings = append(out.Warnings, snap.Warnings...)
 	}
 	if len(errs) == len(rs) && len(errs) > 0 {
 		return out, errors.Join(errs...)

@@ -22,8 +22,12 @@ func (knownRegistry) Read(context.Context) (ports.Snapshot, error) {
 }
 
 func (knownRegistry) Known(context.Context) ([]domain.Record, error) {
-	return []domain.Record{{Harness: domain.HarnessCodex, File: knownThread, SessionID: knownThread, Name: "night"}}, nil
+	return []domain.Record{{Harness: domain.HarnessCodex, File: knownThread, SessionID: knownThread, Name: "night"},
+		{Harness: domain.HarnessCodex, File: glowThread, SessionID: glowThread, Name: "glow",
+			Problem: "loaded by the daemon with no client: a queued text would run now", ProblemVerdict: domain.VerdictHeadless}}, nil
 }
+
+const glowThread = "01a234d5-a0aa-7921-99f9-ccf1a196ec64"
 
 type durable struct{ named }
 
@@ -77,6 +81,19 @@ func TestSendDurableToKnownSession(t *testing.T) {
 	r, ok = domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+
+	// A known session its harness says cannot take a message now is
+	// refused with that, whichever transport is chosen; nothing runs.
+	for _, chosen := range []string{"queue", ""} {
+		_, err = svc(chosen).Send(context.Background(), app.SendRequest{Address: "glow", Text: "hi"})
+		r, ok = domain.AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, domain.ReasonNotLive, r.Reason)
+		assert.Contains(t, r.Detail, "codex session "+glowThread+": loaded by the daemon with no client")
+		assert.NotContains(t, r.Detail, "would keep the message durably")
+	}
+	assert.Empty(t, def.Received())
+	assert.Empty(t, queue.Received())
 }
 
 // missingRegistry is a Claude Code registry whose folder does not exist.
@@ -103,10 +120,34 @@ func (missingHarness) Home() ports.Home {
 func TestNotLiveNamesTheHarnessesSearched(t *testing.T) {
 	hs := app.NewHarnesses([]ports.Harness{knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}, missingHarness{}})
 	svc := app.New(hs.Registry(), noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
-	_, err := svc.Send(context.Background(), app.SendRequest{Address: "01a234d5-a0aa-7921-99f9-ccf1a196ec64", Text: "hi"})
+	_, err := svc.Send(context.Background(), app.SendRequest{Address: "01a234d7-3e0a-7d41-86b7-5c81381f3c25", Text: "hi"})
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonNotLive, r.Reason)
 	assert.Contains(t, r.Detail, "searched the claude-code, codex sessions")
 	assert.Contains(t, r.Detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
+}
+
+// canceledRegistry fails as a read does when the command was interrupted.
+type canceledRegistry struct{}
+
+func (canceledRegistry) Read(ctx context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{}, ctx.Err()
+}
+
+// Ctrl-C or SIGTERM while the target is resolved is delivery_failed saying
+// it was interrupted before anything was sent, not a bare "context
+// canceled" (issue 28).
+func TestSendInterruptedWhileResolving(t *testing.T) {
+	def := &named{name: "app-server"}
+	hs := app.NewHarnesses([]ports.Harness{knownHarness{ts: []ports.Transport{def}}})
+	svc := app.New(canceledRegistry{}, noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := svc.Send(ctx, app.SendRequest{Address: knownThread, Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Contains(t, r.Detail, "interrupted before anything was sent")
+	assert.Empty(t, def.Received())
 }

@@ -42,7 +42,9 @@ func socketUnreachable(path string) string {
 // be connected to (socketUnreachable), or is another live session's too
 // (domain.SharedSocket among the live entries: sending to it is refused),
 // into a not-addressable one, with the reason in Unaddressable. One Lstat
-// per such entry; records that are not live are left as they are. (A send
+// per such entry; records that are not live are left as they are, and so
+// is an addressable one that names no socket (its harness reaches it
+// otherwise: a --no-daemon Codex thread, through Codex's queue). (A send
 // also refuses a socket that a record only Claude Code's own listing shows
 // publishes; list, which may skip the records of ended processes, does not
 // say that one.)
@@ -55,7 +57,7 @@ func markUnreachable(entries []domain.Entry) {
 	}
 	whys := make([]string, len(entries))
 	for i, e := range entries {
-		if !e.Live() || !e.Addressable {
+		if !e.Live() || !e.Addressable || e.Record.SocketPath == "" {
 			continue
 		}
 		if whys[i] = socketUnreachable(e.Record.SocketPath); whys[i] != "" {

@@ -12,16 +12,25 @@ const (
 	// client (the TUI, pid PID) runs in its folder.
 	CodexKindClient = "daemon-client"
 	// CodexKindNoDaemon: a TUI started with --no-daemon holds the thread
-	// itself (its writer lock and rollout are open in process PID).
+	// itself (its writer lock and rollout are open in process PID). No
+	// socket serves it (its record's SocketPath is ""): `codex queue`
+	// reaches it, daemon or none.
 	CodexKindNoDaemon = "no-daemon"
 )
+
+// CodexQueueAddress is the last part of a --no-daemon thread's endpoint
+// (codex-peer:v1:<pid>:<thread id>:queue), where a daemon thread's has
+// its control socket: no socket serves such a thread, Codex's queue
+// (`codex queue`, the home's queue_1.sqlite) reaches it.
+const CodexQueueAddress = "queue"
 
 // classifyCodex is Classify for a Codex thread. The registry decides who
 // holds the thread (a daemon thread no client has open is headless, one
 // it cannot tell is ambiguous: both arrive as the record's problem); the
 // holder's process is then checked as any record's: dead pid (stale),
 // start mismatch (reused), else live. A live thread is addressable when
-// its id is a UUID and the control socket path is absolute.
+// its id is a UUID and, unless a --no-daemon TUI holds it (reached by
+// Codex's queue, no socket), the control socket path is absolute.
 func classifyCodex(r Record, l Liveness) Entry {
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	switch {
@@ -39,6 +48,8 @@ func classifyCodex(r Record, l Liveness) Entry {
 	switch {
 	case !IsUUID(r.SessionID):
 		e.Unaddressable = fmt.Sprintf("thread id %q is not a UUID", r.SessionID)
+	case r.Kind == CodexKindNoDaemon:
+		e.Addressable = true
 	case !strings.HasPrefix(r.SocketPath, "/"):
 		e.Unaddressable = fmt.Sprintf("control socket %q is not an absolute path", r.SocketPath)
 	default:

@@ -74,3 +74,40 @@ func TestCodexEndpointResolves(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, e.Record.SessionID, got.ID())
 }
+
+// A --no-daemon TUI's thread is served by no socket (issue 28, case 1: a
+// home where no daemon ever ran): it is addressable, Codex's queue reaches
+// it, and its endpoint (…:queue) resolves back to it; a daemon thread's
+// endpoint does not name it.
+func TestCodexNoDaemonThreadIsAddressableWithoutASocket(t *testing.T) {
+	rec := Record{Harness: HarnessCodex, Kind: CodexKindNoDaemon, PID: 42, SessionID: "01a234d3-852a-7530-a429-495bba85092c", ProcStart: "7"}
+	e := Classify(rec, Liveness{Alive: Yes, StartMatches: Yes})
+	require.Equal(t, VerdictLive, e.Verdict, e.Reason)
+	require.True(t, e.Addressable, e.Unaddressable)
+	ep := e.Endpoint().String()
+	assert.Equal(t, "codex-peer:v1:42:01a234d3-852a-7530-a429-495bba85092c:queue", ep)
+	got, err := Resolve([]Entry{e}, ep)
+	require.NoError(t, err)
+	assert.Equal(t, rec.SessionID, got.ID())
+	assert.Empty(t, got.SocketPath(), "it publishes no socket")
+
+	_, err = Resolve([]Entry{e}, "codex-peer:v1:42:01a234d3-852a-7530-a429-495bba85092c:/tmp/codex-daemon-0/s")
+	r, ok := AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, ReasonIdentityMismatch, r.Reason)
+}
+
+// A send to a Codex thread that is ambiguous or headless says why it is
+// not live, not "no live session matches" (issue 28).
+func TestCodexAmbiguousThreadIsNamedInTheRefusal(t *testing.T) {
+	for _, v := range []Verdict{VerdictAmbiguous, VerdictHeadless} {
+		rec := Record{Harness: HarnessCodex, File: "01a234d3-852a-7530-a429-495bba85092c", SessionID: "01a234d3-852a-7530-a429-495bba85092c", PID: 42,
+			Problem: "which client has it open cannot be told", ProblemVerdict: v}
+		e := Classify(rec, Liveness{})
+		_, err := Resolve([]Entry{e}, rec.SessionID)
+		r, ok := AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, ReasonNotLive, r.Reason)
+		assert.Contains(t, r.Detail, "is "+v.String()+" (which client has it open cannot be told)")
+	}
+}

@@ -126,8 +126,9 @@ func NewQwenEndpoint(pid int, sessionID, socket string) (Endpoint, error) {
 // escaped as cc-peer endpoints are. It pins the thread id (Codex's one id
 // for a thread, session and conversation) and the pid that has the thread
 // open: a client's (the TUI's), or the --no-daemon TUI's own. The socket is
-// daemon's socket the Codex home's control socket links to, which every
-// thread of that home shares.
+// the daemon's socket the Codex home's control socket links to, which every
+// thread of that home shares; a --no-daemon thread, which no socket
+// serves, has CodexQueueAddress there.
 const EndpointPrefixCodex = "codex-peer:v1:"
 
 // NewCodexEndpoint builds a codex-peer endpoint; pid must be positive,
@@ -156,9 +157,18 @@ func endpointFor(r Record) (Endpoint, error) {
 	case HarnessQwenCode:
 		return NewQwenEndpoint(r.PID, r.SessionID, r.SocketPath)
 	case HarnessCodex:
-		return NewCodexEndpoint(r.PID, r.SessionID, r.SocketPath)
+		return NewCodexEndpoint(r.PID, r.SessionID, endpointSocket(r))
 	}
 	return NewEndpoint(r.PID, r.Name, r.SocketPath)
+}
+
+// endpointSocket is the last part of r's endpoint: its socket, or for a
+// --no-daemon Codex thread CodexQueueAddress.
+func endpointSocket(r Record) string {
+	if r.Harness == HarnessCodex && r.Kind == CodexKindNoDaemon {
+		return CodexQueueAddress
+	}
+	return r.SocketPath
 }
 
 // Pins names what the endpoint pins besides pid and socket, the part

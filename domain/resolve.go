@@ -147,8 +147,8 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}
-	if e.Record.SocketPath != ep.Socket() {
-		r := Refuse(ReasonIdentityMismatch, "endpoint socket %q but pid %d now publishes %q", ep.Socket(), ep.PID(), e.Record.SocketPath)
+	if now := endpointSocket(e.Record); now != ep.Socket() {
+		r := Refuse(ReasonIdentityMismatch, "endpoint socket %q but pid %d now publishes %q", ep.Socket(), ep.PID(), now)
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}
@@ -250,7 +250,11 @@ func idTwins(id string, twins []Entry, advice string) *Refusal {
 func notLive(entries, live []Entry, address string) error {
 	for _, e := range entries {
 		r := e.Record
-		if e.Live() || r.Problem != "" {
+		// A record whose problem is its harness's verdict on a session
+		// (a Codex thread the daemon holds with no client, or whose
+		// client cannot be told) names that session: it is said why it
+		// is not live, not "no live session matches".
+		if e.Live() || r.Problem != "" && e.Verdict != VerdictHeadless && e.Verdict != VerdictAmbiguous {
 			continue
 		}
 		if r.SessionID == address || r.Name == address || (len(address) >= MinIDPrefix && strings.HasPrefix(r.SessionID, address)) {

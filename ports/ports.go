@@ -28,8 +28,14 @@ type Snapshot struct {
 	Absent []Unread
 	// Unread lists the harnesses whose registry could not be read at all
 	// (several registries read as one: one harness's trouble is not
-	// another's); their records are absent from Records.
+	// another's); their records are absent from Records. A harness may
+	// list itself here beside the records it could read (Codex: a daemon
+	// that does not answer, beside the --no-daemon TUIs' threads).
 	Unread []Unread
+	// Warnings are what a person should know about the read that left
+	// nothing out (Codex: its daemon is not running), each naming its
+	// harness; printed, never an error.
+	Warnings []string
 }
 
 // Unread is one harness's registry that could not be read (or, in
@@ -118,7 +124,9 @@ type DurableTransport interface {
 
 // KnownRegistry is a Registry that can also list the sessions its harness
 // knows whether or not a process has them open (every Codex thread), for
-// a DurableTransport. It never writes the harness's state.
+// a DurableTransport. A record with a Problem is one the harness knows
+// but that cannot take a message now (the send is refused with it). It
+// never writes the harness's state.
 type KnownRegistry interface {
 	Registry
 	Known(ctx context.Context) ([]domain.Record, error)

@@ -48,6 +48,8 @@ type Config struct {
 	// dirs are the folders the control socket may link into (nil:
 	// codexapp.DaemonDir of our uid); tests set it.
 	dirs []string
+	// memo is the registry's (see daemonMemo); nil remembers nothing.
+	memo *daemonMemo
 }
 
 // getuid is os.Getuid (tests replace it).
@@ -109,7 +111,9 @@ func check(cfg Config, target domain.Session, transport string) error {
 	if !domain.IsUUID(target.ID()) {
 		return domain.Refuse(domain.ReasonNotAddressable, "thread id %q is not a UUID", target.ID())
 	}
-	if want, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...); err == nil && target.SocketPath() != want {
+	// A thread that names no socket (a --no-daemon TUI's, or one no
+	// process has open) is not the daemon's to check.
+	if want, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...); err == nil && target.SocketPath() != "" && target.SocketPath() != want {
 		return domain.Refuse(domain.ReasonIdentityMismatch, "thread %s is served by the control socket %s, not by %s, --codex-home's (%s)", target.ID(), target.SocketPath(), want, cfg.Home)
 	}
 	return nil
@@ -152,19 +156,36 @@ func (t *AppServer) Deliver(ctx context.Context, target domain.Session, msg doma
 	return rec, err
 }
 
-// dial checks the home's control socket and opens a connection to it; a
-// failure is delivery_failed, nothing was sent.
+// dial checks the home's control socket and opens a connection to it,
+// the handshake bounded by DefaultAsk (a daemon the registry found not
+// answering is not asked again: daemonMemo); a failure is
+// delivery_failed, nothing was sent.
 func dial(ctx context.Context, cfg Config) (*codexapp.Conn, error) {
 	sock, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...)
 	if err != nil {
 		return nil, failed("%v; nothing was sent", err)
 	}
-	c, err := codexapp.Open(ctx, sock, cfg.Version)
-	cfg.Log.Debug("codex app-server connect", "socket", sock, "err", err)
-	if err != nil {
+	if err := cfg.memo.recall(); err != nil {
 		return nil, failed("%v; nothing was sent", err)
 	}
+	octx, cancel := context.WithTimeout(ctx, DefaultAsk)
+	defer cancel()
+	c, err := codexapp.Open(octx, sock, cfg.Version)
+	cfg.memo.remember(ctx, err)
+	cfg.Log.Debug("codex app-server connect", "socket", sock, "err", err)
+	if err != nil {
+		return nil, notSent(ctx, err)
+	}
 	return c, nil
+}
+
+// notSent is the delivery_failed refusal of a step before the text was
+// handed over; an interrupt (Ctrl-C, SIGTERM: ctx canceled) says so.
+func notSent(ctx context.Context, err error) *domain.Refusal {
+	if ctx.Err() == context.Canceled {
+		return failed("interrupted before the message was handed over (%v); nothing was sent", err)
+	}
+	return failed("%v; nothing was sent", err)
 }
 
 func failed(format string, args ...any) *domain.Refusal {
@@ -179,7 +200,7 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 	id := target.ID()
 	loaded, err := c.LoadedThreads(ctx)
 	if err != nil {
-		return domain.Receipt{}, "", failed("%v; nothing was sent", err)
+		return domain.Receipt{}, "", notSent(ctx, err)
 	}
 	if !slices.Contains(loaded, id) {
 		return domain.Receipt{}, "", domain.Refuse(domain.ReasonNotLive, "Codex's daemon no longer holds thread %s loaded (its TUI quit); nothing was sent: a resume would run it with no one watching (--transport queue keeps it for the next resume)", id)
@@ -188,7 +209,7 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 		Thread codexapp.Thread `json:"thread"`
 	}
 	if err := c.Call(ctx, "thread/resume", map[string]any{"threadId": id, "excludeTurns": true}, &resumed); err != nil {
-		return domain.Receipt{}, "", failed("%v; nothing was sent", err)
+		return domain.Receipt{}, "", notSent(ctx, err)
 	}
 	busy := resumed.Thread.Status.Type == "active"
 	var started struct {
@@ -204,6 +225,8 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 	switch {
 	case errors.As(err, &rpc):
 		return domain.Receipt{}, "", failed("%s; nothing was sent", rpc.Error())
+	case err != nil && ctx.Err() == context.Canceled:
+		return domain.Receipt{}, "", domain.Refuse(domain.ReasonOutcomeUnknown, "interrupted while Codex took turn/start (%v); the thread may or may not have the message: look before sending again", err)
 	case err != nil:
 		return domain.Receipt{}, "", domain.Refuse(domain.ReasonOutcomeUnknown, "%v; the thread may or may not have the message: look before sending again", err)
 	case started.Turn.ID == "":
@@ -237,7 +260,7 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 				// A busy thread takes the text into its running turn: no
 				// turn/started comes, the userMessage item does.
 				if busy && userMessageIn(n.Params, id, turn) {
-					rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "the thread was busy: the message joined its running turn "+turn
+					rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "the thread was busy: Codex took the message into its running turn "+turn+", which answers it (not a next turn)"
 					return rec, turn, nil
 				}
 			case "turn/completed":
@@ -250,10 +273,18 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 				}
 			}
 		case <-wctx.Done():
+			if ctx.Err() != nil {
+				// Interrupted (Ctrl-C, SIGTERM) or out of time, not the
+				// receipt window: Codex took the text, what it did with it
+				// was not heard.
+				return domain.Receipt{}, turn, domain.Refuse(domain.ReasonOutcomeUnknown, "interrupted after Codex accepted the message (turn/start named turn %s) and before it said a turn started (%v): look at the thread before sending again", turn, ctx.Err())
+			}
 			rec.Outcome = domain.OutcomePosted.String()
 			rec.Detail = fmt.Sprintf("turn %s accepted (turn/start); no turn/started within %s", turn, cfg.Window)
 			if busy {
-				rec.Detail += "; the thread was busy: it runs as its next turn"
+				// Measured on 0.171.0: turn/start on a running turn answers
+				// with that turn's id and Codex steers the text into it.
+				rec.Detail += "; the thread was busy: Codex took the text into its running turn, which answers it (not a next turn)"
 			}
 			return rec, turn, nil
 		}

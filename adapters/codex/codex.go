@@ -82,20 +82,23 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 		getenv = os.Getenv
 	}
 	h := &Harness{live: procliveness.New()}
+	memo := &daemonMemo{}
 	home, err := Home(s.Flags[FlagHome], getenv)
 	if err != nil {
 		h.registry = ports.Unlocated{Of: domain.HarnessCodex, Err: err}
 	} else {
 		h.home = home
 		dom, _ := h.live.Domain()
-		h.registry = NewRegistry(home, version(), dom)
+		reg := NewRegistry(home, version(), dom)
+		reg.memo = memo
+		h.registry = reg
 	}
 	h.program = s.Flags[FlagProgram]
 	if h.program == "" {
 		h.program = getenv(ProgramEnv)
 	}
 	cfg := Config{Home: home, Version: version(), From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow,
-		Program: h.program, Env: s.Env, Log: s.Log}
+		Program: h.program, Env: s.Env, Log: s.Log, memo: memo}
 	h.app, h.queue = NewAppServer(cfg), NewQueue(cfg)
 	return h, nil
 }
@@ -128,7 +131,7 @@ func (h *Harness) Couriers() ports.Couriers { return h.app }
 func (h *Harness) Confirm() ports.ConfirmRule {
 	return ports.ConfirmRule{ByReceipt: true,
 		Held:      "Codex holds it",
-		NoReceipt: "Codex accepted it without saying a turn started (codex queue: it runs as the thread's next turn)",
+		NoReceipt: "Codex accepted it without saying a turn started (the receipt says when it runs)",
 		NoWait:    "not waited: Codex threads are followed through the app-server, not a record"}
 }
 

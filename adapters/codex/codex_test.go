@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,7 +146,9 @@ func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 	w := newWorld(t, map[string]string{"not-a-uuid": "/w/a", threadA: ""})
 	locks, day := lockedHome(t, w.fake.Home)
 	good := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
-	require.NoError(t, os.WriteFile(good, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n{\"type\":\"x\"}\n"), 0o644))
+	require.NoError(t, os.WriteFile(good, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+threadN+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n{\"type\":\"x\"}\n"+
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"first words\nof it"}]}}}`+"\n"+
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"second"}]}}}`+"\n"), 0o644))
 	cut := filepath.Join(day, "rollout-2026-12-02T03-41-00-"+threadB+".jsonl")
 	require.NoError(t, os.WriteFile(cut, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`), 0o644))
 	fakeProc(t, w.procRoot, 400, []string{"codex", "--no-daemon"}, "/w/nd", filepath.Join(locks, threadN+".lock"), good)
@@ -157,6 +160,7 @@ func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 	assert.Equal(t, domain.CodexKindNoDaemon, nd.Record.Kind)
 	assert.Equal(t, 400, nd.Record.PID)
 	assert.Equal(t, "/w/nd", nd.Record.Cwd)
+	assert.Equal(t, "first words of it", nd.Record.Name, "its first message, as thread/list's preview")
 
 	assert.Equal(t, domain.VerdictMalformed, got[threadB].Verdict, "a rollout cut mid-line is a skipped record")
 	assert.Contains(t, got[threadB].Reason, "truncated")
@@ -189,13 +193,83 @@ func TestRegistryRefusesASocketNotOurs(t *testing.T) {
 	assert.Contains(t, err.Error(), "control socket is not ours")
 }
 
+// A daemon that runs but does not answer leaves its threads unread
+// (naming Codex), not the --no-daemon TUIs' (issue 28, case 4).
 func TestRegistryDaemonThatNeverAnswers(t *testing.T) {
-	w := newWorld(t, nil)
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
 	w.fake.Handle("thread/loaded/list", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "", false })
 	w.reg.ask = 200 * time.Millisecond
-	_, err := w.reg.Read(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "no answer from Codex's app-server")
+	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Unread, 1)
+	assert.Equal(t, domain.HarnessCodex, snap.Unread[0].Harness)
+	assert.Contains(t, snap.Unread[0].Err.Error(), "no answer from Codex's app-server")
+	require.Len(t, snap.Records, 1, "the --no-daemon TUI's thread is listed all the same")
+	assert.Equal(t, threadN, snap.Records[0].SessionID)
+}
+
+// noDaemonTUI fakes a --no-daemon TUI (pid) of home holding thread id's
+// writer lock and rollout, in /w/nd.
+func noDaemonTUI(t *testing.T, home, procRoot string, pid int, id string) {
+	t.Helper()
+	locks, day := lockedHome(t, home)
+	rollout := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+id+".jsonl")
+	require.NoError(t, os.WriteFile(rollout, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+id+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/nd","cli_version":"0.171.0"}}`+"\n"), 0o644))
+	fakeProc(t, procRoot, pid, []string{"codex", "--no-daemon"}, "/w/nd", filepath.Join(locks, id+".lock"), rollout)
+}
+
+// A --no-daemon TUI in a home where no daemon ever ran is live and
+// addressable (Codex's queue reaches it) and names no socket; with a
+// daemon up it names none either: the daemon does not serve it (issue 28,
+// case 1).
+func TestRegistryNoDaemonTUIWithoutAnyDaemon(t *testing.T) {
+	home, procRoot := t.TempDir(), t.TempDir()
+	noDaemonTUI(t, home, procRoot, 400, threadN)
+	r := NewRegistry(home, "test", "")
+	r.procRoot = procRoot
+	snap, err := r.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Records, 1)
+	e := domain.Classify(snap.Records[0], domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes})
+	assert.Equal(t, domain.VerdictLive, e.Verdict, e.Reason)
+	assert.True(t, e.Addressable, e.Unaddressable)
+	assert.Empty(t, e.Record.SocketPath)
+	assert.Equal(t, "codex-peer:v1:400:"+threadN+":queue", e.Endpoint().String())
+
+	// A name given with /rename (session_index.jsonl) is its name.
+	require.NoError(t, os.WriteFile(filepath.Join(home, "session_index.jsonl"), []byte(`{"id":"`+threadN+`","thread_name":"night shift","updated_at":"x"}`+"\n"), 0o644))
+	snap, err = r.Read(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "night shift", snap.Records[0].Name)
+
+	w := newWorld(t, nil)
+	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
+	nd := w.read(t)[threadN]
+	assert.True(t, nd.Addressable, nd.Unaddressable)
+	assert.Empty(t, nd.Record.SocketPath, "the daemon does not serve a --no-daemon thread")
+}
+
+// A daemon killed leaves its socket behind, nothing listening: a warning
+// naming the clients it left, not the end of the listing: the --no-daemon
+// TUIs' threads are listed (issue 28, case 4).
+func TestRegistryDaemonGone(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	w.fake.Close()
+	ln, err := net.Listen("unix", w.fake.Socket) // a socket file nothing listens on
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Unread)
+	require.Len(t, snap.Warnings, 1)
+	assert.Contains(t, snap.Warnings[0], "daemon is not running")
+	assert.Contains(t, snap.Warnings[0], "pids 200")
+	require.Len(t, snap.Records, 1)
+	assert.Equal(t, threadN, snap.Records[0].SessionID)
 }
 
 func session(t *testing.T, rec domain.Record) domain.Session {
@@ -433,4 +507,106 @@ func lockedHome(t *testing.T, home string) (locks, day string) {
 	require.NoError(t, os.MkdirAll(locks, 0o755))
 	require.NoError(t, os.MkdirAll(day, 0o755))
 	return locks, day
+}
+
+// Ctrl-C or SIGTERM (the context canceled) after turn/start named the
+// turn and before turn/started is outcome_unknown, never posted (issue
+// 28, questionable points).
+func TestAppServerInterruptedAfterTheHandOver(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	target := session(t, w.read(t)[threadA].Record)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.fake.Handle("thread/resume", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		return map[string]any{"thread": map[string]any{"id": threadA, "status": map[string]any{"type": "idle"}}}, "", true
+	})
+	w.fake.Handle("turn/start", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		time.AfterFunc(100*time.Millisecond, cancel) // the signal, while the receipt is awaited
+		return map[string]any{"turn": map[string]any{"id": "turn-1", "status": "inProgress", "items": []any{}}}, "", true
+	})
+	w.cfg.Window = 20 * time.Second
+	_, err := NewAppServer(w.cfg).Deliver(ctx, target, msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
+	assert.Contains(t, r.Detail, "interrupted after Codex accepted the message")
+}
+
+// A daemon that does not answer is asked once: the registry's second read,
+// Known and the transport's dial fail at once, naming it, instead of each
+// waiting out the bound (issue 28: three connections cost a send 9 s).
+func TestUnresponsiveDaemonIsAskedOnce(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	w.fake.Handle("thread/loaded/list", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "", false })
+	w.reg.ask = 300 * time.Millisecond
+	w.cfg.memo = w.reg.memo
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Unread, 1)
+
+	start := time.Now()
+	snap, err = w.reg.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Unread, 1)
+	assert.Contains(t, snap.Unread[0].Err.Error(), "not asked again")
+	_, err = w.reg.Known(context.Background())
+	require.Error(t, err)
+	target := domain.NewDormantSession(domain.Record{Harness: domain.HarnessCodex, SessionID: threadA, SocketPath: w.fake.Socket})
+	_, err = NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Contains(t, r.Detail, "nothing was sent")
+	assert.Less(t, time.Since(start), 250*time.Millisecond, "no second wait")
+	inits := 0
+	for _, m := range w.fake.Got() {
+		if m.Method == "initialize" {
+			inits++
+		}
+	}
+	assert.Equal(t, 1, inits, "one connection")
+
+	// After memoHold it is asked again.
+	w.reg.memo.now = func() time.Time { return time.Now().Add(memoHold + time.Second) }
+	snap, err = w.reg.Read(context.Background())
+	require.NoError(t, err)
+	assert.NotContains(t, snap.Unread[0].Err.Error(), "not asked again")
+}
+
+// The transport's handshake is bounded by DefaultAsk, not the delivery's
+// whole timeout.
+func TestAppServerDialIsBounded(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	target := session(t, w.read(t)[threadA].Record)
+	w.fake.Handle("initialize", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) { return nil, "", false })
+	w.cfg.Timeout = 30 * time.Second
+	start := time.Now()
+	_, err := NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, "hi"))
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), DefaultAsk+2*time.Second)
+}
+
+// Ctrl-C or SIGTERM before turn/start is delivery_failed saying it was
+// interrupted and nothing was sent.
+func TestAppServerInterruptedBeforeTheHandOver(t *testing.T) {
+	w := newWorld(t, map[string]string{threadA: "/w/a"})
+	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
+	target := session(t, w.read(t)[threadA].Record)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.fake.Handle("thread/resume", func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
+		time.AfterFunc(100*time.Millisecond, cancel)
+		return nil, "", false // no answer: the signal comes while it is awaited
+	})
+	_, err := NewAppServer(w.cfg).Deliver(ctx, target, msg(t, "hi"))
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+	assert.Contains(t, r.Detail, "interrupted before the message was handed over")
+	for _, m := range w.fake.Got() {
+		assert.NotEqual(t, "turn/start", m.Method)
+	}
 }

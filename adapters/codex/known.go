@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -23,11 +24,47 @@ var _ ports.KnownRegistry = (*Registry)(nil)
 
 // Known lists every thread the Codex home knows, open or not, for the
 // durable queue transport (ports.KnownRegistry): the daemon's thread/list
-// when a daemon is up, else the files Codex documents, the rollouts
+// when a daemon is up, else (none, or one killed that left its socket
+// behind) the files Codex documents, the rollouts
 // (sessions/YYYY/MM/DD/rollout-<timestamp>-<id>.jsonl) and the names of
 // session_index.jsonl. A record's Name is the thread's name only (never
-// its preview). It never writes Codex's state.
+// its preview). A thread the daemon holds loaded carries the daemon's
+// status and a Problem (headless: a text queued for it would run at once,
+// with no one watching), and so does a thread a `codex exec` run holds (a
+// text queued for it is not seen by the run). It never writes Codex's
+// state.
 func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
+	recs, err := r.known(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.markExecRuns(recs), nil
+}
+
+// markExecRuns gives each thread whose writer lock a running `codex exec`
+// holds that run's Problem (headless; see execProblem).
+func (r *Registry) markExecRuns(recs []domain.Record) []domain.Record {
+	procs := scanProcs(r.procRoot, r.home)
+	daemonPID := readDaemonPID(r.home)
+	underDaemon(procs, daemonPID, procliveness.NewTree(r.procRoot))
+	held := map[string]int{}
+	for _, p := range procs {
+		if p.role(daemonPID) == roleExec {
+			for _, id := range p.locks {
+				held[id] = p.pid
+			}
+		}
+	}
+	for i, rec := range recs {
+		if pid, ok := held[rec.SessionID]; ok {
+			recs[i].Problem, recs[i].ProblemVerdict = execProblem(pid, rec.SessionID), domain.VerdictHeadless
+		}
+	}
+	return recs
+}
+
+// known is Known before markExecRuns.
+func (r *Registry) known(ctx context.Context) (_ []domain.Record, err error) {
 	sock, err := codexapp.Socket(r.home, getuid(), r.dirs...)
 	if errors.Is(err, codexapp.ErrNoDaemon) {
 		return r.knownFiles()
@@ -35,9 +72,16 @@ func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.memo.recall(); err != nil {
+		return nil, err
+	}
+	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
+	if daemonGone(err) {
+		return r.knownFiles() // a daemon killed left its socket: none runs
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
 	}
@@ -51,6 +95,12 @@ func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
 		rec := threadRecord(t, sock)
 		if t.Name == nil {
 			rec.Name = ""
+		}
+		if rec.Status != domain.StatusUnknown {
+			// Loaded (idle or active; notLoaded has no status): asked
+			// for, it has no live client (else it resolved live), so a
+			// text queued now would run at once, unseen.
+			rec.Problem, rec.ProblemVerdict = afterglow(t.ID), domain.VerdictHeadless
 		}
 		out = append(out, rec)
 	}

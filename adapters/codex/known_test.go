@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,4 +63,41 @@ func tree(t *testing.T, root string) []string {
 		return err
 	}))
 	return out
+}
+
+// A daemon killed leaves its socket behind: Known reads the files, as
+// with no daemon (issue 28, case 4).
+func TestKnownWithADaemonGone(t *testing.T) {
+	w := newWorld(t, nil)
+	w.fake.Close()
+	ln, err := net.Listen("unix", w.fake.Socket)
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	_, day := lockedHome(t, w.fake.Home)
+	require.NoError(t, os.WriteFile(filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl"), []byte("{}\n"), 0o644))
+	recs, err := w.reg.Known(context.Background())
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, threadN, recs[0].SessionID)
+}
+
+// A thread a running `codex exec` holds is known with the run's problem,
+// so the queue is not given it as a closed thread (issue 28, case 2).
+func TestKnownMarksAnExecRun(t *testing.T) {
+	home, procRoot := t.TempDir(), t.TempDir()
+	locks, day := lockedHome(t, home)
+	rollout := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
+	require.NoError(t, os.WriteFile(rollout, []byte("{}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(day, "rollout-2026-12-02T03-40-52-"+threadB+".jsonl"), []byte("{}\n"), 0o644))
+	fakeProc(t, procRoot, 410, []string{"codex", "exec", "do it"}, "/w/x", filepath.Join(locks, threadN+".lock"), rollout)
+	r := NewRegistry(home, "test", "")
+	r.procRoot = procRoot
+	recs, err := r.Known(context.Background())
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	byID := map[string]domain.Record{recs[0].SessionID: recs[0], recs[1].SessionID: recs[1]}
+	assert.Equal(t, domain.VerdictHeadless, byID[threadN].ProblemVerdict)
+	assert.Contains(t, byID[threadN].Problem, "codex exec")
+	assert.Empty(t, byID[threadB].Problem, "a closed thread")
 }

@@ -26,9 +26,13 @@ const maxOutput = 64 << 10
 // Queue delivers with `codex queue --thread <id> --message <envelope>`
 // (Codex 0.171.0), run without a shell, with CODEX_HOME set to the home,
 // in its own process group that ends with the call. Exit 0 and "Queued
-// message <uuid> for thread <id>." is the receipt: outcome queued. The
-// queue is durable: a thread no client has open gets it when resumed; a
-// busy thread runs it as its next turn. codex queue takes the text only as
+// message <uuid> for thread <id>." is the receipt: outcome queued, saying
+// when the text runs (when). The queue is durable: a thread no client has
+// open gets it when resumed; a busy thread runs it as its next turn; a
+// thread the daemon holds with no client is refused (check). codex queue
+// reaches a --no-daemon TUI whether or not a daemon runs: with none it
+// serves the call itself and writes the home's queue_1.sqlite, which the
+// TUI reads (docs/CODEX.md). codex queue takes the text only as
 // an argument (--message), so it is visible in the process list
 // (ps, /proc/<pid>/cmdline) while codex queue runs: use the app-server
 // transport for a text others on the machine must not see.
@@ -60,7 +64,7 @@ func (q *Queue) Args(target domain.Session, msg domain.Message) []string {
 
 // Plan shows the command Deliver would run.
 func (q *Queue) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
-	if err := check(q.cfg, target, QueueName); err != nil {
+	if err := q.check(target); err != nil {
 		return domain.Plan{}, err
 	}
 	path, err := exec.LookPath(q.program())
@@ -72,9 +76,50 @@ func (q *Queue) Plan(target domain.Session, msg domain.Message) (domain.Plan, er
 
 var queuedLine = regexp.MustCompile(`Queued message ([0-9a-fA-F-]{36}) for thread ([0-9a-fA-F-]{36})\.`)
 
+// check refuses what the queue cannot serve (see check), and a thread in
+// the daemon's afterglow: one no client has open (the session is dormant)
+// that the daemon still holds loaded (Known gave it the daemon's status:
+// idle or busy, where a thread the daemon let go has none). Codex runs a
+// text queued for such a thread at once, in the daemon, with no one
+// watching (measured on 0.171.0: 0.15 s after the send), and each such
+// turn keeps the daemon holding the thread longer; so it is refused, with
+// what to do instead.
+func (q *Queue) check(target domain.Session) error {
+	if err := check(q.cfg, target, QueueName); err != nil {
+		return err
+	}
+	if target.Dormant() && target.Status() != domain.StatusUnknown {
+		return domain.Refuse(domain.ReasonNotLive, "%s", afterglow(target.ID()))
+	}
+	return nil
+}
+
+// afterglow says why a thread the daemon holds loaded with no client is
+// not sent to, and what to do.
+func afterglow(id string) string {
+	return fmt.Sprintf("thread %s is loaded by Codex's app-server daemon but no client is known to have it open (its TUI quit, and the daemon keeps a thread about a minute after; or which client has it cannot be told); a queued message would run now, in the daemon, with no one watching, so nothing was sent: open it (codex resume %s) and send, or send again with --transport queue once the daemon let it go (about a minute), when the message waits for the next codex resume", id, id)
+}
+
+// when says, for a receipt, when the text Codex queued for target runs,
+// as measured on 0.171.0 for each state: a thread no client has open
+// runs it when resumed, a busy one as its next turn (after the running
+// turn), an idle one at once, as a new turn its TUI shows.
+func when(target domain.Session) string {
+	switch {
+	case target.Dormant():
+		return "no client has the thread open now, so it runs when the thread is resumed (codex resume " + target.ID() + ")"
+	case target.Status() == domain.StatusBusy:
+		return "the thread was busy: it runs as its next turn, after the running one, in the TUI that has it open"
+	case target.Status() == domain.StatusIdle:
+		return "the thread was idle: it runs now, as a new turn the TUI that has it open shows"
+	}
+	// A --no-daemon thread: its status is not published outside the TUI.
+	return "it runs now if the thread is idle, as its next turn if busy, in the TUI that has it open"
+}
+
 // Deliver runs codex queue (see Queue).
 func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
-	if err := check(q.cfg, target, QueueName); err != nil {
+	if err := q.check(target); err != nil {
 		return domain.Receipt{}, err
 	}
 	path, err := exec.LookPath(q.program())
@@ -96,6 +141,9 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 	text := strings.TrimSpace(string(out.Bytes()))
 	q.cfg.Log.Debug("codex queue", "program", path, "thread", target.ID(), "err", err)
 	if err != nil {
+		if ctx.Err() == context.Canceled {
+			return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "interrupted while codex queue ran (%v); the message may or may not be queued: look before sending again", err)
+		}
 		if ctx.Err() != nil {
 			return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue did not finish within %s (%v); the message may or may not be queued: look before sending again", q.cfg.Timeout, err)
 		}
@@ -105,12 +153,8 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 	if m == nil || !strings.EqualFold(m[2], target.ID()) {
 		return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue exited 0 without saying it queued the message for thread %s: %s", target.ID(), lastLines(text))
 	}
-	when := "at once when idle and open, after the running turn when busy, on the next resume when no client has it open"
-	if target.Dormant() {
-		when = "no client has the thread open now, so it runs when the thread is resumed (codex resume " + target.ID() + ")"
-	}
 	return domain.Receipt{Transport: QueueName, Outcome: domain.OutcomeQueued.String(), MsgID: m[1],
-		Detail: fmt.Sprintf("Codex queued message %s for thread %s: durable, it runs as the thread's next turn: %s", m[1], target.ID(), when)}, nil
+		Detail: fmt.Sprintf("Codex queued message %s for thread %s (durable): %s", m[1], target.ID(), when(target))}, nil
 }
 
 func withoutVar(env []string, key string) []string {

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
@@ -32,7 +34,8 @@ const maxMetaLine = 64 << 10
 //
 //   - a thread whose writer lock a codex process other than the daemon
 //     holds open is that process's (a TUI started with --no-daemon): kind
-//     no-daemon, pid the TUI's;
+//     no-daemon, pid the TUI's, no socket (Codex's queue reaches it); a
+//     `codex exec` run holding one is headless;
 //   - a thread the app-server daemon holds loaded (thread/loaded/list) is
 //     a client's when at least as many Codex clients (codex processes of
 //     this home that are not the daemon) run in its folder as the daemon
@@ -41,7 +44,9 @@ const maxMetaLine = 64 << 10
 //     daemon keeps a thread loaded about a minute after its TUI quit);
 //     fewer: ambiguous.
 //
-// A thread no process holds is not a record. It never writes Codex's state.
+// A thread no process holds is not a record. A daemon that is not running,
+// or does not answer, leaves the --no-daemon threads listed (see Read). It
+// never writes Codex's state.
 type Registry struct {
 	home     string
 	procRoot string
@@ -51,6 +56,9 @@ type Registry struct {
 	// dirs are the folders the control socket may link into (nil:
 	// codexapp.DaemonDir(uid)).
 	dirs []string
+	// memo remembers a daemon that did not answer (shared with the
+	// transports: see daemonMemo).
+	memo *daemonMemo
 }
 
 var _ ports.HarnessRegistry = (*Registry)(nil)
@@ -59,15 +67,20 @@ var _ ports.HarnessRegistry = (*Registry)(nil)
 // daemon in initialize; pidDomain is ours (procliveness.Checker.Domain),
 // given to every record ("": none).
 func NewRegistry(home, version, pidDomain string) *Registry {
-	return &Registry{home: home, procRoot: "/proc", ask: DefaultAsk, version: version, domain: pidDomain}
+	return &Registry{home: home, procRoot: "/proc", ask: DefaultAsk, version: version, domain: pidDomain, memo: &daemonMemo{}}
 }
 
 // Harness is domain.HarnessCodex.
 func (r *Registry) Harness() domain.Harness { return domain.HarnessCodex }
 
 // Read lists the threads (see Registry). A control socket that is not
-// ours, or a daemon that does not answer within the bound, is an error
-// naming it; no daemon at all is not (only --no-daemon TUIs then).
+// ours stops the read, an error naming it. The daemon is one holder among
+// others, so its trouble does not hide the --no-daemon TUIs' threads: a
+// daemon that is not running (no control socket, or one nothing listens
+// on: a daemon killed leaves it behind) is a warning (Snapshot.Warnings),
+// and one that does not answer within the bound leaves its threads unread
+// (Snapshot.Unread, naming Codex) while the --no-daemon threads are
+// listed all the same.
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	snap := ports.Snapshot{Dir: r.home}
 	if _, err := os.Stat(r.home); errors.Is(err, os.ErrNotExist) {
@@ -89,16 +102,20 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	procs := scanProcs(r.procRoot, r.home)
 	daemonPID := readDaemonPID(r.home)
 	underDaemon(procs, daemonPID, procliveness.NewTree(r.procRoot))
+	var names map[string]string // session_index.jsonl, read once when needed
 	for _, p := range procs {
 		role := p.role(daemonPID)
 		if role != domain.CodexKindNoDaemon && role != roleExec {
 			continue
 		}
+		if names == nil {
+			names = map[string]string{}
+			_ = readSessionIndex(filepath.Join(r.home, "session_index.jsonl"), func(id, name string) { names[id] = name })
+		}
 		for _, id := range p.locks {
-			rec := r.noDaemonRecord(p, id, sock)
+			rec := r.noDaemonRecord(p, id, names[id])
 			if role == roleExec && rec.Problem == "" {
-				rec.Problem = fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it", p.pid, id)
-				rec.ProblemVerdict = domain.VerdictHeadless
+				rec.Problem, rec.ProblemVerdict = execProblem(p.pid, id), domain.VerdictHeadless
 			}
 			snap.Records = append(snap.Records, rec)
 		}
@@ -107,11 +124,44 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		return r.stamp(snap), nil
 	}
 	threads, err := r.daemonThreads(ctx, sock)
-	if err != nil {
-		return snap, err
+	switch {
+	case daemonGone(err):
+		snap.Warnings = append(snap.Warnings, goneWarning(sock, err, procs, daemonPID))
+	case err != nil:
+		snap.Unread = append(snap.Unread, ports.Unread{Harness: domain.HarnessCodex, Dir: r.home,
+			Err: fmt.Errorf("%w (the threads of --no-daemon TUIs are listed, the daemon's are not)", err)})
+	default:
+		snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
 	}
-	snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
 	return r.stamp(snap), nil
+}
+
+// execProblem says why a thread a `codex exec` run (pid) holds is not a
+// session.
+func execProblem(pid int, id string) string {
+	return fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it once it ended", pid, id)
+}
+
+// daemonGone reports whether err says no daemon listens on the control
+// socket (connection refused: a daemon killed leaves its socket behind);
+// a daemon that runs but does not answer is not gone.
+func daemonGone(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// goneWarning says that the daemon at sock is not running, and which
+// Codex clients (daemon-mode TUIs) are left without it: their threads
+// reach no one until they are restarted.
+func goneWarning(sock string, err error, procs []proc, daemonPID int) string {
+	var orphans []proc
+	for _, p := range procs {
+		if p.role(daemonPID) == domain.CodexKindClient {
+			orphans = append(orphans, p)
+		}
+	}
+	w := fmt.Sprintf("codex: the app-server daemon is not running (%v): threads of --no-daemon TUIs are listed, no daemon thread is", err)
+	if len(orphans) > 0 {
+		w += fmt.Sprintf("; %d Codex TUI(s) that were its clients still run (pids %s) and reach no daemon until restarted", len(orphans), pids(orphans))
+	}
+	return w
 }
 
 // stamp gives every record our pid domain: the processes were found in
@@ -128,7 +178,11 @@ func (r *Registry) stamp(snap ports.Snapshot) ports.Snapshot {
 
 // daemonThreads asks the daemon at sock for the threads it holds loaded,
 // with their rows.
-func (r *Registry) daemonThreads(ctx context.Context, sock string) ([]codexapp.Thread, error) {
+func (r *Registry) daemonThreads(ctx context.Context, sock string) (threads []codexapp.Thread, err error) {
+	if err := r.memo.recall(); err != nil {
+		return nil, err
+	}
+	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
@@ -255,13 +309,21 @@ func threadRecord(t codexapp.Thread, sock string) domain.Record {
 
 // noDaemonRecord is the record of a thread a --no-daemon TUI holds: its
 // rollout's session_meta gives the cwd and version; a rollout that cannot
-// be read makes the record skipped with its reason.
-func (r *Registry) noDaemonRecord(p proc, id, sock string) domain.Record {
-	rec := domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id, SocketPath: sock,
-		Kind: domain.CodexKindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd}
+// be read makes the record skipped with its reason. Its name is the
+// thread's (session_index.jsonl's, given), else its first message, as the
+// daemon's thread/list shows a thread (name, else preview). It names no socket:
+// no daemon serves the thread, whether one runs or not (Codex's queue
+// reaches it: domain.CodexQueueAddress).
+func (r *Registry) noDaemonRecord(p proc, id, name string) domain.Record {
+	rec := domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id,
+		Kind: domain.CodexKindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd, Name: oneLine(name)}
 	path := p.rollouts[id]
 	if path == "" {
 		return rec // the lock is taken before the first turn writes the rollout
+	}
+	if rec.Name == "" {
+		// As thread/list names a thread without a name: its first message.
+		rec.Name = oneLine(firstUserMessage(path))
 	}
 	rec.Path = path
 	meta, err := readSessionMeta(path)
@@ -315,6 +377,50 @@ func readSessionMeta(path string) (sessionMeta, error) {
 		return sessionMeta{}, fmt.Errorf("rollout %s: its first line is not a session_meta record", path)
 	}
 	return first.Payload, nil
+}
+
+// maxPreviewScan bounds what is read of a rollout for its first message
+// (bytes).
+const maxPreviewScan = 1 << 20
+
+// firstUserMessage is the text of the first message a person sent in the
+// rollout at path (an event_msg item_completed whose item is a
+// UserMessage, Codex 0.171.0), "" when none is within its first
+// maxPreviewScan bytes; lines over maxMetaLine bytes are skipped.
+func firstUserMessage(path string) string {
+	f, err := openRegular(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	br := bufio.NewReader(io.LimitReader(f, maxPreviewScan))
+	for {
+		raw, long, err := readIndexLine(br)
+		if !long && bytes.Contains(raw, []byte(`"UserMessage"`)) {
+			var line struct {
+				Type    string `json:"type"`
+				Payload struct {
+					Type string `json:"type"`
+					Item struct {
+						Type    string `json:"type"`
+						Content []struct {
+							Text string `json:"text"`
+						} `json:"content"`
+					} `json:"item"`
+				} `json:"payload"`
+			}
+			if json.Unmarshal(raw, &line) == nil && line.Type == "event_msg" && line.Payload.Type == "item_completed" && line.Payload.Item.Type == "UserMessage" {
+				var b strings.Builder
+				for _, c := range line.Payload.Item.Content {
+					b.WriteString(c.Text)
+				}
+				return b.String()
+			}
+		}
+		if err != nil {
+			return ""
+		}
+	}
 }
 
 // readDaemonPID reads the daemon's pid from daemon.pid (0 when absent or

@@ -487,6 +487,9 @@ type options struct {
 	quiet bool
 	// from is the sender's display name (send --from).
 	from string
+	// only names the harnesses whose registries are read (list
+	// --harness; nil: every one).
+	only []domain.Harness
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

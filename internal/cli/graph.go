@@ -15,7 +15,7 @@ import (
 // and Stop the app; the others only use what was populated.
 func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	cfg := app.Config{Flags: c.flagValues(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
-		ReceiptWindow: opts.receiptWindow, From: opts.from}
+		ReceiptWindow: opts.receiptWindow, From: opts.from, Only: opts.only}
 	var hs app.Harnesses
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(append(populate, &hs)...), fx.NopLogger}
 	if c.debug.fx {

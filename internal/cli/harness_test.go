@@ -131,3 +131,26 @@ func TestListFitsEightyColumns(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	assert.ElementsMatch(t, []string{idA, idB, idQ}, []string{got[0].SessionID, got[1].SessionID, got[2].SessionID})
 }
+
+// list --harness X reads harness X's registry only: a Codex home whose
+// control socket is not ours (the Codex registry cannot be read) costs
+// `list --harness claude-code` nothing, not even a warning; `list` of
+// every harness still says so (issue 28).
+func TestListHarnessReadsThatHarnessOnly(t *testing.T) {
+	sock := evSocketDir(t)
+	a := evLiveRecord(t, testproc.Sleeper(t), "26df9a5b-d23c-4223-a45d-b9ec61fda652", "proj-89", "/home/dev/src/shop", sock+"/a.sock")
+	listenAll(t, a)
+	codexHome := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(codexHome, "app-server-control"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(codexHome, "app-server-control", "app-server-control.sock"), nil, 0o600))
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, a), "QWEN_HOME": t.TempDir(), "CODEX_HOME": codexHome}
+
+	r := evRun(t, env, nil, "list", "--harness", "claude-code")
+	assert.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "proj-89")
+	assert.NotContains(t, r.stderr, "codex", "the Codex registry was not read")
+
+	r = evRun(t, env, nil, "list")
+	assert.Equal(t, exitError, r.code, "a harness in scope was not read")
+	assert.Contains(t, r.stderr, "codex: registry not read")
+}

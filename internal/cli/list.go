@@ -103,7 +103,7 @@ func (c *cli) listCmd() *cobra.Command {
 			if len(dests) > 0 {
 				return c.listHosts(cmd.Context(), dests, listFlags{all: all, wide: wide, asJSON: asJSON, harness: harness, only: only})
 			}
-			svc, err := c.service(options{readOnly: true})
+			svc, err := c.service(options{readOnly: true, only: only})
 			if err != nil {
 				return err
 			}
@@ -114,6 +114,7 @@ func (c *cli) listCmd() *cobra.Command {
 			ids := sessionIDs(l.Entries, wide)
 			l.Entries = app.FilterHarness(l.Entries, only...)
 			c.warnUnread(l.Unread)
+			c.warnRead(l.Warnings)
 			if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}
@@ -145,8 +146,9 @@ func (c *cli) listCmd() *cobra.Command {
 
 // sessionIDs maps each session id of a listing to what the table shows:
 // with wide the id itself, else its shortest unique prefix among every
-// record read (domain.ShortIDs, computed before --harness keeps one
-// harness, so the prefix also names it alone for send and show).
+// record read (domain.ShortIDs). --harness reads that harness's registry
+// alone, so its prefixes are unique among its records: send and show
+// refuse a prefix another harness's session shares (never a guess).
 func sessionIDs(entries []domain.Entry, wide bool) map[string]string {
 	ids := make(map[string]string, len(entries))
 	short := domain.ShortIDs(entries)
@@ -163,6 +165,14 @@ func sessionIDs(entries []domain.Entry, wide bool) map[string]string {
 // could: a harness it was asked about could not be read (warnUnread said
 // which).
 var errPartial = silentError{code: exitError}
+
+// warnRead prints the registries' warnings about a read that left
+// nothing out (app.Listing.Warnings), on stderr.
+func (c *cli) warnRead(ws []string) {
+	for _, w := range ws {
+		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", safe(w))
+	}
+}
 
 // warnUnread says, on stderr, which harnesses' registries could not be
 // read: their sessions are missing from what follows.

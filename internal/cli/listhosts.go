@@ -104,7 +104,7 @@ func (c *cli) listHosts(ctx context.Context, dests []domain.Dest, f listFlags) e
 func (c *cli) listHost(ctx context.Context, dest domain.Dest, f listFlags) hostListing {
 	h := hostListing{dest: dest}
 	if dest.IsLocal() {
-		svc, err := c.service(options{readOnly: true})
+		svc, err := c.service(options{readOnly: true, only: f.only})
 		if err != nil {
 			h.err = err
 			return h
@@ -121,6 +121,7 @@ func (c *cli) listHost(ctx context.Context, dest domain.Dest, f listFlags) hostL
 		h.partial = len(l.UnreadIn(f.only...)) > 0
 		h.print = func() {
 			c.warnUnread(l.Unread)
+			c.warnRead(l.Warnings)
 			if l.Missing && len(l.Entries) == 0 && (len(f.only) == 0 || slices.Contains(f.only, l.DirHarness)) {
 				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
 			}

@@ -209,6 +209,9 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 	if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
 		out.Note = app.MissingFolderNote(l.Dir)
 	}
+	for _, w := range l.Warnings { // list's warnings
+		out.Note = strings.TrimPrefix(out.Note+"; "+w, "; ")
+	}
 	for _, u := range l.Unread { // harnesses not asked about: list's warning
 		out.Note = strings.TrimPrefix(out.Note+fmt.Sprintf("; %s: registry not read: %v", u.Harness, u.Err), "; ")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/lines"
 	"github.com/peerctl/peerctl/internal/mcptools"
 	"github.com/peerctl/peerctl/test/testproc"
@@ -222,4 +223,18 @@ func TestServeAnswersWhatWasReadBeforeStdinClosed(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`)
 	s.stop()
 	assert.Equal(t, []answer{{"0", 0}, {"1", 0}, {"2", 0}}, s.answers(), "stderr: %s", s.errb.String())
+}
+
+// The instructions and the tools' descriptions name every harness, from
+// the harness list, so that the next one cannot be forgotten (issue 28:
+// they named Claude Code and Qwen Code only).
+func TestToolsNameEveryHarness(t *testing.T) {
+	s := startServer(t, fakeTools(make(chan string, 1)))
+	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	s.waitFor("1")
+	text := s.out.String()
+	for _, h := range domain.Harnesses() {
+		assert.GreaterOrEqual(t, strings.Count(text, h.Title()), 3, "%s: instructions, list_sessions and send_message", h.Title())
+	}
+	s.stop()
 }

@@ -127,6 +127,7 @@ func TestLiveCodexInfrastructure(t *testing.T) {
 type codexListed struct {
 	Harness     string `json:"harness"`
 	SessionID   string `json:"sessionId"`
+	Name        string `json:"name"`
 	PID         int    `json:"pid"`
 	Cwd         string `json:"cwd"`
 	Status      string `json:"status"`
@@ -183,8 +184,8 @@ func sendCodex(t *testing.T, env []string, args ...string) (codexSent, result) {
 // the session is listed with its thread id, also while its first turn
 // runs; a send is delivered through
 // the app-server and its text is byte-exact in the rollout; --await-reply
-// prints the stand-in's answer; a busy thread gets a message as its next
-// turn; within 10 s of the TUI quitting the thread is no longer listed
+// prints the stand-in's answer; a busy thread takes a message into its
+// running turn, as the receipt says; within 10 s of the TUI quitting the thread is no longer listed
 // live, although the daemon keeps it loaded for about a minute more.
 func TestLiveCodex(t *testing.T) {
 	bin := livecodex.Require(t)
@@ -244,7 +245,7 @@ func TestLiveCodex(t *testing.T) {
 		assert.Equal(t, "pong: "+probe+"\n", string(r.Stdout))
 	})
 
-	t.Run("a busy thread gets it as its next turn", func(t *testing.T) {
+	t.Run("a busy thread takes it into its running turn", func(t *testing.T) {
 		_, r := sendCodex(t, env, a.ThreadID, "hold busy")
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 		deadline := time.Now().Add(codexTurn)
@@ -255,7 +256,9 @@ func TestLiveCodex(t *testing.T) {
 		out, r := sendCodex(t, env, a.ThreadID, "ping next")
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 		assert.True(t, out.OK)
-		assert.Contains(t, out.Detail, "next turn", "the receipt says the thread was busy")
+		// Measured on 0.171.0: turn/start on a running turn names that
+		// turn, and the text is answered within it.
+		assert.Contains(t, out.Detail, "into its running turn", "the receipt says what Codex did")
 		root.Model.Release("busy")
 		items := a.WaitRollout(t, "the next turn's answer", codexTurn, hasAgentMessage("pong: ping next"))
 		got := agentMessages(items)

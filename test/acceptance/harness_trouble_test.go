@@ -33,10 +33,11 @@ func TestBrokenQwenHomeLeavesClaudeCodeWorking(t *testing.T) {
 			require.NoError(t, json.Unmarshal(r.Stdout, &rows), "stdout: %s", r.Stdout)
 			require.Len(t, rows, 1)
 			assert.Equal(t, w.id, rows[0]["sessionId"])
-			assert.Contains(t, string(r.Stderr), "warning: qwen-code")
+			assert.NotContains(t, string(r.Stderr), "qwen-code", "--harness claude-code reads Claude Code's registry alone")
 
 			// Every harness asked for: what could be read, a warning, exit 1.
 			r = runPeerctl(t, runOpts{Env: env}, "--config-dir", w.config, "list", "--json")
+			assert.Contains(t, string(r.Stderr), "warning: qwen-code")
 			assert.Equal(t, 1, r.Code, "stderr: %s", r.Stderr)
 			require.NoError(t, json.Unmarshal(r.Stdout, &rows), "stdout: %s", r.Stdout)
 			assert.Len(t, rows, 1)
@@ -73,10 +74,11 @@ func TestUnlocatedClaudeCodeLeavesQwenCodeWorking(t *testing.T) {
 	r := runPeerctl(t, runOpts{Env: env}, "list", "--harness", "qwen-code", "--json")
 	assert.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.JSONEq(t, "[]", string(r.Stdout))
-	assert.Contains(t, string(r.Stderr), "warning: claude-code: registry not read")
+	assert.NotContains(t, string(r.Stderr), "claude-code", "--harness qwen-code reads Qwen Code's registry alone")
 
 	r = runPeerctl(t, runOpts{Env: env}, "list", "--json")
 	assert.Equal(t, 1, r.Code, "a harness in scope was not read: stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "warning: claude-code: registry not read")
 	assert.JSONEq(t, "[]", string(r.Stdout))
 
 	r = runPeerctl(t, runOpts{Env: env}, "doctor", "--json")
