@@ -4,28 +4,18 @@ import (
 	"context"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
-
-// LiveInfo is the live part of a session descriptor, for a host that
-// catalogs persisted transcripts and wants to mark the ones whose session
-// is running. The JSON names are the host descriptor's.
-type LiveInfo struct {
-	// Endpoint is the session's endpoint (cc-peer:v1:…); "" when the live
-	// session cannot receive messages (no socket, name or id).
-	Endpoint string `json:"live_endpoint"`
-	// Status is "idle", "busy" or "unknown".
-	Status string `json:"live_status"`
-}
 
 // Enrich reads the registry once and returns, for every id in ids (full
 // session ids, as in a transcript's file name <sessionId>.jsonl) whose
-// session is live, its LiveInfo. Ids that are unknown, or whose record is
+// session is live, its wire.LiveInfo. Ids that are unknown, or whose record is
 // stale, reused, foreign or malformed, are absent from the map. When two
 // live records carry the same id (a resumed session running twice), the
 // addressable one wins, then the most recently started. The only error is
 // the registry read's.
-func (s *Service) Enrich(ctx context.Context, ids []string) (map[string]LiveInfo, error) {
-	out := make(map[string]LiveInfo, len(ids))
+func (s *Service) Enrich(ctx context.Context, ids []string) (map[string]wire.LiveInfo, error) {
+	out := make(map[string]wire.LiveInfo, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -49,7 +39,7 @@ func (s *Service) Enrich(ctx context.Context, ids []string) (map[string]LiveInfo
 		best[id] = e
 	}
 	for id, e := range best {
-		out[id] = LiveInfo{Endpoint: e.Endpoint().String(), Status: e.Record.Status.String()}
+		out[id] = wire.LiveInfo{Endpoint: e.Endpoint().String(), Status: e.Record.Status.String()}
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -40,7 +41,7 @@ func TestEnrich(t *testing.T) {
 	got, err := svc.Enrich(context.Background(), []string{idA, idB, unknown, idA})
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), reg.reads.Load(), "one registry read for the whole batch")
-	assert.Equal(t, map[string]app.LiveInfo{
+	assert.Equal(t, map[string]wire.LiveInfo{
 		idA: {Endpoint: "cc-peer:v1:" + strconv.Itoa(live.PID()) + ":proj-89:" + live.rec["messagingSocketPath"].(string), Status: "busy"},
 	}, got, "only the live id is enriched; stale and unknown ids are absent")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -202,7 +203,7 @@ func TestEnrichOnTheLiveOnlyReadAgreesWithAFullRead(t *testing.T) {
 	assert.NotContains(t, live.seen, 200, "the record in a gone pid's file was checked")
 }
 
-func keys(m map[string]LiveInfo) []string {
+func keys(m map[string]wire.LiveInfo) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

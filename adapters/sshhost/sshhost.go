@@ -55,6 +55,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -76,12 +77,6 @@ const (
 	// call (unix).
 	controlPersistSeconds = 60
 )
-
-// InstallFix is the command a refusal names when no usable peerctl is on
-// dest, shell-quoted (domain.ShellCommand).
-func InstallFix(dest domain.Dest) string {
-	return domain.ShellCommand("peerctl", "hosts", "install", dest.String())
-}
 
 // Options configure a Channel.
 type Options struct {
@@ -439,7 +434,7 @@ func (r *run) readHello(ctx context.Context) error {
 	if err == nil {
 		var h hello
 		if jerr := jsonexact.Strict.Unmarshal(line, &h); jerr != nil || h.Hello != "peerctl" {
-			return r.c.unreachable(r.call.Dest, nil, "the far side's first line is not peerctl's hello (%q…): is %q a peerctl? fix: %s", clip(line, 80), r.program(), InstallFix(r.call.Dest))
+			return r.c.unreachable(r.call.Dest, nil, "the far side's first line is not peerctl's hello (%q…): is %q a peerctl? fix: %s", clip(line, 80), r.program(), wire.InstallFix(r.call.Dest))
 		}
 		if h.OutputProtocol != ports.RemoteProtocol {
 			return r.c.mismatch(r.call.Dest, h.Version, h.OutputProtocol)
@@ -461,7 +456,7 @@ func (r *run) readHello(ctx context.Context) error {
 	case code == 255:
 		return r.c.unreachable(r.call.Dest, nil, "ssh %s failed (exit 255): %s", r.call.Dest, orNothing(stderr))
 	case code == 127 || code == 126:
-		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s", r.call.Dest, r.program(), code, orNothing(stderr), InstallFix(r.call.Dest))
+		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s", r.call.Dest, r.program(), code, orNothing(stderr), wire.InstallFix(r.call.Dest))
 	}
 	return r.c.probeVersion(r.call.Dest, r.program(), code, stderr)
 }
@@ -494,12 +489,12 @@ func (c *Channel) probeVersion(dest domain.Dest, program string, code int, stder
 			return c.mismatch(dest, v.Version, v.OutputProtocol)
 		}
 	}
-	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s", program, dest, code, orNothing(stderr), InstallFix(dest))
+	return c.unreachable(dest, nil, "%q on %s did not start as peerctl (exit %d: %s); fix: %s", program, dest, code, orNothing(stderr), wire.InstallFix(dest))
 }
 
 func (c *Channel) mismatch(dest domain.Dest, version string, protocol int) error {
 	return c.unreachable(dest, nil, "%s runs peerctl %s (output protocol %d), this is peerctl %s (output protocol %d); fix: %s",
-		dest, printable(version), protocol, c.opts.Version, ports.RemoteProtocol, InstallFix(dest))
+		dest, printable(version), protocol, c.opts.Version, ports.RemoteProtocol, wire.InstallFix(dest))
 }
 
 func (c *Channel) unreachable(dest domain.Dest, cause error, format string, args ...any) error {

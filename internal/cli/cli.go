@@ -18,6 +18,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -411,10 +412,11 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	if errors.As(err, &se) {
 		return se.code
 	}
-	var re remoteError
-	if errors.As(err, &re) {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", re.msg)
-		return re.code
+	var fe *wire.FarError
+	if errors.As(err, &fe) {
+		// A far side's own failure: its message (escaped), its exit code.
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", fe.Message)
+		return fe.Code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
@@ -445,26 +447,8 @@ func refusalText(r *domain.Refusal) string {
 	return b.String()
 }
 
-type refusalJSON struct {
-	OK      bool        `json:"ok"`
-	Refusal refusalBody `json:"refusal"`
-}
-
-type refusalBody struct {
-	Reason     string             `json:"reason"`
-	Detail     string             `json:"detail"`
-	ExitCode   int                `json:"exitCode"`
-	Candidates []domain.Candidate `json:"candidates,omitempty"`
-	// Suggestions are live names close to a mistyped address (not_live).
-	Suggestions []string `json:"suggestions,omitempty"`
-	// Status and StatusReason are the target's own receipt word and
-	// reason when its receipt refused (Qwen Code: refused, denied, ...).
-	Status       string `json:"status,omitempty"`
-	StatusReason string `json:"statusReason,omitempty"`
-}
-
 func (c *cli) printRefusalJSON(r *domain.Refusal) {
-	_ = c.writeJSON(refusalJSON{Refusal: refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates,
+	_ = c.writeJSON(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates,
 		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // TestEveryCommandHasAnExample walks the whole command tree.
@@ -116,7 +117,7 @@ func TestExitCodesDocumentedInSync(t *testing.T) {
 func TestOutputDocNamesEveryField(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
 	require.NoError(t, err)
-	for _, v := range []any{sessionJSON{}, showJSON{}, receiptJSON{}, refusalBody{}, endpointJSON{}, doctorJSON{},
+	for _, v := range []any{wire.Session{}, wire.Show{}, receiptJSON{}, wire.RefusalBody{}, endpointJSON{}, doctorJSON{},
 		claudecode.DoctorJSON{}, claudecode.FlagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, claudecode.CourierJSON{}, doctorReachJSON{}, doctorUnreachableJSON{}, qwencode.DoctorJSON{}, doctorMCPJSON{}, whoamiJSON{}, versionJSON{},
 		inboundJSON{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
 		for _, name := range jsonNames(v) {

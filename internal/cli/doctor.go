@@ -18,6 +18,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -238,13 +239,13 @@ func (c *cli) hostDoctor(ctx context.Context, dest domain.Dest, asJSON bool) err
 		return err
 	}
 	if res.Code != exitOK && res.Code != exitError {
-		return remoteFailure(dest, res)
+		return wire.Failure(dest, res)
 	}
 	c.passLines(res.Stderr)
 	if asJSON {
 		var doc map[string]json.RawMessage
 		if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &doc); err != nil {
-			return brokenRemote(dest, err)
+			return wire.Broken(dest, err)
 		}
 		if err := c.writeJSON(json.RawMessage(bytes.TrimSpace(res.Stdout))); err != nil {
 			return err

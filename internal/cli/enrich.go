@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -34,16 +32,15 @@ func (c *cli) enrichCmd() *cobra.Command {
 			}
 			c.started()
 			c.jsonOut = asJSON
-			var live map[string]app.LiveInfo
-			if len(dests) == 1 && !dests[0].IsLocal() {
-				live, err = c.hostEnrich(cmd.Context(), dests[0], args)
-			} else {
-				var svc *app.Service
-				if svc, err = c.service(options{readOnly: true}); err != nil {
-					return err
-				}
-				live, err = svc.Enrich(cmd.Context(), args)
+			dest := domain.Dest{}
+			if len(dests) == 1 {
+				dest = dests[0]
 			}
+			node, err := c.node(dest)
+			if err != nil {
+				return err
+			}
+			live, err := node.Enrich(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -74,29 +71,4 @@ func (c *cli) enrichCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object keyed by session id")
 	addHostFlag(cmd, &hosts, false)
 	return cmd
-}
-
-// hostEnrich is the far side's `enrich --json`, its endpoints given the host.
-func (c *cli) hostEnrich(ctx context.Context, dest domain.Dest, ids []string) (map[string]app.LiveInfo, error) {
-	res, err := c.callHost(ctx, dest, append([]string{"enrich", "--json", "--"}, ids...), nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	var got map[string]*app.LiveInfo
-	if err := remoteDoc(dest, res, &got); err != nil {
-		return nil, err
-	}
-	live := map[string]app.LiveInfo{}
-	for id, info := range got {
-		if info != nil {
-			ep, err := hostEndpoint(dest, info.Endpoint)
-			if err != nil {
-				c.passStderr(dest, skipNote("session", id, err))
-				continue
-			}
-			info.Endpoint = ep
-			live[id] = *info
-		}
-	}
-	return live, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/fakeqwen"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
@@ -127,7 +128,7 @@ func TestListFitsEightyColumns(t *testing.T) {
 	r = evRun(t, env, nil, "list", "--all")
 	assert.Contains(t, r.stdout, "26df9a5b-d ")
 	r = evRun(t, env, nil, "list", "--json")
-	var got []sessionJSON
+	var got []wire.Session
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	assert.ElementsMatch(t, []string{idA, idB, idQ}, []string{got[0].SessionID, got[1].SessionID, got[2].SessionID})
 }

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,55 +11,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
-// sessionJSON is one object of `list --json` and of `show --json`. Field
+// wire.Session is one object of `list --json` and of `show --json`. Field
 // names are camelCase and stable (docs/OUTPUT.md).
-type sessionJSON struct {
-	// Host is the machine (--host DEST) the session runs on; "" for this one.
-	Host          string   `json:"host"`
-	Harness       string   `json:"harness"` // the harness's word (domain.Harness)
-	SessionID     string   `json:"sessionId"`
-	PID           int      `json:"pid"`
-	Name          string   `json:"name"`
-	NameSource    string   `json:"nameSource"`
-	Cwd           string   `json:"cwd"`
-	Status        string   `json:"status"`
-	Kind          string   `json:"kind"`
-	Version       string   `json:"version"`
-	StartedAt     string   `json:"startedAt"` // RFC 3339, "" when unknown
-	SocketPath    string   `json:"socketPath"`
-	Endpoint      string   `json:"endpoint"`
-	Addressable   bool     `json:"addressable"`
-	Unaddressable string   `json:"unaddressable,omitempty"`
-	Verdict       string   `json:"verdict"`
-	Reason        string   `json:"reason"`
-	File          string   `json:"file"`
-	Unchecked     []string `json:"unchecked,omitempty"`
-	Warnings      []string `json:"warnings,omitempty"`
-}
-
-func toJSON(e domain.Entry) sessionJSON {
-	r := e.Record
-	return sessionJSON{
-		Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name, NameSource: r.NameSource, Cwd: r.Cwd,
-		Status: r.Status.String(), Kind: r.Kind, Version: r.Version, StartedAt: rfc3339(r.StartedAt),
-		SocketPath: r.SocketPath, Endpoint: e.Endpoint().String(), Addressable: e.Addressable,
-		Unaddressable: e.Unaddressable, Verdict: e.Verdict.String(), Reason: e.Reason, File: r.File,
-		Unchecked: e.Unchecked, Warnings: r.Warnings,
-	}
-}
-
-func rfc3339(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
 func (c *cli) listCmd() *cobra.Command {
 	var all, asJSON, wide, allHosts bool
 	var harness string
@@ -100,38 +60,7 @@ func (c *cli) listCmd() *cobra.Command {
 					return err
 				}
 			}
-			if len(dests) > 0 {
-				return c.listHosts(cmd.Context(), dests, listFlags{all: all, wide: wide, asJSON: asJSON, harness: harness, only: only})
-			}
-			svc, err := c.service(options{readOnly: true, only: only})
-			if err != nil {
-				return err
-			}
-			l, err := svc.List(cmd.Context(), all)
-			if err != nil {
-				return err
-			}
-			ids := sessionIDs(l.Entries, wide)
-			l.Entries = app.FilterHarness(l.Entries, only...)
-			c.warnUnread(l.Unread)
-			c.warnRead(l.Warnings)
-			if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
-				fmt.Fprintf(c.stderr, "peerctl: note: %s\n", app.MissingFolderNote(l.Dir))
-			}
-			if asJSON {
-				out := make([]sessionJSON, 0, len(l.Entries))
-				for _, e := range l.Entries {
-					out = append(out, toJSON(e))
-				}
-				err = c.writeJSON(out)
-			} else {
-				err = c.printTable(l, all, ids)
-			}
-			if err == nil && len(l.UnreadIn(only...)) > 0 {
-				// What could be read is printed; the exit says it is not all.
-				return errPartial
-			}
-			return err
+			return c.listOn(cmd.Context(), dests, wire.ListQuery{All: all, Only: only}, asJSON, wide)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every record (each *.json file) with its verdict and reason; the *.key files beside them are never shown or opened")
@@ -142,23 +71,6 @@ func (c *cli) listCmd() *cobra.Command {
 	addHostFlag(cmd, &hosts, true)
 	cmd.Flags().BoolVar(&allHosts, "hosts", false, "list this machine and every host of the hosts file (peerctl hosts list), merged")
 	return cmd
-}
-
-// sessionIDs maps each session id of a listing to what the table shows:
-// with wide the id itself, else its shortest unique prefix among every
-// record read (domain.ShortIDs). --harness reads that harness's registry
-// alone, so its prefixes are unique among its records: send and show
-// refuse a prefix another harness's session shares (never a guess).
-func sessionIDs(entries []domain.Entry, wide bool) map[string]string {
-	ids := make(map[string]string, len(entries))
-	short := domain.ShortIDs(entries)
-	for i, e := range entries {
-		ids[e.Record.SessionID] = e.Record.SessionID
-		if !wide {
-			ids[e.Record.SessionID] = short[i]
-		}
-	}
-	return ids
 }
 
 // errPartial ends a command with exit code 1 after it printed what it
@@ -182,31 +94,167 @@ func (c *cli) warnUnread(us []ports.Unread) {
 	}
 }
 
-// printTable prints a listing for people; ids maps each session id to the
-// form shown (sessionIDs).
-func (c *cli) printTable(l app.Listing, all bool, ids map[string]string) error {
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	if all {
-		fmt.Fprintln(tw, "VERDICT\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
-		for _, e := range l.Entries {
-			reason := e.Reason
-			if e.Live() && !e.Addressable {
-				reason = "not addressable: " + e.Unaddressable
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Verdict, e.Record.Harness, cut(cell(e.Record.Name), widthName), cut(cell(ids[e.Record.SessionID]), widthID),
-				e.Record.PID, cut(cell(e.Record.File), widthName), cut(cell(reason), widthText))
-		}
-		return tw.Flush()
+// listOn lists dests (this machine alone when none) through their nodes
+// (app.ListNodes: at once, at most app.MaxParallelNodes at a time) and
+// prints, in the order given, each node's notes and the sessions of every
+// node that answered, one warning for each that did not, with a HOST
+// column when more than one was asked. One node alone that failed ends
+// the command as that failure (its exit code, its message once);
+// otherwise the exit is 10 when a host could not be reached, else 1 when
+// a listing is partial or a node failed.
+func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery, asJSON, wide bool) error {
+	withHost := len(dests) > 1
+	if len(dests) == 0 {
+		dests = []domain.Dest{{}}
 	}
-	fmt.Fprintln(tw, "NAME\tHARNESS\tSESSION\tPID\tSTATUS\tAGE\tCWD")
+	nodes, err := c.nodes(dests)
+	if err != nil {
+		return err
+	}
+	got := app.ListNodes(ctx, nodes, q)
+	if len(got) == 1 && got[0].Err != nil {
+		return got[0].Err
+	}
+	rows := []wire.Session{}
+	for _, h := range got {
+		c.printNotes(h.Host, h.Listing.Notes)
+		if h.Err != nil {
+			where := "this machine"
+			if !h.Host.IsLocal() {
+				where = "host " + h.Host.String()
+			}
+			fmt.Fprintf(c.stderr, "peerctl: warning: %s: not listed, its sessions are left out: %s\n", where, safe(h.Err.Error()))
+			continue
+		}
+		rows = append(rows, h.Listing.Sessions...)
+	}
+	if asJSON {
+		err = c.writeJSON(rows)
+	} else {
+		err = c.printSessions(rows, q.All, wide, withHost)
+	}
+	switch {
+	case err != nil:
+		return err
+	case app.Outcome(got) == app.ListUnreachable:
+		return silentError{code: exitHostUnreachable}
+	case app.Outcome(got) == app.ListPartial:
+		return errPartial // what could be read is printed; the exit says it is not all
+	}
+	return nil
+}
+
+// node is dest's node (see nodes).
+func (c *cli) node(dest domain.Dest) (app.Node, error) {
+	nodes, err := c.nodes([]domain.Dest{dest})
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
+}
+
+// nodes are the nodes of dests: this machine's use cases (app.LocalNode)
+// for the zero Dest, a host's peerctl (sshhost.Node, bounded by the host
+// timeout) for the others. A bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is
+// a usage error before any is reached.
+func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
+	if err := c.checkHosts(dests); err != nil {
+		return nil, err
+	}
+	out := make([]app.Node, 0, len(dests))
+	for _, d := range dests {
+		if d.IsLocal() {
+			out = append(out, app.LocalNode{Open: func(only []domain.Harness) (*app.Service, error) {
+				return c.service(options{readOnly: true, only: only})
+			}})
+			continue
+		}
+		r, err := c.remote()
+		if err != nil {
+			return nil, err
+		}
+		limit, err := c.hostTimeout()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sshhost.NewNode(r, d, limit))
+	}
+	return out, nil
+}
+
+// printNotes prints a node's notes on stderr, escaped: "peerctl: NOTE"
+// for this machine's, "peerctl: DEST: NOTE" for a host's.
+func (c *cli) printNotes(host domain.Dest, notes []string) {
+	for _, n := range notes {
+		if host.IsLocal() {
+			fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(n))
+			continue
+		}
+		fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", host, safe(clipText(n, 2000)))
+	}
+}
+
+// printSessions prints a listing for people: NAME HARNESS SESSION PID
+// STATUS AGE CWD, or with all VERDICT HARNESS NAME SESSION PID FILE
+// REASON; with withHost a HOST column first. SESSION is each id's
+// shortest unique prefix among its host's rows (domain.ShortIDs: what
+// send and show there take), or the whole id with wide.
+func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error {
+	ids := make([]string, len(rows))
+	byHost := map[string][]int{}
+	for i, r := range rows {
+		byHost[r.Host] = append(byHost[r.Host], i)
+	}
+	for _, idx := range byHost {
+		entries := make([]domain.Entry, len(idx))
+		for k, i := range idx {
+			entries[k].Record.SessionID = rows[i].SessionID
+		}
+		for k, short := range domain.ShortIDs(entries) {
+			ids[idx[k]] = short
+		}
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	host := func(r wire.Session) string {
+		switch {
+		case !withHost:
+			return ""
+		case r.Host == "":
+			return localHost + "\t"
+		}
+		return cut(cell(r.Host), widthName) + "\t"
+	}
+	head := ""
+	if withHost {
+		head = "HOST\t"
+	}
+	if all {
+		fmt.Fprintln(tw, head+"VERDICT\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
+	} else {
+		fmt.Fprintln(tw, head+"NAME\tHARNESS\tSESSION\tPID\tSTATUS\tAGE\tCWD")
+	}
 	now := time.Now()
-	for _, e := range l.Entries {
-		r := e.Record
-		status := r.Status.String()
-		if !e.Addressable {
+	for i, r := range rows {
+		id := ids[i]
+		if wide {
+			id = r.SessionID
+		}
+		if all {
+			reason := r.Reason
+			if r.Verdict == domain.VerdictLive.String() && !r.Addressable {
+				reason = "not addressable: " + r.Unaddressable
+			}
+			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d\t%s\t%s\n", host(r), cell(r.Verdict), cell(r.Harness), cut(cell(r.Name), widthName), cut(cell(id), widthID),
+				r.PID, cut(cell(r.File), widthName), cut(cell(reason), widthText))
+			continue
+		}
+		status := r.Status
+		if !r.Addressable {
 			status += " (not addressable)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cut(cell(r.Name), widthName), r.Harness, cut(cell(ids[r.SessionID]), widthID), r.PID, status, age(now, r.StartedAt), cut(cell(r.Cwd), widthText))
+		started, _ := time.Parse(time.RFC3339Nano, r.StartedAt)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\t%s\n", host(r), cut(cell(r.Name), widthName), cell(r.Harness), cut(cell(id), widthID), r.PID,
+			cell(status), age(now, started), cut(cell(r.Cwd), widthText))
 	}
 	return tw.Flush()
 }
@@ -245,13 +293,7 @@ func cell(s string) string {
 // Go-escaped, so no control sequence, newline, invisible or direction-
 // changing character (U+200B, U+202E, U+2028, ...) or invalid UTF-8 reaches
 // the terminal raw.
-func safe(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
+func safe(s string) string { return wire.Safe(s) }
 
 func age(now, t time.Time) string {
 	if t.IsZero() {

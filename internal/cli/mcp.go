@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // maxConcurrentSends is how many send_message calls run at once; the
@@ -58,7 +58,7 @@ const callMargin = 25 * time.Second
 // listOut is list_sessions' result: the array `list --json` prints, under
 // "sessions" (an MCP tool's structured content is a JSON object).
 type listOut struct {
-	Sessions []sessionJSON `json:"sessions"`
+	Sessions []wire.Session `json:"sessions"`
 	// Note says the registry folder does not exist (the CLI's stderr note).
 	Note string `json:"note,omitempty"`
 }
@@ -110,8 +110,8 @@ func (m *mcpTools) sendQueue() *callQueue {
 }
 
 // tools are m's use cases as the MCP server's tools.
-func (m *mcpTools) tools() mcptools.Tools[listOut, showJSON, receiptJSON] {
-	return mcptools.Tools[listOut, showJSON, receiptJSON]{List: guard(m, m.list, nil), Show: guard(m, m.show, nil), Send: guard(m, m.send, m.sendQueue())}
+func (m *mcpTools) tools() mcptools.Tools[listOut, wire.Show, receiptJSON] {
+	return mcptools.Tools[listOut, wire.Show, receiptJSON]{List: guard(m, m.list, nil), Show: guard(m, m.show, nil), Send: guard(m, m.send, m.sendQueue())}
 }
 
 // guard gives every call its deadline and turns what the use case returns
@@ -160,21 +160,9 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error), q
 }
 
 func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, error) {
-	if dest, _, err := m.toolHost(in.Host, ""); err != nil {
+	dest, _, err := m.toolHost(in.Host, "")
+	if err != nil {
 		return listOut{}, err
-	} else if !dest.IsLocal() {
-		rows, partial, stderr, err := m.cli.hostSessions(ctx, dest, in.All, in.Harness)
-		if err != nil {
-			return listOut{}, err
-		}
-		out := listOut{Sessions: rows}
-		if out.Sessions == nil {
-			out.Sessions = []sessionJSON{}
-		}
-		if partial || len(stderr) > 0 {
-			out.Note = remoteMessage(stderr)
-		}
-		return out, nil
 	}
 	var only []domain.Harness
 	if in.Harness != "" {
@@ -184,57 +172,47 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 		}
 		only = append(only, h)
 	}
-	svc, err := m.service("")
+	node, err := m.node(dest)
 	if err != nil {
 		return listOut{}, err
 	}
-	l, err := svc.List(ctx, in.All)
+	// The same use case as list, here or there: its notes (a missing
+	// registry folder, a harness not asked about that could not be read,
+	// the far side's warnings) in Note; a harness asked about that could
+	// not be read (list's exit 1) is an error result naming it.
+	l, err := node.List(ctx, wire.ListQuery{All: in.All, Only: only})
 	if err != nil {
 		return listOut{}, err
 	}
-	if asked := l.UnreadIn(only...); len(asked) > 0 {
-		// list's exit 1: a harness asked about could not be read.
-		errs := make([]error, 0, len(asked))
-		for _, u := range asked {
-			errs = append(errs, u.Err)
-		}
-		return listOut{}, errors.Join(errs...)
+	notes := make([]string, 0, len(l.Notes))
+	for _, n := range l.Notes {
+		notes = append(notes, wire.Safe(n))
 	}
-	l.Entries = app.FilterHarness(l.Entries, only...)
-	out := listOut{Sessions: make([]sessionJSON, 0, len(l.Entries))}
-	for _, e := range l.Entries {
-		out.Sessions = append(out.Sessions, toJSON(e))
+	if l.Partial {
+		return listOut{}, errors.New(strings.Join(notes, "; "))
 	}
-	// As list says it: only when nothing is listed and the missing folder's harness was asked for.
-	if l.Missing && len(l.Entries) == 0 && (len(only) == 0 || slices.Contains(only, l.DirHarness)) {
-		out.Note = app.MissingFolderNote(l.Dir)
-	}
-	for _, w := range l.Warnings { // list's warnings
-		out.Note = strings.TrimPrefix(out.Note+"; "+w, "; ")
-	}
-	for _, u := range l.Unread { // harnesses not asked about: list's warning
-		out.Note = strings.TrimPrefix(out.Note+fmt.Sprintf("; %s: registry not read: %v", u.Harness, u.Err), "; ")
-	}
-	return out, nil
+	return listOut{Sessions: l.Sessions, Note: strings.Join(notes, "; ")}, nil
 }
 
-func (m *mcpTools) show(ctx context.Context, in mcptools.ShowArgs) (showJSON, error) {
+func (m *mcpTools) show(ctx context.Context, in mcptools.ShowArgs) (wire.Show, error) {
 	dest, address, err := m.toolHost(in.Host, in.Session)
 	if err != nil {
-		return showJSON{}, err
+		return wire.Show{}, err
 	}
-	if !dest.IsLocal() {
-		return m.cli.hostShow(ctx, dest, address)
-	}
-	svc, err := m.service("")
+	node, err := m.node(dest)
 	if err != nil {
-		return showJSON{}, err
+		return wire.Show{}, err
 	}
-	d, err := svc.Show(ctx, in.Session)
-	if err != nil {
-		return showJSON{}, err
+	return node.Show(ctx, address)
+}
+
+// node is the node a tool runs on: this machine's use cases (the server's
+// own Service), or dest's peerctl.
+func (m *mcpTools) node(dest domain.Dest) (app.Node, error) {
+	if dest.IsLocal() {
+		return app.LocalNode{Open: func([]domain.Harness) (*app.Service, error) { return m.service("") }}, nil
 	}
-	return detailJSON(d), nil
+	return m.cli.node(dest)
 }
 
 func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON, error) {
@@ -260,7 +238,7 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 		// The message was handed over: say so with its receipt after the reason.
 		out := receiptFor(res)
 		out.OK = false
-		out.Refusal = &refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
+		out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
 		for _, in := range res.OtherInbound {
 			out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
 		}

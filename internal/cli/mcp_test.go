@@ -226,7 +226,7 @@ func TestMCPListUnreadableRegistry(t *testing.T) {
 	cs := mcpFor(t, cfg, mcpFlags{})
 	res := call(t, cs, mcptools.ToolList, map[string]any{})
 	assert.True(t, res.IsError)
-	assert.True(t, strings.HasPrefix(resultText(t, res), "read registry "), resultText(t, res))
+	assert.Contains(t, resultText(t, res), "claude-code: registry not read")
 	assert.Contains(t, resultText(t, res), "not a directory")
 	assert.Nil(t, res.StructuredContent)
 }

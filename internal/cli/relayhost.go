@@ -15,6 +15,7 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/internal/lines"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -84,7 +85,7 @@ func (c *cli) relayHost(ctx context.Context, dest domain.Dest, name string, time
 	for l := range s.Lines() {
 		v, line, err := relayLineOf(l)
 		if err != nil {
-			broken = brokenRemote(dest, err)
+			broken = wire.Broken(dest, err)
 			s.Close()
 			break
 		}
@@ -110,7 +111,7 @@ func (c *cli) relayHost(ctx context.Context, dest domain.Dest, name string, time
 		}
 	}
 	if err == nil {
-		err = domain.Refuse(domain.ReasonHostUnreachable, "the relay on %s ended (exit %d: %s)", dest, res.Code, remoteMessage(res.Stderr))
+		err = domain.Refuse(domain.ReasonHostUnreachable, "the relay on %s ended (exit %d: %s)", dest, res.Code, wire.Message(res.Stderr))
 	}
 	mu.Lock()
 	open := slices.Sorted(maps.Keys(pending))

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -176,77 +173,6 @@ func (c *cli) callHost(ctx context.Context, dest domain.Dest, args []string, std
 	return r.Call(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: stdin})
 }
 
-// remoteDoc reads a far side's --json output into v (exactly: see
-// jsonexact.Exact); a far side's refusal document, or its error on
-// stderr, comes back as the error. The exit code of a refusal is the far
-// side's (the reason's own, the same table).
-func remoteDoc(dest domain.Dest, res ports.RemoteResult, v any) error {
-	if res.Code == exitOK {
-		if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), v); err != nil {
-			return brokenRemote(dest, err)
-		}
-		return nil
-	}
-	return remoteFailure(dest, res)
-}
-
-// remoteFailure is the error of a far side's run that did not succeed:
-// its refusal (from its --json refusal document), or its error message.
-func remoteFailure(dest domain.Dest, res ports.RemoteResult) error {
-	var doc refusalJSON
-	if out := bytes.TrimSpace(res.Stdout); len(out) > 0 && jsonexact.Exact(out, &doc) == nil {
-		reason, err := domain.ParseReason(doc.Refusal.Reason)
-		if err != nil {
-			return brokenRemote(dest, err)
-		}
-		return &domain.Refusal{Reason: reason, Detail: doc.Refusal.Detail, Candidates: doc.Refusal.Candidates,
-			Suggestions: doc.Refusal.Suggestions, Status: doc.Refusal.Status, StatusReason: doc.Refusal.StatusReason}
-	}
-	msg := fmt.Sprintf("%s: %s", dest, remoteMessage(res.Stderr))
-	if res.Code == exitUsage {
-		return usageError{errors.New(msg)}
-	}
-	return silentOr(msg, res.Code)
-}
-
-// silentOr is an error with msg whose exit code is code when peerctl's
-// table has it, else 1.
-func silentOr(msg string, code int) error {
-	if code <= exitOK || code > exitOutcomeUnknown {
-		code = exitError
-	}
-	return remoteError{msg: msg, code: code}
-}
-
-// remoteError is a far side's failure in words, ending with its exit code.
-type remoteError struct {
-	msg  string
-	code int
-}
-
-func (e remoteError) Error() string { return e.msg }
-
-// brokenRemote is a far side whose output is not what this build's
-// peerctl prints: no usable peerctl there.
-func brokenRemote(dest domain.Dest, err error) error {
-	return domain.Refuse(domain.ReasonHostUnreachable, "%s: the far side's output is not this build's output protocol (%s); fix: %s", dest, safe(clipText(err.Error(), 200)), safe(sshhost.InstallFix(dest)))
-}
-
-// remoteMessage is a far side's stderr for one line of ours: its lines
-// without their "peerctl: " prefix, joined by "; ", escaped, bounded.
-func remoteMessage(stderr []byte) string {
-	var parts []string
-	for _, l := range strings.Split(string(stderr), "\n") {
-		if l = strings.TrimSpace(strings.TrimPrefix(l, "peerctl: ")); l != "" && !strings.HasPrefix(l, "Run '") {
-			parts = append(parts, l)
-		}
-	}
-	if len(parts) == 0 {
-		return "it said nothing"
-	}
-	return safe(clipText(strings.Join(parts, "; "), 2000))
-}
-
 // passStderr prints a far side's messages on stderr as its own lines,
 // "peerctl: DEST: ...", escaped.
 func (c *cli) passStderr(dest domain.Dest, stderr []byte) {
@@ -255,28 +181,6 @@ func (c *cli) passStderr(dest domain.Dest, stderr []byte) {
 			fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", dest, safe(clipText(l, 2000)))
 		}
 	}
-}
-
-// hostEndpoint is ep, as the far side printed it, on dest: "" stays "";
-// anything else must be an endpoint of that machine (domain.ParseEndpoint)
-// and never an ssh: one, which would name yet another machine.
-func hostEndpoint(dest domain.Dest, ep string) (string, error) {
-	switch {
-	case ep == "":
-		return "", nil
-	case strings.HasPrefix(ep, "ssh:"):
-		return "", fmt.Errorf("its endpoint %q is another machine's (ssh:), which no session on %s has", safe(clipText(ep, 200)), dest)
-	}
-	if _, err := domain.ParseEndpoint(ep); err != nil {
-		return "", fmt.Errorf("its endpoint is none: %s", safe(clipText(err.Error(), 200)))
-	}
-	return domain.HostEndpoint(dest, ep), nil
-}
-
-// skipNote is the warning line of a far side's record left out for why,
-// on that host's stderr (passStderr names the host).
-func skipNote(what, id string, why error) []byte {
-	return fmt.Appendf(nil, "peerctl: warning: %s %s left out: %s\n", what, safe(clipText(id, 100)), why)
 }
 
 // remoteExitCode keeps a far side's exit code when peerctl's table has it.

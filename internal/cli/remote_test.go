@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -72,14 +73,14 @@ func TestOneHost(t *testing.T) {
 // the answering host's sessions carry it, the refusing one is warned of
 // once, exit 10.
 func TestListHostsMergesOverThePort(t *testing.T) {
-	rows, err := json.Marshal([]sessionJSON{{Harness: "claude-code", SessionID: "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", PID: 7, Name: "proj",
+	rows, err := json.Marshal([]wire.Session{{Harness: "claude-code", SessionID: "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", PID: 7, Name: "proj",
 		Endpoint: "cc-peer:v1:7:proj:/tmp/s.sock", Verdict: "live", Addressable: true, Status: "idle"}})
 	require.NoError(t, err)
 	f := &fakeRemote{results: map[string]ports.RemoteResult{"box": {Stdout: rows}},
 		errs: map[string]error{"down": domain.Refuse(domain.ReasonHostUnreachable, "ssh down failed (exit 255)")}}
 	r := evRun(t, nil, func(c *cli) { c.remoteCh = f }, "list", "--json", "--host", "box", "--host", "down")
 	assert.Equal(t, exitHostUnreachable, r.code, r.stderr)
-	var got []sessionJSON
+	var got []wire.Session
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	require.Len(t, got, 1)
 	assert.Equal(t, "box", got[0].Host)
@@ -87,30 +88,6 @@ func TestListHostsMergesOverThePort(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(r.stderr, "host down: not listed"))
 	require.Len(t, f.calls, 2)
 	assert.Equal(t, []string{"list", "--json"}, f.calls[0].Args)
-}
-
-// TestRemoteDocIsExact: a far side's document with a key this build does
-// not print, or a refusal document, is not taken as a listing.
-func TestRemoteDocIsExact(t *testing.T) {
-	d, err := domain.ParseDest("box")
-	require.NoError(t, err)
-	var rows []sessionJSON
-	err = remoteDoc(d, ports.RemoteResult{Stdout: []byte(`[{"sessionId":"x","SessionID":"y"}]`)}, &rows)
-	r, ok := domain.AsRefusal(err)
-	require.True(t, ok, "%v", err)
-	assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
-
-	err = remoteDoc(d, ports.RemoteResult{Code: exitNotLive, Stdout: []byte(`{"ok":false,"refusal":{"reason":"not_live","detail":"no such","exitCode":3}}`)}, &rows)
-	r, ok = domain.AsRefusal(err)
-	require.True(t, ok, "%v", err)
-	assert.Equal(t, domain.ReasonNotLive, r.Reason)
-	assert.Equal(t, "no such", r.Detail)
-
-	err = remoteDoc(d, ports.RemoteResult{Code: 99, Stderr: []byte("peerctl: \x1b[2Jboom\n")}, &rows)
-	var re remoteError
-	require.ErrorAs(t, err, &re)
-	assert.Equal(t, exitError, re.code)
-	assert.NotContains(t, re.msg, "\x1b")
 }
 
 // TestRemoteIsBuiltOnce: commands over several hosts ask for the channel

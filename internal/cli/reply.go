@@ -9,6 +9,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // inboundJSON is one message that reached the courier (send --await-reply's
@@ -22,7 +23,7 @@ type inboundJSON struct {
 }
 
 func toInboundJSON(in domain.Inbound) inboundJSON {
-	return inboundJSON{Text: in.Text, FromName: in.FromName, From: in.From, At: rfc3339(in.At), Truncated: in.Truncated}
+	return inboundJSON{Text: in.Text, FromName: in.FromName, From: in.From, At: wire.RFC3339(in.At), Truncated: in.Truncated}
 }
 
 // validAwait checks --await-reply against the other flags: it needs the
@@ -69,7 +70,7 @@ func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
 			out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
 		}
 		if err != nil {
-			out.Refusal = &refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
+			out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
 			fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
 			if werr := c.writeJSON(out); werr != nil {
 				return werr
@@ -115,12 +116,4 @@ func safeText(s string) string {
 	return b.String()
 }
 
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clipText(s string, n int) string { return wire.Clip(s, n) }

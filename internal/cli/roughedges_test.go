@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -29,7 +30,7 @@ func TestSendOversizeStdinSaysOverTheCap(t *testing.T) {
 
 		r = evRun(t, nil, stdin, "--config-dir", cfg, "send", "--json", "--transport", "socket", "anyone", "-")
 		assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
-		var got refusalJSON
+		var got wire.RefusalDoc
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), "stdout: %q", r.stdout)
 		assert.Equal(t, "invalid_message", got.Refusal.Reason)
 		assert.Contains(t, got.Refusal.Detail, "the rest was not read")

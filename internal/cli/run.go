@@ -12,13 +12,14 @@ import (
 	"syscall"
 
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // MCPServer serves peerctl's tools over the Model Context Protocol on std
 // until std.In closes or ctx ends. internal/mcpserve.Serve is the one; a
 // peerctl built without it (cmd/peerctl, so that no other command pays for
 // the MCP SDK's start-up) runs `peerctl mcp` as peerctl-mcp instead.
-type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, showJSON, receiptJSON], std mcptools.Stdio) error
+type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, wire.Show, receiptJSON], std mcptools.Stdio) error
 
 // Main runs peerctl with the process's arguments and standard streams and
 // exits with its exit code. serve is the MCP server, or nil.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -144,7 +145,7 @@ func TestJSONOutputIsTerminalSafe(t *testing.T) {
 	for _, c := range "\x7f\u0085" {
 		assert.NotContains(t, r.stdout, string(c), "raw %U in the JSON", c)
 	}
-	var out []sessionJSON
+	var out []wire.Session
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.Len(t, out, 1)
 	assert.Equal(t, name, out[0].Name, "the same value, escaped")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // receiptJSON is `send --json` output on success (docs/OUTPUT.md).
@@ -42,7 +43,7 @@ type receiptJSON struct {
 	OtherInbound []inboundJSON `json:"otherInbound,omitempty"`
 	// Refusal is set, with ok false, when --await-reply got no reply
 	// (no_reply) or the --wait ran out (wait_timeout).
-	Refusal *refusalBody `json:"refusal,omitempty"`
+	Refusal *wire.RefusalBody `json:"refusal,omitempty"`
 }
 
 func (c *cli) sendCmd() *cobra.Command {

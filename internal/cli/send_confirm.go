@@ -9,6 +9,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // defaultWait is the deadline of a bare --wait.
@@ -100,13 +101,13 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 	out.Confirmed, out.Transcript, out.ConfirmNote = res.Confirmed, res.Transcript, res.ConfirmNote
 	out.ConfirmMs = res.ConfirmElapsed.Milliseconds()
 	if res.Confirmed {
-		out.ConfirmedAt = rfc3339(res.Enqueued.At)
+		out.ConfirmedAt = wire.RFC3339(res.Enqueued.At)
 	}
 	if res.WaitEnd != domain.WaitNone {
 		out.Wait = &waitJSON{End: res.WaitEnd.String(), Status: res.WaitStatus.String(),
 			ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
 		if !res.TakenUpAt.IsZero() {
-			out.Wait.TakenUp, out.Wait.TakenUpAt = true, rfc3339(res.TakenUpAt)
+			out.Wait.TakenUp, out.Wait.TakenUpAt = true, wire.RFC3339(res.TakenUpAt)
 		}
 	}
 }
@@ -163,7 +164,7 @@ func takenUpWords(res app.SendResult) string {
 	if res.TakenUpAt.IsZero() {
 		return "not taken up yet"
 	}
-	return "taken up at " + rfc3339(res.TakenUpAt)
+	return "taken up at " + wire.RFC3339(res.TakenUpAt)
 }
 
 // waitTimeout is the wait_timeout refusal of a wait that ran out (nil for
@@ -188,7 +189,7 @@ func (c *cli) printWaited(res app.SendResult, transport string, asJSON bool) err
 		c.warnUnconfirmed(res)
 		out := receiptFor(res)
 		out.OK = false
-		out.Refusal = &refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
+		out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
 		if err := c.writeJSON(out); err != nil {
 			return err
 		}

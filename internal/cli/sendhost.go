@@ -10,6 +10,7 @@ import (
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -94,20 +95,20 @@ func (c *cli) sendHost(ctx context.Context, dest domain.Dest, s hostSend) error 
 // refusal (a crash after reading the text), is outcome_unknown (it had the
 // text), host_unreachable or its own failure for a dry run.
 func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJSON, error) {
-	var refused refusalJSON
+	var refused wire.RefusalDoc
 	if res.Code != exitOK && jsonexact.Exact(bytes.TrimSpace(res.Stdout), &refused) == nil {
-		return receiptJSON{}, remoteFailure(dest, res)
+		return receiptJSON{}, wire.Failure(dest, res)
 	}
 	var out receiptJSON
 	var ep string
 	err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &out)
 	if err == nil {
-		ep, err = hostEndpoint(dest, out.Endpoint)
+		ep, err = wire.HostEndpoint(dest, out.Endpoint)
 	}
 	switch {
 	case err == nil && out.OK == (res.Code == exitOK):
 	case res.Code != exitOK && s.dryRun:
-		return receiptJSON{}, remoteFailure(dest, res)
+		return receiptJSON{}, wire.Failure(dest, res)
 	case res.Code != exitOK:
 		// It had the text: a crash (a panic is exit 2), a kill or any other
 		// failing exit without a receipt may have come after the delivery.
@@ -115,9 +116,9 @@ func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJ
 			Detail: fmt.Sprintf("peerctl on %s ended with exit %d and no receipt (%s); it had the text and may have delivered it: look (%s) before sending it again",
 				dest, res.Code, lastStderrLine(res.Stderr), safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	case s.dryRun:
-		return receiptJSON{}, brokenRemote(dest, noReceipt(err))
+		return receiptJSON{}, wire.Broken(dest, noReceipt(err))
 	default:
-		r, _ := domain.AsRefusal(brokenRemote(dest, noReceipt(err)))
+		r, _ := domain.AsRefusal(wire.Broken(dest, noReceipt(err)))
 		return receiptJSON{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
 			Detail: fmt.Sprintf("%s; it had the text and may have delivered it: look (%s) before sending it again", r.Detail, safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	}

@@ -1,31 +1,14 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
-
-type showJSON struct {
-	sessionJSON
-	UpdatedAt        string `json:"updatedAt"`
-	ProcStart        string `json:"procStart"`
-	ProcStartFt      string `json:"procStartFt,omitempty"`
-	PIDDomain        string `json:"pidDomain"`
-	Tmux             string `json:"tmux"`
-	PeerProtocol     int    `json:"peerProtocol"`
-	SocketOnDisk     string `json:"socketOnDisk"` // yes, no, unknown
-	SocketNote       string `json:"socketNote,omitempty"`
-	Transcript       string `json:"transcript"`
-	TranscriptExists bool   `json:"transcriptExists"`
-}
 
 func (c *cli) showCmd() *cobra.Command {
 	var asJSON bool
@@ -47,28 +30,18 @@ func (c *cli) showCmd() *cobra.Command {
 			}
 			c.started()
 			c.jsonOut = asJSON
-			if !dest.IsLocal() {
-				j, err := c.hostShow(cmd.Context(), dest, address)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return c.writeJSON(j)
-				}
-				return c.printDetail(j, j.File, nil)
-			}
-			svc, err := c.service(options{})
+			node, err := c.node(dest)
 			if err != nil {
 				return err
 			}
-			d, err := svc.Show(cmd.Context(), args[0])
+			j, err := node.Show(cmd.Context(), address)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return c.writeJSON(detailJSON(d))
+				return c.writeJSON(j)
 			}
-			return c.printDetail(detailJSON(d), d.Entry.Record.Path, d.Notes)
+			return c.printDetail(j)
 		},
 	}
 	cmd.ValidArgsFunction = c.completeLiveSessions
@@ -77,36 +50,8 @@ func (c *cli) showCmd() *cobra.Command {
 	return cmd
 }
 
-// hostShow is the far side's `show --json` with its host and endpoint set.
-func (c *cli) hostShow(ctx context.Context, dest domain.Dest, address string) (showJSON, error) {
-	res, err := c.callHost(ctx, dest, []string{"show", "--json", "--", address}, nil, 0)
-	if err != nil {
-		return showJSON{}, err
-	}
-	var j showJSON
-	if err := remoteDoc(dest, res, &j); err != nil {
-		return showJSON{}, err
-	}
-	ep, err := hostEndpoint(dest, j.Endpoint)
-	if err != nil {
-		return showJSON{}, brokenRemote(dest, err)
-	}
-	j.Host, j.Endpoint = dest.String(), ep
-	return j, nil
-}
-
-func detailJSON(d app.Detail) showJSON {
-	r := d.Entry.Record
-	sj := toJSON(d.Entry)
-	sj.Warnings = slices.Concat(sj.Warnings, d.Warnings)
-	return showJSON{sessionJSON: sj, UpdatedAt: rfc3339(r.UpdatedAt), ProcStart: r.ProcStart, ProcStartFt: r.ProcStartFt,
-		PIDDomain: r.PIDDomain, Tmux: r.Tmux, PeerProtocol: r.PeerProtocol, SocketOnDisk: d.SocketOnDisk.String(),
-		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists}
-}
-
-// printDetail prints one session for people: j, the record's file path
-// and its harness's notes.
-func (c *cli) printDetail(j showJSON, path string, notes []string) error {
+// printDetail prints one session for people, here or on a host.
+func (c *cli) printDetail(j wire.Show) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v))) }
 	if j.Host != "" {
@@ -133,12 +78,12 @@ func (c *cli) printDetail(j showJSON, path string, notes []string) error {
 	row("pidDomain", j.PIDDomain)
 	row("tmux", j.Tmux)
 	row("peerProtocol", j.PeerProtocol)
-	row("file", path)
+	row("file", j.Path)
 	row("addressable", j.Addressable)
 	if j.Unaddressable != "" {
 		row("why not", j.Unaddressable)
 	}
-	for _, n := range notes {
+	for _, n := range j.Notes {
 		row("note", n)
 	}
 	row("endpoint", j.Endpoint)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -55,7 +56,7 @@ func TestListSaysUnreachableSocketsAreNotAddressable(t *testing.T) {
 	for _, args := range [][]string{{"list", "--json"}, {"list", "--all", "--json"}} {
 		r := evRun(t, nil, nil, append([]string{"--config-dir", w.cfg}, args...)...)
 		require.Equal(t, exitOK, r.code, "%v: %s", args, r.stderr)
-		var got []sessionJSON
+		var got []wire.Session
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 		require.Len(t, got, len(w.recs), args)
 		for _, s := range got {

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/peerctl/peerctl/domain"
 	"unicode/utf8"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -244,7 +246,7 @@ func TestSharedNameCLI(t *testing.T) {
 
 		r = evRun(t, env, nil, "show", "--json", addr)
 		require.Equal(t, exitOK, r.code, r.stderr)
-		var j showJSON
+		var j wire.Show
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
 		assert.Equal(t, p2, j.PID)
 		require.Len(t, j.Warnings, 1)
@@ -323,7 +325,7 @@ func TestMistypedNameSuggests(t *testing.T) {
 	assert.Equal(t, exitNotLive, r.code, r.stderr)
 	assert.Equal(t, "peerctl: not_live: no live session matches \"delat\"; did you mean \"delta\"?\n", r.stderr)
 	r = evRun(t, env, nil, "send", "--json", "--transport", "socket", "delat", "hi")
-	var j refusalJSON
+	var j wire.RefusalDoc
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), r.stdout)
 	assert.Equal(t, []string{"delta"}, j.Refusal.Suggestions)
 }

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"fmt"
-	"github.com/peerctl/peerctl/ports"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peerctl/peerctl/ports"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // eventJSON is one line of `watch --json` (docs/CONFIRMATION.md).
@@ -41,7 +42,7 @@ type eventJSON struct {
 func toEventJSON(ev domain.Event, at time.Time) eventJSON {
 	e := ev.Entry
 	r := e.Record
-	out := eventJSON{Event: ev.Kind.String(), At: rfc3339(at), Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name,
+	out := eventJSON{Event: ev.Kind.String(), At: wire.RFC3339(at), Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name,
 		Status: r.Status.String(), Cwd: r.Cwd, Endpoint: e.Endpoint().String(), Verdict: e.Verdict.String(),
 		Reason: e.Reason, File: r.File, Initial: ev.Initial}
 	switch ev.Kind {

@@ -9,6 +9,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -136,12 +137,12 @@ func (c *cli) watchHost(ctx context.Context, dest domain.Dest, send func(hostEve
 		var ev eventJSON
 		if err := jsonexact.Exact(line, &ev); err != nil {
 			s.Close()
-			send(lostEvent(dest, brokenRemote(dest, err)))
+			send(lostEvent(dest, wire.Broken(dest, err)))
 			return
 		}
-		ep, err := hostEndpoint(dest, ev.Endpoint)
+		ep, err := wire.HostEndpoint(dest, ev.Endpoint)
 		if err != nil {
-			c.passStderr(dest, skipNote("event of session", ev.SessionID, err))
+			c.passStderr(dest, []byte(wire.SkipNote("event of session", ev.SessionID, err)))
 			continue
 		}
 		ev.Host, ev.Endpoint = dest.String(), ep
@@ -154,7 +155,7 @@ func (c *cli) watchHost(ctx context.Context, dest domain.Dest, send func(hostEve
 		return
 	}
 	if err == nil {
-		err = domain.Refuse(domain.ReasonHostUnreachable, "the watch on %s ended (exit %d: %s)", dest, res.Code, remoteMessage(res.Stderr))
+		err = domain.Refuse(domain.ReasonHostUnreachable, "the watch on %s ended (exit %d: %s)", dest, res.Code, wire.Message(res.Stderr))
 	}
 	send(lostEvent(dest, err))
 }
@@ -165,7 +166,7 @@ func lostEvent(dest domain.Dest, err error) hostEvent {
 	if _, ok := domain.AsRefusal(err); !ok && !dest.IsLocal() {
 		err = &domain.Refusal{Reason: domain.ReasonHostUnreachable, Detail: err.Error(), Err: err}
 	}
-	return hostEvent{ev: eventJSON{Event: eventLost, At: rfc3339(time.Now()), Host: dest.String(), Reason: err.Error()}, end: err}
+	return hostEvent{ev: eventJSON{Event: eventLost, At: wire.RFC3339(time.Now()), Host: dest.String(), Reason: err.Error()}, end: err}
 }
 
 // printHostEvent prints one event of a watch over hosts: JSON as watch

@@ -5,13 +5,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
 // whoamiJSON is `whoami --json` output: the session's fields as in
 // `show --json`'s common part, plus how it was found (docs/OUTPUT.md).
 type whoamiJSON struct {
-	sessionJSON
+	wire.Session
 	Via      string `json:"via"`      // socket-env or ancestor
 	PIDChain []int  `json:"pidChain"` // pids walked, ours first; empty for socket-env
 }
@@ -38,7 +39,7 @@ func (c *cli) whoamiCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			j := whoamiJSON{sessionJSON: toJSON(self.Entry), Via: self.Via.String(), PIDChain: self.Chain}
+			j := whoamiJSON{Session: wire.SessionOf(self.Entry), Via: self.Via.String(), PIDChain: self.Chain}
 			if j.PIDChain == nil {
 				j.PIDChain = []int{}
 			}

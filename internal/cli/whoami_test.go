@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
@@ -53,7 +54,7 @@ func TestWhoamiInProcess(t *testing.T) {
 				for _, w := range tt.wantErr {
 					assert.Contains(t, r.stderr, w)
 				}
-				var ref refusalJSON
+				var ref wire.RefusalDoc
 				require.NoError(t, json.Unmarshal([]byte(r.stdout), &ref), r.stdout)
 				assert.Equal(t, "not_live", ref.Refusal.Reason)
 				assert.Equal(t, exitNotLive, ref.Refusal.ExitCode)

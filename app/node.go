@@ -1,0 +1,160 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
+)
+
+// Node is where a use case runs: this machine (LocalNode) or another
+// machine's own peerctl reached over ssh (adapters/sshhost.Node). A
+// command asks a node for a use case and does not know which it holds;
+// both answer with the documents of package wire, which is also what the
+// far side prints.
+type Node interface {
+	// Host is the node's machine: the zero Dest for this one.
+	Host() domain.Dest
+	// List is `list --json`: the live sessions (every record with q.All)
+	// of q.Only's harnesses (every harness when none), with the node's
+	// warnings and notes; an error when nothing could be listed (a
+	// *domain.Refusal, host_unreachable for a host that could not be used).
+	List(ctx context.Context, q wire.ListQuery) (wire.Listing, error)
+	// Show is `show --json` of the one record address names (live or
+	// not: an id, a prefix, a name, a pid, a file name, an endpoint of
+	// the node's); a *domain.Refusal when none or several do.
+	Show(ctx context.Context, address string) (wire.Show, error)
+	// Enrich is `enrich --json`: for each of ids (full session ids) that
+	// is a live session there, its endpoint and status.
+	Enrich(ctx context.Context, ids []string) (map[string]wire.LiveInfo, error)
+}
+
+// LocalNode is this machine as a Node: the use cases of the Service Open
+// builds (for the query's harnesses only, when it names some).
+type LocalNode struct {
+	Open func(only []domain.Harness) (*Service, error)
+}
+
+var _ Node = LocalNode{}
+
+// Host is the zero Dest: this machine.
+func (LocalNode) Host() domain.Dest { return domain.Dest{} }
+
+// List reads this machine's registries (Service.List). A harness asked
+// about whose registry could not be read makes the listing Partial, with
+// a warning note; a missing registry folder is a note when nothing was
+// listed and its harness was asked about.
+func (n LocalNode) List(ctx context.Context, q wire.ListQuery) (wire.Listing, error) {
+	svc, err := n.Open(q.Only)
+	if err != nil {
+		return wire.Listing{}, err
+	}
+	l, err := svc.List(ctx, q.All)
+	if err != nil {
+		return wire.Listing{}, err
+	}
+	l.Entries = FilterHarness(l.Entries, q.Only...)
+	out := wire.Listing{Sessions: make([]wire.Session, 0, len(l.Entries)), Partial: len(l.UnreadIn(q.Only...)) > 0}
+	for _, e := range l.Entries {
+		out.Sessions = append(out.Sessions, wire.SessionOf(e))
+	}
+	for _, u := range l.Unread {
+		out.Notes = append(out.Notes, fmt.Sprintf("warning: %s: registry not read, its sessions are left out: %s", u.Harness, u.Err))
+	}
+	for _, w := range l.Warnings {
+		out.Notes = append(out.Notes, "warning: "+w)
+	}
+	if l.Missing && len(l.Entries) == 0 && (len(q.Only) == 0 || slices.Contains(q.Only, l.DirHarness)) {
+		out.Notes = append(out.Notes, "note: "+MissingFolderNote(l.Dir))
+	}
+	return out, nil
+}
+
+// Show is Service.Show as a wire.Show.
+func (n LocalNode) Show(ctx context.Context, address string) (wire.Show, error) {
+	svc, err := n.Open(nil)
+	if err != nil {
+		return wire.Show{}, err
+	}
+	d, err := svc.Show(ctx, address)
+	if err != nil {
+		return wire.Show{}, err
+	}
+	r := d.Entry.Record
+	sj := wire.SessionOf(d.Entry)
+	sj.Warnings = slices.Concat(sj.Warnings, d.Warnings)
+	return wire.Show{Session: sj, UpdatedAt: wire.RFC3339(r.UpdatedAt), ProcStart: r.ProcStart, ProcStartFt: r.ProcStartFt,
+		PIDDomain: r.PIDDomain, Tmux: r.Tmux, PeerProtocol: r.PeerProtocol, SocketOnDisk: d.SocketOnDisk.String(),
+		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists, Path: r.Path, Notes: d.Notes}, nil
+}
+
+// Enrich is Service.Enrich.
+func (n LocalNode) Enrich(ctx context.Context, ids []string) (map[string]wire.LiveInfo, error) {
+	svc, err := n.Open(nil)
+	if err != nil {
+		return nil, err
+	}
+	return svc.Enrich(ctx, ids)
+}
+
+// MaxParallelNodes bounds how many nodes one fan-out reaches at once: the
+// hosts of a hosts file are reached in parallel, so hosts that hang cost
+// one host timeout in all, not one after another.
+const MaxParallelNodes = 16
+
+// NodeListing is what one node's listing gave: its Listing, or Err when
+// nothing came from it.
+type NodeListing struct {
+	Host    domain.Dest
+	Listing wire.Listing
+	Err     error
+}
+
+// ListNodes lists every node at once (at most MaxParallelNodes at a time)
+// and returns what each gave, in the order of nodes.
+func ListNodes(ctx context.Context, nodes []Node, q wire.ListQuery) []NodeListing {
+	got := make([]NodeListing, len(nodes))
+	slots := make(chan struct{}, MaxParallelNodes)
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			l, err := n.List(ctx, q)
+			got[i] = NodeListing{Host: n.Host(), Listing: l, Err: err}
+		})
+	}
+	wg.Wait()
+	return got
+}
+
+// ListOutcome is how a listing over several nodes ended, by precedence.
+type ListOutcome int
+
+const (
+	// ListComplete: every node answered with all it was asked.
+	ListComplete ListOutcome = iota
+	// ListPartial: a node's listing is partial, or a node failed for a
+	// reason of its own (its sessions are left out).
+	ListPartial
+	// ListUnreachable: a node could not be reached (host_unreachable);
+	// it wins over ListPartial.
+	ListUnreachable
+)
+
+// Outcome is the outcome of ls (see ListOutcome).
+func Outcome(ls []NodeListing) ListOutcome {
+	out := ListComplete
+	for _, l := range ls {
+		switch r, ok := domain.AsRefusal(l.Err); {
+		case l.Err != nil && ok && r.Reason == domain.ReasonHostUnreachable:
+			return ListUnreachable
+		case l.Err != nil || l.Listing.Partial:
+			out = ListPartial
+		}
+	}
+	return out
+}

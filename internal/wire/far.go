@@ -1,0 +1,120 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Exit codes of peerctl's table that reading a far side's run needs
+// (docs/OUTPUT.md, "Exit codes").
+const (
+	exitOK             = 0
+	exitError          = 1
+	exitOutcomeUnknown = 12
+)
+
+// InstallFix is the command a refusal names when no usable peerctl is on
+// dest, shell-quoted (domain.ShellCommand).
+func InstallFix(dest domain.Dest) string {
+	return domain.ShellCommand("peerctl", "hosts", "install", dest.String())
+}
+
+// FarError is a far side's run that failed without a refusal document:
+// its message (its stderr, escaped) and its exit code, kept when peerctl's
+// table has it (else 1). Code 2 is the far side's usage error.
+type FarError struct {
+	Dest    domain.Dest
+	Code    int
+	Message string
+}
+
+func (e *FarError) Error() string { return e.Message }
+
+// ReadDoc reads a far side's --json output into v (exactly: see
+// jsonexact.Exact) when it exited 0; otherwise its failure is the error
+// (Failure).
+func ReadDoc(dest domain.Dest, res ports.RemoteResult, v any) error {
+	if res.Code == exitOK {
+		if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), v); err != nil {
+			return Broken(dest, err)
+		}
+		return nil
+	}
+	return Failure(dest, res)
+}
+
+// Failure is the error of a far side's run that did not succeed: its
+// refusal (from its --json refusal document: a *domain.Refusal with the
+// far side's reason), or a *FarError with its message and exit code.
+func Failure(dest domain.Dest, res ports.RemoteResult) error {
+	var doc RefusalDoc
+	if out := bytes.TrimSpace(res.Stdout); len(out) > 0 && jsonexact.Exact(out, &doc) == nil {
+		reason, err := domain.ParseReason(doc.Refusal.Reason)
+		if err != nil {
+			return Broken(dest, err)
+		}
+		return &domain.Refusal{Reason: reason, Detail: doc.Refusal.Detail, Candidates: doc.Refusal.Candidates,
+			Suggestions: doc.Refusal.Suggestions, Status: doc.Refusal.Status, StatusReason: doc.Refusal.StatusReason}
+	}
+	code := res.Code
+	if code <= exitOK || code > exitOutcomeUnknown {
+		code = exitError
+	}
+	return &FarError{Dest: dest, Code: code, Message: fmt.Sprintf("%s: %s", dest, Message(res.Stderr))}
+}
+
+// Broken is the refusal of a far side whose output is not what this
+// build's peerctl prints: no usable peerctl there.
+func Broken(dest domain.Dest, err error) error {
+	return domain.Refuse(domain.ReasonHostUnreachable, "%s: the far side's output is not this build's output protocol (%s); fix: %s", dest, Safe(Clip(err.Error(), 200)), Safe(InstallFix(dest)))
+}
+
+// Message is a far side's stderr for one line of ours: its lines without
+// their "peerctl: " prefix and usage hints, joined by "; ", escaped,
+// bounded.
+func Message(stderr []byte) string {
+	parts := Lines(stderr)
+	if len(parts) == 0 {
+		return "it said nothing"
+	}
+	return Safe(Clip(strings.Join(parts, "; "), 2000))
+}
+
+// Lines are a far side's stderr lines without their "peerctl: " prefix
+// and its usage hints ("Run 'peerctl … --help'"), not yet escaped.
+func Lines(stderr []byte) []string {
+	var parts []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "peerctl: ")); l != "" && !strings.HasPrefix(l, "Run '") {
+			parts = append(parts, l)
+		}
+	}
+	return parts
+}
+
+// HostEndpoint is ep, as the far side printed it, on dest: "" stays "";
+// anything else must be an endpoint of that machine (domain.ParseEndpoint)
+// and never an ssh: one, which would name yet another machine.
+func HostEndpoint(dest domain.Dest, ep string) (string, error) {
+	switch {
+	case ep == "":
+		return "", nil
+	case strings.HasPrefix(ep, "ssh:"):
+		return "", fmt.Errorf("its endpoint %q is another machine's (ssh:), which no session on %s has", Safe(Clip(ep, 200)), dest)
+	}
+	if _, err := domain.ParseEndpoint(ep); err != nil {
+		return "", fmt.Errorf("its endpoint is none: %s", Safe(Clip(err.Error(), 200)))
+	}
+	return domain.HostEndpoint(dest, ep), nil
+}
+
+// SkipNote is the warning line of a far side's record left out for why.
+func SkipNote(what, id string, why error) string {
+	return fmt.Sprintf("warning: %s %s left out: %s", what, Safe(Clip(id, 100)), why)
+}
+

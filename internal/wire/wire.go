@@ -1,0 +1,161 @@
+// Package wire holds the documents peerctl prints with --json
+// (docs/OUTPUT.md) and reads back from a far side's peerctl over ssh: one
+// definition for both ends, versioned by ports.RemoteProtocol (a far side
+// is used only when it speaks the same one), and the rules for reading a
+// far side's run: exact keys, bounded and escaped text, its refusals and
+// failures as errors of this side.
+package wire
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// Session is one object of `list --json` and of `show --json`. Field
+// names are camelCase and stable (docs/OUTPUT.md).
+type Session struct {
+	// Host is the machine (--host DEST) the session runs on; "" for this one.
+	Host          string   `json:"host"`
+	Harness       string   `json:"harness"` // the harness's word (domain.Harness)
+	SessionID     string   `json:"sessionId"`
+	PID           int      `json:"pid"`
+	Name          string   `json:"name"`
+	NameSource    string   `json:"nameSource"`
+	Cwd           string   `json:"cwd"`
+	Status        string   `json:"status"`
+	Kind          string   `json:"kind"`
+	Version       string   `json:"version"`
+	StartedAt     string   `json:"startedAt"` // RFC 3339, "" when unknown
+	SocketPath    string   `json:"socketPath"`
+	Endpoint      string   `json:"endpoint"`
+	Addressable   bool     `json:"addressable"`
+	Unaddressable string   `json:"unaddressable,omitempty"`
+	Verdict       string   `json:"verdict"`
+	Reason        string   `json:"reason"`
+	File          string   `json:"file"`
+	Unchecked     []string `json:"unchecked,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+// SessionOf is e as a Session of this machine (Host "").
+func SessionOf(e domain.Entry) Session {
+	r := e.Record
+	return Session{
+		Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name, NameSource: r.NameSource, Cwd: r.Cwd,
+		Status: r.Status.String(), Kind: r.Kind, Version: r.Version, StartedAt: RFC3339(r.StartedAt),
+		SocketPath: r.SocketPath, Endpoint: e.Endpoint().String(), Addressable: e.Addressable,
+		Unaddressable: e.Unaddressable, Verdict: e.Verdict.String(), Reason: e.Reason, File: r.File,
+		Unchecked: e.Unchecked, Warnings: r.Warnings,
+	}
+}
+
+// RFC3339 is t in RFC 3339 with nanoseconds, UTC; "" for the zero time.
+func RFC3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// ListQuery is what `list` asks of a node.
+type ListQuery struct {
+	// All asks for every record with its verdict, not only live sessions.
+	All bool
+	// Only keeps these harnesses (none: every one); a node reads only them.
+	Only []domain.Harness
+}
+
+// Listing is a node's answer to a ListQuery.
+type Listing struct {
+	// Sessions are the node's entries, ordered by pid (then file name),
+	// each with its Host set when the node is another machine.
+	Sessions []Session
+	// Partial: a harness asked about could not be read (Notes say which);
+	// Sessions hold what could be.
+	Partial bool
+	// Notes are the node's warnings and notes for people, one line each,
+	// as `list` prints them on stderr after "peerctl: " ("warning: …",
+	// "note: …"), not yet escaped.
+	Notes []string
+}
+
+// RefusalDoc is a refusal as every --json output prints it
+// (docs/OUTPUT.md, "Refusals").
+type RefusalDoc struct {
+	OK      bool        `json:"ok"`
+	Refusal RefusalBody `json:"refusal"`
+}
+
+// RefusalBody is RefusalDoc's refusal.
+type RefusalBody struct {
+	Reason     string             `json:"reason"`
+	Detail     string             `json:"detail"`
+	ExitCode   int                `json:"exitCode"`
+	Candidates []domain.Candidate `json:"candidates,omitempty"`
+	// Suggestions are live names close to a mistyped address (not_live).
+	Suggestions []string `json:"suggestions,omitempty"`
+	// Status and StatusReason are the target's own receipt word and
+	// reason when its receipt refused (Qwen Code: refused, denied, ...).
+	Status       string `json:"status,omitempty"`
+	StatusReason string `json:"statusReason,omitempty"`
+}
+
+// Safe makes text from a registry or a far side (ids, names, paths,
+// details that quote them) safe to print for people: unless every rune is
+// printable (letters, marks, numbers, punctuation, symbols, the ASCII
+// space), the text is shown Go-escaped, so no control sequence, newline,
+// invisible or direction-changing character (U+200B, U+202E, U+2028, ...)
+// or invalid UTF-8 reaches the terminal raw.
+func Safe(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// Clip cuts s to at most n bytes on a rune boundary, with "…" when cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// LiveInfo is the live part of a session descriptor, for a host that
+// catalogs persisted transcripts and wants to mark the ones whose session
+// is running. The JSON names are the host descriptor's.
+type LiveInfo struct {
+	// Endpoint is the session's endpoint (cc-peer:v1:…); "" when the live
+	// session cannot receive messages (no socket, name or id).
+	Endpoint string `json:"live_endpoint"`
+	// Status is "idle", "busy" or "unknown".
+	Status string `json:"live_status"`
+}
+
+// Show is `show --json`: a Session with what its record holds beyond it,
+// and what was found on disk (docs/OUTPUT.md).
+type Show struct {
+	Session
+	UpdatedAt        string `json:"updatedAt"`
+	ProcStart        string `json:"procStart"`
+	ProcStartFt      string `json:"procStartFt,omitempty"`
+	PIDDomain        string `json:"pidDomain"`
+	Tmux             string `json:"tmux"`
+	PeerProtocol     int    `json:"peerProtocol"`
+	SocketOnDisk     string `json:"socketOnDisk"` // yes, no, unknown
+	SocketNote       string `json:"socketNote,omitempty"`
+	Transcript       string `json:"transcript"`
+	TranscriptExists bool   `json:"transcriptExists"`
+	// Path is the record file's whole path on its machine (File is its
+	// name); Notes are its harness's notes on it, for people.
+	Path  string   `json:"path"`
+	Notes []string `json:"notes,omitempty"`
+}
