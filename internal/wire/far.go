@@ -117,4 +117,3 @@ func HostEndpoint(dest domain.Dest, ep string) (string, error) {
 func SkipNote(what, id string, why error) string {
 	return fmt.Sprintf("warning: %s %s left out: %s", what, Safe(Clip(id, 100)), why)
 }
-
