@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,25 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/test/testproc"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while a command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // farRun runs peerctl in-process as a far side's peerctl run over ssh
 // (--hello) with stdin held open by the test: feed writes to it, hangUp
@@ -39,8 +21,8 @@ func (s *syncBuffer) String() string {
 // command returned, with its exit code in code.
 type farRun struct {
 	feed   *io.PipeWriter
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *testproc.Buffer
+	stderr *testproc.Buffer
 	done   chan struct{}
 	code   int
 }
@@ -48,7 +30,7 @@ type farRun struct {
 func startFar(t *testing.T, args ...string) *farRun {
 	t.Helper()
 	in, feed := io.Pipe()
-	f := &farRun{feed: feed, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	f := &farRun{feed: feed, stdout: &testproc.Buffer{}, stderr: &testproc.Buffer{}, done: make(chan struct{})}
 	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "HOME": t.TempDir()}
 	c := newCLI(in, f.stdout, f.stderr, func(k string) string { return env[k] })
 	go func() {

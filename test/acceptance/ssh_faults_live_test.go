@@ -33,6 +33,7 @@ import (
 	"github.com/peerctl/peerctl/test/livecc"
 	"github.com/peerctl/peerctl/test/livessh"
 	"github.com/peerctl/peerctl/test/testbin"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // farRunPeerctl is a peerctl run of this machine's that is read as it
@@ -40,24 +41,7 @@ import (
 type farRunPeerctl struct {
 	cmd      *exec.Cmd
 	done     chan struct{}
-	out, err *syncBuf
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out, err *testproc.Buffer
 }
 
 // startPeerctl starts peerctl with args in env; it is killed when the
@@ -66,7 +50,7 @@ func startPeerctl(t *testing.T, env []string, args ...string) *farRunPeerctl {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
-	r := &farRunPeerctl{cmd: exec.CommandContext(ctx, peerctlBin(t), args...), done: make(chan struct{}), out: &syncBuf{}, err: &syncBuf{}}
+	r := &farRunPeerctl{cmd: exec.CommandContext(ctx, peerctlBin(t), args...), done: make(chan struct{}), out: &testproc.Buffer{}, err: &testproc.Buffer{}}
 	r.cmd.Env = env
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.err
 	r.cmd.WaitDelay = 5 * time.Second
