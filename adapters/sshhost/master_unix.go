@@ -5,6 +5,7 @@ package sshhost
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,8 @@ import (
 // startMaster makes sure a master connection serves the socket path (one
 // destination's whole configuration: configKey), and reports whether one
 // does. Under a lock of the socket's own (path+".lock", flock), so that
-// parallel peerctl runs start one master between them: `ssh -O check`;
-// when none answers, a stale socket file is removed and
+// parallel peerctl runs start one master between them: when nothing
+// answers on the socket (masterAnswers), a stale socket file is removed and
 // `ssh -o ControlMaster=yes -o ControlPersist=60 -N -f -- DEST` starts one,
 // in a session of its own (setsid) with nothing of this run's on its
 // stdin, stdout or stderr: it outlives this call and this run (until
@@ -31,6 +32,9 @@ import (
 // authenticated by then is killed with its process group (its
 // ProxyCommand too).
 func (c *Channel) startMaster(ctx context.Context, dest domain.Dest, path string) bool {
+	if masterAnswers(path) {
+		return true // the common case, at the cost of one connect(2)
+	}
 	limit := c.opts.ConnectTimeout + c.opts.HelloTimeout
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -40,10 +44,10 @@ func (c *Channel) startMaster(ctx context.Context, dest domain.Dest, path string
 		return false
 	}
 	defer unlock()
-	base := append(append([]string(nil), c.ssh...), "-o", "ControlPath="+path)
-	if c.sshQuiet(ctx, append(base, "-O", "check", "--", dest.String())) == nil {
-		return true
+	if masterAnswers(path) {
+		return true // another run started it while this one waited
 	}
+	base := append(append([]string(nil), c.ssh...), "-o", "ControlPath="+path)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		c.opts.Log.Debug("ssh master", "dest", dest.String(), "stale socket", err)
 		return false
@@ -99,4 +103,17 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// masterAnswers reports whether something listens on the socket at path:
+// a master connection (the folder is peerctl's own, 0700), asked without
+// starting a process. A socket file nothing listens on is a master that
+// is gone.
+func masterAnswers(path string) bool {
+	conn, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }
