@@ -15,7 +15,6 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
-	"github.com/peerctl/peerctl/ports"
 )
 
 // wire.Session is one object of `list --json` and of `show --json`. Field
@@ -74,25 +73,9 @@ func (c *cli) listCmd() *cobra.Command {
 }
 
 // errPartial ends a command with exit code 1 after it printed what it
-// could: a harness it was asked about could not be read (warnUnread said
-// which).
+// could: a harness it was asked about could not be read (a node's note
+// said which).
 var errPartial = silentError{code: exitError}
-
-// warnRead prints the registries' warnings about a read that left
-// nothing out (app.Listing.Warnings), on stderr.
-func (c *cli) warnRead(ws []string) {
-	for _, w := range ws {
-		fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", safe(w))
-	}
-}
-
-// warnUnread says, on stderr, which harnesses' registries could not be
-// read: their sessions are missing from what follows.
-func (c *cli) warnUnread(us []ports.Unread) {
-	for _, u := range us {
-		fmt.Fprintf(c.stderr, "peerctl: warning: %s: registry not read, its sessions are left out: %s\n", u.Harness, safe(u.Err.Error()))
-	}
-}
 
 // listOn lists dests (this machine alone when none) through their nodes
 // (app.ListNodes: at once, at most app.MaxParallelNodes at a time) and
