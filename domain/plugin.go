@@ -32,6 +32,10 @@ type HarnessSpec struct {
 	// design; the call names the session, so a socket published by several
 	// records is not a reason to refuse.
 	SharedSocket bool
+	// NetworkSocket: the records' SocketPath is a loopback address
+	// ("127.0.0.1:<port>"), not a file: nothing is looked up on disk for
+	// it.
+	NetworkSocket bool
 	// ManyPerPID: one process holds many sessions; an endpoint picks the
 	// pid's record by the pinned key.
 	ManyPerPID bool
@@ -132,4 +136,13 @@ func classifySpec(spec HarnessSpec, r Record, l Liveness) Entry {
 		e.Addressable = true
 	}
 	return e
+}
+
+// SocketIsFile reports whether the harness's records publish a socket
+// that is a file (a Unix socket, checked on disk), as every built-in
+// harness's do; false for a registered harness whose socket is a network
+// address (HarnessSpec.NetworkSocket).
+func (h Harness) SocketIsFile() bool {
+	s, ok := specOf(h)
+	return !ok || !s.NetworkSocket
 }

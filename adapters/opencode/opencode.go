@@ -47,6 +47,7 @@ var Kind = domain.RegisterHarness(domain.HarnessSpec{
 		return nil
 	},
 	SharedSocket:  true,
+	NetworkSocket: true,
 	ManyPerPID:    true,
 	Unaddressable: unaddressable,
 })
