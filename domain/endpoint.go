@@ -221,7 +221,11 @@ func unescapeEndpointPart(s string) (string, error) {
 // harness (cc-peer:..., qwen-peer:..., codex-peer:..., any version),
 // rather than a session id or name: Resolve reads it as one.
 func IsEndpoint(address string) bool {
-	return strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") || strings.HasPrefix(address, "codex-peer:")
+	if strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") || strings.HasPrefix(address, "codex-peer:") {
+		return true
+	}
+	_, _, ok, version := specByPrefix(address)
+	return ok || version
 }
 
 func upperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }

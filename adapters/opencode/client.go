@@ -315,7 +315,7 @@ func (c *Client) Events(ctx context.Context, connected time.Duration) (<-chan Ev
 		return nil, nil, fmt.Errorf("GET /event: %w (%s %s: %s)", ErrNotOpencode, resp.Status, resp.Header.Get("Content-Type"), quote(b))
 	}
 	events, errc := make(chan Event, 256), make(chan error, 1)
-	first := make(chan struct{})
+	first := make(chan error, 1) // nil on the first event; why, when the stream ended before one
 	go func() {
 		defer cancel()
 		defer resp.Body.Close()
@@ -334,7 +334,7 @@ func (c *Client) Events(ctx context.Context, connected time.Duration) (<-chan Ev
 			}
 			if !once {
 				once = true
-				close(first)
+				first <- nil
 			}
 			select {
 			case events <- ev:
@@ -343,28 +343,38 @@ func (c *Client) Events(ctx context.Context, connected time.Duration) (<-chan Ev
 				return
 			}
 		}
+		var why error
 		switch err := sc.Err(); {
 		case errors.Is(err, bufio.ErrTooLong):
-			errc <- ErrEventTooLong
+			why = ErrEventTooLong
 		case ctx.Err() != nil:
-			errc <- nil
 		case err != nil:
-			errc <- err
+			why = err
 		default:
-			errc <- errors.New("the server ended the event stream")
+			why = errors.New("the server ended the event stream")
 		}
+		errc <- why
 		if !once {
-			close(first)
+			if why == nil {
+				why = ctx.Err()
+			}
+			first <- why
 		}
 	}()
+	timer := time.NewTimer(connected)
+	defer timer.Stop()
 	select {
-	case <-first:
+	case err := <-first:
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("GET /event: the stream ended before its first event: %w", err)
+		}
 		return events, errc, nil
-	case <-time.After(connected):
+	case <-timer.C:
 		cancel()
 		return nil, nil, fmt.Errorf("GET /event: no event within %s", connected)
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return nil, nil, fmt.Errorf("GET /event: no event before the deadline: %w", ctx.Err())
 	}
 }
 
