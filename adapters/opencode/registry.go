@@ -14,8 +14,10 @@ import (
 )
 
 // DefaultAsk bounds the questions to one server while reading the
-// registry (health, sessions, status).
-const DefaultAsk = 3 * time.Second
+// registry (health, sessions, status). Servers are asked in parallel; a
+// server in a turn on a loaded machine answers in seconds (measured on
+// 2 busy CPUs), so the bound is generous.
+const DefaultAsk = 10 * time.Second
 
 // Registry lists the opencode sessions a live opencode server can reach
 // (docs/OPENCODE.md, opencode-ai 1.18.33): for every opencode process of
