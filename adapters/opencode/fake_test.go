@@ -113,15 +113,17 @@ func (f *fakeServer) events(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
+	// Subscribed before server.connected is written, as opencode is: an
+	// event after it is never missed.
+	ch := make(chan string, 64)
+	f.mu.Lock()
+	f.streams = append(f.streams, ch)
+	f.mu.Unlock()
 	if f.eventPrefix != "" {
 		_, _ = io.WriteString(w, f.eventPrefix)
 	}
 	_, _ = io.WriteString(w, "data: {\"id\":\"evt_1\",\"type\":\"server.connected\",\"properties\":{}}\n\n")
 	fl.Flush()
-	ch := make(chan string, 64)
-	f.mu.Lock()
-	f.streams = append(f.streams, ch)
-	f.mu.Unlock()
 	for {
 		select {
 		case <-r.Context().Done():

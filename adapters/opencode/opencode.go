@@ -12,6 +12,7 @@ package opencode
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -95,12 +96,15 @@ type Harness struct {
 	live     *procliveness.Checker
 	prompt   *Prompt
 	auth     Auth
+	db       string
 }
 
 var _ ports.Harness = (*Harness)(nil)
 
-// New builds the parts; the password comes from $OPENCODE_SERVER_PASSWORD
-// (user $OPENCODE_SERVER_USERNAME, default "opencode"). Nothing is started.
+// New builds the parts; the database whose processes are served from
+// $OPENCODE_DB, $XDG_DATA_HOME and $HOME (Database); the password from
+// $OPENCODE_SERVER_PASSWORD (user $OPENCODE_SERVER_USERNAME, default
+// "opencode"). Nothing is started.
 func New(s ports.HarnessSettings) (*Harness, error) {
 	getenv := s.Getenv
 	if getenv == nil {
@@ -108,7 +112,9 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	}
 	h := &Harness{live: procliveness.New(), auth: NewAuth(getenv(UserEnv), getenv(PasswordEnv))}
 	dom, _ := h.live.Domain()
-	h.registry = NewRegistry(h.auth, dom)
+	cwd, _ := os.Getwd()
+	h.db = Database(getenv, cwd)
+	h.registry = NewRegistry(h.db, h.auth, dom)
 	h.prompt = NewPrompt(Config{Auth: h.auth, From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow, Log: s.Log})
 	return h, nil
 }
@@ -149,8 +155,9 @@ func (h *Harness) Notes(rec domain.Record) []string {
 	return []string{fmt.Sprintf("reached through the opencode %s pid %d at %s; opencode's database is shared by all its processes, so this session is live because that server serves its folder, not because anything shows it", rec.Kind, rec.PID, rec.SocketPath)}
 }
 
-// Home: opencode has no registry folder (its processes are found in /proc).
-func (h *Harness) Home() ports.Home { return ports.Home{} }
+// Home is the folder of the opencode database whose processes are served
+// (never read: its processes are found in /proc), set by $XDG_DATA_HOME.
+func (h *Harness) Home() ports.Home { return ports.Home{Dir: filepath.Dir(h.db), Env: "XDG_DATA_HOME"} }
 
 // Warnings: none.
 func (h *Harness) Warnings() []string { return nil }

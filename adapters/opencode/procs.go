@@ -84,10 +84,11 @@ func isOpencode(dir string) bool {
 	return strings.HasPrefix(filepath.Base(strings.TrimSuffix(exe, " (deleted)")), "opencode")
 }
 
-// scanProcs reads, under procRoot, the opencode processes owned by uid,
-// with their listening ports (listeners: socket inode → port). Processes
-// that vanish or cannot be read are skipped.
-func scanProcs(procRoot string, uid int, listeners map[uint64]int) []proc {
+// scanProcs reads, under procRoot, the opencode processes owned by uid
+// whose database is db (Database: one opencode user's), with their
+// listening ports (listeners: socket inode → port). Processes that vanish
+// or cannot be read are skipped.
+func scanProcs(procRoot string, uid int, db string, listeners map[uint64]int) []proc {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
 		return nil
@@ -114,6 +115,9 @@ func scanProcs(procRoot string, uid int, listeners map[uint64]int) []proc {
 			continue
 		}
 		p.cwd, _ = os.Readlink(filepath.Join(dir, "cwd"))
+		if databaseOf(dir, p.cwd) != db {
+			continue
+		}
 		if p.start, err = procliveness.StartTime(procRoot, pid); err != nil {
 			continue
 		}

@@ -21,7 +21,8 @@ const DefaultAsk = 10 * time.Second
 
 // Registry lists the opencode sessions a live opencode server can reach
 // (docs/OPENCODE.md, opencode-ai 1.18.33): for every opencode process of
-// this user (/proc) that is a server (`opencode serve`) or a TUI started
+// this user (/proc) whose environment names peerctl's opencode database
+// (Database: one opencode user's sessions) that is a server (`opencode serve`) or a TUI started
 // with --port, its listening ports (its socket inodes in /proc/net/tcp*)
 // are probed with GET /global/health; the first that answers as opencode
 // is the process's server, and the root sessions of the process's folder
@@ -37,24 +38,31 @@ type Registry struct {
 	auth     Auth
 	domain   string
 	uid      int
+	db       string
 }
 
 var _ ports.HarnessRegistry = (*Registry)(nil)
 
-// NewRegistry reads this machine's /proc; auth is the servers' password
-// (zero: none); pidDomain ours, given to every record.
-func NewRegistry(auth Auth, pidDomain string) *Registry {
-	return &Registry{procRoot: "/proc", ask: DefaultAsk, auth: auth, domain: pidDomain, uid: getuid()}
+// NewRegistry reads this machine's /proc for the processes of database db
+// (Database); auth is the servers' password (zero: none); pidDomain ours,
+// given to every record.
+func NewRegistry(db string, auth Auth, pidDomain string) *Registry {
+	return &Registry{procRoot: "/proc", ask: DefaultAsk, auth: auth, domain: pidDomain, uid: getuid(), db: db}
 }
 
 // Harness is Kind.
 func (r *Registry) Harness() domain.Harness { return Kind }
 
 // Read lists the records (see Registry). Servers are asked in parallel,
-// each within the Registry's bound. Dir is "/proc" (nothing to watch).
+// each within the Registry's bound. Dir is "": no folder says which
+// session is live, so none is watched. No database located (no $HOME, no
+// $XDG_DATA_HOME) is an error.
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
-	snap := ports.Snapshot{Dir: ""}
-	procs := scanProcs(r.procRoot, r.uid, readListeners(r.procRoot))
+	var snap ports.Snapshot
+	if r.db == "" {
+		return snap, errors.New("locate opencode's database: no $OPENCODE_DB, $XDG_DATA_HOME or $HOME")
+	}
+	procs := scanProcs(r.procRoot, r.uid, r.db, readListeners(r.procRoot))
 	recs := make([][]domain.Record, len(procs))
 	var wg sync.WaitGroup
 	for i, p := range procs {

@@ -36,6 +36,7 @@ func (p *fakeProc) add(t *testing.T, pid int, cwd string, args []string, ports .
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "fd"), 0o755))
 	require.NoError(t, os.Symlink("/opt/node_modules/opencode-linux-x64/bin/opencode", filepath.Join(dir, "exe")))
 	require.NoError(t, os.Symlink(cwd, filepath.Join(dir, "cwd")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "environ"), []byte("PATH=/bin\x00HOME="+testHome+"\x00"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(args, "\x00")+"\x00"), 0o644))
 	f := []string{"S", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "777", "999", "1000"}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(strconv.Itoa(pid)+" (opencode) "+strings.Join(f, " ")+"\n"), 0o644))
@@ -48,6 +49,12 @@ func (p *fakeProc) add(t *testing.T, pid int, cwd string, args []string, ports .
 	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 	require.NoError(t, os.WriteFile(filepath.Join(p.root, "net", "tcp"), []byte(head+strings.Join(p.tcp, "\n")+"\n"), 0o644))
 }
+
+// testHome is the HOME of the fake processes, whose database is testDB.
+const (
+	testHome = "/home/u"
+	testDB   = "/home/u/.local/share/opencode/opencode.db"
+)
 
 func portOf(t *testing.T, addr string) int {
 	_, port, err := net.SplitHostPort(addr)
@@ -76,7 +83,7 @@ func TestRegistryReadsLiveServers(t *testing.T) {
 	p.add(t, 106, work, []string{"opencode", "attach", "http://" + good.addr()})
 	p.add(t, 107, work, []string{"opencode", "serve"}) // starting: no port yet
 
-	r := NewRegistry(Auth{}, "linux:x:pid:[1]")
+	r := NewRegistry(testDB, Auth{}, "linux:x:pid:[1]")
 	r.procRoot, r.uid, r.ask = p.root, os.Getuid(), 500*time.Millisecond
 	start := time.Now()
 	snap, err := r.Read(context.Background())
@@ -131,7 +138,7 @@ func TestRegistryWithPassword(t *testing.T) {
 	locked.sessions = `[{"id":"` + sid + `","directory":"` + work + `"}]`
 	p := newFakeProc(t)
 	p.add(t, 103, work, []string{"opencode", "serve"}, portOf(t, locked.addr()))
-	r := NewRegistry(NewAuth("", "s3cret"), "")
+	r := NewRegistry(testDB, NewAuth("", "s3cret"), "")
 	r.procRoot, r.uid = p.root, os.Getuid()
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -142,9 +149,39 @@ func TestRegistryWithPassword(t *testing.T) {
 func TestRegistryOtherUsersProcessesAreNotRead(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 101, t.TempDir(), []string{"opencode"})
-	r := NewRegistry(Auth{}, "")
+	r := NewRegistry(testDB, Auth{}, "")
 	r.procRoot, r.uid = p.root, os.Getuid()+1
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, snap.Records)
+}
+
+func TestRegistryServesOneDatabase(t *testing.T) {
+	p := newFakeProc(t)
+	p.add(t, 101, t.TempDir(), []string{"opencode"})
+	r := NewRegistry("/other/opencode.db", Auth{}, "")
+	r.procRoot, r.uid = p.root, os.Getuid()
+	snap, err := r.Read(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Records, "another opencode user's process (another database)")
+
+	r = NewRegistry("", Auth{}, "")
+	_, err = r.Read(context.Background())
+	assert.ErrorContains(t, err, "locate opencode's database")
+}
+
+func TestDatabase(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HOME": "/h"}, "/h/.local/share/opencode/opencode.db"},
+		{map[string]string{"HOME": "/h", "XDG_DATA_HOME": "/x"}, "/x/opencode/opencode.db"},
+		{map[string]string{"HOME": "/h", "XDG_DATA_HOME": "rel"}, "/cwd/rel/opencode/opencode.db"},
+		{map[string]string{"HOME": "/h", DBEnv: "/db/o.db"}, "/db/o.db"},
+		{map[string]string{"HOME": "/h", DBEnv: "other.db"}, "/h/.local/share/opencode/other.db"},
+		{map[string]string{}, ""},
+	} {
+		assert.Equal(t, c.want, Database(func(k string) string { return c.env[k] }, "/cwd"), "%v", c.env)
+	}
 }
