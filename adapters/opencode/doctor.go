@@ -32,7 +32,7 @@ type DoctorJSON struct {
 // sessions; a server peerctl cannot read or that asks for a password is a
 // warning. opencode is optional: none running is ok. One row, "opencode".
 func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.DoctorRow {
-	j := DoctorJSON{Password: h.auth.Set()}
+	j := DoctorJSON{Password: h.auth.Set(), Servers: []string{}}
 	row := ports.DoctorRow{Key: "opencode", Health: domain.HealthOK}
 	servers := map[string]bool{}
 	for _, e := range entries {

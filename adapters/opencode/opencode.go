@@ -113,10 +113,22 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	h := &Harness{live: procliveness.New(), auth: NewAuth(getenv(UserEnv), getenv(PasswordEnv))}
 	dom, _ := h.live.Domain()
 	cwd, _ := os.Getwd()
-	h.db = Database(getenv, cwd)
+	h.db = Database(withHome(getenv), cwd)
 	h.registry = NewRegistry(h.db, h.auth, dom)
 	h.prompt = NewPrompt(Config{Auth: h.auth, From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow, Log: s.Log})
 	return h, nil
+}
+
+// withHome is getenv with HOME defaulting to os.UserHomeDir, as Codex's
+// home does when the settings name none.
+func withHome(getenv func(string) string) func(string) string {
+	return func(k string) string {
+		v := getenv(k)
+		if k == "HOME" && v == "" {
+			v, _ = os.UserHomeDir()
+		}
+		return v
+	}
 }
 
 // Kind is opencode's Kind.
@@ -162,6 +174,7 @@ func (h *Harness) Home() ports.Home { return ports.Home{Dir: filepath.Dir(h.db),
 // Warnings: none.
 func (h *Harness) Warnings() []string { return nil }
 
-// SessionEnv: opencode 1.18.33 sets no variable naming the session in the
-// shells it starts (not measured otherwise): whoami cannot tell.
+// SessionEnv: none. No OPENCODE_* variable of opencode-ai 1.18.33 names a
+// session (OPENCODE_SERVER_*, OPENCODE_DB, … are settings); what its
+// shells carry was not measured: whoami cannot tell.
 func (h *Harness) SessionEnv() ports.SessionEnv { return ports.SessionEnv{} }
