@@ -382,7 +382,7 @@ func (c *Client) Events(ctx context.Context, connected time.Duration) (<-chan Ev
 func quote(b []byte) string {
 	s := strings.Join(strings.Fields(string(b)), " ")
 	if len(s) > 300 {
-		s = s[:300] + "…"
+		s = strings.ToValidUTF8(s[:300], "") + "…"
 	}
 	if s == "" {
 		return "(empty)"

@@ -67,10 +67,11 @@ type stream struct {
 
 type sender struct{ session, name string }
 
+// answer is an assistant message being written: its text parts by id, and
+// the order they first came in.
 type answer struct {
-	parent string
-	parts  map[string]string
-	order  []string
+	parts map[string]string
+	order []string
 }
 
 // Send posts msg on the target server's stream (see Deliver). Calls are
@@ -204,7 +205,7 @@ func (k *courier) track(s *stream, ev Event) (domain.Inbound, bool) {
 			if len(s.answers) >= maxPending {
 				return domain.Inbound{}, false
 			}
-			a = &answer{parent: m.ParentID, parts: map[string]string{}}
+			a = &answer{parts: map[string]string{}}
 			s.answers[m.ID] = a
 		}
 		if m.Time.Completed == 0 && m.Error == nil || m.Finish == "tool-calls" {
@@ -228,7 +229,7 @@ func (a *answer) text() string {
 	for _, id := range a.order {
 		t := a.parts[id]
 		if b.Len()+len(t) > maxReplyText {
-			t = t[:max(0, maxReplyText-b.Len())]
+			t = strings.ToValidUTF8(t[:max(0, maxReplyText-b.Len())], "")
 		}
 		b.WriteString(t)
 	}

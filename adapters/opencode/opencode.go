@@ -65,7 +65,7 @@ func unaddressable(r domain.Record) string {
 	case r.Kind == KindLocked:
 		return "the opencode server asks for a password (OPENCODE_SERVER_PASSWORD is set there): give peerctl the same " + PasswordEnv + " (and " + UserEnv + ")"
 	case r.SocketPath == "":
-		return "the opencode process listens on no port yet (starting?)"
+		return "the opencode process listens on no port peerctl can see (starting, or in another network namespace)"
 	case r.SessionID == "":
 		return "the opencode server has no session in " + r.Cwd + " yet"
 	case !ValidSessionID(r.SessionID):

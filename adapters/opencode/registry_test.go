@@ -117,7 +117,7 @@ func TestRegistryReadsLiveServers(t *testing.T) {
 	require.Len(t, by[107], 1)
 
 	live := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
-	for pid, want := range map[int]string{102: "opencode --port 0", 103: "OPENCODE_SERVER_PASSWORD", 107: "no port"} {
+	for pid, want := range map[int]string{102: "opencode --port 0", 103: "OPENCODE_SERVER_PASSWORD", 107: "listens on no port"} {
 		e := domain.Classify(by[pid][0], live)
 		assert.True(t, e.Live(), "pid %d", pid)
 		assert.False(t, e.Addressable, "pid %d", pid)
