@@ -19,7 +19,7 @@ import (
 // message.updated echoing the id unless noEcho, then an answer unless
 // noAnswer). Fields change the behaviour for bad-input tests.
 type fakeServer struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu       sync.Mutex
@@ -38,7 +38,7 @@ type fakeServer struct {
 	echoDelay                time.Duration // before message.updated
 }
 
-func newFake(t *testing.T) *fakeServer {
+func newFake(t testing.TB) *fakeServer {
 	f := &fakeServer{t: t, sessions: "[]"}
 	f.srv = httptest.NewServer(f)
 	t.Cleanup(func() {

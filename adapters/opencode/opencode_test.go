@@ -106,7 +106,7 @@ func TestValidSessionID(t *testing.T) {
 }
 
 // session makes a live, addressable domain session of the fake's server.
-func session(t *testing.T, addr string) domain.Session {
+func session(t testing.TB, addr string) domain.Session {
 	t.Helper()
 	rec := domain.Record{Harness: Kind, File: "pid 4242 " + sid, PID: 4242, ProcStart: "99", SessionID: sid, Name: "a title",
 		SocketPath: addr, Kind: KindServe}
@@ -117,7 +117,7 @@ func session(t *testing.T, addr string) domain.Session {
 	return s
 }
 
-func message(t *testing.T, text string) domain.Message {
+func message(t testing.TB, text string) domain.Message {
 	m, err := domain.NewMessage(text)
 	require.NoError(t, err)
 	return m

@@ -25,12 +25,12 @@ type fakeProc struct {
 	ino  int
 }
 
-func newFakeProc(t *testing.T) *fakeProc {
+func newFakeProc(t testing.TB) *fakeProc {
 	return &fakeProc{root: t.TempDir(), ino: 1000}
 }
 
 // add makes process pid running args in cwd, listening on ports.
-func (p *fakeProc) add(t *testing.T, pid int, cwd string, args []string, ports ...int) {
+func (p *fakeProc) add(t testing.TB, pid int, cwd string, args []string, ports ...int) {
 	t.Helper()
 	dir := filepath.Join(p.root, strconv.Itoa(pid))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "fd"), 0o755))
@@ -56,7 +56,7 @@ const (
 	testDB   = "/home/u/.local/share/opencode/opencode.db"
 )
 
-func portOf(t *testing.T, addr string) int {
+func portOf(t testing.TB, addr string) int {
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	n, _ := strconv.Atoi(port)

@@ -13,7 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/test/livecc"
+	"github.com/peerctl/peerctl/test/livecodex"
 	"github.com/peerctl/peerctl/test/liveopencode"
+	"github.com/peerctl/peerctl/test/liveqwen"
 )
 
 // opencodeTurn bounds the wait for a turn of a live opencode session
@@ -182,4 +185,36 @@ func selectSession(t *testing.T, url, id string) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestLiveOpencodeFourHarnesses: one `list` holds a Claude Code, a Qwen
+// Code, a Codex and an opencode session, each under its harness.
+func TestLiveOpencodeFourHarnesses(t *testing.T) {
+	obin := liveopencode.Require(t)
+	cbin := livecodex.Require(t)
+	ccBin := livecc.Require(t, livecc.Version())
+	qBin := liveqwen.Require(t, liveqwen.Version())
+	oroot := liveopencode.NewRoot(t, obin)
+	srv := oroot.Serve(t, oroot.Workdir(t, "o"))
+	sid := liveopencode.NewSession(t, srv.URL)
+	cc := livecc.Start(t, ccBin, livecc.Options{NoAPIKey: true})
+	qroot := liveqwen.NewRoot(t)
+	qroot.Settings(t, `{"agents":{"crossSessionInbound":"accept"}}`)
+	q := liveqwen.Start(t, qBin, qroot, liveqwen.Options{Label: "q"})
+	root := livecodex.NewRoot(t, cbin, nil)
+	x := livecodex.Start(t, root, livecodex.Options{Label: "x"})
+
+	env := root.Env("CLAUDE_CONFIG_DIR="+cc.ConfigDir, "QWEN_HOME="+qroot.QwenHome, "XDG_DATA_HOME="+oroot.DataHome)
+	r := runPeerctl(t, runOpts{Env: env}, "list", "--json")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var list []opencodeListed
+	require.NoError(t, json.Unmarshal(r.Stdout, &list), "%s", r.Stdout)
+	got := map[string]string{}
+	for _, l := range list {
+		got[l.SessionID] = l.Harness
+	}
+	assert.Equal(t, "claude-code", got[cc.SessionID], "%+v\nstderr: %s", list, r.Stderr)
+	assert.Equal(t, "qwen-code", got[q.SessionID], "%+v\nstderr: %s", list, r.Stderr)
+	assert.Equal(t, "codex", got[x.ThreadID], "%+v\nstderr: %s", list, r.Stderr)
+	assert.Equal(t, "opencode", got[sid], "%+v\nstderr: %s", list, r.Stderr)
 }

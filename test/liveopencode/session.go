@@ -36,6 +36,9 @@ type Root struct {
 	Bin    string
 	Model  *Model
 	Config string // $XDG_CONFIG_HOME/opencode/opencode.json
+	// DataHome is $XDG_DATA_HOME, whose opencode/opencode.db is the
+	// root's database (peerctl serves the processes of one database).
+	DataHome string
 }
 
 // Config is the opencode.json of a root: the stand-in model as provider
@@ -59,6 +62,7 @@ func NewRoot(t testing.TB, bin string) *Root {
 	dir := livecc.TempRoot(t, "loc")
 	r := &Root{Dir: dir, Home: filepath.Join(dir, "h"), Bin: bin, Model: StartModel(t)}
 	r.Config = filepath.Join(r.Home, ".config", "opencode", "opencode.json")
+	r.DataHome = filepath.Join(r.Home, ".local", "share")
 	for _, d := range []string{filepath.Dir(r.Config), filepath.Join(r.Home, ".local", "share"), filepath.Join(r.Home, ".cache"),
 		filepath.Join(r.Home, ".local", "state"), filepath.Join(dir, "w")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -88,7 +92,7 @@ func (r *Root) Env(extra ...string) []string {
 		env = append(env, kv)
 	}
 	env = append(env, "HOME="+r.Home,
-		"XDG_CONFIG_HOME="+filepath.Join(r.Home, ".config"), "XDG_DATA_HOME="+filepath.Join(r.Home, ".local", "share"),
+		"XDG_CONFIG_HOME="+filepath.Join(r.Home, ".config"), "XDG_DATA_HOME="+r.DataHome,
 		"XDG_CACHE_HOME="+filepath.Join(r.Home, ".cache"), "XDG_STATE_HOME="+filepath.Join(r.Home, ".local", "state"),
 		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_SHARE=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1",
