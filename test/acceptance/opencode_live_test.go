@@ -66,6 +66,7 @@ func byPID(list []opencodeListed, pid int) []opencodeListed {
 // serve the subtests; the TUIs start first, as they draw slowly.
 func TestLiveOpencode(t *testing.T) {
 	bin := liveopencode.Require(t)
+	peerctlBin(t) // built first: a race build on a loaded machine must not eat a run's timeout
 	root := liveopencode.NewRoot(t, bin)
 	env := root.Env()
 	plain := root.StartTUI(t, root.Workdir(t, "plain"))
@@ -191,6 +192,7 @@ func selectSession(t *testing.T, url, id string) {
 // Code, a Codex and an opencode session, each under its harness.
 func TestLiveOpencodeFourHarnesses(t *testing.T) {
 	obin := liveopencode.Require(t)
+	peerctlBin(t)
 	cbin := livecodex.Require(t)
 	ccBin := livecc.Require(t, livecc.Version())
 	qBin := liveqwen.Require(t, liveqwen.Version())
