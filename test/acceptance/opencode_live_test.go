@@ -63,15 +63,18 @@ func byPID(list []opencodeListed, pid int) []opencodeListed {
 // prints the stand-in's answer; a --port TUI shows the injected turn on
 // screen; a plain TUI is listed live but not addressable, with the fix; a
 // killed server is gone from the list within 1 s. One root and one server
-// serve the subtests; the TUIs start first, as they draw slowly.
+// serve the subtests; the TUIs start right after the server, as they draw
+// slowly.
 func TestLiveOpencode(t *testing.T) {
 	bin := liveopencode.Require(t)
 	peerctlBin(t) // built first: a race build on a loaded machine must not eat a run's timeout
 	root := liveopencode.NewRoot(t, bin)
 	env := root.Env()
+	// The server first (the first start of a home sets up its database),
+	// then the TUIs, which draw slowly while the serve subtests run.
+	srv := root.Serve(t, root.Workdir(t, "serve"))
 	plain := root.StartTUI(t, root.Workdir(t, "plain"))
 	ported := root.StartTUI(t, root.Workdir(t, "ported"), "--port", "0")
-	srv := root.Serve(t, root.Workdir(t, "serve"))
 	sid := liveopencode.NewSession(t, srv.URL)
 
 	t.Run("a serve session is listed", func(t *testing.T) {
@@ -90,7 +93,7 @@ func TestLiveOpencode(t *testing.T) {
 
 	t.Run("send is delivered, byte-exact in the session's messages", func(t *testing.T) {
 		text := fmt.Sprintf("peerctl live opencode %d: \"quoted\" $HOME `tick` ünï\n\ttabbed line", time.Now().UnixNano())
-		out, r := sendCodex(t, env, "--from", "tester", sid, text)
+		out, r := sendCodex(t, env, "--confirm-timeout=90s", "--from", "tester", sid, text)
 		require.Equal(t, 0, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
 		assert.Equal(t, "delivered", out.Outcome, out.Detail)
 		assert.Equal(t, "opencode", out.Harness)
@@ -144,7 +147,9 @@ func TestLiveOpencode(t *testing.T) {
 		}
 		require.True(t, listed, "the --port TUI's session is listed addressable")
 		word := fmt.Sprintf("injected%d", time.Now().UnixNano()%1e9)
-		out, r := sendCodex(t, env, tid, word)
+		// A fresh TUI's first turn is slow on a loaded machine: its
+		// message.updated came after send's default 5 s once.
+		out, r := sendCodex(t, env, "--confirm-timeout=90s", tid, word)
 		require.Equal(t, 0, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
 		assert.Equal(t, "delivered", out.Outcome, out.Detail)
 		ported.WaitScreen("the injected turn", opencodeTurn, func(s string) bool { return strings.Contains(s, word) })
