@@ -189,7 +189,7 @@ func unreachable(live []domain.Entry) (out []Unreachable, reachable int) {
 		if !e.Addressable || e.Record.SocketPath == "" {
 			continue
 		}
-		why := socketUnreachable(e.Record.SocketPath)
+		why := entryUnreachable(e)
 		if why == "" {
 			reachable++
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/adapters/fswatch"
+	"github.com/peerctl/peerctl/adapters/opencode"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/adapters/transcript"
@@ -28,6 +29,7 @@ var plugins = []ports.HarnessPlugin{
 	claudecode.Plugin,
 	qwencode.Plugin,
 	codex.Plugin,
+	opencode.Plugin,
 }
 
 // Plugins lists the harness plug-ins, for a command line that adds their

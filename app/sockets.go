@@ -38,6 +38,16 @@ func socketUnreachable(path string) string {
 	return ""
 }
 
+// entryUnreachable is socketUnreachable for an entry's socket when it is a
+// file (domain.Harness.SocketIsFile); "" for a network address, which
+// only a send can try.
+func entryUnreachable(e domain.Entry) string {
+	if !e.Record.Harness.SocketIsFile() {
+		return ""
+	}
+	return socketUnreachable(e.Record.SocketPath)
+}
+
 // markUnreachable turns every live, addressable entry whose socket cannot
 // be connected to (socketUnreachable), or is another live session's too
 // (domain.SharedSocket among the live entries: sending to it is refused),
@@ -60,7 +70,7 @@ func markUnreachable(entries []domain.Entry) {
 		if !e.Live() || !e.Addressable || e.Record.SocketPath == "" {
 			continue
 		}
-		if whys[i] = socketUnreachable(e.Record.SocketPath); whys[i] != "" {
+		if whys[i] = entryUnreachable(e); whys[i] != "" {
 			continue
 		}
 		if what, _ := domain.SharedSocket(live, e); what != "" {
@@ -85,7 +95,7 @@ func markUnreachable(entries []domain.Entry) {
 // checked, as on Windows).
 func inspectSockets(entries []domain.Entry, self int) {
 	for i, e := range entries {
-		if (!e.Live() && !e.ClaudeMayList) || e.Record.SocketPath == "" {
+		if (!e.Live() && !e.ClaudeMayList) || e.Record.SocketPath == "" || !e.Record.Harness.SocketIsFile() {
 			continue
 		}
 		fi, err := os.Stat(e.Record.SocketPath)

@@ -69,6 +69,10 @@ func (e Endpoint) String() string {
 		prefix = EndpointPrefixQwen
 	case HarnessCodex:
 		prefix = EndpointPrefixCodex
+	default:
+		if p := e.harness.EndpointPrefix(); p != "" {
+			prefix = p
+		}
 	}
 	return prefix + strconv.FormatUint(uint64(e.pid), 10) + ":" +
 		escapeEndpointPart(e.name) + ":" + escapeEndpointPart(e.socket)
@@ -85,7 +89,12 @@ func (e Endpoint) String() string {
 // round-trips byte for byte. Errors wrap ErrBadEndpoint.
 func ParseEndpoint(s string) (Endpoint, error) {
 	prefix, harness := EndpointPrefix, HarnessClaudeCode
+	h, spec, isSpec, otherVersion := specByPrefix(s)
 	switch {
+	case isSpec:
+		prefix, harness = spec.Prefix, h
+	case otherVersion:
+		return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, spec.Prefix)
 	case strings.HasPrefix(s, EndpointPrefixQwen):
 		prefix, harness = EndpointPrefixQwen, HarnessQwenCode
 	case strings.HasPrefix(s, "qwen-peer:"):
@@ -106,6 +115,11 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	}
 	if harness == HarnessCodex && !IsUUID(ep.name) {
 		return Endpoint{}, fmt.Errorf("%w: thread id %q is not a UUID", ErrBadEndpoint, ep.name)
+	}
+	if isSpec && spec.ValidKey != nil {
+		if err := spec.ValidKey(ep.name); err != nil {
+			return Endpoint{}, fmt.Errorf("%w: %s %q: %w", ErrBadEndpoint, spec.Pins, ep.name, err)
+		}
 	}
 	ep.harness = harness
 	return ep, nil
@@ -207,7 +221,11 @@ func unescapeEndpointPart(s string) (string, error) {
 // harness (cc-peer:..., qwen-peer:..., codex-peer:..., any version),
 // rather than a session id or name: Resolve reads it as one.
 func IsEndpoint(address string) bool {
-	return strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") || strings.HasPrefix(address, "codex-peer:")
+	if strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") || strings.HasPrefix(address, "codex-peer:") {
+		return true
+	}
+	_, _, ok, version := specByPrefix(address)
+	return ok || version
 }
 
 func upperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }

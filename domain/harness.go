@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -30,6 +31,9 @@ func (h Harness) String() string {
 	if int(h) >= 0 && int(h) < len(harnessWords) {
 		return harnessWords[h]
 	}
+	if s, ok := specOf(h); ok {
+		return s.Word
+	}
 	return fmt.Sprintf("harness(%d)", int(h))
 }
 
@@ -40,6 +44,9 @@ var harnessTitles = []string{"Claude Code", "Qwen Code", "Codex"}
 func (h Harness) Title() string {
 	if int(h) >= 0 && int(h) < len(harnessTitles) {
 		return harnessTitles[h]
+	}
+	if s, ok := specOf(h); ok {
+		return s.Title
 	}
 	return h.String()
 }
@@ -59,8 +66,11 @@ func HarnessTitles(conj string) string {
 	return strings.Join(titles[:len(titles)-1], ", ") + " " + conj + " " + titles[len(titles)-1]
 }
 
-// Harnesses lists every harness in a stable order.
-func Harnesses() []Harness { return []Harness{HarnessClaudeCode, HarnessQwenCode, HarnessCodex} }
+// Harnesses lists every harness in a stable order: the built-in ones, then
+// the registered ones (RegisterHarness) in the order they were added.
+func Harnesses() []Harness {
+	return append([]Harness{HarnessClaudeCode, HarnessQwenCode, HarnessCodex}, registered()...)
+}
 
 // EndpointPrefix is what starts the harness's endpoints: "cc-peer:v1:",
 // "qwen-peer:v1:" or "codex-peer:v1:" ("" for a harness outside the set).
@@ -72,6 +82,9 @@ func (h Harness) EndpointPrefix() string {
 		return EndpointPrefixQwen
 	case HarnessCodex:
 		return EndpointPrefixCodex
+	}
+	if s, ok := specOf(h); ok {
+		return s.Prefix
 	}
 	return ""
 }
@@ -86,14 +99,17 @@ func endpointForms() string {
 	return strings.Join(forms, ", ") + " or " + HostEndpointPrefix + "<host>:<endpoint>"
 }
 
-// ParseHarness maps a wire word ("claude-code", "qwen-code", "codex") to its Harness.
+// ParseHarness maps a wire word ("claude-code", "qwen-code", "codex", or a
+// registered harness's) to its Harness.
 func ParseHarness(word string) (Harness, error) {
-	for i, w := range harnessWords {
-		if w == word {
-			return Harness(i), nil
+	var words []string
+	for _, h := range Harnesses() {
+		if h.String() == word {
+			return h, nil
 		}
+		words = append(words, strconv.Quote(h.String()))
 	}
-	return 0, fmt.Errorf("unknown harness %q (want %q, %q or %q)", word, harnessWords[0], harnessWords[1], harnessWords[2])
+	return 0, fmt.Errorf("unknown harness %q (want %s or %s)", word, strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
 }
 
 // EndpointPrefixQwen starts every Qwen Code endpoint of protocol version 1:
@@ -159,6 +175,9 @@ func endpointFor(r Record) (Endpoint, error) {
 	case HarnessCodex:
 		return NewCodexEndpoint(r.PID, r.SessionID, endpointSocket(r))
 	}
+	if _, ok := specOf(r.Harness); ok {
+		return NewHarnessEndpoint(r.Harness, r.PID, r.SessionID, r.SocketPath)
+	}
 	return NewEndpoint(r.PID, r.Name, r.SocketPath)
 }
 
@@ -188,5 +207,29 @@ func endpointKey(r Record) (what, value string) {
 	case HarnessCodex:
 		return "thread id", r.SessionID
 	}
+	if s, ok := specOf(r.Harness); ok {
+		return s.Pins, r.SessionID
+	}
 	return "name", r.Name
+}
+
+// NewHarnessEndpoint builds the endpoint of a registered harness h
+// (RegisterHarness): pid must be positive, key (what the spec pins) and
+// socket non-empty and key valid by the spec's ValidKey.
+func NewHarnessEndpoint(h Harness, pid int, key, socket string) (Endpoint, error) {
+	spec, ok := specOf(h)
+	if !ok {
+		return Endpoint{}, fmt.Errorf("%w: harness %s has no registered endpoint form", ErrBadEndpoint, h)
+	}
+	if spec.ValidKey != nil {
+		if err := spec.ValidKey(key); err != nil {
+			return Endpoint{}, fmt.Errorf("%w: %s %q: %w", ErrBadEndpoint, spec.Pins, key, err)
+		}
+	}
+	ep, err := NewEndpoint(pid, key, socket)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	ep.harness = h
+	return ep, nil
 }

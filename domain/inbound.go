@@ -75,6 +75,12 @@ func (in Inbound) IsReplyFrom(target Session) bool {
 		// courier names a reply by the thread it came from.
 		return target.ID() != "" && in.From == target.ID()
 	}
+	if spec, ok := specOf(target.Harness()); ok {
+		if spec.ReplyFrom != nil {
+			return spec.ReplyFrom(in, target)
+		}
+		return target.ID() != "" && in.From == target.ID()
+	}
 	return in.IsFrom(socket)
 }
 

@@ -121,6 +121,14 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: %w", ErrBadAddress, err)
 	}
 	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() && e.Record.Harness == ep.Harness() })
+	if spec, ok := specOf(ep.Harness()); ok && spec.ManyPerPID && len(byPID) > 0 {
+		// One process holds many sessions: the pinned key picks the one.
+		byKey := filter(byPID, func(e Entry) bool { return e.Record.SessionID == ep.Name() })
+		if len(byKey) == 0 {
+			return Entry{}, Refuse(ReasonNotLive, "pid %d is live but no longer serves %s %s; list again for its sessions", ep.PID(), spec.Pins, ep.Name())
+		}
+		byPID = byKey
+	}
 	switch {
 	case len(byPID) == 0:
 		for _, e := range entries {
@@ -165,7 +173,7 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 // addressable with this text.
 func SharedSocket(entries []Entry, e Entry) (string, []Entry) {
 	sock := e.Record.SocketPath
-	if sock == "" || e.Record.Harness == HarnessCodex {
+	if spec, ok := specOf(e.Record.Harness); sock == "" || e.Record.Harness == HarnessCodex || ok && spec.SharedSocket {
 		// A Codex home's control socket serves every thread of that home
 		// by design: the thread id in each call says which one.
 		return "", nil

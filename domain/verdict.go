@@ -160,6 +160,9 @@ func Classify(r Record, l Liveness) Entry {
 	case HarnessCodex:
 		return classifyCodex(r, l)
 	}
+	if spec, ok := specOf(r.Harness); ok {
+		return classifySpec(spec, r, l)
+	}
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	// runs: Claude Code's listing would take the pid for the record's
 	// process (it answers kill(pid, 0), zombies too, and no procStart

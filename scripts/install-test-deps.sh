@@ -4,7 +4,7 @@
 # (install.sh's test), shellcheck (make lint) and the OpenSSH server and client (the second machine of
 # the live ssh tests, test/livessh) from Debian's packages, only when missing (needs root or sudo);
 # the Go modules; and the pinned Claude Code, Qwen Code (0.24.4, and 0.23.0 whose messaging is off
-# by default) and Codex CLI (0.171.0) releases from the npm registry into
+# by default), Codex CLI (0.171.0) and opencode (opencode-ai 1.18.33) releases from the npm registry into
 # ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs). Everything that needs the network
 # happens here: the live tests then run offline (scripts/offline.sh).
 set -euo pipefail
@@ -38,3 +38,5 @@ go run ./test/livecc/cmd/install-claude newest
 go run ./test/liveqwen/cmd/install-qwen
 # Codex CLI: the pinned release (its native binary; test/livecodex).
 go run ./test/livecodex/cmd/install-codex
+# opencode: the pinned release (its native binary; test/liveopencode).
+go run ./test/liveopencode/cmd/install-opencode

@@ -216,10 +216,10 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 func (c *cli) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
-		Short: "Find live coding-agent sessions (Claude Code, Qwen Code, Codex) and deliver a message into one, safely",
+		Short: "Find live coding-agent sessions (" + domain.HarnessTitles("and") + ") and deliver a message into one, safely",
 		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
-machine over ssh (--host), and delivers a message into one by the harness's own way in:
-Claude Code's courier or inbox socket, Qwen Code's inbox, Codex's app-server or queue. Every failure
+machine over ssh (--host), and delivers a message into one by the harness's own way in
+(--transport: ` + app.TransportChoices() + `). Every failure
 is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never
 guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
 		Example: `  peerctl list

@@ -106,7 +106,7 @@ func TestCompletionTransportFlag(t *testing.T) {
 	r := evRun(t, nil, nil, "__complete", "send", "--transport", "")
 	require.Equal(t, 0, r.code)
 	got, _ := completions(t, r.stdout)
-	assert.Equal(t, map[string]string{"courier": "", "inbox": "", "socket": "", "app-server": "", "queue": ""}, got)
+	assert.Equal(t, map[string]string{"courier": "", "inbox": "", "socket": "", "app-server": "", "queue": "", "prompt": ""}, got)
 }
 
 func TestCompletionScripts(t *testing.T) {

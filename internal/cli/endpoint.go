@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +34,7 @@ func (c *cli) endpointCmd() *cobra.Command {
 	parse := &cobra.Command{
 		Use:   "parse ENDPOINT",
 		Short: "Split an endpoint into host, harness, pid, name (or session or thread id) and socket",
-		Long:  helpLong(`Split any endpoint list prints (cc-peer:, qwen-peer:, codex-peer:, ssh:v1:<host>:<endpoint>) into its parts; nothing is read`, "endpoint-parse"),
+		Long:  helpLong(`Split any endpoint list prints (`+endpointPrefixes()+`, ssh:v1:<host>:<endpoint>) into its parts; nothing is read`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'
   peerctl list --json | jq -r '.[0].endpoint' | xargs peerctl endpoint parse`,
@@ -93,4 +94,13 @@ func (c *cli) printEndpoint(dest domain.Dest, ep domain.Endpoint, asJSON bool) e
 	}
 	fmt.Fprintf(c.stdout, "harness:  %s\npid:      %d\n%-9s %s\nsocket:   %s\n", ep.Harness(), ep.PID(), ep.Pins()+":", cell(ep.Name()), cell(ep.Socket()))
 	return nil
+}
+
+// endpointPrefixes lists every harness's endpoint prefix ("cc-peer:, …").
+func endpointPrefixes() string {
+	var out []string
+	for _, h := range domain.Harnesses() {
+		out = append(out, strings.TrimSuffix(h.EndpointPrefix(), "v1:"))
+	}
+	return strings.Join(out, ", ")
 }

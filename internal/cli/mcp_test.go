@@ -155,11 +155,11 @@ func TestMCPListsTheThreeToolsWithSchemasFromGoTypes(t *testing.T) {
 	assert.ElementsMatch(t, []any{"to", "text"}, send["required"])
 	props := send["properties"].(map[string]any)
 	assert.ElementsMatch(t, []string{"to", "text", "transport", "host", "await_reply_seconds"}, keys(props))
-	assert.Equal(t, []any{"courier", "socket", "inbox", "app-server", "queue"}, props["transport"].(map[string]any)["enum"])
+	assert.Equal(t, []any{"courier", "socket", "inbox", "app-server", "queue", "prompt"}, props["transport"].(map[string]any)["enum"])
 	assert.Equal(t, false, send["additionalProperties"])
 	list := schema(mcptools.ToolList)["properties"].(map[string]any)
 	assert.ElementsMatch(t, []string{"all", "harness", "host"}, keys(list))
-	assert.Equal(t, []any{"claude-code", "qwen-code", "codex"}, list["harness"].(map[string]any)["enum"])
+	assert.Equal(t, []any{"claude-code", "qwen-code", "codex", "opencode"}, list["harness"].(map[string]any)["enum"])
 	assert.Equal(t, []any{"session"}, schema(mcptools.ToolShow)["required"])
 	for name, tool := range tools {
 		assert.NotNil(t, tool.OutputSchema, "%s has an output schema", name)

@@ -134,7 +134,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&transport, "transport", "", "how to deliver: "+app.TransportChoices()+"; default: the target harness's first; a durable one (queue) also reaches a session no process has open now")
+	f.StringVar(&transport, "transport", "", "how to deliver: "+app.TransportChoices()+"; default: each harness's first; a durable one (queue) reaches a closed session too")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")

@@ -72,9 +72,13 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 	if err != nil {
 		return nil, fmt.Errorf("list_sessions input schema: %w", err)
 	}
+	var words []string
 	for _, h := range domain.Harnesses() {
 		listSchema.Properties["harness"].Enum = append(listSchema.Properties["harness"].Enum, h.String())
+		words = append(words, h.String())
 	}
+	listSchema.Properties["harness"].Description = "list one harness only: " + strings.Join(words, ", ") + " (default: all)"
+	sendSchema.Properties["transport"].Description = "how to deliver; default: the target harness's own, the first named for it: " + app.TransportChoices()
 	s := mcp.NewServer(&mcp.Implementation{Name: "peerctl", Version: version},
 		&mcp.ServerOptions{Instructions: instructions(), Logger: logger, Capabilities: &mcp.ServerCapabilities{}})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}

@@ -27,7 +27,7 @@ const MaxAwaitReplySeconds = 3600
 // descriptions the server's input schema carries.
 type ListArgs struct {
 	All     bool   `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
-	Harness string `json:"harness,omitempty" jsonschema:"list one harness only: claude-code or qwen-code (default: all)"`
+	Harness string `json:"harness,omitempty" jsonschema:"list one harness only (the server's schema names them; default: all)"`
 	Host    string `json:"host,omitempty" jsonschema:"run on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
 }
 
@@ -41,7 +41,7 @@ type ShowArgs struct {
 type SendArgs struct {
 	To        string `json:"to" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, or an endpoint (cc-peer:v1:..., or ssh:v1:... for a session on another machine)"`
 	Text      string `json:"text" jsonschema:"the message, delivered byte for byte: non-empty UTF-8 without NUL bytes, at most 64 KiB"`
-	Transport string `json:"transport,omitempty" jsonschema:"how to deliver; default: the target harness's own (courier for Claude Code, inbox for Qwen Code). Claude Code: courier (a headless claude -p whose SendMessage carries the text) or socket (a post to the session's inbox socket); Qwen Code: inbox"`
+	Transport string `json:"transport,omitempty" jsonschema:"how to deliver; default: the target harness's own (the server's schema names each harness's transports)"`
 	// AwaitReplySeconds > 0 waits for the target's reply (send --await-reply).
 	Host              string `json:"host,omitempty" jsonschema:"send on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
 	AwaitReplySeconds int    `json:"await_reply_seconds,omitempty" jsonschema:"when above 0: after the send, wait up to this many seconds for the target session's reply (a message from it to peerctl) and return it in the receipt as reply {text, fromName, from, at}; no reply in time is an error whose text starts with no_reply (the message itself was handed over). Not with transport socket. The call's deadline grows by the same time"`

@@ -1,0 +1,85 @@
+package opencode
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// DoctorJSON is doctor's "opencode" object (docs/OUTPUT.md).
+type DoctorJSON struct {
+	// Health is ok, or warn when a server could not be read or asks for
+	// a password peerctl lacks.
+	Health string `json:"health"`
+	// Servers are the addresses of the live opencode servers found
+	// ("127.0.0.1:<port>"), sorted.
+	Servers []string `json:"servers"`
+	// PlainTUIs counts the TUIs started without --port (unreachable).
+	PlainTUIs   int `json:"plain_tuis"`
+	Live        int `json:"live"`
+	Addressable int `json:"addressable"`
+	// Password says whether OPENCODE_SERVER_PASSWORD is set for peerctl
+	// (never its value).
+	Password bool   `json:"password"`
+	Note     string `json:"note"`
+}
+
+// Doctor counts, from entries, the live opencode servers, plain TUIs and
+// sessions; a server peerctl cannot read or that asks for a password is a
+// warning. opencode is optional: none running is ok. One row, "opencode".
+func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.DoctorRow {
+	j := DoctorJSON{Password: h.auth.Set(), Servers: []string{}}
+	row := ports.DoctorRow{Key: "opencode", Health: domain.HealthOK}
+	servers := map[string]bool{}
+	for _, e := range entries {
+		r := e.Record
+		if r.Harness != Kind {
+			continue
+		}
+		switch {
+		case r.Problem != "":
+			row.Health = domain.HealthWarn
+			row.Warnings = append(row.Warnings, "opencode: "+r.Problem)
+			continue
+		case !e.Live():
+			continue
+		case r.Kind == KindPlainTUI:
+			j.PlainTUIs++
+		case r.Kind == KindLocked:
+			row.Health = domain.HealthWarn
+			row.Warnings = append(row.Warnings, fmt.Sprintf("opencode: pid %d: %s", r.PID, e.Unaddressable))
+		}
+		if r.SocketPath != "" {
+			servers[r.SocketPath] = true
+		}
+		if r.SessionID != "" {
+			j.Live++
+			if e.Addressable {
+				j.Addressable++
+			}
+		}
+	}
+	for s := range servers {
+		j.Servers = append(j.Servers, s)
+	}
+	sort.Strings(j.Servers)
+	notes := []string{fmt.Sprintf("%d server(s)", len(j.Servers))}
+	if len(j.Servers) > 0 {
+		notes[0] += " (" + strings.Join(j.Servers, ", ") + ")"
+	}
+	if j.PlainTUIs > 0 {
+		notes = append(notes, fmt.Sprintf("%d plain TUI(s) that cannot be reached (%s)", j.PlainTUIs, FixPlainTUI))
+	}
+	if j.Password {
+		notes = append(notes, PasswordEnv+" set")
+	}
+	j.Note = strings.Join(notes, "; ") + fmt.Sprintf("; %d live session(s), %d addressable", j.Live, j.Addressable)
+	j.Health = row.Health.String()
+	row.JSON = j
+	row.Lines = []ports.DoctorLine{{Check: "opencode", Health: j.Health, Text: j.Note, Late: true}}
+	return []ports.DoctorRow{row}
+}

@@ -1,0 +1,180 @@
+// Package opencode is the opencode harness (opencode-ai 1.18.33;
+// docs/OPENCODE.md): one plug-in (a ports.Harness) made of the registry
+// (the sessions a live opencode server of this user can reach, found in
+// /proc and asked over its HTTP API), the process liveness check, the
+// prompt transport (POST /session/{id}/prompt_async, confirmed by
+// opencode's own message.updated event; also the long-lived courier that
+// hears the answer on GET /event), and its doctor row. It registers its
+// rules with the domain (Kind), so nothing outside this package names it
+// but the plug-in list.
+package opencode
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Variables opencode-ai 1.18.33 reads for its server's password, which
+// peerctl reads too (never logged, never shown).
+const (
+	PasswordEnv = "OPENCODE_SERVER_PASSWORD"
+	UserEnv     = "OPENCODE_SERVER_USERNAME"
+)
+
+// EndpointPrefix starts every opencode endpoint of protocol version 1:
+//
+//	opencode-peer:v1:<pid>:<session id>:127.0.0.1%3A<port>
+//
+// escaped as cc-peer endpoints are. It pins the session id and the server
+// (the pid of the process that listens, and its port): one server serves
+// every session of its folder, so the session id says which.
+const EndpointPrefix = "opencode-peer:v1:"
+
+// Kind is opencode's word in the domain's set of harnesses ("opencode"),
+// registered with its rules.
+var Kind = domain.RegisterHarness(domain.HarnessSpec{
+	Word: "opencode", Title: "opencode", Prefix: EndpointPrefix, Pins: "session id",
+	ValidKey: func(key string) error {
+		if !ValidSessionID(key) {
+			return fmt.Errorf("not an opencode session id (ses_ and 26 letters or digits)")
+		}
+		return nil
+	},
+	SharedSocket:  true,
+	NetworkSocket: true,
+	ManyPerPID:    true,
+	Unaddressable: unaddressable,
+})
+
+// FixPlainTUI is what a person does to make a plain TUI's sessions
+// reachable (opencode-ai 1.18.33).
+const FixPlainTUI = "start it as `opencode --port 0`, or run `opencode serve` and `opencode attach http://127.0.0.1:<port>`"
+
+// unaddressable says why a live opencode record cannot be sent to.
+func unaddressable(r domain.Record) string {
+	switch {
+	case r.Kind == KindPlainTUI:
+		return "a plain opencode TUI listens on nothing and cannot be reached: " + FixPlainTUI
+	case r.Kind == KindLocked:
+		return "the opencode server asks for a password (OPENCODE_SERVER_PASSWORD is set there): give peerctl the same " + PasswordEnv + " (and " + UserEnv + ")"
+	case r.SocketPath == "":
+		return "the opencode process listens on no port peerctl can see (starting, or in another network namespace)"
+	case r.SessionID == "":
+		return "the opencode server has no session in " + r.Cwd + " yet"
+	case !ValidSessionID(r.SessionID):
+		return fmt.Sprintf("session id %q is not an opencode session id", r.SessionID)
+	case !loopbackAddr(r.SocketPath):
+		return fmt.Sprintf("server address %q is not 127.0.0.1:<port>", r.SocketPath)
+	}
+	return ""
+}
+
+// loopbackAddr reports whether a is "127.0.0.1:<port>".
+func loopbackAddr(a string) bool {
+	port, ok := strings.CutPrefix(a, "127.0.0.1:")
+	n, err := strconv.Atoi(port)
+	return ok && err == nil && n > 0 && n < 65536 && strconv.Itoa(n) == port
+}
+
+// Plugin describes the harness for the wiring and the command line.
+var Plugin = ports.HarnessPlugin{
+	Kind:       Kind,
+	Transports: []ports.TransportName{{Name: PromptName, Replies: true}},
+	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },
+}
+
+// Harness is opencode's plug-in. Build it with New.
+type Harness struct {
+	registry *Registry
+	live     *procliveness.Checker
+	prompt   *Prompt
+	auth     Auth
+	db       string
+}
+
+var _ ports.Harness = (*Harness)(nil)
+
+// New builds the parts; the database whose processes are served from
+// $OPENCODE_DB, $XDG_DATA_HOME and $HOME (Database); the password from
+// $OPENCODE_SERVER_PASSWORD (user $OPENCODE_SERVER_USERNAME, default
+// "opencode"). Nothing is started.
+func New(s ports.HarnessSettings) (*Harness, error) {
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	h := &Harness{live: procliveness.New(), auth: NewAuth(getenv(UserEnv), getenv(PasswordEnv))}
+	dom, _ := h.live.Domain()
+	cwd, _ := os.Getwd()
+	h.db = Database(withHome(getenv), cwd)
+	h.registry = NewRegistry(h.db, h.auth, dom)
+	h.prompt = NewPrompt(Config{Auth: h.auth, From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow, Log: s.Log})
+	return h, nil
+}
+
+// withHome is getenv with HOME defaulting to os.UserHomeDir, as Codex's
+// home does when the settings name none.
+func withHome(getenv func(string) string) func(string) string {
+	return func(k string) string {
+		v := getenv(k)
+		if k == "HOME" && v == "" {
+			v, _ = os.UserHomeDir()
+		}
+		return v
+	}
+}
+
+// Kind is opencode's Kind.
+func (h *Harness) Kind() domain.Harness { return Kind }
+
+// Registry reads the sessions live opencode servers reach.
+func (h *Harness) Registry() ports.Registry { return h.registry }
+
+// Liveness checks the server's process (pid alive, start unchanged).
+func (h *Harness) Liveness() ports.Liveness { return h.live }
+
+// Transports is the prompt transport.
+func (h *Harness) Transports() []ports.Transport { return []ports.Transport{h.prompt} }
+
+// Couriers are the event-stream listeners that hear a turn's answer.
+func (h *Harness) Couriers() ports.Couriers { return h.prompt }
+
+// Confirm: opencode's receipt (message.updated for peerctl's id) is the
+// confirmation; its sessions publish no status a wait could follow.
+func (h *Harness) Confirm() ports.ConfirmRule {
+	return ports.ConfirmRule{ByReceipt: true,
+		Held:      "opencode holds it",
+		NoReceipt: "opencode accepted it (204) without echoing the message id on its event stream in time",
+		NoWait:    "not waited: opencode sessions are followed through the server's events, not a record"}
+}
+
+// Transcript: opencode keeps a session's messages in its database, read
+// through the server (GET /session/{id}/message), not a file.
+func (h *Harness) Transcript(domain.Record) string { return "" }
+
+// ExitStart is the server process's start ticks.
+func (h *Harness) ExitStart(rec domain.Record) string { return rec.ProcStart }
+
+// Notes say what a person should know about a server's session.
+func (h *Harness) Notes(rec domain.Record) []string {
+	return []string{fmt.Sprintf("reached through the opencode %s pid %d at %s; opencode's database is shared by all its processes, so this session is live because that server serves its folder, not because anything shows it", rec.Kind, rec.PID, rec.SocketPath)}
+}
+
+// Home is the folder of the opencode database whose processes are served
+// (never read: its processes are found in /proc), set by $XDG_DATA_HOME.
+func (h *Harness) Home() ports.Home { return ports.Home{Dir: filepath.Dir(h.db), Env: "XDG_DATA_HOME"} }
+
+// Warnings: none.
+func (h *Harness) Warnings() []string { return nil }
+
+// SessionEnv: none. No OPENCODE_* variable of opencode-ai 1.18.33 names a
+// session (OPENCODE_SERVER_*, OPENCODE_DB, … are settings); what its
+// shells carry was not measured: whoami cannot tell.
+func (h *Harness) SessionEnv() ports.SessionEnv { return ports.SessionEnv{} }

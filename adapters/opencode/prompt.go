@@ -1,0 +1,261 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// PromptName is the prompt transport's name (the default and only one).
+const PromptName = "prompt"
+
+// Defaults of Config.
+const (
+	// DefaultTimeout bounds one delivery when Config.Timeout is 0.
+	DefaultTimeout = 30 * time.Second
+	// DefaultWindow is how long a delivery waits for opencode's
+	// message.updated when Config.Window is 0 (measured: about 0.36 s).
+	DefaultWindow = 10 * time.Second
+	// connectWait bounds the wait for the event stream's first event.
+	connectWait = 5 * time.Second
+)
+
+// Config shapes the transport. The zero value is usable.
+type Config struct {
+	// Auth is the servers' password (zero: none).
+	Auth Auth
+	// From is the sender name the envelope carries ("": "peerctl").
+	From string
+	// Timeout bounds one delivery; Window the wait for opencode's receipt
+	// (negative: not waited, the outcome is "posted").
+	Timeout, Window time.Duration
+	// Log hears each step at debug level (never the password); nil:
+	// silent.
+	Log *slog.Logger
+	// now draws message ids' times (nil: time.Now); tests set it.
+	now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.From == "" {
+		c.From = "peerctl"
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c
+}
+
+// Envelope is the header part an opencode session receives before the
+// text (a part of its own, so the text part is the text byte for byte):
+//
+//	[peerctl: a message from another session, from "<from>"]
+//
+// from is flattened to one line of at most 200 characters and quoted as
+// Go quotes strings, so nothing in a name can end the header early.
+func Envelope(from string) string {
+	return "[peerctl: a message from another session, from " + strconv.Quote(oneLine(from)) + "]\n"
+}
+
+// Prompt delivers with POST /session/{id}/prompt_async (opencode-ai
+// 1.18.33) carrying a message id peerctl draws (NewMessageID) and two text
+// parts, the Envelope and the text. Before posting it opens GET /event,
+// and the receipt is opencode's own message.updated event for that message
+// id in that session (outcome delivered). An answer other than 204 is
+// delivery_failed quoting opencode; a post whose answer never came is
+// outcome_unknown. The v2 /api/session/{id}/prompt is never used (the TUI
+// does not show that turn and the model gets no history, measured).
+type Prompt struct{ cfg Config }
+
+var (
+	_ ports.Transport = (*Prompt)(nil)
+	_ ports.Couriers  = (*Prompt)(nil)
+)
+
+// NewPrompt builds the transport.
+func NewPrompt(cfg Config) *Prompt { return &Prompt{cfg: cfg.withDefaults()} }
+
+// Name returns "prompt".
+func (t *Prompt) Name() string { return PromptName }
+
+// check refuses a target the transport cannot serve.
+func check(target domain.Session) error {
+	if target.Harness() != Kind {
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "the %s transport speaks opencode's HTTP API; session %s is a %s session", PromptName, target.ID(), target.Harness())
+	}
+	if !target.Addressable() {
+		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+	}
+	if why := unaddressable(target.Record()); why != "" {
+		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), why)
+	}
+	return nil
+}
+
+// Plan shows the POST (the message id is drawn by a real run).
+func (t *Prompt) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
+	if err := check(target); err != nil {
+		return domain.Plan{}, err
+	}
+	return domain.Plan{Transport: PromptName, Socket: target.SocketPath(),
+		Call:  "POST http://" + target.SocketPath() + "/session/" + target.ID() + "/prompt_async",
+		Frame: PromptBody("msg_…", Envelope(t.cfg.From), msg.Text())}, nil
+}
+
+// Deliver opens the server's event stream, posts msg, waits for the
+// receipt and closes the stream.
+func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
+	if err := check(target); err != nil {
+		return domain.Receipt{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
+	defer cancel()
+	c := NewClient(target.SocketPath(), t.cfg.Auth)
+	defer c.Close()
+	events, errc, err := c.Events(ctx, connectWait)
+	if err != nil {
+		return domain.Receipt{}, failed("opencode server %s: %v; nothing was sent", target.SocketPath(), err)
+	}
+	rec, _, err := post(ctx, t.cfg, c, events, errc, target, msg, nil)
+	return rec, err
+}
+
+func failed(format string, args ...any) *domain.Refusal {
+	return domain.Refuse(domain.ReasonDeliveryFailed, format, args...)
+}
+
+// post posts msg into target's session on c and waits, on events (the
+// server's event stream, opened before), for the receipt; onID (when not
+// nil) is told the message id before the post.
+func post(ctx context.Context, cfg Config, c *Client, events <-chan Event, errc <-chan error, target domain.Session, msg domain.Message, onID func(string)) (domain.Receipt, string, error) {
+	id := NewMessageID(cfg.now())
+	if onID != nil {
+		onID(id)
+	}
+	err := c.PromptAsync(ctx, target.ID(), id, Envelope(cfg.From), msg.Text())
+	cfg.Log.Debug("opencode prompt_async", "server", target.SocketPath(), "session", target.ID(), "message", id, "auth", cfg.Auth.String(), "err", err)
+	var he *HTTPError
+	switch {
+	case errors.As(err, &he):
+		return domain.Receipt{}, id, failed("opencode answered prompt_async for session %s with %s; nothing was sent", target.ID(), he.Error())
+	case errors.Is(err, ErrUnauthorized):
+		return domain.Receipt{}, id, failed("%v; nothing was sent", err)
+	case err != nil && ctx.Err() == nil && !sent(err):
+		return domain.Receipt{}, id, failed("opencode server %s: %v; nothing was sent", target.SocketPath(), err)
+	case err != nil:
+		return domain.Receipt{}, id, domain.Refuse(domain.ReasonOutcomeUnknown, "opencode server %s: %v; the session may or may not have message %s: look before sending again", target.SocketPath(), err, id)
+	}
+	rec := domain.Receipt{Transport: PromptName, MsgID: id}
+	if cfg.Window < 0 {
+		rec.Outcome, rec.Detail = domain.OutcomePosted.String(), "prompt_async 204; message.updated not awaited"
+		return rec, id, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, cfg.Window)
+	defer cancel()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				rec.Outcome = domain.OutcomePosted.String()
+				rec.Detail = fmt.Sprintf("prompt_async 204; the event stream ended before message.updated for %s (%v)", id, <-errc)
+				return rec, id, nil
+			}
+			if ev.Type != "message.updated" {
+				continue
+			}
+			if m, ok := messageOf(ev); ok && m.ID == id && m.SessionID == target.ID() {
+				rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "message.updated: message "+id
+				return rec, id, nil
+			}
+		case <-wctx.Done():
+			rec.Outcome = domain.OutcomePosted.String()
+			rec.Detail = fmt.Sprintf("prompt_async 204; no message.updated for %s within %s", id, cfg.Window)
+			return rec, id, nil
+		}
+	}
+}
+
+// sent reports whether a request error came after the request may have
+// reached the server (anything but a failed connect).
+func sent(err error) bool {
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
+}
+
+// messageInfo is the info of a message.updated event (opencode-ai
+// 1.18.33): {"sessionID":…,"info":{"id":"msg_…","role":"user"|"assistant",
+// "parentID":…,"finish":"stop"|"tool-calls"|…,"time":{"created":ms,
+// "completed":ms},"error":{…}}}.
+type messageInfo struct {
+	ID        string `json:"id"`
+	SessionID string `json:"sessionID"`
+	Role      string `json:"role"`
+	ParentID  string `json:"parentID"`
+	Finish    string `json:"finish"`
+	Time      struct {
+		Completed int64 `json:"completed"`
+	} `json:"time"`
+	Error *struct {
+		Name string `json:"name"`
+		Data struct {
+			Message string `json:"message"`
+		} `json:"data"`
+	} `json:"error"`
+}
+
+func messageOf(ev Event) (messageInfo, bool) {
+	var p struct {
+		Info messageInfo `json:"info"`
+	}
+	if json.Unmarshal(ev.Properties, &p) != nil || p.Info.ID == "" {
+		return messageInfo{}, false
+	}
+	return p.Info, true
+}
+
+// partInfo is the part of a message.part.updated event:
+// {"part":{"id":"prt_…","messageID":…,"sessionID":…,"type":"text","text":…}}.
+type partInfo struct {
+	ID        string `json:"id"`
+	MessageID string `json:"messageID"`
+	SessionID string `json:"sessionID"`
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+}
+
+func partOf(ev Event) (partInfo, bool) {
+	var p struct {
+		Part partInfo `json:"part"`
+	}
+	if json.Unmarshal(ev.Properties, &p) != nil || p.Part.ID == "" {
+		return partInfo{}, false
+	}
+	return p.Part, true
+}
+
+// oneLine keeps a title to one line of at most 200 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,169 @@
+package opencode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// DefaultAsk bounds the questions to one server while reading the
+// registry (health, sessions, status). Servers are asked in parallel; a
+// server in a turn on a loaded machine answers in seconds (measured on
+// 2 busy CPUs), so the bound is generous.
+const DefaultAsk = 10 * time.Second
+
+// Registry lists the opencode sessions a live opencode server can reach
+// (docs/OPENCODE.md, opencode-ai 1.18.33): for every opencode process of
+// this user (/proc) whose environment names peerctl's opencode database
+// (Database: one opencode user's sessions) that is a server (`opencode serve`) or a TUI started
+// with --port, its listening ports (its socket inodes in /proc/net/tcp*)
+// are probed with GET /global/health; the first that answers as opencode
+// is the process's server, and the root sessions of the process's folder
+// (GET /session) are its records, pid and start the process's. A session
+// no live server of its folder reaches is no record, whatever opencode's
+// database holds. A plain TUI (no --port) is one record, live and not
+// addressable, with the fix. A port that answers but not as opencode, or a
+// server that asks for a password peerctl lacks, is a record with that
+// problem. It never writes opencode's state.
+type Registry struct {
+	procRoot string
+	ask      time.Duration
+	auth     Auth
+	domain   string
+	uid      int
+	db       string
+}
+
+var _ ports.HarnessRegistry = (*Registry)(nil)
+
+// NewRegistry reads this machine's /proc for the processes of database db
+// (Database); auth is the servers' password (zero: none); pidDomain ours,
+// given to every record.
+func NewRegistry(db string, auth Auth, pidDomain string) *Registry {
+	return &Registry{procRoot: "/proc", ask: DefaultAsk, auth: auth, domain: pidDomain, uid: getuid(), db: db}
+}
+
+// Harness is Kind.
+func (r *Registry) Harness() domain.Harness { return Kind }
+
+// Read lists the records (see Registry). Servers are asked in parallel,
+// each within the Registry's bound. Dir is "": no folder says which
+// session is live, so none is watched. No database located (no $HOME, no
+// $XDG_DATA_HOME) is an error.
+func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
+	var snap ports.Snapshot
+	if r.db == "" {
+		return snap, errors.New("locate opencode's database: no $OPENCODE_DB, $XDG_DATA_HOME or $HOME")
+	}
+	procs := scanProcs(r.procRoot, r.uid, r.db, readListeners(r.procRoot))
+	recs := make([][]domain.Record, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs[i] = r.records(ctx, p)
+		}()
+	}
+	wg.Wait()
+	for _, rs := range recs {
+		for _, rec := range rs {
+			rec.PIDDomain = r.domain
+			snap.Records = append(snap.Records, rec)
+		}
+	}
+	return snap, ctx.Err()
+}
+
+// base is the record of process p before its sessions are known.
+func base(p proc) domain.Record {
+	return domain.Record{Harness: Kind, File: "pid " + strconv.Itoa(p.pid), PID: p.pid, ProcStart: p.start, Cwd: p.cwd, Kind: p.kind}
+}
+
+// records are process p's records.
+func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
+	rec := base(p)
+	if p.kind == KindPlainTUI {
+		rec.Name = "opencode TUI in " + filepath.Base(p.cwd)
+		return []domain.Record{rec}
+	}
+	if len(p.ports) == 0 {
+		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
+		return []domain.Record{rec} // starting, or listening elsewhere: unaddressable
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.ask)
+	defer cancel()
+	var (
+		c       *Client
+		version string
+		errs    []error
+	)
+	for _, port := range p.ports {
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		cl := NewClient(addr, r.auth)
+		v, err := cl.Health(ctx)
+		if err == nil {
+			c, version, rec.SocketPath = cl, v, addr
+			break
+		}
+		cl.Close()
+		errs = append(errs, fmt.Errorf("port %d: %w", port, err))
+	}
+	if c == nil {
+		err := errors.Join(errs...)
+		if errors.Is(err, ErrUnauthorized) {
+			// Live, and opencode's: it asks for a password peerctl lacks.
+			rec.Kind, rec.Name = KindLocked, "opencode "+p.kind+" in "+filepath.Base(p.cwd)+" (password-protected)"
+			return []domain.Record{rec}
+		}
+		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode process (pid %d) listens but no port answers as opencode's server: %v", p.pid, err), domain.VerdictUnreadable
+		return []domain.Record{rec}
+	}
+	defer c.Close()
+	rec.Version = version
+	sessions, skipped, err := c.Sessions(ctx, p.cwd)
+	if err != nil {
+		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode server %s (pid %d): %v", rec.SocketPath, p.pid, err), domain.VerdictUnreadable
+		return []domain.Record{rec}
+	}
+	busy, _ := c.Busy(ctx)
+	var out []domain.Record
+	for _, s := range sessions {
+		if s.Time.Archived != 0 || filepath.Clean(s.Directory) != filepath.Clean(p.cwd) {
+			continue
+		}
+		sr := rec
+		sr.File = sr.File + " " + s.ID
+		sr.SessionID, sr.Name = s.ID, oneLine(s.Title)
+		sr.StartedAt, sr.UpdatedAt = millis(s.Time.Created), millis(s.Time.Updated)
+		sr.Status = domain.StatusIdle
+		if busy[s.ID] {
+			sr.Status = domain.StatusBusy
+		}
+		out = append(out, sr)
+	}
+	for _, why := range skipped {
+		bad := rec
+		bad.Problem, bad.ProblemVerdict = fmt.Sprintf("opencode server %s: %s", rec.SocketPath, why), domain.VerdictMalformed
+		out = append(out, bad)
+	}
+	if len(out) == 0 {
+		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
+		out = append(out, rec) // a server with no session yet: live, not addressable
+	}
+	return out
+}
+
+func millis(ms int64) time.Time {
+	if ms <= 0 || ms > domain.MaxPlausibleMillis {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
