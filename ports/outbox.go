@@ -68,6 +68,8 @@ type OutboxChange struct {
 	SessionID, Transcript string
 	Outcome, Transport    string
 	MsgID                 string
+	// Expires, when not zero, is a new end of the time to live (retry).
+	Expires time.Time
 }
 
 // OutboxFilter selects messages for Outbox.List; zero fields select all.

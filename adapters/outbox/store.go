@@ -420,6 +420,9 @@ func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c
 	if c.State == domain.OutboxStored {
 		m.NextAt = fromNS(ns(c.NextAt))
 	}
+	if !c.Expires.IsZero() {
+		m.Expires = fromNS(ns(c.Expires))
+	}
 	if c.Attempt {
 		m.Attempts++
 		m.AttemptAt = m.Updated
@@ -435,9 +438,9 @@ func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c
 	set(&m.Transport, c.Transport)
 	set(&m.MsgID, c.MsgID)
 	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, reason = ?, next_ns = ?, updated_ns = ?, attempts = ?,
-		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ? WHERE id = ?`,
+		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ?, expires_ns = ? WHERE id = ?`,
 		m.State.String(), m.Reason, ns(m.NextAt), ns(m.Updated), m.Attempts, m.SessionID, m.Transcript, ns(m.AttemptAt),
-		m.Outcome, m.Transport, m.MsgID, id); err != nil {
+		m.Outcome, m.Transport, m.MsgID, ns(m.Expires), id); err != nil {
 		return m, s.fail("change a message", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, state, reason) VALUES (?, ?, ?, ?)`,
