@@ -113,9 +113,9 @@ func (t *warmTransport) DeliverHeeding(ctx context.Context, target domain.Sessio
 
 // warmCourier is one running courier; sends on it are serialized.
 type warmCourier struct {
-	warm *Warm
+	warm   *Warm
 	sendMu sync.Mutex
-	cur   ports.Courier
+	cur    ports.Courier
 
 	nmu     sync.Mutex // guards recent, order, changed
 	recent  map[string]domain.Notice
