@@ -43,6 +43,9 @@ type receiptJSON struct {
 	// Refusal is set, with ok false, when --await-reply got no reply
 	// (no_reply) or the --wait ran out (wait_timeout).
 	Refusal *refusalBody `json:"refusal,omitempty"`
+	// Outbox is set for send --durable: the message's id and state in
+	// peerctl serve's outbox.
+	Outbox *outboxRef `json:"outbox,omitempty"`
 }
 
 func (c *cli) sendCmd() *cobra.Command {
@@ -55,6 +58,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		confirm   confirmFlags
 		await     time.Duration
 		hosts     []string
+		durable   durableFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
@@ -99,6 +103,9 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err := validAwait(await, transport, dryRun, confirm); err != nil {
 				return err
 			}
+			if err := durable.validate(cmd, dryRun, await, confirm, hosts); err != nil {
+				return err
+			}
 			c.jsonOut = asJSON // a refusal of the text prints as JSON too
 			text, err := c.messageText(args)
 			if err != nil {
@@ -114,6 +121,9 @@ func (c *cli) sendCmd() *cobra.Command {
 				return c.sendHost(cmd.Context(), dest, hostSend{address: address, text: text, transport: transport, timeout: timeout,
 					from: from, dryRun: dryRun, confirm: confirm, await: await, asJSON: asJSON})
 			}
+			if handled, err := c.sendForward(cmd.Context(), durable, transport == "" && !dryRun && await == 0, text); handled {
+				return err
+			}
 			window := confirm.timeout
 			if confirm.noConfirm {
 				window = -1
@@ -122,7 +132,11 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options(), AwaitReply: await})
+			req := app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options(), AwaitReply: await}
+			if c.srv != nil && (durable.on() || c.job != nil) {
+				return c.sendDurable(cmd.Context(), svc, req, durable, transport, asJSON)
+			}
+			res, err := svc.Send(cmd.Context(), req)
 			if await > 0 {
 				return c.printReplied(res, err, asJSON)
 			}
@@ -148,6 +162,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
+	durable.register(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
@@ -201,6 +216,7 @@ func receiptFor(res app.SendResult) receiptJSON {
 func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
 	t := res.Target
 	out := receiptFor(res)
+	out.Outbox = c.outbox
 	if asJSON {
 		if res.Plan == nil {
 			c.warnUnconfirmed(res)
@@ -222,6 +238,9 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 	}
 	if out.ClaudeResult != "" {
 		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
+	}
+	if o := c.outbox; o != nil {
+		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
 	}
 	c.printConfirm(w, res)
 	return nil

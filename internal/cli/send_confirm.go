@@ -187,6 +187,7 @@ func (c *cli) printWaited(res app.SendResult, transport string, asJSON bool) err
 	if asJSON {
 		c.warnUnconfirmed(res)
 		out := receiptFor(res)
+		out.Outbox = c.outbox
 		out.OK = false
 		out.Refusal = &refusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
 		if err := c.writeJSON(out); err != nil {

@@ -1,0 +1,300 @@
+package acceptance
+
+// peerctl serve, send --durable and outbox end to end, hermetic: the fake
+// claude as the (warm) courier, recording listeners as sessions' sockets,
+// a state and runtime folder of the test's own.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/servesock"
+	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testproc"
+)
+
+// serveWorld is a sendWorld with the service's folders.
+type serveWorld struct {
+	sendWorld
+	state, run string
+}
+
+func newServeWorld(t *testing.T) serveWorld {
+	w := serveWorld{sendWorld: newSendWorld(t, false), state: t.TempDir(), run: catSocketDir(t)}
+	t.Cleanup(func() { w.stopServe(t) })
+	return w
+}
+
+func (w serveWorld) env(t *testing.T) []string {
+	return append(w.sendWorld.env(t, "sent"), "XDG_STATE_HOME="+w.state, "XDG_RUNTIME_DIR="+w.run)
+}
+
+func (w serveWorld) peerctl(t *testing.T, stdin []byte, args ...string) result {
+	t.Helper()
+	return catRun(t, w.sessions, runOpts{Env: w.env(t), Stdin: stdin}, append([]string{"--config-dir", w.config}, args...)...)
+}
+
+func (w serveWorld) db() string   { return filepath.Join(w.state, "peerctl", "outbox.db") }
+func (w serveWorld) lock() string { return filepath.Join(w.state, "peerctl", servesock.LockName) }
+
+// servePID is the pid in the lock file of a running service (0: none).
+func (w serveWorld) servePID(t *testing.T) int {
+	l, err := servesock.TryLock(w.lock())
+	if err == nil {
+		_ = l.Release()
+		return 0
+	}
+	b, err := os.ReadFile(w.lock())
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	return pid
+}
+
+// stopServe ends a running service with sig (SIGTERM by default) and
+// waits until its lock is free.
+func (w serveWorld) stopServe(t *testing.T, sig ...syscall.Signal) {
+	pid := w.servePID(t)
+	if pid == 0 {
+		return
+	}
+	s := syscall.SIGTERM
+	if len(sig) > 0 {
+		s = sig[0]
+	}
+	_ = syscall.Kill(pid, s)
+	waitFor(t, 30*time.Second, "the service to end", func() bool { return w.servePID(t) == 0 })
+}
+
+// waitFor polls cond until it holds or d passes (then the test fails).
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	wait := 10 * time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			require.FailNow(t, "timed out waiting for "+what)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+}
+
+type outboxEntry struct {
+	ID      int64  `json:"id"`
+	Key     string `json:"key"`
+	State   string `json:"state"`
+	Reason  string `json:"reason"`
+	Address string `json:"address"`
+	Text    string `json:"text"`
+	MsgID   string `json:"msgId"`
+	History []struct {
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	} `json:"history"`
+}
+
+func (w serveWorld) outbox(t *testing.T, args ...string) []outboxEntry {
+	t.Helper()
+	r := w.peerctl(t, nil, append([]string{"outbox", "--json"}, args...)...)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var out []outboxEntry
+	require.NoError(t, json.Unmarshal(r.Stdout, &out), "stdout: %s", r.Stdout)
+	return out
+}
+
+func (w serveWorld) show(t *testing.T, id int64) outboxEntry {
+	t.Helper()
+	r := w.peerctl(t, nil, "outbox", "show", "--json", strconv.FormatInt(id, 10))
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var out outboxEntry
+	require.NoError(t, json.Unmarshal(r.Stdout, &out), "stdout: %s", r.Stdout)
+	return out
+}
+
+type durableReceipt struct {
+	OK      bool   `json:"ok"`
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail"`
+	MsgID   string `json:"msgId"`
+	Outbox  struct {
+		ID        int64  `json:"id"`
+		State     string `json:"state"`
+		Key       string `json:"key"`
+		ExpiresAt string `json:"expiresAt"`
+		Duplicate bool   `json:"duplicate"`
+	} `json:"outbox"`
+}
+
+func decodeReceipt(t *testing.T, r result) durableReceipt {
+	t.Helper()
+	var got durableReceipt
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+	return got
+}
+
+// addSession writes a live record named name whose socket is a new
+// recording listener, and returns the listener.
+func (w serveWorld) addSession(t *testing.T, name string) *socktest.Listener {
+	pid := testproc.Sleeper(t)
+	sock := filepath.Join(catSocketDir(t), "s.sock")
+	l := socktest.Listen(t, sock, false)
+	catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, name, sock))
+	return l
+}
+
+func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
+	w := newServeWorld(t)
+	r := w.peerctl(t, nil, "send", "--json", "--durable=1h", "--key", "pr-7", "reviewer", "look at PR 7")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	got := decodeReceipt(t, r)
+	assert.True(t, got.OK)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Equal(t, "stored", got.Outbox.State)
+	assert.Equal(t, "pr-7", got.Outbox.Key)
+	assert.Contains(t, got.Detail, "not_live")
+	id := got.Outbox.ID
+	require.NotZero(t, id)
+	require.NotZero(t, w.servePID(t), "the durable send started the service")
+
+	// The same key again: the first message, nothing new.
+	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7, again")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	dup := decodeReceipt(t, r)
+	assert.Equal(t, id, dup.Outbox.ID)
+	assert.True(t, dup.Outbox.Duplicate)
+	assert.Len(t, w.outbox(t), 1)
+
+	// The session comes: the service delivers it, once.
+	l := w.addSession(t, "reviewer")
+	waitFor(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, id).State == "delivered" })
+	frames := l.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Contains(t, string(frames[0]), "look at PR 7")
+	m := w.show(t, id)
+	assert.NotEmpty(t, m.MsgID)
+	var states []string
+	for _, h := range m.History {
+		states = append(states, h.State)
+	}
+	assert.Equal(t, "stored", states[0])
+	assert.Equal(t, []string{"delivering", "delivered"}, states[len(states)-2:])
+	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7")
+	require.Equal(t, 0, r.Code)
+	assert.Equal(t, "queued", decodeReceipt(t, r).Outcome, "a repeated key answers with the delivered message's receipt word")
+	assert.Len(t, l.Frames(), 1, "never twice")
+
+	// Text and filters.
+	r = w.peerctl(t, nil, "outbox")
+	require.Equal(t, 0, r.Code)
+	assert.Contains(t, string(r.Stdout), "delivered")
+	assert.Empty(t, w.outbox(t, "--state", "stored"))
+	assert.Len(t, w.outbox(t, "--target", "reviewer"), 1)
+	r = w.peerctl(t, nil, "outbox", "--state", "gone")
+	assert.Equal(t, 2, r.Code)
+}
+
+func TestServeDurableSendToALiveSessionIsTheSameReceipt(t *testing.T) {
+	w := newServeWorld(t)
+	r := w.peerctl(t, nil, "send", "--json", "--durable", "--confirm-timeout", "300ms", w.id, "ship it")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	got := decodeReceipt(t, r)
+	assert.Equal(t, "queued", got.Outcome)
+	assert.NotEmpty(t, got.MsgID)
+	assert.Equal(t, "delivered", got.Outbox.State)
+	require.Len(t, w.listener.Wait(1), 1)
+}
+
+func TestServePlainSendGoesThroughTheWarmCourier(t *testing.T) {
+	w := newServeWorld(t)
+	srv := exec.Command(peerctlBin(t), "serve")
+	srv.Env = w.env(t)
+	var log bytes.Buffer
+	srv.Stderr = &log
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
+	waitFor(t, 30*time.Second, "the service's socket", func() bool {
+		_, err := os.Stat(filepath.Join(w.run, "peerctl", servesock.SocketName))
+		return err == nil
+	})
+	for i := range 3 {
+		r := w.peerctl(t, nil, "send", "--json", "--confirm-timeout", "300ms", w.id, "warm "+strconv.Itoa(i))
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		got := decodeReceipt(t, r)
+		assert.Equal(t, "queued", got.Outcome)
+		assert.NotEmpty(t, got.MsgID)
+		assert.Zero(t, got.Outbox.ID, "a plain send is not stored")
+	}
+	require.Len(t, w.listener.Wait(3), 3)
+	argv, err := os.ReadFile(filepath.Join(w.record, "argv.json"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, argv)
+	pids, err := os.ReadFile(filepath.Join(w.record, "pid"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(string(pids)), "\n")+1, "one courier for three sends: %s", pids)
+
+	// A second service for the same state is refused, clearly.
+	r := w.peerctl(t, nil, "serve")
+	assert.Equal(t, 1, r.Code)
+	assert.Contains(t, string(r.Stderr), "another peerctl serve (pid "+strconv.Itoa(srv.Process.Pid)+")")
+
+	// PEERCTL_SERVE=off: the send runs here (a courier of its own).
+	env := append(w.env(t), "PEERCTL_SERVE=off")
+	r = catRun(t, w.sessions, runOpts{Env: env}, "--config-dir", w.config, "send", "--json", "--confirm-timeout", "300ms", w.id, "cold")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	r = catRun(t, w.sessions, runOpts{Env: env}, "--config-dir", w.config, "send", "--durable", w.id, "cold")
+	assert.Equal(t, 13, r.Code)
+	assert.Contains(t, string(r.Stderr), "outbox_unavailable")
+}
+
+func TestServeCorruptDatabaseKeptAndReported(t *testing.T) {
+	w := newServeWorld(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(w.db()), 0o700))
+	junk := bytes.Repeat([]byte("this is not a database\n"), 300)
+	require.NoError(t, os.WriteFile(w.db(), junk, 0o600))
+	r := w.peerctl(t, nil, "send", "--json", "--durable", w.id, "keep me")
+	assert.Equal(t, 13, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "outbox_unavailable")
+	assert.Contains(t, string(r.Stderr), "outbox.db")
+	assert.Contains(t, string(r.Stderr), "kept")
+	assert.Empty(t, w.listener.Frames(), "nothing was sent")
+	// A plain send still works (through the running service's warm courier).
+	r = w.peerctl(t, nil, "send", "--json", "--confirm-timeout", "300ms", w.id, "plain")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	after, err := os.ReadFile(w.db())
+	require.NoError(t, err)
+	assert.Equal(t, junk, after, "the file is never overwritten")
+	r = w.peerctl(t, nil, "outbox")
+	assert.Equal(t, 13, r.Code)
+}
+
+func TestServeCancelAndRetry(t *testing.T) {
+	w := newServeWorld(t)
+	r := w.peerctl(t, nil, "send", "--json", "--durable", "nobody", "never mind")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	id := decodeReceipt(t, r).Outbox.ID
+	sid := strconv.FormatInt(id, 10)
+	r = w.peerctl(t, nil, "outbox", "cancel", "--json", sid)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "cancelled", w.show(t, id).State)
+	r = w.peerctl(t, nil, "outbox", "cancel", sid)
+	assert.Equal(t, 2, r.Code)
+	assert.Contains(t, string(r.Stderr), "only a stored message can be cancelled")
+	r = w.peerctl(t, nil, "outbox", "retry", sid)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "stored", w.show(t, id).State)
+	r = w.peerctl(t, nil, "outbox", "show", "99")
+	assert.Equal(t, 2, r.Code)
+}
