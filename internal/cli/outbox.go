@@ -104,11 +104,17 @@ func (c *cli) outboxCmd() *cobra.Command {
 	}
 	addListFlags(cmd)
 	listCmd := &cobra.Command{Use: "list", Short: "List the durable messages (the default)", Args: noArgs, RunE: list,
-		Example: "  peerctl outbox list --state stored --json"}
+		Long: helpLong("List the messages in the outbox, newest first; peerctl outbox alone does the same", "outbox"),
+		Example: `  peerctl outbox list
+  peerctl outbox list --state stored --json
+  peerctl outbox list --target reviewer --limit 5`}
 	addListFlags(listCmd)
 	show := &cobra.Command{
 		Use: "show ID", Short: "Show one message and its history", Args: oneID,
-		Example: "  peerctl outbox show 17",
+		Long: helpLong("Show one message of the outbox and every change in its history, with its time and reason", "outbox"),
+		Example: `  peerctl outbox show 17
+  peerctl outbox show 17 --json | jq -r .state
+  peerctl outbox show 17 --json | jq .history`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := strconv.ParseInt(args[0], 10, 64)
 			c.started()
@@ -117,9 +123,9 @@ func (c *cli) outboxCmd() *cobra.Command {
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
-	change := func(use, short, example string, do func(context.Context, *app.Outbox, int64) (ports.OutboxMessage, error)) *cobra.Command {
+	change := func(use, short, long, example string, do func(context.Context, *app.Outbox, int64) (ports.OutboxMessage, error)) *cobra.Command {
 		cmd := &cobra.Command{
-			Use: use + " ID", Short: short, Args: oneID, Example: example,
+			Use: use + " ID", Short: short, Args: oneID, Example: example, Long: helpLong(long, "outbox"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				id, _ := strconv.ParseInt(args[0], 10, 64)
 				c.started()
@@ -130,12 +136,18 @@ func (c *cli) outboxCmd() *cobra.Command {
 		cmd.Flags().BoolVar(&asJSON, "json", false, "print the message as JSON on stdout")
 		return cmd
 	}
-	cancel := change("cancel", "Take back a stored message before it is delivered", "  peerctl outbox cancel 17",
+	cancel := change("cancel", "Take back a stored message before it is delivered",
+		"Take back a stored message before it is delivered (through peerctl serve, the outbox's one writer)",
+		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --json | jq '.[].id' | xargs -n1 peerctl outbox cancel",
 		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) {
 			return ob.Cancel(ctx, id, "cancelled by outbox cancel")
 		})
-	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)", "  peerctl outbox retry 18",
-		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) { return ob.Retry(ctx, id) })
+	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)",
+		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed",
+		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown",
+		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) {
+			return ob.Retry(ctx, id)
+		})
 	cmd.AddCommand(listCmd, show, cancel, retry)
 	return cmd
 }

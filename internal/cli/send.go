@@ -67,8 +67,8 @@ func (c *cli) sendCmd() *cobra.Command {
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 -- "--force is fine now"   # a TEXT that starts with - goes after --
-  peerctl send --wait=5m proj-89 "run the tests and tell me"
-  peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"
+  peerctl send --wait=5m proj-89 "run the tests and tell me"   # --wait=5m, not --wait 5m
+  peerctl send --durable=8h --key nightly-42 reviewer "the nightly build broke"   # kept until it can go
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if flag, d := bareWaitDuration(c.args); d != "" {
@@ -152,7 +152,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	c.harnessFlags(cmd)
-	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (every transport but socket; default "peerctl")`)
+	f.StringVar(&from, "from", "", `the sender's display name the receiver sees (not socket; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	// --stdin-bytes: the length of the text on stdin, which a peerctl

@@ -25,9 +25,9 @@ type durableFlags struct {
 
 func (d *durableFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.DurationVar(&d.ttl, "durable", 0, "keep the message in peerctl serve's outbox until the target can take it, at most this long (alone: "+app.DefaultTTL.String()+"; --durable=2h)")
+	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it, at most this long")
 	f.Lookup("durable").NoOptDefVal = app.DefaultTTL.String()
-	f.StringVar(&d.key, "key", "", "an idempotency key: the same key again answers with the first message, never sends twice (implies --durable)")
+	f.StringVar(&d.key, "key", "", "idempotency key: a repeat answers with the first message (implies --durable)")
 }
 
 // on reports whether the send is durable.
