@@ -21,7 +21,6 @@ type warmCourierTransport struct {
 	mu       sync.Mutex
 	oneShot  int
 	started  []*warmFakeCourier
-	noticeOn string // a msg_id the next courier's notice is about
 }
 
 func (c *warmCourierTransport) Name() string { return "courier" }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package acceptance
 
 // peerctl serve, send --durable and outbox end to end, hermetic: the fake
