@@ -104,11 +104,19 @@ func (c *cli) forward(ctx context.Context, conn *net.UnixConn, stdin string) err
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
+	r := bufio.NewReader(conn)
+	var a serveAnswer
 	if err := writeLine(conn, serveRequest{V: serveProtocol, Op: "run", Argv: c.args, Env: c.environ(), Stdin: stdin}); err != nil {
+		// A service that refused the connection (another uid's) said why
+		// before it hung up.
+		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+		if readLine(r, &a) == nil && a.Code != exitOK {
+			_, _ = c.stderr.Write([]byte(a.Stderr))
+			return silentError{a.Code}
+		}
 		return fmt.Errorf("%w: %v", errForwardUnsent, err)
 	}
-	var a serveAnswer
-	if err := readLine(bufio.NewReader(conn), &a); err != nil {
+	if err := readLine(r, &a); err != nil {
 		why := "the service's answer did not come"
 		if ctx.Err() != nil {
 			why = "interrupted while the service ran it"

@@ -32,6 +32,7 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/test/livecc"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // liveServe is one state and runtime folder, its service, and the
@@ -40,7 +41,7 @@ type liveServe struct {
 	env        []string
 	state, run string
 	srv        *exec.Cmd
-	log        *bytes.Buffer
+	log        *testproc.Buffer
 }
 
 func newLiveServe(t *testing.T, configDir, bin string) *liveServe {
@@ -58,7 +59,7 @@ func (l *liveServe) db() string     { return filepath.Join(l.state, "peerctl", o
 func (l *liveServe) start(t *testing.T) {
 	l.srv = exec.Command(peerctlBin(t), "serve", "--quiet=0")
 	l.srv.Env = l.env
-	l.log = &bytes.Buffer{}
+	l.log = &testproc.Buffer{}
 	l.srv.Stderr = l.log
 	l.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, l.srv.Start())
@@ -117,6 +118,7 @@ func enqueuedCount(t *testing.T, path, text string) int {
 
 func TestLiveServe(t *testing.T) {
 	bin := livecc.Require(t, KnownNewestClaudeCode)
+	top := t // sessions started in a subtest live as long as the test
 	root := livecc.NewRoot(t)
 	s := livecc.Start(t, bin, livecc.Options{Root: root, Label: "reviewer", WaitSettled: true})
 	l := newLiveServe(t, s.ConfigDir, bin)
@@ -202,7 +204,7 @@ func TestLiveServe(t *testing.T) {
 		got := decodeReceipt(t, r)
 		require.Equal(t, "stored", got.Outcome, "stdout: %s", r.Stdout)
 		assert.Contains(t, got.Detail, "not_live")
-		back := livecc.Start(t, bin, livecc.Options{Root: root, Cwd: cwd, Args: []string{"--resume", id}, WaitSettled: true})
+		back := livecc.Start(top, bin, livecc.Options{Root: root, Cwd: cwd, Args: []string{"--resume", id}, WaitSettled: true})
 		require.Equal(t, id, back.SessionID, "resumed under the same session id")
 		waitFor(t, 180*time.Second, "the stored message to be delivered", func() bool {
 			return l.message(t, got.Outbox.ID).State == domain.OutboxDelivered
@@ -241,10 +243,12 @@ func TestLiveServe(t *testing.T) {
 		// The 0700 folder keeps it from the socket.
 		_, code := run()
 		assert.NotEqual(t, 0, code)
-		// With the folder opened, the peer credentials refuse it.
-		require.NoError(t, os.Chmod(filepath.Dir(l.socket()), 0o755))
+		// With the folders opened, the peer credentials refuse it.
+		for _, d := range []string{l.run, filepath.Dir(l.socket())} {
+			require.NoError(t, os.Chmod(d, 0o755))
+			t.Cleanup(func() { _ = os.Chmod(d, 0o700) })
+		}
 		require.NoError(t, os.Chmod(l.socket(), 0o777))
-		t.Cleanup(func() { _ = os.Chmod(filepath.Dir(l.socket()), 0o700) })
 		out, code := run()
 		assert.Equal(t, 1, code, out)
 		assert.Contains(t, out, "serves uid 0 only; the connection is from uid 65534")
