@@ -18,9 +18,9 @@ import (
 // warmCourierTransport is a default transport that can also start couriers,
 // as Claude Code's courier can.
 type warmCourierTransport struct {
-	mu       sync.Mutex
-	oneShot  int
-	started  []*warmFakeCourier
+	mu      sync.Mutex
+	oneShot int
+	started []*warmFakeCourier
 }
 
 func (c *warmCourierTransport) Name() string { return "courier" }
