@@ -99,10 +99,6 @@ type Outbox interface {
 	// Move changes message id to c if it is in one of from (ErrWrongState
 	// otherwise; ErrNoMessage), adds c to its history, and returns it.
 	Move(ctx context.Context, id int64, from []domain.OutboxState, c OutboxChange) (OutboxMessage, error)
-	// Due returns the stored messages whose NextAt is not after now, and
-	// every message in OutboxDelivering (an interrupted attempt), oldest
-	// first.
-	Due(ctx context.Context, now time.Time) ([]OutboxMessage, error)
 	// Close closes the store.
 	Close() error
 }

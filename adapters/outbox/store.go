@@ -389,12 +389,6 @@ func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.O
 	return out, s.fail(op, rows.Err())
 }
 
-// Due implements ports.Outbox.
-func (s *Store) Due(ctx context.Context, now time.Time) ([]ports.OutboxMessage, error) {
-	return s.query(ctx, "list due messages", `SELECT `+columns+` FROM messages
-		WHERE (state = ? AND next_ns <= ?) OR state = ? ORDER BY id`, domain.OutboxStored.String(), ns(now), domain.OutboxDelivering.String())
-}
-
 // Move implements ports.Outbox.
 func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c ports.OutboxChange) (ports.OutboxMessage, error) {
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -129,6 +129,9 @@ func (c *cli) sendDurable(ctx context.Context, svc *app.Service, req app.SendReq
 		} else {
 			j.done, _, j.err = s.ob.Attempt(ctx, svc, j.msg, req)
 		}
+		if j.done.State == domain.OutboxStored {
+			s.watch(ctx, svc)
+		}
 		return nil
 	}
 	if s.ob == nil {
@@ -157,11 +160,15 @@ func (c *cli) sendDurable(ctx context.Context, svc *app.Service, req app.SendReq
 	defer s.release(m.ID)
 	older, err := s.store.List(ctx, ports.OutboxFilter{Target: req.Address, States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
 	if err == nil && len(older) > 1 {
+		m.Reason = fmt.Sprintf("waits behind %s to the same address, delivered in order", plural(len(older)-1, "older message"))
 		return c.printStored(m, app.SendResult{}, false, asJSON)
 	}
 	m, res, err := s.ob.Attempt(ctx, svc, m, req)
 	if m.ID == 0 {
 		return outboxUnavailable(err)
+	}
+	if m.State == domain.OutboxStored {
+		s.watch(ctx, svc)
 	}
 	c.outbox = refOf(m, false)
 	switch {

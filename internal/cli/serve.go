@@ -18,10 +18,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/app"
@@ -106,6 +108,11 @@ type server struct {
 	last     time.Time
 	running  int
 	wake     chan struct{}
+	// early is set when a watched registry folder changed: the next pass
+	// tries every waiting message now, not at its backoff's time.
+	early   atomic.Bool
+	folders *fswatch.Folder
+	watched map[string]bool // registry folders watched (under mu)
 	// now is the clock of the loop's decisions (tests).
 	now func() time.Time
 }
@@ -131,7 +138,7 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration) error {
 	life, stop := context.WithCancel(ctx)
 	defer stop()
 	s := &server{c: c, paths: p, life: life, warm: map[string]*app.Warm{}, inflight: map[int64]bool{}, last: time.Now(),
-		wake: make(chan struct{}, 1), now: time.Now}
+		wake: make(chan struct{}, 1), now: time.Now, folders: fswatch.NewFolder(), watched: map[string]bool{}}
 	if st, err := outbox.Open(ctx, p.db); err != nil {
 		s.storeErr = err
 		fmt.Fprintf(c.stderr, "peerctl serve: durable sends are refused: %s\n", safe(err.Error()))
@@ -384,38 +391,91 @@ func (s *server) quiet(d time.Duration) bool {
 	return err == nil && len(pending) == 0
 }
 
-// pass works through the messages due now.
+// earlyEvery bounds how often a registry change makes a pass try every
+// waiting message (sessions update their records every few seconds).
+const earlyEvery = time.Second
+
+// pass works through the waiting messages in id order. For each address
+// only the oldest waiting message is tried, so messages to one address go
+// in order: it is tried when due (or at once after a registry change), an
+// interrupted attempt is checked; the next one to the same address is
+// tried in the same pass once it has been handed over.
 func (s *server) pass() {
 	if s.store == nil {
 		return
 	}
-	due, err := s.store.Due(s.life, s.now())
+	early := s.early.Swap(false)
+	waiting, err := s.store.List(s.life, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
 	if err != nil {
 		if s.life.Err() == nil {
 			fmt.Fprintf(s.c.stderr, "peerctl serve: %s\n", safe(err.Error()))
 		}
 		return
 	}
-	for _, m := range due {
+	slices.Reverse(waiting) // oldest first
+	blocked := map[string]bool{}
+	now := s.now()
+	for _, m := range waiting {
 		if s.life.Err() != nil {
 			return
 		}
-		if !s.claim(m.ID) {
+		if blocked[m.Address] {
 			continue
 		}
-		s.job(m, m.State == domain.OutboxDelivering)
+		blocked[m.Address] = true
+		if m.State == domain.OutboxStored && m.NextAt.After(now) && !early || !s.claim(m.ID) {
+			continue
+		}
+		done := s.job(m, m.State == domain.OutboxDelivering)
 		s.release(m.ID)
+		blocked[m.Address] = done.State.Pending() || done.State == domain.OutboxOutcomeUnknown
+	}
+	if early {
+		// At most one early pass per earlyEvery, however often records change.
+		select {
+		case <-s.life.Done():
+		case <-time.After(earlyEvery):
+		}
+	}
+}
+
+// watch has the folders of every harness's registry that svc reads
+// watched, so that a session appearing wakes the loop (s.early).
+func (s *server) watch(ctx context.Context, svc *app.Service) {
+	l, err := svc.Read(ctx)
+	if err != nil && l.Dir == "" {
+		return
+	}
+	for _, dir := range append([]string{l.Dir}, l.Also...) {
+		s.mu.Lock()
+		seen := s.watched[dir]
+		s.watched[dir] = true
+		s.mu.Unlock()
+		if seen || dir == "" {
+			continue
+		}
+		ch, err := s.folders.Watch(s.life, dir)
+		if err != nil {
+			continue
+		}
+		go func() {
+			for range ch {
+				s.early.Store(true)
+				s.poke()
+			}
+		}()
 	}
 }
 
 // job runs one attempt (or the check of an interrupted one) of m in a sub
-// cli built from m's stored command line, and logs what became of it.
-func (s *server) job(m ports.OutboxMessage, recover bool) {
+// cli built from m's stored command line, logs what became of it, and
+// returns the message as it now stands.
+func (s *server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 	var req storedSend
 	if err := json.Unmarshal(m.Request, &req); err != nil || len(req.Argv) == 0 {
-		_, _ = s.store.Move(s.life, m.ID, []domain.OutboxState{m.State}, ports.OutboxChange{State: domain.OutboxRefused, At: s.now(),
+		got, _ := s.store.Move(s.life, m.ID, []domain.OutboxState{m.State}, ports.OutboxChange{State: domain.OutboxRefused, At: s.now(),
 			Reason: fmt.Sprintf("its stored request cannot be read (%v)", err)})
-		return
+		return got
 	}
 	var out, errb bytes.Buffer
 	sub := s.sub(req.Env, m.Text, &out, &errb)
@@ -434,6 +494,7 @@ func (s *server) job(m ports.OutboxMessage, recover bool) {
 	if j.done.State != m.State || recover {
 		fmt.Fprintf(s.c.stderr, "peerctl serve: message %d to %q: %s %s\n", m.ID, safe(m.Address), j.done.State, safe(j.done.Reason))
 	}
+	return j.done
 }
 
 // printUnit prints a service definition that runs peerctl serve with

@@ -44,7 +44,7 @@ type liveServe struct {
 	log        *testproc.Buffer
 }
 
-func newLiveServe(t *testing.T, configDir, bin string) *liveServe {
+func newLiveServe(t testing.TB, configDir, bin string) *liveServe {
 	l := &liveServe{state: t.TempDir(), run: catSocketDir(t)}
 	l.env = append(courierEnv(t, configDir, bin), "XDG_STATE_HOME="+l.state, "XDG_RUNTIME_DIR="+l.run)
 	t.Cleanup(l.kill)
@@ -56,13 +56,15 @@ func (l *liveServe) db() string     { return filepath.Join(l.state, "peerctl", o
 
 // start runs peerctl serve --quiet=0 in a process group of its own and
 // waits until its socket answers.
-func (l *liveServe) start(t *testing.T) {
+func (l *liveServe) start(t testing.TB) {
 	l.srv = exec.Command(peerctlBin(t), "serve", "--quiet=0")
 	l.srv.Env = l.env
 	l.log = &testproc.Buffer{}
 	l.srv.Stderr = l.log
 	l.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, l.srv.Start())
+	if err := l.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, 60*time.Second, "the service's socket", func() bool {
 		c, err := dialSocket(l.socket())
 		if err == nil {

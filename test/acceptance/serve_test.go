@@ -30,16 +30,49 @@ import (
 type serveWorld struct {
 	sendWorld
 	state, run string
+	srv        *exec.Cmd // a service startServe started
 }
 
 func newServeWorld(t *testing.T) serveWorld {
 	w := serveWorld{sendWorld: newSendWorld(t, false), state: t.TempDir(), run: catSocketDir(t)}
-	t.Cleanup(func() { w.stopServe(t) })
+	t.Cleanup(func() {
+		w.stopServe(t)
+		if log, err := os.ReadFile(filepath.Join(w.state, "peerctl", "serve.log")); err == nil && (t.Failed() || testing.Verbose()) {
+			t.Logf("serve.log:\n%s", log)
+		}
+	})
 	return w
 }
 
-func (w serveWorld) env(t *testing.T) []string {
-	return append(w.sendWorld.env(t, "sent"), "XDG_STATE_HOME="+w.state, "XDG_RUNTIME_DIR="+w.run)
+func (w serveWorld) env(t testing.TB) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_CLAUDE=" + fakeClaudeBin(t),
+		"FAKECLAUDE_RECORD=" + w.record, "FAKECLAUDE_SCENARIO=sent", "XDG_STATE_HOME=" + w.state, "XDG_RUNTIME_DIR=" + w.run}
+}
+
+// newServeWorldB is a serveWorld for a benchmark: a registry with no
+// session yet.
+func newServeWorldB(b testing.TB) serveWorld {
+	config, sessions := catRegistry(b)
+	w := serveWorld{sendWorld: sendWorld{config: config, sessions: sessions, record: b.TempDir()}, state: b.TempDir(), run: catSocketDir(b)}
+	b.Cleanup(func() { w.stopServe(b) })
+	return w
+}
+
+// startServe runs peerctl serve in a process group of its own (w.srv) and
+// waits for its socket.
+func (w *serveWorld) startServe(t testing.TB) {
+	w.srv = exec.Command(peerctlBin(t), "serve")
+	w.srv.Env = w.env(t)
+	w.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := w.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := w.srv
+	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
+	waitFor(t, 30*time.Second, "the service's socket", func() bool {
+		_, err := os.Stat(filepath.Join(w.run, "peerctl", servesock.SocketName))
+		return err == nil
+	})
 }
 
 func (w serveWorld) peerctl(t *testing.T, stdin []byte, args ...string) result {
@@ -51,7 +84,7 @@ func (w serveWorld) db() string   { return filepath.Join(w.state, "peerctl", "ou
 func (w serveWorld) lock() string { return filepath.Join(w.state, "peerctl", servesock.LockName) }
 
 // servePID is the pid in the lock file of a running service (0: none).
-func (w serveWorld) servePID(t *testing.T) int {
+func (w serveWorld) servePID(t testing.TB) int {
 	l, err := servesock.TryLock(w.lock())
 	if err == nil {
 		_ = l.Release()
@@ -60,13 +93,15 @@ func (w serveWorld) servePID(t *testing.T) int {
 	b, err := os.ReadFile(w.lock())
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
+	if err != nil {
+		return 0 // a service starting: its pid is not written yet
+	}
 	return pid
 }
 
 // stopServe ends a running service with sig (SIGTERM by default) and
 // waits until its lock is free.
-func (w serveWorld) stopServe(t *testing.T, sig ...syscall.Signal) {
+func (w serveWorld) stopServe(t testing.TB, sig ...syscall.Signal) {
 	pid := w.servePID(t)
 	if pid == 0 {
 		return
@@ -80,7 +115,7 @@ func (w serveWorld) stopServe(t *testing.T, sig ...syscall.Signal) {
 }
 
 // waitFor polls cond until it holds or d passes (then the test fails).
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	wait := 10 * time.Millisecond
@@ -177,13 +212,23 @@ func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 	assert.Equal(t, id, dup.Outbox.ID)
 	assert.True(t, dup.Outbox.Duplicate)
 	assert.Len(t, w.outbox(t), 1)
+	// Two more wait behind it: one address, delivered in order.
+	var later []int64
+	for _, text := range []string{"second in line", "third in line"} {
+		r = w.peerctl(t, nil, "send", "--json", "--durable", "--no-confirm", "reviewer", text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		later = append(later, decodeReceipt(t, r).Outbox.ID)
+	}
 
-	// The session comes: the service delivers it, once.
+	// The session comes: the service delivers them, once each, in order.
 	l := w.addSession(t, "reviewer")
-	waitFor(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, id).State == "delivered" })
-	frames := l.Wait(1)
-	require.Len(t, frames, 1)
-	assert.Contains(t, string(frames[0]), "look at PR 7")
+	waitFor(t, 60*time.Second, "the messages to be delivered", func() bool { return w.show(t, later[1]).State == "delivered" })
+	assert.Equal(t, "delivered", w.show(t, id).State)
+	frames := l.Wait(3)
+	require.Len(t, frames, 3)
+	for i, want := range []string{"look at PR 7", "second in line", "third in line"} {
+		assert.Contains(t, string(frames[i]), want)
+	}
 	m := w.show(t, id)
 	assert.NotEmpty(t, m.MsgID)
 	var states []string
@@ -195,14 +240,14 @@ func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7")
 	require.Equal(t, 0, r.Code)
 	assert.Equal(t, "queued", decodeReceipt(t, r).Outcome, "a repeated key answers with the delivered message's receipt word")
-	assert.Len(t, l.Frames(), 1, "never twice")
+	assert.Len(t, l.Frames(), 3, "never twice")
 
 	// Text and filters.
 	r = w.peerctl(t, nil, "outbox")
 	require.Equal(t, 0, r.Code)
 	assert.Contains(t, string(r.Stdout), "delivered")
 	assert.Empty(t, w.outbox(t, "--state", "stored"))
-	assert.Len(t, w.outbox(t, "--target", "reviewer"), 1)
+	assert.Len(t, w.outbox(t, "--target", "reviewer"), 3)
 	r = w.peerctl(t, nil, "outbox", "--state", "gone")
 	assert.Equal(t, 2, r.Code)
 }
@@ -220,17 +265,8 @@ func TestServeDurableSendToALiveSessionIsTheSameReceipt(t *testing.T) {
 
 func TestServePlainSendGoesThroughTheWarmCourier(t *testing.T) {
 	w := newServeWorld(t)
-	srv := exec.Command(peerctlBin(t), "serve")
-	srv.Env = w.env(t)
-	var log bytes.Buffer
-	srv.Stderr = &log
-	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
-	waitFor(t, 30*time.Second, "the service's socket", func() bool {
-		_, err := os.Stat(filepath.Join(w.run, "peerctl", servesock.SocketName))
-		return err == nil
-	})
+	w.startServe(t)
+	srv := w.srv
 	for i := range 3 {
 		r := w.peerctl(t, nil, "send", "--json", "--confirm-timeout", "300ms", w.id, "warm "+strconv.Itoa(i))
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
