@@ -249,6 +249,9 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 	case in.AwaitReplySeconds > 0 && !app.HearsReplies(in.Transport):
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
 	}
+	if in.DurableSeconds != 0 || in.Key != "" {
+		return m.sendDurable(ctx, dest, in)
+	}
 	if !dest.IsLocal() {
 		return m.sendHost(ctx, dest, address, in)
 	}
@@ -274,6 +277,64 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 	}
 	for _, in := range res.OtherInbound {
 		out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
+	}
+	return out, nil
+}
+
+// sendDurable is send_message with durable_seconds or key: the send runs
+// in peerctl serve (started on demand) as `peerctl send --json --durable`
+// with this server's harness flags, timeout and confirmation window.
+func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, in mcptools.SendArgs) (receiptJSON, error) {
+	switch {
+	case in.DurableSeconds < 0 || in.DurableSeconds > mcptools.MaxDurableSeconds:
+		return receiptJSON{}, fmt.Errorf("durable_seconds %d: want 0 to %d", in.DurableSeconds, mcptools.MaxDurableSeconds)
+	case len(in.Key) > maxKey:
+		return receiptJSON{}, fmt.Errorf("key: at most %d bytes, got %d", maxKey, len(in.Key))
+	case in.AwaitReplySeconds > 0:
+		return receiptJSON{}, errors.New("durable_seconds or key with await_reply_seconds: a durable message may be delivered hours later")
+	case !dest.IsLocal():
+		return receiptJSON{}, errors.New("durable_seconds or key with host is not supported yet: use the peerctl mcp of that machine")
+	}
+	if _, err := domain.NewMessage(in.Text); err != nil {
+		return receiptJSON{}, err
+	}
+	if m.cli.serveOff() {
+		return receiptJSON{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
+	}
+	var argv []string
+	for name, v := range m.cli.flagValues() {
+		if v != "" {
+			argv = append(argv, "--"+name, v)
+		}
+	}
+	argv = append(argv, "send", "--json", "--timeout", m.timeout.String(), "--confirm-timeout", m.confirm.ConfirmTimeout.String())
+	if in.Transport != "" {
+		argv = append(argv, "--transport", in.Transport)
+	}
+	if in.DurableSeconds > 0 {
+		argv = append(argv, fmt.Sprintf("--durable=%ds", in.DurableSeconds))
+	}
+	if in.Key != "" {
+		argv = append(argv, "--key", in.Key)
+	}
+	argv = append(argv, "--", in.To, "-")
+	conn, err := m.cli.dialServe(ctx, true)
+	if err != nil {
+		return receiptJSON{}, outboxUnavailable(err)
+	}
+	a, err := m.cli.ask(ctx, conn, argv, in.Text)
+	if errors.Is(err, errForwardUnsent) {
+		return receiptJSON{}, outboxUnavailable(err)
+	}
+	if err != nil {
+		return receiptJSON{}, err
+	}
+	if a.Code != exitOK {
+		return receiptJSON{}, errors.New(strings.TrimPrefix(strings.TrimSpace(a.Stderr), "peerctl: "))
+	}
+	var out receiptJSON
+	if err := json.Unmarshal([]byte(a.Stdout), &out); err != nil {
+		return receiptJSON{}, fmt.Errorf("the service's receipt is not JSON: %w", err)
 	}
 	return out, nil
 }

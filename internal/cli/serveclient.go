@@ -101,27 +101,9 @@ var errForwardUnsent = errors.New("the request did not reach the service")
 // answer that does not come (the service died, Ctrl-C here) is an
 // outcome_unknown refusal for a send (the service may have delivered it).
 func (c *cli) forward(ctx context.Context, conn *net.UnixConn, stdin string) error {
-	defer func() { _ = conn.Close() }()
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	defer stop()
-	r := bufio.NewReader(conn)
-	var a serveAnswer
-	if err := writeLine(conn, serveRequest{V: serveProtocol, Op: "run", Argv: c.args, Env: c.environ(), Stdin: stdin}); err != nil {
-		// A service that refused the connection (another uid's) said why
-		// before it hung up.
-		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-		if readLine(r, &a) == nil && a.Code != exitOK {
-			_, _ = c.stderr.Write([]byte(a.Stderr))
-			return silentError{a.Code}
-		}
-		return fmt.Errorf("%w: %v", errForwardUnsent, err)
-	}
-	if err := readLine(r, &a); err != nil {
-		why := "the service's answer did not come"
-		if ctx.Err() != nil {
-			why = "interrupted while the service ran it"
-		}
-		return domain.Refuse(domain.ReasonOutcomeUnknown, "%s (%v): it may have been delivered; a durable message stays in the outbox (peerctl outbox)", why, err)
+	a, err := c.ask(ctx, conn, c.args, stdin)
+	if err != nil {
+		return err
 	}
 	_, _ = c.stdout.Write([]byte(a.Stdout))
 	_, _ = c.stderr.Write([]byte(a.Stderr))
@@ -129,6 +111,33 @@ func (c *cli) forward(ctx context.Context, conn *net.UnixConn, stdin string) err
 		return silentError{a.Code}
 	}
 	return nil
+}
+
+// ask sends one run request (argv, this process's environment, stdin) on
+// conn, closes it, and returns the service's answer; errors as forward's.
+// A service that refused the connection (another uid's) answers before it
+// hangs up: that answer is returned.
+func (c *cli) ask(ctx context.Context, conn *net.UnixConn, argv []string, stdin string) (serveAnswer, error) {
+	defer func() { _ = conn.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	r := bufio.NewReader(conn)
+	var a serveAnswer
+	if err := writeLine(conn, serveRequest{V: serveProtocol, Op: "run", Argv: argv, Env: c.environ(), Stdin: stdin}); err != nil {
+		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+		if readLine(r, &a) == nil && a.Code != exitOK {
+			return a, nil
+		}
+		return a, fmt.Errorf("%w: %v", errForwardUnsent, err)
+	}
+	if err := readLine(r, &a); err != nil {
+		why := "the service's answer did not come"
+		if ctx.Err() != nil {
+			why = "interrupted while the service ran it"
+		}
+		return a, domain.Refuse(domain.ReasonOutcomeUnknown, "%s (%v): it may have been delivered; a durable message stays in the outbox (peerctl outbox)", why, err)
+	}
+	return a, nil
 }
 
 // outboxUnavailable is the refusal of a durable request that found no

@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,8 +273,4 @@ func TestLiveServe(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, junk, after)
 	})
-}
-
-func dialSocket(path string) (*net.UnixConn, error) {
-	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }

@@ -9,6 +9,7 @@ package acceptance
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -335,4 +336,53 @@ func TestServeCancelAndRetry(t *testing.T) {
 	assert.Equal(t, "stored", w.show(t, id).State)
 	r = w.peerctl(t, nil, "outbox", "show", "99")
 	assert.Equal(t, 2, r.Code)
+}
+
+// The MCP tool send_message sends durably with a key: stored while the
+// target is not there, the same key again is the same message, and the
+// service delivers it once the session comes.
+func TestServeMCPSendMessageDurableWithKey(t *testing.T) {
+	w := newServeWorld(t)
+	p := startMCP(t, w.env(t), "--config-dir", w.config, "mcp", "--confirm-timeout", "300ms")
+	args := map[string]any{"to": "later", "text": "from the MCP tool", "key": "mcp-1", "durable_seconds": 3600}
+	text, isErr := p.call(t, "send_message", args)
+	require.False(t, isErr, text)
+	var got durableReceipt
+	require.NoError(t, json.Unmarshal([]byte(text), &got), text)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Equal(t, "mcp-1", got.Outbox.Key)
+	text, isErr = p.call(t, "send_message", args)
+	require.False(t, isErr, text)
+	var again durableReceipt
+	require.NoError(t, json.Unmarshal([]byte(text), &again), text)
+	assert.Equal(t, got.Outbox.ID, again.Outbox.ID)
+	assert.True(t, again.Outbox.Duplicate)
+	l := w.addSession(t, "later")
+	waitFor(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, got.Outbox.ID).State == "delivered" })
+	assert.Len(t, l.Wait(1), 1)
+	text, isErr = p.call(t, "send_message", map[string]any{"to": "later", "text": "x", "key": "k", "await_reply_seconds": 5})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "await_reply_seconds")
+}
+
+// The service runs send and outbox cancel|retry only, whatever a client
+// of its own uid asks.
+func TestServeRunsOnlySendAndOutboxChanges(t *testing.T) {
+	w := newServeWorld(t)
+	w.startServe(t)
+	conn, err := dialSocket(filepath.Join(w.run, "peerctl", servesock.SocketName))
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, json.NewEncoder(conn).Encode(map[string]any{"v": 1, "op": "run", "argv": []string{"hosts", "add", "evil"}}))
+	var a struct {
+		Stderr string `json:"stderr"`
+		Code   int    `json:"code"`
+	}
+	require.NoError(t, json.NewDecoder(conn).Decode(&a))
+	assert.Equal(t, 2, a.Code)
+	assert.Contains(t, a.Stderr, "runs send and outbox cancel|retry only")
+}
+
+func dialSocket(path string) (*net.UnixConn, error) {
+	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }
