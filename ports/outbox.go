@@ -50,9 +50,14 @@ type OutboxMessage struct {
 
 // OutboxEvent is one change in a message's history.
 type OutboxEvent struct {
-	At     time.Time
-	State  domain.OutboxState
-	Reason string
+	// Seq orders every change of every message, from 1; MessageID and
+	// Address name the message (Events sets them; Get leaves them zero).
+	Seq       int64
+	MessageID int64
+	Address   string
+	At        time.Time
+	State     domain.OutboxState
+	Reason    string
 }
 
 // OutboxChange is what Outbox.Move sets. Zero fields leave the message's
@@ -99,6 +104,11 @@ type Outbox interface {
 	// Move changes message id to c if it is in one of from (ErrWrongState
 	// otherwise; ErrNoMessage), adds c to its history, and returns it.
 	Move(ctx context.Context, id int64, from []domain.OutboxState, c OutboxChange) (OutboxMessage, error)
+	// Events returns the changes of every message after sequence number
+	// after, oldest first, at most limit (watch).
+	Events(ctx context.Context, after int64, limit int) ([]OutboxEvent, error)
+	// LastEvent is the sequence number of the latest change (0: none).
+	LastEvent(ctx context.Context) (int64, error)
 	// Close closes the store.
 	Close() error
 }

@@ -389,6 +389,38 @@ func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.O
 	return out, s.fail(op, rows.Err())
 }
 
+// Events implements ports.Outbox.
+func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.OutboxEvent, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, h.at_ns, h.state, h.reason
+		FROM history h JOIN messages m ON m.id = h.message_id WHERE h.id > ? ORDER BY h.id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, s.fail("read the history", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []ports.OutboxEvent
+	for rows.Next() {
+		var e ports.OutboxEvent
+		var at int64
+		var state string
+		if err := rows.Scan(&e.Seq, &e.MessageID, &e.Address, &at, &state, &e.Reason); err != nil {
+			return nil, s.fail("read the history", err)
+		}
+		if e.State, err = domain.ParseOutboxState(state); err != nil {
+			return nil, s.fail("read the history", err)
+		}
+		e.At = fromNS(at)
+		out = append(out, e)
+	}
+	return out, s.fail("read the history", rows.Err())
+}
+
+// LastEvent implements ports.Outbox.
+func (s *Store) LastEvent(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM history`).Scan(&n)
+	return n, s.fail("read the history", err)
+}
+
 // Move implements ports.Outbox.
 func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c ports.OutboxChange) (ports.OutboxMessage, error) {
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -302,3 +302,26 @@ func TestDir(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, filepath.Join("relative", "peerctl"), d)
 }
+
+func TestEventsFollowEveryChange(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	last, err := s.LastEvent(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, last)
+	a, _, _ := s.Put(ctx, msg(""))
+	_, err = s.Move(ctx, a.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: t0, Reason: "by test"})
+	require.NoError(t, err)
+	evs, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	assert.Equal(t, domain.OutboxCancelled, evs[1].State)
+	assert.Equal(t, "proj-89", evs[1].Address)
+	assert.Equal(t, a.ID, evs[1].MessageID)
+	evs, err = s.Events(ctx, evs[0].Seq, 10)
+	require.NoError(t, err)
+	assert.Len(t, evs, 1)
+	last, err = s.LastEvent(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, evs[0].Seq, last)
+}

@@ -386,3 +386,42 @@ func TestServeRunsOnlySendAndOutboxChanges(t *testing.T) {
 func dialSocket(path string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }
+
+// watch prints outbox changes beside the session events.
+func TestServeWatchPrintsOutboxEvents(t *testing.T) {
+	w := newServeWorld(t)
+	cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "watch", "--json")
+	cmd.Env = w.env(t)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan map[string]any, 64)
+	go func() {
+		dec := json.NewDecoder(out)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(lines)
+				return
+			}
+			lines <- m
+		}
+	}()
+	r := w.peerctl(t, nil, "send", "--json", "--durable", "--no-confirm", "absent", "watch this")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	id := decodeReceipt(t, r).Outbox.ID
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case m, ok := <-lines:
+			require.True(t, ok, "watch ended")
+			if m["event"] == "outbox" && m["messageId"] == float64(id) && m["state"] == "stored" {
+				assert.Equal(t, "absent", m["address"])
+				return
+			}
+		case <-deadline:
+			require.FailNow(t, "no outbox event in 60 s")
+		}
+	}
+}
