@@ -95,7 +95,7 @@ func BenchmarkServeOutbox(b *testing.B) {
 		start := time.Now()
 		for i := range total {
 			r := runPeerctl(b, runOpts{Env: w.env(b)}, "--config-dir", w.config, "send", "--durable", "--no-confirm",
-				fmt.Sprintf("bench-%d", i%targets), fmt.Sprintf("message %d for bench-%d", i, i%targets))
+				fmt.Sprintf("bench-%d", i%targets), fmt.Sprintf("seq=%d for bench-%d", i, i%targets))
 			if r.Code != 0 {
 				b.Fatalf("durable send %d: exit %d: %s", i, r.Code, r.Stderr)
 			}
@@ -134,7 +134,8 @@ func BenchmarkServeOutbox(b *testing.B) {
 			last := -1
 			for _, f := range frames {
 				var n int
-				if _, err := fmt.Sscanf(string(f[strings.Index(string(f), "message ")+len("message "):]), "%d", &n); err != nil || n <= last {
+				_, rest, _ := strings.Cut(string(f), "seq=")
+				if _, err := fmt.Sscanf(rest, "%d", &n); err != nil || n <= last {
 					b.Fatalf("bench-%d: out of order or twice: message %d after %d", i, n, last)
 				}
 				last = n
