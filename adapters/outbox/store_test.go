@@ -325,3 +325,17 @@ func TestEventsFollowEveryChange(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, evs[0].Seq, last)
 }
+func TestReadOnlyAfterTheWriterClosed(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	m, _, err := s.Put(ctx, msg("k"))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = os.Stat(path + "-wal")
+	require.True(t, os.IsNotExist(err), "a clean close folds the WAL back")
+	r, err := outbox.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	defer r.Close()
+	_, _, err = r.Get(ctx, m.ID)
+	require.NoError(t, err)
+}
