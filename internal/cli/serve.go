@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -38,6 +39,10 @@ const serveEnv = "PEERCTL_SERVE"
 // defaultQuiet is how long an on-demand service waits, with an empty
 // outbox and no request, before it ends itself.
 const defaultQuiet = 10 * time.Minute
+
+// serveMemoryLimit is the service's soft memory limit (runtime/debug;
+// GOMEMLIMIT overrides it).
+const serveMemoryLimit = 64 << 20
 
 // serveTick is how often the service looks for due messages when nothing
 // woke it.
@@ -131,6 +136,11 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration) error {
 		return err
 	}
 	defer func() { _ = lock.Release() }()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A long-lived service builds a graph per send: collect garbage
+		// before the heap doubles past a few tens of MiB.
+		debug.SetMemoryLimit(serveMemoryLimit)
+	}
 	ln, err := servesock.Listen(p.socket)
 	if err != nil {
 		return err
