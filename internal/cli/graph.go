@@ -16,10 +16,10 @@ import (
 func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	cfg := app.Config{Flags: c.flagValues(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
 		ReceiptWindow: opts.receiptWindow, From: opts.from}
+	var hs app.Harnesses
 	if c.srv != nil {
 		cfg.Env = c.environ() // the client's, in peerctl serve
 	}
-	var hs app.Harnesses
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(append(populate, &hs)...), fx.NopLogger}
 	if c.debug.fx {
 		fxOpts[2] = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
