@@ -64,7 +64,7 @@ func (l *liveServe) start(t testing.TB) {
 	if err := l.srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the service's socket", func() bool {
+	eventually(t, 60*time.Second, "the service's socket", func() bool {
 		c, err := dialSocket(l.socket())
 		if err == nil {
 			_ = c.Close()
@@ -163,7 +163,7 @@ func TestLiveServe(t *testing.T) {
 		r := l.peerctl(t, "send", "--json", "--durable=2s", "nobody-by-this-name", "never delivered")
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 		id := decodeReceipt(t, r).Outbox.ID
-		waitFor(t, 60*time.Second, "the message to expire", func() bool { return l.message(t, id).State == domain.OutboxExpired })
+		eventually(t, 60*time.Second, "the message to expire", func() bool { return l.message(t, id).State == domain.OutboxExpired })
 		assert.Contains(t, l.message(t, id).Reason, "not_live")
 	})
 
@@ -175,7 +175,7 @@ func TestLiveServe(t *testing.T) {
 		client.Env = l.env
 		require.NoError(t, client.Start())
 		var id int64
-		waitFor(t, 60*time.Second, "the attempt to begin", func() bool {
+		eventually(t, 60*time.Second, "the attempt to begin", func() bool {
 			st, err := outbox.OpenReadOnly(context.Background(), l.db())
 			if err != nil {
 				return false
@@ -192,7 +192,7 @@ func TestLiveServe(t *testing.T) {
 		_ = client.Wait()
 		assert.Equal(t, domain.OutboxDelivering, l.message(t, id).State, "the crash left it delivering")
 		l.start(t)
-		waitFor(t, 120*time.Second, "the message to be settled", func() bool { return l.message(t, id).State == domain.OutboxDelivered })
+		eventually(t, 120*time.Second, "the message to be settled", func() bool { return l.message(t, id).State == domain.OutboxDelivered })
 		assert.Equal(t, 1, enqueuedCount(t, s.TranscriptPath(), text), "exactly once; log: %s", l.log)
 	})
 
@@ -207,10 +207,10 @@ func TestLiveServe(t *testing.T) {
 		assert.Contains(t, got.Detail, "not_live")
 		back := livecc.Start(top, bin, livecc.Options{Root: root, Cwd: cwd, Args: []string{"--resume", id}, WaitSettled: true})
 		require.Equal(t, id, back.SessionID, "resumed under the same session id")
-		waitFor(t, 180*time.Second, "the stored message to be delivered", func() bool {
+		eventually(t, 180*time.Second, "the stored message to be delivered", func() bool {
 			return l.message(t, got.Outbox.ID).State == domain.OutboxDelivered
 		})
-		waitFor(t, 60*time.Second, "the enqueue line", func() bool { return enqueuedCount(t, back.TranscriptPath(), text) > 0 })
+		eventually(t, 60*time.Second, "the enqueue line", func() bool { return enqueuedCount(t, back.TranscriptPath(), text) > 0 })
 		assert.Equal(t, 1, enqueuedCount(t, back.TranscriptPath(), text), "exactly once")
 		s = back
 	})

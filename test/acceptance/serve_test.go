@@ -70,7 +70,7 @@ func (w *serveWorld) startServe(t testing.TB) {
 	}
 	srv := w.srv
 	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
-	waitFor(t, 30*time.Second, "the service's socket", func() bool {
+	eventually(t, 30*time.Second, "the service's socket", func() bool {
 		_, err := os.Stat(filepath.Join(w.run, "peerctl", servesock.SocketName))
 		return err == nil
 	})
@@ -112,11 +112,11 @@ func (w serveWorld) stopServe(t testing.TB, sig ...syscall.Signal) {
 		s = sig[0]
 	}
 	_ = syscall.Kill(pid, s)
-	waitFor(t, 30*time.Second, "the service to end", func() bool { return w.servePID(t) == 0 })
+	eventually(t, 30*time.Second, "the service to end", func() bool { return w.servePID(t) == 0 })
 }
 
 // waitFor polls cond until it holds or d passes (then the test fails).
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	wait := 10 * time.Millisecond
@@ -223,7 +223,7 @@ func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 
 	// The session comes: the service delivers them, once each, in order.
 	l := w.addSession(t, "reviewer")
-	waitFor(t, 60*time.Second, "the messages to be delivered", func() bool { return w.show(t, later[1]).State == "delivered" })
+	eventually(t, 60*time.Second, "the messages to be delivered", func() bool { return w.show(t, later[1]).State == "delivered" })
 	assert.Equal(t, "delivered", w.show(t, id).State)
 	frames := l.Wait(3)
 	require.Len(t, frames, 3)
@@ -358,7 +358,7 @@ func TestServeMCPSendMessageDurableWithKey(t *testing.T) {
 	assert.Equal(t, got.Outbox.ID, again.Outbox.ID)
 	assert.True(t, again.Outbox.Duplicate)
 	l := w.addSession(t, "later")
-	waitFor(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, got.Outbox.ID).State == "delivered" })
+	eventually(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, got.Outbox.ID).State == "delivered" })
 	assert.Len(t, l.Wait(1), 1)
 	text, isErr = p.call(t, "send_message", map[string]any{"to": "later", "text": "x", "key": "k", "await_reply_seconds": 5})
 	assert.True(t, isErr)
