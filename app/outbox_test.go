@@ -267,3 +267,19 @@ func TestOutboxCancel(t *testing.T) {
 	_, err = w.ob.Cancel(ctx, 4242, "x")
 	assert.ErrorIs(t, err, ports.ErrNoMessage)
 }
+
+// An attempt that waits (SendRequest.Wait, for hosts of the use case) and
+// sees the session take the message up records taken_up after delivered.
+func TestOutboxAttemptThatWaitsRecordsTakenUp(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	m := w.submit(t, "", "reviewer", "take this up")
+	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{ConfirmTimeout: 2 * time.Second, Wait: 5 * time.Second}}
+	m, res, err := w.ob.Attempt(ctx, w.svc, m, req)
+	require.NoError(t, err)
+	require.False(t, res.TakenUpAt.IsZero(), "the fake session took it up")
+	assert.Equal(t, domain.OutboxTakenUp, m.State)
+	_, hist := w.state(t, m.ID)
+	assert.Equal(t, domain.OutboxDelivered, hist[len(hist)-2].State)
+}
