@@ -210,6 +210,10 @@ type cli struct {
 	srv    *server
 	job    *outboxJob
 	outbox *outboxRef
+	// relayName and relayTimeout are relay's --name and --timeout, for
+	// its durable requests (relayDurable).
+	relayName    string
+	relayTimeout time.Duration
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {

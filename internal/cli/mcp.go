@@ -295,48 +295,8 @@ func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, in mcptool
 	case !dest.IsLocal():
 		return receiptJSON{}, errors.New("durable_seconds or key with host is not supported yet: use the peerctl mcp of that machine")
 	}
-	if _, err := domain.NewMessage(in.Text); err != nil {
-		return receiptJSON{}, err
-	}
-	if m.cli.serveOff() {
-		return receiptJSON{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
-	}
-	var argv []string
-	for name, v := range m.cli.flagValues() {
-		if v != "" {
-			argv = append(argv, "--"+name, v)
-		}
-	}
-	argv = append(argv, "send", "--json", "--timeout", m.timeout.String(), "--confirm-timeout", m.confirm.ConfirmTimeout.String())
-	if in.Transport != "" {
-		argv = append(argv, "--transport", in.Transport)
-	}
-	if in.DurableSeconds > 0 {
-		argv = append(argv, fmt.Sprintf("--durable=%ds", in.DurableSeconds))
-	}
-	if in.Key != "" {
-		argv = append(argv, "--key", in.Key)
-	}
-	argv = append(argv, "--", in.To, "-")
-	conn, err := m.cli.dialServe(ctx, true)
-	if err != nil {
-		return receiptJSON{}, outboxUnavailable(err)
-	}
-	a, err := m.cli.ask(ctx, conn, argv, in.Text)
-	if errors.Is(err, errForwardUnsent) {
-		return receiptJSON{}, outboxUnavailable(err)
-	}
-	if err != nil {
-		return receiptJSON{}, err
-	}
-	if a.Code != exitOK {
-		return receiptJSON{}, errors.New(strings.TrimPrefix(strings.TrimSpace(a.Stderr), "peerctl: "))
-	}
-	var out receiptJSON
-	if err := json.Unmarshal([]byte(a.Stdout), &out); err != nil {
-		return receiptJSON{}, fmt.Errorf("the service's receipt is not JSON: %w", err)
-	}
-	return out, nil
+	return m.cli.serveSend(ctx, durableSend{to: in.To, text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
+		timeout: m.timeout, confirm: m.confirm.ConfirmTimeout})
 }
 
 // sendHost is send_message with a host: the far side's peerctl sends.

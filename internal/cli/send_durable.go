@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -219,4 +220,83 @@ func (c *cli) printStored(m ports.OutboxMessage, res app.SendResult, dup bool, a
 	}
 	fmt.Fprintf(c.stdout, "follow it: peerctl outbox show %d\n", m.ID)
 	return nil
+}
+
+// durableSend is one durable send a long-lived command (the MCP server,
+// the relay) hands to peerctl serve.
+type durableSend struct {
+	to, text, key, transport, from string
+	seconds                        int
+	timeout, confirm               time.Duration
+}
+
+// serveSend runs d in peerctl serve (started on demand) as `peerctl send
+// --json --durable=<seconds>s --key K` with this command's harness flags,
+// and returns its receipt; a refusal comes back as a *domain.Refusal
+// (outbox_unavailable when no service can keep it).
+func (c *cli) serveSend(ctx context.Context, d durableSend) (receiptJSON, error) {
+	if _, err := domain.NewMessage(d.text); err != nil {
+		return receiptJSON{}, err
+	}
+	if c.serveOff() {
+		return receiptJSON{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
+	}
+	var argv []string
+	for name, v := range c.flagValues() {
+		if v != "" {
+			argv = append(argv, "--"+name, v)
+		}
+	}
+	argv = append(argv, "send", "--json")
+	if d.timeout > 0 {
+		argv = append(argv, "--timeout", d.timeout.String())
+	}
+	if d.confirm > 0 {
+		argv = append(argv, "--confirm-timeout", d.confirm.String())
+	}
+	if d.transport != "" {
+		argv = append(argv, "--transport", d.transport)
+	}
+	if d.from != "" {
+		argv = append(argv, "--from", d.from)
+	}
+	if d.seconds > 0 {
+		argv = append(argv, fmt.Sprintf("--durable=%ds", d.seconds))
+	}
+	if d.key != "" {
+		argv = append(argv, "--key", d.key)
+	}
+	argv = append(argv, "--", d.to, "-")
+	conn, err := c.dialServe(ctx, true)
+	if err != nil {
+		return receiptJSON{}, outboxUnavailable(err)
+	}
+	a, err := c.ask(ctx, conn, argv, d.text)
+	if errors.Is(err, errForwardUnsent) {
+		return receiptJSON{}, outboxUnavailable(err)
+	}
+	if err != nil {
+		return receiptJSON{}, err
+	}
+	if a.Code != exitOK {
+		return receiptJSON{}, answerRefusal(a)
+	}
+	var out receiptJSON
+	if err := json.Unmarshal([]byte(a.Stdout), &out); err != nil {
+		return receiptJSON{}, fmt.Errorf("the service's receipt is not JSON: %w", err)
+	}
+	return out, nil
+}
+
+// answerRefusal reads a failed run's answer back into a refusal: its
+// --json refusal on stdout when there is one, else its stderr's first line.
+func answerRefusal(a serveAnswer) error {
+	var r refusalJSON
+	if json.Unmarshal([]byte(a.Stdout), &r) == nil && r.Refusal.Reason != "" {
+		if reason, err := domain.ParseReason(r.Refusal.Reason); err == nil {
+			return &domain.Refusal{Reason: reason, Detail: r.Refusal.Detail}
+		}
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(a.Stderr), "\n")
+	return errors.New(strings.TrimPrefix(line, "peerctl: "))
 }

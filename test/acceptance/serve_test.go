@@ -425,3 +425,25 @@ func TestServeWatchPrintsOutboxEvents(t *testing.T) {
 		}
 	}
 }
+
+// A relay request with "durable" and "key" is a durable send: stored
+// while the target is not there, and the same key again is that message.
+func TestServeRelayDurableWithKey(t *testing.T) {
+	w := newServeWorld(t)
+	line := `{"id":1,"to":"later","text":"from the relay","durable":3600,"key":"relay-1"}` + "\n"
+	r := w.peerctl(t, []byte(line+strings.Replace(line, `"id":1`, `"id":2`, 1)), "relay", "--name", "ci-bot")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		out = append(out, m)
+	}
+	require.Len(t, out, 3, "ready and two receipts: %s", r.Stdout)
+	first, again := out[1], out[2]
+	assert.Equal(t, "receipt", first["type"])
+	assert.Equal(t, "stored", first["outcome"])
+	ob := first["outbox"].(map[string]any)
+	assert.Equal(t, ob["id"], again["outbox"].(map[string]any)["id"])
+	assert.Equal(t, true, again["outbox"].(map[string]any)["duplicate"])
+}
