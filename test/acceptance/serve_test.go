@@ -112,7 +112,7 @@ func (w serveWorld) stopServe(t testing.TB, sig ...syscall.Signal) {
 		s = sig[0]
 	}
 	_ = syscall.Kill(pid, s)
-	eventually(t, 30*time.Second, "the service to end", func() bool { return w.servePID(t) == 0 })
+	eventually(t, 120*time.Second, "the service to end", func() bool { return w.servePID(t) == 0 })
 }
 
 // waitFor polls cond until it holds or d passes (then the test fails).
