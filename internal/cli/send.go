@@ -28,6 +28,9 @@ type receiptJSON struct {
 	Name      string `json:"name"`
 	Endpoint  string `json:"endpoint"`
 	Detail    string `json:"detail,omitempty"`
+	// Outbox is set for send --durable: the message's id and state in
+	// peerctl serve's outbox.
+	Outbox *outboxRef `json:"outbox,omitempty"`
 	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
 	MsgID        string `json:"msgId,omitempty"`
 	ClaudeResult string `json:"claudeResult,omitempty"`
@@ -43,9 +46,6 @@ type receiptJSON struct {
 	// Refusal is set, with ok false, when --await-reply got no reply
 	// (no_reply) or the --wait ran out (wait_timeout).
 	Refusal *refusalBody `json:"refusal,omitempty"`
-	// Outbox is set for send --durable: the message's id and state in
-	// peerctl serve's outbox.
-	Outbox *outboxRef `json:"outbox,omitempty"`
 }
 
 func (c *cli) sendCmd() *cobra.Command {

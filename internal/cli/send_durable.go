@@ -291,7 +291,9 @@ func (c *cli) serveSend(ctx context.Context, d durableSend) (receiptJSON, error)
 // answerRefusal reads a failed run's answer back into a refusal: its
 // --json refusal on stdout when there is one, else its stderr's first line.
 func answerRefusal(a serveAnswer) error {
-	var r refusalJSON
+	var r struct {
+		Refusal struct{ Reason, Detail string } `json:"refusal"`
+	}
 	if json.Unmarshal([]byte(a.Stdout), &r) == nil && r.Refusal.Reason != "" {
 		if reason, err := domain.ParseReason(r.Refusal.Reason); err == nil {
 			return &domain.Refusal{Reason: reason, Detail: r.Refusal.Detail}
