@@ -46,15 +46,23 @@ type outboxEventJSON struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// outboxTime is t in RFC 3339 UTC, to the nanosecond ("" for the zero time).
+func outboxTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) outboxJSON {
 	out := outboxJSON{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, SessionID: m.SessionID, Text: m.Text,
-		CreatedAt: rfc3339(m.Created), UpdatedAt: rfc3339(m.Updated), ExpiresAt: rfc3339(m.Expires), Attempts: m.Attempts,
+		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts,
 		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
 	if m.State == domain.OutboxStored {
-		out.NextAttemptAt = rfc3339(m.NextAt)
+		out.NextAttemptAt = outboxTime(m.NextAt)
 	}
 	for _, e := range hist {
-		out.History = append(out.History, outboxEventJSON{At: rfc3339(e.At), State: e.State.String(), Reason: e.Reason})
+		out.History = append(out.History, outboxEventJSON{At: outboxTime(e.At), State: e.State.String(), Reason: e.Reason})
 	}
 	return out
 }
@@ -240,7 +248,7 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	c.printOutboxMessage(m)
 	fmt.Fprintln(c.stdout, "history:")
 	for _, e := range hist {
-		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", rfc3339(e.At), e.State, safe(e.Reason))
+		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", outboxTime(e.At), e.State, safe(e.Reason))
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ type outboxRef struct {
 }
 
 func refOf(m ports.OutboxMessage, dup bool) *outboxRef {
-	return &outboxRef{ID: m.ID, State: m.State.String(), Key: m.Key, ExpiresAt: rfc3339(m.Expires), Duplicate: dup}
+	return &outboxRef{ID: m.ID, State: m.State.String(), Key: m.Key, ExpiresAt: outboxTime(m.Expires), Duplicate: dup}
 }
 
 // sendDurable is send in the service: a stored message's attempt or check
@@ -213,7 +213,7 @@ func (c *cli) printStored(m ports.OutboxMessage, res app.SendResult, dup bool, a
 	if dup {
 		fmt.Fprintf(c.stdout, "%s: message %d (key %q) is already in the outbox, %s; nothing new was stored or sent\n", outcome, m.ID, safe(m.Key), m.State)
 	} else {
-		fmt.Fprintf(c.stdout, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", m.ID, safe(m.Address), rfc3339(m.Expires))
+		fmt.Fprintf(c.stdout, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", m.ID, safe(m.Address), outboxTime(m.Expires))
 	}
 	if m.Reason != "" {
 		fmt.Fprintf(c.stdout, "why: %s\n", safe(m.Reason))

@@ -131,7 +131,7 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 				continue
 			}
 			if asJSON {
-				j := watchOutboxJSON{Event: "outbox", At: rfc3339(e.At), MessageID: e.MessageID, Address: e.Address, State: e.State.String(), Reason: e.Reason}
+				j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, State: e.State.String(), Reason: e.Reason}
 				if err := encodeJSON(c.stdout, j, "", false); err != nil {
 					return writeErr(err)
 				}
