@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-ssh bench-go bench-replies bench-codex lint cross vuln ci deps install-claude fuzz man release check-release
+.PHONY: build test test-live bench bench-ssh bench-serve bench-go bench-replies bench-codex lint cross vuln ci deps install-claude fuzz man release check-release
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -46,10 +46,11 @@ test-live:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -race -count=1 -timeout 50m ./...
 
 # Whole-command timings against Claude Code's own listing (see the script's header), then
-# across hosts (bench-ssh).
+# across hosts (bench-ssh), then peerctl serve (bench-serve).
 bench:
 	scripts/bench.sh
 	$(MAKE) bench-ssh
+	$(MAKE) bench-serve
 
 # peerctl across hosts, offline, on second machines of the test's own (test/livessh: sshd in a
 # pid namespace; needs root, openssh-server and Claude Code from make deps): list --host and
@@ -99,6 +100,14 @@ fuzz:
 # one scripted session, a warm relay, docs/PERFORMANCE.md ("Replies").
 bench-replies:
 	PEERCTL_LIVE=1 $(GO) test -run '^$$' -bench BenchmarkLiveReplies -benchtime 1x -timeout 20m ./test/acceptance
+
+# peerctl serve (docs/PERFORMANCE.md, "peerctl serve"): whole sends through its warm courier
+# against one-shot sends to one real Claude Code session, offline, medians of 20 as ratios; then,
+# hermetic (the fake claude), 1000 durable sends to 10 sessions that come back
+# (SERVE_BENCH_MESSAGES=N for another count): throughput, order, none twice, the service's peak RSS.
+bench-serve:
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveServe -benchtime 1x -timeout 20m ./test/acceptance
+	$(GO) test -run '^$$' -bench BenchmarkServeOutbox -benchtime 1x -timeout 30m ./test/acceptance
 
 # Live benchmark of Codex (send to a Codex thread against a bare `codex queue`; list with a
 # Codex home present and absent), offline: one real Codex TUI, docs/PERFORMANCE.md ("Codex").

@@ -45,6 +45,12 @@ const (
 	// changed, the connection was lost before the far side answered, or no
 	// peerctl speaking this build's output protocol runs there.
 	ReasonHostUnreachable
+	// ReasonOutboxUnavailable: a durable send (send --durable, outbox
+	// cancel/retry) could not use the outbox: the service could not start,
+	// or its database fails its integrity check, the disk is full, its
+	// folder is read-only. Nothing was stored; a send without --durable
+	// still works. The database file is kept as it is.
+	ReasonOutboxUnavailable
 )
 
 var reasonWords = map[Reason]string{
@@ -58,12 +64,13 @@ var reasonWords = map[Reason]string{
 	ReasonWaitTimeout:        "wait_timeout",
 	ReasonOutcomeUnknown:     "outcome_unknown",
 	ReasonHostUnreachable:    "host_unreachable",
+	ReasonOutboxUnavailable:  "outbox_unavailable",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable}
 }
 
 // String returns the stable wire word, e.g. "not_live".

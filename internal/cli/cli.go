@@ -38,6 +38,7 @@ const (
 	exitHostUnreachable    = 10
 	exitWaitTimeout        = 11
 	exitOutcomeUnknown     = 12
+	exitOutboxUnavailable  = 13
 )
 
 // exitCode maps a refusal reason to its exit code.
@@ -63,6 +64,8 @@ func exitCode(r domain.Reason) int {
 		return exitOutcomeUnknown
 	case domain.ReasonHostUnreachable:
 		return exitHostUnreachable
+	case domain.ReasonOutboxUnavailable:
+		return exitOutboxUnavailable
 	default:
 		return exitError
 	}
@@ -88,6 +91,7 @@ var exitCodeRows = []struct {
 	{10, "host_unreachable", "--host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)"},
 	{11, "wait_timeout", "send --wait: the message was handed over but the turn on it had not ended in time"},
 	{12, "outcome_unknown", "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke or the far peerctl failed without a receipt) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
+	{13, "outbox_unavailable", "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
 }
 
 // exitCodesWidth is the width the exit-code table is wrapped to.
@@ -206,6 +210,16 @@ type cli struct {
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
+	// srv is the service this command runs in (nil outside peerctl
+	// serve); job the stored message it works on (nil for a client's
+	// command); outbox the durable message a receipt is about.
+	srv    *server
+	job    *outboxJob
+	outbox *outboxRef
+	// relayName and relayTimeout are relay's --name and --timeout, for
+	// its durable requests (relayDurable).
+	relayName    string
+	relayTimeout time.Duration
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
@@ -273,6 +287,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 		}
 	}
 	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
+	root.AddCommand(c.serveCmd(), c.outboxCmd())
 	rejectUnknownSubcommands(root)
 	return root
 }

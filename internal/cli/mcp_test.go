@@ -154,7 +154,7 @@ func TestMCPListsTheThreeToolsWithSchemasFromGoTypes(t *testing.T) {
 	send := schema(mcptools.ToolSend)
 	assert.ElementsMatch(t, []any{"to", "text"}, send["required"])
 	props := send["properties"].(map[string]any)
-	assert.ElementsMatch(t, []string{"to", "text", "transport", "host", "await_reply_seconds"}, keys(props))
+	assert.ElementsMatch(t, []string{"to", "text", "transport", "host", "await_reply_seconds", "durable_seconds", "key"}, keys(props))
 	assert.Equal(t, []any{"courier", "socket", "inbox", "app-server", "queue", "prompt"}, props["transport"].(map[string]any)["enum"])
 	assert.Equal(t, false, send["additionalProperties"])
 	list := schema(mcptools.ToolList)["properties"].(map[string]any)

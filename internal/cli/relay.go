@@ -17,6 +17,7 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/internal/lines"
+	"github.com/peerctl/peerctl/internal/mcptools"
 )
 
 // RelayProtocol is the version of `peerctl relay`'s line protocol
@@ -38,6 +39,10 @@ type relayIn struct {
 	ID   json.RawMessage `json:"id"`
 	To   *string         `json:"to"`
 	Text *string         `json:"text"`
+	// Durable (seconds) and Key send durably through peerctl serve
+	// (send --durable --key).
+	Durable int    `json:"durable"`
+	Key     string `json:"key"`
 }
 
 // relayReady is the first output line.
@@ -63,6 +68,8 @@ type relayReceipt struct {
 	Name         string          `json:"name"`
 	ClaudeResult string          `json:"claudeResult,omitempty"`
 	ElapsedMs    int64           `json:"elapsedMs"`
+	// Outbox is set for a durable request: the message in the outbox.
+	Outbox *outboxRef `json:"outbox,omitempty"`
 }
 
 // relayRefusal is the output line for a send that was refused or failed.
@@ -126,6 +133,7 @@ func (c *cli) relayCmd() *cobra.Command {
 			if name == "" {
 				name = "peerctl"
 			}
+			c.relayName, c.relayTimeout = name, timeout
 			return c.runRelay(cmd.Context(), fxApp, relay, name)
 		},
 	}
@@ -344,6 +352,9 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 	case in.Text == nil:
 		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "text" is missing`, l.n))
 	}
+	if in.Durable != 0 || in.Key != "" {
+		return c.relayDurable(ctx, l, in, refuse)
+	}
 	res, err := relay.Send(ctx, app.SendRequest{Address: *in.To, Text: *in.Text})
 	if err != nil {
 		if r, ok := domain.AsRefusal(err); ok {
@@ -361,4 +372,26 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 	return relayReceipt{Type: "receipt", ID: in.ID, Line: l.n, Outcome: res.Receipt.Outcome, MsgID: res.Receipt.MsgID,
 		Transport: res.Receipt.Transport, SessionID: t.ID(), PID: t.PID(), Name: t.Name(),
 		ClaudeResult: res.Receipt.ClaudeResult, ElapsedMs: res.Elapsed.Milliseconds()}
+}
+
+// relayDurable answers a request with "durable" or "key": the send runs in
+// peerctl serve (started on demand) as send --json --durable --key would,
+// with the relay's harness flags and name; its receipt or refusal becomes
+// the line's.
+func (c *cli) relayDurable(ctx context.Context, l relayLine, in relayIn, refuse func(json.RawMessage, string, string) relayRefusal) any {
+	switch {
+	case in.Durable < 0 || in.Durable > mcptools.MaxDurableSeconds:
+		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "durable" %d: want 0 to %d seconds`, l.n, in.Durable, mcptools.MaxDurableSeconds))
+	case len(in.Key) > maxKey:
+		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "key" is over %d bytes`, l.n, maxKey))
+	}
+	out, err := c.serveSend(ctx, durableSend{to: *in.To, text: *in.Text, seconds: in.Durable, key: in.Key, from: c.relayName, timeout: c.relayTimeout})
+	if err != nil {
+		if r, ok := domain.AsRefusal(err); ok {
+			return refuse(in.ID, r.Reason.String(), r.Detail)
+		}
+		return refuse(in.ID, reasonError, err.Error())
+	}
+	return relayReceipt{Type: "receipt", ID: in.ID, Line: l.n, Outcome: out.Outcome, MsgID: out.MsgID, Transport: out.Transport,
+		SessionID: out.SessionID, PID: out.PID, Name: out.Name, ClaudeResult: out.ClaudeResult, ElapsedMs: out.ElapsedMs, Outbox: out.Outbox}
 }

@@ -29,6 +29,9 @@ type receiptJSON struct {
 	Name      string `json:"name"`
 	Endpoint  string `json:"endpoint"`
 	Detail    string `json:"detail,omitempty"`
+	// Outbox is set for send --durable: the message's id and state in
+	// peerctl serve's outbox.
+	Outbox *outboxRef `json:"outbox,omitempty"`
 	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
 	MsgID        string `json:"msgId,omitempty"`
 	ClaudeResult string `json:"claudeResult,omitempty"`
@@ -56,6 +59,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		confirm   confirmFlags
 		await     time.Duration
 		hosts     []string
+		durable   durableFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
@@ -64,8 +68,8 @@ func (c *cli) sendCmd() *cobra.Command {
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 -- "--force is fine now"   # a TEXT that starts with - goes after --
-  peerctl send --wait=5m proj-89 "run the tests and tell me"
-  peerctl send --json 'qwen-peer:v1:4242:0f6d…:/run/user/1000/qwen-socks/4242.sock' "rebase please"
+  peerctl send --wait=5m proj-89 "run the tests and tell me"   # --wait=5m, not --wait 5m
+  peerctl send --durable=8h --key nightly-42 reviewer "the nightly build broke"   # kept until it can go
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if flag, d := bareWaitDuration(c.args); d != "" {
@@ -100,6 +104,9 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err := validAwait(await, transport, dryRun, confirm); err != nil {
 				return err
 			}
+			if err := durable.validate(cmd, dryRun, await, confirm, hosts); err != nil {
+				return err
+			}
 			c.jsonOut = asJSON // a refusal of the text prints as JSON too
 			text, err := c.messageText(args)
 			if err != nil {
@@ -115,6 +122,9 @@ func (c *cli) sendCmd() *cobra.Command {
 				return c.sendHost(cmd.Context(), dest, hostSend{address: address, text: text, transport: transport, timeout: timeout,
 					from: from, dryRun: dryRun, confirm: confirm, await: await, asJSON: asJSON})
 			}
+			if handled, err := c.sendForward(cmd.Context(), durable, transport == "" && !dryRun && await == 0, text); handled {
+				return err
+			}
 			window := confirm.timeout
 			if confirm.noConfirm {
 				window = -1
@@ -123,7 +133,11 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := svc.Send(cmd.Context(), app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options(), AwaitReply: await})
+			req := app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options(), AwaitReply: await}
+			if c.srv != nil && (durable.on() || c.job != nil) {
+				return c.sendDurable(cmd.Context(), svc, req, durable, transport, asJSON)
+			}
+			res, err := svc.Send(cmd.Context(), req)
 			if await > 0 {
 				return c.printReplied(res, err, asJSON)
 			}
@@ -139,7 +153,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	c.harnessFlags(cmd)
-	f.StringVar(&from, "from", "", `the sender's display name, seen by the receiver (every transport but socket; default "peerctl")`)
+	f.StringVar(&from, "from", "", `the sender's display name the receiver sees (not socket; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	// --stdin-bytes: the length of the text on stdin, which a peerctl
@@ -149,6 +163,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd.ValidArgsFunction = c.completeLiveSessions
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
+	durable.register(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
@@ -219,6 +234,7 @@ func receiptFor(res app.SendResult) receiptJSON {
 func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
 	t := res.Target
 	out := receiptFor(res)
+	out.Outbox = c.outbox
 	if asJSON {
 		if res.Plan == nil {
 			c.warnUnconfirmed(res)
@@ -240,6 +256,9 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 	}
 	if out.ClaudeResult != "" {
 		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
+	}
+	if o := c.outbox; o != nil {
+		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
 	}
 	c.printConfirm(w, res)
 	return nil

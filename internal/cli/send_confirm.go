@@ -28,7 +28,7 @@ func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.noConfirm, "no-confirm", false, "do not read the target's transcript; the outcome is the transport's word")
 	fs.BoolVar(&f.require, "require-confirm", false, "exit 5 (delivery_failed) unless the transcript shows the text")
 	fs.DurationVar(&f.timeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long to look for the text in the transcript")
-	fs.DurationVar(&f.wait, "wait", 0, "then wait at most this long for the target's turn on the message to end (alone: "+defaultWait.String()+"; --wait=5m, not --wait 5m)")
+	fs.DurationVar(&f.wait, "wait", 0, "then wait at most this long for the turn on it to end (alone: "+defaultWait.String()+"; --wait=5m)")
 	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
 }
 
@@ -188,6 +188,7 @@ func (c *cli) printWaited(res app.SendResult, transport string, asJSON bool) err
 	if asJSON {
 		c.warnUnconfirmed(res)
 		out := receiptFor(res)
+		out.Outbox = c.outbox
 		out.OK = false
 		out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
 		if err := c.writeJSON(out); err != nil {

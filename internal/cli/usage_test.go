@@ -32,7 +32,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"bogus"}, `unknown command "bogus" for "peerctl"`, "peerctl"},
 		{[]string{"lsit"}, `unknown command "lsit" for "peerctl"; did you mean list?`, "peerctl"},
-		{[]string{"serve", "--help"}, `unknown command "serve" for "peerctl"`, "peerctl"},
+		{[]string{"frobnicate", "--help"}, `unknown command "frobnicate" for "peerctl"`, "peerctl"},
 		{[]string{"lsit", "-h"}, `unknown command "lsit" for "peerctl"; did you mean list?`, "peerctl"},
 		{[]string{"endpoint", "pars", "--help"}, `unknown command "pars" for "peerctl endpoint"; did you mean parse?`, "peerctl endpoint"},
 		{[]string{"endpoint", "bogus"}, `unknown command "bogus" for "peerctl endpoint"`, "peerctl endpoint"},

@@ -117,12 +117,28 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 	gone, stopOut := c.streamOut()
 	defer stopOut()
 	notes := w.Notes()
+	octx, stopOutbox := context.WithCancel(ctx)
+	defer stopOutbox()
+	outboxEvents := c.watchOutbox(octx)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-gone:
 			return nil
+		case e, ok := <-outboxEvents:
+			if !ok {
+				outboxEvents = nil
+				continue
+			}
+			if asJSON {
+				j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, State: e.State.String(), Reason: e.Reason}
+				if err := encodeJSON(c.stdout, j, "", false); err != nil {
+					return writeErr(err)
+				}
+			} else if _, err := fmt.Fprintln(c.stdout, outboxLine(e)); err != nil {
+				return writeErr(err)
+			}
 		case n, ok := <-notes:
 			if !ok {
 				notes = nil

@@ -68,6 +68,9 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 	awaitMin, awaitMax := 0.0, float64(mcptools.MaxAwaitReplySeconds)
 	sendSchema.Properties["await_reply_seconds"].Minimum = &awaitMin
 	sendSchema.Properties["await_reply_seconds"].Maximum = &awaitMax
+	durableMin, durableMax := 0.0, float64(mcptools.MaxDurableSeconds)
+	sendSchema.Properties["durable_seconds"].Minimum = &durableMin
+	sendSchema.Properties["durable_seconds"].Maximum = &durableMax
 	listSchema, err := jsonschema.For[mcptools.ListArgs](nil)
 	if err != nil {
 		return nil, fmt.Errorf("list_sessions input schema: %w", err)
@@ -96,7 +99,8 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 		Description: "Deliver text into one live " + domain.HarnessTitles("or") + " session, as `peerctl send --json` does: the registries are " +
 			"re-read, the session resolved and its identity verified before anything is sent. The result is the receipt (outcome " +
 			"delivered, queued, held or posted; confirmed when the target shows the text). With await_reply_seconds, it then waits " +
-			"for the target's answer and returns it as reply.text; none in time is an error starting with no_reply. A refusal is an " +
+			"for the target's answer and returns it as reply.text; none in time is an error starting with no_reply. With durable_seconds " +
+			"or key, a target that cannot take it now gives outcome stored (delivered later by peerctl serve). A refusal is an " +
 			"error whose text starts with its reason word.",
 		InputSchema: sendSchema,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false), DestructiveHint: new(false)}}, handler(tools.Send))

@@ -23,6 +23,9 @@ const (
 // MaxAwaitReplySeconds bounds send_message's await_reply_seconds (1 h).
 const MaxAwaitReplySeconds = 3600
 
+// MaxDurableSeconds bounds send_message's durable_seconds (30 days).
+const MaxDurableSeconds = 30 * 24 * 3600
+
 // ListArgs are list_sessions' arguments. The jsonschema tags are the
 // descriptions the server's input schema carries.
 type ListArgs struct {
@@ -45,6 +48,9 @@ type SendArgs struct {
 	// AwaitReplySeconds > 0 waits for the target's reply (send --await-reply).
 	Host              string `json:"host,omitempty" jsonschema:"send on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
 	AwaitReplySeconds int    `json:"await_reply_seconds,omitempty" jsonschema:"when above 0: after the send, wait up to this many seconds for the target session's reply (a message from it to peerctl) and return it in the receipt as reply {text, fromName, from, at}; no reply in time is an error whose text starts with no_reply (the message itself was handed over). Not with transport socket. The call's deadline grows by the same time"`
+	// DurableSeconds > 0 (or a Key) sends durably (send --durable).
+	DurableSeconds int    `json:"durable_seconds,omitempty" jsonschema:"when above 0: keep the message in peerctl serve's outbox until the target can take it, at most this many seconds (send --durable); a target that cannot take it now gives outcome stored with outbox {id, state}, delivered later. Not with await_reply_seconds or host"`
+	Key            string `json:"key,omitempty" jsonschema:"an idempotency key (send --key; durable for 24 h unless durable_seconds says): the same key again returns the first message's receipt, never delivers twice"`
 }
 
 // ExtraTime is how much longer than the server's call timeout the call may

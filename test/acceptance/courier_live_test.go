@@ -29,7 +29,7 @@ import (
 
 // courierEnv is an environment with no login at all: a fresh HOME, no
 // ANTHROPIC_* or CLAUDE_CODE_*, the session's config dir, bin as the courier.
-func courierEnv(t *testing.T, configDir, bin string) []string {
+func courierEnv(t testing.TB, configDir, bin string) []string {
 	return append(livecc.Scrub(os.Environ()), "HOME="+t.TempDir(), "CLAUDE_CONFIG_DIR="+configDir, "PEERCTL_CLAUDE="+bin)
 }
 

@@ -1,0 +1,480 @@
+// Package outbox is peerctl serve's durable outbox: one SQLite file
+// (modernc.org/sqlite, pure Go, so CGO_ENABLED=0 builds and
+// cross-compiles keep working) in WAL mode, its schema versioned by
+// PRAGMA user_version with forward-only migrations. The file is opened,
+// checked (PRAGMA integrity_check) and used; it is never truncated,
+// replaced or deleted by peerctl, whatever state it is found in: a store
+// that cannot be used is reported and left for a person to look at.
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+var _ ports.Outbox = (*Store)(nil)
+
+// FileName is the outbox file's name in its folder (Dir).
+const FileName = "outbox.db"
+
+// migrations are the schema, one step per version: migrations[i] takes
+// the file from user_version i to i+1. Steps are only ever added.
+var migrations = []string{
+	`CREATE TABLE messages (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		key TEXT UNIQUE,
+		address TEXT NOT NULL,
+		text TEXT NOT NULL,
+		request BLOB NOT NULL,
+		state TEXT NOT NULL,
+		reason TEXT NOT NULL DEFAULT '',
+		created_ns INTEGER NOT NULL,
+		expires_ns INTEGER NOT NULL,
+		next_ns INTEGER NOT NULL DEFAULT 0,
+		updated_ns INTEGER NOT NULL,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		session_id TEXT NOT NULL DEFAULT '',
+		transcript TEXT NOT NULL DEFAULT '',
+		attempt_ns INTEGER NOT NULL DEFAULT 0,
+		outcome TEXT NOT NULL DEFAULT '',
+		transport TEXT NOT NULL DEFAULT '',
+		msg_id TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX messages_due ON messages(state, next_ns);
+	CREATE TABLE history (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		message_id INTEGER NOT NULL REFERENCES messages(id),
+		at_ns INTEGER NOT NULL,
+		state TEXT NOT NULL,
+		reason TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX history_message ON history(message_id, id);`,
+}
+
+// SchemaVersion is the schema version this build writes.
+var SchemaVersion = len(migrations)
+
+// Dir is the folder of the outbox file: $XDG_STATE_HOME/peerctl when
+// XDG_STATE_HOME is an absolute path, else ~/.local/state/peerctl on
+// Linux and the BSDs, else the OS cache folder's peerctl
+// (os.UserCacheDir: ~/Library/Caches on macOS, %LocalAppData% on Windows).
+// getenv reads the environment.
+func Dir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "peerctl"), nil
+	}
+	if runtime.GOOS != "darwin" && runtime.GOOS != "windows" {
+		if h := getenv("HOME"); filepath.IsAbs(h) {
+			return filepath.Join(h, ".local", "state", "peerctl"), nil
+		}
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find the state folder: %w", err)
+	}
+	return filepath.Join(d, "peerctl"), nil
+}
+
+// Store is the outbox over one SQLite file. Build it with Open (the one
+// writer) or OpenReadOnly (list and show while serve runs, or without it).
+type Store struct {
+	db       *sql.DB
+	path     string
+	readOnly bool
+}
+
+// Error is why the outbox cannot be used: Path is the file, Op what was
+// being done ("open", "check", "migrate", "store"...). The file is left as
+// it was.
+type Error struct {
+	Path string
+	Op   string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("outbox %s %s: %v (the file is kept as it is)", e.Path, e.Op, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Open opens (creating it and its 0700 folder when absent) the outbox file
+// path for writing, checks it with PRAGMA integrity_check, switches it to
+// WAL and migrates its schema to SchemaVersion. A file that is not an
+// SQLite database, fails the check, has a newer schema than this build's,
+// or sits in a folder that cannot be written is an *Error, and the file
+// is not changed.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, &Error{Path: path, Op: "create its folder", Err: err}
+	}
+	s, err := open(ctx, path, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens an existing outbox file for reading only. It does not
+// create, check or migrate; a file with a newer schema is an *Error. A
+// missing file is an *Error wrapping fs.ErrNotExist.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, &Error{Path: path, Op: "open", Err: err}
+	}
+	s, err := open(ctx, path, true)
+	if err != nil {
+		return nil, err
+	}
+	var v int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		_ = s.db.Close()
+		return nil, &Error{Path: path, Op: "read its schema version", Err: err}
+	}
+	if v > SchemaVersion {
+		_ = s.db.Close()
+		return nil, &Error{Path: path, Op: "read", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string, readOnly bool) (*Store, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_txlock", "immediate")
+	if readOnly {
+		q.Add("mode", "ro")
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, &Error{Path: path, Op: "open", Err: err}
+	}
+	db.SetMaxOpenConns(1) // one connection: one writer, and pragmas hold
+	s := &Store{db: db, path: path, readOnly: readOnly}
+	if readOnly {
+		return s, nil
+	}
+	var check string
+	if err := db.QueryRowContext(ctx, `PRAGMA integrity_check(1)`).Scan(&check); err != nil {
+		_ = db.Close()
+		return nil, &Error{Path: path, Op: "check", Err: err}
+	}
+	if check != "ok" {
+		_ = db.Close()
+		return nil, &Error{Path: path, Op: "check", Err: fmt.Errorf("PRAGMA integrity_check says %q", check)}
+	}
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode); err != nil {
+		_ = db.Close()
+		return nil, &Error{Path: path, Op: "switch to WAL", Err: err}
+	}
+	if !strings.EqualFold(mode, "wal") {
+		_ = db.Close()
+		return nil, &Error{Path: path, Op: "switch to WAL", Err: fmt.Errorf("journal mode is %q", mode)}
+	}
+	return s, nil
+}
+
+// Path is the store's file.
+func (s *Store) Path() string { return s.path }
+
+// Version is the file's schema version (PRAGMA user_version).
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v)
+	return v, s.fail("read its schema version", err)
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	v, err := s.Version(ctx)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return &Error{Path: s.path, Op: "migrate", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
+	}
+	for ; v < SchemaVersion; v++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return s.fail("migrate", err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			_ = tx.Rollback()
+			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+			_ = tx.Rollback()
+			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
+		}
+		if err := tx.Commit(); err != nil {
+			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
+		}
+	}
+	return nil
+}
+
+// fail wraps err (nil stays nil) as an *Error for op.
+func (s *Store) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Path: s.path, Op: op, Err: err}
+}
+
+// Close closes the file (a clean close folds the WAL back into it).
+func (s *Store) Close() error { return s.db.Close() }
+
+const columns = `id, COALESCE(key, ''), address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
+	attempts, session_id, transcript, attempt_ns, outcome, transport, msg_id`
+
+func scanMessage(row interface{ Scan(...any) error }) (ports.OutboxMessage, error) {
+	var m ports.OutboxMessage
+	var state string
+	var created, expires, next, updated, attempt int64
+	err := row.Scan(&m.ID, &m.Key, &m.Address, &m.Text, &m.Request, &state, &m.Reason, &created, &expires, &next, &updated,
+		&m.Attempts, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID)
+	if err != nil {
+		return m, err
+	}
+	if m.State, err = domain.ParseOutboxState(state); err != nil {
+		return m, err
+	}
+	m.Created, m.Expires, m.NextAt, m.Updated, m.AttemptAt = fromNS(created), fromNS(expires), fromNS(next), fromNS(updated), fromNS(attempt)
+	return m, nil
+}
+
+func ns(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// Put implements ports.Outbox.
+func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return m, false, s.fail("store a message", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if m.Key != "" {
+		got, err := scanMessage(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM messages WHERE key = ?`, m.Key))
+		switch {
+		case err == nil:
+			return got, false, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return m, false, s.fail("look up a key", err)
+		}
+	}
+	var key any
+	if m.Key != "" {
+		key = m.Key
+	}
+	if m.Request == nil {
+		m.Request = []byte{}
+	}
+	m.State, m.Updated = domain.OutboxStored, m.Created
+	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Text, m.Request, m.State.String(), m.Reason,
+		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created))
+	if err != nil {
+		return m, false, s.fail("store a message", err)
+	}
+	if m.ID, err = res.LastInsertId(); err != nil {
+		return m, false, s.fail("store a message", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, state, reason) VALUES (?, ?, ?, ?)`,
+		m.ID, ns(m.Created), m.State.String(), m.Reason); err != nil {
+		return m, false, s.fail("store a message", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return m, false, s.fail("store a message", err)
+	}
+	m.Created, m.Expires, m.NextAt, m.Updated = fromNS(ns(m.Created)), fromNS(ns(m.Expires)), fromNS(ns(m.NextAt)), fromNS(ns(m.Created))
+	return m, true, nil
+}
+
+// Get implements ports.Outbox.
+func (s *Store) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports.OutboxEvent, error) {
+	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM messages WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, nil, fmt.Errorf("message %d: %w", id, ports.ErrNoMessage)
+	}
+	if err != nil {
+		return m, nil, s.fail("read a message", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT at_ns, state, reason FROM history WHERE message_id = ? ORDER BY id`, id)
+	if err != nil {
+		return m, nil, s.fail("read a history", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var hist []ports.OutboxEvent
+	for rows.Next() {
+		var at int64
+		var state string
+		var e ports.OutboxEvent
+		if err := rows.Scan(&at, &state, &e.Reason); err != nil {
+			return m, nil, s.fail("read a history", err)
+		}
+		if e.State, err = domain.ParseOutboxState(state); err != nil {
+			return m, nil, s.fail("read a history", err)
+		}
+		e.At = fromNS(at)
+		hist = append(hist, e)
+	}
+	return m, hist, s.fail("read a history", rows.Err())
+}
+
+// List implements ports.Outbox.
+func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxMessage, error) {
+	q := `SELECT ` + columns + ` FROM messages WHERE 1=1`
+	var args []any
+	if len(f.States) > 0 {
+		q += ` AND state IN (?` + strings.Repeat(`, ?`, len(f.States)-1) + `)`
+		for _, st := range f.States {
+			args = append(args, st.String())
+		}
+	}
+	if f.Target != "" {
+		q += ` AND (address = ? OR session_id = ?)`
+		args = append(args, f.Target, f.Target)
+	}
+	q += ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	return s.query(ctx, "list messages", q, args...)
+}
+
+func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.OutboxMessage, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []ports.OutboxMessage
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, s.fail(op, err)
+		}
+		out = append(out, m)
+	}
+	return out, s.fail(op, rows.Err())
+}
+
+// Events implements ports.Outbox.
+func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.OutboxEvent, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, h.at_ns, h.state, h.reason
+		FROM history h JOIN messages m ON m.id = h.message_id WHERE h.id > ? ORDER BY h.id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, s.fail("read the history", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []ports.OutboxEvent
+	for rows.Next() {
+		var e ports.OutboxEvent
+		var at int64
+		var state string
+		if err := rows.Scan(&e.Seq, &e.MessageID, &e.Address, &at, &state, &e.Reason); err != nil {
+			return nil, s.fail("read the history", err)
+		}
+		if e.State, err = domain.ParseOutboxState(state); err != nil {
+			return nil, s.fail("read the history", err)
+		}
+		e.At = fromNS(at)
+		out = append(out, e)
+	}
+	return out, s.fail("read the history", rows.Err())
+}
+
+// LastEvent implements ports.Outbox.
+func (s *Store) LastEvent(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM history`).Scan(&n)
+	return n, s.fail("read the history", err)
+}
+
+// Move implements ports.Outbox.
+func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c ports.OutboxChange) (ports.OutboxMessage, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return ports.OutboxMessage{}, s.fail("change a message", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	m, err := scanMessage(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM messages WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("message %d: %w", id, ports.ErrNoMessage)
+	}
+	if err != nil {
+		return m, s.fail("change a message", err)
+	}
+	ok := false
+	for _, st := range from {
+		ok = ok || st == m.State
+	}
+	if !ok {
+		return m, fmt.Errorf("message %d is %s: %w", id, m.State, ports.ErrWrongState)
+	}
+	m.State, m.Reason, m.Updated = c.State, c.Reason, fromNS(ns(c.At))
+	if c.State == domain.OutboxStored {
+		m.NextAt = fromNS(ns(c.NextAt))
+	}
+	if !c.Expires.IsZero() {
+		m.Expires = fromNS(ns(c.Expires))
+	}
+	if c.Attempt {
+		m.Attempts++
+		m.AttemptAt = m.Updated
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&m.SessionID, c.SessionID)
+	set(&m.Transcript, c.Transcript)
+	set(&m.Outcome, c.Outcome)
+	set(&m.Transport, c.Transport)
+	set(&m.MsgID, c.MsgID)
+	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, reason = ?, next_ns = ?, updated_ns = ?, attempts = ?,
+		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ?, expires_ns = ? WHERE id = ?`,
+		m.State.String(), m.Reason, ns(m.NextAt), ns(m.Updated), m.Attempts, m.SessionID, m.Transcript, ns(m.AttemptAt),
+		m.Outcome, m.Transport, m.MsgID, ns(m.Expires), id); err != nil {
+		return m, s.fail("change a message", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, state, reason) VALUES (?, ?, ?, ?)`,
+		id, ns(c.At), c.State.String(), c.Reason); err != nil {
+		return m, s.fail("change a message", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return m, s.fail("change a message", err)
+	}
+	return m, nil
+}

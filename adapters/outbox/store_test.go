@@ -1,0 +1,341 @@
+package outbox_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+func openTemp(t *testing.T) (*outbox.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state", outbox.FileName)
+	s, err := outbox.Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s, path
+}
+
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 123456789, time.UTC)
+
+func msg(key string) ports.OutboxMessage {
+	return ports.OutboxMessage{Key: key, Address: "proj-89", Text: "rebase please", Request: []byte(`{"argv":["send"]}`),
+		Created: t0, Expires: t0.Add(24 * time.Hour), NextAt: t0}
+}
+
+func TestOpenCreatesWALFileAndFolder(t *testing.T) {
+	s, path := openTemp(t)
+	fi, err := os.Stat(filepath.Dir(path))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	v, err := s.Version(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, outbox.SchemaVersion, v)
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var mode string
+	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	assert.Equal(t, "wal", mode)
+}
+
+func TestMigrationsRunOnceAndKeepData(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	m, created, err := s.Put(ctx, msg("k1"))
+	require.NoError(t, err)
+	require.True(t, created)
+	require.NoError(t, s.Close())
+	s2, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	defer s2.Close()
+	got, _, err := s2.Get(ctx, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "rebase please", got.Text)
+}
+
+func TestNewerSchemaRefusedFileKept(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	require.NoError(t, s.Close())
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = db.Exec(`PRAGMA user_version = 99`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, err = outbox.Open(ctx, path)
+	var oe *outbox.Error
+	require.ErrorAs(t, err, &oe)
+	assert.Contains(t, err.Error(), "schema version 99 is newer")
+	_, err = outbox.OpenReadOnly(ctx, path)
+	require.ErrorAs(t, err, &oe)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+}
+
+func TestIdempotencyKeyReturnsFirst(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	first, created, err := s.Put(ctx, msg("build-42"))
+	require.NoError(t, err)
+	require.True(t, created)
+	again := msg("build-42")
+	again.Text = "a different text"
+	second, created, err := s.Put(ctx, again)
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, first.ID, second.ID)
+	assert.Equal(t, "rebase please", second.Text)
+	// No key: every Put is a new message.
+	a, _, err := s.Put(ctx, msg(""))
+	require.NoError(t, err)
+	b, _, err := s.Put(ctx, msg(""))
+	require.NoError(t, err)
+	assert.NotEqual(t, a.ID, b.ID)
+}
+
+func TestConcurrentPutsOneKeyOneMessage(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	var wg sync.WaitGroup
+	ids := make(chan int64, 16)
+	for range 16 {
+		wg.Go(func() {
+			m, _, err := s.Put(ctx, msg("same"))
+			assert.NoError(t, err)
+			ids <- m.ID
+		})
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int64]bool{}
+	for id := range ids {
+		seen[id] = true
+	}
+	assert.Len(t, seen, 1)
+	all, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Len(t, all, 1)
+}
+
+func TestMoveKeepsHistoryAndChecksFromState(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	m, _, err := s.Put(ctx, msg(""))
+	require.NoError(t, err)
+	at := t0.Add(time.Second)
+	_, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivering, At: at,
+		Attempt: true, SessionID: "26df9a5b-0000", Transcript: "/t/x.jsonl"})
+	require.NoError(t, err)
+	_, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: at})
+	require.ErrorIs(t, err, ports.ErrWrongState)
+	got, err := s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, ports.OutboxChange{State: domain.OutboxDelivered,
+		At: at.Add(time.Second), Outcome: "queued", Transport: "courier", MsgID: "msg-1"})
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, got.State)
+	assert.Equal(t, 1, got.Attempts)
+	assert.Equal(t, at, got.AttemptAt)
+	assert.Equal(t, "26df9a5b-0000", got.SessionID)
+	assert.Equal(t, "msg-1", got.MsgID)
+	_, hist, err := s.Get(ctx, m.ID)
+	require.NoError(t, err)
+	require.Len(t, hist, 3)
+	assert.Equal(t, []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering, domain.OutboxDelivered},
+		[]domain.OutboxState{hist[0].State, hist[1].State, hist[2].State})
+	assert.Equal(t, t0, hist[0].At)
+	_, err = s.Move(ctx, 999, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled})
+	require.ErrorIs(t, err, ports.ErrNoMessage)
+	_, _, err = s.Get(ctx, 999)
+	require.ErrorIs(t, err, ports.ErrNoMessage)
+}
+
+var pendingOnly = ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}}
+
+func TestListFilters(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	a, _, _ := s.Put(ctx, msg(""))
+	later := msg("")
+	later.NextAt = t0.Add(time.Hour)
+	later.Address = "other"
+	b, _, _ := s.Put(ctx, later)
+	_, err := s.Move(ctx, b.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivering, At: t0, Attempt: true})
+	require.NoError(t, err)
+	pending, err := s.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	assert.Len(t, pending, 2, "a message left delivering is still pending (for its check)")
+	l, err := s.List(ctx, ports.OutboxFilter{Target: "other"})
+	require.NoError(t, err)
+	require.Len(t, l, 1)
+	assert.Equal(t, b.ID, l[0].ID)
+	l, err = s.List(ctx, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored}})
+	require.NoError(t, err)
+	require.Len(t, l, 1)
+	assert.Equal(t, a.ID, l[0].ID)
+	l, err = s.List(ctx, ports.OutboxFilter{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, l, 1)
+	assert.Equal(t, b.ID, l[0].ID, "newest first")
+}
+
+// A writer that died without closing (kill -9) leaves its WAL: the next
+// open finds every committed message, the one mid-attempt in delivering.
+func TestCrashLeavesCommittedStateInWAL(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, outbox.FileName)
+	s, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	m, _, err := s.Put(ctx, msg("k"))
+	require.NoError(t, err)
+	_, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivering, At: t0, Attempt: true})
+	require.NoError(t, err)
+	// Copy the files as a crash would leave them, before any close.
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(path + suffix)
+		if err == nil {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "copy.db"+suffix), b, 0o600))
+		}
+	}
+	require.NoError(t, s.Close())
+	s2, err := outbox.Open(ctx, filepath.Join(dir, "copy.db"))
+	require.NoError(t, err)
+	defer s2.Close()
+	due, err := s2.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+	assert.Equal(t, domain.OutboxDelivering, due[0].State)
+}
+
+func TestNotADatabaseKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), outbox.FileName)
+	junk := bytes.Repeat([]byte("not sqlite at all\n"), 400)
+	require.NoError(t, os.WriteFile(path, junk, 0o600))
+	_, err := outbox.Open(context.Background(), path)
+	var oe *outbox.Error
+	require.ErrorAs(t, err, &oe)
+	assert.Contains(t, err.Error(), "kept")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, junk, after)
+	_, err = os.Stat(path + "-wal")
+	assert.True(t, os.IsNotExist(err), "no WAL is made beside a file that is not a database")
+}
+
+func TestCorruptPagesFailIntegrityCheckKept(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), outbox.FileName)
+	s, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	for i := range 200 {
+		m := msg("")
+		m.Text = string(bytes.Repeat([]byte{byte('a' + i%26)}, 500))
+		_, _, err := s.Put(ctx, m)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 5*4096)
+	// Damage pages 3 and 4 (the table's b-tree), not the header.
+	for i := 2 * 4096; i < 4*4096; i++ {
+		b[i] = 0xA5
+	}
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	_, err = outbox.Open(ctx, path)
+	var oe *outbox.Error
+	require.ErrorAs(t, err, &oe)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, b, after, "the damaged file is left as it was")
+}
+
+func TestReadOnlyFolderRefused(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into a 0500 folder")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	require.NoError(t, os.Mkdir(dir, 0o500))
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+	_, err := outbox.Open(context.Background(), filepath.Join(dir, outbox.FileName))
+	var oe *outbox.Error
+	require.ErrorAs(t, err, &oe)
+}
+
+func TestReadOnlyReaderSeesWriter(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	m, _, err := s.Put(ctx, msg("k"))
+	require.NoError(t, err)
+	r, err := outbox.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	defer r.Close()
+	got, hist, err := r.Get(ctx, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "k", got.Key)
+	assert.Len(t, hist, 1)
+	_, err = outbox.OpenReadOnly(ctx, filepath.Join(t.TempDir(), "absent.db"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestDir(t *testing.T) {
+	env := map[string]string{"XDG_STATE_HOME": "/x/state", "HOME": "/home/u"}
+	d, err := outbox.Dir(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join("/x/state", "peerctl"), d)
+	env["XDG_STATE_HOME"] = "relative"
+	d, err = outbox.Dir(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.NotEqual(t, filepath.Join("relative", "peerctl"), d)
+}
+
+func TestEventsFollowEveryChange(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	last, err := s.LastEvent(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, last)
+	a, _, _ := s.Put(ctx, msg(""))
+	_, err = s.Move(ctx, a.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: t0, Reason: "by test"})
+	require.NoError(t, err)
+	evs, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	assert.Equal(t, domain.OutboxCancelled, evs[1].State)
+	assert.Equal(t, "proj-89", evs[1].Address)
+	assert.Equal(t, a.ID, evs[1].MessageID)
+	evs, err = s.Events(ctx, evs[0].Seq, 10)
+	require.NoError(t, err)
+	assert.Len(t, evs, 1)
+	last, err = s.LastEvent(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, evs[0].Seq, last)
+}
+func TestReadOnlyAfterTheWriterClosed(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	m, _, err := s.Put(ctx, msg("k"))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = os.Stat(path + "-wal")
+	require.True(t, os.IsNotExist(err), "a clean close folds the WAL back")
+	r, err := outbox.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	defer r.Close()
+	_, _, err = r.Get(ctx, m.ID)
+	require.NoError(t, err)
+}

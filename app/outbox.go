@@ -1,0 +1,247 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// DefaultTTL is a durable message's time to live when none is given.
+const DefaultTTL = 24 * time.Hour
+
+// MaxBackoff is the longest wait between two attempts at a stored message.
+const MaxBackoff = 5 * time.Minute
+
+// RecoverWindow bounds the transcript check of an attempt a crash
+// interrupted (Outbox.Recover).
+const RecoverWindow = 3 * time.Second
+
+// Outbox runs the durable-send use cases over a ports.Outbox: store a
+// message once per key, attempt it with the Service its request builds,
+// check an interrupted attempt against the target's transcript, cancel and
+// retry. The guarantee (docs/SERVE.md): a stored message is never lost;
+// it is handed to the harness at most once unless a check says the
+// hand-over did not happen; what cannot be checked is OutboxOutcomeUnknown
+// and waits for Retry. Build it with NewOutbox.
+type Outbox struct {
+	store ports.Outbox
+	now   func() time.Time
+}
+
+// NewOutbox builds the use cases over store; now is the clock (nil:
+// time.Now).
+func NewOutbox(store ports.Outbox, now func() time.Time) *Outbox {
+	if now == nil {
+		now = time.Now
+	}
+	return &Outbox{store: store, now: now}
+}
+
+// Store is the outbox underneath (list and show read it directly).
+func (o *Outbox) Store() ports.Outbox { return o.store }
+
+// DurableRequest asks to keep one message until it can be delivered.
+type DurableRequest struct {
+	// Key makes the request idempotent ("" for none): the same key again
+	// returns the first message, whatever its text.
+	Key string
+	// Address and Text are as in SendRequest.
+	Address, Text string
+	// TTL is how long the message is kept undelivered (0: DefaultTTL).
+	TTL time.Duration
+	// Request is the caller's encoding of how to send it (opaque here).
+	Request []byte
+}
+
+// Submit validates the text and stores the message, due at once; created
+// is false when req.Key named an existing message, which is returned as
+// it stands. A text peerctl would refuse (domain.NewMessage) is refused
+// here, before anything is stored.
+func (o *Outbox) Submit(ctx context.Context, req DurableRequest) (ports.OutboxMessage, bool, error) {
+	if _, err := domain.NewMessage(req.Text); err != nil {
+		return ports.OutboxMessage{}, false, err
+	}
+	ttl := req.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	now := o.now()
+	return o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Text: req.Text, Request: req.Request,
+		Created: now, Expires: now.Add(ttl), NextAt: now})
+}
+
+// Attempt tries stored message m once with svc (built from m's request)
+// and req (Address and Text are m's): past its TTL it becomes expired,
+// with its last reason; a refusal that may pass (domain.Retryable) before
+// anything was handed over stores it again, due after domain.Backoff; a
+// hand-over gives delivered (held when the harness holds it, taken_up
+// when the transcript showed it taken up) with the receipt; a hand-over
+// of unknown outcome gives outcome_unknown; any other refusal refused.
+// It returns the message as it now stands, the send's result, and the
+// send's error (a *domain.Refusal) or, when the change could not be
+// recorded, the store's.
+func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessage, req SendRequest) (ports.OutboxMessage, SendResult, error) {
+	req.Address, req.Text = m.Address, m.Text
+	now := o.now()
+	if !now.Before(m.Expires) {
+		why := "its time to live passed before it could be delivered"
+		if m.Reason != "" {
+			why += "; last: " + m.Reason
+		}
+		m, err := o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxExpired, Reason: why, At: now})
+		return m, SendResult{}, err
+	}
+	_, target, err := svc.target(ctx, req.Address, req.Text)
+	if err != nil {
+		return o.notHanded(ctx, m, SendResult{Target: target}, err)
+	}
+	change := ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true, SessionID: target.ID()}
+	if !svc.confirmRule(target).ByReceipt {
+		change.Transcript = svc.transcriptOf(target.Record())
+	}
+	if m, err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, change); err != nil {
+		return m, SendResult{Target: target}, err
+	}
+	res, err := svc.Send(ctx, req)
+	// A receipt, or an outcome_unknown refusal (the text may be with the
+	// harness), is a hand-over: it is never attempted again on its own.
+	r, refused := domain.AsRefusal(err)
+	handed := res.Receipt.Outcome != "" || refused && r.Reason == domain.ReasonOutcomeUnknown
+	if err != nil && !handed {
+		return o.notHanded(ctx, m, res, err)
+	}
+	at := o.now()
+	c := ports.OutboxChange{State: domain.OutboxDelivered, At: at, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport,
+		MsgID: res.Receipt.MsgID, Reason: res.Receipt.Detail}
+	if res.Outcome != domain.OutcomeUnknown {
+		c.Outcome = res.Outcome.String()
+	}
+	if refused {
+		switch r.Reason {
+		case domain.ReasonOutcomeUnknown:
+			c.State = domain.OutboxOutcomeUnknown
+		case domain.ReasonWaitTimeout, domain.ReasonNoReply:
+		default:
+			c.State = domain.OutboxRefused
+		}
+		c.Reason = r.Error()
+	} else if err != nil {
+		c.State, c.Reason = domain.OutboxOutcomeUnknown, err.Error()
+	}
+	if c.State == domain.OutboxDelivered && res.Outcome == domain.OutcomeHeld {
+		c.State = domain.OutboxHeld
+	}
+	from := []domain.OutboxState{domain.OutboxDelivering}
+	m, serr := o.store.Move(ctx, m.ID, from, c)
+	if serr == nil && c.State == domain.OutboxDelivered && !res.TakenUpAt.IsZero() {
+		m, serr = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivered}, ports.OutboxChange{State: domain.OutboxTakenUp,
+			At: res.TakenUpAt, Reason: "the transcript shows the session took it up"})
+	}
+	if serr != nil {
+		return m, res, serr
+	}
+	return m, res, err
+}
+
+// notHanded records an attempt that handed nothing over (err, a refusal
+// before any transport ran or one saying nothing was sent): stored again
+// with backoff when it may pass, refused otherwise.
+func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendResult, err error) (ports.OutboxMessage, SendResult, error) {
+	now := o.now()
+	from := []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}
+	r, ok := domain.AsRefusal(err)
+	if !ok || !domain.Retryable(r.Reason) {
+		m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxRefused, Reason: err.Error(), At: now})
+		if serr != nil {
+			return m2, res, serr
+		}
+		return m2, res, err
+	}
+	next := now.Add(domain.Backoff(m.Attempts+1, MaxBackoff))
+	if next.After(m.Expires) {
+		next = m.Expires
+	}
+	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next})
+	if serr != nil {
+		return m2, res, serr
+	}
+	return m2, res, err
+}
+
+// Recover settles message m, left in delivering by a service that stopped
+// during the attempt (kill -9, a crash, a reboot), before anything else
+// happens to it: when the target's transcript (Transcripts, the path
+// recorded when the attempt began) holds the text, enqueued for that
+// session since the attempt began, it is delivered; when the transcript
+// is readable and does not, nothing arrived and it is stored again, due
+// now; when there is no transcript to read (a harness confirmed by its
+// receipt only, an unknown path) it is outcome_unknown, for a person to
+// retry. It never sends.
+func (o *Outbox) Recover(ctx context.Context, svc *Service, m ports.OutboxMessage) (ports.OutboxMessage, error) {
+	from := []domain.OutboxState{domain.OutboxDelivering}
+	now := o.now()
+	if m.Transcript == "" || svc.transcripts == nil {
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
+			Reason: "the service stopped during the hand-over and this harness's receipt cannot be read again (no transcript): run peerctl outbox retry to send it again"})
+	}
+	cctx, cancel := context.WithTimeout(ctx, RecoverWindow)
+	defer cancel()
+	enq, err := svc.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: m.Transcript, Text: m.Text, SessionID: m.SessionID, Since: m.AttemptAt})
+	switch {
+	case err == nil:
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxDelivered, At: now, Outcome: domain.OutcomeDelivered.String(),
+			Reason: fmt.Sprintf("the service stopped during the hand-over; the transcript shows it arrived (enqueued at %s)", enq.At.UTC().Format(time.RFC3339Nano))})
+	case ctx.Err() != nil:
+		return m, ctx.Err()
+	}
+	if _, serr := os.Stat(m.Transcript); serr != nil && !errors.Is(serr, os.ErrNotExist) {
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
+			Reason: fmt.Sprintf("the service stopped during the hand-over and the transcript cannot be read (%v): run peerctl outbox retry to send it again", serr)})
+	}
+	return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now,
+		Reason: "the service stopped during the hand-over; the transcript does not show it, so it did not arrive: it is sent again"})
+}
+
+// ErrNotPending is returned by Cancel for a message no longer waiting.
+var ErrNotPending = errors.New("only a stored message can be cancelled")
+
+// ErrNotRetryable is returned by Retry for a message delivered or on its way.
+var ErrNotRetryable = errors.New("only an outcome_unknown, expired, refused, cancelled or stored message can be retried")
+
+// Cancel takes stored message id back (cancelled, with reason); one that
+// is being delivered or is past that is ErrNotPending (wrapped, with its
+// state); ports.ErrNoMessage for an unknown id.
+func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.OutboxMessage, error) {
+	m, err := o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: o.now(), Reason: reason})
+	if errors.Is(err, ports.ErrWrongState) {
+		return m, fmt.Errorf("message %d is %s: %w", id, m.State, ErrNotPending)
+	}
+	return m, err
+}
+
+// Retry makes message id due now: stored again, its TTL renewed (as long
+// as it was first given) when it had passed. A person retries an
+// outcome_unknown message after checking it did not arrive: the next
+// attempt sends it (it may then arrive twice). Delivered, held, taken up
+// and replied messages, and one being delivered, are ErrNotRetryable.
+func (o *Outbox) Retry(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+	m, _, err := o.store.Get(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	now := o.now()
+	c := ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now, Reason: "retried by outbox retry"}
+	if !now.Before(m.Expires) {
+		c.Expires = now.Add(m.Expires.Sub(m.Created))
+	}
+	m, err = o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxOutcomeUnknown, domain.OutboxExpired, domain.OutboxRefused, domain.OutboxCancelled, domain.OutboxStored}, c)
+	if errors.Is(err, ports.ErrWrongState) {
+		return m, fmt.Errorf("message %d is %s: %w", id, m.State, ErrNotRetryable)
+	}
+	return m, err
+}

@@ -1,0 +1,285 @@
+package app_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// countingTransport hands every message over (the fake session's enqueue
+// line is written, as Claude Code would) and counts the hand-overs per text.
+type countingTransport struct {
+	mu    sync.Mutex
+	count map[string]int
+	fake  func() *fakeSession
+	fail  error
+}
+
+func (c *countingTransport) Name() string { return "fake" }
+
+func (c *countingTransport) Deliver(_ context.Context, _ domain.Session, m domain.Message) (domain.Receipt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail != nil {
+		return domain.Receipt{}, c.fail
+	}
+	if c.count == nil {
+		c.count = map[string]int{}
+	}
+	c.count[m.Text()]++
+	if f := c.fake(); f != nil {
+		f.enqueue(m.Text(), time.Now())
+	}
+	return domain.Receipt{Transport: "fake", Outcome: "queued", MsgID: "msg-1"}, nil
+}
+
+func (c *countingTransport) Plan(domain.Session, domain.Message) (domain.Plan, error) {
+	return domain.Plan{}, nil
+}
+
+func (c *countingTransport) sent(text string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.count[text]
+}
+
+type outboxWorld struct {
+	dir   string
+	store *outbox.Store
+	ob    *app.Outbox
+	now   time.Time
+	tr    *countingTransport
+	svc   *app.Service
+	fake  *fakeSession
+}
+
+func newOutboxWorld(t *testing.T) *outboxWorld {
+	dir := t.TempDir()
+	store, err := outbox.Open(context.Background(), filepath.Join(dir, "state", outbox.FileName))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	w := &outboxWorld{dir: dir, store: store, now: time.Now()}
+	w.ob = app.NewOutbox(store, func() time.Time { return w.now })
+	w.tr = &countingTransport{fake: func() *fakeSession { return w.fake }}
+	w.svc = newService(dir, w.tr, variants()[1])
+	return w
+}
+
+func (w *outboxWorld) submit(t *testing.T, key, address, text string) ports.OutboxMessage {
+	m, _, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: key, Address: address, Text: text, TTL: time.Hour})
+	require.NoError(t, err)
+	return m
+}
+
+func (w *outboxWorld) state(t *testing.T, id int64) (ports.OutboxMessage, []ports.OutboxEvent) {
+	m, h, err := w.store.Get(context.Background(), id)
+	require.NoError(t, err)
+	return m, h
+}
+
+// pendingOnly selects the messages the service still works on.
+var pendingOnly = ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}}
+
+var confirmFast = app.SendRequest{ConfirmOptions: app.ConfirmOptions{ConfirmTimeout: 2 * time.Second}}
+
+func TestOutboxStoresUntilTheSessionIsBackThenDeliversOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "look at PR 7 when you are back")
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Contains(t, m.Reason, "not_live")
+	assert.Equal(t, w.now.Add(2*time.Second).UnixNano(), m.NextAt.UnixNano(), "backoff after the first failure")
+	assert.Zero(t, w.tr.sent(m.Text))
+
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.now = w.now.Add(3 * time.Second)
+	m, res, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, idA, m.SessionID)
+	assert.Equal(t, "msg-1", m.MsgID)
+	assert.Equal(t, w.fake.Transcript(), m.Transcript)
+	assert.True(t, res.Confirmed)
+	assert.Equal(t, 1, w.tr.sent(m.Text))
+	_, hist := w.state(t, m.ID)
+	var states []string
+	for _, e := range hist {
+		states = append(states, e.State.String())
+	}
+	assert.Equal(t, []string{"stored", "stored", "delivering", "delivered"}, states)
+	// A delivered message is not due again.
+	due, err := w.store.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	assert.Empty(t, due)
+}
+
+func TestOutboxSameKeyIsOneMessage(t *testing.T) {
+	w := newOutboxWorld(t)
+	a := w.submit(t, "nightly-42", "reviewer", "first")
+	b, created, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: "nightly-42", Address: "reviewer", Text: "second"})
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, a.ID, b.ID)
+	assert.Equal(t, "first", b.Text)
+}
+
+func TestOutboxRefusesAnInvalidTextBeforeStoring(t *testing.T) {
+	w := newOutboxWorld(t)
+	_, _, err := w.ob.Submit(context.Background(), app.DurableRequest{Address: "x", Text: "  "})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok)
+	assert.Equal(t, domain.ReasonInvalidMessage, r.Reason)
+	l, err := w.store.List(context.Background(), ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, l)
+}
+
+func TestOutboxExpiresWithTheLastReason(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "nobody-here", "hello")
+	m, _, _ = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	w.now = w.now.Add(2 * time.Hour)
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxExpired, m.State)
+	assert.Contains(t, m.Reason, "time to live passed")
+	assert.Contains(t, m.Reason, "not_live")
+	// Retry renews the TTL and makes it due now.
+	m, err = w.ob.Retry(ctx, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.True(t, m.Expires.After(w.now))
+}
+
+func TestOutboxOutcomeUnknownIsNeverRetriedOnItsOwn(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.tr.fail = domain.Refuse(domain.ReasonOutcomeUnknown, "the courier died after it had the text")
+	m := w.submit(t, "", "reviewer", "maybe twice")
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.Error(t, err)
+	assert.Equal(t, domain.OutboxOutcomeUnknown, m.State)
+	due, err := w.store.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	assert.Empty(t, due)
+	_, err = w.ob.Cancel(ctx, m.ID, "x")
+	assert.ErrorIs(t, err, app.ErrNotPending)
+	m, err = w.ob.Retry(ctx, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+}
+
+func TestOutboxDeliveryFailedBeforeHandOverIsRetried(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.tr.fail = domain.Refuse(domain.ReasonDeliveryFailed, "courier program missing")
+	m := w.submit(t, "", "reviewer", "again later")
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.Error(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, 1, m.Attempts)
+	assert.Contains(t, m.Reason, "courier program missing")
+}
+
+// A service killed mid-delivery leaves the message in delivering: the
+// transcript decides, and nothing is sent by the check.
+func TestOutboxRecoverChecksTheTranscript(t *testing.T) {
+	ctx := context.Background()
+	t.Run("arrived", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		m := w.submit(t, "", "reviewer", "arrived before the crash")
+		m = w.crashMidDelivery(t, m, true)
+		m, err := w.ob.Recover(ctx, w.svc, m)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxDelivered, m.State)
+		assert.Contains(t, m.Reason, "transcript shows it arrived")
+		assert.Zero(t, w.tr.sent(m.Text))
+	})
+	t.Run("not arrived", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		m := w.submit(t, "", "reviewer", "lost in the crash")
+		m = w.crashMidDelivery(t, m, false)
+		m, err := w.ob.Recover(ctx, w.svc, m)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxStored, m.State)
+		m, _, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxDelivered, m.State)
+		assert.Equal(t, 1, w.tr.sent(m.Text))
+	})
+	t.Run("cannot be checked", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m := w.submit(t, "", "reviewer", "no transcript to read")
+		m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivering, At: w.now, Attempt: true})
+		require.NoError(t, err)
+		m, err = w.ob.Recover(ctx, w.svc, m)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxOutcomeUnknown, m.State)
+		assert.Contains(t, m.Reason, "outbox retry")
+	})
+}
+
+// crashMidDelivery moves m to delivering as Attempt does, and writes the
+// enqueue line to the transcript when arrived (the courier had handed it
+// over when the service died).
+func (w *outboxWorld) crashMidDelivery(t *testing.T, m ports.OutboxMessage, arrived bool) ports.OutboxMessage {
+	at := time.Now()
+	m, err := w.store.Move(context.Background(), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivering,
+		At: at, Attempt: true, SessionID: idA, Transcript: w.fake.Transcript()})
+	require.NoError(t, err)
+	if arrived {
+		w.fake.enqueue(m.Text, at.Add(10*time.Millisecond))
+	} else {
+		w.fake.enqueue("some other message", at.Add(10*time.Millisecond))
+	}
+	return m
+}
+
+func TestOutboxCancel(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "never mind")
+	m, err := w.ob.Cancel(ctx, m.ID, "cancelled by outbox cancel")
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxCancelled, m.State)
+	due, err := w.store.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	assert.Empty(t, due)
+	_, err = w.ob.Cancel(ctx, 4242, "x")
+	assert.ErrorIs(t, err, ports.ErrNoMessage)
+}
+
+// An attempt that waits (SendRequest.Wait, for hosts of the use case) and
+// sees the session take the message up records taken_up after delivered.
+func TestOutboxAttemptThatWaitsRecordsTakenUp(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	m := w.submit(t, "", "reviewer", "take this up")
+	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{ConfirmTimeout: 2 * time.Second, Wait: 5 * time.Second}}
+	m, res, err := w.ob.Attempt(ctx, w.svc, m, req)
+	require.NoError(t, err)
+	require.False(t, res.TakenUpAt.IsZero(), "the fake session took it up")
+	assert.Equal(t, domain.OutboxTakenUp, m.State)
+	_, hist := w.state(t, m.ID)
+	assert.Equal(t, domain.OutboxDelivered, hist[len(hist)-2].State)
+}

@@ -1,0 +1,306 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// outboxJSON is one message of `peerctl outbox --json` (docs/OUTPUT.md).
+type outboxJSON struct {
+	ID        int64  `json:"id"`
+	Key       string `json:"key,omitempty"`
+	State     string `json:"state"`
+	Reason    string `json:"reason,omitempty"`
+	Address   string `json:"address"`
+	SessionID string `json:"sessionId,omitempty"`
+	Text      string `json:"text"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
+	ExpiresAt string `json:"expiresAt"`
+	// NextAttemptAt is when a stored message is next tried ("" otherwise).
+	NextAttemptAt string `json:"nextAttemptAt,omitempty"`
+	Attempts      int    `json:"attempts"`
+	Outcome       string `json:"outcome,omitempty"`
+	Transport     string `json:"transport,omitempty"`
+	MsgID         string `json:"msgId,omitempty"`
+	Transcript    string `json:"transcript,omitempty"`
+	// History is every change, oldest first (outbox show only).
+	History []outboxEventJSON `json:"history,omitempty"`
+}
+
+type outboxEventJSON struct {
+	At     string `json:"at"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// outboxTime is t in RFC 3339 UTC, to the nanosecond ("" for the zero time).
+func outboxTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) outboxJSON {
+	out := outboxJSON{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, SessionID: m.SessionID, Text: m.Text,
+		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts,
+		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
+	if m.State == domain.OutboxStored {
+		out.NextAttemptAt = outboxTime(m.NextAt)
+	}
+	for _, e := range hist {
+		out.History = append(out.History, outboxEventJSON{At: outboxTime(e.At), State: e.State.String(), Reason: e.Reason})
+	}
+	return out
+}
+
+func (c *cli) outboxCmd() *cobra.Command {
+	var (
+		asJSON bool
+		states []string
+		target string
+		limit  int
+	)
+	list := func(cmd *cobra.Command, _ []string) error {
+		f := ports.OutboxFilter{Target: target, Limit: limit}
+		for _, w := range states {
+			for _, one := range strings.Split(w, ",") {
+				st, err := domain.ParseOutboxState(strings.TrimSpace(one))
+				if err != nil {
+					return usageError{fmt.Errorf("--state %q: want one of %s", one, outboxStateWords())}
+				}
+				f.States = append(f.States, st)
+			}
+		}
+		if limit < 0 {
+			return usageError{fmt.Errorf("--limit %d: want 0 (all) or more", limit)}
+		}
+		c.started()
+		c.jsonOut = asJSON
+		return c.outboxList(cmd.Context(), f, asJSON)
+	}
+	cmd := &cobra.Command{
+		Use:   "outbox",
+		Short: "List the durable messages and where each stands; show, cancel or retry one",
+		Long:  helpLong("List the messages send --durable left in peerctl serve's outbox, newest first, with their state", "outbox"),
+		Example: `  peerctl outbox
+  peerctl outbox --state stored,outcome_unknown --target reviewer
+  peerctl outbox show 17 --json | jq .history
+  peerctl outbox cancel 17
+  peerctl outbox retry 18     # an outcome_unknown message, after checking it did not arrive`,
+		Args: noArgs,
+		RunE: list,
+	}
+	addListFlags := func(cmd *cobra.Command) {
+		cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+		cmd.Flags().StringSliceVar(&states, "state", nil, "only messages in these states: "+outboxStateWords())
+		cmd.Flags().StringVar(&target, "target", "", "only messages to this address (as given to send) or session id")
+		cmd.Flags().IntVar(&limit, "limit", 0, "at most this many, newest first (0: all)")
+	}
+	addListFlags(cmd)
+	listCmd := &cobra.Command{Use: "list", Short: "List the durable messages (the default)", Args: noArgs, RunE: list,
+		Long: helpLong("List the messages in the outbox, newest first; peerctl outbox alone does the same", "outbox"),
+		Example: `  peerctl outbox list
+  peerctl outbox list --state stored --json
+  peerctl outbox list --target reviewer --limit 5`}
+	addListFlags(listCmd)
+	show := &cobra.Command{
+		Use: "show ID", Short: "Show one message and its history", Args: oneID,
+		Long: helpLong("Show one message of the outbox and every change in its history, with its time and reason", "outbox"),
+		Example: `  peerctl outbox show 17
+  peerctl outbox show 17 --json | jq -r .state
+  peerctl outbox show 17 --json | jq .history`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := strconv.ParseInt(args[0], 10, 64)
+			c.started()
+			c.jsonOut = asJSON
+			return c.outboxShow(cmd.Context(), id, asJSON)
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+	change := func(use, short, long, example string, do func(context.Context, *app.Outbox, int64) (ports.OutboxMessage, error)) *cobra.Command {
+		cmd := &cobra.Command{
+			Use: use + " ID", Short: short, Args: oneID, Example: example, Long: helpLong(long, "outbox"),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				id, _ := strconv.ParseInt(args[0], 10, 64)
+				c.started()
+				c.jsonOut = asJSON
+				return c.outboxChange(cmd.Context(), id, asJSON, do)
+			},
+		}
+		cmd.Flags().BoolVar(&asJSON, "json", false, "print the message as JSON on stdout")
+		return cmd
+	}
+	cancel := change("cancel", "Take back a stored message before it is delivered",
+		"Take back a stored message before it is delivered (through peerctl serve, the outbox's one writer)",
+		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --json | jq '.[].id' | xargs -n1 peerctl outbox cancel",
+		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) {
+			return ob.Cancel(ctx, id, "cancelled by outbox cancel")
+		})
+	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)",
+		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed",
+		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown",
+		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) {
+			return ob.Retry(ctx, id)
+		})
+	cmd.AddCommand(listCmd, show, cancel, retry)
+	return cmd
+}
+
+func oneID(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("want one message ID, got %s", plural(len(args), "argument"))}
+	}
+	if id, err := strconv.ParseInt(args[0], 10, 64); err != nil || id < 1 {
+		return usageError{fmt.Errorf("message ID %q: want a number from 1 (peerctl outbox lists them)", args[0])}
+	}
+	return nil
+}
+
+func outboxStateWords() string {
+	var w []string
+	for _, s := range domain.OutboxStates() {
+		w = append(w, s.String())
+	}
+	return strings.Join(w, ", ")
+}
+
+// openOutbox opens the outbox for reading; absent is true when there is
+// no outbox file yet (nothing was ever stored).
+func (c *cli) openOutbox(ctx context.Context) (st *outbox.Store, absent bool, err error) {
+	p, err := pathsFor(c.getenv)
+	if err != nil {
+		return nil, false, err
+	}
+	st, err = outbox.OpenReadOnly(ctx, p.db)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, outboxUnavailable(err)
+	}
+	return st, false, nil
+}
+
+func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool) error {
+	st, absent, err := c.openOutbox(ctx)
+	if err != nil {
+		return err
+	}
+	var msgs []ports.OutboxMessage
+	if !absent {
+		defer func() { _ = st.Close() }()
+		if msgs, err = st.List(ctx, f); err != nil {
+			return outboxUnavailable(err)
+		}
+	}
+	if asJSON {
+		out := make([]outboxJSON, 0, len(msgs))
+		for _, m := range msgs {
+			out = append(out, toOutboxJSON(m, nil))
+		}
+		return c.writeJSON(out)
+	}
+	if len(msgs) == 0 {
+		fmt.Fprintln(c.stderr, "peerctl: the outbox holds no such message")
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "%-6s %-16s %-24s %-8s %-20s %s\n", "ID", "STATE", "TARGET", "ATTEMPTS", "UPDATED", "REASON")
+	for _, m := range msgs {
+		fmt.Fprintf(c.stdout, "%-6d %-16s %-24s %-8d %-20s %s\n", m.ID, m.State, cut(safe(m.Address), 24), m.Attempts,
+			m.Updated.Local().Format(time.DateTime), cut(safe(m.Reason), 120))
+	}
+	return nil
+}
+
+func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
+	st, absent, err := c.openOutbox(ctx)
+	if err != nil {
+		return err
+	}
+	if absent {
+		return usageError{fmt.Errorf("message %d: the outbox is empty (nothing was ever stored)", id)}
+	}
+	defer func() { _ = st.Close() }()
+	m, hist, err := st.Get(ctx, id)
+	if errors.Is(err, ports.ErrNoMessage) {
+		return usageError{fmt.Errorf("message %d is not in the outbox (peerctl outbox lists them)", id)}
+	}
+	if err != nil {
+		return outboxUnavailable(err)
+	}
+	if asJSON {
+		return c.writeJSON(toOutboxJSON(m, hist))
+	}
+	c.printOutboxMessage(m)
+	fmt.Fprintln(c.stdout, "history:")
+	for _, e := range hist {
+		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", outboxTime(e.At), e.State, safe(e.Reason))
+	}
+	return nil
+}
+
+func (c *cli) printOutboxMessage(m ports.OutboxMessage) {
+	j := toOutboxJSON(m, nil)
+	rows := [][2]string{{"id", strconv.FormatInt(m.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
+		{"session", j.SessionID}, {"key", j.Key}, {"created", j.CreatedAt}, {"expires", j.ExpiresAt}, {"next attempt", j.NextAttemptAt},
+		{"attempts", strconv.Itoa(m.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
+		{"text", j.Text}}
+	for _, r := range rows {
+		if r[1] != "" {
+			fmt.Fprintf(c.stdout, "%-13s %s\n", r[0]+":", safe(r[1]))
+		}
+	}
+}
+
+// outboxChange runs cancel or retry: in the service (the outbox's one
+// writer), started on demand, unless PEERCTL_SERVE=off.
+func (c *cli) outboxChange(ctx context.Context, id int64, asJSON bool, do func(context.Context, *app.Outbox, int64) (ports.OutboxMessage, error)) error {
+	if c.srv == nil {
+		if c.serveOff() {
+			return outboxUnavailable(fmt.Errorf("changing the outbox needs peerctl serve, its one writer, and %s=off or this system has none", serveEnv))
+		}
+		conn, err := c.dialServe(ctx, true)
+		if err != nil {
+			return outboxUnavailable(err)
+		}
+		if err := c.forward(ctx, conn, ""); errors.Is(err, errForwardUnsent) {
+			return outboxUnavailable(err)
+		} else if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonOutcomeUnknown {
+			return fmt.Errorf("the service did not answer: see peerctl outbox show %d", id)
+		} else {
+			return err
+		}
+	}
+	if c.srv.ob == nil {
+		return outboxUnavailable(c.srv.storeErr)
+	}
+	m, err := do(ctx, c.srv.ob, id)
+	switch {
+	case errors.Is(err, ports.ErrNoMessage):
+		return usageError{fmt.Errorf("message %d is not in the outbox (peerctl outbox lists them)", id)}
+	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable):
+		return usageError{err}
+	case err != nil:
+		return outboxUnavailable(err)
+	}
+	c.srv.poke()
+	if asJSON {
+		return c.writeJSON(toOutboxJSON(m, nil))
+	}
+	c.printOutboxMessage(m)
+	return nil
+}

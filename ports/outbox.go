@@ -1,0 +1,114 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// ErrNoMessage is returned for an outbox id that names no message.
+var ErrNoMessage = errors.New("no such message in the outbox")
+
+// ErrWrongState is returned by Outbox.Move when the message is not in one
+// of the states the move starts from (someone else moved it first).
+var ErrWrongState = errors.New("the message is not in a state this change applies to")
+
+// OutboxMessage is one durable message and where it stands.
+type OutboxMessage struct {
+	// ID is the outbox's id, from 1, never reused.
+	ID int64
+	// Key is the caller's idempotency key (send --key); "" for none.
+	Key string
+	// Address is the target as given (session id, name, endpoint...).
+	Address string
+	// Text is the message, byte for byte.
+	Text string
+	// Request is how the message is to be sent, opaque to the store (the
+	// service's own encoding: the send's flags and settings).
+	Request []byte
+	State   domain.OutboxState
+	// Reason says why the message is in State (the last refusal's words,
+	// "cancelled by outbox cancel", ...); "" when nothing needs saying.
+	Reason string
+	// Created is when it was stored; Expires when its time to live ends;
+	// NextAt when the next attempt is due (stored only); Updated the last
+	// change. Times are kept to the nanosecond, UTC.
+	Created, Expires, NextAt, Updated time.Time
+	// Attempts counts the attempts begun.
+	Attempts int
+	// SessionID and Transcript are the resolved target of the last attempt
+	// and its transcript file ("" when unknown); AttemptAt is when that
+	// attempt's hand-over began. A crashed attempt is checked against them.
+	SessionID, Transcript string
+	AttemptAt             time.Time
+	// Outcome, Transport and MsgID are the harness's receipt once
+	// delivered: "queued", "held", "delivered"...; Claude Code's msg_id.
+	Outcome, Transport, MsgID string
+}
+
+// OutboxEvent is one change in a message's history.
+type OutboxEvent struct {
+	// Seq orders every change of every message, from 1; MessageID and
+	// Address name the message (Events sets them; Get leaves them zero).
+	Seq       int64
+	MessageID int64
+	Address   string
+	At        time.Time
+	State     domain.OutboxState
+	Reason    string
+}
+
+// OutboxChange is what Outbox.Move sets. Zero fields leave the message's
+// value as it was, except Reason (always set) and NextAt (set when State is
+// OutboxStored).
+type OutboxChange struct {
+	State  domain.OutboxState
+	Reason string
+	At     time.Time
+	NextAt time.Time
+	// Attempt counts a new attempt (Attempts+1) and sets AttemptAt to At.
+	Attempt               bool
+	SessionID, Transcript string
+	Outcome, Transport    string
+	MsgID                 string
+	// Expires, when not zero, is a new end of the time to live (retry).
+	Expires time.Time
+}
+
+// OutboxFilter selects messages for Outbox.List; zero fields select all.
+type OutboxFilter struct {
+	States []domain.OutboxState
+	// Target matches Address exactly or SessionID exactly.
+	Target string
+	// Limit is the most messages returned (0: no limit), newest first.
+	Limit int
+}
+
+// Outbox keeps durable messages (peerctl serve). One process writes it
+// (the service, holding its lock); readers may list and show at any time.
+// Every error but ErrNoMessage and ErrWrongState means the store cannot be
+// used (corrupt, full disk, read-only folder): callers refuse durable
+// sends with it and never delete or replace the file.
+type Outbox interface {
+	// Put stores m as a new message in OutboxStored (its history begins
+	// with that state at m.Created) and returns it with its ID. When m.Key
+	// is not "" and a message with that key exists, nothing is stored and
+	// that message is returned with created false.
+	Put(ctx context.Context, m OutboxMessage) (got OutboxMessage, created bool, err error)
+	// Get returns message id and its history, oldest first (ErrNoMessage).
+	Get(ctx context.Context, id int64) (OutboxMessage, []OutboxEvent, error)
+	// List returns the messages f selects, newest first.
+	List(ctx context.Context, f OutboxFilter) ([]OutboxMessage, error)
+	// Move changes message id to c if it is in one of from (ErrWrongState
+	// otherwise; ErrNoMessage), adds c to its history, and returns it.
+	Move(ctx context.Context, id int64, from []domain.OutboxState, c OutboxChange) (OutboxMessage, error)
+	// Events returns the changes of every message after sequence number
+	// after, oldest first, at most limit (watch).
+	Events(ctx context.Context, after int64, limit int) ([]OutboxEvent, error)
+	// LastEvent is the sequence number of the latest change (0: none).
+	LastEvent(ctx context.Context) (int64, error)
+	// Close closes the store.
+	Close() error
+}

@@ -1,0 +1,449 @@
+//go:build unix
+
+package acceptance
+
+// peerctl serve, send --durable and outbox end to end, hermetic: the fake
+// claude as the (warm) courier, recording listeners as sessions' sockets,
+// a state and runtime folder of the test's own.
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/servesock"
+	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testproc"
+)
+
+// serveWorld is a sendWorld with the service's folders.
+type serveWorld struct {
+	sendWorld
+	state, run string
+	srv        *exec.Cmd // a service startServe started
+}
+
+func newServeWorld(t *testing.T) serveWorld {
+	w := serveWorld{sendWorld: newSendWorld(t, false), state: t.TempDir(), run: catSocketDir(t)}
+	t.Cleanup(func() {
+		w.stopServe(t)
+		if log, err := os.ReadFile(filepath.Join(w.state, "peerctl", "serve.log")); err == nil && (t.Failed() || testing.Verbose()) {
+			t.Logf("serve.log:\n%s", log)
+		}
+	})
+	return w
+}
+
+func (w serveWorld) env(t testing.TB) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_CLAUDE=" + fakeClaudeBin(t),
+		"FAKECLAUDE_RECORD=" + w.record, "FAKECLAUDE_SCENARIO=sent", "XDG_STATE_HOME=" + w.state, "XDG_RUNTIME_DIR=" + w.run}
+}
+
+// newServeWorldB is a serveWorld for a benchmark: a registry with no
+// session yet.
+func newServeWorldB(b testing.TB) serveWorld {
+	config, sessions := catRegistry(b)
+	w := serveWorld{sendWorld: sendWorld{config: config, sessions: sessions, record: b.TempDir()}, state: b.TempDir(), run: catSocketDir(b)}
+	b.Cleanup(func() { w.stopServe(b) })
+	return w
+}
+
+// startServe runs peerctl serve in a process group of its own (w.srv) and
+// waits for its socket.
+func (w *serveWorld) startServe(t testing.TB) {
+	w.srv = exec.Command(peerctlBin(t), "serve")
+	w.srv.Env = w.env(t)
+	w.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := w.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := w.srv
+	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
+	eventually(t, 30*time.Second, "the service's socket", func() bool {
+		_, err := os.Stat(filepath.Join(w.run, "peerctl", servesock.SocketName))
+		return err == nil
+	})
+}
+
+func (w serveWorld) peerctl(t *testing.T, stdin []byte, args ...string) result {
+	t.Helper()
+	return catRun(t, w.sessions, runOpts{Env: w.env(t), Stdin: stdin}, append([]string{"--config-dir", w.config}, args...)...)
+}
+
+func (w serveWorld) db() string   { return filepath.Join(w.state, "peerctl", "outbox.db") }
+func (w serveWorld) lock() string { return filepath.Join(w.state, "peerctl", servesock.LockName) }
+
+// servePID is the pid in the lock file of a running service (0: none).
+func (w serveWorld) servePID(t testing.TB) int {
+	l, err := servesock.TryLock(w.lock())
+	if err == nil {
+		_ = l.Release()
+		return 0
+	}
+	b, err := os.ReadFile(w.lock())
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0 // a service starting: its pid is not written yet
+	}
+	return pid
+}
+
+// stopServe ends a running service with sig (SIGTERM by default) and
+// waits until its lock is free.
+func (w serveWorld) stopServe(t testing.TB, sig ...syscall.Signal) {
+	pid := w.servePID(t)
+	if pid == 0 {
+		return
+	}
+	s := syscall.SIGTERM
+	if len(sig) > 0 {
+		s = sig[0]
+	}
+	_ = syscall.Kill(pid, s)
+	eventually(t, 120*time.Second, "the service to end", func() bool { return w.servePID(t) == 0 })
+}
+
+// waitFor polls cond until it holds or d passes (then the test fails).
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	wait := 10 * time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			require.FailNow(t, "timed out waiting for "+what)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+}
+
+type outboxEntry struct {
+	ID      int64  `json:"id"`
+	Key     string `json:"key"`
+	State   string `json:"state"`
+	Reason  string `json:"reason"`
+	Address string `json:"address"`
+	Text    string `json:"text"`
+	MsgID   string `json:"msgId"`
+	History []struct {
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	} `json:"history"`
+}
+
+func (w serveWorld) outbox(t *testing.T, args ...string) []outboxEntry {
+	t.Helper()
+	r := w.peerctl(t, nil, append([]string{"outbox", "--json"}, args...)...)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var out []outboxEntry
+	require.NoError(t, json.Unmarshal(r.Stdout, &out), "stdout: %s", r.Stdout)
+	return out
+}
+
+func (w serveWorld) show(t *testing.T, id int64) outboxEntry {
+	t.Helper()
+	r := w.peerctl(t, nil, "outbox", "show", "--json", strconv.FormatInt(id, 10))
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var out outboxEntry
+	require.NoError(t, json.Unmarshal(r.Stdout, &out), "stdout: %s", r.Stdout)
+	return out
+}
+
+type durableReceipt struct {
+	OK      bool   `json:"ok"`
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail"`
+	MsgID   string `json:"msgId"`
+	Outbox  struct {
+		ID        int64  `json:"id"`
+		State     string `json:"state"`
+		Key       string `json:"key"`
+		ExpiresAt string `json:"expiresAt"`
+		Duplicate bool   `json:"duplicate"`
+	} `json:"outbox"`
+}
+
+func decodeReceipt(t *testing.T, r result) durableReceipt {
+	t.Helper()
+	var got durableReceipt
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+	return got
+}
+
+// addSession writes a live record named name whose socket is a new
+// recording listener, and returns the listener.
+func (w serveWorld) addSession(t *testing.T, name string) *socktest.Listener {
+	pid := testproc.Sleeper(t)
+	sock := filepath.Join(catSocketDir(t), "s.sock")
+	l := socktest.Listen(t, sock, false)
+	catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, name, sock))
+	return l
+}
+
+func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
+	w := newServeWorld(t)
+	r := w.peerctl(t, nil, "send", "--json", "--durable=1h", "--key", "pr-7", "reviewer", "look at PR 7")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	got := decodeReceipt(t, r)
+	assert.True(t, got.OK)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Equal(t, "stored", got.Outbox.State)
+	assert.Equal(t, "pr-7", got.Outbox.Key)
+	assert.Contains(t, got.Detail, "not_live")
+	id := got.Outbox.ID
+	require.NotZero(t, id)
+	require.NotZero(t, w.servePID(t), "the durable send started the service")
+
+	// The same key again: the first message, nothing new.
+	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7, again")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	dup := decodeReceipt(t, r)
+	assert.Equal(t, id, dup.Outbox.ID)
+	assert.True(t, dup.Outbox.Duplicate)
+	assert.Len(t, w.outbox(t), 1)
+	// Two more wait behind it: one address, delivered in order.
+	var later []int64
+	for _, text := range []string{"second in line", "third in line"} {
+		r = w.peerctl(t, nil, "send", "--json", "--durable", "--no-confirm", "reviewer", text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		later = append(later, decodeReceipt(t, r).Outbox.ID)
+	}
+
+	// The session comes: the service delivers them, once each, in order.
+	l := w.addSession(t, "reviewer")
+	eventually(t, 60*time.Second, "the messages to be delivered", func() bool { return w.show(t, later[1]).State == "delivered" })
+	assert.Equal(t, "delivered", w.show(t, id).State)
+	frames := l.Wait(3)
+	require.Len(t, frames, 3)
+	for i, want := range []string{"look at PR 7", "second in line", "third in line"} {
+		assert.Contains(t, string(frames[i]), want)
+	}
+	m := w.show(t, id)
+	assert.NotEmpty(t, m.MsgID)
+	var states []string
+	for _, h := range m.History {
+		states = append(states, h.State)
+	}
+	assert.Equal(t, "stored", states[0])
+	assert.Equal(t, []string{"delivering", "delivered"}, states[len(states)-2:])
+	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7")
+	require.Equal(t, 0, r.Code)
+	assert.Equal(t, "queued", decodeReceipt(t, r).Outcome, "a repeated key answers with the delivered message's receipt word")
+	assert.Len(t, l.Frames(), 3, "never twice")
+
+	// Text and filters.
+	r = w.peerctl(t, nil, "outbox")
+	require.Equal(t, 0, r.Code)
+	assert.Contains(t, string(r.Stdout), "delivered")
+	assert.Empty(t, w.outbox(t, "--state", "stored"))
+	assert.Len(t, w.outbox(t, "--target", "reviewer"), 3)
+	r = w.peerctl(t, nil, "outbox", "--state", "gone")
+	assert.Equal(t, 2, r.Code)
+}
+
+func TestServeDurableSendToALiveSessionIsTheSameReceipt(t *testing.T) {
+	w := newServeWorld(t)
+	r := w.peerctl(t, nil, "send", "--json", "--durable", "--confirm-timeout", "300ms", w.id, "ship it")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	got := decodeReceipt(t, r)
+	assert.Equal(t, "queued", got.Outcome)
+	assert.NotEmpty(t, got.MsgID)
+	assert.Equal(t, "delivered", got.Outbox.State)
+	require.Len(t, w.listener.Wait(1), 1)
+}
+
+func TestServePlainSendGoesThroughTheWarmCourier(t *testing.T) {
+	w := newServeWorld(t)
+	w.startServe(t)
+	srv := w.srv
+	for i := range 3 {
+		r := w.peerctl(t, nil, "send", "--json", "--confirm-timeout", "300ms", w.id, "warm "+strconv.Itoa(i))
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		got := decodeReceipt(t, r)
+		assert.Equal(t, "queued", got.Outcome)
+		assert.NotEmpty(t, got.MsgID)
+		assert.Zero(t, got.Outbox.ID, "a plain send is not stored")
+	}
+	require.Len(t, w.listener.Wait(3), 3)
+	argv, err := os.ReadFile(filepath.Join(w.record, "argv.json"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, argv)
+	pids, err := os.ReadFile(filepath.Join(w.record, "pid"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(string(pids)), "\n")+1, "one courier for three sends: %s", pids)
+
+	// A second service for the same state is refused, clearly.
+	r := w.peerctl(t, nil, "serve")
+	assert.Equal(t, 1, r.Code)
+	assert.Contains(t, string(r.Stderr), "another peerctl serve (pid "+strconv.Itoa(srv.Process.Pid)+")")
+
+	// PEERCTL_SERVE=off: the send runs here (a courier of its own).
+	env := append(w.env(t), "PEERCTL_SERVE=off")
+	r = catRun(t, w.sessions, runOpts{Env: env}, "--config-dir", w.config, "send", "--json", "--confirm-timeout", "300ms", w.id, "cold")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	r = catRun(t, w.sessions, runOpts{Env: env}, "--config-dir", w.config, "send", "--durable", w.id, "cold")
+	assert.Equal(t, 13, r.Code)
+	assert.Contains(t, string(r.Stderr), "outbox_unavailable")
+}
+
+func TestServeCorruptDatabaseKeptAndReported(t *testing.T) {
+	w := newServeWorld(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(w.db()), 0o700))
+	junk := bytes.Repeat([]byte("this is not a database\n"), 300)
+	require.NoError(t, os.WriteFile(w.db(), junk, 0o600))
+	r := w.peerctl(t, nil, "send", "--json", "--durable", w.id, "keep me")
+	assert.Equal(t, 13, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "outbox_unavailable")
+	assert.Contains(t, string(r.Stderr), "outbox.db")
+	assert.Contains(t, string(r.Stderr), "kept")
+	assert.Empty(t, w.listener.Frames(), "nothing was sent")
+	// A plain send still works (through the running service's warm courier).
+	r = w.peerctl(t, nil, "send", "--json", "--confirm-timeout", "300ms", w.id, "plain")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	after, err := os.ReadFile(w.db())
+	require.NoError(t, err)
+	assert.Equal(t, junk, after, "the file is never overwritten")
+	r = w.peerctl(t, nil, "outbox")
+	assert.Equal(t, 13, r.Code)
+}
+
+func TestServeCancelAndRetry(t *testing.T) {
+	w := newServeWorld(t)
+	r := w.peerctl(t, nil, "send", "--json", "--durable", "nobody", "never mind")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	id := decodeReceipt(t, r).Outbox.ID
+	sid := strconv.FormatInt(id, 10)
+	r = w.peerctl(t, nil, "outbox", "cancel", "--json", sid)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "cancelled", w.show(t, id).State)
+	r = w.peerctl(t, nil, "outbox", "cancel", sid)
+	assert.Equal(t, 2, r.Code)
+	assert.Contains(t, string(r.Stderr), "only a stored message can be cancelled")
+	r = w.peerctl(t, nil, "outbox", "retry", sid)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Equal(t, "stored", w.show(t, id).State)
+	r = w.peerctl(t, nil, "outbox", "show", "99")
+	assert.Equal(t, 2, r.Code)
+}
+
+// The MCP tool send_message sends durably with a key: stored while the
+// target is not there, the same key again is the same message, and the
+// service delivers it once the session comes.
+func TestServeMCPSendMessageDurableWithKey(t *testing.T) {
+	w := newServeWorld(t)
+	p := startMCP(t, w.env(t), "--config-dir", w.config, "mcp", "--confirm-timeout", "300ms")
+	args := map[string]any{"to": "later", "text": "from the MCP tool", "key": "mcp-1", "durable_seconds": 3600}
+	text, isErr := p.call(t, "send_message", args)
+	require.False(t, isErr, text)
+	var got durableReceipt
+	require.NoError(t, json.Unmarshal([]byte(text), &got), text)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Equal(t, "mcp-1", got.Outbox.Key)
+	text, isErr = p.call(t, "send_message", args)
+	require.False(t, isErr, text)
+	var again durableReceipt
+	require.NoError(t, json.Unmarshal([]byte(text), &again), text)
+	assert.Equal(t, got.Outbox.ID, again.Outbox.ID)
+	assert.True(t, again.Outbox.Duplicate)
+	l := w.addSession(t, "later")
+	eventually(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, got.Outbox.ID).State == "delivered" })
+	assert.Len(t, l.Wait(1), 1)
+	text, isErr = p.call(t, "send_message", map[string]any{"to": "later", "text": "x", "key": "k", "await_reply_seconds": 5})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "await_reply_seconds")
+}
+
+// The service runs send and outbox cancel|retry only, whatever a client
+// of its own uid asks.
+func TestServeRunsOnlySendAndOutboxChanges(t *testing.T) {
+	w := newServeWorld(t)
+	w.startServe(t)
+	conn, err := dialSocket(filepath.Join(w.run, "peerctl", servesock.SocketName))
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, json.NewEncoder(conn).Encode(map[string]any{"v": 1, "op": "run", "argv": []string{"hosts", "add", "evil"}}))
+	var a struct {
+		Stderr string `json:"stderr"`
+		Code   int    `json:"code"`
+	}
+	require.NoError(t, json.NewDecoder(conn).Decode(&a))
+	assert.Equal(t, 2, a.Code)
+	assert.Contains(t, a.Stderr, "runs send and outbox cancel|retry only")
+}
+
+func dialSocket(path string) (*net.UnixConn, error) {
+	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+}
+
+// watch prints outbox changes beside the session events.
+func TestServeWatchPrintsOutboxEvents(t *testing.T) {
+	w := newServeWorld(t)
+	cmd := exec.Command(peerctlBin(t), "--config-dir", w.config, "watch", "--json")
+	cmd.Env = w.env(t)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan map[string]any, 64)
+	go func() {
+		dec := json.NewDecoder(out)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(lines)
+				return
+			}
+			lines <- m
+		}
+	}()
+	r := w.peerctl(t, nil, "send", "--json", "--durable", "--no-confirm", "absent", "watch this")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	id := decodeReceipt(t, r).Outbox.ID
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case m, ok := <-lines:
+			require.True(t, ok, "watch ended")
+			if m["event"] == "outbox" && m["messageId"] == float64(id) && m["state"] == "stored" {
+				assert.Equal(t, "absent", m["address"])
+				return
+			}
+		case <-deadline:
+			require.FailNow(t, "no outbox event in 60 s")
+		}
+	}
+}
+
+// A relay request with "durable" and "key" is a durable send: stored
+// while the target is not there, and the same key again is that message.
+func TestServeRelayDurableWithKey(t *testing.T) {
+	w := newServeWorld(t)
+	line := `{"id":1,"to":"later","text":"from the relay","durable":3600,"key":"relay-1"}` + "\n"
+	r := w.peerctl(t, []byte(line+strings.Replace(line, `"id":1`, `"id":2`, 1)), "relay", "--name", "ci-bot")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		out = append(out, m)
+	}
+	require.Len(t, out, 3, "ready and two receipts: %s", r.Stdout)
+	first, again := out[1], out[2]
+	assert.Equal(t, "receipt", first["type"])
+	assert.Equal(t, "stored", first["outcome"])
+	ob := first["outbox"].(map[string]any)
+	assert.Equal(t, ob["id"], again["outbox"].(map[string]any)["id"])
+	assert.Equal(t, true, again["outbox"].(map[string]any)["duplicate"])
+}
