@@ -179,13 +179,30 @@ func TestServeEchoesIDsExactly(t *testing.T) {
 // gets no answer (MCP 2025-06-18, cancellation: "SHOULD NOT send a
 // response for the cancelled request"); the others are answered.
 func TestServeHonoursCancellation(t *testing.T) {
-	cancelled := make(chan string, 2)
-	s := startServer(t, fakeTools(cancelled))
+	cancelled, started := make(chan string, 2), make(chan string, 2)
+	tools := fakeTools(cancelled)
+	send := tools.Send
+	tools.Send = func(ctx context.Context, raw json.RawMessage, in mcptools.SendArgs) (out, error) {
+		started <- in.Text
+		return send(ctx, raw, in)
+	}
+	s := startServer(t, tools)
 	var once sync.Once
-	defer once.Do(s.stop)
+	// On a failure, a signal first: the calls still running end, and stop
+	// does not wait for them forever.
+	defer once.Do(func() { s.cancel(); s.stop() })
 	s.write(`{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"send_message","arguments":{"to":"a","text":"first"}}}`,
-		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"send_message","arguments":{"to":"a","text":"second"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.5,"reason":"changed my mind"}}`)
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"send_message","arguments":{"to":"a","text":"second"}}}`)
+	// The cancellation names a call that runs: one that came before its
+	// call was under way would name no call yet, and be dropped.
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(time.Minute):
+			t.Fatalf("the calls did not start; stderr: %s", s.errb.String())
+		}
+	}
+	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.5,"reason":"changed my mind"}}`)
 	select {
 	case text := <-cancelled:
 		assert.Equal(t, "first", text)
