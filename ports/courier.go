@@ -1,7 +1,5 @@
 package ports
 
-//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination portsmock/courier.go -package portsmock . Courier,Couriers
-
 import (
 	"context"
 
