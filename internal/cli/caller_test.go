@@ -89,3 +89,13 @@ func TestFarSendReadsTheAnnouncedTextOnly(t *testing.T) {
 		assert.Contains(t, f.stdout.String(), "3 bytes, 5 were announced")
 	})
 }
+
+// TestStdinBytesIsNoFlagForPeople: --stdin-bytes is the announcement of a
+// peerctl calling over ssh (--hello) only; given anywhere else, it is the
+// TEXT that was meant after -- and is refused as an unknown flag, not
+// taken as a length to read stdin by (issue 27).
+func TestStdinBytesIsNoFlagForPeople(t *testing.T) {
+	r := evRun(t, nil, nil, "send", "--dry-run", "proj-89", "--stdin-bytes=3")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "unknown flag: --stdin-bytes (a TEXT that starts with - goes after --")
+}

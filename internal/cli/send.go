@@ -107,6 +107,11 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err := durable.validate(cmd, dryRun, await, confirm, hosts); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed(stdinBytesFlag) && c.callerGone == nil {
+				// Only a peerctl calling over ssh (--hello) announces its text:
+				// anywhere else the word is a TEXT that was meant after --.
+				return usageError{fmt.Errorf("unknown flag: --%s (a TEXT that starts with - goes after --: peerctl send SESSION -- TEXT)", stdinBytesFlag)}
+			}
 			c.jsonOut = asJSON // a refusal of the text prints as JSON too
 			text, err := c.messageText(args)
 			if err != nil {
