@@ -1,4 +1,4 @@
-// Command peerctl finds the live Claude Code, Qwen Code and Codex sessions
+// Command peerctl finds the live Claude Code, Qwen Code, Codex and opencode sessions
 // on this machine (or another, over ssh) and delivers a message into one of them, safely. Run
 // `peerctl --help`. `peerctl mcp` runs peerctl-mcp (cmd/peerctl-mcp), which
 // has the MCP server linked in; this binary does not, so that no other
