@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,6 +125,22 @@ func (r *Relay) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stop relay: %w", ctx.Err())
 	}
+}
+
+// Unstarted names each harness whose courier did not start with the
+// relay's (a joined courier leaves such a member out), with why: a send
+// to that harness tries to start it again, and refuses with the start's
+// error when that fails too. Empty when every courier started.
+func (r *Relay) Unstarted() map[domain.Harness]error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.cur.(*joined)
+	if !ok {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return maps.Clone(j.failed)
 }
 
 // Inbound delivers every cross-session message that reaches the relay's

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -264,3 +265,27 @@ func TestJoinedCourierIsDoneWhenASendDies(t *testing.T) {
 type startOne struct{ c *fakeCourier }
 
 func (s *startOne) StartCourier(context.Context) (ports.Courier, error) { return s.c, nil }
+
+// failingCouriers are couriers that never start.
+type failingCouriers struct{ err error }
+
+func (f failingCouriers) StartCourier(context.Context) (ports.Courier, error) { return nil, f.err }
+
+// A relay starts when one harness's courier starts, and names the others,
+// with why they did not (Unstarted; relay warns of them); when none
+// starts, the relay does not start, with the first one's error.
+func TestRelayUnstartedNamesTheCouriersThatDidNotStart(t *testing.T) {
+	boom := errors.New("no claude program")
+	ctrl := gomock.NewController(t)
+	svc := app.New(portsmock.NewMockRegistry(ctrl), portsmock.NewMockLiveness(ctrl), portsmock.NewMockTransport(ctrl), "/cfg",
+		app.WithCouriers(app.HarnessCouriers{domain.HarnessClaudeCode: failingCouriers{boom}, domain.HarnessQwenCode: &fakeCouriers{}}))
+	r, err := app.StartRelay(context.Background(), svc)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Stop(context.Background())) }()
+	assert.Equal(t, map[domain.Harness]error{domain.HarnessClaudeCode: boom}, r.Unstarted())
+
+	svc = app.New(portsmock.NewMockRegistry(ctrl), portsmock.NewMockLiveness(ctrl), portsmock.NewMockTransport(ctrl), "/cfg",
+		app.WithCouriers(app.HarnessCouriers{domain.HarnessClaudeCode: failingCouriers{boom}, domain.HarnessQwenCode: failingCouriers{errors.New("no room")}}))
+	_, err = app.StartRelay(context.Background(), svc)
+	assert.ErrorIs(t, err, boom)
+}

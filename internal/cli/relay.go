@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -216,6 +218,10 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 		}
 		<-printed
 	}()
+	unstarted := relay.Unstarted()
+	for _, h := range slices.Sorted(maps.Keys(unstarted)) {
+		fmt.Fprintf(c.stderr, "peerctl: warning: relay: the %s courier did not start, sends to %s sessions are refused until it does: %s\n", h, h, safe(unstarted[h].Error()))
+	}
 	if err := out.line(relayReady{Type: "ready", Protocol: relayProtocol, Name: name}); err != nil {
 		return errRelayOutput(err, 0)
 	}

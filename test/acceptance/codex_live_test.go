@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/test/livecc"
 	"github.com/peerctl/peerctl/test/livecodex"
 	"github.com/peerctl/peerctl/test/liveqwen"
@@ -302,7 +303,11 @@ func TestLiveCodexQueueToClosedThread(t *testing.T) {
 	refused := runPeerctl(t, runOpts{Env: root.Env()}, "send", b.ThreadID, probe)
 	assert.Equal(t, 3, refused.Code, "not_live: %s", refused.Stderr)
 	assert.Contains(t, string(refused.Stderr), "--transport queue would keep the message durably")
-	assert.Contains(t, string(refused.Stderr), "searched the claude-code, qwen-code, codex sessions")
+	var words []string
+	for _, h := range domain.Harnesses() {
+		words = append(words, h.String())
+	}
+	assert.Contains(t, string(refused.Stderr), "searched the "+strings.Join(words, ", ")+" sessions", "every harness, from the plug-ins")
 
 	out, r := sendCodex(t, root.Env(), "--transport", "queue", b.ThreadID, probe)
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)

@@ -214,7 +214,8 @@ func TestLiveSSHFaults(t *testing.T) {
 
 		r = runPeerctl(t, runOpts{Env: env, Timeout: 120 * time.Second}, "send", "--host", "twin-a", "--json", "on-a", "for a only")
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
-		assert.Contains(t, sa.Transcript(), "for a only")
+		// The receipt can come before the transcript line (queued): wait for it.
+		assert.True(t, waitFor(60*time.Second, func() bool { return strings.Contains(sa.Transcript(), "for a only") }), "the text reached a's session")
 		assert.NotContains(t, sb.Transcript(), "for a only")
 
 		_, r = listHosts(t, env, "--host", "twin-a-unknown")
