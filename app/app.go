@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -161,16 +162,20 @@ func filePID(name string) (int, bool) {
 
 // classify checks and classifies every record of one snapshot.
 func (s *Service) classify(snap ports.Snapshot) Listing {
-	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Warnings: snap.Warnings, Entries: make([]domain.Entry, len(snap.Records))}
+	l := Listing{Dir: snap.Dir, Missing: snap.Missing, Also: snap.Also, Absent: snap.Absent, Home: s.home(), Unread: snap.Unread, Warnings: snap.Warnings, Entries: make([]domain.Entry, 0, len(snap.Records))}
 	if len(s.harnesses) > 0 {
 		l.DirHarness = s.harnesses[0].Kind()
 	}
-	for i, rec := range snap.Records {
+	for _, rec := range snap.Records {
 		var lv domain.Liveness
 		if rec.Problem == "" || rec.ProblemVerdict == domain.VerdictMisnamed {
 			lv = s.live.Check(rec)
 		}
-		l.Entries[i] = domain.Classify(rec, lv)
+		e := domain.Classify(rec, lv)
+		if !e.Live() && wentWithItsProcess(rec) {
+			continue
+		}
+		l.Entries = append(l.Entries, e)
 	}
 	inspectSockets(l.Entries, os.Geteuid())
 	sort.SliceStable(l.Entries, func(i, j int) bool {
@@ -181,6 +186,20 @@ func (s *Service) classify(snap ports.Snapshot) Listing {
 		return a.File < b.File
 	})
 	return l
+}
+
+// wentWithItsProcess reports whether rec's record file (rec.Path, when the
+// registry is a folder of files) is gone now. The registry reads a file
+// before its pid is checked: a session that removes its record and then
+// exits (a clean exit) between the two is read as a record left by a dead
+// process. Checked after the pid is found dead, a file that is gone means
+// the record went with its process: no record, not a stale one.
+func wentWithItsProcess(rec domain.Record) bool {
+	if rec.Path == "" {
+		return false
+	}
+	_, err := os.Lstat(rec.Path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // List returns the live sessions, or with all every record with its

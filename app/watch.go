@@ -115,32 +115,38 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			}
 		}
 	}
-	markEnded := func(entries []domain.Entry) {
+	markEnded := func(entries []domain.Entry) []domain.Entry {
 		mu.Lock()
 		defer mu.Unlock()
 		present := make(map[string]bool, len(entries))
-		for i, e := range entries {
+		kept := entries[:0]
+		for _, e := range entries {
 			k := key(e)
 			present[k] = true
 			if e.Live() && ended[k] {
+				if wentWithItsProcess(e.Record) {
+					continue // removed before the exit, after it was read
+				}
 				// The exit watcher saw it end, yet the probe still found
 				// the pid: it has exited and is not reaped yet (pidfd
 				// fires before /proc shows state Z). Word it as list --all
 				// words a zombie: domain.Classify's words, so that watch
 				// and list agree whichever of the two looked first.
-				entries[i] = domain.Classify(e.Record, domain.Liveness{Alive: domain.No, Zombie: true, Unchecked: e.Unchecked})
+				e = domain.Classify(e.Record, domain.Liveness{Alive: domain.No, Zombie: true, Unchecked: e.Unchecked})
 			}
+			kept = append(kept, e)
 		}
 		for k := range ended {
 			if !present[k] {
 				delete(ended, k)
 			}
 		}
+		return kept
 	}
 
 	var tr domain.Tracker
 	for {
-		markEnded(l.Entries)
+		l.Entries = markEnded(l.Entries)
 		for _, ev := range tr.Update(l.Entries) {
 			if ctx.Err() != nil {
 				return nil
