@@ -9,37 +9,65 @@ import (
 	"testing"
 )
 
-// Enabled reports whether live Claude Code tests should run: PEERCTL_LIVE=1.
+// Enabled reports whether live tests should run: PEERCTL_LIVE=1.
 func Enabled() bool { return os.Getenv("PEERCTL_LIVE") == "1" }
 
-type installResult struct {
+// Release is one harness's pinned release as the live tests find it. The
+// zero value is not usable: give Harness (the name in messages, "Codex")
+// and Find. A Release is safe for concurrent use.
+type Release struct {
+	// Harness names the harness in skip and fail messages.
+	Harness string
+	// Needs says what a live run needs, for the skip message without
+	// PEERCTL_LIVE=1 ("tmux and the Codex CLI from make deps").
+	Needs string
+	// Programs must be on PATH with PEERCTL_LIVE=1 (tmux, node...).
+	Programs []string
+	// Find returns the program of version, installing it if it can;
+	// its error says how to install it when it cannot.
+	Find func(version string) (string, error)
+
+	found sync.Map // version -> *found
+}
+
+type found struct {
 	once sync.Once
 	bin  string
 	err  error
 }
 
-var installs sync.Map // version -> *installResult
-
-// Require gates a live test. Without PEERCTL_LIVE=1 it skips the test. With it,
-// it fails the test (never skips: CI must not go green by skipping) when tmux is
-// missing or Claude Code <version> cannot be installed (npm missing, install
-// error), or when it claims to run offline and is not (RequireOffline). It
-// returns the claude program to run. The install runs once per
-// process and version; see Install for the cache.
-func Require(t testing.TB, version string) string {
+// Require gates a live test of r's harness. Without PEERCTL_LIVE=1 it
+// skips the test. With it, it fails the test (never skips: CI must not go
+// green by skipping) when a program of r.Programs is missing, when the
+// run claims to be offline and is not (RequireOffline), or when Find
+// fails for version. It returns the program Find gave; Find runs once per
+// process and version.
+func (r *Release) Require(t testing.TB, version string) string {
 	t.Helper()
 	if !Enabled() {
-		t.Skip("live Claude Code test: set PEERCTL_LIVE=1 to run it (needs tmux, npm and the npm registry)")
+		t.Skipf("live %s test: set PEERCTL_LIVE=1 to run it (needs %s)", r.Harness, r.Needs)
 	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("PEERCTL_LIVE=1 but tmux is missing: %v", err)
+	for _, p := range r.Programs {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Fatalf("PEERCTL_LIVE=1 but %s is missing: %v", p, err)
+		}
 	}
 	RequireOffline(t)
-	v, _ := installs.LoadOrStore(version, &installResult{})
-	r := v.(*installResult)
-	r.once.Do(func() { r.bin, r.err = Install(version) })
-	if r.err != nil {
-		t.Fatalf("PEERCTL_LIVE=1 but Claude Code %s is not available: %v", version, r.err)
+	v, _ := r.found.LoadOrStore(version, &found{})
+	f := v.(*found)
+	f.once.Do(func() { f.bin, f.err = r.Find(version) })
+	if f.err != nil {
+		t.Fatalf("PEERCTL_LIVE=1 but %s %s is not available: %v", r.Harness, version, f.err)
 	}
-	return r.bin
+	return f.bin
+}
+
+var claudeCode = Release{Harness: "Claude Code", Needs: "tmux, npm and the npm registry", Programs: []string{"tmux"}, Find: Install}
+
+// Require gates a live Claude Code test (Release.Require) and returns the
+// claude program of version, installed once per process and version; see
+// Install for the cache.
+func Require(t testing.TB, version string) string {
+	t.Helper()
+	return claudeCode.Require(t, version)
 }

@@ -3,48 +3,34 @@
 package livecodex
 
 import (
-	"os"
-	"os/exec"
-	"sync"
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/peerctl/peerctl/test/livecc"
 )
 
-// Enabled reports whether live tests should run: PEERCTL_LIVE=1.
-func Enabled() bool { return os.Getenv("PEERCTL_LIVE") == "1" }
+var release = livecc.Release{Harness: "Codex", Needs: "tmux and the Codex CLI from make deps", Programs: []string{"tmux"}, Find: find}
 
-var installed struct {
-	once sync.Once
-	bin  string
-	err  error
+// find returns the codex program of version from the cache. The live
+// tests run offline and install nothing: its error says how to install it.
+func find(version string) (string, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	bin, err := FindBinary(filepath.Join(dir, version))
+	if err != nil {
+		return "", fmt.Errorf("%w; run `make deps` or `go run ./test/livecodex/cmd/install-codex`", err)
+	}
+	return bin, nil
 }
 
-// Require gates a live Codex test. Without PEERCTL_LIVE=1 it skips. With
-// it, a missing tmux fails the test, and so does a claim to run offline
-// that is not true (livecc.RequireOffline); a Codex release that is not in
-// the cache skips it, saying how to install it (the tests run offline and
-// install nothing: `make deps` or `go run ./test/livecodex/cmd/install-codex`).
+// Require gates a live Codex test (livecc.Release.Require: skipped without
+// PEERCTL_LIVE=1; with it, failed when tmux is missing, when the run claims
+// to be offline and is not, or when Codex Version() is not in the cache).
 // It returns the codex program of Version().
 func Require(t testing.TB) string {
 	t.Helper()
-	if !Enabled() {
-		t.Skip("live Codex test: set PEERCTL_LIVE=1 to run it (needs tmux and the Codex CLI from make deps)")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("PEERCTL_LIVE=1 but tmux is missing: %v", err)
-	}
-	livecc.RequireOffline(t)
-	installed.once.Do(func() {
-		dir, err := CacheDir()
-		if err != nil {
-			installed.err = err
-			return
-		}
-		installed.bin, installed.err = FindBinary(dir + "/" + Version())
-	})
-	if installed.err != nil {
-		t.Skipf("live Codex test: Codex %s is not installed (%v); run `make deps` or `go run ./test/livecodex/cmd/install-codex`", Version(), installed.err)
-	}
-	return installed.bin
+	return release.Require(t, Version())
 }

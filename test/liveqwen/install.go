@@ -5,10 +5,8 @@ package liveqwen
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/peerctl/peerctl/test/livecc"
@@ -29,9 +27,6 @@ func Version() string {
 	}
 	return DefaultVersion
 }
-
-// Enabled reports whether live tests should run: PEERCTL_LIVE=1.
-func Enabled() bool { return os.Getenv("PEERCTL_LIVE") == "1" }
 
 // CacheDir is livecc.CacheRoot("qwen-code"); each release is an npm prefix
 // in CacheDir()/<version>.
@@ -58,34 +53,12 @@ func Install(version string) (string, error) {
 	return livecc.NPMInstall(cache, "@qwen-code/qwen-code", version, FindCLI)
 }
 
-var installs sync.Map // version -> *installResult
+var qwenCode = livecc.Release{Harness: "Qwen Code", Needs: "tmux, node, npm and the npm registry", Programs: []string{"tmux", "node"}, Find: Install}
 
-type installResult struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// Require gates a live test: without PEERCTL_LIVE=1 it skips; with it, a
-// missing tmux or node, or a failed install, fails the test (CI must not
-// go green by skipping), and so does a claim to run offline that is not
-// true (livecc.RequireOffline). It returns the qwen program of version.
+// Require gates a live Qwen Code test (livecc.Release.Require: skipped
+// without PEERCTL_LIVE=1, failed with it when tmux, node or the install is
+// missing) and returns the qwen program of version.
 func Require(t testing.TB, version string) string {
 	t.Helper()
-	if !Enabled() {
-		t.Skip("live Qwen Code test: set PEERCTL_LIVE=1 to run it (needs tmux, node, npm and the npm registry)")
-	}
-	for _, p := range []string{"tmux", "node"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Fatalf("PEERCTL_LIVE=1 but %s is missing: %v", p, err)
-		}
-	}
-	livecc.RequireOffline(t)
-	v, _ := installs.LoadOrStore(version, &installResult{})
-	r := v.(*installResult)
-	r.once.Do(func() { r.bin, r.err = Install(version) })
-	if r.err != nil {
-		t.Fatalf("PEERCTL_LIVE=1 but Qwen Code %s is not available: %v", version, r.err)
-	}
-	return r.bin
+	return qwenCode.Require(t, version)
 }
