@@ -160,10 +160,6 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error), q
 }
 
 func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, error) {
-	dest, _, err := m.toolHost(in.Host, "")
-	if err != nil {
-		return listOut{}, err
-	}
 	var only []domain.Harness
 	if in.Harness != "" {
 		h, err := domain.ParseHarness(in.Harness) // the schema's enum admits only these
@@ -171,6 +167,14 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 			return listOut{}, err
 		}
 		only = append(only, h)
+	}
+	q := wire.ListQuery{All: in.All, Only: only}
+	if len(in.Hosts) > 0 {
+		return m.listHosts(ctx, in, q)
+	}
+	dest, _, err := m.toolHost(in.Host, "")
+	if err != nil {
+		return listOut{}, err
 	}
 	node, err := m.node(dest)
 	if err != nil {
@@ -180,7 +184,7 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 	// registry folder, a harness not asked about that could not be read,
 	// the far side's warnings) in Note; a harness asked about that could
 	// not be read (list's exit 1) is an error result naming it.
-	l, err := node.List(ctx, wire.ListQuery{All: in.All, Only: only})
+	l, err := node.List(ctx, q)
 	if err != nil {
 		return listOut{}, err
 	}
@@ -192,6 +196,52 @@ func (m *mcpTools) list(ctx context.Context, in mcptools.ListArgs) (listOut, err
 		return listOut{}, errors.New(strings.Join(notes, "; "))
 	}
 	return listOut{Sessions: l.Sessions, Note: strings.Join(notes, "; ")}, nil
+}
+
+// listHosts is list_sessions over several machines (in.Hosts, and
+// in.Host beside them): the same fan-out as list --host repeated
+// (app.ListNodes), every session with its host. What list prints as
+// warnings is the result's note, so that the machines that answered are
+// not lost to one that did not: each node's notes, "host DEST: not
+// listed, its sessions are left out: ERR" for one that failed.
+func (m *mcpTools) listHosts(ctx context.Context, in mcptools.ListArgs, q wire.ListQuery) (listOut, error) {
+	values := in.Hosts
+	if in.Host != "" {
+		values = append([]string{in.Host}, values...)
+	}
+	dests, err := parseHosts(values, true)
+	if err != nil {
+		return listOut{}, err
+	}
+	nodes := make([]app.Node, 0, len(dests))
+	for _, d := range dests {
+		if !d.IsLocal() && m.cli == nil {
+			return listOut{}, errors.New("hosts: other machines are not reachable from here")
+		}
+		n, err := m.node(d)
+		if err != nil {
+			return listOut{}, err
+		}
+		nodes = append(nodes, n)
+	}
+	out := listOut{Sessions: []wire.Session{}}
+	var notes []string
+	for _, got := range app.ListNodes(ctx, nodes, q) {
+		where := "this machine"
+		if !got.Host.IsLocal() {
+			where = "host " + got.Host.String()
+		}
+		for _, n := range got.Listing.Notes {
+			notes = append(notes, where+": "+wire.Safe(n))
+		}
+		if got.Err != nil {
+			notes = append(notes, where+": not listed, its sessions are left out: "+wire.Safe(got.Err.Error()))
+			continue
+		}
+		out.Sessions = append(out.Sessions, got.Listing.Sessions...)
+	}
+	out.Note = strings.Join(notes, "; ")
+	return out, nil
 }
 
 func (m *mcpTools) show(ctx context.Context, in mcptools.ShowArgs) (wire.Show, error) {

@@ -158,7 +158,7 @@ func TestMCPListsTheThreeToolsWithSchemasFromGoTypes(t *testing.T) {
 	assert.Equal(t, []any{"courier", "socket", "inbox", "app-server", "queue", "prompt"}, props["transport"].(map[string]any)["enum"])
 	assert.Equal(t, false, send["additionalProperties"])
 	list := schema(mcptools.ToolList)["properties"].(map[string]any)
-	assert.ElementsMatch(t, []string{"all", "harness", "host"}, keys(list))
+	assert.ElementsMatch(t, []string{"all", "harness", "host", "hosts"}, keys(list))
 	assert.Equal(t, []any{"claude-code", "qwen-code", "codex", "opencode"}, list["harness"].(map[string]any)["enum"])
 	assert.Equal(t, []any{"session"}, schema(mcptools.ToolShow)["required"])
 	for name, tool := range tools {

@@ -29,9 +29,10 @@ const MaxDurableSeconds = 30 * 24 * 3600
 // ListArgs are list_sessions' arguments. The jsonschema tags are the
 // descriptions the server's input schema carries.
 type ListArgs struct {
-	All     bool   `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
-	Harness string `json:"harness,omitempty" jsonschema:"list one harness only (the server's schema names them; default: all)"`
-	Host    string `json:"host,omitempty" jsonschema:"run on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
+	All     bool     `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
+	Harness string   `json:"harness,omitempty" jsonschema:"list one harness only (the server's schema names them; default: all)"`
+	Host    string   `json:"host,omitempty" jsonschema:"run on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
+	Hosts   []string `json:"hosts,omitempty" jsonschema:"list several machines at once, merged (as list --host repeated): ssh destinations, \".\" for this machine; with host, that one too. Each session carries its host; a machine that could not be listed is a note naming it, and its sessions are left out"`
 }
 
 // ShowArgs are show_session's arguments.

@@ -323,6 +323,25 @@ func TestHostMCPTools(t *testing.T) {
 	text, isErr = p.call(t, "list_sessions", map[string]any{"host": "down"})
 	assert.True(t, isErr)
 	assert.True(t, strings.HasPrefix(text, "host_unreachable: "), text)
+
+	// Several machines at once: those that answered are listed, each
+	// session with its host; the one that did not is a note naming it.
+	text, isErr = p.call(t, "list_sessions", map[string]any{"hosts": []string{".", "box", "down"}})
+	require.False(t, isErr, text)
+	var merged struct {
+		Sessions []struct{ Host, SessionID string }
+		Note     string
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &merged))
+	var hosts []string
+	for _, s := range merged.Sessions {
+		assert.Equal(t, w.id, s.SessionID)
+		hosts = append(hosts, s.Host)
+	}
+	assert.ElementsMatch(t, []string{"", "box"}, hosts)
+	assert.Contains(t, merged.Note, "host down: not listed, its sessions are left out: host_unreachable")
+	text, isErr = p.call(t, "list_sessions", map[string]any{"hosts": []string{"box", "-oProxyCommand=x"}})
+	assert.True(t, isErr, text)
 	text, isErr = p.call(t, "list_sessions", map[string]any{"host": "-oProxyCommand=x"})
 	assert.True(t, isErr, text)
 }
