@@ -3,8 +3,10 @@
 package livecc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -70,4 +72,22 @@ var claudeCode = Release{Harness: "Claude Code", Needs: "tmux, npm and the npm r
 func Require(t testing.TB, version string) string {
 	t.Helper()
 	return claudeCode.Require(t, version)
+}
+
+// FromCache is a Release's Find for a release the live tests take from
+// the cache only (they run offline and install nothing): the program
+// findBinary finds in CacheRoot(cache)/<version>, or an error that says to
+// run `make deps` or the install command.
+func FromCache(cache, install string, findBinary func(dir string) (string, error)) func(version string) (string, error) {
+	return func(version string) (string, error) {
+		root, err := CacheRoot(cache)
+		if err != nil {
+			return "", err
+		}
+		bin, err := findBinary(filepath.Join(root, version))
+		if err != nil {
+			return "", fmt.Errorf("%w; run `make deps` or `%s`", err, install)
+		}
+		return bin, nil
+	}
 }
