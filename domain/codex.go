@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -23,6 +24,31 @@ const (
 // its control socket: no socket serves such a thread, Codex's queue
 // (`codex queue`, the home's queue_1.sqlite) reaches it.
 const CodexQueueAddress = "queue"
+
+// codexSpec is Codex's (0.171.0; docs/CODEX.md): its endpoints pin the
+// thread id, a UUID; every thread of a Codex home shares the home's control
+// socket (a --no-daemon thread has CodexQueueAddress in its place), and
+// the courier names a reply by the thread it came from.
+var codexSpec = HarnessSpec{
+	Word: "codex", Title: "Codex", Prefix: EndpointPrefixCodex, Pins: "thread id",
+	ValidKey: func(key string) error {
+		if !IsUUID(key) {
+			return errors.New("not a UUID")
+		}
+		return nil
+	},
+	EndpointSocket: func(r Record) string {
+		if r.Kind == CodexKindNoDaemon {
+			return CodexQueueAddress
+		}
+		return r.SocketPath
+	},
+	Moved: func(pinned, now string, pid int) string {
+		return fmt.Sprintf("endpoint pins thread id %s but pid %d now has %s open; list again for the new endpoint", pinned, pid, now)
+	},
+	SharedSocket: true,
+	Classify:     classifyCodex,
+}
 
 // classifyCodex is Classify for a Codex thread. The registry decides who
 // holds the thread (a daemon thread no client has open is headless, one

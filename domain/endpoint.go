@@ -63,66 +63,34 @@ func (e Endpoint) String() string {
 	if e.IsZero() {
 		return ""
 	}
-	prefix := EndpointPrefix
-	switch e.harness {
-	case HarnessQwenCode:
-		prefix = EndpointPrefixQwen
-	case HarnessCodex:
-		prefix = EndpointPrefixCodex
-	default:
-		if p := e.harness.EndpointPrefix(); p != "" {
-			prefix = p
-		}
-	}
+	prefix := e.harness.spec().Prefix
 	return prefix + strconv.FormatUint(uint64(e.pid), 10) + ":" +
 		escapeEndpointPart(e.name) + ":" + escapeEndpointPart(e.socket)
 }
 
-// ParseEndpoint parses the canonical form written by String, cc-peer:v1:
-// qwen-peer:v1: (see EndpointPrefixQwen) or codex-peer:v1:
-// (EndpointPrefixCodex). It rejects other
-// schemes and versions (e.g. "cc-peer:v2:"), a pid that is not all digits or
-// does not fit uint32 (or is 0), empty parts, a wrong number of parts, and any
-// part not in the canonical escaped form String writes (a "%" not followed
-// by two upper-case hex digits, an escape String would not write, a
-// character String would escape written raw), so every accepted string
-// round-trips byte for byte. Errors wrap ErrBadEndpoint.
+// ParseEndpoint parses the canonical form String writes, with any
+// harness's prefix (HarnessSpec.Prefix: cc-peer:v1:, qwen-peer:v1:,
+// codex-peer:v1:...). It rejects other schemes and versions (e.g.
+// "cc-peer:v2:"), a pid that is not all digits or does not fit uint32 (or
+// is 0), empty parts, a wrong number of parts, a pinned value the
+// harness's ValidKey refuses, and any part not in the canonical escaped
+// form String writes (a "%" not followed by two upper-case hex digits, an
+// escape String would not write, a character String would escape written
+// raw), so every accepted string round-trips byte for byte. Errors wrap
+// ErrBadEndpoint.
 func ParseEndpoint(s string) (Endpoint, error) {
-	prefix, harness := EndpointPrefix, HarnessClaudeCode
-	h, spec, isSpec, otherVersion := specByPrefix(s)
+	h, spec, ok, otherVersion := specByPrefix(s)
 	switch {
-	case isSpec:
-		prefix, harness = spec.Prefix, h
 	case otherVersion:
 		return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, spec.Prefix)
-	case strings.HasPrefix(s, EndpointPrefixQwen):
-		prefix, harness = EndpointPrefixQwen, HarnessQwenCode
-	case strings.HasPrefix(s, "qwen-peer:"):
-		return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefixQwen)
-	case strings.HasPrefix(s, EndpointPrefixCodex):
-		prefix, harness = EndpointPrefixCodex, HarnessCodex
-	case strings.HasPrefix(s, "codex-peer:"):
-		return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefixCodex)
-	case !strings.HasPrefix(s, EndpointPrefix):
-		if strings.HasPrefix(s, "cc-peer:") {
-			return Endpoint{}, fmt.Errorf("%w: unsupported version in %q (want %q)", ErrBadEndpoint, s, EndpointPrefix)
-		}
+	case !ok:
 		return Endpoint{}, fmt.Errorf("%w: %q does not start with an endpoint's prefix (%s)", ErrBadEndpoint, s, endpointForms())
 	}
-	ep, err := parseEndpointBody(prefix, s[len(prefix):])
+	ep, err := parseEndpointBody(spec.Prefix, s[len(spec.Prefix):])
 	if err != nil {
 		return Endpoint{}, err
 	}
-	if harness == HarnessCodex && !IsUUID(ep.name) {
-		return Endpoint{}, fmt.Errorf("%w: thread id %q is not a UUID", ErrBadEndpoint, ep.name)
-	}
-	if isSpec && spec.ValidKey != nil {
-		if err := spec.ValidKey(ep.name); err != nil {
-			return Endpoint{}, fmt.Errorf("%w: %s %q: %w", ErrBadEndpoint, spec.Pins, ep.name, err)
-		}
-	}
-	ep.harness = harness
-	return ep, nil
+	return newEndpoint(h, spec, ep.PID(), ep.name, ep.socket)
 }
 
 func parseEndpointBody(prefix, body string) (Endpoint, error) {
@@ -221,9 +189,6 @@ func unescapeEndpointPart(s string) (string, error) {
 // harness (cc-peer:..., qwen-peer:..., codex-peer:..., any version),
 // rather than a session id or name: Resolve reads it as one.
 func IsEndpoint(address string) bool {
-	if strings.HasPrefix(address, "cc-peer:") || strings.HasPrefix(address, "qwen-peer:") || strings.HasPrefix(address, "codex-peer:") {
-		return true
-	}
 	_, _, ok, version := specByPrefix(address)
 	return ok || version
 }

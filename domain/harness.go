@@ -24,27 +24,18 @@ const (
 	HarnessCodex
 )
 
-var harnessWords = []string{"claude-code", "qwen-code", "codex"}
-
-// String returns "claude-code", "qwen-code" or "codex".
+// String returns the harness's stable word ("claude-code", "qwen-code",
+// "codex", or a registered harness's).
 func (h Harness) String() string {
-	if int(h) >= 0 && int(h) < len(harnessWords) {
-		return harnessWords[h]
-	}
 	if s, ok := specOf(h); ok {
 		return s.Word
 	}
 	return fmt.Sprintf("harness(%d)", int(h))
 }
 
-var harnessTitles = []string{"Claude Code", "Qwen Code", "Codex"}
-
 // Title is the harness's name as its makers write it: "Claude Code",
-// "Qwen Code" or "Codex" (the String word for a harness outside the set).
+// "Qwen Code", "Codex"... (the String word for a harness outside the set).
 func (h Harness) Title() string {
-	if int(h) >= 0 && int(h) < len(harnessTitles) {
-		return harnessTitles[h]
-	}
 	if s, ok := specOf(h); ok {
 		return s.Title
 	}
@@ -69,24 +60,20 @@ func HarnessTitles(conj string) string {
 // Harnesses lists every harness in a stable order: the built-in ones, then
 // the registered ones (RegisterHarness) in the order they were added.
 func Harnesses() []Harness {
-	return append([]Harness{HarnessClaudeCode, HarnessQwenCode, HarnessCodex}, registered()...)
+	specsMu.RLock()
+	defer specsMu.RUnlock()
+	out := make([]Harness, len(specs))
+	for i := range specs {
+		out[i] = Harness(i)
+	}
+	return out
 }
 
 // EndpointPrefix is what starts the harness's endpoints: "cc-peer:v1:",
-// "qwen-peer:v1:" or "codex-peer:v1:" ("" for a harness outside the set).
+// "qwen-peer:v1:", "codex-peer:v1:"... ("" for a harness outside the set).
 func (h Harness) EndpointPrefix() string {
-	switch h {
-	case HarnessClaudeCode:
-		return EndpointPrefix
-	case HarnessQwenCode:
-		return EndpointPrefixQwen
-	case HarnessCodex:
-		return EndpointPrefixCodex
-	}
-	if s, ok := specOf(h); ok {
-		return s.Prefix
-	}
-	return ""
+	s, _ := specOf(h)
+	return s.Prefix
 }
 
 // endpointForms names every endpoint form accepted, for an error: each
@@ -127,12 +114,7 @@ const EndpointPrefixQwen = "qwen-peer:v1:"
 // NewQwenEndpoint builds a qwen-peer endpoint; pid must be positive,
 // sessionID and socket non-empty.
 func NewQwenEndpoint(pid int, sessionID, socket string) (Endpoint, error) {
-	ep, err := NewEndpoint(pid, sessionID, socket)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	ep.harness = HarnessQwenCode
-	return ep, nil
+	return NewHarnessEndpoint(HarnessQwenCode, pid, sessionID, socket)
 }
 
 // EndpointPrefixCodex starts every Codex endpoint of protocol version 1:
@@ -150,15 +132,7 @@ const EndpointPrefixCodex = "codex-peer:v1:"
 // NewCodexEndpoint builds a codex-peer endpoint; pid must be positive,
 // threadID a UUID (IsUUID) and socket non-empty.
 func NewCodexEndpoint(pid int, threadID, socket string) (Endpoint, error) {
-	if !IsUUID(threadID) {
-		return Endpoint{}, fmt.Errorf("%w: thread id %q is not a UUID", ErrBadEndpoint, threadID)
-	}
-	ep, err := NewEndpoint(pid, threadID, socket)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	ep.harness = HarnessCodex
-	return ep, nil
+	return NewHarnessEndpoint(HarnessCodex, pid, threadID, socket)
 }
 
 // Harness is the harness the endpoint addresses.
@@ -167,60 +141,29 @@ func (e Endpoint) Harness() Harness { return e.harness }
 // Harness is the harness that wrote the session's record.
 func (s Session) Harness() Harness { return s.rec.Harness }
 
-// endpointFor builds the endpoint of a record by its harness.
+// endpointFor builds the endpoint of a record by its harness's spec.
 func endpointFor(r Record) (Endpoint, error) {
-	switch r.Harness {
-	case HarnessQwenCode:
-		return NewQwenEndpoint(r.PID, r.SessionID, r.SocketPath)
-	case HarnessCodex:
-		return NewCodexEndpoint(r.PID, r.SessionID, endpointSocket(r))
-	}
-	if _, ok := specOf(r.Harness); ok {
-		return NewHarnessEndpoint(r.Harness, r.PID, r.SessionID, r.SocketPath)
-	}
-	return NewEndpoint(r.PID, r.Name, r.SocketPath)
-}
-
-// endpointSocket is the last part of r's endpoint: its socket, or for a
-// --no-daemon Codex thread CodexQueueAddress.
-func endpointSocket(r Record) string {
-	if r.Harness == HarnessCodex && r.Kind == CodexKindNoDaemon {
-		return CodexQueueAddress
-	}
-	return r.SocketPath
+	spec := r.Harness.spec()
+	return newEndpoint(r.Harness, spec, r.PID, spec.key(r), spec.endpointSocket(r))
 }
 
 // Pins names what the endpoint pins besides pid and socket, the part
-// Name returns: "name" (Claude Code), "session id" (Qwen Code) or
-// "thread id" (Codex).
-func (e Endpoint) Pins() string {
-	what, _ := endpointKey(Record{Harness: e.harness})
-	return what
-}
+// Name returns: "name" (Claude Code), "session id" (Qwen Code), "thread
+// id" (Codex)... (HarnessSpec.Pins).
+func (e Endpoint) Pins() string { return e.harness.spec().Pins }
 
-// endpointKey is what an endpoint pins besides pid and socket: the name
-// (Claude Code), the session id (Qwen Code) or the thread id (Codex).
-func endpointKey(r Record) (what, value string) {
-	switch r.Harness {
-	case HarnessQwenCode:
-		return "session id", r.SessionID
-	case HarnessCodex:
-		return "thread id", r.SessionID
-	}
-	if s, ok := specOf(r.Harness); ok {
-		return s.Pins, r.SessionID
-	}
-	return "name", r.Name
-}
-
-// NewHarnessEndpoint builds the endpoint of a registered harness h
-// (RegisterHarness): pid must be positive, key (what the spec pins) and
-// socket non-empty and key valid by the spec's ValidKey.
+// NewHarnessEndpoint builds an endpoint of harness h: pid must be
+// positive, key (what the spec pins) and socket non-empty, and key valid by
+// the spec's ValidKey.
 func NewHarnessEndpoint(h Harness, pid int, key, socket string) (Endpoint, error) {
 	spec, ok := specOf(h)
 	if !ok {
-		return Endpoint{}, fmt.Errorf("%w: harness %s has no registered endpoint form", ErrBadEndpoint, h)
+		return Endpoint{}, fmt.Errorf("%w: harness %s is not in the set", ErrBadEndpoint, h)
 	}
+	return newEndpoint(h, spec, pid, key, socket)
+}
+
+func newEndpoint(h Harness, spec HarnessSpec, pid int, key, socket string) (Endpoint, error) {
 	if spec.ValidKey != nil {
 		if err := spec.ValidKey(key); err != nil {
 			return Endpoint{}, fmt.Errorf("%w: %s %q: %w", ErrBadEndpoint, spec.Pins, key, err)

@@ -61,27 +61,13 @@ func (in Inbound) IsFrom(socket string) bool {
 	return socket != "" && in.FromSocket() == socket
 }
 
-// IsReplyFrom reports whether in was sent by target: Claude Code names a
-// sender "uds:<its socket>" (IsFrom), Qwen Code by the frame's from, which
-// a Qwen Code session sets to its ipcPath (0.24.4), the record's socket;
-// a Codex reply's From is its thread id.
+// IsReplyFrom reports whether in was sent by target, by the rule of
+// target's harness (HarnessSpec.ReplyFrom): Claude Code names a sender
+// "uds:<its socket>" (IsFrom), Qwen Code by the frame's from, which a Qwen
+// Code session sets to its ipcPath (0.24.4), the record's socket; a Codex
+// reply's From is its thread id.
 func (in Inbound) IsReplyFrom(target Session) bool {
-	socket := target.SocketPath()
-	switch target.Harness() {
-	case HarnessQwenCode:
-		return socket != "" && in.From == socket
-	case HarnessCodex:
-		// Every thread of a Codex home shares its control socket: the
-		// courier names a reply by the thread it came from.
-		return target.ID() != "" && in.From == target.ID()
-	}
-	if spec, ok := specOf(target.Harness()); ok {
-		if spec.ReplyFrom != nil {
-			return spec.ReplyFrom(in, target)
-		}
-		return target.ID() != "" && in.From == target.ID()
-	}
-	return in.IsFrom(socket)
+	return target.Harness().spec().replyFrom(in, target)
 }
 
 // Notice is a "[Cross-session delivery notice]" Claude Code gave the

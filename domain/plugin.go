@@ -6,28 +6,37 @@ import (
 	"sync"
 )
 
-// HarnessSpec is what a harness plug-in tells the domain about itself, so
-// that adding a harness needs no switch in domain: its words, the endpoint
-// form and what it pins, whether one socket serves many of its sessions by
-// design, how its records are classified and how a reply from one of its
-// sessions is told. Claude Code, Qwen Code and Codex are built in; every
-// other harness registers a spec (RegisterHarness) from its plug-in
-// package, and the rules written once here (resolve-then-verify, verdicts,
-// refusals) apply to it unchanged.
+// HarnessSpec is what a harness tells the domain about itself, so that
+// domain holds no switch over harnesses: its words, the endpoint form and
+// what it pins, whether one socket serves many of its sessions by design,
+// how its records are classified and how a reply from one of its sessions
+// is told. The rules written once here (resolve-then-verify, verdicts,
+// refusals) apply to every harness unchanged. Claude Code, Qwen Code and
+// Codex are the first three (their specs: claudecode.go, qwen.go,
+// codex.go); every other harness registers its spec (RegisterHarness) from
+// its plug-in package.
 type HarnessSpec struct {
 	// Word is the stable word of `list --json` and `--harness`
 	// ("opencode"); Title the name as its makers write it ("opencode").
 	Word, Title string
 	// Prefix starts the harness's endpoints, "<scheme>:v1:" (e.g.
 	// "opencode-peer:v1:"); each endpoint is <prefix><pid>:<key>:<socket>,
-	// escaped as cc-peer endpoints are.
+	// escaped as cc-peer endpoints are (Endpoint).
 	Prefix string
 	// Pins names what an endpoint pins besides pid and socket ("session
-	// id"); the record's SessionID is that value.
+	// id"); Key gives the record's value of it.
 	Pins string
-	// ValidKey checks the pinned value of a parsed endpoint (nil: any
-	// non-empty value).
+	// Key is the value r's endpoint pins (nil: r.SessionID).
+	Key func(r Record) string
+	// ValidKey checks the pinned value of an endpoint (nil: any non-empty
+	// value).
 	ValidKey func(key string) error
+	// EndpointSocket is the last part of r's endpoint (nil: r.SocketPath).
+	EndpointSocket func(r Record) string
+	// Moved words the refusal of an endpoint whose pinned value pid no
+	// longer carries (nil: "endpoint pins <Pins> <pinned> but pid <pid>
+	// now carries <now>; list again for the new endpoint").
+	Moved func(pinned, now string, pid int) string
 	// SharedSocket: one socket (one server) serves many sessions by
 	// design; the call names the session, so a socket published by several
 	// records is not a reason to refuse.
@@ -39,10 +48,13 @@ type HarnessSpec struct {
 	// ManyPerPID: one process holds many sessions; an endpoint picks the
 	// pid's record by the pinned key.
 	ManyPerPID bool
+	// Classify decides a record's verdict (nil: the shared rule for
+	// records that name one process: the record's problem, else the
+	// process's verdict, stale, reused or live, and a live record is
+	// addressable unless Unaddressable says why not).
+	Classify func(r Record, l Liveness) Entry
 	// Unaddressable says why a live record cannot be sent to ("" when it
-	// can). Classification is otherwise the shared one for records that
-	// name one process: the record's problem, else the process's verdict
-	// (stale, reused, live).
+	// can); required when Classify is nil.
 	Unaddressable func(r Record) string
 	// ReplyFrom reports whether in is a reply from target (nil: in.From is
 	// target's session id).
@@ -51,67 +63,127 @@ type HarnessSpec struct {
 
 var (
 	specsMu sync.RWMutex
-	specs   = map[Harness]HarnessSpec{}
+	// specs holds every harness's spec, indexed by its Harness value: the
+	// built-in ones first (HarnessClaudeCode, HarnessQwenCode,
+	// HarnessCodex), then the registered ones in the order they were
+	// added.
+	specs = []HarnessSpec{claudeCodeSpec, qwenSpec, codexSpec}
 )
 
 // RegisterHarness adds a harness to the closed set and returns its value;
 // a plug-in package calls it once, in a package-level var, so that the set
-// is complete before main runs. It panics on an empty or taken word or
-// prefix (a programming error).
+// is complete before main runs. It panics on an incomplete spec or a taken
+// word or prefix (a programming error).
 func RegisterHarness(s HarnessSpec) Harness {
 	specsMu.Lock()
 	defer specsMu.Unlock()
-	if s.Word == "" || s.Title == "" || !strings.HasSuffix(s.Prefix, ":v1:") || s.Pins == "" || s.Unaddressable == nil {
-		panic(fmt.Sprintf("domain.RegisterHarness: incomplete spec %+v", s))
-	}
-	for i, w := range harnessWords {
-		if w == s.Word || Harness(i).EndpointPrefix() == s.Prefix {
-			panic("domain.RegisterHarness: " + s.Word + " is built in")
-		}
+	if err := s.check(); err != nil {
+		panic("domain.RegisterHarness: " + err.Error())
 	}
 	for _, o := range specs {
-		if o.Word == s.Word || o.Prefix == s.Prefix {
-			panic("domain.RegisterHarness: " + s.Word + " registered twice")
+		if o.Word == s.Word || o.Prefix == s.Prefix || scheme(o.Prefix) == scheme(s.Prefix) {
+			panic("domain.RegisterHarness: " + s.Word + " is taken (" + o.Word + ")")
 		}
 	}
-	h := Harness(len(harnessWords) + len(specs))
-	specs[h] = s
-	return h
+	specs = append(specs, s)
+	return Harness(len(specs) - 1)
 }
 
-// specOf is the registered spec of h (ok false for a built-in harness or
-// one outside the set).
+// check says what an incomplete spec lacks.
+func (s HarnessSpec) check() error {
+	switch {
+	case s.Word == "" || s.Title == "":
+		return fmt.Errorf("spec %q has no word or title", s.Word)
+	case !strings.HasSuffix(s.Prefix, ":v1:") || strings.Count(s.Prefix, ":") != 2:
+		return fmt.Errorf("spec %q: prefix %q is not <scheme>:v1:", s.Word, s.Prefix)
+	case s.Pins == "":
+		return fmt.Errorf("spec %q pins nothing", s.Word)
+	case s.Classify == nil && s.Unaddressable == nil:
+		return fmt.Errorf("spec %q has neither Classify nor Unaddressable", s.Word)
+	}
+	return nil
+}
+
+// Spec is h's spec (ok false for a value outside the set).
+func (h Harness) Spec() (HarnessSpec, bool) { return specOf(h) }
+
 func specOf(h Harness) (HarnessSpec, bool) {
 	specsMu.RLock()
 	defer specsMu.RUnlock()
-	s, ok := specs[h]
-	return s, ok
-}
-
-// registered lists the registered harnesses in the order they were added.
-func registered() []Harness {
-	specsMu.RLock()
-	defer specsMu.RUnlock()
-	out := make([]Harness, 0, len(specs))
-	for i := range len(specs) {
-		out = append(out, Harness(len(harnessWords)+i))
+	if int(h) < 0 || int(h) >= len(specs) {
+		return HarnessSpec{}, false
 	}
-	return out
+	return specs[h], true
 }
 
-// specByPrefix finds the registered harness whose endpoints s starts with;
-// version is true when s has the harness's scheme but another version.
+// spec is h's spec, Claude Code's for a value outside the set (the zero
+// Harness's, as a record built without one is Claude Code's).
+func (h Harness) spec() HarnessSpec {
+	if s, ok := specOf(h); ok {
+		return s
+	}
+	return claudeCodeSpec
+}
+
+// scheme is a prefix's scheme ("cc-peer" of "cc-peer:v1:").
+func scheme(prefix string) string {
+	s, _, _ := strings.Cut(prefix, ":")
+	return s
+}
+
+// specByPrefix finds the harness whose endpoints s starts with; version is
+// true when s has the harness's scheme but another version.
 func specByPrefix(s string) (h Harness, spec HarnessSpec, ok, version bool) {
-	for _, h := range registered() {
-		spec, _ := specOf(h)
+	for _, h := range Harnesses() {
+		spec := h.spec()
 		if strings.HasPrefix(s, spec.Prefix) {
 			return h, spec, true, false
 		}
-		if scheme, _, _ := strings.Cut(spec.Prefix, ":"); strings.HasPrefix(s, scheme+":") {
+		if strings.HasPrefix(s, scheme(spec.Prefix)+":") {
 			return h, spec, false, true
 		}
 	}
 	return 0, HarnessSpec{}, false, false
+}
+
+// key is the value r's endpoint pins.
+func (s HarnessSpec) key(r Record) string {
+	if s.Key != nil {
+		return s.Key(r)
+	}
+	return r.SessionID
+}
+
+// endpointSocket is the last part of r's endpoint.
+func (s HarnessSpec) endpointSocket(r Record) string {
+	if s.EndpointSocket != nil {
+		return s.EndpointSocket(r)
+	}
+	return r.SocketPath
+}
+
+// moved words the refusal of an endpoint whose pinned value moved.
+func (s HarnessSpec) moved(pinned, now string, pid int) string {
+	if s.Moved != nil {
+		return s.Moved(pinned, now, pid)
+	}
+	return fmt.Sprintf("endpoint pins %s %s but pid %d now carries %s; list again for the new endpoint", s.Pins, pinned, pid, now)
+}
+
+// replyFrom reports whether in is a reply from target.
+func (s HarnessSpec) replyFrom(in Inbound, target Session) bool {
+	if s.ReplyFrom != nil {
+		return s.ReplyFrom(in, target)
+	}
+	return target.ID() != "" && in.From == target.ID()
+}
+
+// classify is Classify by the spec.
+func (s HarnessSpec) classify(r Record, l Liveness) Entry {
+	if s.Classify != nil {
+		return s.Classify(r, l)
+	}
+	return classifySpec(s, r, l)
 }
 
 // classifySpec is Classify for a registered harness: the record's problem,
@@ -139,10 +211,6 @@ func classifySpec(spec HarnessSpec, r Record, l Liveness) Entry {
 }
 
 // SocketIsFile reports whether the harness's records publish a socket
-// that is a file (a Unix socket, checked on disk), as every built-in
-// harness's do; false for a registered harness whose socket is a network
-// address (HarnessSpec.NetworkSocket).
-func (h Harness) SocketIsFile() bool {
-	s, ok := specOf(h)
-	return !ok || !s.NetworkSocket
-}
+// that is a file (a Unix socket, checked on disk); false for a harness
+// whose socket is a network address (HarnessSpec.NetworkSocket).
+func (h Harness) SocketIsFile() bool { return !h.spec().NetworkSocket }

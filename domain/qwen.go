@@ -5,6 +5,20 @@ import (
 	"strings"
 )
 
+// qwenSpec is Qwen Code's (0.23.0–0.24.4; docs/QWEN-CODE-FACTS.md): its
+// endpoints pin the session id, which one process changes on /clear and
+// /resume, and a reply's from is the sender's ipcPath, its record's socket.
+var qwenSpec = HarnessSpec{
+	Word: "qwen-code", Title: "Qwen Code", Prefix: EndpointPrefixQwen, Pins: "session id",
+	Moved: func(pinned, now string, pid int) string {
+		return fmt.Sprintf("endpoint pins session id %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", pinned, pid, now)
+	},
+	Classify: classifyQwen,
+	ReplyFrom: func(in Inbound, target Session) bool {
+		return target.SocketPath() != "" && in.From == target.SocketPath()
+	},
+}
+
 // classifyQwen is Classify for a Qwen Code record (registry format v1,
 // Qwen Code 0.23.0–0.24.4; docs/QWEN-CODE-FACTS.md). The verdicts and their
 // order are Claude Code's: file problems (unreadable, malformed, misnamed,

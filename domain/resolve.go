@@ -121,7 +121,8 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: %w", ErrBadAddress, err)
 	}
 	byPID := filter(live, func(e Entry) bool { return e.Record.PID == ep.PID() && e.Record.Harness == ep.Harness() })
-	if spec, ok := specOf(ep.Harness()); ok && spec.ManyPerPID && len(byPID) > 0 {
+	spec := ep.Harness().spec()
+	if spec.ManyPerPID && len(byPID) > 0 {
 		// One process holds many sessions: the pinned key picks the one.
 		byKey := filter(byPID, func(e Entry) bool { return e.Record.SessionID == ep.Name() })
 		if len(byKey) == 0 {
@@ -143,19 +144,12 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 		return Entry{}, r
 	}
 	e := byPID[0]
-	if what, now := endpointKey(e.Record); now != ep.Name() {
-		detail := fmt.Sprintf("endpoint names %q but pid %d is now named %q", ep.Name(), ep.PID(), now)
-		switch e.Record.Harness {
-		case HarnessQwenCode:
-			detail = fmt.Sprintf("endpoint pins %s %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", what, ep.Name(), ep.PID(), now)
-		case HarnessCodex:
-			detail = fmt.Sprintf("endpoint pins %s %s but pid %d now has %s open; list again for the new endpoint", what, ep.Name(), ep.PID(), now)
-		}
-		r := Refuse(ReasonIdentityMismatch, "%s", detail)
+	if now := spec.key(e.Record); now != ep.Name() {
+		r := Refuse(ReasonIdentityMismatch, "%s", spec.moved(ep.Name(), now, ep.PID()))
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
 	}
-	if now := endpointSocket(e.Record); now != ep.Socket() {
+	if now := spec.endpointSocket(e.Record); now != ep.Socket() {
 		r := Refuse(ReasonIdentityMismatch, "endpoint socket %q but pid %d now publishes %q", ep.Socket(), ep.PID(), now)
 		r.Candidates = candidates(byPID)
 		return Entry{}, r
@@ -173,9 +167,10 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 // addressable with this text.
 func SharedSocket(entries []Entry, e Entry) (string, []Entry) {
 	sock := e.Record.SocketPath
-	if spec, ok := specOf(e.Record.Harness); sock == "" || e.Record.Harness == HarnessCodex || ok && spec.SharedSocket {
-		// A Codex home's control socket serves every thread of that home
-		// by design: the thread id in each call says which one.
+	if sock == "" || e.Record.Harness.spec().SharedSocket {
+		// One socket serves many sessions of such a harness by design (a
+		// Codex home's control socket, an opencode server): the call
+		// names the session.
 		return "", nil
 	}
 	clean := filepath.Clean(sock)

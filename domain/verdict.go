@@ -149,20 +149,15 @@ func (e Entry) Endpoint() Endpoint {
 }
 
 // Classify decides a record's verdict from what was read and the liveness
-// check, in this order: file problems (unreadable, malformed, misnamed),
-// headless kinds (anything but exactly "interactive"), foreign pid domain, dead pid (stale), start-time mismatch
-// (reused), else live. A check that could not be made never causes a
-// negative verdict.
-func Classify(r Record, l Liveness) Entry {
-	switch r.Harness {
-	case HarnessQwenCode:
-		return classifyQwen(r, l)
-	case HarnessCodex:
-		return classifyCodex(r, l)
-	}
-	if spec, ok := specOf(r.Harness); ok {
-		return classifySpec(spec, r, l)
-	}
+// check, by the rule of the record's harness (HarnessSpec.Classify). A
+// check that could not be made never causes a negative verdict.
+func Classify(r Record, l Liveness) Entry { return r.Harness.spec().classify(r, l) }
+
+// classifyClaude is Classify for a Claude Code record, in this order: file
+// problems (unreadable, malformed, misnamed), headless kinds (anything but
+// exactly "interactive"), foreign pid domain, dead pid (stale), start-time
+// mismatch (reused), else live.
+func classifyClaude(r Record, l Liveness) Entry {
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	// runs: Claude Code's listing would take the pid for the record's
 	// process (it answers kill(pid, 0), zombies too, and no procStart
