@@ -95,7 +95,7 @@ func (s HarnessSpec) check() error {
 	case s.Word == "" || s.Title == "":
 		return fmt.Errorf("spec %q has no word or title", s.Word)
 	case !strings.HasSuffix(s.Prefix, ":v1:") || strings.Count(s.Prefix, ":") != 2:
-		return fmt.Errorf("spec %q: prefix %q is not <scheme>:v1:", s.Word, s.Prefix)
+		return fmt.Errorf("spec %q: prefix %q is not of the form %q", s.Word, s.Prefix, "<scheme>:v1:")
 	case s.Pins == "":
 		return fmt.Errorf("spec %q pins nothing", s.Word)
 	case s.Classify == nil && s.Unaddressable == nil:
