@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -53,7 +54,7 @@ func Example() {
 
 	var svc *app.Service
 	fxApp := fx.New(
-		app.Module,
+		wiring.Module,
 		fx.Supply(testConfig(configDir, "")),
 		fx.Replace(fx.Annotate(inboxTransport{configDir}, fx.As(new(ports.Transport)))),
 		fx.Populate(&svc),

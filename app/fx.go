@@ -11,36 +11,20 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/peerctl/peerctl/adapters/claudecode"
-	"github.com/peerctl/peerctl/adapters/codex"
-	"github.com/peerctl/peerctl/adapters/fswatch"
-	"github.com/peerctl/peerctl/adapters/opencode"
-	"github.com/peerctl/peerctl/adapters/procliveness"
-	"github.com/peerctl/peerctl/adapters/qwencode"
-	"github.com/peerctl/peerctl/adapters/transcript"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
-// plugins are the harnesses peerctl serves. A harness is added here, with
-// one line: the graph, the command line's flags and the transport names
-// all come from this list.
-var plugins = []ports.HarnessPlugin{
-	claudecode.Plugin,
-	qwencode.Plugin,
-	codex.Plugin,
-	opencode.Plugin,
-}
-
-// Plugins lists the harness plug-ins, for a command line that adds their
-// flags (ports.HarnessFlag) before the graph is built.
-func Plugins() []ports.HarnessPlugin { return slices.Clone(plugins) }
+// Catalog is the list of harness plug-ins a program serves, in the order
+// their words, flags and transports are shown. The composition root
+// (cmd/wiring) holds it: app/ never names a harness.
+type Catalog []ports.HarnessPlugin
 
 // Transports lists every harness's transport names, each harness's
 // default first, in plug-in order.
-func Transports() []string {
+func (c Catalog) Transports() []string {
 	var out []string
-	for _, p := range plugins {
+	for _, p := range c {
 		for _, t := range p.Transports {
 			out = append(out, t.Name)
 		}
@@ -51,9 +35,9 @@ func Transports() []string {
 // TransportChoices says, for people, which transports serve which
 // harness, each harness's default first: `"courier" or "socket"
 // (claude-code), "inbox" (qwen-code)`.
-func TransportChoices() string {
-	parts := make([]string, len(plugins))
-	for i, p := range plugins {
+func (c Catalog) TransportChoices() string {
+	parts := make([]string, len(c))
+	for i, p := range c {
 		names := make([]string, len(p.Transports))
 		for j, t := range p.Transports {
 			names[j] = strconv.Quote(t.Name)
@@ -66,8 +50,8 @@ func TransportChoices() string {
 // HearsReplies reports whether a reply can come back on the transport
 // named (ports.TransportName.Replies); "" (each harness's default) does
 // when every default does.
-func HearsReplies(transport string) bool {
-	for _, p := range plugins {
+func (c Catalog) HearsReplies(transport string) bool {
+	for _, p := range c {
 		for i, t := range p.Transports {
 			if t.Name == transport || transport == "" && i == 0 {
 				if !t.Replies {
@@ -80,6 +64,17 @@ func HearsReplies(transport string) bool {
 		}
 	}
 	return transport == ""
+}
+
+// Plug provides c itself and builds each of its plug-ins into the value
+// group "harnesses" (consumed by NewHarnesses): the one place a program's
+// harnesses enter the graph.
+func Plug(c Catalog) fx.Option {
+	opts := []fx.Option{fx.Supply(c)}
+	for _, p := range c {
+		opts = append(opts, fx.Provide(fx.Annotate(p.New, fx.ResultTags(`group:"harnesses"`))))
+	}
+	return fx.Options(opts...)
 }
 
 // Config is what the graph needs from its caller (the CLI, or a host).
@@ -127,38 +122,27 @@ func NewRegistry(cfg Config, hs Harnesses) Registries {
 	return keep.Registry()
 }
 
-// harnessGroup provides every plug-in into the value group "harnesses".
-var harnessGroup = func() fx.Option {
-	opts := make([]fx.Option, len(plugins))
-	for i, p := range plugins {
-		opts[i] = fx.Provide(fx.Annotate(p.New, fx.ResultTags(`group:"harnesses"`)))
-	}
-	return fx.Options(opts...)
-}()
-
-// Module provides *Service and the ports bound to the harness plug-ins and
-// the real adapters. Supply a Config; swap any port with fx.Replace or
+// Graph provides *Service, its Transport (routed to each target
+// harness's), the Watcher, the Couriers and the Relay over the ports. It
+// names no adapter: the composition root (cmd/wiring.Module) adds the
+// harness plug-ins (Plug) and the adapters bound to the other ports
+// (ports.Processes, ports.Transcripts, ports.FolderWatcher,
+// ports.ExitWatcher). Supply a Config; swap any port with fx.Replace or
 // fx.Decorate.
-var Module = fx.Module("peerctl",
+var Graph = fx.Options(
 	readPorts,
 	fx.Provide(
 		NewTransport,
 		NewService,
-		NewProcesses,
-		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
-		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
-		fx.Annotate(NewExitWatcher, fx.As(new(ports.ExitWatcher))),
 		NewWatcher,
 		NewCouriers,
 		NewRelay,
 	),
 )
 
-// readPorts builds the harness plug-ins (the value group "harnesses",
-// consumed by NewHarnesses) and binds the Registry and Liveness ports to
-// theirs, for Module and ReadModule alike.
+// readPorts binds the Registry and Liveness ports to the harnesses of the
+// value group "harnesses", for Graph and ReadGraph alike.
 var readPorts = fx.Options(
-	harnessGroup,
 	fx.Provide(
 		NewLogger,
 		NewHarnessSettings,
@@ -168,13 +152,14 @@ var readPorts = fx.Options(
 	),
 )
 
-// ReadModule provides a *Service for the commands that only read the
+// ReadGraph provides a *Service for the commands that only read the
 // registry (list, enrich, completion): the Registry and Liveness ports
-// bound as in Module, and nothing that delivers, confirms or watches. A
+// bound as in Graph, and nothing that delivers, confirms or watches. A
 // smaller graph is a cheaper fx.New (docs/PERFORMANCE.md: about 8% of a
-// `list` process). Supply a Config. The Service it gives refuses Send (no
+// `list` process). The composition root adds the plug-ins
+// (cmd/wiring.ReadModule). The Service it gives refuses Send (no
 // transport).
-var ReadModule = fx.Module("peerctl.read",
+var ReadGraph = fx.Options(
 	readPorts,
 	fx.Provide(NewReadService),
 )
@@ -185,7 +170,7 @@ func NewHarnessSettings(cfg Config, log *slog.Logger) ports.HarnessSettings {
 		ReceiptWindow: cfg.ReceiptWindow, From: cfg.From, Log: log}
 }
 
-// NewReadService is New for ReadModule: the Service over the registry and
+// NewReadService is New for ReadGraph: the Service over the registry and
 // liveness ports only.
 func NewReadService(hs Harnesses, reg ports.Registry, live ports.Liveness) *Service {
 	return New(reg, live, nil, "", WithHarnesses(hs))
@@ -193,15 +178,15 @@ func NewReadService(hs Harnesses, reg ports.Registry, live ports.Liveness) *Serv
 
 // NewLogger is the send trail's logger (the resolved target, the courier's
 // argv and exit status, socket connects, confirmation reads, at debug
-// level), which the Module hands to every harness (HarnessSettings.Log):
+// level), which the graph hands to every harness (HarnessSettings.Log):
 // silent; replace it (fx.Replace) with a *slog.Logger to hear the trail.
 func NewLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // NewTransport routes each send to its target harness's transport: the
 // one cfg.Transport names, or the harness's default when it is "".
-func NewTransport(cfg Config, hs Harnesses) (ports.Transport, error) {
-	if cfg.Transport != "" && !slices.Contains(Transports(), cfg.Transport) {
-		return nil, fmt.Errorf("unknown transport %q (want one of %s)", cfg.Transport, strings.Join(Transports(), ", "))
+func NewTransport(cfg Config, c Catalog, hs Harnesses) (ports.Transport, error) {
+	if cfg.Transport != "" && !slices.Contains(c.Transports(), cfg.Transport) {
+		return nil, fmt.Errorf("unknown transport %q (want one of %s)", cfg.Transport, strings.Join(c.Transports(), ", "))
 	}
 	return hs.Router(cfg.Transport), nil
 }
@@ -228,7 +213,8 @@ func NewRelay(lc fx.Lifecycle, svc *Service) *Relay {
 }
 
 // OptionalPorts are the ports a Service can do without (confirmation,
-// watching); the Module provides them all, a host may replace them.
+// watching); the composition root (cmd/wiring.Module) provides them all,
+// a host may replace them.
 type OptionalPorts struct {
 	fx.In
 	Transcripts ports.Transcripts   `optional:"true"`
@@ -236,17 +222,6 @@ type OptionalPorts struct {
 	Exits       ports.ExitWatcher   `optional:"true"`
 	Couriers    ports.Couriers      `optional:"true"`
 }
-
-// NewTranscripts reads transcripts, told of appends by the folder watcher.
-func NewTranscripts(folders ports.FolderWatcher, log *slog.Logger) *transcript.Reader {
-	return transcript.New(folders, transcript.WithLog(log))
-}
-
-// NewFolderWatcher watches folders with fsnotify (polling fallback).
-func NewFolderWatcher() *fswatch.Folder { return fswatch.NewFolder() }
-
-// NewExitWatcher watches processes end with pidfds (polling fallback).
-func NewExitWatcher() *fswatch.Exits { return fswatch.NewExits() }
 
 // Watcher runs Service.Watch under the fx lifecycle: OnStart starts it,
 // OnStop stops it and waits for it to finish. Events arrive on Events,
@@ -323,6 +298,3 @@ func (w *Watcher) stop(ctx context.Context) error {
 		return fmt.Errorf("stop watcher: %w", ctx.Err())
 	}
 }
-
-// NewProcesses reads the process tree from /proc (for whoami and doctor).
-func NewProcesses() ports.Processes { return procliveness.NewTree("") }

@@ -16,6 +16,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -23,7 +24,7 @@ import (
 func TestModuleValidates(t *testing.T) {
 	for _, transport := range []string{"", courierexec.Name, socketframe.Name} {
 		t.Run(transport, func(t *testing.T) {
-			err := fx.ValidateApp(app.Module, fx.Supply(testConfig(t.TempDir(), transport)), fx.Invoke(func(*app.Service) {}))
+			err := fx.ValidateApp(wiring.Module, fx.Supply(testConfig(t.TempDir(), transport)), fx.Invoke(func(*app.Service) {}))
 			require.NoError(t, err)
 		})
 	}
@@ -31,7 +32,7 @@ func TestModuleValidates(t *testing.T) {
 
 func TestModuleRejectsUnknownTransport(t *testing.T) {
 	var svc *app.Service
-	a := fx.New(app.Module, fx.Supply(testConfig(t.TempDir(), "pigeon")), fx.Populate(&svc), fx.NopLogger)
+	a := fx.New(wiring.Module, fx.Supply(testConfig(t.TempDir(), "pigeon")), fx.Populate(&svc), fx.NopLogger)
 	require.Error(t, a.Err())
 	assert.Contains(t, a.Err().Error(), `unknown transport "pigeon"`)
 }
@@ -70,7 +71,7 @@ func TestModuleWithReplacedTransport(t *testing.T) {
 	fake := &fakeTransport{}
 	var svc *app.Service
 	a := fxtest.New(t,
-		app.Module,
+		wiring.Module,
 		fx.Supply(testConfig(cfg, socketframe.Name)),
 		fx.Replace(fx.Annotate(fake, fx.As(new(ports.Transport)))),
 		fx.Populate(&svc),
@@ -97,8 +98,8 @@ func TestReadModuleBindsAsModule(t *testing.T) {
 		Service  *app.Service
 	}
 	var full, read bound
-	require.NoError(t, fx.New(app.Module, fx.Supply(cfg), fx.Populate(&full), fx.NopLogger).Err())
-	require.NoError(t, fx.New(app.ReadModule, fx.Supply(cfg), fx.Populate(&read), fx.NopLogger).Err())
+	require.NoError(t, fx.New(wiring.Module, fx.Supply(cfg), fx.Populate(&full), fx.NopLogger).Err())
+	require.NoError(t, fx.New(wiring.ReadModule, fx.Supply(cfg), fx.Populate(&read), fx.NopLogger).Err())
 	assert.IsType(t, full.Registry, read.Registry)
 	assert.IsType(t, full.Liveness, read.Liveness)
 	_, err := read.Service.Send(context.Background(), app.SendRequest{Address: "anyone", Text: "hi"})

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/mock/gomock"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/portsmock"
@@ -210,7 +211,7 @@ func TestRelayFxLifecycle(t *testing.T) {
 	w := world{reg: reg, live: live}
 	w.registry([]domain.Record{record(6000, idC, "solo")})
 	var relay *app.Relay
-	fxApp := fxtest.New(t, app.Module, fx.Supply(testConfig(t.TempDir(), "")),
+	fxApp := fxtest.New(t, wiring.Module, fx.Supply(testConfig(t.TempDir(), "")),
 		fx.Replace(fx.Annotate(ports.Registry(reg), fx.As(new(ports.Registry)))),
 		fx.Replace(fx.Annotate(ports.Liveness(live), fx.As(new(ports.Liveness)))),
 		fx.Decorate(func(ports.Couriers) ports.Couriers { return fc }),

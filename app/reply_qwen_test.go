@@ -13,6 +13,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/portsmock"
@@ -111,7 +112,7 @@ func plugins(t *testing.T) app.Harnesses {
 	home := t.TempDir()
 	settings := ports.HarnessSettings{Flags: map[string]string{claudecode.FlagConfigDir: home, qwencode.FlagHome: filepath.Join(home, "qwen")}}
 	var hs []ports.Harness
-	for _, p := range app.Plugins() {
+	for _, p := range wiring.Plugins() {
 		h, err := p.New(settings)
 		require.NoError(t, err)
 		hs = append(hs, h)

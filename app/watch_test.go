@@ -18,6 +18,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -206,7 +207,7 @@ func TestWatcherLifecycle(t *testing.T) {
 	before := goroutines()
 
 	var w *app.Watcher
-	fxApp := fxtest.New(t, app.Module, fx.Supply(testConfig(cfg, socketframe.Name)), fx.Populate(&w))
+	fxApp := fxtest.New(t, wiring.Module, fx.Supply(testConfig(cfg, socketframe.Name)), fx.Populate(&w))
 	fxApp.RequireStart()
 	ev := nextEvent(t, w.Events(), "start")
 	assert.Equal(t, domain.EventAppeared, ev.Kind)
@@ -238,7 +239,7 @@ func TestWatcherNotStartedUnlessAsked(t *testing.T) {
 	cfg := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(cfg, "sessions"), 0o700))
 	var svc *app.Service
-	fxApp := fxtest.New(t, app.Module, fx.Supply(testConfig(cfg, socketframe.Name)), fx.Populate(&svc))
+	fxApp := fxtest.New(t, wiring.Module, fx.Supply(testConfig(cfg, socketframe.Name)), fx.Populate(&svc))
 	before := goroutines()
 	fxApp.RequireStart()
 	assert.LessOrEqual(t, goroutines(), before, "starting an app without a *Watcher starts nothing")

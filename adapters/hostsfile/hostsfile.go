@@ -51,7 +51,7 @@ const (
 // SettingKeys are the far side's harness settings a section may hold, in
 // the order peerctl writes them.
 // They are the harness plug-ins' flags, in plug-in order (a test holds
-// them to app.Plugins).
+// them to wiring.Plugins).
 var SettingKeys = []string{"config-dir", "claude", "qwen-home", "qwen", "codex-home", "codex"}
 
 // SettingEnv is the far side's environment variable of each SettingKeys

@@ -17,6 +17,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
@@ -233,7 +234,7 @@ func (c *cli) root() *cobra.Command {
 		Short: "Find live coding-agent sessions (" + domain.HarnessTitles("and") + ") and deliver a message into one, safely",
 		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
 machine over ssh (--host), and delivers a message into one by the harness's own way in
-(--transport: ` + app.TransportChoices() + `). Every failure
+(--transport: ` + wiring.Plugins().TransportChoices() + `). Every failure
 is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never
 guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
 		Example: `  peerctl list
@@ -479,7 +480,7 @@ type options struct {
 	// receiptWindow is how long a transport waits for the session's
 	// receipt (--confirm-timeout; negative with --no-confirm).
 	receiptWindow time.Duration
-	// readOnly builds app.ReadModule (the registries and liveness only):
+	// readOnly builds wiring.ReadModule (the registries and liveness only):
 	// for the commands that never deliver, confirm or watch.
 	readOnly bool
 	// quiet: the config dir's warnings were already printed (a second graph).

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx/fxevent"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 )
 
 // graph builds the fx app from the harness flags and opts, populating the
@@ -24,9 +25,9 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	if c.debug.fx {
 		fxOpts[2] = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
 	}
-	module := app.Module
+	module := wiring.Module
 	if opts.readOnly {
-		module = app.ReadModule
+		module = wiring.ReadModule
 	} else if c.debug.send {
 		fxOpts = append(fxOpts, fx.Replace(debugLogger(c.stderr)))
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
-	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 )
 
 // A host's settings are the harness plug-ins' flags, each reaching the far
@@ -15,7 +15,7 @@ import (
 func TestHostSettingsAreThePluginFlags(t *testing.T) {
 	var keys []string
 	env := map[string]string{}
-	for _, p := range app.Plugins() {
+	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {
 			keys = append(keys, f.Name)
 			assert.NotEmpty(t, f.Env, "flag --%s names the variable it falls back to", f.Name)

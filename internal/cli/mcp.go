@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
 	"github.com/peerctl/peerctl/internal/wire"
@@ -277,7 +278,7 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 	switch {
 	case in.AwaitReplySeconds < 0 || in.AwaitReplySeconds > mcptools.MaxAwaitReplySeconds:
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, mcptools.MaxAwaitReplySeconds)
-	case in.AwaitReplySeconds > 0 && !app.HearsReplies(in.Transport):
+	case in.AwaitReplySeconds > 0 && !wiring.Plugins().HearsReplies(in.Transport):
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
 	}
 	if in.DurableSeconds != 0 || in.Key != "" {
@@ -375,7 +376,7 @@ func (f mcpFlags) validate() error {
 // send builds its own.
 func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
 	services := map[string]*app.Service{}
-	for i, t := range append([]string{""}, app.Transports()...) {
+	for i, t := range append([]string{""}, wiring.Plugins().Transports()...) {
 		svc, err := c.service(options{transport: t, timeout: f.timeout, receiptWindow: f.confirmTimeout, quiet: i > 0})
 		if err != nil {
 			return nil, err
@@ -387,7 +388,7 @@ func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
 			if svc, ok := services[transport]; ok {
 				return svc, nil
 			}
-			return nil, fmt.Errorf("transport %q: want one of %q", transport, app.Transports())
+			return nil, fmt.Errorf("transport %q: want one of %q", transport, wiring.Plugins().Transports())
 		}}, nil
 }
 

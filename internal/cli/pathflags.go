@@ -6,14 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 )
 
 // harnessFlags adds to cmd the flags the harness plug-ins bring
 // (ports.HarnessFlag) that name it (the program a harness runs). Their
 // values reach the graph in app.Config.Flags.
 func (c *cli) harnessFlags(cmd *cobra.Command) {
-	for _, p := range app.Plugins() {
+	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {
 			if slices.Contains(f.Commands, cmd.Name()) {
 				cmd.Flags().StringVar(c.flag(f.Name), f.Name, "", f.Usage)
@@ -25,7 +25,7 @@ func (c *cli) harnessFlags(cmd *cobra.Command) {
 // globalHarnessFlags adds to root, as persistent flags, the harness flags
 // of every command (a harness's home).
 func (c *cli) globalHarnessFlags(root *cobra.Command) {
-	for _, p := range app.Plugins() {
+	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {
 			if len(f.Commands) == 0 {
 				root.PersistentFlags().StringVar(c.flag(f.Name), f.Name, "", f.Usage)
@@ -64,7 +64,7 @@ func (c *cli) flagValues() map[string]string {
 // $QWEN_HOME, ...) keep the usual meaning of empty: unset, as Claude Code
 // reads CLAUDE_CONFIG_DIR.
 func rejectEmptyPathFlags(cmd *cobra.Command, _ []string) error {
-	for _, p := range app.Plugins() {
+	for _, p := range wiring.Plugins() {
 		for _, pf := range p.Flags {
 			f := cmd.Flags().Lookup(pf.Name)
 			if f != nil && f.Changed && f.Value.String() == "" {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
 )
@@ -35,7 +36,7 @@ func validAwait(await time.Duration, transport string, dryRun bool, confirm conf
 		return usageError{fmt.Errorf("--await-reply %s: want a positive duration such as 2m", await)}
 	case await == 0:
 		return nil
-	case !app.HearsReplies(transport):
+	case !wiring.Plugins().HearsReplies(transport):
 		return usageError{fmt.Errorf("--await-reply needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", transport)}
 	case dryRun:
 		return usageError{fmt.Errorf("--await-reply and --dry-run contradict each other")}

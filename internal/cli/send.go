@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
 )
@@ -82,8 +83,8 @@ func (c *cli) sendCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if transport != "" && !slices.Contains(app.Transports(), transport) {
-				return usageError{fmt.Errorf("--transport %q: want %s", transport, app.TransportChoices())}
+			if transport != "" && !slices.Contains(wiring.Plugins().Transports(), transport) {
+				return usageError{fmt.Errorf("--transport %q: want %s", transport, wiring.Plugins().TransportChoices())}
 			}
 			if timeout <= 0 {
 				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
@@ -153,7 +154,7 @@ func (c *cli) sendCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&transport, "transport", "", "how to deliver: "+app.TransportChoices()+"; default: each harness's first; a durable one (queue) reaches a closed session too")
+	f.StringVar(&transport, "transport", "", "how to deliver: "+wiring.Plugins().TransportChoices()+"; default: each harness's first; a durable one (queue) reaches a closed session too")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
@@ -166,7 +167,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	f.IntVar(&c.stdinBytes, stdinBytesFlag, -1, "")
 	_ = f.MarkHidden(stdinBytesFlag)
 	cmd.ValidArgsFunction = c.completeLiveSessions
-	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(app.Transports(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(wiring.Plugins().Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
 	durable.register(cmd)
 	addHostFlag(cmd, &hosts, false)

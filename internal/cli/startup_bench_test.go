@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
 
 // BenchmarkGraph builds what one command needs, through the fx graph (as the
-// CLI does: "fx" is app.Module, for send, show, doctor, watch, whoami;
-// "fx-read" is app.ReadModule, for list, enrich and completion) and by
+// CLI does: "fx" is wiring.Module, for send, show, doctor, watch, whoami;
+// "fx-read" is wiring.ReadModule, for list, enrich and completion) and by
 // calling the same constructors by hand: the difference is fx's cost per
 // invocation.
 func BenchmarkGraph(b *testing.B) {
@@ -45,7 +46,7 @@ func BenchmarkGraph(b *testing.B) {
 		for b.Loop() {
 			cfg := app.Config{Getenv: getenv}
 			var hs []ports.Harness
-			for _, p := range app.Plugins() {
+			for _, p := range wiring.Plugins() {
 				h, err := p.New(app.NewHarnessSettings(cfg, nil))
 				if err != nil {
 					b.Fatal(err)
@@ -53,7 +54,7 @@ func BenchmarkGraph(b *testing.B) {
 				hs = append(hs, h)
 			}
 			set := app.NewHarnesses(hs)
-			tr, err := app.NewTransport(cfg, set)
+			tr, err := app.NewTransport(cfg, wiring.Plugins(), set)
 			if err != nil {
 				b.Fatal(err)
 			}

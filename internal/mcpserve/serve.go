@@ -15,7 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
 )
@@ -62,7 +62,7 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 	if err != nil {
 		return nil, fmt.Errorf("send_message input schema: %w", err)
 	}
-	for _, t := range app.Transports() {
+	for _, t := range wiring.Plugins().Transports() {
 		sendSchema.Properties["transport"].Enum = append(sendSchema.Properties["transport"].Enum, t)
 	}
 	awaitMin, awaitMax := 0.0, float64(mcptools.MaxAwaitReplySeconds)
@@ -81,7 +81,7 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 		words = append(words, h.String())
 	}
 	listSchema.Properties["harness"].Description = "list one harness only: " + strings.Join(words, ", ") + " (default: all)"
-	sendSchema.Properties["transport"].Description = "how to deliver; default: the target harness's own, the first named for it: " + app.TransportChoices()
+	sendSchema.Properties["transport"].Description = "how to deliver; default: the target harness's own, the first named for it: " + wiring.Plugins().TransportChoices()
 	s := mcp.NewServer(&mcp.Implementation{Name: "peerctl", Version: version},
 		&mcp.ServerOptions{Instructions: instructions(), Logger: logger, Capabilities: &mcp.ServerCapabilities{}})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}

@@ -5,7 +5,9 @@
 package layering
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,15 +17,6 @@ import (
 )
 
 const module = "github.com/peerctl/peerctl"
-
-// appAdapterDebt are the adapters app/ still imports: app/fx.go wires the
-// harness plug-ins and the watchers itself instead of the composition root
-// handing them in. Each entry must still be imported (the test fails
-// otherwise, so the list shrinks as the wiring moves); nothing may join it.
-var appAdapterDebt = []string{
-	"adapters/claudecode", "adapters/codex", "adapters/fswatch", "adapters/opencode",
-	"adapters/procliveness", "adapters/qwencode", "adapters/transcript",
-}
 
 // imports lists, with `go list`, every package of the module matching
 // pattern and its non-test imports.
@@ -81,19 +74,64 @@ func TestAdaptersNeverImportAppOrTheCLI(t *testing.T) {
 	}
 }
 
-func TestAppImportsNoNewAdapter(t *testing.T) {
-	seen := map[string]bool{}
-	for pkg, imps := range imports(t, module+"/app") {
+func TestAppImportsNoAdapter(t *testing.T) {
+	for pkg, imps := range imports(t, module+"/app/...") {
 		for _, imp := range imps {
 			rel, mine := ours(imp)
-			if !mine || !strings.HasPrefix(rel, "adapters/") {
-				continue
-			}
-			seen[rel] = true
-			assert.Contains(t, appAdapterDebt, rel, "%s imports %s: adapters are wired at the composition root", pkg, imp)
+			assert.False(t, mine && strings.HasPrefix(rel, "adapters/"),
+				"%s imports %s: adapters are wired at the composition root, cmd/wiring", pkg, imp)
 		}
 	}
-	for _, d := range appAdapterDebt {
-		assert.True(t, seen[d], "app no longer imports %s: take it off appAdapterDebt", d)
+}
+
+// TestTheCompositionRootHoldsEveryHarnessPlugin: every adapter package
+// that exports a harness plug-in (a package-level Plugin) is in
+// cmd/wiring's list, so a harness is added there with one line and never
+// wired anywhere else.
+func TestTheCompositionRootHoldsEveryHarnessPlugin(t *testing.T) {
+	pkgs := imports(t, module+"/cmd/wiring")
+	var wired []string
+	for _, imp := range pkgs["cmd/wiring"] {
+		if rel, mine := ours(imp); mine {
+			wired = append(wired, rel)
+		}
 	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Dir}} {{join .GoFiles " "}}`, module+"/adapters/...").Output()
+	require.NoError(t, err)
+	var plugins []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		rel, _ := ours(f[0])
+		if exportsPlugin(t, f[1], f[2:]) {
+			plugins = append(plugins, rel)
+		}
+	}
+	require.NotEmpty(t, plugins, "no adapter exports a Plugin")
+	for _, p := range plugins {
+		assert.Contains(t, wired, p, "%s exports a harness plug-in that cmd/wiring does not wire", p)
+	}
+	for pkg, imps := range imports(t, module+"/...") {
+		if pkg == "cmd/wiring" {
+			continue
+		}
+		for _, imp := range imps {
+			rel, _ := ours(imp)
+			assert.False(t, slices.Contains(plugins, rel) && !strings.HasPrefix(pkg, "adapters/") && !strings.HasPrefix(pkg, "test/"),
+				"%s imports the harness plug-in %s: only cmd/wiring wires plug-ins", pkg, rel)
+		}
+	}
+}
+
+// exportsPlugin reports whether one of the package's files (in dir)
+// declares the package-level harness plug-in, `var Plugin = `.
+func exportsPlugin(t *testing.T, dir string, files []string) bool {
+	t.Helper()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		if strings.Contains(string(b), "\nvar Plugin = ") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,76 @@
+// Package wiring is peerctl's composition root: the one list of harness
+// plug-ins and the adapters bound to app's ports, for the programs in
+// cmd/ and for a host program that embeds peerctl. app/ names no adapter
+// (docs/DESIGN.md, rule 11); everything that does is here.
+//
+// A host embeds peerctl with fx:
+//
+//	fxApp := fx.New(wiring.Module, fx.Supply(app.Config{...}), fx.Populate(&svc))
+package wiring
+
+import (
+	"log/slog"
+	"slices"
+
+	"go.uber.org/fx"
+
+	"github.com/peerctl/peerctl/adapters/claudecode"
+	"github.com/peerctl/peerctl/adapters/codex"
+	"github.com/peerctl/peerctl/adapters/fswatch"
+	"github.com/peerctl/peerctl/adapters/opencode"
+	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/adapters/qwencode"
+	"github.com/peerctl/peerctl/adapters/transcript"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// plugins are the harnesses peerctl serves. A harness is added here, with
+// one line: the graph, the command line's flags and help, the hosts file's
+// keys, the MCP schemas and the transport names all come from this list.
+var plugins = app.Catalog{
+	claudecode.Plugin,
+	qwencode.Plugin,
+	codex.Plugin,
+	opencode.Plugin,
+}
+
+// Plugins lists the harness plug-ins, for a command line that adds their
+// flags (ports.HarnessFlag) before the graph is built.
+func Plugins() app.Catalog { return slices.Clone(plugins) }
+
+// Module provides *app.Service and every port: the harness plug-ins
+// (app.Plug), the use cases' graph (app.Graph) and the adapters for
+// processes, transcripts and watching. Supply an app.Config; swap any port
+// with fx.Replace or fx.Decorate.
+var Module = fx.Module("peerctl",
+	app.Graph,
+	app.Plug(plugins),
+	fx.Provide(
+		NewProcesses,
+		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
+		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
+		fx.Annotate(NewExitWatcher, fx.As(new(ports.ExitWatcher))),
+	),
+)
+
+// ReadModule is Module for the commands that only read the registry
+// (list, enrich, completion): app.ReadGraph over the same plug-ins.
+var ReadModule = fx.Module("peerctl.read",
+	app.ReadGraph,
+	app.Plug(plugins),
+)
+
+// NewTranscripts reads transcripts, told of appends by the folder watcher.
+func NewTranscripts(folders ports.FolderWatcher, log *slog.Logger) *transcript.Reader {
+	return transcript.New(folders, transcript.WithLog(log))
+}
+
+// NewFolderWatcher watches folders with fsnotify (polling fallback).
+func NewFolderWatcher() *fswatch.Folder { return fswatch.NewFolder() }
+
+// NewExitWatcher watches processes end with pidfds (polling fallback).
+func NewExitWatcher() *fswatch.Exits { return fswatch.NewExits() }
+
+// NewProcesses reads the process tree from /proc (for whoami and doctor).
+func NewProcesses() ports.Processes { return procliveness.NewTree("") }
