@@ -150,3 +150,9 @@ type Heeding interface {
 	// nothing is left running and the Heed is nil.
 	DeliverHeeding(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, Heed, error)
 }
+
+// Processes reads the process tree.
+type Processes interface {
+	// Parent returns pid's parent pid (0 for the root of our pid namespace).
+	Parent(pid int) (int, error)
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -40,7 +41,7 @@ type FlagJSON struct {
 // noClaudeNeeded is said with every problem that stops the courier only.
 const noClaudeNeeded = "send --transport socket, list, show and watch do not need claude"
 
-// Doctor probes the courier program (ports.ProgramProber: the program, its
+// Doctor probes the courier program (courierexec.Transport.Probe: the program, its
 // flags, and one courier run that sends nothing). A courier that cannot
 // run is a problem: it is the default transport. Rows: "claude" (JSON
 // DoctorJSON) and, when the courier ran, "courier".
@@ -48,7 +49,7 @@ func (h *Harness) Doctor(ctx context.Context, _ []domain.Entry) []ports.DoctorRo
 	return []ports.DoctorRow{doctorRow(h.courier.Probe(ctx))}
 }
 
-func doctorRow(probe ports.ProgramProbe) ports.DoctorRow {
+func doctorRow(probe courierexec.ProgramProbe) ports.DoctorRow {
 	row := ports.DoctorRow{Key: "claude", Health: domain.HealthOK,
 		OnlyProblems: "The courier (the default transport) cannot run here: %s. " + noClaudeNeeded + "."}
 	fail := func(p string) {

@@ -13,13 +13,50 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/procgroup"
-	"github.com/peerctl/peerctl/ports"
 )
+
+// ProgramProbe is what a look at the courier program found, without
+// starting a session, spending tokens or sending anything.
+type ProgramProbe struct {
+	// Program is the program as configured ("claude", or a path).
+	Program string
+	// Path is where it resolved on PATH ("" when not found).
+	Path string
+	// Version is the first line `<program> --version` printed, e.g.
+	// "2.1.328 (Claude Code)" ("" when it could not be read).
+	Version string
+	// Flags are the flags the courier passes, in its argv order.
+	Flags []string
+	// Missing lists the Flags absent from `<program> --help`.
+	Missing []string
+	// Err says why the probe could not finish (not found, timed out, a
+	// non-zero exit); nil when Version and Missing are trustworthy.
+	Err error
+	// Courier is what one courier run with a turn that sends nothing
+	// showed; nil when it was not run (Err set, or flags missing).
+	Courier *CourierProbe
+	// Unfit says why the program, though it may run and offer SendMessage,
+	// cannot deliver, and what to do (Claude Code older than 2.1.328 sends
+	// to no uds: address); "" when nothing is known against it.
+	Unfit string
+}
+
+// CourierProbe is one courier run against peerctl's endpoint that sends
+// nothing: no model, no token, no message.
+type CourierProbe struct {
+	// Tools are the tools the courier's model request offered (Claude
+	// Code 2.1.328: ListAgents, DeferredToolPlaceholder, SendMessage).
+	Tools []string
+	// Startup is from the process start to the end of its first turn.
+	Startup time.Duration
+	// Err says why the run did not reach the endpoint or did not finish
+	// its turn (managed settings that pin another base URL, a crash, a
+	// time-out); nil when Tools is trustworthy.
+	Err error
+}
 
 // ProbeTimeout bounds each of the two short runs Probe makes.
 const ProbeTimeout = 10 * time.Second
-
-var _ ports.ProgramProber = (*Transport)(nil)
 
 // Flags returns the flags of Args (the tokens that start with "-"), in order.
 func (t *Transport) Flags() []string {
@@ -43,8 +80,8 @@ func (t *Transport) Flags() []string {
 // shows. The help format is commander.js's, as printed by Claude Code
 // 2.1.328: option lines start with two spaces and a dash, aliases separated
 // by ", ", e.g. "  -p, --print   Print response and exit".
-func (t *Transport) Probe(ctx context.Context) ports.ProgramProbe {
-	p := ports.ProgramProbe{Program: t.cfg.Program, Flags: t.Flags()}
+func (t *Transport) Probe(ctx context.Context) ProgramProbe {
+	p := ProgramProbe{Program: t.cfg.Program, Flags: t.Flags()}
 	path, err := t.lookProgram()
 	if err != nil {
 		p.Err = fmt.Errorf("find %q: %w", t.cfg.Program, unwrapExec(err))
@@ -80,19 +117,19 @@ func (t *Transport) Probe(ctx context.Context) ports.ProgramProbe {
 
 // ping runs one courier, bounded by ProbeTimeout, with a turn that sends
 // nothing, and closes it.
-func (t *Transport) ping(ctx context.Context) *ports.CourierProbe {
+func (t *Transport) ping(ctx context.Context) *CourierProbe {
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
 	c, err := t.Start(ctx)
 	if err != nil {
-		return &ports.CourierProbe{Err: err}
+		return &CourierProbe{Err: err}
 	}
 	defer func() { _ = c.Close() }()
 	tools, took, err := c.Ping(ctx)
 	if err != nil && ctx.Err() != nil && c.Stats().Requests == 0 {
 		err = fmt.Errorf("the courier never reached peerctl's endpoint within %s (do managed settings pin another ANTHROPIC_BASE_URL?): %w", ProbeTimeout, err)
 	}
-	return &ports.CourierProbe{Tools: tools, Startup: took, Err: err}
+	return &CourierProbe{Tools: tools, Startup: took, Err: err}
 }
 
 // udsVersion is the oldest Claude Code release measured to send to a

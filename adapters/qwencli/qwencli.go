@@ -25,8 +25,24 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/internal/harnessfile"
 	"github.com/peerctl/peerctl/adapters/procgroup"
-	"github.com/peerctl/peerctl/ports"
 )
+
+// Probe is what a look at the qwen program and Qwen Code's settings
+// found, without starting a session.
+type Probe struct {
+	// Program is the program as configured ("qwen", or a path); Path is
+	// where it resolved ("" when not found).
+	Program, Path string
+	// Version is what `qwen --version` printed, e.g. "0.24.4".
+	Version string
+	// Messaging is "on", "off" or "unknown": whether new sessions of this
+	// version bind an inbox (setting agents.crossSessionMessaging, else the
+	// version's default: on from 0.24.0, off in 0.23.x). MessagingWhy says
+	// where that came from.
+	Messaging, MessagingWhy string
+	// Err says why the program could not be probed (nil when found and run).
+	Err error
+}
 
 // ProgramEnv names the variable that picks the qwen program.
 const ProgramEnv = "PEERCTL_QWEN"
@@ -40,16 +56,14 @@ type Prober struct {
 	Home    string // Qwen Code's home (settings.json lives there)
 }
 
-var _ ports.QwenProber = (*Prober)(nil)
-
 // ProbeQwen finds the program, runs `<program> --version` (bounded, its
 // process group killed after) and decides Messaging.
-func (p *Prober) ProbeQwen(ctx context.Context) ports.QwenProbe {
+func (p *Prober) ProbeQwen(ctx context.Context) Probe {
 	prog := p.Program
 	if prog == "" {
 		prog = "qwen"
 	}
-	out := ports.QwenProbe{Program: prog, Messaging: "unknown"}
+	out := Probe{Program: prog, Messaging: "unknown"}
 	setting, settingErr := readSetting(filepath.Join(p.Home, "settings.json"))
 	path, err := exec.LookPath(prog)
 	if err != nil {

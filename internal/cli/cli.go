@@ -494,7 +494,7 @@ type options struct {
 
 // service builds the fx graph once and returns the Service. Warnings about
 // the harnesses' settings go to stderr. extra are further fx.Populate
-// targets (e.g. a *ports.ProgramProber).
+// targets (e.g. a *courierexec.Transport).
 func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 	var svc *app.Service
 	if _, err := c.graph(opts, append([]any{&svc}, extra...)...); err != nil {
