@@ -57,8 +57,10 @@ type Self struct {
 // Whoami finds the live session that process self runs inside, on a fresh
 // read: first the live record that a harness's session variable names
 // (ports.SessionEnv, read with getenv; each harness's variable, in plug-in
-// order), else the first live record whose pid is self or one of its
-// ancestors (parent pids read with procs, at most MaxAncestry steps). When
+// order), else the live record whose pid is self or the nearest of its
+// ancestors (parent pids read with procs, at most MaxAncestry steps). A
+// pid that holds several live sessions (one process, many sessions) is
+// refused with ReasonIdentityMismatch naming them, never guessed. When
 // neither matches it refuses with ReasonNotLive, detail "not inside a
 // session: ..." when the walk reached the root, or "stopped after 128
 // parents: ..." when MaxAncestry cut it off. A registry read error is
@@ -122,17 +124,33 @@ func whoami(l Listing, procs ports.Processes, self int, envs []sessionEnv) (Self
 			out.Notes = append(out.Notes, fmt.Sprintf("%s=%s matches %d live records; walking parent pids instead", se.env.Var, se.value, len(hits)))
 		}
 	}
-	byPID := map[int]domain.Entry{}
+	byPID := map[int][]domain.Entry{}
 	for _, e := range live {
-		byPID[e.Record.PID] = e
+		byPID[e.Record.PID] = append(byPID[e.Record.PID], e)
 	}
 	pid := self
 	cutOff := true // the walk ended at MaxAncestry, not at the root
 	for range MaxAncestry {
 		out.Chain = append(out.Chain, pid)
-		if e, ok := byPID[pid]; ok {
-			out.Entry, out.Via = e, ViaAncestor
+		switch es := byPID[pid]; len(es) {
+		case 0:
+		case 1:
+			out.Entry, out.Via = es[0], ViaAncestor
 			return out, nil
+		default:
+			// One process holds several sessions (an opencode server, a
+			// Codex daemon): which one this process runs inside is not
+			// known, and a guess could send as the wrong one.
+			ids := make([]string, len(es))
+			for i, e := range es {
+				ids[i] = e.Record.SessionID
+			}
+			detail := fmt.Sprintf("pid %d, a parent of this process (pids %s), holds %d live sessions (%s): which one this process runs inside cannot be told",
+				pid, joinPIDs(out.Chain), len(es), strings.Join(ids, ", "))
+			if len(out.Notes) > 0 {
+				detail += "; " + strings.Join(out.Notes, "; ")
+			}
+			return out, domain.Refuse(domain.ReasonIdentityMismatch, "%s", detail)
 		}
 		next, err := procs.Parent(pid)
 		if err != nil {

@@ -136,3 +136,27 @@ func TestHealthWords(t *testing.T) {
 	assert.Equal(t, "ancestor", ViaAncestor.String())
 	assert.Equal(t, "none", ViaNone.String())
 }
+
+// One process that holds several live sessions (an opencode server) is
+// no answer: whoami names them and refuses rather than pick one.
+func TestWhoamiPIDOfSeveralSessionsIsNoGuess(t *testing.T) {
+	a := liveEntry(100, "a", "http://127.0.0.1:4096")
+	b := liveEntry(100, "b", "http://127.0.0.1:4096")
+	l := Listing{Entries: []domain.Entry{a, b}}
+	got, err := whoami(l, parents{10: 100, 100: 1, 1: 0}, 10, nil)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "refusal, got %v", err)
+	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
+	assert.Contains(t, r.Detail, "pid 100")
+	assert.Contains(t, r.Detail, "holds 2 live sessions (a, b)")
+	assert.Equal(t, ViaNone, got.Via)
+	assert.Equal(t, []int{10, 100}, got.Chain)
+
+	// A session variable that names one of them still answers.
+	envs := []sessionEnv{{of: domain.HarnessClaudeCode, env: ports.SessionEnv{Var: "X",
+		Names: func(r domain.Record, v string) bool { return r.SessionID == v }}, value: "b"}}
+	got, err = whoami(l, parents{10: 100, 100: 1, 1: 0}, 10, envs)
+	require.NoError(t, err)
+	assert.Equal(t, "b", got.Entry.Record.SessionID)
+	assert.Equal(t, ViaEnv, got.Via)
+}

@@ -174,7 +174,20 @@ func (h *Harness) Home() ports.Home { return ports.Home{Dir: filepath.Dir(h.db),
 // Warnings: none.
 func (h *Harness) Warnings() []string { return nil }
 
-// SessionEnv: none. No OPENCODE_* variable of opencode-ai 1.18.33 names a
-// session (OPENCODE_SERVER_*, OPENCODE_DB, … are settings); what its
-// shells carry was not measured: whoami cannot tell.
-func (h *Harness) SessionEnv() ports.SessionEnv { return ports.SessionEnv{} }
+// PIDEnv is the variable opencode sets in its own environment at start,
+// to its pid, which the shells its tools run inherit: opencode-ai 1.18.33
+// sets OPENCODE=1 and OPENCODE_PID=<pid> (read in its bundled code, the
+// CLI's start-up middleware; no variable names a session).
+const PIDEnv = "OPENCODE_PID"
+
+// SessionEnv: $OPENCODE_PID names the opencode process a shell runs under.
+// One server holds many sessions, so it names a session only when that
+// process has exactly one live (whoami says which, or that it cannot tell).
+func (h *Harness) SessionEnv() ports.SessionEnv {
+	return ports.SessionEnv{Var: PIDEnv,
+		Names: func(rec domain.Record, value string) bool {
+			pid, err := strconv.Atoi(value)
+			return err == nil && pid > 0 && rec.PID == pid
+		},
+		Markers: []string{"OPENCODE", PIDEnv}}
+}

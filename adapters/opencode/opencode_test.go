@@ -400,3 +400,16 @@ func TestPlainTUIIsLiveNotAddressable(t *testing.T) {
 		domain.Liveness{Alive: domain.No})
 	assert.Equal(t, domain.VerdictStale, dead.Verdict)
 }
+
+// $OPENCODE_PID, which opencode sets to its own pid, names the records of
+// that process and no other; anything but a positive pid names none.
+func TestSessionEnvNamesTheProcess(t *testing.T) {
+	se := (&Harness{}).SessionEnv()
+	require.Equal(t, "OPENCODE_PID", se.Var)
+	rec := domain.Record{Harness: Kind, PID: 4242, SessionID: sid}
+	assert.True(t, se.Names(rec, "4242"))
+	for _, v := range []string{"4243", "0", "-4242", "4242 ", "x", ""} {
+		assert.False(t, se.Names(rec, v), "%q", v)
+	}
+	assert.Contains(t, se.Markers, "OPENCODE")
+}

@@ -83,7 +83,7 @@ var exitCodeRows = []struct {
 	{1, "", "unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem"},
 	{2, "", "usage error (bad flag, argument or address)"},
 	{3, "not_live", "no live session answers to the address; whoami: not inside a session"},
-	{4, "identity_mismatch", "ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read"},
+	{4, "identity_mismatch", "ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read; whoami: the process it runs under holds several sessions"},
 	{5, "delivery_failed", "the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation"},
 	{6, "harness_unsupported", "the session or program cannot do this"},
 	{7, "not_addressable", "live, but the record has no messaging socket, name or id, or its socket is another user's"},
