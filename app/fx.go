@@ -66,6 +66,15 @@ func (c Catalog) HearsReplies(transport string) bool {
 	return transport == ""
 }
 
+// Flags lists every plug-in's flags, in plug-in order.
+func (c Catalog) Flags() []ports.HarnessFlag {
+	var out []ports.HarnessFlag
+	for _, p := range c {
+		out = append(out, p.Flags...)
+	}
+	return out
+}
+
 // Plug provides c itself and builds each of its plug-ins into the value
 // group "harnesses" (consumed by NewHarnesses): the one place a program's
 // harnesses enter the graph.

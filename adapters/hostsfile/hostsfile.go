@@ -12,11 +12,11 @@
 // A section is a DEST as ssh takes it (domain.ParseDest). Its keys, all
 // optional: peerctl (the far side's peerctl, an exact path there; without
 // it, peerctl on the remote PATH) and the far side's harness settings:
-// config-dir (its Claude Code config dir), claude (its claude program),
-// qwen-home, qwen, codex-home, codex: the harness plug-ins' flags
-// (ports.HarnessFlag); each reaches the far side's peerctl as the
-// variable SettingEnv names (the flag's Env: CLAUDE_CONFIG_DIR,
-// PEERCTL_CLAUDE, QWEN_HOME, PEERCTL_QWEN, CODEX_HOME, PEERCTL_CODEX).
+// the harness plug-ins' flags (ports.HarnessFlag: config-dir, its Claude
+// Code config dir; claude, its claude program; ...), which a Schema is
+// made of, so that a harness added is a setting of every host with no
+// change here; each reaches the far side's peerctl as the variable the
+// flag falls back to (its Env: CLAUDE_CONFIG_DIR, PEERCTL_CLAUDE, ...).
 // A value runs to the end of its line, spaces and all (no quoting); blank
 // lines and lines starting with # are skipped. Anything else, a key twice,
 // a host twice, a value with a control character is an error naming the
@@ -48,16 +48,34 @@ const (
 	KeyPeerctl = "peerctl"
 )
 
-// SettingKeys are the far side's harness settings a section may hold, in
-// the order peerctl writes them.
-// They are the harness plug-ins' flags, in plug-in order (a test holds
-// them to wiring.Plugins).
-var SettingKeys = []string{"config-dir", "claude", "qwen-home", "qwen", "codex-home", "codex"}
+// Schema is the far side's harness settings a section may hold: the
+// harness plug-ins' flags (NewSchema), in the order peerctl writes them.
+type Schema struct {
+	keys []string
+	env  map[string]string
+}
 
-// SettingEnv is the far side's environment variable of each SettingKeys
-// key: what its peerctl reads for the setting.
-var SettingEnv = map[string]string{"config-dir": "CLAUDE_CONFIG_DIR", "claude": "PEERCTL_CLAUDE", "qwen-home": "QWEN_HOME", "qwen": "PEERCTL_QWEN",
-	"codex-home": "CODEX_HOME", "codex": "PEERCTL_CODEX"}
+// NewSchema is the Schema of flags, in their order: each flag's name is a
+// setting, its Env the far side's variable for it. A flag without Env, or
+// one named peerctl, is no setting (it could not reach the far side).
+func NewSchema(flags []ports.HarnessFlag) Schema {
+	s := Schema{env: map[string]string{}}
+	for _, f := range flags {
+		if f.Env == "" || f.Name == KeyPeerctl || s.env[f.Name] != "" {
+			continue
+		}
+		s.keys = append(s.keys, f.Name)
+		s.env[f.Name] = f.Env
+	}
+	return s
+}
+
+// Keys are the settings, in the order peerctl writes them.
+func (s Schema) Keys() []string { return slices.Clone(s.keys) }
+
+// Env is the far side's environment variable of setting key ("" for a key
+// that is no setting).
+func (s Schema) Env(key string) string { return s.env[key] }
 
 // MaxBytes bounds the file; MaxValueBytes a value.
 const (
@@ -75,7 +93,7 @@ type Host struct {
 	// Peerctl is the far side's peerctl, an exact path there; "": peerctl
 	// on the remote PATH.
 	Peerctl string
-	// Settings are the far side's harness settings by SettingKeys key.
+	// Settings are the far side's harness settings by Schema key.
 	Settings map[string]string
 }
 
@@ -96,7 +114,7 @@ func Path(getenv func(string) string) (string, error) {
 // Load reads the hosts file at path; a file that does not exist is no
 // hosts (no error). A malformed file is an error wrapping ErrMalformed
 // that names the file and the line.
-func Load(path string) ([]Host, error) {
+func (s Schema) Load(path string) ([]Host, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -109,7 +127,7 @@ func Load(path string) ([]Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read hosts file %s: %w", path, err)
 	}
-	hosts, err := Parse(raw)
+	hosts, err := s.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -129,7 +147,7 @@ func readBounded(f *os.File) ([]byte, error) {
 
 // Parse reads a hosts file's content (see the package doc); errors wrap
 // ErrMalformed and say "line N: ...".
-func Parse(raw []byte) ([]Host, error) {
+func (s Schema) Parse(raw []byte) ([]Host, error) {
 	var hosts []Host
 	var cur *Host
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -177,7 +195,7 @@ func Parse(raw []byte) ([]Host, error) {
 					return nil, bad("%s is set twice for %s", key, cur.Dest)
 				}
 				cur.Peerctl = value
-			case slices.Contains(SettingKeys, key):
+			case s.env[key] != "":
 				if _, dup := cur.Settings[key]; dup {
 					return nil, bad("%s is set twice for %s", key, cur.Dest)
 				}
@@ -186,7 +204,7 @@ func Parse(raw []byte) ([]Host, error) {
 				}
 				cur.Settings[key] = value
 			default:
-				return nil, bad("unknown key %s (known: %s, %s)", strconv.Quote(key), KeyPeerctl, strings.Join(SettingKeys, ", "))
+				return nil, bad("unknown key %s (known: %s, %s)", strconv.Quote(key), KeyPeerctl, strings.Join(s.keys, ", "))
 			}
 		}
 	}
@@ -211,7 +229,7 @@ func checkValue(v string) error {
 }
 
 // Format writes hosts in the file's form, with a header comment.
-func Format(hosts []Host) []byte {
+func (s Schema) Format(hosts []Host) []byte {
 	var b bytes.Buffer
 	b.WriteString("# peerctl hosts: one [DEST] section per host (peerctl hosts add|remove|install; docs/COMMANDS.md#peerctl-hosts)\n")
 	for _, h := range hosts {
@@ -219,7 +237,7 @@ func Format(hosts []Host) []byte {
 		if h.Peerctl != "" {
 			fmt.Fprintf(&b, "%s = %s\n", KeyPeerctl, h.Peerctl)
 		}
-		for _, k := range SettingKeys {
+		for _, k := range s.keys {
 			if v, ok := h.Settings[k]; ok {
 				fmt.Fprintf(&b, "%s = %s\n", k, v)
 			}
@@ -231,10 +249,10 @@ func Format(hosts []Host) []byte {
 // Save writes hosts to path whole: a temporary file in the same folder
 // (made 0700 when missing), renamed into place. Every value is checked
 // as Parse checks it first.
-func Save(path string, hosts []Host) error {
+func (s Schema) Save(path string, hosts []Host) error {
 	for _, h := range hosts {
 		for k, v := range h.Settings {
-			if !slices.Contains(SettingKeys, k) {
+			if s.env[k] == "" {
 				return fmt.Errorf("save hosts: unknown setting %q", k)
 			}
 			if err := checkValue(v); err != nil {
@@ -256,7 +274,7 @@ func Save(path string, hosts []Host) error {
 		return fmt.Errorf("save hosts: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(Format(hosts)); err != nil {
+	if _, err := tmp.Write(s.Format(hosts)); err != nil {
 		tmp.Close()
 		return fmt.Errorf("save hosts: %w", err)
 	}
@@ -284,6 +302,7 @@ func Find(hosts []Host, dest domain.Dest) (Host, bool) {
 // the default settings.
 type Book struct {
 	getenv func(string) string
+	schema Schema
 	once   sync.Once
 	hosts  []Host
 	err    error
@@ -291,8 +310,11 @@ type Book struct {
 
 var _ ports.HostBook = (*Book)(nil)
 
-// NewBook is the Book of the hosts file Path(getenv) names.
-func NewBook(getenv func(string) string) *Book { return &Book{getenv: getenv} }
+// NewBook is the Book of the hosts file Path(getenv) names, read by
+// schema.
+func NewBook(getenv func(string) string, schema Schema) *Book {
+	return &Book{getenv: getenv, schema: schema}
+}
 
 // Host returns dest's settings: the section's peerctl as Program and its
 // harness settings as Env (Remote).
@@ -300,25 +322,29 @@ func (b *Book) Host(dest domain.Dest) (ports.HostSettings, error) {
 	b.once.Do(func() {
 		var path string
 		if path, b.err = Path(b.getenv); b.err == nil {
-			b.hosts, b.err = Load(path)
+			b.hosts, b.err = b.schema.Load(path)
 		}
 	})
 	if b.err != nil {
 		return ports.HostSettings{}, b.err
 	}
 	h, _ := Find(b.hosts, dest)
-	return h.Remote(), nil
+	return b.schema.Remote(h), nil
 }
 
 // Remote is h as ports.HostSettings: the far side's peerctl and its
-// settings as environment variables (SettingEnv).
-func (h Host) Remote() ports.HostSettings {
-	s := ports.HostSettings{Program: h.Peerctl}
+// settings as environment variables (Env); a setting that is no key of s
+// is left out.
+func (s Schema) Remote(h Host) ports.HostSettings {
+	out := ports.HostSettings{Program: h.Peerctl}
 	for k, v := range h.Settings {
-		if s.Env == nil {
-			s.Env = map[string]string{}
+		if s.env[k] == "" {
+			continue
 		}
-		s.Env[SettingEnv[k]] = v
+		if out.Env == nil {
+			out.Env = map[string]string{}
+		}
+		out.Env[s.env[k]] = v
 	}
-	return s
+	return out
 }

@@ -225,7 +225,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv, hostSchema), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {

@@ -21,7 +21,7 @@ func (c *cli) loadHosts() (hosts []hostsfile.Host, path string, err error) {
 	if path, err = hostsfile.Path(c.getenv); err != nil {
 		return nil, "", err
 	}
-	hosts, err = hostsfile.Load(path)
+	hosts, err = hostSchema.Load(path)
 	return hosts, path, err
 }
 
@@ -88,7 +88,7 @@ func (c *cli) editHostsAt(edit func(hosts []hostsfile.Host) ([]hostsfile.Host, e
 	if hosts, err = edit(hosts); err != nil {
 		return path, err
 	}
-	return path, hostsfile.Save(path, hosts)
+	return path, hostSchema.Save(path, hosts)
 }
 
 func (c *cli) hostsAddCmd() *cobra.Command {
@@ -110,8 +110,8 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 			var changes []kv
 			for _, s := range sets {
 				k, v, ok := strings.Cut(s, "=")
-				if !ok || (k != hostsfile.KeyPeerctl && !slices.Contains(hostsfile.SettingKeys, k)) {
-					return usageError{fmt.Errorf("--set %q: want KEY=VALUE, KEY one of %s, %s", s, hostsfile.KeyPeerctl, strings.Join(hostsfile.SettingKeys, ", "))}
+				if !ok || (k != hostsfile.KeyPeerctl && !slices.Contains(hostSchema.Keys(), k)) {
+					return usageError{fmt.Errorf("--set %q: want KEY=VALUE, KEY one of %s, %s", s, hostsfile.KeyPeerctl, strings.Join(hostSchema.Keys(), ", "))}
 				}
 				changes = append(changes, kv{k, v})
 			}
@@ -152,7 +152,7 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting of the host ("+hostsfile.KeyPeerctl+", "+strings.Join(hostsfile.SettingKeys, ", ")+"); repeatable")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting of the host ("+hostsfile.KeyPeerctl+", "+strings.Join(hostSchema.Keys(), ", ")+"); repeatable")
 	return cmd
 }
 
@@ -229,7 +229,7 @@ func (c *cli) hostsListCmd() *cobra.Command {
 					p = "peerctl on PATH"
 				}
 				var s []string
-				for _, k := range hostsfile.SettingKeys {
+				for _, k := range hostSchema.Keys() {
 					if v, ok := h.Settings[k]; ok {
 						s = append(s, k+"="+v)
 					}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/cmd/wiring"
 )
 
@@ -22,6 +21,8 @@ func TestHostSettingsAreThePluginFlags(t *testing.T) {
 			env[f.Name] = f.Env
 		}
 	}
-	assert.Equal(t, keys, hostsfile.SettingKeys)
-	assert.Equal(t, env, hostsfile.SettingEnv)
+	assert.Equal(t, keys, hostSchema.Keys())
+	for k, v := range env {
+		assert.Equal(t, v, hostSchema.Env(k), "setting %s", k)
+	}
 }

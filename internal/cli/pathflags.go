@@ -6,8 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/cmd/wiring"
 )
+
+// hostSchema is the hosts file's settings: the harness plug-ins' flags.
+var hostSchema = hostsfile.NewSchema(wiring.Plugins().Flags())
 
 // harnessFlags adds to cmd the flags the harness plug-ins bring
 // (ports.HarnessFlag) that name it (the program a harness runs). Their
