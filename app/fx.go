@@ -66,6 +66,31 @@ func (c Catalog) HearsReplies(transport string) bool {
 	return transport == ""
 }
 
+// Kinds lists the plug-ins' harnesses, in plug-in order: the order every
+// list of harnesses people see (help, --harness choices, completion, the
+// MCP schemas) is in.
+func (c Catalog) Kinds() []domain.Harness {
+	out := make([]domain.Harness, len(c))
+	for i, p := range c {
+		out[i] = p.Kind
+	}
+	return out
+}
+
+// Titles lists the plug-ins' harnesses by Title in prose joined by conj:
+// "Claude Code, Qwen Code or Codex" for "or". Help texts use it, so that
+// no harness is left out of one.
+func (c Catalog) Titles(conj string) string {
+	titles := make([]string, len(c))
+	for i, p := range c {
+		titles[i] = p.Kind.Title()
+	}
+	if len(titles) < 2 {
+		return strings.Join(titles, "")
+	}
+	return strings.Join(titles[:len(titles)-1], ", ") + " " + conj + " " + titles[len(titles)-1]
+}
+
 // Flags lists every plug-in's flags, in plug-in order.
 func (c Catalog) Flags() []ports.HarnessFlag {
 	var out []ports.HarnessFlag

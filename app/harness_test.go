@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -24,10 +25,10 @@ func TestRouterPicksByHarness(t *testing.T) {
 	courier, socket, inbox := &named{name: "courier"}, &named{name: "socket"}, &named{name: "inbox"}
 	by := map[domain.Harness][]ports.Transport{
 		domain.HarnessClaudeCode: {courier, socket},
-		domain.HarnessQwenCode:   {inbox},
+		qwenregistry.Kind:        {inbox},
 	}
 	claude := transporttest.Session(t, domain.Record{File: "1.json", PID: 1, SessionID: "c", Name: "c", SocketPath: "/c.sock", Kind: domain.KindInteractive})
-	qwen := transporttest.Session(t, domain.Record{Harness: domain.HarnessQwenCode, File: "2.json", PID: 2, SessionID: "q", Name: "q", SocketPath: "/q.sock", Kind: "tui"})
+	qwen := transporttest.Session(t, domain.Record{Harness: qwenregistry.Kind, File: "2.json", PID: 2, SessionID: "q", Name: "q", SocketPath: "/q.sock", Kind: "tui"})
 	msg, err := domain.NewMessage("hi")
 	require.NoError(t, err)
 	cases := []struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -22,8 +23,8 @@ func (knownRegistry) Read(context.Context) (ports.Snapshot, error) {
 }
 
 func (knownRegistry) Known(context.Context) ([]domain.Record, error) {
-	return []domain.Record{{Harness: domain.HarnessCodex, File: knownThread, SessionID: knownThread, Name: "night"},
-		{Harness: domain.HarnessCodex, File: glowThread, SessionID: glowThread, Name: "glow",
+	return []domain.Record{{Harness: codex.Kind, File: knownThread, SessionID: knownThread, Name: "night"},
+		{Harness: codex.Kind, File: glowThread, SessionID: glowThread, Name: "glow",
 			Problem: "loaded by the daemon with no client: a queued text would run now", ProblemVerdict: domain.VerdictHeadless}}, nil
 }
 
@@ -39,7 +40,7 @@ type knownHarness struct {
 	ts []ports.Transport
 }
 
-func (knownHarness) Kind() domain.Harness            { return domain.HarnessCodex }
+func (knownHarness) Kind() domain.Harness            { return codex.Kind }
 func (knownHarness) Registry() ports.Registry        { return knownRegistry{} }
 func (h knownHarness) Transports() []ports.Transport { return h.ts }
 func (knownHarness) Confirm() ports.ConfirmRule      { return ports.ConfirmRule{ByReceipt: true} }

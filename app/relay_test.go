@@ -15,6 +15,7 @@ import (
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/mock/gomock"
 
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
@@ -279,14 +280,14 @@ func TestRelayUnstartedNamesTheCouriersThatDidNotStart(t *testing.T) {
 	boom := errors.New("no claude program")
 	ctrl := gomock.NewController(t)
 	svc := app.New(portsmock.NewMockRegistry(ctrl), portsmock.NewMockLiveness(ctrl), portsmock.NewMockTransport(ctrl), "/cfg",
-		app.WithCouriers(app.HarnessCouriers{domain.HarnessClaudeCode: failingCouriers{boom}, domain.HarnessQwenCode: &fakeCouriers{}}))
+		app.WithCouriers(app.HarnessCouriers{domain.HarnessClaudeCode: failingCouriers{boom}, qwenregistry.Kind: &fakeCouriers{}}))
 	r, err := app.StartRelay(context.Background(), svc)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, r.Stop(context.Background())) }()
 	assert.Equal(t, map[domain.Harness]error{domain.HarnessClaudeCode: boom}, r.Unstarted())
 
 	svc = app.New(portsmock.NewMockRegistry(ctrl), portsmock.NewMockLiveness(ctrl), portsmock.NewMockTransport(ctrl), "/cfg",
-		app.WithCouriers(app.HarnessCouriers{domain.HarnessClaudeCode: failingCouriers{boom}, domain.HarnessQwenCode: failingCouriers{errors.New("no room")}}))
+		app.WithCouriers(app.HarnessCouriers{domain.HarnessClaudeCode: failingCouriers{boom}, qwenregistry.Kind: failingCouriers{errors.New("no room")}}))
 	_, err = app.StartRelay(context.Background(), svc)
 	assert.ErrorIs(t, err, boom)
 }

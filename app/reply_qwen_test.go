@@ -12,6 +12,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/qwencode"
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
@@ -23,7 +24,7 @@ import (
 // /tmp/qwen-socks/<pid>.sock.
 func qwenRecord(pid int, id, name string) domain.Record {
 	r := record(pid, id, name)
-	r.Harness, r.Kind, r.Version = domain.HarnessQwenCode, "tui", "0.24.4"
+	r.Harness, r.Kind, r.Version = qwenregistry.Kind, "tui", "0.24.4"
 	r.SocketPath = "/tmp/qwen-socks/" + name + ".sock"
 	return r
 }
@@ -35,7 +36,7 @@ func harnessWorld(t *testing.T) (*app.Service, *fakeCouriers, *fakeCouriers) {
 	w := world{reg: portsmock.NewMockRegistry(ctrl), live: portsmock.NewMockLiveness(ctrl), trans: portsmock.NewMockTransport(ctrl)}
 	cc, qc := &fakeCouriers{}, &fakeCouriers{}
 	w.svc = app.New(w.reg, w.live, w.trans, "/cfg", app.WithCouriers(app.HarnessCouriers{
-		domain.HarnessClaudeCode: cc, domain.HarnessQwenCode: qc}), app.WithHarnesses(plugins(t)))
+		domain.HarnessClaudeCode: cc, qwenregistry.Kind: qc}), app.WithHarnesses(plugins(t)))
 	w.registry([]domain.Record{record(6000, idC, "solo"), qwenRecord(7100, idB, "qw-3b")})
 	return w.svc, cc, qc
 }

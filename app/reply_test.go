@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/mock/gomock"
 
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/portsmock"
@@ -129,7 +130,7 @@ func TestPlainCouriersRefuseQwenCode(t *testing.T) {
 	fc := &fakeCouriers{}
 	w.svc = app.New(w.reg, w.live, w.trans, "/cfg", app.WithCouriers(fc))
 	q := record(7100, idB, "qwen-one")
-	q.Harness = domain.HarnessQwenCode
+	q.Harness = qwenregistry.Kind
 	w.registry([]domain.Record{record(6000, idC, "solo"), q})
 	_, err := w.svc.Send(context.Background(), app.SendRequest{Address: idB, Text: "q", AwaitReply: time.Minute})
 	r, ok := domain.AsRefusal(err)

@@ -105,10 +105,10 @@ func socketEnv(v string) []sessionEnv {
 func TestWhoamiCodexThreadVariable(t *testing.T) {
 	id := "01a234d3-852a-7530-a429-495bba85092c"
 	cx := domain.Entry{Verdict: domain.VerdictLive, Addressable: true,
-		Record: domain.Record{Harness: domain.HarnessCodex, PID: 500, SessionID: id, SocketPath: "/h/s.sock"}}
+		Record: domain.Record{Harness: codex.Kind, PID: 500, SessionID: id, SocketPath: "/h/s.sock"}}
 	cc := liveEntry(100, id, "/s/100.sock") // a Claude Code record with the same id is not the one
 	l := Listing{Entries: []domain.Entry{cc, cx}}
-	envs := []sessionEnv{{of: domain.HarnessCodex, env: (&codex.Harness{}).SessionEnv(), value: id}}
+	envs := []sessionEnv{{of: codex.Kind, env: (&codex.Harness{}).SessionEnv(), value: id}}
 	got, err := whoami(l, parents{2: 1, 1: 0}, 2, envs)
 	require.NoError(t, err)
 	assert.Equal(t, 500, got.Entry.Record.PID)
@@ -121,7 +121,7 @@ func TestWhoamiCodexThreadVariable(t *testing.T) {
 	assert.Contains(t, err.Error(), "CODEX_THREAD_ID=01a234d3-0000-7530-a429-495bba85092c matches no live record")
 
 	// Codex's sandbox hides the daemon's socket folder from its shells.
-	l.Unread = []ports.Unread{{Harness: domain.HarnessCodex, Err: errors.New("permission denied")}}
+	l.Unread = []ports.Unread{{Harness: codex.Kind, Err: errors.New("permission denied")}}
 	_, err = whoami(l, parents{2: 1, 1: 0}, 2, envs)
 	assert.Contains(t, err.Error(), "the codex registry could not be read from here: permission denied")
 }

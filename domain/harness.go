@@ -9,20 +9,15 @@ import (
 // Harness is the coding-agent program a session runs in. The set is closed;
 // String gives the stable word of `list --json` ("harness") and of
 // `--harness`. The zero value is HarnessClaudeCode, so a record built
-// without one is Claude Code's, as every record was before Qwen Code.
+// without one is Claude Code's, as every record was before Qwen Code;
+// every other harness is added by its plug-in package (RegisterHarness),
+// which holds what is known of it.
 type Harness int
 
-// The harnesses peerctl reads.
-const (
-	// HarnessClaudeCode: Claude Code, registry <config dir>/sessions/<pid>.json.
-	HarnessClaudeCode Harness = iota
-	// HarnessQwenCode: Qwen Code (0.24.x; 0.23.x with messaging turned on),
-	// registry $QWEN_HOME/sessions/<pid>.json and <pid>-<8 hex>.json.
-	HarnessQwenCode
-	// HarnessCodex: Codex CLI (0.171.0), its threads read from the
-	// app-server daemon and the processes that hold them (adapters/codex).
-	HarnessCodex
-)
+// HarnessClaudeCode: Claude Code, registry <config dir>/sessions/<pid>.json:
+// the zero value, whose spec (claudecode.go) the domain's own rules and
+// tests are written against.
+const HarnessClaudeCode Harness = 0
 
 // String returns the harness's stable word ("claude-code", "qwen-code",
 // "codex", or a registered harness's).
@@ -42,23 +37,10 @@ func (h Harness) Title() string {
 	return h.String()
 }
 
-// HarnessTitles lists every harness's Title in prose joined by conj:
-// "Claude Code, Qwen Code or Codex" for "or". Help texts use it, so that
-// no harness is left out of one.
-func HarnessTitles(conj string) string {
-	hs := Harnesses()
-	titles := make([]string, len(hs))
-	for i, h := range hs {
-		titles[i] = h.Title()
-	}
-	if len(titles) < 2 {
-		return strings.Join(titles, "")
-	}
-	return strings.Join(titles[:len(titles)-1], ", ") + " " + conj + " " + titles[len(titles)-1]
-}
-
-// Harnesses lists every harness in a stable order: the built-in ones, then
-// the registered ones (RegisterHarness) in the order they were added.
+// Harnesses lists every harness in a stable order: Claude Code's (the zero
+// value), then the registered ones (RegisterHarness) in the order they
+// were added, which is the order Go initialises their packages in. The
+// order people see is the plug-in list's (the composition root's).
 func Harnesses() []Harness {
 	specsMu.RLock()
 	defer specsMu.RUnlock()
@@ -97,42 +79,6 @@ func ParseHarness(word string) (Harness, error) {
 		words = append(words, strconv.Quote(h.String()))
 	}
 	return 0, fmt.Errorf("unknown harness %q (want %s or %s)", word, strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
-}
-
-// EndpointPrefixQwen starts every Qwen Code endpoint of protocol version 1:
-//
-//	qwen-peer:v1:<pid>:<sessionId>:<socket>
-//
-// escaped as cc-peer endpoints are. Where a cc-peer endpoint pins the
-// session's name, a qwen-peer endpoint pins its session id: Qwen Code's
-// names are not unique by design (cwd basename + 2 hex digits), and one
-// process changes its session id on /clear and /resume. An endpoint taken
-// before a /clear therefore refuses (identity_mismatch) instead of reaching
-// the new conversation; re-list to get the new one.
-const EndpointPrefixQwen = "qwen-peer:v1:"
-
-// NewQwenEndpoint builds a qwen-peer endpoint; pid must be positive,
-// sessionID and socket non-empty.
-func NewQwenEndpoint(pid int, sessionID, socket string) (Endpoint, error) {
-	return NewHarnessEndpoint(HarnessQwenCode, pid, sessionID, socket)
-}
-
-// EndpointPrefixCodex starts every Codex endpoint of protocol version 1:
-//
-//	codex-peer:v1:<pid>:<threadId>:<daemon socket>
-//
-// escaped as cc-peer endpoints are. It pins the thread id (Codex's one id
-// for a thread, session and conversation) and the pid that has the thread
-// open: a client's (the TUI's), or the --no-daemon TUI's own. The socket is
-// the daemon's socket the Codex home's control socket links to, which every
-// thread of that home shares; a --no-daemon thread, which no socket
-// serves, has CodexQueueAddress there.
-const EndpointPrefixCodex = "codex-peer:v1:"
-
-// NewCodexEndpoint builds a codex-peer endpoint; pid must be positive,
-// threadID a UUID (IsUUID) and socket non-empty.
-func NewCodexEndpoint(pid int, threadID, socket string) (Endpoint, error) {
-	return NewHarnessEndpoint(HarnessCodex, pid, threadID, socket)
 }
 
 // Harness is the harness the endpoint addresses.

@@ -20,89 +20,6 @@ func TestHarnessWords(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestQwenEndpoint(t *testing.T) {
-	ep, err := domain.NewQwenEndpoint(4242, "4981b98e-44f1-439d-abfe-247a52f5e39d", "/tmp/q:x/50%/4242.sock")
-	require.NoError(t, err)
-	s := ep.String()
-	assert.Equal(t, "qwen-peer:v1:4242:4981b98e-44f1-439d-abfe-247a52f5e39d:/tmp/q%3Ax/50%25/4242.sock", s)
-	back, err := domain.ParseEndpoint(s)
-	require.NoError(t, err)
-	assert.Equal(t, ep, back)
-	assert.Equal(t, domain.HarnessQwenCode, back.Harness())
-	cc, err := domain.ParseEndpoint("cc-peer:v1:4242:4981b98e-44f1-439d-abfe-247a52f5e39d:/tmp/q%3Ax/50%25/4242.sock")
-	require.NoError(t, err)
-	assert.NotEqual(t, ep, cc, "the prefix is part of the identity")
-	for _, bad := range []string{"qwen-peer:v2:1:s:/x", "qwen-peer:v1:01:s:/x", "qwen-peer:v1:1:s", "qwen-peer:v1:1::/x", "qwen-peer:v1:1:s:/x%2"} {
-		_, err := domain.ParseEndpoint(bad)
-		assert.ErrorIs(t, err, domain.ErrBadEndpoint, bad)
-	}
-}
-
-func qwenEntry(pid int, id, name string) domain.Entry {
-	r := domain.Record{Harness: domain.HarnessQwenCode, File: itoa(pid) + ".json", PID: pid, SessionID: id, Name: name,
-		SocketPath: "/run/q/" + itoa(pid) + ".sock", Kind: "tui"}
-	return domain.Classify(r, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes})
-}
-
-func itoa(i int) string {
-	b := []byte{}
-	for ; i > 0; i /= 10 {
-		b = append([]byte{byte('0' + i%10)}, b...)
-	}
-	return string(b)
-}
-
-func TestResolveQwenEndpointPinsTheSessionID(t *testing.T) {
-	before := qwenEntry(4242, "aaaaaaaa-1111-4111-8111-111111111111", "a-09")
-	ep := before.Endpoint().String()
-	require.Contains(t, ep, "qwen-peer:v1:4242:aaaaaaaa-")
-	s, err := domain.Resolve([]domain.Entry{before}, ep)
-	require.NoError(t, err)
-	assert.Equal(t, domain.HarnessQwenCode, s.Harness())
-
-	// /clear: same pid, same socket, new session id.
-	after := qwenEntry(4242, "bbbbbbbb-2222-4222-8222-222222222222", "a-5c")
-	_, err = domain.Resolve([]domain.Entry{after}, ep)
-	r, ok := domain.AsRefusal(err)
-	require.True(t, ok, "%v", err)
-	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
-	assert.Contains(t, r.Detail, "/clear and /resume")
-
-	// A cc-peer endpoint with that pid does not reach the Qwen Code session.
-	_, err = domain.Resolve([]domain.Entry{before}, "cc-peer:v1:4242:a-09:/run/q/4242.sock")
-	r, ok = domain.AsRefusal(err)
-	require.True(t, ok, "%v", err)
-	assert.Equal(t, domain.ReasonNotLive, r.Reason)
-}
-
-func TestQwenNamesAreNotTheIdentity(t *testing.T) {
-	// Two Qwen Code sessions in one folder may share a name (2 hex digits
-	// of the id): each is still sendable by id, the name alone is ambiguous.
-	a := qwenEntry(100, "aaaaaaaa-1111-4111-8111-111111111111", "proj-3b")
-	b := qwenEntry(200, "bbbbbbbb-2222-4222-8222-222222222222", "proj-3b")
-	s, err := domain.Resolve([]domain.Entry{a, b}, "aaaaaaaa-1111-4111-8111-111111111111")
-	require.NoError(t, err)
-	assert.Equal(t, 100, s.PID())
-	_, err = domain.Resolve([]domain.Entry{a, b}, "proj-3b")
-	r, ok := domain.AsRefusal(err)
-	require.True(t, ok)
-	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
-	assert.Len(t, r.Candidates, 2)
-
-	// A Claude Code session named like a Qwen Code one: the name is
-	// ambiguous, but each stays sendable by id (the courier cannot see the
-	// Qwen Code session, so it does not count against the Claude one's name).
-	c := domain.Classify(domain.Record{File: "300.json", PID: 300, SessionID: "cccccccc-3333-4333-8333-333333333333", Name: "proj-3b",
-		SocketPath: "/tmp/cc-socks/300.sock", Kind: domain.KindInteractive}, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes})
-	s, err = domain.Resolve([]domain.Entry{a, c}, "cccccccc-3333-4333-8333-333333333333")
-	require.NoError(t, err)
-	assert.Equal(t, domain.HarnessClaudeCode, s.Harness())
-	_, err = domain.Resolve([]domain.Entry{a, c}, "proj-3b")
-	r, ok = domain.AsRefusal(err)
-	require.True(t, ok)
-	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
-}
-
 // Every harness has an endpoint prefix, and ParseEndpoint's error for a
 // string with none names each.
 func TestEveryHarnessEndpointPrefixIsNamed(t *testing.T) {
@@ -113,13 +30,4 @@ func TestEveryHarnessEndpointPrefixIsNamed(t *testing.T) {
 		assert.Contains(t, err.Error(), h.EndpointPrefix(), h.String())
 	}
 	assert.Contains(t, err.Error(), domain.HostEndpointPrefix)
-}
-
-func TestHarnessTitlesNameEveryHarness(t *testing.T) {
-	got := domain.HarnessTitles("or")
-	for _, h := range domain.Harnesses() {
-		assert.Contains(t, got, h.Title())
-		assert.NotEqual(t, h.String(), h.Title(), "%s has a title of its own", h)
-	}
-	assert.Equal(t, "Claude Code, Qwen Code or Codex", got)
 }

@@ -11,10 +11,11 @@ import (
 // what it pins, whether one socket serves many of its sessions by design,
 // how its records are classified and how a reply from one of its sessions
 // is told. The rules written once here (resolve-then-verify, verdicts,
-// refusals) apply to every harness unchanged. Claude Code, Qwen Code and
-// Codex are the first three (their specs: claudecode.go, qwen.go,
-// codex.go); every other harness registers its spec (RegisterHarness) from
-// its plug-in package.
+// refusals) apply to every harness unchanged. Claude Code's is the zero
+// Harness's (claudecode.go); every other harness registers its spec
+// (RegisterHarness) from its plug-in package: Qwen Code's from
+// adapters/qwenregistry, Codex's from adapters/codex, opencode's from
+// adapters/opencode.
 type HarnessSpec struct {
 	// Word is the stable word of `list --json` and `--harness`
 	// ("opencode"); Title the name as its makers write it ("opencode").
@@ -64,10 +65,9 @@ type HarnessSpec struct {
 var (
 	specsMu sync.RWMutex
 	// specs holds every harness's spec, indexed by its Harness value: the
-	// built-in ones first (HarnessClaudeCode, HarnessQwenCode,
-	// HarnessCodex), then the registered ones in the order they were
-	// added.
-	specs = []HarnessSpec{claudeCodeSpec, qwenSpec, codexSpec}
+	// zero Harness's first (HarnessClaudeCode), then the registered ones in
+	// the order they were added.
+	specs = []HarnessSpec{claudeCodeSpec}
 )
 
 // RegisterHarness adds a harness to the closed set and returns its value;
@@ -192,11 +192,11 @@ func (s HarnessSpec) classify(r Record, l Liveness) Entry {
 func classifySpec(spec HarnessSpec, r Record, l Liveness) Entry {
 	e := Entry{Record: r, Unchecked: l.Unchecked}
 	if r.Problem != "" {
-		e.Verdict, e.Reason = problemVerdict(r)
+		e.Verdict, e.Reason = ProblemVerdict(r)
 		e.Unchecked = nil
 		return e
 	}
-	e.Verdict, e.Reason = pidVerdict(r, l, func() string {
+	e.Verdict, e.Reason = PIDVerdict(r, l, func() string {
 		return fmt.Sprintf("pid %d started at %s, not at %s when it was read", r.PID, l.ActualStart, r.ProcStart)
 	})
 	if e.Verdict != VerdictLive {

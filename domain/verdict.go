@@ -261,3 +261,30 @@ func canonicalRecordFile(name string) bool {
 	}
 	return digits != "1"
 }
+
+// ProblemVerdict is the verdict of a record that could not be used (its
+// ProblemVerdict, malformed when unset) and the problem in words.
+func ProblemVerdict(r Record) (Verdict, string) {
+	if r.ProblemVerdict == VerdictUnknown {
+		return VerdictMalformed, r.Problem
+	}
+	return r.ProblemVerdict, r.Problem
+}
+
+// PIDVerdict is the verdict of a record's process, for the harnesses whose
+// records name one process: stale when it has exited (a zombie too) or
+// could not be probed, reused (reused says why) when it started at another
+// time, else live.
+func PIDVerdict(r Record, l Liveness, reused func() string) (Verdict, string) {
+	switch {
+	case l.Alive == No && l.Zombie:
+		return VerdictStale, fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
+	case l.Alive == No:
+		return VerdictStale, fmt.Sprintf("pid %d is not running", r.PID)
+	case l.StartMatches == No:
+		return VerdictReused, reused()
+	case l.Alive == Unknown:
+		return VerdictStale, fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
+	}
+	return VerdictLive, ""
+}

@@ -102,13 +102,13 @@ func (t *AppServer) Name() string { return AppServerName }
 
 // check refuses a target the transport cannot serve.
 func check(cfg Config, target domain.Session, transport string) error {
-	if target.Harness() != domain.HarnessCodex {
+	if target.Harness() != Kind {
 		return domain.Refuse(domain.ReasonHarnessUnsupported, "the %s transport speaks Codex's protocol; session %s is a %s session", transport, target.ID(), target.Harness())
 	}
 	if !target.Addressable() {
 		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
 	}
-	if !domain.IsUUID(target.ID()) {
+	if !IsUUID(target.ID()) {
 		return domain.Refuse(domain.ReasonNotAddressable, "thread id %q is not a UUID", target.ID())
 	}
 	// A thread that names no socket (a --no-daemon TUI's, or one no
@@ -134,7 +134,7 @@ func (t *AppServer) check(target domain.Session) error {
 	if err := check(t.cfg, target, AppServerName); err != nil {
 		return err
 	}
-	if target.Kind() == domain.CodexKindNoDaemon {
+	if target.Kind() == KindNoDaemon {
 		return domain.Refuse(domain.ReasonHarnessUnsupported, "thread %s is held by a TUI started with --no-daemon (pid %d), which no app-server socket reaches: --transport queue does", target.ID(), target.PID())
 	}
 	return nil

@@ -35,7 +35,7 @@ const (
 
 // Plugin describes the harness for the wiring and the command line.
 var Plugin = ports.HarnessPlugin{
-	Kind: domain.HarnessCodex,
+	Kind: Kind,
 	Flags: []ports.HarnessFlag{
 		{Name: FlagHome, Usage: "Codex home folder (default $CODEX_HOME, else ~/.codex; empty is a usage error)",
 			Otherwise: "$CODEX_HOME, else ~/.codex", Env: HomeEnv},
@@ -85,7 +85,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	memo := &daemonMemo{}
 	home, err := Home(s.Flags[FlagHome], getenv)
 	if err != nil {
-		h.registry = ports.Unlocated{Of: domain.HarnessCodex, Err: err}
+		h.registry = ports.Unlocated{Of: Kind, Err: err}
 	} else {
 		h.home = home
 		dom, _ := h.live.Domain()
@@ -111,8 +111,8 @@ func version() string {
 	return "dev"
 }
 
-// Kind is domain.HarnessCodex.
-func (h *Harness) Kind() domain.Harness { return domain.HarnessCodex }
+// Kind is Kind.
+func (h *Harness) Kind() domain.Harness { return Kind }
 
 // Registry reads the threads a live Codex process has open (Registry).
 func (h *Harness) Registry() ports.Registry { return h.registry }
@@ -143,7 +143,7 @@ func (h *Harness) ExitStart(rec domain.Record) string { return rec.ProcStart }
 
 // Notes say how a --no-daemon thread is reached.
 func (h *Harness) Notes(rec domain.Record) []string {
-	if rec.Kind == domain.CodexKindNoDaemon {
+	if rec.Kind == KindNoDaemon {
 		return []string{"held by a TUI started with --no-daemon: the app-server transport cannot reach it; send --transport queue does"}
 	}
 	return nil

@@ -103,7 +103,7 @@ func TestRegistryClientRule(t *testing.T) {
 	assert.Equal(t, domain.VerdictLive, got[threadA].Verdict)
 	assert.Equal(t, 200, got[threadA].Record.PID, "the client's pid")
 	assert.Equal(t, "1200", got[threadA].Record.ProcStart)
-	assert.Equal(t, domain.CodexKindClient, got[threadA].Record.Kind)
+	assert.Equal(t, KindClient, got[threadA].Record.Kind)
 	assert.True(t, got[threadA].Addressable, got[threadA].Unaddressable)
 	assert.Equal(t, domain.StatusIdle, got[threadA].Record.Status)
 	assert.Equal(t, "name 01a2", got[threadA].Record.Name)
@@ -157,7 +157,7 @@ func TestRegistryNoDaemonTUIAndBadInput(t *testing.T) {
 	got := w.read(t)
 	nd := got[threadN]
 	assert.Equal(t, domain.VerdictLive, nd.Verdict)
-	assert.Equal(t, domain.CodexKindNoDaemon, nd.Record.Kind)
+	assert.Equal(t, KindNoDaemon, nd.Record.Kind)
 	assert.Equal(t, 400, nd.Record.PID)
 	assert.Equal(t, "/w/nd", nd.Record.Cwd)
 	assert.Equal(t, "first words of it", nd.Record.Name, "its first message, as thread/list's preview")
@@ -203,7 +203,7 @@ func TestRegistryDaemonThatNeverAnswers(t *testing.T) {
 	snap, err := w.reg.Read(context.Background())
 	require.NoError(t, err)
 	require.Len(t, snap.Unread, 1)
-	assert.Equal(t, domain.HarnessCodex, snap.Unread[0].Harness)
+	assert.Equal(t, Kind, snap.Unread[0].Harness)
 	assert.Contains(t, snap.Unread[0].Err.Error(), "no answer from Codex's app-server")
 	require.Len(t, snap.Records, 1, "the --no-daemon TUI's thread is listed all the same")
 	assert.Equal(t, threadN, snap.Records[0].SessionID)
@@ -380,7 +380,7 @@ func TestAppServerRefusals(t *testing.T) {
 	})
 	t.Run("a --no-daemon TUI", func(t *testing.T) {
 		rec := target.Record()
-		rec.Kind = domain.CodexKindNoDaemon
+		rec.Kind = KindNoDaemon
 		_, err := NewAppServer(w.cfg).Deliver(context.Background(), session(t, rec), msg(t, "hi"))
 		assert.ErrorContains(t, err, "--transport queue")
 	})
@@ -468,7 +468,7 @@ func TestScanProcsThroughASymlinkedHome(t *testing.T) {
 	procs := scanProcs(procRoot, link)
 	require.Len(t, procs, 1)
 	assert.Equal(t, []string{threadN}, procs[0].locks)
-	assert.Equal(t, domain.CodexKindNoDaemon, procs[0].role(0))
+	assert.Equal(t, KindNoDaemon, procs[0].role(0))
 }
 
 // A TUI that quit while the daemon runs a tool call for its thread: the
@@ -553,7 +553,7 @@ func TestUnresponsiveDaemonIsAskedOnce(t *testing.T) {
 	assert.Contains(t, snap.Unread[0].Err.Error(), "not asked again")
 	_, err = w.reg.Known(context.Background())
 	require.Error(t, err)
-	target := domain.NewDormantSession(domain.Record{Harness: domain.HarnessCodex, SessionID: threadA, SocketPath: w.fake.Socket})
+	target := domain.NewDormantSession(domain.Record{Harness: Kind, SessionID: threadA, SocketPath: w.fake.Socket})
 	_, err = NewAppServer(w.cfg).Deliver(context.Background(), target, msg(t, "hi"))
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)

@@ -51,7 +51,7 @@ func TestAppServerContract(t *testing.T) {
 			},
 		})
 		cfg := Config{Home: f.Home, dirs: []string{f.Dir}, Timeout: c.Timeout, Window: 10 * time.Second}
-		target := transporttest.Session(t, domain.Record{Harness: domain.HarnessCodex, Kind: domain.CodexKindClient,
+		target := transporttest.Session(t, domain.Record{Harness: Kind, Kind: KindClient,
 			PID: 42, SessionID: threadA, SocketPath: f.Socket, Cwd: "/w/a"})
 		return transporttest.Setup{Transport: NewAppServer(cfg), Target: target, Grace: time.Second,
 			Received: func() []string {

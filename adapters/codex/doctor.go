@@ -45,7 +45,7 @@ func (h *Harness) Doctor(ctx context.Context, entries []domain.Entry) []ports.Do
 		j.Program = "codex"
 	}
 	for _, e := range entries {
-		if e.Record.Harness == domain.HarnessCodex && e.Live() {
+		if e.Record.Harness == Kind && e.Live() {
 			j.Live++
 			if e.Addressable {
 				j.Addressable++

@@ -115,7 +115,7 @@ func (r *Registry) knownFiles() ([]domain.Record, error) {
 		if rec, ok := byID[id]; ok {
 			return rec
 		}
-		rec := &domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id}
+		rec := &domain.Record{Harness: Kind, File: id, SessionID: id}
 		byID[id] = rec
 		return rec
 	}
@@ -158,7 +158,7 @@ func readSessionIndex(path string, named func(id, name string)) error {
 				ID   string `json:"id"`
 				Name string `json:"thread_name"`
 			}
-			if json.Unmarshal(raw, &line) == nil && domain.IsUUID(line.ID) {
+			if json.Unmarshal(raw, &line) == nil && IsUUID(line.ID) {
 				named(line.ID, line.Name)
 			}
 		}

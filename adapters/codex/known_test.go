@@ -24,7 +24,7 @@ func TestKnownFromDaemon(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Equal(t, threadA, recs[0].SessionID)
 	assert.Equal(t, "name 01a2", recs[0].Name)
-	assert.Equal(t, domain.HarnessCodex, recs[0].Harness)
+	assert.Equal(t, Kind, recs[0].Harness)
 	assert.NotEmpty(t, recs[0].SocketPath, "the daemon's socket, for the transport's home check")
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
-	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -91,11 +90,11 @@ func (p proc) role(daemonPID int) string {
 	case len(p.args) > 1 && p.args[1] == "exec":
 		return roleExec // checked before the locks: an exec run holds the writer lock too
 	case len(p.locks) > 0:
-		return domain.CodexKindNoDaemon
+		return KindNoDaemon
 	case len(p.args) > 1 && (p.args[1] == "queue" || p.args[1] == "mcp" || p.args[1] == "app-server-daemon"):
 		return "tool" // a short-lived command, not a person's client
 	}
-	return domain.CodexKindClient
+	return KindClient
 }
 
 // scanProcs reads, under procRoot, the processes named "codex" (the
@@ -150,7 +149,7 @@ func scanProcs(procRoot, home string) []proc {
 			}
 			ours = true
 			if id, ok := strings.CutPrefix(rel, "thread-writer-locks"+string(filepath.Separator)); ok {
-				if id, ok := strings.CutSuffix(id, ".lock"); ok && domain.IsUUID(id) {
+				if id, ok := strings.CutSuffix(id, ".lock"); ok && IsUUID(id) {
 					p.locks = append(p.locks, id)
 				}
 			}
@@ -184,7 +183,7 @@ func rolloutThread(path string) string {
 	if len(stem) < 36 {
 		return ""
 	}
-	if id := stem[len(stem)-36:]; domain.IsUUID(id) {
+	if id := stem[len(stem)-36:]; IsUUID(id) {
 		return id
 	}
 	return ""

@@ -97,7 +97,7 @@ func TestQueueReceiptSaysWhenItRuns(t *testing.T) {
 	require.NoError(t, err, "a --no-daemon thread while a daemon runs")
 	assert.Equal(t, "queued", rec.Outcome)
 
-	closed := domain.NewDormantSession(domain.Record{Harness: domain.HarnessCodex, SessionID: threadB})
+	closed := domain.NewDormantSession(domain.Record{Harness: Kind, SessionID: threadB})
 	rec, err = q.Deliver(context.Background(), closed, msg(t, "hi"))
 	require.NoError(t, err)
 	assert.Contains(t, rec.Detail, "runs when the thread is resumed (codex resume "+threadB+")")

@@ -70,8 +70,8 @@ func NewRegistry(home, version, pidDomain string) *Registry {
 	return &Registry{home: home, procRoot: "/proc", ask: DefaultAsk, version: version, domain: pidDomain, memo: &daemonMemo{}}
 }
 
-// Harness is domain.HarnessCodex.
-func (r *Registry) Harness() domain.Harness { return domain.HarnessCodex }
+// Harness is Kind.
+func (r *Registry) Harness() domain.Harness { return Kind }
 
 // Read lists the threads (see Registry). A control socket that is not
 // ours stops the read, an error naming it. The daemon is one holder among
@@ -105,7 +105,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	var names map[string]string // session_index.jsonl, read once when needed
 	for _, p := range procs {
 		role := p.role(daemonPID)
-		if role != domain.CodexKindNoDaemon && role != roleExec {
+		if role != KindNoDaemon && role != roleExec {
 			continue
 		}
 		if names == nil {
@@ -128,7 +128,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	case daemonGone(err):
 		snap.Warnings = append(snap.Warnings, goneWarning(sock, err, procs, daemonPID))
 	case err != nil:
-		snap.Unread = append(snap.Unread, ports.Unread{Harness: domain.HarnessCodex, Dir: r.home,
+		snap.Unread = append(snap.Unread, ports.Unread{Harness: Kind, Dir: r.home,
 			Err: fmt.Errorf("%w (the threads of --no-daemon TUIs are listed, the daemon's are not)", err)})
 	default:
 		snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
@@ -153,7 +153,7 @@ func daemonGone(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 func goneWarning(sock string, err error, procs []proc, daemonPID int) string {
 	var orphans []proc
 	for _, p := range procs {
-		if p.role(daemonPID) == domain.CodexKindClient {
+		if p.role(daemonPID) == KindClient {
 			orphans = append(orphans, p)
 		}
 	}
@@ -220,7 +220,7 @@ func (r *Registry) daemonThreads(ctx context.Context, sock string) (threads []co
 // it; else it has no folder (headless, see daemonRecords).
 func (r *Registry) unlisted(id string) codexapp.Thread {
 	t := codexapp.Thread{ID: id, Status: codexapp.ThreadStatus{Type: "idle"}}
-	if !domain.IsUUID(id) {
+	if !IsUUID(id) {
 		return t
 	}
 	files, _ := filepath.Glob(filepath.Join(r.home, "sessions", "*", "*", "*", "rollout-*-"+id+".jsonl"))
@@ -242,7 +242,7 @@ func daemonRecords(threads []codexapp.Thread, procs []proc, daemonPID int, sock 
 	var daemon proc
 	for _, p := range procs {
 		switch p.role(daemonPID) {
-		case domain.CodexKindClient:
+		case KindClient:
 			clients[filepath.Clean(p.cwd)] = append(clients[filepath.Clean(p.cwd)], p)
 		case "daemon":
 			if p.pid == daemonPID {
@@ -259,10 +259,10 @@ func daemonRecords(threads []codexapp.Thread, procs []proc, daemonPID int, sock 
 		rec := threadRecord(t, sock)
 		cwd := filepath.Clean(t.Cwd)
 		here, n := clients[cwd], loadedIn[cwd]
-		rec.Kind = domain.CodexKindClient
+		rec.Kind = KindClient
 		rec.PID, rec.ProcStart = daemon.pid, daemon.start
 		switch {
-		case !domain.IsUUID(t.ID):
+		case !IsUUID(t.ID):
 			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("thread id %q is not a UUID", t.ID), domain.VerdictMalformed
 		case daemon.pid == 0:
 			rec.Problem, rec.ProblemVerdict = fmt.Sprintf("the daemon of daemon.pid (pid %d) is not a running Codex process of this home", daemonPID), domain.VerdictStale
@@ -283,7 +283,7 @@ func daemonRecords(threads []codexapp.Thread, procs []proc, daemonPID int, sock 
 }
 
 func threadRecord(t codexapp.Thread, sock string) domain.Record {
-	rec := domain.Record{Harness: domain.HarnessCodex, File: t.ID, SessionID: t.ID, Cwd: t.Cwd, SocketPath: sock,
+	rec := domain.Record{Harness: Kind, File: t.ID, SessionID: t.ID, Cwd: t.Cwd, SocketPath: sock,
 		Version: t.CLIVersion, Name: t.Preview}
 	if t.Name != nil && *t.Name != "" {
 		rec.Name = *t.Name
@@ -313,10 +313,10 @@ func threadRecord(t codexapp.Thread, sock string) domain.Record {
 // thread's (session_index.jsonl's, given), else its first message, as the
 // daemon's thread/list shows a thread (name, else preview). It names no socket:
 // no daemon serves the thread, whether one runs or not (Codex's queue
-// reaches it: domain.CodexQueueAddress).
+// reaches it: QueueAddress).
 func (r *Registry) noDaemonRecord(p proc, id, name string) domain.Record {
-	rec := domain.Record{Harness: domain.HarnessCodex, File: id, SessionID: id,
-		Kind: domain.CodexKindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd, Name: oneLine(name)}
+	rec := domain.Record{Harness: Kind, File: id, SessionID: id,
+		Kind: KindNoDaemon, PID: p.pid, ProcStart: p.start, Cwd: p.cwd, Name: oneLine(name)}
 	path := p.rollouts[id]
 	if path == "" {
 		return rec // the lock is taken before the first turn writes the rollout

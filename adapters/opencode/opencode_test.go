@@ -385,7 +385,7 @@ func TestEndpointRoundTripAndResolve(t *testing.T) {
 	h, err := domain.ParseHarness("opencode")
 	require.NoError(t, err)
 	assert.Equal(t, Kind, h)
-	assert.Contains(t, domain.HarnessTitles("or"), "Codex or opencode")
+	assert.Contains(t, domain.Harnesses(), Kind)
 }
 
 func TestPlainTUIIsLiveNotAddressable(t *testing.T) {

@@ -34,7 +34,7 @@ func (h *Harness) Doctor(ctx context.Context, entries []domain.Entry) []ports.Do
 	p := h.prober.ProbeQwen(ctx)
 	j := DoctorJSON{Program: p.Program, Path: p.Path, Version: p.Version, Messaging: p.Messaging, MessagingWhy: p.MessagingWhy, Dir: qwenregistry.SessionsDir(h.home)}
 	for _, e := range entries {
-		if e.Record.Harness != domain.HarnessQwenCode || !e.Live() {
+		if e.Record.Harness != qwenregistry.Kind || !e.Live() {
 			continue
 		}
 		j.Live++

@@ -29,7 +29,7 @@ const (
 
 // Plugin describes the harness for the wiring and the command line.
 var Plugin = ports.HarnessPlugin{
-	Kind: domain.HarnessQwenCode,
+	Kind: qwenregistry.Kind,
 	Flags: []ports.HarnessFlag{
 		{Name: FlagHome, Usage: "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)",
 			Otherwise: "$QWEN_HOME, else ~/.qwen", Env: "QWEN_HOME"},
@@ -65,7 +65,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	var reg ports.Registry
 	home, err := qwenregistry.Home(s.Flags[FlagHome], getenv)
 	if err != nil {
-		reg = ports.Unlocated{Of: domain.HarnessQwenCode, Err: err}
+		reg = ports.Unlocated{Of: qwenregistry.Kind, Err: err}
 	} else {
 		reg = qwenregistry.New(qwenregistry.SessionsDir(home))
 	}
@@ -82,8 +82,8 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	}, nil
 }
 
-// Kind is domain.HarnessQwenCode.
-func (h *Harness) Kind() domain.Harness { return domain.HarnessQwenCode }
+// Kind is qwenregistry.Kind.
+func (h *Harness) Kind() domain.Harness { return qwenregistry.Kind }
 
 // Registry reads <qwen home>/sessions.
 func (h *Harness) Registry() ports.Registry { return h.registry }

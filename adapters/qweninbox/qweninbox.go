@@ -114,7 +114,7 @@ func New(cfg Config) *Transport {
 func (t *Transport) Name() string { return Name }
 
 func (t *Transport) check(target domain.Session) error {
-	if target.Harness() != domain.HarnessQwenCode {
+	if target.Harness() != qwenregistry.Kind {
 		return domain.Refuse(domain.ReasonHarnessUnsupported, "the inbox transport speaks Qwen Code's protocol; session %s is a %s session", target.ID(), target.Harness())
 	}
 	if !target.Addressable() {

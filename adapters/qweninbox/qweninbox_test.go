@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/qweninbox"
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/transporttest"
 )
@@ -61,7 +62,7 @@ func newFakeQwen(t *testing.T, answer func(f map[string]any) []map[string]any) *
 	body := fmt.Sprintf(`{"schemaVersion":1,"pid":4242,"procStart":"b:1","pidNs":1,"sessionId":"11111111-2222-4333-8444-555555555555","cwd":"/p","name":"p-3b","startedAt":1796142262298,"qwenVersion":"0.24.4","kind":"tui","ipcPath":%q,"ipcToken":%q}`, f.sock, testToken)
 	recPath := filepath.Join(dir, "4242.json")
 	require.NoError(t, os.WriteFile(recPath, []byte(body), 0o600))
-	f.rec = domain.Record{Harness: domain.HarnessQwenCode, File: "4242.json", Path: recPath, PID: 4242,
+	f.rec = domain.Record{Harness: qwenregistry.Kind, File: "4242.json", Path: recPath, PID: 4242,
 		SessionID: "11111111-2222-4333-8444-555555555555", Name: "p-3b", Cwd: "/p", Kind: "tui", SocketPath: f.sock, PIDDomain: "1"}
 	return f
 }

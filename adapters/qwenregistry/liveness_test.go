@@ -45,7 +45,7 @@ func fakeProc(t *testing.T) string {
 func TestLivenessRules(t *testing.T) {
 	live := qwenregistry.NewLiveness(&baseFake{}, fakeProc(t))
 	rec := func(pid int, procStart, ns string) domain.Record {
-		return domain.Record{Harness: domain.HarnessQwenCode, File: "x.json", PID: pid, SessionID: "s", Name: "a-09",
+		return domain.Record{Harness: qwenregistry.Kind, File: "x.json", PID: pid, SessionID: "s", Name: "a-09",
 			ProcStart: procStart, PIDDomain: ns, SocketPath: "/run/q.sock", Kind: "tui"}
 	}
 	cases := []struct {
@@ -75,7 +75,7 @@ func TestLivenessRules(t *testing.T) {
 
 func TestUnaddressableWithoutIPCPath(t *testing.T) {
 	live := qwenregistry.NewLiveness(&baseFake{}, fakeProc(t))
-	r := domain.Record{Harness: domain.HarnessQwenCode, File: "4242.json", PID: 4242, SessionID: "s", Name: "a-db",
+	r := domain.Record{Harness: qwenregistry.Kind, File: "4242.json", PID: 4242, SessionID: "s", Name: "a-db",
 		ProcStart: "boot-1:42", PIDDomain: "4026531836", Version: "0.23.0", Kind: "tui"}
 	e := domain.Classify(r, live.Check(r))
 	require.True(t, e.Live())

@@ -92,8 +92,8 @@ func New(dir string) *Registry { return &Registry{dir: dir} }
 // Dir returns the folder this registry reads.
 func (r *Registry) Dir() string { return r.dir }
 
-// Harness is domain.HarnessQwenCode.
-func (r *Registry) Harness() domain.Harness { return domain.HarnessQwenCode }
+// Harness is Kind.
+func (r *Registry) Harness() domain.Harness { return Kind }
 
 // Read reads every record file. A missing folder is an empty snapshot with
 // Missing set, found by one failed open; any other folder error is an error.
@@ -156,7 +156,7 @@ func FilePID(name string) (int, bool) {
 
 func (r *Registry) readOne(name string) domain.Record {
 	path := filepath.Join(r.dir, name)
-	rec := domain.Record{Harness: domain.HarnessQwenCode, File: name, Path: path}
+	rec := domain.Record{Harness: Kind, File: name, Path: path}
 	data, mod, err := harnessfile.Read(path, MaxRecordBytes)
 	if err != nil {
 		rec.ModTime = mod
@@ -220,7 +220,7 @@ type raw struct {
 // parse decodes one record. Errors never quote ipcToken.
 func parse(data []byte) (domain.Record, Token, error) {
 	var rec domain.Record
-	rec.Harness = domain.HarnessQwenCode
+	rec.Harness = Kind
 	if len(data) > MaxRecordBytes {
 		return rec, Token{}, fmt.Errorf("over the %d-byte cap", MaxRecordBytes)
 	}

@@ -56,7 +56,7 @@ func TestReadMapsRecordsAndNeverTheToken(t *testing.T) {
 	byFile := map[string]domain.Record{}
 	for _, r := range snap.Records {
 		byFile[r.File] = r
-		assert.Equal(t, domain.HarnessQwenCode, r.Harness)
+		assert.Equal(t, qwenregistry.Kind, r.Harness)
 	}
 	require.Len(t, byFile, 7, "the temp file is not a record")
 

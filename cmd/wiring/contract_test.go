@@ -68,6 +68,21 @@ func TestEveryPluginKeepsTheContract(t *testing.T) {
 		assert.True(t, kinds[h], "%s is in the domain's set but no plug-in serves it", h)
 	}
 
+	// A string that is no endpoint is refused naming every form.
+	_, err := domain.ParseEndpoint("codex:v1:xyz")
+	require.ErrorIs(t, err, domain.ErrBadEndpoint)
+	for _, p := range plugins {
+		assert.Contains(t, err.Error(), p.Kind.EndpointPrefix()+"…", "the refusal names %s's form", p.Kind)
+	}
+	// Help texts name every harness, in plug-in order.
+	titles := plugins.Titles("or")
+	last := -1
+	for _, p := range plugins {
+		i := strings.Index(titles, p.Kind.Title())
+		assert.Greater(t, i, last, "%s is missing from %q or out of order", p.Kind.Title(), titles)
+		last = i
+	}
+
 	for _, p := range plugins {
 		t.Run(p.Kind.String(), func(t *testing.T) { pluginContract(t, p) })
 	}

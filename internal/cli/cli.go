@@ -231,7 +231,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 func (c *cli) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
-		Short: "Find live coding-agent sessions (" + domain.HarnessTitles("and") + ") and deliver a message into one, safely",
+		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
 		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
 machine over ssh (--host), and delivers a message into one by the harness's own way in
 (--transport: ` + wiring.Plugins().TransportChoices() + `). Every failure

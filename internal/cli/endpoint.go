@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -99,7 +100,7 @@ func (c *cli) printEndpoint(dest domain.Dest, ep domain.Endpoint, asJSON bool) e
 // endpointPrefixes lists every harness's endpoint prefix ("cc-peer:, …").
 func endpointPrefixes() string {
 	var out []string
-	for _, h := range domain.Harnesses() {
+	for _, h := range wiring.Plugins().Kinds() {
 		out = append(out, strings.TrimSuffix(h.EndpointPrefix(), "v1:"))
 	}
 	return strings.Join(out, ", ")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
 )
@@ -304,10 +305,10 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// harnessWords quotes every harness's word (domain.Harnesses), joined by sep.
+// harnessWords quotes every harness's word (the plug-ins'), joined by sep.
 func harnessWords(sep string) string {
-	words := make([]string, 0, len(domain.Harnesses()))
-	for _, h := range domain.Harnesses() {
+	words := make([]string, 0, len(wiring.Plugins().Kinds()))
+	for _, h := range wiring.Plugins().Kinds() {
 		words = append(words, strconv.Quote(h.String()))
 	}
 	return strings.Join(words, sep)
@@ -315,7 +316,7 @@ func harnessWords(sep string) string {
 
 func harnessCompletions() []cobra.Completion {
 	var out []cobra.Completion
-	for _, h := range domain.Harnesses() {
+	for _, h := range wiring.Plugins().Kinds() {
 		out = append(out, h.String())
 	}
 	return out

@@ -65,7 +65,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
 		Short: "Deliver a message into one live session",
-		Long:  helpLong(`Deliver TEXT (or stdin, with "-") into one live `+domain.HarnessTitles("or")+` session, safely`, "send"),
+		Long:  helpLong(`Deliver TEXT (or stdin, with "-") into one live `+wiring.Plugins().Titles("or")+` session, safely`, "send"),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
   peerctl send --dry-run --json proj-89 -- "--force is fine now"   # a TEXT that starts with - goes after --

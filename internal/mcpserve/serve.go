@@ -49,7 +49,7 @@ func instructions() string {
 	for _, r := range domain.Reasons() {
 		words = append(words, r.String())
 	}
-	return "peerctl finds the live " + domain.HarnessTitles("and") + " sessions on this machine and delivers a message into one of them, safely.\n" +
+	return "peerctl finds the live " + wiring.Plugins().Titles("and") + " sessions on this machine and delivers a message into one of them, safely.\n" +
 		"list_sessions lists them (name, sessionId, endpoint, status, cwd); show_session shows one; send_message delivers text to one.\n" +
 		"A refusal is an error result whose text starts with a stable reason word (" + strings.Join(words, ", ") + ").\n" +
 		"Address a session by full id or endpoint when its name is shared."
@@ -76,7 +76,7 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 		return nil, fmt.Errorf("list_sessions input schema: %w", err)
 	}
 	var words []string
-	for _, h := range domain.Harnesses() {
+	for _, h := range wiring.Plugins().Kinds() {
 		listSchema.Properties["harness"].Enum = append(listSchema.Properties["harness"].Enum, h.String())
 		words = append(words, h.String())
 	}
@@ -86,7 +86,7 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 		&mcp.ServerOptions{Instructions: instructions(), Logger: logger, Capabilities: &mcp.ServerCapabilities{}})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 	mcp.AddTool(s, &mcp.Tool{Name: mcptools.ToolList, Title: "List live coding-agent sessions",
-		Description: "List the live " + domain.HarnessTitles("and") + " sessions on this machine: the objects of `peerctl list --json` under \"sessions\" " +
+		Description: "List the live " + wiring.Plugins().Titles("and") + " sessions on this machine: the objects of `peerctl list --json` under \"sessions\" " +
 			"(harness, sessionId, pid, name, cwd, status, endpoint, addressable, verdict, ...). With all, every registry record and its verdict; " +
 			"with harness, one harness's only.",
 		InputSchema: listSchema,
@@ -96,7 +96,7 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 			"endpoint, whether its socket exists, its transcript path, and warnings (e.g. a shared name).",
 		Annotations: readOnly}, handler(tools.Show))
 	mcp.AddTool(s, &mcp.Tool{Name: mcptools.ToolSend, Title: "Send a message to a session",
-		Description: "Deliver text into one live " + domain.HarnessTitles("or") + " session, as `peerctl send --json` does: the registries are " +
+		Description: "Deliver text into one live " + wiring.Plugins().Titles("or") + " session, as `peerctl send --json` does: the registries are " +
 			"re-read, the session resolved and its identity verified before anything is sent. The result is the receipt (outcome " +
 			"delivered, queued, held or posted; confirmed when the target shows the text). With await_reply_seconds, it then waits " +
 			"for the target's answer and returns it as reply.text; none in time is an error starting with no_reply. With durable_seconds " +
