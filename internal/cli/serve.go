@@ -70,6 +70,7 @@ func (c *cli) serveCmd() *cobra.Command {
 	var (
 		quiet     time.Duration
 		printUnit string
+		web       webFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -78,6 +79,7 @@ func (c *cli) serveCmd() *cobra.Command {
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
   peerctl serve --print-unit=launchd > ~/Library/LaunchAgents/dev.peerctl.serve.plist
+  peerctl serve --http                # and the dashboard on loopback: open the URL it prints
   PEERCTL_SERVE=off peerctl send proj-89 "no service for this one"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -87,12 +89,18 @@ func (c *cli) serveCmd() *cobra.Command {
 			if printUnit != "" {
 				return c.printUnit(printUnit)
 			}
+			if web.addr != "" && !cmd.Flags().Changed("quiet") {
+				quiet = 0 // a dashboard stays until Ctrl-C
+			}
 			c.started()
-			return c.runServe(cmd.Context(), quiet)
+			return c.runServe(cmd.Context(), quiet, web)
 		},
 	}
 	cmd.Flags().DurationVar(&quiet, "quiet", defaultQuiet, "end after this long with no request and an empty outbox (0: never)")
 	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a service definition to install, then exit: systemd (a --user unit) or launchd (a LaunchAgent plist)")
+	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (default "+defaultHTTP+": loopback, a free port); the URL printed at start carries the token")
+	cmd.Flags().Lookup("http").NoOptDefVal = defaultHTTP
+	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: a machine (ssh DEST) the dashboard lists beside this one and the hosts file's; repeatable")
 	c.harnessFlags(cmd)
 	return cmd
 }
@@ -122,7 +130,7 @@ type server struct {
 	now func() time.Time
 }
 
-func (c *cli) runServe(ctx context.Context, quiet time.Duration) error {
+func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) error {
 	p, err := pathsFor(c.getenv)
 	if err != nil {
 		return err
@@ -158,6 +166,11 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration) error {
 	}
 	defer s.closeWarm()
 	fmt.Fprintf(c.stderr, "peerctl serve: pid %d on %s, outbox %s\n", os.Getpid(), safe(p.socket), safe(p.db))
+	if web.addr != "" {
+		if err := s.startHTTP(web); err != nil {
+			return err
+		}
+	}
 	go func() {
 		<-life.Done()
 		_ = ln.Close()
