@@ -71,7 +71,9 @@ func newBrowser(t testing.TB) *browser {
 			b.mu.Lock()
 			b.dialogs = append(b.dialogs, d.Message)
 			b.mu.Unlock()
-			go func() { _, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}) }()
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			}()
 		}
 	}()
 	return b
