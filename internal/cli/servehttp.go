@@ -123,7 +123,7 @@ func (b webBackend) Sessions(ctx context.Context) []dashboard.HostListing {
 	got := app.ListNodes(ctx, nodes, wire.ListQuery{All: true})
 	out := make([]dashboard.HostListing, len(got))
 	for i, h := range got {
-		out[i] = dashboard.HostListing{Host: h.Host.String(), Sessions: h.Listing.Sessions, Notes: h.Listing.Notes}
+		out[i] = dashboard.HostListing{Host: h.Host.String(), Sessions: h.Listing.Sessions, Notes: h.Listing.Notes, Version: h.Listing.Version}
 		if h.Host.IsLocal() {
 			out[i].Host, out[i].Version = "", c.version().Version
 		}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testbin"
 )
 
 // TestDashboardInTheBrowser: the page refuses a visit without the token,
@@ -84,4 +88,68 @@ fetch(%q, {method: "POST", mode: "no-cors", credentials: "include", body: "{}"})
 	assert.Equal(t, "cancelled", list[0].State)
 	b.until(t, time.Minute, "the page showing it cancelled", fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]').textContent.includes("cancelled")`, id))
 	assert.Empty(t, b.seenDialogs(), "a script ran: an alert opened")
+}
+
+// TestDashboardShowsTheHosts: the hosts of the hosts file (reached by
+// the fake ssh) are listed beside this machine with their sessions and
+// the peerctl they run, as its hello named it; one that cannot be
+// reached shows why.
+func TestDashboardShowsTheHosts(t *testing.T) {
+	w := newHostWorld(t)
+	env := []string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + catSocketDir(t),
+		"XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR=" + w.config,
+		"PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "FAKESSH_RECORD=" + w.record, "FAKESSH_DOWN=gone-box", "PEERCTL_HOST_TIMEOUT=10s"}
+	for _, h := range []string{"box", "gone-box"} {
+		r := runPeerctl(t, runOpts{Env: env}, "hosts", "add", h)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	}
+	r := runPeerctl(t, runOpts{Env: env}, "version", "--json")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var v struct {
+		Version string `json:"version"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &v), "%s", r.Stdout)
+	require.NotEmpty(t, v.Version)
+
+	u := startDashboard(t, env)
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	client := &http.Client{Jar: jar, Timeout: time.Minute}
+	res, err := client.Get(u)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	type host struct {
+		Host      string `json:"host"`
+		Reachable bool   `json:"reachable"`
+		Error     string `json:"error"`
+		Version   string `json:"version"`
+		Live      int    `json:"live"`
+	}
+	var st struct {
+		Hosts    []host `json:"hosts"`
+		Sessions []struct {
+			Host      string `json:"host"`
+			SessionID string `json:"sessionId"`
+		} `json:"sessions"`
+	}
+	res, err = client.Get(strings.TrimSuffix(u[:strings.Index(u, "?")], "/") + "/api/state")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&st))
+	require.Len(t, st.Hosts, 3, "this machine and the hosts file's two: %+v", st.Hosts)
+	assert.Equal(t, host{Host: ".", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[0])
+	assert.Equal(t, host{Host: "box", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[1], "the far side's peerctl, from its hello")
+	assert.Equal(t, "gone-box", st.Hosts[2].Host)
+	assert.False(t, st.Hosts[2].Reachable)
+	assert.Contains(t, st.Hosts[2].Error, "host_unreachable")
+	assert.Empty(t, st.Hosts[2].Version)
+	var on []string
+	for _, s := range st.Sessions {
+		if s.SessionID == w.id {
+			on = append(on, s.Host)
+		}
+	}
+	assert.ElementsMatch(t, []string{".", "box"}, on, "the session, seen here and through box")
 }
