@@ -94,6 +94,9 @@ request must carry it. With --http the service runs until Ctrl-C unless --quiet 
 			if quiet < 0 {
 				return usageError{fmt.Errorf("--quiet %s: want a duration such as 10m, or 0 to never end on its own", quiet)}
 			}
+			if len(web.hosts) > 0 && web.addr == "" {
+				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(web.hosts[0]))}
+			}
 			if printUnit != "" {
 				return c.printUnit(printUnit)
 			}
