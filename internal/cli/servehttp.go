@@ -157,7 +157,7 @@ func (b webBackend) Messages(ctx context.Context) ([]dashboard.Message, error) {
 			CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, ExpiresAt: j.ExpiresAt, NextAttemptAt: j.NextAttemptAt, Attempts: j.Attempts,
 			Outcome: j.Outcome, Transport: j.Transport, MsgID: j.MsgID}
 		for _, e := range j.History {
-			out[i].History = append(out[i].History, dashboard.Event(e))
+			out[i].History = append(out[i].History, dashboard.Event{At: e.At, State: e.State, Reason: e.Reason})
 		}
 	}
 	return out, nil

@@ -213,6 +213,17 @@ func TestBuildGroupsByHostLiveFirst(t *testing.T) {
 	assert.NotNil(t, st.Messages)
 }
 
+// TestBuildFoldsRepeatedStates: a message tried again and again (each
+// attempt an event "stored" with its reason) shows each run of one state
+// once, with how many times and the latest time and reason.
+func TestBuildFoldsRepeatedStates(t *testing.T) {
+	hist := []Event{{At: "t1", State: "stored"}, {At: "t2", State: "stored", Reason: "not_live: a"}, {At: "t3", State: "stored", Reason: "not_live: b"},
+		{At: "t4", State: "delivering"}, {At: "t5", State: "stored", Reason: "delivery_failed: x"}, {At: "t6", State: "delivered"}}
+	st := Build(time.Unix(0, 0), nil, []Message{{ID: 1, State: "delivered", History: hist}}, "")
+	assert.Equal(t, []Event{{At: "t3", State: "stored", Reason: "not_live: b", Count: 3}, {At: "t4", State: "delivering"},
+		{At: "t5", State: "stored", Reason: "delivery_failed: x"}, {At: "t6", State: "delivered"}}, st.Messages[0].History)
+}
+
 func TestCancelAndRetryGoToTheBackend(t *testing.T) {
 	f := &fake{msgs: []Message{{ID: 7, State: "stored", Address: "x", Text: "t"}}}
 	d := newTest(t, f)

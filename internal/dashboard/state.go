@@ -46,11 +46,14 @@ type Message struct {
 	History       []Event `json:"history,omitempty"`
 }
 
-// Event is one change of a message's state.
+// Event is one change of a message's state (in State: a run of the same
+// state, its latest time and reason, Count times).
 type Event struct {
 	At     string `json:"at"`
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
+	// Count is how many events in a row had this state (omitted: one).
+	Count int `json:"count,omitempty"`
 }
 
 // State is the page's data, the document /api/state and every
@@ -173,9 +176,25 @@ func Build(at time.Time, hosts []HostListing, msgs []Message, outboxErr string) 
 func safeMessage(m *Message) {
 	m.Key, m.Reason, m.Address, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(m.Reason), wire.Safe(m.Address), wire.Safe(m.SessionID), safeText(m.Text)
 	m.MsgID = wire.Safe(m.MsgID)
+	m.History = fold(m.History)
 	for i := range m.History {
 		m.History[i].Reason = wire.Safe(m.History[i].Reason)
 	}
+}
+
+// fold makes each run of events of one state (every attempt of a message
+// whose target is away adds one) one event: the run's latest, with Count.
+func fold(hist []Event) []Event {
+	out := hist[:0]
+	for _, e := range hist {
+		if n := len(out); n > 0 && out[n-1].State == e.State {
+			e.Count = max(out[n-1].Count, 1) + max(e.Count, 1)
+			out[n-1] = e
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // safeText is a message's text as the page shows it: newlines and tabs

@@ -99,7 +99,7 @@ function renderMessages() {
     n++;
     const chain = el("div", "chain");
     const hist = m.history && m.history.length ? m.history : [{ state: m.state, reason: m.reason, at: m.updatedAt }];
-    for (const h of hist) chain.append(el("span", null, badge(h.state)));
+    for (const h of hist) chain.append(el("span", null, badge(h.state), h.count > 1 ? " ×" + h.count : null));
     const last = hist[hist.length - 1];
     const why = m.reason || (last && last.reason) || "";
     const receipt = [m.outcome && ("outcome " + m.outcome), m.transport && ("by " + m.transport), m.msgId && ("msg_id " + m.msgId)].filter(Boolean).join(", ");
