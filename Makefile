@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-ssh bench-serve bench-go bench-replies bench-codex lint cross vuln ci deps install-claude fuzz man release check-release
+.PHONY: build test test-live bench bench-ssh bench-serve bench-go bench-replies bench-codex lint cross vuln ci deps install-claude fuzz man release check-release dashboard-png
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -58,6 +58,12 @@ bench:
 # connection against a warm one (docs/PERFORMANCE.md, "Across hosts").
 bench-ssh:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveSSH -benchtime 1x -timeout 20m ./test/acceptance
+
+# The README's picture of the dashboard, docs/dashboard.png: the live browser test
+# (test/acceptance/dashboard_live_test.go) with three real Claude Code sessions, offline; needs
+# chromium and Claude Code from make deps.
+dashboard-png:
+	PEERCTL_LIVE=1 PEERCTL_DASHBOARD_SHOT=$(CURDIR)/docs/dashboard.png $(OFFLINE) $(GO) test -count=1 -run '^TestLiveDashboard$$' ./test/acceptance
 
 # Go benchmarks with allocation counts (docs/PERFORMANCE.md).
 bench-go:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the full test suite needs on a fresh Debian machine: tmux, npm, gcc (`go test
 # -race` needs cgo, so a C compiler), ip (scripts/offline.sh brings loopback up with it), curl
-# (install.sh's test), shellcheck (make lint) and the OpenSSH server and client (the second machine of
-# the live ssh tests, test/livessh) from Debian's packages, only when missing (needs root or sudo);
+# (install.sh's test), shellcheck (make lint), the OpenSSH server and client (the second machine of
+# the live ssh tests, test/livessh) and chromium (the dashboard's browser tests) from Debian's packages, only when missing (needs root or sudo);
 # the Go modules; and the pinned Claude Code, Qwen Code (0.24.4, and 0.23.0 whose messaging is off
 # by default), Codex CLI (0.171.0) and opencode (opencode-ai 1.18.33) releases from the npm registry into
 # ${PEERCTL_CACHE:-~/.cache/peerctl} (cached between runs). Everything that needs the network
@@ -19,6 +19,7 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ((${#missing[@]})); then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)

@@ -49,7 +49,7 @@ func (n *Node) List(ctx context.Context, q wire.ListQuery) (wire.Listing, error)
 	if err != nil {
 		return wire.Listing{}, err
 	}
-	out := wire.Listing{}
+	out := wire.Listing{Version: res.Version}
 	if res.Code == 1 && len(res.Stdout) > 0 {
 		res.Code, out.Partial = 0, true // the far side printed what it read
 	}

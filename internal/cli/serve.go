@@ -70,29 +70,48 @@ func (c *cli) serveCmd() *cobra.Command {
 	var (
 		quiet     time.Duration
 		printUnit string
+		web       webFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the service: a durable outbox and a warm courier (foreground)",
-		Long:  helpLong("Run peerctl's service in the foreground: it keeps send --durable messages until their target can take them, and sends through one warm courier", "serve"),
+		Long: helpLong("Run peerctl's service in the foreground: it keeps send --durable messages until their target can take them, and sends through one warm courier", "serve") + `
+
+With --http it also serves the dashboard, one page in the browser: the live sessions of this machine, of each host
+of the hosts file and of each --host, by host (every record with --all's verdict behind a toggle); the outbox's
+messages with their receipts, to cancel or retry; a send form, the same send as peerctl send; each host's state.
+Changes show within about 2 s. It listens on loopback (127.0.0.1, a free port) unless --http=ADDR names another
+address, and then warns that the page is exposed. Open the URL it prints: its token goes into a cookie and every
+request must carry it. With --http the service runs until Ctrl-C unless --quiet is given.`,
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
   peerctl serve --print-unit=launchd > ~/Library/LaunchAgents/dev.peerctl.serve.plist
+  peerctl serve --http                # and the dashboard on loopback: open the URL it prints
+  peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too
   PEERCTL_SERVE=off peerctl send proj-89 "no service for this one"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quiet < 0 {
 				return usageError{fmt.Errorf("--quiet %s: want a duration such as 10m, or 0 to never end on its own", quiet)}
 			}
+			if len(web.hosts) > 0 && web.addr == "" {
+				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(web.hosts[0]))}
+			}
 			if printUnit != "" {
 				return c.printUnit(printUnit)
 			}
+			if web.addr != "" && !cmd.Flags().Changed("quiet") {
+				quiet = 0 // a dashboard stays until Ctrl-C
+			}
 			c.started()
-			return c.runServe(cmd.Context(), quiet)
+			return c.runServe(cmd.Context(), quiet, web)
 		},
 	}
 	cmd.Flags().DurationVar(&quiet, "quiet", defaultQuiet, "end after this long with no request and an empty outbox (0: never)")
 	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a service definition to install, then exit: systemd (a --user unit) or launchd (a LaunchAgent plist)")
+	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+defaultHTTP+", loopback, a free port); the URL printed at start carries the token")
+	cmd.Flags().Lookup("http").NoOptDefVal = defaultHTTP
+	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: a machine (ssh DEST) the dashboard lists beside this one and the hosts file's; repeatable")
 	c.harnessFlags(cmd)
 	return cmd
 }
@@ -122,7 +141,7 @@ type server struct {
 	now func() time.Time
 }
 
-func (c *cli) runServe(ctx context.Context, quiet time.Duration) error {
+func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) error {
 	p, err := pathsFor(c.getenv)
 	if err != nil {
 		return err
@@ -158,6 +177,11 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration) error {
 	}
 	defer s.closeWarm()
 	fmt.Fprintf(c.stderr, "peerctl serve: pid %d on %s, outbox %s\n", os.Getpid(), safe(p.socket), safe(p.db))
+	if web.addr != "" {
+		if err := s.startHTTP(web); err != nil {
+			return err
+		}
+	}
 	go func() {
 		<-life.Done()
 		_ = ln.Close()

@@ -138,8 +138,10 @@ func moduleRoot(t *testing.T) string {
 	return filepath.Dir(gomod)
 }
 
-// copyModule copies the module's Go sources, go.mod and go.sum (no VCS
-// metadata, no test data) from root to dst.
+// copyModule copies what the module builds from, from root to dst: go.mod,
+// go.sum and every regular file of its folders, so the files a package
+// embeds too (no VCS metadata, no test data, no hidden folder, not the
+// build's outputs bin/, dist/ and build/, no other file of the top).
 func copyModule(t *testing.T, root, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -148,12 +150,13 @@ func copyModule(t *testing.T, root, dst string) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") || rel == "bin" || rel == "dist" || rel == "build" {
 				return filepath.SkipDir
 			}
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
-		if !d.Type().IsRegular() || !(strings.HasSuffix(p, ".go") || rel == "go.mod" || rel == "go.sum") {
+		top := !strings.ContainsRune(rel, filepath.Separator)
+		if !d.Type().IsRegular() || top && rel != "go.mod" && rel != "go.sum" {
 			return nil
 		}
 		data, err := os.ReadFile(p)

@@ -81,6 +81,9 @@ type Listing struct {
 	// as `list` prints them on stderr after "peerctl: " ("warning: …",
 	// "note: …"), not yet escaped.
 	Notes []string
+	// Version is the node's peerctl version as another machine's hello
+	// named it ("" for this machine: the caller knows its own).
+	Version string
 }
 
 // RefusalDoc is a refusal as every --json output prints it

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/dashboard"
+	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// defaultHTTP is the address of serve --http given without one: loopback,
+// a free port.
+const defaultHTTP = "127.0.0.1:0"
+
+// webFlags are serve's dashboard flags.
+type webFlags struct {
+	addr  string   // --http ("": no dashboard)
+	hosts []string // --host: machines listed beside the hosts file's
+}
+
+// dashboardHistory is how many of the newest outbox messages the page
+// shows with their whole receipt chain (older ones: their state).
+const dashboardHistory = 100
+
+// dashboardMessages is how many outbox messages the page shows.
+const dashboardMessages = 500
+
+// startHTTP starts the dashboard on web.addr for the service's life and
+// prints its URL (with the token) on stderr; a non-loopback address is
+// warned about loudly. It returns when the listener is up.
+func (s *server) startHTTP(web webFlags) error {
+	dests, err := parseHosts(web.hosts, true)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", web.addr)
+	if err != nil {
+		return fmt.Errorf("serve --http %s: %w", web.addr, err)
+	}
+	addr, loopback := boundAddr(web.addr, ln.Addr().(*net.TCPAddr))
+	d, err := dashboard.New(webBackend{s: s, extra: dests}, dashboard.Options{Addr: addr})
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	if !loopback {
+		fmt.Fprintf(s.c.stderr, "peerctl serve: WARNING: the dashboard listens on %s, NOT loopback: anyone who can reach it and has the token can read every session and send into them; prefer ssh -L to a loopback one\n", safe(ln.Addr().String()))
+	}
+	fmt.Fprintf(s.c.stderr, "peerctl serve: dashboard on %s\n", d.URL())
+	hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return s.life }}
+	go d.Run(s.life)
+	go func() { _ = hs.Serve(ln) }()
+	go func() {
+		<-s.life.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+		_ = hs.Close()
+	}()
+	return nil
+}
+
+// boundAddr is the host:port the page is served as: the address given
+// with the port bound (an unspecified one, 0.0.0.0 or ::, named by this
+// machine's host name), and whether it is loopback only.
+func boundAddr(given string, got *net.TCPAddr) (string, bool) {
+	host, _, err := net.SplitHostPort(given)
+	if err != nil || host == "" {
+		host = got.IP.String()
+	}
+	port := strconv.Itoa(got.Port)
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil && name != "" {
+			host = name
+		}
+	}
+	return net.JoinHostPort(host, port), got.IP.IsLoopback()
+}
+
+// webBackend is the dashboard's Backend: the CLI's own use cases, run in
+// the service as its commands would run them.
+type webBackend struct {
+	s     *server
+	extra []domain.Dest // serve's --host
+}
+
+var _ dashboard.Backend = webBackend{}
+
+// Sessions lists every record of this machine, each host of the hosts
+// file and each --host of serve, as `list --all --hosts --json` does.
+func (b webBackend) Sessions(ctx context.Context) []dashboard.HostListing {
+	c := b.s.c
+	dests := []domain.Dest{{}}
+	more, err := c.configuredHosts()
+	if err == nil {
+		if ds, err := parseHosts(more, true); err == nil {
+			dests = append(dests, ds...)
+		}
+	}
+	for _, d := range b.extra {
+		dup := false
+		for _, o := range dests {
+			dup = dup || o == d
+		}
+		if !dup {
+			dests = append(dests, d)
+		}
+	}
+	nodes, err := c.nodes(dests)
+	if err != nil {
+		return []dashboard.HostListing{{Err: err.Error()}}
+	}
+	got := app.ListNodes(ctx, nodes, wire.ListQuery{All: true})
+	out := make([]dashboard.HostListing, len(got))
+	for i, h := range got {
+		out[i] = dashboard.HostListing{Host: h.Host.String(), Sessions: h.Listing.Sessions, Notes: h.Listing.Notes, Version: h.Listing.Version}
+		if h.Host.IsLocal() {
+			out[i].Host, out[i].Version = "", c.version().Version
+		}
+		if h.Err != nil {
+			out[i].Err = h.Err.Error()
+		}
+	}
+	return out
+}
+
+// Messages is the outbox, newest first, the newest with their history.
+func (b webBackend) Messages(ctx context.Context) ([]dashboard.Message, error) {
+	st := b.s.store
+	if st == nil {
+		return nil, b.s.storeErr
+	}
+	msgs, err := st.List(ctx, ports.OutboxFilter{Limit: dashboardMessages})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dashboard.Message, len(msgs))
+	for i, m := range msgs {
+		var hist []ports.OutboxEvent
+		if i < dashboardHistory {
+			if _, h, err := st.Get(ctx, m.ID); err == nil {
+				hist = h
+			}
+		}
+		j := toOutboxJSON(m, hist)
+		out[i] = dashboard.Message{ID: j.ID, Key: j.Key, State: j.State, Reason: j.Reason, Address: j.Address, SessionID: j.SessionID, Text: j.Text,
+			CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, ExpiresAt: j.ExpiresAt, NextAttemptAt: j.NextAttemptAt, Attempts: j.Attempts,
+			Outcome: j.Outcome, Transport: j.Transport, MsgID: j.MsgID}
+		for _, e := range j.History {
+			out[i].History = append(out[i].History, dashboard.Event{At: e.At, State: e.State, Reason: e.Reason})
+		}
+	}
+	return out, nil
+}
+
+// Cancel is `peerctl outbox cancel --json ID`.
+func (b webBackend) Cancel(ctx context.Context, id int64) dashboard.Result {
+	return b.run(ctx, "outbox", "cancel", "--json", strconv.FormatInt(id, 10))
+}
+
+// Retry is `peerctl outbox retry --json ID`.
+func (b webBackend) Retry(ctx context.Context, id int64) dashboard.Result {
+	return b.run(ctx, "outbox", "retry", "--json", strconv.FormatInt(id, 10))
+}
+
+// Send is `peerctl send --json [--await-reply=D] -- ADDRESS TEXT`.
+func (b webBackend) Send(ctx context.Context, address, text string, await time.Duration) dashboard.Result {
+	argv := []string{"send", "--json"}
+	if await > 0 {
+		argv = append(argv, "--await-reply="+await.String())
+	}
+	return b.run(ctx, append(argv, "--", address, text)...)
+}
+
+// run runs argv in the service with its own environment, as a client's
+// command is run.
+func (b webBackend) run(ctx context.Context, argv ...string) dashboard.Result {
+	var out, errb bytes.Buffer
+	sub := b.s.sub(b.s.c.environ(), "", &out, &errb)
+	code := sub.execute(ctx, argv)
+	res := dashboard.Result{Code: code, Stderr: errb.String()}
+	if raw := bytes.TrimSpace(out.Bytes()); json.Valid(raw) {
+		res.JSON = raw
+	}
+	return res
+}

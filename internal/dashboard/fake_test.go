@@ -1,0 +1,83 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/peerctl/peerctl/internal/wire"
+)
+
+// fake is a Backend over fixed data; Cancel and Retry change it.
+type fake struct {
+	mu    sync.Mutex
+	hosts []HostListing
+	msgs  []Message
+	sent  []string
+}
+
+var _ Backend = (*fake)(nil)
+
+func (f *fake) Sessions(context.Context) []HostListing {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]HostListing(nil), f.hosts...)
+}
+
+func (f *fake) Messages(context.Context) ([]Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Message(nil), f.msgs...), nil
+}
+
+func (f *fake) move(id int64, state string) Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.msgs {
+		if f.msgs[i].ID == id {
+			f.msgs[i].State = state
+			f.msgs[i].History = append(f.msgs[i].History, Event{State: state})
+			b, _ := json.Marshal(f.msgs[i])
+			return Result{JSON: b}
+		}
+	}
+	return Result{Code: 2, Stderr: fmt.Sprintf("peerctl: message %d is not in the outbox\n", id)}
+}
+
+func (f *fake) Cancel(_ context.Context, id int64) Result { return f.move(id, "cancelled") }
+func (f *fake) Retry(_ context.Context, id int64) Result  { return f.move(id, "stored") }
+
+func (f *fake) Send(_ context.Context, address, text string, await time.Duration) Result {
+	f.mu.Lock()
+	f.sent = append(f.sent, address+"\x00"+text)
+	f.mu.Unlock()
+	r := map[string]any{"ok": true, "outcome": "queued", "transport": "courier"}
+	if await > 0 {
+		r["reply"] = map[string]any{"text": "reply to " + text, "fromName": "x"}
+	}
+	b, _ := json.Marshal(r)
+	return Result{JSON: b}
+}
+
+// manySessions is n live sessions spread over hosts machines (the first
+// this one).
+func manySessions(n, hosts int) []HostListing {
+	out := make([]HostListing, hosts)
+	for h := range out {
+		if h > 0 {
+			out[h].Host = "host-" + strconv.Itoa(h)
+		}
+	}
+	for i := range n {
+		h := i % hosts
+		id := fmt.Sprintf("%08x-1111-2222-3333-%012d", i*7919, i)
+		out[h].Sessions = append(out[h].Sessions, wire.Session{Host: out[h].Host, Harness: "claude-code", SessionID: id, PID: 1000 + i,
+			Name: "proj-" + strconv.Itoa(i), Cwd: "/home/u/src/proj-" + strconv.Itoa(i), Status: "idle", Kind: "interactive",
+			StartedAt: "2026-01-01T00:00:00Z", Endpoint: "cc-peer:v1:" + strconv.Itoa(1000+i) + ":proj-" + strconv.Itoa(i) + ":/tmp/s.sock",
+			Addressable: true, Verdict: "live", File: strconv.Itoa(1000+i) + ".json"})
+	}
+	return out
+}

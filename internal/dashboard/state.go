@@ -1,0 +1,218 @@
+package dashboard
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
+)
+
+// HostListing is what one machine's listing gave: its sessions (every
+// record, `list --all --json`'s entries, docs/OUTPUT.md), its notes, or
+// the error that kept it from being listed.
+type HostListing struct {
+	// Host is the machine's DEST ("" for this machine).
+	Host     string
+	Sessions []wire.Session
+	// Notes are the node's warnings and notes ("warning: …"), not escaped.
+	Notes []string
+	// Err is why the host could not be listed ("" when it was).
+	Err string
+	// Version is the peerctl there ("" when unknown).
+	Version string
+}
+
+// Message is one message of the outbox, as `peerctl outbox show --json`
+// gives it (docs/OUTPUT.md), with its history oldest first.
+type Message struct {
+	ID            int64   `json:"id"`
+	Key           string  `json:"key,omitempty"`
+	State         string  `json:"state"`
+	Reason        string  `json:"reason,omitempty"`
+	Address       string  `json:"address"`
+	SessionID     string  `json:"sessionId,omitempty"`
+	Text          string  `json:"text"`
+	CreatedAt     string  `json:"createdAt"`
+	UpdatedAt     string  `json:"updatedAt"`
+	ExpiresAt     string  `json:"expiresAt"`
+	NextAttemptAt string  `json:"nextAttemptAt,omitempty"`
+	Attempts      int     `json:"attempts"`
+	Outcome       string  `json:"outcome,omitempty"`
+	Transport     string  `json:"transport,omitempty"`
+	MsgID         string  `json:"msgId,omitempty"`
+	History       []Event `json:"history,omitempty"`
+}
+
+// Event is one change of a message's state (in State: a run of the same
+// state, its latest time and reason, Count times).
+type Event struct {
+	At     string `json:"at"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// Count is how many events in a row had this state (omitted: one).
+	Count int `json:"count,omitempty"`
+}
+
+// State is the page's data, the document /api/state and every
+// server-sent event carry. Every text that came from a registry, a
+// host or a message is escaped as the CLI prints it (wire.Safe); the
+// page puts it in the document as text only.
+type State struct {
+	// At is when the data was read (RFC 3339, UTC).
+	At       string        `json:"at"`
+	Hosts    []HostView    `json:"hosts"`
+	Sessions []SessionView `json:"sessions"`
+	Messages []Message     `json:"messages"`
+	// OutboxError is why the outbox could not be read ("" when it was).
+	OutboxError string `json:"outboxError,omitempty"`
+}
+
+// HostView is one machine in the Hosts section.
+type HostView struct {
+	// Host is the DEST, "." for this machine.
+	Host      string   `json:"host"`
+	Reachable bool     `json:"reachable"`
+	Error     string   `json:"error,omitempty"`
+	Version   string   `json:"version,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+	// Live is how many live sessions it has, Records how many records.
+	Live    int `json:"live"`
+	Records int `json:"records"`
+}
+
+// SessionView is one record in the Sessions section.
+type SessionView struct {
+	Host          string `json:"host"`
+	Harness       string `json:"harness"`
+	Name          string `json:"name"`
+	SessionID     string `json:"sessionId"`
+	ShortID       string `json:"shortId"`
+	PID           int    `json:"pid"`
+	Cwd           string `json:"cwd"`
+	Status        string `json:"status"`
+	Kind          string `json:"kind,omitempty"`
+	StartedAt     string `json:"startedAt,omitempty"`
+	Endpoint      string `json:"endpoint,omitempty"`
+	Addressable   bool   `json:"addressable"`
+	Unaddressable string `json:"unaddressable,omitempty"`
+	Live          bool   `json:"live"`
+	Verdict       string `json:"verdict"`
+	Reason        string `json:"reason,omitempty"`
+	// Address is what send takes for it: its endpoint, else its short id.
+	Address string `json:"address,omitempty"`
+}
+
+// localHost is how this machine is named in the page, as `list` does.
+const localHost = "."
+
+// Build makes the page's data from the hosts' listings and the outbox:
+// hosts in the order given, sessions grouped by host (in that order),
+// live ones first, then by name and pid; messages as given (newest first).
+func Build(at time.Time, hosts []HostListing, msgs []Message, outboxErr string) State {
+	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: msgs, OutboxError: wire.Safe(outboxErr)}
+	if st.Messages == nil {
+		st.Messages = []Message{}
+	}
+	for i := range st.Messages {
+		safeMessage(&st.Messages[i])
+	}
+	n := 0
+	for _, h := range hosts {
+		n += len(h.Sessions)
+	}
+	st.Sessions = make([]SessionView, 0, n)
+	var entries []domain.Entry
+	for _, h := range hosts {
+		name := h.Host
+		if name == "" {
+			name = localHost
+		}
+		hv := HostView{Host: wire.Safe(name), Reachable: h.Err == "", Error: wire.Safe(h.Err), Version: wire.Safe(h.Version), Records: len(h.Sessions)}
+		for _, note := range h.Notes {
+			hv.Notes = append(hv.Notes, wire.Safe(note))
+		}
+		entries = slices.Grow(entries[:0], len(h.Sessions))[:len(h.Sessions)]
+		for i, s := range h.Sessions {
+			entries[i] = domain.Entry{}
+			entries[i].Record.SessionID = s.SessionID
+			entries[i].Record.Name = s.Name
+		}
+		short := domain.ShortIDs(entries)
+		first := len(st.Sessions)
+		for i, s := range h.Sessions {
+			live := s.Verdict == "live"
+			if live {
+				hv.Live++
+			}
+			v := SessionView{Host: hv.Host, Harness: s.Harness, Name: wire.Safe(s.Name), SessionID: wire.Safe(s.SessionID), ShortID: wire.Safe(short[i]),
+				PID: s.PID, Cwd: wire.Safe(s.Cwd), Status: wire.Safe(s.Status), Kind: wire.Safe(s.Kind), StartedAt: s.StartedAt,
+				Endpoint: wire.Safe(s.Endpoint), Addressable: s.Addressable, Unaddressable: wire.Safe(s.Unaddressable), Live: live,
+				Verdict: s.Verdict, Reason: wire.Safe(s.Reason)}
+			if live && s.Addressable {
+				v.Address = v.Endpoint
+				if v.Address == "" {
+					v.Address = v.ShortID
+				}
+			}
+			st.Sessions = append(st.Sessions, v)
+		}
+		slices.SortStableFunc(st.Sessions[first:], func(a, b SessionView) int {
+			if a.Live != b.Live {
+				if a.Live {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.PID, b.PID))
+		})
+		st.Hosts = append(st.Hosts, hv)
+	}
+	return st
+}
+
+func safeMessage(m *Message) {
+	m.Key, m.Reason, m.Address, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(m.Reason), wire.Safe(m.Address), wire.Safe(m.SessionID), safeText(m.Text)
+	m.MsgID = wire.Safe(m.MsgID)
+	m.History = fold(m.History)
+	for i := range m.History {
+		m.History[i].Reason = wire.Safe(m.History[i].Reason)
+	}
+}
+
+// fold makes each run of events of one state (every attempt of a message
+// whose target is away adds one) one event: the run's latest, with Count.
+func fold(hist []Event) []Event {
+	out := hist[:0]
+	for _, e := range hist {
+		if n := len(out); n > 0 && out[n-1].State == e.State {
+			e.Count = max(out[n-1].Count, 1) + max(e.Count, 1)
+			out[n-1] = e
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// safeText is a message's text as the page shows it: newlines and tabs
+// kept, every other control or invisible character escaped.
+func safeText(s string) string {
+	var out []byte
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '\n' || s[i] == '\t' {
+			out = append(out, wire.Safe(s[start:i])...)
+			if i < len(s) {
+				out = append(out, s[i])
+			}
+			start = i + 1
+		}
+	}
+	return string(out)
+}
+
+// encode is st as JSON.
+func encode(st State) ([]byte, error) { return json.Marshal(st) }
