@@ -411,6 +411,14 @@ type SendRequest struct {
 
 	// Confirmation and waiting: see ConfirmOptions (docs/CONFIRMATION.md).
 	ConfirmOptions
+
+	// Handed, when set, is called once, in Send's goroutine, with the
+	// result so far when the target harness has the message (the receipt
+	// came and the confirmation was read, without error) and before a Wait
+	// or AwaitReply begins; not on a refusal, a dry run or a failed
+	// hand-over. The outbox records "delivered" with it, so that a long
+	// wait does not leave the message "delivering".
+	Handed func(SendResult)
 }
 
 // SendResult is what Send did.

@@ -180,6 +180,9 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 	if !res.Confirmed && req.RequireConfirm {
 		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s; %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote, UnconfirmedHint)
 	}
+	if req.Handed != nil {
+		req.Handed(res)
+	}
 	if req.Wait > 0 && interrupted {
 		// Interrupted before the wait could begin: it ended so all the same.
 		res.WaitEnd, res.WaitStatus = domain.WaitInterrupted, res.Target.Status()

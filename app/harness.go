@@ -305,6 +305,9 @@ func (s *Service) receiptConfirm(req SendRequest, res SendResult, rule ports.Con
 	if !res.Confirmed && req.RequireConfirm {
 		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote)
 	}
+	if req.Handed != nil {
+		req.Handed(res)
+	}
 	return res, nil
 }
 

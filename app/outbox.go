@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -107,21 +108,51 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 	if m, err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, change); err != nil {
 		return m, SendResult{Target: target}, err
 	}
-	res, err := svc.Send(ctx, req)
-	// A receipt, or an outcome_unknown refusal (the text may be with the
-	// harness), is a hand-over: it is never attempted again on its own.
-	r, refused := domain.AsRefusal(err)
-	handed := res.Receipt.Outcome != "" || refused && r.Reason == domain.ReasonOutcomeUnknown
-	if err != nil && !handed {
-		return o.notHanded(ctx, m, res, err)
+	// The hand-over is recorded as soon as the harness has the message
+	// (req.Handed), before a wait or a reply wait that may take long.
+	var early struct {
+		m   ports.OutboxMessage
+		err error
+		ok  bool
 	}
-	at := o.now()
-	c := ports.OutboxChange{State: domain.OutboxDelivered, At: at, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport,
+	req.Handed = func(r SendResult) {
+		early.m, early.err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, o.handedChange(r, nil))
+		early.ok = early.err == nil
+	}
+	res, err := svc.Send(ctx, req)
+	if !early.ok {
+		// A receipt, or an outcome_unknown refusal (the text may be with
+		// the harness), is a hand-over: it is never attempted again on its
+		// own.
+		r, refused := domain.AsRefusal(err)
+		handed := res.Receipt.Outcome != "" || refused && r.Reason == domain.ReasonOutcomeUnknown
+		if err != nil && !handed {
+			return o.notHanded(ctx, m, res, err)
+		}
+		var serr error
+		if m, serr = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, o.handedChange(res, err)); serr != nil {
+			return m, res, serr
+		}
+	} else {
+		m = early.m
+	}
+	m, serr := o.afterHanded(ctx, m, req, res, err)
+	if serr != nil {
+		return m, res, serr
+	}
+	return m, res, err
+}
+
+// handedChange is the change of a message whose text the harness took
+// (res.Receipt), or whose hand-over ended with err: delivered, held,
+// outcome_unknown or refused, with the receipt.
+func (o *Outbox) handedChange(res SendResult, err error) ports.OutboxChange {
+	c := ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(), Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport,
 		MsgID: res.Receipt.MsgID, Reason: res.Receipt.Detail}
 	if res.Outcome != domain.OutcomeUnknown {
 		c.Outcome = res.Outcome.String()
 	}
-	if refused {
+	if r, refused := domain.AsRefusal(err); refused {
 		switch r.Reason {
 		case domain.ReasonOutcomeUnknown:
 			c.State = domain.OutboxOutcomeUnknown
@@ -136,16 +167,68 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 	if c.State == domain.OutboxDelivered && res.Outcome == domain.OutcomeHeld {
 		c.State = domain.OutboxHeld
 	}
-	from := []domain.OutboxState{domain.OutboxDelivering}
-	m, serr := o.store.Move(ctx, m.ID, from, c)
-	if serr == nil && c.State == domain.OutboxDelivered && !res.TakenUpAt.IsZero() {
+	if c.State == domain.OutboxDelivered && c.Reason == "" {
+		c.Reason = "the harness took it"
+		if c.Outcome != "" {
+			c.Reason += " (" + c.Outcome + ")"
+		}
+		if res.ConfirmNote != "" {
+			c.Reason += ": " + res.ConfirmNote
+		}
+	}
+	return c
+}
+
+// afterHanded records what a delivered message's send asked for after the
+// hand-over: with req.Wait, taken_up at the transcript's take-up line, or
+// a line saying why it was not seen; with req.AwaitReply, replied at the
+// reply (its sender and first words), or a line saying none came (err,
+// the no_reply refusal).
+func (o *Outbox) afterHanded(ctx context.Context, m ports.OutboxMessage, req SendRequest, res SendResult, err error) (ports.OutboxMessage, error) {
+	var serr error
+	if m.State != domain.OutboxDelivered {
+		return m, nil
+	}
+	if !res.TakenUpAt.IsZero() {
 		m, serr = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivered}, ports.OutboxChange{State: domain.OutboxTakenUp,
-			At: res.TakenUpAt, Reason: "the transcript shows the session took it up"})
+			At: res.TakenUpAt, Reason: "the transcript shows the session took it up (its user line)"})
+	} else if req.Wait > 0 {
+		why := "the take-up was not seen"
+		if res.WaitEnd != domain.WaitNone {
+			why += " (the wait ended: " + res.WaitEnd.String() + ")"
+		}
+		if res.WaitNote != "" {
+			why += ": " + res.WaitNote
+		}
+		m, serr = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivered}, ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(), Reason: why})
 	}
-	if serr != nil {
-		return m, res, serr
+	if serr != nil || req.AwaitReply <= 0 {
+		return m, serr
 	}
-	return m, res, err
+	handed := []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp}
+	if res.Reply != nil {
+		return o.store.Move(ctx, m.ID, handed, ports.OutboxChange{State: domain.OutboxReplied, At: res.Reply.At,
+			Reason: fmt.Sprintf("the session replied (from %q, %d bytes): %s", res.Reply.FromName, len(res.Reply.Text), clip(res.Reply.Text, replyQuote))})
+	}
+	why := "no reply"
+	if r, ok := domain.AsRefusal(err); ok {
+		why = r.Error()
+	}
+	return o.store.Move(ctx, m.ID, handed, ports.OutboxChange{State: m.State, At: o.now(), Reason: why})
+}
+
+// replyQuote bounds, in bytes, the reply's words kept in a replied line.
+const replyQuote = 200
+
+// clip cuts s at n bytes on a rune boundary, marking the cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // notHanded records an attempt that handed nothing over (err, a refusal

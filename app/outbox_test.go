@@ -23,6 +23,8 @@ type countingTransport struct {
 	count map[string]int
 	fake  func() *fakeSession
 	fail  error
+	// queueOnly writes the enqueue line only: the session never takes it up.
+	queueOnly bool
 }
 
 func (c *countingTransport) Name() string { return "fake" }
@@ -37,7 +39,9 @@ func (c *countingTransport) Deliver(_ context.Context, _ domain.Session, m domai
 		c.count = map[string]int{}
 	}
 	c.count[m.Text()]++
-	if f := c.fake(); f != nil {
+	if f := c.fake(); f != nil && c.queueOnly {
+		f.queue(m.Text(), time.Now())
+	} else if f != nil {
 		f.enqueue(m.Text(), time.Now())
 	}
 	return domain.Receipt{Transport: "fake", Outcome: "queued", MsgID: "msg-1"}, nil
@@ -282,4 +286,88 @@ func TestOutboxAttemptThatWaitsRecordsTakenUp(t *testing.T) {
 	assert.Equal(t, domain.OutboxTakenUp, m.State)
 	_, hist := w.state(t, m.ID)
 	assert.Equal(t, domain.OutboxDelivered, hist[len(hist)-2].State)
+	last := hist[len(hist)-1]
+	assert.Equal(t, res.TakenUpAt.UnixNano(), last.At.UnixNano(), "taken_up at the take-up line's time")
+	assert.Contains(t, last.Reason, "took it up")
+}
+
+// A durable send that awaits a reply records delivered as soon as the
+// harness has the message (not after the reply wait), then replied at the
+// reply's time with its sender and words.
+func TestOutboxAttemptThatAwaitsAReplyRecordsReplied(t *testing.T) {
+	ctx := context.Background()
+	svc, fc := awaitWorld(t)
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "solo", "question")
+	replyAt := time.Now().Add(-time.Second).UTC()
+	seenDelivered := make(chan bool, 1)
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		seen := false
+		for !seen && time.Now().Before(deadline) {
+			got, _, err := w.store.Get(ctx, m.ID)
+			seen = err == nil && got.State == domain.OutboxDelivered
+			time.Sleep(5 * time.Millisecond)
+		}
+		seenDelivered <- seen
+		fc.get(0).inbound <- domain.NewInbound("uds:/tmp/cc-socks/6000.sock", "solo", "the answer", replyAt)
+	}()
+	m, res, err := w.ob.Attempt(ctx, svc, m, app.SendRequest{AwaitReply: time.Minute, ConfirmOptions: app.ConfirmOptions{NoConfirm: true}})
+	require.NoError(t, err)
+	require.NotNil(t, res.Reply)
+	assert.True(t, <-seenDelivered, "delivered is recorded before the reply came")
+	assert.Equal(t, domain.OutboxReplied, m.State)
+	_, hist := w.state(t, m.ID)
+	var states []string
+	for _, e := range hist {
+		states = append(states, e.State.String())
+	}
+	assert.Equal(t, []string{"stored", "delivering", "delivered", "replied"}, states)
+	last := hist[len(hist)-1]
+	assert.Equal(t, replyAt.UnixNano(), last.At.UnixNano(), "replied at the reply's time")
+	assert.Contains(t, last.Reason, `from "solo"`)
+	assert.Contains(t, last.Reason, "the answer")
+	assert.Equal(t, "c1-m1-question", m.MsgID)
+}
+
+// No reply in time: the message stays delivered (it was handed over), and
+// its history says no reply came.
+func TestOutboxAttemptThatAwaitsAReplyNoReply(t *testing.T) {
+	ctx := context.Background()
+	svc, _ := awaitWorld(t)
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "solo", "question")
+	m, _, err := w.ob.Attempt(ctx, svc, m, app.SendRequest{AwaitReply: 200 * time.Millisecond, ConfirmOptions: app.ConfirmOptions{NoConfirm: true}})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNoReply, r.Reason)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	_, hist := w.state(t, m.ID)
+	require.Len(t, hist, 4)
+	assert.Equal(t, domain.OutboxDelivered, hist[2].State)
+	assert.Equal(t, domain.OutboxDelivered, hist[3].State)
+	assert.Contains(t, hist[3].Reason, "no_reply")
+	due, err := w.store.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	assert.Empty(t, due, "a message handed over is never sent again")
+}
+
+// A wait that ends before the take-up line shows says so in the history;
+// the message stays delivered.
+func TestOutboxAttemptThatWaitsWithoutTakeUpSaysWhy(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.tr.queueOnly = true
+	m := w.submit(t, "", "reviewer", "never taken up")
+	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{ConfirmTimeout: 2 * time.Second, Wait: 300 * time.Millisecond}}
+	m, res, err := w.ob.Attempt(ctx, w.svc, m, req)
+	require.NoError(t, err)
+	require.True(t, res.TakenUpAt.IsZero())
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	_, hist := w.state(t, m.ID)
+	last := hist[len(hist)-1]
+	assert.Equal(t, domain.OutboxDelivered, last.State)
+	assert.Contains(t, last.Reason, "take-up was not seen")
+	assert.Contains(t, last.Reason, "timeout")
 }

@@ -339,3 +339,38 @@ func TestReadOnlyAfterTheWriterClosed(t *testing.T) {
 	_, _, err = r.Get(ctx, m.ID)
 	require.NoError(t, err)
 }
+
+// A full disk: storing fails with an *Error that says so, what was stored
+// before is still there and readable, and the file is neither truncated
+// nor replaced (it opens and passes its check afterwards).
+func TestFullDiskRefusesAndKeepsTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), outbox.FileName)
+	s, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	kept, _, err := s.Put(ctx, msg("before"))
+	require.NoError(t, err)
+	require.NoError(t, s.FillDisk(ctx))
+	big := msg("")
+	big.Text = string(bytes.Repeat([]byte("x"), 64<<10))
+	_, _, err = s.Put(ctx, big)
+	var oe *outbox.Error
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, path, oe.Path)
+	assert.Contains(t, err.Error(), "full")
+	assert.Contains(t, err.Error(), "kept")
+	got, hist, err := s.Get(ctx, kept.ID)
+	require.NoError(t, err, "what was stored is still read")
+	assert.Equal(t, "before", got.Key)
+	assert.Len(t, hist, 1)
+	l, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Len(t, l, 1, "nothing half-stored")
+	require.NoError(t, s.Close())
+	s, err = outbox.Open(ctx, path)
+	require.NoError(t, err, "the file is whole: it opens and passes its check")
+	defer s.Close()
+	got, _, err = s.Get(ctx, kept.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "before", got.Key)
+}

@@ -61,6 +61,7 @@ func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
 	}
 	if asJSON {
 		out := receiptFor(res)
+		out.Outbox = c.outbox
 		out.OK = err == nil
 		c.warnUnconfirmed(res)
 		if res.Reply != nil {

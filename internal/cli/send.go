@@ -105,7 +105,7 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err := validAwait(await, transport, dryRun, confirm); err != nil {
 				return err
 			}
-			if err := durable.validate(cmd, dryRun, await, confirm, hosts); err != nil {
+			if err := durable.validate(cmd, dryRun, hosts); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed(stdinBytesFlag) && c.callerGone == nil {

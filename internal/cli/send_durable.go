@@ -36,7 +36,7 @@ func (d *durableFlags) on() bool { return d.ttl > 0 }
 
 // validate checks the flags against send's others; --key alone means
 // --durable with the default TTL.
-func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool, await time.Duration, confirm confirmFlags, hosts []string) error {
+func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool, hosts []string) error {
 	if fl := cmd.Flags().Lookup("durable"); fl.Changed && d.ttl <= 0 {
 		return usageError{fmt.Errorf("--durable %s: want a positive time to live such as 24h", fl.Value)}
 	}
@@ -54,8 +54,6 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool, await time.Dura
 	switch {
 	case dryRun:
 		return usageError{errors.New("--durable and --dry-run: a dry run stores nothing; leave one out")}
-	case await > 0 || confirm.wait > 0:
-		return usageError{errors.New("--durable cannot --wait or --await-reply: the message may be delivered hours later; follow it with peerctl outbox show ID")}
 	case len(hosts) > 0:
 		return usageError{errors.New("--durable with --host is not supported yet: run the durable send on that machine (ssh DEST peerctl send --durable ...)")}
 	}
@@ -178,6 +176,9 @@ func (c *cli) sendDurable(ctx context.Context, svc *app.Service, req app.SendReq
 	case m.State.Handed():
 		if err != nil && !errors.As(err, new(*domain.Refusal)) {
 			return outboxUnavailable(err)
+		}
+		if req.AwaitReply > 0 {
+			return c.printReplied(res, err, asJSON)
 		}
 		if err != nil {
 			return err

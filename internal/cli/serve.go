@@ -137,6 +137,8 @@ type server struct {
 	early   atomic.Bool
 	folders *fswatch.Folder
 	watched map[string]bool // registry folders watched (under mu)
+	// jobs are the attempts that wait (waits) running beside the loop.
+	jobs sync.WaitGroup
 	// now is the clock of the loop's decisions (tests).
 	now func() time.Time
 }
@@ -355,6 +357,26 @@ type storedSend struct {
 	Env  []string `json:"env"`
 }
 
+// waits reports whether a stored send's command line (storedSend) asks
+// to wait after the hand-over (--wait, --await-reply).
+func waits(request []byte) bool {
+	var req storedSend
+	if json.Unmarshal(request, &req) != nil {
+		return false
+	}
+	for _, a := range req.Argv {
+		if a == "--" {
+			break
+		}
+		for _, f := range []string{"--wait", "--await-reply"} {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // outboxJob is a stored message the service is working on in a sub cli.
 type outboxJob struct {
 	msg     ports.OutboxMessage
@@ -391,12 +413,14 @@ func (s *server) poke() {
 }
 
 // loop works through due messages, one at a time in id order (so in order
-// per target), until the service ends; an interrupted attempt is checked
+// per target; an attempt that waits for a take-up or a reply runs beside
+// it, its address held until it is handed over), until the service ends; an interrupted attempt is checked
 // (Recover) before it is attempted again. With quiet > 0 it ends the
 // service once no request came for quiet and no message waits.
 func (s *server) loop(quiet time.Duration, stop context.CancelFunc) {
 	t := time.NewTicker(serveTick)
 	defer t.Stop()
+	defer s.jobs.Wait()
 	for {
 		s.pass()
 		if quiet > 0 && s.quiet(quiet) {
@@ -458,6 +482,18 @@ func (s *server) pass() {
 		}
 		blocked[m.Address] = true
 		if m.State == domain.OutboxStored && m.NextAt.After(now) && !early || !s.claim(m.ID) {
+			continue
+		}
+		if m.State == domain.OutboxStored && waits(m.Request) {
+			// Minutes of waiting for a take-up or a reply hold up no other
+			// target; this one's next message waits until it is handed over.
+			s.jobs.Add(1)
+			go func() {
+				defer s.jobs.Done()
+				s.job(m, false)
+				s.release(m.ID)
+				s.poke()
+			}()
 			continue
 		}
 		done := s.job(m, m.State == domain.OutboxDelivering)

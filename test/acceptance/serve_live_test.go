@@ -200,7 +200,7 @@ func TestLiveServe(t *testing.T) {
 		id, cwd := s.SessionID, s.Cwd
 		s.Stop()
 		text := "peerctl serve while you were away " + strconv.FormatInt(time.Now().UnixNano(), 36)
-		r := l.peerctl(t, "send", "--json", "--durable=1h", "--key", "away-1", id, text)
+		r := l.peerctl(t, "send", "--json", "--durable=1h", "--wait=3m", "--key", "away-1", id, text)
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 		got := decodeReceipt(t, r)
 		require.Equal(t, "stored", got.Outcome, "stdout: %s", r.Stdout)
@@ -208,7 +208,11 @@ func TestLiveServe(t *testing.T) {
 		back := livecc.Start(top, bin, livecc.Options{Root: root, Cwd: cwd, Args: []string{"--resume", id}, WaitSettled: true})
 		require.Equal(t, id, back.SessionID, "resumed under the same session id")
 		eventually(t, 180*time.Second, "the stored message to be delivered", func() bool {
-			return l.message(t, got.Outbox.ID).State == domain.OutboxDelivered
+			return l.message(t, got.Outbox.ID).State.Handed()
+		})
+		// It waited (--wait): the session's take-up line is in the history.
+		eventually(t, 240*time.Second, "the take-up to be recorded", func() bool {
+			return l.message(t, got.Outbox.ID).State == domain.OutboxTakenUp
 		})
 		eventually(t, 60*time.Second, "the enqueue line", func() bool { return enqueuedCount(t, back.TranscriptPath(), text) > 0 })
 		assert.Equal(t, 1, enqueuedCount(t, back.TranscriptPath(), text), "exactly once")

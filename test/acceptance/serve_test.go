@@ -447,3 +447,45 @@ func TestServeRelayDurableWithKey(t *testing.T) {
 	assert.Equal(t, ob["id"], again["outbox"].(map[string]any)["id"])
 	assert.Equal(t, true, again["outbox"].(map[string]any)["duplicate"])
 }
+
+// send --durable --await-reply: the reply comes back as a plain
+// --await-reply's, and the message's history says delivered, then replied
+// with the reply's words; a message for a session that comes later is
+// delivered and its reply recorded by the service alone.
+func TestServeDurableSendAwaitsAReply(t *testing.T) {
+	rw, _ := newReplyWorld(t, pong)
+	w := serveWorld{sendWorld: rw, state: t.TempDir(), run: catSocketDir(t)}
+	t.Cleanup(func() { w.stopServe(t) })
+	r := w.peerctl(t, nil, "send", "--json", "--durable", "--await-reply=30s", "--no-confirm", w.id, "ping")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var got struct {
+		OK     bool                  `json:"ok"`
+		Reply  struct{ Text string } `json:"reply"`
+		Outbox struct {
+			ID    int64  `json:"id"`
+			State string `json:"state"`
+		} `json:"outbox"`
+	}
+	require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+	assert.True(t, got.OK)
+	assert.Equal(t, "pong: ping", got.Reply.Text)
+	assert.Equal(t, "replied", got.Outbox.State)
+	m := w.show(t, got.Outbox.ID)
+	require.GreaterOrEqual(t, len(m.History), 2)
+	assert.Equal(t, "delivered", m.History[len(m.History)-2].State)
+	last := m.History[len(m.History)-1]
+	assert.Equal(t, "replied", last.State)
+	assert.Contains(t, last.Reason, "pong: ping")
+
+	// To a session not there yet: stored, then delivered and answered.
+	sock := filepath.Join(catSocketDir(t), "later.sock")
+	r = w.peerctl(t, nil, "send", "--json", "--durable", "--await-reply=30s", "--no-confirm", "later", "are you there")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	id := decodeReceipt(t, r).Outbox.ID
+	assert.Equal(t, "stored", w.show(t, id).State)
+	pid := testproc.Sleeper(t)
+	startReplier(t, sock, "later", pong)
+	catWriteJSON(t, w.sessions, catFile(pid), catRecord(t, pid, "later", sock))
+	eventually(t, 90*time.Second, "the reply to be recorded", func() bool { return w.show(t, id).State == "replied" })
+	assert.Contains(t, w.show(t, id).History[len(w.show(t, id).History)-1].Reason, "pong: are you there")
+}
