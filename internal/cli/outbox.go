@@ -14,37 +14,9 @@ import (
 	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
-
-// outboxJSON is one message of `peerctl outbox --json` (docs/OUTPUT.md).
-type outboxJSON struct {
-	ID        int64  `json:"id"`
-	Key       string `json:"key,omitempty"`
-	State     string `json:"state"`
-	Reason    string `json:"reason,omitempty"`
-	Address   string `json:"address"`
-	SessionID string `json:"sessionId,omitempty"`
-	Text      string `json:"text"`
-	CreatedAt string `json:"createdAt"`
-	UpdatedAt string `json:"updatedAt"`
-	ExpiresAt string `json:"expiresAt"`
-	// NextAttemptAt is when a stored message is next tried ("" otherwise).
-	NextAttemptAt string `json:"nextAttemptAt,omitempty"`
-	Attempts      int    `json:"attempts"`
-	Outcome       string `json:"outcome,omitempty"`
-	Transport     string `json:"transport,omitempty"`
-	MsgID         string `json:"msgId,omitempty"`
-	Transcript    string `json:"transcript,omitempty"`
-	// History is every change, oldest first (outbox show only).
-	History []outboxEventJSON `json:"history,omitempty"`
-}
-
-type outboxEventJSON struct {
-	At     string `json:"at"`
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-}
 
 // outboxTime is t in RFC 3339 UTC, to the nanosecond ("" for the zero time).
 func outboxTime(t time.Time) string {
@@ -54,15 +26,15 @@ func outboxTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) outboxJSON {
-	out := outboxJSON{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, SessionID: m.SessionID, Text: m.Text,
+func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) wire.OutboxMessage {
+	out := wire.OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, SessionID: m.SessionID, Text: m.Text,
 		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts,
 		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
 	if m.State == domain.OutboxStored {
 		out.NextAttemptAt = outboxTime(m.NextAt)
 	}
 	for _, e := range hist {
-		out.History = append(out.History, outboxEventJSON{At: outboxTime(e.At), State: e.State.String(), Reason: e.Reason})
+		out.History = append(out.History, wire.OutboxEvent{At: outboxTime(e.At), State: e.State.String(), Reason: e.Reason})
 	}
 	return out
 }
@@ -208,7 +180,7 @@ func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool)
 		}
 	}
 	if asJSON {
-		out := make([]outboxJSON, 0, len(msgs))
+		out := make([]wire.OutboxMessage, 0, len(msgs))
 		for _, m := range msgs {
 			out = append(out, toOutboxJSON(m, nil))
 		}

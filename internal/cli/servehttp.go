@@ -152,13 +152,8 @@ func (b webBackend) Messages(ctx context.Context) ([]dashboard.Message, error) {
 				hist = h
 			}
 		}
-		j := toOutboxJSON(m, hist)
-		out[i] = dashboard.Message{ID: j.ID, Key: j.Key, State: j.State, Reason: j.Reason, Address: j.Address, SessionID: j.SessionID, Text: j.Text,
-			CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, ExpiresAt: j.ExpiresAt, NextAttemptAt: j.NextAttemptAt, Attempts: j.Attempts,
-			Outcome: j.Outcome, Transport: j.Transport, MsgID: j.MsgID}
-		for _, e := range j.History {
-			out[i].History = append(out[i].History, dashboard.Event{At: e.At, State: e.State, Reason: e.Reason})
-		}
+		out[i] = toOutboxJSON(m, hist)
+		out[i].Transcript = "" // a path of this machine the page has no use for
 	}
 	return out, nil
 }

@@ -27,34 +27,11 @@ type HostListing struct {
 
 // Message is one message of the outbox, as `peerctl outbox show --json`
 // gives it (docs/OUTPUT.md), with its history oldest first.
-type Message struct {
-	ID            int64   `json:"id"`
-	Key           string  `json:"key,omitempty"`
-	State         string  `json:"state"`
-	Reason        string  `json:"reason,omitempty"`
-	Address       string  `json:"address"`
-	SessionID     string  `json:"sessionId,omitempty"`
-	Text          string  `json:"text"`
-	CreatedAt     string  `json:"createdAt"`
-	UpdatedAt     string  `json:"updatedAt"`
-	ExpiresAt     string  `json:"expiresAt"`
-	NextAttemptAt string  `json:"nextAttemptAt,omitempty"`
-	Attempts      int     `json:"attempts"`
-	Outcome       string  `json:"outcome,omitempty"`
-	Transport     string  `json:"transport,omitempty"`
-	MsgID         string  `json:"msgId,omitempty"`
-	History       []Event `json:"history,omitempty"`
-}
+type Message = wire.OutboxMessage
 
 // Event is one change of a message's state (in State: a run of the same
 // state, its latest time and reason, Count times).
-type Event struct {
-	At     string `json:"at"`
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-	// Count is how many events in a row had this state (omitted: one).
-	Count int `json:"count,omitempty"`
-}
+type Event = wire.OutboxEvent
 
 // State is the page's data, the document /api/state and every
 // server-sent event carry. Every text that came from a registry, a

@@ -162,3 +162,39 @@ type Show struct {
 	Path  string   `json:"path"`
 	Notes []string `json:"notes,omitempty"`
 }
+
+// OutboxMessage is one message of `peerctl outbox --json` and `outbox show
+// --json` (docs/OUTPUT.md), and of the dashboard's data (serve --http).
+// Times are RFC 3339 in UTC, to the nanosecond.
+type OutboxMessage struct {
+	ID        int64  `json:"id"`
+	Key       string `json:"key,omitempty"`
+	State     string `json:"state"`
+	Reason    string `json:"reason,omitempty"`
+	Address   string `json:"address"`
+	SessionID string `json:"sessionId,omitempty"`
+	Text      string `json:"text"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
+	ExpiresAt string `json:"expiresAt"`
+	// NextAttemptAt is when a stored message is next tried ("" otherwise).
+	NextAttemptAt string `json:"nextAttemptAt,omitempty"`
+	Attempts      int    `json:"attempts"`
+	Outcome       string `json:"outcome,omitempty"`
+	Transport     string `json:"transport,omitempty"`
+	MsgID         string `json:"msgId,omitempty"`
+	Transcript    string `json:"transcript,omitempty"`
+	// History is every change, oldest first (outbox show only).
+	History []OutboxEvent `json:"history,omitempty"`
+}
+
+// OutboxEvent is one change of a message's state in its history.
+type OutboxEvent struct {
+	At     string `json:"at"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// Count is how many changes in a row had this state, when a reader
+	// folds such a run into one (the dashboard; omitted: one, as the CLI
+	// prints every change).
+	Count int `json:"count,omitempty"`
+}
