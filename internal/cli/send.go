@@ -143,7 +143,11 @@ func (c *cli) sendCmd() *cobra.Command {
 			if c.srv != nil && (durable.on() || c.job != nil) {
 				return c.sendDurable(cmd.Context(), svc, req, durable, transport, asJSON)
 			}
+			started := time.Now()
 			res, err := svc.Send(cmd.Context(), req)
+			if c.srv != nil && !dryRun {
+				c.srv.carry(args[0], text, started, res, err)
+			}
 			if await > 0 {
 				return c.printReplied(res, err, asJSON)
 			}

@@ -29,6 +29,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -141,6 +142,9 @@ type server struct {
 	jobs sync.WaitGroup
 	// now is the clock of the loop's decisions (tests).
 	now func() time.Time
+	// carried are the plain sends the service ran, oldest first (carry;
+	// under mu).
+	carried []wire.OutboxMessage
 }
 
 func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) error {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -138,7 +139,7 @@ func (b webBackend) Sessions(ctx context.Context) []dashboard.HostListing {
 func (b webBackend) Messages(ctx context.Context) ([]dashboard.Message, error) {
 	st := b.s.store
 	if st == nil {
-		return nil, b.s.storeErr
+		return b.s.carriedSends(), b.s.storeErr
 	}
 	msgs, err := st.List(ctx, ports.OutboxFilter{Limit: dashboardMessages})
 	if err != nil {
@@ -155,7 +156,16 @@ func (b webBackend) Messages(ctx context.Context) ([]dashboard.Message, error) {
 		out[i] = toOutboxJSON(m, hist)
 		out[i].Transcript = "" // a path of this machine the page has no use for
 	}
+	// The plain sends the service carried, beside the outbox, newest first.
+	out = append(out, b.s.carriedSends()...)
+	slices.SortStableFunc(out, func(x, y dashboard.Message) int { return outboxParse(y.CreatedAt).Compare(outboxParse(x.CreatedAt)) })
 	return out, nil
+}
+
+// outboxParse reads an outboxTime back (the zero time when it is not one).
+func outboxParse(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
 }
 
 // Cancel is `peerctl outbox cancel --json ID`.

@@ -85,6 +85,14 @@ func TestLiveDashboard(t *testing.T) {
 		eventually(t, time.Minute, "the text in the session's transcript", func() bool { return enqueuedCount(t, s.TranscriptPath(), text) > 0 })
 		assert.Equal(t, 1, enqueuedCount(t, s.TranscriptPath(), text), "delivered once")
 		assert.Empty(t, eval[string](t, b, `document.getElementById("send-text").value`), "the form was cleared")
+		// The send the service carried is among the Messages too, with its
+		// receipt, and has nothing to cancel or retry.
+		row := fmt.Sprintf(`[...document.querySelectorAll('#message-table tr[data-id="0"]')].find(r => r.textContent.includes(%q))`, text)
+		b.until(t, liveDashDeadline, "the page's send among the messages", "!!"+row)
+		msg := eval[string](t, b, row+".textContent")
+		assert.Contains(t, msg, "delivered", "the message row: %s", msg)
+		assert.Contains(t, msg, "by courier", "the message row: %s", msg)
+		assert.False(t, eval[bool](t, b, "!!"+row+`.querySelector("button")`), "no Cancel or Retry for a send the outbox does not hold")
 	})
 
 	if shot := os.Getenv("PEERCTL_DASHBOARD_SHOT"); shot != "" {

@@ -104,10 +104,11 @@ function renderMessages() {
     const why = m.reason || (last && last.reason) || "";
     const receipt = [m.outcome && ("outcome " + m.outcome), m.transport && ("by " + m.transport), m.msgId && ("msg_id " + m.msgId)].filter(Boolean).join(", ");
     const acts = el("td");
-    if (pending.has(m.state)) acts.append(action("Cancel", m.id, "cancel"));
-    if (retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
+    // A plain send the service carried has no outbox id: nothing to cancel or retry.
+    if (m.id && pending.has(m.state)) acts.append(action("Cancel", m.id, "cancel"));
+    if (m.id && retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
     const tr = el("tr", null,
-      el("td", "mono", m.id),
+      el("td", "mono", m.id ? m.id : "send"),
       el("td", "mono", m.address),
       el("td", null, badge(m.state)),
       el("td", null, chain, why ? el("div", "why", why) : null, receipt ? el("div", "muted", receipt) : null),
