@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/test/livecc"
 	"github.com/peerctl/peerctl/test/livecodex"
 	"github.com/peerctl/peerctl/test/liveqwen"
@@ -304,7 +304,7 @@ func TestLiveCodexQueueToClosedThread(t *testing.T) {
 	assert.Equal(t, 3, refused.Code, "not_live: %s", refused.Stderr)
 	assert.Contains(t, string(refused.Stderr), "--transport queue would keep the message durably")
 	var words []string
-	for _, h := range domain.Harnesses() {
+	for _, h := range wiring.Plugins().Kinds() {
 		words = append(words, h.String())
 	}
 	assert.Contains(t, string(refused.Stderr), "searched the "+strings.Join(words, ", ")+" sessions", "every harness, from the plug-ins")
