@@ -187,7 +187,7 @@ func answered(msgs []liveopencode.Message, id string) bool {
 // /tui/select-session, opencode-ai 1.18.33).
 func selectSession(t *testing.T, url, id string) {
 	t.Helper()
-	resp, err := http.Post(url+"/tui/select-session", "application/json", strings.NewReader(`{"sessionID":"`+id+`"}`))
+	resp, err := liveopencode.HTTP.Post(url+"/tui/select-session", "application/json", strings.NewReader(`{"sessionID":"`+id+`"}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -29,6 +29,15 @@ import (
 // of 12 on them, a server printed no URL within 2 minutes).
 const StartTimeout = 240 * time.Second
 
+// RequestTimeout bounds one HTTP request of these helpers to an opencode
+// server: a TUI's server that took the connection and never answers (seen
+// once on a loaded machine, with a bare http.Get holding a test until the
+// package's timeout) is then one failed try among the polls, not a hang.
+const RequestTimeout = 15 * time.Second
+
+// HTTP is the client every helper here asks opencode with.
+var HTTP = &http.Client{Timeout: RequestTimeout}
+
 // Root is one isolated opencode user: HOME and every XDG_* folder under
 // Dir, an offline opencode.json whose model is Model.
 type Root struct {
@@ -187,7 +196,7 @@ func WaitHealthy(t testing.TB, url string, extra ...string) {
 	t.Helper()
 	deadline := time.Now().Add(StartTimeout)
 	for {
-		resp, err := http.Get(url + "/global/health")
+		resp, err := HTTP.Get(url + "/global/health")
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -205,7 +214,7 @@ func WaitHealthy(t testing.TB, url string, extra ...string) {
 // Get asks the server GET path and decodes its JSON answer into v.
 func Get(t testing.TB, url, path string, v any) {
 	t.Helper()
-	resp, err := http.Get(url + path)
+	resp, err := HTTP.Get(url + path)
 	if err != nil {
 		t.Fatalf("liveopencode: GET %s: %v", path, err)
 	}
@@ -223,7 +232,7 @@ func Get(t testing.TB, url, path string, v any) {
 // and returns its id.
 func NewSession(t testing.TB, url string) string {
 	t.Helper()
-	resp, err := http.Post(url+"/session", "application/json", strings.NewReader(`{}`))
+	resp, err := HTTP.Post(url+"/session", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatalf("liveopencode: POST /session: %v", err)
 	}
