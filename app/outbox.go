@@ -53,6 +53,9 @@ type DurableRequest struct {
 	Key string
 	// Address and Text are as in SendRequest.
 	Address, Text string
+	// Host is the machine the target runs on ("" for this one): the
+	// message is then attempted with AttemptElsewhere.
+	Host string
 	// TTL is how long the message is kept undelivered (0: DefaultTTL).
 	TTL time.Duration
 	// Request is the caller's encoding of how to send it (opaque here).
@@ -72,7 +75,7 @@ func (o *Outbox) Submit(ctx context.Context, req DurableRequest) (ports.OutboxMe
 		ttl = DefaultTTL
 	}
 	now := o.now()
-	return o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Text: req.Text, Request: req.Request,
+	return o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
 		Created: now, Expires: now.Add(ttl), NextAt: now})
 }
 
@@ -88,13 +91,7 @@ func (o *Outbox) Submit(ctx context.Context, req DurableRequest) (ports.OutboxMe
 // recorded, the store's.
 func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessage, req SendRequest) (ports.OutboxMessage, SendResult, error) {
 	req.Address, req.Text = m.Address, m.Text
-	now := o.now()
-	if !now.Before(m.Expires) {
-		why := "its time to live passed before it could be delivered"
-		if m.Reason != "" {
-			why += "; last: " + m.Reason
-		}
-		m, err := o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxExpired, Reason: why, At: now})
+	if gone, err := o.expire(ctx, &m); gone || err != nil {
 		return m, SendResult{}, err
 	}
 	_, target, err := svc.target(ctx, req.Address, req.Text)
@@ -105,8 +102,52 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 	if !svc.confirmRule(target).ByReceipt {
 		change.Transcript = svc.transcriptOf(target.Record())
 	}
-	if m, err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, change); err != nil {
-		return m, SendResult{Target: target}, err
+	return o.handOver(ctx, m, change, req, SendResult{Target: target}, svc.Send)
+}
+
+// SendFunc hands one message over and returns what came of it, as
+// Service.Send does: a receipt, or a *domain.Refusal (outcome_unknown once
+// the text may have been handed over).
+type SendFunc func(ctx context.Context, req SendRequest) (SendResult, error)
+
+// AttemptElsewhere tries stored message m once on another machine (m.Host)
+// through send, that machine's own peerctl: the same states as Attempt,
+// but the target is resolved there, so a refusal that may pass
+// (domain.Retryable: host_unreachable, not_live, ...) came back before
+// any hand-over and stores it again with backoff. No transcript is
+// recorded here, so a hand-over the service's stop interrupts is
+// outcome_unknown (Recover).
+func (o *Outbox) AttemptElsewhere(ctx context.Context, m ports.OutboxMessage, req SendRequest, send SendFunc) (ports.OutboxMessage, SendResult, error) {
+	req.Address, req.Text = m.Address, m.Text
+	if gone, err := o.expire(ctx, &m); gone || err != nil {
+		return m, SendResult{}, err
+	}
+	return o.handOver(ctx, m, ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true}, req, SendResult{}, send)
+}
+
+// expire moves *m, when its TTL has passed, to expired with its last
+// reason; gone reports that it did.
+func (o *Outbox) expire(ctx context.Context, m *ports.OutboxMessage) (gone bool, err error) {
+	now := o.now()
+	if now.Before(m.Expires) {
+		return false, nil
+	}
+	why := "its time to live passed before it could be delivered"
+	if m.Reason != "" {
+		why += "; last: " + m.Reason
+	}
+	*m, err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxExpired, Reason: why, At: now})
+	return true, err
+}
+
+// handOver records m as delivering (change), runs send and records what
+// came of it: the hand-over (as soon as req.Handed reports it, or at the
+// end), then taken up or replied (afterHanded); a send that handed
+// nothing over is notHanded. base is the result so far (the target).
+func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change ports.OutboxChange, req SendRequest, base SendResult, send SendFunc) (ports.OutboxMessage, SendResult, error) {
+	m, err := o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, change)
+	if err != nil {
+		return m, base, err
 	}
 	// The hand-over is recorded as soon as the harness has the message
 	// (req.Handed), before a wait or a reply wait that may take long.
@@ -119,7 +160,7 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 		early.m, early.err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, o.handedChange(r, nil))
 		early.ok = early.err == nil
 	}
-	res, err := svc.Send(ctx, req)
+	res, err := send(ctx, req)
 	if !early.ok {
 		// A receipt, or an outcome_unknown refusal (the text may be with
 		// the harness), is a hand-over: it is never attempted again on its
@@ -268,6 +309,10 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 func (o *Outbox) Recover(ctx context.Context, svc *Service, m ports.OutboxMessage) (ports.OutboxMessage, error) {
 	from := []domain.OutboxState{domain.OutboxDelivering}
 	now := o.now()
+	if m.Host != "" {
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
+			Reason: fmt.Sprintf("the service stopped during the hand-over to %s, whose peerctl may have delivered it: look (peerctl show --host %s %s), then run peerctl outbox retry to send it again", m.Host, m.Host, m.Address)})
+	}
 	if m.Transcript == "" || svc.transcripts == nil {
 		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
 			Reason: "the service stopped during the hand-over and this harness's receipt cannot be read again (no transcript): run peerctl outbox retry to send it again"})

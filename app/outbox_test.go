@@ -371,3 +371,69 @@ func TestOutboxAttemptThatWaitsWithoutTakeUpSaysWhy(t *testing.T) {
 	assert.Contains(t, last.Reason, "take-up was not seen")
 	assert.Contains(t, last.Reason, "timeout")
 }
+
+// A message for another machine is attempted through that machine's
+// peerctl (the send given): what may pass before any hand-over (a host
+// that does not answer, a far not_live) stores it again with backoff; its
+// receipt delivers it with the far side's words; a far side that may have
+// had the text is outcome_unknown, and so is one a stopped service left
+// delivering (no far transcript is read), naming the host.
+func TestOutboxAttemptElsewhere(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m, _, err := w.ob.Submit(ctx, app.DurableRequest{Address: "reviewer", Host: "far", Text: "the far build broke", TTL: time.Hour})
+	require.NoError(t, err)
+	assert.Equal(t, "far", m.Host)
+	var calls []app.SendRequest
+	answer := func(res app.SendResult, err error) app.SendFunc {
+		return func(_ context.Context, req app.SendRequest) (app.SendResult, error) {
+			calls = append(calls, req)
+			return res, err
+		}
+	}
+	for i, refusal := range []error{
+		domain.Refuse(domain.ReasonHostUnreachable, "ssh far failed (exit 255)"),
+		domain.Refuse(domain.ReasonNotLive, "no live session matches \"reviewer\""),
+	} {
+		m, _, err = w.ob.AttemptElsewhere(ctx, m, app.SendRequest{}, answer(app.SendResult{}, refusal))
+		require.ErrorIs(t, err, refusal)
+		assert.Equal(t, domain.OutboxStored, m.State)
+		assert.Equal(t, refusal.Error(), m.Reason)
+		assert.Equal(t, i+1, m.Attempts)
+		assert.True(t, m.NextAt.After(w.now), "backoff")
+	}
+	require.Len(t, calls, 2)
+	assert.Equal(t, "reviewer", calls[0].Address)
+	assert.Equal(t, "the far build broke", calls[0].Text)
+
+	w.now = w.now.Add(time.Minute)
+	m, _, err = w.ob.AttemptElsewhere(ctx, m, app.SendRequest{}, answer(app.SendResult{Receipt: domain.Receipt{Outcome: "queued", Transport: "courier", MsgID: "msg-9"}}, nil))
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, "msg-9", m.MsgID)
+	assert.Equal(t, "courier", m.Transport)
+
+	for _, tc := range []struct {
+		name string
+		end  func(m ports.OutboxMessage) (ports.OutboxMessage, error)
+	}{
+		{"the far side may have had it", func(m ports.OutboxMessage) (ports.OutboxMessage, error) {
+			m, _, err := w.ob.AttemptElsewhere(ctx, m, app.SendRequest{}, answer(app.SendResult{},
+				domain.Refuse(domain.ReasonOutcomeUnknown, "peerctl on far ended with exit 2 and no receipt")))
+			return m, err
+		}},
+		{"the service stopped during the hand-over", func(m ports.OutboxMessage) (ports.OutboxMessage, error) {
+			m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivering, At: w.now, Attempt: true})
+			require.NoError(t, err)
+			return w.ob.Recover(ctx, nil, m)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, err := w.ob.Submit(ctx, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
+			require.NoError(t, err)
+			m, _ = tc.end(m)
+			assert.Equal(t, domain.OutboxOutcomeUnknown, m.State)
+			assert.Contains(t, m.Reason, "far")
+		})
+	}
+}

@@ -23,6 +23,9 @@ type OutboxMessage struct {
 	Key string
 	// Address is the target as given (session id, name, endpoint...).
 	Address string
+	// Host is the machine the target runs on (send --durable --host: the
+	// Dest as given); "" for this one.
+	Host string
 	// Text is the message, byte for byte.
 	Text string
 	// Request is how the message is to be sent, opaque to the store (the
@@ -50,11 +53,13 @@ type OutboxMessage struct {
 
 // OutboxEvent is one change in a message's history.
 type OutboxEvent struct {
-	// Seq orders every change of every message, from 1; MessageID and
-	// Address name the message (Events sets them; Get leaves them zero).
+	// Seq orders every change of every message, from 1; MessageID,
+	// Address and Host name the message (Events sets them; Get leaves them
+	// zero).
 	Seq       int64
 	MessageID int64
 	Address   string
+	Host      string
 	At        time.Time
 	State     domain.OutboxState
 	Reason    string

@@ -17,3 +17,6 @@ func (s *Store) FillDisk(ctx context.Context) error {
 	_, err := s.db.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, n))
 	return err
 }
+
+// Migrations are the schema's steps, for tests that build an older file.
+var Migrations = migrations

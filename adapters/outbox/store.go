@@ -62,6 +62,8 @@ var migrations = []string{
 		reason TEXT NOT NULL DEFAULT ''
 	);
 	CREATE INDEX history_message ON history(message_id, id);`,
+	// 2: the machine a message is for (send --durable --host), "" for this one.
+	`ALTER TABLE messages ADD COLUMN host TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -244,14 +246,14 @@ func (s *Store) fail(op string, err error) error {
 func (s *Store) Close() error { return s.db.Close() }
 
 const columns = `id, COALESCE(key, ''), address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-	attempts, session_id, transcript, attempt_ns, outcome, transport, msg_id`
+	attempts, session_id, transcript, attempt_ns, outcome, transport, msg_id, host`
 
 func scanMessage(row interface{ Scan(...any) error }) (ports.OutboxMessage, error) {
 	var m ports.OutboxMessage
 	var state string
 	var created, expires, next, updated, attempt int64
 	err := row.Scan(&m.ID, &m.Key, &m.Address, &m.Text, &m.Request, &state, &m.Reason, &created, &expires, &next, &updated,
-		&m.Attempts, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID)
+		&m.Attempts, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID, &m.Host)
 	if err != nil {
 		return m, err
 	}
@@ -300,8 +302,8 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 		m.Request = []byte{}
 	}
 	m.State, m.Updated = domain.OutboxStored, m.Created
-	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Text, m.Request, m.State.String(), m.Reason,
+	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, host, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
 		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created))
 	if err != nil {
 		return m, false, s.fail("store a message", err)
@@ -391,7 +393,7 @@ func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.O
 
 // Events implements ports.Outbox.
 func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.OutboxEvent, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, h.at_ns, h.state, h.reason
+	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, m.host, h.at_ns, h.state, h.reason
 		FROM history h JOIN messages m ON m.id = h.message_id WHERE h.id > ? ORDER BY h.id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, s.fail("read the history", err)
@@ -402,7 +404,7 @@ func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.Out
 		var e ports.OutboxEvent
 		var at int64
 		var state string
-		if err := rows.Scan(&e.Seq, &e.MessageID, &e.Address, &at, &state, &e.Reason); err != nil {
+		if err := rows.Scan(&e.Seq, &e.MessageID, &e.Address, &e.Host, &at, &state, &e.Reason); err != nil {
 			return nil, s.fail("read the history", err)
 		}
 		if e.State, err = domain.ParseOutboxState(state); err != nil {

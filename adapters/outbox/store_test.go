@@ -65,6 +65,43 @@ func TestMigrationsRunOnceAndKeepData(t *testing.T) {
 	assert.Equal(t, "rebase please", got.Text)
 }
 
+// A file of schema version 1 (before messages had a host) opens at the
+// current version with its messages kept, each for this machine.
+func TestVersionOneFileMigratesKeepingMessages(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = db.Exec(outbox.Migrations[0])
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1); PRAGMA user_version = 1`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	v, err := s.Version(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, outbox.SchemaVersion, v)
+	got, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "kept", got[0].Text)
+	assert.Equal(t, "", got[0].Host)
+	m := msg("")
+	m.Host = "far"
+	put, _, err := s.Put(ctx, m)
+	require.NoError(t, err)
+	back, _, err := s.Get(ctx, put.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "far", back.Host)
+	ev, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, ev, 1, "the old row was written with no history")
+	assert.Equal(t, "far", ev[0].Host)
+}
+
 func TestNewerSchemaRefusedFileKept(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)

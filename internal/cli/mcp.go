@@ -282,7 +282,7 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
 	}
 	if in.DurableSeconds != 0 || in.Key != "" {
-		return m.sendDurable(ctx, dest, in)
+		return m.sendDurable(ctx, dest, address, in)
 	}
 	if !dest.IsLocal() {
 		return m.sendHost(ctx, dest, address, in)
@@ -315,8 +315,9 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 
 // sendDurable is send_message with durable_seconds or key: the send runs
 // in peerctl serve (started on demand) as `peerctl send --json --durable`
-// with this server's harness flags, timeout and confirmation window.
-func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, in mcptools.SendArgs) (receiptJSON, error) {
+// with this server's harness flags, timeout and confirmation window (and
+// --host for a session on another machine).
+func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, address string, in mcptools.SendArgs) (receiptJSON, error) {
 	switch {
 	case in.DurableSeconds < 0 || in.DurableSeconds > mcptools.MaxDurableSeconds:
 		return receiptJSON{}, fmt.Errorf("durable_seconds %d: want 0 to %d", in.DurableSeconds, mcptools.MaxDurableSeconds)
@@ -324,10 +325,8 @@ func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, in mcptool
 		return receiptJSON{}, fmt.Errorf("key: at most %d bytes, got %d", maxKey, len(in.Key))
 	case in.AwaitReplySeconds > 0:
 		return receiptJSON{}, errors.New("durable_seconds or key with await_reply_seconds: a durable message may be delivered hours later")
-	case !dest.IsLocal():
-		return receiptJSON{}, errors.New("durable_seconds or key with host is not supported yet: use the peerctl mcp of that machine")
 	}
-	return m.cli.serveSend(ctx, durableSend{to: in.To, text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
+	return m.cli.serveSend(ctx, durableSend{to: address, host: dest.String(), text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
 		timeout: m.timeout, confirm: m.confirm.ConfirmTimeout})
 }
 

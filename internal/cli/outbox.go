@@ -27,7 +27,7 @@ func outboxTime(t time.Time) string {
 }
 
 func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) wire.OutboxMessage {
-	out := wire.OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, SessionID: m.SessionID, Text: m.Text,
+	out := wire.OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, Host: m.Host, SessionID: m.SessionID, Text: m.Text,
 		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts,
 		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
 	if m.State == domain.OutboxStored {
@@ -192,7 +192,7 @@ func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool)
 	}
 	fmt.Fprintf(c.stdout, "%-6s %-16s %-24s %-8s %-20s %s\n", "ID", "STATE", "TARGET", "ATTEMPTS", "UPDATED", "REASON")
 	for _, m := range msgs {
-		fmt.Fprintf(c.stdout, "%-6d %-16s %-24s %-8d %-20s %s\n", m.ID, m.State, cut(safe(m.Address), 24), m.Attempts,
+		fmt.Fprintf(c.stdout, "%-6d %-16s %-24s %-8d %-20s %s\n", m.ID, m.State, cut(safe(outboxTarget(m.Address, m.Host)), 24), m.Attempts,
 			m.Updated.Local().Format(time.DateTime), cut(safe(m.Reason), 120))
 	}
 	return nil
@@ -225,10 +225,20 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	return nil
 }
 
+// outboxTarget is a message's target as the outbox's tables and watch
+// show it: the address, after the host it is on when that is another
+// machine ("far: proj-89").
+func outboxTarget(address, host string) string {
+	if host == "" {
+		return address
+	}
+	return host + ": " + address
+}
+
 func (c *cli) printOutboxMessage(m ports.OutboxMessage) {
 	j := toOutboxJSON(m, nil)
 	rows := [][2]string{{"id", strconv.FormatInt(m.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
-		{"session", j.SessionID}, {"key", j.Key}, {"created", j.CreatedAt}, {"expires", j.ExpiresAt}, {"next attempt", j.NextAttemptAt},
+		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", j.CreatedAt}, {"expires", j.ExpiresAt}, {"next attempt", j.NextAttemptAt},
 		{"attempts", strconv.Itoa(m.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {

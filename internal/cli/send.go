@@ -105,7 +105,7 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err := validAwait(await, transport, dryRun, confirm); err != nil {
 				return err
 			}
-			if err := durable.validate(cmd, dryRun, hosts); err != nil {
+			if err := durable.validate(cmd, dryRun); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed(stdinBytesFlag) && c.callerGone == nil {
@@ -125,8 +125,16 @@ func (c *cli) sendCmd() *cobra.Command {
 			c.started()
 			c.jsonOut = asJSON
 			if !dest.IsLocal() {
-				return c.sendHost(cmd.Context(), dest, hostSend{address: address, text: text, transport: transport, timeout: timeout,
-					from: from, dryRun: dryRun, confirm: confirm, await: await, asJSON: asJSON})
+				hs := hostSend{address: address, text: text, transport: transport, timeout: timeout,
+					from: from, dryRun: dryRun, confirm: confirm, await: await, asJSON: asJSON}
+				switch {
+				case c.srv != nil && (durable.on() || c.job != nil):
+					return c.sendDurable(cmd.Context(), c.hostWay(dest, hs), text, durable, asJSON)
+				case durable.on():
+					_, err := c.sendForward(cmd.Context(), durable, false, text)
+					return err
+				}
+				return c.sendHost(cmd.Context(), dest, hs)
 			}
 			if handled, err := c.sendForward(cmd.Context(), durable, transport == "" && !dryRun && await == 0, text); handled {
 				return err
@@ -141,7 +149,7 @@ func (c *cli) sendCmd() *cobra.Command {
 			}
 			req := app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options(), AwaitReply: await}
 			if c.srv != nil && (durable.on() || c.job != nil) {
-				return c.sendDurable(cmd.Context(), svc, req, durable, transport, asJSON)
+				return c.sendDurable(cmd.Context(), c.localWay(svc, req, transport, asJSON), text, durable, asJSON)
 			}
 			started := time.Now()
 			res, err := svc.Send(cmd.Context(), req)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ type durableFlags struct {
 
 func (d *durableFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it, at most this long")
+	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it (with --host: on that machine, once it answers), at most this long")
 	f.Lookup("durable").NoOptDefVal = app.DefaultTTL.String()
 	f.StringVar(&d.key, "key", "", "idempotency key: a repeat answers with the first message (implies --durable)")
 }
@@ -36,7 +37,7 @@ func (d *durableFlags) on() bool { return d.ttl > 0 }
 
 // validate checks the flags against send's others; --key alone means
 // --durable with the default TTL.
-func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool, hosts []string) error {
+func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 	if fl := cmd.Flags().Lookup("durable"); fl.Changed && d.ttl <= 0 {
 		return usageError{fmt.Errorf("--durable %s: want a positive time to live such as 24h", fl.Value)}
 	}
@@ -54,8 +55,6 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool, hosts []string)
 	switch {
 	case dryRun:
 		return usageError{errors.New("--durable and --dry-run: a dry run stores nothing; leave one out")}
-	case len(hosts) > 0:
-		return usageError{errors.New("--durable with --host is not supported yet: run the durable send on that machine (ssh DEST peerctl send --durable ...)")}
 	}
 	return nil
 }
@@ -114,22 +113,122 @@ func refOf(m ports.OutboxMessage, dup bool) *outboxRef {
 	return &outboxRef{ID: m.ID, State: m.State.String(), Key: m.Key, ExpiresAt: outboxTime(m.Expires), Duplicate: dup}
 }
 
+// durableWay is where a durable message is attempted: here, with a
+// Service (localWay), or on another machine by its own peerctl (hostWay).
+type durableWay struct {
+	// host is the machine ("" Dest: this one); address the target there.
+	host    domain.Dest
+	address string
+	// attempt tries m once; recover settles m, left delivering by a
+	// service that stopped during its attempt.
+	attempt func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error)
+	recover func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, error)
+	// stored runs when an attempt left the message stored (nil: nothing).
+	stored func(ctx context.Context)
+	// handed prints a hand-over's receipt (c.outbox set) from the attempt's
+	// result and error.
+	handed func(res app.SendResult, err error) error
+}
+
+// localWay attempts req with svc on this machine.
+func (c *cli) localWay(svc *app.Service, req app.SendRequest, transport string, asJSON bool) durableWay {
+	s := c.srv
+	return durableWay{address: req.Address,
+		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
+			return s.ob.Attempt(ctx, svc, m, req)
+		},
+		recover: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, error) {
+			return s.ob.Recover(ctx, svc, m)
+		},
+		stored: func(ctx context.Context) { s.watch(ctx, svc) },
+		handed: func(res app.SendResult, err error) error {
+			if req.AwaitReply > 0 {
+				return c.printReplied(res, err, asJSON)
+			}
+			if err != nil {
+				return err
+			}
+			return c.printWaited(res, transport, asJSON)
+		}}
+}
+
+// hostWay attempts hs on dest's peerctl (send --durable --host): its
+// receipt is the outbox's, printed as send --host prints it.
+func (c *cli) hostWay(dest domain.Dest, hs hostSend) durableWay {
+	s := c.srv
+	var far struct {
+		res ports.RemoteResult
+		out receiptJSON
+		ok  bool
+	}
+	send := func(ctx context.Context, _ app.SendRequest) (app.SendResult, error) {
+		res, err := c.runHostSend(ctx, dest, hs)
+		if err != nil {
+			return app.SendResult{}, err
+		}
+		out, err := hostReceipt(dest, res, hs)
+		if err != nil {
+			return app.SendResult{}, err
+		}
+		far.res, far.out, far.ok = res, out, true
+		return hostResult(out)
+	}
+	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: hs.confirm.wait}, AwaitReply: hs.await}
+	return durableWay{host: dest, address: hs.address,
+		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
+			return s.ob.AttemptElsewhere(ctx, m, req, send)
+		},
+		recover: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, error) {
+			return s.ob.Recover(ctx, nil, m)
+		},
+		handed: func(_ app.SendResult, err error) error {
+			if !far.ok {
+				return err
+			}
+			return c.printHostSend(dest, far.res, far.out, hs)
+		}}
+}
+
+// hostResult is a far side's receipt as the result the outbox records:
+// the receipt's words, the take-up and the reply; an ok-false receipt's
+// refusal (no_reply, wait_timeout) is the error beside it.
+func hostResult(out receiptJSON) (app.SendResult, error) {
+	res := app.SendResult{Receipt: domain.Receipt{Outcome: out.Outcome, Transport: out.Transport, Detail: out.Detail, MsgID: out.MsgID, ClaudeResult: out.ClaudeResult}}
+	res.Outcome = domain.ParseOutcome(out.Outcome)
+	res.Confirmed, res.ConfirmNote = out.Confirmed, out.ConfirmNote
+	if w := out.Wait; w != nil && w.TakenUpAt != "" {
+		res.TakenUpAt, _ = time.Parse(time.RFC3339Nano, w.TakenUpAt)
+	}
+	if r := out.Reply; r != nil {
+		at, _ := time.Parse(time.RFC3339Nano, r.At)
+		res.Reply = &domain.Inbound{From: r.From, FromName: r.FromName, Text: r.Text, At: at, Truncated: r.Truncated}
+	}
+	if r := out.Refusal; r != nil {
+		reason, err := domain.ParseReason(r.Reason)
+		if err != nil {
+			reason = domain.ReasonOutcomeUnknown
+		}
+		return res, &domain.Refusal{Reason: reason, Detail: r.Detail}
+	}
+	return res, nil
+}
+
 // sendDurable is send in the service: a stored message's attempt or check
 // (c.job), or a durable send: stored once per key, then attempted at once
-// unless an older message to the same address still waits (order per
-// target). A hand-over prints the receipt a plain send prints, with the
-// outbox object; a target that cannot take it now prints outcome
-// "stored" (exit 0); anything else is the send's refusal.
-func (c *cli) sendDurable(ctx context.Context, svc *app.Service, req app.SendRequest, d durableFlags, transport string, asJSON bool) error {
+// unless an older message to the same address (on the same host) still
+// waits (order per target). A hand-over prints the receipt a plain send
+// prints, with the outbox object; a target that cannot take it now prints
+// outcome "stored" (exit 0); anything else is the send's refusal.
+func (c *cli) sendDurable(ctx context.Context, way durableWay, text string, d durableFlags, asJSON bool) error {
 	s := c.srv
 	if j := c.job; j != nil {
 		if j.recover {
-			j.done, j.err = s.ob.Recover(ctx, svc, j.msg)
+			j.done, j.err = way.recover(ctx, j.msg)
 		} else {
-			j.done, _, j.err = s.ob.Attempt(ctx, svc, j.msg, req)
+			j.done, _, j.err = way.attempt(ctx, j.msg)
 		}
-		if j.done.State == domain.OutboxStored {
-			s.watch(ctx, svc)
+		if j.done.State == domain.OutboxStored && way.stored != nil {
+			way.stored(ctx)
 		}
 		return nil
 	}
@@ -140,8 +239,9 @@ func (c *cli) sendDurable(ctx context.Context, svc *app.Service, req app.SendReq
 	if err != nil {
 		return err
 	}
+	host := way.host.String()
 	s.mu.Lock() // with the loop's claim: a new message is this request's to attempt first
-	m, created, err := s.ob.Submit(ctx, app.DurableRequest{Key: d.key, Address: req.Address, Text: req.Text, TTL: d.ttl, Request: body})
+	m, created, err := s.ob.Submit(ctx, app.DurableRequest{Key: d.key, Address: way.address, Host: host, Text: text, TTL: d.ttl, Request: body})
 	if err == nil && created {
 		s.inflight[m.ID] = true
 	}
@@ -157,17 +257,18 @@ func (c *cli) sendDurable(ctx context.Context, svc *app.Service, req app.SendReq
 	}
 	defer s.poke()
 	defer s.release(m.ID)
-	older, err := s.store.List(ctx, ports.OutboxFilter{Target: req.Address, States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
+	older, err := s.store.List(ctx, ports.OutboxFilter{Target: way.address, States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
+	older = slices.DeleteFunc(older, func(o ports.OutboxMessage) bool { return o.Host != host })
 	if err == nil && len(older) > 1 {
 		m.Reason = fmt.Sprintf("waits behind %s to the same address, delivered in order", plural(len(older)-1, "older message"))
 		return c.printStored(m, app.SendResult{}, false, asJSON)
 	}
-	m, res, err := s.ob.Attempt(ctx, svc, m, req)
+	m, res, err := way.attempt(ctx, m)
 	if m.ID == 0 {
 		return outboxUnavailable(err)
 	}
-	if m.State == domain.OutboxStored {
-		s.watch(ctx, svc)
+	if m.State == domain.OutboxStored && way.stored != nil {
+		way.stored(ctx)
 	}
 	c.outbox = refOf(m, false)
 	switch {
@@ -177,13 +278,7 @@ func (c *cli) sendDurable(ctx context.Context, svc *app.Service, req app.SendReq
 		if err != nil && !errors.As(err, new(*domain.Refusal)) {
 			return outboxUnavailable(err)
 		}
-		if req.AwaitReply > 0 {
-			return c.printReplied(res, err, asJSON)
-		}
-		if err != nil {
-			return err
-		}
-		return c.printWaited(res, transport, asJSON)
+		return way.handed(res, err)
 	}
 	fmt.Fprintf(c.stderr, "peerctl: outbox: message %d is %s\n", m.ID, m.State)
 	return err
@@ -227,6 +322,7 @@ func (c *cli) printStored(m ports.OutboxMessage, res app.SendResult, dup bool, a
 // the relay) hands to peerctl serve.
 type durableSend struct {
 	to, text, key, transport, from string
+	host                           string // another machine's Dest ("" for this one)
 	seconds                        int
 	timeout, confirm               time.Duration
 }
@@ -266,6 +362,9 @@ func (c *cli) serveSend(ctx context.Context, d durableSend) (receiptJSON, error)
 	}
 	if d.key != "" {
 		argv = append(argv, "--key", d.key)
+	}
+	if d.host != "" {
+		argv = append(argv, "--host", d.host)
 	}
 	argv = append(argv, "--", d.to, "-")
 	conn, err := c.dialServe(ctx, true)

@@ -36,8 +36,8 @@ func TestDurableSendOnAFullDiskIsRefused(t *testing.T) {
 	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
 	c.environ = func() []string { return nil }
 	c.srv = &server{ob: app.NewOutbox(fullOutbox{path: "state/outbox.db"}, nil), inflight: map[int64]bool{}, wake: make(chan struct{}, 1)}
-	err := c.sendDurable(context.Background(), nil, app.SendRequest{Address: "reviewer", Text: "the nightly build broke"},
-		durableFlags{ttl: time.Hour}, "", true)
+	err := c.sendDurable(context.Background(), c.localWay(nil, app.SendRequest{Address: "reviewer", Text: "the nightly build broke"}, "", true),
+		"the nightly build broke", durableFlags{ttl: time.Hour}, true)
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonOutboxUnavailable, r.Reason)

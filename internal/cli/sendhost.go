@@ -73,7 +73,15 @@ func (c *cli) sendHost(ctx context.Context, dest domain.Dest, s hostSend) error 
 	if err != nil {
 		return err
 	}
+	return c.printHostSend(dest, res, out, s)
+}
+
+// printHostSend prints a far side's receipt out (given c.outbox, for a
+// durable send) and passes its stderr on; its exit code is this one's.
+func (c *cli) printHostSend(dest domain.Dest, res ports.RemoteResult, out receiptJSON, s hostSend) error {
 	c.passLines(res.Stderr)
+	out.Outbox = c.outbox
+	var err error
 	if s.asJSON {
 		err = c.writeJSON(out)
 	} else {
@@ -163,6 +171,9 @@ func (c *cli) printHostReceipt(dest domain.Dest, out receiptJSON, awaited bool) 
 	}
 	if out.ClaudeResult != "" {
 		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
+	}
+	if o := out.Outbox; o != nil {
+		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
 	}
 	if wt := out.Wait; wt != nil {
 		note := ""

@@ -458,8 +458,8 @@ func (s *server) quiet(d time.Duration) bool {
 const earlyEvery = time.Second
 
 // pass works through the waiting messages in id order. For each address
-// only the oldest waiting message is tried, so messages to one address go
-// in order: it is tried when due (or at once after a registry change), an
+// (on each machine) only the oldest waiting message is tried, so messages
+// to one address go in order: it is tried when due (or at once after a registry change), an
 // interrupted attempt is checked; the next one to the same address is
 // tried in the same pass once it has been handed over.
 func (s *server) pass() {
@@ -481,10 +481,11 @@ func (s *server) pass() {
 		if s.life.Err() != nil {
 			return
 		}
-		if blocked[m.Address] {
+		target := m.Host + "\x00" + m.Address // one order per address on each machine
+		if blocked[target] {
 			continue
 		}
-		blocked[m.Address] = true
+		blocked[target] = true
 		if m.State == domain.OutboxStored && m.NextAt.After(now) && !early || !s.claim(m.ID) {
 			continue
 		}
@@ -502,7 +503,7 @@ func (s *server) pass() {
 		}
 		done := s.job(m, m.State == domain.OutboxDelivering)
 		s.release(m.ID)
-		blocked[m.Address] = done.State.Pending() || done.State == domain.OutboxOutcomeUnknown
+		blocked[target] = done.State.Pending() || done.State == domain.OutboxOutcomeUnknown
 	}
 	if early {
 		// At most one early pass per earlyEvery, however often records change.
@@ -566,7 +567,7 @@ func (s *server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 		j.done, j.err = s.store.Move(s.life, m.ID, []domain.OutboxState{m.State}, ports.OutboxChange{State: domain.OutboxRefused, At: s.now(), Reason: why})
 	}
 	if j.done.State != m.State || recover {
-		fmt.Fprintf(s.c.stderr, "peerctl serve: message %d to %q: %s %s\n", m.ID, safe(m.Address), j.done.State, safe(j.done.Reason))
+		fmt.Fprintf(s.c.stderr, "peerctl serve: message %d to %q: %s %s\n", m.ID, safe(outboxTarget(m.Address, m.Host)), j.done.State, safe(j.done.Reason))
 	}
 	return j.done
 }

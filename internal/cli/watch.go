@@ -132,7 +132,7 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 				continue
 			}
 			if asJSON {
-				j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, State: e.State.String(), Reason: e.Reason}
+				j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason}
 				if err := encodeJSON(c.stdout, j, "", false); err != nil {
 					return writeErr(err)
 				}

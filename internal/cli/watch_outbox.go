@@ -19,6 +19,7 @@ type watchOutboxJSON struct {
 	At        string `json:"at"`    // when the change happened, RFC 3339 UTC
 	MessageID int64  `json:"messageId"`
 	Address   string `json:"address"`
+	Host      string `json:"host,omitempty"` // another machine (send --durable --host)
 	State     string `json:"state"`
 	Reason    string `json:"reason,omitempty"`
 }
@@ -80,7 +81,7 @@ func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
 
 // outboxLine renders an outbox change for people, beside the session events.
 func outboxLine(e ports.OutboxEvent) string {
-	line := fmt.Sprintf("%s  %-8s  message %d to %q: %s", e.At.Local().Format("15:04:05.000"), "outbox", e.MessageID, cell(e.Address), e.State)
+	line := fmt.Sprintf("%s  %-8s  message %d to %q: %s", e.At.Local().Format("15:04:05.000"), "outbox", e.MessageID, cell(outboxTarget(e.Address, e.Host)), e.State)
 	if e.Reason != "" {
 		line += ": " + cell(e.Reason)
 	}

@@ -151,7 +151,7 @@ func Build(at time.Time, hosts []HostListing, msgs []Message, outboxErr string) 
 }
 
 func safeMessage(m *Message) {
-	m.Key, m.Reason, m.Address, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(m.Reason), wire.Safe(m.Address), wire.Safe(m.SessionID), safeText(m.Text)
+	m.Key, m.Reason, m.Address, m.Host, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(m.Reason), wire.Safe(m.Address), wire.Safe(m.Host), wire.Safe(m.SessionID), safeText(m.Text)
 	m.MsgID = wire.Safe(m.MsgID)
 	m.History = fold(m.History)
 	for i := range m.History {

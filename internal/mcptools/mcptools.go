@@ -50,7 +50,7 @@ type SendArgs struct {
 	Host              string `json:"host,omitempty" jsonschema:"send on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
 	AwaitReplySeconds int    `json:"await_reply_seconds,omitempty" jsonschema:"when above 0: after the send, wait up to this many seconds for the target session's reply (a message from it to peerctl) and return it in the receipt as reply {text, fromName, from, at}; no reply in time is an error whose text starts with no_reply (the message itself was handed over). Not with transport socket. The call's deadline grows by the same time"`
 	// DurableSeconds > 0 (or a Key) sends durably (send --durable).
-	DurableSeconds int    `json:"durable_seconds,omitempty" jsonschema:"when above 0: keep the message in peerctl serve's outbox until the target can take it, at most this many seconds (send --durable); a target that cannot take it now gives outcome stored with outbox {id, state}, delivered later. Not with await_reply_seconds or host"`
+	DurableSeconds int    `json:"durable_seconds,omitempty" jsonschema:"when above 0: keep the message in peerctl serve's outbox until the target can take it, at most this many seconds (send --durable); a target that cannot take it now gives outcome stored with outbox {id, state}, delivered later; with host, kept here and tried on that machine. Not with await_reply_seconds"`
 	Key            string `json:"key,omitempty" jsonschema:"an idempotency key (send --key; durable for 24 h unless durable_seconds says): the same key again returns the first message's receipt, never delivers twice"`
 }
 

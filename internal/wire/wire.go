@@ -167,11 +167,14 @@ type Show struct {
 // --json` (docs/OUTPUT.md), and of the dashboard's data (serve --http).
 // Times are RFC 3339 in UTC, to the nanosecond.
 type OutboxMessage struct {
-	ID        int64  `json:"id"`
-	Key       string `json:"key,omitempty"`
-	State     string `json:"state"`
-	Reason    string `json:"reason,omitempty"`
-	Address   string `json:"address"`
+	ID      int64  `json:"id"`
+	Key     string `json:"key,omitempty"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+	Address string `json:"address"`
+	// Host is the machine the message is for (send --durable --host);
+	// absent for this one.
+	Host      string `json:"host,omitempty"`
 	SessionID string `json:"sessionId,omitempty"`
 	Text      string `json:"text"`
 	CreatedAt string `json:"createdAt"`

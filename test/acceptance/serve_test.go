@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
@@ -135,6 +137,7 @@ type outboxEntry struct {
 	State   string `json:"state"`
 	Reason  string `json:"reason"`
 	Address string `json:"address"`
+	Host    string `json:"host"`
 	Text    string `json:"text"`
 	MsgID   string `json:"msgId"`
 	History []struct {
@@ -251,6 +254,64 @@ func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 	assert.Len(t, w.outbox(t, "--target", "reviewer"), 3)
 	r = w.peerctl(t, nil, "outbox", "--state", "gone")
 	assert.Equal(t, 2, r.Code)
+}
+
+// A durable send to a session on a host that is down is stored
+// (host_unreachable), kept for that host, and delivered once when the host
+// answers again: through the far side's own peerctl, with its receipt.
+func TestServeDurableSendToAHostThatIsDownThenUp(t *testing.T) {
+	w := newServeWorld(t)
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(bin, "peerctl")))
+	down := filepath.Join(t.TempDir(), "down")
+	require.NoError(t, os.WriteFile(down, nil, 0o600))
+	env := append(w.env(t), "PATH="+bin+":"+os.Getenv("PATH"), "CLAUDE_CONFIG_DIR="+w.config, "PEERCTL_SSH="+testbin.Build(t, testbin.FakeSSH),
+		"FAKESSH_DOWN_WHILE="+down, "PEERCTL_HOST_TIMEOUT=10s")
+	run := func(args ...string) result {
+		t.Helper()
+		return catRun(t, w.sessions, runOpts{Env: env}, args...)
+	}
+	r := run("send", "--json", "--durable=1h", "--host", "box", "--transport", "socket", "--no-confirm", w.id, "the far build broke")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	got := decodeReceipt(t, r)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Contains(t, got.Detail, "host_unreachable")
+	id := got.Outbox.ID
+	r = run("outbox", "--json")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	var listed []outboxEntry
+	require.NoError(t, json.Unmarshal(r.Stdout, &listed))
+	require.Len(t, listed, 1)
+	assert.Equal(t, "box", listed[0].Host)
+	assert.Equal(t, w.id, listed[0].Address)
+	r = run("outbox")
+	assert.Contains(t, string(r.Stdout), "box: "+w.id[:10])
+	assert.Empty(t, w.listener.Frames(), "nothing reached the session while its host was down")
+
+	require.NoError(t, os.Remove(down))
+	eventually(t, 60*time.Second, "the message to be delivered on box", func() bool {
+		r := run("outbox", "show", "--json", strconv.FormatInt(id, 10))
+		var m outboxEntry
+		return r.Code == 0 && json.Unmarshal(r.Stdout, &m) == nil && m.State == "delivered"
+	})
+	frames := w.listener.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Equal(t, "the far build broke", frameContent(t, frames[0]))
+	r = run("outbox", "show", "--json", strconv.FormatInt(id, 10))
+	var m outboxEntry
+	require.NoError(t, json.Unmarshal(r.Stdout, &m))
+	var states []string
+	for _, h := range m.History {
+		states = append(states, h.State)
+	}
+	// Each try while the host was down began delivering and handed nothing
+	// over: stored again.
+	assert.Equal(t, "stored", states[0])
+	assert.Equal(t, []string{"delivering", "stored"}, slices.Compact(slices.Sorted(slices.Values(states[:len(states)-2]))), "%v", states)
+	assert.Equal(t, []string{"delivering", "delivered"}, states[len(states)-2:])
+	assert.Contains(t, m.History[1].Reason+m.History[2].Reason, "host_unreachable")
+	time.Sleep(2 * time.Second)
+	assert.Len(t, w.listener.Frames(), 1, "never twice")
 }
 
 func TestServeDurableSendToALiveSessionIsTheSameReceipt(t *testing.T) {

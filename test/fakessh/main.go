@@ -28,7 +28,8 @@
 // plays a master connection started (exit 0), recorded as master-*.
 //
 // A destination listed in $FAKESSH_DOWN (comma-separated) refuses as
-// "refuse" does; the others run normally.
+// "refuse" does; the others run normally. While the file $FAKESSH_DOWN_WHILE
+// names exists, every destination refuses so (a host that is down, then up).
 package main
 
 import (
@@ -83,6 +84,11 @@ func main() {
 	mode := os.Getenv("FAKESSH_MODE")
 	if slices.Contains(strings.Split(os.Getenv("FAKESSH_DOWN"), ","), dest) {
 		mode = "refuse"
+	}
+	if f := os.Getenv("FAKESSH_DOWN_WHILE"); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			mode = "refuse"
+		}
 	}
 	switch mode {
 	case "refuse":

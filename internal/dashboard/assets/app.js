@@ -79,9 +79,12 @@ function renderSessions() {
 const pending = new Set(["stored", "delivering"]);
 const retryable = new Set(["stored", "outcome_unknown", "expired", "refused", "cancelled"]);
 
-function hostOf(address) {
-  const m = /^ssh:v1:([^:]*):/.exec(address);
-  return m ? decodeURIComponent(m[1]) : ".";
+// The host a message is for: its own (send --durable --host), or the one
+// its address names (ssh:v1:<host>:...), else this machine (".").
+function hostOf(m) {
+  if (m.host) return m.host;
+  const e = /^ssh:v1:([^:]*):/.exec(m.address);
+  return e ? decodeURIComponent(e[1]) : ".";
 }
 
 function renderMessages() {
@@ -95,7 +98,7 @@ function renderMessages() {
   for (const m of state.messages) {
     if (fst && m.state !== fst) continue;
     if (fs && !(m.address.toLowerCase().includes(fs) || (m.sessionId || "").toLowerCase().includes(fs))) continue;
-    if (fh && !hostOf(m.address).toLowerCase().includes(fh)) continue;
+    if (fh && !hostOf(m).toLowerCase().includes(fh)) continue;
     n++;
     const chain = el("div", "chain");
     const hist = m.history && m.history.length ? m.history : [{ state: m.state, reason: m.reason, at: m.updatedAt }];
@@ -109,7 +112,7 @@ function renderMessages() {
     if (m.id && retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
     const tr = el("tr", null,
       el("td", "mono", m.id ? m.id : "send"),
-      el("td", "mono", m.address),
+      el("td", "mono", m.address, m.host ? el("div", "muted", "on " + m.host) : null),
       el("td", null, badge(m.state)),
       el("td", null, chain, why ? el("div", "why", why) : null, receipt ? el("div", "muted", receipt) : null),
       el("td", "text", m.text),
