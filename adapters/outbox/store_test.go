@@ -301,18 +301,6 @@ func TestCorruptPagesFailIntegrityCheckKept(t *testing.T) {
 	assert.Equal(t, b, after, "the damaged file is left as it was")
 }
 
-func TestReadOnlyFolderRefused(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root writes into a 0500 folder")
-	}
-	dir := filepath.Join(t.TempDir(), "ro")
-	require.NoError(t, os.Mkdir(dir, 0o500))
-	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
-	_, err := outbox.Open(context.Background(), filepath.Join(dir, outbox.FileName))
-	var oe *outbox.Error
-	require.ErrorAs(t, err, &oe)
-}
-
 func TestReadOnlyReaderSeesWriter(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
