@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,28 @@ func TestLiveSSH(t *testing.T) {
 		r := runPeerctl(t, runOpts{Env: env, Timeout: 180 * time.Second}, "send", "--host", far.Alias, "--await-reply=90s", "far-one", "ping over ssh")
 		require.Equal(t, 0, r.Code, "stderr: %s\nscreen:\n%s", r.Stderr, one.Screen())
 		assert.Equal(t, "pong: ping over ssh\n", string(r.Stdout))
+	})
+
+	t.Run("send --durable --host: kept while the host is down, delivered once when it is up", func(t *testing.T) {
+		l := &liveServe{state: t.TempDir(), run: catSocketDir(t)}
+		l.env = append(slices.Clip(env), "XDG_STATE_HOME="+l.state, "XDG_RUNTIME_DIR="+l.run, "PEERCTL_HOST_TIMEOUT=20s")
+		t.Cleanup(l.kill)
+		l.start(t)
+		text := "durable over ssh " + strconv.FormatInt(time.Now().UnixNano(), 36)
+		far.Down()
+		t.Cleanup(far.Up)
+		r := l.peerctl(t, "send", "--host", far.Alias, "--json", "--durable=10m", "--confirm-timeout", "60s", "--from", "durable-ssh", "far-one", text)
+		require.Equal(t, 0, r.Code, "stderr: %s\nlog: %s", r.Stderr, l.log)
+		got := decodeReceipt(t, r)
+		assert.Equal(t, "stored", got.Outcome)
+		assert.Contains(t, got.Detail, "host_unreachable")
+		far.Up()
+		eventually(t, 4*time.Minute, "the message to be delivered on "+far.Alias, func() bool { return l.message(t, got.Outbox.ID).State.Handed() })
+		m := l.message(t, got.Outbox.ID)
+		assert.Equal(t, domain.OutboxDelivered, m.State, "%s; log: %s", m.Reason, l.log)
+		assert.Equal(t, far.Alias, m.Host)
+		assert.NotEmpty(t, m.MsgID, "the far courier's receipt")
+		assert.Equal(t, 1, enqueuedCount(t, one.TranscriptPath(), text), "exactly once there; log: %s", l.log)
 	})
 
 	t.Run("relay over ssh: 10 sends, 10 receipts in order", func(t *testing.T) {

@@ -346,17 +346,30 @@ func (u *TUI) WaitScreen(what string, timeout time.Duration, cond func(string) b
 	}
 }
 
-// Listening waits until the TUI's process listens on a loopback port and
-// returns its URL (read from /proc/net/tcp by the process's socket inodes).
+// Listening waits until the TUI's process listens on a loopback port that
+// answers GET /global/health with 200 and returns its URL (the ports read
+// from /proc/net/tcp by the process's socket inodes).
 func (u *TUI) Listening(timeout time.Duration) string {
 	u.t.Helper()
 	deadline := time.Now().Add(timeout)
+	probe := &http.Client{Timeout: 5 * time.Second}
 	for {
-		if ports := opencode.ListeningPorts(u.PID); len(ports) > 0 {
-			return fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+		// The first port that answers as opencode: a process may hold
+		// another listening socket that takes a connection and never
+		// answers HTTP.
+		ports := opencode.ListeningPorts(u.PID)
+		for _, p := range ports {
+			url := fmt.Sprintf("http://127.0.0.1:%d", p)
+			if resp, err := probe.Get(url + "/global/health"); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return url
+				}
+			}
 		}
 		if time.Now().After(deadline) {
-			u.t.Fatalf("liveopencode: TUI pid %d listens on nothing after %s; screen:\n%s", u.PID, timeout, u.Screen())
+			u.t.Fatalf("liveopencode: TUI pid %d has no port that answers GET /global/health after %s (listening: %v); screen:\n%s", u.PID, timeout, ports, u.Screen())
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -491,6 +491,27 @@ func (m *Machine) SignalConnections(sig syscall.Signal) {
 	}
 }
 
+// Down plays a machine that stops answering: the listening sshd is
+// stopped (SIGSTOP: a new connection gets no banner, and ssh gives up
+// after its ConnectTimeout) and every open connection is killed, shared
+// ones too. Up brings it back; the sessions on it run on throughout.
+func (m *Machine) Down() {
+	m.t.Helper()
+	if m.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(m.listenerPID(), syscall.SIGSTOP)
+	m.KillConnections()
+}
+
+// Up lets the listening sshd run again (SIGCONT) after Down.
+func (m *Machine) Up() {
+	if m.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(m.listenerPID(), syscall.SIGCONT)
+}
+
 // listenerPID is sshd's pid here: the unshare's one child.
 func (m *Machine) listenerPID() int {
 	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", m.cmd.Process.Pid, m.cmd.Process.Pid))
