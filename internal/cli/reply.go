@@ -87,13 +87,19 @@ func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if res.Reply.Truncated {
+	return c.printReplyText(toInboundJSON(*res.Reply))
+}
+
+// printReplyText prints a reply as text: its words on stdout, a warning on
+// stderr when they were cut. One newline is always added, so a script
+// takes the text exactly by dropping the last byte ($(...) drops trailing
+// newlines itself).
+func (c *cli) printReplyText(r inboundJSON) error {
+	if r.Truncated {
 		fmt.Fprintf(c.stderr, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
 	}
-	// One newline is always added, so a script takes the text exactly by
-	// dropping the last byte ($(...) drops trailing newlines itself).
-	_, werr := fmt.Fprint(c.stdout, safeText(res.Reply.Text)+"\n")
-	return werr
+	_, err := fmt.Fprint(c.stdout, safeText(r.Text)+"\n")
+	return err
 }
 
 // safeText is text as sent, for a whole inbound message on a terminal:

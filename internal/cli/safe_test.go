@@ -88,7 +88,8 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 		res.WaitEnd, res.WaitNote = end, "record "+hostile+".json was removed"
 		var out, errs strings.Builder
 		c := &cli{stdout: &out, stderr: &errs}
-		c.printConfirm(c.stdout, res)
+		c.warnUnconfirmed(res)
+		printWait(c.stdout, waitOf(res))
 		assert.Contains(t, errs.String(), "warning: posted, not confirmed")
 		assertTerminalSafe(t, "confirmation warning", errs.String())
 		assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one wait line: %q", out.String())
@@ -98,7 +99,8 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 	// --no-confirm: the user asked for no confirmation, so no warning.
 	res.ConfirmNote, res.ConfirmSkipped, res.WaitEnd = "confirmation skipped", true, domain.WaitNone
 	var out, errs strings.Builder
-	(&cli{stdout: &out, stderr: &errs}).printConfirm(&out, res)
+	(&cli{stdout: &out, stderr: &errs}).warnUnconfirmed(res)
+	printWait(&out, waitOf(res))
 	assert.Empty(t, errs.String())
 }
 
@@ -110,7 +112,7 @@ func TestWaitTimeoutSaysTakenUp(t *testing.T) {
 	res.WaitElapsed = time.Minute
 	res.TakenUpAt = time.Date(2026, 12, 2, 1, 2, 3, 456e6, time.UTC)
 	var out strings.Builder
-	(&cli{stdout: &out, stderr: &strings.Builder{}}).printConfirm(&out, res)
+	printWait(&out, waitOf(res))
 	assert.Equal(t, "wait: timeout: taken up at 2026-12-02T01:02:03.456Z; still busy after 1m0s\n", out.String())
 	r := waitTimeout(res)
 	require.NotNil(t, r)
@@ -120,7 +122,7 @@ func TestWaitTimeoutSaysTakenUp(t *testing.T) {
 
 	out.Reset()
 	res.TakenUpAt = time.Time{}
-	(&cli{stdout: &out, stderr: &strings.Builder{}}).printConfirm(&out, res)
+	printWait(&out, waitOf(res))
 	assert.Contains(t, out.String(), "wait: timeout: not taken up yet; still busy")
 
 	for _, end := range []domain.WaitEnd{domain.WaitNone, domain.WaitIdle, domain.WaitExited, domain.WaitInterrupted, domain.WaitFailed} {

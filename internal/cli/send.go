@@ -248,9 +248,9 @@ func receiptFor(res app.SendResult) receiptJSON {
 }
 
 // printReceipt prints the receipt: JSON on stdout, or text on w (stdout;
-// stderr when the reply takes stdout).
+// stderr when the reply takes stdout), with the confirmation warning on
+// stderr.
 func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
-	t := res.Target
 	out := receiptFor(res)
 	out.Outbox = c.outbox
 	if asJSON {
@@ -259,27 +259,42 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 		}
 		return c.writeJSON(out)
 	}
-	if p := res.Plan; p != nil {
-		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d) by %s; nothing was sent\n", t.Name(), safe(t.ID()), t.PID(), p.Transport)
+	if out.Transport == "" {
+		out.Transport = transport
+	}
+	printReceiptText(w, out)
+	if res.Plan == nil {
+		c.warnUnconfirmed(res)
+	}
+	return nil
+}
+
+// printReceiptText prints a receipt document as text on w: the outcome
+// line (naming the host of a session on another machine), msg_id, Claude
+// Code's words, the outbox message and how a --wait ended; or a dry run's
+// plan. One printer for a send here and one a far side's peerctl made.
+func printReceiptText(w io.Writer, out receiptJSON) {
+	on := ""
+	if out.Host != "" {
+		on = " on " + safe(out.Host)
+	}
+	if p := out.Plan; p != nil {
+		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d)%s by %s; nothing was sent\n", out.Name, safe(out.SessionID), out.PID, on, safe(p.Transport))
 		printPlan(w, p)
-		return nil
+		return
 	}
-	if res.Receipt.Transport != "" {
-		transport = res.Receipt.Transport
-	}
-	fmt.Fprintf(w, "%s: %q (session %s, pid %d) by %s in %s%s\n", out.Outcome, t.Name(), safe(t.ID()), t.PID(), transport,
-		res.TransportElapsed.Round(time.Millisecond), confirmTime(res.Confirmed, res.ConfirmElapsed))
+	fmt.Fprintf(w, "%s: %q (session %s, pid %d)%s by %s in %s%s\n", safe(out.Outcome), out.Name, safe(out.SessionID), out.PID, on, safe(out.Transport),
+		time.Duration(out.TransportMs)*time.Millisecond, confirmTime(out.Confirmed, time.Duration(out.ConfirmMs)*time.Millisecond))
 	if out.MsgID != "" {
 		fmt.Fprintf(w, "msg_id: %s\n", safe(out.MsgID))
 	}
 	if out.ClaudeResult != "" {
 		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
 	}
-	if o := c.outbox; o != nil {
+	if o := out.Outbox; o != nil {
 		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
 	}
-	c.printConfirm(w, res)
-	return nil
+	printWait(w, out.Wait)
 }
 
 // confirmTime is the receipt line's tail on the transcript confirmation:

@@ -103,13 +103,19 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 	if res.Confirmed {
 		out.ConfirmedAt = wire.RFC3339(res.Enqueued.At)
 	}
-	if res.WaitEnd != domain.WaitNone {
-		out.Wait = &waitJSON{End: res.WaitEnd.String(), Status: res.WaitStatus.String(),
-			ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
-		if !res.TakenUpAt.IsZero() {
-			out.Wait.TakenUp, out.Wait.TakenUpAt = true, wire.RFC3339(res.TakenUpAt)
-		}
+	out.Wait = waitOf(res)
+}
+
+// waitOf is the receipt's "wait" object of res (nil without --wait).
+func waitOf(res app.SendResult) *waitJSON {
+	if res.WaitEnd == domain.WaitNone {
+		return nil
 	}
+	w := &waitJSON{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
+	if !res.TakenUpAt.IsZero() {
+		w.TakenUp, w.TakenUpAt = true, wire.RFC3339(res.TakenUpAt)
+	}
+	return w
 }
 
 // warnUnconfirmed says on stderr that a send is not confirmed, and why;
@@ -132,39 +138,42 @@ func (c *cli) warnUnconfirmed(res app.SendResult) {
 	}
 }
 
-// printConfirm adds the confirmation warning (stderr) and the wait's
-// ending (stdout) to a text receipt. Notes carry paths and errors built
-// from registry data: every one goes through safe.
-func (c *cli) printConfirm(w io.Writer, res app.SendResult) {
-	c.warnUnconfirmed(res)
-	switch res.WaitEnd {
-	case domain.WaitIdle:
-		note := ""
-		if res.WaitNote != "" {
-			note = "; " + safe(res.WaitNote)
-		}
-		fmt.Fprintf(w, "wait: idle: the turn on the message has ended (%s)%s\n", res.WaitElapsed.Round(time.Millisecond), note)
-	case domain.WaitExited:
-		fmt.Fprintf(w, "wait: exited: the session ended (%s) after %s\n", safe(res.WaitNote), res.WaitElapsed.Round(time.Millisecond))
-	case domain.WaitTimeout:
-		note := ""
-		if res.WaitNote != "" {
-			note = "; " + safe(res.WaitNote)
-		}
-		fmt.Fprintf(w, "wait: timeout: %s; still %s after %s%s\n", takenUpWords(res), res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), note)
-	case domain.WaitInterrupted:
-		fmt.Fprintf(w, "wait: interrupted: still %s after %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond))
-	case domain.WaitFailed:
-		fmt.Fprintf(w, "wait: failed: still %s after %s; %s\n", res.WaitStatus, res.WaitElapsed.Round(time.Millisecond), safe(res.WaitNote))
+// printWait prints how a --wait ended (nothing for nil), from the
+// receipt's "wait" object: a send here and a far side's alike. Notes carry
+// paths and errors built from registry data: every one goes through safe.
+func printWait(w io.Writer, wt *waitJSON) {
+	if wt == nil {
+		return
+	}
+	elapsed := (time.Duration(wt.ElapsedMs) * time.Millisecond).String()
+	note := ""
+	if wt.Note != "" {
+		note = "; " + safe(wt.Note)
+	}
+	status := safe(wt.Status)
+	switch wt.End {
+	case domain.WaitIdle.String():
+		fmt.Fprintf(w, "wait: idle: the turn on the message has ended (%s)%s\n", elapsed, note)
+	case domain.WaitExited.String():
+		fmt.Fprintf(w, "wait: exited: the session ended (%s) after %s\n", safe(wt.Note), elapsed)
+	case domain.WaitTimeout.String():
+		fmt.Fprintf(w, "wait: timeout: %s; still %s after %s%s\n", takenUpWords(wt.TakenUpAt), status, elapsed, note)
+	case domain.WaitInterrupted.String():
+		fmt.Fprintf(w, "wait: interrupted: still %s after %s\n", status, elapsed)
+	case domain.WaitFailed.String():
+		fmt.Fprintf(w, "wait: failed: still %s after %s%s\n", status, elapsed, note)
+	default:
+		fmt.Fprintf(w, "wait: %s: %s after %s%s\n", safe(wt.End), status, elapsed, note)
 	}
 }
 
-// takenUpWords says whether the target had taken the message up.
-func takenUpWords(res app.SendResult) string {
-	if res.TakenUpAt.IsZero() {
+// takenUpWords says whether the target had taken the message up (at, RFC
+// 3339; "" when not).
+func takenUpWords(at string) string {
+	if at == "" {
 		return "not taken up yet"
 	}
-	return "taken up at " + wire.RFC3339(res.TakenUpAt)
+	return "taken up at " + safe(at)
 }
 
 // waitTimeout is the wait_timeout refusal of a wait that ran out (nil for
@@ -174,7 +183,7 @@ func waitTimeout(res app.SendResult) *domain.Refusal {
 		return nil
 	}
 	return domain.Refuse(domain.ReasonWaitTimeout, "%s, %s, but the turn on it had not ended after %s (status %s); it may still end: do not resend it",
-		res.Outcome, takenUpWords(res), res.WaitElapsed.Round(time.Millisecond), res.WaitStatus)
+		res.Outcome, takenUpWords(waitOf(res).TakenUpAt), res.WaitElapsed.Round(time.Millisecond), res.WaitStatus)
 }
 
 // printWaited prints a send's receipt; a wait that ran out adds the

@@ -27,7 +27,7 @@ type durableFlags struct {
 
 func (d *durableFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it (with --host: on that machine, once it answers), at most this long")
+	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it, at most this long")
 	f.Lookup("durable").NoOptDefVal = app.DefaultTTL.String()
 	f.StringVar(&d.key, "key", "", "idempotency key: a repeat answers with the first message (implies --durable)")
 }

@@ -85,7 +85,7 @@ func (c *cli) printHostSend(dest domain.Dest, res ports.RemoteResult, out receip
 	if s.asJSON {
 		err = c.writeJSON(out)
 	} else {
-		err = c.printHostReceipt(dest, out, s.await > 0)
+		err = c.printHostReceipt(out, s.await > 0)
 	}
 	if err != nil {
 		return err
@@ -152,44 +152,19 @@ func noReceipt(err error) error {
 	return err
 }
 
-// printHostReceipt prints a far side's receipt as text, naming its host:
-// on stdout, or on stderr when the reply takes stdout (--await-reply).
-func (c *cli) printHostReceipt(dest domain.Dest, out receiptJSON, awaited bool) error {
+// printHostReceipt prints a far side's receipt as text (printReceiptText):
+// on stdout, or on stderr when the reply takes stdout (--await-reply),
+// then the reply on stdout.
+func (c *cli) printHostReceipt(out receiptJSON, awaited bool) error {
 	w := c.stdout
 	if awaited {
 		w = c.stderr
 	}
-	if p := out.Plan; p != nil {
-		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d) on %s by %s; nothing was sent\n", out.Name, safe(out.SessionID), out.PID, dest, safe(p.Transport))
-		printPlan(w, p)
+	printReceiptText(w, out)
+	if out.Reply == nil || out.Plan != nil {
 		return nil
 	}
-	fmt.Fprintf(w, "%s: %q (session %s, pid %d) on %s by %s in %s%s\n", safe(out.Outcome), out.Name, safe(out.SessionID), out.PID, dest, safe(out.Transport),
-		time.Duration(out.TransportMs)*time.Millisecond, confirmTime(out.Confirmed, time.Duration(out.ConfirmMs)*time.Millisecond))
-	if out.MsgID != "" {
-		fmt.Fprintf(w, "msg_id: %s\n", safe(out.MsgID))
-	}
-	if out.ClaudeResult != "" {
-		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
-	}
-	if o := out.Outbox; o != nil {
-		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
-	}
-	if wt := out.Wait; wt != nil {
-		note := ""
-		if wt.Note != "" {
-			note = "; " + safe(wt.Note)
-		}
-		fmt.Fprintf(w, "wait: %s: %s after %s%s\n", safe(wt.End), safe(wt.Status), time.Duration(wt.ElapsedMs)*time.Millisecond, note)
-	}
-	if out.Reply == nil {
-		return nil
-	}
-	if out.Reply.Truncated {
-		fmt.Fprintf(c.stderr, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
-	}
-	_, err := fmt.Fprint(c.stdout, safeText(out.Reply.Text)+"\n")
-	return err
+	return c.printReplyText(*out.Reply)
 }
 
 // passLines prints a far side's stderr as it is, line by line, escaped:
