@@ -110,7 +110,8 @@ bench-replies:
 # peerctl serve (docs/PERFORMANCE.md, "peerctl serve"): whole sends through its warm courier
 # against one-shot sends to one real Claude Code session, offline, medians of 20 as ratios; then,
 # hermetic (the fake claude), 1000 durable sends to 10 sessions that come back
-# (SERVE_BENCH_MESSAGES=N for another count): throughput, order, none twice, the service's peak RSS.
+# (SERVE_BENCH_MESSAGES=N for another count): throughput, order, none twice, the service's peak RSS,
+# its stop on SIGTERM.
 bench-serve:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveServe -benchtime 1x -timeout 20m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkServeOutbox -benchtime 1x -timeout 30m ./test/acceptance

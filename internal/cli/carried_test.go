@@ -20,7 +20,7 @@ import (
 // a refusal too; a dry run is not a send; the newest come first and at
 // most maxCarried are kept.
 func TestServiceRemembersThePlainSendsItCarried(t *testing.T) {
-	s := &server{now: time.Now, inflight: map[int64]bool{}, wake: make(chan struct{}, 1), warm: map[string]*app.Warm{}}
+	s := &server{now: time.Now, inflight: map[int64]bool{}, wake: make(chan struct{}, 1), warm: map[string]*warmSet{}}
 	home := t.TempDir()
 	send := func(args ...string) int {
 		var out, errb bytes.Buffer

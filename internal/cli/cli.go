@@ -217,6 +217,9 @@ type cli struct {
 	srv    *server
 	job    *outboxJob
 	outbox *outboxRef
+	// warmHeld are the keys of the service's warm couriers this command
+	// took (server.warmFor), let go when it ends (server.exec).
+	warmHeld []string
 	// relayName and relayTimeout are relay's --name and --timeout, for
 	// its durable requests (relayDurable).
 	relayName    string

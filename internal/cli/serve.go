@@ -128,7 +128,7 @@ type server struct {
 	storeErr error
 
 	mu       sync.Mutex // guards warm, inflight, last, running
-	warm     map[string]*app.Warm
+	warm     map[string]*warmSet
 	inflight map[int64]bool
 	last     time.Time
 	running  int
@@ -172,7 +172,7 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) e
 	}
 	life, stop := context.WithCancel(ctx)
 	defer stop()
-	s := &server{c: c, paths: p, life: life, warm: map[string]*app.Warm{}, inflight: map[int64]bool{}, last: time.Now(),
+	s := &server{c: c, paths: p, life: life, warm: map[string]*warmSet{}, inflight: map[int64]bool{}, last: time.Now(),
 		wake: make(chan struct{}, 1), now: time.Now, folders: fswatch.NewFolder(), watched: map[string]bool{}}
 	if st, err := outbox.Open(ctx, p.db); err != nil {
 		s.storeErr = err
@@ -279,7 +279,7 @@ func (s *server) run(ctx context.Context, req serveRequest) serveAnswer {
 	if cmd, _, err := sub.root().Find(req.Argv); err != nil || !served(cmd) {
 		return serveAnswer{Stderr: fmt.Sprintf("peerctl: the service runs send and outbox cancel|retry only, not %q\n", strings.Join(req.Argv, " ")), Code: exitUsage}
 	}
-	code := sub.execute(ctx, req.Argv)
+	code := s.exec(ctx, sub, req.Argv)
 	return serveAnswer{Stdout: out.String(), Stderr: errb.String(), Code: code}
 }
 
@@ -298,24 +298,92 @@ func (s *server) sub(env []string, stdin string, stdout, stderr io.Writer) *cli 
 	return sub
 }
 
+// warmSet is one set of warm couriers and who holds it.
+type warmSet struct {
+	w    *app.Warm
+	uses int       // commands running with it now
+	last time.Time // when the last of them ended
+}
+
+// maxIdleWarm is how many sets of warm couriers no command uses the
+// service keeps, the most recently used: each holds a running courier (a
+// Claude Code process), and each distinct set of settings (harness flags,
+// environment, sender name) has its own. warmIdle is how long an unused
+// set is kept at most.
+const (
+	maxIdleWarm = 4
+	warmIdle    = 15 * time.Minute
+)
+
 // warmFor returns the warm couriers for key (one set per distinct
-// settings: harness flags, environment, sender name, timeout).
-func (s *server) warmFor(key string) *app.Warm {
+// settings: harness flags, environment, sender name, timeout), held by
+// the command c until the service lets it go (exec).
+func (s *server) warmFor(c *cli, key string) *app.Warm {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := s.warm[key]
-	if w == nil {
-		w = app.NewWarm(s.life)
-		s.warm[key] = w
+	ws := s.warm[key]
+	if ws == nil {
+		ws = &warmSet{w: app.NewWarm(s.life)}
+		s.warm[key] = ws
 	}
-	return w
+	ws.uses++
+	c.warmHeld = append(c.warmHeld, key)
+	return ws.w
+}
+
+// exec runs argv in sub (a cli of s.sub) and then lets go of the warm
+// couriers it took, closing the sets no command needs any more
+// (trimWarm).
+func (s *server) exec(ctx context.Context, sub *cli, argv []string) int {
+	code := sub.execute(ctx, argv)
+	s.letGo(sub, time.Now())
+	return code
+}
+
+// letGo lets go, at now, of the warm couriers sub took, and trims.
+func (s *server) letGo(sub *cli, now time.Time) {
+	s.mu.Lock()
+	for _, key := range sub.warmHeld {
+		if ws := s.warm[key]; ws != nil {
+			ws.uses--
+			ws.last = now
+		}
+	}
+	sub.warmHeld = nil
+	s.mu.Unlock()
+	s.trimWarm(now)
+}
+
+// trimWarm closes the sets of warm couriers no command uses that were
+// last used more than warmIdle before now, and the oldest of the others
+// beyond maxIdleWarm.
+func (s *server) trimWarm(now time.Time) {
+	s.mu.Lock()
+	var idle []string
+	for key, ws := range s.warm {
+		if ws.uses == 0 {
+			idle = append(idle, key)
+		}
+	}
+	slices.SortFunc(idle, func(a, b string) int { return s.warm[b].last.Compare(s.warm[a].last) }) // newest first
+	var gone []*app.Warm
+	for i, key := range idle {
+		if ws := s.warm[key]; i >= maxIdleWarm || now.Sub(ws.last) > warmIdle {
+			gone = append(gone, ws.w)
+			delete(s.warm, key)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range gone {
+		_ = w.Close()
+	}
 }
 
 func (s *server) closeWarm() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, w := range s.warm {
-		_ = w.Close()
+	for _, ws := range s.warm {
+		_ = ws.w.Close()
 	}
 }
 
@@ -350,7 +418,7 @@ func (c *cli) warmKey(opts options) string {
 // warmTransport is the graph's decoration in the service: the default
 // transport sends through the warm courier of these settings.
 func (c *cli) warmTransport(opts options) func(ports.Transport) ports.Transport {
-	w := c.srv.warmFor(c.warmKey(opts))
+	w := c.srv.warmFor(c, c.warmKey(opts))
 	return w.Wrap
 }
 
@@ -427,6 +495,7 @@ func (s *server) loop(quiet time.Duration, stop context.CancelFunc) {
 	defer s.jobs.Wait()
 	for {
 		s.pass()
+		s.trimWarm(time.Now())
 		if quiet > 0 && s.quiet(quiet) {
 			fmt.Fprintf(s.c.stderr, "peerctl serve: quiet for %s with nothing in the outbox to deliver: ending\n", quiet)
 			stop()
@@ -556,7 +625,7 @@ func (s *server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 	sub := s.sub(req.Env, m.Text, &out, &errb)
 	j := &outboxJob{msg: m, recover: recover}
 	sub.job = j
-	sub.execute(s.life, req.Argv)
+	s.exec(s.life, sub, req.Argv)
 	if j.done.ID == 0 {
 		// The command line ended before the job ran (a flag this peerctl no
 		// longer has, say): what it printed is the reason.

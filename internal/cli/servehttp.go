@@ -192,7 +192,7 @@ func (b webBackend) Send(ctx context.Context, address, text string, await time.D
 func (b webBackend) run(ctx context.Context, argv ...string) dashboard.Result {
 	var out, errb bytes.Buffer
 	sub := b.s.sub(b.s.c.environ(), "", &out, &errb)
-	code := sub.execute(ctx, argv)
+	code := b.s.exec(ctx, sub, argv)
 	res := dashboard.Result{Code: code, Stderr: errb.String()}
 	if raw := bytes.TrimSpace(out.Bytes()); json.Valid(raw) {
 		res.JSON = raw

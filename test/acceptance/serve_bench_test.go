@@ -101,6 +101,7 @@ func BenchmarkServeOutbox(b *testing.B) {
 			}
 		}
 		stored := time.Since(start)
+		storedRSS := vmHWM(b, w.srv.Process.Pid)
 		listeners := make([]*socktest.Listener, targets)
 		start = time.Now()
 		for i := range targets {
@@ -141,13 +142,17 @@ func BenchmarkServeOutbox(b *testing.B) {
 				last = n
 			}
 		}
+		start = time.Now()
+		w.stopServe(b)
+		stop := time.Since(start)
 		b.ReportMetric(float64(total)/stored.Seconds(), "stored/s")
 		b.ReportMetric(float64(total)/delivered.Seconds(), "delivered/s")
 		b.ReportMetric(float64(rss)/1024, "serve-peak-rss-MiB")
-		b.Logf("%d durable sends stored in %v (%.1f/s, whole processes); delivered to %d sessions in %v (%.1f/s), in order, none twice; service peak RSS %.1f MiB",
+		b.ReportMetric(float64(storedRSS)/1024, "serve-peak-rss-stored-MiB")
+		b.ReportMetric(stop.Seconds(), "serve-stop-s")
+		b.Logf("%d durable sends stored in %v (%.1f/s, whole processes); delivered to %d sessions in %v (%.1f/s), in order, none twice; service peak RSS %.1f MiB (%.1f MiB once all were stored); SIGTERM to its end %v",
 			total, stored.Round(time.Millisecond), float64(total)/stored.Seconds(), targets, delivered.Round(time.Millisecond),
-			float64(total)/delivered.Seconds(), float64(rss)/1024)
-		w.stopServe(b)
+			float64(total)/delivered.Seconds(), float64(rss)/1024, float64(storedRSS)/1024, stop.Round(time.Millisecond))
 	}
 }
 

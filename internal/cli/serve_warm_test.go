@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Each distinct set of settings has its own warm couriers (a running
+// Claude Code each): the service keeps a set while a command uses it, then
+// at most maxIdleWarm unused ones (the most recently used) and none unused
+// for longer than warmIdle. Before, every distinct environment (a shell
+// with another HOME, say) left a courier running until the service ended.
+func TestServiceKeepsFewIdleWarmCouriers(t *testing.T) {
+	s := &server{life: context.Background(), warm: map[string]*warmSet{}}
+	t0 := time.Now()
+	busy := &cli{}
+	s.warmFor(busy, "in use")
+	for i := range maxIdleWarm + 3 {
+		c := &cli{}
+		w := s.warmFor(c, fmt.Sprint("key ", i))
+		require.Same(t, w, s.warmFor(c, fmt.Sprint("key ", i)), "one set per key")
+		s.letGo(c, t0.Add(time.Duration(i)*time.Second))
+		assert.Empty(t, c.warmHeld)
+	}
+	var kept []string
+	for k := range s.warm {
+		kept = append(kept, k)
+	}
+	want := []string{"in use"}
+	for i := 3; i < maxIdleWarm+3; i++ {
+		want = append(want, fmt.Sprint("key ", i))
+	}
+	assert.ElementsMatch(t, want, kept, "the set in use and the newest idle ones")
+
+	// key i was let go at t0+i s: at t0+warmIdle+5 s, keys below 5 have
+	// been idle for longer than warmIdle.
+	s.trimWarm(t0.Add(warmIdle + 5*time.Second))
+	kept = kept[:0]
+	for k := range s.warm {
+		kept = append(kept, k)
+	}
+	assert.ElementsMatch(t, []string{"in use", "key 5", "key 6"}, kept, "idle longer than warmIdle: closed")
+	s.letGo(busy, t0.Add(warmIdle+5*time.Second))
+	assert.Contains(t, s.warm, "in use", "just let go: kept")
+}
