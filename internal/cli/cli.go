@@ -216,7 +216,7 @@ type cli struct {
 	// command); outbox the durable message a receipt is about.
 	srv    *server
 	job    *outboxJob
-	outbox *outboxRef
+	outbox *wire.OutboxRef
 	// warmHeld are the keys of the service's warm couriers this command
 	// took (server.warmFor), let go when it ends (server.exec).
 	warmHeld []string

@@ -117,9 +117,9 @@ func TestExitCodesDocumentedInSync(t *testing.T) {
 func TestOutputDocNamesEveryField(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
 	require.NoError(t, err)
-	for _, v := range []any{wire.Session{}, wire.Show{}, receiptJSON{}, wire.RefusalBody{}, endpointJSON{}, doctorJSON{},
+	for _, v := range []any{wire.Session{}, wire.Show{}, wire.Receipt{}, wire.RefusalBody{}, endpointJSON{}, doctorJSON{},
 		claudecode.DoctorJSON{}, claudecode.FlagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, claudecode.CourierJSON{}, doctorReachJSON{}, doctorUnreachableJSON{}, qwencode.DoctorJSON{}, doctorMCPJSON{}, whoamiJSON{}, versionJSON{},
-		inboundJSON{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
+		wire.Inbound{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
 		for _, name := range jsonNames(v) {
 			// `name`, or nested as `parent.name` / `parent[].name`.
 			documented := regexp.MustCompile("[`.]" + regexp.QuoteMeta(name) + "[`.\\[]").Match(doc)

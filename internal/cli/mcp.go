@@ -111,8 +111,8 @@ func (m *mcpTools) sendQueue() *callQueue {
 }
 
 // tools are m's use cases as the MCP server's tools.
-func (m *mcpTools) tools() mcptools.Tools[listOut, wire.Show, receiptJSON] {
-	return mcptools.Tools[listOut, wire.Show, receiptJSON]{List: guard(m, m.list, nil), Show: guard(m, m.show, nil), Send: guard(m, m.send, m.sendQueue())}
+func (m *mcpTools) tools() mcptools.Tools[listOut, wire.Show, wire.Receipt] {
+	return mcptools.Tools[listOut, wire.Show, wire.Receipt]{List: guard(m, m.list, nil), Show: guard(m, m.show, nil), Send: guard(m, m.send, m.sendQueue())}
 }
 
 // guard gives every call its deadline and turns what the use case returns
@@ -266,20 +266,20 @@ func (m *mcpTools) node(dest domain.Dest) (app.Node, error) {
 	return m.cli.node(dest)
 }
 
-func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON, error) {
+func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt, error) {
 	dest, address, err := m.toolHost(in.Host, in.To)
 	if err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	svc, err := m.service(in.Transport)
 	if err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	switch {
 	case in.AwaitReplySeconds < 0 || in.AwaitReplySeconds > mcptools.MaxAwaitReplySeconds:
-		return receiptJSON{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, mcptools.MaxAwaitReplySeconds)
+		return wire.Receipt{}, fmt.Errorf("await_reply_seconds %d: want 0 to %d", in.AwaitReplySeconds, mcptools.MaxAwaitReplySeconds)
 	case in.AwaitReplySeconds > 0 && !wiring.Plugins().HearsReplies(in.Transport):
-		return receiptJSON{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
+		return wire.Receipt{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
 	}
 	if in.DurableSeconds != 0 || in.Key != "" {
 		return m.sendDurable(ctx, dest, address, in)
@@ -297,10 +297,10 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 			out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
 		}
 		b, _ := json.Marshal(out)
-		return receiptJSON{}, errors.New(refusalText(r) + "\nreceipt: " + string(b))
+		return wire.Receipt{}, errors.New(refusalText(r) + "\nreceipt: " + string(b))
 	}
 	if err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	out := receiptFor(res)
 	if res.Reply != nil {
@@ -317,38 +317,38 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (receiptJSON,
 // in peerctl serve (started on demand) as `peerctl send --json --durable`
 // with this server's harness flags, timeout and confirmation window (and
 // --host for a session on another machine).
-func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, address string, in mcptools.SendArgs) (receiptJSON, error) {
+func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, address string, in mcptools.SendArgs) (wire.Receipt, error) {
 	switch {
 	case in.DurableSeconds < 0 || in.DurableSeconds > mcptools.MaxDurableSeconds:
-		return receiptJSON{}, fmt.Errorf("durable_seconds %d: want 0 to %d", in.DurableSeconds, mcptools.MaxDurableSeconds)
+		return wire.Receipt{}, fmt.Errorf("durable_seconds %d: want 0 to %d", in.DurableSeconds, mcptools.MaxDurableSeconds)
 	case len(in.Key) > maxKey:
-		return receiptJSON{}, fmt.Errorf("key: at most %d bytes, got %d", maxKey, len(in.Key))
+		return wire.Receipt{}, fmt.Errorf("key: at most %d bytes, got %d", maxKey, len(in.Key))
 	case in.AwaitReplySeconds > 0:
-		return receiptJSON{}, errors.New("durable_seconds or key with await_reply_seconds: a durable message may be delivered hours later")
+		return wire.Receipt{}, errors.New("durable_seconds or key with await_reply_seconds: a durable message may be delivered hours later")
 	}
 	return m.cli.serveSend(ctx, durableSend{to: address, host: dest.String(), text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
 		timeout: m.timeout, confirm: m.confirm.ConfirmTimeout})
 }
 
 // sendHost is send_message with a host: the far side's peerctl sends.
-func (m *mcpTools) sendHost(ctx context.Context, dest domain.Dest, address string, in mcptools.SendArgs) (receiptJSON, error) {
+func (m *mcpTools) sendHost(ctx context.Context, dest domain.Dest, address string, in mcptools.SendArgs) (wire.Receipt, error) {
 	if _, err := domain.NewMessage(in.Text); err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	s := hostSend{address: address, text: in.Text, transport: in.Transport, timeout: m.timeout, asJSON: true, await: in.ExtraTime(),
 		confirm: confirmFlags{timeout: m.confirm.ConfirmTimeout}}
 	res, err := m.cli.runHostSend(ctx, dest, s)
 	if err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	out, err := hostReceipt(dest, res, s)
 	if err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	if !out.OK && out.Refusal != nil {
 		// Handed over, no reply: say so with its receipt after the reason.
 		b, _ := json.Marshal(out)
-		return receiptJSON{}, fmt.Errorf("%s: %s\nreceipt: %s", out.Refusal.Reason, safe(out.Refusal.Detail), b)
+		return wire.Receipt{}, fmt.Errorf("%s: %s\nreceipt: %s", out.Refusal.Reason, safe(out.Refusal.Detail), b)
 	}
 	return out, nil
 }

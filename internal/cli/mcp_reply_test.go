@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/fakeqwen"
 )
 
@@ -31,7 +32,7 @@ func TestMCPSendAwaitsTheReply(t *testing.T) {
 	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", q.Sock)
 	cs := mcpWith(t, evConfigDir(t), home, mcpFlags{callTimeout: 300 * time.Millisecond, confirmTimeout: 5 * time.Second})
 	text := okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 30}))
-	var got receiptJSON
+	var got wire.Receipt
 	require.NoError(t, json.Unmarshal(text, &got))
 	assert.Equal(t, "delivered", got.Outcome)
 	assert.Equal(t, "inbox", got.Transport)
@@ -52,7 +53,7 @@ func TestMCPSendNoReply(t *testing.T) {
 	text := refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "app-3b", "text": "ping", "await_reply_seconds": 1}), "no_reply")
 	_, receipt, ok := strings.Cut(text, "\nreceipt: ")
 	require.True(t, ok, text)
-	var got receiptJSON
+	var got wire.Receipt
 	require.NoError(t, json.Unmarshal([]byte(receipt), &got))
 	assert.False(t, got.OK)
 	assert.Equal(t, "delivered", got.Outcome)

@@ -25,6 +25,7 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcpserve"
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
@@ -245,7 +246,7 @@ func TestMCPSendBySocket(t *testing.T) {
 	w := newTwoLive(t, false)
 	cs := mcpFor(t, w.cfg, mcpFlags{})
 	const text = "from an MCP client: \"quotes\", tab\t, ünï\nend"
-	var got receiptJSON
+	var got wire.Receipt
 	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": text, "transport": "socket"})), &got))
 	assert.True(t, got.OK)
 	assert.Equal(t, "posted", got.Outcome, "no transcript: not confirmed")
@@ -336,7 +337,7 @@ func TestMCPBadArgumentsNeverStopTheServer(t *testing.T) {
 	assert.Contains(t, err.Error(), "unknown tool")
 
 	assert.Empty(t, w.selfSock.Frames())
-	var got receiptJSON
+	var got wire.Receipt
 	require.NoError(t, json.Unmarshal(okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "still here", "transport": "socket"})), &got))
 	assert.Equal(t, "posted", got.Outcome)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/internal/lines"
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // RelayProtocol is the version of `peerctl relay`'s line protocol
@@ -71,7 +72,7 @@ type relayReceipt struct {
 	ClaudeResult string          `json:"claudeResult,omitempty"`
 	ElapsedMs    int64           `json:"elapsedMs"`
 	// Outbox is set for a durable request: the message in the outbox.
-	Outbox *outboxRef `json:"outbox,omitempty"`
+	Outbox *wire.OutboxRef `json:"outbox,omitempty"`
 }
 
 // relayRefusal is the output line for a send that was refused or failed.
@@ -91,7 +92,7 @@ type relayRefusal struct {
 type relayInbound struct {
 	Type string `json:"type"` // "inbound"
 	Host string `json:"host,omitempty"`
-	inboundJSON
+	wire.Inbound
 }
 
 func (c *cli) relayCmd() *cobra.Command {
@@ -207,7 +208,7 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	go func() {
 		defer close(printed)
 		for in := range relay.Inbound() {
-			_ = out.line(relayInbound{Type: "inbound", inboundJSON: toInboundJSON(in)})
+			_ = out.line(relayInbound{Type: "inbound", Inbound: toInboundJSON(in)})
 		}
 	}()
 	defer func() {

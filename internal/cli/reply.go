@@ -13,18 +13,8 @@ import (
 	"github.com/peerctl/peerctl/internal/wire"
 )
 
-// inboundJSON is one message that reached the courier (send --await-reply's
-// reply and otherInbound; relay's inbound lines). docs/OUTPUT.md.
-type inboundJSON struct {
-	Text      string `json:"text"`
-	FromName  string `json:"fromName"`
-	From      string `json:"from"`
-	At        string `json:"at"`
-	Truncated bool   `json:"truncated,omitempty"`
-}
-
-func toInboundJSON(in domain.Inbound) inboundJSON {
-	return inboundJSON{Text: in.Text, FromName: in.FromName, From: in.From, At: wire.RFC3339(in.At), Truncated: in.Truncated}
+func toInboundJSON(in domain.Inbound) wire.Inbound {
+	return wire.Inbound{Text: in.Text, FromName: in.FromName, From: in.From, At: wire.RFC3339(in.At), Truncated: in.Truncated}
 }
 
 // validAwait checks --await-reply against the other flags: it needs the
@@ -94,7 +84,7 @@ func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
 // stderr when they were cut. One newline is always added, so a script
 // takes the text exactly by dropping the last byte ($(...) drops trailing
 // newlines itself).
-func (c *cli) printReplyText(r inboundJSON) error {
+func (c *cli) printReplyText(r wire.Inbound) error {
 	if r.Truncated {
 		fmt.Fprintf(c.stderr, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
 	}

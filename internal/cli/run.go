@@ -19,7 +19,7 @@ import (
 // until std.In closes or ctx ends. internal/mcpserve.Serve is the one; a
 // peerctl built without it (cmd/peerctl, so that no other command pays for
 // the MCP SDK's start-up) runs `peerctl mcp` as peerctl-mcp instead.
-type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, wire.Show, receiptJSON], std mcptools.Stdio) error
+type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, wire.Show, wire.Receipt], std mcptools.Stdio) error
 
 // Main runs peerctl with the process's arguments and standard streams and
 // exits with its exit code. serve is the MCP server, or nil.

@@ -17,39 +17,6 @@ import (
 	"github.com/peerctl/peerctl/internal/wire"
 )
 
-// receiptJSON is `send --json` output on success (docs/OUTPUT.md).
-type receiptJSON struct {
-	OK bool `json:"ok"`
-	// Host is the machine the session runs on (send --host); absent for this one.
-	Host      string `json:"host,omitempty"`
-	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
-	Transport string `json:"transport"`
-	Harness   string `json:"harness"`
-	SessionID string `json:"sessionId"`
-	PID       int    `json:"pid"`
-	Name      string `json:"name"`
-	Endpoint  string `json:"endpoint"`
-	Detail    string `json:"detail,omitempty"`
-	// Outbox is set for send --durable: the message's id and state in
-	// peerctl serve's outbox.
-	Outbox *outboxRef `json:"outbox,omitempty"`
-	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
-	MsgID        string `json:"msgId,omitempty"`
-	ClaudeResult string `json:"claudeResult,omitempty"`
-	ElapsedMs    int64  `json:"elapsedMs"`
-	// TransportMs is the transport's own time (the post, the courier run);
-	// confirmMs (confirmJSON) the transcript confirmation's.
-	TransportMs int64        `json:"transportMs"`
-	Plan        *domain.Plan `json:"plan,omitempty"`
-	confirmJSON
-	// Reply and OtherInbound are set with --await-reply.
-	Reply        *inboundJSON  `json:"reply,omitempty"`
-	OtherInbound []inboundJSON `json:"otherInbound,omitempty"`
-	// Refusal is set, with ok false, when --await-reply got no reply
-	// (no_reply) or the --wait ran out (wait_timeout).
-	Refusal *wire.RefusalBody `json:"refusal,omitempty"`
-}
-
 func (c *cli) sendCmd() *cobra.Command {
 	var (
 		transport string
@@ -233,16 +200,16 @@ const stdinBytesFlag = "stdin-bytes"
 
 // receiptFor is the receipt of res as `send --json` prints it and the MCP
 // tool send_message returns it.
-func receiptFor(res app.SendResult) receiptJSON {
+func receiptFor(res app.SendResult) wire.Receipt {
 	t := res.Target
-	out := receiptJSON{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
+	out := wire.Receipt{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
 		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
 		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan,
 		MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
 	if res.Plan != nil {
 		out.Outcome, out.Transport = "planned", res.Plan.Transport
 	} else {
-		out.fillConfirm(res)
+		fillConfirm(&out, res)
 	}
 	return out
 }
@@ -273,7 +240,7 @@ func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, as
 // line (naming the host of a session on another machine), msg_id, Claude
 // Code's words, the outbox message and how a --wait ended; or a dry run's
 // plan. One printer for a send here and one a far side's peerctl made.
-func printReceiptText(w io.Writer, out receiptJSON) {
+func printReceiptText(w io.Writer, out wire.Receipt) {
 	on := ""
 	if out.Host != "" {
 		on = " on " + safe(out.Host)

@@ -66,35 +66,7 @@ func (f *confirmFlags) options() app.ConfirmOptions {
 	return app.ConfirmOptions{NoConfirm: f.noConfirm, ConfirmTimeout: f.timeout, RequireConfirm: f.require, Wait: f.wait}
 }
 
-// confirmJSON are the receipt's confirmation fields (docs/CONFIRMATION.md).
-type confirmJSON struct {
-	// Confirmed is true when the target's transcript shows the text.
-	Confirmed bool `json:"confirmed"`
-	// Transcript is the transcript file read ("" when unknown).
-	Transcript string `json:"transcript,omitempty"`
-	// ConfirmedAt is the enqueue line's timestamp (RFC 3339, UTC).
-	ConfirmedAt string `json:"confirmedAt,omitempty"`
-	// ConfirmNote says why the send is not confirmed.
-	ConfirmNote string `json:"confirmNote,omitempty"`
-	// ConfirmMs is how long the transcript confirmation took, in ms (0
-	// when no transcript was read).
-	ConfirmMs int64 `json:"confirmMs"`
-	// Wait is set with --wait.
-	Wait *waitJSON `json:"wait,omitempty"`
-}
-
-type waitJSON struct {
-	End       string `json:"end"`    // idle, exited, timeout, interrupted, failed
-	Status    string `json:"status"` // the last status seen: idle, busy, unknown
-	ElapsedMs int64  `json:"elapsedMs"`
-	Note      string `json:"note,omitempty"`
-	// TakenUp says whether the transcript showed the target take the
-	// message up; TakenUpAt is when, RFC 3339 UTC.
-	TakenUp   bool   `json:"takenUp"`
-	TakenUpAt string `json:"takenUpAt,omitempty"`
-}
-
-func (out *receiptJSON) fillConfirm(res app.SendResult) {
+func fillConfirm(out *wire.Receipt, res app.SendResult) {
 	if res.Outcome != domain.OutcomeUnknown {
 		out.Outcome = res.Outcome.String()
 	}
@@ -107,11 +79,11 @@ func (out *receiptJSON) fillConfirm(res app.SendResult) {
 }
 
 // waitOf is the receipt's "wait" object of res (nil without --wait).
-func waitOf(res app.SendResult) *waitJSON {
+func waitOf(res app.SendResult) *wire.Wait {
 	if res.WaitEnd == domain.WaitNone {
 		return nil
 	}
-	w := &waitJSON{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
+	w := &wire.Wait{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
 	if !res.TakenUpAt.IsZero() {
 		w.TakenUp, w.TakenUpAt = true, wire.RFC3339(res.TakenUpAt)
 	}
@@ -141,7 +113,7 @@ func (c *cli) warnUnconfirmed(res app.SendResult) {
 // printWait prints how a --wait ended (nothing for nil), from the
 // receipt's "wait" object: a send here and a far side's alike. Notes carry
 // paths and errors built from registry data: every one goes through safe.
-func printWait(w io.Writer, wt *waitJSON) {
+func printWait(w io.Writer, wt *wire.Wait) {
 	if wt == nil {
 		return
 	}

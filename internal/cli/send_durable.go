@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -98,19 +99,8 @@ func (c *cli) sendForward(ctx context.Context, d durableFlags, plain bool, text 
 	return true, err
 }
 
-// outboxRef is the receipt's "outbox" object (docs/OUTPUT.md).
-type outboxRef struct {
-	ID        int64  `json:"id"`
-	State     string `json:"state"`
-	Key       string `json:"key,omitempty"`
-	ExpiresAt string `json:"expiresAt"`
-	// Duplicate is true when --key named a message already in the outbox:
-	// this is that message, nothing new was stored or sent.
-	Duplicate bool `json:"duplicate,omitempty"`
-}
-
-func refOf(m ports.OutboxMessage, dup bool) *outboxRef {
-	return &outboxRef{ID: m.ID, State: m.State.String(), Key: m.Key, ExpiresAt: outboxTime(m.Expires), Duplicate: dup}
+func refOf(m ports.OutboxMessage, dup bool) *wire.OutboxRef {
+	return &wire.OutboxRef{ID: m.ID, State: m.State.String(), Key: m.Key, ExpiresAt: outboxTime(m.Expires), Duplicate: dup}
 }
 
 // durableWay is where a durable message is attempted: here, with a
@@ -158,7 +148,7 @@ func (c *cli) hostWay(dest domain.Dest, hs hostSend) durableWay {
 	s := c.srv
 	var far struct {
 		res ports.RemoteResult
-		out receiptJSON
+		out wire.Receipt
 		ok  bool
 	}
 	send := func(ctx context.Context, _ app.SendRequest) (app.SendResult, error) {
@@ -192,7 +182,7 @@ func (c *cli) hostWay(dest domain.Dest, hs hostSend) durableWay {
 // hostResult is a far side's receipt as the result the outbox records:
 // the receipt's words, the take-up and the reply; an ok-false receipt's
 // refusal (no_reply, wait_timeout) is the error beside it.
-func hostResult(out receiptJSON) (app.SendResult, error) {
+func hostResult(out wire.Receipt) (app.SendResult, error) {
 	res := app.SendResult{Receipt: domain.Receipt{Outcome: out.Outcome, Transport: out.Transport, Detail: out.Detail, MsgID: out.MsgID, ClaudeResult: out.ClaudeResult}}
 	res.Outcome = domain.ParseOutcome(out.Outcome)
 	res.Confirmed, res.ConfirmNote = out.Confirmed, out.ConfirmNote
@@ -298,7 +288,7 @@ func (c *cli) printStored(m ports.OutboxMessage, res app.SendResult, dup bool, a
 		outcome = m.State.String()
 	}
 	t := res.Target
-	out := receiptJSON{OK: true, Outcome: outcome, Transport: m.Transport, Detail: m.Reason, Outbox: refOf(m, dup), MsgID: m.MsgID,
+	out := wire.Receipt{OK: true, Outcome: outcome, Transport: m.Transport, Detail: m.Reason, Outbox: refOf(m, dup), MsgID: m.MsgID,
 		SessionID: m.SessionID, ElapsedMs: res.Elapsed.Milliseconds()}
 	if t.ID() != "" {
 		out.Harness, out.SessionID, out.PID, out.Name, out.Endpoint = t.Harness().String(), t.ID(), t.PID(), t.Name(), t.Endpoint().String()
@@ -331,12 +321,12 @@ type durableSend struct {
 // --json --durable=<seconds>s --key K` with this command's harness flags,
 // and returns its receipt; a refusal comes back as a *domain.Refusal
 // (outbox_unavailable when no service can keep it).
-func (c *cli) serveSend(ctx context.Context, d durableSend) (receiptJSON, error) {
+func (c *cli) serveSend(ctx context.Context, d durableSend) (wire.Receipt, error) {
 	if _, err := domain.NewMessage(d.text); err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	if c.serveOff() {
-		return receiptJSON{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
+		return wire.Receipt{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
 	}
 	var argv []string
 	for name, v := range c.flagValues() {
@@ -369,21 +359,21 @@ func (c *cli) serveSend(ctx context.Context, d durableSend) (receiptJSON, error)
 	argv = append(argv, "--", d.to, "-")
 	conn, err := c.dialServe(ctx, true)
 	if err != nil {
-		return receiptJSON{}, outboxUnavailable(err)
+		return wire.Receipt{}, outboxUnavailable(err)
 	}
 	a, err := c.ask(ctx, conn, argv, d.text)
 	if errors.Is(err, errForwardUnsent) {
-		return receiptJSON{}, outboxUnavailable(err)
+		return wire.Receipt{}, outboxUnavailable(err)
 	}
 	if err != nil {
-		return receiptJSON{}, err
+		return wire.Receipt{}, err
 	}
 	if a.Code != exitOK {
-		return receiptJSON{}, answerRefusal(a)
+		return wire.Receipt{}, answerRefusal(a)
 	}
-	var out receiptJSON
+	var out wire.Receipt
 	if err := json.Unmarshal([]byte(a.Stdout), &out); err != nil {
-		return receiptJSON{}, fmt.Errorf("the service's receipt is not JSON: %w", err)
+		return wire.Receipt{}, fmt.Errorf("the service's receipt is not JSON: %w", err)
 	}
 	return out, nil
 }

@@ -78,7 +78,7 @@ func (c *cli) sendHost(ctx context.Context, dest domain.Dest, s hostSend) error 
 
 // printHostSend prints a far side's receipt out (given c.outbox, for a
 // durable send) and passes its stderr on; its exit code is this one's.
-func (c *cli) printHostSend(dest domain.Dest, res ports.RemoteResult, out receiptJSON, s hostSend) error {
+func (c *cli) printHostSend(dest domain.Dest, res ports.RemoteResult, out wire.Receipt, s hostSend) error {
 	c.passLines(res.Stderr)
 	out.Outbox = c.outbox
 	var err error
@@ -102,12 +102,12 @@ func (c *cli) printHostSend(dest domain.Dest, res ports.RemoteResult, out receip
 // exited 0 without a valid ok receipt, or failed without a receipt or a
 // refusal (a crash after reading the text), is outcome_unknown (it had the
 // text), host_unreachable or its own failure for a dry run.
-func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJSON, error) {
+func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (wire.Receipt, error) {
 	var refused wire.RefusalDoc
 	if res.Code != exitOK && jsonexact.Exact(bytes.TrimSpace(res.Stdout), &refused) == nil {
-		return receiptJSON{}, wire.Failure(dest, res)
+		return wire.Receipt{}, wire.Failure(dest, res)
 	}
-	var out receiptJSON
+	var out wire.Receipt
 	var ep string
 	err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &out)
 	if err == nil {
@@ -116,18 +116,18 @@ func hostReceipt(dest domain.Dest, res ports.RemoteResult, s hostSend) (receiptJ
 	switch {
 	case err == nil && out.OK == (res.Code == exitOK):
 	case res.Code != exitOK && s.dryRun:
-		return receiptJSON{}, wire.Failure(dest, res)
+		return wire.Receipt{}, wire.Failure(dest, res)
 	case res.Code != exitOK:
 		// It had the text: a crash (a panic is exit 2), a kill or any other
 		// failing exit without a receipt may have come after the delivery.
-		return receiptJSON{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
+		return wire.Receipt{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
 			Detail: fmt.Sprintf("peerctl on %s ended with exit %d and no receipt (%s); it had the text and may have delivered it: look (%s) before sending it again",
 				dest, res.Code, lastStderrLine(res.Stderr), safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	case s.dryRun:
-		return receiptJSON{}, wire.Broken(dest, noReceipt(err))
+		return wire.Receipt{}, wire.Broken(dest, noReceipt(err))
 	default:
 		r, _ := domain.AsRefusal(wire.Broken(dest, noReceipt(err)))
-		return receiptJSON{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
+		return wire.Receipt{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
 			Detail: fmt.Sprintf("%s; it had the text and may have delivered it: look (%s) before sending it again", r.Detail, safe(domain.ShellCommand("peerctl", "show", "--host", dest.String(), s.address)))}
 	}
 	out.Host, out.Endpoint = dest.String(), ep
@@ -155,7 +155,7 @@ func noReceipt(err error) error {
 // printHostReceipt prints a far side's receipt as text (printReceiptText):
 // on stdout, or on stderr when the reply takes stdout (--await-reply),
 // then the reply on stdout.
-func (c *cli) printHostReceipt(out receiptJSON, awaited bool) error {
+func (c *cli) printHostReceipt(out wire.Receipt, awaited bool) error {
 	w := c.stdout
 	if awaited {
 		w = c.stderr

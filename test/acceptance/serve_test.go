@@ -312,6 +312,24 @@ func TestServeDurableSendToAHostThatIsDownThenUp(t *testing.T) {
 	assert.Contains(t, m.History[1].Reason+m.History[2].Reason, "host_unreachable")
 	time.Sleep(2 * time.Second)
 	assert.Len(t, w.listener.Frames(), 1, "never twice")
+
+	// The MCP tool too: send_message with host and durable_seconds.
+	require.NoError(t, os.WriteFile(down, nil, 0o600))
+	p := startMCP(t, env, "--config-dir", w.config, "mcp", "--confirm-timeout", "300ms")
+	text, isErr := p.call(t, "send_message", map[string]any{"to": w.id, "host": "box", "text": "from the MCP tool", "durable_seconds": 3600, "transport": "socket"})
+	require.False(t, isErr, text)
+	var viaMCP durableReceipt
+	require.NoError(t, json.Unmarshal([]byte(text), &viaMCP), text)
+	assert.Equal(t, "stored", viaMCP.Outcome)
+	require.NoError(t, os.Remove(down))
+	eventually(t, 60*time.Second, "the MCP tool's message to be delivered on box", func() bool {
+		r := run("outbox", "show", "--json", strconv.FormatInt(viaMCP.Outbox.ID, 10))
+		var m outboxEntry
+		return r.Code == 0 && json.Unmarshal(r.Stdout, &m) == nil && m.State == "delivered" && m.Host == "box"
+	})
+	frames = w.listener.Wait(2)
+	require.Len(t, frames, 2)
+	assert.Equal(t, "from the MCP tool", frameContent(t, frames[1]))
 }
 
 func TestServeDurableSendToALiveSessionIsTheSameReceipt(t *testing.T) {

@@ -1,0 +1,88 @@
+package wire
+
+import "github.com/peerctl/peerctl/domain"
+
+// Receipt is `send --json`'s document on success (docs/OUTPUT.md): what
+// this peerctl prints, what a far side's peerctl prints for send --host
+// (read back with exact keys), and the MCP tool send_message's result.
+type Receipt struct {
+	OK bool `json:"ok"`
+	// Host is the machine the session runs on (send --host); absent for this one.
+	Host      string `json:"host,omitempty"`
+	Outcome   string `json:"outcome"` // queued, held, posted, delivered; "planned" for --dry-run
+	Transport string `json:"transport"`
+	Harness   string `json:"harness"`
+	SessionID string `json:"sessionId"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	Endpoint  string `json:"endpoint"`
+	Detail    string `json:"detail,omitempty"`
+	// Outbox is set for send --durable: the message's id and state in
+	// peerctl serve's outbox.
+	Outbox *OutboxRef `json:"outbox,omitempty"`
+	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
+	MsgID        string `json:"msgId,omitempty"`
+	ClaudeResult string `json:"claudeResult,omitempty"`
+	ElapsedMs    int64  `json:"elapsedMs"`
+	// TransportMs is the transport's own time (the post, the courier run);
+	// confirmMs (Confirm) the transcript confirmation's.
+	TransportMs int64        `json:"transportMs"`
+	Plan        *domain.Plan `json:"plan,omitempty"`
+	Confirm
+	// Reply and OtherInbound are set with --await-reply.
+	Reply        *Inbound  `json:"reply,omitempty"`
+	OtherInbound []Inbound `json:"otherInbound,omitempty"`
+	// Refusal is set, with ok false, when --await-reply got no reply
+	// (no_reply) or the --wait ran out (wait_timeout).
+	Refusal *RefusalBody `json:"refusal,omitempty"`
+}
+
+// Confirm are the receipt's confirmation fields (docs/CONFIRMATION.md).
+type Confirm struct {
+	// Confirmed is true when the target's transcript shows the text.
+	Confirmed bool `json:"confirmed"`
+	// Transcript is the transcript file read ("" when unknown).
+	Transcript string `json:"transcript,omitempty"`
+	// ConfirmedAt is the enqueue line's timestamp (RFC 3339, UTC).
+	ConfirmedAt string `json:"confirmedAt,omitempty"`
+	// ConfirmNote says why the send is not confirmed.
+	ConfirmNote string `json:"confirmNote,omitempty"`
+	// ConfirmMs is how long the transcript confirmation took, in ms (0
+	// when no transcript was read).
+	ConfirmMs int64 `json:"confirmMs"`
+	// Wait is set with --wait.
+	Wait *Wait `json:"wait,omitempty"`
+}
+
+// Wait is the receipt's "wait" object: how a --wait ended (times in ms).
+type Wait struct {
+	End       string `json:"end"`    // idle, exited, timeout, interrupted, failed
+	Status    string `json:"status"` // the last status seen: idle, busy, unknown
+	ElapsedMs int64  `json:"elapsedMs"`
+	Note      string `json:"note,omitempty"`
+	// TakenUp says whether the transcript showed the target take the
+	// message up; TakenUpAt is when, RFC 3339 UTC.
+	TakenUp   bool   `json:"takenUp"`
+	TakenUpAt string `json:"takenUpAt,omitempty"`
+}
+
+// Inbound is one message that reached the courier (send --await-reply's
+// reply and otherInbound; relay's inbound lines). docs/OUTPUT.md.
+type Inbound struct {
+	Text      string `json:"text"`
+	FromName  string `json:"fromName"`
+	From      string `json:"from"`
+	At        string `json:"at"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// OutboxRef is the receipt's "outbox" object (docs/OUTPUT.md).
+type OutboxRef struct {
+	ID        int64  `json:"id"`
+	State     string `json:"state"`
+	Key       string `json:"key,omitempty"`
+	ExpiresAt string `json:"expiresAt"`
+	// Duplicate is true when --key named a message already in the outbox:
+	// this is that message, nothing new was stored or sent.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
