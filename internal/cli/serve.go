@@ -558,9 +558,10 @@ func (s *server) pass() {
 		if m.State == domain.OutboxStored && m.NextAt.After(now) && !early || !s.claim(m.ID) {
 			continue
 		}
-		if m.State == domain.OutboxStored && waits(m.Request) {
-			// Minutes of waiting for a take-up or a reply hold up no other
-			// target; this one's next message waits until it is handed over.
+		if m.State == domain.OutboxStored && (waits(m.Request) || m.Host != "") {
+			// Minutes of waiting for a take-up or a reply, or a host's
+			// connect timeout, hold up no other target; this one's next
+			// message waits until it is handed over.
 			s.jobs.Add(1)
 			go func() {
 				defer s.jobs.Done()

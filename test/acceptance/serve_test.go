@@ -332,6 +332,31 @@ func TestServeDurableSendToAHostThatIsDownThenUp(t *testing.T) {
 	assert.Equal(t, "from the MCP tool", frameContent(t, frames[1]))
 }
 
+// A host that hangs holds up no other target: while an attempt on it waits
+// for the far side's hello, a message to a session here that comes back is
+// delivered.
+func TestServeAHangingHostHoldsUpNoOtherTarget(t *testing.T) {
+	w := newServeWorld(t)
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(bin, "peerctl")))
+	hanging := append(w.env(t), "PATH="+bin+":"+os.Getenv("PATH"), "PEERCTL_SSH="+testbin.Build(t, testbin.FakeSSH), "FAKESSH_MODE=silent")
+	r := catRun(t, w.sessions, runOpts{Env: hanging, Timeout: 2 * time.Minute}, "--config-dir", w.config,
+		"send", "--json", "--durable=1h", "--host", "box", "--no-confirm", "proj-89", "for a host that hangs")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	far := decodeReceipt(t, r)
+	require.Equal(t, "stored", far.Outcome, far.Detail)
+	eventually(t, 60*time.Second, "the service's own attempt on the hanging host", func() bool { return w.show(t, far.Outbox.ID).State == "delivering" })
+
+	r = w.peerctl(t, nil, "send", "--json", "--durable=1h", "--no-confirm", "later", "for a session here")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	here := decodeReceipt(t, r)
+	require.Equal(t, "stored", here.Outcome)
+	l := w.addSession(t, "later")
+	eventually(t, 60*time.Second, "the message here to be delivered", func() bool { return w.show(t, here.Outbox.ID).State == "delivered" })
+	assert.Len(t, l.Frames(), 1)
+	assert.Equal(t, "delivering", w.show(t, far.Outbox.ID).State, "delivered while the attempt on the hanging host still waited")
+}
+
 func TestServeDurableSendToALiveSessionIsTheSameReceipt(t *testing.T) {
 	w := newServeWorld(t)
 	r := w.peerctl(t, nil, "send", "--json", "--durable", "--confirm-timeout", "300ms", w.id, "ship it")
