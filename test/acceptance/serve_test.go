@@ -260,6 +260,7 @@ func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 // (host_unreachable), kept for that host, and delivered once when the host
 // answers again: through the far side's own peerctl, with its receipt.
 func TestServeDurableSendToAHostThatIsDownThenUp(t *testing.T) {
+	t.Parallel() // mostly waits: for a far side's hello, for a backoff
 	w := newServeWorld(t)
 	bin := t.TempDir()
 	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(bin, "peerctl")))
@@ -336,6 +337,7 @@ func TestServeDurableSendToAHostThatIsDownThenUp(t *testing.T) {
 // for the far side's hello, a message to a session here that comes back is
 // delivered.
 func TestServeAHangingHostHoldsUpNoOtherTarget(t *testing.T) {
+	t.Parallel() // mostly waits: for a far side's hello, for a backoff
 	w := newServeWorld(t)
 	bin := t.TempDir()
 	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(bin, "peerctl")))
