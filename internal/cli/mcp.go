@@ -335,16 +335,16 @@ func (m *mcpTools) sendHost(ctx context.Context, dest domain.Dest, address strin
 	if _, err := domain.NewMessage(in.Text); err != nil {
 		return wire.Receipt{}, err
 	}
-	s := hostSend{address: address, text: in.Text, transport: in.Transport, timeout: m.timeout, asJSON: true, await: in.ExtraTime(),
-		confirm: confirmFlags{timeout: m.confirm.ConfirmTimeout}}
-	res, err := m.cli.runHostSend(ctx, dest, s)
+	n, err := m.cli.hostNode(dest)
 	if err != nil {
 		return wire.Receipt{}, err
 	}
-	out, err := hostReceipt(dest, res, s)
+	sent, err := n.Send(ctx, wire.SendQuery{Address: address, Text: in.Text, Transport: in.Transport, Timeout: m.timeout,
+		ConfirmTimeout: m.confirm.ConfirmTimeout, AwaitReply: in.ExtraTime()})
 	if err != nil {
 		return wire.Receipt{}, err
 	}
+	out := sent.Receipt
 	if !out.OK && out.Refusal != nil {
 		// Handed over, no reply: say so with its receipt after the reason.
 		b, _ := json.Marshal(out)

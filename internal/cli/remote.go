@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -193,6 +192,3 @@ func remoteExitCode(code int) int {
 
 // durationArg is a duration flag for the far side ("--timeout=30s").
 func durationArg(name string, d time.Duration) string { return "--" + name + "=" + d.String() }
-
-// intArg is an int flag for the far side.
-func intArg(name string, n int) string { return "--" + name + "=" + strconv.Itoa(n) }

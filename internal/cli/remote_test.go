@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,33 +107,4 @@ func TestRemoteIsBuiltOnce(t *testing.T) {
 	for _, r := range got {
 		assert.Same(t, got[0], r)
 	}
-}
-
-// A far peerctl that had the text and then failed without a receipt or a
-// refusal (a panic is exit 2, a kill 137, exit 1) is outcome_unknown naming
-// the host, its exit code and its last words, never a usage error; a dry
-// run's failure stays the far side's own (issue 27, bad 3).
-func TestHostReceiptOfAFarSideThatFailedAfterTheText(t *testing.T) {
-	d, err := domain.ParseDest("box")
-	require.NoError(t, err)
-	for _, tc := range []struct {
-		code   int
-		stderr string
-		words  string
-	}{
-		{2, "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/x.go:3 +0x1d\nexit status 2\n", "exit status 2"},
-		{1, "", "it said nothing"},
-		{137, "killed \x1b[2J\n", "killed"},
-	} {
-		_, err := hostReceipt(d, ports.RemoteResult{Code: tc.code, Stderr: []byte(tc.stderr)}, hostSend{address: "proj-89", text: "hi"})
-		r, ok := domain.AsRefusal(err)
-		require.True(t, ok, "exit %d: %v", tc.code, err)
-		assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason, "exit %d", tc.code)
-		assert.Contains(t, r.Detail, "peerctl on box ended with exit "+strconv.Itoa(tc.code))
-		assert.Contains(t, r.Detail, tc.words)
-		assert.NotContains(t, r.Detail, "\x1b")
-	}
-	_, err = hostReceipt(d, ports.RemoteResult{Code: 2, Stderr: []byte("peerctl: bad flag\n")}, hostSend{address: "proj-89", text: "hi", dryRun: true})
-	_, isRefusal := domain.AsRefusal(err)
-	assert.False(t, isRefusal, "a dry run sent nothing: its failure is the far side's own")
 }

@@ -92,16 +92,15 @@ func (c *cli) sendCmd() *cobra.Command {
 			c.started()
 			c.jsonOut = asJSON
 			if !dest.IsLocal() {
-				hs := hostSend{address: address, text: text, transport: transport, timeout: timeout,
-					from: from, dryRun: dryRun, confirm: confirm, await: await, asJSON: asJSON}
+				q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
 				switch {
 				case c.srv != nil && (durable.on() || c.job != nil):
-					return c.sendDurable(cmd.Context(), c.hostWay(dest, hs), text, durable, asJSON)
+					return c.sendDurable(cmd.Context(), c.hostWay(dest, q, asJSON), text, durable, asJSON)
 				case durable.on():
 					_, err := c.sendForward(cmd.Context(), durable, false, text)
 					return err
 				}
-				return c.sendHost(cmd.Context(), dest, hs)
+				return c.sendHost(cmd.Context(), dest, q, asJSON)
 			}
 			if handled, err := c.sendForward(cmd.Context(), durable, transport == "" && !dryRun && await == 0, text); handled {
 				return err

@@ -142,29 +142,28 @@ func (c *cli) localWay(svc *app.Service, req app.SendRequest, transport string, 
 		}}
 }
 
-// hostWay attempts hs on dest's peerctl (send --durable --host): its
+// hostWay attempts q on dest's peerctl (send --durable --host): its
 // receipt is the outbox's, printed as send --host prints it.
-func (c *cli) hostWay(dest domain.Dest, hs hostSend) durableWay {
+func (c *cli) hostWay(dest domain.Dest, q wire.SendQuery, asJSON bool) durableWay {
 	s := c.srv
 	var far struct {
-		res ports.RemoteResult
-		out wire.Receipt
-		ok  bool
+		sent wire.Sent
+		ok   bool
 	}
 	send := func(ctx context.Context, _ app.SendRequest) (app.SendResult, error) {
-		res, err := c.runHostSend(ctx, dest, hs)
+		n, err := c.hostNode(dest)
 		if err != nil {
 			return app.SendResult{}, err
 		}
-		out, err := hostReceipt(dest, res, hs)
+		sent, err := n.Send(ctx, q)
 		if err != nil {
 			return app.SendResult{}, err
 		}
-		far.res, far.out, far.ok = res, out, true
-		return hostResult(out)
+		far.sent, far.ok = sent, true
+		return hostResult(sent.Receipt)
 	}
-	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: hs.confirm.wait}, AwaitReply: hs.await}
-	return durableWay{host: dest, address: hs.address,
+	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: q.Wait}, AwaitReply: q.AwaitReply}
+	return durableWay{host: dest, address: q.Address,
 		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
 			return s.ob.AttemptElsewhere(ctx, m, req, send)
 		},
@@ -175,7 +174,7 @@ func (c *cli) hostWay(dest domain.Dest, hs hostSend) durableWay {
 			if !far.ok {
 				return err
 			}
-			return c.printHostSend(dest, far.res, far.out, hs)
+			return c.printHostSend(far.sent, asJSON, q.AwaitReply > 0)
 		}}
 }
 

@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/peerctl/peerctl/domain"
+import (
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+)
 
 // Receipt is `send --json`'s document on success (docs/OUTPUT.md): what
 // this peerctl prints, what a far side's peerctl prints for send --host
@@ -85,4 +89,26 @@ type OutboxRef struct {
 	// Duplicate is true when --key named a message already in the outbox:
 	// this is that message, nothing new was stored or sent.
 	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// SendQuery is one send as `peerctl send` takes it, for a node to run:
+// here, or on another machine by its peerctl (`send --json` with these
+// flags, the text on stdin). Durations are Go durations; 0 leaves a flag
+// at its default (ConfirmTimeout, Wait, AwaitReply: none).
+type SendQuery struct {
+	Address, Text, Transport, From string
+	Timeout, ConfirmTimeout        time.Duration
+	Wait, AwaitReply               time.Duration
+	DryRun, NoConfirm              bool
+	RequireConfirm                 bool
+}
+
+// Sent is what a far side's `send --json` gave: its receipt (with its
+// host, its endpoint in the ssh:v1: form), its stderr (warnings, the
+// refusal of a receipt with ok false) and its exit code (0, or no_reply's
+// and wait_timeout's beside such a receipt).
+type Sent struct {
+	Receipt Receipt
+	Stderr  []byte
+	Code    int
 }
