@@ -437,3 +437,30 @@ func TestOutboxAttemptElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// A clock that jumps back after a delivery sends nothing again: what is due
+// is decided by the message's state, not by its times; a message stored
+// before the jump keeps its TTL as stored (a longer wait, never a resend).
+func TestOutboxClockJumpBackSendsNothingTwice(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	m := w.submit(t, "", "reviewer", "once only")
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	require.Equal(t, domain.OutboxDelivered, m.State)
+	waiting := w.submit(t, "", "nobody-here", "kept")
+	expires := waiting.Expires
+
+	w.now = w.now.Add(-3 * time.Hour)
+	due, err := w.store.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	require.Len(t, due, 1, "only the message still waiting")
+	assert.Equal(t, waiting.ID, due[0].ID)
+	_, err = w.ob.Retry(ctx, m.ID)
+	assert.ErrorIs(t, err, app.ErrNotRetryable, "a delivered message is never sent again")
+	waiting, _, _ = w.ob.Attempt(ctx, w.svc, due[0], confirmFast)
+	assert.Equal(t, domain.OutboxStored, waiting.State)
+	assert.Equal(t, expires.UnixNano(), waiting.Expires.UnixNano(), "its TTL is as stored")
+	assert.Equal(t, 1, w.tr.sent("once only"))
+}
