@@ -131,6 +131,50 @@ func ListNodes(ctx context.Context, nodes []Node, q wire.ListQuery) []NodeListin
 	return got
 }
 
+// Merged is a listing over several nodes, in the order of the nodes: the
+// sessions of every node that answered, and what to say of each node (its
+// notes, then one warning for a node whose sessions are left out).
+type Merged struct {
+	Sessions []wire.Session
+	Notes    []NodeNote
+	Outcome  ListOutcome
+}
+
+// NodeNote is one line to say of a node: Text is the node's own words
+// (a note of its listing, or its error), not yet escaped; Warning marks
+// the line of a node that gave no sessions.
+type NodeNote struct {
+	Host    domain.Dest
+	Text    string
+	Warning bool
+}
+
+// Merge merges ls (see Merged): a node that failed gives the warning
+// "not listed, its sessions are left out: ERR", and the outcome is
+// Outcome's. Sessions is never nil.
+func Merge(ls []NodeListing) Merged {
+	m := Merged{Sessions: []wire.Session{}, Outcome: Outcome(ls)}
+	for _, l := range ls {
+		for _, n := range l.Listing.Notes {
+			m.Notes = append(m.Notes, NodeNote{Host: l.Host, Text: n})
+		}
+		if l.Err != nil {
+			m.Notes = append(m.Notes, NodeNote{Host: l.Host, Text: "not listed, its sessions are left out: " + l.Err.Error(), Warning: true})
+			continue
+		}
+		m.Sessions = append(m.Sessions, l.Listing.Sessions...)
+	}
+	return m
+}
+
+// Where names a node's machine for people: "this machine", or "host DEST".
+func Where(host domain.Dest) string {
+	if host.IsLocal() {
+		return "this machine"
+	}
+	return "host " + host.String()
+}
+
 // ListOutcome is how a listing over several nodes ended, by precedence.
 type ListOutcome int
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os/exec"
 	"strconv"
-	"time"
 
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/domain"
@@ -34,7 +33,7 @@ func (c *Channel) Exec(ctx context.Context, dest domain.Dest, words []string, st
 	stdout, stderr := &procgroup.Output{Max: maxOutput + 1}, &procgroup.Output{Max: maxStderr}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Stdin = stdin
-	cmd.WaitDelay = 2 * time.Second
+	cmd.WaitDelay = waitDelay
 	err := procgroup.Run(ctx, cmd)
 	res := ports.RemoteResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Code: cmd.ProcessState.ExitCode()}
 	var ee *exec.ExitError

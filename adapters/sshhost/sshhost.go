@@ -91,6 +91,9 @@ type Options struct {
 	ConnectTimeout, HelloTimeout time.Duration
 	// Log hears each ssh argv and exit at debug level (nil: silent).
 	Log *slog.Logger
+	// Warn hears, once per destination, why that destination's calls
+	// share no connection when the rest may (nil: only Log hears it).
+	Warn func(string)
 }
 
 // Channel is ports.Remote over the system ssh. Build it with New.
@@ -187,6 +190,13 @@ func (c *Channel) configKey(dest domain.Dest) string {
 		key = hex.EncodeToString(sum[:])[:20]
 	} else {
 		c.opts.Log.Debug("ssh -G", "dest", dest.String(), "err", err)
+		if c.opts.Warn != nil {
+			why := "it printed nothing"
+			if err != nil {
+				why = err.Error()
+			}
+			c.opts.Warn(fmt.Sprintf("connection sharing off for %s: `ssh -G` failed (%s), so its connection cannot be told from another alias's", dest, why))
+		}
 	}
 	c.keys.Store(dest.String(), key)
 	return key
@@ -352,7 +362,7 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 	cmd := exec.Command(argv[0], argv[1:]...)
 	r := &run{c: c, call: call, cmd: cmd, stderr: &procgroup.Output{Max: maxStderr}}
 	cmd.Stderr = r.stderr
-	cmd.WaitDelay = 2 * time.Second
+	cmd.WaitDelay = waitDelay
 	// Always a pipe, held open until the call ends (ports.RemoteCall.Stdin):
 	// its end tells the far side's peerctl that its caller is gone.
 	stdin, err := cmd.StdinPipe()
@@ -392,6 +402,10 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 // stdout before it has read the far side's exit status: killed then, a
 // call that worked would read as a lost connection.
 const exitGrace = 3 * time.Second
+
+// waitDelay bounds how long a call waits, once ssh's group is ended, for
+// ssh's output to close: a call ends within it of its own bound.
+const waitDelay = 250 * time.Millisecond
 
 // end waits, at most exitGrace (none when wait is false: the call is
 // being abandoned), for ssh to exit with the far side's status, then kills
@@ -457,6 +471,10 @@ func (r *run) readHello(ctx context.Context) error {
 		return r.c.unreachable(r.call.Dest, nil, "ssh %s failed (exit 255): %s", r.call.Dest, orNothing(stderr))
 	case code == 127 || code == 126:
 		return r.c.unreachable(r.call.Dest, nil, "no peerctl to run on %s as %q (exit %d: %s); fix: %s", r.call.Dest, r.program(), code, orNothing(stderr), wire.InstallFix(r.call.Dest))
+	case code < 0:
+		// Not this call's doing (its bounds are the cases above): something
+		// ended ssh itself, so whether a peerctl is there is not known.
+		return r.c.unreachable(r.call.Dest, nil, "ssh %s was ended (%s) before the far side said hello: %s", r.call.Dest, r.cmd.ProcessState, orNothing(stderr))
 	}
 	return r.c.probeVersion(r.call.Dest, r.program(), code, stderr)
 }

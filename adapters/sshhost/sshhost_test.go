@@ -199,9 +199,16 @@ Host boxD
 	}
 	assert.Equal(t, path("boxA"), path("boxA"), "the same alias shares its connection")
 
-	bad, err := sshhost.New(sshhost.Options{Getenv: env(map[string]string{"XDG_RUNTIME_DIR": t.TempDir(), "PEERCTL_SSH": "/bin/false"})})
+	var warned []string
+	bad, err := sshhost.New(sshhost.Options{Getenv: env(map[string]string{"XDG_RUNTIME_DIR": t.TempDir(), "PEERCTL_SSH": "/bin/false"}),
+		Warn: func(s string) { warned = append(warned, s) }})
 	require.NoError(t, err)
-	argv, err := bad.Argv(ports.RemoteCall{Dest: dest(t, "boxA"), Args: []string{"list"}})
-	require.NoError(t, err)
-	assert.Contains(t, strings.Join(argv, " "), "-o ControlMaster=no -o ControlPath=none", "no configuration to name a socket by: nothing shared")
+	for range 2 {
+		argv, err := bad.Argv(ports.RemoteCall{Dest: dest(t, "boxA"), Args: []string{"list"}})
+		require.NoError(t, err)
+		assert.Contains(t, strings.Join(argv, " "), "-o ControlMaster=no -o ControlPath=none", "no configuration to name a socket by: nothing shared")
+	}
+	// Said, not only under --debug, and once for the destination.
+	require.Len(t, warned, 1)
+	assert.Contains(t, warned[0], "connection sharing off for boxA: `ssh -G` failed (exit status 1)")
 }

@@ -122,6 +122,8 @@ func TestCallRefusals(t *testing.T) {
 		"dropped":           {mode: "drop", detail: "lost", lost: true},
 		"huge":              {mode: "huge", detail: "box was stopped: it printed more than", lost: true},
 		"old peerctl, -h=1": {program: "/bin/false", detail: "did not start as peerctl"},
+		// Not "no peerctl there, fix: hosts install": ssh itself was ended.
+		"ssh killed": {mode: "killed", detail: "ssh box was ended (signal: killed) before the far side said hello: Authenticated to box."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			program := tc.program

@@ -99,19 +99,15 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery,
 	if len(got) == 1 && got[0].Err != nil {
 		return got[0].Err
 	}
-	rows := []wire.Session{}
-	for _, h := range got {
-		c.printNotes(h.Host, h.Listing.Notes)
-		if h.Err != nil {
-			where := "this machine"
-			if !h.Host.IsLocal() {
-				where = "host " + h.Host.String()
-			}
-			fmt.Fprintf(c.stderr, "peerctl: warning: %s: not listed, its sessions are left out: %s\n", where, safe(h.Err.Error()))
+	m := app.Merge(got)
+	for _, n := range m.Notes {
+		if n.Warning {
+			fmt.Fprintf(c.stderr, "peerctl: warning: %s: %s\n", app.Where(n.Host), safe(n.Text))
 			continue
 		}
-		rows = append(rows, h.Listing.Sessions...)
+		c.printNotes(n.Host, []string{n.Text})
 	}
+	rows := m.Sessions
 	if asJSON {
 		err = c.writeJSON(rows)
 	} else {
@@ -120,9 +116,9 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery,
 	switch {
 	case err != nil:
 		return err
-	case app.Outcome(got) == app.ListUnreachable:
+	case m.Outcome == app.ListUnreachable:
 		return silentError{code: exitHostUnreachable}
-	case app.Outcome(got) == app.ListPartial:
+	case m.Outcome == app.ListPartial:
 		return errPartial // what could be read is printed; the exit says it is not all
 	}
 	return nil

@@ -225,21 +225,11 @@ func (m *mcpTools) listHosts(ctx context.Context, in mcptools.ListArgs, q wire.L
 		}
 		nodes = append(nodes, n)
 	}
-	out := listOut{Sessions: []wire.Session{}}
-	var notes []string
-	for _, got := range app.ListNodes(ctx, nodes, q) {
-		where := "this machine"
-		if !got.Host.IsLocal() {
-			where = "host " + got.Host.String()
-		}
-		for _, n := range got.Listing.Notes {
-			notes = append(notes, where+": "+wire.Safe(n))
-		}
-		if got.Err != nil {
-			notes = append(notes, where+": not listed, its sessions are left out: "+wire.Safe(got.Err.Error()))
-			continue
-		}
-		out.Sessions = append(out.Sessions, got.Listing.Sessions...)
+	got := app.Merge(app.ListNodes(ctx, nodes, q))
+	out := listOut{Sessions: got.Sessions}
+	notes := make([]string, 0, len(got.Notes))
+	for _, n := range got.Notes {
+		notes = append(notes, app.Where(n.Host)+": "+wire.Safe(n.Text))
 	}
 	out.Note = strings.Join(notes, "; ")
 	return out, nil

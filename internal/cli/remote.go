@@ -115,7 +115,8 @@ func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
 	if c.debug.send {
 		log = debugLogger(c.stderr)
 	}
-	ch, err := sshhost.New(sshhost.Options{Getenv: c.getenv, Book: book, Version: c.version().Version, Log: log})
+	warn := func(why string) { fmt.Fprintf(c.stderr, "peerctl: warning: ssh: %s; its calls connect on their own\n", safe(why)) }
+	ch, err := sshhost.New(sshhost.Options{Getenv: c.getenv, Book: book, Version: c.version().Version, Log: log, Warn: warn})
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -50,7 +50,8 @@ func ReadDoc(dest domain.Dest, res ports.RemoteResult, v any) error {
 
 // Failure is the error of a far side's run that did not succeed: its
 // refusal (from its --json refusal document: a *domain.Refusal with the
-// far side's reason), or a *FarError with its message and exit code.
+// far side's reason, its detail headed "on DEST: " so that no refusal
+// reads as this machine's), or a *FarError with its message and exit code.
 func Failure(dest domain.Dest, res ports.RemoteResult) error {
 	var doc RefusalDoc
 	if out := bytes.TrimSpace(res.Stdout); len(out) > 0 && jsonexact.Exact(out, &doc) == nil {
@@ -58,7 +59,7 @@ func Failure(dest domain.Dest, res ports.RemoteResult) error {
 		if err != nil {
 			return Broken(dest, err)
 		}
-		return &domain.Refusal{Reason: reason, Detail: doc.Refusal.Detail, Candidates: doc.Refusal.Candidates,
+		return &domain.Refusal{Reason: reason, Detail: "on " + dest.String() + ": " + doc.Refusal.Detail, Candidates: doc.Refusal.Candidates,
 			Suggestions: doc.Refusal.Suggestions, Status: doc.Refusal.Status, StatusReason: doc.Refusal.StatusReason}
 	}
 	code := res.Code

@@ -28,7 +28,7 @@ func TestReadDocIsExact(t *testing.T) {
 	r, ok = domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonNotLive, r.Reason)
-	assert.Equal(t, "no such", r.Detail)
+	assert.Equal(t, "on box: no such", r.Detail, "a far refusal names its host (issue 27)")
 
 	for code, want := range map[int]int{99: 1, -1: 1, 3: 3, 12: 12} {
 		err = ReadDoc(d, ports.RemoteResult{Code: code, Stderr: []byte("peerctl: \x1b[2Jboom\nRun 'peerctl list --help' for usage.\n")}, &rows)

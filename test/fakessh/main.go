@@ -17,6 +17,7 @@
 //	malformed  a peerctl hello, then a line that is not JSON, exit 0
 //	forged     a peerctl hello, then a text receipt line ("delivered: ..."), exit 0
 //	quiet      a peerctl hello, then nothing, exit 0
+//	killed     a line on stderr, then killed by SIGKILL before any hello
 //	nohello    what the command prints, without its first line (an old peerctl)
 //	lingers    the command as usual, then stdout closed and the exit 300 ms
 //	           later, as an ssh that shares no connection ends: its stdout
@@ -133,6 +134,11 @@ func main() {
 	case "quiet":
 		os.Stdout.WriteString(hello)
 		return
+	case "killed":
+		fmt.Fprintln(os.Stderr, "Authenticated to "+dest+".")
+		p, _ := os.FindProcess(os.Getpid())
+		_ = p.Kill()
+		time.Sleep(time.Hour)
 	}
 	cmd := exec.Command("/bin/sh", "-c", line)
 	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
