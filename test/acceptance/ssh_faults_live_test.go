@@ -48,10 +48,19 @@ type farRunPeerctl struct {
 // test ends.
 func startPeerctl(t *testing.T, env []string, args ...string) *farRunPeerctl {
 	t.Helper()
+	return startPeerctlReading(t, env, nil, args...)
+}
+
+// startPeerctlReading is startPeerctl with stdin read from in (nil: none).
+func startPeerctlReading(t *testing.T, env []string, in *os.File, args ...string) *farRunPeerctl {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 	r := &farRunPeerctl{cmd: exec.CommandContext(ctx, peerctlBin(t), args...), done: make(chan struct{}), out: &testproc.Buffer{}, err: &testproc.Buffer{}}
 	r.cmd.Env = env
+	if in != nil {
+		r.cmd.Stdin = in
+	}
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.err
 	r.cmd.WaitDelay = 5 * time.Second
 	require.NoError(t, r.cmd.Start())
@@ -337,6 +346,18 @@ func TestLiveSSHFaults(t *testing.T) {
 		_ = w.cmd.Process.Kill()
 		w.ended(t, 60*time.Second)
 		assert.True(t, waitFor(30*time.Second, func() bool { return farPeerctls(a) == 0 }), "the far watch ended with its caller: %v left", a.ProcessesRunning(program))
+
+		// Killed mid-relay, its requests' stream still open.
+		// An os.Pipe, not an io.Pipe: its read end is the process's stdin
+		// itself, so no copying goroutine outlives the kill.
+		requests, keepOpen, err := os.Pipe()
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = keepOpen.Close(); _ = requests.Close() })
+		rl := startPeerctlReading(t, env, requests, "relay", "--host", a.Alias)
+		require.True(t, waitFor(60*time.Second, func() bool { return farPeerctls(a) > 0 }), "stderr: %s", rl.err.String())
+		_ = rl.cmd.Process.Kill()
+		rl.ended(t, 60*time.Second)
+		assert.True(t, waitFor(30*time.Second, func() bool { return farPeerctls(a) == 0 }), "the far relay ended with its caller: %v left", a.ProcessesRunning(program))
 	})
 
 	t.Run("a host that hangs: one timeout, about its bound", func(t *testing.T) {
