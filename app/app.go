@@ -550,7 +550,7 @@ func (s *Service) resolveTarget(ctx context.Context, address, text string) (doma
 		target, err = domain.Resolve(l.Entries, address)
 	}
 	if err != nil {
-		if target, err = s.known(ctx, address, err); err == nil {
+		if target, err = s.known(ctx, l, address, err); err == nil {
 			return msg, target, nil
 		}
 		return msg, domain.Session{}, s.noteMissing(l, err)
@@ -580,9 +580,14 @@ type durables interface {
 // refused; where another is chosen the refusal says the durable one would
 // keep the message until the session is resumed. One match whose record
 // has a Problem (its harness says it cannot take a message now) is
-// refused not_live with it, whichever transport is chosen. Any other
-// error, or no match, is returned as it came.
-func (s *Service) known(ctx context.Context, address string, notLive error) (domain.Session, error) {
+// refused not_live with it, whichever transport is chosen; when the live
+// read l already listed that session, not live for its harness's reason
+// (an ambiguous Codex thread, say), the refusal keeps that read's verdict
+// and reason (the pids) and adds the problem. A context that ended
+// while the known sessions were read is its error (ctx.Err()), so the
+// caller says the send was interrupted. Any other error, or no match, is
+// returned as it came.
+func (s *Service) known(ctx context.Context, l Listing, address string, notLive error) (domain.Session, error) {
 	r, ok := domain.AsRefusal(notLive)
 	d, isDurables := s.transport.(durables)
 	if !ok || r.Reason != domain.ReasonNotLive || !isDurables {
@@ -595,6 +600,9 @@ func (s *Service) known(ctx context.Context, address string, notLive error) (dom
 			continue
 		}
 		recs, err := kr.Known(ctx)
+		if err != nil && ctx.Err() != nil {
+			return domain.Session{}, ctx.Err()
+		}
 		if err != nil {
 			if chosen {
 				r.Detail += fmt.Sprintf("; the %s sessions no process has open could not be read (%v)", h.Kind(), err)
@@ -612,6 +620,9 @@ func (s *Service) known(ctx context.Context, address string, notLive error) (dom
 		case len(match) == 1 && match[0].Problem != "":
 			// Known, but its harness says it cannot take a message now
 			// (a Codex thread its daemon runs with no client).
+			if e, ok := listedNotLive(l, h.Kind(), match[0].SessionID); ok {
+				return domain.Session{}, domain.Refuse(domain.ReasonNotLive, "%s session %s is %s (%s); %s", h.Kind(), match[0].SessionID, e.Verdict, e.Reason, match[0].Problem)
+			}
 			return domain.Session{}, domain.Refuse(domain.ReasonNotLive, "%s session %s: %s", h.Kind(), match[0].SessionID, match[0].Problem)
 		case !chosen:
 			r.Detail += fmt.Sprintf("; %s session %s is known but no process has it open: --transport %s would keep the message durably and run it when the session is resumed", h.Kind(), match[0].SessionID, name)
@@ -627,6 +638,18 @@ func (s *Service) known(ctx context.Context, address string, notLive error) (dom
 		}
 	}
 	return domain.Session{}, notLive
+}
+
+// listedNotLive is l's entry of session id of harness k when it lists it
+// not live for a reason of its harness (a record with a Problem:
+// headless, ambiguous).
+func listedNotLive(l Listing, k domain.Harness, id string) (domain.Entry, bool) {
+	for _, e := range l.Entries {
+		if e.Record.Harness == k && e.Record.SessionID == id && e.Record.Problem != "" && !e.Live() {
+			return e, true
+		}
+	}
+	return domain.Entry{}, false
 }
 
 // unseenTwin refuses a send by name or id prefix while a harness's

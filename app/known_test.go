@@ -152,3 +152,73 @@ func TestSendInterruptedWhileResolving(t *testing.T) {
 	assert.Contains(t, r.Detail, "interrupted before anything was sent")
 	assert.Empty(t, def.Received())
 }
+
+// ambiguousRegistry lists glowThread ambiguous (the daemon holds it and
+// which of two clients has it open cannot be told), as Codex's registry
+// does, and knows it loaded; cancel, when set, ends the command while
+// Known runs.
+type ambiguousRegistry struct {
+	knownRegistry
+	cancel context.CancelFunc
+}
+
+func (ambiguousRegistry) Read(context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{Dir: "/home/.codex", Records: []domain.Record{{Harness: codex.Kind, File: glowThread, SessionID: glowThread,
+		Name: "glow", PID: 100, Kind: codex.KindClient, SocketPath: "/s.sock",
+		Problem: "the daemon (pid 100) holds 2 threads loaded in /w/a and 1 Codex client(s) run there (pids 200): which of them have this one open cannot be told", ProblemVerdict: domain.VerdictAmbiguous}}}, nil
+}
+
+func (r ambiguousRegistry) Known(ctx context.Context) ([]domain.Record, error) {
+	if r.cancel != nil {
+		r.cancel()
+		return nil, ctx.Err()
+	}
+	return r.knownRegistry.Known(ctx)
+}
+
+type ambiguousHarness struct {
+	knownHarness
+	reg ambiguousRegistry
+}
+
+func (h ambiguousHarness) Registry() ports.Registry { return h.reg }
+
+// A send to an ambiguous thread that the harness also knows (loaded, so
+// with its own problem) keeps the live read's refusal: the verdict and
+// the pids, with the harness's hint after (issue 28).
+func TestSendToAnAmbiguousKnownThreadSaysAmbiguous(t *testing.T) {
+	def, queue := &named{name: "app-server"}, &durable{named{name: "queue"}}
+	hs := app.NewHarnesses([]ports.Harness{ambiguousHarness{knownHarness: knownHarness{ts: []ports.Transport{def, queue}}}})
+	for _, chosen := range []string{"queue", ""} {
+		svc := app.New(hs.Registry(), noLiveness{}, hs.Router(chosen), "", app.WithHarnesses(hs))
+		for _, address := range []string{glowThread, "glow"} {
+			_, err := svc.Send(context.Background(), app.SendRequest{Address: address, Text: "hi"})
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonNotLive, r.Reason)
+			assert.Contains(t, r.Detail, "is ambiguous", chosen)
+			assert.Contains(t, r.Detail, "pids 200", chosen)
+			assert.Contains(t, r.Detail, "loaded by the daemon with no client", "the harness's hint is kept too")
+		}
+	}
+	assert.Empty(t, def.Received())
+	assert.Empty(t, queue.Received())
+}
+
+// Ctrl-C or SIGTERM while the known sessions are read is the interrupt
+// (delivery_failed, nothing sent), not a not_live refusal with the
+// context's error appended.
+func TestSendInterruptedWhileReadingKnownSessions(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	queue := &durable{named{name: "queue"}}
+	hs := app.NewHarnesses([]ports.Harness{ambiguousHarness{knownHarness: knownHarness{ts: []ports.Transport{&named{name: "app-server"}, queue}},
+		reg: ambiguousRegistry{cancel: cancel}}})
+	svc := app.New(hs.Registry(), noLiveness{}, hs.Router("queue"), "", app.WithHarnesses(hs))
+	_, err := svc.Send(ctx, app.SendRequest{Address: knownThread, Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason, r.Detail)
+	assert.Contains(t, r.Detail, "interrupted before anything was sent")
+	assert.Empty(t, queue.Received())
+}

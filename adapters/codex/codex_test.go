@@ -454,6 +454,8 @@ func TestRegistryExecRunIsHeadless(t *testing.T) {
 	assert.False(t, e.Live())
 	assert.Contains(t, e.Reason, "codex exec")
 	assert.Equal(t, 410, e.Record.PID)
+	assert.Equal(t, "exec", e.Record.Kind, "its own kind, not no-daemon's")
+	assert.False(t, e.Addressable)
 }
 
 // A CODEX_HOME behind a symlink: a --no-daemon TUI's open files are named

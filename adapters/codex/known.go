@@ -46,18 +46,19 @@ func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
 func (r *Registry) markExecRuns(recs []domain.Record) []domain.Record {
 	procs := scanProcs(r.procRoot, r.home)
 	daemonPID := readDaemonPID(r.home)
-	underDaemon(procs, daemonPID, procliveness.NewTree(r.procRoot))
-	held := map[string]int{}
+	markDescendants(procs, daemonPID, procliveness.NewTree(r.procRoot))
+	held := map[string]proc{}
 	for _, p := range procs {
-		if p.role(daemonPID) == roleExec {
+		if p.role(daemonPID) == KindExec {
 			for _, id := range p.locks {
-				held[id] = p.pid
+				held[id] = p
 			}
 		}
 	}
 	for i, rec := range recs {
-		if pid, ok := held[rec.SessionID]; ok {
-			recs[i].Problem, recs[i].ProblemVerdict = execProblem(pid, rec.SessionID), domain.VerdictHeadless
+		if p, ok := held[rec.SessionID]; ok {
+			recs[i].Kind = KindExec
+			recs[i].Problem, recs[i].ProblemVerdict = execProblem(p, rec.SessionID), domain.VerdictHeadless
 		}
 	}
 	return recs

@@ -90,7 +90,7 @@ func TestKnownMarksAnExecRun(t *testing.T) {
 	rollout := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl")
 	require.NoError(t, os.WriteFile(rollout, []byte("{}\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(day, "rollout-2026-12-02T03-40-52-"+threadB+".jsonl"), []byte("{}\n"), 0o644))
-	fakeProc(t, procRoot, 410, []string{"codex", "exec", "do it"}, "/w/x", filepath.Join(locks, threadN+".lock"), rollout)
+	fakeProc(t, procRoot, 410, []string{"codex", "-c", "k=v", "e", "do it"}, "/w/x", filepath.Join(locks, threadN+".lock"), rollout)
 	r := NewRegistry(home, "test", "")
 	r.procRoot = procRoot
 	recs, err := r.Known(context.Background())
@@ -99,5 +99,6 @@ func TestKnownMarksAnExecRun(t *testing.T) {
 	byID := map[string]domain.Record{recs[0].SessionID: recs[0], recs[1].SessionID: recs[1]}
 	assert.Equal(t, domain.VerdictHeadless, byID[threadN].ProblemVerdict)
 	assert.Contains(t, byID[threadN].Problem, "codex exec")
+	assert.Equal(t, KindExec, byID[threadN].Kind)
 	assert.Empty(t, byID[threadB].Problem, "a closed thread")
 }

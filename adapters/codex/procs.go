@@ -32,23 +32,24 @@ type proc struct {
 	rollouts map[string]string
 	// ppid is its parent's pid (0: unknown).
 	ppid int
-	// daemonChild is set when the daemon is among its ancestors.
-	daemonChild bool
+	// descendant is set when the daemon or another scanned Codex process
+	// of the home is among its ancestors.
+	descendant bool
 }
 
-// maxAncestry bounds the parents walked from one process to the daemon.
+// maxAncestry bounds the parents walked from one process.
 const maxAncestry = 64
 
-// underDaemon marks the processes descended from the daemon (daemonPID):
-// the sandbox helpers and tool processes it starts for a turn are named
-// codex, sit in the thread's folder and carry CODEX_HOME, but nobody has
-// the thread open through them (issue 28, case 6). The parentage is read
-// from the scanned processes' ppids and, for parents not among them,
-// from tree.
-func underDaemon(procs []proc, daemonPID int, tree ports.Processes) {
-	if daemonPID <= 0 {
-		return
-	}
+// markDescendants marks the processes descended from the daemon
+// (daemonPID) or from any other of procs: the sandbox helpers and tool
+// processes a daemon, a --no-daemon TUI or a `codex exec` run starts for
+// a turn are named codex, sit in the thread's folder and carry
+// CODEX_HOME, but nobody has a thread open through them (issue 28, case
+// 6). The parentage is read from the scanned processes' ppids and, for
+// parents not among them (a shell between), from tree. A Codex TUI a
+// person starts from inside a Codex tool call is such a descendant too,
+// and is not counted: it runs in the tool's sandbox.
+func markDescendants(procs []proc, daemonPID int, tree ports.Processes) {
 	parent := map[int]int{}
 	for _, p := range procs {
 		parent[p.pid] = p.ppid
@@ -56,45 +57,136 @@ func underDaemon(procs []proc, daemonPID int, tree ports.Processes) {
 	for i := range procs {
 		pid := procs[i].ppid
 		for n := 0; n < maxAncestry && pid > 1; n++ {
-			if pid == daemonPID {
-				procs[i].daemonChild = true
+			_, scanned := parent[pid]
+			if pid == daemonPID || scanned {
+				procs[i].descendant = true
 				break
 			}
-			next, ok := parent[pid]
-			if !ok {
-				var err error
-				if next, err = tree.Parent(pid); err != nil {
-					break
-				}
+			next, err := tree.Parent(pid)
+			if err != nil {
+				break
 			}
 			pid = next
 		}
 	}
 }
 
-// role says what a Codex process of the home is to peerctl.
-// roleExec is a headless `codex exec` run: it holds its thread's writer
-// lock and rollout as a --no-daemon TUI does (measured on 0.171.0), but
-// nobody has the thread open: it prints its own answer and exits, and a
-// text queued for it is never seen.
-const roleExec = "exec"
+// Roles of a Codex process of the home that are not record kinds (see
+// role).
+const (
+	roleDaemon = "daemon" // the daemon, its helper, or another app-server
+	roleHelper = "helper" // a sandbox helper or tool a Codex process runs
+	roleTool   = "tool"   // a short-lived command (queue, mcp, login…)
+)
 
+// helperArg0s are the names Codex runs itself under for a helper (the
+// arg0 dispatch of 0.171.0: the Linux sandbox, apply_patch); helperArg1
+// starts the hidden first argument that does the same.
+var helperArg0s = []string{"codex-linux-sandbox", "apply_patch", "applypatch"}
+
+const helperArg1 = "--codex-run-as-"
+
+// Global options of `codex` that take a value (`codex --help`, 0.171.0),
+// and the one that takes a list: -i/--image takes every word up to the
+// next option (clap, num_args 1..: measured, `codex -i a.png exec` is the
+// TUI). Any other option is taken for a flag: an unknown option is an
+// error to Codex, so such a process does not run for long.
+var (
+	valueOpts = []string{"-c", "--config", "--enable", "--disable", "--remote", "--remote-auth-token-env",
+		"-m", "--model", "--local-provider", "-p", "--profile", "-s", "--sandbox", "-C", "--cd",
+		"--add-dir", "-a", "--ask-for-approval"}
+	listOpts = []string{"-i", "--image"}
+	// subcommands are `codex`'s (`codex --help`, 0.171.0, with the hidden
+	// responses-api-proxy and execpolicy); another first word is the
+	// TUI's prompt (`codex "hello"`).
+	subcommands = []string{"agents", "exec", "review", "login", "logout", "mcp", "plugin", "app-server",
+		"remote-control", "completion", "update", "doctor", "sandbox", "debug", "apply", "resume", "queue",
+		"archive", "delete", "migrate-rollouts", "migrate-nfs-db", "unarchive", "fork", "cloud",
+		"exec-server", "features", "help", "responses-api-proxy", "execpolicy"}
+	// aliases are the subcommands' short names.
+	aliases = map[string]string{"e": "exec", "a": "apply"}
+)
+
+// subcommand is the subcommand of a `codex` command line ("" for none:
+// the interactive TUI, with or without a prompt), read as clap reads it
+// (measured on 0.171.0): past the global options and their values (`-c
+// k=v`, `-ck=v`, `--config=k=v`); after `--` the next word is the
+// prompt. An alias is its subcommand's name (`e` is "exec"); "--help"
+// and "--version" are "help".
+func subcommand(args []string) string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return ""
+		case a == "-h" || a == "--help" || a == "-V" || a == "--version":
+			return "help"
+		case slices.Contains(valueOpts, a):
+			i++ // its value
+		case slices.Contains(listOpts, a):
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+			}
+		case strings.HasPrefix(a, "-"):
+			// --opt=value, -cVALUE, or a flag: one word.
+		case aliases[a] != "":
+			return aliases[a]
+		case slices.Contains(subcommands, a):
+			return a
+		default:
+			return "" // the prompt
+		}
+	}
+	return ""
+}
+
+// helper reports whether args are a Codex helper's: the sandbox or
+// apply_patch, dispatched by arg0 or a hidden first argument.
+func helper(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	return slices.Contains(helperArg0s, filepath.Base(args[0])) || len(args) > 1 && strings.HasPrefix(args[1], helperArg1)
+}
+
+// role says what a Codex process of the home is to peerctl: a record kind
+// (KindClient: a daemon-mode TUI; KindNoDaemon: a --no-daemon TUI holding
+// its threads; KindExec: a headless run holding its thread), or one of
+// the roles above, none a client. A TUI is `codex` with no subcommand, or
+// `resume`/`fork`; a subcommand past the global options (see subcommand)
+// decides. An exec run holds its thread's writer lock and rollout as a
+// --no-daemon TUI does (measured on 0.171.0), but nobody has the thread
+// open: it prints its own answer and exits, and a text queued for it is
+// never seen; so does any other subcommand holding a writer lock (`codex
+// review`).
 func (p proc) role(daemonPID int) string {
 	switch {
 	case p.pid == daemonPID:
-		return "daemon"
-	case p.daemonChild:
-		return "daemon" // a sandbox helper or tool the daemon runs: no client
-	case len(p.args) > 1 && p.args[1] == "app-server":
-		return "daemon" // the daemon's helper (pid-update-loop), or another app-server
-	case len(p.args) > 1 && p.args[1] == "exec":
-		return roleExec // checked before the locks: an exec run holds the writer lock too
-	case len(p.locks) > 0:
-		return KindNoDaemon
-	case len(p.args) > 1 && (p.args[1] == "queue" || p.args[1] == "mcp" || p.args[1] == "app-server-daemon"):
-		return "tool" // a short-lived command, not a person's client
+		return roleDaemon
+	case p.descendant || helper(p.args):
+		return roleHelper
 	}
-	return KindClient
+	switch sub := subcommand(p.args); {
+	case sub == "" || sub == "resume" || sub == "fork":
+		if len(p.locks) > 0 {
+			return KindNoDaemon
+		}
+		return KindClient
+	case sub == "app-server":
+		return roleDaemon // the daemon's helper (pid-update-loop), or another app-server
+	case sub == "exec" || sub == "review" || len(p.locks) > 0:
+		return KindExec
+	}
+	return roleTool
+}
+
+// run is the subcommand a headless run (KindExec) was started with, for
+// its reason: "exec", "review"….
+func (p proc) run() string {
+	if sub := subcommand(p.args); sub != "" {
+		return sub
+	}
+	return "exec"
 }
 
 // scanProcs reads, under procRoot, the processes named "codex" (the
@@ -113,7 +205,7 @@ func scanProcs(procRoot, home string) []proc {
 	// A process's open files are named by their real paths: a home that
 	// is (or is under) a symlink is matched by its real path too.
 	homes := []string{home}
-	if real, err := filepath.EvalSymlinks(home); err == nil && real != home {
+	if real := realPath(home); real != home {
 		homes = append(homes, real)
 	}
 	var out []proc
@@ -157,7 +249,7 @@ func scanProcs(procRoot, home string) []proc {
 				p.rollouts[id] = target
 			}
 		}
-		if !ours && !slices.ContainsFunc(homes, func(h string) bool { return homeOf(dir, h) }) {
+		if !ours && !homeOf(dir, homes) {
 			continue
 		}
 		p.cwd, _ = os.Readlink(filepath.Join(dir, "cwd"))
@@ -192,9 +284,13 @@ func rolloutThread(path string) string {
 // maxEnviron bounds the environment read of one process (bytes).
 const maxEnviron = 1 << 20
 
-// homeOf reports whether the process at dir (/proc/<pid>) has home as its
-// Codex home, as Codex resolves it: $CODEX_HOME, else $HOME/.codex.
-func homeOf(dir, home string) bool {
+// homeOf reports whether the process at dir (/proc/<pid>) has one of
+// homes (peerctl's home, clean and resolved) as its Codex home, as Codex
+// resolves it: $CODEX_HOME (relative to its cwd), else $HOME/.codex. The
+// process's home is compared as written and through its symlinks (a TUI
+// given a link to the home peerctl names by its target, or the other way
+// round, is of that home; issue 28, case 5).
+func homeOf(dir string, homes []string) bool {
 	f, err := os.Open(filepath.Join(dir, "environ"))
 	if err != nil {
 		return false
@@ -209,14 +305,29 @@ func homeOf(dir, home string) bool {
 			userHome = v
 		}
 	}
+	var theirs string
 	switch {
 	case codexHome != "" && !filepath.IsAbs(codexHome):
 		cwd, err := os.Readlink(filepath.Join(dir, "cwd"))
-		return err == nil && filepath.Join(cwd, codexHome) == home
+		if err != nil {
+			return false
+		}
+		theirs = filepath.Join(cwd, codexHome)
 	case codexHome != "":
-		return filepath.Clean(codexHome) == home
+		theirs = filepath.Clean(codexHome)
 	case userHome != "":
-		return filepath.Join(userHome, ".codex") == home
+		theirs = filepath.Join(userHome, ".codex")
+	default:
+		return false
 	}
-	return false
+	return slices.Contains(homes, theirs) || slices.Contains(homes, realPath(theirs))
+}
+
+// realPath is path with its symlinks resolved (filepath.EvalSymlinks),
+// else path cleaned.
+func realPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
 }

@@ -35,10 +35,10 @@ const maxMetaLine = 64 << 10
 //   - a thread whose writer lock a codex process other than the daemon
 //     holds open is that process's (a TUI started with --no-daemon): kind
 //     no-daemon, pid the TUI's, no socket (Codex's queue reaches it); a
-//     `codex exec` run holding one is headless;
+//     `codex exec` run holding one is kind exec, headless, with its reason;
 //   - a thread the app-server daemon holds loaded (thread/loaded/list) is
-//     a client's when at least as many Codex clients (codex processes of
-//     this home that are not the daemon) run in its folder as the daemon
+//     a client's when at least as many Codex clients (daemon-mode TUIs of
+//     this home: see proc.role) run in its folder as the daemon
 //     holds threads there: kind daemon-client, pid the client's when it is
 //     the only one there, else the daemon's; none there: headless (the
 //     daemon keeps a thread loaded about a minute after its TUI quit);
@@ -101,11 +101,11 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	}
 	procs := scanProcs(r.procRoot, r.home)
 	daemonPID := readDaemonPID(r.home)
-	underDaemon(procs, daemonPID, procliveness.NewTree(r.procRoot))
+	markDescendants(procs, daemonPID, procliveness.NewTree(r.procRoot))
 	var names map[string]string // session_index.jsonl, read once when needed
 	for _, p := range procs {
 		role := p.role(daemonPID)
-		if role != KindNoDaemon && role != roleExec {
+		if role != KindNoDaemon && role != KindExec {
 			continue
 		}
 		if names == nil {
@@ -114,8 +114,11 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		}
 		for _, id := range p.locks {
 			rec := r.noDaemonRecord(p, id, names[id])
-			if role == roleExec && rec.Problem == "" {
-				rec.Problem, rec.ProblemVerdict = execProblem(p.pid, id), domain.VerdictHeadless
+			if role == KindExec {
+				rec.Kind = KindExec
+				if rec.Problem == "" {
+					rec.Problem, rec.ProblemVerdict = execProblem(p, id), domain.VerdictHeadless
+				}
 			}
 			snap.Records = append(snap.Records, rec)
 		}
@@ -136,10 +139,10 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	return r.stamp(snap), nil
 }
 
-// execProblem says why a thread a `codex exec` run (pid) holds is not a
-// session.
-func execProblem(pid int, id string) string {
-	return fmt.Sprintf("a headless `codex exec` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it once it ended", pid, id)
+// execProblem says why a thread a headless run p (KindExec: `codex
+// exec`, `codex review`) holds is not a session.
+func execProblem(p proc, id string) string {
+	return fmt.Sprintf("a headless `codex %s` run (pid %d) holds this thread: it prints its own answer and exits, so nothing sent would be seen; run `codex resume %s` to open it once it ended", p.run(), p.pid, id)
 }
 
 // daemonGone reports whether err says no daemon listens on the control
@@ -244,7 +247,7 @@ func daemonRecords(threads []codexapp.Thread, procs []proc, daemonPID int, sock 
 		switch p.role(daemonPID) {
 		case KindClient:
 			clients[filepath.Clean(p.cwd)] = append(clients[filepath.Clean(p.cwd)], p)
-		case "daemon":
+		case roleDaemon:
 			if p.pid == daemonPID {
 				daemon = p
 			}

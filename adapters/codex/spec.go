@@ -19,6 +19,13 @@ const (
 	// serves it (its record's SocketPath is ""): `codex queue` reaches it,
 	// daemon or none.
 	KindNoDaemon = "no-daemon"
+	// KindExec: a headless run (`codex exec`, alias `e`, or `codex
+	// review`) holds the thread's writer lock and rollout, pid PID. It is
+	// no session: it prints its own answer and exits, and a text sent to
+	// it would never be seen. Its record always has a Problem (headless),
+	// so it is listed under --all with that reason and every send is
+	// refused.
+	KindExec = "exec"
 )
 
 // QueueAddress is the last part of a --no-daemon thread's endpoint

@@ -132,6 +132,7 @@ type codexListed struct {
 	PID         int    `json:"pid"`
 	Cwd         string `json:"cwd"`
 	Status      string `json:"status"`
+	Kind        string `json:"kind"`
 	Verdict     string `json:"verdict"`
 	Reason      string `json:"reason"`
 	Endpoint    string `json:"endpoint"`

@@ -191,7 +191,7 @@ func TestLiveCodexDaemonStopped(t *testing.T) {
 
 // TestLiveCodexExecRun (case 2): a `codex exec` run holds its thread's
 // writer lock and rollout as a --no-daemon TUI does: it is listed under
-// --all as headless with the exec's pid, not live, and a queue send to it
+// --all as headless, kind exec, with the run's pid, not live, and a queue send to it
 // is refused naming the exec run (it would never be seen).
 func TestLiveCodexExecRun(t *testing.T) {
 	t.Parallel()
@@ -231,6 +231,7 @@ func TestLiveCodexExecRun(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	assert.Equal(t, "headless", l.Verdict, "%+v", l)
+	assert.Equal(t, "exec", l.Kind, "its own kind, not no-daemon's")
 	assert.Contains(t, l.Reason, "codex exec")
 	assert.False(t, l.Addressable)
 	assert.Empty(t, listCodex(t, root.Env(), "--harness", "codex"), "nothing live")
@@ -277,7 +278,7 @@ func TestLiveCodexSymlinkedHome(t *testing.T) {
 // the daemon runs a tool call for its thread (a sleep, under Codex's
 // sandbox helpers: processes named codex, in the thread's folder, of this
 // home, the daemon's descendants): within 10 s the thread is no longer
-// listed live, while the tool still runs.
+// listed live, while the tool still runs, and a send to it is refused.
 func TestLiveCodexSandboxHelpersAreNoClients(t *testing.T) {
 	t.Parallel()
 	bin := livecodex.Require(t)
@@ -314,6 +315,10 @@ func TestLiveCodexSandboxHelpersAreNoClients(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	assert.NoError(t, syscall.Kill(sleeper, 0), "the tool still ran when the thread stopped being live")
+	sent, r := sendCodex(t, env, s.ThreadID, "ping sb-after")
+	assert.Equal(t, 3, r.Code, "not_live; stderr: %s", r.Stderr)
+	assert.Equal(t, "not_live", sent.Refusal.Reason, "%+v", sent)
+	assert.False(t, sent.OK)
 }
 
 // descendantRunning is the pid of a process named comm whose ancestry
