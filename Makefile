@@ -1,6 +1,6 @@
 # The test command is `make ci`: it installs what the tests need (tmux, npm, gcc for -race, Go
-# modules, the pinned Claude Code, Qwen Code and Codex CLI releases), lints, runs every test including the
-# live Claude Code, Qwen Code and Codex ones offline, runs each fuzz target for a short fixed time, and
+# modules, the pinned Claude Code, Qwen Code, Codex and opencode releases), lints, runs every test including
+# the live Claude Code, Qwen Code, Codex and opencode ones offline, runs each fuzz target for a short fixed time, and
 # builds and checks a snapshot release (check-release).
 # `make test` runs the quick tests only (no tmux or Claude Code needed).
 GO ?= go
@@ -36,7 +36,7 @@ release:
 check-release:
 	scripts/check-release.sh
 
-# Live tests start real Claude Code, Qwen Code and Codex sessions in tmux (no login), offline: OFFLINE
+# Live tests start real Claude Code, Qwen Code, Codex and opencode sessions in tmux (no login), offline: OFFLINE
 # runs them in a network namespace with loopback only (scripts/offline.sh; as root, or with
 # unprivileged user namespaces), after `make deps` has downloaded everything.
 # `make test-live OFFLINE=` runs them on the open network instead.
@@ -82,7 +82,7 @@ cross:
 	scripts/cross.sh
 
 # Installs the test dependencies (tmux, npm, gcc and ip when missing, Go modules, Claude Code,
-# Qwen Code, Codex CLI).
+# Qwen Code, Codex, opencode).
 deps:
 	./scripts/install-test-deps.sh
 

@@ -95,7 +95,7 @@ func markUnreachable(entries []domain.Entry) {
 // checked, as on Windows).
 func inspectSockets(entries []domain.Entry, self int) {
 	for i, e := range entries {
-		if (!e.Live() && !e.ClaudeMayList) || e.Record.SocketPath == "" || !e.Record.Harness.SocketIsFile() {
+		if (!e.Live() && !e.HarnessMayList) || e.Record.SocketPath == "" || !e.Record.Harness.SocketIsFile() {
 			continue
 		}
 		fi, err := os.Stat(e.Record.SocketPath)

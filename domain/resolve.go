@@ -161,7 +161,8 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 // (the same path, or another path to the same file on disk: a hard link or
 // a linked folder, Entry.SocketFile), what is shared and by how many, with
 // every record that publishes it (e included); "" and nil when e's socket
-// is its own. Records counted are those live or listed by Claude Code. A
+// is its own. Records counted are those live or listed by their harness's
+// own listing (Entry.HarnessMayList). A
 // post to a shared socket reaches whichever process bound it: sending to
 // any of them is refused (the identity rule), and list shows them as not
 // addressable with this text.
@@ -176,7 +177,7 @@ func SharedSocket(entries []Entry, e Entry) (string, []Entry) {
 	clean := filepath.Clean(sock)
 	aliased := false
 	twins := filter(entries, func(o Entry) bool {
-		if !(o.Live() || o.ClaudeMayList) || o.Record.SocketPath == "" {
+		if !(o.Live() || o.HarnessMayList) || o.Record.SocketPath == "" {
 			return false
 		}
 		if filepath.Clean(o.Record.SocketPath) == clean {
@@ -191,7 +192,7 @@ func SharedSocket(entries []Entry, e Entry) (string, []Entry) {
 	}
 	what := fmt.Sprintf("socket %q is published by %d live records", sock, len(twins))
 	if n := len(filter(twins, Entry.Live)); n < len(twins) {
-		what = fmt.Sprintf("socket %q is published by %d records (%d we call live; Claude Code's own listing shows the others)", sock, len(twins), n)
+		what = fmt.Sprintf("socket %q is published by %d records (%d we call live; %s's own listing shows the others)", sock, len(twins), n, e.Record.Harness.Title())
 	}
 	if aliased {
 		what += " (under other paths too: " + strings.Join(socketPaths(twins), ", ") + " are one socket, the same file on disk)"

@@ -115,15 +115,17 @@ type Entry struct {
 	// otherwise Unaddressable says why not.
 	Addressable   bool
 	Unaddressable string
-	// ClaudeMayList, for a record we do not call live, says whether Claude
-	// Code's own listing shows it all the same (read from 2.1.328's listing
-	// code and measured with claude agents --json: it ignores pidDomain,
-	// lists a zombie, compares only a procStart written as a string, and
-	// takes the pid from the file name; it drops a record whose pid is not
-	// running here or whose procStart names another process). The identity
-	// rule counts such a record's name and socket; a pid that could not be
-	// probed counts.
-	ClaudeMayList bool
+	// HarnessMayList, for a record we do not call live, says whether the
+	// harness's own listing shows it all the same, so that a session there
+	// could be reached through its socket (HarnessSpec.Classify sets it;
+	// the shared rule never does). The identity rule counts such a
+	// record's name and socket; a pid that could not be probed counts.
+	// Claude Code's (read from 2.1.328's listing code and measured with
+	// claude agents --json): it ignores pidDomain, lists a zombie, compares
+	// only a procStart written as a string, and takes the pid from the file
+	// name; it drops a record whose pid is not running here or whose
+	// procStart names another process.
+	HarnessMayList bool
 	// SocketFile is what the socket path is on disk: an opaque identity of
 	// the file it resolves to (device and inode on Unix), "" when not
 	// looked at or not there. Two entries with the same SocketFile publish
@@ -175,7 +177,7 @@ func classifyClaude(r Record, l Liveness) Entry {
 		// ignores a procStart that is not a string, and lists it when that
 		// pid runs; we do not probe that pid, so such a file counts when
 		// its JSON was read (a name or socket to count it by).
-		e.ClaudeMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File) && !r.Parked()
+		e.HarnessMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File) && !r.Parked()
 	case r.Kind != KindInteractive:
 		e.Verdict = VerdictHeadless
 		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
@@ -186,7 +188,7 @@ func classifyClaude(r Record, l Liveness) Entry {
 		}
 		// SendMessage's candidates (2.1.328) are records with a socket of
 		// any kind: a background session ("bg") is one.
-		e.ClaudeMayList = !r.Parked() && runs
+		e.HarnessMayList = !r.Parked() && runs
 	case r.Parked():
 		// Claude Code 2.1.328's listings leave a parked session out.
 		e.Verdict = VerdictHeadless
@@ -194,12 +196,12 @@ func classifyClaude(r Record, l Liveness) Entry {
 	case l.DomainMatches == No:
 		e.Verdict = VerdictForeign
 		e.Reason = fmt.Sprintf("pidDomain %s is not ours (%s)", r.PIDDomain, l.OurDomain)
-		e.ClaudeMayList = runs
+		e.HarnessMayList = runs
 		e.Unchecked = nil // what the probe of a foreign pid could not check says nothing of it
 	case l.Alive == No && l.Zombie:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
-		e.ClaudeMayList = runs
+		e.HarnessMayList = runs
 	case l.Alive == No:
 		e.Verdict = VerdictStale
 		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
@@ -211,7 +213,7 @@ func classifyClaude(r Record, l Liveness) Entry {
 		}
 		e.Reason = fmt.Sprintf("pid %d started at %s, record says %s %s", r.PID, l.ActualStart, field, start)
 		// Claude Code compares only a procStart written as a string.
-		e.ClaudeMayList = r.ProcStartNumber && field == "procStart"
+		e.HarnessMayList = r.ProcStartNumber && field == "procStart"
 	case l.Alive == Unknown:
 		// Never guess: a pid we could not probe is not called live.
 		e.Verdict = VerdictStale

@@ -135,10 +135,10 @@ func TestMillisToTime(t *testing.T) {
 	assert.True(t, tm.IsZero())
 }
 
-// TestClassifyClaudeMayList: what Claude Code 2.1.328's own listing shows
+// TestClassifyHarnessMayList: what Claude Code 2.1.328's own listing shows
 // of a record we do not call live (its rules, read from its listing code
 // and measured with claude agents --json): the identity rule counts those.
-func TestClassifyClaudeMayList(t *testing.T) {
+func TestClassifyHarnessMayList(t *testing.T) {
 	base := rec(4652, "s", "n")
 	with := func(f func(*domain.Record)) domain.Record { r := base; f(&r); return r }
 	reused := domain.Liveness{Alive: domain.Yes, StartMatches: domain.No, DomainMatches: domain.Yes, ActualStart: "999"}
@@ -174,7 +174,7 @@ func TestClassifyClaudeMayList(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := domain.Classify(tt.rec, tt.live)
 			assert.Equal(t, tt.want, e.Verdict, e.Reason)
-			assert.Equal(t, tt.listed, e.ClaudeMayList)
+			assert.Equal(t, tt.listed, e.HarnessMayList)
 			assert.Contains(t, e.Reason, tt.reason)
 		})
 	}

@@ -31,7 +31,13 @@ type DoctorJSON struct {
 // Doctor counts, from entries, the live opencode servers, plain TUIs and
 // sessions; a server peerctl cannot read or that asks for a password is a
 // warning. opencode is optional: none running is ok. One row, "opencode".
+// On a system where no opencode process can be found (unsupported), the
+// row says so instead: warn when opencode has run for this user (its
+// database exists), else skip.
 func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.DoctorRow {
+	if why := unsupported(h.registry.goos); why != "" {
+		return []ports.DoctorRow{unsupportedRow(why, used(h.db), h.auth.Set())}
+	}
 	j := DoctorJSON{Password: h.auth.Set(), Servers: []string{}}
 	row := ports.DoctorRow{Key: "opencode", Health: domain.HealthOK}
 	servers := map[string]bool{}
@@ -82,4 +88,18 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 	row.JSON = j
 	row.Lines = []ports.DoctorLine{{Check: "opencode", Health: j.Health, Text: j.Note, Late: true}}
 	return []ports.DoctorRow{row}
+}
+
+// unsupportedRow is doctor's row on a system where no opencode process can
+// be found: why, as a warning when opencode is used here, else skipped.
+func unsupportedRow(why string, used, password bool) ports.DoctorRow {
+	row := ports.DoctorRow{Key: "opencode", Health: domain.HealthSkip}
+	if used {
+		row.Health = domain.HealthWarn
+		row.Warnings = []string{"opencode: " + why}
+	}
+	j := DoctorJSON{Health: row.Health.String(), Servers: []string{}, Password: password, Note: why}
+	row.JSON = j
+	row.Lines = []ports.DoctorLine{{Check: "opencode", Health: j.Health, Text: why, Late: true}}
+	return row
 }

@@ -39,6 +39,9 @@ type Registry struct {
 	domain   string
 	uid      int
 	db       string
+	// goos is the system read (thisOS; tests set another): off Linux no
+	// process is found (unsupported).
+	goos string
 }
 
 var _ ports.HarnessRegistry = (*Registry)(nil)
@@ -47,7 +50,7 @@ var _ ports.HarnessRegistry = (*Registry)(nil)
 // (Database); auth is the servers' password (zero: none); pidDomain ours,
 // given to every record.
 func NewRegistry(db string, auth Auth, pidDomain string) *Registry {
-	return &Registry{procRoot: "/proc", ask: DefaultAsk, auth: auth, domain: pidDomain, uid: getuid(), db: db}
+	return &Registry{procRoot: "/proc", ask: DefaultAsk, auth: auth, domain: pidDomain, uid: getuid(), db: db, goos: thisOS}
 }
 
 // Harness is Kind.
@@ -56,11 +59,19 @@ func (r *Registry) Harness() domain.Harness { return Kind }
 // Read lists the records (see Registry). Servers are asked in parallel,
 // each within the Registry's bound. Dir is "": no folder says which
 // session is live, so none is watched. No database located (no $HOME, no
-// $XDG_DATA_HOME) is an error.
+// $XDG_DATA_HOME) is an error. On a system without /proc (macOS, Windows)
+// nothing is read: no record, and a warning saying so when opencode has
+// run for this user (its database exists).
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	var snap ports.Snapshot
 	if r.db == "" {
 		return snap, errors.New("locate opencode's database: no $OPENCODE_DB, $XDG_DATA_HOME or $HOME")
+	}
+	if why := unsupported(r.goos); why != "" {
+		if used(r.db) {
+			snap.Warnings = append(snap.Warnings, "opencode: "+why)
+		}
+		return snap, nil
 	}
 	procs := scanProcs(r.procRoot, r.uid, r.db, readListeners(r.procRoot))
 	recs := make([][]domain.Record, len(procs))

@@ -101,7 +101,7 @@ func OurDomain(procRoot, machineIDPath string) (string, error) {
 
 // Check probes rec's process. A record of another pid domain is reported
 // DomainMatches No and probed all the same (its pid, here), since Claude
-// Code's own listing ignores pidDomain (see domain.Entry.ClaudeMayList).
+// Code's own listing ignores pidDomain (see domain.Entry.HarnessMayList).
 func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	l := domain.Liveness{OurDomain: c.domain}
 	if rec.PIDDomain != "" {
@@ -113,7 +113,7 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 			// The pid means nothing in our namespace, but Claude Code's
 			// own listing ignores pidDomain: probe it anyway, so the
 			// identity rule knows whether that listing shows the record
-			// (domain.Entry.ClaudeMayList).
+			// (domain.Entry.HarnessMayList).
 			l.DomainMatches = domain.No
 		}
 	} else {
@@ -166,7 +166,7 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 			// agents lists a zombie as live): the process has exited, only
 			// its parent has not reaped it yet. The start time above still
 			// says whether the record is that process's (for
-			// domain.Entry.ClaudeMayList).
+			// domain.Entry.HarnessMayList).
 			l.Alive, l.Zombie = domain.No, true
 			return l
 		}

@@ -125,7 +125,7 @@ func TestCheck(t *testing.T) {
 		{"start as tricky name", "35646", "", stat(pid, "x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 35646", "1"), []error{nil}, false, domain.Yes, domain.No, domain.Unknown, "1", "", 1, domain.VerdictReused},
 		// A zombie's start time is still compared: Claude Code's own listing
 		// shows a zombie, and the identity rule needs to know if it is the
-		// record's process (domain.Entry.ClaudeMayList).
+		// record's process (domain.Entry.HarnessMayList).
 		{"zombie: exited, not yet reaped", "35646", "", statIn("Z", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Yes, domain.Unknown, "35646", "", 1, domain.VerdictStale},
 		{"dead (X): exited", "35646", "", statIn("X", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Yes, domain.Unknown, "35646", "", 1, domain.VerdictStale},
 		{"zombie without procStart", "", "", statIn("Z", pid, "claude", "35646"), []error{nil}, false, domain.No, domain.Unknown, domain.Unknown, "", "", 1, domain.VerdictStale},

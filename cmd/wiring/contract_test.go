@@ -127,6 +127,7 @@ func pluginContract(t *testing.T, p ports.HarnessPlugin) {
 
 	require.NotNil(t, h.Registry())
 	require.NotNil(t, h.Liveness())
+	t.Run("liveness", func(t *testing.T) { livenessContract(t, h) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	snap, err := h.Registry().Read(ctx)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/internal/wire"
@@ -178,7 +179,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that peerctl can work here (never sends, never spends tokens)",
-		Long:  helpLong(`Check the setup (courier program, registry, sockets, Qwen Code, peerctl-mcp) without sending`, "doctor"),
+		Long:  helpLong(`Check the setup of `+wiring.Plugins().Titles("and")+` (each one's program, registry and sessions) and of peerctl-mcp, without sending`, "doctor"),
 		Example: `  peerctl doctor
   peerctl doctor --json | jq '.problems[]'
   peerctl doctor --claude ~/bin/claude

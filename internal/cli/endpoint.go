@@ -25,8 +25,8 @@ type endpointJSON struct {
 func (c *cli) endpointCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "endpoint",
-		Short: "Parse or format session endpoints (cc-peer:v1:<pid>:<name>:<socket>)",
-		Long:  helpLong(`Parse or format an endpoint, cc-peer:v1:<pid>:<name>:<socket> (%25 is "%", %3A is ":")`, "endpoint-parse"),
+		Short: "Parse or format session endpoints (" + endpointPrefixes() + ")",
+		Long:  helpLong(`Parse or format an endpoint: `+endpointForms()+` (%25 is "%", %3A is ":")`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock
   peerctl endpoint parse --json "$(peerctl list --json | jq -r '.[0].endpoint')"`,
@@ -53,21 +53,32 @@ func (c *cli) endpointCmd() *cobra.Command {
 		},
 	}
 	parse.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
-	var formatJSON, parts bool
+	var (
+		formatJSON, parts bool
+		harness           string
+	)
 	format := &cobra.Command{
 		Use:   "format PID NAME SOCKET",
 		Short: "Build an endpoint from its parts",
-		Long:  helpLong(`Build an endpoint from a pid, name and socket path, escaping % and : ; nothing is read`, "endpoint-format"),
+		Long:  helpLong(`Build an endpoint from PID, NAME (what the endpoint pins: `+endpointPins()+`) and SOCKET, in --harness's form, escaping % and : ; nothing is read`, "endpoint-format"),
 		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock
   peerctl endpoint parse "$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)"
-  peerctl endpoint format --parts 4652 proj-89 /tmp/cc-socks/4652.sock`,
+  peerctl endpoint format --parts 4652 proj-89 /tmp/cc-socks/4652.sock
+  peerctl endpoint format --harness qwen-code 7310 4f1c2a9e-0d3b-4e55-9a61-2c7d8b0e6f13 /tmp/qwen-7310.sock`,
 		Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			h := domain.HarnessClaudeCode
+			if harness != "" {
+				var err error
+				if h, err = domain.ParseHarness(harness); err != nil {
+					return usageError{fmt.Errorf("--harness: %w", err)}
+				}
+			}
 			pid, err := strconv.Atoi(args[0])
 			if err != nil {
 				return usageError{fmt.Errorf("pid %q is not a number", args[0])}
 			}
-			ep, err := domain.NewEndpoint(pid, args[1], args[2])
+			ep, err := domain.NewHarnessEndpoint(h, pid, args[1], args[2])
 			if err != nil {
 				return usageError{err}
 			}
@@ -79,6 +90,8 @@ func (c *cli) endpointCmd() *cobra.Command {
 		},
 	}
 	format.Flags().BoolVar(&formatJSON, "json", false, "print a JSON object")
+	format.Flags().StringVar(&harness, "harness", "", "build this harness's form, by its rule for NAME (a Codex thread id is a UUID...): "+harnessWords(" or ")+" (default: claude-code)")
+	_ = format.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
 	format.Flags().BoolVar(&parts, "parts", false, `print the "key: value" block (endpoint, pid, name, socket) instead of the endpoint alone`)
 	cmd.AddCommand(parse, format)
 	return cmd
@@ -102,6 +115,29 @@ func endpointPrefixes() string {
 	var out []string
 	for _, h := range wiring.Plugins().Kinds() {
 		out = append(out, strings.TrimSuffix(h.EndpointPrefix(), "v1:"))
+	}
+	return strings.Join(out, ", ")
+}
+
+// endpointForms writes out every harness's endpoint form, then another
+// machine's: "cc-peer:v1:<pid>:<name>:<socket>, qwen-peer:v1:<pid>:<session
+// id>:<socket>, …, ssh:v1:<host>:<endpoint>".
+func endpointForms() string {
+	var out []string
+	for _, h := range wiring.Plugins().Kinds() {
+		spec, _ := h.Spec()
+		out = append(out, h.EndpointPrefix()+"<pid>:<"+spec.Pins+">:<socket>")
+	}
+	return strings.Join(append(out, domain.HostEndpointPrefix+"<host>:<endpoint>"), ", ")
+}
+
+// endpointPins says what each harness's endpoint pins: "Claude Code's
+// name, Qwen Code's session id, …".
+func endpointPins() string {
+	var out []string
+	for _, h := range wiring.Plugins().Kinds() {
+		spec, _ := h.Spec()
+		out = append(out, h.Title()+"'s "+spec.Pins)
 	}
 	return strings.Join(out, ", ")
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -386,5 +387,73 @@ func TestSendHelpNamesEveryHarness(t *testing.T) {
 	first, _, _ := strings.Cut(r.stdout, "\n")
 	for _, h := range domain.Harnesses() {
 		assert.Contains(t, first, h.Title())
+	}
+}
+
+// doctor --help and endpoint --help name every harness: they were typed by
+// hand and left out the ones added later.
+func TestHelpNamesEveryHarness(t *testing.T) {
+	doctor := evRun(t, nil, nil, "doctor", "--help")
+	require.Equal(t, 0, doctor.code, doctor.stderr)
+	first, _, _ := strings.Cut(doctor.stdout, "\n")
+	root := evRun(t, nil, nil, "--help")
+	require.Equal(t, 0, root.code, root.stderr)
+	endpoint := evRun(t, nil, nil, "endpoint", "--help")
+	require.Equal(t, 0, endpoint.code, endpoint.stderr)
+	format := evRun(t, nil, nil, "endpoint", "format", "--help")
+	require.Equal(t, 0, format.code, format.stderr)
+	for _, h := range domain.Harnesses() {
+		assert.Contains(t, first, h.Title(), "doctor --help")
+		assert.Contains(t, endpoint.stdout, h.EndpointPrefix()+"<pid>:", "endpoint --help")
+		assert.Contains(t, format.stdout, `"`+h.String()+`"`, "endpoint format --help: --harness choices")
+	}
+	for _, l := range strings.Split(root.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "endpoint" {
+			for _, h := range domain.Harnesses() {
+				assert.Contains(t, l, strings.TrimSuffix(h.EndpointPrefix(), "v1:"), "the endpoint command's line in peerctl --help")
+			}
+		}
+	}
+}
+
+// endpoint format --harness builds each harness's form, which endpoint
+// parse reads back; the harness's rule for the pinned value holds.
+func TestEndpointFormatHarness(t *testing.T) {
+	tests := []struct {
+		harness, key, socket, want string
+	}{
+		{"", "build:main", "/tmp/cc.sock", "cc-peer:v1:42:build%3Amain:/tmp/cc.sock"},
+		{"claude-code", "proj", "/tmp/cc.sock", "cc-peer:v1:42:proj:/tmp/cc.sock"},
+		{"qwen-code", "sess-1", "/tmp/q.sock", "qwen-peer:v1:42:sess-1:/tmp/q.sock"},
+		{"codex", "0198c3a4-5b6d-7e8f-9a0b-1c2d3e4f5a6b", "queue", "codex-peer:v1:42:0198c3a4-5b6d-7e8f-9a0b-1c2d3e4f5a6b:queue"},
+		{"opencode", "ses_0123456789abcdefghijABCDEF", "127.0.0.1:4096", "opencode-peer:v1:42:ses_0123456789abcdefghijABCDEF:127.0.0.1%3A4096"},
+	}
+	for _, tt := range tests {
+		t.Run(cmp.Or(tt.harness, "default"), func(t *testing.T) {
+			args := []string{"endpoint", "format", "42", tt.key, tt.socket}
+			if tt.harness != "" {
+				args = append(args, "--harness", tt.harness)
+			}
+			r := evRun(t, nil, nil, args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Equal(t, tt.want+"\n", r.stdout)
+
+			p := evRun(t, nil, nil, "endpoint", "parse", "--json", tt.want)
+			require.Equal(t, 0, p.code, p.stderr)
+			var j struct{ Harness, Name, Socket string }
+			require.NoError(t, json.Unmarshal([]byte(p.stdout), &j))
+			assert.Equal(t, cmp.Or(tt.harness, "claude-code"), j.Harness)
+			assert.Equal(t, tt.key, j.Name)
+			assert.Equal(t, tt.socket, j.Socket)
+		})
+	}
+	for _, bad := range [][]string{
+		{"--harness", "codex", "42", "not-a-uuid", "/tmp/s"},
+		{"--harness", "opencode", "42", "ses_short", "127.0.0.1:1"},
+		{"--harness", "vim", "42", "x", "/tmp/s"},
+	} {
+		r := evRun(t, nil, nil, append([]string{"endpoint", "format"}, bad...)...)
+		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stdout)
+		assert.Empty(t, r.stdout, "%v", bad)
 	}
 }

@@ -1,7 +1,8 @@
 // Package layering holds the layers by test (the design's rule 11): domain
 // imports only the standard library; ports only domain; adapters never
-// app, the CLI or the MCP server; app no adapter but the ones listed in
-// appAdapterDebt, which may only shrink.
+// app, the CLI or the MCP server, and a harness's adapters never another
+// harness's; app no adapter; only the composition root (cmd/wiring) wires
+// the harness plug-ins.
 package layering
 
 import (
@@ -71,6 +72,94 @@ func TestAdaptersNeverImportAppOrTheCLI(t *testing.T) {
 				slices.Contains([]string{"internal/cli", "internal/mcpserve", "internal/mcptools"}, rel)
 			assert.False(t, bad, "%s imports %s", pkg, imp)
 		}
+	}
+}
+
+// harnessAdapters are the adapter packages of each harness, keyed by its
+// plug-in package (the one exporting Plugin); sharedAdapters serve every
+// harness and import no harness's package. Every adapter package is in
+// one of the two: a new one is placed here when it is added.
+var (
+	harnessAdapters = map[string][]string{
+		"adapters/claudecode": {"adapters/courierexec", "adapters/fsregistry", "adapters/socketframe", "adapters/transcript"},
+		"adapters/qwencode":   {"adapters/qwencli", "adapters/qweninbox", "adapters/qwenregistry"},
+		"adapters/codex":      {"adapters/codexapp", "adapters/codexapp/codexapptest"},
+		"adapters/opencode":   {},
+	}
+	sharedAdapters = []string{
+		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/harnessfile", "adapters/internal/repeat",
+		"adapters/outbox", "adapters/procgroup", "adapters/procliveness", "adapters/servesock", "adapters/sshhost",
+	}
+)
+
+// adapterPkg is one adapter package as `go list` gives it: its folder,
+// its non-test files, and its imports with its tests' (in-package and
+// external) added.
+type adapterPkg struct {
+	dir     string
+	files   []string
+	imports []string
+}
+
+// adapterPackages lists every package under adapters/ by path.
+func adapterPackages(t *testing.T) map[string]adapterPkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}}|{{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`,
+		module+"/adapters/...").Output()
+	require.NoError(t, err, "go list adapters")
+	pkgs := map[string]adapterPkg{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "|")
+		require.Len(t, f, 4, "%q", line)
+		pkgs[strings.TrimPrefix(f[0], module+"/")] = adapterPkg{dir: f[1], files: strings.Fields(f[2]), imports: strings.Fields(f[3])}
+	}
+	require.NotEmpty(t, pkgs)
+	return pkgs
+}
+
+// TestNoAdapterImportsAnotherHarnessAdapter: a harness's adapters (its
+// plug-in package and the packages only it uses) import no package of
+// another harness, tests included; they may import the shared adapters,
+// which import no harness's package. What holds today, by `go list`:
+// claudecode imports courierexec, fsregistry and socketframe; qwencode
+// imports qwencli, qweninbox and qwenregistry, and qweninbox qwenregistry;
+// codex imports codexapp; harnesses import shared ones (procliveness,
+// procgroup, internal/...), and no harness another's.
+func TestNoAdapterImportsAnotherHarnessAdapter(t *testing.T) {
+	owner := map[string]string{}
+	for plugin, pkgs := range harnessAdapters {
+		owner[plugin] = plugin
+		for _, p := range pkgs {
+			owner[p] = plugin
+		}
+	}
+	pkgs := adapterPackages(t)
+	for pkg, p := range pkgs {
+		_, ok := owner[pkg]
+		assert.True(t, ok || slices.Contains(sharedAdapters, pkg),
+			"%s is neither a harness's adapter nor a shared one: place it in harnessAdapters or sharedAdapters", pkg)
+		if exportsPlugin(t, p.dir, p.files) {
+			assert.Equal(t, pkg, owner[pkg], "%s exports a harness plug-in but is not a key of harnessAdapters", pkg)
+		}
+		for _, imp := range p.imports {
+			rel, mine := ours(imp)
+			theirs, harness := owner[rel]
+			if !mine || !harness {
+				continue // not an adapter of a harness
+			}
+			if slices.Contains(sharedAdapters, pkg) {
+				t.Errorf("%s is shared but imports %s, %s's: a shared adapter names no harness", pkg, rel, theirs)
+			} else if own := owner[pkg]; own != theirs {
+				t.Errorf("%s (%s's) imports %s (%s's): a harness's adapter never imports another harness's; share it through a shared adapter or ports", pkg, own, rel, theirs)
+			}
+		}
+	}
+	for p := range owner {
+		assert.Contains(t, pkgs, p, "harnessAdapters names %s, which go list does not list", p)
+	}
+	for _, p := range sharedAdapters {
+		assert.Contains(t, pkgs, p, "sharedAdapters names %s, which go list does not list", p)
 	}
 }
 
