@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-ssh bench-serve bench-go bench-replies bench-codex lint cross vuln ci deps install-claude fuzz man release check-release dashboard-png
+.PHONY: build test test-live bench bench-ssh bench-serve bench-go bench-replies bench-codex bench-opencode lint cross vuln ci deps install-claude fuzz man release check-release dashboard-png
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -120,3 +120,9 @@ bench-serve:
 # Codex home present and absent), offline: one real Codex TUI, docs/PERFORMANCE.md ("Codex").
 bench-codex:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveCodex -benchtime 1x -timeout 20m ./test/acceptance
+
+# Live benchmark of opencode (send to a session of a real `opencode serve` against a bare curl POST
+# of the same prompt_async request; list with the server's database and without one), offline:
+# docs/PERFORMANCE.md ("opencode").
+bench-opencode:
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveOpencode -benchtime 1x -timeout 20m ./test/acceptance

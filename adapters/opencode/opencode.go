@@ -176,8 +176,9 @@ func (h *Harness) Warnings() []string { return nil }
 
 // PIDEnv is the variable opencode sets in its own environment at start,
 // to its pid, which the shells its tools run inherit: opencode-ai 1.18.33
-// sets OPENCODE=1 and OPENCODE_PID=<pid> (read in its bundled code, the
-// CLI's start-up middleware; no variable names a session).
+// sets OPENCODE=1 and OPENCODE_PID=<pid> (its CLI's start-up middleware;
+// measured in the shell of its bash tool by the live whoami test; no
+// variable names a session).
 const PIDEnv = "OPENCODE_PID"
 
 // SessionEnv: $OPENCODE_PID names the opencode process a shell runs under.

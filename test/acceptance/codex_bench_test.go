@@ -67,8 +67,19 @@ func BenchmarkLiveCodex(b *testing.B) {
 // each one's median wall time. A run that fails fails the benchmark.
 func pairs(b *testing.B, a func(i int) []string, aEnv []string, c func(i int) []string, cEnv []string) (ratio, cpuRatio float64, ma, mc time.Duration) {
 	b.Helper()
+	return settledPairs(b, nil, a, aEnv, c, cEnv)
+}
+
+// settledPairs is pairs with settle, when not nil, called before every run
+// and outside its timing (e.g. to wait until the target session is idle
+// again, so that no run is timed against the turn the one before started).
+func settledPairs(b *testing.B, settle func(), a func(i int) []string, aEnv []string, c func(i int) []string, cEnv []string) (ratio, cpuRatio float64, ma, mc time.Duration) {
+	b.Helper()
 	type took struct{ wall, cpu time.Duration }
 	run := func(argvOf func(int) []string, env []string, i int) took {
+		if settle != nil {
+			settle()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		argv := argvOf(i)

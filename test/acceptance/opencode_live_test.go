@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/opencode"
 	"github.com/peerctl/peerctl/test/livecc"
 	"github.com/peerctl/peerctl/test/livecodex"
 	"github.com/peerctl/peerctl/test/liveopencode"
@@ -60,7 +62,8 @@ func byPID(list []opencodeListed, pid int) []opencodeListed {
 // TestLiveOpencode runs peerctl against real opencode-ai 1.18.33 offline
 // (issue 31), its model the Go stand-in: a serve session is listed and a
 // send is delivered, byte-exact in the session's messages; --await-reply
-// prints the stand-in's answer; a --port TUI shows the injected turn on
+// prints the stand-in's answer; `peerctl whoami` run by opencode's bash
+// tool (a call the stand-in scripts) names its session; a --port TUI shows the injected turn on
 // screen; a plain TUI is listed live but not addressable, with the fix; a
 // killed server is gone from the list within 1 s. One root and one server
 // serve the subtests; the TUIs start right after the server, as they draw
@@ -123,6 +126,56 @@ func TestLiveOpencode(t *testing.T) {
 		require.NoError(t, json.Unmarshal(r.Stdout, &out), "%s", r.Stdout)
 		assert.True(t, strings.HasPrefix(out.Reply.Text, "pong: "), "%q", out.Reply.Text)
 		assert.True(t, strings.HasSuffix(out.Reply.Text, word), "%q", out.Reply.Text)
+	})
+
+	t.Run("whoami in the shell of an opencode tool names its session", func(t *testing.T) {
+		// A root of its own: the model may call tools and bash runs
+		// unasked there; peerctl is first on the server's PATH.
+		sroot := liveopencode.NewRoot(t, bin)
+		sroot.AllowShell(t)
+		senv := sroot.Env()
+		path := "PATH=" + filepath.Dir(peerctlBin(t))
+		for _, kv := range senv {
+			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+				path += string(filepath.ListSeparator) + v
+			}
+		}
+		ssrv := sroot.Serve(t, sroot.Workdir(t, "shell"), path)
+		ssid := liveopencode.NewSession(t, ssrv.URL)
+		body := opencode.PromptBody(opencode.NewMessageID(time.Now()),
+			liveopencode.ShellPrefix+`echo "OPENCODE=$OPENCODE OPENCODE_PID=$OPENCODE_PID"; peerctl whoami --json`)
+		resp, err := liveopencode.HTTP.Post(ssrv.URL+"/session/"+ssid+"/prompt_async", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNoContent, resp.StatusCode)
+		var said string
+		deadline := time.Now().Add(opencodeTurn)
+		for said == "" {
+			for _, m := range liveopencode.Messages(t, ssrv.URL, ssid) {
+				for _, text := range m.Texts {
+					if m.Role == "assistant" && strings.HasPrefix(text, liveopencode.ToolAnswer("")) {
+						said = text
+					}
+				}
+			}
+			require.True(t, said != "" || time.Now().Before(deadline), "no answer to the tool's result in %s; messages: %+v", opencodeTurn, liveopencode.Messages(t, ssrv.URL, ssid))
+			time.Sleep(250 * time.Millisecond)
+		}
+		t.Logf("the tool's result: %s", said)
+		assert.Contains(t, said, fmt.Sprintf("OPENCODE=1 OPENCODE_PID=%d", ssrv.PID))
+		start, end := strings.Index(said, "{"), strings.LastIndex(said, "}")
+		require.True(t, start >= 0 && end > start, "no JSON in %q", said)
+		var self struct {
+			SessionID string `json:"sessionId"`
+			Harness   string `json:"harness"`
+			PID       int    `json:"pid"`
+			Via       string `json:"via"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(said[start:end+1]), &self), "%q", said)
+		assert.Equal(t, ssid, self.SessionID)
+		assert.Equal(t, "opencode", self.Harness)
+		assert.Equal(t, ssrv.PID, self.PID)
+		assert.Equal(t, "env", self.Via, "named by $OPENCODE_PID")
 	})
 
 	t.Run("a plain TUI is listed, not addressable, with the fix", func(t *testing.T) {

@@ -54,16 +54,35 @@ type Root struct {
 // Config is the opencode.json of a root: the stand-in model as provider
 // "local" (model local/pong-1, also the small model that writes titles),
 // autoupdate off, sharing disabled, and edits, bash and webfetch denied.
-func Config(modelURL string) string {
+func Config(modelURL string) string { return config(modelURL, false) }
+
+// config is Config, or with shell the model's tool calls on and opencode's
+// bash tool allowed (edits and webfetch still denied).
+func config(modelURL string, shell bool) string {
+	bash := "deny"
+	if shell {
+		bash = "allow"
+	}
 	b, _ := json.Marshal(map[string]any{
 		"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
 		"model": "local/pong-1", "small_model": "local/pong-1",
 		"provider": map[string]any{"local": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "Local",
 			"options": map[string]any{"baseURL": modelURL, "apiKey": "dummy"},
-			"models":  map[string]any{"pong-1": map[string]any{"name": "Pong 1", "tool_call": false}}}},
-		"permission": map[string]any{"edit": "deny", "bash": "deny", "webfetch": "deny"},
+			"models":  map[string]any{"pong-1": map[string]any{"name": "Pong 1", "tool_call": shell}}}},
+		"permission": map[string]any{"edit": "deny", "bash": bash, "webfetch": "deny"},
 	})
 	return string(b) + "\n"
+}
+
+// AllowShell rewrites the root's opencode.json so that the model may call
+// tools and opencode's bash tool runs without asking: a user turn that
+// starts with ShellPrefix then runs the rest of its text in a shell of the
+// opencode process (Model). Call it before the root's processes start.
+func (r *Root) AllowShell(t testing.TB) {
+	t.Helper()
+	if err := os.WriteFile(r.Config, []byte(config(r.Model.URL, true)), 0o600); err != nil {
+		t.Fatalf("liveopencode: config: %v", err)
+	}
 }
 
 // NewRoot makes a Root for bin with a fresh Model.
