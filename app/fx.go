@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -168,7 +167,6 @@ var Graph = fx.Options(
 	fx.Provide(
 		NewTransport,
 		NewService,
-		NewWatcher,
 		NewCouriers,
 		NewRelay,
 	),
@@ -255,80 +253,4 @@ type OptionalPorts struct {
 	Folders     ports.FolderWatcher `optional:"true"`
 	Exits       ports.ExitWatcher   `optional:"true"`
 	Couriers    ports.Couriers      `optional:"true"`
-}
-
-// Watcher runs Service.Watch under the fx lifecycle: OnStart starts it,
-// OnStop stops it and waits for it to finish. Events arrive on Events,
-// which is closed when the watch has ended (stopped, or failed: see Err).
-// Nothing starts unless something asks the graph for a *Watcher.
-type Watcher struct {
-	svc    *Service
-	events chan domain.Event
-	notes  chan string
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
-}
-
-// NewWatcher registers the watcher's lifecycle hooks.
-func NewWatcher(lc fx.Lifecycle, svc *Service) *Watcher {
-	w := &Watcher{svc: svc, events: make(chan domain.Event, 64), notes: make(chan string, 4), done: make(chan struct{})}
-	lc.Append(fx.Hook{OnStart: w.start, OnStop: w.stop})
-	return w
-}
-
-// Events delivers the watch's events in order; it is closed when the
-// watch ends. A consumer must keep reading until then (or stop the app).
-func (w *Watcher) Events() <-chan domain.Event { return w.events }
-
-// Notes delivers what Service.WatchNotes notes (e.g. MissingFolderNote);
-// it is closed when the watch ends. It is buffered: a consumer that
-// ignores it loses nothing else.
-func (w *Watcher) Notes() <-chan string { return w.notes }
-
-// Err is the error that ended the watch (nil after a clean stop); read it
-// once Events is closed.
-func (w *Watcher) Err() error {
-	select {
-	case <-w.done:
-		return w.err
-	default:
-		return nil
-	}
-}
-
-func (w *Watcher) start(context.Context) error {
-	// The watch outlives OnStart's context: it runs until OnStop.
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	go func() {
-		defer close(w.done)
-		defer close(w.events)
-		defer close(w.notes)
-		w.err = w.svc.WatchNotes(ctx, func(e domain.Event) {
-			select {
-			case w.events <- e:
-			case <-ctx.Done():
-			}
-		}, func(n string) {
-			select {
-			case w.notes <- n:
-			case <-ctx.Done():
-			}
-		})
-	}()
-	return nil
-}
-
-func (w *Watcher) stop(ctx context.Context) error {
-	if w.cancel == nil {
-		return nil
-	}
-	w.cancel()
-	select {
-	case <-w.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("stop watcher: %w", ctx.Err())
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
@@ -30,12 +31,23 @@ type Node interface {
 	// Enrich is `enrich --json`: for each of ids (full session ids) that
 	// is a live session there, its endpoint and status.
 	Enrich(ctx context.Context, ids []string) (map[string]wire.LiveInfo, error)
+	// Watch is `watch --json`: the node's session events from its start
+	// on (every live session first, Initial), each handed to events (a
+	// false return ends the watch), and what a person should know but is
+	// no event to notes (a registry folder that does not exist yet). It
+	// returns nil when ctx ends or events says stop; otherwise the watch
+	// ended by itself, and why: this machine's registry could not be read
+	// any more, a host's watch ended (host_unreachable).
+	Watch(ctx context.Context, events func(wire.Event) bool, notes func(string)) error
 }
 
 // LocalNode is this machine as a Node: the use cases of the Service Open
 // builds (for the query's harnesses only, when it names some).
 type LocalNode struct {
 	Open func(only []domain.Harness) (*Service, error)
+	// Watching is the Service a watch runs on (one that follows the
+	// registry folders and the sessions' processes); nil: Open(nil).
+	Watching func() (*Service, error)
 }
 
 var _ Node = LocalNode{}
@@ -98,6 +110,30 @@ func (n LocalNode) Enrich(ctx context.Context, ids []string) (map[string]wire.Li
 		return nil, err
 	}
 	return svc.Enrich(ctx, ids)
+}
+
+// Watch runs Service.WatchNotes, each event as its document (noticed
+// now); see Node.
+func (n LocalNode) Watch(ctx context.Context, events func(wire.Event) bool, notes func(string)) error {
+	open := n.Watching
+	if open == nil {
+		open = func() (*Service, error) { return n.Open(nil) }
+	}
+	svc, err := open()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err = svc.WatchNotes(ctx, func(e domain.Event) {
+		if ctx.Err() == nil && !events(wire.NewEvent(e, time.Now())) {
+			cancel()
+		}
+	}, notes)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // MaxParallelNodes bounds how many nodes one fan-out reaches at once: the

@@ -20,6 +20,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // nextEvent returns the next event, failing the test after within.
@@ -199,32 +200,51 @@ func TestWatchUnreadableRegistryFails(t *testing.T) {
 	assert.Contains(t, err.Error(), "read registry")
 }
 
-// TestWatcherLifecycle drives the fx-owned Watcher: OnStart starts the
-// watch, OnStop ends it, closes Events and leaves no goroutine behind.
-func TestWatcherLifecycle(t *testing.T) {
+// TestLocalNodeWatch: this machine's node watches on the whole graph's
+// Service: every live session first (initial), a crash as died, each as
+// its document; the watch ends when events says stop, returning nil and
+// leaving no goroutine behind.
+func TestLocalNodeWatch(t *testing.T) {
 	cfg := t.TempDir()
 	a := startFake(t, cfg, idA, "proj-89")
 	before := goroutines()
 
-	var w *app.Watcher
-	fxApp := fxtest.New(t, wiring.Module, fx.Supply(testConfig(cfg, socketframe.Name)), fx.Populate(&w))
-	fxApp.RequireStart()
-	ev := nextEvent(t, w.Events(), "start")
-	assert.Equal(t, domain.EventAppeared, ev.Kind)
-	assert.Equal(t, a.PID(), ev.Entry.Record.PID)
+	var svc *app.Service
+	fxtest.New(t, wiring.Module, fx.Supply(testConfig(cfg, socketframe.Name)), fx.Populate(&svc))
+	n := app.LocalNode{Watching: func() (*app.Service, error) { return svc, nil }}
+	events := make(chan wire.Event)
+	done := make(chan error, 1)
+	go func() {
+		done <- n.Watch(context.Background(), func(ev wire.Event) bool {
+			events <- ev
+			return ev.Event != domain.EventDied.String()
+		}, nil)
+	}()
+	next := func(what string) wire.Event {
+		t.Helper()
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(within):
+			t.Fatalf("no event after %s", what)
+		}
+		return wire.Event{}
+	}
+	ev := next("start")
+	assert.Equal(t, "appeared", ev.Event)
+	assert.True(t, ev.Initial)
+	assert.Equal(t, a.PID(), ev.PID)
+	assert.Empty(t, ev.Host, "this machine's events name no host")
 
 	a.crash()
-	ev = nextEvent(t, w.Events(), "crash")
-	assert.Equal(t, domain.EventDied, ev.Kind)
-
-	fxApp.RequireStop()
+	ev = next("crash")
+	assert.Equal(t, "died", ev.Event)
 	select {
-	case _, ok := <-w.Events():
-		assert.False(t, ok, "Events is closed after Stop")
+	case err := <-done:
+		assert.NoError(t, err, "a watch its reader stopped ends cleanly")
 	case <-time.After(within):
-		t.Fatal("Events not closed after Stop")
+		t.Fatal("the watch did not end when events said stop")
 	}
-	assert.NoError(t, w.Err())
 	// Counted here, not in assert.Eventually (whose condition runs in a
 	// goroutine of its own).
 	for deadline := time.Now().Add(within); goroutines() > before; time.Sleep(10 * time.Millisecond) {
@@ -235,14 +255,14 @@ func TestWatcherLifecycle(t *testing.T) {
 	}
 }
 
-func TestWatcherNotStartedUnlessAsked(t *testing.T) {
+func TestStartingTheGraphStartsNoWatch(t *testing.T) {
 	cfg := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(cfg, "sessions"), 0o700))
 	var svc *app.Service
 	fxApp := fxtest.New(t, wiring.Module, fx.Supply(testConfig(cfg, socketframe.Name)), fx.Populate(&svc))
 	before := goroutines()
 	fxApp.RequireStart()
-	assert.LessOrEqual(t, goroutines(), before, "starting an app without a *Watcher starts nothing")
+	assert.LessOrEqual(t, goroutines(), before, "starting the graph starts no watch")
 	fxApp.RequireStop()
 }
 

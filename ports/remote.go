@@ -17,7 +17,9 @@ import (
 // with exact keys. Protocol 2: the caller holds the far side's stdin open
 // for the whole call, and the far side stops when it closes (send reads
 // exactly the announced bytes of its text, not to the end of stdin).
-const RemoteProtocol = 2
+// Protocol 3: a watch event says why a live session is not addressable
+// yet (unaddressable).
+const RemoteProtocol = 3
 
 // ErrConnectionLost is the cause (Refusal.Err) of a host_unreachable
 // refusal when the connection ended after the far side's peerctl had

@@ -144,9 +144,13 @@ func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
 	out := make([]app.Node, 0, len(dests))
 	for _, d := range dests {
 		if d.IsLocal() {
-			out = append(out, app.LocalNode{Open: func(only []domain.Harness) (*app.Service, error) {
-				return c.service(options{readOnly: true, only: only})
-			}})
+			out = append(out, app.LocalNode{
+				Open: func(only []domain.Harness) (*app.Service, error) {
+					return c.service(options{readOnly: true, only: only})
+				},
+				// A watch follows the folders and the processes: the whole graph.
+				Watching: func() (*app.Service, error) { return c.service(options{}) },
+			})
 			continue
 		}
 		r, err := c.remote()

@@ -190,6 +190,12 @@ func errRelayOutput(err error, after int) error {
 	return fmt.Errorf("relay: stdout is gone (%s): stopped after input line %d, nothing more is sent", why, after)
 }
 
+// lifecycle is the part of *fx.App the relay drives.
+type lifecycle interface {
+	Start(context.Context) error
+	Stop(context.Context) error
+}
+
 // runRelay starts the relay, then reads requests until stdin ends or ctx
 // does, answering each in order, while inbound messages are printed as
 // they come; then it stops the relay. When stdout's reader goes away, or a

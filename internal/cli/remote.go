@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,7 +114,9 @@ func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
 	if c.debug.send {
 		log = debugLogger(c.stderr)
 	}
-	warn := func(why string) { fmt.Fprintf(c.stderr, "peerctl: warning: ssh: %s; its calls connect on their own\n", safe(why)) }
+	warn := func(why string) {
+		fmt.Fprintf(c.stderr, "peerctl: warning: ssh: %s; its calls connect on their own\n", safe(why))
+	}
 	ch, err := sshhost.New(sshhost.Options{Getenv: c.getenv, Book: book, Version: c.version().Version, Log: log, Warn: warn})
 	if err != nil {
 		return nil, usageError{err}
@@ -171,16 +172,6 @@ func (c *cli) callHost(ctx context.Context, dest domain.Dest, args []string, std
 	ctx, cancel := context.WithTimeout(ctx, limit+extra)
 	defer cancel()
 	return r.Call(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: stdin})
-}
-
-// passStderr prints a far side's messages on stderr as its own lines,
-// "peerctl: DEST: ...", escaped.
-func (c *cli) passStderr(dest domain.Dest, stderr []byte) {
-	for _, l := range strings.Split(string(stderr), "\n") {
-		if l = strings.TrimSpace(strings.TrimPrefix(l, "peerctl: ")); l != "" {
-			fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", dest, safe(clipText(l, 2000)))
-		}
-	}
 }
 
 // remoteExitCode keeps a far side's exit code when peerctl's table has it.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -16,43 +17,8 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports"
 )
-
-// eventJSON is one line of `watch --json` (docs/CONFIRMATION.md).
-type eventJSON struct {
-	Event string `json:"event"` // appeared, gone, died, status, renamed; lost (watch --host)
-	// Host is the machine the session runs on (watch --host); absent for this one.
-	Host           string `json:"host,omitempty"`
-	At             string `json:"at"` // when peerctl noticed it, RFC 3339 UTC
-	Harness        string `json:"harness"`
-	SessionID      string `json:"sessionId"`
-	PID            int    `json:"pid"`
-	Name           string `json:"name"`
-	Status         string `json:"status"` // idle, busy, unknown
-	Cwd            string `json:"cwd"`
-	Endpoint       string `json:"endpoint"` // "" when not addressable
-	Verdict        string `json:"verdict"`  // live; stale or reused for died; removed for gone
-	Reason         string `json:"reason,omitempty"`
-	File           string `json:"file"`
-	Initial        bool   `json:"initial,omitempty"`
-	PreviousName   string `json:"previousName,omitempty"`
-	PreviousStatus string `json:"previousStatus,omitempty"`
-}
-
-func toEventJSON(ev domain.Event, at time.Time) eventJSON {
-	e := ev.Entry
-	r := e.Record
-	out := eventJSON{Event: ev.Kind.String(), At: wire.RFC3339(at), Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name,
-		Status: r.Status.String(), Cwd: r.Cwd, Endpoint: e.Endpoint().String(), Verdict: e.Verdict.String(),
-		Reason: e.Reason, File: r.File, Initial: ev.Initial}
-	switch ev.Kind {
-	case domain.EventRenamed:
-		out.PreviousName = ev.PrevName
-	case domain.EventStatus:
-		out.PreviousStatus = ev.PrevStatus.String()
-	}
-	return out
-}
 
 func (c *cli) watchCmd() *cobra.Command {
 	var asJSON bool
@@ -73,15 +39,7 @@ func (c *cli) watchCmd() *cobra.Command {
 				return err
 			}
 			c.started()
-			if len(dests) > 0 {
-				return c.watchHosts(cmd.Context(), dests, asJSON)
-			}
-			var w *app.Watcher
-			fxApp, err := c.graph(options{}, &w)
-			if err != nil {
-				return err
-			}
-			return c.runWatch(cmd.Context(), fxApp, w, asJSON)
+			return c.watchOn(cmd.Context(), dests, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event and line")
@@ -89,37 +47,62 @@ func (c *cli) watchCmd() *cobra.Command {
 	return cmd
 }
 
-// lifecycle is the part of *fx.App the watch drives.
-type lifecycle interface {
-	Start(context.Context) error
-	Stop(context.Context) error
+// nodeItem is one event of a watch over nodes, or a node's end.
+type nodeItem struct {
+	ev   wire.Event
+	end  bool
+	host domain.Dest
+	err  error // on a node's end: why its watch ended (nil: ctx ended)
 }
 
-// runWatch starts the app (the watcher's OnStart), prints events until ctx
-// ends or the watch fails, then stops the app (OnStop waits for the watch).
-func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJSON bool) (err error) {
-	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := fxApp.Start(startCtx); err != nil {
-		return fmt.Errorf("start watch: %w", unwrapFx(err))
+// watchOn watches dests (this machine alone when none) through their
+// nodes (Node.Watch), all at once, printing their events as they come,
+// with the outbox's when this machine is watched, in one printer
+// (printEvent; a host column when hosts were named). This machine alone:
+// the watch ends with its error (exit 1 when the registry cannot be read
+// any more), exit 0 on a signal or when stdout's reader goes. Over hosts,
+// a node whose watch ends is a "lost" event, then the whole watch ends:
+// exit 10 (host_unreachable), never silence.
+func (c *cli) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) error {
+	withHost := len(dests) > 0
+	if !withHost {
+		dests = []domain.Dest{{}}
 	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if serr := fxApp.Stop(stopCtx); serr != nil && err == nil {
-			err = fmt.Errorf("stop watch: %w", serr)
+	nodes, err := c.nodes(dests)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	items := make(chan nodeItem)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	send := func(it nodeItem) bool {
+		select {
+		case items <- it:
+			return true
+		case <-ctx.Done():
+			return false
 		}
-		if werr := w.Err(); werr != nil && err == nil {
-			err = werr
-		}
-	}()
-	// Whether its reader goes or a write fails, the watch ends cleanly, exit 0.
+	}
+	local := false
+	for _, n := range nodes {
+		host := n.Host()
+		local = local || host.IsLocal()
+		wg.Go(func() {
+			err := n.Watch(ctx, func(ev wire.Event) bool { return send(nodeItem{ev: ev}) }, func(note string) { c.printWatchNote(host, note) })
+			send(nodeItem{end: true, host: host, err: err})
+		})
+	}
+	var outboxEvents <-chan ports.OutboxEvent
+	if local {
+		octx, stopOutbox := context.WithCancel(ctx)
+		defer stopOutbox()
+		outboxEvents = c.watchOutbox(octx)
+	}
 	gone, stopOut := c.streamOut()
 	defer stopOut()
-	notes := w.Notes()
-	octx, stopOutbox := context.WithCancel(ctx)
-	defer stopOutbox()
-	outboxEvents := c.watchOutbox(octx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -131,36 +114,69 @@ func (c *cli) runWatch(ctx context.Context, fxApp lifecycle, w *app.Watcher, asJ
 				outboxEvents = nil
 				continue
 			}
-			if asJSON {
-				j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason}
-				if err := encodeJSON(c.stdout, j, "", false); err != nil {
-					return writeErr(err)
-				}
-			} else if _, err := fmt.Fprintln(c.stdout, outboxLine(e)); err != nil {
+			if err := c.printOutboxEvent(e, asJSON); err != nil {
 				return writeErr(err)
 			}
-		case n, ok := <-notes:
-			if !ok {
-				notes = nil
-				continue
-			}
-			fmt.Fprintf(c.stderr, "peerctl: note: %s\n", n)
-		case ev, ok := <-w.Events():
-			if !ok {
-				return nil
-			}
-			now := time.Now()
-			if asJSON {
-				if err := encodeJSON(c.stdout, toEventJSON(ev, now), "", false); err != nil {
+		case it := <-items:
+			if !it.end {
+				if err := c.printEvent(it.ev, asJSON, withHost); err != nil {
 					return writeErr(err)
 				}
 				continue
 			}
-			if _, err := fmt.Fprintln(c.stdout, eventLine(ev, now)); err != nil {
-				return writeErr(err)
+			if !withHost || (it.err == nil && ctx.Err() != nil) {
+				return it.err
 			}
+			lost, err := lostEvent(it.host, it.err)
+			if perr := c.printEvent(lost, asJSON, withHost); perr != nil {
+				return writeErr(perr)
+			}
+			return err
 		}
 	}
+}
+
+// lostEvent is the "lost" event of host's watch, ended by err (nil: it
+// ended by itself), and the error the watch ends with: a host_unreachable
+// refusal, exit 10, when err is none already.
+func lostEvent(host domain.Dest, err error) (wire.Event, error) {
+	if err == nil {
+		err = fmt.Errorf("%s's watch ended", app.Where(host))
+	}
+	if _, ok := domain.AsRefusal(err); !ok && !host.IsLocal() {
+		err = &domain.Refusal{Reason: domain.ReasonHostUnreachable, Detail: err.Error(), Err: err}
+	}
+	return wire.Event{Event: wire.EventLost, At: wire.RFC3339(time.Now()), Host: host.String(), Reason: err.Error()}, err
+}
+
+// printWatchNote prints a node's note on stderr, escaped: "peerctl: note:
+// NOTE" for this machine's, "peerctl: DEST: NOTE" for a host's.
+func (c *cli) printWatchNote(host domain.Dest, note string) {
+	if host.IsLocal() {
+		fmt.Fprintf(c.stderr, "peerctl: note: %s\n", safe(note))
+		return
+	}
+	fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", host, safe(clipText(note, 2000)))
+}
+
+// printOutboxEvent prints one change of the outbox as watch does.
+func (c *cli) printOutboxEvent(e ports.OutboxEvent, asJSON bool) error {
+	if asJSON {
+		j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason}
+		return encodeJSON(c.stdout, j, "", false)
+	}
+	_, err := fmt.Fprintln(c.stdout, outboxLine(e))
+	return err
+}
+
+// printEvent prints one event: its document as watch --json prints it, or
+// a line for people (eventText).
+func (c *cli) printEvent(ev wire.Event, asJSON, withHost bool) error {
+	if asJSON {
+		return encodeJSON(c.stdout, ev, "", false)
+	}
+	_, err := fmt.Fprintln(c.stdout, eventText(ev, withHost))
+	return err
 }
 
 // streamOut readies stdout for a command that writes until its reader
@@ -199,29 +215,42 @@ func fit(s string, w int) string {
 	return s + strings.Repeat(" ", w-utf8.RuneCountInString(s))
 }
 
-// eventLine renders one event for people, in columns of fixed width: time,
-// event, name, session, pid, detail.
-func eventLine(ev domain.Event, at time.Time) string {
-	r := ev.Entry.Record
+// eventText renders one event for people, in columns of fixed width:
+// time (local), event, the host (withHost: "." for this machine), name,
+// session, pid, detail; a "lost" event names its host and why.
+func eventText(ev wire.Event, withHost bool) string {
+	at, _ := time.Parse(time.RFC3339Nano, ev.At)
+	when := at.Local().Format("15:04:05.000")
+	host := ""
+	if withHost {
+		h := ev.Host
+		if h == "" {
+			h = localHost
+		}
+		if ev.Event == wire.EventLost {
+			return fmt.Sprintf("%s  %-8s  host %s: %s", when, ev.Event, cell(h), cell(ev.Reason))
+		}
+		host = fit(cell(h), watchNameWidth) + "  "
+	}
 	var detail string
-	switch ev.Kind {
-	case domain.EventAppeared:
-		detail = r.Status.String()
+	switch ev.Event {
+	case domain.EventAppeared.String():
+		detail = ev.Status
 		if ev.Initial {
 			detail += " (already running)"
 		}
-		if !ev.Entry.Addressable && ev.Entry.Unaddressable != "" {
-			detail += "; not addressable yet: " + ev.Entry.Unaddressable
+		if ev.Unaddressable != "" {
+			detail += "; not addressable yet: " + ev.Unaddressable
 		}
-	case domain.EventStatus:
-		detail = ev.PrevStatus.String() + " -> " + r.Status.String()
-	case domain.EventRenamed:
-		detail = fmt.Sprintf("from %q", ev.PrevName)
-	case domain.EventDied:
-		detail = ev.Entry.Verdict.String() + ": " + ev.Entry.Reason
-	case domain.EventGone:
-		detail = "record " + r.File + " removed"
+	case domain.EventStatus.String():
+		detail = ev.PreviousStatus + " -> " + ev.Status
+	case domain.EventRenamed.String():
+		detail = fmt.Sprintf("from %q", ev.PreviousName)
+	case domain.EventDied.String():
+		detail = ev.Verdict + ": " + ev.Reason
+	case domain.EventGone.String():
+		detail = "record " + ev.File + " removed"
 	}
-	return fmt.Sprintf("%s  %-8s  %s  session %-*s  pid %-*d  %s", at.Format("15:04:05.000"), ev.Kind, fit(cell(r.Name), watchNameWidth),
-		watchIDWidth, cell(r.SessionID), watchPIDWidth, r.PID, cell(detail))
+	return fmt.Sprintf("%s  %-8s  %s%s  session %-*s  pid %-*d  %s", when, ev.Event, host, fit(cell(ev.Name), watchNameWidth),
+		watchIDWidth, cell(ev.SessionID), watchPIDWidth, ev.PID, cell(detail))
 }
