@@ -11,7 +11,7 @@ func BenchmarkEndpoint(b *testing.B) {
 		{"plain", "proj-89", "/tmp/cc-socks/4652.sock"},
 		{"escaped", "build:main 50% ünï", "/tmp/a:b/cc-socks/4652.sock"},
 	} {
-		ep, err := NewEndpoint(4652, tc.sessName, tc.socket)
+		ep, err := NewStandInEndpoint(4652, tc.sessName, tc.socket)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,16 +8,16 @@ import (
 	"unicode/utf8"
 )
 
-// EndpointPrefix starts every endpoint of protocol version 1.
-const EndpointPrefix = "cc-peer:v1:"
-
 // ErrBadEndpoint is wrapped by every endpoint parse error.
 var ErrBadEndpoint = errors.New("bad endpoint")
 
 // Endpoint is the opaque address peerctl publishes for a live session:
 //
-//	cc-peer:v1:<pid>:<name>:<socket>
+//	<prefix><pid>:<key>:<socket>
 //
+// with the prefix of the session's harness (HarnessSpec.Prefix, e.g.
+// "cc-peer:v1:") and key what its endpoints pin (HarnessSpec.Pins: a name,
+// a session id...).
 // In name and socket, "%" is written "%25" and ":" is written "%3A", so
 // names such as "build:main 50%" round-trip, and every byte of a character
 // that is not printable (a control character, DEL, a C1 control, a line
@@ -31,8 +31,10 @@ type Endpoint struct {
 	harness Harness
 }
 
-// NewEndpoint builds an endpoint; pid must be positive, name and socket non-empty.
-func NewEndpoint(pid int, name, socket string) (Endpoint, error) {
+// rawEndpoint builds an endpoint of the zero Harness; pid must be
+// positive, name and socket non-empty (NewHarnessEndpoint gives it its
+// harness).
+func rawEndpoint(pid int, name, socket string) (Endpoint, error) {
 	if pid <= 0 || int64(pid) > int64(^uint32(0)) {
 		return Endpoint{}, fmt.Errorf("%w: pid %d out of range", ErrBadEndpoint, pid)
 	}
@@ -117,7 +119,7 @@ func parseEndpointBody(prefix, body string) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("%w: socket: %w", ErrBadEndpoint, err)
 	}
-	return NewEndpoint(int(pid), name, socket)
+	return rawEndpoint(int(pid), name, socket)
 }
 
 // escapeEndpointPart writes s for an endpoint: "%" as %25, ":" as %3A,

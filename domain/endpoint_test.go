@@ -42,7 +42,7 @@ func TestEndpointRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ep, err := domain.NewEndpoint(tt.pid, tt.ename, tt.socket)
+			ep, err := domain.NewStandInEndpoint(tt.pid, tt.ename, tt.socket)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, ep.String())
 
@@ -123,7 +123,7 @@ func TestNewEndpointRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := domain.NewEndpoint(tt.pid, tt.ename, tt.sock)
+			_, err := domain.NewStandInEndpoint(tt.pid, tt.ename, tt.sock)
 			assert.ErrorIs(t, err, domain.ErrBadEndpoint)
 		})
 	}
@@ -133,5 +133,5 @@ func TestZeroEndpointFormatsEmpty(t *testing.T) {
 	var ep domain.Endpoint
 	assert.True(t, ep.IsZero())
 	assert.Equal(t, "", ep.String())
-	assert.False(t, strings.HasPrefix(ep.String(), domain.EndpointPrefix))
+	assert.False(t, strings.HasPrefix(ep.String(), domain.StandInPrefix))
 }

@@ -9,14 +9,16 @@ import (
 // Harness is the coding-agent program a session runs in. The set is closed;
 // String gives the stable word of `list --json` ("harness") and of
 // `--harness`. The zero value is HarnessClaudeCode, so a record built
-// without one is Claude Code's, as every record was before Qwen Code;
-// every other harness is added by its plug-in package (RegisterHarness),
-// which holds what is known of it.
+// without one is Claude Code's, as every record was before Qwen Code.
+// Every harness's spec, the zero one's included, is supplied by its
+// plug-in package (RegisterZeroHarness, RegisterHarness), which holds what
+// is known of it; domain holds none.
 type Harness int
 
-// HarnessClaudeCode: Claude Code, registry <config dir>/sessions/<pid>.json:
-// the zero value, whose spec (claudecode.go) the domain's own rules and
-// tests are written against.
+// HarnessClaudeCode is the zero value: the harness of a record built
+// without one. Its spec comes from Claude Code's plug-in
+// (adapters/fsregistry, RegisterZeroHarness); only the name is here, so
+// that the packages serving every harness can name the default.
 const HarnessClaudeCode Harness = 0
 
 // String returns the harness's stable word ("claude-code", "qwen-code",
@@ -37,16 +39,18 @@ func (h Harness) Title() string {
 	return h.String()
 }
 
-// Harnesses lists every harness in a stable order: Claude Code's (the zero
-// value), then the registered ones (RegisterHarness) in the order they
+// Harnesses lists every harness in a stable order: the zero value's (once
+// supplied), then the registered ones (RegisterHarness) in the order they
 // were added, which is the order Go initialises their packages in. The
 // order people see is the plug-in list's (the composition root's).
 func Harnesses() []Harness {
 	specsMu.RLock()
 	defer specsMu.RUnlock()
-	out := make([]Harness, len(specs))
+	out := make([]Harness, 0, len(specs))
 	for i := range specs {
-		out[i] = Harness(i)
+		if i > 0 || zeroSet {
+			out = append(out, Harness(i))
+		}
 	}
 	return out
 }
@@ -77,6 +81,9 @@ func ParseHarness(word string) (Harness, error) {
 			return h, nil
 		}
 		words = append(words, strconv.Quote(h.String()))
+	}
+	if len(words) < 2 {
+		return 0, fmt.Errorf("unknown harness %q (want %s)", word, strings.Join(words, ""))
 	}
 	return 0, fmt.Errorf("unknown harness %q (want %s or %s)", word, strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
 }
@@ -115,7 +122,7 @@ func newEndpoint(h Harness, spec HarnessSpec, pid int, key, socket string) (Endp
 			return Endpoint{}, fmt.Errorf("%w: %s %q: %w", ErrBadEndpoint, spec.Pins, key, err)
 		}
 	}
-	ep, err := NewEndpoint(pid, key, socket)
+	ep, err := rawEndpoint(pid, key, socket)
 	if err != nil {
 		return Endpoint{}, err
 	}

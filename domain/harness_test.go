@@ -31,3 +31,13 @@ func TestEveryHarnessEndpointPrefixIsNamed(t *testing.T) {
 	}
 	assert.Contains(t, err.Error(), domain.HostEndpointPrefix)
 }
+
+// The zero Harness's spec is supplied once: a second supply is a
+// programming error.
+func TestZeroHarnessIsSuppliedOnce(t *testing.T) {
+	assert.Panics(t, func() {
+		domain.RegisterZeroHarness(domain.HarnessSpec{Word: "again", Title: "Again", Prefix: "again-peer:v1:", Pins: "name",
+			Unaddressable: func(domain.Record) string { return "" }})
+	})
+	assert.Equal(t, domain.Harness(0), domain.Harnesses()[0])
+}

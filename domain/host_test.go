@@ -79,7 +79,7 @@ func TestHostEndpoint(t *testing.T) {
 
 func mustEndpoint(t *testing.T, pid int, name, socket string) string {
 	t.Helper()
-	ep, err := domain.NewEndpoint(pid, name, socket)
+	ep, err := domain.NewStandInEndpoint(pid, name, socket)
 	require.NoError(t, err)
 	return ep.String()
 }
@@ -96,7 +96,7 @@ func FuzzHostEndpointRoundTrip(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ep, err := domain.NewEndpoint(int(pid), name, socket)
+		ep, err := domain.NewStandInEndpoint(int(pid), name, socket)
 		if err != nil {
 			return
 		}

@@ -11,11 +11,11 @@ import (
 // what it pins, whether one socket serves many of its sessions by design,
 // how its records are classified and how a reply from one of its sessions
 // is told. The rules written once here (resolve-then-verify, verdicts,
-// refusals) apply to every harness unchanged. Claude Code's is the zero
-// Harness's (claudecode.go); every other harness registers its spec
-// (RegisterHarness) from its plug-in package: Qwen Code's from
-// adapters/qwenregistry, Codex's from adapters/codex, opencode's from
-// adapters/opencode.
+// refusals) apply to every harness unchanged. Each harness's plug-in
+// package supplies its spec: the zero Harness's by RegisterZeroHarness
+// (Claude Code's, from adapters/fsregistry), every other by
+// RegisterHarness (Qwen Code's from adapters/qwenregistry, Codex's from
+// adapters/codex, opencode's from adapters/opencode).
 type HarnessSpec struct {
 	// Word is the stable word of `list --json` and `--harness`
 	// ("opencode"); Title the name as its makers write it ("opencode").
@@ -60,15 +60,37 @@ type HarnessSpec struct {
 	// ReplyFrom reports whether in is a reply from target (nil: in.From is
 	// target's session id).
 	ReplyFrom func(in Inbound, target Session) bool
+	// FilePID is the pid the harness itself reads a record under when its
+	// file name gives one (ok false otherwise; nil: never): a refusal's
+	// candidate without a pid, or misnamed, shows that pid.
+	FilePID func(file string) (pid int, ok bool)
 }
 
 var (
 	specsMu sync.RWMutex
 	// specs holds every harness's spec, indexed by its Harness value: the
-	// zero Harness's first (HarnessClaudeCode), then the registered ones in
-	// the order they were added.
-	specs = []HarnessSpec{claudeCodeSpec}
+	// zero Harness's first (RegisterZeroHarness; empty until then), then
+	// the registered ones in the order they were added.
+	specs = []HarnessSpec{{}}
+	// zeroSet: the zero Harness's spec has been supplied.
+	zeroSet bool
 )
+
+// RegisterZeroHarness supplies the spec of the zero Harness
+// (HarnessClaudeCode), the harness of a record built without one; its
+// plug-in package calls it once, in a package-level var. Until then the
+// zero Harness is outside the set. It panics on an incomplete spec, a
+// second call, or a taken word or prefix (a programming error).
+func RegisterZeroHarness(s HarnessSpec) Harness {
+	specsMu.Lock()
+	defer specsMu.Unlock()
+	if zeroSet {
+		panic("domain.RegisterZeroHarness: the zero Harness's spec is already supplied (" + specs[0].Word + ")")
+	}
+	mustAdd(s)
+	specs[0], zeroSet = s, true
+	return 0
+}
 
 // RegisterHarness adds a harness to the closed set and returns its value;
 // a plug-in package calls it once, in a package-level var, so that the set
@@ -77,16 +99,25 @@ var (
 func RegisterHarness(s HarnessSpec) Harness {
 	specsMu.Lock()
 	defer specsMu.Unlock()
-	if err := s.check(); err != nil {
-		panic("domain.RegisterHarness: " + err.Error())
-	}
-	for _, o := range specs {
-		if o.Word == s.Word || o.Prefix == s.Prefix || scheme(o.Prefix) == scheme(s.Prefix) {
-			panic("domain.RegisterHarness: " + s.Word + " is taken (" + o.Word + ")")
-		}
-	}
+	mustAdd(s)
 	specs = append(specs, s)
 	return Harness(len(specs) - 1)
+}
+
+// mustAdd panics unless s is complete and its word and prefix are free;
+// specsMu is held.
+func mustAdd(s HarnessSpec) {
+	if err := s.check(); err != nil {
+		panic("domain: register harness: " + err.Error())
+	}
+	for i, o := range specs {
+		if i == 0 && !zeroSet {
+			continue
+		}
+		if o.Word == s.Word || o.Prefix == s.Prefix || scheme(o.Prefix) == scheme(s.Prefix) {
+			panic("domain: register harness: " + s.Word + " is taken (" + o.Word + ")")
+		}
+	}
 }
 
 // check says what an incomplete spec lacks.
@@ -110,19 +141,32 @@ func (h Harness) Spec() (HarnessSpec, bool) { return specOf(h) }
 func specOf(h Harness) (HarnessSpec, bool) {
 	specsMu.RLock()
 	defer specsMu.RUnlock()
-	if int(h) < 0 || int(h) >= len(specs) {
+	if int(h) < 0 || int(h) >= len(specs) || h == 0 && !zeroSet {
 		return HarnessSpec{}, false
 	}
 	return specs[h], true
 }
 
-// spec is h's spec, Claude Code's for a value outside the set (the zero
-// Harness's, as a record built without one is Claude Code's).
+// spec is h's spec; for a value outside the set, the zero Harness's (as a
+// record built without one is the zero Harness's), or, before that is
+// supplied, outsideSpec.
 func (h Harness) spec() HarnessSpec {
 	if s, ok := specOf(h); ok {
 		return s
 	}
-	return claudeCodeSpec
+	if s, ok := specOf(0); ok {
+		return s
+	}
+	return outsideSpec
+}
+
+// outsideSpec is the spec of a harness outside the set: its records are
+// judged by the shared rule and never addressable.
+var outsideSpec = HarnessSpec{
+	Pins: "key",
+	Unaddressable: func(r Record) string {
+		return fmt.Sprintf("harness %s is not in the set", r.Harness)
+	},
 }
 
 // scheme is a prefix's scheme ("cc-peer" of "cc-peer:v1:").

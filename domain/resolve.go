@@ -322,9 +322,14 @@ func candidates(es []Entry) []Candidate {
 		if !e.Live() {
 			c.Verdict = e.Verdict.String()
 		}
-		if (c.PID == 0 || e.Verdict == VerdictMisnamed) && canonicalRecordFile(c.File) {
-			// The pid Claude Code reads it under: its file name's.
-			c.PID, _ = strconv.Atoi(strings.TrimSuffix(c.File, ".json"))
+		if c.PID == 0 || e.Verdict == VerdictMisnamed {
+			// The pid the harness reads it under, when its file name
+			// gives one.
+			if f := e.Record.Harness.spec().FilePID; f != nil {
+				if pid, ok := f(c.File); ok {
+					c.PID = pid
+				}
+			}
 		}
 		out = append(out, c)
 	}

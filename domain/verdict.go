@@ -120,11 +120,6 @@ type Entry struct {
 	// could be reached through its socket (HarnessSpec.Classify sets it;
 	// the shared rule never does). The identity rule counts such a
 	// record's name and socket; a pid that could not be probed counts.
-	// Claude Code's (read from 2.1.328's listing code and measured with
-	// claude agents --json): it ignores pidDomain, lists a zombie, compares
-	// only a procStart written as a string, and takes the pid from the file
-	// name; it drops a record whose pid is not running here or whose
-	// procStart names another process.
 	HarnessMayList bool
 	// SocketFile is what the socket path is on disk: an opaque identity of
 	// the file it resolves to (device and inode on Unix), "" when not
@@ -154,115 +149,6 @@ func (e Entry) Endpoint() Endpoint {
 // check, by the rule of the record's harness (HarnessSpec.Classify). A
 // check that could not be made never causes a negative verdict.
 func Classify(r Record, l Liveness) Entry { return r.Harness.spec().classify(r, l) }
-
-// classifyClaude is Classify for a Claude Code record, in this order: file
-// problems (unreadable, malformed, misnamed), headless kinds (anything but
-// exactly "interactive"), foreign pid domain, dead pid (stale), start-time
-// mismatch (reused), else live.
-func classifyClaude(r Record, l Liveness) Entry {
-	e := Entry{Record: r, Unchecked: l.Unchecked}
-	// runs: Claude Code's listing would take the pid for the record's
-	// process (it answers kill(pid, 0), zombies too, and no procStart
-	// contradicts it).
-	runs := (l.Alive != No || l.Zombie) && l.StartMatches != No
-	switch {
-	case r.Problem != "":
-		e.Verdict = r.ProblemVerdict
-		if e.Verdict == VerdictUnknown {
-			e.Verdict = VerdictMalformed
-		}
-		e.Reason = r.Problem
-		// Claude Code takes the pid from a file named <pid>.json (digits,
-		// no leading zero) whatever the record's pid field says (or holds),
-		// ignores a procStart that is not a string, and lists it when that
-		// pid runs; we do not probe that pid, so such a file counts when
-		// its JSON was read (a name or socket to count it by).
-		e.HarnessMayList = (e.Verdict == VerdictMisnamed || e.Verdict == VerdictMalformed) && canonicalRecordFile(r.File) && !r.Parked()
-	case r.Kind != KindInteractive:
-		e.Verdict = VerdictHeadless
-		e.Reason = fmt.Sprintf("kind %q is not an interactive session", r.Kind)
-		if r.Kind == "" {
-			// Claude Code 2.1.328's own listing (claude agents) skips such
-			// a record too (measured); every version we know writes "kind".
-			e.Reason = `record has no kind; only kind "interactive" is a peer`
-		}
-		// SendMessage's candidates (2.1.328) are records with a socket of
-		// any kind: a background session ("bg") is one.
-		e.HarnessMayList = !r.Parked() && runs
-	case r.Parked():
-		// Claude Code 2.1.328's listings leave a parked session out.
-		e.Verdict = VerdictHeadless
-		e.Reason = fmt.Sprintf("parked (parkedJobId %q): Claude Code does not list it as a peer", r.ParkedJobID)
-	case l.DomainMatches == No:
-		e.Verdict = VerdictForeign
-		e.Reason = fmt.Sprintf("pidDomain %s is not ours (%s)", r.PIDDomain, l.OurDomain)
-		e.HarnessMayList = runs
-		e.Unchecked = nil // what the probe of a foreign pid could not check says nothing of it
-	case l.Alive == No && l.Zombie:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d has exited (zombie, not yet reaped)", r.PID)
-		e.HarnessMayList = runs
-	case l.Alive == No:
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d is not running", r.PID)
-	case l.StartMatches == No:
-		e.Verdict = VerdictReused
-		start, field, _ := r.CheckedStart()
-		if start == "" {
-			start = `""`
-		}
-		e.Reason = fmt.Sprintf("pid %d started at %s, record says %s %s", r.PID, l.ActualStart, field, start)
-		// Claude Code compares only a procStart written as a string.
-		e.HarnessMayList = r.ProcStartNumber && field == "procStart"
-	case l.Alive == Unknown:
-		// Never guess: a pid we could not probe is not called live.
-		e.Verdict = VerdictStale
-		e.Reason = fmt.Sprintf("pid %d could not be probed: %s", r.PID, strings.Join(l.Unchecked, "; "))
-	default:
-		e.Verdict = VerdictLive
-	}
-	if e.Verdict == VerdictLive {
-		switch {
-		case r.SessionID == "":
-			e.Unaddressable = "record has no sessionId"
-		case r.Name == "":
-			e.Unaddressable = "record has no name"
-		case r.SocketPath == "":
-			e.Unaddressable = "record has no messagingSocketPath"
-			switch r.Version {
-			case "":
-			case "2.1.224":
-				e.Unaddressable += " (Claude Code 2.1.224 publishes no messaging socket)"
-			default:
-				// Measured: 2.1.224 publishes none, 2.1.328 does; say only
-				// what the record claims.
-				e.Unaddressable += " (the record says Claude Code " + r.Version + ")"
-			}
-		case !strings.HasPrefix(r.SocketPath, "/"):
-			// Claude Code writes absolute paths; a relative one (or a Windows
-			// pipe name) would be resolved against peerctl's own directory.
-			e.Unaddressable = fmt.Sprintf("messagingSocketPath %q is not an absolute path", r.SocketPath)
-		default:
-			e.Addressable = true
-		}
-	}
-	return e
-}
-
-// canonicalRecordFile reports whether name is "<pid>.json" as Claude Code
-// 2.1.328 reads the registry: digits without a leading zero, pid above 1.
-func canonicalRecordFile(name string) bool {
-	digits, ok := strings.CutSuffix(name, ".json")
-	if !ok || digits == "" || digits[0] == '0' || len(digits) > 10 {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return digits != "1"
-}
 
 // ProblemVerdict is the verdict of a record that could not be used (its
 // ProblemVerdict, malformed when unset) and the problem in words.

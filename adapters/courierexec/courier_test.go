@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
+	_ "github.com/peerctl/peerctl/adapters/fsregistry" // Claude Code's spec: the targets are its sessions
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/transporttest"
 	"github.com/peerctl/peerctl/test/socktest"

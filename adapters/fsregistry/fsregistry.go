@@ -8,6 +8,10 @@
 // 2.1.328 (docs/CLAUDE-CODE-FACTS.md). Parsing is tolerant where Claude Code
 // is (unknown fields ignored, procStart as string or number) and strict
 // where a guess could mislead (trailing garbage, wrong pid, oversize files).
+//
+// The package also supplies the domain with Claude Code's rules (spec.go:
+// the cc-peer endpoint and what it pins, the verdict classifier, the reply
+// matcher), as the zero Harness's spec.
 package fsregistry
 
 import (

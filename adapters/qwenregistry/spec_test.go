@@ -19,14 +19,21 @@ func TestQwenEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ep, back)
 	assert.Equal(t, qwenregistry.Kind, back.Harness())
-	cc, err := domain.ParseEndpoint("cc-peer:v1:4242:4981b98e-44f1-439d-abfe-247a52f5e39d:/tmp/q%3Ax/50%25/4242.sock")
+	other, err := domain.ParseEndpoint("other-peer:v1:4242:4981b98e-44f1-439d-abfe-247a52f5e39d:/tmp/q%3Ax/50%25/4242.sock")
 	require.NoError(t, err)
-	assert.NotEqual(t, ep, cc, "the prefix is part of the identity")
+	assert.NotEqual(t, ep, other, "the prefix is part of the identity")
 	for _, bad := range []string{"qwen-peer:v2:1:s:/x", "qwen-peer:v1:01:s:/x", "qwen-peer:v1:1:s", "qwen-peer:v1:1::/x", "qwen-peer:v1:1:s:/x%2"} {
 		_, err := domain.ParseEndpoint(bad)
 		assert.ErrorIs(t, err, domain.ErrBadEndpoint, bad)
 	}
 }
+
+// A second harness, for the endpoints of another prefix:
+// this package imports no other harness's.
+var _ = domain.RegisterHarness(domain.HarnessSpec{
+	Word: "other", Title: "Other", Prefix: "other-peer:v1:", Pins: "session id",
+	Unaddressable: func(domain.Record) string { return "" },
+})
 
 func qwenEntry(pid int, id, name string) domain.Entry {
 	r := domain.Record{Harness: qwenregistry.Kind, File: itoa(pid) + ".json", PID: pid, SessionID: id, Name: name,

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	_ "github.com/peerctl/peerctl/adapters/fsregistry" // Claude Code's spec: the targets are its sessions
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/transporttest"
