@@ -127,20 +127,33 @@ func TestDashboardShowsTheHosts(t *testing.T) {
 		Live      int    `json:"live"`
 	}
 	var st struct {
-		Hosts    []host `json:"hosts"`
+		Hosts []struct {
+			host
+			Pending bool `json:"pending"`
+		} `json:"hosts"`
 		Sessions []struct {
 			Host      string `json:"host"`
 			SessionID string `json:"sessionId"`
 		} `json:"sessions"`
 	}
-	res, err = client.Get(strings.TrimSuffix(u[:strings.Index(u, "?")], "/") + "/api/state")
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&st))
+	// Each machine is listed on its own: wait until each has answered.
+	eventually(t, time.Minute, "every host's first answer", func() bool {
+		res, err := client.Get(strings.TrimSuffix(u[:strings.Index(u, "?")], "/") + "/api/state")
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		st.Hosts, st.Sessions = nil, nil
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&st))
+		for _, h := range st.Hosts {
+			if h.Pending {
+				return false
+			}
+		}
+		return len(st.Hosts) == 3
+	})
 	require.Len(t, st.Hosts, 3, "this machine and the hosts file's two: %+v", st.Hosts)
-	assert.Equal(t, host{Host: ".", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[0])
-	assert.Equal(t, host{Host: "box", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[1], "the far side's peerctl, from its hello")
+	assert.Equal(t, host{Host: ".", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[0].host)
+	assert.Equal(t, host{Host: "box", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[1].host, "the far side's peerctl, from its hello")
 	assert.Equal(t, "gone-box", st.Hosts[2].Host)
 	assert.False(t, st.Hosts[2].Reachable)
 	assert.Contains(t, st.Hosts[2].Error, "host_unreachable")
