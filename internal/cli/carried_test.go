@@ -5,14 +5,16 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // A plain send the service runs (a client's, or one typed into the
@@ -35,12 +37,13 @@ func TestServiceRemembersThePlainSendsItCarried(t *testing.T) {
 	require.Len(t, got, 1, "the refused send, not the dry run")
 	assert.Equal(t, "ghost", got[0].Address)
 	assert.Equal(t, "are the tests green?", got[0].Text)
-	assert.Equal(t, "not_live", got[0].State)
+	assert.Equal(t, "refused", got[0].State, "the outbox's word, so the page's state filter finds it")
+	assert.True(t, strings.HasPrefix(got[0].Reason, "not_live: "), "the refusal's word and detail kept: %s", got[0].Reason)
 	assert.Contains(t, got[0].Reason, "ghost")
 	assert.Zero(t, got[0].ID, "no outbox id: nothing to cancel or retry")
 
-	ok := app.SendResult{Receipt: domain.Receipt{Transport: "courier", Outcome: "queued", MsgID: "m-1"}}
-	s.carry("proj-89", "rebase", time.Now(), ok, nil)
+	ok := carriedSend{address: "proj-89", text: "rebase", started: time.Now(), receipt: wire.Receipt{OK: true, Transport: "courier", Outcome: "queued", MsgID: "m-1"}}
+	s.carry(ok)
 	msgs, err := webBackend{s: s}.Messages(context.Background())
 	require.NoError(t, err, "no outbox: the carried sends alone")
 	require.Len(t, msgs, 2)
@@ -51,9 +54,96 @@ func TestServiceRemembersThePlainSendsItCarried(t *testing.T) {
 	assert.Equal(t, []string{"sent", "delivered"}, []string{msgs[0].History[0].State, msgs[0].History[1].State})
 
 	for i := range maxCarried + 5 {
-		s.carry("a-"+strconv.Itoa(i), "t", time.Now(), ok, nil)
+		ok.address = "a-" + strconv.Itoa(i)
+		s.carry(ok)
 	}
 	got = s.carriedSends()
 	assert.Len(t, got, maxCarried)
 	assert.Equal(t, "a-"+strconv.Itoa(maxCarried+4), got[0].Address)
+}
+
+// TestCarriedSendsInTheOutboxWords: a carried send's chain and state use
+// the outbox's words where they mean the same thing, so the page's state
+// filter finds them, and keep the reason.
+func TestCarriedSendsInTheOutboxWords(t *testing.T) {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	end := start.Add(3 * time.Second)
+	type step struct{ state, reason string }
+	for _, tc := range []struct {
+		name string
+		cs   carriedSend
+		want []step
+	}{
+		{"queued", carriedSend{receipt: wire.Receipt{OK: true, Outcome: "queued", Transport: "courier"}},
+			[]step{{"sent", ""}, {"delivered", "the harness took it (queued)"}}},
+		{"held", carriedSend{receipt: wire.Receipt{OK: true, Outcome: "held", Transport: "courier", Detail: "held by that session"}},
+			[]step{{"sent", ""}, {"held", "held by that session"}}},
+		{"refused", carriedSend{err: domain.Refuse(domain.ReasonNotLive, "no live session named %q", "ghost")},
+			[]step{{"sent", ""}, {"refused", `not_live: no live session named "ghost"`}}},
+		{"identity", carriedSend{err: domain.Refuse(domain.ReasonIdentityMismatch, "the name moved")},
+			[]step{{"sent", ""}, {"refused", "identity_mismatch: the name moved"}}},
+		{"outcome unknown", carriedSend{err: domain.Refuse(domain.ReasonOutcomeUnknown, "the connection broke")},
+			[]step{{"sent", ""}, {"outcome_unknown", "outcome_unknown: the connection broke"}}},
+		{"no reply here", carriedSend{receipt: wire.Receipt{Outcome: "queued"}, err: domain.Refuse(domain.ReasonNoReply, "none in 2m")},
+			[]step{{"sent", ""}, {"delivered", "no_reply: none in 2m"}}},
+		{"no reply there", carriedSend{host: "box", receipt: wire.Receipt{Outcome: "queued", Refusal: &wire.RefusalBody{Reason: "no_reply", Detail: "none in 2m"}}},
+			[]step{{"sent", ""}, {"delivered", "no_reply: none in 2m"}}},
+		{"taken up, replied", carriedSend{receipt: wire.Receipt{OK: true, Outcome: "delivered",
+			Confirm: wire.Confirm{Wait: &wire.Wait{TakenUp: true, TakenUpAt: "2026-03-01T10:00:01Z"}}, Reply: &wire.Inbound{Text: "on main", FromName: "rev", At: "2026-03-01T10:00:02Z"}}},
+			[]step{{"sent", ""}, {"delivered", "the harness took it (delivered)"}, {"taken_up", "the transcript shows the session took it up (its user line)"},
+				{"replied", `the session replied (from "rev", 7 bytes): on main`}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cs.address, tc.cs.text, tc.cs.started = "proj", "hi", start
+			m := carried(tc.cs, end)
+			var got []step
+			for _, e := range m.History {
+				got = append(got, step{e.State, e.Reason})
+			}
+			assert.Equal(t, tc.want, got)
+			last := tc.want[len(tc.want)-1]
+			assert.Equal(t, last.state, m.State)
+			assert.Equal(t, last.reason, m.Reason)
+			assert.Equal(t, tc.cs.host, m.Host)
+			assert.Equal(t, "2026-03-01T10:00:00Z", m.History[0].At[:19]+"Z")
+		})
+	}
+}
+
+// TestServiceRemembersAHostSend: a plain send --host the service runs
+// (a client's, or the page's to a host's session) is carried too, naming
+// the host; a far refusal with its word and detail.
+func TestServiceRemembersAHostSend(t *testing.T) {
+	s := &server{now: time.Now, inflight: map[int64]bool{}, wake: make(chan struct{}, 1), warm: map[string]*warmSet{}}
+	receipt := `{"ok":true,"outcome":"queued","transport":"courier","harness":"claude-code","sessionId":"3327af2a-a4a5-433e-b55c-1fb5f0a0ae29",` +
+		`"pid":7,"name":"proj","endpoint":"cc-peer:v1:7:proj:/tmp/s.sock","msgId":"m-9","elapsedMs":5,"transportMs":4,"confirmed":false,"confirmMs":0}`
+	refusal := `{"ok":false,"refusal":{"reason":"not_live","detail":"no live session named \"ghost\"","exitCode":3}}`
+	f := &fakeRemote{results: map[string]ports.RemoteResult{"box": {Stdout: []byte(receipt)}, "lab": {Stdout: []byte(refusal), Code: 3}}}
+	send := func(args ...string) int {
+		var out, errb bytes.Buffer
+		c := s.sub(nil, "", &out, &errb)
+		c.remoteCh = f
+		return c.execute(context.Background(), append([]string{"send", "--json"}, args...))
+	}
+	assert.Equal(t, 0, send("--host", "box", "proj", "rebase onto main"))
+	assert.Equal(t, exitCode(domain.ReasonNotLive), send("--host", "lab", "ghost", "are you there?"))
+	send("--dry-run", "--host", "box", "proj", "a dry run")
+	// The page sends to a host's session by its endpoint there.
+	assert.Equal(t, 0, send("ssh:v1:box:cc-peer:v1:7:proj:/tmp/s.sock", "from the page"))
+	got := s.carriedSends()
+	require.Len(t, got, 3, "every send, not the dry run")
+	assert.Equal(t, "box", got[0].Host)
+	assert.Equal(t, "cc-peer:v1:7:proj:/tmp/s.sock", got[0].Address)
+	assert.Equal(t, "from the page", got[0].Text)
+	got = got[1:]
+	assert.Equal(t, "lab", got[0].Host)
+	assert.Equal(t, "ghost", got[0].Address)
+	assert.Equal(t, "refused", got[0].State)
+	assert.Equal(t, `not_live: no live session named "ghost"`, got[0].Reason)
+	assert.Equal(t, "box", got[1].Host)
+	assert.Equal(t, "proj", got[1].Address)
+	assert.Equal(t, "rebase onto main", got[1].Text)
+	assert.Equal(t, "delivered", got[1].State)
+	assert.Equal(t, "m-9", got[1].MsgID)
+	assert.Equal(t, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", got[1].SessionID)
 }

@@ -100,7 +100,15 @@ func (c *cli) sendCmd() *cobra.Command {
 					_, err := c.sendForward(cmd.Context(), durable, false, text)
 					return err
 				}
-				return c.sendHost(cmd.Context(), dest, q, asJSON)
+				started := time.Now()
+				sent, err := c.hostSend(cmd.Context(), dest, q)
+				if c.srv != nil && !dryRun {
+					c.srv.carry(carriedSend{address: address, host: dest.String(), text: text, started: started, receipt: sent.Receipt, err: err})
+				}
+				if err != nil {
+					return err
+				}
+				return c.printHostSend(sent, asJSON, await > 0)
 			}
 			if handled, err := c.sendForward(cmd.Context(), durable, transport == "" && !dryRun && await == 0, text); handled {
 				return err
@@ -120,7 +128,12 @@ func (c *cli) sendCmd() *cobra.Command {
 			started := time.Now()
 			res, err := svc.Send(cmd.Context(), req)
 			if c.srv != nil && !dryRun {
-				c.srv.carry(args[0], text, started, res, err)
+				out := receiptFor(res)
+				if res.Reply != nil {
+					reply := toInboundJSON(*res.Reply)
+					out.Reply = &reply
+				}
+				c.srv.carry(carriedSend{address: args[0], text: text, started: started, receipt: out, err: err})
 			}
 			if await > 0 {
 				return c.printReplied(res, err, asJSON)

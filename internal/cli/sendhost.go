@@ -17,18 +17,14 @@ func sendQuery(address, text, transport, from string, timeout time.Duration, dry
 		Wait: confirm.wait, AwaitReply: await, DryRun: dryRun, NoConfirm: confirm.noConfirm, RequireConfirm: confirm.require}
 }
 
-// sendHost is send --host: dest's peerctl sends (sshhost.Node.Send) and
-// its receipt is printed here, as JSON or as text, given its host.
-func (c *cli) sendHost(ctx context.Context, dest domain.Dest, q wire.SendQuery, asJSON bool) error {
+// hostSend is send --host: dest's peerctl sends q (sshhost.Node.Send);
+// its receipt (printHostSend prints it), or its refusal.
+func (c *cli) hostSend(ctx context.Context, dest domain.Dest, q wire.SendQuery) (wire.Sent, error) {
 	n, err := c.hostNode(dest)
 	if err != nil {
-		return err
+		return wire.Sent{}, err
 	}
-	sent, err := n.Send(ctx, q)
-	if err != nil {
-		return err
-	}
-	return c.printHostSend(sent, asJSON, q.AwaitReply > 0)
+	return n.Send(ctx, q)
 }
 
 // printHostSend prints a far side's receipt (given c.outbox, for a durable

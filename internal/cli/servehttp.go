@@ -49,7 +49,11 @@ func (s *server) startHTTP(web webFlags) error {
 		return fmt.Errorf("serve --http %s: %w", web.addr, err)
 	}
 	addr, loopback := boundAddr(web.addr, ln.Addr().(*net.TCPAddr))
-	d, err := dashboard.New(webBackend{s: s, extra: dests}, dashboard.Options{Addr: addr})
+	opt := dashboard.Options{Addr: addr}
+	if !loopback {
+		opt.Exposed = addr
+	}
+	d, err := dashboard.New(webBackend{s: s, extra: dests, slots: make(chan struct{}, app.MaxParallelNodes)}, opt)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -93,44 +97,70 @@ func boundAddr(given string, got *net.TCPAddr) (string, bool) {
 type webBackend struct {
 	s     *server
 	extra []domain.Dest // serve's --host
+	// slots bounds the hosts listed at once, as list --hosts does (this
+	// machine takes none: it never waits for a host).
+	slots chan struct{}
 }
 
 var _ dashboard.Backend = webBackend{}
 
-// Sessions lists every record of this machine, each host of the hosts
-// file and each --host of serve, as `list --all --hosts --json` does.
-func (b webBackend) Sessions(ctx context.Context) []dashboard.HostListing {
-	c := b.s.c
+// Hosts names this machine (""), each host of the hosts file and each
+// --host of serve, as `list --all --hosts` lists them.
+func (b webBackend) Hosts(context.Context) []string {
 	dests := []domain.Dest{{}}
-	more, err := c.configuredHosts()
+	more, err := b.s.c.configuredHosts()
 	if err == nil {
 		if ds, err := parseHosts(more, true); err == nil {
 			dests = append(dests, ds...)
 		}
 	}
 	for _, d := range b.extra {
-		dup := false
-		for _, o := range dests {
-			dup = dup || o == d
-		}
-		if !dup {
+		if !slices.Contains(dests, d) {
 			dests = append(dests, d)
 		}
 	}
-	nodes, err := c.nodes(dests)
-	if err != nil {
-		return []dashboard.HostListing{{Err: err.Error()}}
+	out := make([]string, len(dests))
+	for i, d := range dests {
+		out[i] = d.String()
 	}
-	got := app.ListNodes(ctx, nodes, wire.ListQuery{All: true})
-	out := make([]dashboard.HostListing, len(got))
-	for i, h := range got {
-		out[i] = dashboard.HostListing{Host: h.Host.String(), Sessions: h.Listing.Sessions, Notes: h.Listing.Notes, Version: h.Listing.Version}
-		if h.Host.IsLocal() {
-			out[i].Host, out[i].Version = "", c.version().Version
+	return out
+}
+
+// Sessions lists every record of one machine of Hosts, as `list --all
+// --json [--host DEST]` does.
+func (b webBackend) Sessions(ctx context.Context, host string) dashboard.HostListing {
+	c := b.s.c
+	out := dashboard.HostListing{Host: host}
+	dest := domain.Dest{}
+	if host != "" {
+		d, err := domain.ParseDest(host)
+		if err != nil {
+			out.Err = err.Error()
+			return out
 		}
-		if h.Err != nil {
-			out[i].Err = h.Err.Error()
+		dest = d
+		if b.slots != nil {
+			select {
+			case b.slots <- struct{}{}:
+				defer func() { <-b.slots }()
+			case <-ctx.Done():
+				out.Err = domain.Refuse(domain.ReasonHostUnreachable, "%s: not listed: %d other hosts were being listed (%v)", dest, cap(b.slots), ctx.Err()).Error()
+				return out
+			}
 		}
+	}
+	nodes, err := c.nodes([]domain.Dest{dest})
+	if err != nil {
+		out.Err = err.Error()
+		return out
+	}
+	l, err := nodes[0].List(ctx, wire.ListQuery{All: true})
+	out.Sessions, out.Notes, out.Version = l.Sessions, l.Notes, l.Version
+	if dest.IsLocal() {
+		out.Version = c.version().Version
+	}
+	if err != nil {
+		out.Err = err.Error()
 	}
 	return out
 }

@@ -1,9 +1,21 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestServeHostNeedsHTTP: serve's --host names a machine for the
@@ -14,4 +26,93 @@ func TestServeHostNeedsHTTP(t *testing.T) {
 	assert.Equal(t, exitUsage, r.code, "stderr: %s", r.stderr)
 	assert.Contains(t, r.stderr, "--host dev-box: the machines of the dashboard; give --http too")
 	assert.Empty(t, r.stdout)
+}
+
+// TestBoundAddr: the page is served as the address given with the port
+// bound (an unspecified one named by this machine's host name), and only
+// a loopback one is loopback.
+func TestBoundAddr(t *testing.T) {
+	name, err := os.Hostname()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		given string
+		got   net.IP
+		want  string
+		loop  bool
+	}{
+		{"127.0.0.1:0", net.IPv4(127, 0, 0, 1), "127.0.0.1:4711", true},
+		{"[::1]:0", net.IPv6loopback, "[::1]:4711", true},
+		{"localhost:4711", net.IPv4(127, 0, 0, 1), "localhost:4711", true},
+		{"0.0.0.0:4711", net.IPv4zero, net.JoinHostPort(name, "4711"), false},
+		{":4711", net.IPv6unspecified, net.JoinHostPort(name, "4711"), false},
+		{"192.168.1.5:4711", net.IPv4(192, 168, 1, 5), "192.168.1.5:4711", false},
+	} {
+		t.Run(tc.given, func(t *testing.T) {
+			addr, loop := boundAddr(tc.given, &net.TCPAddr{IP: tc.got, Port: 4711})
+			assert.Equal(t, tc.want, addr)
+			assert.Equal(t, tc.loop, loop)
+		})
+	}
+}
+
+// TestExposedDashboardSaysSo: bound to every address, the service warns
+// on stderr and the page's data names the address, for its banner; bound
+// to loopback, neither.
+func TestExposedDashboardSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		exposed bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
+		t.Run(tc.addr, func(t *testing.T) {
+			env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "HOME": t.TempDir(),
+				"XDG_CONFIG_HOME": t.TempDir()}
+			var errb syncBuffer
+			c := newCLI(strings.NewReader(""), io.Discard, &errb, func(k string) string { return env[k] })
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			s := &server{c: c, life: ctx, now: time.Now, inflight: map[int64]bool{}, wake: make(chan struct{}, 1), warm: map[string]*warmSet{}}
+			require.NoError(t, s.startHTTP(webFlags{addr: tc.addr}))
+			log := errb.String()
+			m := regexp.MustCompile(`dashboard on (http://(\S+)/\?token=([0-9a-f]+))`).FindStringSubmatch(log)
+			require.NotNil(t, m, log)
+			assert.Equal(t, tc.exposed, strings.Contains(log, "WARNING: the dashboard listens on"), log)
+			_, port, err := net.SplitHostPort(m[2])
+			require.NoError(t, err)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/api/state", nil)
+			require.NoError(t, err)
+			req.Host = m[2]
+			req.AddCookie(&http.Cookie{Name: "peerctl-" + port, Value: m[3]})
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer func() { _ = res.Body.Close() }()
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			var st struct {
+				Exposed string `json:"exposed"`
+			}
+			require.NoError(t, json.NewDecoder(res.Body).Decode(&st))
+			if tc.exposed {
+				assert.Equal(t, m[2], st.Exposed, "the banner names the address")
+			} else {
+				assert.Empty(t, st.Exposed)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -19,10 +19,13 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 //go:embed assets
@@ -31,8 +34,13 @@ var assets embed.FS
 // Backend is what the page shows and does; peerctl serve gives the real
 // use cases, tests give fakes. Every method is called with a deadline.
 type Backend interface {
-	// Sessions lists every record (live or not) of each machine.
-	Sessions(ctx context.Context) []HostListing
+	// Hosts names the machines whose sessions the page shows, this one
+	// ("") first, then each host's DEST.
+	Hosts(ctx context.Context) []string
+	// Sessions lists every record (live or not) of one machine of Hosts.
+	// Each machine is listed on its own: one that is slow or hangs holds
+	// up no other.
+	Sessions(ctx context.Context, host string) HostListing
 	// Messages lists the outbox, newest first (an error: it cannot be read).
 	Messages(ctx context.Context) ([]Message, error)
 	// Cancel and Retry are `peerctl outbox cancel|retry --json ID`.
@@ -64,6 +72,13 @@ type Options struct {
 	// Await is how long a send from the page waits for a reply when asked
 	// to (default 2 min).
 	Await time.Duration
+	// Stale is how long a machine's listing may run before the sessions
+	// shown for it (its last good listing) are marked stale (default 5 s).
+	// A listing that failed marks them stale at once.
+	Stale time.Duration
+	// Exposed is the bound address when it is not loopback only: the page
+	// then says so in a banner ("" when loopback).
+	Exposed string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -77,11 +92,54 @@ type Dashboard struct {
 	static http.Handler
 
 	mu      sync.Mutex
-	data    []byte        // the latest State as JSON
-	changed chan struct{} // closed when data changes
-	readers int           // open event streams
+	life    context.Context // Run's, which the reads run under
+	data    []byte          // the latest State as JSON
+	changed chan struct{}   // closed when data changes
+	readers int             // open event streams
 	wake    chan struct{}
+	dirty   chan struct{}         // an answer came: Run publishes it
+	order   []string              // the machines, as Hosts named them last
+	hosts   map[string]*hostState // what is known of each
+	msgs    []Message             // the outbox as last read
+	msgErr  string                // why it could not be read
+	msgRead bool                  // a read of the outbox is under way
+	pubMu   sync.Mutex            // one publish at a time, in order
 }
+
+// hostState is what the page knows of one machine across its reads.
+type hostState struct {
+	HostRead
+	// done is closed when the read under way ends (nil: none runs).
+	done chan struct{}
+}
+
+// HostRead is one machine as the page last knew it: the last listing
+// that answered, the latest answer's error, when each came, and the read
+// under way.
+type HostRead struct {
+	// Listing is the last listing that answered (only its Host set when
+	// none has).
+	Listing HostListing
+	// Err is the latest answer's error ("" when it listed, or before any
+	// answer).
+	Err string
+	// SeenAt is when Listing answered (zero: never).
+	SeenAt time.Time
+	// LastErr and LastErrAt are the last error and when it came, kept
+	// after a later answer lists the machine ("", zero: none yet).
+	LastErr   string
+	LastErrAt time.Time
+	// Since is when the read under way began (zero: none runs).
+	Since time.Time
+}
+
+// listBound bounds one machine's listing (a host's own timeout, a
+// minute by default, is shorter) and one read of the outbox.
+const listBound = 2 * time.Minute
+
+// firstWait is how long the first data waits for the machines' first
+// answers: a machine that has not answered by then shows as being listed.
+const firstWait = 2 * time.Second
 
 // ErrToken is returned by New when no token can be made.
 var ErrToken = errors.New("dashboard: no random token")
@@ -101,6 +159,9 @@ func New(b Backend, opt Options) (*Dashboard, error) {
 	if opt.Await <= 0 {
 		opt.Await = 2 * time.Minute
 	}
+	if opt.Stale <= 0 {
+		opt.Stale = 5 * time.Second
+	}
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
@@ -110,19 +171,36 @@ func New(b Backend, opt Options) (*Dashboard, error) {
 	}
 	port := opt.Addr[strings.LastIndexByte(opt.Addr, ':')+1:]
 	return &Dashboard{b: b, opt: opt, origin: "http://" + opt.Addr, cookie: "peerctl-" + port, static: http.FileServerFS(sub),
-		changed: make(chan struct{}), wake: make(chan struct{}, 1)}, nil
+		changed: make(chan struct{}), wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), life: context.Background(), hosts: map[string]*hostState{}}, nil
 }
 
 // URL is the address to open, with the token.
 func (d *Dashboard) URL() string { return d.origin + "/?token=" + d.opt.Token }
 
 // Run reads the data now and again every Options.Every while a page
-// listens to events, until ctx ends.
+// listens to events, until ctx ends. Each machine and the outbox are read
+// on their own, a new read starting only when the last one ended, and
+// each answer is pushed when it comes.
 func (d *Dashboard) Run(ctx context.Context) {
+	d.mu.Lock()
+	d.life = ctx
+	d.mu.Unlock()
 	t := time.NewTicker(d.opt.Every)
 	defer t.Stop()
-	for {
-		d.refresh(ctx)
+	for first := true; ; first = false {
+		done := d.refresh(ctx)
+		if first {
+			// The first data waits a little for the first answers (so that
+			// the page does not open on "listing…"); later ones not at all.
+			w := time.NewTimer(firstWait)
+			select {
+			case <-done:
+			case <-w.C:
+			case <-ctx.Done():
+			}
+			w.Stop()
+		}
+		d.publish()
 	wait:
 		for {
 			select {
@@ -130,6 +208,8 @@ func (d *Dashboard) Run(ctx context.Context) {
 				return
 			case <-d.wake:
 				break wait
+			case <-d.dirty:
+				d.publish()
 			case <-t.C:
 				d.mu.Lock()
 				n := d.readers
@@ -150,11 +230,120 @@ func (d *Dashboard) poke() {
 	}
 }
 
-// refresh reads the data and, when it changed, tells the listeners.
-func (d *Dashboard) refresh(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	b, err := d.Data(ctx)
+// answered has Run publish what came (answers that come together are
+// published once).
+func (d *Dashboard) answered() {
+	select {
+	case d.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// refresh starts a read of each machine and of the outbox that is not
+// being read already, and returns a channel closed when every read under
+// way has ended. Each answer is published by Run as it comes.
+func (d *Dashboard) refresh(ctx context.Context) <-chan struct{} {
+	names := d.b.Hosts(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var waits []chan struct{}
+	known := make(map[string]bool, len(names))
+	d.order = d.order[:0]
+	for _, name := range names {
+		if known[name] {
+			continue
+		}
+		known[name] = true
+		d.order = append(d.order, name)
+		st := d.hosts[name]
+		if st == nil {
+			st = &hostState{HostRead: HostRead{Listing: HostListing{Host: name}}}
+			d.hosts[name] = st
+		}
+		if st.done == nil {
+			st.done, st.Since = make(chan struct{}), d.opt.Now()
+			go d.list(name, st)
+		}
+		waits = append(waits, st.done)
+	}
+	for name := range d.hosts {
+		if !known[name] {
+			delete(d.hosts, name) // no longer asked for; a read under way is dropped
+		}
+	}
+	if !d.msgRead {
+		d.msgRead = true
+		done := make(chan struct{})
+		waits = append(waits, done)
+		go d.readMessages(done)
+	}
+	all := make(chan struct{})
+	go func() {
+		for _, w := range waits {
+			<-w
+		}
+		close(all)
+	}()
+	return all
+}
+
+// list reads one machine and records its answer.
+func (d *Dashboard) list(name string, st *hostState) {
+	d.mu.Lock()
+	life := d.life
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(life, listBound)
+	l := d.b.Sessions(ctx, name)
+	cancel()
+	now := d.opt.Now()
+	d.mu.Lock()
+	if l.Err == "" {
+		st.Listing, st.SeenAt, st.Err = l, now, ""
+	} else {
+		st.Err, st.LastErr, st.LastErrAt = l.Err, l.Err, now
+	}
+	st.Listing.Host = name
+	st.Since = time.Time{}
+	done := st.done
+	st.done = nil
+	d.mu.Unlock()
+	close(done)
+	d.answered()
+}
+
+// readMessages reads the outbox and records it.
+func (d *Dashboard) readMessages(done chan struct{}) {
+	d.mu.Lock()
+	life := d.life
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(life, listBound)
+	msgs, err := d.b.Messages(ctx)
+	cancel()
+	d.mu.Lock()
+	d.msgs, d.msgErr, d.msgRead = msgs, "", false
+	if err != nil {
+		d.msgErr = err.Error()
+	}
+	d.mu.Unlock()
+	close(done)
+	d.answered()
+}
+
+// publish builds the data from what is known now and, when it changed,
+// tells the listeners.
+func (d *Dashboard) publish() {
+	d.pubMu.Lock()
+	defer d.pubMu.Unlock()
+	d.mu.Lock()
+	reads := make([]HostRead, 0, len(d.order))
+	for _, name := range d.order {
+		reads = append(reads, d.hosts[name].HostRead)
+	}
+	msgs, why := slices.Clone(d.msgs), d.msgErr
+	d.mu.Unlock()
+	st := Build(d.opt.Now(), reads, msgs, why, d.opt.Stale)
+	st.Exposed = wire.Safe(d.opt.Exposed)
+	b, err := encode(st)
 	if err != nil {
 		return
 	}
@@ -177,31 +366,33 @@ func stripAt(b []byte) []byte {
 	return b
 }
 
-// Data reads the backend and returns the page's data, State as JSON.
+// Data reads every machine and the outbox, waiting for them until ctx
+// ends, and returns the page's data, State as JSON.
 func (d *Dashboard) Data(ctx context.Context) ([]byte, error) {
-	var (
-		hosts []HostListing
-		msgs  []Message
-		mErr  error
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() { hosts = d.b.Sessions(ctx) })
-	msgs, mErr = d.b.Messages(ctx)
-	wg.Wait()
-	why := ""
-	if mErr != nil {
-		why = mErr.Error()
+	done := d.refresh(ctx)
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
-	return encode(Build(d.opt.Now(), hosts, msgs, why))
+	d.publish()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.data == nil {
+		return nil, errors.New("dashboard: no data")
+	}
+	return d.data, nil
 }
 
-// latest is the latest data and the channel closed when it changes.
+// latest is the latest data and the channel closed when it changes; the
+// first time, it reads the data, waiting at most firstWait for it.
 func (d *Dashboard) latest(ctx context.Context) ([]byte, <-chan struct{}) {
 	d.mu.Lock()
 	b, ch := d.data, d.changed
 	d.mu.Unlock()
 	if b == nil {
-		d.refresh(ctx)
+		ctx, cancel := context.WithTimeout(ctx, firstWait)
+		_, _ = d.Data(ctx)
+		cancel()
 		d.mu.Lock()
 		b, ch = d.data, d.changed
 		d.mu.Unlock()
@@ -375,14 +566,51 @@ func (d *Dashboard) change(w http.ResponseWriter, r *http.Request, rest string) 
 	d.result(w, res)
 }
 
+// result writes what a command gave, its text made safe as the CLI
+// prints it (every string of its JSON and its stderr: safeText), so that
+// a reply, a detail or a name from the far side reaches the page escaped
+// like the rest of its data.
 func (d *Dashboard) result(w http.ResponseWriter, res Result) {
-	if len(res.JSON) == 0 || !json.Valid(res.JSON) {
-		res.JSON = json.RawMessage("null")
-	}
+	res.JSON = safeJSON(res.JSON)
+	res.Stderr = safeText(res.Stderr)
 	b, err := json.Marshal(res)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	writeJSON(w, b)
+}
+
+// safeJSON is raw with every string in it made safe (safeText); null
+// when raw is not one JSON value.
+func safeJSON(raw json.RawMessage) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return json.RawMessage("null")
+	}
+	b, err := json.Marshal(safeValue(v))
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func safeValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return safeText(x)
+	case []any:
+		for i := range x {
+			x[i] = safeValue(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[safeText(k)] = safeValue(e)
+		}
+		return out
+	}
+	return v
 }

@@ -192,22 +192,23 @@ func TestStateEscapesHostileText(t *testing.T) {
 }
 
 func TestBuildGroupsByHostLiveFirst(t *testing.T) {
-	hosts := []HostListing{
-		{Sessions: []wire.Session{
+	seen := time.Unix(0, 0)
+	hosts := []HostRead{
+		{Listing: HostListing{Sessions: []wire.Session{
 			{SessionID: "bbbbbbbb-2222", Name: "b", Verdict: "stale", Reason: "pid 9 is gone"},
 			{SessionID: "aaaaaaaa-1111", Name: "z", Verdict: "live", Addressable: true, Endpoint: "cc-peer:v1:1:z:/s"},
 			{SessionID: "aaaaaaaa-1112", Name: "a", Verdict: "live", Unaddressable: "socket /s does not exist"},
-		}},
-		{Host: "dev-box", Err: "host_unreachable: ssh: connect refused"},
+		}}, SeenAt: seen},
+		{Listing: HostListing{Host: "dev-box"}, Err: "host_unreachable: ssh: connect refused", LastErr: "host_unreachable: ssh: connect refused", LastErrAt: seen},
 	}
-	st := Build(time.Unix(0, 0), hosts, nil, "")
+	st := Build(seen, hosts, nil, "", time.Minute)
 	require.Len(t, st.Sessions, 3)
 	assert.Equal(t, []string{"a", "z", "b"}, []string{st.Sessions[0].Name, st.Sessions[1].Name, st.Sessions[2].Name})
 	assert.Equal(t, "aaaaaaaa-1112", st.Sessions[0].ShortID, "the shortest unique prefix, as list shows it")
 	assert.Equal(t, "", st.Sessions[0].Address, "not addressable: nothing to send to")
 	assert.Equal(t, "cc-peer:v1:1:z:/s", st.Sessions[1].Address)
 	require.Len(t, st.Hosts, 2)
-	assert.Equal(t, HostView{Host: ".", Reachable: true, Live: 2, Records: 3}, st.Hosts[0])
+	assert.Equal(t, HostView{Host: ".", Reachable: true, Live: 2, Records: 3, SeenAt: "1970-01-01T00:00:00Z"}, st.Hosts[0])
 	assert.False(t, st.Hosts[1].Reachable)
 	assert.Equal(t, "host_unreachable: ssh: connect refused", st.Hosts[1].Error)
 	assert.NotNil(t, st.Messages)
@@ -219,7 +220,7 @@ func TestBuildGroupsByHostLiveFirst(t *testing.T) {
 func TestBuildFoldsRepeatedStates(t *testing.T) {
 	hist := []Event{{At: "t1", State: "stored"}, {At: "t2", State: "stored", Reason: "not_live: a"}, {At: "t3", State: "stored", Reason: "not_live: b"},
 		{At: "t4", State: "delivering"}, {At: "t5", State: "stored", Reason: "delivery_failed: x"}, {At: "t6", State: "delivered"}}
-	st := Build(time.Unix(0, 0), nil, []Message{{ID: 1, State: "delivered", History: hist}}, "")
+	st := Build(time.Unix(0, 0), nil, []Message{{ID: 1, State: "delivered", History: hist}}, "", time.Minute)
 	assert.Equal(t, []Event{{At: "t3", State: "stored", Reason: "not_live: b", Count: 3}, {At: "t4", State: "delivering"},
 		{At: "t5", State: "stored", Reason: "delivery_failed: x"}, {At: "t6", State: "delivered"}}, st.Messages[0].History)
 }
@@ -310,9 +311,7 @@ func TestEventsPushAChangeWithinASecond(t *testing.T) {
 	}()
 	first := <-events
 	assert.Len(t, first.Sessions, 2)
-	f.mu.Lock()
-	f.hosts = manySessions(3, 1)
-	f.mu.Unlock()
+	f.setHosts(manySessions(3, 1))
 	select {
 	case st := <-events:
 		assert.Len(t, st.Sessions, 3)

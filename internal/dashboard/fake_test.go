@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -11,20 +12,62 @@ import (
 	"github.com/peerctl/peerctl/internal/wire"
 )
 
-// fake is a Backend over fixed data; Cancel and Retry change it.
+// fake is a Backend over fixed data; Cancel and Retry change it. A
+// host in block waits for its channel to close (or its deadline) before
+// it answers.
 type fake struct {
 	mu    sync.Mutex
 	hosts []HostListing
 	msgs  []Message
 	sent  []string
+	block map[string]chan struct{}
+	reads map[string]int // how many listings of each host began
+	send  func(address, text string, await time.Duration) Result
 }
 
 var _ Backend = (*fake)(nil)
 
-func (f *fake) Sessions(context.Context) []HostListing {
+func (f *fake) Hosts(context.Context) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]HostListing(nil), f.hosts...)
+	out := make([]string, len(f.hosts))
+	for i, h := range f.hosts {
+		out[i] = h.Host
+	}
+	return out
+}
+
+func (f *fake) Sessions(ctx context.Context, host string) HostListing {
+	f.mu.Lock()
+	if f.reads == nil {
+		f.reads = map[string]int{}
+	}
+	f.reads[host]++
+	wait := f.block[host]
+	f.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return HostListing{Host: host, Err: "host_unreachable: " + ctx.Err().Error()}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, h := range f.hosts {
+		if h.Host == host {
+			h.Sessions = slices.Clone(h.Sessions)
+			return h
+		}
+	}
+	return HostListing{Host: host, Err: "no such host"}
+}
+
+// setHosts replaces the hosts' listings.
+func (f *fake) setHosts(hs []HostListing) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hosts = hs
 }
 
 func (f *fake) Messages(context.Context) ([]Message, error) {
@@ -53,7 +96,11 @@ func (f *fake) Retry(_ context.Context, id int64) Result  { return f.move(id, "s
 func (f *fake) Send(_ context.Context, address, text string, await time.Duration) Result {
 	f.mu.Lock()
 	f.sent = append(f.sent, address+"\x00"+text)
+	send := f.send
 	f.mu.Unlock()
+	if send != nil {
+		return send(address, text, await)
+	}
 	r := map[string]any{"ok": true, "outcome": "queued", "transport": "courier"}
 	if await > 0 {
 		r["reply"] = map[string]any{"text": "reply to " + text, "fromName": "x"}

@@ -45,12 +45,16 @@ type State struct {
 	Messages []Message     `json:"messages"`
 	// OutboxError is why the outbox could not be read ("" when it was).
 	OutboxError string `json:"outboxError,omitempty"`
+	// Exposed is the bound address when it is not loopback only.
+	Exposed string `json:"exposed,omitempty"`
 }
 
-// HostView is one machine in the Hosts section.
+// HostView is one machine in the Hosts section. Times are RFC 3339, UTC.
 type HostView struct {
 	// Host is the DEST, "." for this machine.
-	Host      string   `json:"host"`
+	Host string `json:"host"`
+	// Reachable: its latest answer listed it. Error is that answer's
+	// error when it did not.
 	Reachable bool     `json:"reachable"`
 	Error     string   `json:"error,omitempty"`
 	Version   string   `json:"version,omitempty"`
@@ -58,6 +62,18 @@ type HostView struct {
 	// Live is how many live sessions it has, Records how many records.
 	Live    int `json:"live"`
 	Records int `json:"records"`
+	// Pending: it has not answered yet.
+	Pending bool `json:"pending,omitempty"`
+	// Stale: the sessions shown are its last good listing (of SeenAt),
+	// since its latest answer failed or its read is late (running since
+	// ListingSince).
+	Stale        bool   `json:"stale,omitempty"`
+	ListingSince string `json:"listingSince,omitempty"`
+	// SeenAt is when it last listed; LastError and LastErrorAt the last
+	// error it gave and when, kept after it lists again.
+	SeenAt      string `json:"seenAt,omitempty"`
+	LastError   string `json:"lastError,omitempty"`
+	LastErrorAt string `json:"lastErrorAt,omitempty"`
 }
 
 // SessionView is one record in the Sessions section.
@@ -78,6 +94,8 @@ type SessionView struct {
 	Live          bool   `json:"live"`
 	Verdict       string `json:"verdict"`
 	Reason        string `json:"reason,omitempty"`
+	// Stale: its host's listing is not current (HostView.Stale).
+	Stale bool `json:"stale,omitempty"`
 	// Address is what send takes for it: its endpoint, else its short id.
 	Address string `json:"address,omitempty"`
 }
@@ -85,10 +103,13 @@ type SessionView struct {
 // localHost is how this machine is named in the page, as `list` does.
 const localHost = "."
 
-// Build makes the page's data from the hosts' listings and the outbox:
-// hosts in the order given, sessions grouped by host (in that order),
-// live ones first, then by name and pid; messages as given (newest first).
-func Build(at time.Time, hosts []HostListing, msgs []Message, outboxErr string) State {
+// Build makes the page's data at time at from what is known of each
+// machine and the outbox: hosts in the order given, sessions grouped by
+// host (in that order), live ones first, then by name and pid; messages as
+// given (newest first). A machine whose latest answer failed, or whose
+// read has run longer than stale, shows its last good listing marked
+// stale.
+func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, stale time.Duration) State {
 	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: msgs, OutboxError: wire.Safe(outboxErr)}
 	if st.Messages == nil {
 		st.Messages = []Message{}
@@ -98,16 +119,23 @@ func Build(at time.Time, hosts []HostListing, msgs []Message, outboxErr string) 
 	}
 	n := 0
 	for _, h := range hosts {
-		n += len(h.Sessions)
+		n += len(h.Listing.Sessions)
 	}
 	st.Sessions = make([]SessionView, 0, n)
 	var entries []domain.Entry
-	for _, h := range hosts {
+	for _, r := range hosts {
+		h := r.Listing
 		name := h.Host
 		if name == "" {
 			name = localHost
 		}
-		hv := HostView{Host: wire.Safe(name), Reachable: h.Err == "", Error: wire.Safe(h.Err), Version: wire.Safe(h.Version), Records: len(h.Sessions)}
+		hv := HostView{Host: wire.Safe(name), Reachable: r.Err == "" && !r.SeenAt.IsZero(), Error: wire.Safe(r.Err), Version: wire.Safe(h.Version),
+			Records: len(h.Sessions), Pending: r.Err == "" && r.SeenAt.IsZero(), SeenAt: stamp(r.SeenAt), LastError: wire.Safe(r.LastErr), LastErrorAt: stamp(r.LastErrAt)}
+		if late := !r.Since.IsZero() && at.Sub(r.Since) > stale; late {
+			hv.ListingSince = stamp(r.Since)
+			hv.Stale = !r.SeenAt.IsZero()
+		}
+		hv.Stale = hv.Stale || r.Err != "" && !r.SeenAt.IsZero()
 		for _, note := range h.Notes {
 			hv.Notes = append(hv.Notes, wire.Safe(note))
 		}
@@ -127,7 +155,7 @@ func Build(at time.Time, hosts []HostListing, msgs []Message, outboxErr string) 
 			v := SessionView{Host: hv.Host, Harness: s.Harness, Name: wire.Safe(s.Name), SessionID: wire.Safe(s.SessionID), ShortID: wire.Safe(short[i]),
 				PID: s.PID, Cwd: wire.Safe(s.Cwd), Status: wire.Safe(s.Status), Kind: wire.Safe(s.Kind), StartedAt: s.StartedAt,
 				Endpoint: wire.Safe(s.Endpoint), Addressable: s.Addressable, Unaddressable: wire.Safe(s.Unaddressable), Live: live,
-				Verdict: s.Verdict, Reason: wire.Safe(s.Reason)}
+				Verdict: s.Verdict, Reason: wire.Safe(s.Reason), Stale: hv.Stale}
 			if live && s.Addressable {
 				v.Address = v.Endpoint
 				if v.Address == "" {
@@ -153,7 +181,7 @@ func Build(at time.Time, hosts []HostListing, msgs []Message, outboxErr string) 
 func safeMessage(m *Message) {
 	m.Key, m.Reason, m.Address, m.Host, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(m.Reason), wire.Safe(m.Address), wire.Safe(m.Host), wire.Safe(m.SessionID), safeText(m.Text)
 	m.MsgID = wire.Safe(m.MsgID)
-	m.History = fold(m.History)
+	m.History = fold(slices.Clone(m.History)) // the caller's stays as it is
 	for i := range m.History {
 		m.History[i].Reason = wire.Safe(m.History[i].Reason)
 	}
@@ -189,6 +217,14 @@ func safeText(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// stamp is t as the page's times are written ("" for the zero time).
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // encode is st as JSON.

@@ -8,7 +8,10 @@ package acceptance
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -22,6 +25,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/dashboard"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/livecc"
 )
 
@@ -170,4 +175,112 @@ func startDashboard(t testing.TB, env []string, pre ...string) string {
 		require.FailNow(t, "peerctl serve --http printed no URL in 60s")
 		return ""
 	}
+}
+
+// pageBackend is a dashboard.Backend over data a test sets: the page in
+// the browser without a service, sessions or hosts behind it. A host in
+// block does not answer until its channel is closed.
+type pageBackend struct {
+	mu    sync.Mutex
+	hosts []dashboard.HostListing
+	msgs  []dashboard.Message
+	block map[string]chan struct{}
+	reads map[string]int
+	send  func(address, text string, await time.Duration) dashboard.Result
+}
+
+var _ dashboard.Backend = (*pageBackend)(nil)
+
+func (p *pageBackend) Hosts(context.Context) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, len(p.hosts))
+	for i, h := range p.hosts {
+		out[i] = h.Host
+	}
+	return out
+}
+
+func (p *pageBackend) Sessions(ctx context.Context, host string) dashboard.HostListing {
+	p.mu.Lock()
+	if p.reads == nil {
+		p.reads = map[string]int{}
+	}
+	p.reads[host]++
+	wait := p.block[host]
+	p.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return dashboard.HostListing{Host: host, Err: "host_unreachable: " + ctx.Err().Error()}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.hosts {
+		if h.Host == host {
+			return h
+		}
+	}
+	return dashboard.HostListing{Host: host, Err: "no such host"}
+}
+
+func (p *pageBackend) Messages(context.Context) ([]dashboard.Message, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]dashboard.Message(nil), p.msgs...), nil
+}
+
+func (p *pageBackend) Cancel(context.Context, int64) dashboard.Result {
+	return dashboard.Result{Code: 2}
+}
+func (p *pageBackend) Retry(context.Context, int64) dashboard.Result {
+	return dashboard.Result{Code: 2}
+}
+
+func (p *pageBackend) Send(_ context.Context, address, text string, await time.Duration) dashboard.Result {
+	p.mu.Lock()
+	send := p.send
+	p.mu.Unlock()
+	if send == nil {
+		return dashboard.Result{Code: 1, Stderr: "no send here"}
+	}
+	return send(address, text, await)
+}
+
+// set changes the data under the lock.
+func (p *pageBackend) set(change func(p *pageBackend)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	change(p)
+}
+
+// servePage serves the dashboard over b on a free loopback port for the
+// test's life and returns the URL to open (with the token).
+func servePage(t testing.TB, b dashboard.Backend, opt dashboard.Options) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	opt.Addr = ln.Addr().String()
+	d, err := dashboard.New(b, opt)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() { d.Run(ctx) })
+	wg.Go(func() { _ = srv.Serve(ln) })
+	t.Cleanup(func() { cancel(); _ = srv.Close(); wg.Wait() })
+	return d.URL()
+}
+
+// pageHost is a machine's listing of live, addressable sessions named
+// names (each its id too, "<name>-id").
+func pageHost(host string, names ...string) dashboard.HostListing {
+	h := dashboard.HostListing{Host: host}
+	for i, n := range names {
+		h.Sessions = append(h.Sessions, wire.Session{Host: host, Harness: "claude-code", SessionID: n + "-id", PID: 100 + i, Name: n,
+			Cwd: "/src/" + n, Status: "idle", Verdict: "live", Addressable: true, Endpoint: "cc-peer:v1:" + fmt.Sprint(100+i) + ":" + n + ":/tmp/" + n + ".sock"})
+	}
+	return h
 }

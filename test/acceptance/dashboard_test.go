@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/dashboard"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -127,20 +128,33 @@ func TestDashboardShowsTheHosts(t *testing.T) {
 		Live      int    `json:"live"`
 	}
 	var st struct {
-		Hosts    []host `json:"hosts"`
+		Hosts []struct {
+			host
+			Pending bool `json:"pending"`
+		} `json:"hosts"`
 		Sessions []struct {
 			Host      string `json:"host"`
 			SessionID string `json:"sessionId"`
 		} `json:"sessions"`
 	}
-	res, err = client.Get(strings.TrimSuffix(u[:strings.Index(u, "?")], "/") + "/api/state")
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&st))
+	// Each machine is listed on its own: wait until each has answered.
+	eventually(t, time.Minute, "every host's first answer", func() bool {
+		res, err := client.Get(strings.TrimSuffix(u[:strings.Index(u, "?")], "/") + "/api/state")
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		st.Hosts, st.Sessions = nil, nil
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&st))
+		for _, h := range st.Hosts {
+			if h.Pending {
+				return false
+			}
+		}
+		return len(st.Hosts) == 3
+	})
 	require.Len(t, st.Hosts, 3, "this machine and the hosts file's two: %+v", st.Hosts)
-	assert.Equal(t, host{Host: ".", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[0])
-	assert.Equal(t, host{Host: "box", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[1], "the far side's peerctl, from its hello")
+	assert.Equal(t, host{Host: ".", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[0].host)
+	assert.Equal(t, host{Host: "box", Reachable: true, Version: v.Version, Live: 1}, st.Hosts[1].host, "the far side's peerctl, from its hello")
 	assert.Equal(t, "gone-box", st.Hosts[2].Host)
 	assert.False(t, st.Hosts[2].Reachable)
 	assert.Contains(t, st.Hosts[2].Error, "host_unreachable")
@@ -152,4 +166,186 @@ func TestDashboardShowsTheHosts(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, []string{".", "box"}, on, "the session, seen here and through box")
+}
+
+// TestDashboardPage: the page's own behaviour in the browser, over a
+// backend the test sets (no service behind it).
+func TestDashboardPage(t *testing.T) {
+	b := newBrowser(t)
+	open := func(t *testing.T, p *pageBackend, opt dashboard.Options) {
+		t.Helper()
+		b.do(t, time.Minute, chromedp.Navigate(servePage(t, p, opt)))
+		b.until(t, time.Minute, "the first data", `!!document.body.dataset.at`)
+	}
+	stored := func(id int64, reason string) dashboard.Message {
+		return dashboard.Message{ID: id, State: "stored", Address: "reviewer", Text: fmt.Sprintf("message %d", id), CreatedAt: "2026-03-01T10:00:00Z",
+			UpdatedAt: "2026-03-01T10:00:00Z", History: []dashboard.Event{{At: "2026-03-01T10:00:00Z", State: "stored", Reason: reason}}}
+	}
+
+	// Focus and a text selection survive an update: a focused Cancel
+	// button stays focused while the data changes around it, and when its
+	// row moves (its node re-inserted) focus comes back to the same button.
+	t.Run("focus and selection survive updates", func(t *testing.T) {
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("", "alpha")}, msgs: []dashboard.Message{stored(8, ""), stored(7, "")}}
+		open(t, p, dashboard.Options{Every: 100 * time.Millisecond})
+		btn := `document.querySelector('#message-table tr[data-id="7"] button.act-cancel')`
+		b.until(t, time.Minute, "the Cancel button of message 7", "!!"+btn)
+		require.True(t, eval[bool](t, b, `(() => { const b = `+btn+`; b.focus(); window.focused = b;
+  const cwd = document.querySelector('#session-groups tr[data-session="alpha-id"] td.cwd');
+  const r = document.createRange(); r.selectNodeContents(cwd); getSelection().removeAllRanges(); getSelection().addRange(r);
+  return document.activeElement === b && getSelection().toString() === "/src/alpha" })()`))
+
+		p.set(func(p *pageBackend) { p.hosts = []dashboard.HostListing{pageHost("", "alpha", "beta")} })
+		b.until(t, time.Minute, "the update (a new session)", `!!document.querySelector('#session-groups tr[data-session="beta-id"]')`)
+		assert.True(t, eval[bool](t, b, `document.activeElement === window.focused`), "the focused button was replaced: focus on %s",
+			eval[string](t, b, `document.activeElement.tagName + " " + (document.activeElement.getAttribute("aria-label") || "")`))
+		assert.Equal(t, "/src/alpha", eval[string](t, b, `getSelection().toString()`), "the selection survives")
+
+		p.set(func(p *pageBackend) {
+			p.msgs = []dashboard.Message{stored(7, "not_live: reviewer is away"), stored(8, "")}
+		})
+		b.until(t, time.Minute, "message 7 moved up", `document.querySelector('#message-table tbody tr').dataset.id === "7"`)
+		assert.Equal(t, "Cancel message 7", eval[string](t, b, `document.activeElement.getAttribute("aria-label") || document.activeElement.tagName`), "focus back on the same control")
+	})
+
+	// A host whose listing hangs: this machine's sessions keep updating,
+	// the host's last good listing stays, marked stale with when it was
+	// last seen, until it answers.
+	t.Run("a hung host is shown stale and holds up nothing", func(t *testing.T) {
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("", "alpha"), pageHost("slow-box", "far")}}
+		open(t, p, dashboard.Options{Every: 200 * time.Millisecond, Stale: 500 * time.Millisecond})
+		b.until(t, time.Minute, "the slow host's session", `!!document.querySelector('#session-groups tr[data-session="far-id"]')`)
+		release := make(chan struct{})
+		t.Cleanup(func() {
+			select {
+			case <-release:
+			default:
+				close(release)
+			}
+		})
+		var n int
+		p.set(func(p *pageBackend) { p.block, n = map[string]chan struct{}{"slow-box": release}, p.reads["slow-box"] })
+		eventually(t, time.Minute, "the hanging read began", func() bool {
+			var got int
+			p.set(func(p *pageBackend) { got = p.reads["slow-box"] })
+			return got > n
+		})
+		p.set(func(p *pageBackend) {
+			p.hosts = []dashboard.HostListing{pageHost("", "alpha", "beta"), pageHost("slow-box", "far", "far2")}
+		})
+		took := b.until(t, 5*time.Second, "this machine's new session while a host hangs", `!!document.querySelector('#session-groups tr[data-session="beta-id"]')`)
+		t.Logf("this machine's new session showed after %s while a host hung", took)
+		assert.Less(t, took, 2*time.Second)
+		group := `document.querySelector('#session-groups [data-key="host slow-box"]')`
+		b.until(t, time.Minute, "the hung host marked stale", group+`.textContent.includes("stale")`)
+		assert.Contains(t, eval[string](t, b, group+".textContent"), "last seen")
+		assert.True(t, eval[bool](t, b, `document.querySelector('#session-groups tr[data-session="far-id"]').classList.contains("stale")`))
+		assert.False(t, eval[bool](t, b, `!!document.querySelector('#session-groups tr[data-session="far2-id"]')`), "nothing new from the hung host")
+		close(release)
+		p.set(func(p *pageBackend) { p.block = nil })
+		b.until(t, time.Minute, "its next answer", `!!document.querySelector('#session-groups tr[data-session="far2-id"]') && !`+group+`.textContent.includes("stale")`)
+	})
+
+	// Hosts: a host's last error stays shown, with its time, after it
+	// lists again, beside when it last listed.
+	t.Run("hosts keep their last error", func(t *testing.T) {
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost(""), {Host: "flaky", Err: "host_unreachable: ssh flaky: connection refused"}}}
+		open(t, p, dashboard.Options{Every: 100 * time.Millisecond})
+		row := `[...document.querySelectorAll('#host-table tbody tr')].find(r => r.dataset.key === "flaky")`
+		b.until(t, time.Minute, "the failing host", "!!"+row+` && `+row+`.textContent.includes("connection refused")`)
+		p.set(func(p *pageBackend) { p.hosts = []dashboard.HostListing{pageHost(""), pageHost("flaky", "f1")} })
+		b.until(t, time.Minute, "the host listing again", row+`.textContent.includes("last error")`)
+		got := eval[string](t, b, row+".textContent")
+		assert.Contains(t, got, "last error")
+		assert.Contains(t, got, "connection refused", "the last error kept: %s", got)
+		assert.Contains(t, got, "ok")
+	})
+
+	// The receipt chain shows every step with its reason and time.
+	t.Run("each step of the receipt chain with its reason and time", func(t *testing.T) {
+		m := dashboard.Message{ID: 3, State: "delivered", Address: "reviewer", Text: "look", CreatedAt: "2026-03-01T10:00:00Z", UpdatedAt: "2026-03-01T10:02:00Z",
+			History: []dashboard.Event{{At: "2026-03-01T10:00:00Z", State: "stored"}, {At: "2026-03-01T10:01:00Z", State: "stored", Reason: "not_live: reviewer is away"},
+				{At: "2026-03-01T10:01:30Z", State: "delivering"}, {At: "2026-03-01T10:02:00Z", State: "delivered", Reason: "the harness took it (queued)"}}}
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("")}, msgs: []dashboard.Message{m}}
+		open(t, p, dashboard.Options{})
+		steps := `[...document.querySelectorAll('#message-table tr[data-id="3"] .chain li')]`
+		b.until(t, time.Minute, "the chain", steps+`.length === 3`)
+		got := eval[[]string](t, b, steps+`.map(li => li.textContent)`)
+		require.Len(t, got, 3)
+		assert.Contains(t, got[0], "not_live: reviewer is away", "the first step's reason (folded: stored ×2)")
+		assert.Contains(t, got[0], "×2")
+		assert.Contains(t, got[2], "the harness took it (queued)")
+		for i, at := range []string{"2026-03-01T10:01:00Z", "2026-03-01T10:01:30Z", "2026-03-01T10:02:00Z"} {
+			// Not today: the date and the time, as the browser writes them.
+			assert.Contains(t, got[i], eval[string](t, b, fmt.Sprintf(`new Date(%q).toLocaleString()`, at)), "step %d's time", i)
+		}
+	})
+
+	// The send result: a reply and a detail from the far side shown as
+	// escaped text; a send that awaited a reply and got none says no_reply.
+	t.Run("send results are escaped and say no_reply", func(t *testing.T) {
+		hostile := "<img src=x onerror=alert(1)>"
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("", "alpha")}, send: func(_, text string, _ time.Duration) dashboard.Result {
+			if text == "no answer?" {
+				return dashboard.Result{Code: 9, Stderr: "peerctl: no_reply: no reply within 2m\n",
+					JSON: []byte(`{"ok":false,"outcome":"queued","transport":"courier","elapsedMs":5,"refusal":{"reason":"no_reply","detail":"no reply within 2m","exitCode":9}}`)}
+			}
+			return dashboard.Result{JSON: []byte(`{"ok":true,"outcome":"queued","transport":"courier","detail":"\u001b[31mred","elapsedMs":5,` +
+				`"reply":{"text":"` + hostile + `\u001b]0;pwn\u0007","fromName":"alpha"}}`)}
+		}}
+		open(t, p, dashboard.Options{})
+		b.until(t, time.Minute, "a session to send to", `document.getElementById("send-to").options.length > 0 && !!document.getElementById("send-to").value`)
+		box := `document.querySelector("#send-results .result")`
+		b.do(t, time.Minute, chromedp.SendKeys(chromedp.CSS("#send-text"), "no answer?"), chromedp.Click(chromedp.CSS("#send-await")), chromedp.Click(chromedp.CSS("#send-button")))
+		b.until(t, time.Minute, "the receipt", box+` && !!`+box+`.querySelector(".receipt")`)
+		assert.Equal(t, "no_reply", eval[string](t, b, box+`.querySelector(".receipt .badge").textContent`))
+		assert.Contains(t, eval[string](t, b, box+".textContent"), "no reply within 2m")
+
+		require.True(t, eval[bool](t, b, `(() => { document.getElementById("send-text").value = ""; return true })()`))
+		b.do(t, time.Minute, chromedp.SendKeys(chromedp.CSS("#send-text"), "hi"), chromedp.Click(chromedp.CSS("#send-button")))
+		b.until(t, time.Minute, "the reply", box+` && !!`+box+`.querySelector(".reply")`)
+		assert.Equal(t, hostile+`\x1b]0;pwn\a`, eval[string](t, b, box+`.querySelector(".reply pre").textContent`))
+		assert.Contains(t, eval[string](t, b, box+`.querySelector(".receipt").textContent`), `\x1b[31mred`)
+		assert.Zero(t, eval[int](t, b, `document.querySelectorAll("img").length`))
+		assert.Empty(t, b.seenDialogs())
+	})
+
+	// Bound beyond loopback, the page says so in a banner.
+	t.Run("an exposed page says so", func(t *testing.T) {
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("")}}
+		open(t, p, dashboard.Options{Exposed: "box.example:8080"})
+		assert.False(t, eval[bool](t, b, `document.getElementById("exposed").hidden`))
+		assert.Contains(t, eval[string](t, b, `document.getElementById("exposed").textContent`), "exposed on box.example:8080")
+		open(t, &pageBackend{hosts: []dashboard.HostListing{pageHost("")}}, dashboard.Options{})
+		assert.True(t, eval[bool](t, b, `document.getElementById("exposed").hidden`))
+	})
+
+	// Sessions: a host selector beside the free-text filter; a click on a
+	// session's name shows its messages only.
+	t.Run("host selector and a session's messages", func(t *testing.T) {
+		msg := func(id int64, address, host, sessionID string) dashboard.Message {
+			return dashboard.Message{ID: id, State: "delivered", Address: address, Host: host, SessionID: sessionID, Text: fmt.Sprint("text ", id),
+				CreatedAt: "2026-03-01T10:00:00Z", UpdatedAt: "2026-03-01T10:00:00Z"}
+		}
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("", "alpha", "beta"), pageHost("box", "alpha")},
+			msgs: []dashboard.Message{msg(1, "alpha", "", "alpha-id"), msg(2, "beta", "", ""), msg(3, "alpha", "box", ""), msg(4, "alpha", "", "")}}
+		open(t, p, dashboard.Options{})
+		b.until(t, time.Minute, "both hosts in the selector", `document.getElementById("session-host").options.length === 3`)
+		b.do(t, time.Minute, chromedp.SetValue(chromedp.CSS("#session-host"), "box"))
+		require.True(t, eval[bool](t, b, `(() => { document.getElementById("session-host").dispatchEvent(new Event("input")); return true })()`))
+		groups := `[...document.querySelectorAll('#session-groups .group')].map(g => g.dataset.key)`
+		assert.Equal(t, []string{"host box"}, eval[[]string](t, b, groups))
+		b.do(t, time.Minute, chromedp.SetValue(chromedp.CSS("#session-host"), ""))
+		require.True(t, eval[bool](t, b, `(() => { document.getElementById("session-host").dispatchEvent(new Event("input")); return true })()`))
+		assert.Equal(t, []string{"host .", "host box"}, eval[[]string](t, b, groups))
+
+		ids := `[...document.querySelectorAll('#message-table tbody tr')].map(r => r.dataset.id)`
+		assert.Equal(t, []string{"1", "2", "3", "4"}, eval[[]string](t, b, ids))
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#session-groups [data-key="host ."] button[data-pick=". alpha-id"]`)))
+		assert.Equal(t, []string{"1", "4"}, eval[[]string](t, b, ids), "alpha's here: by its id, or by its name before it had one; not box's alpha")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`button[data-pick="box alpha-id"]`)))
+		assert.Equal(t, []string{"3"}, eval[[]string](t, b, ids), "box's alpha")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`button[data-pick="box alpha-id"]`)))
+		assert.Equal(t, []string{"1", "2", "3", "4"}, eval[[]string](t, b, ids), "a second click shows every message again")
+	})
 }

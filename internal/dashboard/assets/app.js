@@ -1,14 +1,25 @@
 // peerctl dashboard. Every text from the server is put in the page with
 // textContent (through el): never as HTML.
+//
+// Each section is drawn into a fresh tree and then merged into the page
+// (morph): nodes that did not change stay as they are, so a focused
+// button, a text selection and a scroll position survive an update; a
+// section whose data did not change is not drawn at all. Controls carry
+// data-focus, a stable key (such as "cancel 7"), so that focus returns to
+// the same control when its node had to be replaced.
 "use strict";
 
 let state = null;
+// selected is the session whose messages the Messages section shows (a
+// click on its name), or null.
+let selected = null;
+const drawn = {};
 
 function el(tag, cls, ...kids) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   for (const k of kids) {
-    if (k === null || k === undefined) continue;
+    if (k === null || k === undefined || k === false) continue;
     e.append(typeof k === "string" || typeof k === "number" ? document.createTextNode(String(k)) : k);
   }
   return e;
@@ -29,29 +40,133 @@ function age(iso) {
   return Math.floor(s / 86400) + "d";
 }
 
-function renderSessions() {
+// when is a time as a person reads it: the time of day, with the date
+// when it is not today.
+function when(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (isNaN(d)) return iso;
+  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString();
+}
+
+// seen is how long ago a time was: "just now" for the last 10 s (so a
+// machine listed every second does not change its row every second).
+function seen(iso) {
+  if (!iso) return "never";
+  if (Date.now() - Date.parse(iso) < 10000) return "just now";
+  return age(iso) + " ago (" + when(iso) + ")";
+}
+
+// ---- merging a fresh tree into the page ----
+
+function keyOf(n) { return n.nodeType === 1 ? n.getAttribute("data-key") : null; }
+
+// morph makes old look like nu and returns the node to keep: old itself
+// (changed in place) when it is of the same kind, else nu.
+function morph(old, nu) {
+  if (old.nodeType !== nu.nodeType || old.nodeName !== nu.nodeName || keyOf(old) !== keyOf(nu)) return nu;
+  if (old.isEqualNode(nu)) return old;
+  if (old.nodeType === 3) {
+    old.data = nu.data;
+    return old;
+  }
+  if (old.nodeType !== 1) return nu;
+  for (const a of Array.from(old.attributes)) if (!nu.hasAttribute(a.name)) old.removeAttribute(a.name);
+  for (const a of Array.from(nu.attributes)) if (old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+  morphChildren(old, nu);
+  return old;
+}
+
+// morphChildren makes old's children nu's: keyed ones matched by key, the
+// others by position; nodes are moved only when their order changed.
+function morphChildren(old, nu) {
+  const olds = Array.from(old.childNodes);
+  const keyed = new Map();
+  for (const o of olds) { const k = keyOf(o); if (k !== null) keyed.set(k, o); }
+  const used = new Set();
+  let pos = 0;
+  const keep = [];
+  for (const n of Array.from(nu.childNodes)) {
+    const k = keyOf(n);
+    let o = null;
+    if (k !== null) o = keyed.get(k) || null;
+    else {
+      while (pos < olds.length && (keyOf(olds[pos]) !== null || used.has(olds[pos]))) pos++;
+      if (pos < olds.length) o = olds[pos++];
+    }
+    if (o && used.has(o)) o = null;
+    const got = o ? morph(o, n) : n;
+    if (got === o) used.add(o);
+    keep.push(got);
+  }
+  for (const o of olds) if (!used.has(o)) o.remove();
+  let cur = old.firstChild;
+  for (const k of keep) {
+    if (k === cur) { cur = cur.nextSibling; continue; }
+    old.insertBefore(k, cur);
+  }
+}
+
+// update merges the fresh children of nu into box, keeping focus on the
+// control of the same data-focus key.
+function update(box, nu) {
+  const active = document.activeElement;
+  const fk = active && active !== document.body && box.contains(active) ? active.getAttribute("data-focus") : null;
+  morphChildren(box, nu);
+  if (fk !== null && (document.activeElement !== active || !document.contains(active))) {
+    const again = box.querySelector('[data-focus="' + CSS.escape(fk) + '"]');
+    if (again) again.focus({ preventScroll: true });
+  }
+}
+
+// changed says whether a section's inputs differ from the last drawing.
+function changed(name, ...inputs) {
+  const sig = JSON.stringify(inputs);
+  if (drawn[name] === sig) return false;
+  drawn[name] = sig;
+  return true;
+}
+
+// ---- sessions ----
+
+function sessionKey(s) { return s.host + " " + s.sessionId; }
+
+function hostLine(hv) {
+  if (!hv) return null;
+  if (hv.pending) return el("span", "muted", " ", badge("listing"), hv.listingSince ? " since " + when(hv.listingSince) : "");
+  if (hv.stale) {
+    const why = hv.error ? "its latest listing failed" : "its listing is late (running since " + when(hv.listingSince) + ")";
+    return el("span", "muted", " ", badge("stale"), " last seen " + seen(hv.seenAt) + "; " + why);
+  }
+  if (!hv.reachable) return el("span", null, " ", badge("unreachable"));
+  return null;
+}
+
+function renderSessions(force) {
   const all = $("show-all").checked;
   const f = $("session-filter").value.trim().toLowerCase();
-  const box = $("session-groups");
+  const fh = $("session-host").value;
+  if (!changed("sessions", state.sessions, state.hosts, all, f, fh, selected && sessionKey(selected)) && !force) return;
   const groups = new Map();
-  for (const h of state.hosts) groups.set(h.host, []);
+  for (const h of state.hosts) if (!fh || h.host === fh) groups.set(h.host, []);
   let live = 0;
   for (const s of state.sessions) {
     if (s.live) live++;
     if (!all && !s.live) continue;
+    if (fh && s.host !== fh) continue;
     if (f && ![s.name, s.sessionId, s.cwd, s.harness, s.status, s.host].some(v => (v || "").toLowerCase().includes(f))) continue;
     if (!groups.has(s.host)) groups.set(s.host, []);
     groups.get(s.host).push(s);
   }
   $("session-count").textContent = live + " live" + (all ? ", " + state.sessions.length + " records" : "");
-  const frag = document.createDocumentFragment();
+  const frag = el("div");
   for (const [host, rows] of groups) {
     const hv = state.hosts.find(h => h.host === host);
-    const head = el("h3", null, host === "." ? "this machine (.)" : host, " ", el("span", "count", rows.length + (all ? " records" : " live")));
-    if (hv && !hv.reachable) head.append(" ", badge("unreachable"));
-    frag.append(head);
-    if (hv && hv.error) frag.append(el("p", "error", hv.error));
-    if (rows.length === 0) { frag.append(el("p", "muted", "no sessions")); continue; }
+    const g = el("div", "group");
+    g.dataset.key = "host " + host;
+    g.append(el("h3", null, host === "." ? "this machine (.)" : host, " ", el("span", "count", rows.length + (all ? " records" : " live")), hostLine(hv)));
+    if (hv && hv.error) g.append(el("p", "error", hv.error));
+    if (rows.length === 0) { g.append(el("p", "muted", hv && hv.pending ? "listing…" : "no sessions")); frag.append(g); continue; }
     const cols = ["name", "harness", "session", "pid", "status", "age", "cwd", all ? "verdict / reason" : "note"];
     const thead = el("thead", null, el("tr", null, ...cols.map((c, i) => el("th", i === 3 || i === 5 ? "hide-narrow" : null, c))));
     const tbody = el("tbody");
@@ -59,8 +174,13 @@ function renderSessions() {
       const note = all
         ? el("td", null, badge(s.verdict), s.reason ? " " + s.reason : "", !s.addressable && s.live && s.unaddressable ? el("div", "why", s.unaddressable) : null)
         : el("td", "why", s.addressable ? "" : (s.unaddressable || "not addressable"));
-      const tr = el("tr", s.live ? null : "dead",
-        el("td", null, s.name || "–"),
+      const pick = el("button", "link pick", s.name || "–");
+      pick.type = "button";
+      pick.dataset.focus = "session " + sessionKey(s);
+      pick.dataset.pick = sessionKey(s);
+      pick.setAttribute("aria-label", "show the messages of " + (s.name || s.shortId));
+      const tr = el("tr", [s.live ? null : "dead", s.stale ? "stale" : null, selected && sessionKey(selected) === sessionKey(s) ? "picked" : null].filter(Boolean).join(" ") || null,
+        el("td", null, pick),
         el("td", null, s.harness),
         el("td", "mono", s.shortId || "–"),
         el("td", "mono hide-narrow", s.pid),
@@ -69,42 +189,100 @@ function renderSessions() {
         el("td", "mono cwd", s.cwd),
         note);
       tr.dataset.session = s.sessionId;
+      tr.dataset.key = sessionKey(s);
       tbody.append(tr);
     }
-    frag.append(el("div", "scroll", el("table", "sessions", thead, tbody)));
+    g.append(el("div", "scroll", el("table", "sessions", thead, tbody)));
+    frag.append(g);
   }
-  box.replaceChildren(frag);
+  update($("session-groups"), frag);
 }
+
+function renderHostChoices() {
+  const sel = $("session-host");
+  const hosts = state.hosts.map(h => h.host);
+  if (!changed("host-choices", hosts)) return;
+  const was = sel.value;
+  const frag = el("select", null, el("option", null, "every host"));
+  frag.firstChild.value = "";
+  for (const h of hosts) {
+    const o = el("option", null, h === "." ? "this machine (.)" : h);
+    o.value = h;
+    frag.append(o);
+  }
+  sel.replaceChildren(...frag.childNodes);
+  sel.value = hosts.includes(was) ? was : "";
+}
+
+// pick shows the messages of the session of key, or every message when it
+// is the one shown already.
+function pick(key) {
+  const s = state.sessions.find(s => sessionKey(s) === key);
+  if (!s || (selected && sessionKey(selected) === key)) {
+    selected = null;
+    $("msg-session").value = "";
+  } else {
+    selected = s;
+    $("msg-session").value = s.name || s.shortId;
+  }
+  renderSessions();
+  renderMessages();
+  if (selected) $("messages").scrollIntoView({ block: "start" });
+}
+
+// ---- messages ----
 
 const pending = new Set(["stored", "delivering"]);
 const retryable = new Set(["stored", "outcome_unknown", "expired", "refused", "cancelled"]);
 
-// The host a message is for: its own (send --durable --host), or the one
-// its address names (ssh:v1:<host>:...), else this machine (".").
+// The host a message is for: its own (send --host), or the one its
+// address names (ssh:v1:<host>:...), else this machine (".").
 function hostOf(m) {
   if (m.host) return m.host;
   const e = /^ssh:v1:([^:]*):/.exec(m.address);
   return e ? decodeURIComponent(e[1]) : ".";
 }
 
-function renderMessages() {
+// forSession says whether message m is for session s: by the session id
+// it went to, else by the address it was given (a name, an id or its
+// prefix, an endpoint), on the same host.
+function forSession(m, s) {
+  if (hostOf(m) !== s.host) return false;
+  if (m.sessionId) return m.sessionId === s.sessionId;
+  const a = m.address.replace(/^ssh:v1:[^:]*:/, "");
+  const ep = (s.endpoint || "").replace(/^ssh:v1:[^:]*:/, "");
+  return a === s.name || a === s.sessionId || a === ep || a === s.shortId || (a.length >= 8 && s.sessionId.startsWith(a));
+}
+
+function messageKey(m) {
+  return m.id ? "m " + m.id : "send " + m.createdAt + " " + hostOf(m) + " " + m.address;
+}
+
+function renderMessages(force) {
   const fs = $("msg-session").value.trim().toLowerCase();
   const fh = $("msg-host").value.trim().toLowerCase();
   const fst = $("msg-state").value;
+  if (selected && fs !== (selected.name || selected.shortId).toLowerCase()) selected = null;
+  if (!changed("messages", state.messages, state.outboxError, fs, fh, fst, selected && sessionKey(selected)) && !force) return;
   $("outbox-error").hidden = !state.outboxError;
   $("outbox-error").textContent = state.outboxError ? "the outbox cannot be read: " + state.outboxError : "";
   const tbody = el("tbody");
   let n = 0;
   for (const m of state.messages) {
     if (fst && m.state !== fst) continue;
-    if (fs && !(m.address.toLowerCase().includes(fs) || (m.sessionId || "").toLowerCase().includes(fs))) continue;
+    if (selected ? !forSession(m, selected) : fs && !(m.address.toLowerCase().includes(fs) || (m.sessionId || "").toLowerCase().includes(fs))) continue;
     if (fh && !hostOf(m).toLowerCase().includes(fh)) continue;
     n++;
-    const chain = el("div", "chain");
+    const chain = el("ol", "chain");
     const hist = m.history && m.history.length ? m.history : [{ state: m.state, reason: m.reason, at: m.updatedAt }];
-    for (const h of hist) chain.append(el("span", null, badge(h.state), h.count > 1 ? " ×" + h.count : null));
+    hist.forEach((h, i) => {
+      const step = el("li", null, badge(h.state), h.count > 1 ? " ×" + h.count : null, h.at ? el("span", "at", " " + when(h.at)) : null,
+        h.reason ? el("div", "why", h.reason) : null);
+      step.dataset.key = i + " " + h.state;
+      chain.append(step);
+    });
     const last = hist[hist.length - 1];
-    const why = m.reason || (last && last.reason) || "";
+    const extra = m.reason && (!last || m.reason !== last.reason) ? m.reason : "";
     const receipt = [m.outcome && ("outcome " + m.outcome), m.transport && ("by " + m.transport), m.msgId && ("msg_id " + m.msgId)].filter(Boolean).join(", ");
     const acts = el("td");
     // A plain send the service carried has no outbox id: nothing to cancel or retry.
@@ -112,29 +290,37 @@ function renderMessages() {
     if (m.id && retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
     const tr = el("tr", null,
       el("td", "mono", m.id ? m.id : "send"),
-      el("td", "mono", m.address, m.host ? el("div", "muted", "on " + m.host) : null),
+      el("td", "mono", m.address, hostOf(m) !== "." ? el("div", "muted", "on " + hostOf(m)) : null),
       el("td", null, badge(m.state)),
-      el("td", null, chain, why ? el("div", "why", why) : null, receipt ? el("div", "muted", receipt) : null),
+      el("td", null, chain, extra ? el("div", "why", extra) : null, receipt ? el("div", "muted", receipt) : null),
       el("td", "text", m.text),
       el("td", null, age(m.updatedAt)),
       acts);
     tr.dataset.id = String(m.id);
+    tr.dataset.key = messageKey(m);
     tbody.append(tr);
   }
-  $("message-count").textContent = n + (n === state.messages.length ? "" : " of " + state.messages.length);
-  $("message-table").tBodies[0].replaceWith(tbody);
+  const of = n === state.messages.length ? "" : " of " + state.messages.length;
+  $("message-count").textContent = n + of + (selected ? " for " + (selected.name || selected.shortId) + (selected.host === "." ? "" : " on " + selected.host) : "");
+  update($("message-table").tBodies[0], tbody);
 }
 
 function action(label, id, op) {
   const b = el("button", "act-" + op, label);
   b.type = "button";
   b.setAttribute("aria-label", label + " message " + id);
-  b.addEventListener("click", async () => {
-    b.disabled = true;
-    const r = await post("/api/outbox/" + id + "/" + op, {});
-    if (r.code !== 0) alertResult(label + " message " + id, r);
-  });
+  b.dataset.focus = op + " " + id;
+  b.dataset.op = op;
+  b.dataset.msg = String(id);
   return b;
+}
+
+async function onAction(b) {
+  const op = b.dataset.op, id = b.dataset.msg;
+  const label = op === "cancel" ? "Cancel" : "Retry";
+  b.disabled = true;
+  const r = await post("/api/outbox/" + id + "/" + op, {});
+  if (r.code !== 0) alertResult(label + " message " + id, r);
 }
 
 async function post(path, body) {
@@ -152,43 +338,21 @@ function alertResult(what, r) {
   $("send-results").prepend(box);
 }
 
+// ---- send ----
+
 function renderSendTargets() {
   const sel = $("send-to");
   const was = sel.value;
   const opts = state.sessions.filter(s => s.live && s.address);
-  const key = opts.map(s => s.address + "\u0000" + s.name).join("\u0001");
-  if (sel.dataset.key === key) return;
-  sel.dataset.key = key;
+  const label = s => (s.host === "." ? "" : s.host + " · ") + (s.name || s.shortId) + " (" + s.shortId + ", " + s.harness + ")" + (s.stale ? " (stale)" : "");
+  if (!changed("send-to", opts.map(s => [s.address, label(s)]))) return;
   sel.replaceChildren(...opts.map(s => {
-    const o = el("option", null, (s.host === "." ? "" : s.host + " · ") + (s.name || s.shortId) + " (" + s.shortId + ", " + s.harness + ")");
+    const o = el("option", null, label(s));
     o.value = s.address;
     return o;
   }));
   if (opts.length === 0) sel.append(el("option", null, "no addressable session"));
   if (opts.some(s => s.address === was)) sel.value = was;
-}
-
-function renderHosts() {
-  const tbody = el("tbody");
-  for (const h of state.hosts) {
-    const notes = el("td", null, h.error ? el("div", "error", h.error) : null, ...(h.notes || []).map(n => el("div", "why", n)));
-    tbody.append(el("tr", null,
-      el("td", "mono", h.host),
-      el("td", null, badge(h.reachable ? "ok" : "unreachable")),
-      el("td", null, h.live), el("td", null, h.records),
-      el("td", "mono", h.version || "–"), notes));
-  }
-  $("host-table").tBodies[0].replaceWith(tbody);
-}
-
-function render() {
-  if (!state) return;
-  renderSessions();
-  renderMessages();
-  renderSendTargets();
-  renderHosts();
-  $("read-at").textContent = new Date(state.at).toLocaleTimeString();
-  document.body.dataset.at = state.at;
 }
 
 async function onSend(ev) {
@@ -201,16 +365,58 @@ async function onSend(ev) {
   box.append(status);
   $("send-results").prepend(box);
   $("send-button").disabled = true;
+  // The server sends every text of the result escaped as the CLI prints it.
   const r = await post("/api/send", { address: to, text: text, await: wait });
   $("send-button").disabled = false;
   const j = r.json || {};
-  const outcome = j.outcome || (j.refusal && j.refusal.reason) || j.reason || (r.code === 0 ? "ok" : "exit " + r.code);
+  // A refusal's word first: a send that was delivered but got no reply
+  // (no_reply) or whose wait ran out says so, not "delivered".
+  const word = (j.refusal && j.refusal.reason) || j.outcome || j.reason || (r.code === 0 ? "ok" : "exit " + r.code);
   const detail = j.refusal ? j.refusal.detail : (j.detail || "");
-  status.replaceChildren(badge(outcome), " ", (j.transport ? "by " + j.transport + " " : "") + (j.elapsedMs !== undefined ? "in " + j.elapsedMs + "ms " : "") + (detail || ""));
+  const parts = [j.refusal && j.outcome ? "outcome " + j.outcome : "", j.transport ? "by " + j.transport : "", j.elapsedMs !== undefined ? "in " + j.elapsedMs + "ms" : "", detail || ""];
+  status.replaceChildren(badge(word), " ", parts.filter(Boolean).join(" "));
   status.className = "receipt";
   if (r.stderr && r.code !== 0) box.append(el("pre", "error", r.stderr));
   if (j.reply) box.append(el("div", "reply", el("div", "muted", "reply from " + (j.reply.fromName || "the session") + ":"), el("pre", null, j.reply.text)));
   if (r.code === 0) $("send-text").value = "";
+}
+
+// ---- hosts ----
+
+function renderHosts() {
+  if (!changed("hosts", state.hosts, Math.floor(Date.now() / 10000))) return;
+  const tbody = el("tbody");
+  for (const h of state.hosts) {
+    const status = h.pending ? "listing" : h.stale ? "stale" : h.reachable ? "ok" : "unreachable";
+    const last = el("td", null,
+      h.error ? el("div", "error", h.error) : null,
+      h.lastError && h.lastError !== h.error ? el("div", "why", "last error " + seen(h.lastErrorAt) + ": " + h.lastError) : null,
+      h.lastError && h.lastError === h.error ? el("div", "muted", "since " + seen(h.lastErrorAt)) : null,
+      ...(h.notes || []).map(n => el("div", "why", n)));
+    const tr = el("tr", null,
+      el("td", "mono", h.host),
+      el("td", null, badge(status), h.listingSince ? el("div", "muted", "listing since " + when(h.listingSince)) : null),
+      el("td", null, seen(h.seenAt)),
+      el("td", null, h.live), el("td", null, h.records),
+      el("td", "mono", h.version || "–"), last);
+    tr.dataset.key = h.host;
+    tbody.append(tr);
+  }
+  update($("host-table").tBodies[0], tbody);
+}
+
+function render() {
+  if (!state) return;
+  const ex = $("exposed");
+  ex.hidden = !state.exposed;
+  ex.textContent = state.exposed ? "exposed on " + state.exposed + ": anyone who can reach this address and has the token can read every session and send into them" : "";
+  renderHostChoices();
+  renderSessions();
+  renderMessages();
+  renderSendTargets();
+  renderHosts();
+  $("read-at").textContent = new Date(state.at).toLocaleTimeString();
+  document.body.dataset.at = state.at;
 }
 
 function connect() {
@@ -228,8 +434,16 @@ function connect() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  for (const id of ["show-all", "session-filter"]) $(id).addEventListener("input", renderSessions);
-  for (const id of ["msg-session", "msg-host", "msg-state"]) $(id).addEventListener("input", renderMessages);
+  for (const id of ["show-all", "session-filter", "session-host"]) $(id).addEventListener("input", () => renderSessions());
+  for (const id of ["msg-session", "msg-host", "msg-state"]) $(id).addEventListener("input", () => { renderMessages(); renderSessions(); });
+  $("session-groups").addEventListener("click", ev => {
+    const b = ev.target.closest("button[data-pick]");
+    if (b) pick(b.dataset.pick);
+  });
+  $("message-table").addEventListener("click", ev => {
+    const b = ev.target.closest("button[data-op]");
+    if (b && !b.disabled) onAction(b);
+  });
   $("send-form").addEventListener("submit", onSend);
   document.addEventListener("keydown", ev => {
     const t = ev.target.tagName;
@@ -238,6 +452,7 @@ document.addEventListener("DOMContentLoaded", () => {
     else if (ev.key === "a") { $("show-all").click(); }
     else if (ev.key === "s") { ev.preventDefault(); $("send-to").focus(); }
   });
-  setInterval(() => { if (state) { renderSessions(); } }, 30000);
+  // Ages ("3m") move on with time: draw again, merging only what changed.
+  setInterval(() => { if (state) { renderSessions(true); renderMessages(true); renderHosts(); } }, 30000);
   connect();
 });

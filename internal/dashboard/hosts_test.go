@@ -1,0 +1,228 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/internal/wire"
+)
+
+// state is the page's data as /api/state gives it now.
+func state(t *testing.T, d *Dashboard) State {
+	t.Helper()
+	w := do(d, http.MethodGet, "/api/state", true, "", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	var st State
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &st))
+	return st
+}
+
+// hostOf is the host view named name in st (the zero one when none).
+func hostOf(st State, name string) HostView {
+	for _, h := range st.Hosts {
+		if h.Host == name {
+			return h
+		}
+	}
+	return HostView{}
+}
+
+// sessionsOf are the ids of host's sessions in st.
+func sessionsOf(st State, host string) []string {
+	var out []string
+	for _, s := range st.Sessions {
+		if s.Host == host {
+			out = append(out, s.SessionID)
+		}
+	}
+	return out
+}
+
+func hostWith(name string, ids ...string) HostListing {
+	h := HostListing{Host: name}
+	for _, id := range ids {
+		h.Sessions = append(h.Sessions, wire.Session{Host: name, SessionID: id, Name: id, Verdict: "live", Status: "idle"})
+	}
+	return h
+}
+
+// TestAHostThatHangsHoldsUpNoOther: while one host's listing hangs, this
+// machine's sessions keep updating (within a second), and the hung host's
+// last good listing stays shown, marked stale with when it was last seen,
+// until it answers again.
+func TestAHostThatHangsHoldsUpNoOther(t *testing.T) {
+	f := &fake{hosts: []HostListing{hostWith("", "here-1"), hostWith("slow", "far-1")}}
+	d, err := New(f, Options{Addr: testAddr, Token: testToken, Every: 20 * time.Millisecond, Stale: 200 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { d.Run(ctx) })
+	d.mu.Lock()
+	d.readers++ // a page listens: Run reads every Every
+	d.mu.Unlock()
+
+	require.Eventually(t, func() bool { return len(sessionsOf(state(t, d), "slow")) == 1 }, 5*time.Second, 10*time.Millisecond)
+	release := make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	f.mu.Lock()
+	f.block = map[string]chan struct{}{"slow": release}
+	n := f.reads["slow"]
+	f.mu.Unlock()
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.reads["slow"] > n }, 5*time.Second, 5*time.Millisecond, "the hanging read began")
+
+	f.setHosts([]HostListing{hostWith("", "here-1", "here-2"), hostWith("slow", "far-1", "far-2")})
+	start := time.Now()
+	require.Eventually(t, func() bool { return len(sessionsOf(state(t, d), ".")) == 2 }, time.Second, 5*time.Millisecond,
+		"this machine's new session within a second while a host hangs")
+	t.Logf("this machine's change showed after %s", time.Since(start))
+
+	var st State
+	require.Eventually(t, func() bool { st = state(t, d); return hostOf(st, "slow").Stale }, 5*time.Second, 10*time.Millisecond, "the hung host marked stale")
+	slow := hostOf(st, "slow")
+	assert.Equal(t, []string{"far-1"}, sessionsOf(st, "slow"), "its last good listing stays shown")
+	assert.True(t, slow.Reachable, "it has not failed, it is late")
+	assert.NotEmpty(t, slow.SeenAt, "when it was last seen")
+	assert.NotEmpty(t, slow.ListingSince, "since when its read runs")
+	for _, s := range st.Sessions {
+		assert.Equal(t, s.Host == "slow", s.Stale, s.SessionID)
+	}
+	assert.False(t, hostOf(st, ".").Stale)
+
+	f.mu.Lock()
+	f.block = nil
+	f.mu.Unlock()
+	close(release)
+	require.Eventually(t, func() bool { st = state(t, d); return len(sessionsOf(st, "slow")) == 2 }, 5*time.Second, 10*time.Millisecond, "its next answer")
+	assert.False(t, hostOf(st, "slow").Stale)
+	assert.Empty(t, hostOf(st, "slow").ListingSince)
+}
+
+// TestTheFirstDataDoesNotWaitForAHungHost: the page's first data comes
+// after at most firstWait even when a host never answers; that host shows
+// as being listed, this machine's sessions are there.
+func TestTheFirstDataDoesNotWaitForAHungHost(t *testing.T) {
+	never := make(chan struct{})
+	defer close(never)
+	f := &fake{hosts: []HostListing{hostWith("", "here-1"), hostWith("hung")}, block: map[string]chan struct{}{"hung": never}}
+	d := newTest(t, f)
+	start := time.Now()
+	st := state(t, d)
+	assert.Less(t, time.Since(start), firstWait+time.Second)
+	assert.Equal(t, []string{"here-1"}, sessionsOf(st, "."))
+	h := hostOf(st, "hung")
+	assert.True(t, h.Pending)
+	assert.False(t, h.Reachable)
+	assert.False(t, h.Stale, "nothing seen yet to be stale")
+}
+
+// TestHostsKeepTheirLastErrorAndLastSuccess: a host that fails shows its
+// error and when; once it lists again the error is its last error (with
+// its time) beside the time it last listed; when it fails after a good
+// listing, that listing stays shown, stale.
+func TestHostsKeepTheirLastErrorAndLastSuccess(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	tick := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	down := HostListing{Host: "box", Err: "host_unreachable: ssh box: connection refused"}
+	f := &fake{hosts: []HostListing{hostWith(""), down}}
+	d, err := New(f, Options{Addr: testAddr, Token: testToken, Now: clock})
+	require.NoError(t, err)
+	read := func() State {
+		_, err := d.Data(t.Context())
+		require.NoError(t, err)
+		return state(t, d)
+	}
+
+	box := hostOf(read(), "box")
+	assert.False(t, box.Reachable)
+	assert.Equal(t, down.Err, box.Error)
+	assert.Equal(t, down.Err, box.LastError)
+	assert.Equal(t, "2026-03-01T10:00:00Z", box.LastErrorAt)
+	assert.Empty(t, box.SeenAt, "never listed")
+	assert.False(t, box.Stale)
+
+	tick(time.Minute)
+	f.setHosts([]HostListing{hostWith(""), hostWith("box", "b-1")})
+	box = hostOf(read(), "box")
+	assert.True(t, box.Reachable)
+	assert.Empty(t, box.Error, "the current read listed it")
+	assert.Equal(t, down.Err, box.LastError, "the last error is kept")
+	assert.Equal(t, "2026-03-01T10:00:00Z", box.LastErrorAt)
+	assert.Equal(t, "2026-03-01T10:01:00Z", box.SeenAt)
+
+	tick(time.Minute)
+	f.setHosts([]HostListing{hostWith(""), {Host: "box", Err: "host_unreachable: ssh box: timed out"}})
+	st := read()
+	box = hostOf(st, "box")
+	assert.False(t, box.Reachable)
+	assert.True(t, box.Stale)
+	assert.Equal(t, "host_unreachable: ssh box: timed out", box.Error)
+	assert.Equal(t, "2026-03-01T10:02:00Z", box.LastErrorAt)
+	assert.Equal(t, "2026-03-01T10:01:00Z", box.SeenAt, "when it was last seen")
+	assert.Equal(t, []string{"b-1"}, sessionsOf(st, "box"), "its last good listing, stale")
+}
+
+// TestSendResultIsMadeSafe: what a send gave (a reply's text, a detail,
+// stderr) reaches the page escaped as the CLI prints it, newlines kept.
+func TestSendResultIsMadeSafe(t *testing.T) {
+	f := &fake{send: func(string, string, time.Duration) Result {
+		return Result{Code: 9, Stderr: "peerctl: no_reply: \x1b[2Jgone\n",
+			JSON: json.RawMessage(`{"ok":false,"outcome":"delivered","detail":"held by \u202eevil","elapsedMs":12,` +
+				`"reply":{"text":"line 1\n\u001b]0;pwn\u0007line 2","fromName":"<b>x</b>\u001b[31m"},"refusal":{"reason":"no_reply","detail":"none\u001b[1m"}}`)}
+	}}
+	d := newTest(t, f)
+	w := do(d, http.MethodPost, "/api/send", true, `{"address":"s","text":"q?","await":true}`, nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	var res struct {
+		Code   int    `json:"code"`
+		Stderr string `json:"stderr"`
+		JSON   struct {
+			Detail    string `json:"detail"`
+			ElapsedMs int64  `json:"elapsedMs"`
+			Reply     struct {
+				Text     string `json:"text"`
+				FromName string `json:"fromName"`
+			} `json:"reply"`
+			Refusal struct {
+				Reason string `json:"reason"`
+				Detail string `json:"detail"`
+			} `json:"refusal"`
+		} `json:"json"`
+	}
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &res))
+	assert.Equal(t, 9, res.Code)
+	assert.Equal(t, `peerctl: no_reply: \x1b[2Jgone`+"\n", res.Stderr)
+	assert.Equal(t, `held by \u202eevil`, res.JSON.Detail)
+	assert.Equal(t, "line 1\n"+`\x1b]0;pwn\aline 2`, res.JSON.Reply.Text)
+	assert.Equal(t, `<b>x</b>\x1b[31m`, res.JSON.Reply.FromName, "markup stays text: the page sets it with textContent")
+	assert.Equal(t, `none\x1b[1m`, res.JSON.Refusal.Detail)
+	assert.Equal(t, "no_reply", res.JSON.Refusal.Reason)
+	assert.Equal(t, int64(12), res.JSON.ElapsedMs, "numbers as they were")
+	assert.NotContains(t, w.Body.String(), `\u001b`)
+}
+
+// TestExposedAddressIsInTheData: bound beyond loopback, the page's data
+// names the address, for the banner.
+func TestExposedAddressIsInTheData(t *testing.T) {
+	d, err := New(&fake{}, Options{Addr: testAddr, Token: testToken, Exposed: "0.0.0.0:4711"})
+	require.NoError(t, err)
+	assert.Equal(t, "0.0.0.0:4711", state(t, d).Exposed)
+	assert.Empty(t, state(t, newTest(t, &fake{})).Exposed)
+}
