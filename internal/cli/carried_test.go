@@ -139,7 +139,7 @@ func TestServiceRemembersAHostSend(t *testing.T) {
 	assert.Equal(t, "lab", got[0].Host)
 	assert.Equal(t, "ghost", got[0].Address)
 	assert.Equal(t, "refused", got[0].State)
-	assert.Equal(t, `not_live: no live session named "ghost"`, got[0].Reason)
+	assert.Equal(t, `not_live: on lab: no live session named "ghost"`, got[0].Reason, "a far refusal names its host")
 	assert.Equal(t, "box", got[1].Host)
 	assert.Equal(t, "proj", got[1].Address)
 	assert.Equal(t, "rebase onto main", got[1].Text)
