@@ -47,14 +47,8 @@ func BenchmarkLiveCodex(b *testing.B) {
 			}, env)
 		list := func(int) []string { return []string{peerctl, "list", "--json"} }
 		listRatio, listCPU, present, missing := pairs(b, list, env, list, absent)
-		b.ReportMetric(ms(send), "send-ms")
-		b.ReportMetric(ms(queue), "codex-queue-ms")
-		b.ReportMetric(sendRatio, "send/codex-queue")
-		b.ReportMetric(sendCPU, "send/codex-queue-cpu")
-		b.ReportMetric(ms(present), "list-codex-ms")
-		b.ReportMetric(ms(missing), "list-no-codex-ms")
-		b.ReportMetric(listRatio, "list-codex/list-no-codex")
-		b.ReportMetric(listCPU, "list-codex/list-no-codex-cpu")
+		reportPair(b, "send", "codex-queue", sendRatio, sendCPU, send, queue)
+		reportPair(b, "list-codex", "list-no-codex", listRatio, listCPU, present, missing)
 		b.Logf("send median %v, codex queue median %v, per-pair ratio median %.2f (CPU %.2f); list with Codex home %v, without %v, per-pair ratio median %.2f (CPU %.2f); %d pairs each",
 			send, queue, sendRatio, sendCPU, present, missing, listRatio, listCPU, codexBenchRuns)
 	}
@@ -111,4 +105,13 @@ func settledPairs(b *testing.B, settle func(), a func(i int) []string, aEnv []st
 	slices.Sort(ratios)
 	slices.Sort(cpus)
 	return ratios[len(ratios)/2], cpus[len(cpus)/2], median(as), median(cs)
+}
+
+// reportPair reports a pair's medians (NAME-ms, BASE-ms) and its per-pair
+// ratio medians, wall and CPU (NAME/BASE, NAME/BASE-cpu).
+func reportPair(b *testing.B, name, base string, ratio, cpu float64, a, baseline time.Duration) {
+	b.ReportMetric(ms(a), name+"-ms")
+	b.ReportMetric(ms(baseline), base+"-ms")
+	b.ReportMetric(ratio, name+"/"+base)
+	b.ReportMetric(cpu, name+"/"+base+"-cpu")
 }

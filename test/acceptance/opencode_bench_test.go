@@ -57,14 +57,8 @@ func BenchmarkLiveOpencode(b *testing.B) {
 			}, env)
 		list := func(int) []string { return []string{peerctl, "list", "--json"} }
 		listRatio, listCPU, present, missing := pairs(b, list, env, list, absent)
-		b.ReportMetric(ms(send), "send-ms")
-		b.ReportMetric(ms(post), "curl-post-ms")
-		b.ReportMetric(sendRatio, "send/curl-post")
-		b.ReportMetric(sendCPU, "send/curl-post-cpu")
-		b.ReportMetric(ms(present), "list-opencode-ms")
-		b.ReportMetric(ms(missing), "list-no-opencode-ms")
-		b.ReportMetric(listRatio, "list-opencode/list-no-opencode")
-		b.ReportMetric(listCPU, "list-opencode/list-no-opencode-cpu")
+		reportPair(b, "send", "curl-post", sendRatio, sendCPU, send, post)
+		reportPair(b, "list-opencode", "list-no-opencode", listRatio, listCPU, present, missing)
 		b.Logf("send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); list with an opencode server %v, without %v, per-pair ratio median %.2f (CPU %.2f); %d pairs each",
 			send, post, sendRatio, sendCPU, present, missing, listRatio, listCPU, codexBenchRuns)
 	}
