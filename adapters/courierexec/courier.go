@@ -181,7 +181,7 @@ func (t *Transport) program() (string, error) {
 	program, err := t.lookProgram()
 	if err != nil {
 		return "", &domain.Refusal{Reason: domain.ReasonDeliveryFailed, Err: err,
-			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s; or send with --transport socket, which needs no claude)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
+			Detail: fmt.Sprintf("cannot start the courier %q: %v (install Claude Code, or set --claude or %s; a one-shot send --transport socket needs no claude)", t.cfg.Program, unwrapExec(err), ProgramEnv)}
 	}
 	return program, nil
 }

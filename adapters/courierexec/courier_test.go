@@ -405,7 +405,7 @@ func TestCourierRefusesBeforeRunning(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonDeliveryFailed, rf.Reason)
 	assert.Contains(t, rf.Detail, "cannot start the courier")
-	assert.Contains(t, rf.Detail, "--transport socket, which needs no claude", "the way to send without claude")
+	assert.Contains(t, rf.Detail, "a one-shot send --transport socket needs no claude", "the way to send without claude")
 }
 
 func TestPlan(t *testing.T) {

@@ -268,6 +268,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	_ = root.PersistentFlags().MarkHidden(helloFlag)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
+	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
 	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
 	// --version is peerctl's own flag rather than cobra's (root.Version with

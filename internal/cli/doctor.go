@@ -191,6 +191,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 				return err
 			}
 			c.started()
+			c.jsonOut = asJSON // a refusal prints as JSON too
 			if len(dests) == 1 && !dests[0].IsLocal() {
 				return c.hostDoctor(cmd.Context(), dests[0], asJSON)
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -25,6 +27,29 @@ func helpColumns(columns string) int {
 		return helpWidth
 	}
 	return max(minHelpWidth, min(n, helpWidth))
+}
+
+// help prints a command's help as cobra's default does (its Long, else
+// its Short, then its usage), each line of the text wrapped to width.
+func help(cmd *cobra.Command, width int) {
+	w := cmd.OutOrStdout()
+	text := cmd.Long
+	if text == "" {
+		text = cmd.Short
+	}
+	if text = strings.TrimRightFunc(text, unicode.IsSpace); text != "" {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			if utf8.RuneCountInString(l) > width {
+				lines[i] = wrapText(l, 0, width)
+			}
+		}
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+		fmt.Fprintln(w)
+	}
+	if cmd.Runnable() || cmd.HasSubCommands() {
+		fmt.Fprint(w, cmd.UsageString())
+	}
 }
 
 // usage prints a command's usage as cobra's default does (Usage,

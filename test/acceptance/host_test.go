@@ -147,6 +147,18 @@ func TestHostListMerges(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(string(r.Stderr), "warning: host down: not listed"), "%s", r.Stderr)
 	assert.Contains(t, string(r.Stderr), "host_unreachable")
 
+	// Every --json command prints a host's refusal as JSON too, doctor's included.
+	for _, cmd := range [][]string{{"doctor"}, {"show", "x"}, {"list"}} {
+		r := w.run(t, nil, []string{"FAKESSH_DOWN=down"}, append(cmd, "--json", "--host", "down")...)
+		assert.Equal(t, 10, r.Code, "%s: stderr: %s", cmd, r.Stderr)
+		var refused struct {
+			OK      bool `json:"ok"`
+			Refusal struct{ Reason string }
+		}
+		require.NoError(t, json.Unmarshal(r.Stdout, &refused), "%s: stdout: %s", cmd, r.Stdout)
+		assert.Equal(t, "host_unreachable", refused.Refusal.Reason, "%s", cmd)
+	}
+
 	r = w.run(t, nil, nil, "list", "--host", ".", "--host", "box")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.True(t, strings.HasPrefix(string(r.Stdout), "HOST "), "%s", r.Stdout)
