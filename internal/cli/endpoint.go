@@ -68,7 +68,7 @@ func (c *cli) endpointCmd() *cobra.Command {
 		Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h := domain.HarnessClaudeCode
-			if harness != "" {
+			if cmd.Flags().Changed("harness") {
 				var err error
 				if h, err = domain.ParseHarness(harness); err != nil {
 					return usageError{fmt.Errorf("--harness: %w", err)}

@@ -37,7 +37,7 @@ func (c *cli) listCmd() *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var only []domain.Harness
-			if harness != "" {
+			if cmd.Flags().Changed("harness") {
 				h, err := domain.ParseHarness(harness)
 				if err != nil {
 					return usageError{fmt.Errorf("--harness: %w", err)}

@@ -462,3 +462,14 @@ func TestEndpointFormatHarness(t *testing.T) {
 		assert.Empty(t, r.stdout, "%v", bad)
 	}
 }
+
+// An empty --harness is a usage error, as other empty flags are: written
+// from an unset shell variable, it would silently mean every harness (list)
+// or Claude Code's form (endpoint format).
+func TestEmptyHarnessIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{{"list", "--harness="}, {"endpoint", "format", "--harness", "", "1", "a", "/tmp/s.sock"}} {
+		r := evRun(t, nil, nil, args...)
+		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, `--harness: unknown harness ""`, "%q", args)
+	}
+}

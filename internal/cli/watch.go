@@ -26,7 +26,8 @@ func (c *cli) watchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream session events: appeared, gone, died, status, renamed",
-		Long:  helpLong(`Print one line per session event (appeared, gone, died, status, renamed) until interrupted`, "watch"),
+		Long: helpLong(`Print one line per session event (appeared, gone, died, status, renamed) until interrupted; `+
+			`also each change of peerctl serve's outbox (outbox), and with --host a machine whose watch ended (lost), then exit 10`, "watch"),
 		Example: `  peerctl watch
   peerctl watch --json | jq -c 'select(.event == "died")'
   peerctl watch | head -1     # ends when its reader goes away
