@@ -430,8 +430,13 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := r.Cookie(d.cookie)
-	if err != nil || !d.tokenOK(c.Value) {
+	switch {
+	case err != nil || c.Value == "":
 		http.Error(w, "peerctl dashboard: no token: open the URL peerctl serve printed (it has ?token=…)", http.StatusForbidden)
+		return
+	case !d.tokenOK(c.Value):
+		// Most likely a cookie of an earlier run on the same port.
+		http.Error(w, "peerctl dashboard: wrong token (each run of peerctl serve makes a new one): open the URL it printed this time", http.StatusForbidden)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

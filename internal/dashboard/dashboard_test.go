@@ -74,14 +74,15 @@ func TestRefusedWithoutTheToken(t *testing.T) {
 		name   string
 		target string
 		cookie *http.Cookie
+		says   string
 	}{
-		{"no cookie", "/", nil},
-		{"no cookie, api", "/api/state", nil},
-		{"no cookie, asset", "/app.js", nil},
-		{"wrong cookie", "/", &http.Cookie{Name: "peerctl-4711", Value: testToken + "0"}},
-		{"cookie of another port", "/", &http.Cookie{Name: "peerctl-4712", Value: testToken}},
-		{"wrong token in URL", "/?token=" + testToken[:len(testToken)-1] + "x", nil},
-		{"empty cookie", "/", &http.Cookie{Name: "peerctl-4711", Value: ""}},
+		{"no cookie", "/", nil, "no token"},
+		{"no cookie, api", "/api/state", nil, "no token"},
+		{"no cookie, asset", "/app.js", nil, "no token"},
+		{"wrong cookie", "/", &http.Cookie{Name: "peerctl-4711", Value: testToken + "0"}, "wrong token (each run of peerctl serve makes a new one)"},
+		{"cookie of another port", "/", &http.Cookie{Name: "peerctl-4712", Value: testToken}, "no token"},
+		{"wrong token in URL", "/?token=" + testToken[:len(testToken)-1] + "x", nil, "wrong token"},
+		{"empty cookie", "/", &http.Cookie{Name: "peerctl-4711", Value: ""}, "no token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := do(d, http.MethodGet, tc.target, false, "", func(r *http.Request) {
@@ -92,6 +93,7 @@ func TestRefusedWithoutTheToken(t *testing.T) {
 			assert.Equal(t, http.StatusForbidden, w.Code)
 			assert.Empty(t, w.Result().Cookies())
 			assert.NotContains(t, w.Body.String(), "peerctl dashboard</title>")
+			assert.Contains(t, w.Body.String(), tc.says)
 		})
 	}
 }
