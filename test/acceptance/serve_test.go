@@ -72,8 +72,13 @@ func (w *serveWorld) startServe(t testing.TB) {
 	}
 	srv := w.srv
 	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
-	eventually(t, 30*time.Second, "the service's socket", func() bool {
-		_, err := os.Stat(filepath.Join(w.run, "peerctl", servesock.SocketName))
+	// Answering, not only there: a socket file exists from bind(2) on,
+	// and a connect before listen(2) is refused (seen on a loaded machine).
+	eventually(t, 30*time.Second, "the service's socket to take a connection", func() bool {
+		conn, err := dialSocket(filepath.Join(w.run, "peerctl", servesock.SocketName))
+		if err == nil {
+			_ = conn.Close()
+		}
 		return err == nil
 	})
 }
