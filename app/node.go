@@ -31,6 +31,13 @@ type Node interface {
 	// Enrich is `enrich --json`: for each of ids (full session ids) that
 	// is a live session there, its endpoint and status.
 	Enrich(ctx context.Context, ids []string) (map[string]wire.LiveInfo, error)
+	// Send is `send --json`: q's text delivered into the one live session
+	// q.Address names there, verified and confirmed as q asks (Sent: the
+	// receipt, its notes, the exit code; a no_reply or wait_timeout after
+	// the hand-over is a receipt with ok false). An error is a refusal
+	// (*domain.Refusal): nothing was handed over, or, outcome_unknown, the
+	// text went to a far side that did not say what became of it.
+	Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error)
 	// Watch is `watch --json`: the node's session events from its start
 	// on (every live session first, Initial), each handed to events (a
 	// false return ends the watch), and what a person should know but is
@@ -48,6 +55,9 @@ type LocalNode struct {
 	// Watching is the Service a watch runs on (one that follows the
 	// registry folders and the sessions' processes); nil: Open(nil).
 	Watching func() (*Service, error)
+	// Sending is the Service a send runs on: q's transport, timeout,
+	// confirmation window (none with NoConfirm) and sender's name.
+	Sending func(q wire.SendQuery) (*Service, error)
 }
 
 var _ Node = LocalNode{}
@@ -110,6 +120,23 @@ func (n LocalNode) Enrich(ctx context.Context, ids []string) (map[string]wire.Li
 		return nil, err
 	}
 	return svc.Enrich(ctx, ids)
+}
+
+// Send runs Service.Send on the Service Sending builds for q, its result
+// as its documents (Sent).
+func (n LocalNode) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
+	svc, err := n.Sending(q)
+	if err != nil {
+		return wire.Sent{}, err
+	}
+	res, err := svc.Send(ctx, SendRequestOf(q))
+	return Sent(res, err, q.AwaitReply > 0)
+}
+
+// SendRequestOf is q as a Service takes it.
+func SendRequestOf(q wire.SendQuery) SendRequest {
+	return SendRequest{Address: q.Address, Text: q.Text, DryRun: q.DryRun, AwaitReply: q.AwaitReply,
+		ConfirmOptions: ConfirmOptions{NoConfirm: q.NoConfirm, ConfirmTimeout: q.ConfirmTimeout, RequireConfirm: q.RequireConfirm, Wait: q.Wait}}
 }
 
 // Watch runs Service.WatchNotes, each event as its document (noticed

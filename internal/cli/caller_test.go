@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -77,7 +78,7 @@ func TestFarSendReadsTheAnnouncedTextOnly(t *testing.T) {
 		_, err := f.feed.Write([]byte("hello"))
 		require.NoError(t, err)
 		require.True(t, f.ended(t, 30*time.Second), "send went on after its 5 bytes; stderr: %s", f.stderr.String())
-		assert.Equal(t, exitNotLive, f.code, "stdout: %s stderr: %s", f.stdout.String(), f.stderr.String())
+		assert.Equal(t, wire.ExitNotLive, f.code, "stdout: %s stderr: %s", f.stdout.String(), f.stderr.String())
 	})
 	t.Run("cut short", func(t *testing.T) {
 		f := startFar(t, "send", "--stdin-bytes=5", "--json", "--", "no-such-session", "-")
@@ -85,7 +86,7 @@ func TestFarSendReadsTheAnnouncedTextOnly(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, f.feed.Close())
 		require.True(t, f.ended(t, 30*time.Second))
-		assert.Equal(t, exitDeliveryFailed, f.code)
+		assert.Equal(t, wire.ExitDeliveryFailed, f.code)
 		assert.Contains(t, f.stdout.String(), "3 bytes, 5 were announced")
 	})
 }
@@ -96,6 +97,6 @@ func TestFarSendReadsTheAnnouncedTextOnly(t *testing.T) {
 // taken as a length to read stdin by (issue 27).
 func TestStdinBytesIsNoFlagForPeople(t *testing.T) {
 	r := evRun(t, nil, nil, "send", "--dry-run", "proj-89", "--stdin-bytes=3")
-	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Equal(t, wire.ExitUsage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "unknown flag: --stdin-bytes (a TEXT that starts with - goes after --")
 }

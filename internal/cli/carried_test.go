@@ -31,7 +31,7 @@ func TestServiceRemembersThePlainSendsItCarried(t *testing.T) {
 			"--codex-home", filepath.Join(home, "codex")}, args...)
 		return c.execute(context.Background(), argv)
 	}
-	assert.Equal(t, exitCode(domain.ReasonNotLive), send("ghost", "are the tests green?"))
+	assert.Equal(t, wire.ExitCode(domain.ReasonNotLive), send("ghost", "are the tests green?"))
 	assert.NotEqual(t, 0, send("--dry-run", "ghost", "a dry run"))
 	got := s.carriedSends()
 	require.Len(t, got, 1, "the refused send, not the dry run")
@@ -126,7 +126,7 @@ func TestServiceRemembersAHostSend(t *testing.T) {
 		return c.execute(context.Background(), append([]string{"send", "--json"}, args...))
 	}
 	assert.Equal(t, 0, send("--host", "box", "proj", "rebase onto main"))
-	assert.Equal(t, exitCode(domain.ReasonNotLive), send("--host", "lab", "ghost", "are you there?"))
+	assert.Equal(t, wire.ExitCode(domain.ReasonNotLive), send("--host", "lab", "ghost", "are you there?"))
 	send("--dry-run", "--host", "box", "proj", "a dry run")
 	// The page sends to a host's session by its endpoint there.
 	assert.Equal(t, 0, send("ssh:v1:box:cc-peer:v1:7:proj:/tmp/s.sock", "from the page"))

@@ -23,55 +23,6 @@ import (
 	"github.com/peerctl/peerctl/ports"
 )
 
-// Exit codes: one table (exitCodesHelp), printed by `peerctl help exit-codes`
-// and kept in docs/OUTPUT.md.
-const (
-	exitOK                 = 0
-	exitError              = 1
-	exitUsage              = 2
-	exitNotLive            = 3
-	exitIdentityMismatch   = 4
-	exitDeliveryFailed     = 5
-	exitHarnessUnsupported = 6
-	exitNotAddressable     = 7
-	exitInvalidMessage     = 8
-	exitNoReply            = 9
-	exitHostUnreachable    = 10
-	exitWaitTimeout        = 11
-	exitOutcomeUnknown     = 12
-	exitOutboxUnavailable  = 13
-)
-
-// exitCode maps a refusal reason to its exit code.
-func exitCode(r domain.Reason) int {
-	switch r {
-	case domain.ReasonNotLive:
-		return exitNotLive
-	case domain.ReasonIdentityMismatch:
-		return exitIdentityMismatch
-	case domain.ReasonDeliveryFailed:
-		return exitDeliveryFailed
-	case domain.ReasonHarnessUnsupported:
-		return exitHarnessUnsupported
-	case domain.ReasonNotAddressable:
-		return exitNotAddressable
-	case domain.ReasonInvalidMessage:
-		return exitInvalidMessage
-	case domain.ReasonNoReply:
-		return exitNoReply
-	case domain.ReasonWaitTimeout:
-		return exitWaitTimeout
-	case domain.ReasonOutcomeUnknown:
-		return exitOutcomeUnknown
-	case domain.ReasonHostUnreachable:
-		return exitHostUnreachable
-	case domain.ReasonOutboxUnavailable:
-		return exitOutboxUnavailable
-	default:
-		return exitError
-	}
-}
-
 // exitCodeRows is the exit-code table: code, refusal word ("" for none)
 // and meaning.
 var exitCodeRows = []struct {
@@ -419,14 +370,14 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	root.SetArgs(withoutHelpOnUnknown(root, args))
 	failed, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return exitOK
+		return wire.ExitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
 		fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r))
 		if c.jsonOut {
 			c.printRefusalJSON(r)
 		}
-		return exitCode(r.Reason)
+		return wire.ExitCode(r.Reason)
 	}
 	var se silentError
 	if errors.As(err, &se) {
@@ -445,10 +396,10 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 			failed = root
 		}
 		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", failed.CommandPath())
-		return exitUsage
+		return wire.ExitUsage
 	}
 	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
-	return exitError
+	return wire.ExitError
 }
 
 // refusalText is a refusal for people and agents: "<reason>: <detail>",
@@ -468,7 +419,7 @@ func refusalText(r *domain.Refusal) string {
 }
 
 func (c *cli) printRefusalJSON(r *domain.Refusal) {
-	_ = c.writeJSON(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason), Candidates: r.Candidates,
+	_ = c.writeJSON(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: wire.ExitCode(r.Reason), Candidates: r.Candidates,
 		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
 }
 

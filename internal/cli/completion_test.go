@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -130,7 +131,7 @@ func TestCompletionScripts(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"completion", "tcsh"}, {"completion"}} {
 		r := evRun(t, nil, nil, bad...)
-		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stderr)
+		assert.Equal(t, wire.ExitUsage, r.code, "%v: %s", bad, r.stderr)
 		assert.Empty(t, r.stdout)
 	}
 }
@@ -165,9 +166,9 @@ func TestCompletionOffersOnlyUsablePrintableNames(t *testing.T) {
 	assert.NotContains(t, got, cases[4].name)
 	assert.Contains(t, got, cases[4].id)
 	d := evRun(t, nil, nil, "--config-dir", cfg, "send", "--dry-run", "--transport", "socket", cases[4].name, "hi")
-	assert.Equal(t, exitIdentityMismatch, d.code, "send refuses the name: %s", d.stderr)
+	assert.Equal(t, wire.ExitIdentityMismatch, d.code, "send refuses the name: %s", d.stderr)
 	d = evRun(t, nil, nil, "--config-dir", cfg, "send", "--dry-run", "--transport", "socket", cases[4].id, "hi")
-	assert.Equal(t, exitOK, d.code, "send takes the id: %s", d.stderr)
+	assert.Equal(t, wire.ExitOK, d.code, "send takes the id: %s", d.stderr)
 	r = evRun(t, nil, nil, "__complete", "--config-dir", cfg, "show", "a5")
 	got, _ = completions(t, r.stdout)
 	assert.Contains(t, got, cases[4].id, "show still offers it")

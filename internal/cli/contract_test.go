@@ -87,7 +87,7 @@ func TestExitCodesTableLaidOut(t *testing.T) {
 func TestExitCodesDocumentedInSync(t *testing.T) {
 	rows := exitTable(t)
 	for _, r := range domain.Reasons() {
-		code := exitCode(r)
+		code := wire.ExitCode(r)
 		assert.Equal(t, r.String(), rows[code][0], "exit code %d in help exit-codes names reason %s", code, r)
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -24,7 +25,7 @@ func TestDebugShowsTheSendTrail(t *testing.T) {
 	const fxLine = "[Fx] PROVIDE"
 
 	r := evRun(t, env, nil, "--debug", "send", "--transport", "socket", "--confirm-timeout=1ms", "delta", "hi 1")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	for _, want := range []string{`msg="target resolved" address=delta harness=claude-code session=55555555-5555-4555-8555-555555555555 name=delta`,
 		`msg="socket connect" socket=` + sock + "/5.sock", `msg="confirmation read" transcript=`} {
 		assert.Contains(t, r.stderr, want)
@@ -32,7 +33,7 @@ func TestDebugShowsTheSendTrail(t *testing.T) {
 	assert.NotContains(t, r.stderr, fxLine)
 
 	r = evRun(t, env, nil, "--debug", "send", "--no-confirm", "delta", "hi 2")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Regexp(t, `msg="courier started" pid=\d+ argv="\[\S+ -p --input-format stream-json`, r.stderr)
 	assert.Regexp(t, `msg="courier exited" pid=\d+ status="exit status 0"`, r.stderr)
 
@@ -46,6 +47,6 @@ func TestDebugShowsTheSendTrail(t *testing.T) {
 	delete(env, "PEERCTL_DEBUG")
 
 	r = evRun(t, env, nil, "send", "--transport", "socket", "--no-confirm", "delta", "hi 5")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Empty(t, strings.TrimSpace(r.stderr))
 }

@@ -240,10 +240,10 @@ func (c *cli) hostDoctor(ctx context.Context, dest domain.Dest, asJSON bool) err
 	if err != nil {
 		return err
 	}
-	if res.Code != exitOK && res.Code != exitError {
+	if res.Code != wire.ExitOK && res.Code != wire.ExitError {
 		return wire.Failure(dest, res)
 	}
-	c.passLines(res.Stderr)
+	c.printNotes(domain.Dest{}, wire.Lines(res.Stderr))
 	if asJSON {
 		var doc map[string]json.RawMessage
 		if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &doc); err != nil {
@@ -255,7 +255,7 @@ func (c *cli) hostDoctor(ctx context.Context, dest domain.Dest, asJSON bool) err
 	} else if _, err := fmt.Fprint(c.stdout, safeText(string(res.Stdout))); err != nil {
 		return err
 	}
-	if res.Code != exitOK {
+	if res.Code != wire.ExitOK {
 		return errDoctor
 	}
 	return nil
@@ -263,7 +263,7 @@ func (c *cli) hostDoctor(ctx context.Context, dest domain.Dest, asJSON bool) err
 
 // errDoctor ends `peerctl doctor` with exit code 1 after it printed its
 // problems (execute prints nothing more for it).
-var errDoctor = silentError{code: exitError}
+var errDoctor = silentError{code: wire.ExitError}
 
 // silentError carries an exit code for a command that already reported.
 type silentError struct{ code int }

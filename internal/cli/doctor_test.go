@@ -14,6 +14,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/qwencode"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -110,10 +111,10 @@ func TestDoctorClaude(t *testing.T) {
 		wantMissing []string
 		wantProblem string
 	}{
-		{"missing", filepath.Join(t.TempDir(), "no-such-claude"), exitError, "fail", nil, "claude: find"},
-		{"lacks --safe-mode", noSafe, exitError, "fail", []string{"--safe-mode"}, "has no --safe-mode flag"},
-		{"lacks -p and --verbose", noTwo, exitError, "fail", []string{"-p", "--verbose"}, "has no -p flag"},
-		{"healthy", healthy, exitOK, "ok", nil, ""},
+		{"missing", filepath.Join(t.TempDir(), "no-such-claude"), wire.ExitError, "fail", nil, "claude: find"},
+		{"lacks --safe-mode", noSafe, wire.ExitError, "fail", []string{"--safe-mode"}, "has no --safe-mode flag"},
+		{"lacks -p and --verbose", noTwo, wire.ExitError, "fail", []string{"-p", "--verbose"}, "has no -p flag"},
+		{"healthy", healthy, wire.ExitOK, "ok", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestDoctorClaude(t *testing.T) {
 			assert.Equal(t, tt.wantCode, r.code, "stderr: %s", r.stderr)
 			j := decodeDoctor(t, r)
 			assert.Equal(t, tt.wantHealth, j.Claude.Health)
-			assert.Equal(t, tt.wantCode == exitOK, j.OK)
+			assert.Equal(t, tt.wantCode == wire.ExitOK, j.OK)
 			var missing []string
 			for _, f := range j.Claude.Flags {
 				if !f.Present {
@@ -173,10 +174,10 @@ func TestDoctorRegistry(t *testing.T) {
 		wantCounts map[string]int
 		wantText   string
 	}{
-		{"populated", populated, "", exitOK, "ok", map[string]int{"live": 1, "stale": 1, "malformed": 1}, ""},
-		{"missing folder", filepath.Join(t.TempDir(), "never"), "", exitOK, "warn", map[string]int{}, "does not exist"},
-		{"file in place of the folder", fileInPlace, "", exitError, "fail", map[string]int{}, "not a directory"},
-		{"folder without read permission", unreadableConfig(t), rootSkip(), exitError, "fail", map[string]int{}, "permission denied"},
+		{"populated", populated, "", wire.ExitOK, "ok", map[string]int{"live": 1, "stale": 1, "malformed": 1}, ""},
+		{"missing folder", filepath.Join(t.TempDir(), "never"), "", wire.ExitOK, "warn", map[string]int{}, "does not exist"},
+		{"file in place of the folder", fileInPlace, "", wire.ExitError, "fail", map[string]int{}, "not a directory"},
+		{"folder without read permission", unreadableConfig(t), rootSkip(), wire.ExitError, "fail", map[string]int{}, "permission denied"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,7 +196,7 @@ func TestDoctorRegistry(t *testing.T) {
 			if tt.wantText != "" {
 				assert.Contains(t, strings.Join(append(j.Problems, j.Warnings...), "\n"), tt.wantText)
 			}
-			if tt.wantCode != exitOK {
+			if tt.wantCode != wire.ExitOK {
 				assert.Len(t, problemLines(r.stderr), 1)
 			}
 		})
@@ -228,11 +229,11 @@ func TestDoctorSocketFolder(t *testing.T) {
 		wantHealth string
 		wantText   string
 	}{
-		{"0700 ours", 0o700, -1, exitOK, "ok", ""},
-		{"0755 readable by others", 0o755, -1, exitOK, "warn", "mode 0755, want 0700"},
-		{"0777 writable by others", 0o777, -1, exitError, "fail", "lets group or others write"},
-		{"0770 writable by group", 0o770, -1, exitError, "fail", "lets group or others write"},
-		{"another owner", 0o700, 65534, exitError, "fail", "owned by uid 65534"},
+		{"0700 ours", 0o700, -1, wire.ExitOK, "ok", ""},
+		{"0755 readable by others", 0o755, -1, wire.ExitOK, "warn", "mode 0755, want 0700"},
+		{"0777 writable by others", 0o777, -1, wire.ExitError, "fail", "lets group or others write"},
+		{"0770 writable by group", 0o770, -1, wire.ExitError, "fail", "lets group or others write"},
+		{"another owner", 0o700, 65534, wire.ExitError, "fail", "owned by uid 65534"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,7 +289,7 @@ func TestDoctorSession(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := evRun(t, tt.env, nil, "doctor", "--json", "--config-dir", tt.cfg, "--claude", claude)
-			require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+			require.Equal(t, wire.ExitOK, r.code, "stderr: %s", r.stderr)
 			j := decodeDoctor(t, r)
 			assert.Equal(t, tt.wantInside, j.Session.Inside)
 			assert.Equal(t, tt.wantVia, j.Session.Via)
@@ -305,7 +306,7 @@ func TestDoctorSession(t *testing.T) {
 func TestDoctorText(t *testing.T) {
 	claude, _ := fakeClaude(t, "--verbose")
 	r := evRun(t, nil, nil, "doctor", "--config-dir", filepath.Join(t.TempDir(), "none"), "--claude", claude)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, wire.ExitError, r.code)
 	assert.Contains(t, r.stdout, "claude    fail")
 	n := len(courierexec.New(courierexec.Config{}).Flags())
 	assert.Contains(t, r.stdout, fmt.Sprintf("courier flags: %d of %d present, missing --verbose", n-1, n))
@@ -320,7 +321,7 @@ func TestDoctorText(t *testing.T) {
 func TestDoctorMissingClaudeSaysWhatStillWorks(t *testing.T) {
 	cfg := evConfigDir(t)
 	r := evRun(t, nil, nil, "doctor", "--config-dir", cfg, "--claude", filepath.Join(t.TempDir(), "no-such-claude"))
-	assert.Equal(t, exitError, r.code, "the default transport is broken")
+	assert.Equal(t, wire.ExitError, r.code, "the default transport is broken")
 	problems := problemLines(r.stderr)
 	require.Len(t, problems, 1)
 	assert.Contains(t, problems[0], "the courier (the default transport) cannot run")
@@ -340,9 +341,9 @@ func TestDoctorCourier(t *testing.T) {
 		health   string
 		problem  string
 	}{
-		{"sent", exitOK, "ok", ""},
-		{"no_send_tool", exitError, "fail", "did not offer SendMessage to the courier (tools offered: ListAgents)"},
-		{"not_logged_in", exitError, "fail", "a courier run that sends nothing failed"},
+		{"sent", wire.ExitOK, "ok", ""},
+		{"no_send_tool", wire.ExitError, "fail", "did not offer SendMessage to the courier (tools offered: ListAgents)"},
+		{"not_logged_in", wire.ExitError, "fail", "a courier run that sends nothing failed"},
 	} {
 		t.Run(tt.scenario, func(t *testing.T) {
 			t.Setenv("FAKECLAUDE_SCENARIO", tt.scenario) // the courier starts from the process environment
@@ -384,12 +385,12 @@ func TestDoctorCourierTooOldForUDS(t *testing.T) {
 			require.NotNil(t, j.Claude.Courier)
 			assert.True(t, j.Claude.Courier.Talks, "the courier run itself works")
 			if ok {
-				assert.Equal(t, exitOK, r.code, r.stderr)
+				assert.Equal(t, wire.ExitOK, r.code, r.stderr)
 				assert.Equal(t, "ok", j.Claude.Health)
 				assert.Empty(t, j.Problems)
 				return
 			}
-			assert.Equal(t, exitError, r.code, r.stderr)
+			assert.Equal(t, wire.ExitError, r.code, r.stderr)
 			assert.Equal(t, "fail", j.Claude.Health)
 			require.Len(t, j.Problems, 1)
 			assert.Contains(t, j.Problems[0], "(2.1.224 (Claude Code)) is older than 2.1.328")
@@ -405,7 +406,7 @@ func TestDoctorWarnsOnce(t *testing.T) {
 	claude, _ := fakeClaude(t)
 	missing := filepath.Join(t.TempDir(), "never")
 	r := evRun(t, map[string]string{"ANTHROPIC_API_KEY": "k"}, nil, "doctor", "--config-dir", missing, "--claude", claude)
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Equal(t, 1, strings.Count(r.stdout+r.stderr, "does not exist"), r.stdout)
 	assert.Regexp(t, `(?m)^registry\s+warn\s+.*does not exist; no Claude Code session has run with this config dir$`, r.stdout)
 }
@@ -426,7 +427,7 @@ func TestDoctorEscapesControlSequences(t *testing.T) {
 	for _, args := range [][]string{{"doctor"}, {"doctor", "--json"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			r := evRun(t, nil, nil, append(args, "--config-dir", cfg, "--claude", claude)...)
-			require.Equal(t, exitError, r.code, "stderr: %s", r.stderr)
+			require.Equal(t, wire.ExitError, r.code, "stderr: %s", r.stderr)
 			probs := problemLines(r.stderr)
 			require.NotEmpty(t, probs)
 			assert.Contains(t, r.stderr, "socket folder")
@@ -451,7 +452,7 @@ func TestSendDryRunSocketEscapesPath(t *testing.T) {
 	listenAll(t, rec)
 	cfg := evConfigDir(t, rec)
 	r := evRun(t, nil, nil, "send", "--dry-run", "--transport", "socket", "--config-dir", cfg, "alpha", "hi")
-	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, "stderr: %s", r.stderr)
 	assert.Contains(t, r.stdout, "socket: ")
 	assert.NotContains(t, r.stdout, "\x1b")
 	assert.NotContains(t, r.stdout, "\x07")

@@ -56,7 +56,7 @@ func TestListBothHarnesses(t *testing.T) {
 	assert.Contains(t, r.stdout, "app-3b")
 
 	r = evRun(t, env, nil, "list", "--harness", "qwen")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, wire.ExitUsage, r.code)
 	assert.Contains(t, r.stderr, `unknown harness "qwen"`)
 
 	// The token is never printed, by any reading command.
@@ -73,7 +73,7 @@ func TestSendTransportMustFitTheHarness(t *testing.T) {
 	env := map[string]string{"CLAUDE_CONFIG_DIR": t.TempDir(), "QWEN_HOME": home}
 	for _, tr := range []string{"courier", "socket"} {
 		r := evRun(t, env, nil, "send", "--json", "--transport", tr, "app-3b", "hi")
-		assert.Equal(t, exitHarnessUnsupported, r.code, r.stderr)
+		assert.Equal(t, wire.ExitHarnessUnsupported, r.code, r.stderr)
 		assert.Contains(t, r.stdout, `"reason": "harness_unsupported"`)
 	}
 	r := evRun(t, env, nil, "send", "--dry-run", "--json", "app-3b", "hi")
@@ -81,7 +81,7 @@ func TestSendTransportMustFitTheHarness(t *testing.T) {
 	assert.Contains(t, r.stdout, `"transport": "inbox"`)
 	assert.Contains(t, r.stdout, `"fromMode\":\"prompting\"`)
 	r = evRun(t, env, nil, "send", "--transport", "carrier-pigeon", "app-3b", "hi")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, wire.ExitUsage, r.code)
 }
 
 // TestListFitsEightyColumns: the table shows each session id by its
@@ -101,7 +101,7 @@ func TestListFitsEightyColumns(t *testing.T) {
 	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, a, b), "QWEN_HOME": qwenHome(t, idQ, qsock)}
 
 	r := evRun(t, env, nil, "list")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
 		assert.LessOrEqual(t, utf8.RuneCountInString(line), 80, "%q", line)
 	}
@@ -114,11 +114,11 @@ func TestListFitsEightyColumns(t *testing.T) {
 	assert.Contains(t, r.stdout, "26df9a5b-d ")
 	for short, id := range map[string]string{"26df9a5b-d": idA, "26df9a5b-a": idB, "aaaaaaaa": idQ} {
 		s := evRun(t, env, nil, "show", short)
-		require.Equal(t, exitOK, s.code, "show %s: %s", short, s.stderr)
+		require.Equal(t, wire.ExitOK, s.code, "show %s: %s", short, s.stderr)
 		assert.Contains(t, s.stdout, id)
 	}
 	d := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "26df9a5b-a", "hi")
-	assert.Equal(t, exitOK, d.code, d.stderr)
+	assert.Equal(t, wire.ExitOK, d.code, d.stderr)
 	assert.Contains(t, d.stdout, idB)
 
 	r = evRun(t, env, nil, "list", "--wide")
@@ -147,11 +147,11 @@ func TestListHarnessReadsThatHarnessOnly(t *testing.T) {
 	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, a), "QWEN_HOME": t.TempDir(), "CODEX_HOME": codexHome}
 
 	r := evRun(t, env, nil, "list", "--harness", "claude-code")
-	assert.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "proj-89")
 	assert.NotContains(t, r.stderr, "codex", "the Codex registry was not read")
 
 	r = evRun(t, env, nil, "list")
-	assert.Equal(t, exitError, r.code, "a harness in scope was not read")
+	assert.Equal(t, wire.ExitError, r.code, "a harness in scope was not read")
 	assert.Contains(t, r.stderr, "codex: registry not read")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -313,11 +314,11 @@ func (c *cli) hostsCheckCmd() *cobra.Command {
 			case r.Unreachable != nil:
 				if asJSON {
 					fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r.Unreachable))
-					return silentError{exitCode(r.Unreachable.Reason)}
+					return silentError{wire.ExitCode(r.Unreachable.Reason)}
 				}
 				return r.Unreachable
 			case !r.DoctorOK:
-				return silentError{exitError}
+				return silentError{wire.ExitError}
 			}
 			return nil
 		},

@@ -76,7 +76,7 @@ func (c *cli) listCmd() *cobra.Command {
 // errPartial ends a command with exit code 1 after it printed what it
 // could: a harness it was asked about could not be read (a node's note
 // said which).
-var errPartial = silentError{code: exitError}
+var errPartial = silentError{code: wire.ExitError}
 
 // listOn lists dests (this machine alone when none) through their nodes
 // (app.ListNodes: at once, at most app.MaxParallelNodes at a time) and
@@ -117,7 +117,7 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery,
 	case err != nil:
 		return err
 	case m.Outcome == app.ListUnreachable:
-		return silentError{code: exitHostUnreachable}
+		return silentError{code: wire.ExitHostUnreachable}
 	case m.Outcome == app.ListPartial:
 		return errPartial // what could be read is printed; the exit says it is not all
 	}
@@ -150,6 +150,7 @@ func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
 				},
 				// A watch follows the folders and the processes: the whole graph.
 				Watching: func() (*app.Service, error) { return c.service(options{}) },
+				Sending:  c.sendService,
 			})
 			continue
 		}

@@ -251,7 +251,8 @@ func (m *mcpTools) show(ctx context.Context, in mcptools.ShowArgs) (wire.Show, e
 // own Service), or dest's peerctl.
 func (m *mcpTools) node(dest domain.Dest) (app.Node, error) {
 	if dest.IsLocal() {
-		return app.LocalNode{Open: func([]domain.Harness) (*app.Service, error) { return m.service("") }}, nil
+		return app.LocalNode{Open: func([]domain.Harness) (*app.Service, error) { return m.service("") },
+			Sending: func(q wire.SendQuery) (*app.Service, error) { return m.service(q.Transport) }}, nil
 	}
 	return m.cli.node(dest)
 }
@@ -261,8 +262,7 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt
 	if err != nil {
 		return wire.Receipt{}, err
 	}
-	svc, err := m.service(in.Transport)
-	if err != nil {
+	if _, err := m.service(in.Transport); err != nil {
 		return wire.Receipt{}, err
 	}
 	switch {
@@ -274,31 +274,24 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt
 	if in.DurableSeconds != 0 || in.Key != "" {
 		return m.sendDurable(ctx, dest, address, in)
 	}
-	if !dest.IsLocal() {
-		return m.sendHost(ctx, dest, address, in)
+	if _, err := domain.NewMessage(in.Text); err != nil {
+		return wire.Receipt{}, err
 	}
-	res, err := svc.Send(ctx, app.SendRequest{Address: in.To, Text: in.Text, ConfirmOptions: m.confirm, AwaitReply: in.ExtraTime()})
-	if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonNoReply {
-		// The message was handed over: say so with its receipt after the reason.
-		out := receiptFor(res)
-		out.OK = false
-		out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
-		for _, in := range res.OtherInbound {
-			out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
-		}
-		b, _ := json.Marshal(out)
-		return wire.Receipt{}, errors.New(refusalText(r) + "\nreceipt: " + string(b))
-	}
+	n, err := m.node(dest)
 	if err != nil {
 		return wire.Receipt{}, err
 	}
-	out := receiptFor(res)
-	if res.Reply != nil {
-		reply := toInboundJSON(*res.Reply)
-		out.Reply = &reply
+	sent, err := n.Send(ctx, wire.SendQuery{Address: address, Text: in.Text, Transport: in.Transport, Timeout: m.timeout,
+		ConfirmTimeout: m.confirm.ConfirmTimeout, NoConfirm: m.confirm.NoConfirm, RequireConfirm: m.confirm.RequireConfirm,
+		Wait: m.confirm.Wait, AwaitReply: in.ExtraTime()})
+	if err != nil {
+		return wire.Receipt{}, err
 	}
-	for _, in := range res.OtherInbound {
-		out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
+	out := sent.Receipt
+	if r := out.Refusal; !out.OK && r != nil {
+		// Handed over, no reply: say so with its receipt after the reason.
+		b, _ := json.Marshal(out)
+		return wire.Receipt{}, fmt.Errorf("%s: %s\nreceipt: %s", r.Reason, safe(r.Detail), b)
 	}
 	return out, nil
 }
@@ -318,29 +311,6 @@ func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, address st
 	}
 	return m.cli.serveSend(ctx, durableSend{to: address, host: dest.String(), text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
 		timeout: m.timeout, confirm: m.confirm.ConfirmTimeout})
-}
-
-// sendHost is send_message with a host: the far side's peerctl sends.
-func (m *mcpTools) sendHost(ctx context.Context, dest domain.Dest, address string, in mcptools.SendArgs) (wire.Receipt, error) {
-	if _, err := domain.NewMessage(in.Text); err != nil {
-		return wire.Receipt{}, err
-	}
-	n, err := m.cli.hostNode(dest)
-	if err != nil {
-		return wire.Receipt{}, err
-	}
-	sent, err := n.Send(ctx, wire.SendQuery{Address: address, Text: in.Text, Transport: in.Transport, Timeout: m.timeout,
-		ConfirmTimeout: m.confirm.ConfirmTimeout, AwaitReply: in.ExtraTime()})
-	if err != nil {
-		return wire.Receipt{}, err
-	}
-	out := sent.Receipt
-	if !out.OK && out.Refusal != nil {
-		// Handed over, no reply: say so with its receipt after the reason.
-		b, _ := json.Marshal(out)
-		return wire.Receipt{}, fmt.Errorf("%s: %s\nreceipt: %s", out.Refusal.Reason, safe(out.Refusal.Detail), b)
-	}
-	return out, nil
 }
 
 // mcpFlags are `peerctl mcp`'s own flags.

@@ -116,8 +116,8 @@ func TestSendAwaitReplyQwenCode(t *testing.T) {
 	assert.Contains(t, r.stderr, "delivered")
 
 	r = evRun(t, env, nil, "send", "--await-reply=30s", "--transport", "socket", "app-3b", "ping")
-	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Equal(t, wire.ExitUsage, r.code, r.stderr)
 	r = evRun(t, env, nil, "send", "--await-reply=30s", "--transport", "courier", "app-3b", "ping")
-	assert.Equal(t, exitHarnessUnsupported, r.code, r.stderr)
+	assert.Equal(t, wire.ExitHarnessUnsupported, r.code, r.stderr)
 	assert.Len(t, q.Frames(), 1, "the refused sends sent nothing")
 }

@@ -214,7 +214,7 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	go func() {
 		defer close(printed)
 		for in := range relay.Inbound() {
-			_ = out.line(relayInbound{Type: "inbound", Inbound: toInboundJSON(in)})
+			_ = out.line(relayInbound{Type: "inbound", Inbound: app.InboundOf(in)})
 		}
 	}()
 	defer func() {

@@ -102,7 +102,7 @@ func (c *cli) relayHost(ctx context.Context, dest domain.Dest, name string, time
 	if broken != nil {
 		err = broken
 	}
-	if err == nil && (res.Code == exitOK || ctx.Err() != nil) {
+	if err == nil && (res.Code == wire.ExitOK || ctx.Err() != nil) {
 		mu.Lock()
 		n := len(pending)
 		mu.Unlock()

@@ -174,13 +174,5 @@ func (c *cli) callHost(ctx context.Context, dest domain.Dest, args []string, std
 	return r.Call(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: stdin})
 }
 
-// remoteExitCode keeps a far side's exit code when peerctl's table has it.
-func remoteExitCode(code int) int {
-	if code < exitOK || code > exitOutcomeUnknown {
-		return exitError
-	}
-	return code
-}
-
 // durationArg is a duration flag for the far side ("--timeout=30s").
 func durationArg(name string, d time.Duration) string { return "--" + name + "=" + d.String() }

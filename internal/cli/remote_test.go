@@ -78,7 +78,7 @@ func TestListHostsMergesOverThePort(t *testing.T) {
 	f := &fakeRemote{results: map[string]ports.RemoteResult{"box": {Stdout: rows}},
 		errs: map[string]error{"down": domain.Refuse(domain.ReasonHostUnreachable, "ssh down failed (exit 255)")}}
 	r := evRun(t, nil, func(c *cli) { c.remoteCh = f }, "list", "--json", "--host", "box", "--host", "down")
-	assert.Equal(t, exitHostUnreachable, r.code, r.stderr)
+	assert.Equal(t, wire.ExitHostUnreachable, r.code, r.stderr)
 	var got []wire.Session
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	require.Len(t, got, 1)

@@ -7,15 +7,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
 )
-
-func toInboundJSON(in domain.Inbound) wire.Inbound {
-	return wire.Inbound{Text: in.Text, FromName: in.FromName, From: in.From, At: wire.RFC3339(in.At), Truncated: in.Truncated}
-}
 
 // validAwait checks --await-reply against the other flags: it needs the
 // a transport a reply comes back on (app.HearsReplies: a socket post
@@ -34,50 +29,6 @@ func validAwait(await time.Duration, transport string, dryRun bool, confirm conf
 		return usageError{fmt.Errorf("--await-reply and --wait: pick one (the reply usually ends the session's turn)")}
 	}
 	return nil
-}
-
-// printReplied prints the outcome of send --await-reply: the receipt (text
-// on stderr, or JSON on stdout with reply and otherInbound), the messages
-// from other senders as notes on stderr, and the reply text on stdout. No
-// reply (no_reply) prints the receipt too, and exits 9.
-func (c *cli) printReplied(res app.SendResult, err error, asJSON bool) error {
-	r, refused := domain.AsRefusal(err)
-	if err != nil && (!refused || r.Reason != domain.ReasonNoReply) {
-		return err
-	}
-	for _, in := range res.OtherInbound {
-		fmt.Fprintf(c.stderr, "peerctl: note: a message from %q (%s) arrived meanwhile; it is not the reply: %s\n",
-			safe(in.FromName), safe(in.From), safe(clipText(in.Text, 200)))
-	}
-	if asJSON {
-		out := receiptFor(res)
-		out.Outbox = c.outbox
-		out.OK = err == nil
-		c.warnUnconfirmed(res)
-		if res.Reply != nil {
-			reply := toInboundJSON(*res.Reply)
-			out.Reply = &reply
-		}
-		for _, in := range res.OtherInbound {
-			out.OtherInbound = append(out.OtherInbound, toInboundJSON(in))
-		}
-		if err != nil {
-			out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: exitCode(r.Reason)}
-			fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(r.Error()))
-			if werr := c.writeJSON(out); werr != nil {
-				return werr
-			}
-			return silentError{exitCode(r.Reason)}
-		}
-		return c.writeJSON(out)
-	}
-	if perr := c.printReceipt(c.stderr, res, "", false); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return err
-	}
-	return c.printReplyText(toInboundJSON(*res.Reply))
 }
 
 // printReplyText prints a reply as text: its words on stdout, a warning on

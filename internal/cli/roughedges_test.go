@@ -23,20 +23,20 @@ func TestSendOversizeStdinSaysOverTheCap(t *testing.T) {
 	for _, n := range []int{64*1024 + 1, 140000} {
 		stdin := func(c *cli) { c.stdin = strings.NewReader(strings.Repeat("a", n)) }
 		r := evRun(t, nil, stdin, "--config-dir", cfg, "send", "--transport", "socket", "anyone", "-")
-		assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
+		assert.Equal(t, wire.ExitInvalidMessage, r.code, r.stderr)
 		assert.Contains(t, r.stderr, "message on stdin is over the 65536-byte (64 KiB) cap")
 		assert.Contains(t, r.stderr, "the rest was not read")
 		assert.NotContains(t, r.stderr, "65537")
 
 		r = evRun(t, nil, stdin, "--config-dir", cfg, "send", "--json", "--transport", "socket", "anyone", "-")
-		assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
+		assert.Equal(t, wire.ExitInvalidMessage, r.code, r.stderr)
 		var got wire.RefusalDoc
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), "stdout: %q", r.stdout)
 		assert.Equal(t, "invalid_message", got.Refusal.Reason)
 		assert.Contains(t, got.Refusal.Detail, "the rest was not read")
 	}
 	r := evRun(t, nil, nil, "--config-dir", cfg, "send", "--transport", "socket", "anyone", strings.Repeat("a", 140000))
-	assert.Equal(t, exitInvalidMessage, r.code, r.stderr)
+	assert.Equal(t, wire.ExitInvalidMessage, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "message is 140000 bytes, over the 65536-byte (64 KiB) cap")
 }
 
@@ -58,18 +58,18 @@ func TestEndpointParseTakesEveryListedForm(t *testing.T) {
 			endpointJSON{Harness: "qwen-code", PID: 9, Name: "s-1", Socket: "/tmp/q.sock"}, "session id: s-1\n"},
 	} {
 		p := evRun(t, nil, nil, "endpoint", "parse", "--json", tc.endpoint)
-		require.Equal(t, exitOK, p.code, p.stderr)
+		require.Equal(t, wire.ExitOK, p.code, p.stderr)
 		var got endpointJSON
 		require.NoError(t, json.Unmarshal([]byte(p.stdout), &got))
 		tc.want.Endpoint = tc.endpoint
 		assert.Equal(t, tc.want, got)
 		text := evRun(t, nil, nil, "endpoint", "parse", tc.endpoint)
-		require.Equal(t, exitOK, text.code, text.stderr)
+		require.Equal(t, wire.ExitOK, text.code, text.stderr)
 		assert.Contains(t, text.stdout, tc.line)
 	}
 	for _, bad := range []string{"ssh:v1:-oProxyCommand=x:cc-peer:v1:1:n:/s", "ssh:v1:box:ssh:v1:evil:cc-peer:v1:5:n:/s", "codex-peer:v1:1:../../etc:/tmp/x"} {
 		p := evRun(t, nil, nil, "endpoint", "parse", bad)
-		assert.Equal(t, exitUsage, p.code, bad)
+		assert.Equal(t, wire.ExitUsage, p.code, bad)
 	}
 }
 
@@ -81,19 +81,19 @@ func TestEndpointFormatRoundTripsThroughParse(t *testing.T) {
 		{"5031", "build:main 50%", "/tmp/cc socks/50:31.sock"},
 	} {
 		f := evRun(t, nil, nil, "endpoint", "format", tc.pid, tc.name, tc.socket)
-		require.Equal(t, exitOK, f.code, f.stderr)
+		require.Equal(t, wire.ExitOK, f.code, f.stderr)
 		require.Equal(t, 1, strings.Count(f.stdout, "\n"), "one line: %q", f.stdout)
 		ep := strings.TrimSuffix(f.stdout, "\n") // what "$(...)" gives
 		assert.True(t, strings.HasPrefix(ep, "cc-peer:v1:"+tc.pid+":"), ep)
 
 		p := evRun(t, nil, nil, "endpoint", "parse", "--json", ep)
-		require.Equal(t, exitOK, p.code, p.stderr)
+		require.Equal(t, wire.ExitOK, p.code, p.stderr)
 		var got endpointJSON
 		require.NoError(t, json.Unmarshal([]byte(p.stdout), &got))
 		assert.Equal(t, endpointJSON{Endpoint: ep, Harness: "claude-code", PID: got.PID, Name: tc.name, Socket: tc.socket}, got)
 
 		block := evRun(t, nil, nil, "endpoint", "format", "--parts", tc.pid, tc.name, tc.socket)
-		require.Equal(t, exitOK, block.code, block.stderr)
+		require.Equal(t, wire.ExitOK, block.code, block.stderr)
 		assert.Equal(t, evRun(t, nil, nil, "endpoint", "parse", ep).stdout, block.stdout, "--parts prints what parse prints")
 	}
 }
@@ -118,13 +118,13 @@ func TestEmptyPathFlagsAreUsageErrors(t *testing.T) {
 		{"doctor", "--qwen", ""},
 	} {
 		r := evRun(t, map[string]string{"HOME": t.TempDir()}, nil, args...)
-		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Equal(t, wire.ExitUsage, r.code, "%q: %s", args, r.stderr)
 		assert.Regexp(t, `^peerctl: --(config-dir|qwen-home|claude|qwen) is empty: give a value, or leave the flag out to use \$`, r.stderr, "%q", args)
 		assert.Empty(t, r.stdout, "%q", args)
 	}
 	home := t.TempDir()
 	r := evRun(t, map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": ""}, nil, "list")
-	assert.Equal(t, exitOK, r.code, "an empty CLAUDE_CONFIG_DIR is unset: %s", r.stderr)
+	assert.Equal(t, wire.ExitOK, r.code, "an empty CLAUDE_CONFIG_DIR is unset: %s", r.stderr)
 	assert.Contains(t, r.stderr, home+"/.claude/sessions")
 }
 
@@ -173,7 +173,7 @@ func TestEmptyNameFlagsAreUsageErrors(t *testing.T) {
 		{"send", "--from=", "--transport", "socket", "x", "hi"},
 	} {
 		r := evRun(t, map[string]string{"HOME": t.TempDir()}, nil, append([]string{"--config-dir", cfg}, args...)...)
-		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Equal(t, wire.ExitUsage, r.code, "%q: %s", args, r.stderr)
 		assert.Regexp(t, `^peerctl: --(name|from) is empty: give a name, or leave the flag out to use "peerctl"`, r.stderr, "%q", args)
 		assert.Empty(t, r.stdout, "%q", args)
 	}

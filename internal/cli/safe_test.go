@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -49,7 +48,7 @@ func TestHumanOutputIsTerminalSafe(t *testing.T) {
 
 	// A refusal with both candidates.
 	r := evRun(t, env, nil, "send", "--transport", "socket", "twin"+hostile, "hi")
-	assert.Equal(t, exitIdentityMismatch, r.code, r.stderr)
+	assert.Equal(t, wire.ExitIdentityMismatch, r.code, r.stderr)
 	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))
 	assertTerminalSafe(t, "refusal with candidates", r.stderr)
 
@@ -61,7 +60,7 @@ func TestHumanOutputIsTerminalSafe(t *testing.T) {
 	// A delivery failure whose detail names the socket path.
 	cfg2 := evConfigDir(t, evLiveRecord(t, p2, id2, "solo", t.TempDir(), sock+"/missing"+hostile+".sock"))
 	r = evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": cfg2}, nil, "send", "--transport", "socket", "--no-confirm", "solo", "hi")
-	assert.Equal(t, exitDeliveryFailed, r.code, r.stderr)
+	assert.Equal(t, wire.ExitDeliveryFailed, r.code, r.stderr)
 	assertTerminalSafe(t, "delivery_failed detail", r.stderr)
 }
 
@@ -79,56 +78,31 @@ func TestSafe(t *testing.T) {
 
 // The confirmation warning and the wait's notes name paths and errors
 // built from registry data (the transcript path holds the session id):
-// they reach the terminal only through safe.
+// they reach the terminal only through safe, here and from a far side.
 func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 	res := app.SendResult{}
 	res.Outcome = domain.OutcomePosted
 	res.ConfirmNote = "no enqueue line with the text in /cfg/projects/x/" + hostile + ".jsonl within 5s"
 	for _, end := range []domain.WaitEnd{domain.WaitIdle, domain.WaitExited, domain.WaitTimeout, domain.WaitInterrupted, domain.WaitFailed} {
 		res.WaitEnd, res.WaitNote = end, "record "+hostile+".json was removed"
+		sent, err := app.Sent(res, nil, false)
+		require.NoError(t, err)
 		var out, errs strings.Builder
 		c := &cli{stdout: &out, stderr: &errs}
-		c.warnUnconfirmed(res)
-		printWait(c.stdout, waitOf(res))
+		_ = c.printSent(sent, false, false)
 		assert.Contains(t, errs.String(), "warning: posted, not confirmed")
 		assertTerminalSafe(t, "confirmation warning", errs.String())
-		assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one wait line: %q", out.String())
-		assertTerminalSafe(t, "wait line ("+end.String()+")", out.String())
+		assert.Equal(t, 1, strings.Count(out.String(), "wait: "), "one wait line: %q", out.String())
+		assertTerminalSafe(t, "receipt and wait line ("+end.String()+")", out.String())
 	}
 
 	// --no-confirm: the user asked for no confirmation, so no warning.
 	res.ConfirmNote, res.ConfirmSkipped, res.WaitEnd = "confirmation skipped", true, domain.WaitNone
+	sent, err := app.Sent(res, nil, false)
+	require.NoError(t, err)
 	var out, errs strings.Builder
-	(&cli{stdout: &out, stderr: &errs}).warnUnconfirmed(res)
-	printWait(&out, waitOf(res))
+	require.NoError(t, (&cli{stdout: &out, stderr: &errs}).printSent(sent, false, false))
 	assert.Empty(t, errs.String())
-}
-
-// A wait that ran out says whether the message was taken up, in its text
-// line and in the wait_timeout refusal; other endings are no refusal.
-func TestWaitTimeoutSaysTakenUp(t *testing.T) {
-	res := app.SendResult{}
-	res.Outcome, res.WaitEnd, res.WaitStatus = domain.OutcomeDelivered, domain.WaitTimeout, domain.StatusBusy
-	res.WaitElapsed = time.Minute
-	res.TakenUpAt = time.Date(2026, 12, 2, 1, 2, 3, 456e6, time.UTC)
-	var out strings.Builder
-	printWait(&out, waitOf(res))
-	assert.Equal(t, "wait: timeout: taken up at 2026-12-02T01:02:03.456Z; still busy after 1m0s\n", out.String())
-	r := waitTimeout(res)
-	require.NotNil(t, r)
-	assert.Equal(t, domain.ReasonWaitTimeout, r.Reason)
-	assert.Equal(t, "delivered, taken up at 2026-12-02T01:02:03.456Z, but the turn on it had not ended after 1m0s (status busy); it may still end: do not resend it", r.Detail)
-	assert.Equal(t, 11, exitCode(r.Reason))
-
-	out.Reset()
-	res.TakenUpAt = time.Time{}
-	printWait(&out, waitOf(res))
-	assert.Contains(t, out.String(), "wait: timeout: not taken up yet; still busy")
-
-	for _, end := range []domain.WaitEnd{domain.WaitNone, domain.WaitIdle, domain.WaitExited, domain.WaitInterrupted, domain.WaitFailed} {
-		res.WaitEnd = end
-		assert.Nil(t, waitTimeout(res), end.String())
-	}
 }
 
 // TestJSONOutputIsTerminalSafe: list --json keeps a hostile name's value,
@@ -142,7 +116,7 @@ func TestJSONOutputIsTerminalSafe(t *testing.T) {
 	socktest.Listen(t, sock+"/3.sock", false)
 	cfg := evConfigDir(t, evLiveRecord(t, p, "33333333-3333-4333-8333-333333333333", name, t.TempDir(), sock+"/3.sock"))
 	r := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": cfg}, nil, "list", "--json")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assertTerminalSafe(t, "list --json", r.stdout)
 	for _, c := range "\x7f\u0085" {
 		assert.NotContains(t, r.stdout, string(c), "raw %U in the JSON", c)
@@ -189,7 +163,7 @@ func TestTableCellsAreCut(t *testing.T) {
 		evLiveRecord(t, p2, "55555555-5555-4555-8555-555555555555", "short", t.TempDir(), sock+"/5.sock"))
 	for _, args := range [][]string{{"list"}, {"list", "--all"}} {
 		r := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": cfg}, nil, args...)
-		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, wire.ExitOK, r.code, r.stderr)
 		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 		require.Len(t, lines, 3, "%v", args)
 		for _, line := range lines {

@@ -91,57 +91,33 @@ func (c *cli) sendCmd() *cobra.Command {
 			}
 			c.started()
 			c.jsonOut = asJSON
-			if !dest.IsLocal() {
-				q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
-				switch {
-				case c.srv != nil && (durable.on() || c.job != nil):
+			q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
+			if handled, err := c.sendForward(cmd.Context(), durable, dest.IsLocal() && transport == "" && !dryRun && await == 0, text); handled {
+				return err
+			}
+			if c.srv != nil && (durable.on() || c.job != nil) {
+				if !dest.IsLocal() {
 					return c.sendDurable(cmd.Context(), c.hostWay(dest, q, asJSON), text, durable, asJSON)
-				case durable.on():
-					_, err := c.sendForward(cmd.Context(), durable, false, text)
-					return err
 				}
-				started := time.Now()
-				sent, err := c.hostSend(cmd.Context(), dest, q)
-				if c.srv != nil && !dryRun {
-					c.srv.carry(carriedSend{address: address, host: dest.String(), text: text, started: started, receipt: sent.Receipt, err: err})
-				}
+				svc, err := c.sendService(q)
 				if err != nil {
 					return err
 				}
-				return c.printHostSend(sent, asJSON, await > 0)
+				return c.sendDurable(cmd.Context(), c.localWay(svc, app.SendRequestOf(q), asJSON), text, durable, asJSON)
 			}
-			if handled, err := c.sendForward(cmd.Context(), durable, transport == "" && !dryRun && await == 0, text); handled {
-				return err
-			}
-			window := confirm.timeout
-			if confirm.noConfirm {
-				window = -1
-			}
-			svc, err := c.service(options{transport: transport, timeout: timeout, receiptWindow: window, from: from})
+			n, err := c.node(dest)
 			if err != nil {
 				return err
-			}
-			req := app.SendRequest{Address: args[0], Text: text, DryRun: dryRun, ConfirmOptions: confirm.options(), AwaitReply: await}
-			if c.srv != nil && (durable.on() || c.job != nil) {
-				return c.sendDurable(cmd.Context(), c.localWay(svc, req, transport, asJSON), text, durable, asJSON)
 			}
 			started := time.Now()
-			res, err := svc.Send(cmd.Context(), req)
+			sent, err := n.Send(cmd.Context(), q)
 			if c.srv != nil && !dryRun {
-				out := receiptFor(res)
-				if res.Reply != nil {
-					reply := toInboundJSON(*res.Reply)
-					out.Reply = &reply
-				}
-				c.srv.carry(carriedSend{address: args[0], text: text, started: started, receipt: out, err: err})
-			}
-			if await > 0 {
-				return c.printReplied(res, err, asJSON)
+				c.srv.carry(carriedSend{address: address, host: dest.String(), text: text, started: started, receipt: sent.Receipt, err: err})
 			}
 			if err != nil {
 				return err
 			}
-			return c.printWaited(res, transport, asJSON)
+			return c.printSent(sent, asJSON, await > 0)
 		},
 	}
 	f := cmd.Flags()
@@ -210,40 +186,49 @@ func (c *cli) announcedText() (string, error) {
 // stdinBytesFlag is send's hidden flag announcing the text's length.
 const stdinBytesFlag = "stdin-bytes"
 
-// receiptFor is the receipt of res as `send --json` prints it and the MCP
-// tool send_message returns it.
-func receiptFor(res app.SendResult) wire.Receipt {
-	t := res.Target
-	out := wire.Receipt{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
-		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
-		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan,
-		MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
-	if res.Plan != nil {
-		out.Outcome, out.Transport = "planned", res.Plan.Transport
-	} else {
-		fillConfirm(&out, res)
-	}
-	return out
+// sendQuery is send's flags as a node takes them.
+func sendQuery(address, text, transport, from string, timeout time.Duration, dryRun bool, confirm confirmFlags, await time.Duration) wire.SendQuery {
+	return wire.SendQuery{Address: address, Text: text, Transport: transport, From: from, Timeout: timeout, ConfirmTimeout: confirm.timeout,
+		Wait: confirm.wait, AwaitReply: await, DryRun: dryRun, NoConfirm: confirm.noConfirm, RequireConfirm: confirm.require}
 }
 
-// printReceipt prints the receipt: JSON on stdout, or text on w (stdout;
-// stderr when the reply takes stdout), with the confirmation warning on
-// stderr.
-func (c *cli) printReceipt(w io.Writer, res app.SendResult, transport string, asJSON bool) error {
-	out := receiptFor(res)
+// sendService is the Service a send of q runs on here: q's transport,
+// timeout, confirmation window (none with NoConfirm) and sender's name.
+func (c *cli) sendService(q wire.SendQuery) (*app.Service, error) {
+	window := q.ConfirmTimeout
+	if q.NoConfirm {
+		window = -1
+	}
+	return c.service(options{transport: q.Transport, timeout: q.Timeout, receiptWindow: window, from: q.From})
+}
+
+// printSent prints a node's send, here or on another machine: its notes on
+// stderr, escaped ("peerctl: warning: ..."), then its receipt (given
+// c.outbox, for a durable send) as JSON on stdout or as text (on stderr
+// when the reply takes stdout: awaited), then the reply on stdout. Its
+// exit code is the send's.
+func (c *cli) printSent(sent wire.Sent, asJSON, awaited bool) error {
+	c.printNotes(domain.Dest{}, sent.Notes)
+	out := sent.Receipt
 	out.Outbox = c.outbox
-	if asJSON {
-		if res.Plan == nil {
-			c.warnUnconfirmed(res)
+	var err error
+	switch w := c.stdout; {
+	case asJSON:
+		err = c.writeJSON(out)
+	case awaited:
+		w = c.stderr
+		fallthrough
+	default:
+		printReceiptText(w, out)
+		if out.Reply != nil && out.Plan == nil {
+			err = c.printReplyText(*out.Reply)
 		}
-		return c.writeJSON(out)
 	}
-	if out.Transport == "" {
-		out.Transport = transport
+	if err != nil {
+		return err
 	}
-	printReceiptText(w, out)
-	if res.Plan == nil {
-		c.warnUnconfirmed(res)
+	if sent.Code != wire.ExitOK {
+		return silentError{code: sent.Code}
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ type durableWay struct {
 }
 
 // localWay attempts req with svc on this machine.
-func (c *cli) localWay(svc *app.Service, req app.SendRequest, transport string, asJSON bool) durableWay {
+func (c *cli) localWay(svc *app.Service, req app.SendRequest, asJSON bool) durableWay {
 	s := c.srv
 	return durableWay{address: req.Address,
 		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
@@ -132,13 +132,11 @@ func (c *cli) localWay(svc *app.Service, req app.SendRequest, transport string, 
 		},
 		stored: func(ctx context.Context) { s.watch(ctx, svc) },
 		handed: func(res app.SendResult, err error) error {
-			if req.AwaitReply > 0 {
-				return c.printReplied(res, err, asJSON)
-			}
+			sent, err := app.Sent(res, err, req.AwaitReply > 0)
 			if err != nil {
 				return err
 			}
-			return c.printWaited(res, transport, asJSON)
+			return c.printSent(sent, asJSON, req.AwaitReply > 0)
 		}}
 }
 
@@ -151,7 +149,7 @@ func (c *cli) hostWay(dest domain.Dest, q wire.SendQuery, asJSON bool) durableWa
 		ok   bool
 	}
 	send := func(ctx context.Context, _ app.SendRequest) (app.SendResult, error) {
-		n, err := c.hostNode(dest)
+		n, err := c.node(dest)
 		if err != nil {
 			return app.SendResult{}, err
 		}
@@ -174,7 +172,7 @@ func (c *cli) hostWay(dest domain.Dest, q wire.SendQuery, asJSON bool) durableWa
 			if !far.ok {
 				return err
 			}
-			return c.printHostSend(far.sent, asJSON, q.AwaitReply > 0)
+			return c.printSent(far.sent, asJSON, q.AwaitReply > 0)
 		}}
 }
 
@@ -367,7 +365,7 @@ func (c *cli) serveSend(ctx context.Context, d durableSend) (wire.Receipt, error
 	if err != nil {
 		return wire.Receipt{}, err
 	}
-	if a.Code != exitOK {
+	if a.Code != wire.ExitOK {
 		return wire.Receipt{}, answerRefusal(a)
 	}
 	var out wire.Receipt

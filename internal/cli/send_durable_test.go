@@ -14,6 +14,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -36,12 +37,12 @@ func TestDurableSendOnAFullDiskIsRefused(t *testing.T) {
 	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
 	c.environ = func() []string { return nil }
 	c.srv = &server{ob: app.NewOutbox(fullOutbox{path: "state/outbox.db"}, nil), inflight: map[int64]bool{}, wake: make(chan struct{}, 1)}
-	err := c.sendDurable(context.Background(), c.localWay(nil, app.SendRequest{Address: "reviewer", Text: "the nightly build broke"}, "", true),
+	err := c.sendDurable(context.Background(), c.localWay(nil, app.SendRequest{Address: "reviewer", Text: "the nightly build broke"}, true),
 		"the nightly build broke", durableFlags{ttl: time.Hour}, true)
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonOutboxUnavailable, r.Reason)
-	assert.Equal(t, exitOutboxUnavailable, exitCode(r.Reason))
+	assert.Equal(t, wire.ExitOutboxUnavailable, wire.ExitCode(r.Reason))
 	for _, want := range []string{"state/outbox.db", "no space left on device", "the file is kept as it is", "nothing was stored", "without --durable still works"} {
 		assert.Contains(t, r.Detail, want)
 	}

@@ -221,7 +221,7 @@ func (s *server) handle(conn *net.UnixConn) {
 	defer func() { _ = conn.Close() }()
 	if uid, err := servesock.PeerCheck(conn); err != nil {
 		fmt.Fprintf(s.c.stderr, "peerctl serve: refused a connection: %v\n", err)
-		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: this service serves uid %d only; the connection is from uid %d\n", os.Geteuid(), uid), Code: exitError})
+		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: this service serves uid %d only; the connection is from uid %d\n", os.Geteuid(), uid), Code: wire.ExitError})
 		return
 	}
 	s.touch(1)
@@ -229,11 +229,11 @@ func (s *server) handle(conn *net.UnixConn) {
 	r := bufio.NewReader(conn)
 	var req serveRequest
 	if err := readLine(r, &req); err != nil {
-		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: bad request to the service: %v\n", err), Code: exitError})
+		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: bad request to the service: %v\n", err), Code: wire.ExitError})
 		return
 	}
 	if req.V != serveProtocol {
-		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: the service speaks protocol %d, this peerctl %d: stop the service (it is an older or newer peerctl)\n", serveProtocol, req.V), Code: exitError})
+		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: the service speaks protocol %d, this peerctl %d: stop the service (it is an older or newer peerctl)\n", serveProtocol, req.V), Code: wire.ExitError})
 		return
 	}
 	switch req.Op {
@@ -253,7 +253,7 @@ func (s *server) handle(conn *net.UnixConn) {
 		}()
 		_ = writeLine(conn, s.run(ctx, req))
 	default:
-		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: unknown request %q\n", req.Op), Code: exitError})
+		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: unknown request %q\n", req.Op), Code: wire.ExitError})
 	}
 }
 
@@ -277,7 +277,7 @@ func (s *server) run(ctx context.Context, req serveRequest) serveAnswer {
 	var out, errb bytes.Buffer
 	sub := s.sub(req.Env, req.Stdin, &out, &errb)
 	if cmd, _, err := sub.root().Find(req.Argv); err != nil || !served(cmd) {
-		return serveAnswer{Stderr: fmt.Sprintf("peerctl: the service runs send and outbox cancel|retry only, not %q\n", strings.Join(req.Argv, " ")), Code: exitUsage}
+		return serveAnswer{Stderr: fmt.Sprintf("peerctl: the service runs send and outbox cancel|retry only, not %q\n", strings.Join(req.Argv, " ")), Code: wire.ExitUsage}
 	}
 	code := s.exec(ctx, sub, req.Argv)
 	return serveAnswer{Stdout: out.String(), Stderr: errb.String(), Code: code}

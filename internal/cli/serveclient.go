@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 // serveStartWithin bounds an on-demand start of the service: from the
@@ -107,7 +108,7 @@ func (c *cli) forward(ctx context.Context, conn *net.UnixConn, stdin string) err
 	}
 	_, _ = c.stdout.Write([]byte(a.Stdout))
 	_, _ = c.stderr.Write([]byte(a.Stderr))
-	if a.Code != exitOK {
+	if a.Code != wire.ExitOK {
 		return silentError{a.Code}
 	}
 	return nil
@@ -125,7 +126,7 @@ func (c *cli) ask(ctx context.Context, conn *net.UnixConn, argv []string, stdin 
 	var a serveAnswer
 	if err := writeLine(conn, serveRequest{V: serveProtocol, Op: "run", Argv: argv, Env: c.environ(), Stdin: stdin}); err != nil {
 		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-		if readLine(r, &a) == nil && a.Code != exitOK {
+		if readLine(r, &a) == nil && a.Code != wire.ExitOK {
 			return a, nil
 		}
 		return a, fmt.Errorf("%w: %v", errForwardUnsent, err)

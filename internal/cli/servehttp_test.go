@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +24,7 @@ import (
 // usage error, before anything else is done.
 func TestServeHostNeedsHTTP(t *testing.T) {
 	r := evRun(t, nil, nil, "serve", "--host", "dev-box", "--print-unit=systemd")
-	assert.Equal(t, exitUsage, r.code, "stderr: %s", r.stderr)
+	assert.Equal(t, wire.ExitUsage, r.code, "stderr: %s", r.stderr)
 	assert.Contains(t, r.stderr, "--host dev-box: the machines of the dashboard; give --http too")
 	assert.Empty(t, r.stdout)
 }

@@ -55,7 +55,7 @@ func TestListSaysUnreachableSocketsAreNotAddressable(t *testing.T) {
 	w := newSocketWorld(t)
 	for _, args := range [][]string{{"list", "--json"}, {"list", "--all", "--json"}} {
 		r := evRun(t, nil, nil, append([]string{"--config-dir", w.cfg}, args...)...)
-		require.Equal(t, exitOK, r.code, "%v: %s", args, r.stderr)
+		require.Equal(t, wire.ExitOK, r.code, "%v: %s", args, r.stderr)
 		var got []wire.Session
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 		require.Len(t, got, len(w.recs), args)
@@ -72,11 +72,11 @@ func TestListSaysUnreachableSocketsAreNotAddressable(t *testing.T) {
 		}
 	}
 	r := evRun(t, nil, nil, "--config-dir", w.cfg, "list", "--all")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "not addressable: socket ")
 	// show gives the record's own verdict and, apart, what is on disk.
 	r = evRun(t, nil, nil, "--config-dir", w.cfg, "show", "--json", "absent")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"socketOnDisk": "no"`)
 }
 
@@ -119,13 +119,13 @@ func TestSendDryRunSocketRefusesAsSendDoes(t *testing.T) {
 		id := w.recs[name].SessionID
 		dry := evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--dry-run", "--transport", "socket", id, "hi")
 		real := evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--transport", "socket", "--no-confirm", id, "hi")
-		assert.Equal(t, exitDeliveryFailed, real.code, "%s: %s", name, real.stderr)
+		assert.Equal(t, wire.ExitDeliveryFailed, real.code, "%s: %s", name, real.stderr)
 		assert.Equal(t, real.code, dry.code, "%s: %s", name, dry.stderr)
 		assert.Equal(t, real.stderr, dry.stderr, name)
 		assert.Empty(t, dry.stdout, name)
 	}
 	dry := evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--dry-run", "--transport", "socket", w.recs["there"].SessionID, "hi")
-	assert.Equal(t, exitOK, dry.code, dry.stderr)
+	assert.Equal(t, wire.ExitOK, dry.code, dry.stderr)
 }
 
 // A socket send's receipt gives the post's own time apart from the
@@ -137,11 +137,11 @@ func TestSendReportsTransportAndConfirmationTimesApart(t *testing.T) {
 	// Three texts: these runs share one process, and a process's repeat
 	// post within 30 s is refused (socketframe).
 	r := evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--transport", "socket", "--confirm-timeout", "300ms", id, "hi 1")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Regexp(t, `^posted: "there" \(session \S+, pid \d+\) by socket in \d+(\.\d+)?[mµn]?s; not confirmed after \d`, r.stdout)
 
 	r = evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--json", "--transport", "socket", "--confirm-timeout", "300ms", id, "hi 2")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	var got struct {
 		ElapsedMs, TransportMs, ConfirmMs int64
 	}
@@ -150,6 +150,6 @@ func TestSendReportsTransportAndConfirmationTimesApart(t *testing.T) {
 	assert.LessOrEqual(t, got.TransportMs+got.ConfirmMs, got.ElapsedMs)
 
 	r = evRun(t, nil, nil, "--config-dir", w.cfg, "send", "--transport", "socket", "--no-confirm", id, "hi 3")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Regexp(t, `by socket in \S+\n$`, r.stdout, "no confirmation read, no confirmation time")
 }

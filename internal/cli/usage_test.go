@@ -56,7 +56,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := evRun(t, nil, nil, tt.args...)
-			assert.Equal(t, exitUsage, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			assert.Equal(t, wire.ExitUsage, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 			assert.Empty(t, r.stdout, "no help on stdout for a usage error")
 			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 			require.Len(t, lines, 2, r.stderr)
@@ -81,7 +81,7 @@ func TestWaitDurationWrittenApartOnlyWhenItIs(t *testing.T) {
 		{"send", "--transport", "socket", "--wait", "--", "5m", "hello"},
 	} {
 		r := evRun(t, env, nil, args...)
-		assert.Equal(t, exitNotLive, r.code, "%v: %s", args, r.stderr)
+		assert.Equal(t, wire.ExitNotLive, r.code, "%v: %s", args, r.stderr)
 		assert.NotContains(t, r.stderr, "joined by", args)
 	}
 }
@@ -100,20 +100,20 @@ func TestShowSaysSocketRefusesNewerPeerProtocol(t *testing.T) {
 		rec.PeerProtocol = tc.proto
 		env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, rec)}
 		r := evRun(t, env, nil, "show", "proj-89")
-		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, wire.ExitOK, r.code, r.stderr)
 		assert.Regexp(t, fmt.Sprintf(`(?m)^peerProtocol:\s+%d$`, tc.proto), r.stdout)
 		d := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "proj-89", "hi")
 		stale := rec
 		stale.PID = testproc.DeadPID(t)
 		sr := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, stale)}, nil, "show", "proj-89")
-		require.Equal(t, exitOK, sr.code, sr.stderr)
+		require.Equal(t, wire.ExitOK, sr.code, sr.stderr)
 		assert.NotContains(t, sr.stdout, "harness_unsupported", "a stale record is refused as not_live first")
 		if tc.note {
 			assert.Contains(t, r.stdout, "send --transport socket refuses it (harness_unsupported)")
-			assert.Equal(t, exitHarnessUnsupported, d.code, d.stderr)
+			assert.Equal(t, wire.ExitHarnessUnsupported, d.code, d.stderr)
 		} else {
 			assert.NotContains(t, r.stdout, "harness_unsupported")
-			assert.Equal(t, exitOK, d.code, d.stderr)
+			assert.Equal(t, wire.ExitOK, d.code, d.stderr)
 		}
 	}
 }
@@ -122,7 +122,7 @@ func TestShowSaysSocketRefusesNewerPeerProtocol(t *testing.T) {
 // its help and exits 0.
 func TestCommandGroupsWithoutSubcommandPrintHelp(t *testing.T) {
 	r := evRun(t, nil, nil, "endpoint")
-	assert.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "peerctl endpoint [command]")
 }
 
@@ -154,7 +154,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			args := append(strings.Fields(path)[1:], "--help")
 			r := evRun(t, nil, nil, args...)
-			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 			assert.LessOrEqual(t, len(lines), helpBound(path), "%s --help:\n%s", path, r.stdout)
 			for _, l := range strings.Split(r.stdout, "\n") {
@@ -215,7 +215,7 @@ func TestHelpPointsToDocsThatExist(t *testing.T) {
 // TestExitCodesTopic: "peerctl help exit-codes" prints the one table.
 func TestExitCodesTopic(t *testing.T) {
 	r := evRun(t, nil, nil, "help", "exit-codes")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, exitCodesHelp)
 	root := evRun(t, nil, nil, "--help")
 	assert.Contains(t, root.stdout, "peerctl exit-codes", "the root help lists the topic")
@@ -236,22 +236,22 @@ func TestSharedNameCLI(t *testing.T) {
 	ep2 := fmt.Sprintf("cc-peer:v1:%d:twin:%s", p2, sock+"/2.sock")
 
 	r := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "twin", "hi")
-	assert.Equal(t, exitIdentityMismatch, r.code, "send twin: %s", r.stderr)
+	assert.Equal(t, wire.ExitIdentityMismatch, r.code, "send twin: %s", r.stderr)
 	assert.Contains(t, r.stderr, "use the full session id or endpoint of the one you mean")
 	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "), "send twin lists both candidates")
 	for _, addr := range []string{id1, id2, ep2} {
 		r := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", addr, "hi")
-		assert.Equal(t, exitOK, r.code, "send %s: %s", addr, r.stderr)
+		assert.Equal(t, wire.ExitOK, r.code, "send %s: %s", addr, r.stderr)
 	}
 
 	for _, addr := range []string{id2, ep2, "22222222"} {
 		r := evRun(t, env, nil, "show", addr)
-		require.Equal(t, exitOK, r.code, "show %s: %s", addr, r.stderr)
+		require.Equal(t, wire.ExitOK, r.code, "show %s: %s", addr, r.stderr)
 		assert.Contains(t, r.stdout, id2)
 		assert.Regexp(t, `(?m)^warning:\s+name "twin" is carried by 2 live sessions`, r.stdout)
 
 		r = evRun(t, env, nil, "show", "--json", addr)
-		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, wire.ExitOK, r.code, r.stderr)
 		var j wire.Show
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
 		assert.Equal(t, p2, j.PID)
@@ -260,7 +260,7 @@ func TestSharedNameCLI(t *testing.T) {
 	}
 
 	r = evRun(t, env, nil, "show", "twin")
-	assert.Equal(t, exitIdentityMismatch, r.code, r.stderr)
+	assert.Equal(t, wire.ExitIdentityMismatch, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "show one by its full session id or endpoint")
 	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))
 }
@@ -275,7 +275,7 @@ func TestDryRunFailsLikeTheRealSend(t *testing.T) {
 	missing := "/nonexistent/claude"
 	real := evRun(t, env, nil, "send", "--claude", missing, "solo", "hi")
 	dry := evRun(t, env, nil, "send", "--dry-run", "--claude", missing, "solo", "hi")
-	require.Equal(t, exitDeliveryFailed, real.code, real.stderr)
+	require.Equal(t, wire.ExitDeliveryFailed, real.code, real.stderr)
 	assert.Equal(t, real.code, dry.code, "dry run: %s%s", dry.stdout, dry.stderr)
 	assert.Equal(t, real.stderr, dry.stderr)
 	assert.NotContains(t, dry.stdout, "would deliver")
@@ -285,7 +285,7 @@ func TestDryRunFailsLikeTheRealSend(t *testing.T) {
 // files beside them are never shown or opened.
 func TestListHelpSaysRecordsNotFiles(t *testing.T) {
 	r := evRun(t, nil, nil, "list", "--help")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	text := strings.Join(strings.Fields(r.stdout), " ") // flag texts wrap
 	assert.Contains(t, text, "with --all every record")
 	assert.Contains(t, text, "show every record (each *.json file)")
@@ -310,7 +310,7 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := evRun(t, nil, nil, tt.args...)
-			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
 			text := strings.Join(strings.Fields(r.stdout), " ") // flag texts wrap
 			for _, w := range tt.want {
 				assert.Contains(t, text, strings.Join(strings.Fields(w), " "))
@@ -328,7 +328,7 @@ func TestMistypedNameSuggests(t *testing.T) {
 	listenAll(t, rec)
 	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, rec)}
 	r := evRun(t, env, nil, "send", "--transport", "socket", "delat", "hi")
-	assert.Equal(t, exitNotLive, r.code, r.stderr)
+	assert.Equal(t, wire.ExitNotLive, r.code, r.stderr)
 	assert.Equal(t, "peerctl: not_live: no live session matches \"delat\"; did you mean \"delta\"?\n", r.stderr)
 	r = evRun(t, env, nil, "send", "--json", "--transport", "socket", "delat", "hi")
 	var j wire.RefusalDoc
@@ -352,7 +352,7 @@ func TestUnknownFlagSuggests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := evRun(t, nil, nil, tt.args...)
-			assert.Equal(t, exitUsage, r.code)
+			assert.Equal(t, wire.ExitUsage, r.code)
 			assert.True(t, strings.HasPrefix(r.stderr, tt.want), "stderr: %q", r.stderr)
 		})
 	}
@@ -369,7 +369,7 @@ func TestHelpHonoursColumns(t *testing.T) {
 			assert.Equal(t, tt.width, helpColumns(tt.columns))
 			for _, args := range [][]string{{"send", "--help"}, {"list", "--help"}, {"hosts", "add", "--help"}} {
 				r := evRun(t, map[string]string{"COLUMNS": tt.columns}, nil, args...)
-				require.Equal(t, exitOK, r.code, r.stderr)
+				require.Equal(t, wire.ExitOK, r.code, r.stderr)
 				_, flags, ok := strings.Cut(r.stdout, "\nFlags:\n")
 				require.True(t, ok)
 				longest := 0
@@ -458,7 +458,7 @@ func TestEndpointFormatHarness(t *testing.T) {
 		{"--harness", "vim", "42", "x", "/tmp/s"},
 	} {
 		r := evRun(t, nil, nil, append([]string{"endpoint", "format"}, bad...)...)
-		assert.Equal(t, exitUsage, r.code, "%v: %s", bad, r.stdout)
+		assert.Equal(t, wire.ExitUsage, r.code, "%v: %s", bad, r.stdout)
 		assert.Empty(t, r.stdout, "%v", bad)
 	}
 }
@@ -469,7 +469,7 @@ func TestEndpointFormatHarness(t *testing.T) {
 func TestEmptyHarnessIsAUsageError(t *testing.T) {
 	for _, args := range [][]string{{"list", "--harness="}, {"endpoint", "format", "--harness", "", "1", "a", "/tmp/s.sock"}} {
 		r := evRun(t, nil, nil, args...)
-		assert.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+		assert.Equal(t, wire.ExitUsage, r.code, "%q: %s", args, r.stderr)
 		assert.Contains(t, r.stderr, `--harness: unknown harness ""`, "%q", args)
 	}
 }

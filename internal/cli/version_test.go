@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 
 	"github.com/stretchr/testify/assert"
@@ -51,17 +52,17 @@ func TestVersionFromBuildInfo(t *testing.T) {
 				c.releaseVersion = tt.release
 			}
 			r := evRun(t, nil, fake, "version", "--json")
-			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
 			var got versionJSON
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 			assert.Equal(t, tt.want, got)
 
 			r = evRun(t, nil, fake, "--version")
-			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
 			assert.Equal(t, "peerctl "+tt.wantShort+"\n", r.stdout)
 
 			r = evRun(t, nil, fake, "version")
-			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
 			assert.True(t, strings.HasPrefix(r.stdout, "peerctl "+tt.want.Version+"\nmodule:   "+tt.want.Module+"\n"), r.stdout)
 		})
 	}
@@ -279,7 +280,7 @@ func TestVersionTextWithoutVCS(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			info := &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"}, Settings: tt.settings}
 			r := evRun(t, nil, func(c *cli) { c.buildInfo = func() (*debug.BuildInfo, bool) { return info, true } }, "version")
-			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
 			for _, w := range tt.want {
 				assert.Contains(t, r.stdout, w)
 			}

@@ -38,26 +38,26 @@ func TestWhoamiInProcess(t *testing.T) {
 		wantVia  string
 		wantErr  []string
 	}{
-		{"socket variable names a live record", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": theirs.SocketPath}, exitOK, theirs.SessionID, "socket-env", nil},
-		{"socket variable, unclean path", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": socks + "//./t.sock"}, exitOK, theirs.SessionID, "socket-env", nil},
-		{"no variable: our own pid's record", both, nil, exitOK, mine.SessionID, "ancestor", nil},
-		{"stale socket variable falls back to parents", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": stale.SocketPath}, exitOK, mine.SessionID, "ancestor", nil},
-		{"outside", onlyTheirs, nil, exitNotLive, "", "", []string{"not_live: not inside a session"}},
-		{"outside, stale socket variable", onlyTheirs, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": stale.SocketPath}, exitNotLive, "", "",
+		{"socket variable names a live record", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": theirs.SocketPath}, wire.ExitOK, theirs.SessionID, "socket-env", nil},
+		{"socket variable, unclean path", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": socks + "//./t.sock"}, wire.ExitOK, theirs.SessionID, "socket-env", nil},
+		{"no variable: our own pid's record", both, nil, wire.ExitOK, mine.SessionID, "ancestor", nil},
+		{"stale socket variable falls back to parents", both, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": stale.SocketPath}, wire.ExitOK, mine.SessionID, "ancestor", nil},
+		{"outside", onlyTheirs, nil, wire.ExitNotLive, "", "", []string{"not_live: not inside a session"}},
+		{"outside, stale socket variable", onlyTheirs, map[string]string{"CLAUDE_CODE_MESSAGING_SOCKET": stale.SocketPath}, wire.ExitNotLive, "", "",
 			[]string{"not inside a session", "CLAUDE_CODE_MESSAGING_SOCKET=" + stale.SocketPath + " matches no live record"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := evRun(t, tt.env, nil, "whoami", "--json", "--config-dir", tt.cfg)
 			require.Equal(t, tt.wantCode, r.code, "stderr: %s", r.stderr)
-			if tt.wantCode != exitOK {
+			if tt.wantCode != wire.ExitOK {
 				for _, w := range tt.wantErr {
 					assert.Contains(t, r.stderr, w)
 				}
 				var ref wire.RefusalDoc
 				require.NoError(t, json.Unmarshal([]byte(r.stdout), &ref), r.stdout)
 				assert.Equal(t, "not_live", ref.Refusal.Reason)
-				assert.Equal(t, exitNotLive, ref.Refusal.ExitCode)
+				assert.Equal(t, wire.ExitNotLive, ref.Refusal.ExitCode)
 				return
 			}
 			var j whoamiJSON
@@ -74,12 +74,12 @@ func TestWhoamiText(t *testing.T) {
 	socks := evSocketDir(t)
 	rec := evLiveRecord(t, os.Getpid(), "11111111-aaaa-4aaa-8aaa-000000000001", "mine", "/src/mine", filepath.Join(socks, "m.sock"))
 	r := evRun(t, nil, nil, "whoami", "--config-dir", evConfigDir(t, rec))
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "session:  "+rec.SessionID+"\n")
 	assert.Contains(t, r.stdout, "found by: ancestor\n")
 
 	r = evRun(t, nil, nil, "whoami", "--config-dir", evConfigDir(t))
-	assert.Equal(t, exitNotLive, r.code)
+	assert.Equal(t, wire.ExitNotLive, r.code)
 	assert.Empty(t, r.stdout)
 	assert.Contains(t, r.stderr, "not inside a session")
 }
@@ -149,7 +149,7 @@ func TestWhoamiBinaryParentChain(t *testing.T) {
 		out, err := cmd.Output()
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee)
-		assert.Equal(t, exitNotLive, ee.ExitCode())
+		assert.Equal(t, wire.ExitNotLive, ee.ExitCode())
 		assert.Empty(t, out)
 		assert.Contains(t, string(ee.Stderr), "not inside a session")
 		assert.Contains(t, string(ee.Stderr), strconv.Itoa(os.Getpid()), "the pids walked are listed")

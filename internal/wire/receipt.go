@@ -103,12 +103,23 @@ type SendQuery struct {
 	RequireConfirm                 bool
 }
 
-// Sent is what a far side's `send --json` gave: its receipt (with its
-// host, its endpoint in the ssh:v1: form), its stderr (warnings, the
-// refusal of a receipt with ok false) and its exit code (0, or no_reply's
-// and wait_timeout's beside such a receipt).
+// Sent is what a node's send gave, as `send --json` gives it: its
+// receipt (for a far side's, with its host and its endpoint in the ssh:v1:
+// form; ok false beside no_reply's and wait_timeout's refusal), its Notes
+// (the lines to say on stderr, without "peerctl: ", not yet escaped:
+// warnings, the refusal of a receipt with ok false) and its exit code (0,
+// or that refusal's).
 type Sent struct {
 	Receipt Receipt
-	Stderr  []byte
+	Notes   []string
 	Code    int
+}
+
+// TakenUp says whether a target had taken a message up (at: RFC 3339, ""
+// when not), as a wait's words say it.
+func TakenUp(at string) string {
+	if at == "" {
+		return "not taken up yet"
+	}
+	return "taken up at " + Safe(at)
 }

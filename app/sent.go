@@ -1,0 +1,125 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
+)
+
+// A send here as its documents (docs/OUTPUT.md): the receipt `send
+// --json` prints, which a far side's peerctl prints too and
+// sshhost.Node.Send reads back, so that one printer serves both.
+
+// Sent is a send's result res and error err as `peerctl send --json` gives
+// them (see wire.Sent): the receipt, what to say beside it, the exit code.
+// awaited is a send that waited for a reply (AwaitReply): its no_reply
+// refusal is a receipt with ok false and exit 9, as a wait that ran out
+// (wait_timeout) is with exit 11. Any other error is err itself: nothing
+// was handed over, or what happened is the refusal's to say.
+func Sent(res SendResult, err error, awaited bool) (wire.Sent, error) {
+	r, refused := domain.AsRefusal(err)
+	if err != nil && (!awaited || !refused || r.Reason != domain.ReasonNoReply) {
+		return wire.Sent{}, err
+	}
+	out := ReceiptOf(res)
+	out.OK = true
+	var notes []string
+	for _, in := range res.OtherInbound {
+		notes = append(notes, fmt.Sprintf("note: a message from %q (%s) arrived meanwhile; it is not the reply: %s",
+			in.FromName, in.From, wire.Clip(in.Text, 200)))
+	}
+	if res.Plan == nil {
+		notes = append(notes, unconfirmedNotes(res)...)
+	}
+	if r == nil {
+		r = waitTimeout(res)
+	}
+	code := wire.ExitOK
+	if r != nil {
+		code = wire.ExitCode(r.Reason)
+		out.OK = false
+		out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: code}
+		notes = append(notes, r.Error())
+	}
+	return wire.Sent{Receipt: out, Notes: notes, Code: code}, nil
+}
+
+// ReceiptOf is res as `send --json`'s receipt (ok true): the target, the
+// transport's words and times, the confirmation, the wait, the reply and
+// the other messages that came meanwhile; a dry run's plan ("planned").
+func ReceiptOf(res SendResult) wire.Receipt {
+	t := res.Target
+	out := wire.Receipt{OK: true, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport, Harness: t.Harness().String(), SessionID: t.ID(),
+		PID: t.PID(), Name: t.Name(), Endpoint: t.Endpoint().String(), Detail: res.Receipt.Detail,
+		ElapsedMs: res.Elapsed.Milliseconds(), TransportMs: res.TransportElapsed.Milliseconds(), Plan: res.Plan,
+		MsgID: res.Receipt.MsgID, ClaudeResult: res.Receipt.ClaudeResult}
+	if res.Plan != nil {
+		out.Outcome, out.Transport = "planned", res.Plan.Transport
+		return out
+	}
+	if res.Outcome != domain.OutcomeUnknown {
+		out.Outcome = res.Outcome.String()
+	}
+	out.Confirmed, out.Transcript, out.ConfirmNote = res.Confirmed, res.Transcript, res.ConfirmNote
+	out.ConfirmMs = res.ConfirmElapsed.Milliseconds()
+	if res.Confirmed {
+		out.ConfirmedAt = wire.RFC3339(res.Enqueued.At)
+	}
+	out.Wait = WaitOf(res)
+	if res.Reply != nil {
+		reply := InboundOf(*res.Reply)
+		out.Reply = &reply
+	}
+	for _, in := range res.OtherInbound {
+		out.OtherInbound = append(out.OtherInbound, InboundOf(in))
+	}
+	return out
+}
+
+// InboundOf is one inbound message as its document.
+func InboundOf(in domain.Inbound) wire.Inbound {
+	return wire.Inbound{Text: in.Text, FromName: in.FromName, From: in.From, At: wire.RFC3339(in.At), Truncated: in.Truncated}
+}
+
+// WaitOf is the receipt's "wait" object of res (nil without a wait).
+func WaitOf(res SendResult) *wire.Wait {
+	if res.WaitEnd == domain.WaitNone {
+		return nil
+	}
+	w := &wire.Wait{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
+	if !res.TakenUpAt.IsZero() {
+		w.TakenUp, w.TakenUpAt = true, wire.RFC3339(res.TakenUpAt)
+	}
+	return w
+}
+
+// unconfirmedNotes say that a send is not confirmed, and why; nothing
+// with NoConfirm (the receipt still says confirmed false and why).
+func unconfirmedNotes(res SendResult) []string {
+	var notes []string
+	switch {
+	case res.ByReceipt:
+		// The receipt is the confirmation; held and posted say why not.
+		if !res.Confirmed && !res.ConfirmSkipped {
+			notes = append(notes, fmt.Sprintf("warning: %s, not delivered yet: %s; check before sending it again", res.Outcome, res.ConfirmNote))
+		}
+		if res.WaitNote != "" && res.WaitEnd == domain.WaitNone {
+			notes = append(notes, "note: "+res.WaitNote)
+		}
+	case !res.Confirmed && !res.ConfirmSkipped:
+		notes = append(notes, fmt.Sprintf("warning: %s, not confirmed: %s; %s", res.Outcome, res.ConfirmNote, UnconfirmedHint))
+	}
+	return notes
+}
+
+// waitTimeout is the wait_timeout refusal of a wait that ran out (nil for
+// any other ending): the message was handed over, the turn had not ended.
+func waitTimeout(res SendResult) *domain.Refusal {
+	if res.WaitEnd != domain.WaitTimeout {
+		return nil
+	}
+	return domain.Refuse(domain.ReasonWaitTimeout, "%s, %s, but the turn on it had not ended after %s (status %s); it may still end: do not resend it",
+		res.Outcome, wire.TakenUp(WaitOf(res).TakenUpAt), res.WaitElapsed.Round(time.Millisecond), res.WaitStatus)
+}

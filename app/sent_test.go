@@ -1,0 +1,81 @@
+package app
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wire"
+)
+
+// A wait that ran out says whether the message was taken up, in its wait
+// object and in the wait_timeout refusal, a receipt with ok false and exit
+// 11; other endings are no refusal.
+func TestSentWaitTimeoutSaysTakenUp(t *testing.T) {
+	res := SendResult{}
+	res.Outcome, res.WaitEnd, res.WaitStatus = domain.OutcomeDelivered, domain.WaitTimeout, domain.StatusBusy
+	res.WaitElapsed = time.Minute
+	res.Confirmed = true
+	res.TakenUpAt = time.Date(2026, 12, 2, 1, 2, 3, 456e6, time.UTC)
+	sent, err := Sent(res, nil, false)
+	require.NoError(t, err)
+	assert.False(t, sent.Receipt.OK)
+	assert.Equal(t, wire.ExitWaitTimeout, sent.Code)
+	require.NotNil(t, sent.Receipt.Refusal)
+	assert.Equal(t, "wait_timeout", sent.Receipt.Refusal.Reason)
+	assert.Equal(t, 11, sent.Receipt.Refusal.ExitCode)
+	assert.Equal(t, "delivered, taken up at 2026-12-02T01:02:03.456Z, but the turn on it had not ended after 1m0s (status busy); it may still end: do not resend it", sent.Receipt.Refusal.Detail)
+	assert.Equal(t, []string{"wait_timeout: " + sent.Receipt.Refusal.Detail}, sent.Notes)
+	assert.Equal(t, "2026-12-02T01:02:03.456Z", sent.Receipt.Wait.TakenUpAt)
+
+	res.TakenUpAt = time.Time{}
+	sent, err = Sent(res, nil, false)
+	require.NoError(t, err)
+	assert.Contains(t, sent.Receipt.Refusal.Detail, "delivered, not taken up yet, but")
+
+	for _, end := range []domain.WaitEnd{domain.WaitNone, domain.WaitIdle, domain.WaitExited, domain.WaitInterrupted, domain.WaitFailed} {
+		res.WaitEnd = end
+		sent, err := Sent(res, nil, false)
+		require.NoError(t, err)
+		assert.True(t, sent.Receipt.OK, end.String())
+		assert.Nil(t, sent.Receipt.Refusal, end.String())
+		assert.Equal(t, wire.ExitOK, sent.Code, end.String())
+	}
+}
+
+// An awaited send without a reply is a receipt with ok false, no_reply
+// and exit 9, naming the other messages that came meanwhile; a refusal
+// before the hand-over, or any refusal of a send that did not await, is
+// the error itself.
+func TestSentNoReplyIsAReceipt(t *testing.T) {
+	res := SendResult{OtherInbound: []domain.Inbound{{From: "uds:/x", FromName: "other", Text: "hello"}}}
+	res.Outcome, res.Confirmed = domain.OutcomeDelivered, true
+	noReply := domain.Refuse(domain.ReasonNoReply, "no reply within 2m0s")
+	sent, err := Sent(res, noReply, true)
+	require.NoError(t, err)
+	assert.False(t, sent.Receipt.OK)
+	assert.Equal(t, wire.ExitNoReply, sent.Code)
+	assert.Equal(t, "no_reply", sent.Receipt.Refusal.Reason)
+	require.Len(t, sent.Receipt.OtherInbound, 1)
+	assert.Equal(t, []string{`note: a message from "other" (uds:/x) arrived meanwhile; it is not the reply: hello`, noReply.Error()}, sent.Notes)
+
+	_, err = Sent(res, noReply, false)
+	assert.Equal(t, noReply, err, "not awaited: the refusal is the error")
+	notLive := domain.Refuse(domain.ReasonNotLive, "no live session")
+	_, err = Sent(SendResult{}, notLive, true)
+	assert.Equal(t, notLive, err)
+	boom := errors.New("boom")
+	_, err = Sent(SendResult{}, boom, true)
+	assert.Equal(t, boom, err)
+
+	res.Reply = &domain.Inbound{Text: "green", FromName: "proj"}
+	sent, err = Sent(res, nil, true)
+	require.NoError(t, err)
+	assert.True(t, sent.Receipt.OK)
+	assert.Equal(t, "green", sent.Receipt.Reply.Text)
+	assert.Equal(t, wire.ExitOK, sent.Code)
+}
