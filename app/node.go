@@ -9,6 +9,7 @@ import (
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // Node is where a use case runs: this machine (LocalNode) or another
@@ -38,6 +39,11 @@ type Node interface {
 	// (*domain.Refusal): nothing was handed over, or, outcome_unknown, the
 	// text went to a far side that did not say what became of it.
 	Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error)
+	// Doctor is `doctor --json`: whether peerctl can work there, with the
+	// report's table for people (Rows, Summary) and the node's notes; an
+	// error when no report came (host_unreachable for a host that could
+	// not be used or printed no report).
+	Doctor(ctx context.Context) (wire.Doctor, error)
 	// Watch is `watch --json`: the node's session events from its start
 	// on (every live session first, Initial), each handed to events (a
 	// false return ends the watch), and what a person should know but is
@@ -58,6 +64,18 @@ type LocalNode struct {
 	// Sending is the Service a send runs on: q's transport, timeout,
 	// confirmation window (none with NoConfirm) and sender's name.
 	Sending func(q wire.SendQuery) (*Service, error)
+	// Doctoring is what a doctor runs on (DoctorSetup).
+	Doctoring func() (DoctorSetup, error)
+}
+
+// DoctorSetup is what LocalNode.Doctor checks with: the Service and its
+// processes, the calling process, and MCP, which says where `peerctl
+// mcp`'s server is (the calling program's to find).
+type DoctorSetup struct {
+	Service *Service
+	Procs   ports.Processes
+	Env     DoctorEnv
+	MCP     func(context.Context) wire.DoctorMCP
 }
 
 var _ Node = LocalNode{}
@@ -137,6 +155,17 @@ func (n LocalNode) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error
 func SendRequestOf(q wire.SendQuery) SendRequest {
 	return SendRequest{Address: q.Address, Text: q.Text, DryRun: q.DryRun, AwaitReply: q.AwaitReply,
 		ConfirmOptions: ConfirmOptions{NoConfirm: q.NoConfirm, ConfirmTimeout: q.ConfirmTimeout, RequireConfirm: q.RequireConfirm, Wait: q.Wait}}
+}
+
+// Doctor runs Service.Doctor with what Doctoring gives, its report as its
+// document (DoctorDoc).
+func (n LocalNode) Doctor(ctx context.Context) (wire.Doctor, error) {
+	s, err := n.Doctoring()
+	if err != nil {
+		return wire.Doctor{}, err
+	}
+	r := s.Service.Doctor(ctx, s.Procs, s.Env)
+	return DoctorDoc(r, s.MCP(ctx)), nil
 }
 
 // Watch runs Service.WatchNotes, each event as its document (noticed

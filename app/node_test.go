@@ -53,6 +53,8 @@ func (fakeNode) Enrich(context.Context, []string) (map[string]wire.LiveInfo, err
 
 func (fakeNode) Send(context.Context, wire.SendQuery) (wire.Sent, error) { return wire.Sent{}, nil }
 
+func (fakeNode) Doctor(context.Context) (wire.Doctor, error) { return wire.Doctor{}, nil }
+
 func (fakeNode) Watch(context.Context, func(wire.Event) bool, func(string)) error { return nil }
 
 func dest(t *testing.T, s string) domain.Dest {

@@ -18,8 +18,10 @@ import (
 // for the whole call, and the far side stops when it closes (send reads
 // exactly the announced bytes of its text, not to the end of stdin).
 // Protocol 3: a watch event says why a live session is not addressable
-// yet (unaddressable).
-const RemoteProtocol = 3
+// yet (unaddressable). Protocol 4: doctor's document carries its table
+// for people (rows, summary), so a far side's report prints as one made
+// here does.
+const RemoteProtocol = 4
 
 // ErrConnectionLost is the cause (Refusal.Err) of a host_unreachable
 // refusal when the connection ended after the far side's peerctl had

@@ -1,7 +1,11 @@
 package sshhost
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -118,4 +122,35 @@ func (n *Node) doc(ctx context.Context, args []string, v any) error {
 		return err
 	}
 	return wire.ReadDoc(n.dest, res, v)
+}
+
+// Doctor runs `peerctl doctor --json` there, bounded by the node's
+// timeout: its document (wire.ReadDoctor), whose ok must agree with its
+// exit code (0, or 1 for a problem), and its stderr lines as Notes but for
+// the problem lines the document holds. Any other exit is the far side's
+// refusal (wire.Failure); output that is no such document is a broken far
+// side (host_unreachable).
+func (n *Node) Doctor(ctx context.Context) (wire.Doctor, error) {
+	ctx, cancel := context.WithTimeout(ctx, n.timeout)
+	defer cancel()
+	res, err := n.remote.Call(ctx, ports.RemoteCall{Dest: n.dest, Args: []string{"doctor", "--json"}})
+	if err != nil {
+		return wire.Doctor{}, err
+	}
+	if res.Code != wire.ExitOK && res.Code != wire.ExitError {
+		return wire.Doctor{}, wire.Failure(n.dest, res)
+	}
+	d, err := wire.ReadDoctor(bytes.TrimSpace(res.Stdout))
+	if err == nil && d.OK != (res.Code == wire.ExitOK) {
+		err = fmt.Errorf("its report says ok %t, and it exited %d", d.OK, res.Code)
+	}
+	if err != nil {
+		return wire.Doctor{}, wire.Broken(n.dest, err)
+	}
+	for _, l := range wire.Lines(res.Stderr) {
+		if p, ok := strings.CutPrefix(l, "problem: "); !ok || !slices.Contains(d.Problems, p) {
+			d.Notes = append(d.Notes, l)
+		}
+	}
+	return d, nil
 }

@@ -1,7 +1,9 @@
 package sshhost_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strconv"
 	"testing"
@@ -104,4 +106,50 @@ func (r *recording) Call(_ context.Context, c ports.RemoteCall) (ports.RemoteRes
 
 func (r *recording) Stream(context.Context, ports.RemoteCall) (ports.RemoteStream, error) {
 	panic("not called")
+}
+
+// A far side's doctor comes back as its document: its own keys read
+// exactly, each harness's object kept in its order, its table and summary
+// (output protocol 4), its stderr as notes but for the problems the
+// document holds; an ok that disagrees with the exit code, a document of
+// another shape, or an exit that is neither 0 nor 1 is no report.
+func TestNodeDoctor(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	doc := wire.Doctor{OK: false, Problems: []string{"claude: find: not found"}, Warnings: []string{},
+		SocketDirs: []wire.DoctorSocket{}, Reach: wire.DoctorReach{Health: "skip", Unreachable: []wire.DoctorUnreachable{}},
+		Session:   wire.DoctorSession{EnvVars: []string{}, Via: "none"},
+		Rows:      []wire.DoctorRow{{Check: "claude", Health: "fail", Text: "not found"}, {Check: "mcp", Health: "skip", Text: "none"}},
+		Summary:   "peerctl cannot work as configured here: 1 problem.",
+		Harnesses: []wire.DoctorHarness{{Key: "zeta", JSON: map[string]string{"health": "fail"}}, {Key: "alpha", JSON: map[string]string{"health": "ok"}}}}
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	stderr := "peerctl: note: registry folder missing\npeerctl: problem: claude: find: not found\n"
+	n := sshhost.NewNode(answering{ports.RemoteResult{Code: 1, Stdout: b, Stderr: []byte(stderr)}}, d, time.Minute)
+	got, err := n.Doctor(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, doc.Rows, got.Rows)
+	assert.Equal(t, doc.Summary, got.Summary)
+	assert.Equal(t, []string{"note: registry folder missing"}, got.Notes, "the problem line is the document's")
+	require.Len(t, got.Harnesses, 2)
+	assert.Equal(t, "zeta", got.Harnesses[0].Key, "the far side's order")
+	again, err := json.Marshal(got)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(b), string(again), "printed here as it was printed there")
+
+	for name, res := range map[string]ports.RemoteResult{
+		"ok with exit 1":  {Code: 1, Stdout: bytes.Replace(b, []byte(`"ok":false`), []byte(`"ok":true`), 1)},
+		"an unknown key":  {Code: 1, Stdout: bytes.Replace(b, []byte(`"summary"`), []byte(`"sumary"`), 1)},
+		"a key twice":     {Code: 1, Stdout: bytes.Replace(b, []byte(`"alpha"`), []byte(`"zeta"`), 1)},
+		"two objects":     {Code: 1, Stdout: append(append([]byte{}, b...), b...)},
+		"no object":       {Code: 1, Stdout: []byte("[]")},
+		"a harness array": {Code: 1, Stdout: bytes.Replace(b, []byte(`{"health":"ok"}`), []byte(`[1]`), 1)},
+	} {
+		_, err := sshhost.NewNode(answering{res}, d, time.Minute).Doctor(context.Background())
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", name, err)
+		assert.Equal(t, domain.ReasonHostUnreachable, r.Reason, name)
+	}
+	_, err = sshhost.NewNode(answering{ports.RemoteResult{Code: 2, Stderr: []byte("peerctl: unknown flag: --json\n")}}, d, time.Minute).Doctor(context.Background())
+	assert.ErrorContains(t, err, "unknown flag")
 }

@@ -117,8 +117,8 @@ func TestExitCodesDocumentedInSync(t *testing.T) {
 func TestOutputDocNamesEveryField(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
 	require.NoError(t, err)
-	for _, v := range []any{wire.Session{}, wire.Show{}, wire.Receipt{}, wire.RefusalBody{}, endpointJSON{}, doctorJSON{},
-		claudecode.DoctorJSON{}, claudecode.FlagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, claudecode.CourierJSON{}, doctorReachJSON{}, doctorUnreachableJSON{}, qwencode.DoctorJSON{}, doctorMCPJSON{}, whoamiJSON{}, versionJSON{},
+	for _, v := range []any{wire.Session{}, wire.Show{}, wire.Receipt{}, wire.RefusalBody{}, endpointJSON{}, wire.Doctor{},
+		claudecode.DoctorJSON{}, claudecode.FlagJSON{}, wire.DoctorRegistry{}, wire.DoctorSocket{}, wire.DoctorSession{}, claudecode.CourierJSON{}, wire.DoctorReach{}, wire.DoctorUnreachable{}, qwencode.DoctorJSON{}, wire.DoctorMCP{}, wire.DoctorRow{}, whoamiJSON{}, versionJSON{},
 		wire.Inbound{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
 		for _, name := range jsonNames(v) {
 			// `name`, or nested as `parent.name` / `parent[].name`.

@@ -76,7 +76,7 @@ esac
 
 // doctorOut is doctor --json with the harnesses' objects.
 type doctorOut struct {
-	doctorJSON
+	wire.Doctor
 	Claude claudecode.DoctorJSON `json:"claude"`
 	Qwen   qwencode.DoctorJSON   `json:"qwen"`
 }

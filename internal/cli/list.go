@@ -149,8 +149,9 @@ func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
 					return c.service(options{readOnly: true, only: only})
 				},
 				// A watch follows the folders and the processes: the whole graph.
-				Watching: func() (*app.Service, error) { return c.service(options{}) },
-				Sending:  c.sendService,
+				Watching:  func() (*app.Service, error) { return c.service(options{}) },
+				Sending:   c.sendService,
+				Doctoring: c.doctorSetup,
 			})
 			continue
 		}

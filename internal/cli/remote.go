@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"time"
@@ -154,24 +152,6 @@ func (c *cli) hostTimeout() (time.Duration, error) {
 		return 0, usageError{fmt.Errorf("$%s %q: want a positive duration such as 30s", hostTimeoutEnv, v)}
 	}
 	return d, nil
-}
-
-// callHost runs args (peerctl's words: a command and its flags, "--",
-// then the values) on dest's peerctl, bounded by the host timeout plus
-// extra, and returns what it printed. A far side that could not be used
-// is a host_unreachable refusal.
-func (c *cli) callHost(ctx context.Context, dest domain.Dest, args []string, stdin io.Reader, extra time.Duration) (ports.RemoteResult, error) {
-	r, err := c.remote()
-	if err != nil {
-		return ports.RemoteResult{}, err
-	}
-	limit, err := c.hostTimeout()
-	if err != nil {
-		return ports.RemoteResult{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, limit+extra)
-	defer cancel()
-	return r.Call(ctx, ports.RemoteCall{Dest: dest, Args: args, Stdin: stdin})
 }
 
 // durationArg is a duration flag for the far side ("--timeout=30s").

@@ -86,7 +86,7 @@ func TestDoctorReportsUnreachableSessions(t *testing.T) {
 	w := newSocketWorld(t)
 	claude, _ := fakeClaude(t)
 	r := evRun(t, nil, nil, "--config-dir", w.cfg, "doctor", "--json", "--claude", claude)
-	var got doctorJSON
+	var got wire.Doctor
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), "stdout: %s stderr: %s", r.stdout, r.stderr)
 	assert.Equal(t, "warn", got.Reach.Health)
 	assert.Equal(t, 1, got.Reach.Reachable)

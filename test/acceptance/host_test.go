@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -483,4 +484,31 @@ func TestHostSharingOffWarnsOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(string(r.Stderr), "connection sharing off"), "stderr %s", r.Stderr)
 	assert.Contains(t, string(r.Stderr), "peerctl: warning: ssh: connection sharing off: "+ctl+" is open to others")
 	assert.Equal(t, 3, strings.Count(string(r.Stdout), `"sessionId"`), "each host listed; stdout %s", r.Stdout)
+}
+
+// TestHostDoctorPrintsAsHere: doctor is one use case for here and there: a
+// far side's report (here the same machine behind the fake ssh) prints as
+// this machine's does, table, summary, problems and JSON alike.
+func TestHostDoctorPrintsAsHere(t *testing.T) {
+	w := newHostWorld(t)
+	for _, args := range [][]string{{"doctor"}, {"doctor", "--json"}} {
+		here := w.run(t, nil, nil, args...)
+		there := w.run(t, nil, nil, append(args, "--host", "box")...)
+		assert.Equal(t, here.Code, there.Code, "%q: stderr here: %s\nthere: %s", args, here.Stderr, there.Stderr)
+		// Each run has a home of its own (qwen.dir, codex.home).
+		home := regexp.MustCompile(`(/TestHostDoctorPrintsAsHere\d+/)\d+/`)
+		assert.Equal(t, home.ReplaceAllString(string(here.Stdout), "${1}N/"), home.ReplaceAllString(string(there.Stdout), "${1}N/"), "%q", args)
+		assert.Equal(t, problemLinesOf(here.Stderr), problemLinesOf(there.Stderr), "%q: each problem once", args)
+		assert.NotEmpty(t, here.Stdout)
+	}
+}
+
+func problemLinesOf(stderr []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		if strings.HasPrefix(l, "peerctl: problem: ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
