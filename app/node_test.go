@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,6 +53,10 @@ func (fakeNode) Enrich(context.Context, []string) (map[string]wire.LiveInfo, err
 }
 
 func (fakeNode) Watch(context.Context, func(wire.Event) bool, func(string)) error { return nil }
+
+func (fakeNode) Relay(context.Context, wire.RelayQuery, io.Reader, func(wire.RelayLine) error) error {
+	return nil
+}
 
 func dest(t *testing.T, s string) domain.Dest {
 	t.Helper()

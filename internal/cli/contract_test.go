@@ -119,7 +119,7 @@ func TestOutputDocNamesEveryField(t *testing.T) {
 	require.NoError(t, err)
 	for _, v := range []any{wire.Session{}, wire.Show{}, wire.Receipt{}, wire.RefusalBody{}, endpointJSON{}, doctorJSON{},
 		claudecode.DoctorJSON{}, claudecode.FlagJSON{}, doctorRegistryJSON{}, doctorSocketJSON{}, doctorSessionJSON{}, claudecode.CourierJSON{}, doctorReachJSON{}, doctorUnreachableJSON{}, qwencode.DoctorJSON{}, doctorMCPJSON{}, whoamiJSON{}, versionJSON{},
-		wire.Inbound{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
+		wire.Inbound{}, relayIn{}, wire.RelayReady{}, wire.RelayReceipt{}, wire.RelayRefusal{}, wire.RelayInbound{}} {
 		for _, name := range jsonNames(v) {
 			// `name`, or nested as `parent.name` / `parent[].name`.
 			documented := regexp.MustCompile("[`.]" + regexp.QuoteMeta(name) + "[`.\\[]").Match(doc)

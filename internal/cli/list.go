@@ -150,6 +150,7 @@ func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
 				},
 				// A watch follows the folders and the processes: the whole graph.
 				Watching: func() (*app.Service, error) { return c.service(options{}) },
+				Relaying: c.relayHere,
 			})
 			continue
 		}

@@ -181,6 +181,3 @@ func remoteExitCode(code int) int {
 	}
 	return code
 }
-
-// durationArg is a duration flag for the far side ("--timeout=30s").
-func durationArg(name string, d time.Duration) string { return "--" + name + "=" + d.String() }
