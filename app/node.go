@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -52,6 +54,20 @@ type Node interface {
 	// ended by itself, and why: this machine's registry could not be read
 	// any more, a host's watch ended (host_unreachable).
 	Watch(ctx context.Context, events func(wire.Event) bool, notes func(string)) error
+	// Relay is `relay`: the node's relay (its courier, named q.Name, each
+	// send bounded by q.Timeout) takes the send requests of requests, one
+	// JSON line each, and every line it prints (wire.RelayLine: ready
+	// first, then a receipt or refusal for each request in order, and
+	// inbound messages as they come) is handed to emit, one at a time, a
+	// host's with its host. It returns nil when requests end (once each is answered) or
+	// ctx ends. An emit error stops it (the relay's reader is gone: a
+	// send whose answer cannot be written is not made) and is returned.
+	// A relay on another machine that ended with requests handed over
+	// and unanswered gives each a refusal line outcome_unknown (it may
+	// have been sent: never resent) and returns a host_unreachable
+	// refusal; so does one that could not be reached, and one whose
+	// lines are not this build's (wire.Broken).
+	Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error
 }
 
 // LocalNode is this machine as a Node: the use cases of the Service Open
@@ -64,6 +80,10 @@ type LocalNode struct {
 	// Sending is the Service a send runs on: q's transport, timeout,
 	// confirmation window (none with NoConfirm) and sender's name.
 	Sending func(q wire.SendQuery) (*Service, error)
+	// Relaying is this machine's relay, as Node.Relay says: its couriers
+	// and its durable requests (through peerctl serve) are the command
+	// line's to build, so the command line gives it. Nil: Relay fails.
+	Relaying func(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error
 	// Doctoring is what a doctor runs on (DoctorSetup).
 	Doctoring func() (DoctorSetup, error)
 }
@@ -190,6 +210,14 @@ func (n LocalNode) Watch(ctx context.Context, events func(wire.Event) bool, note
 		return nil
 	}
 	return err
+}
+
+// Relay is Relaying's relay (see Node).
+func (n LocalNode) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
+	if n.Relaying == nil {
+		return errors.New("relay: this machine's node has no relay")
+	}
+	return n.Relaying(ctx, q, requests, emit)
 }
 
 // MaxParallelNodes bounds how many nodes one fan-out reaches at once: the

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,6 +57,10 @@ func (fakeNode) Send(context.Context, wire.SendQuery) (wire.Sent, error) { retur
 func (fakeNode) Doctor(context.Context) (wire.Doctor, error) { return wire.Doctor{}, nil }
 
 func (fakeNode) Watch(context.Context, func(wire.Event) bool, func(string)) error { return nil }
+
+func (fakeNode) Relay(context.Context, wire.RelayQuery, io.Reader, func(wire.RelayLine) error) error {
+	return nil
+}
 
 func dest(t *testing.T, s string) domain.Dest {
 	t.Helper()

@@ -119,7 +119,7 @@ func TestOutputDocNamesEveryField(t *testing.T) {
 	require.NoError(t, err)
 	for _, v := range []any{wire.Session{}, wire.Show{}, wire.Receipt{}, wire.RefusalBody{}, endpointJSON{}, wire.Doctor{},
 		claudecode.DoctorJSON{}, claudecode.FlagJSON{}, wire.DoctorRegistry{}, wire.DoctorSocket{}, wire.DoctorSession{}, claudecode.CourierJSON{}, wire.DoctorReach{}, wire.DoctorUnreachable{}, qwencode.DoctorJSON{}, wire.DoctorMCP{}, wire.DoctorRow{}, whoamiJSON{}, versionJSON{},
-		wire.Inbound{}, relayIn{}, relayReady{}, relayReceipt{}, relayRefusal{}, relayInbound{}} {
+		wire.Inbound{}, relayIn{}, wire.RelayReady{}, wire.RelayReceipt{}, wire.RelayRefusal{}, wire.RelayInbound{}} {
 		for _, name := range jsonNames(v) {
 			// `name`, or nested as `parent.name` / `parent[].name`.
 			documented := regexp.MustCompile("[`.]" + regexp.QuoteMeta(name) + "[`.\\[]").Match(doc)

@@ -152,6 +152,7 @@ func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
 				Watching:  func() (*app.Service, error) { return c.service(options{}) },
 				Sending:   c.sendService,
 				Doctoring: c.doctorSetup,
+				Relaying:  c.relayHere,
 			})
 			continue
 		}

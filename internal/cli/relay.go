@@ -23,21 +23,8 @@ import (
 	"github.com/peerctl/peerctl/internal/wire"
 )
 
-// RelayProtocol is the version of `peerctl relay`'s line protocol
-// (docs/OUTPUT.md): version 1 has the output types ready, receipt, refusal
-// and inbound. A new type or a changed meaning gets a new version; new
-// fields may be added to a type within a version.
-const relayProtocol = 1
-
-// Relay refusal words beyond the domain's reasons.
-const (
-	// reasonInvalidRequest: the input line is not a send request.
-	reasonInvalidRequest = "invalid_request"
-	// reasonError: an unexpected error (exit 1 for a one-shot send).
-	reasonError = "error"
-)
-
-// relayIn is one input line.
+// relayIn is one input line (docs/OUTPUT.md); the output lines are
+// wire.RelayLine's.
 type relayIn struct {
 	ID   json.RawMessage `json:"id"`
 	To   *string         `json:"to"`
@@ -46,53 +33,6 @@ type relayIn struct {
 	// (send --durable --key).
 	Durable int    `json:"durable"`
 	Key     string `json:"key"`
-}
-
-// relayReady is the first output line.
-type relayReady struct {
-	Type string `json:"type"` // "ready"
-	// Host is the machine the relay runs on (relay --host), on every line.
-	Host     string `json:"host,omitempty"`
-	Protocol int    `json:"protocol"`
-	Name     string `json:"name"`
-}
-
-// relayReceipt is the output line for a send the courier handed over.
-type relayReceipt struct {
-	Type         string          `json:"type"` // "receipt"
-	Host         string          `json:"host,omitempty"`
-	ID           json.RawMessage `json:"id,omitempty"`
-	Line         int             `json:"line"`
-	Outcome      string          `json:"outcome"`
-	MsgID        string          `json:"msgId"`
-	Transport    string          `json:"transport"`
-	SessionID    string          `json:"sessionId"`
-	PID          int             `json:"pid"`
-	Name         string          `json:"name"`
-	ClaudeResult string          `json:"claudeResult,omitempty"`
-	ElapsedMs    int64           `json:"elapsedMs"`
-	// Outbox is set for a durable request: the message in the outbox.
-	Outbox *wire.OutboxRef `json:"outbox,omitempty"`
-}
-
-// relayRefusal is the output line for a send that was refused or failed.
-type relayRefusal struct {
-	Type       string             `json:"type"` // "refusal"
-	Host       string             `json:"host,omitempty"`
-	ID         json.RawMessage    `json:"id,omitempty"`
-	Line       int                `json:"line"`
-	Reason     string             `json:"reason"`
-	Detail     string             `json:"detail"`
-	Candidates []domain.Candidate `json:"candidates,omitempty"`
-	// Suggestions are live names close to a mistyped address (not_live).
-	Suggestions []string `json:"suggestions,omitempty"`
-}
-
-// relayInbound is the output line for a message that reached the relay.
-type relayInbound struct {
-	Type string `json:"type"` // "inbound"
-	Host string `json:"host,omitempty"`
-	wire.Inbound
 }
 
 func (c *cli) relayCmd() *cobra.Command {
@@ -125,19 +65,15 @@ func (c *cli) relayCmd() *cobra.Command {
 				return usageError{errors.New("stdout is closed or the null device: every receipt and refusal would be lost, so nothing is sent; give the relay a reader")}
 			}
 			c.started()
-			if len(dests) == 1 && !dests[0].IsLocal() {
-				return c.relayHost(cmd.Context(), dests[0], name, timeout)
+			dest := domain.Dest{}
+			if len(dests) == 1 {
+				dest = dests[0]
 			}
-			var relay *app.Relay
-			fxApp, err := c.graph(options{timeout: timeout, from: name}, &relay)
+			n, err := c.node(dest)
 			if err != nil {
 				return err
 			}
-			if name == "" {
-				name = "peerctl"
-			}
-			c.relayName, c.relayTimeout = name, timeout
-			return c.runRelay(cmd.Context(), fxApp, relay, name)
+			return c.relayOn(cmd.Context(), n, wire.RelayQuery{Name: name, Timeout: timeout})
 		},
 	}
 	f := cmd.Flags()
@@ -148,37 +84,93 @@ func (c *cli) relayCmd() *cobra.Command {
 	return cmd
 }
 
+// relayOn runs n's relay (app.Node.Relay) on stdin, its lines printed on
+// stdout. When stdout's reader goes away, or a write fails, the relay is
+// stopped (its ctx ends: nothing more is sent) and the command fails
+// (errRelayOutput, exit 1); otherwise it ends as the relay did.
+func (c *cli) relayOn(ctx context.Context, n app.Node, q wire.RelayQuery) error {
+	gone, stopOut := c.streamOut()
+	defer stopOut()
+	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-gone:
+			out.readerGone()
+		case <-out.failed:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	err := n.Relay(ctx, q, c.stdin, out.line)
+	if stopped, after, werr := out.stopped(); stopped || errors.Is(err, errReaderGone) {
+		return errRelayOutput(werr, after)
+	}
+	return err
+}
+
 // relayOut writes whole lines to stdout, one writer at a time. After the
-// first failed write it writes nothing more, and failed is closed.
+// first failed write, or once the reader has gone, it writes nothing more,
+// and failed is closed.
 type relayOut struct {
 	mu     sync.Mutex
 	w      io.Writer
 	err    error
+	gone   bool
 	failed chan struct{}
+	// last is the last input line whose answer was written; failedAt the
+	// one whose answer could not be (0: none).
+	last, failedAt int
 }
 
-// line writes v as one line; the error is the first write's that failed.
-func (o *relayOut) line(v any) error {
+// line writes l as one line; the error is the first write's that failed
+// (errReaderGone once the reader has gone).
+func (o *relayOut) line(l wire.RelayLine) error {
 	var b bytes.Buffer
-	if encodeJSON(&b, v, "", true) != nil {
+	if encodeJSON(&b, l, "", true) != nil {
 		return nil // cannot happen: every line is a plain struct
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.err == nil {
+	switch {
+	case o.gone:
+		return errReaderGone
+	case o.err == nil:
 		if _, o.err = o.w.Write(b.Bytes()); o.err != nil {
+			o.failedAt = l.Answers()
 			close(o.failed)
+		} else if l.Answers() > 0 {
+			o.last = l.Answers()
 		}
 	}
 	return o.err
 }
 
-// failure is the write error that closed failed.
-func (o *relayOut) failure() error {
+// readerGone stops the writing: stdout's reader has gone.
+func (o *relayOut) readerGone() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.err
+	if !o.gone && o.err == nil {
+		o.gone = true
+		close(o.failed)
+	}
 }
+
+// stopped says whether the writing stopped, the input line it stopped
+// after, and the write error that stopped it (nil: the reader went).
+func (o *relayOut) stopped() (stopped bool, after int, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	after = o.last
+	if o.failedAt > 0 {
+		after = o.failedAt
+	}
+	return o.gone || o.err != nil, after, o.err
+}
+
+// errReaderGone is a relay's stop when stdout's reader has gone.
+var errReaderGone = errors.New("stdout's reader has gone")
 
 // errRelayOutput is the relay's end when its answers cannot be written:
 // it stops taking input, so nothing more is sent unheard (exit 1).
@@ -190,31 +182,52 @@ func errRelayOutput(err error, after int) error {
 	return fmt.Errorf("relay: stdout is gone (%s): stopped after input line %d, nothing more is sent", why, after)
 }
 
+// relayHere is this machine's relay (app.LocalNode.Relaying): it builds
+// the graph with the couriers, named q.Name ("peerctl" when none), warns
+// on stderr of each courier that did not start, then runs the relay
+// (runRelay).
+func (c *cli) relayHere(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
+	var relay *app.Relay
+	fxApp, err := c.graph(options{timeout: q.Timeout, from: q.Name}, &relay)
+	if err != nil {
+		return err
+	}
+	name := q.Name
+	if name == "" {
+		name = "peerctl"
+	}
+	c.relayName, c.relayTimeout = name, q.Timeout
+	var mu sync.Mutex
+	put := func(l wire.RelayLine) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return emit(l)
+	}
+	return c.runRelay(ctx, fxApp, relay, name, requests, put)
+}
+
 // lifecycle is the part of *fx.App the relay drives.
 type lifecycle interface {
 	Start(context.Context) error
 	Stop(context.Context) error
 }
 
-// runRelay starts the relay, then reads requests until stdin ends or ctx
-// does, answering each in order, while inbound messages are printed as
-// they come; then it stops the relay. When stdout's reader goes away, or a
-// write fails, it stops reading requests and fails: a send whose answer
-// cannot be written is not made.
-func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, name string) (err error) {
+// runRelay starts the relay, then reads requests until they end or ctx
+// does, answering each in order, while inbound messages are emitted as
+// they come; then it stops the relay. When emit fails, or stdout's reader
+// has gone before a send (errReaderGone), it stops reading requests and
+// returns that error: a send whose answer cannot be written is not made.
+func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, name string, requests io.Reader, emit func(wire.RelayLine) error) (err error) {
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := fxApp.Start(startCtx); err != nil {
 		return unwrapFx(err)
 	}
-	gone, stopOut := c.streamOut()
-	defer stopOut()
-	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
 		for in := range relay.Inbound() {
-			_ = out.line(relayInbound{Type: "inbound", Inbound: app.InboundOf(in)})
+			_ = emit(wire.RelayInbound{Type: "inbound", Inbound: app.InboundOf(in)})
 		}
 	}()
 	defer func() {
@@ -229,32 +242,26 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	for _, h := range slices.Sorted(maps.Keys(unstarted)) {
 		fmt.Fprintf(c.stderr, "peerctl: warning: relay: the %s courier did not start, sends to %s sessions are refused until it does: %s\n", h, h, safe(unstarted[h].Error()))
 	}
-	if err := out.line(relayReady{Type: "ready", Protocol: relayProtocol, Name: name}); err != nil {
-		return errRelayOutput(err, 0)
+	if err := emit(wire.RelayReady{Type: "ready", Protocol: wire.RelayProtocol, Name: name}); err != nil {
+		return err
 	}
 	lines := make(chan relayLine)
-	go readRelayLines(c.stdin, lines)
-	last := 0 // the last input line answered
+	go readRelayLines(requests, lines)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-gone:
-			return errRelayOutput(nil, last)
-		case <-out.failed:
-			return errRelayOutput(out.failure(), last)
 		case l, ok := <-lines:
 			if !ok {
 				return nil
 			}
 			if readerGoneNow(c.stdout) {
-				return errRelayOutput(nil, last)
+				return errReaderGone
 			}
 			// A send under way finishes (bounded by --timeout) even after Ctrl-C.
-			if err := out.line(c.relaySend(context.WithoutCancel(ctx), relay, l)); err != nil {
-				return errRelayOutput(err, l.n)
+			if err := emit(c.relaySend(context.WithoutCancel(ctx), relay, l)); err != nil {
+				return err
 			}
-			last = l.n
 		}
 	}
 }
@@ -315,19 +322,19 @@ func relayDecodeProblem(err error) string {
 }
 
 // relaySend answers one input line with a receipt or a refusal.
-func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any {
-	refuse := func(id json.RawMessage, reason, detail string) relayRefusal {
-		return relayRefusal{Type: "refusal", ID: id, Line: l.n, Reason: reason, Detail: detail}
+func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) wire.RelayLine {
+	refuse := func(id json.RawMessage, reason, detail string) wire.RelayRefusal {
+		return wire.RelayRefusal{Type: "refusal", ID: id, Line: l.n, Reason: reason, Detail: detail}
 	}
 	if l.err != nil {
-		return refuse(nil, reasonInvalidRequest, l.err.Error())
+		return refuse(nil, wire.RelayInvalidRequest, l.err.Error())
 	}
 	var in relayIn
 	var raw json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(l.text))
 	err := dec.Decode(&raw)
 	if err == nil && dec.More() {
-		return refuse(nil, reasonInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))
+		return refuse(nil, wire.RelayInvalidRequest, fmt.Sprintf("line %d: one JSON object per line", l.n))
 	}
 	if err == nil {
 		// Keys exactly as written, each once: encoding/json would match
@@ -343,11 +350,11 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 			_ = jsonexact.Unmarshal(raw, &id)
 			in.ID = id.ID
 		}
-		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %s`, l.n, relayDecodeProblem(err)))
+		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: want {"id": optional, "to": ADDRESS, "text": TEXT}: %s`, l.n, relayDecodeProblem(err)))
 	}
 	if why := inexactJSON(l.text); why != "" {
 		// Decoding would have put U+FFFD in place of what the host wrote.
-		id, reason := in.ID, reasonInvalidRequest
+		id, reason := in.ID, wire.RelayInvalidRequest
 		if inexactJSON(id) != "" {
 			id = nil
 		}
@@ -361,9 +368,9 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 	}
 	switch {
 	case in.To == nil || *in.To == "":
-		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "to" (the session's address) is missing or empty`, l.n))
+		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "to" (the session's address) is missing or empty`, l.n))
 	case in.Text == nil:
-		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "text" is missing`, l.n))
+		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "text" is missing`, l.n))
 	}
 	if in.Durable != 0 || in.Key != "" {
 		return c.relayDurable(ctx, l, in, refuse)
@@ -377,12 +384,12 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 			return out
 		}
 		if errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
-			return refuse(in.ID, reasonInvalidRequest, err.Error())
+			return refuse(in.ID, wire.RelayInvalidRequest, err.Error())
 		}
-		return refuse(in.ID, reasonError, err.Error())
+		return refuse(in.ID, wire.RelayError, err.Error())
 	}
 	t := res.Target
-	return relayReceipt{Type: "receipt", ID: in.ID, Line: l.n, Outcome: res.Receipt.Outcome, MsgID: res.Receipt.MsgID,
+	return wire.RelayReceipt{Type: "receipt", ID: in.ID, Line: l.n, Outcome: res.Receipt.Outcome, MsgID: res.Receipt.MsgID,
 		Transport: res.Receipt.Transport, SessionID: t.ID(), PID: t.PID(), Name: t.Name(),
 		ClaudeResult: res.Receipt.ClaudeResult, ElapsedMs: res.Elapsed.Milliseconds()}
 }
@@ -391,20 +398,20 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) any 
 // peerctl serve (started on demand) as send --json --durable --key would,
 // with the relay's harness flags and name; its receipt or refusal becomes
 // the line's.
-func (c *cli) relayDurable(ctx context.Context, l relayLine, in relayIn, refuse func(json.RawMessage, string, string) relayRefusal) any {
+func (c *cli) relayDurable(ctx context.Context, l relayLine, in relayIn, refuse func(json.RawMessage, string, string) wire.RelayRefusal) wire.RelayLine {
 	switch {
 	case in.Durable < 0 || in.Durable > mcptools.MaxDurableSeconds:
-		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "durable" %d: want 0 to %d seconds`, l.n, in.Durable, mcptools.MaxDurableSeconds))
+		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "durable" %d: want 0 to %d seconds`, l.n, in.Durable, mcptools.MaxDurableSeconds))
 	case len(in.Key) > maxKey:
-		return refuse(in.ID, reasonInvalidRequest, fmt.Sprintf(`line %d: "key" is over %d bytes`, l.n, maxKey))
+		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "key" is over %d bytes`, l.n, maxKey))
 	}
 	out, err := c.serveSend(ctx, durableSend{to: *in.To, text: *in.Text, seconds: in.Durable, key: in.Key, from: c.relayName, timeout: c.relayTimeout})
 	if err != nil {
 		if r, ok := domain.AsRefusal(err); ok {
 			return refuse(in.ID, r.Reason.String(), r.Detail)
 		}
-		return refuse(in.ID, reasonError, err.Error())
+		return refuse(in.ID, wire.RelayError, err.Error())
 	}
-	return relayReceipt{Type: "receipt", ID: in.ID, Line: l.n, Outcome: out.Outcome, MsgID: out.MsgID, Transport: out.Transport,
+	return wire.RelayReceipt{Type: "receipt", ID: in.ID, Line: l.n, Outcome: out.Outcome, MsgID: out.MsgID, Transport: out.Transport,
 		SessionID: out.SessionID, PID: out.PID, Name: out.Name, ClaudeResult: out.ClaudeResult, ElapsedMs: out.ElapsedMs, Outbox: out.Outbox}
 }

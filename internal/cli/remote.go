@@ -153,6 +153,3 @@ func (c *cli) hostTimeout() (time.Duration, error) {
 	}
 	return d, nil
 }
-
-// durationArg is a duration flag for the far side ("--timeout=30s").
-func durationArg(name string, d time.Duration) string { return "--" + name + "=" + d.String() }

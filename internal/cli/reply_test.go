@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/internal/lines"
+	"github.com/peerctl/peerctl/internal/wire"
 )
 
 func TestSafeText(t *testing.T) {
@@ -59,7 +60,7 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 	} {
 		// A nil relay: any send would panic, so these never reach it.
 		out := c.relaySend(t.Context(), nil, relayLine{n: 7, text: []byte(line)})
-		r, ok := out.(relayRefusal)
+		r, ok := out.(wire.RelayRefusal)
 		require.True(t, ok, "%s: %T", line, out)
 		assert.Equal(t, "invalid_request", r.Reason, line)
 		assert.Equal(t, 7, r.Line)
@@ -82,7 +83,7 @@ func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
 	} {
 		// A nil relay: any send would panic, so these never reach it.
 		out := c.relaySend(t.Context(), nil, relayLine{n: 3, text: []byte(line)})
-		r, ok := out.(relayRefusal)
+		r, ok := out.(wire.RelayRefusal)
 		require.True(t, ok, "%q: %T", line, out)
 		assert.Equal(t, want[0], r.Reason, line)
 		assert.Equal(t, `1`, string(r.ID), line)
@@ -91,7 +92,7 @@ func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
 	}
 	// An id that is itself inexact is not echoed (the output stays UTF-8).
 	out := c.relaySend(t.Context(), nil, relayLine{n: 4, text: []byte("{\"id\":\"\xff\",\"to\":\"a\",\"text\":\"x\"}")})
-	r, ok := out.(relayRefusal)
+	r, ok := out.(wire.RelayRefusal)
 	require.True(t, ok, "%T", out)
 	assert.Equal(t, "invalid_request", r.Reason)
 	assert.Nil(t, r.ID)
@@ -115,7 +116,7 @@ func TestRelayReadsKeysExactlyAndRefusesDuplicates(t *testing.T) {
 	} {
 		// A nil relay: any send would panic, so these never reach it.
 		out := c.relaySend(t.Context(), nil, relayLine{n: 2, text: []byte(line)})
-		r, ok := out.(relayRefusal)
+		r, ok := out.(wire.RelayRefusal)
 		require.True(t, ok, "%s: %T", line, out)
 		assert.Equal(t, "invalid_request", r.Reason, line)
 		assert.Contains(t, r.Detail, want, line)

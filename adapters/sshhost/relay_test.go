@@ -1,0 +1,201 @@
+package sshhost_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/lines"
+	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// farRelay is a Remote whose stream is a far relay: it reads its stdin to
+// the end, then prints what answer makes of the lines it got and exits
+// with code.
+type farRelay struct {
+	answer func(in []string) []string
+	code   int
+	call   ports.RemoteCall
+	got    []string
+}
+
+func (f *farRelay) Call(context.Context, ports.RemoteCall) (ports.RemoteResult, error) {
+	panic("not called")
+}
+
+func (f *farRelay) Stream(_ context.Context, c ports.RemoteCall) (ports.RemoteStream, error) {
+	f.call = c
+	s := &fakeStream{lines: make(chan []byte), closed: make(chan struct{}), res: ports.RemoteResult{Code: f.code, Stderr: []byte("peerctl: bye\n")}}
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(c.Stdin)
+		sc.Buffer(nil, 2*lines.MaxRequest)
+		for sc.Scan() {
+			f.got = append(f.got, sc.Text())
+		}
+		for _, l := range f.answer(f.got) {
+			select {
+			case s.lines <- []byte(l):
+			case <-s.closed:
+				return
+			}
+		}
+	}()
+	return s, nil
+}
+
+type fakeStream struct {
+	lines  chan []byte
+	closed chan struct{}
+	once   sync.Once
+	res    ports.RemoteResult
+}
+
+func (s *fakeStream) Lines() <-chan []byte { return s.lines }
+
+func (s *fakeStream) Wait() (ports.RemoteResult, error) { return s.res, nil }
+
+func (s *fakeStream) Close() { s.once.Do(func() { close(s.closed) }) }
+
+// relayLines runs n's relay on requests and returns every line it emitted.
+func relayLines(t *testing.T, n *sshhost.Node, requests string) ([]wire.RelayLine, error) {
+	t.Helper()
+	var got []wire.RelayLine
+	err := n.Relay(t.Context(), wire.RelayQuery{Name: "ci", Timeout: 30 * time.Second}, strings.NewReader(requests), func(l wire.RelayLine) error {
+		got = append(got, l)
+		return nil
+	})
+	return got, err
+}
+
+const (
+	farReady   = `{"type":"ready","protocol":1,"name":"ci"}`
+	farReceipt = `{"type":"receipt","id":1,"line":1,"outcome":"queued","msgId":"m1","transport":"courier","sessionId":"s","pid":7,"name":"one","elapsedMs":3}`
+)
+
+// Every line of the far relay comes back with its host; the far side is
+// started as `relay` with the query's flags, its start bounded by the
+// node's timeout, its stdin ended with the requests.
+func TestNodeRelayGivesEveryLineItsHost(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	far := &farRelay{answer: func(in []string) []string {
+		return []string{farReady, farReceipt,
+			`{"type":"refusal","id":"b","line":2,"reason":"not_live","detail":"no such session"}`,
+			`{"type":"inbound","text":"hi","fromName":"one","from":"uds:/x.sock","at":"2024-01-01T00:00:00Z"}`}
+	}}
+	n := sshhost.NewNode(far, d, 7*time.Second)
+	got, err := relayLines(t, n, `{"id":1,"to":"one","text":"a"}`+"\n"+`{"id":"b","to":"two","text":"b"}`+"\n")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"relay", "--timeout=30s", "--name=ci"}, far.call.Args)
+	assert.Equal(t, 7*time.Second, far.call.StartTimeout)
+	assert.True(t, far.call.EndInput)
+	assert.Equal(t, []string{`{"id":1,"to":"one","text":"a"}`, `{"id":"b","to":"two","text":"b"}`}, far.got)
+	require.Len(t, got, 4)
+	assert.Equal(t, wire.RelayReady{Type: "ready", Host: "box", Protocol: 1, Name: "ci"}, got[0])
+	rc, ok := got[1].(wire.RelayReceipt)
+	require.True(t, ok, "%T", got[1])
+	assert.Equal(t, "box", rc.Host)
+	assert.Equal(t, 1, rc.Line)
+	assert.Equal(t, "m1", rc.MsgID)
+	rf, ok := got[2].(wire.RelayRefusal)
+	require.True(t, ok, "%T", got[2])
+	assert.Equal(t, "box", rf.Host)
+	assert.Equal(t, "not_live", rf.Reason)
+	in, ok := got[3].(wire.RelayInbound)
+	require.True(t, ok, "%T", got[3])
+	assert.Equal(t, "box", in.Host)
+	assert.Equal(t, "hi", in.Text)
+}
+
+// A request the far relay had and did not answer before it ended gets a
+// refusal outcome_unknown with its line and id (it may have been sent),
+// and the relay ends host_unreachable, even when the far side exited 0.
+func TestNodeRelayUnansweredIsOutcomeUnknown(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	far := &farRelay{answer: func([]string) []string { return []string{farReady, farReceipt} }}
+	got, err := relayLines(t, sshhost.NewNode(far, d, time.Minute), `{"id":1,"to":"one","text":"a"}`+"\n\n"+`{"id":"x","to":"one","text":"b"}`)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
+	assert.Contains(t, r.Detail, "the relay on box ended (exit 0: bye)")
+	require.Len(t, got, 3)
+	rf, ok := got[2].(wire.RelayRefusal)
+	require.True(t, ok, "%T", got[2])
+	assert.Equal(t, wire.RelayRefusal{Type: "refusal", Host: "box", ID: json.RawMessage(`"x"`), Line: 3, Reason: "outcome_unknown", Detail: rf.Detail}, rf)
+	assert.Contains(t, rf.Detail, "may have been sent")
+
+	// Every request answered and exit 0: nil.
+	far = &farRelay{answer: func([]string) []string { return []string{farReady, farReceipt} }}
+	got, err = relayLines(t, sshhost.NewNode(far, d, time.Minute), `{"id":1,"to":"one","text":"a"}`+"\n")
+	require.NoError(t, err)
+	assert.Len(t, got, 2)
+}
+
+// A far line that is not this build's (an unknown key) ends the relay as
+// a broken far side; it is not passed on, and what was unanswered is
+// outcome_unknown.
+func TestNodeRelayBrokenLineEndsIt(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	far := &farRelay{answer: func([]string) []string {
+		return []string{farReady, `{"type":"receipt","line":1,"outcome":"queued","extra":1}`, farReceipt}
+	}}
+	got, err := relayLines(t, sshhost.NewNode(far, d, time.Minute), `{"id":1,"to":"one","text":"a"}`+"\n")
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
+	assert.Contains(t, r.Detail, "not this build's output protocol")
+	require.Len(t, got, 2, "%v", got)
+	assert.IsType(t, wire.RelayReady{}, got[0])
+	rf, ok := got[1].(wire.RelayRefusal)
+	require.True(t, ok, "%T", got[1])
+	assert.Equal(t, "outcome_unknown", rf.Reason)
+	assert.Equal(t, 1, rf.Line)
+	assert.Equal(t, "box", rf.Host)
+}
+
+// A request line over the bound is refused here, and a blank line goes in
+// its place, so the far side's numbering stays the requests'.
+func TestNodeRelayRefusesAnOversizeLineHere(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	far := &farRelay{answer: func([]string) []string {
+		return []string{farReady, strings.Replace(farReceipt, `"line":1`, `"line":2`, 1)}
+	}}
+	long := `{"to":"one","text":"` + strings.Repeat("a", lines.MaxRequest) + `"}`
+	got, err := relayLines(t, sshhost.NewNode(far, d, time.Minute), long+"\n"+`{"id":1,"to":"one","text":"a"}`+"\n")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"", `{"id":1,"to":"one","text":"a"}`}, far.got)
+	require.Len(t, got, 3)
+	rf, ok := got[0].(wire.RelayRefusal)
+	require.True(t, ok, "%T", got[0])
+	assert.Equal(t, wire.RelayRefusal{Type: "refusal", Host: "box", Line: 1, Reason: "invalid_request", Detail: rf.Detail}, rf)
+	assert.Contains(t, rf.Detail, "line 1 is over")
+}
+
+// An emit error (the relay's reader is gone) stops the relay with it.
+func TestNodeRelayStopsOnAnEmitError(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	far := &farRelay{answer: func([]string) []string { return []string{farReady, farReceipt} }}
+	gone := errors.New("gone")
+	calls := 0
+	err = sshhost.NewNode(far, d, time.Minute).Relay(t.Context(), wire.RelayQuery{Timeout: time.Second}, strings.NewReader(`{"id":1,"to":"one","text":"a"}`+"\n"),
+		func(wire.RelayLine) error { calls++; return gone })
+	assert.ErrorIs(t, err, gone)
+	assert.Equal(t, 1, calls)
+	assert.Equal(t, []string{"relay", "--timeout=1s"}, far.call.Args)
+}
