@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
@@ -122,51 +121,6 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery,
 		return errPartial // what could be read is printed; the exit says it is not all
 	}
 	return nil
-}
-
-// node is dest's node (see nodes).
-func (c *cli) node(dest domain.Dest) (app.Node, error) {
-	nodes, err := c.nodes([]domain.Dest{dest})
-	if err != nil {
-		return nil, err
-	}
-	return nodes[0], nil
-}
-
-// nodes are the nodes of dests: this machine's use cases (app.LocalNode)
-// for the zero Dest, a host's peerctl (sshhost.Node, bounded by the host
-// timeout) for the others. A bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is
-// a usage error before any is reached.
-func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
-	if err := c.checkHosts(dests); err != nil {
-		return nil, err
-	}
-	out := make([]app.Node, 0, len(dests))
-	for _, d := range dests {
-		if d.IsLocal() {
-			out = append(out, app.LocalNode{
-				Open: func(only []domain.Harness) (*app.Service, error) {
-					return c.service(options{readOnly: true, only: only})
-				},
-				// A watch follows the folders and the processes: the whole graph.
-				Watching:  func() (*app.Service, error) { return c.service(options{}) },
-				Sending:   c.sendService,
-				Doctoring: c.doctorSetup,
-				Relaying:  c.relayHere,
-			})
-			continue
-		}
-		r, err := c.remote()
-		if err != nil {
-			return nil, err
-		}
-		limit, err := c.hostTimeout()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sshhost.NewNode(r, d, limit))
-	}
-	return out, nil
 }
 
 // printNotes prints a node's notes on stderr, escaped: "peerctl: NOTE"

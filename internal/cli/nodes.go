@@ -9,15 +9,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
-// Sessions on other machines (--host DEST): the far side's own peerctl
-// runs the command, reached through ports.Remote (adapters/sshhost), and
-// prints the same --json documents this build prints; they are read with
-// exact keys (jsonexact.Exact), given their host (the "host" field, and
-// endpoints in the ssh:v1: form), and printed here as local ones are.
+// Where a command runs: its --host words, and the node (app.Node) of each:
+// this machine's use cases, or another machine's peerctl reached through
+// ports.Remote (adapters/sshhost), which prints the same --json documents
+// this build prints, read back with exact keys and given their host. A
+// command asks its node and prints what it gives; it never knows which
+// one it holds.
 
 // localHost is the --host word for this machine (no ssh).
 const localHost = domain.LocalDest
@@ -152,4 +154,49 @@ func (c *cli) hostTimeout() (time.Duration, error) {
 		return 0, usageError{fmt.Errorf("$%s %q: want a positive duration such as 30s", hostTimeoutEnv, v)}
 	}
 	return d, nil
+}
+
+// node is dest's node (see nodes).
+func (c *cli) node(dest domain.Dest) (app.Node, error) {
+	nodes, err := c.nodes([]domain.Dest{dest})
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
+}
+
+// nodes are the nodes of dests: this machine's use cases (app.LocalNode)
+// for the zero Dest, a host's peerctl (sshhost.Node, bounded by the host
+// timeout) for the others. A bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is
+// a usage error before any is reached.
+func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
+	if err := c.checkHosts(dests); err != nil {
+		return nil, err
+	}
+	out := make([]app.Node, 0, len(dests))
+	for _, d := range dests {
+		if d.IsLocal() {
+			out = append(out, app.LocalNode{
+				Open: func(only []domain.Harness) (*app.Service, error) {
+					return c.service(options{readOnly: true, only: only})
+				},
+				// A watch follows the folders and the processes: the whole graph.
+				Watching:  func() (*app.Service, error) { return c.service(options{}) },
+				Sending:   c.sendService,
+				Doctoring: c.doctorSetup,
+				Relaying:  c.relayHere,
+			})
+			continue
+		}
+		r, err := c.remote()
+		if err != nil {
+			return nil, err
+		}
+		limit, err := c.hostTimeout()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sshhost.NewNode(r, d, limit))
+	}
+	return out, nil
 }
