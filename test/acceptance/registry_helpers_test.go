@@ -108,7 +108,7 @@ func craftRegistry(t testing.TB) *regRegistry {
 		m := map[string]any{
 			"pid": "{PID}", "sessionId": "{SID}", "cwd": "/home/dev/src/shop", "startedAt": 1796027521308,
 			"procStart": "{START}", "version": "2.1.328", "peerProtocol": 1, "kind": "interactive",
-			"entrypoint": "cli", "pidDomain": ourDomain, "messagingSocketPath": "/tmp/cc-socks/{PID}.sock",
+			"entrypoint": "cli", "pidDomain": ourDomain, "messagingSocketPath": craftedSocks + "/{PID}.sock",
 			"name": "peer-{PID}", "nameSource": "derived", "status": "idle", "updatedAt": 1796027533912,
 		}
 		for k, v := range extra {
@@ -235,3 +235,9 @@ func regListAll(t testing.TB, configDir string) []regListed {
 func regEnv(t testing.TB, configDir string) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR=" + configDir}
 }
+
+// craftedSocks is the socket folder of the crafted records: one that never
+// exists, so their sockets are never on disk. (Claude Code's own folder,
+// /tmp/cc-socks, keeps the sockets of sessions that ended: a crafted
+// record's pid, reused from such a session, would find one there.)
+const craftedSocks = "/nonexistent/peerctl-test-socks"

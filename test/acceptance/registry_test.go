@@ -188,7 +188,7 @@ func TestShowAndAddressing(t *testing.T) {
 	live := reg.Cases[0] // procStart right, as a string
 	require.Equal(t, "live", live.Verdict)
 	name := "peer-" + strconv.Itoa(live.PID)
-	endpoint := "cc-peer:v1:" + strconv.Itoa(live.PID) + ":" + name + ":/tmp/cc-socks/" + strconv.Itoa(live.PID) + ".sock"
+	endpoint := "cc-peer:v1:" + strconv.Itoa(live.PID) + ":" + name + ":" + craftedSocks + "/" + strconv.Itoa(live.PID) + ".sock"
 
 	type showOut struct {
 		SessionID    string `json:"sessionId"`

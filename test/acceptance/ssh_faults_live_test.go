@@ -399,11 +399,13 @@ func TestLiveSSHFaults(t *testing.T) {
 	})
 }
 
-// TestLiveSSHNetworkHangs: a network that stops answering mid-watch (the
-// far sshd's connection processes stopped: nothing answers, nothing
-// closes) ends the watch with a lost event and exit 10 within the
-// keepalive's bound (ServerAliveInterval 15 s × ServerAliveCountMax 2,
-// about 45 s); once the network is back, nothing is left running there.
+// TestLiveSSHNetworkHangs: a network that stops answering mid-watch and
+// mid-relay (the far sshd's connection processes stopped: nothing
+// answers, nothing closes) ends the watch with a lost event and exit 10,
+// and the relay with exit 10, within the keepalive's bound
+// (ServerAliveInterval 15 s × ServerAliveCountMax 2, about 45 s; logged,
+// and bounded here by 120 s for a loaded machine); once the network is
+// back, nothing is left running there.
 func TestLiveSSHNetworkHangs(t *testing.T) {
 	livessh.Require(t)
 	t.Parallel()
@@ -420,13 +422,22 @@ func TestLiveSSHNetworkHangs(t *testing.T) {
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 
 	w := startPeerctl(t, env, "watch", "--json", "--host", n.Alias)
-	require.True(t, waitFor(60*time.Second, func() bool { return len(n.ProcessesRunning(inst.Path)) > 0 }), "stderr: %s", w.err.String())
+	requests, feed, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = feed.Close() })
+	rl := startPeerctlReading(t, env, requests, "relay", "--host", n.Alias)
+	_ = requests.Close()
+	require.True(t, waitFor(60*time.Second, func() bool {
+		return len(n.ProcessesRunning(inst.Path)) == 2 && strings.Contains(rl.out.String(), `"ready"`)
+	}), "watch stderr: %s\nrelay stderr: %s", w.err.String(), rl.err.String())
 	n.SignalConnections(syscall.SIGSTOP)
 	stopped := time.Now()
-	code := w.ended(t, 120*time.Second)
-	t.Logf("the watch ended %s after the network stopped", time.Since(stopped).Round(100*time.Millisecond))
-	assert.Equal(t, 10, code, "stderr: %s", w.err.String())
-	assert.Contains(t, w.err.String(), n.Alias)
+	for what, p := range map[string]*farRunPeerctl{"watch": w, "relay": rl} {
+		code := p.ended(t, 120*time.Second)
+		t.Logf("the %s ended %s after the network stopped", what, time.Since(stopped).Round(100*time.Millisecond))
+		assert.Equal(t, 10, code, "%s stderr: %s", what, p.err.String())
+		assert.Contains(t, p.err.String(), n.Alias, what)
+	}
 	n.SignalConnections(syscall.SIGCONT)
 	assert.True(t, waitFor(60*time.Second, func() bool { return len(n.ProcessesRunning(inst.Path)) == 0 }),
 		"the far watch ended once its connection was gone: %v left", n.ProcessesRunning(inst.Path))
