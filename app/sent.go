@@ -16,19 +16,23 @@ import (
 // them (see wire.Sent): the receipt, what to say beside it, the exit code.
 // awaited is a send that waited for a reply (AwaitReply): its no_reply
 // refusal is a receipt with ok false and exit 9, as a wait that ran out
-// (wait_timeout) is with exit 11. Any other error is err itself: nothing
-// was handed over, or what happened is the refusal's to say.
+// (wait_timeout) is with exit 11. Any other error is err itself (nothing
+// was handed over, or what happened is the refusal's to say), beside the
+// receipt of what is known of the attempt (ok false: its target and the
+// transport's words, when it got that far).
 func Sent(res SendResult, err error, awaited bool) (wire.Sent, error) {
 	r, refused := domain.AsRefusal(err)
 	if err != nil && (!awaited || !refused || r.Reason != domain.ReasonNoReply) {
-		return wire.Sent{}, err
+		out := ReceiptOf(res)
+		out.OK = false
+		return wire.Sent{Receipt: out}, err
 	}
 	out := ReceiptOf(res)
 	out.OK = true
 	var notes []string
 	for _, in := range res.OtherInbound {
-		notes = append(notes, fmt.Sprintf("note: a message from %q (%s) arrived meanwhile; it is not the reply: %s",
-			in.FromName, in.From, wire.Clip(in.Text, 200)))
+		notes = append(notes, fmt.Sprintf("peerctl: note: a message from %q (%s) arrived meanwhile; it is not the reply: %s",
+			wire.Safe(in.FromName), wire.Safe(in.From), wire.Safe(wire.Clip(in.Text, 200))))
 	}
 	if res.Plan == nil {
 		notes = append(notes, unconfirmedNotes(res)...)
@@ -41,7 +45,7 @@ func Sent(res SendResult, err error, awaited bool) (wire.Sent, error) {
 		code = wire.ExitCode(r.Reason)
 		out.OK = false
 		out.Refusal = &wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: code}
-		notes = append(notes, r.Error())
+		notes = append(notes, "peerctl: "+r.Error())
 	}
 	return wire.Sent{Receipt: out, Notes: notes, Code: code}, nil
 }
@@ -95,7 +99,8 @@ func WaitOf(res SendResult) *wire.Wait {
 	return w
 }
 
-// unconfirmedNotes say that a send is not confirmed, and why; nothing
+// unconfirmedNotes say that a send is not confirmed, and why (escaped:
+// the note names a transcript path, built from registry data); nothing
 // with NoConfirm (the receipt still says confirmed false and why).
 func unconfirmedNotes(res SendResult) []string {
 	var notes []string
@@ -103,13 +108,13 @@ func unconfirmedNotes(res SendResult) []string {
 	case res.ByReceipt:
 		// The receipt is the confirmation; held and posted say why not.
 		if !res.Confirmed && !res.ConfirmSkipped {
-			notes = append(notes, fmt.Sprintf("warning: %s, not delivered yet: %s; check before sending it again", res.Outcome, res.ConfirmNote))
+			notes = append(notes, fmt.Sprintf("peerctl: warning: %s, not delivered yet: %s; check before sending it again", res.Outcome, wire.Safe(res.ConfirmNote)))
 		}
 		if res.WaitNote != "" && res.WaitEnd == domain.WaitNone {
-			notes = append(notes, "note: "+res.WaitNote)
+			notes = append(notes, "peerctl: note: "+wire.Safe(res.WaitNote))
 		}
 	case !res.Confirmed && !res.ConfirmSkipped:
-		notes = append(notes, fmt.Sprintf("warning: %s, not confirmed: %s; %s", res.Outcome, res.ConfirmNote, UnconfirmedHint))
+		notes = append(notes, fmt.Sprintf("peerctl: warning: %s, not confirmed: %s; %s", res.Outcome, wire.Safe(res.ConfirmNote), UnconfirmedHint))
 	}
 	return notes
 }

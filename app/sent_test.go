@@ -29,7 +29,7 @@ func TestSentWaitTimeoutSaysTakenUp(t *testing.T) {
 	assert.Equal(t, "wait_timeout", sent.Receipt.Refusal.Reason)
 	assert.Equal(t, 11, sent.Receipt.Refusal.ExitCode)
 	assert.Equal(t, "delivered, taken up at 2026-12-02T01:02:03.456Z, but the turn on it had not ended after 1m0s (status busy); it may still end: do not resend it", sent.Receipt.Refusal.Detail)
-	assert.Equal(t, []string{"wait_timeout: " + sent.Receipt.Refusal.Detail}, sent.Notes)
+	assert.Equal(t, []string{"peerctl: wait_timeout: " + sent.Receipt.Refusal.Detail}, sent.Notes)
 	assert.Equal(t, "2026-12-02T01:02:03.456Z", sent.Receipt.Wait.TakenUpAt)
 
 	res.TakenUpAt = time.Time{}
@@ -61,7 +61,7 @@ func TestSentNoReplyIsAReceipt(t *testing.T) {
 	assert.Equal(t, wire.ExitNoReply, sent.Code)
 	assert.Equal(t, "no_reply", sent.Receipt.Refusal.Reason)
 	require.Len(t, sent.Receipt.OtherInbound, 1)
-	assert.Equal(t, []string{`note: a message from "other" (uds:/x) arrived meanwhile; it is not the reply: hello`, noReply.Error()}, sent.Notes)
+	assert.Equal(t, []string{`peerctl: note: a message from "other" (uds:/x) arrived meanwhile; it is not the reply: hello`, "peerctl: " + noReply.Error()}, sent.Notes)
 
 	_, err = Sent(res, noReply, false)
 	assert.Equal(t, noReply, err, "not awaited: the refusal is the error")
@@ -78,4 +78,32 @@ func TestSentNoReplyIsAReceipt(t *testing.T) {
 	assert.True(t, sent.Receipt.OK)
 	assert.Equal(t, "green", sent.Receipt.Reply.Text)
 	assert.Equal(t, wire.ExitOK, sent.Code)
+}
+
+// A send refused after it reached its target keeps what is known of the
+// attempt in its receipt (ok false): the service's record of it (peerctl
+// serve's Messages) names the session, the outcome and the transport.
+func TestSentRefusedKeepsTheAttempt(t *testing.T) {
+	res := SendResult{Receipt: domain.Receipt{Outcome: "posted", Transport: "socket"}}
+	res.Outcome = domain.OutcomePosted
+	refused := domain.Refuse(domain.ReasonDeliveryFailed, "not confirmed")
+	sent, err := Sent(res, refused, false)
+	assert.Equal(t, refused, err)
+	assert.False(t, sent.Receipt.OK)
+	assert.Equal(t, "posted", sent.Receipt.Outcome)
+	assert.Equal(t, "socket", sent.Receipt.Transport)
+	assert.Empty(t, sent.Notes)
+}
+
+// Notes name what other senders and the registry wrote: each part is
+// escaped where the note is made, so the note's own quotes stay quotes.
+func TestSentNotesEscapeTheirParts(t *testing.T) {
+	res := SendResult{OtherInbound: []domain.Inbound{{From: "uds:/x", FromName: "rev\x1b[2J", Text: "two\nlines"}}}
+	res.Outcome = domain.OutcomePosted
+	res.ConfirmNote = "no enqueue line in /cfg/x\u202e.jsonl"
+	sent, err := Sent(res, nil, true)
+	require.NoError(t, err)
+	require.Len(t, sent.Notes, 2)
+	assert.Equal(t, `peerctl: note: a message from "rev\\x1b[2J" (uds:/x) arrived meanwhile; it is not the reply: two\nlines`, sent.Notes[0])
+	assert.Contains(t, sent.Notes[1], `peerctl: warning: posted, not confirmed: no enqueue line in /cfg/x\u202e.jsonl; `)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +126,7 @@ func (n *Node) doc(ctx context.Context, args []string, v any) error {
 // Doctor runs `peerctl doctor --json` there, bounded by the node's
 // timeout: its document (wire.ReadDoctor), whose ok must agree with its
 // exit code (0, or 1 for a problem), and its stderr lines as Notes but for
-// the problem lines the document holds. Any other exit is the far side's
+// its problem lines: the document holds every problem. Any other exit is the far side's
 // refusal (wire.Failure); output that is no such document is a broken far
 // side (host_unreachable).
 func (n *Node) Doctor(ctx context.Context) (wire.Doctor, error) {
@@ -147,8 +146,8 @@ func (n *Node) Doctor(ctx context.Context) (wire.Doctor, error) {
 	if err != nil {
 		return wire.Doctor{}, wire.Broken(n.dest, err)
 	}
-	for _, l := range wire.Lines(res.Stderr) {
-		if p, ok := strings.CutPrefix(l, "problem: "); !ok || !slices.Contains(d.Problems, p) {
+	for _, l := range wire.StderrLines(res.Stderr) {
+		if !strings.HasPrefix(l, "peerctl: problem: ") { // the document holds every problem
 			d.Notes = append(d.Notes, l)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,7 +131,7 @@ func TestNodeDoctor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, doc.Rows, got.Rows)
 	assert.Equal(t, doc.Summary, got.Summary)
-	assert.Equal(t, []string{"note: registry folder missing"}, got.Notes, "the problem line is the document's")
+	assert.Equal(t, []string{"peerctl: note: registry folder missing"}, got.Notes, "the problem line is the document's")
 	require.Len(t, got.Harnesses, 2)
 	assert.Equal(t, "zeta", got.Harnesses[0].Key, "the far side's order")
 	again, err := json.Marshal(got)
@@ -152,4 +153,40 @@ func TestNodeDoctor(t *testing.T) {
 	}
 	_, err = sshhost.NewNode(answering{ports.RemoteResult{Code: 2, Stderr: []byte("peerctl: unknown flag: --json\n")}}, d, time.Minute).Doctor(context.Background())
 	assert.ErrorContains(t, err, "unknown flag")
+}
+
+// A far doctor's document that is incomplete, names a harness as none is
+// named, or nests too deep is no report; a far side's stderr lines pass
+// as it printed them, its problem lines left to the document.
+func TestNodeDoctorRefusesOtherShapes(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	good := wire.Doctor{OK: true, Problems: []string{}, Warnings: []string{}, SocketDirs: []wire.DoctorSocket{},
+		Reach: wire.DoctorReach{Unreachable: []wire.DoctorUnreachable{}}, Session: wire.DoctorSession{EnvVars: []string{}},
+		Rows: []wire.DoctorRow{}, Summary: "peerctl is usable here."}
+	b, err := json.Marshal(good)
+	require.NoError(t, err)
+	deep := `{"a":` + strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 41)
+	for name, out := range map[string]string{
+		"empty":            `{}`,
+		"no summary":       strings.Replace(string(b), `,"summary":"peerctl is usable here."`, ``, 1),
+		"null problems":    strings.Replace(string(b), `"problems":[]`, `"problems":null`, 1),
+		"an escape key":    strings.Replace(string(b), `"ok":true`, `"ok":true,"x\u001b[2J":{}`, 1),
+		"an upper key":     strings.Replace(string(b), `"ok":true`, `"ok":true,"Claude":{}`, 1),
+		"a deep harness":   strings.Replace(string(b), `"ok":true`, `"ok":true,"deep":`+deep, 1),
+		"an own key twice": strings.Replace(string(b), `"ok":true`, `"ok":true,"ok":true`, 1),
+	} {
+		_, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: []byte(out)}}, d, time.Minute).Doctor(context.Background())
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", name, err)
+		assert.Equal(t, domain.ReasonHostUnreachable, r.Reason, name)
+	}
+
+	stderr := "warning: a banner line of the far shell\npeerctl: problem: a \\nb is bad\npeerctl: note: folder missing\n"
+	got, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: b, Stderr: []byte(stderr)}}, d, time.Minute).Doctor(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"warning: a banner line of the far shell", "peerctl: note: folder missing"}, got.Notes)
+	again, err := json.Marshal(got)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(b), string(again))
 }

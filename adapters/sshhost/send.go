@@ -41,7 +41,7 @@ func (n *Node) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	if err != nil {
 		return wire.Sent{}, err
 	}
-	return wire.Sent{Receipt: out, Notes: wire.Lines(res.Stderr), Code: wire.KnownExit(res.Code)}, nil
+	return wire.Sent{Receipt: out, Notes: wire.StderrLines(res.Stderr), Code: wire.KnownExit(res.Code)}, nil
 }
 
 // sendArgs are the far side's `peerctl send` words for q.

@@ -125,11 +125,11 @@ func (c *cli) doctorSetup() (app.DoctorSetup, error) {
 }
 
 // printDoctor prints a doctor's report, made here or on another machine:
-// its notes on stderr, the document as JSON or its table for people (each
+// its notes on stderr (passLines), the document as JSON or its table for people (each
 // cell escaped) and summary on stdout, then each problem on stderr
 // ("peerctl: problem: ..."); a problem exits 1.
 func (c *cli) printDoctor(doc wire.Doctor, asJSON bool) error {
-	c.printNotes(domain.Dest{}, doc.Notes)
+	c.passLines(doc.Notes)
 	if asJSON {
 		if err := c.writeJSON(doc); err != nil {
 			return err

@@ -173,3 +173,25 @@ func TestTableCellsAreCut(t *testing.T) {
 		assert.True(t, strings.Contains(r.stdout, "nnn…"), "%v: the long name is cut with …", args)
 	}
 }
+
+// A send's text says its receipt first and its notes after it, the
+// refusal of a receipt with ok false last, as a person reads them; with
+// --await-reply the receipt and its notes are on stderr, stdout is the
+// reply's alone.
+func TestPrintSentSaysTheReceiptFirst(t *testing.T) {
+	res := app.SendResult{OtherInbound: []domain.Inbound{{From: "uds:/x", FromName: "other", Text: "hi"}}}
+	res.Outcome = domain.OutcomePosted
+	res.ConfirmNote = "no enqueue line within 5s"
+	sent, err := app.Sent(res, domain.Refuse(domain.ReasonNoReply, "no reply within 2m0s"), true)
+	require.NoError(t, err)
+	var out, errs strings.Builder
+	err = (&cli{stdout: &out, stderr: &errs}).printSent(sent, false, true)
+	assert.Equal(t, silentError{code: wire.ExitNoReply}, err)
+	assert.Empty(t, out.String(), "no reply: nothing on stdout")
+	lines := strings.Split(strings.TrimSpace(errs.String()), "\n")
+	require.Len(t, lines, 4, "%q", errs.String())
+	assert.True(t, strings.HasPrefix(lines[0], "posted: "), "%q", lines[0])
+	assert.Contains(t, lines[1], "a message from \"other\"")
+	assert.Contains(t, lines[2], "warning: posted, not confirmed")
+	assert.Equal(t, "peerctl: no_reply: no reply within 2m0s", lines[3])
+}

@@ -202,13 +202,11 @@ func (c *cli) sendService(q wire.SendQuery) (*app.Service, error) {
 	return c.service(options{transport: q.Transport, timeout: q.Timeout, receiptWindow: window, from: q.From})
 }
 
-// printSent prints a node's send, here or on another machine: its notes on
-// stderr, escaped ("peerctl: warning: ..."), then its receipt (given
-// c.outbox, for a durable send) as JSON on stdout or as text (on stderr
-// when the reply takes stdout: awaited), then the reply on stdout. Its
-// exit code is the send's.
+// printSent prints a node's send, here or on another machine: its receipt
+// (given c.outbox, for a durable send) as JSON on stdout or as text (on
+// stderr when the reply takes stdout: awaited), its notes on stderr
+// (passLines), then the reply on stdout. Its exit code is the send's.
 func (c *cli) printSent(sent wire.Sent, asJSON, awaited bool) error {
-	c.printNotes(domain.Dest{}, sent.Notes)
 	out := sent.Receipt
 	out.Outbox = c.outbox
 	var err error
@@ -220,9 +218,13 @@ func (c *cli) printSent(sent wire.Sent, asJSON, awaited bool) error {
 		fallthrough
 	default:
 		printReceiptText(w, out)
+		c.passLines(sent.Notes)
 		if out.Reply != nil && out.Plan == nil {
 			err = c.printReplyText(*out.Reply)
 		}
+	}
+	if asJSON {
+		c.passLines(sent.Notes)
 	}
 	if err != nil {
 		return err
@@ -311,4 +313,12 @@ func validName(flag, name string, given bool) error {
 		return usageError{fmt.Errorf("%s %q: want printable UTF-8 text without control characters", flag, name)}
 	}
 	return nil
+}
+
+// passLines prints lines for stderr (a node's notes: whole lines, as a far
+// side printed them), each escaped and cut at 4,000 bytes.
+func (c *cli) passLines(lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(c.stderr, safe(clipText(l, 4000)))
+	}
 }

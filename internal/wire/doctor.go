@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/peerctl/peerctl/internal/jsonexact"
 )
@@ -32,8 +36,9 @@ type Doctor struct {
 	Summary string      `json:"summary"`
 	// Harnesses are the harness plug-ins' objects, in their order.
 	Harnesses []DoctorHarness `json:"-"`
-	// Notes are the node's lines for people beside the report (not its
-	// problems, which Problems holds), without "peerctl: ", not escaped.
+	// Notes are the node's lines for stderr beside the report (not its
+	// problems, which Problems holds): whole lines, as a far side printed
+	// them; escaped when printed.
 	Notes []string `json:"-"`
 }
 
@@ -110,6 +115,14 @@ type DoctorSession struct {
 	Note      string   `json:"note,omitempty"`
 }
 
+// maxDoctorDepth bounds how deeply a far side's document may nest (this
+// build's nests 4 deep): a deeper one would be printed here many times its
+// size, indented.
+const maxDoctorDepth = 16
+
+// harnessKey is how a harness plug-in's key in the document is spelled.
+var harnessKey = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+
 // doctorPlain is Doctor without its harness objects (and its methods).
 type doctorPlain Doctor
 
@@ -126,7 +139,13 @@ func (d Doctor) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString("," + strconv.Quote(h.Key) + ":")
+		k, err := json.Marshal(h.Key)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(",")
+		b.Write(k)
+		b.WriteString(":")
 		b.Write(v)
 	}
 	_, rest, _ := bytes.Cut(body, []byte(","))
@@ -136,16 +155,24 @@ func (d Doctor) MarshalJSON() ([]byte, error) {
 }
 
 // ReadDoctor reads a far side's `doctor --json` document: one object
-// whose own keys are read with exact keys (jsonexact.Exact), every other
-// key a harness's object (kept as written, in its order).
+// whose own keys are read with exact keys (jsonexact.Exact), each of them
+// there, its lists never null; every other key a harness's object (kept
+// as written, in its order), named as a harness plug-in's key is
+// (harnessKey: "claude", "opencode"); at most maxDoctorDepth deep.
 func ReadDoctor(b []byte) (Doctor, error) {
+	if !json.Valid(b) {
+		return Doctor{}, errors.New("the doctor's output is not one JSON object")
+	}
+	if d := jsonexact.Depth(b); d > maxDoctorDepth {
+		return Doctor{}, fmt.Errorf("the doctor's output nests %d deep (at most %d)", d, maxDoctorDepth)
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return Doctor{}, errors.New("the doctor's output is not one JSON object")
 	}
-	own := map[string]bool{}
+	own, missing := map[string]bool{}, map[string]bool{}
 	for _, k := range []string{"ok", "registry", "socketDirs", "reach", "session", "mcp", "problems", "warnings", "rows", "summary"} {
-		own[k] = true
+		own[k], missing[k] = true, true
 	}
 	var plain bytes.Buffer
 	plain.WriteByte('{')
@@ -161,6 +188,9 @@ func ReadDoctor(b []byte) (Doctor, error) {
 			return Doctor{}, err
 		}
 		if !own[key] {
+			if !harnessKey.MatchString(key) {
+				return Doctor{}, fmt.Errorf("the doctor's key %s is no harness's", Safe(Clip(strconv.Quote(key), 60)))
+			}
 			for _, h := range harnesses {
 				if h.Key == key {
 					return Doctor{}, fmt.Errorf("the doctor's %q is there twice", Clip(key, 40))
@@ -172,6 +202,7 @@ func ReadDoctor(b []byte) (Doctor, error) {
 			harnesses = append(harnesses, DoctorHarness{Key: key, JSON: v})
 			continue
 		}
+		delete(missing, key) // a second one is refused by Exact below
 		if plain.Len() > 1 {
 			plain.WriteByte(',')
 		}
@@ -187,9 +218,15 @@ func ReadDoctor(b []byte) (Doctor, error) {
 		return Doctor{}, errors.New("the doctor's output is more than one JSON object")
 	}
 	plain.WriteByte('}')
+	if len(missing) > 0 {
+		return Doctor{}, fmt.Errorf("the doctor's output has no %s", strings.Join(slices.Sorted(maps.Keys(missing)), ", "))
+	}
 	var d doctorPlain
 	if err := jsonexact.Exact(plain.Bytes(), &d); err != nil {
 		return Doctor{}, err
+	}
+	if d.Problems == nil || d.Warnings == nil || d.Rows == nil {
+		return Doctor{}, errors.New("the doctor's problems, warnings or rows are null")
 	}
 	out := Doctor(d)
 	out.Harnesses = harnesses

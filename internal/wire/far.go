@@ -86,6 +86,18 @@ func Message(stderr []byte) string {
 	return Safe(Clip(strings.Join(parts, "; "), 2000))
 }
 
+// StderrLines are a far side's stderr lines as it printed them, but for
+// blank ones, not yet escaped.
+func StderrLines(stderr []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Lines are a far side's stderr lines without their "peerctl: " prefix
 // and its usage hints ("Run 'peerctl … --help'"), not yet escaped.
 func Lines(stderr []byte) []string {

@@ -106,9 +106,10 @@ type SendQuery struct {
 // Sent is what a node's send gave, as `send --json` gives it: its
 // receipt (for a far side's, with its host and its endpoint in the ssh:v1:
 // form; ok false beside no_reply's and wait_timeout's refusal), its Notes
-// (the lines to say on stderr, without "peerctl: ", not yet escaped:
-// warnings, the refusal of a receipt with ok false) and its exit code (0,
-// or that refusal's).
+// (the lines to say on stderr after it, whole, as a far side printed them
+// or as this one words them: "peerctl: warning: …", the refusal of a
+// receipt with ok false; escaped when printed) and its exit code (0, or
+// that refusal's).
 type Sent struct {
 	Receipt Receipt
 	Notes   []string
