@@ -65,6 +65,9 @@ type RemoteCall struct {
 	// stdin then stays open until the call ends (unless EndInput): its
 	// end is how the far side's peerctl knows that its caller is gone (a
 	// timeout, a kill, a lost connection here) and stops what it does.
+	// A call ends only once Stdin has been read out: a Stdin that can
+	// block (a stream of requests) is the caller's to end when the far
+	// side has (a Stream's Lines closed).
 	Stdin io.Reader
 	// EndInput ends the far side's stdin when Stdin ends (relay: the end
 	// of its requests is the end of its run).

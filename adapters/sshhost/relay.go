@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +17,9 @@ import (
 	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
+
+// errRelayEnded ends the feed of requests once the far relay has ended.
+var errRelayEnded = errors.New("the relay there has ended")
 
 // Relay runs `peerctl relay --timeout=T [--name=NAME]` there (its courier,
 // its inbox; its start bounded by the node's timeout, then unbounded), as
@@ -99,6 +103,10 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 			return err
 		}
 	}
+	// The far relay has ended: so does the feed to it, or Wait, which
+	// waits for the request stream to be read out, would wait for the
+	// next request (an open stdin here, a hung network there).
+	_ = in.CloseWithError(errRelayEnded)
 	res, err := s.Wait()
 	if broken != nil {
 		err = broken

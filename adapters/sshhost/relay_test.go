@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -198,4 +199,65 @@ func TestNodeRelayStopsOnAnEmitError(t *testing.T) {
 	assert.ErrorIs(t, err, gone)
 	assert.Equal(t, 1, calls)
 	assert.Equal(t, []string{"relay", "--timeout=1s"}, far.call.Args)
+}
+
+// lostRelay is a Remote whose relay's connection is lost at once, and
+// whose Wait, as the real one's, waits until the request stream it copies
+// there has been read out.
+type lostRelay struct{}
+
+func (lostRelay) Call(context.Context, ports.RemoteCall) (ports.RemoteResult, error) {
+	panic("not called")
+}
+
+func (lostRelay) Stream(_ context.Context, c ports.RemoteCall) (ports.RemoteStream, error) {
+	s := &lostStream{lines: make(chan []byte), copied: make(chan struct{})}
+	close(s.lines)
+	go func() {
+		defer close(s.copied)
+		buf := make([]byte, 512)
+		for {
+			if _, err := c.Stdin.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	return s, nil
+}
+
+type lostStream struct {
+	lines  chan []byte
+	copied chan struct{}
+}
+
+func (s *lostStream) Lines() <-chan []byte { return s.lines }
+
+func (s *lostStream) Wait() (ports.RemoteResult, error) {
+	<-s.copied
+	return ports.RemoteResult{}, domain.Refuse(domain.ReasonHostUnreachable, "the connection to box was lost")
+}
+
+func (s *lostStream) Close() {}
+
+// A relay whose connection is lost ends, though its requests' stream here
+// stays open (a relay fed by a person or a program that has more to say):
+// host_unreachable, not a relay that waits for the next request.
+func TestNodeRelayEndsWhenTheConnectionIsLostWithRequestsOpen(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	requests, feed := io.Pipe()
+	t.Cleanup(func() { _ = feed.Close() })
+	done := make(chan error, 1)
+	go func() {
+		done <- sshhost.NewNode(lostRelay{}, d, time.Minute).Relay(t.Context(), wire.RelayQuery{Timeout: time.Second}, requests,
+			func(wire.RelayLine) error { return nil })
+	}()
+	select {
+	case err := <-done:
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the relay still waits for a request after its connection was lost")
+	}
 }
