@@ -20,8 +20,7 @@ import (
 // Protocol 3: a watch event says why a live session is not addressable
 // yet (unaddressable). Protocol 4: doctor's document carries its table
 // for people (rows, summary), so a far side's report prints as one made
-// here does, and its opencode object's plain_tuis is plainTuis, as every
-// other field is spelled.
+// here does.
 const RemoteProtocol = 4
 
 // ErrConnectionLost is the cause (Refusal.Err) of a host_unreachable

@@ -19,7 +19,7 @@ type DoctorJSON struct {
 	// ("127.0.0.1:<port>"), sorted.
 	Servers []string `json:"servers"`
 	// PlainTUIs counts the TUIs started without --port (unreachable).
-	PlainTUIs   int `json:"plainTuis"`
+	PlainTUIs   int `json:"plain_tuis"`
 	Live        int `json:"live"`
 	Addressable int `json:"addressable"`
 	// Password says whether OPENCODE_SERVER_PASSWORD is set for peerctl
