@@ -42,6 +42,8 @@ func ParseDest(s string) (Dest, error) {
 		return Dest{}, fmt.Errorf("%w: %q is not UTF-8", ErrBadDest, s)
 	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !strconv.IsPrint(r) }):
 		return Dest{}, fmt.Errorf("%w: %q holds white space or a character that is not printable", ErrBadDest, s)
+	case strings.HasPrefix(s, "@") || strings.HasSuffix(s, "@"):
+		return Dest{}, fmt.Errorf("%w: %q names no user or no host around its '@' (want HOST or USER@HOST)", ErrBadDest, s)
 	}
 	return Dest{s: s}, nil
 }

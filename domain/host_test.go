@@ -31,6 +31,9 @@ func TestParseDest(t *testing.T) {
 		"bidi override": "box\u202e",
 		"not utf-8":     "box\xff",
 		"too long":      strings.Repeat("a", domain.MaxDestBytes+1),
+		"at alone":      "@",
+		"no host":       "alice@",
+		"no user":       "@box",
 	} {
 		_, err := domain.ParseDest(bad)
 		assert.ErrorIs(t, err, domain.ErrBadDest, name)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -126,9 +127,10 @@ func (n *Node) doc(ctx context.Context, args []string, v any) error {
 // Doctor runs `peerctl doctor --json` there, bounded by the node's
 // timeout: its document (wire.ReadDoctor), whose ok must agree with its
 // exit code (0, or 1 for a problem), and its stderr lines as Notes but for
-// its problem lines: the document holds every problem. Any other exit is the far side's
-// refusal (wire.Failure); output that is no such document is a broken far
-// side (host_unreachable).
+// its problem lines: the document holds every problem. Any other exit is
+// the far side's refusal (wire.Failure) when it printed one, else
+// host_unreachable naming the exit and its last words; output that is no
+// such document is a broken far side (host_unreachable).
 func (n *Node) Doctor(ctx context.Context) (wire.Doctor, error) {
 	ctx, cancel := context.WithTimeout(ctx, n.timeout)
 	defer cancel()
@@ -137,7 +139,12 @@ func (n *Node) Doctor(ctx context.Context) (wire.Doctor, error) {
 		return wire.Doctor{}, err
 	}
 	if res.Code != wire.ExitOK && res.Code != wire.ExitError {
-		return wire.Doctor{}, wire.Failure(n.dest, res)
+		// Its refusal, when it printed one; else it crashed or was killed.
+		var refused wire.RefusalDoc
+		if out := bytes.TrimSpace(res.Stdout); jsonexact.Exact(out, &refused) == nil && jsonexact.Complete(out, refused) == nil {
+			return wire.Doctor{}, wire.Failure(n.dest, res)
+		}
+		return wire.Doctor{}, domain.Refuse(domain.ReasonHostUnreachable, "peerctl doctor on %s ended with exit %d and no report (%s)", n.dest, res.Code, lastWords(res.Stderr))
 	}
 	d, err := wire.ReadDoctor(bytes.TrimSpace(res.Stdout))
 	if err == nil && d.OK != (res.Code == wire.ExitOK) {

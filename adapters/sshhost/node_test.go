@@ -54,7 +54,7 @@ func TestNodeSendOfAFarSideThatFailedAfterTheText(t *testing.T) {
 		stderr string
 		words  string
 	}{
-		{2, "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/x.go:3 +0x1d\nexit status 2\n", "exit status 2"},
+		{2, "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/x.go:3 +0x1d\nexit status 2\n", "its last words: panic: boom"},
 		{1, "", "it said nothing"},
 		{137, "killed \x1b[2J\n", "killed"},
 	} {
@@ -168,13 +168,14 @@ func TestNodeDoctorRefusesOtherShapes(t *testing.T) {
 	require.NoError(t, err)
 	deep := `{"a":` + strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 41)
 	for name, out := range map[string]string{
-		"empty":            `{}`,
-		"no summary":       strings.Replace(string(b), `,"summary":"peerctl is usable here."`, ``, 1),
-		"null problems":    strings.Replace(string(b), `"problems":[]`, `"problems":null`, 1),
-		"an escape key":    strings.Replace(string(b), `"ok":true`, `"ok":true,"x\u001b[2J":{}`, 1),
-		"an upper key":     strings.Replace(string(b), `"ok":true`, `"ok":true,"Claude":{}`, 1),
-		"a deep harness":   strings.Replace(string(b), `"ok":true`, `"ok":true,"deep":`+deep, 1),
-		"an own key twice": strings.Replace(string(b), `"ok":true`, `"ok":true,"ok":true`, 1),
+		"empty":                    `{}`,
+		"no summary":               strings.Replace(string(b), `,"summary":"peerctl is usable here."`, ``, 1),
+		"null problems":            strings.Replace(string(b), `"problems":[]`, `"problems":null`, 1),
+		"an escape key":            strings.Replace(string(b), `"ok":true`, `"ok":true,"x\u001b[2J":{}`, 1),
+		"an upper key":             strings.Replace(string(b), `"ok":true`, `"ok":true,"Claude":{}`, 1),
+		"a deep harness":           strings.Replace(string(b), `"ok":true`, `"ok":true,"deep":`+deep, 1),
+		"an own key twice":         strings.Replace(string(b), `"ok":true`, `"ok":true,"ok":true`, 1),
+		"a key twice in a harness": strings.Replace(string(b), `"ok":true`, `"ok":true,"qwen":{"health":"skip","health":"ok"}`, 1),
 	} {
 		_, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: []byte(out)}}, d, time.Minute).Doctor(context.Background())
 		r, ok := domain.AsRefusal(err)
@@ -189,4 +190,67 @@ func TestNodeDoctorRefusesOtherShapes(t *testing.T) {
 	again, err := json.Marshal(got)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(b), string(again))
+}
+
+// After the text was handed over, anything but a whole receipt that agrees
+// with the call and its exit code is outcome_unknown, never a success and
+// never host_unreachable: a refusal of a reason this build cannot read, a
+// receipt missing its keys, an ok false that is not no_reply's with its
+// exit, a plan for a send that was no dry run, a reply no one awaited.
+func TestNodeSendReadsOnlyAWholeReceipt(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	good := wire.Receipt{OK: true, Outcome: "posted", Transport: "socket", Harness: "claude-code", SessionID: "s1", PID: 7, Name: "proj"}
+	doc := func(edit func(*wire.Receipt)) string {
+		r := good
+		edit(&r)
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		return string(b)
+	}
+	noReply := func(r *wire.Receipt) {
+		r.OK, r.Refusal = false, &wire.RefusalBody{Reason: "no_reply", Detail: "none", ExitCode: 9}
+	}
+	q := wire.SendQuery{Address: "proj", Text: "hi"}
+	for name, tc := range map[string]struct {
+		out  string
+		code int
+		q    wire.SendQuery
+	}{
+		"ok false alone":         {`{"ok":false}`, 9, q},
+		"an empty object":        {`{}`, 9, q},
+		"an unknown reason":      {`{"ok":false,"refusal":{"reason":"bogus","detail":"x","exitCode":9}}`, 9, q},
+		"a receipt missing keys": {`{"ok":true,"outcome":"posted"}`, 0, q},
+		"no_reply with exit 2":   {doc(noReply), 2, wire.SendQuery{Address: "proj", Text: "hi", AwaitReply: time.Minute}},
+		"ok false, no refusal":   {doc(func(r *wire.Receipt) { r.OK = false }), 9, q},
+		"a plan, no dry run":     {doc(func(r *wire.Receipt) { r.Plan = &domain.Plan{Transport: "socket"} }), 0, q},
+		"a reply no one awaited": {doc(func(r *wire.Receipt) { r.Reply = &wire.Inbound{Text: "x"} }), 0, q},
+		"no session":             {doc(func(r *wire.Receipt) { r.SessionID = "" }), 0, q},
+		"ok true with a refusal": {doc(func(r *wire.Receipt) { r.Refusal = &wire.RefusalBody{Reason: "no_reply"} }), 0, q},
+	} {
+		_, err := sshhost.NewNode(answering{ports.RemoteResult{Code: tc.code, Stdout: []byte(tc.out)}}, d, time.Minute).Send(context.Background(), tc.q)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", name, err)
+		assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason, "%s: %v", name, err)
+	}
+	for name, tc := range map[string]struct {
+		out  string
+		code int
+		q    wire.SendQuery
+	}{
+		"a receipt":        {doc(func(*wire.Receipt) {}), 0, q},
+		"no_reply, exit 9": {doc(noReply), 9, wire.SendQuery{Address: "proj", Text: "hi", AwaitReply: time.Minute}},
+		"a far not_live":   {`{"ok":false,"refusal":{"reason":"not_live","detail":"no session","exitCode":3}}`, 3, q},
+	} {
+		sent, err := sshhost.NewNode(answering{ports.RemoteResult{Code: tc.code, Stdout: []byte(tc.out)}}, d, time.Minute).Send(context.Background(), tc.q)
+		if name == "a far not_live" {
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%s: %v", name, err)
+			assert.Equal(t, domain.ReasonNotLive, r.Reason, name)
+			continue
+		}
+		require.NoError(t, err, name)
+		assert.Equal(t, tc.code, sent.Code, name)
+		assert.Equal(t, "box", sent.Receipt.Host, name)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/jsonexact"
@@ -22,18 +23,22 @@ import (
 var errRelayEnded = errors.New("the relay there has ended")
 
 // Relay runs `peerctl relay --timeout=T [--name=NAME]` there (its courier,
-// its inbox; its start bounded by the node's timeout, then unbounded), as
-// app.Node says: requests go there line by line as they come, and its
+// its inbox; its start bounded by the node's timeout; then, while a request
+// awaits its answer or the far relay its end, each silence bounded by T
+// plus the node's timeout), as app.Node says: requests go there line by line as they come, and its
 // lines come back read with exact keys (wire.ReadRelayLine), each handed
 // to emit with its host, one at a time. A request line over
 // lines.MaxRequest is refused here (the far side would refuse it too)
 // and a blank line goes in its place, so that the far side's line numbers
 // stay those of requests. When the far relay ends (or its output is not
-// this build's: wire.Broken) with requests handed over and unanswered,
-// each gets a refusal line outcome_unknown (it may have been sent there;
-// never resent) and the error is a host_unreachable refusal. It returns
-// nil when the far relay ended by itself with every request answered, or
-// when ctx ended.
+// this build's: wire.Broken, such as an answer to a line that awaits
+// none, or with another id), or is silent past its bound, with requests
+// handed over and unanswered, each gets a refusal line outcome_unknown (it
+// may have been sent there; never resent) and the error is a
+// host_unreachable refusal; when ctx ends with some unanswered, the same
+// lines, and an outcome_unknown refusal. It returns nil when the far relay
+// ended by itself with every request answered, or ctx ended with none
+// unanswered.
 func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
 	host := n.dest.String()
 	var emitMu sync.Mutex
@@ -56,8 +61,10 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 	defer s.Close()
 	var mu sync.Mutex
 	pending := map[int]json.RawMessage{} // handed over, not answered: line → id
+	ended := false                       // the requests have ended here
 	go func() {
 		defer feed.Close()
+		defer func() { mu.Lock(); ended = true; mu.Unlock() }()
 		lr := lines.NewReader(requests, lines.MaxRequest)
 		for {
 			line, long, err := lr.Next()
@@ -86,21 +93,73 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 			}
 		}
 	}()
+	// answer takes l's answer off pending: an answer must be to a line
+	// handed over and not answered yet, with that line's id (or none).
+	answer := func(l wire.RelayLine) error {
+		var id json.RawMessage
+		switch x := l.(type) {
+		case wire.RelayReceipt:
+			id = x.ID
+		case wire.RelayRefusal:
+			id = x.ID
+		default:
+			return nil
+		}
+		line := l.Answers()
+		mu.Lock()
+		defer mu.Unlock()
+		want, ok := pending[line]
+		switch {
+		case !ok:
+			return fmt.Errorf("an answer to line %d, which awaits none", line)
+		case hasID(id) && !sameJSON(want, id):
+			// (No id: the far relay could not read the request's.)
+			return fmt.Errorf("an answer to line %d with another id", line)
+		}
+		delete(pending, line)
+		return nil
+	}
+	// silence bounds a wait for the far relay's next line while a request
+	// awaits its answer, or the far relay its end: one send's bound there
+	// and the host's.
+	silence := q.Timeout + n.timeout
+	quiet := time.NewTimer(silence)
+	defer quiet.Stop()
 	var broken error
-	for b := range s.Lines() {
-		l, err := wire.ReadRelayLine(b)
-		if err != nil {
-			broken = wire.Broken(n.dest, err)
+	out := s.Lines()
+read:
+	for {
+		select {
+		case b, ok := <-out:
+			if !ok {
+				break read
+			}
+			l, err := wire.ReadRelayLine(b)
+			if err == nil {
+				err = answer(l)
+			}
+			if err != nil {
+				broken = wire.Broken(n.dest, err)
+				s.Close()
+				break read
+			}
+			if err := put(l); err != nil {
+				return err
+			}
+			quiet.Reset(silence)
+		case <-ctx.Done():
 			s.Close()
-			break
-		}
-		if line := l.Answers(); line > 0 {
+			break read
+		case <-quiet.C:
 			mu.Lock()
-			delete(pending, line)
+			waiting := len(pending) > 0 || ended
 			mu.Unlock()
-		}
-		if err := put(l); err != nil {
-			return err
+			if waiting {
+				broken = domain.Refuse(domain.ReasonHostUnreachable, "no word from the relay on %s within %s, with requests unanswered or its end awaited", n.dest, silence)
+				s.Close()
+				break read
+			}
+			quiet.Reset(silence)
 		}
 	}
 	// The far relay has ended: so does the feed to it, or Wait, which
@@ -113,10 +172,16 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if err == nil && (ctx.Err() != nil || (res.Code == 0 && len(pending) == 0)) {
+	switch {
+	case broken == nil && ctx.Err() != nil:
+		if len(pending) == 0 {
+			return nil
+		}
+		// Interrupted: what was handed over may have been sent there.
+		err = domain.Refuse(domain.ReasonOutcomeUnknown, "the relay on %s was interrupted with %d request(s) handed over and unanswered", n.dest, len(pending))
+	case err == nil && res.Code == 0 && len(pending) == 0:
 		return nil
-	}
-	if err == nil {
+	case err == nil:
 		err = domain.Refuse(domain.ReasonHostUnreachable, "the relay on %s ended (exit %d: %s)", n.dest, res.Code, wire.Message(res.Stderr))
 	}
 	for _, line := range slices.Sorted(maps.Keys(pending)) {
@@ -124,4 +189,20 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 			Detail: fmt.Sprintf("the relay on %s ended before it answered line %d: its text may have been sent; look before sending it again (%v)", n.dest, line, err)})
 	}
 	return err
+}
+
+// hasID reports whether an answer carries an id.
+func hasID(id json.RawMessage) bool {
+	t := bytes.TrimSpace(id)
+	return len(t) > 0 && string(t) != "null"
+}
+
+// sameJSON reports whether a and b are one JSON value: an id as the
+// request wrote it and as the far relay wrote it back.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y bytes.Buffer
+	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+		return false
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
 }

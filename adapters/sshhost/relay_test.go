@@ -261,3 +261,111 @@ func TestNodeRelayEndsWhenTheConnectionIsLostWithRequestsOpen(t *testing.T) {
 		t.Fatal("the relay still waits for a request after its connection was lost")
 	}
 }
+
+// A far relay's answer must be to a line that awaits one, with its id: an
+// answer to a line never sent, a second answer, or one with another id is
+// a broken far side, and the requests left unanswered are outcome_unknown.
+func TestNodeRelayTakesOneAnswerPerRequest(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	requests := `{"id":1,"to":"one","text":"a"}` + "\n" + `{"id":2,"to":"one","text":"b"}` + "\n"
+	for name, answer := range map[string]string{
+		"a line never sent": `{"type":"receipt","id":1,"line":99,"outcome":"sent","msgId":"m","transport":"courier","sessionId":"s","pid":1,"name":"one","elapsedMs":1}`,
+		"a line twice":      farReceipt,
+		"another id":        `{"type":"receipt","id":"someone-else","line":2,"outcome":"sent","msgId":"m","transport":"courier","sessionId":"s","pid":1,"name":"one","elapsedMs":1}`,
+		"line 0":            `{"type":"refusal","id":1,"line":0,"reason":"not_live","detail":"x"}`,
+	} {
+		far := &farRelay{answer: func([]string) []string { return []string{farReady, farReceipt, answer} }}
+		got, err := relayLines(t, sshhost.NewNode(far, d, time.Minute), requests)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", name, err)
+		assert.Equal(t, domain.ReasonHostUnreachable, r.Reason, name)
+		var answered []int
+		for _, l := range got {
+			if n := l.Answers(); n > 0 {
+				answered = append(answered, n)
+			}
+		}
+		assert.Equal(t, []int{1, 2}, answered, "%s: each request answered once", name)
+	}
+}
+
+// stillRelay is a Remote whose relay says ready, answers nothing more and
+// never ends by itself: it ends when its stream is closed. got (when not
+// nil) is closed once a request has reached it.
+type stillRelay struct{ got chan struct{} }
+
+func (stillRelay) Call(context.Context, ports.RemoteCall) (ports.RemoteResult, error) {
+	panic("not called")
+}
+
+func (f stillRelay) Stream(_ context.Context, c ports.RemoteCall) (ports.RemoteStream, error) {
+	s := &fakeStream{lines: make(chan []byte), closed: make(chan struct{})}
+	go func() {
+		buf := make([]byte, 512)
+		for first := true; ; first = false {
+			if _, err := c.Stdin.Read(buf); err != nil {
+				return
+			}
+			if first && f.got != nil {
+				close(f.got)
+			}
+		}
+	}()
+	go func() {
+		defer close(s.lines)
+		select {
+		case s.lines <- []byte(farReady):
+		case <-s.closed:
+			return
+		}
+		<-s.closed
+	}()
+	return s, nil
+}
+
+// A far relay that goes silent with a request unanswered, or after the
+// requests ended, ends within its bound (one send's and the host's):
+// host_unreachable, the request outcome_unknown; interrupted (ctx) with a
+// request unanswered, the same line and an outcome_unknown refusal.
+func TestNodeRelayDoesNotWaitForever(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	q := wire.RelayQuery{Timeout: 20 * time.Millisecond}
+	far := stillRelay{}
+	run := func(ctx context.Context, requests io.Reader) ([]wire.RelayLine, error) {
+		var got []wire.RelayLine
+		err := sshhost.NewNode(far, d, 20*time.Millisecond).Relay(ctx, q, requests, func(l wire.RelayLine) error {
+			got = append(got, l)
+			return nil
+		})
+		return got, err
+	}
+	for name, requests := range map[string]string{"a request unanswered": `{"id":1,"to":"one","text":"a"}` + "\n", "after the end": ""} {
+		got, err := run(t.Context(), strings.NewReader(requests))
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", name, err)
+		assert.Equal(t, domain.ReasonHostUnreachable, r.Reason, name)
+		if requests != "" {
+			require.Len(t, got, 2, name)
+			assert.Equal(t, "outcome_unknown", got[1].(wire.RelayRefusal).Reason, name)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	in, feed := io.Pipe()
+	t.Cleanup(func() { _ = feed.Close() })
+	far.got = make(chan struct{})
+	go func() {
+		_, _ = feed.Write([]byte(`{"id":1,"to":"one","text":"a"}` + "\n"))
+		<-far.got // handed over there
+		cancel()
+	}()
+	q.Timeout = time.Hour // no silence bound: the interruption ends it
+	got, err := run(ctx, in)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
+	require.NotEmpty(t, got)
+	assert.Equal(t, "outcome_unknown", got[len(got)-1].(wire.RelayRefusal).Reason)
+}

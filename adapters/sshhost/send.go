@@ -75,32 +75,51 @@ func (n *Node) look(q wire.SendQuery) string {
 // receipt reads the far side's `send --json` output: a receipt (also one
 // with ok false beside a failing exit code: no_reply, wait_timeout), given
 // its host, or the refusal it printed as the error; otherwise as Send says.
+// A receipt must be whole (jsonexact.Complete) and agree with the call
+// (checkReceipt); a refusal whose reason this build does not know came
+// after the text was handed over, so it is outcome_unknown.
 func (n *Node) receipt(res ports.RemoteResult, q wire.SendQuery) (wire.Receipt, error) {
 	dest := n.dest
+	stdout := bytes.TrimSpace(res.Stdout)
 	var refused wire.RefusalDoc
-	if res.Code != 0 && jsonexact.Exact(bytes.TrimSpace(res.Stdout), &refused) == nil {
-		return wire.Receipt{}, wire.Failure(dest, res)
+	if res.Code != 0 && jsonexact.Exact(stdout, &refused) == nil && jsonexact.Complete(stdout, refused) == nil {
+		err := wire.Failure(dest, res)
+		if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonHostUnreachable && !q.DryRun {
+			return wire.Receipt{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
+				Detail: fmt.Sprintf("peerctl on %s refused after it had the text, in words this build cannot read (%s); it may have delivered it: look (%s) before sending it again",
+					dest, r.Detail, n.look(q))}
+		}
+		return wire.Receipt{}, err
 	}
 	var out wire.Receipt
 	var ep string
-	err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), &out)
+	err := errors.New("nothing on its stdout")
+	if len(stdout) > 0 {
+		err = jsonexact.Exact(stdout, &out)
+	}
+	if err == nil {
+		err = jsonexact.Complete(stdout, out)
+	}
+	if err == nil {
+		err = checkReceipt(out, res.Code, q)
+	}
 	if err == nil {
 		ep, err = wire.HostEndpoint(dest, out.Endpoint)
 	}
 	switch {
-	case err == nil && out.OK == (res.Code == 0):
+	case err == nil:
 	case res.Code != 0 && q.DryRun:
 		return wire.Receipt{}, wire.Failure(dest, res)
 	case res.Code != 0:
 		// It had the text: a crash (a panic is exit 2), a kill or any other
 		// failing exit without a receipt may have come after the delivery.
 		return wire.Receipt{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
-			Detail: fmt.Sprintf("peerctl on %s ended with exit %d and no receipt (%s); it had the text and may have delivered it: look (%s) before sending it again",
-				dest, res.Code, lastWords(res.Stderr), n.look(q))}
+			Detail: fmt.Sprintf("peerctl on %s ended with exit %d and no valid receipt (%s; %s); it had the text and may have delivered it: look (%s) before sending it again",
+				dest, res.Code, wire.Safe(wire.Clip(err.Error(), 200)), lastWords(res.Stderr), n.look(q))}
 	case q.DryRun:
-		return wire.Receipt{}, wire.Broken(dest, noReceipt(err))
+		return wire.Receipt{}, wire.Broken(dest, err)
 	default:
-		r, _ := domain.AsRefusal(wire.Broken(dest, noReceipt(err)))
+		r, _ := domain.AsRefusal(wire.Broken(dest, err))
 		return wire.Receipt{}, &domain.Refusal{Reason: domain.ReasonOutcomeUnknown,
 			Detail: fmt.Sprintf("%s; it had the text and may have delivered it: look (%s) before sending it again", r.Detail, n.look(q))}
 	}
@@ -108,20 +127,41 @@ func (n *Node) receipt(res ports.RemoteResult, q wire.SendQuery) (wire.Receipt, 
 	return out, nil
 }
 
-// lastWords is the last line a far side printed on stderr, escaped and
-// clipped, or "it said nothing".
+// checkReceipt is why out, which the far side ended with exit code, is no
+// receipt of q: its ok disagrees with the exit; an ok false that is not
+// no_reply's or wait_timeout's with that very exit code; a plan for a send
+// that was not a dry run (or none for one); a reply no one awaited; no
+// session, outcome or transport.
+func checkReceipt(out wire.Receipt, code int, q wire.SendQuery) error {
+	switch r := out.Refusal; {
+	case out.OK != (code == 0):
+		return fmt.Errorf("a receipt with ok %t, and exit code %d", out.OK, code)
+	case !out.OK && (r == nil || r.ExitCode != code ||
+		(r.Reason != domain.ReasonNoReply.String() && r.Reason != domain.ReasonWaitTimeout.String())):
+		return fmt.Errorf("a receipt with ok false that is not no_reply's or wait_timeout's with exit code %d", code)
+	case out.OK && r != nil:
+		return errors.New("a receipt with ok true and a refusal")
+	case (out.Plan != nil) != q.DryRun:
+		return fmt.Errorf("a receipt whose plan (%t) is not the dry run's (%t)", out.Plan != nil, q.DryRun)
+	case out.Reply != nil && q.AwaitReply <= 0:
+		return errors.New("a receipt with a reply no one awaited")
+	case out.SessionID == "" || out.Outcome == "" || out.Transport == "":
+		return errors.New("a receipt without its session, outcome or transport")
+	}
+	return nil
+}
+
+// lastWords is the last line a far side printed on stderr (a Go panic's
+// own line, when it panicked), escaped and clipped, or "it said nothing".
 func lastWords(stderr []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(stderr)), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "panic: ") {
+			return "its last words: " + wire.Safe(wire.Clip(strings.TrimSpace(l), 300))
+		}
+	}
 	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
 		return "its last words: " + wire.Safe(wire.Clip(last, 300))
 	}
 	return "it said nothing"
-}
-
-// noReceipt is why a far side's successful output is no receipt.
-func noReceipt(err error) error {
-	if err == nil {
-		return errors.New("a receipt with ok false, and exit code 0")
-	}
-	return err
 }

@@ -105,6 +105,12 @@ func (c *cli) sendCmd() *cobra.Command {
 				}
 				return c.sendDurable(cmd.Context(), c.localWay(svc, app.SendRequestOf(q), asJSON), text, durable, asJSON)
 			}
+			if !dest.IsLocal() {
+				// Refused here, before any connection, as a send here would be.
+				if _, err := domain.NewMessage(text); err != nil {
+					return err
+				}
+			}
 			n, err := c.node(dest)
 			if err != nil {
 				return err
@@ -280,7 +286,7 @@ func confirmTime(confirmed bool, elapsed time.Duration) string {
 // printPlan prints a dry run's plan after its first line.
 func printPlan(w io.Writer, p *domain.Plan) {
 	if len(p.Argv) > 0 {
-		fmt.Fprintf(w, "run:   %s\n", domain.ShellCommand(p.Argv...))
+		fmt.Fprintf(w, "run:   %s\n", safe(domain.ShellCommand(p.Argv...)))
 		fmt.Fprintf(w, "in:    %s\n", safe(p.Dir))
 		if p.Call != "" {
 			fmt.Fprintf(w, "call:  SendMessage %s\n", safe(p.Call))

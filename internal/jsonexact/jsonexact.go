@@ -67,9 +67,14 @@ type Options struct {
 type KeyError struct {
 	Key       string
 	Duplicate bool
+	// Missing: a key the document must have is not there (Complete).
+	Missing bool
 }
 
 func (e *KeyError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("key %q is missing", e.Key)
+	}
 	if e.Duplicate {
 		return fmt.Sprintf("key %q appears more than once", e.Key)
 	}

@@ -199,6 +199,9 @@ func ReadDoctor(b []byte) (Doctor, error) {
 			if !bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) {
 				return Doctor{}, fmt.Errorf("the doctor's %q is not an object", Clip(key, 40))
 			}
+			if dup, ok := jsonexact.Duplicate(v); ok {
+				return Doctor{}, fmt.Errorf("the doctor's %q holds key %s twice", key, Safe(Clip(strconv.Quote(dup), 60)))
+			}
 			harnesses = append(harnesses, DoctorHarness{Key: key, JSON: v})
 			continue
 		}

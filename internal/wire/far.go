@@ -10,14 +10,6 @@ import (
 	"github.com/peerctl/peerctl/ports"
 )
 
-// Exit codes of peerctl's table that reading a far side's run needs
-// (docs/OUTPUT.md, "Exit codes").
-const (
-	exitOK             = 0
-	exitError          = 1
-	exitOutcomeUnknown = 12
-)
-
 // InstallFix is the command a refusal names when no usable peerctl is on
 // dest, shell-quoted (domain.ShellCommand).
 func InstallFix(dest domain.Dest) string {
@@ -39,8 +31,13 @@ func (e *FarError) Error() string { return e.Message }
 // jsonexact.Exact) when it exited 0; otherwise its failure is the error
 // (Failure).
 func ReadDoc(dest domain.Dest, res ports.RemoteResult, v any) error {
-	if res.Code == exitOK {
-		if err := jsonexact.Exact(bytes.TrimSpace(res.Stdout), v); err != nil {
+	if res.Code == ExitOK {
+		out := bytes.TrimSpace(res.Stdout)
+		err := jsonexact.Exact(out, v)
+		if err == nil {
+			err = jsonexact.Complete(out, v)
+		}
+		if err != nil {
 			return Broken(dest, err)
 		}
 		return nil
@@ -54,7 +51,7 @@ func ReadDoc(dest domain.Dest, res ports.RemoteResult, v any) error {
 // reads as this machine's), or a *FarError with its message and exit code.
 func Failure(dest domain.Dest, res ports.RemoteResult) error {
 	var doc RefusalDoc
-	if out := bytes.TrimSpace(res.Stdout); len(out) > 0 && jsonexact.Exact(out, &doc) == nil {
+	if out := bytes.TrimSpace(res.Stdout); len(out) > 0 && jsonexact.Exact(out, &doc) == nil && jsonexact.Complete(out, doc) == nil {
 		reason, err := domain.ParseReason(doc.Refusal.Reason)
 		if err != nil {
 			return Broken(dest, err)
@@ -63,8 +60,8 @@ func Failure(dest domain.Dest, res ports.RemoteResult) error {
 			Suggestions: doc.Refusal.Suggestions, Status: doc.Refusal.Status, StatusReason: doc.Refusal.StatusReason}
 	}
 	code := res.Code
-	if code <= exitOK || code > exitOutcomeUnknown {
-		code = exitError
+	if code <= ExitOK || code > ExitOutcomeUnknown {
+		code = ExitError
 	}
 	return &FarError{Dest: dest, Code: code, Message: fmt.Sprintf("%s: %s", dest, Message(res.Stderr))}
 }
