@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // DoctorDoc is r, with mcp (where `peerctl mcp`'s server is), as `doctor

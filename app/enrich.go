@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // Enrich reads the registry once and returns, for every id in ids (full

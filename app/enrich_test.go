@@ -13,8 +13,8 @@ import (
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // countingRegistry counts reads.

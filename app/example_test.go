@@ -13,8 +13,8 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
 

@@ -16,7 +16,7 @@ import (
 
 // Catalog is the list of harness plug-ins a program serves, in the order
 // their words, flags and transports are shown. The composition root
-// (cmd/wiring) holds it: app/ never names a harness.
+// (internal/wiring) holds it: app/ never names a harness.
 type Catalog []ports.HarnessPlugin
 
 // Transports lists every harness's transport names, each harness's
@@ -157,7 +157,7 @@ func NewRegistry(cfg Config, hs Harnesses) Registries {
 
 // Graph provides *Service, its Transport (routed to each target
 // harness's), the Watcher, the Couriers and the Relay over the ports. It
-// names no adapter: the composition root (cmd/wiring.Module) adds the
+// names no adapter: the composition root (internal/wiring.Module) adds the
 // harness plug-ins (Plug) and the adapters bound to the other ports
 // (ports.Processes, ports.Transcripts, ports.FolderWatcher,
 // ports.ExitWatcher). Supply a Config; swap any port with fx.Replace or
@@ -189,7 +189,7 @@ var readPorts = fx.Options(
 // bound as in Graph, and nothing that delivers, confirms or watches. A
 // smaller graph is a cheaper fx.New (docs/PERFORMANCE.md: about 8% of a
 // `list` process). The composition root adds the plug-ins
-// (cmd/wiring.ReadModule). The Service it gives refuses Send (no
+// (internal/wiring.ReadModule). The Service it gives refuses Send (no
 // transport).
 var ReadGraph = fx.Options(
 	readPorts,
@@ -245,7 +245,7 @@ func NewRelay(lc fx.Lifecycle, svc *Service) *Relay {
 }
 
 // OptionalPorts are the ports a Service can do without (confirmation,
-// watching); the composition root (cmd/wiring.Module) provides them all,
+// watching); the composition root (internal/wiring.Module) provides them all,
 // a host may replace them.
 type OptionalPorts struct {
 	fx.In

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // fakeNode is a Node whose listing is given, after an optional wait on

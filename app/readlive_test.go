@@ -13,8 +13,8 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 func TestFilePID(t *testing.T) {

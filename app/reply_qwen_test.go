@@ -14,8 +14,8 @@ import (
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/portsmock"
 )

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // A send here as its documents (docs/OUTPUT.md): the receipt `send

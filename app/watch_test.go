@@ -18,9 +18,9 @@ import (
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // nextEvent returns the next event, failing the test after within.

@@ -34,7 +34,7 @@ done <<'TARGETS'
 ./adapters/fsregistry FuzzFastString
 ./adapters/fsregistry FuzzFastNumber
 ./adapters/qwenregistry FuzzParse
-./internal/jsonexact FuzzUnmarshal
+./ports/jsonexact FuzzUnmarshal
 ./adapters/transcript FuzzLineShortcuts
 ./adapters/courierexec FuzzEndpointAnswer
 TARGETS

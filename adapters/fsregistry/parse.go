@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/ports/jsonexact"
 )
 
 // wireRecord mirrors Claude Code's <pid>.json (2.1.328 field names). Fields

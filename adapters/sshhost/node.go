@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/jsonexact"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // Node is another machine's peerctl as a node of the use cases (app.Node,

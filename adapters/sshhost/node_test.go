@@ -15,8 +15,8 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // answering is a Remote whose every call ends with res.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/lines"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/lines"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // farRelay is a Remote whose stream is a far relay: it reads its stdin to

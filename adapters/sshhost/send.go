@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/jsonexact"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // Send runs `peerctl send --json` there with q's flags, then "--", the

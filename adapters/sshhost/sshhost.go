@@ -54,9 +54,9 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/jsonexact"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 const (

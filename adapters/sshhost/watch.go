@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/jsonexact"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // Watch streams `peerctl watch --json` there (its start bounded by the

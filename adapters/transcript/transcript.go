@@ -38,8 +38,8 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/jsonexact"
 )
 
 const (

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // maxCarried bounds the plain sends the service remembers for the

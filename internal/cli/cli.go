@@ -17,10 +17,10 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // exitCodeRows is the exit-code table: code, refusal word ("" for none)

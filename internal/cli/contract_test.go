@@ -18,7 +18,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // TestEveryCommandHasAnExample walks the whole command tree.

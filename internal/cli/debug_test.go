@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )

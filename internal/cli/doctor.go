@@ -13,10 +13,10 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // doctorMCP checks what `peerctl mcp` would run. Never a problem: only

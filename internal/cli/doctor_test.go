@@ -14,7 +14,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/qwencode"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )

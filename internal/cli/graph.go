@@ -7,7 +7,7 @@ import (
 	"go.uber.org/fx/fxevent"
 
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
+	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // graph builds the fx app from the harness flags and opts, populating the

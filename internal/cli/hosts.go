@@ -13,8 +13,8 @@ import (
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // loadHosts reads the hosts file; path is where it is.

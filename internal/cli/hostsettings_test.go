@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/peerctl/peerctl/cmd/wiring"
+	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // A host's settings are the harness plug-ins' flags, each reaching the far

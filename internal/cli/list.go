@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // wire.Session is one object of `list --json` and of `show --json`. Field

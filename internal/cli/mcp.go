@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // maxConcurrentSends is how many send_message calls run at once; the

@@ -25,8 +25,8 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcpserve"
 	"github.com/peerctl/peerctl/internal/mcptools"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )

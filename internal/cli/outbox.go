@@ -14,8 +14,8 @@ import (
 	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // outboxTime is t in RFC 3339 UTC, to the nanosecond ("" for the zero time).

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
-	"github.com/peerctl/peerctl/cmd/wiring"
+	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // hostSchema is the hosts file's settings: the harness plug-ins' flags.

@@ -17,10 +17,10 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
-	"github.com/peerctl/peerctl/internal/lines"
 	"github.com/peerctl/peerctl/internal/mcptools"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/jsonexact"
+	"github.com/peerctl/peerctl/ports/lines"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // relayIn is one input line (docs/OUTPUT.md); the output lines are

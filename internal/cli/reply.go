@@ -7,9 +7,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // validAwait checks --await-reply against the other flags: it needs the

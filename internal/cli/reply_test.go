@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/internal/lines"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/lines"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 func TestSafeText(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/peerctl/peerctl/internal/mcptools"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // MCPServer serves peerctl's tools over the Model Context Protocol on std

@@ -12,7 +12,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
 )

@@ -14,8 +14,8 @@ import (
 	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // fullOutbox is an outbox on a full disk: every write fails with ENOSPC,

@@ -29,8 +29,8 @@ import (
 	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // serveEnv is the variable that, set to "off", keeps every command from

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

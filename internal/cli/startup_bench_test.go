@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
 

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"

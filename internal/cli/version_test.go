@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/peerctl/peerctl/internal/wire"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // TestWatchLinesLineUp: watch's text lines keep their columns whatever the

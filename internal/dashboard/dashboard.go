@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 //go:embed assets

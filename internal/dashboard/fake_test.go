@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // fake is a Backend over fixed data; Cancel and Retry change it. A

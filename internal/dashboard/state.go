@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/wire"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // HostListing is what one machine's listing gave: its sessions (every

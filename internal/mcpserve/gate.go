@@ -10,8 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/peerctl/peerctl/internal/jsonexact"
-	"github.com/peerctl/peerctl/internal/lines"
+	"github.com/peerctl/peerctl/ports/jsonexact"
+	"github.com/peerctl/peerctl/ports/lines"
 )
 
 // maxDepth is how deeply a message may nest: the SDK's own decoder refuses

@@ -15,9 +15,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // Serve serves tools on std until std.In closes or ctx ends (a signal):

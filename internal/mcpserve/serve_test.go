@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/lines"
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/ports/lines"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/cmd/wiring"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/test/livecc"
 	"github.com/peerctl/peerctl/test/livecodex"
 	"github.com/peerctl/peerctl/test/liveqwen"

@@ -1,7 +1,7 @@
 // Package layering holds the layers by test (the design's rule 11): domain
 // imports only the standard library; ports only domain; adapters never
 // app, the CLI or the MCP server, and a harness's adapters never another
-// harness's; app no adapter; only the composition root (cmd/wiring) wires
+// harness's; app no adapter; only the composition root (internal/wiring) wires
 // the harness plug-ins.
 package layering
 
@@ -168,19 +168,19 @@ func TestAppImportsNoAdapter(t *testing.T) {
 		for _, imp := range imps {
 			rel, mine := ours(imp)
 			assert.False(t, mine && strings.HasPrefix(rel, "adapters/"),
-				"%s imports %s: adapters are wired at the composition root, cmd/wiring", pkg, imp)
+				"%s imports %s: adapters are wired at the composition root, internal/wiring", pkg, imp)
 		}
 	}
 }
 
 // TestTheCompositionRootHoldsEveryHarnessPlugin: every adapter package
 // that exports a harness plug-in (a package-level Plugin) is in
-// cmd/wiring's list, so a harness is added there with one line and never
+// internal/wiring's list, so a harness is added there with one line and never
 // wired anywhere else.
 func TestTheCompositionRootHoldsEveryHarnessPlugin(t *testing.T) {
-	pkgs := imports(t, module+"/cmd/wiring")
+	pkgs := imports(t, module+"/internal/wiring")
 	var wired []string
-	for _, imp := range pkgs["cmd/wiring"] {
+	for _, imp := range pkgs["internal/wiring"] {
 		if rel, mine := ours(imp); mine {
 			wired = append(wired, rel)
 		}
@@ -197,16 +197,16 @@ func TestTheCompositionRootHoldsEveryHarnessPlugin(t *testing.T) {
 	}
 	require.NotEmpty(t, plugins, "no adapter exports a Plugin")
 	for _, p := range plugins {
-		assert.Contains(t, wired, p, "%s exports a harness plug-in that cmd/wiring does not wire", p)
+		assert.Contains(t, wired, p, "%s exports a harness plug-in that internal/wiring does not wire", p)
 	}
 	for pkg, imps := range imports(t, module+"/...") {
-		if pkg == "cmd/wiring" {
+		if pkg == "internal/wiring" {
 			continue
 		}
 		for _, imp := range imps {
 			rel, _ := ours(imp)
 			assert.False(t, slices.Contains(plugins, rel) && !strings.HasPrefix(pkg, "adapters/") && !strings.HasPrefix(pkg, "test/"),
-				"%s imports the harness plug-in %s: only cmd/wiring wires plug-ins", pkg, rel)
+				"%s imports the harness plug-in %s: only internal/wiring wires plug-ins", pkg, rel)
 		}
 	}
 }
@@ -223,4 +223,59 @@ func exportsPlugin(t *testing.T, dir string, files []string) bool {
 		}
 	}
 	return false
+}
+
+// layer ranks a package of the module: an import may only point to a
+// lower rank, or within its own group (adapters among adapters, ports
+// among ports, the command-line programs' internal packages among
+// themselves). domain 0; ports and the contract between nodes
+// (ports/wire, ports/jsonexact, ports/lines) 1; adapters and app 2 (and
+// neither imports the other); the composition root, internal/wiring, 3;
+// the rest of internal/ 4; cmd/ 5. test/ helpers are not ranked.
+func layer(pkg string) (rank int, group string, ok bool) {
+	switch {
+	case pkg == "domain" || strings.HasPrefix(pkg, "domain/"):
+		return 0, "domain", true
+	case pkg == "ports" || strings.HasPrefix(pkg, "ports/"):
+		return 1, "ports", true
+	case strings.HasPrefix(pkg, "adapters/"):
+		return 2, "adapters", true
+	case pkg == "app" || strings.HasPrefix(pkg, "app/"):
+		return 2, "app", true
+	case pkg == "internal/wiring":
+		return 3, "wiring", true
+	case strings.HasPrefix(pkg, "internal/"):
+		return 4, "internal", true
+	case strings.HasPrefix(pkg, "cmd/"):
+		return 5, "cmd", true
+	}
+	return 0, "", false
+}
+
+// TestNoImportRunsBackUpTheLayers: every import inside the module points
+// down the layers (layer), never up: a leaf that adapters need lives
+// beside ports, and the composition root is a library the programs and
+// the service share, not a package under cmd/.
+func TestNoImportRunsBackUpTheLayers(t *testing.T) {
+	for pkg, imps := range imports(t, module+"/...") {
+		rank, group, ranked := layer(pkg)
+		if !ranked {
+			continue
+		}
+		for _, imp := range imps {
+			rel, mine := ours(imp)
+			if !mine {
+				continue
+			}
+			r, g, ok := layer(rel)
+			if !ok {
+				t.Errorf("%s imports %s, which is no layer's (test helpers are for tests)", pkg, rel)
+				continue
+			}
+			if g == group && g != "app" {
+				continue
+			}
+			assert.True(t, r < rank, "%s (layer %d) imports %s (layer %d): an import runs back up the layers", pkg, rank, rel, r)
+		}
+	}
 }

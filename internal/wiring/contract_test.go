@@ -14,8 +14,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
 

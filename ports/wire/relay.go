@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/ports/jsonexact"
 )
 
 // RelayProtocol is the version of `peerctl relay`'s line protocol

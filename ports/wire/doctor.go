@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/ports/jsonexact"
 )
 
 // Doctor is `doctor --json`'s document (docs/OUTPUT.md): what this

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/internal/jsonexact"
+	"github.com/peerctl/peerctl/ports/jsonexact"
 )
 
 type inner struct {

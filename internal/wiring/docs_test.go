@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/cmd/wiring"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // The files that name the harnesses in prose, typed by hand (the plug-in's

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/internal/jsonexact"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/jsonexact"
 )
 
 // InstallFix is the command a refusal names when no usable peerctl is on
