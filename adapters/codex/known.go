@@ -76,7 +76,10 @@ func (r *Registry) known(ctx context.Context) (_ []domain.Record, err error) {
 	if err := r.memo.recall(); err != nil {
 		return nil, err
 	}
-	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
+	defer func(parent context.Context) {
+		err = daemonSilent(r.home, r.procRoot, r.ask, err)
+		r.memo.remember(parent, err)
+	}(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
@@ -84,7 +87,7 @@ func (r *Registry) known(ctx context.Context) (_ []domain.Record, err error) {
 		return r.knownFiles() // a daemon killed left its socket: none runs
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
+		return nil, err // it names the socket
 	}
 	defer c.Close()
 	rows, _, err := c.ListThreads(ctx)

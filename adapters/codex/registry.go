@@ -185,12 +185,15 @@ func (r *Registry) daemonThreads(ctx context.Context, sock string) (threads []co
 	if err := r.memo.recall(); err != nil {
 		return nil, err
 	}
-	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
+	defer func(parent context.Context) {
+		err = daemonSilent(r.home, r.procRoot, r.ask, err)
+		r.memo.remember(parent, err)
+	}(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
 	if err != nil {
-		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
+		return nil, err // it names the socket
 	}
 	defer c.Close()
 	loaded, err := c.LoadedThreads(ctx)
