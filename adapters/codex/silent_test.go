@@ -2,8 +2,10 @@ package codex
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +150,50 @@ func TestQueueQuotesCodexNotItsBacktrace(t *testing.T) {
 	assert.Equal(t, "thread 'main' panicked at src/main.rs:3:5: / boom / note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
 		codexSaid("a\nb\nthread 'main' panicked at src/main.rs:3:5:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"))
 	assert.Equal(t, "(no output)", codexSaid("\n"))
+}
+
+// Issue 41: the daemon died (killed: its socket is left, nothing
+// listens) while a daemon-mode TUI, its client, still shows a thread: the
+// thread is listed not live with that TUI's pid, saying its daemon is
+// gone and the TUI takes nothing, and among the known threads it carries
+// what to do (never "no process has it open"). A thread of that folder
+// last written before the TUI started is not one it shows.
+func TestDaemonGoneTUIStillShowsItsThread(t *testing.T) {
+	w := newWorld(t, nil)
+	w.fake.Close()
+	ln, err := net.Listen("unix", w.fake.Socket)
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	boot := time.Now().Add(-time.Hour)
+	require.NoError(t, os.WriteFile(filepath.Join(w.procRoot, "stat"), []byte("cpu  1 2 3\nbtime "+strconv.FormatInt(boot.Unix(), 10)+"\nprocesses 9\n"), 0o644))
+	fakeProc(t, w.procRoot, 200, []string{"codex", "ping first"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite")) // started 12 s after boot
+	_, day := lockedHome(t, w.fake.Home)
+	rollout := func(id string) string {
+		f := filepath.Join(day, "rollout-2026-12-02T03-40-51-"+id+".jsonl")
+		require.NoError(t, os.WriteFile(f, []byte(`{"timestamp":"x","type":"session_meta","payload":{"id":"`+id+`","timestamp":"2026-12-02T03:40:51.123Z","cwd":"/w/a","cli_version":"0.171.0"}}`+"\n"), 0o644))
+		return f
+	}
+	rollout(threadA)
+	old := rollout(threadB)
+	require.NoError(t, os.Chtimes(old, boot, boot))
+
+	snap, err := w.reg.Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Records, 1, "%+v", snap.Records)
+	e := domain.Classify(snap.Records[0], domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes})
+	assert.Equal(t, threadA, e.Record.SessionID)
+	assert.Equal(t, 200, e.Record.PID)
+	assert.Equal(t, domain.VerdictStale, e.Verdict)
+	assert.Equal(t, `its app-server daemon is gone (nothing listens on its control socket), while Codex TUI pid 200, a client of that daemon in /w/a, still runs and may show the thread, saying "Reconnecting to server…": it takes no message until it is restarted`, e.Reason)
+
+	known, err := w.reg.Known(context.Background())
+	require.NoError(t, err)
+	byID := map[string]domain.Record{}
+	for _, k := range known {
+		byID[k.SessionID] = k
+	}
+	assert.Equal(t, "nothing was sent: Codex TUI pid 200 may still show it, but the app-server daemon it ran on is gone, so neither transport reaches it there; quit that TUI and run `codex resume "+threadA+"` in /w/a (which starts a new daemon), then send again", byID[threadA].Problem)
+	assert.Equal(t, domain.VerdictStale, byID[threadA].ProblemVerdict)
+	assert.Empty(t, byID[threadB].Problem, "written before the TUI started: not one it shows")
 }
