@@ -81,6 +81,17 @@ func worldOn(t *testing.T, f *codexapptest.Server) *world {
 	return w
 }
 
+// kill ends the fake daemon as kill -9 does: its socket is left, nothing
+// listens on it.
+func (w *world) kill(t *testing.T) {
+	t.Helper()
+	w.fake.Close()
+	ln, err := net.Listen("unix", w.fake.Socket)
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+}
+
 func (w *world) read(t *testing.T) map[string]domain.Entry {
 	t.Helper()
 	snap, err := w.reg.Read(context.Background())
@@ -261,11 +272,7 @@ func TestRegistryNoDaemonTUIWithoutAnyDaemon(t *testing.T) {
 // TUIs' threads are listed (issue 28, case 4).
 func TestRegistryDaemonGone(t *testing.T) {
 	w := newWorld(t, map[string]string{threadA: "/w/a"})
-	w.fake.Close()
-	ln, err := net.Listen("unix", w.fake.Socket) // a socket file nothing listens on
-	require.NoError(t, err)
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	require.NoError(t, ln.Close())
+	w.kill(t)
 	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
 	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
 	snap, err := w.reg.Read(context.Background())

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -160,11 +159,7 @@ func TestQueueQuotesCodexNotItsBacktrace(t *testing.T) {
 // last written before the TUI started is not one it shows.
 func TestDaemonGoneTUIStillShowsItsThread(t *testing.T) {
 	w := newWorld(t, nil)
-	w.fake.Close()
-	ln, err := net.Listen("unix", w.fake.Socket)
-	require.NoError(t, err)
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	require.NoError(t, ln.Close())
+	w.kill(t)
 	boot := time.Now().Add(-time.Hour)
 	require.NoError(t, os.WriteFile(filepath.Join(w.procRoot, "stat"), []byte("cpu  1 2 3\nbtime "+strconv.FormatInt(boot.Unix(), 10)+"\nprocesses 9\n"), 0o644))
 	fakeProc(t, w.procRoot, 200, []string{"codex", "ping first"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite")) // started 12 s after boot
