@@ -133,7 +133,11 @@ func resolveEndpoint(entries, live []Entry, address string) (Entry, error) {
 	switch {
 	case len(byPID) == 0:
 		for _, e := range entries {
-			if e.Record.PID == ep.PID() && e.Record.Problem == "" {
+			// A record with a problem is another's trouble, unless it is
+			// the very session the endpoint pins (its pid and key): then
+			// its verdict and reason are what is true of it.
+			pinned := e.Record.Harness == ep.Harness() && spec.key(e.Record) == ep.Name()
+			if e.Record.PID == ep.PID() && (e.Record.Problem == "" || pinned) {
 				return Entry{}, Refuse(ReasonNotLive, "endpoint pid %d: record %s is %s (%s); its transcript may still exist", ep.PID(), e.Record.File, e.Verdict, e.Reason)
 			}
 		}

@@ -75,6 +75,11 @@ func TestResolveRefuses(t *testing.T) {
 	c := liveEntry(6100, idC, "other")
 	d := liveEntry(7000, idD, "26df9a5b")
 	stale := staleEntry(8000, idC, "gone-1")
+	troubled := func(name string) domain.Entry {
+		r := rec(8100, idC, name)
+		r.Problem, r.ProblemVerdict = "its server is gone, its window still shows it", domain.VerdictStale
+		return domain.Classify(r, alive)
+	}
 	sameID := liveEntry(4700, idA, "proj-90")
 	// Another live record publishing a's socket (the same path, written
 	// otherwise): a post there reaches whichever process bound it.
@@ -104,6 +109,11 @@ func TestResolveRefuses(t *testing.T) {
 		{"endpoint: socket changed", []domain.Entry{a}, "cc-peer:v1:4652:proj-89:/tmp/elsewhere.sock", domain.ReasonIdentityMismatch, `endpoint socket "/tmp/elsewhere.sock" but pid 4652 now publishes "/tmp/cc-socks/4652.sock"`, []int{4652}},
 		{"endpoint: pid not live", []domain.Entry{a, stale}, "cc-peer:v1:8000:gone-1:/tmp/cc-socks/8000.sock", domain.ReasonNotLive, "endpoint pid 8000: record 8000.json is stale (pid 8000 is not running); its transcript may still exist", nil},
 		{"endpoint: pid unknown", []domain.Entry{a}, "cc-peer:v1:9999:x:/s", domain.ReasonNotLive, "no live session has pid 9999", nil},
+		// A record with a problem that is the session pinned says it (a
+		// Codex thread whose daemon died while its TUI still shows it);
+		// another session's trouble is not quoted.
+		{"endpoint: the pinned session's problem", []domain.Entry{a, troubled("gone-2")}, "cc-peer:v1:8100:gone-2:/tmp/cc-socks/8100.sock", domain.ReasonNotLive, "endpoint pid 8100: record 8100.json is stale (its server is gone, its window still shows it); its transcript may still exist", nil},
+		{"endpoint: another's problem", []domain.Entry{a, troubled("gone-2")}, "cc-peer:v1:8100:other:/tmp/cc-socks/8100.sock", domain.ReasonNotLive, "no live session has pid 8100", nil},
 		{"two live records carry the session id given", []domain.Entry{a, sameID}, idA, domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records; refusing to guess", []int{4652, 4700}},
 		{"two live records carry one session id", []domain.Entry{a, sameID}, "proj-89", domain.ReasonIdentityMismatch, "session id " + idA + " is carried by 2 live records", []int{4652, 4700}},
 		{"two live records publish one socket", []domain.Entry{a, sameSock("/tmp/cc-socks/4652.sock")}, "proj-89", domain.ReasonIdentityMismatch, `socket "/tmp/cc-socks/4652.sock" is published by 2 live records`, []int{4652, 4800}},

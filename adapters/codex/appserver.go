@@ -48,12 +48,39 @@ type Config struct {
 	// dirs are the folders the control socket may link into (nil:
 	// codexapp.DaemonDir of our uid); tests set it.
 	dirs []string
+	// procRoot is where processes are read ("": /proc); tests set it.
+	procRoot string
+	// ask bounds each step before the text is handed over (0:
+	// DefaultAsk); tests set it.
+	ask time.Duration
 	// memo is the registry's (see daemonMemo); nil remembers nothing.
 	memo *daemonMemo
 }
 
 // getuid is os.Getuid (tests replace it).
 var getuid = os.Getuid
+
+// proc is the process root the daemon's state is read from.
+func (c Config) proc() string {
+	if c.procRoot == "" {
+		return "/proc"
+	}
+	return c.procRoot
+}
+
+// askBound is the bound of one step before the hand-over.
+func (c Config) askBound() time.Duration {
+	if c.ask <= 0 {
+		return DefaultAsk
+	}
+	return c.ask
+}
+
+// silent says err as a daemon that did not answer within bound, when it
+// is one (daemonSilent).
+func (c Config) silent(bound time.Duration, err error) error {
+	return daemonSilent(c.Home, c.proc(), bound, err)
+}
 
 func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
@@ -156,27 +183,36 @@ func (t *AppServer) Deliver(ctx context.Context, target domain.Session, msg doma
 	return rec, err
 }
 
-// dial checks the home's control socket and opens a connection to it,
-// the handshake bounded by DefaultAsk (a daemon the registry found not
-// answering is not asked again: daemonMemo); a failure is
-// delivery_failed, nothing was sent.
+// dial opens a connection (openDaemon); a failure is delivery_failed, nothing
+// was sent.
 func dial(ctx context.Context, cfg Config) (*codexapp.Conn, error) {
-	sock, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...)
-	if err != nil {
-		return nil, failed("%v; nothing was sent", err)
-	}
-	if err := cfg.memo.recall(); err != nil {
-		return nil, failed("%v; nothing was sent", err)
-	}
-	octx, cancel := context.WithTimeout(ctx, DefaultAsk)
-	defer cancel()
-	c, err := codexapp.Open(octx, sock, cfg.Version)
-	cfg.memo.remember(ctx, err)
-	cfg.Log.Debug("codex app-server connect", "socket", sock, "err", err)
+	c, err := openDaemon(ctx, cfg)
 	if err != nil {
 		return nil, notSent(ctx, err)
 	}
 	return c, nil
+}
+
+// openDaemon checks the home's control socket and opens a connection to it,
+// the handshake bounded by cfg.ask (DefaultAsk); a daemon the registry
+// found not answering is not asked again (daemonMemo), and one that took
+// the connection and did not answer is said so, naming its pid
+// (daemonSilent), its error matching context.DeadlineExceeded.
+func openDaemon(ctx context.Context, cfg Config) (*codexapp.Conn, error) {
+	sock, err := codexapp.Socket(cfg.Home, getuid(), cfg.dirs...)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.memo.recall(); err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, cfg.askBound())
+	defer cancel()
+	c, err := codexapp.Open(octx, sock, cfg.Version)
+	err = cfg.silent(cfg.askBound(), err)
+	cfg.memo.remember(ctx, err)
+	cfg.Log.Debug("codex app-server connect", "socket", sock, "err", err)
+	return c, err
 }
 
 // notSent is the delivery_failed refusal of a step before the text was
@@ -195,12 +231,18 @@ func failed(format string, args ...any) *domain.Refusal {
 // post runs thread/resume and turn/start on c and waits, on notes (c's
 // notifications, or a copy of them), for the receipt; it returns the turn
 // the text started (or joined), told to onTurn (when not nil) as soon as
-// turn/start named it.
+// turn/start named it. Each call before turn/start (thread/loaded/list,
+// thread/resume) is bounded by DefaultAsk (cfg.ask): a daemon that stopped
+// answering is said so well before the delivery's timeout, and nothing
+// was sent; turn/start, which carries the text, is bounded by ctx alone,
+// and no answer to it is outcome_unknown.
 func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexapp.Notification, target domain.Session, msg domain.Message, onTurn func(string)) (domain.Receipt, string, error) {
 	id := target.ID()
-	loaded, err := c.LoadedThreads(ctx)
+	actx, cancel := context.WithTimeout(ctx, cfg.askBound())
+	loaded, err := c.LoadedThreads(actx)
+	cancel()
 	if err != nil {
-		return domain.Receipt{}, "", notSent(ctx, err)
+		return domain.Receipt{}, "", notSent(ctx, cfg.silent(cfg.askBound(), err))
 	}
 	if !slices.Contains(loaded, id) {
 		return domain.Receipt{}, "", domain.Refuse(domain.ReasonNotLive, "Codex's daemon no longer holds thread %s loaded (its TUI quit); nothing was sent: a resume would run it with no one watching (--transport queue keeps it for the next resume)", id)
@@ -208,8 +250,11 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 	var resumed struct {
 		Thread codexapp.Thread `json:"thread"`
 	}
-	if err := c.Call(ctx, "thread/resume", map[string]any{"threadId": id, "excludeTurns": true}, &resumed); err != nil {
-		return domain.Receipt{}, "", notSent(ctx, err)
+	actx, cancel = context.WithTimeout(ctx, cfg.askBound())
+	err = c.Call(actx, "thread/resume", map[string]any{"threadId": id, "excludeTurns": true}, &resumed)
+	cancel()
+	if err != nil {
+		return domain.Receipt{}, "", notSent(ctx, cfg.silent(cfg.askBound(), err))
 	}
 	busy := resumed.Thread.Status.Type == "active"
 	var started struct {
@@ -219,7 +264,7 @@ func post(ctx context.Context, cfg Config, c *codexapp.Conn, notes <-chan codexa
 		} `json:"turn"`
 	}
 	input := []map[string]any{{"type": "text", "text": Envelope(cfg.From, msg.Text())}}
-	err = c.Call(ctx, "turn/start", map[string]any{"threadId": id, "input": input}, &started)
+	err = cfg.silent(cfg.Timeout, c.Call(ctx, "turn/start", map[string]any{"threadId": id, "input": input}, &started))
 	cfg.Log.Debug("codex turn/start", "thread", id, "turn", started.Turn.ID, "busy", busy, "err", err)
 	var rpc *codexapp.RPCError
 	switch {

@@ -57,22 +57,39 @@ func newWorld(t *testing.T, rows map[string]string) *world {
 		loaded = append(loaded, id)
 		data = append(data, map[string]any{"id": id, "cwd": cwd, "name": "name " + id[:4], "preview": "p", "status": map[string]any{"type": "idle"}, "cliVersion": "0.171.0", "createdAt": 1, "updatedAt": 2})
 	}
-	f := codexapptest.Start(t, map[string]codexapptest.Handler{
+	return worldOn(t, codexapptest.Start(t, map[string]codexapptest.Handler{
 		"thread/loaded/list": func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
 			return map[string]any{"data": loaded}, "", true
 		},
 		"thread/list": func(*codexapptest.Peer, codexapptest.Msg) (any, string, bool) {
 			return map[string]any{"data": data}, "", true
 		},
-	})
+	}))
+}
+
+// worldOn is a world around the fake daemon f: daemon.pid names pid 100,
+// a fake /proc holds it.
+func worldOn(t *testing.T, f *codexapptest.Server) *world {
+	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(f.Home, "app-server-daemon"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(f.Home, "app-server-daemon", "daemon.pid"), []byte(`{"pid":100}`), 0o644))
 	w := &world{fake: f, procRoot: t.TempDir()}
 	fakeProc(t, w.procRoot, 100, []string{"codex", "app-server", "--listen", "unix://"}, "/", filepath.Join(f.Home, "state_5.sqlite"))
 	w.reg = NewRegistry(f.Home, "test", "")
 	w.reg.procRoot, w.reg.dirs = w.procRoot, []string{f.Dir}
-	w.cfg = Config{Home: f.Home, dirs: []string{f.Dir}, Window: 5 * time.Second}
+	w.cfg = Config{Home: f.Home, dirs: []string{f.Dir}, procRoot: w.procRoot, Window: 5 * time.Second}
 	return w
+}
+
+// kill ends the fake daemon as kill -9 does: its socket is left, nothing
+// listens on it.
+func (w *world) kill(t *testing.T) {
+	t.Helper()
+	w.fake.Close()
+	ln, err := net.Listen("unix", w.fake.Socket)
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
 }
 
 func (w *world) read(t *testing.T) map[string]domain.Entry {
@@ -204,7 +221,7 @@ func TestRegistryDaemonThatNeverAnswers(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, snap.Unread, 1)
 	assert.Equal(t, Kind, snap.Unread[0].Harness)
-	assert.Contains(t, snap.Unread[0].Err.Error(), "no answer from Codex's app-server")
+	assert.Contains(t, snap.Unread[0].Err.Error(), "the Codex app-server daemon (pid 100) does not answer: it took the connection on "+w.fake.Socket+" but did not answer thread/loaded/list within 200ms; it may be hung or overloaded")
 	require.Len(t, snap.Records, 1, "the --no-daemon TUI's thread is listed all the same")
 	assert.Equal(t, threadN, snap.Records[0].SessionID)
 }
@@ -255,11 +272,7 @@ func TestRegistryNoDaemonTUIWithoutAnyDaemon(t *testing.T) {
 // TUIs' threads are listed (issue 28, case 4).
 func TestRegistryDaemonGone(t *testing.T) {
 	w := newWorld(t, map[string]string{threadA: "/w/a"})
-	w.fake.Close()
-	ln, err := net.Listen("unix", w.fake.Socket) // a socket file nothing listens on
-	require.NoError(t, err)
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	require.NoError(t, ln.Close())
+	w.kill(t)
 	fakeProc(t, w.procRoot, 200, []string{"codex"}, "/w/a", filepath.Join(w.fake.Home, "state_5.sqlite"))
 	noDaemonTUI(t, w.fake.Home, w.procRoot, 400, threadN)
 	snap, err := w.reg.Read(context.Background())

@@ -107,7 +107,7 @@ func daemonAnswers(ctx context.Context, home string) error {
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, version())
 	if err != nil {
-		return err
+		return daemonSilent(home, "/proc", probeTimeout, err)
 	}
 	return c.Close()
 }

@@ -34,19 +34,22 @@ var _ ports.KnownRegistry = (*Registry)(nil)
 // text queued for it is not seen by the run). It never writes Codex's
 // state.
 func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
-	recs, err := r.known(ctx)
+	recs, gone, err := r.known(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.markExecRuns(recs), nil
+	procs := scanProcs(r.procRoot, r.home)
+	daemonPID := readDaemonPID(r.home)
+	markDescendants(procs, daemonPID, procliveness.NewTree(r.procRoot))
+	if gone {
+		recs = markOrphans(recs, r.orphans(procs, daemonPID))
+	}
+	return markExecRuns(recs, procs, daemonPID), nil
 }
 
 // markExecRuns gives each thread whose writer lock a running `codex exec`
 // holds that run's Problem (headless; see execProblem).
-func (r *Registry) markExecRuns(recs []domain.Record) []domain.Record {
-	procs := scanProcs(r.procRoot, r.home)
-	daemonPID := readDaemonPID(r.home)
-	markDescendants(procs, daemonPID, procliveness.NewTree(r.procRoot))
+func markExecRuns(recs []domain.Record, procs []proc, daemonPID int) []domain.Record {
 	held := map[string]proc{}
 	for _, p := range procs {
 		if p.role(daemonPID) == KindExec {
@@ -64,32 +67,38 @@ func (r *Registry) markExecRuns(recs []domain.Record) []domain.Record {
 	return recs
 }
 
-// known is Known before markExecRuns.
-func (r *Registry) known(ctx context.Context) (_ []domain.Record, err error) {
+// known is Known before its marks; gone says no daemon serves the home
+// (none, or one killed that left its socket behind).
+func (r *Registry) known(ctx context.Context) (_ []domain.Record, gone bool, err error) {
 	sock, err := codexapp.Socket(r.home, getuid(), r.dirs...)
 	if errors.Is(err, codexapp.ErrNoDaemon) {
-		return r.knownFiles()
+		recs, err := r.knownFiles()
+		return recs, true, err
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := r.memo.recall(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
+	defer func(parent context.Context) {
+		err = daemonSilent(r.home, r.procRoot, r.ask, err)
+		r.memo.remember(parent, err)
+	}(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
 	if daemonGone(err) {
-		return r.knownFiles() // a daemon killed left its socket: none runs
+		recs, err := r.knownFiles() // a daemon killed left its socket: none runs
+		return recs, true, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
+		return nil, false, err // it names the socket
 	}
 	defer c.Close()
 	rows, _, err := c.ListThreads(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	out := make([]domain.Record, 0, len(rows))
 	for _, t := range rows {
@@ -105,7 +114,7 @@ func (r *Registry) known(ctx context.Context) (_ []domain.Record, err error) {
 		}
 		out = append(out, rec)
 	}
-	return out, nil
+	return out, false, nil
 }
 
 // knownFiles lists the threads of the rollouts and session_index.jsonl,

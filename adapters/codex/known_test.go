@@ -2,7 +2,6 @@ package codex
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,11 +68,7 @@ func tree(t *testing.T, root string) []string {
 // with no daemon (issue 28, case 4).
 func TestKnownWithADaemonGone(t *testing.T) {
 	w := newWorld(t, nil)
-	w.fake.Close()
-	ln, err := net.Listen("unix", w.fake.Socket)
-	require.NoError(t, err)
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	require.NoError(t, ln.Close())
+	w.kill(t)
 	_, day := lockedHome(t, w.fake.Home)
 	require.NoError(t, os.WriteFile(filepath.Join(day, "rollout-2026-12-02T03-40-51-"+threadN+".jsonl"), []byte("{}\n"), 0o644))
 	recs, err := w.reg.Known(context.Background())

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/codexapp"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -117,7 +119,14 @@ func when(target domain.Session) string {
 	return "it runs now if the thread is idle, as its next turn if busy, in the TUI that has it open"
 }
 
-// Deliver runs codex queue (see Queue).
+// Deliver runs codex queue (see Queue). While a daemon serves the home,
+// codex queue hands the message to it; one that takes connections and
+// does not answer (stopped: SIGSTOP) makes codex queue wait about 10 s
+// and fail (measured on 0.171.0, with strace: only the WebSocket upgrade
+// was written, never the message). So the daemon is asked first, as the
+// app-server transport asks it (the handshake, bounded by DefaultAsk):
+// one that does not answer is delivery_failed naming it, and codex queue
+// is not run.
 func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
 	if err := q.check(target); err != nil {
 		return domain.Receipt{}, err
@@ -125,6 +134,9 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 	path, err := exec.LookPath(q.program())
 	if err != nil {
 		return domain.Receipt{}, failed("find %q: %v (pass --codex or set $%s); nothing was sent", q.program(), err, ProgramEnv)
+	}
+	if err := q.daemonAnswers(ctx); err != nil {
+		return domain.Receipt{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, q.cfg.Timeout)
 	defer cancel()
@@ -147,11 +159,11 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 		if ctx.Err() != nil {
 			return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue did not finish within %s (%v); the message may or may not be queued: look before sending again", q.cfg.Timeout, err)
 		}
-		return domain.Receipt{}, failed("codex queue failed (%v): %s", err, lastLines(text))
+		return domain.Receipt{}, failed("codex queue failed (%v): %s", err, codexSaid(text))
 	}
 	m := queuedLine.FindStringSubmatch(text)
 	if m == nil || !strings.EqualFold(m[2], target.ID()) {
-		return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue exited 0 without saying it queued the message for thread %s: %s", target.ID(), lastLines(text))
+		return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue exited 0 without saying it queued the message for thread %s: %s", target.ID(), codexSaid(text))
 	}
 	return domain.Receipt{Transport: QueueName, Outcome: domain.OutcomeQueued.String(), MsgID: m[1],
 		Detail: fmt.Sprintf("Codex queued message %s for thread %s (durable): %s", m[1], target.ID(), when(target))}, nil
@@ -167,14 +179,58 @@ func withoutVar(env []string, key string) []string {
 	return out
 }
 
-// lastLines keeps the end of a command's output, one line, bounded.
-func lastLines(s string) string {
-	if s == "" {
+// daemonAnswers asks the home's daemon, when a control socket says one
+// serves it, for the handshake (openDaemon's bound and memo): nil when it
+// answers, or when none runs (no socket, or nothing listens on it: codex
+// queue then writes the queue file itself); a daemon that does not
+// answer is delivery_failed naming it. Other trouble is left to codex
+// queue to meet and say.
+func (q *Queue) daemonAnswers(ctx context.Context) error {
+	if _, err := codexapp.Socket(q.cfg.Home, getuid(), q.cfg.dirs...); err != nil {
+		return nil
+	}
+	c, err := openDaemon(ctx, q.cfg)
+	switch {
+	case err == nil:
+		return c.Close()
+	case ctx.Err() != nil:
+		return notSent(ctx, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return failed("%v; codex queue would wait for it and fail, so it was not run; nothing was sent", err)
+	}
+	return nil
+}
+
+// codexSaid is what a codex command's output says, for a reason: one
+// line, bounded. A Rust error report ("Error: …", its "Caused by:" list,
+// then "Stack backtrace:" and numbered frames, "   7: <unknown>") is
+// kept to its error and causes; other output to its last three lines,
+// never a backtrace's frames.
+func codexSaid(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		if t := strings.TrimSpace(l); t == "Stack backtrace:" || strings.HasPrefix(t, "stack backtrace:") {
+			lines = lines[:i]
+			break
+		}
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Error: ") {
+			lines = lines[i:]
+			break
+		}
+	}
+	var kept []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) == 0 {
 		return "(no output)"
 	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > 3 {
-		lines = lines[len(lines)-3:]
+	if len(kept) > 3 && !strings.HasPrefix(kept[0], "Error: ") {
+		kept = kept[len(kept)-3:]
 	}
-	return oneLine(strings.Join(lines, " / "))
+	return oneLine(strings.Join(kept, " / "))
 }

@@ -44,8 +44,12 @@ const maxMetaLine = 64 << 10
 //     daemon keeps a thread loaded about a minute after its TUI quit);
 //     fewer: ambiguous.
 //
-// A thread no process holds is not a record. A daemon that is not running,
-// or does not answer, leaves the --no-daemon threads listed (see Read). It
+// When no daemon runs (none, or one killed: nothing listens on its
+// socket) while daemon-mode TUIs, its clients, still run, each thread
+// such a TUI may still show is a record with that TUI's pid, stale,
+// saying so (see orphans). Any other thread no process holds is not a
+// record. A daemon that is not running, or does not answer, leaves the
+// --no-daemon threads listed (see Read). It
 // never writes Codex's state.
 type Registry struct {
 	home     string
@@ -124,12 +128,14 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		}
 	}
 	if sock == "" {
+		snap.Records = append(snap.Records, r.orphanRecords(procs, daemonPID, "")...)
 		return r.stamp(snap), nil
 	}
 	threads, err := r.daemonThreads(ctx, sock)
 	switch {
 	case daemonGone(err):
 		snap.Warnings = append(snap.Warnings, goneWarning(sock, err, procs, daemonPID))
+		snap.Records = append(snap.Records, r.orphanRecords(procs, daemonPID, sock)...)
 	case err != nil:
 		snap.Unread = append(snap.Unread, ports.Unread{Harness: Kind, Dir: r.home,
 			Err: fmt.Errorf("%w (the threads of --no-daemon TUIs are listed, the daemon's are not)", err)})
@@ -137,6 +143,16 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		snap.Records = append(snap.Records, daemonRecords(threads, procs, daemonPID, sock)...)
 	}
 	return r.stamp(snap), nil
+}
+
+// orphanRecords are the records of the threads the clients of a daemon
+// that is gone may still show (orphans): not live, naming the TUI.
+func (r *Registry) orphanRecords(procs []proc, daemonPID int, sock string) []domain.Record {
+	var out []domain.Record
+	for _, o := range r.orphans(procs, daemonPID) {
+		out = append(out, o.record(sock))
+	}
+	return out
 }
 
 // execProblem says why a thread a headless run p (KindExec: `codex
@@ -185,12 +201,15 @@ func (r *Registry) daemonThreads(ctx context.Context, sock string) (threads []co
 	if err := r.memo.recall(); err != nil {
 		return nil, err
 	}
-	defer func(parent context.Context) { r.memo.remember(parent, err) }(ctx)
+	defer func(parent context.Context) {
+		err = daemonSilent(r.home, r.procRoot, r.ask, err)
+		r.memo.remember(parent, err)
+	}(ctx)
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
 	c, err := codexapp.Open(ctx, sock, r.version)
 	if err != nil {
-		return nil, fmt.Errorf("ask the app-server daemon at %s: %w", sock, err)
+		return nil, err // it names the socket
 	}
 	defer c.Close()
 	loaded, err := c.LoadedThreads(ctx)

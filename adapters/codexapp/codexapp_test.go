@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,33 +139,45 @@ func TestDaemonThatNeverAnswers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := codexapp.Open(ctx, f.Socket, "test")
-	require.Error(t, err)
+	var silent *codexapp.NoAnswerError
+	require.ErrorAs(t, err, &silent)
+	assert.Equal(t, "initialize", silent.Step)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Contains(t, err.Error(), "no answer from Codex's app-server")
+	assert.Equal(t, "Codex's app-server at "+f.Socket+" took the connection but did not answer initialize in time", err.Error())
 	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+1 }, 5*time.Second, 10*time.Millisecond, "the connection's goroutines end")
 }
 
-// A socket that accepts and never speaks HTTP: the handshake ends with
-// its context.
-func TestHandshakeThatNeverAnswers(t *testing.T) {
-	dir := shortDir(t)
-	ln, err := net.Listen("unix", filepath.Join(dir, "s"))
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+// A daemon stopped with SIGSTOP (its socket takes the connection, nothing
+// reads it): the handshake ends with its context, the error says which
+// step got no answer, in words of the daemon, not of the WebSocket
+// library's layers.
+func TestStoppedDaemon(t *testing.T) {
+	f := codexapptest.StartStopped(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err = codexapp.Dial(ctx, filepath.Join(dir, "s"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "connect to Codex's app-server")
+	_, err := codexapp.Open(ctx, f.Socket, "test")
+	var silent *codexapp.NoAnswerError
+	require.ErrorAs(t, err, &silent)
+	assert.Equal(t, f.Socket, silent.Socket)
+	assert.Equal(t, "the WebSocket upgrade", silent.Step)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "Codex's app-server at "+f.Socket+" took the connection but did not answer the WebSocket upgrade in time", err.Error())
+	assert.Empty(t, f.Got())
+}
+
+// A socket nothing listens on (a daemon killed leaves it): connection
+// refused, said by the system's words alone.
+func TestSocketNothingListensOn(t *testing.T) {
+	sock := filepath.Join(shortDir(t), "s")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = codexapp.Dial(ctx, sock)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Equal(t, "connect to Codex's app-server at "+sock+": connection refused", err.Error())
 }
 
 func TestMalformedAndHugeFrames(t *testing.T) {

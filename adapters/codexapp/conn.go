@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/coder/websocket"
 )
@@ -46,10 +47,28 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("Codex answered %s with error %d: %s", e.Method, e.Code, e.Message)
 }
 
+// NoAnswerError says that the daemon at Socket took the connection (a
+// stopped or hung process's socket still does: the kernel accepts) but
+// did not answer Step (the WebSocket upgrade, or a method) before the
+// caller's deadline. It matches context.DeadlineExceeded (errors.Is).
+type NoAnswerError struct {
+	Socket string
+	// Step is "the WebSocket upgrade" or a method ("initialize", …).
+	Step string
+}
+
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("Codex's app-server at %s took the connection but did not answer %s in time", e.Socket, e.Step)
+}
+
+// Is makes a NoAnswerError match context.DeadlineExceeded.
+func (e *NoAnswerError) Is(target error) bool { return target == context.DeadlineExceeded }
+
 // Conn is one connection to the daemon. Calls may run concurrently; every
 // one is bounded by its context. Close ends the reader and releases
 // everything.
 type Conn struct {
+	socket  string
 	ws      *websocket.Conn
 	next    atomic.Int64
 	mu      sync.Mutex
@@ -73,7 +92,10 @@ type frame struct {
 
 // Dial connects to the daemon's socket (a path Socket checked) and
 // upgrades the connection to a WebSocket; ctx bounds the handshake only.
-// It does not initialize (see Open).
+// It does not initialize (see Open). A handshake that ctx's deadline cut
+// short is a *NoAnswerError; a socket nothing listens on wraps
+// syscall.ECONNREFUSED; the errors name the socket and the cause only (not
+// the WebSocket library's layers).
 func Dial(ctx context.Context, socket string) (*Conn, error) {
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -87,11 +109,11 @@ func Dial(ctx context.Context, socket string) (*Conn, error) {
 		_ = resp.Body.Close()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect to Codex's app-server at %s: %w", socket, err)
+		return nil, dialError(ctx, socket, err)
 	}
 	ws.SetReadLimit(MaxFrame)
 	rctx, stop := context.WithCancel(context.Background())
-	c := &Conn{ws: ws, pending: map[int64]chan frame{}, notes: make(chan Notification, notifyBuffer),
+	c := &Conn{socket: socket, ws: ws, pending: map[int64]chan frame{}, notes: make(chan Notification, notifyBuffer),
 		done: make(chan struct{}), stop: stop}
 	go c.read(rctx)
 	return c, nil
@@ -110,6 +132,20 @@ func Open(ctx context.Context, socket, version string) (*Conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// dialError says why Dial failed: no answer before ctx's deadline
+// (*NoAnswerError), the system's own error of the connect (refused, no
+// such file, permission), else err as the WebSocket library put it.
+func dialError(ctx context.Context, socket string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &NoAnswerError{Socket: socket, Step: "the WebSocket upgrade"}
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return fmt.Errorf("connect to Codex's app-server at %s: %w", socket, errno)
+	}
+	return fmt.Errorf("connect to Codex's app-server at %s: %w", socket, err)
 }
 
 func (c *Conn) initialize(ctx context.Context, version string) error {
@@ -250,6 +286,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, out any) error {
 		return nil
 	case <-ctx.Done():
 		forget()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &NoAnswerError{Socket: c.socket, Step: method}
+		}
 		return fmt.Errorf("%s: no answer from Codex's app-server: %w", method, ctx.Err())
 	}
 }

@@ -69,6 +69,36 @@ type Server struct {
 // handlers is answered by it; "initialize" answers by default.
 func Start(t testing.TB, handlers map[string]Handler) *Server {
 	t.Helper()
+	s, ln := listen(t)
+	s.handlers["initialize"] = func(*Peer, Msg) (any, string, bool) {
+		return map[string]any{"userAgent": "fake/0.171.0", "codexHome": s.Home, "platformFamily": "unix", "platformOs": "linux"}, "", true
+	}
+	for k, h := range handlers {
+		s.handlers[k] = h
+	}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
+	go func() { defer close(s.done); _ = s.srv.Serve(ln) }()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// StartStopped is a daemon that takes connections and never answers, as
+// a daemon stopped with SIGSTOP does: its socket listens, so the kernel
+// completes a connect and takes what is written into its buffers, but
+// nothing is ever accepted or read (Got stays empty).
+func StartStopped(t testing.TB) *Server {
+	t.Helper()
+	s, ln := listen(t)
+	s.srv = &http.Server{}
+	t.Cleanup(func() { _ = ln.Close() })
+	close(s.done)
+	return s
+}
+
+// listen lays out a home, a private folder and a listening socket as
+// Codex does.
+func listen(t testing.TB) (*Server, net.Listener) {
+	t.Helper()
 	root, err := os.MkdirTemp("", "cxfake") // short: a Unix socket path holds about 100 bytes
 	if err != nil {
 		t.Fatal(err)
@@ -84,20 +114,11 @@ func Start(t testing.TB, handlers map[string]Handler) *Server {
 	if err := os.Symlink(s.Socket, filepath.Join(s.Home, "app-server-control", "app-server-control.sock")); err != nil {
 		t.Fatal(err)
 	}
-	s.handlers["initialize"] = func(*Peer, Msg) (any, string, bool) {
-		return map[string]any{"userAgent": "fake/0.171.0", "codexHome": s.Home, "platformFamily": "unix", "platformOs": "linux"}, "", true
-	}
-	for k, h := range handlers {
-		s.handlers[k] = h
-	}
 	ln, err := net.Listen("unix", s.Socket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
-	go func() { defer close(s.done); _ = s.srv.Serve(ln) }()
-	t.Cleanup(s.Close)
-	return s
+	return s, ln
 }
 
 // Handle sets the handler of a method.
