@@ -206,7 +206,7 @@ func (d *Dashboard) publish() {
 	}
 	for _, g := range views {
 		vs := &viewSnap{more: g.vs.more, err: wire.Safe(g.vs.err), read: g.vs.read}
-		for _, m := range views1(g.vs.msgs) {
+		for _, m := range messageViews(g.vs.msgs) {
 			b, err := json.Marshal(m)
 			if err != nil {
 				return
@@ -225,9 +225,9 @@ func (d *Dashboard) publish() {
 	d.changed = make(chan struct{})
 }
 
-// views1 is msgs as the page shows them: escaped, history folded, each
+// messageViews is msgs as the page shows them: escaped, history folded, each
 // with its key.
-func views1(msgs []Message) []MessageView {
+func messageViews(msgs []Message) []MessageView {
 	out := make([]MessageView, len(msgs))
 	keys := map[string]int{}
 	for i, m := range msgs {

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
@@ -163,7 +162,7 @@ const localHost = "."
 // read has run longer than stale, shows its last good listing marked
 // stale.
 func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, stale time.Duration) State {
-	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: views1(msgs), OutboxError: wire.Safe(outboxErr)}
+	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs), OutboxError: wire.Safe(outboxErr)}
 	n := 0
 	for _, h := range hosts {
 		n += len(h.Listing.Sessions)
@@ -278,6 +277,3 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
-
-// encode is st as JSON.
-func encode(st State) ([]byte, error) { return json.Marshal(st) }

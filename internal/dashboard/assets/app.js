@@ -201,7 +201,7 @@ function renderSessions(force) {
         el("td", "mono cwd", s.cwd),
         note);
       tr.dataset.session = s.sessionId;
-      tr.dataset.key = sessionKey(s);
+      tr.dataset.key = s.key;
       tbody.append(tr);
     }
     g.append(el("div", "scroll", el("table", "sessions", thead, tbody)));
@@ -266,10 +266,6 @@ function forSession(m, s) {
   return a === s.name || a === s.sessionId || a === ep || a === s.shortId || (a.length >= 8 && s.sessionId.startsWith(a));
 }
 
-function messageKey(m) {
-  return m.id ? "m " + m.id : "send " + m.createdAt + " " + hostOf(m) + " " + m.address;
-}
-
 function renderMessages(force) {
   const fs = $("msg-session").value.trim().toLowerCase();
   const fh = $("msg-host").value.trim().toLowerCase();
@@ -311,7 +307,7 @@ function renderMessages(force) {
       el("td", null, age(m.updatedAt)),
       acts);
     tr.dataset.id = String(m.id);
-    tr.dataset.key = messageKey(m);
+    tr.dataset.key = m.key;
     tbody.append(tr);
   }
   const of = n === state.messages.length ? "" : " of " + state.messages.length;
