@@ -166,14 +166,7 @@ func (b webBackend) Sessions(ctx context.Context, host string) dashboard.HostLis
 // newest with their history, and on the first page the plain sends the
 // service carried in q's state.
 func (b webBackend) Messages(ctx context.Context, q dashboard.MessageQuery) ([]dashboard.Message, error) {
-	var out []dashboard.Message
-	if q.Before == 0 {
-		for _, m := range b.s.carriedSends() {
-			if q.State == "" || m.State == q.State {
-				out = append(out, m)
-			}
-		}
-	}
+	out := q.Select(b.s.carriedSends())
 	st := b.s.store
 	if st == nil {
 		return out, b.s.storeErr

@@ -69,6 +69,27 @@ type MessageQuery struct {
 	Limit int
 }
 
+// Select is the messages of msgs (newest first) q selects: those in q's
+// state, older than q.Before (a plain send, ID 0, on the first page
+// only), at most q.Limit of them with an ID (0: no limit).
+func (q MessageQuery) Select(msgs []Message) []Message {
+	var out []Message
+	n := 0
+	for _, m := range msgs {
+		if q.State != "" && m.State != q.State || q.Before != 0 && (m.ID == 0 || m.ID >= q.Before) {
+			continue
+		}
+		if m.ID != 0 {
+			if q.Limit > 0 && n == q.Limit {
+				continue
+			}
+			n++
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // Result is what a command gave: its exit code, the JSON it printed on
 // stdout (a receipt, a message, a refusal; null when none) and its stderr.
 type Result struct {

@@ -326,3 +326,30 @@ func TestRetryOfOutcomeUnknownNeedsConfirmation(t *testing.T) {
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &res))
 	assert.Equal(t, 2, res.Code, "not in the outbox: the backend says so")
 }
+
+// TestMessageQuerySelect: the state, the page start and the limit, the
+// plain sends (ID 0) on the first page only and never counted.
+func TestMessageQuerySelect(t *testing.T) {
+	msgs := []Message{{ID: 0, State: "refused"}, {ID: 5, State: "stored"}, {ID: 4, State: "refused"}, {ID: 3, State: "stored"}, {ID: 2, State: "stored"}}
+	ids := func(q MessageQuery) []int64 {
+		out := []int64{}
+		for _, m := range q.Select(msgs) {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		q    MessageQuery
+		want []int64
+	}{
+		{MessageQuery{}, []int64{0, 5, 4, 3, 2}},
+		{MessageQuery{Limit: 2}, []int64{0, 5, 4}},
+		{MessageQuery{State: "refused"}, []int64{0, 4}},
+		{MessageQuery{State: "stored", Limit: 2}, []int64{5, 3}},
+		{MessageQuery{Before: 5, Limit: 2}, []int64{4, 3}},
+		{MessageQuery{Before: 4, State: "stored"}, []int64{3, 2}},
+		{MessageQuery{Before: 2}, []int64{}},
+	} {
+		assert.Equal(t, tc.want, ids(tc.q), "%+v", tc.q)
+	}
+}

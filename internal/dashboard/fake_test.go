@@ -78,21 +78,7 @@ func (f *fake) Messages(_ context.Context, q MessageQuery) ([]Message, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, q)
-	var out []Message
-	n := 0
-	for _, m := range f.msgs {
-		if q.State != "" && m.State != q.State || m.ID == 0 && q.Before != 0 || m.ID != 0 && q.Before != 0 && m.ID >= q.Before {
-			continue
-		}
-		if m.ID != 0 {
-			if q.Limit > 0 && n == q.Limit {
-				continue
-			}
-			n++
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return q.Select(f.msgs), nil
 }
 
 func (f *fake) move(id int64, state string) Result {

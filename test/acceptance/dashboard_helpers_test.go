@@ -228,27 +228,12 @@ func (p *pageBackend) Sessions(ctx context.Context, host string) dashboard.HostL
 	return dashboard.HostListing{Host: host, Err: "no such host"}
 }
 
-// Messages is msgs as the outbox lists them: those of q's state, below
-// q.Before (the plain sends, ID 0, on the first page only), q.Limit of
-// them with an ID, in the order msgs has them.
+// Messages is msgs as the outbox lists them (in the order msgs has
+// them).
 func (p *pageBackend) Messages(_ context.Context, q dashboard.MessageQuery) ([]dashboard.Message, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []dashboard.Message
-	n := 0
-	for _, m := range p.msgs {
-		if q.State != "" && m.State != q.State || q.Before != 0 && (m.ID == 0 || m.ID >= q.Before) {
-			continue
-		}
-		if m.ID != 0 {
-			if q.Limit > 0 && n == q.Limit {
-				continue
-			}
-			n++
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return q.Select(p.msgs), nil
 }
 
 func (p *pageBackend) Cancel(context.Context, int64) dashboard.Result {
