@@ -89,6 +89,10 @@ type OutboxFilter struct {
 	Target string
 	// Limit is the most messages returned (0: no limit), newest first.
 	Limit int
+	// Before keeps the messages older than message Before: those whose
+	// ID is below it (0: every one). A page of the outbox starts before
+	// the oldest ID of the page before it.
+	Before int64
 }
 
 // Outbox keeps durable messages (peerctl serve). One process writes it

@@ -367,6 +367,10 @@ func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxM
 		q += ` AND (address = ? OR session_id = ?)`
 		args = append(args, f.Target, f.Target)
 	}
+	if f.Before > 0 {
+		q += ` AND id < ?`
+		args = append(args, f.Before)
+	}
 	q += ` ORDER BY id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)

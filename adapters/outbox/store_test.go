@@ -229,6 +229,40 @@ func TestListFilters(t *testing.T) {
 	assert.Equal(t, b.ID, l[0].ID, "newest first")
 }
 
+// TestListPages: Before pages through the outbox, newest first, with the
+// other filters (the dashboard's "older").
+func TestListPages(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	var ids []int64
+	for range 5 {
+		m, _, err := s.Put(ctx, msg(""))
+		require.NoError(t, err)
+		ids = append(ids, m.ID)
+	}
+	_, err := s.Move(ctx, ids[1], []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: t0})
+	require.NoError(t, err)
+	idsOf := func(l []ports.OutboxMessage) []int64 {
+		var out []int64
+		for _, m := range l {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	l, err := s.List(ctx, ports.OutboxFilter{Limit: 2})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ids[4], ids[3]}, idsOf(l))
+	l, err = s.List(ctx, ports.OutboxFilter{Limit: 2, Before: ids[3]})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ids[2], ids[1]}, idsOf(l), "the next page: older than the last one shown")
+	l, err = s.List(ctx, ports.OutboxFilter{Limit: 2, Before: ids[1]})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ids[0]}, idsOf(l))
+	l, err = s.List(ctx, ports.OutboxFilter{Before: ids[4], States: []domain.OutboxState{domain.OutboxStored}})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ids[3], ids[2], ids[0]}, idsOf(l), "with a state")
+}
+
 // A writer that died without closing (kill -9) leaves its WAL: the next
 // open finds every committed message, the one mid-attempt in delivering.
 func TestCrashLeavesCommittedStateInWAL(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/dashboard"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -44,7 +45,14 @@ func TestServiceRemembersThePlainSendsItCarried(t *testing.T) {
 
 	ok := carriedSend{address: "proj-89", text: "rebase", started: time.Now(), receipt: wire.Receipt{OK: true, Transport: "courier", Outcome: "queued", MsgID: "m-1"}}
 	s.carry(ok)
-	msgs, err := webBackend{s: s}.Messages(context.Background())
+	msgs, err := webBackend{s: s}.Messages(context.Background(), dashboard.MessageQuery{State: "refused"})
+	require.NoError(t, err)
+	require.Len(t, msgs, 1, "the state filter")
+	assert.Equal(t, "ghost", msgs[0].Address)
+	msgs, err = webBackend{s: s}.Messages(context.Background(), dashboard.MessageQuery{Before: 9})
+	require.NoError(t, err)
+	assert.Empty(t, msgs, "the carried sends are on the first page only")
+	msgs, err = webBackend{s: s}.Messages(context.Background(), dashboard.MessageQuery{})
 	require.NoError(t, err, "no outbox: the carried sends alone")
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "proj-89", msgs[0].Address, "newest first")

@@ -23,44 +23,21 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// exitCodeRows is the exit-code table: code, refusal word ("" for none)
-// and meaning.
-var exitCodeRows = []struct {
-	code    int
-	word    string
-	meaning string
-}{
-	{0, "", "ok"},
-	{1, "", "unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem"},
-	{2, "", "usage error (bad flag, argument or address)"},
-	{3, "not_live", "no live session answers to the address; whoami: not inside a session"},
-	{4, "identity_mismatch", "ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read; whoami: the process it runs under holds several sessions"},
-	{5, "delivery_failed", "the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation"},
-	{6, "harness_unsupported", "the session or program cannot do this"},
-	{7, "not_addressable", "live, but the record has no messaging socket, name or id, or its socket is another user's"},
-	{8, "invalid_message", "empty, NUL, invalid UTF-8 or over the 64 KiB cap"},
-	{9, "no_reply", "send --await-reply: the message was handed over but no reply came in time"},
-	{10, "host_unreachable", "--host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)"},
-	{11, "wait_timeout", "send --wait: the message was handed over but the turn on it had not ended in time"},
-	{12, "outcome_unknown", "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke or the far peerctl failed without a receipt) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
-	{13, "outbox_unavailable", "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
-}
-
 // exitCodesWidth is the width the exit-code table is wrapped to.
 const exitCodesWidth = 100
 
-// exitCodesHelp is the table `peerctl help exit-codes` prints: the codes
-// right-aligned, the words in one column, each meaning wrapped to
-// exitCodesWidth under its own start.
+// exitCodesHelp is the table `peerctl help exit-codes` prints, made from
+// wire.ExitCodes: the codes right-aligned, the words in one column, each
+// meaning wrapped to exitCodesWidth under its own start.
 var exitCodesHelp = func() string {
 	var b strings.Builder
 	b.WriteString("Exit codes:")
-	for _, r := range exitCodeRows {
-		head := fmt.Sprintf("  %2d  ", r.code)
-		if r.word != "" {
-			head += fmt.Sprintf("%-19s  ", r.word)
+	for _, r := range wire.ExitCodes {
+		head := fmt.Sprintf("  %2d  ", r.Code)
+		if w := r.Word(); w != "" {
+			head += fmt.Sprintf("%-19s  ", w)
 		}
-		b.WriteString("\n" + head + wrapText(r.meaning, len(head), exitCodesWidth))
+		b.WriteString("\n" + head + wrapText(r.Meaning, len(head), exitCodesWidth))
 	}
 	return b.String()
 }()

@@ -33,9 +33,6 @@ type webFlags struct {
 // shows with their whole receipt chain (older ones: their state).
 const dashboardHistory = 100
 
-// dashboardMessages is how many outbox messages the page shows.
-const dashboardMessages = 500
-
 // startHTTP starts the dashboard on web.addr for the service's life and
 // prints its URL (with the token) on stderr; a non-loopback address is
 // warned about loudly. It returns when the listener is up.
@@ -165,17 +162,27 @@ func (b webBackend) Sessions(ctx context.Context, host string) dashboard.HostLis
 	return out
 }
 
-// Messages is the outbox, newest first, the newest with their history.
-func (b webBackend) Messages(ctx context.Context) ([]dashboard.Message, error) {
+// Messages is the page of the outbox q selects, newest first, the
+// newest with their history, and on the first page the plain sends the
+// service carried in q's state.
+func (b webBackend) Messages(ctx context.Context, q dashboard.MessageQuery) ([]dashboard.Message, error) {
+	out := q.Select(b.s.carriedSends())
 	st := b.s.store
 	if st == nil {
-		return b.s.carriedSends(), b.s.storeErr
+		return out, b.s.storeErr
 	}
-	msgs, err := st.List(ctx, ports.OutboxFilter{Limit: dashboardMessages})
+	f := ports.OutboxFilter{Limit: q.Limit, Before: q.Before}
+	if q.State != "" {
+		state, err := domain.ParseOutboxState(q.State)
+		if err != nil {
+			return out, nil // a word only a plain send has ("failed")
+		}
+		f.States = []domain.OutboxState{state}
+	}
+	msgs, err := st.List(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dashboard.Message, len(msgs))
 	for i, m := range msgs {
 		var hist []ports.OutboxEvent
 		if i < dashboardHistory {
@@ -183,11 +190,10 @@ func (b webBackend) Messages(ctx context.Context) ([]dashboard.Message, error) {
 				hist = h
 			}
 		}
-		out[i] = toOutboxJSON(m, hist)
-		out[i].Transcript = "" // a path of this machine the page has no use for
+		o := toOutboxJSON(m, hist)
+		o.Transcript = "" // a path of this machine the page has no use for
+		out = append(out, o)
 	}
-	// The plain sends the service carried, beside the outbox, newest first.
-	out = append(out, b.s.carriedSends()...)
 	slices.SortStableFunc(out, func(x, y dashboard.Message) int { return outboxParse(y.CreatedAt).Compare(outboxParse(x.CreatedAt)) })
 	return out, nil
 }

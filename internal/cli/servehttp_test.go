@@ -4,19 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/dashboard"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // TestServeHostNeedsHTTP: serve's --host names a machine for the
@@ -116,4 +123,43 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// TestDashboardPagesTheOutbox: the page's Messages are the outbox's own
+// query: a page of Limit, the next one before the oldest id shown, and
+// a state word, which the carried sends answer too.
+func TestDashboardPagesTheOutbox(t *testing.T) {
+	ctx := context.Background()
+	st, err := outbox.Open(ctx, filepath.Join(t.TempDir(), "state", outbox.FileName))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	at := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	var ids []int64
+	for i := range 5 {
+		m, _, err := st.Put(ctx, ports.OutboxMessage{Address: "proj-89", Text: fmt.Sprint("text ", i), Created: at.Add(time.Duration(i) * time.Second),
+			Expires: at.Add(time.Hour), NextAt: at})
+		require.NoError(t, err)
+		ids = append(ids, m.ID)
+	}
+	_, err = st.Move(ctx, ids[1], []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: at})
+	require.NoError(t, err)
+	s := &server{now: time.Now, store: st}
+	s.carry(carriedSend{address: "ghost", started: at.Add(time.Minute), err: domain.Refuse(domain.ReasonNotLive, "no live session is named ghost")})
+	b := webBackend{s: s}
+	got := func(q dashboard.MessageQuery) []string {
+		t.Helper()
+		ms, err := b.Messages(ctx, q)
+		require.NoError(t, err)
+		var out []string
+		for _, m := range ms {
+			out = append(out, fmt.Sprint(m.ID, " ", m.State))
+		}
+		return out
+	}
+	assert.Equal(t, []string{"0 refused", "5 stored", "4 stored"}, got(dashboard.MessageQuery{Limit: 2}), "the newest page, the carried send beside it")
+	assert.Equal(t, []string{"3 stored", "2 cancelled"}, got(dashboard.MessageQuery{Limit: 2, Before: 4}))
+	assert.Equal(t, []string{"1 stored"}, got(dashboard.MessageQuery{Limit: 2, Before: 2}))
+	assert.Equal(t, []string{"2 cancelled"}, got(dashboard.MessageQuery{Limit: 2, State: "cancelled"}), "the state, over the whole outbox")
+	assert.Equal(t, []string{"0 refused"}, got(dashboard.MessageQuery{State: "refused"}))
+	assert.Empty(t, got(dashboard.MessageQuery{State: "failed", Before: 3}), "a plain send's word, past the first page")
 }

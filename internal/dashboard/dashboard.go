@@ -19,12 +19,12 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -41,14 +41,53 @@ type Backend interface {
 	// Each machine is listed on its own: one that is slow or hangs holds
 	// up no other.
 	Sessions(ctx context.Context, host string) HostListing
-	// Messages lists the outbox, newest first (an error: it cannot be read).
-	Messages(ctx context.Context) ([]Message, error)
-	// Cancel and Retry are `peerctl outbox cancel|retry --json ID`.
+	// Messages lists the outbox messages q selects, newest first, at most
+	// q.Limit of them with an ID; on the first page (q.Before 0) the plain
+	// sends the service carried (ID 0) come beside them. An error: the
+	// outbox cannot be read.
+	Messages(ctx context.Context, q MessageQuery) ([]Message, error)
+	// Cancel and Retry are `peerctl outbox cancel|retry --json ID`. The
+	// page asks Retry of an outcome_unknown message only once the user
+	// confirmed it (the Dashboard refuses it otherwise).
 	Cancel(ctx context.Context, id int64) Result
 	Retry(ctx context.Context, id int64) Result
 	// Send is `peerctl send --json ADDRESS TEXT`, with --await-reply
 	// (await > 0) waiting that long for the answer.
 	Send(ctx context.Context, address, text string, await time.Duration) Result
+}
+
+// MessageQuery selects one page of the outbox.
+type MessageQuery struct {
+	// State keeps the messages in this state (a word of `outbox
+	// --state`; "": every state).
+	State string
+	// Before keeps the messages older than message Before (IDs below it;
+	// 0: from the newest). The next page starts before the oldest ID of
+	// the page shown.
+	Before int64
+	// Limit is the most messages with an ID (the outbox's) it returns.
+	Limit int
+}
+
+// Select is the messages of msgs (newest first) q selects: those in q's
+// state, older than q.Before (a plain send, ID 0, on the first page
+// only), at most q.Limit of them with an ID (0: no limit).
+func (q MessageQuery) Select(msgs []Message) []Message {
+	var out []Message
+	n := 0
+	for _, m := range msgs {
+		if q.State != "" && m.State != q.State || q.Before != 0 && (m.ID == 0 || m.ID >= q.Before) {
+			continue
+		}
+		if m.ID != 0 {
+			if q.Limit > 0 && n == q.Limit {
+				continue
+			}
+			n++
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // Result is what a command gave: its exit code, the JSON it printed on
@@ -79,6 +118,9 @@ type Options struct {
 	// Exposed is the bound address when it is not loopback only: the page
 	// then says so in a banner ("" when loopback).
 	Exposed string
+	// Page is how many outbox messages the page shows at once (default
+	// 500); older ones are reached a page at a time.
+	Page int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -93,16 +135,14 @@ type Dashboard struct {
 
 	mu      sync.Mutex
 	life    context.Context // Run's, which the reads run under
-	data    []byte          // the latest State as JSON
-	changed chan struct{}   // closed when data changes
+	snap    *snapshot       // the latest data (nil before the first)
+	changed chan struct{}   // closed when snap changes
 	readers int             // open event streams
 	wake    chan struct{}
 	dirty   chan struct{}         // an answer came: Run publishes it
 	order   []string              // the machines, as Hosts named them last
 	hosts   map[string]*hostState // what is known of each
-	msgs    []Message             // the outbox as last read
-	msgErr  string                // why it could not be read
-	msgRead bool                  // a read of the outbox is under way
+	views   map[view]*viewState   // the pages of the outbox being shown
 	pubMu   sync.Mutex            // one publish at a time, in order
 }
 
@@ -162,6 +202,9 @@ func New(b Backend, opt Options) (*Dashboard, error) {
 	if opt.Stale <= 0 {
 		opt.Stale = 5 * time.Second
 	}
+	if opt.Page <= 0 {
+		opt.Page = 500
+	}
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
@@ -171,7 +214,8 @@ func New(b Backend, opt Options) (*Dashboard, error) {
 	}
 	port := opt.Addr[strings.LastIndexByte(opt.Addr, ':')+1:]
 	return &Dashboard{b: b, opt: opt, origin: "http://" + opt.Addr, cookie: "peerctl-" + port, static: http.FileServerFS(sub),
-		changed: make(chan struct{}), wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), life: context.Background(), hosts: map[string]*hostState{}}, nil
+		changed: make(chan struct{}), wake: make(chan struct{}, 1), dirty: make(chan struct{}, 1), life: context.Background(), hosts: map[string]*hostState{},
+		views: map[view]*viewState{}}, nil
 }
 
 // URL is the address to open, with the token.
@@ -239,167 +283,6 @@ func (d *Dashboard) answered() {
 	}
 }
 
-// refresh starts a read of each machine and of the outbox that is not
-// being read already, and returns a channel closed when every read under
-// way has ended. Each answer is published by Run as it comes.
-func (d *Dashboard) refresh(ctx context.Context) <-chan struct{} {
-	names := d.b.Hosts(ctx)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var waits []chan struct{}
-	known := make(map[string]bool, len(names))
-	d.order = d.order[:0]
-	for _, name := range names {
-		if known[name] {
-			continue
-		}
-		known[name] = true
-		d.order = append(d.order, name)
-		st := d.hosts[name]
-		if st == nil {
-			st = &hostState{HostRead: HostRead{Listing: HostListing{Host: name}}}
-			d.hosts[name] = st
-		}
-		if st.done == nil {
-			st.done, st.Since = make(chan struct{}), d.opt.Now()
-			go d.list(name, st)
-		}
-		waits = append(waits, st.done)
-	}
-	for name := range d.hosts {
-		if !known[name] {
-			delete(d.hosts, name) // no longer asked for; a read under way is dropped
-		}
-	}
-	if !d.msgRead {
-		d.msgRead = true
-		done := make(chan struct{})
-		waits = append(waits, done)
-		go d.readMessages(done)
-	}
-	all := make(chan struct{})
-	go func() {
-		for _, w := range waits {
-			<-w
-		}
-		close(all)
-	}()
-	return all
-}
-
-// list reads one machine and records its answer.
-func (d *Dashboard) list(name string, st *hostState) {
-	d.mu.Lock()
-	life := d.life
-	d.mu.Unlock()
-	ctx, cancel := context.WithTimeout(life, listBound)
-	l := d.b.Sessions(ctx, name)
-	cancel()
-	now := d.opt.Now()
-	d.mu.Lock()
-	if l.Err == "" {
-		st.Listing, st.SeenAt, st.Err = l, now, ""
-	} else {
-		st.Err, st.LastErr, st.LastErrAt = l.Err, l.Err, now
-	}
-	st.Listing.Host = name
-	st.Since = time.Time{}
-	done := st.done
-	st.done = nil
-	d.mu.Unlock()
-	close(done)
-	d.answered()
-}
-
-// readMessages reads the outbox and records it.
-func (d *Dashboard) readMessages(done chan struct{}) {
-	d.mu.Lock()
-	life := d.life
-	d.mu.Unlock()
-	ctx, cancel := context.WithTimeout(life, listBound)
-	msgs, err := d.b.Messages(ctx)
-	cancel()
-	d.mu.Lock()
-	d.msgs, d.msgErr, d.msgRead = msgs, "", false
-	if err != nil {
-		d.msgErr = err.Error()
-	}
-	d.mu.Unlock()
-	close(done)
-	d.answered()
-}
-
-// publish builds the data from what is known now and, when it changed,
-// tells the listeners.
-func (d *Dashboard) publish() {
-	d.pubMu.Lock()
-	defer d.pubMu.Unlock()
-	d.mu.Lock()
-	reads := make([]HostRead, 0, len(d.order))
-	for _, name := range d.order {
-		reads = append(reads, d.hosts[name].HostRead)
-	}
-	msgs, why := slices.Clone(d.msgs), d.msgErr
-	d.mu.Unlock()
-	st := Build(d.opt.Now(), reads, msgs, why, d.opt.Stale)
-	st.Exposed = wire.Safe(d.opt.Exposed)
-	b, err := encode(st)
-	if err != nil {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if bytes.Equal(stripAt(b), stripAt(d.data)) {
-		return
-	}
-	d.data = b
-	close(d.changed)
-	d.changed = make(chan struct{})
-}
-
-// stripAt is a State's JSON without its leading "at" field, so that two
-// reads of the same data compare equal.
-func stripAt(b []byte) []byte {
-	if i := bytes.IndexByte(b, ','); i > 0 {
-		return b[i:]
-	}
-	return b
-}
-
-// Data reads every machine and the outbox, waiting for them until ctx
-// ends, and returns the page's data, State as JSON.
-func (d *Dashboard) Data(ctx context.Context) ([]byte, error) {
-	done := d.refresh(ctx)
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-	d.publish()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.data == nil {
-		return nil, errors.New("dashboard: no data")
-	}
-	return d.data, nil
-}
-
-// latest is the latest data and the channel closed when it changes; the
-// first time, it reads the data, waiting at most firstWait for it.
-func (d *Dashboard) latest(ctx context.Context) ([]byte, <-chan struct{}) {
-	d.mu.Lock()
-	b, ch := d.data, d.changed
-	d.mu.Unlock()
-	if b == nil {
-		ctx, cancel := context.WithTimeout(ctx, firstWait)
-		_, _ = d.Data(ctx)
-		cancel()
-		d.mu.Lock()
-		b, ch = d.data, d.changed
-		d.mu.Unlock()
-	}
-	return b, ch
-}
-
 // ServeHTTP checks the request (headers, Host, token, Origin) and
 // answers it.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -459,7 +342,16 @@ func (d *Dashboard) tokenOK(s string) bool {
 func (d *Dashboard) route(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case p == "/api/state" && r.Method == http.MethodGet:
-		b, _ := d.latest(r.Context())
+		v, err := viewOf(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		b, err := d.stateOf(r.Context(), v)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		writeJSON(w, b)
 	case p == "/api/events" && r.Method == http.MethodGet:
 		d.events(w, r)
@@ -479,50 +371,6 @@ func (d *Dashboard) route(w http.ResponseWriter, r *http.Request) {
 func writeJSON(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
-}
-
-// events streams the data as server-sent events: the current data at
-// once, then each change.
-func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
-		return
-	}
-	d.mu.Lock()
-	d.readers++
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.readers--
-		d.mu.Unlock()
-	}()
-	d.poke()
-	w.Header().Set("Content-Type", "text/event-stream")
-	ctx := r.Context()
-	var sent []byte
-	keep := time.NewTicker(15 * time.Second)
-	defer keep.Stop()
-	for {
-		b, ch := d.latest(ctx)
-		if b != nil && !bytes.Equal(b, sent) {
-			if _, err := fmt.Fprintf(w, "event: state\ndata: %s\n\n", b); err != nil {
-				return
-			}
-			fl.Flush()
-			sent = b
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ch:
-		case <-keep.C:
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			fl.Flush()
-		}
-	}
 }
 
 // sendForm is the body of POST /api/send.
@@ -547,9 +395,15 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), await+5*time.Minute)
 	defer cancel()
-	res := d.b.Send(ctx, f.Address, f.Text, await)
-	d.poke()
-	d.result(w, res)
+	d.finish(w, d.b.Send(ctx, f.Address, f.Text, await))
+}
+
+// changeForm is the body of POST /api/outbox/ID/cancel|retry ({} or
+// none for a cancel).
+type changeForm struct {
+	// ConfirmOutcomeUnknown: the user was told that an outcome_unknown
+	// message may have arrived already and asked to send it again.
+	ConfirmOutcomeUnknown bool `json:"confirmOutcomeUnknown"`
 }
 
 func (d *Dashboard) change(w http.ResponseWriter, r *http.Request, rest string) {
@@ -559,23 +413,41 @@ func (d *Dashboard) change(w http.ResponseWriter, r *http.Request, rest string) 
 		http.NotFound(w, r)
 		return
 	}
+	var f changeForm
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		http.Error(w, "peerctl dashboard: want {} or {confirmOutcomeUnknown: true}", http.StatusBadRequest)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
-	var res Result
 	if op == "cancel" {
-		res = d.b.Cancel(ctx, id)
-	} else {
-		res = d.b.Retry(ctx, id)
+		d.finish(w, d.b.Cancel(ctx, id))
+		return
 	}
-	d.poke()
-	d.result(w, res)
+	if !f.ConfirmOutcomeUnknown {
+		// Whether it is outcome_unknown now: the message itself, or the
+		// next older one when it is not in the outbox.
+		ms, err := d.b.Messages(ctx, MessageQuery{Before: id + 1, Limit: 1})
+		if err == nil && len(ms) > 0 && ms[0].ID == id && ms[0].State == domain.OutboxOutcomeUnknown.String() {
+			d.result(w, http.StatusConflict, Result{Code: wire.ExitOutcomeUnknown, JSON: json.RawMessage(fmt.Sprintf(`{"id":%d,"state":%q,"needsConfirmation":true}`, id, ms[0].State)),
+				Stderr: fmt.Sprintf("peerctl dashboard: message %d is outcome_unknown: it may have arrived already, and sending it again may deliver it twice; look first (peerctl outbox show %d, the session's transcript), then confirm the retry\n", id, id)})
+			return
+		}
+	}
+	d.finish(w, d.b.Retry(ctx, id))
 }
 
-// result writes what a command gave, its text made safe as the CLI
+// finish has the data read again (a change was made) and writes res.
+func (d *Dashboard) finish(w http.ResponseWriter, res Result) {
+	d.poke()
+	d.result(w, http.StatusOK, res)
+}
+
+// result writes what a command gave with the HTTP status, its text made safe as the CLI
 // prints it (every string of its JSON and its stderr: safeText), so that
 // a reply, a detail or a name from the far side reaches the page escaped
 // like the rest of its data.
-func (d *Dashboard) result(w http.ResponseWriter, res Result) {
+func (d *Dashboard) result(w http.ResponseWriter, status int, res Result) {
 	res.JSON = safeJSON(res.JSON)
 	res.Stderr = safeText(res.Stderr)
 	b, err := json.Marshal(res)
@@ -583,7 +455,9 @@ func (d *Dashboard) result(w http.ResponseWriter, res Result) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, b)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
 
 // safeJSON is raw with every string in it made safe (safeText); null

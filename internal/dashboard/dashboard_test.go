@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -263,62 +262,6 @@ func TestSendWithAwaitAndBadForms(t *testing.T) {
 	assert.Contains(t, w.Body.String(), `"reply to q?"`)
 	for _, body := range []string{``, `{`, `{"address":"s"}`, `{"text":"t"}`} {
 		assert.Equal(t, http.StatusBadRequest, do(d, http.MethodPost, "/api/send", true, body, nil).Code, body)
-	}
-}
-
-func TestEventsPushAChangeWithinASecond(t *testing.T) {
-	f := &fake{hosts: manySessions(2, 1)}
-	d, err := New(f, Options{Addr: testAddr, Token: testToken, Every: 20 * time.Millisecond})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go d.Run(ctx)
-	srv := httptest.NewServer(d)
-	defer srv.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/events", nil)
-	require.NoError(t, err)
-	req.Host = testAddr
-	req.AddCookie(&http.Cookie{Name: "peerctl-4711", Value: testToken})
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer func() { _ = res.Body.Close() }()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
-	events := make(chan State, 8)
-	go func() {
-		defer close(events)
-		buf := make([]byte, 0, 1<<16)
-		chunk := make([]byte, 4096)
-		for {
-			n, err := res.Body.Read(chunk)
-			buf = append(buf, chunk[:n]...)
-			for {
-				i := strings.Index(string(buf), "\n\n")
-				if i < 0 {
-					break
-				}
-				ev := string(buf[:i])
-				buf = buf[i+2:]
-				if data, ok := strings.CutPrefix(ev, "event: state\ndata: "); ok {
-					var st State
-					if json.Unmarshal([]byte(data), &st) == nil {
-						events <- st
-					}
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	first := <-events
-	assert.Len(t, first.Sessions, 2)
-	f.setHosts(manySessions(3, 1))
-	select {
-	case st := <-events:
-		assert.Len(t, st.Sessions, 3)
-	case <-time.After(30 * time.Second):
-		t.Fatal("no event after the sessions changed")
 	}
 }
 

@@ -23,6 +23,8 @@ type fake struct {
 	block map[string]chan struct{}
 	reads map[string]int // how many listings of each host began
 	send  func(address, text string, await time.Duration) Result
+	// queries are the Messages asked, in order.
+	queries []MessageQuery
 }
 
 var _ Backend = (*fake)(nil)
@@ -70,10 +72,13 @@ func (f *fake) setHosts(hs []HostListing) {
 	f.hosts = hs
 }
 
-func (f *fake) Messages(context.Context) ([]Message, error) {
+// Messages is the outbox's List over msgs (newest first, by id), with
+// the plain sends (ID 0) on the first page, as peerctl serve gives them.
+func (f *fake) Messages(_ context.Context, q MessageQuery) ([]Message, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Message(nil), f.msgs...), nil
+	f.queries = append(f.queries, q)
+	return q.Select(f.msgs), nil
 }
 
 func (f *fake) move(id int64, state string) Result {

@@ -2,8 +2,8 @@ package dashboard
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -33,20 +33,70 @@ type Message = wire.OutboxMessage
 // state, its latest time and reason, Count times).
 type Event = wire.OutboxEvent
 
-// State is the page's data, the document /api/state and every
-// server-sent event carry. Every text that came from a registry, a
-// host or a message is escaped as the CLI prints it (wire.Safe); the
-// page puts it in the document as text only.
+// State is the page's data, the document /api/state and the first
+// server-sent event ("state") carry; later events carry a Delta. Every
+// text that came from a registry, a host or a message is escaped as the
+// CLI prints it (wire.Safe); the page puts it in the document as text
+// only.
 type State struct {
+	// Seq numbers the events of one stream from 1 (absent in /api/state).
+	Seq int `json:"seq,omitempty"`
 	// At is when the data was read (RFC 3339, UTC).
 	At       string        `json:"at"`
 	Hosts    []HostView    `json:"hosts"`
 	Sessions []SessionView `json:"sessions"`
-	Messages []Message     `json:"messages"`
+	// Messages are one page of the outbox (Page), in no order: the page
+	// shows them newest first (createdAt, then id).
+	Messages []MessageView `json:"messages"`
 	// OutboxError is why the outbox could not be read ("" when it was).
 	OutboxError string `json:"outboxError,omitempty"`
 	// Exposed is the bound address when it is not loopback only.
 	Exposed string `json:"exposed,omitempty"`
+	// Page is the page of the outbox Messages are.
+	Page PageView `json:"page"`
+}
+
+// Delta is a server-sent event ("delta") after the first: what changed
+// since the event before it (Seq one less). A field left out did not
+// change.
+type Delta struct {
+	Seq int    `json:"seq"`
+	At  string `json:"at"`
+	// Hosts is every machine again, when any changed.
+	Hosts []HostView `json:"hosts,omitempty"`
+	// Sessions and Messages are the ones added or changed (whole, by
+	// their key) and the keys of those removed.
+	Sessions *Changes[SessionView] `json:"sessions,omitempty"`
+	Messages *Changes[MessageView] `json:"messages,omitempty"`
+	// OutboxError and More are State's and Page.More, when they changed.
+	OutboxError *string `json:"outboxError,omitempty"`
+	More        *bool   `json:"more,omitempty"`
+}
+
+// Changes are the items of a Delta: Set added or changed, Del the keys
+// of those removed.
+type Changes[T any] struct {
+	Set []T      `json:"set"`
+	Del []string `json:"del"`
+}
+
+// PageView is the page of the outbox a State shows: the query
+// (?state=WORD&before=ID) and whether older messages match it.
+type PageView struct {
+	// State is the state the messages are in ("" or absent: any).
+	State string `json:"state,omitempty"`
+	// Before: the messages are older than message Before (0 or absent:
+	// the newest). The next page is before the oldest id shown.
+	Before int64 `json:"before,omitempty"`
+	// More: older messages match beyond this page.
+	More bool `json:"more"`
+}
+
+// MessageView is one message on the page: the outbox's (Message), with
+// the key a Delta names it by ("m <id>", or "s …" for a plain send).
+type MessageView struct {
+	Key string `json:"key"`
+	Message
 }
 
 // HostView is one machine in the Hosts section. Times are RFC 3339, UTC.
@@ -78,6 +128,8 @@ type HostView struct {
 
 // SessionView is one record in the Sessions section.
 type SessionView struct {
+	// Key names the record in a Delta (host, session id and pid).
+	Key           string `json:"key"`
 	Host          string `json:"host"`
 	Harness       string `json:"harness"`
 	Name          string `json:"name"`
@@ -110,13 +162,7 @@ const localHost = "."
 // read has run longer than stale, shows its last good listing marked
 // stale.
 func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, stale time.Duration) State {
-	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: msgs, OutboxError: wire.Safe(outboxErr)}
-	if st.Messages == nil {
-		st.Messages = []Message{}
-	}
-	for i := range st.Messages {
-		safeMessage(&st.Messages[i])
-	}
+	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs), OutboxError: wire.Safe(outboxErr)}
 	n := 0
 	for _, h := range hosts {
 		n += len(h.Listing.Sessions)
@@ -175,6 +221,11 @@ func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, sta
 		})
 		st.Hosts = append(st.Hosts, hv)
 	}
+	keys := map[string]int{}
+	for i := range st.Sessions {
+		sv := &st.Sessions[i]
+		sv.Key = unique(keys, sv.Host+" "+sv.SessionID+" "+strconv.Itoa(sv.PID))
+	}
 	return st
 }
 
@@ -226,6 +277,3 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
-
-// encode is st as JSON.
-func encode(st State) ([]byte, error) { return json.Marshal(st) }

@@ -2,10 +2,10 @@ package wire
 
 import "github.com/peerctl/peerctl/domain"
 
-// Exit codes: every command's, one table (peerctl help exit-codes prints
-// it; docs/OUTPUT.md#exit-codes keeps it as a contract). A far side's
-// peerctl ends with the same codes, and a refusal document carries its
-// code ("exitCode").
+// Exit codes: every command's, one table (ExitCodes; peerctl help
+// exit-codes prints it, docs/OUTPUT.md#exit-codes keeps it as a contract
+// and a test holds the two equal). A far side's peerctl ends with the
+// same codes, and a refusal document carries its code ("exitCode").
 const (
 	ExitOK                 = 0
 	ExitError              = 1
@@ -23,42 +23,62 @@ const (
 	ExitOutboxUnavailable  = 13
 )
 
+// ExitRow is one row of the exit-code table.
+type ExitRow struct {
+	Code int
+	// Reason is the refusal that ends with Code (0: none, the code is not
+	// a refusal's).
+	Reason domain.Reason
+	// Meaning is what the code says, in one line of plain text.
+	Meaning string
+}
+
+// Word is the row's refusal word ("" when the code is not a refusal's).
+func (r ExitRow) Word() string {
+	if r.Reason == 0 {
+		return ""
+	}
+	return r.Reason.String()
+}
+
+// ExitCodes is the exit-code table, written once, in code order: `peerctl
+// help exit-codes` prints it and docs/OUTPUT.md#exit-codes is checked
+// against it. Codes never change meaning; a new refusal adds a row.
+var ExitCodes = []ExitRow{
+	{ExitOK, 0, "ok"},
+	{ExitError, 0, "unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem"},
+	{ExitUsage, 0, "usage error (bad flag, argument or address)"},
+	{ExitNotLive, domain.ReasonNotLive, "no live session answers to the address; whoami: not inside a session"},
+	{ExitIdentityMismatch, domain.ReasonIdentityMismatch, "ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read; whoami: the process it runs under holds several sessions"},
+	{ExitDeliveryFailed, domain.ReasonDeliveryFailed, "the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation"},
+	{ExitHarnessUnsupported, domain.ReasonHarnessUnsupported, "the session or program cannot do this"},
+	{ExitNotAddressable, domain.ReasonNotAddressable, "live, but the record has no messaging socket, name or id, or its socket is another user's"},
+	{ExitInvalidMessage, domain.ReasonInvalidMessage, "empty, NUL, invalid UTF-8 or over the 64 KiB cap"},
+	{ExitNoReply, domain.ReasonNoReply, "send --await-reply: the message was handed over but no reply came in time"},
+	{ExitHostUnreachable, domain.ReasonHostUnreachable, "--host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)"},
+	{ExitWaitTimeout, domain.ReasonWaitTimeout, "send --wait: the message was handed over but the turn on it had not ended in time"},
+	{ExitOutcomeUnknown, domain.ReasonOutcomeUnknown, "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke or the far peerctl failed without a receipt) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
+	{ExitOutboxUnavailable, domain.ReasonOutboxUnavailable, "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
+}
+
 // ExitCode is the exit code of a refusal's reason (ExitError for none of
 // the table's).
 func ExitCode(r domain.Reason) int {
-	switch r {
-	case domain.ReasonNotLive:
-		return ExitNotLive
-	case domain.ReasonIdentityMismatch:
-		return ExitIdentityMismatch
-	case domain.ReasonDeliveryFailed:
-		return ExitDeliveryFailed
-	case domain.ReasonHarnessUnsupported:
-		return ExitHarnessUnsupported
-	case domain.ReasonNotAddressable:
-		return ExitNotAddressable
-	case domain.ReasonInvalidMessage:
-		return ExitInvalidMessage
-	case domain.ReasonNoReply:
-		return ExitNoReply
-	case domain.ReasonWaitTimeout:
-		return ExitWaitTimeout
-	case domain.ReasonOutcomeUnknown:
-		return ExitOutcomeUnknown
-	case domain.ReasonHostUnreachable:
-		return ExitHostUnreachable
-	case domain.ReasonOutboxUnavailable:
-		return ExitOutboxUnavailable
-	default:
-		return ExitError
+	for _, row := range ExitCodes {
+		if row.Reason != 0 && row.Reason == r {
+			return row.Code
+		}
 	}
+	return ExitError
 }
 
 // KnownExit keeps a far side's exit code when it is one of the table's,
 // else ExitError.
 func KnownExit(code int) int {
-	if code < ExitOK || code > ExitOutboxUnavailable {
-		return ExitError
+	for _, row := range ExitCodes {
+		if row.Code == code {
+			return code
+		}
 	}
-	return code
+	return ExitError
 }

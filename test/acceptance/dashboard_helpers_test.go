@@ -187,6 +187,8 @@ type pageBackend struct {
 	block map[string]chan struct{}
 	reads map[string]int
 	send  func(address, text string, await time.Duration) dashboard.Result
+	// retried are the ids Retry was asked for.
+	retried []int64
 }
 
 var _ dashboard.Backend = (*pageBackend)(nil)
@@ -226,17 +228,31 @@ func (p *pageBackend) Sessions(ctx context.Context, host string) dashboard.HostL
 	return dashboard.HostListing{Host: host, Err: "no such host"}
 }
 
-func (p *pageBackend) Messages(context.Context) ([]dashboard.Message, error) {
+// Messages is msgs as the outbox lists them (in the order msgs has
+// them).
+func (p *pageBackend) Messages(_ context.Context, q dashboard.MessageQuery) ([]dashboard.Message, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]dashboard.Message(nil), p.msgs...), nil
+	return q.Select(p.msgs), nil
 }
 
 func (p *pageBackend) Cancel(context.Context, int64) dashboard.Result {
 	return dashboard.Result{Code: 2}
 }
-func (p *pageBackend) Retry(context.Context, int64) dashboard.Result {
-	return dashboard.Result{Code: 2}
+
+// Retry records id; it changes nothing.
+func (p *pageBackend) Retry(_ context.Context, id int64) dashboard.Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retried = append(p.retried, id)
+	return dashboard.Result{JSON: []byte(fmt.Sprintf(`{"id":%d,"state":"stored"}`, id))}
+}
+
+// retriedIDs are the messages Retry was asked for, in order.
+func (p *pageBackend) retriedIDs() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]int64(nil), p.retried...)
 }
 
 func (p *pageBackend) Send(_ context.Context, address, text string, await time.Duration) dashboard.Result {

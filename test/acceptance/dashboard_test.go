@@ -202,7 +202,10 @@ func TestDashboardPage(t *testing.T) {
 		assert.Equal(t, "/src/alpha", eval[string](t, b, `getSelection().toString()`), "the selection survives")
 
 		p.set(func(p *pageBackend) {
-			p.msgs = []dashboard.Message{stored(7, "not_live: reviewer is away"), stored(8, "")}
+			// Newest first, by when each was made: 7 made later moves up.
+			seven := stored(7, "not_live: reviewer is away")
+			seven.CreatedAt = "2026-03-01T10:05:00Z"
+			p.msgs = []dashboard.Message{seven, stored(8, "")}
 		})
 		b.until(t, time.Minute, "message 7 moved up", `document.querySelector('#message-table tbody tr').dataset.id === "7"`)
 		assert.Equal(t, "Cancel message 7", eval[string](t, b, `document.activeElement.getAttribute("aria-label") || document.activeElement.tagName`), "focus back on the same control")
@@ -343,12 +346,70 @@ func TestDashboardPage(t *testing.T) {
 		assert.Equal(t, []string{"host .", "host box"}, eval[[]string](t, b, groups))
 
 		ids := `[...document.querySelectorAll('#message-table tbody tr')].map(r => r.dataset.id)`
-		assert.Equal(t, []string{"1", "2", "3", "4"}, eval[[]string](t, b, ids))
+		assert.Equal(t, []string{"4", "3", "2", "1"}, eval[[]string](t, b, ids), "newest first")
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#session-groups [data-key="host ."] button[data-pick=". alpha-id"]`)))
-		assert.Equal(t, []string{"1", "4"}, eval[[]string](t, b, ids), "alpha's here: by its id, or by its name before it had one; not box's alpha")
+		assert.Equal(t, []string{"4", "1"}, eval[[]string](t, b, ids), "alpha's here: by its id, or by its name before it had one; not box's alpha")
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`button[data-pick="box alpha-id"]`)))
 		assert.Equal(t, []string{"3"}, eval[[]string](t, b, ids), "box's alpha")
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`button[data-pick="box alpha-id"]`)))
-		assert.Equal(t, []string{"1", "2", "3", "4"}, eval[[]string](t, b, ids), "a second click shows every message again")
+		assert.Equal(t, []string{"4", "3", "2", "1"}, eval[[]string](t, b, ids), "a second click shows every message again")
+	})
+
+	// Messages beyond a page: "older" reads the next page from the
+	// server, "newer" goes back; the state filter reads that state's
+	// messages from the server, beyond the page shown.
+	t.Run("older pages and the state filter are the server's", func(t *testing.T) {
+		var msgs []dashboard.Message
+		for id := int64(12); id >= 1; id-- {
+			m := stored(id, "")
+			m.CreatedAt = fmt.Sprintf("2026-03-01T10:%02d:00Z", id)
+			if id%4 == 0 {
+				m.State = "outcome_unknown"
+			}
+			msgs = append(msgs, m)
+		}
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("")}, msgs: msgs}
+		open(t, p, dashboard.Options{Page: 5, Every: 100 * time.Millisecond})
+		ids := `[...document.querySelectorAll('#message-table tbody tr')].map(r => r.dataset.id).join(" ")`
+		b.until(t, time.Minute, "the newest page", ids+` === "12 11 10 9 8"`)
+		assert.False(t, eval[bool](t, b, `document.getElementById("msg-older").hidden`))
+		assert.True(t, eval[bool](t, b, `document.getElementById("msg-newer").hidden`))
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS("#msg-older")))
+		b.until(t, time.Minute, "the next page", ids+` === "7 6 5 4 3"`)
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS("#msg-older")))
+		b.until(t, time.Minute, "the last page", ids+` === "2 1"`)
+		assert.True(t, eval[bool](t, b, `document.getElementById("msg-older").hidden`))
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS("#msg-newer")))
+		b.until(t, time.Minute, "the page before", ids+` === "7 6 5 4 3"`)
+		b.do(t, time.Minute, chromedp.SetValue(chromedp.CSS("#msg-state"), "outcome_unknown"))
+		require.True(t, eval[bool](t, b, `(() => { document.getElementById("msg-state").dispatchEvent(new Event("input")); return true })()`))
+		b.until(t, time.Minute, "every outcome_unknown message, from the newest", ids+` === "12 8 4"`)
+		// A page's stream carries its changes: one that leaves the state leaves the page.
+		p.set(func(p *pageBackend) { p.msgs[4].State = "stored" })
+		b.until(t, time.Minute, "message 8 gone from the outcome_unknown page", ids+` === "12 4"`)
+	})
+
+	// Retry of an outcome_unknown message asks first: "Keep it" sends
+	// nothing, "Send again" sends it with the user's confirmation.
+	t.Run("retry of an outcome_unknown message asks first", func(t *testing.T) {
+		unknown := stored(5, "")
+		unknown.State = "outcome_unknown"
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("")}, msgs: []dashboard.Message{unknown}}
+		open(t, p, dashboard.Options{})
+		row := `document.querySelector('#message-table tr[data-id="5"]')`
+		b.until(t, time.Minute, "the Retry button", "!!"+row+` && !!`+row+`.querySelector("button.act-retry")`)
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="5"] button.act-retry`)))
+		b.until(t, time.Minute, "the question", "!!"+row+`.querySelector("button.act-resend")`)
+		assert.Contains(t, eval[string](t, b, row+".textContent"), "may have arrived already")
+		assert.Equal(t, "Keep it message 5", eval[string](t, b, `document.activeElement.getAttribute("aria-label")`), "focus on the safe answer")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="5"] button.act-keep`)))
+		b.until(t, time.Minute, "the Retry button again", "!!"+row+`.querySelector("button.act-retry")`)
+		assert.Empty(t, p.retriedIDs(), "nothing sent")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="5"] button.act-retry`)))
+		b.until(t, time.Minute, "the question", "!!"+row+`.querySelector("button.act-resend")`)
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="5"] button.act-resend`)))
+		eventually(t, time.Minute, "the retry", func() bool { return len(p.retriedIDs()) > 0 })
+		assert.Equal(t, []int64{5}, p.retriedIDs())
+		assert.Empty(t, b.seenDialogs(), "asked in the page, not in a dialog")
 	})
 }

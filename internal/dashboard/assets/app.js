@@ -9,11 +9,23 @@
 // the same control when its node had to be replaced.
 "use strict";
 
+// The server sends the whole data once ("state"), then what changed
+// ("delta"): the page keeps it in model, by key, and draws from state,
+// the same data as sorted lists.
+let model = null;
 let state = null;
 // selected is the session whose messages the Messages section shows (a
 // click on its name), or null.
 let selected = null;
 const drawn = {};
+// view is the page of the outbox shown: a state ("" any) and where it
+// starts (before a message id; 0 the newest); newer are the pages seen
+// before it, for "newer".
+const view = { state: "", before: 0 };
+let newer = [];
+// confirming holds the outcome_unknown messages whose retry waits for the
+// user's confirmation.
+const confirming = new Set();
 
 function el(tag, cls, ...kids) {
   const e = document.createElement(tag);
@@ -189,7 +201,7 @@ function renderSessions(force) {
         el("td", "mono cwd", s.cwd),
         note);
       tr.dataset.session = s.sessionId;
-      tr.dataset.key = sessionKey(s);
+      tr.dataset.key = s.key;
       tbody.append(tr);
     }
     g.append(el("div", "scroll", el("table", "sessions", thead, tbody)));
@@ -254,22 +266,16 @@ function forSession(m, s) {
   return a === s.name || a === s.sessionId || a === ep || a === s.shortId || (a.length >= 8 && s.sessionId.startsWith(a));
 }
 
-function messageKey(m) {
-  return m.id ? "m " + m.id : "send " + m.createdAt + " " + hostOf(m) + " " + m.address;
-}
-
 function renderMessages(force) {
   const fs = $("msg-session").value.trim().toLowerCase();
   const fh = $("msg-host").value.trim().toLowerCase();
-  const fst = $("msg-state").value;
   if (selected && fs !== (selected.name || selected.shortId).toLowerCase()) selected = null;
-  if (!changed("messages", state.messages, state.outboxError, fs, fh, fst, selected && sessionKey(selected)) && !force) return;
+  if (!changed("messages", state.messages, state.outboxError, fs, fh, [...confirming], selected && sessionKey(selected)) && !force) return;
   $("outbox-error").hidden = !state.outboxError;
   $("outbox-error").textContent = state.outboxError ? "the outbox cannot be read: " + state.outboxError : "";
   const tbody = el("tbody");
   let n = 0;
   for (const m of state.messages) {
-    if (fst && m.state !== fst) continue;
     if (selected ? !forSession(m, selected) : fs && !(m.address.toLowerCase().includes(fs) || (m.sessionId || "").toLowerCase().includes(fs))) continue;
     if (fh && !hostOf(m).toLowerCase().includes(fh)) continue;
     n++;
@@ -287,7 +293,11 @@ function renderMessages(force) {
     const acts = el("td");
     // A plain send the service carried has no outbox id: nothing to cancel or retry.
     if (m.id && pending.has(m.state)) acts.append(action("Cancel", m.id, "cancel"));
-    if (m.id && retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
+    if (m.id && m.state === "outcome_unknown" && confirming.has(m.id)) {
+      // It may have arrived: the user looks first, then says so.
+      acts.append(el("div", "why confirm", "It may have arrived already: sending it again may deliver it twice. Look first (peerctl outbox show " + m.id + ", the session's transcript)."),
+        action("Keep it", m.id, "keep"), " ", action("Send again", m.id, "resend"));
+    } else if (m.id && retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
     const tr = el("tr", null,
       el("td", "mono", m.id ? m.id : "send"),
       el("td", "mono", m.address, hostOf(m) !== "." ? el("div", "muted", "on " + hostOf(m)) : null),
@@ -297,12 +307,37 @@ function renderMessages(force) {
       el("td", null, age(m.updatedAt)),
       acts);
     tr.dataset.id = String(m.id);
-    tr.dataset.key = messageKey(m);
+    tr.dataset.key = m.key;
     tbody.append(tr);
   }
   const of = n === state.messages.length ? "" : " of " + state.messages.length;
   $("message-count").textContent = n + of + (selected ? " for " + (selected.name || selected.shortId) + (selected.host === "." ? "" : " on " + selected.host) : "");
   update($("message-table").tBodies[0], tbody);
+  renderPager();
+}
+
+// renderPager says which page of the outbox is shown, with "newer" and
+// "older" when there are such pages.
+function renderPager() {
+  const p = state.page || {};
+  const where = (p.before ? "older than message " + p.before : "the newest") + (p.state ? ", " + p.state + " only" : "");
+  $("msg-page").textContent = where + (p.more ? "; older ones on the next page" : "");
+  $("msg-newer").hidden = !p.before;
+  $("msg-older").hidden = !p.more;
+}
+
+// oldestId is the smallest outbox id shown (0: none).
+function oldestId() {
+  let lo = 0;
+  for (const m of state.messages) if (m.id && (!lo || m.id < lo)) lo = m.id;
+  return lo;
+}
+
+// go shows another page of the outbox: the server reads it and streams it.
+function go(before, word) {
+  view.before = before;
+  if (word !== undefined) view.state = word;
+  connect();
 }
 
 function action(label, id, op) {
@@ -315,19 +350,43 @@ function action(label, id, op) {
   return b;
 }
 
+// onAction runs a message's button. Retrying an outcome_unknown message
+// asks first (Keep it / Send again); only "Send again" tells the server
+// the user confirmed it, which it needs to send such a message again.
 async function onAction(b) {
-  const op = b.dataset.op, id = b.dataset.msg;
+  const op = b.dataset.op, id = Number(b.dataset.msg);
+  const m = state.messages.find(m => m.id === id);
+  if (op === "retry" && m && m.state === "outcome_unknown") {
+    confirming.add(id);
+    renderMessages(true);
+    const keep = $("message-table").querySelector('[data-focus="keep ' + id + '"]');
+    if (keep) keep.focus();
+    return;
+  }
+  if (op === "keep") {
+    confirming.delete(id);
+    renderMessages(true);
+    return;
+  }
   const label = op === "cancel" ? "Cancel" : "Retry";
   b.disabled = true;
-  const r = await post("/api/outbox/" + id + "/" + op, {});
+  const r = await post("/api/outbox/" + id + "/" + (op === "cancel" ? "cancel" : "retry"), op === "resend" ? { confirmOutcomeUnknown: true } : {});
+  confirming.delete(id);
+  if (r.json && r.json.needsConfirmation) {
+    // It became outcome_unknown since the page drew it: ask.
+    confirming.add(id);
+    renderMessages(true);
+    return;
+  }
   if (r.code !== 0) alertResult(label + " message " + id, r);
+  renderMessages(true);
 }
 
 async function post(path, body) {
   try {
     const res = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin" });
-    if (!res.ok) return { code: -1, json: null, stderr: await res.text() };
-    return await res.json();
+    if ((res.headers.get("Content-Type") || "").startsWith("application/json")) return await res.json();
+    return { code: -1, json: null, stderr: await res.text() };
   } catch (e) {
     return { code: -1, json: null, stderr: String(e) };
   }
@@ -419,13 +478,65 @@ function render() {
   document.body.dataset.at = state.at;
 }
 
+// ---- the data: the first event whole, then what changed ----
+
+// timeKey is an RFC 3339 time in UTC that sorts as text (nanoseconds
+// written out), newest last.
+function timeKey(iso) {
+  const m = /^(.{19})(?:\.(\d+))?Z$/.exec(iso || "");
+  return m ? m[1] + "." + (m[2] || "").padEnd(9, "0") : (iso || "");
+}
+
+function cmpText(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+// derive makes state, what the sections draw, from model: the sessions
+// by host (in the hosts' order), live first, then by name and pid; the
+// messages newest first (createdAt, then id).
+function derive() {
+  const order = new Map(model.hosts.map((h, i) => [h.host, i]));
+  const sessions = [...model.sessions.values()].sort((a, b) =>
+    (order.has(a.host) ? order.get(a.host) : 1e9) - (order.has(b.host) ? order.get(b.host) : 1e9) ||
+    (a.live === b.live ? 0 : a.live ? -1 : 1) || cmpText(a.name, b.name) || a.pid - b.pid || cmpText(a.key, b.key));
+  const messages = [...model.messages.values()].sort((a, b) =>
+    cmpText(timeKey(b.createdAt), timeKey(a.createdAt)) || b.id - a.id || cmpText(a.key, b.key));
+  state = { at: model.at, hosts: model.hosts, sessions, messages, outboxError: model.outboxError, exposed: model.exposed, page: model.page };
+}
+
+function byKey(list) { return new Map(list.map(x => [x.key, x])); }
+
+function applyChanges(map, c) {
+  if (!c) return;
+  for (const k of c.del || []) map.delete(k);
+  for (const x of c.set || []) map.set(x.key, x);
+}
+
+let es = null;
+
+// connect opens the event stream of the page of the outbox in view; a
+// new stream starts with the whole data.
 function connect() {
-  const es = new EventSource("/api/events");
+  if (es) es.close();
+  const q = new URLSearchParams();
+  if (view.state) q.set("state", view.state);
+  if (view.before) q.set("before", String(view.before));
+  const s = q.toString();
+  es = new EventSource("/api/events" + (s ? "?" + s : ""));
   es.addEventListener("state", ev => {
-    state = JSON.parse(ev.data);
-    $("live").textContent = "live";
-    $("live").className = "badge s-ok";
-    render();
+    const d = JSON.parse(ev.data);
+    model = { seq: d.seq, at: d.at, hosts: d.hosts, sessions: byKey(d.sessions), messages: byKey(d.messages), outboxError: d.outboxError || "", exposed: d.exposed || "", page: d.page || {} };
+    live();
+  });
+  es.addEventListener("delta", ev => {
+    const d = JSON.parse(ev.data);
+    if (!model || d.seq !== model.seq + 1) { connect(); return; } // an event missed: start again
+    model.seq = d.seq;
+    model.at = d.at;
+    if (d.hosts) model.hosts = d.hosts;
+    applyChanges(model.sessions, d.sessions);
+    applyChanges(model.messages, d.messages);
+    if (d.outboxError !== undefined) model.outboxError = d.outboxError;
+    if (d.more !== undefined) model.page = Object.assign({}, model.page, { more: d.more });
+    live();
   });
   es.onerror = () => {
     $("live").textContent = "reconnecting…";
@@ -433,9 +544,20 @@ function connect() {
   };
 }
 
+function live() {
+  derive();
+  $("live").textContent = "live";
+  $("live").className = "badge s-ok";
+  render();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const id of ["show-all", "session-filter", "session-host"]) $(id).addEventListener("input", () => renderSessions());
-  for (const id of ["msg-session", "msg-host", "msg-state"]) $(id).addEventListener("input", () => { renderMessages(); renderSessions(); });
+  for (const id of ["msg-session", "msg-host"]) $(id).addEventListener("input", () => { renderMessages(); renderSessions(); });
+  // The state filter is the server's: it reads that state's messages.
+  $("msg-state").addEventListener("input", () => { newer = []; go(0, $("msg-state").value); });
+  $("msg-older").addEventListener("click", () => { const lo = oldestId(); if (lo) { newer.push(view.before); go(lo); } });
+  $("msg-newer").addEventListener("click", () => go(newer.length ? newer.pop() : 0));
   $("session-groups").addEventListener("click", ev => {
     const b = ev.target.closest("button[data-pick]");
     if (b) pick(b.dataset.pick);
