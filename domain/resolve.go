@@ -122,9 +122,12 @@ func matchesAddress(r Record, address string) bool {
 // sessions r was chosen among are not seen, so a name that was another
 // live session's full id there cannot be told from it; r's harness is not
 // read (a relay line does not say it): an endpoint's is the caller's to
-// compare.
+// compare. An empty or blank address resolves to nothing.
 func MayResolve(r Record, address string) bool {
-	if !IsEndpoint(address) {
+	switch {
+	case strings.TrimSpace(address) == "":
+		return false // Resolve refuses it
+	case !IsEndpoint(address):
 		return matchesAddress(r, address)
 	}
 	ep, err := ParseEndpoint(address)

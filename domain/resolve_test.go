@@ -343,6 +343,7 @@ func TestMayResolve(t *testing.T) {
 		{ep, rec(4652, idA, "proj-90"), false},   // the name the endpoint pins moved
 		{"cc-peer:v1:4652:proj-89", a, false},    // no endpoint at all
 		{"cc-peer:v2:4652:proj-89:/x", a, false}, // another version
+		{"", rec(1, "", ""), false},              // nothing is named by no address
 	} {
 		assert.Equal(t, tc.want, domain.MayResolve(tc.r, tc.address), "%q for %s %q pid %d", tc.address, tc.r.SessionID, tc.r.Name, tc.r.PID)
 	}
