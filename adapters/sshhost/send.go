@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -24,12 +25,14 @@ import (
 // host that could not be used is host_unreachable; after it, a lost
 // connection, a crash (a panic, a kill), any output but a valid receipt,
 // or a receipt for another session than the address names (wire.Agrees:
-// naming both) is outcome_unknown, naming the host and how to look. A dry run sent
-// nothing: its failures are the far side's own.
+// naming both) is outcome_unknown, naming the host and how to look.
+// Interrupted (ctx canceled), it takes what the far side says within
+// InterruptGrace. A dry run sent nothing: its failures are the far side's
+// own.
 func (n *Node) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	ctx, cancel := context.WithTimeout(ctx, n.timeout+q.Timeout+q.ConfirmTimeout+q.Wait+q.AwaitReply)
 	defer cancel()
-	res, err := n.remote.Call(ctx, ports.RemoteCall{Dest: n.dest, Args: sendArgs(q), Stdin: strings.NewReader(q.Text)})
+	res, err := n.remote.Call(ctx, ports.RemoteCall{Dest: n.dest, Args: sendArgs(q), Stdin: strings.NewReader(q.Text), Grace: InterruptGrace})
 	if err != nil {
 		if errors.Is(err, ports.ErrConnectionLost) && !q.DryRun {
 			r, _ := domain.AsRefusal(err)
@@ -44,6 +47,13 @@ func (n *Node) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	}
 	return wire.Sent{Receipt: out, Notes: wire.StderrLines(res.Stderr), Code: wire.KnownExit(res.Code)}, nil
 }
+
+// InterruptGrace is how long an interrupted send (Ctrl-C) waits for the
+// far side's peerctl, told that its caller is gone, to say what it did: a
+// receipt it prints by then (delivered, and no_reply "interrupted before a
+// reply came" for --await-reply) is the send's, as a send interrupted here
+// reads; past it the send is outcome_unknown.
+const InterruptGrace = 10 * time.Second
 
 // sendArgs are the far side's `peerctl send` words for q.
 func sendArgs(q wire.SendQuery) []string {

@@ -47,10 +47,15 @@ func newHostWorld(t *testing.T) hostWorld {
 // (FAKESSH_MODE=..., FAKESSH_DOWN=...).
 func (w hostWorld) run(t *testing.T, stdin []byte, extra []string, args ...string) result {
 	t.Helper()
-	env := append([]string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
+	return catRun(t, w.sessions, runOpts{Env: w.env(t, extra...), Stdin: stdin}, args...)
+}
+
+// env is the environment of a run with the fake ssh; extra as for run.
+func (w hostWorld) env(t *testing.T, extra ...string) []string {
+	t.Helper()
+	return append([]string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
 		"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "FAKESSH_RECORD=" + w.record,
 		"PEERCTL_HOST_TIMEOUT=10s"}, extra...)
-	return catRun(t, w.sessions, runOpts{Env: env, Stdin: stdin}, args...)
 }
 
 // sshRuns is how many times the fake ssh ran.
