@@ -593,9 +593,26 @@ func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.Remote
 	case rerr != nil:
 		return res, c.lost(call.Dest, rerr.Error())
 	case code == 255 || code < 0:
-		return res, c.lost(call.Dest, "ssh exit "+strconv.Itoa(code)+": "+orNothing(lastLines(res.Stderr, 2)))
+		return res, c.lost(call.Dest, "ssh exit "+strconv.Itoa(code)+": "+sshWords(res.Stderr))
 	}
 	return res, nil
+}
+
+// sshWords are ssh's own last words on stderr (at most 2 lines), which
+// the far peerctl's share: a connection lost after the hello is said in
+// them, never in a line the far peerctl printed ("peerctl: …", a note of
+// its run), and a silent ssh is said so.
+func sshWords(stderr []byte) string {
+	var own []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "peerctl: ") {
+			own = append(own, l)
+		}
+	}
+	if w := lastLines([]byte(strings.Join(own, "\n")), 2); w != "" {
+		return w
+	}
+	return "it said nothing of its own"
 }
 
 // Stream runs call and hands its stdout over line by line.
@@ -657,7 +674,7 @@ func (s *stream) Wait() (ports.RemoteResult, error) {
 	case s.err != nil:
 		return res, s.err
 	case !s.closed.Load() && s.ctx.Err() == nil && (code == 255 || code < 0):
-		return res, s.r.c.lost(s.r.call.Dest, "ssh exit "+strconv.Itoa(code)+": "+orNothing(lastLines(res.Stderr, 2)))
+		return res, s.r.c.lost(s.r.call.Dest, "ssh exit "+strconv.Itoa(code)+": "+sshWords(res.Stderr))
 	}
 	return res, nil
 }

@@ -329,3 +329,32 @@ func TestNodeSendInterruptedTakesTheFarReceipt(t *testing.T) {
 	assert.Equal(t, "no_reply", got.sent.Receipt.Refusal.Reason)
 	assert.Equal(t, "box", got.sent.Receipt.Host)
 }
+
+// A watch whose connection is lost says why in the connection's words
+// (ssh's own last lines, or that it said none), never in a note the far
+// peerctl printed earlier on the same stderr; a far watch that ends by
+// itself says its own last words. (Issue 41.)
+func TestNodeWatchLostSaysTheConnectionsWords(t *testing.T) {
+	for name, tc := range map[string]struct {
+		tail, want string
+	}{
+		"ssh says why":       {"echo 'Timeout, server box not responding.' >&2\nexit 255\n", "ssh exit 255: Timeout, server box not responding."},
+		"ssh says nothing":   {"exit 255\n", "ssh exit 255: it said nothing of its own"},
+		"the far side ended": {"echo 'peerctl: host_unreachable: its registry went away' >&2\nexit 10\n", "its last words: peerctl: host_unreachable: its registry went away"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "peerctl")
+			script := "#!/bin/sh\nprintf '%s\\n' '" + okHello + "'\necho 'peerctl: note: codex: a stray far note' >&2\n" + tc.tail
+			require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
+			n := sshhost.NewNode(channel(t, p, nil), dest(t, "box"), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			err := n.Watch(ctx, func(wire.Event) bool { return true }, func(string) {})
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
+			assert.Contains(t, r.Detail, tc.want)
+			assert.NotContains(t, r.Detail, "stray far note")
+		})
+	}
+}
