@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,19 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/peerctl/peerctl/ports"
 )
-
-// scriptedFar puts a far "peerctl" that says hello, then runs body, first
-// on the PATH of w's far side; it returns the PATH variable to pass.
-func scriptedFar(t *testing.T, body string) string {
-	t.Helper()
-	far := t.TempDir()
-	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":" + strconv.Itoa(ports.RemoteProtocol) + ",\"version\":\"fake\"}'\n" + body
-	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
-	return "PATH=" + far + ":" + os.Getenv("PATH")
-}
 
 // TestHostAnswerForAnotherSession: a far receipt for another session
 // than the full id asked for is outcome_unknown (exit 12) naming both; a

@@ -435,12 +435,19 @@ func TestHostWatchStartTimeout(t *testing.T) {
 // only ends list --host with its exit code, its message printed once.
 func TestHostFarSideExitCode(t *testing.T) {
 	w := newHostWorld(t)
-	far := t.TempDir()
-	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":" + strconv.Itoa(ports.RemoteProtocol) + ",\"version\":\"fake\"}'\necho 'peerctl: far away trouble' >&2\nexit 3\n"
-	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
-	r := w.run(t, nil, []string{"PATH=" + far + ":" + os.Getenv("PATH")}, "list", "--host", "box")
+	r := w.run(t, nil, []string{scriptedFar(t, "echo 'peerctl: far away trouble' >&2\nexit 3\n")}, "list", "--host", "box")
 	assert.Equal(t, 3, r.Code, "stderr %s", r.Stderr)
 	assert.Equal(t, 1, strings.Count(string(r.Stderr), "far away trouble"), "stderr %s", r.Stderr)
+}
+
+// scriptedFar puts a far "peerctl" that says hello, then runs body, first
+// on the PATH of w's far side; it returns the PATH variable to pass.
+func scriptedFar(t *testing.T, body string) string {
+	t.Helper()
+	far := t.TempDir()
+	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":" + strconv.Itoa(ports.RemoteProtocol) + ",\"version\":\"fake\"}'\n" + body
+	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
+	return "PATH=" + far + ":" + os.Getenv("PATH")
 }
 
 // TestHostBadSSH: a $PEERCTL_SSH that does not split into words, or is
