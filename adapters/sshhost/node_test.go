@@ -323,4 +323,14 @@ func TestNodeShowRefusesAnotherSessionsDocument(t *testing.T) {
 		require.NoError(t, err, address)
 		assert.Equal(t, id, got.SessionID, address)
 	}
+	// show also finds a record by its pid or its file's name.
+	for _, address := range []string{"5031", "5031.json"} {
+		byPlace, err := json.Marshal(wire.Show{Session: wire.Session{Harness: "claude-code", SessionID: other, PID: 5031, Name: "proj-90", File: "5031.json"}})
+		require.NoError(t, err)
+		got, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: byPlace}}, d, time.Minute).Show(context.Background(), address)
+		require.NoError(t, err, address)
+		assert.Equal(t, other, got.SessionID, address)
+		_, err = sshhost.NewNode(answering{ports.RemoteResult{Stdout: wrong}}, d, time.Minute).Show(context.Background(), "4652")
+		assert.Error(t, err, "another pid")
+	}
 }
