@@ -83,10 +83,7 @@ func resolve(entries []Entry, address string, strict bool) (Session, []string, e
 func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, error) {
 	var matches []Entry
 	if matches = filter(live, func(e Entry) bool { return e.Record.SessionID == address }); len(matches) == 0 {
-		matches = filter(live, func(e Entry) bool {
-			return e.Record.Name == address ||
-				(len(address) >= MinIDPrefix && strings.HasPrefix(e.Record.SessionID, address))
-		})
+		matches = filter(live, func(e Entry) bool { return matchesAddress(e.Record, address) })
 	}
 	switch len(matches) {
 	case 0:
@@ -105,6 +102,36 @@ func resolveAddress(entries, live []Entry, address string, strict bool) (Entry, 
 		r.Candidates = candidates(matches)
 		return Entry{}, r
 	}
+}
+
+// matchesAddress reports whether r is named by address, an address that
+// is no endpoint: address is r's session id or its name, or a prefix of
+// at least MinIDPrefix characters of its session id.
+func matchesAddress(r Record, address string) bool {
+	return r.SessionID == address || r.Name == address ||
+		(len(address) >= MinIDPrefix && strings.HasPrefix(r.SessionID, address))
+}
+
+// MayResolve reports whether r, a session as another machine's peerctl
+// names it in an answer (its pid, session id and name; a receipt, a
+// document, a relay line), could be the session Resolve found there for
+// address, judged from r alone: for an endpoint, r has the endpoint's pid
+// and the value the endpoint pins (HarnessSpec.Pins: a name, a session
+// id); for any other address, address is r's session id or its name, or a
+// prefix of at least MinIDPrefix characters of its session id. The
+// sessions r was chosen among are not seen, so a name that was another
+// live session's full id there cannot be told from it; r's harness is not
+// read (a relay line does not say it): an endpoint's is the caller's to
+// compare. An empty or blank address resolves to nothing.
+func MayResolve(r Record, address string) bool {
+	switch {
+	case strings.TrimSpace(address) == "":
+		return false // Resolve refuses it
+	case !IsEndpoint(address):
+		return matchesAddress(r, address)
+	}
+	ep, err := ParseEndpoint(address)
+	return err == nil && r.PID == ep.PID() && ep.Harness().spec().key(r) == ep.Name()
 }
 
 // ambiguityAdvice tells what to do about an ambiguous address.
@@ -265,7 +292,7 @@ func notLive(entries, live []Entry, address string) error {
 		if e.Live() || r.Problem != "" && e.Verdict != VerdictHeadless && e.Verdict != VerdictAmbiguous {
 			continue
 		}
-		if r.SessionID == address || r.Name == address || (len(address) >= MinIDPrefix && strings.HasPrefix(r.SessionID, address)) {
+		if matchesAddress(r, address) {
 			return Refuse(ReasonNotLive, "session %s (%q) is not live: %s is %s (%s); its transcript may still exist", r.SessionID, r.Name, r.File, e.Verdict, e.Reason)
 		}
 	}

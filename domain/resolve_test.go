@@ -317,3 +317,34 @@ func TestResolveNotLiveHints(t *testing.T) {
 		})
 	}
 }
+
+// MayResolve judges a session another machine named for an address: the
+// session Resolve finds for that address always passes, another never does
+// when the address pins it (a full id, an endpoint); a name or a prefix
+// passes each session it names.
+func TestMayResolve(t *testing.T) {
+	a := rec(4652, idA, "proj-89")
+	ep := "cc-peer:v1:4652:proj-89:" + a.SocketPath
+	for _, tc := range []struct {
+		address string
+		r       domain.Record
+		want    bool
+	}{
+		{idA, a, true},
+		{"proj-89", a, true},
+		{"26df9a", a, true},
+		{ep, a, true},
+		{idB, a, false},
+		{"proj-8", a, false},
+		{"26df9", a, false},    // a prefix shorter than MinIDPrefix names nothing
+		{"26DF9A5B", a, false}, // ids are compared as written
+		{idA, rec(5031, idB, "other"), false},
+		{ep, rec(4653, idA, "proj-89"), false},   // another pid
+		{ep, rec(4652, idA, "proj-90"), false},   // the name the endpoint pins moved
+		{"cc-peer:v1:4652:proj-89", a, false},    // no endpoint at all
+		{"cc-peer:v2:4652:proj-89:/x", a, false}, // another version
+		{"", rec(1, "", ""), false},              // nothing is named by no address
+	} {
+		assert.Equal(t, tc.want, domain.MayResolve(tc.r, tc.address), "%q for %s %q pid %d", tc.address, tc.r.SessionID, tc.r.Name, tc.r.PID)
+	}
+}

@@ -77,6 +77,14 @@ type RemoteCall struct {
 	// StartTimeout bounds the wait for the far side's peerctl to answer
 	// (0: the adapter's own bound): a Stream's ctx bounds its whole run.
 	StartTimeout time.Duration
+	// Grace (a Call's; 0: none) is how long a call whose ctx is canceled
+	// (interrupted: Ctrl-C, not out of time) after its Stdin was handed
+	// over waits for the far side's answer: its stdin is closed at once,
+	// which tells its peerctl that its caller is gone, and what it prints
+	// before it ends within Grace is the call's result, as if it had not
+	// been interrupted (a send's receipt: what the far side did). Past
+	// Grace the call is abandoned as any interrupted one.
+	Grace time.Duration
 }
 
 // RemoteResult is how a far side's peerctl ended.

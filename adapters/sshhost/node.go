@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,10 @@ func (n *Node) List(ctx context.Context, q wire.ListQuery) (wire.Listing, error)
 
 // Show runs `peerctl show --json -- ADDRESS` there; its endpoint is put in
 // the ssh:v1: form (one that is not that machine's is a broken far side).
+// A document for another session than address names (wire.Agrees, or
+// its pid or record file's name, which show also takes) is
+// refused as host_unreachable, naming both: show sent nothing, and the
+// far side's answer is not one this build's peerctl gives.
 func (n *Node) Show(ctx context.Context, address string) (wire.Show, error) {
 	var j wire.Show
 	if err := n.doc(ctx, []string{"show", "--json", "--", address}, &j); err != nil {
@@ -85,6 +90,12 @@ func (n *Node) Show(ctx context.Context, address string) (wire.Show, error) {
 	ep, err := wire.HostEndpoint(n.dest, j.Endpoint)
 	if err != nil {
 		return wire.Show{}, wire.Broken(n.dest, err)
+	}
+	// show also finds a record by its pid or its file's name (app's Show).
+	byPlace := address == strconv.Itoa(j.PID) || j.File != "" && address == j.File
+	if why := wire.Agrees(address, wire.Named{Harness: j.Harness, Endpoint: j.Endpoint, PID: j.PID, SessionID: j.SessionID, Name: j.Name}); why != nil && !byPlace {
+		return wire.Show{}, domain.Refuse(domain.ReasonHostUnreachable, "peerctl on %s showed another session: %v; it is not the answer of this build's peerctl; fix: %s",
+			n.dest, why, wire.Safe(wire.InstallFix(n.dest)))
 	}
 	j.Host, j.Endpoint = n.dest.String(), ep
 	return j, nil

@@ -254,3 +254,83 @@ func TestNodeSendReadsOnlyAWholeReceipt(t *testing.T) {
 		assert.Equal(t, "box", sent.Receipt.Host, name)
 	}
 }
+
+// A far receipt for another session than the call named (by full id, by
+// endpoint, by a name or an id prefix it does not carry) is
+// outcome_unknown: the far side had the text; the refusal names both
+// sessions. A dry run sent nothing: such a receipt is a far side this
+// build cannot trust (host_unreachable). (Issue 41.)
+func TestNodeSendRefusesAReceiptForAnotherSession(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	const id, other = "26df9a5b-d23c-4223-a45d-b9ec61fda652", "a8f89b60-f614-4b1f-b979-950c805fd8b1"
+	ep := "cc-peer:v1:4652:proj-89:/tmp/s.sock"
+	receipt := func(id, name, endpoint string, pid int) []byte {
+		b, err := json.Marshal(wire.Receipt{OK: true, Outcome: "posted", Transport: "socket", Harness: "claude-code", SessionID: id, PID: pid, Name: name, Endpoint: endpoint})
+		require.NoError(t, err)
+		return b
+	}
+	wrong := receipt(other, "proj-90", "cc-peer:v1:5031:proj-90:/tmp/t.sock", 5031)
+	for _, address := range []string{id, ep, "proj-89", "26df9a5b"} {
+		n := sshhost.NewNode(answering{ports.RemoteResult{Stdout: wrong}}, d, time.Minute)
+		_, err := n.Send(context.Background(), wire.SendQuery{Address: address, Text: "hi"})
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", address, err)
+		assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason, address)
+		assert.Equal(t, 12, wire.ExitCode(r.Reason), address)
+		assert.Contains(t, r.Detail, "session "+other, address)
+		assert.Contains(t, r.Detail, address, address)
+		assert.Contains(t, r.Detail, "peerctl show --host box", address)
+
+		_, err = n.Send(context.Background(), wire.SendQuery{Address: address, Text: "hi", DryRun: true})
+		r, ok = domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", address, err)
+		assert.Equal(t, domain.ReasonHostUnreachable, r.Reason, "a dry run: %s", address)
+	}
+	// The same session, however the call named it, is its receipt.
+	right := receipt(id, "proj-89", ep, 4652)
+	for _, address := range []string{id, ep, "proj-89", "26df9a5b"} {
+		sent, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: right}}, d, time.Minute).Send(context.Background(), wire.SendQuery{Address: address, Text: "hi"})
+		require.NoError(t, err, address)
+		assert.Equal(t, "ssh:v1:box:"+ep, sent.Receipt.Endpoint, address)
+	}
+}
+
+// show --host refuses a far document for another session than the one
+// named, naming both (host_unreachable: it sent nothing, and the answer is
+// not one this build's peerctl gives); the session's own passes.
+func TestNodeShowRefusesAnotherSessionsDocument(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	const id, other = "26df9a5b-d23c-4223-a45d-b9ec61fda652", "a8f89b60-f614-4b1f-b979-950c805fd8b1"
+	ep := "cc-peer:v1:4652:proj-89:/tmp/s.sock"
+	doc := func(id, name, endpoint string, pid int) []byte {
+		b, err := json.Marshal(wire.Show{Session: wire.Session{Harness: "claude-code", SessionID: id, PID: pid, Name: name, Endpoint: endpoint}})
+		require.NoError(t, err)
+		return b
+	}
+	wrong := doc(other, "proj-90", "cc-peer:v1:5031:proj-90:/tmp/t.sock", 5031)
+	right := doc(id, "proj-89", ep, 4652)
+	for _, address := range []string{id, ep, "proj-89", "26df9a5b"} {
+		_, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: wrong}}, d, time.Minute).Show(context.Background(), address)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", address, err)
+		assert.Equal(t, domain.ReasonHostUnreachable, r.Reason, address)
+		assert.Contains(t, r.Detail, "session "+other, address)
+		assert.Contains(t, r.Detail, address, address)
+
+		got, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: right}}, d, time.Minute).Show(context.Background(), address)
+		require.NoError(t, err, address)
+		assert.Equal(t, id, got.SessionID, address)
+	}
+	// show also finds a record by its pid or its file's name.
+	for _, address := range []string{"5031", "5031.json"} {
+		byPlace, err := json.Marshal(wire.Show{Session: wire.Session{Harness: "claude-code", SessionID: other, PID: 5031, Name: "proj-90", File: "5031.json"}})
+		require.NoError(t, err)
+		got, err := sshhost.NewNode(answering{ports.RemoteResult{Stdout: byPlace}}, d, time.Minute).Show(context.Background(), address)
+		require.NoError(t, err, address)
+		assert.Equal(t, other, got.SessionID, address)
+		_, err = sshhost.NewNode(answering{ports.RemoteResult{Stdout: wrong}}, d, time.Minute).Show(context.Background(), "4652")
+		assert.Error(t, err, "another pid")
+	}
+}

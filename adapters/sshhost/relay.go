@@ -36,7 +36,11 @@ var errRelayEnded = errors.New("the relay there has ended")
 // handed over and unanswered, each gets a refusal line outcome_unknown (it
 // may have been sent there; never resent) and the error is a
 // host_unreachable refusal; when ctx ends with some unanswered, the same
-// lines, and an outcome_unknown refusal. It returns nil when the far relay
+// lines, and an outcome_unknown refusal. A receipt for another session
+// than its request's address names (wire.Agrees; the request's "to" as
+// read here) is not passed on: its line is refused outcome_unknown naming
+// both (its text went there), and the relay ends so, with the rest
+// unanswered as above and an outcome_unknown refusal. It returns nil when the far relay
 // ended by itself with every request answered, or ctx ended with none
 // unanswered.
 func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
@@ -60,8 +64,8 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 	}
 	defer s.Close()
 	var mu sync.Mutex
-	pending := map[int]json.RawMessage{} // handed over, not answered: line → id
-	ended := false                       // the requests have ended here
+	pending := map[int]request{} // handed over, not answered: by line
+	ended := false               // the requests have ended here
 	go func() {
 		defer feed.Close()
 		defer func() { mu.Lock(); ended = true; mu.Unlock() }()
@@ -77,12 +81,10 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 				line = nil
 			}
 			if len(bytes.TrimSpace(line)) > 0 {
-				var id struct {
-					ID json.RawMessage `json:"id"`
-				}
-				_ = jsonexact.Unmarshal(line, &id) // the id, when the line has one
+				var req request
+				_ = jsonexact.Unmarshal(line, &req) // its id and address, when the line has them
 				mu.Lock()
-				pending[lr.N()] = id.ID
+				pending[lr.N()] = req
 				mu.Unlock()
 			}
 			if !bytes.HasSuffix(line, []byte("\n")) {
@@ -94,16 +96,24 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 		}
 	}()
 	// answer takes l's answer off pending: an answer must be to a line
-	// handed over and not answered yet, with that line's id (or none).
-	answer := func(l wire.RelayLine) error {
+	// handed over and not answered yet, with that line's id (or none); a
+	// receipt must be for a session the line's address names (wire.Agrees;
+	// a durable request's that names none yet, stored, names none to
+	// check), else it is taken off and its refusal is other (an
+	// outcome_unknown line naming both).
+	answer := func(l wire.RelayLine) (other *wire.RelayRefusal, err error) {
 		var id json.RawMessage
+		var named *wire.Named
 		switch x := l.(type) {
 		case wire.RelayReceipt:
 			id = x.ID
+			if x.SessionID != "" || x.Outbox == nil {
+				named = &wire.Named{PID: x.PID, SessionID: x.SessionID, Name: x.Name}
+			}
 		case wire.RelayRefusal:
 			id = x.ID
 		default:
-			return nil
+			return nil, nil
 		}
 		line := l.Answers()
 		mu.Lock()
@@ -111,13 +121,21 @@ func (n *Node) Relay(ctx context.Context, q wire.RelayQuery, requests io.Reader,
 		want, ok := pending[line]
 		switch {
 		case !ok:
-			return fmt.Errorf("an answer to line %d, which awaits none", line)
-		case hasID(id) && !sameJSON(want, id):
+			return nil, fmt.Errorf("an answer to line %d, which awaits none", line)
+		case hasID(id) && !sameJSON(want.ID, id):
 			// (No id: the far relay could not read the request's.)
-			return fmt.Errorf("an answer to line %d with another id", line)
+			return nil, fmt.Errorf("an answer to line %d with another id", line)
 		}
 		delete(pending, line)
-		return nil
+		if named == nil {
+			return nil, nil
+		}
+		if why := wire.Agrees(want.To, *named); why != nil {
+			// Its text went there, to some session.
+			return &wire.RelayRefusal{Type: "refusal", ID: want.ID, Line: line, Reason: domain.ReasonOutcomeUnknown.String(),
+				Detail: fmt.Sprintf("the relay on %s answered line %d with a receipt for another session: %v; its text was sent there and may have been delivered, to either: look before sending it again", n.dest, line, why)}, nil
+		}
+		return nil, nil
 	}
 	// silence bounds a wait for the far relay's next line while a request
 	// awaits its answer, or the far relay its end: one send's bound there
@@ -135,12 +153,22 @@ read:
 				break read
 			}
 			l, err := wire.ReadRelayLine(b)
+			var other *wire.RelayRefusal
 			if err == nil {
-				err = answer(l)
+				other, err = answer(l)
 			}
 			if err != nil {
 				broken = wire.Broken(n.dest, err)
 				s.Close()
+				break read
+			}
+			if other != nil {
+				// The far relay cannot be trusted with the rest.
+				broken = domain.Refuse(domain.ReasonOutcomeUnknown, "%s", other.Detail)
+				s.Close()
+				if err := put(*other); err != nil {
+					return err
+				}
 				break read
 			}
 			if err := put(l); err != nil {
@@ -185,10 +213,17 @@ read:
 		err = domain.Refuse(domain.ReasonHostUnreachable, "the relay on %s ended (exit %d: %s)", n.dest, res.Code, wire.Message(res.Stderr))
 	}
 	for _, line := range slices.Sorted(maps.Keys(pending)) {
-		_ = put(wire.RelayRefusal{Type: "refusal", ID: pending[line], Line: line, Reason: domain.ReasonOutcomeUnknown.String(),
+		_ = put(wire.RelayRefusal{Type: "refusal", ID: pending[line].ID, Line: line, Reason: domain.ReasonOutcomeUnknown.String(),
 			Detail: fmt.Sprintf("the relay on %s ended before it answered line %d: its text may have been sent; look before sending it again (%v)", n.dest, line, err)})
 	}
 	return err
+}
+
+// request is what Relay keeps of a request it handed over: its id and
+// address, when it has them.
+type request struct {
+	ID json.RawMessage `json:"id"`
+	To string          `json:"to"`
 }
 
 // hasID reports whether an answer carries an id.

@@ -369,3 +369,41 @@ func TestNodeRelayDoesNotWaitForever(t *testing.T) {
 	require.NotEmpty(t, got)
 	assert.Equal(t, "outcome_unknown", got[len(got)-1].(wire.RelayRefusal).Reason)
 }
+
+// A far relay's receipt for another session than its request named (by
+// full id, name or prefix) is not passed on: its line is refused
+// outcome_unknown naming both, the relay ends outcome_unknown (exit 12)
+// and what was left unanswered is outcome_unknown too. A stored durable
+// request's receipt names no session yet: nothing to check. (Issue 41.)
+func TestNodeRelayRefusesAReceiptForAnotherSession(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	const id, other = "26df9a5b-d23c-4223-a45d-b9ec61fda652", "a8f89b60-f614-4b1f-b979-950c805fd8b1"
+	wrong := `{"type":"receipt","id":1,"line":1,"outcome":"queued","msgId":"m1","transport":"courier","sessionId":"` + other + `","pid":7,"name":"proj-90","elapsedMs":3}`
+	for _, to := range []string{id, "proj-89", "26df9a5b", "cc-peer:v1:7:proj-89:/tmp/s.sock"} {
+		far := &farRelay{answer: func([]string) []string { return []string{farReady, wrong} }}
+		requests := `{"id":1,"to":"` + to + `","text":"a"}` + "\n" + `{"id":2,"to":"one","text":"b"}` + "\n"
+		got, err := relayLines(t, sshhost.NewNode(far, d, time.Minute), requests)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%s: %v", to, err)
+		assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason, to)
+		assert.Equal(t, 12, wire.ExitCode(r.Reason), to)
+		require.Len(t, got, 3, to)
+		for i, line := range []int{1, 2} {
+			rf, ok := got[i+1].(wire.RelayRefusal)
+			require.True(t, ok, "%s: %T", to, got[i+1])
+			assert.Equal(t, line, rf.Line, to)
+			assert.Equal(t, "outcome_unknown", rf.Reason, to)
+		}
+		first := got[1].(wire.RelayRefusal)
+		assert.Equal(t, json.RawMessage(`1`), first.ID, to)
+		assert.Contains(t, first.Detail, "session "+other, to)
+		assert.Contains(t, first.Detail, to, to)
+	}
+	stored := `{"type":"receipt","id":1,"line":1,"outcome":"stored","msgId":"","transport":"","sessionId":"","pid":0,"name":"","elapsedMs":3,"outbox":{"id":4,"state":"stored","expiresAt":"2030-01-01T00:00:00Z"}}`
+	far := &farRelay{answer: func([]string) []string { return []string{farReady, stored} }}
+	got, err := relayLines(t, sshhost.NewNode(far, d, time.Minute), `{"id":1,"to":"proj-89","text":"a","durable":60}`+"\n")
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.IsType(t, wire.RelayReceipt{}, got[1])
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -22,13 +23,16 @@ import (
 // reply wait). A refusal the far side printed is the error (a
 // *domain.Refusal with its reason); before the text was handed over, a
 // host that could not be used is host_unreachable; after it, a lost
-// connection, a crash (a panic, a kill) or any output but a valid receipt
-// is outcome_unknown, naming the host and how to look. A dry run sent
-// nothing: its failures are the far side's own.
+// connection, a crash (a panic, a kill), any output but a valid receipt,
+// or a receipt for another session than the address names (wire.Agrees:
+// naming both) is outcome_unknown, naming the host and how to look.
+// Interrupted (ctx canceled), it takes what the far side says within
+// InterruptGrace. A dry run sent nothing: its failures are the far side's
+// own.
 func (n *Node) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	ctx, cancel := context.WithTimeout(ctx, n.timeout+q.Timeout+q.ConfirmTimeout+q.Wait+q.AwaitReply)
 	defer cancel()
-	res, err := n.remote.Call(ctx, ports.RemoteCall{Dest: n.dest, Args: sendArgs(q), Stdin: strings.NewReader(q.Text)})
+	res, err := n.remote.Call(ctx, ports.RemoteCall{Dest: n.dest, Args: sendArgs(q), Stdin: strings.NewReader(q.Text), Grace: InterruptGrace})
 	if err != nil {
 		if errors.Is(err, ports.ErrConnectionLost) && !q.DryRun {
 			r, _ := domain.AsRefusal(err)
@@ -43,6 +47,13 @@ func (n *Node) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	}
 	return wire.Sent{Receipt: out, Notes: wire.StderrLines(res.Stderr), Code: wire.KnownExit(res.Code)}, nil
 }
+
+// InterruptGrace is how long an interrupted send (Ctrl-C) waits for the
+// far side's peerctl, told that its caller is gone, to say what it did: a
+// receipt it prints by then (delivered, and no_reply "interrupted before a
+// reply came" for --await-reply) is the send's, as a send interrupted here
+// reads; past it the send is outcome_unknown.
+const InterruptGrace = 10 * time.Second
 
 // sendArgs are the far side's `peerctl send` words for q.
 func sendArgs(q wire.SendQuery) []string {
@@ -76,7 +87,8 @@ func (n *Node) look(q wire.SendQuery) string {
 // with ok false beside a failing exit code: no_reply, wait_timeout), given
 // its host, or the refusal it printed as the error; otherwise as Send says.
 // A receipt must be whole (jsonexact.Complete) and agree with the call
-// (checkReceipt); a refusal whose reason this build does not know came
+// (checkReceipt) and be for the session the call named (wire.Agrees,
+// else another says why not); a refusal whose reason this build does not know came
 // after the text was handed over, so it is outcome_unknown.
 func (n *Node) receipt(res ports.RemoteResult, q wire.SendQuery) (wire.Receipt, error) {
 	dest := n.dest
@@ -106,6 +118,12 @@ func (n *Node) receipt(res ports.RemoteResult, q wire.SendQuery) (wire.Receipt, 
 	if err == nil {
 		ep, err = wire.HostEndpoint(dest, out.Endpoint)
 	}
+	if err == nil {
+		named := wire.Named{Harness: out.Harness, Endpoint: out.Endpoint, PID: out.PID, SessionID: out.SessionID, Name: out.Name}
+		if why := wire.Agrees(q.Address, named); why != nil {
+			return wire.Receipt{}, n.another(why, q)
+		}
+	}
 	switch {
 	case err == nil:
 	case res.Code != 0 && q.DryRun:
@@ -125,6 +143,19 @@ func (n *Node) receipt(res ports.RemoteResult, q wire.SendQuery) (wire.Receipt, 
 	}
 	out.Host, out.Endpoint = dest.String(), ep
 	return out, nil
+}
+
+// another is the refusal of a whole receipt for another session than q
+// named (why, wire.Agrees): after the hand-over, outcome_unknown (the far
+// side had the text, and a session has it, or none); for a dry run, which
+// sent nothing, a far side this build cannot trust (host_unreachable).
+func (n *Node) another(why error, q wire.SendQuery) error {
+	if q.DryRun {
+		return domain.Refuse(domain.ReasonHostUnreachable, "peerctl on %s gave a dry run's receipt for another session: %v; it is not the answer of this build's peerctl; fix: %s",
+			n.dest, why, wire.Safe(wire.InstallFix(n.dest)))
+	}
+	return domain.Refuse(domain.ReasonOutcomeUnknown, "peerctl on %s gave a receipt for another session: %v; it had the text and may have delivered it, to either: look (%s) before sending it again",
+		n.dest, why, n.look(q))
 }
 
 // checkReceipt is why out, which the far side ended with exit code, is no

@@ -339,9 +339,13 @@ type run struct {
 	stderr  *procgroup.Output
 	stopCtx func() bool
 	hello   hello
+	stdin   io.WriteCloser
 	stdinWG sync.WaitGroup
-	// handed is set once stdin is being written.
-	handed bool
+	// handed is set once stdin is being written; graced once an
+	// interruption closed it and gave the far side its Grace to answer
+	// (stop); done is closed by end.
+	handed, graced atomic.Bool
+	done           chan struct{}
 	// ended is set by end, whose results are kept: a second end is a no-op.
 	ended   bool
 	exit    int
@@ -360,7 +364,7 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 	}
 	c.opts.Log.Debug("ssh", "argv", argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	r := &run{c: c, call: call, cmd: cmd, stderr: &procgroup.Output{Max: maxStderr}}
+	r := &run{c: c, call: call, cmd: cmd, stderr: &procgroup.Output{Max: maxStderr}, done: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	cmd.WaitDelay = waitDelay
 	// Always a pipe, held open until the call ends (ports.RemoteCall.Stdin):
@@ -369,6 +373,7 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 	if err != nil {
 		return nil, err
 	}
+	r.stdin = stdin
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -376,14 +381,14 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 	if r.group, err = procgroup.Start(cmd); err != nil {
 		return nil, c.unreachable(call.Dest, nil, "cannot run %s: %v", argv[0], err)
 	}
-	r.stopCtx = context.AfterFunc(ctx, r.group.Kill)
+	r.stopCtx = context.AfterFunc(ctx, func() { r.stop(ctx) })
 	r.stdout = bufio.NewReaderSize(out, 64<<10)
 	if err := r.readHello(ctx); err != nil {
 		r.end(false)
 		return nil, err
 	}
 	if call.Stdin != nil {
-		r.handed = true
+		r.handed.Store(true)
 		r.stdinWG.Add(1)
 		go func() {
 			defer r.stdinWG.Done()
@@ -394,6 +399,27 @@ func (c *Channel) start(ctx context.Context, call ports.RemoteCall) (*run, error
 		}()
 	}
 	return r, nil
+}
+
+// stop ends the call once ctx has: ssh's group is killed at once, unless
+// ctx was canceled (interrupted, not out of time) after stdin was handed
+// over to a call with a Grace (ports.RemoteCall): then the far side's
+// stdin is closed, which tells its peerctl that its caller is gone, and
+// the group is killed only if the call has not ended within Grace.
+func (r *run) stop(ctx context.Context) {
+	if r.call.Grace <= 0 || !r.handed.Load() || !errors.Is(ctx.Err(), context.Canceled) {
+		r.group.Kill()
+		return
+	}
+	r.graced.Store(true)
+	_ = r.stdin.Close()
+	t := time.NewTimer(r.call.Grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		r.group.Kill()
+	case <-r.done:
+	}
 }
 
 // exitGrace bounds how long end waits for ssh to exit by itself once its
@@ -415,6 +441,7 @@ func (r *run) end(wait bool) (exit int, waitErr error) {
 		return r.exit, r.waitErr
 	}
 	r.ended = true
+	close(r.done)
 	defer func() { r.exit, r.waitErr = exit, waitErr }()
 	exited := make(chan struct{})
 	go func() { r.group.AwaitExit(); close(exited) }()
@@ -551,17 +578,41 @@ func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.Remote
 	over := len(out) > limit
 	code, _ := r.end(!over)
 	res := ports.RemoteResult{Stdout: out, Stderr: r.stderr.Bytes(), Code: code, Version: r.hello.Version}
+	// Interrupted, the far side answered within its grace: ssh ended
+	// with the far side's own status.
+	answered := r.graced.Load() && rerr == nil && code >= 0 && code != 255
 	switch {
 	case over:
 		return res, c.stopped(call.Dest, fmt.Sprintf("it printed more than %d bytes", limit))
-	case ctx.Err() != nil:
-		return res, c.lost(call.Dest, "the call ran out of time: "+ctx.Err().Error())
+	case ctx.Err() != nil && !answered:
+		why := "the call ran out of time"
+		if errors.Is(ctx.Err(), context.Canceled) {
+			why = "the call was interrupted"
+		}
+		return res, c.lost(call.Dest, why+": "+ctx.Err().Error())
 	case rerr != nil:
 		return res, c.lost(call.Dest, rerr.Error())
 	case code == 255 || code < 0:
-		return res, c.lost(call.Dest, "ssh exit "+strconv.Itoa(code)+": "+orNothing(lastLines(res.Stderr, 2)))
+		return res, c.lost(call.Dest, "ssh exit "+strconv.Itoa(code)+": "+sshWords(res.Stderr))
 	}
 	return res, nil
+}
+
+// sshWords are ssh's own last words on stderr (at most 2 lines), which
+// the far peerctl's share: a connection lost after the hello is said in
+// them, never in a line the far peerctl printed ("peerctl: …", a note of
+// its run), and a silent ssh is said so.
+func sshWords(stderr []byte) string {
+	var own []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "peerctl: ") {
+			own = append(own, l)
+		}
+	}
+	if w := lastLines([]byte(strings.Join(own, "\n")), 2); w != "" {
+		return w
+	}
+	return "it said nothing of its own"
 }
 
 // Stream runs call and hands its stdout over line by line.
@@ -623,7 +674,7 @@ func (s *stream) Wait() (ports.RemoteResult, error) {
 	case s.err != nil:
 		return res, s.err
 	case !s.closed.Load() && s.ctx.Err() == nil && (code == 255 || code < 0):
-		return res, s.r.c.lost(s.r.call.Dest, "ssh exit "+strconv.Itoa(code)+": "+orNothing(lastLines(res.Stderr, 2)))
+		return res, s.r.c.lost(s.r.call.Dest, "ssh exit "+strconv.Itoa(code)+": "+sshWords(res.Stderr))
 	}
 	return res, nil
 }

@@ -19,6 +19,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The far sides here print Claude Code's endpoints: a stand-in of its
+	// spec (the adapter's own is another harness's package).
+	domain.RegisterZeroHarness(domain.HarnessSpec{Word: "claude-code", Title: "Claude Code", Prefix: "cc-peer:v1:", Pins: "name",
+		Key: func(r domain.Record) string { return r.Name }, Unaddressable: func(domain.Record) string { return "" }})
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)

@@ -4,6 +4,7 @@ package sshhost_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -287,4 +289,72 @@ func TestMasterStartsApartFromTheCalls(t *testing.T) {
 	calls = recorded(t, rec, "argv-")
 	require.Len(t, calls, 1)
 	assert.Equal(t, "none", optionValue(calls[0], "ControlPath"), "no master: nothing shared")
+}
+
+// A send interrupted (Ctrl-C) after the far side had its text, while it
+// awaits the reply, reads as the far side says, as a send interrupted here
+// reads: told that its caller is gone, the far peerctl ends its wait and
+// prints its receipt (delivered, no_reply, exit 9), and that receipt is the
+// send's, not outcome_unknown. (Issue 41.)
+func TestNodeSendInterruptedTakesTheFarReceipt(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "had-the-text")
+	receipt, err := json.Marshal(wire.Receipt{OK: false, Outcome: "delivered", Transport: "courier", Harness: "claude-code", SessionID: "s1", PID: 7, Name: "proj-89",
+		Refusal: &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but interrupted before a reply came", ExitCode: 9}})
+	require.NoError(t, err)
+	// It says hello, reads the 2-byte text, says it has it, waits for its
+	// caller to be gone (its stdin's end), then prints its receipt.
+	p := filepath.Join(t.TempDir(), "peerctl")
+	script := "#!/bin/sh\nprintf '%s\\n' '" + okHello + "'\nhead -c 2 >/dev/null\n: > '" + marker + "'\ncat >/dev/null\nprintf '%s\\n' '" + string(receipt) + "'\nexit 9\n"
+	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
+	n := sshhost.NewNode(channel(t, p, nil), dest(t, "box"), time.Minute)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		sent wire.Sent
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sent, err := n.Send(ctx, wire.SendQuery{Address: "proj-89", Text: "hi", Timeout: time.Minute, AwaitReply: 10 * time.Minute})
+		done <- result{sent, err}
+	}()
+	require.Eventually(t, func() bool { _, err := os.Stat(marker); return err == nil }, 60*time.Second, 10*time.Millisecond, "the far side never had the text")
+	cancel() // Ctrl-C
+	got := <-done
+	require.NoError(t, got.err)
+	assert.Equal(t, 9, got.sent.Code)
+	assert.Equal(t, "delivered", got.sent.Receipt.Outcome)
+	require.NotNil(t, got.sent.Receipt.Refusal)
+	assert.Equal(t, "no_reply", got.sent.Receipt.Refusal.Reason)
+	assert.Equal(t, "box", got.sent.Receipt.Host)
+}
+
+// A watch whose connection is lost says why in the connection's words
+// (ssh's own last lines, or that it said none), never in a note the far
+// peerctl printed earlier on the same stderr; a far watch that ends by
+// itself says its own last words. (Issue 41.)
+func TestNodeWatchLostSaysTheConnectionsWords(t *testing.T) {
+	for name, tc := range map[string]struct {
+		tail, want string
+	}{
+		"ssh says why":       {"echo 'Timeout, server box not responding.' >&2\nexit 255\n", "ssh exit 255: Timeout, server box not responding."},
+		"ssh says nothing":   {"exit 255\n", "ssh exit 255: it said nothing of its own"},
+		"the far side ended": {"echo 'peerctl: host_unreachable: its registry went away' >&2\nexit 10\n", "its last words: peerctl: host_unreachable: its registry went away"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "peerctl")
+			script := "#!/bin/sh\nprintf '%s\\n' '" + okHello + "'\necho 'peerctl: note: codex: a stray far note' >&2\n" + tc.tail
+			require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
+			n := sshhost.NewNode(channel(t, p, nil), dest(t, "box"), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			err := n.Watch(ctx, func(wire.Event) bool { return true }, func(string) {})
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonHostUnreachable, r.Reason)
+			assert.Contains(t, r.Detail, tc.want)
+			assert.NotContains(t, r.Detail, "stray far note")
+		})
+	}
 }

@@ -15,7 +15,9 @@ import (
 // endpoint in the ssh:v1: form; an event whose endpoint is not one of
 // that machine's is left out with a note. It returns nil when ctx ends or
 // events says stop; otherwise the far watch ended, which is always an
-// error: host_unreachable, with why.
+// error: host_unreachable, with why: a lost connection in ssh's own words
+// (never a note the far peerctl printed earlier), a far watch that ended
+// by itself in its exit and last words.
 func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes func(string)) error {
 	s, err := n.remote.Stream(ctx, ports.RemoteCall{Dest: n.dest, Args: []string{"watch", "--json"}, StartTimeout: n.timeout})
 	if err != nil {
@@ -43,7 +45,7 @@ func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes fu
 		return nil
 	}
 	if err == nil {
-		err = domain.Refuse(domain.ReasonHostUnreachable, "the watch on %s ended (exit %d: %s)", n.dest, res.Code, wire.Message(res.Stderr))
+		err = domain.Refuse(domain.ReasonHostUnreachable, "the watch on %s ended (exit %d; %s)", n.dest, res.Code, lastWords(res.Stderr))
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/peerctl/peerctl/domain"
@@ -123,7 +124,59 @@ func HostEndpoint(dest domain.Dest, ep string) (string, error) {
 	return domain.HostEndpoint(dest, ep), nil
 }
 
-// SkipNote is the warning line of a far side's record left out for why.
+// SkipNote is the warning line of a far side's record left out for why,
+// naming it by id ("with no id" when it has none).
 func SkipNote(what, id string, why error) string {
+	if id == "" {
+		return fmt.Sprintf("warning: %s with no id left out: %s", what, why)
+	}
 	return fmt.Sprintf("warning: %s %s left out: %s", what, Safe(Clip(id, 100)), why)
+}
+
+// Named is the session a far side's answer names (a send receipt, a show
+// document, a relay receipt): its harness's word and its endpoint as the
+// far side printed it ("" when the answer does not say them), its pid,
+// session id and name.
+type Named struct {
+	Harness, Endpoint string
+	PID               int
+	SessionID, Name   string
+}
+
+// Agrees is why an answer naming s is not an answer for address, the
+// address the call named there (nil when it may be). The session must be
+// one the far side could resolve for address (domain.MayResolve): for a
+// full session id, that session; for an endpoint, its pid and the value
+// it pins (a name, a session id), and, when the answer says them, the
+// endpoint's harness and the endpoint itself; for a name or an id prefix,
+// a session of that name or whose id starts with it. The error names both,
+// escaped.
+func Agrees(address string, s Named) error {
+	r := domain.Record{PID: s.PID, SessionID: s.SessionID, Name: s.Name}
+	ok := domain.MayResolve(r, address)
+	if ok && domain.IsEndpoint(address) {
+		ep, _ := domain.ParseEndpoint(address) // MayResolve parsed it
+		ok = (s.Harness == "" || s.Harness == ep.Harness().String()) && (s.Endpoint == "" || s.Endpoint == address)
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("it answered for %s, not for the one asked for, %s", s, Safe(Clip(address, 300)))
+}
+
+// String names s for people, escaped: "session ID (name "NAME", pid PID,
+// harness, endpoint ENDPOINT)", "a session with no id" for an empty id.
+func (s Named) String() string {
+	id := "a session with no id"
+	if s.SessionID != "" {
+		id = "session " + Safe(Clip(s.SessionID, 100))
+	}
+	about := []string{fmt.Sprintf("name %s, pid %d", strconv.Quote(Clip(s.Name, 100)), s.PID)}
+	if s.Harness != "" {
+		about = append(about, Safe(Clip(s.Harness, 40)))
+	}
+	if s.Endpoint != "" {
+		about = append(about, "endpoint "+Safe(Clip(s.Endpoint, 300)))
+	}
+	return id + " (" + strings.Join(about, ", ") + ")"
 }

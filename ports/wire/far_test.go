@@ -59,3 +59,40 @@ func TestHostEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// Agrees: an answer for another session than the call named is said so,
+// naming both; one the far side could have resolved passes.
+func TestAgrees(t *testing.T) {
+	const id, other = "26df9a5b-d23c-4223-a45d-b9ec61fda652", "a8f89b60-f614-4b1f-b979-950c805fd8b1"
+	ep := "cc-peer:v1:4652:proj-89:/tmp/s.sock"
+	mine := Named{Harness: "claude-code", Endpoint: ep, PID: 4652, SessionID: id, Name: "proj-89"}
+	for _, address := range []string{id, "proj-89", "26df9a5b", ep} {
+		assert.NoError(t, Agrees(address, mine), address)
+	}
+	assert.NoError(t, Agrees(ep, Named{PID: 4652, SessionID: id, Name: "proj-89"}), "a relay receipt says no endpoint or harness")
+	for name, tc := range map[string]struct {
+		address string
+		s       Named
+	}{
+		"another id":       {id, Named{PID: 5031, SessionID: other, Name: "proj-89"}},
+		"another name":     {"proj-89", Named{PID: 5031, SessionID: other, Name: "proj-90"}},
+		"another prefix":   {"26df9a5b", Named{PID: 5031, SessionID: other, Name: "x"}},
+		"another pid":      {ep, Named{PID: 4653, SessionID: id, Name: "proj-89"}},
+		"another endpoint": {ep, Named{Endpoint: "cc-peer:v1:4652:proj-89:/tmp/t.sock", PID: 4652, SessionID: id, Name: "proj-89"}},
+		"another harness":  {ep, Named{Harness: "qwen-code", PID: 4652, SessionID: id, Name: "proj-89"}},
+		"no session id":    {id, Named{PID: 1}},
+	} {
+		err := Agrees(tc.address, tc.s)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "not for the one asked for, "+tc.address, name)
+		if tc.s.SessionID != "" {
+			assert.Contains(t, err.Error(), "session "+tc.s.SessionID, name)
+		} else {
+			assert.Contains(t, err.Error(), "a session with no id", name)
+			assert.NotContains(t, err.Error(), "session  ", name)
+		}
+	}
+	err := Agrees(id, Named{SessionID: "x\x1b[2J", Name: "n\x1b[2J"})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "\x1b")
+}

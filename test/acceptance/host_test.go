@@ -47,10 +47,15 @@ func newHostWorld(t *testing.T) hostWorld {
 // (FAKESSH_MODE=..., FAKESSH_DOWN=...).
 func (w hostWorld) run(t *testing.T, stdin []byte, extra []string, args ...string) result {
 	t.Helper()
-	env := append([]string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
+	return catRun(t, w.sessions, runOpts{Env: w.env(t, extra...), Stdin: stdin}, args...)
+}
+
+// env is the environment of a run with the fake ssh; extra as for run.
+func (w hostWorld) env(t *testing.T, extra ...string) []string {
+	t.Helper()
+	return append([]string{"PATH=" + w.bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
 		"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "FAKESSH_RECORD=" + w.record,
 		"PEERCTL_HOST_TIMEOUT=10s"}, extra...)
-	return catRun(t, w.sessions, runOpts{Env: env, Stdin: stdin}, args...)
 }
 
 // sshRuns is how many times the fake ssh ran.
@@ -430,12 +435,19 @@ func TestHostWatchStartTimeout(t *testing.T) {
 // only ends list --host with its exit code, its message printed once.
 func TestHostFarSideExitCode(t *testing.T) {
 	w := newHostWorld(t)
-	far := t.TempDir()
-	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":" + strconv.Itoa(ports.RemoteProtocol) + ",\"version\":\"fake\"}'\necho 'peerctl: far away trouble' >&2\nexit 3\n"
-	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
-	r := w.run(t, nil, []string{"PATH=" + far + ":" + os.Getenv("PATH")}, "list", "--host", "box")
+	r := w.run(t, nil, []string{scriptedFar(t, "echo 'peerctl: far away trouble' >&2\nexit 3\n")}, "list", "--host", "box")
 	assert.Equal(t, 3, r.Code, "stderr %s", r.Stderr)
 	assert.Equal(t, 1, strings.Count(string(r.Stderr), "far away trouble"), "stderr %s", r.Stderr)
+}
+
+// scriptedFar puts a far "peerctl" that says hello, then runs body, first
+// on the PATH of w's far side; it returns the PATH variable to pass.
+func scriptedFar(t *testing.T, body string) string {
+	t.Helper()
+	far := t.TempDir()
+	script := "#!/bin/sh\necho '{\"hello\":\"peerctl\",\"outputProtocol\":" + strconv.Itoa(ports.RemoteProtocol) + ",\"version\":\"fake\"}'\n" + body
+	require.NoError(t, os.WriteFile(filepath.Join(far, "peerctl"), []byte(script), 0o755))
+	return "PATH=" + far + ":" + os.Getenv("PATH")
 }
 
 // TestHostBadSSH: a $PEERCTL_SSH that does not split into words, or is
