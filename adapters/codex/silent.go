@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
-	"github.com/peerctl/peerctl/adapters/procliveness"
 )
 
 // silentError is a daemon that took a connection and did not answer in
@@ -44,8 +43,8 @@ func daemonSilent(home, procRoot string, bound time.Duration, err error) error {
 		who = fmt.Sprintf("the Codex app-server daemon (pid %d)", pid)
 	}
 	words := fmt.Sprintf("%s does not answer: it took the connection on %s but did not answer %s within %s", who, na.Socket, na.Step, bound)
-	if st, serr := procliveness.ReadStat(procRoot, pid); pid > 0 && serr == nil && (st.State == 'T' || st.State == 't') {
-		words += fmt.Sprintf("; the process is stopped (state %c: SIGSTOP, Ctrl-Z or a debugger): `kill -CONT %d` resumes it", st.State, pid)
+	if state, stopped := stoppedState(procRoot, pid); stopped {
+		words += fmt.Sprintf("; the process is stopped (state %c: SIGSTOP, Ctrl-Z or a debugger): `kill -CONT %d` resumes it", state, pid)
 	} else {
 		words += "; it may be hung or overloaded"
 	}
