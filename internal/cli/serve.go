@@ -93,6 +93,10 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
   PEERCTL_SERVE=off peerctl send proj-89 "no service for this one"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.stderr = stampLines(c.stderr) // the service's log: every line with its time
+			if cmd.Flags().Changed("quiet") {
+				fmt.Fprintln(c.stderr, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
+			}
 			if idleExit < 0 {
 				return usageError{fmt.Errorf("--idle-exit %s: want a duration such as 10m, or 0 to never end on its own", idleExit)}
 			}
@@ -111,7 +115,9 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	}
 	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with no request and nothing to deliver (0: never)")
 	cmd.Flags().DurationVar(&idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
-	_ = cmd.Flags().MarkDeprecated("quiet", "use --idle-exit, the same duration")
+	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
+	// a --print-unit's file.
+	_ = cmd.Flags().MarkHidden("quiet")
 	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a service definition to install, then exit: systemd (a --user unit) or launchd (a LaunchAgent plist)")
 	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+defaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = defaultHTTP
@@ -159,7 +165,6 @@ type server struct {
 }
 
 func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) error {
-	c.stderr = stampLines(c.stderr)
 	p, err := pathsFor(c.getenv)
 	if err != nil {
 		return err
