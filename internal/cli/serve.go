@@ -697,7 +697,8 @@ WantedBy=default.target
 	case "launchd":
 		fmt.Fprintf(c.stdout, `<?xml version="1.0" encoding="UTF-8"?>
 <!-- peerctl serve as a LaunchAgent:
-            launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/dev.peerctl.serve.plist -->
+       peerctl serve --print-unit=launchd > ~/Library/LaunchAgents/dev.peerctl.serve.plist
+       launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/dev.peerctl.serve.plist -->
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
 <dict>

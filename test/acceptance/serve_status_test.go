@@ -195,9 +195,11 @@ func TestServePrintUnitWritesTheEnvironment(t *testing.T) {
 			assert.Contains(t, out, `Environment="CLAUDE_CONFIG_DIR=`+w.config+`"`)
 			assert.Contains(t, out, `Environment="PEERCTL_CLAUDE=/opt/claude 100%%/claude"`, "%% is systemd's %")
 			assert.Contains(t, out, `Environment="PATH=`)
+			assert.Contains(t, out, "systemctl --user daemon-reload")
 		} else {
 			assert.Contains(t, out, "<key>XDG_STATE_HOME</key><string>"+w.state+"</string>")
 			assert.Contains(t, out, "<key>EnvironmentVariables</key>")
+			assert.Contains(t, out, "peerctl serve --print-unit=launchd > ~/Library/LaunchAgents/dev.peerctl.serve.plist\n       launchctl bootstrap")
 		}
 	}
 }
