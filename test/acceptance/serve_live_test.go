@@ -235,7 +235,7 @@ func TestLiveServe(t *testing.T) {
 		require.NoError(t, os.WriteFile(other, b, 0o755))
 		run := func() (string, int) {
 			c := exec.Command(other, "outbox", "retry", "1")
-			c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_RUNTIME_DIR=" + l.run, "XDG_STATE_HOME=" + filepath.Join(dir, "state")}
+			c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_RUNTIME_DIR=" + l.run, "XDG_STATE_HOME=" + l.state} // this service's folder, so its socket
 			c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 			var out bytes.Buffer
 			c.Stdout, c.Stderr = &out, &out
