@@ -167,6 +167,11 @@ type HarnessPlugin struct {
 	// of Harness.Transports (the default first).
 	Transports []TransportName
 	New        func(HarnessSettings) (Harness, error)
+	// Env are the variables the harness reads besides its flags' (Flags'
+	// Env), whose values a long-running service needs as the shell has
+	// them (serve --print-unit writes them); SecretEnv those it reads
+	// that hold a secret (named to the user, never written to a file).
+	Env, SecretEnv []string
 }
 
 // TransportName is a transport's name and whether a reply can come back on

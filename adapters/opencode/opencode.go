@@ -88,6 +88,8 @@ var Plugin = ports.HarnessPlugin{
 	Kind:       Kind,
 	Transports: []ports.TransportName{{Name: PromptName, Replies: true}},
 	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },
+	Env:        []string{DBEnv, UserEnv},
+	SecretEnv:  []string{PasswordEnv},
 }
 
 // Harness is opencode's plug-in. Build it with New.

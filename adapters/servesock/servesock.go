@@ -6,14 +6,42 @@
 package servesock
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// SocketName is the service socket's name in Dir.
-const SocketName = "serve.sock"
+// SocketName is the name in Dir of the socket of the service for the
+// state folder stateDir (an absolute path): serve-<h>.sock, h the first 16
+// hex digits of the SHA-256 of the folder's real path (RealPath). Each
+// state folder has a socket of its own, so a service for one folder never
+// takes the socket of another's, and two spellings of one folder (a
+// symlink, a trailing slash) name the same socket.
+func SocketName(stateDir string) string {
+	sum := sha256.Sum256([]byte(RealPath(stateDir)))
+	return "serve-" + hex.EncodeToString(sum[:8]) + ".sock"
+}
+
+// RealPath is path cleaned, with the symlinks of its longest existing
+// part resolved (filepath.EvalSymlinks); the rest, not created yet, is
+// joined as it is. So a folder has the same RealPath before and after it
+// is created.
+func RealPath(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for dir := path; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
 
 // LockName is the lock file's name in the state folder (beside the outbox).
 const LockName = "serve.lock"

@@ -59,7 +59,7 @@ func TestPrivateDir(t *testing.T) {
 
 func TestListenRemovesDeadSocketNotFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	path := filepath.Join(dir, servesock.SocketName)
+	path := filepath.Join(dir, servesock.SocketName("/state"))
 	ln, err := servesock.Listen(path)
 	require.NoError(t, err)
 	fi, err := os.Stat(path)
@@ -77,7 +77,7 @@ func TestListenRemovesDeadSocketNotFiles(t *testing.T) {
 }
 
 func TestPeerCheckSameUser(t *testing.T) {
-	path := filepath.Join(t.TempDir(), servesock.SocketName)
+	path := filepath.Join(t.TempDir(), servesock.SocketName("/state"))
 	ln, err := servesock.Listen(path)
 	require.NoError(t, err)
 	defer ln.Close()
@@ -109,7 +109,7 @@ func TestPeerCheckRefusesOtherUID(t *testing.T) {
 	b, err := os.ReadFile(os.Args[0])
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bin, b, 0o755))
-	path := filepath.Join(dir, "run", servesock.SocketName)
+	path := filepath.Join(dir, "run", servesock.SocketName("/state"))
 	ln, err := servesock.Listen(path)
 	require.NoError(t, err)
 	defer ln.Close()
@@ -127,4 +127,21 @@ func TestPeerCheckRefusesOtherUID(t *testing.T) {
 	require.ErrorIs(t, err, servesock.ErrOtherUser)
 	assert.Equal(t, 65534, uid)
 	require.NoError(t, cmd.Wait())
+}
+
+// A socket per state folder: two folders never share one; two spellings
+// of one folder (a symlink, a trailing slash, before and after it is
+// created) name the same.
+func TestSocketNamePerStateFolder(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a", "peerctl"), filepath.Join(base, "b", "peerctl")
+	before := servesock.SocketName(a)
+	assert.NotEqual(t, servesock.SocketName(a), servesock.SocketName(b))
+	require.NoError(t, os.MkdirAll(a, 0o700))
+	assert.Equal(t, before, servesock.SocketName(a), "the same before and after the folder is created")
+	assert.Equal(t, before, servesock.SocketName(a+"/"))
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(filepath.Join(base, "a"), link))
+	assert.Equal(t, before, servesock.SocketName(filepath.Join(link, "peerctl")))
+	assert.Regexp(t, `^serve-[0-9a-f]{16}\.sock$`, before)
 }

@@ -64,12 +64,12 @@ func pathsFor(getenv func(string) string) (servePaths, error) {
 		return servePaths{}, err
 	}
 	return servePaths{stateDir: state, db: filepath.Join(state, outbox.FileName), lock: filepath.Join(state, servesock.LockName),
-		socket: filepath.Join(run, servesock.SocketName)}, nil
+		socket: filepath.Join(run, servesock.SocketName(state))}, nil
 }
 
 func (c *cli) serveCmd() *cobra.Command {
 	var (
-		quiet     time.Duration
+		idleExit  time.Duration
 		printUnit string
 		web       webFlags
 	)
@@ -83,17 +83,22 @@ of the hosts file and of each --host, by host (every record with --all's verdict
 messages with their receipts, to cancel or retry; a send form, the same send as peerctl send; each host's state.
 Changes show within about 2 s. It listens on loopback (127.0.0.1, a free port) unless --http=ADDR names another
 address, and then warns that the page is exposed. Open the URL it prints: its token goes into a cookie and every
-request must carry it. With --http the service runs until Ctrl-C unless --quiet is given.`,
+request must carry it. With --http the service runs until Ctrl-C unless --idle-exit is given.
+
+One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, peerctl serve stop ends it.`,
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
-  peerctl serve --print-unit=launchd > ~/Library/LaunchAgents/dev.peerctl.serve.plist
   peerctl serve --http                # and the dashboard on loopback: open the URL it prints
   peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too
   PEERCTL_SERVE=off peerctl send proj-89 "no service for this one"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if quiet < 0 {
-				return usageError{fmt.Errorf("--quiet %s: want a duration such as 10m, or 0 to never end on its own", quiet)}
+			c.stderr = stampLines(c.stderr) // the service's log: every line with its time
+			if cmd.Flags().Changed("quiet") {
+				fmt.Fprintln(c.stderr, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
+			}
+			if idleExit < 0 {
+				return usageError{fmt.Errorf("--idle-exit %s: want a duration such as 10m, or 0 to never end on its own", idleExit)}
 			}
 			if len(web.hosts) > 0 && web.addr == "" {
 				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(web.hosts[0]))}
@@ -101,19 +106,24 @@ request must carry it. With --http the service runs until Ctrl-C unless --quiet 
 			if printUnit != "" {
 				return c.printUnit(printUnit)
 			}
-			if web.addr != "" && !cmd.Flags().Changed("quiet") {
-				quiet = 0 // a dashboard stays until Ctrl-C
+			if web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
+				idleExit = 0 // a dashboard stays until Ctrl-C
 			}
 			c.started()
-			return c.runServe(cmd.Context(), quiet, web)
+			return c.runServe(cmd.Context(), idleExit, web)
 		},
 	}
-	cmd.Flags().DurationVar(&quiet, "quiet", defaultQuiet, "end after this long with no request and an empty outbox (0: never)")
+	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with no request and nothing to deliver (0: never)")
+	cmd.Flags().DurationVar(&idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
+	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
+	// a --print-unit's file.
+	_ = cmd.Flags().MarkHidden("quiet")
 	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a service definition to install, then exit: systemd (a --user unit) or launchd (a LaunchAgent plist)")
 	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+defaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = defaultHTTP
 	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: a machine (ssh DEST) the dashboard lists beside this one and the hosts file's; repeatable")
 	c.harnessFlags(cmd)
+	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
 	return cmd
 }
 
@@ -145,6 +155,13 @@ type server struct {
 	// carried are the plain sends the service ran, oldest first (carry;
 	// under mu).
 	carried []wire.OutboxMessage
+	// started is when the service began; idleExit its --idle-exit (status).
+	started  time.Time
+	idleExit time.Duration
+	// stop ends the service, the cause saying why (logged); ended holds
+	// what waits for its end (serve stop).
+	stop  context.CancelCauseFunc
+	ended *serveEnd
 }
 
 func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) error {
@@ -160,6 +177,8 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) e
 	if err != nil {
 		return err
 	}
+	ended := &serveEnd{}
+	defer ended.finish(c.stderr)
 	defer func() { _ = lock.Release() }()
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// A long-lived service builds a graph per send: collect garbage
@@ -170,10 +189,11 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) e
 	if err != nil {
 		return err
 	}
-	life, stop := context.WithCancel(ctx)
-	defer stop()
+	life, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	s := &server{c: c, paths: p, life: life, warm: map[string]*warmSet{}, inflight: map[int64]bool{}, last: time.Now(),
-		wake: make(chan struct{}, 1), now: time.Now, folders: fswatch.NewFolder(), watched: map[string]bool{}}
+		wake: make(chan struct{}, 1), now: time.Now, folders: fswatch.NewFolder(), watched: map[string]bool{},
+		started: time.Now(), idleExit: quiet, stop: stop, ended: ended}
 	if st, err := outbox.Open(ctx, p.db); err != nil {
 		s.storeErr = err
 		fmt.Fprintf(c.stderr, "peerctl serve: durable sends are refused: %s\n", safe(err.Error()))
@@ -196,12 +216,13 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) e
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.loop(quiet, stop)
+		s.loop(quiet)
 	}()
 	for {
 		conn, err := ln.AcceptUnix()
 		if err != nil {
-			stop()
+			stop(fmt.Errorf("accept: %w", err))
+			ended.stopping(c.stderr, context.Cause(life))
 			wg.Wait()
 			if life.Err() != nil {
 				return nil
@@ -224,8 +245,6 @@ func (s *server) handle(conn *net.UnixConn) {
 		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: this service serves uid %d only; the connection is from uid %d\n", os.Geteuid(), uid), Code: wire.ExitError})
 		return
 	}
-	s.touch(1)
-	defer s.touch(-1)
 	r := bufio.NewReader(conn)
 	var req serveRequest
 	if err := readLine(r, &req); err != nil {
@@ -236,13 +255,20 @@ func (s *server) handle(conn *net.UnixConn) {
 		_ = writeLine(conn, serveAnswer{Stderr: fmt.Sprintf("peerctl: the service speaks protocol %d, this peerctl %d: stop the service (it is an older or newer peerctl)\n", serveProtocol, req.V), Code: wire.ExitError})
 		return
 	}
+	if req.Op != "ping" {
+		// A look (serve status) is no use: it does not keep the service up.
+		s.touch(1)
+		defer s.touch(-1)
+	}
 	switch req.Op {
 	case "ping":
-		a := serveAnswer{PID: os.Getpid(), Outbox: s.paths.db}
+		a := serveAnswer{PID: os.Getpid(), Outbox: s.paths.db, Status: s.status()}
 		if s.storeErr != nil {
 			a.OutboxError = s.storeErr.Error()
 		}
 		_ = writeLine(conn, a)
+	case "stop":
+		s.stopAsked(conn)
 	case "run":
 		// The client hanging up cancels the run (Ctrl-C on its side).
 		ctx, cancel := context.WithCancel(s.life)
@@ -489,7 +515,7 @@ func (s *server) poke() {
 // it, its address held until it is handed over), until the service ends; an interrupted attempt is checked
 // (Recover) before it is attempted again. With quiet > 0 it ends the
 // service once no request came for quiet and no message waits.
-func (s *server) loop(quiet time.Duration, stop context.CancelFunc) {
+func (s *server) loop(quiet time.Duration) {
 	t := time.NewTicker(serveTick)
 	defer t.Stop()
 	defer s.jobs.Wait()
@@ -497,8 +523,7 @@ func (s *server) loop(quiet time.Duration, stop context.CancelFunc) {
 		s.pass()
 		s.trimWarm(time.Now())
 		if quiet > 0 && s.quiet(quiet) {
-			fmt.Fprintf(s.c.stderr, "peerctl serve: quiet for %s with nothing in the outbox to deliver: ending\n", quiet)
-			stop()
+			s.stop(fmt.Errorf("idle for %s with nothing to deliver (--idle-exit)", quiet))
 			return
 		}
 		select {
@@ -643,7 +668,8 @@ func (s *server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 }
 
 // printUnit prints a service definition that runs peerctl serve with
-// --quiet=0: a systemd --user unit or a launchd LaunchAgent plist.
+// --idle-exit=0 in this shell's environment (unitEnv): a systemd --user
+// unit or a launchd LaunchAgent plist.
 func (c *cli) printUnit(kind string) error {
 	exe, err := c.executable()
 	if err != nil {
@@ -661,13 +687,13 @@ func (c *cli) printUnit(kind string) error {
 Description=peerctl serve: durable outbox and warm courier for coding-agent sessions
 
 [Service]
-ExecStart=%s serve --quiet=0
+ExecStart=%s serve --idle-exit=0
 Restart=on-failure
 RestartSec=2
-
+%s
 [Install]
 WantedBy=default.target
-`, exe)
+`, exe, systemdEnv(c.unitEnv()))
 	case "launchd":
 		fmt.Fprintf(c.stdout, `<?xml version="1.0" encoding="UTF-8"?>
 <!-- peerctl serve as a LaunchAgent:
@@ -677,12 +703,12 @@ WantedBy=default.target
 <plist version="1.0">
 <dict>
   <key>Label</key><string>dev.peerctl.serve</string>
-  <key>ProgramArguments</key><array><string>%s</string><string>serve</string><string>--quiet=0</string></array>
+  <key>ProgramArguments</key><array><string>%s</string><string>serve</string><string>--idle-exit=0</string></array>
   <key>RunAtLoad</key><true/>
   <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>
-</dict>
+%s</dict>
 </plist>
-`, xmlEscape(exe))
+`, xmlEscape(exe), launchdEnv(c.unitEnv()))
 	default:
 		return usageError{fmt.Errorf("--print-unit %q: want systemd or launchd", kind)}
 	}

@@ -30,7 +30,7 @@ func (c *cli) serveOff() bool { return c.getenv(serveEnv) == "off" || !serveSupp
 // dialServe connects to this user's service. With start, a service that
 // does not answer is started in the background (peerctl serve, its stderr
 // appended to serve.log in the state folder) and waited for, at most
-// serveStartWithin.
+// serveStartWithin; stderr says so once, with how to stop it.
 func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) {
 	p, err := pathsFor(c.getenv)
 	if err != nil {
@@ -66,6 +66,8 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 	wait := 5 * time.Millisecond
 	for {
 		if conn, err := dialUnix(p.socket); err == nil {
+			fmt.Fprintf(c.stderr, "peerctl: started peerctl serve in the background for %s (log: %s); it ends itself after %s with nothing to do; to stop it sooner: peerctl serve stop\n",
+				safe(p.stateDir), safe(logPath), defaultQuiet)
 			return conn, nil
 		}
 		select {

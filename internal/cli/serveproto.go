@@ -20,8 +20,10 @@ const maxServeLine = 4 << 20
 type serveRequest struct {
 	// V is serveProtocol.
 	V int `json:"v"`
-	// Op is "ping" (is the service up, and how is its outbox) or "run"
-	// (run Argv as this user's peerctl would, in the service).
+	// Op is "ping" (is the service up, and how is it: serve status),
+	// "stop" (end cleanly: the answer is its status, then the connection
+	// stays open until the service has ended) or "run" (run Argv as this
+	// user's peerctl would, in the service).
 	Op string `json:"op"`
 	// Argv is the command line after the program name (send ..., outbox
 	// cancel|retry ...); Env the client's environment; Stdin what the
@@ -42,6 +44,8 @@ type serveAnswer struct {
 	PID         int    `json:"pid,omitempty"`
 	Outbox      string `json:"outbox,omitempty"`
 	OutboxError string `json:"outboxError,omitempty"`
+	// Status is how the service stands (ping, and stop before it stops).
+	Status *serveStatus `json:"status,omitempty"`
 }
 
 // writeLine writes v as one JSON line.

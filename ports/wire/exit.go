@@ -48,7 +48,7 @@ var ExitCodes = []ExitRow{
 	{ExitOK, 0, "ok"},
 	{ExitError, 0, "unexpected error (e.g. the registry folder is unreadable); list: a harness in scope (every harness, or the one --harness names) could not be read (the rest is printed); doctor found a problem"},
 	{ExitUsage, 0, "usage error (bad flag, argument or address)"},
-	{ExitNotLive, domain.ReasonNotLive, "no live session answers to the address; whoami: not inside a session"},
+	{ExitNotLive, domain.ReasonNotLive, "no live session answers to the address; whoami: not inside a session; serve status: no service runs for this state folder"},
 	{ExitIdentityMismatch, domain.ReasonIdentityMismatch, "ambiguous address (a name several sessions share: use the full id or endpoint), a socket (the same file on disk, under any path) or session id another record also carries, the session changed between reads, or a name sent to while another harness's registry could not be read; whoami: the process it runs under holds several sessions"},
 	{ExitDeliveryFailed, domain.ReasonDeliveryFailed, "the transport could not start (courier program or socket missing) or did not deliver (a Qwen Code receipt said refused, denied, misaddressed, expired or dropped), or --require-confirm saw no confirmation"},
 	{ExitHarnessUnsupported, domain.ReasonHarnessUnsupported, "the session or program cannot do this"},

@@ -50,13 +50,15 @@ func newLiveServe(t testing.TB, configDir, bin string) *liveServe {
 	return l
 }
 
-func (l *liveServe) socket() string { return filepath.Join(l.run, "peerctl", servesock.SocketName) }
-func (l *liveServe) db() string     { return filepath.Join(l.state, "peerctl", outbox.FileName) }
+func (l *liveServe) socket() string {
+	return filepath.Join(l.run, "peerctl", servesock.SocketName(filepath.Join(l.state, "peerctl")))
+}
+func (l *liveServe) db() string { return filepath.Join(l.state, "peerctl", outbox.FileName) }
 
-// start runs peerctl serve --quiet=0 in a process group of its own and
+// start runs peerctl serve --idle-exit=0 in a process group of its own and
 // waits until its socket answers.
 func (l *liveServe) start(t testing.TB) {
-	l.srv = exec.Command(peerctlBin(t), "serve", "--quiet=0")
+	l.srv = exec.Command(peerctlBin(t), "serve", "--idle-exit=0")
 	l.srv.Env = l.env
 	l.log = &testproc.Buffer{}
 	l.srv.Stderr = l.log
@@ -233,7 +235,7 @@ func TestLiveServe(t *testing.T) {
 		require.NoError(t, os.WriteFile(other, b, 0o755))
 		run := func() (string, int) {
 			c := exec.Command(other, "outbox", "retry", "1")
-			c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_RUNTIME_DIR=" + l.run, "XDG_STATE_HOME=" + filepath.Join(dir, "state")}
+			c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_RUNTIME_DIR=" + l.run, "XDG_STATE_HOME=" + l.state} // this service's folder, so its socket
 			c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 			var out bytes.Buffer
 			c.Stdout, c.Stderr = &out, &out

@@ -63,9 +63,15 @@ func newServeWorldB(b testing.TB) serveWorld {
 
 // startServe runs peerctl serve in a process group of its own (w.srv) and
 // waits for its socket.
-func (w *serveWorld) startServe(t testing.TB) {
-	w.srv = exec.Command(peerctlBin(t), "serve")
+func (w *serveWorld) startServe(t testing.TB) { w.startServeWith(t) }
+
+// startServeWith runs peerctl serve with args as startServe does, and
+// returns what it writes on stderr.
+func (w *serveWorld) startServeWith(t testing.TB, args ...string) *testproc.Buffer {
+	w.srv = exec.Command(peerctlBin(t), append([]string{"serve"}, args...)...)
 	w.srv.Env = w.env(t)
+	log := &testproc.Buffer{}
+	w.srv.Stderr = log
 	w.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := w.srv.Start(); err != nil {
 		t.Fatal(err)
@@ -75,12 +81,13 @@ func (w *serveWorld) startServe(t testing.TB) {
 	// Answering, not only there: a socket file exists from bind(2) on,
 	// and a connect before listen(2) is refused (seen on a loaded machine).
 	eventually(t, 30*time.Second, "the service's socket to take a connection", func() bool {
-		conn, err := dialSocket(filepath.Join(w.run, "peerctl", servesock.SocketName))
+		conn, err := dialSocket(w.socket())
 		if err == nil {
 			_ = conn.Close()
 		}
 		return err == nil
 	})
+	return log
 }
 
 func (w serveWorld) peerctl(t *testing.T, stdin []byte, args ...string) result {
@@ -88,7 +95,15 @@ func (w serveWorld) peerctl(t *testing.T, stdin []byte, args ...string) result {
 	return catRun(t, w.sessions, runOpts{Env: w.env(t), Stdin: stdin}, append([]string{"--config-dir", w.config}, args...)...)
 }
 
-func (w serveWorld) db() string   { return filepath.Join(w.state, "peerctl", "outbox.db") }
+func (w serveWorld) db() string  { return filepath.Join(w.state, "peerctl", "outbox.db") }
+func (w serveWorld) dir() string { return filepath.Join(w.state, "peerctl") }
+func (w serveWorld) log() string { return filepath.Join(w.dir(), "serve.log") }
+
+// socket is the service socket of w's state folder.
+func (w serveWorld) socket() string {
+	return filepath.Join(w.run, "peerctl", servesock.SocketName(w.dir()))
+}
+
 func (w serveWorld) lock() string { return filepath.Join(w.state, "peerctl", servesock.LockName) }
 
 // servePID is the pid in the lock file of a running service (0: none).
@@ -481,7 +496,7 @@ func TestServeMCPSendMessageDurableWithKey(t *testing.T) {
 func TestServeRunsOnlySendAndOutboxChanges(t *testing.T) {
 	w := newServeWorld(t)
 	w.startServe(t)
-	conn, err := dialSocket(filepath.Join(w.run, "peerctl", servesock.SocketName))
+	conn, err := dialSocket(w.socket())
 	require.NoError(t, err)
 	defer conn.Close()
 	require.NoError(t, json.NewEncoder(conn).Encode(map[string]any{"v": 1, "op": "run", "argv": []string{"hosts", "add", "evil"}}))

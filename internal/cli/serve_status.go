@@ -1,0 +1,389 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/adapters/servesock"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// serveStatus is how a service stands: serve status --json
+// (docs/OUTPUT.md) and the service's answer to ping and stop.
+type serveStatus struct {
+	// Running is false when no service answers on the state folder's
+	// socket (serve status exits 3 then).
+	Running bool `json:"running"`
+	// PID is the service's (0 when none runs); Version its peerctl's.
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	// StateDir is the state folder the service serves, Socket the socket
+	// it listens on, Outbox its database file and OutboxError why durable
+	// sends are refused ("" when they are not).
+	StateDir    string `json:"stateDir"`
+	Socket      string `json:"socket"`
+	Outbox      string `json:"outbox"`
+	OutboxError string `json:"outboxError"`
+	// StartedAt is when it started (RFC 3339 UTC, "" when none runs),
+	// UptimeSeconds how long it has run.
+	StartedAt     string `json:"startedAt"`
+	UptimeSeconds int64  `json:"uptimeSeconds"`
+	// IdleExitSeconds is its --idle-exit in seconds (0: it never ends on
+	// its own).
+	IdleExitSeconds int64 `json:"idleExitSeconds"`
+	// Messages counts the outbox's messages by state: every state word,
+	// 0 for none.
+	Messages map[string]int `json:"messages"`
+	// Warm is its warm couriers.
+	Warm serveWarm `json:"warm"`
+}
+
+// serveWarm is a service's warm couriers: Sets is how many sets of
+// couriers it keeps (one per distinct settings: harness flags,
+// environment, sender, timeout; each starts at most one courier per
+// harness), InUse how many a send uses now, Started how many couriers
+// they have started since the service began.
+type serveWarm struct {
+	Sets    int `json:"sets"`
+	InUse   int `json:"inUse"`
+	Started int `json:"started"`
+}
+
+// status is how s stands now.
+func (s *server) status() *serveStatus {
+	now := time.Now()
+	st := &serveStatus{Running: true, PID: os.Getpid(), Version: s.c.version().short(), StateDir: s.paths.stateDir, Socket: s.paths.socket,
+		Outbox: s.paths.db, StartedAt: s.started.UTC().Format(time.RFC3339), UptimeSeconds: int64(now.Sub(s.started).Seconds()),
+		IdleExitSeconds: int64(s.idleExit.Seconds()), Messages: messageCounts(nil)}
+	if s.storeErr != nil {
+		st.OutboxError = s.storeErr.Error()
+	} else if n, err := s.store.Counts(s.life); err == nil {
+		st.Messages = messageCounts(n)
+	} else {
+		st.OutboxError = err.Error()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ws := range s.warm {
+		st.Warm.Sets++
+		if ws.uses > 0 {
+			st.Warm.InUse++
+		}
+		st.Warm.Started += ws.w.Starts()
+	}
+	return st
+}
+
+// messageCounts is n by state word, every state present.
+func messageCounts(n map[domain.OutboxState]int) map[string]int {
+	out := map[string]int{}
+	for _, st := range domain.OutboxStates() {
+		out[st.String()] = n[st]
+	}
+	return out
+}
+
+// errServeStop is the cause of a stop serve stop asked for.
+var errServeStop = errors.New("peerctl serve stop asked it to")
+
+// stopAsked answers a stop request on conn with the service's status and
+// ends the service; conn's other end sees its end (end of file) once the
+// service has ended and freed its lock (serveEnd.finish).
+func (s *server) stopAsked(conn *net.UnixConn) {
+	if f, err := conn.File(); err == nil { // a copy, open until the end
+		s.ended.hold(f)
+	}
+	_ = writeLine(conn, serveAnswer{PID: os.Getpid(), Status: s.status()})
+	s.stop(errServeStop)
+}
+
+// serveEnd is the end of a service: it logs why it stops and that it
+// stopped, and holds the connections of serve stop until then.
+type serveEnd struct {
+	mu   sync.Mutex
+	held []*os.File
+}
+
+func (e *serveEnd) hold(f *os.File) {
+	e.mu.Lock()
+	e.held = append(e.held, f)
+	e.mu.Unlock()
+}
+
+// stopping logs that the service stops and why.
+func (e *serveEnd) stopping(log io.Writer, why error) {
+	fmt.Fprintf(log, "peerctl serve: stopping (pid %d): %s\n", os.Getpid(), safe(why.Error()))
+}
+
+// finish logs the end and lets the serve stop connections go.
+func (e *serveEnd) finish(log io.Writer) {
+	fmt.Fprintf(log, "peerctl serve: stopped (pid %d)\n", os.Getpid())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, f := range e.held {
+		_ = f.Close()
+	}
+	e.held = nil
+}
+
+// stampLines returns w with every line begun by the time it was written,
+// RFC 3339 in UTC to the millisecond, and a space: the service's log.
+// Safe for concurrent use; a line written in pieces is stamped once.
+func stampLines(w io.Writer) io.Writer {
+	return &stampWriter{w: w, now: time.Now}
+}
+
+type stampWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	now func() time.Time
+	mid bool // the last write ended inside a line
+}
+
+// logTime is the layout of a log line's time.
+const logTime = "2006-01-02T15:04:05.000Z07:00"
+
+func (s *stampWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b []byte
+	for rest := p; len(rest) > 0; {
+		if !s.mid {
+			b = append(s.now().UTC().AppendFormat(b, logTime), ' ')
+		}
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			b, s.mid = append(b, rest...), true
+			break
+		}
+		b, s.mid, rest = append(b, rest[:i+1]...), false, rest[i+1:]
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// errServeNotRunning: no service answers on the state folder's socket.
+var errServeNotRunning = errors.New("no peerctl serve runs")
+
+// askServe asks the service of this state folder (p) for op ("ping" or
+// "stop") and returns the open connection and its answer; the caller
+// closes conn. errServeNotRunning when none answers. A service that
+// serves another state folder, or that does not say its status (an older
+// peerctl), is an error naming it.
+func (c *cli) askServe(ctx context.Context, p servePaths, op string) (*net.UnixConn, serveAnswer, error) {
+	var a serveAnswer
+	conn, err := dialUnix(p.socket)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, a, errServeNotRunning
+	}
+	if err != nil {
+		return nil, a, fmt.Errorf("reach peerctl serve: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	if err := writeLine(conn, serveRequest{V: serveProtocol, Op: op}); err != nil {
+		_ = conn.Close()
+		return nil, a, fmt.Errorf("ask peerctl serve on %s: %w", p.socket, err)
+	}
+	if err := readLine(bufio.NewReader(conn), &a); err != nil {
+		_ = conn.Close()
+		return nil, a, fmt.Errorf("ask peerctl serve on %s: no answer (%w)", p.socket, err)
+	}
+	switch {
+	case a.Status == nil && a.PID != 0:
+		_ = conn.Close()
+		return nil, a, fmt.Errorf("the peerctl serve on %s (pid %d) is an older peerctl that cannot say its status or stop on request: end it with kill %d", p.socket, a.PID, a.PID)
+	case a.Status == nil:
+		_ = conn.Close()
+		return nil, a, fmt.Errorf("peerctl serve on %s: %s", p.socket, strings.TrimSpace(a.Stderr))
+	case servesock.RealPath(a.Status.StateDir) != servesock.RealPath(p.stateDir):
+		_ = conn.Close()
+		return nil, a, fmt.Errorf("the peerctl serve on %s (pid %d) serves the state folder %s, not this one (%s): not asking it", p.socket, a.Status.PID, a.Status.StateDir, p.stateDir)
+	}
+	return conn, a, nil
+}
+
+func (c *cli) serveStatusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the service of this state folder: pid, folders, uptime, messages, warm couriers",
+		Long: helpLong("Show whether peerctl serve runs for this state folder and how it stands: pid, version, state folder, "+
+			"socket, outbox, uptime, idle exit, messages by state, warm couriers", "serve-status") + `
+
+It starts nothing. Exit 0 when the service runs, 3 when none runs for this state folder (the
+messages its outbox holds are still counted), 1 when it cannot be asked.`,
+		Example: `  peerctl serve status
+  peerctl serve status --json | jq .messages.stored
+  peerctl serve status >/dev/null || echo "no service"`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.started()
+			return c.serveStatus(cmd.Context(), asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+	return cmd
+}
+
+func (c *cli) serveStatus(ctx context.Context, asJSON bool) error {
+	p, err := pathsFor(c.getenv)
+	if err != nil {
+		return err
+	}
+	conn, a, err := c.askServe(ctx, p, "ping")
+	var st *serveStatus
+	switch {
+	case errors.Is(err, errServeNotRunning):
+		st = &serveStatus{StateDir: p.stateDir, Socket: p.socket, Outbox: p.db, Messages: messageCounts(nil)}
+		if ob, absent, err := c.openOutbox(ctx); err != nil {
+			st.OutboxError = err.Error()
+		} else if !absent {
+			n, err := ob.Counts(ctx)
+			_ = ob.Close()
+			if err != nil {
+				st.OutboxError = err.Error()
+			}
+			st.Messages = messageCounts(n)
+		}
+	case err != nil:
+		return err
+	default:
+		_ = conn.Close()
+		st = a.Status
+		st.Socket = p.socket
+	}
+	if asJSON {
+		if err := c.writeJSON(st); err != nil {
+			return err
+		}
+	} else {
+		c.printServeStatus(st)
+	}
+	if !st.Running {
+		return silentError{wire.ExitNotLive}
+	}
+	return nil
+}
+
+func (c *cli) printServeStatus(st *serveStatus) {
+	row := func(k, v string) { fmt.Fprintf(c.stdout, "  %-10s %s\n", k, v) }
+	if !st.Running {
+		fmt.Fprintf(c.stdout, "no peerctl serve runs for %s\n", safe(st.StateDir))
+		row("socket", safe(st.Socket)+" (none answers)")
+	} else {
+		fmt.Fprintf(c.stdout, "peerctl serve runs for %s\n", safe(st.StateDir))
+		row("pid", fmt.Sprintf("%d (peerctl %s)", st.PID, safe(st.Version)))
+		row("socket", safe(st.Socket))
+		up := time.Duration(st.UptimeSeconds) * time.Second
+		row("up", fmt.Sprintf("%s, since %s", up, safe(st.StartedAt)))
+		idle := "never (--idle-exit=0)"
+		if st.IdleExitSeconds > 0 {
+			idle = fmt.Sprintf("after %s with no request and nothing to deliver", time.Duration(st.IdleExitSeconds)*time.Second)
+		}
+		row("idle exit", idle)
+	}
+	outbox := safe(st.Outbox)
+	if st.OutboxError != "" {
+		outbox += ": cannot be used: " + safe(st.OutboxError)
+	}
+	row("outbox", outbox)
+	var counts []string
+	for _, s := range domain.OutboxStates() {
+		if n := st.Messages[s.String()]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	if len(counts) == 0 {
+		counts = []string{"none"}
+	}
+	row("messages", strings.Join(counts, ", "))
+	if st.Running {
+		row("couriers", fmt.Sprintf("%s of warm couriers (%d in use), %s started", plural(st.Warm.Sets, "set"), st.Warm.InUse, plural(st.Warm.Started, "courier")))
+	} else if st.Messages[domain.OutboxStored.String()]+st.Messages[domain.OutboxDelivering.String()] > 0 {
+		fmt.Fprintln(c.stdout, "  messages wait for the service: peerctl serve, or any send --durable, starts it")
+	}
+}
+
+// defaultStopWait bounds how long serve stop waits for the service's end.
+const defaultStopWait = 30 * time.Second
+
+func (c *cli) serveStopCmd() *cobra.Command {
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the service of this state folder cleanly and wait for its end",
+		Long: helpLong("Ask peerctl serve of this state folder to stop as SIGTERM stops it, and wait until it has ended", "serve-stop") + `
+
+What it stores stays in the outbox; a send it carries ends as a signal would end it. Exit 0 when
+it stopped, or none ran (said on stderr); 1 when it has not ended within --timeout.`,
+		Example: `  peerctl serve stop
+  peerctl serve stop --timeout 2m
+  XDG_STATE_HOME=/srv/team peerctl serve stop   # the service of another state folder`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if wait <= 0 {
+				return usageError{fmt.Errorf("--timeout %s: want a duration above 0, such as 30s", wait)}
+			}
+			c.started()
+			return c.serveStop(cmd.Context(), wait)
+		},
+	}
+	cmd.Flags().DurationVar(&wait, "timeout", defaultStopWait, "wait at most this long for the service to end")
+	return cmd
+}
+
+func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
+	p, err := pathsFor(c.getenv)
+	if err != nil {
+		return err
+	}
+	// Look first: a service of another state folder is not asked to stop.
+	conn, _, err := c.askServe(ctx, p, "ping")
+	if errors.Is(err, errServeNotRunning) {
+		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.stateDir))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_ = conn.Close()
+	conn, a, err := c.askServe(ctx, p, "stop")
+	if errors.Is(err, errServeNotRunning) {
+		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.stateDir))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	pid := a.Status.PID
+	// The service keeps this connection open until it has ended.
+	if _, err := io.Copy(io.Discard, conn); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("peerctl serve (pid %d) was asked to stop and has not ended within %s: it may still be ending a send; "+
+			"kill %d ends it at once (a hand-over it cuts off is checked at its next start)", pid, wait, pid)
+	}
+	fmt.Fprintf(c.stdout, "peerctl serve (pid %d) for %s stopped\n", pid, safe(p.stateDir))
+	return nil
+}

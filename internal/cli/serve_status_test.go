@@ -1,0 +1,223 @@
+//go:build unix
+
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+func TestStampLines(t *testing.T) {
+	var b bytes.Buffer
+	at := time.Date(2026, 12, 6, 15, 4, 5, 678e6, time.FixedZone("CET", 3600))
+	w := &stampWriter{w: &b, now: func() time.Time { return at }}
+	for _, p := range []string{"one\ntw", "o\n", "", "\nthree"} {
+		n, err := w.Write([]byte(p))
+		require.NoError(t, err)
+		assert.Equal(t, len(p), n)
+	}
+	assert.Equal(t, "2026-12-06T14:04:05.678Z one\n2026-12-06T14:04:05.678Z two\n2026-12-06T14:04:05.678Z \n2026-12-06T14:04:05.678Z three", b.String(),
+		"each line stamped once, in UTC, however it is written")
+
+	// Lines written at once from many goroutines stay whole.
+	b.Reset()
+	w = &stampWriter{w: &b, now: time.Now}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				_, _ = w.Write([]byte("peerctl serve: a line\n"))
+			}
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 400)
+	for _, l := range lines {
+		assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z peerctl serve: a line$`, l)
+	}
+}
+
+func TestServerStatus(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := outbox.Open(ctx, filepath.Join(dir, outbox.FileName))
+	require.NoError(t, err)
+	defer st.Close()
+	for _, k := range []string{"a", "b"} {
+		_, _, err := st.Put(ctx, ports.OutboxMessage{Key: k, Address: "reviewer", Text: "hi", Request: []byte(`{}`), Created: time.Now(), Expires: time.Now().Add(time.Hour)})
+		require.NoError(t, err)
+	}
+	c := newCLI(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, func(string) string { return "" })
+	s := &server{c: c, life: ctx, store: st, paths: servePaths{stateDir: dir, db: filepath.Join(dir, outbox.FileName), socket: "/run/x.sock"},
+		started: time.Now().Add(-90 * time.Second), idleExit: 10 * time.Minute,
+		warm: map[string]*warmSet{"k1": {w: app.NewWarm(ctx), uses: 1}, "k2": {w: app.NewWarm(ctx)}}}
+	got := s.status()
+	assert.True(t, got.Running)
+	assert.Equal(t, os.Getpid(), got.PID)
+	assert.Equal(t, dir, got.StateDir)
+	assert.Equal(t, "/run/x.sock", got.Socket)
+	assert.GreaterOrEqual(t, got.UptimeSeconds, int64(90))
+	assert.Equal(t, int64(600), got.IdleExitSeconds)
+	assert.Equal(t, 2, got.Messages["stored"])
+	assert.Len(t, got.Messages, len(domain.OutboxStates()), "every state, 0 for none")
+	assert.Equal(t, serveWarm{Sets: 2, InUse: 1}, got.Warm)
+
+	s.storeErr, s.store = outboxUnavailable(os.ErrPermission), nil
+	got = s.status()
+	assert.Contains(t, got.OutboxError, "permission denied")
+	assert.Zero(t, got.Messages["stored"])
+}
+
+// fakeService listens on the socket of env's state folder and answers
+// each request with answer; it records the ops asked, and keeps a stop's
+// connection open until release is closed.
+type fakeService struct {
+	mu      sync.Mutex
+	ops     []string
+	release chan struct{}
+}
+
+func (f *fakeService) asked() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ops...)
+}
+
+func startFakeService(t *testing.T, env map[string]string, answer serveAnswer) *fakeService {
+	t.Helper()
+	p, err := pathsFor(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.socket), 0o700))
+	ln, err := net.Listen("unix", p.socket)
+	require.NoError(t, err)
+	f := &fakeService{release: make(chan struct{})}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var req serveRequest
+			if readLine(bufio.NewReader(conn), &req) == nil {
+				f.mu.Lock()
+				f.ops = append(f.ops, req.Op)
+				f.mu.Unlock()
+				_ = writeLine(conn, answer)
+				if req.Op == "stop" {
+					wg.Go(func() { <-f.release; _ = conn.Close() })
+					continue
+				}
+			}
+			_ = conn.Close()
+		}
+	})
+	return f
+}
+
+func serveEnvFor(t *testing.T) map[string]string {
+	state, err := os.MkdirTemp("", "pcst")
+	require.NoError(t, err)
+	run, err := os.MkdirTemp("", "pcsr")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(state); _ = os.RemoveAll(run) })
+	return map[string]string{"XDG_STATE_HOME": state, "XDG_RUNTIME_DIR": run}
+}
+
+// A service that answers on the socket but serves another state folder
+// is neither reported as this folder's nor asked to stop.
+func TestServeStatusRefusesAnotherFoldersService(t *testing.T) {
+	env := serveEnvFor(t)
+	f := startFakeService(t, env, serveAnswer{PID: 4242, Status: &serveStatus{Running: true, PID: 4242, StateDir: "/elsewhere/peerctl"}})
+	r := evRun(t, env, nil, "serve", "status")
+	assert.Equal(t, wire.ExitError, r.code)
+	assert.Contains(t, r.stderr, "serves the state folder /elsewhere/peerctl, not this one")
+	r = evRun(t, env, nil, "serve", "stop")
+	assert.Equal(t, wire.ExitError, r.code)
+	assert.Contains(t, r.stderr, "not asking it")
+	assert.Equal(t, []string{"ping", "ping"}, f.asked(), "never asked to stop")
+}
+
+// A service of an older peerctl answers ping without its status: status
+// and stop say so and how to end it.
+func TestServeStatusOfAnOlderService(t *testing.T) {
+	env := serveEnvFor(t)
+	startFakeService(t, env, serveAnswer{PID: 4242, Outbox: "/x/outbox.db"})
+	r := evRun(t, env, nil, "serve", "stop")
+	assert.Equal(t, wire.ExitError, r.code)
+	assert.Contains(t, r.stderr, "an older peerctl that cannot say its status or stop on request: end it with kill 4242")
+}
+
+// serve stop waits for the service's end (its connection closing), and
+// says so; one that does not end within --timeout is an error naming it.
+func TestServeStopWaitsForTheEnd(t *testing.T) {
+	env := serveEnvFor(t)
+	p, err := pathsFor(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	f := startFakeService(t, env, serveAnswer{PID: 4242, Status: &serveStatus{Running: true, PID: 4242, StateDir: p.stateDir}})
+	r := evRun(t, env, nil, "serve", "stop", "--timeout", "50ms")
+	assert.Equal(t, wire.ExitError, r.code)
+	assert.Contains(t, r.stderr, "peerctl serve (pid 4242) was asked to stop and has not ended within 50ms")
+	assert.Contains(t, r.stderr, "kill 4242")
+
+	done := make(chan evResult)
+	go func() { done <- evRun(t, env, nil, "serve", "stop", "--timeout", "10m") }()
+	require.Eventually(t, func() bool { return len(f.asked()) == 4 }, time.Minute, 10*time.Millisecond)
+	close(f.release)
+	r = <-done
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Equal(t, "peerctl serve (pid 4242) for "+p.stateDir+" stopped\n", r.stdout)
+	assert.Equal(t, []string{"ping", "stop", "ping", "stop"}, f.asked())
+}
+
+func TestServeStopAndStatusWithNoneRunning(t *testing.T) {
+	env := serveEnvFor(t)
+	r := evRun(t, env, nil, "serve", "stop")
+	assert.Equal(t, wire.ExitOK, r.code)
+	assert.Contains(t, r.stderr, "no peerctl serve runs for "+filepath.Join(env["XDG_STATE_HOME"], "peerctl")+": nothing to stop")
+	r = evRun(t, env, nil, "serve", "status")
+	assert.Equal(t, wire.ExitNotLive, r.code)
+	assert.Contains(t, r.stdout, "no peerctl serve runs for")
+	assert.Contains(t, r.stdout, "messages   none")
+	r = evRun(t, env, nil, "serve", "stop", "--timeout", "0s")
+	assert.Equal(t, wire.ExitUsage, r.code)
+}
+
+func TestUnitEnv(t *testing.T) {
+	env := map[string]string{"PATH": "/usr/bin:/opt/bin", "XDG_STATE_HOME": `/srv/a "b" 100%\x`, "CLAUDE_CONFIG_DIR": "/c",
+		"OPENCODE_SERVER_PASSWORD": "s3cret", "CODEX_HOME": "bad\nvalue", "HOME": "/home/u", "ANTHROPIC_API_KEY": "sk-1"}
+	c := newCLI(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, func(k string) string { return env[k] })
+	vars := c.unitEnv()
+	sd := systemdEnv(vars)
+	assert.Contains(t, sd, `Environment="PATH=/usr/bin:/opt/bin"`+"\n")
+	assert.Contains(t, sd, `Environment="XDG_STATE_HOME=/srv/a \"b\" 100%%\\x"`+"\n", `systemd.exec(5): \ and " escaped, % doubled`)
+	assert.Contains(t, sd, `Environment="CLAUDE_CONFIG_DIR=/c"`)
+	assert.Contains(t, sd, "# Not written: CODEX_HOME (its value here holds a control character")
+	assert.Contains(t, sd, "# Not written: OPENCODE_SERVER_PASSWORD (a secret")
+	for _, never := range []string{"s3cret", "sk-1", "HOME=/home/u", "bad\nvalue"} {
+		assert.NotContains(t, sd, never)
+	}
+	ld := launchdEnv(vars)
+	assert.Contains(t, ld, "<key>XDG_STATE_HOME</key><string>/srv/a &#34;b&#34; 100%\\x</string>")
+	assert.NotContains(t, ld, "s3cret")
+	assert.Contains(t, ld, "Not written: SSH_AUTH_SOCK")
+}
