@@ -55,7 +55,7 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 			continue
 		case r.Kind == KindPlainTUI:
 			j.PlainTUIs++
-		case r.Kind == KindLocked:
+		case r.Kind == KindLocked || r.Kind == KindRefused:
 			row.Health = domain.HealthWarn
 			row.Warnings = append(row.Warnings, fmt.Sprintf("opencode: pid %d: %s", r.PID, e.Unaddressable))
 		}

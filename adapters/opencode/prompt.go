@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -43,6 +44,8 @@ type Config struct {
 	Log *slog.Logger
 	// now draws message ids' times (nil: time.Now); tests set it.
 	now func() time.Time
+	// prover proves each connection the target server's (zero: /proc).
+	prover sockowner.Prover
 }
 
 func (c Config) withDefaults() Config {
@@ -128,11 +131,11 @@ func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
-	c := NewClient(target.SocketPath(), t.cfg.Auth)
+	c := NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
 	defer c.Close()
 	events, errc, err := c.Events(ctx, connectWait)
 	if err != nil {
-		return domain.Receipt{}, failed("opencode server %s: %v; nothing was sent", target.SocketPath(), err)
+		return domain.Receipt{}, unsent(target, err)
 	}
 	rec, _, err := post(ctx, t.cfg, c, events, errc, target, msg, nil)
 	return rec, err
@@ -140,6 +143,21 @@ func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.
 
 func failed(format string, args ...any) *domain.Refusal {
 	return domain.Refuse(domain.ReasonDeliveryFailed, format, args...)
+}
+
+// unsent is the refusal of a call to target's server that sent nothing:
+// identity_mismatch when the listener at its address is not the server
+// process's (sockowner.Mismatch), else delivery_failed saying why.
+func unsent(target domain.Session, err error) *domain.Refusal {
+	var m *sockowner.Mismatch
+	var pe *PasswordError
+	switch {
+	case errors.As(err, &m):
+		return domain.Refuse(domain.ReasonIdentityMismatch, "opencode session %s: %v, so it is not the opencode %s (pid %d) that serves the session; nothing was sent", target.ID(), m, target.Kind(), target.PID())
+	case errors.As(err, &pe):
+		return failed("opencode session %s: %v; nothing was sent", target.ID(), pe)
+	}
+	return failed("opencode server %s (pid %d): %v; nothing was sent", target.SocketPath(), target.PID(), err)
 }
 
 // post posts msg into target's session on c and waits, on events (the
@@ -156,10 +174,8 @@ func post(ctx context.Context, cfg Config, c *Client, events <-chan Event, errc 
 	switch {
 	case errors.As(err, &he):
 		return domain.Receipt{}, id, failed("opencode answered prompt_async for session %s with %s; nothing was sent", target.ID(), he.Error())
-	case errors.Is(err, ErrUnauthorized):
-		return domain.Receipt{}, id, failed("%v; nothing was sent", err)
 	case err != nil && ctx.Err() == nil && !sent(err):
-		return domain.Receipt{}, id, failed("opencode server %s: %v; nothing was sent", target.SocketPath(), err)
+		return domain.Receipt{}, id, unsent(target, err)
 	case err != nil:
 		return domain.Receipt{}, id, domain.Refuse(domain.ReasonOutcomeUnknown, "opencode server %s: %v; the session may or may not have message %s: look before sending again", target.SocketPath(), err, id)
 	}
@@ -194,10 +210,17 @@ func post(ctx context.Context, cfg Config, c *Client, events <-chan Event, errc 
 }
 
 // sent reports whether a request error came after the request may have
-// reached the server (anything but a failed connect).
+// reached the server: anything but a failed connect, a listener that is
+// not the server's or could not be proved its (closed unwritten), or a
+// refused password (401: opencode took nothing).
 func sent(err error) bool {
 	var op *net.OpError
-	return !errors.As(err, &op) || op.Op != "dial"
+	var m *sockowner.Mismatch
+	switch {
+	case errors.As(err, &op) && op.Op == "dial", errors.As(err, &m), errors.Is(err, sockowner.ErrUnproven), errors.Is(err, ErrUnauthorized):
+		return false
+	}
+	return true
 }
 
 // messageInfo is the info of a message.updated event (opencode-ai

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -38,7 +39,12 @@ type Registry struct {
 	auth     Auth
 	domain   string
 	uid      int
-	db       string
+	// prover proves each connection the server process's (zero: /proc);
+	// serverPID is the process a connection must be (nil: the one
+	// found); tests that make up /proc set both.
+	prover      sockowner.Prover
+	serverPIDOf func(int) int
+	db          string
 	// goos is the system read (thisOS; tests set another): off Linux no
 	// process is found (unsupported).
 	goos string
@@ -105,7 +111,7 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 		rec.Name = "opencode TUI in " + filepath.Base(p.cwd)
 		return []domain.Record{rec}
 	}
-	if len(p.ports) == 0 {
+	if len(p.addrs) == 0 {
 		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
 		return []domain.Record{rec} // starting, or listening elsewhere: unaddressable
 	}
@@ -115,26 +121,33 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 		c       *Client
 		version string
 		errs    []error
+		locked  *PasswordError
 	)
-	for _, port := range p.ports {
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cl := NewClient(addr, r.auth)
+	for _, addr := range p.addrs {
+		cl := NewClient(addr, r.serverPID(p.pid), r.auth, r.prover)
 		v, err := cl.Health(ctx)
 		if err == nil {
 			c, version, rec.SocketPath = cl, v, addr
 			break
 		}
 		cl.Close()
-		errs = append(errs, fmt.Errorf("port %d: %w", port, err))
+		if locked == nil {
+			errors.As(err, &locked)
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 	}
 	if c == nil {
-		err := errors.Join(errs...)
-		if errors.Is(err, ErrUnauthorized) {
-			// Live, and opencode's: it asks for a password peerctl lacks.
-			rec.Kind, rec.Name = KindLocked, "opencode "+p.kind+" in "+filepath.Base(p.cwd)+" (password-protected)"
+		if locked != nil {
+			// Live, and opencode's: it asks for a password peerctl lacks,
+			// or refused peerctl's.
+			rec.Kind, rec.SocketPath = KindLocked, locked.Addr
+			if locked.Given {
+				rec.Kind = KindRefused
+			}
+			rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd) + " (password-protected)"
 			return []domain.Record{rec}
 		}
-		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode process (pid %d) listens but no port answers as opencode's server: %v", p.pid, err), domain.VerdictUnreadable
+		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode process (pid %d) listens but no address answers as opencode's server: %v", p.pid, errors.Join(errs...)), domain.VerdictUnreadable
 		return []domain.Record{rec}
 	}
 	defer c.Close()
@@ -170,6 +183,15 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 		out = append(out, rec) // a server with no session yet: live, not addressable
 	}
 	return out
+}
+
+// serverPID is the process a connection to process pid's listener must
+// reach.
+func (r *Registry) serverPID(pid int) int {
+	if r.serverPIDOf != nil {
+		return r.serverPIDOf(pid)
+	}
+	return pid
 }
 
 func millis(ms int64) time.Time {

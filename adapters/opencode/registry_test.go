@@ -84,7 +84,7 @@ func TestRegistryReadsLiveServers(t *testing.T) {
 	p.add(t, 107, work, []string{"opencode", "serve"}) // starting: no port yet
 
 	r := NewRegistry(testDB, Auth{}, "linux:x:pid:[1]")
-	r.procRoot, r.uid, r.ask = p.root, os.Getuid(), 500*time.Millisecond
+	r.procRoot, r.uid, r.ask, r.serverPIDOf = p.root, os.Getuid(), 500*time.Millisecond, self
 	start := time.Now()
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -139,7 +139,7 @@ func TestRegistryWithPassword(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 103, work, []string{"opencode", "serve"}, portOf(t, locked.addr()))
 	r := NewRegistry(testDB, NewAuth("", "s3cret"), "")
-	r.procRoot, r.uid = p.root, os.Getuid()
+	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
 	require.Len(t, snap.Records, 1)
@@ -160,7 +160,7 @@ func TestRegistryServesOneDatabase(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 101, t.TempDir(), []string{"opencode"})
 	r := NewRegistry("/other/opencode.db", Auth{}, "")
-	r.procRoot, r.uid = p.root, os.Getuid()
+	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, snap.Records, "another opencode user's process (another database)")
