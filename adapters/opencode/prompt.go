@@ -102,13 +102,13 @@ func (t *Prompt) Name() string { return PromptName }
 // check refuses a target the transport cannot serve.
 func check(target domain.Session) error {
 	if target.Harness() != Kind {
-		return domain.Refuse(domain.ReasonHarnessUnsupported, "the %s transport speaks opencode's HTTP API; session %s is a %s session", PromptName, target.ID(), target.Harness())
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "the %s transport speaks opencode's HTTP API; %s is a %s session", PromptName, target.Label(), target.Harness())
 	}
 	if !target.Addressable() {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+		return domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	if why := unaddressable(target.Record()); why != "" {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), why)
+		return domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), why)
 	}
 	return nil
 }

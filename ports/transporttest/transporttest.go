@@ -330,7 +330,7 @@ func (f *Fake) Received() []string {
 // Deliver records msg (Accept), waits for the deadline (Hang) or fails (Fail).
 func (f *Fake) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
 	if !target.Addressable() {
-		return domain.Receipt{}, domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+		return domain.Receipt{}, domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	if f.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -357,7 +357,7 @@ func (f *Fake) Deliver(ctx context.Context, target domain.Session, msg domain.Me
 // Plan describes a delivery without making it.
 func (f *Fake) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
 	if !target.Addressable() {
-		return domain.Plan{}, domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+		return domain.Plan{}, domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	return domain.Plan{Transport: f.Name()}, nil
 }

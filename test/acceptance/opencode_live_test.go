@@ -188,6 +188,19 @@ func TestLiveOpencode(t *testing.T) {
 		assert.Empty(t, got[0].Endpoint, "no endpoint")
 	})
 
+	t.Run("a send to a plain TUI is refused naming it, never by an empty id", func(t *testing.T) {
+		got := byPID(listOpencode(t, env, "--all"), plain.PID)
+		require.Len(t, got, 1, "%+v", got)
+		r := runPeerctl(t, runOpts{Env: env}, "send", "--json", "opencode TUI in plain", "hi")
+		var out codexSent
+		require.NoError(t, json.Unmarshal(r.Stdout, &out), "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+		assert.Equal(t, "not_addressable", out.Refusal.Reason, out.Refusal.Detail)
+		assert.NotContains(t, out.Refusal.Detail, "session  ", "an empty session id")
+		assert.NotContains(t, out.Refusal.Detail, "session (", "an empty session id")
+		assert.Contains(t, out.Refusal.Detail, fmt.Sprintf("pid %d", plain.PID))
+		assert.Contains(t, out.Refusal.Detail, "opencode --port 0", "the fix")
+	})
+
 	t.Run("a --port TUI shows the injected turn", func(t *testing.T) {
 		url := ported.Listening(liveopencode.StartTimeout)
 		liveopencode.WaitHealthy(t, url)
