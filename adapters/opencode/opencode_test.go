@@ -423,3 +423,22 @@ func TestSessionEnvNamesTheProcess(t *testing.T) {
 	}
 	assert.Contains(t, se.Markers, "OPENCODE")
 }
+
+// A --port TUI shows one session at a time and which one cannot be read:
+// a message to one of its sessions is delivered, and its receipt says
+// that no one may be watching (the rule beside Codex's, docs/OPENCODE.md).
+// A server's receipt does not.
+func TestDeliverToAPortTUISaysNoOneMayBeWatching(t *testing.T) {
+	f := newFake(t)
+	for kind, says := range map[string]bool{KindTUI: true, KindServe: false} {
+		rec := session(t, f.addr()).Record()
+		rec.Kind = kind
+		e := domain.Classify(rec, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes})
+		target, err := domain.NewSession(e)
+		require.NoError(t, err)
+		got, err := NewPrompt(Config{}).Deliver(context.Background(), target, message(t, "hi"))
+		require.NoError(t, err, kind)
+		assert.Equal(t, "delivered", got.Outcome, kind)
+		assert.Equal(t, says, strings.Contains(got.Detail, "no one watching"), "%s: %s", kind, got.Detail)
+	}
+}

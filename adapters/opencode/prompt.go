@@ -182,7 +182,7 @@ func post(ctx context.Context, cfg Config, c *Client, events <-chan Event, errc 
 	rec := domain.Receipt{Transport: PromptName, MsgID: id}
 	if cfg.Window < 0 {
 		rec.Outcome, rec.Detail = domain.OutcomePosted.String(), "prompt_async 204; message.updated not awaited"
-		return rec, id, nil
+		return unwatched(target, rec), id, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, cfg.Window)
 	defer cancel()
@@ -192,21 +192,36 @@ func post(ctx context.Context, cfg Config, c *Client, events <-chan Event, errc 
 			if !ok {
 				rec.Outcome = domain.OutcomePosted.String()
 				rec.Detail = fmt.Sprintf("prompt_async 204; the event stream ended before message.updated for %s (%v)", id, <-errc)
-				return rec, id, nil
+				return unwatched(target, rec), id, nil
 			}
 			if ev.Type != "message.updated" {
 				continue
 			}
 			if m, ok := messageOf(ev); ok && m.ID == id && m.SessionID == target.ID() {
 				rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "message.updated: message "+id
-				return rec, id, nil
+				return unwatched(target, rec), id, nil
 			}
 		case <-wctx.Done():
 			rec.Outcome = domain.OutcomePosted.String()
 			rec.Detail = fmt.Sprintf("prompt_async 204; no message.updated for %s within %s", id, cfg.Window)
-			return rec, id, nil
+			return unwatched(target, rec), id, nil
 		}
 	}
+}
+
+// Unwatched is what the receipt of a message to a --port TUI's session
+// adds (docs/OPENCODE.md, "Who sees the turn"): the TUI shows one of the
+// sessions its server serves, and which one cannot be read from outside
+// it (opencode-ai 1.18.33: no route and no file says it), so the turn may
+// run with no one watching.
+const Unwatched = "a --port TUI shows one session at a time and which one cannot be read from outside it: if it is not showing this session, the turn runs with no one watching (its answer is kept in the session; the TUI's session list opens it)"
+
+// unwatched adds Unwatched to the receipt of a --port TUI's session.
+func unwatched(target domain.Session, rec domain.Receipt) domain.Receipt {
+	if target.Kind() == KindTUI {
+		rec.Detail += "; " + Unwatched
+	}
+	return rec
 }
 
 // sent reports whether a request error came after the request may have

@@ -218,6 +218,7 @@ func TestLiveOpencode(t *testing.T) {
 		out, r := sendCodex(t, env, "--confirm-timeout=90s", tid, word)
 		require.Equal(t, 0, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
 		assert.Equal(t, "delivered", out.Outcome, out.Detail)
+		assert.Contains(t, out.Detail, opencode.Unwatched, "which session a TUI shows cannot be read: the receipt says so")
 		ported.WaitScreen("the injected turn", opencodeTurn, func(s string) bool { return strings.Contains(s, word) })
 	})
 
