@@ -16,7 +16,8 @@ type DoctorJSON struct {
 	// a password peerctl lacks.
 	Health string `json:"health"`
 	// Servers are the addresses of the live opencode servers found
-	// ("127.0.0.1:<port>"), sorted.
+	// (the addresses dialled: "127.0.0.1:<port>", "[::1]:<port>"; a
+	// password-protected one's too), sorted.
 	Servers []string `json:"servers"`
 	// PlainTUIs counts the TUIs started without --port (unreachable).
 	PlainTUIs   int `json:"plain_tuis"`

@@ -30,11 +30,13 @@ const (
 
 // EndpointPrefix starts every opencode endpoint of protocol version 1:
 //
-//	opencode-peer:v1:<pid>:<session id>:127.0.0.1%3A<port>
+//	opencode-peer:v1:<pid>:<session id>:<address>
 //
-// escaped as cc-peer endpoints are. It pins the session id and the server
-// (the pid of the process that listens, and its port): one server serves
-// every session of its folder, so the session id says which.
+// the address the one dialled (DialAddr), escaped as cc-peer endpoints
+// are: 127.0.0.1%3A4096, [%3A%3A1]%3A4096. It pins the session id and the
+// server (the pid of the process that listens, and its address): one
+// server serves every session of its folder, so the session id says
+// which.
 const EndpointPrefix = "opencode-peer:v1:"
 
 // Kind is opencode's word in the domain's set of harnesses ("opencode"),

@@ -442,3 +442,19 @@ func TestDeliverToAPortTUISaysNoOneMayBeWatching(t *testing.T) {
 		assert.Equal(t, says, strings.Contains(got.Detail, "no one watching"), "%s: %s", kind, got.Detail)
 	}
 }
+
+// A server bound to ::1 or 127.0.0.2 is addressable at that address, and
+// its endpoint carries it; an address off loopback is not.
+func TestEndpointOfAnotherLoopbackAddress(t *testing.T) {
+	yes := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
+	for addr, ok := range map[string]bool{"[::1]:4096": true, "127.0.0.2:4096": true, "192.168.1.1:4096": false, "[::ffff:127.0.0.1]:4096": false, "[::1%lo]:4096": false} {
+		e := domain.Classify(domain.Record{Harness: Kind, PID: 4242, ProcStart: "1", SessionID: sid, SocketPath: addr, Kind: KindServe}, yes)
+		require.Equal(t, ok, e.Addressable, "%s: %s", addr, e.Unaddressable)
+		if !ok {
+			continue
+		}
+		back, err := domain.ParseEndpoint(e.Endpoint().String())
+		require.NoError(t, err, e.Endpoint().String())
+		assert.Equal(t, addr, back.Socket(), e.Endpoint().String())
+	}
+}

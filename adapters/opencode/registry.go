@@ -117,24 +117,15 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
-	var (
-		c       *Client
-		version string
-		errs    []error
-		locked  *PasswordError
-	)
-	for _, addr := range p.addrs {
-		cl := NewClient(addr, r.serverPID(p.pid), r.auth, r.prover)
-		v, err := cl.Health(ctx)
-		if err == nil {
-			c, version, rec.SocketPath = cl, v, addr
-			break
-		}
-		cl.Close()
+	c, version, errs := r.probe(ctx, p)
+	var locked *PasswordError
+	for _, err := range errs {
 		if locked == nil {
 			errors.As(err, &locked)
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+	}
+	if c != nil {
+		rec.SocketPath = c.addr
 	}
 	if c == nil {
 		if locked != nil {
@@ -183,6 +174,45 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 		out = append(out, rec) // a server with no session yet: live, not addressable
 	}
 	return out
+}
+
+// probe asks each of p's listeners GET /global/health at once (a
+// process may hold a listener that takes a connection and never answers
+// HTTP, as a real opencode serve did after its first turn: it must not
+// eat the others' time): the first to answer as opencode is the server
+// (its client, to be closed by the caller, and version; opencode binds
+// one address, so there is one); else nil and each listener's error, once
+// all answered or ctx ended.
+func (r *Registry) probe(ctx context.Context, p proc) (*Client, string, []error) {
+	type answer struct {
+		c       *Client
+		version string
+		err     error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := make(chan answer, len(p.addrs))
+	for _, addr := range p.addrs {
+		go func() {
+			cl := NewClient(addr, r.serverPID(p.pid), r.auth, r.prover)
+			v, err := cl.Health(ctx)
+			if err != nil {
+				cl.Close()
+				cl, err = nil, fmt.Errorf("%s: %w", addr, err)
+			}
+			answers <- answer{cl, v, err}
+		}()
+	}
+	var errs []error
+	for range p.addrs {
+		a := <-answers
+		if a.c != nil {
+			// The others end with ctx; their answers go to the buffer.
+			return a.c, a.version, nil
+		}
+		errs = append(errs, a.err)
+	}
+	return nil, "", errs
 }
 
 // serverPID is the process a connection to process pid's listener must

@@ -98,7 +98,7 @@ func TestLiveOpencodeListenerIdentity(t *testing.T) {
 					}
 					got := byPID(listOpencode(t, penv, "--all"), srv.PID)
 					require.Len(t, got, 1, "%+v", got)
-					assert.Equal(t, p.kind, got[0].Kind)
+					assert.Equal(t, p.kind, got[0].Kind, "%+v", got[0])
 					assert.Equal(t, "live", got[0].Verdict)
 					assert.False(t, got[0].Addressable)
 					assert.Contains(t, got[0].Unaddressable, p.says)
