@@ -108,7 +108,7 @@ func scanProcs(procRoot string, uid int, db string, listeners map[uint64]string)
 			continue
 		}
 		dir := filepath.Join(procRoot, e.Name())
-		if owner(dir) != uid || !isOpencode(dir) {
+		if sockowner.OwnerUID(dir) != uid || !isOpencode(dir) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "cmdline"))

@@ -2,5 +2,5 @@
 
 package sockowner
 
-// ownerUID: unknown off Unix.
-func ownerUID(string) int { return -1 }
+// OwnerUID: unknown off Unix.
+func OwnerUID(string) int { return -1 }

@@ -7,9 +7,9 @@ import (
 	"syscall"
 )
 
-// ownerUID is the uid owning dir (/proc/<pid>: the process's), -1 when
+// OwnerUID is the uid owning dir (/proc/<pid>: the process's), -1 when
 // unknown.
-func ownerUID(dir string) int {
+func OwnerUID(dir string) int {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return -1

@@ -122,7 +122,7 @@ func (p Prover) Prove(ctx context.Context, conn net.Conn, pid int) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, AcceptWait)
 	defer cancel()
-	uid := ownerUID(filepath.Join(p.root(), strconv.Itoa(pid)))
+	uid := OwnerUID(filepath.Join(p.root(), strconv.Itoa(pid)))
 	wait := time.Millisecond
 	for {
 		row, found := p.serverSide(remote, local)
