@@ -54,19 +54,20 @@ type OtherListener struct {
 	sync  chan struct{}
 }
 
+// copied is the copy of this test binary another user may run (a
+// folder it can enter), made by the first impostor and removed by the
+// cleanup of the test that made it; the lock is held from the copy to
+// the start of each impostor, so none starts from a removed copy.
 var copied struct {
 	sync.Mutex
 	bin string
 }
 
-// otherBinary is a copy of this test binary that another user may run.
+// otherBinary is the copy (copied.bin), made when there is none;
+// copied's lock is held.
 func otherBinary(t testing.TB) string {
-	copied.Lock()
-	defer copied.Unlock()
 	if copied.bin != "" {
-		if _, err := os.Stat(copied.bin); err == nil {
-			return copied.bin
-		}
+		return copied.bin
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -76,6 +77,12 @@ func otherBinary(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("impostor: %v", err)
 	}
+	t.Cleanup(func() {
+		copied.Lock()
+		defer copied.Unlock()
+		_ = os.RemoveAll(dir)
+		copied.bin = ""
+	})
 	b, err := os.ReadFile(self)
 	if err != nil {
 		t.Fatalf("impostor: %v", err)
@@ -95,6 +102,8 @@ func otherBinary(t testing.TB) string {
 // stopped when the test ends.
 func ListenAsOther(t testing.TB, addr string) *OtherListener {
 	t.Helper()
+	copied.Lock()
+	defer copied.Unlock()
 	cmd := exec.Command(otherBinary(t), "-test.run=^$")
 	cmd.Env = append(os.Environ(), impostorEnv+"="+addr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -36,6 +36,7 @@ type opencodeListed struct {
 	Endpoint      string `json:"endpoint"`
 	Addressable   bool   `json:"addressable"`
 	Unaddressable string `json:"unaddressable"`
+	Reason        string `json:"reason"`
 	SocketPath    string `json:"socketPath"`
 }
 

@@ -193,8 +193,8 @@ func (p Prover) serverSide(server, client netip.AddrPort) (row, bool) {
 	return row{}, false
 }
 
-// find reads one table for the row with local address local and remote
-// address remote (proc(5): "sl local_address rem_address st tx_queue:
+// find reads one table for the open connection's row with local address
+// local and remote address remote (proc(5): "sl local_address rem_address st tx_queue:
 // rx_queue tr:tm->when retrnsmt uid timeout inode …").
 func (p Prover) find(table, local, remote string) (row, bool) {
 	f, err := os.Open(filepath.Join(p.root(), "net", table))
@@ -205,7 +205,7 @@ func (p Prover) find(table, local, remote string) (row, bool) {
 	sc := bufio.NewScanner(f)
 	for n := 0; sc.Scan() && n < maxRows; n++ {
 		fs := strings.Fields(sc.Text())
-		if len(fs) < 10 || fs[1] != local || fs[2] != remote {
+		if len(fs) < 10 || fs[1] != local || fs[2] != remote || !open(fs[3]) {
 			continue
 		}
 		uid, err1 := strconv.Atoi(fs[7])
@@ -217,6 +217,13 @@ func (p Prover) find(table, local, remote string) (row, bool) {
 	}
 	return row{}, false
 }
+
+// open reports whether a socket state of /proc/net/tcp* (hex, the
+// kernel's TCP_* numbers) is a connection's that is open: ESTABLISHED
+// (01) or CLOSE_WAIT (08, the client end closed first). An earlier
+// connection between the same two addresses may linger in TIME_WAIT
+// (06), with no inode, and is not ours (loopback reuses ports at once).
+func open(state string) bool { return state == "01" || state == "08" }
 
 // Encode is an address as /proc/net/tcp* writes it: the address's bytes
 // in 32-bit words of host byte order, in hex (8 digits for IPv4, 32 for

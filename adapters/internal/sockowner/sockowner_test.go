@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,4 +109,34 @@ func TestProveUnaccepted(t *testing.T) {
 	cancel()
 	err = sockowner.Prover{}.Prove(ctx, conn, os.Getpid())
 	assert.True(t, errors.Is(err, sockowner.ErrUnproven), "%v", err)
+}
+
+// addrConn is a connection with given ends, for a made-up /proc.
+type addrConn struct {
+	net.Conn
+	local, remote net.Addr
+}
+
+func (c addrConn) LocalAddr() net.Addr  { return c.local }
+func (c addrConn) RemoteAddr() net.Addr { return c.remote }
+
+// An earlier connection between the same two addresses lingering in
+// TIME_WAIT (no inode; loopback reuses a port at once) is not the one
+// dialled: the open connection's row decides.
+func TestProveSkipsTimeWait(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "net"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "77", "fd"), 0o755))
+	require.NoError(t, os.Symlink("socket:[4242]", filepath.Join(root, "77", "fd", "18")))
+	server, client := netip.MustParseAddrPort("127.0.0.2:4096"), netip.MustParseAddrPort("127.0.0.1:50000")
+	row := func(state, inode string) string {
+		return "   0: " + sockowner.Encode(server) + " " + sockowner.Encode(client) + " " + state + " 00000000:00000000 00:00000000 00000000     0        0 " + inode + " 1 0 20 4 30 10 -1"
+	}
+	table := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
+		row("06", "0") + "\n" + row("01", "4242") + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(root, "net", "tcp"), []byte(table), 0o644))
+	conn := addrConn{local: net.TCPAddrFromAddrPort(client), remote: net.TCPAddrFromAddrPort(server)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	assert.NoError(t, sockowner.Prover{Root: root}.Prove(ctx, conn, 77))
 }
