@@ -78,11 +78,19 @@ func TestLiveOpencodeListenerIdentity(t *testing.T) {
 			out, r := sendCodex(t, env, "--confirm-timeout=90s", sid, text)
 			require.Equal(t, 0, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
 			assert.Equal(t, "delivered", out.Outcome, out.Detail)
-			var found bool
+			var user string
 			for _, m := range liveopencode.Messages(t, api, sid) {
-				found = found || m.Role == "user" && len(m.Texts) == 2 && m.Texts[1] == text
+				if m.Role == "user" && len(m.Texts) == 2 && m.Texts[1] == text {
+					user = m.ID
+				}
 			}
-			assert.True(t, found, "the session has the text byte for byte")
+			require.NotEmpty(t, user, "the session has the text byte for byte")
+			// The turn runs to its answer before the next peerctl asks.
+			deadline := time.Now().Add(opencodeTurn)
+			for !answered(liveopencode.Messages(t, api, sid), user) {
+				require.True(t, time.Now().Before(deadline), "no answer to %s in %s", user, opencodeTurn)
+				time.Sleep(250 * time.Millisecond)
+			}
 
 			if c.password == "" {
 				return

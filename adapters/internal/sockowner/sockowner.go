@@ -29,12 +29,14 @@ import (
 )
 
 // Bounds: how long a connection may wait to be accepted before whose it
-// is is given up as unproven (a listener accepts within microseconds; a
-// loaded machine may take a second), the rows read of one table, the
-// open files read of one process and the processes looked at to name
-// what holds an address.
+// is is given up as unproven, when the caller's context sets no earlier
+// deadline (a listener accepts within microseconds, but a busy one may
+// take seconds: a real opencode server finishing a turn on a loaded
+// machine took over 5 s), the rows read of one table, the open files read
+// of one process and the processes looked at to name what holds an
+// address.
 const (
-	AcceptWait = 5 * time.Second
+	AcceptWait = 30 * time.Second
 	maxRows    = 1 << 18
 	maxFDs     = 1 << 16
 	maxProcs   = 1 << 16
@@ -111,9 +113,9 @@ func (p Prover) Dialer(pid int, d *net.Dialer) func(ctx context.Context, network
 
 // Prove checks that conn (a TCP connection this process dialled) reached
 // a listener of process pid: see the package. Until the server accepts
-// the connection its socket has no inode; Prove waits for that, at most
-// AcceptWait or ctx's end. A socket held by another process (or owned by
-// another uid than pid's) is a *Mismatch at once.
+// the connection its socket has no inode; Prove waits for that until
+// ctx's end, at most AcceptWait. A socket held by another process (or
+// owned by another uid than pid's) is a *Mismatch at once.
 func (p Prover) Prove(ctx context.Context, conn net.Conn, pid int) error {
 	local, lok := addrPort(conn.LocalAddr())
 	remote, rok := addrPort(conn.RemoteAddr())
@@ -143,7 +145,7 @@ func (p Prover) Prove(ctx context.Context, conn net.Conn, pid int) error {
 			case !found:
 				return fmt.Errorf("%w: the connection to %s is not in %s/net/tcp or tcp6 (another network namespace?)", ErrUnproven, remote, p.root())
 			case row.inode == 0:
-				return fmt.Errorf("%w: the listener at %s did not accept the connection within %s", ErrUnproven, remote, AcceptWait)
+				return fmt.Errorf("%w: the listener at %s did not accept the connection in time", ErrUnproven, remote)
 			}
 			return &Mismatch{Addr: remote.String(), PID: pid, UID: row.uid}
 		case <-time.After(wait):
