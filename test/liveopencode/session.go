@@ -245,10 +245,17 @@ func WaitHealthy(t testing.TB, url string, extra ...string) {
 	}
 }
 
-// Get asks the server GET path and decodes its JSON answer into v.
+// Get asks the server GET path and decodes its JSON answer into v. A
+// request that gets no answer (RequestTimeout: a server busy on a loaded
+// machine) is asked again, until StartTimeout.
 func Get(t testing.TB, url, path string, v any) {
 	t.Helper()
+	deadline := time.Now().Add(StartTimeout)
 	resp, err := HTTP.Get(url + path)
+	for err != nil && time.Now().Before(deadline) {
+		t.Logf("liveopencode: GET %s: %v; asking again", path, err)
+		resp, err = HTTP.Get(url + path)
+	}
 	if err != nil {
 		t.Fatalf("liveopencode: GET %s: %v", path, err)
 	}
