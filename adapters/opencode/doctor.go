@@ -42,6 +42,7 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 	j := DoctorJSON{Password: h.auth.Set(), Servers: []string{}}
 	row := ports.DoctorRow{Key: "opencode", Health: domain.HealthOK}
 	servers := map[string]bool{}
+	var locked []string // what the password-protected servers said
 	for _, e := range entries {
 		r := e.Record
 		if r.Harness != Kind {
@@ -59,6 +60,7 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 		case r.Kind == KindLocked || r.Kind == KindRefused:
 			row.Health = domain.HealthWarn
 			row.Warnings = append(row.Warnings, fmt.Sprintf("opencode: pid %d: %s", r.PID, e.Unaddressable))
+			locked = append(locked, fmt.Sprintf("pid %d: %s", r.PID, e.Unaddressable))
 		}
 		if r.SocketPath != "" {
 			servers[r.SocketPath] = true
@@ -84,6 +86,8 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 	if j.Password {
 		notes = append(notes, PasswordEnv+" set")
 	}
+	sort.Strings(locked)
+	notes = append(notes, locked...)
 	j.Note = strings.Join(notes, "; ") + fmt.Sprintf("; %d live session(s), %d addressable", j.Live, j.Addressable)
 	j.Health = row.Health.String()
 	row.JSON = j

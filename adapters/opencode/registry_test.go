@@ -282,3 +282,23 @@ func TestRegistryAListenerThatNeverAnswersHidesNothing(t *testing.T) {
 	assert.Equal(t, locked.addr(), by[101].SocketPath)
 	assert.Equal(t, sid, by[102].SessionID, "%+v", by[102])
 }
+
+// doctor's opencode line says what a password-protected server said
+// (none given, or refused), naming its address, not only in a warning.
+func TestDoctorSaysWhatAPasswordProtectedServerSaid(t *testing.T) {
+	h, err := New(settings(map[string]string{"HOME": testHome}))
+	require.NoError(t, err)
+	h.registry.goos = "linux"
+	live := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
+	entries := []domain.Entry{
+		domain.Classify(domain.Record{Harness: Kind, PID: 101, ProcStart: "1", Kind: KindLocked, SocketPath: "[::1]:4096"}, live),
+		domain.Classify(domain.Record{Harness: Kind, PID: 102, ProcStart: "1", Kind: KindRefused, SocketPath: "127.0.0.2:4097"}, live),
+	}
+	rows := h.Doctor(context.Background(), entries)
+	require.Len(t, rows, 1)
+	require.Len(t, rows[0].Lines, 1)
+	line := rows[0].Lines[0].Text
+	assert.Equal(t, domain.HealthWarn, rows[0].Health)
+	assert.Contains(t, line, "the opencode server at [::1]:4096 asks for a password and peerctl has none")
+	assert.Contains(t, line, "the opencode server at 127.0.0.2:4097 refused peerctl's password")
+}
