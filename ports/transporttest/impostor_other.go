@@ -1,10 +1,10 @@
-//go:build !unix
+//go:build !linux
 
 package transporttest
 
 import "testing"
 
-// OtherListener: see impostor_unix.go; off Unix a test that needs one skips.
+// OtherListener: see impostor_linux.go; off Linux a test that needs one skips.
 type OtherListener struct {
 	Addr     string
 	PID, UID int
@@ -13,7 +13,7 @@ type OtherListener struct {
 // ListenAsOther skips the test: no other user's process can be started
 // here.
 func ListenAsOther(t testing.TB, addr string) *OtherListener {
-	t.Skip("an impostor of another user needs a Unix system")
+	t.Skip("an impostor of another user needs Linux (its /proc tables)")
 	return nil
 }
 
