@@ -66,7 +66,7 @@ func byPID(list []opencodeListed, pid int) []opencodeListed {
 // prints the stand-in's answer; `peerctl whoami` run by opencode's bash
 // tool (a call the stand-in scripts) names its session; a --port TUI shows the injected turn on
 // screen; a plain TUI is listed live but not addressable, with the fix; a
-// killed server is gone from the list within 1 s. One root and one server
+// killed server is gone from the next list. One root and one server
 // serve the subtests; the TUIs start right after the server, as they draw
 // slowly.
 func TestLiveOpencode(t *testing.T) {
@@ -223,20 +223,12 @@ func TestLiveOpencode(t *testing.T) {
 		ported.WaitScreen("the injected turn", opencodeTurn, func(s string) bool { return strings.Contains(s, word) })
 	})
 
-	t.Run("a killed server is gone from the list within 1 s", func(t *testing.T) {
+	t.Run("a killed server is gone from the next list", func(t *testing.T) {
 		other := root.Serve(t, root.Workdir(t, "killed"))
 		liveopencode.NewSession(t, other.URL)
 		require.NotEmpty(t, byPID(listOpencode(t, env), other.PID))
-		other.Kill()
-		killed := time.Now()
-		for {
-			gone := len(byPID(listOpencode(t, env, "--all"), other.PID)) == 0
-			if gone {
-				assert.Less(t, time.Since(killed), time.Second)
-				return
-			}
-			require.Less(t, time.Since(killed), 10*time.Second, "still listed 10 s after SIGKILL")
-		}
+		other.Kill() // SIGKILL, and reaped: its port and its /proc entry are gone
+		assert.Empty(t, byPID(listOpencode(t, env, "--all"), other.PID), "listed after SIGKILL")
 	})
 }
 
