@@ -293,7 +293,9 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 // harnesses' sessions were searched and which of their registry folders
 // do not exist (else only whether the primary's does not) (a wrong home,
 // say $CLAUDE_CONFIG_DIR, is the usual cause: the note names the flag and
-// variable that set it), and which registries could not be read.
+// variable that set it), which registries could not be read, and which
+// live processes' sessions are not listed (each with why: a password
+// refused, a TUI that listens on nothing).
 func (s *Service) noteMissing(l Listing, err error) error {
 	r, ok := domain.AsRefusal(err)
 	if !ok || r.Reason != domain.ReasonNotLive {
@@ -321,6 +323,14 @@ func (s *Service) noteMissing(l Listing, err error) error {
 	}
 	for _, u := range l.Unread {
 		r.Detail += fmt.Sprintf("; the %s registry could not be read (%v)", u.Harness, u.Err)
+	}
+	// A live process whose sessions could not be listed (a server that
+	// refused peerctl's password, say) may hold the one addressed: say so
+	// rather than let "not live" stand alone.
+	for _, e := range l.Entries {
+		if e.Live() && !e.Addressable && e.Record.SessionID == "" {
+			r.Detail += fmt.Sprintf("; %s is live and its sessions are not listed: %s", e.Record.Label(), e.Unaddressable)
+		}
 	}
 	return err
 }
@@ -561,7 +571,7 @@ func (s *Service) resolveTarget(ctx context.Context, address, text string) (doma
 	s.log.Debug("target resolved", "address", address, "harness", target.Harness().String(), "session", target.ID(),
 		"name", target.Name(), "pid", target.PID(), "socket", target.SocketPath(), "addressable", target.Addressable())
 	if !target.Addressable() {
-		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d, %q) is live but %s", target.ID(), target.PID(), target.Name(), target.Unaddressable())
+		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "%s is live but %s", target.Label(), target.Unaddressable())
 	}
 	return msg, target, nil
 }

@@ -24,7 +24,7 @@ func (hc HarnessCouriers) For(target domain.Session) (ports.Couriers, error) {
 	if c, ok := hc[target.Harness()]; ok && c != nil {
 		return c, nil
 	}
-	return nil, domain.Refuse(domain.ReasonHarnessUnsupported, "session %s is a %s session, and no long-lived courier reaches %s sessions (awaiting a reply and relaying need one)", target.ID(), target.Harness(), target.Harness())
+	return nil, domain.Refuse(domain.ReasonHarnessUnsupported, "%s is a %s session, and no long-lived courier reaches %s sessions (awaiting a reply and relaying need one)", target.Label(), target.Harness(), target.Harness())
 }
 
 func (hc HarnessCouriers) harnesses() []domain.Harness {

@@ -42,9 +42,9 @@ type HarnessSpec struct {
 	// design; the call names the session, so a socket published by several
 	// records is not a reason to refuse.
 	SharedSocket bool
-	// NetworkSocket: the records' SocketPath is a loopback address
-	// ("127.0.0.1:<port>"), not a file: nothing is looked up on disk for
-	// it.
+	// NetworkSocket: the records' SocketPath is a loopback address and
+	// port ("127.0.0.2:4096", "[::1]:4096"), not a file: nothing is looked
+	// up on disk for it.
 	NetworkSocket bool
 	// ManyPerPID: one process holds many sessions; an endpoint picks the
 	// pid's record by the pinned key.

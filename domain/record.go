@@ -170,6 +170,17 @@ func (r Record) String() string {
 	return fmt.Sprintf("%s (pid %d, session %s, name %q)", r.File, r.PID, r.SessionID, r.Name)
 }
 
+// Label names the record's session in a message, never with an empty
+// id: `session <id> (pid <pid>, "<name>")`, or for a record with no
+// session id (a live process whose sessions cannot be listed, as a plain
+// opencode TUI) `<harness> pid <pid> ("<name>", no session id)`.
+func (r Record) Label() string {
+	if r.SessionID != "" {
+		return fmt.Sprintf("session %s (pid %d, %q)", r.SessionID, r.PID, r.Name)
+	}
+	return fmt.Sprintf("%s pid %d (%q, no session id)", r.Harness, r.PID, r.Name)
+}
+
 // CheckedStart returns the process start to compare with the live
 // process's, the field it comes from, and whether there is one to compare:
 // procStartFt when present (as Claude Code 2.1.328 does), else procStart.

@@ -293,7 +293,7 @@ func notLive(entries, live []Entry, address string) error {
 			continue
 		}
 		if matchesAddress(r, address) {
-			return Refuse(ReasonNotLive, "session %s (%q) is not live: %s is %s (%s); its transcript may still exist", r.SessionID, r.Name, r.File, e.Verdict, e.Reason)
+			return Refuse(ReasonNotLive, "%s is not live: %s is %s (%s); its transcript may still exist", r.Label(), r.File, e.Verdict, e.Reason)
 		}
 	}
 	near := suggestNames(live, address)

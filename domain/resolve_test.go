@@ -99,7 +99,7 @@ func TestResolveRefuses(t *testing.T) {
 		{"nothing matches", []domain.Entry{a, b}, "nobody", domain.ReasonNotLive, `no live session matches "nobody"; if it has ended, its transcript may still exist`, nil},
 		{"empty registry", nil, idA, domain.ReasonNotLive, "transcript may still exist", nil},
 		{"short prefix is not an address", []domain.Entry{a}, "26df9", domain.ReasonNotLive, "no live session matches", nil},
-		{"stale by id", []domain.Entry{a, stale}, idC, domain.ReasonNotLive, "session " + idC + ` ("gone-1") is not live: 8000.json is stale (pid 8000 is not running); its transcript may still exist`, nil},
+		{"stale by id", []domain.Entry{a, stale}, idC, domain.ReasonNotLive, "session " + idC + ` (pid 8000, "gone-1") is not live: 8000.json is stale (pid 8000 is not running); its transcript may still exist`, nil},
 		{"stale by name", []domain.Entry{a, stale}, "gone-1", domain.ReasonNotLive, "8000.json is stale", nil},
 		{"stale by prefix", []domain.Entry{a, stale}, "26df9a5c", domain.ReasonNotLive, "transcript may still exist", nil},
 		{"two live sessions share a name", []domain.Entry{a, twin, b}, "proj-89", domain.ReasonIdentityMismatch, `"proj-89" matches 2 live sessions`, []int{4652, 6000}},
@@ -347,4 +347,24 @@ func TestMayResolve(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, domain.MayResolve(tc.r, tc.address), "%q for %s %q pid %d", tc.address, tc.r.SessionID, tc.r.Name, tc.r.PID)
 	}
+}
+
+// No refusal names a session by an empty id: a live record without one
+// (a process whose sessions cannot be listed, as a plain opencode TUI) is
+// named by its harness, pid and name.
+func TestRefusalsNeverNameAnEmptyID(t *testing.T) {
+	live := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
+	plain := domain.Classify(domain.Record{File: "pid 4242", PID: 4242, Name: "a TUI in w"}, live)
+	require.True(t, plain.Live())
+	assert.Equal(t, "session 1 (pid 7, \"n\")", domain.Record{SessionID: "1", PID: 7, Name: "n"}.Label())
+	s, err := domain.NewSession(plain)
+	require.NoError(t, err)
+	assert.NotContains(t, s.Label(), "session  ")
+	assert.Contains(t, s.Label(), "pid 4242 (\"a TUI in w\", no session id)")
+	stale := domain.Classify(domain.Record{File: "4243.json", PID: 4243, Name: "gone"}, domain.Liveness{Alive: domain.No})
+	_, err = domain.Resolve([]domain.Entry{stale}, "gone")
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.NotContains(t, r.Detail, "session  ")
+	assert.Contains(t, r.Detail, "pid 4243")
 }

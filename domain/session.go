@@ -83,6 +83,10 @@ func (s Session) Tmux() string { return s.rec.Tmux }
 // PeerProtocol is the record's peer protocol version (0 when absent).
 func (s Session) PeerProtocol() int { return s.rec.PeerProtocol }
 
+// Label names the session in a message (Record.Label): never an empty
+// id.
+func (s Session) Label() string { return s.rec.Label() }
+
 // Record returns a copy of the underlying record.
 func (s Session) Record() Record { return s.rec }
 

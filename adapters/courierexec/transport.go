@@ -32,10 +32,10 @@ const SendMessageLimit = 1 << 20
 
 func checkTarget(target domain.Session, msg domain.Message) error {
 	if !target.Addressable() {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d): %s", target.ID(), target.PID(), target.Unaddressable())
+		return domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	if !filepath.IsAbs(target.SocketPath()) {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d): its socket path %q is not absolute", target.ID(), target.PID(), target.SocketPath())
+		return domain.Refuse(domain.ReasonNotAddressable, "%s: its socket path %q is not absolute", target.Label(), target.SocketPath())
 	}
 	if msg.IsZero() {
 		return domain.Refuse(domain.ReasonInvalidMessage, "message is empty")

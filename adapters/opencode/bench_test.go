@@ -63,7 +63,7 @@ func BenchmarkRegistryRead(b *testing.B) {
 				p.add(b, 999, "/w", []string{"opencode", "serve"}, portOf(b, f.addr()))
 			}
 			r := NewRegistry(testDB, Auth{}, "")
-			r.procRoot, r.uid = p.root, os.Getuid()
+			r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 			b.ResetTimer()
 			for b.Loop() {
 				if _, err := r.Read(context.Background()); err != nil {

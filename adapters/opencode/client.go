@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 )
 
 // Bounds of what an opencode server's answers may hold (bytes), and of
@@ -38,6 +40,30 @@ var ErrNotOpencode = errors.New("not an opencode server")
 // with www-authenticate Basic: OPENCODE_SERVER_PASSWORD is set there) and
 // none, or another, was given.
 var ErrUnauthorized = errors.New("the opencode server asks for a password")
+
+// PasswordError is a 401 from a server that asks for a password
+// (OPENCODE_SERVER_PASSWORD set there): none was given (Given false), or
+// the one given was refused. It wraps ErrUnauthorized and never holds the
+// password.
+type PasswordError struct {
+	// Addr is the server's address.
+	Addr  string
+	Given bool
+	User  string
+}
+
+func (e *PasswordError) Error() string {
+	if e.Given {
+		user := ""
+		if e.User != "" {
+			user = fmt.Sprintf(", user %q", e.User)
+		}
+		return fmt.Sprintf("the opencode server at %s refused peerctl's password (%s%s): give peerctl the server's %s (and %s)", e.Addr, PasswordEnv, user, PasswordEnv, UserEnv)
+	}
+	return fmt.Sprintf("the opencode server at %s asks for a password and peerctl has none: set %s (and %s if not \"opencode\") for peerctl to the server's", e.Addr, PasswordEnv, UserEnv)
+}
+
+func (e *PasswordError) Unwrap() error { return ErrUnauthorized }
 
 // ErrEventTooLong ends an event stream whose line exceeds maxEventLine.
 var ErrEventTooLong = errors.New("event stream line too long")
@@ -68,21 +94,29 @@ func (a Auth) String() string {
 }
 
 // Client speaks opencode's HTTP API (opencode-ai 1.18.33, its OpenAPI
-// document at GET /doc) to one server on loopback: base is
-// "http://127.0.0.1:<port>". Every answer is read up to a bound; no call
-// writes opencode's state but PromptAsync, which posts a message.
+// document at GET /doc) to one server process on loopback, at the address
+// it bound (DialAddr: "127.0.0.2:<port>", "[::1]:<port>"). Every
+// connection proves whose it is before a byte is written: its server-side
+// socket is among the server process's open files (sockowner); one that
+// is not is closed unwritten, and the call's error is a
+// *sockowner.Mismatch (or wraps sockowner.ErrUnproven), so no password
+// and no text reaches another listener. Every answer is read up to a
+// bound; no call writes opencode's state but PromptAsync, which posts a
+// message.
 type Client struct {
+	addr string
 	base string
 	auth Auth
 	http *http.Client
 }
 
-// NewClient is a Client for the server at addr ("127.0.0.1:<port>").
-// Proxies are never used (loopback only).
-func NewClient(addr string, auth Auth) *Client {
-	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+// NewClient is a Client for the server process pid listening at addr (a
+// loopback "host:port"), its connections proved pid's under /proc (prover
+// zero) or prover's root. Proxies are never used (loopback only).
+func NewClient(addr string, pid int, auth Auth, prover sockowner.Prover) *Client {
+	tr := &http.Transport{Proxy: nil, DialContext: prover.Dialer(pid, &net.Dialer{Timeout: 2 * time.Second}),
 		ResponseHeaderTimeout: 0, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}
-	return &Client{base: "http://" + addr, auth: auth, http: &http.Client{Transport: tr,
+	return &Client{addr: addr, base: "http://" + addr, auth: auth, http: &http.Client{Transport: tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
@@ -110,10 +144,7 @@ func (c *Client) request(ctx context.Context, method, path string, body []byte) 
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		resp.Body.Close()
-		if c.auth.Set() {
-			return nil, fmt.Errorf("%s %s: %w: the one in OPENCODE_SERVER_PASSWORD (%s) was refused", method, path, ErrUnauthorized, c.auth)
-		}
-		return nil, fmt.Errorf("%s %s: %w: set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME if not \"opencode\") for peerctl to the server's", method, path, ErrUnauthorized)
+		return nil, fmt.Errorf("%s %s: %w", method, path, &PasswordError{Addr: c.addr, Given: c.auth.Set(), User: c.auth.user})
 	}
 	return resp, nil
 }

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
@@ -21,8 +22,18 @@ func TestPromptContract(t *testing.T) {
 		case transporttest.Fail:
 			f.promptStatus, f.promptBody = 500, `{"name":"UnknownError","data":{"message":"boom"}}`
 		}
-		target := transporttest.Session(t, domain.Record{Harness: Kind, Kind: KindServe, PID: 42, ProcStart: "1",
+		target := transporttest.Session(t, domain.Record{Harness: Kind, Kind: KindServe, PID: os.Getpid(), ProcStart: "1",
 			SessionID: sid, SocketPath: f.addr(), Cwd: "/w/a"})
+		if c.Far == transporttest.Impostor {
+			// The target (this process, where the fake listens) named at
+			// an address another user's process holds, with a password
+			// that must not reach it.
+			im := transporttest.ListenAsOther(t, "127.0.0.1:0")
+			target = transporttest.Session(t, domain.Record{Harness: Kind, Kind: KindServe, PID: os.Getpid(), ProcStart: "1",
+				SessionID: sid, SocketPath: im.Addr, Cwd: "/w/a"})
+			return transporttest.Setup{Transport: NewPrompt(Config{Auth: NewAuth("", "s3cret"), Timeout: c.Timeout}), Target: target,
+				Received: im.Received}
+		}
 		return transporttest.Setup{Transport: NewPrompt(Config{Timeout: c.Timeout, Window: 10 * time.Second}), Target: target,
 			Grace: time.Second, Received: func() []string {
 				var got []string

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,7 +50,7 @@ type courier struct {
 
 	sends   sync.Mutex // one Send at a time
 	mu      sync.Mutex
-	streams map[string]*stream // by server address
+	streams map[string]*stream // by server pid and address
 }
 
 // stream is one server's event stream and what the courier waits for on
@@ -84,9 +85,9 @@ func (k *courier) Send(ctx context.Context, target domain.Session, msg domain.Me
 	}
 	ctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
 	defer cancel()
-	s, err := k.stream(target.SocketPath())
+	s, err := k.stream(target.SocketPath(), target.PID())
 	if err != nil {
-		return domain.Receipt{}, failed("opencode server %s: %v; nothing was sent", target.SocketPath(), err)
+		return domain.Receipt{}, unsent(target, err)
 	}
 	feed := make(chan Event, 256)
 	k.mu.Lock()
@@ -116,11 +117,12 @@ func (k *courier) Send(ctx context.Context, target domain.Session, msg domain.Me
 	return rec, err
 }
 
-// stream returns the server's open stream, opening it when there is none
-// (or the last one ended).
-func (k *courier) stream(addr string) (*stream, error) {
+// stream returns the open stream of server pid at addr, opening it when
+// there is none (or the last one ended).
+func (k *courier) stream(addr string, pid int) (*stream, error) {
+	key := strconv.Itoa(pid) + "@" + addr
 	k.mu.Lock()
-	s := k.streams[addr]
+	s := k.streams[key]
 	k.mu.Unlock()
 	if s != nil {
 		select {
@@ -129,7 +131,7 @@ func (k *courier) stream(addr string) (*stream, error) {
 			return s, nil
 		}
 	}
-	c := NewClient(addr, k.cfg.Auth)
+	c := NewClient(addr, pid, k.cfg.Auth, k.cfg.prover)
 	events, errc, err := c.Events(k.ctx, connectWait)
 	if err != nil {
 		c.Close()
@@ -141,7 +143,7 @@ func (k *courier) stream(addr string) (*stream, error) {
 	}
 	s = &stream{client: c, errc: errc, ended: make(chan struct{}), mine: map[string]sender{}, answers: map[string]*answer{}}
 	k.mu.Lock()
-	k.streams[addr] = s
+	k.streams[key] = s
 	k.mu.Unlock()
 	k.wg.Add(1)
 	go k.listen(s, events)

@@ -16,7 +16,8 @@ type DoctorJSON struct {
 	// a password peerctl lacks.
 	Health string `json:"health"`
 	// Servers are the addresses of the live opencode servers found
-	// ("127.0.0.1:<port>"), sorted.
+	// (the addresses dialled: "127.0.0.1:<port>", "[::1]:<port>"; a
+	// password-protected one's too), sorted.
 	Servers []string `json:"servers"`
 	// PlainTUIs counts the TUIs started without --port (unreachable).
 	PlainTUIs   int `json:"plain_tuis"`
@@ -41,6 +42,7 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 	j := DoctorJSON{Password: h.auth.Set(), Servers: []string{}}
 	row := ports.DoctorRow{Key: "opencode", Health: domain.HealthOK}
 	servers := map[string]bool{}
+	var locked []string // what the password-protected servers said
 	for _, e := range entries {
 		r := e.Record
 		if r.Harness != Kind {
@@ -55,9 +57,10 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 			continue
 		case r.Kind == KindPlainTUI:
 			j.PlainTUIs++
-		case r.Kind == KindLocked:
+		case r.Kind == KindLocked || r.Kind == KindRefused:
 			row.Health = domain.HealthWarn
 			row.Warnings = append(row.Warnings, fmt.Sprintf("opencode: pid %d: %s", r.PID, e.Unaddressable))
+			locked = append(locked, fmt.Sprintf("pid %d: %s", r.PID, e.Unaddressable))
 		}
 		if r.SocketPath != "" {
 			servers[r.SocketPath] = true
@@ -83,6 +86,8 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 	if j.Password {
 		notes = append(notes, PasswordEnv+" set")
 	}
+	sort.Strings(locked)
+	notes = append(notes, locked...)
 	j.Note = strings.Join(notes, "; ") + fmt.Sprintf("; %d live session(s), %d addressable", j.Live, j.Addressable)
 	j.Health = row.Health.String()
 	row.JSON = j

@@ -24,3 +24,7 @@ func httptestServer(t *testing.T, h http.HandlerFunc) string {
 func settings(env map[string]string) ports.HarnessSettings {
 	return ports.HarnessSettings{Getenv: func(k string) string { return env[k] }}
 }
+
+// self stands for the process behind a made-up pid: the fake servers
+// listen in this test process.
+func self(int) int { return os.Getpid() }

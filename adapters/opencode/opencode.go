@@ -11,10 +11,10 @@ package opencode
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
@@ -30,11 +30,13 @@ const (
 
 // EndpointPrefix starts every opencode endpoint of protocol version 1:
 //
-//	opencode-peer:v1:<pid>:<session id>:127.0.0.1%3A<port>
+//	opencode-peer:v1:<pid>:<session id>:<address>
 //
-// escaped as cc-peer endpoints are. It pins the session id and the server
-// (the pid of the process that listens, and its port): one server serves
-// every session of its folder, so the session id says which.
+// the address the one dialled (DialAddr), escaped as cc-peer endpoints
+// are: 127.0.0.1%3A4096, [%3A%3A1]%3A4096. It pins the session id and the
+// server (the pid of the process that listens, and its address): one
+// server serves every session of its folder, so the session id says
+// which.
 const EndpointPrefix = "opencode-peer:v1:"
 
 // Kind is opencode's word in the domain's set of harnesses ("opencode"),
@@ -63,7 +65,9 @@ func unaddressable(r domain.Record) string {
 	case r.Kind == KindPlainTUI:
 		return "a plain opencode TUI listens on nothing and cannot be reached: " + FixPlainTUI
 	case r.Kind == KindLocked:
-		return "the opencode server asks for a password (OPENCODE_SERVER_PASSWORD is set there): give peerctl the same " + PasswordEnv + " (and " + UserEnv + ")"
+		return (&PasswordError{Addr: r.SocketPath}).Error()
+	case r.Kind == KindRefused:
+		return (&PasswordError{Addr: r.SocketPath, Given: true}).Error()
 	case r.SocketPath == "":
 		return "the opencode process listens on no port peerctl can see (starting, or in another network namespace)"
 	case r.SessionID == "":
@@ -71,16 +75,16 @@ func unaddressable(r domain.Record) string {
 	case !ValidSessionID(r.SessionID):
 		return fmt.Sprintf("session id %q is not an opencode session id", r.SessionID)
 	case !loopbackAddr(r.SocketPath):
-		return fmt.Sprintf("server address %q is not 127.0.0.1:<port>", r.SocketPath)
+		return fmt.Sprintf("server address %q is not a loopback address and port (127.0.0.1:<port>, [::1]:<port>)", r.SocketPath)
 	}
 	return ""
 }
 
-// loopbackAddr reports whether a is "127.0.0.1:<port>".
+// loopbackAddr reports whether a is a loopback address and port, written
+// as DialAddr writes it ("127.0.0.2:4096", "[::1]:4096").
 func loopbackAddr(a string) bool {
-	port, ok := strings.CutPrefix(a, "127.0.0.1:")
-	n, err := strconv.Atoi(port)
-	return ok && err == nil && n > 0 && n < 65536 && strconv.Itoa(n) == port
+	ap, err := netip.ParseAddrPort(a)
+	return err == nil && ap.Addr().IsLoopback() && !ap.Addr().Is4In6() && ap.Addr().Zone() == "" && ap.Port() != 0 && ap.String() == a
 }
 
 // Plugin describes the harness for the wiring and the command line.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -48,22 +50,23 @@ func TestParseListener(t *testing.T) {
 	tail := " 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 4242 1 0000000000000000 100 0 0 10 0"
 	for _, c := range []struct {
 		name, addr string
-		port       int
-		ok         bool
+		dial       string // "": not a listener peerctl dials
 	}{
-		{"127.0.0.1:4096", "0100007F:1000", 4096, true},
-		{"127.1.2.3", "0302017F:1000", 4096, true},
-		{"0.0.0.0", "00000000:1000", 4096, true},
-		{"another address", "0101A8C0:1000", 0, false},
-		{"::1", "00000000000000000000000001000000:1000", 4096, true},
-		{"::ffff:127.0.0.1", "0000000000000000FFFF00000100007F:1000", 4096, true},
-		{"port 0", "0100007F:0000", 0, false},
+		{"127.0.0.1:4096", "0100007F:1000", "127.0.0.1:4096"},
+		{"127.1.2.3", "0302017F:1000", "127.1.2.3:4096"},
+		{"0.0.0.0: loopback of its family", "00000000:1000", "127.0.0.1:4096"},
+		{"another address", "0101A8C0:1000", ""},
+		{"::1", "00000000000000000000000001000000:1000", "[::1]:4096"},
+		{":: : loopback of its family", "00000000000000000000000000000000:1000", "[::1]:4096"},
+		{"::ffff:127.0.0.2", "0000000000000000FFFF00000200007F:1000", "127.0.0.2:4096"},
+		{"::ffff:192.168.1.1", "0000000000000000FFFF00000101A8C0:1000", ""},
+		{"port 0", "0100007F:0000", ""},
 	} {
-		ino, port, ok := parseListener(head + c.addr + tail)
-		assert.Equal(t, c.ok, ok, c.name)
-		if c.ok {
+		ino, dial, ok := parseListener(head + c.addr + tail)
+		assert.Equal(t, c.dial != "", ok, c.name)
+		if ok {
 			assert.Equal(t, uint64(4242), ino, c.name)
-			assert.Equal(t, c.port, port, c.name)
+			assert.Equal(t, c.dial, dial, c.name)
 		}
 	}
 	_, _, ok := parseListener(head + "0100007F:1000 0100007F:9999 01" + tail[30:])
@@ -72,14 +75,21 @@ func TestParseListener(t *testing.T) {
 	assert.False(t, ok, "the header")
 }
 
-// TestListeningPortsOfThisProcess finds a port this test listens on by
-// the socket's inode, as the registry finds a server's.
-func TestListeningPortsOfThisProcess(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
-	assert.Contains(t, ListeningPorts(osGetpid()), port)
+// TestListeningOfThisProcess finds the addresses this test listens on by
+// the sockets' inodes, as the registry finds a server's: each in its own
+// family and address, a wildcard as loopback of its family.
+func TestListeningOfThisProcess(t *testing.T) {
+	for bind, want := range map[string]string{"127.0.0.2:0": "127.0.0.2", "[::1]:0": "::1", "0.0.0.0:0": "127.0.0.1", "[::]:0": "::1"} {
+		network := "tcp6"
+		if strings.HasPrefix(bind, "127") || strings.HasPrefix(bind, "0.") {
+			network = "tcp4"
+		}
+		ln, err := net.Listen(network, bind)
+		require.NoError(t, err, bind)
+		defer ln.Close()
+		port := ln.Addr().(*net.TCPAddr).Port
+		assert.Contains(t, Listening(osGetpid()), net.JoinHostPort(want, strconv.Itoa(port)), bind)
+	}
 }
 
 var msgIDRE = regexp.MustCompile(`^msg_[0-9a-f]{12}[0-9A-Za-z]{14}$`)
@@ -108,7 +118,7 @@ func TestValidSessionID(t *testing.T) {
 // session makes a live, addressable domain session of the fake's server.
 func session(t testing.TB, addr string) domain.Session {
 	t.Helper()
-	rec := domain.Record{Harness: Kind, File: "pid 4242 " + sid, PID: 4242, ProcStart: "99", SessionID: sid, Name: "a title",
+	rec := domain.Record{Harness: Kind, File: "pid " + strconv.Itoa(osGetpid()) + " " + sid, PID: osGetpid(), ProcStart: "99", SessionID: sid, Name: "a title",
 		SocketPath: addr, Kind: KindServe}
 	e := domain.Classify(rec, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes})
 	require.True(t, e.Addressable, e.Unaddressable)
@@ -230,7 +240,7 @@ func TestPasswordFromTheEnvironmentIsSentNeverShown(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Transports()[0].Deliver(context.Background(), session(t, f.addr()), message(t, "hi"))
 	r := refusal(t, err)
-	assert.Contains(t, r.Detail, "was refused")
+	assert.Contains(t, r.Detail, "refused peerctl's password")
 	assert.NotContains(t, r.Detail, "wrong")
 }
 
@@ -307,7 +317,7 @@ func TestHealth(t *testing.T) {
 				w.WriteHeader(c.code)
 				_, _ = w.Write([]byte(c.body))
 			})
-			v, err := NewClient(addr, Auth{}).Health(context.Background())
+			v, err := NewClient(addr, osGetpid(), Auth{}, sockowner.Prover{}).Health(context.Background())
 			if c.want == nil {
 				require.NoError(t, err)
 				assert.Equal(t, "1.18.33", v)
@@ -323,7 +333,7 @@ func TestHealthOfAHangingServerIsBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := NewClient(addr, Auth{}).Health(ctx)
+	_, err := NewClient(addr, osGetpid(), Auth{}, sockowner.Prover{}).Health(ctx)
 	assert.Error(t, err)
 	assert.Less(t, time.Since(start), 3*time.Second)
 }
@@ -336,7 +346,7 @@ func TestSessions(t *testing.T) {
 		assert.Equal(t, "true", r.URL.Query().Get("roots"))
 		_, _ = w.Write([]byte(body))
 	})
-	got, skipped, err := NewClient(addr, Auth{}).Sessions(context.Background(), "/w")
+	got, skipped, err := NewClient(addr, osGetpid(), Auth{}, sockowner.Prover{}).Sessions(context.Background(), "/w")
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.Equal(t, sid, got[0].ID)
@@ -344,7 +354,7 @@ func TestSessions(t *testing.T) {
 
 	for name, b := range map[string]string{"not JSON": "{", "an object": `{"a":1}`} {
 		addr := newPlain(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(b)) })
-		_, _, err := NewClient(addr, Auth{}).Sessions(context.Background(), "/w")
+		_, _, err := NewClient(addr, osGetpid(), Auth{}, sockowner.Prover{}).Sessions(context.Background(), "/w")
 		assert.Error(t, err, name)
 	}
 }
@@ -412,4 +422,39 @@ func TestSessionEnvNamesTheProcess(t *testing.T) {
 		assert.False(t, se.Names(rec, v), "%q", v)
 	}
 	assert.Contains(t, se.Markers, "OPENCODE")
+}
+
+// A --port TUI shows one session at a time and which one cannot be read:
+// a message to one of its sessions is delivered, and its receipt says
+// that no one may be watching (the rule beside Codex's, docs/OPENCODE.md).
+// A server's receipt does not.
+func TestDeliverToAPortTUISaysNoOneMayBeWatching(t *testing.T) {
+	f := newFake(t)
+	for kind, says := range map[string]bool{KindTUI: true, KindServe: false} {
+		rec := session(t, f.addr()).Record()
+		rec.Kind = kind
+		e := domain.Classify(rec, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes})
+		target, err := domain.NewSession(e)
+		require.NoError(t, err)
+		got, err := NewPrompt(Config{}).Deliver(context.Background(), target, message(t, "hi"))
+		require.NoError(t, err, kind)
+		assert.Equal(t, "delivered", got.Outcome, kind)
+		assert.Equal(t, says, strings.Contains(got.Detail, "no one watching"), "%s: %s", kind, got.Detail)
+	}
+}
+
+// A server bound to ::1 or 127.0.0.2 is addressable at that address, and
+// its endpoint carries it; an address off loopback is not.
+func TestEndpointOfAnotherLoopbackAddress(t *testing.T) {
+	yes := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
+	for addr, ok := range map[string]bool{"[::1]:4096": true, "127.0.0.2:4096": true, "192.168.1.1:4096": false, "[::ffff:127.0.0.1]:4096": false, "[::1%lo]:4096": false} {
+		e := domain.Classify(domain.Record{Harness: Kind, PID: 4242, ProcStart: "1", SessionID: sid, SocketPath: addr, Kind: KindServe}, yes)
+		require.Equal(t, ok, e.Addressable, "%s: %s", addr, e.Unaddressable)
+		if !ok {
+			continue
+		}
+		back, err := domain.ParseEndpoint(e.Endpoint().String())
+		require.NoError(t, err, e.Endpoint().String())
+		assert.Equal(t, addr, back.Socket(), e.Endpoint().String())
+	}
 }

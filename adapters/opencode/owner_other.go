@@ -2,7 +2,6 @@
 
 package opencode
 
-// owner is unknown off unix: no /proc to read, so no process is found.
-func owner(string) int { return -1 }
-
+// getuid off unix: no /proc to read, so no process is found (no uid owns
+// one: sockowner.OwnerUID is -1 there).
 func getuid() int { return -2 }

@@ -2,20 +2,21 @@ package opencode
 
 import (
 	"bufio"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 )
 
-// Bounds of one process scan: the processes looked at, the open files
-// read per process, and the lines read of each /proc/net/tcp* table.
+// Bounds of one process scan: the processes looked at and the lines read
+// of each /proc/net/tcp* table.
 const (
 	maxProcs    = 1 << 16
-	maxFDs      = 4096
 	maxTCPLines = 1 << 18
 )
 
@@ -33,6 +34,9 @@ const (
 	// KindLocked: a server or --port TUI that asks for a password
 	// (OPENCODE_SERVER_PASSWORD set there) that peerctl was not given.
 	KindLocked = "locked"
+	// KindRefused: a server or --port TUI that refused (401) the password
+	// peerctl was given.
+	KindRefused = "password-refused"
 )
 
 // proc is one opencode process of this user, as /proc shows it.
@@ -41,8 +45,9 @@ type proc struct {
 	start string // field 22 of /proc/<pid>/stat
 	cwd   string
 	kind  string
-	// ports are the TCP ports it listens on (loopback or any address).
-	ports []int
+	// addrs are the addresses to dial for the TCP listeners it holds
+	// (loopback or any address; DialAddr).
+	addrs []string
 }
 
 // subcommands are opencode 1.18.33's commands that are neither a TUI nor
@@ -86,9 +91,9 @@ func isOpencode(dir string) bool {
 
 // scanProcs reads, under procRoot, the opencode processes owned by uid
 // whose database is db (Database: one opencode user's), with their
-// listening ports (listeners: socket inode → port). Processes that vanish
+// listeners (listeners: socket inode → the address to dial). Processes that vanish
 // or cannot be read are skipped.
-func scanProcs(procRoot string, uid int, db string, listeners map[uint64]int) []proc {
+func scanProcs(procRoot string, uid int, db string, listeners map[uint64]string) []proc {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
 		return nil
@@ -103,7 +108,7 @@ func scanProcs(procRoot string, uid int, db string, listeners map[uint64]int) []
 			continue
 		}
 		dir := filepath.Join(procRoot, e.Name())
-		if owner(dir) != uid || !isOpencode(dir) {
+		if sockowner.OwnerUID(dir) != uid || !isOpencode(dir) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "cmdline"))
@@ -121,53 +126,40 @@ func scanProcs(procRoot string, uid int, db string, listeners map[uint64]int) []
 		if p.start, err = procliveness.StartTime(procRoot, pid); err != nil {
 			continue
 		}
-		p.ports = socketPorts(dir, listeners)
+		p.addrs = socketAddrs(dir, listeners)
 		out = append(out, p)
 	}
 	return out
 }
 
-// socketPorts are the ports of the listening sockets the process at dir
-// holds open (its fds "socket:[<inode>]" found in listeners), in fd order.
-func socketPorts(dir string, listeners map[uint64]int) []int {
-	fds, _ := os.ReadDir(filepath.Join(dir, "fd"))
-	var ports []int
-	for j, fd := range fds {
-		if j >= maxFDs {
-			break
-		}
-		target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name()))
-		if err != nil {
-			continue
-		}
-		ino, ok := strings.CutPrefix(target, "socket:[")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimSuffix(ino, "]"), 10, 64)
-		if err != nil {
-			continue
-		}
-		if port, ok := listeners[n]; ok && !slices.Contains(ports, port) {
-			ports = append(ports, port)
+// socketAddrs are the addresses to dial for the listening sockets the
+// process at dir holds open (its fds "socket:[<inode>]" found in
+// listeners), in fd order.
+func socketAddrs(dir string, listeners map[uint64]string) []string {
+	var addrs []string
+	for _, ino := range sockowner.Sockets(dir) {
+		if a, ok := listeners[ino]; ok && !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
 		}
 	}
-	return ports
+	return addrs
 }
 
-// ListeningPorts are the TCP ports process pid listens on, read from
-// /proc (for tests and doctor).
-func ListeningPorts(pid int) []int {
-	return socketPorts(filepath.Join("/proc", strconv.Itoa(pid)), readListeners("/proc"))
+// Listening are the addresses to dial for the TCP listeners of process
+// pid ("127.0.0.2:4096", "[::1]:4096"; DialAddr), read from /proc (for
+// tests and doctor).
+func Listening(pid int) []string {
+	return socketAddrs(filepath.Join("/proc", strconv.Itoa(pid)), readListeners("/proc"))
 }
 
 // readListeners reads /proc/net/tcp and /proc/net/tcp6 (the tables of
 // our network namespace) for sockets in state LISTEN (0A) on a loopback
-// or any address, by inode: inode → local port. The format is the
-// kernel's (proc(5)): "sl local_address rem_address st tx:rx tr:when
-// retrnsmt uid timeout inode …", addresses as hex "ADDR:PORT".
-func readListeners(procRoot string) map[uint64]int {
-	out := map[uint64]int{}
+// or any address, by inode: inode → the address to dial (DialAddr). The
+// format is the kernel's (proc(5)): "sl local_address rem_address st
+// tx:rx tr:when retrnsmt uid timeout inode …", addresses as hex
+// "ADDR:PORT" (sockowner.Decode).
+func readListeners(procRoot string) map[uint64]string {
+	out := map[uint64]string{}
 	for _, table := range []string{"tcp", "tcp6"} {
 		f, err := os.Open(filepath.Join(procRoot, "net", table))
 		if err != nil {
@@ -175,8 +167,8 @@ func readListeners(procRoot string) map[uint64]int {
 		}
 		sc := bufio.NewScanner(f)
 		for n := 0; sc.Scan() && n < maxTCPLines; n++ {
-			if ino, port, ok := parseListener(sc.Text()); ok {
-				out[ino] = port
+			if ino, addr, ok := parseListener(sc.Text()); ok {
+				out[ino] = addr
 			}
 		}
 		f.Close()
@@ -185,43 +177,43 @@ func readListeners(procRoot string) map[uint64]int {
 }
 
 // parseListener reads one line of /proc/net/tcp*: ok for a LISTEN socket
-// bound to loopback (127.0.0.0/8, ::1, ::ffff:127.x) or to any address.
-func parseListener(line string) (inode uint64, port int, ok bool) {
+// bound to loopback (127.0.0.0/8, ::1, ::ffff:127.x) or to any address,
+// with the address to dial to reach it (DialAddr).
+func parseListener(line string) (inode uint64, addr string, ok bool) {
 	f := strings.Fields(line)
 	if len(f) < 10 || f[3] != "0A" {
-		return 0, 0, false
+		return 0, "", false
 	}
-	addr, portHex, found := strings.Cut(f[1], ":")
-	if !found {
-		return 0, 0, false
+	bound, found := sockowner.Decode(f[1])
+	if !found || bound.Port() == 0 {
+		return 0, "", false
 	}
-	p, err := strconv.ParseUint(portHex, 16, 16)
-	if err != nil || p == 0 {
-		return 0, 0, false
-	}
-	if !loopbackOrAny(addr) {
-		return 0, 0, false
+	dial, ok := DialAddr(bound)
+	if !ok {
+		return 0, "", false
 	}
 	ino, err := strconv.ParseUint(f[9], 10, 64)
 	if err != nil || ino == 0 {
-		return 0, 0, false
+		return 0, "", false
 	}
-	return ino, int(p), true
+	return ino, dial.String(), true
 }
 
-// loopbackOrAny reads an address of /proc/net/tcp* (hex, each 32-bit word
-// in host byte order; little-endian here): 8 digits for IPv4, 32 for IPv6.
-func loopbackOrAny(addr string) bool {
-	switch len(addr) {
-	case 8:
-		return addr == "00000000" || strings.HasSuffix(addr, "7F") // 127.x.x.x: its first byte is the word's last
-	case 32:
-		switch addr {
-		case "00000000000000000000000000000000", "00000000000000000000000001000000":
-			return true // :: and ::1
-		}
-		// ::ffff:127.x.x.x
-		return strings.HasPrefix(addr, "0000000000000000FFFF0000") && strings.HasSuffix(addr, "7F")
+// DialAddr is the address that reaches a listener bound to bound, in its
+// own family: a loopback address is itself (127.0.0.2, ::1; an
+// IPv4-mapped ::ffff:127.x is 127.x), a wildcard (0.0.0.0, ::) loopback of
+// its family (127.0.0.1, ::1). ok is false for any other address (not
+// loopback: never dialled).
+func DialAddr(bound netip.AddrPort) (netip.AddrPort, bool) {
+	a := bound.Addr().Unmap()
+	switch {
+	case a.IsLoopback():
+	case a.IsUnspecified() && a.Is4():
+		a = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	case a.IsUnspecified():
+		a = netip.IPv6Loopback()
+	default:
+		return netip.AddrPort{}, false
 	}
-	return false
+	return netip.AddrPortFrom(a, bound.Port()), true
 }

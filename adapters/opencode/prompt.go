@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -43,6 +44,8 @@ type Config struct {
 	Log *slog.Logger
 	// now draws message ids' times (nil: time.Now); tests set it.
 	now func() time.Time
+	// prover proves each connection the target server's (zero: /proc).
+	prover sockowner.Prover
 }
 
 func (c Config) withDefaults() Config {
@@ -99,13 +102,13 @@ func (t *Prompt) Name() string { return PromptName }
 // check refuses a target the transport cannot serve.
 func check(target domain.Session) error {
 	if target.Harness() != Kind {
-		return domain.Refuse(domain.ReasonHarnessUnsupported, "the %s transport speaks opencode's HTTP API; session %s is a %s session", PromptName, target.ID(), target.Harness())
+		return domain.Refuse(domain.ReasonHarnessUnsupported, "the %s transport speaks opencode's HTTP API; %s is a %s session", PromptName, target.Label(), target.Harness())
 	}
 	if !target.Addressable() {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+		return domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	if why := unaddressable(target.Record()); why != "" {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), why)
+		return domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), why)
 	}
 	return nil
 }
@@ -128,11 +131,11 @@ func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
-	c := NewClient(target.SocketPath(), t.cfg.Auth)
+	c := NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
 	defer c.Close()
 	events, errc, err := c.Events(ctx, connectWait)
 	if err != nil {
-		return domain.Receipt{}, failed("opencode server %s: %v; nothing was sent", target.SocketPath(), err)
+		return domain.Receipt{}, unsent(target, err)
 	}
 	rec, _, err := post(ctx, t.cfg, c, events, errc, target, msg, nil)
 	return rec, err
@@ -140,6 +143,21 @@ func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.
 
 func failed(format string, args ...any) *domain.Refusal {
 	return domain.Refuse(domain.ReasonDeliveryFailed, format, args...)
+}
+
+// unsent is the refusal of a call to target's server that sent nothing:
+// identity_mismatch when the listener at its address is not the server
+// process's (sockowner.Mismatch), else delivery_failed saying why.
+func unsent(target domain.Session, err error) *domain.Refusal {
+	var m *sockowner.Mismatch
+	var pe *PasswordError
+	switch {
+	case errors.As(err, &m):
+		return domain.Refuse(domain.ReasonIdentityMismatch, "opencode session %s: %v, so it is not the opencode %s (pid %d) that serves the session; nothing was sent", target.ID(), m, target.Kind(), target.PID())
+	case errors.As(err, &pe):
+		return failed("opencode session %s: %v; nothing was sent", target.ID(), pe)
+	}
+	return failed("opencode server %s (pid %d): %v; nothing was sent", target.SocketPath(), target.PID(), err)
 }
 
 // post posts msg into target's session on c and waits, on events (the
@@ -156,17 +174,15 @@ func post(ctx context.Context, cfg Config, c *Client, events <-chan Event, errc 
 	switch {
 	case errors.As(err, &he):
 		return domain.Receipt{}, id, failed("opencode answered prompt_async for session %s with %s; nothing was sent", target.ID(), he.Error())
-	case errors.Is(err, ErrUnauthorized):
-		return domain.Receipt{}, id, failed("%v; nothing was sent", err)
 	case err != nil && ctx.Err() == nil && !sent(err):
-		return domain.Receipt{}, id, failed("opencode server %s: %v; nothing was sent", target.SocketPath(), err)
+		return domain.Receipt{}, id, unsent(target, err)
 	case err != nil:
 		return domain.Receipt{}, id, domain.Refuse(domain.ReasonOutcomeUnknown, "opencode server %s: %v; the session may or may not have message %s: look before sending again", target.SocketPath(), err, id)
 	}
 	rec := domain.Receipt{Transport: PromptName, MsgID: id}
 	if cfg.Window < 0 {
 		rec.Outcome, rec.Detail = domain.OutcomePosted.String(), "prompt_async 204; message.updated not awaited"
-		return rec, id, nil
+		return unwatched(target, rec), id, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, cfg.Window)
 	defer cancel()
@@ -176,28 +192,50 @@ func post(ctx context.Context, cfg Config, c *Client, events <-chan Event, errc 
 			if !ok {
 				rec.Outcome = domain.OutcomePosted.String()
 				rec.Detail = fmt.Sprintf("prompt_async 204; the event stream ended before message.updated for %s (%v)", id, <-errc)
-				return rec, id, nil
+				return unwatched(target, rec), id, nil
 			}
 			if ev.Type != "message.updated" {
 				continue
 			}
 			if m, ok := messageOf(ev); ok && m.ID == id && m.SessionID == target.ID() {
 				rec.Outcome, rec.Detail = domain.OutcomeDelivered.String(), "message.updated: message "+id
-				return rec, id, nil
+				return unwatched(target, rec), id, nil
 			}
 		case <-wctx.Done():
 			rec.Outcome = domain.OutcomePosted.String()
 			rec.Detail = fmt.Sprintf("prompt_async 204; no message.updated for %s within %s", id, cfg.Window)
-			return rec, id, nil
+			return unwatched(target, rec), id, nil
 		}
 	}
 }
 
+// Unwatched is what the receipt of a message to a --port TUI's session
+// adds (docs/OPENCODE.md, "Who sees the turn"): the TUI shows one of the
+// sessions its server serves, and which one cannot be read from outside
+// it (opencode-ai 1.18.33: no route and no file says it), so the turn may
+// run with no one watching.
+const Unwatched = "a --port TUI shows one session at a time and which one cannot be read from outside it: if it is not showing this session, the turn runs with no one watching (its answer is kept in the session; the TUI's session list opens it)"
+
+// unwatched adds Unwatched to the receipt of a --port TUI's session.
+func unwatched(target domain.Session, rec domain.Receipt) domain.Receipt {
+	if target.Kind() == KindTUI {
+		rec.Detail += "; " + Unwatched
+	}
+	return rec
+}
+
 // sent reports whether a request error came after the request may have
-// reached the server (anything but a failed connect).
+// reached the server: anything but a failed connect, a listener that is
+// not the server's or could not be proved its (closed unwritten), or a
+// refused password (401: opencode took nothing).
 func sent(err error) bool {
 	var op *net.OpError
-	return !errors.As(err, &op) || op.Op != "dial"
+	var m *sockowner.Mismatch
+	switch {
+	case errors.As(err, &op) && op.Op == "dial", errors.As(err, &m), errors.Is(err, sockowner.ErrUnproven), errors.Is(err, ErrUnauthorized):
+		return false
+	}
+	return true
 }
 
 // messageInfo is the info of a message.updated event (opencode-ai

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -38,7 +39,12 @@ type Registry struct {
 	auth     Auth
 	domain   string
 	uid      int
-	db       string
+	// prover proves each connection the server process's (zero: /proc);
+	// serverPID is the process a connection must be (nil: the one
+	// found); tests that make up /proc set both.
+	prover      sockowner.Prover
+	serverPIDOf func(int) int
+	db          string
 	// goos is the system read (thisOS; tests set another): off Linux no
 	// process is found (unsupported).
 	goos string
@@ -105,36 +111,34 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 		rec.Name = "opencode TUI in " + filepath.Base(p.cwd)
 		return []domain.Record{rec}
 	}
-	if len(p.ports) == 0 {
+	if len(p.addrs) == 0 {
 		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
 		return []domain.Record{rec} // starting, or listening elsewhere: unaddressable
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
-	var (
-		c       *Client
-		version string
-		errs    []error
-	)
-	for _, port := range p.ports {
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cl := NewClient(addr, r.auth)
-		v, err := cl.Health(ctx)
-		if err == nil {
-			c, version, rec.SocketPath = cl, v, addr
-			break
+	c, version, errs := r.probe(ctx, p)
+	var locked *PasswordError
+	for _, err := range errs {
+		if locked == nil {
+			errors.As(err, &locked)
 		}
-		cl.Close()
-		errs = append(errs, fmt.Errorf("port %d: %w", port, err))
+	}
+	if c != nil {
+		rec.SocketPath = c.addr
 	}
 	if c == nil {
-		err := errors.Join(errs...)
-		if errors.Is(err, ErrUnauthorized) {
-			// Live, and opencode's: it asks for a password peerctl lacks.
-			rec.Kind, rec.Name = KindLocked, "opencode "+p.kind+" in "+filepath.Base(p.cwd)+" (password-protected)"
+		if locked != nil {
+			// Live, and opencode's: it asks for a password peerctl lacks,
+			// or refused peerctl's.
+			rec.Kind, rec.SocketPath = KindLocked, locked.Addr
+			if locked.Given {
+				rec.Kind = KindRefused
+			}
+			rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd) + " (password-protected)"
 			return []domain.Record{rec}
 		}
-		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode process (pid %d) listens but no port answers as opencode's server: %v", p.pid, err), domain.VerdictUnreadable
+		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode process (pid %d) listens but no address answers as opencode's server: %v", p.pid, errors.Join(errs...)), domain.VerdictUnreadable
 		return []domain.Record{rec}
 	}
 	defer c.Close()
@@ -170,6 +174,54 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 		out = append(out, rec) // a server with no session yet: live, not addressable
 	}
 	return out
+}
+
+// probe asks each of p's listeners GET /global/health at once (a
+// process may hold a listener that takes a connection and never answers
+// HTTP, as a real opencode serve did after its first turn: it must not
+// eat the others' time): the first to answer as opencode is the server
+// (its client, to be closed by the caller, and version; opencode binds
+// one address, so there is one); else nil and each listener's error, once
+// all answered or ctx ended.
+func (r *Registry) probe(ctx context.Context, p proc) (*Client, string, []error) {
+	type answer struct {
+		c       *Client
+		version string
+		err     error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := make(chan answer, len(p.addrs))
+	for _, addr := range p.addrs {
+		go func() {
+			cl := NewClient(addr, r.serverPID(p.pid), r.auth, r.prover)
+			v, err := cl.Health(ctx)
+			if err != nil {
+				cl.Close()
+				cl, err = nil, fmt.Errorf("%s: %w", addr, err)
+			}
+			answers <- answer{cl, v, err}
+		}()
+	}
+	var errs []error
+	for range p.addrs {
+		a := <-answers
+		if a.c != nil {
+			// The others end with ctx; their answers go to the buffer.
+			return a.c, a.version, nil
+		}
+		errs = append(errs, a.err)
+	}
+	return nil, "", errs
+}
+
+// serverPID is the process a connection to process pid's listener must
+// reach.
+func (r *Registry) serverPID(pid int) int {
+	if r.serverPIDOf != nil {
+		return r.serverPIDOf(pid)
+	}
+	return pid
 }
 
 func millis(ms int64) time.Time {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,14 +17,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/transporttest"
 )
 
 // fakeProc is a /proc holding opencode processes made up by a test.
 type fakeProc struct {
-	root string
-	tcp  []string
-	ino  int
+	root      string
+	tcp, tcp6 []string
+	ino       int
 }
 
 func newFakeProc(t testing.TB) *fakeProc {
@@ -40,14 +44,30 @@ func (p *fakeProc) add(t testing.TB, pid int, cwd string, args []string, ports .
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(args, "\x00")+"\x00"), 0o644))
 	f := []string{"S", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "777", "999", "1000"}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(strconv.Itoa(pid)+" (opencode) "+strings.Join(f, " ")+"\n"), 0o644))
+	addrs := make([]netip.AddrPort, len(ports))
 	for i, port := range ports {
+		addrs[i] = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+	}
+	p.listen(t, dir, addrs...)
+}
+
+// listen makes the process at dir listen on addrs (in /proc/net/tcp or
+// tcp6, by its family).
+func (p *fakeProc) listen(t testing.TB, dir string, addrs ...netip.AddrPort) {
+	for i, a := range addrs {
 		p.ino++
 		require.NoError(t, os.Symlink(fmt.Sprintf("socket:[%d]", p.ino), filepath.Join(dir, "fd", strconv.Itoa(10+i))))
-		p.tcp = append(p.tcp, fmt.Sprintf("   %d: 0100007F:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 %d 1 0 100 0 0 10 0", len(p.tcp), port, p.ino))
+		line := fmt.Sprintf("   %d: %s 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 %d 1 0 100 0 0 10 0", len(p.tcp)+len(p.tcp6), sockowner.Encode(a), p.ino)
+		if a.Addr().Is4() {
+			p.tcp = append(p.tcp, line)
+		} else {
+			p.tcp6 = append(p.tcp6, line)
+		}
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(p.root, "net"), 0o755))
 	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 	require.NoError(t, os.WriteFile(filepath.Join(p.root, "net", "tcp"), []byte(head+strings.Join(p.tcp, "\n")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(p.root, "net", "tcp6"), []byte(head+strings.Join(p.tcp6, "\n")+"\n"), 0o644))
 }
 
 // testHome is the HOME of the fake processes, whose database is testDB.
@@ -84,7 +104,7 @@ func TestRegistryReadsLiveServers(t *testing.T) {
 	p.add(t, 107, work, []string{"opencode", "serve"}) // starting: no port yet
 
 	r := NewRegistry(testDB, Auth{}, "linux:x:pid:[1]")
-	r.procRoot, r.uid, r.ask = p.root, os.Getuid(), 500*time.Millisecond
+	r.procRoot, r.uid, r.ask, r.serverPIDOf = p.root, os.Getuid(), 500*time.Millisecond, self
 	start := time.Now()
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -139,7 +159,7 @@ func TestRegistryWithPassword(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 103, work, []string{"opencode", "serve"}, portOf(t, locked.addr()))
 	r := NewRegistry(testDB, NewAuth("", "s3cret"), "")
-	r.procRoot, r.uid = p.root, os.Getuid()
+	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
 	require.Len(t, snap.Records, 1)
@@ -160,7 +180,7 @@ func TestRegistryServesOneDatabase(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 101, t.TempDir(), []string{"opencode"})
 	r := NewRegistry("/other/opencode.db", Auth{}, "")
-	r.procRoot, r.uid = p.root, os.Getuid()
+	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, snap.Records, "another opencode user's process (another database)")
@@ -184,4 +204,101 @@ func TestDatabase(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, Database(func(k string) string { return c.env[k] }, "/cwd"), "%v", c.env)
 	}
+}
+
+// serveAt serves f's API on addr (a fake opencode server bound there).
+func serveAt(t *testing.T, f *fakeServer, addr string) netip.AddrPort {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(f)
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return netip.MustParseAddrPort(ln.Addr().String())
+}
+
+// A server bound to 127.0.0.2 or ::1 is read at that address, not at
+// 127.0.0.1, where another user's process holds the same port and gets
+// nothing; a process whose listener's address is held by another
+// process's socket is unreadable, saying whose it is.
+func TestRegistryDialsTheBoundAddressOfItsOwnListener(t *testing.T) {
+	im := transporttest.ListenAsOther(t, "127.0.0.1:0")
+	port := netip.MustParseAddrPort(im.Addr).Port()
+	work := t.TempDir()
+	p := newFakeProc(t)
+	for i, host := range []string{"127.0.0.2", "::1"} {
+		f := newFake(t)
+		f.sessions = fmt.Sprintf(`[{"id":"ses_dc8e2c8afffe1ZXzAqgdFW043%d","directory":"%s"}]`, i, work)
+		bound := serveAt(t, f, net.JoinHostPort(host, strconv.Itoa(int(port))))
+		pid := 101 + i
+		p.add(t, pid, work, []string{"opencode", "serve"})
+		p.listen(t, filepath.Join(p.root, strconv.Itoa(pid)), bound)
+	}
+	p.add(t, 103, work, []string{"opencode", "serve"}, int(port)) // says it listens where the impostor does
+	r := NewRegistry(testDB, NewAuth("", "s3cret"), "")
+	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
+	snap, err := r.Read(context.Background())
+	require.NoError(t, err)
+	by := map[int]domain.Record{}
+	for _, rec := range snap.Records {
+		by[rec.PID] = rec
+	}
+	assert.Equal(t, net.JoinHostPort("127.0.0.2", strconv.Itoa(int(port))), by[101].SocketPath, "%+v", by[101])
+	assert.Equal(t, net.JoinHostPort("::1", strconv.Itoa(int(port))), by[102].SocketPath, "%+v", by[102])
+	assert.NotEmpty(t, by[101].SessionID)
+	assert.NotEmpty(t, by[102].SessionID)
+	assert.Contains(t, by[103].Problem, "is not pid")
+	assert.Contains(t, by[103].Problem, im.Addr)
+	assert.Empty(t, im.Received(), "the impostor at %s received bytes", im.Addr)
+}
+
+// A process may hold a listener that takes a connection and never
+// answers (seen: a real opencode serve after its first turn): it costs
+// the others nothing, so a server that asks for a password is still told
+// from one that cannot be read, and a healthy one still found.
+func TestRegistryAListenerThatNeverAnswersHidesNothing(t *testing.T) {
+	work := t.TempDir()
+	hangs := newPlain(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	locked := newFake(t)
+	locked.password = "s3cret"
+	good := newFake(t)
+	good.sessions = `[{"id":"` + sid + `","directory":"` + work + `"}]`
+	p := newFakeProc(t)
+	p.add(t, 101, work, []string{"opencode", "serve"}, portOf(t, hangs), portOf(t, locked.addr()))
+	p.add(t, 102, work, []string{"opencode", "serve"}, portOf(t, hangs), portOf(t, good.addr()))
+	r := NewRegistry(testDB, Auth{}, "")
+	r.procRoot, r.uid, r.ask, r.serverPIDOf = p.root, os.Getuid(), time.Second, self
+	snap, err := r.Read(context.Background())
+	require.NoError(t, err)
+	by := map[int]domain.Record{}
+	for _, rec := range snap.Records {
+		by[rec.PID] = rec
+	}
+	assert.Equal(t, KindLocked, by[101].Kind, "%+v", by[101])
+	assert.Equal(t, locked.addr(), by[101].SocketPath)
+	assert.Equal(t, sid, by[102].SessionID, "%+v", by[102])
+}
+
+// doctor's opencode line says what a password-protected server said
+// (none given, or refused), naming its address, not only in a warning.
+func TestDoctorSaysWhatAPasswordProtectedServerSaid(t *testing.T) {
+	h, err := New(settings(map[string]string{"HOME": testHome}))
+	require.NoError(t, err)
+	h.registry.goos = "linux"
+	live := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
+	entries := []domain.Entry{
+		domain.Classify(domain.Record{Harness: Kind, PID: 101, ProcStart: "1", Kind: KindLocked, SocketPath: "[::1]:4096"}, live),
+		domain.Classify(domain.Record{Harness: Kind, PID: 102, ProcStart: "1", Kind: KindRefused, SocketPath: "127.0.0.2:4097"}, live),
+	}
+	rows := h.Doctor(context.Background(), entries)
+	require.Len(t, rows, 1)
+	require.Len(t, rows[0].Lines, 1)
+	line := rows[0].Lines[0].Text
+	assert.Equal(t, domain.HealthWarn, rows[0].Health)
+	assert.Contains(t, line, "the opencode server at [::1]:4096 asks for a password and peerctl has none")
+	assert.Contains(t, line, "the opencode server at 127.0.0.2:4097 refused peerctl's password")
 }

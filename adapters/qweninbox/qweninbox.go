@@ -118,7 +118,7 @@ func (t *Transport) check(target domain.Session) error {
 		return domain.Refuse(domain.ReasonHarnessUnsupported, "the inbox transport speaks Qwen Code's protocol; session %s is a %s session", target.ID(), target.Harness())
 	}
 	if !target.Addressable() {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+		return domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func checkTarget(target domain.Session) error { return checkTargetOn(runtime.GOO
 func checkTargetOn(goos string, target domain.Session) error {
 	path := target.SocketPath()
 	if path == "" {
-		return domain.Refuse(domain.ReasonNotAddressable, "session %s (pid %d) publishes no messaging socket", target.ID(), target.PID())
+		return domain.Refuse(domain.ReasonNotAddressable, "%s publishes no messaging socket", target.Label())
 	}
 	if goos == "windows" {
 		// 2.1.328's win32 build listens on a named pipe and, on Windows,

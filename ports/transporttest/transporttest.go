@@ -2,11 +2,20 @@
 // shared suite (Run) run over the in-memory Fake, the courier with a fake
 // claude and the socket with a test listener. A new transport adds one test
 // that calls Run with a Factory for it.
+//
+// A transport whose target is reached by a network address (its socket is
+// "host:port") is held to one rule more: a connection proves whose it is
+// before anything is sent. Its Factory is asked for the Impostor case,
+// where the address the target names is held by another Unix user's
+// process (ListenAsOther) and not the target's; the transport must refuse
+// with identity_mismatch naming the target's pid and the address, and the
+// impostor must receive not one byte (no request, no password, no text).
 package transporttest
 
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +41,12 @@ const (
 	Hang
 	// Fail answers with a failure: the transport must report delivery_failed.
 	Fail
+	// Impostor: the address the target names is held by a listener that
+	// is not the target process's (ListenAsOther: another Unix user's
+	// when the suite runs as root); Received returns every byte that
+	// listener got. Asked only of a transport whose target is reached by
+	// a network address.
+	Impostor
 )
 
 // String names the behaviour.
@@ -43,6 +58,8 @@ func (f Far) String() string {
 		return "hang"
 	case Fail:
 		return "fail"
+	case Impostor:
+		return "impostor"
 	default:
 		return fmt.Sprintf("far(%d)", int(f))
 	}
@@ -210,6 +227,22 @@ func Run(t *testing.T, newSetup Factory) {
 		assert.Empty(t, s.Received())
 	})
 
+	t.Run("proves whose the listener is before sending anything", func(t *testing.T) {
+		t.Parallel()
+		probe := newSetup(t, Case{Far: Accept, Timeout: roomy})
+		if !NetworkAddress(probe.Target.SocketPath()) {
+			t.Skipf("the target is reached at %q, not a network address", probe.Target.SocketPath())
+		}
+		s := newSetup(t, Case{Far: Impostor, Timeout: roomy})
+		ctx, cancel := context.WithTimeout(context.Background(), roomy)
+		defer cancel()
+		_, err := s.Transport.Deliver(ctx, s.Target, mustMessage(t, "for the target's eyes only"))
+		r := requireReason(t, err, domain.ReasonIdentityMismatch)
+		assert.Contains(t, r.Detail, fmt.Sprintf("pid %d", s.Target.PID()), "the refusal names the target")
+		assert.Contains(t, r.Detail, s.Target.SocketPath(), "the refusal names the address")
+		assert.Empty(t, s.Received(), "the impostor received bytes")
+	})
+
 	t.Run("plans without sending", func(t *testing.T) {
 		t.Parallel()
 		s := newSetup(t, Case{Far: Accept, Timeout: roomy})
@@ -218,6 +251,13 @@ func Run(t *testing.T, newSetup Factory) {
 		assert.Equal(t, s.Transport.Name(), plan.Transport)
 		assert.Empty(t, s.Received(), "Plan reached the far end")
 	})
+}
+
+// NetworkAddress reports whether a target's socket is a network address
+// ("127.0.0.1:4096", "[::1]:4096") rather than a file or nothing.
+func NetworkAddress(socket string) bool {
+	_, err := netip.ParseAddrPort(socket)
+	return err == nil
 }
 
 // Session builds a live session from rec as the liveness check would pass it.
@@ -290,7 +330,7 @@ func (f *Fake) Received() []string {
 // Deliver records msg (Accept), waits for the deadline (Hang) or fails (Fail).
 func (f *Fake) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {
 	if !target.Addressable() {
-		return domain.Receipt{}, domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+		return domain.Receipt{}, domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	if f.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -317,7 +357,7 @@ func (f *Fake) Deliver(ctx context.Context, target domain.Session, msg domain.Me
 // Plan describes a delivery without making it.
 func (f *Fake) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
 	if !target.Addressable() {
-		return domain.Plan{}, domain.Refuse(domain.ReasonNotAddressable, "session %s: %s", target.ID(), target.Unaddressable())
+		return domain.Plan{}, domain.Refuse(domain.ReasonNotAddressable, "%s: %s", target.Label(), target.Unaddressable())
 	}
 	return domain.Plan{Transport: f.Name()}, nil
 }

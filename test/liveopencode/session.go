@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,19 +145,31 @@ type Server struct {
 	Root *Root
 	Cwd  string
 	PID  int
-	URL  string // http://127.0.0.1:<port>
-	cmd  *exec.Cmd
+	// Addr is the address it listens on ("127.0.0.2:4096", "[::1]:4096"),
+	// URL "http://" and Addr.
+	Addr, URL string
+	cmd       *exec.Cmd
 }
 
-var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+var listening = regexp.MustCompile(`listening on http://(\S+)`)
 
-// Serve starts `opencode serve --port 0 --hostname 127.0.0.1` in cwd, in a
-// process group of its own, and waits (StartTimeout) for the line that
-// names its URL and for GET /global/health to answer. The group is killed
-// when the test ends. extra is added to the environment.
+// Serve starts `opencode serve --port 0 --hostname 127.0.0.1` in cwd
+// (ServeOn).
 func (r *Root) Serve(t testing.TB, cwd string, extra ...string) *Server {
 	t.Helper()
-	cmd := exec.Command(r.Bin, "serve", "--port", "0", "--hostname", "127.0.0.1")
+	return r.ServeOn(t, cwd, "127.0.0.1", 0, extra...)
+}
+
+// ServeOn starts `opencode serve --port <port> --hostname <host>` in cwd,
+// in a process group of its own, and waits (StartTimeout) for the line
+// that names its URL (opencode-ai 1.18.33 prints "listening on
+// http://::1:4096", the host unbracketed) and for GET /global/health to
+// answer. The group is killed when the test ends. extra is added to the
+// environment (OPENCODE_SERVER_PASSWORD=…: then any answer of the health
+// check will do).
+func (r *Root) ServeOn(t testing.TB, cwd, host string, port int, extra ...string) *Server {
+	t.Helper()
+	cmd := exec.Command(r.Bin, "serve", "--port", strconv.Itoa(port), "--hostname", host)
 	cmd.Dir, cmd.Env = cwd, r.Env(extra...)
 	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
@@ -173,21 +186,23 @@ func (r *Root) Serve(t testing.TB, cwd string, extra ...string) *Server {
 	}
 	s := &Server{Root: r, Cwd: cwd, PID: cmd.Process.Pid, cmd: cmd}
 	t.Cleanup(s.Kill)
-	urls := make(chan string, 1)
+	addrs := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			_, _ = fmt.Fprintln(log, sc.Text())
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				i := strings.LastIndex(m[1], ":")
 				select {
-				case urls <- m[1]:
+				case addrs <- net.JoinHostPort(strings.Trim(m[1][:i], "[]"), m[1][i+1:]):
 				default:
 				}
 			}
 		}
 	}()
 	select {
-	case s.URL = <-urls:
+	case s.Addr = <-addrs:
+		s.URL = "http://" + s.Addr
 	case <-time.After(StartTimeout):
 		b, _ := os.ReadFile(log.Name())
 		if len(b) > 4096 {
@@ -230,10 +245,17 @@ func WaitHealthy(t testing.TB, url string, extra ...string) {
 	}
 }
 
-// Get asks the server GET path and decodes its JSON answer into v.
+// Get asks the server GET path and decodes its JSON answer into v. A
+// request that gets no answer (RequestTimeout: a server busy on a loaded
+// machine) is asked again, until StartTimeout.
 func Get(t testing.TB, url, path string, v any) {
 	t.Helper()
+	deadline := time.Now().Add(StartTimeout)
 	resp, err := HTTP.Get(url + path)
+	for err != nil && time.Now().Before(deadline) {
+		t.Logf("liveopencode: GET %s: %v; asking again", path, err)
+		resp, err = HTTP.Get(url + path)
+	}
 	if err != nil {
 		t.Fatalf("liveopencode: GET %s: %v", path, err)
 	}
@@ -376,9 +398,9 @@ func (u *TUI) Listening(timeout time.Duration) string {
 		// The first port that answers as opencode: a process may hold
 		// another listening socket that takes a connection and never
 		// answers HTTP.
-		ports := opencode.ListeningPorts(u.PID)
+		ports := opencode.Listening(u.PID)
 		for _, p := range ports {
-			url := fmt.Sprintf("http://127.0.0.1:%d", p)
+			url := "http://" + p
 			if resp, err := probe.Get(url + "/global/health"); err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
