@@ -139,15 +139,6 @@ type cli struct {
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
-	// srv is the service this command runs in (nil outside peerctl
-	// serve); job the stored message it works on (nil for a client's
-	// command); outbox the durable message a receipt is about.
-	srv    *server
-	job    *outboxJob
-	outbox *wire.OutboxRef
-	// warmHeld are the keys of the service's warm couriers this command
-	// took (server.warmFor), let go when it ends (server.exec).
-	warmHeld []string
 	// relayName and relayTimeout are relay's --name and --timeout, for
 	// its durable requests (relayDurable).
 	relayName    string
