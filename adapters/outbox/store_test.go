@@ -433,3 +433,46 @@ func TestFullDiskRefusesAndKeepsTheFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "before", got.Key)
 }
+
+// A file of schema version 2 has each request rewritten by the caller's
+// upgrade (one it cannot read is stored empty, its message kept), and the
+// old requests' bytes are in neither the file nor its WAL afterwards.
+func TestVersionTwoRequestsUpgradedAndScrubbed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	_, err = db.Exec(`PRAGMA journal_mode=WAL`)
+	require.NoError(t, err)
+	for _, q := range outbox.Migrations[:2] {
+		_, err = db.Exec(q)
+		require.NoError(t, err)
+	}
+	secret := "SECRET-bytes-of-the-environment"
+	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES
+		('a', 'one', ?, 'stored', 1, 2, 1), ('b', 'two', 'not json at all `+secret+`', 'stored', 1, 2, 1); PRAGMA user_version = 2`,
+		`{"argv":["send","a","one"],"env":["TOKEN=`+secret+`"]}`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	upgrade := func(req []byte) ([]byte, error) {
+		if !bytes.HasPrefix(req, []byte("{")) {
+			return nil, assert.AnError
+		}
+		return []byte(`{"v":3}`), nil
+	}
+	s, err := outbox.Open(ctx, path, outbox.WithRequestUpgrade(upgrade))
+	require.NoError(t, err)
+	defer s.Close()
+	msgs, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	require.Len(t, msgs, 2, "every message kept")
+	assert.Equal(t, "", string(msgs[0].Request), "one the upgrade cannot read is stored empty")
+	assert.Equal(t, `{"v":3}`, string(msgs[1].Request))
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, _ := os.ReadFile(path + suffix)
+		assert.False(t, bytes.Contains(b, []byte(secret)), "the old request is still in outbox.db%s", suffix)
+	}
+}

@@ -139,7 +139,7 @@ func Run(ctx context.Context, o Options) error {
 	life, stop := context.WithCancel(ctx)
 	defer stop()
 	s := newServer(life, o)
-	if st, err := outbox.Open(ctx, p.DB); err != nil {
+	if st, err := outbox.Open(ctx, p.DB, outbox.WithRequestUpgrade(upgradeV2)); err != nil {
 		s.storeErr = err
 		fmt.Fprintf(o.Log, "peerctl serve: durable sends are refused: %s\n", wire.Safe(err.Error()))
 	} else {

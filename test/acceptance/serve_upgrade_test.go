@@ -1,0 +1,131 @@
+package acceptance
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// schemaV2 is the outbox's schema as the release before typed requests
+// wrote it (user_version 2): each message's request held the sender's
+// command line and whole environment.
+const schemaV2 = `CREATE TABLE messages (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		key TEXT UNIQUE,
+		address TEXT NOT NULL,
+		text TEXT NOT NULL,
+		request BLOB NOT NULL,
+		state TEXT NOT NULL,
+		reason TEXT NOT NULL DEFAULT '',
+		created_ns INTEGER NOT NULL,
+		expires_ns INTEGER NOT NULL,
+		next_ns INTEGER NOT NULL DEFAULT 0,
+		updated_ns INTEGER NOT NULL,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		session_id TEXT NOT NULL DEFAULT '',
+		transcript TEXT NOT NULL DEFAULT '',
+		attempt_ns INTEGER NOT NULL DEFAULT 0,
+		outcome TEXT NOT NULL DEFAULT '',
+		transport TEXT NOT NULL DEFAULT '',
+		msg_id TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX messages_due ON messages(state, next_ns);
+	CREATE TABLE history (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		message_id INTEGER NOT NULL REFERENCES messages(id),
+		at_ns INTEGER NOT NULL,
+		state TEXT NOT NULL,
+		reason TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX history_message ON history(message_id, id);
+	ALTER TABLE messages ADD COLUMN host TEXT NOT NULL DEFAULT '';
+	PRAGMA user_version = 2;`
+
+// A schema-2 outbox, as the release before typed requests left it (stored
+// messages whose requests hold the sender's command line and environment,
+// a secret among it, in the file and in its WAL), is migrated when the
+// service starts: every message is kept and delivered with the flags and
+// settings its command line gave, and the environment is gone from the
+// database, its WAL and its shared memory, the secret's bytes with it.
+func TestServeUpgradesAVersionTwoOutboxAndForgetsTheEnvironment(t *testing.T) {
+	w := newServeWorld(t)
+	secret := "sk-ant-FAKE-secret-7f3a9c1e"
+	password := "opencode-FAKE-password-42"
+	env := append(w.env(t), "ANTHROPIC_API_KEY="+secret, "OPENCODE_SERVER_PASSWORD="+password)
+	request := func(args ...string) []byte {
+		argv := append([]string{"--config-dir", w.config, "send", "--json"}, args...)
+		b, err := json.Marshal(map[string]any{"argv": argv, "env": env})
+		require.NoError(t, err)
+		return b
+	}
+	now := time.Now()
+	messages := []struct {
+		key, address, text string
+		request            []byte
+	}{
+		{"", w.id, "kept across the upgrade", request("--durable=1h", "--confirm-timeout", "300ms", w.id, "kept across the upgrade")},
+		{"k-2", "later", "for a session that comes later", request("--durable=1h", "--key", "k-2", "--no-confirm", "later", "-")},
+	}
+
+	// The release wrote it in WAL mode: the rows are in the WAL until a
+	// checkpoint, so copy the file and its WAL while they are there.
+	tmp := filepath.Join(t.TempDir(), "outbox.db")
+	db, err := sql.Open("sqlite", tmp)
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{`PRAGMA journal_mode=WAL`, `PRAGMA wal_autocheckpoint=0`, schemaV2} {
+		_, err = db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	for _, m := range messages {
+		var key any
+		if m.key != "" {
+			key = m.key
+		}
+		res, err := db.Exec(`INSERT INTO messages (key, address, text, request, state, created_ns, expires_ns, next_ns, updated_ns)
+			VALUES (?, ?, ?, ?, 'stored', ?, ?, ?, ?)`, key, m.address, m.text, m.request, now.UnixNano(), now.Add(time.Hour).UnixNano(), now.UnixNano(), now.UnixNano())
+		require.NoError(t, err)
+		id, err := res.LastInsertId()
+		require.NoError(t, err)
+		_, err = db.Exec(`INSERT INTO history (message_id, at_ns, state) VALUES (?, ?, 'stored')`, id, now.UnixNano())
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(w.db()), 0o700))
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(tmp + suffix)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(w.db()+suffix, b, 0o600))
+	}
+	require.NoError(t, db.Close())
+	files := func() (all []byte) {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			b, _ := os.ReadFile(w.db() + suffix)
+			all = append(all, b...)
+		}
+		return all
+	}
+	require.True(t, bytes.Contains(files(), []byte(secret)), "the secret is in the schema-2 files to begin with")
+
+	w.startServe(t)
+	eventually(t, 60*time.Second, "the message to the live session to be delivered", func() bool { return w.show(t, 1).State == "delivered" })
+	l := w.addSession(t, "later")
+	eventually(t, 60*time.Second, "the message to the later session to be delivered", func() bool { return w.show(t, 2).State == "delivered" })
+	require.Len(t, w.listener.Wait(1), 1)
+	assert.Contains(t, string(w.listener.Frames()[0]), "kept across the upgrade")
+	require.Len(t, l.Wait(1), 1)
+	assert.Contains(t, string(l.Frames()[0]), "for a session that comes later")
+	assert.Len(t, w.outbox(t), 2, "every message kept")
+	assert.Equal(t, "k-2", w.show(t, 2).Key)
+
+	for _, gone := range []string{secret, password, "ANTHROPIC_API_KEY", "OPENCODE_SERVER_PASSWORD", "FAKECLAUDE_SCENARIO"} {
+		assert.False(t, bytes.Contains(files(), []byte(gone)), "%s is still in the outbox's files", gone)
+	}
+}
