@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -128,4 +131,49 @@ func TestServeUpgradesAVersionTwoOutboxAndForgetsTheEnvironment(t *testing.T) {
 	for _, gone := range []string{secret, password, "ANTHROPIC_API_KEY", "OPENCODE_SERVER_PASSWORD", "FAKECLAUDE_SCENARIO"} {
 		assert.False(t, bytes.Contains(files(), []byte(gone)), "%s is still in the outbox's files", gone)
 	}
+}
+
+// A service killed (kill -9) after it read a durable send and before it
+// answered leaves its client saying outcome_unknown (exit 12) with the
+// message's id and the command to look, never "nothing was stored"; the
+// next service checks the interrupted hand-over and delivers it once.
+func TestServeKilledBeforeItAnswersIsOutcomeUnknown(t *testing.T) {
+	w := newServeWorld(t)
+	// The service's couriers hang: its attempt never answers.
+	srv := exec.Command(peerctlBin(t), "serve")
+	srv.Env = append(w.env(t), "FAKECLAUDE_SCENARIO=hang")
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
+	eventually(t, 30*time.Second, "the service's socket to take a connection", func() bool {
+		conn, err := dialSocket(filepath.Join(w.run, "peerctl", servesock.SocketName))
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err == nil
+	})
+
+	var stdout, stderr bytes.Buffer
+	client := exec.Command(peerctlBin(t), "--config-dir", w.config, "send", "--json", "--durable=1h", "--key", "k-9", "--confirm-timeout", "300ms", w.id, "are you there?")
+	client.Env, client.Stdout, client.Stderr = w.env(t), &stdout, &stderr
+	require.NoError(t, client.Start())
+	eventually(t, 60*time.Second, "the service's attempt to begin", func() bool {
+		m := w.outbox(t)
+		return len(m) == 1 && m[0].State == "delivering"
+	})
+	require.NoError(t, syscall.Kill(-srv.Process.Pid, syscall.SIGKILL))
+	err := client.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout: %s stderr: %s", stdout.String(), stderr.String())
+	assert.Equal(t, 12, ee.ExitCode(), "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "outcome_unknown")
+	assert.Contains(t, stderr.String(), "peerctl outbox show 1")
+	assert.NotContains(t, stderr.String(), "nothing was stored")
+
+	// The next service checks it (its transcript shows nothing arrived)
+	// and delivers it, once.
+	w.startServe(t)
+	eventually(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, 1).State == "delivered" })
+	assert.Len(t, w.listener.Wait(1), 1)
+	assert.Len(t, w.outbox(t), 1)
 }
