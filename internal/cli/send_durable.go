@@ -62,13 +62,13 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 // sendForward hands the send (q, to dest) to peerctl serve when it
 // should go there: a durable one always (the service is started on
 // demand), a plain one with the default transport when a service is
-// running (its warm courier); never with PEERCTL_SERVE=off, where a
-// durable send is refused. handled is false when the send is to run here.
+// running (its warm courier) and --debug does not ask for the send's
+// trail; never with PEERCTL_SERVE=off, where a durable send is refused. handled is false when the send is to run here.
 func (c *cli) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool) (handled bool, err error) {
 	awaited := q.AwaitReply > 0
 	if !d.on() {
-		if !dest.IsLocal() || q.Transport != "" || q.DryRun || awaited || c.serveOff() {
-			return false, nil
+		if !dest.IsLocal() || q.Transport != "" || q.DryRun || awaited || c.serveOff() || c.debug.send {
+			return false, nil // --debug's trail is this process's to print
 		}
 		conn, err := c.dialServe(ctx, false)
 		if err != nil {
