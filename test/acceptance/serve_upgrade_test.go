@@ -177,3 +177,22 @@ func TestServeKilledBeforeItAnswersIsOutcomeUnknown(t *testing.T) {
 	assert.Len(t, w.listener.Wait(1), 1)
 	assert.Len(t, w.outbox(t), 1)
 }
+
+// A durable send stores its request, not its sender's environment: a
+// secret in it (an API key, a server password) is in none of the outbox's
+// files. Before, each message kept the whole environment.
+func TestServeStoresNoEnvironment(t *testing.T) {
+	w := newServeWorld(t)
+	secret, password := "sk-ant-FAKE-never-stored-51", "opencode-FAKE-never-stored-77"
+	env := append(w.env(t), "ANTHROPIC_API_KEY="+secret, "OPENCODE_SERVER_PASSWORD="+password)
+	r := catRun(t, w.sessions, runOpts{Env: env}, "--config-dir", w.config, "send", "--json", "--durable=1h", "--key", "k-1", "nobody", "kept without secrets")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	w.stopServe(t)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, _ := os.ReadFile(w.db() + suffix)
+		for _, gone := range []string{secret, password, "ANTHROPIC_API_KEY"} {
+			assert.False(t, bytes.Contains(b, []byte(gone)), "%s is in outbox.db%s", gone, suffix)
+		}
+	}
+	assert.Len(t, w.outbox(t), 1)
+}
