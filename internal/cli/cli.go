@@ -426,22 +426,6 @@ func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 	return svc, nil
 }
 
-// unwrapFx digs the root cause out of fx's wrapped constructor errors. It
-// stops at a *domain.Refusal: its reason is the exit code and its detail
-// the words, while its own cause (Refusal.Err, an OS error say) is neither.
-func unwrapFx(err error) error {
-	for {
-		if _, ok := err.(*domain.Refusal); ok {
-			return err
-		}
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
-}
-
 // started marks that a command began running (later errors are not usage errors).
 func (c *cli) started() { c.ran = true }
 

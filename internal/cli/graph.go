@@ -30,7 +30,7 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	}
 	fxApp := fx.New(append([]fx.Option{module}, fxOpts...)...)
 	if err := fxApp.Err(); err != nil {
-		return nil, fmt.Errorf("build peerctl: %w", unwrapFx(err))
+		return nil, fmt.Errorf("build peerctl: %w", wiring.Cause(err))
 	}
 	for _, h := range hs {
 		for _, w := range h.Warnings() {

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/dashboard"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // TestBoundAddr: the page is served as the address given with the port
@@ -60,7 +59,7 @@ func TestExposedDashboardSaysSo(t *testing.T) {
 		exposed bool
 	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
 		t.Run(tc.addr, func(t *testing.T) {
-			var errb syncBuffer
+			var errb testproc.Buffer
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			s := newServer(ctx, Options{Log: &errb, HTTP: tc.addr})
@@ -90,24 +89,6 @@ func TestExposedDashboardSaysSo(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to write from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestDashboardPagesTheOutbox: the page's Messages are the outbox's own

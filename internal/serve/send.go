@@ -66,7 +66,7 @@ func (s *Server) service(set wire.Settings, q wire.SendQuery) (svc *app.Service,
 	}
 	if err := fx.New(opts...).Err(); err != nil {
 		release()
-		return nil, nil, nil, fmt.Errorf("build peerctl: %w", unwrapFx(err))
+		return nil, nil, nil, fmt.Errorf("build peerctl: %w", wiring.Cause(err))
 	}
 	for _, h := range hs {
 		for _, w := range h.Warnings() {
@@ -74,21 +74,6 @@ func (s *Server) service(set wire.Settings, q wire.SendQuery) (svc *app.Service,
 		}
 	}
 	return svc, release, notes, nil
-}
-
-// unwrapFx digs the root cause out of fx's wrapped constructor errors,
-// stopping at a *domain.Refusal.
-func unwrapFx(err error) error {
-	for {
-		if _, ok := err.(*domain.Refusal); ok {
-			return err
-		}
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }
 
 // remote is the channel to other machines for set: o.Remote's, else the
