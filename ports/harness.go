@@ -133,6 +133,10 @@ type HarnessFlag struct {
 	Env string
 	// Commands are the commands that take the flag; none: every command.
 	Commands []string
+	// Program is, for a flag that names a program, the name looked up on
+	// PATH when neither the flag nor Env gives one ("claude"); "" for a
+	// flag that names a folder.
+	Program string
 }
 
 // HarnessSettings are what every harness is built from.

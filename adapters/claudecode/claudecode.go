@@ -40,7 +40,7 @@ var Plugin = ports.HarnessPlugin{
 		{Name: FlagConfigDir, Usage: "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude; empty is a usage error)",
 			Otherwise: "$CLAUDE_CONFIG_DIR, else ~/.claude", Env: "CLAUDE_CONFIG_DIR"},
 		{Name: FlagProgram, Usage: "courier program, Claude Code's (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)",
-			Otherwise: "$PEERCTL_CLAUDE, else claude on PATH", Env: "PEERCTL_CLAUDE", Commands: []string{"send", "relay", "mcp", "doctor"}},
+			Otherwise: "$PEERCTL_CLAUDE, else claude on PATH", Env: "PEERCTL_CLAUDE", Commands: []string{"send", "relay", "mcp", "doctor"}, Program: courierexec.DefaultProgram},
 	},
 	Transports: []ports.TransportName{{Name: courierexec.Name, Replies: true}, {Name: socketframe.Name}},
 	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },

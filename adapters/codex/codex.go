@@ -40,7 +40,7 @@ var Plugin = ports.HarnessPlugin{
 		{Name: FlagHome, Usage: "Codex home folder (default $CODEX_HOME, else ~/.codex; empty is a usage error)",
 			Otherwise: "$CODEX_HOME, else ~/.codex", Env: HomeEnv},
 		{Name: FlagProgram, Usage: "codex program for --transport queue and doctor (default $PEERCTL_CODEX, else codex on PATH; empty is a usage error)",
-			Otherwise: "$PEERCTL_CODEX, else codex on PATH", Env: ProgramEnv, Commands: []string{"send", "relay", "mcp", "doctor"}},
+			Otherwise: "$PEERCTL_CODEX, else codex on PATH", Env: ProgramEnv, Commands: []string{"send", "relay", "mcp", "doctor"}, Program: "codex"},
 	},
 	Transports: []ports.TransportName{{Name: AppServerName, Replies: true}, {Name: QueueName}},
 	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },

@@ -64,6 +64,75 @@ var migrations = []string{
 	CREATE INDEX history_message ON history(message_id, id);`,
 	// 2: the machine a message is for (send --durable --host), "" for this one.
 	`ALTER TABLE messages ADD COLUMN host TEXT NOT NULL DEFAULT '';`,
+	// 3: each request is a typed send order, no longer the sender's command
+	// line and whole environment (upgradeRequests; the file is then
+	// vacuumed and its WAL checkpointed, so the old bytes are gone).
+	`-- requests: see upgradeRequests`,
+}
+
+// rowSteps are the migrations that rewrite rows, by the version they take
+// the file to: run in the same transaction as that version's SQL.
+var rowSteps = map[int]func(ctx context.Context, tx *sql.Tx, o options) error{
+	3: upgradeRequests,
+}
+
+// scrubbed are the versions whose step removes bytes that must not stay
+// in the file: after them the file is vacuumed and its WAL truncated.
+var scrubbed = map[int]bool{3: true}
+
+// Option is an Open setting.
+type Option func(*options)
+
+type options struct {
+	upgrade func(request []byte) ([]byte, error)
+}
+
+// WithRequestUpgrade gives the migration to schema 3 the caller's
+// encoding of a request: upgrade turns a schema-2 request (the JSON
+// {"argv": [...], "env": [...]} peerctl serve stored) into the caller's
+// request, keeping no environment. A request it cannot turn (an error) is
+// stored empty, and its message kept. Without it every schema-2 request
+// is stored empty.
+func WithRequestUpgrade(upgrade func(request []byte) ([]byte, error)) Option {
+	return func(o *options) { o.upgrade = upgrade }
+}
+
+// upgradeRequests rewrites every message's request with o.upgrade: what a
+// schema-2 file stored (the sender's command line and environment) is
+// replaced, so no environment stays in the table.
+func upgradeRequests(ctx context.Context, tx *sql.Tx, o options) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, request FROM messages`)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		id  int64
+		req []byte
+	}
+	var all []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.req); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		all = append(all, r)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, r := range all {
+		req := []byte{}
+		if o.upgrade != nil {
+			if got, err := o.upgrade(r.req); err == nil {
+				req = got
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET request = ? WHERE id = ?`, req, r.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -119,7 +188,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // SQLite database, fails the check, has a newer schema than this build's,
 // or sits in a folder that cannot be written is an *Error, and the file
 // is not changed.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, &Error{Path: path, Op: "create its folder", Err: err}
 	}
@@ -127,7 +200,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, o); err != nil {
 		_ = s.db.Close()
 		return nil, err
 	}
@@ -206,7 +279,7 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 	return v, s.fail("read its schema version", err)
 }
 
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context, o options) error {
 	v, err := s.Version(ctx)
 	if err != nil {
 		return err
@@ -214,6 +287,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if v > SchemaVersion {
 		return &Error{Path: s.path, Op: "migrate", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
+	scrub, from := false, v
 	for ; v < SchemaVersion; v++ {
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
@@ -223,12 +297,33 @@ func (s *Store) migrate(ctx context.Context) error {
 			_ = tx.Rollback()
 			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
 		}
+		if step := rowSteps[v+1]; step != nil {
+			if err := step(ctx, tx, o); err != nil {
+				_ = tx.Rollback()
+				return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
+			}
+		}
+		scrub = scrub || scrubbed[v+1] && from > 0
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
 			_ = tx.Rollback()
 			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
 		}
 		if err := tx.Commit(); err != nil {
 			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
+		}
+	}
+	if scrub {
+		return s.scrub(ctx)
+	}
+	return nil
+}
+
+// scrub rewrites the whole file (VACUUM, with secure_delete) and truncates
+// its WAL, so that bytes a migration removed are in neither any more.
+func (s *Store) scrub(ctx context.Context) error {
+	for _, q := range []string{`PRAGMA secure_delete = ON`, `VACUUM`, `PRAGMA wal_checkpoint(TRUNCATE)`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return s.fail("migrate: "+q, err)
 		}
 	}
 	return nil

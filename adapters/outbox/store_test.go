@@ -65,17 +65,28 @@ func TestMigrationsRunOnceAndKeepData(t *testing.T) {
 	assert.Equal(t, "rebase please", got.Text)
 }
 
-// A file of schema version 1 (before messages had a host) opens at the
-// current version with its messages kept, each for this machine.
-func TestVersionOneFileMigratesKeepingMessages(t *testing.T) {
-	ctx := context.Background()
+// olderFile is a WAL-mode file with the schema's first n steps, open.
+func olderFile(t *testing.T, n int) (*sql.DB, string) {
 	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
-	_, err = db.Exec(outbox.Migrations[0])
+	db.SetMaxOpenConns(1)
+	_, err = db.Exec(`PRAGMA journal_mode=WAL`)
 	require.NoError(t, err)
-	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1); PRAGMA user_version = 1`)
+	for _, q := range outbox.Migrations[:n] {
+		_, err = db.Exec(q)
+		require.NoError(t, err)
+	}
+	return db, path
+}
+
+// A file of schema version 1 (before messages had a host) opens at the
+// current version with its messages kept, each for this machine.
+func TestVersionOneFileMigratesKeepingMessages(t *testing.T) {
+	ctx := context.Background()
+	db, path := olderFile(t, 1)
+	_, err := db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1); PRAGMA user_version = 1`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	s, err := outbox.Open(ctx, path)
@@ -432,4 +443,37 @@ func TestFullDiskRefusesAndKeepsTheFile(t *testing.T) {
 	got, _, err = s.Get(ctx, kept.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "before", got.Key)
+}
+
+// A file of schema version 2 has each request rewritten by the caller's
+// upgrade (one it cannot read is stored empty, its message kept), and the
+// old requests' bytes are in neither the file nor its WAL afterwards.
+func TestVersionTwoRequestsUpgradedAndScrubbed(t *testing.T) {
+	ctx := context.Background()
+	db, path := olderFile(t, 2)
+	secret := "SECRET-bytes-of-the-environment"
+	_, err := db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES
+		('a', 'one', ?, 'stored', 1, 2, 1), ('b', 'two', 'not json at all `+secret+`', 'stored', 1, 2, 1); PRAGMA user_version = 2`,
+		`{"argv":["send","a","one"],"env":["TOKEN=`+secret+`"]}`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	upgrade := func(req []byte) ([]byte, error) {
+		if !bytes.HasPrefix(req, []byte("{")) {
+			return nil, assert.AnError
+		}
+		return []byte(`{"v":3}`), nil
+	}
+	s, err := outbox.Open(ctx, path, outbox.WithRequestUpgrade(upgrade))
+	require.NoError(t, err)
+	defer s.Close()
+	msgs, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	require.Len(t, msgs, 2, "every message kept")
+	assert.Equal(t, "", string(msgs[0].Request), "one the upgrade cannot read is stored empty")
+	assert.Equal(t, `{"v":3}`, string(msgs[1].Request))
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, _ := os.ReadFile(path + suffix)
+		assert.False(t, bytes.Contains(b, []byte(secret)), "the old request is still in outbox.db%s", suffix)
+	}
 }

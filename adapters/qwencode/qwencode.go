@@ -34,7 +34,7 @@ var Plugin = ports.HarnessPlugin{
 		{Name: FlagHome, Usage: "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)",
 			Otherwise: "$QWEN_HOME, else ~/.qwen", Env: "QWEN_HOME"},
 		{Name: FlagProgram, Usage: "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH; empty is a usage error)",
-			Otherwise: "$PEERCTL_QWEN, else qwen on PATH", Env: "PEERCTL_QWEN", Commands: []string{"doctor"}},
+			Otherwise: "$PEERCTL_QWEN, else qwen on PATH", Env: "PEERCTL_QWEN", Commands: []string{"doctor"}, Program: "qwen"},
 	},
 	Transports: []ports.TransportName{{Name: qweninbox.Name, Replies: true}},
 	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },

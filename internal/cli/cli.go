@@ -139,15 +139,6 @@ type cli struct {
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
-	// srv is the service this command runs in (nil outside peerctl
-	// serve); job the stored message it works on (nil for a client's
-	// command); outbox the durable message a receipt is about.
-	srv    *server
-	job    *outboxJob
-	outbox *wire.OutboxRef
-	// warmHeld are the keys of the service's warm couriers this command
-	// took (server.warmFor), let go when it ends (server.exec).
-	warmHeld []string
 	// relayName and relayTimeout are relay's --name and --timeout, for
 	// its durable requests (relayDurable).
 	relayName    string
@@ -433,22 +424,6 @@ func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 		return nil, err
 	}
 	return svc, nil
-}
-
-// unwrapFx digs the root cause out of fx's wrapped constructor errors. It
-// stops at a *domain.Refusal: its reason is the exit code and its detail
-// the words, while its own cause (Refusal.Err, an OS error say) is neither.
-func unwrapFx(err error) error {
-	for {
-		if _, ok := err.(*domain.Refusal); ok {
-			return err
-		}
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }
 
 // started marks that a command began running (later errors are not usage errors).

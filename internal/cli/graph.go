@@ -18,9 +18,6 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	cfg := app.Config{Flags: c.flagValues(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
 		ReceiptWindow: opts.receiptWindow, From: opts.from, Only: opts.only}
 	var hs app.Harnesses
-	if c.srv != nil {
-		cfg.Env = c.environ() // the client's, in peerctl serve
-	}
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(append(populate, &hs)...), fx.NopLogger}
 	if c.debug.fx {
 		fxOpts[2] = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
@@ -31,13 +28,9 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	} else if c.debug.send {
 		fxOpts = append(fxOpts, fx.Replace(debugLogger(c.stderr)))
 	}
-	if c.srv != nil && !opts.readOnly && opts.transport == "" {
-		// In peerctl serve the default transport sends on a warm courier.
-		fxOpts = append(fxOpts, fx.Decorate(c.warmTransport(opts)))
-	}
 	fxApp := fx.New(append([]fx.Option{module}, fxOpts...)...)
 	if err := fxApp.Err(); err != nil {
-		return nil, fmt.Errorf("build peerctl: %w", unwrapFx(err))
+		return nil, fmt.Errorf("build peerctl: %w", wiring.Cause(err))
 	}
 	for _, h := range hs {
 		for _, w := range h.Warnings() {

@@ -309,7 +309,7 @@ func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, address st
 	case in.AwaitReplySeconds > 0:
 		return wire.Receipt{}, errors.New("durable_seconds or key with await_reply_seconds: a durable message may be delivered hours later")
 	}
-	return m.cli.serveSend(ctx, durableSend{to: address, host: dest.String(), text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
+	return m.cli.serveSend(ctx, durableSend{to: address, host: dest, text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
 		timeout: m.timeout, confirm: m.confirm.ConfirmTimeout})
 }
 

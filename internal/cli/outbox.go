@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/adapters/outbox"
-	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -24,19 +24,6 @@ func outboxTime(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) wire.OutboxMessage {
-	out := wire.OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, Host: m.Host, SessionID: m.SessionID, Text: m.Text,
-		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts,
-		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
-	if m.State == domain.OutboxStored {
-		out.NextAttemptAt = outboxTime(m.NextAt)
-	}
-	for _, e := range hist {
-		out.History = append(out.History, wire.OutboxEvent{At: outboxTime(e.At), State: e.State.String(), Reason: e.Reason})
-	}
-	return out
 }
 
 func (c *cli) outboxCmd() *cobra.Command {
@@ -103,14 +90,14 @@ func (c *cli) outboxCmd() *cobra.Command {
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
-	change := func(use, short, long, example string, do func(context.Context, *app.Outbox, int64) (ports.OutboxMessage, error)) *cobra.Command {
+	change := func(use, short, long, example string) *cobra.Command {
 		cmd := &cobra.Command{
 			Use: use + " ID", Short: short, Args: oneID, Example: example, Long: helpLong(long, "outbox"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				id, _ := strconv.ParseInt(args[0], 10, 64)
 				c.started()
 				c.jsonOut = asJSON
-				return c.outboxChange(cmd.Context(), id, asJSON, do)
+				return c.outboxChange(cmd.Context(), use, id, asJSON)
 			},
 		}
 		cmd.Flags().BoolVar(&asJSON, "json", false, "print the message as JSON on stdout")
@@ -118,16 +105,10 @@ func (c *cli) outboxCmd() *cobra.Command {
 	}
 	cancel := change("cancel", "Take back a stored message before it is delivered",
 		"Take back a stored message before it is delivered (through peerctl serve, the outbox's one writer)",
-		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --json | jq '.[].id' | xargs -n1 peerctl outbox cancel",
-		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) {
-			return ob.Cancel(ctx, id, "cancelled by outbox cancel")
-		})
+		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --json | jq '.[].id' | xargs -n1 peerctl outbox cancel")
 	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)",
 		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed",
-		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown",
-		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) {
-			return ob.Retry(ctx, id)
-		})
+		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown")
 	cmd.AddCommand(listCmd, show, cancel, retry)
 	return cmd
 }
@@ -153,11 +134,11 @@ func outboxStateWords() string {
 // openOutbox opens the outbox for reading; absent is true when there is
 // no outbox file yet (nothing was ever stored).
 func (c *cli) openOutbox(ctx context.Context) (st *outbox.Store, absent bool, err error) {
-	p, err := pathsFor(c.getenv)
+	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return nil, false, err
 	}
-	st, err = outbox.OpenReadOnly(ctx, p.db)
+	st, err = outbox.OpenReadOnly(ctx, p.DB)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true, nil
 	}
@@ -182,7 +163,7 @@ func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool)
 	if asJSON {
 		out := make([]wire.OutboxMessage, 0, len(msgs))
 		for _, m := range msgs {
-			out = append(out, toOutboxJSON(m, nil))
+			out = append(out, wire.OutboxMessageOf(m, nil))
 		}
 		return c.writeJSON(out)
 	}
@@ -215,9 +196,9 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 		return outboxUnavailable(err)
 	}
 	if asJSON {
-		return c.writeJSON(toOutboxJSON(m, hist))
+		return c.writeJSON(wire.OutboxMessageOf(m, hist))
 	}
-	c.printOutboxMessage(m)
+	c.printOutboxMessage(wire.OutboxMessageOf(m, nil))
 	fmt.Fprintln(c.stdout, "history:")
 	for _, e := range hist {
 		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", outboxTime(e.At), e.State, safe(e.Reason))
@@ -235,11 +216,10 @@ func outboxTarget(address, host string) string {
 	return host + ": " + address
 }
 
-func (c *cli) printOutboxMessage(m ports.OutboxMessage) {
-	j := toOutboxJSON(m, nil)
-	rows := [][2]string{{"id", strconv.FormatInt(m.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
+func (c *cli) printOutboxMessage(j wire.OutboxMessage) {
+	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
 		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", j.CreatedAt}, {"expires", j.ExpiresAt}, {"next attempt", j.NextAttemptAt},
-		{"attempts", strconv.Itoa(m.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
+		{"attempts", strconv.Itoa(j.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
 		if r[1] != "" {
@@ -248,41 +228,21 @@ func (c *cli) printOutboxMessage(m ports.OutboxMessage) {
 	}
 }
 
-// outboxChange runs cancel or retry: in the service (the outbox's one
-// writer), started on demand, unless PEERCTL_SERVE=off.
-func (c *cli) outboxChange(ctx context.Context, id int64, asJSON bool, do func(context.Context, *app.Outbox, int64) (ports.OutboxMessage, error)) error {
-	if c.srv == nil {
-		if c.serveOff() {
-			return outboxUnavailable(fmt.Errorf("changing the outbox needs peerctl serve, its one writer, and %s=off or this system has none", serveEnv))
-		}
-		conn, err := c.dialServe(ctx, true)
-		if err != nil {
-			return outboxUnavailable(err)
-		}
-		if err := c.forward(ctx, conn, ""); errors.Is(err, errForwardUnsent) {
-			return outboxUnavailable(err)
-		} else if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonOutcomeUnknown {
-			return fmt.Errorf("the service did not answer: see peerctl outbox show %d", id)
-		} else {
-			return err
-		}
+// outboxChange runs cancel or retry (op) of message id in the service
+// (the outbox's one writer), started on demand, unless PEERCTL_SERVE=off.
+func (c *cli) outboxChange(ctx context.Context, op string, id int64, asJSON bool) error {
+	if c.serveOff() {
+		return outboxUnavailable(fmt.Errorf("changing the outbox needs peerctl serve, its one writer, and %s=off or this system has none", serveEnv))
 	}
-	if c.srv.ob == nil {
-		return outboxUnavailable(c.srv.storeErr)
-	}
-	m, err := do(ctx, c.srv.ob, id)
-	switch {
-	case errors.Is(err, ports.ErrNoMessage):
-		return usageError{fmt.Errorf("message %d is not in the outbox (peerctl outbox lists them)", id)}
-	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable):
-		return usageError{err}
-	case err != nil:
+	conn, err := c.dialServe(ctx, true)
+	if err != nil {
 		return outboxUnavailable(err)
 	}
-	c.srv.poke()
-	if asJSON {
-		return c.writeJSON(toOutboxJSON(m, nil))
+	a, err := c.ask(ctx, conn, serve.Request{Op: op, ID: id})
+	if errors.Is(err, errForwardUnsent) {
+		return outboxUnavailable(err)
+	} else if err != nil {
+		return fmt.Errorf("the service did not answer: see peerctl outbox show %d", id)
 	}
-	c.printOutboxMessage(m)
-	return nil
+	return c.answered(a, asJSON, false)
 }

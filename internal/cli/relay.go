@@ -18,6 +18,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/jsonexact"
 	"github.com/peerctl/peerctl/ports/lines"
 	"github.com/peerctl/peerctl/ports/wire"
@@ -221,7 +222,7 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := fxApp.Start(startCtx); err != nil {
-		return unwrapFx(err)
+		return wiring.Cause(err)
 	}
 	printed := make(chan struct{})
 	go func() {

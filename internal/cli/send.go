@@ -92,18 +92,8 @@ func (c *cli) sendCmd() *cobra.Command {
 			c.started()
 			c.jsonOut = asJSON
 			q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
-			if handled, err := c.sendForward(cmd.Context(), durable, dest.IsLocal() && transport == "" && !dryRun && await == 0, text); handled {
+			if handled, err := c.sendForward(cmd.Context(), durable, dest, q, asJSON); handled {
 				return err
-			}
-			if c.srv != nil && (durable.on() || c.job != nil) {
-				if !dest.IsLocal() {
-					return c.sendDurable(cmd.Context(), c.hostWay(dest, q, asJSON), text, durable, asJSON)
-				}
-				svc, err := c.sendService(q)
-				if err != nil {
-					return err
-				}
-				return c.sendDurable(cmd.Context(), c.localWay(svc, app.SendRequestOf(q), asJSON), text, durable, asJSON)
 			}
 			if !dest.IsLocal() {
 				// Refused here, before any connection, as a send here would be.
@@ -115,11 +105,7 @@ func (c *cli) sendCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			started := time.Now()
 			sent, err := n.Send(cmd.Context(), q)
-			if c.srv != nil && !dryRun {
-				c.srv.carry(carriedSend{address: address, host: dest.String(), text: text, started: started, receipt: sent.Receipt, err: err})
-			}
 			if err != nil {
 				return err
 			}
@@ -128,7 +114,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&transport, "transport", "", "how to deliver: "+wiring.Plugins().TransportChoices()+"; default: each harness's first; a durable one (queue) reaches a closed session too")
-	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for the whole delivery (e.g. 3s, 1m)")
+	f.DurationVar(&timeout, "timeout", defaultSendTimeout, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
 	c.harnessFlags(cmd)
@@ -189,6 +175,9 @@ func (c *cli) announcedText() (string, error) {
 	return string(b), nil
 }
 
+// defaultSendTimeout is send's --timeout when none is given.
+const defaultSendTimeout = 30 * time.Second
+
 // stdinBytesFlag is send's hidden flag announcing the text's length.
 const stdinBytesFlag = "stdin-bytes"
 
@@ -209,12 +198,11 @@ func (c *cli) sendService(q wire.SendQuery) (*app.Service, error) {
 }
 
 // printSent prints a node's send, here or on another machine: its receipt
-// (given c.outbox, for a durable send) as JSON on stdout or as text (on
+// (with its outbox object, for a durable send) as JSON on stdout or as text (on
 // stderr when the reply takes stdout: awaited), its notes on stderr
 // (passLines), then the reply on stdout. Its exit code is the send's.
 func (c *cli) printSent(sent wire.Sent, asJSON, awaited bool) error {
 	out := sent.Receipt
-	out.Outbox = c.outbox
 	var err error
 	switch w := c.stdout; {
 	case asJSON:

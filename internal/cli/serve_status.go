@@ -18,126 +18,9 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/ports/wire"
 )
-
-// serveStatus is how a service stands: serve status --json
-// (docs/OUTPUT.md) and the service's answer to ping and stop.
-type serveStatus struct {
-	// Running is false when no service answers on the state folder's
-	// socket (serve status exits 3 then).
-	Running bool `json:"running"`
-	// PID is the service's (0 when none runs); Version its peerctl's.
-	PID     int    `json:"pid"`
-	Version string `json:"version"`
-	// StateDir is the state folder the service serves, Socket the socket
-	// it listens on, Outbox its database file and OutboxError why durable
-	// sends are refused ("" when they are not).
-	StateDir    string `json:"stateDir"`
-	Socket      string `json:"socket"`
-	Outbox      string `json:"outbox"`
-	OutboxError string `json:"outboxError"`
-	// StartedAt is when it started (RFC 3339 UTC, "" when none runs),
-	// UptimeSeconds how long it has run.
-	StartedAt     string `json:"startedAt"`
-	UptimeSeconds int64  `json:"uptimeSeconds"`
-	// IdleExitSeconds is its --idle-exit in seconds (0: it never ends on
-	// its own).
-	IdleExitSeconds int64 `json:"idleExitSeconds"`
-	// Messages counts the outbox's messages by state: every state word,
-	// 0 for none.
-	Messages map[string]int `json:"messages"`
-	// Warm is its warm couriers.
-	Warm serveWarm `json:"warm"`
-}
-
-// serveWarm is a service's warm couriers: Sets is how many sets of
-// couriers it keeps (one per distinct settings: harness flags,
-// environment, sender, timeout; each starts at most one courier per
-// harness), InUse how many a send uses now, Started how many couriers
-// they have started since the service began.
-type serveWarm struct {
-	Sets    int `json:"sets"`
-	InUse   int `json:"inUse"`
-	Started int `json:"started"`
-}
-
-// status is how s stands now.
-func (s *server) status() *serveStatus {
-	now := time.Now()
-	st := &serveStatus{Running: true, PID: os.Getpid(), Version: s.c.version().short(), StateDir: s.paths.stateDir, Socket: s.paths.socket,
-		Outbox: s.paths.db, StartedAt: s.started.UTC().Format(time.RFC3339), UptimeSeconds: int64(now.Sub(s.started).Seconds()),
-		IdleExitSeconds: int64(s.idleExit.Seconds()), Messages: messageCounts(nil)}
-	if s.storeErr != nil {
-		st.OutboxError = s.storeErr.Error()
-	} else if n, err := s.store.Counts(s.life); err == nil {
-		st.Messages = messageCounts(n)
-	} else {
-		st.OutboxError = err.Error()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ws := range s.warm {
-		st.Warm.Sets++
-		if ws.uses > 0 {
-			st.Warm.InUse++
-		}
-		st.Warm.Started += ws.w.Starts()
-	}
-	return st
-}
-
-// messageCounts is n by state word, every state present.
-func messageCounts(n map[domain.OutboxState]int) map[string]int {
-	out := map[string]int{}
-	for _, st := range domain.OutboxStates() {
-		out[st.String()] = n[st]
-	}
-	return out
-}
-
-// errServeStop is the cause of a stop serve stop asked for.
-var errServeStop = errors.New("peerctl serve stop asked it to")
-
-// stopAsked answers a stop request on conn with the service's status and
-// ends the service; conn's other end sees its end (end of file) once the
-// service has ended and freed its lock (serveEnd.finish).
-func (s *server) stopAsked(conn *net.UnixConn) {
-	if f, err := conn.File(); err == nil { // a copy, open until the end
-		s.ended.hold(f)
-	}
-	_ = writeLine(conn, serveAnswer{PID: os.Getpid(), Status: s.status()})
-	s.stop(errServeStop)
-}
-
-// serveEnd is the end of a service: it logs why it stops and that it
-// stopped, and holds the connections of serve stop until then.
-type serveEnd struct {
-	mu   sync.Mutex
-	held []*os.File
-}
-
-func (e *serveEnd) hold(f *os.File) {
-	e.mu.Lock()
-	e.held = append(e.held, f)
-	e.mu.Unlock()
-}
-
-// stopping logs that the service stops and why.
-func (e *serveEnd) stopping(log io.Writer, why error) {
-	fmt.Fprintf(log, "peerctl serve: stopping (pid %d): %s\n", os.Getpid(), safe(why.Error()))
-}
-
-// finish logs the end and lets the serve stop connections go.
-func (e *serveEnd) finish(log io.Writer) {
-	fmt.Fprintf(log, "peerctl serve: stopped (pid %d)\n", os.Getpid())
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, f := range e.held {
-		_ = f.Close()
-	}
-	e.held = nil
-}
 
 // stampLines returns w with every line begun by the time it was written,
 // RFC 3339 in UTC to the millisecond, and a space: the service's log.
@@ -185,9 +68,9 @@ var errServeNotRunning = errors.New("no peerctl serve runs")
 // closes conn. errServeNotRunning when none answers. A service that
 // serves another state folder, or that does not say its status (an older
 // peerctl), is an error naming it.
-func (c *cli) askServe(ctx context.Context, p servePaths, op string) (*net.UnixConn, serveAnswer, error) {
-	var a serveAnswer
-	conn, err := dialUnix(p.socket)
+func (c *cli) askServe(ctx context.Context, p serve.Paths, op string) (*net.UnixConn, serve.Answer, error) {
+	var a serve.Answer
+	conn, err := dialUnix(p.Socket)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
 		return nil, a, errServeNotRunning
 	}
@@ -196,24 +79,24 @@ func (c *cli) askServe(ctx context.Context, p servePaths, op string) (*net.UnixC
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
-	if err := writeLine(conn, serveRequest{V: serveProtocol, Op: op}); err != nil {
+	if err := serve.WriteLine(conn, serve.Request{V: serve.Protocol, Op: op}); err != nil {
 		_ = conn.Close()
-		return nil, a, fmt.Errorf("ask peerctl serve on %s: %w", p.socket, err)
+		return nil, a, fmt.Errorf("ask peerctl serve on %s: %w", p.Socket, err)
 	}
-	if err := readLine(bufio.NewReader(conn), &a); err != nil {
+	if err := serve.ReadLine(bufio.NewReader(conn), &a); err != nil {
 		_ = conn.Close()
-		return nil, a, fmt.Errorf("ask peerctl serve on %s: no answer (%w)", p.socket, err)
+		return nil, a, fmt.Errorf("ask peerctl serve on %s: no answer (%w)", p.Socket, err)
 	}
 	switch {
 	case a.Status == nil && a.PID != 0:
 		_ = conn.Close()
-		return nil, a, fmt.Errorf("the peerctl serve on %s (pid %d) is an older peerctl that cannot say its status or stop on request: end it with kill %d", p.socket, a.PID, a.PID)
+		return nil, a, fmt.Errorf("the peerctl serve on %s (pid %d) is an older peerctl that cannot say its status or stop on request: end it with kill %d", p.Socket, a.PID, a.PID)
 	case a.Status == nil:
 		_ = conn.Close()
-		return nil, a, fmt.Errorf("peerctl serve on %s: %s", p.socket, strings.TrimSpace(a.Stderr))
-	case servesock.RealPath(a.Status.StateDir) != servesock.RealPath(p.stateDir):
+		return nil, a, fmt.Errorf("peerctl serve on %s: %s", p.Socket, strings.TrimSpace(safe(string(a.Error))))
+	case servesock.RealPath(a.Status.StateDir) != servesock.RealPath(p.StateDir):
 		_ = conn.Close()
-		return nil, a, fmt.Errorf("the peerctl serve on %s (pid %d) serves the state folder %s, not this one (%s): not asking it", p.socket, a.Status.PID, a.Status.StateDir, p.stateDir)
+		return nil, a, fmt.Errorf("the peerctl serve on %s (pid %d) serves the state folder %s, not this one (%s): not asking it", p.Socket, a.Status.PID, a.Status.StateDir, p.StateDir)
 	}
 	return conn, a, nil
 }
@@ -242,15 +125,15 @@ messages its outbox holds are still counted), 1 when it cannot be asked.`,
 }
 
 func (c *cli) serveStatus(ctx context.Context, asJSON bool) error {
-	p, err := pathsFor(c.getenv)
+	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return err
 	}
 	conn, a, err := c.askServe(ctx, p, "ping")
-	var st *serveStatus
+	var st *serve.Status
 	switch {
 	case errors.Is(err, errServeNotRunning):
-		st = &serveStatus{StateDir: p.stateDir, Socket: p.socket, Outbox: p.db, Messages: messageCounts(nil)}
+		st = &serve.Status{StateDir: p.StateDir, Socket: p.Socket, Outbox: p.DB, Messages: serve.MessageCounts(nil)}
 		if ob, absent, err := c.openOutbox(ctx); err != nil {
 			st.OutboxError = err.Error()
 		} else if !absent {
@@ -259,14 +142,14 @@ func (c *cli) serveStatus(ctx context.Context, asJSON bool) error {
 			if err != nil {
 				st.OutboxError = err.Error()
 			}
-			st.Messages = messageCounts(n)
+			st.Messages = serve.MessageCounts(n)
 		}
 	case err != nil:
 		return err
 	default:
 		_ = conn.Close()
 		st = a.Status
-		st.Socket = p.socket
+		st.Socket = p.Socket
 	}
 	if asJSON {
 		if err := c.writeJSON(st); err != nil {
@@ -281,7 +164,7 @@ func (c *cli) serveStatus(ctx context.Context, asJSON bool) error {
 	return nil
 }
 
-func (c *cli) printServeStatus(st *serveStatus) {
+func (c *cli) printServeStatus(st *serve.Status) {
 	row := func(k, v string) { fmt.Fprintf(c.stdout, "  %-10s %s\n", k, v) }
 	if !st.Running {
 		fmt.Fprintf(c.stdout, "no peerctl serve runs for %s\n", safe(st.StateDir))
@@ -349,14 +232,14 @@ it stopped, or none ran (said on stderr); 1 when it has not ended within --timeo
 }
 
 func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
-	p, err := pathsFor(c.getenv)
+	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return err
 	}
 	// Look first: a service of another state folder is not asked to stop.
 	conn, _, err := c.askServe(ctx, p, "ping")
 	if errors.Is(err, errServeNotRunning) {
-		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.stateDir))
+		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
 		return nil
 	}
 	if err != nil {
@@ -365,7 +248,7 @@ func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
 	_ = conn.Close()
 	conn, a, err := c.askServe(ctx, p, "stop")
 	if errors.Is(err, errServeNotRunning) {
-		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.stateDir))
+		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
 		return nil
 	}
 	if err != nil {
@@ -384,6 +267,6 @@ func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
 		return fmt.Errorf("peerctl serve (pid %d) was asked to stop and has not ended within %s: it may still be ending a send; "+
 			"kill %d ends it at once (a hand-over it cuts off is checked at its next start)", pid, wait, pid)
 	}
-	fmt.Fprintf(c.stdout, "peerctl serve (pid %d) for %s stopped\n", pid, safe(p.stateDir))
+	fmt.Fprintf(c.stdout, "peerctl serve (pid %d) for %s stopped\n", pid, safe(p.StateDir))
 	return nil
 }

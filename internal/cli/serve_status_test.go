@@ -5,7 +5,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,10 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/peerctl/peerctl/adapters/outbox"
-	"github.com/peerctl/peerctl/app"
-	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -55,37 +51,6 @@ func TestStampLines(t *testing.T) {
 	}
 }
 
-func TestServerStatus(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := outbox.Open(ctx, filepath.Join(dir, outbox.FileName))
-	require.NoError(t, err)
-	defer st.Close()
-	for _, k := range []string{"a", "b"} {
-		_, _, err := st.Put(ctx, ports.OutboxMessage{Key: k, Address: "reviewer", Text: "hi", Request: []byte(`{}`), Created: time.Now(), Expires: time.Now().Add(time.Hour)})
-		require.NoError(t, err)
-	}
-	c := newCLI(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, func(string) string { return "" })
-	s := &server{c: c, life: ctx, store: st, paths: servePaths{stateDir: dir, db: filepath.Join(dir, outbox.FileName), socket: "/run/x.sock"},
-		started: time.Now().Add(-90 * time.Second), idleExit: 10 * time.Minute,
-		warm: map[string]*warmSet{"k1": {w: app.NewWarm(ctx), uses: 1}, "k2": {w: app.NewWarm(ctx)}}}
-	got := s.status()
-	assert.True(t, got.Running)
-	assert.Equal(t, os.Getpid(), got.PID)
-	assert.Equal(t, dir, got.StateDir)
-	assert.Equal(t, "/run/x.sock", got.Socket)
-	assert.GreaterOrEqual(t, got.UptimeSeconds, int64(90))
-	assert.Equal(t, int64(600), got.IdleExitSeconds)
-	assert.Equal(t, 2, got.Messages["stored"])
-	assert.Len(t, got.Messages, len(domain.OutboxStates()), "every state, 0 for none")
-	assert.Equal(t, serveWarm{Sets: 2, InUse: 1}, got.Warm)
-
-	s.storeErr, s.store = outboxUnavailable(os.ErrPermission), nil
-	got = s.status()
-	assert.Contains(t, got.OutboxError, "permission denied")
-	assert.Zero(t, got.Messages["stored"])
-}
-
 // fakeService listens on the socket of env's state folder and answers
 // each request with answer; it records the ops asked, and keeps a stop's
 // connection open until release is closed.
@@ -101,12 +66,12 @@ func (f *fakeService) asked() []string {
 	return append([]string(nil), f.ops...)
 }
 
-func startFakeService(t *testing.T, env map[string]string, answer serveAnswer) *fakeService {
+func startFakeService(t *testing.T, env map[string]string, answer serve.Answer) *fakeService {
 	t.Helper()
-	p, err := pathsFor(func(k string) string { return env[k] })
+	p, err := serve.PathsFor(func(k string) string { return env[k] })
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(p.socket), 0o700))
-	ln, err := net.Listen("unix", p.socket)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.Socket), 0o700))
+	ln, err := net.Listen("unix", p.Socket)
 	require.NoError(t, err)
 	f := &fakeService{release: make(chan struct{})}
 	var wg sync.WaitGroup
@@ -117,12 +82,12 @@ func startFakeService(t *testing.T, env map[string]string, answer serveAnswer) *
 			if err != nil {
 				return
 			}
-			var req serveRequest
-			if readLine(bufio.NewReader(conn), &req) == nil {
+			var req serve.Request
+			if serve.ReadLine(bufio.NewReader(conn), &req) == nil {
 				f.mu.Lock()
 				f.ops = append(f.ops, req.Op)
 				f.mu.Unlock()
-				_ = writeLine(conn, answer)
+				_ = serve.WriteLine(conn, answer)
 				if req.Op == "stop" {
 					wg.Go(func() { <-f.release; _ = conn.Close() })
 					continue
@@ -147,7 +112,7 @@ func serveEnvFor(t *testing.T) map[string]string {
 // is neither reported as this folder's nor asked to stop.
 func TestServeStatusRefusesAnotherFoldersService(t *testing.T) {
 	env := serveEnvFor(t)
-	f := startFakeService(t, env, serveAnswer{PID: 4242, Status: &serveStatus{Running: true, PID: 4242, StateDir: "/elsewhere/peerctl"}})
+	f := startFakeService(t, env, serve.Answer{PID: 4242, Status: &serve.Status{Running: true, PID: 4242, StateDir: "/elsewhere/peerctl"}})
 	r := evRun(t, env, nil, "serve", "status")
 	assert.Equal(t, wire.ExitError, r.code)
 	assert.Contains(t, r.stderr, "serves the state folder /elsewhere/peerctl, not this one")
@@ -161,7 +126,7 @@ func TestServeStatusRefusesAnotherFoldersService(t *testing.T) {
 // and stop say so and how to end it.
 func TestServeStatusOfAnOlderService(t *testing.T) {
 	env := serveEnvFor(t)
-	startFakeService(t, env, serveAnswer{PID: 4242, Outbox: "/x/outbox.db"})
+	startFakeService(t, env, serve.Answer{PID: 4242, Outbox: "/x/outbox.db"})
 	r := evRun(t, env, nil, "serve", "stop")
 	assert.Equal(t, wire.ExitError, r.code)
 	assert.Contains(t, r.stderr, "an older peerctl that cannot say its status or stop on request: end it with kill 4242")
@@ -171,9 +136,9 @@ func TestServeStatusOfAnOlderService(t *testing.T) {
 // says so; one that does not end within --timeout is an error naming it.
 func TestServeStopWaitsForTheEnd(t *testing.T) {
 	env := serveEnvFor(t)
-	p, err := pathsFor(func(k string) string { return env[k] })
+	p, err := serve.PathsFor(func(k string) string { return env[k] })
 	require.NoError(t, err)
-	f := startFakeService(t, env, serveAnswer{PID: 4242, Status: &serveStatus{Running: true, PID: 4242, StateDir: p.stateDir}})
+	f := startFakeService(t, env, serve.Answer{PID: 4242, Status: &serve.Status{Running: true, PID: 4242, StateDir: p.StateDir}})
 	r := evRun(t, env, nil, "serve", "stop", "--timeout", "50ms")
 	assert.Equal(t, wire.ExitError, r.code)
 	assert.Contains(t, r.stderr, "peerctl serve (pid 4242) was asked to stop and has not ended within 50ms")
@@ -185,7 +150,7 @@ func TestServeStopWaitsForTheEnd(t *testing.T) {
 	close(f.release)
 	r = <-done
 	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
-	assert.Equal(t, "peerctl serve (pid 4242) for "+p.stateDir+" stopped\n", r.stdout)
+	assert.Equal(t, "peerctl serve (pid 4242) for "+p.StateDir+" stopped\n", r.stdout)
 	assert.Equal(t, []string{"ping", "stop", "ping", "stop"}, f.asked())
 }
 

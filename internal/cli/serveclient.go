@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -32,11 +34,11 @@ func (c *cli) serveOff() bool { return c.getenv(serveEnv) == "off" || !serveSupp
 // appended to serve.log in the state folder) and waited for, at most
 // serveStartWithin; stderr says so once, with how to stop it.
 func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) {
-	p, err := pathsFor(c.getenv)
+	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := dialUnix(p.socket)
+	conn, err := dialUnix(p.Socket)
 	if err == nil || !start {
 		return conn, err
 	}
@@ -44,10 +46,10 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("find peerctl to start its service: %w", err)
 	}
-	if err := os.MkdirAll(p.stateDir, 0o700); err != nil {
+	if err := os.MkdirAll(p.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
 	}
-	logPath := filepath.Join(p.stateDir, serveLogName)
+	logPath := filepath.Join(p.StateDir, serveLogName)
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
@@ -65,16 +67,16 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 	deadline := time.Now().Add(serveStartWithin)
 	wait := 5 * time.Millisecond
 	for {
-		if conn, err := dialUnix(p.socket); err == nil {
+		if conn, err := dialUnix(p.Socket); err == nil {
 			fmt.Fprintf(c.stderr, "peerctl: started peerctl serve in the background for %s (log: %s); it ends itself after %s with nothing to do; to stop it sooner: peerctl serve stop\n",
-				safe(p.stateDir), safe(logPath), defaultQuiet)
+				safe(p.StateDir), safe(logPath), defaultQuiet)
 			return conn, nil
 		}
 		select {
 		case err := <-exited:
 			// A service that lost the race to another one exits at once;
 			// the other answers.
-			if conn, derr := dialUnix(p.socket); derr == nil {
+			if conn, derr := dialUnix(p.Socket); derr == nil {
 				return conn, nil
 			}
 			return nil, fmt.Errorf("peerctl serve ended at once (%v): see %s", err, logPath)
@@ -83,7 +85,7 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 		case <-time.After(wait):
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("peerctl serve did not answer on %s within %s: see %s", p.socket, serveStartWithin, logPath)
+			return nil, fmt.Errorf("peerctl serve did not answer on %s within %s: see %s", p.Socket, serveStartWithin, logPath)
 		}
 		wait = min(2*wait, 200*time.Millisecond)
 	}
@@ -93,59 +95,187 @@ func dialUnix(path string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }
 
-// errForwardUnsent says the request never reached the service: the
-// command may run here instead.
+// errForwardUnsent says the request never reached the service whole: the
+// service stores nothing of a line cut short, so the command may run here
+// instead, or say nothing was stored.
 var errForwardUnsent = errors.New("the request did not reach the service")
 
-// forward runs this command line in the service: the request is the
-// command line, the environment and the text (stdin), the answer what the
-// command printed and its exit code, which become this process's. A
-// request that could not be written is errForwardUnsent (wrapped); an
-// answer that does not come (the service died, Ctrl-C here) is an
-// outcome_unknown refusal for a send (the service may have delivered it).
-func (c *cli) forward(ctx context.Context, conn *net.UnixConn, stdin string) error {
-	a, err := c.ask(ctx, conn, c.args, stdin)
-	if err != nil {
-		return err
-	}
-	_, _ = c.stdout.Write([]byte(a.Stdout))
-	_, _ = c.stderr.Write([]byte(a.Stderr))
-	if a.Code != wire.ExitOK {
-		return silentError{a.Code}
-	}
-	return nil
-}
-
-// ask sends one run request (argv, this process's environment, stdin) on
-// conn, closes it, and returns the service's answer; errors as forward's.
-// A service that refused the connection (another uid's) answers before it
-// hangs up: that answer is returned.
-func (c *cli) ask(ctx context.Context, conn *net.UnixConn, argv []string, stdin string) (serveAnswer, error) {
+// ask writes req on conn, closes it, and returns the service's final
+// answer. A request that could not be written is errForwardUnsent
+// (wrapped); an answer that does not come once it was written (the
+// service died, Ctrl-C here) is an outcome_unknown refusal naming what to
+// look at (unanswered). A service that refused the connection (another
+// uid's) answers before it hangs up: that answer is returned.
+func (c *cli) ask(ctx context.Context, conn *net.UnixConn, req serve.Request) (serve.Answer, error) {
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
+	req.V = serve.Protocol
 	r := bufio.NewReader(conn)
-	var a serveAnswer
-	if err := writeLine(conn, serveRequest{V: serveProtocol, Op: "run", Argv: argv, Env: c.environ(), Stdin: stdin}); err != nil {
+	var a serve.Answer
+	if err := serve.WriteLine(conn, req); err != nil {
 		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-		if readLine(r, &a) == nil && a.Code != wire.ExitOK {
+		if serve.ReadLine(r, &a) == nil && a.Done && (a.Error != nil || a.Refusal != nil) {
 			return a, nil
 		}
 		return a, fmt.Errorf("%w: %v", errForwardUnsent, err)
 	}
-	if err := readLine(r, &a); err != nil {
-		why := "the service's answer did not come"
-		if ctx.Err() != nil {
-			why = "interrupted while the service ran it"
+	var stored *serve.Ref
+	for {
+		a = serve.Answer{}
+		if err := serve.ReadLine(r, &a); err != nil {
+			why := "the service's answer did not come"
+			if ctx.Err() != nil {
+				why = "interrupted while the service had it"
+			}
+			return a, unanswered(req, stored, fmt.Sprintf("%s (%v)", why, err))
 		}
-		return a, domain.Refuse(domain.ReasonOutcomeUnknown, "%s (%v): it may have been delivered; a durable message stays in the outbox (peerctl outbox)", why, err)
+		if a.Done {
+			return a, nil
+		}
+		if a.Stored != nil {
+			stored = a.Stored
+		}
 	}
-	return a, nil
+}
+
+// unanswered is the refusal of a request the service had and did not
+// answer (why): outcome_unknown, with what to look at before sending
+// again: the message the service said it stored, else the outbox's
+// messages to the address (and the key); a plain send may have been
+// delivered.
+func unanswered(req serve.Request, stored *serve.Ref, why string) error {
+	o := req.Send
+	switch {
+	case o == nil:
+		return domain.Refuse(domain.ReasonOutcomeUnknown, "%s: the change may have been made; look: peerctl outbox show %d", why, req.ID)
+	case stored != nil:
+		return domain.Refuse(domain.ReasonOutcomeUnknown, "%s after it stored the message as %d: it may have been delivered; look before sending again: peerctl outbox show %d",
+			why, stored.ID, stored.ID)
+	case o.Durable > 0:
+		look := domain.ShellCommand("peerctl", "outbox", "--target", o.Query.Address)
+		if o.Key != "" {
+			look += fmt.Sprintf(" (the message with key %q)", o.Key)
+		}
+		return domain.Refuse(domain.ReasonOutcomeUnknown, "%s after it had the request: it may have been stored, and delivered; look before sending again: %s, then peerctl outbox show ID", why, look)
+	}
+	return domain.Refuse(domain.ReasonOutcomeUnknown, "%s after it had the request: it may have been delivered; sending again may deliver it twice", why)
 }
 
 // outboxUnavailable is the refusal of a durable request that found no
 // service to keep it.
-func outboxUnavailable(err error) error {
-	return &domain.Refusal{Reason: domain.ReasonOutboxUnavailable, Err: err,
-		Detail: strings.TrimSuffix(err.Error(), ".") + "; nothing was stored (a send without --durable still works)"}
+func outboxUnavailable(err error) error { return serve.OutboxUnavailable(err) }
+
+// answered prints the service's answer as this command prints the same
+// result without the service: notes on stderr, then the receipt (a kept
+// durable message's, with the outbox object), the outbox message, or the
+// refusal or error, with its exit code.
+func (c *cli) answered(a serve.Answer, asJSON, awaited bool) error {
+	c.passLines(a.Notes)
+	switch {
+	case a.Refusal != nil:
+		return a.Refusal.Err()
+	case a.Usage:
+		return usageError{errors.New(string(a.Error))}
+	case a.Error != nil && a.Code != wire.ExitError:
+		return &wire.FarError{Code: a.Code, Message: safe(string(a.Error))}
+	case a.Error != nil:
+		return errors.New(string(a.Error))
+	case a.Message != nil:
+		m := a.Message.OutboxMessage()
+		if asJSON {
+			return c.writeJSON(m)
+		}
+		c.printOutboxMessage(m)
+		return nil
+	case a.Sent != nil && a.Kept:
+		return c.printKept(*a.Sent, a.Ref, asJSON)
+	case a.Sent != nil:
+		sent := *a.Sent
+		sent.Receipt.Outbox = a.Ref.OutboxRef()
+		return c.printSent(sent, asJSON, awaited)
+	}
+	return nil
+}
+
+// printKept prints a durable send that is kept, not (yet) handed over:
+// outcome "stored" with the outbox object, or for a repeated key the first
+// message as it stands.
+func (c *cli) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
+	out := sent.Receipt
+	out.Outbox = ref.OutboxRef()
+	if ref == nil {
+		ref = &serve.Ref{}
+	}
+	out.Detail = string(ref.Reason)
+	if asJSON {
+		return c.writeJSON(out)
+	}
+	if ref.Duplicate {
+		fmt.Fprintf(c.stdout, "%s: message %d (key %q) is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)), ref.State)
+	} else {
+		fmt.Fprintf(c.stdout, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
+	}
+	if out.Detail != "" {
+		fmt.Fprintf(c.stdout, "why: %s\n", safe(out.Detail))
+	}
+	fmt.Fprintf(c.stdout, "follow it: peerctl outbox show %d\n", ref.ID)
+	return nil
+}
+
+// settings are what a send of this command takes from its setting, made
+// explicit for the service (wire.Settings): each harness flag's value,
+// else its variable's, a relative path made absolute here and a program
+// found on this command's PATH; with hosts, $PEERCTL_HOST_TIMEOUT (a bad
+// one is a usage error) and $PEERCTL_SSH. No secret is among them.
+func (c *cli) settings(hosts bool) (wire.Settings, error) {
+	set := wire.Settings{Flags: map[string]string{}}
+	for _, p := range wiring.Plugins() {
+		for _, f := range p.Flags {
+			v := ""
+			if pv, ok := c.flags[f.Name]; ok {
+				v = *pv
+			}
+			if v == "" {
+				v = c.getenv(f.Env)
+			}
+			if v, ok := explicit(v, f.Program); ok {
+				set.Flags[f.Name] = v
+			}
+		}
+	}
+	if hosts {
+		t, err := c.hostTimeout()
+		if err != nil {
+			return set, err
+		}
+		set.HostTimeout, set.SSH = t, c.getenv("PEERCTL_SSH")
+	}
+	return set, nil
+}
+
+// explicit is v (a harness flag's value, else its variable's) as it names
+// the same file wherever it is used: a relative path made absolute here; a
+// program's name (program: the one looked up when v is "") found on this
+// process's PATH. ok is false when nothing is named: the harness's
+// default applies.
+func explicit(v, program string) (string, bool) {
+	named := v != ""
+	if !named {
+		v = program
+	}
+	if v == "" {
+		return "", false
+	}
+	if program != "" && !strings.ContainsRune(v, filepath.Separator) {
+		path, err := exec.LookPath(v)
+		if err != nil {
+			return v, named
+		}
+		v = path
+	}
+	if abs, err := filepath.Abs(v); err == nil {
+		v = abs
+	}
+	return v, true
 }

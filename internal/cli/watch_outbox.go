@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -30,7 +31,7 @@ type watchOutboxJSON struct {
 // reads nothing when the state folder cannot be named.
 func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
 	out := make(chan ports.OutboxEvent, 64)
-	p, err := pathsFor(c.getenv)
+	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		close(out)
 		return out
@@ -48,7 +49,7 @@ func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
 		defer t.Stop()
 		for {
 			if st == nil {
-				if s, err := outbox.OpenReadOnly(ctx, p.db); err == nil {
+				if s, err := outbox.OpenReadOnly(ctx, p.DB); err == nil {
 					st = s
 					if first {
 						after, _ = st.LastEvent(ctx)

@@ -9,6 +9,7 @@
 package wiring
 
 import (
+	"errors"
 	"log/slog"
 	"slices"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/adapters/transcript"
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -74,3 +76,20 @@ func NewExitWatcher() *fswatch.Exits { return fswatch.NewExits() }
 
 // NewProcesses reads the process tree from /proc (for whoami and doctor).
 func NewProcesses() ports.Processes { return procliveness.NewTree("") }
+
+// Cause digs the root cause out of fx's wrapped constructor errors (a
+// graph that did not build). It stops at a *domain.Refusal: its reason is
+// the exit code and its detail the words, while its own cause
+// (Refusal.Err, an OS error say) is neither.
+func Cause(err error) error {
+	for {
+		if _, ok := err.(*domain.Refusal); ok {
+			return err
+		}
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}

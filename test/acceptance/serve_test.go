@@ -491,22 +491,31 @@ func TestServeMCPSendMessageDurableWithKey(t *testing.T) {
 	assert.Contains(t, text, "await_reply_seconds")
 }
 
-// The service runs send and outbox cancel|retry only, whatever a client
-// of its own uid asks.
-func TestServeRunsOnlySendAndOutboxChanges(t *testing.T) {
+// The service takes typed requests only (a send, an outbox change), never
+// a command line: protocol 1's "run" with an argv is refused as a request
+// it does not know, and so is the old protocol itself.
+func TestServeRunsNoCommandLine(t *testing.T) {
 	w := newServeWorld(t)
 	w.startServe(t)
-	conn, err := dialSocket(w.socket())
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, json.NewEncoder(conn).Encode(map[string]any{"v": 1, "op": "run", "argv": []string{"hosts", "add", "evil"}}))
-	var a struct {
-		Stderr string `json:"stderr"`
-		Code   int    `json:"code"`
+	ask := func(req map[string]any) (a struct {
+		Error []byte `json:"error"`
+		Code  int    `json:"code"`
+		Done  bool   `json:"done"`
+	}) {
+		conn, err := dialSocket(w.socket())
+		require.NoError(t, err)
+		defer conn.Close()
+		require.NoError(t, json.NewEncoder(conn).Encode(req))
+		require.NoError(t, json.NewDecoder(conn).Decode(&a))
+		return a
 	}
-	require.NoError(t, json.NewDecoder(conn).Decode(&a))
+	a := ask(map[string]any{"v": 2, "op": "run", "argv": []string{"hosts", "add", "evil"}, "env": []string{"HOME=/"}})
 	assert.Equal(t, 2, a.Code)
-	assert.Contains(t, a.Stderr, "runs send and outbox cancel|retry only")
+	assert.True(t, a.Done)
+	assert.Contains(t, string(a.Error), `unknown request "run"`)
+	a = ask(map[string]any{"v": 1, "op": "run", "argv": []string{"hosts", "add", "evil"}})
+	assert.Equal(t, 1, a.Code)
+	assert.Contains(t, string(a.Error), "the service speaks protocol 2")
 }
 
 func dialSocket(path string) (*net.UnixConn, error) {

@@ -1,9 +1,8 @@
-package cli
+package serve
 
 import (
-	"bytes"
 	"context"
-	"strings"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -29,23 +28,29 @@ func (f fullOutbox) Put(context.Context, ports.OutboxMessage) (ports.OutboxMessa
 	return ports.OutboxMessage{}, false, &outbox.Error{Path: f.path, Op: "store a message", Err: syscall.ENOSPC}
 }
 
+// homes are settings whose harness homes are empty folders of the test.
+func homes(t *testing.T) wire.Settings {
+	home := t.TempDir()
+	return wire.Settings{Flags: map[string]string{"config-dir": filepath.Join(home, "claude"), "qwen-home": filepath.Join(home, "qwen"),
+		"codex-home": filepath.Join(home, "codex")}}
+}
+
 // A durable send while the disk is full is refused with outbox_unavailable,
 // naming the file and the cause and saying a plain send still works; it
-// sends nothing (svc is nil: no transport is reached).
+// says nothing was stored, and nothing is.
 func TestDurableSendOnAFullDiskIsRefused(t *testing.T) {
-	var out, errb bytes.Buffer
-	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	c.environ = func() []string { return nil }
-	c.srv = &server{ob: app.NewOutbox(fullOutbox{path: "state/outbox.db"}, nil), inflight: map[int64]bool{}, wake: make(chan struct{}, 1)}
-	err := c.sendDurable(context.Background(), c.localWay(nil, app.SendRequest{Address: "reviewer", Text: "the nightly build broke"}, true),
-		"the nightly build broke", durableFlags{ttl: time.Hour}, true)
-	r, ok := domain.AsRefusal(err)
-	require.True(t, ok, "%v", err)
+	s := newServer(t.Context(), Options{})
+	s.ob = app.NewOutbox(fullOutbox{path: "state/outbox.db"}, nil)
+	stored := false
+	a := s.send(t.Context(), wire.SendOrder{Query: wire.SendQuery{Address: "reviewer", Text: "the nightly build broke", Timeout: time.Second},
+		Durable: time.Hour, Settings: homes(t)}, func(Ref) { stored = true })
+	require.NotNil(t, a.Refusal, "%+v", a)
+	r, ok := domain.AsRefusal(a.Refusal.Err())
+	require.True(t, ok)
 	assert.Equal(t, domain.ReasonOutboxUnavailable, r.Reason)
-	assert.Equal(t, wire.ExitOutboxUnavailable, wire.ExitCode(r.Reason))
 	for _, want := range []string{"state/outbox.db", "no space left on device", "the file is kept as it is", "nothing was stored", "without --durable still works"} {
 		assert.Contains(t, r.Detail, want)
 	}
-	assert.Empty(t, out.String())
-	assert.Empty(t, c.srv.inflight)
+	assert.False(t, stored)
+	assert.Empty(t, s.inflight)
 }

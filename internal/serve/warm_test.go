@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"context"
@@ -11,21 +11,21 @@ import (
 )
 
 // Each distinct set of settings has its own warm couriers (a running
-// Claude Code each): the service keeps a set while a command uses it, then
-// at most maxIdleWarm unused ones (the most recently used) and none unused
+// Claude Code each): the service keeps a set while a send uses it, then at
+// most maxIdleWarm unused ones (the most recently used) and none unused
 // for longer than warmIdle. Before, every distinct environment (a shell
 // with another HOME, say) left a courier running until the service ended.
 func TestServiceKeepsFewIdleWarmCouriers(t *testing.T) {
-	s := &server{life: context.Background(), warm: map[string]*warmSet{}}
+	s := newServer(context.Background(), Options{})
 	t0 := time.Now()
-	busy := &cli{}
-	s.warmFor(busy, "in use")
+	s.warmFor("in use")
 	for i := range maxIdleWarm + 3 {
-		c := &cli{}
-		w := s.warmFor(c, fmt.Sprint("key ", i))
-		require.Same(t, w, s.warmFor(c, fmt.Sprint("key ", i)), "one set per key")
-		s.letGo(c, t0.Add(time.Duration(i)*time.Second))
-		assert.Empty(t, c.warmHeld)
+		key := fmt.Sprint("key ", i)
+		w, _ := s.warmFor(key)
+		w2, _ := s.warmFor(key)
+		require.Same(t, w, w2, "one set per key")
+		s.letGo(key, t0.Add(time.Duration(i)*time.Second))
+		s.letGo(key, t0.Add(time.Duration(i)*time.Second))
 	}
 	var kept []string
 	for k := range s.warm {
@@ -45,6 +45,6 @@ func TestServiceKeepsFewIdleWarmCouriers(t *testing.T) {
 		kept = append(kept, k)
 	}
 	assert.ElementsMatch(t, []string{"in use", "key 5", "key 6"}, kept, "idle longer than warmIdle: closed")
-	s.letGo(busy, t0.Add(warmIdle+5*time.Second))
+	s.letGo("in use", t0.Add(warmIdle+5*time.Second))
 	assert.Contains(t, s.warm, "in use", "just let go: kept")
 }

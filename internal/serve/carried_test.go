@@ -1,11 +1,10 @@
-package cli
+package serve
 
 import (
-	"bytes"
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,17 +22,16 @@ import (
 // a refusal too; a dry run is not a send; the newest come first and at
 // most maxCarried are kept.
 func TestServiceRemembersThePlainSendsItCarried(t *testing.T) {
-	s := &server{now: time.Now, inflight: map[int64]bool{}, wake: make(chan struct{}, 1), warm: map[string]*warmSet{}}
-	home := t.TempDir()
-	send := func(args ...string) int {
-		var out, errb bytes.Buffer
-		c := s.sub(nil, "", &out, &errb)
-		argv := append([]string{"send", "--config-dir", filepath.Join(home, "claude"), "--qwen-home", filepath.Join(home, "qwen"),
-			"--codex-home", filepath.Join(home, "codex")}, args...)
-		return c.execute(context.Background(), argv)
+	s := newServer(t.Context(), Options{})
+	set := homes(t)
+	send := func(q wire.SendQuery) Answer {
+		q.Timeout = 5 * time.Second
+		return s.send(t.Context(), wire.SendOrder{Query: q, Settings: set}, nil)
 	}
-	assert.Equal(t, wire.ExitCode(domain.ReasonNotLive), send("ghost", "are the tests green?"))
-	assert.NotEqual(t, 0, send("--dry-run", "ghost", "a dry run"))
+	a := send(wire.SendQuery{Address: "ghost", Text: "are the tests green?"})
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, "not_live", a.Refusal.Reason)
+	assert.NotNil(t, send(wire.SendQuery{Address: "ghost", Text: "a dry run", DryRun: true}).Refusal)
 	got := s.carriedSends()
 	require.Len(t, got, 1, "the refused send, not the dry run")
 	assert.Equal(t, "ghost", got[0].Address)
@@ -45,14 +43,14 @@ func TestServiceRemembersThePlainSendsItCarried(t *testing.T) {
 
 	ok := carriedSend{address: "proj-89", text: "rebase", started: time.Now(), receipt: wire.Receipt{OK: true, Transport: "courier", Outcome: "queued", MsgID: "m-1"}}
 	s.carry(ok)
-	msgs, err := webBackend{s: s}.Messages(context.Background(), dashboard.MessageQuery{State: "refused"})
+	msgs, err := webBackend{s: s}.Messages(t.Context(), dashboard.MessageQuery{State: "refused"})
 	require.NoError(t, err)
 	require.Len(t, msgs, 1, "the state filter")
 	assert.Equal(t, "ghost", msgs[0].Address)
-	msgs, err = webBackend{s: s}.Messages(context.Background(), dashboard.MessageQuery{Before: 9})
+	msgs, err = webBackend{s: s}.Messages(t.Context(), dashboard.MessageQuery{Before: 9})
 	require.NoError(t, err)
 	assert.Empty(t, msgs, "the carried sends are on the first page only")
-	msgs, err = webBackend{s: s}.Messages(context.Background(), dashboard.MessageQuery{})
+	msgs, err = webBackend{s: s}.Messages(t.Context(), dashboard.MessageQuery{})
 	require.NoError(t, err, "no outbox: the carried sends alone")
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "proj-89", msgs[0].Address, "newest first")
@@ -122,22 +120,24 @@ func TestCarriedSendsInTheOutboxWords(t *testing.T) {
 // (a client's, or the page's to a host's session) is carried too, naming
 // the host; a far refusal with its word and detail.
 func TestServiceRemembersAHostSend(t *testing.T) {
-	s := &server{now: time.Now, inflight: map[int64]bool{}, wake: make(chan struct{}, 1), warm: map[string]*warmSet{}}
 	receipt := `{"ok":true,"outcome":"queued","transport":"courier","harness":"claude-code","sessionId":"3327af2a-a4a5-433e-b55c-1fb5f0a0ae29",` +
 		`"pid":7,"name":"proj","endpoint":"cc-peer:v1:7:proj:/tmp/s.sock","msgId":"m-9","elapsedMs":5,"transportMs":4,"confirmed":false,"confirmMs":0}`
 	refusal := `{"ok":false,"refusal":{"reason":"not_live","detail":"no live session named \"ghost\"","exitCode":3}}`
 	f := &fakeRemote{results: map[string]ports.RemoteResult{"box": {Stdout: []byte(receipt)}, "lab": {Stdout: []byte(refusal), Code: 3}}}
-	send := func(args ...string) int {
-		var out, errb bytes.Buffer
-		c := s.sub(nil, "", &out, &errb)
-		c.remoteCh = f
-		return c.execute(context.Background(), append([]string{"send", "--json"}, args...))
+	s := newServer(t.Context(), Options{Remote: func(wire.Settings) (ports.Remote, error) { return f, nil }})
+	send := func(host, address, text string, dry bool) Answer {
+		return s.send(t.Context(), wire.SendOrder{Query: wire.SendQuery{Address: address, Text: text, DryRun: dry, Timeout: 5 * time.Second}, Host: host}, nil)
 	}
-	assert.Equal(t, 0, send("--host", "box", "proj", "rebase onto main"))
-	assert.Equal(t, wire.ExitCode(domain.ReasonNotLive), send("--host", "lab", "ghost", "are you there?"))
-	send("--dry-run", "--host", "box", "proj", "a dry run")
+	a := send("box", "proj", "rebase onto main", false)
+	require.NotNil(t, a.Sent, "%+v", a)
+	assert.Equal(t, 0, a.Sent.Code)
+	a = send("lab", "ghost", "are you there?", false)
+	require.NotNil(t, a.Refusal, "%+v", a)
+	assert.Equal(t, "not_live", a.Refusal.Reason)
+	send("box", "proj", "a dry run", true)
 	// The page sends to a host's session by its endpoint there.
-	assert.Equal(t, 0, send("ssh:v1:box:cc-peer:v1:7:proj:/tmp/s.sock", "from the page"))
+	res := webBackend{s: s}.Send(t.Context(), "ssh:v1:box:cc-peer:v1:7:proj:/tmp/s.sock", "from the page", 0)
+	assert.Equal(t, 0, res.Code, "%s", res.Stderr)
 	got := s.carriedSends()
 	require.Len(t, got, 3, "every send, not the dry run")
 	assert.Equal(t, "box", got[0].Host)
@@ -154,4 +154,22 @@ func TestServiceRemembersAHostSend(t *testing.T) {
 	assert.Equal(t, "delivered", got[1].State)
 	assert.Equal(t, "m-9", got[1].MsgID)
 	assert.Equal(t, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", got[1].SessionID)
+}
+
+// fakeRemote answers each host's calls with its result.
+type fakeRemote struct {
+	results map[string]ports.RemoteResult
+	mu      sync.Mutex
+	calls   []ports.RemoteCall
+}
+
+func (f *fakeRemote) Call(_ context.Context, c ports.RemoteCall) (ports.RemoteResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+	return f.results[c.Dest.String()], nil
+}
+
+func (f *fakeRemote) Stream(context.Context, ports.RemoteCall) (ports.RemoteStream, error) {
+	return nil, domain.Refuse(domain.ReasonHostUnreachable, "no streams here")
 }

@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"cmp"
@@ -32,7 +32,7 @@ type carriedSend struct {
 // carry remembers a plain send for the dashboard's Messages (carried).
 // Such a message has no outbox id (0): it cannot be cancelled or retried,
 // and it is not kept past the service's life.
-func (s *server) carry(cs carriedSend) {
+func (s *Server) carry(cs carriedSend) {
 	m := carried(cs, s.now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,8 +52,8 @@ func (s *server) carry(cs carriedSend) {
 // as its reason. An error that is no refusal is "failed".
 func carried(cs carriedSend, ended time.Time) wire.OutboxMessage {
 	out := cs.receipt
-	at := outboxTime(cs.started)
-	m := wire.OutboxMessage{Address: cs.address, Host: cs.host, Text: cs.text, CreatedAt: at, UpdatedAt: outboxTime(ended), Attempts: 1,
+	at := wire.RFC3339(cs.started)
+	m := wire.OutboxMessage{Address: cs.address, Host: cs.host, Text: cs.text, CreatedAt: at, UpdatedAt: wire.RFC3339(ended), Attempts: 1,
 		SessionID: out.SessionID, Outcome: out.Outcome, Transport: out.Transport, MsgID: out.MsgID}
 	hist := []wire.OutboxEvent{{At: at, State: "sent"}}
 	after := "" // a refusal that came after the hand-over
@@ -103,7 +103,7 @@ func carried(cs carriedSend, ended time.Time) wire.OutboxMessage {
 }
 
 // carriedSends are the remembered plain sends, newest first.
-func (s *server) carriedSends() []wire.OutboxMessage {
+func (s *Server) carriedSends() []wire.OutboxMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.carried)

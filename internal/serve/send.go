@@ -1,0 +1,443 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/peerctl/peerctl/adapters/hostsfile"
+	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// DefaultHostTimeout bounds a call to another machine when the send's
+// settings give none.
+const DefaultHostTimeout = time.Minute
+
+// harnessVars are the variables the harness flags fall back to
+// ($CLAUDE_CONFIG_DIR, $PEERCTL_CLAUDE, ...): a send's Settings say them,
+// so the service's own never stand in for the sender's.
+var harnessVars = func() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range wiring.Plugins() {
+		for _, f := range p.Flags {
+			out[f.Env] = true
+		}
+	}
+	return out
+}()
+
+// harnessEnv is the service's environment as a send's harnesses read it:
+// without the variables the send's Settings stand for.
+func (s *Server) harnessEnv(k string) string {
+	if harnessVars[k] {
+		return ""
+	}
+	return s.o.Getenv(k)
+}
+
+// service builds the Service a send of q runs on with set: q's transport,
+// timeout, confirmation window (none with NoConfirm) and sender's name;
+// the default transport sends on the warm courier of those settings, held
+// until release. notes are the harnesses' warnings.
+func (s *Server) service(set wire.Settings, q wire.SendQuery) (svc *app.Service, release func(), notes []string, err error) {
+	window := q.ConfirmTimeout
+	if q.NoConfirm {
+		window = -1
+	}
+	cfg := app.Config{Flags: set.Flags, Getenv: s.harnessEnv, Env: s.o.Environ(), Transport: q.Transport, Timeout: q.Timeout,
+		ReceiptWindow: window, From: q.From}
+	var hs app.Harnesses
+	opts := []fx.Option{wiring.Module, fx.Supply(cfg), fx.Populate(&svc, &hs), fx.NopLogger}
+	release = func() {}
+	if q.Transport == "" {
+		w, rel := s.warmFor(warmKey(set, q, window))
+		release = rel
+		opts = append(opts, fx.Decorate(w.Wrap))
+	}
+	if err := fx.New(opts...).Err(); err != nil {
+		release()
+		return nil, nil, nil, fmt.Errorf("build peerctl: %w", wiring.Cause(err))
+	}
+	for _, h := range hs {
+		for _, w := range h.Warnings() {
+			notes = append(notes, "peerctl: warning: "+w)
+		}
+	}
+	return svc, release, notes, nil
+}
+
+// remote is the channel to other machines for set: o.Remote's, else the
+// system ssh ($PEERCTL_SSH the send's) with the hosts file's settings.
+func (s *Server) remote(set wire.Settings) (ports.Remote, error) {
+	if s.o.Remote != nil {
+		return s.o.Remote(set)
+	}
+	getenv := func(k string) string {
+		if k == "PEERCTL_SSH" {
+			return set.SSH
+		}
+		return s.o.Getenv(k)
+	}
+	return sshhost.New(sshhost.Options{Getenv: getenv, Book: hostsfile.NewBook(s.o.Getenv, hostsfile.NewSchema(wiring.Plugins().Flags())),
+		Version: s.o.Version})
+}
+
+// node is where a send of set to dest runs: this machine (its Service from
+// service, let go by release; its warnings added to notes) or dest's
+// peerctl.
+func (s *Server) node(dest domain.Dest, set wire.Settings, notes *[]string) (n app.Node, release func(), err error) {
+	release = func() {}
+	if dest.IsLocal() {
+		return app.LocalNode{Sending: func(q wire.SendQuery) (*app.Service, error) {
+			svc, rel, warns, err := s.service(set, q)
+			if err == nil {
+				release = rel
+				*notes = append(*notes, warns...)
+			}
+			return svc, err
+		}}, func() { release() }, nil
+	}
+	r, err := s.remote(set)
+	if err != nil {
+		return nil, release, err
+	}
+	limit := set.HostTimeout
+	if limit <= 0 {
+		limit = DefaultHostTimeout
+	}
+	return sshhost.NewNode(r, dest, limit), release, nil
+}
+
+// destOf is the machine a send's Host names (the zero Dest: this one).
+func destOf(host string) (domain.Dest, error) {
+	if host == "" || host == domain.LocalDest {
+		return domain.Dest{}, nil
+	}
+	return domain.ParseDest(host)
+}
+
+// send answers one send order: a plain send here or on another machine,
+// or a durable one (durable).
+func (s *Server) send(ctx context.Context, o wire.SendOrder, stored func(Ref)) Answer {
+	dest, err := destOf(o.Host)
+	if err != nil {
+		return failed(usageError{fmt.Errorf("--host: %w", err)})
+	}
+	if o.Durable > 0 {
+		return s.durable(ctx, o, dest, stored)
+	}
+	if !dest.IsLocal() {
+		// Refused here, before any connection, as a send here would be.
+		if _, err := domain.NewMessage(o.Query.Text); err != nil {
+			return failed(err)
+		}
+	}
+	var notes []string
+	n, release, err := s.node(dest, o.Settings, &notes)
+	if err != nil {
+		return failed(err)
+	}
+	started := time.Now()
+	sent, err := n.Send(ctx, o.Query)
+	release()
+	if !o.Query.DryRun {
+		s.carry(carriedSend{address: o.Query.Address, host: dest.String(), text: o.Query.Text, started: started, receipt: sent.Receipt, err: err})
+	}
+	if err != nil {
+		a := failed(err)
+		a.Notes = notes
+		return a
+	}
+	return Answer{Done: true, Notes: notes, Sent: &sent}
+}
+
+// way is where a durable message is attempted: here, with a Service, or
+// on another machine by its own peerctl.
+type way struct {
+	// host is the machine ("" Dest: this one); address the target there.
+	host    domain.Dest
+	address string
+	// attempt tries m once; recover settles m, left delivering by a
+	// service that stopped during its attempt.
+	attempt func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error)
+	recover func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, error)
+	// stored runs when an attempt left the message stored (nil: nothing).
+	stored func(ctx context.Context)
+	// handed is a hand-over's documents from the attempt's result and error.
+	handed func(res app.SendResult, err error) (wire.Sent, error)
+	// release lets go of what the way holds (a warm courier).
+	release func()
+}
+
+// wayOf is the way of o to dest; notes hear the harnesses' warnings.
+func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, notes *[]string) (way, error) {
+	if dest.IsLocal() {
+		svc, release, warns, err := s.service(o.Settings, o.Query)
+		if err != nil {
+			return way{}, err
+		}
+		*notes = append(*notes, warns...)
+		req := app.SendRequestOf(o.Query)
+		return way{address: o.Query.Address, release: release,
+			attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
+				return s.ob.Attempt(ctx, svc, m, req)
+			},
+			recover: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, error) {
+				return s.ob.Recover(ctx, svc, m)
+			},
+			stored: func(ctx context.Context) { s.watch(ctx, svc) },
+			handed: func(res app.SendResult, err error) (wire.Sent, error) {
+				return app.Sent(res, err, req.AwaitReply > 0)
+			}}, nil
+	}
+	n, release, err := s.node(dest, o.Settings, notes)
+	if err != nil {
+		return way{}, err
+	}
+	q := o.Query
+	var far struct {
+		sent wire.Sent
+		ok   bool
+	}
+	send := func(ctx context.Context, _ app.SendRequest) (app.SendResult, error) {
+		sent, err := n.Send(ctx, q)
+		if err != nil {
+			return app.SendResult{}, err
+		}
+		far.sent, far.ok = sent, true
+		return hostResult(sent.Receipt)
+	}
+	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: q.Wait}, AwaitReply: q.AwaitReply}
+	return way{host: dest, address: q.Address, release: release,
+		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
+			return s.ob.AttemptElsewhere(ctx, m, req, send)
+		},
+		recover: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, error) {
+			return s.ob.Recover(ctx, nil, m)
+		},
+		handed: func(_ app.SendResult, err error) (wire.Sent, error) {
+			if !far.ok {
+				return wire.Sent{}, err
+			}
+			return far.sent, nil
+		}}, nil
+}
+
+// hostResult is a far side's receipt as the result the outbox records:
+// the receipt's words, the take-up and the reply; an ok-false receipt's
+// refusal (no_reply, wait_timeout) is the error beside it.
+func hostResult(out wire.Receipt) (app.SendResult, error) {
+	res := app.SendResult{Receipt: domain.Receipt{Outcome: out.Outcome, Transport: out.Transport, Detail: out.Detail, MsgID: out.MsgID, ClaudeResult: out.ClaudeResult}}
+	res.Outcome = domain.ParseOutcome(out.Outcome)
+	res.Confirmed, res.ConfirmNote = out.Confirmed, out.ConfirmNote
+	if w := out.Wait; w != nil && w.TakenUpAt != "" {
+		res.TakenUpAt, _ = time.Parse(time.RFC3339Nano, w.TakenUpAt)
+	}
+	if r := out.Reply; r != nil {
+		at, _ := time.Parse(time.RFC3339Nano, r.At)
+		res.Reply = &domain.Inbound{From: r.From, FromName: r.FromName, Text: r.Text, At: at, Truncated: r.Truncated}
+	}
+	if r := out.Refusal; r != nil {
+		reason, err := domain.ParseReason(r.Reason)
+		if err != nil {
+			reason = domain.ReasonOutcomeUnknown
+		}
+		return res, &domain.Refusal{Reason: reason, Detail: r.Detail}
+	}
+	return res, nil
+}
+
+// storedOrder is o as the outbox keeps it beside the message: what the
+// message's own columns hold (address, text, key, host) left out.
+func storedOrder(o wire.SendOrder) ([]byte, error) {
+	o.Query.Address, o.Query.Text, o.Key, o.Host = "", "", "", ""
+	return json.Marshal(o)
+}
+
+// loadOrder is m's stored order with m's address, text, key and host.
+func loadOrder(m ports.OutboxMessage) (wire.SendOrder, error) {
+	var o wire.SendOrder
+	if err := json.Unmarshal(m.Request, &o); err != nil {
+		return o, err
+	}
+	o.Query.Address, o.Query.Text, o.Key, o.Host = m.Address, m.Text, m.Key, m.Host
+	return o, nil
+}
+
+// waits reports whether a stored order asks to wait after the hand-over
+// (--wait, --await-reply).
+func waits(request []byte) bool {
+	var o wire.SendOrder
+	return json.Unmarshal(request, &o) == nil && o.Waits()
+}
+
+// durable keeps a durable send: stored once per key, then attempted at
+// once unless an older message to the same address (on the same host)
+// still waits (order per target). A hand-over answers with the receipt a
+// plain send gives and the outbox object; a target that cannot take it
+// now with the kept message (outcome "stored"); anything else with the
+// send's refusal.
+func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest, stored func(Ref)) Answer {
+	if s.ob == nil {
+		return failed(OutboxUnavailable(s.storeErr))
+	}
+	var notes []string
+	noted := func(a Answer) Answer {
+		a.Notes = append(notes, a.Notes...)
+		return a
+	}
+	w, err := s.wayOf(o, dest, &notes)
+	if err != nil {
+		return noted(failed(err))
+	}
+	defer w.release()
+	body, err := storedOrder(o)
+	if err != nil {
+		return noted(failed(err))
+	}
+	host := dest.String()
+	s.mu.Lock() // with the loop's claim: a new message is this request's to attempt first
+	m, created, err := s.ob.Submit(ctx, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Request: body})
+	if err == nil && created {
+		s.inflight[m.ID] = true
+	}
+	s.mu.Unlock()
+	if err != nil {
+		if _, ok := domain.AsRefusal(err); ok {
+			return noted(failed(err))
+		}
+		return noted(failed(OutboxUnavailable(err)))
+	}
+	if !created {
+		return noted(kept(m, app.SendResult{}, true))
+	}
+	stored(*refOf(m, false))
+	defer s.poke()
+	defer s.release(m.ID)
+	older, err := s.store.List(ctx, ports.OutboxFilter{Target: w.address, States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
+	older = slices.DeleteFunc(older, func(o ports.OutboxMessage) bool { return o.Host != host })
+	if err == nil && len(older) > 1 {
+		n := fmt.Sprintf("%d older messages", len(older)-1)
+		if len(older) == 2 {
+			n = "1 older message"
+		}
+		m.Reason = "waits behind " + n + " to the same address, delivered in order"
+		return noted(kept(m, app.SendResult{}, false))
+	}
+	m, res, err := w.attempt(ctx, m)
+	if m.ID == 0 {
+		return noted(failed(OutboxUnavailable(err)))
+	}
+	if m.State == domain.OutboxStored && w.stored != nil {
+		w.stored(ctx)
+	}
+	switch {
+	case m.State == domain.OutboxStored:
+		return noted(kept(m, res, false))
+	case m.State.Handed():
+		if err != nil && !errors.As(err, new(*domain.Refusal)) {
+			return noted(failed(OutboxUnavailable(err)))
+		}
+		sent, err := w.handed(res, err)
+		if err != nil {
+			return noted(failed(err))
+		}
+		return noted(Answer{Done: true, Sent: &sent, Ref: refOf(m, false)})
+	}
+	notes = append(notes, fmt.Sprintf("peerctl: outbox: message %d is %s", m.ID, m.State))
+	if err == nil {
+		return noted(Answer{Done: true})
+	}
+	return noted(failed(err))
+}
+
+// refOf is m as a receipt's outbox object (dup: a repeated key's).
+func refOf(m ports.OutboxMessage, dup bool) *Ref {
+	return &Ref{ID: m.ID, State: m.State.String(), Key: []byte(m.Key), Address: []byte(m.Address), Reason: []byte(m.Reason),
+		ExpiresAt: wire.RFC3339(m.Expires), Duplicate: dup}
+}
+
+// kept answers with a durable message that is kept, not (yet) handed
+// over: outcome "stored", or for a repeated key the first message as it
+// stands (outcome "stored" while it waits, else its receipt's word or its
+// state).
+func kept(m ports.OutboxMessage, res app.SendResult, dup bool) Answer {
+	outcome := "stored"
+	switch {
+	case m.State.Pending():
+	case m.Outcome != "":
+		outcome = m.Outcome
+	default:
+		outcome = m.State.String()
+	}
+	t := res.Target
+	out := wire.Receipt{OK: true, Outcome: outcome, Transport: m.Transport, Detail: m.Reason, MsgID: m.MsgID,
+		SessionID: m.SessionID, ElapsedMs: res.Elapsed.Milliseconds()}
+	if t.ID() != "" {
+		out.Harness, out.SessionID, out.PID, out.Name, out.Endpoint = t.Harness().String(), t.ID(), t.PID(), t.Name(), t.Endpoint().String()
+	}
+	return Answer{Done: true, Sent: &wire.Sent{Receipt: out}, Kept: true, Ref: refOf(m, dup)}
+}
+
+// job runs one attempt (or the check of an interrupted one) of m with its
+// stored order, logs what became of it, and returns the message as it now
+// stands.
+func (s *Server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
+	refuse := func(why string) ports.OutboxMessage {
+		got, _ := s.store.Move(s.life, m.ID, []domain.OutboxState{m.State}, ports.OutboxChange{State: domain.OutboxRefused, At: s.now(), Reason: why})
+		return got
+	}
+	o, err := loadOrder(m)
+	if err != nil {
+		return refuse(fmt.Sprintf("its stored request cannot be read (%v)", err))
+	}
+	dest, err := destOf(o.Host)
+	if err != nil {
+		return refuse(fmt.Sprintf("its host cannot be read (%v)", err))
+	}
+	var notes []string
+	w, err := s.wayOf(o, dest, &notes)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	defer w.release()
+	var done ports.OutboxMessage
+	if recover {
+		done, err = w.recover(s.life, m)
+	} else {
+		done, _, err = w.attempt(s.life, m)
+	}
+	if done.ID == 0 {
+		why := "the attempt could not be recorded"
+		if err != nil {
+			why = err.Error()
+		}
+		return refuse(why)
+	}
+	if done.State == domain.OutboxStored && w.stored != nil {
+		w.stored(s.life)
+	}
+	if done.State != m.State || recover {
+		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(outboxTarget(m.Address, m.Host)), done.State, wire.Safe(done.Reason))
+	}
+	return done
+}
+
+// outboxTarget is a message's target as the log shows it: the address,
+// after the host it is on when that is another machine ("far: proj-89").
+func outboxTarget(address, host string) string {
+	if host == "" {
+		return address
+	}
+	return host + ": " + address
+}

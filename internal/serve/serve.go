@@ -1,0 +1,456 @@
+// Package serve is peerctl serve, the service: its socket and protocol,
+// the durable outbox's loop, the warm couriers, and the dashboard's
+// backend. It takes typed requests (wire.SendOrder, an outbox id) and
+// calls the use cases (app.Outbox, a node's Send) directly: no command
+// line runs in it, and no argv or environment reaches it (docs/SERVE.md).
+package serve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/peerctl/peerctl/adapters/fswatch"
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/adapters/servesock"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/dashboard"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// memoryLimit is the service's soft memory limit (runtime/debug;
+// GOMEMLIMIT overrides it).
+const memoryLimit = 64 << 20
+
+// tick is how often the service looks for due messages when nothing woke
+// it.
+const tick = time.Second
+
+// Options are what the program that runs the service gives it.
+type Options struct {
+	// Paths are the service's files.
+	Paths Paths
+	// Log is the service's log (its stderr).
+	Log io.Writer
+	// Getenv and Environ are the service's own environment: what a
+	// harness reads at delivery beyond a send's Settings (its home's
+	// defaults, a server password), and what the programs it starts
+	// begin from.
+	Getenv  func(string) string
+	Environ func() []string
+	// Settings are the service's own (serve's flags): the dashboard's
+	// sends use them.
+	Settings wire.Settings
+	// Version is this build's version (named to other machines); Build
+	// the same as peerctl --version prints it, with its revision (serve
+	// status).
+	Version, Build string
+	// IdleExit ends the service after that long with no request and
+	// nothing to deliver (0: never): serve --idle-exit.
+	IdleExit time.Duration
+	// HTTP is the dashboard's address ("": none); Hosts the machines it
+	// lists beside the hosts file's.
+	HTTP  string
+	Hosts []domain.Dest
+	// Listing lists the dashboard's machines (the command line's list):
+	// Machines names them, Sessions lists one.
+	Machines func(ctx context.Context) []string
+	Sessions func(ctx context.Context, host string) dashboard.HostListing
+	// Remote is the channel to other machines for a send's settings (nil:
+	// the system ssh, sshhost).
+	Remote func(wire.Settings) (ports.Remote, error)
+}
+
+// Server is a running peerctl serve.
+type Server struct {
+	o     Options
+	life  context.Context
+	ob    *app.Outbox // nil when the outbox cannot be used (storeErr says why)
+	store *outbox.Store
+	// storeErr is why durable sends are refused (nil when they are not).
+	storeErr error
+
+	mu       sync.Mutex // guards warm, inflight, last, running, watched, carried
+	warm     map[string]*warmSet
+	inflight map[int64]bool
+	last     time.Time
+	running  int
+	wake     chan struct{}
+	// early is set when a watched registry folder changed: the next pass
+	// tries every waiting message now, not at its backoff's time.
+	early   atomic.Bool
+	folders *fswatch.Folder
+	watched map[string]bool
+	// jobs are the attempts that wait (waits) running beside the loop.
+	jobs sync.WaitGroup
+	// now is the clock of the loop's decisions (tests).
+	now func() time.Time
+	// carried are the plain sends the service ran, oldest first (carry).
+	carried []wire.OutboxMessage
+	// started is when the service began (status).
+	started time.Time
+	// stop ends the service, the cause saying why (logged); ended holds
+	// what waits for its end (serve stop).
+	stop  context.CancelCauseFunc
+	ended *end
+}
+
+// newServer is a Server over o with no outbox yet, living for life (Run
+// sets how it stops).
+func newServer(life context.Context, o Options) *Server {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.Environ == nil {
+		o.Environ = func() []string { return nil }
+	}
+	return &Server{o: o, life: life, warm: map[string]*warmSet{}, inflight: map[int64]bool{}, last: time.Now(),
+		wake: make(chan struct{}, 1), now: time.Now, folders: fswatch.NewFolder(), watched: map[string]bool{},
+		started: time.Now(), stop: func(error) {}, ended: &end{}}
+}
+
+// Run runs the service until ctx ends, a stop request comes or it was
+// idle for o.IdleExit: one per state folder (its lock), listening on
+// o.Paths.Socket. Its log says why it stops, and that it stopped.
+func Run(ctx context.Context, o Options) error {
+	p := o.Paths
+	lock, err := servesock.TryLock(p.Lock)
+	if errors.Is(err, servesock.ErrLocked) {
+		pid, _ := os.ReadFile(p.Lock)
+		return fmt.Errorf("another peerctl serve (pid %s) already serves %s: one service per state folder; stop it first, or use it as it is", strings.TrimSpace(string(pid)), p.StateDir)
+	}
+	if err != nil {
+		return err
+	}
+	ended := &end{}
+	defer ended.finish(o.Log)
+	defer func() { _ = lock.Release() }()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A long-lived service builds a graph per send: collect garbage
+		// before the heap doubles past a few tens of MiB.
+		debug.SetMemoryLimit(memoryLimit)
+	}
+	ln, err := servesock.Listen(p.Socket)
+	if err != nil {
+		return err
+	}
+	life, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	s := newServer(life, o)
+	s.stop, s.ended = stop, ended
+	if st, err := outbox.Open(ctx, p.DB, outbox.WithRequestUpgrade(upgradeV2)); err != nil {
+		s.storeErr = err
+		fmt.Fprintf(o.Log, "peerctl serve: durable sends are refused: %s\n", wire.Safe(err.Error()))
+	} else {
+		s.store, s.ob = st, app.NewOutbox(st, nil)
+		defer func() { _ = st.Close() }()
+	}
+	defer s.closeWarm()
+	fmt.Fprintf(o.Log, "peerctl serve: pid %d on %s, outbox %s\n", os.Getpid(), wire.Safe(p.Socket), wire.Safe(p.DB))
+	if o.HTTP != "" {
+		if err := s.startHTTP(); err != nil {
+			return err
+		}
+	}
+	go func() {
+		<-life.Done()
+		_ = ln.Close()
+	}()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.loop(o.IdleExit)
+	}()
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			stop(fmt.Errorf("accept: %w", err))
+			ended.stopping(o.Log, context.Cause(life))
+			wg.Wait()
+			if life.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("serve: accept: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.handle(conn)
+		}()
+	}
+}
+
+// handle answers one connection: peer credentials first, then one request.
+func (s *Server) handle(conn *net.UnixConn) {
+	defer func() { _ = conn.Close() }()
+	if uid, err := servesock.PeerCheck(conn); err != nil {
+		fmt.Fprintf(s.o.Log, "peerctl serve: refused a connection: %v\n", err)
+		_ = WriteLine(conn, Answer{Done: true, Code: wire.ExitError,
+			Error: fmt.Appendf(nil, "this service serves uid %d only; the connection is from uid %d", os.Geteuid(), uid)})
+		return
+	}
+	r := bufio.NewReader(conn)
+	var req Request
+	if err := ReadLine(r, &req); err != nil {
+		_ = WriteLine(conn, Answer{Done: true, Code: wire.ExitError, Error: fmt.Appendf(nil, "bad request to the service: %v", err)})
+		return
+	}
+	if req.V != Protocol {
+		_ = WriteLine(conn, Answer{Done: true, Code: wire.ExitError,
+			Error: fmt.Appendf(nil, "the service speaks protocol %d, this peerctl %d: stop the service (it is an older or newer peerctl)", Protocol, req.V)})
+		return
+	}
+	switch req.Op {
+	case "ping":
+		// A look (serve status) is no use: it does not keep the service up.
+		_ = WriteLine(conn, s.Serve(s.life, req, nil))
+		return
+	case "stop":
+		s.stopAsked(conn)
+		return
+	}
+	s.touch(1)
+	defer s.touch(-1)
+	// The client hanging up cancels the request (Ctrl-C on its side).
+	ctx, cancel := context.WithCancel(s.life)
+	defer cancel()
+	go func() {
+		_, _ = io.Copy(io.Discard, r)
+		cancel()
+	}()
+	_ = WriteLine(conn, s.Serve(ctx, req, func(ref Ref) { _ = WriteLine(conn, Answer{Stored: &ref}) }))
+}
+
+// Serve answers one request; stored hears, before the answer, that a
+// durable send's message is in the outbox.
+func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answer {
+	switch req.Op {
+	case "ping":
+		a := Answer{Done: true, PID: os.Getpid(), Outbox: s.o.Paths.DB, Status: s.status()}
+		if s.storeErr != nil {
+			a.OutboxError = s.storeErr.Error()
+		}
+		return a
+	case "send":
+		if req.Send == nil {
+			return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: []byte("a send request without its send")}
+		}
+		return s.send(ctx, *req.Send, stored)
+	case "cancel":
+		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+			return s.ob.Cancel(ctx, id, "cancelled by outbox cancel")
+		})
+	case "retry":
+		return s.change(ctx, req.ID, s.ob.Retry)
+	}
+	return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: fmt.Appendf(nil, "unknown request %q", req.Op)}
+}
+
+// change runs outbox cancel or retry of message id (the outbox's one
+// writer is the service).
+func (s *Server) change(ctx context.Context, id int64, do func(context.Context, int64) (ports.OutboxMessage, error)) Answer {
+	if s.ob == nil {
+		return failed(OutboxUnavailable(s.storeErr))
+	}
+	m, err := do(ctx, id)
+	switch {
+	case errors.Is(err, ports.ErrNoMessage):
+		return failed(usageError{fmt.Errorf("message %d is not in the outbox (peerctl outbox lists them)", id)})
+	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable):
+		return failed(usageError{err})
+	case err != nil:
+		return failed(OutboxUnavailable(err))
+	}
+	s.poke()
+	return Answer{Done: true, Message: MessageOf(m, nil)}
+}
+
+// MessageOf is m (with its history hist) as an answer's Message.
+func MessageOf(m ports.OutboxMessage, hist []ports.OutboxEvent) *Message {
+	return &Message{Doc: wire.OutboxMessageOf(m, hist), Key: []byte(m.Key), Address: []byte(m.Address), Text: []byte(m.Text)}
+}
+
+// OutboxUnavailable is the refusal of a durable request that found no
+// outbox to keep it (err says why): nothing was stored.
+func OutboxUnavailable(err error) error {
+	return &domain.Refusal{Reason: domain.ReasonOutboxUnavailable, Err: err,
+		Detail: strings.TrimSuffix(err.Error(), ".") + "; nothing was stored (a send without --durable still works)"}
+}
+
+// touch counts a request in (+1) or out (-1) and notes the activity.
+func (s *Server) touch(d int) {
+	s.mu.Lock()
+	s.running += d
+	s.last = time.Now()
+	s.mu.Unlock()
+}
+
+// claim marks message id as being worked on; false when it already is.
+func (s *Server) claim(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[id] {
+		return false
+	}
+	s.inflight[id] = true
+	return true
+}
+
+func (s *Server) release(id int64) {
+	s.mu.Lock()
+	delete(s.inflight, id)
+	s.last = time.Now()
+	s.mu.Unlock()
+}
+
+// poke wakes the loop.
+func (s *Server) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop works through due messages, one at a time in id order (so in order
+// per target; an attempt that waits for a take-up or a reply runs beside
+// it, its address held until it is handed over), until the service ends;
+// an interrupted attempt is checked (Recover) before it is attempted
+// again. With quiet > 0 it ends the service once no request came for
+// quiet and no message waits.
+func (s *Server) loop(quiet time.Duration) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	defer s.jobs.Wait()
+	for {
+		s.pass()
+		s.trimWarm(time.Now())
+		if quiet > 0 && s.quiet(quiet) {
+			s.stop(fmt.Errorf("idle for %s with nothing to deliver (--idle-exit)", quiet))
+			return
+		}
+		select {
+		case <-s.life.Done():
+			return
+		case <-t.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// quiet reports whether the service has been idle for d with nothing to deliver.
+func (s *Server) quiet(d time.Duration) bool {
+	s.mu.Lock()
+	idle := s.running == 0 && len(s.inflight) == 0 && time.Since(s.last) >= d
+	s.mu.Unlock()
+	if !idle || s.store == nil {
+		return idle
+	}
+	pending, err := s.store.List(s.life, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}, Limit: 1})
+	return err == nil && len(pending) == 0
+}
+
+// earlyEvery bounds how often a registry change makes a pass try every
+// waiting message (sessions update their records every few seconds).
+const earlyEvery = time.Second
+
+// pass works through the waiting messages in id order. For each address
+// (on each machine) only the oldest waiting message is tried, so messages
+// to one address go in order: it is tried when due (or at once after a
+// registry change), an interrupted attempt is checked; the next one to the
+// same address is tried in the same pass once it has been handed over.
+func (s *Server) pass() {
+	if s.store == nil {
+		return
+	}
+	early := s.early.Swap(false)
+	waiting, err := s.store.List(s.life, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
+	if err != nil {
+		if s.life.Err() == nil {
+			fmt.Fprintf(s.o.Log, "peerctl serve: %s\n", wire.Safe(err.Error()))
+		}
+		return
+	}
+	slices.Reverse(waiting) // oldest first
+	blocked := map[string]bool{}
+	now := s.now()
+	for _, m := range waiting {
+		if s.life.Err() != nil {
+			return
+		}
+		target := m.Host + "\x00" + m.Address // one order per address on each machine
+		if blocked[target] {
+			continue
+		}
+		blocked[target] = true
+		if m.State == domain.OutboxStored && m.NextAt.After(now) && !early || !s.claim(m.ID) {
+			continue
+		}
+		if m.State == domain.OutboxStored && (waits(m.Request) || m.Host != "") {
+			// Minutes of waiting for a take-up or a reply, or a host's
+			// connect timeout, hold up no other target; this one's next
+			// message waits until it is handed over.
+			s.jobs.Add(1)
+			go func() {
+				defer s.jobs.Done()
+				s.job(m, false)
+				s.release(m.ID)
+				s.poke()
+			}()
+			continue
+		}
+		done := s.job(m, m.State == domain.OutboxDelivering)
+		s.release(m.ID)
+		blocked[target] = done.State.Pending() || done.State == domain.OutboxOutcomeUnknown
+	}
+	if early {
+		// At most one early pass per earlyEvery, however often records change.
+		select {
+		case <-s.life.Done():
+		case <-time.After(earlyEvery):
+		}
+	}
+}
+
+// watch has the folders of every harness's registry that svc reads
+// watched, so that a session appearing wakes the loop (s.early).
+func (s *Server) watch(ctx context.Context, svc *app.Service) {
+	l, err := svc.Read(ctx)
+	if err != nil && l.Dir == "" {
+		return
+	}
+	for _, dir := range append([]string{l.Dir}, l.Also...) {
+		s.mu.Lock()
+		seen := s.watched[dir]
+		s.watched[dir] = true
+		s.mu.Unlock()
+		if seen || dir == "" {
+			continue
+		}
+		ch, err := s.folders.Watch(s.life, dir)
+		if err != nil {
+			continue
+		}
+		go func() {
+			for range ch {
+				s.early.Store(true)
+				s.poke()
+			}
+		}()
+	}
+}

@@ -1,0 +1,131 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// OrderVersion is the version of a SendOrder's encoding (MarshalJSON):
+// what peerctl serve's socket carries and its outbox keeps per message.
+const OrderVersion = 3
+
+// SendOrder is one send as the command line parsed it (send's flags, the
+// MCP tool's arguments, a relay line), typed from its entrance to the use
+// case: peerctl serve's socket carries it, its outbox keeps it, and every
+// attempt runs it; no command line and no environment ever do.
+type SendOrder struct {
+	// Query is the send itself: address, text (bytes, in a string), how
+	// to deliver, confirm and wait.
+	Query SendQuery
+	// Host is the machine the target runs on, as --host gave it (a
+	// domain.Dest's string; "" for this one).
+	Host string
+	// Durable is the time to live of a durable send (send --durable;
+	// 0: a plain send); Key its idempotency key ("" for none).
+	Durable time.Duration
+	Key     string
+	// Settings are what the send takes from the sender's setting.
+	Settings Settings
+}
+
+// Settings are what a send needs from the sender's setting, made
+// explicit: never the environment itself, and never a secret (an opencode
+// server password is the service's own, read at delivery).
+type Settings struct {
+	// Flags are the harness plug-ins' flags by name (ports.HarnessFlag:
+	// registry folders, harness homes, programs), each the flag's value,
+	// else its variable's ($CLAUDE_CONFIG_DIR, $PEERCTL_CLAUDE, ...), a
+	// relative path made absolute where the sender stood; absent: neither
+	// was given, the harness's default applies.
+	Flags map[string]string
+	// HostTimeout bounds a call to another machine ($PEERCTL_HOST_TIMEOUT;
+	// 0: the default); SSH is $PEERCTL_SSH ("": ssh).
+	HostTimeout time.Duration
+	SSH         string
+}
+
+// exactOrder is a SendOrder as JSON: every string that may hold any bytes
+// (an address, a text, a key, a path) is base64 ([]byte), so bytes that
+// are not UTF-8 cross exactly, and two keys that differ only there stay
+// two keys.
+type exactOrder struct {
+	V              int               `json:"v"`
+	Address        []byte            `json:"address,omitempty"`
+	Text           []byte            `json:"text,omitempty"`
+	Transport      []byte            `json:"transport,omitempty"`
+	From           []byte            `json:"from,omitempty"`
+	Timeout        time.Duration     `json:"timeout,omitempty"`
+	ConfirmTimeout time.Duration     `json:"confirmTimeout,omitempty"`
+	Wait           time.Duration     `json:"wait,omitempty"`
+	AwaitReply     time.Duration     `json:"awaitReply,omitempty"`
+	DryRun         bool              `json:"dryRun,omitempty"`
+	NoConfirm      bool              `json:"noConfirm,omitempty"`
+	RequireConfirm bool              `json:"requireConfirm,omitempty"`
+	Host           []byte            `json:"host,omitempty"`
+	Durable        time.Duration     `json:"durable,omitempty"`
+	Key            []byte            `json:"key,omitempty"`
+	Flags          map[string][]byte `json:"flags,omitempty"`
+	HostTimeout    time.Duration     `json:"hostTimeout,omitempty"`
+	SSH            []byte            `json:"ssh,omitempty"`
+}
+
+// MarshalJSON writes o with its bytes exact (base64) and its version.
+func (o SendOrder) MarshalJSON() ([]byte, error) {
+	q := o.Query
+	e := exactOrder{V: OrderVersion, Address: []byte(q.Address), Text: []byte(q.Text), Transport: []byte(q.Transport), From: []byte(q.From),
+		Timeout: q.Timeout, ConfirmTimeout: q.ConfirmTimeout, Wait: q.Wait, AwaitReply: q.AwaitReply, DryRun: q.DryRun,
+		NoConfirm: q.NoConfirm, RequireConfirm: q.RequireConfirm, Host: []byte(o.Host), Durable: o.Durable, Key: []byte(o.Key),
+		HostTimeout: o.Settings.HostTimeout, SSH: []byte(o.Settings.SSH)}
+	if len(o.Settings.Flags) > 0 {
+		e.Flags = make(map[string][]byte, len(o.Settings.Flags))
+		for k, v := range o.Settings.Flags {
+			e.Flags[k] = []byte(v)
+		}
+	}
+	return json.Marshal(e)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote; another version is an error.
+func (o *SendOrder) UnmarshalJSON(b []byte) error {
+	var e exactOrder
+	if err := json.Unmarshal(b, &e); err != nil {
+		return err
+	}
+	if e.V != OrderVersion {
+		return fmt.Errorf("a send order of version %d, not %d", e.V, OrderVersion)
+	}
+	*o = SendOrder{Query: SendQuery{Address: string(e.Address), Text: string(e.Text), Transport: string(e.Transport), From: string(e.From),
+		Timeout: e.Timeout, ConfirmTimeout: e.ConfirmTimeout, Wait: e.Wait, AwaitReply: e.AwaitReply, DryRun: e.DryRun,
+		NoConfirm: e.NoConfirm, RequireConfirm: e.RequireConfirm}, Host: string(e.Host), Durable: e.Durable, Key: string(e.Key),
+		Settings: Settings{HostTimeout: e.HostTimeout, SSH: string(e.SSH)}}
+	if len(e.Flags) > 0 {
+		o.Settings.Flags = make(map[string]string, len(e.Flags))
+		for k, v := range e.Flags {
+			o.Settings.Flags[k] = string(v)
+		}
+	}
+	return nil
+}
+
+// Waits reports whether the send waits after the hand-over (--wait,
+// --await-reply).
+func (o SendOrder) Waits() bool { return o.Query.Wait > 0 || o.Query.AwaitReply > 0 }
+
+// OutboxMessageOf is m, with its history hist (oldest first; nil: none),
+// as `outbox show --json` prints it.
+func OutboxMessageOf(m ports.OutboxMessage, hist []ports.OutboxEvent) OutboxMessage {
+	out := OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, Host: m.Host, SessionID: m.SessionID, Text: m.Text,
+		CreatedAt: RFC3339(m.Created), UpdatedAt: RFC3339(m.Updated), ExpiresAt: RFC3339(m.Expires), Attempts: m.Attempts,
+		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
+	if m.State == domain.OutboxStored {
+		out.NextAttemptAt = RFC3339(m.NextAt)
+	}
+	for _, e := range hist {
+		out.History = append(out.History, OutboxEvent{At: RFC3339(e.At), State: e.State.String(), Reason: e.Reason})
+	}
+	return out
+}
