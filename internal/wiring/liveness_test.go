@@ -32,7 +32,7 @@ type procSelf struct {
 	ticks, boot, nsInode, domain string
 }
 
-func readProcSelf(t *testing.T) procSelf {
+func readProcSelf(t testing.TB) procSelf {
 	t.Helper()
 	stat, err := os.ReadFile("/proc/self/stat")
 	require.NoError(t, err)
