@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/codex"
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -127,6 +128,56 @@ func TestNotLiveNamesTheHarnessesSearched(t *testing.T) {
 	assert.Equal(t, domain.ReasonNotLive, r.Reason)
 	assert.Contains(t, r.Detail, "searched the claude-code, codex sessions")
 	assert.Contains(t, r.Detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
+}
+
+// homelessRegistry is a registry whose folder does not exist, of harness of.
+type homelessRegistry struct{ of domain.Harness }
+
+func (r homelessRegistry) Read(context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{Dir: "/nowhere/" + r.of.String(), Missing: true}, nil
+}
+func (r homelessRegistry) Harness() domain.Harness { return r.of }
+
+// homelessHarness is a plug-in with no registry folder, installed or not
+// (ports.Presence).
+type homelessHarness struct {
+	ports.Harness
+	of      domain.Harness
+	present bool
+}
+
+func (h homelessHarness) Kind() domain.Harness          { return h.of }
+func (h homelessHarness) Registry() ports.Registry      { return homelessRegistry{h.of} }
+func (h homelessHarness) Transports() []ports.Transport { return nil }
+func (h homelessHarness) Home() ports.Home {
+	return ports.Home{Dir: "/nowhere", Flag: "x-home", Env: "X_HOME"}
+}
+func (h homelessHarness) Present() bool { return h.present }
+
+// A not_live refusal names only the harnesses that could have had the
+// session: a harness that is not installed and has no state is left to
+// doctor, its missing folder unsaid (issue 44); one that is installed is
+// named with its missing folder, as the primary always is.
+func TestNotLiveNamesOnlyHarnessesThatArePresent(t *testing.T) {
+	hs := app.NewHarnesses([]ports.Harness{missingHarness{}, knownHarness{ts: []ports.Transport{&named{name: "app-server"}}},
+		homelessHarness{of: qwenregistry.Kind, present: false}})
+	svc := app.New(hs.Registry(), noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
+	_, err := svc.Send(context.Background(), app.SendRequest{Address: "01a234d7-3e0a-7d41-86b7-5c81381f3c25", Text: "hi"})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotLive, r.Reason)
+	assert.Contains(t, r.Detail, "searched the claude-code, codex sessions;")
+	assert.Contains(t, r.Detail, "the claude-code registry folder /nowhere/sessions does not exist")
+	assert.NotContains(t, r.Detail, "qwen", "not installed, no state: doctor's to say")
+
+	hs = app.NewHarnesses([]ports.Harness{missingHarness{}, knownHarness{ts: []ports.Transport{&named{name: "app-server"}}},
+		homelessHarness{of: qwenregistry.Kind, present: true}})
+	svc = app.New(hs.Registry(), noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
+	_, err = svc.Send(context.Background(), app.SendRequest{Address: "01a234d7-3e0a-7d41-86b7-5c81381f3c25", Text: "hi"})
+	r, ok = domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Contains(t, r.Detail, "searched the claude-code, qwen-code, codex sessions;")
+	assert.Contains(t, r.Detail, "the qwen-code registry folder /nowhere/qwen-code does not exist (check --x-home or X_HOME)")
 }
 
 // canceledRegistry fails as a read does when the command was interrupted.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -49,6 +50,7 @@ var Plugin = ports.HarnessPlugin{
 // Harness is Codex's plug-in. Build it with New.
 type Harness struct {
 	home     string
+	named    bool // the home given (flag or variable)
 	program  string
 	registry ports.Registry
 	live     *procliveness.Checker
@@ -84,6 +86,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	h := &Harness{live: procliveness.New()}
 	memo := &daemonMemo{}
 	home, err := Home(s.Flags[FlagHome], getenv)
+	h.named = s.Flags[FlagHome] != "" || getenv(HomeEnv) != ""
 	if err != nil {
 		h.registry = ports.Unlocated{Of: Kind, Err: err}
 	} else {
@@ -109,6 +112,17 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+var _ ports.Presence = (*Harness)(nil)
+
+// Present: the home named or there, or the codex program found.
+func (h *Harness) Present() bool {
+	program := h.program
+	if program == "" {
+		program = DefaultProgram
+	}
+	return presence.Of(h.named, program, h.home)
 }
 
 // Kind is Kind.
