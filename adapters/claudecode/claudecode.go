@@ -54,11 +54,11 @@ type Harness struct {
 	// courier program as it is run (for Present).
 	named    bool
 	program  string
-	warnings  []string
-	registry  ports.Registry
-	live      *procliveness.Checker
-	courier   *courierexec.Transport
-	socket    *socketframe.Transport
+	warnings []string
+	registry ports.Registry
+	live     *procliveness.Checker
+	courier  *courierexec.Transport
+	socket   *socketframe.Transport
 }
 
 var _ ports.Harness = (*Harness)(nil)
