@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 
 	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procliveness"
@@ -106,13 +107,13 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	return h, nil
 }
 
-// version is peerctl's module version ("dev" when unknown).
-func version() string {
+// version is peerctl's module version ("dev" when unknown), read once.
+var version = sync.OnceValue(func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		return bi.Main.Version
 	}
 	return "dev"
-}
+})
 
 var _ ports.Presence = (*Harness)(nil)
 
