@@ -5,6 +5,7 @@ package acceptance
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/test/livecc"
 	"github.com/peerctl/peerctl/test/livecodex"
 	"github.com/peerctl/peerctl/test/liveqwen"
@@ -306,8 +308,17 @@ func TestLiveCodexQueueToClosedThread(t *testing.T) {
 	refused := runPeerctl(t, runOpts{Env: root.Env()}, "send", b.ThreadID, probe)
 	assert.Equal(t, 3, refused.Code, "not_live: %s", refused.Stderr)
 	assert.Contains(t, string(refused.Stderr), "--transport queue would keep the message durably")
-	assert.Regexp(t, `searched the claude-code(, [a-z-]+)*, codex(, [a-z-]+)* sessions`, string(refused.Stderr),
-		"the harnesses that are here (installed or with state), Codex among them")
+	// The harnesses that are here (installed or with state), Codex among
+	// them, each a plug-in's.
+	searched := regexp.MustCompile(`searched the ([a-z, -]+) sessions`).FindStringSubmatch(string(refused.Stderr))
+	require.NotNil(t, searched, "stderr: %s", refused.Stderr)
+	var words []string
+	for _, h := range wiring.Plugins().Kinds() {
+		words = append(words, h.String())
+	}
+	named := strings.Split(searched[1], ", ")
+	assert.Contains(t, named, "codex")
+	assert.Subset(t, words, named)
 
 	out, r := sendCodex(t, root.Env(), "--transport", "queue", b.ThreadID, probe)
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
