@@ -41,6 +41,7 @@ type tableFile struct {
 
 type tableRead struct {
 	data []byte
+	link string
 	err  error
 }
 
@@ -98,36 +99,38 @@ func (t *Table) PIDs() []int {
 // "comm", "cmdline", "stat", "environ"), at most limit bytes, read once
 // per Table. A first read with a smaller limit bounds what later asks get.
 func (t *Table) File(pid int, name string, limit int64) ([]byte, error) {
-	return t.memo(tableFile{pid: pid, name: name}, func() ([]byte, error) {
+	r := t.memo(tableFile{pid: pid, name: name}, func() (r tableRead) {
 		f, err := os.Open(filepath.Join(t.Dir(pid), name))
 		if err != nil {
-			return nil, err
+			return tableRead{err: err}
 		}
 		defer f.Close()
-		return io.ReadAll(io.LimitReader(f, limit))
+		r.data, r.err = io.ReadAll(io.LimitReader(f, limit))
+		return r
 	})
+	return r.data, r.err
 }
 
 // Link is the target of the link name of process pid ("exe", "cwd"),
 // read once per Table.
 func (t *Table) Link(pid int, name string) (string, error) {
-	b, err := t.memo(tableFile{pid: pid, name: name, link: true}, func() ([]byte, error) {
-		s, err := os.Readlink(filepath.Join(t.Dir(pid), name))
-		return []byte(s), err
+	r := t.memo(tableFile{pid: pid, name: name, link: true}, func() (r tableRead) {
+		r.link, r.err = os.Readlink(filepath.Join(t.Dir(pid), name))
+		return r
 	})
-	return string(b), err
+	return r.link, r.err
 }
 
-func (t *Table) memo(k tableFile, read func() ([]byte, error)) ([]byte, error) {
+func (t *Table) memo(k tableFile, read func() tableRead) tableRead {
 	t.mu.Lock()
 	r, ok := t.files[k]
 	t.mu.Unlock()
 	if ok {
-		return r.data, r.err
+		return r
 	}
-	r.data, r.err = read()
+	r = read()
 	t.mu.Lock()
 	t.files[k] = r
 	t.mu.Unlock()
-	return r.data, r.err
+	return r
 }
