@@ -130,14 +130,3 @@ func writeBenchRegistry(b *testing.B, dir string, n int) {
 		}
 	}
 }
-
-// startOf is field 22 of /proc/<pid>/stat.
-func startOf(b *testing.B, pid int) string {
-	b.Helper()
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return fields[19]
-}
