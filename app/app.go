@@ -295,7 +295,10 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 // say $CLAUDE_CONFIG_DIR, is the usual cause: the note names the flag and
 // variable that set it), which registries could not be read, and which
 // live processes' sessions are not listed (each with why: a password
-// refused, a TUI that listens on nothing).
+// refused, a TUI that listens on nothing). Only the harnesses that could
+// have had the session are named: the primary, and each other that is
+// present (ports.Presence: installed, with state, or its home named); the
+// rest are doctor's to list.
 func (s *Service) noteMissing(l Listing, err error) error {
 	r, ok := domain.AsRefusal(err)
 	if !ok || r.Reason != domain.ReasonNotLive {
@@ -304,12 +307,19 @@ func (s *Service) noteMissing(l Listing, err error) error {
 	// A refusal that suggests live names points at the fix already; the
 	// others say where was looked.
 	if len(r.Suggestions) == 0 && len(s.harnesses) > 1 {
-		kinds := make([]string, len(s.harnesses))
+		var kinds []string
+		searched := map[domain.Harness]bool{}
 		for i, h := range s.harnesses {
-			kinds[i] = h.Kind().String()
+			if p, ok := h.(ports.Presence); i == 0 || !ok || p.Present() {
+				kinds = append(kinds, h.Kind().String())
+				searched[h.Kind()] = true
+			}
 		}
 		r.Detail += "; searched the " + strings.Join(kinds, ", ") + " sessions"
 		for _, a := range l.Absent {
+			if !searched[a.Harness] {
+				continue
+			}
 			r.Detail += fmt.Sprintf("; the %s registry folder %s does not exist", a.Harness, a.Dir)
 			if h, ok := s.harnesses.Of(a.Harness); ok && h.Home().Flag != "" {
 				r.Detail += " (check --" + h.Home().Flag + " or " + h.Home().Env + ")"

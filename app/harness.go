@@ -82,7 +82,9 @@ func (hs Harnesses) Couriers() HarnessCouriers {
 // another harness costs one failed open. One harness's trouble is not
 // another's: a registry that cannot be read is listed in Snapshot.Unread
 // and the others are read all the same; the read is an error only when no
-// registry could be read.
+// registry could be read. The registries of one read share a read scope
+// (ports.WithReadScope): a pass over the process table two harnesses need
+// is made once.
 type Registries []ports.Registry
 
 var _ ports.SelectiveRegistry = Registries(nil)
@@ -99,6 +101,9 @@ func (rs Registries) ReadMatching(ctx context.Context, keep func(name string) bo
 }
 
 func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Snapshot, error) {
+	// One scope per read: what the registries share (one pass over the
+	// process table) is built once for this read, afresh for the next.
+	ctx = ports.WithReadScope(ctx)
 	var (
 		out  ports.Snapshot
 		errs []error

@@ -59,3 +59,36 @@ func TestRouterPicksByHarness(t *testing.T) {
 		assert.NotEmpty(t, c.want.Received(), "%q to %s went through %s", c.chosen, c.target.Harness(), c.want.name)
 	}
 }
+
+// sharingRegistry asks its read's scope for a value, as the registries that
+// walk the process table do (procliveness.TableOf), and keeps what it got.
+type sharingRegistry struct {
+	built *int
+	got   *[]*int
+}
+
+type sharedKey struct{}
+
+func (r sharingRegistry) Read(ctx context.Context) (ports.Snapshot, error) {
+	v := ports.Scoped(ctx, sharedKey{}, func() *int { *r.built++; return new(int) })
+	*r.got = append(*r.got, v)
+	return ports.Snapshot{}, nil
+}
+
+// The registries of one read share what they ask of its scope (one pass
+// over the process table for every harness); the next read builds it
+// afresh, so that a watch never lists from a stale table.
+func TestRegistriesShareOneScopePerRead(t *testing.T) {
+	built, got := 0, []*int{}
+	rs := app.Registries{sharingRegistry{&built, &got}, sharingRegistry{&built, &got}}
+	_, err := rs.Read(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, built, "two registries of one read share one value")
+	_, err = rs.ReadMatching(context.Background(), func(string) bool { return true })
+	require.NoError(t, err)
+	assert.Equal(t, 2, built, "the next read builds its own")
+	require.Len(t, got, 4)
+	assert.Same(t, got[0], got[1])
+	assert.Same(t, got[2], got[3])
+	assert.NotSame(t, got[1], got[2])
+}

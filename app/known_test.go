@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/codex"
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -119,14 +120,62 @@ func (missingHarness) Home() ports.Home {
 // A not_live refusal speaks of every harness searched, and names the
 // missing folder as its harness's, not as the only place looked.
 func TestNotLiveNamesTheHarnessesSearched(t *testing.T) {
-	hs := app.NewHarnesses([]ports.Harness{knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}, missingHarness{}})
-	svc := app.New(hs.Registry(), noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs))
+	detail := notLiveDetail(t, knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}, missingHarness{})
+	assert.Contains(t, detail, "searched the claude-code, codex sessions")
+	assert.Contains(t, detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
+}
+
+// notLiveDetail is the detail of the not_live refusal of a send to a
+// session no harness of hs has.
+func notLiveDetail(t *testing.T, hs ...ports.Harness) string {
+	t.Helper()
+	set := app.NewHarnesses(hs)
+	svc := app.New(set.Registry(), noLiveness{}, set.Router(""), "", app.WithHarnesses(set))
 	_, err := svc.Send(context.Background(), app.SendRequest{Address: "01a234d7-3e0a-7d41-86b7-5c81381f3c25", Text: "hi"})
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
-	assert.Equal(t, domain.ReasonNotLive, r.Reason)
-	assert.Contains(t, r.Detail, "searched the claude-code, codex sessions")
-	assert.Contains(t, r.Detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
+	require.Equal(t, domain.ReasonNotLive, r.Reason)
+	return r.Detail
+}
+
+// homelessRegistry is a registry whose folder does not exist, of harness of.
+type homelessRegistry struct{ of domain.Harness }
+
+func (r homelessRegistry) Read(context.Context) (ports.Snapshot, error) {
+	return ports.Snapshot{Dir: "/nowhere/" + r.of.String(), Missing: true}, nil
+}
+func (r homelessRegistry) Harness() domain.Harness { return r.of }
+
+// homelessHarness is a plug-in with no registry folder, installed or not
+// (ports.Presence).
+type homelessHarness struct {
+	ports.Harness
+	of      domain.Harness
+	present bool
+}
+
+func (h homelessHarness) Kind() domain.Harness          { return h.of }
+func (h homelessHarness) Registry() ports.Registry      { return homelessRegistry{h.of} }
+func (h homelessHarness) Transports() []ports.Transport { return nil }
+func (h homelessHarness) Home() ports.Home {
+	return ports.Home{Dir: "/nowhere", Flag: "x-home", Env: "X_HOME"}
+}
+func (h homelessHarness) Present() bool { return h.present }
+
+// A not_live refusal names only the harnesses that could have had the
+// session: a harness that is not installed and has no state is left to
+// doctor, its missing folder unsaid (issue 44); one that is installed is
+// named with its missing folder, as the primary always is.
+func TestNotLiveNamesOnlyHarnessesThatArePresent(t *testing.T) {
+	codexHere := knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}
+	detail := notLiveDetail(t, missingHarness{}, codexHere, homelessHarness{of: qwenregistry.Kind, present: false})
+	assert.Contains(t, detail, "searched the claude-code, codex sessions;")
+	assert.Contains(t, detail, "the claude-code registry folder /nowhere/sessions does not exist")
+	assert.NotContains(t, detail, "qwen", "not installed, no state: doctor's to say")
+
+	detail = notLiveDetail(t, missingHarness{}, codexHere, homelessHarness{of: qwenregistry.Kind, present: true})
+	assert.Contains(t, detail, "searched the claude-code, qwen-code, codex sessions;")
+	assert.Contains(t, detail, "the qwen-code registry folder /nowhere/qwen-code does not exist (check --x-home or X_HOME)")
 }
 
 // canceledRegistry fails as a read does when the command was interrupted.

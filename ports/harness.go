@@ -54,6 +54,19 @@ type Harness interface {
 	SessionEnv() SessionEnv
 }
 
+// Presence is a Harness that can say whether it is on this machine at
+// all. One that is not (its program not installed, no state of its own,
+// its home not named) could not have had a session: a not_live refusal
+// neither names it nor its folders (doctor still does). A Harness without
+// the method counts as present.
+type Presence interface {
+	// Present reports whether the harness's home was named (its flag or
+	// variable), its state (home, registry or database folder) exists, or
+	// its program is installed (found as it would be run). It stats a few
+	// paths and may look along $PATH: for refusals, not for every list.
+	Present() bool
+}
+
 // SessionEnv is what a harness sets in the shells it starts that names the
 // session they run inside.
 type SessionEnv struct {

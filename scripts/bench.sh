@@ -231,6 +231,11 @@ rss_of() { # rss_of LABEL CMD...
 
 # --- the measurements ------------------------------------------------------------------
 export DISABLE_AUTOUPDATER=1
+# peerctl runs in a home of its own, as `claude agents` does: the other
+# harnesses (Qwen Code, Codex, opencode) are neither installed nor have state
+# there, which is the machine the floor rows are about. Their variables go too.
+export HOME=$work/home
+unset QWEN_HOME CODEX_HOME XDG_DATA_HOME OPENCODE_DB
 text="the API changed, rebase on main (bench)"
 # Sends are timed without transcript confirmation (the listener and the fake
 # write no transcript, so confirming would only wait out its timeout).
@@ -272,6 +277,10 @@ for n in $sizes; do
     [[ $clive -eq 2 ]] || note "claude agents lists $clive sessions in $cfg, want 2"
     pair "claude-$n" "list --json / claude agents --json, $n records" "peerctl" "claude" -- list_json -- claude_agents
     rss_of "claude agents --json, $n records" env HOME="$work/home" CLAUDE_CONFIG_DIR="$cfg" "$claude" agents --json
+  fi
+  pair "floor-$n" "list --json / fx+cobra floor (hellofx), $n records" "peerctl" "hellofx" -- list_json -- "$hellofx"
+  if [[ -n $base ]]; then
+    pair "base-floor-$n" "list --json at $BENCH_BASE / fx+cobra floor (hellofx), $n records" "base" "hellofx" -- base_list_json -- "$hellofx"
   fi
   pair "cat-$n" "list --json / cat floor (find -exec cat), $n records" "peerctl" "cat" -- list_json -- cat_floor
   pair "all-$n" "list --all --json / cat floor (find -exec cat), $n records" "peerctl" "cat" -- list_all_json -- cat_floor
@@ -339,6 +348,8 @@ r=$(get claude-1000 7); [[ -n $r ]] && speedup=$(awk -v r="$r" 'BEGIN { printf "
 r=$(get claude-1000 11); [[ -n $r ]] && cpuspeedup=$(awk -v r="$r" 'BEGIN { if (r > 0) printf "%.1f", 1 / r }')
 target "list --json, 1,000 records: claude agents / peerctl (x)" "$speedup" ">=" 50 x
 target "  the same in CPU time (x)" "$cpuspeedup" ">=" 50 x
+target "list --json, 1,000 records: peerctl / fx+cobra floor (x)" "$(get floor-1000 7)" "<=" 1.5 x
+target "  the same in CPU time (x)" "$(get floor-1000 11)" "<=" 1.5 x
 target "list --json, 10,000 records: peerctl / cat floor (x)" "$(get cat-10000 7)" "<=" 3 x
 target "list --json, 10,000 records: peak RSS (MiB)" "$(awk -F'|' '$1 == "list --json, 10000 records" { printf "%.1f", $2 / 1024 }' "$rss")" "<=" 30 MiB
 target "send --transport socket, 10 records: wall median (ms)" "$(get socket-10 5)" "<=" 20 ms

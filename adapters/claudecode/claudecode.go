@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
 	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/socketframe"
 	"github.com/peerctl/peerctl/domain"
@@ -49,11 +50,15 @@ var Plugin = ports.HarnessPlugin{
 // Harness is Claude Code's plug-in. Build it with New.
 type Harness struct {
 	configDir string
-	warnings  []string
-	registry  ports.Registry
-	live      *procliveness.Checker
-	courier   *courierexec.Transport
-	socket    *socketframe.Transport
+	// named: the config dir was given (flag or variable); program: the
+	// courier program as it is run (for Present).
+	named    bool
+	program  string
+	warnings []string
+	registry ports.Registry
+	live     *procliveness.Checker
+	courier  *courierexec.Transport
+	socket   *socketframe.Transport
 }
 
 var _ ports.Harness = (*Harness)(nil)
@@ -85,8 +90,13 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	if env == nil {
 		env = os.Environ()
 	}
+	if program == "" {
+		program = courierexec.DefaultProgram
+	}
 	return &Harness{
 		configDir: dir,
+		named:     s.Flags[FlagConfigDir] != "" || getenv(ConfigDirEnv) != "",
+		program:   program,
 		warnings:  warnings,
 		registry:  reg,
 		live:      procliveness.New(),
@@ -94,6 +104,11 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 		socket:    &socketframe.Transport{Timeout: s.Timeout, Log: s.Log},
 	}, nil
 }
+
+var _ ports.Presence = (*Harness)(nil)
+
+// Present: the config dir named or there, or the claude program found.
+func (h *Harness) Present() bool { return presence.Of(h.named, h.program, h.configDir) }
 
 // Kind is domain.HarnessClaudeCode.
 func (h *Harness) Kind() domain.Harness { return domain.HarnessClaudeCode }

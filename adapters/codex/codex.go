@@ -13,7 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -49,6 +51,7 @@ var Plugin = ports.HarnessPlugin{
 // Harness is Codex's plug-in. Build it with New.
 type Harness struct {
 	home     string
+	named    bool // the home given (flag or variable)
 	program  string
 	registry ports.Registry
 	live     *procliveness.Checker
@@ -84,6 +87,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	h := &Harness{live: procliveness.New()}
 	memo := &daemonMemo{}
 	home, err := Home(s.Flags[FlagHome], getenv)
+	h.named = s.Flags[FlagHome] != "" || getenv(HomeEnv) != ""
 	if err != nil {
 		h.registry = ports.Unlocated{Of: Kind, Err: err}
 	} else {
@@ -103,12 +107,23 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	return h, nil
 }
 
-// version is peerctl's module version ("dev" when unknown).
-func version() string {
+// version is peerctl's module version ("dev" when unknown), read once.
+var version = sync.OnceValue(func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		return bi.Main.Version
 	}
 	return "dev"
+})
+
+var _ ports.Presence = (*Harness)(nil)
+
+// Present: the home named or there, or the codex program found.
+func (h *Harness) Present() bool {
+	program := h.program
+	if program == "" {
+		program = DefaultProgram
+	}
+	return presence.Of(h.named, program, h.home)
 }
 
 // Kind is Kind.

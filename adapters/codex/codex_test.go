@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/codexapp/codexapptest"
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -480,7 +481,7 @@ func TestScanProcsThroughASymlinkedHome(t *testing.T) {
 	require.NoError(t, os.Symlink(real, link))
 	procRoot := t.TempDir()
 	fakeProc(t, procRoot, 420, []string{"codex", "--no-daemon"}, "/w/nd", filepath.Join(real, "thread-writer-locks", threadN+".lock"))
-	procs := scanProcs(procRoot, link)
+	procs := scanProcs(procliveness.NewTable(procRoot), link)
 	require.Len(t, procs, 1)
 	assert.Equal(t, []string{threadN}, procs[0].locks)
 	assert.Equal(t, KindNoDaemon, procs[0].role(0))

@@ -38,7 +38,7 @@ func (r *Registry) Known(ctx context.Context) ([]domain.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	procs := scanProcs(r.procRoot, r.home)
+	procs := scanProcs(procliveness.TableOf(ctx, r.procRoot), r.home)
 	daemonPID := readDaemonPID(r.home)
 	markDescendants(procs, daemonPID, procliveness.NewTree(r.procRoot))
 	if gone {

@@ -1,22 +1,22 @@
 package codex
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/ports"
 )
 
-// Bounds of one process scan: the processes looked at, and the open
-// files read per process.
+// Bounds of one process scan: the open files read per process, and what
+// is read of its name and command line (bytes); procliveness.Table bounds
+// the processes looked at.
 const (
-	maxProcs = 1 << 16
-	maxFDs   = 4096
+	maxFDs     = 4096
+	maxComm    = 64
+	maxCmdline = 8 << 20
 )
 
 // proc is one Codex process of a home, as /proc shows it.
@@ -189,18 +189,14 @@ func (p proc) run() string {
 	return "exec"
 }
 
-// scanProcs reads, under procRoot, the processes named "codex" (the
+// scanProcs reads, in the process table t, the processes named "codex" (the
 // native binary's comm) of home: those holding a file of home open, or
 // whose environment makes home their Codex home (homeOf). A daemon-mode
 // TUI holds no file of home for long (measured on 0.171.0: after about
 // 40 idle minutes it held only its terminal and its connection to the
 // daemon), so the environment is what finds it. Processes that vanish or
 // cannot be read are skipped: another user's, say.
-func scanProcs(procRoot, home string) []proc {
-	ents, err := os.ReadDir(procRoot)
-	if err != nil {
-		return nil
-	}
+func scanProcs(t *procliveness.Table, home string) []proc {
 	home = filepath.Clean(home)
 	// A process's open files are named by their real paths: a home that
 	// is (or is under) a symlink is matched by its real path too.
@@ -209,19 +205,12 @@ func scanProcs(procRoot, home string) []proc {
 		homes = append(homes, real)
 	}
 	var out []proc
-	for i, e := range ents {
-		if i >= maxProcs {
-			break
-		}
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
-		}
-		dir := filepath.Join(procRoot, e.Name())
-		comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+	for _, pid := range t.PIDs() {
+		comm, err := t.File(pid, "comm", maxComm)
 		if err != nil || strings.TrimSpace(string(comm)) != "codex" {
 			continue
 		}
+		dir := t.Dir(pid)
 		p := proc{pid: pid, rollouts: map[string]string{}}
 		ours := false
 		fds, _ := os.ReadDir(filepath.Join(dir, "fd"))
@@ -249,15 +238,15 @@ func scanProcs(procRoot, home string) []proc {
 				p.rollouts[id] = target
 			}
 		}
-		if !ours && !homeOf(dir, homes) {
+		if !ours && !homeOf(t, pid, homes) {
 			continue
 		}
-		p.cwd, _ = os.Readlink(filepath.Join(dir, "cwd"))
-		if b, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil {
+		p.cwd, _ = t.Link(pid, "cwd")
+		if b, err := t.File(pid, "cmdline", maxCmdline); err == nil {
 			p.args = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 		}
-		p.start, _ = procliveness.StartTime(procRoot, pid)
-		p.ppid, _ = procliveness.NewTree(procRoot).Parent(pid)
+		p.start, _ = procliveness.StartTime(t.Root(), pid)
+		p.ppid, _ = procliveness.NewTree(t.Root()).Parent(pid)
 		out = append(out, p)
 	}
 	return out
@@ -284,19 +273,14 @@ func rolloutThread(path string) string {
 // maxEnviron bounds the environment read of one process (bytes).
 const maxEnviron = 1 << 20
 
-// homeOf reports whether the process at dir (/proc/<pid>) has one of
-// homes (peerctl's home, clean and resolved) as its Codex home, as Codex
-// resolves it: $CODEX_HOME (relative to its cwd), else $HOME/.codex. The
-// process's home is compared as written and through its symlinks (a TUI
-// given a link to the home peerctl names by its target, or the other way
-// round, is of that home; issue 28, case 5).
-func homeOf(dir string, homes []string) bool {
-	f, err := os.Open(filepath.Join(dir, "environ"))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, maxEnviron))
+// homeOf reports whether process pid of t has one of homes (peerctl's
+// home, clean and resolved) as its Codex home, as Codex resolves it:
+// $CODEX_HOME (relative to its cwd), else $HOME/.codex. The process's home
+// is compared as written and through its symlinks (a TUI given a link to
+// the home peerctl names by its target, or the other way round, is of that
+// home; issue 28, case 5).
+func homeOf(t *procliveness.Table, pid int, homes []string) bool {
+	b, _ := t.File(pid, "environ", maxEnviron) // none read: no home
 	var codexHome, userHome string
 	for _, kv := range strings.Split(string(b), "\x00") {
 		if v, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok {
@@ -308,7 +292,7 @@ func homeOf(dir string, homes []string) bool {
 	var theirs string
 	switch {
 	case codexHome != "" && !filepath.IsAbs(codexHome):
-		cwd, err := os.Readlink(filepath.Join(dir, "cwd"))
+		cwd, err := t.Link(pid, "cwd")
 		if err != nil {
 			return false
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 )
 
@@ -85,12 +86,12 @@ func TestHomeOfResolvesSymlinks(t *testing.T) {
 	env(502, filepath.Base(link)) // relative to its folder
 	for _, home := range []string{real, link} {
 		var got []int
-		for _, p := range scanProcs(procRoot, home) {
+		for _, p := range scanProcs(procliveness.NewTable(procRoot), home) {
 			got = append(got, p.pid)
 		}
 		assert.ElementsMatch(t, []int{500, 501, 502}, got, "home %s", home)
 	}
-	assert.Empty(t, scanProcs(procRoot, t.TempDir()), "another home")
+	assert.Empty(t, scanProcs(procliveness.NewTable(procRoot), t.TempDir()), "another home")
 }
 
 // Sandbox helpers and tools under a --no-daemon TUI or a `codex exec` run

@@ -22,6 +22,9 @@ const QueueName = "queue"
 // ProgramEnv names the codex program when --codex is not given.
 const ProgramEnv = "PEERCTL_CODEX"
 
+// DefaultProgram is the codex program run when none is picked (on PATH).
+const DefaultProgram = "codex"
+
 // maxOutput bounds what is kept of codex queue's output (bytes).
 const maxOutput = 64 << 10
 
@@ -56,7 +59,7 @@ func (q *Queue) program() string {
 	if q.cfg.Program != "" {
 		return q.cfg.Program
 	}
-	return "codex"
+	return DefaultProgram
 }
 
 // Args is the argv after the program.

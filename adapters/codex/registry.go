@@ -103,7 +103,7 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	if err != nil {
 		return snap, err
 	}
-	procs := scanProcs(r.procRoot, r.home)
+	procs := scanProcs(procliveness.TableOf(ctx, r.procRoot), r.home)
 	daemonPID := readDaemonPID(r.home)
 	markDescendants(procs, daemonPID, procliveness.NewTree(r.procRoot))
 	var names map[string]string // session_index.jsonl, read once when needed

@@ -62,7 +62,7 @@ func BenchmarkRegistryRead(b *testing.B) {
 				f.sessions = `[{"id":"` + sid + `","directory":"/w"}]`
 				p.add(b, 999, "/w", []string{"opencode", "serve"}, portOf(b, f.addr()))
 			}
-			r := NewRegistry(testDB, Auth{}, "")
+			r := NewRegistry(p.db(), Auth{}, "")
 			r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 			b.ResetTimer()
 			for b.Loop() {

@@ -1,10 +1,10 @@
 package opencode
 
 import (
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/peerctl/peerctl/adapters/procliveness"
 )
 
 // maxEnviron bounds the environment read of one process (bytes).
@@ -43,15 +43,10 @@ func Database(getenv func(string) string, cwd string) string {
 	return filepath.Join(data, "opencode", db)
 }
 
-// databaseOf is the database the process at dir (/proc/<pid>) uses, read
-// from its environment (at most maxEnviron bytes); "" when unreadable.
-func databaseOf(dir, cwd string) string {
-	f, err := os.Open(filepath.Join(dir, "environ"))
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, maxEnviron))
+// databaseOf is the database process pid of t uses, read from its
+// environment (at most maxEnviron bytes); "" when unreadable.
+func databaseOf(t *procliveness.Table, pid int, cwd string) string {
+	b, _ := t.File(pid, "environ", maxEnviron)
 	env := map[string]string{}
 	for _, kv := range strings.Split(string(b), "\x00") {
 		if k, v, ok := strings.Cut(kv, "="); ok {

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -27,6 +28,10 @@ const (
 	PasswordEnv = "OPENCODE_SERVER_PASSWORD"
 	UserEnv     = "OPENCODE_SERVER_USERNAME"
 )
+
+// Program is the opencode program a person runs (opencode-ai's launcher
+// on $PATH); its presence says opencode is installed.
+const Program = "opencode"
 
 // EndpointPrefix starts every opencode endpoint of protocol version 1:
 //
@@ -103,6 +108,7 @@ type Harness struct {
 	prompt   *Prompt
 	auth     Auth
 	db       string
+	named    bool // the database given ($OPENCODE_DB)
 }
 
 var _ ports.Harness = (*Harness)(nil)
@@ -120,6 +126,7 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	dom, _ := h.live.Domain()
 	cwd, _ := os.Getwd()
 	h.db = Database(withHome(getenv), cwd)
+	h.named = getenv(DBEnv) != ""
 	h.registry = NewRegistry(h.db, h.auth, dom)
 	h.prompt = NewPrompt(Config{Auth: h.auth, From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow, Log: s.Log})
 	return h, nil
@@ -135,6 +142,18 @@ func withHome(getenv func(string) string) func(string) string {
 		}
 		return v
 	}
+}
+
+var _ ports.Presence = (*Harness)(nil)
+
+// Present: the database named or its folder there, or the opencode
+// program found.
+func (h *Harness) Present() bool {
+	dir := ""
+	if h.db != "" {
+		dir = filepath.Dir(h.db)
+	}
+	return presence.Of(h.named, Program, dir)
 }
 
 // Kind is opencode's Kind.

@@ -13,11 +13,13 @@ import (
 	"github.com/peerctl/peerctl/adapters/procliveness"
 )
 
-// Bounds of one process scan: the processes looked at and the lines read
-// of each /proc/net/tcp* table.
+// Bounds of one process scan: the lines read of each /proc/net/tcp*
+// table and what is read of a command line (bytes); procliveness.Table
+// bounds the processes looked at, sockowner.Sockets the open files read
+// per process.
 const (
-	maxProcs    = 1 << 16
 	maxTCPLines = 1 << 18
+	maxCmdline  = 8 << 20
 )
 
 // Process modes (Record.Kind of an opencode record), read from the
@@ -78,40 +80,30 @@ func modeOf(args []string) string {
 	return KindPlainTUI
 }
 
-// isOpencode reports whether the process at dir runs opencode: its
+// isOpencode reports whether process pid of t runs opencode: its
 // executable's base name starts with "opencode" (the native binary of
 // opencode-ai, node_modules/opencode-<os>-<arch>/bin/opencode).
-func isOpencode(dir string) bool {
-	exe, err := os.Readlink(filepath.Join(dir, "exe"))
+func isOpencode(t *procliveness.Table, pid int) bool {
+	exe, err := t.Link(pid, "exe")
 	if err != nil {
 		return false
 	}
 	return strings.HasPrefix(filepath.Base(strings.TrimSuffix(exe, " (deleted)")), "opencode")
 }
 
-// scanProcs reads, under procRoot, the opencode processes owned by uid
-// whose database is db (Database: one opencode user's), with their
-// listeners (listeners: socket inode → the address to dial). Processes that vanish
-// or cannot be read are skipped.
-func scanProcs(procRoot string, uid int, db string, listeners map[uint64]string) []proc {
-	ents, err := os.ReadDir(procRoot)
-	if err != nil {
-		return nil
-	}
+// scanProcs reads, in the process table t, the opencode processes owned
+// by uid whose database is db (Database: one opencode user's), with the
+// addresses to dial for their listeners (their socket inodes in
+// <root>/net/tcp*, read only when such a process is found). Processes
+// that vanish or cannot be read are skipped.
+func scanProcs(t *procliveness.Table, uid int, db string) []proc {
 	var out []proc
-	for i, e := range ents {
-		if i >= maxProcs {
-			break
-		}
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
+	for _, pid := range t.PIDs() {
+		dir := t.Dir(pid)
+		if sockowner.OwnerUID(dir) != uid || !isOpencode(t, pid) {
 			continue
 		}
-		dir := filepath.Join(procRoot, e.Name())
-		if sockowner.OwnerUID(dir) != uid || !isOpencode(dir) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		b, err := t.File(pid, "cmdline", maxCmdline)
 		if err != nil {
 			continue
 		}
@@ -119,15 +111,20 @@ func scanProcs(procRoot string, uid int, db string, listeners map[uint64]string)
 		if p.kind == "" {
 			continue
 		}
-		p.cwd, _ = os.Readlink(filepath.Join(dir, "cwd"))
-		if databaseOf(dir, p.cwd) != db {
+		p.cwd, _ = t.Link(pid, "cwd")
+		if databaseOf(t, pid, p.cwd) != db {
 			continue
 		}
-		if p.start, err = procliveness.StartTime(procRoot, pid); err != nil {
+		if p.start, err = procliveness.StartTime(t.Root(), pid); err != nil {
 			continue
 		}
-		p.addrs = socketAddrs(dir, listeners)
 		out = append(out, p)
+	}
+	if len(out) > 0 {
+		listeners := readListeners(t.Root())
+		for i := range out {
+			out[i].addrs = socketAddrs(t.Dir(out[i].pid), listeners)
+		}
 	}
 	return out
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/internal/sockowner"
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -65,9 +67,10 @@ func (r *Registry) Harness() domain.Harness { return Kind }
 // Read lists the records (see Registry). Servers are asked in parallel,
 // each within the Registry's bound. Dir is "": no folder says which
 // session is live, so none is watched. No database located (no $HOME, no
-// $XDG_DATA_HOME) is an error. On a system without /proc (macOS, Windows)
-// nothing is read: no record, and a warning saying so when opencode has
-// run for this user (its database exists).
+// $XDG_DATA_HOME) is an error; a database whose folder does not exist
+// (opencode never ran for this user) costs one stat. On a system without
+// /proc (macOS, Windows) nothing is read: no record, and a warning saying
+// so when opencode has run for this user (its database exists).
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	var snap ports.Snapshot
 	if r.db == "" {
@@ -79,7 +82,12 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 		}
 		return snap, nil
 	}
-	procs := scanProcs(r.procRoot, r.uid, r.db, readListeners(r.procRoot))
+	if _, err := os.Stat(filepath.Dir(r.db)); errors.Is(err, os.ErrNotExist) {
+		// No opencode process uses a database whose folder does not
+		// exist (opencode makes it first): nothing to look for.
+		return snap, nil
+	}
+	procs := scanProcs(procliveness.TableOf(ctx, r.procRoot), r.uid, r.db)
 	recs := make([][]domain.Record, len(procs))
 	var wg sync.WaitGroup
 	for i, p := range procs {

@@ -22,15 +22,24 @@ import (
 	"github.com/peerctl/peerctl/ports/transporttest"
 )
 
-// fakeProc is a /proc holding opencode processes made up by a test.
+// fakeProc is a /proc holding opencode processes made up by a test, whose
+// HOME is home: their database (db) is in a folder that exists, as
+// opencode makes it.
 type fakeProc struct {
-	root      string
-	tcp, tcp6 []string
-	ino       int
+	root, home string
+	tcp, tcp6  []string
+	ino        int
 }
 
 func newFakeProc(t testing.TB) *fakeProc {
-	return &fakeProc{root: t.TempDir(), ino: 1000}
+	p := &fakeProc{root: t.TempDir(), home: t.TempDir(), ino: 1000}
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.db()), 0o700))
+	return p
+}
+
+// db is the fake processes' database.
+func (p *fakeProc) db() string {
+	return filepath.Join(p.home, ".local", "share", "opencode", "opencode.db")
 }
 
 // add makes process pid running args in cwd, listening on ports.
@@ -40,7 +49,7 @@ func (p *fakeProc) add(t testing.TB, pid int, cwd string, args []string, ports .
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "fd"), 0o755))
 	require.NoError(t, os.Symlink("/opt/node_modules/opencode-linux-x64/bin/opencode", filepath.Join(dir, "exe")))
 	require.NoError(t, os.Symlink(cwd, filepath.Join(dir, "cwd")))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "environ"), []byte("PATH=/bin\x00HOME="+testHome+"\x00"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "environ"), []byte("PATH=/bin\x00HOME="+p.home+"\x00"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(args, "\x00")+"\x00"), 0o644))
 	f := []string{"S", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "777", "999", "1000"}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(strconv.Itoa(pid)+" (opencode) "+strings.Join(f, " ")+"\n"), 0o644))
@@ -70,12 +79,6 @@ func (p *fakeProc) listen(t testing.TB, dir string, addrs ...netip.AddrPort) {
 	require.NoError(t, os.WriteFile(filepath.Join(p.root, "net", "tcp6"), []byte(head+strings.Join(p.tcp6, "\n")+"\n"), 0o644))
 }
 
-// testHome is the HOME of the fake processes, whose database is testDB.
-const (
-	testHome = "/home/u"
-	testDB   = "/home/u/.local/share/opencode/opencode.db"
-)
-
 func portOf(t testing.TB, addr string) int {
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
@@ -103,7 +106,7 @@ func TestRegistryReadsLiveServers(t *testing.T) {
 	p.add(t, 106, work, []string{"opencode", "attach", "http://" + good.addr()})
 	p.add(t, 107, work, []string{"opencode", "serve"}) // starting: no port yet
 
-	r := NewRegistry(testDB, Auth{}, "linux:x:pid:[1]")
+	r := NewRegistry(p.db(), Auth{}, "linux:x:pid:[1]")
 	r.procRoot, r.uid, r.ask, r.serverPIDOf = p.root, os.Getuid(), 500*time.Millisecond, self
 	start := time.Now()
 	snap, err := r.Read(context.Background())
@@ -158,7 +161,7 @@ func TestRegistryWithPassword(t *testing.T) {
 	locked.sessions = `[{"id":"` + sid + `","directory":"` + work + `"}]`
 	p := newFakeProc(t)
 	p.add(t, 103, work, []string{"opencode", "serve"}, portOf(t, locked.addr()))
-	r := NewRegistry(testDB, NewAuth("", "s3cret"), "")
+	r := NewRegistry(p.db(), NewAuth("", "s3cret"), "")
 	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -169,7 +172,7 @@ func TestRegistryWithPassword(t *testing.T) {
 func TestRegistryOtherUsersProcessesAreNotRead(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 101, t.TempDir(), []string{"opencode"})
-	r := NewRegistry(testDB, Auth{}, "")
+	r := NewRegistry(p.db(), Auth{}, "")
 	r.procRoot, r.uid = p.root, os.Getuid()+1
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -179,7 +182,7 @@ func TestRegistryOtherUsersProcessesAreNotRead(t *testing.T) {
 func TestRegistryServesOneDatabase(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 101, t.TempDir(), []string{"opencode"})
-	r := NewRegistry("/other/opencode.db", Auth{}, "")
+	r := NewRegistry(filepath.Join(t.TempDir(), "opencode.db"), Auth{}, "")
 	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -188,6 +191,21 @@ func TestRegistryServesOneDatabase(t *testing.T) {
 	r = NewRegistry("", Auth{}, "")
 	_, err = r.Read(context.Background())
 	assert.ErrorContains(t, err, "locate opencode's database")
+}
+
+// Where opencode has no state (its database's folder does not exist: it
+// never ran for this user) the process table is not walked at all: a
+// harness that is not there costs list one stat.
+func TestRegistryWithoutStateLooksNoFurther(t *testing.T) {
+	p := newFakeProc(t)
+	p.add(t, 101, t.TempDir(), []string{"opencode"}) // would be a record, its database there
+	require.NoError(t, os.RemoveAll(filepath.Join(p.home, ".local")))
+	r := NewRegistry(p.db(), Auth{}, "")
+	r.procRoot, r.uid = p.root, os.Getuid()
+	snap, err := r.Read(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Records)
+	assert.Empty(t, snap.Warnings)
 }
 
 func TestDatabase(t *testing.T) {
@@ -239,7 +257,7 @@ func TestRegistryDialsTheBoundAddressOfItsOwnListener(t *testing.T) {
 		p.listen(t, filepath.Join(p.root, strconv.Itoa(pid)), bound)
 	}
 	p.add(t, 103, work, []string{"opencode", "serve"}, int(port)) // says it listens where the impostor does
-	r := NewRegistry(testDB, NewAuth("", "s3cret"), "")
+	r := NewRegistry(p.db(), NewAuth("", "s3cret"), "")
 	r.procRoot, r.uid, r.serverPIDOf = p.root, os.Getuid(), self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -270,7 +288,7 @@ func TestRegistryAListenerThatNeverAnswersHidesNothing(t *testing.T) {
 	p := newFakeProc(t)
 	p.add(t, 101, work, []string{"opencode", "serve"}, portOf(t, hangs), portOf(t, locked.addr()))
 	p.add(t, 102, work, []string{"opencode", "serve"}, portOf(t, hangs), portOf(t, good.addr()))
-	r := NewRegistry(testDB, Auth{}, "")
+	r := NewRegistry(p.db(), Auth{}, "")
 	r.procRoot, r.uid, r.ask, r.serverPIDOf = p.root, os.Getuid(), time.Second, self
 	snap, err := r.Read(context.Background())
 	require.NoError(t, err)
@@ -286,7 +304,7 @@ func TestRegistryAListenerThatNeverAnswersHidesNothing(t *testing.T) {
 // doctor's opencode line says what a password-protected server said
 // (none given, or refused), naming its address, not only in a warning.
 func TestDoctorSaysWhatAPasswordProtectedServerSaid(t *testing.T) {
-	h, err := New(settings(map[string]string{"HOME": testHome}))
+	h, err := New(settings(map[string]string{"HOME": t.TempDir()}))
 	require.NoError(t, err)
 	h.registry.goos = "linux"
 	live := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}

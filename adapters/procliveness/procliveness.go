@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -66,7 +67,10 @@ func WithMachineIDPath(p string) Option { return func(c *checkerConfig) { c.mach
 // WithKill replaces kill(pid, 0) (tests).
 func WithKill(f func(pid int) error) Option { return func(c *checkerConfig) { c.kill = f } }
 
-// New builds a Checker and computes our pid domain once.
+// New builds a Checker and computes our pid domain once (from this
+// machine's files, once per process: every harness builds a Checker, and
+// neither the machine id nor a process's pid namespace changes while it
+// runs).
 func New(opts ...Option) *Checker {
 	cfg := checkerConfig{procRoot: "/proc", machineIDPath: "/etc/machine-id",
 		kill: func(pid int) error { return unix.Kill(pid, 0) }}
@@ -74,9 +78,16 @@ func New(opts ...Option) *Checker {
 		o(&cfg)
 	}
 	c := &Checker{procRoot: cfg.procRoot, kill: cfg.kill}
-	c.domain, c.domainErr = OurDomain(cfg.procRoot, cfg.machineIDPath)
+	if cfg.procRoot == "/proc" && cfg.machineIDPath == "/etc/machine-id" {
+		c.domain, c.domainErr = ourDomain()
+	} else {
+		c.domain, c.domainErr = OurDomain(cfg.procRoot, cfg.machineIDPath)
+	}
 	return c
 }
+
+// ourDomain is this process's pid domain, read once.
+var ourDomain = sync.OnceValues(func() (string, error) { return OurDomain("/proc", "/etc/machine-id") })
 
 // Domain returns our pid domain, or the error that prevented computing it.
 func (c *Checker) Domain() (string, error) { return c.domain, c.domainErr }

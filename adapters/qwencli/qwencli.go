@@ -47,6 +47,9 @@ type Probe struct {
 // ProgramEnv names the variable that picks the qwen program.
 const ProgramEnv = "PEERCTL_QWEN"
 
+// DefaultProgram is the qwen program run when none is picked (on PATH).
+const DefaultProgram = "qwen"
+
 // probeTimeout bounds `qwen --version` (a node start; seconds on a busy machine).
 const probeTimeout = 20 * time.Second
 
@@ -61,7 +64,7 @@ type Prober struct {
 func (p *Prober) ProbeQwen(ctx context.Context) Probe {
 	prog := p.Program
 	if prog == "" {
-		prog = "qwen"
+		prog = DefaultProgram
 	}
 	out := Probe{Program: prog, Messaging: "unknown"}
 	setting, settingErr := readSetting(filepath.Join(p.Home, "settings.json"))

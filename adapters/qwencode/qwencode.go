@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/qwencli"
 	"github.com/peerctl/peerctl/adapters/qweninbox"
@@ -43,6 +44,7 @@ var Plugin = ports.HarnessPlugin{
 // Harness is Qwen Code's plug-in. Build it with New.
 type Harness struct {
 	home     string
+	named    bool // the home given (flag or variable)
 	registry ports.Registry
 	live     *qwenregistry.Liveness
 	inbox    *qweninbox.Transport
@@ -75,11 +77,23 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	}
 	return &Harness{
 		home:     home,
+		named:    s.Flags[FlagHome] != "" || getenv(qwenregistry.HomeEnv) != "",
 		registry: reg,
 		live:     qwenregistry.NewLiveness(procliveness.New(), "/proc"),
 		inbox:    qweninbox.New(qweninbox.Config{Timeout: s.Timeout, Window: s.ReceiptWindow, FromName: s.From, Log: s.Log}),
 		prober:   &qwencli.Prober{Program: program, Home: home},
 	}, nil
+}
+
+var _ ports.Presence = (*Harness)(nil)
+
+// Present: the home named or there, or the qwen program found.
+func (h *Harness) Present() bool {
+	program := h.prober.Program
+	if program == "" {
+		program = qwencli.DefaultProgram
+	}
+	return presence.Of(h.named, program, h.home)
 }
 
 // Kind is qwenregistry.Kind.

@@ -32,17 +32,9 @@ type procSelf struct {
 	ticks, boot, nsInode, domain string
 }
 
-func readProcSelf(t *testing.T) procSelf {
+func readProcSelf(t testing.TB) procSelf {
 	t.Helper()
-	stat, err := os.ReadFile("/proc/self/stat")
-	require.NoError(t, err)
-	// The command name runs to the last ')' (runc); starttime is field 22,
-	// the 20th after the name.
-	i := bytes.LastIndexByte(stat, ')')
-	require.Positive(t, i, "%q", stat)
-	fields := strings.Fields(string(stat[i+1:]))
-	require.Greater(t, len(fields), 19, "%q", stat)
-	p := procSelf{ticks: fields[19]}
+	p := procSelf{ticks: startOf(t, os.Getpid())}
 	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
 		p.boot = strings.TrimSpace(string(b))
 	}
@@ -53,6 +45,19 @@ func readProcSelf(t *testing.T) procSelf {
 		p.domain = "linux:" + string(bytes.TrimSpace(id)) + ":" + ns
 	}
 	return p
+}
+
+// startOf is field 22 (starttime) of /proc/<pid>/stat: the command name
+// runs to the last ')' (runc), and starttime is the 20th field after it.
+func startOf(t testing.TB, pid int) string {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	require.NoError(t, err)
+	i := bytes.LastIndexByte(stat, ')')
+	require.Positive(t, i, "%q", stat)
+	fields := strings.Fields(string(stat[i+1:]))
+	require.Greater(t, len(fields), 19, "%q", stat)
+	return fields[19]
 }
 
 // livenessContract: the harness's Liveness finds a record of this very

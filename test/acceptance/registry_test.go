@@ -308,3 +308,36 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryRefusalNamesOnlyHarnessesHere: on a machine with Claude Code
+// alone (no Qwen Code, Codex or opencode installed, none with state), a
+// not_live refusal names Claude Code's sessions and folder only; a harness
+// that is installed is named again; doctor lists every harness all the same
+// (issue 44).
+func TestRegistryRefusalNamesOnlyHarnessesHere(t *testing.T) {
+	home, bin := t.TempDir(), t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude", "sessions"), 0o700))
+	env := []string{"PATH=" + bin, "HOME=" + home}
+
+	res := runPeerctl(t, runOpts{Env: env}, "show", "no-such-session")
+	assert.Equal(t, 3, res.Code, "stderr: %s", res.Stderr)
+	assert.Contains(t, string(res.Stderr), "peerctl: not_live: ")
+	assert.Contains(t, string(res.Stderr), "searched the claude-code sessions")
+	for _, other := range []string{"qwen", "codex", "opencode"} {
+		assert.NotContains(t, strings.ToLower(string(res.Stderr)), other, "a harness that is not here")
+	}
+
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	res = runPeerctl(t, runOpts{Env: env}, "show", "no-such-session")
+	assert.Equal(t, 3, res.Code, "stderr: %s", res.Stderr)
+	assert.Contains(t, string(res.Stderr), "searched the claude-code, codex sessions")
+	assert.Contains(t, string(res.Stderr), "the codex registry folder "+filepath.Join(home, ".codex")+" does not exist")
+	assert.NotContains(t, string(res.Stderr), "qwen")
+
+	doc := runPeerctl(t, runOpts{Env: env}, "doctor", "--json")
+	var rows map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(doc.Stdout, &rows), "stdout: %s stderr: %s", doc.Stdout, doc.Stderr)
+	for _, k := range []string{"claude", "qwen", "codex", "opencode"} {
+		assert.Contains(t, rows, k, "doctor still lists every harness")
+	}
+}

@@ -87,7 +87,7 @@ var (
 		"adapters/opencode":   {},
 	}
 	sharedAdapters = []string{
-		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/harnessfile", "adapters/internal/repeat", "adapters/internal/sockowner",
+		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/harnessfile", "adapters/internal/presence", "adapters/internal/repeat", "adapters/internal/sockowner",
 		"adapters/outbox", "adapters/procgroup", "adapters/procliveness", "adapters/servesock", "adapters/sshhost",
 	}
 )
