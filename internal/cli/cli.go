@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -115,6 +116,10 @@ type cli struct {
 	debug     debugOn
 	// jsonOut is set by commands with --json so refusals print as JSON too.
 	jsonOut bool
+	// jqExpr is --jq's value; jq the expression compiled (nil without
+	// --jq): what writeJSON prints instead of the document (jq.go).
+	jqExpr string
+	jq     *gojq.Code
 	// ran is set once a command's RunE starts; errors before that are usage errors.
 	ran bool
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
@@ -179,6 +184,9 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 		if c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv); err != nil {
 			return err
 		}
+		if err := c.useJQ(cmd); err != nil {
+			return err
+		}
 		return c.sayHello(cmd)
 	}
 	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)
@@ -212,6 +220,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	}
 	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
+	c.addJQFlags(root)
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -393,8 +402,23 @@ func (c *cli) printRefusalJSON(r *domain.Refusal) {
 
 // writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
 // two-space indent, <, > and & not escaped, characters that are not
-// printable escaped; see encodeJSON).
-func (c *cli) writeJSON(v any) error { return encodeJSON(c.stdout, v, "  ", false) }
+// printable escaped; see encodeJSON), or with --jq what the expression
+// makes of it (writeJQ).
+func (c *cli) writeJSON(v any) error {
+	if c.jq != nil {
+		return writeJQ(c.stdout, c.jq, v)
+	}
+	return encodeJSON(c.stdout, v, "  ", false)
+}
+
+// writeJSONLine prints v as one JSON line (watch --json), or with --jq
+// what the expression makes of it.
+func (c *cli) writeJSONLine(v any) error {
+	if c.jq != nil {
+		return writeJQ(c.stdout, c.jq, v)
+	}
+	return encodeJSON(c.stdout, v, "", false)
+}
 
 // options are per-command settings that shape the graph.
 type options struct {
