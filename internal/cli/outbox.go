@@ -185,12 +185,12 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 		return err
 	}
 	if absent {
-		return usageError{fmt.Errorf("message %d: the outbox is empty (nothing was ever stored)", id)}
+		return domain.Refuse(domain.ReasonNotFound, "message %d: the outbox is empty (nothing was ever stored)", id)
 	}
 	defer func() { _ = st.Close() }()
 	m, hist, err := st.Get(ctx, id)
 	if errors.Is(err, ports.ErrNoMessage) {
-		return usageError{fmt.Errorf("message %d is not in the outbox (peerctl outbox lists them)", id)}
+		return noSuchMessage(id)
 	}
 	if err != nil {
 		return outboxUnavailable(err)
@@ -204,6 +204,11 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", outboxTime(e.At), e.State, safe(e.Reason))
 	}
 	return nil
+}
+
+// noSuchMessage is the not_found refusal of an id the outbox does not hold.
+func noSuchMessage(id int64) error {
+	return domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id)
 }
 
 // outboxTarget is a message's target as the outbox's tables and watch
