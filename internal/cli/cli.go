@@ -216,6 +216,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	for _, sub := range root.Commands() {
 		if sub.Name() == "help" {
 			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
+			sub.RunE = helpTopic
 		}
 	}
 	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
@@ -225,23 +226,26 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	return root
 }
 
-// rejectUnknownSubcommands makes root and every command group below it (a
-// command with subcommands and no action of its own, e.g. endpoint)
-// refuse an unknown subcommand as a usage error in one line
-// (unknownSubcommand); a group without arguments prints its help. Left to
-// cobra, a group would print its help and exit 0, and root's error would
-// span lines, which the printing of a usage error escapes.
+// rejectUnknownSubcommands makes root and every command with subcommands
+// below it refuse an unknown subcommand as a usage error in one line, with
+// a suggestion (unknownSubcommand): a group with no action of its own
+// (endpoint) prints its help when given no argument; one with an action of
+// its own (outbox, which lists) takes no argument but its subcommands.
+// Left to cobra, a group would print its help and exit 0, and root's error
+// would span lines, which the printing of a usage error escapes.
 func rejectUnknownSubcommands(root *cobra.Command) {
 	root.Args = unknownSubcommand
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		for _, sub := range cmd.Commands() {
 			walk(sub)
-			if !sub.HasSubCommands() || sub.Runnable() {
+			if !sub.HasSubCommands() {
 				continue
 			}
 			sub.Args = unknownSubcommand
-			sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			if !sub.Runnable() {
+				sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			}
 		}
 	}
 	walk(root)
@@ -253,14 +257,44 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	return usageError{fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd, args[0]))}
+}
+
+// didYouMean is "; did you mean list?" naming cmd's subcommands close to
+// typed (cobra's suggestions: within two edits, or starting with it), ""
+// when none is.
+func didYouMean(cmd *cobra.Command, typed string) string {
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which only its message sets
 	}
-	if sugg := cmd.SuggestionsFor(args[0]); len(sugg) > 0 {
-		msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
+	if sugg := cmd.SuggestionsFor(typed); len(sugg) > 0 {
+		return "; did you mean " + strings.Join(sugg, " or ") + "?"
 	}
-	return usageError{errors.New(msg)}
+	return ""
+}
+
+// helpTopic is `peerctl help [command|topic]`: the help of what the words
+// name; words that name no command or topic are a usage error with a
+// suggestion (cobra's own help command prints the root's help and exits
+// 0 for them).
+func helpTopic(cmd *cobra.Command, args []string) error {
+	target, rest, err := cmd.Root().Find(args)
+	if err != nil || target == nil {
+		target, rest = cmd.Root(), args
+	}
+	if len(rest) > 0 {
+		hint := didYouMean(target, rest[0])
+		if hint == "" {
+			if !target.HasSubCommands() {
+				target = target.Root()
+			}
+			hint = "; " + target.CommandPath() + " --help lists the commands and topics"
+		}
+		return usageError{fmt.Errorf("unknown help topic %q%s", strings.Join(args, " "), hint)}
+	}
+	target.InitDefaultHelpFlag()
+	target.InitDefaultVersionFlag()
+	return target.Help()
 }
 
 // suggestFlag adds to pflag's "unknown flag: --al" the flags of cmd
