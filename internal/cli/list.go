@@ -107,9 +107,13 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery,
 		c.printNotes(n.Host, []string{n.Text})
 	}
 	rows := m.Sessions
-	if asJSON {
+	switch {
+	case asJSON:
 		err = c.writeJSON(rows)
-	} else {
+	case len(rows) == 0 && !q.All:
+		// No bare header: say so, and where the records that are not live are.
+		fmt.Fprintln(c.stderr, "peerctl: no live session; peerctl list --all shows every record and why it is not live")
+	default:
 		err = c.printSessions(rows, q.All, wide, withHost)
 	}
 	switch {
