@@ -160,10 +160,9 @@ func (c *cli) root() *cobra.Command {
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
 		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
-machine over ssh (--host), and delivers a message into one by the harness's own way in
-(--transport: ` + wiring.Plugins().TransportChoices() + `). Every failure
-is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never
-guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
+machine over ssh (--host), and delivers a message into one by the harness's own way in (send
+--transport). Every failure is a refusal with a stable word and exit code (peerctl help
+exit-codes); peerctl never guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
 		Example: `  peerctl list
   peerctl send build-3f "the API changed, rebase"
   answer=$(peerctl send --await-reply=2m build-3f "which branch are you on?")
@@ -215,11 +214,11 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	root.InitDefaultHelpCmd()
 	for _, sub := range root.Commands() {
 		if sub.Name() == "help" {
-			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
+			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help environment"
 			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic(), environmentTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
 	c.addJQFlags(root)
 	rejectUnknownSubcommands(root)

@@ -178,6 +178,10 @@ func TestHelpFitsAScreen(t *testing.T) {
 				assert.Contains(t, r.stdout, exitCodesHelp)
 				return
 			}
+			if cmd.Name() == "environment" { // a help topic, as exit-codes
+				assert.Contains(t, r.stdout, EnvironmentHelp())
+				return
+			}
 			assert.NotContains(t, r.stdout, "Exit codes:", "the exit-code table is printed by peerctl help exit-codes alone")
 			if cmd.Runnable() && cmd.Name() != "help" {
 				_, ex, ok := strings.Cut(r.stdout, "\nExamples:\n")
