@@ -70,12 +70,28 @@ func wrapText(text string, indent, width int) string {
 // comes without the repository's docs.
 const commandsDocURL = "https://github.com/peerctl/peerctl/blob/main/docs/COMMANDS.md"
 
+// ManualURL is docs/COMMANDS.md on the web, for the man pages.
+const ManualURL = commandsDocURL
+
 // helpLong is a command's Long help: what it does, in a line, and where
 // the whole story is: its section of docs/COMMANDS.md (section is the
 // anchor after "peerctl-") and the one exit-code table. A test keeps every
 // --help within a screen (TestHelpFitsAScreen).
 func helpLong(what, section string) string {
 	return what + ".\nIn full: " + commandsDocURL + "#peerctl-" + section + "\nIts exit codes: peerctl help exit-codes"
+}
+
+// SplitLong splits a command's Long help as helpLong writes it into what
+// the command does and the address of its section of docs/COMMANDS.md
+// ("" for a Long helpLong did not write): the man pages put the one in
+// DESCRIPTION and the other in SEE ALSO.
+func SplitLong(long string) (what, docURL string) {
+	what, rest, ok := strings.Cut(long, "\nIn full: ")
+	if !ok {
+		return long, ""
+	}
+	docURL, _, _ = strings.Cut(rest, "\n")
+	return what, docURL
 }
 
 // exitCodesTopic is "peerctl help exit-codes": the one place the exit-code

@@ -2,23 +2,48 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/adapters/servesock"
 )
 
-// envVar is one row of the environment table: the variables it names
+// EnvVar is one row of the environment table: the variables it names
 // (one, or a group read together) and what peerctl does with them.
-type envVar struct {
+type EnvVar struct {
 	Names   []string
 	Meaning string
+}
+
+// Environment is the environment table (a copy), for the man pages.
+func Environment() []EnvVar { return slices.Clone(environment) }
+
+// File is one row of the files table: a path (with the default of the
+// variables that move it) and what peerctl does with it.
+type File struct {
+	Path, Meaning string
+}
+
+// Files are the files and folders peerctl reads or writes, for the man
+// pages' FILES section.
+var Files = []File{
+	{"~/.claude/sessions/*.json", "Claude Code's registry ($CLAUDE_CONFIG_DIR): read, never written; the *.key files beside them are never opened"},
+	{"~/.qwen/sessions/", "Qwen Code's registry ($QWEN_HOME): read, never written"},
+	{"~/.codex/", "Codex's home ($CODEX_HOME): read, never written"},
+	{"~/.local/share/opencode/opencode.db", "opencode's database ($XDG_DATA_HOME, $OPENCODE_DB): read, never written"},
+	{"~/.local/state/peerctl/" + outbox.FileName, "the outbox of send --durable ($XDG_STATE_HOME); peerctl serve is its one writer"},
+	{"$XDG_RUNTIME_DIR/peerctl/" + servesock.SocketName, "peerctl serve's socket (else ~/.cache/peerctl/run/)"},
+	{"~/.config/peerctl/hosts", "the hosts file of peerctl hosts ($XDG_CONFIG_HOME)"},
 }
 
 // environment is every environment variable peerctl reads, written once:
 // `peerctl help environment` prints it and the man pages' ENVIRONMENT
 // section is made from it (EnvironmentHelp); a test holds that every
 // variable the code reads is here.
-var environment = []envVar{
+var environment = []EnvVar{
 	{[]string{"CLAUDE_CONFIG_DIR"}, "Claude Code's config dir, whose sessions/ is its registry (--config-dir; else ~/.claude)"},
 	{[]string{"QWEN_HOME"}, "Qwen Code's home folder (--qwen-home; else ~/.qwen)"},
 	{[]string{"CODEX_HOME"}, "Codex's home folder (--codex-home; else ~/.codex)"},
@@ -62,13 +87,13 @@ func EnvironmentHelp() string {
 			b.WriteByte('\n')
 		}
 		head := fmt.Sprintf("  %-*s  ", envNameWidth, v.Names[0])
-		b.WriteString(head + wrapText(v.text(), len(head), helpWidth))
+		b.WriteString(head + wrapText(v.Text(), len(head), helpWidth))
 	}
 	return b.String()
 }
 
-// text is the row's meaning, with its other names after it.
-func (v envVar) text() string {
+// Text is the row's meaning, with its other names after it.
+func (v EnvVar) Text() string {
 	if len(v.Names) == 1 {
 		return v.Meaning
 	}
