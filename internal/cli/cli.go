@@ -136,6 +136,9 @@ type cli struct {
 	// --jq): what writeJSON prints instead of the document (jq.go).
 	jqExpr string
 	jq     *gojq.Code
+	// terminal reports whether a stream (an *os.File) is a terminal
+	// (colourOn); tests replace it.
+	terminal func(any) bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
 	ran bool
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
@@ -168,7 +171,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv, hostSchema), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+		stdinBytes: -1, terminal: isTerminalFile, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv, hostSchema), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {
@@ -399,7 +402,11 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 		return wire.ExitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r))
+		text := refusalText(r)
+		if word := r.Reason.String(); c.colourOn(c.stderr) && strings.HasPrefix(text, word) {
+			text = paint(true, colourRed, word) + text[len(word):]
+		}
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", text)
 		if c.jsonOut {
 			c.printRefusalJSON(r)
 		}
@@ -502,11 +509,4 @@ func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 // started marks that a command began running (later errors are not usage errors).
 func (c *cli) started() { c.ran = true }
 
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(r io.Reader) bool { return isTerminalFile(r) }

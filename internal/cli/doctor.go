@@ -155,16 +155,18 @@ func (c *cli) printDoctor(doc wire.Doctor, asJSON bool) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		on := c.colourOn(c.stdout)
 		for _, r := range doc.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", safe(r.Check), safe(r.Health), cell(r.Text))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", safe(r.Check), paint(on, stateColour(r.Health), safe(r.Health)), cell(r.Text))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		fmt.Fprintln(c.stdout, safe(doc.Summary))
 	}
+	problem := paint(c.colourOn(c.stderr), colourRed, "problem")
 	for _, p := range doc.Problems {
-		fmt.Fprintf(c.stderr, "peerctl: problem: %s\n", safe(p))
+		fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", problem, safe(p))
 	}
 	if !doc.OK {
 		return errDoctor

@@ -173,10 +173,11 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 	if withHost {
 		head = "HOST\t"
 	}
+	on := c.colourOn(c.stdout)
 	if all {
-		fmt.Fprintln(tw, head+"VERDICT\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
+		fmt.Fprintln(tw, head+paint(on, colourNone, "VERDICT")+"\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
 	} else {
-		fmt.Fprintln(tw, head+"NAME\tHARNESS\tSESSION\tPID\tSTATUS\tAGE\tCWD")
+		fmt.Fprintln(tw, head+"NAME\tHARNESS\tSESSION\tPID\t"+paint(on, colourNone, "STATUS")+"\tAGE\tCWD")
 	}
 	now := time.Now()
 	for i, r := range rows {
@@ -189,7 +190,7 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 			if r.Verdict == domain.VerdictLive.String() && !r.Addressable {
 				reason = "not addressable: " + r.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d\t%s\t%s\n", host(r), cell(r.Verdict), cell(r.Harness), cut(cell(r.Name), widthName), cut(cell(id), widthID),
+			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d\t%s\t%s\n", host(r), paint(on, stateColour(r.Verdict), cell(r.Verdict)), cell(r.Harness), cut(cell(r.Name), widthName), cut(cell(id), widthID),
 				r.PID, cut(cell(r.File), widthName), cut(cell(reason), widthText))
 			continue
 		}
@@ -199,7 +200,7 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 		}
 		started, _ := time.Parse(time.RFC3339Nano, r.StartedAt)
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\t%s\n", host(r), cut(cell(r.Name), widthName), cell(r.Harness), cut(cell(id), widthID), r.PID,
-			cell(status), age(now, started), cut(cell(r.Cwd), widthText))
+			paint(on, stateColour(status), cell(status)), age(now, started), cut(cell(r.Cwd), widthText))
 	}
 	return tw.Flush()
 }

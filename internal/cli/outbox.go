@@ -192,9 +192,10 @@ func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool)
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tTARGET\tATTEMPTS\tUPDATED\tREASON")
+	on := c.colourOn(c.stdout)
+	fmt.Fprintln(tw, "ID\t"+paint(on, colourNone, "STATE")+"\tTARGET\tATTEMPTS\tUPDATED\tREASON")
 	for _, m := range msgs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", m.ID, m.State, cut(cell(outboxTarget(m.Address, m.Host)), widthName), m.Attempts,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", m.ID, paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName), m.Attempts,
 			shownTime(m.Updated), cut(cell(m.Reason), widthText))
 	}
 	return tw.Flush()
