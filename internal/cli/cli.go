@@ -318,7 +318,8 @@ func helpTopic(cmd *cobra.Command, args []string) error {
 // suggestFlag adds to pflag's "unknown flag: --al" the flags of cmd
 // (its own and inherited) meant most likely, as unknownSubcommand does for
 // a command: "unknown flag: --al; did you mean --all?". A flag is meant
-// when it starts with what was typed or is at most two edits from it.
+// when it starts with what was typed or is at most two edits from it,
+// fewer than its length (so --jq is not what every two-letter typo meant).
 func suggestFlag(cmd *cobra.Command, err error) error {
 	typed, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok || typed == "" {
@@ -331,7 +332,7 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 			return
 		}
 		seen[f.Name] = true
-		if strings.HasPrefix(f.Name, typed) || domain.EditDistance(typed, f.Name) <= 2 {
+		if d := domain.EditDistance(typed, f.Name); strings.HasPrefix(f.Name, typed) || d <= 2 && d < len(f.Name) {
 			sugg = append(sugg, "--"+f.Name)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/adapters/outbox"
-	"github.com/peerctl/peerctl/adapters/servesock"
 )
 
 // EnvVar is one row of the environment table: the variables it names
@@ -35,7 +34,8 @@ var Files = []File{
 	{"~/.codex/", "Codex's home ($CODEX_HOME): read, never written"},
 	{"~/.local/share/opencode/opencode.db", "opencode's database ($XDG_DATA_HOME, $OPENCODE_DB): read, never written"},
 	{"~/.local/state/peerctl/" + outbox.FileName, "the outbox of send --durable ($XDG_STATE_HOME); peerctl serve is its one writer"},
-	{"$XDG_RUNTIME_DIR/peerctl/" + servesock.SocketName, "peerctl serve's socket (else ~/.cache/peerctl/run/)"},
+	{"~/.local/state/peerctl/" + serveLogName, "the log of a peerctl serve started on demand"},
+	{"$XDG_RUNTIME_DIR/peerctl/serve-*.sock", "peerctl serve's socket, one per state folder (else in ~/.cache/peerctl/run/)"},
 	{"~/.config/peerctl/hosts", "the hosts file of peerctl hosts ($XDG_CONFIG_HOME)"},
 }
 
@@ -71,6 +71,7 @@ var environment = []EnvVar{
 	{[]string{"PATH"}, "where claude, qwen, codex, opencode and ssh are found"},
 	{[]string{"COLUMNS"}, "the width --help wraps to (60 to 120; else 120)"},
 	{[]string{"NO_COLOR"}, "set (to anything): no colour, even on a terminal (https://no-color.org)"},
+	{[]string{"TERM"}, "dumb: no colour"},
 	{[]string{"GOMEMLIMIT"}, "peerctl serve's soft memory limit (else 64 MiB)"},
 }
 
