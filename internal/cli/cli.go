@@ -136,6 +136,8 @@ type cli struct {
 	// --jq): what writeJSON prints instead of the document (jq.go).
 	jqExpr string
 	jq     *gojq.Code
+	// outputFormat is the hidden --output (-o): "json" is --json.
+	outputFormat string
 	// terminal reports whether a stream (an *os.File) is a terminal
 	// (colourOn); tests replace it.
 	terminal func(any) bool

@@ -17,22 +17,38 @@ import (
 // of the same name and shorthand, -q.
 const jqFlag = "jq"
 
+// outputFlag is --output (-o), hidden: "json" is --json.
+const outputFlag = "output"
+
 // addJQFlags gives every command of the tree under cmd that has --json a
 // --jq EXPR (-q EXPR) flag, whose value lands in c.jqExpr: one place, so
 // that a new --json command has it too.
 func (c *cli) addJQFlags(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("json") != nil {
 		cmd.Flags().StringVarP(&c.jqExpr, jqFlag, "q", "", "filter the JSON with a jq expression, as gh does (implies --json)")
+		// -o json, --output json: kubectl's and others' spelling of --json,
+		// taken and not shown.
+		cmd.Flags().StringVarP(&c.outputFormat, outputFlag, "o", "", "")
+		_ = cmd.Flags().MarkHidden(outputFlag)
 	}
 	for _, sub := range cmd.Commands() {
 		c.addJQFlags(sub)
 	}
 }
 
-// useJQ is run before a command with --jq given: it compiles the
+// useJQ is run before every command: with --jq given it compiles the
 // expression (a bad one is a usage error that names it) and sets --json,
-// which --jq implies.
+// which --jq implies; -o json (--output json) sets --json too, any other
+// format is a usage error.
 func (c *cli) useJQ(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup(outputFlag); f != nil && f.Changed {
+		if c.outputFormat != "json" {
+			return usageError{fmt.Errorf("--output %q: only json is an output format (tables are for people; --json, --jq EXPR for scripts)", c.outputFormat)}
+		}
+		if err := cmd.Flags().Set("json", "true"); err != nil {
+			return err
+		}
+	}
 	f := cmd.Flags().Lookup(jqFlag)
 	if f == nil || !f.Changed {
 		return nil

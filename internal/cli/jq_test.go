@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -54,11 +55,18 @@ func TestJQ(t *testing.T) {
 		// A string is raw, but what is not printable stays escaped.
 		{[]string{"list", "--jq", `"a\u001b[31mb\tc"`}, wire.ExitOK, "a\\x1b[31mb\tc\n"},
 		{[]string{"list", "--jq", "empty"}, wire.ExitOK, ""},
+		// -o json and --output json, other tools' spelling of --json.
+		{[]string{"list", "-o", "json"}, wire.ExitOK, "[\n  {"},
+		{[]string{"list", "--output=json", "-q", ".[].name"}, wire.ExitOK, "alpha\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args[len(tt.args)-1], func(t *testing.T) {
 			r := evRun(t, env, nil, tt.args...)
 			assert.Equal(t, tt.code, r.code, r.stderr)
+			if strings.HasSuffix(tt.out, "{") {
+				assert.True(t, strings.HasPrefix(r.stdout, tt.out), r.stdout)
+				return
+			}
 			assert.Equal(t, tt.out, r.stdout)
 		})
 	}
@@ -72,6 +80,9 @@ func TestJQErrors(t *testing.T) {
 	assert.Contains(t, r.stderr, `peerctl: --jq ".[": `)
 	assert.Contains(t, r.stderr, "Run 'peerctl list --help' for usage.")
 	assert.Empty(t, r.stdout)
+	r = evRun(t, env, nil, "list", "-o", "yaml")
+	assert.Equal(t, wire.ExitUsage, r.code)
+	assert.Contains(t, r.stderr, `peerctl: --output "yaml": only json is an output format`)
 	// An expression that fails on the output is an error (exit 1) that says so.
 	r = evRun(t, env, nil, "list", "--jq", ".foo")
 	assert.Equal(t, wire.ExitError, r.code)
