@@ -25,7 +25,7 @@ const outputFlag = "output"
 // that a new --json command has it too.
 func (c *cli) addJQFlags(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("json") != nil {
-		cmd.Flags().StringVarP(&c.jqExpr, jqFlag, "q", "", "filter the JSON with a jq expression, as gh does (implies --json)")
+		cmd.Flags().StringVarP(&c.jqExpr, jqFlag, "q", "", "filter the JSON with the jq expression `EXPR`, as gh does (implies --json)")
 		// -o json, --output json: kubectl's and others' spelling of --json,
 		// taken and not shown.
 		cmd.Flags().StringVarP(&c.outputFormat, outputFlag, "o", "", "")

@@ -28,7 +28,7 @@ func (c *cli) listCmd() *cobra.Command {
 		Short: "List the live sessions of every harness (with --all, every record and its verdict)",
 		Long:  helpLong(`List the live sessions of every harness (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
-  peerctl list --json | jq -r '.[] | select(.addressable) | .endpoint'
+  peerctl list --jq '.[] | select(.addressable) | .endpoint'
   peerctl list --all
   peerctl list --host . --host dev-box --host me@build-3   # this machine and two others, merged
   peerctl list --hosts               # this machine and every host of peerctl hosts
