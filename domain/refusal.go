@@ -51,6 +51,13 @@ const (
 	// folder is read-only. Nothing was stored; a send without --durable
 	// still works. The database file is kept as it is.
 	ReasonOutboxUnavailable
+	// ReasonNotFound: what the command names is not there (outbox show,
+	// cancel, retry: no message with that id).
+	ReasonNotFound
+	// ReasonWrongState: what the command names is there, but its state
+	// does not allow the change (outbox cancel of a message delivered or
+	// on its way, retry of one delivered).
+	ReasonWrongState
 )
 
 var reasonWords = map[Reason]string{
@@ -65,12 +72,15 @@ var reasonWords = map[Reason]string{
 	ReasonOutcomeUnknown:     "outcome_unknown",
 	ReasonHostUnreachable:    "host_unreachable",
 	ReasonOutboxUnavailable:  "outbox_unavailable",
+	ReasonNotFound:           "not_found",
+	ReasonWrongState:         "wrong_state",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable,
+		ReasonNotFound, ReasonWrongState}
 }
 
 // String returns the stable wire word, e.g. "not_live".

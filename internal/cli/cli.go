@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -69,12 +70,28 @@ func wrapText(text string, indent, width int) string {
 // comes without the repository's docs.
 const commandsDocURL = "https://github.com/peerctl/peerctl/blob/main/docs/COMMANDS.md"
 
+// ManualURL is docs/COMMANDS.md on the web, for the man pages.
+const ManualURL = commandsDocURL
+
 // helpLong is a command's Long help: what it does, in a line, and where
 // the whole story is: its section of docs/COMMANDS.md (section is the
 // anchor after "peerctl-") and the one exit-code table. A test keeps every
 // --help within a screen (TestHelpFitsAScreen).
 func helpLong(what, section string) string {
 	return what + ".\nIn full: " + commandsDocURL + "#peerctl-" + section + "\nIts exit codes: peerctl help exit-codes"
+}
+
+// SplitLong splits a command's Long help as helpLong writes it into what
+// the command does and the address of its section of docs/COMMANDS.md
+// ("" for a Long helpLong did not write): the man pages put the one in
+// DESCRIPTION and the other in SEE ALSO.
+func SplitLong(long string) (what, docURL string) {
+	what, rest, ok := strings.Cut(long, "\nIn full: ")
+	if !ok {
+		return long, ""
+	}
+	docURL, _, _ = strings.Cut(rest, "\n")
+	return what, docURL
 }
 
 // exitCodesTopic is "peerctl help exit-codes": the one place the exit-code
@@ -115,6 +132,15 @@ type cli struct {
 	debug     debugOn
 	// jsonOut is set by commands with --json so refusals print as JSON too.
 	jsonOut bool
+	// jqExpr is --jq's value; jq the expression compiled (nil without
+	// --jq): what writeJSON prints instead of the document (jq.go).
+	jqExpr string
+	jq     *gojq.Code
+	// outputFormat is the hidden --output (-o): "json" is --json.
+	outputFormat string
+	// terminal reports whether a stream (an *os.File) is a terminal
+	// (colourOn); tests replace it.
+	terminal func(any) bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
 	ran bool
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
@@ -147,7 +173,7 @@ type cli struct {
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
 	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv, hostSchema), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+		stdinBytes: -1, terminal: isTerminalFile, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv, hostSchema), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
 func (c *cli) root() *cobra.Command {
@@ -155,10 +181,9 @@ func (c *cli) root() *cobra.Command {
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
 		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
-machine over ssh (--host), and delivers a message into one by the harness's own way in
-(--transport: ` + wiring.Plugins().TransportChoices() + `). Every failure
-is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never
-guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
+machine over ssh (--host), and delivers a message into one by the harness's own way in (send
+--transport). Every failure is a refusal with a stable word and exit code (peerctl help
+exit-codes); peerctl never guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
 		Example: `  peerctl list
   peerctl send build-3f "the API changed, rebase"
   answer=$(peerctl send --await-reply=2m build-3f "which branch are you on?")
@@ -177,6 +202,9 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 		}
 		var err error
 		if c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv); err != nil {
+			return err
+		}
+		if err := c.useJQ(cmd); err != nil {
 			return err
 		}
 		return c.sayHello(cmd)
@@ -207,32 +235,37 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 	root.InitDefaultHelpCmd()
 	for _, sub := range root.Commands() {
 		if sub.Name() == "help" {
-			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
+			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help environment"
+			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic(), environmentTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
+	c.addJQFlags(root)
 	rejectUnknownSubcommands(root)
 	return root
 }
 
-// rejectUnknownSubcommands makes root and every command group below it (a
-// command with subcommands and no action of its own, e.g. endpoint)
-// refuse an unknown subcommand as a usage error in one line
-// (unknownSubcommand); a group without arguments prints its help. Left to
-// cobra, a group would print its help and exit 0, and root's error would
-// span lines, which the printing of a usage error escapes.
+// rejectUnknownSubcommands makes root and every command with subcommands
+// below it refuse an unknown subcommand as a usage error in one line, with
+// a suggestion (unknownSubcommand): a group with no action of its own
+// (endpoint) prints its help when given no argument; one with an action of
+// its own (outbox, which lists) takes no argument but its subcommands.
+// Left to cobra, a group would print its help and exit 0, and root's error
+// would span lines, which the printing of a usage error escapes.
 func rejectUnknownSubcommands(root *cobra.Command) {
 	root.Args = unknownSubcommand
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		for _, sub := range cmd.Commands() {
 			walk(sub)
-			if !sub.HasSubCommands() || sub.Runnable() {
+			if !sub.HasSubCommands() {
 				continue
 			}
 			sub.Args = unknownSubcommand
-			sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			if !sub.Runnable() {
+				sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			}
 		}
 	}
 	walk(root)
@@ -244,20 +277,51 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	return usageError{fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd, args[0]))}
+}
+
+// didYouMean is "; did you mean list?" naming cmd's subcommands close to
+// typed (cobra's suggestions: within two edits, or starting with it), ""
+// when none is.
+func didYouMean(cmd *cobra.Command, typed string) string {
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which only its message sets
 	}
-	if sugg := cmd.SuggestionsFor(args[0]); len(sugg) > 0 {
-		msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
+	if sugg := cmd.SuggestionsFor(typed); len(sugg) > 0 {
+		return "; did you mean " + strings.Join(sugg, " or ") + "?"
 	}
-	return usageError{errors.New(msg)}
+	return ""
+}
+
+// helpTopic is `peerctl help [command|topic]`: the help of what the words
+// name; words that name no command or topic are a usage error with a
+// suggestion (cobra's own help command prints the root's help and exits
+// 0 for them).
+func helpTopic(cmd *cobra.Command, args []string) error {
+	target, rest, err := cmd.Root().Find(args)
+	if err != nil || target == nil {
+		target, rest = cmd.Root(), args
+	}
+	if len(rest) > 0 {
+		hint := didYouMean(target, rest[0])
+		if hint == "" {
+			if !target.HasSubCommands() {
+				target = target.Root()
+			}
+			hint = "; " + target.CommandPath() + " --help lists the commands and topics"
+		}
+		return usageError{fmt.Errorf("unknown help topic %q%s", strings.Join(args, " "), hint)}
+	}
+	target.InitDefaultHelpFlag()
+	target.InitDefaultVersionFlag()
+	return target.Help()
 }
 
 // suggestFlag adds to pflag's "unknown flag: --al" the flags of cmd
 // (its own and inherited) meant most likely, as unknownSubcommand does for
 // a command: "unknown flag: --al; did you mean --all?". A flag is meant
-// when it starts with what was typed or is at most two edits from it.
+// when it starts with what was typed or is at most two edits from it,
+// fewer than its length (so --jq is not what every two-letter typo meant).
 func suggestFlag(cmd *cobra.Command, err error) error {
 	typed, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok || typed == "" {
@@ -270,7 +334,7 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 			return
 		}
 		seen[f.Name] = true
-		if strings.HasPrefix(f.Name, typed) || domain.EditDistance(typed, f.Name) <= 2 {
+		if d := domain.EditDistance(typed, f.Name); strings.HasPrefix(f.Name, typed) || d <= 2 && d < len(f.Name) {
 			sugg = append(sugg, "--"+f.Name)
 		}
 	}
@@ -341,7 +405,11 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 		return wire.ExitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r))
+		text := refusalText(r)
+		if word := r.Reason.String(); c.colourOn(c.stderr) && strings.HasPrefix(text, word) {
+			text = paint(true, colourRed, word) + text[len(word):]
+		}
+		fmt.Fprintf(c.stderr, "peerctl: %s\n", text)
 		if c.jsonOut {
 			c.printRefusalJSON(r)
 		}
@@ -393,8 +461,23 @@ func (c *cli) printRefusalJSON(r *domain.Refusal) {
 
 // writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
 // two-space indent, <, > and & not escaped, characters that are not
-// printable escaped; see encodeJSON).
-func (c *cli) writeJSON(v any) error { return encodeJSON(c.stdout, v, "  ", false) }
+// printable escaped; see encodeJSON), or with --jq what the expression
+// makes of it (writeJQ).
+func (c *cli) writeJSON(v any) error {
+	if c.jq != nil {
+		return writeJQ(c.stdout, c.jq, v)
+	}
+	return encodeJSON(c.stdout, v, "  ", false)
+}
+
+// writeJSONLine prints v as one JSON line (watch --json), or with --jq
+// what the expression makes of it.
+func (c *cli) writeJSONLine(v any) error {
+	if c.jq != nil {
+		return writeJQ(c.stdout, c.jq, v)
+	}
+	return encodeJSON(c.stdout, v, "", false)
+}
 
 // options are per-command settings that shape the graph.
 type options struct {
@@ -429,11 +512,4 @@ func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 // started marks that a command began running (later errors are not usage errors).
 func (c *cli) started() { c.ran = true }
 
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(r io.Reader) bool { return isTerminalFile(r) }

@@ -19,10 +19,29 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// doctorMCP checks what `peerctl mcp` would run. Never a problem: only
-// peerctl mcp needs peerctl-mcp. A peerctl-mcp without the server is a
-// warning.
+// noPeerctlOnPath is doctor's warning when no peerctl is on PATH: the
+// Claude Code plugin (and `claude mcp add peerctl -- peerctl mcp`) starts
+// its MCP server as the command peerctl, and Claude Code then says only
+// "spawn peerctl ENOENT" (failed to connect, in claude mcp list).
+const noPeerctlOnPath = "no peerctl on PATH: the Claude Code plugin's MCP server (the command peerctl mcp) fails to start " +
+	"with \"spawn peerctl ENOENT\"; put peerctl and peerctl-mcp in a folder on the PATH Claude Code starts with " +
+	"(make build, then cp bin/peerctl bin/peerctl-mcp ~/.local/bin), then restart Claude Code"
+
+// doctorMCP checks what `peerctl mcp` would run, and that a peerctl is on
+// PATH for an MCP client to start (noPeerctlOnPath). Never a problem:
+// only peerctl mcp needs either; they are warnings.
 func (c *cli) doctorMCP(ctx context.Context) wire.DoctorMCP {
+	d := c.doctorMCPProgram(ctx)
+	if _, err := exec.LookPath("peerctl"); err != nil {
+		d.Health = app.HealthWarn.String()
+		d.Note = noPeerctlOnPath + "; " + d.Note
+	}
+	return d
+}
+
+// doctorMCPProgram checks what `peerctl mcp` would run. A peerctl-mcp
+// without the server is a warning.
+func (c *cli) doctorMCPProgram(ctx context.Context) wire.DoctorMCP {
 	if c.serveMCP != nil {
 		self, _ := c.executable()
 		return wire.DoctorMCP{Health: app.HealthOK.String(), Path: self, Note: "the MCP server is linked into this program (peerctl mcp serves)"}
@@ -136,16 +155,18 @@ func (c *cli) printDoctor(doc wire.Doctor, asJSON bool) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		on := c.colourOn(c.stdout)
 		for _, r := range doc.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", safe(r.Check), safe(r.Health), cell(r.Text))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", safe(r.Check), paint(on, stateColour(r.Health), safe(r.Health)), cell(r.Text))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		fmt.Fprintln(c.stdout, safe(doc.Summary))
 	}
+	problem := paint(c.colourOn(c.stderr), colourRed, "problem")
 	for _, p := range doc.Problems {
-		fmt.Fprintf(c.stderr, "peerctl: problem: %s\n", safe(p))
+		fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", problem, safe(p))
 	}
 	if !doc.OK {
 		return errDoctor

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -456,4 +458,19 @@ func TestSendDryRunSocketEscapesPath(t *testing.T) {
 	assert.Contains(t, r.stdout, "socket: ")
 	assert.NotContains(t, r.stdout, "\x1b")
 	assert.NotContains(t, r.stdout, "\x07")
+}
+
+// Without a peerctl on PATH, the plugin's MCP server fails with Claude
+// Code's bare "ENOENT": doctor says so, and how to fix it.
+func TestDoctorMCPSaysPeerctlIsNotOnPath(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv("PATH", empty)
+	c := newCLI(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" })
+	d := c.doctorMCP(context.Background())
+	assert.Equal(t, "warn", d.Health)
+	assert.Contains(t, d.Note, `no peerctl on PATH: the Claude Code plugin's MCP server (the command peerctl mcp) fails to start with "spawn peerctl ENOENT"`)
+
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "peerctl"), []byte("#!/bin/sh\n"), 0o755))
+	d = c.doctorMCP(context.Background())
+	assert.NotContains(t, d.Note, "ENOENT")
 }

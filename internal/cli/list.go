@@ -28,7 +28,7 @@ func (c *cli) listCmd() *cobra.Command {
 		Short: "List the live sessions of every harness (with --all, every record and its verdict)",
 		Long:  helpLong(`List the live sessions of every harness (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
-  peerctl list --json | jq -r '.[] | select(.addressable) | .endpoint'
+  peerctl list --jq '.[] | select(.addressable) | .endpoint'
   peerctl list --all
   peerctl list --host . --host dev-box --host me@build-3   # this machine and two others, merged
   peerctl list --hosts               # this machine and every host of peerctl hosts
@@ -107,9 +107,13 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery,
 		c.printNotes(n.Host, []string{n.Text})
 	}
 	rows := m.Sessions
-	if asJSON {
+	switch {
+	case asJSON:
 		err = c.writeJSON(rows)
-	} else {
+	case len(rows) == 0 && !q.All:
+		// No bare header: say so, and where the records that are not live are.
+		fmt.Fprintln(c.stderr, "peerctl: no live session; peerctl list --all shows every record and why it is not live")
+	default:
 		err = c.printSessions(rows, q.All, wide, withHost)
 	}
 	switch {
@@ -169,10 +173,11 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 	if withHost {
 		head = "HOST\t"
 	}
+	on := c.colourOn(c.stdout)
 	if all {
-		fmt.Fprintln(tw, head+"VERDICT\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
+		fmt.Fprintln(tw, head+paint(on, colourNone, "VERDICT")+"\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
 	} else {
-		fmt.Fprintln(tw, head+"NAME\tHARNESS\tSESSION\tPID\tSTATUS\tAGE\tCWD")
+		fmt.Fprintln(tw, head+"NAME\tHARNESS\tSESSION\tPID\t"+paint(on, colourNone, "STATUS")+"\tAGE\tCWD")
 	}
 	now := time.Now()
 	for i, r := range rows {
@@ -185,7 +190,7 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 			if r.Verdict == domain.VerdictLive.String() && !r.Addressable {
 				reason = "not addressable: " + r.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d\t%s\t%s\n", host(r), cell(r.Verdict), cell(r.Harness), cut(cell(r.Name), widthName), cut(cell(id), widthID),
+			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d\t%s\t%s\n", host(r), paint(on, stateColour(r.Verdict), cell(r.Verdict)), cell(r.Harness), cut(cell(r.Name), widthName), cut(cell(id), widthID),
 				r.PID, cut(cell(r.File), widthName), cut(cell(reason), widthText))
 			continue
 		}
@@ -195,7 +200,7 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 		}
 		started, _ := time.Parse(time.RFC3339Nano, r.StartedAt)
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\t%s\n", host(r), cut(cell(r.Name), widthName), cell(r.Harness), cut(cell(id), widthID), r.PID,
-			cell(status), age(now, started), cut(cell(r.Cwd), widthText))
+			paint(on, stateColour(status), cell(status)), age(now, started), cut(cell(r.Cwd), widthText))
 	}
 	return tw.Flush()
 }

@@ -18,6 +18,7 @@ import (
 // doctor's mcp row: ok with the path of the peerctl-mcp that peerctl mcp
 // would run, ok in a program that serves itself, skip (never a problem)
 // without one, and a warning for a peerctl-mcp that is this very program.
+// (What peerctl mcp runs; that a peerctl is on PATH at all: TestDoctorMCPSaysPeerctlIsNotOnPath.)
 func TestDoctorMCPRow(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("executables here are files with mode bits")
@@ -29,7 +30,7 @@ func TestDoctorMCPRow(t *testing.T) {
 	c := newCLI(nil, nil, nil, func(string) string { return "" })
 	c.executable = func() (string, error) { return self, nil }
 
-	r := c.doctorMCP(context.Background())
+	r := c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "skip", r.Health)
 	assert.Contains(t, r.Note, "only peerctl mcp needs it")
 
@@ -41,28 +42,28 @@ func TestDoctorMCPRow(t *testing.T) {
 	same := `{"module":"github.com/peerctl/peerctl","version":"v1.2.3","revision":"0123456789abcdef","modified":false}`
 	beside := filepath.Join(dir, "peerctl-mcp")
 	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+same+"'\n"), 0o644))
-	r = c.doctorMCP(context.Background())
+	r = c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "warn", r.Health, "there but not executable")
 	assert.Contains(t, r.Note, "permission denied")
 	require.NoError(t, os.Chmod(beside, 0o755))
-	r = c.doctorMCP(context.Background())
+	r = c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "ok", r.Health, r.Note)
 	assert.Equal(t, beside, r.Path)
 
 	older := strings.Replace(same, "0123456789abcdef", "fedcba9876543210", 1)
 	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+older+"'\n"), 0o755))
-	r = c.doctorMCP(context.Background())
+	r = c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "warn", r.Health, "another build")
 	assert.Contains(t, r.Note, "is another build: v1.2.3 (fedcba987654")
 	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+same+"'\n"), 0o755))
 
 	c.executable = func() (string, error) { return beside, nil } // a peerctl build named peerctl-mcp
-	r = c.doctorMCP(context.Background())
+	r = c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "warn", r.Health)
 	assert.True(t, strings.HasPrefix(r.Note, beside+" has no MCP server linked in"), r.Note)
 
 	c.serveMCP = mcpserve.Serve
-	r = c.doctorMCP(context.Background())
+	r = c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "ok", r.Health)
 	assert.Contains(t, r.Note, "linked into this program")
 }

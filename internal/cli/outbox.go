@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,25 @@ func outboxTime(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// shownTime is t as the outbox's table and show print it for people: UTC,
+// RFC 3339 to the second ("-" for the zero time). --json keeps outboxTime.
+func shownTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// shownStamp is an outboxTime stamp (a message document's) as shownTime
+// prints it; "" stays "", and a stamp that does not parse is kept as it is.
+func shownStamp(stamp string) string {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return stamp
+	}
+	return shownTime(t)
 }
 
 func (c *cli) outboxCmd() *cobra.Command {
@@ -171,12 +191,14 @@ func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool)
 		fmt.Fprintln(c.stderr, "peerctl: the outbox holds no such message")
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "%-6s %-16s %-24s %-8s %-20s %s\n", "ID", "STATE", "TARGET", "ATTEMPTS", "UPDATED", "REASON")
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	on := c.colourOn(c.stdout)
+	fmt.Fprintln(tw, "ID\t"+paint(on, colourNone, "STATE")+"\tTARGET\tATTEMPTS\tUPDATED\tREASON")
 	for _, m := range msgs {
-		fmt.Fprintf(c.stdout, "%-6d %-16s %-24s %-8d %-20s %s\n", m.ID, m.State, cut(safe(outboxTarget(m.Address, m.Host)), 24), m.Attempts,
-			m.Updated.Local().Format(time.DateTime), cut(safe(m.Reason), 120))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", m.ID, paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName), m.Attempts,
+			shownTime(m.Updated), cut(cell(m.Reason), widthText))
 	}
-	return nil
+	return tw.Flush()
 }
 
 func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
@@ -185,12 +207,12 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 		return err
 	}
 	if absent {
-		return usageError{fmt.Errorf("message %d: the outbox is empty (nothing was ever stored)", id)}
+		return domain.Refuse(domain.ReasonNotFound, "message %d: the outbox is empty (nothing was ever stored)", id)
 	}
 	defer func() { _ = st.Close() }()
 	m, hist, err := st.Get(ctx, id)
 	if errors.Is(err, ports.ErrNoMessage) {
-		return usageError{fmt.Errorf("message %d is not in the outbox (peerctl outbox lists them)", id)}
+		return noSuchMessage(id)
 	}
 	if err != nil {
 		return outboxUnavailable(err)
@@ -201,9 +223,14 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	c.printOutboxMessage(wire.OutboxMessageOf(m, nil))
 	fmt.Fprintln(c.stdout, "history:")
 	for _, e := range hist {
-		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", outboxTime(e.At), e.State, safe(e.Reason))
+		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", shownTime(e.At), e.State, safe(e.Reason))
 	}
 	return nil
+}
+
+// noSuchMessage is the not_found refusal of an id the outbox does not hold.
+func noSuchMessage(id int64) error {
+	return domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id)
 }
 
 // outboxTarget is a message's target as the outbox's tables and watch
@@ -218,7 +245,7 @@ func outboxTarget(address, host string) string {
 
 func (c *cli) printOutboxMessage(j wire.OutboxMessage) {
 	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
-		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", j.CreatedAt}, {"expires", j.ExpiresAt}, {"next attempt", j.NextAttemptAt},
+		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next attempt", shownStamp(j.NextAttemptAt)},
 		{"attempts", strconv.Itoa(j.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {

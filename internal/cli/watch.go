@@ -164,7 +164,7 @@ func (c *cli) printWatchNote(host domain.Dest, note string) {
 func (c *cli) printOutboxEvent(e ports.OutboxEvent, asJSON bool) error {
 	if asJSON {
 		j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason}
-		return encodeJSON(c.stdout, j, "", false)
+		return c.writeJSONLine(j)
 	}
 	_, err := fmt.Fprintln(c.stdout, outboxLine(e))
 	return err
@@ -174,7 +174,7 @@ func (c *cli) printOutboxEvent(e ports.OutboxEvent, asJSON bool) error {
 // a line for people (eventText).
 func (c *cli) printEvent(ev wire.Event, asJSON, withHost bool) error {
 	if asJSON {
-		return encodeJSON(c.stdout, ev, "", false)
+		return c.writeJSONLine(ev)
 	}
 	_, err := fmt.Fprintln(c.stdout, eventText(ev, withHost))
 	return err

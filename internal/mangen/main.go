@@ -4,17 +4,29 @@
 // the release archives carry them under man/man1. The pages' date is
 // $SOURCE_DATE_EPOCH (Unix seconds; the Makefile sets the commit's time),
 // else today.
+//
+// Each page is cobra's (doc.GenMan: NAME, SYNOPSIS, DESCRIPTION, OPTIONS,
+// EXAMPLE, SEE ALSO), titled by its own command (PEERCTL-SEND), with
+// the sections cobra has no source for added before SEE ALSO: EXIT
+// STATUS (wire.ExitCodes), ENVIRONMENT (cli.Environment) and FILES
+// (cli.Files); SEE ALSO also names the command's section of
+// docs/COMMANDS.md on the web.
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
 
 	"github.com/peerctl/peerctl/internal/cli"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 func main() {
@@ -28,7 +40,9 @@ func main() {
 	}
 }
 
-// write writes one page per command of cli.CommandTree into dir, creating it.
+// write writes one page per command of cli.CommandTree into dir, creating
+// it: every available command, not the help topics (exit-codes,
+// environment: their tables are sections of every page).
 func write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -36,11 +50,105 @@ func write(dir string) error {
 	root := cli.CommandTree()
 	disableAutoGenTag(root)
 	showNoValueDefaults(root)
-	header := &doc.GenManHeader{Title: "PEERCTL", Section: "1", Source: "peerctl", Manual: "peerctl manual"}
-	if err := doc.GenManTree(root, header, dir); err != nil {
-		return fmt.Errorf("write man pages into %s: %w", dir, err)
+	sections := exitStatus() + environment() + files()
+	var walk func(cmd *cobra.Command) error
+	walk = func(cmd *cobra.Command) error {
+		for _, sub := range cmd.Commands() {
+			if !sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {
+				continue
+			}
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		page, err := manPage(cmd, sections)
+		if err != nil {
+			return err
+		}
+		name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + ".1"
+		if err := os.WriteFile(filepath.Join(dir, name), page, 0o644); err != nil {
+			return fmt.Errorf("write man page %s: %w", name, err)
+		}
+		return nil
 	}
-	return nil
+	return walk(root)
+}
+
+// manPage is cmd's page: cobra's, with its DESCRIPTION what the command
+// does (its Long help without the lines that point at the docs and the
+// exit codes, which become SEE ALSO and EXIT STATUS), and sections before
+// SEE ALSO.
+func manPage(cmd *cobra.Command, sections string) ([]byte, error) {
+	what, docURL := cli.SplitLong(cmd.Long)
+	cmd.Long = what
+	var buf bytes.Buffer
+	// No Title: cobra titles each page by its command (PEERCTL\-SEND).
+	header := &doc.GenManHeader{Section: "1", Source: "peerctl", Manual: "peerctl manual"}
+	if err := doc.GenMan(cmd, header, &buf); err != nil {
+		return nil, fmt.Errorf("man page of %s: %w", cmd.CommandPath(), err)
+	}
+	page := buf.String()
+	before, after, ok := strings.Cut(page, ".SH SEE ALSO\n")
+	if !ok {
+		return nil, fmt.Errorf("man page of %s: cobra wrote no SEE ALSO", cmd.CommandPath())
+	}
+	page = before + sections + ".SH SEE ALSO\n" + strings.TrimRight(after, "\n")
+	if docURL != "" {
+		page += "\n.PP\n\\%" + roff(docURL) + " (the command in full)"
+	}
+	page += "\n.PP\n\\%" + roff(cli.ManualURL) + " (every command)\n"
+	return []byte(page), nil
+}
+
+// exitStatus is the EXIT STATUS section: the exit-code table, a code and
+// its refusal word a tagged paragraph.
+func exitStatus() string {
+	var b strings.Builder
+	b.WriteString(".SH EXIT STATUS\n")
+	for _, r := range wire.ExitCodes {
+		tag := `\fB` + strconv.Itoa(r.Code) + `\fP`
+		if w := r.Word(); w != "" {
+			tag += ` \fI` + roff(w) + `\fP`
+		}
+		b.WriteString(".TP\n" + tag + "\n" + roff(r.Meaning) + "\n")
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// environment is the ENVIRONMENT section: cli.Environment, a row a tagged
+// paragraph.
+func environment() string {
+	var b strings.Builder
+	b.WriteString(".SH ENVIRONMENT\n")
+	for _, v := range cli.Environment() {
+		b.WriteString(".TP\n\\fB" + roff(v.Names[0]) + "\\fP\n" + roff(v.Text()) + "\n")
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// files is the FILES section: cli.Files, a path a tagged paragraph.
+func files() string {
+	var b strings.Builder
+	b.WriteString(".SH FILES\n")
+	for _, f := range cli.Files {
+		b.WriteString(".TP\n\\fI" + roff(f.Path) + "\\fP\n" + roff(f.Meaning) + "\n")
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// roff makes text safe in a roff text line: a backslash is written \e, a
+// hyphen \- (a minus, as a flag's must be to be searched and copied), and
+// a line cannot start with a control character (. or ').
+func roff(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	s = strings.ReplaceAll(s, "-", `\-`)
+	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
+		s = `\&` + s
+	}
+	return s
 }
 
 // disableAutoGenTag drops cobra's "Auto generated by spf13/cobra on <date>"

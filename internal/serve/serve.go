@@ -271,9 +271,9 @@ func (s *Server) change(ctx context.Context, id int64, do func(context.Context, 
 	m, err := do(ctx, id)
 	switch {
 	case errors.Is(err, ports.ErrNoMessage):
-		return failed(usageError{fmt.Errorf("message %d is not in the outbox (peerctl outbox lists them)", id)})
+		return failed(domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id))
 	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable):
-		return failed(usageError{err})
+		return failed(&domain.Refusal{Reason: domain.ReasonWrongState, Detail: err.Error(), Err: err})
 	case err != nil:
 		return failed(OutboxUnavailable(err))
 	}

@@ -363,7 +363,7 @@ func TestWatchMissingFolderNote(t *testing.T) {
 	cfg := t.TempDir()
 	list := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "list")
 	require.Equal(t, 0, list.Code)
-	note := strings.TrimSpace(string(list.Stderr))
+	note, _, _ := strings.Cut(string(list.Stderr), "\n") // then list's "no live session" line
 	require.Contains(t, note, "does not exist; no sessions", "precondition: list notes the missing folder")
 
 	w := startWatch(t, configEnv(t, cfg))

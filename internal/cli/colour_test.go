@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// On a terminal, states and refusal words are in colour, the table still
+// aligned; with $NO_COLOR set, or when the stream is not a terminal (a
+// pipe, a file), never.
+func TestColourOnATerminalOnly(t *testing.T) {
+	cfg := evConfigDir(t, evLiveRecord(t, os.Getpid(), "33333333-3333-4333-8333-333333333333", "alpha", "/tmp", ""))
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+	tty := func(c *cli) { c.terminal = func(any) bool { return true } }
+
+	r := evRun(t, env, tty, "list")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	lines := strings.Split(r.stdout, "\n")
+	require.GreaterOrEqual(t, len(lines), 2)
+	assert.Contains(t, lines[0], "\x1b[39mSTATUS\x1b[0m")
+	at := strings.Index(lines[1], "\x1b[33midle (not addressable)\x1b[0m")
+	assert.Positive(t, at, "the status in colour:\n%q", r.stdout)
+	assert.Equal(t, strings.Index(lines[0], "\x1b[39mSTATUS"), at, "the column stays aligned")
+
+	r = evRun(t, env, tty, "show", "nosuch")
+	assert.Equal(t, wire.ExitNotLive, r.code)
+	assert.True(t, strings.HasPrefix(r.stderr, "peerctl: \x1b[31mnot_live\x1b[0m: "), "%q", r.stderr)
+
+	env["NO_COLOR"] = "1"
+	for _, args := range [][]string{{"list"}, {"show", "nosuch"}} {
+		r = evRun(t, env, tty, args...)
+		assert.NotContains(t, r.stdout+r.stderr, "\x1b[", "NO_COLOR: %v", args)
+	}
+	delete(env, "NO_COLOR")
+	for _, args := range [][]string{{"list"}, {"show", "nosuch"}} {
+		r = evRun(t, env, nil, args...)
+		assert.NotContains(t, r.stdout+r.stderr, "\x1b[", "not a terminal: %v", args)
+	}
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+)
+
+// EnvVar is one row of the environment table: the variables it names
+// (one, or a group read together) and what peerctl does with them.
+type EnvVar struct {
+	Names   []string
+	Meaning string
+}
+
+// Environment is the environment table (a copy), for the man pages.
+func Environment() []EnvVar { return slices.Clone(environment) }
+
+// File is one row of the files table: a path (with the default of the
+// variables that move it) and what peerctl does with it.
+type File struct {
+	Path, Meaning string
+}
+
+// Files are the files and folders peerctl reads or writes, for the man
+// pages' FILES section.
+var Files = []File{
+	{"~/.claude/sessions/*.json", "Claude Code's registry ($CLAUDE_CONFIG_DIR): read, never written; the *.key files beside them are never opened"},
+	{"~/.qwen/sessions/", "Qwen Code's registry ($QWEN_HOME): read, never written"},
+	{"~/.codex/", "Codex's home ($CODEX_HOME): read, never written"},
+	{"~/.local/share/opencode/opencode.db", "opencode's database ($XDG_DATA_HOME, $OPENCODE_DB): read, never written"},
+	{"~/.local/state/peerctl/" + outbox.FileName, "the outbox of send --durable ($XDG_STATE_HOME); peerctl serve is its one writer"},
+	{"~/.local/state/peerctl/" + serveLogName, "the log of a peerctl serve started on demand"},
+	{"$XDG_RUNTIME_DIR/peerctl/serve-*.sock", "peerctl serve's socket, one per state folder (else in ~/.cache/peerctl/run/)"},
+	{"~/.config/peerctl/hosts", "the hosts file of peerctl hosts ($XDG_CONFIG_HOME)"},
+}
+
+// environment is every environment variable peerctl reads, written once:
+// `peerctl help environment` prints it and the man pages' ENVIRONMENT
+// section is made from it (EnvironmentHelp); a test holds that every
+// variable the code reads is here.
+var environment = []EnvVar{
+	{[]string{"CLAUDE_CONFIG_DIR"}, "Claude Code's config dir, whose sessions/ is its registry (--config-dir; else ~/.claude)"},
+	{[]string{"QWEN_HOME"}, "Qwen Code's home folder (--qwen-home; else ~/.qwen)"},
+	{[]string{"CODEX_HOME"}, "Codex's home folder (--codex-home; else ~/.codex)"},
+	{[]string{"XDG_DATA_HOME"}, "where opencode's database is looked for ($XDG_DATA_HOME/opencode; else ~/.local/share/opencode)"},
+	{[]string{"OPENCODE_DB"}, "opencode's database file (a name without a folder: in its data folder; default opencode.db)"},
+	{[]string{"OPENCODE_SERVER_PASSWORD"}, "the password of an opencode server that asks for one (never printed)"},
+	{[]string{"OPENCODE_SERVER_USERNAME"}, "its user name (else opencode's default)"},
+	{[]string{"PEERCTL_CLAUDE"}, "the claude program the courier runs (else claude on PATH)"},
+	{[]string{"PEERCTL_QWEN"}, "the qwen program doctor checks (else qwen on PATH)"},
+	{[]string{"PEERCTL_CODEX"}, "the codex program the queue transport runs (else codex on PATH)"},
+	{[]string{"PEERCTL_DEBUG"}, "as --debug: log to stderr what a send does (send), or the dependency wiring (fx)"},
+	{[]string{"PEERCTL_SERVE"}, "off: never start or use peerctl serve (send --durable and outbox cancel/retry then refuse)"},
+	{[]string{"PEERCTL_SSH"}, "the ssh command line --host runs (split at blanks; else ssh)"},
+	{[]string{"PEERCTL_HOST_TIMEOUT"}, "how long a --host call without a --timeout of its own may take (a Go duration; default 1m)"},
+	{[]string{"CLAUDE_CODE_MESSAGING_SOCKET"}, "whoami: the Claude Code session this shell runs inside"},
+	{[]string{"CODEX_THREAD_ID"}, "whoami: the Codex thread this shell runs inside"},
+	{[]string{"OPENCODE_PID"}, "whoami: the opencode process this shell runs inside"},
+	{[]string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_EXECPATH", "CODEX_SESSION_ID", "OPENCODE"},
+		"whoami: the marks of running inside a session (the courier's environment is scrubbed of Claude Code's)"},
+	{[]string{"HOME"}, "the default of every home and state folder below"},
+	{[]string{"XDG_STATE_HOME"}, "the outbox's folder ($XDG_STATE_HOME/peerctl; else ~/.local/state/peerctl)"},
+	{[]string{"XDG_RUNTIME_DIR"}, "peerctl serve's socket, the ssh control sockets and Qwen Code's inbox sockets (else the cache or temp folder)"},
+	{[]string{"XDG_CACHE_HOME"}, "the cache folder (else ~/.cache): the service's socket without XDG_RUNTIME_DIR"},
+	{[]string{"XDG_CONFIG_HOME"}, "the hosts file ($XDG_CONFIG_HOME/peerctl/hosts; else ~/.config/peerctl/hosts)"},
+	{[]string{"PATH"}, "where claude, qwen, codex, opencode and ssh are found"},
+	{[]string{"COLUMNS"}, "the width --help wraps to (60 to 120; else 120)"},
+	{[]string{"NO_COLOR"}, "set (to anything): no colour, even on a terminal (https://no-color.org)"},
+	{[]string{"TERM"}, "dumb: no colour"},
+	{[]string{"GOMEMLIMIT"}, "peerctl serve's soft memory limit (else 64 MiB)"},
+}
+
+// envNameWidth is the width of the names' column of EnvironmentHelp.
+const envNameWidth = 28
+
+// EnvironmentHelp is the environment table as `peerctl help environment`
+// prints it: a row's first name, then its meaning (naming the row's other
+// names), wrapped to exitCodesWidth under its own start.
+func EnvironmentHelp() string {
+	var b strings.Builder
+	for i, v := range environment {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		head := fmt.Sprintf("  %-*s  ", envNameWidth, v.Names[0])
+		b.WriteString(head + wrapText(v.Text(), len(head), helpWidth))
+	}
+	return b.String()
+}
+
+// Text is the row's meaning, with its other names after it.
+func (v EnvVar) Text() string {
+	if len(v.Names) == 1 {
+		return v.Meaning
+	}
+	return v.Meaning + " (also " + strings.Join(v.Names[1:], ", ") + ")"
+}
+
+// environmentTopic is "peerctl help environment" (a help topic, as
+// exit-codes is).
+func environmentTopic() *cobra.Command {
+	return &cobra.Command{
+		Use:   "environment",
+		Short: "The environment variables peerctl reads",
+		Long: `Every environment variable peerctl reads; a flag given on the command line wins over its
+variable. Which folder is read for what: docs/COMMANDS.md.
+
+` + EnvironmentHelp(),
+	}
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// Every command with --json has --jq (and -q, as gh has), and its help says so.
+func TestEveryJSONCommandHasJQ(t *testing.T) {
+	root := newCLI(nil, nil, nil, func(string) string { return "" }).root()
+	var walk func(cmd *cobra.Command)
+	n := 0
+	walk = func(cmd *cobra.Command) {
+		if cmd.Flags().Lookup("json") != nil {
+			n++
+			t.Run(cmd.CommandPath(), func(t *testing.T) {
+				f := cmd.Flags().Lookup("jq")
+				require.NotNil(t, f, "--jq")
+				assert.Equal(t, "q", f.Shorthand)
+				assert.Contains(t, f.Usage, "implies --json")
+			})
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	assert.GreaterOrEqual(t, n, 15, "the --json commands")
+}
+
+func TestJQ(t *testing.T) {
+	cfg := evConfigDir(t,
+		evLiveRecord(t, os.Getpid(), "11111111-1111-4111-8111-111111111111", "alpha", "/tmp", ""),
+	)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		// --jq implies --json; a string prints raw, a number, an object or
+		// an array as compact JSON, one result a line.
+		{[]string{"list", "--jq", ".[].name"}, wire.ExitOK, "alpha\n"},
+		{[]string{"list", "-q", ".[] | .pid"}, wire.ExitOK, strconv.Itoa(os.Getpid()) + "\n"},
+		{[]string{"list", "--json", "--jq", ".[] | {name, cwd}"}, wire.ExitOK, `{"cwd":"/tmp","name":"alpha"}` + "\n"},
+		{[]string{"list", "--jq", "[.[].name], null, true"}, wire.ExitOK, "[\"alpha\"]\nnull\ntrue\n"},
+		// A string is raw, but what is not printable stays escaped.
+		{[]string{"list", "--jq", `"a\u001b[31mb\tc"`}, wire.ExitOK, "a\\x1b[31mb\tc\n"},
+		{[]string{"list", "--jq", "empty"}, wire.ExitOK, ""},
+		// -o json and --output json, other tools' spelling of --json.
+		{[]string{"list", "-o", "json"}, wire.ExitOK, "[\n  {"},
+		{[]string{"list", "--output=json", "-q", ".[].name"}, wire.ExitOK, "alpha\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args[len(tt.args)-1], func(t *testing.T) {
+			r := evRun(t, env, nil, tt.args...)
+			assert.Equal(t, tt.code, r.code, r.stderr)
+			if strings.HasSuffix(tt.out, "{") {
+				assert.True(t, strings.HasPrefix(r.stdout, tt.out), r.stdout)
+				return
+			}
+			assert.Equal(t, tt.out, r.stdout)
+		})
+	}
+}
+
+func TestJQErrors(t *testing.T) {
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir()}
+	// A bad expression is a usage error that names it, before anything runs.
+	r := evRun(t, env, nil, "list", "--jq", ".[")
+	assert.Equal(t, wire.ExitUsage, r.code)
+	assert.Contains(t, r.stderr, `peerctl: --jq ".[": `)
+	assert.Contains(t, r.stderr, "Run 'peerctl list --help' for usage.")
+	assert.Empty(t, r.stdout)
+	r = evRun(t, env, nil, "list", "-o", "yaml")
+	assert.Equal(t, wire.ExitUsage, r.code)
+	assert.Contains(t, r.stderr, `peerctl: --output "yaml": only json is an output format`)
+	// An expression that fails on the output is an error (exit 1) that says so.
+	r = evRun(t, env, nil, "list", "--jq", ".foo")
+	assert.Equal(t, wire.ExitError, r.code)
+	assert.Contains(t, r.stderr, "peerctl: --jq: ")
+}

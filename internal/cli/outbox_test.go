@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// An id the outbox does not hold is not_found (its own exit code), not a
+// usage error: nothing was wrong with how the command was written.
+func TestOutboxShowNotFound(t *testing.T) {
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
+	r := evRun(t, env, nil, "outbox", "show", "999")
+	assert.Equal(t, wire.ExitNotFound, r.code, r.stderr)
+	assert.Equal(t, "peerctl: not_found: message 999: the outbox is empty (nothing was ever stored)\n", r.stderr)
+	r = evRun(t, env, nil, "outbox", "show", "--json", "999")
+	assert.Equal(t, wire.ExitNotFound, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"reason": "not_found"`)
+}
+
+// list with nothing live prints no bare header: it says so on stderr and
+// points at --all; --json prints [] as ever.
+func TestListNothingLiveSaysSo(t *testing.T) {
+	stale := evRecord{PID: 999999999, SessionID: "22222222-2222-4222-8222-222222222222", Name: "gone", Cwd: "/tmp", Kind: "interactive", Version: "2.1.328", Status: "idle"}
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, stale), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+	r := evRun(t, env, nil, "list")
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stdout, "no bare header")
+	assert.Contains(t, r.stderr, "peerctl: no live session; peerctl list --all shows every record and why it is not live\n")
+	r = evRun(t, env, nil, "list", "--json")
+	assert.Equal(t, "[]\n", r.stdout)
+	assert.NotContains(t, r.stderr, "--all")
+	r = evRun(t, env, nil, "list", "--all")
+	assert.Contains(t, r.stdout, "gone")
+	assert.NotContains(t, r.stderr, "no live session")
+}
+
+// The outbox's table is aligned as list's (columns apart however long a
+// cell), and it and outbox show print one time format: UTC, RFC 3339 to
+// the second.
+func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
+	p, err := serve.PathsFor(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
+	ctx := context.Background()
+	st, err := outbox.Open(ctx, p.DB)
+	require.NoError(t, err)
+	created := time.Date(2026, 3, 4, 5, 6, 7, 891011121, time.FixedZone("X", 3600))
+	for _, addr := range []string{"a-rather-long-session-name-for-the-table", "r"} {
+		_, _, err := st.Put(ctx, ports.OutboxMessage{Address: addr, Text: "hi", Created: created, Expires: created.Add(time.Hour), NextAt: created})
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Close())
+
+	r := evRun(t, env, nil, "outbox")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	require.Len(t, lines, 3)
+	col := strings.Index(lines[0], "UPDATED")
+	for _, l := range lines[1:] {
+		assert.Equal(t, "2026-03-04T04:06:07Z", l[col:col+len("2026-03-04T04:06:07Z")], "UPDATED lines up, UTC to the second:\n%s", r.stdout)
+	}
+	assert.Regexp(t, `^ID\s+STATE\s+TARGET\s+ATTEMPTS\s+UPDATED\s+REASON$`, lines[0])
+	assert.Contains(t, r.stdout, "a-rather-long-session-name-for-the-table  ", "a long target keeps two spaces before the next column")
+
+	r = evRun(t, env, nil, "outbox", "show", "1")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "created:      2026-03-04T04:06:07Z\n")
+	assert.Contains(t, r.stdout, "expires:      2026-03-04T05:06:07Z\n")
+	assert.Contains(t, r.stdout, "  2026-03-04T04:06:07Z  stored")
+	assert.NotRegexp(t, regexp.MustCompile(`\d{2}:\d{2}:\d{2}\.\d`), r.stdout, "no fractions of a second")
+}
