@@ -138,6 +138,11 @@ type Config struct {
 	// harness's trouble (a Codex daemon that does not answer) costs it
 	// nothing.
 	Only []domain.Harness
+	// Sending says who sends through the graph's Service, for the trust
+	// policy (WithPolicy); its Procs, when nil, are the graph's
+	// ports.Processes. The zero value is EntranceUnknown: only a rule
+	// from `*` matches it.
+	Sending Sending
 }
 
 // NewRegistry reads the registries of the harnesses cfg.Only names
@@ -224,11 +229,15 @@ func NewTransport(cfg Config, c Catalog, hs Harnesses) (ports.Transport, error) 
 }
 
 // NewService is New for fx: the Service over the graph's ports, with the
-// optional ones (confirmation, watching, long-lived couriers) where the
-// graph holds them.
-func NewService(hs Harnesses, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
+// optional ones (confirmation, watching, long-lived couriers, the trust
+// policy) where the graph holds them.
+func NewService(cfg Config, hs Harnesses, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
+	from := cfg.Sending
+	if from.Procs == nil {
+		from.Procs = opt.Processes
+	}
 	return New(reg, live, t, "", WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders),
-		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithHarnesses(hs), WithLog(log))
+		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithHarnesses(hs), WithLog(log), WithPolicy(opt.Policy, from))
 }
 
 // NewCouriers exposes each harness's long-lived couriers (send
@@ -253,4 +262,8 @@ type OptionalPorts struct {
 	Folders     ports.FolderWatcher `optional:"true"`
 	Exits       ports.ExitWatcher   `optional:"true"`
 	Couriers    ports.Couriers      `optional:"true"`
+	// Policy holds the trust policy's rules (none: the defaults);
+	// Processes finds the sending session (Config.Sending).
+	Policy    ports.Policy    `optional:"true"`
+	Processes ports.Processes `optional:"true"`
 }

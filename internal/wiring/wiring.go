@@ -10,6 +10,7 @@ package wiring
 
 import (
 	"log/slog"
+	"os"
 	"slices"
 
 	"go.uber.org/fx"
@@ -18,6 +19,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/opencode"
+	"github.com/peerctl/peerctl/adapters/policyfile"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/adapters/transcript"
@@ -51,6 +53,7 @@ var Module = fx.Module("peerctl",
 		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
 		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
 		fx.Annotate(NewExitWatcher, fx.As(new(ports.ExitWatcher))),
+		fx.Annotate(NewPolicy, fx.As(new(ports.Policy))),
 	),
 )
 
@@ -71,6 +74,18 @@ func NewFolderWatcher() *fswatch.Folder { return fswatch.NewFolder() }
 
 // NewExitWatcher watches processes end with pidfds (polling fallback).
 func NewExitWatcher() *fswatch.Exits { return fswatch.NewExits() }
+
+// NewPolicy is the trust policy's file (policyfile.Path), read on every
+// send; it is this user's own. With no config folder to find (no HOME,
+// no XDG_CONFIG_HOME) there is no file: the defaults decide.
+func NewPolicy(cfg app.Config) *policyfile.File {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	path, _ := policyfile.Path(getenv)
+	return policyfile.New(path, os.Getuid())
+}
 
 // NewProcesses reads the process tree from /proc (for whoami and doctor).
 func NewProcesses() ports.Processes { return procliveness.NewTree("") }
