@@ -140,9 +140,9 @@ type Config struct {
 	Only []domain.Harness
 	// Sending says who sends through the graph's Service, for the trust
 	// policy (WithPolicy); its Procs, when nil, are the graph's
-	// ports.Processes. The zero value is EntranceUnknown: only a rule
-	// from `*` matches it.
-	Sending Sending
+	// ports.Processes. nil: the Service asks no policy, its caller
+	// decided (peerctl serve, running the sends its clients decided on).
+	Sending *Sending
 }
 
 // NewRegistry reads the registries of the harnesses cfg.Only names
@@ -208,9 +208,17 @@ func NewHarnessSettings(cfg Config, log *slog.Logger) ports.HarnessSettings {
 }
 
 // NewReadService is New for ReadGraph: the Service over the registry and
-// liveness ports only.
-func NewReadService(hs Harnesses, reg ports.Registry, live ports.Liveness) *Service {
-	return New(reg, live, nil, "", WithHarnesses(hs))
+// liveness ports, and the trust policy (for AllowedTo: a send that goes
+// to another machine or to peerctl serve is decided before it leaves).
+func NewReadService(cfg Config, hs Harnesses, reg ports.Registry, live ports.Liveness, opt PolicyPorts) *Service {
+	return New(reg, live, nil, "", WithHarnesses(hs), policyOption(cfg, opt.Policy, opt.Processes))
+}
+
+// PolicyPorts are the trust policy's ports for ReadGraph.
+type PolicyPorts struct {
+	fx.In
+	Policy    ports.Policy    `optional:"true"`
+	Processes ports.Processes `optional:"true"`
 }
 
 // NewLogger is the send trail's logger (the resolved target, the courier's
@@ -232,12 +240,21 @@ func NewTransport(cfg Config, c Catalog, hs Harnesses) (ports.Transport, error) 
 // optional ones (confirmation, watching, long-lived couriers, the trust
 // policy) where the graph holds them.
 func NewService(cfg Config, hs Harnesses, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
-	from := cfg.Sending
-	if from.Procs == nil {
-		from.Procs = opt.Processes
-	}
 	return New(reg, live, t, "", WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders),
-		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithHarnesses(hs), WithLog(log), WithPolicy(opt.Policy, from))
+		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithHarnesses(hs), WithLog(log), policyOption(cfg, opt.Policy, opt.Processes))
+}
+
+// policyOption is WithPolicy for cfg.Sending (no policy when it is nil),
+// its Procs procs when it names none.
+func policyOption(cfg Config, p ports.Policy, procs ports.Processes) Option {
+	if cfg.Sending == nil {
+		return func(*Service) {}
+	}
+	from := *cfg.Sending
+	if from.Procs == nil {
+		from.Procs = procs
+	}
+	return WithPolicy(p, from)
 }
 
 // NewCouriers exposes each harness's long-lived couriers (send

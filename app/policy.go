@@ -62,21 +62,48 @@ func (s *Service) Sender(l Listing) domain.Sender {
 	return from
 }
 
-// Allowed is nil when the trust policy allows a message from the
-// Service's sender to to, else a *domain.Refusal (ReasonNotAllowed)
-// naming the rule that denies or holds it; it reads the registry only
-// when the sending session is to be found. Far sends and durable sends,
-// whose targets are known only by their address here
-// (domain.AddressTarget), ask it before anything leaves.
-func (s *Service) Allowed(ctx context.Context, to domain.Target) error {
+// AllowedTo is nil when the trust policy allows a message from the
+// Service's sender to address on host (the zero Dest: this machine),
+// else a *domain.Refusal (ReasonNotAllowed) naming the rule that denies
+// or holds it. It is for a send that leaves this process before its
+// target is resolved here (to another machine; to peerctl serve): a
+// target here that resolves on a fresh read is decided as that session
+// (domain.TargetOf), any other by its address alone
+// (domain.AddressTarget).
+func (s *Service) AllowedTo(ctx context.Context, address string, host domain.Dest) error {
 	var l Listing
-	if s.from.PID > 0 && s.from.Procs != nil {
+	if host.IsLocal() || s.from.PID > 0 && s.from.Procs != nil {
 		var err error
 		if l, _, err = s.readLive(ctx); err != nil {
 			return err
 		}
 	}
-	return s.allowed(l, to)
+	return s.allowed(l, policyTarget(l, address, host))
+}
+
+// Check is `policy check`: the decision for a message from from to
+// address on host (the zero Dest: this machine), the target found as
+// AllowedTo finds it.
+func (s *Service) Check(ctx context.Context, from domain.Sender, address string, host domain.Dest) (domain.Decision, error) {
+	var l Listing
+	if host.IsLocal() {
+		var err error
+		if l, _, err = s.readLive(ctx); err != nil {
+			return domain.Decision{}, err
+		}
+	}
+	return s.Decide(from, policyTarget(l, address, host))
+}
+
+// policyTarget is address on host as the policy sees it: the session here
+// it resolves to on l, else known by its address alone.
+func policyTarget(l Listing, address string, host domain.Dest) domain.Target {
+	if host.IsLocal() {
+		if target, err := domain.Resolve(l.Entries, address); err == nil {
+			return domain.TargetOf(target, "")
+		}
+	}
+	return domain.AddressTarget(address, host.String())
 }
 
 func (s *Service) allowed(l Listing, to domain.Target) error {

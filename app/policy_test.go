@@ -52,7 +52,7 @@ func TestSendAsksThePolicy(t *testing.T) {
 		from app.Sending
 		want string
 	}{
-		"an mcp of another session":   {app.Sending{Entrance: domain.EntranceMCP, PID: 900, Procs: parents{900: 800, 800: 1}}, "deny by rule 2 (deny from=mcp to=prod-*): mcp:? to \"prod-api\""},
+		"an mcp of another session":   {app.Sending{Entrance: domain.EntranceMCP, PID: 900, Procs: parents{900: 800, 800: 1}}, "deny by rule 2 (deny from=mcp to=prod-*): mcp (its session not known) to \"prod-api\""},
 		"a relay is held":             {app.Sending{Entrance: domain.EntranceRelay}, "hold by rule 3"},
 		"a node, held by the default": {app.Sending{Entrance: domain.EntranceNode, Where: "box"}, "hold by default rule 1"},
 	} {
@@ -89,15 +89,27 @@ func TestSendRefusedWhenThePolicyCannotBeRead(t *testing.T) {
 	assert.Contains(t, r.Detail, "line 3")
 }
 
-// A far target is decided on its address and host (Allowed) before
-// anything leaves.
-func TestAllowedOnAnAddress(t *testing.T) {
+// A far target is decided on its address and host (AllowedTo) before
+// anything leaves; one here, as the session it resolves to.
+func TestAllowedTo(t *testing.T) {
 	deny, err := domain.NewRule("deny", "cli", "*", "", "far", "")
 	require.NoError(t, err)
 	w := policyWorld(t, rules{rules: []domain.Rule{deny}}, app.Sending{Entrance: domain.EntranceCLI})
-	err = w.svc.Allowed(context.Background(), domain.AddressTarget("prod-api", "far"))
+	far, err := domain.ParseDest("far")
+	require.NoError(t, err)
+	near, err := domain.ParseDest("near")
+	require.NoError(t, err)
+	err = w.svc.AllowedTo(context.Background(), "prod-api", far)
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "want a refusal, got %v", err)
 	assert.Contains(t, r.Detail, "deny by rule 1 (deny from=cli to=* host=far)")
-	assert.NoError(t, w.svc.Allowed(context.Background(), domain.AddressTarget("prod-api", "near")))
+	assert.NoError(t, w.svc.AllowedTo(context.Background(), "prod-api", near))
+
+	cwd, err := domain.NewRule("deny", "cli", "*", "", "", "/home/dev/src")
+	require.NoError(t, err)
+	w = policyWorld(t, rules{rules: []domain.Rule{cwd}}, app.Sending{Entrance: domain.EntranceCLI})
+	err = w.svc.AllowedTo(context.Background(), "reviewer-1", domain.Dest{})
+	r, ok = domain.AsRefusal(err)
+	require.True(t, ok, "want a refusal, got %v", err)
+	assert.NotContains(t, r.Detail, "read the safe way", "a session here is decided on what its record says")
 }

@@ -104,6 +104,31 @@ type Sender struct {
 // or the node name of EntranceNode ("" otherwise).
 func NewSender(e Entrance, where string) Sender { return Sender{entrance: e, where: where} }
 
+// ParseSender reads a sender as `policy check --from` takes it: cli,
+// dashboard, mcp or relay (its session not known), mcp:NAME or relay:NAME
+// (run by the session NAME: a name or an id), host:DEST, node:NAME.
+func ParseSender(s string) (Sender, error) {
+	p, err := ParseSenderPattern(s)
+	if err != nil {
+		return Sender{}, err
+	}
+	_, name, narrowed := strings.Cut(s, ":")
+	switch {
+	case p.any:
+		return Sender{}, fmt.Errorf("%w: from *: name one sender (cli, mcp:NAME, host:DEST, ...)", ErrBadRule)
+	case narrowed && strings.ContainsAny(name, "*?[\\"):
+		return Sender{}, fmt.Errorf("%w: from %s: name one sender, not a glob", ErrBadRule, strconv.Quote(s))
+	case p.entrance == EntranceHost || p.entrance == EntranceNode:
+		if !narrowed {
+			return Sender{}, fmt.Errorf("%w: from %s: want %s:NAME", ErrBadRule, strconv.Quote(s), s)
+		}
+		return NewSender(p.entrance, name), nil
+	case narrowed:
+		return NewSender(p.entrance, "").WithSession(name, name), nil
+	}
+	return NewSender(p.entrance, ""), nil
+}
+
 // WithSession is s with its sending session (name and id) known.
 func (s Sender) WithSession(name, id string) Sender {
 	s.sessionName, s.sessionID = name, id
@@ -117,7 +142,7 @@ func (s Sender) Entrance() Entrance { return s.entrance }
 func (s Sender) SessionKnown() bool { return s.sessionName != "" || s.sessionID != "" }
 
 // String is the sender as a rule would name it: "cli", "host:far",
-// "mcp:reviewer-1" ("mcp:?" when its session is not known).
+// "mcp:reviewer-1" ("mcp (its session not known)" when it is not).
 func (s Sender) String() string {
 	switch {
 	case s.where != "":
@@ -130,7 +155,7 @@ func (s Sender) String() string {
 		return s.entrance.String() + ":" + name
 	}
 	if ok, _ := s.entrance.narrowed(); ok {
-		return s.entrance.String() + ":?"
+		return s.entrance.String() + " (its session not known)"
 	}
 	return s.entrance.String()
 }

@@ -152,6 +152,9 @@ type cli struct {
 	// its durable requests (relayDurable).
 	relayName    string
 	relayTimeout time.Duration
+	// entrance is the trust policy's entrance of this command's sends:
+	// mcp, relay; the zero value, the command line (sending).
+	entrance domain.Entrance
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
@@ -219,7 +222,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), c.policyCmd(), exitCodesTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
 	rejectUnknownSubcommands(root)
 	return root

@@ -92,7 +92,13 @@ func (c *cli) sendCmd() *cobra.Command {
 			c.started()
 			c.jsonOut = asJSON
 			q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
-			if handled, err := c.sendForward(cmd.Context(), durable, dest.IsLocal() && transport == "" && !dryRun && await == 0, text); handled {
+			if !dest.IsLocal() || durable.on() {
+				// It leaves this process before its target is resolved here.
+				if err := c.allowedTo(cmd.Context(), address, dest); err != nil {
+					return err
+				}
+			}
+			if handled, err := c.sendForward(cmd.Context(), durable, dest.IsLocal() && transport == "" && !dryRun && await == 0, text, address); handled {
 				return err
 			}
 			if c.srv != nil && (durable.on() || c.job != nil) {

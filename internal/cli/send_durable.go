@@ -65,7 +65,7 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 // the default transport when a service is running (its warm courier);
 // never with PEERCTL_SERVE=off, where a durable send is refused. handled
 // is false when the send is to run here.
-func (c *cli) sendForward(ctx context.Context, d durableFlags, plain bool, text string) (handled bool, err error) {
+func (c *cli) sendForward(ctx context.Context, d durableFlags, plain bool, text, address string) (handled bool, err error) {
 	if c.srv != nil {
 		return false, nil
 	}
@@ -76,6 +76,10 @@ func (c *cli) sendForward(ctx context.Context, d durableFlags, plain bool, text 
 		conn, err := c.dialServe(ctx, false)
 		if err != nil {
 			return false, nil
+		}
+		if err := c.allowedTo(ctx, address, domain.Dest{}); err != nil {
+			conn.Close()
+			return true, err
 		}
 		if err := c.forward(ctx, conn, text); !errors.Is(err, errForwardUnsent) {
 			return true, err
@@ -324,6 +328,16 @@ func (c *cli) serveSend(ctx context.Context, d durableSend) (wire.Receipt, error
 	}
 	if c.serveOff() {
 		return wire.Receipt{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
+	}
+	var dest domain.Dest
+	if d.host != "" {
+		var err error
+		if dest, err = domain.ParseDest(d.host); err != nil {
+			return wire.Receipt{}, err
+		}
+	}
+	if err := c.allowedTo(ctx, d.to, dest); err != nil {
+		return wire.Receipt{}, err
 	}
 	var argv []string
 	for name, v := range c.flagValues() {

@@ -62,6 +62,10 @@ var Module = fx.Module("peerctl",
 var ReadModule = fx.Module("peerctl.read",
 	app.ReadGraph,
 	app.Plug(plugins),
+	fx.Provide(
+		NewProcesses,
+		fx.Annotate(NewPolicy, fx.As(new(ports.Policy))),
+	),
 )
 
 // NewTranscripts reads transcripts, told of appends by the folder watcher.
