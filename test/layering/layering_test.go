@@ -88,7 +88,7 @@ var (
 	}
 	sharedAdapters = []string{
 		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/harnessfile", "adapters/internal/repeat",
-		"adapters/outbox", "adapters/procgroup", "adapters/procliveness", "adapters/servesock", "adapters/sshhost",
+		"adapters/outbox", "adapters/policyfile", "adapters/procgroup", "adapters/procliveness", "adapters/servesock", "adapters/sshhost",
 	}
 )
 
