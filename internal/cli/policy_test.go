@@ -158,3 +158,19 @@ func TestMCPSendAsksThePolicy(t *testing.T) {
 	okJSON(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket"}))
 	assert.Len(t, w.selfSock.Wait(1), 1)
 }
+
+// The relay sends as relay: a deny rule refuses its request with a
+// not_allowed refusal line, and the relay goes on.
+func TestRelaySendAsksThePolicy(t *testing.T) {
+	sock := evSocketDir(t)
+	p := testproc.Sleeper(t)
+	cfg := evConfigDir(t, evLiveRecord(t, p, "33333333-3333-4333-8333-333333333333", "prod-api", "/srv/prod", sock+"/missing.sock"))
+	xdg := t.TempDir()
+	writePolicy(t, xdg, "deny from=relay to=prod-*")
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "XDG_CONFIG_HOME": xdg, "PEERCTL_SERVE": "off", "PEERCTL_CLAUDE": "/nonexistent/claude"}
+	var out, errb strings.Builder
+	c := newCLI(strings.NewReader(`{"id":1,"to":"prod-api","text":"hi"}`+"\n"), &out, &errb, func(k string) string { return env[k] })
+	code := c.execute(t.Context(), []string{"relay"})
+	assert.Equal(t, 0, code, errb.String())
+	assert.Contains(t, out.String(), `"type":"refusal","id":1,"line":1,"reason":"not_allowed","detail":"deny by rule 1 (deny from=relay to=prod-*): relay (its session not known) to \"prod-api\"`)
+}
