@@ -166,11 +166,11 @@ func (c *cli) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
-		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
-machine over ssh (--host), and delivers a message into one by the harness's own way in
-(--transport: ` + wiring.Plugins().TransportChoices() + `). Every failure
-is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never
-guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
+		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another machine over
+ssh (--host), and delivers a message into one by the harness's own way in (--transport:
+` + wiring.Plugins().TransportChoices() + `).
+Every failure is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never guesses
+and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
 		Example: `  peerctl list
   peerctl send build-3f "the API changed, rebase"
   answer=$(peerctl send --await-reply=2m build-3f "which branch are you on?")

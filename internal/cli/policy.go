@@ -20,25 +20,18 @@ func (c *cli) policyCmd() *cobra.Command {
 		Short: "Decide who may message which session: allow, hold or deny",
 		Long: helpLong(`Keep the trust policy: rules that say who may message which session`, "policy") + `
 
-Each rule names a SENDER, a TARGET and what happens: allow, hold or deny.
-The first rule that matches a message decides; after the rules come the
-defaults: a message from another machine on the bus (node:*) is held, and
-everything else is allowed, as without a policy.
+A rule names a SENDER, a TARGET and allow, hold or deny; the first rule that matches a
+message decides. After the rules come the defaults: a message from another machine on the
+bus (node:*) is held, everything else is allowed, as without a policy.
 
-SENDER (--from): the entrance the message comes in by
-  cli         peerctl send here            mcp      the MCP tools (peerctl mcp)
-  relay       peerctl relay                dashboard  the dashboard
-  host:DEST   a far side over ssh          node:NAME  another machine on the bus
-  *           any of them
-  mcp:GLOB, relay:GLOB: only when run by a session whose name or id matches
-  GLOB (found from the process tree, as whoami finds it).
-TARGET (--to): a session name or id glob (*, ?, [a-z]) or *; --harness,
---host DEST (a send there) and --cwd FOLDER (working in it or below) narrow it.
+SENDER (--from): cli, mcp, relay, dashboard, host:DEST, node:NAME or *; mcp:GLOB and
+relay:GLOB only when run by a session whose name or id matches GLOB (found from the process
+tree, as whoami finds it). TARGET (--to): a session name or id glob (*, ?, [a-z]) or *,
+narrowed by --harness, --host DEST and --cwd FOLDER (working in it or below).
 
-deny refuses with not_allowed (exit 14), naming the rule; hold does the
-same for now (held messages need the outbox's approval step, not built
-yet). Nothing is stored or sent. The rules live in $XDG_CONFIG_HOME/peerctl/policy
-(one rule a line; edit it by hand too: docs/POLICY.md).`,
+deny refuses with not_allowed (exit 14), naming the rule; so does hold for now (held messages
+need the outbox's approval step, not built yet). Nothing is stored or sent. The rules are in
+$XDG_CONFIG_HOME/peerctl/policy, one a line, to edit by hand too (docs/POLICY.md).`,
 		Example: `  peerctl policy add --from mcp --to 'prod-*' deny
   peerctl policy add --from 'mcp:reviewer-*' --to 'prod-*' --at 1 allow
   peerctl policy add --from node:build-box --to '*' --cwd /home/dev/src allow
@@ -122,7 +115,8 @@ func (c *cli) policyListCmd() *cobra.Command {
 		Short: "List the rules in order, numbered, then the defaults",
 		Long:  helpLong(`List the trust policy's rules in the order they decide, numbered, then the defaults that follow them`, "policy-list"),
 		Example: `  peerctl policy list
-  peerctl policy list --json | jq -r '.rules[] | "\(.number) \(.rule)"'`,
+  peerctl policy list --json | jq -r '.rules[] | "\(.number) \(.rule)"'
+  peerctl policy list --json | jq '.defaults'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
@@ -179,7 +173,8 @@ func (c *cli) policyRmCmd() *cobra.Command {
 		Short: "Remove rule N (as policy list numbers it)",
 		Long:  helpLong(`Remove rule N of the trust policy, N as policy list numbers it; the rules after it move up`, "policy-rm"),
 		Example: `  peerctl policy list
-  peerctl policy rm 2`,
+  peerctl policy rm 2
+  peerctl policy rm 1 && peerctl policy list`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[0])
