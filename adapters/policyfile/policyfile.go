@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +38,7 @@ import (
 
 	shellquote "github.com/kballard/go-shellquote"
 
+	"github.com/peerctl/peerctl/adapters/internal/configfile"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -68,14 +68,7 @@ func New(path string, uid int) *File { return &File{path: path, uid: uid} }
 // finds XDG_CONFIG_HOME set (an absolute path), else
 // os.UserConfigDir()/peerctl/policy.
 func Path(getenv func(string) string) (string, error) {
-	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "peerctl", "policy"), nil
-	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("locate the policy file: %w", err)
-	}
-	return filepath.Join(dir, "peerctl", "policy"), nil
+	return configfile.Path(getenv, "policy")
 }
 
 // Path is the file's path.
@@ -231,23 +224,7 @@ func (f *File) Save(rules []domain.Rule) error {
 	if fi, err := os.Lstat(f.path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("save policy: %w: %s is a symlink", ErrUnsafe, f.path)
 	}
-	dir := filepath.Dir(f.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("save policy: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".policy-*")
-	if err != nil {
-		return fmt.Errorf("save policy: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(Format(rules)); err != nil {
-		tmp.Close()
-		return fmt.Errorf("save policy: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save policy: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), f.path); err != nil {
+	if err := configfile.Write(f.path, Format(rules)); err != nil {
 		return fmt.Errorf("save policy: %w", err)
 	}
 	return nil

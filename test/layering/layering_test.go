@@ -87,7 +87,7 @@ var (
 		"adapters/opencode":   {},
 	}
 	sharedAdapters = []string{
-		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/harnessfile", "adapters/internal/repeat",
+		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/configfile", "adapters/internal/harnessfile", "adapters/internal/repeat",
 		"adapters/outbox", "adapters/policyfile", "adapters/procgroup", "adapters/procliveness", "adapters/servesock", "adapters/sshhost",
 	}
 )
