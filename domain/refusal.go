@@ -51,6 +51,11 @@ const (
 	// folder is read-only. Nothing was stored; a send without --durable
 	// still works. The database file is kept as it is.
 	ReasonOutboxUnavailable
+	// ReasonNotAllowed: the trust policy (docs/POLICY.md) does not let
+	// this sender message this target: a deny rule, or a hold rule while
+	// held messages cannot be stored for approval. The detail names the
+	// rule. Nothing was stored or sent.
+	ReasonNotAllowed
 )
 
 var reasonWords = map[Reason]string{
@@ -65,12 +70,13 @@ var reasonWords = map[Reason]string{
 	ReasonOutcomeUnknown:     "outcome_unknown",
 	ReasonHostUnreachable:    "host_unreachable",
 	ReasonOutboxUnavailable:  "outbox_unavailable",
+	ReasonNotAllowed:         "not_allowed",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable, ReasonNotAllowed}
 }
 
 // String returns the stable wire word, e.g. "not_live".

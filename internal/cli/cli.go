@@ -143,6 +143,9 @@ type cli struct {
 	// its durable requests (relayDurable).
 	relayName    string
 	relayTimeout time.Duration
+	// entrance is the trust policy's entrance of this command's sends:
+	// mcp, relay; the zero value, the command line (sending).
+	entrance domain.Entrance
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
@@ -154,11 +157,11 @@ func (c *cli) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
-		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
-machine over ssh (--host), and delivers a message into one by the harness's own way in
-(--transport: ` + wiring.Plugins().TransportChoices() + `). Every failure
-is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never
-guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
+		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another machine over
+ssh (--host), and delivers a message into one by the harness's own way in (--transport:
+` + wiring.Plugins().TransportChoices() + `).
+Every failure is a refusal with a stable word and exit code (peerctl help exit-codes); peerctl never guesses
+and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
 		Example: `  peerctl list
   peerctl send build-3f "the API changed, rebase"
   answer=$(peerctl send --await-reply=2m build-3f "which branch are you on?")
@@ -210,7 +213,7 @@ guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.
 			sub.Example = "  peerctl help send\n  peerctl help exit-codes\n  peerctl help completion"
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), c.policyCmd(), exitCodesTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
 	rejectUnknownSubcommands(root)
 	return root
