@@ -118,6 +118,11 @@ func TestSendRefusedByThePolicy(t *testing.T) {
 	r = evRun(t, env, nil, "send", "--json", "--transport", "socket", "--no-confirm", "prod-api", "hi")
 	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"reason": "not_allowed"`)
+	// A durable send is decided here, before its order is dialled to the
+	// service (which does not decide again): not_allowed, not the
+	// outbox_unavailable that PEERCTL_SERVE=off gives an allowed one.
+	r = evRun(t, env, nil, "send", "--durable", "prod-api", "hi")
+	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 
 	writePolicy(t, xdg, "hold from=cli to=prod-api")
 	r = evRun(t, env, nil, "send", "--transport", "socket", "--no-confirm", "prod-api", "hi")
