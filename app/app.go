@@ -37,6 +37,9 @@ type Service struct {
 	couriers ports.Couriers
 	// log hears the send trail (WithLog); silent by default.
 	log *slog.Logger
+	// policy and from: the trust policy every send asks (WithPolicy).
+	policy ports.Policy
+	from   Sending
 }
 
 // WithLog makes the Service log each send's resolved target at debug
@@ -529,8 +532,8 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 
 // target is what every send does before a transport runs: it validates
 // text, re-reads the registry, resolves address and verifies the identity
-// on that fresh read (domain.Resolve), and refuses a target that is not
-// addressable. The session is returned whenever it was resolved, also
+// on that fresh read (domain.Resolve), refuses a target that is not
+// addressable, and asks the trust policy (Allowed) on that same read. The session is returned whenever it was resolved, also
 // beside a not_addressable refusal. Service.Send and Relay.Send share it.
 func (s *Service) target(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
 	msg, target, err := s.resolveTarget(ctx, address, text)
@@ -571,7 +574,7 @@ func (s *Service) resolveTarget(ctx context.Context, address, text string) (doma
 	}
 	if err != nil {
 		if target, err = s.known(ctx, l, address, err); err == nil {
-			return msg, target, nil
+			return msg, target, s.allowed(l, domain.TargetOf(target, ""))
 		}
 		return msg, domain.Session{}, s.noteMissing(l, err)
 	}
@@ -583,7 +586,7 @@ func (s *Service) resolveTarget(ctx context.Context, address, text string) (doma
 	if !target.Addressable() {
 		return msg, target, domain.Refuse(domain.ReasonNotAddressable, "%s is live but %s", target.Label(), target.Unaddressable())
 	}
-	return msg, target, nil
+	return msg, target, s.allowed(l, domain.TargetOf(target, ""))
 }
 
 // durables is the transport that can say which of a harness's transports

@@ -138,6 +138,11 @@ type Config struct {
 	// harness's trouble (a Codex daemon that does not answer) costs it
 	// nothing.
 	Only []domain.Harness
+	// Sending says who sends through the graph's Service, for the trust
+	// policy (WithPolicy); its Procs, when nil, are the graph's
+	// ports.Processes. nil: the Service asks no policy, its caller
+	// decided (peerctl serve, running the sends its clients decided on).
+	Sending *Sending
 }
 
 // NewRegistry reads the registries of the harnesses cfg.Only names
@@ -203,9 +208,17 @@ func NewHarnessSettings(cfg Config, log *slog.Logger) ports.HarnessSettings {
 }
 
 // NewReadService is New for ReadGraph: the Service over the registry and
-// liveness ports only.
-func NewReadService(hs Harnesses, reg ports.Registry, live ports.Liveness) *Service {
-	return New(reg, live, nil, "", WithHarnesses(hs))
+// liveness ports, and the trust policy (for AllowedTo: a send that goes
+// to another machine or to peerctl serve is decided before it leaves).
+func NewReadService(cfg Config, hs Harnesses, reg ports.Registry, live ports.Liveness, opt PolicyPorts) *Service {
+	return New(reg, live, nil, "", WithHarnesses(hs), policyOption(cfg, opt.Policy, opt.Processes))
+}
+
+// PolicyPorts are the trust policy's ports for ReadGraph.
+type PolicyPorts struct {
+	fx.In
+	Policy    ports.Policy    `optional:"true"`
+	Processes ports.Processes `optional:"true"`
 }
 
 // NewLogger is the send trail's logger (the resolved target, the courier's
@@ -224,11 +237,24 @@ func NewTransport(cfg Config, c Catalog, hs Harnesses) (ports.Transport, error) 
 }
 
 // NewService is New for fx: the Service over the graph's ports, with the
-// optional ones (confirmation, watching, long-lived couriers) where the
-// graph holds them.
-func NewService(hs Harnesses, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
+// optional ones (confirmation, watching, long-lived couriers, the trust
+// policy) where the graph holds them.
+func NewService(cfg Config, hs Harnesses, reg ports.Registry, live ports.Liveness, t ports.Transport, log *slog.Logger, opt OptionalPorts) *Service {
 	return New(reg, live, t, "", WithTranscripts(opt.Transcripts), WithFolderWatcher(opt.Folders),
-		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithHarnesses(hs), WithLog(log))
+		WithExitWatcher(opt.Exits), WithCouriers(opt.Couriers), WithHarnesses(hs), WithLog(log), policyOption(cfg, opt.Policy, opt.Processes))
+}
+
+// policyOption is WithPolicy for cfg.Sending (no policy when it is nil),
+// its Procs procs when it names none.
+func policyOption(cfg Config, p ports.Policy, procs ports.Processes) Option {
+	if cfg.Sending == nil {
+		return func(*Service) {}
+	}
+	from := *cfg.Sending
+	if from.Procs == nil {
+		from.Procs = procs
+	}
+	return WithPolicy(p, from)
 }
 
 // NewCouriers exposes each harness's long-lived couriers (send
@@ -253,4 +279,8 @@ type OptionalPorts struct {
 	Folders     ports.FolderWatcher `optional:"true"`
 	Exits       ports.ExitWatcher   `optional:"true"`
 	Couriers    ports.Couriers      `optional:"true"`
+	// Policy holds the trust policy's rules (none: the defaults);
+	// Processes finds the sending session (Config.Sending).
+	Policy    ports.Policy    `optional:"true"`
+	Processes ports.Processes `optional:"true"`
 }

@@ -58,6 +58,11 @@ const (
 	// does not allow the change (outbox cancel of a message delivered or
 	// on its way, retry of one delivered).
 	ReasonWrongState
+	// ReasonNotAllowed: the trust policy (docs/POLICY.md) does not let
+	// this sender message this target: a deny rule, or a hold rule while
+	// held messages cannot be stored for approval. The detail names the
+	// rule. Nothing was stored or sent.
+	ReasonNotAllowed
 )
 
 var reasonWords = map[Reason]string{
@@ -74,13 +79,14 @@ var reasonWords = map[Reason]string{
 	ReasonOutboxUnavailable:  "outbox_unavailable",
 	ReasonNotFound:           "not_found",
 	ReasonWrongState:         "wrong_state",
+	ReasonNotAllowed:         "not_allowed",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
 		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable,
-		ReasonNotFound, ReasonWrongState}
+		ReasonNotFound, ReasonWrongState, ReasonNotAllowed}
 }
 
 // String returns the stable wire word, e.g. "not_live".

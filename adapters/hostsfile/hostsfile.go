@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +38,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/peerctl/peerctl/adapters/internal/configfile"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -101,14 +101,7 @@ type Host struct {
 // finds XDG_CONFIG_HOME set (an absolute path), else
 // os.UserConfigDir()/peerctl/hosts.
 func Path(getenv func(string) string) (string, error) {
-	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "peerctl", "hosts"), nil
-	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("locate the hosts file: %w", err)
-	}
-	return filepath.Join(dir, "peerctl", "hosts"), nil
+	return configfile.Path(getenv, "hosts")
 }
 
 // Load reads the hosts file at path; a file that does not exist is no
@@ -265,23 +258,7 @@ func (s Schema) Save(path string, hosts []Host) error {
 			}
 		}
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("save hosts: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".hosts-*")
-	if err != nil {
-		return fmt.Errorf("save hosts: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(s.Format(hosts)); err != nil {
-		tmp.Close()
-		return fmt.Errorf("save hosts: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save hosts: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := configfile.Write(path, s.Format(hosts)); err != nil {
 		return fmt.Errorf("save hosts: %w", err)
 	}
 	return nil

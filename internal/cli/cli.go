@@ -169,6 +169,9 @@ type cli struct {
 	// its durable requests (relayDurable).
 	relayName    string
 	relayTimeout time.Duration
+	// entrance is the trust policy's entrance of this command's sends:
+	// mcp, relay; the zero value, the command line (sending).
+	entrance domain.Entrance
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
@@ -239,7 +242,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), exitCodesTopic(), environmentTopic())
+	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), c.policyCmd(), exitCodesTopic(), environmentTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
 	c.addJQFlags(root)
 	rejectUnknownSubcommands(root)

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
 )
 
@@ -16,7 +18,7 @@ import (
 // and Stop the app; the others only use what was populated.
 func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	cfg := app.Config{Flags: c.flagValues(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
-		ReceiptWindow: opts.receiptWindow, From: opts.from, Only: opts.only}
+		ReceiptWindow: opts.receiptWindow, From: opts.from, Only: opts.only, Sending: c.sending()}
 	var hs app.Harnesses
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(append(populate, &hs)...), fx.NopLogger}
 	if c.debug.fx {
@@ -40,4 +42,27 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 		}
 	}
 	return fxApp, nil
+}
+
+// sending is who sends through this command's Service, for the trust
+// policy: the command line, or c.entrance (mcp, relay) with this process,
+// whose parents name the sending session. (peerctl serve builds its own
+// Services without one: its sends are its clients', decided before their
+// orders were dialled, by allowedTo.)
+func (c *cli) sending() *app.Sending {
+	if c.entrance == domain.EntranceUnknown {
+		return &app.Sending{Entrance: domain.EntranceCLI}
+	}
+	return &app.Sending{Entrance: c.entrance, PID: c.pid}
+}
+
+// allowedTo is the trust policy's decision (app.Service.AllowedTo) for a
+// send of this command to address on dest that leaves this process before
+// its target is resolved here: to another machine, or to peerctl serve.
+func (c *cli) allowedTo(ctx context.Context, address string, dest domain.Dest) error {
+	svc, err := c.service(options{readOnly: true, quiet: true})
+	if err != nil {
+		return err
+	}
+	return svc.AllowedTo(ctx, address, dest)
 }

@@ -277,6 +277,13 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt
 	if _, err := domain.NewMessage(in.Text); err != nil {
 		return wire.Receipt{}, err
 	}
+	if !dest.IsLocal() {
+		// Decided here, before anything leaves (a send here decides on
+		// its fresh read).
+		if err := m.cli.allowedTo(ctx, address, dest); err != nil {
+			return wire.Receipt{}, err
+		}
+	}
 	n, err := m.node(dest)
 	if err != nil {
 		return wire.Receipt{}, err
@@ -334,6 +341,7 @@ func (f mcpFlags) validate() error {
 // each harness's default, and each named transport), each built once, as
 // send builds its own.
 func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
+	c.entrance = domain.EntranceMCP // the trust policy's sender of every tool call
 	services := map[string]*app.Service{}
 	for i, t := range append([]string{""}, wiring.Plugins().Transports()...) {
 		svc, err := c.service(options{transport: t, timeout: f.timeout, receiptWindow: f.confirmTimeout, quiet: i > 0})

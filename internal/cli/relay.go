@@ -189,6 +189,7 @@ func errRelayOutput(err error, after int) error {
 // (runRelay).
 func (c *cli) relayHere(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
 	var relay *app.Relay
+	c.entrance = domain.EntranceRelay // the trust policy's sender of every request
 	fxApp, err := c.graph(options{timeout: q.Timeout, from: q.Name}, &relay)
 	if err != nil {
 		return err

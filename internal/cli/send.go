@@ -92,6 +92,12 @@ func (c *cli) sendCmd() *cobra.Command {
 			c.started()
 			c.jsonOut = asJSON
 			q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
+			if !dest.IsLocal() || durable.on() {
+				// It leaves this process before its target is resolved here.
+				if err := c.allowedTo(cmd.Context(), address, dest); err != nil {
+					return err
+				}
+			}
 			if handled, err := c.sendForward(cmd.Context(), durable, dest, q, asJSON); handled {
 				return err
 			}

@@ -63,7 +63,11 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 // should go there: a durable one always (the service is started on
 // demand), a plain one with the default transport when a service is
 // running (its warm courier) and --debug does not ask for the send's
-// trail; never with PEERCTL_SERVE=off, where a durable send is refused. handled is false when the send is to run here.
+// trail; never with PEERCTL_SERVE=off, where a durable send is refused.
+// handled is false when the send is to run here. The service does not
+// decide again (its Config.Sending is nil): a plain send is decided by the
+// trust policy here, before its order is dialled; a durable or far one
+// before sendForward is called.
 func (c *cli) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool) (handled bool, err error) {
 	awaited := q.AwaitReply > 0
 	if !d.on() {
@@ -73,6 +77,10 @@ func (c *cli) sendForward(ctx context.Context, d durableFlags, dest domain.Dest,
 		conn, err := c.dialServe(ctx, false)
 		if err != nil {
 			return false, nil
+		}
+		if err := c.allowedTo(ctx, q.Address, dest); err != nil {
+			_ = conn.Close()
+			return true, err
 		}
 		o, err := c.order(q, dest, d)
 		if err != nil {
@@ -141,6 +149,9 @@ func (c *cli) serveSend(ctx context.Context, d durableSend) (wire.Receipt, error
 	}
 	if c.serveOff() {
 		return wire.Receipt{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
+	}
+	if err := c.allowedTo(ctx, d.to, d.host); err != nil {
+		return wire.Receipt{}, err
 	}
 	q := wire.SendQuery{Address: d.to, Text: d.text, Transport: d.transport, From: d.from, Timeout: cmp.Or(d.timeout, defaultSendTimeout),
 		ConfirmTimeout: cmp.Or(d.confirm, app.DefaultConfirmTimeout)}

@@ -87,7 +87,7 @@ func listOnce(ctx context.Context, cfg app.Config) (app.Listing, error) {
 		hs = append(hs, h)
 	}
 	set := app.NewHarnesses(hs)
-	return app.NewReadService(set, app.NewRegistry(cfg, set), set.Liveness()).List(ctx, false)
+	return app.NewReadService(cfg, set, app.NewRegistry(cfg, set), set.Liveness(), app.PolicyPorts{}).List(ctx, false)
 }
 
 func mkdir(b *testing.B, dir string) {

@@ -11,6 +11,7 @@ package wiring
 import (
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
 
 	"go.uber.org/fx"
@@ -19,6 +20,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/adapters/fswatch"
 	"github.com/peerctl/peerctl/adapters/opencode"
+	"github.com/peerctl/peerctl/adapters/policyfile"
 	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/adapters/transcript"
@@ -53,6 +55,7 @@ var Module = fx.Module("peerctl",
 		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
 		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
 		fx.Annotate(NewExitWatcher, fx.As(new(ports.ExitWatcher))),
+		fx.Annotate(NewPolicy, fx.As(new(ports.Policy))),
 	),
 )
 
@@ -61,6 +64,10 @@ var Module = fx.Module("peerctl",
 var ReadModule = fx.Module("peerctl.read",
 	app.ReadGraph,
 	app.Plug(plugins),
+	fx.Provide(
+		NewProcesses,
+		fx.Annotate(NewPolicy, fx.As(new(ports.Policy))),
+	),
 )
 
 // NewTranscripts reads transcripts, told of appends by the folder watcher.
@@ -73,6 +80,18 @@ func NewFolderWatcher() *fswatch.Folder { return fswatch.NewFolder() }
 
 // NewExitWatcher watches processes end with pidfds (polling fallback).
 func NewExitWatcher() *fswatch.Exits { return fswatch.NewExits() }
+
+// NewPolicy is the trust policy's file (policyfile.Path), read on every
+// send; it is this user's own. With no config folder to find (no HOME,
+// no XDG_CONFIG_HOME) there is no file: the defaults decide.
+func NewPolicy(cfg app.Config) *policyfile.File {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	path, _ := policyfile.Path(getenv)
+	return policyfile.New(path, os.Getuid())
+}
 
 // NewProcesses reads the process tree from /proc (for whoami and doctor).
 func NewProcesses() ports.Processes { return procliveness.NewTree("") }

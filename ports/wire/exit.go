@@ -23,6 +23,7 @@ const (
 	ExitOutboxUnavailable  = 13
 	ExitNotFound           = 15
 	ExitWrongState         = 16
+	ExitNotAllowed         = 17
 )
 
 // ExitRow is one row of the exit-code table.
@@ -63,6 +64,7 @@ var ExitCodes = []ExitRow{
 	{ExitOutboxUnavailable, domain.ReasonOutboxUnavailable, "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
 	{ExitNotFound, domain.ReasonNotFound, "outbox show/cancel/retry: no message has that id (peerctl outbox lists them)"},
 	{ExitWrongState, domain.ReasonWrongState, "outbox cancel/retry: the message's state does not allow it (cancel: it is delivered, on its way or past that; retry: it is delivered, held, taken up, replied or on its way)"},
+	{ExitNotAllowed, domain.ReasonNotAllowed, "the trust policy does not let this sender message this target (a deny rule, or a hold rule: held messages are not stored for approval yet); the detail names the rule (peerctl policy check); nothing was stored or sent"},
 }
 
 // ExitCode is the exit code of a refusal's reason (ExitError for none of

@@ -52,15 +52,22 @@ func TestExitCodesDocIsTheTable(t *testing.T) {
 	assert.Equal(t, exitCodesMarkdown(), table.String(), "docs/OUTPUT.md#exit-codes is not ExitCodes (ports/wire/exit.go): write the same table in both")
 }
 
-// TestExitCodesTable: one row per code, in order from 0, and one per
-// refusal reason, which ExitCode gives.
+// TestExitCodesTable: one row per code, in code order from 0 (a code
+// may be left out: it is a refusal's that is not in this build), and one
+// per refusal reason, which ExitCode gives.
 func TestExitCodesTable(t *testing.T) {
+	byCode := map[int]ExitRow{}
 	for i, r := range ExitCodes {
-		assert.Equal(t, i, r.Code, "row %d", i)
+		if i == 0 {
+			assert.Equal(t, ExitOK, r.Code, "row 0")
+		} else {
+			assert.Greater(t, r.Code, ExitCodes[i-1].Code, "row %d", i)
+		}
 		assert.NotEmpty(t, r.Meaning)
 		assert.Equal(t, r.Code, KnownExit(r.Code))
+		byCode[r.Code] = r
 	}
-	assert.Equal(t, ExitError, KnownExit(len(ExitCodes)))
+	assert.Equal(t, ExitError, KnownExit(ExitCodes[len(ExitCodes)-1].Code+1))
 	assert.Equal(t, ExitError, KnownExit(-1))
 	seen := map[domain.Reason]int{}
 	for _, r := range ExitCodes {
@@ -71,7 +78,7 @@ func TestExitCodesTable(t *testing.T) {
 	for _, r := range domain.Reasons() {
 		assert.Equal(t, 1, seen[r], "reason %s has one row", r)
 		code := ExitCode(r)
-		assert.Equal(t, r.String(), ExitCodes[code].Word(), "exit code of %s", r)
+		assert.Equal(t, r.String(), byCode[code].Word(), "exit code of %s", r)
 	}
 	assert.Len(t, seen, len(domain.Reasons()))
 	assert.Equal(t, ExitError, ExitCode(0))

@@ -87,8 +87,9 @@ var (
 		"adapters/opencode":   {},
 	}
 	sharedAdapters = []string{
-		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/harnessfile", "adapters/internal/presence", "adapters/internal/repeat", "adapters/internal/sockowner",
-		"adapters/outbox", "adapters/procgroup", "adapters/procliveness", "adapters/servesock", "adapters/sshhost",
+		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/configfile", "adapters/internal/harnessfile", "adapters/internal/presence", "adapters/internal/repeat",
+		"adapters/internal/sockowner", "adapters/outbox", "adapters/policyfile", "adapters/procgroup", "adapters/procliveness", "adapters/servesock",
+		"adapters/sshhost",
 	}
 )
 

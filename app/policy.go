@@ -1,0 +1,119 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Sending says who sends through a Service (WithPolicy): the entrance,
+// what narrows it (a host's DEST, a node's name), and, for mcp and relay,
+// the process whose parents are walked for the sending session.
+type Sending struct {
+	Entrance domain.Entrance
+	// Where is the DEST of EntranceHost or the node's name of
+	// EntranceNode; "" otherwise.
+	Where string
+	// PID is the process whose nearest ancestor that is a live session
+	// is the sending session (0: none is looked for); Procs reads its
+	// parents. Only the process tree is trusted for this, never a
+	// variable of the environment alone (docs/POLICY.md).
+	PID   int
+	Procs ports.Processes
+}
+
+// WithPolicy makes every send of the Service (Send, a Relay's, an outbox
+// attempt) ask the trust policy first (Allowed): p holds the rules (nil:
+// the defaults alone), from says who sends.
+func WithPolicy(p ports.Policy, from Sending) Option {
+	return func(s *Service) { s.policy, s.from = p, from }
+}
+
+// Decide is the trust policy's decision (the one use case every entrance
+// asks, directly or through Allowed): the first of the policy's rules,
+// then of domain.DefaultRules, that matches a message from from to to. A
+// policy file that cannot be used is the error (a *domain.Refusal with
+// ReasonNotAllowed: nothing is sent while the rules cannot be read).
+func (s *Service) Decide(from domain.Sender, to domain.Target) (domain.Decision, error) {
+	var rules []domain.Rule
+	if s.policy != nil {
+		var err error
+		if rules, err = s.policy.Rules(); err != nil {
+			return domain.Decision{}, &domain.Refusal{Reason: domain.ReasonNotAllowed, Err: err,
+				Detail: fmt.Sprintf("the trust policy cannot be used, so nothing is sent: %v", err)}
+		}
+	}
+	return domain.Decide(rules, from, to), nil
+}
+
+// Sender is who sends through the Service, on the listing l: the
+// entrance, and the sending session when Sending.PID runs inside one
+// (found by process ancestry alone).
+func (s *Service) Sender(l Listing) domain.Sender {
+	from := domain.NewSender(s.from.Entrance, s.from.Where)
+	if s.from.PID <= 0 || s.from.Procs == nil {
+		return from
+	}
+	if self, err := whoami(l, s.from.Procs, s.from.PID, nil); err == nil {
+		from = from.WithSession(self.Entry.Record.Name, self.Entry.Record.SessionID)
+	}
+	return from
+}
+
+// AllowedTo is nil when the trust policy allows a message from the
+// Service's sender to address on host (the zero Dest: this machine),
+// else a *domain.Refusal (ReasonNotAllowed) naming the rule that denies
+// or holds it. It is for a send that leaves this process before its
+// target is resolved here (to another machine; to peerctl serve): a
+// target here that resolves on a fresh read is decided as that session
+// (domain.TargetOf), any other by its address alone
+// (domain.AddressTarget).
+func (s *Service) AllowedTo(ctx context.Context, address string, host domain.Dest) error {
+	var l Listing
+	if host.IsLocal() || s.from.PID > 0 && s.from.Procs != nil {
+		var err error
+		if l, _, err = s.readLive(ctx); err != nil {
+			return err
+		}
+	}
+	return s.allowed(l, policyTarget(l, address, host))
+}
+
+// Check is `policy check`: the decision for a message from from to
+// address on host (the zero Dest: this machine), the target found as
+// AllowedTo finds it.
+func (s *Service) Check(ctx context.Context, from domain.Sender, address string, host domain.Dest) (domain.Decision, error) {
+	var l Listing
+	if host.IsLocal() {
+		var err error
+		if l, _, err = s.readLive(ctx); err != nil {
+			return domain.Decision{}, err
+		}
+	}
+	return s.Decide(from, policyTarget(l, address, host))
+}
+
+// policyTarget is address on host as the policy sees it: the session here
+// it resolves to on l, else known by its address alone.
+func policyTarget(l Listing, address string, host domain.Dest) domain.Target {
+	if host.IsLocal() {
+		if target, err := domain.Resolve(l.Entries, address); err == nil {
+			return domain.TargetOf(target, "")
+		}
+	}
+	return domain.AddressTarget(address, host.String())
+}
+
+func (s *Service) allowed(l Listing, to domain.Target) error {
+	d, err := s.Decide(s.Sender(l), to)
+	if err != nil {
+		return err
+	}
+	s.log.Debug("trust policy", "decision", d.Why())
+	if d.Action == domain.ActionAllow {
+		return nil
+	}
+	return d.NotAllowed()
+}

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+func (c *cli) policyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Decide who may message which session: allow, hold or deny",
+		Long: helpLong(`Keep the trust policy: rules that say who may message which session`, "policy") + `
+
+A rule names a SENDER, a TARGET and allow, hold or deny; the first rule that matches a
+message decides. After the rules come the defaults: a message from another machine on the
+bus (node:*) is held, everything else is allowed, as without a policy.
+
+SENDER (--from): cli, mcp, relay, dashboard, host:DEST, node:NAME or *; mcp:GLOB and
+relay:GLOB only when run by a session whose name or id matches GLOB (found from the process
+tree, as whoami finds it). TARGET (--to): a session name or id glob (*, ?, [a-z]) or *,
+narrowed by --harness, --host DEST and --cwd FOLDER (working in it or below).
+
+deny refuses with not_allowed (exit 17), naming the rule; so does hold for now (held messages
+need the outbox's approval step, not built yet). Nothing is stored or sent. The rules are in
+$XDG_CONFIG_HOME/peerctl/policy, one a line, to edit by hand too (docs/POLICY.md).`,
+		Example: `  peerctl policy add --from mcp --to 'prod-*' deny
+  peerctl policy add --from 'mcp:reviewer-*' --to 'prod-*' --at 1 allow
+  peerctl policy add --from node:build-box --to '*' --cwd /home/dev/src allow
+  peerctl policy list
+  peerctl policy check --from mcp:reviewer-1 --to prod-api
+  peerctl policy rm 2`,
+	}
+	cmd.AddCommand(c.policyAddCmd(), c.policyListCmd(), c.policyRmCmd(), c.policyCheckCmd())
+	return cmd
+}
+
+// policy is the trust policy's port (the rule file).
+func (c *cli) policy() (ports.Policy, error) {
+	var p ports.Policy
+	if _, err := c.graph(options{readOnly: true, quiet: true}, &p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (c *cli) policyAddCmd() *cobra.Command {
+	var from, to, harness, host, cwd string
+	var at int
+	cmd := &cobra.Command{
+		Use:   "add --from SENDER --to TARGET [--harness H] [--host DEST] [--cwd FOLDER] allow|hold|deny",
+		Short: "Add a rule (last, or at --at N)",
+		Long:  helpLong(`Add a rule to the trust policy: last, or at place N (--at N), since the first rule that matches decides`, "policy-add"),
+		Example: `  peerctl policy add --from mcp --to 'prod-*' deny
+  peerctl policy add --from 'mcp:reviewer-*' --to 'prod-*' --at 1 allow
+  peerctl policy add --from relay --to '*' --cwd /srv/prod hold`,
+		Args:      exactArgs(1),
+		ValidArgs: []cobra.Completion{"allow", "hold", "deny"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, name := range []string{"from", "to"} {
+				if !cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is required (peerctl policy add --from SENDER --to TARGET allow|hold|deny)", name)}
+				}
+			}
+			r, err := domain.NewRule(args[0], from, to, harness, host, cwd)
+			if err != nil {
+				return usageError{err}
+			}
+			c.started()
+			p, err := c.policy()
+			if err != nil {
+				return err
+			}
+			rules, err := p.Rules()
+			if err != nil {
+				return err
+			}
+			if at < 0 || at > len(rules)+1 {
+				return usageError{fmt.Errorf("--at %d: want 1 to %d (the policy has %d rules)", at, len(rules)+1, len(rules))}
+			}
+			n := len(rules) + 1
+			if at > 0 {
+				n = at
+			}
+			rules = slices.Insert(rules, n-1, r)
+			if err := p.Save(rules); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "peerctl: added rule %d to %s: %s\n", n, safe(p.Path()), safe(r.String()))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard, host:DEST, node:NAME, mcp:GLOB, relay:GLOB, or *")
+	f.StringVar(&to, "to", "", "the target: a session name or id glob (*, ?, [a-z]), or *")
+	f.StringVar(&harness, "harness", "", "only sessions of this harness")
+	f.StringVar(&host, "host", "", "only sends to this host (DEST, as --host takes it)")
+	f.StringVar(&cwd, "cwd", "", "only sessions working in this folder or below (absolute)")
+	f.IntVar(&at, "at", 0, "put the rule at place N (1: first); default: last")
+	return cmd
+}
+
+func (c *cli) policyListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the rules in order, numbered, then the defaults",
+		Long:  helpLong(`List the trust policy's rules in the order they decide, numbered, then the defaults that follow them`, "policy-list"),
+		Example: `  peerctl policy list
+  peerctl policy list --json | jq -r '.rules[] | "\(.number) \(.rule)"'
+  peerctl policy list --json | jq '.defaults'`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.started()
+			c.jsonOut = asJSON
+			p, err := c.policy()
+			if err != nil {
+				return err
+			}
+			rules, err := p.Rules()
+			if err != nil {
+				return err
+			}
+			_, statErr := os.Lstat(p.Path())
+			out := wire.PolicyList{File: p.Path(), Exists: statErr == nil, Rules: []wire.PolicyRule{}}
+			for i, r := range rules {
+				out.Rules = append(out.Rules, wire.PolicyRuleOf(r, i+1, 0))
+			}
+			for i, r := range domain.DefaultRules() {
+				out.Defaults = append(out.Defaults, wire.PolicyRuleOf(r, 0, i+1))
+			}
+			if asJSON {
+				return c.writeJSON(out)
+			}
+			if !out.Exists {
+				fmt.Fprintf(c.stderr, "peerctl: no policy file (%s): the defaults alone decide (peerctl policy add)\n", safe(out.File))
+			}
+			w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "#\tACTION\tFROM\tTO\tNARROWED BY")
+			row := func(n string, r wire.PolicyRule) {
+				narrow := ""
+				for _, kv := range [][2]string{{"harness", r.Harness}, {"host", r.Host}, {"cwd", r.Cwd}} {
+					if kv[1] != "" {
+						narrow += kv[0] + "=" + kv[1] + " "
+					}
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n, r.Action, safe(r.From), safe(r.To), cell(safe(narrow)))
+			}
+			for _, r := range out.Rules {
+				row(strconv.Itoa(r.Number), r)
+			}
+			for _, r := range out.Defaults {
+				row("default", r)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: {file, exists, rules, defaults} (docs/OUTPUT.md)")
+	return cmd
+}
+
+func (c *cli) policyRmCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rm N",
+		Short: "Remove rule N (as policy list numbers it)",
+		Long:  helpLong(`Remove rule N of the trust policy, N as policy list numbers it; the rules after it move up`, "policy-rm"),
+		Example: `  peerctl policy list
+  peerctl policy rm 2
+  peerctl policy rm 1 && peerctl policy list`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(args[0])
+			if err != nil || n < 1 {
+				return usageError{fmt.Errorf("rule %q: want its number (1, 2, ...) as policy list shows it", args[0])}
+			}
+			c.started()
+			p, err := c.policy()
+			if err != nil {
+				return err
+			}
+			rules, err := p.Rules()
+			if err != nil {
+				return err
+			}
+			if n > len(rules) {
+				return usageError{fmt.Errorf("rule %d: the policy has %d rules (a default rule cannot be removed: add one before it)", n, len(rules))}
+			}
+			gone := rules[n-1]
+			if err := p.Save(slices.Delete(rules, n-1, n)); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "peerctl: removed rule %d from %s: %s\n", n, safe(p.Path()), safe(gone.String()))
+			return nil
+		},
+	}
+	return cmd
+}
+
+func (c *cli) policyCheckCmd() *cobra.Command {
+	var from, to string
+	var hosts []string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check --from SENDER --to ADDRESS [--host DEST]",
+		Short: "Say which rule decides a message, and why",
+		Long:  helpLong(`Say what the trust policy decides for a message from SENDER to the session ADDRESS names, which rule decides, and why; nothing is sent`, "policy-check"),
+		Example: `  peerctl policy check --from mcp:reviewer-1 --to prod-api
+  peerctl policy check --from cli --to build --host build-box
+  peerctl policy check --from node:laptop --to dev-1 --json | jq -r .action`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, name := range []string{"from", "to"} {
+				if !cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is required (peerctl policy check --from SENDER --to ADDRESS)", name)}
+				}
+			}
+			sender, err := domain.ParseSender(from)
+			if err != nil {
+				return usageError{err}
+			}
+			dest, address, err := oneHost(hosts, to)
+			if err != nil {
+				return err
+			}
+			c.started()
+			c.jsonOut = asJSON
+			svc, err := c.service(options{readOnly: true})
+			if err != nil {
+				return err
+			}
+			d, err := svc.Check(cmd.Context(), sender, address, dest)
+			if err != nil {
+				return err
+			}
+			out := wire.PolicyCheck{Action: d.Action.String(), Rule: wire.PolicyRuleOf(d.Rule, d.Number, d.Default),
+				From: d.From.String(), To: d.To.String(), Unsure: d.Unsure, Why: d.Why()}
+			if asJSON {
+				return c.writeJSON(out)
+			}
+			fmt.Fprintln(c.stdout, safe(out.Why))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard (session unknown), mcp:NAME, relay:NAME, host:DEST, node:NAME")
+	f.StringVar(&to, "to", "", "the target: a session's address, as send takes it")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object: {action, rule, from, to, unsure, why} (docs/OUTPUT.md)")
+	addHostFlag(cmd, &hosts, false)
+	return cmd
+}
