@@ -115,6 +115,7 @@ bench-replies:
 bench-serve:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveServe -benchtime 1x -timeout 20m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkServeOutbox -benchtime 1x -timeout 30m ./test/acceptance
+	$(GO) test -run '^$$' -bench BenchmarkFleetList -benchtime 1x -timeout 10m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkDelta10k -benchmem ./internal/dashboard
 
 # Live benchmark of Codex (send to a Codex thread against a bare `codex queue`; list with a

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/adapters/natsbus"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -20,8 +22,9 @@ import (
 // wire.Session is one object of `list --json` and of `show --json`. Field
 // names are camelCase and stable (docs/OUTPUT.md).
 func (c *cli) listCmd() *cobra.Command {
-	var all, asJSON, wide, allHosts bool
+	var all, asJSON, wide, allHosts, fleet bool
 	var harness string
+	var bus busFlags
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -32,7 +35,7 @@ func (c *cli) listCmd() *cobra.Command {
   peerctl list --all
   peerctl list --host . --host dev-box --host me@build-3   # this machine and two others, merged
   peerctl list --hosts               # this machine and every host of peerctl hosts
-  peerctl list --harness qwen-code --json | jq -r '.[] | select(.addressable) | .endpoint'`,
+  peerctl list --fleet --nats nats://bus-1:4222   # every node's sessions on the fleet's bus`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var only []domain.Harness
@@ -47,6 +50,20 @@ func (c *cli) listCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var onBus *natsbus.Settings
+			settings, ok, err := c.busSettings(cmd, bus, "peerctl list")
+			switch {
+			case err != nil:
+				return err
+			case fleet && all:
+				return usageError{errors.New("--fleet lists live sessions only (a node publishes those): drop --all")}
+			case fleet && !ok:
+				return usageError{fmt.Errorf("--fleet: no bus: give --nats URL[,URL...] or set $%s", natsEnv)}
+			case !fleet && cmd.Flags().Changed("nats"):
+				return usageError{errors.New("--nats: give --fleet too (list reads the bus only for the fleet)")}
+			case fleet:
+				onBus = &settings
+			}
 			c.started()
 			c.jsonOut = asJSON
 			if allHosts {
@@ -59,7 +76,7 @@ func (c *cli) listCmd() *cobra.Command {
 					return err
 				}
 			}
-			return c.listOn(cmd.Context(), dests, wire.ListQuery{All: all, Only: only}, asJSON, wide)
+			return c.listOn(cmd.Context(), dests, onBus, wire.ListQuery{All: all, Only: only}, asJSON, wide)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every record (each *.json file) with its verdict and reason; the *.key files beside them are never shown or opened")
@@ -69,6 +86,8 @@ func (c *cli) listCmd() *cobra.Command {
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
 	addHostFlag(cmd, &hosts, true)
 	cmd.Flags().BoolVar(&allHosts, "hosts", false, "list this machine and every host of the hosts file (peerctl hosts list), merged")
+	cmd.Flags().BoolVar(&fleet, "fleet", false, "list every node's live sessions from the fleet's bus (host nats:NODE; docs/FLEET.md); with --host or --hosts, merged after them")
+	addBusFlags(cmd, &bus, false)
 	return cmd
 }
 
@@ -77,17 +96,19 @@ func (c *cli) listCmd() *cobra.Command {
 // said which).
 var errPartial = silentError{code: wire.ExitError}
 
-// listOn lists dests (this machine alone when none) through their nodes
+// listOn lists dests (this machine alone when none and no fleet) through their nodes
 // (app.ListNodes: at once, at most app.MaxParallelNodes at a time) and
 // prints, in the order given, each node's notes and the sessions of every
 // node that answered, one warning for each that did not, with a HOST
 // column when more than one was asked. One node alone that failed ends
 // the command as that failure (its exit code, its message once);
 // otherwise the exit is 10 when a host could not be reached, else 1 when
-// a listing is partial or a node failed.
-func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery, asJSON, wide bool) error {
-	withHost := len(dests) > 1
-	if len(dests) == 0 {
+// a listing is partial or a node failed. With fleet, every node's presence
+// on the bus (one read, after the hosts) is merged too: a bus that does
+// not answer is host_unreachable.
+func (c *cli) listOn(ctx context.Context, dests []domain.Dest, fleet *natsbus.Settings, q wire.ListQuery, asJSON, wide bool) error {
+	withHost := len(dests) > 1 || fleet != nil
+	if len(dests) == 0 && fleet == nil {
 		dests = []domain.Dest{{}}
 	}
 	nodes, err := c.nodes(dests)
@@ -95,6 +116,9 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, q wire.ListQuery,
 		return err
 	}
 	got := app.ListNodes(ctx, nodes, q)
+	if fleet != nil {
+		got = append(got, c.fleetListing(ctx, *fleet, q.Only))
+	}
 	if len(got) == 1 && got[0].Err != nil {
 		return got[0].Err
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/xml"
 	"fmt"
 	"path/filepath"
@@ -33,6 +32,7 @@ func (c *cli) serveCmd() *cobra.Command {
 		idleExit  time.Duration
 		printUnit string
 		web       webFlags
+		bus       busFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -71,18 +71,19 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 				idleExit = 0 // a dashboard stays until Ctrl-C
 			}
 			c.started()
-			return c.runServe(cmd.Context(), idleExit, web)
+			return c.runServe(cmd, idleExit, web, bus)
 		},
 	}
-	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with no request and nothing to deliver (0: never)")
+	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never)")
 	cmd.Flags().DurationVar(&idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
 	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
 	// a --print-unit's file.
 	_ = cmd.Flags().MarkHidden("quiet")
-	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a service definition to install, then exit: systemd (a --user unit) or launchd (a LaunchAgent plist)")
+	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a systemd --user unit or a launchd plist to install, then exit")
 	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+serve.DefaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = serve.DefaultHTTP
-	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: a machine (ssh DEST) the dashboard lists beside this one and the hosts file's; repeatable")
+	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: one more machine (ssh DEST) on the dashboard; repeatable")
+	addBusFlags(cmd, &bus, true)
 	c.harnessFlags(cmd)
 	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
 	return cmd
@@ -90,8 +91,10 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 
 // runServe runs peerctl serve in the foreground with this command's
 // settings (its harness flags) as the dashboard's, and the command line's
-// listing for the dashboard's machines.
-func (c *cli) runServe(ctx context.Context, idleExit time.Duration, web webFlags) error {
+// listing for the dashboard's machines, joining the fleet's bus when one
+// is configured (joinBus).
+func (c *cli) runServe(cmd *cobra.Command, idleExit time.Duration, web webFlags, bus busFlags) error {
+	ctx := cmd.Context()
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return err
@@ -104,9 +107,14 @@ func (c *cli) runServe(ctx context.Context, idleExit time.Duration, web webFlags
 	if err != nil {
 		return err
 	}
+	join, err := c.joinBus(cmd, bus, p.StateDir)
+	if err != nil {
+		return err
+	}
 	w := webListing{c: c, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
 	return serve.Run(ctx, serve.Options{Paths: p, Log: c.stderr, Getenv: c.getenv, Environ: c.environ, Settings: set,
-		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions})
+		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions,
+		Join: join})
 }
 
 // printUnit prints a service definition that runs peerctl serve with

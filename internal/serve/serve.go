@@ -71,6 +71,12 @@ type Options struct {
 	// Remote is the channel to other machines for a send's settings (nil:
 	// the system ssh, sshhost).
 	Remote func(wire.Settings) (ports.Remote, error)
+	// Join, when set, joins the fleet's bus for the service's life (the
+	// command line's: its presence, docs/FLEET.md), once the service holds
+	// its state folder: an error ends the service before it serves (a
+	// node name another live service holds); the wait it returns waits,
+	// once life has ended, for the node to have left the bus.
+	Join func(life context.Context) (wait func(), err error)
 }
 
 // Server is a running peerctl serve.
@@ -161,6 +167,16 @@ func Run(ctx context.Context, o Options) error {
 		defer func() { _ = st.Close() }()
 	}
 	defer s.closeWarm()
+	if o.Join != nil {
+		left, err := o.Join(life)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			stop(nil) // the node leaves when the service's life ends
+			left()
+		}()
+	}
 	fmt.Fprintf(o.Log, "peerctl serve: pid %d on %s, outbox %s\n", os.Getpid(), wire.Safe(p.Socket), wire.Safe(p.DB))
 	if o.HTTP != "" {
 		if err := s.startHTTP(); err != nil {

@@ -17,9 +17,16 @@ import (
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
+// stopShared stops what the tests share (the NATS cluster) once every
+// test ran.
+var stopShared []func()
+
 // TestMain removes the binaries built by testbin once every test ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	for _, stop := range stopShared {
+		stop()
+	}
 	testbin.Cleanup()
 	os.Exit(code)
 }

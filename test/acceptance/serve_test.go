@@ -34,6 +34,7 @@ type serveWorld struct {
 	sendWorld
 	state, run string
 	srv        *exec.Cmd // a service startServe started
+	more       []string  // variables added to env's
 }
 
 func newServeWorld(t *testing.T) serveWorld {
@@ -48,8 +49,8 @@ func newServeWorld(t *testing.T) serveWorld {
 }
 
 func (w serveWorld) env(t testing.TB) []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_CLAUDE=" + fakeClaudeBin(t),
-		"FAKECLAUDE_RECORD=" + w.record, "FAKECLAUDE_SCENARIO=sent", "XDG_STATE_HOME=" + w.state, "XDG_RUNTIME_DIR=" + w.run}
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_CLAUDE=" + fakeClaudeBin(t),
+		"FAKECLAUDE_RECORD=" + w.record, "FAKECLAUDE_SCENARIO=sent", "XDG_STATE_HOME=" + w.state, "XDG_RUNTIME_DIR=" + w.run}, w.more...)
 }
 
 // newServeWorldB is a serveWorld for a benchmark: a registry with no

@@ -88,7 +88,7 @@ var (
 	}
 	sharedAdapters = []string{
 		"adapters/fswatch", "adapters/hostsfile", "adapters/internal/configfile", "adapters/internal/harnessfile", "adapters/internal/presence", "adapters/internal/repeat",
-		"adapters/internal/sockowner", "adapters/outbox", "adapters/policyfile", "adapters/procgroup", "adapters/procliveness", "adapters/servesock",
+		"adapters/internal/sockowner", "adapters/natsbus", "adapters/outbox", "adapters/policyfile", "adapters/procgroup", "adapters/procliveness", "adapters/servesock",
 		"adapters/sshhost",
 	}
 )
@@ -277,6 +277,28 @@ func TestNoImportRunsBackUpTheLayers(t *testing.T) {
 				continue
 			}
 			assert.True(t, r < rank, "%s (layer %d) imports %s (layer %d): an import runs back up the layers", pkg, rank, rel, r)
+		}
+	}
+}
+
+// TestTheProductLinksNoNATSServer: the programs link the NATS client
+// (adapters/natsbus) and never the server, which is a test-only module
+// (an embedded server in unit tests, about 14 MB more in a binary); domain
+// and app link no NATS package at all (the bus is an adapter).
+func TestTheProductLinksNoNATSServer(t *testing.T) {
+	deps := func(pattern string) []string {
+		out, err := exec.Command("go", "list", "-deps", pattern).Output()
+		require.NoError(t, err, "go list -deps %s", pattern)
+		return strings.Fields(string(out))
+	}
+	cmds := deps(module + "/cmd/...")
+	require.Contains(t, cmds, "github.com/nats-io/nats.go", "the programs link the bus's client")
+	for _, d := range cmds {
+		assert.False(t, strings.HasPrefix(d, "github.com/nats-io/nats-server"), "the programs link %s: the server is for tests only", d)
+	}
+	for _, pattern := range []string{module + "/domain/...", module + "/app/..."} {
+		for _, d := range deps(pattern) {
+			assert.False(t, strings.HasPrefix(d, "github.com/nats-io/"), "%s links %s: the bus is an adapter", pattern, d)
 		}
 	}
 }

@@ -1,0 +1,71 @@
+//go:build unix
+
+package acceptance
+
+// list --fleet and serve --nats, hermetic: usage errors, a bus that does
+// not answer, and a node's presence holding terminal escapes, printed
+// escaped (an embedded NATS server, test/natstest).
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/natsbus"
+	"github.com/peerctl/peerctl/ports/wire"
+	"github.com/peerctl/peerctl/test/natstest"
+)
+
+func TestFleetUsageErrorsAndAnUnansweringBus(t *testing.T) {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + catSocketDir(t)}
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"list", "--fleet"}, wire.ExitUsage, "--fleet: no bus: give --nats"},
+		{[]string{"list", "--nats", "nats://127.0.0.1:1"}, wire.ExitUsage, "give --fleet too"},
+		{[]string{"list", "--fleet", "--all", "--nats", "nats://127.0.0.1:1"}, wire.ExitUsage, "drop --all"},
+		{[]string{"list", "--fleet", "--nats", "http://127.0.0.1:1"}, wire.ExitUsage, `scheme "http"`},
+		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1"}, wire.ExitHostUnreachable, "host_unreachable: the fleet's bus: no NATS server answered at nats://127.0.0.1:1"},
+		{[]string{"serve", "--nats", "nats://127.0.0.1:1", "--node", "a b"}, wire.ExitUsage, "--node: bad node name"},
+	} {
+		r := runPeerctl(t, runOpts{Env: env}, tc.args...)
+		assert.Equal(t, tc.code, r.Code, "%q: %s", tc.args, r.Stderr)
+		assert.Contains(t, string(r.Stderr), tc.says, "%q", tc.args)
+	}
+}
+
+func TestFleetListPrintsAHostileNodeEscaped(t *testing.T) {
+	url := natstest.Start(t)
+	bus, err := natsbus.Connect(natsbus.Settings{URLs: url}, false)
+	require.NoError(t, err)
+	defer bus.Close()
+	p, err := bus.Join(t.Context(), natsbus.Member{Node: "evil", Owner: "o"})
+	require.NoError(t, err)
+	name := "x\x1b]0;owned\x07\x1b[2J"
+	sock := "/run/cc/7.sock"
+	require.NoError(t, p.Publish(t.Context(), wire.Listing{Notes: []string{"note: \x1b[31mred\u202e"}, Sessions: []wire.Session{{Harness: "claude-code",
+		SessionID: "00000007-1111-2222-3333-444455556666", PID: 7, Name: name, Cwd: "/tmp/\x9b6n", Status: "idle", Verdict: "live",
+		SocketPath: sock, Addressable: true, Endpoint: "cc-peer:v1:7:x%1B]0;owned%07%1B[2J:" + sock}}}))
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_NATS=" + url}
+
+	r := runPeerctl(t, runOpts{Env: env}, "list", "--fleet")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	catNoControl(t, r.Stdout)
+	catNoControl(t, r.Stderr)
+	assert.Contains(t, string(r.Stdout), `nats:evil  x\x1b]0;owned\a\x1b[2J`)
+	assert.Contains(t, string(r.Stderr), `peerctl: node evil: note: \x1b[31mred\u202e`)
+
+	r = runPeerctl(t, runOpts{Env: env}, "list", "--fleet", "--json")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	var got []wire.Session
+	require.NoError(t, json.Unmarshal(r.Stdout, &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, name, got[0].Name, "JSON carries the text as it is, as a JSON string")
+	assert.True(t, strings.HasPrefix(got[0].Endpoint, "nats:v1:evil:cc-peer:v1:7:"), got[0].Endpoint)
+}

@@ -1,0 +1,151 @@
+//go:build unix
+
+package acceptance
+
+// A real three-server NATS JetStream cluster on loopback, for the live
+// fleet tests: nats-server processes built from the module this one pins
+// (github.com/nats-io/nats-server/v2, go.mod) with `go build`, not Debian's
+// package, which is 2.9.10: its KV buckets have no limit markers
+// (LimitMarkerTTL, server 2.11), which the presence bucket uses. Started
+// once per test process, on first use, and shared; TestMain stops it.
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/peerctl/peerctl/test/testbin"
+	"github.com/peerctl/peerctl/test/testproc"
+)
+
+// natsServerPkg is the server's main package, at go.mod's version.
+const natsServerPkg = "github.com/nats-io/nats-server/v2"
+
+// natsCluster is the shared cluster: its client URLs (comma-separated),
+// its servers' processes and their logs.
+type natsCluster struct {
+	urls  string
+	procs []*exec.Cmd
+	logs  []*testproc.Buffer
+	dir   string
+	err   error
+}
+
+var (
+	clusterOnce sync.Once
+	cluster     natsCluster
+)
+
+func init() { stopShared = append(stopShared, cluster.stop) }
+
+// sharedNATSCluster starts the cluster once (a failure fails every test
+// that asks for it) and returns its client URLs.
+func sharedNATSCluster(t testing.TB) string {
+	t.Helper()
+	clusterOnce.Do(func() { cluster.err = cluster.start(t) })
+	if cluster.err != nil {
+		t.Fatalf("the NATS cluster: %v", cluster.err)
+	}
+	return cluster.urls
+}
+
+// freePorts are n loopback ports free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func (c *natsCluster) start(t testing.TB) error {
+	bin := testbin.Build(t, natsServerPkg)
+	dir, err := os.MkdirTemp("", "peerctl-nats-")
+	if err != nil {
+		return err
+	}
+	c.dir = dir
+	ports, err := freePorts(9) // client, monitor, route for each of 3
+	if err != nil {
+		return err
+	}
+	var routes, urls []string
+	for i := range 3 {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3*i+2]))
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[3*i]))
+	}
+	c.urls = strings.Join(urls, ",")
+	for i := range 3 {
+		conf := fmt.Sprintf(`server_name: n%d
+listen: 127.0.0.1:%d
+http: 127.0.0.1:%d
+jetstream { store_dir: %q }
+cluster { name: pc, listen: 127.0.0.1:%d, routes: [%s] }
+`, i+1, ports[3*i], ports[3*i+1], filepath.Join(dir, fmt.Sprintf("js%d", i+1)), ports[3*i+2], strings.Join(routes, ", "))
+		path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i+1))
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			return err
+		}
+		cmd := exec.Command(bin, "-c", path)
+		log := &testproc.Buffer{}
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			c.stop()
+			return err
+		}
+		c.procs, c.logs = append(c.procs, cmd), append(c.logs, log)
+	}
+	// Ready when every server's /healthz says ok (JetStream's meta leader
+	// elected); each request has its own bound, the whole a generous one.
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(2 * time.Minute)
+	for i := range 3 {
+		for {
+			res, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[3*i+1]))
+			if err == nil {
+				_ = res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				defer c.stop()
+				return fmt.Errorf("server n%d not healthy within 2 min (%v); its log:\n%s", i+1, err, c.logs[i].String())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// stop kills every server's process group and removes their stores.
+func (c *natsCluster) stop() {
+	for _, p := range c.procs {
+		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+		_ = p.Wait()
+	}
+	c.procs = nil
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}
