@@ -286,11 +286,11 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 		}
 		return m2, res, err
 	}
-	next := now.Add(domain.Backoff(m.Attempts+1, MaxBackoff))
+	next := now.Add(domain.Backoff(m.Tries+1, MaxBackoff))
 	if next.After(m.Expires) {
 		next = m.Expires
 	}
-	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next})
+	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next, Tried: true})
 	if serr != nil {
 		return m2, res, serr
 	}

@@ -464,3 +464,42 @@ func TestOutboxClockJumpBackSendsNothingTwice(t *testing.T) {
 	assert.Equal(t, expires.UnixNano(), waiting.Expires.UnixNano(), "its TTL is as stored")
 	assert.Equal(t, 1, w.tr.sent("once only"))
 }
+
+// A target that stays away is tried with backoff whatever the refusal: 2 s
+// doubled per try (at most MaxBackoff), not every 2 s forever; and its
+// history keeps one row for the repeated reason, with a count and the last
+// time, not a row per try.
+func TestOutboxBackoffCountsEveryTryAndHistoryFolds(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	start := w.now
+	m := w.submit(t, "", "away", "when you are back")
+	var at []time.Duration
+	for w.now.Sub(start) <= 70*time.Second {
+		if !m.NextAt.After(w.now) {
+			at = append(at, w.now.Sub(start))
+			var err error
+			m, _, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+			require.Error(t, err)
+			require.Equal(t, domain.OutboxStored, m.State)
+		}
+		w.now = w.now.Add(time.Second)
+	}
+	assert.Equal(t, []time.Duration{0, 2 * time.Second, 6 * time.Second, 14 * time.Second, 30 * time.Second, 62 * time.Second}, at,
+		"2 s, then doubled per try")
+	assert.Equal(t, 6, m.Tries)
+	assert.Zero(t, m.Attempts, "nothing was handed over")
+	_, hist := w.state(t, m.ID)
+	require.Len(t, hist, 2, "the submit, then one row for the repeated reason")
+	assert.Equal(t, 6, hist[1].Count)
+	assert.Equal(t, start.UnixNano(), hist[1].At.UnixNano(), "the first time")
+	assert.Equal(t, (start.Add(62 * time.Second)).UnixNano(), hist[1].Last.UnixNano(), "the last time")
+	assert.Contains(t, hist[1].Reason, "not_live")
+
+	// Far away, the wait stops growing at MaxBackoff.
+	for i := 0; i < 10; i++ {
+		w.now = m.NextAt
+		m, _, _ = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	}
+	assert.Equal(t, app.MaxBackoff, m.NextAt.Sub(w.now))
+}

@@ -73,9 +73,8 @@ func TestVersionOneFileMigratesKeepingMessages(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
-	_, err = db.Exec(outbox.Migrations[0])
-	require.NoError(t, err)
-	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1); PRAGMA user_version = 1`)
+	require.NoError(t, outbox.MigrateTo(ctx, db, 1))
+	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1)`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	s, err := outbox.Open(ctx, path)
@@ -432,4 +431,66 @@ func TestFullDiskRefusesAndKeepsTheFile(t *testing.T) {
 	got, _, err = s.Get(ctx, kept.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "before", got.Key)
+}
+
+// A change with the state and reason of the last history line is folded
+// into it (its count and last time); any other change adds a line.
+func TestHistoryFoldsRepeats(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	m, _, err := s.Put(ctx, msg(""))
+	require.NoError(t, err)
+	away := ports.OutboxChange{State: domain.OutboxStored, Reason: "not_live: away", Tried: true}
+	for i := 1; i <= 3; i++ {
+		away.At = t0.Add(time.Duration(i) * time.Second)
+		m, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, away)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 3, m.Tries)
+	_, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: "not_live: gone", At: t0.Add(4 * time.Second)})
+	require.NoError(t, err)
+	_, hist, err := s.Get(ctx, m.ID)
+	require.NoError(t, err)
+	require.Len(t, hist, 3)
+	assert.Equal(t, 1, hist[0].Count)
+	assert.Equal(t, hist[0].At, hist[0].Last)
+	assert.Equal(t, 3, hist[1].Count)
+	assert.Equal(t, t0.Add(time.Second), hist[1].At, "the first time")
+	assert.Equal(t, t0.Add(3*time.Second), hist[1].Last, "the last time")
+	assert.Equal(t, "not_live: gone", hist[2].Reason)
+	ev, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, ev, 3, "a folded change is no new event")
+	assert.Equal(t, 3, ev[1].Count)
+}
+
+// A file of schema version 2 (today's release) opens at the current
+// version: its messages and history kept, each history line a run of one,
+// tries counted from the attempts it had.
+func TestVersionTwoFileMigrates(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	require.NoError(t, outbox.MigrateTo(ctx, db, 2))
+	_, err = db.Exec(`INSERT INTO messages (address, host, text, request, state, created_ns, expires_ns, updated_ns, attempts)
+		VALUES ('proj-89', 'far', 'kept', x'', 'stored', 1, 2, 1, 2);
+		INSERT INTO history (message_id, at_ns, state, reason) VALUES (1, 1, 'stored', '')`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	v, err := s.Version(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, outbox.SchemaVersion, v)
+	m, hist, err := s.Get(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "kept", m.Text)
+	assert.Equal(t, "far", m.Host)
+	assert.Equal(t, 2, m.Tries)
+	require.Len(t, hist, 1)
+	assert.Equal(t, 1, hist[0].Count)
+	assert.Equal(t, hist[0].At, hist[0].Last)
 }

@@ -28,13 +28,17 @@ func outboxTime(t time.Time) string {
 
 func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) wire.OutboxMessage {
 	out := wire.OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, Host: m.Host, SessionID: m.SessionID, Text: m.Text,
-		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts,
+		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts, Tries: m.Tries,
 		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
 	if m.State == domain.OutboxStored {
 		out.NextAttemptAt = outboxTime(m.NextAt)
 	}
 	for _, e := range hist {
-		out.History = append(out.History, wire.OutboxEvent{At: outboxTime(e.At), State: e.State.String(), Reason: e.Reason})
+		ev := wire.OutboxEvent{At: outboxTime(e.At), State: e.State.String(), Reason: e.Reason}
+		if e.Count > 1 {
+			ev.Count, ev.LastAt = e.Count, outboxTime(e.Last)
+		}
+		out.History = append(out.History, ev)
 	}
 	return out
 }
@@ -220,7 +224,11 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	c.printOutboxMessage(m)
 	fmt.Fprintln(c.stdout, "history:")
 	for _, e := range hist {
-		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", outboxTime(e.At), e.State, safe(e.Reason))
+		again := ""
+		if e.Count > 1 {
+			again = fmt.Sprintf(" (%d times, the last at %s)", e.Count, outboxTime(e.Last))
+		}
+		fmt.Fprintf(c.stdout, "  %s  %-16s %s%s\n", outboxTime(e.At), e.State, safe(e.Reason), again)
 	}
 	return nil
 }
@@ -239,7 +247,7 @@ func (c *cli) printOutboxMessage(m ports.OutboxMessage) {
 	j := toOutboxJSON(m, nil)
 	rows := [][2]string{{"id", strconv.FormatInt(m.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
 		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", j.CreatedAt}, {"expires", j.ExpiresAt}, {"next attempt", j.NextAttemptAt},
-		{"attempts", strconv.Itoa(m.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
+		{"attempts", strconv.Itoa(m.Attempts)}, {"tries", strconv.Itoa(m.Tries)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
 		if r[1] != "" {
