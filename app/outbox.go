@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -18,6 +19,13 @@ const DefaultTTL = 24 * time.Hour
 // MaxBackoff is the longest wait between two attempts at a stored message.
 const MaxBackoff = 5 * time.Minute
 
+// DefaultRetention is how long a finished message (domain.OutboxState.
+// Finished) is kept after its last change when no retention is given.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// PruneEvery is how often Prune deletes finished messages at most.
+const PruneEvery = time.Hour
+
 // RecoverWindow bounds the transcript check of an attempt a crash
 // interrupted (Outbox.Recover).
 const RecoverWindow = 3 * time.Second
@@ -30,17 +38,54 @@ const RecoverWindow = 3 * time.Second
 // hand-over did not happen; what cannot be checked is OutboxOutcomeUnknown
 // and waits for Retry. Build it with NewOutbox.
 type Outbox struct {
-	store ports.Outbox
-	now   func() time.Time
+	store     ports.Outbox
+	now       func() time.Time
+	retention time.Duration
+	// pruned is when Prune last deleted (under mu).
+	mu     sync.Mutex
+	pruned time.Time
 }
 
-// NewOutbox builds the use cases over store; now is the clock (nil:
-// time.Now).
+// NewOutbox builds the use cases over store, keeping finished messages
+// DefaultRetention; now is the clock (nil: time.Now).
 func NewOutbox(store ports.Outbox, now func() time.Time) *Outbox {
 	if now == nil {
 		now = time.Now
 	}
-	return &Outbox{store: store, now: now}
+	return &Outbox{store: store, now: now, retention: DefaultRetention}
+}
+
+// WithRetention sets how long a finished message is kept after its last
+// change (0: for ever) and returns o.
+func (o *Outbox) WithRetention(d time.Duration) *Outbox {
+	o.retention = d
+	return o
+}
+
+// Prune deletes, with their history, the finished messages (delivered,
+// taken_up, replied, held, refused, expired, cancelled) whose last change
+// is older than the retention period, and returns how many. It does so at
+// most once per PruneEvery (the first call does): call it as often as
+// convenient. Stored, delivering and outcome_unknown messages are never
+// pruned, whatever their age; a pruned message's key is free again.
+func (o *Outbox) Prune(ctx context.Context) (int, error) {
+	now := o.now()
+	o.mu.Lock()
+	due := o.retention > 0 && (o.pruned.IsZero() || now.Sub(o.pruned) >= PruneEvery || now.Before(o.pruned))
+	if due {
+		o.pruned = now
+	}
+	o.mu.Unlock()
+	if !due {
+		return 0, nil
+	}
+	var finished []domain.OutboxState
+	for _, s := range domain.OutboxStates() {
+		if s.Finished() {
+			finished = append(finished, s)
+		}
+	}
+	return o.store.Prune(ctx, finished, now.Add(-o.retention))
 }
 
 // Store is the outbox underneath (list and show read it directly).

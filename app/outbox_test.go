@@ -503,3 +503,69 @@ func TestOutboxBackoffCountsEveryTryAndHistoryFolds(t *testing.T) {
 	}
 	assert.Equal(t, app.MaxBackoff, m.NextAt.Sub(w.now))
 }
+
+// Finished messages are pruned, history and all, once the retention period
+// has passed since their last change; messages still to be delivered and
+// outcome_unknown ones (they wait for a person) are kept whatever their
+// age. Pruning runs at most once per PruneEvery.
+func TestOutboxPrunesFinishedMessagesAfterTheRetention(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.ob.WithRetention(48 * time.Hour)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	delivered := w.submit(t, "k-delivered", "reviewer", "delivered long ago")
+	delivered, _, err := w.ob.Attempt(ctx, w.svc, delivered, confirmFast)
+	require.NoError(t, err)
+	require.Equal(t, domain.OutboxDelivered, delivered.State)
+	cancelled := w.submit(t, "", "reviewer", "cancelled long ago")
+	_, err = w.ob.Cancel(ctx, cancelled.ID, "x")
+	require.NoError(t, err)
+	unknown := w.submit(t, "", "reviewer", "maybe")
+	_, err = w.store.Move(ctx, unknown.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now})
+	require.NoError(t, err)
+	waiting := w.submit(t, "", "nobody-here", "still waiting")
+
+	n, err := w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing is old enough yet")
+	w.now = w.now.Add(49 * time.Hour)
+	fresh := w.submit(t, "", "reviewer", "cancelled just now")
+	_, err = w.ob.Cancel(ctx, fresh.ID, "x")
+	require.NoError(t, err)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	for _, id := range []int64{delivered.ID, cancelled.ID} {
+		_, _, err := w.store.Get(ctx, id)
+		assert.ErrorIs(t, err, ports.ErrNoMessage)
+	}
+	for _, id := range []int64{unknown.ID, waiting.ID, fresh.ID} {
+		_, _, err := w.store.Get(ctx, id)
+		assert.NoError(t, err, "message %d is kept", id)
+	}
+	w.ob.WithRetention(time.Minute)
+	w.now = w.now.Add(app.PruneEvery / 2)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "at most once per PruneEvery")
+	w.now = w.now.Add(app.PruneEvery / 2)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	ev, err := w.store.Events(ctx, 0, 100)
+	require.NoError(t, err)
+	for _, e := range ev {
+		assert.NotContains(t, []int64{delivered.ID, cancelled.ID}, e.MessageID, "its history goes with it")
+	}
+	// Its key is free again: the same key stores a new message.
+	again, created, err := w.ob.Submit(ctx, app.DurableRequest{Key: "k-delivered", Address: "reviewer", Text: "delivered long ago", TTL: time.Hour})
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.NotEqual(t, delivered.ID, again.ID)
+
+	w.ob.WithRetention(0)
+	w.now = w.now.Add(365 * 24 * time.Hour)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a retention of 0 keeps everything")
+}

@@ -128,6 +128,10 @@ type Outbox interface {
 	// Events returns the changes of every message after sequence number
 	// after, oldest first, at most limit (watch).
 	Events(ctx context.Context, after int64, limit int) ([]OutboxEvent, error)
+	// Prune deletes the messages in one of states whose last change is
+	// before before, with their history (their keys are then free), and
+	// returns how many it deleted.
+	Prune(ctx context.Context, states []domain.OutboxState, before time.Time) (int, error)
 	// LastEvent is the sequence number of the latest change (0: none).
 	LastEvent(ctx context.Context) (int64, error)
 	// Close closes the store.

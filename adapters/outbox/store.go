@@ -447,6 +447,36 @@ func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.Out
 	return out, s.fail("read the history", rows.Err())
 }
 
+// Prune implements ports.Outbox.
+func (s *Store) Prune(ctx context.Context, states []domain.OutboxState, before time.Time) (int, error) {
+	if len(states) == 0 {
+		return 0, nil
+	}
+	in := `state IN (?` + strings.Repeat(`, ?`, len(states)-1) + `) AND updated_ns < ?`
+	args := make([]any, 0, len(states)+1)
+	for _, st := range states {
+		args = append(args, st.String())
+	}
+	args = append(args, ns(before))
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.fail("prune", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM history WHERE message_id IN (SELECT id FROM messages WHERE `+in+`)`, args...); err != nil {
+		return 0, s.fail("prune", err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE `+in, args...)
+	if err != nil {
+		return 0, s.fail("prune", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.fail("prune", err)
+	}
+	return int(n), s.fail("prune", tx.Commit())
+}
+
 // LastEvent implements ports.Outbox.
 func (s *Store) LastEvent(ctx context.Context) (int64, error) {
 	var n int64

@@ -26,6 +26,34 @@ func outboxTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
+// retentionEnv sets how long serve keeps a finished message when
+// --retention is not given (a Go duration: 720h; 0 keeps every one).
+const retentionEnv = "PEERCTL_OUTBOX_RETENTION"
+
+// retentionFlag adds serve's --retention to cmd; the function it returns
+// gives the retention: the flag, else $PEERCTL_OUTBOX_RETENTION, else
+// app.DefaultRetention. A negative or unreadable one is a usage error.
+func (c *cli) retentionFlag(cmd *cobra.Command) func() (time.Duration, error) {
+	var d time.Duration
+	cmd.Flags().DurationVar(&d, "retention", app.DefaultRetention, "keep a finished message (delivered, refused, expired, cancelled...) this long after its last change, then delete it with its history (0: for ever; default $"+retentionEnv+", else 720h)")
+	return func() (time.Duration, error) {
+		name, v := "--retention", ""
+		if !cmd.Flags().Changed("retention") {
+			if name, v = retentionEnv, c.getenv(retentionEnv); v == "" {
+				return app.DefaultRetention, nil
+			}
+			var err error
+			if d, err = time.ParseDuration(v); err != nil {
+				return 0, usageError{fmt.Errorf("%s=%s: want a duration such as 720h, or 0 to keep every message", retentionEnv, safe(v))}
+			}
+		}
+		if d < 0 {
+			return 0, usageError{fmt.Errorf("%s %s: want a duration such as 720h, or 0 to keep every message", name, d)}
+		}
+		return d, nil
+	}
+}
+
 func toOutboxJSON(m ports.OutboxMessage, hist []ports.OutboxEvent) wire.OutboxMessage {
 	out := wire.OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, Host: m.Host, SessionID: m.SessionID, Text: m.Text,
 		CreatedAt: outboxTime(m.Created), UpdatedAt: outboxTime(m.Updated), ExpiresAt: outboxTime(m.Expires), Attempts: m.Attempts, Tries: m.Tries,

@@ -72,6 +72,7 @@ func (c *cli) serveCmd() *cobra.Command {
 		idleExit  time.Duration
 		printUnit string
 		web       webFlags
+		retention func() (time.Duration, error)
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -109,8 +110,12 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 			if web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
 				idleExit = 0 // a dashboard stays until Ctrl-C
 			}
+			keep, err := retention()
+			if err != nil {
+				return err
+			}
 			c.started()
-			return c.runServe(cmd.Context(), idleExit, web)
+			return c.runServe(cmd.Context(), idleExit, keep, web)
 		},
 	}
 	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with no request and nothing to deliver (0: never)")
@@ -122,6 +127,7 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+defaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = defaultHTTP
 	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: a machine (ssh DEST) the dashboard lists beside this one and the hosts file's; repeatable")
+	retention = c.retentionFlag(cmd)
 	c.harnessFlags(cmd)
 	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
 	return cmd
@@ -164,7 +170,7 @@ type server struct {
 	ended *serveEnd
 }
 
-func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) error {
+func (c *cli) runServe(ctx context.Context, quiet, retention time.Duration, web webFlags) error {
 	p, err := pathsFor(c.getenv)
 	if err != nil {
 		return err
@@ -198,7 +204,7 @@ func (c *cli) runServe(ctx context.Context, quiet time.Duration, web webFlags) e
 		s.storeErr = err
 		fmt.Fprintf(c.stderr, "peerctl serve: durable sends are refused: %s\n", safe(err.Error()))
 	} else {
-		s.store, s.ob = st, app.NewOutbox(st, nil)
+		s.store, s.ob = st, app.NewOutbox(st, nil).WithRetention(retention)
 		defer func() { _ = st.Close() }()
 	}
 	defer s.closeWarm()
@@ -559,6 +565,11 @@ const earlyEvery = time.Second
 func (s *server) pass() {
 	if s.store == nil {
 		return
+	}
+	if n, err := s.ob.Prune(s.life); err != nil {
+		fmt.Fprintf(s.c.stderr, "peerctl serve: prune the outbox: %s\n", safe(err.Error()))
+	} else if n > 0 {
+		fmt.Fprintf(s.c.stderr, "peerctl serve: pruned %s finished longer ago than the retention period\n", plural(n, "message"))
 	}
 	early := s.early.Swap(false)
 	waiting, err := s.store.List(s.life, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
