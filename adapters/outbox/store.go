@@ -21,6 +21,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -135,15 +136,20 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Open opens (creating it and its 0700 folder when absent) the outbox file
-// path for writing, checks it with PRAGMA integrity_check, switches it to
-// WAL and migrates its schema to SchemaVersion. A file that is not an
-// SQLite database, fails the check, has a newer schema than this build's,
-// or sits in a folder that cannot be written is an *Error, and the file
-// is not changed.
+// Open opens (creating it 0600 and its 0700 folder when absent) the
+// outbox file path for writing, checks it with PRAGMA integrity_check,
+// switches it to WAL and migrates its schema to SchemaVersion. Its folder
+// is checked as the service socket's is (servesock.PrivateDir: this
+// user's, not a symlink, narrowed to the owner's bits when wider), and
+// so are the file, its WAL and its shared-memory file (0644 left by an
+// older peerctl becomes 0600; SQLite makes the WAL and SHM with the
+// file's mode). A folder or file that is a symlink or another user's, a
+// file that is not an SQLite database, fails the check, has a newer
+// schema than this build's, or sits in a folder that cannot be written is
+// an *Error, and the file's content is not changed.
 func Open(ctx context.Context, path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, &Error{Path: path, Op: "create its folder", Err: err}
+	if err := private(path); err != nil {
+		return nil, &Error{Path: path, Op: "check its folder and files", Err: err}
 	}
 	s, err := open(ctx, path, false)
 	if err != nil {
@@ -154,6 +160,28 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// private checks path's folder (creating it) and its files as Open says,
+// and creates the file, empty (a new database to SQLite), 0600 when it
+// is absent. Windows has no Unix modes to check: the folder is created.
+func private(path string) error {
+	dir := filepath.Dir(path)
+	if err := servesock.PrivateDir(dir); errors.Is(err, servesock.ErrUnsupported) {
+		return os.MkdirAll(dir, 0o700)
+	} else if err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := servesock.PrivateFile(p); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // OpenReadOnly opens an existing outbox file for reading only. It does not

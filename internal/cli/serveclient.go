@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -44,10 +45,13 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("find peerctl to start its service: %w", err)
 	}
-	if err := os.MkdirAll(p.stateDir, 0o700); err != nil {
+	logPath := filepath.Join(p.stateDir, serveLogName)
+	if err := servesock.PrivateDir(p.stateDir); err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
 	}
-	logPath := filepath.Join(p.stateDir, serveLogName)
+	if err := servesock.PrivateFile(logPath); err != nil {
+		return nil, fmt.Errorf("start peerctl serve: %w", err)
+	}
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
