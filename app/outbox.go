@@ -1,9 +1,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -344,40 +346,94 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 
 // Recover settles message m, left in delivering by a service that stopped
 // during the attempt (kill -9, a crash, a reboot), before anything else
-// happens to it: when the target's transcript (Transcripts, the path
-// recorded when the attempt began) holds the text, enqueued for that
-// session since the attempt began, it is delivered; when the transcript
-// is readable and does not, nothing arrived and it is stored again, due
-// now; when there is no transcript to read (a harness confirmed by its
-// receipt only, an unknown path) it is outcome_unknown, for a person to
-// retry. It never sends.
+// happens to it, by looking at the target (look): when the transcript
+// (the path recorded when the attempt began) holds the text, enqueued for
+// that session since the attempt began, it is delivered; when the
+// transcript was read and does not, nothing arrived and it is stored
+// again, due now; when there is nothing to read (a harness confirmed by
+// its receipt only, a message for another machine) or the transcript
+// cannot be read (gone, unreadable), it is outcome_unknown, for a person
+// to retry. It never sends.
 func (o *Outbox) Recover(ctx context.Context, svc *Service, m ports.OutboxMessage) (ports.OutboxMessage, error) {
 	from := []domain.OutboxState{domain.OutboxDelivering}
-	now := o.now()
-	if m.Host != "" {
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
-			Reason: fmt.Sprintf("the service stopped during the hand-over to %s, whose peerctl may have delivered it: look (peerctl show --host %s %s), then run peerctl outbox retry to send it again", m.Host, m.Host, m.Address)})
+	found, why, err := o.look(ctx, svc, m)
+	if err != nil {
+		return m, err
 	}
-	if m.Transcript == "" || svc.transcripts == nil {
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
-			Reason: "the service stopped during the hand-over and this harness's receipt cannot be read again (no transcript): run peerctl outbox retry to send it again"})
+	now := o.now()
+	switch found {
+	case lookArrived:
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxDelivered, At: now, Outcome: domain.OutcomeDelivered.String(),
+			Reason: "the service stopped during the hand-over; " + why})
+	case lookAbsent:
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now,
+			Reason: "the service stopped during the hand-over; " + why + ", so it did not arrive: it is sent again"})
+	}
+	return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
+		Reason: "the service stopped during the hand-over and " + why + ": " + lookYourself(m) + ", then run peerctl outbox retry to send it again"})
+}
+
+// lookFound is what looking at a message's target found.
+type lookFound int
+
+const (
+	// lookUnknown: nothing could be read (no transcript, not readable).
+	lookUnknown lookFound = iota
+	// lookArrived: the transcript shows the text arrived.
+	lookArrived
+	// lookAbsent: the transcript was read and does not show it.
+	lookAbsent
+)
+
+// look reads message m's target's transcript (the path its last attempt
+// recorded, with svc's Transcripts, for RecoverWindow at most) for the
+// text enqueued for its session since that attempt began, and says what
+// it found in words for its history. Only a transcript that could be read
+// gives lookAbsent: one that is gone or cannot be read, a harness
+// confirmed by its receipt only, or a message for another machine give
+// lookUnknown. err is ctx's only.
+func (o *Outbox) look(ctx context.Context, svc *Service, m ports.OutboxMessage) (lookFound, string, error) {
+	switch {
+	case m.Host != "":
+		return lookUnknown, fmt.Sprintf("its transcript is on %s, where this machine cannot read it", m.Host), nil
+	case m.Transcript == "" || svc == nil || svc.transcripts == nil:
+		return lookUnknown, "this harness's receipt cannot be read again (no transcript)", nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, RecoverWindow)
 	defer cancel()
 	enq, err := svc.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: m.Transcript, Text: m.Text, SessionID: m.SessionID, Since: m.AttemptAt})
 	switch {
 	case err == nil:
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxDelivered, At: now, Outcome: domain.OutcomeDelivered.String(),
-			Reason: fmt.Sprintf("the service stopped during the hand-over; the transcript shows it arrived (enqueued at %s)", enq.At.UTC().Format(time.RFC3339Nano))})
+		return lookArrived, fmt.Sprintf("the transcript shows it arrived (enqueued at %s)", enq.At.UTC().Format(time.RFC3339Nano)), nil
 	case ctx.Err() != nil:
-		return m, ctx.Err()
+		return lookUnknown, "", ctx.Err()
 	}
-	if _, serr := os.Stat(m.Transcript); serr != nil && !errors.Is(serr, os.ErrNotExist) {
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
-			Reason: fmt.Sprintf("the service stopped during the hand-over and the transcript cannot be read (%v): run peerctl outbox retry to send it again", serr)})
+	if rerr := readable(m.Transcript); rerr != nil {
+		return lookUnknown, fmt.Sprintf("the transcript cannot be read (%v)", rerr), nil
 	}
-	return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now,
-		Reason: "the service stopped during the hand-over; the transcript does not show it, so it did not arrive: it is sent again"})
+	return lookAbsent, "the transcript does not show it", nil
+}
+
+// readable reports why the file at path cannot be read (nil: it can; an
+// empty file can).
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := f.Read(make([]byte, 1)); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// lookYourself says how a person checks whether m arrived.
+func lookYourself(m ports.OutboxMessage) string {
+	if m.Host != "" {
+		return fmt.Sprintf("look (peerctl show --host %s %s)", m.Host, m.Address)
+	}
+	return fmt.Sprintf("look (peerctl show %s)", cmp.Or(m.SessionID, m.Address))
 }
 
 // ErrNotPending is returned by Cancel for a message no longer waiting.
@@ -398,17 +454,36 @@ func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.Out
 }
 
 // Retry makes message id due now: stored again, its TTL renewed (as long
-// as it was first given) when it had passed. A person retries an
-// outcome_unknown message after checking it did not arrive: the next
-// attempt sends it (it may then arrive twice). Delivered, held, taken up
-// and replied messages, and one being delivered, are ErrNotRetryable.
-func (o *Outbox) Retry(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+// as it was first given) when it had passed. An outcome_unknown message is
+// looked at first (its transcript, as Recover does, with svc; nil: nothing
+// to look with): one the transcript shows arrived is delivered, not sent
+// again; otherwise it is stored, its reason saying what was found (the
+// transcript does not show it, or it could not be looked at and is sent
+// again as asked, perhaps twice). Delivered, held, taken up and replied
+// messages, and one being delivered, are ErrNotRetryable.
+func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64) (ports.OutboxMessage, error) {
 	m, _, err := o.store.Get(ctx, id)
 	if err != nil {
 		return m, err
 	}
+	c := ports.OutboxChange{State: domain.OutboxStored, Reason: "retried by outbox retry"}
+	if m.State == domain.OutboxOutcomeUnknown {
+		found, why, err := o.look(ctx, svc, m)
+		if err != nil {
+			return m, err
+		}
+		switch found {
+		case lookArrived:
+			return o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxOutcomeUnknown}, ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(),
+				Outcome: domain.OutcomeDelivered.String(), Reason: "outbox retry looked first: " + why + "; it is not sent again"})
+		case lookAbsent:
+			c.Reason = "outbox retry looked first: " + why + ": it is sent again"
+		default:
+			c.Reason = "outbox retry could not look first: " + why + "; it is sent again as asked and may arrive twice"
+		}
+	}
 	now := o.now()
-	c := ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now, Reason: "retried by outbox retry"}
+	c.At, c.NextAt = now, now
 	if !now.Before(m.Expires) {
 		c.Expires = now.Add(m.Expires.Sub(m.Created))
 	}

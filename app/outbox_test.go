@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -164,7 +165,7 @@ func TestOutboxExpiresWithTheLastReason(t *testing.T) {
 	assert.Contains(t, m.Reason, "time to live passed")
 	assert.Contains(t, m.Reason, "not_live")
 	// Retry renews the TTL and makes it due now.
-	m, err = w.ob.Retry(ctx, m.ID)
+	m, err = w.ob.Retry(ctx, w.svc, m.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 	assert.True(t, m.Expires.After(w.now))
@@ -184,7 +185,7 @@ func TestOutboxOutcomeUnknownIsNeverRetriedOnItsOwn(t *testing.T) {
 	assert.Empty(t, due)
 	_, err = w.ob.Cancel(ctx, m.ID, "x")
 	assert.ErrorIs(t, err, app.ErrNotPending)
-	m, err = w.ob.Retry(ctx, m.ID)
+	m, err = w.ob.Retry(ctx, w.svc, m.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 }
@@ -230,6 +231,34 @@ func TestOutboxRecoverChecksTheTranscript(t *testing.T) {
 		assert.Equal(t, domain.OutboxDelivered, m.State)
 		assert.Equal(t, 1, w.tr.sent(m.Text))
 	})
+	// A transcript that is gone or cannot be read after the restart is no
+	// proof that nothing arrived: outcome_unknown, never re-sent on its own.
+	for _, tc := range []struct {
+		name  string
+		spoil func(path string)
+	}{
+		{"transcript gone", func(path string) { require.NoError(t, os.Remove(path)) }},
+		{"transcript unreadable", func(path string) {
+			require.NoError(t, os.Remove(path))
+			require.NoError(t, os.Mkdir(path, 0o700)) // reading it fails, even as root
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newOutboxWorld(t)
+			w.fake = startFake(t, w.dir, idA, "reviewer")
+			m := w.submit(t, "", "reviewer", "was it there")
+			m = w.crashMidDelivery(t, m, true)
+			tc.spoil(w.fake.Transcript())
+			m, err := w.ob.Recover(ctx, w.svc, m)
+			require.NoError(t, err)
+			assert.Equal(t, domain.OutboxOutcomeUnknown, m.State)
+			assert.Contains(t, m.Reason, "transcript cannot be read")
+			assert.Contains(t, m.Reason, "outbox retry")
+			due, err := w.store.List(ctx, pendingOnly)
+			require.NoError(t, err)
+			assert.Empty(t, due, "it waits for a person")
+		})
+	}
 	t.Run("cannot be checked", func(t *testing.T) {
 		w := newOutboxWorld(t)
 		m := w.submit(t, "", "reviewer", "no transcript to read")
@@ -256,6 +285,54 @@ func (w *outboxWorld) crashMidDelivery(t *testing.T, m ports.OutboxMessage, arri
 		w.fake.enqueue("some other message", at.Add(10*time.Millisecond))
 	}
 	return m
+}
+
+// Retry of an outcome_unknown message looks at the target first: a
+// transcript that shows it arrived makes it delivered, not sent again; one
+// that does not, or nothing to look at, makes it due, the reason saying
+// what was found.
+func TestOutboxRetryOfOutcomeUnknownLooksFirst(t *testing.T) {
+	ctx := context.Background()
+	unknown := func(t *testing.T, w *outboxWorld, text string, arrived bool) ports.OutboxMessage {
+		m := w.submit(t, "", "reviewer", text)
+		m = w.crashMidDelivery(t, m, arrived)
+		m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now, Reason: "the courier died"})
+		require.NoError(t, err)
+		return m
+	}
+	t.Run("it arrived", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		m := unknown(t, w, "it was there", true)
+		m, err := w.ob.Retry(ctx, w.svc, m.ID)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxDelivered, m.State)
+		assert.Contains(t, m.Reason, "looked first: the transcript shows it arrived")
+		assert.Contains(t, m.Reason, "not sent again")
+		due, err := w.store.List(ctx, pendingOnly)
+		require.NoError(t, err)
+		assert.Empty(t, due)
+	})
+	t.Run("it did not", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		m := unknown(t, w, "it was not there", false)
+		m, err := w.ob.Retry(ctx, w.svc, m.ID)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxStored, m.State)
+		assert.Contains(t, m.Reason, "looked first: the transcript does not show it")
+	})
+	t.Run("nothing to look at", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m := w.submit(t, "", "reviewer", "receipt only")
+		m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now})
+		require.NoError(t, err)
+		m, err = w.ob.Retry(ctx, w.svc, m.ID)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxStored, m.State)
+		assert.Contains(t, m.Reason, "could not look first")
+		assert.Contains(t, m.Reason, "may arrive twice")
+	})
 }
 
 func TestOutboxCancel(t *testing.T) {
@@ -457,7 +534,7 @@ func TestOutboxClockJumpBackSendsNothingTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, due, 1, "only the message still waiting")
 	assert.Equal(t, waiting.ID, due[0].ID)
-	_, err = w.ob.Retry(ctx, m.ID)
+	_, err = w.ob.Retry(ctx, w.svc, m.ID)
 	assert.ErrorIs(t, err, app.ErrNotRetryable, "a delivered message is never sent again")
 	waiting, _, _ = w.ob.Attempt(ctx, w.svc, due[0], confirmFast)
 	assert.Equal(t, domain.OutboxStored, waiting.State)

@@ -158,7 +158,7 @@ func (c *cli) outboxCmd() *cobra.Command {
 		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed",
 		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown",
 		func(ctx context.Context, ob *app.Outbox, id int64) (ports.OutboxMessage, error) {
-			return ob.Retry(ctx, id)
+			return ob.Retry(ctx, c.lookWith(), id)
 		})
 	cmd.AddCommand(listCmd, show, cancel, retry)
 	return cmd
@@ -282,6 +282,17 @@ func (c *cli) printOutboxMessage(m ports.OutboxMessage) {
 			fmt.Fprintf(c.stdout, "%-13s %s\n", r[0]+":", safe(r[1]))
 		}
 	}
+}
+
+// lookWith is the Service retry looks at a message's target with (its
+// transcript reader), built from this command's settings; nil when it
+// cannot be built (retry then says it could not look).
+func (c *cli) lookWith() *app.Service {
+	svc, err := c.service(options{readOnly: true, quiet: true})
+	if err != nil {
+		return nil
+	}
+	return svc
 }
 
 // outboxChange runs cancel or retry: in the service (the outbox's one
