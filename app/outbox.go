@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -95,8 +96,9 @@ func (o *Outbox) Store() ports.Outbox { return o.store }
 
 // DurableRequest asks to keep one message until it can be delivered.
 type DurableRequest struct {
-	// Key makes the request idempotent ("" for none): the same key again
-	// returns the first message, whatever its text.
+	// Key makes the request idempotent ("" for none): the same key again,
+	// with the same target and text, returns the first message; with
+	// another target or text it is refused (domain.ReasonKeyConflict).
 	Key string
 	// Address and Text are as in SendRequest.
 	Address, Text string
@@ -110,9 +112,13 @@ type DurableRequest struct {
 }
 
 // Submit validates the text and stores the message, due at once; created
-// is false when req.Key named an existing message, which is returned as
-// it stands. A text peerctl would refuse (domain.NewMessage) is refused
-// here, before anything is stored.
+// is false when req.Key named an existing message with the same target
+// (address and host) and text, which is returned as it stands (a repeat:
+// nothing is stored or sent). A key that names a message with another
+// target or text is refused with domain.ReasonKeyConflict, that message
+// returned: a caller that reused a key by mistake would otherwise believe
+// a message was kept that never will be sent. A text peerctl would refuse
+// (domain.NewMessage) is refused here, before anything is stored.
 func (o *Outbox) Submit(ctx context.Context, req DurableRequest) (ports.OutboxMessage, bool, error) {
 	if _, err := domain.NewMessage(req.Text); err != nil {
 		return ports.OutboxMessage{}, false, err
@@ -122,8 +128,48 @@ func (o *Outbox) Submit(ctx context.Context, req DurableRequest) (ports.OutboxMe
 		ttl = DefaultTTL
 	}
 	now := o.now()
-	return o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
+	m, created, err := o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
 		Created: now, Expires: now.Add(ttl), NextAt: now})
+	if err != nil || created {
+		return m, created, err
+	}
+	var differs []string
+	if m.Address != req.Address || m.Host != req.Host {
+		differs = append(differs, fmt.Sprintf("its target is %q, not %q", OutboxTarget(m.Address, m.Host), OutboxTarget(req.Address, req.Host)))
+	}
+	if m.Text != req.Text {
+		differs = append(differs, fmt.Sprintf("its text differs (%d bytes, not %d)", len(m.Text), len(req.Text)))
+	}
+	if len(differs) > 0 {
+		return m, false, domain.Refuse(domain.ReasonKeyConflict, "key %q names message %d (%s), and %s: nothing was stored or sent; a new message needs a new key",
+			req.Key, m.ID, m.State, strings.Join(differs, " and "))
+	}
+	return m, false, nil
+}
+
+// OutboxTarget is a target as the outbox shows it: the address, after
+// its machine when that is another ("far: proj-89").
+func OutboxTarget(address, host string) string {
+	if host == "" {
+		return address
+	}
+	return host + ": " + address
+}
+
+// DurableOutcome is the outcome word a receipt gives for durable message
+// m as it stands (a repeated key's answer, docs/OUTPUT.md): "stored"
+// while it waits; once handed over, its receipt's word ("queued",
+// "delivered", "held"...) or else its state; otherwise its state
+// ("refused", "expired", "cancelled", "outcome_unknown"), never the word
+// of a receipt that a later refusal overrode.
+func DurableOutcome(m ports.OutboxMessage) string {
+	switch {
+	case m.State.Pending():
+		return "stored"
+	case m.State.Handed() && m.Outcome != "":
+		return m.Outcome
+	}
+	return m.State.String()
 }
 
 // Attempt tries stored message m once with svc (built from m's request)

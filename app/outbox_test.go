@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -135,11 +136,66 @@ func TestOutboxStoresUntilTheSessionIsBackThenDeliversOnce(t *testing.T) {
 func TestOutboxSameKeyIsOneMessage(t *testing.T) {
 	w := newOutboxWorld(t)
 	a := w.submit(t, "nightly-42", "reviewer", "first")
-	b, created, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: "nightly-42", Address: "reviewer", Text: "second"})
+	b, created, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: "nightly-42", Address: "reviewer", Text: "first"})
 	require.NoError(t, err)
 	assert.False(t, created)
 	assert.Equal(t, a.ID, b.ID)
-	assert.Equal(t, "first", b.Text)
+}
+
+// The same key with another target or text is refused (key_conflict),
+// naming the first message; nothing is stored and the first is as it was.
+func TestOutboxSameKeyOtherTargetOrTextIsAConflict(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	a := w.submit(t, "nightly-42", "reviewer", "first")
+	for _, tc := range []struct {
+		name string
+		req  app.DurableRequest
+		says string
+	}{
+		{"text", app.DurableRequest{Address: "reviewer", Text: "second"}, "its text differs"},
+		{"address", app.DurableRequest{Address: "builder", Text: "first"}, `its target is "reviewer", not "builder"`},
+		{"host", app.DurableRequest{Address: "reviewer", Host: "far", Text: "first"}, `not "far: reviewer"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Key = "nightly-42"
+			got, created, err := w.ob.Submit(ctx, tc.req)
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonKeyConflict, r.Reason)
+			assert.Contains(t, r.Detail, tc.says)
+			assert.Contains(t, r.Detail, fmt.Sprintf("message %d (stored)", a.ID))
+			assert.False(t, created)
+			assert.Equal(t, a.ID, got.ID)
+		})
+	}
+	all, err := w.store.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	assert.Equal(t, "first", all[0].Text)
+}
+
+// A receipt's outcome word for a message as it stands: stored while it
+// waits, the receipt's word once handed over, else its state, even when a
+// refusal after the hand-over left a receipt's word behind.
+func TestDurableOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		state   domain.OutboxState
+		outcome string
+		want    string
+	}{
+		{domain.OutboxStored, "", "stored"},
+		{domain.OutboxDelivering, "", "stored"},
+		{domain.OutboxDelivered, "queued", "queued"},
+		{domain.OutboxHeld, "held", "held"},
+		{domain.OutboxTakenUp, "", "taken_up"},
+		{domain.OutboxRefused, "queued", "refused"},
+		{domain.OutboxOutcomeUnknown, "queued", "outcome_unknown"},
+		{domain.OutboxExpired, "", "expired"},
+		{domain.OutboxCancelled, "", "cancelled"},
+	} {
+		assert.Equal(t, tc.want, app.DurableOutcome(ports.OutboxMessage{State: tc.state, Outcome: tc.outcome}), "%s/%s", tc.state, tc.outcome)
+	}
 }
 
 func TestOutboxRefusesAnInvalidTextBeforeStoring(t *testing.T) {

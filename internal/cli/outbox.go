@@ -261,15 +261,9 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	return nil
 }
 
-// outboxTarget is a message's target as the outbox's tables and watch
-// show it: the address, after the host it is on when that is another
-// machine ("far: proj-89").
-func outboxTarget(address, host string) string {
-	if host == "" {
-		return address
-	}
-	return host + ": " + address
-}
+// outboxTarget is a message's target as the outbox's tables, watch and
+// the service's log show it (app.OutboxTarget).
+var outboxTarget = app.OutboxTarget
 
 func (c *cli) printOutboxMessage(m ports.OutboxMessage) {
 	j := toOutboxJSON(m, nil)

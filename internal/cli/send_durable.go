@@ -30,7 +30,7 @@ func (d *durableFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it, at most this long")
 	f.Lookup("durable").NoOptDefVal = app.DefaultTTL.String()
-	f.StringVar(&d.key, "key", "", "idempotency key: a repeat answers with the first message (implies --durable)")
+	f.StringVar(&d.key, "key", "", "idempotency key: a repeat (same target and text) answers with the first message; another target or text is key_conflict (implies --durable)")
 }
 
 // on reports whether the send is durable.
@@ -100,7 +100,7 @@ func (c *cli) sendForward(ctx context.Context, d durableFlags, plain bool, text 
 }
 
 func refOf(m ports.OutboxMessage, dup bool) *wire.OutboxRef {
-	return &wire.OutboxRef{ID: m.ID, State: m.State.String(), Key: m.Key, ExpiresAt: outboxTime(m.Expires), Duplicate: dup}
+	return &wire.OutboxRef{ID: m.ID, State: m.State.String(), Key: m.Key, Address: m.Address, Host: m.Host, ExpiresAt: outboxTime(m.Expires), Duplicate: dup}
 }
 
 // durableWay is where a durable message is attempted: here, with a
@@ -267,23 +267,19 @@ func (c *cli) sendDurable(ctx context.Context, way durableWay, text string, d du
 		}
 		return way.handed(res, err)
 	}
+	if err == nil {
+		return c.printStored(m, res, false, asJSON) // its TTL was over before it could be tried: expired
+	}
 	fmt.Fprintf(c.stderr, "peerctl: outbox: message %d is %s\n", m.ID, m.State)
 	return err
 }
 
 // printStored prints a durable send that is kept, not (yet) handed over:
-// outcome "stored" with the outbox object, or for a repeated key the first
-// message as it stands (outcome "stored" while it waits, else its receipt's
-// word or its state).
+// outcome "stored" with the outbox object; one whose TTL was over before
+// it could be tried, "expired"; for a repeated key the first message as
+// it stands (app.DurableOutcome).
 func (c *cli) printStored(m ports.OutboxMessage, res app.SendResult, dup bool, asJSON bool) error {
-	outcome := "stored"
-	switch {
-	case m.State.Pending():
-	case m.Outcome != "":
-		outcome = m.Outcome
-	default:
-		outcome = m.State.String()
-	}
+	outcome := app.DurableOutcome(m)
 	t := res.Target
 	out := wire.Receipt{OK: true, Outcome: outcome, Transport: m.Transport, Detail: m.Reason, Outbox: refOf(m, dup), MsgID: m.MsgID,
 		SessionID: m.SessionID, ElapsedMs: res.Elapsed.Milliseconds()}
@@ -293,10 +289,14 @@ func (c *cli) printStored(m ports.OutboxMessage, res app.SendResult, dup bool, a
 	if asJSON {
 		return c.writeJSON(out)
 	}
-	if dup {
-		fmt.Fprintf(c.stdout, "%s: message %d (key %q) is already in the outbox, %s; nothing new was stored or sent\n", outcome, m.ID, safe(m.Key), m.State)
-	} else {
+	switch {
+	case dup:
+		fmt.Fprintf(c.stdout, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", outcome, m.ID, safe(m.Key),
+			safe(outboxTarget(m.Address, m.Host)), m.State)
+	case m.State.Pending():
 		fmt.Fprintf(c.stdout, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", m.ID, safe(m.Address), outboxTime(m.Expires))
+	default:
+		fmt.Fprintf(c.stdout, "%s: message %d for %q was not delivered\n", outcome, m.ID, safe(outboxTarget(m.Address, m.Host)))
 	}
 	if m.Reason != "" {
 		fmt.Fprintf(c.stdout, "why: %s\n", safe(m.Reason))
