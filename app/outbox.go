@@ -118,10 +118,22 @@ type DurableRequest struct {
 // target or text is refused with domain.ReasonKeyConflict, that message
 // returned: a caller that reused a key by mistake would otherwise believe
 // a message was kept that never will be sent. A text peerctl would refuse
-// (domain.NewMessage) is refused here, before anything is stored.
-func (o *Outbox) Submit(ctx context.Context, req DurableRequest) (ports.OutboxMessage, bool, error) {
+// (domain.NewMessage) is refused here, before anything is stored, and so
+// is an address that is a session-id prefix (domain.DurableAddress, an
+// error wrapping domain.ErrBadAddress) in svc's registry read: a message
+// tried later must not go to a session started since (svc nil: a message
+// for another machine, whose peerctl resolves it; a read that fails is
+// no refusal, Attempt holds the rule too).
+func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (ports.OutboxMessage, bool, error) {
 	if _, err := domain.NewMessage(req.Text); err != nil {
 		return ports.OutboxMessage{}, false, err
+	}
+	if svc != nil && req.Host == "" {
+		if l, err := svc.Read(ctx); err == nil {
+			if err := domain.DurableAddress(l.Entries, req.Address); err != nil {
+				return ports.OutboxMessage{}, false, err
+			}
+		}
 	}
 	ttl := req.TTL
 	if ttl <= 0 {
@@ -188,6 +200,11 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 		return m, SendResult{}, err
 	}
 	_, target, err := svc.target(ctx, req.Address, req.Text)
+	if err == nil && domain.ByPrefixOnly(target, req.Address) {
+		err = domain.Refuse(domain.ReasonNotLive, "no live session has the name or full id %q; session %s's id begins with it, but a durable message never goes to an id prefix (it may name a session started since)",
+			req.Address, target.ID())
+		target = domain.Session{}
+	}
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)
 	}

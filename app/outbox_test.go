@@ -82,7 +82,7 @@ func newOutboxWorld(t *testing.T) *outboxWorld {
 }
 
 func (w *outboxWorld) submit(t *testing.T, key, address, text string) ports.OutboxMessage {
-	m, _, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: key, Address: address, Text: text, TTL: time.Hour})
+	m, _, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Key: key, Address: address, Text: text, TTL: time.Hour})
 	require.NoError(t, err)
 	return m
 }
@@ -136,7 +136,7 @@ func TestOutboxStoresUntilTheSessionIsBackThenDeliversOnce(t *testing.T) {
 func TestOutboxSameKeyIsOneMessage(t *testing.T) {
 	w := newOutboxWorld(t)
 	a := w.submit(t, "nightly-42", "reviewer", "first")
-	b, created, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: "nightly-42", Address: "reviewer", Text: "first"})
+	b, created, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Key: "nightly-42", Address: "reviewer", Text: "first"})
 	require.NoError(t, err)
 	assert.False(t, created)
 	assert.Equal(t, a.ID, b.ID)
@@ -159,7 +159,7 @@ func TestOutboxSameKeyOtherTargetOrTextIsAConflict(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.Key = "nightly-42"
-			got, created, err := w.ob.Submit(ctx, tc.req)
+			got, created, err := w.ob.Submit(ctx, nil, tc.req)
 			r, ok := domain.AsRefusal(err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, domain.ReasonKeyConflict, r.Reason)
@@ -200,7 +200,7 @@ func TestDurableOutcome(t *testing.T) {
 
 func TestOutboxRefusesAnInvalidTextBeforeStoring(t *testing.T) {
 	w := newOutboxWorld(t)
-	_, _, err := w.ob.Submit(context.Background(), app.DurableRequest{Address: "x", Text: "  "})
+	_, _, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Address: "x", Text: "  "})
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok)
 	assert.Equal(t, domain.ReasonInvalidMessage, r.Reason)
@@ -514,7 +514,7 @@ func TestOutboxAttemptThatWaitsWithoutTakeUpSaysWhy(t *testing.T) {
 func TestOutboxAttemptElsewhere(t *testing.T) {
 	ctx := context.Background()
 	w := newOutboxWorld(t)
-	m, _, err := w.ob.Submit(ctx, app.DurableRequest{Address: "reviewer", Host: "far", Text: "the far build broke", TTL: time.Hour})
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: "the far build broke", TTL: time.Hour})
 	require.NoError(t, err)
 	assert.Equal(t, "far", m.Host)
 	var calls []app.SendRequest
@@ -562,7 +562,7 @@ func TestOutboxAttemptElsewhere(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _, err := w.ob.Submit(ctx, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
+			m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
 			require.NoError(t, err)
 			m, _ = tc.end(m)
 			assert.Equal(t, domain.OutboxOutcomeUnknown, m.State)
@@ -691,7 +691,7 @@ func TestOutboxPrunesFinishedMessagesAfterTheRetention(t *testing.T) {
 		assert.NotContains(t, []int64{delivered.ID, cancelled.ID}, e.MessageID, "its history goes with it")
 	}
 	// Its key is free again: the same key stores a new message.
-	again, created, err := w.ob.Submit(ctx, app.DurableRequest{Key: "k-delivered", Address: "reviewer", Text: "delivered long ago", TTL: time.Hour})
+	again, created, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k-delivered", Address: "reviewer", Text: "delivered long ago", TTL: time.Hour})
 	require.NoError(t, err)
 	assert.True(t, created)
 	assert.NotEqual(t, delivered.ID, again.ID)
@@ -701,4 +701,42 @@ func TestOutboxPrunesFinishedMessagesAfterTheRetention(t *testing.T) {
 	n, err = w.ob.Prune(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "a retention of 0 keeps everything")
+}
+
+// A durable message never goes to an id prefix: refused at submit when the
+// registry shows the address begins a session's id (a usage error, nothing
+// stored), and, for one stored while nothing matched, never delivered to a
+// session that started later with that prefix: it stays stored.
+func TestOutboxNeverSendsToAnIDPrefix(t *testing.T) {
+	ctx := context.Background()
+	prefix := idA[:8]
+	t.Run("at submit", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		_, _, err := w.ob.Submit(ctx, w.svc, app.DurableRequest{Address: prefix, Text: "to a prefix", TTL: time.Hour})
+		require.ErrorIs(t, err, domain.ErrBadAddress)
+		require.ErrorIs(t, err, domain.ErrDurablePrefix)
+		assert.Contains(t, err.Error(), idA)
+		assert.Contains(t, err.Error(), "started since")
+		all, err := w.store.List(ctx, ports.OutboxFilter{})
+		require.NoError(t, err)
+		assert.Empty(t, all)
+		for _, ok := range []string{idA, "reviewer", "someone-later"} {
+			_, _, err := w.ob.Submit(ctx, w.svc, app.DurableRequest{Address: ok, Text: "to " + ok, TTL: time.Hour})
+			assert.NoError(t, err, ok)
+		}
+	})
+	t.Run("a session started later", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m, _, err := w.ob.Submit(ctx, w.svc, app.DurableRequest{Address: prefix, Text: "meant for another", TTL: time.Hour})
+		require.NoError(t, err, "nothing begins with it yet")
+		w.fake = startFake(t, w.dir, idA, "newcomer")
+		m, _, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, domain.ReasonNotLive, r.Reason)
+		assert.Contains(t, r.Detail, "never goes to an id prefix")
+		assert.Equal(t, domain.OutboxStored, m.State)
+		assert.Zero(t, w.tr.sent("meant for another"))
+	})
 }

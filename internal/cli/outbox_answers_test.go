@@ -54,7 +54,7 @@ func TestDurableSendExpiredAtOnceGivesAReceipt(t *testing.T) {
 func TestDurableSendRepeatedKeyOfARefusedMessage(t *testing.T) {
 	ctx := context.Background()
 	c, out, st := durableWorld(t)
-	m, _, err := c.srv.ob.Submit(ctx, app.DurableRequest{Key: "k1", Address: "reviewer", Text: "hello", TTL: time.Hour})
+	m, _, err := c.srv.ob.Submit(ctx, nil, app.DurableRequest{Key: "k1", Address: "reviewer", Text: "hello", TTL: time.Hour})
 	require.NoError(t, err)
 	_, err = st.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxRefused, At: time.Now(),
 		Outcome: "queued", Transport: "inbox", Reason: "delivery_failed: the harness refused it"})

@@ -109,6 +109,9 @@ type durableWay struct {
 	// host is the machine ("" Dest: this one); address the target there.
 	host    domain.Dest
 	address string
+	// svc reads the registry for the submit's address rule (nil: another
+	// machine's peerctl resolves it).
+	svc *app.Service
 	// attempt tries m once; recover settles m, left delivering by a
 	// service that stopped during its attempt.
 	attempt func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error)
@@ -123,7 +126,7 @@ type durableWay struct {
 // localWay attempts req with svc on this machine.
 func (c *cli) localWay(svc *app.Service, req app.SendRequest, asJSON bool) durableWay {
 	s := c.srv
-	return durableWay{address: req.Address,
+	return durableWay{address: req.Address, svc: svc,
 		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
 			return s.ob.Attempt(ctx, svc, m, req)
 		},
@@ -228,13 +231,13 @@ func (c *cli) sendDurable(ctx context.Context, way durableWay, text string, d du
 	}
 	host := way.host.String()
 	s.mu.Lock() // with the loop's claim: a new message is this request's to attempt first
-	m, created, err := s.ob.Submit(ctx, app.DurableRequest{Key: d.key, Address: way.address, Host: host, Text: text, TTL: d.ttl, Request: body})
+	m, created, err := s.ob.Submit(ctx, way.svc, app.DurableRequest{Key: d.key, Address: way.address, Host: host, Text: text, TTL: d.ttl, Request: body})
 	if err == nil && created {
 		s.inflight[m.ID] = true
 	}
 	s.mu.Unlock()
 	if err != nil {
-		if _, ok := domain.AsRefusal(err); ok {
+		if _, ok := domain.AsRefusal(err); ok || errors.Is(err, domain.ErrBadAddress) {
 			return err
 		}
 		return outboxUnavailable(err)
