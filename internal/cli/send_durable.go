@@ -30,7 +30,7 @@ func (d *durableFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it, at most this long")
 	f.Lookup("durable").NoOptDefVal = app.DefaultTTL.String()
-	f.StringVar(&d.key, "key", "", "idempotency key: a repeat (same target and text) answers with the first message; another target or text is key_conflict (implies --durable)")
+	f.StringVar(&d.key, "key", "", "idempotency key: a repeat answers with the first message (implies --durable)")
 }
 
 // on reports whether the send is durable.
