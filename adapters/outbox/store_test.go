@@ -69,20 +69,7 @@ func TestMigrationsRunOnceAndKeepData(t *testing.T) {
 // current version with its messages kept, each for this machine.
 func TestVersionOneFileMigratesKeepingMessages(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	require.NoError(t, outbox.MigrateTo(ctx, db, 1))
-	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1)`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	s, err := outbox.Open(ctx, path)
-	require.NoError(t, err)
-	defer s.Close()
-	v, err := s.Version(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, outbox.SchemaVersion, v)
+	s := migrated(t, 1, `INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1)`)
 	got, err := s.List(ctx, ports.OutboxFilter{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
@@ -469,22 +456,9 @@ func TestHistoryFoldsRepeats(t *testing.T) {
 // tries counted from the attempts it had.
 func TestVersionTwoFileMigrates(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	require.NoError(t, outbox.MigrateTo(ctx, db, 2))
-	_, err = db.Exec(`INSERT INTO messages (address, host, text, request, state, created_ns, expires_ns, updated_ns, attempts)
+	s := migrated(t, 2, `INSERT INTO messages (address, host, text, request, state, created_ns, expires_ns, updated_ns, attempts)
 		VALUES ('proj-89', 'far', 'kept', x'', 'stored', 1, 2, 1, 2);
 		INSERT INTO history (message_id, at_ns, state, reason) VALUES (1, 1, 'stored', '')`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	s, err := outbox.Open(ctx, path)
-	require.NoError(t, err)
-	defer s.Close()
-	v, err := s.Version(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, outbox.SchemaVersion, v)
 	m, hist, err := s.Get(ctx, 1)
 	require.NoError(t, err)
 	assert.Equal(t, "kept", m.Text)
@@ -493,4 +467,26 @@ func TestVersionTwoFileMigrates(t *testing.T) {
 	require.Len(t, hist, 1)
 	assert.Equal(t, 1, hist[0].Count)
 	assert.Equal(t, hist[0].At, hist[0].Last)
+}
+
+// migrated makes a file as a peerctl of schema version v left it, with
+// rows (SQL), and returns it opened by this build, at SchemaVersion.
+func migrated(t *testing.T, v int, rows string) *outbox.Store {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	require.NoError(t, outbox.MigrateTo(ctx, db, v))
+	_, err = db.Exec(rows)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	got, err := s.Version(ctx)
+	require.NoError(t, err)
+	require.Equal(t, outbox.SchemaVersion, got)
+	return s
 }
