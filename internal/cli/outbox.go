@@ -35,7 +35,7 @@ const retentionEnv = "PEERCTL_OUTBOX_RETENTION"
 // app.DefaultRetention. A negative or unreadable one is a usage error.
 func (c *cli) retentionFlag(cmd *cobra.Command) func() (time.Duration, error) {
 	var d time.Duration
-	cmd.Flags().DurationVar(&d, "retention", app.DefaultRetention, "keep a finished message (delivered, refused, expired, cancelled...) this long after its last change, then delete it with its history (0: for ever; default $"+retentionEnv+", else 720h)")
+	cmd.Flags().DurationVar(&d, "retention", app.DefaultRetention, "delete finished messages after this long (0: never)")
 	return func() (time.Duration, error) {
 		name, v := "--retention", ""
 		if !cmd.Flags().Changed("retention") {

@@ -123,7 +123,7 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
 	// a --print-unit's file.
 	_ = cmd.Flags().MarkHidden("quiet")
-	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a service definition to install, then exit: systemd (a --user unit) or launchd (a LaunchAgent plist)")
+	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a systemd --user unit or a launchd LaunchAgent plist, then exit")
 	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+defaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = defaultHTTP
 	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: a machine (ssh DEST) the dashboard lists beside this one and the hosts file's; repeatable")
