@@ -51,6 +51,10 @@ const (
 	// folder is read-only. Nothing was stored; a send without --durable
 	// still works. The database file is kept as it is.
 	ReasonOutboxUnavailable
+	// ReasonKeyConflict: a durable send's idempotency key names a message
+	// already in the outbox with another target or text. Nothing was
+	// stored or sent; the first message is as it was.
+	ReasonKeyConflict
 )
 
 var reasonWords = map[Reason]string{
@@ -65,12 +69,13 @@ var reasonWords = map[Reason]string{
 	ReasonOutcomeUnknown:     "outcome_unknown",
 	ReasonHostUnreachable:    "host_unreachable",
 	ReasonOutboxUnavailable:  "outbox_unavailable",
+	ReasonKeyConflict:        "key_conflict",
 }
 
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable}
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable, ReasonKeyConflict}
 }
 
 // String returns the stable wire word, e.g. "not_live".

@@ -33,6 +33,7 @@ func (c *cli) serveCmd() *cobra.Command {
 		idleExit  time.Duration
 		printUnit string
 		web       webFlags
+		retention func() (time.Duration, error)
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -70,8 +71,12 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 			if web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
 				idleExit = 0 // a dashboard stays until Ctrl-C
 			}
+			keep, err := retention()
+			if err != nil {
+				return err
+			}
 			c.started()
-			return c.runServe(cmd.Context(), idleExit, web)
+			return c.runServe(cmd.Context(), idleExit, keep, web)
 		},
 	}
 	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with no request and nothing to deliver (0: never)")
@@ -79,10 +84,11 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
 	// a --print-unit's file.
 	_ = cmd.Flags().MarkHidden("quiet")
-	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a service definition to install, then exit: systemd (a --user unit) or launchd (a LaunchAgent plist)")
+	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a systemd --user unit or a launchd LaunchAgent plist, then exit")
 	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+serve.DefaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = serve.DefaultHTTP
 	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: a machine (ssh DEST) the dashboard lists beside this one and the hosts file's; repeatable")
+	retention = c.retentionFlag(cmd)
 	c.harnessFlags(cmd)
 	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
 	return cmd
@@ -90,8 +96,9 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 
 // runServe runs peerctl serve in the foreground with this command's
 // settings (its harness flags) as the dashboard's, and the command line's
-// listing for the dashboard's machines.
-func (c *cli) runServe(ctx context.Context, idleExit time.Duration, web webFlags) error {
+// listing for the dashboard's machines; finished messages are kept for
+// retention (0: every one).
+func (c *cli) runServe(ctx context.Context, idleExit, retention time.Duration, web webFlags) error {
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return err
@@ -106,7 +113,7 @@ func (c *cli) runServe(ctx context.Context, idleExit time.Duration, web webFlags
 	}
 	w := webListing{c: c, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
 	return serve.Run(ctx, serve.Options{Paths: p, Log: c.stderr, Getenv: c.getenv, Environ: c.environ, Settings: set,
-		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions})
+		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, Retention: retention, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions})
 }
 
 // printUnit prints a service definition that runs peerctl serve with

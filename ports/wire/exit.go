@@ -21,6 +21,7 @@ const (
 	ExitWaitTimeout        = 11
 	ExitOutcomeUnknown     = 12
 	ExitOutboxUnavailable  = 13
+	ExitKeyConflict        = 14
 )
 
 // ExitRow is one row of the exit-code table.
@@ -59,6 +60,7 @@ var ExitCodes = []ExitRow{
 	{ExitWaitTimeout, domain.ReasonWaitTimeout, "send --wait: the message was handed over but the turn on it had not ended in time"},
 	{ExitOutcomeUnknown, domain.ReasonOutcomeUnknown, "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke, the far peerctl failed without a receipt, or its receipt named another session) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
 	{ExitOutboxUnavailable, domain.ReasonOutboxUnavailable, "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
+	{ExitKeyConflict, domain.ReasonKeyConflict, "send --durable --key: the key names a message already in the outbox with another target or text: nothing was stored or sent, the first message is as it was; a new message needs a new key"},
 }
 
 // ExitCode is the exit code of a refusal's reason (ExitError for none of
