@@ -184,6 +184,28 @@ type Store struct {
 	db       *sql.DB
 	path     string
 	readOnly bool
+	// unfolded is a file read before schema 4 (OpenReadOnly while the
+	// service has not migrated it yet): no tries, no folded history.
+	unfolded bool
+}
+
+// columns are a message's columns as this file has them: before schema
+// 4, the hand-overs stand for the tries.
+func (s *Store) columns() string {
+	if s.unfolded {
+		return strings.Replace(columns, "tries", "attempts", 1)
+	}
+	return columns
+}
+
+// folded are a history line's first time, last time and count (with the
+// table's prefix p) as this file has them: before schema 4 each line is
+// one change.
+func (s *Store) folded(p string) string {
+	if s.unfolded {
+		return p + "at_ns, " + p + "at_ns, 1"
+	}
+	return p + "at_ns, " + p + "last_ns, " + p + "count"
 }
 
 // Error is why the outbox cannot be used: Path is the file, Op what was
@@ -273,6 +295,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		_ = s.db.Close()
 		return nil, &Error{Path: path, Op: "read", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
+	s.unfolded = v < 4
 	return s, nil
 }
 
@@ -464,14 +487,14 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 
 // Get implements ports.Outbox.
 func (s *Store) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports.OutboxEvent, error) {
-	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM messages WHERE id = ?`, id))
+	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+s.columns()+` FROM messages WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, nil, fmt.Errorf("message %d: %w", id, ports.ErrNoMessage)
 	}
 	if err != nil {
 		return m, nil, s.fail("read a message", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT at_ns, last_ns, count, state, reason FROM history WHERE message_id = ? ORDER BY id`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+s.folded("")+`, state, reason FROM history WHERE message_id = ? ORDER BY id`, id)
 	if err != nil {
 		return m, nil, s.fail("read a history", err)
 	}
@@ -495,7 +518,7 @@ func (s *Store) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports
 
 // List implements ports.Outbox.
 func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxMessage, error) {
-	q := `SELECT ` + columns + ` FROM messages WHERE 1=1`
+	q := `SELECT ` + s.columns() + ` FROM messages WHERE 1=1`
 	var args []any
 	if len(f.States) > 0 {
 		q += ` AND state IN (?` + strings.Repeat(`, ?`, len(f.States)-1) + `)`
@@ -537,7 +560,7 @@ func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.O
 
 // Events implements ports.Outbox.
 func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.OutboxEvent, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, m.host, h.at_ns, h.last_ns, h.count, h.state, h.reason
+	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, m.host, `+s.folded("h.")+`, h.state, h.reason
 		FROM history h JOIN messages m ON m.id = h.message_id WHERE h.id > ? ORDER BY h.id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, s.fail("read the history", err)

@@ -535,3 +535,30 @@ func migrated(t *testing.T, v int, rows string) *outbox.Store {
 	require.Equal(t, outbox.SchemaVersion, got)
 	return s
 }
+
+// A file of schema version 2 read before the service migrates it (outbox
+// show right after an upgrade) lists its messages and history: the
+// hand-overs stand for the tries, each history line for one change.
+func TestVersionTwoFileReadsBeforeItMigrates(t *testing.T) {
+	ctx := context.Background()
+	db, path := olderFile(t, 2)
+	_, err := db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns, attempts) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1, 2);
+		INSERT INTO history (message_id, at_ns, state, reason) VALUES (1, 1, 'stored', '')`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := outbox.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	m, hist, err := s.Get(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.Tries)
+	require.Len(t, hist, 1)
+	assert.Equal(t, 1, hist[0].Count)
+	assert.Equal(t, hist[0].At, hist[0].Last)
+	got, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+	ev, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	assert.Len(t, ev, 1)
+}
