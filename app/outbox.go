@@ -1,10 +1,14 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -18,6 +22,13 @@ const DefaultTTL = 24 * time.Hour
 // MaxBackoff is the longest wait between two attempts at a stored message.
 const MaxBackoff = 5 * time.Minute
 
+// DefaultRetention is how long a finished message (domain.OutboxState.
+// Finished) is kept after its last change when no retention is given.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// PruneEvery is how often Prune deletes finished messages at most.
+const PruneEvery = time.Hour
+
 // RecoverWindow bounds the transcript check of an attempt a crash
 // interrupted (Outbox.Recover).
 const RecoverWindow = 3 * time.Second
@@ -30,17 +41,54 @@ const RecoverWindow = 3 * time.Second
 // hand-over did not happen; what cannot be checked is OutboxOutcomeUnknown
 // and waits for Retry. Build it with NewOutbox.
 type Outbox struct {
-	store ports.Outbox
-	now   func() time.Time
+	store     ports.Outbox
+	now       func() time.Time
+	retention time.Duration
+	// pruned is when Prune last deleted (under mu).
+	mu     sync.Mutex
+	pruned time.Time
 }
 
-// NewOutbox builds the use cases over store; now is the clock (nil:
-// time.Now).
+// NewOutbox builds the use cases over store, keeping finished messages
+// DefaultRetention; now is the clock (nil: time.Now).
 func NewOutbox(store ports.Outbox, now func() time.Time) *Outbox {
 	if now == nil {
 		now = time.Now
 	}
-	return &Outbox{store: store, now: now}
+	return &Outbox{store: store, now: now, retention: DefaultRetention}
+}
+
+// WithRetention sets how long a finished message is kept after its last
+// change (0: for ever) and returns o.
+func (o *Outbox) WithRetention(d time.Duration) *Outbox {
+	o.retention = d
+	return o
+}
+
+// Prune deletes, with their history, the finished messages (delivered,
+// taken_up, replied, held, refused, expired, cancelled) whose last change
+// is older than the retention period, and returns how many. It does so at
+// most once per PruneEvery (the first call does): call it as often as
+// convenient. Stored, delivering and outcome_unknown messages are never
+// pruned, whatever their age; a pruned message's key is free again.
+func (o *Outbox) Prune(ctx context.Context) (int, error) {
+	now := o.now()
+	o.mu.Lock()
+	due := o.retention > 0 && (o.pruned.IsZero() || now.Sub(o.pruned) >= PruneEvery || now.Before(o.pruned))
+	if due {
+		o.pruned = now
+	}
+	o.mu.Unlock()
+	if !due {
+		return 0, nil
+	}
+	var finished []domain.OutboxState
+	for _, s := range domain.OutboxStates() {
+		if s.Finished() {
+			finished = append(finished, s)
+		}
+	}
+	return o.store.Prune(ctx, finished, now.Add(-o.retention))
 }
 
 // Store is the outbox underneath (list and show read it directly).
@@ -48,8 +96,9 @@ func (o *Outbox) Store() ports.Outbox { return o.store }
 
 // DurableRequest asks to keep one message until it can be delivered.
 type DurableRequest struct {
-	// Key makes the request idempotent ("" for none): the same key again
-	// returns the first message, whatever its text.
+	// Key makes the request idempotent ("" for none): the same key again,
+	// with the same target and text, returns the first message; with
+	// another target or text it is refused (domain.ReasonKeyConflict).
 	Key string
 	// Address and Text are as in SendRequest.
 	Address, Text string
@@ -63,20 +112,76 @@ type DurableRequest struct {
 }
 
 // Submit validates the text and stores the message, due at once; created
-// is false when req.Key named an existing message, which is returned as
-// it stands. A text peerctl would refuse (domain.NewMessage) is refused
-// here, before anything is stored.
-func (o *Outbox) Submit(ctx context.Context, req DurableRequest) (ports.OutboxMessage, bool, error) {
+// is false when req.Key named an existing message with the same target
+// (address and host) and text, which is returned as it stands (a repeat:
+// nothing is stored or sent). A key that names a message with another
+// target or text is refused with domain.ReasonKeyConflict, that message
+// returned: a caller that reused a key by mistake would otherwise believe
+// a message was kept that never will be sent. A text peerctl would refuse
+// (domain.NewMessage) is refused here, before anything is stored, and so
+// is an address that is a session-id prefix (domain.DurableAddress, an
+// error wrapping domain.ErrBadAddress) in svc's registry read: a message
+// tried later must not go to a session started since (svc nil: a message
+// for another machine, whose peerctl resolves it; a read that fails is
+// no refusal, Attempt holds the rule too).
+func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (ports.OutboxMessage, bool, error) {
 	if _, err := domain.NewMessage(req.Text); err != nil {
 		return ports.OutboxMessage{}, false, err
+	}
+	if svc != nil && req.Host == "" {
+		if l, err := svc.Read(ctx); err == nil {
+			if err := domain.DurableAddress(l.Entries, req.Address); err != nil {
+				return ports.OutboxMessage{}, false, err
+			}
+		}
 	}
 	ttl := req.TTL
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
 	now := o.now()
-	return o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
+	m, created, err := o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
 		Created: now, Expires: now.Add(ttl), NextAt: now})
+	if err != nil || created {
+		return m, created, err
+	}
+	var differs []string
+	if m.Address != req.Address || m.Host != req.Host {
+		differs = append(differs, fmt.Sprintf("its target is %q, not %q", OutboxTarget(m.Address, m.Host), OutboxTarget(req.Address, req.Host)))
+	}
+	if m.Text != req.Text {
+		differs = append(differs, fmt.Sprintf("its text differs (%d bytes, not %d)", len(m.Text), len(req.Text)))
+	}
+	if len(differs) > 0 {
+		return m, false, domain.Refuse(domain.ReasonKeyConflict, "key %q names message %d (%s), and %s: nothing was stored or sent; a new message needs a new key",
+			req.Key, m.ID, m.State, strings.Join(differs, " and "))
+	}
+	return m, false, nil
+}
+
+// OutboxTarget is a target as the outbox shows it: the address, after
+// its machine when that is another ("far: proj-89").
+func OutboxTarget(address, host string) string {
+	if host == "" {
+		return address
+	}
+	return host + ": " + address
+}
+
+// DurableOutcome is the outcome word a receipt gives for durable message
+// m as it stands (a repeated key's answer, docs/OUTPUT.md): "stored"
+// while it waits; once handed over, its receipt's word ("queued",
+// "delivered", "held"...) or else its state; otherwise its state
+// ("refused", "expired", "cancelled", "outcome_unknown"), never the word
+// of a receipt that a later refusal overrode.
+func DurableOutcome(m ports.OutboxMessage) string {
+	switch {
+	case m.State.Pending():
+		return "stored"
+	case m.State.Handed() && m.Outcome != "":
+		return m.Outcome
+	}
+	return m.State.String()
 }
 
 // Attempt tries stored message m once with svc (built from m's request)
@@ -95,6 +200,11 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 		return m, SendResult{}, err
 	}
 	_, target, err := svc.target(ctx, req.Address, req.Text)
+	if err == nil && domain.ByPrefixOnly(target, req.Address) {
+		err = domain.Refuse(domain.ReasonNotLive, "no live session has the name or full id %q; session %s's id begins with it, but a durable message never goes to an id prefix (it may name a session started since)",
+			req.Address, target.ID())
+		target = domain.Session{}
+	}
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)
 	}
@@ -286,11 +396,11 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 		}
 		return m2, res, err
 	}
-	next := now.Add(domain.Backoff(m.Attempts+1, MaxBackoff))
+	next := now.Add(domain.Backoff(m.Tries+1, MaxBackoff))
 	if next.After(m.Expires) {
 		next = m.Expires
 	}
-	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next})
+	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next, Tried: true})
 	if serr != nil {
 		return m2, res, serr
 	}
@@ -299,40 +409,94 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 
 // Recover settles message m, left in delivering by a service that stopped
 // during the attempt (kill -9, a crash, a reboot), before anything else
-// happens to it: when the target's transcript (Transcripts, the path
-// recorded when the attempt began) holds the text, enqueued for that
-// session since the attempt began, it is delivered; when the transcript
-// is readable and does not, nothing arrived and it is stored again, due
-// now; when there is no transcript to read (a harness confirmed by its
-// receipt only, an unknown path) it is outcome_unknown, for a person to
-// retry. It never sends.
+// happens to it, by looking at the target (look): when the transcript
+// (the path recorded when the attempt began) holds the text, enqueued for
+// that session since the attempt began, it is delivered; when the
+// transcript was read and does not, nothing arrived and it is stored
+// again, due now; when there is nothing to read (a harness confirmed by
+// its receipt only, a message for another machine) or the transcript
+// cannot be read (gone, unreadable), it is outcome_unknown, for a person
+// to retry. It never sends.
 func (o *Outbox) Recover(ctx context.Context, svc *Service, m ports.OutboxMessage) (ports.OutboxMessage, error) {
 	from := []domain.OutboxState{domain.OutboxDelivering}
-	now := o.now()
-	if m.Host != "" {
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
-			Reason: fmt.Sprintf("the service stopped during the hand-over to %s, whose peerctl may have delivered it: look (peerctl show --host %s %s), then run peerctl outbox retry to send it again", m.Host, m.Host, m.Address)})
+	found, why, err := o.look(ctx, svc, m)
+	if err != nil {
+		return m, err
 	}
-	if m.Transcript == "" || svc.transcripts == nil {
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
-			Reason: "the service stopped during the hand-over and this harness's receipt cannot be read again (no transcript): run peerctl outbox retry to send it again"})
+	now := o.now()
+	switch found {
+	case lookArrived:
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxDelivered, At: now, Outcome: domain.OutcomeDelivered.String(),
+			Reason: "the service stopped during the hand-over; " + why})
+	case lookAbsent:
+		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now,
+			Reason: "the service stopped during the hand-over; " + why + ", so it did not arrive: it is sent again"})
+	}
+	return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
+		Reason: "the service stopped during the hand-over and " + why + ": " + lookYourself(m) + ", then run peerctl outbox retry to send it again"})
+}
+
+// lookFound is what looking at a message's target found.
+type lookFound int
+
+const (
+	// lookUnknown: nothing could be read (no transcript, not readable).
+	lookUnknown lookFound = iota
+	// lookArrived: the transcript shows the text arrived.
+	lookArrived
+	// lookAbsent: the transcript was read and does not show it.
+	lookAbsent
+)
+
+// look reads message m's target's transcript (the path its last attempt
+// recorded, with svc's Transcripts, for RecoverWindow at most) for the
+// text enqueued for its session since that attempt began, and says what
+// it found in words for its history. Only a transcript that could be read
+// gives lookAbsent: one that is gone or cannot be read, a harness
+// confirmed by its receipt only, or a message for another machine give
+// lookUnknown. err is ctx's only.
+func (o *Outbox) look(ctx context.Context, svc *Service, m ports.OutboxMessage) (lookFound, string, error) {
+	switch {
+	case m.Host != "":
+		return lookUnknown, fmt.Sprintf("its transcript is on %s, where this machine cannot read it", m.Host), nil
+	case m.Transcript == "" || svc == nil || svc.transcripts == nil:
+		return lookUnknown, "this harness's receipt cannot be read again (no transcript)", nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, RecoverWindow)
 	defer cancel()
 	enq, err := svc.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: m.Transcript, Text: m.Text, SessionID: m.SessionID, Since: m.AttemptAt})
 	switch {
 	case err == nil:
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxDelivered, At: now, Outcome: domain.OutcomeDelivered.String(),
-			Reason: fmt.Sprintf("the service stopped during the hand-over; the transcript shows it arrived (enqueued at %s)", enq.At.UTC().Format(time.RFC3339Nano))})
+		return lookArrived, fmt.Sprintf("the transcript shows it arrived (enqueued at %s)", enq.At.UTC().Format(time.RFC3339Nano)), nil
 	case ctx.Err() != nil:
-		return m, ctx.Err()
+		return lookUnknown, "", ctx.Err()
 	}
-	if _, serr := os.Stat(m.Transcript); serr != nil && !errors.Is(serr, os.ErrNotExist) {
-		return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: now,
-			Reason: fmt.Sprintf("the service stopped during the hand-over and the transcript cannot be read (%v): run peerctl outbox retry to send it again", serr)})
+	if rerr := readable(m.Transcript); rerr != nil {
+		return lookUnknown, fmt.Sprintf("the transcript cannot be read (%v)", rerr), nil
 	}
-	return o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now,
-		Reason: "the service stopped during the hand-over; the transcript does not show it, so it did not arrive: it is sent again"})
+	return lookAbsent, "the transcript does not show it", nil
+}
+
+// readable reports why the file at path cannot be read (nil: it can; an
+// empty file can).
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := f.Read(make([]byte, 1)); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// lookYourself says how a person checks whether m arrived.
+func lookYourself(m ports.OutboxMessage) string {
+	if m.Host != "" {
+		return fmt.Sprintf("look (peerctl show --host %s %s)", m.Host, m.Address)
+	}
+	return fmt.Sprintf("look (peerctl show %s)", cmp.Or(m.SessionID, m.Address))
 }
 
 // ErrNotPending is returned by Cancel for a message no longer waiting.
@@ -353,17 +517,36 @@ func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.Out
 }
 
 // Retry makes message id due now: stored again, its TTL renewed (as long
-// as it was first given) when it had passed. A person retries an
-// outcome_unknown message after checking it did not arrive: the next
-// attempt sends it (it may then arrive twice). Delivered, held, taken up
-// and replied messages, and one being delivered, are ErrNotRetryable.
-func (o *Outbox) Retry(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+// as it was first given) when it had passed. An outcome_unknown message is
+// looked at first (its transcript, as Recover does, with svc; nil: nothing
+// to look with): one the transcript shows arrived is delivered, not sent
+// again; otherwise it is stored, its reason saying what was found (the
+// transcript does not show it, or it could not be looked at and is sent
+// again as asked, perhaps twice). Delivered, held, taken up and replied
+// messages, and one being delivered, are ErrNotRetryable.
+func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64) (ports.OutboxMessage, error) {
 	m, _, err := o.store.Get(ctx, id)
 	if err != nil {
 		return m, err
 	}
+	c := ports.OutboxChange{State: domain.OutboxStored, Reason: "retried by outbox retry"}
+	if m.State == domain.OutboxOutcomeUnknown {
+		found, why, err := o.look(ctx, svc, m)
+		if err != nil {
+			return m, err
+		}
+		switch found {
+		case lookArrived:
+			return o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxOutcomeUnknown}, ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(),
+				Outcome: domain.OutcomeDelivered.String(), Reason: "outbox retry looked first: " + why + "; it is not sent again"})
+		case lookAbsent:
+			c.Reason = "outbox retry looked first: " + why + ": it is sent again"
+		default:
+			c.Reason = "outbox retry could not look first: " + why + "; it is sent again as asked and may arrive twice"
+		}
+	}
 	now := o.now()
-	c := ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now, Reason: "retried by outbox retry"}
+	c.At, c.NextAt = now, now
 	if !now.Before(m.Expires) {
 		c.Expires = now.Add(m.Expires.Sub(m.Created))
 	}

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -80,7 +82,7 @@ func newOutboxWorld(t *testing.T) *outboxWorld {
 }
 
 func (w *outboxWorld) submit(t *testing.T, key, address, text string) ports.OutboxMessage {
-	m, _, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: key, Address: address, Text: text, TTL: time.Hour})
+	m, _, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Key: key, Address: address, Text: text, TTL: time.Hour})
 	require.NoError(t, err)
 	return m
 }
@@ -134,16 +136,71 @@ func TestOutboxStoresUntilTheSessionIsBackThenDeliversOnce(t *testing.T) {
 func TestOutboxSameKeyIsOneMessage(t *testing.T) {
 	w := newOutboxWorld(t)
 	a := w.submit(t, "nightly-42", "reviewer", "first")
-	b, created, err := w.ob.Submit(context.Background(), app.DurableRequest{Key: "nightly-42", Address: "reviewer", Text: "second"})
+	b, created, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Key: "nightly-42", Address: "reviewer", Text: "first"})
 	require.NoError(t, err)
 	assert.False(t, created)
 	assert.Equal(t, a.ID, b.ID)
-	assert.Equal(t, "first", b.Text)
+}
+
+// The same key with another target or text is refused (key_conflict),
+// naming the first message; nothing is stored and the first is as it was.
+func TestOutboxSameKeyOtherTargetOrTextIsAConflict(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	a := w.submit(t, "nightly-42", "reviewer", "first")
+	for _, tc := range []struct {
+		name string
+		req  app.DurableRequest
+		says string
+	}{
+		{"text", app.DurableRequest{Address: "reviewer", Text: "second"}, "its text differs"},
+		{"address", app.DurableRequest{Address: "builder", Text: "first"}, `its target is "reviewer", not "builder"`},
+		{"host", app.DurableRequest{Address: "reviewer", Host: "far", Text: "first"}, `not "far: reviewer"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Key = "nightly-42"
+			got, created, err := w.ob.Submit(ctx, nil, tc.req)
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonKeyConflict, r.Reason)
+			assert.Contains(t, r.Detail, tc.says)
+			assert.Contains(t, r.Detail, fmt.Sprintf("message %d (stored)", a.ID))
+			assert.False(t, created)
+			assert.Equal(t, a.ID, got.ID)
+		})
+	}
+	all, err := w.store.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	assert.Equal(t, "first", all[0].Text)
+}
+
+// A receipt's outcome word for a message as it stands: stored while it
+// waits, the receipt's word once handed over, else its state, even when a
+// refusal after the hand-over left a receipt's word behind.
+func TestDurableOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		state   domain.OutboxState
+		outcome string
+		want    string
+	}{
+		{domain.OutboxStored, "", "stored"},
+		{domain.OutboxDelivering, "", "stored"},
+		{domain.OutboxDelivered, "queued", "queued"},
+		{domain.OutboxHeld, "held", "held"},
+		{domain.OutboxTakenUp, "", "taken_up"},
+		{domain.OutboxRefused, "queued", "refused"},
+		{domain.OutboxOutcomeUnknown, "queued", "outcome_unknown"},
+		{domain.OutboxExpired, "", "expired"},
+		{domain.OutboxCancelled, "", "cancelled"},
+	} {
+		assert.Equal(t, tc.want, app.DurableOutcome(ports.OutboxMessage{State: tc.state, Outcome: tc.outcome}), "%s/%s", tc.state, tc.outcome)
+	}
 }
 
 func TestOutboxRefusesAnInvalidTextBeforeStoring(t *testing.T) {
 	w := newOutboxWorld(t)
-	_, _, err := w.ob.Submit(context.Background(), app.DurableRequest{Address: "x", Text: "  "})
+	_, _, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Address: "x", Text: "  "})
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok)
 	assert.Equal(t, domain.ReasonInvalidMessage, r.Reason)
@@ -164,7 +221,7 @@ func TestOutboxExpiresWithTheLastReason(t *testing.T) {
 	assert.Contains(t, m.Reason, "time to live passed")
 	assert.Contains(t, m.Reason, "not_live")
 	// Retry renews the TTL and makes it due now.
-	m, err = w.ob.Retry(ctx, m.ID)
+	m, err = w.ob.Retry(ctx, w.svc, m.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 	assert.True(t, m.Expires.After(w.now))
@@ -184,7 +241,7 @@ func TestOutboxOutcomeUnknownIsNeverRetriedOnItsOwn(t *testing.T) {
 	assert.Empty(t, due)
 	_, err = w.ob.Cancel(ctx, m.ID, "x")
 	assert.ErrorIs(t, err, app.ErrNotPending)
-	m, err = w.ob.Retry(ctx, m.ID)
+	m, err = w.ob.Retry(ctx, w.svc, m.ID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 }
@@ -230,6 +287,34 @@ func TestOutboxRecoverChecksTheTranscript(t *testing.T) {
 		assert.Equal(t, domain.OutboxDelivered, m.State)
 		assert.Equal(t, 1, w.tr.sent(m.Text))
 	})
+	// A transcript that is gone or cannot be read after the restart is no
+	// proof that nothing arrived: outcome_unknown, never re-sent on its own.
+	for _, tc := range []struct {
+		name  string
+		spoil func(path string)
+	}{
+		{"transcript gone", func(path string) { require.NoError(t, os.Remove(path)) }},
+		{"transcript unreadable", func(path string) {
+			require.NoError(t, os.Remove(path))
+			require.NoError(t, os.Mkdir(path, 0o700)) // reading it fails, even as root
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newOutboxWorld(t)
+			w.fake = startFake(t, w.dir, idA, "reviewer")
+			m := w.submit(t, "", "reviewer", "was it there")
+			m = w.crashMidDelivery(t, m, true)
+			tc.spoil(w.fake.Transcript())
+			m, err := w.ob.Recover(ctx, w.svc, m)
+			require.NoError(t, err)
+			assert.Equal(t, domain.OutboxOutcomeUnknown, m.State)
+			assert.Contains(t, m.Reason, "transcript cannot be read")
+			assert.Contains(t, m.Reason, "outbox retry")
+			due, err := w.store.List(ctx, pendingOnly)
+			require.NoError(t, err)
+			assert.Empty(t, due, "it waits for a person")
+		})
+	}
 	t.Run("cannot be checked", func(t *testing.T) {
 		w := newOutboxWorld(t)
 		m := w.submit(t, "", "reviewer", "no transcript to read")
@@ -256,6 +341,54 @@ func (w *outboxWorld) crashMidDelivery(t *testing.T, m ports.OutboxMessage, arri
 		w.fake.enqueue("some other message", at.Add(10*time.Millisecond))
 	}
 	return m
+}
+
+// Retry of an outcome_unknown message looks at the target first: a
+// transcript that shows it arrived makes it delivered, not sent again; one
+// that does not, or nothing to look at, makes it due, the reason saying
+// what was found.
+func TestOutboxRetryOfOutcomeUnknownLooksFirst(t *testing.T) {
+	ctx := context.Background()
+	unknown := func(t *testing.T, w *outboxWorld, text string, arrived bool) ports.OutboxMessage {
+		m := w.submit(t, "", "reviewer", text)
+		m = w.crashMidDelivery(t, m, arrived)
+		m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now, Reason: "the courier died"})
+		require.NoError(t, err)
+		return m
+	}
+	t.Run("it arrived", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		m := unknown(t, w, "it was there", true)
+		m, err := w.ob.Retry(ctx, w.svc, m.ID)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxDelivered, m.State)
+		assert.Contains(t, m.Reason, "looked first: the transcript shows it arrived")
+		assert.Contains(t, m.Reason, "not sent again")
+		due, err := w.store.List(ctx, pendingOnly)
+		require.NoError(t, err)
+		assert.Empty(t, due)
+	})
+	t.Run("it did not", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		m := unknown(t, w, "it was not there", false)
+		m, err := w.ob.Retry(ctx, w.svc, m.ID)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxStored, m.State)
+		assert.Contains(t, m.Reason, "looked first: the transcript does not show it")
+	})
+	t.Run("nothing to look at", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m := w.submit(t, "", "reviewer", "receipt only")
+		m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now})
+		require.NoError(t, err)
+		m, err = w.ob.Retry(ctx, w.svc, m.ID)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxStored, m.State)
+		assert.Contains(t, m.Reason, "could not look first")
+		assert.Contains(t, m.Reason, "may arrive twice")
+	})
 }
 
 func TestOutboxCancel(t *testing.T) {
@@ -381,7 +514,7 @@ func TestOutboxAttemptThatWaitsWithoutTakeUpSaysWhy(t *testing.T) {
 func TestOutboxAttemptElsewhere(t *testing.T) {
 	ctx := context.Background()
 	w := newOutboxWorld(t)
-	m, _, err := w.ob.Submit(ctx, app.DurableRequest{Address: "reviewer", Host: "far", Text: "the far build broke", TTL: time.Hour})
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: "the far build broke", TTL: time.Hour})
 	require.NoError(t, err)
 	assert.Equal(t, "far", m.Host)
 	var calls []app.SendRequest
@@ -429,7 +562,7 @@ func TestOutboxAttemptElsewhere(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _, err := w.ob.Submit(ctx, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
+			m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
 			require.NoError(t, err)
 			m, _ = tc.end(m)
 			assert.Equal(t, domain.OutboxOutcomeUnknown, m.State)
@@ -457,10 +590,153 @@ func TestOutboxClockJumpBackSendsNothingTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, due, 1, "only the message still waiting")
 	assert.Equal(t, waiting.ID, due[0].ID)
-	_, err = w.ob.Retry(ctx, m.ID)
+	_, err = w.ob.Retry(ctx, w.svc, m.ID)
 	assert.ErrorIs(t, err, app.ErrNotRetryable, "a delivered message is never sent again")
 	waiting, _, _ = w.ob.Attempt(ctx, w.svc, due[0], confirmFast)
 	assert.Equal(t, domain.OutboxStored, waiting.State)
 	assert.Equal(t, expires.UnixNano(), waiting.Expires.UnixNano(), "its TTL is as stored")
 	assert.Equal(t, 1, w.tr.sent("once only"))
+}
+
+// A target that stays away is tried with backoff whatever the refusal: 2 s
+// doubled per try (at most MaxBackoff), not every 2 s forever; and its
+// history keeps one row for the repeated reason, with a count and the last
+// time, not a row per try.
+func TestOutboxBackoffCountsEveryTryAndHistoryFolds(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	start := w.now
+	m := w.submit(t, "", "away", "when you are back")
+	var at []time.Duration
+	for w.now.Sub(start) <= 70*time.Second {
+		if !m.NextAt.After(w.now) {
+			at = append(at, w.now.Sub(start))
+			var err error
+			m, _, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+			require.Error(t, err)
+			require.Equal(t, domain.OutboxStored, m.State)
+		}
+		w.now = w.now.Add(time.Second)
+	}
+	assert.Equal(t, []time.Duration{0, 2 * time.Second, 6 * time.Second, 14 * time.Second, 30 * time.Second, 62 * time.Second}, at,
+		"2 s, then doubled per try")
+	assert.Equal(t, 6, m.Tries)
+	assert.Zero(t, m.Attempts, "nothing was handed over")
+	_, hist := w.state(t, m.ID)
+	require.Len(t, hist, 2, "the submit, then one row for the repeated reason")
+	assert.Equal(t, 6, hist[1].Count)
+	assert.Equal(t, start.UnixNano(), hist[1].At.UnixNano(), "the first time")
+	assert.Equal(t, (start.Add(62 * time.Second)).UnixNano(), hist[1].Last.UnixNano(), "the last time")
+	assert.Contains(t, hist[1].Reason, "not_live")
+
+	// Far away, the wait stops growing at MaxBackoff.
+	for i := 0; i < 10; i++ {
+		w.now = m.NextAt
+		m, _, _ = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	}
+	assert.Equal(t, app.MaxBackoff, m.NextAt.Sub(w.now))
+}
+
+// Finished messages are pruned, history and all, once the retention period
+// has passed since their last change; messages still to be delivered and
+// outcome_unknown ones (they wait for a person) are kept whatever their
+// age. Pruning runs at most once per PruneEvery.
+func TestOutboxPrunesFinishedMessagesAfterTheRetention(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.ob.WithRetention(48 * time.Hour)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	delivered := w.submit(t, "k-delivered", "reviewer", "delivered long ago")
+	delivered, _, err := w.ob.Attempt(ctx, w.svc, delivered, confirmFast)
+	require.NoError(t, err)
+	require.Equal(t, domain.OutboxDelivered, delivered.State)
+	cancelled := w.submit(t, "", "reviewer", "cancelled long ago")
+	_, err = w.ob.Cancel(ctx, cancelled.ID, "x")
+	require.NoError(t, err)
+	unknown := w.submit(t, "", "reviewer", "maybe")
+	_, err = w.store.Move(ctx, unknown.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now})
+	require.NoError(t, err)
+	waiting := w.submit(t, "", "nobody-here", "still waiting")
+
+	n, err := w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing is old enough yet")
+	w.now = w.now.Add(49 * time.Hour)
+	fresh := w.submit(t, "", "reviewer", "cancelled just now")
+	_, err = w.ob.Cancel(ctx, fresh.ID, "x")
+	require.NoError(t, err)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	for _, id := range []int64{delivered.ID, cancelled.ID} {
+		_, _, err := w.store.Get(ctx, id)
+		assert.ErrorIs(t, err, ports.ErrNoMessage)
+	}
+	for _, id := range []int64{unknown.ID, waiting.ID, fresh.ID} {
+		_, _, err := w.store.Get(ctx, id)
+		assert.NoError(t, err, "message %d is kept", id)
+	}
+	w.ob.WithRetention(time.Minute)
+	w.now = w.now.Add(app.PruneEvery / 2)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "at most once per PruneEvery")
+	w.now = w.now.Add(app.PruneEvery / 2)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	ev, err := w.store.Events(ctx, 0, 100)
+	require.NoError(t, err)
+	for _, e := range ev {
+		assert.NotContains(t, []int64{delivered.ID, cancelled.ID}, e.MessageID, "its history goes with it")
+	}
+	// Its key is free again: the same key stores a new message.
+	again, created, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k-delivered", Address: "reviewer", Text: "delivered long ago", TTL: time.Hour})
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.NotEqual(t, delivered.ID, again.ID)
+
+	w.ob.WithRetention(0)
+	w.now = w.now.Add(365 * 24 * time.Hour)
+	n, err = w.ob.Prune(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a retention of 0 keeps everything")
+}
+
+// A durable message never goes to an id prefix: refused at submit when the
+// registry shows the address begins a session's id (a usage error, nothing
+// stored), and, for one stored while nothing matched, never delivered to a
+// session that started later with that prefix: it stays stored.
+func TestOutboxNeverSendsToAnIDPrefix(t *testing.T) {
+	ctx := context.Background()
+	prefix := idA[:8]
+	t.Run("at submit", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		w.fake = startFake(t, w.dir, idA, "reviewer")
+		_, _, err := w.ob.Submit(ctx, w.svc, app.DurableRequest{Address: prefix, Text: "to a prefix", TTL: time.Hour})
+		require.ErrorIs(t, err, domain.ErrBadAddress)
+		require.ErrorIs(t, err, domain.ErrDurablePrefix)
+		assert.Contains(t, err.Error(), idA)
+		assert.Contains(t, err.Error(), "started since")
+		all, err := w.store.List(ctx, ports.OutboxFilter{})
+		require.NoError(t, err)
+		assert.Empty(t, all)
+		for _, ok := range []string{idA, "reviewer", "someone-later"} {
+			_, _, err := w.ob.Submit(ctx, w.svc, app.DurableRequest{Address: ok, Text: "to " + ok, TTL: time.Hour})
+			assert.NoError(t, err, ok)
+		}
+	})
+	t.Run("a session started later", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m, _, err := w.ob.Submit(ctx, w.svc, app.DurableRequest{Address: prefix, Text: "meant for another", TTL: time.Hour})
+		require.NoError(t, err, "nothing begins with it yet")
+		w.fake = startFake(t, w.dir, idA, "newcomer")
+		m, _, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, domain.ReasonNotLive, r.Reason)
+		assert.Contains(t, r.Detail, "never goes to an id prefix")
+		assert.Equal(t, domain.OutboxStored, m.State)
+		assert.Zero(t, w.tr.sent("meant for another"))
+	})
 }

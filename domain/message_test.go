@@ -57,7 +57,7 @@ func TestMessageStringDoesNotPrintText(t *testing.T) {
 }
 
 func TestReasonWordsRoundTrip(t *testing.T) {
-	want := []string{"harness_unsupported", "not_live", "identity_mismatch", "delivery_failed", "not_addressable", "invalid_message", "no_reply", "wait_timeout", "outcome_unknown", "host_unreachable", "outbox_unavailable", "not_found", "wrong_state", "not_allowed"}
+	want := []string{"harness_unsupported", "not_live", "identity_mismatch", "delivery_failed", "not_addressable", "invalid_message", "no_reply", "wait_timeout", "outcome_unknown", "host_unreachable", "outbox_unavailable", "key_conflict", "not_found", "wrong_state", "not_allowed"}
 	var got []string
 	for _, r := range domain.Reasons() {
 		got = append(got, r.String())

@@ -85,6 +85,15 @@ func (s OutboxState) Handed() bool {
 	return s == OutboxDelivered || s == OutboxTakenUp || s == OutboxReplied || s == OutboxHeld
 }
 
+// Finished reports whether nothing more will happen to the message on its
+// own: handed over (delivered, taken_up, replied, held) or ended without it
+// (refused, expired, cancelled). Pending messages and outcome_unknown (it
+// waits for a person) are not finished. A finished message may be pruned
+// after the outbox's retention period.
+func (s OutboxState) Finished() bool {
+	return s.Handed() || s == OutboxRefused || s == OutboxExpired || s == OutboxCancelled
+}
+
 // Retryable reports whether a send refused for r may succeed later with
 // no change to the message: the target not live or not addressable yet, a
 // name several live sessions share now, a transport that could not start

@@ -33,6 +33,18 @@ func TestOutboxStatePendingAndHanded(t *testing.T) {
 	assert.False(t, domain.OutboxExpired.Handed())
 }
 
+// Finished: everything but what still waits (pending) and outcome_unknown
+// (it waits for a person).
+func TestOutboxStateFinished(t *testing.T) {
+	var finished []string
+	for _, s := range domain.OutboxStates() {
+		if s.Finished() {
+			finished = append(finished, s.String())
+		}
+	}
+	assert.Equal(t, []string{"delivered", "taken_up", "replied", "held", "refused", "expired", "cancelled"}, finished)
+}
+
 func TestRetryable(t *testing.T) {
 	for _, r := range domain.Reasons() {
 		want := r == domain.ReasonNotLive || r == domain.ReasonNotAddressable || r == domain.ReasonIdentityMismatch ||

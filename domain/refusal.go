@@ -51,6 +51,10 @@ const (
 	// folder is read-only. Nothing was stored; a send without --durable
 	// still works. The database file is kept as it is.
 	ReasonOutboxUnavailable
+	// ReasonKeyConflict: a durable send's idempotency key names a message
+	// already in the outbox with another target or text. Nothing was
+	// stored or sent; the first message is as it was.
+	ReasonKeyConflict
 	// ReasonNotFound: what the command names is not there (outbox show,
 	// cancel, retry: no message with that id).
 	ReasonNotFound
@@ -77,6 +81,7 @@ var reasonWords = map[Reason]string{
 	ReasonOutcomeUnknown:     "outcome_unknown",
 	ReasonHostUnreachable:    "host_unreachable",
 	ReasonOutboxUnavailable:  "outbox_unavailable",
+	ReasonKeyConflict:        "key_conflict",
 	ReasonNotFound:           "not_found",
 	ReasonWrongState:         "wrong_state",
 	ReasonNotAllowed:         "not_allowed",
@@ -85,7 +90,7 @@ var reasonWords = map[Reason]string{
 // Reasons lists every reason in a stable order.
 func Reasons() []Reason {
 	return []Reason{ReasonHarnessUnsupported, ReasonNotLive, ReasonIdentityMismatch,
-		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable,
+		ReasonDeliveryFailed, ReasonNotAddressable, ReasonInvalidMessage, ReasonNoReply, ReasonWaitTimeout, ReasonOutcomeUnknown, ReasonHostUnreachable, ReasonOutboxUnavailable, ReasonKeyConflict,
 		ReasonNotFound, ReasonWrongState, ReasonNotAllowed}
 }
 

@@ -398,3 +398,44 @@ type Plan struct {
 	Socket    string   `json:"socket,omitempty"`
 	Frame     string   `json:"frame,omitempty"`
 }
+
+// ErrDurablePrefix is wrapped (with ErrBadAddress) when a durable message
+// is addressed by a session-id prefix (DurableAddress).
+var ErrDurablePrefix = errors.New("a durable message takes a full session id, a name or an endpoint, never an id prefix")
+
+// DurableAddress checks the address of a message to be kept and tried
+// again later (send --durable) against entries, one registry read (live
+// or not): an endpoint, a full session id or a name of a record is taken,
+// and so is an address no record answers to (a name that may come later);
+// an address that is only a prefix (MinIDPrefix or more characters) of a
+// record's session id is an error wrapping ErrBadAddress and
+// ErrDurablePrefix: tried later, a prefix may name a session started
+// since, which is a guess.
+func DurableAddress(entries []Entry, address string) error {
+	if IsEndpoint(address) || len(address) < MinIDPrefix {
+		return nil
+	}
+	var prefixOf []string
+	for _, e := range entries {
+		if e.Record.SessionID == address || e.Record.Name == address {
+			return nil
+		}
+		if strings.HasPrefix(e.Record.SessionID, address) {
+			prefixOf = append(prefixOf, e.Record.SessionID)
+		}
+	}
+	if len(prefixOf) == 0 {
+		return nil
+	}
+	sort.Strings(prefixOf)
+	return fmt.Errorf("%w: %q begins the session id %s: %w (tried later, a prefix may name a different session started since); give the full id",
+		ErrBadAddress, address, prefixOf[0], ErrDurablePrefix)
+}
+
+// ByPrefixOnly reports whether session s, resolved from address, was
+// found by its session-id prefix alone: address is not an endpoint, not
+// s's full id and not s's name. A durable message never goes to such a
+// session (DurableAddress).
+func ByPrefixOnly(s Session, address string) bool {
+	return !IsEndpoint(address) && s.ID() != address && s.Name() != address
+}

@@ -368,3 +368,18 @@ func TestRefusalsNeverNameAnEmptyID(t *testing.T) {
 	assert.NotContains(t, r.Detail, "session  ")
 	assert.Contains(t, r.Detail, "pid 4243")
 }
+
+func TestDurableAddress(t *testing.T) {
+	entries := []domain.Entry{
+		{Record: domain.Record{SessionID: "26df9a5b-d23c-4223-a45d-b9ec61fda652", Name: "reviewer"}},
+		{Record: domain.Record{SessionID: "a8f89b60-f614-4b1f-b979-950c805fd8b1", Name: "26df9a5b"}},
+	}
+	for _, ok := range []string{"26df9a5b-d23c-4223-a45d-b9ec61fda652", "reviewer", "26df9a5b", "a8f8", "nobody-yet",
+		"cc-peer:v1:42:reviewer:%2Ftmp%2Fs.sock"} {
+		assert.NoError(t, domain.DurableAddress(entries, ok), ok)
+	}
+	err := domain.DurableAddress(entries, "a8f89b60-f6")
+	require.ErrorIs(t, err, domain.ErrBadAddress)
+	require.ErrorIs(t, err, domain.ErrDurablePrefix)
+	assert.Contains(t, err.Error(), "a8f89b60-f614-4b1f-b979-950c805fd8b1")
+}

@@ -39,8 +39,10 @@ type OutboxMessage struct {
 	// NextAt when the next attempt is due (stored only); Updated the last
 	// change. Times are kept to the nanosecond, UTC.
 	Created, Expires, NextAt, Updated time.Time
-	// Attempts counts the attempts begun.
-	Attempts int
+	// Attempts counts the attempts begun (each a hand-over that may have
+	// reached the harness); Tries counts every try, whatever came of it (a
+	// target that was away, a host that did not answer): the backoff's n.
+	Attempts, Tries int
 	// SessionID and Transcript are the resolved target of the last attempt
 	// and its transcript file ("" when unknown); AttemptAt is when that
 	// attempt's hand-over began. A crashed attempt is checked against them.
@@ -63,6 +65,12 @@ type OutboxEvent struct {
 	At        time.Time
 	State     domain.OutboxState
 	Reason    string
+	// Count is how many changes in a row this event stands for: a change
+	// with the state and reason of the message's last history line is
+	// folded into it (Count+1, Last its time) rather than added. Last is
+	// the latest of them (At the first); Count 1 has Last equal to At.
+	Count int
+	Last  time.Time
 }
 
 // OutboxChange is what Outbox.Move sets. Zero fields leave the message's
@@ -74,7 +82,9 @@ type OutboxChange struct {
 	At     time.Time
 	NextAt time.Time
 	// Attempt counts a new attempt (Attempts+1) and sets AttemptAt to At.
-	Attempt               bool
+	Attempt bool
+	// Tried counts a try (Tries+1).
+	Tried                 bool
 	SessionID, Transcript string
 	Outcome, Transport    string
 	MsgID                 string
@@ -111,11 +121,17 @@ type Outbox interface {
 	// List returns the messages f selects, newest first.
 	List(ctx context.Context, f OutboxFilter) ([]OutboxMessage, error)
 	// Move changes message id to c if it is in one of from (ErrWrongState
-	// otherwise; ErrNoMessage), adds c to its history, and returns it.
+	// otherwise; ErrNoMessage), adds c to its history (folded into the
+	// last line when that has c's state and reason: OutboxEvent.Count),
+	// and returns it.
 	Move(ctx context.Context, id int64, from []domain.OutboxState, c OutboxChange) (OutboxMessage, error)
 	// Events returns the changes of every message after sequence number
 	// after, oldest first, at most limit (watch).
 	Events(ctx context.Context, after int64, limit int) ([]OutboxEvent, error)
+	// Prune deletes the messages in one of states whose last change is
+	// before before, with their history (their keys are then free), and
+	// returns how many it deleted.
+	Prune(ctx context.Context, states []domain.OutboxState, before time.Time) (int, error)
 	// LastEvent is the sequence number of the latest change (0: none).
 	LastEvent(ctx context.Context) (int64, error)
 	// Close closes the store.

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -18,5 +19,14 @@ func (s *Store) FillDisk(ctx context.Context) error {
 	return err
 }
 
-// Migrations are the schema's steps, for tests that build an older file.
-var Migrations = migrations
+// MigrateTo takes the database at path, made by sql.Open("sqlite", path),
+// to schema version v with this build's steps: a file as an older peerctl
+// left it, for tests of the steps after v.
+func MigrateTo(ctx context.Context, db *sql.DB, v int) error {
+	for i := 0; i < v; i++ {
+		if err := runStep(ctx, db, i, options{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

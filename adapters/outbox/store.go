@@ -21,6 +21,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -30,10 +31,25 @@ var _ ports.Outbox = (*Store)(nil)
 // FileName is the outbox file's name in its folder (Dir).
 const FileName = "outbox.db"
 
+// step takes the file one schema version forward, inside the
+// transaction that also sets PRAGMA user_version: all of it or none. o is
+// Open's settings (a step that rewrites requests needs the caller's
+// encoding).
+type step func(ctx context.Context, tx *sql.Tx, o options) error
+
+// sqlStep is a step that runs statements q.
+func sqlStep(q string) step {
+	return func(ctx context.Context, tx *sql.Tx, _ options) error {
+		_, err := tx.ExecContext(ctx, q)
+		return err
+	}
+}
+
 // migrations are the schema, one step per version: migrations[i] takes
-// the file from user_version i to i+1. Steps are only ever added.
-var migrations = []string{
-	`CREATE TABLE messages (
+// the file from user_version i to i+1. Steps are only ever added, at the
+// end (a step that rewrites rows in Go is a step like the others).
+var migrations = []step{
+	sqlStep(`CREATE TABLE messages (
 		id INTEGER PRIMARY KEY AUTOINCREMENT,
 		key TEXT UNIQUE,
 		address TEXT NOT NULL,
@@ -61,19 +77,22 @@ var migrations = []string{
 		state TEXT NOT NULL,
 		reason TEXT NOT NULL DEFAULT ''
 	);
-	CREATE INDEX history_message ON history(message_id, id);`,
+	CREATE INDEX history_message ON history(message_id, id);`),
 	// 2: the machine a message is for (send --durable --host), "" for this one.
-	`ALTER TABLE messages ADD COLUMN host TEXT NOT NULL DEFAULT '';`,
+	sqlStep(`ALTER TABLE messages ADD COLUMN host TEXT NOT NULL DEFAULT '';`),
 	// 3: each request is a typed send order, no longer the sender's command
 	// line and whole environment (upgradeRequests; the file is then
 	// vacuumed and its WAL checkpointed, so the old bytes are gone).
-	`-- requests: see upgradeRequests`,
-}
-
-// rowSteps are the migrations that rewrite rows, by the version they take
-// the file to: run in the same transaction as that version's SQL.
-var rowSteps = map[int]func(ctx context.Context, tx *sql.Tx, o options) error{
-	3: upgradeRequests,
+	upgradeRequests,
+	// 4: every try counted (the backoff's), a history line folding the
+	// repeats of its state and reason (count, the last time), and the
+	// index the pruning of finished messages reads.
+	sqlStep(`ALTER TABLE messages ADD COLUMN tries INTEGER NOT NULL DEFAULT 0;
+	UPDATE messages SET tries = attempts;
+	ALTER TABLE history ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+	ALTER TABLE history ADD COLUMN last_ns INTEGER NOT NULL DEFAULT 0;
+	UPDATE history SET last_ns = at_ns;
+	CREATE INDEX messages_updated ON messages(updated_ns);`),
 }
 
 // scrubbed are the versions whose step removes bytes that must not stay
@@ -165,6 +184,28 @@ type Store struct {
 	db       *sql.DB
 	path     string
 	readOnly bool
+	// unfolded is a file read before schema 4 (OpenReadOnly while the
+	// service has not migrated it yet): no tries, no folded history.
+	unfolded bool
+}
+
+// columns are a message's columns as this file has them: before schema
+// 4, the hand-overs stand for the tries.
+func (s *Store) columns() string {
+	if s.unfolded {
+		return strings.Replace(columns, "tries", "attempts", 1)
+	}
+	return columns
+}
+
+// folded are a history line's first time, last time and count (with the
+// table's prefix p) as this file has them: before schema 4 each line is
+// one change.
+func (s *Store) folded(p string) string {
+	if s.unfolded {
+		return p + "at_ns, " + p + "at_ns, 1"
+	}
+	return p + "at_ns, " + p + "last_ns, " + p + "count"
 }
 
 // Error is why the outbox cannot be used: Path is the file, Op what was
@@ -182,19 +223,24 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Open opens (creating it and its 0700 folder when absent) the outbox file
-// path for writing, checks it with PRAGMA integrity_check, switches it to
-// WAL and migrates its schema to SchemaVersion. A file that is not an
-// SQLite database, fails the check, has a newer schema than this build's,
-// or sits in a folder that cannot be written is an *Error, and the file
-// is not changed.
+// Open opens (creating it 0600 and its 0700 folder when absent) the
+// outbox file path for writing, checks it with PRAGMA integrity_check,
+// switches it to WAL and migrates its schema to SchemaVersion. Its folder
+// is checked as the service socket's is (servesock.PrivateDir: this
+// user's, not a symlink, narrowed to the owner's bits when wider), and
+// so are the file, its WAL and its shared-memory file (0644 left by an
+// older peerctl becomes 0600; SQLite makes the WAL and SHM with the
+// file's mode). A folder or file that is a symlink or another user's, a
+// file that is not an SQLite database, fails the check, has a newer
+// schema than this build's, or sits in a folder that cannot be written is
+// an *Error, and the file's content is not changed.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, &Error{Path: path, Op: "create its folder", Err: err}
+	if err := private(path); err != nil {
+		return nil, &Error{Path: path, Op: "check its folder and files", Err: err}
 	}
 	s, err := open(ctx, path, false)
 	if err != nil {
@@ -205,6 +251,28 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// private checks path's folder (creating it) and its files as Open says,
+// and creates the file, empty (a new database to SQLite), 0600 when it
+// is absent. Windows has no Unix modes to check: the folder is created.
+func private(path string) error {
+	dir := filepath.Dir(path)
+	if err := servesock.PrivateDir(dir); errors.Is(err, servesock.ErrUnsupported) {
+		return os.MkdirAll(dir, 0o700)
+	} else if err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := servesock.PrivateFile(p); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // OpenReadOnly opens an existing outbox file for reading only. It does not
@@ -227,6 +295,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		_ = s.db.Close()
 		return nil, &Error{Path: path, Op: "read", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
+	s.unfolded = v < 4
 	return s, nil
 }
 
@@ -289,28 +358,10 @@ func (s *Store) migrate(ctx context.Context, o options) error {
 	}
 	scrub, from := false, v
 	for ; v < SchemaVersion; v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return s.fail("migrate", err)
-		}
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			_ = tx.Rollback()
+		if err := runStep(ctx, s.db, v, o); err != nil {
 			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
-		}
-		if step := rowSteps[v+1]; step != nil {
-			if err := step(ctx, tx, o); err != nil {
-				_ = tx.Rollback()
-				return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
-			}
 		}
 		scrub = scrub || scrubbed[v+1] && from > 0
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
-			_ = tx.Rollback()
-			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
-		}
-		if err := tx.Commit(); err != nil {
-			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
-		}
 	}
 	if scrub {
 		return s.scrub(ctx)
@@ -329,6 +380,23 @@ func (s *Store) scrub(ctx context.Context) error {
 	return nil
 }
 
+// runStep runs migrations[v] and sets user_version to v+1, in one
+// transaction.
+func runStep(ctx context.Context, db *sql.DB, v int, o options) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := migrations[v](ctx, tx, o); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // fail wraps err (nil stays nil) as an *Error for op.
 func (s *Store) fail(op string, err error) error {
 	if err == nil {
@@ -341,14 +409,14 @@ func (s *Store) fail(op string, err error) error {
 func (s *Store) Close() error { return s.db.Close() }
 
 const columns = `id, COALESCE(key, ''), address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-	attempts, session_id, transcript, attempt_ns, outcome, transport, msg_id, host`
+	attempts, tries, session_id, transcript, attempt_ns, outcome, transport, msg_id, host`
 
 func scanMessage(row interface{ Scan(...any) error }) (ports.OutboxMessage, error) {
 	var m ports.OutboxMessage
 	var state string
 	var created, expires, next, updated, attempt int64
 	err := row.Scan(&m.ID, &m.Key, &m.Address, &m.Text, &m.Request, &state, &m.Reason, &created, &expires, &next, &updated,
-		&m.Attempts, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID, &m.Host)
+		&m.Attempts, &m.Tries, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID, &m.Host)
 	if err != nil {
 		return m, err
 	}
@@ -406,8 +474,8 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 	if m.ID, err = res.LastInsertId(); err != nil {
 		return m, false, s.fail("store a message", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, state, reason) VALUES (?, ?, ?, ?)`,
-		m.ID, ns(m.Created), m.State.String(), m.Reason); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, last_ns, state, reason) VALUES (?, ?, ?, ?, ?)`,
+		m.ID, ns(m.Created), ns(m.Created), m.State.String(), m.Reason); err != nil {
 		return m, false, s.fail("store a message", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -419,30 +487,30 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 
 // Get implements ports.Outbox.
 func (s *Store) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports.OutboxEvent, error) {
-	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM messages WHERE id = ?`, id))
+	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+s.columns()+` FROM messages WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, nil, fmt.Errorf("message %d: %w", id, ports.ErrNoMessage)
 	}
 	if err != nil {
 		return m, nil, s.fail("read a message", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT at_ns, state, reason FROM history WHERE message_id = ? ORDER BY id`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+s.folded("")+`, state, reason FROM history WHERE message_id = ? ORDER BY id`, id)
 	if err != nil {
 		return m, nil, s.fail("read a history", err)
 	}
 	defer func() { _ = rows.Close() }()
 	var hist []ports.OutboxEvent
 	for rows.Next() {
-		var at int64
+		var at, last int64
 		var state string
 		var e ports.OutboxEvent
-		if err := rows.Scan(&at, &state, &e.Reason); err != nil {
+		if err := rows.Scan(&at, &last, &e.Count, &state, &e.Reason); err != nil {
 			return m, nil, s.fail("read a history", err)
 		}
 		if e.State, err = domain.ParseOutboxState(state); err != nil {
 			return m, nil, s.fail("read a history", err)
 		}
-		e.At = fromNS(at)
+		e.At, e.Last = fromNS(at), fromNS(last)
 		hist = append(hist, e)
 	}
 	return m, hist, s.fail("read a history", rows.Err())
@@ -450,7 +518,7 @@ func (s *Store) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports
 
 // List implements ports.Outbox.
 func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxMessage, error) {
-	q := `SELECT ` + columns + ` FROM messages WHERE 1=1`
+	q := `SELECT ` + s.columns() + ` FROM messages WHERE 1=1`
 	var args []any
 	if len(f.States) > 0 {
 		q += ` AND state IN (?` + strings.Repeat(`, ?`, len(f.States)-1) + `)`
@@ -492,7 +560,7 @@ func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.O
 
 // Events implements ports.Outbox.
 func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.OutboxEvent, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, m.host, h.at_ns, h.state, h.reason
+	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, m.host, `+s.folded("h.")+`, h.state, h.reason
 		FROM history h JOIN messages m ON m.id = h.message_id WHERE h.id > ? ORDER BY h.id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, s.fail("read the history", err)
@@ -501,18 +569,48 @@ func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.Out
 	var out []ports.OutboxEvent
 	for rows.Next() {
 		var e ports.OutboxEvent
-		var at int64
+		var at, last int64
 		var state string
-		if err := rows.Scan(&e.Seq, &e.MessageID, &e.Address, &e.Host, &at, &state, &e.Reason); err != nil {
+		if err := rows.Scan(&e.Seq, &e.MessageID, &e.Address, &e.Host, &at, &last, &e.Count, &state, &e.Reason); err != nil {
 			return nil, s.fail("read the history", err)
 		}
 		if e.State, err = domain.ParseOutboxState(state); err != nil {
 			return nil, s.fail("read the history", err)
 		}
-		e.At = fromNS(at)
+		e.At, e.Last = fromNS(at), fromNS(last)
 		out = append(out, e)
 	}
 	return out, s.fail("read the history", rows.Err())
+}
+
+// Prune implements ports.Outbox.
+func (s *Store) Prune(ctx context.Context, states []domain.OutboxState, before time.Time) (int, error) {
+	if len(states) == 0 {
+		return 0, nil
+	}
+	in := `state IN (?` + strings.Repeat(`, ?`, len(states)-1) + `) AND updated_ns < ?`
+	args := make([]any, 0, len(states)+1)
+	for _, st := range states {
+		args = append(args, st.String())
+	}
+	args = append(args, ns(before))
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.fail("prune", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM history WHERE message_id IN (SELECT id FROM messages WHERE `+in+`)`, args...); err != nil {
+		return 0, s.fail("prune", err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE `+in, args...)
+	if err != nil {
+		return 0, s.fail("prune", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.fail("prune", err)
+	}
+	return int(n), s.fail("prune", tx.Commit())
 }
 
 // LastEvent implements ports.Outbox.
@@ -554,6 +652,9 @@ func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c
 		m.Attempts++
 		m.AttemptAt = m.Updated
 	}
+	if c.Tried {
+		m.Tries++
+	}
 	set := func(dst *string, v string) {
 		if v != "" {
 			*dst = v
@@ -564,18 +665,36 @@ func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c
 	set(&m.Outcome, c.Outcome)
 	set(&m.Transport, c.Transport)
 	set(&m.MsgID, c.MsgID)
-	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, reason = ?, next_ns = ?, updated_ns = ?, attempts = ?,
+	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, reason = ?, next_ns = ?, updated_ns = ?, attempts = ?, tries = ?,
 		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ?, expires_ns = ? WHERE id = ?`,
-		m.State.String(), m.Reason, ns(m.NextAt), ns(m.Updated), m.Attempts, m.SessionID, m.Transcript, ns(m.AttemptAt),
+		m.State.String(), m.Reason, ns(m.NextAt), ns(m.Updated), m.Attempts, m.Tries, m.SessionID, m.Transcript, ns(m.AttemptAt),
 		m.Outcome, m.Transport, m.MsgID, ns(m.Expires), id); err != nil {
 		return m, s.fail("change a message", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, state, reason) VALUES (?, ?, ?, ?)`,
-		id, ns(c.At), c.State.String(), c.Reason); err != nil {
+	if err := addHistory(ctx, tx, id, c); err != nil {
 		return m, s.fail("change a message", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return m, s.fail("change a message", err)
 	}
 	return m, nil
+}
+
+// addHistory adds change c of message id to its history: folded into the
+// message's last line when that has c's state and reason (its count
+// grows, its last time is c's), a new line otherwise.
+func addHistory(ctx context.Context, tx *sql.Tx, id int64, c ports.OutboxChange) error {
+	var last int64
+	var state, reason string
+	err := tx.QueryRowContext(ctx, `SELECT id, state, reason FROM history WHERE message_id = ? ORDER BY id DESC LIMIT 1`, id).Scan(&last, &state, &reason)
+	switch {
+	case err == nil && state == c.State.String() && reason == c.Reason:
+		_, err = tx.ExecContext(ctx, `UPDATE history SET count = count + 1, last_ns = ? WHERE id = ?`, ns(c.At), last)
+		return err
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, last_ns, state, reason) VALUES (?, ?, ?, ?, ?)`,
+		id, ns(c.At), ns(c.At), c.State.String(), c.Reason)
+	return err
 }

@@ -65,8 +65,10 @@ func TestMigrationsRunOnceAndKeepData(t *testing.T) {
 	assert.Equal(t, "rebase please", got.Text)
 }
 
-// olderFile is a WAL-mode file with the schema's first n steps, open.
+// olderFile is a WAL-mode file as a peerctl of schema version n left it
+// (this build's first n steps), open.
 func olderFile(t *testing.T, n int) (*sql.DB, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "st", outbox.FileName)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	db, err := sql.Open("sqlite", path)
@@ -74,10 +76,7 @@ func olderFile(t *testing.T, n int) (*sql.DB, string) {
 	db.SetMaxOpenConns(1)
 	_, err = db.Exec(`PRAGMA journal_mode=WAL`)
 	require.NoError(t, err)
-	for _, q := range outbox.Migrations[:n] {
-		_, err = db.Exec(q)
-		require.NoError(t, err)
-	}
+	require.NoError(t, outbox.MigrateTo(context.Background(), db, n))
 	return db, path
 }
 
@@ -85,16 +84,7 @@ func olderFile(t *testing.T, n int) (*sql.DB, string) {
 // current version with its messages kept, each for this machine.
 func TestVersionOneFileMigratesKeepingMessages(t *testing.T) {
 	ctx := context.Background()
-	db, path := olderFile(t, 1)
-	_, err := db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1); PRAGMA user_version = 1`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	s, err := outbox.Open(ctx, path)
-	require.NoError(t, err)
-	defer s.Close()
-	v, err := s.Version(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, outbox.SchemaVersion, v)
+	s := migrated(t, 1, `INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1)`)
 	got, err := s.List(ctx, ports.OutboxFilter{})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
@@ -476,4 +466,99 @@ func TestVersionTwoRequestsUpgradedAndScrubbed(t *testing.T) {
 		b, _ := os.ReadFile(path + suffix)
 		assert.False(t, bytes.Contains(b, []byte(secret)), "the old request is still in outbox.db%s", suffix)
 	}
+}
+
+// A change with the state and reason of the last history line is folded
+// into it (its count and last time); any other change adds a line.
+func TestHistoryFoldsRepeats(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	m, _, err := s.Put(ctx, msg(""))
+	require.NoError(t, err)
+	away := ports.OutboxChange{State: domain.OutboxStored, Reason: "not_live: away", Tried: true}
+	for i := 1; i <= 3; i++ {
+		away.At = t0.Add(time.Duration(i) * time.Second)
+		m, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, away)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 3, m.Tries)
+	_, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: "not_live: gone", At: t0.Add(4 * time.Second)})
+	require.NoError(t, err)
+	_, hist, err := s.Get(ctx, m.ID)
+	require.NoError(t, err)
+	require.Len(t, hist, 3)
+	assert.Equal(t, 1, hist[0].Count)
+	assert.Equal(t, hist[0].At, hist[0].Last)
+	assert.Equal(t, 3, hist[1].Count)
+	assert.Equal(t, t0.Add(time.Second), hist[1].At, "the first time")
+	assert.Equal(t, t0.Add(3*time.Second), hist[1].Last, "the last time")
+	assert.Equal(t, "not_live: gone", hist[2].Reason)
+	ev, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, ev, 3, "a folded change is no new event")
+	assert.Equal(t, 3, ev[1].Count)
+}
+
+// A file of schema version 2 opens at the current version, through the
+// typed requests (3) and the folded history (4): its messages and history
+// kept, each history line a run of one, tries counted from the attempts it
+// had.
+func TestVersionTwoFileMigrates(t *testing.T) {
+	ctx := context.Background()
+	s := migrated(t, 2, `INSERT INTO messages (address, host, text, request, state, created_ns, expires_ns, updated_ns, attempts)
+		VALUES ('proj-89', 'far', 'kept', x'', 'stored', 1, 2, 1, 2);
+		INSERT INTO history (message_id, at_ns, state, reason) VALUES (1, 1, 'stored', '')`)
+	m, hist, err := s.Get(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "kept", m.Text)
+	assert.Equal(t, "far", m.Host)
+	assert.Equal(t, 2, m.Tries)
+	require.Len(t, hist, 1)
+	assert.Equal(t, 1, hist[0].Count)
+	assert.Equal(t, hist[0].At, hist[0].Last)
+}
+
+// migrated makes a file as a peerctl of schema version v left it, with
+// rows (SQL), and returns it opened by this build, at SchemaVersion.
+func migrated(t *testing.T, v int, rows string) *outbox.Store {
+	t.Helper()
+	ctx := context.Background()
+	db, path := olderFile(t, v)
+	_, err := db.Exec(rows)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := outbox.Open(ctx, path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	got, err := s.Version(ctx)
+	require.NoError(t, err)
+	require.Equal(t, outbox.SchemaVersion, got)
+	return s
+}
+
+// A file of schema version 2 read before the service migrates it (outbox
+// show right after an upgrade) lists its messages and history: the
+// hand-overs stand for the tries, each history line for one change.
+func TestVersionTwoFileReadsBeforeItMigrates(t *testing.T) {
+	ctx := context.Background()
+	db, path := olderFile(t, 2)
+	_, err := db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns, attempts) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1, 2);
+		INSERT INTO history (message_id, at_ns, state, reason) VALUES (1, 1, 'stored', '')`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err := outbox.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	m, hist, err := s.Get(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.Tries)
+	require.Len(t, hist, 1)
+	assert.Equal(t, 1, hist[0].Count)
+	assert.Equal(t, hist[0].At, hist[0].Last)
+	got, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+	ev, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	assert.Len(t, ev, 1)
 }

@@ -13,9 +13,12 @@ import (
 )
 
 // PrivateDir creates dir (and its parents) when absent and checks that it
-// is a real folder (not a symlink) owned by this uid with mode 0700; a
-// folder of this uid with a wider mode is narrowed to 0700. Anything else
-// is an error naming what is wrong, and nothing in the folder is used.
+// is a real folder (not a symlink) owned by this uid, open to no one else:
+// a folder of this uid with group or other bits set (an older peerctl's
+// 0755, say) is narrowed to its owner's bits. Anything else is an error
+// naming what is wrong, and nothing in the folder is to be used. The
+// service's socket folder and its state folder (the outbox, the lock, the
+// log) are both checked with it.
 func PrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -24,14 +27,37 @@ func PrivateDir(dir string) error {
 	if err := unix.Lstat(dir, &st); err != nil {
 		return fmt.Errorf("examine %s: %w", dir, err)
 	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return fmt.Errorf("%s is not a folder (a symlink?): refusing to put the service socket there", dir)
-	case int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d): refusing to put the service socket there", dir, st.Uid, os.Geteuid())
-	case st.Mode&0o077 != 0:
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("narrow %s to 0700: %w", dir, err)
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("%s is not a folder (a symlink?): refusing to keep peerctl's private files there", dir)
+	}
+	return narrow(dir, st, "folder")
+}
+
+// PrivateFile checks an existing file as PrivateDir checks a folder: a
+// regular file (not a symlink) of this uid, its group and other bits
+// cleared when set (0644 becomes 0600). An absent file is no error.
+func PrivateFile(path string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); errors.Is(err, unix.ENOENT) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("examine %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%s is not a regular file (a symlink?): refusing to use it", path)
+	}
+	return narrow(path, st, "file")
+}
+
+// narrow refuses path (a folder or file, st its Lstat) when another uid
+// owns it, and clears its group and other bits.
+func narrow(path string, st unix.Stat_t, what string) error {
+	if int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d): refusing to use a %s another user controls", path, st.Uid, os.Geteuid(), what)
+	}
+	if perm := os.FileMode(st.Mode) & os.ModePerm; perm&0o077 != 0 {
+		if err := os.Chmod(path, perm&^0o077); err != nil {
+			return fmt.Errorf("narrow %s to %#o: %w", path, perm&^0o077, err)
 		}
 	}
 	return nil
@@ -41,13 +67,16 @@ func PrivateDir(dir string) error {
 // process's end (kill -9 included: the kernel drops it).
 type Lock struct{ f *os.File }
 
-// TryLock takes the lock on path (creating the file, 0600, and its 0700
-// folder) without waiting: ErrLocked when another process holds it. The
-// file's content is the holder's pid, for people; the lock is the flock,
-// not the pid.
+// TryLock takes the lock on path (creating the file, 0600, in its folder,
+// which is checked and created by PrivateDir) without waiting: ErrLocked
+// when another process holds it. The file's content is the holder's pid,
+// for people; the lock is the flock, not the pid.
 func TryLock(path string) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	if err := PrivateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	if err := PrivateFile(path); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

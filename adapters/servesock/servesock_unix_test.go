@@ -57,6 +57,47 @@ func TestPrivateDir(t *testing.T) {
 	assert.ErrorContains(t, servesock.PrivateDir(link), "not a folder")
 }
 
+// The state folder is checked at the lock as the socket's folder is: a
+// symlink is refused, a loose folder and lock file of this user narrowed.
+func TestTryLockChecksTheStateFolder(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	require.NoError(t, os.Mkdir(state, 0o755))
+	lock := filepath.Join(state, servesock.LockName)
+	require.NoError(t, os.WriteFile(lock, []byte("1\n"), 0o644))
+	l, err := servesock.TryLock(lock)
+	require.NoError(t, err)
+	require.NoError(t, l.Release())
+	for _, p := range []string{state, lock} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Zero(t, fi.Mode().Perm()&0o077, "%s is narrowed: %v", p, fi.Mode())
+	}
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(state, link))
+	_, err = servesock.TryLock(filepath.Join(link, servesock.LockName))
+	assert.ErrorContains(t, err, "not a folder")
+}
+
+func TestPrivateFile(t *testing.T) {
+	base := t.TempDir()
+	assert.NoError(t, servesock.PrivateFile(filepath.Join(base, "absent")), "an absent file is no error")
+	loose := filepath.Join(base, "loose")
+	require.NoError(t, os.WriteFile(loose, nil, 0o644))
+	require.NoError(t, os.Chmod(loose, 0o644))
+	require.NoError(t, servesock.PrivateFile(loose))
+	fi, err := os.Stat(loose)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(loose, link))
+	assert.ErrorContains(t, servesock.PrivateFile(link), "not a regular file")
+	if os.Geteuid() == 0 {
+		require.NoError(t, os.Chown(loose, 65534, 65534))
+		assert.ErrorContains(t, servesock.PrivateFile(loose), "belongs to uid 65534")
+	}
+}
+
 func TestListenRemovesDeadSocketNotFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	path := filepath.Join(dir, servesock.SocketName("/state"))

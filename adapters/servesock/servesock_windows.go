@@ -5,6 +5,9 @@ import "net"
 // PrivateDir is not available on Windows.
 func PrivateDir(string) error { return ErrUnsupported }
 
+// PrivateFile is not available on Windows.
+func PrivateFile(string) error { return ErrUnsupported }
+
 // Lock is not available on Windows.
 type Lock struct{}
 

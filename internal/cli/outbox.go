@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/ports"
@@ -44,6 +45,34 @@ func shownStamp(stamp string) string {
 		return stamp
 	}
 	return shownTime(t)
+}
+
+// retentionEnv sets how long serve keeps a finished message when
+// --retention is not given (a Go duration: 720h; 0 keeps every one).
+const retentionEnv = "PEERCTL_OUTBOX_RETENTION"
+
+// retentionFlag adds serve's --retention to cmd; the function it returns
+// gives the retention: the flag, else $PEERCTL_OUTBOX_RETENTION, else
+// app.DefaultRetention. A negative or unreadable one is a usage error.
+func (c *cli) retentionFlag(cmd *cobra.Command) func() (time.Duration, error) {
+	var d time.Duration
+	cmd.Flags().DurationVar(&d, "retention", app.DefaultRetention, "delete finished messages after this long (0: never)")
+	return func() (time.Duration, error) {
+		name, v := "--retention", ""
+		if !cmd.Flags().Changed("retention") {
+			if name, v = retentionEnv, c.getenv(retentionEnv); v == "" {
+				return app.DefaultRetention, nil
+			}
+			var err error
+			if d, err = time.ParseDuration(v); err != nil {
+				return 0, usageError{fmt.Errorf("%s=%s: want a duration such as 720h, or 0 to keep every message", retentionEnv, safe(v))}
+			}
+		}
+		if d < 0 {
+			return 0, usageError{fmt.Errorf("%s %s: want a duration such as 720h, or 0 to keep every message", name, d)}
+		}
+		return d, nil
+	}
 }
 
 func (c *cli) outboxCmd() *cobra.Command {
@@ -223,7 +252,11 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	c.printOutboxMessage(wire.OutboxMessageOf(m, nil))
 	fmt.Fprintln(c.stdout, "history:")
 	for _, e := range hist {
-		fmt.Fprintf(c.stdout, "  %s  %-16s %s\n", shownTime(e.At), e.State, safe(e.Reason))
+		again := ""
+		if e.Count > 1 {
+			again = fmt.Sprintf(" (%d times, the last at %s)", e.Count, shownTime(e.Last))
+		}
+		fmt.Fprintf(c.stdout, "  %s  %-16s %s%s\n", shownTime(e.At), e.State, safe(e.Reason), again)
 	}
 	return nil
 }
@@ -233,20 +266,14 @@ func noSuchMessage(id int64) error {
 	return domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id)
 }
 
-// outboxTarget is a message's target as the outbox's tables and watch
-// show it: the address, after the host it is on when that is another
-// machine ("far: proj-89").
-func outboxTarget(address, host string) string {
-	if host == "" {
-		return address
-	}
-	return host + ": " + address
-}
+// outboxTarget is a message's target as the outbox's tables, watch and
+// the service's log show it (app.OutboxTarget).
+var outboxTarget = app.OutboxTarget
 
 func (c *cli) printOutboxMessage(j wire.OutboxMessage) {
 	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
 		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next attempt", shownStamp(j.NextAttemptAt)},
-		{"attempts", strconv.Itoa(j.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
+		{"attempts", strconv.Itoa(j.Attempts)}, {"tries", strconv.Itoa(j.Tries)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
 		if r[1] != "" {

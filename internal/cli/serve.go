@@ -33,6 +33,7 @@ func (c *cli) serveCmd() *cobra.Command {
 		printUnit string
 		web       webFlags
 		bus       busFlags
+		retention func() (time.Duration, error)
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -42,16 +43,15 @@ func (c *cli) serveCmd() *cobra.Command {
 With --http it also serves the dashboard, one page in the browser: the live sessions of this machine, of each host
 of the hosts file and of each --host, by host (every record with --all's verdict behind a toggle); the outbox's
 messages with their receipts, to cancel or retry; a send form, the same send as peerctl send; each host's state.
-Changes show within about 2 s. It listens on loopback (127.0.0.1, a free port) unless --http=ADDR names another
-address, and then warns that the page is exposed. Open the URL it prints: its token goes into a cookie and every
-request must carry it. With --http the service runs until Ctrl-C unless --idle-exit is given.
+It listens on loopback (127.0.0.1, a free port) unless --http=ADDR names another address (then it warns that the
+page is exposed). Open the URL it prints: its token becomes a cookie that every request must carry. With --http
+the service runs until Ctrl-C unless --idle-exit is given.
 
 One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, peerctl serve stop ends it.`,
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
   peerctl serve --http                # and the dashboard on loopback: open the URL it prints
-  peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too
-  PEERCTL_SERVE=off peerctl send proj-89 "no service for this one"`,
+  peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.stderr = stampLines(c.stderr) // the service's log: every line with its time
@@ -70,8 +70,12 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 			if web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
 				idleExit = 0 // a dashboard stays until Ctrl-C
 			}
+			keep, err := retention()
+			if err != nil {
+				return err
+			}
 			c.started()
-			return c.runServe(cmd, idleExit, web, bus)
+			return c.runServe(cmd, idleExit, keep, web, bus)
 		},
 	}
 	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never)")
@@ -83,6 +87,7 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+serve.DefaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = serve.DefaultHTTP
 	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: one more machine (ssh DEST) on the dashboard; repeatable")
+	retention = c.retentionFlag(cmd)
 	addBusFlags(cmd, &bus, true)
 	c.harnessFlags(cmd)
 	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
@@ -92,8 +97,9 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 // runServe runs peerctl serve in the foreground with this command's
 // settings (its harness flags) as the dashboard's, and the command line's
 // listing for the dashboard's machines, joining the fleet's bus when one
-// is configured (joinBus).
-func (c *cli) runServe(cmd *cobra.Command, idleExit time.Duration, web webFlags, bus busFlags) error {
+// is configured (joinBus); finished messages are kept for retention (0:
+// every one).
+func (c *cli) runServe(cmd *cobra.Command, idleExit, retention time.Duration, web webFlags, bus busFlags) error {
 	ctx := cmd.Context()
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
@@ -113,7 +119,7 @@ func (c *cli) runServe(cmd *cobra.Command, idleExit time.Duration, web webFlags,
 	}
 	w := webListing{c: c, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
 	return serve.Run(ctx, serve.Options{Paths: p, Log: c.stderr, Getenv: c.getenv, Environ: c.environ, Settings: set,
-		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions,
+		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, Retention: retention, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions,
 		Join: join})
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -46,10 +47,13 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("find peerctl to start its service: %w", err)
 	}
-	if err := os.MkdirAll(p.StateDir, 0o700); err != nil {
+	logPath := filepath.Join(p.StateDir, serveLogName)
+	if err := servesock.PrivateDir(p.StateDir); err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
 	}
-	logPath := filepath.Join(p.StateDir, serveLogName)
+	if err := servesock.PrivateFile(logPath); err != nil {
+		return nil, fmt.Errorf("start peerctl serve: %w", err)
+	}
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
@@ -199,8 +203,9 @@ func (c *cli) answered(a serve.Answer, asJSON, awaited bool) error {
 }
 
 // printKept prints a durable send that is kept, not (yet) handed over:
-// outcome "stored" with the outbox object, or for a repeated key the first
-// message as it stands.
+// outcome "stored" with the outbox object; one whose TTL was over before
+// it could be tried, "expired"; for a repeated key the first message as
+// it stands (app.DurableOutcome).
 func (c *cli) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 	out := sent.Receipt
 	out.Outbox = ref.OutboxRef()
@@ -211,10 +216,15 @@ func (c *cli) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 	if asJSON {
 		return c.writeJSON(out)
 	}
-	if ref.Duplicate {
-		fmt.Fprintf(c.stdout, "%s: message %d (key %q) is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)), ref.State)
-	} else {
+	target := safe(outboxTarget(string(ref.Address), ref.Host))
+	switch {
+	case ref.Duplicate:
+		fmt.Fprintf(c.stdout, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
+			target, ref.State)
+	case out.Outcome == "stored":
 		fmt.Fprintf(c.stdout, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
+	default:
+		fmt.Fprintf(c.stdout, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
 	}
 	if out.Detail != "" {
 		fmt.Fprintf(c.stdout, "why: %s\n", safe(out.Detail))

@@ -101,6 +101,8 @@ type Ref struct {
 	State   string `json:"state"`
 	Key     []byte `json:"key,omitempty"`
 	Address []byte `json:"address,omitempty"`
+	// Host is the machine the message is for ("": this one).
+	Host string `json:"host,omitempty"`
 	// Reason is why the message is in its state (a kept one's detail).
 	Reason    []byte `json:"reason,omitempty"`
 	ExpiresAt string `json:"expiresAt"`
@@ -112,7 +114,7 @@ func (r *Ref) OutboxRef() *wire.OutboxRef {
 	if r == nil {
 		return nil
 	}
-	return &wire.OutboxRef{ID: r.ID, State: r.State, Key: string(r.Key), ExpiresAt: r.ExpiresAt, Duplicate: r.Duplicate}
+	return &wire.OutboxRef{ID: r.ID, State: r.State, Key: string(r.Key), Address: string(r.Address), Host: r.Host, ExpiresAt: r.ExpiresAt, Duplicate: r.Duplicate}
 }
 
 // Message is an outbox message as `outbox show --json` prints it, its

@@ -167,6 +167,9 @@ type way struct {
 	// host is the machine ("" Dest: this one); address the target there.
 	host    domain.Dest
 	address string
+	// svc reads the registry for the submit's address rule (nil: another
+	// machine's peerctl resolves it).
+	svc *app.Service
 	// attempt tries m once; recover settles m, left delivering by a
 	// service that stopped during its attempt.
 	attempt func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error)
@@ -188,7 +191,7 @@ func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, notes *[]string) (way
 		}
 		*notes = append(*notes, warns...)
 		req := app.SendRequestOf(o.Query)
-		return way{address: o.Query.Address, release: release,
+		return way{address: o.Query.Address, svc: svc, release: release,
 			attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
 				return s.ob.Attempt(ctx, svc, m, req)
 			},
@@ -307,7 +310,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	host := dest.String()
 	s.mu.Lock() // with the loop's claim: a new message is this request's to attempt first
-	m, created, err := s.ob.Submit(ctx, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Request: body})
+	m, created, err := s.ob.Submit(ctx, w.svc, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Request: body})
 	if err == nil && created {
 		s.inflight[m.ID] = true
 	}
@@ -354,32 +357,25 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		}
 		return noted(Answer{Done: true, Sent: &sent, Ref: refOf(m, false)})
 	}
-	notes = append(notes, fmt.Sprintf("peerctl: outbox: message %d is %s", m.ID, m.State))
 	if err == nil {
-		return noted(Answer{Done: true})
+		return noted(kept(m, res, false)) // its TTL was over before it could be tried: expired
 	}
+	notes = append(notes, fmt.Sprintf("peerctl: outbox: message %d is %s", m.ID, m.State))
 	return noted(failed(err))
 }
 
 // refOf is m as a receipt's outbox object (dup: a repeated key's).
 func refOf(m ports.OutboxMessage, dup bool) *Ref {
-	return &Ref{ID: m.ID, State: m.State.String(), Key: []byte(m.Key), Address: []byte(m.Address), Reason: []byte(m.Reason),
+	return &Ref{ID: m.ID, State: m.State.String(), Key: []byte(m.Key), Address: []byte(m.Address), Host: m.Host, Reason: []byte(m.Reason),
 		ExpiresAt: wire.RFC3339(m.Expires), Duplicate: dup}
 }
 
 // kept answers with a durable message that is kept, not (yet) handed
-// over: outcome "stored", or for a repeated key the first message as it
-// stands (outcome "stored" while it waits, else its receipt's word or its
-// state).
+// over: outcome "stored"; one whose TTL was over before it could be
+// tried, "expired"; for a repeated key the first message as it stands
+// (app.DurableOutcome).
 func kept(m ports.OutboxMessage, res app.SendResult, dup bool) Answer {
-	outcome := "stored"
-	switch {
-	case m.State.Pending():
-	case m.Outcome != "":
-		outcome = m.Outcome
-	default:
-		outcome = m.State.String()
-	}
+	outcome := app.DurableOutcome(m)
 	t := res.Target
 	out := wire.Receipt{OK: true, Outcome: outcome, Transport: m.Transport, Detail: m.Reason, MsgID: m.MsgID,
 		SessionID: m.SessionID, ElapsedMs: res.Elapsed.Milliseconds()}
@@ -428,16 +424,7 @@ func (s *Server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 		w.stored(s.life)
 	}
 	if done.State != m.State || recover {
-		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(outboxTarget(m.Address, m.Host)), done.State, wire.Safe(done.Reason))
+		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(app.OutboxTarget(m.Address, m.Host)), done.State, wire.Safe(done.Reason))
 	}
 	return done
-}
-
-// outboxTarget is a message's target as the log shows it: the address,
-// after the host it is on when that is another machine ("far: proj-89").
-func outboxTarget(address, host string) string {
-	if host == "" {
-		return address
-	}
-	return host + ": " + address
 }

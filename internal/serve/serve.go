@@ -60,6 +60,9 @@ type Options struct {
 	// IdleExit ends the service after that long with no request and
 	// nothing to deliver (0: never): serve --idle-exit.
 	IdleExit time.Duration
+	// Retention is how long a finished message is kept before it is
+	// pruned (0: every one is kept): serve --retention.
+	Retention time.Duration
 	// HTTP is the dashboard's address ("": none); Hosts the machines it
 	// lists beside the hosts file's.
 	HTTP  string
@@ -163,7 +166,7 @@ func Run(ctx context.Context, o Options) error {
 		s.storeErr = err
 		fmt.Fprintf(o.Log, "peerctl serve: durable sends are refused: %s\n", wire.Safe(err.Error()))
 	} else {
-		s.store, s.ob = st, app.NewOutbox(st, nil)
+		s.store, s.ob = st, app.NewOutbox(st, nil).WithRetention(o.Retention)
 		defer func() { _ = st.Close() }()
 	}
 	defer s.closeWarm()
@@ -273,7 +276,7 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 			return s.ob.Cancel(ctx, id, "cancelled by outbox cancel")
 		})
 	case "retry":
-		return s.change(ctx, req.ID, s.ob.Retry)
+		return s.change(ctx, req.ID, s.retry)
 	}
 	return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: fmt.Appendf(nil, "unknown request %q", req.Op)}
 }
@@ -295,6 +298,22 @@ func (s *Server) change(ctx context.Context, id int64, do func(context.Context, 
 	}
 	s.poke()
 	return Answer{Done: true, Message: MessageOf(m, nil)}
+}
+
+// retry is outbox retry of message id: an outcome_unknown message for
+// this machine is looked at first with the Service its stored order
+// names (app.Outbox.Retry; nil when it cannot be built: not looked at).
+func (s *Server) retry(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+	var svc *app.Service
+	if m, _, err := s.store.Get(ctx, id); err == nil && m.State == domain.OutboxOutcomeUnknown && m.Host == "" {
+		if o, err := loadOrder(m); err == nil {
+			if got, release, _, err := s.service(o.Settings, o.Query); err == nil {
+				defer release()
+				svc = got
+			}
+		}
+	}
+	return s.ob.Retry(ctx, svc, id)
 }
 
 // MessageOf is m (with its history hist) as an answer's Message.
@@ -393,6 +412,15 @@ const earlyEvery = time.Second
 func (s *Server) pass() {
 	if s.store == nil {
 		return
+	}
+	if n, err := s.ob.Prune(s.life); err != nil {
+		fmt.Fprintf(s.o.Log, "peerctl serve: prune the outbox: %s\n", wire.Safe(err.Error()))
+	} else if n > 0 {
+		what := fmt.Sprintf("%d messages", n)
+		if n == 1 {
+			what = "1 message"
+		}
+		fmt.Fprintf(s.o.Log, "peerctl serve: pruned %s finished longer ago than the retention period\n", what)
 	}
 	early := s.early.Swap(false)
 	waiting, err := s.store.List(s.life, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})

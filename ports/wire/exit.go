@@ -21,6 +21,7 @@ const (
 	ExitWaitTimeout        = 11
 	ExitOutcomeUnknown     = 12
 	ExitOutboxUnavailable  = 13
+	ExitKeyConflict        = 14
 	ExitNotFound           = 15
 	ExitWrongState         = 16
 	ExitNotAllowed         = 17
@@ -62,7 +63,8 @@ var ExitCodes = []ExitRow{
 	{ExitWaitTimeout, domain.ReasonWaitTimeout, "send --wait: the message was handed over but the turn on it had not ended in time"},
 	{ExitOutcomeUnknown, domain.ReasonOutcomeUnknown, "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke, the far peerctl failed without a receipt, or its receipt named another session) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
 	{ExitOutboxUnavailable, domain.ReasonOutboxUnavailable, "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
-	{ExitNotFound, domain.ReasonNotFound, "outbox show/cancel/retry: no message has that id (peerctl outbox lists them)"},
+	{ExitKeyConflict, domain.ReasonKeyConflict, "send --durable --key: the key names a stored message with another target or text: nothing was stored or sent; a new message needs a new key"},
+	{ExitNotFound, domain.ReasonNotFound, "outbox show/cancel/retry: no message has that id"},
 	{ExitWrongState, domain.ReasonWrongState, "outbox cancel/retry: the message's state does not allow it (cancel: it is delivered, on its way or past that; retry: it is delivered, held, taken up, replied or on its way)"},
 	{ExitNotAllowed, domain.ReasonNotAllowed, "the trust policy does not let this sender message this target (a deny rule, or a hold rule: held messages are not stored for approval yet); the detail names the rule (peerctl policy check); nothing was stored or sent"},
 }

@@ -119,13 +119,17 @@ func (o SendOrder) Waits() bool { return o.Query.Wait > 0 || o.Query.AwaitReply 
 // as `outbox show --json` prints it.
 func OutboxMessageOf(m ports.OutboxMessage, hist []ports.OutboxEvent) OutboxMessage {
 	out := OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, Host: m.Host, SessionID: m.SessionID, Text: m.Text,
-		CreatedAt: RFC3339(m.Created), UpdatedAt: RFC3339(m.Updated), ExpiresAt: RFC3339(m.Expires), Attempts: m.Attempts,
+		CreatedAt: RFC3339(m.Created), UpdatedAt: RFC3339(m.Updated), ExpiresAt: RFC3339(m.Expires), Attempts: m.Attempts, Tries: m.Tries,
 		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
 	if m.State == domain.OutboxStored {
 		out.NextAttemptAt = RFC3339(m.NextAt)
 	}
 	for _, e := range hist {
-		out.History = append(out.History, OutboxEvent{At: RFC3339(e.At), State: e.State.String(), Reason: e.Reason})
+		ev := OutboxEvent{At: RFC3339(e.At), State: e.State.String(), Reason: e.Reason}
+		if e.Count > 1 {
+			ev.Count, ev.LastAt = e.Count, RFC3339(e.Last)
+		}
+		out.History = append(out.History, ev)
 	}
 	return out
 }

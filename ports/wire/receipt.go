@@ -82,9 +82,13 @@ type Inbound struct {
 
 // OutboxRef is the receipt's "outbox" object (docs/OUTPUT.md).
 type OutboxRef struct {
-	ID        int64  `json:"id"`
-	State     string `json:"state"`
-	Key       string `json:"key,omitempty"`
+	ID    int64  `json:"id"`
+	State string `json:"state"`
+	Key   string `json:"key,omitempty"`
+	// Address and Host are the message's target as stored (for a
+	// duplicate, the first message's); Host is absent for this machine.
+	Address   string `json:"address,omitempty"`
+	Host      string `json:"host,omitempty"`
 	ExpiresAt string `json:"expiresAt"`
 	// Duplicate is true when --key named a message already in the outbox:
 	// this is that message, nothing new was stored or sent.

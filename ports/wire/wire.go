@@ -183,10 +183,13 @@ type OutboxMessage struct {
 	// NextAttemptAt is when a stored message is next tried ("" otherwise).
 	NextAttemptAt string `json:"nextAttemptAt,omitempty"`
 	Attempts      int    `json:"attempts"`
-	Outcome       string `json:"outcome,omitempty"`
-	Transport     string `json:"transport,omitempty"`
-	MsgID         string `json:"msgId,omitempty"`
-	Transcript    string `json:"transcript,omitempty"`
+	// Tries counts every try, whatever came of it (the backoff's count);
+	// Attempts only those that began a hand-over.
+	Tries      int    `json:"tries"`
+	Outcome    string `json:"outcome,omitempty"`
+	Transport  string `json:"transport,omitempty"`
+	MsgID      string `json:"msgId,omitempty"`
+	Transcript string `json:"transcript,omitempty"`
 	// History is every change, oldest first (outbox show only).
 	History []OutboxEvent `json:"history,omitempty"`
 }
@@ -196,8 +199,10 @@ type OutboxEvent struct {
 	At     string `json:"at"`
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
-	// Count is how many changes in a row had this state, when a reader
-	// folds such a run into one (the dashboard; omitted: one, as the CLI
-	// prints every change).
-	Count int `json:"count,omitempty"`
+	// Count is how many changes in a row this line stands for: the outbox
+	// folds a change with the state and reason of the line before into it
+	// (the dashboard also folds a run of one state); omitted: one. LastAt
+	// is the latest of them (At the first), with Count only.
+	Count  int    `json:"count,omitempty"`
+	LastAt string `json:"lastAt,omitempty"`
 }

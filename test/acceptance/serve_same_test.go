@@ -164,7 +164,8 @@ func TestServeAnswersAsASendWithoutIt(t *testing.T) {
 }
 
 // Two keys that differ only in bytes that are not UTF-8 are two messages;
-// the same key again is the first message. Before, both keys became one
+// the same key and text again is the first message (another text, a
+// key_conflict). Before, both keys became one
 // on the service's JSON socket and the second message was dropped (exit 0).
 func TestServeKeysAreBytes(t *testing.T) {
 	w := newServeWorld(t)
@@ -178,6 +179,8 @@ func TestServeKeysAreBytes(t *testing.T) {
 	}
 	assert.Len(t, w.outbox(t), 3, "three keys, three messages")
 	r := w.peerctl(t, nil, "send", "--json", "--durable=1h", "--key", "k\xff", "nobody", "again")
+	assert.Equal(t, 14, r.Code, "the same key with another text is key_conflict; stderr: %s", r.Stderr)
+	r = w.peerctl(t, nil, "send", "--json", "--durable=1h", "--key", "k\xff", "nobody", "for key "+strconv.Quote("k\xff"))
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	again := decodeReceipt(t, r)
 	assert.True(t, again.Outbox.Duplicate)

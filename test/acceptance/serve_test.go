@@ -231,11 +231,15 @@ func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 	require.NotZero(t, w.servePID(t), "the durable send started the service")
 
 	// The same key again: the first message, nothing new.
-	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7, again")
+	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	dup := decodeReceipt(t, r)
 	assert.Equal(t, id, dup.Outbox.ID)
 	assert.True(t, dup.Outbox.Duplicate)
+	// The same key with another text: key_conflict, nothing stored.
+	r = w.peerctl(t, nil, "send", "--json", "--key", "pr-7", "reviewer", "look at PR 7, again")
+	assert.Equal(t, 14, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stdout)+string(r.Stderr), "key_conflict")
 	assert.Len(t, w.outbox(t), 1)
 	// Two more wait behind it: one address, delivered in order.
 	var later []int64

@@ -137,7 +137,8 @@ func TestServeUpgradesAVersionTwoOutboxAndForgetsTheEnvironment(t *testing.T) {
 // A service killed (kill -9) after it read a durable send and before it
 // answered leaves its client saying outcome_unknown (exit 12) with the
 // message's id and the command to look, never "nothing was stored"; the
-// next service checks the interrupted hand-over and delivers it once.
+// next service checks the interrupted hand-over (outcome_unknown: nothing
+// to read), and a retry delivers it once.
 func TestServeKilledBeforeItAnswersIsOutcomeUnknown(t *testing.T) {
 	w := newServeWorld(t)
 	// The service's couriers hang: its attempt never answers.
@@ -171,9 +172,14 @@ func TestServeKilledBeforeItAnswersIsOutcomeUnknown(t *testing.T) {
 	assert.Contains(t, stderr.String(), "peerctl outbox show 1")
 	assert.NotContains(t, stderr.String(), "nothing was stored")
 
-	// The next service checks it (its transcript shows nothing arrived)
-	// and delivers it, once.
+	// The next service checks it: there is no transcript to read, so it is
+	// outcome_unknown and waits, not sent again on a guess; outbox retry
+	// looks again, finds nothing to read, and it is delivered, once.
 	w.startServe(t)
+	eventually(t, 60*time.Second, "the message to be outcome_unknown", func() bool { return w.show(t, 1).State == "outcome_unknown" })
+	assert.Empty(t, w.listener.Frames(), "sent again without a look")
+	r := w.peerctl(t, nil, "outbox", "retry", "1")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	eventually(t, 60*time.Second, "the message to be delivered", func() bool { return w.show(t, 1).State == "delivered" })
 	assert.Len(t, w.listener.Wait(1), 1)
 	assert.Len(t, w.outbox(t), 1)

@@ -1,0 +1,78 @@
+package serve
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// answering is a service over a real outbox file whose sends find no
+// session (empty harness homes): nothing can be handed over.
+func answering(t *testing.T) (*Server, *outbox.Store, wire.Settings) {
+	t.Helper()
+	st, err := outbox.Open(context.Background(), filepath.Join(t.TempDir(), "state", outbox.FileName))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	s := newServer(t.Context(), Options{})
+	s.store, s.ob = st, app.NewOutbox(st, nil)
+	return s, st, homes(t)
+}
+
+// A TTL already over when the message comes to be tried gives a receipt
+// that says expired (it gave nothing, exit 0).
+func TestDurableSendExpiredAtOnceGivesAReceipt(t *testing.T) {
+	s, _, set := answering(t)
+	a := s.send(t.Context(), wire.SendOrder{Query: wire.SendQuery{Address: "reviewer", Text: "too late", Timeout: time.Second},
+		Durable: time.Nanosecond, Settings: set}, func(Ref) {})
+	require.Nil(t, a.Refusal, "%+v", a)
+	require.NotNil(t, a.Sent, "%+v", a)
+	assert.Equal(t, "expired", a.Sent.Receipt.Outcome)
+	require.NotNil(t, a.Ref)
+	assert.Equal(t, "expired", a.Ref.State)
+	assert.Contains(t, a.Sent.Receipt.Detail, "time to live passed")
+}
+
+// A repeated key answers with the first message as it stands: a message
+// refused after its hand-over is "refused" (it was "queued", its receipt's
+// word), with its id, state and target; the same key with another text is
+// refused with key_conflict, and nothing new is stored.
+func TestDurableSendRepeatedKeyOfARefusedMessage(t *testing.T) {
+	ctx := context.Background()
+	s, st, set := answering(t)
+	m, _, err := s.ob.Submit(ctx, nil, app.DurableRequest{Key: "k1", Address: "reviewer", Text: "hello", TTL: time.Hour})
+	require.NoError(t, err)
+	_, err = st.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxRefused, At: time.Now(),
+		Outcome: "queued", Transport: "inbox", Reason: "delivery_failed: the harness refused it"})
+	require.NoError(t, err)
+	order := func(text string) wire.SendOrder {
+		return wire.SendOrder{Query: wire.SendQuery{Address: "reviewer", Text: text, Timeout: time.Second}, Durable: time.Hour, Key: "k1", Settings: set}
+	}
+	a := s.send(ctx, order("hello"), func(Ref) {})
+	require.NotNil(t, a.Sent, "%+v", a)
+	assert.Equal(t, "refused", a.Sent.Receipt.Outcome)
+	require.NotNil(t, a.Ref)
+	assert.True(t, a.Ref.Duplicate)
+	assert.Equal(t, m.ID, a.Ref.ID)
+	assert.Equal(t, "refused", a.Ref.State)
+	assert.Equal(t, "reviewer", a.Ref.OutboxRef().Address)
+
+	a = s.send(ctx, order("hello again"), func(Ref) { t.Error("a conflicting key stored a message") })
+	require.NotNil(t, a.Refusal, "%+v", a)
+	r, ok := domain.AsRefusal(a.Refusal.Err())
+	require.True(t, ok)
+	assert.Equal(t, domain.ReasonKeyConflict, r.Reason)
+	assert.Equal(t, wire.ExitKeyConflict, wire.ExitCode(r.Reason))
+	all, err := st.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Len(t, all, 1)
+}

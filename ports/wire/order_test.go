@@ -1,0 +1,28 @@
+package wire
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// outbox show --json: a folded history line has its count and last time;
+// a line of one has neither (fields only added); tries is every try.
+func TestOutboxMessageOfHistoryCount(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	got := OutboxMessageOf(ports.OutboxMessage{ID: 1, State: domain.OutboxStored, Tries: 6}, []ports.OutboxEvent{
+		{At: t0, Last: t0, Count: 1, State: domain.OutboxStored},
+		{At: t0, Last: t0.Add(62 * time.Second), Count: 6, State: domain.OutboxStored, Reason: "not_live: away"},
+	})
+	assert.Equal(t, 6, got.Tries)
+	require.Len(t, got.History, 2)
+	assert.Zero(t, got.History[0].Count)
+	assert.Empty(t, got.History[0].LastAt)
+	assert.Equal(t, 6, got.History[1].Count)
+	assert.Equal(t, "2026-12-06T10:01:02Z", got.History[1].LastAt)
+}
