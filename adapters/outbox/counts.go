@@ -10,6 +10,9 @@ import (
 // (peerctl serve status); a state with none is absent. A state word this
 // build does not know is an *Error, as every failure to read the file.
 func (s *Store) Counts(ctx context.Context) (map[domain.OutboxState]int, error) {
+	if s.blank {
+		return map[domain.OutboxState]int{}, nil
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM messages GROUP BY state`)
 	if err != nil {
 		return nil, s.fail("count messages", err)

@@ -187,6 +187,9 @@ type Store struct {
 	// unfolded is a file read before schema 4 (OpenReadOnly while the
 	// service has not migrated it yet): no tries, no folded history.
 	unfolded bool
+	// blank is a file read before its schema exists (OpenReadOnly at
+	// version 0): every read finds nothing.
+	blank bool
 }
 
 // columns are a message's columns as this file has them: before schema
@@ -296,6 +299,10 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, &Error{Path: path, Op: "read", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
 	s.unfolded = v < 4
+	// Version 0: the service has made the file and not yet its schema
+	// (its first migration is one transaction): an outbox with nothing in
+	// it, not a broken one.
+	s.blank = v == 0
 	return s, nil
 }
 
@@ -487,6 +494,9 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 
 // Get implements ports.Outbox.
 func (s *Store) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports.OutboxEvent, error) {
+	if s.blank {
+		return ports.OutboxMessage{}, nil, fmt.Errorf("message %d: %w", id, ports.ErrNoMessage)
+	}
 	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+s.columns()+` FROM messages WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, nil, fmt.Errorf("message %d: %w", id, ports.ErrNoMessage)
@@ -542,6 +552,9 @@ func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxM
 }
 
 func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.OutboxMessage, error) {
+	if s.blank {
+		return nil, nil
+	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, s.fail(op, err)
@@ -560,6 +573,9 @@ func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.O
 
 // Events implements ports.Outbox.
 func (s *Store) Events(ctx context.Context, after int64, limit int) ([]ports.OutboxEvent, error) {
+	if s.blank {
+		return nil, nil
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.message_id, m.address, m.host, `+s.folded("h.")+`, h.state, h.reason
 		FROM history h JOIN messages m ON m.id = h.message_id WHERE h.id > ? ORDER BY h.id LIMIT ?`, after, limit)
 	if err != nil {
@@ -615,6 +631,9 @@ func (s *Store) Prune(ctx context.Context, states []domain.OutboxState, before t
 
 // LastEvent implements ports.Outbox.
 func (s *Store) LastEvent(ctx context.Context) (int64, error) {
+	if s.blank {
+		return 0, nil
+	}
 	var n int64
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM history`).Scan(&n)
 	return n, s.fail("read the history", err)

@@ -562,3 +562,30 @@ func TestVersionTwoFileReadsBeforeItMigrates(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, ev, 1)
 }
+
+// TestReadOnlyBeforeTheSchemaExists: a reader that opens the file after
+// the service made it and before its first migration committed (user
+// version 0, no tables) finds an empty outbox, not "no such table"
+// (outbox list racing a service started on demand).
+func TestReadOnlyBeforeTheSchemaExists(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	require.NoError(t, os.WriteFile(path, nil, 0o600)) // an empty file is a database with no schema
+	s, err := outbox.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	list, err := s.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, list)
+	_, _, err = s.Get(ctx, 1)
+	assert.ErrorIs(t, err, ports.ErrNoMessage)
+	events, err := s.Events(ctx, 0, 10)
+	require.NoError(t, err)
+	assert.Empty(t, events)
+	last, err := s.LastEvent(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, last)
+	counts, err := s.Counts(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, counts)
+}
