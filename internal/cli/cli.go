@@ -12,11 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -109,11 +107,14 @@ docs/COMMANDS.md; the same table, as a contract: docs/OUTPUT.md#exit-codes.
 	}
 }
 
-// cli holds one invocation's streams and global flags.
-type cli struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	getenv         func(string) string
+// factory is what every command is built from (gh's cmdutil.Factory):
+// the invocation's streams, this process as doctor, whoami and version
+// describe it, the global flags, and the dependencies, each built lazily
+// by internal/wiring when a command first asks (graph, nodes, remote). A
+// command takes from it what it needs into its options; nothing else.
+type factory struct {
+	io     *iostreams
+	getenv func(string) string
 	// environ, pid, uid and buildInfo describe this process (doctor, whoami,
 	// version); tests replace them.
 	environ    func() []string
@@ -130,17 +131,6 @@ type cli struct {
 	// debugFlag is --debug's value; debug what it (or $PEERCTL_DEBUG) asks for.
 	debugFlag string
 	debug     debugOn
-	// jsonOut is set by commands with --json so refusals print as JSON too.
-	jsonOut bool
-	// jqExpr is --jq's value; jq the expression compiled (nil without
-	// --jq): what writeJSON prints instead of the document (jq.go).
-	jqExpr string
-	jq     *gojq.Code
-	// outputFormat is the hidden --output (-o): "json" is --json.
-	outputFormat string
-	// terminal reports whether a stream (an *os.File) is a terminal
-	// (colourOn); tests replace it.
-	terminal func(any) bool
 	// ran is set once a command's RunE starts; errors before that are usage errors.
 	ran bool
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
@@ -174,12 +164,12 @@ type cli struct {
 	entrance domain.Entrance
 }
 
-func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
-	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		stdinBytes: -1, terminal: isTerminalFile, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv, hostSchema), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+func newFactory(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *factory {
+	return &factory{io: newIOStreams(stdin, stdout, stderr, getenv), getenv: getenv,
+		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: wiring.NewHostBook(getenv), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
 }
 
-func (c *cli) root() *cobra.Command {
+func (c *factory) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
@@ -195,9 +185,9 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetIn(c.stdin)
-	root.SetOut(c.stdout)
-	root.SetErr(c.stderr)
+	root.SetIn(c.io.in)
+	root.SetOut(c.io.out)
+	root.SetErr(c.io.errOut)
 	c.globalHarnessFlags(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if err := rejectEmptyPathFlags(cmd, args); err != nil {
@@ -219,8 +209,8 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, helpColumns(c.getenv("COLUMNS"))) })
-	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
-	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
+	root.AddCommand(newListCmd(c), newShowCmd(c), c.sendCmd(), c.relayCmd(), newEndpointCmd(c))
+	root.AddCommand(c.doctorCmd(), newWhoamiCmd(c), c.versionCmd(), c.completionCmd())
 	// --version is peerctl's own flag rather than cobra's (root.Version with
 	// SetVersionTemplate): a cobra template links text/template's
 	// reflection, which keeps every exported method in the binary (11.5 MB
@@ -230,7 +220,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print peerctl's version")
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if showVersion {
-			fmt.Fprintf(c.stdout, "peerctl %s\n", c.version().short())
+			fmt.Fprintf(c.io.out, "peerctl %s\n", c.version().short())
 			return nil
 		}
 		return cmd.Help()
@@ -242,7 +232,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), c.policyCmd(), exitCodesTopic(), environmentTopic())
+	root.AddCommand(c.watchCmd(), newEnrichCmd(c), c.mcpCmd(), newHostsCmd(c), c.policyCmd(), exitCodesTopic(), environmentTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
 	c.addJQFlags(root)
 	rejectUnknownSubcommands(root)
@@ -399,7 +389,7 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
-func (c *cli) execute(ctx context.Context, args []string) int {
+func (c *factory) execute(ctx context.Context, args []string) int {
 	c.args = args
 	root := c.root()
 	root.SetArgs(withoutHelpOnUnknown(root, args))
@@ -409,12 +399,12 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	}
 	if r, ok := domain.AsRefusal(err); ok {
 		text := refusalText(r)
-		if word := r.Reason.String(); c.colourOn(c.stderr) && strings.HasPrefix(text, word) {
+		if word := r.Reason.String(); c.io.colourOn(c.io.errOut) && strings.HasPrefix(text, word) {
 			text = paint(true, colourRed, word) + text[len(word):]
 		}
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", text)
-		if c.jsonOut {
-			c.printRefusalJSON(r)
+		fmt.Fprintf(c.io.errOut, "peerctl: %s\n", text)
+		if c.io.jsonOut {
+			c.io.printRefusalJSON(r)
 		}
 		return wire.ExitCode(r.Reason)
 	}
@@ -425,19 +415,19 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	var fe *wire.FarError
 	if errors.As(err, &fe) {
 		// A far side's own failure: its message (escaped), its exit code.
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", fe.Message)
+		fmt.Fprintf(c.io.errOut, "peerctl: %s\n", fe.Message)
 		return fe.Code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
+		fmt.Fprintf(c.io.errOut, "peerctl: %s\n", safe(err.Error()))
 		if failed == nil {
 			failed = root
 		}
-		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", failed.CommandPath())
+		fmt.Fprintf(c.io.errOut, "Run '%s --help' for usage.\n", failed.CommandPath())
 		return wire.ExitUsage
 	}
-	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
+	fmt.Fprintf(c.io.errOut, "peerctl: %s\n", safe(err.Error()))
 	return wire.ExitError
 }
 
@@ -455,31 +445,6 @@ func refusalText(r *domain.Refusal) string {
 		}
 	}
 	return b.String()
-}
-
-func (c *cli) printRefusalJSON(r *domain.Refusal) {
-	_ = c.writeJSON(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: wire.ExitCode(r.Reason), Candidates: r.Candidates,
-		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
-}
-
-// writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
-// two-space indent, <, > and & not escaped, characters that are not
-// printable escaped; see encodeJSON), or with --jq what the expression
-// makes of it (writeJQ).
-func (c *cli) writeJSON(v any) error {
-	if c.jq != nil {
-		return writeJQ(c.stdout, c.jq, v)
-	}
-	return encodeJSON(c.stdout, v, "  ", false)
-}
-
-// writeJSONLine prints v as one JSON line (watch --json), or with --jq
-// what the expression makes of it.
-func (c *cli) writeJSONLine(v any) error {
-	if c.jq != nil {
-		return writeJQ(c.stdout, c.jq, v)
-	}
-	return encodeJSON(c.stdout, v, "", false)
 }
 
 // options are per-command settings that shape the graph.
@@ -504,7 +469,7 @@ type options struct {
 // service builds the fx graph once and returns the Service. Warnings about
 // the harnesses' settings go to stderr. extra are further fx.Populate
 // targets (e.g. a *courierexec.Transport).
-func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
+func (c *factory) service(opts options, extra ...any) (*app.Service, error) {
 	var svc *app.Service
 	if _, err := c.graph(opts, append([]any{&svc}, extra...)...); err != nil {
 		return nil, err
@@ -513,6 +478,4 @@ func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
 }
 
 // started marks that a command began running (later errors are not usage errors).
-func (c *cli) started() { c.ran = true }
-
-func isTerminal(r io.Reader) bool { return isTerminalFile(r) }
+func (c *factory) started() { c.ran = true }

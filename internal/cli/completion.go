@@ -16,7 +16,7 @@ import (
 // completionTimeout bounds the registry read behind one TAB press.
 const completionTimeout = 2 * time.Second
 
-func (c *cli) completionCmd() *cobra.Command {
+func (c *factory) completionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script (live session names and ids complete too)",
@@ -35,13 +35,13 @@ func (c *cli) completionCmd() *cobra.Command {
 			root := cmd.Root()
 			switch args[0] {
 			case "bash":
-				return root.GenBashCompletionV2(c.stdout, true)
+				return root.GenBashCompletionV2(c.io.out, true)
 			case "zsh":
-				return root.GenZshCompletion(c.stdout)
+				return root.GenZshCompletion(c.io.out)
 			case "fish":
-				return root.GenFishCompletion(c.stdout, true)
+				return root.GenFishCompletion(c.io.out, true)
 			case "powershell":
-				return root.GenPowerShellCompletionWithDesc(c.stdout)
+				return root.GenPowerShellCompletionWithDesc(c.io.out)
 			default:
 				return usageError{fmt.Errorf("unknown shell %q: want bash, zsh, fish or powershell", args[0])}
 			}
@@ -54,7 +54,7 @@ func (c *cli) completionCmd() *cobra.Command {
 // cwd) and every name that belongs to one live session only (described by
 // cwd and id), filtered by the typed prefix. Stale, reused, foreign and other
 // non-live records are never offered. Errors offer nothing.
-func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func (c *factory) completeLiveSessions(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -21,14 +21,14 @@ const jqFlag = "jq"
 const outputFlag = "output"
 
 // addJQFlags gives every command of the tree under cmd that has --json a
-// --jq EXPR (-q EXPR) flag, whose value lands in c.jqExpr: one place, so
+// --jq EXPR (-q EXPR) flag, whose value lands in c.io.jqExpr: one place, so
 // that a new --json command has it too.
-func (c *cli) addJQFlags(cmd *cobra.Command) {
+func (c *factory) addJQFlags(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("json") != nil {
-		cmd.Flags().StringVarP(&c.jqExpr, jqFlag, "q", "", "filter the JSON with the jq expression `EXPR`, as gh does (implies --json)")
+		cmd.Flags().StringVarP(&c.io.jqExpr, jqFlag, "q", "", "filter the JSON with the jq expression `EXPR`, as gh does (implies --json)")
 		// -o json, --output json: kubectl's and others' spelling of --json,
 		// taken and not shown.
-		cmd.Flags().StringVarP(&c.outputFormat, outputFlag, "o", "", "")
+		cmd.Flags().StringVarP(&c.io.outputFormat, outputFlag, "o", "", "")
 		_ = cmd.Flags().MarkHidden(outputFlag)
 	}
 	for _, sub := range cmd.Commands() {
@@ -40,10 +40,10 @@ func (c *cli) addJQFlags(cmd *cobra.Command) {
 // expression (a bad one is a usage error that names it) and sets --json,
 // which --jq implies; -o json (--output json) sets --json too, any other
 // format is a usage error.
-func (c *cli) useJQ(cmd *cobra.Command) error {
+func (c *factory) useJQ(cmd *cobra.Command) error {
 	if f := cmd.Flags().Lookup(outputFlag); f != nil && f.Changed {
-		if c.outputFormat != "json" {
-			return usageError{fmt.Errorf("--output %q: only json is an output format (tables are for people; --json, --jq EXPR for scripts)", c.outputFormat)}
+		if c.io.outputFormat != "json" {
+			return usageError{fmt.Errorf("--output %q: only json is an output format (tables are for people; --json, --jq EXPR for scripts)", c.io.outputFormat)}
 		}
 		if err := cmd.Flags().Set("json", "true"); err != nil {
 			return err
@@ -53,12 +53,12 @@ func (c *cli) useJQ(cmd *cobra.Command) error {
 	if f == nil || !f.Changed {
 		return nil
 	}
-	q, err := gojq.Parse(c.jqExpr)
+	q, err := gojq.Parse(c.io.jqExpr)
 	if err == nil {
-		c.jq, err = gojq.Compile(q)
+		c.io.jq, err = gojq.Compile(q)
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("--jq %q: %v", c.jqExpr, err)}
+		return usageError{fmt.Errorf("--jq %q: %v", c.io.jqExpr, err)}
 	}
 	return cmd.Flags().Set("json", "true")
 }

@@ -6,17 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/internal/wiring"
 )
-
-// hostSchema is the hosts file's settings: the harness plug-ins' flags.
-var hostSchema = hostsfile.NewSchema(wiring.Plugins().Flags())
 
 // harnessFlags adds to cmd the flags the harness plug-ins bring
 // (ports.HarnessFlag) that name it (the program a harness runs). Their
 // values reach the graph in app.Config.Flags.
-func (c *cli) harnessFlags(cmd *cobra.Command) {
+func (c *factory) harnessFlags(cmd *cobra.Command) {
 	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {
 			if slices.Contains(f.Commands, cmd.Name()) {
@@ -28,7 +24,7 @@ func (c *cli) harnessFlags(cmd *cobra.Command) {
 
 // globalHarnessFlags adds to root, as persistent flags, the harness flags
 // of every command (a harness's home).
-func (c *cli) globalHarnessFlags(root *cobra.Command) {
+func (c *factory) globalHarnessFlags(root *cobra.Command) {
 	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {
 			if len(f.Commands) == 0 {
@@ -39,7 +35,7 @@ func (c *cli) globalHarnessFlags(root *cobra.Command) {
 }
 
 // flag is where the value of harness flag name is kept.
-func (c *cli) flag(name string) *string {
+func (c *factory) flag(name string) *string {
 	if c.flags == nil {
 		c.flags = map[string]*string{}
 	}
@@ -52,7 +48,7 @@ func (c *cli) flag(name string) *string {
 }
 
 // flagValues are the harness flags' values, for app.Config.Flags.
-func (c *cli) flagValues() map[string]string {
+func (c *factory) flagValues() map[string]string {
 	out := make(map[string]string, len(c.flags))
 	for name, p := range c.flags {
 		out[name] = *p

@@ -14,7 +14,7 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-func (c *cli) policyCmd() *cobra.Command {
+func (c *factory) policyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Decide who may message which session: allow, hold or deny",
@@ -44,7 +44,7 @@ $XDG_CONFIG_HOME/peerctl/policy, one a line, to edit by hand too (docs/POLICY.md
 }
 
 // policy is the trust policy's port (the rule file).
-func (c *cli) policy() (ports.Policy, error) {
+func (c *factory) policy() (ports.Policy, error) {
 	var p ports.Policy
 	if _, err := c.graph(options{readOnly: true, quiet: true}, &p); err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (c *cli) policy() (ports.Policy, error) {
 	return p, nil
 }
 
-func (c *cli) policyAddCmd() *cobra.Command {
+func (c *factory) policyAddCmd() *cobra.Command {
 	var from, to, harness, host, cwd string
 	var at int
 	cmd := &cobra.Command{
@@ -94,7 +94,7 @@ func (c *cli) policyAddCmd() *cobra.Command {
 			if err := p.Save(rules); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stderr, "peerctl: added rule %d to %s: %s\n", n, safe(p.Path()), safe(r.String()))
+			fmt.Fprintf(c.io.errOut, "peerctl: added rule %d to %s: %s\n", n, safe(p.Path()), safe(r.String()))
 			return nil
 		},
 	}
@@ -108,7 +108,7 @@ func (c *cli) policyAddCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) policyListCmd() *cobra.Command {
+func (c *factory) policyListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -120,7 +120,7 @@ func (c *cli) policyListCmd() *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.started()
-			c.jsonOut = asJSON
+			c.io.jsonOut = asJSON
 			p, err := c.policy()
 			if err != nil {
 				return err
@@ -138,12 +138,12 @@ func (c *cli) policyListCmd() *cobra.Command {
 				out.Defaults = append(out.Defaults, wire.PolicyRuleOf(r, 0, i+1))
 			}
 			if asJSON {
-				return c.writeJSON(out)
+				return c.io.writeJSON(out)
 			}
 			if !out.Exists {
-				fmt.Fprintf(c.stderr, "peerctl: no policy file (%s): the defaults alone decide (peerctl policy add)\n", safe(out.File))
+				fmt.Fprintf(c.io.errOut, "peerctl: no policy file (%s): the defaults alone decide (peerctl policy add)\n", safe(out.File))
 			}
-			w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+			w := tabwriter.NewWriter(c.io.out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "#\tACTION\tFROM\tTO\tNARROWED BY")
 			row := func(n string, r wire.PolicyRule) {
 				narrow := ""
@@ -167,7 +167,7 @@ func (c *cli) policyListCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) policyRmCmd() *cobra.Command {
+func (c *factory) policyRmCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rm N",
 		Short: "Remove rule N (as policy list numbers it)",
@@ -197,14 +197,14 @@ func (c *cli) policyRmCmd() *cobra.Command {
 			if err := p.Save(slices.Delete(rules, n-1, n)); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stderr, "peerctl: removed rule %d from %s: %s\n", n, safe(p.Path()), safe(gone.String()))
+			fmt.Fprintf(c.io.errOut, "peerctl: removed rule %d from %s: %s\n", n, safe(p.Path()), safe(gone.String()))
 			return nil
 		},
 	}
 	return cmd
 }
 
-func (c *cli) policyCheckCmd() *cobra.Command {
+func (c *factory) policyCheckCmd() *cobra.Command {
 	var from, to string
 	var hosts []string
 	var asJSON bool
@@ -231,7 +231,7 @@ func (c *cli) policyCheckCmd() *cobra.Command {
 				return err
 			}
 			c.started()
-			c.jsonOut = asJSON
+			c.io.jsonOut = asJSON
 			svc, err := c.service(options{readOnly: true})
 			if err != nil {
 				return err
@@ -243,9 +243,9 @@ func (c *cli) policyCheckCmd() *cobra.Command {
 			out := wire.PolicyCheck{Action: d.Action.String(), Rule: wire.PolicyRuleOf(d.Rule, d.Number, d.Default),
 				From: d.From.String(), To: d.To.String(), Unsure: d.Unsure, Why: d.Why()}
 			if asJSON {
-				return c.writeJSON(out)
+				return c.io.writeJSON(out)
 			}
-			fmt.Fprintln(c.stdout, safe(out.Why))
+			fmt.Fprintln(c.io.out, safe(out.Why))
 			return nil
 		},
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-func (c *cli) watchCmd() *cobra.Command {
+func (c *factory) watchCmd() *cobra.Command {
 	var asJSON bool
 	var hosts []string
 	cmd := &cobra.Command{
@@ -64,7 +64,7 @@ type nodeItem struct {
 // any more), exit 0 on a signal or when stdout's reader goes. Over hosts,
 // a node whose watch ends is a "lost" event, then the whole watch ends:
 // exit 10 (host_unreachable), never silence.
-func (c *cli) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) error {
+func (c *factory) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) error {
 	withHost := len(dests) > 0
 	if !withHost {
 		dests = []domain.Dest{{}}
@@ -152,31 +152,31 @@ func lostEvent(host domain.Dest, err error) (wire.Event, error) {
 
 // printWatchNote prints a node's note on stderr, escaped: "peerctl: note:
 // NOTE" for this machine's, "peerctl: DEST: NOTE" for a host's.
-func (c *cli) printWatchNote(host domain.Dest, note string) {
+func (c *factory) printWatchNote(host domain.Dest, note string) {
 	if host.IsLocal() {
-		fmt.Fprintf(c.stderr, "peerctl: note: %s\n", safe(note))
+		fmt.Fprintf(c.io.errOut, "peerctl: note: %s\n", safe(note))
 		return
 	}
-	fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", host, safe(clipText(note, 2000)))
+	fmt.Fprintf(c.io.errOut, "peerctl: %s: %s\n", host, safe(clipText(note, 2000)))
 }
 
 // printOutboxEvent prints one change of the outbox as watch does.
-func (c *cli) printOutboxEvent(e ports.OutboxEvent, asJSON bool) error {
+func (c *factory) printOutboxEvent(e ports.OutboxEvent, asJSON bool) error {
 	if asJSON {
 		j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason}
-		return c.writeJSONLine(j)
+		return c.io.writeJSONLine(j)
 	}
-	_, err := fmt.Fprintln(c.stdout, outboxLine(e))
+	_, err := fmt.Fprintln(c.io.out, outboxLine(e))
 	return err
 }
 
 // printEvent prints one event: its document as watch --json prints it, or
 // a line for people (eventText).
-func (c *cli) printEvent(ev wire.Event, asJSON, withHost bool) error {
+func (c *factory) printEvent(ev wire.Event, asJSON, withHost bool) error {
 	if asJSON {
-		return c.writeJSONLine(ev)
+		return c.io.writeJSONLine(ev)
 	}
-	_, err := fmt.Fprintln(c.stdout, eventText(ev, withHost))
+	_, err := fmt.Fprintln(c.io.out, eventText(ev, withHost))
 	return err
 }
 
@@ -185,10 +185,10 @@ func (c *cli) printEvent(ev wire.Event, asJSON, withHost bool) error {
 // instead of killing peerctl by SIGPIPE (Go raises it for fd 1 and 2
 // unless SIGPIPE is notified), and gone is closed once the reader has gone
 // (readerGone). stop undoes both.
-func (c *cli) streamOut() (gone <-chan struct{}, stop func()) {
+func (c *factory) streamOut() (gone <-chan struct{}, stop func()) {
 	sigpipe := make(chan os.Signal, 1)
 	signal.Notify(sigpipe, syscall.SIGPIPE)
-	gone, stopGone := readerGone(c.stdout)
+	gone, stopGone := readerGone(c.io.out)
 	return gone, func() { stopGone(); signal.Stop(sigpipe) }
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -29,7 +29,7 @@ type watchOutboxJSON struct {
 // sends every change on the channel until ctx ends; an outbox that does
 // not exist yet is waited for (then followed from its first change). It
 // reads nothing when the state folder cannot be named.
-func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
+func (c *factory) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
 	out := make(chan ports.OutboxEvent, 64)
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
@@ -38,7 +38,7 @@ func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
 	}
 	go func() {
 		defer close(out)
-		var st *outbox.Store
+		var st ports.Outbox
 		defer func() {
 			if st != nil {
 				_ = st.Close()
@@ -49,7 +49,7 @@ func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
 		defer t.Stop()
 		for {
 			if st == nil {
-				if s, err := outbox.OpenReadOnly(ctx, p.DB); err == nil {
+				if s, err := wiring.OpenOutboxReadOnly(ctx, p.DB); err == nil {
 					st = s
 					if first {
 						after, _ = st.LastEvent(ctx)
