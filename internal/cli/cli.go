@@ -210,7 +210,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.AddCommand(newListCmd(c), newShowCmd(c), c.sendCmd(), c.relayCmd(), newEndpointCmd(c))
-	root.AddCommand(c.doctorCmd(), newWhoamiCmd(c), c.versionCmd(), c.completionCmd())
+	root.AddCommand(newDoctorCmd(c), newWhoamiCmd(c), newVersionCmd(c), newCompletionCmd(c))
 	// --version is peerctl's own flag rather than cobra's (root.Version with
 	// SetVersionTemplate): a cobra template links text/template's
 	// reflection, which keeps every exported method in the binary (11.5 MB
@@ -232,7 +232,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(c.watchCmd(), newEnrichCmd(c), c.mcpCmd(), newHostsCmd(c), c.policyCmd(), exitCodesTopic(), environmentTopic())
+	root.AddCommand(newWatchCmd(c), newEnrichCmd(c), c.mcpCmd(), newHostsCmd(c), newPolicyCmd(c), exitCodesTopic(), environmentTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
 	c.addJQFlags(root)
 	rejectUnknownSubcommands(root)

@@ -93,11 +93,17 @@ func (c *factory) mcpBuildDiffers(ctx context.Context, path string) string {
 		path, them.short(), us.short())
 }
 
-func (c *factory) doctorCmd() *cobra.Command {
-	var (
-		asJSON bool
-		hosts  []string
-	)
+// doctorOptions are doctor's request and what it needs.
+type doctorOptions struct {
+	io   *iostreams
+	node func(domain.Dest) (app.Node, error)
+	dest domain.Dest
+	json bool
+}
+
+func newDoctorCmd(f *factory) *cobra.Command {
+	opts := &doctorOptions{io: f.io, node: f.node}
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that peerctl can work here (never sends, never spends tokens)",
@@ -112,27 +118,31 @@ func (c *factory) doctorCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.started()
-			c.io.jsonOut = asJSON // a refusal prints as JSON too
-			dest := domain.Dest{}
+			f.started()
+			f.io.jsonOut = opts.json // a refusal prints as JSON too
 			if len(dests) == 1 {
-				dest = dests[0]
+				opts.dest = dests[0]
 			}
-			n, err := c.node(dest)
-			if err != nil {
-				return err
-			}
-			doc, err := n.Doctor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return c.printDoctor(doc, asJSON)
+			return runDoctor(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
-	c.harnessFlags(cmd)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	f.harnessFlags(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
+}
+
+// runDoctor checks the setup of opts.dest's node and prints its report.
+func runDoctor(ctx context.Context, opts *doctorOptions) error {
+	n, err := opts.node(opts.dest)
+	if err != nil {
+		return err
+	}
+	doc, err := n.Doctor(ctx)
+	if err != nil {
+		return err
+	}
+	return printDoctor(opts.io, doc, opts.json)
 }
 
 // doctorSetup is what this machine's doctor checks with.
@@ -146,26 +156,26 @@ func (c *factory) doctorSetup() (app.DoctorSetup, error) {
 // its notes on stderr (passLines), the document as JSON or its table for people (each
 // cell escaped) and summary on stdout, then each problem on stderr
 // ("peerctl: problem: ..."); a problem exits 1.
-func (c *factory) printDoctor(doc wire.Doctor, asJSON bool) error {
-	c.passLines(doc.Notes)
+func printDoctor(ios *iostreams, doc wire.Doctor, asJSON bool) error {
+	passLines(ios.errOut, doc.Notes)
 	if asJSON {
-		if err := c.io.writeJSON(doc); err != nil {
+		if err := ios.writeJSON(doc); err != nil {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(c.io.out, 0, 4, 2, ' ', 0)
-		on := c.io.colourOn(c.io.out)
+		tw := tabwriter.NewWriter(ios.out, 0, 4, 2, ' ', 0)
+		on := ios.colourOn(ios.out)
 		for _, r := range doc.Rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", safe(r.Check), paint(on, stateColour(r.Health), safe(r.Health)), cell(r.Text))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(c.io.out, safe(doc.Summary))
+		fmt.Fprintln(ios.out, safe(doc.Summary))
 	}
-	problem := paint(c.io.colourOn(c.io.errOut), colourRed, "problem")
+	problem := paint(ios.colourOn(ios.errOut), colourRed, "problem")
 	for _, p := range doc.Problems {
-		fmt.Fprintf(c.io.errOut, "peerctl: %s: %s\n", problem, safe(p))
+		fmt.Fprintf(ios.errOut, "peerctl: %s: %s\n", problem, safe(p))
 	}
 	if !doc.OK {
 		return errDoctor

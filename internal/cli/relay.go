@@ -90,7 +90,7 @@ func (c *factory) relayCmd() *cobra.Command {
 // stopped (its ctx ends: nothing more is sent) and the command fails
 // (errRelayOutput, exit 1); otherwise it ends as the relay did.
 func (c *factory) relayOn(ctx context.Context, n app.Node, q wire.RelayQuery) error {
-	gone, stopOut := c.streamOut()
+	gone, stopOut := c.io.streamOut()
 	defer stopOut()
 	out := &relayOut{w: c.io.out, failed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)

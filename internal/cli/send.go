@@ -131,7 +131,7 @@ func (c *factory) sendCmd() *cobra.Command {
 	// sending over ssh announces (hidden: for that use only).
 	f.IntVar(&c.stdinBytes, stdinBytesFlag, -1, "")
 	_ = f.MarkHidden(stdinBytesFlag)
-	cmd.ValidArgsFunction = c.completeLiveSessions
+	cmd.ValidArgsFunction = completeLiveSessions(c.service)
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(wiring.Plugins().Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
 	durable.register(cmd)
@@ -218,13 +218,13 @@ func (c *factory) printSent(sent wire.Sent, asJSON, awaited bool) error {
 		fallthrough
 	default:
 		printReceiptText(w, out)
-		c.passLines(sent.Notes)
+		passLines(c.io.errOut, sent.Notes)
 		if out.Reply != nil && out.Plan == nil {
 			err = c.printReplyText(*out.Reply)
 		}
 	}
 	if asJSON {
-		c.passLines(sent.Notes)
+		passLines(c.io.errOut, sent.Notes)
 	}
 	if err != nil {
 		return err
@@ -317,8 +317,8 @@ func validName(flag, name string, given bool) error {
 
 // passLines prints lines for stderr (a node's notes: whole lines, as a far
 // side printed them), each escaped and cut at 4,000 bytes.
-func (c *factory) passLines(lines []string) {
+func passLines(w io.Writer, lines []string) {
 	for _, l := range lines {
-		fmt.Fprintln(c.io.errOut, safe(clipText(l, 4000)))
+		fmt.Fprintln(w, safe(clipText(l, 4000)))
 	}
 }

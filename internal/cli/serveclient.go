@@ -174,7 +174,7 @@ func outboxUnavailable(err error) error { return serve.OutboxUnavailable(err) }
 // durable message's, with the outbox object), the outbox message, or the
 // refusal or error, with its exit code.
 func (c *factory) answered(a serve.Answer, asJSON, awaited bool) error {
-	c.passLines(a.Notes)
+	passLines(c.io.errOut, a.Notes)
 	switch {
 	case a.Refusal != nil:
 		return a.Refusal.Err()

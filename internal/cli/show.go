@@ -47,7 +47,7 @@ func newShowCmd(f *factory) *cobra.Command {
 			return runShow(cmd.Context(), opts)
 		},
 	}
-	cmd.ValidArgsFunction = f.completeLiveSessions
+	cmd.ValidArgsFunction = completeLiveSessions(f.service)
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	addHostFlag(cmd, &hosts, false)
 	return cmd

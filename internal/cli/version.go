@@ -154,8 +154,15 @@ func (v versionJSON) short() string {
 	return v.Version + " (" + strings.Join(extra, ", ") + ")"
 }
 
-func (c *factory) versionCmd() *cobra.Command {
-	var asJSON bool
+// versionOptions are what version needs: the streams and this build.
+type versionOptions struct {
+	io      *iostreams
+	version func() versionJSON
+	json    bool
+}
+
+func newVersionCmd(f *factory) *cobra.Command {
+	opts := &versionOptions{io: f.io, version: f.version}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print peerctl's version and the commit it was built from",
@@ -165,24 +172,29 @@ func (c *factory) versionCmd() *cobra.Command {
   peerctl --version`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.started()
-			v := c.version()
-			if asJSON {
-				return c.io.writeJSON(v)
-			}
-			// modified says what --json does: false when nothing says the tree was modified.
-			revision, vtime, modified := v.Revision, v.Time, fmt.Sprint(v.Modified)
-			if revision == "" {
-				revision = "unknown (built without VCS information)"
-			}
-			if vtime == "" {
-				vtime = "unknown"
-			}
-			fmt.Fprintf(c.io.out, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %s\ngo:       %s %s/%s\n",
-				v.Version, v.Module, revision, vtime, modified, v.GoVersion, v.OS, v.Arch)
-			return nil
+			f.started()
+			return runVersion(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	return cmd
+}
+
+// runVersion prints this build's version and what it was built from.
+func runVersion(opts *versionOptions) error {
+	v := opts.version()
+	if opts.json {
+		return opts.io.writeJSON(v)
+	}
+	// modified says what --json does: false when nothing says the tree was modified.
+	revision, vtime, modified := v.Revision, v.Time, fmt.Sprint(v.Modified)
+	if revision == "" {
+		revision = "unknown (built without VCS information)"
+	}
+	if vtime == "" {
+		vtime = "unknown"
+	}
+	fmt.Fprintf(opts.io.out, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %s\ngo:       %s %s/%s\n",
+		v.Version, v.Module, revision, vtime, modified, v.GoVersion, v.OS, v.Arch)
+	return nil
 }

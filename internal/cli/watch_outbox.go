@@ -28,10 +28,10 @@ type watchOutboxJSON struct {
 // watchOutbox follows the outbox's history (read-only) from now on and
 // sends every change on the channel until ctx ends; an outbox that does
 // not exist yet is waited for (then followed from its first change). It
-// reads nothing when the state folder cannot be named.
-func (c *factory) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
+// reads nothing when the state folder (found with getenv) cannot be named.
+func watchOutbox(ctx context.Context, getenv func(string) string) <-chan ports.OutboxEvent {
 	out := make(chan ports.OutboxEvent, 64)
-	p, err := serve.PathsFor(c.getenv)
+	p, err := serve.PathsFor(getenv)
 	if err != nil {
 		close(out)
 		return out
