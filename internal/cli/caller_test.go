@@ -36,7 +36,7 @@ func startFar(t *testing.T, args ...string) *farRun {
 	c := newFactory(in, f.stdout, f.stderr, func(k string) string { return env[k] })
 	go func() {
 		defer close(f.done)
-		f.code = c.execute(context.Background(), append([]string{"--hello=" + strconv.Itoa(ports.RemoteProtocol)}, args...))
+		f.code = execute(context.Background(), c, append([]string{"--hello=" + strconv.Itoa(ports.RemoteProtocol)}, args...))
 	}()
 	t.Cleanup(func() {
 		_ = feed.Close()

@@ -127,7 +127,7 @@ func newDoctorCmd(f *factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
-	f.harnessFlags(cmd)
+	f.flags.add(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }

@@ -39,7 +39,7 @@ func evRun(t *testing.T, env map[string]string, tweak func(*factory), args ...st
 	if tweak != nil {
 		tweak(c)
 	}
-	code := c.execute(context.Background(), args)
+	code := execute(context.Background(), c, args)
 	return evResult{code: code, stdout: out.String(), stderr: errb.String()}
 }
 

@@ -17,7 +17,7 @@ import (
 // opts.quiet). Commands whose components have a lifecycle (watch) Start
 // and Stop the app; the others only use what was populated.
 func (c *factory) graph(opts options, populate ...any) (*fx.App, error) {
-	cfg := app.Config{Flags: c.flagValues(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
+	cfg := app.Config{Flags: c.flags.values(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
 		ReceiptWindow: opts.receiptWindow, From: opts.from, Only: opts.only, Sending: c.sending()}
 	var hs app.Harnesses
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(append(populate, &hs)...), fx.NopLogger}

@@ -391,7 +391,7 @@ func (c *factory) mcpCmd() *cobra.Command {
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound for one delivery, as send --timeout")
 	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long a send looks for the text in the target's transcript, as send --confirm-timeout")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "bound for one whole tool call (default --timeout + --confirm-timeout + "+callMargin.String()+", 1m0s with the defaults)")
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	return cmd
 }
 

@@ -73,7 +73,7 @@ func mcpWith(t *testing.T, cfg, qwen string, f mcpFlags) *mcp.ClientSession {
 	}
 	var out, errb strings.Builder
 	c := newFactory(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = cfg, qwen
+	*c.flags.ptr(claudecode.FlagConfigDir), *c.flags.ptr(qwencode.FlagHome) = cfg, qwen
 	tools, err := c.mcpTools(f)
 	require.NoError(t, err, "stderr: %s", errb.String())
 	return mcpConnect(t, tools)
@@ -388,7 +388,7 @@ func TestMCPPanicIsAnErrorResult(t *testing.T) {
 	w := newTwoLive(t, false)
 	var out, errb strings.Builder
 	c := newFactory(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
+	*c.flags.ptr(claudecode.FlagConfigDir), *c.flags.ptr(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
 	good, err := c.mcpTools(mcpFlags{timeout: time.Minute, callTimeout: time.Minute, confirmTimeout: time.Millisecond})
 	require.NoError(t, err)
 	cs := mcpConnect(t, &mcpTools{callTimeout: time.Minute, service: func(transport string) (*app.Service, error) {
@@ -460,7 +460,7 @@ func TestMCPServeAnswersLinesThatAreNotJSON(t *testing.T) {
 	var out, errb testproc.Buffer
 	pr, pw := io.Pipe()
 	c := newFactory(pr, &out, &errb, func(string) string { return "" })
-	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
+	*c.flags.ptr(claudecode.FlagConfigDir), *c.flags.ptr(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
 	tools, err := c.mcpTools(mcpFlags{timeout: 30 * time.Second, callTimeout: time.Minute, confirmTimeout: 50 * time.Millisecond})
 	require.NoError(t, err)
 	served := make(chan error, 1)

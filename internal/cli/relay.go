@@ -80,7 +80,7 @@ func (c *factory) relayCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&name, "name", "", `the relay's display name, seen by receivers (default "peerctl")`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for one send (e.g. 3s, 1m)")
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }

@@ -46,5 +46,5 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}()
 	cli := newFactory(stdin, stdout, stderr, getenv)
 	cli.serveMCP = serve
-	return cli.execute(ctx, args)
+	return execute(ctx, cli, args)
 }

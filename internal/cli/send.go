@@ -123,7 +123,7 @@ func (c *factory) sendCmd() *cobra.Command {
 	f.DurationVar(&timeout, "timeout", defaultSendTimeout, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	f.StringVar(&from, "from", "", `the sender's display name the receiver sees (not socket; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()

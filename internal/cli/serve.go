@@ -89,7 +89,7 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: one more machine (ssh DEST) on the dashboard; repeatable")
 	retention = c.retentionFlag(cmd)
 	addBusFlags(cmd, &bus, true)
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
 	return cmd
 }
