@@ -33,10 +33,10 @@ func startFar(t *testing.T, args ...string) *farRun {
 	in, feed := io.Pipe()
 	f := &farRun{feed: feed, stdout: &testproc.Buffer{}, stderr: &testproc.Buffer{}, done: make(chan struct{})}
 	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "HOME": t.TempDir()}
-	c := newCLI(in, f.stdout, f.stderr, func(k string) string { return env[k] })
+	c := newFactory(in, f.stdout, f.stderr, func(k string) string { return env[k] })
 	go func() {
 		defer close(f.done)
-		f.code = c.execute(context.Background(), append([]string{"--hello=" + strconv.Itoa(ports.RemoteProtocol)}, args...))
+		f.code = execute(context.Background(), c, append([]string{"--hello=" + strconv.Itoa(ports.RemoteProtocol)}, args...))
 	}()
 	t.Cleanup(func() {
 		_ = feed.Close()

@@ -4,23 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"runtime/debug"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf8"
 
-	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/peerctl/peerctl/adapters/hostsfile"
-	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
-	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -109,77 +100,8 @@ docs/COMMANDS.md; the same table, as a contract: docs/OUTPUT.md#exit-codes.
 	}
 }
 
-// cli holds one invocation's streams and global flags.
-type cli struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	// environ, pid, uid and buildInfo describe this process (doctor, whoami,
-	// version); tests replace them.
-	environ    func() []string
-	executable func() (string, error)
-	pid        int
-	uid        int
-	buildInfo  func() (*debug.BuildInfo, bool)
-	// releaseVersion is the package's releaseVersion (version.go); a field
-	// so tests can set it.
-	releaseVersion string
-
-	// flags holds the harness plug-ins' flag values by name (harnessFlags).
-	flags map[string]*string
-	// debugFlag is --debug's value; debug what it (or $PEERCTL_DEBUG) asks for.
-	debugFlag string
-	debug     debugOn
-	// jsonOut is set by commands with --json so refusals print as JSON too.
-	jsonOut bool
-	// jqExpr is --jq's value; jq the expression compiled (nil without
-	// --jq): what writeJSON prints instead of the document (jq.go).
-	jqExpr string
-	jq     *gojq.Code
-	// outputFormat is the hidden --output (-o): "json" is --json.
-	outputFormat string
-	// terminal reports whether a stream (an *os.File) is a terminal
-	// (colourOn); tests replace it.
-	terminal func(any) bool
-	// ran is set once a command's RunE starts; errors before that are usage errors.
-	ran bool
-	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
-	// binary, which runs peerctl-mcp for it (mcpprogram.go).
-	serveMCP MCPServer
-	// hello is --hello's value: the output protocol of the peerctl that
-	// runs this one over ssh (sayHello).
-	hello int
-	// callerGone ends the command run over ssh when its caller is gone
-	// (followCaller); nil without --hello.
-	callerGone context.CancelCauseFunc
-	// stdinBytes is send --stdin-bytes (-1: not given).
-	stdinBytes int
-	// hostBook gives each --host's settings: the hosts file (nil: the
-	// defaults); remoteCh is the channel to other machines once built
-	// (remote), under remoteMu.
-	hostBook ports.HostBook
-	remoteCh ports.Remote
-	remoteMu sync.Mutex
-	// sharingOnce says why ssh connections are not shared, once a run.
-	sharingOnce sync.Once
-	// args are the command line as given (after the program name), for
-	// checks cobra's parsed flags cannot make (see bareWaitDuration).
-	args []string
-	// relayName and relayTimeout are relay's --name and --timeout, for
-	// its durable requests (relayDurable).
-	relayName    string
-	relayTimeout time.Duration
-	// entrance is the trust policy's entrance of this command's sends:
-	// mcp, relay; the zero value, the command line (sending).
-	entrance domain.Entrance
-}
-
-func newCLI(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cli {
-	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
-		stdinBytes: -1, terminal: isTerminalFile, environ: os.Environ, executable: os.Executable, hostBook: hostsfile.NewBook(getenv, hostSchema), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
-}
-
-func (c *cli) root() *cobra.Command {
+// newRootCmd is peerctl: every command, built from c.
+func newRootCmd(c *factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
@@ -195,10 +117,10 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetIn(c.stdin)
-	root.SetOut(c.stdout)
-	root.SetErr(c.stderr)
-	c.globalHarnessFlags(root)
+	root.SetIn(c.io.in)
+	root.SetOut(c.io.out)
+	root.SetErr(c.io.errOut)
+	c.flags.addGlobal(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if err := rejectEmptyPathFlags(cmd, args); err != nil {
 			return err
@@ -207,7 +129,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 		if c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv); err != nil {
 			return err
 		}
-		if err := c.useJQ(cmd); err != nil {
+		if err := c.io.useJQ(cmd); err != nil {
 			return err
 		}
 		return c.sayHello(cmd)
@@ -219,8 +141,8 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, helpColumns(c.getenv("COLUMNS"))) })
-	root.AddCommand(c.listCmd(), c.showCmd(), c.sendCmd(), c.relayCmd(), c.endpointCmd())
-	root.AddCommand(c.doctorCmd(), c.whoamiCmd(), c.versionCmd(), c.completionCmd())
+	root.AddCommand(newListCmd(c), newShowCmd(c), c.sendCmd(), c.relayCmd(), newEndpointCmd(c))
+	root.AddCommand(newDoctorCmd(c), newWhoamiCmd(c), newVersionCmd(c), newCompletionCmd(c))
 	// --version is peerctl's own flag rather than cobra's (root.Version with
 	// SetVersionTemplate): a cobra template links text/template's
 	// reflection, which keeps every exported method in the binary (11.5 MB
@@ -230,7 +152,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print peerctl's version")
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if showVersion {
-			fmt.Fprintf(c.stdout, "peerctl %s\n", c.version().short())
+			fmt.Fprintf(c.io.out, "peerctl %s\n", c.version().short())
 			return nil
 		}
 		return cmd.Help()
@@ -242,9 +164,9 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(c.watchCmd(), c.enrichCmd(), c.mcpCmd(), c.hostsCmd(), c.policyCmd(), exitCodesTopic(), environmentTopic())
+	root.AddCommand(newWatchCmd(c), newEnrichCmd(c), c.mcpCmd(), newHostsCmd(c), newPolicyCmd(c), exitCodesTopic(), environmentTopic())
 	root.AddCommand(c.serveCmd(), c.outboxCmd())
-	c.addJQFlags(root)
+	c.io.addJQFlags(root)
 	rejectUnknownSubcommands(root)
 	return root
 }
@@ -399,9 +321,11 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
-func (c *cli) execute(ctx context.Context, args []string) int {
+// execute runs the command line args with c and returns its exit code:
+// a refusal its reason's, a usage error 2, any other failure 1.
+func execute(ctx context.Context, c *factory, args []string) int {
 	c.args = args
-	root := c.root()
+	root := newRootCmd(c)
 	root.SetArgs(withoutHelpOnUnknown(root, args))
 	failed, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -409,12 +333,12 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	}
 	if r, ok := domain.AsRefusal(err); ok {
 		text := refusalText(r)
-		if word := r.Reason.String(); c.colourOn(c.stderr) && strings.HasPrefix(text, word) {
+		if word := r.Reason.String(); c.io.colourOn(c.io.errOut) && strings.HasPrefix(text, word) {
 			text = paint(true, colourRed, word) + text[len(word):]
 		}
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", text)
-		if c.jsonOut {
-			c.printRefusalJSON(r)
+		fmt.Fprintf(c.io.errOut, "peerctl: %s\n", text)
+		if c.io.jsonOut {
+			c.io.printRefusalJSON(r)
 		}
 		return wire.ExitCode(r.Reason)
 	}
@@ -425,19 +349,19 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	var fe *wire.FarError
 	if errors.As(err, &fe) {
 		// A far side's own failure: its message (escaped), its exit code.
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", fe.Message)
+		fmt.Fprintf(c.io.errOut, "peerctl: %s\n", fe.Message)
 		return fe.Code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !c.ran || errors.Is(err, domain.ErrBadAddress) || errors.Is(err, domain.ErrBadEndpoint) {
-		fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
+		fmt.Fprintf(c.io.errOut, "peerctl: %s\n", safe(err.Error()))
 		if failed == nil {
 			failed = root
 		}
-		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", failed.CommandPath())
+		fmt.Fprintf(c.io.errOut, "Run '%s --help' for usage.\n", failed.CommandPath())
 		return wire.ExitUsage
 	}
-	fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(err.Error()))
+	fmt.Fprintf(c.io.errOut, "peerctl: %s\n", safe(err.Error()))
 	return wire.ExitError
 }
 
@@ -456,63 +380,3 @@ func refusalText(r *domain.Refusal) string {
 	}
 	return b.String()
 }
-
-func (c *cli) printRefusalJSON(r *domain.Refusal) {
-	_ = c.writeJSON(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: wire.ExitCode(r.Reason), Candidates: r.Candidates,
-		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
-}
-
-// writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
-// two-space indent, <, > and & not escaped, characters that are not
-// printable escaped; see encodeJSON), or with --jq what the expression
-// makes of it (writeJQ).
-func (c *cli) writeJSON(v any) error {
-	if c.jq != nil {
-		return writeJQ(c.stdout, c.jq, v)
-	}
-	return encodeJSON(c.stdout, v, "  ", false)
-}
-
-// writeJSONLine prints v as one JSON line (watch --json), or with --jq
-// what the expression makes of it.
-func (c *cli) writeJSONLine(v any) error {
-	if c.jq != nil {
-		return writeJQ(c.stdout, c.jq, v)
-	}
-	return encodeJSON(c.stdout, v, "", false)
-}
-
-// options are per-command settings that shape the graph.
-type options struct {
-	transport string
-	timeout   time.Duration
-	// receiptWindow is how long a transport waits for the session's
-	// receipt (--confirm-timeout; negative with --no-confirm).
-	receiptWindow time.Duration
-	// readOnly builds wiring.ReadModule (the registries and liveness only):
-	// for the commands that never deliver, confirm or watch.
-	readOnly bool
-	// quiet: the config dir's warnings were already printed (a second graph).
-	quiet bool
-	// from is the sender's display name (send --from).
-	from string
-	// only names the harnesses whose registries are read (list
-	// --harness; nil: every one).
-	only []domain.Harness
-}
-
-// service builds the fx graph once and returns the Service. Warnings about
-// the harnesses' settings go to stderr. extra are further fx.Populate
-// targets (e.g. a *courierexec.Transport).
-func (c *cli) service(opts options, extra ...any) (*app.Service, error) {
-	var svc *app.Service
-	if _, err := c.graph(opts, append([]any{&svc}, extra...)...); err != nil {
-		return nil, err
-	}
-	return svc, nil
-}
-
-// started marks that a command began running (later errors are not usage errors).
-func (c *cli) started() { c.ran = true }
-
-func isTerminal(r io.Reader) bool { return isTerminalFile(r) }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"os"
 	"strings"
 )
@@ -16,13 +15,6 @@ const (
 	colourCyan   = "36"
 	colourGrey   = "90"
 )
-
-// colourOn says whether w gets colour: w is a terminal (c.terminal), and
-// neither $NO_COLOR is set (https://no-color.org: to anything) nor $TERM
-// is "dumb". A pipe, a file or a buffer never gets any.
-func (c *cli) colourOn(w io.Writer) bool {
-	return c.getenv("NO_COLOR") == "" && c.getenv("TERM") != "dumb" && c.terminal(w)
-}
 
 // isTerminalFile reports whether v is an *os.File on a character device
 // (a terminal): the default of cli.terminal.

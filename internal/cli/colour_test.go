@@ -17,7 +17,7 @@ import (
 func TestColourOnATerminalOnly(t *testing.T) {
 	cfg := evConfigDir(t, evLiveRecord(t, os.Getpid(), "33333333-3333-4333-8333-333333333333", "alpha", "/tmp", ""))
 	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
-	tty := func(c *cli) { c.terminal = func(any) bool { return true } }
+	tty := func(c *factory) { c.io.terminal = func(any) bool { return true } }
 
 	r := evRun(t, env, tty, "list")
 	require.Equal(t, wire.ExitOK, r.code, r.stderr)

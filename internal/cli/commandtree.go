@@ -10,5 +10,5 @@ import (
 // document it (internal/mangen writes the man pages from it). Running it
 // behaves as the peerctl program does.
 func CommandTree() *cobra.Command {
-	return newCLI(os.Stdin, os.Stdout, os.Stderr, os.Getenv).root()
+	return newRootCmd(newFactory(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }

@@ -10,13 +10,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 )
 
 // completionTimeout bounds the registry read behind one TAB press.
 const completionTimeout = 2 * time.Second
 
-func (c *cli) completionCmd() *cobra.Command {
+// completionOptions are completion's request: the shell, the command
+// tree, and where the script goes.
+type completionOptions struct {
+	io    *iostreams
+	root  *cobra.Command
+	shell string
+}
+
+func newCompletionCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script (live session names and ids complete too)",
@@ -32,20 +41,25 @@ func (c *cli) completionCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root := cmd.Root()
-			switch args[0] {
-			case "bash":
-				return root.GenBashCompletionV2(c.stdout, true)
-			case "zsh":
-				return root.GenZshCompletion(c.stdout)
-			case "fish":
-				return root.GenFishCompletion(c.stdout, true)
-			case "powershell":
-				return root.GenPowerShellCompletionWithDesc(c.stdout)
-			default:
-				return usageError{fmt.Errorf("unknown shell %q: want bash, zsh, fish or powershell", args[0])}
-			}
+			return runCompletion(&completionOptions{io: f.io, root: cmd.Root(), shell: args[0]})
 		},
+	}
+}
+
+// runCompletion prints opts.shell's completion script of opts.root.
+func runCompletion(opts *completionOptions) error {
+	root, out := opts.root, opts.io.out
+	switch opts.shell {
+	case "bash":
+		return root.GenBashCompletionV2(out, true)
+	case "zsh":
+		return root.GenZshCompletion(out)
+	case "fish":
+		return root.GenFishCompletion(out, true)
+	case "powershell":
+		return root.GenPowerShellCompletionWithDesc(out)
+	default:
+		return usageError{fmt.Errorf("unknown shell %q: want bash, zsh, fish or powershell", opts.shell)}
 	}
 }
 
@@ -53,26 +67,29 @@ func (c *cli) completionCmd() *cobra.Command {
 // first argument it offers every live session's id (described by name and
 // cwd) and every name that belongs to one live session only (described by
 // cwd and id), filtered by the typed prefix. Stale, reused, foreign and other
-// non-live records are never offered. Errors offer nothing.
-func (c *cli) completeLiveSessions(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
+// non-live records are never offered. Errors offer nothing. service
+// builds the use cases (factory.service).
+func completeLiveSessions(service func(options, ...any) (*app.Service, error)) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		svc, err := service(options{readOnly: true})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		parent := cmd.Context()
+		if parent == nil {
+			parent = context.Background()
+		}
+		ctx, cancel := context.WithTimeout(parent, completionTimeout)
+		defer cancel()
+		l, err := svc.List(ctx, true)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		return liveCompletions(l.Entries, toComplete, cmd.Name() == "send"), cobra.ShellCompDirectiveNoFileComp
 	}
-	svc, err := c.service(options{readOnly: true})
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-	}
-	parent := cmd.Context()
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(parent, completionTimeout)
-	defer cancel()
-	l, err := svc.List(ctx, true)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-	}
-	return liveCompletions(l.Entries, toComplete, cmd.Name() == "send"), cobra.ShellCompDirectiveNoFileComp
 }
 
 // liveCompletions offers the live sessions among entries (a full registry

@@ -22,7 +22,7 @@ import (
 
 // TestEveryCommandHasAnExample walks the whole command tree.
 func TestEveryCommandHasAnExample(t *testing.T) {
-	root := newCLI(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }).root()
+	root := newRootCmd(newFactory(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }))
 	var walk func(*cobra.Command)
 	seen := 0
 	walk = func(cmd *cobra.Command) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -30,7 +29,7 @@ const noPeerctlOnPath = "no peerctl on PATH: the Claude Code plugin's MCP server
 // doctorMCP checks what `peerctl mcp` would run, and that a peerctl is on
 // PATH for an MCP client to start (noPeerctlOnPath). Never a problem:
 // only peerctl mcp needs either; they are warnings.
-func (c *cli) doctorMCP(ctx context.Context) wire.DoctorMCP {
+func (c *factory) doctorMCP(ctx context.Context) wire.DoctorMCP {
 	d := c.doctorMCPProgram(ctx)
 	if _, err := exec.LookPath("peerctl"); err != nil {
 		d.Health = app.HealthWarn.String()
@@ -41,7 +40,7 @@ func (c *cli) doctorMCP(ctx context.Context) wire.DoctorMCP {
 
 // doctorMCPProgram checks what `peerctl mcp` would run. A peerctl-mcp
 // without the server is a warning.
-func (c *cli) doctorMCPProgram(ctx context.Context) wire.DoctorMCP {
+func (c *factory) doctorMCPProgram(ctx context.Context) wire.DoctorMCP {
 	if c.serveMCP != nil {
 		self, _ := c.executable()
 		return wire.DoctorMCP{Health: app.HealthOK.String(), Path: self, Note: "the MCP server is linked into this program (peerctl mcp serves)"}
@@ -70,17 +69,17 @@ var mcpVersionTimeout = 10 * time.Second
 // (module, version, revision, modified) or cannot say: peerctl mcp serves
 // what peerctl-mcp was built from, so a peerctl-mcp left from an older
 // install serves older tools.
-func (c *cli) mcpBuildDiffers(ctx context.Context, path string) string {
+func (c *factory) mcpBuildDiffers(ctx context.Context, path string) string {
 	ctx, cancel := context.WithTimeout(ctx, mcpVersionTimeout)
 	defer cancel()
-	out := &procgroup.Output{Max: 64 << 10}
 	cmd := exec.Command(path, "version", "--json")
-	cmd.Env, cmd.Stdout = c.environ(), out
-	if err := procgroup.Run(ctx, cmd); err != nil {
+	cmd.Env = c.environ()
+	out, err := wiring.RunBounded(ctx, cmd, 64<<10)
+	if err != nil {
 		return fmt.Sprintf("%s (peerctl mcp runs it) did not say its version: %v", path, err)
 	}
 	var them versionJSON
-	if err := json.Unmarshal(out.Bytes(), &them); err != nil {
+	if err := json.Unmarshal(out, &them); err != nil {
 		return fmt.Sprintf("%s (peerctl mcp runs it) printed no version: %v", path, err)
 	}
 	if them.Version == "" {
@@ -94,11 +93,17 @@ func (c *cli) mcpBuildDiffers(ctx context.Context, path string) string {
 		path, them.short(), us.short())
 }
 
-func (c *cli) doctorCmd() *cobra.Command {
-	var (
-		asJSON bool
-		hosts  []string
-	)
+// doctorOptions are doctor's request and what it needs.
+type doctorOptions struct {
+	io   *iostreams
+	node func(domain.Dest) (app.Node, error)
+	dest domain.Dest
+	json bool
+}
+
+func newDoctorCmd(f *factory) *cobra.Command {
+	opts := &doctorOptions{io: f.io, node: f.node}
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that peerctl can work here (never sends, never spends tokens)",
@@ -113,31 +118,35 @@ func (c *cli) doctorCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.started()
-			c.jsonOut = asJSON // a refusal prints as JSON too
-			dest := domain.Dest{}
+			f.started()
+			f.io.jsonOut = opts.json // a refusal prints as JSON too
 			if len(dests) == 1 {
-				dest = dests[0]
+				opts.dest = dests[0]
 			}
-			n, err := c.node(dest)
-			if err != nil {
-				return err
-			}
-			doc, err := n.Doctor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return c.printDoctor(doc, asJSON)
+			return runDoctor(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
-	c.harnessFlags(cmd)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	f.flags.add(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
 
+// runDoctor checks the setup of opts.dest's node and prints its report.
+func runDoctor(ctx context.Context, opts *doctorOptions) error {
+	n, err := opts.node(opts.dest)
+	if err != nil {
+		return err
+	}
+	doc, err := n.Doctor(ctx)
+	if err != nil {
+		return err
+	}
+	return printDoctor(opts.io, doc, opts.json)
+}
+
 // doctorSetup is what this machine's doctor checks with.
-func (c *cli) doctorSetup() (app.DoctorSetup, error) {
+func (c *factory) doctorSetup() (app.DoctorSetup, error) {
 	var procs ports.Processes
 	svc, err := c.service(options{}, &procs)
 	return app.DoctorSetup{Service: svc, Procs: procs, Env: app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid}, MCP: c.doctorMCP}, err
@@ -147,26 +156,26 @@ func (c *cli) doctorSetup() (app.DoctorSetup, error) {
 // its notes on stderr (passLines), the document as JSON or its table for people (each
 // cell escaped) and summary on stdout, then each problem on stderr
 // ("peerctl: problem: ..."); a problem exits 1.
-func (c *cli) printDoctor(doc wire.Doctor, asJSON bool) error {
-	c.passLines(doc.Notes)
+func printDoctor(ios *iostreams, doc wire.Doctor, asJSON bool) error {
+	passLines(ios.errOut, doc.Notes)
 	if asJSON {
-		if err := c.writeJSON(doc); err != nil {
+		if err := ios.writeJSON(doc); err != nil {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		on := c.colourOn(c.stdout)
+		tw := tabwriter.NewWriter(ios.out, 0, 4, 2, ' ', 0)
+		on := ios.colourOn(ios.out)
 		for _, r := range doc.Rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", safe(r.Check), paint(on, stateColour(r.Health), safe(r.Health)), cell(r.Text))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(c.stdout, safe(doc.Summary))
+		fmt.Fprintln(ios.out, safe(doc.Summary))
 	}
-	problem := paint(c.colourOn(c.stderr), colourRed, "problem")
+	problem := paint(ios.colourOn(ios.errOut), colourRed, "problem")
 	for _, p := range doc.Problems {
-		fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", problem, safe(p))
+		fmt.Fprintf(ios.errOut, "peerctl: %s: %s\n", problem, safe(p))
 	}
 	if !doc.OK {
 		return errDoctor

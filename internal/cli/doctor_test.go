@@ -465,7 +465,7 @@ func TestSendDryRunSocketEscapesPath(t *testing.T) {
 func TestDoctorMCPSaysPeerctlIsNotOnPath(t *testing.T) {
 	empty := t.TempDir()
 	t.Setenv("PATH", empty)
-	c := newCLI(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" })
+	c := newFactory(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" })
 	d := c.doctorMCP(context.Background())
 	assert.Equal(t, "warn", d.Health)
 	assert.Contains(t, d.Note, `no peerctl on PATH: the Claude Code plugin's MCP server (the command peerctl mcp) fails to start with "spawn peerctl ENOENT"`)

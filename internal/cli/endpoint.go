@@ -22,7 +22,18 @@ type endpointJSON struct {
 	Socket  string `json:"socket"`
 }
 
-func (c *cli) endpointCmd() *cobra.Command {
+// endpointOptions are endpoint parse's and format's request.
+type endpointOptions struct {
+	io *iostreams
+	// dest is the host an ssh:v1: endpoint names (parse).
+	dest domain.Dest
+	ep   domain.Endpoint
+	json bool
+	// parts prints the block instead of the endpoint alone (format).
+	parts bool
+}
+
+func newEndpointCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "endpoint",
 		Short: "Parse or format session endpoints (" + endpointPrefixes() + ")",
@@ -31,7 +42,7 @@ func (c *cli) endpointCmd() *cobra.Command {
   peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock
   peerctl endpoint parse --json "$(peerctl list --json | jq -r '.[0].endpoint')"`,
 	}
-	var asJSON bool
+	parseOpts := &endpointOptions{io: f.io}
 	parse := &cobra.Command{
 		Use:   "parse ENDPOINT",
 		Short: "Split an endpoint into host, harness, pid, name (or session or thread id) and socket",
@@ -49,14 +60,13 @@ func (c *cli) endpointCmd() *cobra.Command {
 			if err = cmp.Or(err, perr); err != nil {
 				return usageError{err}
 			}
-			return c.printEndpoint(dest, ep, asJSON)
+			parseOpts.dest, parseOpts.ep = dest, ep
+			return runEndpoint(parseOpts)
 		},
 	}
-	parse.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
-	var (
-		formatJSON, parts bool
-		harness           string
-	)
+	parse.Flags().BoolVar(&parseOpts.json, "json", false, "print a JSON object")
+	formatOpts := &endpointOptions{io: f.io}
+	var harness string
 	format := &cobra.Command{
 		Use:   "format PID NAME SOCKET",
 		Short: "Build an endpoint from its parts",
@@ -78,35 +88,36 @@ func (c *cli) endpointCmd() *cobra.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("pid %q is not a number", args[0])}
 			}
-			ep, err := domain.NewHarnessEndpoint(h, pid, args[1], args[2])
-			if err != nil {
+			if formatOpts.ep, err = domain.NewHarnessEndpoint(h, pid, args[1], args[2]); err != nil {
 				return usageError{err}
 			}
-			if !formatJSON && !parts {
-				fmt.Fprintln(c.stdout, ep.String())
+			if !formatOpts.json && !formatOpts.parts {
+				fmt.Fprintln(f.io.out, formatOpts.ep.String())
 				return nil
 			}
-			return c.printEndpoint(domain.Dest{}, ep, formatJSON)
+			return runEndpoint(formatOpts)
 		},
 	}
-	format.Flags().BoolVar(&formatJSON, "json", false, "print a JSON object")
+	format.Flags().BoolVar(&formatOpts.json, "json", false, "print a JSON object")
 	format.Flags().StringVar(&harness, "harness", "", "build this harness's form, by its rule for NAME (a Codex thread id is a UUID...): "+harnessWords(" or ")+" (default: claude-code)")
 	_ = format.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
-	format.Flags().BoolVar(&parts, "parts", false, `print the "key: value" block (endpoint, pid, name, socket) instead of the endpoint alone`)
+	format.Flags().BoolVar(&formatOpts.parts, "parts", false, `print the "key: value" block (endpoint, pid, name, socket) instead of the endpoint alone`)
 	cmd.AddCommand(parse, format)
 	return cmd
 }
 
-func (c *cli) printEndpoint(dest domain.Dest, ep domain.Endpoint, asJSON bool) error {
+// runEndpoint prints opts.ep's parts, on opts.dest.
+func runEndpoint(opts *endpointOptions) error {
+	dest, ep, out := opts.dest, opts.ep, opts.io.out
 	full := domain.HostEndpoint(dest, ep.String())
-	if asJSON {
-		return c.writeJSON(endpointJSON{Endpoint: full, Host: dest.String(), Harness: ep.Harness().String(), PID: ep.PID(), Name: ep.Name(), Socket: ep.Socket()})
+	if opts.json {
+		return opts.io.writeJSON(endpointJSON{Endpoint: full, Host: dest.String(), Harness: ep.Harness().String(), PID: ep.PID(), Name: ep.Name(), Socket: ep.Socket()})
 	}
-	fmt.Fprintf(c.stdout, "endpoint: %s\n", full)
+	fmt.Fprintf(out, "endpoint: %s\n", full)
 	if !dest.IsLocal() {
-		fmt.Fprintf(c.stdout, "host:     %s\n", cell(dest.String()))
+		fmt.Fprintf(out, "host:     %s\n", cell(dest.String()))
 	}
-	fmt.Fprintf(c.stdout, "harness:  %s\npid:      %d\n%-9s %s\nsocket:   %s\n", ep.Harness(), ep.PID(), ep.Pins()+":", cell(ep.Name()), cell(ep.Socket()))
+	fmt.Fprintf(out, "harness:  %s\npid:      %d\n%-9s %s\nsocket:   %s\n", ep.Harness(), ep.PID(), ep.Pins()+":", cell(ep.Name()), cell(ep.Socket()))
 	return nil
 }
 

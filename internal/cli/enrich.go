@@ -1,16 +1,27 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 )
 
-func (c *cli) enrichCmd() *cobra.Command {
-	var asJSON bool
+// enrichOptions are enrich's request and what it needs.
+type enrichOptions struct {
+	io   *iostreams
+	node func(domain.Dest) (app.Node, error)
+	dest domain.Dest
+	ids  []string
+	json bool
+}
+
+func newEnrichCmd(f *factory) *cobra.Command {
+	opts := &enrichOptions{io: f.io, node: f.node}
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "enrich SESSION-ID...",
@@ -30,45 +41,51 @@ func (c *cli) enrichCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.started()
-			c.jsonOut = asJSON
-			dest := domain.Dest{}
+			f.started()
+			f.io.jsonOut = opts.json
 			if len(dests) == 1 {
-				dest = dests[0]
+				opts.dest = dests[0]
 			}
-			node, err := c.node(dest)
-			if err != nil {
-				return err
-			}
-			live, err := node.Enrich(cmd.Context(), args)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				out := make(map[string]any, len(args))
-				for _, id := range args {
-					if info, ok := live[id]; ok {
-						out[id] = info
-					} else {
-						out[id] = nil
-					}
-				}
-				return c.writeJSON(out)
-			}
-			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tLIVE\tSTATUS\tENDPOINT")
-			for _, id := range args {
-				info, ok := live[id]
-				if !ok {
-					fmt.Fprintf(tw, "%s\tno\t-\t-\n", cut(cell(id), widthID))
-					continue
-				}
-				fmt.Fprintf(tw, "%s\tyes\t%s\t%s\n", cut(cell(id), widthID), info.Status, cell(info.Endpoint))
-			}
-			return tw.Flush()
+			opts.ids = args
+			return runEnrich(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object keyed by session id")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object keyed by session id")
 	addHostFlag(cmd, &hosts, false)
 	return cmd
+}
+
+// runEnrich says which of opts.ids are live, with endpoint and status.
+func runEnrich(ctx context.Context, opts *enrichOptions) error {
+	args := opts.ids
+	node, err := opts.node(opts.dest)
+	if err != nil {
+		return err
+	}
+	live, err := node.Enrich(ctx, args)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		out := make(map[string]any, len(args))
+		for _, id := range args {
+			if info, ok := live[id]; ok {
+				out[id] = info
+			} else {
+				out[id] = nil
+			}
+		}
+		return opts.io.writeJSON(out)
+	}
+	tw := tabwriter.NewWriter(opts.io.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tLIVE\tSTATUS\tENDPOINT")
+	for _, id := range args {
+		info, ok := live[id]
+		if !ok {
+			fmt.Fprintf(tw, "%s\tno\t-\t-\n", cut(cell(id), widthID))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\tyes\t%s\t%s\n", cut(cell(id), widthID), info.Status, cell(info.Endpoint))
+	}
+	return tw.Flush()
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // EnvVar is one row of the environment table: the variables it names
@@ -33,7 +33,7 @@ var Files = []File{
 	{"~/.qwen/sessions/", "Qwen Code's registry ($QWEN_HOME): read, never written"},
 	{"~/.codex/", "Codex's home ($CODEX_HOME): read, never written"},
 	{"~/.local/share/opencode/opencode.db", "opencode's database ($XDG_DATA_HOME, $OPENCODE_DB): read, never written"},
-	{"~/.local/state/peerctl/" + outbox.FileName, "the outbox of send --durable ($XDG_STATE_HOME); peerctl serve is its one writer"},
+	{"~/.local/state/peerctl/" + wiring.OutboxFileName, "the outbox of send --durable ($XDG_STATE_HOME); peerctl serve is its one writer"},
 	{"~/.local/state/peerctl/" + serveLogName, "the log of a peerctl serve started on demand"},
 	{"$XDG_RUNTIME_DIR/peerctl/serve-*.sock", "peerctl serve's socket, one per state folder (else in ~/.cache/peerctl/run/)"},
 	{"~/.config/peerctl/hosts", "the hosts file of peerctl hosts ($XDG_CONFIG_HOME)"},

@@ -24,11 +24,11 @@ type evResult struct {
 
 // evRun runs peerctl in-process with env as its whole environment; tweak
 // may adjust the cli (pid, buildInfo) before it runs.
-func evRun(t *testing.T, env map[string]string, tweak func(*cli), args ...string) evResult {
+func evRun(t *testing.T, env map[string]string, tweak func(*factory), args ...string) evResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string { return env[k] }
-	c := newCLI(strings.NewReader(""), &out, &errb, getenv)
+	c := newFactory(strings.NewReader(""), &out, &errb, getenv)
 	c.environ = func() []string {
 		kv := make([]string, 0, len(env))
 		for k, v := range env {
@@ -39,7 +39,7 @@ func evRun(t *testing.T, env map[string]string, tweak func(*cli), args ...string
 	if tweak != nil {
 		tweak(c)
 	}
-	code := c.execute(context.Background(), args)
+	code := execute(context.Background(), c, args)
 	return evResult{code: code, stdout: out.String(), stderr: errb.String()}
 }
 

@@ -16,19 +16,19 @@ import (
 // given targets, and prints the harnesses' warnings to stderr (unless
 // opts.quiet). Commands whose components have a lifecycle (watch) Start
 // and Stop the app; the others only use what was populated.
-func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
-	cfg := app.Config{Flags: c.flagValues(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
+func (c *factory) graph(opts options, populate ...any) (*fx.App, error) {
+	cfg := app.Config{Flags: c.flags.values(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
 		ReceiptWindow: opts.receiptWindow, From: opts.from, Only: opts.only, Sending: c.sending()}
 	var hs app.Harnesses
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(append(populate, &hs)...), fx.NopLogger}
 	if c.debug.fx {
-		fxOpts[2] = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.stderr} })
+		fxOpts[2] = fx.WithLogger(func() fxevent.Logger { return &fxevent.ConsoleLogger{W: c.io.errOut} })
 	}
 	module := wiring.Module
 	if opts.readOnly {
 		module = wiring.ReadModule
 	} else if c.debug.send {
-		fxOpts = append(fxOpts, fx.Replace(debugLogger(c.stderr)))
+		fxOpts = append(fxOpts, fx.Replace(debugLogger(c.io.errOut)))
 	}
 	fxApp := fx.New(append([]fx.Option{module}, fxOpts...)...)
 	if err := fxApp.Err(); err != nil {
@@ -37,7 +37,7 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 	for _, h := range hs {
 		for _, w := range h.Warnings() {
 			if !opts.quiet {
-				fmt.Fprintf(c.stderr, "peerctl: warning: %s\n", w)
+				fmt.Fprintf(c.io.errOut, "peerctl: warning: %s\n", w)
 			}
 		}
 	}
@@ -49,7 +49,7 @@ func (c *cli) graph(opts options, populate ...any) (*fx.App, error) {
 // whose parents name the sending session. (peerctl serve builds its own
 // Services without one: its sends are its clients', decided before their
 // orders were dialled, by allowedTo.)
-func (c *cli) sending() *app.Sending {
+func (c *factory) sending() *app.Sending {
 	if c.entrance == domain.EntranceUnknown {
 		return &app.Sending{Entrance: domain.EntranceCLI}
 	}
@@ -59,7 +59,7 @@ func (c *cli) sending() *app.Sending {
 // allowedTo is the trust policy's decision (app.Service.AllowedTo) for a
 // send of this command to address on dest that leaves this process before
 // its target is resolved here: to another machine, or to peerctl serve.
-func (c *cli) allowedTo(ctx context.Context, address string, dest domain.Dest) error {
+func (c *factory) allowedTo(ctx context.Context, address string, dest domain.Dest) error {
 	svc, err := c.service(options{readOnly: true, quiet: true})
 	if err != nil {
 		return err

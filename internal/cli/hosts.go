@@ -10,25 +10,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// loadHosts reads the hosts file; path is where it is.
-func (c *cli) loadHosts() (hosts []hostsfile.Host, path string, err error) {
-	if path, err = hostsfile.Path(c.getenv); err != nil {
-		return nil, "", err
-	}
-	hosts, err = hostSchema.Load(path)
-	return hosts, path, err
-}
-
 // configuredHosts are the hosts of the hosts file, as --host values.
-func (c *cli) configuredHosts() ([]string, error) {
-	hosts, _, err := c.loadHosts()
+func configuredHosts(getenv func(string) string) ([]string, error) {
+	hosts, _, err := wiring.LoadHosts(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -37,18 +28,6 @@ func (c *cli) configuredHosts() ([]string, error) {
 		out[i] = h.Dest.String()
 	}
 	return out, nil
-}
-
-// startOnHost starts a hosts command on the DEST arg (a usage error when
-// it is not one).
-func (c *cli) startOnHost(arg string, asJSON bool) (domain.Dest, error) {
-	dest, err := parseDestArg(arg)
-	if err != nil {
-		return dest, err
-	}
-	c.started()
-	c.jsonOut = asJSON
-	return dest, nil
 }
 
 // parseDestArg is a DEST argument, a usage error when it is not one.
@@ -60,7 +39,48 @@ func parseDestArg(s string) (domain.Dest, error) {
 	return d, nil
 }
 
-func (c *cli) hostsCmd() *cobra.Command {
+// hostsOptions are what the hosts commands need: the streams, the hosts
+// file (read with getenv), the ssh channel, and the host and flags given.
+type hostsOptions struct {
+	io     *iostreams
+	getenv func(string) string
+	// channel is the ssh channel; with atProgram, every host's peerctl is
+	// that program instead ("": the one on the remote PATH).
+	channel func(atProgram *string) (wiring.SSHChannel, error)
+	book    ports.HostBook
+	// executable is this build (hosts install).
+	executable func() (string, error)
+	version    string
+	dest       domain.Dest
+	json       bool
+	// sets are hosts add's --set KEY=VALUE, checked.
+	sets []hostSetting
+}
+
+// hostSetting is one --set KEY=VALUE of hosts add.
+type hostSetting struct{ key, value string }
+
+// newHostsOptions are the hosts commands' options from f.
+func newHostsOptions(f *factory) *hostsOptions {
+	return &hostsOptions{io: f.io, getenv: f.getenv, channel: f.hostChannel, book: f.hostBook, executable: f.executable}
+}
+
+// hostsRunE is the RunE of a hosts command on one DEST: a bad DEST is a
+// usage error; then run runs.
+func hostsRunE(f *factory, opts *hostsOptions, run func(context.Context, *hostsOptions) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		dest, err := parseDestArg(args[0])
+		if err != nil {
+			return err
+		}
+		opts.dest = dest
+		f.started()
+		f.io.jsonOut = opts.json
+		return run(cmd.Context(), opts)
+	}
+}
+
+func newHostsCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hosts",
 		Short: "Keep the hosts peerctl reaches over ssh, install peerctl there, check them",
@@ -70,29 +90,35 @@ func (c *cli) hostsCmd() *cobra.Command {
   peerctl hosts check build-box
   peerctl list --hosts`,
 	}
-	cmd.AddCommand(c.hostsAddCmd(), c.hostsRemoveCmd(), c.hostsListCmd(), c.hostsCheckCmd(), c.hostsInstallCmd())
+	cmd.AddCommand(newHostsAddCmd(f), newHostsRemoveCmd(f), newHostsListCmd(f), newHostsCheckCmd(f), newHostsInstallCmd(f))
 	return cmd
 }
 
-// editHosts loads the hosts file, lets edit change the list, and saves it.
-func (c *cli) editHosts(edit func(hosts []hostsfile.Host) ([]hostsfile.Host, error)) error {
-	_, err := c.editHostsAt(edit)
-	return err
-}
-
-// editHostsAt is editHosts, also returning the hosts file's path.
-func (c *cli) editHostsAt(edit func(hosts []hostsfile.Host) ([]hostsfile.Host, error)) (string, error) {
-	hosts, path, err := c.loadHosts()
+// editHosts loads the hosts file, lets edit change the list, saves it,
+// and returns its path.
+func editHosts(getenv func(string) string, edit func(hosts []wiring.Host) ([]wiring.Host, error)) (string, error) {
+	hosts, path, err := wiring.LoadHosts(getenv)
 	if err != nil {
 		return path, err
 	}
 	if hosts, err = edit(hosts); err != nil {
 		return path, err
 	}
-	return path, hostSchema.Save(path, hosts)
+	return path, wiring.SaveHosts(path, hosts)
 }
 
-func (c *cli) hostsAddCmd() *cobra.Command {
+// hostEntry is dest's entry of hosts, added at the end when there is
+// none; added says which.
+func hostEntry(hosts []wiring.Host, dest domain.Dest) (_ []wiring.Host, i int, added bool) {
+	i = slices.IndexFunc(hosts, func(h wiring.Host) bool { return h.Dest == dest })
+	if i >= 0 {
+		return hosts, i, false
+	}
+	return append(hosts, wiring.Host{Dest: dest}), len(hosts), true
+}
+
+func newHostsAddCmd(f *factory) *cobra.Command {
+	opts := newHostsOptions(f)
 	var sets []string
 	cmd := &cobra.Command{
 		Use:   "add DEST",
@@ -107,57 +133,58 @@ func (c *cli) hostsAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			type kv struct{ k, v string }
-			var changes []kv
 			for _, s := range sets {
 				k, v, ok := strings.Cut(s, "=")
-				if !ok || (k != hostsfile.KeyPeerctl && !slices.Contains(hostSchema.Keys(), k)) {
-					return usageError{fmt.Errorf("--set %q: want KEY=VALUE, KEY one of %s, %s", s, hostsfile.KeyPeerctl, strings.Join(hostSchema.Keys(), ", "))}
+				if !ok || (k != wiring.HostKeyPeerctl && !slices.Contains(wiring.HostSchema.Keys(), k)) {
+					return usageError{fmt.Errorf("--set %q: want KEY=VALUE, KEY one of %s, %s", s, wiring.HostKeyPeerctl, strings.Join(wiring.HostSchema.Keys(), ", "))}
 				}
-				changes = append(changes, kv{k, v})
+				opts.sets = append(opts.sets, hostSetting{k, v})
 			}
-			c.started()
-			added := false
-			path, err := c.editHostsAt(func(hosts []hostsfile.Host) ([]hostsfile.Host, error) {
-				i := slices.IndexFunc(hosts, func(h hostsfile.Host) bool { return h.Dest == dest })
-				if i < 0 {
-					hosts = append(hosts, hostsfile.Host{Dest: dest})
-					i = len(hosts) - 1
-					added = true
-				}
-				h := &hosts[i]
-				for _, ch := range changes {
-					switch {
-					case ch.k == hostsfile.KeyPeerctl:
-						h.Peerctl = ch.v
-					case ch.v == "":
-						delete(h.Settings, ch.k)
-					default:
-						if h.Settings == nil {
-							h.Settings = map[string]string{}
-						}
-						h.Settings[ch.k] = ch.v
-					}
-				}
-				return hosts, nil
-			})
-			if err != nil {
-				return err
-			}
-			// A confirmation, on stderr (stdout is for data), as gh's commands give.
-			what := "added"
-			if !added {
-				what = "updated"
-			}
-			fmt.Fprintf(c.stderr, "peerctl: %s host %s in %s\n", what, safe(dest.String()), safe(path))
-			return nil
+			opts.dest = dest
+			f.started()
+			return runHostsAdd(opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting of the host ("+hostsfile.KeyPeerctl+", "+strings.Join(hostSchema.Keys(), ", ")+"); repeatable")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting of the host ("+wiring.HostKeyPeerctl+", "+strings.Join(wiring.HostSchema.Keys(), ", ")+"); repeatable")
 	return cmd
 }
 
-func (c *cli) hostsRemoveCmd() *cobra.Command {
+// runHostsAdd adds opts.dest to the hosts file, or changes its settings.
+func runHostsAdd(opts *hostsOptions) error {
+	added := false
+	path, err := editHosts(opts.getenv, func(hosts []wiring.Host) ([]wiring.Host, error) {
+		var i int
+		hosts, i, added = hostEntry(hosts, opts.dest)
+		h := &hosts[i]
+		for _, ch := range opts.sets {
+			switch {
+			case ch.key == wiring.HostKeyPeerctl:
+				h.Peerctl = ch.value
+			case ch.value == "":
+				delete(h.Settings, ch.key)
+			default:
+				if h.Settings == nil {
+					h.Settings = map[string]string{}
+				}
+				h.Settings[ch.key] = ch.value
+			}
+		}
+		return hosts, nil
+	})
+	if err != nil {
+		return err
+	}
+	// A confirmation, on stderr (stdout is for data), as gh's commands give.
+	what := "added"
+	if !added {
+		what = "updated"
+	}
+	fmt.Fprintf(opts.io.errOut, "peerctl: %s host %s in %s\n", what, safe(opts.dest.String()), safe(path))
+	return nil
+}
+
+func newHostsRemoveCmd(f *factory) *cobra.Command {
+	opts := newHostsOptions(f)
 	return &cobra.Command{
 		Use:   "remove DEST",
 		Short: "Remove a host from the hosts file (nothing on the host is touched)",
@@ -166,21 +193,20 @@ func (c *cli) hostsRemoveCmd() *cobra.Command {
   peerctl hosts remove dev@10.0.0.7
   peerctl hosts list --json | jq -r '.[].host' | xargs -n1 peerctl hosts remove`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, err := parseDestArg(args[0])
-			if err != nil {
-				return err
-			}
-			c.started()
-			return c.editHosts(func(hosts []hostsfile.Host) ([]hostsfile.Host, error) {
-				i := slices.IndexFunc(hosts, func(h hostsfile.Host) bool { return h.Dest == dest })
-				if i < 0 {
-					return nil, usageError{fmt.Errorf("no host %q in the hosts file (peerctl hosts list)", dest)}
-				}
-				return slices.Delete(hosts, i, i+1), nil
-			})
-		},
+		RunE: hostsRunE(f, opts, runHostsRemove),
 	}
+}
+
+// runHostsRemove removes opts.dest from the hosts file.
+func runHostsRemove(_ context.Context, opts *hostsOptions) error {
+	_, err := editHosts(opts.getenv, func(hosts []wiring.Host) ([]wiring.Host, error) {
+		i := slices.IndexFunc(hosts, func(h wiring.Host) bool { return h.Dest == opts.dest })
+		if i < 0 {
+			return nil, usageError{fmt.Errorf("no host %q in the hosts file (peerctl hosts list)", opts.dest)}
+		}
+		return slices.Delete(hosts, i, i+1), nil
+	})
+	return err
 }
 
 // hostJSON is one host of `hosts list --json`.
@@ -190,8 +216,8 @@ type hostJSON struct {
 	Settings map[string]string `json:"settings"`
 }
 
-func (c *cli) hostsListCmd() *cobra.Command {
-	var asJSON bool
+func newHostsListCmd(f *factory) *cobra.Command {
+	opts := newHostsOptions(f)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the hosts of the hosts file and their settings",
@@ -201,64 +227,63 @@ func (c *cli) hostsListCmd() *cobra.Command {
   peerctl list --hosts`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.started()
-			c.jsonOut = asJSON
-			hosts, path, err := c.loadHosts()
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				out := make([]hostJSON, 0, len(hosts))
-				for _, h := range hosts {
-					s := h.Settings
-					if s == nil {
-						s = map[string]string{}
-					}
-					out = append(out, hostJSON{Host: h.Dest.String(), Peerctl: h.Peerctl, Settings: s})
-				}
-				return c.writeJSON(out)
-			}
-			if len(hosts) == 0 {
-				fmt.Fprintf(c.stderr, "peerctl: no hosts in %s (peerctl hosts add DEST)\n", safe(path))
-				return nil
-			}
-			w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "HOST\tPEERCTL\tSETTINGS")
-			for _, h := range hosts {
-				p := h.Peerctl
-				if p == "" {
-					p = "peerctl on PATH"
-				}
-				var s []string
-				for _, k := range hostSchema.Keys() {
-					if v, ok := h.Settings[k]; ok {
-						s = append(s, k+"="+v)
-					}
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\n", safe(h.Dest.String()), safe(p), safe(strings.Join(s, " ")))
-			}
-			return w.Flush()
+			f.started()
+			f.io.jsonOut = opts.json
+			return runHostsList(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {host, peerctl, settings}")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print a JSON array of {host, peerctl, settings}")
 	return cmd
+}
+
+// runHostsList prints the hosts of the hosts file and their settings.
+func runHostsList(opts *hostsOptions) error {
+	hosts, path, err := wiring.LoadHosts(opts.getenv)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		out := make([]hostJSON, 0, len(hosts))
+		for _, h := range hosts {
+			s := h.Settings
+			if s == nil {
+				s = map[string]string{}
+			}
+			out = append(out, hostJSON{Host: h.Dest.String(), Peerctl: h.Peerctl, Settings: s})
+		}
+		return opts.io.writeJSON(out)
+	}
+	if len(hosts) == 0 {
+		fmt.Fprintf(opts.io.errOut, "peerctl: no hosts in %s (peerctl hosts add DEST)\n", safe(path))
+		return nil
+	}
+	w := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "HOST\tPEERCTL\tSETTINGS")
+	for _, h := range hosts {
+		p := h.Peerctl
+		if p == "" {
+			p = "peerctl on PATH"
+		}
+		var s []string
+		for _, k := range wiring.HostSchema.Keys() {
+			if v, ok := h.Settings[k]; ok {
+				s = append(s, k+"="+v)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", safe(h.Dest.String()), safe(p), safe(strings.Join(s, " ")))
+	}
+	return w.Flush()
 }
 
 // hostChannel is the ssh channel with the hosts file as its book; with
 // atProgram, every host's peerctl is that program instead ("": the one
 // on the remote PATH).
-func (c *cli) hostChannel(atProgram *string) (hostChannel, error) {
+func (c *factory) hostChannel(atProgram *string) (wiring.SSHChannel, error) {
 	book := c.hostBook
 	if atProgram != nil {
 		book = programBook{book, *atProgram}
 	}
 	return c.sshChannel(book)
-}
-
-// hostChannel is what the hosts commands need of the ssh channel.
-type hostChannel interface {
-	ports.Remote
-	ports.HostExec
 }
 
 // programBook is a book whose every host runs program as its peerctl.
@@ -273,8 +298,8 @@ func (b programBook) Host(dest domain.Dest) (ports.HostSettings, error) {
 	return s, err
 }
 
-func (c *cli) hostsCheckCmd() *cobra.Command {
-	var asJSON bool
+func newHostsCheckCmd(f *factory) *cobra.Command {
+	opts := newHostsOptions(f)
 	cmd := &cobra.Command{
 		Use:   "check DEST",
 		Short: "Say what works on the way to a host: ssh, host key, peerctl there, its doctor",
@@ -283,52 +308,51 @@ func (c *cli) hostsCheckCmd() *cobra.Command {
   peerctl hosts check --json build-box | jq '.checks[] | select(.health != "ok")'
   PEERCTL_SSH="ssh -F ~/work/ssh_config" peerctl hosts check lab`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, err := c.startOnHost(args[0], asJSON)
-			if err != nil {
-				return err
-			}
-			ch, err := c.hostChannel(nil)
-			if err != nil {
-				return err
-			}
-			settings, err := c.hostBook.Host(dest)
-			if err != nil {
-				return err
-			}
-			r := app.CheckHost(cmd.Context(), ch, ch, dest, settings.Program)
-			if asJSON {
-				if err := c.writeJSON(r); err != nil {
-					return err
-				}
-			} else {
-				w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-				for _, row := range r.Rows {
-					fmt.Fprintf(w, "%s\t%s\t%s\n", row.Name, row.Health, safe(row.Note))
-				}
-				if err := w.Flush(); err != nil {
-					return err
-				}
-			}
-			switch {
-			case r.Unreachable != nil:
-				if asJSON {
-					fmt.Fprintf(c.stderr, "peerctl: %s\n", refusalText(r.Unreachable))
-					return silentError{wire.ExitCode(r.Unreachable.Reason)}
-				}
-				return r.Unreachable
-			case !r.DoctorOK:
-				return silentError{wire.ExitError}
-			}
-			return nil
-		},
+		RunE: hostsRunE(f, opts, runHostsCheck),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: host, checks [{name, health, note}], doctorOk")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object: host, checks [{name, health, note}], doctorOk")
 	return cmd
 }
 
-func (c *cli) hostsInstallCmd() *cobra.Command {
-	var asJSON bool
+// runHostsCheck says what works on the way to opts.dest (app.CheckHost).
+func runHostsCheck(ctx context.Context, opts *hostsOptions) error {
+	ch, err := opts.channel(nil)
+	if err != nil {
+		return err
+	}
+	settings, err := opts.book.Host(opts.dest)
+	if err != nil {
+		return err
+	}
+	r := app.CheckHost(ctx, ch, ch, opts.dest, settings.Program)
+	if opts.json {
+		if err := opts.io.writeJSON(r); err != nil {
+			return err
+		}
+	} else {
+		w := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
+		for _, row := range r.Rows {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", row.Name, row.Health, safe(row.Note))
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.Unreachable != nil:
+		if opts.json {
+			fmt.Fprintf(opts.io.errOut, "peerctl: %s\n", refusalText(r.Unreachable))
+			return silentError{wire.ExitCode(r.Unreachable.Reason)}
+		}
+		return r.Unreachable
+	case !r.DoctorOK:
+		return silentError{wire.ExitError}
+	}
+	return nil
+}
+
+func newHostsInstallCmd(f *factory) *cobra.Command {
+	opts := newHostsOptions(f)
 	cmd := &cobra.Command{
 		Use:   "install DEST",
 		Short: "Put this very build on a host (same OS and architecture) and use it there",
@@ -338,56 +362,56 @@ func (c *cli) hostsInstallCmd() *cobra.Command {
   peerctl hosts install build-box && peerctl list --host build-box`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, err := c.startOnHost(args[0], asJSON)
-			if err != nil {
-				return err
-			}
-			self, err := c.executable()
-			if err != nil {
-				return fmt.Errorf("locate this build: %w", err)
-			}
-			exec, err := c.hostChannel(nil)
-			if err != nil {
-				return err
-			}
-			remoteAt := func(program string) ports.Remote {
-				ch, err := c.hostChannel(&program)
-				if err != nil {
-					return failingRemote{err}
-				}
-				return ch
-			}
-			r, err := app.InstallHost(cmd.Context(), exec, remoteAt, dest, app.InstallPlan{Self: self, Version: c.version().Version}, runtime.GOOS, runtime.GOARCH)
-			if err != nil {
-				return err
-			}
-			if err := c.editHosts(func(hosts []hostsfile.Host) ([]hostsfile.Host, error) {
-				i := slices.IndexFunc(hosts, func(h hostsfile.Host) bool { return h.Dest == dest })
-				if i < 0 {
-					hosts = append(hosts, hostsfile.Host{Dest: dest})
-					i = len(hosts) - 1
-				}
-				hosts[i].Peerctl = r.Path
-				return hosts, nil
-			}); err != nil {
-				return err
-			}
-			if asJSON {
-				return c.writeJSON(r)
-			}
-			switch {
-			case r.Path == "":
-				fmt.Fprintf(c.stdout, "%s: %s, not this build's %s/%s: using peerctl %s on its PATH\n", safe(dest.String()), safe(r.Uname), runtime.GOOS, runtime.GOARCH, safe(r.RemoteVersion))
-			case r.Kept:
-				fmt.Fprintf(c.stdout, "%s: already there: %s (peerctl %s)\n", safe(dest.String()), safe(r.Path), safe(r.RemoteVersion))
-			default:
-				fmt.Fprintf(c.stdout, "%s: installed %s (peerctl %s, sha256 %s)\n", safe(dest.String()), safe(r.Path), safe(r.RemoteVersion), r.SHA256)
-			}
-			return nil
+			opts.version = f.version().Version
+			return hostsRunE(f, opts, runHostsInstall)(cmd, args)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: host, os, arch, uname, path, kept, sha256, remoteVersion")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object: host, os, arch, uname, path, kept, sha256, remoteVersion")
 	return cmd
+}
+
+// runHostsInstall puts this build on opts.dest (app.InstallHost) and
+// makes it the host's peerctl in the hosts file.
+func runHostsInstall(ctx context.Context, opts *hostsOptions) error {
+	dest := opts.dest
+	self, err := opts.executable()
+	if err != nil {
+		return fmt.Errorf("locate this build: %w", err)
+	}
+	exec, err := opts.channel(nil)
+	if err != nil {
+		return err
+	}
+	remoteAt := func(program string) ports.Remote {
+		ch, err := opts.channel(&program)
+		if err != nil {
+			return failingRemote{err}
+		}
+		return ch
+	}
+	r, err := app.InstallHost(ctx, exec, remoteAt, dest, app.InstallPlan{Self: self, Version: opts.version}, runtime.GOOS, runtime.GOARCH)
+	if err != nil {
+		return err
+	}
+	if _, err := editHosts(opts.getenv, func(hosts []wiring.Host) ([]wiring.Host, error) {
+		hosts, i, _ := hostEntry(hosts, dest)
+		hosts[i].Peerctl = r.Path
+		return hosts, nil
+	}); err != nil {
+		return err
+	}
+	if opts.json {
+		return opts.io.writeJSON(r)
+	}
+	switch {
+	case r.Path == "":
+		fmt.Fprintf(opts.io.out, "%s: %s, not this build's %s/%s: using peerctl %s on its PATH\n", safe(dest.String()), safe(r.Uname), runtime.GOOS, runtime.GOARCH, safe(r.RemoteVersion))
+	case r.Kept:
+		fmt.Fprintf(opts.io.out, "%s: already there: %s (peerctl %s)\n", safe(dest.String()), safe(r.Path), safe(r.RemoteVersion))
+	default:
+		fmt.Fprintf(opts.io.out, "%s: installed %s (peerctl %s, sha256 %s)\n", safe(dest.String()), safe(r.Path), safe(r.RemoteVersion), r.SHA256)
+	}
+	return nil
 }
 
 // failingRemote is a Remote that could not be built.

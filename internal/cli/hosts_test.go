@@ -83,7 +83,7 @@ func TestListHostsFlag(t *testing.T) {
 	require.Equal(t, 0, evRun(t, env, nil, "hosts", "add", "box").code)
 	require.Equal(t, 0, evRun(t, env, nil, "hosts", "add", "lab").code)
 	f := &fakeRemote{results: map[string]ports.RemoteResult{"box": {Stdout: []byte("[]")}, "lab": {Stdout: []byte("[]")}}}
-	r := evRun(t, env, func(c *cli) { c.remoteCh = f }, "list", "--hosts", "--json")
+	r := evRun(t, env, func(c *factory) { c.remoteCh = f }, "list", "--hosts", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.JSONEq(t, "[]", r.stdout)
 	var called []string
@@ -93,7 +93,7 @@ func TestListHostsFlag(t *testing.T) {
 	assert.ElementsMatch(t, []string{"box", "lab"}, called, "every host of the file, and this machine read here")
 
 	require.NoError(t, os.WriteFile(filepath.Join(cfg, "peerctl", "hosts"), []byte("[box]\n[box]\n"), 0o600))
-	r = evRun(t, env, func(c *cli) { c.remoteCh = f }, "list", "--hosts")
+	r = evRun(t, env, func(c *factory) { c.remoteCh = f }, "list", "--hosts")
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "line 2: host \"box\" is listed twice")
 }

@@ -21,8 +21,8 @@ func TestHostSettingsAreThePluginFlags(t *testing.T) {
 			env[f.Name] = f.Env
 		}
 	}
-	assert.Equal(t, keys, hostSchema.Keys())
+	assert.Equal(t, keys, wiring.HostSchema.Keys())
 	for k, v := range env {
-		assert.Equal(t, v, hostSchema.Env(k), "setting %s", k)
+		assert.Equal(t, v, wiring.HostSchema.Env(k), "setting %s", k)
 	}
 }

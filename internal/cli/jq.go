@@ -21,18 +21,18 @@ const jqFlag = "jq"
 const outputFlag = "output"
 
 // addJQFlags gives every command of the tree under cmd that has --json a
-// --jq EXPR (-q EXPR) flag, whose value lands in c.jqExpr: one place, so
+// --jq EXPR (-q EXPR) flag, whose value lands in s.jqExpr: one place, so
 // that a new --json command has it too.
-func (c *cli) addJQFlags(cmd *cobra.Command) {
+func (s *iostreams) addJQFlags(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("json") != nil {
-		cmd.Flags().StringVarP(&c.jqExpr, jqFlag, "q", "", "filter the JSON with the jq expression `EXPR`, as gh does (implies --json)")
+		cmd.Flags().StringVarP(&s.jqExpr, jqFlag, "q", "", "filter the JSON with the jq expression `EXPR`, as gh does (implies --json)")
 		// -o json, --output json: kubectl's and others' spelling of --json,
 		// taken and not shown.
-		cmd.Flags().StringVarP(&c.outputFormat, outputFlag, "o", "", "")
+		cmd.Flags().StringVarP(&s.outputFormat, outputFlag, "o", "", "")
 		_ = cmd.Flags().MarkHidden(outputFlag)
 	}
 	for _, sub := range cmd.Commands() {
-		c.addJQFlags(sub)
+		s.addJQFlags(sub)
 	}
 }
 
@@ -40,10 +40,10 @@ func (c *cli) addJQFlags(cmd *cobra.Command) {
 // expression (a bad one is a usage error that names it) and sets --json,
 // which --jq implies; -o json (--output json) sets --json too, any other
 // format is a usage error.
-func (c *cli) useJQ(cmd *cobra.Command) error {
+func (s *iostreams) useJQ(cmd *cobra.Command) error {
 	if f := cmd.Flags().Lookup(outputFlag); f != nil && f.Changed {
-		if c.outputFormat != "json" {
-			return usageError{fmt.Errorf("--output %q: only json is an output format (tables are for people; --json, --jq EXPR for scripts)", c.outputFormat)}
+		if s.outputFormat != "json" {
+			return usageError{fmt.Errorf("--output %q: only json is an output format (tables are for people; --json, --jq EXPR for scripts)", s.outputFormat)}
 		}
 		if err := cmd.Flags().Set("json", "true"); err != nil {
 			return err
@@ -53,12 +53,12 @@ func (c *cli) useJQ(cmd *cobra.Command) error {
 	if f == nil || !f.Changed {
 		return nil
 	}
-	q, err := gojq.Parse(c.jqExpr)
+	q, err := gojq.Parse(s.jqExpr)
 	if err == nil {
-		c.jq, err = gojq.Compile(q)
+		s.jq, err = gojq.Compile(q)
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("--jq %q: %v", c.jqExpr, err)}
+		return usageError{fmt.Errorf("--jq %q: %v", s.jqExpr, err)}
 	}
 	return cmd.Flags().Set("json", "true")
 }

@@ -15,7 +15,7 @@ import (
 
 // Every command with --json has --jq (and -q, as gh has), and its help says so.
 func TestEveryJSONCommandHasJQ(t *testing.T) {
-	root := newCLI(nil, nil, nil, func(string) string { return "" }).root()
+	root := newRootCmd(newFactory(nil, nil, nil, func(string) string { return "" }))
 	var walk func(cmd *cobra.Command)
 	n := 0
 	walk = func(cmd *cobra.Command) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,17 +13,32 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/natsbus"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// wire.Session is one object of `list --json` and of `show --json`. Field
-// names are camelCase and stable (docs/OUTPUT.md).
-func (c *cli) listCmd() *cobra.Command {
-	var all, asJSON, wide, allHosts, fleet bool
+// listOptions are list's request and what it needs (gh's XOptions): the
+// streams, the nodes of the hosts, and the flags as parsed.
+type listOptions struct {
+	io    *iostreams
+	nodes func([]domain.Dest) ([]app.Node, error)
+	// dests are the hosts to list (this machine alone when none and no fleet).
+	dests []domain.Dest
+	// fleet is the bus to read every node's presence from (nil: none).
+	fleet *wiring.BusSettings
+	query wire.ListQuery
+	// json, wide: --json, --wide.
+	json, wide bool
+}
+
+// newListCmd is `peerctl list`. wire.Session is one object of
+// `list --json` and of `show --json`; field names are camelCase and
+// stable (docs/OUTPUT.md).
+func newListCmd(f *factory) *cobra.Command {
+	opts := &listOptions{io: f.io, nodes: f.nodes}
+	var all, allHosts, fleet bool
 	var harness string
 	var bus busFlags
 	var hosts []string
@@ -38,20 +54,19 @@ func (c *cli) listCmd() *cobra.Command {
   peerctl list --fleet --nats nats://bus-1:4222   # every node's sessions on the fleet's bus`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var only []domain.Harness
+			opts.query.All = all
 			if cmd.Flags().Changed("harness") {
 				h, err := domain.ParseHarness(harness)
 				if err != nil {
 					return usageError{fmt.Errorf("--harness: %w", err)}
 				}
-				only = append(only, h)
+				opts.query.Only = append(opts.query.Only, h)
 			}
-			dests, err := parseHosts(hosts, true)
-			if err != nil {
+			var err error
+			if opts.dests, err = parseHosts(hosts, true); err != nil {
 				return err
 			}
-			var onBus *natsbus.Settings
-			settings, ok, err := c.busSettings(cmd, bus, "peerctl list")
+			settings, ok, err := busSettings(cmd, f.getenv, bus, "peerctl list")
 			switch {
 			case err != nil:
 				return err
@@ -62,26 +77,26 @@ func (c *cli) listCmd() *cobra.Command {
 			case !fleet && cmd.Flags().Changed("nats"):
 				return usageError{errors.New("--nats: give --fleet too (list reads the bus only for the fleet)")}
 			case fleet:
-				onBus = &settings
+				opts.fleet = &settings
 			}
-			c.started()
-			c.jsonOut = asJSON
+			f.started()
+			f.io.jsonOut = opts.json
 			if allHosts {
 				// The file's hosts were checked when it was read.
-				more, err := c.configuredHosts()
+				more, err := configuredHosts(f.getenv)
 				if err != nil {
 					return err
 				}
-				if dests, err = parseHosts(append(append([]string{localHost}, more...), hosts...), true); err != nil {
+				if opts.dests, err = parseHosts(append(append([]string{localHost}, more...), hosts...), true); err != nil {
 					return err
 				}
 			}
-			return c.listOn(cmd.Context(), dests, onBus, wire.ListQuery{All: all, Only: only}, asJSON, wide)
+			return runList(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every record (each *.json file) with its verdict and reason; the *.key files beside them are never shown or opened")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
-	cmd.Flags().BoolVar(&wide, "wide", false, "show full session ids (the table shows each id by its shortest unique prefix of 8+ characters, which send and show take)")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print a JSON array (fields: docs/OUTPUT.md)")
+	cmd.Flags().BoolVar(&opts.wide, "wide", false, "show full session ids (the table shows each id by its shortest unique prefix of 8+ characters, which send and show take)")
 	cmd.Flags().StringVar(&harness, "harness", "", "list one harness only: "+harnessWords(" or ")+" (default: all)")
 	_ = cmd.RegisterFlagCompletionFunc("harness", cobra.FixedCompletions(harnessCompletions(), cobra.ShellCompDirectiveNoFileComp))
 	addHostFlag(cmd, &hosts, true)
@@ -96,28 +111,28 @@ func (c *cli) listCmd() *cobra.Command {
 // said which).
 var errPartial = silentError{code: wire.ExitError}
 
-// listOn lists dests (this machine alone when none and no fleet) through their nodes
-// (app.ListNodes: at once, at most app.MaxParallelNodes at a time) and
-// prints, in the order given, each node's notes and the sessions of every
-// node that answered, one warning for each that did not, with a HOST
-// column when more than one was asked. One node alone that failed ends
-// the command as that failure (its exit code, its message once);
-// otherwise the exit is 10 when a host could not be reached, else 1 when
-// a listing is partial or a node failed. With fleet, every node's presence
-// on the bus (one read, after the hosts) is merged too: a bus that does
-// not answer is host_unreachable.
-func (c *cli) listOn(ctx context.Context, dests []domain.Dest, fleet *natsbus.Settings, q wire.ListQuery, asJSON, wide bool) error {
-	withHost := len(dests) > 1 || fleet != nil
-	if len(dests) == 0 && fleet == nil {
+// runList lists opts.dests through their nodes (app.ListNodes: at once,
+// at most app.MaxParallelNodes at a time) and prints, in the order given,
+// each node's notes and the sessions of every node that answered, one
+// warning for each that did not, with a HOST column when more than one
+// was asked. One node alone that failed ends the command as that failure
+// (its exit code, its message once); otherwise the exit is 10 when a host
+// could not be reached, else 1 when a listing is partial or a node
+// failed. With a fleet, every node's presence on the bus (one read, after
+// the hosts) is merged too: a bus that does not answer is host_unreachable.
+func runList(ctx context.Context, opts *listOptions) error {
+	dests, q := opts.dests, opts.query
+	withHost := len(dests) > 1 || opts.fleet != nil
+	if len(dests) == 0 && opts.fleet == nil {
 		dests = []domain.Dest{{}}
 	}
-	nodes, err := c.nodes(dests)
+	nodes, err := opts.nodes(dests)
 	if err != nil {
 		return err
 	}
 	got := app.ListNodes(ctx, nodes, q)
-	if fleet != nil {
-		got = append(got, c.fleetListing(ctx, *fleet, q.Only))
+	if opts.fleet != nil {
+		got = append(got, wiring.FleetListing(ctx, *opts.fleet, q.Only))
 	}
 	if len(got) == 1 && got[0].Err != nil {
 		return got[0].Err
@@ -125,20 +140,20 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, fleet *natsbus.Se
 	m := app.Merge(got)
 	for _, n := range m.Notes {
 		if n.Warning {
-			fmt.Fprintf(c.stderr, "peerctl: warning: %s: %s\n", app.Where(n.Host), safe(n.Text))
+			fmt.Fprintf(opts.io.errOut, "peerctl: warning: %s: %s\n", app.Where(n.Host), safe(n.Text))
 			continue
 		}
-		c.printNotes(n.Host, []string{n.Text})
+		printNotes(opts.io.errOut, n.Host, []string{n.Text})
 	}
 	rows := m.Sessions
 	switch {
-	case asJSON:
-		err = c.writeJSON(rows)
+	case opts.json:
+		err = opts.io.writeJSON(rows)
 	case len(rows) == 0 && !q.All:
 		// No bare header: say so, and where the records that are not live are.
-		fmt.Fprintln(c.stderr, "peerctl: no live session; peerctl list --all shows every record and why it is not live")
+		fmt.Fprintln(opts.io.errOut, "peerctl: no live session; peerctl list --all shows every record and why it is not live")
 	default:
-		err = c.printSessions(rows, q.All, wide, withHost)
+		err = printSessions(opts.io, rows, q.All, opts.wide, withHost)
 	}
 	switch {
 	case err != nil:
@@ -151,15 +166,15 @@ func (c *cli) listOn(ctx context.Context, dests []domain.Dest, fleet *natsbus.Se
 	return nil
 }
 
-// printNotes prints a node's notes on stderr, escaped: "peerctl: NOTE"
+// printNotes prints a node's notes on w (stderr), escaped: "peerctl: NOTE"
 // for this machine's, "peerctl: DEST: NOTE" for a host's.
-func (c *cli) printNotes(host domain.Dest, notes []string) {
+func printNotes(w io.Writer, host domain.Dest, notes []string) {
 	for _, n := range notes {
 		if host.IsLocal() {
-			fmt.Fprintf(c.stderr, "peerctl: %s\n", safe(n))
+			fmt.Fprintf(w, "peerctl: %s\n", safe(n))
 			continue
 		}
-		fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", host, safe(clipText(n, 2000)))
+		fmt.Fprintf(w, "peerctl: %s: %s\n", host, safe(clipText(n, 2000)))
 	}
 }
 
@@ -168,7 +183,7 @@ func (c *cli) printNotes(host domain.Dest, notes []string) {
 // REASON; with withHost a HOST column first. SESSION is each id's
 // shortest unique prefix among its host's rows (domain.ShortIDs: what
 // send and show there take), or the whole id with wide.
-func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error {
+func printSessions(ios *iostreams, rows []wire.Session, all, wide, withHost bool) error {
 	ids := make([]string, len(rows))
 	byHost := map[string][]int{}
 	for i, r := range rows {
@@ -183,7 +198,7 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 			ids[idx[k]] = short
 		}
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(ios.out, 0, 4, 2, ' ', 0)
 	host := func(r wire.Session) string {
 		switch {
 		case !withHost:
@@ -197,7 +212,7 @@ func (c *cli) printSessions(rows []wire.Session, all, wide, withHost bool) error
 	if withHost {
 		head = "HOST\t"
 	}
-	on := c.colourOn(c.stdout)
+	on := ios.colourOn(ios.out)
 	if all {
 		fmt.Fprintln(tw, head+paint(on, colourNone, "VERDICT")+"\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
 	} else {

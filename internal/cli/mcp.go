@@ -86,7 +86,7 @@ type mcpTools struct {
 
 	// cli reaches other machines (the tools' host argument); timeout is
 	// a send's --timeout there. Without cli, a host is refused.
-	cli     *cli
+	cli     *factory
 	timeout time.Duration
 }
 
@@ -340,7 +340,7 @@ func (f mcpFlags) validate() error {
 // mcpTools builds the tools over one Service per transport choice ("",
 // each harness's default, and each named transport), each built once, as
 // send builds its own.
-func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
+func (c *factory) mcpTools(f mcpFlags) (*mcpTools, error) {
 	c.entrance = domain.EntranceMCP // the trust policy's sender of every tool call
 	services := map[string]*app.Service{}
 	for i, t := range append([]string{""}, wiring.Plugins().Transports()...) {
@@ -359,7 +359,7 @@ func (c *cli) mcpTools(f mcpFlags) (*mcpTools, error) {
 		}}, nil
 }
 
-func (c *cli) mcpCmd() *cobra.Command {
+func (c *factory) mcpCmd() *cobra.Command {
 	var f mcpFlags
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -391,7 +391,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound for one delivery, as send --timeout")
 	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long a send looks for the text in the target's transcript, as send --confirm-timeout")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "bound for one whole tool call (default --timeout + --confirm-timeout + "+callMargin.String()+", 1m0s with the defaults)")
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	return cmd
 }
 
@@ -399,7 +399,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 // stdin closes or ctx ends (a signal): both end the server cleanly; at the
 // end of stdin every call read is answered first, a signal cancels the
 // calls still running (a courier's process group is ended with its call).
-func (c *cli) serve(ctx context.Context, tools *mcpTools) error {
+func (c *factory) serve(ctx context.Context, tools *mcpTools) error {
 	tools.life = ctx
-	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.stdin, Out: c.stdout, Err: c.stderr, Version: c.version().Version, Debug: c.debug.any()})
+	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.io.in, Out: c.io.out, Err: c.io.errOut, Version: c.version().Version, Debug: c.debug.any()})
 }

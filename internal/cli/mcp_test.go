@@ -72,8 +72,8 @@ func mcpWith(t *testing.T, cfg, qwen string, f mcpFlags) *mcp.ClientSession {
 		f.confirmTimeout = 50 * time.Millisecond
 	}
 	var out, errb strings.Builder
-	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = cfg, qwen
+	c := newFactory(strings.NewReader(""), &out, &errb, func(string) string { return "" })
+	*c.flags.ptr(claudecode.FlagConfigDir), *c.flags.ptr(qwencode.FlagHome) = cfg, qwen
 	tools, err := c.mcpTools(f)
 	require.NoError(t, err, "stderr: %s", errb.String())
 	return mcpConnect(t, tools)
@@ -387,8 +387,8 @@ func TestMCPPanicIsAnErrorResult(t *testing.T) {
 	broken := app.New(panicRegistry{}, deadLiveness{}, nil, "")
 	w := newTwoLive(t, false)
 	var out, errb strings.Builder
-	c := newCLI(strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
+	c := newFactory(strings.NewReader(""), &out, &errb, func(string) string { return "" })
+	*c.flags.ptr(claudecode.FlagConfigDir), *c.flags.ptr(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
 	good, err := c.mcpTools(mcpFlags{timeout: time.Minute, callTimeout: time.Minute, confirmTimeout: time.Millisecond})
 	require.NoError(t, err)
 	cs := mcpConnect(t, &mcpTools{callTimeout: time.Minute, service: func(transport string) (*app.Service, error) {
@@ -459,8 +459,8 @@ func TestMCPServeAnswersLinesThatAreNotJSON(t *testing.T) {
 	}, "\n") + "\n"
 	var out, errb testproc.Buffer
 	pr, pw := io.Pipe()
-	c := newCLI(pr, &out, &errb, func(string) string { return "" })
-	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
+	c := newFactory(pr, &out, &errb, func(string) string { return "" })
+	*c.flags.ptr(claudecode.FlagConfigDir), *c.flags.ptr(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
 	tools, err := c.mcpTools(mcpFlags{timeout: 30 * time.Second, callTimeout: time.Minute, confirmTimeout: 50 * time.Millisecond})
 	require.NoError(t, err)
 	served := make(chan error, 1)

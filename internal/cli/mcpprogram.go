@@ -34,7 +34,7 @@ var errNoMCPServer = errors.New("has no MCP server linked in")
 // (symlinks resolved), else the one on PATH. It refuses a peerctl-mcp that
 // is this very file: a build without the server named peerctl-mcp, which
 // would otherwise run itself forever.
-func (c *cli) findMCPProgram() (string, error) {
+func (c *factory) findMCPProgram() (string, error) {
 	name := mcpProgram
 	if runtime.GOOS == "windows" {
 		name += ".exe"
@@ -91,7 +91,7 @@ func sameFile(a, b string) bool {
 // runMCPProgram runs peerctl-mcp with this command line (c.args), on this
 // process's standard streams: on Unix in place of this process (exec), on
 // Windows as a child whose exit code becomes this one's.
-func (c *cli) runMCPProgram() error {
+func (c *factory) runMCPProgram() error {
 	path, err := c.findMCPProgram()
 	if err != nil {
 		return err

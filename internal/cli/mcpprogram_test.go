@@ -27,7 +27,7 @@ func TestDoctorMCPRow(t *testing.T) {
 	dir := t.TempDir()
 	self := filepath.Join(dir, "peerctl")
 	require.NoError(t, os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755))
-	c := newCLI(nil, nil, nil, func(string) string { return "" })
+	c := newFactory(nil, nil, nil, func(string) string { return "" })
 	c.executable = func() (string, error) { return self, nil }
 
 	r := c.doctorMCPProgram(context.Background())

@@ -28,7 +28,7 @@ func TestDoctorMCPVersionCheckIsBounded(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "peerctl"), []byte("#!/bin/sh\n"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "peerctl-mcp"),
 		[]byte("#!/bin/sh\nsleep 60 >/dev/null 2>&1 &\necho $! > "+pidFile+"\nwait\n"), 0o755))
-	c := newCLI(nil, nil, nil, func(string) string { return "" })
+	c := newFactory(nil, nil, nil, func(string) string { return "" })
 	c.executable = func() (string, error) { return filepath.Join(dir, "peerctl"), nil }
 	r := c.doctorMCP(context.Background())
 	assert.Equal(t, "warn", r.Health)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -94,7 +94,7 @@ func oneHost(values []string, address string) (domain.Dest, string, error) {
 }
 
 // remote is the channel to other machines, built once per run.
-func (c *cli) remote() (ports.Remote, error) {
+func (c *factory) remote() (ports.Remote, error) {
 	c.remoteMu.Lock() // hosts are listed and watched at once
 	defer c.remoteMu.Unlock()
 	if c.remoteCh == nil {
@@ -109,21 +109,21 @@ func (c *cli) remote() (ports.Remote, error) {
 
 // sshChannel is a channel to other machines ($PEERCTL_SSH, else ssh) that
 // takes each host's settings from book.
-func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
+func (c *factory) sshChannel(book ports.HostBook) (wiring.SSHChannel, error) {
 	log := slog.New(slog.DiscardHandler)
 	if c.debug.send {
-		log = debugLogger(c.stderr)
+		log = debugLogger(c.io.errOut)
 	}
 	warn := func(why string) {
-		fmt.Fprintf(c.stderr, "peerctl: warning: ssh: %s; its calls connect on their own\n", safe(why))
+		fmt.Fprintf(c.io.errOut, "peerctl: warning: ssh: %s; its calls connect on their own\n", safe(why))
 	}
-	ch, err := sshhost.New(sshhost.Options{Getenv: c.getenv, Book: book, Version: c.version().Version, Log: log, Warn: warn})
+	ch, err := wiring.NewSSHChannel(wiring.SSHOptions{Getenv: c.getenv, Book: book, Version: c.version().Version, Log: log, Warn: warn})
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if why := ch.SharingOff(); why != "" && sshhost.SharesConnections {
+	if why := ch.SharingOff(); why != "" && wiring.SSHSharesConnections {
 		c.sharingOnce.Do(func() {
-			fmt.Fprintf(c.stderr, "peerctl: warning: ssh: %s; every call connects on its own\n", safe(why))
+			fmt.Fprintf(c.io.errOut, "peerctl: warning: ssh: %s; every call connects on its own\n", safe(why))
 		})
 	}
 	return ch, nil
@@ -132,7 +132,7 @@ func (c *cli) sshChannel(book ports.HostBook) (*sshhost.Channel, error) {
 // checkHosts settles the channel and the host timeout when dests name
 // another machine: a bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is a usage
 // error before any host is reached (never one host's failure).
-func (c *cli) checkHosts(dests []domain.Dest) error {
+func (c *factory) checkHosts(dests []domain.Dest) error {
 	if !slices.ContainsFunc(dests, func(d domain.Dest) bool { return !d.IsLocal() }) {
 		return nil
 	}
@@ -144,7 +144,7 @@ func (c *cli) checkHosts(dests []domain.Dest) error {
 }
 
 // hostTimeout is $PEERCTL_HOST_TIMEOUT (a duration), else a minute.
-func (c *cli) hostTimeout() (time.Duration, error) {
+func (c *factory) hostTimeout() (time.Duration, error) {
 	v := c.getenv(hostTimeoutEnv)
 	if v == "" {
 		return defaultHostTimeout, nil
@@ -157,7 +157,7 @@ func (c *cli) hostTimeout() (time.Duration, error) {
 }
 
 // node is dest's node (see nodes).
-func (c *cli) node(dest domain.Dest) (app.Node, error) {
+func (c *factory) node(dest domain.Dest) (app.Node, error) {
 	nodes, err := c.nodes([]domain.Dest{dest})
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func (c *cli) node(dest domain.Dest) (app.Node, error) {
 // for the zero Dest, a host's peerctl (sshhost.Node, bounded by the host
 // timeout) for the others. A bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is
 // a usage error before any is reached.
-func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
+func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) {
 	if err := c.checkHosts(dests); err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (c *cli) nodes(dests []domain.Dest) ([]app.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sshhost.NewNode(r, d, limit))
+		out = append(out, wiring.NewHostNode(r, d, limit))
 	}
 	return out, nil
 }

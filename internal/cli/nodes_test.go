@@ -77,7 +77,7 @@ func TestListHostsMergesOverThePort(t *testing.T) {
 	require.NoError(t, err)
 	f := &fakeRemote{results: map[string]ports.RemoteResult{"box": {Stdout: rows}},
 		errs: map[string]error{"down": domain.Refuse(domain.ReasonHostUnreachable, "ssh down failed (exit 255)")}}
-	r := evRun(t, nil, func(c *cli) { c.remoteCh = f }, "list", "--json", "--host", "box", "--host", "down")
+	r := evRun(t, nil, func(c *factory) { c.remoteCh = f }, "list", "--json", "--host", "box", "--host", "down")
 	assert.Equal(t, wire.ExitHostUnreachable, r.code, r.stderr)
 	var got []wire.Session
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
@@ -93,7 +93,7 @@ func TestListHostsMergesOverThePort(t *testing.T) {
 // from a goroutine per host; every one gets the same channel (run with
 // -race: the lazy build raced).
 func TestRemoteIsBuiltOnce(t *testing.T) {
-	c := newCLI(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" })
+	c := newFactory(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" })
 	got := make([]ports.Remote, 4)
 	var wg sync.WaitGroup
 	for i := range got {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -54,7 +54,7 @@ const retentionEnv = "PEERCTL_OUTBOX_RETENTION"
 // retentionFlag adds serve's --retention to cmd; the function it returns
 // gives the retention: the flag, else $PEERCTL_OUTBOX_RETENTION, else
 // app.DefaultRetention. A negative or unreadable one is a usage error.
-func (c *cli) retentionFlag(cmd *cobra.Command) func() (time.Duration, error) {
+func (c *factory) retentionFlag(cmd *cobra.Command) func() (time.Duration, error) {
 	var d time.Duration
 	cmd.Flags().DurationVar(&d, "retention", app.DefaultRetention, "delete finished messages after this long (0: never)")
 	return func() (time.Duration, error) {
@@ -75,7 +75,7 @@ func (c *cli) retentionFlag(cmd *cobra.Command) func() (time.Duration, error) {
 	}
 }
 
-func (c *cli) outboxCmd() *cobra.Command {
+func (c *factory) outboxCmd() *cobra.Command {
 	var (
 		asJSON bool
 		states []string
@@ -97,7 +97,7 @@ func (c *cli) outboxCmd() *cobra.Command {
 			return usageError{fmt.Errorf("--limit %d: want 0 (all) or more", limit)}
 		}
 		c.started()
-		c.jsonOut = asJSON
+		c.io.jsonOut = asJSON
 		return c.outboxList(cmd.Context(), f, asJSON)
 	}
 	cmd := &cobra.Command{
@@ -134,7 +134,7 @@ func (c *cli) outboxCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := strconv.ParseInt(args[0], 10, 64)
 			c.started()
-			c.jsonOut = asJSON
+			c.io.jsonOut = asJSON
 			return c.outboxShow(cmd.Context(), id, asJSON)
 		},
 	}
@@ -145,7 +145,7 @@ func (c *cli) outboxCmd() *cobra.Command {
 			RunE: func(cmd *cobra.Command, args []string) error {
 				id, _ := strconv.ParseInt(args[0], 10, 64)
 				c.started()
-				c.jsonOut = asJSON
+				c.io.jsonOut = asJSON
 				return c.outboxChange(cmd.Context(), use, id, asJSON)
 			},
 		}
@@ -182,12 +182,12 @@ func outboxStateWords() string {
 
 // openOutbox opens the outbox for reading; absent is true when there is
 // no outbox file yet (nothing was ever stored).
-func (c *cli) openOutbox(ctx context.Context) (st *outbox.Store, absent bool, err error) {
+func (c *factory) openOutbox(ctx context.Context) (st wiring.OutboxReader, absent bool, err error) {
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return nil, false, err
 	}
-	st, err = outbox.OpenReadOnly(ctx, p.DB)
+	st, err = wiring.OpenOutboxReadOnly(ctx, p.DB)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true, nil
 	}
@@ -197,7 +197,7 @@ func (c *cli) openOutbox(ctx context.Context) (st *outbox.Store, absent bool, er
 	return st, false, nil
 }
 
-func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool) error {
+func (c *factory) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool) error {
 	st, absent, err := c.openOutbox(ctx)
 	if err != nil {
 		return err
@@ -214,14 +214,14 @@ func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool)
 		for _, m := range msgs {
 			out = append(out, wire.OutboxMessageOf(m, nil))
 		}
-		return c.writeJSON(out)
+		return c.io.writeJSON(out)
 	}
 	if len(msgs) == 0 {
-		fmt.Fprintln(c.stderr, "peerctl: the outbox holds no such message")
+		fmt.Fprintln(c.io.errOut, "peerctl: the outbox holds no such message")
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	on := c.colourOn(c.stdout)
+	tw := tabwriter.NewWriter(c.io.out, 0, 4, 2, ' ', 0)
+	on := c.io.colourOn(c.io.out)
 	fmt.Fprintln(tw, "ID\t"+paint(on, colourNone, "STATE")+"\tTARGET\tATTEMPTS\tUPDATED\tREASON")
 	for _, m := range msgs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", m.ID, paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName), m.Attempts,
@@ -230,7 +230,7 @@ func (c *cli) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool)
 	return tw.Flush()
 }
 
-func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
+func (c *factory) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	st, absent, err := c.openOutbox(ctx)
 	if err != nil {
 		return err
@@ -247,16 +247,16 @@ func (c *cli) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 		return outboxUnavailable(err)
 	}
 	if asJSON {
-		return c.writeJSON(wire.OutboxMessageOf(m, hist))
+		return c.io.writeJSON(wire.OutboxMessageOf(m, hist))
 	}
 	c.printOutboxMessage(wire.OutboxMessageOf(m, nil))
-	fmt.Fprintln(c.stdout, "history:")
+	fmt.Fprintln(c.io.out, "history:")
 	for _, e := range hist {
 		again := ""
 		if e.Count > 1 {
 			again = fmt.Sprintf(" (%d times, the last at %s)", e.Count, shownTime(e.Last))
 		}
-		fmt.Fprintf(c.stdout, "  %s  %-16s %s%s\n", shownTime(e.At), e.State, safe(e.Reason), again)
+		fmt.Fprintf(c.io.out, "  %s  %-16s %s%s\n", shownTime(e.At), e.State, safe(e.Reason), again)
 	}
 	return nil
 }
@@ -270,21 +270,21 @@ func noSuchMessage(id int64) error {
 // the service's log show it (app.OutboxTarget).
 var outboxTarget = app.OutboxTarget
 
-func (c *cli) printOutboxMessage(j wire.OutboxMessage) {
+func (c *factory) printOutboxMessage(j wire.OutboxMessage) {
 	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
 		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next attempt", shownStamp(j.NextAttemptAt)},
 		{"attempts", strconv.Itoa(j.Attempts)}, {"tries", strconv.Itoa(j.Tries)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
 		if r[1] != "" {
-			fmt.Fprintf(c.stdout, "%-13s %s\n", r[0]+":", safe(r[1]))
+			fmt.Fprintf(c.io.out, "%-13s %s\n", r[0]+":", safe(r[1]))
 		}
 	}
 }
 
 // outboxChange runs cancel or retry (op) of message id in the service
 // (the outbox's one writer), started on demand, unless PEERCTL_SERVE=off.
-func (c *cli) outboxChange(ctx context.Context, op string, id int64, asJSON bool) error {
+func (c *factory) outboxChange(ctx context.Context, op string, id int64, asJSON bool) error {
 	if c.serveOff() {
 		return outboxUnavailable(fmt.Errorf("changing the outbox needs peerctl serve, its one writer, and %s=off or this system has none", serveEnv))
 	}

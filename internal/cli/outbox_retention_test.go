@@ -34,7 +34,7 @@ func TestRetentionFlag(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			c := newCLI(strings.NewReader(""), &out, &out, func(k string) string {
+			c := newFactory(strings.NewReader(""), &out, &out, func(k string) string {
 				if k == retentionEnv {
 					return tc.env
 				}

@@ -6,55 +6,52 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/internal/wiring"
 )
 
-// hostSchema is the hosts file's settings: the harness plug-ins' flags.
-var hostSchema = hostsfile.NewSchema(wiring.Plugins().Flags())
+// harnessFlagValues holds the harness plug-ins' flag values by name
+// (ports.HarnessFlag): what the flags a command has were given. They
+// reach the graph in app.Config.Flags.
+type harnessFlagValues map[string]*string
 
-// harnessFlags adds to cmd the flags the harness plug-ins bring
-// (ports.HarnessFlag) that name it (the program a harness runs). Their
-// values reach the graph in app.Config.Flags.
-func (c *cli) harnessFlags(cmd *cobra.Command) {
+// add adds to cmd the flags the harness plug-ins bring that name it (the
+// program a harness runs).
+func (v harnessFlagValues) add(cmd *cobra.Command) {
 	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {
 			if slices.Contains(f.Commands, cmd.Name()) {
-				cmd.Flags().StringVar(c.flag(f.Name), f.Name, "", f.Usage)
+				cmd.Flags().StringVar(v.ptr(f.Name), f.Name, "", f.Usage)
 			}
 		}
 	}
 }
 
-// globalHarnessFlags adds to root, as persistent flags, the harness flags
-// of every command (a harness's home).
-func (c *cli) globalHarnessFlags(root *cobra.Command) {
+// addGlobal adds to root, as persistent flags, the harness flags of every
+// command (a harness's home).
+func (v harnessFlagValues) addGlobal(root *cobra.Command) {
 	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {
 			if len(f.Commands) == 0 {
-				root.PersistentFlags().StringVar(c.flag(f.Name), f.Name, "", f.Usage)
+				root.PersistentFlags().StringVar(v.ptr(f.Name), f.Name, "", f.Usage)
 			}
 		}
 	}
 }
 
-// flag is where the value of harness flag name is kept.
-func (c *cli) flag(name string) *string {
-	if c.flags == nil {
-		c.flags = map[string]*string{}
-	}
-	p, ok := c.flags[name]
+// ptr is where the value of harness flag name is kept.
+func (v harnessFlagValues) ptr(name string) *string {
+	p, ok := v[name]
 	if !ok {
 		p = new(string)
-		c.flags[name] = p
+		v[name] = p
 	}
 	return p
 }
 
-// flagValues are the harness flags' values, for app.Config.Flags.
-func (c *cli) flagValues() map[string]string {
-	out := make(map[string]string, len(c.flags))
-	for name, p := range c.flags {
+// values are the harness flags' values, for app.Config.Flags.
+func (v harnessFlagValues) values() map[string]string {
+	out := make(map[string]string, len(v))
+	for name, p := range v {
 		out[name] = *p
 	}
 	return out

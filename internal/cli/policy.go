@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -9,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-func (c *cli) policyCmd() *cobra.Command {
+func newPolicyCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Decide who may message which session: allow, hold or deny",
@@ -39,12 +41,12 @@ $XDG_CONFIG_HOME/peerctl/policy, one a line, to edit by hand too (docs/POLICY.md
   peerctl policy check --from mcp:reviewer-1 --to prod-api
   peerctl policy rm 2`,
 	}
-	cmd.AddCommand(c.policyAddCmd(), c.policyListCmd(), c.policyRmCmd(), c.policyCheckCmd())
+	cmd.AddCommand(newPolicyAddCmd(f), newPolicyListCmd(f), newPolicyRmCmd(f), newPolicyCheckCmd(f))
 	return cmd
 }
 
 // policy is the trust policy's port (the rule file).
-func (c *cli) policy() (ports.Policy, error) {
+func (c *factory) policy() (ports.Policy, error) {
 	var p ports.Policy
 	if _, err := c.graph(options{readOnly: true, quiet: true}, &p); err != nil {
 		return nil, err
@@ -52,9 +54,30 @@ func (c *cli) policy() (ports.Policy, error) {
 	return p, nil
 }
 
-func (c *cli) policyAddCmd() *cobra.Command {
+// policyOptions are the policy commands' requests and what they need:
+// the streams, the rule file, and (check) the use cases.
+type policyOptions struct {
+	io      *iostreams
+	policy  func() (ports.Policy, error)
+	service func(options, ...any) (*app.Service, error)
+	json    bool
+	// rule and at are add's rule and --at; number is rm's N.
+	rule   domain.Rule
+	at     int
+	number int
+	// sender, address and dest are check's --from, --to and --host.
+	sender  domain.Sender
+	address string
+	dest    domain.Dest
+}
+
+func newPolicyOptions(f *factory) *policyOptions {
+	return &policyOptions{io: f.io, policy: f.policy, service: f.service}
+}
+
+func newPolicyAddCmd(f *factory) *cobra.Command {
+	opts := newPolicyOptions(f)
 	var from, to, harness, host, cwd string
-	var at int
 	cmd := &cobra.Command{
 		Use:   "add --from SENDER --to TARGET [--harness H] [--host DEST] [--cwd FOLDER] allow|hold|deny",
 		Short: "Add a rule (last, or at --at N)",
@@ -70,46 +93,52 @@ func (c *cli) policyAddCmd() *cobra.Command {
 					return usageError{fmt.Errorf("--%s is required (peerctl policy add --from SENDER --to TARGET allow|hold|deny)", name)}
 				}
 			}
-			r, err := domain.NewRule(args[0], from, to, harness, host, cwd)
-			if err != nil {
+			var err error
+			if opts.rule, err = domain.NewRule(args[0], from, to, harness, host, cwd); err != nil {
 				return usageError{err}
 			}
-			c.started()
-			p, err := c.policy()
-			if err != nil {
-				return err
-			}
-			rules, err := p.Rules()
-			if err != nil {
-				return err
-			}
-			if at < 0 || at > len(rules)+1 {
-				return usageError{fmt.Errorf("--at %d: want 1 to %d (the policy has %d rules)", at, len(rules)+1, len(rules))}
-			}
-			n := len(rules) + 1
-			if at > 0 {
-				n = at
-			}
-			rules = slices.Insert(rules, n-1, r)
-			if err := p.Save(rules); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stderr, "peerctl: added rule %d to %s: %s\n", n, safe(p.Path()), safe(r.String()))
-			return nil
+			f.started()
+			return runPolicyAdd(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard, host:DEST, node:NAME, mcp:GLOB, relay:GLOB, or *")
-	f.StringVar(&to, "to", "", "the target: a session name or id glob (*, ?, [a-z]), or *")
-	f.StringVar(&harness, "harness", "", "only sessions of this harness")
-	f.StringVar(&host, "host", "", "only sends to this host (DEST, as --host takes it)")
-	f.StringVar(&cwd, "cwd", "", "only sessions working in this folder or below (absolute)")
-	f.IntVar(&at, "at", 0, "put the rule at place N (1: first); default: last")
+	fl := cmd.Flags()
+	fl.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard, host:DEST, node:NAME, mcp:GLOB, relay:GLOB, or *")
+	fl.StringVar(&to, "to", "", "the target: a session name or id glob (*, ?, [a-z]), or *")
+	fl.StringVar(&harness, "harness", "", "only sessions of this harness")
+	fl.StringVar(&host, "host", "", "only sends to this host (DEST, as --host takes it)")
+	fl.StringVar(&cwd, "cwd", "", "only sessions working in this folder or below (absolute)")
+	fl.IntVar(&opts.at, "at", 0, "put the rule at place N (1: first); default: last")
 	return cmd
 }
 
-func (c *cli) policyListCmd() *cobra.Command {
-	var asJSON bool
+// runPolicyAdd puts opts.rule in the policy: last, or at opts.at.
+func runPolicyAdd(opts *policyOptions) error {
+	p, err := opts.policy()
+	if err != nil {
+		return err
+	}
+	rules, err := p.Rules()
+	if err != nil {
+		return err
+	}
+	at := opts.at
+	if at < 0 || at > len(rules)+1 {
+		return usageError{fmt.Errorf("--at %d: want 1 to %d (the policy has %d rules)", at, len(rules)+1, len(rules))}
+	}
+	n := len(rules) + 1
+	if at > 0 {
+		n = at
+	}
+	rules = slices.Insert(rules, n-1, opts.rule)
+	if err := p.Save(rules); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.io.errOut, "peerctl: added rule %d to %s: %s\n", n, safe(p.Path()), safe(opts.rule.String()))
+	return nil
+}
+
+func newPolicyListCmd(f *factory) *cobra.Command {
+	opts := newPolicyOptions(f)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the rules in order, numbered, then the defaults",
@@ -119,55 +148,61 @@ func (c *cli) policyListCmd() *cobra.Command {
   peerctl policy list --json | jq '.defaults'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.started()
-			c.jsonOut = asJSON
-			p, err := c.policy()
-			if err != nil {
-				return err
-			}
-			rules, err := p.Rules()
-			if err != nil {
-				return err
-			}
-			_, statErr := os.Lstat(p.Path())
-			out := wire.PolicyList{File: p.Path(), Exists: statErr == nil, Rules: []wire.PolicyRule{}}
-			for i, r := range rules {
-				out.Rules = append(out.Rules, wire.PolicyRuleOf(r, i+1, 0))
-			}
-			for i, r := range domain.DefaultRules() {
-				out.Defaults = append(out.Defaults, wire.PolicyRuleOf(r, 0, i+1))
-			}
-			if asJSON {
-				return c.writeJSON(out)
-			}
-			if !out.Exists {
-				fmt.Fprintf(c.stderr, "peerctl: no policy file (%s): the defaults alone decide (peerctl policy add)\n", safe(out.File))
-			}
-			w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "#\tACTION\tFROM\tTO\tNARROWED BY")
-			row := func(n string, r wire.PolicyRule) {
-				narrow := ""
-				for _, kv := range [][2]string{{"harness", r.Harness}, {"host", r.Host}, {"cwd", r.Cwd}} {
-					if kv[1] != "" {
-						narrow += kv[0] + "=" + kv[1] + " "
-					}
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n, r.Action, safe(r.From), safe(r.To), cell(safe(narrow)))
-			}
-			for _, r := range out.Rules {
-				row(strconv.Itoa(r.Number), r)
-			}
-			for _, r := range out.Defaults {
-				row("default", r)
-			}
-			return w.Flush()
+			f.started()
+			f.io.jsonOut = opts.json
+			return runPolicyList(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: {file, exists, rules, defaults} (docs/OUTPUT.md)")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object: {file, exists, rules, defaults} (docs/OUTPUT.md)")
 	return cmd
 }
 
-func (c *cli) policyRmCmd() *cobra.Command {
+// runPolicyList prints the rules in order, numbered, then the defaults.
+func runPolicyList(opts *policyOptions) error {
+	p, err := opts.policy()
+	if err != nil {
+		return err
+	}
+	rules, err := p.Rules()
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Lstat(p.Path())
+	out := wire.PolicyList{File: p.Path(), Exists: statErr == nil, Rules: []wire.PolicyRule{}}
+	for i, r := range rules {
+		out.Rules = append(out.Rules, wire.PolicyRuleOf(r, i+1, 0))
+	}
+	for i, r := range domain.DefaultRules() {
+		out.Defaults = append(out.Defaults, wire.PolicyRuleOf(r, 0, i+1))
+	}
+	if opts.json {
+		return opts.io.writeJSON(out)
+	}
+	if !out.Exists {
+		fmt.Fprintf(opts.io.errOut, "peerctl: no policy file (%s): the defaults alone decide (peerctl policy add)\n", safe(out.File))
+	}
+	w := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "#\tACTION\tFROM\tTO\tNARROWED BY")
+	row := func(n string, r wire.PolicyRule) {
+		narrow := ""
+		for _, kv := range [][2]string{{"harness", r.Harness}, {"host", r.Host}, {"cwd", r.Cwd}} {
+			if kv[1] != "" {
+				narrow += kv[0] + "=" + kv[1] + " "
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n, r.Action, safe(r.From), safe(r.To), cell(safe(narrow)))
+	}
+	for _, r := range out.Rules {
+		row(strconv.Itoa(r.Number), r)
+	}
+	for _, r := range out.Defaults {
+		row("default", r)
+	}
+	return w.Flush()
+}
+
+func newPolicyRmCmd(f *factory) *cobra.Command {
+	opts := newPolicyOptions(f)
 	cmd := &cobra.Command{
 		Use:   "rm N",
 		Short: "Remove rule N (as policy list numbers it)",
@@ -181,33 +216,40 @@ func (c *cli) policyRmCmd() *cobra.Command {
 			if err != nil || n < 1 {
 				return usageError{fmt.Errorf("rule %q: want its number (1, 2, ...) as policy list shows it", args[0])}
 			}
-			c.started()
-			p, err := c.policy()
-			if err != nil {
-				return err
-			}
-			rules, err := p.Rules()
-			if err != nil {
-				return err
-			}
-			if n > len(rules) {
-				return usageError{fmt.Errorf("rule %d: the policy has %d rules (a default rule cannot be removed: add one before it)", n, len(rules))}
-			}
-			gone := rules[n-1]
-			if err := p.Save(slices.Delete(rules, n-1, n)); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stderr, "peerctl: removed rule %d from %s: %s\n", n, safe(p.Path()), safe(gone.String()))
-			return nil
+			opts.number = n
+			f.started()
+			return runPolicyRm(opts)
 		},
 	}
 	return cmd
 }
 
-func (c *cli) policyCheckCmd() *cobra.Command {
+// runPolicyRm removes rule opts.number from the policy.
+func runPolicyRm(opts *policyOptions) error {
+	n := opts.number
+	p, err := opts.policy()
+	if err != nil {
+		return err
+	}
+	rules, err := p.Rules()
+	if err != nil {
+		return err
+	}
+	if n > len(rules) {
+		return usageError{fmt.Errorf("rule %d: the policy has %d rules (a default rule cannot be removed: add one before it)", n, len(rules))}
+	}
+	gone := rules[n-1]
+	if err := p.Save(slices.Delete(rules, n-1, n)); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.io.errOut, "peerctl: removed rule %d from %s: %s\n", n, safe(p.Path()), safe(gone.String()))
+	return nil
+}
+
+func newPolicyCheckCmd(f *factory) *cobra.Command {
+	opts := newPolicyOptions(f)
 	var from, to string
 	var hosts []string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "check --from SENDER --to ADDRESS [--host DEST]",
 		Short: "Say which rule decides a message, and why",
@@ -222,37 +264,42 @@ func (c *cli) policyCheckCmd() *cobra.Command {
 					return usageError{fmt.Errorf("--%s is required (peerctl policy check --from SENDER --to ADDRESS)", name)}
 				}
 			}
-			sender, err := domain.ParseSender(from)
-			if err != nil {
+			var err error
+			if opts.sender, err = domain.ParseSender(from); err != nil {
 				return usageError{err}
 			}
-			dest, address, err := oneHost(hosts, to)
-			if err != nil {
+			if opts.dest, opts.address, err = oneHost(hosts, to); err != nil {
 				return err
 			}
-			c.started()
-			c.jsonOut = asJSON
-			svc, err := c.service(options{readOnly: true})
-			if err != nil {
-				return err
-			}
-			d, err := svc.Check(cmd.Context(), sender, address, dest)
-			if err != nil {
-				return err
-			}
-			out := wire.PolicyCheck{Action: d.Action.String(), Rule: wire.PolicyRuleOf(d.Rule, d.Number, d.Default),
-				From: d.From.String(), To: d.To.String(), Unsure: d.Unsure, Why: d.Why()}
-			if asJSON {
-				return c.writeJSON(out)
-			}
-			fmt.Fprintln(c.stdout, safe(out.Why))
-			return nil
+			f.started()
+			f.io.jsonOut = opts.json
+			return runPolicyCheck(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard (session unknown), mcp:NAME, relay:NAME, host:DEST, node:NAME")
-	f.StringVar(&to, "to", "", "the target: a session's address, as send takes it")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object: {action, rule, from, to, unsure, why} (docs/OUTPUT.md)")
+	fl := cmd.Flags()
+	fl.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard (session unknown), mcp:NAME, relay:NAME, host:DEST, node:NAME")
+	fl.StringVar(&to, "to", "", "the target: a session's address, as send takes it")
+	fl.BoolVar(&opts.json, "json", false, "print one JSON object: {action, rule, from, to, unsure, why} (docs/OUTPUT.md)")
 	addHostFlag(cmd, &hosts, false)
 	return cmd
+}
+
+// runPolicyCheck says what the policy decides for a message from
+// opts.sender to opts.address on opts.dest, and why.
+func runPolicyCheck(ctx context.Context, opts *policyOptions) error {
+	svc, err := opts.service(options{readOnly: true})
+	if err != nil {
+		return err
+	}
+	d, err := svc.Check(ctx, opts.sender, opts.address, opts.dest)
+	if err != nil {
+		return err
+	}
+	out := wire.PolicyCheck{Action: d.Action.String(), Rule: wire.PolicyRuleOf(d.Rule, d.Number, d.Default),
+		From: d.From.String(), To: d.To.String(), Unsure: d.Unsure, Why: d.Why()}
+	if opts.json {
+		return opts.io.writeJSON(out)
+	}
+	fmt.Fprintln(opts.io.out, safe(out.Why))
+	return nil
 }

@@ -152,8 +152,8 @@ func TestMCPSendAsksThePolicy(t *testing.T) {
 	writePolicy(t, xdg, "allow from=mcp:mcp-parent to=*", "allow from=mcp:mcp-self to=mcp-self", "deny from=mcp to=*")
 	env := map[string]string{"XDG_CONFIG_HOME": xdg, claudecode.SocketEnv: w.parent.SocketPath, "PEERCTL_SERVE": "off"}
 	var out, errb strings.Builder
-	c := newCLI(strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
-	*c.flag(claudecode.FlagConfigDir), *c.flag(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
+	c := newFactory(strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	*c.flags.ptr(claudecode.FlagConfigDir), *c.flags.ptr(qwencode.FlagHome) = w.cfg, mcpQwenHome(w.cfg)
 	tools, err := c.mcpTools(mcpFlags{timeout: 30 * time.Second, callTimeout: time.Minute, confirmTimeout: 50 * time.Millisecond})
 	require.NoError(t, err, errb.String())
 	cs := mcpConnect(t, tools)
@@ -174,8 +174,8 @@ func TestRelaySendAsksThePolicy(t *testing.T) {
 	writePolicy(t, xdg, "deny from=relay to=prod-*")
 	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "XDG_CONFIG_HOME": xdg, "PEERCTL_SERVE": "off", "PEERCTL_CLAUDE": "/nonexistent/claude"}
 	var out, errb strings.Builder
-	c := newCLI(strings.NewReader(`{"id":1,"to":"prod-api","text":"hi"}`+"\n"), &out, &errb, func(k string) string { return env[k] })
-	code := c.execute(t.Context(), []string{"relay"})
+	c := newFactory(strings.NewReader(`{"id":1,"to":"prod-api","text":"hi"}`+"\n"), &out, &errb, func(k string) string { return env[k] })
+	code := execute(t.Context(), c, []string{"relay"})
 	assert.Equal(t, 0, code, errb.String())
 	assert.Contains(t, out.String(), `"type":"refusal","id":1,"line":1,"reason":"not_allowed","detail":"deny by rule 1 (deny from=relay to=prod-*): relay (its session not known) to \"prod-api\"`)
 }

@@ -36,7 +36,7 @@ type relayIn struct {
 	Key     string `json:"key"`
 }
 
-func (c *cli) relayCmd() *cobra.Command {
+func (c *factory) relayCmd() *cobra.Command {
 	var (
 		name    string
 		timeout time.Duration
@@ -62,7 +62,7 @@ func (c *cli) relayCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if isNullDevice(c.stdout) {
+			if isNullDevice(c.io.out) {
 				return usageError{errors.New("stdout is closed or the null device: every receipt and refusal would be lost, so nothing is sent; give the relay a reader")}
 			}
 			c.started()
@@ -80,7 +80,7 @@ func (c *cli) relayCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&name, "name", "", `the relay's display name, seen by receivers (default "peerctl")`)
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for one send (e.g. 3s, 1m)")
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
@@ -89,10 +89,10 @@ func (c *cli) relayCmd() *cobra.Command {
 // stdout. When stdout's reader goes away, or a write fails, the relay is
 // stopped (its ctx ends: nothing more is sent) and the command fails
 // (errRelayOutput, exit 1); otherwise it ends as the relay did.
-func (c *cli) relayOn(ctx context.Context, n app.Node, q wire.RelayQuery) error {
-	gone, stopOut := c.streamOut()
+func (c *factory) relayOn(ctx context.Context, n app.Node, q wire.RelayQuery) error {
+	gone, stopOut := c.io.streamOut()
 	defer stopOut()
-	out := &relayOut{w: c.stdout, failed: make(chan struct{})}
+	out := &relayOut{w: c.io.out, failed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -104,7 +104,7 @@ func (c *cli) relayOn(ctx context.Context, n app.Node, q wire.RelayQuery) error 
 		}
 		cancel()
 	}()
-	err := n.Relay(ctx, q, c.stdin, out.line)
+	err := n.Relay(ctx, q, c.io.in, out.line)
 	if stopped, after, werr := out.stopped(); stopped || errors.Is(err, errReaderGone) {
 		return errRelayOutput(werr, after)
 	}
@@ -187,7 +187,7 @@ func errRelayOutput(err error, after int) error {
 // the graph with the couriers, named q.Name ("peerctl" when none), warns
 // on stderr of each courier that did not start, then runs the relay
 // (runRelay).
-func (c *cli) relayHere(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
+func (c *factory) relayHere(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
 	var relay *app.Relay
 	c.entrance = domain.EntranceRelay // the trust policy's sender of every request
 	fxApp, err := c.graph(options{timeout: q.Timeout, from: q.Name}, &relay)
@@ -219,7 +219,7 @@ type lifecycle interface {
 // they come; then it stops the relay. When emit fails, or stdout's reader
 // has gone before a send (errReaderGone), it stops reading requests and
 // returns that error: a send whose answer cannot be written is not made.
-func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, name string, requests io.Reader, emit func(wire.RelayLine) error) (err error) {
+func (c *factory) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, name string, requests io.Reader, emit func(wire.RelayLine) error) (err error) {
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := fxApp.Start(startCtx); err != nil {
@@ -242,7 +242,7 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 	}()
 	unstarted := relay.Unstarted()
 	for _, h := range slices.Sorted(maps.Keys(unstarted)) {
-		fmt.Fprintf(c.stderr, "peerctl: warning: relay: the %s courier did not start, sends to %s sessions are refused until it does: %s\n", h, h, safe(unstarted[h].Error()))
+		fmt.Fprintf(c.io.errOut, "peerctl: warning: relay: the %s courier did not start, sends to %s sessions are refused until it does: %s\n", h, h, safe(unstarted[h].Error()))
 	}
 	if err := emit(wire.RelayReady{Type: "ready", Protocol: wire.RelayProtocol, Name: name}); err != nil {
 		return err
@@ -257,7 +257,7 @@ func (c *cli) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, n
 			if !ok {
 				return nil
 			}
-			if readerGoneNow(c.stdout) {
+			if readerGoneNow(c.io.out) {
 				return errReaderGone
 			}
 			// A send under way finishes (bounded by --timeout) even after Ctrl-C.
@@ -324,7 +324,7 @@ func relayDecodeProblem(err error) string {
 }
 
 // relaySend answers one input line with a receipt or a refusal.
-func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) wire.RelayLine {
+func (c *factory) relaySend(ctx context.Context, relay *app.Relay, l relayLine) wire.RelayLine {
 	refuse := func(id json.RawMessage, reason, detail string) wire.RelayRefusal {
 		return wire.RelayRefusal{Type: "refusal", ID: id, Line: l.n, Reason: reason, Detail: detail}
 	}
@@ -400,7 +400,7 @@ func (c *cli) relaySend(ctx context.Context, relay *app.Relay, l relayLine) wire
 // peerctl serve (started on demand) as send --json --durable --key would,
 // with the relay's harness flags and name; its receipt or refusal becomes
 // the line's.
-func (c *cli) relayDurable(ctx context.Context, l relayLine, in relayIn, refuse func(json.RawMessage, string, string) wire.RelayRefusal) wire.RelayLine {
+func (c *factory) relayDurable(ctx context.Context, l relayLine, in relayIn, refuse func(json.RawMessage, string, string) wire.RelayRefusal) wire.RelayLine {
 	switch {
 	case in.Durable < 0 || in.Durable > mcptools.MaxDurableSeconds:
 		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "durable" %d: want 0 to %d seconds`, l.n, in.Durable, mcptools.MaxDurableSeconds))

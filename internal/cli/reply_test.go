@@ -43,7 +43,7 @@ func TestReadRelayLines(t *testing.T) {
 }
 
 func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
-	c := &cli{}
+	c := &factory{}
 	for line, want := range map[string]string{
 		`not json`:                         "want {",
 		`{"to":"a","text":"x","extra":1}`:  `unknown key "extra"`,
@@ -75,7 +75,7 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 // surrogate escape) is refused, never sent with U+FFFD in their place:
 // invalid_message when it is in the text, invalid_request elsewhere.
 func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
-	c := &cli{}
+	c := &factory{}
 	for line, want := range map[string][2]string{
 		`{"id":1,"to":"a","text":"lone \ud800 surrogate"}`:  {"invalid_message", `\ud800`},
 		"{\"id\":1,\"to\":\"a\",\"text\":\"bad \xff\xfe\"}": {"invalid_message", "not UTF-8"},
@@ -103,7 +103,7 @@ func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
 // {"to":"nosuch","TO":"lis"} was sent to lis. A refusal for a field of the
 // wrong type keeps the line's id.
 func TestRelayReadsKeysExactlyAndRefusesDuplicates(t *testing.T) {
-	c := &cli{}
+	c := &factory{}
 	for line, want := range map[string]string{
 		`{"id":1,"to":"nosuch","TO":"lis","text":"x"}`: `unknown key "TO"`,
 		`{"id":1,"To":"lis","text":"x"}`:               `unknown key "To"`,

@@ -22,7 +22,7 @@ import (
 func TestSendOversizeStdinSaysOverTheCap(t *testing.T) {
 	cfg := evConfigDir(t)
 	for _, n := range []int{64*1024 + 1, 140000} {
-		stdin := func(c *cli) { c.stdin = strings.NewReader(strings.Repeat("a", n)) }
+		stdin := func(c *factory) { c.io.in = strings.NewReader(strings.Repeat("a", n)) }
 		r := evRun(t, nil, stdin, "--config-dir", cfg, "send", "--transport", "socket", "anyone", "-")
 		assert.Equal(t, wire.ExitInvalidMessage, r.code, r.stderr)
 		assert.Contains(t, r.stderr, "message on stdin is over the 65536-byte (64 KiB) cap")
@@ -143,7 +143,7 @@ func TestBinaryRunsNoTextTemplate(t *testing.T) {
 	out, err := exec.Command("go", "tool", "nm", bin).CombinedOutput()
 	require.NoError(t, err, "go tool nm: %s", out)
 	assert.NotContains(t, string(out), "text/template.(*state).evalField", "a text/template is executed somewhere: a cobra Set*Template call?")
-	assert.Contains(t, string(out), "internal/cli.(*cli).root", "the symbol table is there")
+	assert.Contains(t, string(out), "internal/cli.(*factory).root", "the symbol table is there")
 }
 
 // The peerctl binary does not link the MCP SDK: its package initialisation

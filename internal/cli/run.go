@@ -44,7 +44,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		<-ctx.Done() // the first signal, or run returning
 		stop()
 	}()
-	cli := newCLI(stdin, stdout, stderr, getenv)
+	cli := newFactory(stdin, stdout, stderr, getenv)
 	cli.serveMCP = serve
-	return cli.execute(ctx, args)
+	return execute(ctx, cli, args)
 }

@@ -88,7 +88,7 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 		sent, err := app.Sent(res, nil, false)
 		require.NoError(t, err)
 		var out, errs strings.Builder
-		c := &cli{stdout: &out, stderr: &errs}
+		c := &factory{io: newIOStreams(nil, &out, &errs, nil)}
 		_ = c.printSent(sent, false, false)
 		assert.Contains(t, errs.String(), "warning: posted, not confirmed")
 		assertTerminalSafe(t, "confirmation warning", errs.String())
@@ -101,7 +101,7 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 	sent, err := app.Sent(res, nil, false)
 	require.NoError(t, err)
 	var out, errs strings.Builder
-	require.NoError(t, (&cli{stdout: &out, stderr: &errs}).printSent(sent, false, false))
+	require.NoError(t, (&factory{io: newIOStreams(nil, &out, &errs, nil)}).printSent(sent, false, false))
 	assert.Empty(t, errs.String())
 }
 
@@ -185,7 +185,7 @@ func TestPrintSentSaysTheReceiptFirst(t *testing.T) {
 	sent, err := app.Sent(res, domain.Refuse(domain.ReasonNoReply, "no reply within 2m0s"), true)
 	require.NoError(t, err)
 	var out, errs strings.Builder
-	err = (&cli{stdout: &out, stderr: &errs}).printSent(sent, false, true)
+	err = (&factory{io: newIOStreams(nil, &out, &errs, nil)}).printSent(sent, false, true)
 	assert.Equal(t, silentError{code: wire.ExitNoReply}, err)
 	assert.Empty(t, out.String(), "no reply: nothing on stdout")
 	lines := strings.Split(strings.TrimSpace(errs.String()), "\n")

@@ -17,7 +17,7 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-func (c *cli) sendCmd() *cobra.Command {
+func (c *factory) sendCmd() *cobra.Command {
 	var (
 		transport string
 		timeout   time.Duration
@@ -80,7 +80,7 @@ func (c *cli) sendCmd() *cobra.Command {
 				// anywhere else the word is a TEXT that was meant after --.
 				return usageError{fmt.Errorf("unknown flag: --%s (a TEXT that starts with - goes after --: peerctl send SESSION -- TEXT)", stdinBytesFlag)}
 			}
-			c.jsonOut = asJSON // a refusal of the text prints as JSON too
+			c.io.jsonOut = asJSON // a refusal of the text prints as JSON too
 			text, err := c.messageText(args)
 			if err != nil {
 				return err
@@ -90,7 +90,7 @@ func (c *cli) sendCmd() *cobra.Command {
 				return err
 			}
 			c.started()
-			c.jsonOut = asJSON
+			c.io.jsonOut = asJSON
 			q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
 			if !dest.IsLocal() || durable.on() {
 				// It leaves this process before its target is resolved here.
@@ -123,7 +123,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	f.DurationVar(&timeout, "timeout", defaultSendTimeout, "bound for the whole delivery (e.g. 3s, 1m)")
 	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
 	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	f.StringVar(&from, "from", "", `the sender's display name the receiver sees (not socket; default "peerctl")`)
 	f.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
 	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
@@ -131,7 +131,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	// sending over ssh announces (hidden: for that use only).
 	f.IntVar(&c.stdinBytes, stdinBytesFlag, -1, "")
 	_ = f.MarkHidden(stdinBytesFlag)
-	cmd.ValidArgsFunction = c.completeLiveSessions
+	cmd.ValidArgsFunction = completeLiveSessions(c.service)
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(wiring.Plugins().Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
 	durable.register(cmd)
@@ -143,17 +143,17 @@ func (c *cli) sendCmd() *cobra.Command {
 // stdin not a terminal). It reads at most one byte over the cap, so an
 // oversize message is refused (invalid_message) without reading it all,
 // and the refusal says so rather than giving the size it stopped at.
-func (c *cli) messageText(args []string) (string, error) {
+func (c *factory) messageText(args []string) (string, error) {
 	if len(args) == 2 && args[1] != "-" {
 		return args[1], nil
 	}
-	if len(args) == 1 && isTerminal(c.stdin) {
+	if len(args) == 1 && c.io.stdinTerminal() {
 		return "", usageError{fmt.Errorf("send needs TEXT, or - with the text piped on stdin")}
 	}
 	if c.stdinBytes >= 0 {
 		return c.announcedText()
 	}
-	b, err := io.ReadAll(io.LimitReader(c.stdin, domain.MaxMessageBytes+1))
+	b, err := io.ReadAll(io.LimitReader(c.io.in, domain.MaxMessageBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read message from stdin: %w", err)
 	}
@@ -167,12 +167,12 @@ func (c *cli) messageText(args []string) (string, error) {
 // --stdin-bytes: exactly that many bytes, since its caller holds stdin
 // open for the whole call (ports.RemoteCall); a text cut short is not
 // sent. What follows on stdin is the caller's end (followCaller).
-func (c *cli) announcedText() (string, error) {
+func (c *factory) announcedText() (string, error) {
 	if c.stdinBytes > domain.MaxMessageBytes {
 		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: %d bytes were announced, none was read", domain.MaxMessageBytes, c.stdinBytes)
 	}
 	b := make([]byte, c.stdinBytes)
-	n, err := io.ReadFull(c.stdin, b)
+	n, err := io.ReadFull(c.io.in, b)
 	if err != nil {
 		// A cut one is not sent.
 		return "", domain.Refuse(domain.ReasonDeliveryFailed, "the text on stdin is %d bytes, %d were announced (the connection broke while it came?); nothing was sent", n, c.stdinBytes)
@@ -195,7 +195,7 @@ func sendQuery(address, text, transport, from string, timeout time.Duration, dry
 
 // sendService is the Service a send of q runs on here: q's transport,
 // timeout, confirmation window (none with NoConfirm) and sender's name.
-func (c *cli) sendService(q wire.SendQuery) (*app.Service, error) {
+func (c *factory) sendService(q wire.SendQuery) (*app.Service, error) {
 	window := q.ConfirmTimeout
 	if q.NoConfirm {
 		window = -1
@@ -207,24 +207,24 @@ func (c *cli) sendService(q wire.SendQuery) (*app.Service, error) {
 // (with its outbox object, for a durable send) as JSON on stdout or as text (on
 // stderr when the reply takes stdout: awaited), its notes on stderr
 // (passLines), then the reply on stdout. Its exit code is the send's.
-func (c *cli) printSent(sent wire.Sent, asJSON, awaited bool) error {
+func (c *factory) printSent(sent wire.Sent, asJSON, awaited bool) error {
 	out := sent.Receipt
 	var err error
-	switch w := c.stdout; {
+	switch w := c.io.out; {
 	case asJSON:
-		err = c.writeJSON(out)
+		err = c.io.writeJSON(out)
 	case awaited:
-		w = c.stderr
+		w = c.io.errOut
 		fallthrough
 	default:
 		printReceiptText(w, out)
-		c.passLines(sent.Notes)
+		passLines(c.io.errOut, sent.Notes)
 		if out.Reply != nil && out.Plan == nil {
 			err = c.printReplyText(*out.Reply)
 		}
 	}
 	if asJSON {
-		c.passLines(sent.Notes)
+		passLines(c.io.errOut, sent.Notes)
 	}
 	if err != nil {
 		return err
@@ -317,8 +317,8 @@ func validName(flag, name string, given bool) error {
 
 // passLines prints lines for stderr (a node's notes: whole lines, as a far
 // side printed them), each escaped and cut at 4,000 bytes.
-func (c *cli) passLines(lines []string) {
+func passLines(w io.Writer, lines []string) {
 	for _, l := range lines {
-		fmt.Fprintln(c.stderr, safe(clipText(l, 4000)))
+		fmt.Fprintln(w, safe(clipText(l, 4000)))
 	}
 }

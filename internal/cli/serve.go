@@ -27,7 +27,7 @@ type webFlags struct {
 	hosts []string // --host: machines listed beside the hosts file's
 }
 
-func (c *cli) serveCmd() *cobra.Command {
+func (c *factory) serveCmd() *cobra.Command {
 	var (
 		idleExit  time.Duration
 		printUnit string
@@ -54,9 +54,9 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
   peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.stderr = stampLines(c.stderr) // the service's log: every line with its time
+			c.io.errOut = stampLines(c.io.errOut) // the service's log: every line with its time
 			if cmd.Flags().Changed("quiet") {
-				fmt.Fprintln(c.stderr, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
+				fmt.Fprintln(c.io.errOut, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
 			}
 			if idleExit < 0 {
 				return usageError{fmt.Errorf("--idle-exit %s: want a duration such as 10m, or 0 to never end on its own", idleExit)}
@@ -89,7 +89,7 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: one more machine (ssh DEST) on the dashboard; repeatable")
 	retention = c.retentionFlag(cmd)
 	addBusFlags(cmd, &bus, true)
-	c.harnessFlags(cmd)
+	c.flags.add(cmd)
 	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
 	return cmd
 }
@@ -99,7 +99,7 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 // listing for the dashboard's machines, joining the fleet's bus when one
 // is configured (joinBus); finished messages are kept for retention (0:
 // every one).
-func (c *cli) runServe(cmd *cobra.Command, idleExit, retention time.Duration, web webFlags, bus busFlags) error {
+func (c *factory) runServe(cmd *cobra.Command, idleExit, retention time.Duration, web webFlags, bus busFlags) error {
 	ctx := cmd.Context()
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
@@ -118,7 +118,7 @@ func (c *cli) runServe(cmd *cobra.Command, idleExit, retention time.Duration, we
 		return err
 	}
 	w := webListing{c: c, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
-	return serve.Run(ctx, serve.Options{Paths: p, Log: c.stderr, Getenv: c.getenv, Environ: c.environ, Settings: set,
+	return serve.Run(ctx, serve.Options{Paths: p, Log: c.io.errOut, Getenv: c.getenv, Environ: c.environ, Settings: set,
 		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, Retention: retention, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions,
 		Join: join})
 }
@@ -126,7 +126,7 @@ func (c *cli) runServe(cmd *cobra.Command, idleExit, retention time.Duration, we
 // printUnit prints a service definition that runs peerctl serve with
 // --idle-exit=0 in this shell's environment (unitEnv): a systemd --user
 // unit or a launchd LaunchAgent plist.
-func (c *cli) printUnit(kind string) error {
+func (c *factory) printUnit(kind string) error {
 	exe, err := c.executable()
 	if err != nil {
 		return fmt.Errorf("find peerctl: %w", err)
@@ -136,7 +136,7 @@ func (c *cli) printUnit(kind string) error {
 	}
 	switch kind {
 	case "systemd":
-		fmt.Fprintf(c.stdout, `# peerctl serve as a systemd --user service:
+		fmt.Fprintf(c.io.out, `# peerctl serve as a systemd --user service:
 #   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
 #   systemctl --user daemon-reload && systemctl --user enable --now peerctl
 [Unit]
@@ -151,7 +151,7 @@ RestartSec=2
 WantedBy=default.target
 `, exe, systemdEnv(c.unitEnv()))
 	case "launchd":
-		fmt.Fprintf(c.stdout, `<?xml version="1.0" encoding="UTF-8"?>
+		fmt.Fprintf(c.io.out, `<?xml version="1.0" encoding="UTF-8"?>
 <!-- peerctl serve as a LaunchAgent:
        peerctl serve --print-unit=launchd > ~/Library/LaunchAgents/dev.peerctl.serve.plist
        launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/dev.peerctl.serve.plist -->

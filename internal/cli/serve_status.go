@@ -16,9 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -68,7 +68,7 @@ var errServeNotRunning = errors.New("no peerctl serve runs")
 // closes conn. errServeNotRunning when none answers. A service that
 // serves another state folder, or that does not say its status (an older
 // peerctl), is an error naming it.
-func (c *cli) askServe(ctx context.Context, p serve.Paths, op string) (*net.UnixConn, serve.Answer, error) {
+func (c *factory) askServe(ctx context.Context, p serve.Paths, op string) (*net.UnixConn, serve.Answer, error) {
 	var a serve.Answer
 	conn, err := dialUnix(p.Socket)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
@@ -94,14 +94,14 @@ func (c *cli) askServe(ctx context.Context, p serve.Paths, op string) (*net.Unix
 	case a.Status == nil:
 		_ = conn.Close()
 		return nil, a, fmt.Errorf("peerctl serve on %s: %s", p.Socket, strings.TrimSpace(safe(string(a.Error))))
-	case servesock.RealPath(a.Status.StateDir) != servesock.RealPath(p.StateDir):
+	case wiring.RealPath(a.Status.StateDir) != wiring.RealPath(p.StateDir):
 		_ = conn.Close()
 		return nil, a, fmt.Errorf("the peerctl serve on %s (pid %d) serves the state folder %s, not this one (%s): not asking it", p.Socket, a.Status.PID, a.Status.StateDir, p.StateDir)
 	}
 	return conn, a, nil
 }
 
-func (c *cli) serveStatusCmd() *cobra.Command {
+func (c *factory) serveStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -124,7 +124,7 @@ messages its outbox holds are still counted), 1 when it cannot be asked.`,
 	return cmd
 }
 
-func (c *cli) serveStatus(ctx context.Context, asJSON bool) error {
+func (c *factory) serveStatus(ctx context.Context, asJSON bool) error {
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (c *cli) serveStatus(ctx context.Context, asJSON bool) error {
 		st.Socket = p.Socket
 	}
 	if asJSON {
-		if err := c.writeJSON(st); err != nil {
+		if err := c.io.writeJSON(st); err != nil {
 			return err
 		}
 	} else {
@@ -164,13 +164,13 @@ func (c *cli) serveStatus(ctx context.Context, asJSON bool) error {
 	return nil
 }
 
-func (c *cli) printServeStatus(st *serve.Status) {
-	row := func(k, v string) { fmt.Fprintf(c.stdout, "  %-10s %s\n", k, v) }
+func (c *factory) printServeStatus(st *serve.Status) {
+	row := func(k, v string) { fmt.Fprintf(c.io.out, "  %-10s %s\n", k, v) }
 	if !st.Running {
-		fmt.Fprintf(c.stdout, "no peerctl serve runs for %s\n", safe(st.StateDir))
+		fmt.Fprintf(c.io.out, "no peerctl serve runs for %s\n", safe(st.StateDir))
 		row("socket", safe(st.Socket)+" (none answers)")
 	} else {
-		fmt.Fprintf(c.stdout, "peerctl serve runs for %s\n", safe(st.StateDir))
+		fmt.Fprintf(c.io.out, "peerctl serve runs for %s\n", safe(st.StateDir))
 		row("pid", fmt.Sprintf("%d (peerctl %s)", st.PID, safe(st.Version)))
 		row("socket", safe(st.Socket))
 		up := time.Duration(st.UptimeSeconds) * time.Second
@@ -199,14 +199,14 @@ func (c *cli) printServeStatus(st *serve.Status) {
 	if st.Running {
 		row("couriers", fmt.Sprintf("%s of warm couriers (%d in use), %s started", plural(st.Warm.Sets, "set"), st.Warm.InUse, plural(st.Warm.Started, "courier")))
 	} else if st.Messages[domain.OutboxStored.String()]+st.Messages[domain.OutboxDelivering.String()] > 0 {
-		fmt.Fprintln(c.stdout, "  messages wait for the service: peerctl serve, or any send --durable, starts it")
+		fmt.Fprintln(c.io.out, "  messages wait for the service: peerctl serve, or any send --durable, starts it")
 	}
 }
 
 // defaultStopWait bounds how long serve stop waits for the service's end.
 const defaultStopWait = 30 * time.Second
 
-func (c *cli) serveStopCmd() *cobra.Command {
+func (c *factory) serveStopCmd() *cobra.Command {
 	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "stop",
@@ -231,7 +231,7 @@ it stopped, or none ran (said on stderr); 1 when it has not ended within --timeo
 	return cmd
 }
 
-func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
+func (c *factory) serveStop(ctx context.Context, wait time.Duration) error {
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return err
@@ -239,7 +239,7 @@ func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
 	// Look first: a service of another state folder is not asked to stop.
 	conn, _, err := c.askServe(ctx, p, "ping")
 	if errors.Is(err, errServeNotRunning) {
-		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
+		fmt.Fprintf(c.io.errOut, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
 		return nil
 	}
 	if err != nil {
@@ -248,7 +248,7 @@ func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
 	_ = conn.Close()
 	conn, a, err := c.askServe(ctx, p, "stop")
 	if errors.Is(err, errServeNotRunning) {
-		fmt.Fprintf(c.stderr, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
+		fmt.Fprintf(c.io.errOut, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
 		return nil
 	}
 	if err != nil {
@@ -267,6 +267,6 @@ func (c *cli) serveStop(ctx context.Context, wait time.Duration) error {
 		return fmt.Errorf("peerctl serve (pid %d) was asked to stop and has not ended within %s: it may still be ending a send; "+
 			"kill %d ends it at once (a hand-over it cuts off is checked at its next start)", pid, wait, pid)
 	}
-	fmt.Fprintf(c.stdout, "peerctl serve (pid %d) for %s stopped\n", pid, safe(p.StateDir))
+	fmt.Fprintf(c.io.out, "peerctl serve (pid %d) for %s stopped\n", pid, safe(p.StateDir))
 	return nil
 }

@@ -22,7 +22,7 @@ type unitVar struct {
 // harness's program, ssh), with this shell's values, in a fixed order;
 // those not set here are left out. A harness's secrets and the ssh agent's
 // socket are named without their values.
-func (c *cli) unitEnv() []unitVar {
+func (c *factory) unitEnv() []unitVar {
 	names := []string{"PATH", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "PEERCTL_SSH", hostTimeoutEnv, retentionEnv}
 	var secrets []string
 	for _, p := range wiring.Plugins() {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -28,13 +27,13 @@ const serveLogName = "serve.log"
 
 // serveOff reports whether PEERCTL_SERVE=off keeps this command from the
 // service, or the platform has none.
-func (c *cli) serveOff() bool { return c.getenv(serveEnv) == "off" || !serveSupported }
+func (c *factory) serveOff() bool { return c.getenv(serveEnv) == "off" || !serveSupported }
 
 // dialServe connects to this user's service. With start, a service that
 // does not answer is started in the background (peerctl serve, its stderr
 // appended to serve.log in the state folder) and waited for, at most
 // serveStartWithin; stderr says so once, with how to stop it.
-func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) {
+func (c *factory) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) {
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return nil, err
@@ -48,10 +47,10 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 		return nil, fmt.Errorf("find peerctl to start its service: %w", err)
 	}
 	logPath := filepath.Join(p.StateDir, serveLogName)
-	if err := servesock.PrivateDir(p.StateDir); err != nil {
+	if err := wiring.PrivateDir(p.StateDir); err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
 	}
-	if err := servesock.PrivateFile(logPath); err != nil {
+	if err := wiring.PrivateFile(logPath); err != nil {
 		return nil, fmt.Errorf("start peerctl serve: %w", err)
 	}
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -72,7 +71,7 @@ func (c *cli) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) 
 	wait := 5 * time.Millisecond
 	for {
 		if conn, err := dialUnix(p.Socket); err == nil {
-			fmt.Fprintf(c.stderr, "peerctl: started peerctl serve in the background for %s (log: %s); it ends itself after %s with nothing to do; to stop it sooner: peerctl serve stop\n",
+			fmt.Fprintf(c.io.errOut, "peerctl: started peerctl serve in the background for %s (log: %s); it ends itself after %s with nothing to do; to stop it sooner: peerctl serve stop\n",
 				safe(p.StateDir), safe(logPath), defaultQuiet)
 			return conn, nil
 		}
@@ -110,7 +109,7 @@ var errForwardUnsent = errors.New("the request did not reach the service")
 // service died, Ctrl-C here) is an outcome_unknown refusal naming what to
 // look at (unanswered). A service that refused the connection (another
 // uid's) answers before it hangs up: that answer is returned.
-func (c *cli) ask(ctx context.Context, conn *net.UnixConn, req serve.Request) (serve.Answer, error) {
+func (c *factory) ask(ctx context.Context, conn *net.UnixConn, req serve.Request) (serve.Answer, error) {
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
@@ -174,8 +173,8 @@ func outboxUnavailable(err error) error { return serve.OutboxUnavailable(err) }
 // result without the service: notes on stderr, then the receipt (a kept
 // durable message's, with the outbox object), the outbox message, or the
 // refusal or error, with its exit code.
-func (c *cli) answered(a serve.Answer, asJSON, awaited bool) error {
-	c.passLines(a.Notes)
+func (c *factory) answered(a serve.Answer, asJSON, awaited bool) error {
+	passLines(c.io.errOut, a.Notes)
 	switch {
 	case a.Refusal != nil:
 		return a.Refusal.Err()
@@ -188,7 +187,7 @@ func (c *cli) answered(a serve.Answer, asJSON, awaited bool) error {
 	case a.Message != nil:
 		m := a.Message.OutboxMessage()
 		if asJSON {
-			return c.writeJSON(m)
+			return c.io.writeJSON(m)
 		}
 		c.printOutboxMessage(m)
 		return nil
@@ -206,7 +205,7 @@ func (c *cli) answered(a serve.Answer, asJSON, awaited bool) error {
 // outcome "stored" with the outbox object; one whose TTL was over before
 // it could be tried, "expired"; for a repeated key the first message as
 // it stands (app.DurableOutcome).
-func (c *cli) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
+func (c *factory) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 	out := sent.Receipt
 	out.Outbox = ref.OutboxRef()
 	if ref == nil {
@@ -214,22 +213,22 @@ func (c *cli) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 	}
 	out.Detail = string(ref.Reason)
 	if asJSON {
-		return c.writeJSON(out)
+		return c.io.writeJSON(out)
 	}
 	target := safe(outboxTarget(string(ref.Address), ref.Host))
 	switch {
 	case ref.Duplicate:
-		fmt.Fprintf(c.stdout, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
+		fmt.Fprintf(c.io.out, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
 			target, ref.State)
 	case out.Outcome == "stored":
-		fmt.Fprintf(c.stdout, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
+		fmt.Fprintf(c.io.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
 	default:
-		fmt.Fprintf(c.stdout, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
+		fmt.Fprintf(c.io.out, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
 	}
 	if out.Detail != "" {
-		fmt.Fprintf(c.stdout, "why: %s\n", safe(out.Detail))
+		fmt.Fprintf(c.io.out, "why: %s\n", safe(out.Detail))
 	}
-	fmt.Fprintf(c.stdout, "follow it: peerctl outbox show %d\n", ref.ID)
+	fmt.Fprintf(c.io.out, "follow it: peerctl outbox show %d\n", ref.ID)
 	return nil
 }
 
@@ -238,7 +237,7 @@ func (c *cli) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 // else its variable's, a relative path made absolute here and a program
 // found on this command's PATH; with hosts, $PEERCTL_HOST_TIMEOUT (a bad
 // one is a usage error) and $PEERCTL_SSH. No secret is among them.
-func (c *cli) settings(hosts bool) (wire.Settings, error) {
+func (c *factory) settings(hosts bool) (wire.Settings, error) {
 	set := wire.Settings{Flags: map[string]string{}}
 	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {

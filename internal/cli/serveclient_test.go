@@ -46,7 +46,7 @@ func dyingService(t *testing.T, stored *serve.Ref) *net.UnixConn {
 // said it stored it, else the address and the key (exact, escaped); never
 // that nothing was stored.
 func TestClientOfADyingServiceSaysOutcomeUnknown(t *testing.T) {
-	c := newCLI(strings.NewReader(""), nil, nil, func(string) string { return "" })
+	c := newFactory(strings.NewReader(""), nil, nil, func(string) string { return "" })
 	order := &wire.SendOrder{Query: wire.SendQuery{Address: "reviewer", Text: "hi"}, Durable: time.Hour, Key: "k\xff1"}
 	for _, tc := range []struct {
 		name   string

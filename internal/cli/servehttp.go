@@ -12,7 +12,7 @@ import (
 // webListing is the dashboard's listing: the command line's list, run in
 // the service as `list --all --json [--host DEST]` runs.
 type webListing struct {
-	c     *cli
+	c     *factory
 	extra []domain.Dest // serve's --host
 	// slots bounds the hosts listed at once, as list --hosts does (this
 	// machine takes none: it never waits for a host).
@@ -23,7 +23,7 @@ type webListing struct {
 // --host of serve, as `list --all --hosts` lists them.
 func (w webListing) machines(context.Context) []string {
 	dests := []domain.Dest{{}}
-	more, err := w.c.configuredHosts()
+	more, err := configuredHosts(w.c.getenv)
 	if err == nil {
 		if ds, err := parseHosts(more, true); err == nil {
 			dests = append(dests, ds...)

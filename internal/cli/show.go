@@ -1,17 +1,31 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-func (c *cli) showCmd() *cobra.Command {
-	var asJSON bool
+// showOptions are show's request and what it needs.
+type showOptions struct {
+	io   *iostreams
+	node func(domain.Dest) (app.Node, error)
+	// dest is the host, address the session there.
+	dest    domain.Dest
+	address string
+	json    bool
+}
+
+func newShowCmd(f *factory) *cobra.Command {
+	opts := &showOptions{io: f.io, node: f.node}
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
@@ -24,35 +38,40 @@ func (c *cli) showCmd() *cobra.Command {
   peerctl show --host dev-box proj-89`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dest, address, err := oneHost(hosts, args[0])
-			if err != nil {
+			var err error
+			if opts.dest, opts.address, err = oneHost(hosts, args[0]); err != nil {
 				return err
 			}
-			c.started()
-			c.jsonOut = asJSON
-			node, err := c.node(dest)
-			if err != nil {
-				return err
-			}
-			j, err := node.Show(cmd.Context(), address)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return c.writeJSON(j)
-			}
-			return c.printDetail(j)
+			f.started()
+			f.io.jsonOut = opts.json
+			return runShow(cmd.Context(), opts)
 		},
 	}
-	cmd.ValidArgsFunction = c.completeLiveSessions
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	cmd.ValidArgsFunction = completeLiveSessions(f.service)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
 
+// runShow shows one session, here or on a host.
+func runShow(ctx context.Context, opts *showOptions) error {
+	node, err := opts.node(opts.dest)
+	if err != nil {
+		return err
+	}
+	j, err := node.Show(ctx, opts.address)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return opts.io.writeJSON(j)
+	}
+	return printDetail(opts.io.out, j)
+}
+
 // printDetail prints one session for people, here or on a host.
-func (c *cli) printDetail(j wire.Show) error {
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+func printDetail(w io.Writer, j wire.Show) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v))) }
 	if j.Host != "" {
 		row("host", j.Host)

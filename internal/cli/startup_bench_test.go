@@ -26,7 +26,7 @@ func BenchmarkGraph(b *testing.B) {
 	b.Run("fx", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			c := newCLI(nil, io.Discard, io.Discard, getenv)
+			c := newFactory(nil, io.Discard, io.Discard, getenv)
 			if svc, err := c.service(options{}); err != nil || svc == nil {
 				b.Fatalf("service: %v", err)
 			}
@@ -35,7 +35,7 @@ func BenchmarkGraph(b *testing.B) {
 	b.Run("fx-read", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			c := newCLI(nil, io.Discard, io.Discard, getenv)
+			c := newFactory(nil, io.Discard, io.Discard, getenv)
 			if svc, err := c.service(options{readOnly: true}); err != nil || svc == nil {
 				b.Fatalf("service: %v", err)
 			}

@@ -147,7 +147,7 @@ func helpBound(path string) int {
 // is), gives 3 to 6 examples, and prints no exit-code table (that is
 // "peerctl help exit-codes", alone).
 func TestHelpFitsAScreen(t *testing.T) {
-	root := newCLI(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }).root()
+	root := newRootCmd(newFactory(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }))
 	var walk func(*cobra.Command)
 	seen := 0
 	walk = func(cmd *cobra.Command) {
@@ -210,7 +210,7 @@ func TestHelpPointsToDocsThatExist(t *testing.T) {
 			anchors[strings.ReplaceAll(h, " ", "-")] = true
 		}
 	}
-	root := newCLI(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }).root()
+	root := newRootCmd(newFactory(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }))
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		if _, anchor, ok := strings.Cut(cmd.Long, "docs/COMMANDS.md#"); ok {

@@ -31,7 +31,7 @@ type helloJSON struct {
 // (so the caller knows a peerctl of this output protocol started before it
 // hands anything over), and refuses to run for a caller of another
 // protocol: what it would print is not what the caller parses.
-func (c *cli) sayHello(cmd *cobra.Command) error {
+func (c *factory) sayHello(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed(helloFlag) {
 		return nil
 	}
@@ -39,7 +39,7 @@ func (c *cli) sayHello(cmd *cobra.Command) error {
 	if err := encodeJSON(&b, helloJSON{Hello: "peerctl", OutputProtocol: ports.RemoteProtocol, Version: c.version().Version}, "", true); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(c.stdout, b.String()); err != nil {
+	if _, err := io.WriteString(c.io.out, b.String()); err != nil {
 		return err
 	}
 	if c.hello != ports.RemoteProtocol {
@@ -68,12 +68,12 @@ var errCallerGone = errors.New("the calling peerctl is gone (its connection clos
 // (ports.RemoteCall.Stdin), so its end means the caller timed out, was
 // interrupted or killed, or its connection dropped, and nothing is left
 // running here on its behalf. Without --hello it does nothing.
-func (c *cli) followCaller() {
+func (c *factory) followCaller() {
 	if c.callerGone == nil {
 		return
 	}
 	go func() {
-		_, _ = io.Copy(io.Discard, c.stdin)
+		_, _ = io.Copy(io.Discard, c.io.in)
 		c.callerGone(errCallerGone)
 	}()
 }
@@ -104,7 +104,7 @@ type versionJSON struct {
 	OutputProtocol int `json:"outputProtocol"`
 }
 
-func (c *cli) version() versionJSON {
+func (c *factory) version() versionJSON {
 	v := versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(),
 		OutputProtocol: ports.RemoteProtocol}
 	bi, ok := c.buildInfo()
@@ -154,8 +154,15 @@ func (v versionJSON) short() string {
 	return v.Version + " (" + strings.Join(extra, ", ") + ")"
 }
 
-func (c *cli) versionCmd() *cobra.Command {
-	var asJSON bool
+// versionOptions are what version needs: the streams and this build.
+type versionOptions struct {
+	io      *iostreams
+	version func() versionJSON
+	json    bool
+}
+
+func newVersionCmd(f *factory) *cobra.Command {
+	opts := &versionOptions{io: f.io, version: f.version}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print peerctl's version and the commit it was built from",
@@ -165,24 +172,29 @@ func (c *cli) versionCmd() *cobra.Command {
   peerctl --version`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.started()
-			v := c.version()
-			if asJSON {
-				return c.writeJSON(v)
-			}
-			// modified says what --json does: false when nothing says the tree was modified.
-			revision, vtime, modified := v.Revision, v.Time, fmt.Sprint(v.Modified)
-			if revision == "" {
-				revision = "unknown (built without VCS information)"
-			}
-			if vtime == "" {
-				vtime = "unknown"
-			}
-			fmt.Fprintf(c.stdout, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %s\ngo:       %s %s/%s\n",
-				v.Version, v.Module, revision, vtime, modified, v.GoVersion, v.OS, v.Arch)
-			return nil
+			f.started()
+			return runVersion(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
 	return cmd
+}
+
+// runVersion prints this build's version and what it was built from.
+func runVersion(opts *versionOptions) error {
+	v := opts.version()
+	if opts.json {
+		return opts.io.writeJSON(v)
+	}
+	// modified says what --json does: false when nothing says the tree was modified.
+	revision, vtime, modified := v.Revision, v.Time, fmt.Sprint(v.Modified)
+	if revision == "" {
+		revision = "unknown (built without VCS information)"
+	}
+	if vtime == "" {
+		vtime = "unknown"
+	}
+	fmt.Fprintf(opts.io.out, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %s\ngo:       %s %s/%s\n",
+		v.Version, v.Module, revision, vtime, modified, v.GoVersion, v.OS, v.Arch)
+	return nil
 }

@@ -47,7 +47,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.OS, tt.want.Arch, tt.want.OutputProtocol = runtime.GOOS, runtime.GOARCH, ports.RemoteProtocol
-			fake := func(c *cli) {
+			fake := func(c *factory) {
 				c.buildInfo = func() (*debug.BuildInfo, bool) { return tt.info, tt.ok }
 				c.releaseVersion = tt.release
 			}
@@ -279,7 +279,7 @@ func TestVersionTextWithoutVCS(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			info := &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"}, Settings: tt.settings}
-			r := evRun(t, nil, func(c *cli) { c.buildInfo = func() (*debug.BuildInfo, bool) { return info, true } }, "version")
+			r := evRun(t, nil, func(c *factory) { c.buildInfo = func() (*debug.BuildInfo, bool) { return info, true } }, "version")
 			require.Equal(t, wire.ExitOK, r.code, r.stderr)
 			for _, w := range tt.want {
 				assert.Contains(t, r.stdout, w)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,8 +21,19 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-func (c *cli) watchCmd() *cobra.Command {
-	var asJSON bool
+// watchOptions are watch's request and what it needs: the streams, the
+// nodes of the hosts, and the outbox's changes.
+type watchOptions struct {
+	io    *iostreams
+	nodes func([]domain.Dest) ([]app.Node, error)
+	// outbox follows this machine's outbox until ctx ends (watchOutbox).
+	outbox func(ctx context.Context) <-chan ports.OutboxEvent
+	dests  []domain.Dest
+	json   bool
+}
+
+func newWatchCmd(f *factory) *cobra.Command {
+	opts := &watchOptions{io: f.io, nodes: f.nodes, outbox: func(ctx context.Context) <-chan ports.OutboxEvent { return watchOutbox(ctx, f.getenv) }}
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "watch",
@@ -35,15 +47,15 @@ func (c *cli) watchCmd() *cobra.Command {
   peerctl watch --host . --host dev-box --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dests, err := parseHosts(hosts, true)
-			if err != nil {
+			var err error
+			if opts.dests, err = parseHosts(hosts, true); err != nil {
 				return err
 			}
-			c.started()
-			return c.watchOn(cmd.Context(), dests, asJSON)
+			f.started()
+			return runWatch(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event and line")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object per event and line")
 	addHostFlag(cmd, &hosts, true)
 	return cmd
 }
@@ -56,7 +68,7 @@ type nodeItem struct {
 	err  error // on a node's end: why its watch ended (nil: ctx ended)
 }
 
-// watchOn watches dests (this machine alone when none) through their
+// runWatch watches opts.dests (this machine alone when none) through their
 // nodes (Node.Watch), all at once, printing their events as they come,
 // with the outbox's when this machine is watched, in one printer
 // (printEvent; a host column when hosts were named). This machine alone:
@@ -64,12 +76,13 @@ type nodeItem struct {
 // any more), exit 0 on a signal or when stdout's reader goes. Over hosts,
 // a node whose watch ends is a "lost" event, then the whole watch ends:
 // exit 10 (host_unreachable), never silence.
-func (c *cli) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) error {
+func runWatch(ctx context.Context, opts *watchOptions) error {
+	dests, ios, asJSON := opts.dests, opts.io, opts.json
 	withHost := len(dests) > 0
 	if !withHost {
 		dests = []domain.Dest{{}}
 	}
-	nodes, err := c.nodes(dests)
+	nodes, err := opts.nodes(dests)
 	if err != nil {
 		return err
 	}
@@ -92,7 +105,7 @@ func (c *cli) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) err
 		host := n.Host()
 		local = local || host.IsLocal()
 		wg.Go(func() {
-			err := n.Watch(ctx, func(ev wire.Event) bool { return send(nodeItem{ev: ev}) }, func(note string) { c.printWatchNote(host, note) })
+			err := n.Watch(ctx, func(ev wire.Event) bool { return send(nodeItem{ev: ev}) }, func(note string) { printWatchNote(ios.errOut, host, note) })
 			send(nodeItem{end: true, host: host, err: err})
 		})
 	}
@@ -100,9 +113,9 @@ func (c *cli) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) err
 	if local {
 		octx, stopOutbox := context.WithCancel(ctx)
 		defer stopOutbox()
-		outboxEvents = c.watchOutbox(octx)
+		outboxEvents = opts.outbox(octx)
 	}
-	gone, stopOut := c.streamOut()
+	gone, stopOut := ios.streamOut()
 	defer stopOut()
 	for {
 		select {
@@ -115,12 +128,12 @@ func (c *cli) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) err
 				outboxEvents = nil
 				continue
 			}
-			if err := c.printOutboxEvent(e, asJSON); err != nil {
+			if err := printOutboxEvent(ios, e, asJSON); err != nil {
 				return writeErr(err)
 			}
 		case it := <-items:
 			if !it.end {
-				if err := c.printEvent(it.ev, asJSON, withHost); err != nil {
+				if err := printEvent(ios, it.ev, asJSON, withHost); err != nil {
 					return writeErr(err)
 				}
 				continue
@@ -129,7 +142,7 @@ func (c *cli) watchOn(ctx context.Context, dests []domain.Dest, asJSON bool) err
 				return it.err
 			}
 			lost, err := lostEvent(it.host, it.err)
-			if perr := c.printEvent(lost, asJSON, withHost); perr != nil {
+			if perr := printEvent(ios, lost, asJSON, withHost); perr != nil {
 				return writeErr(perr)
 			}
 			return err
@@ -152,31 +165,31 @@ func lostEvent(host domain.Dest, err error) (wire.Event, error) {
 
 // printWatchNote prints a node's note on stderr, escaped: "peerctl: note:
 // NOTE" for this machine's, "peerctl: DEST: NOTE" for a host's.
-func (c *cli) printWatchNote(host domain.Dest, note string) {
+func printWatchNote(w io.Writer, host domain.Dest, note string) {
 	if host.IsLocal() {
-		fmt.Fprintf(c.stderr, "peerctl: note: %s\n", safe(note))
+		fmt.Fprintf(w, "peerctl: note: %s\n", safe(note))
 		return
 	}
-	fmt.Fprintf(c.stderr, "peerctl: %s: %s\n", host, safe(clipText(note, 2000)))
+	fmt.Fprintf(w, "peerctl: %s: %s\n", host, safe(clipText(note, 2000)))
 }
 
 // printOutboxEvent prints one change of the outbox as watch does.
-func (c *cli) printOutboxEvent(e ports.OutboxEvent, asJSON bool) error {
+func printOutboxEvent(ios *iostreams, e ports.OutboxEvent, asJSON bool) error {
 	if asJSON {
 		j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason}
-		return c.writeJSONLine(j)
+		return ios.writeJSONLine(j)
 	}
-	_, err := fmt.Fprintln(c.stdout, outboxLine(e))
+	_, err := fmt.Fprintln(ios.out, outboxLine(e))
 	return err
 }
 
 // printEvent prints one event: its document as watch --json prints it, or
 // a line for people (eventText).
-func (c *cli) printEvent(ev wire.Event, asJSON, withHost bool) error {
+func printEvent(ios *iostreams, ev wire.Event, asJSON, withHost bool) error {
 	if asJSON {
-		return c.writeJSONLine(ev)
+		return ios.writeJSONLine(ev)
 	}
-	_, err := fmt.Fprintln(c.stdout, eventText(ev, withHost))
+	_, err := fmt.Fprintln(ios.out, eventText(ev, withHost))
 	return err
 }
 
@@ -185,10 +198,10 @@ func (c *cli) printEvent(ev wire.Event, asJSON, withHost bool) error {
 // instead of killing peerctl by SIGPIPE (Go raises it for fd 1 and 2
 // unless SIGPIPE is notified), and gone is closed once the reader has gone
 // (readerGone). stop undoes both.
-func (c *cli) streamOut() (gone <-chan struct{}, stop func()) {
+func (s *iostreams) streamOut() (gone <-chan struct{}, stop func()) {
 	sigpipe := make(chan os.Signal, 1)
 	signal.Notify(sigpipe, syscall.SIGPIPE)
-	gone, stopGone := readerGone(c.stdout)
+	gone, stopGone := readerGone(s.out)
 	return gone, func() { stopGone(); signal.Stop(sigpipe) }
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
 
@@ -28,17 +28,17 @@ type watchOutboxJSON struct {
 // watchOutbox follows the outbox's history (read-only) from now on and
 // sends every change on the channel until ctx ends; an outbox that does
 // not exist yet is waited for (then followed from its first change). It
-// reads nothing when the state folder cannot be named.
-func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
+// reads nothing when the state folder (found with getenv) cannot be named.
+func watchOutbox(ctx context.Context, getenv func(string) string) <-chan ports.OutboxEvent {
 	out := make(chan ports.OutboxEvent, 64)
-	p, err := serve.PathsFor(c.getenv)
+	p, err := serve.PathsFor(getenv)
 	if err != nil {
 		close(out)
 		return out
 	}
 	go func() {
 		defer close(out)
-		var st *outbox.Store
+		var st ports.Outbox
 		defer func() {
 			if st != nil {
 				_ = st.Close()
@@ -49,7 +49,7 @@ func (c *cli) watchOutbox(ctx context.Context) <-chan ports.OutboxEvent {
 		defer t.Stop()
 		for {
 			if st == nil {
-				if s, err := outbox.OpenReadOnly(ctx, p.DB); err == nil {
+				if s, err := wiring.OpenOutboxReadOnly(ctx, p.DB); err == nil {
 					st = s
 					if first {
 						after, _ = st.LastEvent(ctx)

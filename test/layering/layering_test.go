@@ -174,6 +174,19 @@ func TestAppImportsNoAdapter(t *testing.T) {
 	}
 }
 
+// TestTheCommandLineBuildsNoAdapter: internal/cli asks internal/wiring,
+// the composition root, for every adapter it uses and names none itself
+// (the "the composition root builds every adapter").
+func TestTheCommandLineBuildsNoAdapter(t *testing.T) {
+	for pkg, imps := range imports(t, module+"/internal/cli/...") {
+		for _, imp := range imps {
+			rel, mine := ours(imp)
+			assert.False(t, mine && strings.HasPrefix(rel, "adapters/"),
+				"%s imports %s: the command line asks internal/wiring for its adapters", pkg, imp)
+		}
+	}
+}
+
 // TestTheCompositionRootHoldsEveryHarnessPlugin: every adapter package
 // that exports a harness plug-in (a package-level Plugin) is in
 // internal/wiring's list, so a harness is added there with one line and never

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// factory is what every command is built from (gh's cmdutil.Factory):
+// the invocation's streams, this process as doctor, whoami and version
+// describe it, the global flags, and the dependencies, each built lazily
+// by internal/wiring when a command first asks (graph, nodes, remote). A
+// command takes from it what it needs into its options; nothing else.
+type factory struct {
+	io     *iostreams
+	getenv func(string) string
+	// environ, pid, uid and buildInfo describe this process (doctor, whoami,
+	// version); tests replace them.
+	environ    func() []string
+	executable func() (string, error)
+	pid        int
+	uid        int
+	buildInfo  func() (*debug.BuildInfo, bool)
+	// releaseVersion is the package's releaseVersion (version.go); a field
+	// so tests can set it.
+	releaseVersion string
+
+	// flags holds the harness plug-ins' flag values by name.
+	flags harnessFlagValues
+	// debugFlag is --debug's value; debug what it (or $PEERCTL_DEBUG) asks for.
+	debugFlag string
+	debug     debugOn
+	// ran is set once a command's RunE starts; errors before that are usage errors.
+	ran bool
+	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
+	// binary, which runs peerctl-mcp for it (mcpprogram.go).
+	serveMCP MCPServer
+	// hello is --hello's value: the output protocol of the peerctl that
+	// runs this one over ssh (sayHello).
+	hello int
+	// callerGone ends the command run over ssh when its caller is gone
+	// (followCaller); nil without --hello.
+	callerGone context.CancelCauseFunc
+	// stdinBytes is send --stdin-bytes (-1: not given).
+	stdinBytes int
+	// hostBook gives each --host's settings: the hosts file (nil: the
+	// defaults); remoteCh is the channel to other machines once built
+	// (remote), under remoteMu.
+	hostBook ports.HostBook
+	remoteCh ports.Remote
+	remoteMu sync.Mutex
+	// sharingOnce says why ssh connections are not shared, once a run.
+	sharingOnce sync.Once
+	// args are the command line as given (after the program name), for
+	// checks cobra's parsed flags cannot make (see bareWaitDuration).
+	args []string
+	// relayName and relayTimeout are relay's --name and --timeout, for
+	// its durable requests (relayDurable).
+	relayName    string
+	relayTimeout time.Duration
+	// entrance is the trust policy's entrance of this command's sends:
+	// mcp, relay; the zero value, the command line (sending).
+	entrance domain.Entrance
+}
+
+func newFactory(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *factory {
+	return &factory{io: newIOStreams(stdin, stdout, stderr, getenv), getenv: getenv, flags: harnessFlagValues{},
+		stdinBytes: -1, environ: os.Environ, executable: os.Executable, hostBook: wiring.NewHostBook(getenv), pid: os.Getpid(), uid: os.Geteuid(), buildInfo: debug.ReadBuildInfo, releaseVersion: releaseVersion}
+}
+
+// options are per-command settings that shape the graph.
+type options struct {
+	transport string
+	timeout   time.Duration
+	// receiptWindow is how long a transport waits for the session's
+	// receipt (--confirm-timeout; negative with --no-confirm).
+	receiptWindow time.Duration
+	// readOnly builds wiring.ReadModule (the registries and liveness only):
+	// for the commands that never deliver, confirm or watch.
+	readOnly bool
+	// quiet: the config dir's warnings were already printed (a second graph).
+	quiet bool
+	// from is the sender's display name (send --from).
+	from string
+	// only names the harnesses whose registries are read (list
+	// --harness; nil: every one).
+	only []domain.Harness
+}
+
+// service builds the fx graph once and returns the Service. Warnings about
+// the harnesses' settings go to stderr. extra are further fx.Populate
+// targets (e.g. a *courierexec.Transport).
+func (c *factory) service(opts options, extra ...any) (*app.Service, error) {
+	var svc *app.Service
+	if _, err := c.graph(opts, append([]any{&svc}, extra...)...); err != nil {
+		return nil, err
+	}
+	return svc, nil
+}
+
+// started marks that a command began running (later errors are not usage errors).
+func (c *factory) started() { c.ran = true }

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"io"
+
+	"github.com/itchyny/gojq"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// iostreams are one invocation's standard streams and how its output is
+// shaped (gh's IOStreams): whether a stream is a terminal and gets colour,
+// and --json, --jq and -o as the command was given them. Commands print
+// through it, never through the factory.
+type iostreams struct {
+	in          io.Reader
+	out, errOut io.Writer
+	// getenv reads $NO_COLOR and $TERM (colourOn).
+	getenv func(string) string
+	// terminal reports whether a stream (an *os.File) is a terminal
+	// (colourOn); tests replace it.
+	terminal func(any) bool
+	// jsonOut is set by commands with --json so refusals print as JSON too.
+	jsonOut bool
+	// jqExpr is --jq's value; jq the expression compiled (nil without
+	// --jq): what writeJSON prints instead of the document (jq.go).
+	jqExpr string
+	jq     *gojq.Code
+	// outputFormat is the hidden --output (-o): "json" is --json.
+	outputFormat string
+}
+
+// newIOStreams are the streams given, terminal detection on *os.File.
+func newIOStreams(in io.Reader, out, errOut io.Writer, getenv func(string) string) *iostreams {
+	return &iostreams{in: in, out: out, errOut: errOut, getenv: getenv, terminal: isTerminalFile}
+}
+
+// writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
+// two-space indent, <, > and & not escaped, characters that are not
+// printable escaped; see encodeJSON), or with --jq what the expression
+// makes of it (writeJQ).
+func (s *iostreams) writeJSON(v any) error {
+	if s.jq != nil {
+		return writeJQ(s.out, s.jq, v)
+	}
+	return encodeJSON(s.out, v, "  ", false)
+}
+
+// writeJSONLine prints v as one JSON line (watch --json), or with --jq
+// what the expression makes of it.
+func (s *iostreams) writeJSONLine(v any) error {
+	if s.jq != nil {
+		return writeJQ(s.out, s.jq, v)
+	}
+	return encodeJSON(s.out, v, "", false)
+}
+
+// printRefusalJSON prints r as docs/OUTPUT.md's refusal document.
+func (s *iostreams) printRefusalJSON(r *domain.Refusal) {
+	_ = s.writeJSON(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: wire.ExitCode(r.Reason), Candidates: r.Candidates,
+		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
+}
+
+// colourOn says whether w gets colour: w is a terminal (terminal), and
+// neither $NO_COLOR is set (https://no-color.org: to anything) nor $TERM
+// is "dumb". A pipe, a file or a buffer never gets any.
+func (s *iostreams) colourOn(w io.Writer) bool {
+	return s.getenv("NO_COLOR") == "" && s.getenv("TERM") != "dumb" && s.terminal(w)
+}
+
+// stdinTerminal reports whether stdin is a terminal.
+func (s *iostreams) stdinTerminal() bool { return isTerminalFile(s.in) }

@@ -1,0 +1,247 @@
+package wiring
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/peerctl/peerctl/adapters/hostsfile"
+	"github.com/peerctl/peerctl/adapters/natsbus"
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/adapters/procgroup"
+	"github.com/peerctl/peerctl/adapters/servesock"
+	"github.com/peerctl/peerctl/adapters/sshhost"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// The adapters the command line uses outside the fx graph: the hosts
+// file, the ssh channel and its nodes, the outbox read by list and
+// watch, the fleet's bus, the service's folders and a bounded child
+// process. internal/cli names none of them: it asks for them here.
+
+// HostSchema is the hosts file's settings: the harness plug-ins' flags.
+var HostSchema = hostsfile.NewSchema(Plugins().Flags())
+
+// Host is one host of the hosts file (adapters/hostsfile): its
+// destination, its peerctl ("" for the one on its PATH) and its settings
+// by HostSchema key.
+type Host = hostsfile.Host
+
+// HostKeyPeerctl is the hosts file's key of a host's peerctl.
+const HostKeyPeerctl = hostsfile.KeyPeerctl
+
+// NewHostBook gives each --host's settings from the hosts file, found
+// with getenv ($XDG_CONFIG_HOME).
+func NewHostBook(getenv func(string) string) ports.HostBook {
+	return hostsfile.NewBook(getenv, HostSchema)
+}
+
+// LoadHosts reads the hosts file; path is where it is (a file that does
+// not exist is no hosts). A malformed file is an error naming its line.
+func LoadHosts(getenv func(string) string) (hosts []Host, path string, err error) {
+	if path, err = hostsfile.Path(getenv); err != nil {
+		return nil, "", err
+	}
+	hosts, err = HostSchema.Load(path)
+	return hosts, path, err
+}
+
+// SaveHosts writes hosts to the hosts file at path.
+func SaveHosts(path string, hosts []Host) error { return HostSchema.Save(path, hosts) }
+
+// SSHOptions configure the channel to other machines (adapters/sshhost).
+type SSHOptions = sshhost.Options
+
+// SSHSharesConnections is whether this system's ssh channel can share a
+// connection between calls (ssh ControlMaster: not on Windows).
+const SSHSharesConnections = sshhost.SharesConnections
+
+// SSHChannel is the channel to other machines over the system ssh: a
+// ports.Remote, and ports.HostExec for hosts install.
+type SSHChannel interface {
+	ports.Remote
+	ports.HostExec
+	// SharingOff says why calls do not share one connection ("": they do).
+	SharingOff() string
+}
+
+// NewSSHChannel is the channel to other machines ($PEERCTL_SSH, else
+// ssh); an error is a bad $PEERCTL_SSH.
+func NewSSHChannel(o SSHOptions) (SSHChannel, error) {
+	ch, err := sshhost.New(o)
+	if err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// NewHostNode is dest's node over remote: its peerctl, each call bounded
+// by timeout.
+func NewHostNode(remote ports.Remote, dest domain.Dest, timeout time.Duration) app.Node {
+	return sshhost.NewNode(remote, dest, timeout)
+}
+
+// OutboxFileName is the outbox's file in the state folder.
+const OutboxFileName = outbox.FileName
+
+// OutboxReader is the outbox as its readers use it: ports.Outbox, and
+// how many messages are in each state (serve status).
+type OutboxReader interface {
+	ports.Outbox
+	Counts(ctx context.Context) (map[domain.OutboxState]int, error)
+}
+
+// OpenOutboxReadOnly opens the outbox at path for reading (adapters/outbox):
+// an error wrapping fs.ErrNotExist when there is none yet.
+func OpenOutboxReadOnly(ctx context.Context, path string) (OutboxReader, error) {
+	st, err := outbox.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// PrivateDir makes sure dir is a folder of this user's alone (created
+// 0700, tightened, or refused: another owner, a symlink).
+func PrivateDir(dir string) error { return servesock.PrivateDir(dir) }
+
+// PrivateFile makes sure the file at path, if any, is this user's alone.
+func PrivateFile(path string) error { return servesock.PrivateFile(path) }
+
+// RealPath is path with its symbolic links resolved, as far as they can be.
+func RealPath(path string) string { return servesock.RealPath(path) }
+
+// RunBounded runs cmd in a process group of its own until it ends or ctx
+// does (then the whole group is ended) and returns its stdout, of which
+// at most max bytes are kept.
+func RunBounded(ctx context.Context, cmd *exec.Cmd, max int) ([]byte, error) {
+	out := &procgroup.Output{Max: max}
+	cmd.Stdout = out
+	if err := procgroup.Run(ctx, cmd); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// BusSettings say how to reach the fleet's NATS bus (adapters/natsbus).
+type BusSettings = natsbus.Settings
+
+// CheckBusURLs refuses a bad comma-separated list of NATS servers.
+func CheckBusURLs(urls string) error {
+	_, err := natsbus.SplitURLs(urls)
+	return err
+}
+
+// CheckNodeName refuses a name that cannot be a node's on the bus.
+func CheckNodeName(name string) error {
+	_, err := natsbus.ParseNode(name)
+	return err
+}
+
+// FleetListing is every node's presence on the bus, only's harnesses'
+// sessions (all when none), as one node's listing: a bus that does not
+// answer is host_unreachable.
+func FleetListing(ctx context.Context, settings BusSettings, only []domain.Harness) app.NodeListing {
+	bus, err := natsbus.Connect(settings, false)
+	if err != nil { // it names the servers
+		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus: %s", wire.Safe(err.Error()))}
+	}
+	defer bus.Close()
+	l, err := bus.Fleet(ctx)
+	if err != nil {
+		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(settings.URLs), wire.Safe(err.Error()))}
+	}
+	l.Sessions = slices.DeleteFunc(l.Sessions, func(s wire.Session) bool {
+		return len(only) > 0 && !slices.ContainsFunc(only, func(h domain.Harness) bool { return h.String() == s.Harness })
+	})
+	return app.NodeListing{Listing: l}
+}
+
+// Presence is how a service joins the fleet's bus (JoinFleet).
+type Presence struct {
+	Settings BusSettings
+	// Node is the service's unique name on the bus; StateDir its state
+	// folder (with the host name, who owns the name).
+	Node, StateDir string
+	// Version is this build's, published beside the sessions.
+	Version string
+	// Local is this machine's node, whose live sessions are published.
+	Local app.Node
+	// Logf hears what the presence does, a line at a time.
+	Logf func(format string, args ...any)
+}
+
+// JoinFleet joins the bus as p.Node, under its name (refused when another
+// live service holds it), and keeps its presence until life ends
+// (app.Present); wait waits for it to have left. A bus that does not
+// answer yet is joined when it answers.
+func JoinFleet(life context.Context, p Presence) (wait func(), err error) {
+	settings := p.Settings
+	settings.Name = "peerctl serve " + p.Node
+	bus, err := natsbus.Connect(settings, true)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	owner := sha256.Sum256([]byte(host + "\x00" + p.StateDir))
+	me := natsbus.Member{Node: p.Node, Owner: hex.EncodeToString(owner[:16]), Host: host, PID: os.Getpid(), Version: p.Version}
+	logf := p.Logf
+	// A bus that answers decides the name now: a taken one ends the
+	// service before it serves. One that does not answer yet keeps no
+	// service from its outbox: it joins when the bus answers.
+	var pr *natsbus.Presence
+	if bus.Connected() {
+		if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) || errors.Is(err, natsbus.ErrBadNode) {
+			bus.Close()
+			return nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
+		}
+	}
+	if pr == nil {
+		why := "no server answers"
+		if err != nil {
+			why = err.Error()
+		}
+		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(settings.URLs), wire.Safe(why), p.Node)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer bus.Close()
+		for pr == nil {
+			select {
+			case <-life.Done():
+				return
+			case <-time.After(natsbus.Refresh):
+			}
+			var err error
+			if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) {
+				logf("presence stopped: %s", wire.Safe(err.Error()))
+				return
+			}
+		}
+		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(settings.URLs),
+			natsbus.PresenceBucket, natsbus.Refresh, natsbus.TTL)
+		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
+			logf("%s", wire.Safe(line))
+		})
+		if err != nil {
+			logf("presence stopped: %s", wire.Safe(err.Error()))
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), natsbus.Refresh)
+		defer cancel()
+		if err := pr.Leave(ctx); err != nil {
+			logf("leaving the fleet: %s (the node drops out %s after its last refresh)", wire.Safe(err.Error()), natsbus.TTL)
+		}
+	})
+	return wg.Wait, nil
+}
