@@ -191,9 +191,11 @@ func DurableOutcome(m ports.OutboxMessage) string {
 // hand-over gives delivered (held when the harness holds it, taken_up
 // when the transcript showed it taken up) with the receipt; a hand-over
 // of unknown outcome gives outcome_unknown; any other refusal refused.
-// It returns the message as it now stands, the send's result, and the
-// send's error (a *domain.Refusal) or, when the change could not be
-// recorded, the store's.
+// A ctx that ends during the attempt (its client hung up, SIGTERM) cuts
+// the send short, never the record of what it did: a send interrupted
+// before anything was sent is stored again. It returns the message as it
+// now stands, the send's result, and the send's error (a *domain.Refusal)
+// or, when the change could not be recorded, the store's.
 func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessage, req SendRequest) (ports.OutboxMessage, SendResult, error) {
 	req.Address, req.Text = m.Address, m.Text
 	if gone, err := o.expire(ctx, &m); gone || err != nil {
@@ -235,6 +237,12 @@ func (o *Outbox) AttemptElsewhere(ctx context.Context, m ports.OutboxMessage, re
 	return o.handOver(ctx, m, ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true}, req, SendResult{}, send)
 }
 
+// recording is ctx for a change that records what an attempt did: not
+// cancelled with ctx (a client that hung up, a service stopping on
+// SIGTERM), so that what happened is kept, not left delivering with its
+// outcome lost and answered as a failure of the outbox.
+func recording(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // expire moves *m, when its TTL has passed, to expired with its last
 // reason; gone reports that it did.
 func (o *Outbox) expire(ctx context.Context, m *ports.OutboxMessage) (gone bool, err error) {
@@ -246,7 +254,7 @@ func (o *Outbox) expire(ctx context.Context, m *ports.OutboxMessage) (gone bool,
 	if m.Reason != "" {
 		why += "; last: " + m.Reason
 	}
-	*m, err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxExpired, Reason: why, At: now})
+	*m, err = o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxExpired, Reason: why, At: now})
 	return true, err
 }
 
@@ -255,7 +263,8 @@ func (o *Outbox) expire(ctx context.Context, m *ports.OutboxMessage) (gone bool,
 // end), then taken up or replied (afterHanded); a send that handed
 // nothing over is notHanded. base is the result so far (the target).
 func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change ports.OutboxChange, req SendRequest, base SendResult, send SendFunc) (ports.OutboxMessage, SendResult, error) {
-	m, err := o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, change)
+	rec := recording(ctx)
+	m, err := o.store.Move(rec, m.ID, []domain.OutboxState{domain.OutboxStored}, change)
 	if err != nil {
 		return m, base, err
 	}
@@ -267,7 +276,7 @@ func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change por
 		ok  bool
 	}
 	req.Handed = func(r SendResult) {
-		early.m, early.err = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, o.handedChange(r, nil))
+		early.m, early.err = o.store.Move(rec, m.ID, []domain.OutboxState{domain.OutboxDelivering}, o.handedChange(r, nil))
 		early.ok = early.err == nil
 	}
 	res, err := send(ctx, req)
@@ -281,13 +290,13 @@ func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change por
 			return o.notHanded(ctx, m, res, err)
 		}
 		var serr error
-		if m, serr = o.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, o.handedChange(res, err)); serr != nil {
+		if m, serr = o.store.Move(rec, m.ID, []domain.OutboxState{domain.OutboxDelivering}, o.handedChange(res, err)); serr != nil {
 			return m, res, serr
 		}
 	} else {
 		m = early.m
 	}
-	m, serr := o.afterHanded(ctx, m, req, res, err)
+	m, serr := o.afterHanded(rec, m, req, res, err)
 	if serr != nil {
 		return m, res, serr
 	}
@@ -386,6 +395,7 @@ func clip(s string, n int) string {
 // before any transport ran or one saying nothing was sent): stored again
 // with backoff when it may pass, refused otherwise.
 func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendResult, err error) (ports.OutboxMessage, SendResult, error) {
+	ctx = recording(ctx)
 	now := o.now()
 	from := []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}
 	r, ok := domain.AsRefusal(err)

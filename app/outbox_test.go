@@ -740,3 +740,51 @@ func TestOutboxNeverSendsToAnIDPrefix(t *testing.T) {
 		assert.Zero(t, w.tr.sent("meant for another"))
 	})
 }
+
+// An attempt whose context ends while it runs (the client hangs up, the
+// service is stopped with SIGTERM) still records what came of it: a
+// hand-over is delivered, a send that handed nothing over is stored again,
+// one interrupted before it began too; none is left delivering with its
+// outcome lost.
+func TestOutboxAttemptCutShortStillRecordsWhatHappened(t *testing.T) {
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	for _, tc := range []struct {
+		name  string
+		res   app.SendResult
+		err   error
+		state domain.OutboxState
+	}{
+		{"handed over", app.SendResult{Receipt: domain.Receipt{Outcome: "queued", Transport: "courier", MsgID: "msg-7"}}, nil, domain.OutboxDelivered},
+		{"nothing handed over", app.SendResult{}, domain.Refuse(domain.ReasonDeliveryFailed, "interrupted before anything was sent"), domain.OutboxStored},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
+			require.NoError(t, err)
+			m, _, err = w.ob.AttemptElsewhere(ctx, m, app.SendRequest{}, func(context.Context, app.SendRequest) (app.SendResult, error) {
+				cancel()
+				return tc.res, tc.err
+			})
+			assert.ErrorIs(t, err, tc.err)
+			assert.Equal(t, tc.state, m.State)
+			got, _ := w.state(t, m.ID)
+			assert.Equal(t, tc.state, got.State)
+		})
+	}
+	t.Run("interrupted before it began", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		m := w.submit(t, "", "reviewer", "never begun")
+		cancel()
+		m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+		r, ok := domain.AsRefusal(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, domain.ReasonDeliveryFailed, r.Reason)
+		assert.Equal(t, domain.OutboxStored, m.State)
+		got, _ := w.state(t, m.ID)
+		assert.Equal(t, domain.OutboxStored, got.State)
+		assert.Contains(t, got.Reason, "interrupted before anything was sent")
+		assert.Zero(t, w.tr.sent("never begun"))
+	})
+}

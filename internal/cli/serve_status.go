@@ -107,7 +107,7 @@ func (c *factory) serveStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show the service of this state folder: pid, folders, uptime, messages, warm couriers",
 		Long: helpLong("Show whether peerctl serve runs for this state folder and how it stands: pid, version, state folder, "+
-			"socket, outbox, uptime, idle exit, messages by state, warm couriers", "serve-status") + `
+			"socket, outbox, uptime, idle exit, retention, messages by state, warm couriers", "serve-status") + `
 
 It starts nothing. Exit 0 when the service runs, 3 when none runs for this state folder (the
 messages its outbox holds are still counted), 1 when it cannot be asked.`,
@@ -180,6 +180,11 @@ func (c *factory) printServeStatus(st *serve.Status) {
 			idle = fmt.Sprintf("after %s with no request and nothing to deliver", time.Duration(st.IdleExitSeconds)*time.Second)
 		}
 		row("idle exit", idle)
+		keep := "never: every finished message is kept (--retention=0)"
+		if st.RetentionSeconds > 0 {
+			keep = fmt.Sprintf("a finished message is deleted %s after its last change", time.Duration(st.RetentionSeconds)*time.Second)
+		}
+		row("retention", keep)
 	}
 	outbox := safe(st.Outbox)
 	if st.OutboxError != "" {

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -73,6 +75,36 @@ func TestDurableSendRepeatedKeyOfARefusedMessage(t *testing.T) {
 	assert.Equal(t, domain.ReasonKeyConflict, r.Reason)
 	assert.Equal(t, wire.ExitKeyConflict, wire.ExitCode(r.Reason))
 	all, err := st.List(ctx, ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Len(t, all, 1)
+}
+
+// movesFail is an outbox that stores, and then cannot record a change.
+type movesFail struct{ ports.Outbox }
+
+func (movesFail) Move(context.Context, int64, []domain.OutboxState, ports.OutboxChange) (ports.OutboxMessage, error) {
+	return ports.OutboxMessage{}, errors.New("disk I/O error")
+}
+
+// A durable send whose message was stored, and whose attempt could then
+// not be recorded, never answers "nothing was stored": it names the
+// message and how to look (before, outbox_unavailable said nothing was
+// stored, and the message was delivered later).
+func TestDurableSendStoredThenUnrecordedNamesTheMessage(t *testing.T) {
+	s, st, set := answering(t)
+	s.ob = app.NewOutbox(movesFail{st}, nil)
+	var told *Ref
+	a := s.send(t.Context(), wire.SendOrder{Query: wire.SendQuery{Address: "reviewer", Text: "kept", Timeout: time.Second},
+		Durable: time.Hour, Settings: set}, func(r Ref) { told = &r })
+	require.NotNil(t, told, "the client heard it was stored")
+	require.NotNil(t, a.Refusal, "%+v", a)
+	r, ok := domain.AsRefusal(a.Refusal.Err())
+	require.True(t, ok)
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
+	assert.Contains(t, r.Detail, "disk I/O error")
+	assert.Contains(t, r.Detail, fmt.Sprintf("peerctl outbox show %d", told.ID))
+	assert.NotContains(t, r.Detail, "nothing was stored")
+	all, err := st.List(t.Context(), ports.OutboxFilter{})
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
 }

@@ -319,6 +319,9 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		if _, ok := domain.AsRefusal(err); ok {
 			return noted(failed(err))
 		}
+		if ctx.Err() != nil { // the service stops (SIGTERM), or the client hung up
+			err = fmt.Errorf("the request ended before its message was stored (%v)", context.Cause(ctx))
+		}
 		return noted(failed(OutboxUnavailable(err)))
 	}
 	if !created {
@@ -337,9 +340,10 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		m.Reason = "waits behind " + n + " to the same address, delivered in order"
 		return noted(kept(m, app.SendResult{}, false))
 	}
+	id := m.ID
 	m, res, err := w.attempt(ctx, m)
 	if m.ID == 0 {
-		return noted(failed(OutboxUnavailable(err)))
+		return noted(failed(unrecorded(id, err)))
 	}
 	if m.State == domain.OutboxStored && w.stored != nil {
 		w.stored(ctx)
@@ -349,7 +353,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		return noted(kept(m, res, false))
 	case m.State.Handed():
 		if err != nil && !errors.As(err, new(*domain.Refusal)) {
-			return noted(failed(OutboxUnavailable(err)))
+			return noted(failed(unrecorded(id, err)))
 		}
 		sent, err := w.handed(res, err)
 		if err != nil {
@@ -362,6 +366,14 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	notes = append(notes, fmt.Sprintf("peerctl: outbox: message %d is %s", m.ID, m.State))
 	return noted(failed(err))
+}
+
+// unrecorded is the refusal of durable message id, stored, whose attempt
+// could not be recorded (err, the outbox's): outcome_unknown, naming the
+// message to look at, never "nothing was stored".
+func unrecorded(id int64, err error) error {
+	return domain.Refuse(domain.ReasonOutcomeUnknown, "message %d is in the outbox, and what its attempt did could not be recorded (%v): it may have been delivered; look before sending again: peerctl outbox show %d",
+		id, err, id)
 }
 
 // refOf is m as a receipt's outbox object (dup: a repeated key's).

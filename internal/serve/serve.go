@@ -166,7 +166,7 @@ func Run(ctx context.Context, o Options) error {
 		s.storeErr = err
 		fmt.Fprintf(o.Log, "peerctl serve: durable sends are refused: %s\n", wire.Safe(err.Error()))
 	} else {
-		s.store, s.ob = st, app.NewOutbox(st, nil).WithRetention(o.Retention)
+		s.store, s.ob = st, app.NewOutbox(faulty(life, st, o.Log), nil).WithRetention(o.Retention)
 		defer func() { _ = st.Close() }()
 	}
 	defer s.closeWarm()

@@ -36,6 +36,10 @@ type Status struct {
 	// IdleExitSeconds is its --idle-exit in seconds (0: it never ends on
 	// its own).
 	IdleExitSeconds int64 `json:"idleExitSeconds"`
+	// RetentionSeconds is its --retention in seconds: how long a finished
+	// message is kept after its last change before it is pruned (0: every
+	// one is kept; 0 too when none runs).
+	RetentionSeconds int64 `json:"retentionSeconds"`
 	// Messages counts the outbox's messages by state: every state word,
 	// 0 for none.
 	Messages map[string]int `json:"messages"`
@@ -60,7 +64,7 @@ func (s *Server) status() *Status {
 	p := s.o.Paths
 	st := &Status{Running: true, PID: os.Getpid(), Version: s.o.Build, StateDir: p.StateDir, Socket: p.Socket,
 		Outbox: p.DB, StartedAt: s.started.UTC().Format(time.RFC3339), UptimeSeconds: int64(now.Sub(s.started).Seconds()),
-		IdleExitSeconds: int64(s.o.IdleExit.Seconds()), Messages: MessageCounts(nil)}
+		IdleExitSeconds: int64(s.o.IdleExit.Seconds()), RetentionSeconds: int64(s.o.Retention.Seconds()), Messages: MessageCounts(nil)}
 	switch {
 	case s.storeErr != nil:
 		st.OutboxError = s.storeErr.Error()

@@ -26,7 +26,7 @@ func TestServerStatus(t *testing.T) {
 		_, _, err := st.Put(ctx, ports.OutboxMessage{Key: k, Address: "reviewer", Text: "hi", Request: []byte(`{}`), Created: time.Now(), Expires: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
 	}
-	s := newServer(ctx, Options{Paths: Paths{StateDir: dir, DB: filepath.Join(dir, outbox.FileName), Socket: "/run/x.sock"}, IdleExit: 10 * time.Minute})
+	s := newServer(ctx, Options{Paths: Paths{StateDir: dir, DB: filepath.Join(dir, outbox.FileName), Socket: "/run/x.sock"}, IdleExit: 10 * time.Minute, Retention: 720 * time.Hour})
 	s.store, s.started = st, time.Now().Add(-90*time.Second)
 	s.warm = map[string]*warmSet{"k1": {w: app.NewWarm(ctx), uses: 1}, "k2": {w: app.NewWarm(ctx)}}
 	got := s.status()
@@ -36,6 +36,7 @@ func TestServerStatus(t *testing.T) {
 	assert.Equal(t, "/run/x.sock", got.Socket)
 	assert.GreaterOrEqual(t, got.UptimeSeconds, int64(90))
 	assert.Equal(t, int64(600), got.IdleExitSeconds)
+	assert.Equal(t, int64(720*3600), got.RetentionSeconds)
 	assert.Equal(t, 2, got.Messages["stored"])
 	assert.Len(t, got.Messages, len(domain.OutboxStates()), "every state, 0 for none")
 	assert.Equal(t, Warm{Sets: 2, InUse: 1}, got.Warm)

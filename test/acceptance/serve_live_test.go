@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,9 +58,13 @@ func (l *liveServe) db() string { return filepath.Join(l.state, "peerctl", outbo
 
 // start runs peerctl serve --idle-exit=0 in a process group of its own and
 // waits until its socket answers.
-func (l *liveServe) start(t testing.TB) {
-	l.srv = exec.Command(peerctlBin(t), "serve", "--idle-exit=0")
-	l.srv.Env = l.env
+func (l *liveServe) start(t testing.TB) { l.startWith(t, peerctlBin(t)) }
+
+// startWith is start with the program bin and the variables more added to
+// the service's environment.
+func (l *liveServe) startWith(t testing.TB, bin string, more ...string) {
+	l.srv = exec.Command(bin, "serve", "--idle-exit=0")
+	l.srv.Env = append(slices.Clone(l.env), more...)
 	l.log = &testproc.Buffer{}
 	l.srv.Stderr = l.log
 	l.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

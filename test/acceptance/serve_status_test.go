@@ -21,18 +21,19 @@ import (
 
 // statusJSON is serve status --json (docs/OUTPUT.md).
 type statusJSON struct {
-	Running         bool           `json:"running"`
-	PID             int            `json:"pid"`
-	Version         string         `json:"version"`
-	StateDir        string         `json:"stateDir"`
-	Socket          string         `json:"socket"`
-	Outbox          string         `json:"outbox"`
-	OutboxError     string         `json:"outboxError"`
-	StartedAt       string         `json:"startedAt"`
-	UptimeSeconds   int64          `json:"uptimeSeconds"`
-	IdleExitSeconds int64          `json:"idleExitSeconds"`
-	Messages        map[string]int `json:"messages"`
-	Warm            struct {
+	Running          bool           `json:"running"`
+	PID              int            `json:"pid"`
+	Version          string         `json:"version"`
+	StateDir         string         `json:"stateDir"`
+	Socket           string         `json:"socket"`
+	Outbox           string         `json:"outbox"`
+	OutboxError      string         `json:"outboxError"`
+	StartedAt        string         `json:"startedAt"`
+	UptimeSeconds    int64          `json:"uptimeSeconds"`
+	IdleExitSeconds  int64          `json:"idleExitSeconds"`
+	RetentionSeconds int64          `json:"retentionSeconds"`
+	Messages         map[string]int `json:"messages"`
+	Warm             struct {
 		Sets    int `json:"sets"`
 		InUse   int `json:"inUse"`
 		Started int `json:"started"`
@@ -125,6 +126,7 @@ func TestServeStatusStartNoticeAndStop(t *testing.T) {
 	assert.Equal(t, 2, st.Messages["stored"])
 	assert.Contains(t, st.Messages, "outcome_unknown", "every state is counted")
 	assert.Equal(t, int64(600), st.IdleExitSeconds)
+	assert.Equal(t, int64(30*24*3600), st.RetentionSeconds, "the default retention, 30 days")
 	_, err := time.Parse(time.RFC3339, st.StartedAt)
 	assert.NoError(t, err)
 	assert.NotEmpty(t, st.Version)
@@ -132,6 +134,7 @@ func TestServeStatusStartNoticeAndStop(t *testing.T) {
 	require.Equal(t, 0, human.Code)
 	assert.Contains(t, string(human.Stdout), fmt.Sprintf("pid        %d", pid))
 	assert.Contains(t, string(human.Stdout), "2 stored")
+	assert.Contains(t, string(human.Stdout), "retention  a finished message is deleted 720h0m0s after its last change")
 
 	r = w.peerctl(t, nil, "serve", "stop")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)

@@ -35,17 +35,27 @@ var (
 // Later calls for the same pkg return the same path. A build failure fails tb.
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
-	bin, err := build(pkg)
+	return BuildTagged(tb, pkg, "")
+}
+
+// BuildTagged is Build with the build tag tag ("" for none): a tagged
+// build is kept apart from the untagged one, named after its tag
+// (peerctl-peerctlfault). Only tests use tags (internal/serve's fault
+// points).
+func BuildTagged(tb testing.TB, pkg, tag string) string {
+	tb.Helper()
+	bin, err := build(pkg, tag)
 	if err != nil {
 		tb.Fatalf("build %s: %v", pkg, err)
 	}
 	return bin
 }
 
-func build(pkg string) (string, error) {
+func build(pkg, tag string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	if bin, ok := built[pkg]; ok {
+	key := pkg + " " + tag
+	if bin, ok := built[key]; ok {
 		return bin, nil
 	}
 	if dir == "" {
@@ -56,14 +66,21 @@ func build(pkg string) (string, error) {
 		dir = d
 	}
 	bin := path.Join(dir, path.Base(pkg))
+	args := []string{"build", "-trimpath", "-o"}
+	if tag != "" {
+		bin += "-" + tag
+		args = append(args, bin, "-tags", tag)
+	} else {
+		args = append(args, bin)
+	}
 	// Built as `make build` builds peerctl: static, without cgo.
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %s: %w", out, err)
 	}
-	built[pkg] = bin
+	built[key] = bin
 	return bin, nil
 }
 
