@@ -57,6 +57,9 @@ func TestEnvironmentTableHasEveryVariable(t *testing.T) {
 				return err
 			}
 			src := string(b)
+			if strings.HasPrefix(src, "//go:build peerctlfault") {
+				return nil // a test build's fault points: no release reads them
+			}
 			for _, re := range envReads[:3] {
 				for _, m := range re.FindAllStringSubmatch(src, -1) {
 					found[m[1]] = path
