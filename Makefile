@@ -69,10 +69,14 @@ dashboard-png:
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# The tests' fault points (internal/serve/fault_on.go) build only with the tag peerctlfault:
+# vet and staticcheck read that build of internal/serve too.
 lint:
 	$(GO) vet ./...
+	$(GO) vet -tags peerctlfault ./internal/serve
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) -tags peerctlfault ./internal/serve
 	shellcheck install.sh scripts/check-release.sh
 
 # go vet, go build, and compile every package's tests without running them, for each
