@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -76,13 +77,14 @@ var (
 )
 
 // installDirWord keeps a version's characters that are safe in a folder name.
-var installDirWord = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
+// Compiled on first use, not in the package initialisation every command runs.
+var installDirWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._+-]+`) })
 
 // InstallDir is the folder name of an install: the version (characters
 // other than letters, digits and ._+- as "_", "devel" when empty) and the
 // first 12 hex digits of the SHA-256, e.g. "v0.4.0-0123456789ab".
 func InstallDir(version, sum string) string {
-	v := strings.Trim(installDirWord.ReplaceAllString(version, "_"), "_.")
+	v := strings.Trim(installDirWord().ReplaceAllString(version, "_"), "_.")
 	if v == "" {
 		v = "devel"
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
@@ -79,7 +80,11 @@ func (q *Queue) Plan(target domain.Session, msg domain.Message) (domain.Plan, er
 	return domain.Plan{Transport: QueueName, Program: path, Argv: append([]string{path}, q.Args(target, msg)...)}, nil
 }
 
-var queuedLine = regexp.MustCompile(`Queued message ([0-9a-fA-F-]{36}) for thread ([0-9a-fA-F-]{36})\.`)
+// queuedLine is codex queue's confirmation line (the message and thread ids).
+// Compiled on first use, not in the package initialisation every command runs.
+var queuedLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`Queued message ([0-9a-fA-F-]{36}) for thread ([0-9a-fA-F-]{36})\.`)
+})
 
 // check refuses what the queue cannot serve (see check), and a thread in
 // the daemon's afterglow: one no client has open (the session is dormant)
@@ -164,7 +169,7 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 		}
 		return domain.Receipt{}, failed("codex queue failed (%v): %s", err, codexSaid(text))
 	}
-	m := queuedLine.FindStringSubmatch(text)
+	m := queuedLine().FindStringSubmatch(text)
 	if m == nil || !strings.EqualFold(m[2], target.ID()) {
 		return domain.Receipt{}, domain.Refuse(domain.ReasonOutcomeUnknown, "codex queue exited 0 without saying it queued the message for thread %s: %s", target.ID(), codexSaid(text))
 	}

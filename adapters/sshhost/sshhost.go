@@ -276,7 +276,8 @@ func Program(getenv func(string) string) ([]string, error) {
 func (c *Channel) SharingOff() string { return c.sharing }
 
 // envName is a variable name a host's settings may carry.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+// Compiled on first use, not in the package initialisation every command runs.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 
 // Argv is the whole ssh command for call: the ssh program and options,
 // "--", the destination, and the remote command line (CommandLine of
@@ -310,7 +311,7 @@ func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 		}
 		slices.Sort(names)
 		for _, name := range names {
-			if !envName.MatchString(name) {
+			if !envName().MatchString(name) {
 				return nil, fmt.Errorf("settings of host %s: variable name %q", call.Dest, name)
 			}
 			words = append(words, name+"="+settings.Env[name])

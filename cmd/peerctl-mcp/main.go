@@ -1,12 +1,15 @@
-// Command peerctl-mcp is peerctl with its MCP server linked in: every
-// peerctl command, and `peerctl-mcp mcp` serves list_sessions, show_session
-// and send_message over stdio. `peerctl mcp` runs it from beside peerctl,
-// else from PATH; an MCP client may run `peerctl-mcp mcp` itself.
+// Command peerctl-mcp is peerctl with its MCP server and the fleet's bus
+// client (internal/fleet, over NATS) linked in: every peerctl command, and
+// `peerctl-mcp mcp` serves list_sessions, show_session and send_message
+// over stdio. `peerctl mcp`, `peerctl serve` with a bus and `peerctl list
+// --fleet` run it from beside peerctl, else from PATH; an MCP client may run
+// `peerctl-mcp mcp` itself.
 package main
 
 import (
 	"github.com/peerctl/peerctl/internal/cli"
+	"github.com/peerctl/peerctl/internal/fleet"
 	"github.com/peerctl/peerctl/internal/mcpserve"
 )
 
-func main() { cli.Main(mcpserve.Serve) }
+func main() { cli.Main(mcpserve.Serve, fleet.Bus{}) }

@@ -45,7 +45,7 @@ func (c *factory) doctorMCPProgram(ctx context.Context) wire.DoctorMCP {
 		self, _ := c.executable()
 		return wire.DoctorMCP{Health: app.HealthOK.String(), Path: self, Note: "the MCP server is linked into this program (peerctl mcp serves)"}
 	}
-	path, err := c.findMCPProgram()
+	path, err := c.findMCPProgram("peerctl mcp")
 	switch {
 	case err == nil:
 		if differs := c.mcpBuildDiffers(ctx, path); differs != "" {
@@ -55,7 +55,7 @@ func (c *factory) doctorMCPProgram(ctx context.Context) wire.DoctorMCP {
 	case errors.Is(err, errNoMCPServer), errors.Is(err, errUnusableMCP):
 		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: err.Error()}
 	default:
-		return wire.DoctorMCP{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp needs it; " + mcpInstallHint}
+		return wire.DoctorMCP{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp and the fleet's bus (serve --nats, list --fleet) need it; " + mcpInstallHint}
 	}
 }
 

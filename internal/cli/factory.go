@@ -43,6 +43,9 @@ type factory struct {
 	// serveMCP is the MCP server `peerctl mcp` runs; nil in the peerctl
 	// binary, which runs peerctl-mcp for it (mcpprogram.go).
 	serveMCP MCPServer
+	// bus is the fleet's bus client; nil in the peerctl binary, which runs
+	// a command that needs it as peerctl-mcp (runWithBus).
+	bus wiring.Bus
 	// hello is --hello's value: the output protocol of the peerctl that
 	// runs this one over ssh (sayHello).
 	hello int

@@ -15,7 +15,9 @@ import (
 // The fleet: machines whose services meet on a NATS JetStream bus
 // (docs/FLEET.md). This step carries presence: a service
 // given a bus publishes its live sessions under its node's name, and
-// `list --fleet` reads every node's at once.
+// `list --fleet` reads every node's at once. The bus client (c.bus,
+// internal/fleet) is linked into peerctl-mcp only: peerctl runs a command
+// that needs it there (runWithBus).
 
 const (
 	natsEnv      = "PEERCTL_NATS"
@@ -40,8 +42,9 @@ func addBusFlags(cmd *cobra.Command, f *busFlags, node bool) {
 
 // settings resolves f with the variables: ok is false when no bus is
 // configured (no --nats, $PEERCTL_NATS unset or empty). A bad server list
-// is a usage error.
-func busSettings(cmd *cobra.Command, getenv func(string) string, f busFlags, name string) (wiring.BusSettings, bool, error) {
+// is a usage error, told by bus (nil: not checked here, the program with
+// the bus client checks it).
+func busSettings(cmd *cobra.Command, getenv func(string) string, bus wiring.Bus, f busFlags, name string) (wiring.BusSettings, bool, error) {
 	s := wiring.BusSettings{URLs: flagOrEnv(cmd, getenv, "nats", f.urls, natsEnv), Creds: flagOrEnv(cmd, getenv, "nats-creds", f.creds, natsCredsEnv), Name: name}
 	if cmd.Flags().Changed("nats") && f.urls == "" {
 		return s, false, usageError{errors.New("--nats: empty (want URL[,URL...], such as nats://127.0.0.1:4222)")}
@@ -49,10 +52,20 @@ func busSettings(cmd *cobra.Command, getenv func(string) string, f busFlags, nam
 	if s.URLs == "" {
 		return s, false, nil
 	}
-	if err := wiring.CheckBusURLs(s.URLs); err != nil {
+	if bus == nil {
+		return s, true, nil
+	}
+	if err := bus.CheckURLs(s.URLs); err != nil {
 		return s, false, usageError{err}
 	}
 	return s, true, nil
+}
+
+// runWithBus runs this command line as peerctl-mcp, the program with the
+// fleet's bus client linked in (on Unix in place of this process); what
+// names the bus's use for the errors, such as "list --fleet".
+func (c *factory) runWithBus(what string) error {
+	return c.runMCPProgram(what)
 }
 
 // flagOrEnv is the flag's value when given, else the variable's.
@@ -64,8 +77,8 @@ func flagOrEnv(cmd *cobra.Command, getenv func(string) string, flag, value, env 
 }
 
 // nodeName is --node, else $PEERCTL_NODE, else the host name, as a valid
-// node name (wiring.CheckNodeName); a bad one is a usage error.
-func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (string, error) {
+// node name (wiring.Bus.CheckNode); a bad one is a usage error.
+func nodeName(cmd *cobra.Command, getenv func(string) string, bus wiring.Bus, f busFlags) (string, error) {
 	name := flagOrEnv(cmd, getenv, "node", f.node, nodeEnv)
 	from := "--node"
 	if !cmd.Flags().Changed("node") {
@@ -78,7 +91,7 @@ func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (strin
 		}
 		name, from = h, "the host name"
 	}
-	if err := wiring.CheckNodeName(name); err != nil {
+	if err := bus.CheckNode(name); err != nil {
 		return "", usageError{fmt.Errorf("%s: %w; give --node NAME", from, err)}
 	}
 	return name, nil
@@ -86,13 +99,17 @@ func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (strin
 
 // joinBus is how the service of state folder stateDir joins the bus
 // (serve.Options.Join), nil when no bus is configured. A bad --nats or
-// --node is a usage error now, before the service starts.
+// --node is a usage error now, before the service starts. A program
+// without the bus client runs the service as peerctl-mcp (runWithBus).
 func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func(context.Context) (func(), error), error) {
-	settings, ok, err := busSettings(cmd, c.getenv, f, "")
+	settings, ok, err := busSettings(cmd, c.getenv, c.bus, f, "")
 	if err != nil || !ok {
 		return nil, err
 	}
-	node, err := nodeName(cmd, c.getenv, f)
+	if c.bus == nil {
+		return nil, c.runWithBus("serve with a bus (--nats, $" + natsEnv + ")")
+	}
+	node, err := nodeName(cmd, c.getenv, c.bus, f)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +117,7 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 }
 
 // present joins the bus as node for the service of stateDir, publishing
-// this machine's live sessions (wiring.JoinFleet); wait waits for it to
+// this machine's live sessions (wiring.Bus.Join); wait waits for it to
 // have left.
 func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string) (wait func(), err error) {
 	local, err := c.node(domain.Dest{})
@@ -108,5 +125,5 @@ func (c *factory) present(life context.Context, settings wiring.BusSettings, nod
 		return nil, err
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(c.io.errOut, "peerctl serve: "+format+"\n", args...) }
-	return wiring.JoinFleet(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version, Local: local, Logf: logf})
+	return c.bus.Join(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version, Local: local, Logf: logf})
 }

@@ -26,8 +26,10 @@ type listOptions struct {
 	nodes func([]domain.Dest) ([]app.Node, error)
 	// dests are the hosts to list (this machine alone when none and no fleet).
 	dests []domain.Dest
-	// fleet is the bus to read every node's presence from (nil: none).
+	// fleet is the bus to read every node's presence from (nil: none),
+	// with bus, its client.
 	fleet *wiring.BusSettings
+	bus   wiring.Bus
 	query wire.ListQuery
 	// json, wide: --json, --wide.
 	json, wide bool
@@ -66,7 +68,7 @@ func newListCmd(f *factory) *cobra.Command {
 			if opts.dests, err = parseHosts(hosts, true); err != nil {
 				return err
 			}
-			settings, ok, err := busSettings(cmd, f.getenv, bus, "peerctl list")
+			settings, ok, err := busSettings(cmd, f.getenv, f.bus, bus, "peerctl list")
 			switch {
 			case err != nil:
 				return err
@@ -76,8 +78,10 @@ func newListCmd(f *factory) *cobra.Command {
 				return usageError{fmt.Errorf("--fleet: no bus: give --nats URL[,URL...] or set $%s", natsEnv)}
 			case !fleet && cmd.Flags().Changed("nats"):
 				return usageError{errors.New("--nats: give --fleet too (list reads the bus only for the fleet)")}
+			case fleet && f.bus == nil:
+				return f.runWithBus("list --fleet")
 			case fleet:
-				opts.fleet = &settings
+				opts.fleet, opts.bus = &settings, f.bus
 			}
 			f.started()
 			f.io.jsonOut = opts.json
@@ -132,7 +136,7 @@ func runList(ctx context.Context, opts *listOptions) error {
 	}
 	got := app.ListNodes(ctx, nodes, q)
 	if opts.fleet != nil {
-		got = append(got, wiring.FleetListing(ctx, *opts.fleet, q.Only))
+		got = append(got, opts.bus.Listing(ctx, *opts.fleet, q.Only))
 	}
 	if len(got) == 1 && got[0].Err != nil {
 		return got[0].Err

@@ -378,7 +378,7 @@ func (c *factory) mcpCmd() *cobra.Command {
 			}
 			c.started()
 			if c.serveMCP == nil {
-				return c.runMCPProgram()
+				return c.runMCPProgram("peerctl mcp")
 			}
 			tools, err := c.mcpTools(f)
 			if err != nil {

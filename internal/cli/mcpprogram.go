@@ -16,6 +16,8 @@ import (
 // server linked in (cmd/peerctl-mcp). Linking the MCP SDK costs every
 // command its package initialisation, about a fifth of a `list`
 // (docs/PERFORMANCE.md), so only the program that serves MCP pays for it.
+// The fleet's bus client is linked there too, for the same reason
+// (runWithBus).
 const mcpProgram = "peerctl-mcp"
 
 // mcpInstallHint says how to get peerctl-mcp.
@@ -33,8 +35,9 @@ var errNoMCPServer = errors.New("has no MCP server linked in")
 // findMCPProgram is the executable peerctl-mcp beside this executable
 // (symlinks resolved), else the one on PATH. It refuses a peerctl-mcp that
 // is this very file: a build without the server named peerctl-mcp, which
-// would otherwise run itself forever.
-func (c *factory) findMCPProgram() (string, error) {
+// would otherwise run itself forever. who, such as "peerctl mcp", is what
+// runs it, for the errors.
+func (c *factory) findMCPProgram(who string) (string, error) {
 	name := mcpProgram
 	if runtime.GOOS == "windows" {
 		name += ".exe"
@@ -72,9 +75,9 @@ func (c *factory) findMCPProgram() (string, error) {
 	}
 	switch {
 	case found == "" && len(unusable) > 0:
-		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and none %s can run: %s; %w; %s", mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server and the fleet's bus client linked in), and none %s can run: %s; %w; %s", who, mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
 	case found == "":
-		return "", fmt.Errorf("peerctl mcp runs %s (peerctl with the MCP server linked in), and there is none %s; %s", mcpProgram, where, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server and the fleet's bus client linked in), and there is none %s; %s", who, mcpProgram, where, mcpInstallHint)
 	case self != "" && sameFile(self, found):
 		return "", fmt.Errorf("%s %w (a build of cmd/peerctl, or a link to peerctl, under the name %s?); %s", found, errNoMCPServer, mcpProgram, mcpInstallHint)
 	}
@@ -91,8 +94,9 @@ func sameFile(a, b string) bool {
 // runMCPProgram runs peerctl-mcp with this command line (c.args), on this
 // process's standard streams: on Unix in place of this process (exec), on
 // Windows as a child whose exit code becomes this one's.
-func (c *factory) runMCPProgram() error {
-	path, err := c.findMCPProgram()
+// who is what runs it (findMCPProgram).
+func (c *factory) runMCPProgram(who string) error {
+	path, err := c.findMCPProgram(who)
 	if err != nil {
 		return err
 	}

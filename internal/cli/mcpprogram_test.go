@@ -32,7 +32,7 @@ func TestDoctorMCPRow(t *testing.T) {
 
 	r := c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "skip", r.Health)
-	assert.Contains(t, r.Note, "only peerctl mcp needs it")
+	assert.Contains(t, r.Note, "only peerctl mcp and the fleet's bus (serve --nats, list --fleet) need it")
 
 	// This build, and a peerctl-mcp that says it is the same build.
 	c.buildInfo = func() (*debug.BuildInfo, bool) {
@@ -66,4 +66,29 @@ func TestDoctorMCPRow(t *testing.T) {
 	r = c.doctorMCPProgram(context.Background())
 	assert.Equal(t, "ok", r.Health)
 	assert.Contains(t, r.Note, "linked into this program")
+}
+
+// A peerctl without the fleet's bus client runs list --fleet and serve with
+// a bus as peerctl-mcp; with none there, the error says what needed it and
+// how to get it, before anything connects or serves.
+func TestBusCommandsNeedPeerctlMCP(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("executables here are files with mode bits")
+	}
+	t.Setenv("PATH", t.TempDir())
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		who  string
+	}{
+		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1"}, "list --fleet runs peerctl-mcp"},
+		{[]string{"serve", "--nats", "nats://127.0.0.1:1", "--node", "n1"}, "serve with a bus (--nats, $PEERCTL_NATS) runs peerctl-mcp"},
+	} {
+		r := evRun(t, map[string]string{"HOME": dir, "XDG_STATE_HOME": t.TempDir()}, func(c *factory) {
+			c.executable = func() (string, error) { return filepath.Join(dir, "peerctl"), nil }
+		}, tc.args...)
+		assert.NotEqual(t, 0, r.code, "%q", tc.args)
+		assert.Contains(t, r.stderr, tc.who, "%q", tc.args)
+		assert.Contains(t, r.stderr, "make build (bin/peerctl and bin/peerctl-mcp)", "%q", tc.args)
+	}
 }

@@ -1,7 +1,8 @@
 // Package cli is peerctl's command line: cobra commands over the use cases
 // of package app, one exit-code table, and the JSON documents of
 // docs/OUTPUT.md. cmd/peerctl runs it; cmd/peerctl-mcp runs it with the MCP
-// server linked in (see MCPServer).
+// server and the fleet's bus client linked in (see MCPServer and
+// wiring.Bus).
 package cli
 
 import (
@@ -12,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -22,9 +24,11 @@ import (
 type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, wire.Show, wire.Receipt], std mcptools.Stdio) error
 
 // Main runs peerctl with the process's arguments and standard streams and
-// exits with its exit code. serve is the MCP server, or nil.
-func Main(serve MCPServer) {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve))
+// exits with its exit code. serve is the MCP server, or nil; bus the
+// fleet's bus client (internal/fleet.Bus), or nil: a peerctl built without
+// it runs serve with a bus and list --fleet as peerctl-mcp.
+func Main(serve MCPServer, bus wiring.Bus) {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve, bus))
 }
 
 // run executes one command line and returns the process exit code.
@@ -37,7 +41,7 @@ func Main(serve MCPServer) {
 // doctor, whoami, mcp) runs on that context. The first signal is the only
 // one caught: a second one ends peerctl at once, as it would without
 // peerctl's handling, so nothing stuck can outlast two Ctrl-Cs.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer, bus wiring.Bus) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
@@ -46,5 +50,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}()
 	cli := newFactory(stdin, stdout, stderr, getenv)
 	cli.serveMCP = serve
+	cli.bus = bus
 	return execute(ctx, cli, args)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -200,13 +201,14 @@ func writeString(w *bytes.Buffer, s string) {
 
 // stateWord is what a state filter may be: a word of the outbox's or the
 // page's.
-var stateWord = regexp.MustCompile(`^[a-z_]{1,32}$`)
+// Compiled on first use, not in the package initialisation every command runs.
+var stateWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_]{1,32}$`) })
 
 // viewOf is the view a request asks for (?state=WORD&before=ID).
 func viewOf(r *http.Request) (view, error) {
 	q := r.URL.Query()
 	v := view{state: q.Get("state")}
-	if v.state != "" && !stateWord.MatchString(v.state) {
+	if v.state != "" && !stateWord().MatchString(v.state) {
 		return v, fmt.Errorf("peerctl dashboard: state %q is not a state word (stored, delivered, outcome_unknown, …)", v.state)
 	}
 	if b := q.Get("before"); b != "" {

@@ -2,18 +2,10 @@ package wiring
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"os"
 	"os/exec"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
-	"github.com/peerctl/peerctl/adapters/natsbus"
 	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/adapters/servesock"
@@ -21,12 +13,12 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
-	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // The adapters the command line uses outside the fx graph: the hosts
 // file, the ssh channel and its nodes, the outbox read by list and
-// watch, the fleet's bus, the service's folders and a bounded child
+// watch, the fleet's bus (its settings: the client is internal/fleet's,
+// linked into peerctl-mcp only), the service's folders and a bounded child
 // process. internal/cli names none of them: it asks for them here.
 
 // HostSchema is the hosts file's settings: the harness plug-ins' flags.
@@ -133,41 +125,36 @@ func RunBounded(ctx context.Context, cmd *exec.Cmd, max int) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// BusSettings say how to reach the fleet's NATS bus (adapters/natsbus).
-type BusSettings = natsbus.Settings
-
-// CheckBusURLs refuses a bad comma-separated list of NATS servers.
-func CheckBusURLs(urls string) error {
-	_, err := natsbus.SplitURLs(urls)
-	return err
+// BusSettings say how to reach the fleet's NATS bus (adapters/natsbus's
+// Settings): its servers, comma-separated (nats://HOST:PORT, tls://…), a
+// credentials or nkey seed file ("" for none), and the connection's name
+// on the servers.
+type BusSettings struct {
+	URLs, Creds, Name string
 }
 
-// CheckNodeName refuses a name that cannot be a node's on the bus.
-func CheckNodeName(name string) error {
-	_, err := natsbus.ParseNode(name)
-	return err
+// Bus is the fleet's bus client: internal/fleet.Bus, over NATS. Only
+// peerctl-mcp links it (cmd/peerctl-mcp): the NATS client's package
+// initialisation cost every command, list from hooks and status lines
+// among them, about a tenth of its start (docs/PERFORMANCE.md). peerctl,
+// without it, runs a command that needs the bus as peerctl-mcp.
+type Bus interface {
+	// CheckURLs refuses a bad comma-separated list of NATS servers.
+	CheckURLs(urls string) error
+	// CheckNode refuses a name that cannot be a node's on the bus.
+	CheckNode(name string) error
+	// Listing is every node's presence on the bus, only's harnesses'
+	// sessions (all when none), as one node's listing: a bus that does
+	// not answer is host_unreachable.
+	Listing(ctx context.Context, settings BusSettings, only []domain.Harness) app.NodeListing
+	// Join joins the bus as p.Node, under its name (refused when another
+	// live service holds it), and keeps its presence until life ends
+	// (app.Present); wait waits for it to have left. A bus that does not
+	// answer yet is joined when it answers.
+	Join(life context.Context, p Presence) (wait func(), err error)
 }
 
-// FleetListing is every node's presence on the bus, only's harnesses'
-// sessions (all when none), as one node's listing: a bus that does not
-// answer is host_unreachable.
-func FleetListing(ctx context.Context, settings BusSettings, only []domain.Harness) app.NodeListing {
-	bus, err := natsbus.Connect(settings, false)
-	if err != nil { // it names the servers
-		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus: %s", wire.Safe(err.Error()))}
-	}
-	defer bus.Close()
-	l, err := bus.Fleet(ctx)
-	if err != nil {
-		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(settings.URLs), wire.Safe(err.Error()))}
-	}
-	l.Sessions = slices.DeleteFunc(l.Sessions, func(s wire.Session) bool {
-		return len(only) > 0 && !slices.ContainsFunc(only, func(h domain.Harness) bool { return h.String() == s.Harness })
-	})
-	return app.NodeListing{Listing: l}
-}
-
-// Presence is how a service joins the fleet's bus (JoinFleet).
+// Presence is how a service joins the fleet's bus (Bus.Join).
 type Presence struct {
 	Settings BusSettings
 	// Node is the service's unique name on the bus; StateDir its state
@@ -179,69 +166,4 @@ type Presence struct {
 	Local app.Node
 	// Logf hears what the presence does, a line at a time.
 	Logf func(format string, args ...any)
-}
-
-// JoinFleet joins the bus as p.Node, under its name (refused when another
-// live service holds it), and keeps its presence until life ends
-// (app.Present); wait waits for it to have left. A bus that does not
-// answer yet is joined when it answers.
-func JoinFleet(life context.Context, p Presence) (wait func(), err error) {
-	settings := p.Settings
-	settings.Name = "peerctl serve " + p.Node
-	bus, err := natsbus.Connect(settings, true)
-	if err != nil {
-		return nil, err
-	}
-	host, _ := os.Hostname()
-	owner := sha256.Sum256([]byte(host + "\x00" + p.StateDir))
-	me := natsbus.Member{Node: p.Node, Owner: hex.EncodeToString(owner[:16]), Host: host, PID: os.Getpid(), Version: p.Version}
-	logf := p.Logf
-	// A bus that answers decides the name now: a taken one ends the
-	// service before it serves. One that does not answer yet keeps no
-	// service from its outbox: it joins when the bus answers.
-	var pr *natsbus.Presence
-	if bus.Connected() {
-		if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) || errors.Is(err, natsbus.ErrBadNode) {
-			bus.Close()
-			return nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
-		}
-	}
-	if pr == nil {
-		why := "no server answers"
-		if err != nil {
-			why = err.Error()
-		}
-		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(settings.URLs), wire.Safe(why), p.Node)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer bus.Close()
-		for pr == nil {
-			select {
-			case <-life.Done():
-				return
-			case <-time.After(natsbus.Refresh):
-			}
-			var err error
-			if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) {
-				logf("presence stopped: %s", wire.Safe(err.Error()))
-				return
-			}
-		}
-		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(settings.URLs),
-			natsbus.PresenceBucket, natsbus.Refresh, natsbus.TTL)
-		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
-			logf("%s", wire.Safe(line))
-		})
-		if err != nil {
-			logf("presence stopped: %s", wire.Safe(err.Error()))
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), natsbus.Refresh)
-		defer cancel()
-		if err := pr.Leave(ctx); err != nil {
-			logf("leaving the fleet: %s (the node drops out %s after its last refresh)", wire.Safe(err.Error()), natsbus.TTL)
-		}
-	})
-	return wg.Wait, nil
 }

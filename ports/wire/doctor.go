@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/peerctl/peerctl/ports/jsonexact"
 )
@@ -121,7 +122,8 @@ type DoctorSession struct {
 const maxDoctorDepth = 16
 
 // harnessKey is how a harness plug-in's key in the document is spelled.
-var harnessKey = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+// Compiled on first use, not in the package initialisation every command runs.
+var harnessKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`) })
 
 // doctorPlain is Doctor without its harness objects (and its methods).
 type doctorPlain Doctor
@@ -188,7 +190,7 @@ func ReadDoctor(b []byte) (Doctor, error) {
 			return Doctor{}, err
 		}
 		if !own[key] {
-			if !harnessKey.MatchString(key) {
+			if !harnessKey().MatchString(key) {
 				return Doctor{}, fmt.Errorf("the doctor's key %s is no harness's", Safe(Clip(strconv.Quote(key), 60)))
 			}
 			for _, h := range harnesses {

@@ -58,7 +58,7 @@ func BenchmarkFleetList(b *testing.B) {
 		catWriteJSON(b, sessions, catFile(pid), catRecord(b, pid, fmt.Sprintf("proj-%d", i), sock))
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "CLAUDE_CONFIG_DIR=" + config, "PEERCTL_NATS=" + url, "PEERCTL_SERVE=off"}
-	peerctl := peerctlBin(b)
+	peerctl := peerctlWithMCP(b) // list --fleet runs in peerctl-mcp
 	timed := func(args ...string) time.Duration {
 		start := time.Now()
 		if out, err := command(env, peerctl, args...).CombinedOutput(); err != nil {

@@ -32,6 +32,7 @@ type fleetEntry struct {
 // fleetMachine is a service joined to the bus as node, with a session
 // named session in its registry.
 func fleetMachine(t *testing.T, urls, node, session string) *serveWorld {
+	peerctlWithMCP(t) // serve with a bus runs in peerctl-mcp, beside peerctl
 	w := newServeWorld(t)
 	w.more = []string{"PEERCTL_NATS=" + urls, "PEERCTL_NODE=" + node, "CLAUDE_CONFIG_DIR=" + w.config}
 	w.addSession(t, session)
@@ -44,6 +45,7 @@ func fleetMachine(t *testing.T, urls, node, session string) *serveWorld {
 // test's) and returns its entries by host.
 func fleetList(t *testing.T, urls string) map[string][]string {
 	t.Helper()
+	peerctlWithMCP(t)
 	r := runPeerctl(t, runOpts{Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_NATS=" + urls}},
 		"list", "--fleet", "--harness", "claude-code", "--json")
 	require.Equal(t, 0, r.Code, "list --fleet: %s", r.Stderr)

@@ -21,6 +21,7 @@ import (
 )
 
 func TestFleetUsageErrorsAndAnUnansweringBus(t *testing.T) {
+	peerctlWithMCP(t) // the bus client is linked into peerctl-mcp, which peerctl runs for these
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + catSocketDir(t)}
 	for _, tc := range []struct {
 		args []string
@@ -41,6 +42,7 @@ func TestFleetUsageErrorsAndAnUnansweringBus(t *testing.T) {
 }
 
 func TestFleetListPrintsAHostileNodeEscaped(t *testing.T) {
+	peerctlWithMCP(t)
 	url := natstest.Start(t)
 	bus, err := natsbus.Connect(natsbus.Settings{URLs: url}, false)
 	require.NoError(t, err)

@@ -4,7 +4,13 @@
 // socket, the row of /proc/net/tcp or /proc/net/tcp6 whose local address
 // is the address dialled and whose remote address is the connection's
 // own end, has an inode that is among the target's open files
-// (/proc/<pid>/fd, links "socket:[<inode>]"). A transport that reaches
+// (/proc/<pid>/fd, links "socket:[<inode>]"). A listener that defers its
+// accepts until the client writes (TCP_DEFER_ACCEPT, as Bun's server does:
+// opencode's) leaves that socket without an inode, pending (SYN_RECV), for
+// about a second or until data comes: then the connection is proved by
+// its listener, every socket listening on the dialled port being the
+// target's own (a pending connection is accepted only by the listener
+// that took its SYN). A transport that reaches
 // its target by a network address dials with Dialer, so that the check
 // runs on the connection before any byte of a request (a password, a
 // text) is written, and nothing at all is written to a listener that is
@@ -128,6 +134,9 @@ func (p Prover) Prove(ctx context.Context, conn net.Conn, pid int) error {
 	wait := time.Millisecond
 	for {
 		row, found := p.serverSide(remote, local)
+		if found && row.pending && (uid < 0 || row.uid == uid) && p.listensAlone(pid, remote.Port()) {
+			return nil // it can only be accepted by pid's listener, which waits for our first byte
+		}
 		if found && row.inode != 0 {
 			if p.holds(pid, row.inode) {
 				return nil
@@ -167,6 +176,9 @@ func addrPort(a net.Addr) (netip.AddrPort, bool) {
 type row struct {
 	uid   int
 	inode uint64
+	// pending is a connection not yet accepted by a listener that defers
+	// its accepts (SYN_RECV; inode 0, uid the listener's).
+	pending bool
 }
 
 // serverSide finds the socket whose local address is server and remote
@@ -195,8 +207,8 @@ func (p Prover) serverSide(server, client netip.AddrPort) (row, bool) {
 	return row{}, false
 }
 
-// find reads one table for the open connection's row with local address
-// local and remote address remote (proc(5): "sl local_address rem_address st tx_queue:
+// find reads one table for the open (or pending) connection's row with
+// local address local and remote address remote (proc(5): "sl local_address rem_address st tx_queue:
 // rx_queue tr:tm->when retrnsmt uid timeout inode …").
 func (p Prover) find(table, local, remote string) (row, bool) {
 	f, err := os.Open(filepath.Join(p.root(), "net", table))
@@ -207,7 +219,7 @@ func (p Prover) find(table, local, remote string) (row, bool) {
 	sc := bufio.NewScanner(f)
 	for n := 0; sc.Scan() && n < maxRows; n++ {
 		fs := strings.Fields(sc.Text())
-		if len(fs) < 10 || fs[1] != local || fs[2] != remote || !open(fs[3]) {
+		if len(fs) < 10 || fs[1] != local || fs[2] != remote || !open(fs[3]) && fs[3] != synRecv {
 			continue
 		}
 		uid, err1 := strconv.Atoi(fs[7])
@@ -215,9 +227,55 @@ func (p Prover) find(table, local, remote string) (row, bool) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		return row{uid: uid, inode: ino}, true
+		return row{uid: uid, inode: ino, pending: fs[3] == synRecv && ino == 0}, true
 	}
 	return row{}, false
+}
+
+// Socket states of /proc/net/tcp* (hex, the kernel's TCP_* numbers):
+// SYN_RECV, a connection that a listener deferring its accepts has not
+// accepted yet; LISTEN, a listening socket.
+const (
+	synRecv = "03"
+	listen  = "0A"
+)
+
+// listensAlone reports whether every socket listening on port (in tcp and
+// tcp6, on any address) is held by pid, and there is one: then whichever
+// took a connection to that port is pid's.
+func (p Prover) listensAlone(pid int, port uint16) bool {
+	suffix := fmt.Sprintf(":%04X", port)
+	var inodes []uint64
+	for _, table := range []string{"tcp", "tcp6"} {
+		f, err := os.Open(filepath.Join(p.root(), "net", table))
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for n := 0; sc.Scan() && n < maxRows; n++ {
+			fs := strings.Fields(sc.Text())
+			if len(fs) < 10 || fs[3] != listen || !strings.HasSuffix(fs[1], suffix) {
+				continue
+			}
+			ino, err := strconv.ParseUint(fs[9], 10, 64)
+			if err != nil || ino == 0 {
+				f.Close()
+				return false
+			}
+			inodes = append(inodes, ino)
+		}
+		f.Close()
+	}
+	if len(inodes) == 0 {
+		return false
+	}
+	held := Sockets(filepath.Join(p.root(), strconv.Itoa(pid)))
+	for _, ino := range inodes {
+		if !slices.Contains(held, ino) {
+			return false
+		}
+	}
+	return true
 }
 
 // open reports whether a socket state of /proc/net/tcp* (hex, the

@@ -9,11 +9,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/peerctl/peerctl/adapters/internal/sockowner"
 	"github.com/peerctl/peerctl/ports/transporttest"
@@ -139,4 +141,68 @@ func TestProveSkipsTimeWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	assert.NoError(t, sockowner.Prover{Root: root}.Prove(ctx, conn, 77))
+}
+
+// A listener that defers its accepts until the client writes
+// (TCP_DEFER_ACCEPT, as Bun's server behind opencode does) leaves the
+// connection pending, with no inode, until the first byte: the connection
+// is proved by its listener at once, no accept awaited (the context here
+// is already over), and it is no other pid's.
+func TestProveDeferredAccept(t *testing.T) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, 30) })
+		return errors.Join(err, serr)
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	over, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.NoError(t, sockowner.Prover{}.Prove(over, conn, os.Getpid()))
+	assert.Error(t, sockowner.Prover{}.Prove(over, conn, 1))
+}
+
+// A pending connection (SYN_RECV, no inode) is proved by the listeners on
+// its port only when every one is the target's and its uid is the
+// target's; otherwise its accept is awaited, as for any other.
+func TestProvePendingNeedsEveryListener(t *testing.T) {
+	server, client := netip.MustParseAddrPort("127.0.0.1:4096"), netip.MustParseAddrPort("127.0.0.1:50000")
+	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	row := func(local, remote, state, uid, inode string) string {
+		return "   0: " + local + " " + remote + " " + state + " 00000000:00000000 00:00000000 00000000 " + uid + "        0 " + inode + " 1 0 20 4 30 10 -1\n"
+	}
+	pending := row(sockowner.Encode(server), sockowner.Encode(client), "03", "0", "0")
+	ours := row(sockowner.Encode(server), "00000000:0000", "0A", "0", "4242")
+	anyAddr := sockowner.Encode(netip.MustParseAddrPort("0.0.0.0:4096"))
+	theirs := row(anyAddr, "00000000:0000", "0A", "0", "5151")
+	for _, c := range []struct {
+		name, tcp, tcp6 string
+		proved          bool
+	}{
+		{"the only listener is the target's", pending + ours, "", true},
+		{"another process listens on the port too", pending + ours + theirs, "", false},
+		{"another process listens on the port in tcp6", pending + ours, row("00000000000000000000000000000000:1000", "00000000000000000000000000000000:0000", "0A", "0", "5151"), false},
+		{"the listener's uid is not the target's", row(sockowner.Encode(server), sockowner.Encode(client), "03", "1000", "0") + ours, "", false},
+		{"no listener left", pending, "", false},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "net"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "77", "fd"), 0o755))
+		require.NoError(t, os.Symlink("socket:[4242]", filepath.Join(root, "77", "fd", "18")))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "net", "tcp"), []byte(head+c.tcp), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "net", "tcp6"), []byte(head+c.tcp6), 0o644))
+		conn := addrConn{local: net.TCPAddrFromAddrPort(client), remote: net.TCPAddrFromAddrPort(server)}
+		over, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := sockowner.Prover{Root: root}.Prove(over, conn, 77)
+		if c.proved {
+			assert.NoError(t, err, c.name)
+		} else {
+			assert.ErrorIs(t, err, sockowner.ErrUnproven, c.name)
+		}
+	}
 }

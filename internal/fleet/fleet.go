@@ -1,0 +1,135 @@
+// Package fleet is the fleet's bus client (wiring.Bus over
+// adapters/natsbus, docs/FLEET.md): a service's presence under its node's
+// name (serve --nats) and every node's presence read at once (list
+// --fleet). It is the bus's part of the composition root, linked only into
+// peerctl-mcp (cmd/peerctl-mcp passes it to cli.Main): the NATS client's
+// package initialisation (nats.go, jetstream, nkeys, encoding/gob) cost
+// every command about a tenth of a `list` (docs/PERFORMANCE.md), so
+// peerctl runs a command that needs the bus as peerctl-mcp.
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/peerctl/peerctl/adapters/natsbus"
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// settingsOf is s as natsbus takes it.
+func settingsOf(s wiring.BusSettings) natsbus.Settings {
+	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name}
+}
+
+// Bus is the fleet's bus over NATS; the zero value is ready.
+type Bus struct{}
+
+var _ wiring.Bus = Bus{}
+
+// CheckURLs refuses a bad comma-separated list of NATS servers
+// (natsbus.SplitURLs).
+func (Bus) CheckURLs(urls string) error {
+	_, err := natsbus.SplitURLs(urls)
+	return err
+}
+
+// CheckNode refuses a name that cannot be a node's on the bus
+// (natsbus.ParseNode).
+func (Bus) CheckNode(name string) error {
+	_, err := natsbus.ParseNode(name)
+	return err
+}
+
+// Listing is every node's presence on the bus, only's harnesses'
+// sessions (all when none), as one node's listing: a bus that does not
+// answer is host_unreachable.
+func (Bus) Listing(ctx context.Context, settings wiring.BusSettings, only []domain.Harness) app.NodeListing {
+	bus, err := natsbus.Connect(settingsOf(settings), false)
+	if err != nil { // it names the servers
+		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus: %s", wire.Safe(err.Error()))}
+	}
+	defer bus.Close()
+	l, err := bus.Fleet(ctx)
+	if err != nil {
+		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(settings.URLs), wire.Safe(err.Error()))}
+	}
+	l.Sessions = slices.DeleteFunc(l.Sessions, func(s wire.Session) bool {
+		return len(only) > 0 && !slices.ContainsFunc(only, func(h domain.Harness) bool { return h.String() == s.Harness })
+	})
+	return app.NodeListing{Listing: l}
+}
+
+// Join joins the bus as p.Node, under its name (refused when another
+// live service holds it), and keeps its presence until life ends
+// (app.Present); wait waits for it to have left. A bus that does not
+// answer yet is joined when it answers.
+func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error) {
+	settings := settingsOf(p.Settings)
+	settings.Name = "peerctl serve " + p.Node
+	bus, err := natsbus.Connect(settings, true)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	owner := sha256.Sum256([]byte(host + "\x00" + p.StateDir))
+	me := natsbus.Member{Node: p.Node, Owner: hex.EncodeToString(owner[:16]), Host: host, PID: os.Getpid(), Version: p.Version}
+	logf := p.Logf
+	// A bus that answers decides the name now: a taken one ends the
+	// service before it serves. One that does not answer yet keeps no
+	// service from its outbox: it joins when the bus answers.
+	var pr *natsbus.Presence
+	if bus.Connected() {
+		if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) || errors.Is(err, natsbus.ErrBadNode) {
+			bus.Close()
+			return nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
+		}
+	}
+	if pr == nil {
+		why := "no server answers"
+		if err != nil {
+			why = err.Error()
+		}
+		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(settings.URLs), wire.Safe(why), p.Node)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer bus.Close()
+		for pr == nil {
+			select {
+			case <-life.Done():
+				return
+			case <-time.After(natsbus.Refresh):
+			}
+			var err error
+			if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) {
+				logf("presence stopped: %s", wire.Safe(err.Error()))
+				return
+			}
+		}
+		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(settings.URLs),
+			natsbus.PresenceBucket, natsbus.Refresh, natsbus.TTL)
+		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
+			logf("%s", wire.Safe(line))
+		})
+		if err != nil {
+			logf("presence stopped: %s", wire.Safe(err.Error()))
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), natsbus.Refresh)
+		defer cancel()
+		if err := pr.Leave(ctx); err != nil {
+			logf("leaving the fleet: %s (the node drops out %s after its last refresh)", wire.Safe(err.Error()), natsbus.TTL)
+		}
+	})
+	return wg.Wait, nil
+}
