@@ -252,7 +252,12 @@ func (p Prover) listensAlone(pid int, port uint16) bool {
 			continue
 		}
 		sc := bufio.NewScanner(f)
-		for n := 0; sc.Scan() && n < maxRows; n++ {
+		n := 0
+		for ; sc.Scan(); n++ {
+			if n == maxRows {
+				f.Close()
+				return false // a table past the bound may hide another listener: not proved
+			}
 			fs := strings.Fields(sc.Text())
 			if len(fs) < 10 || fs[3] != listen || !strings.HasSuffix(fs[1], suffix) {
 				continue
@@ -265,6 +270,9 @@ func (p Prover) listensAlone(pid int, port uint16) bool {
 			inodes = append(inodes, ino)
 		}
 		f.Close()
+		if sc.Err() != nil {
+			return false // a table not read whole may hide another listener
+		}
 	}
 	if len(inodes) == 0 {
 		return false
