@@ -141,7 +141,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, helpColumns(c.getenv("COLUMNS"))) })
-	root.AddCommand(newListCmd(c), newShowCmd(c), c.sendCmd(), c.relayCmd(), newEndpointCmd(c))
+	root.AddCommand(newListCmd(c), newShowCmd(c), newSendCmd(c), newRelayCmd(c), newEndpointCmd(c))
 	root.AddCommand(newDoctorCmd(c), newWhoamiCmd(c), newVersionCmd(c), newCompletionCmd(c))
 	// --version is peerctl's own flag rather than cobra's (root.Version with
 	// SetVersionTemplate): a cobra template links text/template's
@@ -164,8 +164,8 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(newWatchCmd(c), newEnrichCmd(c), c.mcpCmd(), newHostsCmd(c), newPolicyCmd(c), exitCodesTopic(), environmentTopic())
-	root.AddCommand(c.serveCmd(), c.outboxCmd())
+	root.AddCommand(newWatchCmd(c), newEnrichCmd(c), newMCPCmd(c), newHostsCmd(c), newPolicyCmd(c), exitCodesTopic(), environmentTopic())
+	root.AddCommand(newServeCmd(c), newOutboxCmd(c))
 	c.io.addJQFlags(root)
 	rejectUnknownSubcommands(root)
 	return root

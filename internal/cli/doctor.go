@@ -26,11 +26,26 @@ const noPeerctlOnPath = "no peerctl on PATH: the Claude Code plugin's MCP server
 	"with \"spawn peerctl ENOENT\"; put peerctl and peerctl-mcp in a folder on the PATH Claude Code starts with " +
 	"(make build, then cp bin/peerctl bin/peerctl-mcp ~/.local/bin), then restart Claude Code"
 
-// doctorMCP checks what `peerctl mcp` would run, and that a peerctl is on
+// mcpDoctor is doctor's check of what `peerctl mcp` runs: the server
+// linked into this program (serveMCP), else peerctl-mcp beside it or on
+// PATH, which must be this very build.
+type mcpDoctor struct {
+	serveMCP   MCPServer
+	executable func() (string, error)
+	environ    func() []string
+	version    func() versionJSON
+}
+
+// newMCPDoctor is c's mcpDoctor.
+func newMCPDoctor(c *factory) mcpDoctor {
+	return mcpDoctor{serveMCP: c.serveMCP, executable: c.executable, environ: c.environ, version: c.version}
+}
+
+// check checks what `peerctl mcp` would run, and that a peerctl is on
 // PATH for an MCP client to start (noPeerctlOnPath). Never a problem:
 // only peerctl mcp needs either; they are warnings.
-func (c *factory) doctorMCP(ctx context.Context) wire.DoctorMCP {
-	d := c.doctorMCPProgram(ctx)
+func (c mcpDoctor) check(ctx context.Context) wire.DoctorMCP {
+	d := c.program(ctx)
 	if _, err := exec.LookPath("peerctl"); err != nil {
 		d.Health = app.HealthWarn.String()
 		d.Note = noPeerctlOnPath + "; " + d.Note
@@ -38,17 +53,17 @@ func (c *factory) doctorMCP(ctx context.Context) wire.DoctorMCP {
 	return d
 }
 
-// doctorMCPProgram checks what `peerctl mcp` would run. A peerctl-mcp
-// without the server is a warning.
-func (c *factory) doctorMCPProgram(ctx context.Context) wire.DoctorMCP {
+// program checks what `peerctl mcp` would run. A peerctl-mcp without the
+// server is a warning.
+func (c mcpDoctor) program(ctx context.Context) wire.DoctorMCP {
 	if c.serveMCP != nil {
 		self, _ := c.executable()
 		return wire.DoctorMCP{Health: app.HealthOK.String(), Path: self, Note: "the MCP server is linked into this program (peerctl mcp serves)"}
 	}
-	path, err := c.findMCPProgram("peerctl mcp")
+	path, err := findMCPProgram(c.executable, "peerctl mcp")
 	switch {
 	case err == nil:
-		if differs := c.mcpBuildDiffers(ctx, path); differs != "" {
+		if differs := c.buildDiffers(ctx, path); differs != "" {
 			return wire.DoctorMCP{Health: app.HealthWarn.String(), Path: path, Note: differs}
 		}
 		return wire.DoctorMCP{Health: app.HealthOK.String(), Path: path, Note: path + " (peerctl mcp runs it)"}
@@ -62,14 +77,14 @@ func (c *factory) doctorMCPProgram(ctx context.Context) wire.DoctorMCP {
 // mcpVersionTimeout bounds doctor's "peerctl-mcp version --json".
 var mcpVersionTimeout = 10 * time.Second
 
-// mcpBuildDiffers runs "path version --json" (bounded by mcpVersionTimeout,
+// buildDiffers runs "path version --json" (bounded by mcpVersionTimeout,
 // its whole process group ended afterwards, at most 64 KiB of its output
 // read; ctx ends it too, as Ctrl-C does) and says
 // how that build differs from this one, or "" when it is the same build
 // (module, version, revision, modified) or cannot say: peerctl mcp serves
 // what peerctl-mcp was built from, so a peerctl-mcp left from an older
 // install serves older tools.
-func (c *factory) mcpBuildDiffers(ctx context.Context, path string) string {
+func (c mcpDoctor) buildDiffers(ctx context.Context, path string) string {
 	ctx, cancel := context.WithTimeout(ctx, mcpVersionTimeout)
 	defer cancel()
 	cmd := exec.Command(path, "version", "--json")
@@ -149,7 +164,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 func (c *factory) doctorSetup() (app.DoctorSetup, error) {
 	var procs ports.Processes
 	svc, err := c.service(options{}, &procs)
-	return app.DoctorSetup{Service: svc, Procs: procs, Env: app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid}, MCP: c.doctorMCP}, err
+	return app.DoctorSetup{Service: svc, Procs: procs, Env: app.DoctorEnv{Self: c.pid, Environ: c.environ(), UID: c.uid}, MCP: newMCPDoctor(c).check}, err
 }
 
 // printDoctor prints a doctor's report, made here or on another machine:

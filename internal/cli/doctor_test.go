@@ -466,11 +466,11 @@ func TestDoctorMCPSaysPeerctlIsNotOnPath(t *testing.T) {
 	empty := t.TempDir()
 	t.Setenv("PATH", empty)
 	c := newFactory(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" })
-	d := c.doctorMCP(context.Background())
+	d := newMCPDoctor(c).check(context.Background())
 	assert.Equal(t, "warn", d.Health)
 	assert.Contains(t, d.Note, `no peerctl on PATH: the Claude Code plugin's MCP server (the command peerctl mcp) fails to start with "spawn peerctl ENOENT"`)
 
 	require.NoError(t, os.WriteFile(filepath.Join(empty, "peerctl"), []byte("#!/bin/sh\n"), 0o755))
-	d = c.doctorMCP(context.Background())
+	d = newMCPDoctor(c).check(context.Background())
 	assert.NotContains(t, d.Note, "ENOENT")
 }

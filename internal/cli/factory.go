@@ -65,10 +65,6 @@ type factory struct {
 	// args are the command line as given (after the program name), for
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
-	// relayName and relayTimeout are relay's --name and --timeout, for
-	// its durable requests (relayDurable).
-	relayName    string
-	relayTimeout time.Duration
 	// entrance is the trust policy's entrance of this command's sends:
 	// mcp, relay; the zero value, the command line (sending).
 	entrance domain.Entrance
@@ -111,3 +107,9 @@ func (c *factory) service(opts options, extra ...any) (*app.Service, error) {
 
 // started marks that a command began running (later errors are not usage errors).
 func (c *factory) started() { c.ran = true }
+
+// serveClient is this command's client of peerctl serve.
+func (c *factory) serveClient() *serveClient {
+	return &serveClient{io: c.io, getenv: c.getenv, environ: c.environ, executable: c.executable, flags: c.flags, debug: c.debug,
+		hostTimeout: c.hostTimeout, checkHosts: c.checkHosts, allowedTo: c.allowedTo}
+}

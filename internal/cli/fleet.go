@@ -65,7 +65,7 @@ func busSettings(cmd *cobra.Command, getenv func(string) string, bus wiring.Bus,
 // fleet's bus client linked in (on Unix in place of this process); what
 // names the bus's use for the errors, such as "list --fleet".
 func (c *factory) runWithBus(what string) error {
-	return c.runMCPProgram(what)
+	return runMCPProgram(c.io, c.executable, c.args, c.environ(), what)
 }
 
 // flagOrEnv is the flag's value when given, else the variable's.

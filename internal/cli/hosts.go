@@ -62,7 +62,7 @@ type hostSetting struct{ key, value string }
 
 // newHostsOptions are the hosts commands' options from f.
 func newHostsOptions(f *factory) *hostsOptions {
-	return &hostsOptions{io: f.io, getenv: f.getenv, channel: f.hostChannel, book: f.hostBook, executable: f.executable}
+	return &hostsOptions{io: f.io, getenv: f.getenv, channel: f.sshChannel, book: f.hostBook, executable: f.executable}
 }
 
 // hostsRunE is the RunE of a hosts command on one DEST: a bad DEST is a
@@ -273,17 +273,6 @@ func runHostsList(opts *hostsOptions) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", safe(h.Dest.String()), safe(p), safe(strings.Join(s, " ")))
 	}
 	return w.Flush()
-}
-
-// hostChannel is the ssh channel with the hosts file as its book; with
-// atProgram, every host's peerctl is that program instead ("": the one
-// on the remote PATH).
-func (c *factory) hostChannel(atProgram *string) (wiring.SSHChannel, error) {
-	book := c.hostBook
-	if atProgram != nil {
-		book = programBook{book, *atProgram}
-	}
-	return c.sshChannel(book)
 }
 
 // programBook is a book whose every host runs program as its peerctl.

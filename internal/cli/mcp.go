@@ -84,10 +84,14 @@ type mcpTools struct {
 	sendsOnce sync.Once
 	sends     *callQueue
 
-	// cli reaches other machines (the tools' host argument); timeout is
-	// a send's --timeout there. Without cli, a host is refused.
-	cli     *factory
-	timeout time.Duration
+	// hostNode reaches other machines (the tools' host argument),
+	// allowedTo is the trust policy's decision of a send that leaves this
+	// process, serve the client of peerctl serve (durable sends); timeout
+	// is a send's --timeout. Without hostNode, a host is refused.
+	hostNode  func(domain.Dest) (app.Node, error)
+	allowedTo func(ctx context.Context, address string, dest domain.Dest) error
+	serve     func() *serveClient
+	timeout   time.Duration
 }
 
 // toolHost is a tool's host argument (and an ssh:v1: endpoint's) as a
@@ -98,7 +102,7 @@ func (m *mcpTools) toolHost(host, address string) (domain.Dest, string, error) {
 		hosts = []string{host}
 	}
 	dest, address, err := oneHost(hosts, address)
-	if err == nil && !dest.IsLocal() && m.cli == nil {
+	if err == nil && !dest.IsLocal() && m.hostNode == nil {
 		err = errors.New("host: other machines are not reachable from here")
 	}
 	return dest, address, err
@@ -216,7 +220,7 @@ func (m *mcpTools) listHosts(ctx context.Context, in mcptools.ListArgs, q wire.L
 	}
 	nodes := make([]app.Node, 0, len(dests))
 	for _, d := range dests {
-		if !d.IsLocal() && m.cli == nil {
+		if !d.IsLocal() && m.hostNode == nil {
 			return listOut{}, errors.New("hosts: other machines are not reachable from here")
 		}
 		n, err := m.node(d)
@@ -254,7 +258,7 @@ func (m *mcpTools) node(dest domain.Dest) (app.Node, error) {
 		return app.LocalNode{Open: func([]domain.Harness) (*app.Service, error) { return m.service("") },
 			Sending: func(q wire.SendQuery) (*app.Service, error) { return m.service(q.Transport) }}, nil
 	}
-	return m.cli.node(dest)
+	return m.hostNode(dest)
 }
 
 func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt, error) {
@@ -280,7 +284,7 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt
 	if !dest.IsLocal() {
 		// Decided here, before anything leaves (a send here decides on
 		// its fresh read).
-		if err := m.cli.allowedTo(ctx, address, dest); err != nil {
+		if err := m.allowedTo(ctx, address, dest); err != nil {
 			return wire.Receipt{}, err
 		}
 	}
@@ -316,7 +320,7 @@ func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, address st
 	case in.AwaitReplySeconds > 0:
 		return wire.Receipt{}, errors.New("durable_seconds or key with await_reply_seconds: a durable message may be delivered hours later")
 	}
-	return m.cli.serveSend(ctx, durableSend{to: address, host: dest, text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
+	return m.serve().serveSend(ctx, durableSend{to: address, host: dest, text: in.Text, seconds: in.DurableSeconds, key: in.Key, transport: in.Transport,
 		timeout: m.timeout, confirm: m.confirm.ConfirmTimeout})
 }
 
@@ -350,7 +354,7 @@ func (c *factory) mcpTools(f mcpFlags) (*mcpTools, error) {
 		}
 		services[t] = svc
 	}
-	return &mcpTools{cli: c, timeout: f.timeout, callTimeout: f.callTimeout, confirm: app.ConfirmOptions{ConfirmTimeout: f.confirmTimeout},
+	return &mcpTools{hostNode: c.node, allowedTo: c.allowedTo, serve: c.serveClient, timeout: f.timeout, callTimeout: f.callTimeout, confirm: app.ConfirmOptions{ConfirmTimeout: f.confirmTimeout},
 		service: func(transport string) (*app.Service, error) {
 			if svc, ok := services[transport]; ok {
 				return svc, nil
@@ -359,8 +363,23 @@ func (c *factory) mcpTools(f mcpFlags) (*mcpTools, error) {
 		}}, nil
 }
 
-func (c *factory) mcpCmd() *cobra.Command {
-	var f mcpFlags
+// mcpOptions are what `peerctl mcp` needs: the streams, the MCP server
+// (nil: run peerctl-mcp for it), the tools and its flags.
+type mcpOptions struct {
+	io       *iostreams
+	serveMCP MCPServer
+	// tools builds the tools (factory.mcpTools); program runs
+	// peerctl-mcp in this process's place (runMCPProgram).
+	tools   func(mcpFlags) (*mcpTools, error)
+	program func() error
+	version string
+	debug   bool
+	flags   mcpFlags
+}
+
+func newMCPCmd(f *factory) *cobra.Command {
+	opts := &mcpOptions{io: f.io, tools: f.mcpTools, program: func() error { return runMCPProgram(f.io, f.executable, f.args, f.environ(), "peerctl mcp") }}
+	fl := &opts.flags
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the Model Context Protocol on stdin/stdout: list, show and send as tools",
@@ -371,35 +390,42 @@ func (c *factory) mcpCmd() *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("call-timeout") {
-				f.callTimeout = f.timeout + f.confirmTimeout + callMargin
+				fl.callTimeout = fl.timeout + fl.confirmTimeout + callMargin
 			}
-			if err := f.validate(); err != nil {
+			if err := fl.validate(); err != nil {
 				return err
 			}
-			c.started()
-			if c.serveMCP == nil {
-				return c.runMCPProgram("peerctl mcp")
-			}
-			tools, err := c.mcpTools(f)
-			if err != nil {
-				return err
-			}
-			return c.serve(cmd.Context(), tools)
+			f.started()
+			opts.serveMCP, opts.version, opts.debug = f.serveMCP, f.version().Version, f.debug.any()
+			return runMCP(cmd.Context(), opts)
 		},
 	}
 	fs := cmd.Flags()
-	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound for one delivery, as send --timeout")
-	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long a send looks for the text in the target's transcript, as send --confirm-timeout")
-	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "bound for one whole tool call (default --timeout + --confirm-timeout + "+callMargin.String()+", 1m0s with the defaults)")
-	c.flags.add(cmd)
+	fs.DurationVar(&fl.timeout, "timeout", 30*time.Second, "bound for one delivery, as send --timeout")
+	fs.DurationVar(&fl.confirmTimeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long a send looks for the text in the target's transcript, as send --confirm-timeout")
+	fs.DurationVar(&fl.callTimeout, "call-timeout", 0, "bound for one whole tool call (default --timeout + --confirm-timeout + "+callMargin.String()+", 1m0s with the defaults)")
+	f.flags.add(cmd)
 	return cmd
 }
 
-// serve serves tools on the cli's stdin and stdout with c.serveMCP until
+// runMCP serves the tools on stdin and stdout with opts.serveMCP until
 // stdin closes or ctx ends (a signal): both end the server cleanly; at the
 // end of stdin every call read is answered first, a signal cancels the
 // calls still running (a courier's process group is ended with its call).
-func (c *factory) serve(ctx context.Context, tools *mcpTools) error {
+// Without a server linked in, peerctl-mcp serves instead.
+func runMCP(ctx context.Context, opts *mcpOptions) error {
+	if opts.serveMCP == nil {
+		return opts.program()
+	}
+	tools, err := opts.tools(opts.flags)
+	if err != nil {
+		return err
+	}
+	return serveTools(ctx, opts, tools)
+}
+
+// serveTools serves tools with opts.serveMCP, their calls ended with ctx.
+func serveTools(ctx context.Context, opts *mcpOptions, tools *mcpTools) error {
 	tools.life = ctx
-	return c.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: c.io.in, Out: c.io.out, Err: c.io.errOut, Version: c.version().Version, Debug: c.debug.any()})
+	return opts.serveMCP(ctx, tools.tools(), mcptools.Stdio{In: opts.io.in, Out: opts.io.out, Err: opts.io.errOut, Version: opts.version, Debug: opts.debug})
 }

@@ -464,8 +464,8 @@ func TestMCPServeAnswersLinesThatAreNotJSON(t *testing.T) {
 	tools, err := c.mcpTools(mcpFlags{timeout: 30 * time.Second, callTimeout: time.Minute, confirmTimeout: 50 * time.Millisecond})
 	require.NoError(t, err)
 	served := make(chan error, 1)
-	c.serveMCP = mcpserve.Serve
-	go func() { served <- c.serve(t.Context(), tools) }()
+	var server MCPServer = mcpserve.Serve
+	go func() { served <- serveTools(t.Context(), &mcpOptions{io: c.io, serveMCP: server}, tools) }()
 	_, err = io.WriteString(pw, in)
 	require.NoError(t, err, "the server stopped reading: %s", errb.String())
 	// stdin stays open until the calls are answered (they run concurrently):

@@ -35,14 +35,15 @@ var errNoMCPServer = errors.New("has no MCP server linked in")
 // findMCPProgram is the executable peerctl-mcp beside this executable
 // (symlinks resolved), else the one on PATH. It refuses a peerctl-mcp that
 // is this very file: a build without the server named peerctl-mcp, which
-// would otherwise run itself forever. who, such as "peerctl mcp", is what
-// runs it, for the errors.
-func (c *factory) findMCPProgram(who string) (string, error) {
+// would otherwise run itself forever. executable is this program's path
+// (os.Executable); who, such as "peerctl mcp", is what runs it, for the
+// errors.
+func findMCPProgram(executable func() (string, error), who string) (string, error) {
 	name := mcpProgram
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
-	self, err := c.executable()
+	self, err := executable()
 	if err == nil {
 		if resolved, err := filepath.EvalSymlinks(self); err == nil {
 			self = resolved
@@ -91,14 +92,14 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-// runMCPProgram runs peerctl-mcp with this command line (c.args), on this
-// process's standard streams: on Unix in place of this process (exec), on
-// Windows as a child whose exit code becomes this one's.
-// who is what runs it (findMCPProgram).
-func (c *factory) runMCPProgram(who string) error {
-	path, err := c.findMCPProgram(who)
+// runMCPProgram runs peerctl-mcp with this command line (args) and env,
+// on the streams: on Unix in place of this process (exec), on Windows as
+// a child whose exit code becomes this one's. who is what runs it
+// (findMCPProgram).
+func runMCPProgram(ios *iostreams, executable func() (string, error), args, env []string, who string) error {
+	path, err := findMCPProgram(executable, who)
 	if err != nil {
 		return err
 	}
-	return c.execMCP(path, c.environ())
+	return execMCP(ios, path, args, env)
 }

@@ -30,7 +30,7 @@ func TestDoctorMCPRow(t *testing.T) {
 	c := newFactory(nil, nil, nil, func(string) string { return "" })
 	c.executable = func() (string, error) { return self, nil }
 
-	r := c.doctorMCPProgram(context.Background())
+	r := newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "skip", r.Health)
 	assert.Contains(t, r.Note, "only peerctl mcp and the fleet's bus (serve --nats, list --fleet) need it")
 
@@ -42,28 +42,28 @@ func TestDoctorMCPRow(t *testing.T) {
 	same := `{"module":"github.com/peerctl/peerctl","version":"v1.2.3","revision":"0123456789abcdef","modified":false}`
 	beside := filepath.Join(dir, "peerctl-mcp")
 	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+same+"'\n"), 0o644))
-	r = c.doctorMCPProgram(context.Background())
+	r = newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "warn", r.Health, "there but not executable")
 	assert.Contains(t, r.Note, "permission denied")
 	require.NoError(t, os.Chmod(beside, 0o755))
-	r = c.doctorMCPProgram(context.Background())
+	r = newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "ok", r.Health, r.Note)
 	assert.Equal(t, beside, r.Path)
 
 	older := strings.Replace(same, "0123456789abcdef", "fedcba9876543210", 1)
 	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+older+"'\n"), 0o755))
-	r = c.doctorMCPProgram(context.Background())
+	r = newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "warn", r.Health, "another build")
 	assert.Contains(t, r.Note, "is another build: v1.2.3 (fedcba987654")
 	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\necho '"+same+"'\n"), 0o755))
 
 	c.executable = func() (string, error) { return beside, nil } // a peerctl build named peerctl-mcp
-	r = c.doctorMCPProgram(context.Background())
+	r = newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "warn", r.Health)
 	assert.True(t, strings.HasPrefix(r.Note, beside+" has no MCP server linked in"), r.Note)
 
 	c.serveMCP = mcpserve.Serve
-	r = c.doctorMCPProgram(context.Background())
+	r = newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "ok", r.Health)
 	assert.Contains(t, r.Note, "linked into this program")
 }

@@ -9,8 +9,8 @@ import (
 
 // execMCP replaces this process with path, given this command line and env;
 // it returns only when the exec failed.
-func (c *factory) execMCP(path string, env []string) error {
-	argv := append([]string{path}, c.args...)
+func execMCP(_ *iostreams, path string, args, env []string) error {
+	argv := append([]string{path}, args...)
 	if err := syscall.Exec(path, argv, env); err != nil {
 		return fmt.Errorf("run %s: %w", path, err)
 	}

@@ -30,7 +30,7 @@ func TestDoctorMCPVersionCheckIsBounded(t *testing.T) {
 		[]byte("#!/bin/sh\nsleep 60 >/dev/null 2>&1 &\necho $! > "+pidFile+"\nwait\n"), 0o755))
 	c := newFactory(nil, nil, nil, func(string) string { return "" })
 	c.executable = func() (string, error) { return filepath.Join(dir, "peerctl"), nil }
-	r := c.doctorMCP(context.Background())
+	r := newMCPDoctor(c).check(context.Background())
 	assert.Equal(t, "warn", r.Health)
 	assert.Contains(t, r.Note, "did not say its version")
 	b, err := os.ReadFile(pidFile)

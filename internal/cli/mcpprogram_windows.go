@@ -9,10 +9,10 @@ import (
 // execMCP runs path with this command line and env on this process's
 // streams and returns its exit code as a silentError (Windows has no exec:
 // the child gets the console, and Ctrl-C, as this process does).
-func (c *factory) execMCP(path string, env []string) error {
-	cmd := exec.Command(path, c.args...)
+func execMCP(ios *iostreams, path string, args, env []string) error {
+	cmd := exec.Command(path, args...)
 	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.io.in, c.io.out, c.io.errOut
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ios.in, ios.out, ios.errOut
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {

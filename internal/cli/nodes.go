@@ -12,11 +12,12 @@ import (
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // Where a command runs: its --host words, and the node (app.Node) of each:
 // this machine's use cases, or another machine's peerctl reached through
-// ports.Remote (adapters/sshhost), which prints the same --json documents
+// ports.Remote (the ssh channel, wiring.NewSSHChannel), which prints the same --json documents
 // this build prints, read back with exact keys and given their host. A
 // command asks its node and prints what it gives; it never knows which
 // one it holds.
@@ -98,7 +99,7 @@ func (c *factory) remote() (ports.Remote, error) {
 	c.remoteMu.Lock() // hosts are listed and watched at once
 	defer c.remoteMu.Unlock()
 	if c.remoteCh == nil {
-		ch, err := c.sshChannel(c.hostBook)
+		ch, err := c.sshChannel(nil)
 		if err != nil {
 			return nil, err
 		}
@@ -108,8 +109,13 @@ func (c *factory) remote() (ports.Remote, error) {
 }
 
 // sshChannel is a channel to other machines ($PEERCTL_SSH, else ssh) that
-// takes each host's settings from book.
-func (c *factory) sshChannel(book ports.HostBook) (wiring.SSHChannel, error) {
+// takes each host's settings from the hosts file; with atProgram, every
+// host's peerctl is that program instead ("": the one on the remote PATH).
+func (c *factory) sshChannel(atProgram *string) (wiring.SSHChannel, error) {
+	book := c.hostBook
+	if atProgram != nil {
+		book = programBook{book, *atProgram}
+	}
 	log := slog.New(slog.DiscardHandler)
 	if c.debug.send {
 		log = debugLogger(c.io.errOut)
@@ -166,7 +172,7 @@ func (c *factory) node(dest domain.Dest) (app.Node, error) {
 }
 
 // nodes are the nodes of dests: this machine's use cases (app.LocalNode)
-// for the zero Dest, a host's peerctl (sshhost.Node, bounded by the host
+// for the zero Dest, a host's peerctl (wiring.NewHostNode, bounded by the host
 // timeout) for the others. A bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is
 // a usage error before any is reached.
 func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) {
@@ -181,8 +187,16 @@ func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) {
 					return c.service(options{readOnly: true, only: only})
 				},
 				// A watch follows the folders and the processes: the whole graph.
-				Watching:  func() (*app.Service, error) { return c.service(options{}) },
-				Sending:   c.sendService,
+				Watching: func() (*app.Service, error) { return c.service(options{}) },
+				// A send's Service: its transport, timeout, confirmation
+				// window (none with NoConfirm) and sender's name.
+				Sending: func(q wire.SendQuery) (*app.Service, error) {
+					window := q.ConfirmTimeout
+					if q.NoConfirm {
+						window = -1
+					}
+					return c.service(options{transport: q.Transport, timeout: q.Timeout, receiptWindow: window, from: q.From})
+				},
 				Doctoring: c.doctorSetup,
 				Relaying:  c.relayHere,
 			})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -54,13 +55,13 @@ const retentionEnv = "PEERCTL_OUTBOX_RETENTION"
 // retentionFlag adds serve's --retention to cmd; the function it returns
 // gives the retention: the flag, else $PEERCTL_OUTBOX_RETENTION, else
 // app.DefaultRetention. A negative or unreadable one is a usage error.
-func (c *factory) retentionFlag(cmd *cobra.Command) func() (time.Duration, error) {
+func retentionFlag(cmd *cobra.Command, getenv func(string) string) func() (time.Duration, error) {
 	var d time.Duration
 	cmd.Flags().DurationVar(&d, "retention", app.DefaultRetention, "delete finished messages after this long (0: never)")
 	return func() (time.Duration, error) {
 		name, v := "--retention", ""
 		if !cmd.Flags().Changed("retention") {
-			if name, v = retentionEnv, c.getenv(retentionEnv); v == "" {
+			if name, v = retentionEnv, getenv(retentionEnv); v == "" {
 				return app.DefaultRetention, nil
 			}
 			var err error
@@ -75,30 +76,46 @@ func (c *factory) retentionFlag(cmd *cobra.Command) func() (time.Duration, error
 	}
 }
 
-func (c *factory) outboxCmd() *cobra.Command {
+// outboxOptions are the outbox commands' requests and what they need:
+// the streams, the outbox to read, and the service that changes it.
+type outboxOptions struct {
+	io *iostreams
+	// open opens the outbox for reading (openOutbox).
+	open  func(ctx context.Context) (st wiring.OutboxReader, absent bool, err error)
+	serve func() *serveClient
+	// filter is list's; id and op (cancel, retry) show's and the changes'.
+	filter ports.OutboxFilter
+	id     int64
+	op     string
+	json   bool
+}
+
+func newOutboxCmd(f *factory) *cobra.Command {
+	opts := &outboxOptions{io: f.io, serve: f.serveClient,
+		open: func(ctx context.Context) (wiring.OutboxReader, bool, error) { return openOutbox(ctx, f.getenv) }}
 	var (
-		asJSON bool
 		states []string
 		target string
 		limit  int
 	)
 	list := func(cmd *cobra.Command, _ []string) error {
-		f := ports.OutboxFilter{Target: target, Limit: limit}
+		filter := ports.OutboxFilter{Target: target, Limit: limit}
 		for _, w := range states {
 			for _, one := range strings.Split(w, ",") {
 				st, err := domain.ParseOutboxState(strings.TrimSpace(one))
 				if err != nil {
 					return usageError{fmt.Errorf("--state %q: want one of %s", one, outboxStateWords())}
 				}
-				f.States = append(f.States, st)
+				filter.States = append(filter.States, st)
 			}
 		}
 		if limit < 0 {
 			return usageError{fmt.Errorf("--limit %d: want 0 (all) or more", limit)}
 		}
-		c.started()
-		c.io.jsonOut = asJSON
-		return c.outboxList(cmd.Context(), f, asJSON)
+		opts.filter = filter
+		f.started()
+		f.io.jsonOut = opts.json
+		return runOutboxList(cmd.Context(), opts)
 	}
 	cmd := &cobra.Command{
 		Use:   "outbox",
@@ -113,7 +130,7 @@ func (c *factory) outboxCmd() *cobra.Command {
 		RunE: list,
 	}
 	addListFlags := func(cmd *cobra.Command) {
-		cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+		cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON on stdout")
 		cmd.Flags().StringSliceVar(&states, "state", nil, "only messages in these states: "+outboxStateWords())
 		cmd.Flags().StringVar(&target, "target", "", "only messages to this address (as given to send) or session id")
 		cmd.Flags().IntVar(&limit, "limit", 0, "at most this many, newest first (0: all)")
@@ -132,24 +149,25 @@ func (c *factory) outboxCmd() *cobra.Command {
   peerctl outbox show 17 --json | jq -r .state
   peerctl outbox show 17 --json | jq .history`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, _ := strconv.ParseInt(args[0], 10, 64)
-			c.started()
-			c.io.jsonOut = asJSON
-			return c.outboxShow(cmd.Context(), id, asJSON)
+			opts.id, _ = strconv.ParseInt(args[0], 10, 64)
+			f.started()
+			f.io.jsonOut = opts.json
+			return runOutboxShow(cmd.Context(), opts)
 		},
 	}
-	show.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+	show.Flags().BoolVar(&opts.json, "json", false, "print JSON on stdout")
 	change := func(use, short, long, example string) *cobra.Command {
 		cmd := &cobra.Command{
 			Use: use + " ID", Short: short, Args: oneID, Example: example, Long: helpLong(long, "outbox"),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				id, _ := strconv.ParseInt(args[0], 10, 64)
-				c.started()
-				c.io.jsonOut = asJSON
-				return c.outboxChange(cmd.Context(), use, id, asJSON)
+				opts.id, _ = strconv.ParseInt(args[0], 10, 64)
+				opts.op = use
+				f.started()
+				f.io.jsonOut = opts.json
+				return opts.serve().outboxChange(cmd.Context(), opts.op, opts.id, opts.json)
 			},
 		}
-		cmd.Flags().BoolVar(&asJSON, "json", false, "print the message as JSON on stdout")
+		cmd.Flags().BoolVar(&opts.json, "json", false, "print the message as JSON on stdout")
 		return cmd
 	}
 	cancel := change("cancel", "Take back a stored message before it is delivered",
@@ -181,9 +199,10 @@ func outboxStateWords() string {
 }
 
 // openOutbox opens the outbox for reading; absent is true when there is
-// no outbox file yet (nothing was ever stored).
-func (c *factory) openOutbox(ctx context.Context) (st wiring.OutboxReader, absent bool, err error) {
-	p, err := serve.PathsFor(c.getenv)
+// no outbox file yet (nothing was ever stored). getenv finds the state
+// folder.
+func openOutbox(ctx context.Context, getenv func(string) string) (st wiring.OutboxReader, absent bool, err error) {
+	p, err := serve.PathsFor(getenv)
 	if err != nil {
 		return nil, false, err
 	}
@@ -197,31 +216,32 @@ func (c *factory) openOutbox(ctx context.Context) (st wiring.OutboxReader, absen
 	return st, false, nil
 }
 
-func (c *factory) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON bool) error {
-	st, absent, err := c.openOutbox(ctx)
+// runOutboxList lists the messages opts.filter selects, newest first.
+func runOutboxList(ctx context.Context, opts *outboxOptions) error {
+	st, absent, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
 	var msgs []ports.OutboxMessage
 	if !absent {
 		defer func() { _ = st.Close() }()
-		if msgs, err = st.List(ctx, f); err != nil {
+		if msgs, err = st.List(ctx, opts.filter); err != nil {
 			return outboxUnavailable(err)
 		}
 	}
-	if asJSON {
+	if opts.json {
 		out := make([]wire.OutboxMessage, 0, len(msgs))
 		for _, m := range msgs {
 			out = append(out, wire.OutboxMessageOf(m, nil))
 		}
-		return c.io.writeJSON(out)
+		return opts.io.writeJSON(out)
 	}
 	if len(msgs) == 0 {
-		fmt.Fprintln(c.io.errOut, "peerctl: the outbox holds no such message")
+		fmt.Fprintln(opts.io.errOut, "peerctl: the outbox holds no such message")
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.io.out, 0, 4, 2, ' ', 0)
-	on := c.io.colourOn(c.io.out)
+	tw := tabwriter.NewWriter(opts.io.out, 0, 4, 2, ' ', 0)
+	on := opts.io.colourOn(opts.io.out)
 	fmt.Fprintln(tw, "ID\t"+paint(on, colourNone, "STATE")+"\tTARGET\tATTEMPTS\tUPDATED\tREASON")
 	for _, m := range msgs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", m.ID, paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName), m.Attempts,
@@ -230,8 +250,10 @@ func (c *factory) outboxList(ctx context.Context, f ports.OutboxFilter, asJSON b
 	return tw.Flush()
 }
 
-func (c *factory) outboxShow(ctx context.Context, id int64, asJSON bool) error {
-	st, absent, err := c.openOutbox(ctx)
+// runOutboxShow shows message opts.id and its history.
+func runOutboxShow(ctx context.Context, opts *outboxOptions) error {
+	id := opts.id
+	st, absent, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -246,17 +268,17 @@ func (c *factory) outboxShow(ctx context.Context, id int64, asJSON bool) error {
 	if err != nil {
 		return outboxUnavailable(err)
 	}
-	if asJSON {
-		return c.io.writeJSON(wire.OutboxMessageOf(m, hist))
+	if opts.json {
+		return opts.io.writeJSON(wire.OutboxMessageOf(m, hist))
 	}
-	c.printOutboxMessage(wire.OutboxMessageOf(m, nil))
-	fmt.Fprintln(c.io.out, "history:")
+	printOutboxMessage(opts.io.out, wire.OutboxMessageOf(m, nil))
+	fmt.Fprintln(opts.io.out, "history:")
 	for _, e := range hist {
 		again := ""
 		if e.Count > 1 {
 			again = fmt.Sprintf(" (%d times, the last at %s)", e.Count, shownTime(e.Last))
 		}
-		fmt.Fprintf(c.io.out, "  %s  %-16s %s%s\n", shownTime(e.At), e.State, safe(e.Reason), again)
+		fmt.Fprintf(opts.io.out, "  %s  %-16s %s%s\n", shownTime(e.At), e.State, safe(e.Reason), again)
 	}
 	return nil
 }
@@ -270,21 +292,21 @@ func noSuchMessage(id int64) error {
 // the service's log show it (app.OutboxTarget).
 var outboxTarget = app.OutboxTarget
 
-func (c *factory) printOutboxMessage(j wire.OutboxMessage) {
+func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
 	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
 		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next attempt", shownStamp(j.NextAttemptAt)},
 		{"attempts", strconv.Itoa(j.Attempts)}, {"tries", strconv.Itoa(j.Tries)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
 		if r[1] != "" {
-			fmt.Fprintf(c.io.out, "%-13s %s\n", r[0]+":", safe(r[1]))
+			fmt.Fprintf(w, "%-13s %s\n", r[0]+":", safe(r[1]))
 		}
 	}
 }
 
 // outboxChange runs cancel or retry (op) of message id in the service
 // (the outbox's one writer), started on demand, unless PEERCTL_SERVE=off.
-func (c *factory) outboxChange(ctx context.Context, op string, id int64, asJSON bool) error {
+func (c *serveClient) outboxChange(ctx context.Context, op string, id int64, asJSON bool) error {
 	if c.serveOff() {
 		return outboxUnavailable(fmt.Errorf("changing the outbox needs peerctl serve, its one writer, and %s=off or this system has none", serveEnv))
 	}

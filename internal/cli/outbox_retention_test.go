@@ -41,7 +41,7 @@ func TestRetentionFlag(t *testing.T) {
 				return ""
 			})
 			cmd := &cobra.Command{Use: "serve", RunE: func(*cobra.Command, []string) error { return nil }}
-			get := c.retentionFlag(cmd)
+			get := retentionFlag(cmd, c.getenv)
 			require.NoError(t, cmd.ParseFlags(tc.args))
 			d, err := get()
 			if tc.bad != "" {

@@ -36,12 +36,18 @@ type relayIn struct {
 	Key     string `json:"key"`
 }
 
-func (c *factory) relayCmd() *cobra.Command {
-	var (
-		name    string
-		timeout time.Duration
-		hosts   []string
-	)
+// relayOptions are relay's request and what it needs: the streams, the
+// node of the host, and the relay's name and timeout.
+type relayOptions struct {
+	io    *iostreams
+	node  func(domain.Dest) (app.Node, error)
+	dest  domain.Dest
+	query wire.RelayQuery
+}
+
+func newRelayCmd(f *factory) *cobra.Command {
+	opts := &relayOptions{io: f.io, node: f.node}
+	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "relay",
 		Short: "Send and receive as a JSON-lines service (one long-lived courier)",
@@ -52,47 +58,47 @@ func (c *factory) relayCmd() *cobra.Command {
   peerctl relay --host dev-box --name ci-bot`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if timeout <= 0 {
-				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", timeout)}
+			q := &opts.query
+			if q.Timeout <= 0 {
+				return usageError{fmt.Errorf("--timeout %s: want a positive duration such as 30s", q.Timeout)}
 			}
-			if err := validName("--name", name, cmd.Flags().Changed("name")); err != nil {
+			if err := validName("--name", q.Name, cmd.Flags().Changed("name")); err != nil {
 				return err
 			}
 			dests, err := parseHosts(hosts, false)
 			if err != nil {
 				return err
 			}
-			if isNullDevice(c.io.out) {
+			if isNullDevice(f.io.out) {
 				return usageError{errors.New("stdout is closed or the null device: every receipt and refusal would be lost, so nothing is sent; give the relay a reader")}
 			}
-			c.started()
-			dest := domain.Dest{}
+			f.started()
 			if len(dests) == 1 {
-				dest = dests[0]
+				opts.dest = dests[0]
 			}
-			n, err := c.node(dest)
-			if err != nil {
-				return err
-			}
-			return c.relayOn(cmd.Context(), n, wire.RelayQuery{Name: name, Timeout: timeout})
+			return runRelay(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&name, "name", "", `the relay's display name, seen by receivers (default "peerctl")`)
-	f.DurationVar(&timeout, "timeout", 30*time.Second, "bound for one send (e.g. 3s, 1m)")
-	c.flags.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.query.Name, "name", "", `the relay's display name, seen by receivers (default "peerctl")`)
+	fl.DurationVar(&opts.query.Timeout, "timeout", 30*time.Second, "bound for one send (e.g. 3s, 1m)")
+	f.flags.add(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
 
-// relayOn runs n's relay (app.Node.Relay) on stdin, its lines printed on
+// runRelay runs the relay of opts.dest's node (app.Node.Relay) on stdin, its lines printed on
 // stdout. When stdout's reader goes away, or a write fails, the relay is
 // stopped (its ctx ends: nothing more is sent) and the command fails
 // (errRelayOutput, exit 1); otherwise it ends as the relay did.
-func (c *factory) relayOn(ctx context.Context, n app.Node, q wire.RelayQuery) error {
-	gone, stopOut := c.io.streamOut()
+func runRelay(ctx context.Context, opts *relayOptions) error {
+	n, err := opts.node(opts.dest)
+	if err != nil {
+		return err
+	}
+	gone, stopOut := opts.io.streamOut()
 	defer stopOut()
-	out := &relayOut{w: c.io.out, failed: make(chan struct{})}
+	out := &relayOut{w: opts.io.out, failed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -104,7 +110,7 @@ func (c *factory) relayOn(ctx context.Context, n app.Node, q wire.RelayQuery) er
 		}
 		cancel()
 	}()
-	err := n.Relay(ctx, q, c.io.in, out.line)
+	err = n.Relay(ctx, opts.query, opts.io.in, out.line)
 	if stopped, after, werr := out.stopped(); stopped || errors.Is(err, errReaderGone) {
 		return errRelayOutput(werr, after)
 	}
@@ -186,7 +192,7 @@ func errRelayOutput(err error, after int) error {
 // relayHere is this machine's relay (app.LocalNode.Relaying): it builds
 // the graph with the couriers, named q.Name ("peerctl" when none), warns
 // on stderr of each courier that did not start, then runs the relay
-// (runRelay).
+// (relayServer.run).
 func (c *factory) relayHere(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
 	var relay *app.Relay
 	c.entrance = domain.EntranceRelay // the trust policy's sender of every request
@@ -198,14 +204,25 @@ func (c *factory) relayHere(ctx context.Context, q wire.RelayQuery, requests io.
 	if name == "" {
 		name = "peerctl"
 	}
-	c.relayName, c.relayTimeout = name, q.Timeout
 	var mu sync.Mutex
 	put := func(l wire.RelayLine) error {
 		mu.Lock()
 		defer mu.Unlock()
 		return emit(l)
 	}
-	return c.runRelay(ctx, fxApp, relay, name, requests, put)
+	r := &relayServer{io: c.io, relay: relay, name: name, timeout: q.Timeout, serve: c.serveClient}
+	return r.run(ctx, fxApp, requests, put)
+}
+
+// relayServer is one relay's run on this machine: its use case, its name
+// and timeout (its durable requests carry them too), the streams and the
+// client of peerctl serve (durable requests).
+type relayServer struct {
+	io      *iostreams
+	relay   *app.Relay
+	name    string
+	timeout time.Duration
+	serve   func() *serveClient
 }
 
 // lifecycle is the part of *fx.App the relay drives.
@@ -214,12 +231,13 @@ type lifecycle interface {
 	Stop(context.Context) error
 }
 
-// runRelay starts the relay, then reads requests until they end or ctx
+// run starts the relay, then reads requests until they end or ctx
 // does, answering each in order, while inbound messages are emitted as
 // they come; then it stops the relay. When emit fails, or stdout's reader
 // has gone before a send (errReaderGone), it stops reading requests and
 // returns that error: a send whose answer cannot be written is not made.
-func (c *factory) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Relay, name string, requests io.Reader, emit func(wire.RelayLine) error) (err error) {
+func (c *relayServer) run(ctx context.Context, fxApp lifecycle, requests io.Reader, emit func(wire.RelayLine) error) (err error) {
+	relay, name := c.relay, c.name
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := fxApp.Start(startCtx); err != nil {
@@ -261,7 +279,7 @@ func (c *factory) runRelay(ctx context.Context, fxApp lifecycle, relay *app.Rela
 				return errReaderGone
 			}
 			// A send under way finishes (bounded by --timeout) even after Ctrl-C.
-			if err := emit(c.relaySend(context.WithoutCancel(ctx), relay, l)); err != nil {
+			if err := emit(c.send(context.WithoutCancel(ctx), l)); err != nil {
 				return err
 			}
 		}
@@ -323,8 +341,8 @@ func relayDecodeProblem(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// relaySend answers one input line with a receipt or a refusal.
-func (c *factory) relaySend(ctx context.Context, relay *app.Relay, l relayLine) wire.RelayLine {
+// send answers one input line with a receipt or a refusal.
+func (c *relayServer) send(ctx context.Context, l relayLine) wire.RelayLine {
 	refuse := func(id json.RawMessage, reason, detail string) wire.RelayRefusal {
 		return wire.RelayRefusal{Type: "refusal", ID: id, Line: l.n, Reason: reason, Detail: detail}
 	}
@@ -375,9 +393,9 @@ func (c *factory) relaySend(ctx context.Context, relay *app.Relay, l relayLine) 
 		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "text" is missing`, l.n))
 	}
 	if in.Durable != 0 || in.Key != "" {
-		return c.relayDurable(ctx, l, in, refuse)
+		return c.durable(ctx, l, in, refuse)
 	}
-	res, err := relay.Send(ctx, app.SendRequest{Address: *in.To, Text: *in.Text})
+	res, err := c.relay.Send(ctx, app.SendRequest{Address: *in.To, Text: *in.Text})
 	if err != nil {
 		if r, ok := domain.AsRefusal(err); ok {
 			out := refuse(in.ID, r.Reason.String(), r.Detail)
@@ -396,18 +414,18 @@ func (c *factory) relaySend(ctx context.Context, relay *app.Relay, l relayLine) 
 		ClaudeResult: res.Receipt.ClaudeResult, ElapsedMs: res.Elapsed.Milliseconds()}
 }
 
-// relayDurable answers a request with "durable" or "key": the send runs in
+// durable answers a request with "durable" or "key": the send runs in
 // peerctl serve (started on demand) as send --json --durable --key would,
 // with the relay's harness flags and name; its receipt or refusal becomes
 // the line's.
-func (c *factory) relayDurable(ctx context.Context, l relayLine, in relayIn, refuse func(json.RawMessage, string, string) wire.RelayRefusal) wire.RelayLine {
+func (c *relayServer) durable(ctx context.Context, l relayLine, in relayIn, refuse func(json.RawMessage, string, string) wire.RelayRefusal) wire.RelayLine {
 	switch {
 	case in.Durable < 0 || in.Durable > mcptools.MaxDurableSeconds:
 		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "durable" %d: want 0 to %d seconds`, l.n, in.Durable, mcptools.MaxDurableSeconds))
 	case len(in.Key) > maxKey:
 		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "key" is over %d bytes`, l.n, maxKey))
 	}
-	out, err := c.serveSend(ctx, durableSend{to: *in.To, text: *in.Text, seconds: in.Durable, key: in.Key, from: c.relayName, timeout: c.relayTimeout})
+	out, err := c.serve().serveSend(ctx, durableSend{to: *in.To, text: *in.Text, seconds: in.Durable, key: in.Key, from: c.name, timeout: c.timeout})
 	if err != nil {
 		if r, ok := domain.AsRefusal(err); ok {
 			return refuse(in.ID, r.Reason.String(), r.Detail)

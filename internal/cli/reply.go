@@ -35,11 +35,11 @@ func validAwait(await time.Duration, transport string, dryRun bool, confirm conf
 // stderr when they were cut. One newline is always added, so a script
 // takes the text exactly by dropping the last byte ($(...) drops trailing
 // newlines itself).
-func (c *factory) printReplyText(r wire.Inbound) error {
+func printReplyText(ios *iostreams, r wire.Inbound) error {
 	if r.Truncated {
-		fmt.Fprintf(c.io.errOut, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
+		fmt.Fprintf(ios.errOut, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
 	}
-	_, err := fmt.Fprint(c.io.out, safeText(r.Text)+"\n")
+	_, err := fmt.Fprint(ios.out, safeText(r.Text)+"\n")
 	return err
 }
 

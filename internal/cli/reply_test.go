@@ -43,7 +43,7 @@ func TestReadRelayLines(t *testing.T) {
 }
 
 func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
-	c := &factory{}
+	c := &relayServer{}
 	for line, want := range map[string]string{
 		`not json`:                         "want {",
 		`{"to":"a","text":"x","extra":1}`:  `unknown key "extra"`,
@@ -59,7 +59,7 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 		`{"to":"a",,}`:                     "the line is not valid JSON (it goes wrong at byte 11)",
 	} {
 		// A nil relay: any send would panic, so these never reach it.
-		out := c.relaySend(t.Context(), nil, relayLine{n: 7, text: []byte(line)})
+		out := c.send(t.Context(), relayLine{n: 7, text: []byte(line)})
 		r, ok := out.(wire.RelayRefusal)
 		require.True(t, ok, "%s: %T", line, out)
 		assert.Equal(t, "invalid_request", r.Reason, line)
@@ -75,14 +75,14 @@ func TestRelayRefusesBadLinesBeforeSending(t *testing.T) {
 // surrogate escape) is refused, never sent with U+FFFD in their place:
 // invalid_message when it is in the text, invalid_request elsewhere.
 func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
-	c := &factory{}
+	c := &relayServer{}
 	for line, want := range map[string][2]string{
 		`{"id":1,"to":"a","text":"lone \ud800 surrogate"}`:  {"invalid_message", `\ud800`},
 		"{\"id\":1,\"to\":\"a\",\"text\":\"bad \xff\xfe\"}": {"invalid_message", "not UTF-8"},
 		"{\"id\":1,\"to\":\"a\xff\",\"text\":\"fine\"}":     {"invalid_request", "not UTF-8"},
 	} {
 		// A nil relay: any send would panic, so these never reach it.
-		out := c.relaySend(t.Context(), nil, relayLine{n: 3, text: []byte(line)})
+		out := c.send(t.Context(), relayLine{n: 3, text: []byte(line)})
 		r, ok := out.(wire.RelayRefusal)
 		require.True(t, ok, "%q: %T", line, out)
 		assert.Equal(t, want[0], r.Reason, line)
@@ -91,7 +91,7 @@ func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
 		assert.Contains(t, r.Detail, "line 3", line)
 	}
 	// An id that is itself inexact is not echoed (the output stays UTF-8).
-	out := c.relaySend(t.Context(), nil, relayLine{n: 4, text: []byte("{\"id\":\"\xff\",\"to\":\"a\",\"text\":\"x\"}")})
+	out := c.send(t.Context(), relayLine{n: 4, text: []byte("{\"id\":\"\xff\",\"to\":\"a\",\"text\":\"x\"}")})
 	r, ok := out.(wire.RelayRefusal)
 	require.True(t, ok, "%T", out)
 	assert.Equal(t, "invalid_request", r.Reason)
@@ -103,7 +103,7 @@ func TestRelayRefusesLinesThatDecodeInexactly(t *testing.T) {
 // {"to":"nosuch","TO":"lis"} was sent to lis. A refusal for a field of the
 // wrong type keeps the line's id.
 func TestRelayReadsKeysExactlyAndRefusesDuplicates(t *testing.T) {
-	c := &factory{}
+	c := &relayServer{}
 	for line, want := range map[string]string{
 		`{"id":1,"to":"nosuch","TO":"lis","text":"x"}`: `unknown key "TO"`,
 		`{"id":1,"To":"lis","text":"x"}`:               `unknown key "To"`,
@@ -115,7 +115,7 @@ func TestRelayReadsKeysExactlyAndRefusesDuplicates(t *testing.T) {
 		`{"text":["x"],"id":1,"to":"a"}`:               `"text" is a JSON array, want a string`,
 	} {
 		// A nil relay: any send would panic, so these never reach it.
-		out := c.relaySend(t.Context(), nil, relayLine{n: 2, text: []byte(line)})
+		out := c.send(t.Context(), relayLine{n: 2, text: []byte(line)})
 		r, ok := out.(wire.RelayRefusal)
 		require.True(t, ok, "%s: %T", line, out)
 		assert.Equal(t, "invalid_request", r.Reason, line)

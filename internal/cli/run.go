@@ -3,6 +3,15 @@
 // docs/OUTPUT.md. cmd/peerctl runs it; cmd/peerctl-mcp runs it with the MCP
 // server and the fleet's bus client linked in (see MCPServer and
 // wiring.Bus).
+//
+// Its shape is gh's: a factory holds what commands need (the streams, this
+// process, the global flags) and builds their dependencies lazily from
+// internal/wiring, which makes every adapter; iostreams are the streams and
+// how output is shaped (terminal, colour, --json, --jq). Each command is an
+// options struct (its streams, the dependency functions it uses, its flags
+// as parsed), a newXCmd(f) constructor that parses argv into it, and a
+// runX(ctx, opts) function that runs without cobra; printers take the
+// streams.
 package cli
 
 import (

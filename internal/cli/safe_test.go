@@ -89,7 +89,7 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 		require.NoError(t, err)
 		var out, errs strings.Builder
 		c := &factory{io: newIOStreams(nil, &out, &errs, nil)}
-		_ = c.printSent(sent, false, false)
+		_ = printSent(c.io, sent, false, false)
 		assert.Contains(t, errs.String(), "warning: posted, not confirmed")
 		assertTerminalSafe(t, "confirmation warning", errs.String())
 		assert.Equal(t, 1, strings.Count(out.String(), "wait: "), "one wait line: %q", out.String())
@@ -101,7 +101,7 @@ func TestConfirmOutputIsTerminalSafe(t *testing.T) {
 	sent, err := app.Sent(res, nil, false)
 	require.NoError(t, err)
 	var out, errs strings.Builder
-	require.NoError(t, (&factory{io: newIOStreams(nil, &out, &errs, nil)}).printSent(sent, false, false))
+	require.NoError(t, printSent(newIOStreams(nil, &out, &errs, nil), sent, false, false))
 	assert.Empty(t, errs.String())
 }
 
@@ -185,7 +185,7 @@ func TestPrintSentSaysTheReceiptFirst(t *testing.T) {
 	sent, err := app.Sent(res, domain.Refuse(domain.ReasonNoReply, "no reply within 2m0s"), true)
 	require.NoError(t, err)
 	var out, errs strings.Builder
-	err = (&factory{io: newIOStreams(nil, &out, &errs, nil)}).printSent(sent, false, true)
+	err = printSent(newIOStreams(nil, &out, &errs, nil), sent, false, true)
 	assert.Equal(t, silentError{code: wire.ExitNoReply}, err)
 	assert.Empty(t, out.String(), "no reply: nothing on stdout")
 	lines := strings.Split(strings.TrimSpace(errs.String()), "\n")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -17,17 +18,30 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-func (c *factory) sendCmd() *cobra.Command {
+// sendOptions are send's request and what it needs: the streams, the
+// node of the host, the service's client, the trust policy's decision.
+type sendOptions struct {
+	io        *iostreams
+	node      func(domain.Dest) (app.Node, error)
+	serve     func() *serveClient
+	allowedTo func(ctx context.Context, address string, dest domain.Dest) error
+	// dest is the host; query the send there.
+	dest    domain.Dest
+	query   wire.SendQuery
+	durable durableFlags
+	json    bool
+}
+
+func newSendCmd(f *factory) *cobra.Command {
+	opts := &sendOptions{io: f.io, node: f.node, serve: f.serveClient, allowedTo: f.allowedTo}
 	var (
 		transport string
 		timeout   time.Duration
-		asJSON    bool
 		dryRun    bool
 		from      string
 		confirm   confirmFlags
 		await     time.Duration
 		hosts     []string
-		durable   durableFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT|-]",
@@ -40,7 +54,7 @@ func (c *factory) sendCmd() *cobra.Command {
   peerctl send --durable=8h --key nightly-42 reviewer "the nightly build broke"   # kept until it can go
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if flag, d := bareWaitDuration(c.args); d != "" {
+			if flag, d := bareWaitDuration(f.args); d != "" {
 				// Sending it as the session's name or as the text would surprise.
 				return usageError{fmt.Errorf("%s %s: %s takes its duration joined by '=' (%s=%s); written apart, %q would be read as SESSION or TEXT", flag, d, flag, flag, d, d)}
 			}
@@ -72,88 +86,97 @@ func (c *factory) sendCmd() *cobra.Command {
 			if err := validAwait(await, transport, dryRun, confirm); err != nil {
 				return err
 			}
-			if err := durable.validate(cmd, dryRun); err != nil {
+			if err := opts.durable.validate(cmd, dryRun); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed(stdinBytesFlag) && c.callerGone == nil {
+			if cmd.Flags().Changed(stdinBytesFlag) && f.callerGone == nil {
 				// Only a peerctl calling over ssh (--hello) announces its text:
 				// anywhere else the word is a TEXT that was meant after --.
 				return usageError{fmt.Errorf("unknown flag: --%s (a TEXT that starts with - goes after --: peerctl send SESSION -- TEXT)", stdinBytesFlag)}
 			}
-			c.io.jsonOut = asJSON // a refusal of the text prints as JSON too
-			text, err := c.messageText(args)
+			f.io.jsonOut = opts.json // a refusal of the text prints as JSON too
+			text, err := messageText(f.io, args, f.stdinBytes, f.followCaller)
 			if err != nil {
 				return err
 			}
-			dest, address, err := oneHost(hosts, args[0])
-			if err != nil {
+			var address string
+			if opts.dest, address, err = oneHost(hosts, args[0]); err != nil {
 				return err
 			}
-			c.started()
-			c.io.jsonOut = asJSON
-			q := sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
-			if !dest.IsLocal() || durable.on() {
-				// It leaves this process before its target is resolved here.
-				if err := c.allowedTo(cmd.Context(), address, dest); err != nil {
-					return err
-				}
-			}
-			if handled, err := c.sendForward(cmd.Context(), durable, dest, q, asJSON); handled {
-				return err
-			}
-			if !dest.IsLocal() {
-				// Refused here, before any connection, as a send here would be.
-				if _, err := domain.NewMessage(text); err != nil {
-					return err
-				}
-			}
-			n, err := c.node(dest)
-			if err != nil {
-				return err
-			}
-			sent, err := n.Send(cmd.Context(), q)
-			if err != nil {
-				return err
-			}
-			return c.printSent(sent, asJSON, await > 0)
+			f.started()
+			f.io.jsonOut = opts.json
+			opts.query = sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
+			return runSend(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&transport, "transport", "", "how to deliver: "+wiring.Plugins().TransportChoices()+"; default: each harness's first; a durable one (queue) reaches a closed session too")
-	f.DurationVar(&timeout, "timeout", defaultSendTimeout, "bound for the whole delivery (e.g. 3s, 1m)")
-	f.BoolVar(&asJSON, "json", false, "print the receipt (or refusal) as JSON on stdout")
-	f.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
-	c.flags.add(cmd)
-	f.StringVar(&from, "from", "", `the sender's display name the receiver sees (not socket; default "peerctl")`)
-	f.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
-	f.Lookup("await-reply").NoOptDefVal = defaultWait.String()
+	fl := cmd.Flags()
+	fl.StringVar(&transport, "transport", "", "how to deliver: "+wiring.Plugins().TransportChoices()+"; default: each harness's first; a durable one (queue) reaches a closed session too")
+	fl.DurationVar(&timeout, "timeout", defaultSendTimeout, "bound for the whole delivery (e.g. 3s, 1m)")
+	fl.BoolVar(&opts.json, "json", false, "print the receipt (or refusal) as JSON on stdout")
+	fl.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
+	f.flags.add(cmd)
+	fl.StringVar(&from, "from", "", `the sender's display name the receiver sees (not socket; default "peerctl")`)
+	fl.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
+	fl.Lookup("await-reply").NoOptDefVal = defaultWait.String()
 	// --stdin-bytes: the length of the text on stdin, which a peerctl
 	// sending over ssh announces (hidden: for that use only).
-	f.IntVar(&c.stdinBytes, stdinBytesFlag, -1, "")
-	_ = f.MarkHidden(stdinBytesFlag)
-	cmd.ValidArgsFunction = completeLiveSessions(c.service)
+	fl.IntVar(&f.stdinBytes, stdinBytesFlag, -1, "")
+	_ = fl.MarkHidden(stdinBytesFlag)
+	cmd.ValidArgsFunction = completeLiveSessions(f.service)
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions(wiring.Plugins().Transports(), cobra.ShellCompDirectiveNoFileComp))
 	confirm.register(cmd)
-	durable.register(cmd)
+	opts.durable.register(cmd)
 	addHostFlag(cmd, &hosts, false)
 	return cmd
+}
+
+// runSend delivers opts.query into the one live session it names on
+// opts.dest: through peerctl serve when it should go there (a durable
+// send; a plain one a running service's warm courier takes), else through
+// the host's node, and prints the receipt.
+func runSend(ctx context.Context, opts *sendOptions) error {
+	dest, q := opts.dest, opts.query
+	if !dest.IsLocal() || opts.durable.on() {
+		// It leaves this process before its target is resolved here.
+		if err := opts.allowedTo(ctx, q.Address, dest); err != nil {
+			return err
+		}
+	}
+	if handled, err := opts.serve().sendForward(ctx, opts.durable, dest, q, opts.json); handled {
+		return err
+	}
+	if !dest.IsLocal() {
+		// Refused here, before any connection, as a send here would be.
+		if _, err := domain.NewMessage(q.Text); err != nil {
+			return err
+		}
+	}
+	n, err := opts.node(dest)
+	if err != nil {
+		return err
+	}
+	sent, err := n.Send(ctx, q)
+	if err != nil {
+		return err
+	}
+	return printSent(opts.io, sent, opts.json, q.AwaitReply > 0)
 }
 
 // messageText takes TEXT from the arguments or stdin ("-", or no TEXT with
 // stdin not a terminal). It reads at most one byte over the cap, so an
 // oversize message is refused (invalid_message) without reading it all,
 // and the refusal says so rather than giving the size it stopped at.
-func (c *factory) messageText(args []string) (string, error) {
+func messageText(ios *iostreams, args []string, stdinBytes int, followCaller func()) (string, error) {
 	if len(args) == 2 && args[1] != "-" {
 		return args[1], nil
 	}
-	if len(args) == 1 && c.io.stdinTerminal() {
+	if len(args) == 1 && ios.stdinTerminal() {
 		return "", usageError{fmt.Errorf("send needs TEXT, or - with the text piped on stdin")}
 	}
-	if c.stdinBytes >= 0 {
-		return c.announcedText()
+	if stdinBytes >= 0 {
+		return announcedText(ios.in, stdinBytes, followCaller)
 	}
-	b, err := io.ReadAll(io.LimitReader(c.io.in, domain.MaxMessageBytes+1))
+	b, err := io.ReadAll(io.LimitReader(ios.in, domain.MaxMessageBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read message from stdin: %w", err)
 	}
@@ -164,20 +187,20 @@ func (c *factory) messageText(args []string) (string, error) {
 }
 
 // announcedText reads the text a peerctl sending over ssh announced with
-// --stdin-bytes: exactly that many bytes, since its caller holds stdin
+// --stdin-bytes (n): exactly that many bytes of in, since its caller holds stdin
 // open for the whole call (ports.RemoteCall); a text cut short is not
 // sent. What follows on stdin is the caller's end (followCaller).
-func (c *factory) announcedText() (string, error) {
-	if c.stdinBytes > domain.MaxMessageBytes {
-		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: %d bytes were announced, none was read", domain.MaxMessageBytes, c.stdinBytes)
+func announcedText(in io.Reader, n int, followCaller func()) (string, error) {
+	if n > domain.MaxMessageBytes {
+		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: %d bytes were announced, none was read", domain.MaxMessageBytes, n)
 	}
-	b := make([]byte, c.stdinBytes)
-	n, err := io.ReadFull(c.io.in, b)
+	b := make([]byte, n)
+	got, err := io.ReadFull(in, b)
 	if err != nil {
 		// A cut one is not sent.
-		return "", domain.Refuse(domain.ReasonDeliveryFailed, "the text on stdin is %d bytes, %d were announced (the connection broke while it came?); nothing was sent", n, c.stdinBytes)
+		return "", domain.Refuse(domain.ReasonDeliveryFailed, "the text on stdin is %d bytes, %d were announced (the connection broke while it came?); nothing was sent", got, n)
 	}
-	c.followCaller()
+	followCaller()
 	return string(b), nil
 }
 
@@ -193,38 +216,28 @@ func sendQuery(address, text, transport, from string, timeout time.Duration, dry
 		Wait: confirm.wait, AwaitReply: await, DryRun: dryRun, NoConfirm: confirm.noConfirm, RequireConfirm: confirm.require}
 }
 
-// sendService is the Service a send of q runs on here: q's transport,
-// timeout, confirmation window (none with NoConfirm) and sender's name.
-func (c *factory) sendService(q wire.SendQuery) (*app.Service, error) {
-	window := q.ConfirmTimeout
-	if q.NoConfirm {
-		window = -1
-	}
-	return c.service(options{transport: q.Transport, timeout: q.Timeout, receiptWindow: window, from: q.From})
-}
-
 // printSent prints a node's send, here or on another machine: its receipt
 // (with its outbox object, for a durable send) as JSON on stdout or as text (on
 // stderr when the reply takes stdout: awaited), its notes on stderr
 // (passLines), then the reply on stdout. Its exit code is the send's.
-func (c *factory) printSent(sent wire.Sent, asJSON, awaited bool) error {
+func printSent(ios *iostreams, sent wire.Sent, asJSON, awaited bool) error {
 	out := sent.Receipt
 	var err error
-	switch w := c.io.out; {
+	switch w := ios.out; {
 	case asJSON:
-		err = c.io.writeJSON(out)
+		err = ios.writeJSON(out)
 	case awaited:
-		w = c.io.errOut
+		w = ios.errOut
 		fallthrough
 	default:
 		printReceiptText(w, out)
-		passLines(c.io.errOut, sent.Notes)
+		passLines(ios.errOut, sent.Notes)
 		if out.Reply != nil && out.Plan == nil {
-			err = c.printReplyText(*out.Reply)
+			err = printReplyText(ios, *out.Reply)
 		}
 	}
 	if asJSON {
-		passLines(c.io.errOut, sent.Notes)
+		passLines(ios.errOut, sent.Notes)
 	}
 	if err != nil {
 		return err

@@ -68,7 +68,7 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 // decide again (its Config.Sending is nil): a plain send is decided by the
 // trust policy here, before its order is dialled; a durable or far one
 // before sendForward is called.
-func (c *factory) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool) (handled bool, err error) {
+func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool) (handled bool, err error) {
 	awaited := q.AwaitReply > 0
 	if !d.on() {
 		if !dest.IsLocal() || q.Transport != "" || q.DryRun || awaited || c.serveOff() || c.debug.send {
@@ -125,7 +125,7 @@ func (c *factory) sendForward(ctx context.Context, d durableFlags, dest domain.D
 
 // order is a send of q to dest (durable as d says) as the service takes
 // it, with this command's settings.
-func (c *factory) order(q wire.SendQuery, dest domain.Dest, d durableFlags) (wire.SendOrder, error) {
+func (c *serveClient) order(q wire.SendQuery, dest domain.Dest, d durableFlags) (wire.SendOrder, error) {
 	set, err := c.settings(!dest.IsLocal())
 	return wire.SendOrder{Query: q, Host: dest.String(), Durable: d.ttl, Key: d.key, Settings: set}, err
 }
@@ -143,7 +143,7 @@ type durableSend struct {
 // --json --durable=<seconds>s --key K` with this command's harness flags
 // would, and returns its receipt; a refusal comes back as a
 // *domain.Refusal (outbox_unavailable when no service can keep it).
-func (c *factory) serveSend(ctx context.Context, d durableSend) (wire.Receipt, error) {
+func (c *serveClient) serveSend(ctx context.Context, d durableSend) (wire.Receipt, error) {
 	if _, err := domain.NewMessage(d.text); err != nil {
 		return wire.Receipt{}, err
 	}

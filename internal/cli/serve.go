@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 )
 
@@ -27,11 +30,28 @@ type webFlags struct {
 	hosts []string // --host: machines listed beside the hosts file's
 }
 
-func (c *factory) serveCmd() *cobra.Command {
+// serveOptions are what `peerctl serve` needs: the streams (stderr is
+// its log), this process, the nodes (the dashboard's listing), how it
+// joins the fleet's bus, and its flags.
+type serveOptions struct {
+	io         *iostreams
+	getenv     func(string) string
+	environ    func() []string
+	executable func() (string, error)
+	version    versionJSON
+	nodes      func([]domain.Dest) ([]app.Node, error)
+	serve      func() *serveClient
+	// join is how the service of a state folder joins the bus (joinBus).
+	join      func(stateDir string) (func(context.Context) (func(), error), error)
+	idleExit  time.Duration
+	retention time.Duration
+	web       webFlags
+}
+
+func newServeCmd(f *factory) *cobra.Command {
+	opts := &serveOptions{io: f.io, getenv: f.getenv, environ: f.environ, executable: f.executable, nodes: f.nodes, serve: f.serveClient}
 	var (
-		idleExit  time.Duration
 		printUnit string
-		web       webFlags
 		bus       busFlags
 		retention func() (time.Duration, error)
 	)
@@ -54,80 +74,83 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
   peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.io.errOut = stampLines(c.io.errOut) // the service's log: every line with its time
+			f.io.errOut = stampLines(f.io.errOut) // the service's log: every line with its time
 			if cmd.Flags().Changed("quiet") {
-				fmt.Fprintln(c.io.errOut, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
+				fmt.Fprintln(f.io.errOut, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
 			}
-			if idleExit < 0 {
-				return usageError{fmt.Errorf("--idle-exit %s: want a duration such as 10m, or 0 to never end on its own", idleExit)}
+			if opts.idleExit < 0 {
+				return usageError{fmt.Errorf("--idle-exit %s: want a duration such as 10m, or 0 to never end on its own", opts.idleExit)}
 			}
-			if len(web.hosts) > 0 && web.addr == "" {
-				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(web.hosts[0]))}
+			if len(opts.web.hosts) > 0 && opts.web.addr == "" {
+				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(opts.web.hosts[0]))}
 			}
 			if printUnit != "" {
-				return c.printUnit(printUnit)
+				return printServeUnit(f.io.out, f.executable, f.getenv, printUnit)
 			}
-			if web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
-				idleExit = 0 // a dashboard stays until Ctrl-C
+			if opts.web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
+				opts.idleExit = 0 // a dashboard stays until Ctrl-C
 			}
-			keep, err := retention()
-			if err != nil {
+			var err error
+			if opts.retention, err = retention(); err != nil {
 				return err
 			}
-			c.started()
-			return c.runServe(cmd, idleExit, keep, web, bus)
+			f.started()
+			opts.version = f.version()
+			opts.join = func(stateDir string) (func(context.Context) (func(), error), error) {
+				return f.joinBus(cmd, bus, stateDir)
+			}
+			return runServe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never)")
-	cmd.Flags().DurationVar(&idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
+	cmd.Flags().DurationVar(&opts.idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never)")
+	cmd.Flags().DurationVar(&opts.idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
 	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
 	// a --print-unit's file.
 	_ = cmd.Flags().MarkHidden("quiet")
 	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a systemd --user unit or a launchd plist to install, then exit")
-	cmd.Flags().StringVar(&web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+serve.DefaultHTTP+", loopback, a free port); the URL printed at start carries the token")
+	cmd.Flags().StringVar(&opts.web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+serve.DefaultHTTP+", loopback, a free port); the URL printed at start carries the token")
 	cmd.Flags().Lookup("http").NoOptDefVal = serve.DefaultHTTP
-	cmd.Flags().StringArrayVar(&web.hosts, "host", nil, "with --http: one more machine (ssh DEST) on the dashboard; repeatable")
-	retention = c.retentionFlag(cmd)
+	cmd.Flags().StringArrayVar(&opts.web.hosts, "host", nil, "with --http: one more machine (ssh DEST) on the dashboard; repeatable")
+	retention = retentionFlag(cmd, f.getenv)
 	addBusFlags(cmd, &bus, true)
-	c.flags.add(cmd)
-	cmd.AddCommand(c.serveStatusCmd(), c.serveStopCmd())
+	f.flags.add(cmd)
+	cmd.AddCommand(newServeStatusCmd(f), newServeStopCmd(f))
 	return cmd
 }
 
 // runServe runs peerctl serve in the foreground with this command's
 // settings (its harness flags) as the dashboard's, and the command line's
 // listing for the dashboard's machines, joining the fleet's bus when one
-// is configured (joinBus); finished messages are kept for retention (0:
-// every one).
-func (c *factory) runServe(cmd *cobra.Command, idleExit, retention time.Duration, web webFlags, bus busFlags) error {
-	ctx := cmd.Context()
-	p, err := serve.PathsFor(c.getenv)
+// is configured (opts.join); finished messages are kept for
+// opts.retention (0: every one).
+func runServe(ctx context.Context, opts *serveOptions) error {
+	p, err := serve.PathsFor(opts.getenv)
 	if err != nil {
 		return err
 	}
-	extra, err := parseHosts(web.hosts, true)
+	extra, err := parseHosts(opts.web.hosts, true)
 	if err != nil {
 		return err
 	}
-	set, err := c.settings(false)
+	set, err := opts.serve().settings(false)
 	if err != nil {
 		return err
 	}
-	join, err := c.joinBus(cmd, bus, p.StateDir)
+	join, err := opts.join(p.StateDir)
 	if err != nil {
 		return err
 	}
-	w := webListing{c: c, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
-	return serve.Run(ctx, serve.Options{Paths: p, Log: c.io.errOut, Getenv: c.getenv, Environ: c.environ, Settings: set,
-		Version: c.version().Version, Build: c.version().short(), IdleExit: idleExit, Retention: retention, HTTP: web.addr, Machines: w.machines, Sessions: w.sessions,
+	w := webListing{nodes: opts.nodes, getenv: opts.getenv, version: opts.version.Version, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
+	return serve.Run(ctx, serve.Options{Paths: p, Log: opts.io.errOut, Getenv: opts.getenv, Environ: opts.environ, Settings: set,
+		Version: opts.version.Version, Build: opts.version.short(), IdleExit: opts.idleExit, Retention: opts.retention, HTTP: opts.web.addr, Machines: w.machines, Sessions: w.sessions,
 		Join: join})
 }
 
-// printUnit prints a service definition that runs peerctl serve with
-// --idle-exit=0 in this shell's environment (unitEnv): a systemd --user
-// unit or a launchd LaunchAgent plist.
-func (c *factory) printUnit(kind string) error {
-	exe, err := c.executable()
+// printServeUnit prints on w a service definition that runs peerctl
+// serve (executable) with --idle-exit=0 in this shell's environment
+// (unitEnv of getenv): a systemd --user unit or a launchd LaunchAgent plist.
+func printServeUnit(w io.Writer, executable func() (string, error), getenv func(string) string, kind string) error {
+	exe, err := executable()
 	if err != nil {
 		return fmt.Errorf("find peerctl: %w", err)
 	}
@@ -136,7 +159,7 @@ func (c *factory) printUnit(kind string) error {
 	}
 	switch kind {
 	case "systemd":
-		fmt.Fprintf(c.io.out, `# peerctl serve as a systemd --user service:
+		fmt.Fprintf(w, `# peerctl serve as a systemd --user service:
 #   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
 #   systemctl --user daemon-reload && systemctl --user enable --now peerctl
 [Unit]
@@ -149,9 +172,9 @@ RestartSec=2
 %s
 [Install]
 WantedBy=default.target
-`, exe, systemdEnv(c.unitEnv()))
+`, exe, systemdEnv(unitEnv(getenv)))
 	case "launchd":
-		fmt.Fprintf(c.io.out, `<?xml version="1.0" encoding="UTF-8"?>
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
 <!-- peerctl serve as a LaunchAgent:
        peerctl serve --print-unit=launchd > ~/Library/LaunchAgents/dev.peerctl.serve.plist
        launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/dev.peerctl.serve.plist -->
@@ -164,7 +187,7 @@ WantedBy=default.target
   <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>
 %s</dict>
 </plist>
-`, xmlEscape(exe), launchdEnv(c.unitEnv()))
+`, xmlEscape(exe), launchdEnv(unitEnv(getenv)))
 	default:
 		return usageError{fmt.Errorf("--print-unit %q: want systemd or launchd", kind)}
 	}

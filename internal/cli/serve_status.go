@@ -68,7 +68,7 @@ var errServeNotRunning = errors.New("no peerctl serve runs")
 // closes conn. errServeNotRunning when none answers. A service that
 // serves another state folder, or that does not say its status (an older
 // peerctl), is an error naming it.
-func (c *factory) askServe(ctx context.Context, p serve.Paths, op string) (*net.UnixConn, serve.Answer, error) {
+func askServe(ctx context.Context, p serve.Paths, op string) (*net.UnixConn, serve.Answer, error) {
 	var a serve.Answer
 	conn, err := dialUnix(p.Socket)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
@@ -101,8 +101,18 @@ func (c *factory) askServe(ctx context.Context, p serve.Paths, op string) (*net.
 	return conn, a, nil
 }
 
-func (c *factory) serveStatusCmd() *cobra.Command {
-	var asJSON bool
+// serveCtlOptions are serve status's and serve stop's: the streams, the
+// state folder's service (found with getenv), and their flags.
+type serveCtlOptions struct {
+	io     *iostreams
+	getenv func(string) string
+	json   bool
+	// wait bounds serve stop's wait for the service's end.
+	wait time.Duration
+}
+
+func newServeStatusCmd(f *factory) *cobra.Command {
+	opts := &serveCtlOptions{io: f.io, getenv: f.getenv}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the service of this state folder: pid, folders, uptime, messages, warm couriers",
@@ -116,25 +126,27 @@ messages its outbox holds are still counted), 1 when it cannot be asked.`,
   peerctl serve status >/dev/null || echo "no service"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.started()
-			return c.serveStatus(cmd.Context(), asJSON)
+			f.started()
+			return runServeStatus(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON on stdout")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON on stdout")
 	return cmd
 }
 
-func (c *factory) serveStatus(ctx context.Context, asJSON bool) error {
-	p, err := serve.PathsFor(c.getenv)
+// runServeStatus shows the service of this state folder (exit 3 when
+// none runs).
+func runServeStatus(ctx context.Context, opts *serveCtlOptions) error {
+	p, err := serve.PathsFor(opts.getenv)
 	if err != nil {
 		return err
 	}
-	conn, a, err := c.askServe(ctx, p, "ping")
+	conn, a, err := askServe(ctx, p, "ping")
 	var st *serve.Status
 	switch {
 	case errors.Is(err, errServeNotRunning):
 		st = &serve.Status{StateDir: p.StateDir, Socket: p.Socket, Outbox: p.DB, Messages: serve.MessageCounts(nil)}
-		if ob, absent, err := c.openOutbox(ctx); err != nil {
+		if ob, absent, err := openOutbox(ctx, opts.getenv); err != nil {
 			st.OutboxError = err.Error()
 		} else if !absent {
 			n, err := ob.Counts(ctx)
@@ -151,12 +163,12 @@ func (c *factory) serveStatus(ctx context.Context, asJSON bool) error {
 		st = a.Status
 		st.Socket = p.Socket
 	}
-	if asJSON {
-		if err := c.io.writeJSON(st); err != nil {
+	if opts.json {
+		if err := opts.io.writeJSON(st); err != nil {
 			return err
 		}
 	} else {
-		c.printServeStatus(st)
+		printServeStatus(opts.io.out, st)
 	}
 	if !st.Running {
 		return silentError{wire.ExitNotLive}
@@ -164,13 +176,14 @@ func (c *factory) serveStatus(ctx context.Context, asJSON bool) error {
 	return nil
 }
 
-func (c *factory) printServeStatus(st *serve.Status) {
-	row := func(k, v string) { fmt.Fprintf(c.io.out, "  %-10s %s\n", k, v) }
+// printServeStatus prints the service's status for people on w.
+func printServeStatus(w io.Writer, st *serve.Status) {
+	row := func(k, v string) { fmt.Fprintf(w, "  %-10s %s\n", k, v) }
 	if !st.Running {
-		fmt.Fprintf(c.io.out, "no peerctl serve runs for %s\n", safe(st.StateDir))
+		fmt.Fprintf(w, "no peerctl serve runs for %s\n", safe(st.StateDir))
 		row("socket", safe(st.Socket)+" (none answers)")
 	} else {
-		fmt.Fprintf(c.io.out, "peerctl serve runs for %s\n", safe(st.StateDir))
+		fmt.Fprintf(w, "peerctl serve runs for %s\n", safe(st.StateDir))
 		row("pid", fmt.Sprintf("%d (peerctl %s)", st.PID, safe(st.Version)))
 		row("socket", safe(st.Socket))
 		up := time.Duration(st.UptimeSeconds) * time.Second
@@ -204,15 +217,15 @@ func (c *factory) printServeStatus(st *serve.Status) {
 	if st.Running {
 		row("couriers", fmt.Sprintf("%s of warm couriers (%d in use), %s started", plural(st.Warm.Sets, "set"), st.Warm.InUse, plural(st.Warm.Started, "courier")))
 	} else if st.Messages[domain.OutboxStored.String()]+st.Messages[domain.OutboxDelivering.String()] > 0 {
-		fmt.Fprintln(c.io.out, "  messages wait for the service: peerctl serve, or any send --durable, starts it")
+		fmt.Fprintln(w, "  messages wait for the service: peerctl serve, or any send --durable, starts it")
 	}
 }
 
 // defaultStopWait bounds how long serve stop waits for the service's end.
 const defaultStopWait = 30 * time.Second
 
-func (c *factory) serveStopCmd() *cobra.Command {
-	var wait time.Duration
+func newServeStopCmd(f *factory) *cobra.Command {
+	opts := &serveCtlOptions{io: f.io, getenv: f.getenv}
 	cmd := &cobra.Command{
 		Use:   "stop",
 		Short: "Stop the service of this state folder cleanly and wait for its end",
@@ -225,35 +238,38 @@ it stopped, or none ran (said on stderr); 1 when it has not ended within --timeo
   XDG_STATE_HOME=/srv/team peerctl serve stop   # the service of another state folder`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if wait <= 0 {
-				return usageError{fmt.Errorf("--timeout %s: want a duration above 0, such as 30s", wait)}
+			if opts.wait <= 0 {
+				return usageError{fmt.Errorf("--timeout %s: want a duration above 0, such as 30s", opts.wait)}
 			}
-			c.started()
-			return c.serveStop(cmd.Context(), wait)
+			f.started()
+			return runServeStop(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&wait, "timeout", defaultStopWait, "wait at most this long for the service to end")
+	cmd.Flags().DurationVar(&opts.wait, "timeout", defaultStopWait, "wait at most this long for the service to end")
 	return cmd
 }
 
-func (c *factory) serveStop(ctx context.Context, wait time.Duration) error {
-	p, err := serve.PathsFor(c.getenv)
+// runServeStop asks the service of this state folder to stop and waits
+// for its end, at most opts.wait.
+func runServeStop(ctx context.Context, opts *serveCtlOptions) error {
+	wait := opts.wait
+	p, err := serve.PathsFor(opts.getenv)
 	if err != nil {
 		return err
 	}
 	// Look first: a service of another state folder is not asked to stop.
-	conn, _, err := c.askServe(ctx, p, "ping")
+	conn, _, err := askServe(ctx, p, "ping")
 	if errors.Is(err, errServeNotRunning) {
-		fmt.Fprintf(c.io.errOut, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
+		fmt.Fprintf(opts.io.errOut, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	_ = conn.Close()
-	conn, a, err := c.askServe(ctx, p, "stop")
+	conn, a, err := askServe(ctx, p, "stop")
 	if errors.Is(err, errServeNotRunning) {
-		fmt.Fprintf(c.io.errOut, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
+		fmt.Fprintf(opts.io.errOut, "peerctl: no peerctl serve runs for %s: nothing to stop\n", safe(p.StateDir))
 		return nil
 	}
 	if err != nil {
@@ -272,6 +288,6 @@ func (c *factory) serveStop(ctx context.Context, wait time.Duration) error {
 		return fmt.Errorf("peerctl serve (pid %d) was asked to stop and has not ended within %s: it may still be ending a send; "+
 			"kill %d ends it at once (a hand-over it cuts off is checked at its next start)", pid, wait, pid)
 	}
-	fmt.Fprintf(c.io.out, "peerctl serve (pid %d) for %s stopped\n", pid, safe(p.StateDir))
+	fmt.Fprintf(opts.io.out, "peerctl serve (pid %d) for %s stopped\n", pid, safe(p.StateDir))
 	return nil
 }

@@ -171,7 +171,7 @@ func TestUnitEnv(t *testing.T) {
 	env := map[string]string{"PATH": "/usr/bin:/opt/bin", "XDG_STATE_HOME": `/srv/a "b" 100%\x`, "CLAUDE_CONFIG_DIR": "/c",
 		"OPENCODE_SERVER_PASSWORD": "s3cret", "CODEX_HOME": "bad\nvalue", "HOME": "/home/u", "ANTHROPIC_API_KEY": "sk-1"}
 	c := newFactory(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, func(k string) string { return env[k] })
-	vars := c.unitEnv()
+	vars := unitEnv(c.getenv)
 	sd := systemdEnv(vars)
 	assert.Contains(t, sd, `Environment="PATH=/usr/bin:/opt/bin"`+"\n")
 	assert.Contains(t, sd, `Environment="XDG_STATE_HOME=/srv/a \"b\" 100%%\\x"`+"\n", `systemd.exec(5): \ and " escaped, % doubled`)

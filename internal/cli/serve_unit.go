@@ -20,9 +20,9 @@ type unitVar struct {
 // variables that decide its folders (state, socket, hosts file, each
 // harness's registry and home) and the programs it starts (PATH, each
 // harness's program, ssh), with this shell's values, in a fixed order;
-// those not set here are left out. A harness's secrets and the ssh agent's
+// those not set here (getenv) are left out. A harness's secrets and the ssh agent's
 // socket are named without their values.
-func (c *factory) unitEnv() []unitVar {
+func unitEnv(getenv func(string) string) []unitVar {
 	names := []string{"PATH", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "PEERCTL_SSH", hostTimeoutEnv, retentionEnv}
 	var secrets []string
 	for _, p := range wiring.Plugins() {
@@ -35,7 +35,7 @@ func (c *factory) unitEnv() []unitVar {
 	var out []unitVar
 	seen := map[string]bool{}
 	for _, k := range names {
-		v := c.getenv(k)
+		v := getenv(k)
 		if k == "" || seen[k] || v == "" {
 			continue
 		}

@@ -25,15 +25,35 @@ const serveStartWithin = 20 * time.Second
 // serveLogName is the on-demand service's log, beside the outbox.
 const serveLogName = "serve.log"
 
+// serveClient is a command's client of peerctl serve (send --durable,
+// a plain send a running service's warm courier takes, outbox cancel and
+// retry, the MCP server's and the relay's durable sends): it connects,
+// starting the service on demand, hands it one typed request, and prints
+// its answer as the command prints the same result made here.
+type serveClient struct {
+	io         *iostreams
+	getenv     func(string) string
+	environ    func() []string
+	executable func() (string, error)
+	// flags are the command's harness flags (settings).
+	flags harnessFlagValues
+	debug debugOn
+	// hostTimeout, checkHosts and allowedTo are the factory's: the host
+	// timeout, the check of the ssh channel, the trust policy's decision.
+	hostTimeout func() (time.Duration, error)
+	checkHosts  func([]domain.Dest) error
+	allowedTo   func(ctx context.Context, address string, dest domain.Dest) error
+}
+
 // serveOff reports whether PEERCTL_SERVE=off keeps this command from the
 // service, or the platform has none.
-func (c *factory) serveOff() bool { return c.getenv(serveEnv) == "off" || !serveSupported }
+func (c *serveClient) serveOff() bool { return c.getenv(serveEnv) == "off" || !serveSupported }
 
 // dialServe connects to this user's service. With start, a service that
 // does not answer is started in the background (peerctl serve, its stderr
 // appended to serve.log in the state folder) and waited for, at most
 // serveStartWithin; stderr says so once, with how to stop it.
-func (c *factory) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) {
+func (c *serveClient) dialServe(ctx context.Context, start bool) (*net.UnixConn, error) {
 	p, err := serve.PathsFor(c.getenv)
 	if err != nil {
 		return nil, err
@@ -109,7 +129,7 @@ var errForwardUnsent = errors.New("the request did not reach the service")
 // service died, Ctrl-C here) is an outcome_unknown refusal naming what to
 // look at (unanswered). A service that refused the connection (another
 // uid's) answers before it hangs up: that answer is returned.
-func (c *factory) ask(ctx context.Context, conn *net.UnixConn, req serve.Request) (serve.Answer, error) {
+func (c *serveClient) ask(ctx context.Context, conn *net.UnixConn, req serve.Request) (serve.Answer, error) {
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
@@ -173,7 +193,7 @@ func outboxUnavailable(err error) error { return serve.OutboxUnavailable(err) }
 // result without the service: notes on stderr, then the receipt (a kept
 // durable message's, with the outbox object), the outbox message, or the
 // refusal or error, with its exit code.
-func (c *factory) answered(a serve.Answer, asJSON, awaited bool) error {
+func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool) error {
 	passLines(c.io.errOut, a.Notes)
 	switch {
 	case a.Refusal != nil:
@@ -189,14 +209,14 @@ func (c *factory) answered(a serve.Answer, asJSON, awaited bool) error {
 		if asJSON {
 			return c.io.writeJSON(m)
 		}
-		c.printOutboxMessage(m)
+		printOutboxMessage(c.io.out, m)
 		return nil
 	case a.Sent != nil && a.Kept:
-		return c.printKept(*a.Sent, a.Ref, asJSON)
+		return printKept(c.io, *a.Sent, a.Ref, asJSON)
 	case a.Sent != nil:
 		sent := *a.Sent
 		sent.Receipt.Outbox = a.Ref.OutboxRef()
-		return c.printSent(sent, asJSON, awaited)
+		return printSent(c.io, sent, asJSON, awaited)
 	}
 	return nil
 }
@@ -205,7 +225,7 @@ func (c *factory) answered(a serve.Answer, asJSON, awaited bool) error {
 // outcome "stored" with the outbox object; one whose TTL was over before
 // it could be tried, "expired"; for a repeated key the first message as
 // it stands (app.DurableOutcome).
-func (c *factory) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
+func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 	out := sent.Receipt
 	out.Outbox = ref.OutboxRef()
 	if ref == nil {
@@ -213,22 +233,22 @@ func (c *factory) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 	}
 	out.Detail = string(ref.Reason)
 	if asJSON {
-		return c.io.writeJSON(out)
+		return ios.writeJSON(out)
 	}
 	target := safe(outboxTarget(string(ref.Address), ref.Host))
 	switch {
 	case ref.Duplicate:
-		fmt.Fprintf(c.io.out, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
+		fmt.Fprintf(ios.out, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
 			target, ref.State)
 	case out.Outcome == "stored":
-		fmt.Fprintf(c.io.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
+		fmt.Fprintf(ios.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
 	default:
-		fmt.Fprintf(c.io.out, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
+		fmt.Fprintf(ios.out, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
 	}
 	if out.Detail != "" {
-		fmt.Fprintf(c.io.out, "why: %s\n", safe(out.Detail))
+		fmt.Fprintf(ios.out, "why: %s\n", safe(out.Detail))
 	}
-	fmt.Fprintf(c.io.out, "follow it: peerctl outbox show %d\n", ref.ID)
+	fmt.Fprintf(ios.out, "follow it: peerctl outbox show %d\n", ref.ID)
 	return nil
 }
 
@@ -237,7 +257,7 @@ func (c *factory) printKept(sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 // else its variable's, a relative path made absolute here and a program
 // found on this command's PATH; with hosts, $PEERCTL_HOST_TIMEOUT (a bad
 // one is a usage error) and $PEERCTL_SSH. No secret is among them.
-func (c *factory) settings(hosts bool) (wire.Settings, error) {
+func (c *serveClient) settings(hosts bool) (wire.Settings, error) {
 	set := wire.Settings{Flags: map[string]string{}}
 	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {

@@ -59,7 +59,7 @@ func TestClientOfADyingServiceSaysOutcomeUnknown(t *testing.T) {
 		{"plain", nil, &wire.SendOrder{Query: wire.SendQuery{Address: "reviewer", Text: "hi"}}, []string{"sending again may deliver it twice"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.ask(context.Background(), dyingService(t, tc.stored), serve.Request{Op: "send", Send: tc.order})
+			_, err := c.serveClient().ask(context.Background(), dyingService(t, tc.stored), serve.Request{Op: "send", Send: tc.order})
 			r, ok := domain.AsRefusal(err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)

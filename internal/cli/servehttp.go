@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/dashboard"
 	"github.com/peerctl/peerctl/ports/wire"
@@ -12,8 +13,12 @@ import (
 // webListing is the dashboard's listing: the command line's list, run in
 // the service as `list --all --json [--host DEST]` runs.
 type webListing struct {
-	c     *factory
-	extra []domain.Dest // serve's --host
+	// nodes are the machines' nodes; getenv finds the hosts file;
+	// version is this build's.
+	nodes   func([]domain.Dest) ([]app.Node, error)
+	getenv  func(string) string
+	version string
+	extra   []domain.Dest // serve's --host
 	// slots bounds the hosts listed at once, as list --hosts does (this
 	// machine takes none: it never waits for a host).
 	slots chan struct{}
@@ -23,7 +28,7 @@ type webListing struct {
 // --host of serve, as `list --all --hosts` lists them.
 func (w webListing) machines(context.Context) []string {
 	dests := []domain.Dest{{}}
-	more, err := configuredHosts(w.c.getenv)
+	more, err := configuredHosts(w.getenv)
 	if err == nil {
 		if ds, err := parseHosts(more, true); err == nil {
 			dests = append(dests, ds...)
@@ -44,7 +49,6 @@ func (w webListing) machines(context.Context) []string {
 // sessions lists every record of one machine of machines, as `list --all
 // --json [--host DEST]` does.
 func (w webListing) sessions(ctx context.Context, host string) dashboard.HostListing {
-	c := w.c
 	out := dashboard.HostListing{Host: host}
 	dest := domain.Dest{}
 	if host != "" {
@@ -64,7 +68,7 @@ func (w webListing) sessions(ctx context.Context, host string) dashboard.HostLis
 			}
 		}
 	}
-	nodes, err := c.nodes([]domain.Dest{dest})
+	nodes, err := w.nodes([]domain.Dest{dest})
 	if err != nil {
 		out.Err = err.Error()
 		return out
@@ -72,7 +76,7 @@ func (w webListing) sessions(ctx context.Context, host string) dashboard.HostLis
 	l, err := nodes[0].List(ctx, wire.ListQuery{All: true})
 	out.Sessions, out.Notes, out.Version = l.Sessions, l.Notes, l.Version
 	if dest.IsLocal() {
-		out.Version = c.version().Version
+		out.Version = w.version
 	}
 	if err != nil {
 		out.Err = err.Error()
