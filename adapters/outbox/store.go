@@ -363,12 +363,15 @@ func (s *Store) migrate(ctx context.Context, o options) error {
 	if v > SchemaVersion {
 		return &Error{Path: s.path, Op: "migrate", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
-	scrub, from := false, v
-	for ; v < SchemaVersion; v++ {
-		if err := runStep(ctx, s.db, v, o); err != nil {
-			return s.fail(fmt.Sprintf("migrate to version %d", v+1), err)
-		}
-		scrub = scrub || scrubbed[v+1] && from > 0
+	if v == SchemaVersion {
+		return nil
+	}
+	if err := runSteps(ctx, s.db, v, o); err != nil {
+		return s.fail(fmt.Sprintf("migrate from version %d to %d", v, SchemaVersion), err)
+	}
+	scrub := false
+	for w := v + 1; w <= SchemaVersion && v > 0; w++ {
+		scrub = scrub || scrubbed[w]
 	}
 	if scrub {
 		return s.scrub(ctx)
@@ -387,18 +390,23 @@ func (s *Store) scrub(ctx context.Context) error {
 	return nil
 }
 
-// runStep runs migrations[v] and sets user_version to v+1, in one
-// transaction.
-func runStep(ctx context.Context, db *sql.DB, v int, o options) error {
+// runSteps runs migrations[from:] and sets user_version to the last
+// one's version, in one transaction: a reader (OpenReadOnly, while the
+// service upgrades or makes the file) sees the file before every step
+// or after all of them, never a schema between (a fresh file read at
+// version 1 had no host column: "no such column: host").
+func runSteps(ctx context.Context, db *sql.DB, from int, o options) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := migrations[v](ctx, tx, o); err != nil {
-		return err
+	for v := from; v < len(migrations); v++ {
+		if err := migrations[v](ctx, tx, o); err != nil {
+			return fmt.Errorf("step to version %d: %w", v+1, err)
+		}
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
 		return err
 	}
 	return tx.Commit()
