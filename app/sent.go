@@ -92,7 +92,7 @@ func WaitOf(res SendResult) *wire.Wait {
 	if res.WaitEnd == domain.WaitNone {
 		return nil
 	}
-	w := &wire.Wait{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
+	w := &wire.Wait{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), WaitingFor: res.WaitingFor, ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
 	if !res.TakenUpAt.IsZero() {
 		w.TakenUp, w.TakenUpAt = true, wire.RFC3339(res.TakenUpAt)
 	}
@@ -125,6 +125,16 @@ func waitTimeout(res SendResult) *domain.Refusal {
 	if res.WaitEnd != domain.WaitTimeout {
 		return nil
 	}
-	return domain.Refuse(domain.ReasonWaitTimeout, "%s, %s, but the turn on it had not ended after %s (status %s); it may still end: do not resend it",
-		res.Outcome, wire.TakenUp(WaitOf(res).TakenUpAt), res.WaitElapsed.Round(time.Millisecond), res.WaitStatus)
+	return domain.Refuse(domain.ReasonWaitTimeout, "%s, %s, but the turn on it had not ended after %s (status %s%s); it may still end: do not resend it",
+		res.Outcome, wire.TakenUp(WaitOf(res).TakenUpAt), res.WaitElapsed.Round(time.Millisecond), domain.StatusText(res.WaitStatus.String(), res.WaitingFor), answerIt(res.WaitStatus))
+}
+
+// answerIt is what a wait's ending says of a session last seen waiting
+// (stopped on a dialog or a prompt: nothing goes on there until its user
+// answers it); "" for any other status.
+func answerIt(st domain.Status) string {
+	if st != domain.StatusWaiting {
+		return ""
+	}
+	return ": it waits on its user; answer it there"
 }

@@ -37,6 +37,13 @@ func TestSentWaitTimeoutSaysTakenUp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, sent.Receipt.Refusal.Detail, "delivered, not taken up yet, but")
 
+	res.WaitStatus, res.WaitingFor = domain.StatusWaiting, "permission prompt"
+	sent, err = Sent(res, nil, false)
+	require.NoError(t, err)
+	assert.Contains(t, sent.Receipt.Refusal.Detail, "(status waiting (permission prompt): it waits on its user; answer it there)")
+	assert.Equal(t, "permission prompt", sent.Receipt.Wait.WaitingFor)
+	res.WaitStatus, res.WaitingFor = domain.StatusBusy, ""
+
 	for _, end := range []domain.WaitEnd{domain.WaitNone, domain.WaitIdle, domain.WaitExited, domain.WaitInterrupted, domain.WaitFailed} {
 		res.WaitEnd = end
 		sent, err := Sent(res, nil, false)
