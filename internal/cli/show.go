@@ -84,7 +84,7 @@ func printDetail(w io.Writer, j wire.Show) error {
 	row("name", j.Name)
 	row("session", j.SessionID)
 	row("pid", j.PID)
-	row("status", j.Status)
+	row("status", domain.StatusText(j.Status, j.WaitingFor))
 	row("cwd", j.Cwd)
 	row("kind", j.Kind)
 	row("version", j.Version)
