@@ -206,6 +206,7 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 				w.from = mark.Size // what the file held before the send is not ours
 			}
 		}
+		traceOf(ctx).handed(res, Awaiting{Target: res.Target.Name(), Until: s.now().Add(req.Wait)})
 		s.waitIdle(ctx, res.Target, w, req.Wait, &res.Confirmation)
 	}
 	return res, nil
@@ -271,6 +272,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 		}
 	}()
 	rec := target.Record()
+	seen := &waitingSeen{trace: traceOf(parent)}
 	var exited <-chan struct{}
 	if s.exits != nil {
 		exited = s.exits.Exited(ctx, rec.PID, s.exitStart(rec))
@@ -355,6 +357,7 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 				}
 			}
 			c.WaitStatus, c.WaitingFor = e.Record.Status, e.Record.WaitingFor
+			seen.see(e.Record)
 			changed := e.Record.StatusTime()
 			// Busy came since the read before: seen there, or in between
 			// (watch's rule, so that both read a record alike).
