@@ -138,3 +138,43 @@ func answerIt(st domain.Status) string {
 	}
 	return ": it waits on its user; answer it there"
 }
+
+// ReceiptLine is a receipt (not a dry run's) as one line for people: what
+// happened and how it is known, e.g.
+//
+//	delivered: "proj-89" (session 26df…, pid 4652) by courier in 712ms (msg_id 0d9c…): its transcript shows the text in the session's queue (seen in 120ms)
+//
+// How it is known, first that applies: the target's transcript
+// (confirmedAt), the target harness's own receipt (confirmed), Claude
+// Code's words (claudeResult: SendMessage's result or the delivery notice
+// that followed), the transport's note (detail). host names the machine
+// ("" for this one). Registry text in it is escaped (wire.Safe).
+func ReceiptLine(out wire.Receipt) string {
+	on := ""
+	if out.Host != "" {
+		on = " on " + out.Host
+	}
+	id := ""
+	if out.MsgID != "" {
+		id = " (msg_id " + out.MsgID + ")"
+	}
+	var how string
+	switch {
+	case out.ConfirmedAt != "":
+		how = fmt.Sprintf("its transcript shows the text in the session's queue (seen in %s)", (time.Duration(out.ConfirmMs) * time.Millisecond).Round(time.Millisecond))
+	case out.Confirmed:
+		how = "the session's own receipt said so"
+		if out.Detail != "" {
+			how += " (" + out.Detail + ")"
+		}
+	case out.ClaudeResult != "":
+		how = "in Claude Code's words: " + out.ClaudeResult
+	default:
+		how = out.Detail
+	}
+	if how != "" {
+		how = ": " + how
+	}
+	return fmt.Sprintf("%s: %q (session %s, pid %d)%s by %s in %s%s%s", wire.Safe(out.Outcome), out.Name, wire.Safe(out.SessionID), out.PID,
+		wire.Safe(on), wire.Safe(out.Transport), time.Duration(out.TransportMs)*time.Millisecond, wire.Safe(id), wire.Safe(how))
+}

@@ -248,46 +248,25 @@ func printSent(ios *iostreams, sent wire.Sent, asJSON, awaited bool) error {
 	return nil
 }
 
-// printReceiptText prints a receipt document as text on w: the outcome
-// line (naming the host of a session on another machine), msg_id, Claude
-// Code's words, the outbox message and how a --wait ended; or a dry run's
-// plan. One printer for a send here and one a far side's peerctl made.
+// printReceiptText prints a receipt document as text on w: its one line
+// (app.ReceiptLine), the outbox message and how a --wait ended; or a dry
+// run's plan. One printer for a send here and one a far side's peerctl
+// made.
 func printReceiptText(w io.Writer, out wire.Receipt) {
-	on := ""
-	if out.Host != "" {
-		on = " on " + safe(out.Host)
-	}
 	if p := out.Plan; p != nil {
+		on := ""
+		if out.Host != "" {
+			on = " on " + safe(out.Host)
+		}
 		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d)%s by %s; nothing was sent\n", out.Name, safe(out.SessionID), out.PID, on, safe(p.Transport))
 		printPlan(w, p)
 		return
 	}
-	fmt.Fprintf(w, "%s: %q (session %s, pid %d)%s by %s in %s%s\n", safe(out.Outcome), out.Name, safe(out.SessionID), out.PID, on, safe(out.Transport),
-		time.Duration(out.TransportMs)*time.Millisecond, confirmTime(out.Confirmed, time.Duration(out.ConfirmMs)*time.Millisecond))
-	if out.MsgID != "" {
-		fmt.Fprintf(w, "msg_id: %s\n", safe(out.MsgID))
-	}
-	if out.ClaudeResult != "" {
-		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
-	}
+	fmt.Fprintln(w, app.ReceiptLine(out))
 	if o := out.Outbox; o != nil {
 		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
 	}
 	printWait(w, out.Wait)
-}
-
-// confirmTime is the receipt line's tail on the transcript confirmation:
-// how long it took, apart from the transport's own time ("" when no
-// transcript was read).
-func confirmTime(confirmed bool, elapsed time.Duration) string {
-	switch {
-	case elapsed <= 0:
-		return ""
-	case confirmed:
-		return fmt.Sprintf("; confirmed by the transcript in %s", elapsed.Round(time.Millisecond))
-	default:
-		return fmt.Sprintf("; not confirmed after %s", elapsed.Round(time.Millisecond))
-	}
 }
 
 // printPlan prints a dry run's plan after its first line.
