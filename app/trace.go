@@ -45,9 +45,15 @@ func WithSendTrace(ctx context.Context, t *SendTrace) context.Context {
 	return context.WithValue(ctx, traceKey{}, t)
 }
 
+// SendTraceFrom is the SendTrace ctx carries (WithSendTrace), nil when none.
+func SendTraceFrom(ctx context.Context) *SendTrace {
+	t, _ := ctx.Value(traceKey{}).(*SendTrace)
+	return t
+}
+
 // traceOf is ctx's SendTrace, a SendTrace with no hooks when none.
 func traceOf(ctx context.Context) *SendTrace {
-	if t, ok := ctx.Value(traceKey{}).(*SendTrace); ok && t != nil {
+	if t := SendTraceFrom(ctx); t != nil {
 		return t
 	}
 	return &SendTrace{}
@@ -85,17 +91,20 @@ func (w *waitingSeen) see(r domain.Record) {
 	}
 }
 
-// Head is the line that tells a person what the send now waits for, until
-// when (UTC) and what Ctrl-C does, e.g. `peerctl: waiting up to 2m0s
-// (until 18:12:05 UTC) for "proj-89" to reply; Ctrl-C stops the wait, not
-// the message, which was handed over`.
-func (w Awaiting) Head(now time.Time) string {
+// What says what the send now waits for and until when (UTC), e.g.
+// `waiting up to 2m0s (until 18:12:05 UTC) for "proj-89" to reply`.
+func (w Awaiting) What(now time.Time) string {
 	what := "for the turn on the message to end"
 	if w.Reply {
 		what = fmt.Sprintf("for %q to reply", w.Target)
 	}
-	return fmt.Sprintf("peerctl: waiting up to %s (until %s UTC) %s; Ctrl-C stops the wait, not the message, which was handed over",
-		w.Until.Sub(now).Round(time.Second), w.Until.UTC().Format(time.TimeOnly), what)
+	return fmt.Sprintf("waiting up to %s (until %s UTC) %s", w.Until.Sub(now).Round(time.Second), w.Until.UTC().Format(time.TimeOnly), what)
+}
+
+// Head is the line that tells a person on a terminal what the send now
+// waits for (What) and what Ctrl-C does.
+func (w Awaiting) Head(now time.Time) string {
+	return "peerctl: " + w.What(now) + "; Ctrl-C stops the wait, not the message, which was handed over"
 }
 
 // TargetWaitingNote is the line that tells a person the target waits on its
