@@ -18,7 +18,7 @@ import (
 // waiting on its user. Nil (with --json, or without a wait) it does
 // nothing: the receipt comes at the end, as one document.
 type waitTalk struct {
-	c       *cli
+	io      *iostreams
 	awaited bool
 
 	mu   sync.Mutex
@@ -27,12 +27,12 @@ type waitTalk struct {
 	line *waitline.Line
 }
 
-// talkWhileWaiting is the waitTalk of a send with these flags.
-func (c *cli) talkWhileWaiting(asJSON bool, wait, await time.Duration) *waitTalk {
+// talkWhileWaiting is the waitTalk of a send with these flags on io.
+func talkWhileWaiting(io *iostreams, asJSON bool, wait, await time.Duration) *waitTalk {
 	if asJSON || wait <= 0 && await <= 0 {
 		return nil
 	}
-	return &waitTalk{c: c, awaited: await > 0}
+	return &waitTalk{io: io, awaited: await > 0}
 }
 
 // context is ctx carrying the talk's trace.
@@ -46,16 +46,16 @@ func (t *waitTalk) context(ctx context.Context) context.Context {
 func (t *waitTalk) handed(sent wire.Sent, w app.Awaiting) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := t.c.stdout
+	out := t.io.out
 	if t.awaited {
-		out = t.c.stderr
+		out = t.io.errOut
 	}
 	printReceiptText(out, sent.Receipt)
-	t.c.passLines(sent.Notes)
+	passLines(t.io.errOut, sent.Notes)
 	t.told, t.name = append([]string{}, sent.Notes...), w.Target
 	now := time.Now()
-	live := t.c.terminal(t.c.stderr) && t.c.getenv("TERM") != "dumb"
-	t.line = waitline.Start(t.c.stderr, live, safe(w.Head(now)), w.Until.Sub(now).Round(time.Second))
+	live := t.io.terminal(t.io.errOut) && t.io.getenv("TERM") != "dumb"
+	t.line = waitline.Start(t.io.errOut, live, safe(w.Head(now)), w.Until.Sub(now).Round(time.Second))
 }
 
 func (t *waitTalk) targetWaiting(waitingFor string) {
