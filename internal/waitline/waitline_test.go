@@ -1,38 +1,20 @@
 package waitline
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
-
-// screen is a writer safe for the ticker's goroutine and the test's.
-type screen struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Not a terminal: the head line and what is said, whole lines, nothing
 // rewritten in place.
 func TestNotLiveIsLinesAlone(t *testing.T) {
-	var s screen
+	var s testproc.Buffer
 	l := Start(&s, false, "peerctl: waiting", time.Minute)
 	l.Say("peerctl: note: x")
 	l.Stop()
@@ -44,7 +26,7 @@ func TestNotLiveIsLinesAlone(t *testing.T) {
 // meanwhile stands on its own line with the time drawn again below it;
 // at the end the time is cleared.
 func TestLiveRewritesAndClears(t *testing.T) {
-	var s screen
+	var s testproc.Buffer
 	l := Start(&s, true, "peerctl: waiting", time.Minute)
 	require.Eventually(t, func() bool { return strings.Contains(s.String(), "waited") }, time.Minute, 10*time.Millisecond)
 	l.Say("peerctl: note: x")
