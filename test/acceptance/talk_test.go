@@ -106,7 +106,14 @@ func startTalking(t *testing.T, env []string, args ...string) *running {
 		_ = cmd.Wait()
 		close(r.done)
 	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-r.done })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		select {
+		case <-r.done:
+		case <-time.After(bound):
+			t.Errorf("peerctl's output did not end within %s of its kill", bound)
+		}
+	})
 	return r
 }
 
@@ -150,14 +157,17 @@ func TestSendWaitTellsTheReceiptFirst(t *testing.T) {
 // it waits for the reply; the session answers only once both were read.
 func TestSendAwaitReplyTellsTheReceiptFirst(t *testing.T) {
 	answer := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(answer) }) }
 	w, _ := newReplyWorld(t, func(text string) []post {
 		<-answer
 		return pong(text)
 	})
+	t.Cleanup(release) // before the replier's own cleanup waits for it
 	r := startTalking(t, w.env(t, "sent"), "--config-dir", w.config, "send", "--await-reply=10m", "--no-confirm", w.id, "ping")
 	assert.Regexp(t, `^queued: "inbox"`, r.stderr.until(t, "inbox"))
 	assert.Regexp(t, `^peerctl: waiting up to 10m0s \(until \d\d:\d\d:\d\d UTC\) for "inbox" to reply; Ctrl-C stops the wait`, r.stderr.until(t, "waiting up to"))
-	close(answer)
+	release()
 
 	require.Equal(t, 0, r.exit(t), "stderr: %s", r.stderr.text())
 	assert.Equal(t, "pong: ping", r.stdout.text(), "stdout is the reply and nothing else")
