@@ -155,9 +155,14 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	sent, err := n.Send(ctx, q)
+	talk := talkWhileWaiting(opts.io, opts.json, q.Wait, q.AwaitReply)
+	sent, err := n.Send(talk.context(ctx), q)
+	talk.stop()
 	if err != nil {
 		return err
+	}
+	if told, ok := talk.printed(); ok {
+		return printSentAfter(opts.io, sent, q.AwaitReply > 0, told)
 	}
 	return printSent(opts.io, sent, opts.json, q.AwaitReply > 0)
 }
@@ -239,6 +244,29 @@ func printSent(ios *iostreams, sent wire.Sent, asJSON, awaited bool) error {
 	if asJSON {
 		passLines(ios.errOut, sent.Notes)
 	}
+	return sentCode(sent, err)
+}
+
+// printSentAfter prints what a send that waits adds to its receipt, which
+// was printed at the hand-over (waitTalk) with the notes told: how the
+// wait ended, the other notes, the reply.
+func printSentAfter(ios *iostreams, sent wire.Sent, awaited bool, told []string) error {
+	out := sent.Receipt
+	w := ios.out
+	if awaited {
+		w = ios.errOut
+	}
+	printWait(w, out.Wait)
+	passLines(ios.errOut, notTold(sent.Notes, told))
+	var err error
+	if out.Reply != nil {
+		err = printReplyText(ios, *out.Reply)
+	}
+	return sentCode(sent, err)
+}
+
+// sentCode is the end of a send's printing: err, else its exit code.
+func sentCode(sent wire.Sent, err error) error {
 	if err != nil {
 		return err
 	}
