@@ -292,6 +292,21 @@ func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
 	return d, nil
 }
 
+// couldHave reports whether harness h could have had a session here: the
+// primary harness (the first) always, another when it is present
+// (ports.Presence: installed, with state, or its home named; one without
+// the method counts as present) or unknown to the Service. What could
+// not have had one is left out of refusals and warnings; doctor lists it.
+func (s *Service) couldHave(h domain.Harness) bool {
+	for i, p := range s.harnesses {
+		if p.Kind() == h {
+			pr, ok := p.(ports.Presence)
+			return i == 0 || !ok || pr.Present()
+		}
+	}
+	return true
+}
+
 // noteMissing adds to a not_live refusal that suggests no name which
 // harnesses' sessions were searched and which of their registry folders
 // do not exist (else only whether the primary's does not) (a wrong home,
@@ -312,8 +327,8 @@ func (s *Service) noteMissing(l Listing, err error) error {
 	if len(r.Suggestions) == 0 && len(s.harnesses) > 1 {
 		var kinds []string
 		searched := map[domain.Harness]bool{}
-		for i, h := range s.harnesses {
-			if p, ok := h.(ports.Presence); i == 0 || !ok || p.Present() {
+		for _, h := range s.harnesses {
+			if s.couldHave(h.Kind()) {
 				kinds = append(kinds, h.Kind().String())
 				searched[h.Kind()] = true
 			}

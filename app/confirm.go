@@ -80,8 +80,10 @@ type Confirmation struct {
 
 	// WaitEnd is how the wait ended (WaitNone when no wait was asked).
 	WaitEnd domain.WaitEnd
-	// WaitStatus is the session's last status seen by the wait.
+	// WaitStatus is the session's last status seen by the wait;
+	// WaitingFor what it waited on when that is StatusWaiting.
 	WaitStatus domain.Status
+	WaitingFor string
 	// WaitElapsed is how long the wait took.
 	WaitElapsed time.Duration
 	// WaitNote adds a detail (a read error, an interruption, a take-up
@@ -204,6 +206,7 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 				w.from = mark.Size // what the file held before the send is not ours
 			}
 		}
+		traceOf(ctx).handed(res, Awaiting{Target: res.Target.Name(), Until: s.now().Add(req.Wait)})
 		s.waitIdle(ctx, res.Target, w, req.Wait, &res.Confirmation)
 	}
 	return res, nil
@@ -269,11 +272,12 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 		}
 	}()
 	rec := target.Record()
+	seen := &waitingSeen{trace: traceOf(parent)}
 	var exited <-chan struct{}
 	if s.exits != nil {
 		exited = s.exits.Exited(ctx, rec.PID, s.exitStart(rec))
 	}
-	c.WaitStatus = target.Status()
+	c.WaitStatus, c.WaitingFor = target.Status(), target.WaitingFor()
 	since := w.since.Truncate(time.Millisecond)
 	busyAfter, first, watching := false, true, false
 	var last *domain.Record    // the record as read before (nil: not yet)
@@ -352,7 +356,8 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 					w.from, c.TakenUpAt = next, at
 				}
 			}
-			c.WaitStatus = e.Record.Status
+			c.WaitStatus, c.WaitingFor = e.Record.Status, e.Record.WaitingFor
+			seen.see(e.Record)
 			changed := e.Record.StatusTime()
 			// Busy came since the read before: seen there, or in between
 			// (watch's rule, so that both read a record alike).

@@ -207,6 +207,7 @@ func TestSendWait(t *testing.T) {
 		}, within, domain.WaitIdle, domain.StatusIdle},
 		{"stays busy", func(f *fakeSession) { f.setStatus("busy") }, nil, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusBusy},
 		{"never reacts", nil, nil, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusIdle},
+		{"stops on a dialog", nil, func(f *fakeSession) { f.setStatus("waiting:dialog open") }, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusWaiting},
 		{"crashes while busy", func(f *fakeSession) { f.setStatus("busy") }, func(f *fakeSession) {
 			time.Sleep(100 * time.Millisecond)
 			f.crash()
@@ -238,6 +239,9 @@ func TestSendWait(t *testing.T) {
 				assert.Equal(t, domain.OutcomeDelivered, res.Outcome)
 				assert.Equal(t, tc.want, res.WaitEnd, "note: %s", res.WaitNote)
 				assert.Equal(t, tc.wantStatus, res.WaitStatus)
+				if tc.wantStatus == domain.StatusWaiting {
+					assert.Equal(t, "dialog open", res.WaitingFor)
+				}
 				if tc.want == domain.WaitTimeout {
 					assert.GreaterOrEqual(t, res.WaitElapsed, tc.wait)
 				}

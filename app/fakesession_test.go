@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,7 +83,8 @@ func (f *fakeSession) write() {
 	require.NoError(f.t, os.Rename(tmp, f.path()))
 }
 
-// setStatus rewrites the record with status and fresh updatedAt fields.
+// setStatus rewrites the record with status and fresh updatedAt fields;
+// "waiting:WHAT" writes "status":"waiting" with "waitingFor":WHAT.
 // backdate marks the record as last written d ago (updatedAt and
 // statusUpdatedAt), i.e. well before a send that starts now.
 func (f *fakeSession) backdate(d time.Duration) {
@@ -105,6 +107,11 @@ func (f *fakeSession) setStatus(s string) {
 		now = f.takenUpMs + 1
 	}
 	f.rec["status"], f.rec["updatedAt"], f.rec["statusUpdatedAt"] = s, now, now
+	delete(f.rec, "waitingFor")
+	if what, ok := strings.CutPrefix(s, "waiting:"); ok {
+		// Stopped on its user, as Claude Code 2.1.332 writes it.
+		f.rec["status"], f.rec["waitingFor"] = "waiting", what
+	}
 	f.write()
 }
 

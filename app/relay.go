@@ -130,7 +130,10 @@ func (r *Relay) Stop(ctx context.Context) error {
 // Unstarted names each harness whose courier did not start with the
 // relay's (a joined courier leaves such a member out), with why: a send
 // to that harness tries to start it again, and refuses with the start's
-// error when that fails too. Empty when every courier started.
+// error when that fails too. Empty when every courier started. A harness
+// that could not have had a session here (not installed, no state: see
+// Service.couldHave) is left out: its courier is nobody's concern until
+// a send to one of its sessions, which says why.
 func (r *Relay) Unstarted() map[domain.Harness]error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -140,7 +143,9 @@ func (r *Relay) Unstarted() map[domain.Harness]error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return maps.Clone(j.failed)
+	out := maps.Clone(j.failed)
+	maps.DeleteFunc(out, func(h domain.Harness, _ error) bool { return !r.svc.couldHave(h) })
+	return out
 }
 
 // Inbound delivers every cross-session message that reaches the relay's

@@ -291,3 +291,23 @@ func TestRelayUnstartedNamesTheCouriersThatDidNotStart(t *testing.T) {
 	_, err = app.StartRelay(context.Background(), svc)
 	assert.ErrorIs(t, err, boom)
 }
+
+// A relay says nothing of the courier of a harness that could not have
+// had a session here (not installed, no state: issue 44): one person
+// never uses it. Present, it is named; the primary always is.
+func TestRelayUnstartedLeavesOutAbsentHarnesses(t *testing.T) {
+	boom := errors.New("no Qwen Code home")
+	for _, present := range []bool{false, true} {
+		hs := app.NewHarnesses([]ports.Harness{missingHarness{}, homelessHarness{of: qwenregistry.Kind, present: present}})
+		svc := app.New(hs.Registry(), noLiveness{}, hs.Router(""), "", app.WithHarnesses(hs),
+			app.WithCouriers(app.HarnessCouriers{domain.HarnessClaudeCode: &fakeCouriers{}, qwenregistry.Kind: failingCouriers{boom}}))
+		r, err := app.StartRelay(context.Background(), svc)
+		require.NoError(t, err)
+		want := map[domain.Harness]error{}
+		if present {
+			want[qwenregistry.Kind] = boom
+		}
+		assert.Equal(t, want, r.Unstarted(), "present: %v", present)
+		require.NoError(t, r.Stop(context.Background()))
+	}
+}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -53,6 +54,7 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	}
 	deadline := time.NewTimer(req.AwaitReply)
 	defer deadline.Stop()
+	replyBy := s.now().Add(req.AwaitReply)
 	if rule.ByReceipt {
 		res, err = s.receiptConfirm(req, res, rule)
 	} else {
@@ -63,11 +65,20 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 		return res, err
 	}
 	waited := s.now()
+	trace := traceOf(ctx)
+	trace.handed(res, Awaiting{Reply: true, Target: res.Target.Name(), Until: replyBy})
+	seen := &waitingSeen{trace: trace, last: res.Target.Status(), waitingFor: res.Target.WaitingFor()}
+	stop := s.followStatus(ctx, res.Target, seen)
+	defer stop()
+	none := func(why string) error {
+		stop()
+		return noReply(res, why, seen)
+	}
 	for {
 		select {
 		case in, ok := <-c.Inbound():
 			if !ok {
-				return res, noReply(res, "the courier closed before a reply came")
+				return res, none("the courier closed before a reply came")
 			}
 			if in.IsReplyFrom(res.Target) {
 				res.Reply = &in
@@ -75,21 +86,72 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 			}
 			res.OtherInbound = append(res.OtherInbound, in)
 		case <-c.Done():
-			return res, noReply(res, "the courier ended before a reply came")
+			return res, none("the courier ended before a reply came")
 		case <-deadline.C:
-			return res, noReply(res, fmt.Sprintf("no reply from the session within %s (listened %s after confirming)", req.AwaitReply, s.now().Sub(waited).Round(time.Millisecond)))
+			return res, none(fmt.Sprintf("no reply from the session within %s (listened %s after confirming)", req.AwaitReply, s.now().Sub(waited).Round(time.Millisecond)))
 		case <-ctx.Done():
-			return res, noReply(res, "interrupted before a reply came")
+			return res, none("interrupted before a reply came")
 		}
 	}
 }
 
-func noReply(res SendResult, why string) error {
+// noReply is the no_reply refusal of a reply wait that ended for why,
+// saying when the target was last seen waiting on its user.
+func noReply(res SendResult, why string, seen *waitingSeen) error {
 	outcome := res.Receipt.Outcome
 	if res.Outcome != domain.OutcomeUnknown {
 		outcome = res.Outcome.String()
 	}
+	if seen.last == domain.StatusWaiting {
+		why += fmt.Sprintf("; the session was last seen %s%s", domain.StatusText(seen.last.String(), seen.waitingFor), answerIt(seen.last))
+	}
 	return domain.Refuse(domain.ReasonNoReply, "the message was handed over (%s, msg_id %s) but %s", outcome, res.Receipt.MsgID, why)
+}
+
+// followStatus reads target's record again on every change of the
+// registry folders (every resyncEvery without a folder watcher) and hands
+// it to seen, until ctx ends or the returned stop is called; stop waits
+// for the reading to end, after which seen is the caller's alone.
+func (s *Service) followStatus(ctx context.Context, target domain.Session, seen *waitingSeen) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var changes <-chan struct{}
+		var tick <-chan time.Time
+		defer func() {
+			if changes != nil {
+				for range changes { // closed once the folder watch has ended
+				}
+			}
+		}()
+		for first := true; ; first = false {
+			l, err := s.Read(ctx)
+			if err == nil {
+				if e, ok := find(l.Entries, target.Record()); ok {
+					seen.see(e.Record)
+				}
+			}
+			if first {
+				if err == nil && s.folders != nil {
+					changes = s.watchFolders(ctx, append([]string{l.Dir}, l.Also...))
+				}
+				if changes == nil {
+					t := time.NewTicker(resyncEvery)
+					defer t.Stop()
+					tick = t.C
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-changes:
+			case <-tick:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }
 }
 
 // heedNotices listens on c's notices for one about rec's msg_id until ctx

@@ -18,11 +18,18 @@ import (
 // awaitWorld is a Service with fake couriers; "solo" (pid 6000) is the
 // target, its socket /tmp/cc-socks/6000.sock.
 func awaitWorld(t *testing.T) (*app.Service, *fakeCouriers) {
+	return awaitWorldWith(t, func(*domain.Record) {})
+}
+
+// awaitWorldWith is awaitWorld with the target's record changed by edit.
+func awaitWorldWith(t *testing.T, edit func(*domain.Record)) (*app.Service, *fakeCouriers) {
 	ctrl := gomock.NewController(t)
 	w := world{reg: portsmock.NewMockRegistry(ctrl), live: portsmock.NewMockLiveness(ctrl), trans: portsmock.NewMockTransport(ctrl)}
 	fc := &fakeCouriers{}
 	w.svc = app.New(w.reg, w.live, w.trans, "/cfg", app.WithCouriers(fc))
-	w.registry([]domain.Record{record(6000, idC, "solo")})
+	rec := record(6000, idC, "solo")
+	edit(&rec)
+	w.registry([]domain.Record{rec})
 	return w.svc, fc
 }
 

@@ -92,7 +92,7 @@ func WaitOf(res SendResult) *wire.Wait {
 	if res.WaitEnd == domain.WaitNone {
 		return nil
 	}
-	w := &wire.Wait{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
+	w := &wire.Wait{End: res.WaitEnd.String(), Status: res.WaitStatus.String(), WaitingFor: res.WaitingFor, ElapsedMs: res.WaitElapsed.Milliseconds(), Note: res.WaitNote}
 	if !res.TakenUpAt.IsZero() {
 		w.TakenUp, w.TakenUpAt = true, wire.RFC3339(res.TakenUpAt)
 	}
@@ -125,6 +125,56 @@ func waitTimeout(res SendResult) *domain.Refusal {
 	if res.WaitEnd != domain.WaitTimeout {
 		return nil
 	}
-	return domain.Refuse(domain.ReasonWaitTimeout, "%s, %s, but the turn on it had not ended after %s (status %s); it may still end: do not resend it",
-		res.Outcome, wire.TakenUp(WaitOf(res).TakenUpAt), res.WaitElapsed.Round(time.Millisecond), res.WaitStatus)
+	return domain.Refuse(domain.ReasonWaitTimeout, "%s, %s, but the turn on it had not ended after %s (status %s%s); it may still end: do not resend it",
+		res.Outcome, wire.TakenUp(WaitOf(res).TakenUpAt), res.WaitElapsed.Round(time.Millisecond), domain.StatusText(res.WaitStatus.String(), res.WaitingFor), answerIt(res.WaitStatus))
+}
+
+// answerIt is what a wait's ending says of a session last seen waiting
+// (stopped on a dialog or a prompt: nothing goes on there until its user
+// answers it); "" for any other status.
+func answerIt(st domain.Status) string {
+	if st != domain.StatusWaiting {
+		return ""
+	}
+	return ": it waits on its user; answer it there"
+}
+
+// ReceiptLine is a receipt (not a dry run's) as one line for people: what
+// happened and how it is known, e.g.
+//
+//	delivered: "proj-89" (session 26df…, pid 4652) by courier in 712ms (msg_id 0d9c…): its transcript shows the text in the session's queue (seen in 120ms)
+//
+// How it is known, first that applies: the target's transcript
+// (confirmedAt), the target harness's own receipt (confirmed), Claude
+// Code's words (claudeResult: SendMessage's result or the delivery notice
+// that followed), the transport's note (detail). host names the machine
+// ("" for this one). Registry text in it is escaped (wire.Safe).
+func ReceiptLine(out wire.Receipt) string {
+	on := ""
+	if out.Host != "" {
+		on = " on " + out.Host
+	}
+	id := ""
+	if out.MsgID != "" {
+		id = " (msg_id " + out.MsgID + ")"
+	}
+	var how string
+	switch {
+	case out.ConfirmedAt != "":
+		how = fmt.Sprintf("its transcript shows the text in the session's queue (seen in %s)", (time.Duration(out.ConfirmMs) * time.Millisecond).Round(time.Millisecond))
+	case out.Confirmed:
+		how = "the session's own receipt said so"
+		if out.Detail != "" {
+			how += " (" + out.Detail + ")"
+		}
+	case out.ClaudeResult != "":
+		how = "in Claude Code's words: " + out.ClaudeResult
+	default:
+		how = out.Detail
+	}
+	if how != "" {
+		how = ": " + how
+	}
+	return fmt.Sprintf("%s: %q (session %s, pid %d)%s by %s in %s%s%s", wire.Safe(out.Outcome), out.Name, wire.Safe(out.SessionID), out.PID,
+		wire.Safe(on), wire.Safe(out.Transport), time.Duration(out.TransportMs)*time.Millisecond, wire.Safe(id), wire.Safe(how))
 }

@@ -37,6 +37,13 @@ func TestSentWaitTimeoutSaysTakenUp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, sent.Receipt.Refusal.Detail, "delivered, not taken up yet, but")
 
+	res.WaitStatus, res.WaitingFor = domain.StatusWaiting, "permission prompt"
+	sent, err = Sent(res, nil, false)
+	require.NoError(t, err)
+	assert.Contains(t, sent.Receipt.Refusal.Detail, "(status waiting (permission prompt): it waits on its user; answer it there)")
+	assert.Equal(t, "permission prompt", sent.Receipt.Wait.WaitingFor)
+	res.WaitStatus, res.WaitingFor = domain.StatusBusy, ""
+
 	for _, end := range []domain.WaitEnd{domain.WaitNone, domain.WaitIdle, domain.WaitExited, domain.WaitInterrupted, domain.WaitFailed} {
 		res.WaitEnd = end
 		sent, err := Sent(res, nil, false)
@@ -106,4 +113,39 @@ func TestSentNotesEscapeTheirParts(t *testing.T) {
 	require.Len(t, sent.Notes, 2)
 	assert.Equal(t, `peerctl: note: a message from "rev\\x1b[2J" (uds:/x) arrived meanwhile; it is not the reply: two\nlines`, sent.Notes[0])
 	assert.Contains(t, sent.Notes[1], `peerctl: warning: posted, not confirmed: no enqueue line in /cfg/x\u202e.jsonl; `)
+}
+
+// A receipt is one line: what happened and how it is known, for each way
+// a harness's receipt can come, never "delivered" beside "not yet read".
+func TestReceiptLine(t *testing.T) {
+	target := wire.Receipt{Name: "proj-89", SessionID: "26df9a5b", PID: 4652, TransportMs: 712}
+	courier := target
+	courier.Transport, courier.MsgID = "courier", "0d9c"
+	courier.ClaudeResult = "“peerctl” → uds:/tmp/cc-socks/4652.sock; in that session's inbox, not yet read by its Claude"
+	cases := map[string]struct {
+		edit func(*wire.Receipt)
+		want string
+	}{
+		"courier, seen in the transcript": {func(r *wire.Receipt) {
+			*r = courier
+			r.Outcome, r.Confirmed, r.ConfirmedAt, r.ConfirmMs = "delivered", true, "2026-12-06T18:00:00Z", 120
+		}, `delivered: "proj-89" (session 26df9a5b, pid 4652) by courier in 712ms (msg_id 0d9c): its transcript shows the text in the session's queue (seen in 120ms)`},
+		"courier, not seen": {func(r *wire.Receipt) {
+			*r = courier
+			r.Outcome = "queued"
+		}, `queued: "proj-89" (session 26df9a5b, pid 4652) by courier in 712ms (msg_id 0d9c): in Claude Code's words: “peerctl” → uds:/tmp/cc-socks/4652.sock; in that session's inbox, not yet read by its Claude`},
+		"a harness's own receipt": {func(r *wire.Receipt) {
+			*r = target
+			r.Outcome, r.Transport, r.Confirmed, r.Detail = "delivered", "inbox", true, "msgId 7f1e"
+		}, `delivered: "proj-89" (session 26df9a5b, pid 4652) by inbox in 712ms: the session's own receipt said so (msgId 7f1e)`},
+		"the transport's note, on another machine": {func(r *wire.Receipt) {
+			*r = target
+			r.Outcome, r.Transport, r.Host, r.Detail = "posted", "socket", "dev-box", "frame written; the socket gives no acknowledgement"
+		}, `posted: "proj-89" (session 26df9a5b, pid 4652) on dev-box by socket in 712ms: frame written; the socket gives no acknowledgement`},
+	}
+	for name, tc := range cases {
+		var r wire.Receipt
+		tc.edit(&r)
+		assert.Equal(t, tc.want, ReceiptLine(r), name)
+	}
 }

@@ -10,20 +10,26 @@ type Status int
 
 // Status values. Unknown covers a record written before the session settled
 // (Claude Code adds "status" a moment after the file first appears) and any
-// word a future version may use.
+// word a future version may use. Waiting is a session stopped on its user:
+// a dialog, a permission prompt, a question (Record.WaitingFor says which);
+// Claude Code writes it as "status":"waiting" beside "waitingFor" (2.1.224
+// to 2.1.332, read from its bundle).
 const (
 	StatusUnknown Status = iota
 	StatusIdle
 	StatusBusy
+	StatusWaiting
 )
 
-// String returns "idle", "busy" or "unknown".
+// String returns "idle", "busy", "waiting" or "unknown".
 func (s Status) String() string {
 	switch s {
 	case StatusIdle:
 		return "idle"
 	case StatusBusy:
 		return "busy"
+	case StatusWaiting:
+		return "waiting"
 	default:
 		return "unknown"
 	}
@@ -36,9 +42,21 @@ func ParseStatus(word string) Status {
 		return StatusIdle
 	case "busy":
 		return StatusBusy
+	case "waiting":
+		return StatusWaiting
 	default:
 		return StatusUnknown
 	}
+}
+
+// StatusText is a status for people: the word, and for a waiting session
+// what it waits for ("waiting (dialog open)"; "waiting" when the record
+// does not say).
+func StatusText(status, waitingFor string) string {
+	if status == StatusWaiting.String() && waitingFor != "" {
+		return status + " (" + waitingFor + ")"
+	}
+	return status
 }
 
 // KindInteractive is the "kind" of an interactive Claude Code session, the
@@ -98,7 +116,12 @@ type Record struct {
 	NameSource   string    // "nameSource": "derived" or "user"
 	NameSince    time.Time // "nameSince", epoch milliseconds
 	Status       Status    // "status"
-	UpdatedAt    time.Time // "updatedAt", epoch milliseconds
+	// WaitingFor is "waitingFor" beside "status":"waiting": what the
+	// session waits on, in Claude Code's words ("dialog open", "permission
+	// prompt", "input needed", "sandbox request", "worker request", …);
+	// "" for any other status.
+	WaitingFor string
+	UpdatedAt  time.Time // "updatedAt", epoch milliseconds
 	// StatusUpdatedAt is "statusUpdatedAt", epoch milliseconds: when
 	// "status" last changed (Claude Code 2.1.328 writes it with status).
 	StatusUpdatedAt time.Time

@@ -56,8 +56,11 @@ func (s Session) Cwd() string { return s.rec.Cwd }
 // SocketPath is the messaging (inbox) socket path, "" when not published.
 func (s Session) SocketPath() string { return s.rec.SocketPath }
 
-// Status is idle, busy or unknown.
+// Status is idle, busy, waiting or unknown.
 func (s Session) Status() Status { return s.rec.Status }
+
+// WaitingFor is what a waiting session waits on (Record.WaitingFor).
+func (s Session) WaitingFor() string { return s.rec.WaitingFor }
 
 // Kind is the record's kind ("interactive").
 func (s Session) Kind() string { return s.rec.Kind }

@@ -20,8 +20,9 @@ import (
 // Protocol 3: a watch event says why a live session is not addressable
 // yet (unaddressable). Protocol 4: doctor's document carries its table
 // for people (rows, summary), so a far side's report prints as one made
-// here does.
-const RemoteProtocol = 4
+// here does. Protocol 5: a waiting session (status "waiting") says what it
+// waits on (waitingFor) in list, show, watch and a wait's receipt.
+const RemoteProtocol = 5
 
 // ErrConnectionLost is the cause (Refusal.Err) of a host_unreachable
 // refusal when the connection ended after the far side's peerctl had

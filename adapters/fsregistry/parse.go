@@ -38,7 +38,10 @@ type wireRecord struct {
 	NameSource   json.RawMessage `json:"nameSource"`
 	NameSince    json.RawMessage `json:"nameSince"`
 	Status       json.RawMessage `json:"status"`
-	UpdatedAt    json.RawMessage `json:"updatedAt"`
+	// WaitingFor: beside "status":"waiting", what the session waits on
+	// (Claude Code 2.1.224 to 2.1.332 write it so).
+	WaitingFor json.RawMessage `json:"waitingFor"`
+	UpdatedAt  json.RawMessage `json:"updatedAt"`
 	// StatusUpdatedAt: Claude Code 2.1.328, epoch milliseconds.
 	StatusUpdatedAt json.RawMessage `json:"statusUpdatedAt"`
 }
@@ -95,6 +98,10 @@ func Parse(data []byte) (domain.Record, error) {
 		*f.dst = strField(f.name, f.raw, &rec.Warnings)
 	}
 	rec.Status = domain.ParseStatus(strField("status", w.Status, &rec.Warnings))
+	if rec.Status == domain.StatusWaiting {
+		// Claude Code lists it with "waiting" alone, as peerctl does.
+		rec.WaitingFor = strField("waitingFor", w.WaitingFor, &rec.Warnings)
+	}
 	pid, err := intField("pid", w.PID)
 	if err != nil {
 		return rec, err

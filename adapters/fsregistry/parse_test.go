@@ -28,6 +28,25 @@ func TestParseFields(t *testing.T) {
 			assert.Empty(t, r.Kind)
 		}, ""},
 		{"status words", `{"pid":7,"status":"busy"}`, func(t *testing.T, r domain.Record) { assert.Equal(t, domain.StatusBusy, r.Status) }, ""},
+		// The record of a session stopped on a dialog, as Claude Code 2.1.332
+		// writes it (its record writer: {status, waitingFor} with
+		// updatedAt and statusUpdatedAt); 2.1.224 and 2.1.328 write the same.
+		{"waiting, and on what", `{"pid":7,"status":"waiting","waitingFor":"dialog open","updatedAt":1796027533912,"statusUpdatedAt":1796027533912}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, domain.StatusWaiting, r.Status)
+			assert.Equal(t, "dialog open", r.WaitingFor)
+		}, ""},
+		{"waiting on nothing said", `{"pid":7,"status":"waiting"}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, domain.StatusWaiting, r.Status)
+			assert.Empty(t, r.WaitingFor)
+		}, ""},
+		{"waitingFor beside another status is not read", `{"pid":7,"status":"busy","waitingFor":"dialog open"}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, domain.StatusBusy, r.Status)
+			assert.Empty(t, r.WaitingFor)
+		}, ""},
+		{"waitingFor not a string", `{"pid":7,"status":"waiting","waitingFor":{"agents":[]}}`, func(t *testing.T, r domain.Record) {
+			assert.Equal(t, domain.StatusWaiting, r.Status)
+			assert.Empty(t, r.WaitingFor)
+		}, "field waitingFor is"},
 		{"escapes after non-ASCII text are decoded", `{"pid":7,"name":"Bücher\u0020\"x\"","cwd":"/home/é\/w"}`, func(t *testing.T, r domain.Record) {
 			assert.Equal(t, `Bücher "x"`, r.Name)
 			assert.Equal(t, "/home/é/w", r.Cwd)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,10 +194,10 @@ func TestHostilePresenceIsRefused(t *testing.T) {
 		why       string // the warning's words
 	}{
 		{"not JSON", "evil", []byte("\x1b[2J{"), "not this build's document"},
-		{"an unknown key", "evil", []byte(strings.Replace(string(good(func(*Doc) {})), `"v":1`, `"v":1,"exec":"rm"`, 1)), "not this build's document"},
+		{"an unknown key", "evil", []byte(strings.Replace(string(good(func(*Doc) {})), `"node"`, `"exec":"rm","node"`, 1)), "not this build's document"},
 		{"a key missing", "evil", []byte(strings.Replace(string(good(func(*Doc) {})), `"owner":"x",`, ``, 1)), "not this build's document"},
 		{"a session's key missing", "evil", []byte(strings.Replace(string(good(func(*Doc) {})), `"verdict":"live",`, ``, 1)), "a session"},
-		{"another version", "evil", good(func(d *Doc) { d.V = 2 }), "version 2"},
+		{"another version", "evil", good(func(d *Doc) { d.V = DocVersion + 1 }), "version " + strconv.Itoa(DocVersion+1)},
 		{"another node's name", "evil", good(func(d *Doc) { d.Node = "alpha" }), `names another node, "alpha"`},
 		{"a key that is no node name", "a=b", good(func(d *Doc) { d.Node = "a=b" }), "bad node name"},
 		{"a session of a host", "evil", withSession(func(s *wire.Session) { s.Host = "far" }), "left out: it names host"},

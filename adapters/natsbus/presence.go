@@ -16,8 +16,9 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// DocVersion is the version of Doc this build writes and reads.
-const DocVersion = 1
+// DocVersion is the version of Doc this build writes and reads. Version 2:
+// a waiting session's entry says what it waits on (waitingFor).
+const DocVersion = 2
 
 // Doc is one node's presence: the value of its key in PresenceBucket, JSON.
 type Doc struct {

@@ -44,7 +44,7 @@ func paint(on bool, code, s string) string {
 // or does not count.
 func stateColour(word string) string {
 	switch {
-	case strings.HasSuffix(word, "(not addressable)"):
+	case strings.HasSuffix(word, "(not addressable)"), strings.HasPrefix(word, "waiting ("):
 		return colourYellow
 	}
 	switch word {

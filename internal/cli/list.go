@@ -237,7 +237,7 @@ func printSessions(ios *iostreams, rows []wire.Session, all, wide, withHost bool
 				r.PID, cut(cell(r.File), widthName), cut(cell(reason), widthText))
 			continue
 		}
-		status := r.Status
+		status := domain.StatusText(r.Status, r.WaitingFor)
 		if !r.Addressable {
 			status += " (not addressable)"
 		}

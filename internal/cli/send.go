@@ -155,9 +155,14 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	sent, err := n.Send(ctx, q)
+	talk := talkWhileWaiting(opts.io, opts.json, q.Wait, q.AwaitReply)
+	sent, err := n.Send(talk.context(ctx), q)
+	talk.stop()
 	if err != nil {
 		return err
+	}
+	if told, ok := talk.printed(); ok {
+		return printSentAfter(opts.io, sent, q.AwaitReply > 0, told)
 	}
 	return printSent(opts.io, sent, opts.json, q.AwaitReply > 0)
 }
@@ -239,6 +244,29 @@ func printSent(ios *iostreams, sent wire.Sent, asJSON, awaited bool) error {
 	if asJSON {
 		passLines(ios.errOut, sent.Notes)
 	}
+	return sentCode(sent, err)
+}
+
+// printSentAfter prints what a send that waits adds to its receipt, which
+// was printed at the hand-over (waitTalk) with the notes told: how the
+// wait ended, the other notes, the reply.
+func printSentAfter(ios *iostreams, sent wire.Sent, awaited bool, told []string) error {
+	out := sent.Receipt
+	w := ios.out
+	if awaited {
+		w = ios.errOut
+	}
+	printWait(w, out.Wait)
+	passLines(ios.errOut, notTold(sent.Notes, told))
+	var err error
+	if out.Reply != nil {
+		err = printReplyText(ios, *out.Reply)
+	}
+	return sentCode(sent, err)
+}
+
+// sentCode is the end of a send's printing: err, else its exit code.
+func sentCode(sent wire.Sent, err error) error {
 	if err != nil {
 		return err
 	}
@@ -248,46 +276,25 @@ func printSent(ios *iostreams, sent wire.Sent, asJSON, awaited bool) error {
 	return nil
 }
 
-// printReceiptText prints a receipt document as text on w: the outcome
-// line (naming the host of a session on another machine), msg_id, Claude
-// Code's words, the outbox message and how a --wait ended; or a dry run's
-// plan. One printer for a send here and one a far side's peerctl made.
+// printReceiptText prints a receipt document as text on w: its one line
+// (app.ReceiptLine), the outbox message and how a --wait ended; or a dry
+// run's plan. One printer for a send here and one a far side's peerctl
+// made.
 func printReceiptText(w io.Writer, out wire.Receipt) {
-	on := ""
-	if out.Host != "" {
-		on = " on " + safe(out.Host)
-	}
 	if p := out.Plan; p != nil {
+		on := ""
+		if out.Host != "" {
+			on = " on " + safe(out.Host)
+		}
 		fmt.Fprintf(w, "dry run: would deliver to %q (session %s, pid %d)%s by %s; nothing was sent\n", out.Name, safe(out.SessionID), out.PID, on, safe(p.Transport))
 		printPlan(w, p)
 		return
 	}
-	fmt.Fprintf(w, "%s: %q (session %s, pid %d)%s by %s in %s%s\n", safe(out.Outcome), out.Name, safe(out.SessionID), out.PID, on, safe(out.Transport),
-		time.Duration(out.TransportMs)*time.Millisecond, confirmTime(out.Confirmed, time.Duration(out.ConfirmMs)*time.Millisecond))
-	if out.MsgID != "" {
-		fmt.Fprintf(w, "msg_id: %s\n", safe(out.MsgID))
-	}
-	if out.ClaudeResult != "" {
-		fmt.Fprintf(w, "claude: %s\n", safe(out.ClaudeResult))
-	}
+	fmt.Fprintln(w, app.ReceiptLine(out))
 	if o := out.Outbox; o != nil {
 		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
 	}
 	printWait(w, out.Wait)
-}
-
-// confirmTime is the receipt line's tail on the transcript confirmation:
-// how long it took, apart from the transport's own time ("" when no
-// transcript was read).
-func confirmTime(confirmed bool, elapsed time.Duration) string {
-	switch {
-	case elapsed <= 0:
-		return ""
-	case confirmed:
-		return fmt.Sprintf("; confirmed by the transcript in %s", elapsed.Round(time.Millisecond))
-	default:
-		return fmt.Sprintf("; not confirmed after %s", elapsed.Round(time.Millisecond))
-	}
 }
 
 // printPlan prints a dry run's plan after its first line.

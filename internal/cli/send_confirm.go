@@ -74,7 +74,7 @@ func printWait(w io.Writer, wt *wire.Wait) {
 	if wt.Note != "" {
 		note = "; " + safe(wt.Note)
 	}
-	status := safe(wt.Status)
+	status := safe(domain.StatusText(wt.Status, wt.WaitingFor))
 	switch wt.End {
 	case domain.WaitIdle.String():
 		fmt.Fprintf(w, "wait: idle: the turn on the message has ended (%s)%s\n", elapsed, note)

@@ -22,6 +22,8 @@ type showOptions struct {
 	dest    domain.Dest
 	address string
 	json    bool
+	// explain puts each row's gloss under it (showGlosses).
+	explain bool
 }
 
 func newShowCmd(f *factory) *cobra.Command {
@@ -33,11 +35,15 @@ func newShowCmd(f *factory) *cobra.Command {
 		Long:  helpLong(`Show one session: its record's fields, verdict, endpoint, socket and transcript path`, "show"),
 		Example: `  peerctl show proj-89
   peerctl show 26df9a5b --json
+  peerctl show --explain proj-89   # what each row means
   peerctl show 4652            # by pid, live or not
   peerctl show 8000.json       # a record by its file name
   peerctl show --host dev-box proj-89`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.explain && opts.json {
+				return usageError{fmt.Errorf("--explain is for the text; --json's fields are explained in docs/OUTPUT.md")}
+			}
 			var err error
 			if opts.dest, opts.address, err = oneHost(hosts, args[0]); err != nil {
 				return err
@@ -49,6 +55,7 @@ func newShowCmd(f *factory) *cobra.Command {
 	}
 	cmd.ValidArgsFunction = completeLiveSessions(f.service)
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object (fields: docs/OUTPUT.md)")
+	cmd.Flags().BoolVar(&opts.explain, "explain", false, "say under each row what it means")
 	addHostFlag(cmd, &hosts, false)
 	return cmd
 }
@@ -66,13 +73,19 @@ func runShow(ctx context.Context, opts *showOptions) error {
 	if opts.json {
 		return opts.io.writeJSON(j)
 	}
-	return printDetail(opts.io.out, j)
+	return printDetail(opts.io.out, j, opts.explain)
 }
 
-// printDetail prints one session for people, here or on a host.
-func printDetail(w io.Writer, j wire.Show) error {
+// printDetail prints one session for people, here or on a host; with
+// explain, each row's gloss (showGlosses) under it.
+func printDetail(w io.Writer, j wire.Show, explain bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v))) }
+	row := func(k string, v any) {
+		fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v)))
+		if g := showGlosses[k]; explain && g != "" {
+			fmt.Fprintf(tw, "\t- %s\n", g)
+		}
+	}
 	if j.Host != "" {
 		row("host", j.Host)
 	}
@@ -84,7 +97,7 @@ func printDetail(w io.Writer, j wire.Show) error {
 	row("name", j.Name)
 	row("session", j.SessionID)
 	row("pid", j.PID)
-	row("status", j.Status)
+	row("status", domain.StatusText(j.Status, j.WaitingFor))
 	row("cwd", j.Cwd)
 	row("kind", j.Kind)
 	row("version", j.Version)

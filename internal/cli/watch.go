@@ -249,7 +249,7 @@ func eventText(ev wire.Event, withHost bool) string {
 	var detail string
 	switch ev.Event {
 	case domain.EventAppeared.String():
-		detail = ev.Status
+		detail = domain.StatusText(ev.Status, ev.WaitingFor)
 		if ev.Initial {
 			detail += " (already running)"
 		}
@@ -257,7 +257,7 @@ func eventText(ev wire.Event, withHost bool) string {
 			detail += "; not addressable yet: " + ev.Unaddressable
 		}
 	case domain.EventStatus.String():
-		detail = ev.PreviousStatus + " -> " + ev.Status
+		detail = ev.PreviousStatus + " -> " + domain.StatusText(ev.Status, ev.WaitingFor)
 	case domain.EventRenamed.String():
 		detail = fmt.Sprintf("from %q", ev.PreviousName)
 	case domain.EventDied.String():

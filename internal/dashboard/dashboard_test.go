@@ -215,6 +215,18 @@ func TestBuildGroupsByHostLiveFirst(t *testing.T) {
 	assert.NotNil(t, st.Messages)
 }
 
+// A session stopped on its user is shown waiting, with what it waits on
+// (escaped as every registry text is).
+func TestBuildSaysWhatAWaitingSessionWaitsOn(t *testing.T) {
+	hosts := []HostRead{{Listing: HostListing{Sessions: []wire.Session{
+		{SessionID: "aaaaaaaa-1111", Name: "a", Verdict: "live", Status: "waiting", WaitingFor: "dialog open\x1b[2J"},
+	}}, SeenAt: time.Unix(0, 0)}}
+	st := Build(time.Unix(0, 0), hosts, nil, "", time.Minute)
+	require.Len(t, st.Sessions, 1)
+	assert.Equal(t, "waiting", st.Sessions[0].Status)
+	assert.Equal(t, `dialog open\x1b[2J`, st.Sessions[0].WaitingFor)
+}
+
 // TestBuildFoldsRepeatedStates: a message tried again and again (each
 // attempt an event "stored" with its reason) shows each run of one state
 // once, with how many times and the latest time and reason.

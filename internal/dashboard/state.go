@@ -129,15 +129,17 @@ type HostView struct {
 // SessionView is one record in the Sessions section.
 type SessionView struct {
 	// Key names the record in a Delta (host, session id and pid).
-	Key           string `json:"key"`
-	Host          string `json:"host"`
-	Harness       string `json:"harness"`
-	Name          string `json:"name"`
-	SessionID     string `json:"sessionId"`
-	ShortID       string `json:"shortId"`
-	PID           int    `json:"pid"`
-	Cwd           string `json:"cwd"`
-	Status        string `json:"status"`
+	Key       string `json:"key"`
+	Host      string `json:"host"`
+	Harness   string `json:"harness"`
+	Name      string `json:"name"`
+	SessionID string `json:"sessionId"`
+	ShortID   string `json:"shortId"`
+	PID       int    `json:"pid"`
+	Cwd       string `json:"cwd"`
+	Status    string `json:"status"`
+	// WaitingFor is, for a waiting session, what it waits on.
+	WaitingFor    string `json:"waitingFor,omitempty"`
 	Kind          string `json:"kind,omitempty"`
 	StartedAt     string `json:"startedAt,omitempty"`
 	Endpoint      string `json:"endpoint,omitempty"`
@@ -199,7 +201,7 @@ func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, sta
 				hv.Live++
 			}
 			v := SessionView{Host: hv.Host, Harness: s.Harness, Name: wire.Safe(s.Name), SessionID: wire.Safe(s.SessionID), ShortID: wire.Safe(short[i]),
-				PID: s.PID, Cwd: wire.Safe(s.Cwd), Status: wire.Safe(s.Status), Kind: wire.Safe(s.Kind), StartedAt: s.StartedAt,
+				PID: s.PID, Cwd: wire.Safe(s.Cwd), Status: wire.Safe(s.Status), WaitingFor: wire.Safe(s.WaitingFor), Kind: wire.Safe(s.Kind), StartedAt: s.StartedAt,
 				Endpoint: wire.Safe(s.Endpoint), Addressable: s.Addressable, Unaddressable: wire.Safe(s.Unaddressable), Live: live,
 				Verdict: s.Verdict, Reason: wire.Safe(s.Reason), Stale: hv.Stale}
 			if live && s.Addressable {

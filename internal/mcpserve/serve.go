@@ -103,7 +103,7 @@ func NewServer[L, S, R any](tools mcptools.Tools[L, S, R], version string, logge
 			"or key, a target that cannot take it now gives outcome stored (delivered later by peerctl serve). A refusal is an " +
 			"error whose text starts with its reason word.",
 		InputSchema: sendSchema,
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false), DestructiveHint: new(false)}}, handler(tools.Send))
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false), DestructiveHint: new(false)}}, withProgress(handler(tools.Send)))
 	return s, nil
 }
 

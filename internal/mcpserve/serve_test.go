@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/mcptools"
 	"github.com/peerctl/peerctl/ports/lines"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
@@ -254,4 +256,45 @@ func TestToolsNameEveryHarness(t *testing.T) {
 		assert.GreaterOrEqual(t, strings.Count(text, h.Title()), 3, "%s: instructions, list_sessions and send_message", h.Title())
 	}
 	s.stop()
+}
+
+// A send_message call that asked for progress (a progress token) hears
+// its send's moments as progress notifications: the receipt and what it
+// waits for once the session has the message, then a target waiting on
+// its user; a call without a token hears none.
+func TestServeSendsProgressOfAWaitingSend(t *testing.T) {
+	tools := fakeTools(nil)
+	tools.Send = func(ctx context.Context, _ json.RawMessage, in mcptools.SendArgs) (out, error) {
+		if tr := app.SendTraceFrom(ctx); tr != nil {
+			sent := wire.Sent{Receipt: wire.Receipt{Outcome: "delivered", Name: "proj-89", Transport: "courier"}}
+			tr.Handed(sent, app.Awaiting{Reply: true, Target: "proj-89", Until: time.Now().Add(time.Minute)})
+			tr.TargetWaiting("dialog open")
+		}
+		return out{OK: true}, nil
+	}
+	s := startServer(t, tools)
+	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_message","_meta":{"progressToken":"p1"},"arguments":{"to":"proj-89","text":"q","await_reply_seconds":60}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send_message","arguments":{"to":"proj-89","text":"q","await_reply_seconds":60}}}`)
+	s.waitFor("1")
+	s.waitFor("2")
+	s.stop()
+	var progress []string
+	for _, line := range strings.Split(strings.TrimSpace(s.out.String()), "\n") {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				ProgressToken string  `json:"progressToken"`
+				Progress      float64 `json:"progress"`
+				Message       string  `json:"message"`
+			} `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		if m.Method == "notifications/progress" {
+			assert.Equal(t, "p1", m.Params.ProgressToken)
+			progress = append(progress, fmt.Sprintf("%g %s", m.Params.Progress, m.Params.Message))
+		}
+	}
+	require.Len(t, progress, 2, "%s", s.out.String())
+	assert.Regexp(t, `^1 delivered: "proj-89" .* by courier in 0s; waiting up to 1m0s \(until \d\d:\d\d:\d\d UTC\) for "proj-89" to reply; cancelling the call stops the wait`, progress[0])
+	assert.Equal(t, `2 "proj-89" is waiting (dialog open): it waits on its user and takes nothing up until someone answers it there`, progress[1])
 }

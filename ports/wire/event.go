@@ -17,13 +17,15 @@ const EventLost = "lost"
 type Event struct {
 	Event string `json:"event"` // appeared, gone, died, status, renamed; lost (a watched machine's end)
 	// Host is the machine the session runs on (watch --host); absent for this one.
-	Host           string `json:"host,omitempty"`
-	At             string `json:"at"` // when peerctl noticed it, RFC 3339 UTC
-	Harness        string `json:"harness"`
-	SessionID      string `json:"sessionId"`
-	PID            int    `json:"pid"`
-	Name           string `json:"name"`
-	Status         string `json:"status"` // idle, busy, unknown
+	Host      string `json:"host,omitempty"`
+	At        string `json:"at"` // when peerctl noticed it, RFC 3339 UTC
+	Harness   string `json:"harness"`
+	SessionID string `json:"sessionId"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	Status    string `json:"status"` // idle, busy, waiting, unknown
+	// WaitingFor is, for a waiting session, what it waits on.
+	WaitingFor     string `json:"waitingFor,omitempty"`
 	Cwd            string `json:"cwd"`
 	Endpoint       string `json:"endpoint"` // "" when not addressable
 	Verdict        string `json:"verdict"`  // live; stale or reused for died; removed for gone
@@ -42,7 +44,7 @@ func NewEvent(ev domain.Event, at time.Time) Event {
 	e := ev.Entry
 	r := e.Record
 	out := Event{Event: ev.Kind.String(), At: RFC3339(at), Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name,
-		Status: r.Status.String(), Cwd: r.Cwd, Endpoint: e.Endpoint().String(), Verdict: e.Verdict.String(),
+		Status: r.Status.String(), WaitingFor: r.WaitingFor, Cwd: r.Cwd, Endpoint: e.Endpoint().String(), Verdict: e.Verdict.String(),
 		Reason: e.Reason, File: r.File, Initial: ev.Initial}
 	if e.Live() && !e.Addressable {
 		out.Unaddressable = e.Unaddressable

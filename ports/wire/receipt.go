@@ -60,10 +60,13 @@ type Confirm struct {
 
 // Wait is the receipt's "wait" object: how a --wait ended (times in ms).
 type Wait struct {
-	End       string `json:"end"`    // idle, exited, timeout, interrupted, failed
-	Status    string `json:"status"` // the last status seen: idle, busy, unknown
-	ElapsedMs int64  `json:"elapsedMs"`
-	Note      string `json:"note,omitempty"`
+	End    string `json:"end"`    // idle, exited, timeout, interrupted, failed
+	Status string `json:"status"` // the last status seen: idle, busy, waiting, unknown
+	// WaitingFor is, when Status is waiting, what the session waits on
+	// ("dialog open", …).
+	WaitingFor string `json:"waitingFor,omitempty"`
+	ElapsedMs  int64  `json:"elapsedMs"`
+	Note       string `json:"note,omitempty"`
 	// TakenUp says whether the transcript showed the target take the
 	// message up; TakenUpAt is when, RFC 3339 UTC.
 	TakenUp   bool   `json:"takenUp"`

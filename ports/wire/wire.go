@@ -19,14 +19,17 @@ import (
 // names are camelCase and stable (docs/OUTPUT.md).
 type Session struct {
 	// Host is the machine (--host DEST) the session runs on; "" for this one.
-	Host          string   `json:"host"`
-	Harness       string   `json:"harness"` // the harness's word (domain.Harness)
-	SessionID     string   `json:"sessionId"`
-	PID           int      `json:"pid"`
-	Name          string   `json:"name"`
-	NameSource    string   `json:"nameSource"`
-	Cwd           string   `json:"cwd"`
-	Status        string   `json:"status"`
+	Host       string `json:"host"`
+	Harness    string `json:"harness"` // the harness's word (domain.Harness)
+	SessionID  string `json:"sessionId"`
+	PID        int    `json:"pid"`
+	Name       string `json:"name"`
+	NameSource string `json:"nameSource"`
+	Cwd        string `json:"cwd"`
+	Status     string `json:"status"`
+	// WaitingFor is, for a waiting session, what it waits on (Claude
+	// Code's words: "dialog open", "permission prompt", …).
+	WaitingFor    string   `json:"waitingFor,omitempty"`
 	Kind          string   `json:"kind"`
 	Version       string   `json:"version"`
 	StartedAt     string   `json:"startedAt"` // RFC 3339, "" when unknown
@@ -46,7 +49,7 @@ func SessionOf(e domain.Entry) Session {
 	r := e.Record
 	return Session{
 		Harness: r.Harness.String(), SessionID: r.SessionID, PID: r.PID, Name: r.Name, NameSource: r.NameSource, Cwd: r.Cwd,
-		Status: r.Status.String(), Kind: r.Kind, Version: r.Version, StartedAt: RFC3339(r.StartedAt),
+		Status: r.Status.String(), WaitingFor: r.WaitingFor, Kind: r.Kind, Version: r.Version, StartedAt: RFC3339(r.StartedAt),
 		SocketPath: r.SocketPath, Endpoint: e.Endpoint().String(), Addressable: e.Addressable,
 		Unaddressable: e.Unaddressable, Verdict: e.Verdict.String(), Reason: e.Reason, File: r.File,
 		Unchecked: e.Unchecked, Warnings: r.Warnings,
@@ -139,7 +142,7 @@ type LiveInfo struct {
 	// Endpoint is the session's endpoint (cc-peer:v1:…); "" when the live
 	// session cannot receive messages (no socket, name or id).
 	Endpoint string `json:"live_endpoint"`
-	// Status is "idle", "busy" or "unknown".
+	// Status is "idle", "busy", "waiting" or "unknown".
 	Status string `json:"live_status"`
 }
 

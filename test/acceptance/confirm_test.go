@@ -225,6 +225,7 @@ type watchEvent struct {
 	PID            int    `json:"pid"`
 	Name           string `json:"name"`
 	Status         string `json:"status"`
+	WaitingFor     string `json:"waitingFor"`
 	Endpoint       string `json:"endpoint"`
 	Verdict        string `json:"verdict"`
 	Initial        bool   `json:"initial"`

@@ -83,7 +83,7 @@ func TestLiveReplies(t *testing.T) {
 		r := runPeerctl(t, runOpts{Env: env, Timeout: 120 * time.Second}, "send", "--await-reply=60s", "--from", "asker", sessions[0].SessionID, text)
 		require.Equal(t, 0, r.Code, "stderr: %s\nscreen:\n%s", r.Stderr, sessions[0].Screen())
 		assert.Equal(t, "pong: "+text+"\n", string(r.Stdout))
-		assert.Contains(t, string(r.Stderr), "msg_id:")
+		assert.Contains(t, string(r.Stderr), "(msg_id ")
 	})
 
 	t.Run("no reply at the deadline", func(t *testing.T) {

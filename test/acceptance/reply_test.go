@@ -402,10 +402,21 @@ func TestRelayWarnsOfTheCouriersThatDidNotStart(t *testing.T) {
 	deep := filepath.Join(t.TempDir(), strings.Repeat("x", 60), strings.Repeat("y", 60))
 	require.NoError(t, os.MkdirAll(deep, 0o700))
 	missing := filepath.Join(t.TempDir(), "no-claude")
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + deep}
+	// Qwen Code's home named: present, so its courier is warned of.
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + deep, "QWEN_HOME=" + t.TempDir()}
 	r := runPeerctl(t, runOpts{Env: env}, "relay", "--claude", missing)
 	assert.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.Regexp(t, `(?m)^peerctl: warning: relay: the claude-code courier did not start, sends to claude-code sessions are refused until it does: .*courier`, string(r.Stderr))
 	assert.Regexp(t, `(?m)^peerctl: warning: relay: the qwen-code courier did not start`, string(r.Stderr))
 	assert.Contains(t, string(r.Stdout), `"type":"ready"`)
+
+	// Neither installed nor with state nor named: not a word of Qwen Code
+	// or Codex, whose couriers cannot start here either (issue 44). PATH
+	// holds no qwen or codex program, whatever this machine has installed.
+	env = []string{"PATH=" + t.TempDir(), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + deep}
+	r = runPeerctl(t, runOpts{Env: env}, "relay", "--claude", missing)
+	assert.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Regexp(t, `(?m)^peerctl: warning: relay: the claude-code courier did not start`, string(r.Stderr))
+	assert.NotContains(t, string(r.Stderr), "qwen")
+	assert.NotContains(t, string(r.Stderr), "codex")
 }

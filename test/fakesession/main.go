@@ -11,7 +11,10 @@
 // -react (default true; false: never change status).
 //
 // It prints "ready <pid>" on stdout once the record and socket exist. It
-// reads commands on stdin, one a line: "status idle|busy", "name NEW".
+// reads commands on stdin, one a line: "status idle|busy", "name NEW",
+// "waiting WHAT" (stopped on its user: "status":"waiting" with
+// "waitingFor":WHAT, as Claude Code 2.1.332 writes it; a later status
+// removes waitingFor, as Claude Code's record writer drops it).
 // SIGTERM or SIGINT is a clean exit (the record is removed, as Claude Code
 // does); SIGKILL leaves the record behind, as a crash does.
 package main
@@ -88,7 +91,9 @@ func main() {
 			cmd, arg, _ := strings.Cut(sc.Text(), " ")
 			switch cmd {
 			case "status":
-				s.set(map[string]any{"status": arg})
+				s.set(map[string]any{"status": arg, "waitingFor": nil})
+			case "waiting":
+				s.set(map[string]any{"status": "waiting", "waitingFor": arg})
 			case "name":
 				s.set(map[string]any{"name": arg, "nameSource": "user", "nameSince": time.Now().UnixMilli()})
 			}
@@ -135,6 +140,10 @@ func (s *session) set(fields map[string]any) {
 	defer s.mu.Unlock()
 	now := time.Now().UnixMilli()
 	for k, v := range fields {
+		if v == nil {
+			delete(s.rec, k) // absent, as JSON.stringify leaves out undefined
+			continue
+		}
 		s.rec[k] = v
 	}
 	s.rec["updatedAt"] = now

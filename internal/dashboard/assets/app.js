@@ -196,7 +196,7 @@ function renderSessions(force) {
         el("td", null, s.harness),
         el("td", "mono", s.shortId || "–"),
         el("td", "mono hide-narrow", s.pid),
-        el("td", null, s.live ? badge(s.status) : "–"),
+        el("td", null, s.live ? badge(s.status) : "–", s.live && s.waitingFor ? el("div", "muted", s.waitingFor) : null),
         el("td", "hide-narrow", age(s.startedAt)),
         el("td", "mono cwd", s.cwd),
         note);

@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// SendTrace hooks the moments of a send that waits after its hand-over
+// (SendRequest.Wait, SendRequest.AwaitReply), as net/http/httptrace's
+// ClientTrace hooks a request's: carried by the send's context
+// (WithSendTrace), so that a command can tell a person what goes on while
+// the send's result is still to come. Nil hooks are skipped; each hook is
+// called at most once per send, from the send's goroutine or its wait's.
+type SendTrace struct {
+	// Handed is called when the target harness has the message and the
+	// wait is about to begin: sent is the receipt so far as `send` would
+	// print it (with its notes: an unconfirmed or held outcome), w what is
+	// awaited and until when.
+	Handed func(sent wire.Sent, w Awaiting)
+	// TargetWaiting is called the first time the wait sees the target
+	// waiting on its user (domain.StatusWaiting: a dialog, a permission
+	// prompt), with what it waits on ("" when its record does not say).
+	TargetWaiting func(waitingFor string)
+}
+
+// Awaiting is what a send waits for after its hand-over.
+type Awaiting struct {
+	// Reply: the target's reply (AwaitReply); else the end of the turn on
+	// the message (Wait).
+	Reply bool
+	// Target is the target's name.
+	Target string
+	// Until is when the wait gives up.
+	Until time.Time
+}
+
+type traceKey struct{}
+
+// WithSendTrace returns ctx carrying t for the sends run under it.
+func WithSendTrace(ctx context.Context, t *SendTrace) context.Context {
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+// SendTraceFrom is the SendTrace ctx carries (WithSendTrace), nil when none.
+func SendTraceFrom(ctx context.Context) *SendTrace {
+	t, _ := ctx.Value(traceKey{}).(*SendTrace)
+	return t
+}
+
+// traceOf is ctx's SendTrace, a SendTrace with no hooks when none.
+func traceOf(ctx context.Context) *SendTrace {
+	if t := SendTraceFrom(ctx); t != nil {
+		return t
+	}
+	return &SendTrace{}
+}
+
+// handed calls t.Handed with res as its receipt so far.
+func (t *SendTrace) handed(res SendResult, w Awaiting) {
+	if t.Handed == nil {
+		return
+	}
+	sent, _ := Sent(res, nil, w.Reply)
+	t.Handed(sent, w)
+}
+
+// waitingSeen tells a trace, once, that the target is waiting on its user,
+// and remembers what it last saw of that for the wait's ending.
+type waitingSeen struct {
+	trace *SendTrace
+	told  bool
+	// last is the target's status as last read, waitingFor what it
+	// waited on then.
+	last       domain.Status
+	waitingFor string
+}
+
+// see takes in the target's record as read now.
+func (w *waitingSeen) see(r domain.Record) {
+	w.last, w.waitingFor = r.Status, r.WaitingFor
+	if r.Status != domain.StatusWaiting || w.told {
+		return
+	}
+	w.told = true
+	if w.trace.TargetWaiting != nil {
+		w.trace.TargetWaiting(r.WaitingFor)
+	}
+}
+
+// What says what the send now waits for and until when (UTC), e.g.
+// `waiting up to 2m0s (until 18:12:05 UTC) for "proj-89" to reply`.
+func (w Awaiting) What(now time.Time) string {
+	what := "for the turn on the message to end"
+	if w.Reply {
+		what = fmt.Sprintf("for %q to reply", w.Target)
+	}
+	return fmt.Sprintf("waiting up to %s (until %s UTC) %s", w.Until.Sub(now).Round(time.Second), w.Until.UTC().Format(time.TimeOnly), what)
+}
+
+// Head is the line that tells a person on a terminal what the send now
+// waits for (What) and what Ctrl-C does.
+func (w Awaiting) Head(now time.Time) string {
+	return "peerctl: " + w.What(now) + "; Ctrl-C stops the wait, not the message, which was handed over"
+}
+
+// TargetWaitingNote is the line that tells a person the target waits on its
+// user (SendTrace.TargetWaiting): it takes nothing up until someone
+// answers it there.
+func TargetWaitingNote(name, waitingFor string) string {
+	return fmt.Sprintf("peerctl: note: %q is %s: it waits on its user and takes nothing up until someone answers it there",
+		name, domain.StatusText(domain.StatusWaiting.String(), waitingFor))
+}

@@ -1,0 +1,104 @@
+package app_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// traced records a send's trace hooks, in order.
+type traced struct {
+	mu       sync.Mutex
+	events   []string
+	receipt  wire.Receipt
+	awaiting app.Awaiting
+}
+
+func (tr *traced) trace(then func()) *app.SendTrace {
+	return &app.SendTrace{
+		Handed: func(sent wire.Sent, w app.Awaiting) {
+			tr.mu.Lock()
+			tr.events, tr.receipt, tr.awaiting = append(tr.events, "handed"), sent.Receipt, w
+			tr.mu.Unlock()
+			if then != nil {
+				then()
+			}
+		},
+		TargetWaiting: func(what string) {
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			tr.events = append(tr.events, "waiting: "+what)
+		},
+	}
+}
+
+func (tr *traced) got() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]string(nil), tr.events...)
+}
+
+// A send that waits tells its receipt before the wait begins: here the
+// session ends only once the receipt was told, and the wait ends on that.
+// A session that stops on a dialog meanwhile is told once, however often
+// its record is read.
+func TestSendTraceTellsTheReceiptBeforeTheWait(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := t.TempDir()
+			f := startFake(t, cfg, idA, "proj-89")
+			f.backdate(time.Minute)
+			var tr traced
+			ended := make(chan struct{})
+			trace := tr.trace(func() {
+				go func() {
+					defer close(ended)
+					f.setStatus("waiting:dialog open")
+					f.setStatus("waiting:dialog open")
+					for len(tr.got()) < 2 {
+						time.Sleep(5 * time.Millisecond)
+					}
+					f.exit()
+				}()
+			})
+			tp := &cueTransport{outcome: "posted", cue: func(s string) { f.enqueue(s, time.Now()) }}
+			ctx, cancel := context.WithTimeout(app.WithSendTrace(context.Background(), trace), 2*within)
+			defer cancel()
+			res, err := newService(cfg, tp, v).Send(ctx, app.SendRequest{Address: "proj-89", Text: "go", ConfirmOptions: app.ConfirmOptions{Wait: time.Hour}})
+			require.NoError(t, err)
+			<-ended
+			assert.Equal(t, domain.WaitExited, res.WaitEnd, "ended by the exit that followed the receipt; note: %s", res.WaitNote)
+			assert.Equal(t, []string{"handed", "waiting: dialog open"}, tr.got())
+			assert.Equal(t, "delivered", tr.receipt.Outcome)
+			assert.Nil(t, tr.receipt.Wait, "told before the wait")
+			assert.False(t, tr.awaiting.Reply)
+			assert.Equal(t, "proj-89", tr.awaiting.Target)
+			assert.False(t, tr.awaiting.Until.IsZero())
+		})
+	}
+}
+
+// A reply wait tells its receipt before it listens, and a target waiting
+// on its user: told once, and named in the no_reply refusal.
+func TestSendTraceAwaitReply(t *testing.T) {
+	svc, _ := awaitWorldWith(t, func(r *domain.Record) { r.Status, r.WaitingFor = domain.StatusWaiting, "permission prompt" })
+	var tr traced
+	res, err := svc.Send(app.WithSendTrace(context.Background(), tr.trace(nil)), app.SendRequest{Address: "solo", Text: "question",
+		AwaitReply: 300 * time.Millisecond, ConfirmOptions: app.ConfirmOptions{NoConfirm: true}})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNoReply, r.Reason)
+	assert.Contains(t, r.Detail, "; the session was last seen waiting (permission prompt): it waits on its user; answer it there")
+	assert.Equal(t, []string{"handed", "waiting: permission prompt"}, tr.got())
+	assert.True(t, tr.awaiting.Reply)
+	assert.Equal(t, res.Receipt.MsgID, tr.receipt.MsgID)
+}

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/internal/waitline"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// waitTalk tells a person what a send that waits is doing (app.SendTrace):
+// the receipt text as soon as the hand-over is known (where send prints
+// it: stdout, stderr when the reply takes stdout), then on stderr a line
+// that it waits, the time waited on a terminal, and a target found
+// waiting on its user. Nil (with --json, or without a wait) it does
+// nothing: the receipt comes at the end, as one document.
+type waitTalk struct {
+	io      *iostreams
+	awaited bool
+
+	mu   sync.Mutex
+	told []string // the notes printed with the receipt; nil: not printed
+	name string
+	line *waitline.Line
+}
+
+// talkWhileWaiting is the waitTalk of a send with these flags on io.
+func talkWhileWaiting(io *iostreams, asJSON bool, wait, await time.Duration) *waitTalk {
+	if asJSON || wait <= 0 && await <= 0 {
+		return nil
+	}
+	return &waitTalk{io: io, awaited: await > 0}
+}
+
+// context is ctx carrying the talk's trace.
+func (t *waitTalk) context(ctx context.Context) context.Context {
+	if t == nil {
+		return ctx
+	}
+	return app.WithSendTrace(ctx, &app.SendTrace{Handed: t.handed, TargetWaiting: t.targetWaiting})
+}
+
+func (t *waitTalk) handed(sent wire.Sent, w app.Awaiting) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.io.out
+	if t.awaited {
+		out = t.io.errOut
+	}
+	printReceiptText(out, sent.Receipt)
+	passLines(t.io.errOut, sent.Notes)
+	t.told, t.name = append([]string{}, sent.Notes...), w.Target
+	now := time.Now()
+	live := t.io.terminal(t.io.errOut) && t.io.getenv("TERM") != "dumb"
+	t.line = waitline.Start(t.io.errOut, live, safe(w.Head(now)), w.Until.Sub(now).Round(time.Second))
+}
+
+func (t *waitTalk) targetWaiting(waitingFor string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.line.Say(safe(app.TargetWaitingNote(t.name, waitingFor)))
+}
+
+// stop ends the live line (the send has ended).
+func (t *waitTalk) stop() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.line.Stop()
+}
+
+// printed returns the notes printed with the receipt at the hand-over,
+// and whether it was printed.
+func (t *waitTalk) printed() ([]string, bool) {
+	if t == nil {
+		return nil, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.told, t.told != nil
+}
+
+// notTold are the notes of notes that were not printed already.
+func notTold(notes, told []string) []string {
+	var out []string
+	for _, n := range notes {
+		if !slices.Contains(told, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

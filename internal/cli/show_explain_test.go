@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// show --explain says under each row whose name is not plain what it
+// means (procStart, pidDomain, peerProtocol, addressable…); show alone
+// stays the rows, and --json stays the document (with --explain a usage
+// error: its fields are in docs/OUTPUT.md).
+func TestShowExplainsItsRows(t *testing.T) {
+	cfg := evConfigDir(t, evLiveRecord(t, os.Getpid(), "33333333-3333-4333-8333-333333333333", "alpha", "/tmp", ""))
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+
+	plain := evRun(t, env, nil, "show", "alpha")
+	require.Equal(t, wire.ExitOK, plain.code, plain.stderr)
+	assert.NotContains(t, plain.stdout, "clock ticks")
+
+	r := evRun(t, env, nil, "show", "--explain", "alpha")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	for _, row := range []string{"procStart", "pidDomain", "peerProtocol", "addressable", "endpoint"} {
+		assert.Regexp(t, regexp.MustCompile(`(?m)^`+row+`:.*\n\s+- \S`), r.stdout, "%s is explained under its row", row)
+	}
+	assert.Contains(t, r.stdout, "clock ticks since boot")
+	var rows []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "- ") {
+			rows = append(rows, l)
+		}
+	}
+	assert.Equal(t, plain.stdout, strings.Join(rows, "\n"), "the rows are show's own, the glosses between them")
+
+	r = evRun(t, env, nil, "show", "--explain", "--json", "alpha")
+	assert.Equal(t, wire.ExitUsage, r.code)
+	assert.Contains(t, r.stderr, "--explain is for the text")
+}
