@@ -1,7 +1,9 @@
 // Package fleet is the fleet's bus client (wiring.Bus over
 // adapters/natsbus, docs/FLEET.md): a service's presence under its node's
-// name (serve --nats) and every node's presence read at once (list
-// --fleet). It is the bus's part of the composition root, linked only into
+// name (serve --nats), with its answers to other nodes' requests; every
+// node's presence read at once (list --fleet); a node of the bus as a node
+// of the use cases (--host nats:NODE); and the nodes' nkeys and the
+// servers' permissions (policy nats-config). It is the bus's part of the composition root, linked only into
 // peerctl-mcp (cmd/peerctl-mcp passes it to cli.Main): the NATS client's
 // package initialisation (nats.go, jetstream, nkeys, encoding/gob) cost
 // every command about a tenth of a `list` (docs/PERFORMANCE.md), so

@@ -32,6 +32,7 @@ func TestLiveFleetRequestsReachARealSession(t *testing.T) {
 	if os.Getenv("PEERCTL_LIVE") != "1" {
 		t.Skip("live fleet test: set PEERCTL_LIVE=1 to run it (a three-server NATS cluster and a real Claude Code session)")
 	}
+	peerctlWithMCP(t) // serve with a bus and --host nats:NODE run in peerctl-mcp
 	urls := sharedNATSCluster(t)
 	bin := livecc.Require(t, liveVersion)
 	s := livecc.Start(t, bin, livecc.Options{WaitSettled: true})

@@ -27,6 +27,7 @@ import (
 )
 
 func TestFleetRequestsReachANodesService(t *testing.T) {
+	peerctlWithMCP(t) // serve with a bus and --host nats:NODE run in peerctl-mcp
 	url := natstest.Start(t)
 	beta := newServeWorld(t)
 	betaConfig := t.TempDir()

@@ -76,6 +76,7 @@ func TestFleetListPrintsAHostileNodeEscaped(t *testing.T) {
 // policy nats-config prints the servers' authorization block for the nodes
 // named, making each node's seed (0600) once; a bad use is a usage error.
 func TestFleetConfigPrintsEachNodesCredentials(t *testing.T) {
+	peerctlWithMCP(t) // the nkeys are the bus client's: policy nats-config runs in peerctl-mcp
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	keys := filepath.Join(t.TempDir(), "keys")
 	r := runPeerctl(t, runOpts{Env: env}, "policy", "nats-config", "--keys", keys, "alpha", "beta.lan")
