@@ -67,7 +67,7 @@ func TestParseEndpointRejects(t *testing.T) {
 		{"version missing", "cc-peer:1:n:/s", "unsupported version"},
 		{"foreign scheme", "http://x:1:n:/s", "does not start with"},
 		{"scheme case", "CC-PEER:v1:1:n:/s", "does not start with"},
-		{"every form named", "codex:v1:xyz", `"codex:v1:xyz" does not start with an endpoint's prefix (cc-peer:v1:… or ssh:v1:<host>:<endpoint>)`},
+		{"every form named", "codex:v1:xyz", `"codex:v1:xyz" does not start with an endpoint's prefix (cc-peer:v1:…, ssh:v1:<host>:<endpoint> or nats:v1:<node>:<endpoint>)`},
 		{"prefix only", "cc-peer:v1:", "got 1 part"},
 		{"truncated after pid", "cc-peer:v1:1", "got 1 part"},
 		{"truncated after name", "cc-peer:v1:1:n", "got 2 part"},

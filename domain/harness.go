@@ -69,7 +69,7 @@ func endpointForms() string {
 	for _, h := range Harnesses() {
 		forms = append(forms, h.EndpointPrefix()+"…")
 	}
-	return strings.Join(forms, ", ") + " or " + HostEndpointPrefix + "<host>:<endpoint>"
+	return strings.Join(forms, ", ") + ", " + HostEndpointPrefix + "<host>:<endpoint> or " + NodeEndpointPrefix + "<node>:<endpoint>"
 }
 
 // ParseHarness maps a wire word ("claude-code", "qwen-code", "codex", or a

@@ -116,3 +116,58 @@ func FuzzHostEndpointRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// A node of the fleet's bus is a Dest "nats:NODE" whose name is a node's;
+// its sessions' endpoints are nats:v1:NODE:<endpoint>, split back to the
+// same two.
+func TestNodeDestAndEndpoint(t *testing.T) {
+	d, err := domain.ParseDest("nats:dev-box.lan")
+	require.NoError(t, err)
+	node, ok := d.Node()
+	assert.True(t, ok)
+	assert.Equal(t, "dev-box.lan", node)
+	n2, err := domain.NodeDest("dev-box.lan")
+	require.NoError(t, err)
+	assert.Equal(t, d, n2)
+	_, ok = domain.Dest{}.Node()
+	assert.False(t, ok)
+	box, _ := domain.ParseDest("box")
+	_, ok = box.Node()
+	assert.False(t, ok)
+	for _, bad := range []string{"nats:", "nats:a b", "nats:-x", "nats:a..b", "nats:a:b", "nats:" + strings.Repeat("a", 65)} {
+		_, err := domain.ParseDest(bad)
+		assert.ErrorIs(t, err, domain.ErrBadDest, bad)
+		assert.ErrorIs(t, err, domain.ErrBadNode, bad)
+	}
+
+	inner := mustEndpoint(t, 4652, "a:b", "/tmp/s/4652.sock")
+	s := domain.HostEndpoint(d, inner)
+	assert.Equal(t, "nats:v1:dev-box.lan:"+inner, s)
+	got, ep, ok, err := domain.SplitHostEndpoint(s)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, d, got)
+	assert.Equal(t, inner, ep)
+	for name, bad := range map[string]string{
+		"version":     "nats:v2:box:" + inner,
+		"no endpoint": "nats:v1:box",
+		"bad node":    "nats:v1:-box:" + inner,
+		"nested":      "nats:v1:a:nats:v1:b:" + inner,
+		"ssh inside":  "nats:v1:a:ssh:v1:b:" + inner,
+	} {
+		_, _, ok, err := domain.SplitHostEndpoint(bad)
+		assert.True(t, ok, name)
+		assert.ErrorIs(t, err, domain.ErrBadEndpoint, name)
+	}
+}
+
+func TestParseNode(t *testing.T) {
+	for _, ok := range []string{"alpha", "dev-box.example.com", "ci_runner-3", "A1"} {
+		_, err := domain.ParseNode(ok)
+		assert.NoError(t, err, ok)
+	}
+	for _, bad := range []string{"", ".x", "-x", "x.", "a..b", "a b", "a:b", "a*", "a>", "ä", strings.Repeat("a", 65), "a\x1b[2J"} {
+		_, err := domain.ParseNode(bad)
+		assert.ErrorIs(t, err, domain.ErrBadNode, "%q", bad)
+	}
+}

@@ -1,9 +1,11 @@
 // Package natsbus is the fleet's bus: NATS JetStream (github.com/nats-io/nats.go
 // and its jetstream package; a server 2.11 or newer, for the presence
-// bucket's limit markers). This step carries presence: each node's service
-// keeps its live sessions in one key of the KV bucket PresenceBucket, and
-// `list --fleet` reads every key at once. Requests over the bus come later
-// (docs/FLEET.md).
+// bucket's limit markers). It carries presence (each node's service keeps
+// its live sessions in one key of the KV bucket PresenceBucket, and `list
+// --fleet` reads every key at once) and requests (Node asks a node's
+// service for a use case, Bus.Answer answers them), and prints the
+// servers' permissions for per-node credentials (ServerConfig);
+// docs/FLEET.md.
 //
 // Everything read from the bus is another machine's word: a presence
 // document is bounded (MaxDocBytes), read with exact keys (ports/jsonexact),
@@ -63,6 +65,10 @@ type Settings struct {
 	// Name is the connection's name on the servers (their monitoring
 	// shows it): "peerctl serve NODE" or "peerctl list".
 	Name string
+	// Node is this machine's node name (domain.ParseNode; "" for none):
+	// its requests are from it, and its connection's replies come under
+	// its own InboxPrefix, which per-node credentials let only it read.
+	Node string
 	// Timeout bounds connecting (each server tried) and each request;
 	// 0 means 5 s.
 	Timeout time.Duration
@@ -92,6 +98,9 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 		return nil, err
 	}
 	opts := []nats.Option{nats.Name(s.Name), nats.Timeout(s.Timeout)}
+	if s.Node != "" {
+		opts = append(opts, nats.CustomInboxPrefix(InboxPrefix(s.Node)))
+	}
 	if reconnect {
 		opts = append(opts, nats.MaxReconnects(-1), nats.ReconnectWait(time.Second), nats.RetryOnFailedConnect(true))
 	} else {

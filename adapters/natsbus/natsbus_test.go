@@ -257,17 +257,6 @@ func TestPublishKeepsWhatFitsTheBound(t *testing.T) {
 	assert.Contains(t, strings.Join(l.Notes, "\n"), "presence holds")
 }
 
-func TestParseNode(t *testing.T) {
-	for _, ok := range []string{"alpha", "dev-box.example.com", "ci_runner-3", "A1"} {
-		_, err := ParseNode(ok)
-		assert.NoError(t, err, ok)
-	}
-	for _, bad := range []string{"", ".x", "-x", "x.", "a..b", "a b", "a:b", "a*", "a>", "ä", strings.Repeat("a", 65), "a\x1b[2J"} {
-		_, err := ParseNode(bad)
-		assert.ErrorIs(t, err, ErrBadNode, "%q", bad)
-	}
-}
-
 func TestSplitURLs(t *testing.T) {
 	got, err := SplitURLs("nats://a:4222, tls://b:4222,c:4222")
 	require.NoError(t, err)

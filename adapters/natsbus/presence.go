@@ -23,7 +23,7 @@ const DocVersion = 2
 // Doc is one node's presence: the value of its key in PresenceBucket, JSON.
 type Doc struct {
 	V    int    `json:"v"`    // DocVersion
-	Node string `json:"node"` // the key: ParseNode's form
+	Node string `json:"node"` // the key: domain.ParseNode's form
 	// Owner names the service's place, not its run: a hash of its
 	// machine's host name and its state folder. A service started again
 	// in the same place (after a crash) takes its name back at once; any
@@ -42,42 +42,6 @@ type Doc struct {
 	// that machine).
 	Sessions []wire.Session `json:"sessions"`
 }
-
-// MaxNodeBytes bounds a node's name.
-const MaxNodeBytes = 64
-
-// ErrBadNode is wrapped by ParseNode's errors.
-var ErrBadNode = errors.New("bad node name")
-
-// ParseNode validates a node's name: 1 to MaxNodeBytes bytes of ASCII
-// letters, digits, '-', '_' and '.', starting with a letter or digit, not
-// ending with '.', no "..": one KV key, one subject's tokens, safe to print.
-// Errors wrap ErrBadNode.
-func ParseNode(s string) (string, error) {
-	switch {
-	case s == "":
-		return "", fmt.Errorf("%w: empty", ErrBadNode)
-	case len(s) > MaxNodeBytes:
-		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrBadNode, len(s), MaxNodeBytes)
-	case strings.ContainsFunc(s, func(r rune) bool { return !(isAlnum(r) || r == '-' || r == '_' || r == '.') }):
-		return "", fmt.Errorf("%w: %q: use letters, digits, '-', '_' and '.' only", ErrBadNode, wire.Safe(s))
-	case !isAlnum(rune(s[0])) || strings.HasSuffix(s, ".") || strings.Contains(s, ".."):
-		return "", fmt.Errorf("%w: %q: start with a letter or digit, no '..', no '.' at the end", ErrBadNode, s)
-	}
-	return s, nil
-}
-
-func isAlnum(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-}
-
-// HostWord is how a fleet entry names its node in "host": "nats:NODE".
-func HostWord(node string) string { return "nats:" + node }
-
-// EndpointPrefix starts a fleet entry's endpoint: nats:v1:NODE:<endpoint
-// there>. (Requests over the bus, which will take it back, are not built
-// yet: docs/FLEET.md.)
-const EndpointPrefix = "nats:v1:"
 
 // ErrNodeTaken is wrapped by Join's and Publish's error when another live
 // service holds the node's name.
@@ -105,7 +69,7 @@ type Presence struct {
 // the name's key is live and another place's (Doc.Owner); a key of this
 // place (a service of this folder that died) is taken back.
 func (b *Bus) Join(ctx context.Context, me Member) (*Presence, error) {
-	if _, err := ParseNode(me.Node); err != nil {
+	if _, err := domain.ParseNode(me.Node); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
@@ -257,7 +221,7 @@ func merge(out wire.Listing, entries []jetstream.KeyValueEntry) wire.Listing {
 		d, err := ReadDoc(e.Key(), e.Value())
 		if err != nil {
 			out.Partial = true
-			out.Notes = append(out.Notes, fmt.Sprintf("warning: node %s left out: %s", wire.Safe(wire.Clip(e.Key(), MaxNodeBytes)), wire.Safe(wire.Clip(err.Error(), 300))))
+			out.Notes = append(out.Notes, fmt.Sprintf("warning: node %s left out: %s", wire.Safe(wire.Clip(e.Key(), domain.MaxNodeBytes)), wire.Safe(wire.Clip(err.Error(), 300))))
 			continue
 		}
 		out.Partial = out.Partial || d.Partial
@@ -269,10 +233,8 @@ func merge(out wire.Listing, entries []jetstream.KeyValueEntry) wire.Listing {
 				out.Notes = append(out.Notes, "node "+d.Node+": "+wire.SkipNote("session", s.SessionID, err))
 				continue
 			}
-			s.Host = HostWord(d.Node)
-			if s.Endpoint != "" {
-				s.Endpoint = EndpointPrefix + d.Node + ":" + s.Endpoint
-			}
+			dest, _ := domain.NodeDest(d.Node) // ReadDoc checked it
+			s.Host, s.Endpoint = dest.String(), domain.HostEndpoint(dest, s.Endpoint)
 			out.Sessions = append(out.Sessions, s)
 		}
 	}
@@ -281,13 +243,13 @@ func merge(out wire.Listing, entries []jetstream.KeyValueEntry) wire.Listing {
 
 // ReadDoc reads the presence document of key: at most MaxDocBytes, exact
 // keys (jsonexact: none unknown, none missing, each session's too), this
-// DocVersion, its node the key and a valid name (ParseNode).
+// DocVersion, its node the key and a valid name (domain.ParseNode).
 func ReadDoc(key string, data []byte) (Doc, error) {
 	var d Doc
 	if len(data) > MaxDocBytes {
 		return d, fmt.Errorf("its presence is %d bytes, over %d", len(data), MaxDocBytes)
 	}
-	if _, err := ParseNode(key); err != nil {
+	if _, err := domain.ParseNode(key); err != nil {
 		return d, err
 	}
 	if err := jsonexact.Exact(data, &d); err != nil {

@@ -45,7 +45,7 @@ func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes fu
 		return nil
 	}
 	if err == nil {
-		err = domain.Refuse(domain.ReasonHostUnreachable, "the watch on %s ended (exit %d; %s)", n.dest, res.Code, lastWords(res.Stderr))
+		err = domain.Refuse(domain.ReasonHostUnreachable, "the watch on %s ended (exit %d; %s)", n.dest, res.Code, wire.LastWords(res.Stderr))
 	}
 	return err
 }

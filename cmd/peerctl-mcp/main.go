@@ -1,9 +1,10 @@
 // Command peerctl-mcp is peerctl with its MCP server and the fleet's bus
 // client (internal/fleet, over NATS) linked in: every peerctl command, and
 // `peerctl-mcp mcp` serves list_sessions, show_session and send_message
-// over stdio. `peerctl mcp`, `peerctl serve` with a bus and `peerctl list
-// --fleet` run it from beside peerctl, else from PATH; an MCP client may run
-// `peerctl-mcp mcp` itself.
+// over stdio. `peerctl mcp`, `peerctl serve` with a bus, `peerctl list
+// --fleet`, a command with `--host nats:NODE` and `peerctl policy
+// nats-config` run it from beside peerctl, else from PATH; an MCP client
+// may run `peerctl-mcp mcp` itself.
 package main
 
 import (

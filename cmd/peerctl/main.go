@@ -1,6 +1,7 @@
 // Command peerctl finds the live Claude Code, Qwen Code, Codex and opencode sessions
 // on this machine (or another, over ssh) and delivers a message into one of them, safely. Run
-// `peerctl --help`. `peerctl mcp`, `serve` with a bus and `list --fleet` run
+// `peerctl --help`. `peerctl mcp`, `serve` with a bus, `list --fleet`,
+// `--host nats:NODE` and `policy nats-config` run
 // peerctl-mcp (cmd/peerctl-mcp), which has the MCP server and the fleet's
 // NATS client linked in; this binary has neither, so that no other command
 // pays for their start-up.

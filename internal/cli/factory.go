@@ -68,6 +68,9 @@ type factory struct {
 	// entrance is the trust policy's entrance of this command's sends:
 	// mcp, relay; the zero value, the command line (sending).
 	entrance domain.Entrance
+	// listNATS is list's --nats and --nats-creds, when given: how --host
+	// nats:NODE reaches the bus (requestSettings).
+	listNATS *wiring.BusSettings
 }
 
 func newFactory(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *factory {
@@ -92,6 +95,8 @@ type options struct {
 	// only names the harnesses whose registries are read (list
 	// --harness; nil: every one).
 	only []domain.Harness
+	// sending is who sends, for the trust policy (nil: c.sending()).
+	sending *app.Sending
 }
 
 // service builds the fx graph once and returns the Service. Warnings about

@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // The fleet: machines whose services meet on a NATS JetStream bus
-// (docs/FLEET.md). This step carries presence: a service
-// given a bus publishes its live sessions under its node's name, and
-// `list --fleet` reads every node's at once. The bus client (c.bus,
+// (docs/FLEET.md). A service given a bus publishes its live sessions
+// under its node's name (`list --fleet` reads every node's at once) and
+// answers the requests of other machines (`--host nats:NODE`), each from a
+// node its trust policy decides on. The bus client (c.bus,
 // internal/fleet) is linked into peerctl-mcp only: peerctl runs a command
 // that needs it there (runWithBus).
 
@@ -77,8 +80,8 @@ func flagOrEnv(cmd *cobra.Command, getenv func(string) string, flag, value, env 
 }
 
 // nodeName is --node, else $PEERCTL_NODE, else the host name, as a valid
-// node name (wiring.Bus.CheckNode); a bad one is a usage error.
-func nodeName(cmd *cobra.Command, getenv func(string) string, bus wiring.Bus, f busFlags) (string, error) {
+// node name (domain.ParseNode); a bad one is a usage error.
+func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (string, error) {
 	name := flagOrEnv(cmd, getenv, "node", f.node, nodeEnv)
 	from := "--node"
 	if !cmd.Flags().Changed("node") {
@@ -91,7 +94,7 @@ func nodeName(cmd *cobra.Command, getenv func(string) string, bus wiring.Bus, f 
 		}
 		name, from = h, "the host name"
 	}
-	if err := bus.CheckNode(name); err != nil {
+	if _, err := domain.ParseNode(name); err != nil {
 		return "", usageError{fmt.Errorf("%s: %w; give --node NAME", from, err)}
 	}
 	return name, nil
@@ -109,7 +112,7 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 	if c.bus == nil {
 		return nil, c.runWithBus("serve with a bus (--nats, $" + natsEnv + ")")
 	}
-	node, err := nodeName(cmd, c.getenv, c.bus, f)
+	node, err := nodeName(cmd, c.getenv, f)
 	if err != nil {
 		return nil, err
 	}
@@ -120,10 +123,57 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 // this machine's live sessions (wiring.Bus.Join); wait waits for it to
 // have left.
 func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string) (wait func(), err error) {
-	local, err := c.node(domain.Dest{})
+	logf := func(format string, args ...any) { fmt.Fprintf(c.io.errOut, "peerctl serve: "+format+"\n", args...) }
+	return c.bus.Join(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version,
+		Local: c.localNode(nil), Answer: c.answering, Logf: logf})
+}
+
+// answering is what this machine's service answers a request of node
+// sender with: its own use cases, every send decided by its trust policy
+// as a message from entrance node:SENDER (docs/POLICY.md).
+func (c *factory) answering(sender string) app.Node {
+	return c.localNode(&app.Sending{Entrance: domain.EntranceNode, Where: sender})
+}
+
+// requestSettings are how this command reaches the bus for --host
+// nats:NODE: list's --nats and --nats-creds when given (c.listNATS), else
+// $PEERCTL_NATS and $PEERCTL_NATS_CREDS; this machine's node name (the
+// sender) is $PEERCTL_NODE, else the host name. No bus is a usage error;
+// the servers' list is checked by the bus client (c.bus), when linked in.
+func (c *factory) requestSettings() (wiring.BusSettings, error) {
+	s := wiring.BusSettings{URLs: c.getenv(natsEnv), Creds: c.getenv(natsCredsEnv)}
+	if c.listNATS != nil {
+		s = *c.listNATS
+	}
+	if s.URLs == "" {
+		return s, usageError{fmt.Errorf("--host nats:NODE: no bus: set $%s (list: or give --nats URL[,URL...])", natsEnv)}
+	}
+	if c.bus != nil {
+		if err := c.bus.CheckURLs(s.URLs); err != nil {
+			return s, usageError{fmt.Errorf("$%s: %w", natsEnv, err)}
+		}
+	}
+	node, from := c.getenv(nodeEnv), "$"+nodeEnv
+	if node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return s, usageError{fmt.Errorf("--host nats:NODE: no $%s, and no host name to take: %w", nodeEnv, err)}
+		}
+		node, from = h, "the host name"
+	}
+	if _, err := domain.ParseNode(node); err != nil {
+		return s, usageError{fmt.Errorf("this machine's node name (%s): %w; set $%s", from, err, nodeEnv)}
+	}
+	s.Node = node
+	return s, nil
+}
+
+// busNode is the node of the fleet's bus dest names, each call bounded by
+// limit.
+func (c *factory) busNode(dest domain.Dest, limit time.Duration) (app.Node, error) {
+	s, err := c.requestSettings()
 	if err != nil {
 		return nil, err
 	}
-	logf := func(format string, args ...any) { fmt.Fprintf(c.io.errOut, "peerctl serve: "+format+"\n", args...) }
-	return c.bus.Join(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version, Local: local, Logf: logf})
+	return c.bus.Node(s, dest, limit)
 }

@@ -19,6 +19,9 @@ import (
 func (c *factory) graph(opts options, populate ...any) (*fx.App, error) {
 	cfg := app.Config{Flags: c.flags.values(), Getenv: c.getenv, Transport: opts.transport, Timeout: opts.timeout,
 		ReceiptWindow: opts.receiptWindow, From: opts.from, Only: opts.only, Sending: c.sending()}
+	if opts.sending != nil {
+		cfg.Sending = opts.sending
+	}
 	var hs app.Harnesses
 	fxOpts := []fx.Option{fx.Supply(cfg), fx.Populate(append(populate, &hs)...), fx.NopLogger}
 	if c.debug.fx {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -76,12 +77,15 @@ func newListCmd(f *factory) *cobra.Command {
 				return usageError{errors.New("--fleet lists live sessions only (a node publishes those): drop --all")}
 			case fleet && !ok:
 				return usageError{fmt.Errorf("--fleet: no bus: give --nats URL[,URL...] or set $%s", natsEnv)}
-			case !fleet && cmd.Flags().Changed("nats"):
-				return usageError{errors.New("--nats: give --fleet too (list reads the bus only for the fleet)")}
+			case !fleet && cmd.Flags().Changed("nats") && !slices.ContainsFunc(opts.dests, isNode):
+				return usageError{errors.New("--nats: give --fleet or --host nats:NODE too (list reads the bus only for those)")}
 			case fleet && f.bus == nil:
 				return f.runWithBus("list --fleet")
 			case fleet:
 				opts.fleet, opts.bus = &settings, f.bus
+			}
+			if ok {
+				f.listNATS = &settings // --host nats:NODE's bus
 			}
 			f.started()
 			f.io.jsonOut = opts.json

@@ -32,7 +32,7 @@ func TestDoctorMCPRow(t *testing.T) {
 
 	r := newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "skip", r.Health)
-	assert.Contains(t, r.Note, "only peerctl mcp and the fleet's bus (serve --nats, list --fleet) need it")
+	assert.Contains(t, r.Note, "only peerctl mcp and the fleet's bus (serve --nats, list --fleet, --host nats:NODE) need it")
 
 	// This build, and a peerctl-mcp that says it is the same build.
 	c.buildInfo = func() (*debug.BuildInfo, bool) {
@@ -68,9 +68,10 @@ func TestDoctorMCPRow(t *testing.T) {
 	assert.Contains(t, r.Note, "linked into this program")
 }
 
-// A peerctl without the fleet's bus client runs list --fleet and serve with
-// a bus as peerctl-mcp; with none there, the error says what needed it and
-// how to get it, before anything connects or serves.
+// A peerctl without the fleet's bus client runs list --fleet, serve with a
+// bus, a command with --host nats:NODE and policy nats-config as
+// peerctl-mcp; with none there, the error says what needed it and how to
+// get it, before anything connects, serves, or reads stdin.
 func TestBusCommandsNeedPeerctlMCP(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("executables here are files with mode bits")
@@ -83,12 +84,24 @@ func TestBusCommandsNeedPeerctlMCP(t *testing.T) {
 	}{
 		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1"}, "list --fleet runs peerctl-mcp"},
 		{[]string{"serve", "--nats", "nats://127.0.0.1:1", "--node", "n1"}, "serve with a bus (--nats, $PEERCTL_NATS) runs peerctl-mcp"},
+		{[]string{"list", "--host", "nats:n2"}, "--host nats:NODE runs peerctl-mcp"},
+		{[]string{"list", "--host", "nats:n2", "--nats", "nats://127.0.0.1:1"}, "--host nats:NODE runs peerctl-mcp"},
+		{[]string{"show", "--host", "nats:n2", "cc:x"}, "--host nats:NODE runs peerctl-mcp"},
+		{[]string{"watch", "--host", "nats:n2"}, "--host nats:NODE runs peerctl-mcp"},
+		{[]string{"send", "--host", "nats:n2", "x", "-"}, "--host nats:NODE runs peerctl-mcp"},
+		{[]string{"send", "nats:v1:n2:cc-peer:v1:4242:peer:/tmp/peer.sock", "hi"}, "--host nats:NODE runs peerctl-mcp"},
+		{[]string{"policy", "nats-config", "--keys", filepath.Join(dir, "keys"), "n1"}, "policy nats-config runs peerctl-mcp"},
 	} {
-		r := evRun(t, map[string]string{"HOME": dir, "XDG_STATE_HOME": t.TempDir()}, func(c *factory) {
+		const text = "the text, left for peerctl-mcp"
+		in := strings.NewReader(text)
+		r := evRun(t, map[string]string{"HOME": dir, "XDG_STATE_HOME": t.TempDir(), "PEERCTL_NATS": "nats://127.0.0.1:1", "PEERCTL_NODE": "n1"}, func(c *factory) {
+			c.io.in = in
 			c.executable = func() (string, error) { return filepath.Join(dir, "peerctl"), nil }
 		}, tc.args...)
 		assert.NotEqual(t, 0, r.code, "%q", tc.args)
 		assert.Contains(t, r.stderr, tc.who, "%q", tc.args)
 		assert.Contains(t, r.stderr, "make build (bin/peerctl and bin/peerctl-mcp)", "%q", tc.args)
+		assert.NoDirExists(t, filepath.Join(dir, "keys"), "%q", tc.args)
+		assert.Equal(t, len(text), in.Len(), "%q read stdin", tc.args)
 	}
 }

@@ -32,7 +32,7 @@ const hostTimeoutEnv = "PEERCTL_HOST_TIMEOUT"
 const defaultHostTimeout = time.Minute
 
 // hostUsage is --host's help.
-const hostUsage = "run on the machine ssh reaches as `DEST` (its peerctl; " + localHost + " is this machine; $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT)"
+const hostUsage = "run on `DEST`: a host ssh reaches (its peerctl), nats:NODE (its service on the bus) or " + localHost + " (this machine); $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT"
 
 // addHostFlag adds --host to cmd: repeatable when many.
 func addHostFlag(cmd *cobra.Command, hosts *[]string, many bool) {
@@ -135,18 +135,43 @@ func (c *factory) sshChannel(atProgram *string) (wiring.SSHChannel, error) {
 	return ch, nil
 }
 
-// checkHosts settles the channel and the host timeout when dests name
-// another machine: a bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is a usage
-// error before any host is reached (never one host's failure).
+// checkHosts settles the channel, the bus and the host timeout when dests
+// name another machine: a bad $PEERCTL_SSH, bus or $PEERCTL_HOST_TIMEOUT
+// is a usage error before any host is reached (never one host's failure).
+// A node of the bus in a program without the bus client runs this command
+// line as peerctl-mcp (runWithBus).
 func (c *factory) checkHosts(dests []domain.Dest) error {
 	if !slices.ContainsFunc(dests, func(d domain.Dest) bool { return !d.IsLocal() }) {
 		return nil
 	}
-	if _, err := c.remote(); err != nil {
+	if slices.ContainsFunc(dests, isSSH) {
+		if _, err := c.remote(); err != nil {
+			return err
+		}
+	}
+	if slices.ContainsFunc(dests, isNode) {
+		if _, err := c.requestSettings(); err != nil {
+			return err
+		}
+	}
+	if _, err := c.hostTimeout(); err != nil {
 		return err
 	}
-	_, err := c.hostTimeout()
-	return err
+	if c.bus == nil && slices.ContainsFunc(dests, isNode) {
+		return c.runWithBus("--host nats:NODE")
+	}
+	return nil
+}
+
+// isSSH and isNode say whether d is a host over ssh, a node of the bus.
+func isSSH(d domain.Dest) bool {
+	_, node := d.Node()
+	return !d.IsLocal() && !node
+}
+
+func isNode(d domain.Dest) bool {
+	_, node := d.Node()
+	return node
 }
 
 // hostTimeout is $PEERCTL_HOST_TIMEOUT (a duration), else a minute.
@@ -172,9 +197,10 @@ func (c *factory) node(dest domain.Dest) (app.Node, error) {
 }
 
 // nodes are the nodes of dests: this machine's use cases (app.LocalNode)
-// for the zero Dest, a host's peerctl (wiring.NewHostNode, bounded by the host
-// timeout) for the others. A bad $PEERCTL_SSH or $PEERCTL_HOST_TIMEOUT is
-// a usage error before any is reached.
+// for the zero Dest, a node of the fleet's bus (wiring.Bus.Node, for
+// nats:NODE) or a host's peerctl (wiring.NewHostNode) for the others,
+// bounded by the host timeout. A bad $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT
+// or bus is a usage error before any is reached.
 func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) {
 	if err := c.checkHosts(dests); err != nil {
 		return nil, err
@@ -182,35 +208,50 @@ func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) {
 	out := make([]app.Node, 0, len(dests))
 	for _, d := range dests {
 		if d.IsLocal() {
-			out = append(out, app.LocalNode{
-				Open: func(only []domain.Harness) (*app.Service, error) {
-					return c.service(options{readOnly: true, only: only})
-				},
-				// A watch follows the folders and the processes: the whole graph.
-				Watching: func() (*app.Service, error) { return c.service(options{}) },
-				// A send's Service: its transport, timeout, confirmation
-				// window (none with NoConfirm) and sender's name.
-				Sending: func(q wire.SendQuery) (*app.Service, error) {
-					window := q.ConfirmTimeout
-					if q.NoConfirm {
-						window = -1
-					}
-					return c.service(options{transport: q.Transport, timeout: q.Timeout, receiptWindow: window, from: q.From})
-				},
-				Doctoring: c.doctorSetup,
-				Relaying:  c.relayHere,
-			})
+			out = append(out, c.localNode(nil))
+			continue
+		}
+		limit, err := c.hostTimeout()
+		if err != nil {
+			return nil, err
+		}
+		if isNode(d) {
+			n, err := c.busNode(d, limit)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, n)
 			continue
 		}
 		r, err := c.remote()
 		if err != nil {
 			return nil, err
 		}
-		limit, err := c.hostTimeout()
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, wiring.NewHostNode(r, d, limit))
 	}
 	return out, nil
+}
+
+// localNode is this machine's use cases (app.LocalNode); sending, when
+// set, is who sends through it for the trust policy (a node of the bus
+// whose request the service answers), else this command (c.sending).
+func (c *factory) localNode(sending *app.Sending) app.LocalNode {
+	return app.LocalNode{
+		Open: func(only []domain.Harness) (*app.Service, error) {
+			return c.service(options{readOnly: true, only: only})
+		},
+		// A watch follows the folders and the processes: the whole graph.
+		Watching: func() (*app.Service, error) { return c.service(options{}) },
+		// A send's Service: its transport, timeout, confirmation window
+		// (none with NoConfirm) and sender's name.
+		Sending: func(q wire.SendQuery) (*app.Service, error) {
+			window := q.ConfirmTimeout
+			if q.NoConfirm {
+				window = -1
+			}
+			return c.service(options{transport: q.Transport, timeout: q.Timeout, receiptWindow: window, from: q.From, sending: sending})
+		},
+		Doctoring: c.doctorSetup,
+		Relaying:  c.relayHere,
+	}
 }

@@ -35,7 +35,8 @@ type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, wire.Sh
 // Main runs peerctl with the process's arguments and standard streams and
 // exits with its exit code. serve is the MCP server, or nil; bus the
 // fleet's bus client (internal/fleet.Bus), or nil: a peerctl built without
-// it runs serve with a bus and list --fleet as peerctl-mcp.
+// it runs serve with a bus, list --fleet, --host nats:NODE and policy
+// nats-config as peerctl-mcp.
 func Main(serve MCPServer, bus wiring.Bus) {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve, bus))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -95,12 +96,22 @@ func newSendCmd(f *factory) *cobra.Command {
 				return usageError{fmt.Errorf("unknown flag: --%s (a TEXT that starts with - goes after --: peerctl send SESSION -- TEXT)", stdinBytesFlag)}
 			}
 			f.io.jsonOut = opts.json // a refusal of the text prints as JSON too
-			text, err := messageText(f.io, args, f.stdinBytes, f.followCaller)
-			if err != nil {
+			var (
+				address string
+				err     error
+			)
+			if opts.dest, address, err = oneHost(hosts, args[0]); err != nil {
 				return err
 			}
-			var address string
-			if opts.dest, address, err = oneHost(hosts, args[0]); err != nil {
+			if isNode(opts.dest) && opts.durable.on() {
+				return usageError{errors.New("--durable to a node of the fleet's bus (nats:NODE) is not built yet (docs/FLEET.md): send without --durable, or durably over ssh (--host DEST)")}
+			}
+			if isNode(opts.dest) && f.bus == nil {
+				// Before the text is read: peerctl-mcp reads it from stdin.
+				return f.checkHosts([]domain.Dest{opts.dest})
+			}
+			text, err := messageText(f.io, args, f.stdinBytes, f.followCaller)
+			if err != nil {
 				return err
 			}
 			f.started()

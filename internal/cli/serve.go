@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +50,14 @@ type serveOptions struct {
 }
 
 func newServeCmd(f *factory) *cobra.Command {
-	opts := &serveOptions{io: f.io, getenv: f.getenv, environ: f.environ, executable: f.executable, nodes: f.nodes, serve: f.serveClient}
+	opts := &serveOptions{io: f.io, getenv: f.getenv, environ: f.environ, executable: f.executable, serve: f.serveClient}
+	opts.nodes = func(dests []domain.Dest) ([]app.Node, error) {
+		if f.bus == nil && slices.ContainsFunc(dests, isNode) {
+			// A running service is not run again as peerctl-mcp (runWithBus).
+			return nil, domain.Refuse(domain.ReasonHostUnreachable, "--host nats:NODE: this service has no bus (serve --nats)")
+		}
+		return f.nodes(dests)
+	}
 	var (
 		printUnit string
 		bus       busFlags

@@ -1,7 +1,9 @@
 // Package fleet is the fleet's bus client (wiring.Bus over
 // adapters/natsbus, docs/FLEET.md): a service's presence under its node's
-// name (serve --nats) and every node's presence read at once (list
-// --fleet). It is the bus's part of the composition root, linked only into
+// name (serve --nats), with its answers to other nodes' requests; every
+// node's presence read at once (list --fleet); a node of the bus as a node
+// of the use cases (--host nats:NODE); and the nodes' nkeys and the
+// servers' permissions (policy nats-config). It is the bus's part of the composition root, linked only into
 // peerctl-mcp (cmd/peerctl-mcp passes it to cli.Main): the NATS client's
 // package initialisation (nats.go, jetstream, nkeys, encoding/gob) cost
 // every command about a tenth of a `list` (docs/PERFORMANCE.md), so
@@ -28,7 +30,7 @@ import (
 
 // settingsOf is s as natsbus takes it.
 func settingsOf(s wiring.BusSettings) natsbus.Settings {
-	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name}
+	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name, Node: s.Node}
 }
 
 // Bus is the fleet's bus over NATS; the zero value is ready.
@@ -40,13 +42,6 @@ var _ wiring.Bus = Bus{}
 // (natsbus.SplitURLs).
 func (Bus) CheckURLs(urls string) error {
 	_, err := natsbus.SplitURLs(urls)
-	return err
-}
-
-// CheckNode refuses a name that cannot be a node's on the bus
-// (natsbus.ParseNode).
-func (Bus) CheckNode(name string) error {
-	_, err := natsbus.ParseNode(name)
 	return err
 }
 
@@ -71,11 +66,12 @@ func (Bus) Listing(ctx context.Context, settings wiring.BusSettings, only []doma
 
 // Join joins the bus as p.Node, under its name (refused when another
 // live service holds it), and keeps its presence until life ends
-// (app.Present); wait waits for it to have left. A bus that does not
-// answer yet is joined when it answers.
+// (app.Present), answering other nodes' requests meanwhile (p.Answer:
+// natsbus.Bus.Answer); wait waits for it to have left. A bus that does
+// not answer yet is joined when it answers.
 func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error) {
 	settings := settingsOf(p.Settings)
-	settings.Name = "peerctl serve " + p.Node
+	settings.Name, settings.Node = "peerctl serve "+p.Node, p.Node
 	bus, err := natsbus.Connect(settings, true)
 	if err != nil {
 		return nil, err
@@ -89,7 +85,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 	// service from its outbox: it joins when the bus answers.
 	var pr *natsbus.Presence
 	if bus.Connected() {
-		if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) || errors.Is(err, natsbus.ErrBadNode) {
+		if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) || errors.Is(err, domain.ErrBadNode) {
 			bus.Close()
 			return nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
 		}
@@ -118,6 +114,16 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 		}
 		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(settings.URLs),
 			natsbus.PresenceBucket, natsbus.Refresh, natsbus.TTL)
+		if p.Answer != nil {
+			answer := func(sender string) natsbus.Answering { return p.Answer(sender) }
+			stop, err := bus.Answer(life, p.Node, p.Version, answer, func(line string) { logf("%s", wire.Safe(line)) })
+			if err != nil {
+				logf("requests from other nodes are not answered: %s", wire.Safe(err.Error()))
+			} else {
+				defer stop()
+				logf("node %s answers requests on %s", p.Node, natsbus.RequestSubject(p.Node, "*"))
+			}
+		}
 		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
 			logf("%s", wire.Safe(line))
 		})
@@ -132,4 +138,26 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 		}
 	})
 	return wg.Wait, nil
+}
+
+// Node is the node of the bus dest names (nats:NODE), reached with
+// settings (settings.Node: this machine's name, the sender), each call
+// bounded by timeout: natsbus.Node.
+func (Bus) Node(settings wiring.BusSettings, dest domain.Dest, timeout time.Duration) (app.Node, error) {
+	return natsbus.NewNode(settingsOf(settings), dest, timeout)
+}
+
+// NodeKey is node's nkey seed in dir, made when missing (natsbus.NodeKey).
+func (Bus) NodeKey(dir, node string) (public string, made bool, err error) {
+	return natsbus.NodeKey(dir, node)
+}
+
+// Config is the NATS servers' authorization block giving each of users
+// its own permissions (natsbus.ServerConfig).
+func (Bus) Config(users []wiring.NodeUser) (string, error) {
+	us := make([]natsbus.NodeUser, len(users))
+	for i, u := range users {
+		us[i] = natsbus.NodeUser(u)
+	}
+	return natsbus.ServerConfig(us)
 }

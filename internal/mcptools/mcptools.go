@@ -31,14 +31,14 @@ const MaxDurableSeconds = 30 * 24 * 3600
 type ListArgs struct {
 	All     bool     `json:"all,omitempty" jsonschema:"true: every registry record with its verdict (live, stale, reused, foreign, ...), not only the live sessions"`
 	Harness string   `json:"harness,omitempty" jsonschema:"list one harness only (the server's schema names them; default: all)"`
-	Host    string   `json:"host,omitempty" jsonschema:"run on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
-	Hosts   []string `json:"hosts,omitempty" jsonschema:"list several machines at once, merged (as list --host repeated): ssh destinations, \".\" for this machine; with host, that one too. Each session carries its host; a machine that could not be listed is a note naming it, and its sessions are left out"`
+	Host    string   `json:"host,omitempty" jsonschema:"run on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers, or nats:NODE, a node of the fleet's bus, whose service answers; default: this machine"`
+	Hosts   []string `json:"hosts,omitempty" jsonschema:"list several machines at once, merged (as list --host repeated): ssh destinations or nats:NODE, \".\" for this machine; with host, that one too. Each session carries its host; a machine that could not be listed is a note naming it, and its sessions are left out"`
 }
 
 // ShowArgs are show_session's arguments.
 type ShowArgs struct {
 	Session string `json:"session" jsonschema:"the session: a full session id, a unique id prefix (6+ characters), an exact name, an endpoint (cc-peer:v1:..., or ssh:v1:... for a session on another machine), or, for a record that is not live, its pid or file name"`
-	Host    string `json:"host,omitempty" jsonschema:"run on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
+	Host    string `json:"host,omitempty" jsonschema:"run on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers, or nats:NODE, a node of the fleet's bus, whose service answers; default: this machine"`
 }
 
 // SendArgs are send_message's arguments.
@@ -47,7 +47,7 @@ type SendArgs struct {
 	Text      string `json:"text" jsonschema:"the message, delivered byte for byte: non-empty UTF-8 without NUL bytes, at most 64 KiB"`
 	Transport string `json:"transport,omitempty" jsonschema:"how to deliver; default: the target harness's own (the server's schema names each harness's transports)"`
 	// AwaitReplySeconds > 0 waits for the target's reply (send --await-reply).
-	Host              string `json:"host,omitempty" jsonschema:"send on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers; default: this machine"`
+	Host              string `json:"host,omitempty" jsonschema:"send on another machine: its ssh destination (an alias of the ssh config, user@host), whose own peerctl answers, or nats:NODE, a node of the fleet's bus, whose service answers; default: this machine"`
 	AwaitReplySeconds int    `json:"await_reply_seconds,omitempty" jsonschema:"when above 0: after the send, wait up to this many seconds for the target session's reply (a message from it to peerctl) and return it in the receipt as reply {text, fromName, from, at}; no reply in time is an error whose text starts with no_reply (the message itself was handed over). Not with transport socket. The call's deadline grows by the same time"`
 	// DurableSeconds > 0 (or a Key) sends durably (send --durable).
 	DurableSeconds int    `json:"durable_seconds,omitempty" jsonschema:"when above 0: keep the message in peerctl serve's outbox until the target can take it, at most this many seconds (send --durable); a target that cannot take it now gives outcome stored with outbox {id, state}, delivered later; with host, kept here and tried on that machine. Not with await_reply_seconds"`

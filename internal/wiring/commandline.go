@@ -127,10 +127,12 @@ func RunBounded(ctx context.Context, cmd *exec.Cmd, max int) ([]byte, error) {
 
 // BusSettings say how to reach the fleet's NATS bus (adapters/natsbus's
 // Settings): its servers, comma-separated (nats://HOST:PORT, tls://…), a
-// credentials or nkey seed file ("" for none), and the connection's name
-// on the servers.
+// credentials or nkey seed file ("" for none), the connection's name on
+// the servers, and this machine's node name (domain.ParseNode; "" for
+// none): the sender of its requests to other nodes, whose replies come
+// under its own inbox prefix.
 type BusSettings struct {
-	URLs, Creds, Name string
+	URLs, Creds, Name, Node string
 }
 
 // Bus is the fleet's bus client: internal/fleet.Bus, over NATS. Only
@@ -141,17 +143,33 @@ type BusSettings struct {
 type Bus interface {
 	// CheckURLs refuses a bad comma-separated list of NATS servers.
 	CheckURLs(urls string) error
-	// CheckNode refuses a name that cannot be a node's on the bus.
-	CheckNode(name string) error
 	// Listing is every node's presence on the bus, only's harnesses'
 	// sessions (all when none), as one node's listing: a bus that does
 	// not answer is host_unreachable.
 	Listing(ctx context.Context, settings BusSettings, only []domain.Harness) app.NodeListing
 	// Join joins the bus as p.Node, under its name (refused when another
 	// live service holds it), and keeps its presence until life ends
-	// (app.Present); wait waits for it to have left. A bus that does not
+	// (app.Present), answering other nodes' requests meanwhile
+	// (p.Answer); wait waits for it to have left. A bus that does not
 	// answer yet is joined when it answers.
 	Join(life context.Context, p Presence) (wait func(), err error)
+	// Node is the node of the bus dest names (nats:NODE), reached with
+	// settings (settings.Node: this machine's name, the sender), each call
+	// bounded by timeout. A bad settings.Node or dest is an error.
+	Node(settings BusSettings, dest domain.Dest, timeout time.Duration) (app.Node, error)
+	// NodeKey is node's nkey seed in dir, DIR/NODE.nk (mode 0600), made
+	// when missing (made true): public is its public key.
+	NodeKey(dir, node string) (public string, made bool, err error)
+	// Config is the NATS servers' authorization block giving each of
+	// users its own permissions (docs/FLEET.md); a node named twice is an
+	// error.
+	Config(users []NodeUser) (string, error)
+}
+
+// NodeUser is one node's user in the servers' configuration (Bus.Config):
+// its name and its nkey's public key (Bus.NodeKey).
+type NodeUser struct {
+	Node, PublicKey string
 }
 
 // Presence is how a service joins the fleet's bus (Bus.Join).
@@ -164,6 +182,10 @@ type Presence struct {
 	Version string
 	// Local is this machine's node, whose live sessions are published.
 	Local app.Node
+	// Answer is what the service answers the requests of node sender
+	// with (its own use cases, its sends decided as from node:SENDER);
+	// nil: it answers none.
+	Answer func(sender string) app.Node
 	// Logf hears what the presence does, a line at a time.
 	Logf func(format string, args ...any)
 }

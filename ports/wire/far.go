@@ -12,8 +12,12 @@ import (
 )
 
 // InstallFix is the command a refusal names when no usable peerctl is on
-// dest, shell-quoted (domain.ShellCommand).
+// dest, shell-quoted (domain.ShellCommand); for a node of the fleet's
+// bus, what to run there.
 func InstallFix(dest domain.Dest) string {
+	if node, ok := dest.Node(); ok {
+		return "run this build's peerctl serve --nats URL --node " + node + " on that machine"
+	}
 	return domain.ShellCommand("peerctl", "hosts", "install", dest.String())
 }
 
@@ -110,13 +114,13 @@ func Lines(stderr []byte) []string {
 
 // HostEndpoint is ep, as the far side printed it, on dest: "" stays "";
 // anything else must be an endpoint of that machine (domain.ParseEndpoint)
-// and never an ssh: one, which would name yet another machine.
+// and never an ssh: or nats: one, which would name yet another machine.
 func HostEndpoint(dest domain.Dest, ep string) (string, error) {
 	switch {
 	case ep == "":
 		return "", nil
-	case strings.HasPrefix(ep, "ssh:"):
-		return "", fmt.Errorf("its endpoint %q is another machine's (ssh:), which no session on %s has", Safe(Clip(ep, 200)), dest)
+	case strings.HasPrefix(ep, "ssh:"), strings.HasPrefix(ep, domain.NodePrefix):
+		return "", fmt.Errorf("its endpoint %q is another machine's, which no session on %s has", Safe(Clip(ep, 200)), dest)
 	}
 	if _, err := domain.ParseEndpoint(ep); err != nil {
 		return "", fmt.Errorf("its endpoint is none: %s", Safe(Clip(err.Error(), 200)))

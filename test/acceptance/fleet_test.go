@@ -9,6 +9,7 @@ package acceptance
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestFleetUsageErrorsAndAnUnansweringBus(t *testing.T) {
 		says string
 	}{
 		{[]string{"list", "--fleet"}, wire.ExitUsage, "--fleet: no bus: give --nats"},
-		{[]string{"list", "--nats", "nats://127.0.0.1:1"}, wire.ExitUsage, "give --fleet too"},
+		{[]string{"list", "--nats", "nats://127.0.0.1:1"}, wire.ExitUsage, "give --fleet or --host nats:NODE too"},
 		{[]string{"list", "--fleet", "--all", "--nats", "nats://127.0.0.1:1"}, wire.ExitUsage, "drop --all"},
 		{[]string{"list", "--fleet", "--nats", "http://127.0.0.1:1"}, wire.ExitUsage, `scheme "http"`},
 		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1"}, wire.ExitHostUnreachable, "host_unreachable: the fleet's bus: no NATS server answered at nats://127.0.0.1:1"},
@@ -70,4 +71,28 @@ func TestFleetListPrintsAHostileNodeEscaped(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, name, got[0].Name, "JSON carries the text as it is, as a JSON string")
 	assert.True(t, strings.HasPrefix(got[0].Endpoint, "nats:v1:evil:cc-peer:v1:7:"), got[0].Endpoint)
+}
+
+// policy nats-config prints the servers' authorization block for the nodes
+// named, making each node's seed (0600) once; a bad use is a usage error.
+func TestFleetConfigPrintsEachNodesCredentials(t *testing.T) {
+	peerctlWithMCP(t) // the nkeys are the bus client's: policy nats-config runs in peerctl-mcp
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	keys := filepath.Join(t.TempDir(), "keys")
+	r := runPeerctl(t, runOpts{Env: env}, "policy", "nats-config", "--keys", keys, "alpha", "beta.lan")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), "authorization {")
+	assert.Contains(t, string(r.Stdout), `subscribe: { allow: ["peerctl.v1.req.beta~lan.*", "_INBOX.peerctl.beta~lan.>"] }`)
+	assert.Contains(t, string(r.Stderr), "made node alpha's key")
+	fi, err := os.Stat(filepath.Join(keys, "alpha.nk"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	again := runPeerctl(t, runOpts{Env: env}, "policy", "nats-config", "--keys", keys, "alpha", "beta.lan")
+	require.Equal(t, 0, again.Code, "%s", again.Stderr)
+	assert.Equal(t, string(r.Stdout), string(again.Stdout), "the keys are kept")
+	assert.Empty(t, again.Stderr)
+	for _, args := range [][]string{{"policy", "nats-config", "alpha"}, {"policy", "nats-config", "--keys", keys}, {"policy", "nats-config", "--keys", keys, "a b"}} {
+		r := runPeerctl(t, runOpts{Env: env}, args...)
+		assert.Equal(t, wire.ExitUsage, r.Code, "%q: %s", args, r.Stderr)
+	}
 }

@@ -8,6 +8,11 @@ package acceptance
 // package, which is 2.9.10: its KV buckets have no limit markers
 // (LimitMarkerTTL, server 2.11), which the presence bucket uses. Started
 // once per test process, on first use, and shared; TestMain stops it.
+//
+// Its users are `peerctl policy nats-config`'s for the nodes fleetNodes (their
+// seeds in natsKeys), so a test can prove what a node's credentials may
+// not do; a client with no credentials is the user "anon", allowed
+// everything (no_auth_user), as the tests that use no credentials need.
 
 import (
 	"fmt"
@@ -22,9 +27,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/natsbus"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
+
+// fleetNodes have credentials of their own on the shared cluster.
+var fleetNodes = []string{"lima", "mike"}
+
+// natsKeys is the folder of fleetNodes' seeds (NODE.nk) on the shared
+// cluster (start it first: sharedNATSCluster).
+func natsKeys() string { return filepath.Join(cluster.dir, "keys") }
+
+// fleetAuth is the servers' authorization: policy nats-config's block for
+// fleetNodes, with the user "anon" everyone without credentials is.
+func fleetAuth() (string, error) {
+	var users []natsbus.NodeUser
+	for _, n := range fleetNodes {
+		pub, _, err := natsbus.NodeKey(natsKeys(), n)
+		if err != nil {
+			return "", err
+		}
+		users = append(users, natsbus.NodeUser{Node: n, PublicKey: pub})
+	}
+	conf, err := natsbus.ServerConfig(users)
+	if err != nil {
+		return "", err
+	}
+	anon := "  users = [\n    { user: anon, password: \"not-used-no_auth_user\", permissions: { publish: \">\", subscribe: \">\" } }\n"
+	return "no_auth_user: anon\n" + strings.Replace(conf, "  users = [\n", anon, 1), nil
+}
 
 // natsServerPkg is the server's main package, at go.mod's version.
 const natsServerPkg = "github.com/nats-io/nats-server/v2"
@@ -94,13 +126,17 @@ func (c *natsCluster) start(t testing.TB) error {
 		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[3*i]))
 	}
 	c.urls = strings.Join(urls, ",")
+	auth, err := fleetAuth()
+	if err != nil {
+		return err
+	}
 	for i := range 3 {
 		conf := fmt.Sprintf(`server_name: n%d
 listen: 127.0.0.1:%d
 http: 127.0.0.1:%d
 jetstream { store_dir: %q }
 cluster { name: pc, listen: 127.0.0.1:%d, routes: [%s] }
-`, i+1, ports[3*i], ports[3*i+1], filepath.Join(dir, fmt.Sprintf("js%d", i+1)), ports[3*i+2], strings.Join(routes, ", "))
+`, i+1, ports[3*i], ports[3*i+1], filepath.Join(dir, fmt.Sprintf("js%d", i+1)), ports[3*i+2], strings.Join(routes, ", ")) + auth
 		path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i+1))
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			return err

@@ -1,0 +1,158 @@
+package natsbus
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nats-io/nkeys"
+
+	"github.com/peerctl/peerctl/domain"
+)
+
+// Who may do what on the bus: each node has its own credentials (an nkey:
+// its seed stays on its machine), and the servers let a node
+//
+//   - publish its own presence only ($KV.peerctl_presence.<node>), and read
+//     every node's (the bucket's stream, by the JetStream API calls a
+//     KV watch, get and put make: no purge, no delete of a stream or a
+//     message);
+//   - take only its own requests (subscribe peerctl.v1.req.<node>.*) and
+//     read only its own replies (_INBOX.peerctl.<node>.>, its InboxPrefix);
+//   - make requests to any node, as itself only (publish
+//     peerctl.v1.req.*.<node>): the sender a service sees in a request's
+//     subject is the one the servers let make it, so its trust policy's
+//     entrance node:<node> names a machine, not a claim;
+//   - answer the requests it took (allow_responses: once, to the reply
+//     subject of each).
+//
+// ServerConfig writes that as a nats-server configuration (an
+// authorization block of users, in the global account, JetStream on);
+// NodeKey makes and keeps each node's seed.
+
+// NodeKey is node's nkey in dir: the public key of its seed file
+// dir/NODE.nk, made (0600, in a 0700 dir) when there is none; made says
+// so. The seed file is what that node's machine gives as --nats-creds
+// (or $PEERCTL_NATS_CREDS). Errors: a bad node name, a file that cannot
+// be read or written, a file that holds no user seed.
+func NodeKey(dir, node string) (public string, made bool, err error) {
+	if _, err := domain.ParseNode(node); err != nil {
+		return "", false, err
+	}
+	path := filepath.Join(dir, node+".nk")
+	seed, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			return "", false, fmt.Errorf("make node %s's key: %w", node, err)
+		}
+		if seed, err = kp.Seed(); err != nil {
+			return "", false, fmt.Errorf("make node %s's key: %w", node, err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", false, fmt.Errorf("keys folder: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "", false, fmt.Errorf("node %s's key: %w", node, err)
+		}
+		_, err = f.Write(append(seed, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("node %s's key: %w", node, err)
+		}
+		made = true
+	} else if err != nil {
+		return "", false, fmt.Errorf("node %s's key: %w", node, err)
+	}
+	kp, err := nkeys.FromSeed([]byte(strings.TrimSpace(string(seed))))
+	if err != nil {
+		return "", false, fmt.Errorf("node %s's key %s: not an nkey seed: %w", node, path, err)
+	}
+	public, err = kp.PublicKey()
+	if err == nil && !nkeys.IsValidPublicUserKey(public) {
+		err = errors.New("not a user's key (its seed starts with SU)")
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("node %s's key %s: %w", node, path, err)
+	}
+	return public, made, nil
+}
+
+// NodeUser is one node's user in ServerConfig: its name and its nkey's
+// public key (NodeKey).
+type NodeUser struct {
+	Node, PublicKey string
+}
+
+// Permissions are the subjects node may publish to and subscribe to (see
+// the package's "Who may do what"): nats-server's permissions, its
+// responses allowed besides.
+func Permissions(node string) (publish, subscribe []string) {
+	t := Token(node)
+	stream := "KV_" + PresenceBucket
+	publish = []string{
+		"peerctl.v1.req.*." + t,
+		"$KV." + PresenceBucket + "." + node,
+		"$JS.API.INFO",
+		"$JS.API.STREAM.INFO." + stream,
+		"$JS.API.STREAM.CREATE." + stream,
+		"$JS.API.STREAM.MSG.GET." + stream,
+		"$JS.API.DIRECT.GET." + stream,
+		"$JS.API.DIRECT.GET." + stream + ".>",
+		"$JS.API.CONSUMER.CREATE." + stream,
+		"$JS.API.CONSUMER.CREATE." + stream + ".>",
+		"$JS.API.CONSUMER.INFO." + stream + ".>",
+		"$JS.API.CONSUMER.DELETE." + stream + ".>",
+		"$JS.FC." + stream + ".>",
+	}
+	subscribe = []string{RequestSubject(node, "*"), InboxPrefix(node) + ".>"}
+	return publish, subscribe
+}
+
+// ServerConfig is a nats-server configuration fragment giving each of
+// users its own permissions (Permissions), by its nkey: an authorization
+// block to include in the servers' configuration (every server of the
+// cluster the same), beside `jetstream {}`. Nodes not named in it cannot
+// connect. Errors: a bad node name, a node twice.
+func ServerConfig(users []NodeUser) (string, error) {
+	var b strings.Builder
+	b.WriteString("# peerctl's fleet: one user per node, each with its own nkey (docs/FLEET.md).\n")
+	b.WriteString("# Include it in every server's configuration, beside jetstream {}:  include peerctl-fleet.conf\n")
+	b.WriteString("authorization {\n  users = [\n")
+	seen := map[string]bool{}
+	for _, u := range users {
+		if _, err := domain.ParseNode(u.Node); err != nil {
+			return "", err
+		}
+		if seen[u.Node] {
+			return "", fmt.Errorf("node %s named twice", u.Node)
+		}
+		seen[u.Node] = true
+		if !nkeys.IsValidPublicUserKey(u.PublicKey) {
+			return "", fmt.Errorf("node %s: %q is not a user's public nkey", u.Node, u.PublicKey)
+		}
+		pub, sub := Permissions(u.Node)
+		fmt.Fprintf(&b, "    # node %s\n    {\n      nkey: %s\n      permissions: {\n", u.Node, u.PublicKey)
+		fmt.Fprintf(&b, "        publish: { allow: [%s] }\n", quoted(pub))
+		fmt.Fprintf(&b, "        subscribe: { allow: [%s] }\n", quoted(sub))
+		b.WriteString("        allow_responses: true\n      }\n    }\n")
+	}
+	b.WriteString("  ]\n}\n")
+	return b.String(), nil
+}
+
+// quoted are subjects as a configuration's list: each in double quotes
+// (a node's name and the subjects hold no quote or backslash).
+func quoted(subjects []string) string {
+	q := make([]string, len(subjects))
+	for i, s := range subjects {
+		q[i] = `"` + s + `"`
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,129 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// Watch follows the node's presence (its key in PresenceBucket, pushed by
+// its service within about a second of a change, and refreshed): its live
+// sessions first (Initial appeared events), then each change between two
+// of its presences as the event `watch` prints — appeared, gone (a
+// session no longer in it: ended, or no longer live; its verdict
+// "removed"), renamed, status — each given its host and its endpoint in
+// the nats:v1: form, the presence read as list --fleet reads it (a
+// session it may not hold left out with a note). It returns nil when ctx
+// ends or events says stop; otherwise host_unreachable, with why: the
+// node is not on the bus, it left (its service stopped, or its presence
+// expired), the bus connection ended, its presence is not this build's.
+func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes func(string)) error {
+	s := n.s
+	if s.Name == "" {
+		s.Name = "peerctl watch --host " + n.dest.String()
+	}
+	bus, err := Connect(s, false)
+	if err != nil {
+		return domain.Refuse(domain.ReasonHostUnreachable, "%s: the fleet's bus: %s", n.dest, wire.Safe(err.Error()))
+	}
+	defer bus.Close()
+	start, cancel := context.WithTimeout(ctx, n.timeout)
+	defer cancel()
+	kv, err := bus.presence(start, false)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return domain.Refuse(domain.ReasonHostUnreachable, "node %s is not on the fleet's bus (no node has joined it yet)", n.node)
+	}
+	if err != nil {
+		return domain.Refuse(domain.ReasonHostUnreachable, "%s: the fleet's bus: %s", n.dest, wire.Safe(err.Error()))
+	}
+	w, err := kv.Watch(ctx, n.node)
+	if err != nil {
+		return domain.Refuse(domain.ReasonHostUnreachable, "%s: watch its presence: %s", n.dest, wire.Safe(err.Error()))
+	}
+	defer func() { _ = w.Stop() }()
+	alive := time.NewTicker(time.Second)
+	defer alive.Stop()
+	var last map[string]wire.Session // nil until its first presence
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-alive.C:
+			if bus.nc.IsClosed() {
+				return domain.Refuse(domain.ReasonHostUnreachable, "%s: the connection to the fleet's bus ended", n.dest)
+			}
+			continue
+		case e = <-w.Updates():
+		}
+		switch {
+		case e == nil && last == nil: // every value there has come: none
+			return domain.Refuse(domain.ReasonHostUnreachable, "node %s is not on the fleet's bus: no presence (its peerctl serve --nats is not running or not joined; peerctl list --fleet shows the live nodes)", n.node)
+		case e == nil:
+			continue
+		case e.Operation() != jetstream.KeyValuePut:
+			return domain.Refuse(domain.ReasonHostUnreachable, "node %s left the fleet's bus (its service stopped, or its presence was not refreshed for %s)", n.node, TTL)
+		}
+		d, err := ReadDoc(e.Key(), e.Value())
+		if err != nil {
+			return wire.Broken(n.dest, err)
+		}
+		initial := last == nil
+		cur := map[string]wire.Session{}
+		var changes []wire.Event
+		at := wire.RFC3339(time.Now())
+		for _, ses := range d.Sessions {
+			if err := checkSession(ses); err != nil {
+				if notes != nil && initial {
+					notes("node " + d.Node + ": " + wire.SkipNote("session", ses.SessionID, err))
+				}
+				continue
+			}
+			ses.Host, ses.Endpoint = n.dest.String(), domain.HostEndpoint(n.dest, ses.Endpoint)
+			k := fmt.Sprintf("%s\x00%s\x00%d", ses.Harness, ses.SessionID, ses.PID)
+			cur[k] = ses
+			prev, had := last[k]
+			switch {
+			case !had:
+				changes = append(changes, eventOf(domain.EventAppeared.String(), ses, at, initial))
+			case prev.Name != ses.Name:
+				ev := eventOf(domain.EventRenamed.String(), ses, at, false)
+				ev.PreviousName = prev.Name
+				changes = append(changes, ev)
+			case prev.Status != ses.Status:
+				ev := eventOf(domain.EventStatus.String(), ses, at, false)
+				ev.PreviousStatus = prev.Status
+				changes = append(changes, ev)
+			}
+		}
+		for k, prev := range last {
+			if _, there := cur[k]; !there {
+				ev := eventOf(domain.EventGone.String(), prev, at, false)
+				ev.Verdict, ev.Reason = "removed", "no longer in node "+d.Node+"'s presence (ended, or not live)"
+				changes = append(changes, ev)
+			}
+		}
+		last = cur
+		for _, ev := range changes {
+			if !events(ev) {
+				return nil
+			}
+		}
+	}
+}
+
+// eventOf is s (of a node, its host and endpoint set) as a watch event.
+func eventOf(kind string, s wire.Session, at string, initial bool) wire.Event {
+	ev := wire.Event{Event: kind, Host: s.Host, At: at, Harness: s.Harness, SessionID: s.SessionID, PID: s.PID, Name: s.Name,
+		Status: s.Status, Cwd: s.Cwd, Endpoint: s.Endpoint, Verdict: s.Verdict, Reason: s.Reason, File: s.File, Initial: initial}
+	if !s.Addressable {
+		ev.Unaddressable = s.Unaddressable
+	}
+	return ev
+}

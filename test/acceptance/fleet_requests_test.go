@@ -1,0 +1,117 @@
+//go:build unix
+
+package acceptance
+
+// Requests over the fleet's bus on the built binary, hermetic (an
+// embedded NATS server, test/natstest): a machine's service (node beta,
+// a fake Claude Code session "inbox", the fake claude as its courier)
+// answers another machine's `list`, `show`, `send` and `doctor --host
+// nats:beta`; its trust policy holds a message from node:alpha until a
+// rule allows it; a node with no service is host_unreachable.
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports/wire"
+	"github.com/peerctl/peerctl/test/natstest"
+	"github.com/peerctl/peerctl/test/testproc"
+)
+
+func TestFleetRequestsReachANodesService(t *testing.T) {
+	peerctlWithMCP(t) // serve with a bus and --host nats:NODE run in peerctl-mcp
+	url := natstest.Start(t)
+	beta := newServeWorld(t)
+	betaConfig := t.TempDir()
+	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + betaConfig}
+	beta.startServe(t)
+	alpha := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "PEERCTL_SERVE=off",
+		"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + catSocketDir(t)}
+	run := func(args ...string) result {
+		return runPeerctl(t, runOpts{Env: alpha, Timeout: 2 * time.Minute}, args...)
+	}
+
+	var listed []wire.Session
+	eventually(t, time.Minute, "beta's service to answer list --host nats:beta", func() bool {
+		r := run("list", "--host", "nats:beta", "--harness", "claude-code", "--json")
+		return r.Code == 0 && json.Unmarshal(r.Stdout, &listed) == nil && len(listed) > 0
+	})
+	require.Len(t, listed, 1)
+	inbox := listed[0]
+	assert.Equal(t, "inbox", inbox.Name)
+	assert.Equal(t, "nats:beta", inbox.Host)
+	assert.True(t, strings.HasPrefix(inbox.Endpoint, "nats:v1:beta:cc-peer:v1:"), inbox.Endpoint)
+
+	r := run("show", "--host", "nats:beta", "--json", "inbox")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	var shown wire.Show
+	require.NoError(t, json.Unmarshal(r.Stdout, &shown))
+	assert.Equal(t, inbox.Endpoint, shown.Endpoint)
+	assert.Equal(t, inbox.SessionID, shown.SessionID)
+
+	// beta has no rule for other nodes: its default holds their messages,
+	// and held messages are not built yet: refused, nothing sent.
+	r = run("send", "--host", "nats:beta", "--json", "inbox", "hello from alpha")
+	assert.Equal(t, 17, r.Code, "%s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), `"not_allowed"`)
+	assert.Contains(t, string(r.Stdout), "default rule 1")
+	assert.Contains(t, string(r.Stdout), "node:alpha")
+	assert.False(t, beta.courierStarted(t), "nothing ran on beta")
+
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+
+	// The endpoint list gave is taken back by send; the receipt is beta's.
+	r = run("send", "--json", inbox.Endpoint, "hello from alpha")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	var receipt wire.Receipt
+	require.NoError(t, json.Unmarshal(r.Stdout, &receipt), "%s", r.Stdout)
+	assert.True(t, receipt.OK)
+	assert.Equal(t, "nats:beta", receipt.Host)
+	assert.Equal(t, inbox.Endpoint, receipt.Endpoint)
+	assert.Equal(t, inbox.SessionID, receipt.SessionID)
+	assert.True(t, beta.courierStarted(t), "beta's courier delivered it")
+
+	r = run("doctor", "--host", "nats:beta", "--json")
+	assert.Contains(t, []int{0, 1}, r.Code, "%s", r.Stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(r.Stdout, &doc), "%s", r.Stdout)
+	assert.Contains(t, doc, "registry")
+
+	r = run("send", "--host", "nats:gone", "inbox", "hello")
+	assert.Equal(t, wire.ExitHostUnreachable, r.Code, "%s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "node gone has no service on the fleet's bus")
+
+	r = run("send", "--host", "nats:beta", "--durable", "--key", "k1", "inbox", "hello")
+	assert.Equal(t, wire.ExitUsage, r.Code, "%s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "not built yet")
+
+	// watch --host nats:beta follows beta's presence: its session first;
+	// beta's service stopping ends it, a lost event and exit 10.
+	watch := exec.Command(peerctlBin(t), "watch", "--host", "nats:beta", "--json")
+	watch.Env = alpha
+	out, errs := &testproc.Buffer{}, &testproc.Buffer{}
+	watch.Stdout, watch.Stderr = out, errs
+	watch.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, watch.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-watch.Process.Pid, syscall.SIGKILL) })
+	eventually(t, time.Minute, "watch --host nats:beta to print beta's session", func() bool {
+		return strings.Contains(out.String(), `"event":"appeared"`) && strings.Contains(out.String(), `"name":"inbox"`)
+	})
+	assert.Contains(t, out.String(), `"host":"nats:beta"`)
+	beta.stopServe(t)
+	err := watch.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stdout: %s\nstderr: %s", out, errs)
+	assert.Equal(t, wire.ExitHostUnreachable, exit.ExitCode(), "%s", errs)
+	assert.Contains(t, out.String(), `"event":"lost"`)
+	assert.Contains(t, errs.String(), "node beta left the fleet's bus")
+}
