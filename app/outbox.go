@@ -245,7 +245,9 @@ func DurableOutcome(m ports.OutboxMessage) string {
 // Attempt tries stored message m once with svc (built from m's request)
 // and req (Address and Text are m's): past its TTL it becomes expired,
 // with its last reason; a refusal that may pass (domain.Retryable) before
-// anything was handed over stores it again, due after domain.Backoff; a
+// anything was handed over stores it again, due after domain.Backoff
+// (unless the trust policy, asked again by the address when the target
+// is not there, denies it: refused, or holds it: awaiting_approval); a
 // hand-over gives delivered (held when the harness holds it, taken_up
 // when the transcript showed it taken up) with the receipt; a hand-over
 // of unknown outcome gives outcome_unknown; any other refusal refused.
@@ -264,6 +266,13 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 		err = domain.Refuse(domain.ReasonNotLive, "no live session has the name or full id %q; session %s's id begins with it, but a durable message never goes to an id prefix (it may name a session started since)",
 			req.Address, target.ID())
 		target = domain.Session{}
+	}
+	if r, ok := domain.AsRefusal(err); ok && r.Reason != domain.ReasonNotAllowed {
+		// No session to decide on: the trust policy decides by the
+		// address (a deny rule added since ends it; a hold holds it).
+		if perr := svc.AllowedTo(ctx, req.Address, domain.Dest{}); perr != nil {
+			err = perr
+		}
 	}
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)

@@ -893,3 +893,18 @@ func TestOutboxAttemptDecidesThePolicyAgain(t *testing.T) {
 		})
 	}
 }
+
+// A message whose target is not there is decided by its address: a deny
+// rule added since it was stored ends it refused, not stored again.
+func TestOutboxAttemptWithNoTargetDecidesByTheAddress(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "nobody", "late")
+	svc := w.policyService(rules{rules: []domain.Rule{mustRule(t, "deny", "cli", "nobody")}}, app.Sending{Entrance: domain.EntranceCLI})
+	m, _, err := w.ob.Attempt(ctx, svc, m, confirmFast)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotAllowed, r.Reason)
+	assert.Equal(t, domain.OutboxRefused, m.State)
+	assert.Contains(t, m.Reason, "deny by rule 1")
+}
