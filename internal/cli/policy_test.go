@@ -99,8 +99,8 @@ func TestPolicyBadInput(t *testing.T) {
 
 // A deny rule refuses a send with not_allowed (exit 17) naming the rule,
 // before the transport runs: without it, the same send fails at the
-// socket that is not there (delivery_failed). A hold rule refuses too,
-// saying holding is not built yet.
+// socket that is not there (delivery_failed). A hold rule that cannot be
+// kept (PEERCTL_SERVE=off) refuses too, saying so.
 func TestSendRefusedByThePolicy(t *testing.T) {
 	sock := evSocketDir(t)
 	p := testproc.Sleeper(t)
@@ -119,16 +119,18 @@ func TestSendRefusedByThePolicy(t *testing.T) {
 	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"reason": "not_allowed"`)
 	// A durable send is decided here, before its order is dialled to the
-	// service (which does not decide again): not_allowed, not the
+	// service (which decides again): not_allowed, not the
 	// outbox_unavailable that PEERCTL_SERVE=off gives an allowed one.
 	r = evRun(t, env, nil, "send", "--durable", "prod-api", "hi")
 	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 
+	// A hold with no service to keep it (PEERCTL_SERVE=off) refuses,
+	// saying so.
 	writePolicy(t, xdg, "hold from=cli to=prod-api")
 	r = evRun(t, env, nil, "send", "--transport", "socket", "--no-confirm", "prod-api", "hi")
 	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "hold by rule 1 (hold from=cli to=prod-api)")
-	assert.Contains(t, r.stderr, "held messages need the outbox's approval step, not built yet")
+	assert.Contains(t, r.stderr, "a held message waits in peerctl serve's outbox for peerctl outbox approve, and this send could not be kept there")
 
 	writePolicy(t, xdg, "deny from=cli to=*", "allow from=* to=*\x1b[2J")
 	r = evRun(t, env, nil, "send", "--transport", "socket", "--no-confirm", "prod-api", "hi")
