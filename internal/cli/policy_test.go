@@ -200,9 +200,9 @@ func TestFarSendIsTheHostEntrance(t *testing.T) {
 	in, feed := io.Pipe()
 	defer feed.Close()
 	var stdout, stderr strings.Builder
-	c := newCLI(in, &stdout, &stderr, func(k string) string { return env[k] })
+	c := newFactory(in, &stdout, &stderr, func(k string) string { return env[k] })
 	go func() { _, _ = feed.Write([]byte("hi")) }()
-	code := c.execute(context.Background(), []string{"--hello=" + strconv.Itoa(ports.RemoteProtocol), "send", "--stdin-bytes=2",
+	code := execute(context.Background(), c, []string{"--hello=" + strconv.Itoa(ports.RemoteProtocol), "send", "--stdin-bytes=2",
 		"--transport", "socket", "--no-confirm", "prod-api", "-"})
 	assert.Equal(t, wire.ExitNotAllowed, code, stderr.String())
 	assert.Contains(t, stderr.String(), "deny by rule 2 (deny from=host:10.0.0.* to=prod-*): host:10.0.0.7 to \"prod-api\"")
