@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
-	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
 
