@@ -271,7 +271,9 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 		// No session to decide on: the trust policy decides by the
 		// address (a deny rule added since ends it; a hold holds it).
 		if perr := svc.AllowedTo(ctx, req.Address, domain.Dest{}); perr != nil {
-			err = perr
+			if pr, ok := domain.AsRefusal(perr); ok && pr.Reason == domain.ReasonNotAllowed {
+				err = perr // not a read that ended early (ctx): that says nothing of the policy
+			}
 		}
 	}
 	if err != nil {
