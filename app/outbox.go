@@ -109,6 +109,12 @@ type DurableRequest struct {
 	TTL time.Duration
 	// Request is the caller's encoding of how to send it (opaque here).
 	Request []byte
+	// Sender is who sends it (kept with the message, shown by outbox show).
+	Sender domain.Sender
+	// Held, when set, is the trust policy's decision to hold it: the
+	// message is stored awaiting_approval, with the rule, and is not
+	// attempted until Approve.
+	Held *domain.Decision
 }
 
 // Submit validates the text and stores the message, due at once; created
@@ -140,8 +146,12 @@ func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (
 		ttl = DefaultTTL
 	}
 	now := o.now()
-	m, created, err := o.store.Put(ctx, ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
-		Created: now, Expires: now.Add(ttl), NextAt: now})
+	put := ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
+		Created: now, Expires: now.Add(ttl), NextAt: now, Sender: req.Sender}
+	if d := req.Held; d != nil {
+		put.State, put.Reason, put.Rule, put.NextAt = domain.OutboxAwaitingApproval, heldReason(*d), ruleOf(*d), time.Time{}
+	}
+	m, created, err := o.store.Put(ctx, put)
 	if err != nil || created {
 		return m, created, err
 	}
@@ -168,9 +178,57 @@ func OutboxTarget(address, host string) string {
 	return host + ": " + address
 }
 
+// heldReason is a held message's reason: the decision, and what a person
+// does with it.
+func heldReason(d domain.Decision) string {
+	return "held for approval: " + d.Why() + "; nothing was sent: peerctl outbox approve ID delivers it, peerctl outbox deny ID ends it"
+}
+
+// ruleOf is the rule that decided d, with its place ("rule 2: hold from=mcp to=*").
+func ruleOf(d domain.Decision) string { return d.RuleName() + ": " + d.Rule.String() }
+
+// ErrNotAwaiting is returned by Approve and Deny for a message that does
+// not await approval.
+var ErrNotAwaiting = errors.New("only a message awaiting approval can be approved or denied")
+
+// Approve stores message id, which awaits approval, for delivery now, as
+// any durable message (Attempt: its time to live counted again from now,
+// as long as it was first given), noting who approved it (by: the
+// approver's sender, "cli" or "cli:reviewer-1") in the message and its
+// history. Its attempts decide the trust policy again with the rules of
+// their time, the hold passing (app.Sending.Approved): a deny rule added
+// since still refuses it. ErrNotAwaiting (wrapped, with its state) for a
+// message in another state; ports.ErrNoMessage for an unknown id.
+func (o *Outbox) Approve(ctx context.Context, id int64, by domain.Sender) (ports.OutboxMessage, error) {
+	m, _, err := o.store.Get(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	now := o.now()
+	m, err = o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxAwaitingApproval}, ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now,
+		Expires: now.Add(m.Expires.Sub(m.Created)), ApprovedBy: by.String(),
+		Reason: fmt.Sprintf("approved by %s (outbox approve): it is delivered as a durable message", by)})
+	return m, notAwaiting(id, m, err)
+}
+
+// Deny ends message id, which awaits approval: denied, never sent, noting
+// who denied it (by). Errors as Approve's.
+func (o *Outbox) Deny(ctx context.Context, id int64, by domain.Sender) (ports.OutboxMessage, error) {
+	m, err := o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxAwaitingApproval}, ports.OutboxChange{State: domain.OutboxDenied, At: o.now(),
+		Reason: fmt.Sprintf("denied by %s (outbox deny): it was never sent", by)})
+	return m, notAwaiting(id, m, err)
+}
+
+func notAwaiting(id int64, m ports.OutboxMessage, err error) error {
+	if errors.Is(err, ports.ErrWrongState) {
+		return fmt.Errorf("message %d is %s: %w", id, m.State, ErrNotAwaiting)
+	}
+	return err
+}
+
 // DurableOutcome is the outcome word a receipt gives for durable message
 // m as it stands (a repeated key's answer, docs/OUTPUT.md): "stored"
-// while it waits; once handed over, its receipt's word ("queued",
+// while it waits; "awaiting_approval" while the trust policy holds it; once handed over, its receipt's word ("queued",
 // "delivered", "held"...) or else its state; otherwise its state
 // ("refused", "expired", "cancelled", "outcome_unknown"), never the word
 // of a receipt that a later refusal overrode.
@@ -187,7 +245,9 @@ func DurableOutcome(m ports.OutboxMessage) string {
 // Attempt tries stored message m once with svc (built from m's request)
 // and req (Address and Text are m's): past its TTL it becomes expired,
 // with its last reason; a refusal that may pass (domain.Retryable) before
-// anything was handed over stores it again, due after domain.Backoff; a
+// anything was handed over stores it again, due after domain.Backoff
+// (unless the trust policy, asked again by the address when the target
+// is not there, denies it: refused, or holds it: awaiting_approval); a
 // hand-over gives delivered (held when the harness holds it, taken_up
 // when the transcript showed it taken up) with the receipt; a hand-over
 // of unknown outcome gives outcome_unknown; any other refusal refused.
@@ -206,6 +266,15 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 		err = domain.Refuse(domain.ReasonNotLive, "no live session has the name or full id %q; session %s's id begins with it, but a durable message never goes to an id prefix (it may name a session started since)",
 			req.Address, target.ID())
 		target = domain.Session{}
+	}
+	if r, ok := domain.AsRefusal(err); ok && r.Reason != domain.ReasonNotAllowed {
+		// No session to decide on: the trust policy decides by the
+		// address (a deny rule added since ends it; a hold holds it).
+		if perr := svc.AllowedTo(ctx, req.Address, domain.Dest{}); perr != nil {
+			if pr, ok := domain.AsRefusal(perr); ok && pr.Reason == domain.ReasonNotAllowed {
+				err = perr // not a read that ended early (ctx): that says nothing of the policy
+			}
+		}
 	}
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)
@@ -392,12 +461,20 @@ func clip(s string, n int) string {
 }
 
 // notHanded records an attempt that handed nothing over (err, a refusal
-// before any transport ran or one saying nothing was sent): stored again
-// with backoff when it may pass, refused otherwise.
+// before any transport ran or one saying nothing was sent): held for
+// approval when the trust policy holds it now, stored again with backoff
+// when it may pass, refused otherwise (a deny rule: not_allowed).
 func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendResult, err error) (ports.OutboxMessage, SendResult, error) {
 	ctx = recording(ctx)
 	now := o.now()
 	from := []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}
+	if d, held := domain.AsHeld(err); held {
+		m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxAwaitingApproval, Reason: heldReason(d), Rule: ruleOf(d), At: now})
+		if serr != nil {
+			return m2, res, serr
+		}
+		return m2, res, err
+	}
 	r, ok := domain.AsRefusal(err)
 	if !ok || !domain.Retryable(r.Reason) {
 		m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxRefused, Reason: err.Error(), At: now})

@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -787,4 +789,122 @@ func TestOutboxAttemptCutShortStillRecordsWhatHappened(t *testing.T) {
 		assert.Contains(t, got.Reason, "interrupted before anything was sent")
 		assert.Zero(t, w.tr.sent("never begun"))
 	})
+}
+
+// policyService is w's Service asking the trust policy p for a sender
+// from (a message approved by a person when from.Approved).
+func (w *outboxWorld) policyService(p rules, from app.Sending) *app.Service {
+	return app.New(fsregistry.New(fsregistry.SessionsDir(w.dir)), procliveness.New(), w.tr, w.dir, append(variants()[1].opts(), app.WithPolicy(p, from))...)
+}
+
+// A held message is stored awaiting approval with its sender and rule,
+// is not due, and reaches the target once, after Approve, on an attempt
+// whose hold passes because a person approved it.
+func TestOutboxHeldWaitsForApprovalThenIsDeliveredOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	p := rules{rules: []domain.Rule{mustRule(t, "hold", "mcp", "*")}}
+	from := domain.NewSender(domain.EntranceMCP, "").WithSession("writer-1", idB)
+	d := domain.Decide(p.rules, from, domain.AddressTarget("reviewer", ""))
+	m, created, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Text: "deploy now", TTL: time.Hour, Sender: from, Held: &d})
+	require.NoError(t, err)
+	require.True(t, created)
+	assert.Equal(t, domain.OutboxAwaitingApproval, m.State)
+	assert.Equal(t, "rule 1: hold from=mcp to=*", m.Rule)
+	assert.Equal(t, "awaiting_approval", app.DurableOutcome(m))
+	got, _ := w.state(t, m.ID)
+	assert.Equal(t, "mcp:writer-1", got.Sender.String())
+	assert.Equal(t, idB, got.Sender.SessionID())
+	due, err := w.store.List(ctx, pendingOnly)
+	require.NoError(t, err)
+	assert.Empty(t, due, "a held message is not attempted")
+
+	// Without approval, an attempt is held again: nothing is sent.
+	_, err = w.ob.Deny(ctx, m.ID+1, domain.NewSender(domain.EntranceCLI, ""))
+	assert.ErrorIs(t, err, ports.ErrNoMessage)
+	w.now = w.now.Add(2 * time.Hour) // approved after its TTL: counted again from the approval
+	m, err = w.ob.Approve(ctx, m.ID, domain.NewSender(domain.EntranceCLI, "").WithSession("lead", idA))
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, "cli:lead", m.ApprovedBy)
+	assert.Contains(t, m.Reason, "approved by cli:lead")
+	assert.Equal(t, w.now.Add(time.Hour).UnixNano(), m.Expires.UnixNano())
+	_, err = w.ob.Approve(ctx, m.ID, domain.NewSender(domain.EntranceCLI, ""))
+	assert.ErrorIs(t, err, app.ErrNotAwaiting, "approved once")
+
+	m, _, err = w.ob.Attempt(ctx, w.policyService(p, app.Sending{Entrance: domain.EntranceMCP, SessionName: "writer-1", SessionID: idB, Approved: true}), m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, 1, w.tr.sent("deploy now"))
+	_, hist := w.state(t, m.ID)
+	var states []string
+	for _, e := range hist {
+		states = append(states, e.State.String())
+	}
+	assert.Equal(t, []string{"awaiting_approval", "stored", "delivering", "delivered"}, states)
+}
+
+// Deny ends a held message (denied: finished, never sent); approving or
+// denying a message that does not await approval is ErrNotAwaiting.
+func TestOutboxDeny(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	d := domain.Decide([]domain.Rule{mustRule(t, "hold", "*", "*")}, domain.NewSender(domain.EntranceCLI, ""), domain.AddressTarget("reviewer", ""))
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Text: "x", TTL: time.Hour, Held: &d})
+	require.NoError(t, err)
+	m, err = w.ob.Deny(ctx, m.ID, domain.NewSender(domain.EntranceDashboard, ""))
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDenied, m.State)
+	assert.True(t, m.State.Finished())
+	assert.Contains(t, m.Reason, "denied by dashboard")
+	_, err = w.ob.Approve(ctx, m.ID, domain.NewSender(domain.EntranceCLI, ""))
+	assert.ErrorIs(t, err, app.ErrNotAwaiting)
+	assert.Contains(t, err.Error(), "is denied")
+	_, err = w.ob.Retry(ctx, nil, m.ID)
+	assert.ErrorIs(t, err, app.ErrNotRetryable, "a denied message is not sent by a retry")
+	plain := w.submit(t, "", "reviewer", "y")
+	_, err = w.ob.Deny(ctx, plain.ID, domain.NewSender(domain.EntranceCLI, ""))
+	assert.ErrorIs(t, err, app.ErrNotAwaiting)
+	assert.Zero(t, w.tr.sent("x"))
+}
+
+// An attempt decides the policy with the rules of its time: a deny rule
+// added since the message was stored ends it refused (not_allowed); a
+// hold rule keeps it awaiting approval, with the rule; nothing is sent.
+func TestOutboxAttemptDecidesThePolicyAgain(t *testing.T) {
+	ctx := context.Background()
+	for action, want := range map[string]domain.OutboxState{"deny": domain.OutboxRefused, "hold": domain.OutboxAwaitingApproval} {
+		t.Run(action, func(t *testing.T) {
+			w := newOutboxWorld(t)
+			w.fake = startFake(t, w.dir, idA, "reviewer")
+			m := w.submit(t, "", "reviewer", "late")
+			svc := w.policyService(rules{rules: []domain.Rule{mustRule(t, action, "relay", "reviewer")}}, app.Sending{Entrance: domain.EntranceRelay})
+			m, _, err := w.ob.Attempt(ctx, svc, m, confirmFast)
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonNotAllowed, r.Reason)
+			assert.Equal(t, want, m.State)
+			assert.Contains(t, m.Reason, action+" by rule 1")
+			assert.Zero(t, w.tr.sent("late"))
+			if action == "hold" {
+				assert.Equal(t, "rule 1: hold from=relay to=reviewer", m.Rule)
+			}
+		})
+	}
+}
+
+// A message whose target is not there is decided by its address: a deny
+// rule added since it was stored ends it refused, not stored again.
+func TestOutboxAttemptWithNoTargetDecidesByTheAddress(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "nobody", "late")
+	svc := w.policyService(rules{rules: []domain.Rule{mustRule(t, "deny", "cli", "nobody")}}, app.Sending{Entrance: domain.EntranceCLI})
+	m, _, err := w.ob.Attempt(ctx, svc, m, confirmFast)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotAllowed, r.Reason)
+	assert.Equal(t, domain.OutboxRefused, m.State)
+	assert.Contains(t, m.Reason, "deny by rule 1")
 }

@@ -22,6 +22,14 @@ type Sending struct {
 	// variable of the environment alone (docs/POLICY.md).
 	PID   int
 	Procs ports.Processes
+	// SessionName and SessionID are the sending session as the entrance
+	// found it already, when PID is 0: peerctl serve decides with the
+	// sender its client's order carries (docs/POLICY.md says what that
+	// proves).
+	SessionName, SessionID string
+	// Approved says a person approved this message (outbox approve): a
+	// hold rule lets it pass; a deny rule still refuses it.
+	Approved bool
 }
 
 // WithPolicy makes every send of the Service (Send, a Relay's, an outbox
@@ -52,7 +60,7 @@ func (s *Service) Decide(from domain.Sender, to domain.Target) (domain.Decision,
 // entrance, and the sending session when Sending.PID runs inside one
 // (found by process ancestry alone).
 func (s *Service) Sender(l Listing) domain.Sender {
-	from := domain.NewSender(s.from.Entrance, s.from.Where)
+	from := domain.NewSender(s.from.Entrance, s.from.Where).WithSession(s.from.SessionName, s.from.SessionID)
 	if s.from.PID <= 0 || s.from.Procs == nil {
 		return from
 	}
@@ -60,6 +68,17 @@ func (s *Service) Sender(l Listing) domain.Sender {
 		from = from.WithSession(self.Entry.Record.Name, self.Entry.Record.SessionID)
 	}
 	return from
+}
+
+// Who is who sends through the Service, found now (Sender on a fresh
+// read of the registry when the sending session is looked for): what an
+// entrance puts in the order it hands to peerctl serve.
+func (s *Service) Who(ctx context.Context) domain.Sender {
+	var l Listing
+	if s.from.PID > 0 && s.from.Procs != nil {
+		l, _, _ = s.readLive(ctx)
+	}
+	return s.Sender(l)
 }
 
 // AllowedTo is nil when the trust policy allows a message from the
@@ -111,8 +130,8 @@ func (s *Service) allowed(l Listing, to domain.Target) error {
 	if err != nil {
 		return err
 	}
-	s.log.Debug("trust policy", "decision", d.Why())
-	if d.Action == domain.ActionAllow {
+	s.log.Debug("trust policy", "decision", d.Why(), "approved", s.from.Approved)
+	if d.Action == domain.ActionAllow || d.Action == domain.ActionHold && s.from.Approved {
 		return nil
 	}
 	return d.NotAllowed()

@@ -8,7 +8,9 @@ import (
 // OutboxState is where a durable message stands (peerctl serve's outbox,
 // docs/SERVE.md). The life of a message is stored → delivering →
 // delivered → taken_up → replied; it can end instead as held, refused,
-// expired, cancelled or outcome_unknown. Each change is kept in the
+// expired, cancelled or outcome_unknown. A message the trust policy
+// holds starts as awaiting_approval instead: a person approves it (then
+// stored, as any durable message) or denies it (denied). Each change is kept in the
 // message's history with its time and reason.
 type OutboxState int
 
@@ -42,18 +44,26 @@ const (
 	// the target's transcript or receipt cannot say whether it arrived;
 	// it waits for `peerctl outbox retry` and is never re-sent on its own.
 	OutboxOutcomeUnknown
+	// OutboxAwaitingApproval: a hold rule of the trust policy keeps it
+	// for a person (`peerctl outbox approve` stores it for delivery,
+	// `outbox deny` ends it); nothing was handed to the target.
+	OutboxAwaitingApproval
+	// OutboxDenied: `peerctl outbox deny` ended a message that awaited
+	// approval; it was never sent.
+	OutboxDenied
 )
 
 var outboxWords = map[OutboxState]string{
 	OutboxStored: "stored", OutboxDelivering: "delivering", OutboxDelivered: "delivered",
 	OutboxTakenUp: "taken_up", OutboxReplied: "replied", OutboxHeld: "held", OutboxRefused: "refused",
 	OutboxExpired: "expired", OutboxCancelled: "cancelled", OutboxOutcomeUnknown: "outcome_unknown",
+	OutboxAwaitingApproval: "awaiting_approval", OutboxDenied: "denied",
 }
 
 // OutboxStates lists every state in life order.
 func OutboxStates() []OutboxState {
 	return []OutboxState{OutboxStored, OutboxDelivering, OutboxDelivered, OutboxTakenUp, OutboxReplied,
-		OutboxHeld, OutboxRefused, OutboxExpired, OutboxCancelled, OutboxOutcomeUnknown}
+		OutboxHeld, OutboxRefused, OutboxExpired, OutboxCancelled, OutboxOutcomeUnknown, OutboxAwaitingApproval, OutboxDenied}
 }
 
 // String is the state's wire word ("stored", "outcome_unknown", ...).
@@ -87,11 +97,11 @@ func (s OutboxState) Handed() bool {
 
 // Finished reports whether nothing more will happen to the message on its
 // own: handed over (delivered, taken_up, replied, held) or ended without it
-// (refused, expired, cancelled). Pending messages and outcome_unknown (it
-// waits for a person) are not finished. A finished message may be pruned
+// (refused, expired, cancelled, denied). Pending messages, outcome_unknown
+// and awaiting_approval (they wait for a person) are not finished. A finished message may be pruned
 // after the outbox's retention period.
 func (s OutboxState) Finished() bool {
-	return s.Handed() || s == OutboxRefused || s == OutboxExpired || s == OutboxCancelled
+	return s.Handed() || s == OutboxRefused || s == OutboxExpired || s == OutboxCancelled || s == OutboxDenied
 }
 
 // Retryable reports whether a send refused for r may succeed later with

@@ -42,7 +42,9 @@ func TestOutboxStateFinished(t *testing.T) {
 			finished = append(finished, s.String())
 		}
 	}
-	assert.Equal(t, []string{"delivered", "taken_up", "replied", "held", "refused", "expired", "cancelled"}, finished)
+	assert.Equal(t, []string{"delivered", "taken_up", "replied", "held", "refused", "expired", "cancelled", "denied"}, finished)
+	assert.False(t, domain.OutboxAwaitingApproval.Finished(), "a held message waits for a person: never pruned")
+	assert.False(t, domain.OutboxAwaitingApproval.Pending(), "a held message is not attempted")
 }
 
 func TestRetryable(t *testing.T) {

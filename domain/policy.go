@@ -138,6 +138,28 @@ func (s Sender) WithSession(name, id string) Sender {
 // Entrance is the sender's entrance.
 func (s Sender) Entrance() Entrance { return s.entrance }
 
+// Where is the DEST of EntranceHost or the node's name of EntranceNode
+// ("" otherwise, and for a host sender whose DEST is not known).
+func (s Sender) Where() string { return s.where }
+
+// SessionName and SessionID are the sending session's ("" when not known).
+func (s Sender) SessionName() string { return s.sessionName }
+func (s Sender) SessionID() string   { return s.sessionID }
+
+// ParseEntrance reads an entrance's word ("cli", "mcp", "relay",
+// "dashboard", "host", "node"); "" and "unknown" are EntranceUnknown.
+func ParseEntrance(word string) (Entrance, error) {
+	if word == "" || word == "unknown" {
+		return EntranceUnknown, nil
+	}
+	for e, w := range entranceWords {
+		if w == word {
+			return e, nil
+		}
+	}
+	return EntranceUnknown, fmt.Errorf("entrance %s: want cli, mcp, relay, dashboard, host or node", strconv.Quote(word))
+}
+
 // SessionKnown says whether the sending session was found.
 func (s Sender) SessionKnown() bool { return s.sessionName != "" || s.sessionID != "" }
 
@@ -424,17 +446,36 @@ func Decide(rules []Rule, from Sender, to Target) Decision {
 	panic("unreachable: the last default rule matches everything")
 }
 
-// NotAllowed is the refusal of a decision that is not allow: deny, or
-// hold (until the outbox can hold a message for approval, a held message
-// is refused, saying so).
-func (d Decision) NotAllowed() *Refusal {
-	detail := d.Why()
-	if d.Action == ActionHold {
-		detail += "; held messages need the outbox's approval step, not built yet: nothing was stored or sent"
-	} else {
-		detail += "; nothing was stored or sent"
+// ErrHeld is wrapped by the refusal of a decision to hold (NotAllowed):
+// an entrance that can keep the message for approval (peerctl serve's
+// outbox: AsHeld gives the decision) does so; one that cannot refuses it
+// with not_allowed, and nothing is stored or sent.
+var ErrHeld = errors.New("held for approval by the trust policy")
+
+// HoldError is a decision to hold, as an error (it is ErrHeld).
+type HoldError struct{ Decision Decision }
+
+func (e *HoldError) Error() string        { return e.Decision.Why() }
+func (e *HoldError) Is(target error) bool { return target == ErrHeld }
+
+// AsHeld is the decision to hold that err carries (ok false when none).
+func AsHeld(err error) (Decision, bool) {
+	var h *HoldError
+	if errors.As(err, &h) {
+		return h.Decision, true
 	}
-	return &Refusal{Reason: ReasonNotAllowed, Detail: detail}
+	return Decision{}, false
+}
+
+// NotAllowed is the refusal of a decision that is not allow: deny, or
+// hold (its Err a *HoldError: the entrance keeps the message for approval
+// when it can, else the refusal stands: nothing was stored or sent).
+func (d Decision) NotAllowed() *Refusal {
+	if d.Action == ActionHold {
+		return &Refusal{Reason: ReasonNotAllowed, Err: &HoldError{Decision: d},
+			Detail: d.Why() + "; a held message waits in peerctl serve's outbox for peerctl outbox approve, and this send could not be kept there: nothing was stored or sent"}
+	}
+	return &Refusal{Reason: ReasonNotAllowed, Detail: d.Why() + "; nothing was stored or sent"}
 }
 
 // ErrBadRule is wrapped by every error of a rule that cannot be read.

@@ -141,7 +141,31 @@ func TestNotAllowedNamesTheRule(t *testing.T) {
 	assert.Contains(t, r.Error(), "not_allowed: deny by rule 2 (deny from=mcp to=prod-*): mcp:rev to \"prod-api\"")
 	d = domain.Decide(nil, domain.NewSender(domain.EntranceNode, "box"), to)
 	assert.Contains(t, d.NotAllowed().Detail, "hold by default rule 1 (hold from=node:* to=*)")
-	assert.Contains(t, d.NotAllowed().Detail, "held messages need the outbox's approval step, not built yet")
+	held, ok := domain.AsHeld(d.NotAllowed())
+	require.True(t, ok, "a hold's refusal carries its decision, for an entrance that can keep it")
+	assert.Equal(t, domain.ActionHold, held.Action)
+	assert.ErrorIs(t, d.NotAllowed(), domain.ErrHeld)
+	deny := domain.Decide([]domain.Rule{rule(t, "deny", "mcp", "prod-*")}, domain.NewSender(domain.EntranceMCP, ""), to)
+	_, ok = domain.AsHeld(deny.NotAllowed())
+	assert.False(t, ok, "a deny is never held")
+	assert.NotErrorIs(t, deny.NotAllowed(), domain.ErrHeld)
+}
+
+func TestParseEntrance(t *testing.T) {
+	for _, e := range []domain.Entrance{domain.EntranceCLI, domain.EntranceMCP, domain.EntranceRelay, domain.EntranceDashboard, domain.EntranceHost, domain.EntranceNode} {
+		got, err := domain.ParseEntrance(e.String())
+		require.NoError(t, err)
+		assert.Equal(t, e, got)
+	}
+	got, err := domain.ParseEntrance("")
+	require.NoError(t, err)
+	assert.Equal(t, domain.EntranceUnknown, got)
+	_, err = domain.ParseEntrance("ssh")
+	assert.Error(t, err)
+	f := domain.NewSender(domain.EntranceHost, "far").WithSession("a", "b")
+	assert.Equal(t, "far", f.Where())
+	assert.Equal(t, "a", f.SessionName())
+	assert.Equal(t, "b", f.SessionID())
 }
 
 // BenchmarkDecide10000Rules is one decision over 10,000 rules none of

@@ -51,6 +51,17 @@ type OutboxMessage struct {
 	// Outcome, Transport and MsgID are the harness's receipt once
 	// delivered: "queued", "held", "delivered"...; Claude Code's msg_id.
 	Outcome, Transport, MsgID string
+	// Sender is who sent it (the trust policy's entrance, and the sending
+	// session when known; the zero Sender for a message stored before
+	// peerctl kept it: entrance unknown).
+	Sender domain.Sender
+	// Rule is the trust policy's rule that held it, in the policy file's
+	// words with its place ("rule 2: hold from=mcp to=prod-*"); "" when
+	// no rule held it.
+	Rule string
+	// ApprovedBy says who approved it (outbox approve: the approver as a
+	// sender, "cli" or "cli:reviewer-1"); "" while it was not approved.
+	ApprovedBy string
 }
 
 // OutboxEvent is one change in a message's history.
@@ -90,6 +101,9 @@ type OutboxChange struct {
 	MsgID                 string
 	// Expires, when not zero, is a new end of the time to live (retry).
 	Expires time.Time
+	// Rule and ApprovedBy, when not "", set the message's (a hold at an
+	// attempt; outbox approve).
+	Rule, ApprovedBy string
 }
 
 // OutboxFilter selects messages for Outbox.List; zero fields select all.
@@ -111,8 +125,9 @@ type OutboxFilter struct {
 // used (corrupt, full disk, read-only folder): callers refuse durable
 // sends with it and never delete or replace the file.
 type Outbox interface {
-	// Put stores m as a new message in OutboxStored (its history begins
-	// with that state at m.Created) and returns it with its ID. When m.Key
+	// Put stores m as a new message in m.State, OutboxStored when zero
+	// (OutboxAwaitingApproval for a held one; its history begins with that
+	// state and m.Reason at m.Created) and returns it with its ID. When m.Key
 	// is not "" and a message with that key exists, nothing is stored and
 	// that message is returned with created false.
 	Put(ctx context.Context, m OutboxMessage) (got OutboxMessage, created bool, err error)

@@ -93,6 +93,15 @@ var migrations = []step{
 	ALTER TABLE history ADD COLUMN last_ns INTEGER NOT NULL DEFAULT 0;
 	UPDATE history SET last_ns = at_ns;
 	CREATE INDEX messages_updated ON messages(updated_ns);`),
+	// 5: who sent each message (the trust policy's sender: entrance,
+	// DEST or node, sending session's name and id), the rule that held
+	// it, and who approved it.
+	sqlStep(`ALTER TABLE messages ADD COLUMN sender_entrance TEXT NOT NULL DEFAULT '';
+	ALTER TABLE messages ADD COLUMN sender_where TEXT NOT NULL DEFAULT '';
+	ALTER TABLE messages ADD COLUMN sender_session TEXT NOT NULL DEFAULT '';
+	ALTER TABLE messages ADD COLUMN sender_session_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE messages ADD COLUMN rule TEXT NOT NULL DEFAULT '';
+	ALTER TABLE messages ADD COLUMN approved_by TEXT NOT NULL DEFAULT '';`),
 }
 
 // scrubbed are the versions whose step removes bytes that must not stay
@@ -187,6 +196,8 @@ type Store struct {
 	// unfolded is a file read before schema 4 (OpenReadOnly while the
 	// service has not migrated it yet): no tries, no folded history.
 	unfolded bool
+	// unsent is a file read before schema 5: no sender, rule or approver.
+	unsent bool
 	// blank is a file read before its schema exists (OpenReadOnly at
 	// version 0): every read finds nothing.
 	blank bool
@@ -195,10 +206,14 @@ type Store struct {
 // columns are a message's columns as this file has them: before schema
 // 4, the hand-overs stand for the tries.
 func (s *Store) columns() string {
+	c := columns
 	if s.unfolded {
-		return strings.Replace(columns, "tries", "attempts", 1)
+		c = strings.Replace(c, "tries", "attempts", 1)
 	}
-	return columns
+	if s.unsent {
+		c = strings.Replace(c, senderColumns, "'', '', '', '', '', ''", 1)
+	}
+	return c
 }
 
 // folded are a history line's first time, last time and count (with the
@@ -298,7 +313,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		_ = s.db.Close()
 		return nil, &Error{Path: path, Op: "read", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
-	s.unfolded = v < 4
+	s.unfolded, s.unsent = v < 4, v < 5
 	// Version 0: the service has made the file and not yet its schema
 	// (its first migration is one transaction): an outbox with nothing in
 	// it, not a broken one.
@@ -423,21 +438,31 @@ func (s *Store) fail(op string, err error) error {
 // Close closes the file (a clean close folds the WAL back into it).
 func (s *Store) Close() error { return s.db.Close() }
 
+// senderColumns are the columns of schema 5 (a message's sender, the rule
+// that held it, its approver).
+const senderColumns = `sender_entrance, sender_where, sender_session, sender_session_id, rule, approved_by`
+
 const columns = `id, COALESCE(key, ''), address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-	attempts, tries, session_id, transcript, attempt_ns, outcome, transport, msg_id, host`
+	attempts, tries, session_id, transcript, attempt_ns, outcome, transport, msg_id, host, ` + senderColumns
 
 func scanMessage(row interface{ Scan(...any) error }) (ports.OutboxMessage, error) {
 	var m ports.OutboxMessage
-	var state string
+	var state, entrance, where, name, id string
 	var created, expires, next, updated, attempt int64
 	err := row.Scan(&m.ID, &m.Key, &m.Address, &m.Text, &m.Request, &state, &m.Reason, &created, &expires, &next, &updated,
-		&m.Attempts, &m.Tries, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID, &m.Host)
+		&m.Attempts, &m.Tries, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID, &m.Host,
+		&entrance, &where, &name, &id, &m.Rule, &m.ApprovedBy)
 	if err != nil {
 		return m, err
 	}
 	if m.State, err = domain.ParseOutboxState(state); err != nil {
 		return m, err
 	}
+	e, err := domain.ParseEntrance(entrance)
+	if err != nil {
+		return m, err
+	}
+	m.Sender = domain.NewSender(e, where).WithSession(name, id)
 	m.Created, m.Expires, m.NextAt, m.Updated, m.AttemptAt = fromNS(created), fromNS(expires), fromNS(next), fromNS(updated), fromNS(attempt)
 	return m, nil
 }
@@ -479,10 +504,17 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 	if m.Request == nil {
 		m.Request = []byte{}
 	}
-	m.State, m.Updated = domain.OutboxStored, m.Created
-	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, host, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
-		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created))
+	if m.State == 0 {
+		m.State = domain.OutboxStored
+	}
+	m.Updated = m.Created
+	e := m.Sender.Entrance().String()
+	if m.Sender.Entrance() == domain.EntranceUnknown {
+		e = ""
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, host, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
+		`+senderColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
+		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created), e, m.Sender.Where(), m.Sender.SessionName(), m.Sender.SessionID(), m.Rule, m.ApprovedBy)
 	if err != nil {
 		return m, false, s.fail("store a message", err)
 	}
@@ -692,10 +724,12 @@ func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c
 	set(&m.Outcome, c.Outcome)
 	set(&m.Transport, c.Transport)
 	set(&m.MsgID, c.MsgID)
+	set(&m.Rule, c.Rule)
+	set(&m.ApprovedBy, c.ApprovedBy)
 	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, reason = ?, next_ns = ?, updated_ns = ?, attempts = ?, tries = ?,
-		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ?, expires_ns = ? WHERE id = ?`,
+		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ?, expires_ns = ?, rule = ?, approved_by = ? WHERE id = ?`,
 		m.State.String(), m.Reason, ns(m.NextAt), ns(m.Updated), m.Attempts, m.Tries, m.SessionID, m.Transcript, ns(m.AttemptAt),
-		m.Outcome, m.Transport, m.MsgID, ns(m.Expires), id); err != nil {
+		m.Outcome, m.Transport, m.MsgID, ns(m.Expires), m.Rule, m.ApprovedBy, id); err != nil {
 		return m, s.fail("change a message", err)
 	}
 	if err := addHistory(ctx, tx, id, c); err != nil {

@@ -589,3 +589,40 @@ func TestReadOnlyBeforeTheSchemaExists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, counts)
 }
+
+// A message held by the trust policy is stored awaiting approval, with its
+// sender and rule; its approver is kept by Move. A file of schema 4 read
+// before the service migrates it has no sender (entrance unknown).
+func TestHeldMessageKeepsSenderRuleAndApprover(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	m := msg("")
+	m.State, m.Reason, m.Rule = domain.OutboxAwaitingApproval, "held", "rule 1: hold from=mcp to=*"
+	m.Sender = domain.NewSender(domain.EntranceMCP, "").WithSession("writer-1", "id-1")
+	got, _, err := s.Put(ctx, m)
+	require.NoError(t, err)
+	got, hist, err := s.Get(ctx, got.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxAwaitingApproval, got.State)
+	assert.Equal(t, "mcp:writer-1", got.Sender.String())
+	assert.Equal(t, "id-1", got.Sender.SessionID())
+	assert.Equal(t, "rule 1: hold from=mcp to=*", got.Rule)
+	require.Len(t, hist, 1)
+	assert.Equal(t, domain.OutboxAwaitingApproval, hist[0].State)
+	got, err = s.Move(ctx, got.ID, []domain.OutboxState{domain.OutboxAwaitingApproval}, ports.OutboxChange{State: domain.OutboxStored, At: time.Now(), ApprovedBy: "cli"})
+	require.NoError(t, err)
+	assert.Equal(t, "cli", got.ApprovedBy)
+	assert.Equal(t, "rule 1: hold from=mcp to=*", got.Rule, "kept")
+
+	db, path := olderFile(t, 4)
+	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1);
+		INSERT INTO history (message_id, at_ns, last_ns, state, reason) VALUES (1, 1, 1, 'stored', '')`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	ro, err := outbox.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	defer ro.Close()
+	old, _, err := ro.Get(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, domain.EntranceUnknown, old.Sender.Entrance())
+}

@@ -62,6 +62,7 @@ var environment = []EnvVar{
 	{[]string{"PEERCTL_NODE"}, "this machine's unique name on the fleet's bus when --node is not given, and the sender's name of its requests to other nodes (default: the host name)"},
 	{[]string{"PEERCTL_NATS_CREDS"}, "a NATS .creds or nkey seed file when --nats-creds is not given"},
 	{[]string{"PEERCTL_HOST_TIMEOUT"}, "how long a --host call without a --timeout of its own may take (a Go duration; default 1m)"},
+	{[]string{"SSH_CONNECTION"}, "set by sshd: a far side's call names its machine's address (the trust policy's host:DEST)"},
 	{[]string{"CLAUDE_CODE_MESSAGING_SOCKET"}, "whoami: the Claude Code session this shell runs inside"},
 	{[]string{"CODEX_THREAD_ID"}, "whoami: the Codex thread this shell runs inside"},
 	{[]string{"OPENCODE_PID"}, "whoami: the opencode process this shell runs inside"},

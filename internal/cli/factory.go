@@ -66,8 +66,11 @@ type factory struct {
 	// checks cobra's parsed flags cannot make (see bareWaitDuration).
 	args []string
 	// entrance is the trust policy's entrance of this command's sends:
-	// mcp, relay; the zero value, the command line (sending).
-	entrance domain.Entrance
+	// mcp, relay, host (run over ssh by another peerctl: --hello); the
+	// zero value, the command line (sending). callerDest is a host
+	// entrance's calling machine (sshClient; "" when not known).
+	entrance   domain.Entrance
+	callerDest string
 	// listNATS is list's --nats and --nats-creds, when given: how --host
 	// nats:NODE reaches the bus (requestSettings).
 	listNATS *wiring.BusSettings
@@ -116,5 +119,5 @@ func (c *factory) started() { c.ran = true }
 // serveClient is this command's client of peerctl serve.
 func (c *factory) serveClient() *serveClient {
 	return &serveClient{io: c.io, getenv: c.getenv, environ: c.environ, executable: c.executable, flags: c.flags, debug: c.debug,
-		hostTimeout: c.hostTimeout, checkHosts: c.checkHosts, allowedTo: c.allowedTo}
+		hostTimeout: c.hostTimeout, checkHosts: c.checkHosts, allowedTo: c.allowedTo, who: c.who}
 }

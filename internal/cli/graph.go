@@ -49,14 +49,28 @@ func (c *factory) graph(opts options, populate ...any) (*fx.App, error) {
 
 // sending is who sends through this command's Service, for the trust
 // policy: the command line, or c.entrance (mcp, relay) with this process,
-// whose parents name the sending session. (peerctl serve builds its own
-// Services without one: its sends are its clients', decided before their
-// orders were dialled, by allowedTo.)
+// whose parents name the sending session, or a far side's peerctl (host)
+// named by its address. (peerctl serve decides again with the sender an
+// order carries: who.)
 func (c *factory) sending() *app.Sending {
-	if c.entrance == domain.EntranceUnknown {
+	switch c.entrance {
+	case domain.EntranceUnknown:
 		return &app.Sending{Entrance: domain.EntranceCLI}
+	case domain.EntranceHost:
+		return &app.Sending{Entrance: c.entrance, Where: c.callerDest}
 	}
 	return &app.Sending{Entrance: c.entrance, PID: c.pid}
+}
+
+// who is who sends through this command (app.Service.Who): what its
+// orders to peerctl serve carry, for the service to decide the trust
+// policy again.
+func (c *factory) who(ctx context.Context) domain.Sender {
+	svc, err := c.service(options{readOnly: true, quiet: true})
+	if err != nil {
+		return domain.NewSender(c.sending().Entrance, "")
+	}
+	return svc.Who(ctx)
 }
 
 // allowedTo is the trust policy's decision (app.Service.AllowedTo) for a

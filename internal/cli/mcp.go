@@ -284,10 +284,14 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt
 	if _, err := domain.NewMessage(in.Text); err != nil {
 		return wire.Receipt{}, err
 	}
+	// A send the trust policy holds is kept in peerctl serve's outbox.
+	held := func(err error) bool { return errors.Is(err, domain.ErrHeld) && m.serve().holds(err, wire.SendQuery{}) }
 	if !dest.IsLocal() {
 		// Decided here, before anything leaves (a send here decides on
 		// its fresh read).
-		if err := m.allowedTo(ctx, address, dest); err != nil {
+		if err := m.allowedTo(ctx, address, dest); held(err) {
+			return m.sendDurable(ctx, dest, address, in)
+		} else if err != nil {
 			return wire.Receipt{}, err
 		}
 	}
@@ -298,6 +302,11 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt
 	sent, err := n.Send(ctx, wire.SendQuery{Address: address, Text: in.Text, Transport: in.Transport, Timeout: m.timeout,
 		ConfirmTimeout: m.confirm.ConfirmTimeout, NoConfirm: m.confirm.NoConfirm, RequireConfirm: m.confirm.RequireConfirm,
 		Wait: m.confirm.Wait, AwaitReply: in.ExtraTime()})
+	if held(err) {
+		// Kept in peerctl serve's outbox for a person's approval.
+		in.AwaitReplySeconds = 0
+		return m.sendDurable(ctx, dest, address, in)
+	}
 	if err != nil {
 		return wire.Receipt{}, err
 	}

@@ -83,7 +83,11 @@ type outboxOptions struct {
 	// open opens the outbox for reading (openOutbox).
 	open  func(ctx context.Context) (st wiring.OutboxReader, absent bool, err error)
 	serve func() *serveClient
-	// filter is list's; id and op (cancel, retry) show's and the changes'.
+	// by is who approves or denies a held message: the command line, and
+	// the session it runs in (by process ancestry).
+	by func(ctx context.Context) domain.Sender
+	// filter is list's; id and op (cancel, retry, approve, deny) show's
+	// and the changes'.
 	filter ports.OutboxFilter
 	id     int64
 	op     string
@@ -92,7 +96,13 @@ type outboxOptions struct {
 
 func newOutboxCmd(f *factory) *cobra.Command {
 	opts := &outboxOptions{io: f.io, serve: f.serveClient,
-		open: func(ctx context.Context) (wiring.OutboxReader, bool, error) { return openOutbox(ctx, f.getenv) }}
+		open: func(ctx context.Context) (wiring.OutboxReader, bool, error) { return openOutbox(ctx, f.getenv) },
+		by: func(ctx context.Context) domain.Sender {
+			if f.entrance == domain.EntranceUnknown {
+				f.entrance = domain.EntranceCLI // with this process: its session found by ancestry
+			}
+			return f.who(ctx)
+		}}
 	var (
 		states []string
 		target string
@@ -119,13 +129,14 @@ func newOutboxCmd(f *factory) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "outbox",
-		Short: "List the durable messages and where each stands; show, cancel or retry one",
+		Short: "List the durable messages and where each stands; show, cancel, retry, approve or deny one",
 		Long:  helpLong("List the messages send --durable left in peerctl serve's outbox, newest first, with their state", "outbox"),
 		Example: `  peerctl outbox
   peerctl outbox --state stored,outcome_unknown --target reviewer
   peerctl outbox show 17 --json | jq .history
   peerctl outbox cancel 17
-  peerctl outbox retry 18     # an outcome_unknown message, after checking it did not arrive`,
+  peerctl outbox retry 18     # an outcome_unknown message, after checking it did not arrive
+  peerctl outbox approve 19   # a message the trust policy held (awaiting_approval)`,
 		Args: noArgs,
 		RunE: list,
 	}
@@ -164,7 +175,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 				opts.op = use
 				f.started()
 				f.io.jsonOut = opts.json
-				return opts.serve().outboxChange(cmd.Context(), opts.op, opts.id, opts.json)
+				return runOutboxChange(cmd.Context(), opts)
 			},
 		}
 		cmd.Flags().BoolVar(&opts.json, "json", false, "print the message as JSON on stdout")
@@ -176,7 +187,13 @@ func newOutboxCmd(f *factory) *cobra.Command {
 	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)",
 		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed",
 		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown")
-	cmd.AddCommand(listCmd, show, cancel, retry)
+	approve := change("approve", "Deliver a message the trust policy held (awaiting_approval)",
+		"Approve a message a hold rule of the trust policy kept: it is delivered as a durable message, once (docs/POLICY.md)",
+		"  peerctl outbox --state awaiting_approval\n  peerctl outbox show 19\n  peerctl outbox approve 19")
+	deny := change("deny", "End a message the trust policy held, unsent (denied)",
+		"Deny a message a hold rule of the trust policy kept: it ends denied and is never sent",
+		"  peerctl outbox deny 19\n  peerctl outbox deny --json 19\n  peerctl outbox --state awaiting_approval --json | jq '.[].id' | xargs -n1 peerctl outbox deny")
+	cmd.AddCommand(listCmd, show, cancel, retry, approve, deny)
 	return cmd
 }
 
@@ -293,7 +310,12 @@ func noSuchMessage(id int64) error {
 var outboxTarget = app.OutboxTarget
 
 func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
-	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address},
+	sender := ""
+	if j.Sender != nil {
+		sender = j.Sender.As
+	}
+	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address}, {"sender", sender},
+		{"rule", j.Rule}, {"approved by", j.ApprovedBy},
 		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next attempt", shownStamp(j.NextAttemptAt)},
 		{"attempts", strconv.Itoa(j.Attempts)}, {"tries", strconv.Itoa(j.Tries)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
@@ -304,9 +326,21 @@ func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
 	}
 }
 
-// outboxChange runs cancel or retry (op) of message id in the service
-// (the outbox's one writer), started on demand, unless PEERCTL_SERVE=off.
-func (c *serveClient) outboxChange(ctx context.Context, op string, id int64, asJSON bool) error {
+// runOutboxChange runs opts.op (cancel, retry, approve, deny) of message
+// opts.id in the service. An approval or a denial names who made it
+// (opts.by).
+func runOutboxChange(ctx context.Context, opts *outboxOptions) error {
+	req := serve.Request{Op: opts.op, ID: opts.id}
+	if opts.op == "approve" || opts.op == "deny" {
+		req.By = wire.SenderOf(opts.by(ctx))
+	}
+	return opts.serve().outboxChange(ctx, req, opts.json)
+}
+
+// outboxChange runs req (cancel, retry, approve or deny of a message) in
+// the service (the outbox's one writer), started on demand, unless
+// PEERCTL_SERVE=off.
+func (c *serveClient) outboxChange(ctx context.Context, req serve.Request, asJSON bool) error {
 	if c.serveOff() {
 		return outboxUnavailable(fmt.Errorf("changing the outbox needs peerctl serve, its one writer, and %s=off or this system has none", serveEnv))
 	}
@@ -314,11 +348,11 @@ func (c *serveClient) outboxChange(ctx context.Context, op string, id int64, asJ
 	if err != nil {
 		return outboxUnavailable(err)
 	}
-	a, err := c.ask(ctx, conn, serve.Request{Op: op, ID: id})
+	a, err := c.ask(ctx, conn, req)
 	if errors.Is(err, errForwardUnsent) {
 		return outboxUnavailable(err)
 	} else if err != nil {
-		return fmt.Errorf("the service did not answer: see peerctl outbox show %d", id)
+		return fmt.Errorf("the service did not answer: see peerctl outbox show %d", req.ID)
 	}
 	return c.answered(a, asJSON, false)
 }

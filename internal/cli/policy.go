@@ -31,8 +31,9 @@ relay:GLOB only when run by a session whose name or id matches GLOB (found from 
 tree, as whoami finds it). TARGET (--to): a session name or id glob (*, ?, [a-z]) or *,
 narrowed by --harness, --host DEST and --cwd FOLDER (working in it or below).
 
-deny refuses with not_allowed (exit 17), naming the rule; so does hold for now (held messages
-need the outbox's approval step, not built yet). Nothing is stored or sent. The rules are in
+deny refuses with not_allowed (exit 17), naming the rule: nothing is stored or sent. hold
+keeps the message in the outbox for your approval (peerctl outbox approve ID, or deny ID),
+nothing reaching the target; the send exits 0 with its id. The rules are in
 $XDG_CONFIG_HOME/peerctl/policy, one a line, to edit by hand too (docs/POLICY.md).`,
 		Example: `  peerctl policy add --from mcp --to 'prod-*' deny
   peerctl policy add --from 'mcp:reviewer-*' --to 'prod-*' --at 1 allow

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/claudecode"
 	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/internal/mcptools"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -99,8 +103,8 @@ func TestPolicyBadInput(t *testing.T) {
 
 // A deny rule refuses a send with not_allowed (exit 17) naming the rule,
 // before the transport runs: without it, the same send fails at the
-// socket that is not there (delivery_failed). A hold rule refuses too,
-// saying holding is not built yet.
+// socket that is not there (delivery_failed). A hold rule that cannot be
+// kept (PEERCTL_SERVE=off) refuses too, saying so.
 func TestSendRefusedByThePolicy(t *testing.T) {
 	sock := evSocketDir(t)
 	p := testproc.Sleeper(t)
@@ -119,16 +123,18 @@ func TestSendRefusedByThePolicy(t *testing.T) {
 	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"reason": "not_allowed"`)
 	// A durable send is decided here, before its order is dialled to the
-	// service (which does not decide again): not_allowed, not the
+	// service (which decides again): not_allowed, not the
 	// outbox_unavailable that PEERCTL_SERVE=off gives an allowed one.
 	r = evRun(t, env, nil, "send", "--durable", "prod-api", "hi")
 	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 
+	// A hold with no service to keep it (PEERCTL_SERVE=off) refuses,
+	// saying so.
 	writePolicy(t, xdg, "hold from=cli to=prod-api")
 	r = evRun(t, env, nil, "send", "--transport", "socket", "--no-confirm", "prod-api", "hi")
 	assert.Equal(t, wire.ExitNotAllowed, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "hold by rule 1 (hold from=cli to=prod-api)")
-	assert.Contains(t, r.stderr, "held messages need the outbox's approval step, not built yet")
+	assert.Contains(t, r.stderr, "a held message waits in peerctl serve's outbox for peerctl outbox approve, and this send could not be kept there")
 
 	writePolicy(t, xdg, "deny from=cli to=*", "allow from=* to=*\x1b[2J")
 	r = evRun(t, env, nil, "send", "--transport", "socket", "--no-confirm", "prod-api", "hi")
@@ -178,4 +184,26 @@ func TestRelaySendAsksThePolicy(t *testing.T) {
 	code := execute(t.Context(), c, []string{"relay"})
 	assert.Equal(t, 0, code, errb.String())
 	assert.Contains(t, out.String(), `"type":"refusal","id":1,"line":1,"reason":"not_allowed","detail":"deny by rule 1 (deny from=relay to=prod-*): relay (its session not known) to \"prod-api\"`)
+}
+
+// A send a far side's peerctl runs over ssh (--hello) comes in by the
+// host entrance, named by the caller's address (SSH_CONNECTION): a rule
+// for host:10.0.0.* refuses it, one for cli does not touch it.
+func TestFarSendIsTheHostEntrance(t *testing.T) {
+	sock := evSocketDir(t)
+	p := testproc.Sleeper(t)
+	cfg := evConfigDir(t, evLiveRecord(t, p, "33333333-3333-4333-8333-333333333333", "prod-api", "/srv/prod", sock+"/missing.sock"))
+	xdg := t.TempDir()
+	writePolicy(t, xdg, "allow from=cli to=*", "deny from=host:10.0.0.* to=prod-*")
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "XDG_CONFIG_HOME": xdg, "PEERCTL_SERVE": "off", "HOME": t.TempDir(),
+		"SSH_CONNECTION": "10.0.0.7 51234 10.0.0.1 22"}
+	in, feed := io.Pipe()
+	defer feed.Close()
+	var stdout, stderr strings.Builder
+	c := newFactory(in, &stdout, &stderr, func(k string) string { return env[k] })
+	go func() { _, _ = feed.Write([]byte("hi")) }()
+	code := execute(context.Background(), c, []string{"--hello=" + strconv.Itoa(ports.RemoteProtocol), "send", "--stdin-bytes=2",
+		"--transport", "socket", "--no-confirm", "prod-api", "-"})
+	assert.Equal(t, wire.ExitNotAllowed, code, stderr.String())
+	assert.Contains(t, stderr.String(), "deny by rule 2 (deny from=host:10.0.0.* to=prod-*): host:10.0.0.7 to \"prod-api\"")
 }

@@ -195,7 +195,9 @@ func errRelayOutput(err error, after int) error {
 // (relayServer.run).
 func (c *factory) relayHere(ctx context.Context, q wire.RelayQuery, requests io.Reader, emit func(wire.RelayLine) error) error {
 	var relay *app.Relay
-	c.entrance = domain.EntranceRelay // the trust policy's sender of every request
+	if c.entrance != domain.EntranceHost {
+		c.entrance = domain.EntranceRelay // the trust policy's sender of every request
+	}
 	fxApp, err := c.graph(options{timeout: q.Timeout, from: q.Name}, &relay)
 	if err != nil {
 		return err
@@ -396,6 +398,10 @@ func (c *relayServer) send(ctx context.Context, l relayLine) wire.RelayLine {
 		return c.durable(ctx, l, in, refuse)
 	}
 	res, err := c.relay.Send(ctx, app.SendRequest{Address: *in.To, Text: *in.Text})
+	if errors.Is(err, domain.ErrHeld) && c.serve().holds(err, wire.SendQuery{}) {
+		// Kept in peerctl serve's outbox for a person's approval.
+		return c.durable(ctx, l, in, refuse)
+	}
 	if err != nil {
 		if r, ok := domain.AsRefusal(err); ok {
 			out := refuse(in.ID, r.Reason.String(), r.Detail)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,16 +145,20 @@ func newSendCmd(f *factory) *cobra.Command {
 // runSend delivers opts.query into the one live session it names on
 // opts.dest: through peerctl serve when it should go there (a durable
 // send; a plain one a running service's warm courier takes), else through
-// the host's node, and prints the receipt.
+// the host's node, and prints the receipt. A send the trust policy holds
+// goes to the service as a durable one, kept there awaiting approval.
 func runSend(ctx context.Context, opts *sendOptions) error {
-	dest, q := opts.dest, opts.query
-	if !dest.IsLocal() || opts.durable.on() {
-		// It leaves this process before its target is resolved here.
-		if err := opts.allowedTo(ctx, q.Address, dest); err != nil {
+	dest, q, durable, sc := opts.dest, opts.query, opts.durable, opts.serve()
+	if !dest.IsLocal() || durable.on() {
+		// It leaves this process before its target is resolved here;
+		// a held one is kept by the service (which decides again).
+		if err := opts.allowedTo(ctx, q.Address, dest); sc.holds(err, q) {
+			durable.ttl = cmp.Or(durable.ttl, app.DefaultTTL)
+		} else if err != nil {
 			return err
 		}
 	}
-	if handled, err := opts.serve().sendForward(ctx, opts.durable, dest, q, opts.json); handled {
+	if handled, err := sc.sendForward(ctx, durable, dest, q, opts.json); handled {
 		return err
 	}
 	if !dest.IsLocal() {
@@ -169,6 +174,11 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	talk := talkWhileWaiting(opts.io, opts.json, q.Wait, q.AwaitReply)
 	sent, err := n.Send(talk.context(ctx), q)
 	talk.stop()
+	if sc.holds(err, q) {
+		// Kept in peerctl serve's outbox for a person's approval.
+		_, err := sc.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, opts.json)
+		return err
+	}
 	if err != nil {
 		return err
 	}

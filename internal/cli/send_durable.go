@@ -64,10 +64,11 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 // demand), a plain one with the default transport when a service is
 // running (its warm courier) and --debug does not ask for the send's
 // trail; never with PEERCTL_SERVE=off, where a durable send is refused.
-// handled is false when the send is to run here. The service does not
-// decide again (its Config.Sending is nil): a plain send is decided by the
-// trust policy here, before its order is dialled; a durable or far one
-// before sendForward is called.
+// handled is false when the send is to run here. A plain send is decided
+// by the trust policy here, before its order is dialled (a durable or far
+// one before sendForward is called), and the service decides again with
+// the order's sender; a held one goes to the service as a durable one
+// (app.DefaultTTL once approved), kept there awaiting approval.
 func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool) (handled bool, err error) {
 	awaited := q.AwaitReply > 0
 	if !d.on() {
@@ -78,11 +79,14 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 		if err != nil {
 			return false, nil
 		}
-		if err := c.allowedTo(ctx, q.Address, dest); err != nil {
+		if err := c.allowedTo(ctx, q.Address, dest); c.holds(err, q) {
+			_ = conn.Close()
+			return c.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, asJSON)
+		} else if err != nil {
 			_ = conn.Close()
 			return true, err
 		}
-		o, err := c.order(q, dest, d)
+		o, err := c.order(ctx, q, dest, d)
 		if err != nil {
 			_ = conn.Close()
 			return true, err
@@ -105,7 +109,7 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 	if err := c.checkHosts([]domain.Dest{dest}); err != nil {
 		return true, err
 	}
-	o, err := c.order(q, dest, d)
+	o, err := c.order(ctx, q, dest, d)
 	if err != nil {
 		return true, err
 	}
@@ -124,10 +128,17 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 }
 
 // order is a send of q to dest (durable as d says) as the service takes
-// it, with this command's settings.
-func (c *serveClient) order(q wire.SendQuery, dest domain.Dest, d durableFlags) (wire.SendOrder, error) {
+// it, with this command's settings and sender (who).
+func (c *serveClient) order(ctx context.Context, q wire.SendQuery, dest domain.Dest, d durableFlags) (wire.SendOrder, error) {
 	set, err := c.settings(!dest.IsLocal())
-	return wire.SendOrder{Query: q, Host: dest.String(), Durable: d.ttl, Key: d.key, Settings: set}, err
+	return wire.SendOrder{Query: q, Host: dest.String(), Durable: d.ttl, Key: d.key, Settings: set, Sender: c.who(ctx)}, err
+}
+
+// holds reports whether err is the trust policy's hold of send q that
+// peerctl serve can keep for approval: not a dry run, and the service not
+// kept off (PEERCTL_SERVE=off: the not_allowed refusal stands).
+func (c *serveClient) holds(err error, q wire.SendQuery) bool {
+	return errors.Is(err, domain.ErrHeld) && !q.DryRun && !c.serveOff()
 }
 
 // durableSend is one durable send a long-lived command (the MCP server,
@@ -150,8 +161,8 @@ func (c *serveClient) serveSend(ctx context.Context, d durableSend) (wire.Receip
 	if c.serveOff() {
 		return wire.Receipt{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
 	}
-	if err := c.allowedTo(ctx, d.to, d.host); err != nil {
-		return wire.Receipt{}, err
+	if err := c.allowedTo(ctx, d.to, d.host); err != nil && !errors.Is(err, domain.ErrHeld) {
+		return wire.Receipt{}, err // a hold is kept by the service, which decides again
 	}
 	q := wire.SendQuery{Address: d.to, Text: d.text, Transport: d.transport, From: d.from, Timeout: cmp.Or(d.timeout, defaultSendTimeout),
 		ConfirmTimeout: cmp.Or(d.confirm, app.DefaultConfirmTimeout)}
@@ -162,7 +173,7 @@ func (c *serveClient) serveSend(ctx context.Context, d durableSend) (wire.Receip
 	if err := c.checkHosts([]domain.Dest{d.host}); err != nil {
 		return wire.Receipt{}, err
 	}
-	o, err := c.order(q, d.host, durableFlags{ttl: ttl, key: d.key})
+	o, err := c.order(ctx, q, d.host, durableFlags{ttl: ttl, key: d.key})
 	if err != nil {
 		return wire.Receipt{}, err
 	}
@@ -185,7 +196,7 @@ func (c *serveClient) serveSend(ctx context.Context, d durableSend) (wire.Receip
 	}
 	out := a.Sent.Receipt
 	out.Outbox = a.Ref.OutboxRef()
-	if a.Kept {
+	if a.Kept && a.Ref != nil {
 		out.Detail = string(a.Ref.Reason)
 	}
 	if r := out.Refusal; a.Sent.Code != wire.ExitOK && r != nil {

@@ -26,10 +26,11 @@ const serveStartWithin = 20 * time.Second
 const serveLogName = "serve.log"
 
 // serveClient is a command's client of peerctl serve (send --durable,
-// a plain send a running service's warm courier takes, outbox cancel and
-// retry, the MCP server's and the relay's durable sends): it connects,
-// starting the service on demand, hands it one typed request, and prints
-// its answer as the command prints the same result made here.
+// a plain send a running service's warm courier takes, a send the trust
+// policy holds, outbox cancel, retry, approve and deny, the MCP server's
+// and the relay's durable and held sends): it connects, starting the
+// service on demand, hands it one typed request, and prints its answer as
+// the command prints the same result made here.
 type serveClient struct {
 	io         *iostreams
 	getenv     func(string) string
@@ -38,11 +39,14 @@ type serveClient struct {
 	// flags are the command's harness flags (settings).
 	flags harnessFlagValues
 	debug debugOn
-	// hostTimeout, checkHosts and allowedTo are the factory's: the host
-	// timeout, the check of the ssh channel, the trust policy's decision.
+	// hostTimeout, checkHosts, allowedTo and who are the factory's: the
+	// host timeout, the check of the ssh channel, the trust policy's
+	// decision, and who sends (what an order carries, for the service to
+	// decide the policy again).
 	hostTimeout func() (time.Duration, error)
 	checkHosts  func([]domain.Dest) error
 	allowedTo   func(ctx context.Context, address string, dest domain.Dest) error
+	who         func(ctx context.Context) domain.Sender
 }
 
 // serveOff reports whether PEERCTL_SERVE=off keeps this command from the
@@ -223,7 +227,8 @@ func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool) error {
 
 // printKept prints a durable send that is kept, not (yet) handed over:
 // outcome "stored" with the outbox object; one whose TTL was over before
-// it could be tried, "expired"; for a repeated key the first message as
+// it could be tried, "expired"; one the trust policy holds,
+// "awaiting_approval", with how to approve or deny it; for a repeated key the first message as
 // it stands (app.DurableOutcome).
 func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) error {
 	out := sent.Receipt
@@ -242,6 +247,9 @@ func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) erro
 			target, ref.State)
 	case out.Outcome == "stored":
 		fmt.Fprintf(ios.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
+	case out.Outcome == domain.OutboxAwaitingApproval.String():
+		fmt.Fprintf(ios.out, "awaiting_approval: message %d for %q is held by the trust policy (%s); nothing was sent\n", ref.ID, target, safe(ref.Rule))
+		fmt.Fprintf(ios.out, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d)\n", ref.ID, ref.ID)
 	default:
 		fmt.Fprintf(ios.out, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
 	}

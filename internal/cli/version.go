@@ -48,6 +48,9 @@ func (c *factory) sayHello(cmd *cobra.Command) error {
 	ctx, cancel := context.WithCancelCause(cmd.Context())
 	cmd.SetContext(ctx)
 	c.callerGone = cancel
+	// A peerctl calling over ssh: its sends come in by the host entrance,
+	// from the client address sshd names (docs/POLICY.md).
+	c.entrance, c.callerDest = domain.EntranceHost, sshClient(c.getenv("SSH_CONNECTION"))
 	switch {
 	case cmd.Name() == "relay":
 		// Its stdin is its requests: their end ends it.
@@ -57,6 +60,16 @@ func (c *factory) sayHello(cmd *cobra.Command) error {
 		c.followCaller()
 	}
 	return nil
+}
+
+// sshClient is the client's address in sshd's SSH_CONNECTION ("client
+// port server port"); "" when it is not one.
+func sshClient(conn string) string {
+	f := strings.Fields(conn)
+	if len(f) != 4 || strings.ContainsAny(f[0], "*?[\\") {
+		return ""
+	}
+	return f[0]
 }
 
 // errCallerGone is the cause of a command's end when the peerctl that ran

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
@@ -23,6 +24,18 @@ type watchOutboxJSON struct {
 	Host      string `json:"host,omitempty"` // another machine (send --durable --host)
 	State     string `json:"state"`
 	Reason    string `json:"reason,omitempty"`
+	// Approve is the command that approves a message awaiting approval
+	// ("peerctl outbox approve 7"); absent otherwise.
+	Approve string `json:"approve,omitempty"`
+}
+
+// approveCommand is the command that approves message e is about, when
+// e is its hold ("" otherwise).
+func approveCommand(e ports.OutboxEvent) string {
+	if e.State != domain.OutboxAwaitingApproval {
+		return ""
+	}
+	return fmt.Sprintf("peerctl outbox approve %d", e.MessageID)
 }
 
 // watchOutbox follows the outbox's history (read-only) from now on and
@@ -85,6 +98,9 @@ func outboxLine(e ports.OutboxEvent) string {
 	line := fmt.Sprintf("%s  %-8s  message %d to %q: %s", e.At.Local().Format("15:04:05.000"), "outbox", e.MessageID, cell(outboxTarget(e.Address, e.Host)), e.State)
 	if e.Reason != "" {
 		line += ": " + cell(e.Reason)
+	}
+	if cmd := approveCommand(e); cmd != "" {
+		line += fmt.Sprintf(" (waits for approval: %s, or peerctl outbox deny %d)", cmd, e.MessageID)
 	}
 	return line
 }

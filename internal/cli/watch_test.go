@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -55,4 +56,26 @@ func TestWatchLineIsOneForHereAndThere(t *testing.T) {
 	lost := eventText(wire.Event{Event: wire.EventLost, At: wire.RFC3339(at), Host: "dev-box", Reason: "host_unreachable: gone\x1b[2J"}, true)
 	assert.Contains(t, lost, "lost      host dev-box: host_unreachable: gone")
 	assert.NotContains(t, lost, "\x1b", "escaped")
+}
+
+// A message the trust policy held is a watch line that says it waits for
+// approval and how to approve it (and deny it); no other line says so.
+func TestWatchShowsAHeldMessage(t *testing.T) {
+	e := ports.OutboxEvent{MessageID: 19, Address: "prod-api", At: time.Now(), State: domain.OutboxAwaitingApproval, Reason: "held for approval: hold by rule 1"}
+	line := outboxLine(e)
+	assert.Contains(t, line, `message 19 to "prod-api": awaiting_approval: held for approval: hold by rule 1`)
+	assert.Contains(t, line, "(waits for approval: peerctl outbox approve 19, or peerctl outbox deny 19)")
+	assert.Equal(t, "peerctl outbox approve 19", approveCommand(e))
+	e.State = domain.OutboxStored
+	assert.NotContains(t, outboxLine(e), "approve")
+	assert.Empty(t, approveCommand(e))
+}
+
+// A peerctl called over ssh names its caller by sshd's SSH_CONNECTION.
+func TestSSHClient(t *testing.T) {
+	assert.Equal(t, "10.0.0.7", sshClient("10.0.0.7 51234 10.0.0.1 22"))
+	assert.Equal(t, "::1", sshClient("::1 51234 ::1 22"))
+	assert.Empty(t, sshClient(""))
+	assert.Empty(t, sshClient("10.0.0.7 51234"))
+	assert.Empty(t, sshClient("* 1 2 3"), "never a glob")
 }

@@ -160,10 +160,11 @@ func (b webBackend) Retry(ctx context.Context, id int64) dashboard.Result {
 
 // Send is a plain send of text to address (a session here, or one of a
 // host's by its ssh:v1: endpoint), awaiting a reply for await when
-// positive, with the service's own settings.
+// positive, with the service's own settings, from the dashboard (the
+// trust policy's sender: a hold keeps it awaiting approval).
 func (b webBackend) Send(ctx context.Context, address, text string, await time.Duration) dashboard.Result {
 	o := wire.SendOrder{Query: wire.SendQuery{Address: address, Text: text, Timeout: defaultSendTimeout, ConfirmTimeout: app.DefaultConfirmTimeout,
-		AwaitReply: await}, Settings: b.s.o.Settings}
+		AwaitReply: await}, Settings: b.s.o.Settings, Sender: domain.NewSender(domain.EntranceDashboard, "")}
 	switch dest, inner, ok, err := domain.SplitHostEndpoint(address); {
 	case err != nil:
 		return result(failed(usageError{err}))

@@ -50,10 +50,17 @@ type Request struct {
 	// Op is "ping" (is the service up, and how is it: serve status),
 	// "stop" (end cleanly: the answer is its status, then the connection
 	// stays open until the service has ended), "send" (Send: a plain or
-	// durable send), "cancel" or "retry" (outbox message ID).
+	// durable send, decided by the trust policy here, a held one kept
+	// awaiting approval), "cancel" or "retry" (outbox message ID), or
+	// "approve" or "deny" (outbox message ID, which awaits approval: By
+	// approves it, then it is delivered as a durable message, or denies
+	// it). The dashboard's Approve and Deny are these ops too.
 	Op   string          `json:"op"`
 	Send *wire.SendOrder `json:"send,omitempty"`
 	ID   int64           `json:"id,omitempty"`
+	// By is who approves or denies (the approver's entrance and session,
+	// as the client found them); absent: unknown.
+	By *wire.Sender `json:"by,omitempty"`
 }
 
 // Answer is one line the service writes. Strings that may hold any bytes
@@ -107,6 +114,8 @@ type Ref struct {
 	Reason    []byte `json:"reason,omitempty"`
 	ExpiresAt string `json:"expiresAt"`
 	Duplicate bool   `json:"duplicate,omitempty"`
+	// Rule is the trust policy's rule that held it ("": none).
+	Rule string `json:"rule,omitempty"`
 }
 
 // OutboxRef is r as the receipt's outbox object.
@@ -114,7 +123,8 @@ func (r *Ref) OutboxRef() *wire.OutboxRef {
 	if r == nil {
 		return nil
 	}
-	return &wire.OutboxRef{ID: r.ID, State: r.State, Key: string(r.Key), Address: string(r.Address), Host: r.Host, ExpiresAt: r.ExpiresAt, Duplicate: r.Duplicate}
+	return &wire.OutboxRef{ID: r.ID, State: r.State, Key: string(r.Key), Address: string(r.Address), Host: r.Host, ExpiresAt: r.ExpiresAt, Duplicate: r.Duplicate,
+		Rule: r.Rule}
 }
 
 // Message is an outbox message as `outbox show --json` prints it, its

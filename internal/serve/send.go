@@ -46,16 +46,17 @@ func (s *Server) harnessEnv(k string) string {
 }
 
 // service builds the Service a send of q runs on with set: q's transport,
-// timeout, confirmation window (none with NoConfirm) and sender's name;
+// timeout, confirmation window (none with NoConfirm) and sender's name,
+// and the trust policy asked for every send with from (sendingOf);
 // the default transport sends on the warm courier of those settings, held
 // until release. notes are the harnesses' warnings.
-func (s *Server) service(set wire.Settings, q wire.SendQuery) (svc *app.Service, release func(), notes []string, err error) {
+func (s *Server) service(set wire.Settings, q wire.SendQuery, from *app.Sending) (svc *app.Service, release func(), notes []string, err error) {
 	window := q.ConfirmTimeout
 	if q.NoConfirm {
 		window = -1
 	}
 	cfg := app.Config{Flags: set.Flags, Getenv: s.harnessEnv, Env: s.o.Environ(), Transport: q.Transport, Timeout: q.Timeout,
-		ReceiptWindow: window, From: q.From}
+		ReceiptWindow: window, From: q.From, Sending: from}
 	var hs app.Harnesses
 	opts := []fx.Option{wiring.Module, fx.Supply(cfg), fx.Populate(&svc, &hs), fx.NopLogger}
 	release = func() {}
@@ -92,14 +93,37 @@ func (s *Server) remote(set wire.Settings) (ports.Remote, error) {
 		Version: s.o.Version})
 }
 
-// node is where a send of set to dest runs: this machine (its Service from
+// sendingOf is the trust policy's sender of order o, as the service
+// decides it (docs/POLICY.md): the entrance and sending session the
+// order carries; approved when a person approved the message.
+func sendingOf(o wire.SendOrder, approved bool) *app.Sending {
+	f := o.Sender
+	return &app.Sending{Entrance: f.Entrance(), Where: f.Where(), SessionName: f.SessionName(), SessionID: f.SessionID(), Approved: approved}
+}
+
+// decide is the trust policy's decision, made here with the rules of now,
+// for order o to dest from (sendingOf): nil when it is allowed, else a
+// not_allowed refusal (a hold's carries the decision: domain.AsHeld). A
+// target here is decided as the session it resolves to on a fresh read,
+// else by its address (app.Service.AllowedTo).
+func (s *Server) decide(ctx context.Context, o wire.SendOrder, dest domain.Dest, from *app.Sending) error {
+	var svc *app.Service
+	cfg := app.Config{Flags: o.Settings.Flags, Getenv: s.harnessEnv, Env: s.o.Environ(), Sending: from}
+	if err := fx.New(wiring.ReadModule, fx.Supply(cfg), fx.Populate(&svc), fx.NopLogger).Err(); err != nil {
+		return fmt.Errorf("build peerctl: %w", wiring.Cause(err))
+	}
+	return svc.AllowedTo(ctx, o.Query.Address, dest)
+}
+
+// node is where a send of o to dest runs: this machine (its Service from
 // service, let go by release; its warnings added to notes) or dest's
 // peerctl.
-func (s *Server) node(dest domain.Dest, set wire.Settings, notes *[]string) (n app.Node, release func(), err error) {
+func (s *Server) node(dest domain.Dest, o wire.SendOrder, notes *[]string) (n app.Node, release func(), err error) {
 	release = func() {}
+	set := o.Settings
 	if dest.IsLocal() {
 		return app.LocalNode{Sending: func(q wire.SendQuery) (*app.Service, error) {
-			svc, rel, warns, err := s.service(set, q)
+			svc, rel, warns, err := s.service(set, q, sendingOf(o, false))
 			if err == nil {
 				release = rel
 				*notes = append(*notes, warns...)
@@ -127,14 +151,20 @@ func destOf(host string) (domain.Dest, error) {
 }
 
 // send answers one send order: a plain send here or on another machine,
-// or a durable one (durable).
+// or a durable one (durable). The trust policy is decided here first, with
+// the order's sender (the service is an entrance too): a deny refuses it;
+// a hold keeps it in the outbox, awaiting approval (a plain send becomes
+// a durable one, app.DefaultTTL, once approved).
 func (s *Server) send(ctx context.Context, o wire.SendOrder, stored func(Ref)) Answer {
 	dest, err := destOf(o.Host)
 	if err != nil {
 		return failed(usageError{fmt.Errorf("--host: %w", err)})
 	}
+	if err := s.decide(ctx, o, dest, sendingOf(o, false)); err != nil {
+		return s.held(ctx, o, dest, stored, err)
+	}
 	if o.Durable > 0 {
-		return s.durable(ctx, o, dest, stored)
+		return s.durable(ctx, o, dest, stored, nil)
 	}
 	if !dest.IsLocal() {
 		// Refused here, before any connection, as a send here would be.
@@ -143,13 +173,17 @@ func (s *Server) send(ctx context.Context, o wire.SendOrder, stored func(Ref)) A
 		}
 	}
 	var notes []string
-	n, release, err := s.node(dest, o.Settings, &notes)
+	n, release, err := s.node(dest, o, &notes)
 	if err != nil {
 		return failed(err)
 	}
 	started := time.Now()
 	sent, err := n.Send(ctx, o.Query)
 	release()
+	if _, held := domain.AsHeld(err); held {
+		// The registry changed since decide: held on the fresh read.
+		return s.held(ctx, o, dest, stored, err)
+	}
 	if !o.Query.DryRun {
 		s.carry(carriedSend{address: o.Query.Address, host: dest.String(), text: o.Query.Text, started: started, receipt: sent.Receipt, err: err})
 	}
@@ -158,7 +192,24 @@ func (s *Server) send(ctx context.Context, o wire.SendOrder, stored func(Ref)) A
 		a.Notes = notes
 		return a
 	}
+	if o.Sender.Entrance() != domain.EntranceUnknown {
+		sent.Receipt.Sender = wire.SenderOf(o.Sender)
+	}
 	return Answer{Done: true, Notes: notes, Sent: &sent}
+}
+
+// held answers order o that the trust policy did not allow (err): a hold
+// is kept in the outbox, awaiting approval (a dry run is refused, as is
+// every hold when the outbox cannot be used); a deny is refused.
+func (s *Server) held(ctx context.Context, o wire.SendOrder, dest domain.Dest, stored func(Ref), err error) Answer {
+	d, held := domain.AsHeld(err)
+	if !held || o.Query.DryRun || s.ob == nil {
+		return failed(err)
+	}
+	if o.Durable <= 0 {
+		o.Durable = app.DefaultTTL
+	}
+	return s.durable(ctx, o, dest, stored, &d)
 }
 
 // way is where a durable message is attempted: here, with a Service, or
@@ -183,9 +234,12 @@ type way struct {
 }
 
 // wayOf is the way of o to dest; notes hear the harnesses' warnings.
-func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, notes *[]string) (way, error) {
+// Every attempt decides the trust policy again, with the rules of its
+// time (approved: a person approved the message, so a hold passes).
+func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, approved bool, notes *[]string) (way, error) {
+	from := sendingOf(o, approved)
 	if dest.IsLocal() {
-		svc, release, warns, err := s.service(o.Settings, o.Query)
+		svc, release, warns, err := s.service(o.Settings, o.Query, from)
 		if err != nil {
 			return way{}, err
 		}
@@ -203,7 +257,7 @@ func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, notes *[]string) (way
 				return app.Sent(res, err, req.AwaitReply > 0)
 			}}, nil
 	}
-	n, release, err := s.node(dest, o.Settings, notes)
+	n, release, err := s.node(dest, o, notes)
 	if err != nil {
 		return way{}, err
 	}
@@ -213,6 +267,9 @@ func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, notes *[]string) (way
 		ok   bool
 	}
 	send := func(ctx context.Context, _ app.SendRequest) (app.SendResult, error) {
+		if err := s.decide(ctx, o, dest, from); err != nil {
+			return app.SendResult{}, err
+		}
 		sent, err := n.Send(ctx, q)
 		if err != nil {
 			return app.SendResult{}, err
@@ -289,8 +346,9 @@ func waits(request []byte) bool {
 // still waits (order per target). A hand-over answers with the receipt a
 // plain send gives and the outbox object; a target that cannot take it
 // now with the kept message (outcome "stored"); anything else with the
-// send's refusal.
-func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest, stored func(Ref)) Answer {
+// send's refusal. With held (the trust policy's hold) it is stored
+// awaiting approval and not attempted (outcome "awaiting_approval").
+func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest, stored func(Ref), held *domain.Decision) Answer {
 	if s.ob == nil {
 		return failed(OutboxUnavailable(s.storeErr))
 	}
@@ -299,7 +357,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		a.Notes = append(notes, a.Notes...)
 		return a
 	}
-	w, err := s.wayOf(o, dest, &notes)
+	w, err := s.wayOf(o, dest, false, &notes)
 	if err != nil {
 		return noted(failed(err))
 	}
@@ -310,8 +368,9 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	host := dest.String()
 	s.mu.Lock() // with the loop's claim: a new message is this request's to attempt first
-	m, created, err := s.ob.Submit(ctx, w.svc, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Request: body})
-	if err == nil && created {
+	m, created, err := s.ob.Submit(ctx, w.svc, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Request: body,
+		Sender: o.Sender, Held: held})
+	if err == nil && created && held == nil {
 		s.inflight[m.ID] = true
 	}
 	s.mu.Unlock()
@@ -328,6 +387,10 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		return noted(kept(m, app.SendResult{}, true))
 	}
 	stored(*refOf(m, false))
+	if held != nil {
+		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(app.OutboxTarget(m.Address, m.Host)), m.State, wire.Safe(m.Reason))
+		return noted(kept(m, app.SendResult{}, false))
+	}
 	defer s.poke()
 	defer s.release(m.ID)
 	older, err := s.store.List(ctx, ports.OutboxFilter{Target: w.address, States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
@@ -349,7 +412,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		w.stored(ctx)
 	}
 	switch {
-	case m.State == domain.OutboxStored:
+	case m.State == domain.OutboxStored, m.State == domain.OutboxAwaitingApproval:
 		return noted(kept(m, res, false))
 	case m.State.Handed():
 		if err != nil && !errors.As(err, new(*domain.Refusal)) {
@@ -359,6 +422,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		if err != nil {
 			return noted(failed(err))
 		}
+		sent.Receipt.Sender = senderDoc(m.Sender)
 		return noted(Answer{Done: true, Sent: &sent, Ref: refOf(m, false)})
 	}
 	if err == nil {
@@ -379,7 +443,15 @@ func unrecorded(id int64, err error) error {
 // refOf is m as a receipt's outbox object (dup: a repeated key's).
 func refOf(m ports.OutboxMessage, dup bool) *Ref {
 	return &Ref{ID: m.ID, State: m.State.String(), Key: []byte(m.Key), Address: []byte(m.Address), Host: m.Host, Reason: []byte(m.Reason),
-		ExpiresAt: wire.RFC3339(m.Expires), Duplicate: dup}
+		ExpiresAt: wire.RFC3339(m.Expires), Duplicate: dup, Rule: m.Rule}
+}
+
+// senderDoc is f as a receipt's sender (nil when its entrance is unknown).
+func senderDoc(f domain.Sender) *wire.Sender {
+	if f.Entrance() == domain.EntranceUnknown {
+		return nil
+	}
+	return wire.SenderOf(f)
 }
 
 // kept answers with a durable message that is kept, not (yet) handed
@@ -390,7 +462,7 @@ func kept(m ports.OutboxMessage, res app.SendResult, dup bool) Answer {
 	outcome := app.DurableOutcome(m)
 	t := res.Target
 	out := wire.Receipt{OK: true, Outcome: outcome, Transport: m.Transport, Detail: m.Reason, MsgID: m.MsgID,
-		SessionID: m.SessionID, ElapsedMs: res.Elapsed.Milliseconds()}
+		SessionID: m.SessionID, ElapsedMs: res.Elapsed.Milliseconds(), Sender: senderDoc(m.Sender)}
 	if t.ID() != "" {
 		out.Harness, out.SessionID, out.PID, out.Name, out.Endpoint = t.Harness().String(), t.ID(), t.PID(), t.Name(), t.Endpoint().String()
 	}
@@ -414,7 +486,7 @@ func (s *Server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 		return refuse(fmt.Sprintf("its host cannot be read (%v)", err))
 	}
 	var notes []string
-	w, err := s.wayOf(o, dest, &notes)
+	w, err := s.wayOf(o, dest, m.ApprovedBy != "", &notes)
 	if err != nil {
 		return refuse(err.Error())
 	}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -53,4 +54,67 @@ func TestDurableSendOnAFullDiskIsRefused(t *testing.T) {
 	}
 	assert.False(t, stored)
 	assert.Empty(t, s.inflight)
+}
+
+// policyServer is a Server with an outbox of its own, whose trust policy
+// file holds rules.
+func policyServer(t *testing.T, rules string) *Server {
+	xdg := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "peerctl"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(xdg, "peerctl", "policy"), []byte(rules), 0o600))
+	s := newServer(t.Context(), Options{Getenv: func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return xdg
+		}
+		return ""
+	}})
+	st, err := outbox.Open(t.Context(), filepath.Join(t.TempDir(), "state", outbox.FileName))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	s.store, s.ob = st, app.NewOutbox(st, nil)
+	return s
+}
+
+// The service decides the trust policy itself, with the sender the order
+// carries (a client's decision alone is not trusted): a deny refuses, a
+// hold keeps the message awaiting approval (a plain send too), which the
+// approve op stores for delivery and the deny op ends.
+func TestServiceDecidesThePolicyAgain(t *testing.T) {
+	mcp := domain.NewSender(domain.EntranceMCP, "")
+	order := func(from domain.Sender) wire.SendOrder {
+		return wire.SendOrder{Query: wire.SendQuery{Address: "reviewer", Text: "rm -rf", Timeout: time.Second}, Settings: homes(t), Sender: from}
+	}
+	s := policyServer(t, "deny from=mcp to=*\n")
+	a := s.send(t.Context(), order(mcp), func(Ref) { t.Fatal("nothing is stored") })
+	require.NotNil(t, a.Refusal, "%+v", a)
+	assert.Equal(t, "not_allowed", a.Refusal.Reason)
+	assert.Contains(t, string(a.Refusal.Detail), "deny by rule 1 (deny from=mcp to=*)")
+
+	s = policyServer(t, "hold from=mcp to=*\n")
+	var stored *Ref
+	a = s.send(t.Context(), order(mcp), func(r Ref) { stored = &r })
+	require.Nil(t, a.Refusal, "%+v", a.Refusal)
+	require.NotNil(t, a.Sent)
+	assert.True(t, a.Kept)
+	assert.Equal(t, "awaiting_approval", a.Sent.Receipt.Outcome)
+	require.NotNil(t, a.Sent.Receipt.Sender)
+	assert.Equal(t, "mcp", a.Sent.Receipt.Sender.Entrance)
+	require.NotNil(t, stored)
+	assert.Equal(t, "awaiting_approval", a.Ref.State)
+	assert.Equal(t, "rule 1: hold from=mcp to=*", a.Ref.Rule)
+	m, _, err := s.store.Get(t.Context(), a.Ref.ID)
+	require.NoError(t, err)
+	assert.Equal(t, app.DefaultTTL, m.Expires.Sub(m.Created), "a plain send held is a durable one once approved")
+
+	cli := &wire.Sender{Entrance: "cli", SessionName: "lead"}
+	got := s.Serve(t.Context(), Request{V: Protocol, Op: "approve", ID: a.Ref.ID, By: cli}, nil)
+	require.NotNil(t, got.Message, "%+v", got)
+	assert.Equal(t, "stored", got.Message.Doc.State)
+	assert.Equal(t, "cli:lead", got.Message.Doc.ApprovedBy)
+	got = s.Serve(t.Context(), Request{V: Protocol, Op: "approve", ID: a.Ref.ID, By: cli}, nil)
+	require.NotNil(t, got.Refusal)
+	assert.Equal(t, "wrong_state", got.Refusal.Reason)
+	got = s.Serve(t.Context(), Request{V: Protocol, Op: "deny", ID: 99, By: cli}, nil)
+	require.NotNil(t, got.Refusal)
+	assert.Equal(t, "not_found", got.Refusal.Reason)
 }

@@ -277,12 +277,20 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 		})
 	case "retry":
 		return s.change(ctx, req.ID, s.retry)
+	case "approve":
+		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+			return s.ob.Approve(ctx, id, senderFrom(req.By))
+		})
+	case "deny":
+		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+			return s.ob.Deny(ctx, id, senderFrom(req.By))
+		})
 	}
 	return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: fmt.Appendf(nil, "unknown request %q", req.Op)}
 }
 
-// change runs outbox cancel or retry of message id (the outbox's one
-// writer is the service).
+// change runs outbox cancel, retry, approve or deny of message id (the
+// outbox's one writer is the service).
 func (s *Server) change(ctx context.Context, id int64, do func(context.Context, int64) (ports.OutboxMessage, error)) Answer {
 	if s.ob == nil {
 		return failed(OutboxUnavailable(s.storeErr))
@@ -291,13 +299,22 @@ func (s *Server) change(ctx context.Context, id int64, do func(context.Context, 
 	switch {
 	case errors.Is(err, ports.ErrNoMessage):
 		return failed(domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id))
-	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable):
+	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable), errors.Is(err, app.ErrNotAwaiting):
 		return failed(&domain.Refusal{Reason: domain.ReasonWrongState, Detail: err.Error(), Err: err})
 	case err != nil:
 		return failed(OutboxUnavailable(err))
 	}
 	s.poke()
 	return Answer{Done: true, Message: MessageOf(m, nil)}
+}
+
+// senderFrom is an approver as a request names it (By; nil: unknown).
+func senderFrom(by *wire.Sender) domain.Sender {
+	if by == nil {
+		return domain.Sender{}
+	}
+	e, _ := domain.ParseEntrance(by.Entrance)
+	return domain.NewSender(e, by.Where).WithSession(by.SessionName, by.SessionID)
 }
 
 // retry is outbox retry of message id: an outcome_unknown message for
@@ -307,7 +324,7 @@ func (s *Server) retry(ctx context.Context, id int64) (ports.OutboxMessage, erro
 	var svc *app.Service
 	if m, _, err := s.store.Get(ctx, id); err == nil && m.State == domain.OutboxOutcomeUnknown && m.Host == "" {
 		if o, err := loadOrder(m); err == nil {
-			if got, release, _, err := s.service(o.Settings, o.Query); err == nil {
+			if got, release, _, err := s.service(o.Settings, o.Query, sendingOf(o, m.ApprovedBy != "")); err == nil {
 				defer release()
 				svc = got
 			}

@@ -64,9 +64,9 @@ var ExitCodes = []ExitRow{
 	{ExitOutcomeUnknown, domain.ReasonOutcomeUnknown, "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke, the far peerctl failed without a receipt, or its receipt named another session) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
 	{ExitOutboxUnavailable, domain.ReasonOutboxUnavailable, "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
 	{ExitKeyConflict, domain.ReasonKeyConflict, "send --durable --key: the key names a stored message with another target or text: nothing was stored or sent; a new message needs a new key"},
-	{ExitNotFound, domain.ReasonNotFound, "outbox show/cancel/retry: no message has that id"},
-	{ExitWrongState, domain.ReasonWrongState, "outbox cancel/retry: the message's state does not allow it (cancel: it is delivered, on its way or past that; retry: it is delivered, held, taken up, replied or on its way)"},
-	{ExitNotAllowed, domain.ReasonNotAllowed, "the trust policy does not let this sender message this target (a deny rule, or a hold rule: held messages are not stored for approval yet); the detail names the rule (peerctl policy check); nothing was stored or sent"},
+	{ExitNotFound, domain.ReasonNotFound, "outbox show/cancel/retry/approve/deny: no message has that id"},
+	{ExitWrongState, domain.ReasonWrongState, "outbox cancel/retry/approve/deny: the message's state does not allow it (cancel: not stored; retry: delivered, held, taken up, replied, on its way, awaiting approval or denied; approve/deny: not awaiting approval)"},
+	{ExitNotAllowed, domain.ReasonNotAllowed, "the trust policy refuses this sender this target (a deny rule; a hold that cannot be kept: a dry run, PEERCTL_SERVE=off), naming the rule; nothing was stored or sent (a kept hold exits 0)"},
 }
 
 // ExitCode is the exit code of a refusal's reason (ExitError for none of

@@ -30,6 +30,20 @@ type SendOrder struct {
 	Key     string
 	// Settings are what the send takes from the sender's setting.
 	Settings Settings
+	// Sender is who sends it, as the entrance found it (the trust policy's
+	// entrance, and the sending session found by process ancestry): the
+	// service decides the policy again with it (docs/POLICY.md). The zero
+	// Sender (an order that says none) is entrance unknown: only a `*`
+	// rule matches it.
+	Sender domain.Sender
+}
+
+// exactSender is a SendOrder's sender as JSON, its names exact.
+type exactSender struct {
+	Entrance string `json:"entrance"`
+	Where    []byte `json:"where,omitempty"`
+	Name     []byte `json:"name,omitempty"`
+	ID       []byte `json:"id,omitempty"`
 }
 
 // Settings are what a send needs from the sender's setting, made
@@ -71,6 +85,7 @@ type exactOrder struct {
 	Flags          map[string][]byte `json:"flags,omitempty"`
 	HostTimeout    time.Duration     `json:"hostTimeout,omitempty"`
 	SSH            []byte            `json:"ssh,omitempty"`
+	Sender         *exactSender      `json:"sender,omitempty"`
 }
 
 // MarshalJSON writes o with its bytes exact (base64) and its version.
@@ -80,6 +95,9 @@ func (o SendOrder) MarshalJSON() ([]byte, error) {
 		Timeout: q.Timeout, ConfirmTimeout: q.ConfirmTimeout, Wait: q.Wait, AwaitReply: q.AwaitReply, DryRun: q.DryRun,
 		NoConfirm: q.NoConfirm, RequireConfirm: q.RequireConfirm, Host: []byte(o.Host), Durable: o.Durable, Key: []byte(o.Key),
 		HostTimeout: o.Settings.HostTimeout, SSH: []byte(o.Settings.SSH)}
+	if f := o.Sender; f.Entrance() != domain.EntranceUnknown {
+		e.Sender = &exactSender{Entrance: f.Entrance().String(), Where: []byte(f.Where()), Name: []byte(f.SessionName()), ID: []byte(f.SessionID())}
+	}
 	if len(o.Settings.Flags) > 0 {
 		e.Flags = make(map[string][]byte, len(o.Settings.Flags))
 		for k, v := range o.Settings.Flags {
@@ -102,6 +120,13 @@ func (o *SendOrder) UnmarshalJSON(b []byte) error {
 		Timeout: e.Timeout, ConfirmTimeout: e.ConfirmTimeout, Wait: e.Wait, AwaitReply: e.AwaitReply, DryRun: e.DryRun,
 		NoConfirm: e.NoConfirm, RequireConfirm: e.RequireConfirm}, Host: string(e.Host), Durable: e.Durable, Key: string(e.Key),
 		Settings: Settings{HostTimeout: e.HostTimeout, SSH: string(e.SSH)}}
+	if f := e.Sender; f != nil {
+		ent, err := domain.ParseEntrance(f.Entrance)
+		if err != nil {
+			return fmt.Errorf("a send order's sender: %w", err)
+		}
+		o.Sender = domain.NewSender(ent, string(f.Where)).WithSession(string(f.Name), string(f.ID))
+	}
 	if len(e.Flags) > 0 {
 		o.Settings.Flags = make(map[string]string, len(e.Flags))
 		for k, v := range e.Flags {
@@ -120,7 +145,10 @@ func (o SendOrder) Waits() bool { return o.Query.Wait > 0 || o.Query.AwaitReply 
 func OutboxMessageOf(m ports.OutboxMessage, hist []ports.OutboxEvent) OutboxMessage {
 	out := OutboxMessage{ID: m.ID, Key: m.Key, State: m.State.String(), Reason: m.Reason, Address: m.Address, Host: m.Host, SessionID: m.SessionID, Text: m.Text,
 		CreatedAt: RFC3339(m.Created), UpdatedAt: RFC3339(m.Updated), ExpiresAt: RFC3339(m.Expires), Attempts: m.Attempts, Tries: m.Tries,
-		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript}
+		Outcome: m.Outcome, Transport: m.Transport, MsgID: m.MsgID, Transcript: m.Transcript, Rule: m.Rule, ApprovedBy: m.ApprovedBy}
+	if m.Sender.Entrance() != domain.EntranceUnknown {
+		out.Sender = SenderOf(m.Sender)
+	}
 	if m.State == domain.OutboxStored {
 		out.NextAttemptAt = RFC3339(m.NextAt)
 	}

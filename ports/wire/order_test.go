@@ -26,3 +26,21 @@ func TestOutboxMessageOfHistoryCount(t *testing.T) {
 	assert.Equal(t, 6, got.History[1].Count)
 	assert.Equal(t, "2026-12-06T10:01:02Z", got.History[1].LastAt)
 }
+
+// An order carries its sender across the socket and into the outbox,
+// its names exact; an order that says none (an older client's) reads as
+// entrance unknown.
+func TestSendOrderCarriesItsSender(t *testing.T) {
+	o := SendOrder{Query: SendQuery{Address: "a", Text: "t"}, Sender: domain.NewSender(domain.EntranceMCP, "").WithSession("rev\xff", "id-1")}
+	b, err := o.MarshalJSON()
+	require.NoError(t, err)
+	var got SendOrder
+	require.NoError(t, got.UnmarshalJSON(b))
+	assert.Equal(t, o.Sender, got.Sender)
+	b, err = SendOrder{Query: SendQuery{Address: "a"}}.MarshalJSON()
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "sender")
+	require.NoError(t, got.UnmarshalJSON(b))
+	assert.Equal(t, domain.EntranceUnknown, got.Sender.Entrance())
+	assert.Error(t, got.UnmarshalJSON([]byte(`{"v":3,"sender":{"entrance":"ssh"}}`)))
+}

@@ -21,9 +21,13 @@ type Receipt struct {
 	Name      string `json:"name"`
 	Endpoint  string `json:"endpoint"`
 	Detail    string `json:"detail,omitempty"`
-	// Outbox is set for send --durable: the message's id and state in
-	// peerctl serve's outbox.
+	// Outbox is set for send --durable, and for a message the trust
+	// policy held (outcome awaiting_approval): the message's id and state
+	// in peerctl serve's outbox.
 	Outbox *OutboxRef `json:"outbox,omitempty"`
+	// Sender is who sent it, as peerctl serve saw it (a send it ran);
+	// absent otherwise.
+	Sender *Sender `json:"sender,omitempty"`
 	// MsgID and ClaudeResult are Claude Code's msg_id and words (courier).
 	MsgID        string `json:"msgId,omitempty"`
 	ClaudeResult string `json:"claudeResult,omitempty"`
@@ -96,6 +100,28 @@ type OutboxRef struct {
 	// Duplicate is true when --key named a message already in the outbox:
 	// this is that message, nothing new was stored or sent.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Rule is the trust policy's rule that held it ("rule 2: hold
+	// from=mcp to=prod-*"); absent when none did.
+	Rule string `json:"rule,omitempty"`
+}
+
+// Sender is who sent a message (docs/OUTPUT.md#the-sender): the trust
+// policy's entrance ("cli", "mcp", "relay", "dashboard", "host", "node";
+// "unknown" when it was not said), Where (a host's DEST, a node's name;
+// absent otherwise), the sending session's name and id (absent when not
+// known), and As, the sender as a rule's --from names it
+// ("mcp:reviewer-1", "cli").
+type Sender struct {
+	Entrance    string `json:"entrance"`
+	Where       string `json:"where,omitempty"`
+	SessionName string `json:"sessionName,omitempty"`
+	SessionID   string `json:"sessionId,omitempty"`
+	As          string `json:"as"`
+}
+
+// SenderOf is s as a document.
+func SenderOf(s domain.Sender) *Sender {
+	return &Sender{Entrance: s.Entrance().String(), Where: s.Where(), SessionName: s.SessionName(), SessionID: s.SessionID(), As: s.String()}
 }
 
 // SendQuery is one send as `peerctl send` takes it, for a node to run:

@@ -193,6 +193,12 @@ type OutboxMessage struct {
 	Transport  string `json:"transport,omitempty"`
 	MsgID      string `json:"msgId,omitempty"`
 	Transcript string `json:"transcript,omitempty"`
+	// Sender is who sent it (absent for a message stored before peerctl
+	// kept it); Rule the trust policy's rule that held it and ApprovedBy
+	// who approved it (outbox approve), absent when none.
+	Sender     *Sender `json:"sender,omitempty"`
+	Rule       string  `json:"rule,omitempty"`
+	ApprovedBy string  `json:"approvedBy,omitempty"`
 	// History is every change, oldest first (outbox show only).
 	History []OutboxEvent `json:"history,omitempty"`
 }

@@ -38,6 +38,36 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 	target := livecc.Start(t, bin, livecc.Options{NoAPIKey: true, WaitSettled: true})
 	text := fmt.Sprintf("peerctl mcp live check %d: \"quoted\", ünï", time.Now().UnixNano())
 
+	result := mcpClientSends(t, bin, target, text, nil)
+	assert.False(t, result.IsError, "tool result: %s", result.ResultText())
+	var receipt struct {
+		OK        bool   `json:"ok"`
+		Outcome   string `json:"outcome"`
+		Transport string `json:"transport"`
+		SessionID string `json:"sessionId"`
+		MsgID     string `json:"msgId"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(result.ResultText()), &receipt), "tool result: %s", result.ResultText())
+	assert.True(t, receipt.OK)
+	assert.Equal(t, "courier", receipt.Transport)
+	assert.Equal(t, target.SessionID, receipt.SessionID)
+	assert.NotEmpty(t, receipt.MsgID, "Claude Code's msg_id, from the courier's SendMessage")
+	assert.Contains(t, []string{"delivered", "queued"}, receipt.Outcome)
+
+	// The text reached the target's transcript, byte for byte, as a
+	// cross-session message from the courier (named "peerctl").
+	inner := mustJSON(t, "\n"+text+"\n")
+	line := target.WaitTranscript(t, inner[1:len(inner)-1], 60*time.Second)
+	assert.Contains(t, line, `"operation":"enqueue"`)
+	assert.Contains(t, line, `from-name=\"peerctl\"`)
+}
+
+// mcpClientSends runs real Claude Code as the MCP client of peerctl mcp
+// (its server's environment adds env): its scripted model calls
+// send_message once, to target with text, and the tool's result is
+// returned.
+func mcpClientSends(t *testing.T, bin string, target *livecc.Session, text string, env map[string]string) scriptedmodel.Block {
+	t.Helper()
 	// The script calls the tool once, then ends the turn. The send takes
 	// the default transport, the courier: a second, nested claude -p whose
 	// model is peerctl's own loopback endpoint (no login either).
@@ -64,9 +94,11 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 	root := livecc.NewRoot(t)
 	cfgDir, cwd := filepath.Join(root, "config"), filepath.Join(root, "proj")
 	require.NoError(t, livecc.SeedConfig(cfgDir, cwd, srv.Key()))
-	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"peerctl": map[string]any{
-		"type": "stdio", "command": peerctlWithMCP(t), "args": []string{"--config-dir", target.ConfigDir, "mcp", "--claude", bin},
-	}}})
+	server := map[string]any{"type": "stdio", "command": peerctlWithMCP(t), "args": []string{"--config-dir", target.ConfigDir, "mcp", "--claude", bin}}
+	if len(env) > 0 {
+		server["env"] = env
+	}
+	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"peerctl": server}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -93,25 +125,5 @@ func TestLiveClaudeCodeSendsThroughPeerctlMCP(t *testing.T) {
 		}
 	}
 	require.True(t, found, "a request carried the tool's result; stdout: %s", stdout.Bytes())
-	assert.False(t, result.IsError, "tool result: %s", result.ResultText())
-	var receipt struct {
-		OK        bool   `json:"ok"`
-		Outcome   string `json:"outcome"`
-		Transport string `json:"transport"`
-		SessionID string `json:"sessionId"`
-		MsgID     string `json:"msgId"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(result.ResultText()), &receipt), "tool result: %s", result.ResultText())
-	assert.True(t, receipt.OK)
-	assert.Equal(t, "courier", receipt.Transport)
-	assert.Equal(t, target.SessionID, receipt.SessionID)
-	assert.NotEmpty(t, receipt.MsgID, "Claude Code's msg_id, from the courier's SendMessage")
-	assert.Contains(t, []string{"delivered", "queued"}, receipt.Outcome)
-
-	// The text reached the target's transcript, byte for byte, as a
-	// cross-session message from the courier (named "peerctl").
-	inner := mustJSON(t, "\n"+text+"\n")
-	line := target.WaitTranscript(t, inner[1:len(inner)-1], 60*time.Second)
-	assert.Contains(t, line, `"operation":"enqueue"`)
-	assert.Contains(t, line, `from-name=\"peerctl\"`)
+	return result
 }
