@@ -592,6 +592,16 @@ var ErrNotPending = errors.New("only a stored message can be cancelled")
 // ErrNotRetryable is returned by Retry for a message delivered or on its way.
 var ErrNotRetryable = errors.New("only an outcome_unknown, expired, refused, cancelled or stored message can be retried")
 
+// ErrUnconfirmed is returned by Retry for an outcome_unknown message the
+// caller did not say the user confirmed: it may have arrived already, and
+// sending it again may deliver it twice.
+var ErrUnconfirmed = errors.New("it may have arrived already, and sending it again may deliver it twice")
+
+// unconfirmed is ErrUnconfirmed for message id, with what to do.
+func unconfirmed(id int64) error {
+	return fmt.Errorf("message %d is outcome_unknown: %w; look first (peerctl outbox show %d, the session's transcript), then confirm the retry", id, ErrUnconfirmed, id)
+}
+
 // Cancel takes stored message id back (cancelled, with reason); one that
 // is being delivered or is past that is ErrNotPending (wrapped, with its
 // state); ports.ErrNoMessage for an unknown id.
@@ -610,14 +620,25 @@ func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.Out
 // again; otherwise it is stored, its reason saying what was found (the
 // transcript does not show it, or it could not be looked at and is sent
 // again as asked, perhaps twice). Delivered, held, taken up and replied
-// messages, and one being delivered, are ErrNotRetryable.
-func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64) (ports.OutboxMessage, error) {
+// messages, and one being delivered, are ErrNotRetryable. confirmed says
+// the user was told that an outcome_unknown message may have arrived and
+// asked to send it again (outbox retry, the page's "Send again"): without
+// it such a message is ErrUnconfirmed (wrapped, with its id) and stays as
+// it is, also when it became outcome_unknown while the caller looked.
+func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64, confirmed bool) (ports.OutboxMessage, error) {
 	m, _, err := o.store.Get(ctx, id)
 	if err != nil {
 		return m, err
 	}
+	from := []domain.OutboxState{domain.OutboxOutcomeUnknown, domain.OutboxExpired, domain.OutboxRefused, domain.OutboxCancelled, domain.OutboxStored}
+	if !confirmed {
+		from = from[1:]
+	}
 	c := ports.OutboxChange{State: domain.OutboxStored, Reason: "retried by outbox retry"}
 	if m.State == domain.OutboxOutcomeUnknown {
+		if !confirmed {
+			return m, unconfirmed(id)
+		}
 		found, why, err := o.look(ctx, svc, m)
 		if err != nil {
 			return m, err
@@ -637,8 +658,11 @@ func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64) (ports.Outbo
 	if !now.Before(m.Expires) {
 		c.Expires = now.Add(m.Expires.Sub(m.Created))
 	}
-	m, err = o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxOutcomeUnknown, domain.OutboxExpired, domain.OutboxRefused, domain.OutboxCancelled, domain.OutboxStored}, c)
-	if errors.Is(err, ports.ErrWrongState) {
+	m, err = o.store.Move(ctx, id, from, c)
+	switch {
+	case errors.Is(err, ports.ErrWrongState) && m.State == domain.OutboxOutcomeUnknown:
+		return m, unconfirmed(id)
+	case errors.Is(err, ports.ErrWrongState):
 		return m, fmt.Errorf("message %d is %s: %w", id, m.State, ErrNotRetryable)
 	}
 	return m, err

@@ -153,9 +153,9 @@ func (b webBackend) Cancel(ctx context.Context, id int64) dashboard.Result {
 	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "cancel", ID: id}, nil))
 }
 
-// Retry is outbox retry of message id.
-func (b webBackend) Retry(ctx context.Context, id int64) dashboard.Result {
-	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "retry", ID: id}, nil))
+// Retry is outbox retry of message id, confirmed as the user said.
+func (b webBackend) Retry(ctx context.Context, id int64, confirmed bool) dashboard.Result {
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "retry", ID: id, Confirmed: confirmed}, nil))
 }
 
 // Send is a plain send of text to address (a session here, or one of a

@@ -276,7 +276,9 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 			return s.ob.Cancel(ctx, id, "cancelled by outbox cancel")
 		})
 	case "retry":
-		return s.change(ctx, req.ID, s.retry)
+		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+			return s.retry(ctx, id, req.Confirmed)
+		})
 	case "approve":
 		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
 			return s.ob.Approve(ctx, id, senderFrom(req.By))
@@ -299,6 +301,8 @@ func (s *Server) change(ctx context.Context, id int64, do func(context.Context, 
 	switch {
 	case errors.Is(err, ports.ErrNoMessage):
 		return failed(domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id))
+	case errors.Is(err, app.ErrUnconfirmed):
+		return failed(&domain.Refusal{Reason: domain.ReasonOutcomeUnknown, Detail: err.Error(), Err: err})
 	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable), errors.Is(err, app.ErrNotAwaiting):
 		return failed(&domain.Refusal{Reason: domain.ReasonWrongState, Detail: err.Error(), Err: err})
 	case err != nil:
@@ -317,12 +321,13 @@ func senderFrom(by *wire.Sender) domain.Sender {
 	return domain.NewSender(e, by.Where).WithSession(by.SessionName, by.SessionID)
 }
 
-// retry is outbox retry of message id: an outcome_unknown message for
-// this machine is looked at first with the Service its stored order
-// names (app.Outbox.Retry; nil when it cannot be built: not looked at).
-func (s *Server) retry(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+// retry is outbox retry of message id: an outcome_unknown message, once
+// confirmed, for this machine is looked at first with the Service its
+// stored order names (app.Outbox.Retry; nil when it cannot be built: not
+// looked at); unconfirmed, it is refused (app.ErrUnconfirmed).
+func (s *Server) retry(ctx context.Context, id int64, confirmed bool) (ports.OutboxMessage, error) {
 	var svc *app.Service
-	if m, _, err := s.store.Get(ctx, id); err == nil && m.State == domain.OutboxOutcomeUnknown && m.Host == "" {
+	if m, _, err := s.store.Get(ctx, id); err == nil && confirmed && m.State == domain.OutboxOutcomeUnknown && m.Host == "" {
 		if o, err := loadOrder(m); err == nil {
 			if got, release, _, err := s.service(o.Settings, o.Query, sendingOf(o, m.ApprovedBy != "")); err == nil {
 				defer release()
@@ -330,7 +335,7 @@ func (s *Server) retry(ctx context.Context, id int64) (ports.OutboxMessage, erro
 			}
 		}
 	}
-	return s.ob.Retry(ctx, svc, id)
+	return s.ob.Retry(ctx, svc, id, confirmed)
 }
 
 // MessageOf is m (with its history hist) as an answer's Message.

@@ -409,7 +409,7 @@ func TestDashboardPage(t *testing.T) {
 		b.until(t, time.Minute, "the question", "!!"+row+`.querySelector("button.act-resend")`)
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="5"] button.act-resend`)))
 		eventually(t, time.Minute, "the retry", func() bool { return len(p.retriedIDs()) > 0 })
-		assert.Equal(t, []int64{5}, p.retriedIDs())
+		assert.Equal(t, []string{"5 confirmed=true"}, p.retriedIDs(), "the user's confirmation goes to the use case")
 		assert.Empty(t, b.seenDialogs(), "asked in the page, not in a dialog")
 	})
 }
