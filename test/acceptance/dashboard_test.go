@@ -91,6 +91,32 @@ fetch(%q, {method: "POST", mode: "no-cors", credentials: "include", body: "{}"})
 	assert.Empty(t, b.seenDialogs(), "a script ran: an alert opened")
 }
 
+// TestDashboardSendsWithTheServicesConfigDir: a service started with
+// --config-dir (no CLAUDE_CONFIG_DIR in its environment, a HOME with no
+// registry) lists the session of that folder, and a send typed into the
+// page reaches it: the page's send carries the service's settings.
+func TestDashboardSendsWithTheServicesConfigDir(t *testing.T) {
+	b := newBrowser(t)
+	w := newServeWorld(t)
+	u := startDashboard(t, w.env(t), "--config-dir", w.config)
+	b.do(t, time.Minute, chromedp.Navigate(u))
+	b.until(t, time.Minute, "the session of the --config-dir folder", fmt.Sprintf(`!!document.querySelector('#session-groups tr[data-session=%q]')`, w.id))
+	pick := `(() => { const sel = document.getElementById("send-to");
+  const o = [...sel.options].find(o => o.textContent.includes("inbox ("));
+  if (!o) return false; sel.value = o.value; return true })()`
+	b.until(t, time.Minute, "the session among the send form's choices", pick)
+	text := "sent from the page to the --config-dir session"
+	b.do(t, time.Minute, chromedp.SendKeys(chromedp.CSS("#send-text"), text), chromedp.Click(chromedp.CSS("#send-button")))
+	box := `document.querySelector("#send-results .result")`
+	b.until(t, 3*time.Minute, "the send's receipt", box+` && !!`+box+`.querySelector(".receipt")`)
+	got := eval[string](t, b, box+".textContent")
+	assert.NotContains(t, got, "not_found", "the page's send did not see the folder's session: %s", got)
+	frames := w.listener.Wait(1)
+	require.Len(t, frames, 1, "the receipt: %s", got)
+	assert.Contains(t, string(frames[0]), text)
+	assert.Empty(t, b.seenDialogs())
+}
+
 // TestDashboardShowsTheHosts: the hosts of the hosts file (reached by
 // the fake ssh) are listed beside this machine with their sessions and
 // the peerctl they run, as its hello named it; one that cannot be
