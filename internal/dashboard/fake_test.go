@@ -97,6 +97,7 @@ func (f *fake) move(id int64, state string) Result {
 }
 
 func (f *fake) Cancel(_ context.Context, id int64) Result { return f.move(id, "cancelled") }
+
 // Retry is the use case's: an outcome_unknown message is refused unless
 // confirmed, as the message stands when Retry runs. Each call is recorded.
 func (f *fake) Retry(_ context.Context, id int64, confirmed bool) Result {
