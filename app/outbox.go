@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // DefaultTTL is a durable message's time to live when none is given.
@@ -437,27 +437,13 @@ func (o *Outbox) afterHanded(ctx context.Context, m ports.OutboxMessage, req Sen
 	handed := []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp}
 	if res.Reply != nil {
 		return o.store.Move(ctx, m.ID, handed, ports.OutboxChange{State: domain.OutboxReplied, At: res.Reply.At,
-			Reason: fmt.Sprintf("the session replied (from %q, %d bytes): %s", res.Reply.FromName, len(res.Reply.Text), clip(res.Reply.Text, replyQuote))})
+			Reason: wire.RepliedReason(res.Reply.FromName, res.Reply.Text)})
 	}
 	why := "no reply"
 	if r, ok := domain.AsRefusal(err); ok {
 		why = r.Error()
 	}
 	return o.store.Move(ctx, m.ID, handed, ports.OutboxChange{State: m.State, At: o.now(), Reason: why})
-}
-
-// replyQuote bounds, in bytes, the reply's words kept in a replied line.
-const replyQuote = 200
-
-// clip cuts s at n bytes on a rune boundary, marking the cut with "…".
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // notHanded records an attempt that handed nothing over (err, a refusal

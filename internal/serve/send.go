@@ -185,7 +185,7 @@ func (s *Server) send(ctx context.Context, o wire.SendOrder, stored func(Ref)) A
 		return s.held(ctx, o, dest, stored, err)
 	}
 	if !o.Query.DryRun {
-		s.carry(carriedSend{address: o.Query.Address, host: dest.String(), text: o.Query.Text, started: started, receipt: sent.Receipt, err: err})
+		s.carry(carriedSend{address: o.Query.Address, host: dest.String(), text: o.Query.Text, sender: o.Sender, started: started, receipt: sent.Receipt, err: err})
 	}
 	if err != nil {
 		a := failed(err)

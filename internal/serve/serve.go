@@ -106,8 +106,12 @@ type Server struct {
 	jobs sync.WaitGroup
 	// now is the clock of the loop's decisions (tests).
 	now func() time.Time
-	// carried are the plain sends the service ran, oldest first (carry).
-	carried []wire.OutboxMessage
+	// carried are the plain sends the service ran, oldest first (carry);
+	// sentPath is the file that keeps them ("": none), sentLines how many
+	// lines it has.
+	carried   []wire.OutboxMessage
+	sentPath  string
+	sentLines int
 	// started is when the service began (status).
 	started time.Time
 	// stop ends the service, the cause saying why (logged); ended holds
@@ -168,6 +172,11 @@ func Run(ctx context.Context, o Options) error {
 	} else {
 		s.store, s.ob = st, app.NewOutbox(faulty(life, st, o.Log), nil).WithRetention(o.Retention)
 		defer func() { _ = st.Close() }()
+		// The folder is checked now (private, ours): the plain sends are
+		// kept beside the outbox.
+		if err := s.loadSent(p.StateDir, o.Retention); err != nil {
+			fmt.Fprintf(o.Log, "peerctl serve: the plain sends shown on the page are not kept across restarts: %s\n", wire.Safe(err.Error()))
+		}
 	}
 	defer s.closeWarm()
 	if o.Join != nil {
