@@ -120,6 +120,9 @@ type Options struct {
 	// Page is how many outbox messages the page shows at once (default
 	// 500); older ones are reached a page at a time.
 	Page int
+	// Home is the user's home folder ("": none): the page shows it as "~"
+	// in the messages' reasons.
+	Home string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

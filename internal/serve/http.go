@@ -40,7 +40,7 @@ func (s *Server) startHTTP() error {
 		return fmt.Errorf("serve --http %s: %w", s.o.HTTP, err)
 	}
 	addr, loopback := boundAddr(s.o.HTTP, ln.Addr().(*net.TCPAddr))
-	opt := dashboard.Options{Addr: addr}
+	opt := dashboard.Options{Addr: addr, Home: s.o.Getenv("HOME")}
 	if !loopback {
 		opt.Exposed = addr
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/internal/dashboard"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -311,6 +312,62 @@ func TestDashboardPage(t *testing.T) {
 			// Not today: the date and the time, as the browser writes them.
 			assert.Contains(t, got[i], eval[string](t, b, fmt.Sprintf(`new Date(%q).toLocaleString()`, at)), "step %d's time", i)
 		}
+	})
+
+	// Messages read easily: a long reason is one line that opens on
+	// demand (and stays open across updates), the reply is the largest
+	// text of its row, each message names its sender, a plain send its
+	// msg_id, and the user's home is "~" in reasons.
+	t.Run("messages read easily", func(t *testing.T) {
+		long := "not_live: no live session named \"reviewer\" in /home/u/.claude/sessions (and 3 stale records: pids 11, 12, 13 are gone); " +
+			"it is tried again when the session is back or at the next backoff"
+		replied := dashboard.Message{ID: 9, State: "replied", Address: "reviewer", Text: "are the tests green?", Sender: "mcp:reviewer-1",
+			CreatedAt: "2026-03-01T10:00:00Z", UpdatedAt: "2026-03-01T10:03:00Z", History: []dashboard.Event{
+				{At: "2026-03-01T10:00:00Z", State: "stored", Reason: long}, {At: "2026-03-01T10:02:00Z", State: "delivering"},
+				{At: "2026-03-01T10:02:01Z", State: "delivered", Reason: "the harness took it (queued)"},
+				{At: "2026-03-01T10:03:00Z", State: "replied", Reason: wire.RepliedReason("reviewer", "yes, all green on main")}}}
+		plain := dashboard.Message{State: "delivered", Address: "web", Text: "from the page", Sender: "dashboard", MsgID: "c0ffee12-3456-7890",
+			CreatedAt: "2026-03-01T10:04:00Z", UpdatedAt: "2026-03-01T10:04:01Z", History: []dashboard.Event{{At: "2026-03-01T10:04:00Z", State: "sent"},
+				{At: "2026-03-01T10:04:01Z", State: "delivered", Reason: "the harness took it (queued)"}}}
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("", "reviewer")}, msgs: []dashboard.Message{plain, replied}}
+		open(t, p, dashboard.Options{Every: 100 * time.Millisecond, Home: "/home/u"})
+		row := `document.querySelector('#message-table tr[data-id="9"]')`
+		b.until(t, time.Minute, "the replied message", "!!"+row)
+		details := row + `.querySelector(".chain details.reason")`
+		require.True(t, eval[bool](t, b, "!!"+details), "the long reason is collapsed: %s", eval[string](t, b, row+".innerHTML"))
+		assert.False(t, eval[bool](t, b, details+".open"))
+		summary := details + `.querySelector("summary")`
+		lineHeight := eval[float64](t, b, `parseFloat(getComputedStyle(`+summary+`).lineHeight) || 20`)
+		assert.LessOrEqual(t, eval[float64](t, b, summary+`.getBoundingClientRect().height`), 1.5*lineHeight, "one line")
+		assert.NotContains(t, eval[string](t, b, row+".innerText"), "next backoff", "the rest is not shown")
+		assert.Contains(t, eval[string](t, b, row+".textContent"), "~/.claude/sessions")
+		assert.NotContains(t, eval[string](t, b, row+".textContent"), "/home/u/")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="9"] .chain details.reason summary`)))
+		b.until(t, time.Minute, "the whole reason", row+`.innerText.includes("next backoff")`)
+		// An update redraws the table: the reason the user opened stays open.
+		p.set(func(p *pageBackend) { p.msgs[0].Text = "from the page, edited" })
+		b.until(t, time.Minute, "the update", `document.getElementById("message-table").textContent.includes("edited")`)
+		assert.True(t, eval[bool](t, b, details+".open"), "still open after an update")
+
+		// The reply: shown on its own, the largest text of its row.
+		reply := row + `.querySelector(".reply-text")`
+		require.True(t, eval[bool](t, b, "!!"+reply))
+		assert.Equal(t, "yes, all green on main", eval[string](t, b, reply+".textContent"))
+		assert.True(t, eval[bool](t, b, `(() => { const r = `+row+`; const rs = parseFloat(getComputedStyle(`+reply+`).fontSize);
+  const w = document.createTreeWalker(r, NodeFilter.SHOW_TEXT); let max = 0;
+  for (let n = w.nextNode(); n; n = w.nextNode()) if (n.nodeValue.trim() && !`+reply+`.contains(n) && n.parentElement.getClientRects().length)
+    max = Math.max(max, parseFloat(getComputedStyle(n.parentElement).fontSize));
+  return rs >= max })()`), "the reply is not smaller than any other text of its row")
+
+		// Senders, and the plain send's id.
+		assert.Equal(t, "mcp:reviewer-1", eval[string](t, b, row+`.querySelector("td.sender").textContent`))
+		prow := `document.querySelector('#message-table tr[data-id="0"]')`
+		assert.Equal(t, "dashboard", eval[string](t, b, prow+`.querySelector("td.sender").textContent`))
+		id := eval[string](t, b, prow+`.querySelector("td").textContent`)
+		assert.Contains(t, id, "c0ffee12")
+		assert.NotEqual(t, "send", id)
+		assert.Equal(t, []string{"id", "from", "to", "state", "receipts", "text", "updated", ""},
+			eval[[]string](t, b, `[...document.querySelectorAll("#message-table thead th")].map(th => th.textContent)`))
 	})
 
 	// The send result: a reply and a detail from the far side shown as

@@ -77,16 +77,26 @@ function keyOf(n) { return n.nodeType === 1 ? n.getAttribute("data-key") : null;
 // (changed in place) when it is of the same kind, else nu.
 function morph(old, nu) {
   if (old.nodeType !== nu.nodeType || old.nodeName !== nu.nodeName || keyOf(old) !== keyOf(nu)) return nu;
-  if (old.isEqualNode(nu)) return old;
+  if (old.isEqualNode(nu) || old.nodeName === "DETAILS" && sameBut(old, nu, "open")) return old;
   if (old.nodeType === 3) {
     old.data = nu.data;
     return old;
   }
   if (old.nodeType !== 1) return nu;
-  for (const a of Array.from(old.attributes)) if (!nu.hasAttribute(a.name)) old.removeAttribute(a.name);
-  for (const a of Array.from(nu.attributes)) if (old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+  // A <details> the user opened or closed stays so: its "open" is theirs.
+  const own = a => a.name === "open" && old.nodeName === "DETAILS";
+  for (const a of Array.from(old.attributes)) if (!own(a) && !nu.hasAttribute(a.name)) old.removeAttribute(a.name);
+  for (const a of Array.from(nu.attributes)) if (!own(a) && old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
   morphChildren(old, nu);
   return old;
+}
+
+// sameBut says whether elements a and b are equal but for attribute name.
+function sameBut(a, b, name) {
+  const x = a.cloneNode(true), y = b.cloneNode(true);
+  x.removeAttribute(name);
+  y.removeAttribute(name);
+  return x.isEqualNode(y);
 }
 
 // morphChildren makes old's children nu's: keyed ones matched by key, the
@@ -244,6 +254,22 @@ function pick(key) {
 
 // ---- messages ----
 
+// reasonShort is how long a reason is shown whole; a longer one (or one
+// of several lines) shows its first line, cut, with the rest on demand.
+const reasonShort = 100;
+
+// reason is a reason as the page shows it: whole when short, else one
+// line that opens to the whole text (a <details>, closed).
+function reason(text, cls) {
+  const first = text.split("\n")[0];
+  if (text.length <= reasonShort && first === text) return el("div", cls, text);
+  const cut = first.length > reasonShort ? first.slice(0, reasonShort) + "…" : first + " …";
+  return el("details", cls + " reason", el("summary", null, cut), el("div", "full", text));
+}
+
+// clipId is a long id (a msg_id) cut for a narrow column.
+function clipId(id) { return id.length > 12 ? id.slice(0, 12) + "…" : id; }
+
 const pending = new Set(["stored", "delivering"]);
 const retryable = new Set(["stored", "outcome_unknown", "expired", "refused", "cancelled"]);
 
@@ -283,7 +309,7 @@ function renderMessages(force) {
     const hist = m.history && m.history.length ? m.history : [{ state: m.state, reason: m.reason, at: m.updatedAt }];
     hist.forEach((h, i) => {
       const step = el("li", null, badge(h.state), h.count > 1 ? " ×" + h.count : null, h.at ? el("span", "at", " " + when(h.at)) : null,
-        h.reason ? el("div", "why", h.reason) : null);
+        h.reason ? reason(h.reason, "why") : null);
       step.dataset.key = i + " " + h.state;
       chain.append(step);
     });
@@ -298,12 +324,22 @@ function renderMessages(force) {
       acts.append(el("div", "why confirm", "It may have arrived already: sending it again may deliver it twice. Look first (peerctl outbox show " + m.id + ", the session's transcript)."),
         action("Keep it", m.id, "keep"), " ", action("Send again", m.id, "resend"));
     } else if (m.id && retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
+    // A plain send the service carried has no outbox id: its harness's
+    // msg_id names it, when there is one.
+    const idCell = m.id ? el("td", "mono", m.id)
+      : el("td", "mono", m.msgId ? clipId(m.msgId) : "–", el("div", "muted", "plain send"));
+    if (!m.id && m.msgId) idCell.title = "msg_id " + m.msgId;
+    const from = el("td", "sender", m.sender || "–");
+    if (!m.sender) from.title = "who sent it was not recorded for this message";
+    const text = el("td", "text", el("div", null, m.text),
+      m.reply ? el("div", "reply", el("div", "muted", "reply from " + (m.reply.from || "the session") + ":"), el("div", "reply-text", m.reply.text)) : null);
     const tr = el("tr", null,
-      el("td", "mono", m.id ? m.id : "send"),
+      idCell,
+      from,
       el("td", "mono", m.address, hostOf(m) !== "." ? el("div", "muted", "on " + hostOf(m)) : null),
       el("td", null, badge(m.state)),
-      el("td", null, chain, extra ? el("div", "why", extra) : null, receipt ? el("div", "muted", receipt) : null),
-      el("td", "text", m.text),
+      el("td", "receipts", chain, extra ? reason(extra, "why") : null, receipt ? el("div", "muted", receipt) : null),
+      text,
       el("td", null, age(m.updatedAt)),
       acts);
     tr.dataset.id = String(m.id);
