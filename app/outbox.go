@@ -374,9 +374,16 @@ func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change por
 
 // handedChange is the change of a message whose text the harness took
 // (res.Receipt), or whose hand-over ended with err: delivered, held,
-// outcome_unknown or refused, with the receipt.
+// outcome_unknown or refused, with the receipt. It is at the hand-over's
+// end (res.Started and Elapsed, when known and not later than now), not
+// after a wait or a reply wait that followed, so that a taken_up and a
+// replied line come after it in time too.
 func (o *Outbox) handedChange(res SendResult, err error) ports.OutboxChange {
-	c := ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(), Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport,
+	at := o.now()
+	if h := res.Started.Add(res.Elapsed); !res.Started.IsZero() && res.Elapsed > 0 && h.Before(at) {
+		at = h
+	}
+	c := ports.OutboxChange{State: domain.OutboxDelivered, At: at, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport,
 		MsgID: res.Receipt.MsgID, Reason: res.Receipt.Detail}
 	if res.Outcome != domain.OutcomeUnknown {
 		c.Outcome = res.Outcome.String()

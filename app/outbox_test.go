@@ -556,6 +556,33 @@ func TestOutboxAttemptThatWaitsWithoutTakeUpSaysWhy(t *testing.T) {
 	assert.Contains(t, last.Reason, "timeout")
 }
 
+// A far send that waited for the take-up and the reply records its lines
+// in time order: delivered at the far hand-over's end (its start and
+// elapsed time), not when the wait ended, then taken_up and replied at
+// their times.
+func TestOutboxAttemptElsewhereRecordsTimesInOrder(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: "green?", TTL: time.Hour})
+	require.NoError(t, err)
+	t0 := w.now
+	send := func(context.Context, app.SendRequest) (app.SendResult, error) {
+		w.now = t0.Add(time.Minute) // the far side waited for the reply
+		return app.SendResult{Receipt: domain.Receipt{Outcome: "queued", Transport: "courier"}, Started: t0, Elapsed: time.Second,
+			Confirmation: app.Confirmation{TakenUpAt: t0.Add(5 * time.Second)},
+			Reply:        &domain.Inbound{FromName: "reviewer", Text: "yes", At: t0.Add(10 * time.Second)}}, nil
+	}
+	m, _, err = w.ob.AttemptElsewhere(ctx, m, app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: time.Minute}, AwaitReply: time.Minute}, send)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxReplied, m.State)
+	_, hist := w.state(t, m.ID)
+	var got []string
+	for _, e := range hist {
+		got = append(got, fmt.Sprintf("%s +%s", e.State, e.At.Sub(t0)))
+	}
+	assert.Equal(t, []string{"stored +0s", "delivering +0s", "delivered +1s", "taken_up +5s", "replied +10s"}, got)
+}
+
 // A message for another machine is attempted through that machine's
 // peerctl (the send given): what may pass before any hand-over (a host
 // that does not answer, a far not_live) stores it again with backoff; its
