@@ -19,6 +19,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,12 @@ type Backend interface {
 	// on the message as it is then.
 	Cancel(ctx context.Context, id int64) Result
 	Retry(ctx context.Context, id int64, confirmed bool) Result
+	// Approve and Deny are `peerctl outbox approve|deny --json ID` of a
+	// message the trust policy holds (awaiting_approval), by the page's
+	// user: approved, it is delivered as a durable message; denied, it
+	// ends and is never sent.
+	Approve(ctx context.Context, id int64) Result
+	Deny(ctx context.Context, id int64) Result
 	// Send is `peerctl send --json ADDRESS TEXT`, with --await-reply
 	// (await > 0) waiting that long for the answer.
 	Send(ctx context.Context, address, text string, await time.Duration) Result
@@ -400,8 +407,8 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request) {
 	d.finish(w, d.b.Send(ctx, f.Address, f.Text, await))
 }
 
-// changeForm is the body of POST /api/outbox/ID/cancel|retry ({} or
-// none for a cancel).
+// changeForm is the body of POST /api/outbox/ID/cancel|retry|approve|deny
+// ({} or none but for a confirmed retry).
 type changeForm struct {
 	// ConfirmOutcomeUnknown: the user was told that an outcome_unknown
 	// message may have arrived already and asked to send it again.
@@ -411,7 +418,7 @@ type changeForm struct {
 func (d *Dashboard) change(w http.ResponseWriter, r *http.Request, rest string) {
 	idText, op, _ := strings.Cut(rest, "/")
 	id, err := strconv.ParseInt(idText, 10, 64)
-	if err != nil || id < 1 || op != "cancel" && op != "retry" {
+	if err != nil || id < 1 || !slices.Contains([]string{"cancel", "retry", "approve", "deny"}, op) {
 		http.NotFound(w, r)
 		return
 	}
@@ -422,8 +429,15 @@ func (d *Dashboard) change(w http.ResponseWriter, r *http.Request, rest string) 
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
-	if op == "cancel" {
+	switch op {
+	case "cancel":
 		d.finish(w, d.b.Cancel(ctx, id))
+		return
+	case "approve":
+		d.finish(w, d.b.Approve(ctx, id))
+		return
+	case "deny":
+		d.finish(w, d.b.Deny(ctx, id))
 		return
 	}
 	res := d.b.Retry(ctx, id, f.ConfirmOutcomeUnknown)

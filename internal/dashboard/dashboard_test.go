@@ -331,3 +331,24 @@ func TestTilde(t *testing.T) {
 		assert.Equal(t, tc.want, tilde(tc.in, tc.home), "%q with home %q", tc.in, tc.home)
 	}
 }
+
+// TestApproveAndDenyGoToTheBackend: a held message's Approve and Deny
+// are the backend's (outbox approve|deny), with the token and from the
+// page's own origin only, as every change.
+func TestApproveAndDenyGoToTheBackend(t *testing.T) {
+	f := &fake{msgs: []Message{{ID: 8, State: "awaiting_approval"}, {ID: 7, State: "awaiting_approval"}}}
+	d := newTest(t, f)
+	other := func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }
+	for _, op := range []string{"approve", "deny"} {
+		assert.Equal(t, http.StatusForbidden, do(d, http.MethodPost, "/api/outbox/7/"+op, true, "{}", other).Code, op)
+		assert.Equal(t, http.StatusForbidden, do(d, http.MethodPost, "/api/outbox/7/"+op, false, "{}", nil).Code, op)
+		assert.Equal(t, http.StatusNotFound, do(d, http.MethodGet, "/api/outbox/7/"+op, true, "", nil).Code, op)
+	}
+	assert.Equal(t, "awaiting_approval", f.msgs[1].State, "refused requests changed nothing")
+	w := do(d, http.MethodPost, "/api/outbox/7/approve", true, "", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "stored", f.msgs[1].State, "approved: stored for delivery")
+	w = do(d, http.MethodPost, "/api/outbox/8/deny", true, "{}", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "denied", f.msgs[0].State)
+}

@@ -96,7 +96,9 @@ func (f *fake) move(id int64, state string) Result {
 	return Result{Code: 2, Stderr: fmt.Sprintf("peerctl: message %d is not in the outbox\n", id)}
 }
 
-func (f *fake) Cancel(_ context.Context, id int64) Result { return f.move(id, "cancelled") }
+func (f *fake) Cancel(_ context.Context, id int64) Result  { return f.move(id, "cancelled") }
+func (f *fake) Approve(_ context.Context, id int64) Result { return f.move(id, "stored") }
+func (f *fake) Deny(_ context.Context, id int64) Result    { return f.move(id, "denied") }
 
 // Retry is the use case's: an outcome_unknown message is refused unless
 // confirmed, as the message stands when Retry runs. Each call is recorded.

@@ -158,6 +158,16 @@ func (b webBackend) Retry(ctx context.Context, id int64, confirmed bool) dashboa
 	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "retry", ID: id, Confirmed: confirmed}, nil))
 }
 
+// Approve is outbox approve of message id, by the page's user.
+func (b webBackend) Approve(ctx context.Context, id int64) dashboard.Result {
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "approve", ID: id}, nil))
+}
+
+// Deny is outbox deny of message id, by the page's user.
+func (b webBackend) Deny(ctx context.Context, id int64) dashboard.Result {
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "deny", ID: id}, nil))
+}
+
 // Send is a plain send of text to address (a session here, or one of a
 // host's by its ssh:v1: endpoint), awaiting a reply for await when
 // positive, with the service's own settings, from the dashboard (the

@@ -248,6 +248,21 @@ func (p *pageBackend) Retry(_ context.Context, id int64, confirmed bool) dashboa
 	return dashboard.Result{JSON: []byte(fmt.Sprintf(`{"id":%d,"state":"stored"}`, id))}
 }
 
+// Approve and Deny record the message ("approve ID", "deny ID") among
+// the retries; they change nothing.
+func (p *pageBackend) Approve(_ context.Context, id int64) dashboard.Result {
+	return p.decide("approve", id)
+}
+
+func (p *pageBackend) Deny(_ context.Context, id int64) dashboard.Result { return p.decide("deny", id) }
+
+func (p *pageBackend) decide(op string, id int64) dashboard.Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retried = append(p.retried, fmt.Sprintf("%s %d", op, id))
+	return dashboard.Result{JSON: []byte(fmt.Sprintf(`{"id":%d,"state":"stored"}`, id))}
+}
+
 // retriedIDs are the messages Retry was asked for, in order ("ID
 // confirmed=BOOL").
 func (p *pageBackend) retriedIDs() []string {

@@ -370,6 +370,27 @@ func TestDashboardPage(t *testing.T) {
 			eval[[]string](t, b, `[...document.querySelectorAll("#message-table thead th")].map(th => th.textContent)`))
 	})
 
+	// A message the trust policy holds shows Approve and Deny, and the
+	// rule that held it; each button asks the backend once.
+	t.Run("a held message has Approve and Deny", func(t *testing.T) {
+		held := func(id int64) dashboard.Message {
+			m := stored(id, "held by the trust policy")
+			m.State = "awaiting_approval"
+			return m
+		}
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("")}, msgs: []dashboard.Message{held(12), held(11), stored(10, "")}}
+		open(t, p, dashboard.Options{})
+		row := func(id int) string { return fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]')`, id) }
+		b.until(t, time.Minute, "the held messages' buttons", "!!"+row(11)+` && !!`+row(11)+`.querySelector("button.act-approve")`)
+		assert.True(t, eval[bool](t, b, "!!"+row(12)+`.querySelector("button.act-deny")`))
+		assert.False(t, eval[bool](t, b, "!!"+row(10)+`.querySelector("button.act-approve, button.act-deny")`), "a stored message has none")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="11"] button.act-approve`)))
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="12"] button.act-deny`)))
+		eventually(t, time.Minute, "both asked", func() bool { return len(p.retriedIDs()) == 2 })
+		assert.ElementsMatch(t, []string{"approve 11", "deny 12"}, p.retriedIDs())
+		assert.Empty(t, b.seenDialogs())
+	})
+
 	// The send result: a reply and a detail from the far side shown as
 	// escaped text; a send that awaited a reply and got none says no_reply.
 	t.Run("send results are escaped and say no_reply", func(t *testing.T) {

@@ -315,10 +315,14 @@ function renderMessages(force) {
     });
     const last = hist[hist.length - 1];
     const extra = m.reason && (!last || m.reason !== last.reason) ? m.reason : "";
-    const receipt = [m.outcome && ("outcome " + m.outcome), m.transport && ("by " + m.transport), m.msgId && ("msg_id " + m.msgId)].filter(Boolean).join(", ");
+    const receipt = [m.outcome && ("outcome " + m.outcome), m.transport && ("by " + m.transport), m.msgId && ("msg_id " + m.msgId),
+      m.rule && ("held by " + m.rule), m.approvedBy && ("approved by " + m.approvedBy)].filter(Boolean).join(", ");
     const acts = el("td");
     // A plain send the service carried has no outbox id: nothing to cancel or retry.
     if (m.id && pending.has(m.state)) acts.append(action("Cancel", m.id, "cancel"));
+    // Held by the trust policy: the user approves it (then it is
+    // delivered as a durable message) or denies it (never sent).
+    if (m.id && m.state === "awaiting_approval") acts.append(action("Approve", m.id, "approve"), " ", action("Deny", m.id, "deny"));
     if (m.id && m.state === "outcome_unknown" && confirming.has(m.id)) {
       // It may have arrived: the user looks first, then says so.
       acts.append(el("div", "why confirm", "It may have arrived already: sending it again may deliver it twice. Look first (peerctl outbox show " + m.id + ", the session's transcript)."),
@@ -404,9 +408,9 @@ async function onAction(b) {
     renderMessages(true);
     return;
   }
-  const label = op === "cancel" ? "Cancel" : "Retry";
+  const label = { cancel: "Cancel", approve: "Approve", deny: "Deny" }[op] || "Retry";
   b.disabled = true;
-  const r = await post("/api/outbox/" + id + "/" + (op === "cancel" ? "cancel" : "retry"), op === "resend" ? { confirmOutcomeUnknown: true } : {});
+  const r = await post("/api/outbox/" + id + "/" + (op === "resend" ? "retry" : op), op === "resend" ? { confirmOutcomeUnknown: true } : {});
   confirming.delete(id);
   if (r.json && r.json.needsConfirmation) {
     // It became outcome_unknown since the page drew it: ask.
