@@ -297,7 +297,7 @@ func TestOnlyTheBoundAddressGetsTheCookie(t *testing.T) {
 // own, escaped as a text is (newlines kept).
 func TestMessagesReadably(t *testing.T) {
 	reply := wire.RepliedReason("rev", "on main\nall green \x1b[31m")
-	f := &fake{msgs: []Message{{ID: 4, State: "replied", Address: "rev", Text: "see /home/u/src", Sender: "mcp:reviewer-1",
+	f := &fake{msgs: []Message{{ID: 4, State: "replied", Address: "rev", Text: "see /home/u/src", Sender: &wire.Sender{Entrance: "mcp", SessionName: "reviewer-1", As: "mcp:reviewer-1"},
 		Reason: "the transcript /home/u/.claude/projects/x.jsonl shows it",
 		History: []Event{{At: "t1", State: "stored", Reason: "not_live: no session; registry /home/u/.claude/sessions, /home/u2/x, /x/home/u/y"},
 			{At: "t2", State: "delivered", Reason: "the harness took it"}, {At: "t3", State: "replied", Reason: reply}}}}}
@@ -312,7 +312,8 @@ func TestMessagesReadably(t *testing.T) {
 	assert.Equal(t, "the transcript ~/.claude/projects/x.jsonl shows it", m.Reason)
 	assert.Equal(t, "not_live: no session; registry ~/.claude/sessions, /home/u2/x, /x/home/u/y", m.History[0].Reason, "another user's home and a path that only contains it stay")
 	assert.Equal(t, "see /home/u/src", m.Text, "the text is the sender's, as sent")
-	assert.Equal(t, "mcp:reviewer-1", m.Sender)
+	require.NotNil(t, m.Sender)
+	assert.Equal(t, "mcp:reviewer-1", m.Sender.As)
 	require.NotNil(t, m.Reply)
 	assert.Equal(t, ReplyView{From: "rev", Text: `on main` + "\n" + `all green \x1b[31m`}, *m.Reply)
 	assert.NotContains(t, w.Body.String(), "/home/u/.claude")

@@ -248,7 +248,11 @@ func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, sta
 // history.
 func safeMessage(m *Message, home string) {
 	m.Key, m.Reason, m.Address, m.Host, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(tilde(m.Reason, home)), wire.Safe(m.Address), wire.Safe(m.Host), wire.Safe(m.SessionID), safeText(m.Text)
-	m.MsgID, m.Sender = wire.Safe(m.MsgID), wire.Safe(m.Sender)
+	m.MsgID, m.Rule, m.ApprovedBy = wire.Safe(m.MsgID), wire.Safe(m.Rule), wire.Safe(m.ApprovedBy)
+	if f := m.Sender; f != nil {
+		m.Sender = &wire.Sender{Entrance: wire.Safe(f.Entrance), Where: wire.Safe(f.Where), SessionName: wire.Safe(f.SessionName),
+			SessionID: wire.Safe(f.SessionID), As: wire.Safe(f.As)} // the caller's stays as it is
+	}
 	m.History = fold(slices.Clone(m.History)) // the caller's stays as it is
 	for i := range m.History {
 		m.History[i].Reason = wire.Safe(tilde(m.History[i].Reason, home))

@@ -158,14 +158,15 @@ func (b webBackend) Retry(ctx context.Context, id int64, confirmed bool) dashboa
 	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "retry", ID: id, Confirmed: confirmed}, nil))
 }
 
-// Approve is outbox approve of message id, by the page's user.
+// Approve is outbox approve of message id, by the page's user (the
+// dashboard entrance, which its history names).
 func (b webBackend) Approve(ctx context.Context, id int64) dashboard.Result {
-	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "approve", ID: id}, nil))
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "approve", ID: id, By: wire.SenderOf(domain.NewSender(domain.EntranceDashboard, ""))}, nil))
 }
 
 // Deny is outbox deny of message id, by the page's user.
 func (b webBackend) Deny(ctx context.Context, id int64) dashboard.Result {
-	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "deny", ID: id}, nil))
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "deny", ID: id, By: wire.SenderOf(domain.NewSender(domain.EntranceDashboard, ""))}, nil))
 }
 
 // Send is a plain send of text to address (a session here, or one of a

@@ -321,12 +321,13 @@ func TestDashboardPage(t *testing.T) {
 	t.Run("messages read easily", func(t *testing.T) {
 		long := "not_live: no live session named \"reviewer\" in /home/u/.claude/sessions (and 3 stale records: pids 11, 12, 13 are gone); " +
 			"it is tried again when the session is back or at the next backoff"
-		replied := dashboard.Message{ID: 9, State: "replied", Address: "reviewer", Text: "are the tests green?", Sender: "mcp:reviewer-1",
+		replied := dashboard.Message{ID: 9, State: "replied", Address: "reviewer", Text: "are the tests green?",
+			Sender:    &wire.Sender{Entrance: "mcp", SessionName: "reviewer-1", As: "mcp:reviewer-1"},
 			CreatedAt: "2026-03-01T10:00:00Z", UpdatedAt: "2026-03-01T10:03:00Z", History: []dashboard.Event{
 				{At: "2026-03-01T10:00:00Z", State: "stored", Reason: long}, {At: "2026-03-01T10:02:00Z", State: "delivering"},
 				{At: "2026-03-01T10:02:01Z", State: "delivered", Reason: "the harness took it (queued)"},
 				{At: "2026-03-01T10:03:00Z", State: "replied", Reason: wire.RepliedReason("reviewer", "yes, all green on main")}}}
-		plain := dashboard.Message{State: "delivered", Address: "web", Text: "from the page", Sender: "dashboard", MsgID: "c0ffee12-3456-7890",
+		plain := dashboard.Message{State: "delivered", Address: "web", Text: "from the page", Sender: &wire.Sender{Entrance: "dashboard", As: "dashboard"}, MsgID: "c0ffee12-3456-7890",
 			CreatedAt: "2026-03-01T10:04:00Z", UpdatedAt: "2026-03-01T10:04:01Z", History: []dashboard.Event{{At: "2026-03-01T10:04:00Z", State: "sent"},
 				{At: "2026-03-01T10:04:01Z", State: "delivered", Reason: "the harness took it (queued)"}}}
 		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("", "reviewer")}, msgs: []dashboard.Message{plain, replied}}
@@ -380,7 +381,9 @@ func TestDashboardPage(t *testing.T) {
 		}
 		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("")}, msgs: []dashboard.Message{held(12), held(11), stored(10, "")}}
 		open(t, p, dashboard.Options{})
-		row := func(id int) string { return fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]')`, id) }
+		row := func(id int) string {
+			return fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]')`, id)
+		}
 		b.until(t, time.Minute, "the held messages' buttons", "!!"+row(11)+` && !!`+row(11)+`.querySelector("button.act-approve")`)
 		assert.True(t, eval[bool](t, b, "!!"+row(12)+`.querySelector("button.act-deny")`))
 		assert.False(t, eval[bool](t, b, "!!"+row(10)+`.querySelector("button.act-approve, button.act-deny")`), "a stored message has none")

@@ -333,7 +333,8 @@ function renderMessages(force) {
     const idCell = m.id ? el("td", "mono", m.id)
       : el("td", "mono", m.msgId ? clipId(m.msgId) : "–", el("div", "muted", "plain send"));
     if (!m.id && m.msgId) idCell.title = "msg_id " + m.msgId;
-    const from = el("td", "sender", m.sender || "–");
+    // Who sent it, as a rule's --from names it ("mcp:reviewer-1").
+    const from = el("td", "sender", m.sender ? m.sender.as : "–");
     if (!m.sender) from.title = "who sent it was not recorded for this message";
     const text = el("td", "text", el("div", null, m.text),
       m.reply ? el("div", "reply", el("div", "muted", "reply from " + (m.reply.from || "the session") + ":"), el("div", "reply-text", m.reply.text)) : null);
