@@ -118,6 +118,47 @@ func TestDashboardSendsWithTheServicesConfigDir(t *testing.T) {
 	assert.Empty(t, b.seenDialogs())
 }
 
+// TestDashboardApprovesAHeldMessageOnce: a send the trust policy holds
+// shows on the page awaiting approval, with the rule and its sender;
+// Approve delivers it to the session exactly once (a second approve,
+// from the page too, is wrong_state), and the page shows it delivered.
+func TestDashboardApprovesAHeldMessageOnce(t *testing.T) {
+	b := newBrowser(t)
+	w := newPolicyServeWorld(t, []string{"--from", "cli", "--to", "*", "hold"})
+	u := startDashboard(t, w.env(t), "--config-dir", w.config)
+	text := "held until the page approves it"
+	got := w.sendHeld(t, text)
+	require.Equal(t, "awaiting_approval", got.Outbox.State)
+	id := got.Outbox.ID
+	b.do(t, time.Minute, chromedp.Navigate(u))
+	row := fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]')`, id)
+	b.until(t, time.Minute, "the held message with Approve", "!!"+row+` && !!`+row+`.querySelector("button.act-approve")`)
+	shown := eval[string](t, b, row+".textContent")
+	assert.Contains(t, shown, "awaiting_approval")
+	assert.Contains(t, shown, "rule 1: hold from=cli to=*")
+	assert.Equal(t, "cli", eval[string](t, b, row+`.querySelector("td.sender").textContent`))
+	assert.Empty(t, w.listener.Frames(), "nothing reached the session before the approval")
+
+	b.do(t, time.Minute, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#message-table tr[data-id="%d"] button.act-approve`, id))))
+	eventually(t, 2*time.Minute, "the approved message delivered", func() bool { return w.show(t, id).State == "delivered" })
+	b.until(t, time.Minute, "the page showing it delivered", row+` && `+row+`.querySelector(".badge").textContent === "delivered"`)
+	require.True(t, eval[bool](t, b, fmt.Sprintf(`(() => { window.again = null;
+  fetch("/api/outbox/%d/approve", {method: "POST", body: "{}"}).then(r => r.json()).then(j => { window.again = j.code }); return true })()`, id)))
+	b.until(t, time.Minute, "the second approve's answer", `window.again !== null`)
+	assert.Equal(t, 16, eval[int](t, b, `window.again`), "approved once: a second approve is wrong_state")
+	frames := w.listener.Frames()
+	require.Len(t, frames, 1, "delivered exactly once")
+	assert.Contains(t, string(frames[0]), text)
+	m := w.show(t, id)
+	var states []string
+	for _, h := range m.History {
+		states = append(states, h.State)
+	}
+	assert.Equal(t, "awaiting_approval", states[0])
+	assert.Contains(t, states, "delivered")
+	assert.Empty(t, b.seenDialogs())
+}
+
 // TestDashboardShowsTheHosts: the hosts of the hosts file (reached by
 // the fake ssh) are listed beside this machine with their sessions and
 // the peerctl they run, as its hello named it; one that cannot be
