@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // DefaultTTL is a durable message's time to live when none is given.
@@ -374,9 +374,16 @@ func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change por
 
 // handedChange is the change of a message whose text the harness took
 // (res.Receipt), or whose hand-over ended with err: delivered, held,
-// outcome_unknown or refused, with the receipt.
+// outcome_unknown or refused, with the receipt. It is at the hand-over's
+// end (res.Started and Elapsed, when known and not later than now), not
+// after a wait or a reply wait that followed, so that a taken_up and a
+// replied line come after it in time too.
 func (o *Outbox) handedChange(res SendResult, err error) ports.OutboxChange {
-	c := ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(), Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport,
+	at := o.now()
+	if h := res.Started.Add(res.Elapsed); !res.Started.IsZero() && res.Elapsed > 0 && h.Before(at) {
+		at = h
+	}
+	c := ports.OutboxChange{State: domain.OutboxDelivered, At: at, Outcome: res.Receipt.Outcome, Transport: res.Receipt.Transport,
 		MsgID: res.Receipt.MsgID, Reason: res.Receipt.Detail}
 	if res.Outcome != domain.OutcomeUnknown {
 		c.Outcome = res.Outcome.String()
@@ -437,27 +444,13 @@ func (o *Outbox) afterHanded(ctx context.Context, m ports.OutboxMessage, req Sen
 	handed := []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp}
 	if res.Reply != nil {
 		return o.store.Move(ctx, m.ID, handed, ports.OutboxChange{State: domain.OutboxReplied, At: res.Reply.At,
-			Reason: fmt.Sprintf("the session replied (from %q, %d bytes): %s", res.Reply.FromName, len(res.Reply.Text), clip(res.Reply.Text, replyQuote))})
+			Reason: wire.RepliedReason(res.Reply.FromName, res.Reply.Text)})
 	}
 	why := "no reply"
 	if r, ok := domain.AsRefusal(err); ok {
 		why = r.Error()
 	}
 	return o.store.Move(ctx, m.ID, handed, ports.OutboxChange{State: m.State, At: o.now(), Reason: why})
-}
-
-// replyQuote bounds, in bytes, the reply's words kept in a replied line.
-const replyQuote = 200
-
-// clip cuts s at n bytes on a rune boundary, marking the cut with "…".
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // notHanded records an attempt that handed nothing over (err, a refusal
@@ -592,6 +585,16 @@ var ErrNotPending = errors.New("only a stored message can be cancelled")
 // ErrNotRetryable is returned by Retry for a message delivered or on its way.
 var ErrNotRetryable = errors.New("only an outcome_unknown, expired, refused, cancelled or stored message can be retried")
 
+// ErrUnconfirmed is returned by Retry for an outcome_unknown message the
+// caller did not say the user confirmed: it may have arrived already, and
+// sending it again may deliver it twice.
+var ErrUnconfirmed = errors.New("it may have arrived already, and sending it again may deliver it twice")
+
+// unconfirmed is ErrUnconfirmed for message id, with what to do.
+func unconfirmed(id int64) error {
+	return fmt.Errorf("message %d is outcome_unknown: %w; look first (peerctl outbox show %d, the session's transcript), then confirm the retry", id, ErrUnconfirmed, id)
+}
+
 // Cancel takes stored message id back (cancelled, with reason); one that
 // is being delivered or is past that is ErrNotPending (wrapped, with its
 // state); ports.ErrNoMessage for an unknown id.
@@ -610,14 +613,25 @@ func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.Out
 // again; otherwise it is stored, its reason saying what was found (the
 // transcript does not show it, or it could not be looked at and is sent
 // again as asked, perhaps twice). Delivered, held, taken up and replied
-// messages, and one being delivered, are ErrNotRetryable.
-func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64) (ports.OutboxMessage, error) {
+// messages, and one being delivered, are ErrNotRetryable. confirmed says
+// the user was told that an outcome_unknown message may have arrived and
+// asked to send it again (outbox retry, the page's "Send again"): without
+// it such a message is ErrUnconfirmed (wrapped, with its id) and stays as
+// it is, also when it became outcome_unknown while the caller looked.
+func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64, confirmed bool) (ports.OutboxMessage, error) {
 	m, _, err := o.store.Get(ctx, id)
 	if err != nil {
 		return m, err
 	}
+	from := []domain.OutboxState{domain.OutboxOutcomeUnknown, domain.OutboxExpired, domain.OutboxRefused, domain.OutboxCancelled, domain.OutboxStored}
+	if !confirmed {
+		from = from[1:]
+	}
 	c := ports.OutboxChange{State: domain.OutboxStored, Reason: "retried by outbox retry"}
 	if m.State == domain.OutboxOutcomeUnknown {
+		if !confirmed {
+			return m, unconfirmed(id)
+		}
 		found, why, err := o.look(ctx, svc, m)
 		if err != nil {
 			return m, err
@@ -637,8 +651,11 @@ func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64) (ports.Outbo
 	if !now.Before(m.Expires) {
 		c.Expires = now.Add(m.Expires.Sub(m.Created))
 	}
-	m, err = o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxOutcomeUnknown, domain.OutboxExpired, domain.OutboxRefused, domain.OutboxCancelled, domain.OutboxStored}, c)
-	if errors.Is(err, ports.ErrWrongState) {
+	m, err = o.store.Move(ctx, id, from, c)
+	switch {
+	case errors.Is(err, ports.ErrWrongState) && m.State == domain.OutboxOutcomeUnknown:
+		return m, unconfirmed(id)
+	case errors.Is(err, ports.ErrWrongState):
 		return m, fmt.Errorf("message %d is %s: %w", id, m.State, ErrNotRetryable)
 	}
 	return m, err

@@ -223,7 +223,7 @@ func TestOutboxExpiresWithTheLastReason(t *testing.T) {
 	assert.Contains(t, m.Reason, "time to live passed")
 	assert.Contains(t, m.Reason, "not_live")
 	// Retry renews the TTL and makes it due now.
-	m, err = w.ob.Retry(ctx, w.svc, m.ID)
+	m, err = w.ob.Retry(ctx, w.svc, m.ID, true)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 	assert.True(t, m.Expires.After(w.now))
@@ -243,7 +243,7 @@ func TestOutboxOutcomeUnknownIsNeverRetriedOnItsOwn(t *testing.T) {
 	assert.Empty(t, due)
 	_, err = w.ob.Cancel(ctx, m.ID, "x")
 	assert.ErrorIs(t, err, app.ErrNotPending)
-	m, err = w.ob.Retry(ctx, w.svc, m.ID)
+	m, err = w.ob.Retry(ctx, w.svc, m.ID, true)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 }
@@ -362,7 +362,7 @@ func TestOutboxRetryOfOutcomeUnknownLooksFirst(t *testing.T) {
 		w := newOutboxWorld(t)
 		w.fake = startFake(t, w.dir, idA, "reviewer")
 		m := unknown(t, w, "it was there", true)
-		m, err := w.ob.Retry(ctx, w.svc, m.ID)
+		m, err := w.ob.Retry(ctx, w.svc, m.ID, true)
 		require.NoError(t, err)
 		assert.Equal(t, domain.OutboxDelivered, m.State)
 		assert.Contains(t, m.Reason, "looked first: the transcript shows it arrived")
@@ -375,7 +375,7 @@ func TestOutboxRetryOfOutcomeUnknownLooksFirst(t *testing.T) {
 		w := newOutboxWorld(t)
 		w.fake = startFake(t, w.dir, idA, "reviewer")
 		m := unknown(t, w, "it was not there", false)
-		m, err := w.ob.Retry(ctx, w.svc, m.ID)
+		m, err := w.ob.Retry(ctx, w.svc, m.ID, true)
 		require.NoError(t, err)
 		assert.Equal(t, domain.OutboxStored, m.State)
 		assert.Contains(t, m.Reason, "looked first: the transcript does not show it")
@@ -385,11 +385,60 @@ func TestOutboxRetryOfOutcomeUnknownLooksFirst(t *testing.T) {
 		m := w.submit(t, "", "reviewer", "receipt only")
 		m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now})
 		require.NoError(t, err)
-		m, err = w.ob.Retry(ctx, w.svc, m.ID)
+		m, err = w.ob.Retry(ctx, w.svc, m.ID, true)
 		require.NoError(t, err)
 		assert.Equal(t, domain.OutboxStored, m.State)
 		assert.Contains(t, m.Reason, "could not look first")
 		assert.Contains(t, m.Reason, "may arrive twice")
+	})
+}
+
+// racingStore is a store whose message turns outcome_unknown (a hand-over
+// that ended unsure) right after Get read it: what Retry read is stale.
+type racingStore struct {
+	ports.Outbox
+	now time.Time
+}
+
+func (s racingStore) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports.OutboxEvent, error) {
+	m, h, err := s.Outbox.Get(ctx, id)
+	if err == nil {
+		_, err = s.Move(ctx, id, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: s.now, Reason: "the courier died"})
+	}
+	return m, h, err
+}
+
+// A retry the user did not confirm never sends an outcome_unknown message
+// again: the use case refuses it, also when the message became
+// outcome_unknown after the caller (the page) last saw it.
+func TestOutboxRetryOfOutcomeUnknownNeedsTheUsersConfirmation(t *testing.T) {
+	ctx := context.Background()
+	t.Run("outcome_unknown when asked", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m := w.submit(t, "", "reviewer", "maybe there")
+		m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: w.now})
+		require.NoError(t, err)
+		_, err = w.ob.Retry(ctx, w.svc, m.ID, false)
+		require.ErrorIs(t, err, app.ErrUnconfirmed)
+		assert.Contains(t, err.Error(), fmt.Sprintf("message %d is outcome_unknown", m.ID))
+		got, _ := w.state(t, m.ID)
+		assert.Equal(t, domain.OutboxOutcomeUnknown, got.State, "left as it was")
+	})
+	t.Run("became outcome_unknown while the page looked", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m := w.submit(t, "", "reviewer", "maybe there")
+		ob := app.NewOutbox(racingStore{Outbox: w.store, now: w.now}, func() time.Time { return w.now })
+		_, err := ob.Retry(ctx, w.svc, m.ID, false)
+		require.ErrorIs(t, err, app.ErrUnconfirmed)
+		got, _ := w.state(t, m.ID)
+		assert.Equal(t, domain.OutboxOutcomeUnknown, got.State, "not stored again to be sent")
+	})
+	t.Run("a stored message needs no confirmation", func(t *testing.T) {
+		w := newOutboxWorld(t)
+		m := w.submit(t, "", "reviewer", "waiting")
+		m, err := w.ob.Retry(ctx, w.svc, m.ID, false)
+		require.NoError(t, err)
+		assert.Equal(t, domain.OutboxStored, m.State)
 	})
 }
 
@@ -507,6 +556,33 @@ func TestOutboxAttemptThatWaitsWithoutTakeUpSaysWhy(t *testing.T) {
 	assert.Contains(t, last.Reason, "timeout")
 }
 
+// A far send that waited for the take-up and the reply records its lines
+// in time order: delivered at the far hand-over's end (its start and
+// elapsed time), not when the wait ended, then taken_up and replied at
+// their times.
+func TestOutboxAttemptElsewhereRecordsTimesInOrder(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: "green?", TTL: time.Hour})
+	require.NoError(t, err)
+	t0 := w.now
+	send := func(context.Context, app.SendRequest) (app.SendResult, error) {
+		w.now = t0.Add(time.Minute) // the far side waited for the reply
+		return app.SendResult{Receipt: domain.Receipt{Outcome: "queued", Transport: "courier"}, Started: t0, Elapsed: time.Second,
+			Confirmation: app.Confirmation{TakenUpAt: t0.Add(5 * time.Second)},
+			Reply:        &domain.Inbound{FromName: "reviewer", Text: "yes", At: t0.Add(10 * time.Second)}}, nil
+	}
+	m, _, err = w.ob.AttemptElsewhere(ctx, m, app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: time.Minute}, AwaitReply: time.Minute}, send)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxReplied, m.State)
+	_, hist := w.state(t, m.ID)
+	var got []string
+	for _, e := range hist {
+		got = append(got, fmt.Sprintf("%s +%s", e.State, e.At.Sub(t0)))
+	}
+	assert.Equal(t, []string{"stored +0s", "delivering +0s", "delivered +1s", "taken_up +5s", "replied +10s"}, got)
+}
+
 // A message for another machine is attempted through that machine's
 // peerctl (the send given): what may pass before any hand-over (a host
 // that does not answer, a far not_live) stores it again with backoff; its
@@ -592,7 +668,7 @@ func TestOutboxClockJumpBackSendsNothingTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, due, 1, "only the message still waiting")
 	assert.Equal(t, waiting.ID, due[0].ID)
-	_, err = w.ob.Retry(ctx, w.svc, m.ID)
+	_, err = w.ob.Retry(ctx, w.svc, m.ID, true)
 	assert.ErrorIs(t, err, app.ErrNotRetryable, "a delivered message is never sent again")
 	waiting, _, _ = w.ob.Attempt(ctx, w.svc, due[0], confirmFast)
 	assert.Equal(t, domain.OutboxStored, waiting.State)
@@ -861,7 +937,7 @@ func TestOutboxDeny(t *testing.T) {
 	_, err = w.ob.Approve(ctx, m.ID, domain.NewSender(domain.EntranceCLI, ""))
 	assert.ErrorIs(t, err, app.ErrNotAwaiting)
 	assert.Contains(t, err.Error(), "is denied")
-	_, err = w.ob.Retry(ctx, nil, m.ID)
+	_, err = w.ob.Retry(ctx, nil, m.ID, true)
 	assert.ErrorIs(t, err, app.ErrNotRetryable, "a denied message is not sent by a retry")
 	plain := w.submit(t, "", "reviewer", "y")
 	_, err = w.ob.Deny(ctx, plain.ID, domain.NewSender(domain.EntranceCLI, ""))

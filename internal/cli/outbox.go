@@ -330,7 +330,9 @@ func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
 // opts.id in the service. An approval or a denial names who made it
 // (opts.by).
 func runOutboxChange(ctx context.Context, opts *outboxOptions) error {
-	req := serve.Request{Op: opts.op, ID: opts.id}
+	// Typing outbox retry is the user's confirmation: an outcome_unknown
+	// message is looked at first, then sent again when it did not arrive.
+	req := serve.Request{Op: opts.op, ID: opts.id, Confirmed: opts.op == "retry"}
 	if opts.op == "approve" || opts.op == "deny" {
 		req.By = wire.SenderOf(opts.by(ctx))
 	}

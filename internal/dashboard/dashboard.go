@@ -19,13 +19,11 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/peerctl/peerctl/domain"
-	"github.com/peerctl/peerctl/ports/wire"
 )
 
 //go:embed assets
@@ -46,11 +44,19 @@ type Backend interface {
 	// sends the service carried (ID 0) come beside them. An error: the
 	// outbox cannot be read.
 	Messages(ctx context.Context, q MessageQuery) ([]Message, error)
-	// Cancel and Retry are `peerctl outbox cancel|retry --json ID`. The
-	// page asks Retry of an outcome_unknown message only once the user
-	// confirmed it (the Dashboard refuses it otherwise).
+	// Cancel and Retry are `peerctl outbox cancel|retry --json ID`.
+	// confirmed says the user confirmed sending an outcome_unknown message
+	// again; without it Retry refuses such a message (the refusal
+	// outcome_unknown, exit 13) and changes nothing: the use case decides,
+	// on the message as it is then.
 	Cancel(ctx context.Context, id int64) Result
-	Retry(ctx context.Context, id int64) Result
+	Retry(ctx context.Context, id int64, confirmed bool) Result
+	// Approve and Deny are `peerctl outbox approve|deny --json ID` of a
+	// message the trust policy holds (awaiting_approval), by the page's
+	// user: approved, it is delivered as a durable message; denied, it
+	// ends and is never sent.
+	Approve(ctx context.Context, id int64) Result
+	Deny(ctx context.Context, id int64) Result
 	// Send is `peerctl send --json ADDRESS TEXT`, with --await-reply
 	// (await > 0) waiting that long for the answer.
 	Send(ctx context.Context, address, text string, await time.Duration) Result
@@ -121,6 +127,9 @@ type Options struct {
 	// Page is how many outbox messages the page shows at once (default
 	// 500); older ones are reached a page at a time.
 	Page int
+	// Home is the user's home folder ("": none): the page shows it as "~"
+	// in the messages' reasons.
+	Home string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -398,8 +407,8 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request) {
 	d.finish(w, d.b.Send(ctx, f.Address, f.Text, await))
 }
 
-// changeForm is the body of POST /api/outbox/ID/cancel|retry ({} or
-// none for a cancel).
+// changeForm is the body of POST /api/outbox/ID/cancel|retry|approve|deny
+// ({} or none but for a confirmed retry).
 type changeForm struct {
 	// ConfirmOutcomeUnknown: the user was told that an outcome_unknown
 	// message may have arrived already and asked to send it again.
@@ -409,7 +418,7 @@ type changeForm struct {
 func (d *Dashboard) change(w http.ResponseWriter, r *http.Request, rest string) {
 	idText, op, _ := strings.Cut(rest, "/")
 	id, err := strconv.ParseInt(idText, 10, 64)
-	if err != nil || id < 1 || op != "cancel" && op != "retry" {
+	if err != nil || id < 1 || !slices.Contains([]string{"cancel", "retry", "approve", "deny"}, op) {
 		http.NotFound(w, r)
 		return
 	}
@@ -420,21 +429,36 @@ func (d *Dashboard) change(w http.ResponseWriter, r *http.Request, rest string) 
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
-	if op == "cancel" {
+	switch op {
+	case "cancel":
 		d.finish(w, d.b.Cancel(ctx, id))
 		return
+	case "approve":
+		d.finish(w, d.b.Approve(ctx, id))
+		return
+	case "deny":
+		d.finish(w, d.b.Deny(ctx, id))
+		return
 	}
-	if !f.ConfirmOutcomeUnknown {
-		// Whether it is outcome_unknown now: the message itself, or the
-		// next older one when it is not in the outbox.
-		ms, err := d.b.Messages(ctx, MessageQuery{Before: id + 1, Limit: 1})
-		if err == nil && len(ms) > 0 && ms[0].ID == id && ms[0].State == domain.OutboxOutcomeUnknown.String() {
-			d.result(w, http.StatusConflict, Result{Code: wire.ExitOutcomeUnknown, JSON: json.RawMessage(fmt.Sprintf(`{"id":%d,"state":%q,"needsConfirmation":true}`, id, ms[0].State)),
-				Stderr: fmt.Sprintf("peerctl dashboard: message %d is outcome_unknown: it may have arrived already, and sending it again may deliver it twice; look first (peerctl outbox show %d, the session's transcript), then confirm the retry\n", id, id)})
-			return
-		}
+	res := d.b.Retry(ctx, id, f.ConfirmOutcomeUnknown)
+	if !f.ConfirmOutcomeUnknown && refusedWith(res, "outcome_unknown") {
+		// It is outcome_unknown (perhaps only since the page drew it):
+		// the page asks the user first.
+		d.result(w, http.StatusConflict, Result{Code: res.Code, JSON: json.RawMessage(fmt.Sprintf(`{"id":%d,"state":"outcome_unknown","needsConfirmation":true}`, id)),
+			Stderr: res.Stderr})
+		return
 	}
-	d.finish(w, d.b.Retry(ctx, id))
+	d.finish(w, res)
+}
+
+// refusedWith says whether res is a refusal with the word reason.
+func refusedWith(res Result, reason string) bool {
+	var doc struct {
+		Refusal *struct {
+			Reason string `json:"reason"`
+		} `json:"refusal"`
+	}
+	return json.Unmarshal(res.JSON, &doc) == nil && doc.Refusal != nil && doc.Refusal.Reason == reason
 }
 
 // finish has the data read again (a change was made) and writes res.

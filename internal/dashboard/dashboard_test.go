@@ -290,3 +290,66 @@ func TestOnlyTheBoundAddressGetsTheCookie(t *testing.T) {
 	assert.NotEqual(t, testToken, u2.Query().Get("token"))
 	_ = io.Discard
 }
+
+// TestMessagesReadably: the messages' document shows the user's home as
+// "~" in every reason (not in the text, which is the sender's), names the
+// sender, and carries the reply its replied line quotes as a field of its
+// own, escaped as a text is (newlines kept).
+func TestMessagesReadably(t *testing.T) {
+	reply := wire.RepliedReason("rev", "on main\nall green \x1b[31m")
+	f := &fake{msgs: []Message{{ID: 4, State: "replied", Address: "rev", Text: "see /home/u/src", Sender: &wire.Sender{Entrance: "mcp", SessionName: "reviewer-1", As: "mcp:reviewer-1"},
+		Reason: "the transcript /home/u/.claude/projects/x.jsonl shows it",
+		History: []Event{{At: "t1", State: "stored", Reason: "not_live: no session; registry /home/u/.claude/sessions, /home/u2/x, /x/home/u/y"},
+			{At: "t2", State: "delivered", Reason: "the harness took it"}, {At: "t3", State: "replied", Reason: reply}}}}}
+	d, err := New(f, Options{Addr: testAddr, Token: testToken, Home: "/home/u/"})
+	require.NoError(t, err)
+	w := do(d, http.MethodGet, "/api/state", true, "", nil)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var st State
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &st))
+	require.Len(t, st.Messages, 1)
+	m := st.Messages[0]
+	assert.Equal(t, "the transcript ~/.claude/projects/x.jsonl shows it", m.Reason)
+	assert.Equal(t, "not_live: no session; registry ~/.claude/sessions, /home/u2/x, /x/home/u/y", m.History[0].Reason, "another user's home and a path that only contains it stay")
+	assert.Equal(t, "see /home/u/src", m.Text, "the text is the sender's, as sent")
+	require.NotNil(t, m.Sender)
+	assert.Equal(t, "mcp:reviewer-1", m.Sender.As)
+	require.NotNil(t, m.Reply)
+	assert.Equal(t, ReplyView{From: "rev", Text: `on main` + "\n" + `all green \x1b[31m`}, *m.Reply)
+	assert.NotContains(t, w.Body.String(), "/home/u/.claude")
+}
+
+func TestTilde(t *testing.T) {
+	for _, tc := range []struct{ in, home, want string }{
+		{"/home/u", "/home/u", "~"},
+		{"/home/u/", "/home/u", "~/"},
+		{"at /home/u/x and (/home/u/y)", "/home/u", "at ~/x and (~/y)"},
+		{"cc-peer:v1:7:p:/home/u/.s.sock", "/home/u", "cc-peer:v1:7:p:~/.s.sock"},
+		{"/home/user/x /home/u.old", "/home/u", "/home/user/x /home/u.old"},
+		{"/root/x", "", "/root/x"},
+		{"/x", "/", "/x"},
+	} {
+		assert.Equal(t, tc.want, tilde(tc.in, tc.home), "%q with home %q", tc.in, tc.home)
+	}
+}
+
+// TestApproveAndDenyGoToTheBackend: a held message's Approve and Deny
+// are the backend's (outbox approve|deny), with the token and from the
+// page's own origin only, as every change.
+func TestApproveAndDenyGoToTheBackend(t *testing.T) {
+	f := &fake{msgs: []Message{{ID: 8, State: "awaiting_approval"}, {ID: 7, State: "awaiting_approval"}}}
+	d := newTest(t, f)
+	other := func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }
+	for _, op := range []string{"approve", "deny"} {
+		assert.Equal(t, http.StatusForbidden, do(d, http.MethodPost, "/api/outbox/7/"+op, true, "{}", other).Code, op)
+		assert.Equal(t, http.StatusForbidden, do(d, http.MethodPost, "/api/outbox/7/"+op, false, "{}", nil).Code, op)
+		assert.Equal(t, http.StatusNotFound, do(d, http.MethodGet, "/api/outbox/7/"+op, true, "", nil).Code, op)
+	}
+	assert.Equal(t, "awaiting_approval", f.msgs[1].State, "refused requests changed nothing")
+	w := do(d, http.MethodPost, "/api/outbox/7/approve", true, "", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "stored", f.msgs[1].State, "approved: stored for delivery")
+	w = do(d, http.MethodPost, "/api/outbox/8/deny", true, "{}", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "denied", f.msgs[0].State)
+}

@@ -206,7 +206,7 @@ func (d *Dashboard) publish() {
 	}
 	for _, g := range views {
 		vs := &viewSnap{more: g.vs.more, err: wire.Safe(g.vs.err), read: g.vs.read}
-		for _, m := range messageViews(g.vs.msgs) {
+		for _, m := range messageViews(g.vs.msgs, d.opt.Home) {
 			b, err := json.Marshal(m)
 			if err != nil {
 				return
@@ -225,20 +225,36 @@ func (d *Dashboard) publish() {
 	d.changed = make(chan struct{})
 }
 
-// messageViews is msgs as the page shows them: escaped, history folded, each
-// with its key.
-func messageViews(msgs []Message) []MessageView {
+// messageViews is msgs as the page shows them: escaped, history folded,
+// home ("": none) shown as "~" in the reasons, each with its key and its
+// reply.
+func messageViews(msgs []Message, home string) []MessageView {
 	out := make([]MessageView, len(msgs))
 	keys := map[string]int{}
 	for i, m := range msgs {
-		safeMessage(&m)
+		reply := replyOf(m)
+		safeMessage(&m, home)
 		k := "m " + strconv.FormatInt(m.ID, 10)
 		if m.ID == 0 {
 			k = "s " + m.CreatedAt + " " + m.Host + " " + m.Address
 		}
-		out[i] = MessageView{Key: unique(keys, k), Message: m}
+		out[i] = MessageView{Key: unique(keys, k), Message: m, Reply: reply}
 	}
 	return out
+}
+
+// replyOf is m's reply as its latest replied line says it (nil: none).
+func replyOf(m Message) *ReplyView {
+	for i := len(m.History) - 1; i >= 0; i-- {
+		if m.History[i].State != "replied" {
+			continue
+		}
+		if from, words, ok := wire.ReplyOf(m.History[i].Reason); ok {
+			return &ReplyView{From: wire.Safe(from), Text: safeText(words)}
+		}
+		return nil
+	}
+	return nil
 }
 
 // unique is k, or k with "#n" when it was given before (two records of

@@ -298,6 +298,9 @@ func TestMessagesPageAndFilterOnTheServer(t *testing.T) {
 // TestRetryOfOutcomeUnknownNeedsConfirmation: the page's retry of an
 // outcome_unknown message (it may have arrived) is refused unless the
 // request says the user confirmed it; other retries need no confirmation.
+// The confirmation goes to the use case, which decides on the message as
+// it then stands: the page's backend does not look first (a message that
+// became outcome_unknown after it looked would be sent again).
 func TestRetryOfOutcomeUnknownNeedsConfirmation(t *testing.T) {
 	f := &fake{msgs: []Message{{ID: 8, State: "refused"}, {ID: 7, State: "outcome_unknown"}}}
 	d := newTest(t, f)
@@ -313,6 +316,7 @@ func TestRetryOfOutcomeUnknownNeedsConfirmation(t *testing.T) {
 		assert.Contains(t, res.Stderr, "peerctl outbox show 7")
 	}
 	assert.Equal(t, "outcome_unknown", f.msgs[1].State, "not retried")
+	assert.Equal(t, []retryCall{{7, false}, {7, false}, {7, false}}, f.retried(), "asked of the use case, unconfirmed")
 	w := do(d, http.MethodPost, "/api/outbox/7/retry", true, `{"confirmOutcomeUnknown":true}`, nil)
 	require.Equal(t, http.StatusOK, w.Code)
 	assert.Equal(t, "stored", f.msgs[1].State, "retried once confirmed")

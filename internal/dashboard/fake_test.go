@@ -25,6 +25,7 @@ type fake struct {
 	send  func(address, text string, await time.Duration) Result
 	// queries are the Messages asked, in order.
 	queries []MessageQuery
+	retries []retryCall
 }
 
 var _ Backend = (*fake)(nil)
@@ -95,8 +96,40 @@ func (f *fake) move(id int64, state string) Result {
 	return Result{Code: 2, Stderr: fmt.Sprintf("peerctl: message %d is not in the outbox\n", id)}
 }
 
-func (f *fake) Cancel(_ context.Context, id int64) Result { return f.move(id, "cancelled") }
-func (f *fake) Retry(_ context.Context, id int64) Result  { return f.move(id, "stored") }
+func (f *fake) Cancel(_ context.Context, id int64) Result  { return f.move(id, "cancelled") }
+func (f *fake) Approve(_ context.Context, id int64) Result { return f.move(id, "stored") }
+func (f *fake) Deny(_ context.Context, id int64) Result    { return f.move(id, "denied") }
+
+// Retry is the use case's: an outcome_unknown message is refused unless
+// confirmed, as the message stands when Retry runs. Each call is recorded.
+func (f *fake) Retry(_ context.Context, id int64, confirmed bool) Result {
+	f.mu.Lock()
+	f.retries = append(f.retries, retryCall{id, confirmed})
+	refuse := false
+	for _, m := range f.msgs {
+		refuse = refuse || m.ID == id && m.State == "outcome_unknown" && !confirmed
+	}
+	f.mu.Unlock()
+	if refuse {
+		detail := fmt.Sprintf("message %d is outcome_unknown: it may have arrived already, and sending it again may deliver it twice; look first (peerctl outbox show %d, the session's transcript), then confirm the retry", id, id)
+		b, _ := json.Marshal(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: "outcome_unknown", Detail: detail, ExitCode: wire.ExitOutcomeUnknown}})
+		return Result{Code: wire.ExitOutcomeUnknown, JSON: b, Stderr: "peerctl: outcome_unknown: " + detail + "\n"}
+	}
+	return f.move(id, "stored")
+}
+
+// retryCall is one call of Retry.
+type retryCall struct {
+	id        int64
+	confirmed bool
+}
+
+// retried are Retry's calls, in order.
+func (f *fake) retried() []retryCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.retries)
+}
 
 func (f *fake) Send(_ context.Context, address, text string, await time.Duration) Result {
 	f.mu.Lock()

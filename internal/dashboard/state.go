@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -93,10 +94,21 @@ type PageView struct {
 }
 
 // MessageView is one message on the page: the outbox's (Message), with
-// the key a Delta names it by ("m <id>", or "s …" for a plain send).
+// the key a Delta names it by ("m <id>", or "s …" for a plain send), and
+// its reply when it has one.
 type MessageView struct {
 	Key string `json:"key"`
 	Message
+	// Reply is the reply its replied line quotes (its first
+	// wire.ReplyQuote bytes); absent when none came.
+	Reply *ReplyView `json:"reply,omitempty"`
+}
+
+// ReplyView is a message's reply: who replied (the name it gave) and its
+// words, escaped as a message's text is (newlines kept).
+type ReplyView struct {
+	From string `json:"from"`
+	Text string `json:"text"`
 }
 
 // HostView is one machine in the Hosts section. Times are RFC 3339, UTC.
@@ -164,7 +176,7 @@ const localHost = "."
 // read has run longer than stale, shows its last good listing marked
 // stale.
 func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, stale time.Duration) State {
-	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs), OutboxError: wire.Safe(outboxErr)}
+	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs, ""), OutboxError: wire.Safe(outboxErr)}
 	n := 0
 	for _, h := range hosts {
 		n += len(h.Listing.Sessions)
@@ -231,13 +243,54 @@ func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, sta
 	return st
 }
 
-func safeMessage(m *Message) {
-	m.Key, m.Reason, m.Address, m.Host, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(m.Reason), wire.Safe(m.Address), wire.Safe(m.Host), wire.Safe(m.SessionID), safeText(m.Text)
-	m.MsgID = wire.Safe(m.MsgID)
+// safeMessage makes m's texts safe to show (wire.Safe; its text with
+// safeText), its reasons with home ("": none) shown as "~", and folds its
+// history.
+func safeMessage(m *Message, home string) {
+	m.Key, m.Reason, m.Address, m.Host, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(tilde(m.Reason, home)), wire.Safe(m.Address), wire.Safe(m.Host), wire.Safe(m.SessionID), safeText(m.Text)
+	m.MsgID, m.Rule, m.ApprovedBy = wire.Safe(m.MsgID), wire.Safe(m.Rule), wire.Safe(m.ApprovedBy)
+	if f := m.Sender; f != nil {
+		m.Sender = &wire.Sender{Entrance: wire.Safe(f.Entrance), Where: wire.Safe(f.Where), SessionName: wire.Safe(f.SessionName),
+			SessionID: wire.Safe(f.SessionID), As: wire.Safe(f.As)} // the caller's stays as it is
+	}
 	m.History = fold(slices.Clone(m.History)) // the caller's stays as it is
 	for i := range m.History {
-		m.History[i].Reason = wire.Safe(m.History[i].Reason)
+		m.History[i].Reason = wire.Safe(tilde(m.History[i].Reason, home))
 	}
+}
+
+// tilde is s with each path under home (home itself, or home followed by
+// "/") written "~" as a shell would: "/home/u/.claude/x" is "~/.claude/x";
+// "/home/u2" and "/x/home/u" are other paths and stay.
+func tilde(s, home string) string {
+	home = strings.TrimRight(home, "/")
+	if home == "" || !strings.Contains(s, home) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, home)
+		if i < 0 {
+			break
+		}
+		end := i + len(home)
+		starts := i == 0 || !pathByte(s[i-1])
+		ends := end == len(s) || s[end] == '/' || !pathByte(s[end])
+		b.WriteString(s[:i])
+		if starts && ends {
+			b.WriteString("~")
+		} else {
+			b.WriteString(home)
+		}
+		s = s[end:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// pathByte says whether c may be part of a path's name or separator.
+func pathByte(c byte) bool {
+	return c == '/' || c == '.' || c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // fold makes each run of events of one state (every attempt of a message

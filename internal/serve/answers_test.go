@@ -108,3 +108,35 @@ func TestDurableSendStoredThenUnrecordedNamesTheMessage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
 }
+
+// The retry op of an outcome_unknown message is refused (outcome_unknown,
+// nothing changed) unless the request says the user confirmed it; the
+// page's "Send again" and outbox retry do, and the page's Retry passes its
+// flag through.
+func TestRetryOfOutcomeUnknownTakesTheConfirmation(t *testing.T) {
+	ctx := context.Background()
+	s, st, _ := answering(t)
+	m, _, err := s.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Text: "maybe there", TTL: time.Hour})
+	require.NoError(t, err)
+	_, err = st.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxOutcomeUnknown, At: time.Now(), Reason: "the courier died"})
+	require.NoError(t, err)
+
+	a := s.Serve(ctx, Request{V: Protocol, Op: "retry", ID: m.ID}, nil)
+	require.NotNil(t, a.Refusal, "%+v", a)
+	r, _ := domain.AsRefusal(a.Refusal.Err())
+	assert.Equal(t, domain.ReasonOutcomeUnknown, r.Reason)
+	assert.Contains(t, r.Detail, "may have arrived already")
+	got, _, err := st.Get(ctx, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxOutcomeUnknown, got.State, "nothing changed")
+
+	res := webBackend{s: s}.Retry(ctx, m.ID, false)
+	assert.Equal(t, wire.ExitOutcomeUnknown, res.Code)
+	assert.Contains(t, string(res.JSON), `"reason":"outcome_unknown"`)
+
+	res = webBackend{s: s}.Retry(ctx, m.ID, true)
+	require.Equal(t, wire.ExitOK, res.Code, "%s", res.Stderr)
+	got, _, err = st.Get(ctx, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxStored, got.State, "stored again once confirmed (it could not be looked at)")
+}

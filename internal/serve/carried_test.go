@@ -1,7 +1,11 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,4 +176,95 @@ func (f *fakeRemote) Call(_ context.Context, c ports.RemoteCall) (ports.RemoteRe
 
 func (f *fakeRemote) Stream(context.Context, ports.RemoteCall) (ports.RemoteStream, error) {
 	return nil, domain.Refuse(domain.ReasonHostUnreachable, "no streams here")
+}
+
+// TestCarriedSendsTimesInOrder: a carried send's chain reads in time
+// order: delivered at the hand-over's end (not after the reply wait),
+// taken up and replied after it, a harness's time to the second that
+// falls before the step it follows shown at that step's time.
+func TestCarriedSendsTimesInOrder(t *testing.T) {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	cs := carriedSend{address: "proj", text: "hi", started: start, receipt: wire.Receipt{OK: true, Outcome: "delivered", ElapsedMs: 1500,
+		Confirm: wire.Confirm{Wait: &wire.Wait{TakenUp: true, TakenUpAt: "2026-03-01T10:00:05Z"}},
+		Reply:   &wire.Inbound{Text: "on main", FromName: "rev", At: "2026-03-01T10:00:04Z"}}}
+	m := carried(cs, start.Add(30*time.Second))
+	var states, ats []string
+	for _, e := range m.History {
+		states = append(states, e.State)
+		ats = append(ats, e.At)
+	}
+	assert.Equal(t, []string{"sent", "delivered", "taken_up", "replied"}, states)
+	assert.Equal(t, []string{"2026-03-01T10:00:00Z", "2026-03-01T10:00:01.5Z", "2026-03-01T10:00:05Z", "2026-03-01T10:00:05Z"}, ats)
+	assert.True(t, slices.IsSortedFunc(m.History, func(a, b wire.OutboxEvent) int { return parseTime(a.At).Compare(parseTime(b.At)) }), "%v", ats)
+}
+
+// TestCarriedSendsNameTheirSender: a carried send names its order's
+// sender: the dashboard for one typed into the page, the command line's
+// for one it forwarded; none when the order said none.
+func TestCarriedSendsNameTheirSender(t *testing.T) {
+	s := newServer(t.Context(), Options{Settings: homes(t)})
+	webBackend{s: s}.Send(t.Context(), "ghost", "from the page", 0)
+	for _, sender := range []domain.Sender{domain.NewSender(domain.EntranceCLI, "").WithSession("lead", "lead-id"), {}} {
+		s.send(t.Context(), wire.SendOrder{Query: wire.SendQuery{Address: "ghost", Text: "from peerctl send", Timeout: 5 * time.Second}, Settings: homes(t),
+			Sender: sender}, nil)
+	}
+	got := s.carriedSends()
+	require.Len(t, got, 3)
+	assert.Nil(t, got[0].Sender)
+	require.NotNil(t, got[1].Sender)
+	assert.Equal(t, "cli:lead", got[1].Sender.As)
+	require.NotNil(t, got[2].Sender)
+	assert.Equal(t, "dashboard", got[2].Sender.As)
+}
+
+// TestCarriedSendsAreKeptAcrossRestarts: the plain sends shown on the
+// page are kept in the state folder (0600): a service started again shows
+// them, the newest maxCarried, those within the retention; a line cut
+// short by a crash is skipped; the file is rewritten before it grows
+// past twice that.
+func TestCarriedSendsAreKeptAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now().Add(-time.Minute).UTC()
+	s := newServer(t.Context(), Options{})
+	require.NoError(t, s.loadSent(dir, 0))
+	weekAgo := start.Add(-7 * 24 * time.Hour)
+	s.now = func() time.Time { return weekAgo.Add(time.Second) }
+	s.carry(carriedSend{address: "old", text: "a week ago", sender: domain.NewSender(domain.EntranceCLI, ""), started: weekAgo})
+	s.now = time.Now
+	s.carry(carriedSend{address: "proj", text: "rebase", sender: domain.NewSender(domain.EntranceDashboard, ""), started: start, receipt: wire.Receipt{OK: true, Outcome: "queued", MsgID: "m-1"}})
+	path := filepath.Join(dir, SentFileName)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"id":0,"state":"deliv`) // a crash while writing
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	again := newServer(t.Context(), Options{})
+	require.NoError(t, again.loadSent(dir, 24*time.Hour))
+	got := again.carriedSends()
+	require.Len(t, got, 1, "the week-old send is past the retention; the cut line skipped")
+	assert.Equal(t, "proj", got[0].Address)
+	assert.Equal(t, "rebase", got[0].Text)
+	require.NotNil(t, got[0].Sender)
+	assert.Equal(t, "dashboard", got[0].Sender.As)
+	assert.Equal(t, "m-1", got[0].MsgID)
+	assert.Equal(t, "delivered", got[0].State)
+	msgs, err := webBackend{s: again}.Messages(t.Context(), dashboard.MessageQuery{})
+	require.NoError(t, err)
+	require.Len(t, msgs, 1, "on the page after the restart")
+
+	for i := range 3 * maxCarried {
+		again.carry(carriedSend{address: "a-" + strconv.Itoa(i), text: "x", started: start})
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, bytes.Count(b, []byte("\n")), 2*maxCarried, "rewritten, not grown without end")
+	third := newServer(t.Context(), Options{})
+	require.NoError(t, third.loadSent(dir, 0))
+	got = third.carriedSends()
+	require.Len(t, got, maxCarried)
+	assert.Equal(t, "a-"+strconv.Itoa(3*maxCarried-1), got[0].Address, "the newest first")
 }

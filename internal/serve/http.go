@@ -40,7 +40,7 @@ func (s *Server) startHTTP() error {
 		return fmt.Errorf("serve --http %s: %w", s.o.HTTP, err)
 	}
 	addr, loopback := boundAddr(s.o.HTTP, ln.Addr().(*net.TCPAddr))
-	opt := dashboard.Options{Addr: addr}
+	opt := dashboard.Options{Addr: addr, Home: s.o.Getenv("HOME")}
 	if !loopback {
 		opt.Exposed = addr
 	}
@@ -153,9 +153,20 @@ func (b webBackend) Cancel(ctx context.Context, id int64) dashboard.Result {
 	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "cancel", ID: id}, nil))
 }
 
-// Retry is outbox retry of message id.
-func (b webBackend) Retry(ctx context.Context, id int64) dashboard.Result {
-	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "retry", ID: id}, nil))
+// Retry is outbox retry of message id, confirmed as the user said.
+func (b webBackend) Retry(ctx context.Context, id int64, confirmed bool) dashboard.Result {
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "retry", ID: id, Confirmed: confirmed}, nil))
+}
+
+// Approve is outbox approve of message id, by the page's user (the
+// dashboard entrance, which its history names).
+func (b webBackend) Approve(ctx context.Context, id int64) dashboard.Result {
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "approve", ID: id, By: wire.SenderOf(domain.NewSender(domain.EntranceDashboard, ""))}, nil))
+}
+
+// Deny is outbox deny of message id, by the page's user.
+func (b webBackend) Deny(ctx context.Context, id int64) dashboard.Result {
+	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "deny", ID: id, By: wire.SenderOf(domain.NewSender(domain.EntranceDashboard, ""))}, nil))
 }
 
 // Send is a plain send of text to address (a session here, or one of a

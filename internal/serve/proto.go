@@ -61,6 +61,12 @@ type Request struct {
 	// By is who approves or denies (the approver's entrance and session,
 	// as the client found them); absent: unknown.
 	By *wire.Sender `json:"by,omitempty"`
+	// Confirmed, with "retry": the user was told that an outcome_unknown
+	// message may have arrived already and asked to send it again (outbox
+	// retry says so by being typed; the page by its "Send again"). Without
+	// it the retry of an outcome_unknown message is refused
+	// (outcome_unknown) and the message stays as it is.
+	Confirmed bool `json:"confirmed,omitempty"`
 }
 
 // Answer is one line the service writes. Strings that may hold any bytes

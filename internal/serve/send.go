@@ -185,7 +185,7 @@ func (s *Server) send(ctx context.Context, o wire.SendOrder, stored func(Ref)) A
 		return s.held(ctx, o, dest, stored, err)
 	}
 	if !o.Query.DryRun {
-		s.carry(carriedSend{address: o.Query.Address, host: dest.String(), text: o.Query.Text, started: started, receipt: sent.Receipt, err: err})
+		s.carry(carriedSend{address: o.Query.Address, host: dest.String(), text: o.Query.Text, sender: o.Sender, started: started, receipt: sent.Receipt, err: err})
 	}
 	if err != nil {
 		a := failed(err)
@@ -270,12 +270,17 @@ func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, approved bool, notes 
 		if err := s.decide(ctx, o, dest, from); err != nil {
 			return app.SendResult{}, err
 		}
+		started := time.Now()
 		sent, err := n.Send(ctx, q)
 		if err != nil {
 			return app.SendResult{}, err
 		}
 		far.sent, far.ok = sent, true
-		return hostResult(sent.Receipt)
+		res, err := hostResult(sent.Receipt)
+		// The far side's hand-over ended elapsedMs after it began (its
+		// wait came after): so is the delivered line.
+		res.Started, res.Elapsed = started, time.Duration(sent.Receipt.ElapsedMs)*time.Millisecond
+		return res, err
 	}
 	req := app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: q.Wait}, AwaitReply: q.AwaitReply}
 	return way{host: dest, address: q.Address, release: release,

@@ -106,8 +106,12 @@ type Server struct {
 	jobs sync.WaitGroup
 	// now is the clock of the loop's decisions (tests).
 	now func() time.Time
-	// carried are the plain sends the service ran, oldest first (carry).
-	carried []wire.OutboxMessage
+	// carried are the plain sends the service ran, oldest first (carry);
+	// sentPath is the file that keeps them ("": none), sentLines how many
+	// lines it has.
+	carried   []wire.OutboxMessage
+	sentPath  string
+	sentLines int
 	// started is when the service began (status).
 	started time.Time
 	// stop ends the service, the cause saying why (logged); ended holds
@@ -168,6 +172,11 @@ func Run(ctx context.Context, o Options) error {
 	} else {
 		s.store, s.ob = st, app.NewOutbox(faulty(life, st, o.Log), nil).WithRetention(o.Retention)
 		defer func() { _ = st.Close() }()
+		// The folder is checked now (private, ours): the plain sends are
+		// kept beside the outbox.
+		if err := s.loadSent(p.StateDir, o.Retention); err != nil {
+			fmt.Fprintf(o.Log, "peerctl serve: the plain sends shown on the page are not kept across restarts: %s\n", wire.Safe(err.Error()))
+		}
 	}
 	defer s.closeWarm()
 	if o.Join != nil {
@@ -276,7 +285,9 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 			return s.ob.Cancel(ctx, id, "cancelled by outbox cancel")
 		})
 	case "retry":
-		return s.change(ctx, req.ID, s.retry)
+		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+			return s.retry(ctx, id, req.Confirmed)
+		})
 	case "approve":
 		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
 			return s.ob.Approve(ctx, id, senderFrom(req.By))
@@ -299,6 +310,8 @@ func (s *Server) change(ctx context.Context, id int64, do func(context.Context, 
 	switch {
 	case errors.Is(err, ports.ErrNoMessage):
 		return failed(domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id))
+	case errors.Is(err, app.ErrUnconfirmed):
+		return failed(&domain.Refusal{Reason: domain.ReasonOutcomeUnknown, Detail: err.Error(), Err: err})
 	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable), errors.Is(err, app.ErrNotAwaiting):
 		return failed(&domain.Refusal{Reason: domain.ReasonWrongState, Detail: err.Error(), Err: err})
 	case err != nil:
@@ -317,12 +330,13 @@ func senderFrom(by *wire.Sender) domain.Sender {
 	return domain.NewSender(e, by.Where).WithSession(by.SessionName, by.SessionID)
 }
 
-// retry is outbox retry of message id: an outcome_unknown message for
-// this machine is looked at first with the Service its stored order
-// names (app.Outbox.Retry; nil when it cannot be built: not looked at).
-func (s *Server) retry(ctx context.Context, id int64) (ports.OutboxMessage, error) {
+// retry is outbox retry of message id: an outcome_unknown message, once
+// confirmed, for this machine is looked at first with the Service its
+// stored order names (app.Outbox.Retry; nil when it cannot be built: not
+// looked at); unconfirmed, it is refused (app.ErrUnconfirmed).
+func (s *Server) retry(ctx context.Context, id int64, confirmed bool) (ports.OutboxMessage, error) {
 	var svc *app.Service
-	if m, _, err := s.store.Get(ctx, id); err == nil && m.State == domain.OutboxOutcomeUnknown && m.Host == "" {
+	if m, _, err := s.store.Get(ctx, id); err == nil && confirmed && m.State == domain.OutboxOutcomeUnknown && m.Host == "" {
 		if o, err := loadOrder(m); err == nil {
 			if got, release, _, err := s.service(o.Settings, o.Query, sendingOf(o, m.ApprovedBy != "")); err == nil {
 				defer release()
@@ -330,7 +344,7 @@ func (s *Server) retry(ctx context.Context, id int64) (ports.OutboxMessage, erro
 			}
 		}
 	}
-	return s.ob.Retry(ctx, svc, id)
+	return s.ob.Retry(ctx, svc, id, confirmed)
 }
 
 // MessageOf is m (with its history hist) as an answer's Message.

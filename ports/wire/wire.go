@@ -7,6 +7,7 @@
 package wire
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -201,6 +202,35 @@ type OutboxMessage struct {
 	ApprovedBy string  `json:"approvedBy,omitempty"`
 	// History is every change, oldest first (outbox show only).
 	History []OutboxEvent `json:"history,omitempty"`
+}
+
+// ReplyQuote bounds, in bytes, the reply's words a replied line keeps.
+const ReplyQuote = 200
+
+// repliedPrefix starts every RepliedReason.
+const repliedPrefix = "the session replied (from "
+
+// RepliedReason is the reason of a message's replied line: who replied
+// (fromName, quoted), the reply's length in bytes and its first words (at
+// most ReplyQuote bytes, "…" when cut). ReplyOf reads it back.
+func RepliedReason(fromName, text string) string {
+	return fmt.Sprintf("%s%q, %d bytes): %s", repliedPrefix, fromName, len(text), Clip(text, ReplyQuote))
+}
+
+// ReplyOf reads a RepliedReason: the name of who replied and the words
+// kept; ok is false when reason is not one.
+func ReplyOf(reason string) (fromName, words string, ok bool) {
+	rest, ok := strings.CutPrefix(reason, repliedPrefix)
+	if !ok {
+		return "", "", false
+	}
+	q, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return "", "", false
+	}
+	name, _ := strconv.Unquote(q)
+	_, words, ok = strings.Cut(rest[len(q):], " bytes): ")
+	return name, words, ok
 }
 
 // OutboxEvent is one change of a message's state in its history.

@@ -187,8 +187,8 @@ type pageBackend struct {
 	block map[string]chan struct{}
 	reads map[string]int
 	send  func(address, text string, await time.Duration) dashboard.Result
-	// retried are the ids Retry was asked for.
-	retried []int64
+	// retried are the ids Retry was asked for, with the confirmation.
+	retried []string
 }
 
 var _ dashboard.Backend = (*pageBackend)(nil)
@@ -240,19 +240,35 @@ func (p *pageBackend) Cancel(context.Context, int64) dashboard.Result {
 	return dashboard.Result{Code: 2}
 }
 
-// Retry records id; it changes nothing.
-func (p *pageBackend) Retry(_ context.Context, id int64) dashboard.Result {
+// Retry records id, and whether the user confirmed it; it changes nothing.
+func (p *pageBackend) Retry(_ context.Context, id int64, confirmed bool) dashboard.Result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.retried = append(p.retried, id)
+	p.retried = append(p.retried, fmt.Sprintf("%d confirmed=%t", id, confirmed))
 	return dashboard.Result{JSON: []byte(fmt.Sprintf(`{"id":%d,"state":"stored"}`, id))}
 }
 
-// retriedIDs are the messages Retry was asked for, in order.
-func (p *pageBackend) retriedIDs() []int64 {
+// Approve and Deny record the message ("approve ID", "deny ID") among
+// the retries; they change nothing.
+func (p *pageBackend) Approve(_ context.Context, id int64) dashboard.Result {
+	return p.decide("approve", id)
+}
+
+func (p *pageBackend) Deny(_ context.Context, id int64) dashboard.Result { return p.decide("deny", id) }
+
+func (p *pageBackend) decide(op string, id int64) dashboard.Result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]int64(nil), p.retried...)
+	p.retried = append(p.retried, fmt.Sprintf("%s %d", op, id))
+	return dashboard.Result{JSON: []byte(fmt.Sprintf(`{"id":%d,"state":"stored"}`, id))}
+}
+
+// retriedIDs are the messages Retry was asked for, in order ("ID
+// confirmed=BOOL").
+func (p *pageBackend) retriedIDs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.retried...)
 }
 
 func (p *pageBackend) Send(_ context.Context, address, text string, await time.Duration) dashboard.Result {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/internal/dashboard"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 )
 
@@ -89,6 +90,73 @@ fetch(%q, {method: "POST", mode: "no-cors", credentials: "include", body: "{}"})
 	assert.Equal(t, "cancelled", list[0].State)
 	b.until(t, time.Minute, "the page showing it cancelled", fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]').textContent.includes("cancelled")`, id))
 	assert.Empty(t, b.seenDialogs(), "a script ran: an alert opened")
+}
+
+// TestDashboardSendsWithTheServicesConfigDir: a service started with
+// --config-dir (no CLAUDE_CONFIG_DIR in its environment, a HOME with no
+// registry) lists the session of that folder, and a send typed into the
+// page reaches it: the page's send carries the service's settings.
+func TestDashboardSendsWithTheServicesConfigDir(t *testing.T) {
+	b := newBrowser(t)
+	w := newServeWorld(t)
+	u := startDashboard(t, w.env(t), "--config-dir", w.config)
+	b.do(t, time.Minute, chromedp.Navigate(u))
+	b.until(t, time.Minute, "the session of the --config-dir folder", fmt.Sprintf(`!!document.querySelector('#session-groups tr[data-session=%q]')`, w.id))
+	pick := `(() => { const sel = document.getElementById("send-to");
+  const o = [...sel.options].find(o => o.textContent.includes("inbox ("));
+  if (!o) return false; sel.value = o.value; return true })()`
+	b.until(t, time.Minute, "the session among the send form's choices", pick)
+	text := "sent from the page to the --config-dir session"
+	b.do(t, time.Minute, chromedp.SendKeys(chromedp.CSS("#send-text"), text), chromedp.Click(chromedp.CSS("#send-button")))
+	box := `document.querySelector("#send-results .result")`
+	b.until(t, 3*time.Minute, "the send's receipt", box+` && !!`+box+`.querySelector(".receipt")`)
+	got := eval[string](t, b, box+".textContent")
+	assert.NotContains(t, got, "not_found", "the page's send did not see the folder's session: %s", got)
+	frames := w.listener.Wait(1)
+	require.Len(t, frames, 1, "the receipt: %s", got)
+	assert.Contains(t, string(frames[0]), text)
+	assert.Empty(t, b.seenDialogs())
+}
+
+// TestDashboardApprovesAHeldMessageOnce: a send the trust policy holds
+// shows on the page awaiting approval, with the rule and its sender;
+// Approve delivers it to the session exactly once (a second approve,
+// from the page too, is wrong_state), and the page shows it delivered.
+func TestDashboardApprovesAHeldMessageOnce(t *testing.T) {
+	b := newBrowser(t)
+	w := newPolicyServeWorld(t, []string{"--from", "cli", "--to", "*", "hold"})
+	u := startDashboard(t, w.env(t), "--config-dir", w.config)
+	text := "held until the page approves it"
+	got := w.sendHeld(t, text)
+	require.Equal(t, "awaiting_approval", got.Outbox.State)
+	id := got.Outbox.ID
+	b.do(t, time.Minute, chromedp.Navigate(u))
+	row := fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]')`, id)
+	b.until(t, time.Minute, "the held message with Approve", "!!"+row+` && !!`+row+`.querySelector("button.act-approve")`)
+	shown := eval[string](t, b, row+".textContent")
+	assert.Contains(t, shown, "awaiting_approval")
+	assert.Contains(t, shown, "rule 1: hold from=cli to=*")
+	assert.Equal(t, "cli", eval[string](t, b, row+`.querySelector("td.sender").textContent`))
+	assert.Empty(t, w.listener.Frames(), "nothing reached the session before the approval")
+
+	b.do(t, time.Minute, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#message-table tr[data-id="%d"] button.act-approve`, id))))
+	eventually(t, 2*time.Minute, "the approved message delivered", func() bool { return w.show(t, id).State == "delivered" })
+	b.until(t, time.Minute, "the page showing it delivered", row+` && `+row+`.querySelector(".badge").textContent === "delivered"`)
+	require.True(t, eval[bool](t, b, fmt.Sprintf(`(() => { window.again = null;
+  fetch("/api/outbox/%d/approve", {method: "POST", body: "{}"}).then(r => r.json()).then(j => { window.again = j.code }); return true })()`, id)))
+	b.until(t, time.Minute, "the second approve's answer", `window.again !== null`)
+	assert.Equal(t, 16, eval[int](t, b, `window.again`), "approved once: a second approve is wrong_state")
+	frames := w.listener.Frames()
+	require.Len(t, frames, 1, "delivered exactly once")
+	assert.Contains(t, string(frames[0]), text)
+	m := w.show(t, id)
+	var states []string
+	for _, h := range m.History {
+		states = append(states, h.State)
+	}
+	assert.Equal(t, "awaiting_approval", states[0])
+	assert.Contains(t, states, "delivered")
+	assert.Empty(t, b.seenDialogs())
 }
 
 // TestDashboardShowsTheHosts: the hosts of the hosts file (reached by
@@ -287,6 +355,86 @@ func TestDashboardPage(t *testing.T) {
 		}
 	})
 
+	// Messages read easily: a long reason is one line that opens on
+	// demand (and stays open across updates), the reply is the largest
+	// text of its row, each message names its sender, a plain send its
+	// msg_id, and the user's home is "~" in reasons.
+	t.Run("messages read easily", func(t *testing.T) {
+		long := "not_live: no live session named \"reviewer\" in /home/u/.claude/sessions (and 3 stale records: pids 11, 12, 13 are gone); " +
+			"it is tried again when the session is back or at the next backoff"
+		replied := dashboard.Message{ID: 9, State: "replied", Address: "reviewer", Text: "are the tests green?",
+			Sender:    &wire.Sender{Entrance: "mcp", SessionName: "reviewer-1", As: "mcp:reviewer-1"},
+			CreatedAt: "2026-03-01T10:00:00Z", UpdatedAt: "2026-03-01T10:03:00Z", History: []dashboard.Event{
+				{At: "2026-03-01T10:00:00Z", State: "stored", Reason: long}, {At: "2026-03-01T10:02:00Z", State: "delivering"},
+				{At: "2026-03-01T10:02:01Z", State: "delivered", Reason: "the harness took it (queued)"},
+				{At: "2026-03-01T10:03:00Z", State: "replied", Reason: wire.RepliedReason("reviewer", "yes, all green on main")}}}
+		plain := dashboard.Message{State: "delivered", Address: "web", Text: "from the page", Sender: &wire.Sender{Entrance: "dashboard", As: "dashboard"}, MsgID: "c0ffee12-3456-7890",
+			CreatedAt: "2026-03-01T10:04:00Z", UpdatedAt: "2026-03-01T10:04:01Z", History: []dashboard.Event{{At: "2026-03-01T10:04:00Z", State: "sent"},
+				{At: "2026-03-01T10:04:01Z", State: "delivered", Reason: "the harness took it (queued)"}}}
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("", "reviewer")}, msgs: []dashboard.Message{plain, replied}}
+		open(t, p, dashboard.Options{Every: 100 * time.Millisecond, Home: "/home/u"})
+		row := `document.querySelector('#message-table tr[data-id="9"]')`
+		b.until(t, time.Minute, "the replied message", "!!"+row)
+		details := row + `.querySelector(".chain details.reason")`
+		require.True(t, eval[bool](t, b, "!!"+details), "the long reason is collapsed: %s", eval[string](t, b, row+".innerHTML"))
+		assert.False(t, eval[bool](t, b, details+".open"))
+		summary := details + `.querySelector("summary")`
+		lineHeight := eval[float64](t, b, `parseFloat(getComputedStyle(`+summary+`).lineHeight) || 20`)
+		assert.LessOrEqual(t, eval[float64](t, b, summary+`.getBoundingClientRect().height`), 1.5*lineHeight, "one line")
+		assert.NotContains(t, eval[string](t, b, row+".innerText"), "next backoff", "the rest is not shown")
+		assert.Contains(t, eval[string](t, b, row+".textContent"), "~/.claude/sessions")
+		assert.NotContains(t, eval[string](t, b, row+".textContent"), "/home/u/")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="9"] .chain details.reason summary`)))
+		b.until(t, time.Minute, "the whole reason", row+`.innerText.includes("next backoff")`)
+		// An update redraws the table: the reason the user opened stays open.
+		p.set(func(p *pageBackend) { p.msgs[0].Text = "from the page, edited" })
+		b.until(t, time.Minute, "the update", `document.getElementById("message-table").textContent.includes("edited")`)
+		assert.True(t, eval[bool](t, b, details+".open"), "still open after an update")
+
+		// The reply: shown on its own, the largest text of its row.
+		reply := row + `.querySelector(".reply-text")`
+		require.True(t, eval[bool](t, b, "!!"+reply))
+		assert.Equal(t, "yes, all green on main", eval[string](t, b, reply+".textContent"))
+		assert.True(t, eval[bool](t, b, `(() => { const r = `+row+`; const rs = parseFloat(getComputedStyle(`+reply+`).fontSize);
+  const w = document.createTreeWalker(r, NodeFilter.SHOW_TEXT); let max = 0;
+  for (let n = w.nextNode(); n; n = w.nextNode()) if (n.nodeValue.trim() && !`+reply+`.contains(n) && n.parentElement.getClientRects().length)
+    max = Math.max(max, parseFloat(getComputedStyle(n.parentElement).fontSize));
+  return rs >= max })()`), "the reply is not smaller than any other text of its row")
+
+		// Senders, and the plain send's id.
+		assert.Equal(t, "mcp:reviewer-1", eval[string](t, b, row+`.querySelector("td.sender").textContent`))
+		prow := `document.querySelector('#message-table tr[data-id="0"]')`
+		assert.Equal(t, "dashboard", eval[string](t, b, prow+`.querySelector("td.sender").textContent`))
+		id := eval[string](t, b, prow+`.querySelector("td").textContent`)
+		assert.Contains(t, id, "c0ffee12")
+		assert.NotEqual(t, "send", id)
+		assert.Equal(t, []string{"id", "from", "to", "state", "receipts", "text", "updated", ""},
+			eval[[]string](t, b, `[...document.querySelectorAll("#message-table thead th")].map(th => th.textContent)`))
+	})
+
+	// A message the trust policy holds shows Approve and Deny, and the
+	// rule that held it; each button asks the backend once.
+	t.Run("a held message has Approve and Deny", func(t *testing.T) {
+		held := func(id int64) dashboard.Message {
+			m := stored(id, "held by the trust policy")
+			m.State = "awaiting_approval"
+			return m
+		}
+		p := &pageBackend{hosts: []dashboard.HostListing{pageHost("")}, msgs: []dashboard.Message{held(12), held(11), stored(10, "")}}
+		open(t, p, dashboard.Options{})
+		row := func(id int) string {
+			return fmt.Sprintf(`document.querySelector('#message-table tr[data-id="%d"]')`, id)
+		}
+		b.until(t, time.Minute, "the held messages' buttons", "!!"+row(11)+` && !!`+row(11)+`.querySelector("button.act-approve")`)
+		assert.True(t, eval[bool](t, b, "!!"+row(12)+`.querySelector("button.act-deny")`))
+		assert.False(t, eval[bool](t, b, "!!"+row(10)+`.querySelector("button.act-approve, button.act-deny")`), "a stored message has none")
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="11"] button.act-approve`)))
+		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="12"] button.act-deny`)))
+		eventually(t, time.Minute, "both asked", func() bool { return len(p.retriedIDs()) == 2 })
+		assert.ElementsMatch(t, []string{"approve 11", "deny 12"}, p.retriedIDs())
+		assert.Empty(t, b.seenDialogs())
+	})
+
 	// The send result: a reply and a detail from the far side shown as
 	// escaped text; a send that awaited a reply and got none says no_reply.
 	t.Run("send results are escaped and say no_reply", func(t *testing.T) {
@@ -409,7 +557,7 @@ func TestDashboardPage(t *testing.T) {
 		b.until(t, time.Minute, "the question", "!!"+row+`.querySelector("button.act-resend")`)
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS(`#message-table tr[data-id="5"] button.act-resend`)))
 		eventually(t, time.Minute, "the retry", func() bool { return len(p.retriedIDs()) > 0 })
-		assert.Equal(t, []int64{5}, p.retriedIDs())
+		assert.Equal(t, []string{"5 confirmed=true"}, p.retriedIDs(), "the user's confirmation goes to the use case")
 		assert.Empty(t, b.seenDialogs(), "asked in the page, not in a dialog")
 	})
 }

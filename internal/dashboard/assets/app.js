@@ -77,16 +77,26 @@ function keyOf(n) { return n.nodeType === 1 ? n.getAttribute("data-key") : null;
 // (changed in place) when it is of the same kind, else nu.
 function morph(old, nu) {
   if (old.nodeType !== nu.nodeType || old.nodeName !== nu.nodeName || keyOf(old) !== keyOf(nu)) return nu;
-  if (old.isEqualNode(nu)) return old;
+  if (old.isEqualNode(nu) || old.nodeName === "DETAILS" && sameBut(old, nu, "open")) return old;
   if (old.nodeType === 3) {
     old.data = nu.data;
     return old;
   }
   if (old.nodeType !== 1) return nu;
-  for (const a of Array.from(old.attributes)) if (!nu.hasAttribute(a.name)) old.removeAttribute(a.name);
-  for (const a of Array.from(nu.attributes)) if (old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+  // A <details> the user opened or closed stays so: its "open" is theirs.
+  const own = a => a.name === "open" && old.nodeName === "DETAILS";
+  for (const a of Array.from(old.attributes)) if (!own(a) && !nu.hasAttribute(a.name)) old.removeAttribute(a.name);
+  for (const a of Array.from(nu.attributes)) if (!own(a) && old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
   morphChildren(old, nu);
   return old;
+}
+
+// sameBut says whether elements a and b are equal but for attribute name.
+function sameBut(a, b, name) {
+  const x = a.cloneNode(true), y = b.cloneNode(true);
+  x.removeAttribute(name);
+  y.removeAttribute(name);
+  return x.isEqualNode(y);
 }
 
 // morphChildren makes old's children nu's: keyed ones matched by key, the
@@ -244,6 +254,22 @@ function pick(key) {
 
 // ---- messages ----
 
+// reasonShort is how long a reason is shown whole; a longer one (or one
+// of several lines) shows its first line, cut, with the rest on demand.
+const reasonShort = 100;
+
+// reason is a reason as the page shows it: whole when short, else one
+// line that opens to the whole text (a <details>, closed).
+function reason(text, cls) {
+  const first = text.split("\n")[0];
+  if (text.length <= reasonShort && first === text) return el("div", cls, text);
+  const cut = first.length > reasonShort ? first.slice(0, reasonShort) + "…" : first + " …";
+  return el("details", cls + " reason", el("summary", null, cut), el("div", "full", text));
+}
+
+// clipId is a long id (a msg_id) cut for a narrow column.
+function clipId(id) { return id.length > 12 ? id.slice(0, 12) + "…" : id; }
+
 const pending = new Set(["stored", "delivering"]);
 const retryable = new Set(["stored", "outcome_unknown", "expired", "refused", "cancelled"]);
 
@@ -283,27 +309,42 @@ function renderMessages(force) {
     const hist = m.history && m.history.length ? m.history : [{ state: m.state, reason: m.reason, at: m.updatedAt }];
     hist.forEach((h, i) => {
       const step = el("li", null, badge(h.state), h.count > 1 ? " ×" + h.count : null, h.at ? el("span", "at", " " + when(h.at)) : null,
-        h.reason ? el("div", "why", h.reason) : null);
+        h.reason ? reason(h.reason, "why") : null);
       step.dataset.key = i + " " + h.state;
       chain.append(step);
     });
     const last = hist[hist.length - 1];
     const extra = m.reason && (!last || m.reason !== last.reason) ? m.reason : "";
-    const receipt = [m.outcome && ("outcome " + m.outcome), m.transport && ("by " + m.transport), m.msgId && ("msg_id " + m.msgId)].filter(Boolean).join(", ");
+    const receipt = [m.outcome && ("outcome " + m.outcome), m.transport && ("by " + m.transport), m.msgId && ("msg_id " + m.msgId),
+      m.rule && ("held by " + m.rule), m.approvedBy && ("approved by " + m.approvedBy)].filter(Boolean).join(", ");
     const acts = el("td");
     // A plain send the service carried has no outbox id: nothing to cancel or retry.
     if (m.id && pending.has(m.state)) acts.append(action("Cancel", m.id, "cancel"));
+    // Held by the trust policy: the user approves it (then it is
+    // delivered as a durable message) or denies it (never sent).
+    if (m.id && m.state === "awaiting_approval") acts.append(action("Approve", m.id, "approve"), " ", action("Deny", m.id, "deny"));
     if (m.id && m.state === "outcome_unknown" && confirming.has(m.id)) {
       // It may have arrived: the user looks first, then says so.
       acts.append(el("div", "why confirm", "It may have arrived already: sending it again may deliver it twice. Look first (peerctl outbox show " + m.id + ", the session's transcript)."),
         action("Keep it", m.id, "keep"), " ", action("Send again", m.id, "resend"));
     } else if (m.id && retryable.has(m.state)) acts.append(" ", action("Retry", m.id, "retry"));
+    // A plain send the service carried has no outbox id: its harness's
+    // msg_id names it, when there is one.
+    const idCell = m.id ? el("td", "mono", m.id)
+      : el("td", "mono", m.msgId ? clipId(m.msgId) : "–", el("div", "muted", "plain send"));
+    if (!m.id && m.msgId) idCell.title = "msg_id " + m.msgId;
+    // Who sent it, as a rule's --from names it ("mcp:reviewer-1").
+    const from = el("td", "sender", m.sender ? m.sender.as : "–");
+    if (!m.sender) from.title = "who sent it was not recorded for this message";
+    const text = el("td", "text", el("div", null, m.text),
+      m.reply ? el("div", "reply", el("div", "muted", "reply from " + (m.reply.from || "the session") + ":"), el("div", "reply-text", m.reply.text)) : null);
     const tr = el("tr", null,
-      el("td", "mono", m.id ? m.id : "send"),
+      idCell,
+      from,
       el("td", "mono", m.address, hostOf(m) !== "." ? el("div", "muted", "on " + hostOf(m)) : null),
       el("td", null, badge(m.state)),
-      el("td", null, chain, extra ? el("div", "why", extra) : null, receipt ? el("div", "muted", receipt) : null),
-      el("td", "text", m.text),
+      el("td", "receipts", chain, extra ? reason(extra, "why") : null, receipt ? el("div", "muted", receipt) : null),
+      text,
       el("td", null, age(m.updatedAt)),
       acts);
     tr.dataset.id = String(m.id);
@@ -368,9 +409,9 @@ async function onAction(b) {
     renderMessages(true);
     return;
   }
-  const label = op === "cancel" ? "Cancel" : "Retry";
+  const label = { cancel: "Cancel", approve: "Approve", deny: "Deny" }[op] || "Retry";
   b.disabled = true;
-  const r = await post("/api/outbox/" + id + "/" + (op === "cancel" ? "cancel" : "retry"), op === "resend" ? { confirmOutcomeUnknown: true } : {});
+  const r = await post("/api/outbox/" + id + "/" + (op === "resend" ? "retry" : op), op === "resend" ? { confirmOutcomeUnknown: true } : {});
   confirming.delete(id);
   if (r.json && r.json.needsConfirmation) {
     // It became outcome_unknown since the page drew it: ask.
