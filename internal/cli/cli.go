@@ -209,13 +209,35 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 // typed (cobra's suggestions: within two edits, or starting with it), ""
 // when none is.
 func didYouMean(cmd *cobra.Command, typed string) string {
+	return meant(suggestionsFor(cmd, typed, false))
+}
+
+// meant is "; did you mean a or b?", "" for no names.
+func meant(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(names, " or ") + "?"
+}
+
+// suggestionsFor names cmd's subcommands close to typed (cobra's
+// suggestions: within two edits, or starting with it) and, with topics,
+// its help topics (environment, exit-codes) by the same measure, first.
+func suggestionsFor(cmd *cobra.Command, typed string, topics bool) []string {
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which only its message sets
 	}
-	if sugg := cmd.SuggestionsFor(typed); len(sugg) > 0 {
-		return "; did you mean " + strings.Join(sugg, " or ") + "?"
+	var sugg []string
+	if topics {
+		lower := strings.ToLower(typed)
+		for _, c := range cmd.Commands() {
+			name := c.Name()
+			if c.IsAdditionalHelpTopicCommand() && (strings.HasPrefix(name, lower) || domain.EditDistance(lower, name) <= cmd.SuggestionsMinimumDistance) {
+				sugg = append(sugg, name)
+			}
+		}
 	}
-	return ""
+	return append(sugg, cmd.SuggestionsFor(typed)...)
 }
 
 // helpTopic is `peerctl help [command|topic]`: the help of what the words
@@ -228,7 +250,7 @@ func helpTopic(cmd *cobra.Command, args []string) error {
 		target, rest = cmd.Root(), args
 	}
 	if len(rest) > 0 {
-		hint := didYouMean(target, rest[0])
+		hint := meant(suggestionsFor(target, rest[0], true))
 		if hint == "" {
 			if !target.HasSubCommands() {
 				target = target.Root()

@@ -37,6 +37,7 @@ var Files = []File{
 	{"~/.local/state/peerctl/" + serveLogName, "the log of a peerctl serve started on demand"},
 	{"$XDG_RUNTIME_DIR/peerctl/serve-*.sock", "peerctl serve's socket, one per state folder (else in ~/.cache/peerctl/run/)"},
 	{"~/.config/peerctl/hosts", "the hosts file of peerctl hosts ($XDG_CONFIG_HOME)"},
+	{"~/.config/peerctl/policy", "the trust policy of peerctl policy ($XDG_CONFIG_HOME)"},
 }
 
 // environment is every environment variable peerctl reads, written once:
@@ -72,7 +73,7 @@ var environment = []EnvVar{
 	{[]string{"XDG_STATE_HOME"}, "the outbox's folder ($XDG_STATE_HOME/peerctl; else ~/.local/state/peerctl)"},
 	{[]string{"XDG_RUNTIME_DIR"}, "peerctl serve's socket, the ssh control sockets and Qwen Code's inbox sockets (else the cache or temp folder)"},
 	{[]string{"XDG_CACHE_HOME"}, "the cache folder (else ~/.cache): the service's socket without XDG_RUNTIME_DIR"},
-	{[]string{"XDG_CONFIG_HOME"}, "the hosts file ($XDG_CONFIG_HOME/peerctl/hosts; else ~/.config/peerctl/hosts)"},
+	{[]string{"XDG_CONFIG_HOME"}, "the hosts file and the trust policy file ($XDG_CONFIG_HOME/peerctl/hosts and .../policy; else in ~/.config/peerctl/)"},
 	{[]string{"PATH"}, "where claude, qwen, codex, opencode and ssh are found"},
 	{[]string{"COLUMNS"}, "the width --help wraps to (60 to 120; else 120)"},
 	{[]string{"NO_COLOR"}, "set (to anything): no colour, even on a terminal (https://no-color.org)"},

@@ -91,6 +91,7 @@ func TestHelpEnvironment(t *testing.T) {
 		}
 	}
 	assert.Regexp(t, `(?m)^  CLAUDE_CONFIG_DIR +Claude Code's config dir`, r.stdout)
+	assert.Regexp(t, `(?m)^  XDG_CONFIG_HOME +the hosts file and the trust policy file`, r.stdout, "the policy lives there too")
 	r = evRun(t, nil, nil, "--help")
 	assert.Contains(t, r.stdout, "peerctl environment")
 }

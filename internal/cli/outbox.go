@@ -254,7 +254,11 @@ func runOutboxList(ctx context.Context, opts *outboxOptions) error {
 		return opts.io.writeJSON(out)
 	}
 	if len(msgs) == 0 {
-		fmt.Fprintln(opts.io.errOut, "peerctl: the outbox holds no such message")
+		if absent || len(opts.filter.States) == 0 && opts.filter.Target == "" {
+			fmt.Fprintln(opts.io.errOut, "peerctl: the outbox is empty")
+		} else {
+			fmt.Fprintln(opts.io.errOut, "peerctl: no message in the outbox matches")
+		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(opts.io.out, 0, 4, 2, ' ', 0)
@@ -275,7 +279,7 @@ func runOutboxShow(ctx context.Context, opts *outboxOptions) error {
 		return err
 	}
 	if absent {
-		return domain.Refuse(domain.ReasonNotFound, "message %d: the outbox is empty (nothing was ever stored)", id)
+		return noSuchMessage(id)
 	}
 	defer func() { _ = st.Close() }()
 	m, hist, err := st.Get(ctx, id)
@@ -300,7 +304,8 @@ func runOutboxShow(ctx context.Context, opts *outboxOptions) error {
 	return nil
 }
 
-// noSuchMessage is the not_found refusal of an id the outbox does not hold.
+// noSuchMessage is the not_found refusal of an id the outbox does not hold
+// (the service's word for it too).
 func noSuchMessage(id int64) error {
 	return domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id)
 }
@@ -317,7 +322,7 @@ func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
 	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address}, {"sender", sender},
 		{"rule", j.Rule}, {"approved by", j.ApprovedBy},
 		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next attempt", shownStamp(j.NextAttemptAt)},
-		{"attempts", strconv.Itoa(j.Attempts)}, {"tries", strconv.Itoa(j.Tries)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
+		{"tries", fmt.Sprintf("%d (%d of them began a hand-over to the session)", j.Tries, j.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
 		if r[1] != "" {
@@ -330,6 +335,19 @@ func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
 // opts.id in the service. An approval or a denial names who made it
 // (opts.by).
 func runOutboxChange(ctx context.Context, opts *outboxOptions) error {
+	// An id the outbox, read as show reads it, does not hold is refused
+	// here, without starting the service for it.
+	if st, absent, err := opts.open(ctx); err == nil {
+		found := !absent
+		if found {
+			_, _, err = st.Get(ctx, opts.id)
+			found = !errors.Is(err, ports.ErrNoMessage)
+			_ = st.Close()
+		}
+		if !found {
+			return noSuchMessage(opts.id)
+		}
+	}
 	// Typing outbox retry is the user's confirmation: an outcome_unknown
 	// message is looked at first, then sent again when it did not arrive.
 	req := serve.Request{Op: opts.op, ID: opts.id, Confirmed: opts.op == "retry"}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,15 +20,32 @@ import (
 )
 
 // An id the outbox does not hold is not_found (its own exit code), not a
-// usage error: nothing was wrong with how the command was written.
+// usage error: nothing was wrong with how the command was written. show
+// and cancel say it in one wording, and cancel says it without the
+// service (PEERCTL_SERVE=off would refuse it as outbox_unavailable); the
+// list of an outbox that never stored anything says it is empty.
 func TestOutboxShowNotFound(t *testing.T) {
-	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
-	r := evRun(t, env, nil, "outbox", "show", "999")
-	assert.Equal(t, wire.ExitNotFound, r.code, r.stderr)
-	assert.Equal(t, "peerctl: not_found: message 999: the outbox is empty (nothing was ever stored)\n", r.stderr)
-	r = evRun(t, env, nil, "outbox", "show", "--json", "999")
-	assert.Equal(t, wire.ExitNotFound, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `"reason": "not_found"`)
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir(), "PEERCTL_SERVE": "off"}
+	for _, op := range []string{"show", "cancel"} {
+		r := evRun(t, env, nil, "outbox", op, "999")
+		assert.Equal(t, wire.ExitNotFound, r.code, r.stderr)
+		assert.Equal(t, "peerctl: not_found: message 999 is not in the outbox (peerctl outbox lists them)\n", r.stderr)
+		r = evRun(t, env, nil, "outbox", op, "--json", "999")
+		assert.Equal(t, wire.ExitNotFound, r.code, r.stderr)
+		assert.Contains(t, r.stdout, `"reason": "not_found"`)
+	}
+	r := evRun(t, env, nil, "outbox")
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Equal(t, "peerctl: the outbox is empty\n", r.stderr)
+}
+
+// The stored receipt's expiry is to the second in text, as the outbox's.
+func TestStoredReceiptTimeToTheSecond(t *testing.T) {
+	var out strings.Builder
+	ios := newIOStreams(nil, &out, io.Discard, func(string) string { return "" })
+	ref := &serve.Ref{ID: 7, Address: []byte("reviewer"), ExpiresAt: "2026-12-07T19:25:14.823935771Z"}
+	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "stored"}}, ref, false))
+	assert.Contains(t, out.String(), `stored: message 7 for "reviewer" is kept until 2026-12-07T19:25:14Z and`)
 }
 
 // list with nothing live prints no bare header: it says so on stderr and
@@ -82,4 +100,14 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	assert.Contains(t, r.stdout, "expires:      2026-03-04T05:06:07Z\n")
 	assert.Contains(t, r.stdout, "  2026-03-04T04:06:07Z  stored")
 	assert.NotRegexp(t, regexp.MustCompile(`\d{2}:\d{2}:\d{2}\.\d`), r.stdout, "no fractions of a second")
+	assert.Contains(t, r.stdout, "tries:        0 (0 of them began a hand-over to the session)\n", "one line says what both counts are")
+	assert.NotContains(t, r.stdout, "attempts:")
+
+	env["PEERCTL_SERVE"] = "off"
+	r = evRun(t, env, nil, "outbox", "cancel", "999")
+	assert.Equal(t, wire.ExitNotFound, r.code, "an id the file does not hold needs no service: %s", r.stderr)
+	assert.Equal(t, "peerctl: not_found: message 999 is not in the outbox (peerctl outbox lists them)\n", r.stderr)
+	r = evRun(t, env, nil, "outbox", "--state", "expired")
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Equal(t, "peerctl: no message in the outbox matches\n", r.stderr)
 }

@@ -106,7 +106,7 @@ func newPolicyAddCmd(f *factory) *cobra.Command {
 	fl.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard, host:DEST, node:NAME, mcp:GLOB, relay:GLOB, or *")
 	fl.StringVar(&to, "to", "", "the target: a session name or id glob (*, ?, [a-z]), or *")
 	fl.StringVar(&harness, "harness", "", "only sessions of this harness")
-	fl.StringVar(&host, "host", "", "only sends to this host (DEST, as --host takes it)")
+	fl.StringVar(&host, "host", "", "narrow TARGET to sessions on this host (`DEST`, as send --host names it); the rule is kept here")
 	fl.StringVar(&cwd, "cwd", "", "only sessions working in this folder or below (absolute)")
 	fl.IntVar(&opts.at, "at", 0, "put the rule at place N (1: first); default: last")
 	return cmd
@@ -281,7 +281,7 @@ func newPolicyCheckCmd(f *factory) *cobra.Command {
 	fl.StringVar(&from, "from", "", "who sends: cli, mcp, relay, dashboard (session unknown), mcp:NAME, relay:NAME, host:DEST, node:NAME")
 	fl.StringVar(&to, "to", "", "the target: a session's address, as send takes it")
 	fl.BoolVar(&opts.json, "json", false, "print one JSON object: {action, rule, from, to, unsure, why} (docs/OUTPUT.md)")
-	addHostFlag(cmd, &hosts, false)
+	fl.StringArrayVar(&hosts, "host", nil, "the target's host (`DEST`, as send --host names it); this machine's policy decides, here")
 	return cmd
 }
 

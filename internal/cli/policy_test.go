@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,6 +73,18 @@ func TestPolicyAddListRmCheck(t *testing.T) {
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(string(raw), "\ndeny from=mcp to=prod-*\n"), string(raw))
+}
+
+// policy's --host narrows the target by host and runs here: its help says
+// so, not send's "run on the machine ssh reaches".
+func TestPolicyHostHelp(t *testing.T) {
+	for cmd, want := range map[string]string{"check": "this machine's policy decides, here", "add": "narrow TARGET to sessions on this host"} {
+		r := evRun(t, nil, nil, "policy", cmd, "--help")
+		require.Equal(t, wire.ExitOK, r.code, r.stderr)
+		line := regexp.MustCompile(`(?m)^ +--host .*$`).FindString(r.stdout)
+		assert.Contains(t, line, want, r.stdout)
+		assert.NotContains(t, line, "ssh reaches", "policy %s --host runs here", cmd)
+	}
 }
 
 func TestPolicyBadInput(t *testing.T) {

@@ -246,7 +246,7 @@ func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) erro
 		fmt.Fprintf(ios.out, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
 			target, ref.State)
 	case out.Outcome == "stored":
-		fmt.Fprintf(ios.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), ref.ExpiresAt)
+		fmt.Fprintf(ios.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), shownStamp(ref.ExpiresAt))
 	case out.Outcome == domain.OutboxAwaitingApproval.String():
 		fmt.Fprintf(ios.out, "awaiting_approval: message %d for %q is held by the trust policy (%s); nothing was sent\n", ref.ID, target, safe(ref.Rule))
 		fmt.Fprintf(ios.out, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d)\n", ref.ID, ref.ID)
