@@ -244,7 +244,8 @@ type Detail struct {
 	Warnings []string
 }
 
-// Show finds one session by address (see domain.Lookup) on a fresh read.
+// Show finds one session by address (see domain.Lookup) on a fresh read,
+// the one List(all) makes, so that Entry.Addressable is list's.
 // Show only reads, so the identity rule does not apply: a live session
 // addressed by full id, unique id prefix or endpoint is shown even when its
 // name is shared, with a warning in Detail.Warnings; an ambiguous address is
@@ -255,7 +256,9 @@ type Detail struct {
 // carries the warnings its full id would. Otherwise the resolve refusal is
 // returned, saying how many records matched when several did.
 func (s *Service) Show(ctx context.Context, address string) (Detail, error) {
-	l, err := s.Read(ctx)
+	// The listing list --all gives: a session is addressable in show
+	// exactly when it is in list (markUnreachable).
+	l, err := s.List(ctx, true)
 	if err != nil {
 		return Detail{}, err
 	}

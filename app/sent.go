@@ -36,6 +36,8 @@ func Sent(res SendResult, err error, awaited bool) (wire.Sent, error) {
 	}
 	if res.Plan == nil {
 		notes = append(notes, unconfirmedNotes(res)...)
+	} else if res.Plan.Warning != "" {
+		notes = append(notes, "peerctl: warning: "+res.Plan.Warning)
 	}
 	if r == nil {
 		r = waitTimeout(res)

@@ -397,6 +397,9 @@ type Plan struct {
 	Call      string   `json:"call,omitempty"`
 	Socket    string   `json:"socket,omitempty"`
 	Frame     string   `json:"frame,omitempty"`
+	// Warning says why the plan could not run as it stands (the courier
+	// program not found, say); "" when nothing stands in its way.
+	Warning string `json:"warning,omitempty"`
 }
 
 // ErrDurablePrefix is wrapped (with ErrBadAddress) when a durable message

@@ -52,13 +52,16 @@ type Harness struct {
 	configDir string
 	// named: the config dir was given (flag or variable); program: the
 	// courier program as it is run (for Present).
-	named    bool
-	program  string
-	warnings []string
-	registry ports.Registry
-	live     *procliveness.Checker
-	courier  *courierexec.Transport
-	socket   *socketframe.Transport
+	named   bool
+	program string
+	// programNamed: the courier program was given (--claude or
+	// $PEERCTL_CLAUDE), not the default claude on PATH.
+	programNamed bool
+	warnings     []string
+	registry     ports.Registry
+	live         *procliveness.Checker
+	courier      *courierexec.Transport
+	socket       *socketframe.Transport
 }
 
 var _ ports.Harness = (*Harness)(nil)
@@ -90,18 +93,20 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	if env == nil {
 		env = os.Environ()
 	}
+	programNamed := program != ""
 	if program == "" {
 		program = courierexec.DefaultProgram
 	}
 	return &Harness{
-		configDir: dir,
-		named:     s.Flags[FlagConfigDir] != "" || getenv(ConfigDirEnv) != "",
-		program:   program,
-		warnings:  warnings,
-		registry:  reg,
-		live:      procliveness.New(),
-		courier:   courierexec.New(courierexec.Config{Program: program, Timeout: s.Timeout, Env: env, Name: s.From, Log: s.Log}),
-		socket:    &socketframe.Transport{Timeout: s.Timeout, Log: s.Log},
+		configDir:    dir,
+		named:        s.Flags[FlagConfigDir] != "" || getenv(ConfigDirEnv) != "",
+		program:      program,
+		programNamed: programNamed,
+		warnings:     warnings,
+		registry:     reg,
+		live:         procliveness.New(),
+		courier:      courierexec.New(courierexec.Config{Program: program, Timeout: s.Timeout, Env: env, Name: s.From, Log: s.Log}),
+		socket:       &socketframe.Transport{Timeout: s.Timeout, Log: s.Log},
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/peerctl/peerctl/adapters/courierexec"
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -14,7 +15,7 @@ import (
 // DoctorJSON is doctor's "claude" object (docs/OUTPUT.md): the courier
 // program's probe.
 type DoctorJSON struct {
-	Health  string     `json:"health"`
+	Health  string     `json:"health"` // ok, fail, skip (claude not found, Claude Code not used here)
 	Program string     `json:"program"`
 	Path    string     `json:"path"`
 	Version string     `json:"version"`
@@ -43,13 +44,20 @@ const noClaudeNeeded = "send --transport socket, list, show and watch do not nee
 
 // Doctor probes the courier program (courierexec.Transport.Probe: the program, its
 // flags, and one courier run that sends nothing). A courier that cannot
-// run is a problem: it is the default transport. Rows: "claude" (JSON
-// DoctorJSON) and, when the courier ran, "courier".
+// run is a problem: it is the default transport. A claude not found on a
+// machine where Claude Code left no trace (its config dir neither there
+// nor named, the program not named: the user of another harness) is Skip,
+// as a missing qwen or codex is. Rows: "claude" (JSON DoctorJSON) and,
+// when the courier ran, "courier".
 func (h *Harness) Doctor(ctx context.Context, _ []domain.Entry) []ports.DoctorRow {
-	return []ports.DoctorRow{doctorRow(h.courier.Probe(ctx))}
+	used := h.programNamed || presence.Of(h.named, "", h.configDir)
+	return []ports.DoctorRow{doctorRow(h.courier.Probe(ctx), used)}
 }
 
-func doctorRow(probe courierexec.ProgramProbe) ports.DoctorRow {
+// doctorRow is the probe's row; used says Claude Code is used here (its
+// state there, or its home or program named), so that a claude not found
+// is a problem rather than a skip.
+func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	row := ports.DoctorRow{Key: "claude", Health: domain.HealthOK,
 		OnlyProblems: "The courier (the default transport) cannot run here: %s. " + noClaudeNeeded + "."}
 	fail := func(p string) {
@@ -57,6 +65,8 @@ func doctorRow(probe courierexec.ProgramProbe) ports.DoctorRow {
 		row.Problems = append(row.Problems, p)
 	}
 	switch {
+	case probe.Err != nil && probe.Path == "" && !used:
+		row.Health = domain.HealthSkip
 	case probe.Err != nil && probe.Path == "":
 		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run; install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (%s)", probe.Err, noClaudeNeeded))
 	case probe.Err != nil:
@@ -89,6 +99,9 @@ func doctorRow(probe courierexec.ProgramProbe) ports.DoctorRow {
 		}
 	}
 	text := j.Error
+	if row.Health == domain.HealthSkip {
+		text = "claude not found (" + j.Error + "); no Claude Code config dir here: its sessions cannot be sent to until it is installed"
+	}
 	if text == "" {
 		text = fmt.Sprintf("%s (%s); courier flags: %d of %d present", j.Path, j.Version, len(j.Flags)-len(probe.Missing), len(j.Flags))
 		if len(probe.Missing) > 0 {

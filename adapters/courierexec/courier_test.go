@@ -416,6 +416,16 @@ func TestPlan(t *testing.T) {
 	assert.Equal(t, append([]string{p.Program}, c.t.Args()...), p.Argv)
 	assert.JSONEq(t, `{"to":"uds:`+c.target.SocketPath()+`","message":"a \"quoted\" text","summary":"peerctl"}`, p.Call)
 	assert.Empty(t, c.received(t))
+	assert.Empty(t, p.Warning)
+
+	// A dry run needs no program: the plan names it as configured and warns.
+	gone := filepath.Join(t.TempDir(), "no-claude")
+	missing := courierexec.New(courierexec.Config{Program: gone})
+	p, err = missing.Plan(c.target, msg(t, "hello"))
+	require.NoError(t, err)
+	assert.Equal(t, gone, p.Argv[0])
+	assert.Contains(t, p.Warning, "was not found")
+	assert.Contains(t, p.Warning, "delivery_failed")
 }
 
 // A long-lived courier (Peer, as relays use it) is one sender: Claude Code

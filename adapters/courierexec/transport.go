@@ -55,18 +55,22 @@ func Call(socket, text string) string {
 
 // Plan describes the run: the program as Deliver would start it (resolved
 // on PATH, made absolute), argv, the private folder's pattern, and the one
-// SendMessage call the endpoint would answer with. A program that cannot
-// be found is refused exactly as Deliver refuses it.
+// SendMessage call the endpoint would answer with. A dry run sends
+// nothing, so a program that cannot be found is no refusal: the plan names
+// it as configured, with Plan.Warning saying a real send would fail.
 func (t *Transport) Plan(target domain.Session, msg domain.Message) (domain.Plan, error) {
 	if err := checkTarget(target, msg); err != nil {
 		return domain.Plan{}, err
 	}
-	program, err := t.program()
+	var warning string
+	program, err := t.lookProgram()
 	if err != nil {
-		return domain.Plan{}, err
+		program = t.cfg.Program
+		warning = fmt.Sprintf("the courier program %q was not found (%v): a real send would fail with %s; install Claude Code, or set --claude or %s, or send --transport socket, which needs no claude",
+			t.cfg.Program, unwrapExec(err), domain.ReasonDeliveryFailed, ProgramEnv)
 	}
 	return domain.Plan{Transport: Name, Program: program, Argv: append([]string{program}, t.Args()...),
-		Dir: filepath.Join(os.TempDir(), PrivateDirPattern, "work"), Call: Call(target.SocketPath(), msg.Text())}, nil
+		Dir: filepath.Join(os.TempDir(), PrivateDirPattern, "work"), Call: Call(target.SocketPath(), msg.Text()), Warning: warning}, nil
 }
 
 // Deliver runs one courier for msg to target: Start, one Send, then it

@@ -253,6 +253,33 @@ func TestSendDryRun(t *testing.T) {
 		assert.False(t, w.courierStarted(t), "dry run started the courier")
 		assert.Zero(t, w.listener.Conns())
 	})
+	t.Run("courier program missing", func(t *testing.T) {
+		// A dry run sends nothing, so it needs no courier program: it says
+		// what would run and warns that the program is not there.
+		w := newSendWorld(t, false)
+		missing := filepath.Join(t.TempDir(), "no-claude")
+		r := w.send(t, "sent", nil, "--dry-run", "--claude", missing, w.id, text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		assert.Contains(t, string(r.Stdout), "nothing was sent")
+		assert.Contains(t, string(r.Stdout), "run:   "+missing+" -p ")
+		assert.Contains(t, string(r.Stderr), "warning: ")
+		assert.Contains(t, string(r.Stderr), `the courier program "`+missing+`" was not found`)
+		r = w.send(t, "sent", nil, "--dry-run", "--json", "--claude", missing, w.id, text)
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		var got struct {
+			Outcome string `json:"outcome"`
+			Plan    struct {
+				Argv    []string `json:"argv"`
+				Warning string   `json:"warning"`
+			} `json:"plan"`
+		}
+		require.NoError(t, json.Unmarshal(r.Stdout, &got), "stdout: %s", r.Stdout)
+		assert.Equal(t, "planned", got.Outcome)
+		require.NotEmpty(t, got.Plan.Argv)
+		assert.Equal(t, missing, got.Plan.Argv[0])
+		assert.Contains(t, got.Plan.Warning, "was not found")
+		assert.False(t, w.courierStarted(t))
+	})
 	t.Run("courier json", func(t *testing.T) {
 		w := newSendWorld(t, false)
 		r := w.send(t, "sent", nil, "--dry-run", "--json", w.id, text)
