@@ -8,9 +8,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/peerctl/peerctl/adapters/outbox"
-	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -29,18 +28,18 @@ type Paths struct {
 }
 
 // PathsFor are the service's files for an environment (getenv):
-// outbox.Dir's state folder, servesock.Dir's socket folder.
+// wiring.StateDir's state folder, wiring.ServeSocketDir's socket folder.
 func PathsFor(getenv func(string) string) (Paths, error) {
-	state, err := outbox.Dir(getenv)
+	state, err := wiring.StateDir(getenv)
 	if err != nil {
 		return Paths{}, err
 	}
-	run, err := servesock.Dir(getenv)
+	run, err := wiring.ServeSocketDir(getenv)
 	if err != nil {
 		return Paths{}, err
 	}
-	return Paths{StateDir: state, DB: filepath.Join(state, outbox.FileName), Lock: filepath.Join(state, servesock.LockName),
-		Socket: filepath.Join(run, servesock.SocketName(state))}, nil
+	return Paths{StateDir: state, DB: filepath.Join(state, wiring.OutboxFileName), Lock: filepath.Join(state, wiring.ServeLockName),
+		Socket: filepath.Join(run, wiring.ServeSocketName(state))}, nil
 }
 
 // Request is the one line a client writes.

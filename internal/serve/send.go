@@ -10,8 +10,6 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/peerctl/peerctl/adapters/hostsfile"
-	"github.com/peerctl/peerctl/adapters/sshhost"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -89,7 +87,7 @@ func (s *Server) remote(set wire.Settings) (ports.Remote, error) {
 		}
 		return s.o.Getenv(k)
 	}
-	return sshhost.New(sshhost.Options{Getenv: getenv, Book: hostsfile.NewBook(s.o.Getenv, hostsfile.NewSchema(wiring.Plugins().Flags())),
+	return wiring.NewSSHChannel(wiring.SSHOptions{Getenv: getenv, Book: wiring.NewHostBook(s.o.Getenv),
 		Version: s.o.Version})
 }
 
@@ -139,7 +137,7 @@ func (s *Server) node(dest domain.Dest, o wire.SendOrder, notes *[]string) (n ap
 	if limit <= 0 {
 		limit = DefaultHostTimeout
 	}
-	return sshhost.NewNode(r, dest, limit), release, nil
+	return wiring.NewHostNode(r, dest, limit), release, nil
 }
 
 // destOf is the machine a send's Host names (the zero Dest: this one).

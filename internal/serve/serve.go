@@ -20,12 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/peerctl/peerctl/adapters/fswatch"
-	"github.com/peerctl/peerctl/adapters/outbox"
-	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/dashboard"
+	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -87,7 +85,7 @@ type Server struct {
 	o     Options
 	life  context.Context
 	ob    *app.Outbox // nil when the outbox cannot be used (storeErr says why)
-	store *outbox.Store
+	store wiring.OutboxReader
 	// storeErr is why durable sends are refused (nil when they are not).
 	storeErr error
 
@@ -100,7 +98,7 @@ type Server struct {
 	// early is set when a watched registry folder changed: the next pass
 	// tries every waiting message now, not at its backoff's time.
 	early   atomic.Bool
-	folders *fswatch.Folder
+	folders ports.FolderWatcher
 	watched map[string]bool
 	// jobs are the attempts that wait (waits) running beside the loop.
 	jobs sync.WaitGroup
@@ -133,7 +131,7 @@ func newServer(life context.Context, o Options) *Server {
 		o.Environ = func() []string { return nil }
 	}
 	return &Server{o: o, life: life, warm: map[string]*warmSet{}, inflight: map[int64]bool{}, last: time.Now(),
-		wake: make(chan struct{}, 1), now: time.Now, folders: fswatch.NewFolder(), watched: map[string]bool{},
+		wake: make(chan struct{}, 1), now: time.Now, folders: wiring.NewFolderWatcher(), watched: map[string]bool{},
 		started: time.Now(), stop: func(error) {}, ended: &end{}}
 }
 
@@ -142,8 +140,8 @@ func newServer(life context.Context, o Options) *Server {
 // o.Paths.Socket. Its log says why it stops, and that it stopped.
 func Run(ctx context.Context, o Options) error {
 	p := o.Paths
-	lock, err := servesock.TryLock(p.Lock)
-	if errors.Is(err, servesock.ErrLocked) {
+	release, err := wiring.TryServeLock(p.Lock)
+	if errors.Is(err, wiring.ErrServeLocked) {
 		pid, _ := os.ReadFile(p.Lock)
 		return fmt.Errorf("another peerctl serve (pid %s) already serves %s: one service per state folder; stop it first, or use it as it is", strings.TrimSpace(string(pid)), p.StateDir)
 	}
@@ -152,13 +150,13 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ended := &end{}
 	defer ended.finish(o.Log)
-	defer func() { _ = lock.Release() }()
+	defer func() { _ = release() }()
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// A long-lived service builds a graph per send: collect garbage
 		// before the heap doubles past a few tens of MiB.
 		debug.SetMemoryLimit(memoryLimit)
 	}
-	ln, err := servesock.Listen(p.Socket)
+	ln, err := wiring.ListenServe(p.Socket)
 	if err != nil {
 		return err
 	}
@@ -166,7 +164,7 @@ func Run(ctx context.Context, o Options) error {
 	defer stop(nil)
 	s := newServer(life, o)
 	s.stop, s.ended = stop, ended
-	if st, err := outbox.Open(ctx, p.DB, outbox.WithRequestUpgrade(upgradeV2)); err != nil {
+	if st, err := wiring.OpenOutbox(ctx, p.DB, upgradeV2); err != nil {
 		s.storeErr = err
 		fmt.Fprintf(o.Log, "peerctl serve: durable sends are refused: %s\n", wire.Safe(err.Error()))
 	} else {
@@ -227,7 +225,7 @@ func Run(ctx context.Context, o Options) error {
 // handle answers one connection: peer credentials first, then one request.
 func (s *Server) handle(conn *net.UnixConn) {
 	defer func() { _ = conn.Close() }()
-	if uid, err := servesock.PeerCheck(conn); err != nil {
+	if uid, err := wiring.ServePeerCheck(conn); err != nil {
 		fmt.Fprintf(s.o.Log, "peerctl serve: refused a connection: %v\n", err)
 		_ = WriteLine(conn, Answer{Done: true, Code: wire.ExitError,
 			Error: fmt.Appendf(nil, "this service serves uid %d only; the connection is from uid %d", os.Geteuid(), uid)})

@@ -178,11 +178,25 @@ func TestAppImportsNoAdapter(t *testing.T) {
 // the composition root, for every adapter it uses and names none itself
 // (the "the composition root builds every adapter").
 func TestTheCommandLineBuildsNoAdapter(t *testing.T) {
-	for pkg, imps := range imports(t, module+"/internal/cli/...") {
+	importsNoAdapter(t, "internal/cli/...", "the command line")
+}
+
+// TestTheServiceBuildsNoAdapter: internal/serve, peerctl serve, asks
+// internal/wiring for its lock, socket, outbox, folder watcher and ssh
+// channel as the command line does, and names no adapter itself.
+func TestTheServiceBuildsNoAdapter(t *testing.T) {
+	importsNoAdapter(t, "internal/serve/...", "the service")
+}
+
+// importsNoAdapter: no package of pattern (under the module) imports an
+// adapter; who names them in the message.
+func importsNoAdapter(t *testing.T, pattern, who string) {
+	t.Helper()
+	for pkg, imps := range imports(t, module+"/"+pattern) {
 		for _, imp := range imps {
 			rel, mine := ours(imp)
 			assert.False(t, mine && strings.HasPrefix(rel, "adapters/"),
-				"%s imports %s: the command line asks internal/wiring for its adapters", pkg, imp)
+				"%s imports %s: %s asks internal/wiring for its adapters", pkg, imp, who)
 		}
 	}
 }
