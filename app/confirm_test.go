@@ -207,7 +207,8 @@ func TestSendWait(t *testing.T) {
 		}, within, domain.WaitIdle, domain.StatusIdle},
 		{"stays busy", func(f *fakeSession) { f.setStatus("busy") }, nil, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusBusy},
 		{"never reacts", nil, nil, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusIdle},
-		{"stops on a dialog", nil, func(f *fakeSession) { f.setStatus("waiting:dialog open") }, 400 * time.Millisecond, domain.WaitTimeout, domain.StatusWaiting},
+		// The wait must outlast the record's re-read on a loaded machine (it ends by running out).
+		{"stops on a dialog", nil, func(f *fakeSession) { f.setStatus("waiting:dialog open") }, 3 * time.Second, domain.WaitTimeout, domain.StatusWaiting},
 		{"crashes while busy", func(f *fakeSession) { f.setStatus("busy") }, func(f *fakeSession) {
 			time.Sleep(100 * time.Millisecond)
 			f.crash()
