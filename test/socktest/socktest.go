@@ -22,8 +22,12 @@ type Listener struct {
 	hold chan struct{} // non-nil: keep every connection open until cleanup
 
 	once   sync.Once
-	mu     sync.Mutex
+	mu sync.Mutex
+	// frames are the connections' frames in the order they were
+	// accepted (which a sender that connects after its last connection
+	// ended keeps); done marks the finished ones.
 	frames [][]byte
+	done   []bool
 	conns  int
 	wg     sync.WaitGroup
 }
@@ -55,6 +59,8 @@ func (l *Listener) serve() {
 		}
 		l.mu.Lock()
 		l.conns++
+		slot := len(l.frames)
+		l.frames, l.done = append(l.frames, nil), append(l.done, false)
 		l.mu.Unlock()
 		l.wg.Add(1)
 		go func() {
@@ -63,7 +69,7 @@ func (l *Listener) serve() {
 			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 			b, _ := io.ReadAll(io.LimitReader(c, maxFrame))
 			l.mu.Lock()
-			l.frames = append(l.frames, b)
+			l.frames[slot], l.done[slot] = b, true
 			l.mu.Unlock()
 			if l.hold != nil {
 				<-l.hold
@@ -85,11 +91,19 @@ func (l *Listener) Close() {
 	})
 }
 
-// Frames returns what each finished connection sent, in order of finishing.
+// Frames returns what each finished connection sent, in the order the
+// connections were accepted (not of finishing: two readers finish in any
+// order on a loaded machine).
 func (l *Listener) Frames() [][]byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([][]byte(nil), l.frames...)
+	var out [][]byte
+	for i, f := range l.frames {
+		if l.done[i] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Conns counts accepted connections.
