@@ -21,8 +21,8 @@ type Listener struct {
 	ln   *net.UnixListener
 	hold chan struct{} // non-nil: keep every connection open until cleanup
 
-	once   sync.Once
-	mu sync.Mutex
+	once sync.Once
+	mu   sync.Mutex
 	// frames are the connections' frames in the order they were
 	// accepted (which a sender that connects after its last connection
 	// ended keeps); done marks the finished ones.
