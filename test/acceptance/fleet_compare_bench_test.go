@@ -3,6 +3,7 @@
 package acceptance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +58,8 @@ func BenchmarkLiveFleetVsSSH(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer bus.Close()
+	b.Cleanup(bus.Close) // after the refresh stops (cleanups run last in, first out)
+	nodes := newBenchFleet(b, bus)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "XDG_CONFIG_HOME=" + b.TempDir(),
 		"XDG_RUNTIME_DIR=" + livecc.TempRoot(b, "lfs"), "PEERCTL_SSH=" + far.Aliases(aliases...), "PEERCTL_NATS=" + url, "PEERCTL_SERVE=off"}
 	run := func(args ...string) []byte {
@@ -89,11 +92,8 @@ func BenchmarkLiveFleetVsSSH(b *testing.B) {
 	for b.Loop() {
 		var report strings.Builder
 		fmt.Fprintf(&report, "\nFLEET AGAINST SSH (%d pairs each, ABBA; wall ms median [min..max]; ssh/fleet per pair)\n", runs)
-		published := 0
 		for _, n := range sizes {
-			for ; published < n; published++ {
-				publishBenchNode(b, bus, published)
-			}
+			nodes.grow(n)
 			var listed []wire.Session
 			if err := json.Unmarshal(run(fleet...), &listed); err != nil || len(listed) != n*10 {
 				b.Fatalf("list --fleet gave %d sessions (%v), want %d", len(listed), err, n*10)
@@ -103,17 +103,7 @@ func BenchmarkLiveFleetVsSSH(b *testing.B) {
 				hosts = append(hosts, "--host", a)
 			}
 			timed(hosts) // start the master connections
-			var fs, ss, rs []float64
-			for i := range runs {
-				var f, s time.Duration
-				if i%2 == 0 {
-					f, s = timed(fleet), timed(hosts)
-				} else {
-					s, f = timed(hosts), timed(fleet)
-				}
-				fs, ss, rs = append(fs, ms(f)), append(ss, ms(s)), append(rs, float64(s)/float64(f))
-			}
-			sf, sh, sr := stat(fs), stat(ss), stat(rs)
+			sh, sf, sr := abba(runs, func() time.Duration { return timed(hosts) }, func() time.Duration { return timed(fleet) })
 			fmt.Fprintf(&report, "  %3d hosts: list --fleet %.1f [%.1f..%.1f]  list --host ×%d %.1f [%.1f..%.1f]  ssh/fleet %.2f [%.2f..%.2f]\n",
 				n, sf[0], sf[1], sf[2], n, sh[0], sh[1], sh[2], sr[0], sr[1], sr[2])
 			b.ReportMetric(sf[0], fmt.Sprintf("ms-fleet-%d", n))
@@ -125,26 +115,71 @@ func BenchmarkLiveFleetVsSSH(b *testing.B) {
 	}
 }
 
-// publishBenchNode publishes node n's presence ("node-%03d") with 10
-// sessions, full `list --json` entries.
-func publishBenchNode(b *testing.B, bus *natsbus.Bus, n int) {
-	b.Helper()
-	node := fmt.Sprintf("node-%03d", n)
-	p, err := bus.Join(b.Context(), natsbus.Member{Node: node, Owner: node, Host: node, PID: 1, Version: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var l wire.Listing
-	for i := range 10 {
-		pid := 1000 + i
-		sock := fmt.Sprintf("/run/user/1000/cc/%d.sock", pid)
-		l.Sessions = append(l.Sessions, wire.Session{Harness: "claude-code", SessionID: fmt.Sprintf("%08d-1111-2222-3333-%012d", n, i), PID: pid,
-			Name: fmt.Sprintf("proj-%d", i), NameSource: "flag", Cwd: "/home/dev/src/proj", Status: "idle", Kind: "interactive", Version: "2.1.332",
-			StartedAt: "2026-12-06T10:00:00Z", SocketPath: sock, Endpoint: fmt.Sprintf("cc-peer:v1:%d:proj-%d:%s", pid, i, sock), Addressable: true,
-			Verdict: "live", File: fmt.Sprintf("%d.json", pid)})
-	}
-	if err := p.Publish(b.Context(), l); err != nil {
-		b.Fatal(err)
+// benchFleet is nodes' presence on the bus, each node ("node-%03d") with
+// 10 sessions (full `list --json` entries), kept alive: every
+// natsbus.Refresh it publishes them all again, as their services would,
+// so none drops out (natsbus.TTL) however long a benchmark runs.
+type benchFleet struct {
+	b     *testing.B
+	bus   *natsbus.Bus
+	mu    sync.Mutex
+	nodes []*natsbus.Presence
+	lists []wire.Listing
+}
+
+// newBenchFleet starts the refresh, stopped when the benchmark ends.
+func newBenchFleet(b *testing.B, bus *natsbus.Bus) *benchFleet {
+	f := &benchFleet{b: b, bus: bus}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	b.Cleanup(func() { close(done); <-stopped })
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(natsbus.Refresh)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			f.mu.Lock()
+			for i, p := range f.nodes {
+				if err := p.Publish(context.Background(), f.lists[i]); err != nil {
+					b.Errorf("refresh node %d: %v", i, err)
+				}
+			}
+			f.mu.Unlock()
+		}
+	}()
+	return f
+}
+
+// grow publishes nodes until there are n.
+func (f *benchFleet) grow(n int) {
+	f.b.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.nodes) < n {
+		i := len(f.nodes)
+		node := fmt.Sprintf("node-%03d", i)
+		p, err := f.bus.Join(f.b.Context(), natsbus.Member{Node: node, Owner: node, Host: node, PID: 1, Version: "bench"})
+		if err != nil {
+			f.b.Fatal(err)
+		}
+		var l wire.Listing
+		for j := range 10 {
+			pid := 1000 + j
+			sock := fmt.Sprintf("/run/user/1000/cc/%d.sock", pid)
+			l.Sessions = append(l.Sessions, wire.Session{Harness: "claude-code", SessionID: fmt.Sprintf("%08d-1111-2222-3333-%012d", i, j), PID: pid,
+				Name: fmt.Sprintf("proj-%d", j), NameSource: "flag", Cwd: "/home/dev/src/proj", Status: "idle", Kind: "interactive", Version: "2.1.332",
+				StartedAt: "2026-12-06T10:00:00Z", SocketPath: sock, Endpoint: fmt.Sprintf("cc-peer:v1:%d:proj-%d:%s", pid, j, sock), Addressable: true,
+				Verdict: "live", File: fmt.Sprintf("%d.json", pid)})
+		}
+		if err := p.Publish(f.b.Context(), l); err != nil {
+			f.b.Fatal(err)
+		}
+		f.nodes, f.lists = append(f.nodes, p), append(f.lists, l)
 	}
 }
 
@@ -208,27 +243,55 @@ func BenchmarkFleetSend(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("BENCH_RUNS")); err == nil && n >= 3 {
 		runs = n
 	}
+	listOverBus := func() time.Duration {
+		start := time.Now()
+		run(alphaEnv, "list", "--json", "--host", "nats:beta")
+		return time.Since(start)
+	}
+	listHere := func() time.Duration {
+		start := time.Now()
+		run(betaEnv, "list", "--json")
+		return time.Since(start)
+	}
 	overBus() // warm the page cache and beta's courier, once each
 	here()
 	for b.Loop() {
-		var bs, hs, rs []float64
-		for i := range runs {
-			var tb, th time.Duration
-			if i%2 == 0 {
-				tb, th = overBus(), here()
-			} else {
-				th, tb = here(), overBus()
-			}
-			bs, hs, rs = append(bs, ms(tb)), append(hs, ms(th)), append(rs, float64(tb)/float64(th))
+		var report strings.Builder
+		fmt.Fprintf(&report, "\nOVER THE BUS (%d pairs each, ABBA; wall ms median [min..max]; bus/here per pair)\n", runs)
+		for _, p := range []struct {
+			key, label string
+			bus, here  func() time.Duration
+		}{
+			{"send", "send --host nats:beta / send on beta", overBus, here},
+			{"list", "list --host nats:beta / list on beta", listOverBus, listHere},
+		} {
+			sb, sh, sr := abba(runs, p.bus, p.here)
+			fmt.Fprintf(&report, "  %-40s %.1f [%.1f..%.1f] / %.1f [%.1f..%.1f]  %.2f [%.2f..%.2f]\n",
+				p.label, sb[0], sb[1], sb[2], sh[0], sh[1], sh[2], sr[0], sr[1], sr[2])
+			b.ReportMetric(sb[0], "ms-bus-"+p.key)
+			b.ReportMetric(sh[0], "ms-here-"+p.key)
+			b.ReportMetric(sr[0], "bus/here-"+p.key)
 		}
 		eventually(b, time.Minute, "every message to reach the session", func() bool { return len(inbox.Frames()) == sent })
-		sb, sh, sr := stat(bs), stat(hs), stat(rs)
-		b.ReportMetric(sb[0], "ms-bus")
-		b.ReportMetric(sh[0], "ms-here")
-		b.ReportMetric(sr[0], "bus/here")
-		b.Logf("\nSEND OVER THE BUS (%d pairs, ABBA; wall ms median [min..max])\n  send --host nats:beta %.1f [%.1f..%.1f]  send on beta %.1f [%.1f..%.1f]  bus/here %.2f [%.2f..%.2f]\n%s",
-			runs, sb[0], sb[1], sb[2], sh[0], sh[1], sh[2], sr[0], sr[1], sr[2], loadLine())
+		report.WriteString(loadLine())
+		b.Log(report.String())
 	}
+}
+
+// abba times a and b runs times back to back, in ABBA order, and returns
+// the median, min and max of a's and b's wall ms and of a/b pair by pair.
+func abba(runs int, a, b func() time.Duration) (sa, sb, ratio [3]float64) {
+	var as, bs, rs []float64
+	for i := range runs {
+		var ta, tb time.Duration
+		if i%2 == 0 {
+			ta, tb = a(), b()
+		} else {
+			tb, ta = b(), a()
+		}
+		as, bs, rs = append(as, ms(ta)), append(bs, ms(tb)), append(rs, float64(ta)/float64(tb))
+	}
+	return stat(as), stat(bs), stat(rs)
 }
 
 // loadLine names the CPUs and the load average now, for a report.
