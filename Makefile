@@ -6,7 +6,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test test-live bench bench-ssh bench-serve bench-go bench-replies bench-codex bench-opencode lint cross vuln ci deps install-claude fuzz man release check-release dashboard-png
+.PHONY: build test test-live bench bench-ssh bench-serve bench-fleet bench-go bench-replies bench-codex bench-opencode lint cross vuln ci deps install-claude fuzz man release check-release dashboard-png
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
@@ -47,11 +47,12 @@ test-live:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -race -count=1 -timeout 50m ./...
 
 # Whole-command timings against Claude Code's own listing (see the script's header), then
-# across hosts (bench-ssh), then peerctl serve (bench-serve).
+# across hosts (bench-ssh), then peerctl serve (bench-serve), then the fleet's bus (bench-fleet).
 bench:
 	scripts/bench.sh
 	$(MAKE) bench-ssh
 	$(MAKE) bench-serve
+	$(MAKE) bench-fleet
 
 # peerctl across hosts, offline, on second machines of the test's own (test/livessh: sshd in a
 # pid namespace; needs root, openssh-server and Claude Code from make deps): list --host and
@@ -122,6 +123,14 @@ bench-serve:
 	$(GO) test -run '^$$' -bench BenchmarkServeOutbox -benchtime 1x -timeout 30m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkFleetList -benchtime 1x -timeout 10m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkDelta10k -benchmem ./internal/dashboard
+
+# The fleet's bus against ssh (docs/PERFORMANCE.md, "The fleet"): list --fleet over 10 and 100
+# nodes of 10 sessions on an embedded NATS server against list --host over ssh to as many hosts
+# (aliases of one second machine of the test's own, test/livessh: needs root and openssh-server),
+# offline; then, hermetic, send --host nats:NODE against the same send made on that machine.
+bench-fleet:
+	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveFleetVsSSH -benchtime 1x -timeout 30m ./test/acceptance
+	$(GO) test -run '^$$' -bench BenchmarkFleetSend -benchtime 1x -timeout 10m ./test/acceptance
 
 # Live benchmark of Codex (send to a Codex thread against a bare `codex queue`; list with a
 # Codex home present and absent), offline: one real Codex TUI, docs/PERFORMANCE.md ("Codex").

@@ -263,9 +263,7 @@ LogLevel VERBOSE
 	}
 	m.block = ""
 	for _, h := range [][3]string{{m.Alias, "known_hosts", knownAddr}, {m.UnknownKey, "known_hosts_empty", unknownAddr}, {m.WrongKey, "known_hosts_wrong", wrongAddr}} {
-		m.block += fmt.Sprintf("Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
-			"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  UpdateHostKeys no\n  LogLevel ERROR\n",
-			h[0], h[2], port, m.User, filepath.Join(m.Dir, "client_key"), filepath.Join(m.Dir, h[1]))
+		m.block += m.hostBlock(h[0], h[1], h[2])
 	}
 	if err := os.WriteFile(m.SSHConfig, []byte(m.block), 0o600); err != nil {
 		return err
@@ -325,6 +323,33 @@ func (m *Machine) writeKnownHosts() error {
 		}
 	}
 	return nil
+}
+
+// hostBlock is the ssh_config Host block of alias: this machine's server
+// at addr, checked against the known_hosts file named known (in Dir).
+func (m *Machine) hostBlock(alias, known, addr string) string {
+	return fmt.Sprintf("Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
+		"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  UpdateHostKeys no\n  LogLevel ERROR\n",
+		alias, addr, m.Port, m.User, filepath.Join(m.Dir, "client_key"), filepath.Join(m.Dir, known))
+}
+
+// Aliases writes an ssh_config in which each of aliases reaches this
+// machine as Alias does (same address, port, user, key and known host
+// key) and returns the ssh program line for PEERCTL_SSH ("ssh -F
+// <file>"). peerctl names a shared connection by `ssh -G`'s whole output,
+// which starts with the alias: each alias gets a master connection of
+// its own, as so many machines would, all served by this one sshd.
+func (m *Machine) Aliases(aliases ...string) string {
+	m.t.Helper()
+	var b strings.Builder
+	for _, a := range aliases {
+		b.WriteString(m.hostBlock(a, "known_hosts", knownAddr))
+	}
+	path := filepath.Join(m.t.TempDir(), "ssh_config")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		m.t.Fatalf("livessh: %v", err)
+	}
+	return "ssh -F " + path
 }
 
 // banner reports whether an SSH server answers on addr:port.
