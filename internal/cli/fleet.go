@@ -118,6 +118,11 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 	if err != nil {
 		return nil, err
 	}
+	// The service's own requests to other nodes (its dashboard's nats:
+	// hosts) go on its bus, as its node.
+	requests := settings
+	requests.Node = node
+	c.listNATS = &requests
 	return func(life context.Context, keep serve.Keeper) (func(), error) {
 		return c.present(life, settings, node, stateDir, keep)
 	}, nil
@@ -147,9 +152,10 @@ func (c *factory) answering(sender string, keep serve.Keeper) app.Node {
 }
 
 // requestSettings are how this command reaches the bus for --host
-// nats:NODE: list's --nats and --nats-creds when given (c.listNATS), else
-// $PEERCTL_NATS and $PEERCTL_NATS_CREDS; this machine's node name (the
-// sender) is $PEERCTL_NODE, else the host name. No bus is a usage error;
+// nats:NODE: list's --nats and --nats-creds when given, or serve's own
+// bus (c.listNATS, set by joinBus), else $PEERCTL_NATS and
+// $PEERCTL_NATS_CREDS; this machine's node name (the sender) is serve's
+// node, else $PEERCTL_NODE, else the host name. No bus is a usage error;
 // the servers' list is checked by the bus client (c.bus), when linked in.
 func (c *factory) requestSettings() (wiring.BusSettings, error) {
 	s := wiring.BusSettings{URLs: c.getenv(natsEnv), Creds: c.getenv(natsCredsEnv)}
@@ -163,6 +169,9 @@ func (c *factory) requestSettings() (wiring.BusSettings, error) {
 		if err := c.bus.CheckURLs(s.URLs); err != nil {
 			return s, usageError{fmt.Errorf("$%s: %w", natsEnv, err)}
 		}
+	}
+	if s.Node != "" { // serve's --node, checked
+		return s, nil
 	}
 	node, from := c.getenv(nodeEnv), "$"+nodeEnv
 	if node == "" {
