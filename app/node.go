@@ -80,6 +80,10 @@ type LocalNode struct {
 	// Sending is the Service a send runs on: q's transport, timeout,
 	// confirmation window (none with NoConfirm) and sender's name.
 	Sending func(q wire.SendQuery) (*Service, error)
+	// Held is what becomes of a send the trust policy holds (err:
+	// domain.AsHeld): peerctl serve's hold use case, which keeps it
+	// awaiting approval (Server.Keep). Nil: the hold is the refusal.
+	Held func(ctx context.Context, q wire.SendQuery, err error) (wire.Sent, error)
 	// Relaying is this machine's relay, as Node.Relay says: its couriers
 	// and its durable requests (through peerctl serve) are the command
 	// line's to build, so the command line gives it. Nil: Relay fails.
@@ -161,13 +165,16 @@ func (n LocalNode) Enrich(ctx context.Context, ids []string) (map[string]wire.Li
 }
 
 // Send runs Service.Send on the Service Sending builds for q, its result
-// as its documents (Sent).
+// as its documents (Sent); a send the trust policy holds is Held's.
 func (n LocalNode) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	svc, err := n.Sending(q)
 	if err != nil {
 		return wire.Sent{}, err
 	}
 	res, err := svc.Send(ctx, SendRequestOf(q))
+	if _, held := domain.AsHeld(err); held && n.Held != nil {
+		return n.Held(ctx, q, err)
+	}
 	return Sent(res, err, q.AwaitReply > 0)
 }
 

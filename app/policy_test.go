@@ -12,6 +12,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/portsmock"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // rules is a ports.Policy of fixed rules (or a fixed error).
@@ -112,4 +113,49 @@ func TestAllowedTo(t *testing.T) {
 	r, ok = domain.AsRefusal(err)
 	require.True(t, ok, "want a refusal, got %v", err)
 	assert.NotContains(t, r.Detail, "read the safe way", "a session here is decided on what its record says")
+}
+
+// A node's send the trust policy holds goes to Held (peerctl serve's hold
+// use case: kept awaiting approval), with the query and the hold, and
+// what Held answers is the send's; a deny is refused, never Held's; with
+// no Held a hold is its refusal. No transport runs.
+func TestLocalNodeSendHeldGoesToHeld(t *testing.T) {
+	p := rules{rules: []domain.Rule{mustRule(t, "deny", "node:mallory", "*")}}
+	for name, tc := range map[string]struct {
+		node   string
+		held   bool
+		reason domain.Reason
+	}{
+		"held by the default":  {node: "alpha", held: true},
+		"denied by a rule":     {node: "mallory", reason: domain.ReasonNotAllowed},
+		"held, no one to keep": {node: "alpha", reason: domain.ReasonNotAllowed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := policyWorld(t, p, app.Sending{Entrance: domain.EntranceNode, Where: tc.node})
+			var got []wire.SendQuery
+			n := app.LocalNode{Sending: func(wire.SendQuery) (*app.Service, error) { return w.svc, nil }}
+			if tc.held || name == "denied by a rule" {
+				n.Held = func(_ context.Context, q wire.SendQuery, err error) (wire.Sent, error) {
+					d, ok := domain.AsHeld(err)
+					require.True(t, ok, "Held hears the hold: %v", err)
+					assert.Contains(t, d.Why(), "hold by default rule 1 (hold from=node:* to=*): node:alpha")
+					got = append(got, q)
+					return wire.Sent{Receipt: wire.Receipt{OK: true, Outcome: "awaiting_approval", Outbox: &wire.OutboxRef{ID: 7, State: "awaiting_approval"}}}, nil
+				}
+			}
+			q := wire.SendQuery{Address: "prod-api", Text: "deploy"}
+			sent, err := n.Send(context.Background(), q)
+			if !tc.held {
+				r, ok := domain.AsRefusal(err)
+				require.True(t, ok, "want a refusal, got %v", err)
+				assert.Equal(t, tc.reason, r.Reason)
+				assert.Empty(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []wire.SendQuery{q}, got)
+			assert.Equal(t, "awaiting_approval", sent.Receipt.Outcome)
+			assert.Equal(t, int64(7), sent.Receipt.Outbox.ID)
+		})
+	}
 }

@@ -71,8 +71,9 @@ type factory struct {
 	// entrance's calling machine (sshClient; "" when not known).
 	entrance   domain.Entrance
 	callerDest string
-	// listNATS is list's --nats and --nats-creds, when given: how --host
-	// nats:NODE reaches the bus (requestSettings).
+	// listNATS is list's --nats and --nats-creds, when given, or serve's
+	// bus (with its --node): how --host nats:NODE reaches the bus
+	// (requestSettings), the dashboard's nats: hosts included.
 	listNATS *wiring.BusSettings
 }
 

@@ -11,7 +11,9 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // The fleet: machines whose services meet on a NATS JetStream bus
@@ -104,7 +106,7 @@ func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (strin
 // (serve.Options.Join), nil when no bus is configured. A bad --nats or
 // --node is a usage error now, before the service starts. A program
 // without the bus client runs the service as peerctl-mcp (runWithBus).
-func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func(context.Context) (func(), error), error) {
+func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func(context.Context, serve.Keeper) (func(), error), error) {
 	settings, ok, err := busSettings(cmd, c.getenv, c.bus, f, "")
 	if err != nil || !ok {
 		return nil, err
@@ -116,29 +118,44 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 	if err != nil {
 		return nil, err
 	}
-	return func(life context.Context) (func(), error) { return c.present(life, settings, node, stateDir) }, nil
+	// The service's own requests to other nodes (its dashboard's nats:
+	// hosts) go on its bus, as its node.
+	requests := settings
+	requests.Node = node
+	c.listNATS = &requests
+	return func(life context.Context, keep serve.Keeper) (func(), error) {
+		return c.present(life, settings, node, stateDir, keep)
+	}, nil
 }
 
 // present joins the bus as node for the service of stateDir, publishing
-// this machine's live sessions (wiring.Bus.Join); wait waits for it to
-// have left.
-func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string) (wait func(), err error) {
+// this machine's live sessions (wiring.Bus.Join) and answering other
+// nodes' requests (answering, their held sends kept by keep); wait waits
+// for it to have left.
+func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string, keep serve.Keeper) (wait func(), err error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(c.io.errOut, "peerctl serve: "+format+"\n", args...) }
+	answer := func(sender string) app.Node { return c.answering(sender, keep) }
 	return c.bus.Join(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version,
-		Local: c.localNode(nil), Answer: c.answering, Logf: logf})
+		Local: c.localNode(nil), Answer: answer, Logf: logf})
 }
 
 // answering is what this machine's service answers a request of node
 // sender with: its own use cases, every send decided by its trust policy
-// as a message from entrance node:SENDER (docs/POLICY.md).
-func (c *factory) answering(sender string) app.Node {
-	return c.localNode(&app.Sending{Entrance: domain.EntranceNode, Where: sender})
+// as a message from entrance node:SENDER (docs/POLICY.md), one it holds
+// kept by keep, the service's hold use case, awaiting approval.
+func (c *factory) answering(sender string, keep serve.Keeper) app.Node {
+	n := c.localNode(&app.Sending{Entrance: domain.EntranceNode, Where: sender})
+	n.Held = func(ctx context.Context, q wire.SendQuery, err error) (wire.Sent, error) {
+		return keep(ctx, q, domain.NewSender(domain.EntranceNode, sender), err)
+	}
+	return n
 }
 
 // requestSettings are how this command reaches the bus for --host
-// nats:NODE: list's --nats and --nats-creds when given (c.listNATS), else
-// $PEERCTL_NATS and $PEERCTL_NATS_CREDS; this machine's node name (the
-// sender) is $PEERCTL_NODE, else the host name. No bus is a usage error;
+// nats:NODE: list's --nats and --nats-creds when given, or serve's own
+// bus (c.listNATS, set by joinBus), else $PEERCTL_NATS and
+// $PEERCTL_NATS_CREDS; this machine's node name (the sender) is serve's
+// node, else $PEERCTL_NODE, else the host name. No bus is a usage error;
 // the servers' list is checked by the bus client (c.bus), when linked in.
 func (c *factory) requestSettings() (wiring.BusSettings, error) {
 	s := wiring.BusSettings{URLs: c.getenv(natsEnv), Creds: c.getenv(natsCredsEnv)}
@@ -152,6 +169,9 @@ func (c *factory) requestSettings() (wiring.BusSettings, error) {
 		if err := c.bus.CheckURLs(s.URLs); err != nil {
 			return s, usageError{fmt.Errorf("$%s: %w", natsEnv, err)}
 		}
+	}
+	if s.Node != "" { // serve's --node, checked
+		return s, nil
 	}
 	node, from := c.getenv(nodeEnv), "$"+nodeEnv
 	if node == "" {

@@ -311,6 +311,13 @@ func printReceiptText(w io.Writer, out wire.Receipt) {
 		printPlan(w, p)
 		return
 	}
+	if o := out.Outbox; o != nil && wire.Held(out) {
+		// Kept in the outbox of the machine that held it (a local hold
+		// is printKept's).
+		fmt.Fprintf(w, "awaiting_approval: message %d for %q on %s is held by that machine's trust policy (%s); nothing was sent\n", o.ID, safe(o.Address), safe(out.Host), safe(o.Rule))
+		fmt.Fprintf(w, "approve it there: peerctl outbox approve %d   (or end it: peerctl outbox deny %d)\n", o.ID, o.ID)
+		return
+	}
 	fmt.Fprintln(w, app.ReceiptLine(out))
 	if o := out.Outbox; o != nil {
 		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)

@@ -43,7 +43,7 @@ type serveOptions struct {
 	nodes      func([]domain.Dest) ([]app.Node, error)
 	serve      func() *serveClient
 	// join is how the service of a state folder joins the bus (joinBus).
-	join      func(stateDir string) (func(context.Context) (func(), error), error)
+	join      func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), error)
 	idleExit  time.Duration
 	retention time.Duration
 	web       webFlags
@@ -104,7 +104,7 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 			}
 			f.started()
 			opts.version = f.version()
-			opts.join = func(stateDir string) (func(context.Context) (func(), error), error) {
+			opts.join = func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), error) {
 				return f.joinBus(cmd, bus, stateDir)
 			}
 			return runServe(cmd.Context(), opts)

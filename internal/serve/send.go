@@ -210,6 +210,30 @@ func (s *Server) held(ctx context.Context, o wire.SendOrder, dest domain.Dest, s
 	return s.durable(ctx, o, dest, stored, &d)
 }
 
+// Keep is the hold use case (held) for a send of q that another entrance
+// ran here and the trust policy did not allow (err): a hold is kept in
+// the outbox awaiting approval, as an order of the service's own
+// settings from sender from (its receipt: outcome awaiting_approval, the
+// outbox object with the rule); a dry run, a deny, any other error is
+// err's refusal. It is how the service answers another node's send that
+// its policy holds (docs/FLEET.md).
+func (s *Server) Keep(ctx context.Context, q wire.SendQuery, from domain.Sender, err error) (wire.Sent, error) {
+	a := s.held(ctx, wire.SendOrder{Query: q, Settings: s.o.Settings, Sender: from}, domain.Dest{}, func(Ref) {}, err)
+	switch {
+	case a.Refusal != nil:
+		return wire.Sent{}, a.Refusal.Err()
+	case a.Sent == nil:
+		return wire.Sent{}, errors.New(string(a.Error))
+	}
+	sent := *a.Sent
+	sent.Receipt.Outbox = a.Ref.OutboxRef()
+	if a.Kept && a.Ref != nil {
+		sent.Receipt.Detail = string(a.Ref.Reason)
+	}
+	sent.Notes = append(a.Notes, sent.Notes...)
+	return sent, nil
+}
+
 // way is where a durable message is attempted: here, with a Service, or
 // on another machine by its own peerctl.
 type way struct {

@@ -118,3 +118,56 @@ func TestServiceDecidesThePolicyAgain(t *testing.T) {
 	require.NotNil(t, got.Refusal)
 	assert.Equal(t, "not_found", got.Refusal.Reason)
 }
+
+// Another node's send the trust policy holds is kept as any held send is
+// (Keep: the service's hold use case): stored awaiting approval with its
+// sender node:NAME and the rule, under the service's own settings, its
+// receipt saying so with the message; the approve op stores it for
+// delivery. A deny is its refusal, and nothing is stored.
+func TestKeepStoresANodesHeldSend(t *testing.T) {
+	s := policyServer(t, "deny from=node:mallory to=*\n")
+	s.o.Settings = homes(t)
+	q := wire.SendQuery{Address: "reviewer", Text: "the schema changed", Timeout: time.Second, AwaitReply: time.Minute}
+	decided := func(node string) (domain.Sender, error) {
+		from := domain.NewSender(domain.EntranceNode, node)
+		return from, s.decide(t.Context(), wire.SendOrder{Query: q, Settings: s.o.Settings, Sender: from}, domain.Dest{}, sendingOf(wire.SendOrder{Sender: from}, false))
+	}
+
+	from, err := decided("mallory")
+	require.Error(t, err)
+	_, err = s.Keep(t.Context(), q, from, err)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotAllowed, r.Reason)
+	all, err := s.store.List(t.Context(), ports.OutboxFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, all, "a deny stores nothing")
+
+	from, err = decided("alpha")
+	_, held := domain.AsHeld(err)
+	require.True(t, held, "%v", err)
+	sent, err := s.Keep(t.Context(), q, from, err)
+	require.NoError(t, err)
+	out := sent.Receipt
+	assert.True(t, out.OK)
+	assert.Equal(t, "awaiting_approval", out.Outcome)
+	require.NotNil(t, out.Outbox)
+	assert.Equal(t, "awaiting_approval", out.Outbox.State)
+	assert.Equal(t, "reviewer", out.Outbox.Address)
+	assert.Equal(t, "default rule 1: hold from=node:* to=*", out.Outbox.Rule)
+	assert.Contains(t, out.Detail, "default rule 1")
+	require.NotNil(t, out.Sender)
+	assert.Equal(t, "node:alpha", out.Sender.As)
+	m, _, err := s.store.Get(t.Context(), out.Outbox.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxAwaitingApproval, m.State)
+	assert.Equal(t, "the schema changed", m.Text)
+	o, err := loadOrder(m)
+	require.NoError(t, err)
+	assert.Equal(t, s.o.Settings, o.Settings, "delivered with the service's own settings once approved")
+	assert.Equal(t, "node:alpha", wire.SenderOf(o.Sender).As)
+
+	got := s.Serve(t.Context(), Request{V: Protocol, Op: "approve", ID: out.Outbox.ID, By: &wire.Sender{Entrance: "cli"}}, nil)
+	require.NotNil(t, got.Message, "%+v", got)
+	assert.Equal(t, "stored", got.Message.Doc.State)
+}

@@ -77,8 +77,13 @@ type Options struct {
 	// its state folder: an error ends the service before it serves (a
 	// node name another live service holds); the wait it returns waits,
 	// once life has ended, for the node to have left the bus.
-	Join func(life context.Context) (wait func(), err error)
+	// keep is the service's hold use case (Server.Keep), for the sends
+	// of other nodes its trust policy holds.
+	Join func(life context.Context, keep Keeper) (wait func(), err error)
 }
+
+// Keeper keeps a send the trust policy held (Server.Keep).
+type Keeper func(ctx context.Context, q wire.SendQuery, from domain.Sender, err error) (wire.Sent, error)
 
 // Server is a running peerctl serve.
 type Server struct {
@@ -178,7 +183,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer s.closeWarm()
 	if o.Join != nil {
-		left, err := o.Join(life)
+		left, err := o.Join(life, s.Keep)
 		if err != nil {
 			return err
 		}

@@ -171,7 +171,7 @@ func ReadSent(dest domain.Dest, res ports.RemoteResult, q SendQuery) (Sent, erro
 	if err == nil {
 		ep, err = HostEndpoint(dest, out.Endpoint)
 	}
-	if err == nil {
+	if err == nil && !Held(out) {
 		named := Named{Harness: out.Harness, Endpoint: out.Endpoint, PID: out.PID, SessionID: out.SessionID, Name: out.Name}
 		if why := Agrees(q.Address, named); why != nil {
 			if q.DryRun {
@@ -221,11 +221,25 @@ func CheckReceipt(out Receipt, code int, q SendQuery) error {
 		return fmt.Errorf("a receipt whose plan (%t) is not the dry run's (%t)", out.Plan != nil, q.DryRun)
 	case out.Reply != nil && q.AwaitReply <= 0:
 		return errors.New("a receipt with a reply no one awaited")
+	case Held(out):
+		switch o := out.Outbox; {
+		case o == nil || o.ID <= 0 || o.State != domain.OutboxAwaitingApproval.String():
+			return errors.New("a held message's receipt without its message awaiting approval")
+		case o.Address != q.Address:
+			return fmt.Errorf("a held message for %s, not for the one asked for, %s", Safe(Clip(strconv.Quote(o.Address), 300)), Safe(Clip(q.Address, 300)))
+		case out.Reply != nil || out.Wait != nil:
+			return errors.New("a held message's receipt with a reply or a wait")
+		}
 	case out.SessionID == "" || out.Outcome == "" || out.Transport == "":
 		return errors.New("a receipt without its session, outcome or transport")
 	}
 	return nil
 }
+
+// Held reports whether out is the receipt of a message the trust policy
+// held there (outcome awaiting_approval): kept in that machine's outbox,
+// its message's id in out.Outbox, handed to no session (it names none).
+func Held(out Receipt) bool { return out.Outcome == domain.OutboxAwaitingApproval.String() }
 
 // LastWords is the last line a far side printed on stderr (a Go panic's
 // own line, when it panicked), escaped and clipped, or "it said nothing".

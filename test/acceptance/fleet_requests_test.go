@@ -6,13 +6,15 @@ package acceptance
 // embedded NATS server, test/natstest): a machine's service (node beta,
 // a fake Claude Code session "inbox", the fake claude as its courier)
 // answers another machine's `list`, `show`, `send` and `doctor --host
-// nats:beta`; its trust policy holds a message from node:alpha until a
-// rule allows it; a node with no service is host_unreachable.
+// nats:beta`; its trust policy holds a message from node:alpha, kept in
+// beta's outbox until approved there, until a rule allows them; a node
+// with no service is host_unreachable.
 
 import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,15 +60,52 @@ func TestFleetRequestsReachANodesService(t *testing.T) {
 	assert.Equal(t, inbox.SessionID, shown.SessionID)
 
 	// beta has no rule for other nodes: its default holds their messages,
-	// and held messages are not built yet: refused, nothing sent.
-	r = run("send", "--host", "nats:beta", "--json", "inbox", "hello from alpha")
-	assert.Equal(t, 17, r.Code, "%s", r.Stderr)
-	assert.Contains(t, string(r.Stdout), `"not_allowed"`)
-	assert.Contains(t, string(r.Stdout), "default rule 1")
-	assert.Contains(t, string(r.Stdout), "node:alpha")
+	// kept in beta's outbox awaiting approval (nothing sent); approved
+	// there, delivered once; denied, ended.
+	held := func(text string) heldReceipt {
+		t.Helper()
+		r := run("send", "--host", "nats:beta", "--json", "inbox", text)
+		require.Equal(t, 0, r.Code, "a held send is kept: exit 0; stderr: %s", r.Stderr)
+		var got heldReceipt
+		require.NoError(t, json.Unmarshal(r.Stdout, &got), "%s", r.Stdout)
+		assert.True(t, got.OK)
+		assert.Equal(t, "awaiting_approval", got.Outcome)
+		assert.Equal(t, "awaiting_approval", got.Outbox.State)
+		assert.Equal(t, "default rule 1: hold from=node:* to=*", got.Outbox.Rule)
+		assert.Equal(t, "node:alpha", got.Sender.As)
+		assert.Contains(t, string(r.Stdout), `"host": "nats:beta"`)
+		require.NotZero(t, got.Outbox.ID)
+		return got
+	}
+	got := held("hello from alpha, held")
 	assert.False(t, beta.courierStarted(t), "nothing ran on beta")
+	assert.Empty(t, beta.listener.Frames(), "nothing reached the session")
+	m := beta.show(t, got.Outbox.ID)
+	assert.Equal(t, "awaiting_approval", m.State)
+	id := strconv.FormatInt(got.Outbox.ID, 10)
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "outbox", "show", id)
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	assert.Contains(t, string(rb.Stdout), "sender:       node:alpha")
+	r = run("send", "--host", "nats:beta", "inbox", "hello from alpha, held too")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), "awaiting_approval: message ")
+	assert.Contains(t, string(r.Stdout), `for "inbox" on nats:beta is held by that machine's trust policy (default rule 1: hold from=node:* to=*)`)
+	assert.Contains(t, string(r.Stdout), "approve it there: peerctl outbox approve ")
 
-	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "outbox", "approve", id)
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	eventually(t, time.Minute, "the approved message to be delivered on beta", func() bool { return beta.show(t, got.Outbox.ID).State == "delivered" })
+	require.Len(t, beta.listener.Wait(1), 1)
+	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "outbox", "approve", id)
+	assert.Equal(t, 16, rb.Code, "approved once: wrong_state; %s", rb.Stderr)
+
+	denied := held("hello from alpha, denied")
+	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "outbox", "deny", strconv.FormatInt(denied.Outbox.ID, 10))
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	assert.Equal(t, "denied", beta.show(t, denied.Outbox.ID).State)
+	assert.Len(t, beta.listener.Frames(), 1, "delivered exactly once, the denied one never")
+
+	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
 	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
 
 	// The endpoint list gave is taken back by send; the receipt is beta's.

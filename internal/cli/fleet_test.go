@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/app"
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/wiring"
+)
+
+// recordingBus is a bus client that records the settings each node of the
+// bus is reached with.
+type recordingBus struct {
+	wiring.Bus
+	reached []wiring.BusSettings
+}
+
+func (*recordingBus) CheckURLs(string) error { return nil }
+
+func (b *recordingBus) Node(s wiring.BusSettings, dest domain.Dest, _ time.Duration) (app.Node, error) {
+	b.reached = append(b.reached, s)
+	return app.LocalNode{}, nil
+}
+
+// A service given its bus by flags (serve --nats URL --nats-creds FILE
+// --node NAME, no $PEERCTL_NATS) reaches other nodes (its dashboard's
+// nats: hosts) on that bus, as that node.
+func TestServeReachesNodesOnItsOwnBus(t *testing.T) {
+	env := map[string]string{nodeEnv: "from-env"}
+	f := newFactory(nil, nil, nil, func(k string) string { return env[k] })
+	bus := &recordingBus{}
+	f.bus = bus
+	var flags busFlags
+	cmd := &cobra.Command{Use: "serve"}
+	addBusFlags(cmd, &flags, true)
+	require.NoError(t, cmd.ParseFlags([]string{"--nats", "nats://bus-1:4222", "--nats-creds", "/etc/beta.creds", "--node", "beta"}))
+	join, err := f.joinBus(cmd, flags, t.TempDir())
+	require.NoError(t, err)
+	require.NotNil(t, join)
+
+	alpha, err := domain.NodeDest("alpha")
+	require.NoError(t, err)
+	_, err = f.nodes([]domain.Dest{alpha})
+	require.NoError(t, err)
+	require.Len(t, bus.reached, 1)
+	got := bus.reached[0]
+	assert.Equal(t, "nats://bus-1:4222", got.URLs)
+	assert.Equal(t, "/etc/beta.creds", got.Creds)
+	assert.Equal(t, "beta", got.Node, "as the service's node, not $PEERCTL_NODE's")
+}
