@@ -163,11 +163,15 @@ func MillisToTime(ms int64) (t time.Time, ok bool) {
 // ended, or ended and a new one began), so two changes. Only
 // statusUpdatedAt counts for that: updatedAt changes with any rewrite (a
 // rename), and a record without statusUpdatedAt (Qwen Code) shows only
-// changes of its word.
+// changes of its word. A session still waiting, but on something else
+// (WaitingFor changed: its dialog closed and a prompt opened), is one
+// change, to waiting.
 func StatusesBetween(prev, cur Record) []Status {
 	switch {
 	case cur.Status != prev.Status:
 		return []Status{cur.Status}
+	case cur.Status == StatusWaiting && cur.WaitingFor != prev.WaitingFor:
+		return []Status{StatusWaiting}
 	case prev.StatusUpdatedAt.IsZero() || !cur.StatusUpdatedAt.After(prev.StatusUpdatedAt):
 		return nil
 	case cur.Status == StatusIdle:

@@ -20,8 +20,9 @@ const (
 	// still there (a crash, SIGKILL); or its pid now belongs to another
 	// process (reused).
 	EventDied
-	// EventStatus: a live session's status changed (idle, busy, unknown);
-	// one event per change StatusesBetween finds between two reads.
+	// EventStatus: a live session's status changed (idle, busy, waiting,
+	// unknown), or what a waiting one waits on; one event per change
+	// StatusesBetween finds between two reads.
 	EventStatus
 	// EventRenamed: a live session's name changed.
 	EventRenamed

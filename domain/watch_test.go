@@ -181,3 +181,23 @@ func TestTrackersAgreeWhateverTheyCaught(t *testing.T) {
 	plain.Record.UpdatedAt = at(900)
 	assert.Empty(t, tr.Update([]Entry{plain}), "without statusUpdatedAt only a new word is a change")
 }
+
+// A session that stays waiting but waits on something else (its dialog
+// closed and a permission prompt opened) is a status event: waiting,
+// with the new waitingFor; the same waitingFor read again is none.
+func TestTrackerWaitingForChange(t *testing.T) {
+	waiting := func(on string) Entry {
+		e := entry(10, "a", "x", StatusWaiting, VerdictLive)
+		e.Record.WaitingFor = on
+		return e
+	}
+	var tr Tracker
+	tr.Update([]Entry{waiting("dialog open")})
+	evs := tr.Update([]Entry{waiting("permission prompt")})
+	if assert.Equal(t, []string{"status:10"}, kinds(evs)) {
+		assert.Equal(t, StatusWaiting, evs[0].PrevStatus)
+		assert.Equal(t, StatusWaiting, evs[0].Entry.Record.Status)
+		assert.Equal(t, "permission prompt", evs[0].Entry.Record.WaitingFor)
+	}
+	assert.Empty(t, tr.Update([]Entry{waiting("permission prompt")}))
+}

@@ -147,8 +147,6 @@ type Outbox interface {
 	// before before, with their history (their keys are then free), and
 	// returns how many it deleted.
 	Prune(ctx context.Context, states []domain.OutboxState, before time.Time) (int, error)
-	// LastEvent is the sequence number of the latest change (0: none).
-	LastEvent(ctx context.Context) (int64, error)
 	// Close closes the store.
 	Close() error
 }

@@ -38,9 +38,9 @@ const (
 var Plugin = ports.HarnessPlugin{
 	Kind: domain.HarnessClaudeCode,
 	Flags: []ports.HarnessFlag{
-		{Name: FlagConfigDir, Usage: "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude; empty is a usage error)",
+		{Name: FlagConfigDir, Usage: "Claude Code config dir (default $CLAUDE_CONFIG_DIR, else ~/.claude)",
 			Otherwise: "$CLAUDE_CONFIG_DIR, else ~/.claude", Env: "CLAUDE_CONFIG_DIR"},
-		{Name: FlagProgram, Usage: "courier program, Claude Code's (default $PEERCTL_CLAUDE, else claude on PATH; empty is a usage error)",
+		{Name: FlagProgram, Usage: "courier program (default $PEERCTL_CLAUDE, else claude on PATH)",
 			Otherwise: "$PEERCTL_CLAUDE, else claude on PATH", Env: "PEERCTL_CLAUDE", Commands: []string{"send", "relay", "mcp", "doctor"}, Program: courierexec.DefaultProgram},
 	},
 	Transports: []ports.TransportName{{Name: courierexec.Name, Replies: true}, {Name: socketframe.Name}},

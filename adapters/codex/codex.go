@@ -39,9 +39,9 @@ const (
 var Plugin = ports.HarnessPlugin{
 	Kind: Kind,
 	Flags: []ports.HarnessFlag{
-		{Name: FlagHome, Usage: "Codex home folder (default $CODEX_HOME, else ~/.codex; empty is a usage error)",
+		{Name: FlagHome, Usage: "Codex home (default $CODEX_HOME, else ~/.codex)",
 			Otherwise: "$CODEX_HOME, else ~/.codex", Env: HomeEnv},
-		{Name: FlagProgram, Usage: "codex program for --transport queue and doctor (default $PEERCTL_CODEX, else codex on PATH; empty is a usage error)",
+		{Name: FlagProgram, Usage: "codex program for queue and doctor (default $PEERCTL_CODEX, else on PATH)",
 			Otherwise: "$PEERCTL_CODEX, else codex on PATH", Env: ProgramEnv, Commands: []string{"send", "relay", "mcp", "doctor"}, Program: "codex"},
 	},
 	Transports: []ports.TransportName{{Name: AppServerName, Replies: true}, {Name: QueueName}},

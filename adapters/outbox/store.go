@@ -669,16 +669,6 @@ func (s *Store) Prune(ctx context.Context, states []domain.OutboxState, before t
 	return int(n), s.fail("prune", tx.Commit())
 }
 
-// LastEvent implements ports.Outbox.
-func (s *Store) LastEvent(ctx context.Context) (int64, error) {
-	if s.blank {
-		return 0, nil
-	}
-	var n int64
-	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM history`).Scan(&n)
-	return n, s.fail("read the history", err)
-}
-
 // Move implements ports.Outbox.
 func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c ports.OutboxChange) (ports.OutboxMessage, error) {
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -32,9 +32,9 @@ const (
 var Plugin = ports.HarnessPlugin{
 	Kind: qwenregistry.Kind,
 	Flags: []ports.HarnessFlag{
-		{Name: FlagHome, Usage: "Qwen Code home folder (default $QWEN_HOME, else ~/.qwen; empty is a usage error)",
+		{Name: FlagHome, Usage: "Qwen Code home (default $QWEN_HOME or ~/.qwen)",
 			Otherwise: "$QWEN_HOME, else ~/.qwen", Env: "QWEN_HOME"},
-		{Name: FlagProgram, Usage: "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH; empty is a usage error)",
+		{Name: FlagProgram, Usage: "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH)",
 			Otherwise: "$PEERCTL_QWEN, else qwen on PATH", Env: "PEERCTL_QWEN", Commands: []string{"doctor"}, Program: "qwen"},
 	},
 	Transports: []ports.TransportName{{Name: qweninbox.Name, Replies: true}},

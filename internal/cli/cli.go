@@ -105,14 +105,13 @@ func newRootCmd(c *factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
-		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or on another
-machine over ssh (--host), and delivers a message into one by the harness's own way in (send
---transport). Every failure is a refusal with a stable word and exit code (peerctl help
-exit-codes); peerctl never guesses and never writes to a registry. In full: README.md and docs/COMMANDS.md.`,
+		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or over ssh
+(--host), and delivers a message into one the harness's own way (send --transport). A failure
+is a refusal with a stable word and exit code (peerctl help exit-codes); it never guesses, never
+writes to a registry. In full: README.md, docs/COMMANDS.md.`,
 		Example: `  peerctl list
   peerctl send build-3f "the API changed, rebase"
   answer=$(peerctl send --await-reply=2m build-3f "which branch are you on?")
-  echo "tests are green" | peerctl send --transport socket 26df9a5b -
   peerctl doctor`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -134,7 +133,7 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 		}
 		return c.sayHello(cmd)
 	}
-	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)
+	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log what a send does to stderr; --debug=fx: the wiring; also $`+debugEnv)
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
 	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
 	_ = root.PersistentFlags().MarkHidden(helloFlag)

@@ -38,10 +38,10 @@ type busFlags struct {
 
 // addBusFlags adds --nats and --nats-creds to cmd, and --node with node.
 func addBusFlags(cmd *cobra.Command, f *busFlags, node bool) {
-	cmd.Flags().StringVar(&f.urls, "nats", "", "the fleet's NATS servers, comma-separated (default $"+natsEnv+"; docs/FLEET.md)")
+	cmd.Flags().StringVar(&f.urls, "nats", "", "the fleet's NATS servers, comma-separated (default $"+natsEnv+")")
 	cmd.Flags().StringVar(&f.creds, "nats-creds", "", "a NATS .creds or nkey seed file (default $"+natsCredsEnv+")")
 	if node {
-		cmd.Flags().StringVar(&f.node, "node", "", "this machine's unique name on the bus (default $"+nodeEnv+", else the host name)")
+		cmd.Flags().StringVar(&f.node, "node", "", "this machine's name on the bus (default $"+nodeEnv+" or the host name)")
 	}
 }
 

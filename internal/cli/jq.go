@@ -25,7 +25,7 @@ const outputFlag = "output"
 // that a new --json command has it too.
 func (s *iostreams) addJQFlags(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("json") != nil {
-		cmd.Flags().StringVarP(&s.jqExpr, jqFlag, "q", "", "filter the JSON with the jq expression `EXPR`, as gh does (implies --json)")
+		cmd.Flags().StringVarP(&s.jqExpr, jqFlag, "q", "", "filter with jq's `EXPR` (implies --json)")
 		// -o json, --output json: kubectl's and others' spelling of --json,
 		// taken and not shown.
 		cmd.Flags().StringVarP(&s.outputFormat, outputFlag, "o", "", "")

@@ -32,7 +32,7 @@ const hostTimeoutEnv = "PEERCTL_HOST_TIMEOUT"
 const defaultHostTimeout = time.Minute
 
 // hostUsage is --host's help.
-const hostUsage = "run on `DEST`: a host ssh reaches (its peerctl), nats:NODE (its service on the bus) or " + localHost + " (this machine); $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT"
+const hostUsage = "run on `DEST`: an ssh host, nats:NODE (a node's service) or " + localHost + " (here)"
 
 // addHostFlag adds --host to cmd: repeatable when many.
 func addHostFlag(cmd *cobra.Command, hosts *[]string, many bool) {

@@ -76,6 +76,27 @@ func newPolicyOptions(f *factory) *policyOptions {
 	return &policyOptions{io: f.io, policy: f.policy, service: f.service}
 }
 
+// rules opens the trust policy and reads its rules, in order.
+func (opts *policyOptions) rules() (ports.Policy, []domain.Rule, error) {
+	p, err := opts.policy()
+	if err != nil {
+		return nil, nil, err
+	}
+	rules, err := p.Rules()
+	return p, rules, err
+}
+
+// requireFlags is a usage error naming the first of names not given on
+// cmd's line, with usage (the command's synopsis) as its hint.
+func requireFlags(cmd *cobra.Command, usage string, names ...string) error {
+	for _, name := range names {
+		if !cmd.Flags().Changed(name) {
+			return usageError{fmt.Errorf("--%s is required (%s)", name, usage)}
+		}
+	}
+	return nil
+}
+
 func newPolicyAddCmd(f *factory) *cobra.Command {
 	opts := newPolicyOptions(f)
 	var from, to, harness, host, cwd string
@@ -89,10 +110,8 @@ func newPolicyAddCmd(f *factory) *cobra.Command {
 		Args:      exactArgs(1),
 		ValidArgs: []cobra.Completion{"allow", "hold", "deny"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, name := range []string{"from", "to"} {
-				if !cmd.Flags().Changed(name) {
-					return usageError{fmt.Errorf("--%s is required (peerctl policy add --from SENDER --to TARGET allow|hold|deny)", name)}
-				}
+			if err := requireFlags(cmd, "peerctl policy add --from SENDER --to TARGET allow|hold|deny", "from", "to"); err != nil {
+				return err
 			}
 			var err error
 			if opts.rule, err = domain.NewRule(args[0], from, to, harness, host, cwd); err != nil {
@@ -114,11 +133,7 @@ func newPolicyAddCmd(f *factory) *cobra.Command {
 
 // runPolicyAdd puts opts.rule in the policy: last, or at opts.at.
 func runPolicyAdd(opts *policyOptions) error {
-	p, err := opts.policy()
-	if err != nil {
-		return err
-	}
-	rules, err := p.Rules()
+	p, rules, err := opts.rules()
 	if err != nil {
 		return err
 	}
@@ -160,11 +175,7 @@ func newPolicyListCmd(f *factory) *cobra.Command {
 
 // runPolicyList prints the rules in order, numbered, then the defaults.
 func runPolicyList(opts *policyOptions) error {
-	p, err := opts.policy()
-	if err != nil {
-		return err
-	}
-	rules, err := p.Rules()
+	p, rules, err := opts.rules()
 	if err != nil {
 		return err
 	}
@@ -228,11 +239,7 @@ func newPolicyRmCmd(f *factory) *cobra.Command {
 // runPolicyRm removes rule opts.number from the policy.
 func runPolicyRm(opts *policyOptions) error {
 	n := opts.number
-	p, err := opts.policy()
-	if err != nil {
-		return err
-	}
-	rules, err := p.Rules()
+	p, rules, err := opts.rules()
 	if err != nil {
 		return err
 	}
@@ -260,10 +267,8 @@ func newPolicyCheckCmd(f *factory) *cobra.Command {
   peerctl policy check --from node:laptop --to dev-1 --json | jq -r .action`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, name := range []string{"from", "to"} {
-				if !cmd.Flags().Changed(name) {
-					return usageError{fmt.Errorf("--%s is required (peerctl policy check --from SENDER --to ADDRESS)", name)}
-				}
+			if err := requireFlags(cmd, "peerctl policy check --from SENDER --to ADDRESS", "from", "to"); err != nil {
+				return err
 			}
 			var err error
 			if opts.sender, err = domain.ParseSender(from); err != nil {

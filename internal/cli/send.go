@@ -122,14 +122,14 @@ func newSendCmd(f *factory) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&transport, "transport", "", "how to deliver: "+wiring.Plugins().TransportChoices()+"; default: each harness's first; a durable one (queue) reaches a closed session too")
-	fl.DurationVar(&timeout, "timeout", defaultSendTimeout, "bound for the whole delivery (e.g. 3s, 1m)")
-	fl.BoolVar(&opts.json, "json", false, "print the receipt (or refusal) as JSON on stdout")
-	fl.BoolVar(&dryRun, "dry-run", false, "resolve and verify, print what would run, send nothing")
+	fl.StringVar(&transport, "transport", "", "how to deliver: "+strings.ReplaceAll(wiring.Plugins().TransportChoices(), `"`, "")+"; default: each harness's first; queue reaches a closed session too")
+	fl.DurationVar(&timeout, "timeout", defaultSendTimeout, "bound for the whole delivery")
+	fl.BoolVar(&opts.json, "json", false, "print the receipt (or refusal) as JSON")
+	fl.BoolVar(&dryRun, "dry-run", false, "resolve and verify; print what would run")
 	f.flags.add(cmd)
-	fl.StringVar(&from, "from", "", `the sender's display name the receiver sees (not socket; default "peerctl")`)
-	fl.DurationVar(&await, "await-reply", 0, "then wait at most this long for the session's reply and print it (alone: "+defaultWait.String()+")")
-	fl.Lookup("await-reply").NoOptDefVal = defaultWait.String()
+	fl.StringVar(&from, "from", "", `the name the receiver sees (default "peerctl"; not socket)`)
+	fl.DurationVar(&await, "await-reply", 0, "then wait this long for a reply, print it")
+	fl.Lookup("await-reply").NoOptDefVal = shortDuration(defaultWait)
 	// --stdin-bytes: the length of the text on stdin, which a peerctl
 	// sending over ssh announces (hidden: for that use only).
 	fl.IntVar(&f.stdinBytes, stdinBytesFlag, -1, "")

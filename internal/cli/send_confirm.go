@@ -25,11 +25,11 @@ type confirmFlags struct {
 
 func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.BoolVar(&f.noConfirm, "no-confirm", false, "do not read the target's transcript; the outcome is the transport's word")
-	fs.BoolVar(&f.require, "require-confirm", false, "exit 5 (delivery_failed) unless the transcript shows the text")
+	fs.BoolVar(&f.noConfirm, "no-confirm", false, "do not read the transcript: the outcome is the transport's word")
+	fs.BoolVar(&f.require, "require-confirm", false, "exit 5 unless the transcript has the text")
 	fs.DurationVar(&f.timeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long to look for the text in the transcript")
-	fs.DurationVar(&f.wait, "wait", 0, "then wait at most this long for the turn on it to end (alone: "+defaultWait.String()+"; --wait=5m)")
-	fs.Lookup("wait").NoOptDefVal = defaultWait.String()
+	fs.DurationVar(&f.wait, "wait", 0, "then wait this long for its turn to end")
+	fs.Lookup("wait").NoOptDefVal = shortDuration(defaultWait)
 }
 
 // bareWaitDuration returns the flag and the duration written apart from a

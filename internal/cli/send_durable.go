@@ -28,8 +28,8 @@ type durableFlags struct {
 func (d *durableFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.DurationVar(&d.ttl, "durable", 0, "keep it (peerctl serve) until the target can take it, at most this long")
-	f.Lookup("durable").NoOptDefVal = app.DefaultTTL.String()
-	f.StringVar(&d.key, "key", "", "idempotency key: a repeat answers with the first message (implies --durable)")
+	f.Lookup("durable").NoOptDefVal = shortDuration(app.DefaultTTL)
+	f.StringVar(&d.key, "key", "", "idempotency key: a repeat gets the first message (implies --durable)")
 }
 
 // on reports whether the send is durable.

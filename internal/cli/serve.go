@@ -68,14 +68,11 @@ func newServeCmd(f *factory) *cobra.Command {
 		Short: "Run the service: a durable outbox and a warm courier (foreground)",
 		Long: helpLong("Run peerctl's service in the foreground: it keeps send --durable messages until their target can take them, and sends through one warm courier", "serve") + `
 
-With --http it also serves the dashboard, one page in the browser: the live sessions of this machine, of each host
-of the hosts file and of each --host, by host (every record with --all's verdict behind a toggle); the outbox's
-messages with their receipts, to cancel or retry; a send form, the same send as peerctl send; each host's state.
-It listens on loopback (127.0.0.1, a free port) unless --http=ADDR names another address (then it warns that the
-page is exposed). Open the URL it prints: its token becomes a cookie that every request must carry. With --http
-the service runs until Ctrl-C unless --idle-exit is given.
-
-One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, peerctl serve stop ends it.`,
+With --http it also serves the dashboard, one page: the live sessions here, on each host of the hosts
+file and each --host; the outbox, to cancel or retry; a send form; each host's state. It listens on
+loopback unless --http=ADDR names another address (it then warns). Open the URL it prints: its token
+becomes the cookie every request carries. It runs until Ctrl-C unless --idle-exit is given.
+One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
   peerctl serve --http                # and the dashboard on loopback: open the URL it prints
@@ -116,9 +113,9 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 	// a --print-unit's file.
 	_ = cmd.Flags().MarkHidden("quiet")
 	cmd.Flags().StringVar(&printUnit, "print-unit", "", "print a systemd --user unit or a launchd plist to install, then exit")
-	cmd.Flags().StringVar(&opts.web.addr, "http", "", "also serve the dashboard, a live page of every session, message and host, on this address (--http=ADDR; alone: "+serve.DefaultHTTP+", loopback, a free port); the URL printed at start carries the token")
+	cmd.Flags().StringVar(&opts.web.addr, "http", "", "also serve the dashboard on `ADDR` (alone: a free port on loopback)")
 	cmd.Flags().Lookup("http").NoOptDefVal = serve.DefaultHTTP
-	cmd.Flags().StringArrayVar(&opts.web.hosts, "host", nil, "with --http: one more machine (ssh DEST) on the dashboard; repeatable")
+	cmd.Flags().StringArrayVar(&opts.web.hosts, "host", nil, "with --http: one more machine (ssh `DEST`) on the dashboard; repeatable")
 	retention = retentionFlag(cmd, f.getenv)
 	addBusFlags(cmd, &bus, true)
 	f.flags.add(cmd)

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // helpWidth is the widest flag descriptions are wrapped to in --help, so
@@ -29,6 +31,19 @@ func helpColumns(columns string) int {
 	return max(minHelpWidth, min(n, helpWidth))
 }
 
+// shortDuration is d as a flag's value alone ([=10m] in --help): d's
+// String without its zero minutes and seconds ("10m", "24h", "1h30m").
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // help prints a command's help as cobra's default does (its Long, else
 // its Short, then its usage), each line of the text wrapped to width.
 func help(cmd *cobra.Command, width int) {
@@ -38,13 +53,7 @@ func help(cmd *cobra.Command, width int) {
 		text = cmd.Short
 	}
 	if text = strings.TrimRightFunc(text, unicode.IsSpace); text != "" {
-		lines := strings.Split(text, "\n")
-		for i, l := range lines {
-			if utf8.RuneCountInString(l) > width {
-				lines[i] = wrapText(l, 0, width)
-			}
-		}
-		fmt.Fprintln(w, strings.Join(lines, "\n"))
+		fmt.Fprintln(w, wrapHelp(text, width))
 		fmt.Fprintln(w)
 	}
 	if cmd.Runnable() || cmd.HasSubCommands() {
@@ -52,9 +61,43 @@ func help(cmd *cobra.Command, width int) {
 	}
 }
 
+// wrapHelp wraps a help text to width. A paragraph of prose (lines none
+// of which is indented or a list item, written at about 95 columns) that
+// has a line wider than width is reflowed whole, so that a narrower
+// terminal does not get each line broken in two; any other line wider
+// than width is wrapped alone, as are the lines of helpLong's head (what
+// the command does, then where the rest is, each a line of its own).
+func wrapHelp(text string, width int) string {
+	paras := strings.Split(text, "\n\n")
+	for i, p := range paras {
+		lines := strings.Split(p, "\n")
+		wide, prose := false, !strings.Contains(p, "\nIn full: ")
+		for _, l := range lines {
+			wide = wide || utf8.RuneCountInString(l) > width
+			prose = prose && l != "" && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") && !strings.HasPrefix(l, "- ")
+		}
+		switch {
+		case !wide:
+		case prose:
+			paras[i] = wrapText(p, 0, width)
+		default:
+			for j, l := range lines {
+				if utf8.RuneCountInString(l) > width {
+					lines[j] = wrapText(l, 0, width)
+				}
+			}
+			paras[i] = strings.Join(lines, "\n")
+		}
+	}
+	return strings.Join(paras, "\n\n")
+}
+
 // usage prints a command's usage as cobra's default does (Usage,
 // Aliases, Examples, Available Commands, Flags, Global Flags, Additional
-// help topics), with each flag's description wrapped to width. A Go
+// help topics), with each flag's description wrapped to width; the
+// global flags are named, not described again (the root's --help does,
+// as kubectl points to its options): on a terminal of 80 columns they
+// took 8 to 12 lines of every command's screen. A Go
 // function rather than cobra's SetUsageTemplate: a template links
 // text/template's reflection into the binary (see root).
 func usage(cmd *cobra.Command, width int) error {
@@ -84,7 +127,13 @@ func usage(cmd *cobra.Command, width int) error {
 		fmt.Fprint(w, "\n\nFlags:\n", strings.TrimRight(cmd.LocalFlags().FlagUsagesWrapped(width), " \n"))
 	}
 	if cmd.HasAvailableInheritedFlags() {
-		fmt.Fprint(w, "\n\nGlobal Flags:\n", strings.TrimRight(cmd.InheritedFlags().FlagUsagesWrapped(width), " \n"))
+		var names []string
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, "--"+f.Name)
+			}
+		})
+		fmt.Fprint(w, "\n\nGlobal Flags:\n  ", wrapText(strings.Join(names, ", ")+" (see "+cmd.Root().Name()+" --help)", 2, width))
 	}
 	if cmd.HasHelpSubCommands() {
 		fmt.Fprint(w, "\n\nAdditional help topics:")

@@ -38,17 +38,33 @@ func approveCommand(e ports.OutboxEvent) string {
 	return fmt.Sprintf("peerctl outbox approve %d", e.MessageID)
 }
 
-// watchOutbox follows the outbox's history (read-only) from now on and
-// sends every change on the channel until ctx ends; an outbox that does
-// not exist yet is waited for (then followed from its first change). It
-// reads nothing when the state folder (found with getenv) cannot be named.
+// watchOutbox follows the outbox's history (read-only) from now on, the
+// watch's start, and sends every change on the channel until ctx ends; an
+// outbox that does not exist yet is waited for. It reads nothing when the
+// state folder (found with getenv) cannot be named.
 func watchOutbox(ctx context.Context, getenv func(string) string) <-chan ports.OutboxEvent {
-	out := make(chan ports.OutboxEvent, 64)
+	since := time.Now()
 	p, err := serve.PathsFor(getenv)
 	if err != nil {
+		out := make(chan ports.OutboxEvent)
 		close(out)
 		return out
 	}
+	return followOutbox(ctx, func(ctx context.Context) (ports.Outbox, error) { return wiring.OpenOutboxReadOnly(ctx, p.DB) }, since)
+}
+
+// outboxPage is how many changes followOutbox reads at once.
+const outboxPage = 256
+
+// followOutbox sends on the channel every change of the outbox open
+// opens (tried again every outboxPoll until it opens) that happened at
+// or after since, in order, and then each new one, until ctx ends. The
+// changes are chosen by their time, not by what the history held when
+// the outbox was first opened: a change made after since but before that
+// open (the outbox's file opened a moment after the watch began, or
+// created by the send) is not lost.
+func followOutbox(ctx context.Context, open func(context.Context) (ports.Outbox, error), since time.Time) <-chan ports.OutboxEvent {
+	out := make(chan ports.OutboxEvent, 64)
 	go func() {
 		defer close(out)
 		var st ports.Outbox
@@ -57,30 +73,33 @@ func watchOutbox(ctx context.Context, getenv func(string) string) <-chan ports.O
 				_ = st.Close()
 			}
 		}()
-		after, first := int64(0), true
+		after := int64(0)
 		t := time.NewTicker(outboxPoll)
 		defer t.Stop()
 		for {
 			if st == nil {
-				if s, err := wiring.OpenOutboxReadOnly(ctx, p.DB); err == nil {
+				if s, err := open(ctx); err == nil {
 					st = s
-					if first {
-						after, _ = st.LastEvent(ctx)
+				}
+			}
+			for st != nil {
+				evs, err := st.Events(ctx, after, outboxPage)
+				if err != nil {
+					break
+				}
+				for _, e := range evs {
+					after = e.Seq
+					if e.At.Before(since) && e.Last.Before(since) {
+						continue // before the watch began
+					}
+					select {
+					case out <- e:
+					case <-ctx.Done():
+						return
 					}
 				}
-				first = false
-			}
-			if st != nil {
-				evs, err := st.Events(ctx, after, 256)
-				if err == nil {
-					for _, e := range evs {
-						select {
-						case out <- e:
-						case <-ctx.Done():
-							return
-						}
-						after = e.Seq
-					}
+				if len(evs) < outboxPage {
+					break
 				}
 			}
 			select {

@@ -30,7 +30,7 @@ func TestWriteOnePagePerCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(send), "await-reply", "the flags are on the page")
 	// A flag's value when given without one, as help shows it; not its unset default.
-	for _, want := range []string{`\fB--await-reply\fP[=10m0s]`, `\fB--wait\fP[=10m0s]`, `\fB--debug\fP[="send"]`} {
+	for _, want := range []string{`\fB--await-reply\fP[=10m]`, `\fB--wait\fP[=10m]`, `\fB--debug\fP[="send"]`} {
 		assert.Contains(t, string(send), want)
 	}
 	_, err = os.Stat(filepath.Join(dir, "peerctl-exit-codes.1"))

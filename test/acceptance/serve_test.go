@@ -556,6 +556,16 @@ func TestServeWatchPrintsOutboxEvents(t *testing.T) {
 			lines <- m
 		}
 	}()
+	// The watch shows the outbox from its own start on: the send comes
+	// after the watch has begun (its first line, the session already
+	// live), however long the watch took to start.
+	select {
+	case m, ok := <-lines:
+		require.True(t, ok, "watch ended")
+		require.Equal(t, "appeared", m["event"], "%v", m)
+	case <-time.After(60 * time.Second):
+		require.FailNow(t, "watch printed nothing in 60 s")
+	}
 	r := w.peerctl(t, nil, "send", "--json", "--durable", "--no-confirm", "absent", "watch this")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	id := decodeReceipt(t, r).Outbox.ID

@@ -269,11 +269,18 @@ func Get(t testing.TB, url, path string, v any) {
 	}
 }
 
+// createClient waits for the answer to a request that makes something
+// (POST /session) as long as a start may take: such a request is not
+// asked again (a late answer to the first would leave two), and a
+// server on a loaded machine has taken more than RequestTimeout to
+// answer it.
+var createClient = &http.Client{Timeout: StartTimeout}
+
 // NewSession makes a session through POST /session (opencode's own API)
-// and returns its id.
+// and returns its id, waiting for the answer up to StartTimeout.
 func NewSession(t testing.TB, url string) string {
 	t.Helper()
-	resp, err := HTTP.Post(url+"/session", "application/json", strings.NewReader(`{}`))
+	resp, err := createClient.Post(url+"/session", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatalf("liveopencode: POST /session: %v", err)
 	}

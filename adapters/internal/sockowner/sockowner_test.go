@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -166,6 +167,23 @@ func TestProveDeferredAccept(t *testing.T) {
 	assert.Error(t, sockowner.Prover{}.Prove(over, conn, 1))
 }
 
+// proveIn proves, with no time to await an accept, the connection from
+// client to server for pid 77 (which holds socket 4242) in a made-up
+// /proc whose net/tcp and net/tcp6 are tcp and tcp6.
+func proveIn(t *testing.T, tcp, tcp6 string, client, server netip.AddrPort) error {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "net"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "77", "fd"), 0o755))
+	require.NoError(t, os.Symlink("socket:[4242]", filepath.Join(root, "77", "fd", "18")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "net", "tcp"), []byte(tcp), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "net", "tcp6"), []byte(tcp6), 0o644))
+	conn := addrConn{local: net.TCPAddrFromAddrPort(client), remote: net.TCPAddrFromAddrPort(server)}
+	over, cancel := context.WithCancel(context.Background())
+	cancel()
+	return sockowner.Prover{Root: root}.Prove(over, conn, 77)
+}
+
 // A pending connection (SYN_RECV, no inode) is proved by the listeners on
 // its port only when every one is the target's and its uid is the
 // target's; otherwise its accept is awaited, as for any other.
@@ -189,16 +207,40 @@ func TestProvePendingNeedsEveryListener(t *testing.T) {
 		{"the listener's uid is not the target's", row(sockowner.Encode(server), sockowner.Encode(client), "03", "1000", "0") + ours, "", false},
 		{"no listener left", pending, "", false},
 	} {
-		root := t.TempDir()
-		require.NoError(t, os.MkdirAll(filepath.Join(root, "net"), 0o755))
-		require.NoError(t, os.MkdirAll(filepath.Join(root, "77", "fd"), 0o755))
-		require.NoError(t, os.Symlink("socket:[4242]", filepath.Join(root, "77", "fd", "18")))
-		require.NoError(t, os.WriteFile(filepath.Join(root, "net", "tcp"), []byte(head+c.tcp), 0o644))
-		require.NoError(t, os.WriteFile(filepath.Join(root, "net", "tcp6"), []byte(head+c.tcp6), 0o644))
-		conn := addrConn{local: net.TCPAddrFromAddrPort(client), remote: net.TCPAddrFromAddrPort(server)}
-		over, cancel := context.WithCancel(context.Background())
-		cancel()
-		err := sockowner.Prover{Root: root}.Prove(over, conn, 77)
+		err := proveIn(t, head+c.tcp, head+c.tcp6, client, server)
+		if c.proved {
+			assert.NoError(t, err, c.name)
+		} else {
+			assert.ErrorIs(t, err, sockowner.ErrUnproven, c.name)
+		}
+	}
+}
+
+// A table is read at most 1<<18 rows deep (the bound of one table): a
+// connection's row past it is not found, and a pending connection is not
+// proved by its listener when the table runs past it (a row beyond may be
+// another process's listener on the port). Blank lines count as rows.
+func TestProveReadsATableToItsBound(t *testing.T) {
+	const bound = 1 << 18
+	server, client := netip.MustParseAddrPort("127.0.0.1:4096"), netip.MustParseAddrPort("127.0.0.1:50000")
+	head := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	row := func(local, remote, state, inode string) string {
+		return "   0: " + local + " " + remote + " " + state + " 00000000:00000000 00:00000000 00000000 0        0 " + inode + " 1 0 20 4 30 10 -1\n"
+	}
+	filler := strings.Repeat("\n", bound)
+	open := row(sockowner.Encode(server), sockowner.Encode(client), "01", "4242")
+	pending := row(sockowner.Encode(server), sockowner.Encode(client), "03", "0")
+	ours := row(sockowner.Encode(server), "00000000:0000", "0A", "4242")
+	for _, c := range []struct {
+		name, tcp string
+		proved    bool
+	}{
+		{"the open connection's row within the bound", head + open + filler, true},
+		{"the open connection's row past the bound", head + filler + open, false},
+		{"a pending connection, its listener alone within the bound", head + pending + ours, true},
+		{"a pending connection, the table past the bound", head + pending + ours + filler, false},
+	} {
+		err := proveIn(t, c.tcp, "", client, server)
 		if c.proved {
 			assert.NoError(t, err, c.name)
 		} else {
