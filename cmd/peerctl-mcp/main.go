@@ -11,6 +11,7 @@ import (
 	"github.com/peerctl/peerctl/internal/cli"
 	"github.com/peerctl/peerctl/internal/fleet"
 	"github.com/peerctl/peerctl/internal/mcpserve"
+	"github.com/peerctl/peerctl/internal/outboxstore"
 )
 
-func main() { cli.Main(mcpserve.Serve, fleet.Bus{}) }
+func main() { cli.Main(mcpserve.Serve, fleet.Bus{}, outboxstore.Store{}) }

@@ -10,6 +10,9 @@
 // file at the root of the module).
 package main
 
-import "github.com/peerctl/peerctl/internal/cli"
+import (
+	"github.com/peerctl/peerctl/internal/cli"
+	"github.com/peerctl/peerctl/internal/outboxstore"
+)
 
-func main() { cli.Main(nil, nil) }
+func main() { cli.Main(nil, nil, outboxstore.Store{}) }

@@ -46,6 +46,9 @@ type factory struct {
 	// bus is the fleet's bus client; nil in the peerctl binary, which runs
 	// a command that needs it as peerctl-mcp (runWithBus).
 	bus wiring.Bus
+	// store opens the outbox; nil in the peerctl binary, which runs a
+	// command that reads or keeps the outbox as peerctl-mcp (runWithStore).
+	store wiring.Store
 	// hello is --hello's value: the output protocol of the peerctl that
 	// runs this one over ssh (sayHello).
 	hello int

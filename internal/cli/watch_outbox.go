@@ -41,11 +41,12 @@ func approveCommand(e ports.OutboxEvent) string {
 // watchOutbox follows the outbox's history (read-only) from now on and
 // sends every change on the channel until ctx ends; an outbox that does
 // not exist yet is waited for (then followed from its first change). It
-// reads nothing when the state folder (found with getenv) cannot be named.
-func watchOutbox(ctx context.Context, getenv func(string) string) <-chan ports.OutboxEvent {
+// reads nothing when the state folder (found with getenv) cannot be named,
+// nor without a store (peerctl runs watch as peerctl-mcp: runWithStore).
+func watchOutbox(ctx context.Context, getenv func(string) string, store wiring.Store) <-chan ports.OutboxEvent {
 	out := make(chan ports.OutboxEvent, 64)
 	p, err := serve.PathsFor(getenv)
-	if err != nil {
+	if err != nil || store == nil {
 		close(out)
 		return out
 	}
@@ -62,7 +63,7 @@ func watchOutbox(ctx context.Context, getenv func(string) string) <-chan ports.O
 		defer t.Stop()
 		for {
 			if st == nil {
-				if s, err := wiring.OpenOutboxReadOnly(ctx, p.DB); err == nil {
+				if s, err := store.OpenReadOnly(ctx, p.DB); err == nil {
 					st = s
 					if first {
 						after, _ = st.LastEvent(ctx)
