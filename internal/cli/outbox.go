@@ -126,6 +126,9 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		}
 		opts.filter = filter
 		f.started()
+		if ran, err := f.runWithStore("peerctl outbox", storeToRead); ran {
+			return err
+		}
 		f.io.jsonOut = opts.json
 		return runOutboxList(cmd.Context(), opts)
 	}
@@ -164,6 +167,9 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id, _ = strconv.ParseInt(args[0], 10, 64)
 			f.started()
+			if ran, err := f.runWithStore("peerctl outbox show", storeToRead); ran {
+				return err
+			}
 			f.io.jsonOut = opts.json
 			return runOutboxShow(cmd.Context(), opts)
 		},
@@ -176,6 +182,9 @@ func newOutboxCmd(f *factory) *cobra.Command {
 				opts.id, _ = strconv.ParseInt(args[0], 10, 64)
 				opts.op = use
 				f.started()
+				if ran, err := f.runWithStore("peerctl outbox "+use, storeToRead); ran {
+					return err
+				}
 				f.io.jsonOut = opts.json
 				return runOutboxChange(cmd.Context(), opts)
 			},

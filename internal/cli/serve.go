@@ -106,6 +106,9 @@ One service per state folder ($XDG_STATE_HOME): peerctl serve status shows it, p
 				return err
 			}
 			f.started()
+			if ran, err := f.runWithStore("peerctl serve", storeAlways); ran {
+				return err
+			}
 			opts.version = f.version()
 			opts.join = func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), error) {
 				return f.joinBus(cmd, bus, stateDir)

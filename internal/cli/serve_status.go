@@ -129,6 +129,9 @@ messages its outbox holds are still counted), 1 when it cannot be asked.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.started()
+			if ran, err := f.runWithStore("peerctl serve status", storeToRead); ran {
+				return err
+			}
 			return runServeStatus(cmd.Context(), opts)
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,6 +53,11 @@ func newWatchCmd(f *factory) *cobra.Command {
 				return err
 			}
 			f.started()
+			if len(opts.dests) == 0 || slices.ContainsFunc(opts.dests, domain.Dest.IsLocal) {
+				if ran, err := f.runWithStore("peerctl watch", storeToFollow); ran {
+					return err
+				}
+			}
 			return runWatch(cmd.Context(), opts)
 		},
 	}
