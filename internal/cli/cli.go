@@ -132,6 +132,9 @@ exit-codes); peerctl never guesses and never writes to a registry. In full: READ
 		if err := c.io.useJQ(cmd); err != nil {
 			return err
 		}
+		if ran, err := c.watchWithStore(cmd); ran {
+			return err
+		}
 		return c.sayHello(cmd)
 	}
 	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log to stderr what a send does (resolved target, courier argv and exit, socket connects, confirmation reads); --debug=fx: the dependency wiring; also $`+debugEnv)

@@ -122,6 +122,6 @@ func (c *factory) started() { c.ran = true }
 
 // serveClient is this command's client of peerctl serve.
 func (c *factory) serveClient() *serveClient {
-	return &serveClient{io: c.io, getenv: c.getenv, environ: c.environ, executable: c.executable, flags: c.flags, debug: c.debug,
+	return &serveClient{io: c.io, getenv: c.getenv, environ: c.environ, program: c.serveProgram, flags: c.flags, debug: c.debug,
 		hostTimeout: c.hostTimeout, checkHosts: c.checkHosts, allowedTo: c.allowedTo, who: c.who}
 }

@@ -4,7 +4,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 
+	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 )
 
@@ -32,6 +36,33 @@ const (
 	// (serve runs as peerctl-mcp) and it runs here.
 	storeToFollow
 )
+
+// watchWithStore runs `watch` of this machine as peerctl-mcp (storeToFollow)
+// when this program has no store: before anything is printed, the hello
+// line of a watch run over ssh among it (sayHello), which peerctl-mcp
+// prints. cmd is the command about to run; ran is false for any other.
+func (c *factory) watchWithStore(cmd *cobra.Command) (ran bool, err error) {
+	if c.store != nil || cmd.Name() != "watch" || cmd.Parent() != cmd.Root() {
+		return false, nil
+	}
+	hosts, _ := cmd.Flags().GetStringArray("host")
+	dests, err := parseHosts(hosts, true)
+	if err != nil || len(dests) > 0 && !slices.ContainsFunc(dests, domain.Dest.IsLocal) {
+		return false, nil // a bad --host is watch's to say; other machines' outboxes are theirs
+	}
+	c.started()
+	return c.runWithStore("peerctl watch", storeToFollow)
+}
+
+// serveProgram is the program that runs peerctl serve: this one when it
+// has the outbox's store linked in, else peerctl-mcp (found as runWithStore
+// finds it, so that a missing one is said at once, not after a start).
+func (c *factory) serveProgram() (string, error) {
+	if c.store != nil {
+		return c.executable()
+	}
+	return findMCPProgram(c.executable, "peerctl serve")
+}
 
 // runWithStore runs this command line as peerctl-mcp, the program with
 // the outbox's store linked in (on Unix in place of this process), when

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,11 +52,6 @@ func newWatchCmd(f *factory) *cobra.Command {
 				return err
 			}
 			f.started()
-			if len(opts.dests) == 0 || slices.ContainsFunc(opts.dests, domain.Dest.IsLocal) {
-				if ran, err := f.runWithStore("peerctl watch", storeToFollow); ran {
-					return err
-				}
-			}
 			return runWatch(cmd.Context(), opts)
 		},
 	}

@@ -43,6 +43,13 @@ func TestTheOutboxCommandsRunAsPeerctlMCP(t *testing.T) {
 	assert.Equal(t, 1, r.Code, "stderr %s", r.Stderr)
 	assert.Contains(t, string(r.Stderr), "peerctl serve runs peerctl-mcp")
 	assert.Contains(t, string(r.Stderr), "make build")
+	// A durable send starts the service as peerctl-mcp: without one it
+	// says so at once, not after waiting for a service that cannot start.
+	r = runPeerctl(t, runOpts{Bin: alone, Env: env}, "send", "--durable", "reviewer", "hi")
+	assert.Equal(t, 13, r.Code, "stderr %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "peerctl serve runs peerctl-mcp")
+	assert.Contains(t, string(r.Stderr), "nothing was stored")
+	assert.NoFileExists(t, filepath.Join(state, "peerctl", "serve.log"), "no service was started")
 
 	st, err := outbox.Open(context.Background(), filepath.Join(state, "peerctl", outbox.FileName))
 	require.NoError(t, err)
