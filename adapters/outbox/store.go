@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -28,8 +27,8 @@ import (
 
 var _ ports.Outbox = (*Store)(nil)
 
-// FileName is the outbox file's name in its folder (Dir).
-const FileName = "outbox.db"
+// FileName is the outbox file's name in the state folder (servesock.StateDir).
+const FileName = servesock.OutboxName
 
 // step takes the file one schema version forward, inside the
 // transaction that also sets PRAGMA user_version: all of it or none. o is
@@ -165,27 +164,6 @@ func upgradeRequests(ctx context.Context, tx *sql.Tx, o options) error {
 
 // SchemaVersion is the schema version this build writes.
 var SchemaVersion = len(migrations)
-
-// Dir is the folder of the outbox file: $XDG_STATE_HOME/peerctl when
-// XDG_STATE_HOME is an absolute path, else ~/.local/state/peerctl on
-// Linux and the BSDs, else the OS cache folder's peerctl
-// (os.UserCacheDir: ~/Library/Caches on macOS, %LocalAppData% on Windows).
-// getenv reads the environment.
-func Dir(getenv func(string) string) (string, error) {
-	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "peerctl"), nil
-	}
-	if runtime.GOOS != "darwin" && runtime.GOOS != "windows" {
-		if h := getenv("HOME"); filepath.IsAbs(h) {
-			return filepath.Join(h, ".local", "state", "peerctl"), nil
-		}
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("find the state folder: %w", err)
-	}
-	return filepath.Join(d, "peerctl"), nil
-}
 
 // Store is the outbox over one SQLite file. Build it with Open (the one
 // writer) or OpenReadOnly (list and show while serve runs, or without it).

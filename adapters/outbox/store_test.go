@@ -352,17 +352,6 @@ func TestReadOnlyReaderSeesWriter(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
-func TestDir(t *testing.T) {
-	env := map[string]string{"XDG_STATE_HOME": "/x/state", "HOME": "/home/u"}
-	d, err := outbox.Dir(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join("/x/state", "peerctl"), d)
-	env["XDG_STATE_HOME"] = "relative"
-	d, err = outbox.Dir(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	assert.NotEqual(t, filepath.Join("relative", "peerctl"), d)
-}
-
 func TestEventsFollowEveryChange(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)

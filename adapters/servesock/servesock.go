@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // SocketName is the name in Dir of the socket of the service for the
@@ -71,4 +72,29 @@ func Dir(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("find the socket folder: %w", err)
 	}
 	return filepath.Join(d, "peerctl", "run"), nil
+}
+
+// OutboxName is the outbox's file in the state folder (adapters/outbox).
+const OutboxName = "outbox.db"
+
+// StateDir is the service's state folder, which holds its lock (LockName)
+// and the outbox (OutboxName): $XDG_STATE_HOME/peerctl when
+// XDG_STATE_HOME is an absolute path, else ~/.local/state/peerctl on
+// Linux and the BSDs, else the OS cache folder's peerctl
+// (os.UserCacheDir: ~/Library/Caches on macOS, %LocalAppData% on Windows).
+// getenv reads the environment.
+func StateDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "peerctl"), nil
+	}
+	if runtime.GOOS != "darwin" && runtime.GOOS != "windows" {
+		if h := getenv("HOME"); filepath.IsAbs(h) {
+			return filepath.Join(h, ".local", "state", "peerctl"), nil
+		}
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find the state folder: %w", err)
+	}
+	return filepath.Join(d, "peerctl"), nil
 }

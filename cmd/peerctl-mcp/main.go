@@ -1,7 +1,9 @@
-// Command peerctl-mcp is peerctl with its MCP server and the fleet's bus
-// client (internal/fleet, over NATS) linked in: every peerctl command, and
+// Command peerctl-mcp is peerctl with its MCP server, the fleet's bus
+// client (internal/fleet, over NATS) and the outbox's store
+// (internal/outboxstore, over SQLite) linked in: every peerctl command, and
 // `peerctl-mcp mcp` serves list_sessions, show_session and send_message
-// over stdio. `peerctl mcp`, `peerctl serve` with a bus, `peerctl list
+// over stdio. `peerctl mcp`, `peerctl serve` (with a bus or not), `peerctl
+// watch`, the outbox commands and `serve status` when there is an outbox, `peerctl list
 // --fleet`, a command with `--host nats:NODE` and `peerctl policy
 // nats-config` run it from beside peerctl, else from PATH; an MCP client
 // may run `peerctl-mcp mcp` itself.
@@ -11,6 +13,7 @@ import (
 	"github.com/peerctl/peerctl/internal/cli"
 	"github.com/peerctl/peerctl/internal/fleet"
 	"github.com/peerctl/peerctl/internal/mcpserve"
+	"github.com/peerctl/peerctl/internal/outboxstore"
 )
 
-func main() { cli.Main(mcpserve.Serve, fleet.Bus{}) }
+func main() { cli.Main(mcpserve.Serve, fleet.Bus{}, outboxstore.Store{}) }

@@ -131,6 +131,9 @@ writes to a registry. In full: README.md, docs/COMMANDS.md.`,
 		if err := c.io.useJQ(cmd); err != nil {
 			return err
 		}
+		if ran, err := c.watchWithStore(cmd); ran {
+			return err
+		}
 		return c.sayHello(cmd)
 	}
 	root.PersistentFlags().StringVar(&c.debugFlag, "debug", "", `log what a send does to stderr; --debug=fx: the wiring; also $`+debugEnv)

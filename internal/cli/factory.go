@@ -46,6 +46,9 @@ type factory struct {
 	// bus is the fleet's bus client; nil in the peerctl binary, which runs
 	// a command that needs it as peerctl-mcp (runWithBus).
 	bus wiring.Bus
+	// store opens the outbox; nil in the peerctl binary, which runs a
+	// command that reads or keeps the outbox as peerctl-mcp (runWithStore).
+	store wiring.Store
 	// hello is --hello's value: the output protocol of the peerctl that
 	// runs this one over ssh (sayHello).
 	hello int
@@ -119,6 +122,6 @@ func (c *factory) started() { c.ran = true }
 
 // serveClient is this command's client of peerctl serve.
 func (c *factory) serveClient() *serveClient {
-	return &serveClient{io: c.io, getenv: c.getenv, environ: c.environ, executable: c.executable, flags: c.flags, debug: c.debug,
+	return &serveClient{io: c.io, getenv: c.getenv, environ: c.environ, program: c.serveProgram, flags: c.flags, debug: c.debug,
 		hostTimeout: c.hostTimeout, checkHosts: c.checkHosts, allowedTo: c.allowedTo, who: c.who}
 }

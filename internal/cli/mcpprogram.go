@@ -76,9 +76,9 @@ func findMCPProgram(executable func() (string, error), who string) (string, erro
 	}
 	switch {
 	case found == "" && len(unusable) > 0:
-		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server and the fleet's bus client linked in), and none %s can run: %s; %w; %s", who, mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client and the outbox's store linked in), and none %s can run: %s; %w; %s", who, mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
 	case found == "":
-		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server and the fleet's bus client linked in), and there is none %s; %s", who, mcpProgram, where, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client and the outbox's store linked in), and there is none %s; %s", who, mcpProgram, where, mcpInstallHint)
 	case self != "" && sameFile(self, found):
 		return "", fmt.Errorf("%s %w (a build of cmd/peerctl, or a link to peerctl, under the name %s?); %s", found, errNoMCPServer, mcpProgram, mcpInstallHint)
 	}

@@ -96,7 +96,9 @@ type outboxOptions struct {
 
 func newOutboxCmd(f *factory) *cobra.Command {
 	opts := &outboxOptions{io: f.io, serve: f.serveClient,
-		open: func(ctx context.Context) (wiring.OutboxReader, bool, error) { return openOutbox(ctx, f.getenv) },
+		open: func(ctx context.Context) (wiring.OutboxReader, bool, error) {
+			return openOutbox(ctx, f.getenv, f.store)
+		},
 		by: func(ctx context.Context) domain.Sender {
 			if f.entrance == domain.EntranceUnknown {
 				f.entrance = domain.EntranceCLI // with this process: its session found by ancestry
@@ -124,6 +126,9 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		}
 		opts.filter = filter
 		f.started()
+		if ran, err := f.runWithStore("peerctl outbox", storeToRead); ran {
+			return err
+		}
 		f.io.jsonOut = opts.json
 		return runOutboxList(cmd.Context(), opts)
 	}
@@ -162,6 +167,9 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id, _ = strconv.ParseInt(args[0], 10, 64)
 			f.started()
+			if ran, err := f.runWithStore("peerctl outbox show", storeToRead); ran {
+				return err
+			}
 			f.io.jsonOut = opts.json
 			return runOutboxShow(cmd.Context(), opts)
 		},
@@ -174,6 +182,9 @@ func newOutboxCmd(f *factory) *cobra.Command {
 				opts.id, _ = strconv.ParseInt(args[0], 10, 64)
 				opts.op = use
 				f.started()
+				if ran, err := f.runWithStore("peerctl outbox "+use, storeToRead); ran {
+					return err
+				}
 				f.io.jsonOut = opts.json
 				return runOutboxChange(cmd.Context(), opts)
 			},
@@ -215,15 +226,20 @@ func outboxStateWords() string {
 	return strings.Join(w, ", ")
 }
 
-// openOutbox opens the outbox for reading; absent is true when there is
-// no outbox file yet (nothing was ever stored). getenv finds the state
-// folder.
-func openOutbox(ctx context.Context, getenv func(string) string) (st wiring.OutboxReader, absent bool, err error) {
+// openOutbox opens the outbox for reading with store; absent is true when
+// there is no outbox file yet (nothing was ever stored). getenv finds the
+// state folder. Without a store (peerctl, whose commands run as
+// peerctl-mcp when there is an outbox: runWithStore) every outbox is
+// absent.
+func openOutbox(ctx context.Context, getenv func(string) string, store wiring.Store) (st wiring.OutboxReader, absent bool, err error) {
 	p, err := serve.PathsFor(getenv)
 	if err != nil {
 		return nil, false, err
 	}
-	st, err = wiring.OpenOutboxReadOnly(ctx, p.DB)
+	if store == nil {
+		return nil, true, nil
+	}
+	st, err = store.OpenReadOnly(ctx, p.DB)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true, nil
 	}

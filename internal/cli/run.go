@@ -1,8 +1,8 @@
 // Package cli is peerctl's command line: cobra commands over the use cases
 // of package app, one exit-code table, and the JSON documents of
 // docs/OUTPUT.md. cmd/peerctl runs it; cmd/peerctl-mcp runs it with the MCP
-// server and the fleet's bus client linked in (see MCPServer and
-// wiring.Bus).
+// server, the fleet's bus client and the outbox's store linked in (see
+// MCPServer, wiring.Bus and wiring.Store).
 //
 // Its shape is gh's: a factory holds what commands need (the streams, this
 // process, the global flags) and builds their dependencies lazily from
@@ -36,9 +36,11 @@ type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, wire.Sh
 // exits with its exit code. serve is the MCP server, or nil; bus the
 // fleet's bus client (internal/fleet.Bus), or nil: a peerctl built without
 // it runs serve with a bus, list --fleet, --host nats:NODE and policy
-// nats-config as peerctl-mcp.
-func Main(serve MCPServer, bus wiring.Bus) {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve, bus))
+// nats-config as peerctl-mcp; store the outbox's store
+// (internal/outboxstore.Store), or nil: a peerctl built without it runs
+// serve, watch and the outbox commands as peerctl-mcp (runWithStore).
+func Main(serve MCPServer, bus wiring.Bus, store wiring.Store) {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve, bus, store))
 }
 
 // run executes one command line and returns the process exit code.
@@ -51,7 +53,7 @@ func Main(serve MCPServer, bus wiring.Bus) {
 // doctor, whoami, mcp) runs on that context. The first signal is the only
 // one caught: a second one ends peerctl at once, as it would without
 // peerctl's handling, so nothing stuck can outlast two Ctrl-Cs.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer, bus wiring.Bus) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer, bus wiring.Bus, store wiring.Store) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
@@ -61,5 +63,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	cli := newFactory(stdin, stdout, stderr, getenv)
 	cli.serveMCP = serve
 	cli.bus = bus
+	cli.store = store
 	return execute(ctx, cli, args)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/internal/wiring"
 )
 
 // serveEnv is the variable that, set to "off", keeps every command from
@@ -47,10 +48,12 @@ type serveOptions struct {
 	idleExit  time.Duration
 	retention time.Duration
 	web       webFlags
+	// store opens the outbox (peerctl-mcp's; runWithStore).
+	store wiring.Store
 }
 
 func newServeCmd(f *factory) *cobra.Command {
-	opts := &serveOptions{io: f.io, getenv: f.getenv, environ: f.environ, executable: f.executable, serve: f.serveClient}
+	opts := &serveOptions{io: f.io, getenv: f.getenv, environ: f.environ, executable: f.executable, serve: f.serveClient, store: f.store}
 	opts.nodes = func(dests []domain.Dest) ([]app.Node, error) {
 		if f.bus == nil && slices.ContainsFunc(dests, isNode) {
 			// A running service is not run again as peerctl-mcp (runWithBus).
@@ -100,6 +103,9 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 				return err
 			}
 			f.started()
+			if ran, err := f.runWithStore("peerctl serve", storeAlways); ran {
+				return err
+			}
 			opts.version = f.version()
 			opts.join = func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), error) {
 				return f.joinBus(cmd, bus, stateDir)
@@ -146,7 +152,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		return err
 	}
 	w := webListing{nodes: opts.nodes, getenv: opts.getenv, version: opts.version.Version, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
-	return serve.Run(ctx, serve.Options{Paths: p, Log: opts.io.errOut, Getenv: opts.getenv, Environ: opts.environ, Settings: set,
+	return serve.Run(ctx, serve.Options{Paths: p, Store: opts.store, Log: opts.io.errOut, Getenv: opts.getenv, Environ: opts.environ, Settings: set,
 		Version: opts.version.Version, Build: opts.version.short(), IdleExit: opts.idleExit, Retention: opts.retention, HTTP: opts.web.addr, Machines: w.machines, Sessions: w.sessions,
 		Join: join})
 }

@@ -106,13 +106,15 @@ func askServe(ctx context.Context, p serve.Paths, op string) (*net.UnixConn, ser
 type serveCtlOptions struct {
 	io     *iostreams
 	getenv func(string) string
-	json   bool
+	// store opens the outbox (nil: none linked in, runWithStore).
+	store wiring.Store
+	json  bool
 	// wait bounds serve stop's wait for the service's end.
 	wait time.Duration
 }
 
 func newServeStatusCmd(f *factory) *cobra.Command {
-	opts := &serveCtlOptions{io: f.io, getenv: f.getenv}
+	opts := &serveCtlOptions{io: f.io, getenv: f.getenv, store: f.store}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the service of this state folder: pid, folders, uptime, messages, warm couriers",
@@ -127,6 +129,9 @@ messages its outbox holds are still counted), 1 when it cannot be asked.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.started()
+			if ran, err := f.runWithStore("peerctl serve status", storeToRead); ran {
+				return err
+			}
 			return runServeStatus(cmd.Context(), opts)
 		},
 	}
@@ -146,7 +151,7 @@ func runServeStatus(ctx context.Context, opts *serveCtlOptions) error {
 	switch {
 	case errors.Is(err, errServeNotRunning):
 		st = &serve.Status{StateDir: p.StateDir, Socket: p.Socket, Outbox: p.DB, Messages: serve.MessageCounts(nil)}
-		if ob, absent, err := openOutbox(ctx, opts.getenv); err != nil {
+		if ob, absent, err := openOutbox(ctx, opts.getenv, opts.store); err != nil {
 			st.OutboxError = err.Error()
 		} else if !absent {
 			n, err := ob.Counts(ctx)

@@ -32,10 +32,12 @@ const serveLogName = "serve.log"
 // service on demand, hands it one typed request, and prints its answer as
 // the command prints the same result made here.
 type serveClient struct {
-	io         *iostreams
-	getenv     func(string) string
-	environ    func() []string
-	executable func() (string, error)
+	io      *iostreams
+	getenv  func(string) string
+	environ func() []string
+	// program is the program that runs the service: this one when it has
+	// the outbox's store linked in, else peerctl-mcp (runWithStore).
+	program func() (string, error)
 	// flags are the command's harness flags (settings).
 	flags harnessFlagValues
 	debug debugOn
@@ -66,9 +68,9 @@ func (c *serveClient) dialServe(ctx context.Context, start bool) (*net.UnixConn,
 	if err == nil || !start {
 		return conn, err
 	}
-	exe, err := c.executable()
+	exe, err := c.program()
 	if err != nil {
-		return nil, fmt.Errorf("find peerctl to start its service: %w", err)
+		return nil, fmt.Errorf("find the program that runs peerctl serve: %w", err)
 	}
 	logPath := filepath.Join(p.StateDir, serveLogName)
 	if err := wiring.PrivateDir(p.StateDir); err != nil {

@@ -33,7 +33,7 @@ type watchOptions struct {
 }
 
 func newWatchCmd(f *factory) *cobra.Command {
-	opts := &watchOptions{io: f.io, nodes: f.nodes, outbox: func(ctx context.Context) <-chan ports.OutboxEvent { return watchOutbox(ctx, f.getenv) }}
+	opts := &watchOptions{io: f.io, nodes: f.nodes, outbox: func(ctx context.Context) <-chan ports.OutboxEvent { return watchOutbox(ctx, f.getenv, f.store) }}
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "watch",

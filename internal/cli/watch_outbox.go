@@ -41,16 +41,17 @@ func approveCommand(e ports.OutboxEvent) string {
 // watchOutbox follows the outbox's history (read-only) from now on, the
 // watch's start, and sends every change on the channel until ctx ends; an
 // outbox that does not exist yet is waited for. It reads nothing when the
-// state folder (found with getenv) cannot be named.
-func watchOutbox(ctx context.Context, getenv func(string) string) <-chan ports.OutboxEvent {
+// state folder (found with getenv) cannot be named, nor without a store
+// (peerctl runs watch as peerctl-mcp: runWithStore).
+func watchOutbox(ctx context.Context, getenv func(string) string, store wiring.Store) <-chan ports.OutboxEvent {
 	since := time.Now()
 	p, err := serve.PathsFor(getenv)
-	if err != nil {
+	if err != nil || store == nil {
 		out := make(chan ports.OutboxEvent)
 		close(out)
 		return out
 	}
-	return followOutbox(ctx, func(ctx context.Context) (ports.Outbox, error) { return wiring.OpenOutboxReadOnly(ctx, p.DB) }, since)
+	return followOutbox(ctx, func(ctx context.Context) (ports.Outbox, error) { return store.OpenReadOnly(ctx, p.DB) }, since)
 }
 
 // outboxPage is how many changes followOutbox reads at once.

@@ -40,6 +40,9 @@ const tick = time.Second
 type Options struct {
 	// Paths are the service's files.
 	Paths Paths
+	// Store opens the outbox (internal/outboxstore in peerctl-mcp, the
+	// program serve runs as).
+	Store wiring.Store
 	// Log is the service's log (its stderr).
 	Log io.Writer
 	// Getenv and Environ are the service's own environment: what a
@@ -169,7 +172,7 @@ func Run(ctx context.Context, o Options) error {
 	defer stop(nil)
 	s := newServer(life, o)
 	s.stop, s.ended = stop, ended
-	if st, err := wiring.OpenOutbox(ctx, p.DB, upgradeV2); err != nil {
+	if st, err := o.Store.Open(ctx, p.DB, upgradeV2); err != nil {
 		s.storeErr = err
 		fmt.Fprintf(o.Log, "peerctl serve: durable sends are refused: %s\n", wire.Safe(err.Error()))
 	} else {

@@ -27,7 +27,7 @@ type storedV2 struct {
 const v2Wait = 10 * time.Minute
 
 // upgradeV2 turns a schema-2 request (storedV2) into the order it asked
-// for, as wiring.OpenOutbox takes it: send's flags read from its
+// for, as wiring.Store.Open takes it: send's flags read from its
 // command line (as that release defined them), and of its environment only
 // what a send's settings stand for (each harness flag's variable,
 // $PEERCTL_HOST_TIMEOUT, $PEERCTL_SSH); the rest, secrets included, is

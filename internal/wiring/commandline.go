@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
-	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/adapters/servesock"
 	"github.com/peerctl/peerctl/adapters/sshhost"
@@ -84,7 +83,7 @@ func NewHostNode(remote ports.Remote, dest domain.Dest, timeout time.Duration) a
 }
 
 // OutboxFileName is the outbox's file in the state folder.
-const OutboxFileName = outbox.FileName
+const OutboxFileName = servesock.OutboxName
 
 // OutboxReader is the outbox as its readers use it: ports.Outbox, and
 // how many messages are in each state (serve status).
@@ -93,14 +92,19 @@ type OutboxReader interface {
 	Counts(ctx context.Context) (map[domain.OutboxState]int, error)
 }
 
-// OpenOutboxReadOnly opens the outbox at path for reading (adapters/outbox):
-// an error wrapping fs.ErrNotExist when there is none yet.
-func OpenOutboxReadOnly(ctx context.Context, path string) (OutboxReader, error) {
-	st, err := outbox.OpenReadOnly(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+// Store opens the outbox's file (adapters/outbox, over SQLite). The one
+// is internal/outboxstore.Store, linked into peerctl-mcp only: SQLite's
+// package initialisation and size cost every command of a program that
+// links it about a fifth of a `list` (docs/PERFORMANCE.md), so peerctl
+// runs the commands that read the outbox as peerctl-mcp.
+type Store interface {
+	// Open opens (creating and migrating) the outbox at path, upgrade
+	// rewriting each stored request of an older protocol to this one's:
+	// peerctl serve, its one writer.
+	Open(ctx context.Context, path string, upgrade func(request []byte) ([]byte, error)) (OutboxReader, error)
+	// OpenReadOnly opens the outbox at path for reading: an error
+	// wrapping fs.ErrNotExist when there is none yet.
+	OpenReadOnly(ctx context.Context, path string) (OutboxReader, error)
 }
 
 // PrivateDir makes sure dir is a folder of this user's alone (created

@@ -1,10 +1,8 @@
 package wiring
 
 import (
-	"context"
 	"net"
 
-	"github.com/peerctl/peerctl/adapters/outbox"
 	"github.com/peerctl/peerctl/adapters/servesock"
 )
 
@@ -12,10 +10,10 @@ import (
 // folders, its lock, its socket and the outbox it keeps. internal/serve
 // names none of them: it asks for them here.
 
-// StateDir is the state folder, the outbox's (adapters/outbox's Dir):
+// StateDir is the state folder, the outbox's (adapters/servesock's StateDir):
 // $XDG_STATE_HOME/peerctl, else the system's default; getenv reads the
 // environment.
-func StateDir(getenv func(string) string) (string, error) { return outbox.Dir(getenv) }
+func StateDir(getenv func(string) string) (string, error) { return servesock.StateDir(getenv) }
 
 // ServeSocketDir is the folder of the service's socket (adapters/servesock's
 // Dir): $XDG_RUNTIME_DIR/peerctl, else the OS cache folder's peerctl/run.
@@ -50,14 +48,3 @@ func ListenServe(path string) (*net.UnixListener, error) { return servesock.List
 // ServePeerCheck is the uid at the other end of conn, and an error naming
 // it when that is not this process's effective uid.
 func ServePeerCheck(conn *net.UnixConn) (int, error) { return servesock.PeerCheck(conn) }
-
-// OpenOutbox opens (creating and migrating) the outbox at path
-// (adapters/outbox), upgrade rewriting each stored request of an older
-// protocol to this one's.
-func OpenOutbox(ctx context.Context, path string, upgrade func(request []byte) ([]byte, error)) (OutboxReader, error) {
-	st, err := outbox.Open(ctx, path, outbox.WithRequestUpgrade(upgrade))
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
-}

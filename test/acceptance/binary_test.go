@@ -31,15 +31,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// peerctlBin returns the peerctl binary, built once per test process.
-func peerctlBin(t testing.TB) string { return testbin.Build(t, testbin.Peerctl) }
-
-// peerctlWithMCP returns peerctl with peerctl-mcp built beside it, as make
-// build writes them: `peerctl mcp` runs that peerctl-mcp.
-func peerctlWithMCP(t testing.TB) string {
+// peerctlBin returns the peerctl binary, built once per test process,
+// with peerctl-mcp built beside it, as make build writes them: peerctl
+// runs serve, watch and the outbox commands (the outbox's store), `peerctl
+// mcp` and the bus's commands as that peerctl-mcp.
+func peerctlBin(t testing.TB) string {
 	testbin.Build(t, testbin.PeerctlMCP)
-	return peerctlBin(t)
+	return testbin.Build(t, testbin.Peerctl)
 }
+
+// peerctlWithMCP is peerctlBin, named where a test needs peerctl-mcp.
+func peerctlWithMCP(t testing.TB) string { return peerctlBin(t) }
 
 // fakeClaudeBin returns the fake claude (test/fakeclaude), built once.
 func fakeClaudeBin(t testing.TB) string { return testbin.Build(t, testbin.FakeClaude) }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/test/testbin"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 const fakeSessionPkg = "github.com/peerctl/peerctl/test/fakesession"
@@ -237,7 +238,7 @@ type watchEvent struct {
 type watchProc struct {
 	cmd    *exec.Cmd
 	events chan watchEvent
-	stderr *strings.Builder
+	stderr *testproc.Buffer
 }
 
 func startWatch(t *testing.T, env []string) *watchProc {
@@ -246,7 +247,7 @@ func startWatch(t *testing.T, env []string) *watchProc {
 	cmd.Env = env
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	w := &watchProc{cmd: cmd, events: make(chan watchEvent, 64), stderr: &strings.Builder{}}
+	w := &watchProc{cmd: cmd, events: make(chan watchEvent, 64), stderr: &testproc.Buffer{}}
 	cmd.Stderr = w.stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
@@ -341,11 +342,13 @@ func TestWatchTextAndSIGTERM(t *testing.T) {
 	a := startFakeSession(t, cfg, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", "proj-89")
 	cmd := exec.Command(peerctlBin(t), "watch")
 	cmd.Env = configEnv(t, cfg)
-	var out strings.Builder
+	var out testproc.Buffer
 	cmd.Stdout = &out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	time.Sleep(300 * time.Millisecond)
+	// The signal once the watch runs (it has printed the session), however
+	// long its start takes on a busy machine.
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "appeared") }, bound, 20*time.Millisecond, "watch printed nothing")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -368,7 +371,7 @@ func TestWatchMissingFolderNote(t *testing.T) {
 	require.Contains(t, note, "does not exist; no sessions", "precondition: list notes the missing folder")
 
 	w := startWatch(t, configEnv(t, cfg))
-	time.Sleep(300 * time.Millisecond) // let the watch take its first read
+	require.Eventually(t, func() bool { return strings.Contains(w.stderr.String(), note) }, bound, 20*time.Millisecond, "the watch's first read notes the missing folder")
 	a := startFakeSession(t, cfg, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", "proj-89")
 	ev := w.next(t, a.pid, "the first session made the folder")
 	assert.Equal(t, "appeared", ev.Event)

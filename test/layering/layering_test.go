@@ -313,11 +313,7 @@ func TestNoImportRunsBackUpTheLayers(t *testing.T) {
 // (an embedded server in unit tests, about 14 MB more in a binary); domain
 // and app link no NATS package at all (the bus is an adapter).
 func TestTheProductLinksNoNATSServer(t *testing.T) {
-	deps := func(pattern string) []string {
-		out, err := exec.Command("go", "list", "-deps", pattern).Output()
-		require.NoError(t, err, "go list -deps %s", pattern)
-		return strings.Fields(string(out))
-	}
+	deps := func(pattern string) []string { return deps(t, pattern) }
 	cmds := deps(module + "/cmd/...")
 	require.Contains(t, cmds, "github.com/nats-io/nats.go", "the programs link the bus's client")
 	for _, d := range cmds {
@@ -327,5 +323,27 @@ func TestTheProductLinksNoNATSServer(t *testing.T) {
 		for _, d := range deps(pattern) {
 			assert.False(t, strings.HasPrefix(d, "github.com/nats-io/"), "%s links %s: the bus is an adapter", pattern, d)
 		}
+	}
+}
+
+// deps is every package pattern links (go list -deps).
+func deps(t *testing.T, pattern string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pattern).Output()
+	require.NoError(t, err, "go list -deps %s", pattern)
+	return strings.Fields(string(out))
+}
+
+// TestOnlyPeerctlMCPLinksTheOutboxStore: the outbox's store, SQLite
+// (adapters/outbox over modernc.org/sqlite and modernc.org/libc), is
+// linked into peerctl-mcp only: in peerctl its package initialisation and
+// 6 MB of binary cost every command, `list` among them, about a tenth of
+// its start-up (docs/PERFORMANCE.md). peerctl runs serve, watch and the
+// outbox commands as peerctl-mcp (internal/cli's runWithStore).
+func TestOnlyPeerctlMCPLinksTheOutboxStore(t *testing.T) {
+	peerctl, mcp := deps(t, module+"/cmd/peerctl"), deps(t, module+"/cmd/peerctl-mcp")
+	for _, pkg := range []string{module + "/adapters/outbox", "modernc.org/sqlite", "modernc.org/libc"} {
+		assert.False(t, slices.Contains(peerctl, pkg), "peerctl links %s: a command that needs the outbox's store runs as peerctl-mcp", pkg)
+		assert.True(t, slices.Contains(mcp, pkg), "peerctl-mcp links %s: it runs serve", pkg)
 	}
 }
