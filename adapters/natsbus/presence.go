@@ -221,24 +221,24 @@ func merge(out wire.Listing, entries []jetstream.KeyValueEntry) wire.Listing {
 		d, err := ReadDoc(e.Key(), e.Value())
 		if err != nil {
 			out.Partial = true
-			out.Notes = append(out.Notes, fmt.Sprintf("warning: node %s left out: %s", wire.Safe(wire.Clip(e.Key(), domain.MaxNodeBytes)), wire.Safe(wire.Clip(err.Error(), 300))))
+			out.Notes = append(out.Notes, leftOut(e.Key(), err))
 			continue
 		}
 		out.Partial = out.Partial || d.Partial
 		for _, n := range d.Notes {
 			out.Notes = append(out.Notes, "node "+d.Node+": "+wire.Clip(n, 2000))
 		}
-		for _, s := range d.Sessions {
-			if err := checkSession(s); err != nil {
-				out.Notes = append(out.Notes, "node "+d.Node+": "+wire.SkipNote("session", s.SessionID, err))
-				continue
-			}
-			dest, _ := domain.NodeDest(d.Node) // ReadDoc checked it
-			s.Host, s.Endpoint = dest.String(), domain.HostEndpoint(dest, s.Endpoint)
-			out.Sessions = append(out.Sessions, s)
-		}
+		sessions, skipped := nodeSessions(d)
+		out.Notes = append(out.Notes, skipped...)
+		out.Sessions = append(out.Sessions, sessions...)
 	}
 	return out
+}
+
+// leftOut is the warning for the node of key whose presence ReadDoc
+// refused with err.
+func leftOut(key string, err error) string {
+	return fmt.Sprintf("warning: node %s left out: %s", wire.Safe(wire.Clip(key, domain.MaxNodeBytes)), wire.Safe(wire.Clip(err.Error(), 300)))
 }
 
 // ReadDoc reads the presence document of key: at most MaxDocBytes, exact

@@ -64,6 +64,18 @@ func (Bus) Listing(ctx context.Context, settings wiring.BusSettings, only []doma
 	return app.NodeListing{Listing: l}
 }
 
+// Watch is every node's presence followed at once, from one watch of
+// the whole bucket (natsbus.Bus.WatchFleet): a bus that does not answer
+// is host_unreachable.
+func (Bus) Watch(ctx context.Context, settings wiring.BusSettings, events func(wire.Event) bool, notes func(string)) error {
+	bus, err := natsbus.Connect(settingsOf(settings), false)
+	if err != nil { // it names the servers
+		return domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus: %s", wire.Safe(err.Error()))
+	}
+	defer bus.Close()
+	return bus.WatchFleet(ctx, events, notes)
+}
+
 // Join joins the bus as p.Node, under its name (refused when another
 // live service holds it), and keeps its presence until life ends
 // (app.Present), answering other nodes' requests meanwhile (p.Answer:

@@ -13,6 +13,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // The adapters the command line uses outside the fx graph: the hosts
@@ -147,6 +148,12 @@ type Bus interface {
 	// sessions (all when none), as one node's listing: a bus that does
 	// not answer is host_unreachable.
 	Listing(ctx context.Context, settings BusSettings, only []domain.Harness) app.NodeListing
+	// Watch is every node's presence followed at once (watch --fleet):
+	// each node's session events, each handed to events (false: stop),
+	// a node that left as its sessions' gone and a "left" event, notes to
+	// notes. It returns nil when ctx ends or events says stop, else
+	// host_unreachable (the bus does not answer, or its connection ended).
+	Watch(ctx context.Context, settings BusSettings, events func(wire.Event) bool, notes func(string)) error
 	// Join joins the bus as p.Node, under its name (refused when another
 	// live service holds it), and keeps its presence until life ends
 	// (app.Present), answering other nodes' requests meanwhile
