@@ -203,7 +203,7 @@ func (b *Bus) WatchFleet(ctx context.Context, events func(wire.Event) bool, note
 			return
 		}
 		if !known && len(nodes) == MaxNodes {
-			tell("", []string{fmt.Sprintf("warning: more than %d nodes on the bus: the rest are left out", MaxNodes)})
+			tell("", []string{tooManyNodes})
 			return
 		}
 		var cur []wire.Session

@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"os/exec"
+	"sync/atomic"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
@@ -195,4 +196,36 @@ type Presence struct {
 	Answer func(sender string) app.Node
 	// Logf hears what the presence does, a line at a time.
 	Logf func(format string, args ...any)
+	// View, when set, is given the service's live view of every node's
+	// presence, kept from one watch of the whole presence bucket while the
+	// node is on the bus (list --fleet asked of the service; the
+	// dashboard's fleet).
+	View *FleetView
+}
+
+// FleetView holds a service's live view of every node's presence (kept
+// by Bus.Join); the zero value, and nil, hold none. Safe for concurrent
+// use.
+type FleetView struct {
+	// URLs are the bus's servers as the service was given them: a client
+	// asks it only about that bus.
+	URLs string
+	get  atomic.Pointer[func() (wire.Listing, bool)]
+}
+
+// Keep makes get the view: what list --fleet would print (every node's
+// sessions, notes, partial), ok false while it has none (the bus away).
+func (v *FleetView) Keep(get func() (l wire.Listing, ok bool)) { v.get.Store(&get) }
+
+// Listing is every node's presence as list --fleet reads it, from the
+// view; ok is false when there is none.
+func (v *FleetView) Listing() (l wire.Listing, ok bool) {
+	if v == nil {
+		return wire.Listing{}, false
+	}
+	get := v.get.Load()
+	if get == nil {
+		return wire.Listing{}, false
+	}
+	return (*get)()
 }

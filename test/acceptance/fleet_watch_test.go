@@ -28,39 +28,8 @@ import (
 func TestWatchFleetFollowsEveryNode(t *testing.T) {
 	peerctlWithMCP(t) // watch --fleet runs in peerctl-mcp, the bus client's program
 	url := natstest.Start(t)
-	// The nodes' presences are refreshed as their services would (the
-	// binary may take longer than the TTL to start on a busy machine).
-	var mu sync.Mutex
-	live := map[string]*natsbus.Presence{}
-	listing := map[string]wire.Listing{}
-	refresh := time.NewTicker(2 * time.Second)
-	t.Cleanup(refresh.Stop)
-	go func() {
-		for range refresh.C {
-			mu.Lock()
-			for node, p := range live {
-				_ = p.Publish(context.Background(), listing[node])
-			}
-			mu.Unlock()
-		}
-	}()
-	join := func(node string, sessions ...wire.Session) {
-		bus, err := natsbus.Connect(natsbus.Settings{URLs: url}, false)
-		require.NoError(t, err)
-		t.Cleanup(bus.Close)
-		p, err := bus.Join(t.Context(), natsbus.Member{Node: node, Owner: node})
-		require.NoError(t, err)
-		mu.Lock()
-		defer mu.Unlock()
-		live[node], listing[node] = p, wire.Listing{Sessions: sessions}
-		require.NoError(t, p.Publish(t.Context(), listing[node]))
-	}
-	leave := func(node string) {
-		mu.Lock()
-		defer mu.Unlock()
-		require.NoError(t, live[node].Leave(t.Context()))
-		delete(live, node)
-	}
+	joinL, leave := busNodes(t, url)
+	join := func(node string, s ...wire.Session) { joinL(node, wire.Listing{Sessions: s}) }
 	ses := func(pid int, name string) wire.Session {
 		sock := "/run/cc/" + string(rune('0'+pid)) + ".sock"
 		return wire.Session{Harness: "claude-code", SessionID: "0000000" + string(rune('0'+pid)) + "-1111-2222-3333-444455556666", PID: pid, Name: name,
@@ -118,4 +87,43 @@ func TestWatchFleetFollowsEveryNode(t *testing.T) {
 	catNoControl(t, []byte(text.String()))
 	assert.Contains(t, text.String(), `api\x1b[2J`)
 	assert.NotContains(t, out.String(), `"event":"lost"`, "a node leaving does not end the watch; stderr: %s", errs)
+}
+
+// busNodes joins nodes to the bus at url as their services would
+// (join: a node with its listing as its presence; leave: it leaves),
+// their presences refreshed until the test ends (the binary may take
+// longer than the TTL to start on a busy machine).
+func busNodes(t *testing.T, url string) (join func(node string, l wire.Listing), leave func(node string)) {
+	var mu sync.Mutex
+	live := map[string]*natsbus.Presence{}
+	listing := map[string]wire.Listing{}
+	refresh := time.NewTicker(2 * time.Second)
+	t.Cleanup(refresh.Stop)
+	go func() {
+		for range refresh.C {
+			mu.Lock()
+			for node, p := range live {
+				_ = p.Publish(context.Background(), listing[node])
+			}
+			mu.Unlock()
+		}
+	}()
+	join = func(node string, l wire.Listing) {
+		bus, err := natsbus.Connect(natsbus.Settings{URLs: url}, false)
+		require.NoError(t, err)
+		t.Cleanup(bus.Close)
+		p, err := bus.Join(t.Context(), natsbus.Member{Node: node, Owner: node})
+		require.NoError(t, err)
+		mu.Lock()
+		defer mu.Unlock()
+		live[node], listing[node] = p, l
+		require.NoError(t, p.Publish(t.Context(), l))
+	}
+	leave = func(node string) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.NoError(t, live[node].Leave(t.Context()))
+		delete(live, node)
+	}
+	return join, leave
 }
