@@ -4,7 +4,6 @@ package acceptance
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/natsbus"
-	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/natstest"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
@@ -41,40 +39,7 @@ func BenchmarkFleetList(b *testing.B) {
 	srv := newServeWorldB(b)
 	srv.more = []string{"CLAUDE_CONFIG_DIR=" + srv.config, "PEERCTL_NATS=" + url, "PEERCTL_NODE=bench-serve"}
 	srv.startServe(b)
-	// The nodes are refreshed as their services would (a run under load
-	// outlasts the presence's TTL).
-	var nodes []func()
-	for n := range 100 {
-		node := fmt.Sprintf("node-%03d", n)
-		p, err := bus.Join(b.Context(), natsbus.Member{Node: node, Owner: node, Host: node, PID: 1, Version: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		var l wire.Listing
-		for i := range 10 {
-			pid := 1000 + i
-			sock := fmt.Sprintf("/run/user/1000/cc/%d.sock", pid)
-			l.Sessions = append(l.Sessions, wire.Session{Harness: "claude-code", SessionID: fmt.Sprintf("%08d-1111-2222-3333-%012d", n, i), PID: pid,
-				Name: fmt.Sprintf("proj-%d", i), NameSource: "flag", Cwd: "/home/dev/src/proj", Status: "idle", Kind: "interactive", Version: "2.1.332",
-				StartedAt: "2026-12-06T10:00:00Z", SocketPath: sock, Endpoint: fmt.Sprintf("cc-peer:v1:%d:proj-%d:%s", pid, i, sock), Addressable: true,
-				Verdict: "live", File: fmt.Sprintf("%d.json", pid)})
-		}
-		if err := p.Publish(b.Context(), l); err != nil {
-			b.Fatal(err)
-		}
-		nodes = append(nodes, func() { _ = p.Publish(context.Background(), l) })
-	}
-	// The nodes are refreshed as their services would (a run under load
-	// outlasts the presence's TTL).
-	refresh := time.NewTicker(natsbus.Refresh)
-	defer refresh.Stop()
-	go func() {
-		for range refresh.C {
-			for _, publish := range nodes {
-				publish()
-			}
-		}
-	}()
+	newBenchFleet(b, bus).grow(100) // refreshed: a run under load outlasts the presence's TTL
 	config, sessions := catRegistry(b)
 	for i := range 10 {
 		pid := testproc.Sleeper(b)
