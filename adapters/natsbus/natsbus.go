@@ -52,6 +52,9 @@ const MaxDocBytes = 1 << 20
 // out with a warning.
 const MaxNodes = 10000
 
+// tooManyNodes is the warning of a fleet of more than MaxNodes nodes.
+var tooManyNodes = fmt.Sprintf("warning: more than %d nodes on the bus: the rest are left out", MaxNodes)
+
 // Settings is how this process reaches the bus: the command line's
 // --nats, --nats-creds and --node, else $PEERCTL_NATS, $PEERCTL_NATS_CREDS
 // and $PEERCTL_NODE.

@@ -206,7 +206,7 @@ func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 			return merge(out, docs), nil
 		}
 		if len(docs) == MaxNodes {
-			out.Notes = append(out.Notes, fmt.Sprintf("warning: more than %d nodes on the bus: the rest are left out", MaxNodes))
+			out.Notes = append(out.Notes, tooManyNodes)
 			return merge(out, docs), nil
 		}
 		docs = append(docs, e)
@@ -218,27 +218,42 @@ func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 func merge(out wire.Listing, entries []jetstream.KeyValueEntry) wire.Listing {
 	slices.SortFunc(entries, func(a, b jetstream.KeyValueEntry) int { return strings.Compare(a.Key(), b.Key()) })
 	for _, e := range entries {
-		d, err := ReadDoc(e.Key(), e.Value())
-		if err != nil {
-			out.Partial = true
-			out.Notes = append(out.Notes, fmt.Sprintf("warning: node %s left out: %s", wire.Safe(wire.Clip(e.Key(), domain.MaxNodeBytes)), wire.Safe(wire.Clip(err.Error(), 300))))
-			continue
-		}
-		out.Partial = out.Partial || d.Partial
-		for _, n := range d.Notes {
-			out.Notes = append(out.Notes, "node "+d.Node+": "+wire.Clip(n, 2000))
-		}
-		for _, s := range d.Sessions {
-			if err := checkSession(s); err != nil {
-				out.Notes = append(out.Notes, "node "+d.Node+": "+wire.SkipNote("session", s.SessionID, err))
-				continue
-			}
-			dest, _ := domain.NodeDest(d.Node) // ReadDoc checked it
-			s.Host, s.Endpoint = dest.String(), domain.HostEndpoint(dest, s.Endpoint)
-			out.Sessions = append(out.Sessions, s)
-		}
+		out = addNode(out, nodePart(e.Key(), e.Value()))
 	}
 	return out
+}
+
+// nodePart is the part of the fleet's listing the presence value of key
+// gives: its sessions (nodeSessions), its notes (each headed "node
+// NODE: ") and its partial flag; a value ReadDoc refuses is no session,
+// a warning, partial.
+func nodePart(key string, value []byte) wire.Listing {
+	d, err := ReadDoc(key, value)
+	if err != nil {
+		return wire.Listing{Partial: true, Notes: []string{leftOut(key, err)}}
+	}
+	part := wire.Listing{Partial: d.Partial}
+	for _, n := range d.Notes {
+		part.Notes = append(part.Notes, "node "+d.Node+": "+wire.Clip(n, 2000))
+	}
+	sessions, skipped := nodeSessions(d)
+	part.Notes = append(part.Notes, skipped...)
+	part.Sessions = sessions
+	return part
+}
+
+// addNode is out with a node's part after what it holds.
+func addNode(out, part wire.Listing) wire.Listing {
+	out.Partial = out.Partial || part.Partial
+	out.Notes = append(out.Notes, part.Notes...)
+	out.Sessions = append(out.Sessions, part.Sessions...)
+	return out
+}
+
+// leftOut is the warning for the node of key whose presence ReadDoc
+// refused with err.
+func leftOut(key string, err error) string {
+	return fmt.Sprintf("warning: node %s left out: %s", wire.Safe(wire.Clip(key, domain.MaxNodeBytes)), wire.Safe(wire.Clip(err.Error(), 300)))
 }
 
 // ReadDoc reads the presence document of key: at most MaxDocBytes, exact

@@ -3,7 +3,6 @@ package natsbus
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -75,55 +74,20 @@ func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes fu
 			return wire.Broken(n.dest, err)
 		}
 		initial := last == nil
-		cur := map[string]wire.Session{}
-		var changes []wire.Event
-		at := wire.RFC3339(time.Now())
-		for _, ses := range d.Sessions {
-			if err := checkSession(ses); err != nil {
-				if notes != nil && initial {
-					notes("node " + d.Node + ": " + wire.SkipNote("session", ses.SessionID, err))
+		cur, skipped := nodeSessions(d)
+		if initial {
+			for _, note := range skipped {
+				if notes != nil {
+					notes(note)
 				}
-				continue
-			}
-			ses.Host, ses.Endpoint = n.dest.String(), domain.HostEndpoint(n.dest, ses.Endpoint)
-			k := fmt.Sprintf("%s\x00%s\x00%d", ses.Harness, ses.SessionID, ses.PID)
-			cur[k] = ses
-			prev, had := last[k]
-			switch {
-			case !had:
-				changes = append(changes, eventOf(domain.EventAppeared.String(), ses, at, initial))
-			case prev.Name != ses.Name:
-				ev := eventOf(domain.EventRenamed.String(), ses, at, false)
-				ev.PreviousName = prev.Name
-				changes = append(changes, ev)
-			case prev.Status != ses.Status:
-				ev := eventOf(domain.EventStatus.String(), ses, at, false)
-				ev.PreviousStatus = prev.Status
-				changes = append(changes, ev)
 			}
 		}
-		for k, prev := range last {
-			if _, there := cur[k]; !there {
-				ev := eventOf(domain.EventGone.String(), prev, at, false)
-				ev.Verdict, ev.Reason = "removed", "no longer in node "+d.Node+"'s presence (ended, or not live)"
-				changes = append(changes, ev)
-			}
-		}
-		last = cur
+		var changes []wire.Event
+		last, changes = diff(d.Node, last, cur, wire.RFC3339(time.Now()), initial)
 		for _, ev := range changes {
 			if !events(ev) {
 				return nil
 			}
 		}
 	}
-}
-
-// eventOf is s (of a node, its host and endpoint set) as a watch event.
-func eventOf(kind string, s wire.Session, at string, initial bool) wire.Event {
-	ev := wire.Event{Event: kind, Host: s.Host, At: at, Harness: s.Harness, SessionID: s.SessionID, PID: s.PID, Name: s.Name,
-		Status: s.Status, Cwd: s.Cwd, Endpoint: s.Endpoint, Verdict: s.Verdict, Reason: s.Reason, File: s.File, Initial: initial}
-	if !s.Addressable {
-		ev.Unaddressable = s.Unaddressable
-	}
-	return ev
 }

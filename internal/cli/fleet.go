@@ -103,40 +103,42 @@ func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (strin
 }
 
 // joinBus is how the service of state folder stateDir joins the bus
-// (serve.Options.Join), nil when no bus is configured. A bad --nats or
+// (serve.Options.Join), nil when no bus is configured, and the live view
+// of every node's presence it keeps (serve.Options.Fleet). A bad --nats or
 // --node is a usage error now, before the service starts. A program
 // without the bus client runs the service as peerctl-mcp (runWithBus).
-func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func(context.Context, serve.Keeper) (func(), error), error) {
+func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func(context.Context, serve.Keeper) (func(), error), *wiring.FleetView, error) {
 	settings, ok, err := busSettings(cmd, c.getenv, c.bus, f, "")
 	if err != nil || !ok {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.bus == nil {
-		return nil, c.runWithBus("serve with a bus (--nats, $" + natsEnv + ")")
+		return nil, nil, c.runWithBus("serve with a bus (--nats, $" + natsEnv + ")")
 	}
 	node, err := nodeName(cmd, c.getenv, f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The service's own requests to other nodes (its dashboard's nats:
 	// hosts) go on its bus, as its node.
 	requests := settings
 	requests.Node = node
 	c.listNATS = &requests
+	view := &wiring.FleetView{URLs: settings.URLs}
 	return func(life context.Context, keep serve.Keeper) (func(), error) {
-		return c.present(life, settings, node, stateDir, keep)
-	}, nil
+		return c.present(life, settings, node, stateDir, keep, view)
+	}, view, nil
 }
 
 // present joins the bus as node for the service of stateDir, publishing
-// this machine's live sessions (wiring.Bus.Join) and answering other
-// nodes' requests (answering, their held sends kept by keep); wait waits
-// for it to have left.
-func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string, keep serve.Keeper) (wait func(), err error) {
+// this machine's live sessions (wiring.Bus.Join), answering other
+// nodes' requests (answering, their held sends kept by keep) and keeping
+// view; wait waits for it to have left.
+func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string, keep serve.Keeper, view *wiring.FleetView) (wait func(), err error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(c.io.errOut, "peerctl serve: "+format+"\n", args...) }
 	answer := func(sender string) app.Node { return c.answering(sender, keep) }
 	return c.bus.Join(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version,
-		Local: c.localNode(nil), Answer: answer, Logf: logf})
+		Local: c.localNode(nil), Answer: answer, Logf: logf, View: view})
 }
 
 // answering is what this machine's service answers a request of node

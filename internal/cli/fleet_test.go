@@ -39,7 +39,7 @@ func TestServeReachesNodesOnItsOwnBus(t *testing.T) {
 	cmd := &cobra.Command{Use: "serve"}
 	addBusFlags(cmd, &flags, true)
 	require.NoError(t, cmd.ParseFlags([]string{"--nats", "nats://bus-1:4222", "--nats-creds", "/etc/beta.creds", "--node", "beta"}))
-	join, err := f.joinBus(cmd, flags, t.TempDir())
+	join, _, err := f.joinBus(cmd, flags, t.TempDir())
 	require.NoError(t, err)
 	require.NotNil(t, join)
 

@@ -27,10 +27,9 @@ type listOptions struct {
 	nodes func([]domain.Dest) ([]app.Node, error)
 	// dests are the hosts to list (this machine alone when none and no fleet).
 	dests []domain.Dest
-	// fleet is the bus to read every node's presence from (nil: none),
-	// with bus, its client.
-	fleet *wiring.BusSettings
-	bus   wiring.Bus
+	// fleet reads every node's presence (nil: no fleet): from a running
+	// service's live view of the bus, else from the bus (wiring.Bus).
+	fleet func(ctx context.Context, only []domain.Harness) app.NodeListing
 	query wire.ListQuery
 	// json, wide: --json, --wide.
 	json, wide bool
@@ -79,10 +78,19 @@ func newListCmd(f *factory) *cobra.Command {
 				return usageError{fmt.Errorf("--fleet: no bus: give --nats URL[,URL...] or set $%s", natsEnv)}
 			case !fleet && cmd.Flags().Changed("nats") && !slices.ContainsFunc(opts.dests, isNode):
 				return usageError{errors.New("--nats: give --fleet or --host nats:NODE too (list reads the bus only for those)")}
-			case fleet && f.bus == nil:
-				return f.runWithBus("list --fleet")
 			case fleet:
-				opts.fleet, opts.bus = &settings, f.bus
+				if l, ok := f.serveClient().fleet(cmd.Context(), settings.URLs); ok {
+					opts.fleet = func(_ context.Context, only []domain.Harness) app.NodeListing {
+						return app.NodeListing{Listing: l.OfHarnesses(only)}
+					}
+					break
+				}
+				if f.bus == nil {
+					return f.runWithBus("list --fleet")
+				}
+				opts.fleet = func(ctx context.Context, only []domain.Harness) app.NodeListing {
+					return f.bus.Listing(ctx, settings, only)
+				}
 			}
 			if ok {
 				f.listNATS = &settings // --host nats:NODE's bus
@@ -140,7 +148,7 @@ func runList(ctx context.Context, opts *listOptions) error {
 	}
 	got := app.ListNodes(ctx, nodes, q)
 	if opts.fleet != nil {
-		got = append(got, opts.bus.Listing(ctx, *opts.fleet, q.Only))
+		got = append(got, opts.fleet(ctx, q.Only))
 	}
 	if len(got) == 1 && got[0].Err != nil {
 		return got[0].Err

@@ -44,7 +44,7 @@ type serveOptions struct {
 	nodes      func([]domain.Dest) ([]app.Node, error)
 	serve      func() *serveClient
 	// join is how the service of a state folder joins the bus (joinBus).
-	join      func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), error)
+	join      func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), *wiring.FleetView, error)
 	idleExit  time.Duration
 	retention time.Duration
 	web       webFlags
@@ -107,7 +107,7 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 				return err
 			}
 			opts.version = f.version()
-			opts.join = func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), error) {
+			opts.join = func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), *wiring.FleetView, error) {
 				return f.joinBus(cmd, bus, stateDir)
 			}
 			return runServe(cmd.Context(), opts)
@@ -147,14 +147,14 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	join, err := opts.join(p.StateDir)
+	join, fleet, err := opts.join(p.StateDir)
 	if err != nil {
 		return err
 	}
 	w := webListing{nodes: opts.nodes, getenv: opts.getenv, version: opts.version.Version, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
 	return serve.Run(ctx, serve.Options{Paths: p, Store: opts.store, Log: opts.io.errOut, Getenv: opts.getenv, Environ: opts.environ, Settings: set,
 		Version: opts.version.Version, Build: opts.version.short(), IdleExit: opts.idleExit, Retention: opts.retention, HTTP: opts.web.addr, Machines: w.machines, Sessions: w.sessions,
-		Join: join})
+		Join: join, Fleet: fleet})
 }
 
 // printServeUnit prints on w a service definition that runs peerctl

@@ -124,6 +124,32 @@ func dialUnix(path string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }
 
+// fleetAskWithin bounds asking the service for the fleet: one that does
+// not answer by then (busy, stopping) is read around.
+const fleetAskWithin = 5 * time.Second
+
+// fleet is every node's presence on the bus of servers urls from this
+// user's running service's live view of it (the "fleet" request: what
+// list --fleet reads from the bus, the same document); ok is false when
+// no service runs (none is started), PEERCTL_SERVE=off, or the service is
+// on no bus, another one, or has no view of it now.
+func (c *serveClient) fleet(ctx context.Context, urls string) (l wire.Listing, ok bool) {
+	if c.serveOff() {
+		return wire.Listing{}, false
+	}
+	conn, err := c.dialServe(ctx, false)
+	if err != nil {
+		return wire.Listing{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, fleetAskWithin)
+	defer cancel()
+	a, err := c.ask(ctx, conn, serve.Request{Op: "fleet", Bus: urls})
+	if err != nil || a.Fleet == nil {
+		return wire.Listing{}, false
+	}
+	return *a.Fleet, true
+}
+
 // errForwardUnsent says the request never reached the service whole: the
 // service stores nothing of a line cut short, so the command may run here
 // instead, or say nothing was stored.

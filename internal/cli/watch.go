@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,27 +30,52 @@ type watchOptions struct {
 	// outbox follows this machine's outbox until ctx ends (watchOutbox).
 	outbox func(ctx context.Context) <-chan ports.OutboxEvent
 	dests  []domain.Dest
-	json   bool
+	// fleet follows every node's presence on the fleet's bus (nil: none;
+	// wiring.Bus.Watch).
+	fleet func(ctx context.Context, events func(wire.Event) bool, notes func(string)) error
+	json  bool
 }
 
 func newWatchCmd(f *factory) *cobra.Command {
 	opts := &watchOptions{io: f.io, nodes: f.nodes, outbox: func(ctx context.Context) <-chan ports.OutboxEvent { return watchOutbox(ctx, f.getenv, f.store) }}
 	var hosts []string
+	var fleet bool
+	var bus busFlags
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream session events: appeared, gone, died, status, renamed",
 		Long: helpLong(`Print one line per session event (appeared, gone, died, status, renamed) until interrupted; `+
-			`also each change of peerctl serve's outbox (outbox), and with --host a machine whose watch ended (lost), then exit 10`, "watch"),
+			`also each change of peerctl serve's outbox (outbox), and with --host a machine whose watch ended (lost), then exit 10; `+
+			`with --fleet every node's sessions on the fleet's bus, a node that left (left)`, "watch"),
 		Example: `  peerctl watch
   peerctl watch --json | jq -c 'select(.event == "died")'
   peerctl watch | head -1     # ends when its reader goes away
   peerctl --qwen-home ~/.qwen-work watch
-  peerctl watch --host . --host dev-box --json`,
+  peerctl watch --host . --host dev-box --json
+  peerctl watch --fleet --nats nats://bus-1:4222   # every node of the fleet's bus (docs/FLEET.md)`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if opts.dests, err = parseHosts(hosts, true); err != nil {
 				return err
+			}
+			settings, ok, err := busSettings(cmd, f.getenv, f.bus, bus, "peerctl watch")
+			switch {
+			case err != nil:
+				return err
+			case fleet && !ok:
+				return usageError{fmt.Errorf("--fleet: no bus: give --nats URL[,URL...] or set $%s", natsEnv)}
+			case !fleet && cmd.Flags().Changed("nats") && !slices.ContainsFunc(opts.dests, isNode):
+				return usageError{errors.New("--nats: give --fleet or --host nats:NODE too (watch reads the bus only for those)")}
+			case fleet && f.bus == nil:
+				return f.runWithBus("watch --fleet")
+			case fleet:
+				opts.fleet = func(ctx context.Context, events func(wire.Event) bool, notes func(string)) error {
+					return f.bus.Watch(ctx, settings, events, notes)
+				}
+			}
+			if ok {
+				f.listNATS = &settings // --host nats:NODE's bus
 			}
 			f.started()
 			return runWatch(cmd.Context(), opts)
@@ -57,6 +83,8 @@ func newWatchCmd(f *factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object per event and line")
 	addHostFlag(cmd, &hosts, true)
+	cmd.Flags().BoolVar(&fleet, "fleet", false, "watch every node's sessions on the fleet's bus (host nats:NODE; docs/FLEET.md); with --host, merged")
+	addBusFlags(cmd, &bus, false)
 	return cmd
 }
 
@@ -65,7 +93,9 @@ type nodeItem struct {
 	ev   wire.Event
 	end  bool
 	host domain.Dest
-	err  error // on a node's end: why its watch ended (nil: ctx ended)
+	// fleet: the end is the fleet's bus's (watch --fleet), not a node's.
+	fleet bool
+	err   error // on a node's end: why its watch ended (nil: ctx ended)
 }
 
 // runWatch watches opts.dests (this machine alone when none) through their
@@ -78,8 +108,8 @@ type nodeItem struct {
 // exit 10 (host_unreachable), never silence.
 func runWatch(ctx context.Context, opts *watchOptions) error {
 	dests, ios, asJSON := opts.dests, opts.io, opts.json
-	withHost := len(dests) > 0
-	if !withHost {
+	withHost := len(dests) > 0 || opts.fleet != nil
+	if len(dests) == 0 && opts.fleet == nil {
 		dests = []domain.Dest{{}}
 	}
 	nodes, err := opts.nodes(dests)
@@ -107,6 +137,17 @@ func runWatch(ctx context.Context, opts *watchOptions) error {
 		wg.Go(func() {
 			err := n.Watch(ctx, func(ev wire.Event) bool { return send(nodeItem{ev: ev}) }, func(note string) { printWatchNote(ios.errOut, host, note) })
 			send(nodeItem{end: true, host: host, err: err})
+		})
+	}
+	if opts.fleet != nil {
+		wg.Go(func() {
+			err := opts.fleet(ctx, func(ev wire.Event) bool { return send(nodeItem{ev: ev}) }, func(note string) {
+				fmt.Fprintf(ios.errOut, "peerctl: %s\n", safe(clipText(note, 2000)))
+			})
+			if err == nil && ctx.Err() == nil {
+				err = domain.Refuse(domain.ReasonHostUnreachable, "the watch of the fleet's bus ended")
+			}
+			send(nodeItem{end: true, fleet: true, err: err})
 		})
 	}
 	var outboxEvents <-chan ports.OutboxEvent
@@ -142,6 +183,9 @@ func runWatch(ctx context.Context, opts *watchOptions) error {
 				return it.err
 			}
 			lost, err := lostEvent(it.host, it.err)
+			if it.fleet {
+				lost.Host = fleetHost
+			}
 			if perr := printEvent(ios, lost, asJSON, withHost); perr != nil {
 				return writeErr(perr)
 			}
@@ -149,6 +193,10 @@ func runWatch(ctx context.Context, opts *watchOptions) error {
 		}
 	}
 }
+
+// fleetHost is the host of the "lost" event of watch --fleet: the
+// fleet's bus, every node.
+const fleetHost = "nats:*"
 
 // lostEvent is the "lost" event of host's watch, ended by err (nil: it
 // ended by itself), and the error the watch ends with: a host_unreachable
@@ -242,7 +290,7 @@ func eventText(ev wire.Event, withHost bool) string {
 		if h == "" {
 			h = localHost
 		}
-		if ev.Event == wire.EventLost {
+		if ev.Event == wire.EventLost || ev.Event == wire.EventLeft {
 			return fmt.Sprintf("%s  %-8s  host %s: %s", when, ev.Event, cell(h), cell(ev.Reason))
 		}
 		host = fit(cell(h), watchNameWidth) + "  "

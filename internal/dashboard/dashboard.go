@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 //go:embed assets
@@ -60,6 +62,10 @@ type Backend interface {
 	// Send is `peerctl send --json ADDRESS TEXT`, with --await-reply
 	// (await > 0) waiting that long for the answer.
 	Send(ctx context.Context, address, text string, await time.Duration) Result
+	// Fleet is every node's live sessions on the fleet's bus, as list
+	// --fleet gives them, from the service's live view (in memory: no
+	// deadline); ok is false when it has none (no bus).
+	Fleet() (l wire.Listing, ok bool)
 }
 
 // MessageQuery selects one page of the outbox.

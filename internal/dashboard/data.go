@@ -196,6 +196,11 @@ func (d *Dashboard) publish() {
 	if s.hosts, err = json.Marshal(st.Hosts); err != nil {
 		return
 	}
+	if l, ok := d.b.Fleet(); ok {
+		if s.fleet, err = json.Marshal(FleetViews(l)); err != nil {
+			return
+		}
+	}
 	for i := range st.Sessions {
 		sv := &st.Sessions[i]
 		b, err := json.Marshal(sv)

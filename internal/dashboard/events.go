@@ -21,6 +21,7 @@ type snapshot struct {
 	sessions []keyed // SessionView as JSON, by key
 	exposed  string
 	views    map[view]*viewSnap
+	fleet    []byte // []NodeView as JSON; nil: no fleet
 }
 
 // viewSnap is one view of the outbox in a snapshot.
@@ -48,7 +49,7 @@ func (s *snapshot) has(v view) bool {
 
 // same says whether s and t hold the same data (their times aside).
 func (s *snapshot) same(t *snapshot) bool {
-	if s == nil || t == nil || !bytes.Equal(s.hosts, t.hosts) || s.exposed != t.exposed || !sameItems(s.sessions, t.sessions) || len(s.views) != len(t.views) {
+	if s == nil || t == nil || !bytes.Equal(s.hosts, t.hosts) || !bytes.Equal(s.fleet, t.fleet) || s.exposed != t.exposed || !sameItems(s.sessions, t.sessions) || len(s.views) != len(t.views) {
 		return false
 	}
 	for v, a := range s.views {
@@ -106,6 +107,10 @@ func (s *snapshot) state(w *bytes.Buffer, v view, seq int) {
 	w.WriteString(`,"page":`)
 	b, _ := json.Marshal(PageView{State: v.state, Before: v.before, More: vs.more})
 	w.Write(b)
+	if s.fleet != nil {
+		w.WriteString(`,"fleet":`)
+		w.Write(s.fleet)
+	}
 	w.WriteByte('}')
 }
 
@@ -117,7 +122,8 @@ func (s *snapshot) delta(w *bytes.Buffer, old *snapshot, v view, seq int) bool {
 	sessions, sDel := changes(old.sessions, s.sessions)
 	msgs, mDel := changes(before.msgs, now.msgs)
 	errChanged, moreChanged := before.err != now.err, before.more != now.more
-	if !hosts && len(sessions)+len(sDel)+len(msgs)+len(mDel) == 0 && !errChanged && !moreChanged {
+	fleet := !bytes.Equal(old.fleet, s.fleet)
+	if !hosts && !fleet && len(sessions)+len(sDel)+len(msgs)+len(mDel) == 0 && !errChanged && !moreChanged {
 		return false
 	}
 	fmt.Fprintf(w, `{"seq":%d,"at":`, seq)
@@ -140,6 +146,13 @@ func (s *snapshot) delta(w *bytes.Buffer, old *snapshot, v view, seq int) bool {
 	}
 	if moreChanged {
 		fmt.Fprintf(w, `,"more":%t`, now.more)
+	}
+	if fleet {
+		w.WriteString(`,"fleet":`)
+		if s.fleet == nil {
+			w.WriteString(`null`)
+		}
+		w.Write(s.fleet)
 	}
 	w.WriteByte('}')
 	return true

@@ -26,6 +26,8 @@ type fake struct {
 	// queries are the Messages asked, in order.
 	queries []MessageQuery
 	retries []retryCall
+	// fleet is the fleet's listing (nil: no bus).
+	fleet *wire.Listing
 }
 
 var _ Backend = (*fake)(nil)
@@ -64,6 +66,22 @@ func (f *fake) Sessions(ctx context.Context, host string) HostListing {
 		}
 	}
 	return HostListing{Host: host, Err: "no such host"}
+}
+
+func (f *fake) Fleet() (wire.Listing, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fleet == nil {
+		return wire.Listing{}, false
+	}
+	return *f.fleet, true
+}
+
+// setFleet replaces the fleet's listing (nil: no bus).
+func (f *fake) setFleet(l *wire.Listing) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fleet = l
 }
 
 // setHosts replaces the hosts' listings.

@@ -55,6 +55,10 @@ type State struct {
 	Exposed string `json:"exposed,omitempty"`
 	// Page is the page of the outbox Messages are.
 	Page PageView `json:"page"`
+	// Fleet is every node's live sessions on the fleet's bus (serve
+	// --nats: the service's live view of the presence bucket), by node
+	// name; absent when the service is on no bus or has no view now.
+	Fleet []NodeView `json:"fleet,omitempty"`
 }
 
 // Delta is a server-sent event ("delta") after the first: what changed
@@ -72,6 +76,9 @@ type Delta struct {
 	// OutboxError and More are State's and Page.More, when they changed.
 	OutboxError *string `json:"outboxError,omitempty"`
 	More        *bool   `json:"more,omitempty"`
+	// Fleet is every node again, when any changed (null when the fleet
+	// is no longer known: the service's view of the bus is away).
+	Fleet []NodeView `json:"fleet,omitempty"`
 }
 
 // Changes are the items of a Delta: Set added or changed, Del the keys
@@ -331,4 +338,41 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// NodeView is one node of the fleet: its name and its live sessions as
+// its presence on the bus says (other machines' words: escaped).
+type NodeView struct {
+	Node     string            `json:"node"`
+	Sessions []NodeSessionView `json:"sessions"`
+}
+
+// NodeSessionView is one live session of a node.
+type NodeSessionView struct {
+	Harness   string `json:"harness"`
+	Name      string `json:"name"`
+	SessionID string `json:"sessionId"`
+	PID       int    `json:"pid"`
+	Status    string `json:"status"`
+	// WaitingFor is, for a waiting session, what it waits on.
+	WaitingFor  string `json:"waitingFor,omitempty"`
+	Cwd         string `json:"cwd"`
+	Endpoint    string `json:"endpoint,omitempty"`
+	Addressable bool   `json:"addressable"`
+}
+
+// FleetViews is the fleet's listing (list --fleet's: each session with
+// Host "nats:NODE", in node order) grouped by node, every text escaped.
+func FleetViews(l wire.Listing) []NodeView {
+	out := []NodeView{}
+	for _, s := range l.Sessions {
+		node := wire.Safe(strings.TrimPrefix(s.Host, domain.NodePrefix))
+		if len(out) == 0 || out[len(out)-1].Node != node {
+			out = append(out, NodeView{Node: node, Sessions: []NodeSessionView{}})
+		}
+		n := &out[len(out)-1]
+		n.Sessions = append(n.Sessions, NodeSessionView{Harness: wire.Safe(s.Harness), Name: wire.Safe(s.Name), SessionID: wire.Safe(s.SessionID), PID: s.PID,
+			Status: wire.Safe(s.Status), WaitingFor: wire.Safe(s.WaitingFor), Cwd: wire.Safe(s.Cwd), Endpoint: wire.Safe(s.Endpoint), Addressable: s.Addressable})
+	}
+	return out
 }

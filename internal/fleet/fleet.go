@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -58,10 +57,19 @@ func (Bus) Listing(ctx context.Context, settings wiring.BusSettings, only []doma
 	if err != nil {
 		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(settings.URLs), wire.Safe(err.Error()))}
 	}
-	l.Sessions = slices.DeleteFunc(l.Sessions, func(s wire.Session) bool {
-		return len(only) > 0 && !slices.ContainsFunc(only, func(h domain.Harness) bool { return h.String() == s.Harness })
-	})
-	return app.NodeListing{Listing: l}
+	return app.NodeListing{Listing: l.OfHarnesses(only)}
+}
+
+// Watch is every node's presence followed at once, from one watch of
+// the whole bucket (natsbus.Bus.WatchFleet): a bus that does not answer
+// is host_unreachable.
+func (Bus) Watch(ctx context.Context, settings wiring.BusSettings, events func(wire.Event) bool, notes func(string)) error {
+	bus, err := natsbus.Connect(settingsOf(settings), false)
+	if err != nil { // it names the servers
+		return domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus: %s", wire.Safe(err.Error()))
+	}
+	defer bus.Close()
+	return bus.WatchFleet(ctx, events, notes)
 }
 
 // Join joins the bus as p.Node, under its name (refused when another
@@ -124,6 +132,11 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 				logf("node %s answers requests on %s", p.Node, natsbus.RequestSubject(p.Node, "*"))
 			}
 		}
+		if p.View != nil {
+			var view natsbus.FleetView
+			p.View.Keep(view.Listing)
+			wg.Go(func() { keepFleet(life, bus, &view, logf) })
+		}
 		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
 			logf("%s", wire.Safe(line))
 		})
@@ -138,6 +151,21 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 		}
 	})
 	return wg.Wait, nil
+}
+
+// keepFleet keeps view, every node's presence from one watch of the
+// whole bucket, until life ends, watching again a second after a watch
+// ended (the bus away).
+func keepFleet(life context.Context, bus *natsbus.Bus, view *natsbus.FleetView, logf func(string, ...any)) {
+	for life.Err() == nil {
+		if err := bus.KeepFleet(life, view, nil); err != nil {
+			logf("the fleet's view: %s; watching again", wire.Safe(err.Error()))
+		}
+		select {
+		case <-life.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Node is the node of the bus dest names (nats:NODE), reached with

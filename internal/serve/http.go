@@ -169,6 +169,9 @@ func (b webBackend) Deny(ctx context.Context, id int64) dashboard.Result {
 	return result(b.s.Serve(ctx, Request{V: Protocol, Op: "deny", ID: id, By: wire.SenderOf(domain.NewSender(domain.EntranceDashboard, ""))}, nil))
 }
 
+// Fleet is the service's live view of the fleet's bus (Options.Fleet).
+func (b webBackend) Fleet() (wire.Listing, bool) { return b.s.o.Fleet.Listing() }
+
 // Send is a plain send of text to address (a session here, or one of a
 // host's by its ssh:v1: endpoint), awaiting a reply for await when
 // positive, with the service's own settings, from the dashboard (the

@@ -47,6 +47,8 @@ type Request struct {
 	// V is Protocol.
 	V int `json:"v"`
 	// Op is "ping" (is the service up, and how is it: serve status),
+	// "fleet" (every node's presence on the bus Bus, from the service's
+	// live view: list --fleet),
 	// "stop" (end cleanly: the answer is its status, then the connection
 	// stays open until the service has ended), "send" (Send: a plain or
 	// durable send, decided by the trust policy here, a held one kept
@@ -66,6 +68,9 @@ type Request struct {
 	// it the retry of an outcome_unknown message is refused
 	// (outcome_unknown) and the message stays as it is.
 	Confirmed bool `json:"confirmed,omitempty"`
+	// Bus, with "fleet", is the bus's servers as the client was given
+	// them (--nats, $PEERCTL_NATS).
+	Bus string `json:"bus,omitempty"`
 }
 
 // Answer is one line the service writes. Strings that may hold any bytes
@@ -87,6 +92,11 @@ type Answer struct {
 	OutboxError string `json:"outboxError,omitempty"`
 	// Status is how the service stands (ping, and stop before it stops).
 	Status *Status `json:"status,omitempty"`
+
+	// Fleet is "fleet"'s answer: every node's presence as list --fleet
+	// reads it; absent when the service is on no bus, another one, or has
+	// no view of it now.
+	Fleet *wire.Listing `json:"fleet,omitempty"`
 
 	// Notes are lines for the client's stderr, before the rest.
 	Notes []string `json:"notes,omitempty"`

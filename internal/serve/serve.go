@@ -83,6 +83,9 @@ type Options struct {
 	// keep is the service's hold use case (Server.Keep), for the sends
 	// of other nodes its trust policy holds.
 	Join func(life context.Context, keep Keeper) (wait func(), err error)
+	// Fleet is the live view of every node's presence that Join keeps
+	// (nil: no bus): the "fleet" request and the dashboard's fleet.
+	Fleet *wiring.FleetView
 }
 
 // Keeper keeps a send the trust policy held (Server.Keep).
@@ -281,6 +284,8 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 			a.OutboxError = s.storeErr.Error()
 		}
 		return a
+	case "fleet":
+		return s.fleet(req)
 	case "send":
 		if req.Send == nil {
 			return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: []byte("a send request without its send")}

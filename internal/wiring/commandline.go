@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"os/exec"
+	"sync/atomic"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/hostsfile"
@@ -12,6 +13,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // The adapters the command line uses outside the fx graph: the hosts
@@ -151,6 +153,12 @@ type Bus interface {
 	// sessions (all when none), as one node's listing: a bus that does
 	// not answer is host_unreachable.
 	Listing(ctx context.Context, settings BusSettings, only []domain.Harness) app.NodeListing
+	// Watch is every node's presence followed at once (watch --fleet):
+	// each node's session events, each handed to events (false: stop),
+	// a node that left as its sessions' gone and a "left" event, notes to
+	// notes. It returns nil when ctx ends or events says stop, else
+	// host_unreachable (the bus does not answer, or its connection ended).
+	Watch(ctx context.Context, settings BusSettings, events func(wire.Event) bool, notes func(string)) error
 	// Join joins the bus as p.Node, under its name (refused when another
 	// live service holds it), and keeps its presence until life ends
 	// (app.Present), answering other nodes' requests meanwhile
@@ -192,4 +200,36 @@ type Presence struct {
 	Answer func(sender string) app.Node
 	// Logf hears what the presence does, a line at a time.
 	Logf func(format string, args ...any)
+	// View, when set, is given the service's live view of every node's
+	// presence, kept from one watch of the whole presence bucket while the
+	// node is on the bus (list --fleet asked of the service; the
+	// dashboard's fleet).
+	View *FleetView
+}
+
+// FleetView holds a service's live view of every node's presence (kept
+// by Bus.Join); the zero value, and nil, hold none. Safe for concurrent
+// use.
+type FleetView struct {
+	// URLs are the bus's servers as the service was given them: a client
+	// asks it only about that bus.
+	URLs string
+	get  atomic.Pointer[func() (wire.Listing, bool)]
+}
+
+// Keep makes get the view: what list --fleet would print (every node's
+// sessions, notes, partial), ok false while it has none (the bus away).
+func (v *FleetView) Keep(get func() (l wire.Listing, ok bool)) { v.get.Store(&get) }
+
+// Listing is every node's presence as list --fleet reads it, from the
+// view; ok is false when there is none.
+func (v *FleetView) Listing() (l wire.Listing, ok bool) {
+	if v == nil {
+		return wire.Listing{}, false
+	}
+	get := v.get.Load()
+	if get == nil {
+		return wire.Listing{}, false
+	}
+	return (*get)()
 }

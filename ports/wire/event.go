@@ -11,11 +11,16 @@ import (
 // this build does not read.
 const EventLost = "lost"
 
+// EventLeft is the event of a node that left the fleet's bus (watch
+// --fleet): its service stopped, or its presence expired; its sessions'
+// gone events come before it. The watch goes on.
+const EventLeft = "left"
+
 // Event is one line of `watch --json` (docs/CONFIRMATION.md), from this
 // machine's watcher (NewEvent) or read from a far side's watch, and the
 // one document the watch's printer reads.
 type Event struct {
-	Event string `json:"event"` // appeared, gone, died, status, renamed; lost (a watched machine's end)
+	Event string `json:"event"` // appeared, gone, died, status, renamed; lost (a watched machine's end); left (a node of watch --fleet)
 	// Host is the machine the session runs on (watch --host); absent for this one.
 	Host      string `json:"host,omitempty"`
 	At        string `json:"at"` // when peerctl noticed it, RFC 3339 UTC

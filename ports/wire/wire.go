@@ -8,6 +8,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +89,18 @@ type Listing struct {
 	// Version is the node's peerctl version as another machine's hello
 	// named it ("" for this machine: the caller knows its own).
 	Version string
+}
+
+// OfHarnesses is l with only's harnesses' sessions (every session when
+// only is empty).
+func (l Listing) OfHarnesses(only []domain.Harness) Listing {
+	if len(only) == 0 {
+		return l
+	}
+	l.Sessions = slices.DeleteFunc(slices.Clone(l.Sessions), func(s Session) bool {
+		return !slices.ContainsFunc(only, func(h domain.Harness) bool { return h.String() == s.Harness })
+	})
+	return l
 }
 
 // RefusalDoc is a refusal as every --json output prints it

@@ -189,6 +189,8 @@ type pageBackend struct {
 	send  func(address, text string, await time.Duration) dashboard.Result
 	// retried are the ids Retry was asked for, with the confirmation.
 	retried []string
+	// fleet is the fleet's listing (nil: no bus).
+	fleet *wire.Listing
 }
 
 var _ dashboard.Backend = (*pageBackend)(nil)
@@ -279,6 +281,15 @@ func (p *pageBackend) Send(_ context.Context, address, text string, await time.D
 		return dashboard.Result{Code: 1, Stderr: "no send here"}
 	}
 	return send(address, text, await)
+}
+
+func (p *pageBackend) Fleet() (wire.Listing, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fleet == nil {
+		return wire.Listing{}, false
+	}
+	return *p.fleet, true
 }
 
 // set changes the data under the lock.

@@ -505,6 +505,35 @@ function renderHosts() {
   update($("host-table").tBodies[0], tbody);
 }
 
+// ---- the fleet (serve --nats): every node's live sessions, by node ----
+
+function renderFleet() {
+  if (!changed("fleet", state.fleet)) return;
+  $("fleet").hidden = !state.fleet;
+  const nodes = state.fleet || [];
+  $("fleet-count").textContent = nodes.length + " node" + (nodes.length === 1 ? "" : "s") + ", " +
+    nodes.reduce((n, x) => n + x.sessions.length, 0) + " live";
+  const box = el("div");
+  for (const n of nodes) {
+    const tbody = el("tbody");
+    for (const s of n.sessions) {
+      const status = s.status + (s.waitingFor ? " (" + s.waitingFor + ")" : "") + (s.addressable ? "" : " (not addressable)");
+      const tr = el("tr", null, el("td", "name", s.name || "–"), el("td", null, s.harness), el("td", null, badge(status)),
+        el("td", "mono", s.pid), el("td", "mono cwd", s.cwd || "–"));
+      tr.dataset.key = s.sessionId + " " + s.pid;
+      tr.dataset.session = s.sessionId;
+      tbody.append(tr);
+    }
+    const group = el("div", "fleet-node", el("h3", "mono", n.node),
+      el("table", null, el("thead", null, el("tr", null, el("th", null, "name"), el("th", null, "harness"), el("th", null, "status"),
+        el("th", null, "pid"), el("th", null, "cwd"))), tbody));
+    group.dataset.key = n.node;
+    group.dataset.node = n.node;
+    box.append(group);
+  }
+  update($("fleet-nodes"), box);
+}
+
 function render() {
   if (!state) return;
   const ex = $("exposed");
@@ -515,6 +544,7 @@ function render() {
   renderMessages();
   renderSendTargets();
   renderHosts();
+  renderFleet();
   $("read-at").textContent = new Date(state.at).toLocaleTimeString();
   document.body.dataset.at = state.at;
 }
@@ -540,7 +570,7 @@ function derive() {
     (a.live === b.live ? 0 : a.live ? -1 : 1) || cmpText(a.name, b.name) || a.pid - b.pid || cmpText(a.key, b.key));
   const messages = [...model.messages.values()].sort((a, b) =>
     cmpText(timeKey(b.createdAt), timeKey(a.createdAt)) || b.id - a.id || cmpText(a.key, b.key));
-  state = { at: model.at, hosts: model.hosts, sessions, messages, outboxError: model.outboxError, exposed: model.exposed, page: model.page };
+  state = { at: model.at, hosts: model.hosts, sessions, messages, outboxError: model.outboxError, exposed: model.exposed, page: model.page, fleet: model.fleet };
 }
 
 function byKey(list) { return new Map(list.map(x => [x.key, x])); }
@@ -564,7 +594,7 @@ function connect() {
   es = new EventSource("/api/events" + (s ? "?" + s : ""));
   es.addEventListener("state", ev => {
     const d = JSON.parse(ev.data);
-    model = { seq: d.seq, at: d.at, hosts: d.hosts, sessions: byKey(d.sessions), messages: byKey(d.messages), outboxError: d.outboxError || "", exposed: d.exposed || "", page: d.page || {} };
+    model = { seq: d.seq, at: d.at, hosts: d.hosts, sessions: byKey(d.sessions), messages: byKey(d.messages), outboxError: d.outboxError || "", exposed: d.exposed || "", page: d.page || {}, fleet: d.fleet };
     live();
   });
   es.addEventListener("delta", ev => {
@@ -577,6 +607,7 @@ function connect() {
     applyChanges(model.messages, d.messages);
     if (d.outboxError !== undefined) model.outboxError = d.outboxError;
     if (d.more !== undefined) model.page = Object.assign({}, model.page, { more: d.more });
+    if (d.fleet !== undefined) model.fleet = d.fleet; // null: no longer known
     live();
   });
   es.onerror = () => {

@@ -1,0 +1,62 @@
+package natsbus
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports/wire"
+	"github.com/peerctl/peerctl/test/natstest"
+)
+
+// A service's live view of the fleet gives what list --fleet reads from
+// the bucket, the same document (hostile nodes, notes and partial
+// listings included), and follows nodes joining and leaving.
+func TestFleetViewGivesWhatFleetReads(t *testing.T) {
+	url := natstest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := connect(t, url).Join(ctx, member("alpha", "o1"))
+	require.NoError(t, err)
+	require.NoError(t, a.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+
+	var v FleetView
+	_, ok := v.Listing()
+	assert.False(t, ok, "a view not kept yet gives nothing")
+	done := make(chan error, 1)
+	go func() { done <- connect(t, url).KeepFleet(ctx, &v, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	same := func(why string) wire.Listing {
+		t.Helper()
+		want, err := connect(t, url).Fleet(ctx)
+		require.NoError(t, err)
+		var got wire.Listing
+		require.Eventually(t, func() bool {
+			got, ok = v.Listing()
+			return ok && assert.ObjectsAreEqual(want, got)
+		}, 30*time.Second, 10*time.Millisecond, "%s: the view gives %+v, the bucket %+v", why, got, want)
+		return got
+	}
+	l := same("one node")
+	require.Len(t, l.Sessions, 1)
+
+	b, err := connect(t, url).Join(ctx, member("beta", "o2"))
+	require.NoError(t, err)
+	api := session(201, "api\x1b[2J")
+	api.Endpoint = "cc-peer:v1:201:api%1B[2J:/run/cc/201.sock"
+	require.NoError(t, b.Publish(ctx, wire.Listing{Sessions: []wire.Session{api, session(202, "web")}, Partial: true, Notes: []string{"warning: qwen-code: not read"}}))
+	kv, err := connect(t, url).presence(ctx, false)
+	require.NoError(t, err)
+	_, err = kv.Put(ctx, "evil", []byte("\x1b[2J{"))
+	require.NoError(t, err)
+	l = same("a node joined, a hostile one beside it")
+	assert.Len(t, l.Sessions, 3)
+	assert.True(t, l.Partial)
+
+	require.NoError(t, b.Leave(ctx))
+	l = same("a node left")
+	assert.Len(t, l.Sessions, 1)
+}
