@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -118,7 +119,7 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 	}
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s: %w", ErrNoServers, strings.Join(urls, ","), err)
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoServers, Redacted(s.URLs), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -157,6 +158,38 @@ func SplitURLs(s string) ([]string, error) {
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// Redacted is the server list s as it may be printed (errors, logs,
+// status): each URL's password, or its token (a user with no password,
+// as NATS reads nats://TOKEN@HOST), written "xxxxx" (url.URL.Redacted's
+// mark). An entry that does not parse keeps nothing before its last "@".
+func Redacted(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		u, err := url.Parse(p)
+		if err != nil || u.Host == "" {
+			if at := strings.LastIndex(p, "@"); at >= 0 {
+				scheme, _, ok := strings.Cut(p[:at], "://")
+				p = "xxxxx" + p[at:]
+				if ok {
+					p = scheme + "://" + p
+				}
+			}
+			parts[i] = p
+			continue
+		}
+		if u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			} else {
+				u.User = url.User("xxxxx")
+			}
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
 }
 
 // credsOption is the option for a credentials file: a user JWT with its

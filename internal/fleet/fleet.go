@@ -55,7 +55,7 @@ func (Bus) Listing(ctx context.Context, settings wiring.BusSettings, only []doma
 	defer bus.Close()
 	l, err := bus.Fleet(ctx)
 	if err != nil {
-		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(settings.URLs), wire.Safe(err.Error()))}
+		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(natsbus.Redacted(settings.URLs)), wire.Safe(err.Error()))}
 	}
 	return app.NodeListing{Listing: l.OfHarnesses(only)}
 }
@@ -103,7 +103,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 		if err != nil {
 			why = err.Error()
 		}
-		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(settings.URLs), wire.Safe(why), p.Node)
+		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(natsbus.Redacted(settings.URLs)), wire.Safe(why), p.Node)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -120,7 +120,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 				return
 			}
 		}
-		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(settings.URLs),
+		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(natsbus.Redacted(settings.URLs)),
 			natsbus.PresenceBucket, natsbus.Refresh, natsbus.TTL)
 		if p.Answer != nil {
 			answer := func(sender string) natsbus.Answering { return p.Answer(sender) }
