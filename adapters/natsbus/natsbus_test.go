@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nkeys"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -261,10 +263,39 @@ func TestSplitURLs(t *testing.T) {
 	got, err := SplitURLs("nats://a:4222, tls://b:4222,c:4222")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"nats://a:4222", "tls://b:4222", "c:4222"}, got)
-	for _, bad := range []string{"", "nats://a,", "http://a:80"} {
+	for _, bad := range []string{"", "nats://a,", "http://a:80", "nats://", "nats://:", "nats://127.0.0.1:99999", "nats://127.0.0.1:0",
+		"nats://127.0.0.1:", "nats://[::1", "nats://a\x1b:4222", "b:x", "nats://u:hunter2@[::1"} {
 		_, err := SplitURLs(bad)
-		assert.Error(t, err, bad)
+		if assert.Error(t, err, bad) {
+			assert.NotContains(t, err.Error(), "hunter2")
+		}
 	}
+	got, err = SplitURLs("nats://a,tls://[::1]:4222")
+	require.NoError(t, err, "no port is the scheme's default")
+	assert.Len(t, got, 2)
+}
+
+func TestCheckCredsRefusesWhatIsNoCredentials(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage")
+	require.NoError(t, os.WriteFile(garbage, []byte("SUsecretbutbroken\n"), 0o600))
+	for _, bad := range []string{filepath.Join(dir, "missing"), dir, garbage} {
+		err := CheckCreds(bad)
+		if assert.Error(t, err, bad) {
+			assert.Contains(t, err.Error(), bad)
+			assert.NotContains(t, err.Error(), "secretbutbroken")
+		}
+	}
+	kp, err := nkeys.CreateUser()
+	require.NoError(t, err)
+	seed, err := kp.Seed()
+	require.NoError(t, err)
+	nk := filepath.Join(dir, "a.nk")
+	require.NoError(t, os.WriteFile(nk, append(seed, '\n'), 0o600))
+	assert.NoError(t, CheckCreds(nk))
+	creds := filepath.Join(dir, "a.creds")
+	require.NoError(t, os.WriteFile(creds, fmt.Appendf(nil, "-----BEGIN NATS USER JWT-----\neyJ0.eyJ1.c2ln\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n%s\n------END USER NKEY SEED------\n", seed), 0o600))
+	assert.NoError(t, CheckCreds(creds))
 }
 
 func TestConnectToNoServerSaysWhere(t *testing.T) {

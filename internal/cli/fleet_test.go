@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ type recordingBus struct {
 	reached []wiring.BusSettings
 }
 
-func (*recordingBus) CheckURLs(string) error { return nil }
+func (*recordingBus) Check(wiring.BusSettings) error { return nil }
 
 func (b *recordingBus) Node(s wiring.BusSettings, dest domain.Dest, _ time.Duration) (app.Node, error) {
 	b.reached = append(b.reached, s)
@@ -52,4 +53,42 @@ func TestServeReachesNodesOnItsOwnBus(t *testing.T) {
 	assert.Equal(t, "nats://bus-1:4222", got.URLs)
 	assert.Equal(t, "/etc/beta.creds", got.Creds)
 	assert.Equal(t, "beta", got.Node, "as the service's node, not $PEERCTL_NODE's")
+}
+
+// An empty --node, or $PEERCTL_NODE set empty, is a usage error, not the
+// host name; unset, it is the host name.
+func TestAnEmptyNodeNameIsAUsageError(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		environ []string
+		says    string
+	}{
+		{[]string{"--node", ""}, nil, "--node: empty"},
+		{nil, []string{nodeEnv + "="}, "$" + nodeEnv + ": empty"},
+	} {
+		env := map[string]string{}
+		f := newFactory(nil, nil, nil, func(k string) string { return env[k] })
+		f.environ = func() []string { return tc.environ }
+		var flags busFlags
+		cmd := &cobra.Command{Use: "serve"}
+		addBusFlags(cmd, &flags, true)
+		require.NoError(t, cmd.ParseFlags(tc.args))
+		_, err := f.nodeName(cmd, flags)
+		var usage usageError
+		require.ErrorAs(t, err, &usage, "%q", tc.args)
+		assert.Contains(t, err.Error(), tc.says)
+		_, err = f.nodeName(nil, busFlags{})
+		if tc.environ != nil {
+			assert.ErrorContains(t, err, tc.says, "--host nats:NODE's sender too")
+		}
+	}
+	f := newFactory(nil, nil, nil, func(string) string { return "" })
+	f.environ = func() []string { return nil }
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	got, err := f.nodeName(nil, busFlags{})
+	if _, perr := domain.ParseNode(host); perr == nil {
+		require.NoError(t, err)
+		assert.Equal(t, host, got)
+	}
 }

@@ -37,11 +37,17 @@ type Bus struct{}
 
 var _ wiring.Bus = Bus{}
 
-// CheckURLs refuses a bad comma-separated list of NATS servers
-// (natsbus.SplitURLs).
-func (Bus) CheckURLs(urls string) error {
-	_, err := natsbus.SplitURLs(urls)
-	return err
+// Check refuses a bad comma-separated list of NATS servers
+// (natsbus.SplitURLs) and a credentials file that cannot be used
+// (natsbus.CheckCreds).
+func (Bus) Check(s wiring.BusSettings) error {
+	if _, err := natsbus.SplitURLs(s.URLs); err != nil {
+		return err
+	}
+	if s.Creds == "" {
+		return nil
+	}
+	return natsbus.CheckCreds(s.Creds)
 }
 
 // Listing is every node's presence on the bus, only's harnesses'

@@ -147,8 +147,11 @@ type BusSettings struct {
 // among them, about a tenth of its start (docs/PERFORMANCE.md). peerctl,
 // without it, runs a command that needs the bus as peerctl-mcp.
 type Bus interface {
-	// CheckURLs refuses a bad comma-separated list of NATS servers.
-	CheckURLs(urls string) error
+	// Check refuses settings the bus cannot use (a usage error): a bad
+	// comma-separated list of NATS servers, a credentials file that cannot
+	// be read or is no credentials or nkey seed file (named, never its
+	// content). Names are the caller's to check.
+	Check(s BusSettings) error
 	// Listing is every node's presence on the bus, only's harnesses'
 	// sessions (all when none), as one node's listing: a bus that does
 	// not answer is host_unreachable.
