@@ -37,13 +37,14 @@ import (
 // dir/NODE.nk, made (0600, in a 0700 dir) when there is none; made says
 // so. The seed file is what that node's machine gives as --nats-creds
 // (or $PEERCTL_NATS_CREDS). Errors: a bad node name, a file that cannot
-// be read or written, a file that holds no user seed.
+// be read (readSecret: not a regular file, too big) or written, a file
+// that holds no user seed.
 func NodeKey(dir, node string) (public string, made bool, err error) {
 	if _, err := domain.ParseNode(node); err != nil {
 		return "", false, err
 	}
 	path := filepath.Join(dir, node+".nk")
-	seed, err := os.ReadFile(path)
+	seed, err := readSecret(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		kp, err := nkeys.CreateUser()
 		if err != nil {

@@ -18,10 +18,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -231,7 +233,7 @@ func Redacted(s string) string {
 // an nkey seed file alone ("SU..."), read once. Errors name the file,
 // never what it holds: one that cannot be read, one that is neither.
 func credsOption(path string) (nats.Option, error) {
-	b, err := os.ReadFile(path)
+	b, err := readSecret(path)
 	if err != nil {
 		return nil, fmt.Errorf("NATS credentials: %w", err)
 	}
@@ -268,8 +270,37 @@ func credsFrom(path string, b []byte) (nats.Option, error) {
 	return nats.Nkey(public, kp.Sign), nil
 }
 
+// MaxSecretBytes bounds a credentials or nkey seed file (a .creds file
+// is about 1 KiB).
+const MaxSecretBytes = 64 << 10
+
+// readSecret is the content of the credentials or seed file path: a
+// regular file (symbolic links followed) of at most MaxSecretBytes. It is
+// opened without blocking and checked before it is read, so a FIFO or a
+// device (/dev/zero) is refused at once, never read. Errors wrap
+// fs.ErrNotExist for a missing file; none holds the content.
+func readSecret(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSecretBytes+1))
+	if err == nil && len(b) > MaxSecretBytes {
+		err = fmt.Errorf("%s is over %d bytes: no credentials or seed file", path, MaxSecretBytes)
+	}
+	return b, err
+}
+
 // CheckCreds refuses a credentials file Connect could not use: one that
-// cannot be read, or that is neither a .creds file nor an nkey seed file
+// cannot be read (readSecret: missing, not a regular file, too big), or that is neither a .creds file nor an nkey seed file
 // (credsOption). The error names the file, never what it holds.
 func CheckCreds(path string) error {
 	_, err := credsOption(path)
