@@ -316,3 +316,40 @@ func TestConnectToNoServerHidesThePassword(t *testing.T) {
 	assert.NotContains(t, err.Error(), "hunter2")
 	assert.Contains(t, err.Error(), "nats://user:xxxxx@127.0.0.1:1")
 }
+
+// A fleet whose presence is over the bound keeps the nodes most recently
+// updated (a node refreshed last is live), the listing partial: the
+// oldest is left out, whatever its name.
+func TestFleetOverTheBoundKeepsTheNewestNodes(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	bus := connect(t, url)
+	var sizes []int
+	for _, node := range []string{"zeta", "alpha", "mid"} {
+		p, err := bus.Join(ctx, member(node, "o-"+node))
+		require.NoError(t, err)
+		require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	}
+	p, err := bus.Join(ctx, member("zeta", "o-zeta")) // zeta refreshed last: alpha is now the oldest
+	require.NoError(t, err)
+	require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	e, err := bus.presence(ctx, false)
+	require.NoError(t, err)
+	for _, node := range []string{"zeta", "alpha", "mid"} { // as they are now (updatedAt's length varies)
+		v, err := e.Get(ctx, node)
+		require.NoError(t, err)
+		sizes = append(sizes, len(v.Value()))
+	}
+
+	defer func(n int) { maxFleetBytes = n }(maxFleetBytes)
+	maxFleetBytes = sizes[0] + sizes[1] + sizes[2] - 1
+	l, err := bus.Fleet(ctx)
+	require.NoError(t, err)
+	var hosts []string
+	for _, s := range l.Sessions {
+		hosts = append(hosts, s.Host)
+	}
+	assert.Equal(t, []string{"nats:mid", "nats:zeta"}, hosts)
+	assert.True(t, l.Partial)
+	assert.Contains(t, strings.Join(l.Notes, "\n"), "1 nodes left out")
+}

@@ -181,8 +181,12 @@ func (p *Presence) Leave(ctx context.Context) error {
 // each node, by node name, each with Host "nats:NODE" and its endpoint
 // nats:v1:NODE:<endpoint>; a node's notes and its partial flag; a warning
 // note, naming the node, for each document refused (ReadDoc) and each
-// session left out. No bucket yet is an empty fleet with a note. Errors:
-// the bus did not answer.
+// session left out. What it holds is bounded (newest): more than
+// MaxFleetBytes of presence leaves the nodes least recently updated out,
+// the listing partial, with a warning. No bucket yet is an empty fleet
+// with a note. The whole read is bounded by the bus's timeout
+// (Settings.Timeout). Errors: the bus did not answer, or not all of the
+// bucket came in time.
 func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
@@ -200,18 +204,55 @@ func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 		return out, fmt.Errorf("read presence: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
-	var docs []jetstream.KeyValueEntry
-	for e := range w.Updates() {
-		if e == nil { // every key's value has come
-			return merge(out, docs), nil
+	var kept newest
+	for {
+		select {
+		case <-ctx.Done():
+			return out, fmt.Errorf("read presence: not all of it came within %s: %w", b.timeout, ctx.Err())
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return out, fmt.Errorf("read presence: the watch ended: %w", ctx.Err())
+			case e != nil:
+				kept.add(e)
+				continue
+			}
 		}
-		if len(docs) == MaxNodes {
-			out.Notes = append(out.Notes, tooManyNodes)
-			return merge(out, docs), nil
+		// every key's value has come
+		if kept.dropped > 0 {
+			out.Partial = true
+			out.Notes = append(out.Notes, fmt.Sprintf("warning: %d nodes left out: their presence is over %d bytes with the rest (the nodes least recently updated are left out)", kept.dropped, maxFleetBytes))
 		}
-		docs = append(docs, e)
+		return merge(out, kept.entries), nil
 	}
-	return out, fmt.Errorf("read presence: %w", ctx.Err())
+}
+
+// MaxFleetBytes bounds what one fleet listing holds of the nodes'
+// presence: 64 MiB (64 nodes at MaxDocBytes; about 100,000 sessions).
+const MaxFleetBytes = 64 << 20
+
+// maxFleetBytes is MaxFleetBytes (tests shorten it).
+var maxFleetBytes = MaxFleetBytes
+
+// newest keeps the entries of a pass over the bucket (delivered in
+// stream order: the least recently updated first) that fit
+// maxFleetBytes, dropping the oldest first: the rest of a fleet too big
+// is the nodes that are live now.
+type newest struct {
+	entries []jetstream.KeyValueEntry
+	bytes   int
+	dropped int
+}
+
+func (n *newest) add(e jetstream.KeyValueEntry) {
+	n.entries = append(n.entries, e)
+	n.bytes += len(e.Value())
+	for n.bytes > maxFleetBytes {
+		n.bytes -= len(n.entries[0].Value())
+		n.entries[0] = nil
+		n.entries = n.entries[1:]
+		n.dropped++
+	}
 }
 
 // merge adds each entry's node to out, by node name.

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +93,27 @@ func TestAnEmptyNodeNameIsAUsageError(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, host, got)
 	}
+}
+
+// listingBus records the settings list --fleet reads the bus with.
+type listingBus struct {
+	recordingBus
+	read []wiring.BusSettings
+}
+
+func (b *listingBus) Listing(_ context.Context, s wiring.BusSettings, _ []domain.Harness) app.NodeListing {
+	b.read = append(b.read, s)
+	return app.NodeListing{}
+}
+
+// list --fleet's whole read is bounded by $PEERCTL_HOST_TIMEOUT, as a
+// call over ssh is.
+func TestListFleetIsBoundedByTheHostTimeout(t *testing.T) {
+	env := map[string]string{hostTimeoutEnv: "7s", "HOME": t.TempDir()}
+	bus := &listingBus{}
+	var out, errOut strings.Builder
+	code := run([]string{"list", "--fleet", "--json", "--nats", "nats://bus-1:4222"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, nil)
+	require.Equal(t, 0, code, errOut.String())
+	require.Len(t, bus.read, 1)
+	assert.Equal(t, 7*time.Second, bus.read[0].Timeout)
 }

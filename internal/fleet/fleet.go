@@ -29,7 +29,7 @@ import (
 
 // settingsOf is s as natsbus takes it.
 func settingsOf(s wiring.BusSettings) natsbus.Settings {
-	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name, Node: s.Node}
+	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name, Node: s.Node, Timeout: s.Timeout}
 }
 
 // Bus is the fleet's bus over NATS; the zero value is ready.

@@ -136,9 +136,12 @@ func RunBounded(ctx context.Context, cmd *exec.Cmd, max int) ([]byte, error) {
 // credentials or nkey seed file ("" for none), the connection's name on
 // the servers, and this machine's node name (domain.ParseNode; "" for
 // none): the sender of its requests to other nodes, whose replies come
-// under its own inbox prefix.
+// under its own inbox prefix; Timeout bounds connecting and each call
+// (list --fleet's whole read: $PEERCTL_HOST_TIMEOUT), 0 for the bus
+// client's default.
 type BusSettings struct {
 	URLs, Creds, Name, Node string
+	Timeout                 time.Duration
 }
 
 // Bus is the fleet's bus client: internal/fleet.Bus, over NATS. Only
