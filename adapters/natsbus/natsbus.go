@@ -53,8 +53,8 @@ const Refresh = 5 * time.Second
 // size): 1 MiB, about 1,500 sessions of a node.
 const MaxDocBytes = 1 << 20
 
-// MaxNodes bounds how many nodes one fleet listing reads; more are left
-// out with a warning.
+// MaxNodes bounds how many nodes one fleet listing holds; more leave the
+// least recently updated out, the listing partial, with a warning.
 const MaxNodes = 10000
 
 // tooManyNodes is the warning of a fleet of more than MaxNodes nodes.

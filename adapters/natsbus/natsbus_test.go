@@ -353,3 +353,27 @@ func TestFleetOverTheBoundKeepsTheNewestNodes(t *testing.T) {
 	assert.True(t, l.Partial)
 	assert.Contains(t, strings.Join(l.Notes, "\n"), "1 nodes left out")
 }
+
+// Over MaxNodes, the nodes refreshed last (live) are kept, not those
+// that came first, and the listing is partial.
+func TestFleetOverTheNodeCapKeepsTheNewestNodes(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	bus := connect(t, url)
+	for _, node := range []string{"zeta", "alpha", "mid", "zeta"} { // zeta again: alpha is the oldest
+		p, err := bus.Join(ctx, member(node, "o-"+node))
+		require.NoError(t, err)
+		require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	}
+	defer func(n int) { maxNodes = n }(maxNodes)
+	maxNodes = 2
+	l, err := bus.Fleet(ctx)
+	require.NoError(t, err)
+	var hosts []string
+	for _, s := range l.Sessions {
+		hosts = append(hosts, s.Host)
+	}
+	assert.Equal(t, []string{"nats:mid", "nats:zeta"}, hosts)
+	assert.True(t, l.Partial, "a listing that leaves nodes out is partial (exit 1)")
+	assert.Contains(t, strings.Join(l.Notes, "\n"), "1 nodes left out")
+}

@@ -182,8 +182,8 @@ func (p *Presence) Leave(ctx context.Context) error {
 // nats:v1:NODE:<endpoint>; a node's notes and its partial flag; a warning
 // note, naming the node, for each document refused (ReadDoc) and each
 // session left out. What it holds is bounded (newest): more than
-// MaxFleetBytes of presence leaves the nodes least recently updated out,
-// the listing partial, with a warning. No bucket yet is an empty fleet
+// MaxNodes nodes or MaxFleetBytes of presence leaves the nodes least
+// recently updated out, the listing partial, with a warning. No bucket yet is an empty fleet
 // with a note. The whole read is bounded by the bus's timeout
 // (Settings.Timeout). Errors: the bus did not answer, or not all of the
 // bucket came in time.
@@ -221,7 +221,7 @@ func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 		// every key's value has come
 		if kept.dropped > 0 {
 			out.Partial = true
-			out.Notes = append(out.Notes, fmt.Sprintf("warning: %d nodes left out: their presence is over %d bytes with the rest (the nodes least recently updated are left out)", kept.dropped, maxFleetBytes))
+			out.Notes = append(out.Notes, fmt.Sprintf("warning: %d nodes left out: a listing holds at most %d nodes and %d bytes of presence (the nodes least recently updated are left out)", kept.dropped, maxNodes, maxFleetBytes))
 		}
 		return merge(out, kept.entries), nil
 	}
@@ -231,11 +231,12 @@ func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 // presence: 64 MiB (64 nodes at MaxDocBytes; about 100,000 sessions).
 const MaxFleetBytes = 64 << 20
 
-// maxFleetBytes is MaxFleetBytes (tests shorten it).
-var maxFleetBytes = MaxFleetBytes
+// maxFleetBytes and maxNodes are MaxFleetBytes and MaxNodes (tests
+// shorten them).
+var maxFleetBytes, maxNodes = MaxFleetBytes, MaxNodes
 
 // newest keeps the entries of a pass over the bucket (delivered in
-// stream order: the least recently updated first) that fit
+// stream order: the least recently updated first) that fit maxNodes and
 // maxFleetBytes, dropping the oldest first: the rest of a fleet too big
 // is the nodes that are live now.
 type newest struct {
@@ -247,7 +248,7 @@ type newest struct {
 func (n *newest) add(e jetstream.KeyValueEntry) {
 	n.entries = append(n.entries, e)
 	n.bytes += len(e.Value())
-	for n.bytes > maxFleetBytes {
+	for n.bytes > maxFleetBytes || len(n.entries) > maxNodes {
 		n.bytes -= len(n.entries[0].Value())
 		n.entries[0] = nil
 		n.entries = n.entries[1:]
