@@ -208,6 +208,13 @@ func TestHostilePresenceIsRefused(t *testing.T) {
 		{"an endpoint that is none", "evil", withSession(func(s *wire.Session) { s.Endpoint = "cc-peer:v1:x" }), "its endpoint is none"},
 		{"an unknown harness", "evil", withSession(func(s *wire.Session) { s.Harness = "rogue" }), "its endpoint is a claude-code one"},
 		{"a session not live", "evil", withSession(func(s *wire.Session) { s.Verdict = "stale" }), "not live"},
+		{"a harness escaped once", "evil", withSession(func(s *wire.Session) { s.Harness = "\x1b]0;pwn\a" }), `its harness "\x1b]0;pwn\a"`},
+		{"a pid of 0", "evil", withSession(func(s *wire.Session) { s.PID = 0 }), "its pid is 0"},
+		{"a pid below 0", "evil", withSession(func(s *wire.Session) { s.PID = -1 }), "its pid is -1"},
+		{"a status of no word", "evil", withSession(func(s *wire.Session) { s.Status = "sleepy" }), `its status is "sleepy"`},
+		{"a session id of controls", "evil", withSession(func(s *wire.Session) { s.SessionID = "id\x1b[2J" }), "not printable"},
+		{"a session id too long", "evil", withSession(func(s *wire.Session) { s.SessionID = strings.Repeat("a", 201) }), "over 200"},
+		{"a startedAt of no time", "evil", withSession(func(s *wire.Session) { s.StartedAt = "yesterday" }), "not RFC 3339"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

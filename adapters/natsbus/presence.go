@@ -328,34 +328,36 @@ func ReadDoc(key string, data []byte) (Doc, error) {
 	case d.V != DocVersion:
 		return d, fmt.Errorf("its presence is version %d; this build reads %d", d.V, DocVersion)
 	case d.Node != key:
-		return d, fmt.Errorf("its presence names another node, %q", wire.Safe(wire.Clip(d.Node, 100)))
+		return d, fmt.Errorf("its presence names another node, %q", wire.Clip(d.Node, 100))
 	}
 	return d, nil
 }
 
 // checkSession refuses a session a node's presence may not hold: one of
 // another machine (a host, an endpoint of ssh: or nats:), not live, an
-// endpoint that is none, a harness this build does not know.
+// endpoint that is none, a harness this build does not know, an entry
+// list --json never prints for a live session (wire.CheckLive). Its
+// errors quote once (%q); the note is escaped where it is printed.
 func checkSession(s wire.Session) error {
 	switch {
 	case s.Host != "":
-		return fmt.Errorf("it names host %q: a node publishes its own sessions only", wire.Safe(wire.Clip(s.Host, 100)))
+		return fmt.Errorf("it names host %q: a node publishes its own sessions only", wire.Clip(s.Host, 100))
 	case s.Verdict != domain.VerdictLive.String():
-		return fmt.Errorf("its verdict is %q, not live", wire.Safe(wire.Clip(s.Verdict, 40)))
+		return fmt.Errorf("its verdict is %q, not live", wire.Clip(s.Verdict, 40))
 	case s.Endpoint == "":
 	case strings.HasPrefix(s.Endpoint, "ssh:") || strings.HasPrefix(s.Endpoint, "nats:"):
-		return fmt.Errorf("its endpoint %q is another machine's", wire.Safe(wire.Clip(s.Endpoint, 200)))
+		return fmt.Errorf("its endpoint %q is another machine's", wire.Clip(s.Endpoint, 200))
 	default:
 		ep, err := domain.ParseEndpoint(s.Endpoint)
 		if err != nil {
 			return fmt.Errorf("its endpoint is none: %s", wire.Safe(wire.Clip(err.Error(), 200)))
 		}
 		if ep.Harness().String() != s.Harness {
-			return fmt.Errorf("its endpoint is a %s one, its harness %q", ep.Harness(), wire.Safe(wire.Clip(s.Harness, 40)))
+			return fmt.Errorf("its endpoint is a %s one, its harness %q", ep.Harness(), wire.Clip(s.Harness, 40))
 		}
 	}
-	if _, err := domain.ParseHarness(s.Harness); err != nil {
-		return fmt.Errorf("its harness: %s", wire.Safe(wire.Clip(err.Error(), 200)))
+	if _, err := domain.ParseHarness(wire.Clip(s.Harness, 40)); err != nil {
+		return fmt.Errorf("its harness: %w", err)
 	}
-	return nil
+	return wire.CheckLive(s)
 }
