@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
@@ -233,7 +234,7 @@ func Redacted(s string) string {
 // an nkey seed file alone ("SU..."), read once. Errors name the file,
 // never what it holds: one that cannot be read, one that is neither.
 func credsOption(path string) (nats.Option, error) {
-	b, err := readSecret(path)
+	b, _, err := readSecret(path)
 	if err != nil {
 		return nil, fmt.Errorf("NATS credentials: %w", err)
 	}
@@ -274,29 +275,29 @@ func credsFrom(path string, b []byte) (nats.Option, error) {
 // is about 1 KiB).
 const MaxSecretBytes = 64 << 10
 
-// readSecret is the content of the credentials or seed file path: a
-// regular file (symbolic links followed) of at most MaxSecretBytes. It is
+// readSecret is the content and mode of the credentials or seed file
+// path: a regular file (symbolic links followed) of at most MaxSecretBytes. It is
 // opened without blocking and checked before it is read, so a FIFO or a
 // device (/dev/zero) is refused at once, never read. Errors wrap
 // fs.ErrNotExist for a missing file; none holds the content.
-func readSecret(path string) ([]byte, error) {
+func readSecret(path string) ([]byte, fs.FileMode, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxSecretBytes+1))
 	if err == nil && len(b) > MaxSecretBytes {
 		err = fmt.Errorf("%s is over %d bytes: no credentials or seed file", path, MaxSecretBytes)
 	}
-	return b, err
+	return b, fi.Mode(), err
 }
 
 // CheckCreds refuses a credentials file Connect could not use: one that

@@ -29,3 +29,16 @@ func TestSpecialFilesAreNoCredentials(t *testing.T) {
 	_, _, err := NodeKey(dir, "f")
 	assert.ErrorContains(t, err, "is not a regular file")
 }
+
+// A seed its group or others may read is refused, as ssh refuses such a
+// private key.
+func TestANodeSeedOpenToOthersIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := NodeKey(dir, "alpha")
+	require.NoError(t, err)
+	seed := filepath.Join(dir, "alpha.nk")
+	require.NoError(t, os.Chmod(seed, 0o644))
+	_, _, err = NodeKey(dir, "alpha")
+	assert.ErrorContains(t, err, "is open to others (-rw-r--r--)")
+	assert.ErrorContains(t, err, "chmod 600 "+seed)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // recordingBus is a bus client that records the settings each node of the
@@ -116,4 +117,26 @@ func TestListFleetIsBoundedByTheHostTimeout(t *testing.T) {
 	require.Equal(t, 0, code, errOut.String())
 	require.Len(t, bus.read, 1)
 	assert.Equal(t, 7*time.Second, bus.read[0].Timeout)
+}
+
+// keyBus records the nodes whose keys are made.
+type keyBus struct {
+	recordingBus
+	made []string
+}
+
+func (b *keyBus) NodeKey(_, node string) (string, bool, error) {
+	b.made = append(b.made, node)
+	return "UPUBLIC", true, nil
+}
+
+// policy nats-config checks every name before it makes a key: a node
+// named twice makes none.
+func TestNATSConfigChecksEveryNameFirst(t *testing.T) {
+	bus := &keyBus{}
+	var out, errOut strings.Builder
+	code := run([]string{"policy", "nats-config", "--keys", t.TempDir(), "a", "b", "a"}, strings.NewReader(""), &out, &errOut, func(string) string { return "" }, nil, bus, nil)
+	assert.Equal(t, wire.ExitUsage, code, errOut.String())
+	assert.Contains(t, errOut.String(), "node a named twice")
+	assert.Empty(t, bus.made, "no key made")
 }
