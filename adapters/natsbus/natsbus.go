@@ -59,7 +59,7 @@ const MaxDocBytes = 1 << 20
 const MaxNodes = 10000
 
 // tooManyNodes is the warning of a fleet of more than MaxNodes nodes.
-var tooManyNodes = fmt.Sprintf("warning: more than %d nodes on the bus: the rest are left out", MaxNodes)
+var tooManyNodes = fmt.Sprintf("warning: more than %d nodes on the bus: the least recently updated are left out", MaxNodes)
 
 // Settings is how this process reaches the bus: the command line's
 // --nats, --nats-creds and --node, else $PEERCTL_NATS, $PEERCTL_NATS_CREDS
