@@ -71,14 +71,17 @@ const LocalDest = "."
 // printable UTF-8 without white space, not starting with "-" (ssh would
 // read it as an option: -oProxyCommand=...), not LocalDest (this machine
 // in --host). Nothing else is checked: ssh resolves it. A Dest starting
-// with NodePrefix is a node of the fleet's bus: its name must be one
-// (ParseNode). Errors wrap ErrBadDest.
+// with NodePrefix, in any case ("NATS:", "Nats:": a scheme, which ssh
+// never takes), is a node of the fleet's bus: its name must be one
+// (ParseNode), and its Dest is written "nats:NODE". Errors wrap
+// ErrBadDest.
 func ParseDest(s string) (Dest, error) {
-	if node, ok := strings.CutPrefix(s, NodePrefix); ok {
+	if len(s) >= len(NodePrefix) && strings.EqualFold(s[:len(NodePrefix)], NodePrefix) {
+		node := s[len(NodePrefix):]
 		if _, err := ParseNode(node); err != nil {
 			return Dest{}, fmt.Errorf("%w: %q: %w (want nats:NODE for a node of the fleet's bus)", ErrBadDest, s, err)
 		}
-		return Dest{s: s}, nil
+		return Dest{s: NodePrefix + node}, nil
 	}
 	switch {
 	case s == "":

@@ -171,3 +171,18 @@ func TestParseNode(t *testing.T) {
 		assert.ErrorIs(t, err, domain.ErrBadNode, "%q", bad)
 	}
 }
+
+// nats: is a scheme: written in any case it names a node of the fleet's
+// bus, never an ssh host named "NATS:B".
+func TestParseDestTakesNatsInAnyCase(t *testing.T) {
+	for _, s := range []string{"NATS:b", "Nats:b", "nAtS:b"} {
+		d, err := domain.ParseDest(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, "nats:b", d.String())
+		node, ok := d.Node()
+		assert.True(t, ok, s)
+		assert.Equal(t, "b", node)
+	}
+	_, err := domain.ParseDest("NATS:a b")
+	assert.ErrorIs(t, err, domain.ErrBadDest)
+}

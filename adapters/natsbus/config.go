@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/nats-io/nkeys"
@@ -37,13 +38,18 @@ import (
 // dir/NODE.nk, made (0600, in a 0700 dir) when there is none; made says
 // so. The seed file is what that node's machine gives as --nats-creds
 // (or $PEERCTL_NATS_CREDS). Errors: a bad node name, a file that cannot
-// be read or written, a file that holds no user seed.
+// be read (readSecret: not a regular file, too big) or written, one its
+// group or others may read or write (refused as ssh refuses such a
+// private key), a file that holds no user seed.
 func NodeKey(dir, node string) (public string, made bool, err error) {
 	if _, err := domain.ParseNode(node); err != nil {
 		return "", false, err
 	}
 	path := filepath.Join(dir, node+".nk")
-	seed, err := os.ReadFile(path)
+	seed, mode, err := readSecret(path)
+	if err == nil && mode.Perm()&0o077 != 0 && runtime.GOOS != "windows" {
+		return "", false, fmt.Errorf("node %s's key %s is open to others (%s): a seed its group or others may read is refused, as ssh refuses such a key; chmod 600 %s, or remove it and make it anew", node, path, mode.Perm(), path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		kp, err := nkeys.CreateUser()
 		if err != nil {

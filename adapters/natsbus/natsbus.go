@@ -18,12 +18,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 )
 
 // PresenceBucket is the JetStream KV bucket of presence: one key per node
@@ -48,12 +54,12 @@ const Refresh = 5 * time.Second
 // size): 1 MiB, about 1,500 sessions of a node.
 const MaxDocBytes = 1 << 20
 
-// MaxNodes bounds how many nodes one fleet listing reads; more are left
-// out with a warning.
+// MaxNodes bounds how many nodes one fleet listing holds; more leave the
+// least recently updated out, the listing partial, with a warning.
 const MaxNodes = 10000
 
 // tooManyNodes is the warning of a fleet of more than MaxNodes nodes.
-var tooManyNodes = fmt.Sprintf("warning: more than %d nodes on the bus: the rest are left out", MaxNodes)
+var tooManyNodes = fmt.Sprintf("warning: more than %d nodes on the bus: the least recently updated are left out", MaxNodes)
 
 // Settings is how this process reaches the bus: the command line's
 // --nats, --nats-creds and --node, else $PEERCTL_NATS, $PEERCTL_NATS_CREDS
@@ -118,7 +124,7 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 	}
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s: %w", ErrNoServers, strings.Join(urls, ","), err)
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoServers, Redacted(s.URLs), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -139,42 +145,167 @@ func (b *Bus) Close() {
 
 // SplitURLs splits a comma-separated server list, each a nats://, tls://
 // (TLS required), ws:// or wss:// URL, or a bare HOST:PORT (nats://).
-// Errors: an empty list or entry, a scheme NATS does not speak.
+// Errors (each naming the entry, its password redacted): an empty list
+// or entry, a scheme NATS does not speak, an entry that does not parse as
+// a URL (a control character, an unclosed "["), no host, a port that is
+// not 1 to 65535 (none is the scheme's default).
 func SplitURLs(s string) ([]string, error) {
 	var out []string
 	for _, u := range strings.Split(s, ",") {
 		u = strings.TrimSpace(u)
 		if u == "" {
-			return nil, fmt.Errorf("NATS servers %q: an empty entry (want URL[,URL...], such as nats://127.0.0.1:4222)", s)
+			return nil, fmt.Errorf("NATS servers %q: an empty entry (want URL[,URL...], such as nats://127.0.0.1:4222)", Redacted(s))
 		}
-		if scheme, _, ok := strings.Cut(u, "://"); ok {
-			switch scheme {
-			case "nats", "tls", "ws", "wss":
-			default:
-				return nil, fmt.Errorf("NATS server %q: scheme %q (want nats://, tls://, ws:// or wss://)", u, scheme)
-			}
+		if err := checkURL(u); err != nil {
+			return nil, fmt.Errorf("NATS server %q: %w (want such as nats://127.0.0.1:4222)", Redacted(u), err)
 		}
 		out = append(out, u)
 	}
 	return out, nil
 }
 
+// checkURL refuses a server URL (or bare HOST:PORT) that NATS cannot
+// dial: its errors never quote it.
+func checkURL(u string) error {
+	full := u
+	scheme, _, ok := strings.Cut(u, "://")
+	if !ok {
+		full = "nats://" + u
+	} else {
+		switch scheme {
+		case "nats", "tls", "ws", "wss":
+		default:
+			return fmt.Errorf("scheme %q (want nats://, tls://, ws:// or wss://)", scheme)
+		}
+	}
+	p, err := url.Parse(full)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its message quotes the URL
+		}
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	if p.Hostname() == "" {
+		return errors.New("no host")
+	}
+	if port := p.Port(); port != "" || strings.HasSuffix(p.Host, ":") {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %q is not 1 to 65535", port)
+		}
+	}
+	return nil
+}
+
+// Redacted is the server list s as it may be printed (errors, logs,
+// status): each URL's password, or its token (a user with no password,
+// as NATS reads nats://TOKEN@HOST), written "xxxxx" (url.URL.Redacted's
+// mark). An entry that does not parse keeps nothing before its last "@".
+func Redacted(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		u, err := url.Parse(p)
+		if err != nil || u.Host == "" {
+			if at := strings.LastIndex(p, "@"); at >= 0 {
+				scheme, _, ok := strings.Cut(p[:at], "://")
+				p = "xxxxx" + p[at:]
+				if ok {
+					p = scheme + "://" + p
+				}
+			}
+			parts[i] = p
+			continue
+		}
+		if u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			} else {
+				u.User = url.User("xxxxx")
+			}
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
+}
+
 // credsOption is the option for a credentials file: a user JWT with its
 // seed (the .creds file nsc writes: it holds "BEGIN NATS USER JWT"), or
-// an nkey seed file alone. Errors: a file that cannot be read.
+// an nkey seed file alone ("SU..."), read once. Errors name the file,
+// never what it holds: one that cannot be read, one that is neither.
 func credsOption(path string) (nats.Option, error) {
-	b, err := os.ReadFile(path)
+	b, _, err := readSecret(path)
 	if err != nil {
 		return nil, fmt.Errorf("NATS credentials: %w", err)
 	}
-	if bytes.Contains(b, []byte("BEGIN NATS USER JWT")) {
-		return nats.UserCredentials(path), nil
+	return credsFrom(path, b)
+}
+
+// credsFrom is credsOption of the file path holding b.
+func credsFrom(path string, b []byte) (nats.Option, error) {
+	bad := func(err error) (nats.Option, error) {
+		return nil, fmt.Errorf("NATS credentials %s: neither a .creds file (nsc's: a user JWT and its seed) nor an nkey seed file: %w", path, err)
 	}
-	opt, err := nats.NkeyOptionFromSeed(path)
+	kp, err := nkeys.ParseDecoratedUserNKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("NATS credentials %s: neither a .creds file nor an nkey seed: %w", path, err)
+		return bad(err)
 	}
-	return opt, nil
+	seed, err := kp.Seed()
+	if err != nil {
+		return bad(err)
+	}
+	if bytes.Contains(b, []byte("BEGIN NATS USER JWT")) {
+		jwt, err := nkeys.ParseDecoratedJWT(b)
+		if err == nil && strings.Count(jwt, ".") != 2 {
+			err = errors.New("its JWT is no JWT")
+		}
+		if err != nil {
+			return bad(err)
+		}
+		return nats.UserJWTAndSeed(jwt, string(seed)), nil
+	}
+	public, err := kp.PublicKey()
+	if err != nil {
+		return bad(err)
+	}
+	return nats.Nkey(public, kp.Sign), nil
+}
+
+// MaxSecretBytes bounds a credentials or nkey seed file (a .creds file
+// is about 1 KiB).
+const MaxSecretBytes = 64 << 10
+
+// readSecret is the content and mode of the credentials or seed file
+// path: a regular file (symbolic links followed) of at most MaxSecretBytes. It is
+// opened without blocking and checked before it is read, so a FIFO or a
+// device (/dev/zero) is refused at once, never read. Errors wrap
+// fs.ErrNotExist for a missing file; none holds the content.
+func readSecret(path string) ([]byte, fs.FileMode, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSecretBytes+1))
+	if err == nil && len(b) > MaxSecretBytes {
+		err = fmt.Errorf("%s is over %d bytes: no credentials or seed file", path, MaxSecretBytes)
+	}
+	return b, fi.Mode(), err
+}
+
+// CheckCreds refuses a credentials file Connect could not use: one that
+// cannot be read (readSecret: missing, not a regular file, too big), or that is neither a .creds file nor an nkey seed file
+// (credsOption). The error names the file, never what it holds.
+func CheckCreds(path string) error {
+	_, err := credsOption(path)
+	return err
 }
 
 // presence is the presence bucket, created (R3 where the cluster has

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nkeys"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -206,6 +208,13 @@ func TestHostilePresenceIsRefused(t *testing.T) {
 		{"an endpoint that is none", "evil", withSession(func(s *wire.Session) { s.Endpoint = "cc-peer:v1:x" }), "its endpoint is none"},
 		{"an unknown harness", "evil", withSession(func(s *wire.Session) { s.Harness = "rogue" }), "its endpoint is a claude-code one"},
 		{"a session not live", "evil", withSession(func(s *wire.Session) { s.Verdict = "stale" }), "not live"},
+		{"a harness escaped once", "evil", withSession(func(s *wire.Session) { s.Harness = "\x1b]0;pwn\a" }), `its harness "\x1b]0;pwn\a"`},
+		{"a pid of 0", "evil", withSession(func(s *wire.Session) { s.PID = 0 }), "its pid is 0"},
+		{"a pid below 0", "evil", withSession(func(s *wire.Session) { s.PID = -1 }), "its pid is -1"},
+		{"a status of no word", "evil", withSession(func(s *wire.Session) { s.Status = "sleepy" }), `its status is "sleepy"`},
+		{"a session id of controls", "evil", withSession(func(s *wire.Session) { s.SessionID = "id\x1b[2J" }), "not printable"},
+		{"a session id too long", "evil", withSession(func(s *wire.Session) { s.SessionID = strings.Repeat("a", 201) }), "over 200"},
+		{"a startedAt of no time", "evil", withSession(func(s *wire.Session) { s.StartedAt = "yesterday" }), "not RFC 3339"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,14 +270,117 @@ func TestSplitURLs(t *testing.T) {
 	got, err := SplitURLs("nats://a:4222, tls://b:4222,c:4222")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"nats://a:4222", "tls://b:4222", "c:4222"}, got)
-	for _, bad := range []string{"", "nats://a,", "http://a:80"} {
+	for _, bad := range []string{"", "nats://a,", "http://a:80", "nats://", "nats://:", "nats://127.0.0.1:99999", "nats://127.0.0.1:0",
+		"nats://127.0.0.1:", "nats://[::1", "nats://a\x1b:4222", "b:x", "nats://u:hunter2@[::1"} {
 		_, err := SplitURLs(bad)
-		assert.Error(t, err, bad)
+		if assert.Error(t, err, bad) {
+			assert.NotContains(t, err.Error(), "hunter2")
+		}
 	}
+	got, err = SplitURLs("nats://a,tls://[::1]:4222")
+	require.NoError(t, err, "no port is the scheme's default")
+	assert.Len(t, got, 2)
+}
+
+func TestCheckCredsRefusesWhatIsNoCredentials(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage")
+	require.NoError(t, os.WriteFile(garbage, []byte("SUsecretbutbroken\n"), 0o600))
+	for _, bad := range []string{filepath.Join(dir, "missing"), dir, garbage} {
+		err := CheckCreds(bad)
+		if assert.Error(t, err, bad) {
+			assert.Contains(t, err.Error(), bad)
+			assert.NotContains(t, err.Error(), "secretbutbroken")
+		}
+	}
+	kp, err := nkeys.CreateUser()
+	require.NoError(t, err)
+	seed, err := kp.Seed()
+	require.NoError(t, err)
+	nk := filepath.Join(dir, "a.nk")
+	require.NoError(t, os.WriteFile(nk, append(seed, '\n'), 0o600))
+	assert.NoError(t, CheckCreds(nk))
+	creds := filepath.Join(dir, "a.creds")
+	require.NoError(t, os.WriteFile(creds, fmt.Appendf(nil, "-----BEGIN NATS USER JWT-----\neyJ0.eyJ1.c2ln\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n%s\n------END USER NKEY SEED------\n", seed), 0o600))
+	assert.NoError(t, CheckCreds(creds))
 }
 
 func TestConnectToNoServerSaysWhere(t *testing.T) {
 	_, err := Connect(Settings{URLs: "nats://127.0.0.1:1", Timeout: time.Second}, false)
 	require.ErrorIs(t, err, ErrNoServers)
 	assert.Contains(t, err.Error(), "nats://127.0.0.1:1")
+}
+
+func TestRedactedHidesPasswordsAndTokens(t *testing.T) {
+	assert.Equal(t, "nats://user:xxxxx@a:4222,tls://xxxxx@b:4222,c:4222",
+		Redacted("nats://user:hunter2@a:4222, tls://s3cret@b:4222,c:4222"))
+	assert.Equal(t, "nats://xxxxx@[::1", Redacted("nats://user:hunter2@[::1"))
+}
+
+func TestConnectToNoServerHidesThePassword(t *testing.T) {
+	_, err := Connect(Settings{URLs: "nats://user:hunter2@127.0.0.1:1", Timeout: time.Second}, false)
+	require.ErrorIs(t, err, ErrNoServers)
+	assert.NotContains(t, err.Error(), "hunter2")
+	assert.Contains(t, err.Error(), "nats://user:xxxxx@127.0.0.1:1")
+}
+
+// A fleet whose presence is over the bound keeps the nodes most recently
+// updated (a node refreshed last is live), the listing partial: the
+// oldest is left out, whatever its name.
+func TestFleetOverTheBoundKeepsTheNewestNodes(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	bus := connect(t, url)
+	var sizes []int
+	for _, node := range []string{"zeta", "alpha", "mid"} {
+		p, err := bus.Join(ctx, member(node, "o-"+node))
+		require.NoError(t, err)
+		require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	}
+	p, err := bus.Join(ctx, member("zeta", "o-zeta")) // zeta refreshed last: alpha is now the oldest
+	require.NoError(t, err)
+	require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	e, err := bus.presence(ctx, false)
+	require.NoError(t, err)
+	for _, node := range []string{"zeta", "alpha", "mid"} { // as they are now (updatedAt's length varies)
+		v, err := e.Get(ctx, node)
+		require.NoError(t, err)
+		sizes = append(sizes, len(v.Value()))
+	}
+
+	defer func(n int) { maxFleetBytes = n }(maxFleetBytes)
+	maxFleetBytes = sizes[0] + sizes[1] + sizes[2] - 1
+	l, err := bus.Fleet(ctx)
+	require.NoError(t, err)
+	var hosts []string
+	for _, s := range l.Sessions {
+		hosts = append(hosts, s.Host)
+	}
+	assert.Equal(t, []string{"nats:mid", "nats:zeta"}, hosts)
+	assert.True(t, l.Partial)
+	assert.Contains(t, strings.Join(l.Notes, "\n"), "1 nodes left out")
+}
+
+// Over MaxNodes, the nodes refreshed last (live) are kept, not those
+// that came first, and the listing is partial.
+func TestFleetOverTheNodeCapKeepsTheNewestNodes(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	bus := connect(t, url)
+	for _, node := range []string{"zeta", "alpha", "mid", "zeta"} { // zeta again: alpha is the oldest
+		p, err := bus.Join(ctx, member(node, "o-"+node))
+		require.NoError(t, err)
+		require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	}
+	defer func(n int) { maxNodes = n }(maxNodes)
+	maxNodes = 2
+	l, err := bus.Fleet(ctx)
+	require.NoError(t, err)
+	var hosts []string
+	for _, s := range l.Sessions {
+		hosts = append(hosts, s.Host)
+	}
+	assert.Equal(t, []string{"nats:mid", "nats:zeta"}, hosts)
+	assert.True(t, l.Partial, "a listing that leaves nodes out is partial (exit 1)")
+	assert.Contains(t, strings.Join(l.Notes, "\n"), "1 nodes left out")
 }

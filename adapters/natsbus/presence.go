@@ -181,8 +181,12 @@ func (p *Presence) Leave(ctx context.Context) error {
 // each node, by node name, each with Host "nats:NODE" and its endpoint
 // nats:v1:NODE:<endpoint>; a node's notes and its partial flag; a warning
 // note, naming the node, for each document refused (ReadDoc) and each
-// session left out. No bucket yet is an empty fleet with a note. Errors:
-// the bus did not answer.
+// session left out. What it holds is bounded (newest): more than
+// MaxNodes nodes or MaxFleetBytes of presence leaves the nodes least
+// recently updated out, the listing partial, with a warning. No bucket yet is an empty fleet
+// with a note. The whole read is bounded by the bus's timeout
+// (Settings.Timeout). Errors: the bus did not answer, or not all of the
+// bucket came in time.
 func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
@@ -200,18 +204,56 @@ func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 		return out, fmt.Errorf("read presence: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
-	var docs []jetstream.KeyValueEntry
-	for e := range w.Updates() {
-		if e == nil { // every key's value has come
-			return merge(out, docs), nil
+	var kept newest
+	for {
+		select {
+		case <-ctx.Done():
+			return out, fmt.Errorf("read presence: not all of it came within %s: %w", b.timeout, ctx.Err())
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return out, fmt.Errorf("read presence: the watch ended: %w", ctx.Err())
+			case e != nil:
+				kept.add(e)
+				continue
+			}
 		}
-		if len(docs) == MaxNodes {
-			out.Notes = append(out.Notes, tooManyNodes)
-			return merge(out, docs), nil
+		// every key's value has come
+		if kept.dropped > 0 {
+			out.Partial = true
+			out.Notes = append(out.Notes, fmt.Sprintf("warning: %d nodes left out: a listing holds at most %d nodes and %d bytes of presence (the nodes least recently updated are left out)", kept.dropped, maxNodes, maxFleetBytes))
 		}
-		docs = append(docs, e)
+		return merge(out, kept.entries), nil
 	}
-	return out, fmt.Errorf("read presence: %w", ctx.Err())
+}
+
+// MaxFleetBytes bounds what one fleet listing holds of the nodes'
+// presence: 64 MiB (64 nodes at MaxDocBytes; about 100,000 sessions).
+const MaxFleetBytes = 64 << 20
+
+// maxFleetBytes and maxNodes are MaxFleetBytes and MaxNodes (tests
+// shorten them).
+var maxFleetBytes, maxNodes = MaxFleetBytes, MaxNodes
+
+// newest keeps the entries of a pass over the bucket (delivered in
+// stream order: the least recently updated first) that fit maxNodes and
+// maxFleetBytes, dropping the oldest first: the rest of a fleet too big
+// is the nodes that are live now.
+type newest struct {
+	entries []jetstream.KeyValueEntry
+	bytes   int
+	dropped int
+}
+
+func (n *newest) add(e jetstream.KeyValueEntry) {
+	n.entries = append(n.entries, e)
+	n.bytes += len(e.Value())
+	for n.bytes > maxFleetBytes || len(n.entries) > maxNodes {
+		n.bytes -= len(n.entries[0].Value())
+		n.entries[0] = nil
+		n.entries = n.entries[1:]
+		n.dropped++
+	}
 }
 
 // merge adds each entry's node to out, by node name.
@@ -286,34 +328,36 @@ func ReadDoc(key string, data []byte) (Doc, error) {
 	case d.V != DocVersion:
 		return d, fmt.Errorf("its presence is version %d; this build reads %d", d.V, DocVersion)
 	case d.Node != key:
-		return d, fmt.Errorf("its presence names another node, %q", wire.Safe(wire.Clip(d.Node, 100)))
+		return d, fmt.Errorf("its presence names another node, %q", wire.Clip(d.Node, 100))
 	}
 	return d, nil
 }
 
 // checkSession refuses a session a node's presence may not hold: one of
 // another machine (a host, an endpoint of ssh: or nats:), not live, an
-// endpoint that is none, a harness this build does not know.
+// endpoint that is none, a harness this build does not know, an entry
+// list --json never prints for a live session (wire.CheckLive). Its
+// errors quote once (%q); the note is escaped where it is printed.
 func checkSession(s wire.Session) error {
 	switch {
 	case s.Host != "":
-		return fmt.Errorf("it names host %q: a node publishes its own sessions only", wire.Safe(wire.Clip(s.Host, 100)))
+		return fmt.Errorf("it names host %q: a node publishes its own sessions only", wire.Clip(s.Host, 100))
 	case s.Verdict != domain.VerdictLive.String():
-		return fmt.Errorf("its verdict is %q, not live", wire.Safe(wire.Clip(s.Verdict, 40)))
+		return fmt.Errorf("its verdict is %q, not live", wire.Clip(s.Verdict, 40))
 	case s.Endpoint == "":
 	case strings.HasPrefix(s.Endpoint, "ssh:") || strings.HasPrefix(s.Endpoint, "nats:"):
-		return fmt.Errorf("its endpoint %q is another machine's", wire.Safe(wire.Clip(s.Endpoint, 200)))
+		return fmt.Errorf("its endpoint %q is another machine's", wire.Clip(s.Endpoint, 200))
 	default:
 		ep, err := domain.ParseEndpoint(s.Endpoint)
 		if err != nil {
 			return fmt.Errorf("its endpoint is none: %s", wire.Safe(wire.Clip(err.Error(), 200)))
 		}
 		if ep.Harness().String() != s.Harness {
-			return fmt.Errorf("its endpoint is a %s one, its harness %q", ep.Harness(), wire.Safe(wire.Clip(s.Harness, 40)))
+			return fmt.Errorf("its endpoint is a %s one, its harness %q", ep.Harness(), wire.Clip(s.Harness, 40))
 		}
 	}
-	if _, err := domain.ParseHarness(s.Harness); err != nil {
-		return fmt.Errorf("its harness: %s", wire.Safe(wire.Clip(err.Error(), 200)))
+	if _, err := domain.ParseHarness(wire.Clip(s.Harness, 40)); err != nil {
+		return fmt.Errorf("its harness: %w", err)
 	}
-	return nil
+	return wire.CheckLive(s)
 }

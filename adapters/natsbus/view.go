@@ -18,7 +18,8 @@ type FleetView struct {
 	mu    sync.Mutex
 	bus   *Bus
 	parts map[string]wire.Listing // each node's part (nodePart), by name
-	over  bool                    // more than MaxNodes nodes: the rest left out
+	revs  map[string]uint64       // each node's last revision: its age
+	over  bool                    // more than MaxNodes nodes: the least recently updated left out
 	ready bool                    // every value there at the start has come
 }
 
@@ -27,7 +28,7 @@ type FleetView struct {
 // ended); v is not ready (Listing) from then on.
 func (b *Bus) KeepFleet(ctx context.Context, v *FleetView, notes func(string)) error {
 	v.mu.Lock()
-	v.bus, v.parts, v.over, v.ready = b, map[string]wire.Listing{}, false, false
+	v.bus, v.parts, v.revs, v.over, v.ready = b, map[string]wire.Listing{}, map[string]uint64{}, false, false
 	v.mu.Unlock()
 	defer func() {
 		v.mu.Lock()
@@ -42,10 +43,20 @@ func (b *Bus) KeepFleet(ctx context.Context, v *FleetView, notes func(string)) e
 			v.ready = true
 		case e.Operation() != jetstream.KeyValuePut:
 			delete(v.parts, e.Key())
-		case !known && len(v.parts) == MaxNodes:
-			v.over = true
+			delete(v.revs, e.Key())
 		default:
-			v.parts[e.Key()] = nodePart(e.Key(), e.Value())
+			if !known && len(v.parts) >= maxNodes { // as Bus.Fleet: the least recently updated is left out
+				oldest := ""
+				for n, rev := range v.revs {
+					if oldest == "" || rev < v.revs[oldest] {
+						oldest = n
+					}
+				}
+				delete(v.parts, oldest)
+				delete(v.revs, oldest)
+				v.over = true
+			}
+			v.parts[e.Key()], v.revs[e.Key()] = nodePart(e.Key(), e.Value()), e.Revision()
 		}
 	}, notes)
 }
@@ -69,6 +80,7 @@ func (v *FleetView) Listing() (l wire.Listing, ok bool) {
 	}
 	out := wire.Listing{Sessions: []wire.Session{}}
 	if v.over {
+		out.Partial = true
 		out.Notes = append(out.Notes, tooManyNodes)
 	}
 	nodes := make([]string, 0, len(v.parts))

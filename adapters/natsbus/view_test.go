@@ -60,3 +60,38 @@ func TestFleetViewGivesWhatFleetReads(t *testing.T) {
 	l = same("a node left")
 	assert.Len(t, l.Sessions, 1)
 }
+
+// Over MaxNodes, the view keeps the nodes most recently updated, as
+// Bus.Fleet does, and its listing is partial.
+func TestFleetViewOverTheNodeCapKeepsTheNewestNodes(t *testing.T) {
+	defer func(n int) { maxNodes = n }(maxNodes)
+	maxNodes = 2
+	url := natstest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	bus := connect(t, url)
+	publish := func(node string) {
+		p, err := bus.Join(ctx, member(node, "o-"+node))
+		require.NoError(t, err)
+		require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	}
+	publish("zeta")
+	var v FleetView
+	done := make(chan error, 1)
+	go func() { done <- connect(t, url).KeepFleet(ctx, &v, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for _, node := range []string{"alpha", "mid", "zeta"} { // zeta again: alpha is the oldest
+		publish(node)
+	}
+	var hosts []string
+	var l wire.Listing
+	require.Eventually(t, func() bool {
+		var ok bool
+		l, ok = v.Listing()
+		hosts = hosts[:0]
+		for _, s := range l.Sessions {
+			hosts = append(hosts, s.Host)
+		}
+		return ok && assert.ObjectsAreEqual([]string{"nats:mid", "nats:zeta"}, hosts)
+	}, 30*time.Second, 10*time.Millisecond, "the view gives %v", hosts)
+	assert.True(t, l.Partial)
+}

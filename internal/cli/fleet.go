@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,8 +49,8 @@ func addBusFlags(cmd *cobra.Command, f *busFlags, node bool) {
 
 // settings resolves f with the variables: ok is false when no bus is
 // configured (no --nats, $PEERCTL_NATS unset or empty). A bad server list
-// is a usage error, told by bus (nil: not checked here, the program with
-// the bus client checks it).
+// or credentials file is a usage error, told by bus (nil: not checked
+// here, the program with the bus client checks it).
 func busSettings(cmd *cobra.Command, getenv func(string) string, bus wiring.Bus, f busFlags, name string) (wiring.BusSettings, bool, error) {
 	s := wiring.BusSettings{URLs: flagOrEnv(cmd, getenv, "nats", f.urls, natsEnv), Creds: flagOrEnv(cmd, getenv, "nats-creds", f.creds, natsCredsEnv), Name: name}
 	if cmd.Flags().Changed("nats") && f.urls == "" {
@@ -60,7 +62,7 @@ func busSettings(cmd *cobra.Command, getenv func(string) string, bus wiring.Bus,
 	if bus == nil {
 		return s, true, nil
 	}
-	if err := bus.CheckURLs(s.URLs); err != nil {
+	if err := bus.Check(s); err != nil {
 		return s, false, usageError{err}
 	}
 	return s, true, nil
@@ -81,13 +83,21 @@ func flagOrEnv(cmd *cobra.Command, getenv func(string) string, flag, value, env 
 	return getenv(env)
 }
 
-// nodeName is --node, else $PEERCTL_NODE, else the host name, as a valid
-// node name (domain.ParseNode); a bad one is a usage error.
-func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (string, error) {
-	name := flagOrEnv(cmd, getenv, "node", f.node, nodeEnv)
-	from := "--node"
-	if !cmd.Flags().Changed("node") {
-		from = "$" + nodeEnv
+// nodeName is this machine's node name: --node (cmd nil or without the
+// flag: none), else $PEERCTL_NODE, else the host name, as a valid node
+// name (domain.ParseNode). A bad one, an empty --node and a
+// $PEERCTL_NODE set empty are usage errors.
+func (c *factory) nodeName(cmd *cobra.Command, f busFlags) (string, error) {
+	name, from, fix := c.getenv(nodeEnv), "$"+nodeEnv, "set $"+nodeEnv
+	set := slices.ContainsFunc(c.environ(), func(kv string) bool { return strings.HasPrefix(kv, nodeEnv+"=") })
+	if cmd != nil && cmd.Flags().Lookup("node") != nil {
+		fix = "give --node NAME"
+		if cmd.Flags().Changed("node") {
+			name, from, set = f.node, "--node", true
+		}
+	}
+	if name == "" && set {
+		return "", usageError{fmt.Errorf("%s: empty (want a node name, such as dev-box-3; leave it unset for the host name)", from)}
 	}
 	if name == "" {
 		h, err := os.Hostname()
@@ -97,7 +107,7 @@ func nodeName(cmd *cobra.Command, getenv func(string) string, f busFlags) (strin
 		name, from = h, "the host name"
 	}
 	if _, err := domain.ParseNode(name); err != nil {
-		return "", usageError{fmt.Errorf("%s: %w; give --node NAME", from, err)}
+		return "", usageError{fmt.Errorf("this machine's node name (%s): %w; %s", from, err, fix)}
 	}
 	return name, nil
 }
@@ -115,7 +125,7 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 	if c.bus == nil {
 		return nil, nil, c.runWithBus("serve with a bus (--nats, $" + natsEnv + ")")
 	}
-	node, err := nodeName(cmd, c.getenv, f)
+	node, err := c.nodeName(cmd, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,8 +167,9 @@ func (c *factory) answering(sender string, keep serve.Keeper) app.Node {
 // nats:NODE: list's --nats and --nats-creds when given, or serve's own
 // bus (c.listNATS, set by joinBus), else $PEERCTL_NATS and
 // $PEERCTL_NATS_CREDS; this machine's node name (the sender) is serve's
-// node, else $PEERCTL_NODE, else the host name. No bus is a usage error;
-// the servers' list is checked by the bus client (c.bus), when linked in.
+// node, else nodeName's. No bus is a usage error; the servers' list and
+// the credentials file are checked by the bus client (c.bus), when linked
+// in.
 func (c *factory) requestSettings() (wiring.BusSettings, error) {
 	s := wiring.BusSettings{URLs: c.getenv(natsEnv), Creds: c.getenv(natsCredsEnv)}
 	if c.listNATS != nil {
@@ -168,23 +179,16 @@ func (c *factory) requestSettings() (wiring.BusSettings, error) {
 		return s, usageError{fmt.Errorf("--host nats:NODE: no bus: set $%s (list: or give --nats URL[,URL...])", natsEnv)}
 	}
 	if c.bus != nil {
-		if err := c.bus.CheckURLs(s.URLs); err != nil {
-			return s, usageError{fmt.Errorf("$%s: %w", natsEnv, err)}
+		if err := c.bus.Check(s); err != nil {
+			return s, usageError{fmt.Errorf("--host nats:NODE: %w", err)}
 		}
 	}
 	if s.Node != "" { // serve's --node, checked
 		return s, nil
 	}
-	node, from := c.getenv(nodeEnv), "$"+nodeEnv
-	if node == "" {
-		h, err := os.Hostname()
-		if err != nil {
-			return s, usageError{fmt.Errorf("--host nats:NODE: no $%s, and no host name to take: %w", nodeEnv, err)}
-		}
-		node, from = h, "the host name"
-	}
-	if _, err := domain.ParseNode(node); err != nil {
-		return s, usageError{fmt.Errorf("this machine's node name (%s): %w; set $%s", from, err, nodeEnv)}
+	node, err := c.nodeName(nil, busFlags{})
+	if err != nil {
+		return s, err
 	}
 	s.Node = node
 	return s, nil

@@ -88,8 +88,13 @@ func newListCmd(f *factory) *cobra.Command {
 				if f.bus == nil {
 					return f.runWithBus("list --fleet")
 				}
+				// The whole read is bounded as a call over ssh is.
+				fleetSettings := settings
+				if fleetSettings.Timeout, err = f.hostTimeout(); err != nil {
+					return err
+				}
 				opts.fleet = func(ctx context.Context, only []domain.Harness) app.NodeListing {
-					return f.bus.Listing(ctx, settings, only)
+					return f.bus.Listing(ctx, fleetSettings, only)
 				}
 			}
 			if ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -35,7 +36,8 @@ only: the sender another node's trust policy sees (node:NAME) is the one the ser
 
 Each node's key is DIR/NODE.nk: made (mode 0600) when it is not there, kept when it is. Copy
 it to that machine only and give it there as --nats-creds or $PEERCTL_NATS_CREDS; the servers
-keep only the public keys. Include the printed block in every server's configuration, beside
+keep only the public keys. A seed file that its group or others may read or write is refused
+(exit 1), as ssh refuses such a private key: chmod 600 it, or make it anew. Include the printed block in every server's configuration, beside
 jetstream {}; a node not named in it cannot connect.`,
 		Example: `  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 > peerctl-fleet.conf
   peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 ci-7 > peerctl-fleet.conf   # one more
@@ -47,9 +49,13 @@ jetstream {}; a node not named in it cannot connect.`,
 			case len(args) == 0:
 				return usageError{errors.New("name the nodes: peerctl policy nats-config --keys DIR NODE [NODE...]")}
 			}
-			for _, node := range args {
+			// Every name is checked before a key is made.
+			for i, node := range args {
 				if _, err := domain.ParseNode(node); err != nil {
 					return usageError{err}
+				}
+				if slices.Contains(args[:i], node) {
+					return usageError{fmt.Errorf("node %s named twice", node)}
 				}
 			}
 			opts.nodes = args

@@ -29,7 +29,7 @@ import (
 
 // settingsOf is s as natsbus takes it.
 func settingsOf(s wiring.BusSettings) natsbus.Settings {
-	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name, Node: s.Node}
+	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name, Node: s.Node, Timeout: s.Timeout}
 }
 
 // Bus is the fleet's bus over NATS; the zero value is ready.
@@ -37,11 +37,17 @@ type Bus struct{}
 
 var _ wiring.Bus = Bus{}
 
-// CheckURLs refuses a bad comma-separated list of NATS servers
-// (natsbus.SplitURLs).
-func (Bus) CheckURLs(urls string) error {
-	_, err := natsbus.SplitURLs(urls)
-	return err
+// Check refuses a bad comma-separated list of NATS servers
+// (natsbus.SplitURLs) and a credentials file that cannot be used
+// (natsbus.CheckCreds).
+func (Bus) Check(s wiring.BusSettings) error {
+	if _, err := natsbus.SplitURLs(s.URLs); err != nil {
+		return err
+	}
+	if s.Creds == "" {
+		return nil
+	}
+	return natsbus.CheckCreds(s.Creds)
 }
 
 // Listing is every node's presence on the bus, only's harnesses'
@@ -55,7 +61,7 @@ func (Bus) Listing(ctx context.Context, settings wiring.BusSettings, only []doma
 	defer bus.Close()
 	l, err := bus.Fleet(ctx)
 	if err != nil {
-		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(settings.URLs), wire.Safe(err.Error()))}
+		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(natsbus.Redacted(settings.URLs)), wire.Safe(err.Error()))}
 	}
 	return app.NodeListing{Listing: l.OfHarnesses(only)}
 }
@@ -103,7 +109,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 		if err != nil {
 			why = err.Error()
 		}
-		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(settings.URLs), wire.Safe(why), p.Node)
+		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(natsbus.Redacted(settings.URLs)), wire.Safe(why), p.Node)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -120,7 +126,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 				return
 			}
 		}
-		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(settings.URLs),
+		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(natsbus.Redacted(settings.URLs)),
 			natsbus.PresenceBucket, natsbus.Refresh, natsbus.TTL)
 		if p.Answer != nil {
 			answer := func(sender string) natsbus.Answering { return p.Answer(sender) }

@@ -136,9 +136,12 @@ func RunBounded(ctx context.Context, cmd *exec.Cmd, max int) ([]byte, error) {
 // credentials or nkey seed file ("" for none), the connection's name on
 // the servers, and this machine's node name (domain.ParseNode; "" for
 // none): the sender of its requests to other nodes, whose replies come
-// under its own inbox prefix.
+// under its own inbox prefix; Timeout bounds connecting and each call
+// (list --fleet's whole read: $PEERCTL_HOST_TIMEOUT), 0 for the bus
+// client's default.
 type BusSettings struct {
 	URLs, Creds, Name, Node string
+	Timeout                 time.Duration
 }
 
 // Bus is the fleet's bus client: internal/fleet.Bus, over NATS. Only
@@ -147,8 +150,11 @@ type BusSettings struct {
 // among them, about a tenth of its start (docs/PERFORMANCE.md). peerctl,
 // without it, runs a command that needs the bus as peerctl-mcp.
 type Bus interface {
-	// CheckURLs refuses a bad comma-separated list of NATS servers.
-	CheckURLs(urls string) error
+	// Check refuses settings the bus cannot use (a usage error): a bad
+	// comma-separated list of NATS servers, a credentials file that cannot
+	// be read or is no credentials or nkey seed file (named, never its
+	// content). Names are the caller's to check.
+	Check(s BusSettings) error
 	// Listing is every node's presence on the bus, only's harnesses'
 	// sessions (all when none), as one node's listing: a bus that does
 	// not answer is host_unreachable.

@@ -3,6 +3,7 @@ package wire
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,4 +83,34 @@ func TestExitCodesTable(t *testing.T) {
 	}
 	assert.Len(t, seen, len(domain.Reasons()))
 	assert.Equal(t, ExitError, ExitCode(0))
+}
+
+// TestDocsNameEachReasonsCode: wherever docs/*.md writes a reason with
+// its code ("`outcome_unknown` (exit 12", "`wrong_state`, exit 16"), the
+// code is ExitCodes'.
+func TestDocsNameEachReasonsCode(t *testing.T) {
+	code := map[string]int{}
+	for _, r := range ExitCodes {
+		if w := r.Word(); w != "" {
+			code[w] = r.Code
+		}
+	}
+	mention := regexp.MustCompile("`([a-z_]+)`(?: \\(|, )exit (\\d+)")
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	checked := 0
+	for _, path := range docs {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for _, m := range mention.FindAllStringSubmatch(strings.ReplaceAll(string(b), "\n", " "), -1) {
+			want, ok := code[m[1]]
+			if !ok {
+				continue // a word of another table (a status, an outcome)
+			}
+			checked++
+			assert.Equal(t, strconv.Itoa(want), m[2], "%s: %s", filepath.Base(path), m[0])
+		}
+	}
+	assert.NotZero(t, checked)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -46,6 +47,34 @@ func ReadListing(dest domain.Dest, res ports.RemoteResult) (Listing, error) {
 		out.Sessions = append(out.Sessions, r)
 	}
 	return out, nil
+}
+
+// MaxSessionIDBytes bounds a session id read from another machine (a
+// harness's is a UUID or about as long).
+const MaxSessionIDBytes = 200
+
+// CheckLive refuses a live session's entry that `list --json` never
+// prints (docs/OUTPUT.md): a pid that is not above 0, a status that is
+// not idle, busy, waiting or unknown, a startedAt that is neither "" nor
+// RFC 3339, a session id over MaxSessionIDBytes or holding a character
+// that is not printable. Its errors quote what they refuse once
+// (strconv.Quote: escaped, printable).
+func CheckLive(s Session) error {
+	switch {
+	case s.PID <= 0:
+		return fmt.Errorf("its pid is %d, not a process's", s.PID)
+	case domain.ParseStatus(s.Status).String() != s.Status:
+		return fmt.Errorf("its status is %q, not idle, busy, waiting or unknown", Clip(s.Status, 40))
+	case len(s.SessionID) > MaxSessionIDBytes:
+		return fmt.Errorf("its session id is %d bytes, over %d", len(s.SessionID), MaxSessionIDBytes)
+	case Safe(s.SessionID) != s.SessionID:
+		return fmt.Errorf("its session id %q holds a character that is not printable", s.SessionID)
+	case s.StartedAt != "":
+		if _, err := time.Parse(time.RFC3339Nano, s.StartedAt); err != nil {
+			return fmt.Errorf("its startedAt %q is not RFC 3339", Clip(s.StartedAt, 60))
+		}
+	}
+	return nil
 }
 
 // ReadShow reads a far side's `show --json -- ADDRESS`; its endpoint is

@@ -24,6 +24,8 @@ import (
 func TestFleetUsageErrorsAndAnUnansweringBus(t *testing.T) {
 	peerctlWithMCP(t) // the bus client is linked into peerctl-mcp, which peerctl runs for these
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + catSocketDir(t)}
+	garbage := filepath.Join(t.TempDir(), "garbage.creds")
+	require.NoError(t, os.WriteFile(garbage, []byte("not a seed\n"), 0o600))
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -34,12 +36,27 @@ func TestFleetUsageErrorsAndAnUnansweringBus(t *testing.T) {
 		{[]string{"list", "--fleet", "--all", "--nats", "nats://127.0.0.1:1"}, wire.ExitUsage, "drop --all"},
 		{[]string{"list", "--fleet", "--nats", "http://127.0.0.1:1"}, wire.ExitUsage, `scheme "http"`},
 		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1"}, wire.ExitHostUnreachable, "host_unreachable: the fleet's bus: no NATS server answered at nats://127.0.0.1:1"},
-		{[]string{"serve", "--nats", "nats://127.0.0.1:1", "--node", "a b"}, wire.ExitUsage, "--node: bad node name"},
+		{[]string{"serve", "--nats", "nats://127.0.0.1:1", "--node", "a b"}, wire.ExitUsage, "(--node): bad node name"},
+		{[]string{"serve", "--nats", "nats://127.0.0.1:1", "--node", ""}, wire.ExitUsage, "--node: empty"},
+		{[]string{"list", "--fleet", "--nats", "nats://"}, wire.ExitUsage, "no host"},
+		{[]string{"list", "--fleet", "--nats", "nats://:"}, wire.ExitUsage, "no host"},
+		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:99999"}, wire.ExitUsage, "not 1 to 65535"},
+		{[]string{"list", "--fleet", "--nats", "nats://[::1"}, wire.ExitUsage, "not a URL"},
+		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1\x1b:1"}, wire.ExitUsage, "not a URL"},
+		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1", "--nats-creds", "/nonexistent.creds"}, wire.ExitUsage, "NATS credentials: open /nonexistent.creds"},
+		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1", "--nats-creds", "/"}, wire.ExitUsage, "NATS credentials"},
+		{[]string{"list", "--fleet", "--nats", "nats://127.0.0.1:1", "--nats-creds", garbage}, wire.ExitUsage, "neither a .creds file"},
 	} {
 		r := runPeerctl(t, runOpts{Env: env}, tc.args...)
 		assert.Equal(t, tc.code, r.Code, "%q: %s", tc.args, r.Stderr)
 		assert.Contains(t, string(r.Stderr), tc.says, "%q", tc.args)
 	}
+	r := runPeerctl(t, runOpts{Env: append(env, "PEERCTL_NODE=")}, "list", "--host", "nats:a", "--nats", "nats://127.0.0.1:1")
+	assert.Equal(t, wire.ExitUsage, r.Code, "%s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "$PEERCTL_NODE: empty")
+	r = runPeerctl(t, runOpts{Env: env}, "list", "--fleet", "--nats", "nats://user:hunter2@127.0.0.1:1")
+	assert.Equal(t, wire.ExitHostUnreachable, r.Code, "%s", r.Stderr)
+	assert.NotContains(t, string(r.Stderr), "hunter2")
 }
 
 func TestFleetListPrintsAHostileNodeEscaped(t *testing.T) {
