@@ -25,9 +25,10 @@ type Doc struct {
 	V    int    `json:"v"`    // DocVersion
 	Node string `json:"node"` // the key: domain.ParseNode's form
 	// Owner names the service's place, not its run: a hash of its
-	// machine's host name and its state folder. A service started again
-	// in the same place (after a crash) takes its name back at once; any
-	// other is refused while the name is live.
+	// machine's host name, its boot and its state folder (the caller's:
+	// internal/fleet). A service started again in the same place (after a
+	// crash) takes its name back at once; any other is refused while the
+	// name is live.
 	Owner string `json:"owner"`
 	// Host, PID and Version say who holds the name, for people.
 	Host    string `json:"host"`
