@@ -46,6 +46,7 @@ type serveOptions struct {
 	// join is how the service of a state folder joins the bus (joinBus).
 	join      func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), error)
 	idleExit  time.Duration
+	activity  *serve.Activity // other nodes' requests, for idleExit
 	retention time.Duration
 	web       webFlags
 	// store opens the outbox (peerctl-mcp's; runWithStore).
@@ -75,6 +76,9 @@ With --http it also serves the dashboard, one page: the live sessions here, on e
 file and each --host; the outbox, to cancel or retry; a send form; each host's state. It listens on
 loopback unless --http=ADDR names another address (it then warns). Open the URL it prints: its token
 becomes the cookie every request carries. It runs until Ctrl-C unless --idle-exit is given.
+With a bus (--nats, $PEERCTL_NATS) it is a node of the fleet (docs/FLEET.md) and runs until Ctrl-C
+unless --idle-exit is given: other machines reach it, their durable sends wait for it, and their
+requests count as activity for --idle-exit.
 One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
@@ -95,9 +99,12 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 			if printUnit != "" {
 				return printServeUnit(f.io.out, f.executable, f.getenv, printUnit)
 			}
-			if opts.web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
-				opts.idleExit = 0 // a dashboard stays until Ctrl-C
+			onBus := flagOrEnv(cmd, f.getenv, "nats", bus.urls, natsEnv) != ""
+			if (opts.web.addr != "" || onBus) && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
+				opts.idleExit = 0 // a dashboard stays until Ctrl-C; a node stays a member of the fleet
 			}
+			opts.activity = &serve.Activity{}
+			f.busActivity = opts.activity
 			var err error
 			if opts.retention, err = retention(); err != nil {
 				return err
@@ -113,7 +120,7 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 			return runServe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never)")
+	cmd.Flags().DurationVar(&opts.idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never; with --http or a bus the default is never)")
 	cmd.Flags().DurationVar(&opts.idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
 	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
 	// a --print-unit's file.
@@ -154,7 +161,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	w := webListing{nodes: opts.nodes, getenv: opts.getenv, version: opts.version.Version, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
 	return serve.Run(ctx, serve.Options{Paths: p, Store: opts.store, Log: opts.io.errOut, Getenv: opts.getenv, Environ: opts.environ, Settings: set,
 		Version: opts.version.Version, Build: opts.version.short(), IdleExit: opts.idleExit, Retention: opts.retention, HTTP: opts.web.addr, Machines: w.machines, Sessions: w.sessions,
-		Join: join})
+		Join: join, Activity: opts.activity})
 }
 
 // printServeUnit prints on w a service definition that runs peerctl
