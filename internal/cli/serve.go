@@ -97,7 +97,7 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(opts.web.hosts[0]))}
 			}
 			if printUnit != "" {
-				return printServeUnit(f.io.out, f.executable, f.getenv, printUnit)
+				return printServeUnit(f.io.out, f.executable, unitBus(cmd, f.getenv, bus), printUnit)
 			}
 			onBus := flagOrEnv(cmd, f.getenv, "nats", bus.urls, natsEnv) != ""
 			if (opts.web.addr != "" || onBus) && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
