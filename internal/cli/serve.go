@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -85,8 +86,14 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
   peerctl serve --http                # and the dashboard on loopback: open the URL it prints
   peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			plain := f.io.errOut
 			f.io.errOut = stampLines(f.io.errOut) // the service's log: every line with its time
+			defer func() {
+				if errors.As(err, new(usageError)) {
+					f.io.errOut = plain // printed as every command's usage error, no time in front
+				}
+			}()
 			if cmd.Flags().Changed("quiet") {
 				fmt.Fprintln(f.io.errOut, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
 			}
@@ -105,7 +112,6 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 			}
 			opts.activity = &serve.Activity{}
 			f.busActivity = opts.activity
-			var err error
 			if opts.retention, err = retention(); err != nil {
 				return err
 			}

@@ -208,3 +208,14 @@ func TestPrintUnitCarriesTheBus(t *testing.T) {
 	assert.Contains(t, r.stdout, "<key>PEERCTL_NODE</key><string>from-env</string>")
 	assert.Contains(t, r.stdout, "<key>PEERCTL_NATS_CREDS</key><string>/etc/peerctl/n.creds</string>")
 }
+
+// serve's usage errors are printed as every command's: "peerctl: ...",
+// exit 2, no log time in front.
+func TestServeUsageErrorsAreNotLogLines(t *testing.T) {
+	env := serveEnvFor(t)
+	for _, args := range [][]string{{"serve", "--idle-exit", "-1s"}, {"serve", "--host", "dev-box"}, {"serve", "--print-unit", "upstart"}} {
+		r := evRun(t, env, nil, args...)
+		assert.Equal(t, wire.ExitUsage, r.code, "%v", args)
+		assert.True(t, strings.HasPrefix(r.stderr, "peerctl: "), "%v: %q", args, r.stderr)
+	}
+}
