@@ -77,9 +77,6 @@ With --http it also serves the dashboard, one page: the live sessions here, on e
 file and each --host; the outbox, to cancel or retry; a send form; each host's state. It listens on
 loopback unless --http=ADDR names another address (it then warns). Open the URL it prints: its token
 becomes the cookie every request carries. It runs until Ctrl-C unless --idle-exit is given.
-With a bus (--nats, $PEERCTL_NATS) it is a node of the fleet (docs/FLEET.md) and runs until Ctrl-C
-unless --idle-exit is given: other machines reach it, their durable sends wait for it, and their
-requests count as activity for --idle-exit.
 One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
@@ -126,7 +123,7 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 			return runServe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never; with --http or a bus the default is never)")
+	cmd.Flags().DurationVar(&opts.idleExit, "idle-exit", defaultQuiet, "end after this long idle (0: never: so with --http, --nats)")
 	cmd.Flags().DurationVar(&opts.idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
 	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
 	// a --print-unit's file.
