@@ -26,11 +26,15 @@ type Answering interface {
 	Doctor(ctx context.Context) (wire.Doctor, error)
 }
 
+// answerQueue is the queue group of a node's services on its requests.
+const answerQueue = "peerctl-serve"
+
 // maxAnswering bounds the requests a service works on at once; more wait.
 const maxAnswering = 16
 
 // Answer takes node's requests (RequestSubject(node, *)) until ctx ends
-// or stop is called, each answered by what from gives for its sender (a
+// or stop is called (in the queue group answerQueue: a request reaches
+// one subscriber), each answered by what from gives for its sender (a
 // node name, as its subject says it: the one the servers' permissions
 // let it use), bounded by the request's budget (at most an hour), at most
 // maxAnswering at once. A request that is not this build's, from a name
@@ -46,7 +50,9 @@ func (b *Bus) Answer(ctx context.Context, node, version string, from func(sender
 	ctx, cancel := context.WithCancel(ctx)
 	slots := make(chan struct{}, maxAnswering)
 	var wg sync.WaitGroup
-	sub, err := b.nc.Subscribe(RequestSubject(node, "*"), func(m *nats.Msg) {
+	// One queue group: should two services answer for one node, each
+	// request still reaches one of them, and is run once.
+	sub, err := b.nc.QueueSubscribe(RequestSubject(node, "*"), answerQueue, func(m *nats.Msg) {
 		if m.Reply == "" {
 			return
 		}

@@ -81,6 +81,10 @@ type Settings struct {
 	// Timeout bounds connecting (each server tried) and each request;
 	// 0 means 5 s.
 	Timeout time.Duration
+	// PingInterval is how often the connection pings its server; two
+	// pings unanswered at the next make it stale, closed without
+	// reconnect (nats.ErrStaleConnection). 0: the client's default, 2 min.
+	PingInterval time.Duration
 }
 
 // Bus is a connection to the bus and its JetStream context.
@@ -107,6 +111,9 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 		return nil, err
 	}
 	opts := []nats.Option{nats.Name(s.Name), nats.Timeout(s.Timeout)}
+	if s.PingInterval > 0 {
+		opts = append(opts, nats.PingInterval(s.PingInterval))
+	}
 	if s.Node != "" {
 		opts = append(opts, nats.CustomInboxPrefix(InboxPrefix(s.Node)))
 	}

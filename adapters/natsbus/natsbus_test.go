@@ -384,3 +384,23 @@ func TestFleetOverTheNodeCapKeepsTheNewestNodes(t *testing.T) {
 	assert.True(t, l.Partial, "a listing that leaves nodes out is partial (exit 1)")
 	assert.Contains(t, strings.Join(l.Notes, "\n"), "1 nodes left out")
 }
+
+// A presence bucket lost (the servers' storage wiped, the bucket deleted)
+// is made again by the next publish, which claims the node's key again:
+// the fleet comes back without restarting its services.
+func TestALostBucketIsMadeAgain(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	b := connect(t, url)
+	p, err := b.Join(ctx, member("alpha", "o1"))
+	require.NoError(t, err)
+	require.NoError(t, b.js.DeleteKeyValue(ctx, PresenceBucket))
+	require.NoError(t, p.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj")}}))
+	l, err := connect(t, url).Fleet(ctx)
+	require.NoError(t, err)
+	require.Len(t, l.Sessions, 1)
+	assert.Equal(t, "nats:alpha", l.Sessions[0].Host)
+	require.NoError(t, p.Publish(ctx, wire.Listing{}), "the next refresh is a compare-and-set on the new key")
+	_, err = connect(t, url).Join(ctx, member("alpha", "o2"))
+	require.ErrorIs(t, err, ErrNodeTaken, "the key claimed again is the node's")
+}

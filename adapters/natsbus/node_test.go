@@ -276,3 +276,22 @@ func TestWatchFollowsANodesPresence(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.Contains(t, r.Detail, "node nobody is not on the fleet's bus")
 }
+
+// Two services answering for one node (a twin that got past the name's
+// check) share its requests: a send is delivered once, not by both.
+func TestARequestReachesOneOfANodesServices(t *testing.T) {
+	url := natstest.Start(t)
+	s := session(301, "proj")
+	one := &farNode{receipt: func(wire.SendQuery) (wire.Sent, error) { return receiptFor(s), nil }}
+	two := &farNode{receipt: one.receipt}
+	serveNode(t, url, "ubuntu", one)
+	serveNode(t, url, "ubuntu", two)
+	n := nodeOf(t, url, "alpha", "ubuntu", 30*time.Second)
+	_, err := n.Send(context.Background(), wire.SendQuery{Address: s.Endpoint, Text: "once", Timeout: time.Minute})
+	require.NoError(t, err)
+	one.mu.Lock()
+	two.mu.Lock()
+	defer one.mu.Unlock()
+	defer two.mu.Unlock()
+	assert.Equal(t, 1, len(one.sent)+len(two.sent), "delivered by one service only")
+}

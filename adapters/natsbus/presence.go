@@ -25,9 +25,10 @@ type Doc struct {
 	V    int    `json:"v"`    // DocVersion
 	Node string `json:"node"` // the key: domain.ParseNode's form
 	// Owner names the service's place, not its run: a hash of its
-	// machine's host name and its state folder. A service started again
-	// in the same place (after a crash) takes its name back at once; any
-	// other is refused while the name is live.
+	// machine's host name, its boot and its state folder (the caller's:
+	// internal/fleet). A service started again in the same place (after a
+	// crash) takes its name back at once; any other is refused while the
+	// name is live.
 	Owner string `json:"owner"`
 	// Host, PID and Version say who holds the name, for people.
 	Host    string `json:"host"`
@@ -62,6 +63,8 @@ type Presence struct {
 	me  Member
 	rev uint64
 	now func() time.Time
+	// remake makes the bucket again when it was lost (Bus.presence).
+	remake func(ctx context.Context) (jetstream.KeyValue, error)
 }
 
 // Join claims me.Node on the bus (creating PresenceBucket if need be) with
@@ -78,7 +81,7 @@ func (b *Bus) Join(ctx context.Context, me Member) (*Presence, error) {
 	if err != nil {
 		return nil, fmt.Errorf("presence bucket %s: %w", PresenceBucket, err)
 	}
-	p := &Presence{kv: kv, me: me, now: time.Now}
+	p := &Presence{kv: kv, me: me, now: time.Now, remake: func(ctx context.Context) (jetstream.KeyValue, error) { return b.presence(ctx, true) }}
 	if err := p.Publish(ctx, wire.Listing{}); err != nil {
 		return nil, err
 	}
@@ -89,7 +92,9 @@ func (b *Bus) Join(ctx context.Context, me Member) (*Presence, error) {
 // refreshing the key's TTL. A document over MaxDocBytes keeps the sessions
 // that fit, Partial, with a note. It claims the key again if it expired
 // meanwhile (the service was cut off longer than TTL); ErrNodeTaken when
-// another place took the name then.
+// another place took the name then. A bucket that is gone (the servers'
+// storage wiped, the bucket deleted) is made again, as Join makes it, and
+// the key claimed in it.
 func (p *Presence) Publish(ctx context.Context, l wire.Listing) error {
 	doc := Doc{V: DocVersion, Node: p.me.Node, Owner: p.me.Owner, Host: p.me.Host, PID: p.me.PID, Version: p.me.Version,
 		UpdatedAt: wire.RFC3339(p.now()), Partial: l.Partial, Notes: slices.Clone(l.Notes), Sessions: l.Sessions}
@@ -103,6 +108,21 @@ func (p *Presence) Publish(ctx context.Context, l wire.Listing) error {
 	if err != nil {
 		return err
 	}
+	err = p.write(ctx, data)
+	if !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return err
+	}
+	kv, merr := p.remake(ctx)
+	if merr != nil {
+		return fmt.Errorf("%w; the presence bucket %s is gone and could not be made again: %w", err, PresenceBucket, merr)
+	}
+	p.kv, p.rev = kv, 0
+	return p.claim(ctx, data)
+}
+
+// write updates the node's key from the service's last revision, or
+// claims it.
+func (p *Presence) write(ctx context.Context, data []byte) error {
 	if p.rev > 0 {
 		rev, err := p.kv.Update(ctx, p.me.Node, data, p.rev)
 		if err == nil {

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/wire"
 )
+
+// watchPing is how often a watch pings the bus: a bus that leaves three
+// pings unanswered (about 45 s, as ssh's keepalive) ends the watch.
+var watchPing = 15 * time.Second
 
 // Watch follows the node's presence (its key in PresenceBucket, pushed by
 // its service within about a second of a change, and refreshed): its live
@@ -21,12 +26,15 @@ import (
 // session it may not hold left out with a note). It returns nil when ctx
 // ends or events says stop; otherwise host_unreachable, with why: the
 // node is not on the bus, it left (its service stopped, or its presence
-// expired), the bus connection ended, its presence is not this build's.
+// expired), the bus connection ended or the bus stopped answering (no
+// reply to the connection's pings, every watchPing, for three of them),
+// its presence is not this build's.
 func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes func(string)) error {
 	s := n.s
 	if s.Name == "" {
 		s.Name = "peerctl watch --host " + n.dest.String()
 	}
+	s.PingInterval = watchPing
 	bus, err := Connect(s, false)
 	if err != nil {
 		return domain.Refuse(domain.ReasonHostUnreachable, "%s: the fleet's bus: %s", n.dest, wire.Safe(err.Error()))
@@ -46,6 +54,7 @@ func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes fu
 		return domain.Refuse(domain.ReasonHostUnreachable, "%s: watch its presence: %s", n.dest, wire.Safe(err.Error()))
 	}
 	defer func() { _ = w.Stop() }()
+	stale := 3 * watchPing // nats.go's MaxPingsOut (2) and one more
 	alive := time.NewTicker(time.Second)
 	defer alive.Stop()
 	var last map[string]wire.Session // nil until its first presence
@@ -55,6 +64,9 @@ func (n *Node) Watch(ctx context.Context, events func(wire.Event) bool, notes fu
 		case <-ctx.Done():
 			return nil
 		case <-alive.C:
+			if bus.nc.IsClosed() && errors.Is(bus.nc.LastError(), nats.ErrStaleConnection) {
+				return domain.Refuse(domain.ReasonHostUnreachable, "%s: the fleet's bus does not answer (no reply to a ping for %s); node %s's state there is not known", n.dest, stale, n.node)
+			}
 			if bus.nc.IsClosed() {
 				return domain.Refuse(domain.ReasonHostUnreachable, "%s: the connection to the fleet's bus ended", n.dest)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -78,6 +79,9 @@ type factory struct {
 	// bus (with its --node): how --host nats:NODE reaches the bus
 	// (requestSettings), the dashboard's nats: hosts included.
 	listNATS *wiring.BusSettings
+	// busActivity counts the requests of other nodes this service
+	// answers (serve with a bus), for its --idle-exit.
+	busActivity *serve.Activity
 }
 
 func newFactory(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *factory {

@@ -160,7 +160,42 @@ func (c *factory) answering(sender string, keep serve.Keeper) app.Node {
 	n.Held = func(ctx context.Context, q wire.SendQuery, err error) (wire.Sent, error) {
 		return keep(ctx, q, domain.NewSender(domain.EntranceNode, sender), err)
 	}
-	return n
+	if c.busActivity == nil {
+		return n
+	}
+	return busy{n, c.busActivity}
+}
+
+// busy is a node whose every use case counts as the service's activity
+// while it runs (serve --idle-exit waits for other nodes' requests).
+type busy struct {
+	app.Node
+	a *serve.Activity
+}
+
+func (b busy) List(ctx context.Context, q wire.ListQuery) (wire.Listing, error) {
+	defer b.a.Begin()()
+	return b.Node.List(ctx, q)
+}
+
+func (b busy) Show(ctx context.Context, address string) (wire.Show, error) {
+	defer b.a.Begin()()
+	return b.Node.Show(ctx, address)
+}
+
+func (b busy) Enrich(ctx context.Context, ids []string) (map[string]wire.LiveInfo, error) {
+	defer b.a.Begin()()
+	return b.Node.Enrich(ctx, ids)
+}
+
+func (b busy) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
+	defer b.a.Begin()()
+	return b.Node.Send(ctx, q)
+}
+
+func (b busy) Doctor(ctx context.Context) (wire.Doctor, error) {
+	defer b.a.Begin()()
+	return b.Node.Doctor(ctx)
 }
 
 // requestSettings are how this command reaches the bus for --host

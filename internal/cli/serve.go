@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -46,6 +47,7 @@ type serveOptions struct {
 	// join is how the service of a state folder joins the bus (joinBus).
 	join      func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), *wiring.FleetView, error)
 	idleExit  time.Duration
+	activity  *serve.Activity // other nodes' requests, for idleExit
 	retention time.Duration
 	web       webFlags
 	// store opens the outbox (peerctl-mcp's; runWithStore).
@@ -81,8 +83,14 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
   peerctl serve --http                # and the dashboard on loopback: open the URL it prints
   peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			plain := f.io.errOut
 			f.io.errOut = stampLines(f.io.errOut) // the service's log: every line with its time
+			defer func() {
+				if errors.As(err, new(usageError)) {
+					f.io.errOut = plain // printed as every command's usage error, no time in front
+				}
+			}()
 			if cmd.Flags().Changed("quiet") {
 				fmt.Fprintln(f.io.errOut, "peerctl: --quiet is the old name of --idle-exit (the same duration): use --idle-exit")
 			}
@@ -93,12 +101,14 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(opts.web.hosts[0]))}
 			}
 			if printUnit != "" {
-				return printServeUnit(f.io.out, f.executable, f.getenv, printUnit)
+				return printServeUnit(f.io.out, f.executable, unitBus(cmd, f.getenv, bus), printUnit)
 			}
-			if opts.web.addr != "" && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
-				opts.idleExit = 0 // a dashboard stays until Ctrl-C
+			onBus := flagOrEnv(cmd, f.getenv, "nats", bus.urls, natsEnv) != ""
+			if (opts.web.addr != "" || onBus) && !cmd.Flags().Changed("idle-exit") && !cmd.Flags().Changed("quiet") {
+				opts.idleExit = 0 // a dashboard stays until Ctrl-C; a node stays a member of the fleet
 			}
-			var err error
+			opts.activity = &serve.Activity{}
+			f.busActivity = opts.activity
 			if opts.retention, err = retention(); err != nil {
 				return err
 			}
@@ -113,7 +123,7 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 			return runServe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.idleExit, "idle-exit", defaultQuiet, "end after this long with nothing to do (0: never)")
+	cmd.Flags().DurationVar(&opts.idleExit, "idle-exit", defaultQuiet, "end after this long idle (0: never: so with --http, --nats)")
 	cmd.Flags().DurationVar(&opts.idleExit, "quiet", defaultQuiet, "the old name of --idle-exit")
 	// Hidden, not MarkDeprecated: cobra prints that notice on stdout, into
 	// a --print-unit's file.
@@ -154,7 +164,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	w := webListing{nodes: opts.nodes, getenv: opts.getenv, version: opts.version.Version, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
 	return serve.Run(ctx, serve.Options{Paths: p, Store: opts.store, Log: opts.io.errOut, Getenv: opts.getenv, Environ: opts.environ, Settings: set,
 		Version: opts.version.Version, Build: opts.version.short(), IdleExit: opts.idleExit, Retention: opts.retention, HTTP: opts.web.addr, Machines: w.machines, Sessions: w.sessions,
-		Join: join, Fleet: fleet})
+		Join: join, Fleet: fleet, Activity: opts.activity})
 }
 
 // printServeUnit prints on w a service definition that runs peerctl

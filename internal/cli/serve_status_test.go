@@ -186,3 +186,36 @@ func TestUnitEnv(t *testing.T) {
 	assert.NotContains(t, ld, "s3cret")
 	assert.Contains(t, ld, "Not written: SSH_AUTH_SOCK")
 }
+
+// A unit printed with a bus (its flags, else its variables) joins the
+// fleet when installed: the bus, the node and the credentials (made
+// absolute) in its environment, quoted as the unit's syntax needs.
+func TestPrintUnitCarriesTheBus(t *testing.T) {
+	cwd, err := os.Getwd()
+	require.NoError(t, err)
+	env := map[string]string{"PATH": "/usr/bin", natsEnv: "nats://env:4222", nodeEnv: "from-env"}
+	r := evRun(t, env, nil, "serve", "--print-unit=systemd", "--nats", "nats://a:4222,tls://b:4222", "--node", "beta", "--nats-creds", "keys/beta 100%.creds")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `Environment="PEERCTL_NATS=nats://a:4222,tls://b:4222"`+"\n", "the flag over the variable")
+	assert.Contains(t, r.stdout, `Environment="PEERCTL_NODE=beta"`+"\n")
+	assert.Contains(t, r.stdout, `Environment="PEERCTL_NATS_CREDS=`+strings.ReplaceAll(filepath.Join(cwd, "keys/beta 100%.creds"), "%", "%%")+`"`+"\n")
+	assert.NotContains(t, r.stdout, "nats://env:4222")
+
+	env[natsCredsEnv] = "/etc/peerctl/n.creds"
+	r = evRun(t, env, nil, "serve", "--print-unit=launchd")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "<key>PEERCTL_NATS</key><string>nats://env:4222</string>")
+	assert.Contains(t, r.stdout, "<key>PEERCTL_NODE</key><string>from-env</string>")
+	assert.Contains(t, r.stdout, "<key>PEERCTL_NATS_CREDS</key><string>/etc/peerctl/n.creds</string>")
+}
+
+// serve's usage errors are printed as every command's: "peerctl: ...",
+// exit 2, no log time in front.
+func TestServeUsageErrorsAreNotLogLines(t *testing.T) {
+	env := serveEnvFor(t)
+	for _, args := range [][]string{{"serve", "--idle-exit", "-1s"}, {"serve", "--host", "dev-box"}, {"serve", "--print-unit", "upstart"}} {
+		r := evRun(t, env, nil, args...)
+		assert.Equal(t, wire.ExitUsage, r.code, "%v", args)
+		assert.True(t, strings.HasPrefix(r.stderr, "peerctl: "), "%v: %q", args, r.stderr)
+	}
+}

@@ -2,11 +2,35 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/peerctl/peerctl/internal/wiring"
 )
+
+// unitBus is getenv with serve's bus flags (f, as given to cmd) in place
+// of the variables they override, the credentials file made absolute: a
+// unit printed with --nats, --node or --nats-creds joins that bus.
+func unitBus(cmd *cobra.Command, getenv func(string) string, f busFlags) func(string) string {
+	return func(k string) string {
+		switch k {
+		case natsEnv:
+			return flagOrEnv(cmd, getenv, "nats", f.urls, natsEnv)
+		case nodeEnv:
+			return flagOrEnv(cmd, getenv, "node", f.node, nodeEnv)
+		case natsCredsEnv:
+			creds := flagOrEnv(cmd, getenv, "nats-creds", f.creds, natsCredsEnv)
+			if abs, err := filepath.Abs(creds); err == nil && creds != "" {
+				return abs
+			}
+			return creds
+		}
+		return getenv(k)
+	}
+}
 
 // unitVar is one variable of the environment a service definition gives
 // peerctl serve: Value is written; Why, when not "", says why it is only
@@ -18,12 +42,14 @@ type unitVar struct {
 // unitEnv is the environment peerctl serve needs to be the service the
 // commands of this shell reach and to run what they would run: the
 // variables that decide its folders (state, socket, hosts file, each
-// harness's registry and home) and the programs it starts (PATH, each
+// harness's registry and home), its fleet's bus (unitBus) and the
+// programs it starts (PATH, each
 // harness's program, ssh), with this shell's values, in a fixed order;
 // those not set here (getenv) are left out. A harness's secrets and the ssh agent's
 // socket are named without their values.
 func unitEnv(getenv func(string) string) []unitVar {
-	names := []string{"PATH", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "PEERCTL_SSH", hostTimeoutEnv, retentionEnv}
+	names := []string{"PATH", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "PEERCTL_SSH", hostTimeoutEnv, retentionEnv,
+		natsEnv, nodeEnv, natsCredsEnv}
 	var secrets []string
 	for _, p := range wiring.Plugins() {
 		for _, f := range p.Flags {

@@ -12,8 +12,6 @@ package fleet
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -91,8 +89,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	owner := sha256.Sum256([]byte(host + "\x00" + p.StateDir))
-	me := natsbus.Member{Node: p.Node, Owner: hex.EncodeToString(owner[:16]), Host: host, PID: os.Getpid(), Version: p.Version}
+	me := natsbus.Member{Node: p.Node, Owner: owner(host, p.StateDir), Host: host, PID: os.Getpid(), Version: p.Version}
 	logf := p.Logf
 	// A bus that answers decides the name now: a taken one ends the
 	// service before it serves. One that does not answer yet keeps no

@@ -58,9 +58,12 @@ type Options struct {
 	// the same as peerctl --version prints it, with its revision (serve
 	// status).
 	Version, Build string
-	// IdleExit ends the service after that long with no request and
-	// nothing to deliver (0: never): serve --idle-exit.
+	// IdleExit ends the service after that long with no request (on its
+	// socket, or Activity's) and nothing to deliver (0: never): serve
+	// --idle-exit.
 	IdleExit time.Duration
+	// Activity counts the requests of other nodes (nil: none).
+	Activity *Activity
 	// Retention is how long a finished message is kept before it is
 	// pruned (0: every one is kept): serve --retention.
 	Retention time.Duration
@@ -435,6 +438,7 @@ func (s *Server) quiet(d time.Duration) bool {
 	s.mu.Lock()
 	idle := s.running == 0 && len(s.inflight) == 0 && time.Since(s.last) >= d
 	s.mu.Unlock()
+	idle = idle && s.o.Activity.idle(d)
 	if !idle || s.store == nil {
 		return idle
 	}

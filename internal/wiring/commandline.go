@@ -194,7 +194,7 @@ type NodeUser struct {
 type Presence struct {
 	Settings BusSettings
 	// Node is the service's unique name on the bus; StateDir its state
-	// folder (with the host name, who owns the name).
+	// folder (with the host name and the boot, who owns the name).
 	Node, StateDir string
 	// Version is this build's, published beside the sessions.
 	Version string
