@@ -10,6 +10,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -78,6 +79,10 @@ type factory struct {
 	// bus (with its --node): how --host nats:NODE reaches the bus
 	// (requestSettings), the dashboard's nats: hosts included.
 	listNATS *wiring.BusSettings
+	// busLink is serve's place on the fleet's bus, once joinBus made it
+	// (nil: no bus): its connection carries this machine's --host
+	// nats:NODE requests (serve's "bus" op).
+	busLink *serve.BusLink
 }
 
 func newFactory(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *factory {
