@@ -114,7 +114,7 @@ func answer(ctx context.Context, m *nats.Msg, from func(string) Answering) Answe
 	h := from(sender)
 	switch r.Op {
 	case "list":
-		q, err := r.listQuery()
+		q, err := r.ListQuery()
 		if err != nil {
 			return usage(err)
 		}

@@ -82,6 +82,10 @@ type factory struct {
 	// busActivity counts the requests of other nodes this service
 	// answers (serve with a bus), for its --idle-exit.
 	busActivity *serve.Activity
+	// busLink is serve's place on the fleet's bus, once joinBus made it
+	// (nil: no bus): its connection carries this machine's --host
+	// nats:NODE requests (serve's "bus" op).
+	busLink *serve.BusLink
 }
 
 func newFactory(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *factory {

@@ -135,6 +135,7 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 	requests.Node = node
 	c.listNATS = &requests
 	view := &wiring.FleetView{URLs: settings.URLs}
+	c.busLink = serve.NewBusLink(node, settings.URLs)
 	return func(life context.Context, keep serve.Keeper) (func(), error) {
 		return c.present(life, settings, node, stateDir, keep, view)
 	}, view, nil
@@ -148,7 +149,7 @@ func (c *factory) present(life context.Context, settings wiring.BusSettings, nod
 	logf := func(format string, args ...any) { fmt.Fprintf(c.io.errOut, "peerctl serve: "+format+"\n", args...) }
 	answer := func(sender string) app.Node { return c.answering(sender, keep) }
 	return c.bus.Join(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version,
-		Local: c.localNode(nil), Answer: answer, Logf: logf, View: view})
+		Local: c.localNode(nil), Answer: answer, OnBus: c.busLink.Set, Logf: logf, View: view})
 }
 
 // answering is what this machine's service answers a request of node
@@ -230,11 +231,18 @@ func (c *factory) requestSettings() (wiring.BusSettings, error) {
 }
 
 // busNode is the node of the fleet's bus dest names, each call bounded by
-// limit.
-func (c *factory) busNode(dest domain.Dest, limit time.Duration) (app.Node, error) {
+// limit: its requests carried by this machine's service when it is on
+// that bus (serviceOnBus; not for presence, a watch's), else by the bus
+// client's own connection.
+func (c *factory) busNode(dest domain.Dest, limit time.Duration, presence bool) (app.Node, error) {
 	s, err := c.requestSettings()
 	if err != nil {
 		return nil, err
+	}
+	if !presence {
+		if _, ok := c.serviceOnBus(context.Background(), s); ok || c.bus == nil {
+			return wiring.NewBusNode(serviceCarrier{c.serveClient(), s.URLs}, dest, limit)
+		}
 	}
 	return c.bus.Node(s, dest, limit)
 }

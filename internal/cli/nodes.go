@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -139,8 +140,14 @@ func (c *factory) sshChannel(atProgram *string) (wiring.SSHChannel, error) {
 // name another machine: a bad $PEERCTL_SSH, bus or $PEERCTL_HOST_TIMEOUT
 // is a usage error before any host is reached (never one host's failure).
 // A node of the bus in a program without the bus client runs this command
-// line as peerctl-mcp (runWithBus).
-func (c *factory) checkHosts(dests []domain.Dest) error {
+// line as peerctl-mcp (runWithBus), unless this machine's service is on
+// the bus to carry its requests (serviceOnBus).
+func (c *factory) checkHosts(dests []domain.Dest) error { return c.checkReach(dests, false) }
+
+// checkReach is checkHosts; presence says the command follows the nodes'
+// presence (watch), which the bus client reads itself: no service
+// carries it.
+func (c *factory) checkReach(dests []domain.Dest, presence bool) error {
 	if !slices.ContainsFunc(dests, func(d domain.Dest) bool { return !d.IsLocal() }) {
 		return nil
 	}
@@ -157,10 +164,21 @@ func (c *factory) checkHosts(dests []domain.Dest) error {
 	if _, err := c.hostTimeout(); err != nil {
 		return err
 	}
-	if c.bus == nil && slices.ContainsFunc(dests, isNode) {
+	if c.bus == nil && slices.ContainsFunc(dests, isNode) && (presence || !c.carried()) {
 		return c.runWithBus("--host nats:NODE")
 	}
 	return nil
+}
+
+// carried reports whether this machine's service is on the bus this
+// command reaches, to carry its requests (serviceOnBus).
+func (c *factory) carried() bool {
+	s, err := c.requestSettings()
+	if err != nil {
+		return false
+	}
+	_, ok := c.serviceOnBus(context.Background(), s)
+	return ok
 }
 
 // isSSH and isNode say whether d is a host over ssh, a node of the bus.
@@ -201,8 +219,15 @@ func (c *factory) node(dest domain.Dest) (app.Node, error) {
 // nats:NODE) or a host's peerctl (wiring.NewHostNode) for the others,
 // bounded by the host timeout. A bad $PEERCTL_SSH, $PEERCTL_HOST_TIMEOUT
 // or bus is a usage error before any is reached.
-func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) {
-	if err := c.checkHosts(dests); err != nil {
+func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) { return c.reach(dests, false) }
+
+// watchNodes are the nodes of dests for watch, which follows a node of
+// the bus's presence with the bus client (checkReach).
+func (c *factory) watchNodes(dests []domain.Dest) ([]app.Node, error) { return c.reach(dests, true) }
+
+// reach is nodes; presence as checkReach's.
+func (c *factory) reach(dests []domain.Dest, presence bool) ([]app.Node, error) {
+	if err := c.checkReach(dests, presence); err != nil {
 		return nil, err
 	}
 	out := make([]app.Node, 0, len(dests))
@@ -216,7 +241,7 @@ func (c *factory) nodes(dests []domain.Dest) ([]app.Node, error) {
 			return nil, err
 		}
 		if isNode(d) {
-			n, err := c.busNode(d, limit)
+			n, err := c.busNode(d, limit, presence)
 			if err != nil {
 				return nil, err
 			}

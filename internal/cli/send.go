@@ -108,8 +108,11 @@ func newSendCmd(f *factory) *cobra.Command {
 				return usageError{errors.New("--durable to a node of the fleet's bus (nats:NODE) is not built yet (docs/FLEET.md): send without --durable, or durably over ssh (--host DEST)")}
 			}
 			if isNode(opts.dest) && f.bus == nil {
-				// Before the text is read: peerctl-mcp reads it from stdin.
-				return f.checkHosts([]domain.Dest{opts.dest})
+				// Before the text is read: peerctl-mcp reads it from stdin
+				// (unless this machine's service carries the request).
+				if err := f.checkHosts([]domain.Dest{opts.dest}); err != nil {
+					return err
+				}
 			}
 			text, err := messageText(f.io, args, f.stdinBytes, f.followCaller)
 			if err != nil {

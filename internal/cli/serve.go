@@ -45,7 +45,9 @@ type serveOptions struct {
 	nodes      func([]domain.Dest) ([]app.Node, error)
 	serve      func() *serveClient
 	// join is how the service of a state folder joins the bus (joinBus).
-	join      func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), *wiring.FleetView, error)
+	join func(stateDir string) (func(context.Context, serve.Keeper) (func(), error), *wiring.FleetView, error)
+	// busLink is the service's place on the bus once join was called (nil: no bus).
+	busLink   func() *serve.BusLink
 	idleExit  time.Duration
 	activity  *serve.Activity // other nodes' requests, for idleExit
 	retention time.Duration
@@ -55,7 +57,8 @@ type serveOptions struct {
 }
 
 func newServeCmd(f *factory) *cobra.Command {
-	opts := &serveOptions{io: f.io, getenv: f.getenv, environ: f.environ, executable: f.executable, serve: f.serveClient, store: f.store}
+	opts := &serveOptions{io: f.io, getenv: f.getenv, environ: f.environ, executable: f.executable, serve: f.serveClient, store: f.store,
+		busLink: func() *serve.BusLink { return f.busLink }}
 	opts.nodes = func(dests []domain.Dest) ([]app.Node, error) {
 		if f.bus == nil && slices.ContainsFunc(dests, isNode) {
 			// A running service is not run again as peerctl-mcp (runWithBus).
@@ -164,7 +167,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	w := webListing{nodes: opts.nodes, getenv: opts.getenv, version: opts.version.Version, extra: extra, slots: make(chan struct{}, app.MaxParallelNodes)}
 	return serve.Run(ctx, serve.Options{Paths: p, Store: opts.store, Log: opts.io.errOut, Getenv: opts.getenv, Environ: opts.environ, Settings: set,
 		Version: opts.version.Version, Build: opts.version.short(), IdleExit: opts.idleExit, Retention: opts.retention, HTTP: opts.web.addr, Machines: w.machines, Sessions: w.sessions,
-		Join: join, Fleet: fleet, Activity: opts.activity})
+		Join: join, Fleet: fleet, Activity: opts.activity, Bus: opts.busLink()})
 }
 
 // printServeUnit prints on w a service definition that runs peerctl

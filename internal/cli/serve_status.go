@@ -221,6 +221,13 @@ func printServeStatus(w io.Writer, st *serve.Status) {
 	row("messages", strings.Join(counts, ", "))
 	if st.Running {
 		row("couriers", fmt.Sprintf("%s of warm couriers (%d in use), %s started", plural(st.Warm.Sets, "set"), st.Warm.InUse, plural(st.Warm.Started, "courier")))
+		if b := st.Bus; b != nil {
+			on := "on the bus: it carries this machine's --host nats:NODE requests"
+			if !b.OnBus {
+				on = "not on the bus now"
+			}
+			row("fleet", fmt.Sprintf("node %s at %s, %s", safe(b.Node), safe(b.Servers), on))
+		}
 	} else if st.Messages[domain.OutboxStored.String()]+st.Messages[domain.OutboxDelivering.String()] > 0 {
 		fmt.Fprintln(w, "  messages wait for the service: peerctl serve, or any send --durable, starts it")
 	}

@@ -37,7 +37,7 @@ type watchOptions struct {
 }
 
 func newWatchCmd(f *factory) *cobra.Command {
-	opts := &watchOptions{io: f.io, nodes: f.nodes, outbox: func(ctx context.Context) <-chan ports.OutboxEvent { return watchOutbox(ctx, f.getenv, f.store) }}
+	opts := &watchOptions{io: f.io, nodes: f.watchNodes, outbox: func(ctx context.Context) <-chan ports.OutboxEvent { return watchOutbox(ctx, f.getenv, f.store) }}
 	var hosts []string
 	var fleet bool
 	var bus busFlags

@@ -140,6 +140,10 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 			p.View.Keep(view.Listing)
 			wg.Go(func() { keepFleet(life, bus, &view, logf) })
 		}
+		if p.OnBus != nil {
+			p.OnBus(bus.Carrier(p.Node))
+			defer p.OnBus(nil)
+		}
 		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
 			logf("%s", wire.Safe(line))
 		})

@@ -55,7 +55,8 @@ type Request struct {
 	// awaiting approval), "cancel" or "retry" (outbox message ID), or
 	// "approve" or "deny" (outbox message ID, which awaits approval: By
 	// approves it, then it is delivered as a durable message, or denies
-	// it). The dashboard's Approve and Deny are these ops too.
+	// it). The dashboard's Approve and Deny are these ops too. "bus"
+	// carries Carry to node Node of the fleet's bus Bus (carryBus).
 	Op   string          `json:"op"`
 	Send *wire.SendOrder `json:"send,omitempty"`
 	ID   int64           `json:"id,omitempty"`
@@ -68,9 +69,14 @@ type Request struct {
 	// it the retry of an outcome_unknown message is refused
 	// (outcome_unknown) and the message stays as it is.
 	Confirmed bool `json:"confirmed,omitempty"`
-	// Bus, with "fleet", is the bus's servers as the client was given
-	// them (--nats, $PEERCTL_NATS).
+	// Bus is the bus's servers as the client was given them (--nats,
+	// $PEERCTL_NATS): the service carries a "bus" request only on that bus.
 	Bus string `json:"bus,omitempty"`
+	// Node and Carry are a "bus" request's: a node of the fleet's bus and
+	// the typed request (busnode.Request) the service carries to it over
+	// its own connection (carryBus).
+	Node  string          `json:"node,omitempty"`
+	Carry json.RawMessage `json:"carry,omitempty"`
 }
 
 // Answer is one line the service writes. Strings that may hold any bytes
@@ -114,6 +120,12 @@ type Answer struct {
 	Error   []byte   `json:"error,omitempty"`
 	Code    int      `json:"code,omitempty"`
 	Usage   bool     `json:"usage,omitempty"`
+	// Bus is a "bus" request's answer: the node's answer as it came
+	// (busnode.Answer's JSON, at most busnode.MaxAnswerBytes), which the
+	// client reads; BusFault, with Error, why there is none (BusNotSent,
+	// BusNoService, BusUnanswered, BusBroken).
+	Bus      []byte `json:"bus,omitempty"`
+	BusFault string `json:"busFault,omitempty"`
 }
 
 // Ref is a durable message in a receipt: wire.OutboxRef with its key

@@ -89,6 +89,10 @@ type Options struct {
 	// Fleet is the live view of every node's presence that Join keeps
 	// (nil: no bus): the "fleet" request and the dashboard's fleet.
 	Fleet *wiring.FleetView
+	// Bus is the service's place on the fleet's bus (nil: none), whose
+	// connection carries this machine's --host nats:NODE requests (the
+	// "bus" op).
+	Bus *BusLink
 }
 
 // Keeper keeps a send the trust policy held (Server.Keep).
@@ -294,6 +298,8 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 			return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: []byte("a send request without its send")}
 		}
 		return s.send(ctx, *req.Send, stored)
+	case "bus":
+		return s.carryBus(ctx, req)
 	case "cancel":
 		return s.change(ctx, req.ID, func(ctx context.Context, id int64) (ports.OutboxMessage, error) {
 			return s.ob.Cancel(ctx, id, "cancelled by outbox cancel")

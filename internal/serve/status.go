@@ -45,6 +45,8 @@ type Status struct {
 	Messages map[string]int `json:"messages"`
 	// Warm is its warm couriers.
 	Warm Warm `json:"warm"`
+	// Bus is its place on the fleet's bus (null: none configured).
+	Bus *BusStatus `json:"bus"`
 }
 
 // Warm is a service's warm couriers: Sets is how many sets of couriers it
@@ -64,7 +66,7 @@ func (s *Server) status() *Status {
 	p := s.o.Paths
 	st := &Status{Running: true, PID: os.Getpid(), Version: s.o.Build, StateDir: p.StateDir, Socket: p.Socket,
 		Outbox: p.DB, StartedAt: s.started.UTC().Format(time.RFC3339), UptimeSeconds: int64(now.Sub(s.started).Seconds()),
-		IdleExitSeconds: int64(s.o.IdleExit.Seconds()), RetentionSeconds: int64(s.o.Retention.Seconds()), Messages: MessageCounts(nil)}
+		IdleExitSeconds: int64(s.o.IdleExit.Seconds()), RetentionSeconds: int64(s.o.Retention.Seconds()), Messages: MessageCounts(nil), Bus: s.o.Bus.status()}
 	switch {
 	case s.storeErr != nil:
 		st.OutboxError = s.storeErr.Error()

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/peerctl/peerctl/adapters/busnode"
 	"github.com/peerctl/peerctl/adapters/hostsfile"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/adapters/servesock"
@@ -204,6 +205,10 @@ type Presence struct {
 	// with (its own use cases, its sends decided as from node:SENDER);
 	// nil: it answers none.
 	Answer func(sender string) app.Node
+	// OnBus, when set, is given the service's connection once its node is
+	// on the bus and answers requests (it carries this machine's commands'
+	// requests as from the node: serve's "bus" op), and nil when it leaves.
+	OnBus func(busnode.Carrier)
 	// Logf hears what the presence does, a line at a time.
 	Logf func(format string, args ...any)
 	// View, when set, is given the service's live view of every node's

@@ -185,15 +185,17 @@ func (f *benchFleet) grow(n int) {
 
 // BenchmarkFleetSend (hermetic; `make bench-fleet`) times a send over the
 // bus, `send --json --host nats:beta inbox TEXT` from another machine
-// (alpha, no service), against the same send made on beta, `send --json
-// inbox TEXT`, back to back in the same run (ABBA, BENCH_RUNS pairs,
-// default 10), the ratio (bus / here) taken pair by pair
-// (docs/PERFORMANCE.md, "The fleet"). beta runs `peerctl serve` on an
-// embedded NATS server with a fake Claude Code session "inbox" and the
-// fake claude as its courier; its policy lets node:alpha send. Both sends
-// are carried by beta's service and its courier: the bus adds alpha's
-// connection, the request and the answer. One iteration runs it all once;
-// use -benchtime=1x.
+// (alpha), against the same send made on beta, `send --json inbox TEXT`,
+// back to back in the same run (ABBA, BENCH_RUNS pairs, default 10), the
+// ratio (bus / here) taken pair by pair (docs/PERFORMANCE.md, "The
+// fleet"); and the same for list. alpha's command runs both ways in the
+// same run: without a service (PEERCTL_SERVE=off: it starts peerctl-mcp,
+// which connects) and with alpha's own service on the bus carrying it
+// (serve's bus op). beta runs `peerctl serve` on an embedded NATS server
+// with a fake Claude Code session "inbox" and the fake claude as its
+// courier; its policy lets node:alpha send. Both sends are carried by
+// beta's service and its courier: the bus adds alpha's side, the request
+// and the answer. One iteration runs it all once; use -benchtime=1x.
 func BenchmarkFleetSend(b *testing.B) {
 	peerctl := peerctlWithMCP(b) // serve with a bus and --host nats:NODE run in peerctl-mcp
 	url := natstest.Start(b)
@@ -253,6 +255,29 @@ func BenchmarkFleetSend(b *testing.B) {
 		run(betaEnv, "list", "--json")
 		return time.Since(start)
 	}
+	// alpha's service on the bus: alpha's commands hand it their requests.
+	alpha := newServeWorldB(b)
+	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + b.TempDir()}
+	alpha.startServe(b)
+	warmEnv := alpha.env(b)
+	eventually(b, 2*time.Minute, "alpha's service to be on the bus", func() bool {
+		out, _ := command(warmEnv, peerctl, "serve", "status", "--json").Output()
+		var st struct {
+			Bus *struct {
+				OnBus bool `json:"onBus"`
+			} `json:"bus"`
+		}
+		return json.Unmarshal(out, &st) == nil && st.Bus != nil && st.Bus.OnBus
+	})
+	carried := func() time.Duration {
+		return timed(warmEnv, "send", "--json", "--no-confirm", "--host", "nats:beta", "inbox", text())
+	}
+	listCarried := func() time.Duration {
+		start := time.Now()
+		run(warmEnv, "list", "--json", "--host", "nats:beta")
+		return time.Since(start)
+	}
+	carried()
 	overBus() // warm the page cache and beta's courier, once each
 	here()
 	for b.Loop() {
@@ -263,7 +288,9 @@ func BenchmarkFleetSend(b *testing.B) {
 			bus, here  func() time.Duration
 		}{
 			{"send", "send --host nats:beta / send on beta", overBus, here},
+			{"send-carried", "the same, alpha's service carrying it", carried, here},
 			{"list", "list --host nats:beta / list on beta", listOverBus, listHere},
+			{"list-carried", "the same, alpha's service carrying it", listCarried, listHere},
 		} {
 			sb, sh, sr := abba(runs, p.bus, p.here)
 			fmt.Fprintf(&report, "  %-40s %.1f [%.1f..%.1f] / %.1f [%.1f..%.1f]  %.2f [%.2f..%.2f]\n",
