@@ -20,8 +20,9 @@ const exitCodesWidth = 100
 
 // exitCodesHelp is the table `peerctl help exit-codes` prints, made from
 // wire.ExitCodes: the codes right-aligned, the words in one column, each
-// meaning wrapped to exitCodesWidth under its own start.
-var exitCodesHelp = func() string {
+// meaning wrapped to exitCodesWidth under its own start. It is made when
+// the topic's help is printed (newHelpTopic), not at every start.
+func exitCodesHelp() string {
 	var b strings.Builder
 	b.WriteString("Exit codes:")
 	for _, r := range wire.ExitCodes {
@@ -32,7 +33,7 @@ var exitCodesHelp = func() string {
 		b.WriteString("\n" + head + wrapText(r.Meaning, len(head), exitCodesWidth))
 	}
 	return b.String()
-}()
+}
 
 // wrapText wraps text at spaces into lines of at most width columns, the
 // first starting at column indent, the others indented by indent spaces.
@@ -89,15 +90,27 @@ func SplitLong(long string) (what, docURL string) {
 // table is printed (a cobra help topic: no action, listed under
 // "Additional help topics").
 func exitCodesTopic() *cobra.Command {
-	return &cobra.Command{
-		Use:   "exit-codes",
-		Short: "The exit codes of every command and the refusal word of each",
-		Long: `Every peerctl command ends with one of these codes; a refusal prints its word first
+	return newHelpTopic("exit-codes", "The exit codes of every command and the refusal word of each",
+		`Every peerctl command ends with one of these codes; a refusal prints its word first
 ("peerctl: not_live: ..."; "reason" in --json). Which command can end with which:
 docs/COMMANDS.md; the same table, as a contract: docs/OUTPUT.md#exit-codes.
 
-` + exitCodesHelp,
-	}
+`, exitCodesHelp)
+}
+
+// newHelpTopic is a help topic (a command with no action, listed under
+// "Additional help topics"): its help is intro, then the table that table
+// makes. The table is made only when the topic's help is printed: made
+// for every command it was about 450 allocations and 60 KB of every
+// start, `list` included (docs/PERFORMANCE.md, sixth round). Its Long is
+// intro until then; the man pages leave help topics out.
+func newHelpTopic(use, short, intro string, table func() string) *cobra.Command {
+	topic := &cobra.Command{Use: use, Short: short, Long: intro}
+	topic.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		cmd.Long = intro + table()
+		cmd.Parent().HelpFunc()(cmd, args)
+	})
+	return topic
 }
 
 // newRootCmd is peerctl: every command, built from c.

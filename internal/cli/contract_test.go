@@ -55,7 +55,7 @@ func exitTable(t *testing.T) map[int][2]string {
 // line wider than exitCodesWidth. (docs/OUTPUT.md's copy is held to the
 // same table in ports/wire.)
 func TestExitCodesTableLaidOut(t *testing.T) {
-	lines := strings.Split(exitCodesHelp, "\n")
+	lines := strings.Split(exitCodesHelp(), "\n")
 	require.Equal(t, "Exit codes:", lines[0])
 	var meaning strings.Builder
 	code := -1
@@ -82,7 +82,7 @@ func TestExitCodesTableLaidOut(t *testing.T) {
 		meaning.WriteString(" " + strings.TrimSpace(l))
 	}
 	flush()
-	assert.Equal(t, len(wire.ExitCodes), strings.Count(exitCodesHelp, "\n")-strings.Count(exitCodesHelp, "\n      "))
+	assert.Equal(t, len(wire.ExitCodes), strings.Count(exitCodesHelp(), "\n")-strings.Count(exitCodesHelp(), "\n      "))
 }
 
 // TestOutputDocNamesEveryField keeps docs/OUTPUT.md honest: every JSON

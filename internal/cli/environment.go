@@ -110,12 +110,9 @@ func (v EnvVar) Text() string {
 // environmentTopic is "peerctl help environment" (a help topic, as
 // exit-codes is).
 func environmentTopic() *cobra.Command {
-	return &cobra.Command{
-		Use:   "environment",
-		Short: "The environment variables peerctl reads",
-		Long: `Every environment variable peerctl reads; a flag given on the command line wins over its
+	return newHelpTopic("environment", "The environment variables peerctl reads",
+		`Every environment variable peerctl reads; a flag given on the command line wins over its
 variable. Which folder is read for what: docs/COMMANDS.md.
 
-` + EnvironmentHelp(),
-	}
+`, EnvironmentHelp)
 }

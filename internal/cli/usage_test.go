@@ -188,7 +188,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 				assert.LessOrEqual(t, utf8.RuneCountInString(l), helpWidth, "%s --help: a flag line wider than the screen: %q", path, l)
 			}
 			if cmd.Name() == "exit-codes" {
-				assert.Contains(t, r.stdout, exitCodesHelp)
+				assert.Contains(t, r.stdout, exitCodesHelp())
 				return
 			}
 			if cmd.Name() == "environment" { // a help topic, as exit-codes
@@ -241,9 +241,29 @@ func TestHelpPointsToDocsThatExist(t *testing.T) {
 func TestExitCodesTopic(t *testing.T) {
 	r := evRun(t, nil, nil, "help", "exit-codes")
 	require.Equal(t, wire.ExitOK, r.code, r.stderr)
-	assert.Contains(t, r.stdout, exitCodesHelp)
+	assert.Contains(t, r.stdout, exitCodesHelp())
 	root := evRun(t, nil, nil, "--help")
 	assert.Contains(t, root.stdout, "peerctl exit-codes", "the root help lists the topic")
+}
+
+// TestHelpTopicsTablesOnlyForTheirHelp: building the command tree (every
+// start, `list` included) makes neither help topic's table; each topic's
+// help, asked either way, prints its table whole.
+func TestHelpTopicsTablesOnlyForTheirHelp(t *testing.T) {
+	root := newRootCmd(newFactory(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }))
+	tables := map[string]string{"exit-codes": exitCodesHelp(), "environment": EnvironmentHelp()}
+	for name, table := range tables {
+		topic, _, err := root.Find([]string{name})
+		require.NoError(t, err)
+		require.Equal(t, name, topic.Name())
+		assert.False(t, strings.Contains(topic.Long, table), "the %s table is made only for its help", name)
+		for _, args := range [][]string{{"help", name}, {name, "--help"}, {name}} {
+			r := evRun(t, nil, nil, args...)
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
+			assert.Contains(t, r.stdout, table, "peerctl %s", strings.Join(args, " "))
+			assert.Contains(t, r.stdout, "\n\n"+strings.SplitN(table, "\n", 2)[0], "peerctl %s: the intro, a blank line, then the table", strings.Join(args, " "))
+		}
+	}
 }
 
 // TestSharedNameCLI: with two live sessions named "twin", send refuses the
