@@ -1,9 +1,5 @@
 package serve
 
-import (
-	"strings"
-)
-
 // fleet answers "fleet": every node's presence as list --fleet reads it
 // (wire.Listing), from the live view the service keeps of the bus
 // (Options.Fleet), when req.Bus names the bus the service is on (its
@@ -11,7 +7,7 @@ import (
 // the view has none (the bus away), the answer has no Fleet: the client
 // reads the bus itself.
 func (s *Server) fleet(req Request) Answer {
-	if s.o.Fleet == nil || sameServers(req.Bus) != sameServers(s.o.Fleet.URLs) {
+	if s.o.Fleet == nil || SameServers(req.Bus) != SameServers(s.o.Fleet.URLs) {
 		return Answer{Done: true}
 	}
 	l, ok := s.o.Fleet.Listing()
@@ -19,14 +15,4 @@ func (s *Server) fleet(req Request) Answer {
 		return Answer{Done: true}
 	}
 	return Answer{Done: true, Fleet: &l}
-}
-
-// sameServers is a server list written one way: no spaces around its
-// commas.
-func sameServers(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-	}
-	return strings.Join(parts, ",")
 }
