@@ -48,7 +48,9 @@ const mailRetry = 5 * time.Second
 
 // InboxSubject is the subject of mail from node from to node to ("*" for
 // any: a filter).
-func InboxSubject(to, from string) string { return "peerctl.v1.inbox." + tokenOrAll(to) + "." + tokenOrAll(from) }
+func InboxSubject(to, from string) string {
+	return "peerctl.v1.inbox." + tokenOrAll(to) + "." + tokenOrAll(from)
+}
 
 // ReceiptsSubject is the subject of receipts from node from (the one that
 // took the mail) to node to (its sender); "*" for any.
@@ -219,7 +221,8 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 				return
 			}
 		}
-		actx, cancel := context.WithTimeout(ctx, b.timeout)
+		// Acknowledged even when the service is stopping: it is stored.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.timeout)
 		defer cancel()
 		if err := m.DoubleAck(actx); err != nil {
 			logf(fmt.Sprintf("mail from node %s stored, its ack lost (it comes again, and is found stored): %s", sender, wire.Safe(err.Error())))
@@ -241,6 +244,10 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 	}()
 	return func() {
 		cc.Stop()
+		select { // what it was given is taken (and acknowledged) first
+		case <-cc.Closed():
+		case <-time.After(b.timeout):
+		}
 		stopAll()
 		<-done
 	}, nil

@@ -171,7 +171,7 @@ func requireDrained(t *testing.T, b *Bus, consumer string) {
 		}
 		info, err := c.Info(context.Background())
 		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
-	}, 30*time.Second, 10*time.Millisecond)
+	}, 2*time.Minute, 10*time.Millisecond) // past a redelivery's ack wait
 }
 
 // A service that stored a message and died before its ack gets it again:

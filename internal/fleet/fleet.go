@@ -30,6 +30,10 @@ func settingsOf(s wiring.BusSettings) natsbus.Settings {
 	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name, Node: s.Node, Timeout: s.Timeout}
 }
 
+// mailPoll is how often a service looks for changes of the messages it
+// took from the bus, to publish their receipts (and at once after a take).
+const mailPoll = time.Second
+
 // Bus is the fleet's bus over NATS; the zero value is ready.
 type Bus struct{}
 
@@ -79,7 +83,8 @@ func (Bus) Watch(ctx context.Context, settings wiring.BusSettings, events func(w
 // Join joins the bus as p.Node, under its name (refused when another
 // live service holds it), and keeps its presence until life ends
 // (app.Present), answering other nodes' requests meanwhile (p.Answer:
-// natsbus.Bus.Answer); wait waits for it to have left. A bus that does
+// natsbus.Bus.Answer) and taking their durable mail into its outbox,
+// receipts published back (p.Mail: natsbus.Bus.TakeMail); wait waits for it to have left. A bus that does
 // not answer yet is joined when it answers.
 func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error) {
 	settings := settingsOf(p.Settings)
@@ -143,6 +148,15 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 		if p.OnBus != nil {
 			p.OnBus(bus.Carrier(p.Node))
 			defer p.OnBus(nil)
+		}
+		if p.Mail != nil {
+			stop, err := bus.TakeMail(life, p.Node, p.Mail, mailPoll, func(line string) { logf("%s", wire.Safe(line)) })
+			if err != nil {
+				logf("durable mail from other nodes is not taken (it waits on the bus): %s", wire.Safe(err.Error()))
+			} else {
+				defer stop()
+				logf("node %s takes its durable mail from %s (%s)", p.Node, natsbus.MailStream, natsbus.InboxSubject(p.Node, "*"))
+			}
 		}
 		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
 			logf("%s", wire.Safe(line))

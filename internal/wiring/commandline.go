@@ -209,6 +209,9 @@ type Presence struct {
 	// on the bus and answers requests (it carries this machine's commands'
 	// requests as from the node: serve's "bus" op), and nil when it leaves.
 	OnBus func(busnode.Carrier)
+	// Mail is the service's outbox for other nodes' durable sends (nil:
+	// the service takes none; they wait on the bus).
+	Mail Mailbox
 	// Logf hears what the presence does, a line at a time.
 	Logf func(format string, args ...any)
 	// View, when set, is given the service's live view of every node's
@@ -243,4 +246,18 @@ func (v *FleetView) Listing() (l wire.Listing, ok bool) {
 		return wire.Listing{}, false
 	}
 	return (*get)()
+}
+
+// Mailbox is a service's outbox as other nodes' durable sends reach it
+// over the bus (internal/serve's Server; docs/FLEET.md, "Durable sends").
+type Mailbox interface {
+	// Take keeps o, node sender's durable send, in the outbox, once per
+	// sender and key, decided by the trust policy as from node:SENDER: nil
+	// once stored (or before: the same key); a *domain.Refusal when it
+	// never will be; another error when it could not be stored now.
+	Take(ctx context.Context, sender string, o wire.SendOrder) error
+	// MailChanges are the receipts of the messages taken from the bus
+	// that changed after outbox change number after, and the number to
+	// ask after next.
+	MailChanges(ctx context.Context, after int64) (receipts []wire.MailReceipt, next int64, err error)
 }
