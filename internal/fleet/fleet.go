@@ -86,12 +86,12 @@ func (Bus) Watch(ctx context.Context, settings wiring.BusSettings, events func(w
 // natsbus.Bus.Answer) and taking their durable mail into its outbox,
 // receipts published back (p.Mail: natsbus.Bus.TakeMail); wait waits for it to have left. A bus that does
 // not answer yet is joined when it answers.
-func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error) {
+func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiring.PostMail, err error) {
 	settings := settingsOf(p.Settings)
 	settings.Name, settings.Node = "peerctl serve "+p.Node, p.Node
 	bus, err := natsbus.Connect(settings, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	host, _ := os.Hostname()
 	me := natsbus.Member{Node: p.Node, Owner: owner(host, p.StateDir), Host: host, PID: os.Getpid(), Version: p.Version}
@@ -103,7 +103,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 	if bus.Connected() {
 		if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) || errors.Is(err, domain.ErrBadNode) {
 			bus.Close()
-			return nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
+			return nil, nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
 		}
 	}
 	if pr == nil {
@@ -157,6 +157,12 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 				defer stop()
 				logf("node %s takes its durable mail from %s (%s)", p.Node, natsbus.MailStream, natsbus.InboxSubject(p.Node, "*"))
 			}
+			stop, err = bus.TakeReceipts(life, p.Node, p.Mail.Receipt, func(line string) { logf("%s", wire.Safe(line)) })
+			if err != nil {
+				logf("receipts of durable mail to other nodes are not read (they wait on the bus): %s", wire.Safe(err.Error()))
+			} else {
+				defer stop()
+			}
 		}
 		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
 			logf("%s", wire.Safe(line))
@@ -171,7 +177,8 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 			logf("leaving the fleet: %s (the node drops out %s after its last refresh)", wire.Safe(err.Error()), natsbus.TTL)
 		}
 	})
-	return wg.Wait, nil
+	post = func(ctx context.Context, to string, o wire.SendOrder) error { return bus.PostMail(ctx, to, p.Node, o) }
+	return wg.Wait, post, nil
 }
 
 // keepFleet keeps view, every node's presence from one watch of the

@@ -2,10 +2,15 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
@@ -142,4 +147,82 @@ func mailReceipt(m ports.OutboxMessage, hist []ports.OutboxEvent) (wire.MailRece
 	d := wire.OutboxMessageOf(m, hist)
 	return wire.MailReceipt{V: wire.MailVersion, To: node, Key: []byte(key), ID: m.ID, State: d.State, Reason: d.Reason, Outcome: d.Outcome,
 		Transport: d.Transport, MsgID: d.MsgID, SessionID: d.SessionID, UpdatedAt: d.UpdatedAt, History: d.History}, true
+}
+
+// Receipt records r, node from's receipt of a message this service put in
+// its mail (app.Outbox.Heard): the message here with r's key for host
+// nats:FROM takes the states it had there. A receipt that names no such
+// message (pruned since, or not ours) is dropped with a log line; an error
+// when it could not be recorded now (the bus gives it again).
+func (s *Server) Receipt(ctx context.Context, from string, r wire.MailReceipt) error {
+	if s.ob == nil {
+		return fmt.Errorf("the outbox cannot be used: %v", s.storeErr)
+	}
+	host := "nats:" + from
+	found, err := s.store.List(ctx, ports.OutboxFilter{Key: string(r.Key)})
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(found, func(m ports.OutboxMessage) bool { return m.Host == host })
+	if i < 0 {
+		fmt.Fprintf(s.o.Log, "peerctl serve: a receipt from node %s for key %q names no message here (dropped)\n", from, wire.Safe(string(r.Key)))
+		return nil
+	}
+	m, hist, err := s.store.Get(ctx, found[i].ID)
+	if err != nil {
+		return err
+	}
+	far := app.FarState{ID: r.ID, Outcome: r.Outcome, Transport: r.Transport, MsgID: r.MsgID, Session: r.SessionID}
+	for _, e := range r.History {
+		st, err := domain.ParseOutboxState(e.State)
+		if err != nil {
+			continue // ReadMailReceipt checked them
+		}
+		far.History = append(far.History, app.FarEvent{At: parseTime(e.At), State: st, Reason: e.Reason})
+	}
+	got, err := s.ob.Heard(ctx, m, hist, host, far)
+	if err == nil && got.State != m.State {
+		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(app.OutboxTarget(m.Address, m.Host)), got.State, wire.Safe(got.Reason))
+	}
+	return err
+}
+
+// busWay is the way of durable order o to dest, node's outbox on the
+// fleet's bus: each attempt puts it in node's mail (app.Outbox.Forward:
+// only its query, its key and the rest of its time to live cross), once;
+// its states there come back as receipts (Receipt). A service that is not
+// on the bus refuses it, nothing stored.
+func (s *Server) busWay(o wire.SendOrder, dest domain.Dest, node string) (way, error) {
+	if s.post == nil {
+		return way{}, domain.Refuse(domain.ReasonHostUnreachable,
+			"this peerctl serve is not on the fleet's bus (it was started without $PEERCTL_NATS or --nats): nothing was stored for %s; stop it (peerctl serve stop) and send again with $PEERCTL_NATS set", dest)
+	}
+	q := o.Query
+	return way{host: dest, address: q.Address, release: func() {},
+		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
+			post := func(ctx context.Context, ttl time.Duration) error {
+				return s.post(ctx, node, wire.SendOrder{Query: q, Key: m.Key, Durable: max(ttl, time.Second)})
+			}
+			got, err := s.ob.Forward(ctx, m, dest.String(), post)
+			if errors.Is(err, ports.ErrWrongState) { // a receipt came first
+				got, _, err = s.store.Get(ctx, m.ID)
+			}
+			return got, app.SendResult{}, err
+		},
+		recover: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, error) {
+			return s.ob.Recover(ctx, nil, m)
+		},
+		handed: func(app.SendResult, error) (wire.Sent, error) {
+			return wire.Sent{Receipt: wire.Receipt{OK: true, Outcome: domain.OutboxDelivered.String(), Host: dest.String(),
+				Detail: "delivered on " + dest.String() + " (peerctl outbox show has its receipt)"}}, nil
+		},
+	}, nil
+}
+
+// autoKey is a key for a durable send to a node given none: the node
+// keeps one message per sender and key.
+func autoKey() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "auto-" + hex.EncodeToString(b)
 }

@@ -86,8 +86,9 @@ type Options struct {
 	// keep is the service's hold use case (Server.Keep), for the sends
 	// of other nodes its trust policy holds; mail is the service's outbox
 	// for other nodes' durable sends (nil when the outbox cannot be used:
-	// their mail waits on the bus).
-	Join func(life context.Context, keep Keeper, mail wiring.Mailbox) (wait func(), err error)
+	// their mail waits on the bus); post puts a durable send in another
+	// node's mail (nil: no bus).
+	Join func(life context.Context, keep Keeper, mail wiring.Mailbox) (wait func(), post wiring.PostMail, err error)
 	// Fleet is the live view of every node's presence that Join keeps
 	// (nil: no bus): the "fleet" request and the dashboard's fleet.
 	Fleet *wiring.FleetView
@@ -130,6 +131,9 @@ type Server struct {
 	carried   []wire.OutboxMessage
 	sentPath  string
 	sentLines int
+	// post puts a durable send in another node's mail on the fleet's
+	// bus (nil: the service is not on one).
+	post wiring.PostMail
 	// started is when the service began (status).
 	started time.Time
 	// stop ends the service, the cause saying why (logged); ended holds
@@ -202,10 +206,11 @@ func Run(ctx context.Context, o Options) error {
 		if s.ob != nil {
 			mail = s
 		}
-		left, err := o.Join(life, s.Keep, mail)
+		left, post, err := o.Join(life, s.Keep, mail)
 		if err != nil {
 			return err
 		}
+		s.post = post
 		defer func() {
 			stop(nil) // the node leaves when the service's life ends
 			left()

@@ -140,3 +140,54 @@ func TestFleetDurableMailIsDeliveredOnceByItsNode(t *testing.T) {
 		return receipts.saw("beta pr-7 delivered: stored delivering delivered")
 	})
 }
+
+// A durable send to a node whose service is down: `send --durable --key K
+// --host nats:beta` on alpha is stored, on the bus, by alpha's service
+// (started on demand, joined to the bus); beta's service, started, delivers
+// it once; alpha's outbox shows the far chain (stored there, delivered),
+// and the same key again is the same message.
+func TestFleetDurableSendWaitsForItsNodeAndShowsItsChain(t *testing.T) {
+	peerctlWithMCP(t)
+	url := natstest.Start(t)
+	beta := newServeWorld(t)
+	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	alpha := newServeWorld(t)
+	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
+
+	send := func() durableReceipt {
+		r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", "pr-9", "--host", "nats:beta", "inbox", "the schema changed")
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		return decodeReceipt(t, r)
+	}
+	got := send()
+	assert.True(t, got.OK)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Equal(t, "stored", got.Outbox.State)
+	assert.Contains(t, got.Detail, "on the fleet's bus, in node beta's mail")
+	id := got.Outbox.ID
+	require.NotZero(t, alpha.servePID(t), "the durable send started alpha's service")
+	assert.Empty(t, beta.listener.Frames(), "beta's service is down")
+
+	beta.startServe(t)
+	frames := beta.listener.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Contains(t, string(frames[0]), "the schema changed")
+
+	eventually(t, 2*time.Minute, "alpha's outbox to show the far delivery", func() bool { return alpha.show(t, id).State == "delivered" })
+	shown := alpha.show(t, id)
+	assert.Equal(t, "nats:beta", shown.Host)
+	var chain []string
+	for _, h := range shown.History {
+		chain = append(chain, h.State)
+	}
+	assert.Equal(t, []string{"stored", "stored", "stored", "delivered"}, chain, "%+v", shown.History)
+	assert.Contains(t, shown.History[len(shown.History)-1].Reason, "on nats:beta (message 1 there): ")
+
+	dup := send()
+	assert.Equal(t, id, dup.Outbox.ID)
+	assert.True(t, dup.Outbox.Duplicate)
+	assert.Len(t, beta.listener.Frames(), 1, "never twice")
+	assert.Len(t, beta.outbox(t), 1)
+}
