@@ -75,8 +75,8 @@ type FarEvent struct {
 // it: its id there, its history (oldest first) and the harness's receipt
 // once handed over.
 type FarState struct {
-	ID                                int64
-	History                           []FarEvent
+	ID                                 int64
+	History                            []FarEvent
 	Outcome, Transport, MsgID, Session string
 }
 
