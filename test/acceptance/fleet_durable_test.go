@@ -117,7 +117,8 @@ func TestFleetDurableMailIsDeliveredOnceByItsNode(t *testing.T) {
 	// Started again: delivered once; the mail, given again after its ack
 	// wait, is found stored by its key and acknowledged.
 	log = beta.startServeWith(t)
-	frames := beta.listener.Wait(1)
+	eventually(t, 2*time.Minute, "beta's service to deliver it", func() bool { return len(beta.listener.Frames()) > 0 })
+	frames := beta.listener.Frames()
 	require.Len(t, frames, 1)
 	assert.Contains(t, string(frames[0]), "rebase on main")
 	eventually(t, 3*time.Minute, "the redelivered mail to be acknowledged", func() bool { return mailDrained(js, "beta") })
@@ -171,7 +172,8 @@ func TestFleetDurableSendWaitsForItsNodeAndShowsItsChain(t *testing.T) {
 	assert.Empty(t, beta.listener.Frames(), "beta's service is down")
 
 	beta.startServe(t)
-	frames := beta.listener.Wait(1)
+	eventually(t, 2*time.Minute, "beta's service to deliver it", func() bool { return len(beta.listener.Frames()) > 0 })
+	frames := beta.listener.Frames()
 	require.Len(t, frames, 1)
 	assert.Contains(t, string(frames[0]), "the schema changed")
 
