@@ -53,7 +53,6 @@ func newSendCmd(f *factory) *cobra.Command {
   peerctl send --dry-run --json proj-89 -- "--force is fine now"   # a TEXT that starts with - goes after --
   peerctl send --wait=5m proj-89 "run the tests and tell me"   # --wait=5m, not --wait 5m
   peerctl send --durable=8h --key nightly-42 reviewer "the nightly build broke"   # kept until it can go
-  peerctl send --durable --key pr-7 --host nats:dev-box-3 api "rebase on main"   # waits on the fleet's bus for that node
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if flag, d := bareWaitDuration(f.args); d != "" {
