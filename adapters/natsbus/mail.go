@@ -163,19 +163,9 @@ func refusedReceipt(key string, err error, now time.Time) wire.MailReceipt {
 // senders, each change once it happens (looked for every poll, and at
 // once after a take). stop waits for both.
 func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.Duration, logf func(string)) (stop func(), err error) {
-	if _, err := domain.ParseNode(node); err != nil {
+	c, err := b.mailConsumer(ctx, node, InboxConsumer(node), InboxSubject(node, "*"))
+	if err != nil {
 		return nil, err
-	}
-	sctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
-	s, err := b.mailStream(sctx)
-	if err != nil {
-		return nil, fmt.Errorf("mail stream %s: %w", MailStream, err)
-	}
-	c, err := s.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: InboxConsumer(node), FilterSubject: InboxSubject(node, "*"),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: mailAckWait, MaxAckPending: maxAnswering, DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
-		return nil, fmt.Errorf("node %s's mail consumer: %w", node, err)
 	}
 	ctx, stopAll := context.WithCancel(ctx)
 	wake := make(chan struct{}, 1)
@@ -321,19 +311,9 @@ func (b *Bus) publishReceipt(ctx context.Context, node string, r wire.MailReceip
 // got could not keep now (an error) comes again after mailRetry. A
 // receipt that cannot be read is dropped with a line to logf.
 func (b *Bus) TakeReceipts(ctx context.Context, node string, got func(ctx context.Context, from string, r wire.MailReceipt) error, logf func(string)) (stop func(), err error) {
-	if _, err := domain.ParseNode(node); err != nil {
+	c, err := b.mailConsumer(ctx, node, ReceiptsConsumer(node), ReceiptsSubject(node, "*"))
+	if err != nil {
 		return nil, err
-	}
-	sctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
-	s, err := b.mailStream(sctx)
-	if err != nil {
-		return nil, fmt.Errorf("mail stream %s: %w", MailStream, err)
-	}
-	c, err := s.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: ReceiptsConsumer(node), FilterSubject: ReceiptsSubject(node, "*"),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: mailAckWait, DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
-		return nil, fmt.Errorf("node %s's receipts consumer: %w", node, err)
 	}
 	cc, err := c.Consume(func(m jetstream.Msg) {
 		from, err := untoken(m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:])
@@ -361,4 +341,25 @@ func (b *Bus) TakeReceipts(ctx context.Context, node string, got func(ctx contex
 		return nil, fmt.Errorf("take node %s's receipts: %w", node, err)
 	}
 	return cc.Stop, nil
+}
+
+// mailConsumer is node's durable consumer name of MailStream (made when
+// missing), filtered to filter: explicit acks, mailAckWait, at most
+// maxAnswering unacknowledged at once.
+func (b *Bus) mailConsumer(ctx context.Context, node, name, filter string) (jetstream.Consumer, error) {
+	if _, err := domain.ParseNode(node); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	s, err := b.mailStream(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mail stream %s: %w", MailStream, err)
+	}
+	c, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: mailAckWait, MaxAckPending: maxAnswering, DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		return nil, fmt.Errorf("node %s's consumer %s: %w", node, name, err)
+	}
+	return c, nil
 }

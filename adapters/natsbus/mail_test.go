@@ -127,7 +127,7 @@ func TestMailWaitsForItsNodeAndIsTakenOnce(t *testing.T) {
 
 	x := newBox()
 	stop := takeMail(t, beta, "beta.lan", x)
-	defer stop()
+	defer func() { stop() }() // the last one
 	require.Eventually(t, func() bool { _, n := x.count(); return n == 2 }, 30*time.Second, 10*time.Millisecond)
 	x.mu.Lock()
 	assert.Equal(t, "first", x.orders[0].Query.Text)
@@ -190,7 +190,7 @@ func TestMailAckedOnlyOnceStored(t *testing.T) {
 		return nil
 	}
 	stop := takeMail(t, beta, "beta.lan", x)
-	defer stop()
+	defer func() { stop() }() // the last one
 	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k1", "once")))
 	require.Eventually(t, func() bool { n, _ := x.count(); return n == 2 }, 60*time.Second, 10*time.Millisecond)
 	_, n := x.count()
