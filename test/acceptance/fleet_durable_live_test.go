@@ -10,52 +10,73 @@ package acceptance
 // outbox shows it delivered there. The server is started again after.
 
 import (
+	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/natsbus"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
 
-// killServer kills the cluster's server i (0, 1 or 2) and starts it again,
-// healthy, when the test ends.
-func killServer(t *testing.T, i int) {
+// killServer kills the cluster's server i (0, 1 or 2), once the cluster
+// is healthy with streams (each with a leader and every replica current:
+// what the server held lives on in the other two), and starts it again
+// when the test ends, waiting for the cluster to be healthy again for the
+// next test. A failed test logs the servers' logs.
+func killServer(t *testing.T, i int, streams ...string) {
 	t.Helper()
+	waitHealthy(t, streams...)
 	p := cluster.procs[i]
 	require.NoError(t, syscall.Kill(-p.Process.Pid, syscall.SIGKILL))
 	_ = p.Wait()
 	t.Cleanup(func() {
+		if t.Failed() {
+			for i, l := range cluster.logs {
+				t.Logf("NATS server n%d's log:\n%s", i+1, l.String())
+			}
+		}
 		conf := filepath.Join(cluster.dir, fmt.Sprintf("n%d.conf", i+1))
-		b, err := os.ReadFile(conf)
-		require.NoError(t, err)
-		m := regexp.MustCompile(`(?m)^http: (\S+)$`).FindSubmatch(b)
-		require.NotNil(t, m)
 		cmd := exec.Command(testbin.Build(t, natsServerPkg), "-c", conf)
 		log := &testproc.Buffer{}
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		require.NoError(t, cmd.Start())
 		cluster.procs[i], cluster.logs[i] = cmd, log
-		client := &http.Client{Timeout: 5 * time.Second}
-		eventually(t, 2*time.Minute, "the server started again to be healthy", func() bool {
-			res, err := client.Get("http://" + string(m[1]) + "/healthz")
-			if err != nil {
-				return false
-			}
-			_ = res.Body.Close()
-			return res.StatusCode == http.StatusOK
-		})
+		waitHealthy(t, streams...)
 	})
+}
+
+// replicas is how many servers keep stream name (made by a service
+// meanwhile).
+func replicas(t *testing.T, name string) int {
+	t.Helper()
+	nc, err := nats.Connect(cluster.urls)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	var info *jetstream.StreamInfo
+	eventually(t, 3*time.Minute, "stream "+name, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := js.Stream(ctx, name)
+		if err == nil {
+			info, err = s.Info(ctx)
+		}
+		return err == nil
+	})
+	return info.Config.Replicas
 }
 
 func TestLiveFleetDurableSendArrivesOnceWhileAServerIsDown(t *testing.T) {
@@ -79,8 +100,18 @@ func TestLiveFleetDurableSendArrivesOnceWhileAServerIsDown(t *testing.T) {
 	assert.Equal(t, "stored", got.Outcome)
 	assert.Contains(t, got.Detail, "on the fleet's bus, in node lima's mail")
 
-	killServer(t, 1)
+	// What a node needs from the bus is kept on the three servers, so one
+	// of them may die.
+	presence, mail := "KV_"+natsbus.PresenceBucket, natsbus.MailStream
+	require.Equal(t, 3, replicas(t, presence), "the presence bucket's replicas")
+	require.Equal(t, 3, replicas(t, mail), "the mail stream's replicas")
+	killServer(t, 1, presence, mail)
 	log := lima.startServeWith(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("lima's service's log:\n%s", log)
+		}
+	})
 	// The servers left elect new leaders for what the killed one led:
 	// lima joins, and takes its mail, once they answer.
 	eventually(t, 3*time.Minute, "lima's service to deliver the message", func() bool { return len(lima.listener.Frames()) > 0 })
