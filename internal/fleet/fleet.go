@@ -150,19 +150,20 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiri
 			defer p.OnBus(nil)
 		}
 		if p.Mail != nil {
-			stop, err := bus.TakeMail(life, p.Node, p.Mail, mailPoll, func(line string) { logf("%s", wire.Safe(line)) })
-			if err != nil {
-				logf("durable mail from other nodes is not taken (it waits on the bus): %s", wire.Safe(err.Error()))
-			} else {
-				defer stop()
-				logf("node %s takes its durable mail from %s (%s)", p.Node, natsbus.MailStream, natsbus.InboxSubject(p.Node, "*"))
-			}
-			stop, err = bus.TakeReceipts(life, p.Node, p.Mail.Receipt, func(line string) { logf("%s", wire.Safe(line)) })
-			if err != nil {
-				logf("receipts of durable mail to other nodes are not read (they wait on the bus): %s", wire.Safe(err.Error()))
-			} else {
-				defer stop()
-			}
+			wg.Go(func() {
+				keepTaking(life, "durable mail from other nodes is not taken yet (it waits on the bus)", func() (func(), error) {
+					stop, err := bus.TakeMail(life, p.Node, p.Mail, mailPoll, func(line string) { logf("%s", wire.Safe(line)) })
+					if err == nil {
+						logf("node %s takes its durable mail from %s (%s)", p.Node, natsbus.MailStream, natsbus.InboxSubject(p.Node, "*"))
+					}
+					return stop, err
+				}, logf)
+			})
+			wg.Go(func() {
+				keepTaking(life, "receipts of durable mail to other nodes are not read yet (they wait on the bus)", func() (func(), error) {
+					return bus.TakeReceipts(life, p.Node, p.Mail.Receipt, func(line string) { logf("%s", wire.Safe(line)) })
+				}, logf)
+			})
 		}
 		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
 			logf("%s", wire.Safe(line))
@@ -180,6 +181,33 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiri
 	post = func(ctx context.Context, to string, o wire.SendOrder) error { return bus.PostMail(ctx, to, p.Node, o) }
 	return wg.Wait, post, nil
 }
+
+// keepTaking starts a reader of this node's mail or receipts with take
+// and stops it when life ends. Until take starts (the bus away, the mail
+// stream's or JetStream's leader being elected after a server died), it
+// is asked again after a wait doubled from a second to at most
+// mailRetryMax, each failure a line to logf headed why.
+func keepTaking(life context.Context, why string, take func() (stop func(), err error), logf func(string, ...any)) {
+	wait := time.Second
+	for {
+		stop, err := take()
+		if err == nil {
+			<-life.Done()
+			stop()
+			return
+		}
+		logf("%s: %s; trying again in %s", why, wire.Safe(err.Error()), wait)
+		select {
+		case <-life.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, mailRetryMax)
+	}
+}
+
+// mailRetryMax bounds the wait between two tries to read this node's mail.
+const mailRetryMax = 30 * time.Second
 
 // keepFleet keeps view, every node's presence from one watch of the
 // whole bucket, until life ends, watching again a second after a watch
