@@ -111,6 +111,8 @@ type OutboxFilter struct {
 	States []domain.OutboxState
 	// Target matches Address exactly or SessionID exactly.
 	Target string
+	// Key matches Key exactly ("": any).
+	Key string
 	// Limit is the most messages returned (0: no limit), newest first.
 	Limit int
 	// Before keeps the messages older than message Before: those whose

@@ -28,7 +28,13 @@ import (
 //     subject is the one the servers let make it, so its trust policy's
 //     entrance node:<node> names a machine, not a claim;
 //   - answer the requests it took (allow_responses: once, to the reply
-//     subject of each).
+//     subject of each);
+//   - put durable mail in any node's inbox and receipts for any node, as
+//     itself only (peerctl.v1.inbox.*.<node>, peerctl.v1.receipts.*.<node>),
+//     and read only its own inbox and its own receipts: the mail stream's
+//     two consumers of its name, created with its own filter only, and
+//     their next-message and ack subjects (mailPermissions); no stream
+//     message get, purge or delete.
 //
 // ServerConfig writes that as a nats-server configuration (an
 // authorization block of users, in the global account, JetStream on);
@@ -117,6 +123,7 @@ func Permissions(node string) (publish, subscribe []string) {
 		"$JS.API.CONSUMER.DELETE." + stream + ".>",
 		"$JS.FC." + stream + ".>",
 	}
+	publish = append(publish, mailPermissions(node)...)
 	subscribe = []string{RequestSubject(node, "*"), InboxPrefix(node) + ".>"}
 	return publish, subscribe
 }
@@ -161,4 +168,20 @@ func quoted(subjects []string) string {
 		q[i] = `"` + s + `"`
 	}
 	return strings.Join(q, ", ")
+}
+
+// mailPermissions are the JetStream subjects node publishes to for its
+// durable mail (mail.go): its own mail and receipts out, the mail stream
+// made when missing, and its two consumers, each with its own filter in
+// the create subject (the servers check that the filter is the
+// consumer's), read and acknowledged.
+func mailPermissions(node string) []string {
+	api := "$JS.API."
+	out := []string{InboxSubject("*", node), ReceiptsSubject("*", node),
+		api + "STREAM.INFO." + MailStream, api + "STREAM.CREATE." + MailStream}
+	for _, c := range []struct{ name, filter string }{{InboxConsumer(node), InboxSubject(node, "*")}, {ReceiptsConsumer(node), ReceiptsSubject(node, "*")}} {
+		out = append(out, api+"CONSUMER.CREATE."+MailStream+"."+c.name+"."+c.filter, api+"CONSUMER.INFO."+MailStream+"."+c.name,
+			api+"CONSUMER.MSG.NEXT."+MailStream+"."+c.name, "$JS.ACK."+MailStream+"."+c.name+".>")
+	}
+	return out
 }

@@ -558,6 +558,10 @@ func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxM
 		q += ` AND (address = ? OR session_id = ?)`
 		args = append(args, f.Target, f.Target)
 	}
+	if f.Key != "" {
+		q += ` AND key = ?`
+		args = append(args, f.Key)
+	}
 	if f.Before > 0 {
 		q += ` AND id < ?`
 		args = append(args, f.Before)

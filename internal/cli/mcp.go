@@ -276,9 +276,6 @@ func (m *mcpTools) send(ctx context.Context, in mcptools.SendArgs) (wire.Receipt
 		return wire.Receipt{}, fmt.Errorf("await_reply_seconds needs a transport a reply comes back on (each harness's default does): a %s send carries no address of peerctl's to answer to", in.Transport)
 	}
 	if in.DurableSeconds != 0 || in.Key != "" {
-		if isNode(dest) {
-			return wire.Receipt{}, errors.New("durable_seconds and key: durable sends to a node of the fleet's bus (nats:NODE) are not built yet; send without them")
-		}
 		return m.sendDurable(ctx, dest, address, in)
 	}
 	if _, err := domain.NewMessage(in.Text); err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -103,9 +102,6 @@ func newSendCmd(f *factory) *cobra.Command {
 			)
 			if opts.dest, address, err = oneHost(hosts, args[0]); err != nil {
 				return err
-			}
-			if isNode(opts.dest) && opts.durable.on() {
-				return usageError{errors.New("--durable to a node of the fleet's bus (nats:NODE) is not built yet (docs/FLEET.md): send without --durable, or durably over ssh (--host DEST)")}
 			}
 			if isNode(opts.dest) && f.bus == nil {
 				// Before the text is read: peerctl-mcp reads it from stdin

@@ -30,6 +30,10 @@ func settingsOf(s wiring.BusSettings) natsbus.Settings {
 	return natsbus.Settings{URLs: s.URLs, Creds: s.Creds, Name: s.Name, Node: s.Node, Timeout: s.Timeout}
 }
 
+// mailPoll is how often a service looks for changes of the messages it
+// took from the bus, to publish their receipts (and at once after a take).
+const mailPoll = time.Second
+
 // Bus is the fleet's bus over NATS; the zero value is ready.
 type Bus struct{}
 
@@ -79,14 +83,15 @@ func (Bus) Watch(ctx context.Context, settings wiring.BusSettings, events func(w
 // Join joins the bus as p.Node, under its name (refused when another
 // live service holds it), and keeps its presence until life ends
 // (app.Present), answering other nodes' requests meanwhile (p.Answer:
-// natsbus.Bus.Answer); wait waits for it to have left. A bus that does
+// natsbus.Bus.Answer) and taking their durable mail into its outbox,
+// receipts published back (p.Mail: natsbus.Bus.TakeMail); wait waits for it to have left. A bus that does
 // not answer yet is joined when it answers.
-func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error) {
+func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiring.PostMail, err error) {
 	settings := settingsOf(p.Settings)
 	settings.Name, settings.Node = "peerctl serve "+p.Node, p.Node
 	bus, err := natsbus.Connect(settings, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	host, _ := os.Hostname()
 	me := natsbus.Member{Node: p.Node, Owner: owner(host, p.StateDir), Host: host, PID: os.Getpid(), Version: p.Version}
@@ -98,7 +103,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 	if bus.Connected() {
 		if pr, err = bus.Join(life, me); errors.Is(err, natsbus.ErrNodeTaken) || errors.Is(err, domain.ErrBadNode) {
 			bus.Close()
-			return nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
+			return nil, nil, fmt.Errorf("join the fleet as node %s: %w", p.Node, err)
 		}
 	}
 	if pr == nil {
@@ -144,6 +149,22 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 			p.OnBus(bus.Carrier(p.Node))
 			defer p.OnBus(nil)
 		}
+		if p.Mail != nil {
+			wg.Go(func() {
+				keepTaking(life, "durable mail from other nodes is not taken yet (it waits on the bus)", func() (func(), error) {
+					stop, err := bus.TakeMail(life, p.Node, p.Mail, mailPoll, func(line string) { logf("%s", wire.Safe(line)) })
+					if err == nil {
+						logf("node %s takes its durable mail from %s (%s)", p.Node, natsbus.MailStream, natsbus.InboxSubject(p.Node, "*"))
+					}
+					return stop, err
+				}, logf)
+			})
+			wg.Go(func() {
+				keepTaking(life, "receipts of durable mail to other nodes are not read yet (they wait on the bus)", func() (func(), error) {
+					return bus.TakeReceipts(life, p.Node, p.Mail.Receipt, func(line string) { logf("%s", wire.Safe(line)) })
+				}, logf)
+			})
+		}
 		err := app.Present(life, p.Local, pr, natsbus.Refresh, func(err error) bool { return errors.Is(err, natsbus.ErrNodeTaken) }, func(line string) {
 			logf("%s", wire.Safe(line))
 		})
@@ -157,8 +178,36 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), err error
 			logf("leaving the fleet: %s (the node drops out %s after its last refresh)", wire.Safe(err.Error()), natsbus.TTL)
 		}
 	})
-	return wg.Wait, nil
+	post = func(ctx context.Context, to string, o wire.SendOrder) error { return bus.PostMail(ctx, to, p.Node, o) }
+	return wg.Wait, post, nil
 }
+
+// keepTaking starts a reader of this node's mail or receipts with take
+// and stops it when life ends. Until take starts (the bus away, the mail
+// stream's or JetStream's leader being elected after a server died), it
+// is asked again after a wait doubled from a second to at most
+// mailRetryMax, each failure a line to logf headed why.
+func keepTaking(life context.Context, why string, take func() (stop func(), err error), logf func(string, ...any)) {
+	wait := time.Second
+	for {
+		stop, err := take()
+		if err == nil {
+			<-life.Done()
+			stop()
+			return
+		}
+		logf("%s: %s; trying again in %s", why, wire.Safe(err.Error()), wait)
+		select {
+		case <-life.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, mailRetryMax)
+	}
+}
+
+// mailRetryMax bounds the wait between two tries to read this node's mail.
+const mailRetryMax = 30 * time.Second
 
 // keepFleet keeps view, every node's presence from one watch of the
 // whole bucket, until life ends, watching again a second after a watch

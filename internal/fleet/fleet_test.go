@@ -24,7 +24,7 @@ func TestJoinLogsTheServersWithoutTheirPassword(t *testing.T) {
 		fmt.Fprintf(&log, format+"\n", args...)
 	}
 	life, cancel := context.WithCancel(t.Context())
-	wait, err := Bus{}.Join(life, wiring.Presence{Settings: wiring.BusSettings{URLs: "nats://user:hunter2@127.0.0.1:1"}, Node: "n1", StateDir: t.TempDir(), Logf: logf})
+	wait, _, err := Bus{}.Join(life, wiring.Presence{Settings: wiring.BusSettings{URLs: "nats://user:hunter2@127.0.0.1:1"}, Node: "n1", StateDir: t.TempDir(), Logf: logf})
 	require.NoError(t, err)
 	cancel()
 	wait()

@@ -33,7 +33,7 @@ func join(t *testing.T, url, node, stateDir, place string) error {
 	placeOf = func(string) string { return place }
 	t.Cleanup(func() { placeOf = func(d string) string { return bootID() + "\x00" + folderID(d) } })
 	life, cancel := context.WithCancel(context.Background())
-	wait, err := Bus{}.Join(life, wiring.Presence{Settings: wiring.BusSettings{URLs: url}, Node: node, StateDir: stateDir, Version: "v0.test",
+	wait, _, err := Bus{}.Join(life, wiring.Presence{Settings: wiring.BusSettings{URLs: url}, Node: node, StateDir: stateDir, Version: "v0.test",
 		Local: quietNode{}, Logf: t.Logf})
 	if err != nil {
 		cancel()

@@ -259,6 +259,9 @@ type way struct {
 // Every attempt decides the trust policy again, with the rules of its
 // time (approved: a person approved the message, so a hold passes).
 func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, approved bool, notes *[]string) (way, error) {
+	if node, ok := dest.Node(); ok {
+		return s.busWay(o, dest, node)
+	}
 	from := sendingOf(o, approved)
 	if dest.IsLocal() {
 		svc, release, warns, err := s.service(o.Settings, o.Query, from)
@@ -389,6 +392,9 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		return noted(failed(err))
 	}
 	defer w.release()
+	if _, node := dest.Node(); node && o.Key == "" {
+		o.Key = autoKey() // the node keeps one message per sender and key
+	}
 	body, err := storedOrder(o)
 	if err != nil {
 		return noted(failed(err))

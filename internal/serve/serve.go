@@ -84,8 +84,11 @@ type Options struct {
 	// node name another live service holds); the wait it returns waits,
 	// once life has ended, for the node to have left the bus.
 	// keep is the service's hold use case (Server.Keep), for the sends
-	// of other nodes its trust policy holds.
-	Join func(life context.Context, keep Keeper) (wait func(), err error)
+	// of other nodes its trust policy holds; mail is the service's outbox
+	// for other nodes' durable sends (nil when the outbox cannot be used:
+	// their mail waits on the bus); post puts a durable send in another
+	// node's mail (nil: no bus).
+	Join func(life context.Context, keep Keeper, mail wiring.Mailbox) (wait func(), post wiring.PostMail, err error)
 	// Fleet is the live view of every node's presence that Join keeps
 	// (nil: no bus): the "fleet" request and the dashboard's fleet.
 	Fleet *wiring.FleetView
@@ -128,6 +131,9 @@ type Server struct {
 	carried   []wire.OutboxMessage
 	sentPath  string
 	sentLines int
+	// post puts a durable send in another node's mail on the fleet's
+	// bus (nil: the service is not on one).
+	post wiring.PostMail
 	// started is when the service began (status).
 	started time.Time
 	// stop ends the service, the cause saying why (logged); ended holds
@@ -196,10 +202,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer s.closeWarm()
 	if o.Join != nil {
-		left, err := o.Join(life, s.Keep)
+		var mail wiring.Mailbox
+		if s.ob != nil {
+			mail = s
+		}
+		left, post, err := o.Join(life, s.Keep, mail)
 		if err != nil {
 			return err
 		}
+		s.post = post
 		defer func() {
 			stop(nil) // the node leaves when the service's life ends
 			left()
@@ -296,6 +307,10 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 	case "send":
 		if req.Send == nil {
 			return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: []byte("a send request without its send")}
+		}
+		if strings.HasPrefix(req.Send.Key, MailKeyPrefix) {
+			return Answer{Done: true, Code: wire.ExitUsage, Usage: true,
+				Error: fmt.Appendf(nil, "--key: a key beginning %q is another node's (durable sends across machines): give another", MailKeyPrefix)}
 		}
 		return s.send(ctx, *req.Send, stored)
 	case "bus":

@@ -169,9 +169,10 @@ type Bus interface {
 	// Join joins the bus as p.Node, under its name (refused when another
 	// live service holds it), and keeps its presence until life ends
 	// (app.Present), answering other nodes' requests meanwhile
-	// (p.Answer); wait waits for it to have left. A bus that does not
-	// answer yet is joined when it answers.
-	Join(life context.Context, p Presence) (wait func(), err error)
+	// (p.Answer) and taking their durable mail (p.Mail); wait waits for
+	// it to have left; post puts a durable send in another node's mail
+	// (PostMail). A bus that does not answer yet is joined when it answers.
+	Join(life context.Context, p Presence) (wait func(), post PostMail, err error)
 	// Node is the node of the bus dest names (nats:NODE), reached with
 	// settings (settings.Node: this machine's name, the sender), each call
 	// bounded by timeout. A bad settings.Node or dest is an error.
@@ -209,6 +210,9 @@ type Presence struct {
 	// on the bus and answers requests (it carries this machine's commands'
 	// requests as from the node: serve's "bus" op), and nil when it leaves.
 	OnBus func(busnode.Carrier)
+	// Mail is the service's outbox for other nodes' durable sends (nil:
+	// the service takes none; they wait on the bus).
+	Mail Mailbox
 	// Logf hears what the presence does, a line at a time.
 	Logf func(format string, args ...any)
 	// View, when set, is given the service's live view of every node's
@@ -244,3 +248,25 @@ func (v *FleetView) Listing() (l wire.Listing, ok bool) {
 	}
 	return (*get)()
 }
+
+// Mailbox is a service's outbox as other nodes' durable sends reach it
+// over the bus (internal/serve's Server; docs/FLEET.md, "Durable sends").
+type Mailbox interface {
+	// Take keeps o, node sender's durable send, in the outbox, once per
+	// sender and key, decided by the trust policy as from node:SENDER: nil
+	// once stored (or before: the same key); a *domain.Refusal when it
+	// never will be; another error when it could not be stored now.
+	Take(ctx context.Context, sender string, o wire.SendOrder) error
+	// MailChanges are the receipts of the messages taken from the bus
+	// that changed after outbox change number after, and the number to
+	// ask after next.
+	MailChanges(ctx context.Context, after int64) (receipts []wire.MailReceipt, next int64, err error)
+	// Receipt records r, node from's receipt of a message this service
+	// put in its mail; an error when it could not be recorded now (it is
+	// read again later).
+	Receipt(ctx context.Context, from string, r wire.MailReceipt) error
+}
+
+// PostMail puts o, a durable send with its key, in node to's mail on the
+// fleet's bus, and returns once the servers stored it.
+type PostMail func(ctx context.Context, to string, o wire.SendOrder) error

@@ -15,6 +15,8 @@ package acceptance
 // everything (no_auth_user), as the tests that use no credentials need.
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,6 +28,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/natsbus"
 	"github.com/peerctl/peerctl/test/testbin"
@@ -67,6 +73,7 @@ type natsCluster struct {
 	urls  string
 	procs []*exec.Cmd
 	logs  []*testproc.Buffer
+	mons  []string // each server's monitoring address (host:port)
 	dir   string
 	err   error
 }
@@ -124,6 +131,7 @@ func (c *natsCluster) start(t testing.TB) error {
 	for i := range 3 {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3*i+2]))
 		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[3*i]))
+		c.mons = append(c.mons, fmt.Sprintf("127.0.0.1:%d", ports[3*i+1]))
 	}
 	c.urls = strings.Join(urls, ",")
 	auth, err := fleetAuth()
@@ -183,5 +191,80 @@ func (c *natsCluster) stop() {
 	c.procs = nil
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
+	}
+}
+
+// healthy says whether every server's /healthz is ok (its JetStream meta
+// leader known, every stream and consumer it holds current) and every one
+// of streams that exists has a leader and all its replicas current and
+// online; why not when not.
+func (c *natsCluster) healthy(js jetstream.JetStream, streams ...string) (bool, string) {
+	client := &http.Client{Timeout: 5 * time.Second}
+	for i, mon := range c.mons {
+		res, err := client.Get("http://" + mon + "/healthz")
+		if err != nil {
+			return false, fmt.Sprintf("server n%d: %v", i+1, err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return false, fmt.Sprintf("server n%d: /healthz %s", i+1, res.Status)
+		}
+	}
+	for _, name := range streams {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s, err := js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			cancel()
+			continue
+		}
+		var info *jetstream.StreamInfo
+		if err == nil {
+			info, err = s.Info(ctx)
+		}
+		cancel()
+		if err != nil {
+			return false, fmt.Sprintf("stream %s: %v", name, err)
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			return false, fmt.Sprintf("stream %s: no leader", name)
+		}
+		if len(info.Cluster.Replicas)+1 != info.Config.Replicas {
+			return false, fmt.Sprintf("stream %s: %d of its %d replicas", name, len(info.Cluster.Replicas)+1, info.Config.Replicas)
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current || r.Offline {
+				return false, fmt.Sprintf("stream %s: replica %s not current", name, r.Name)
+			}
+		}
+	}
+	return true, ""
+}
+
+// waitHealthy waits, within a generous bound, for the shared cluster to
+// be healthy (natsCluster.healthy) with streams; a test that kills a
+// server asks it before (so what the server held has its other replicas)
+// and after starting it again (so the next test finds the cluster whole).
+// On failure it logs the servers' logs.
+func waitHealthy(t testing.TB, streams ...string) {
+	t.Helper()
+	nc, err := nats.Connect(cluster.urls, nats.MaxReconnects(-1))
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	var why string
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var ok bool
+		if ok, why = cluster.healthy(js, streams...); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			for i, l := range cluster.logs {
+				t.Logf("NATS server n%d's log:\n%s", i+1, l.String())
+			}
+			require.FailNow(t, "the NATS cluster not healthy within 3 min: "+why)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

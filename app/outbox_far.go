@@ -1,0 +1,132 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
+)
+
+// Durable messages for a node of the fleet's bus (docs/FLEET.md,
+// "Durable sends"): the outbox hands the message to the bus, into the
+// node's own mail (Forward), where it waits for the node's service, even
+// while this machine is off; that service keeps it in its own outbox,
+// delivers it, and its receipts bring the message's states there back
+// here (Heard).
+
+// BusTransport is the transport of a message handed to the fleet's bus
+// and not yet delivered there: it is not posted again.
+const BusTransport = "bus"
+
+// PostFunc puts a message in a node's mail on the bus, kept there ttl
+// at most; nil once the bus has stored it.
+type PostFunc func(ctx context.Context, ttl time.Duration) error
+
+// Forward tries stored message m, for node where ("nats:NODE"), once:
+// past its TTL it is expired (with the node's last word, when it has
+// been posted); not posted yet, post puts it in the node's mail: then it
+// stays stored, its transport BusTransport and its reason saying where it
+// waits, due again at its expiry only (its states come by Heard); a post
+// that fails stores it again after domain.Backoff, as a host that did not
+// answer does. It returns the message as it now stands, or the store's
+// error.
+func (o *Outbox) Forward(ctx context.Context, m ports.OutboxMessage, where string, post PostFunc) (ports.OutboxMessage, error) {
+	if gone, err := o.expire(ctx, &m); gone || err != nil {
+		return m, err
+	}
+	now := o.now()
+	if m.Transport == BusTransport {
+		return o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, At: now,
+			NextAt: m.Expires, Reason: m.Reason})
+	}
+	if err := post(ctx, m.Expires.Sub(now)); err != nil {
+		next := now.Add(domain.Backoff(m.Tries+1, MaxBackoff))
+		if next.After(m.Expires) {
+			next = m.Expires
+		}
+		return o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, At: now,
+			NextAt: next, Tried: true, Reason: fmt.Sprintf("%s: the fleet's bus did not take it (%v); tried again", where, err)})
+	}
+	return o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, At: now,
+		NextAt: m.Expires, Tried: true, Transport: BusTransport,
+		Reason: fmt.Sprintf("on the fleet's bus, in node %s's mail: its service takes it when it runs", nodeOf(where))})
+}
+
+// nodeOf is where's node ("nats:NODE" gives NODE).
+func nodeOf(where string) string {
+	if d, err := domain.ParseDest(where); err == nil {
+		if n, ok := d.Node(); ok {
+			return n
+		}
+	}
+	return where
+}
+
+// FarEvent is one change of a message in another node's outbox.
+type FarEvent struct {
+	At     time.Time
+	State  domain.OutboxState
+	Reason string
+}
+
+// FarState is where a message stands in the outbox of the node that took
+// it: its id there, its history (oldest first) and the harness's receipt
+// once handed over.
+type FarState struct {
+	ID                                 int64
+	History                            []FarEvent
+	Outcome, Transport, MsgID, Session string
+}
+
+// Heard records far, the state of message m (history hist) in the outbox
+// of node where, as m's own: each change there not yet recorded here is
+// added to m's history in order, its reason headed "on WHERE (message
+// ID there): ", its state m's — delivered, taken_up, replied, held,
+// refused, expired, cancelled, denied and outcome_unknown as they are;
+// stored and awaiting approval there keep m stored here (due at its
+// expiry only: it is not posted again), an attempt under way there
+// (delivering) is not recorded. A change never takes m back to stored
+// once it has moved on. The last handed change sets m's receipt words.
+func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.OutboxEvent, where string, far FarState) (ports.OutboxMessage, error) {
+	seen := map[string]bool{}
+	for _, h := range hist {
+		seen[h.State.String()+"\x00"+h.Reason] = true
+	}
+	head := fmt.Sprintf("on %s (message %d there): ", where, far.ID)
+	if far.ID == 0 {
+		head = fmt.Sprintf("on %s: ", where)
+	}
+	for _, e := range far.History {
+		state := e.State
+		switch state {
+		case domain.OutboxDelivering:
+			continue
+		case domain.OutboxStored, domain.OutboxAwaitingApproval:
+			state = domain.OutboxStored
+		}
+		why := e.Reason
+		if why == "" {
+			why = e.State.String()
+		}
+		why = head + why
+		if seen[state.String()+"\x00"+why] || state == domain.OutboxStored && m.State != domain.OutboxStored {
+			continue
+		}
+		c := ports.OutboxChange{State: state, Reason: why, At: e.At}
+		if state == domain.OutboxStored {
+			c.NextAt = m.Expires
+		}
+		if state.Handed() {
+			c.Outcome, c.Transport, c.MsgID, c.SessionID = far.Outcome, far.Transport, far.MsgID, far.Session
+		}
+		got, err := o.store.Move(recording(ctx), m.ID, domain.OutboxStates(), c)
+		if err != nil {
+			return m, err
+		}
+		m = got
+		seen[state.String()+"\x00"+why] = true
+	}
+	return m, nil
+}

@@ -1,0 +1,195 @@
+//go:build unix
+
+package acceptance
+
+// Durable mail across machines on the built binary, hermetic (an embedded
+// NATS server, test/natstest): node alpha (this test, by adapters/natsbus
+// as its service would) puts a durable send in node beta's mail while
+// beta's service is down; beta's service, started, stops (SIGKILL) between
+// storing it and acknowledging it; started again, it delivers it to its
+// fake Claude Code session once, the redelivered mail found stored by its
+// key; the same key again is the same message; alpha reads the receipts
+// (stored, then delivered).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/natsbus"
+	"github.com/peerctl/peerctl/ports/wire"
+	"github.com/peerctl/peerctl/test/natstest"
+	"github.com/peerctl/peerctl/test/testbin"
+	"github.com/peerctl/peerctl/test/testproc"
+)
+
+// mailReceipts are the receipts a node read, as "FROM KEY STATE: HISTORY'S STATES".
+type mailReceipts struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *mailReceipts) take(_ context.Context, from string, m wire.MailReceipt) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var chain []string
+	for _, e := range m.History {
+		chain = append(chain, e.State)
+	}
+	r.got = append(r.got, fmt.Sprintf("%s %s %s: %s", from, m.Key, m.State, strings.Join(chain, " ")))
+	return nil
+}
+
+func (r *mailReceipts) saw(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.got, s)
+}
+
+// mailDrained reports whether node's mail consumer has nothing pending or
+// unacknowledged.
+func mailDrained(js jetstream.JetStream, node string) bool {
+	c, err := js.Consumer(context.Background(), natsbus.MailStream, natsbus.InboxConsumer(node))
+	if err != nil {
+		return false
+	}
+	info, err := c.Info(context.Background())
+	return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+}
+
+func TestFleetDurableMailIsDeliveredOnceByItsNode(t *testing.T) {
+	peerctlWithMCP(t)
+	faulty := testbin.BuildTagged(t, testbin.PeerctlMCP, "peerctlfault")
+	url := natstest.Start(t)
+	ctx := context.Background()
+	beta := newServeWorld(t)
+	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+
+	alpha, err := natsbus.Connect(natsbus.Settings{URLs: url, Node: "alpha", Name: "alpha"}, false)
+	require.NoError(t, err)
+	t.Cleanup(alpha.Close)
+	nc, err := nats.Connect(url)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	var receipts mailReceipts
+	stopR, err := alpha.TakeReceipts(ctx, "alpha", receipts.take, func(l string) { t.Log(l) })
+	require.NoError(t, err)
+	defer stopR()
+
+	// beta's service is down: the mail waits on the bus.
+	order := wire.SendOrder{Query: wire.SendQuery{Address: "inbox", Text: "rebase on main", ConfirmTimeout: 300 * time.Millisecond},
+		Durable: time.Hour, Key: "pr-7"}
+	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order))
+
+	// Started, it stores the message and is killed before its ack.
+	srv := exec.Command(faulty, "serve")
+	srv.Env = append(beta.env(t), "PEERCTL_FAULT=stored")
+	log := &testproc.Buffer{}
+	srv.Stderr = log
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() })
+	eventually(t, 2*time.Minute, "beta's service to store the mail", func() bool { return strings.Contains(log.String(), "fault point stored reached") })
+	_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
+	_ = srv.Wait()
+	kept := beta.outbox(t)
+	require.Len(t, kept, 1, "%s", log)
+	assert.Equal(t, "nats:alpha:pr-7", kept[0].Key)
+	assert.Equal(t, "stored", kept[0].State)
+	assert.Empty(t, beta.listener.Frames(), "nothing delivered yet")
+
+	// Started again: delivered once; the mail, given again after its ack
+	// wait, is found stored by its key and acknowledged.
+	log = beta.startServeWith(t)
+	eventually(t, 2*time.Minute, "beta's service to deliver it", func() bool { return len(beta.listener.Frames()) > 0 })
+	frames := beta.listener.Frames()
+	require.Len(t, frames, 1)
+	assert.Contains(t, string(frames[0]), "rebase on main")
+	eventually(t, 3*time.Minute, "the redelivered mail to be acknowledged", func() bool { return mailDrained(js, "beta") })
+	assert.Contains(t, log.String(), "node beta takes its durable mail")
+
+	// The same key again (past the stream's own de-duplication: no
+	// Nats-Msg-Id) is the same message.
+	again, err := json.Marshal(wire.Mail{V: wire.MailVersion, Order: order})
+	require.NoError(t, err)
+	_, err = js.Publish(ctx, natsbus.InboxSubject("beta", "alpha"), again)
+	require.NoError(t, err)
+	eventually(t, 2*time.Minute, "the repeat to be acknowledged", func() bool { return mailDrained(js, "beta") })
+	kept = beta.outbox(t)
+	require.Len(t, kept, 1)
+	eventually(t, time.Minute, "the message to be delivered", func() bool { return beta.show(t, kept[0].ID).State == "delivered" })
+	assert.Len(t, beta.listener.Frames(), 1, "never twice")
+
+	// alpha heard the chain.
+	eventually(t, time.Minute, "alpha to read the receipts", func() bool {
+		return receipts.saw("beta pr-7 delivered: stored delivering delivered")
+	})
+}
+
+// A durable send to a node whose service is down: `send --durable --key K
+// --host nats:beta` on alpha is stored, on the bus, by alpha's service
+// (started on demand, joined to the bus); beta's service, started, delivers
+// it once; alpha's outbox shows the far chain (stored there, delivered),
+// and the same key again is the same message.
+func TestFleetDurableSendWaitsForItsNodeAndShowsItsChain(t *testing.T) {
+	peerctlWithMCP(t)
+	url := natstest.Start(t)
+	beta := newServeWorld(t)
+	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	alpha := newServeWorld(t)
+	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
+
+	send := func() durableReceipt {
+		r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", "pr-9", "--host", "nats:beta", "inbox", "the schema changed")
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		return decodeReceipt(t, r)
+	}
+	got := send()
+	assert.True(t, got.OK)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Equal(t, "stored", got.Outbox.State)
+	assert.Contains(t, got.Detail, "on the fleet's bus, in node beta's mail")
+	id := got.Outbox.ID
+	require.NotZero(t, alpha.servePID(t), "the durable send started alpha's service")
+	assert.Empty(t, beta.listener.Frames(), "beta's service is down")
+
+	beta.startServe(t)
+	eventually(t, 2*time.Minute, "beta's service to deliver it", func() bool { return len(beta.listener.Frames()) > 0 })
+	frames := beta.listener.Frames()
+	require.Len(t, frames, 1)
+	assert.Contains(t, string(frames[0]), "the schema changed")
+
+	eventually(t, 2*time.Minute, "alpha's outbox to show the far delivery", func() bool { return alpha.show(t, id).State == "delivered" })
+	shown := alpha.show(t, id)
+	assert.Equal(t, "nats:beta", shown.Host)
+	var chain []string
+	for _, h := range shown.History {
+		chain = append(chain, h.State)
+	}
+	assert.Equal(t, []string{"stored", "stored", "stored", "delivered"}, chain, "%+v", shown.History)
+	assert.Contains(t, shown.History[len(shown.History)-1].Reason, "on nats:beta (message 1 there): ")
+
+	dup := send()
+	assert.Equal(t, id, dup.Outbox.ID)
+	assert.True(t, dup.Outbox.Duplicate)
+	assert.Len(t, beta.listener.Frames(), 1, "never twice")
+	assert.Len(t, beta.outbox(t), 1)
+}
