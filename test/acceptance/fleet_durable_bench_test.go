@@ -3,6 +3,7 @@
 package acceptance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/peerctl/peerctl/adapters/natsbus"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/natstest"
 	"github.com/peerctl/peerctl/test/socktest"
 	"github.com/peerctl/peerctl/test/testproc"
@@ -51,9 +54,17 @@ type durableFleet struct {
 	alpha   serveWorld
 	nodes   []*durableNode
 	js      jetstream.JetStream
+	// post, when set, is node alpha's connection to the bus: send puts
+	// each message in the node's mail with it, as alpha's service would
+	// (no command, no service on alpha), and receipts are what it read.
+	post     *natsbus.Bus
+	receipts *mailReceipts
 }
 
-func newDurableFleet(b *testing.B, nodes, sessions int) *durableFleet {
+// newDurableFleet starts the machines; with direct, alpha's sends are
+// put on the bus by this process as node alpha (f.post) instead of by
+// commands carried by alpha's service.
+func newDurableFleet(b *testing.B, nodes, sessions int, direct bool) *durableFleet {
 	f := &durableFleet{b: b, peerctl: peerctlWithMCP(b), url: natstest.Start(b)}
 	nc, err := nats.Connect(f.url)
 	if err != nil {
@@ -76,6 +87,19 @@ func newDurableFleet(b *testing.B, nodes, sessions int) *durableFleet {
 		f.run(n.env(b), "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
 		f.nodes = append(f.nodes, n)
 	}
+	if direct {
+		if f.post, err = natsbus.Connect(natsbus.Settings{URLs: f.url, Node: "alpha", Name: "alpha"}, false); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(f.post.Close)
+		f.receipts = &mailReceipts{}
+		stop, err := f.post.TakeReceipts(context.Background(), "alpha", f.receipts.take, func(l string) { b.Log(l) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(stop)
+		return f
+	}
 	f.alpha = newServeWorldB(b)
 	f.alpha.more = []string{"PEERCTL_NATS=" + f.url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + b.TempDir()}
 	f.alpha.startServe(b)
@@ -95,7 +119,10 @@ func (f *durableFleet) run(env []string, args ...string) []byte {
 // node's sessions), `senders` commands at a time. Each is stored (on the
 // bus, in the node's mail) when it returns.
 func (f *durableFleet) send(to []*durableNode, from, count, senders int) {
-	env := f.alpha.env(f.b)
+	var env []string
+	if f.post == nil {
+		env = f.alpha.env(f.b)
+	}
 	var wg sync.WaitGroup
 	work := make(chan int)
 	errs := make(chan error, senders)
@@ -104,13 +131,22 @@ func (f *durableFleet) send(to []*durableNode, from, count, senders int) {
 			for i := range work {
 				n := to[i%len(to)]
 				session := fmt.Sprintf("inbox-%d", i/len(to)%len(n.inboxes))
-				out, err := command(env, f.peerctl, "send", "--json", "--no-confirm", "--durable", "--key", fmt.Sprintf("bench-%d", i),
-					"--host", "nats:"+n.name, session, fmt.Sprintf("the API changed, rebase on main (bench-msg-%d)", i)).Output()
+				key, text := fmt.Sprintf("bench-%d", i), fmt.Sprintf("the API changed, rebase on main (bench-msg-%d)", i)
+				var err error
+				if f.post != nil {
+					err = f.post.PostMail(context.Background(), n.name, "alpha", wire.SendOrder{
+						Query: wire.SendQuery{Address: session, Text: text, NoConfirm: true}, Durable: time.Hour, Key: key})
+				}
+				var out []byte
+				if f.post == nil {
+					out, err = command(env, f.peerctl, "send", "--json", "--no-confirm", "--durable", "--key", key,
+						"--host", "nats:"+n.name, session, text).Output()
+				}
 				var r durableReceipt
-				if err == nil {
+				if err == nil && f.post == nil {
 					err = json.Unmarshal(out, &r)
 				}
-				if err == nil && (!r.OK || r.Outcome != "stored") {
+				if err == nil && f.post == nil && (!r.OK || r.Outcome != "stored") {
 					err = fmt.Errorf("not stored: %s", out)
 				}
 				if err != nil {
@@ -185,6 +221,19 @@ func watchArrivals(nodes []*durableNode) *arrivals {
 	return a
 }
 
+// delivered is how many keys' receipts said delivered.
+func (r *mailReceipts) delivered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := map[string]bool{}
+	for _, g := range r.got {
+		if f := strings.Fields(g); len(f) >= 3 && f[2] == "delivered:" {
+			keys[f[1]] = true
+		}
+	}
+	return len(keys)
+}
+
 func (a *arrivals) count() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -251,21 +300,25 @@ func envInt(name string, def int) int {
 
 // BenchmarkFleetDurableBacklog (hermetic; `make bench-fleet`) sends
 // BENCH_MESSAGES durable messages (default 10,000) across BENCH_NODES
-// nodes (default 10) while their services are down: `send --json
-// --durable --key K --host nats:NODE inbox TEXT` on node alpha, carried by
-// alpha's service, BENCH_SENDERS commands at a time (default 4), each
-// stored in the node's mail on an embedded NATS server. Then every node's
-// service starts at once and drains its mail into its fake Claude Code
-// session. It fails unless every message reached its session exactly
+// nodes (default 10) of BENCH_SESSIONS fake Claude Code sessions each
+// (default 10) while their services are down: `send --json --no-confirm
+// --durable --key K --host nats:NODE inbox-J TEXT` on node alpha, carried
+// by alpha's service, BENCH_SENDERS commands at a time (default 4), each
+// stored in the node's mail on an embedded NATS server; with
+// BENCH_SEND=bus the benchmark puts them in the mail itself as node alpha
+// (adapters/natsbus, as alpha's service does), BENCH_SENDERS at a time.
+// Then every node's service starts at once and drains its mail into its
+// sessions. It fails unless every message reached its session exactly
 // once, each node's outbox holds its messages all delivered, every node's
-// mail is acknowledged and alpha's outbox shows every message delivered
-// (the receipts back). It reports the sends' rate, the time to drain and
+// mail is acknowledged and alpha's outbox (with BENCH_SEND=bus: the
+// receipts alpha read) shows every message delivered. It reports the sends' rate, the time to drain and
 // the throughput from the services' start to the last delivery, and each
 // node service's peak RSS (VmHWM) (docs/PERFORMANCE.md, "The fleet").
 // One iteration runs it all once; use -benchtime=1x.
 func BenchmarkFleetDurableBacklog(b *testing.B) {
 	nodes, sessions, messages, senders := envInt("BENCH_NODES", 10), envInt("BENCH_SESSIONS", 10), envInt("BENCH_MESSAGES", 10000), envInt("BENCH_SENDERS", 4)
-	f := newDurableFleet(b, nodes, sessions)
+	direct := os.Getenv("BENCH_SEND") == "bus"
+	f := newDurableFleet(b, nodes, sessions, direct)
 	for b.Loop() {
 		start := time.Now()
 		f.send(f.nodes, 0, messages, senders)
@@ -293,7 +346,10 @@ func BenchmarkFleetDurableBacklog(b *testing.B) {
 		for _, n := range f.nodes {
 			rss = append(rss, float64(vmHWM(b, n.servePID(b)))/1024)
 		}
-		alphaRSS := float64(vmHWM(b, f.alpha.servePID(b))) / 1024
+		alpha := "none (BENCH_SEND=bus)"
+		if !direct {
+			alpha = fmt.Sprintf("%.1f", float64(vmHWM(b, f.alpha.servePID(b)))/1024)
+		}
 		for _, n := range f.nodes {
 			eventually(b, 10*time.Minute, n.name+"'s outbox to show its messages delivered", func() bool {
 				st := f.outboxStates(n.serveWorld)
@@ -301,10 +357,12 @@ func BenchmarkFleetDurableBacklog(b *testing.B) {
 			})
 		}
 		var receipts time.Duration
-		eventually(b, 30*time.Minute, "alpha's outbox to show every message delivered", func() bool {
-			st := f.outboxStates(f.alpha)
+		eventually(b, 30*time.Minute, "alpha to read every message's receipt as delivered", func() bool {
 			receipts = time.Since(start)
-			return st["delivered"] == messages
+			if direct {
+				return f.receipts.delivered() == messages
+			}
+			return f.outboxStates(f.alpha)["delivered"] == messages
 		})
 		r := stat(rss)
 		b.ReportMetric(float64(messages)/sent.Seconds(), "sends/s")
@@ -314,9 +372,9 @@ func BenchmarkFleetDurableBacklog(b *testing.B) {
 		b.ReportMetric(r[2], "MiB-peak-rss-max")
 		b.Logf("\nDURABLE BACKLOG: %d messages across %d nodes of %d sessions, %d senders\n"+
 			"  stored: %.1f s (%.0f sends/s); drained from the services' start: %.1f s (%.0f messages/s); "+
-			"alpha's outbox all delivered by %.1f s\n  peak RSS MiB per node service: %s (median %.1f, max %.1f); alpha's service %.1f\n%s",
+			"alpha read every receipt as delivered by %.1f s\n  peak RSS MiB per node service: %s (median %.1f, max %.1f); alpha's service %s\n%s",
 			messages, nodes, sessions, senders, sent.Seconds(), float64(messages)/sent.Seconds(), drained.Seconds(),
-			float64(messages)/drained.Seconds(), receipts.Seconds(), fmtFloats(rss), r[0], r[2], alphaRSS, loadLine())
+			float64(messages)/drained.Seconds(), receipts.Seconds(), fmtFloats(rss), r[0], r[2], alpha, loadLine())
 	}
 }
 
@@ -332,7 +390,7 @@ func BenchmarkFleetDurableBacklog(b *testing.B) {
 // use -benchtime=1x.
 func BenchmarkFleetDurableComeBack(b *testing.B) {
 	messages := envInt("BENCH_MESSAGES", 20)
-	f := newDurableFleet(b, 1, 1)
+	f := newDurableFleet(b, 1, 1, false)
 	beta := f.nodes[0]
 	for b.Loop() {
 		var report strings.Builder
