@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,7 +24,6 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/natstest"
 	"github.com/peerctl/peerctl/test/socktest"
-	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // durableNode is a machine of a durable benchmark: a service's folders on
@@ -78,7 +78,7 @@ func newDurableFleet(b *testing.B, nodes, sessions int, direct bool) *durableFle
 		n := &durableNode{serveWorld: newServeWorldB(b), name: fmt.Sprintf("node-%02d", i)}
 		dir := catSocketDir(b)
 		for j := range sessions {
-			pid := testproc.Sleeper(b)
+			pid := longSleeper(b)
 			sock := filepath.Join(dir, fmt.Sprintf("in-%d.sock", j))
 			catWriteJSON(b, n.sessions, catFile(pid), catRecord(b, pid, fmt.Sprintf("inbox-%d", j), sock))
 			n.inboxes = append(n.inboxes, socktest.Listen(b, sock, false))
@@ -104,6 +104,19 @@ func newDurableFleet(b *testing.B, nodes, sessions int, direct bool) *durableFle
 	f.alpha.more = []string{"PEERCTL_NATS=" + f.url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + b.TempDir()}
 	f.alpha.startServe(b)
 	return f
+}
+
+// longSleeper is the pid of a `sleep` that outlives a long run (a
+// session's record names a live pid; testproc.Sleeper's lives 10
+// minutes, less than 10,000 messages take on a loaded machine), killed
+// and reaped when b ends.
+func longSleeper(b *testing.B) int {
+	cmd := exec.Command("sleep", "86400")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd.Process.Pid
 }
 
 func (f *durableFleet) run(env []string, args ...string) []byte {
