@@ -127,10 +127,15 @@ bench-serve:
 # The fleet's bus against ssh (docs/PERFORMANCE.md, "The fleet"): list --fleet over 10 and 100
 # nodes of 10 sessions on an embedded NATS server against list --host over ssh to as many hosts
 # (aliases of one second machine of the test's own, test/livessh: needs root and openssh-server),
-# offline; then, hermetic, send --host nats:NODE against the same send made on that machine.
+# offline; then, hermetic, send --host nats:NODE against the same send made on that machine, and
+# durable sends across nodes: a node's backlog drained (BENCH_MESSAGES, default 10,000, across
+# BENCH_NODES, default 10; BENCH_SEND=bus puts them on the bus without a command each) and the
+# time from a node's service coming back to each delivery.
 bench-fleet:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveFleetVsSSH -benchtime 1x -timeout 30m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkFleetSend -benchtime 1x -timeout 10m ./test/acceptance
+	$(GO) test -run '^$$' -bench BenchmarkFleetDurableComeBack -benchtime 1x -timeout 10m ./test/acceptance
+	$(GO) test -run '^$$' -bench BenchmarkFleetDurableBacklog -benchtime 1x -timeout 60m ./test/acceptance
 
 # Live benchmark of Codex (send to a Codex thread against a bare `codex queue`; list with a
 # Codex home present and absent), offline: one real Codex TUI, docs/PERFORMANCE.md ("Codex").
