@@ -88,7 +88,7 @@ func (a killedAnswer) String() string {
 func TestLiveServeStoppedAtEveryStep(t *testing.T) {
 	bin := livecc.Require(t, KnownNewestClaudeCode)
 	s := livecc.Start(t, bin, livecc.Options{Label: "stopped-service", WaitSettled: true})
-	faulty := testbin.BuildTagged(t, testbin.Peerctl, "peerctlfault")
+	faulty := testbin.BuildTagged(t, testbin.PeerctlMCP, "peerctlfault") // the service runs as peerctl-mcp (it links the outbox's store)
 	for _, c := range []struct {
 		point string
 		sig   syscall.Signal
