@@ -235,9 +235,12 @@ func TestLiveServe(t *testing.T) {
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })
 		require.NoError(t, os.Chmod(dir, 0o755))
 		other := filepath.Join(dir, "peerctl")
-		b, err := os.ReadFile(peerctlBin(t))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(other, b, 0o755))
+		// Both programs: an outbox command runs as peerctl-mcp, from beside peerctl.
+		for _, name := range []string{"peerctl", "peerctl-mcp"} {
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(peerctlBin(t)), name))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o755))
+		}
 		run := func() (string, int) {
 			c := exec.Command(other, "outbox", "retry", "1")
 			c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_RUNTIME_DIR=" + l.run, "XDG_STATE_HOME=" + l.state} // this service's folder, so its socket
