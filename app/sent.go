@@ -32,7 +32,7 @@ func Sent(res SendResult, err error, awaited bool) (wire.Sent, error) {
 	var notes []string
 	for _, in := range res.OtherInbound {
 		notes = append(notes, fmt.Sprintf("peerctl: note: a message from %q (%s) arrived meanwhile; it is not the reply: %s",
-			wire.Safe(in.FromName), wire.Safe(in.From), wire.Safe(wire.Clip(in.Text, 200))))
+			wire.Clip(in.FromName, 200), wire.Safe(in.From), wire.Safe(wire.Clip(in.Text, 200))))
 	}
 	if res.Plan == nil {
 		notes = append(notes, unconfirmedNotes(res)...)

@@ -111,7 +111,7 @@ func TestSentNotesEscapeTheirParts(t *testing.T) {
 	sent, err := Sent(res, nil, true)
 	require.NoError(t, err)
 	require.Len(t, sent.Notes, 2)
-	assert.Equal(t, `peerctl: note: a message from "rev\\x1b[2J" (uds:/x) arrived meanwhile; it is not the reply: two\nlines`, sent.Notes[0])
+	assert.Equal(t, `peerctl: note: a message from "rev\x1b[2J" (uds:/x) arrived meanwhile; it is not the reply: two\nlines`, sent.Notes[0])
 	assert.Contains(t, sent.Notes[1], `peerctl: warning: posted, not confirmed: no enqueue line in /cfg/x\u202e.jsonl; `)
 }
 

@@ -165,7 +165,7 @@ func answer(ctx context.Context, m *nats.Msg, from func(string) Answering) Answe
 		}
 		return doc(sent.Code, sent.Receipt, sent.Notes)
 	}
-	return usage(fmt.Errorf("a request for %q, which this peerctl does not answer", wire.Safe(wire.Clip(r.Op, 40))))
+	return usage(fmt.Errorf("a request for %q, which this peerctl does not answer", wire.Clip(r.Op, 40)))
 }
 
 // doc is an answer of v as the command's --json document.

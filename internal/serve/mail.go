@@ -165,7 +165,7 @@ func (s *Server) Receipt(ctx context.Context, from string, r wire.MailReceipt) e
 	}
 	i := slices.IndexFunc(found, func(m ports.OutboxMessage) bool { return m.Host == host })
 	if i < 0 {
-		fmt.Fprintf(s.o.Log, "peerctl serve: a receipt from node %s for key %q names no message here (dropped)\n", from, wire.Safe(string(r.Key)))
+		fmt.Fprintf(s.o.Log, "peerctl serve: a receipt from node %s for key %q names no message here (dropped)\n", from, wire.Clip(string(r.Key), 200))
 		return nil
 	}
 	m, hist, err := s.store.Get(ctx, found[i].ID)
@@ -182,7 +182,7 @@ func (s *Server) Receipt(ctx context.Context, from string, r wire.MailReceipt) e
 	}
 	got, err := s.ob.Heard(ctx, m, hist, host, far)
 	if err == nil && got.State != m.State {
-		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(app.OutboxTarget(m.Address, m.Host)), got.State, wire.Safe(got.Reason))
+		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, app.OutboxTarget(m.Address, m.Host), got.State, wire.Safe(got.Reason))
 	}
 	return err
 }

@@ -421,7 +421,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	stored(*refOf(m, false))
 	if held != nil {
-		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(app.OutboxTarget(m.Address, m.Host)), m.State, wire.Safe(m.Reason))
+		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, app.OutboxTarget(m.Address, m.Host), m.State, wire.Safe(m.Reason))
 		return noted(kept(m, app.SendResult{}, false))
 	}
 	defer s.poke()
@@ -541,7 +541,7 @@ func (s *Server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 		w.stored(s.life)
 	}
 	if done.State != m.State || recover {
-		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, wire.Safe(app.OutboxTarget(m.Address, m.Host)), done.State, wire.Safe(done.Reason))
+		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, app.OutboxTarget(m.Address, m.Host), done.State, wire.Safe(done.Reason))
 	}
 	return done
 }

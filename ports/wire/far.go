@@ -120,7 +120,7 @@ func HostEndpoint(dest domain.Dest, ep string) (string, error) {
 	case ep == "":
 		return "", nil
 	case strings.HasPrefix(ep, "ssh:"), strings.HasPrefix(ep, domain.NodePrefix):
-		return "", fmt.Errorf("its endpoint %q is another machine's, which no session on %s has", Safe(Clip(ep, 200)), dest)
+		return "", fmt.Errorf("its endpoint %q is another machine's, which no session on %s has", Clip(ep, 200), dest)
 	}
 	if _, err := domain.ParseEndpoint(ep); err != nil {
 		return "", fmt.Errorf("its endpoint is none: %s", Safe(Clip(err.Error(), 200)))

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,4 +96,36 @@ func TestAgrees(t *testing.T) {
 	err := Agrees(id, Named{SessionID: "x\x1b[2J", Name: "n\x1b[2J"})
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "\x1b")
+}
+
+// TestHostEndpointQuotesOnce: a refused endpoint is quoted once, its
+// control characters escaped once (\x1b, never \\x1b).
+func TestHostEndpointQuotesOnce(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	_, err = HostEndpoint(d, "ssh:v1:other:\x1b[31m")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"ssh:v1:other:\x1b[31m"`)
+	assert.NotContains(t, err.Error(), `\\x1b`)
+}
+
+// TestReadListingChecksLiveEntries: a far side's live entry that this
+// build's list --json never prints (wire.CheckLive) is left out with a
+// note, as presence does; the others are kept.
+func TestReadListingChecksLiveEntries(t *testing.T) {
+	d, err := domain.ParseDest("box")
+	require.NoError(t, err)
+	good := `{"host":"","harness":"claude-code","sessionId":"s1","pid":7,"name":"a","nameSource":"","cwd":"/p","status":"idle","kind":"interactive","version":"2.1.332","startedAt":"","socketPath":"","endpoint":"","addressable":false,"verdict":"live","reason":"","file":"7.json"}`
+	stale := strings.Replace(strings.Replace(good, `"verdict":"live"`, `"verdict":"stale"`, 1), `"sessionId":"s1"`, `"sessionId":"s3"`, 1)
+	bad := strings.Replace(strings.Replace(good, `"status":"idle"`, `"status":"\u001b[31mowned"`, 1), `"sessionId":"s1"`, `"sessionId":"s2"`, 1)
+	l, err := ReadListing(d, ports.RemoteResult{Stdout: []byte("[" + good + "," + bad + "," + stale + "]\n")})
+	require.NoError(t, err)
+	var ids []string
+	for _, s := range l.Sessions {
+		ids = append(ids, s.SessionID)
+	}
+	assert.Equal(t, []string{"s1", "s3"}, ids)
+	require.Len(t, l.Notes, 1)
+	assert.Contains(t, l.Notes[0], "s2")
+	assert.NotContains(t, l.Notes[0], "\x1b")
 }

@@ -25,7 +25,8 @@ import (
 // its listing and exited 1 (a harness there could not be read) gives a
 // Partial listing; its stderr lines are the Notes, with a warning for
 // each session left out because its endpoint is not one of that
-// machine's.
+// machine's or, live, it is an entry list --json never prints for a live
+// session (CheckLive).
 func ReadListing(dest domain.Dest, res ports.RemoteResult) (Listing, error) {
 	out := Listing{Version: res.Version}
 	if res.Code == 1 && len(res.Stdout) > 0 {
@@ -39,6 +40,9 @@ func ReadListing(dest domain.Dest, res ports.RemoteResult) (Listing, error) {
 	out.Sessions = make([]Session, 0, len(rows))
 	for _, r := range rows {
 		ep, err := HostEndpoint(dest, r.Endpoint)
+		if err == nil && r.Verdict == domain.VerdictLive.String() {
+			err = CheckLive(r)
+		}
 		if err != nil {
 			out.Notes = append(out.Notes, SkipNote("session", r.SessionID, err))
 			continue
