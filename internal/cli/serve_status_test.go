@@ -209,6 +209,22 @@ func TestPrintUnitCarriesTheBus(t *testing.T) {
 	assert.Contains(t, r.stdout, "<key>PEERCTL_NATS_CREDS</key><string>/etc/peerctl/n.creds</string>")
 }
 
+// A bus URL holding a password or token (nats://USER:PASS@HOST,
+// nats://TOKEN@HOST) is a secret: the unit, a file others may read,
+// names it and says where to put it, and never holds it.
+func TestPrintUnitKeepsNoBusPassword(t *testing.T) {
+	for _, urls := range []string{"nats://a:4222,nats://u:pw-s3cret@b:4222", "nats://tok-s3cret@a:4222"} {
+		for _, kind := range []string{"systemd", "launchd"} {
+			r := evRun(t, map[string]string{"PATH": "/usr/bin"}, nil, "serve", "--print-unit="+kind, "--nats", urls, "--node", "beta")
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
+			assert.NotContains(t, r.stdout, "s3cret", "%s %s", kind, urls)
+			assert.NotContains(t, r.stdout, "PEERCTL_NATS=", "%s %s: a bus without its password is not the bus", kind, urls)
+			assert.Contains(t, r.stdout, "Not written: PEERCTL_NATS (its URL holds a password or token")
+			assert.Contains(t, r.stdout, "PEERCTL_NODE", "the rest of the bus is written")
+		}
+	}
+}
+
 // serve's usage errors are printed as every command's: "peerctl: ...",
 // exit 2, no log time in front.
 func TestServeUsageErrorsAreNotLogLines(t *testing.T) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,8 +46,9 @@ type unitVar struct {
 // harness's registry and home), its fleet's bus (unitBus) and the
 // programs it starts (PATH, each
 // harness's program, ssh), with this shell's values, in a fixed order;
-// those not set here (getenv) are left out. A harness's secrets and the ssh agent's
-// socket are named without their values.
+// those not set here (getenv) are left out. A harness's secrets, a bus
+// URL with a password or token (busSecret) and the ssh agent's socket are
+// named without their values.
 func unitEnv(getenv func(string) string) []unitVar {
 	names := []string{"PATH", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "PEERCTL_SSH", hostTimeoutEnv, retentionEnv,
 		natsEnv, nodeEnv, natsCredsEnv}
@@ -68,6 +70,10 @@ func unitEnv(getenv func(string) string) []unitVar {
 		seen[k] = true
 		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 			out = append(out, unitVar{Name: k, Why: "its value here holds a control character: give it by hand"})
+			continue
+		}
+		if k == natsEnv && busSecret(v) {
+			out = append(out, unitVar{Name: k, Why: "its URL holds a password or token: set it where only you can read it, or use --nats-creds"})
 			continue
 		}
 		out = append(out, unitVar{Name: k, Value: v})
@@ -119,4 +125,16 @@ func launchdEnv(vars []unitVar) string {
 		}
 	}
 	return b.String()
+}
+
+// busSecret reports whether a server list (URL[,URL...]) holds a user's
+// password or a token (nats://USER:PASS@HOST, nats://TOKEN@HOST): a secret
+// a service definition, a file others may read, must not hold.
+func busSecret(urls string) bool {
+	for _, s := range strings.Split(urls, ",") {
+		if u, err := url.Parse(strings.TrimSpace(s)); err != nil || u.User != nil {
+			return true // unreadable: it may hold one
+		}
+	}
+	return false
 }
