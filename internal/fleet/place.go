@@ -3,8 +3,6 @@ package fleet
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
-	"strings"
 )
 
 // placeOf names the place a service of stateDir runs in, beside its host
@@ -23,15 +21,4 @@ var placeOf = func(stateDir string) string { return bootID() + "\x00" + folderID
 func owner(host, stateDir string) string {
 	sum := sha256.Sum256([]byte(host + "\x00" + stateDir + "\x00" + placeOf(stateDir)))
 	return hex.EncodeToString(sum[:16])
-}
-
-// bootID is the kernel's boot id (Linux: /proc/sys/kernel/random/boot_id,
-// a UUID made at each boot, so distinct on each clone of a machine too);
-// "" where there is none.
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
