@@ -505,8 +505,8 @@ func (s *Server) pass() {
 			return
 		}
 		target := m.Host + "\x00" + m.Address // one order per address on each machine
-		if blocked[target] {
-			continue
+		if blocked[target] || onBus(m) && m.NextAt.After(now) {
+			continue // on the bus and not yet due: the node keeps its order, the next one goes too
 		}
 		blocked[target] = true
 		if m.State == domain.OutboxStored && m.NextAt.After(now) && !early || !s.claim(m.ID) {
@@ -536,6 +536,13 @@ func (s *Server) pass() {
 		case <-time.After(earlyEvery):
 		}
 	}
+}
+
+// onBus reports whether m is in a node's mail on the fleet's bus: from
+// there the node's service delivers in order (its mail is in order), so it
+// holds up no later message to the same address here.
+func onBus(m ports.OutboxMessage) bool {
+	return m.State == domain.OutboxStored && m.Transport == app.BusTransport
 }
 
 // watch has the folders of every harness's registry that svc reads

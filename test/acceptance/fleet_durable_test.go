@@ -193,3 +193,36 @@ func TestFleetDurableSendWaitsForItsNodeAndShowsItsChain(t *testing.T) {
 	assert.Len(t, beta.listener.Frames(), 1, "never twice")
 	assert.Len(t, beta.outbox(t), 1)
 }
+
+// Durable sends to one address of a node whose service is down each go on
+// the bus at once, not only the first: the order is the node's to keep
+// (its mail is in order, its outbox delivers in order), so once the
+// sender's machine is off every one still arrives, in order.
+func TestFleetDurableSendsToOneAddressAllGoOnTheBus(t *testing.T) {
+	peerctlWithMCP(t)
+	url := natstest.Start(t)
+	beta := newServeWorld(t)
+	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	alpha := newServeWorld(t)
+	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
+
+	for i := 1; i <= 3; i++ {
+		r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", fmt.Sprintf("k%d", i), "--host", "nats:beta", "inbox", fmt.Sprintf("step %d of 3", i))
+		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		got := decodeReceipt(t, r)
+		assert.Equal(t, "stored", got.Outcome)
+		eventually(t, time.Minute, fmt.Sprintf("message %d on the bus", got.Outbox.ID), func() bool {
+			return alpha.show(t, got.Outbox.ID).Transport == "bus"
+		})
+	}
+	r := alpha.peerctl(t, nil, "serve", "stop")
+	require.Equal(t, 0, r.Code, "the sender's machine is off now: %s", r.Stderr)
+
+	beta.startServe(t)
+	eventually(t, 2*time.Minute, "beta's service to deliver all three", func() bool { return len(beta.listener.Frames()) == 3 })
+	for i, f := range beta.listener.Frames() {
+		assert.Contains(t, string(f), fmt.Sprintf("step %d of 3", i+1), "in order")
+	}
+}

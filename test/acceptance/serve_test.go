@@ -153,15 +153,16 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 }
 
 type outboxEntry struct {
-	ID      int64  `json:"id"`
-	Key     string `json:"key"`
-	State   string `json:"state"`
-	Reason  string `json:"reason"`
-	Address string `json:"address"`
-	Host    string `json:"host"`
-	Text    string `json:"text"`
-	MsgID   string `json:"msgId"`
-	History []struct {
+	ID        int64  `json:"id"`
+	Key       string `json:"key"`
+	State     string `json:"state"`
+	Reason    string `json:"reason"`
+	Address   string `json:"address"`
+	Host      string `json:"host"`
+	Text      string `json:"text"`
+	MsgID     string `json:"msgId"`
+	Transport string `json:"transport"`
+	History   []struct {
 		State  string `json:"state"`
 		Reason string `json:"reason"`
 	} `json:"history"`
