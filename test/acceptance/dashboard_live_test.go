@@ -116,9 +116,12 @@ func TestLiveDashboard(t *testing.T) {
 			}
 			// Another machine of the fleet, whose session takes a
 			// durable message from this one: its chain there shows.
-			ci := fleetMachine(top, urls, "ci-runner", "nightly")
+			ci := newServeWorld(top)
+			ci.more = []string{"PEERCTL_NATS=" + urls, "PEERCTL_NODE=ci-runner", "CLAUDE_CONFIG_DIR=" + ci.config, "XDG_CONFIG_HOME=" + top.TempDir()}
 			r := runPeerctl(t, runOpts{Env: ci.env(t)}, "policy", "add", "--from", "node:dev-box", "--to", "*", "allow")
 			require.Equal(t, 0, r.Code, "%s", r.Stderr)
+			ci.addSession(top, "nightly")
+			ci.startServe(top)
 			r = l.peerctl(t, "send", "--json", "--durable=1h", "--key", "nightly-42", "--host", "nats:ci-runner", "nightly", "run the nightly again on main")
 			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 			r = l.peerctl(t, "send", "--json", "--durable=1h", "docs-writer", "the release notes are yours once you are up")
