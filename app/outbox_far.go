@@ -7,6 +7,7 @@ import (
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // Durable messages for a node of the fleet's bus (docs/FLEET.md,
@@ -94,10 +95,7 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 	for _, h := range hist {
 		seen[h.State.String()+"\x00"+h.Reason] = true
 	}
-	head := fmt.Sprintf("on %s (message %d there): ", where, far.ID)
-	if far.ID == 0 {
-		head = fmt.Sprintf("on %s: ", where)
-	}
+	head := wire.FarHead(where, far.ID)
 	for _, e := range far.History {
 		state := e.State
 		switch state {

@@ -231,30 +231,71 @@ func (d *Dashboard) publish() {
 }
 
 // messageViews is msgs as the page shows them: escaped, history folded,
-// home ("": none) shown as "~" in the reasons, each with its key and its
-// reply.
+// the changes on the node that took a message (farChains) apart from its
+// own, home ("": none) shown as "~" in the reasons, each with its key and
+// its reply.
 func messageViews(msgs []Message, home string) []MessageView {
 	out := make([]MessageView, len(msgs))
 	keys := map[string]int{}
 	for i, m := range msgs {
 		reply := replyOf(m)
+		var far []FarView
+		m.History, far = farChains(m)
+		if _, _, ok := wire.FarOf(m.Reason, m.Host); ok && m.Host != "" {
+			m.Reason = "" // the far chain's last line
+		}
 		safeMessage(&m, home)
+		for j := range far {
+			far[j].Where = wire.Safe(far[j].Where)
+			far[j].History = safeHistory(far[j].History, home)
+		}
 		k := "m " + strconv.FormatInt(m.ID, 10)
 		if m.ID == 0 {
 			k = "s " + m.CreatedAt + " " + m.Host + " " + m.Address
 		}
-		out[i] = MessageView{Key: unique(keys, k), Message: m, Reply: reply}
+		out[i] = MessageView{Key: unique(keys, k), Message: m, Reply: reply, Far: far}
 	}
 	return out
 }
 
-// replyOf is m's reply as its latest replied line says it (nil: none).
+// farChains splits m's history (not changed) into its own changes and
+// those on the machine that took it (m.Host's, each reason headed by
+// wire.FarHead: the sender's record of the node's receipts), grouped by
+// the message's id there in the order they came, their reasons without
+// the head.
+func farChains(m Message) ([]Event, []FarView) {
+	if m.Host == "" {
+		return m.History, nil
+	}
+	own := make([]Event, 0, len(m.History))
+	var far []FarView
+	for _, e := range m.History {
+		id, rest, ok := wire.FarOf(e.Reason, m.Host)
+		if !ok {
+			own = append(own, e)
+			continue
+		}
+		if n := len(far); n == 0 || far[n-1].ID != id {
+			far = append(far, FarView{Where: m.Host, ID: id})
+		}
+		e.Reason = rest
+		far[len(far)-1].History = append(far[len(far)-1].History, e)
+	}
+	return own, far
+}
+
+// replyOf is m's reply as its latest replied line says it (nil: none),
+// there (a far chain's) or here.
 func replyOf(m Message) *ReplyView {
 	for i := len(m.History) - 1; i >= 0; i-- {
 		if m.History[i].State != "replied" {
 			continue
 		}
-		if from, words, ok := wire.ReplyOf(m.History[i].Reason); ok {
+		reason := m.History[i].Reason
+		if _, rest, ok := wire.FarOf(reason, m.Host); ok && m.Host != "" {
+			reason = rest
+		}
+		if from, words, ok := wire.ReplyOf(reason); ok {
 			return &ReplyView{From: wire.Safe(from), Text: safeText(words)}
 		}
 		return nil

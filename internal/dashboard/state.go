@@ -107,8 +107,22 @@ type MessageView struct {
 	Key string `json:"key"`
 	Message
 	// Reply is the reply its replied line quotes (its first
-	// wire.ReplyQuote bytes); absent when none came.
+	// wire.ReplyQuote bytes), here or on the node that took it; absent
+	// when none came.
 	Reply *ReplyView `json:"reply,omitempty"`
+	// Far is, for a message sent to a node of the fleet's bus, its chain
+	// on that node (its receipts), out of History; absent when none came.
+	Far []FarView `json:"far,omitempty"`
+}
+
+// FarView is a message's chain on the machine that took it: Where (its
+// DEST, "nats:NODE"), the message's id there (0 or absent: not known),
+// and each change there, folded as History is, its reason without the
+// "on WHERE (message ID there): " the outbox heads it with.
+type FarView struct {
+	Where   string  `json:"where"`
+	ID      int64   `json:"id,omitempty"`
+	History []Event `json:"history"`
 }
 
 // ReplyView is a message's reply: who replied (the name it gave) and its
@@ -260,10 +274,17 @@ func safeMessage(m *Message, home string) {
 		m.Sender = &wire.Sender{Entrance: wire.Safe(f.Entrance), Where: wire.Safe(f.Where), SessionName: wire.Safe(f.SessionName),
 			SessionID: wire.Safe(f.SessionID), As: wire.Safe(f.As)} // the caller's stays as it is
 	}
-	m.History = fold(slices.Clone(m.History)) // the caller's stays as it is
-	for i := range m.History {
-		m.History[i].Reason = wire.Safe(tilde(m.History[i].Reason, home))
+	m.History = safeHistory(m.History, home)
+}
+
+// safeHistory is hist (not changed) folded, its reasons escaped, home
+// ("": none) shown as "~".
+func safeHistory(hist []Event, home string) []Event {
+	out := fold(slices.Clone(hist))
+	for i := range out {
+		out[i].Reason = wire.Safe(tilde(out[i].Reason, home))
 	}
+	return out
 }
 
 // tilde is s with each path under home (home itself, or home followed by

@@ -27,3 +27,29 @@ func TestRepliedReasonReadsBack(t *testing.T) {
 		assert.False(t, ok, r)
 	}
 }
+
+// TestFarHeadReadsBack: a far change's reason is read back for its node
+// only, with its id there (0: none named) and the reason there; another
+// node's, or a reason not so headed, is not.
+func TestFarHeadReadsBack(t *testing.T) {
+	for _, tc := range []struct {
+		where string
+		id    int64
+		rest  string
+	}{
+		{"nats:lima", 3, "the harness took it (delivered)"},
+		{"nats:lima", 0, "stored"},
+		{"nats:a.b", 9223372036854775807, "on nats:x (message 2 there): y"},
+		{"nats:<b>\x1b[2J", 12, ""},
+	} {
+		id, rest, ok := FarOf(FarHead(tc.where, tc.id)+tc.rest, tc.where)
+		assert.True(t, ok, tc.where)
+		assert.Equal(t, tc.id, id)
+		assert.Equal(t, tc.rest, rest)
+	}
+	for _, r := range []string{"", "stored", "on nats:lima2 (message 3 there): x", "on nats:lima (message 03 there): x",
+		"on nats:lima (message -3 there): x", "on nats:lima (message 3): x", "on nats:limax"} {
+		_, _, ok := FarOf(r, "nats:lima")
+		assert.False(t, ok, r)
+	}
+}

@@ -217,6 +217,43 @@ type OutboxMessage struct {
 	History []OutboxEvent `json:"history,omitempty"`
 }
 
+// FarHead heads the reason of each change a message went through in
+// the outbox of the node that took it, as the sender's outbox records it:
+// "on WHERE (message ID there): ", or "on WHERE: " when ID is 0 (not
+// known). FarOf reads it back.
+func FarHead(where string, id int64) string {
+	if id == 0 {
+		return "on " + where + ": "
+	}
+	return "on " + where + " (message " + strconv.FormatInt(id, 10) + " there): "
+}
+
+// FarOf reads a reason headed by FarHead(where, id): the id (0 when the
+// head names none) and the reason there; ok is false when reason is not
+// headed so for where.
+func FarOf(reason, where string) (id int64, rest string, ok bool) {
+	after, ok := strings.CutPrefix(reason, "on "+where)
+	if !ok {
+		return 0, "", false
+	}
+	if rest, ok := strings.CutPrefix(after, ": "); ok {
+		return 0, rest, true
+	}
+	num, ok := strings.CutPrefix(after, " (message ")
+	if !ok {
+		return 0, "", false
+	}
+	digits, rest, ok := strings.Cut(num, " there): ")
+	if !ok {
+		return 0, "", false
+	}
+	id, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != digits {
+		return 0, "", false
+	}
+	return id, rest, true
+}
+
 // ReplyQuote bounds, in bytes, the reply's words a replied line keeps.
 const ReplyQuote = 200
 

@@ -8,14 +8,19 @@ package acceptance
 // starts shows on the page and leaves it when it ends; a send typed into
 // the page is delivered into the shared session and its receipt shows.
 //
-// With PEERCTL_DASHBOARD_SHOT=FILE the test also starts two more sessions,
-// leaves a message waiting in the outbox and writes a PNG of the whole page
-// to FILE (docs/dashboard.png is made so; see docs/COMMANDS.md). In the
+// With PEERCTL_DASHBOARD_SHOT=FILE the service is node dev-box of a fleet's
+// bus (the shared three-server cluster, natscluster_test.go) and the test
+// also starts two more sessions and another node (ci-runner, a service with
+// a fake session), sends ci-runner a durable message (its chain there
+// shows) and leaves one waiting in the outbox, and writes a PNG of the
+// whole page to FILE (docs/dashboard.png is made so; see docs/COMMANDS.md). In the
 // picture the test's temporary root is shown as "~": the page shows the
 // folders as they are, and those are the test's own throwaway ones.
 
 import (
+	"bytes"
 	"fmt"
+	"image/png"
 	"os"
 	"strconv"
 	"strings"
@@ -46,6 +51,15 @@ func TestLiveDashboard(t *testing.T) {
 	root := livecc.NewRoot(t)
 	s := livecc.Start(t, bin, livecc.Options{Root: root, Label: "reviewer", WaitSettled: true})
 	l := newLiveServe(t, s.ConfigDir, bin)
+	shot := os.Getenv("PEERCTL_DASHBOARD_SHOT")
+	var urls string
+	if shot != "" {
+		// In the picture this machine is node dev-box of a fleet's bus
+		// (the shared three-server cluster).
+		peerctlWithMCP(t)
+		urls = sharedNATSCluster(t)
+		l.env = append(l.env, "PEERCTL_NATS="+urls, "PEERCTL_NODE=dev-box")
+	}
 	u := startDashboard(t, l.env)
 	b := newBrowser(t)
 	b.do(t, time.Minute, chromedp.Navigate(u))
@@ -95,14 +109,26 @@ func TestLiveDashboard(t *testing.T) {
 		assert.False(t, eval[bool](t, b, "!!"+row+`.querySelector("button")`), "no Cancel or Retry for a send the outbox does not hold")
 	})
 
-	if shot := os.Getenv("PEERCTL_DASHBOARD_SHOT"); shot != "" {
+	if shot != "" {
 		t.Run("a picture of the page", func(t *testing.T) {
 			for _, label := range []string{"api", "web"} {
 				livecc.Start(top, bin, livecc.Options{Root: root, Label: label, WaitSettled: true})
 			}
-			r := l.peerctl(t, "send", "--json", "--durable=1h", "docs-writer", "the release notes are yours once you are up")
+			// Another machine of the fleet, whose session takes a
+			// durable message from this one: its chain there shows.
+			ci := newServeWorld(top)
+			ci.more = []string{"PEERCTL_NATS=" + urls, "PEERCTL_NODE=ci-runner", "CLAUDE_CONFIG_DIR=" + ci.config, "XDG_CONFIG_HOME=" + top.TempDir()}
+			r := runPeerctl(t, runOpts{Env: ci.env(t)}, "policy", "add", "--from", "node:dev-box", "--to", "*", "allow")
+			require.Equal(t, 0, r.Code, "%s", r.Stderr)
+			ci.addSession(top, "nightly")
+			ci.startServe(top)
+			r = l.peerctl(t, "send", "--json", "--durable=1h", "--key", "nightly-42", "--host", "nats:ci-runner", "nightly", "run the nightly again on main")
 			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
-			b.until(t, time.Minute, "three sessions and the stored message", `document.querySelectorAll("#session-groups tbody tr").length >= 3 && document.getElementById("message-table").textContent.includes("docs-writer")`)
+			r = l.peerctl(t, "send", "--json", "--durable=1h", "docs-writer", "the release notes are yours once you are up")
+			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+			b.until(t, 3*time.Minute, "three sessions, two nodes and the messages", `document.querySelectorAll("#session-groups tbody tr").length >= 3 &&
+  document.querySelectorAll("#fleet [data-node]").length === 2 && document.getElementById("message-table").textContent.includes("docs-writer") &&
+  [...document.querySelectorAll("#message-table .far .badge")].some(b => b.textContent === "delivered")`)
 			// Show the throwaway folders (the sessions' root, the
 			// service's HOME) as "~", now and on every change.
 			home := ""
@@ -121,10 +147,16 @@ func TestLiveDashboard(t *testing.T) {
 			left := eval[string](t, b, fmt.Sprintf(`(() => { const tmp = %q;
   return document.body.innerText.split("\n").filter(l => l.split(tmp).slice(0, -1).some(before => !before.endsWith("~"))).join("\n") })()`, os.TempDir()+"/"))
 			require.Empty(t, left, "a temporary path is still on the page")
-			png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+			shotPNG, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(shot, png, 0o644))
-			t.Logf("wrote %s (%d bytes)", shot, len(png))
+			// Chromium's PNG is made fast, not small: written again with
+			// the best compression.
+			img, err := png.Decode(bytes.NewReader(shotPNG))
+			require.NoError(t, err)
+			var small bytes.Buffer
+			require.NoError(t, (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&small, img))
+			require.NoError(t, os.WriteFile(shot, small.Bytes(), 0o644))
+			t.Logf("wrote %s (%d bytes; %d as Chromium made it)", shot, small.Len(), len(shotPNG))
 		})
 	}
 }

@@ -6,8 +6,10 @@ package acceptance
 // (PEERCTL_LIVE=1; natscluster_test.go), offline, with each node's own
 // credentials (policy nats-config's): mike sends durably to lima while
 // lima's service is down; one NATS server is killed; lima's service,
-// started, delivers it once to its (fake) Claude Code session, and mike's
-// outbox shows it delivered there. The server is started again after.
+// started, delivers it once into its real Claude Code session, and mike's
+// outbox shows the far chain: stored, delivered with Claude Code's receipt,
+// taken up and replied there (the session's model is the scripted
+// stand-in, which answers). The server is started again after.
 
 import (
 	"context"
@@ -15,6 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +29,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/natsbus"
+	"github.com/peerctl/peerctl/test/livecc"
+	"github.com/peerctl/peerctl/test/scriptedmodel"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -81,20 +87,28 @@ func replicas(t *testing.T, name string) int {
 
 func TestLiveFleetDurableSendArrivesOnceWhileAServerIsDown(t *testing.T) {
 	if os.Getenv("PEERCTL_LIVE") != "1" {
-		t.Skip("live fleet test: set PEERCTL_LIVE=1 to run it (builds and runs a three-server NATS cluster)")
+		t.Skip("live fleet test: set PEERCTL_LIVE=1 to run it (a three-server NATS cluster and a real Claude Code session)")
 	}
 	peerctlWithMCP(t)
 	urls := sharedNATSCluster(t)
+	// lima's real session; its model is the stand-in that answers each
+	// cross-session message with a SendMessage back to its sender.
+	bin := livecc.Require(t, KnownNewestClaudeCode)
+	model := scriptedmodel.Start(t, replyScript)
+	s := livecc.Start(t, bin, livecc.Options{ModelURL: model.URL(), ModelKey: model.Key(), Settings: livecc.ReplySettings(), WaitSettled: true})
+	require.NotEmpty(t, s.Name)
 	lima := newServeWorld(t)
-	lima.more = []string{"PEERCTL_NATS=" + urls, "PEERCTL_NODE=lima", "PEERCTL_NATS_CREDS=" + filepath.Join(natsKeys(), "lima.nk"),
-		"CLAUDE_CONFIG_DIR=" + lima.config, "XDG_CONFIG_HOME=" + t.TempDir()}
+	lima.more = append(courierEnv(t, s.ConfigDir, bin), "XDG_STATE_HOME="+lima.state, "XDG_RUNTIME_DIR="+lima.run, "XDG_CONFIG_HOME="+t.TempDir(),
+		"PEERCTL_NATS="+urls, "PEERCTL_NODE=lima", "PEERCTL_NATS_CREDS="+filepath.Join(natsKeys(), "lima.nk"))
 	r := runPeerctl(t, runOpts{Env: lima.env(t)}, "policy", "add", "--from", "node:mike", "--to", "*", "allow")
 	require.Equal(t, 0, r.Code, "%s", r.Stderr)
 	mike := newServeWorld(t)
 	mike.more = []string{"PEERCTL_NATS=" + urls, "PEERCTL_NODE=mike", "PEERCTL_NATS_CREDS=" + filepath.Join(natsKeys(), "mike.nk"),
 		"XDG_CONFIG_HOME=" + t.TempDir()}
 
-	r = mike.peerctl(t, nil, "send", "--json", "--durable", "--key", "live-1", "--host", "nats:lima", "inbox", "the release is cut")
+	// lima's service is not running: the message waits on the bus.
+	text := "the release is cut " + strconv.FormatInt(time.Now().UnixNano(), 36)
+	r = mike.peerctl(t, nil, "send", "--json", "--durable", "--key", "live-1", "--host", "nats:lima", "--await-reply=3m", s.Name, text)
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	got := decodeReceipt(t, r)
 	assert.Equal(t, "stored", got.Outcome)
@@ -109,20 +123,38 @@ func TestLiveFleetDurableSendArrivesOnceWhileAServerIsDown(t *testing.T) {
 	log := lima.startServeWith(t)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("lima's service's log:\n%s", log)
+			t.Logf("lima's service's log:\n%s\nthe session's screen:\n%s", log, s.Screen())
 		}
 	})
 	// The servers left elect new leaders for what the killed one led:
-	// lima joins, and takes its mail, once they answer.
-	eventually(t, 3*time.Minute, "lima's service to deliver the message", func() bool { return len(lima.listener.Frames()) > 0 })
-	frames := lima.listener.Frames()
-	require.Len(t, frames, 1, "lima's log: %s", log)
-	assert.Contains(t, string(frames[0]), "the release is cut")
-	eventually(t, 3*time.Minute, "mike's outbox to show it delivered on lima", func() bool {
-		return mike.show(t, got.Outbox.ID).State == "delivered"
-	})
+	// lima joins, takes its mail once they answer, and delivers it into
+	// the real session, whose transcript holds it once.
+	eventually(t, 5*time.Minute, "the message in lima's session's transcript", func() bool { return enqueuedCount(t, s.TranscriptPath(), text) > 0 })
 	kept := lima.outbox(t)
 	require.Len(t, kept, 1)
 	assert.Equal(t, "nats:mike:live-1", kept[0].Key)
-	assert.Len(t, lima.listener.Frames(), 1, "never twice")
+
+	// mike's outbox shows the far chain: delivered on lima with Claude
+	// Code's own msg_id, then taken up and replied there.
+	var shown outboxEntry
+	eventually(t, 5*time.Minute, "mike's outbox to show the reply on lima", func() bool {
+		shown = mike.show(t, got.Outbox.ID)
+		return shown.State == "replied"
+	})
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`, shown.MsgID, "Claude Code's own msg_id, from lima")
+	var chain []string
+	far := fmt.Sprintf("on nats:lima (message %d there): ", kept[0].ID)
+	for _, h := range shown.History {
+		// A run of one state (a try there that found the session busy)
+		// counts once.
+		if strings.HasPrefix(h.Reason, far) && (len(chain) == 0 || chain[len(chain)-1] != h.State) {
+			chain = append(chain, h.State)
+		}
+		if h.State == "delivered" {
+			assert.Contains(t, h.Reason, "(msg_id "+shown.MsgID+")", "the harness's receipt, from lima")
+		}
+	}
+	assert.Equal(t, []string{"stored", "delivered", "replied"}, chain, "the far chain in %+v", shown.History)
+	assert.Contains(t, shown.History[len(shown.History)-1].Reason, "pong: "+text, "the reply's words")
+	assert.Equal(t, 1, enqueuedCount(t, s.TranscriptPath(), text), "never twice")
 }

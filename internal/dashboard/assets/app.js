@@ -267,6 +267,19 @@ function reason(text, cls) {
   return el("details", cls + " reason", el("summary", null, cut), el("div", "full", text));
 }
 
+// chainOf is a message's changes (oldest first) as a list: each state,
+// how many in a row, when, and its reason on one line.
+function chainOf(hist) {
+  const chain = el("ol", "chain");
+  hist.forEach((h, i) => {
+    const step = el("li", null, badge(h.state), h.count > 1 ? " ×" + h.count : null, h.at ? el("span", "at", " " + when(h.at)) : null,
+      h.reason ? reason(h.reason, "why") : null);
+    step.dataset.key = i + " " + h.state;
+    chain.append(step);
+  });
+  return chain;
+}
+
 // clipId is a long id (a msg_id) cut for a narrow column.
 function clipId(id) { return id.length > 12 ? id.slice(0, 12) + "…" : id; }
 
@@ -305,13 +318,15 @@ function renderMessages(force) {
     if (selected ? !forSession(m, selected) : fs && !(m.address.toLowerCase().includes(fs) || (m.sessionId || "").toLowerCase().includes(fs))) continue;
     if (fh && !hostOf(m).toLowerCase().includes(fh)) continue;
     n++;
-    const chain = el("ol", "chain");
     const hist = m.history && m.history.length ? m.history : [{ state: m.state, reason: m.reason, at: m.updatedAt }];
-    hist.forEach((h, i) => {
-      const step = el("li", null, badge(h.state), h.count > 1 ? " ×" + h.count : null, h.at ? el("span", "at", " " + when(h.at)) : null,
-        h.reason ? reason(h.reason, "why") : null);
-      step.dataset.key = i + " " + h.state;
-      chain.append(step);
+    const chain = chainOf(hist);
+    // A message for a node of the fleet: its chain there, from the
+    // node's receipts, under the node's name and its id there.
+    const far = (m.far || []).map(f => {
+      const box = el("div", "far", el("div", "muted", "on " + f.where + (f.id ? " (message " + f.id + " there)" : "") + ":"), chainOf(f.history || []));
+      box.dataset.key = "far " + f.where + " " + (f.id || 0);
+      box.dataset.node = f.where;
+      return box;
     });
     const last = hist[hist.length - 1];
     const extra = m.reason && (!last || m.reason !== last.reason) ? m.reason : "";
@@ -343,7 +358,7 @@ function renderMessages(force) {
       from,
       el("td", "mono", m.address, hostOf(m) !== "." ? el("div", "muted", "on " + hostOf(m)) : null),
       el("td", null, badge(m.state)),
-      el("td", "receipts", chain, extra ? reason(extra, "why") : null, receipt ? el("div", "muted", receipt) : null),
+      el("td", "receipts", chain, ...far, extra ? reason(extra, "why") : null, receipt ? el("div", "muted", receipt) : null),
       text,
       el("td", null, age(m.updatedAt)),
       acts);
