@@ -117,7 +117,7 @@ func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder) e
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
 	if _, err := b.mailStream(ctx); err != nil {
-		return fmt.Errorf("mail stream %s: %w", MailStream, err)
+		return fmt.Errorf("mail stream %s: %w", MailStream, b.refused(err))
 	}
 	msg := nats.NewMsg(InboxSubject(to, from))
 	msg.Data = data
@@ -354,7 +354,7 @@ func (b *Bus) mailConsumer(ctx context.Context, node, name, filter string) (jets
 	defer cancel()
 	s, err := b.mailStream(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mail stream %s: %w", MailStream, err)
+		return nil, fmt.Errorf("mail stream %s: %w", MailStream, b.refused(err))
 	}
 	c, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy,
 		AckWait: mailAckWait, MaxAckPending: maxAnswering, DeliverPolicy: jetstream.DeliverAllPolicy})

@@ -30,6 +30,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
+
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // PresenceBucket is the JetStream KV bucket of presence: one key per node
@@ -110,7 +112,9 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []nats.Option{nats.Name(s.Name), nats.Timeout(s.Timeout)}
+	// The servers' asynchronous refusals are kept (Refusal) and said by
+	// the calls they made run out of time, not printed by the client.
+	opts := []nats.Option{nats.Name(s.Name), nats.Timeout(s.Timeout), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})}
 	if s.PingInterval > 0 {
 		opts = append(opts, nats.PingInterval(s.PingInterval))
 	}
@@ -131,7 +135,7 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 	}
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s: %w", ErrNoServers, Redacted(s.URLs), err)
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoServers, wire.RedactURLs(s.URLs), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -139,6 +143,36 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return &Bus{nc: nc, js: js, timeout: s.Timeout}, nil
+}
+
+// Refusal is the servers' last refusal of something this connection did
+// (a permissions violation: a subject its credentials do not allow; an
+// authorization violation: credentials they do not take), nil when none.
+func (b *Bus) Refusal() error {
+	last := b.nc.LastError()
+	if last == nil {
+		return nil
+	}
+	s := strings.ToLower(last.Error())
+	if errors.Is(last, nats.ErrPermissionViolation) || errors.Is(last, nats.ErrAuthorization) ||
+		strings.Contains(s, "permissions violation") || strings.Contains(s, "authorization violation") {
+		return last
+	}
+	return nil
+}
+
+// refused is err, a call that ran out of time, with the servers' refusal
+// (Refusal) when there is one: a machine with another node's credentials,
+// or a name its credentials are not for, is told so, not that a server
+// did not answer in time.
+func (b *Bus) refused(err error) error {
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) {
+		return err
+	}
+	if last := b.Refusal(); last != nil {
+		return fmt.Errorf("%w: the servers refused it: %w (are this node's name and its credentials the same node's? docs/FLEET.md)", err, last)
+	}
+	return err
 }
 
 // Connected reports whether a server answers now.
@@ -161,10 +195,10 @@ func SplitURLs(s string) ([]string, error) {
 	for _, u := range strings.Split(s, ",") {
 		u = strings.TrimSpace(u)
 		if u == "" {
-			return nil, fmt.Errorf("NATS servers %q: an empty entry (want URL[,URL...], such as nats://127.0.0.1:4222)", Redacted(s))
+			return nil, fmt.Errorf("NATS servers %q: an empty entry (want URL[,URL...], such as nats://127.0.0.1:4222)", wire.RedactURLs(s))
 		}
 		if err := checkURL(u); err != nil {
-			return nil, fmt.Errorf("NATS server %q: %w (want such as nats://127.0.0.1:4222)", Redacted(u), err)
+			return nil, fmt.Errorf("NATS server %q: %w (want such as nats://127.0.0.1:4222)", wire.RedactURLs(u), err)
 		}
 		out = append(out, u)
 	}
@@ -202,38 +236,6 @@ func checkURL(u string) error {
 		}
 	}
 	return nil
-}
-
-// Redacted is the server list s as it may be printed (errors, logs,
-// status): each URL's password, or its token (a user with no password,
-// as NATS reads nats://TOKEN@HOST), written "xxxxx" (url.URL.Redacted's
-// mark). An entry that does not parse keeps nothing before its last "@".
-func Redacted(s string) string {
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		u, err := url.Parse(p)
-		if err != nil || u.Host == "" {
-			if at := strings.LastIndex(p, "@"); at >= 0 {
-				scheme, _, ok := strings.Cut(p[:at], "://")
-				p = "xxxxx" + p[at:]
-				if ok {
-					p = scheme + "://" + p
-				}
-			}
-			parts[i] = p
-			continue
-		}
-		if u.User != nil {
-			if _, ok := u.User.Password(); ok {
-				u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			} else {
-				u.User = url.User("xxxxx")
-			}
-		}
-		parts[i] = u.String()
-	}
-	return strings.Join(parts, ",")
 }
 
 // credsOption is the option for a credentials file: a user JWT with its

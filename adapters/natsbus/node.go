@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -82,7 +81,7 @@ func (b *Bus) carry(ctx context.Context, from, to string, request []byte) ([]byt
 	if err == nil {
 		return msg.Data, nil
 	}
-	if last := b.nc.LastError(); last != nil && strings.Contains(strings.ToLower(last.Error()), "permissions violation") {
+	if last := b.Refusal(); last != nil {
 		return nil, fmt.Errorf("%w: %w", busnode.ErrNotSent, last) // the servers refused the request: it never went out
 	}
 	if errors.Is(err, nats.ErrNoResponders) {

@@ -79,7 +79,7 @@ func (b *Bus) Join(ctx context.Context, me Member) (*Presence, error) {
 	defer cancel()
 	kv, err := b.presence(ctx, true)
 	if err != nil {
-		return nil, fmt.Errorf("presence bucket %s: %w", PresenceBucket, err)
+		return nil, fmt.Errorf("presence bucket %s: %w", PresenceBucket, b.refused(err))
 	}
 	p := &Presence{kv: kv, me: me, now: time.Now, remake: func(ctx context.Context) (jetstream.KeyValue, error) { return b.presence(ctx, true) }}
 	if err := p.Publish(ctx, wire.Listing{}); err != nil {
@@ -217,7 +217,7 @@ func (b *Bus) Fleet(ctx context.Context) (wire.Listing, error) {
 		return out, nil
 	}
 	if err != nil {
-		return out, fmt.Errorf("presence bucket %s: %w", PresenceBucket, err)
+		return out, fmt.Errorf("presence bucket %s: %w", PresenceBucket, b.refused(err))
 	}
 	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {

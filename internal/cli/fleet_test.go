@@ -119,6 +119,25 @@ func TestListFleetIsBoundedByTheHostTimeout(t *testing.T) {
 	assert.Equal(t, 7*time.Second, bus.read[0].Timeout)
 }
 
+func (b *listingBus) Watch(_ context.Context, s wiring.BusSettings, _ func(wire.Event) bool, _ func(string)) error {
+	b.read = append(b.read, s)
+	return nil
+}
+
+// list --fleet and watch --fleet read the bus as this machine's node
+// ($PEERCTL_NODE): per-node credentials allow the replies' inbox of that
+// node only (_INBOX.peerctl.NODE), so a read as no node is refused.
+func TestFleetReadsAreThisNodes(t *testing.T) {
+	env := map[string]string{nodeEnv: "bravo", "HOME": t.TempDir(), "PEERCTL_SERVE": "off"}
+	for _, args := range [][]string{{"list", "--fleet", "--json"}, {"watch", "--fleet", "--json"}} {
+		bus := &listingBus{}
+		var out, errOut strings.Builder
+		run(append(args, "--nats", "nats://bus-1:4222"), strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, nil)
+		require.Len(t, bus.read, 1, "%v: %s", args, errOut.String())
+		assert.Equal(t, "bravo", bus.read[0].Node, "%v", args)
+	}
+}
+
 // keyBus records the nodes whose keys are made.
 type keyBus struct {
 	recordingBus

@@ -79,6 +79,11 @@ func newListCmd(f *factory) *cobra.Command {
 			case !fleet && cmd.Flags().Changed("nats") && !slices.ContainsFunc(opts.dests, isNode):
 				return usageError{errors.New("--nats: give --fleet or --host nats:NODE too (list reads the bus only for those)")}
 			case fleet:
+				// Per-node credentials allow the replies' inbox of this
+				// machine's node only.
+				if settings.Node, err = f.nodeName(nil, busFlags{}); err != nil {
+					return err
+				}
 				if l, ok := f.serveClient().fleet(cmd.Context(), settings.URLs); ok {
 					opts.fleet = func(_ context.Context, only []domain.Harness) app.NodeListing {
 						return app.NodeListing{Listing: l.OfHarnesses(only)}

@@ -97,8 +97,11 @@ func (c *serveClient) dialServe(ctx context.Context, start bool) (*net.UnixConn,
 	wait := 5 * time.Millisecond
 	for {
 		if conn, err := dialUnix(p.Socket); err == nil {
-			fmt.Fprintf(c.io.errOut, "peerctl: started peerctl serve in the background for %s (log: %s); it ends itself after %s with nothing to do; to stop it sooner: peerctl serve stop\n",
-				safe(p.StateDir), safe(logPath), defaultQuiet)
+			ends := fmt.Sprintf("it ends itself after %s with nothing to do; to stop it sooner: peerctl serve stop", defaultQuiet)
+			if c.getenv(natsEnv) != "" { // serve on the bus has no idle exit
+				ends = "it stays a node of the fleet's bus ($" + natsEnv + ") until: peerctl serve stop"
+			}
+			fmt.Fprintf(c.io.errOut, "peerctl: started peerctl serve in the background for %s (log: %s); %s\n", safe(p.StateDir), safe(logPath), ends)
 			return conn, nil
 		}
 		select {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // A running service on the fleet's bus carries this machine's requests
@@ -43,7 +44,7 @@ func (c *factory) serviceOnBus(ctx context.Context, s wiring.BusSettings) (st *s
 	}
 	_ = conn.Close()
 	b := a.Status.Bus
-	if b == nil || !b.OnBus || (s.Node != "" && b.Node != s.Node) || serve.SameServers(b.Servers) != serve.SameServers(s.URLs) {
+	if b == nil || !b.OnBus || (s.Node != "" && b.Node != s.Node) || serve.SameServers(b.Servers) != serve.SameServers(wire.RedactURLs(s.URLs)) {
 		return nil, false
 	}
 	return a.Status, true

@@ -70,6 +70,11 @@ func newWatchCmd(f *factory) *cobra.Command {
 			case fleet && f.bus == nil:
 				return f.runWithBus("watch --fleet")
 			case fleet:
+				// Per-node credentials allow the replies' inbox of this
+				// machine's node only.
+				if settings.Node, err = f.nodeName(nil, busFlags{}); err != nil {
+					return err
+				}
 				opts.fleet = func(ctx context.Context, events func(wire.Event) bool, notes func(string)) error {
 					return f.bus.Watch(ctx, settings, events, notes)
 				}

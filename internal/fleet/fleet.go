@@ -63,7 +63,7 @@ func (Bus) Listing(ctx context.Context, settings wiring.BusSettings, only []doma
 	defer bus.Close()
 	l, err := bus.Fleet(ctx)
 	if err != nil {
-		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(natsbus.Redacted(settings.URLs)), wire.Safe(err.Error()))}
+		return app.NodeListing{Err: domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus (%s): %s", wire.Safe(wire.RedactURLs(settings.URLs)), wire.Safe(err.Error()))}
 	}
 	return app.NodeListing{Listing: l.OfHarnesses(only)}
 }
@@ -110,8 +110,10 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiri
 		why := "no server answers"
 		if err != nil {
 			why = err.Error()
+		} else if last := bus.Refusal(); last != nil {
+			why = "the servers refuse this node's credentials: " + last.Error()
 		}
-		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(natsbus.Redacted(settings.URLs)), wire.Safe(why), p.Node)
+		logf("the fleet's bus %s: %s; node %s joins when it answers", wire.Safe(wire.RedactURLs(settings.URLs)), wire.Safe(why), p.Node)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -128,7 +130,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiri
 				return
 			}
 		}
-		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(natsbus.Redacted(settings.URLs)),
+		logf("node %s on the bus %s (presence in %s, refreshed every %s, gone %s after the service)", p.Node, wire.Safe(wire.RedactURLs(settings.URLs)),
 			natsbus.PresenceBucket, natsbus.Refresh, natsbus.TTL)
 		if p.Answer != nil {
 			answer := func(sender string) natsbus.Answering { return p.Answer(sender) }

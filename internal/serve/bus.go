@@ -70,7 +70,8 @@ func (l *BusLink) carrier() wiring.BusCarrier {
 }
 
 // BusStatus is a service's place on the fleet's bus in its status: its
-// node's name, its servers as given (--nats, $PEERCTL_NATS), and whether
+// node's name, its servers as given (--nats, $PEERCTL_NATS; a password or
+// token in them written xxxxx: wire.RedactURLs), and whether
 // the node is on the bus now (it carries this machine's --host nats:NODE
 // requests then).
 type BusStatus struct {
@@ -84,7 +85,7 @@ func (l *BusLink) status() *BusStatus {
 	if l == nil {
 		return nil
 	}
-	return &BusStatus{Node: l.node, Servers: l.servers, OnBus: l.carrier() != nil}
+	return &BusStatus{Node: l.node, Servers: wire.RedactURLs(l.servers), OnBus: l.carrier() != nil}
 }
 
 // carryBus answers a "bus" request: req.Bus, a wiring.BusRequest of this
@@ -104,7 +105,7 @@ func (s *Server) carryBus(ctx context.Context, req Request) Answer {
 		return fault(BusNotSent, errors.New(why))
 	}
 	if SameServers(req.Bus) != SameServers(s.o.Bus.servers) {
-		return fault(BusNotSent, fmt.Errorf("this service is on the bus %s, not %s", wire.Safe(s.o.Bus.servers), wire.Safe(wire.Clip(req.Bus, 200))))
+		return fault(BusNotSent, fmt.Errorf("this service is on the bus %s, not %s", wire.Safe(wire.RedactURLs(s.o.Bus.servers)), wire.Safe(wire.Clip(wire.RedactURLs(req.Bus), 200))))
 	}
 	node, err := domain.ParseNode(req.Node)
 	if err != nil {

@@ -127,3 +127,18 @@ func TestServeBusBoundsWhatComesBack(t *testing.T) {
 		})
 	}
 }
+
+// A password or token in the servers' URLs is never said: not in the
+// service's status (serve status, its --json), not in a refusal of a
+// request for another bus.
+func TestServeBusNeverSaysItsPassword(t *testing.T) {
+	link := NewBusLink("dave", "nats://u:secretpw@x:4222,nats://tok3n@y:4222")
+	assert.Equal(t, "nats://u:xxxxx@x:4222,nats://xxxxx@y:4222", link.status().Servers)
+	link.Set(&fakeCarrier{answer: []byte(`{}`)})
+	good := busRequest(t, wiring.BusRequest{V: wiring.BusRequestVersion, Op: "doctor", Budget: time.Minute})
+	a := newServer(t.Context(), Options{Bus: link}).Serve(t.Context(), Request{V: Protocol, Op: "bus", Bus: "nats://v:otherpw@z:4222", Node: "beta", Carry: good}, nil)
+	assert.Equal(t, BusNotSent, a.BusFault)
+	for _, secret := range []string{"secretpw", "tok3n", "otherpw"} {
+		assert.NotContains(t, string(a.Error), secret)
+	}
+}

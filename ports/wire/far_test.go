@@ -129,3 +129,9 @@ func TestReadListingChecksLiveEntries(t *testing.T) {
 	assert.Contains(t, l.Notes[0], "s2")
 	assert.NotContains(t, l.Notes[0], "\x1b")
 }
+
+func TestRedactURLsHidesPasswordsAndTokens(t *testing.T) {
+	assert.Equal(t, "nats://user:xxxxx@a:4222,tls://xxxxx@b:4222,c:4222",
+		RedactURLs("nats://user:hunter2@a:4222, tls://s3cret@b:4222,c:4222"))
+	assert.Equal(t, "nats://xxxxx@[::1", RedactURLs("nats://user:hunter2@[::1"))
+}

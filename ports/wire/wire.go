@@ -8,6 +8,7 @@ package wire
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -294,4 +295,37 @@ type OutboxEvent struct {
 	// is the latest of them (At the first), with Count only.
 	Count  int    `json:"count,omitempty"`
 	LastAt string `json:"lastAt,omitempty"`
+}
+
+// RedactURLs is the server list s (URL[,URL...], NATS servers as
+// --nats takes them) as it may be printed (errors, logs, status, a
+// dashboard): each URL's password, or its token (a user with no password,
+// as NATS reads nats://TOKEN@HOST), written "xxxxx" (url.URL.Redacted's
+// mark). An entry that does not parse keeps nothing before its last "@".
+func RedactURLs(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		u, err := url.Parse(p)
+		if err != nil || u.Host == "" {
+			if at := strings.LastIndex(p, "@"); at >= 0 {
+				scheme, _, ok := strings.Cut(p[:at], "://")
+				p = "xxxxx" + p[at:]
+				if ok {
+					p = scheme + "://" + p
+				}
+			}
+			parts[i] = p
+			continue
+		}
+		if u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			} else {
+				u.User = url.User("xxxxx")
+			}
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
 }

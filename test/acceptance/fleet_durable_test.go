@@ -211,6 +211,10 @@ func TestFleetDurableSendsToOneAddressAllGoOnTheBus(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", fmt.Sprintf("k%d", i), "--host", "nats:beta", "inbox", fmt.Sprintf("step %d of 3", i))
 		require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+		if i == 1 { // the service started on demand is on the bus: it has no idle exit
+			assert.Contains(t, string(r.Stderr), "it stays a node of the fleet's bus ($PEERCTL_NATS) until: peerctl serve stop")
+			assert.NotContains(t, string(r.Stderr), "ends itself")
+		}
 		got := decodeReceipt(t, r)
 		assert.Equal(t, "stored", got.Outcome)
 		eventually(t, time.Minute, fmt.Sprintf("message %d on the bus", got.Outbox.ID), func() bool {
