@@ -92,6 +92,19 @@ func sendToBeta(t *testing.T, s *Server, set wire.Settings, key string) *Ref {
 	return a.Ref
 }
 
+// sendBacklog is n such sends (keys k0, k1, ...), all stored: their
+// outbox objects, and their mail as the bus would have it, in order.
+func sendBacklog(t *testing.T, s *Server, set wire.Settings, n int) (refs []*Ref, want []string) {
+	t.Helper()
+	for i := range n {
+		key := fmt.Sprintf("k%d", i)
+		ref := sendToBeta(t, s, set, key)
+		assert.Equal(t, "stored", ref.State)
+		refs, want = append(refs, ref), append(want, "beta:"+key)
+	}
+	return refs, want
+}
+
 // passDone is one pass of the loop with the jobs it started finished.
 func passDone(s *Server) {
 	s.pass()
@@ -107,13 +120,9 @@ func passDone(s *Server) {
 func TestDurableSendsToANodeAreAllPutInItsMail(t *testing.T) {
 	mail, c := &fakeMail{}, &clock{t: time.Now()}
 	s, set := onBus(t, mail, c)
-	var want []string
-	for i := range 5 {
-		key := fmt.Sprintf("k%d", i)
-		ref := sendToBeta(t, s, set, key)
-		assert.Equal(t, "stored", ref.State)
+	refs, want := sendBacklog(t, s, set, 5)
+	for i, ref := range refs {
 		assert.Contains(t, string(ref.Reason), "in node beta's mail", "message %d", i)
-		want = append(want, "beta:"+key)
 	}
 	got, _ := mail.posted()
 	assert.Equal(t, want, got)
@@ -129,13 +138,7 @@ func TestDurableSendsToANodeAreAllPutInItsMail(t *testing.T) {
 func TestABacklogForANodeIsPostedInOnePassInOrder(t *testing.T) {
 	mail, c := &fakeMail{away: true}, &clock{t: time.Now()}
 	s, set := onBus(t, mail, c)
-	var want []string
-	for i := range 5 {
-		key := fmt.Sprintf("k%d", i)
-		ref := sendToBeta(t, s, set, key)
-		assert.Equal(t, "stored", ref.State)
-		want = append(want, "beta:"+key)
-	}
+	_, want := sendBacklog(t, s, set, 5)
 	got, tries := mail.posted()
 	require.Empty(t, got)
 	require.Equal(t, 1, tries, "the ones behind the first wait behind it")
