@@ -191,3 +191,31 @@ func TestRecordChurnMakesOneEarlyPassPerEarlyEvery(t *testing.T) {
 	_, tries = mail.posted()
 	assert.Equal(t, 3, tries, "nothing more asked for")
 }
+
+// Between passes, a registry change sooner than earlyEvery after the
+// last early pass does not wake the loop (it waits for its time, however
+// often records change), and a poke (a message stored, an attempt ended)
+// wakes it at once all the same; a change once earlyEvery has passed
+// wakes it.
+func TestRecordChurnDoesNotHoldUpAPoke(t *testing.T) {
+	c := &clock{t: time.Now()}
+	s := newServer(t.Context(), Options{})
+	// The next early pass an hour away: the timer armed for it does not
+	// fire during the test, however slow the machine.
+	s.now, s.earlyAt = c.now, c.now().Add(time.Hour)
+	early := time.NewTimer(time.Hour)
+	early.Stop()
+	woke := make(chan bool, 1)
+	s.stirred <- struct{}{}
+	go func() { woke <- s.await(nil, early) }()
+	require.Eventually(t, func() bool { return len(s.stirred) == 0 }, time.Minute, time.Millisecond, "the change to be read")
+	s.stirred <- struct{}{}
+	require.Eventually(t, func() bool { return len(s.stirred) == 0 }, time.Minute, time.Millisecond, "the next change to be read")
+	s.poke()
+	require.True(t, <-woke)
+	assert.Empty(t, s.wake, "the poke woke it, not a change")
+
+	c.add(time.Hour)
+	s.stirred <- struct{}{}
+	assert.True(t, s.await(nil, early), "a change once its time has come")
+}
