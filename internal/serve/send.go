@@ -427,7 +427,8 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	defer s.poke()
 	defer s.release(m.ID)
 	older, err := s.store.List(ctx, ports.OutboxFilter{Target: w.address, States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
-	older = slices.DeleteFunc(older, func(o ports.OutboxMessage) bool { return o.Host != host || onBus(o) })
+	// One already in its node's mail holds up none: the bus keeps their order.
+	older = slices.DeleteFunc(older, func(o ports.OutboxMessage) bool { return o.Host != host || posted(o) })
 	if err == nil && len(older) > 1 {
 		n := fmt.Sprintf("%d older messages", len(older)-1)
 		if len(older) == 2 {

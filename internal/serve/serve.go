@@ -117,8 +117,12 @@ type Server struct {
 	running  int
 	wake     chan struct{}
 	// early is set when a watched registry folder changed: the next pass
-	// tries every waiting message now, not at its backoff's time.
+	// tries every waiting message now, not at its backoff's time (at most
+	// one such pass per earlyEvery: earlyAt, the loop's, is when the next
+	// may run); stirred wakes the loop for it.
 	early   atomic.Bool
+	earlyAt time.Time
+	stirred chan struct{}
 	folders ports.FolderWatcher
 	watched map[string]bool
 	// jobs are the attempts that wait (waits) running beside the loop.
@@ -155,7 +159,7 @@ func newServer(life context.Context, o Options) *Server {
 		o.Environ = func() []string { return nil }
 	}
 	return &Server{o: o, life: life, warm: map[string]*warmSet{}, inflight: map[int64]bool{}, last: time.Now(),
-		wake: make(chan struct{}, 1), now: time.Now, folders: wiring.NewFolderWatcher(), watched: map[string]bool{},
+		wake: make(chan struct{}, 1), stirred: make(chan struct{}, 1), now: time.Now, folders: wiring.NewFolderWatcher(), watched: map[string]bool{},
 		started: time.Now(), stop: func(error) {}, ended: &end{}}
 }
 
@@ -437,6 +441,8 @@ func (s *Server) poke() {
 func (s *Server) loop(quiet time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	early := time.NewTimer(earlyEvery)
+	early.Stop()
 	defer s.jobs.Wait()
 	for {
 		s.pass()
@@ -445,12 +451,32 @@ func (s *Server) loop(quiet time.Duration) {
 			s.stop(fmt.Errorf("idle for %s with nothing to deliver (--idle-exit)", quiet))
 			return
 		}
+		if !s.await(t.C, early) {
+			return
+		}
+	}
+}
+
+// await waits for the loop's next pass: a tick, a poke (a message stored
+// or handed over, a change asked for: never held up), or a registry
+// change (s.stirred) once an early pass may run, at most one per
+// earlyEvery: a change sooner arms early for that time and waits on,
+// however often records change. False when the service ends.
+func (s *Server) await(tick <-chan time.Time, early *time.Timer) bool {
+	for {
 		select {
 		case <-s.life.Done():
-			return
-		case <-t.C:
+			return false
+		case <-tick:
 		case <-s.wake:
+		case <-early.C:
+		case <-s.stirred:
+			if d := s.earlyAt.Sub(s.now()); d > 0 {
+				early.Reset(d)
+				continue
+			}
 		}
+		return true
 	}
 }
 
@@ -468,14 +494,52 @@ func (s *Server) quiet(d time.Duration) bool {
 }
 
 // earlyEvery bounds how often a registry change makes a pass try every
-// waiting message (sessions update their records every few seconds).
+// waiting message (sessions update their records every few seconds): an
+// early pass is at least earlyEvery after the last one, by the loop's
+// clock; a pass sooner is a plain one, and the change waits for its time.
 const earlyEvery = time.Second
+
+// posted reports whether m is on the fleet's bus, in its node's mail
+// (app.Outbox.Forward): the bus keeps the order of a node's mail, so it
+// holds up no later message to its target, and only its expiry is due here.
+func posted(m ports.OutboxMessage) bool {
+	return m.State == domain.OutboxStored && m.Transport == app.BusTransport
+}
+
+// toNode reports whether m is for a node of the fleet's bus (host nats:NODE).
+func toNode(m ports.OutboxMessage) bool {
+	d, err := domain.ParseDest(m.Host)
+	if err != nil {
+		return false
+	}
+	_, ok := d.Node()
+	return ok
+}
+
+// takeEarly reports whether the pass at now is early: a registry change
+// asked for one (s.early) and the last early pass was earlyEvery ago or
+// more; a change sooner stays asked for.
+func (s *Server) takeEarly(now time.Time) bool {
+	if !s.early.Swap(false) {
+		return false
+	}
+	if now.Before(s.earlyAt) {
+		s.early.Store(true)
+		return false
+	}
+	s.earlyAt = now.Add(earlyEvery)
+	return true
+}
 
 // pass works through the waiting messages in id order. For each address
 // (on each machine) only the oldest waiting message is tried, so messages
 // to one address go in order: it is tried when due (or at once after a
-// registry change), an interrupted attempt is checked; the next one to the
-// same address is tried in the same pass once it has been handed over.
+// registry change, at most once per earlyEvery: takeEarly), an
+// interrupted attempt is checked; the next one to the same address is
+// tried in the same pass once it has been handed over. A message for a
+// node of the bus is handed over once it is in the node's mail (posted):
+// the ones behind it are posted after it, in order, by the same job,
+// without waiting for its receipts. The pass never waits for time.
 func (s *Server) pass() {
 	if s.store == nil {
 		return
@@ -489,7 +553,8 @@ func (s *Server) pass() {
 		}
 		fmt.Fprintf(s.o.Log, "peerctl serve: pruned %s finished longer ago than the retention period\n", what)
 	}
-	early := s.early.Swap(false)
+	now := s.now()
+	early := s.takeEarly(now)
 	waiting, err := s.store.List(s.life, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
 	if err != nil {
 		if s.life.Err() == nil {
@@ -499,14 +564,19 @@ func (s *Server) pass() {
 	}
 	slices.Reverse(waiting) // oldest first
 	blocked := map[string]bool{}
-	now := s.now()
-	for _, m := range waiting {
+	for i, m := range waiting {
 		if s.life.Err() != nil {
 			return
 		}
 		target := m.Host + "\x00" + m.Address // one order per address on each machine
-		if blocked[target] || onBus(m) && m.NextAt.After(now) {
-			continue // on the bus and not yet due: the node keeps its order, the next one goes too
+		if posted(m) {
+			if !m.NextAt.After(now) && s.claim(m.ID) { // its expiry
+				s.beside(m)
+			}
+			continue
+		}
+		if blocked[target] {
+			continue
 		}
 		blocked[target] = true
 		if m.State == domain.OutboxStored && m.NextAt.After(now) && !early || !s.claim(m.ID) {
@@ -516,33 +586,39 @@ func (s *Server) pass() {
 			// Minutes of waiting for a take-up or a reply, or a host's
 			// connect timeout, hold up no other target; this one's next
 			// message waits until it is handed over.
-			s.jobs.Add(1)
-			go func() {
-				defer s.jobs.Done()
-				s.job(m, false)
-				s.release(m.ID)
-				s.poke()
-			}()
+			var then []ports.OutboxMessage
+			if toNode(m) {
+				then = slices.DeleteFunc(slices.Clone(waiting[i+1:]), func(n ports.OutboxMessage) bool {
+					return n.Host+"\x00"+n.Address != target || n.State != domain.OutboxStored || posted(n)
+				})
+			}
+			s.beside(m, then...)
 			continue
 		}
 		done := s.job(m, m.State == domain.OutboxDelivering)
 		s.release(m.ID)
 		blocked[target] = done.State.Pending() || done.State == domain.OutboxOutcomeUnknown
 	}
-	if early {
-		// At most one early pass per earlyEvery, however often records change.
-		select {
-		case <-s.life.Done():
-		case <-time.After(earlyEvery):
-		}
-	}
 }
 
-// onBus reports whether m is in a node's mail on the fleet's bus: from
-// there the node's service delivers in order (its mail is in order), so it
-// holds up no later message to the same address here.
-func onBus(m ports.OutboxMessage) bool {
-	return m.State == domain.OutboxStored && m.Transport == app.BusTransport
+// beside attempts m, claimed, in a job beside the loop, then each of then
+// (the messages behind m to its node, oldest first) as long as the one
+// before it was posted and it can be claimed; the loop is poked after.
+func (s *Server) beside(m ports.OutboxMessage, then ...ports.OutboxMessage) {
+	s.jobs.Add(1)
+	go func() {
+		defer s.jobs.Done()
+		defer s.poke()
+		done := s.job(m, false)
+		s.release(m.ID)
+		for _, n := range then {
+			if !posted(done) || !s.claim(n.ID) {
+				return
+			}
+			done = s.job(n, false)
+			s.release(n.ID)
+		}
+	}()
 }
 
 // watch has the folders of every harness's registry that svc reads
@@ -567,7 +643,10 @@ func (s *Server) watch(ctx context.Context, svc *app.Service) {
 		go func() {
 			for range ch {
 				s.early.Store(true)
-				s.poke()
+				select {
+				case s.stirred <- struct{}{}:
+				default:
+				}
 			}
 		}()
 	}
