@@ -231,18 +231,16 @@ func (c *factory) requestSettings() (wiring.BusSettings, error) {
 }
 
 // busNode is the node of the fleet's bus dest names, each call bounded by
-// limit: its requests carried by this machine's service when it is on
-// that bus (serviceOnBus; not for presence, a watch's), else by the bus
-// client's own connection.
-func (c *factory) busNode(dest domain.Dest, limit time.Duration, presence bool) (app.Node, error) {
+// limit: its requests carried by this machine's service when carried
+// (checkReach looked: it is on that bus; never for presence, a watch's),
+// else by the bus client's own connection.
+func (c *factory) busNode(dest domain.Dest, limit time.Duration, carried bool) (app.Node, error) {
 	s, err := c.requestSettings()
 	if err != nil {
 		return nil, err
 	}
-	if !presence {
-		if _, ok := c.serviceOnBus(context.Background(), s); ok || c.bus == nil {
-			return wiring.NewBusNode(serviceCarrier{c.serveClient(), s.URLs}, dest, limit)
-		}
+	if carried || c.bus == nil {
+		return wiring.NewBusNode(serviceCarrier{c.serveClient(), s.URLs}, dest, limit)
 	}
 	return c.bus.Node(s, dest, limit)
 }
