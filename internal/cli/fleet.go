@@ -117,7 +117,7 @@ func (c *factory) nodeName(cmd *cobra.Command, f busFlags) (string, error) {
 // of every node's presence it keeps (serve.Options.Fleet). A bad --nats or
 // --node is a usage error now, before the service starts. A program
 // without the bus client runs the service as peerctl-mcp (runWithBus).
-func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func(context.Context, serve.Keeper, wiring.Mailbox) (func(), wiring.PostMail, error), *wiring.FleetView, error) {
+func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func(context.Context, serve.Answerer, wiring.Mailbox) (func(), wiring.PostMail, error), *wiring.FleetView, error) {
 	settings, ok, err := busSettings(cmd, c.getenv, c.bus, f, "")
 	if err != nil || !ok {
 		return nil, nil, err
@@ -136,33 +136,31 @@ func (c *factory) joinBus(cmd *cobra.Command, f busFlags, stateDir string) (func
 	c.listNATS = &requests
 	view := &wiring.FleetView{URLs: settings.URLs}
 	c.busLink = serve.NewBusLink(node, settings.URLs)
-	return func(life context.Context, keep serve.Keeper, mail wiring.Mailbox) (func(), wiring.PostMail, error) {
-		return c.present(life, settings, node, stateDir, keep, mail, view)
+	return func(life context.Context, answering serve.Answerer, mail wiring.Mailbox) (func(), wiring.PostMail, error) {
+		return c.present(life, settings, node, stateDir, answering, mail, view)
 	}, view, nil
 }
 
 // present joins the bus as node for the service of stateDir, publishing
 // this machine's live sessions (wiring.Bus.Join), answering other
-// nodes' requests (answering, their held sends kept by keep) and keeping
-// view; mail takes other nodes' durable sends (nil: none) and the
-// receipts of this one's; wait waits for it to have left; post puts a
-// durable send in another's mail.
-func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string, keep serve.Keeper, mail wiring.Mailbox, view *wiring.FleetView) (wait func(), post wiring.PostMail, err error) {
+// nodes' requests (on the nodes answering makes) and keeping view; mail
+// takes other nodes' durable sends (nil: none) and the receipts of this
+// one's; wait waits for it to have left; post puts a durable send in
+// another's mail.
+func (c *factory) present(life context.Context, settings wiring.BusSettings, node, stateDir string, answering serve.Answerer, mail wiring.Mailbox, view *wiring.FleetView) (wait func(), post wiring.PostMail, err error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(c.io.errOut, "peerctl serve: "+format+"\n", args...) }
-	answer := func(sender string) app.Node { return c.answering(sender, keep) }
+	answer := func(sender string) app.Node { return c.answering(sender, answering) }
 	return c.bus.Join(life, wiring.Presence{Settings: settings, Node: node, StateDir: stateDir, Version: c.version().Version,
 		Local: c.localNode(nil), Answer: answer, OnBus: c.busLink.Set, Mail: mail, Logf: logf, View: view})
 }
 
 // answering is what this machine's service answers a request of node
-// sender with: its own use cases, every send decided by its trust policy
-// as a message from entrance node:SENDER (docs/POLICY.md), one it holds
-// kept by keep, the service's hold use case, awaiting approval.
-func (c *factory) answering(sender string, keep serve.Keeper) app.Node {
-	n := c.localNode(&app.Sending{Entrance: domain.EntranceNode, Where: sender})
-	n.Held = func(ctx context.Context, q wire.SendQuery, err error) (wire.Sent, error) {
-		return keep(ctx, q, domain.NewSender(domain.EntranceNode, sender), err)
-	}
+// sender with: its own use cases, every send run by the service
+// (serve.Answerer: on its warm couriers, decided by its trust policy as
+// a message from entrance node:SENDER, docs/POLICY.md, one it holds kept
+// awaiting approval).
+func (c *factory) answering(sender string, answering serve.Answerer) app.Node {
+	n := answering(c.localNode(&app.Sending{Entrance: domain.EntranceNode, Where: sender}), sender)
 	if c.busActivity == nil {
 		return n
 	}
@@ -233,18 +231,16 @@ func (c *factory) requestSettings() (wiring.BusSettings, error) {
 }
 
 // busNode is the node of the fleet's bus dest names, each call bounded by
-// limit: its requests carried by this machine's service when it is on
-// that bus (serviceOnBus; not for presence, a watch's), else by the bus
-// client's own connection.
-func (c *factory) busNode(dest domain.Dest, limit time.Duration, presence bool) (app.Node, error) {
+// limit: its requests carried by this machine's service when carried
+// (checkReach looked: it is on that bus; never for presence, a watch's),
+// else by the bus client's own connection.
+func (c *factory) busNode(dest domain.Dest, limit time.Duration, carried bool) (app.Node, error) {
 	s, err := c.requestSettings()
 	if err != nil {
 		return nil, err
 	}
-	if !presence {
-		if _, ok := c.serviceOnBus(context.Background(), s); ok || c.bus == nil {
-			return wiring.NewBusNode(serviceCarrier{c.serveClient(), s.URLs}, dest, limit)
-		}
+	if carried || c.bus == nil {
+		return wiring.NewBusNode(serviceCarrier{c.serveClient(), s.URLs}, dest, limit)
 	}
 	return c.bus.Node(s, dest, limit)
 }

@@ -142,32 +142,38 @@ func (c *factory) sshChannel(atProgram *string) (wiring.SSHChannel, error) {
 // A node of the bus in a program without the bus client runs this command
 // line as peerctl-mcp (runWithBus), unless this machine's service is on
 // the bus to carry its requests (serviceOnBus).
-func (c *factory) checkHosts(dests []domain.Dest) error { return c.checkReach(dests, false) }
+func (c *factory) checkHosts(dests []domain.Dest) error {
+	_, err := c.checkReach(dests, false)
+	return err
+}
 
 // checkReach is checkHosts; presence says the command follows the nodes'
 // presence (watch), which the bus client reads itself: no service
-// carries it.
-func (c *factory) checkReach(dests []domain.Dest, presence bool) error {
+// carries it. carried says this machine's service carries the requests
+// to dests' nodes of the bus (serviceOnBus, looked at once here).
+func (c *factory) checkReach(dests []domain.Dest, presence bool) (carried bool, err error) {
 	if !slices.ContainsFunc(dests, func(d domain.Dest) bool { return !d.IsLocal() }) {
-		return nil
+		return false, nil
 	}
 	if slices.ContainsFunc(dests, isSSH) {
 		if _, err := c.remote(); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if slices.ContainsFunc(dests, isNode) {
+	nodes := slices.ContainsFunc(dests, isNode)
+	if nodes {
 		if _, err := c.requestSettings(); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if _, err := c.hostTimeout(); err != nil {
-		return err
+		return false, err
 	}
-	if c.bus == nil && slices.ContainsFunc(dests, isNode) && (presence || !c.carried()) {
-		return c.runWithBus("--host nats:NODE")
+	carried = nodes && !presence && c.carried()
+	if c.bus == nil && nodes && !carried {
+		return false, c.runWithBus("--host nats:NODE")
 	}
-	return nil
+	return carried, nil
 }
 
 // carried reports whether this machine's service is on the bus this
@@ -227,7 +233,8 @@ func (c *factory) watchNodes(dests []domain.Dest) ([]app.Node, error) { return c
 
 // reach is nodes; presence as checkReach's.
 func (c *factory) reach(dests []domain.Dest, presence bool) ([]app.Node, error) {
-	if err := c.checkReach(dests, presence); err != nil {
+	carried, err := c.checkReach(dests, presence)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]app.Node, 0, len(dests))
@@ -241,7 +248,7 @@ func (c *factory) reach(dests []domain.Dest, presence bool) ([]app.Node, error) 
 			return nil, err
 		}
 		if isNode(d) {
-			n, err := c.busNode(d, limit, presence)
+			n, err := c.busNode(d, limit, carried)
 			if err != nil {
 				return nil, err
 			}

@@ -105,10 +105,13 @@ func newSendCmd(f *factory) *cobra.Command {
 			}
 			if isNode(opts.dest) && f.bus == nil {
 				// Before the text is read: peerctl-mcp reads it from stdin
-				// (unless this machine's service carries the request).
-				if err := f.checkHosts([]domain.Dest{opts.dest}); err != nil {
+				// (unless this machine's service carries the request, and
+				// then this node is the send's: one look at the service).
+				n, err := f.node(opts.dest)
+				if err != nil {
 					return err
 				}
+				opts.node = func(domain.Dest) (app.Node, error) { return n, nil }
 			}
 			text, err := messageText(f.io, args, f.stdinBytes, f.followCaller)
 			if err != nil {

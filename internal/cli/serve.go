@@ -45,7 +45,7 @@ type serveOptions struct {
 	nodes      func([]domain.Dest) ([]app.Node, error)
 	serve      func() *serveClient
 	// join is how the service of a state folder joins the bus (joinBus).
-	join func(stateDir string) (func(context.Context, serve.Keeper, wiring.Mailbox) (func(), wiring.PostMail, error), *wiring.FleetView, error)
+	join func(stateDir string) (func(context.Context, serve.Answerer, wiring.Mailbox) (func(), wiring.PostMail, error), *wiring.FleetView, error)
 	// busLink is the service's place on the bus once join was called (nil: no bus).
 	busLink   func() *serve.BusLink
 	idleExit  time.Duration
@@ -120,7 +120,7 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 				return err
 			}
 			opts.version = f.version()
-			opts.join = func(stateDir string) (func(context.Context, serve.Keeper, wiring.Mailbox) (func(), wiring.PostMail, error), *wiring.FleetView, error) {
+			opts.join = func(stateDir string) (func(context.Context, serve.Answerer, wiring.Mailbox) (func(), wiring.PostMail, error), *wiring.FleetView, error) {
 				return f.joinBus(cmd, bus, stateDir)
 			}
 			return runServe(cmd.Context(), opts)

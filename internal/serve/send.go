@@ -117,18 +117,12 @@ func (s *Server) decide(ctx context.Context, o wire.SendOrder, dest domain.Dest,
 // service, let go by release; its warnings added to notes) or dest's
 // peerctl.
 func (s *Server) node(dest domain.Dest, o wire.SendOrder, notes *[]string) (n app.Node, release func(), err error) {
-	release = func() {}
 	set := o.Settings
 	if dest.IsLocal() {
-		return app.LocalNode{Sending: func(q wire.SendQuery) (*app.Service, error) {
-			svc, rel, warns, err := s.service(set, q, sendingOf(o, false))
-			if err == nil {
-				release = rel
-				*notes = append(*notes, warns...)
-			}
-			return svc, err
-		}}, func() { release() }, nil
+		n, release := s.here(set, sendingOf(o, false), notes)
+		return n, release, nil
 	}
+	release = func() {}
 	r, err := s.remote(set)
 	if err != nil {
 		return nil, release, err
@@ -138,6 +132,22 @@ func (s *Server) node(dest domain.Dest, o wire.SendOrder, notes *[]string) (n ap
 		limit = DefaultHostTimeout
 	}
 	return wiring.NewHostNode(r, dest, limit), release, nil
+}
+
+// here is this machine as the node a send with settings set from from
+// runs on (a LocalNode of Sending only): its Service from service, on the
+// warm couriers of its settings, held until release runs (once the send
+// returned); the harnesses' warnings are added to notes.
+func (s *Server) here(set wire.Settings, from *app.Sending, notes *[]string) (n app.LocalNode, release func()) {
+	let := func() {}
+	return app.LocalNode{Sending: func(q wire.SendQuery) (*app.Service, error) {
+		svc, rel, warns, err := s.service(set, q, from)
+		if err == nil {
+			let = rel
+			*notes = append(*notes, warns...)
+		}
+		return svc, err
+	}}, func() { let() }
 }
 
 // destOf is the machine a send's Host names (the zero Dest: this one).
@@ -232,6 +242,40 @@ func (s *Server) Keep(ctx context.Context, q wire.SendQuery, from domain.Sender,
 	}
 	sent.Notes = append(a.Notes, sent.Notes...)
 	return sent, nil
+}
+
+// Answering is base (the command line's use cases) as the node a
+// request of node sender runs on: its sends run as the service's own do,
+// with the service's settings on their warm couriers (a running courier
+// takes the text instead of one started per request), decided by the
+// trust policy as a message from entrance node:SENDER on the fresh read
+// of the send itself; one the policy holds is kept awaiting approval
+// (Keep). The harnesses' warnings go to the service's log, as the
+// command line's did.
+func (s *Server) Answering(base app.LocalNode, sender string) app.Node {
+	return nodeAnswer{LocalNode: base, s: s, from: domain.NewSender(domain.EntranceNode, sender)}
+}
+
+// nodeAnswer is a node whose sends run on the service's warm couriers
+// (Server.Answering).
+type nodeAnswer struct {
+	app.LocalNode
+	s    *Server
+	from domain.Sender
+}
+
+func (a nodeAnswer) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
+	var notes []string
+	n, release := a.s.here(a.s.o.Settings, &app.Sending{Entrance: a.from.Entrance(), Where: a.from.Where()}, &notes)
+	defer release()
+	n.Held = func(ctx context.Context, q wire.SendQuery, err error) (wire.Sent, error) {
+		return a.s.Keep(ctx, q, a.from, err)
+	}
+	sent, err := n.Send(ctx, q)
+	for _, w := range notes {
+		fmt.Fprintln(a.s.o.Log, w)
+	}
+	return sent, err
 }
 
 // way is where a durable message is attempted: here, with a Service, or

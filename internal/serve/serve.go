@@ -83,12 +83,13 @@ type Options struct {
 	// its state folder: an error ends the service before it serves (a
 	// node name another live service holds); the wait it returns waits,
 	// once life has ended, for the node to have left the bus.
-	// keep is the service's hold use case (Server.Keep), for the sends
-	// of other nodes its trust policy holds; mail is the service's outbox
-	// for other nodes' durable sends (nil when the outbox cannot be used:
-	// their mail waits on the bus); post puts a durable send in another
-	// node's mail (nil: no bus).
-	Join func(life context.Context, keep Keeper, mail wiring.Mailbox) (wait func(), post wiring.PostMail, err error)
+	// answering is the node another node's requests run on
+	// (Server.Answering: their sends on the service's warm couriers, one
+	// its trust policy holds kept awaiting approval); mail is the
+	// service's outbox for other nodes' durable sends (nil when the
+	// outbox cannot be used: their mail waits on the bus); post puts a
+	// durable send in another node's mail (nil: no bus).
+	Join func(life context.Context, answering Answerer, mail wiring.Mailbox) (wait func(), post wiring.PostMail, err error)
 	// Fleet is the live view of every node's presence that Join keeps
 	// (nil: no bus): the "fleet" request and the dashboard's fleet.
 	Fleet *wiring.FleetView
@@ -98,8 +99,9 @@ type Options struct {
 	Bus *BusLink
 }
 
-// Keeper keeps a send the trust policy held (Server.Keep).
-type Keeper func(ctx context.Context, q wire.SendQuery, from domain.Sender, err error) (wire.Sent, error)
+// Answerer is the node a request of node sender runs on, made from
+// base, the command line's use cases (Server.Answering).
+type Answerer func(base app.LocalNode, sender string) app.Node
 
 // Server is a running peerctl serve.
 type Server struct {
@@ -210,7 +212,7 @@ func Run(ctx context.Context, o Options) error {
 		if s.ob != nil {
 			mail = s
 		}
-		left, post, err := o.Join(life, s.Keep, mail)
+		left, post, err := o.Join(life, s.Answering, mail)
 		if err != nil {
 			return err
 		}

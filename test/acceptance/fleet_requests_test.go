@@ -150,3 +150,53 @@ func TestFleetRequestsReachANodesService(t *testing.T) {
 	assert.Contains(t, out.String(), `"event":"lost"`)
 	assert.Contains(t, errs.String(), "node beta left the fleet's bus")
 }
+
+// A node's service answers another node's sends as it runs its own: on
+// its warm courier, started by the first and taken by the next (before,
+// each request built the command line's graph and started a courier of
+// its own, a Claude Code process per message); the receipt is still the
+// courier's, for the session named, and the trust policy still decides
+// as node:alpha (a hold kept in beta's outbox, nothing sent).
+func TestFleetSendAnsweredOnTheNodesWarmCourier(t *testing.T) {
+	peerctlWithMCP(t) // serve with a bus and --host nats:NODE run in peerctl-mcp
+	url := natstest.Start(t)
+	beta := newServeWorld(t)
+	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
+	beta.startServe(t)
+	alpha := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "PEERCTL_SERVE=off",
+		"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + catSocketDir(t)}
+	send := func(text string) (wire.Receipt, string) {
+		t.Helper()
+		r := runPeerctl(t, runOpts{Env: alpha, Timeout: 2 * time.Minute}, "send", "--json", "--no-confirm", "--host", "nats:beta", "inbox", text)
+		require.Equal(t, 0, r.Code, "%s", r.Stderr)
+		var got wire.Receipt
+		require.NoError(t, json.Unmarshal(r.Stdout, &got), "%s", r.Stdout)
+		return got, beta.fakeFile(t, "pid")
+	}
+	eventually(t, time.Minute, "beta's service to answer list --host nats:beta", func() bool {
+		return runPeerctl(t, runOpts{Env: alpha, Timeout: 2 * time.Minute}, "list", "--host", "nats:beta", "--json").Code == 0
+	})
+
+	// No rule yet: the default holds node:alpha's message.
+	r := runPeerctl(t, runOpts{Env: alpha, Timeout: 2 * time.Minute}, "send", "--json", "--no-confirm", "--host", "nats:beta", "inbox", "held")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), `"outcome": "awaiting_approval"`)
+	assert.Contains(t, string(r.Stdout), `"as": "node:alpha"`)
+	assert.False(t, beta.courierStarted(t), "nothing ran on beta")
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+
+	first, courier := send("the API changed, rebase on main")
+	second, again := send("and the schema too")
+	for _, got := range []wire.Receipt{first, second} {
+		assert.True(t, got.OK)
+		assert.Equal(t, "nats:beta", got.Host)
+		assert.Equal(t, beta.id, got.SessionID)
+		assert.Equal(t, "courier", got.Transport)
+		assert.NotEmpty(t, got.MsgID)
+	}
+	assert.Equal(t, courier, again, "the second send took the courier the first started")
+	st, out := beta.status(t)
+	assert.Equal(t, 1, st.Warm.Started, "one courier for both: %s", out.Stdout)
+	require.Len(t, beta.listener.Wait(2), 2, "each delivered once, the held one never")
+}
