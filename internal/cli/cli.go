@@ -208,6 +208,9 @@ writes to a registry. In full: README.md, docs/COMMANDS.md.`,
 			root.AddCommand(sc.build(c))
 		}
 	}
+	// completion is peerctl's own command: cobra's, which it would build
+	// for every run that lacks one (a run of one command), never serves.
+	root.CompletionOptions.DisableDefaultCmd = true
 	// --version is peerctl's own flag rather than cobra's (root.Version with
 	// SetVersionTemplate): a cobra template links text/template's
 	// reflection, which keeps every exported method in the binary (11.5 MB

@@ -41,6 +41,14 @@ func TestOneCommandBuilt(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, []string{"help", "list"}, built("list", "--json"))
+	root := newRootCmdFor(c, "list")
+	root.InitDefaultCompletionCmd()
+	assert.Equal(t, []string{"help", "list"}, func() (out []string) {
+		for _, sub := range root.Commands() {
+			out = append(out, sub.Name())
+		}
+		return out
+	}(), "cobra's own completion command is not made for a run of list")
 	assert.Equal(t, []string{"help", "outbox"}, built("outbox", "show", "7"))
 	every := len(commands) + 1
 	for _, args := range [][]string{{}, {"--debug", "list"}, {"lsit"}, {"help", "list"}, {"completion", "bash"}, {"exit-codes"}, {"environment"}, {"__complete", "list", ""}} {
