@@ -101,13 +101,30 @@ func (c Catalog) Flags() []ports.HarnessFlag {
 
 // Plug provides c itself and builds each of its plug-ins into the value
 // group "harnesses" (consumed by NewHarnesses): the one place a program's
-// harnesses enter the graph.
+// harnesses enter the graph. One constructor builds them all (a flattened
+// group, as fx documents for a constructor of several values): fx.New
+// costs about 10 KB for each constructor it is given, and more for each
+// fx.Annotate (docs/PERFORMANCE.md, seventh round), on every run of every
+// command. A host adds a harness of its own to the group as before.
 func Plug(c Catalog) fx.Option {
-	opts := []fx.Option{fx.Supply(c)}
-	for _, p := range c {
-		opts = append(opts, fx.Provide(fx.Annotate(p.New, fx.ResultTags(`group:"harnesses"`))))
-	}
-	return fx.Options(opts...)
+	return fx.Provide(func(s ports.HarnessSettings) (plugged, error) {
+		out := plugged{Catalog: c, Harnesses: make([]ports.Harness, 0, len(c))}
+		for _, p := range c {
+			h, err := p.New(s)
+			if err != nil {
+				return plugged{}, err
+			}
+			out.Harnesses = append(out.Harnesses, h)
+		}
+		return out, nil
+	})
+}
+
+// plugged is what Plug provides: the catalog and its plug-ins, built.
+type plugged struct {
+	fx.Out
+	Catalog   Catalog
+	Harnesses []ports.Harness `group:"harnesses,flatten"`
 }
 
 // Config is what the graph needs from its caller (the CLI, or a host).
@@ -178,16 +195,25 @@ var Graph = fx.Options(
 )
 
 // readPorts binds the Registry and Liveness ports to the harnesses of the
-// value group "harnesses", for Graph and ReadGraph alike.
+// value group "harnesses", for Graph and ReadGraph alike. The ports are
+// bound by constructors that return them rather than with fx.Annotate and
+// fx.As: each annotation builds a throwaway dig container (a seeded random
+// source among it) and a reflect.MakeFunc on every fx.New, every run.
 var readPorts = fx.Options(
 	fx.Provide(
 		NewLogger,
 		NewHarnessSettings,
-		fx.Annotate(NewHarnesses, fx.ParamTags(`group:"harnesses"`)),
-		fx.Annotate(NewRegistry, fx.As(new(ports.Registry))),
-		fx.Annotate(Harnesses.Liveness, fx.As(new(ports.Liveness))),
+		func(in harnessGroup) Harnesses { return NewHarnesses(in.Harnesses) },
+		func(cfg Config, hs Harnesses) ports.Registry { return NewRegistry(cfg, hs) },
+		func(hs Harnesses) ports.Liveness { return hs.Liveness() },
 	),
 )
+
+// harnessGroup is the value group "harnesses" (Plug's, and any a host adds).
+type harnessGroup struct {
+	fx.In
+	Harnesses []ports.Harness `group:"harnesses"`
+}
 
 // ReadGraph provides a *Service for the commands that only read the
 // registry (list, enrich, completion): the Registry and Liveness ports

@@ -113,8 +113,55 @@ func newHelpTopic(use, short, intro string, table func() string) *cobra.Command 
 	return topic
 }
 
+// commands are peerctl's commands below the root, each with the word it
+// is run by (its Name; TestCommandsByTheirWord holds that), in the order
+// they were always added.
+var commands = []struct {
+	name  string
+	build func(*factory) *cobra.Command
+}{
+	{"list", newListCmd}, {"show", newShowCmd}, {"send", newSendCmd}, {"relay", newRelayCmd},
+	{"endpoint", newEndpointCmd}, {"doctor", newDoctorCmd}, {"whoami", newWhoamiCmd},
+	{"version", newVersionCmd}, {"completion", newCompletionCmd}, {"watch", newWatchCmd},
+	{"enrich", newEnrichCmd}, {"mcp", newMCPCmd}, {"hosts", newHostsCmd}, {"policy", newPolicyCmd},
+	{"exit-codes", func(*factory) *cobra.Command { return exitCodesTopic() }},
+	{"environment", func(*factory) *cobra.Command { return environmentTopic() }},
+	{"serve", newServeCmd}, {"outbox", newOutboxCmd},
+}
+
+// invoked is the command args run when it is certain from the first word
+// alone, so that only that command's tree need be built (newRootCmdFor):
+// args[0] names a command with an action. "" when a flag comes first, the
+// word names nothing (a suggestion looks at every command), or it names
+// help, completion (which describe the whole tree) or a help topic.
+func invoked(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	switch args[0] {
+	case "completion", "exit-codes", "environment":
+		return ""
+	}
+	for _, sc := range commands {
+		if sc.name == args[0] {
+			return sc.name
+		}
+	}
+	return ""
+}
+
 // newRootCmd is peerctl: every command, built from c.
-func newRootCmd(c *factory) *cobra.Command {
+func newRootCmd(c *factory) *cobra.Command { return newRootCmdFor(c, "") }
+
+// newRootCmdFor is newRootCmd with only the command named only below the
+// root ("" for every one): a run builds the one command it runs (invoked),
+// its flags and help, and not the others'. Building all of them, their
+// flags' defaults formatted among it (pflag formats an empty string list
+// through a CSV writer with a 4 KiB buffer), was about a tenth of the
+// page faults of `list` (docs/PERFORMANCE.md, seventh round). The
+// command, its help and its errors read the same either way
+// (TestOneCommandReadsAsInTheWholeTree).
+func newRootCmdFor(c *factory, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
@@ -156,8 +203,14 @@ writes to a registry. In full: README.md, docs/COMMANDS.md.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, helpColumns(c.getenv("COLUMNS"))) })
-	root.AddCommand(newListCmd(c), newShowCmd(c), newSendCmd(c), newRelayCmd(c), newEndpointCmd(c))
-	root.AddCommand(newDoctorCmd(c), newWhoamiCmd(c), newVersionCmd(c), newCompletionCmd(c))
+	for _, sc := range commands {
+		if only == "" || sc.name == only {
+			root.AddCommand(sc.build(c))
+		}
+	}
+	// completion is peerctl's own command: cobra's, which it would build
+	// for every run that lacks one (a run of one command), never serves.
+	root.CompletionOptions.DisableDefaultCmd = true
 	// --version is peerctl's own flag rather than cobra's (root.Version with
 	// SetVersionTemplate): a cobra template links text/template's
 	// reflection, which keeps every exported method in the binary (11.5 MB
@@ -179,8 +232,6 @@ writes to a registry. In full: README.md, docs/COMMANDS.md.`,
 			sub.RunE = helpTopic
 		}
 	}
-	root.AddCommand(newWatchCmd(c), newEnrichCmd(c), newMCPCmd(c), newHostsCmd(c), newPolicyCmd(c), exitCodesTopic(), environmentTopic())
-	root.AddCommand(newServeCmd(c), newOutboxCmd(c))
 	c.io.addJQFlags(root)
 	rejectUnknownSubcommands(root)
 	return root
@@ -361,8 +412,13 @@ func (u usageError) Unwrap() error { return u.err }
 // execute runs the command line args with c and returns its exit code:
 // a refusal its reason's, a usage error 2, any other failure 1.
 func execute(ctx context.Context, c *factory, args []string) int {
+	return executeTree(ctx, c, args, invoked(args))
+}
+
+// executeTree is execute on the tree newRootCmdFor(c, only) builds.
+func executeTree(ctx context.Context, c *factory, args []string, only string) int {
 	c.args = args
-	root := newRootCmd(c)
+	root := newRootCmdFor(c, only)
 	root.SetArgs(withoutHelpOnUnknown(root, args))
 	failed, err := root.ExecuteContextC(ctx)
 	if err == nil {

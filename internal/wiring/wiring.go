@@ -52,23 +52,33 @@ var Module = fx.Module("peerctl",
 	app.Plug(plugins),
 	fx.Provide(
 		NewProcesses,
-		fx.Annotate(NewTranscripts, fx.As(new(ports.Transcripts))),
-		fx.Annotate(NewFolderWatcher, fx.As(new(ports.FolderWatcher))),
-		fx.Annotate(NewExitWatcher, fx.As(new(ports.ExitWatcher))),
-		fx.Annotate(NewPolicy, fx.As(new(ports.Policy))),
+		func(folders ports.FolderWatcher, log *slog.Logger) ports.Transcripts {
+			return NewTranscripts(folders, log)
+		},
+		func() ports.FolderWatcher { return NewFolderWatcher() },
+		func() ports.ExitWatcher { return NewExitWatcher() },
+		policyPort,
 	),
 )
 
 // ReadModule is Module for the commands that only read the registry
-// (list, enrich, completion): app.ReadGraph over the same plug-ins.
-var ReadModule = fx.Module("peerctl.read",
+// (list, enrich, completion): app.ReadGraph over the same plug-ins. It is
+// a plain list of options, not an fx.Module: a module is a dig scope of
+// its own (maps and a seeded random source) built on every fx.New.
+var ReadModule = fx.Options(
 	app.ReadGraph,
 	app.Plug(plugins),
 	fx.Provide(
 		NewProcesses,
-		fx.Annotate(NewPolicy, fx.As(new(ports.Policy))),
+		policyPort,
 	),
 )
+
+// policyPort is NewPolicy bound to ports.Policy. The modules bind their
+// ports with constructors that return them, not with fx.Annotate and
+// fx.As, which cost each fx.New a dig container and a reflect.MakeFunc
+// apiece (app.Plug says more).
+func policyPort(cfg app.Config) ports.Policy { return NewPolicy(cfg) }
 
 // NewTranscripts reads transcripts, told of appends by the folder watcher.
 func NewTranscripts(folders ports.FolderWatcher, log *slog.Logger) *transcript.Reader {
