@@ -74,8 +74,8 @@ func tokenOrAll(node string) string {
 	return Token(node)
 }
 
-// mailStream is MailStream, created (R3 where the cluster has three
-// servers, else R1) when it does not exist.
+// mailStream is MailStream, created when it does not exist (replicated:
+// R3, R1 only where the cluster has fewer servers).
 func (b *Bus) mailStream(ctx context.Context) (jetstream.Stream, error) {
 	s, err := b.js.Stream(ctx, MailStream)
 	if err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -83,12 +83,12 @@ func (b *Bus) mailStream(ctx context.Context) (jetstream.Stream, error) {
 	}
 	cfg := jetstream.StreamConfig{Name: MailStream, Description: "peerctl: durable mail between nodes and its receipts (docs/FLEET.md)",
 		Subjects: []string{InboxSubject("*", "*"), ReceiptsSubject("*", "*")}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, Replicas: 3, MaxAge: MailMaxAge, MaxMsgSize: wire.MaxMailBytes, Duplicates: 2 * time.Minute}
-	s, err = b.js.CreateStream(ctx, cfg)
-	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		cfg.Replicas = 1 // a single server, or a cluster of fewer than three
+		Storage: jetstream.FileStorage, MaxAge: MailMaxAge, MaxMsgSize: wire.MaxMailBytes, Duplicates: 2 * time.Minute}
+	err = replicated(func(replicas int) error {
+		cfg.Replicas = replicas
 		s, err = b.js.CreateStream(ctx, cfg)
-	}
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.js.Stream(ctx, MailStream) // another node made it meanwhile
 	}
