@@ -141,6 +141,11 @@ type Mailbox interface {
 	// whose state changed after change number after (0: all), and the
 	// number to ask after next time.
 	MailChanges(ctx context.Context, after int64) (receipts []wire.MailReceipt, next int64, err error)
+	// Published is the change number up to which every receipt was
+	// published (0: none), as SetPublished last kept it, across restarts.
+	Published(ctx context.Context) (int64, error)
+	// SetPublished keeps upTo as Published.
+	SetPublished(ctx context.Context, upTo int64) error
 }
 
 // refusedReceipt is the receipt of mail that was never stored: refused,
@@ -161,7 +166,10 @@ func refusedReceipt(key string, err error, now time.Time) wire.MailReceipt {
 // (terminated) with a line to logf. Meanwhile the receipts of every
 // message taken from the bus (box.MailChanges) are published to their
 // senders, each change once it happens (looked for every poll, and at
-// once after a take). stop waits for both.
+// once after a take), from where the last run left them (box.Published:
+// a restart publishes only what changed after the receipts that went
+// out, a change whose publish a crash interrupted among them). stop waits
+// for both.
 func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.Duration, logf func(string)) (stop func(), err error) {
 	c, err := b.mailConsumer(ctx, node, InboxConsumer(node), InboxSubject(node, "*"))
 	if err != nil {
@@ -244,11 +252,18 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 }
 
 // publishReceipts publishes, until ctx ends, the receipts box.MailChanges
-// gives (every poll, or when woken) and the refusals sent on refused,
-// each to its sender's receipts subject, from node. A change that could
-// not be published is tried again (its number is not passed).
+// gives (every poll, or when woken) after box.Published, and the
+// refusals sent on refused, each to its sender's receipts subject, from
+// node. A change that could not be published is tried again (its number
+// is not passed); once a batch is out, its number is kept
+// (box.SetPublished). A mark that cannot be read publishes every receipt
+// again (idempotent: each change is recorded once by its sender).
 func (b *Bus) publishReceipts(ctx context.Context, node string, box Mailbox, poll time.Duration, wake <-chan struct{}, refused <-chan wire.MailReceipt, logf func(string)) {
-	var after int64
+	after, err := box.Published(ctx)
+	if err != nil {
+		logf(fmt.Sprintf("the receipts' mark cannot be read (every receipt is published again): %s", wire.Safe(err.Error())))
+		after = 0
+	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	failing := false
@@ -260,6 +275,9 @@ func (b *Bus) publishReceipts(ctx context.Context, node string, box Mailbox, pol
 					break
 				}
 			}
+		}
+		if err == nil && next != after {
+			err = box.SetPublished(ctx, next)
 		}
 		switch {
 		case err == nil:

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +32,8 @@ type box struct {
 	// storeFirst: a crash between the store and the ack).
 	fail       func(n int) error
 	storeFirst bool
+	// published is the mark the receipts reached (kept across takers).
+	published int64
 }
 
 func newBox() *box { return &box{stored: map[string]int64{}} }
@@ -61,6 +65,19 @@ func (b *box) MailChanges(_ context.Context, after int64) ([]wire.MailReceipt, i
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]wire.MailReceipt(nil), b.changes[after:]...), int64(len(b.changes)), nil
+}
+
+func (b *box) Published(context.Context) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.published, nil
+}
+
+func (b *box) SetPublished(_ context.Context, upTo int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.published = upTo
+	return nil
 }
 
 // deliver adds a change: message id delivered.
@@ -318,4 +335,49 @@ func TestOneNodesCredentialsCannotReadAnothersMail(t *testing.T) {
 	require.Eventually(t, func() bool { _, n := y.count(); return n == 1 }, 30*time.Second, 10*time.Millisecond)
 	requireDrained(t, beta, InboxConsumer("beta.lan"))
 	assert.Equal(t, "second secret", y.orders[0].Query.Text)
+}
+
+// A service started again publishes only the receipts that did not go
+// out: none for the messages whose receipts were published, the change
+// made while it was down (a crash between a change and its publish).
+func TestAServiceStartedAgainPublishesOnlyWhatDidNotGoOut(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	alpha, beta := connect(t, url), connect(t, url)
+	var mu sync.Mutex
+	var published []string // every publish, as core NATS carries it (the stream's de-duplication aside)
+	sub, err := alpha.nc.Subscribe(ReceiptsSubject("alpha", "*"), func(m *nats.Msg) {
+		r, err := wire.ReadMailReceipt(m.Data)
+		require.NoError(t, err)
+		mu.Lock()
+		published = append(published, fmt.Sprintf("%s %d", r.Key, r.ID)+" "+r.State)
+		mu.Unlock()
+	})
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	seen := func() []string {
+		require.NoError(t, alpha.nc.Flush())
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), published...)
+	}
+
+	x := newBox()
+	stop := takeMail(t, beta, "beta", x)
+	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order("k1", "first")))
+	require.Eventually(t, func() bool { return len(seen()) == 1 }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order("k2", "second")))
+	require.Eventually(t, func() bool { return len(seen()) == 2 }, 30*time.Second, 10*time.Millisecond)
+	x.deliver(1)
+	require.Eventually(t, func() bool { return len(seen()) == 3 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { p, _ := x.Published(ctx); return p == 3 }, 30*time.Second, 10*time.Millisecond, "the mark kept")
+	stop()
+
+	x.deliver(2) // changed while no receipt could go out
+	stop = takeMail(t, beta, "beta", x)
+	defer stop()
+	// The start publishes its first batch in order: anything published
+	// again would come before the change that did not go out.
+	require.Eventually(t, func() bool { return slices.Contains(seen(), "k2 2 delivered") }, 30*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"k1 1 stored", "k2 2 stored", "k1 1 delivered", "k2 2 delivered"}, seen())
 }

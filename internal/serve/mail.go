@@ -136,6 +136,27 @@ func (s *Server) MailChanges(ctx context.Context, after int64) (receipts []wire.
 	return receipts, next, nil
 }
 
+// publishedMark names the outbox's mark of the receipts published.
+const publishedMark = "receipts-published"
+
+// Published is the outbox change number up to which the receipts of the
+// messages taken from the bus were all published (the outbox's mark
+// publishedMark, 0 without one or without an outbox).
+func (s *Server) Published(ctx context.Context) (int64, error) {
+	if s.store == nil {
+		return 0, nil
+	}
+	return s.store.Mark(ctx, publishedMark)
+}
+
+// SetPublished keeps upTo as Published.
+func (s *Server) SetPublished(ctx context.Context, upTo int64) error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.SetMark(ctx, publishedMark, upTo)
+}
+
 // mailReceipt is m's receipt for the node that sent it, when m was taken
 // from the bus (its sender a node, its key that node's).
 func mailReceipt(m ports.OutboxMessage, hist []ports.OutboxEvent) (wire.MailReceipt, bool) {

@@ -261,6 +261,10 @@ type Mailbox interface {
 	// that changed after outbox change number after, and the number to
 	// ask after next.
 	MailChanges(ctx context.Context, after int64) (receipts []wire.MailReceipt, next int64, err error)
+	// Published is the change number up to which every receipt was
+	// published, kept across restarts by SetPublished.
+	Published(ctx context.Context) (int64, error)
+	SetPublished(ctx context.Context, upTo int64) error
 	// Receipt records r, node from's receipt of a message this service
 	// put in its mail; an error when it could not be recorded now (it is
 	// read again later).
