@@ -97,11 +97,14 @@ func (b *Bus) mailStream(ctx context.Context) (jetstream.Stream, error) {
 
 // PostMail puts o, node from's durable send, in node to's mail, and
 // returns once the servers have stored it (a JetStream publish ack). Its
-// key is required; the same from and key again within the stream's
-// de-duplication window (2 minutes) is stored once (Nats-Msg-Id), and the
-// receiving outbox keeps one message per sender and key after that.
-// Errors: a bad node name, no key, a bus that did not store it.
-func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder) error {
+// key is required; the same from, key and retry again within the
+// stream's de-duplication window (2 minutes) is stored once (Nats-Msg-Id),
+// and the receiving outbox keeps one message per sender and key after
+// that. retry is the sender's outbox retry of it (0: its first post): the
+// node's service retries its message of that key once per number
+// (wire.Mail.Retry). Errors: a bad node name, no key, a negative retry, a
+// bus that did not store it.
+func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder, retry int) error {
 	for _, n := range []string{to, from} {
 		if _, err := domain.ParseNode(n); err != nil {
 			return err
@@ -110,7 +113,10 @@ func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder) e
 	if o.Key == "" {
 		return errors.New("a durable send to another node needs its key")
 	}
-	data, err := json.Marshal(wire.Mail{V: wire.MailVersion, Order: o})
+	if retry < 0 {
+		return fmt.Errorf("a retry numbered %d", retry)
+	}
+	data, err := json.Marshal(wire.Mail{V: wire.MailVersion, Order: o, Retry: retry})
 	if err != nil {
 		return err
 	}
@@ -121,7 +127,11 @@ func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder) e
 	}
 	msg := nats.NewMsg(InboxSubject(to, from))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, from+"\x00"+strconv.Quote(o.Key))
+	id := from + "\x00" + strconv.Quote(o.Key)
+	if retry > 0 {
+		id += "\x00" + strconv.Itoa(retry)
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, id)
 	if _, err := b.js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("put the message in node %s's mail: %w", to, err)
 	}
@@ -136,7 +146,9 @@ type Mailbox interface {
 	// same key); a *domain.Refusal when it never will be (denied, a key
 	// conflict, a text refused: answered with that refusal's receipt);
 	// any other error when it could not be stored now (taken again later).
-	Take(ctx context.Context, sender string, o wire.SendOrder) error
+	// retry above 0 is the sender's outbox retry number retry of it: a
+	// message of that key is retried, once per number.
+	Take(ctx context.Context, sender string, o wire.SendOrder, retry int) error
 	// MailChanges are the receipts of the messages taken from the bus
 	// whose state changed after change number after (0: all), and the
 	// number to ask after next time.
@@ -197,6 +209,8 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 				err = fmt.Errorf("mail of version %d; this peerctl reads %d (run the same build on every node)", mail.V, wire.MailVersion)
 			} else if err == nil && (mail.Order.Key == "" || mail.Order.Durable <= 0) {
 				err = errors.New("mail without its key or its time to live")
+			} else if err == nil && mail.Retry < 0 {
+				err = fmt.Errorf("mail of retry %d", mail.Retry)
 			}
 		}
 		if err != nil {
@@ -204,7 +218,7 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 			_ = m.Term()
 			return
 		}
-		err = box.Take(ctx, sender, mail.Order)
+		err = box.Take(ctx, sender, mail.Order, mail.Retry)
 		if _, final := domain.AsRefusal(err); err != nil && !final {
 			logf(fmt.Sprintf("mail from node %s not stored now (taken again in %s): %s", sender, mailRetry, wire.Safe(err.Error())))
 			_ = m.NakWithDelay(mailRetry)

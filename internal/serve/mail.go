@@ -41,13 +41,32 @@ const mailChangesBatch = 500
 // attempted as any durable message; a *domain.Refusal when it never will
 // be (denied, a key conflict, a text or an address refused); another
 // error when it could not be stored now (the outbox cannot be used, the
-// service stops): the bus gives it again later.
-func (s *Server) Take(ctx context.Context, sender string, o wire.SendOrder) error {
+// service stops): the bus gives it again later. retry above 0 is the
+// sender's outbox retry number retry: the message of that key here is
+// retried (app.Outbox.RetryFrom: once per number, looked at first when
+// outcome_unknown); one not here (refused when it came, or pruned) is
+// taken as new mail.
+func (s *Server) Take(ctx context.Context, sender string, o wire.SendOrder, retry int) error {
 	if _, err := domain.ParseNode(sender); err != nil {
 		return &domain.Refusal{Reason: domain.ReasonInvalidMessage, Detail: err.Error(), Err: err}
 	}
 	if s.ob == nil {
 		return fmt.Errorf("the outbox cannot be used: %v", s.storeErr)
+	}
+	if retry > 0 {
+		found, err := s.store.List(ctx, ports.OutboxFilter{Key: mailKey(sender, o.Key)})
+		if err != nil {
+			return err
+		}
+		if len(found) > 0 {
+			svc, release := s.looker(ctx, found[0])
+			defer release()
+			if _, err := s.ob.RetryFrom(ctx, svc, found[0].ID, sender, retry); err != nil {
+				return err // taken again later (a change meanwhile, the outbox)
+			}
+			s.poke()
+			return nil
+		}
 	}
 	q := o.Query
 	if q.DryRun {
@@ -222,7 +241,7 @@ func (s *Server) busWay(o wire.SendOrder, dest domain.Dest, node string) (way, e
 	return way{host: dest, address: q.Address, release: func() {},
 		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
 			post := func(ctx context.Context, ttl time.Duration) error {
-				return s.post(ctx, node, wire.SendOrder{Query: q, Key: m.Key, Durable: max(ttl, time.Second)})
+				return s.post(ctx, node, wire.SendOrder{Query: q, Key: m.Key, Durable: max(ttl, time.Second)}, m.Retries)
 			}
 			got, err := s.ob.Forward(ctx, m, dest.String(), post)
 			if errors.Is(err, ports.ErrWrongState) { // a receipt came first

@@ -95,7 +95,7 @@ func TestFleetDurableMailIsDeliveredOnceByItsNode(t *testing.T) {
 	// beta's service is down: the mail waits on the bus.
 	order := wire.SendOrder{Query: wire.SendQuery{Address: "inbox", Text: "rebase on main", ConfirmTimeout: 300 * time.Millisecond},
 		Durable: time.Hour, Key: "pr-7"}
-	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order))
+	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order, 0))
 
 	// Started, it stores the message and is killed before its ack.
 	srv := exec.Command(faulty, "serve")
