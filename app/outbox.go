@@ -115,6 +115,9 @@ type DurableRequest struct {
 	// message is stored awaiting_approval, with the rule, and is not
 	// attempted until Approve.
 	Held *domain.Decision
+	// Retries is its Retries when stored: for a message another node's
+	// retry brought (RetryFrom), that retry's number.
+	Retries int
 }
 
 // Submit validates the text and stores the message, due at once; created
@@ -147,7 +150,7 @@ func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (
 	}
 	now := o.now()
 	put := ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
-		Created: now, Expires: now.Add(ttl), NextAt: now, Sender: req.Sender}
+		Created: now, Expires: now.Add(ttl), NextAt: now, Sender: req.Sender, Retries: req.Retries}
 	if d := req.Held; d != nil {
 		put.State, put.Reason, put.Rule, put.NextAt = domain.OutboxAwaitingApproval, heldReason(*d), ruleOf(*d), time.Time{}
 	}

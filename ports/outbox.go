@@ -137,7 +137,7 @@ type OutboxFilter struct {
 // used (corrupt, full disk, read-only folder): callers refuse durable
 // sends with it and never delete or replace the file.
 type Outbox interface {
-	// Put stores m as a new message in m.State, OutboxStored when zero
+	// Put stores m (its Retries too) as a new message in m.State, OutboxStored when zero
 	// (OutboxAwaitingApproval for a held one; its history begins with that
 	// state and m.Reason at m.Created) and returns it with its ID. When m.Key
 	// is not "" and a message with that key exists, nothing is stored and

@@ -502,8 +502,8 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 		e = ""
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, host, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-		`+senderColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
-		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created), e, m.Sender.Where(), m.Sender.SessionName(), m.Sender.SessionID(), m.Rule, m.ApprovedBy)
+		`+senderColumns+`, retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
+		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created), e, m.Sender.Where(), m.Sender.SessionName(), m.Sender.SessionID(), m.Rule, m.ApprovedBy, m.Retries)
 	if err != nil {
 		return m, false, s.fail("store a message", err)
 	}

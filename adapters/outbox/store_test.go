@@ -618,8 +618,13 @@ func TestMarksAndRetriesAreKept(t *testing.T) {
 	assert.Zero(t, n, "none yet")
 	require.NoError(t, s.SetMark(ctx, "receipts-published", 7))
 	require.NoError(t, s.SetMark(ctx, "receipts-published", 9))
-	got, _, err := s.Put(ctx, msg("k"))
+	put := msg("k")
+	put.Retries = 1
+	got, _, err := s.Put(ctx, put)
 	require.NoError(t, err)
+	got, _, err = s.Get(ctx, got.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Retries, "stored with it")
 	_, err = s.Move(ctx, got.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxRefused, At: t0,
 		Outcome: "queued", Transport: "bus", Reason: "no"})
 	require.NoError(t, err)

@@ -73,7 +73,7 @@ func (s *Server) Take(ctx context.Context, sender string, o wire.SendOrder, retr
 		return domain.Refuse(domain.ReasonInvalidMessage, "a dry run is never durable")
 	}
 	order := wire.SendOrder{Query: q, Durable: o.Durable, Key: mailKey(sender, o.Key), Settings: s.o.Settings,
-		Sender: domain.NewSender(domain.EntranceNode, sender)}
+		Sender: domain.NewSender(domain.EntranceNode, sender), Retries: retry}
 	stored := make(chan struct{})
 	answered := make(chan Answer, 1)
 	s.touch(1)
