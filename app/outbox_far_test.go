@@ -14,14 +14,21 @@ import (
 	"github.com/peerctl/peerctl/ports"
 )
 
+// forBeta is a durable message stored for node beta of the bus.
+func forBeta(t *testing.T, w *outboxWorld) ports.OutboxMessage {
+	t.Helper()
+	m, _, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
+	require.NoError(t, err)
+	return m
+}
+
 // A message for a node of the bus is posted once: a bus that does not
 // take it stores it again after the backoff; posted, it waits stored
 // until its expiry, never posted again.
 func TestOutboxForwardPostsOnceAndBacksOff(t *testing.T) {
 	w := newOutboxWorld(t)
 	ctx := context.Background()
-	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
-	require.NoError(t, err)
+	m := forBeta(t, w)
 	posts := 0
 	var ttl time.Duration
 	post := func(_ context.Context, d time.Duration) error {
@@ -32,7 +39,7 @@ func TestOutboxForwardPostsOnceAndBacksOff(t *testing.T) {
 		}
 		return nil
 	}
-	m, err = w.ob.Forward(ctx, m, "nats:beta", post)
+	m, err := w.ob.Forward(ctx, m, "nats:beta", post)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 	assert.True(t, w.now.Add(domain.Backoff(1, app.MaxBackoff)).Equal(m.NextAt), "due after the backoff")
@@ -60,8 +67,7 @@ func TestOutboxForwardPostsOnceAndBacksOff(t *testing.T) {
 func TestOutboxHeardRecordsTheFarChain(t *testing.T) {
 	w := newOutboxWorld(t)
 	ctx := context.Background()
-	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
-	require.NoError(t, err)
+	m := forBeta(t, w)
 	at := w.now
 	stored := app.FarEvent{At: at, State: domain.OutboxStored}
 	far := app.FarState{ID: 7, History: []app.FarEvent{stored}}
@@ -94,11 +100,10 @@ func TestOutboxHeardRecordsTheFarChain(t *testing.T) {
 func TestOutboxRetryOfABusMessagePostsItAgain(t *testing.T) {
 	w := newOutboxWorld(t)
 	ctx := context.Background()
-	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
-	require.NoError(t, err)
+	m := forBeta(t, w)
 	posts := 0
 	post := func(context.Context, time.Duration) error { posts++; return nil }
-	m, err = w.ob.Forward(ctx, m, "nats:beta", post)
+	m, err := w.ob.Forward(ctx, m, "nats:beta", post)
 	require.NoError(t, err)
 	require.Equal(t, 1, posts)
 
