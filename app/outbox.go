@@ -115,6 +115,9 @@ type DurableRequest struct {
 	// message is stored awaiting_approval, with the rule, and is not
 	// attempted until Approve.
 	Held *domain.Decision
+	// Retries is its Retries when stored: for a message another node's
+	// retry brought (RetryFrom), that retry's number.
+	Retries int
 }
 
 // Submit validates the text and stores the message, due at once; created
@@ -147,7 +150,7 @@ func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (
 	}
 	now := o.now()
 	put := ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
-		Created: now, Expires: now.Add(ttl), NextAt: now, Sender: req.Sender}
+		Created: now, Expires: now.Add(ttl), NextAt: now, Sender: req.Sender, Retries: req.Retries}
 	if d := req.Held; d != nil {
 		put.State, put.Reason, put.Rule, put.NextAt = domain.OutboxAwaitingApproval, heldReason(*d), ruleOf(*d), time.Time{}
 	}
@@ -618,32 +621,66 @@ func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.Out
 // asked to send it again (outbox retry, the page's "Send again"): without
 // it such a message is ErrUnconfirmed (wrapped, with its id) and stays as
 // it is, also when it became outcome_unknown while the caller looked.
+//
+// A message for a node of the fleet's bus (host nats:NODE) is posted to
+// that node again (Forward), numbered by its Retries (each retry counts
+// one), so that the node's service retries its own copy once
+// (RetryFrom) and looks at its transcript first there; its last receipt
+// no longer stands. One still waiting there — posted and not finished
+// (stored here, in the node's mail or stored or awaiting approval in its
+// outbox) — is ErrWaiting (wrapped, with where it waits): nothing to
+// retry.
 func (o *Outbox) Retry(ctx context.Context, svc *Service, id int64, confirmed bool) (ports.OutboxMessage, error) {
+	return o.retry(ctx, svc, id, confirmed, "outbox retry", 0)
+}
+
+// ErrWaiting is returned by Retry for a message that still waits for the
+// node of the fleet's bus it was posted to.
+var ErrWaiting = errors.New("it is still on its way there, and is delivered when that node's service runs (or, held there, once approved there): nothing to retry")
+
+// retry is Retry made by by ("outbox retry", or another node's), its
+// number n (0: one more than the message's Retries, except for a message
+// another node put here, whose count is its sender's).
+func (o *Outbox) retry(ctx context.Context, svc *Service, id int64, confirmed bool, by string, n int) (ports.OutboxMessage, error) {
 	m, _, err := o.store.Get(ctx, id)
 	if err != nil {
 		return m, err
+	}
+	node, bus := busNode(m)
+	if bus && m.State == domain.OutboxStored && m.Transport == BusTransport {
+		return m, fmt.Errorf("message %d waits for node %s (%s): %w", id, node, m.Reason, ErrWaiting)
 	}
 	from := []domain.OutboxState{domain.OutboxOutcomeUnknown, domain.OutboxExpired, domain.OutboxRefused, domain.OutboxCancelled, domain.OutboxStored}
 	if !confirmed {
 		from = from[1:]
 	}
-	c := ports.OutboxChange{State: domain.OutboxStored, Reason: "retried by outbox retry"}
+	c := ports.OutboxChange{State: domain.OutboxStored, Reason: "retried by " + by, Retries: n, ClearReceipt: bus}
+	if n == 0 && m.Sender.Entrance() != domain.EntranceNode {
+		c.Retries = m.Retries + 1
+	}
+	if bus {
+		c.Reason += fmt.Sprintf(": posted to node %s again (its retry %d); its service retries it there", node, c.Retries)
+	}
 	if m.State == domain.OutboxOutcomeUnknown {
 		if !confirmed {
 			return m, unconfirmed(id)
 		}
-		found, why, err := o.look(ctx, svc, m)
-		if err != nil {
-			return m, err
-		}
-		switch found {
-		case lookArrived:
-			return o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxOutcomeUnknown}, ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(),
-				Outcome: domain.OutcomeDelivered.String(), Reason: "outbox retry looked first: " + why + "; it is not sent again"})
-		case lookAbsent:
-			c.Reason = "outbox retry looked first: " + why + ": it is sent again"
-		default:
-			c.Reason = "outbox retry could not look first: " + why + "; it is sent again as asked and may arrive twice"
+		if bus {
+			c.Reason += ", looking at its transcript first (sent again when it does not show it, or as asked when it cannot look: perhaps twice)"
+		} else {
+			found, why, err := o.look(ctx, svc, m)
+			if err != nil {
+				return m, err
+			}
+			switch found {
+			case lookArrived:
+				return o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxOutcomeUnknown}, ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(),
+					Outcome: domain.OutcomeDelivered.String(), Retries: c.Retries, Reason: by + " looked first: " + why + "; it is not sent again"})
+			case lookAbsent:
+				c.Reason = by + " looked first: " + why + ": it is sent again"
+			default:
+				c.Reason = by + " could not look first: " + why + "; it is sent again as asked and may arrive twice"
+			}
 		}
 	}
 	now := o.now()

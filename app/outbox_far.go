@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,6 +56,39 @@ func (o *Outbox) Forward(ctx context.Context, m ports.OutboxMessage, where strin
 		Reason: fmt.Sprintf("on the fleet's bus, in node %s's mail: its service takes it when it runs", nodeOf(where))})
 }
 
+// busNode is the node of the fleet's bus m is for (its host nats:NODE).
+func busNode(m ports.OutboxMessage) (string, bool) {
+	d, err := domain.ParseDest(m.Host)
+	if err != nil || m.Host == "" {
+		return "", false
+	}
+	return d.Node()
+}
+
+// RetryFrom is retry number n of message id, a message node's service
+// put in this outbox, made by that node's outbox retry (Retry there):
+// applied once per number — n not above the message's Retries is a
+// replay of a retry already applied (the bus giving the same post again)
+// and changes nothing. It is Retry, confirmed (the sender's user
+// confirmed it; an outcome_unknown message is looked at first here), its
+// reasons naming node's retry, and sets Retries to n. A message that
+// cannot be retried here (delivered, on its way, held, awaiting
+// approval) keeps its state with a line saying so, so that its receipt
+// tells its sender where it stands.
+func (o *Outbox) RetryFrom(ctx context.Context, svc *Service, id int64, node string, n int) (ports.OutboxMessage, error) {
+	m, _, err := o.store.Get(ctx, id)
+	if err != nil || n <= m.Retries {
+		return m, err
+	}
+	by := fmt.Sprintf("node %s's outbox retry %d", node, n)
+	got, err := o.retry(ctx, svc, id, true, by, n)
+	if !errors.Is(err, ErrNotRetryable) {
+		return got, err
+	}
+	return o.store.Move(ctx, id, []domain.OutboxState{got.State}, ports.OutboxChange{State: got.State, At: o.now(), Retries: n, NextAt: got.NextAt,
+		Reason: fmt.Sprintf("%s: it is %s here, so it is not sent again", by, got.State)})
+}
+
 // nodeOf is where's node ("nats:NODE" gives NODE).
 func nodeOf(where string) string {
 	if d, err := domain.ParseDest(where); err == nil {
@@ -82,18 +116,24 @@ type FarState struct {
 }
 
 // Heard records far, the state of message m (history hist) in the outbox
-// of node where, as m's own: each change there not yet recorded here is
-// added to m's history in order, its reason headed "on WHERE (message
-// ID there): ", its state m's — delivered, taken_up, replied, held,
-// refused, expired, cancelled, denied and outcome_unknown as they are;
-// stored and awaiting approval there keep m stored here (due at its
-// expiry only: it is not posted again), an attempt under way there
+// of node where, as m's own: each change there not yet recorded here (a
+// change is its time there, state and reason: the same words again later,
+// after a retry, are a new change) is added to m's history in order, its
+// reason headed "on WHERE (message ID there): ", its state m's —
+// delivered, taken_up, replied, held, refused, expired, cancelled, denied
+// and outcome_unknown as they are; stored and awaiting approval there keep
+// m stored here (due at its expiry only once posted: it is not posted
+// again; a retry not posted yet stays due), an attempt under way there
 // (delivering) is not recorded. A change never takes m back to stored
 // once it has moved on. The last handed change sets m's receipt words.
 func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.OutboxEvent, where string, far FarState) (ports.OutboxMessage, error) {
 	seen := map[string]bool{}
+	change := func(at time.Time, state domain.OutboxState, why string) string {
+		return fmt.Sprintf("%d\x00%s\x00%s", at.UnixNano(), state, why)
+	}
 	for _, h := range hist {
-		seen[h.State.String()+"\x00"+h.Reason] = true
+		seen[change(h.At, h.State, h.Reason)] = true
+		seen[change(h.Last, h.State, h.Reason)] = true // folded
 	}
 	head := wire.FarHead(where, far.ID)
 	for _, e := range far.History {
@@ -109,12 +149,15 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 			why = e.State.String()
 		}
 		why = head + why
-		if seen[state.String()+"\x00"+why] || state == domain.OutboxStored && m.State != domain.OutboxStored {
+		if seen[change(e.At, state, why)] || state == domain.OutboxStored && m.State != domain.OutboxStored {
 			continue
 		}
 		c := ports.OutboxChange{State: state, Reason: why, At: e.At}
 		if state == domain.OutboxStored {
 			c.NextAt = m.Expires
+			if m.Transport != BusTransport {
+				c.NextAt = m.NextAt // a retry not posted yet
+			}
 		}
 		if state.Handed() {
 			c.Outcome, c.Transport, c.MsgID, c.SessionID = far.Outcome, far.Transport, far.MsgID, far.Session
@@ -124,7 +167,7 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 			return m, err
 		}
 		m = got
-		seen[state.String()+"\x00"+why] = true
+		seen[change(e.At, state, why)] = true
 	}
 	return m, nil
 }

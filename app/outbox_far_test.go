@@ -11,7 +11,16 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
+
+// forBeta is a durable message stored for node beta of the bus.
+func forBeta(t *testing.T, w *outboxWorld) ports.OutboxMessage {
+	t.Helper()
+	m, _, err := w.ob.Submit(context.Background(), nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
+	require.NoError(t, err)
+	return m
+}
 
 // A message for a node of the bus is posted once: a bus that does not
 // take it stores it again after the backoff; posted, it waits stored
@@ -19,8 +28,7 @@ import (
 func TestOutboxForwardPostsOnceAndBacksOff(t *testing.T) {
 	w := newOutboxWorld(t)
 	ctx := context.Background()
-	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
-	require.NoError(t, err)
+	m := forBeta(t, w)
 	posts := 0
 	var ttl time.Duration
 	post := func(_ context.Context, d time.Duration) error {
@@ -31,7 +39,7 @@ func TestOutboxForwardPostsOnceAndBacksOff(t *testing.T) {
 		}
 		return nil
 	}
-	m, err = w.ob.Forward(ctx, m, "nats:beta", post)
+	m, err := w.ob.Forward(ctx, m, "nats:beta", post)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OutboxStored, m.State)
 	assert.True(t, w.now.Add(domain.Backoff(1, app.MaxBackoff)).Equal(m.NextAt), "due after the backoff")
@@ -59,8 +67,7 @@ func TestOutboxForwardPostsOnceAndBacksOff(t *testing.T) {
 func TestOutboxHeardRecordsTheFarChain(t *testing.T) {
 	w := newOutboxWorld(t)
 	ctx := context.Background()
-	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
-	require.NoError(t, err)
+	m := forBeta(t, w)
 	at := w.now
 	stored := app.FarEvent{At: at, State: domain.OutboxStored}
 	far := app.FarState{ID: 7, History: []app.FarEvent{stored}}
@@ -84,4 +91,115 @@ func TestOutboxHeardRecordsTheFarChain(t *testing.T) {
 		chain = append(chain, h.State.String()+" "+h.Reason)
 	}
 	assert.Equal(t, []string{"stored ", "stored on nats:beta (message 7 there): stored", "delivered on nats:beta (message 7 there): the harness took it"}, chain)
+}
+
+// outbox retry of a message for a node of the bus: one still waiting
+// there is not retried (it says where it waits); one that ended there is
+// posted again, numbered, and the node's changes after the retry are
+// recorded here even in the same words as before it.
+func TestOutboxRetryOfABusMessagePostsItAgain(t *testing.T) {
+	w := newOutboxWorld(t)
+	ctx := context.Background()
+	m := forBeta(t, w)
+	posts := 0
+	post := func(context.Context, time.Duration) error { posts++; return nil }
+	m, err := w.ob.Forward(ctx, m, "nats:beta", post)
+	require.NoError(t, err)
+	require.Equal(t, 1, posts)
+
+	_, err = w.ob.Retry(ctx, nil, m.ID, true)
+	require.ErrorIs(t, err, app.ErrWaiting, "posted and not finished: it waits there")
+	assert.Contains(t, err.Error(), "waits for node beta (on the fleet's bus, in node beta's mail")
+	m, err = w.ob.Forward(ctx, m, "nats:beta", post)
+	require.NoError(t, err)
+	assert.Equal(t, 1, posts, "not posted again")
+
+	heard := func(far app.FarState) ports.OutboxMessage {
+		t.Helper()
+		got, hist := w.state(t, m.ID)
+		got, err := w.ob.Heard(ctx, got, hist, "nats:beta", far)
+		require.NoError(t, err)
+		return got
+	}
+	t1 := w.now
+	refused := app.FarEvent{At: t1.Add(time.Second), State: domain.OutboxRefused, Reason: "not_allowed: rule 2 denies it"}
+	far := app.FarState{ID: 7, History: []app.FarEvent{{At: t1, State: domain.OutboxStored}, refused}}
+	m = heard(far)
+	require.Equal(t, domain.OutboxRefused, m.State)
+
+	w.now = t1.Add(time.Minute)
+	m, err = w.ob.Retry(ctx, nil, m.ID, false)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, 1, m.Retries)
+	assert.Empty(t, m.Transport, "the last post no longer stands")
+	assert.Contains(t, m.Reason, "posted to node beta again (its retry 1)")
+	m = heard(far) // the node's receipt from before the retry, late
+	assert.Equal(t, domain.OutboxStored, m.State, "an old receipt changes nothing")
+	assert.True(t, m.NextAt.Equal(w.now), "still due: not posted yet")
+	m, err = w.ob.Forward(ctx, m, "nats:beta", post)
+	require.NoError(t, err)
+	assert.Equal(t, 2, posts, "posted again")
+	assert.Equal(t, app.BusTransport, m.Transport)
+
+	// The node retried it (RetryFrom) and it was refused again, in the
+	// same words: a new change.
+	far.History = append(far.History, app.FarEvent{At: t1.Add(time.Minute + time.Second), State: domain.OutboxStored, Reason: "retried by node alpha's outbox retry 1"},
+		app.FarEvent{At: t1.Add(time.Minute + 2*time.Second), State: domain.OutboxRefused, Reason: refused.Reason})
+	m = heard(far)
+	assert.Equal(t, domain.OutboxRefused, m.State)
+	_, hist := w.state(t, m.ID)
+	assert.Equal(t, "on nats:beta (message 7 there): not_allowed: rule 2 denies it", hist[len(hist)-1].Reason)
+
+	// outcome_unknown there: confirmed only, then posted again for the
+	// node to look at its transcript first.
+	far.History = append(far.History, app.FarEvent{At: t1.Add(2 * time.Minute), State: domain.OutboxOutcomeUnknown, Reason: "the service stopped"})
+	m = heard(far)
+	require.Equal(t, domain.OutboxOutcomeUnknown, m.State)
+	_, err = w.ob.Retry(ctx, nil, m.ID, false)
+	require.ErrorIs(t, err, app.ErrUnconfirmed)
+	m, err = w.ob.Retry(ctx, nil, m.ID, true)
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.Retries)
+	assert.Contains(t, m.Reason, "looking at its transcript first")
+}
+
+// The node applies its sender's retry once per number: a replay changes
+// nothing; a message that cannot be retried there keeps its state with a
+// line saying so (its receipt tells the sender).
+func TestOutboxRetryFromAppliesEachRetryOnce(t *testing.T) {
+	w := newOutboxWorld(t)
+	ctx := context.Background()
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "nats:alpha:k", Address: "api", Text: "hi", TTL: time.Hour,
+		Sender: domain.NewSender(domain.EntranceNode, "alpha")})
+	require.NoError(t, err)
+	m, err = w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxRefused, At: w.now, Reason: "not_live"})
+	require.NoError(t, err)
+
+	w.now = w.now.Add(time.Second)
+	m, err = w.ob.RetryFrom(ctx, nil, m.ID, "alpha", 1)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, 1, m.Retries)
+	assert.Equal(t, "retried by node alpha's outbox retry 1", m.Reason)
+	assert.True(t, m.NextAt.Equal(w.now), "due now")
+
+	m, err = w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxRefused, At: w.now, Reason: "not_live"})
+	require.NoError(t, err)
+	m, err = w.ob.RetryFrom(ctx, nil, m.ID, "alpha", 1)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxRefused, m.State, "the same retry again is a replay")
+
+	// A retry here does not count: the count is its sender's.
+	m, err = w.ob.Retry(ctx, nil, m.ID, false)
+	require.NoError(t, err)
+	assert.Equal(t, 1, m.Retries)
+
+	m, err = w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivered, At: w.now, Reason: "the harness took it"})
+	require.NoError(t, err)
+	m, err = w.ob.RetryFrom(ctx, nil, m.ID, "alpha", 2)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, 2, m.Retries)
+	assert.Equal(t, "node alpha's outbox retry 2: it is delivered here, so it is not sent again", m.Reason)
 }

@@ -62,6 +62,10 @@ type OutboxMessage struct {
 	// ApprovedBy says who approved it (outbox approve: the approver as a
 	// sender, "cli" or "cli:reviewer-1"); "" while it was not approved.
 	ApprovedBy string
+	// Retries counts the times outbox retry made it due again; for a
+	// message another node's service put here (from the fleet's bus), the
+	// highest of its sender's retries applied here (docs/FLEET.md).
+	Retries int
 }
 
 // OutboxEvent is one change in a message's history.
@@ -104,6 +108,12 @@ type OutboxChange struct {
 	// Rule and ApprovedBy, when not "", set the message's (a hold at an
 	// attempt; outbox approve).
 	Rule, ApprovedBy string
+	// Retries, when above the message's, sets its Retries (a retry).
+	Retries int
+	// ClearReceipt empties Outcome, Transport and MsgID before the fields
+	// above set theirs: a retry, after which the last receipt no longer
+	// stands.
+	ClearReceipt bool
 }
 
 // OutboxFilter selects messages for Outbox.List; zero fields select all.
@@ -127,7 +137,7 @@ type OutboxFilter struct {
 // used (corrupt, full disk, read-only folder): callers refuse durable
 // sends with it and never delete or replace the file.
 type Outbox interface {
-	// Put stores m as a new message in m.State, OutboxStored when zero
+	// Put stores m (its Retries too) as a new message in m.State, OutboxStored when zero
 	// (OutboxAwaitingApproval for a held one; its history begins with that
 	// state and m.Reason at m.Created) and returns it with its ID. When m.Key
 	// is not "" and a message with that key exists, nothing is stored and
@@ -149,6 +159,12 @@ type Outbox interface {
 	// before before, with their history (their keys are then free), and
 	// returns how many it deleted.
 	Prune(ctx context.Context, states []domain.OutboxState, before time.Time) (int, error)
+	// Mark is the number kept under name by SetMark (0 when none): the
+	// service's place in Events for a reader that must survive a restart
+	// (the receipts published to the fleet's bus).
+	Mark(ctx context.Context, name string) (int64, error)
+	// SetMark keeps seq under name.
+	SetMark(ctx context.Context, name string, seq int64) error
 	// Close closes the store.
 	Close() error
 }

@@ -74,8 +74,8 @@ func tokenOrAll(node string) string {
 	return Token(node)
 }
 
-// mailStream is MailStream, created (R3 where the cluster has three
-// servers, else R1) when it does not exist.
+// mailStream is MailStream, created when it does not exist (replicated:
+// R3, R1 only where the cluster has fewer servers).
 func (b *Bus) mailStream(ctx context.Context) (jetstream.Stream, error) {
 	s, err := b.js.Stream(ctx, MailStream)
 	if err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -83,12 +83,12 @@ func (b *Bus) mailStream(ctx context.Context) (jetstream.Stream, error) {
 	}
 	cfg := jetstream.StreamConfig{Name: MailStream, Description: "peerctl: durable mail between nodes and its receipts (docs/FLEET.md)",
 		Subjects: []string{InboxSubject("*", "*"), ReceiptsSubject("*", "*")}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, Replicas: 3, MaxAge: MailMaxAge, MaxMsgSize: wire.MaxMailBytes, Duplicates: 2 * time.Minute}
-	s, err = b.js.CreateStream(ctx, cfg)
-	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		cfg.Replicas = 1 // a single server, or a cluster of fewer than three
+		Storage: jetstream.FileStorage, MaxAge: MailMaxAge, MaxMsgSize: wire.MaxMailBytes, Duplicates: 2 * time.Minute}
+	err = replicated(func(replicas int) error {
+		cfg.Replicas = replicas
 		s, err = b.js.CreateStream(ctx, cfg)
-	}
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.js.Stream(ctx, MailStream) // another node made it meanwhile
 	}
@@ -97,11 +97,14 @@ func (b *Bus) mailStream(ctx context.Context) (jetstream.Stream, error) {
 
 // PostMail puts o, node from's durable send, in node to's mail, and
 // returns once the servers have stored it (a JetStream publish ack). Its
-// key is required; the same from and key again within the stream's
-// de-duplication window (2 minutes) is stored once (Nats-Msg-Id), and the
-// receiving outbox keeps one message per sender and key after that.
-// Errors: a bad node name, no key, a bus that did not store it.
-func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder) error {
+// key is required; the same from, key and retry again within the
+// stream's de-duplication window (2 minutes) is stored once (Nats-Msg-Id),
+// and the receiving outbox keeps one message per sender and key after
+// that. retry is the sender's outbox retry of it (0: its first post): the
+// node's service retries its message of that key once per number
+// (wire.Mail.Retry). Errors: a bad node name, no key, a negative retry, a
+// bus that did not store it.
+func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder, retry int) error {
 	for _, n := range []string{to, from} {
 		if _, err := domain.ParseNode(n); err != nil {
 			return err
@@ -110,7 +113,10 @@ func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder) e
 	if o.Key == "" {
 		return errors.New("a durable send to another node needs its key")
 	}
-	data, err := json.Marshal(wire.Mail{V: wire.MailVersion, Order: o})
+	if retry < 0 {
+		return fmt.Errorf("a retry numbered %d", retry)
+	}
+	data, err := json.Marshal(wire.Mail{V: wire.MailVersion, Order: o, Retry: retry})
 	if err != nil {
 		return err
 	}
@@ -121,7 +127,11 @@ func (b *Bus) PostMail(ctx context.Context, to, from string, o wire.SendOrder) e
 	}
 	msg := nats.NewMsg(InboxSubject(to, from))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, from+"\x00"+strconv.Quote(o.Key))
+	id := from + "\x00" + strconv.Quote(o.Key)
+	if retry > 0 {
+		id += "\x00" + strconv.Itoa(retry)
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, id)
 	if _, err := b.js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("put the message in node %s's mail: %w", to, err)
 	}
@@ -136,11 +146,18 @@ type Mailbox interface {
 	// same key); a *domain.Refusal when it never will be (denied, a key
 	// conflict, a text refused: answered with that refusal's receipt);
 	// any other error when it could not be stored now (taken again later).
-	Take(ctx context.Context, sender string, o wire.SendOrder) error
+	// retry above 0 is the sender's outbox retry number retry of it: a
+	// message of that key is retried, once per number.
+	Take(ctx context.Context, sender string, o wire.SendOrder, retry int) error
 	// MailChanges are the receipts of the messages taken from the bus
 	// whose state changed after change number after (0: all), and the
 	// number to ask after next time.
 	MailChanges(ctx context.Context, after int64) (receipts []wire.MailReceipt, next int64, err error)
+	// Published is the change number up to which every receipt was
+	// published (0: none), as SetPublished last kept it, across restarts.
+	Published(ctx context.Context) (int64, error)
+	// SetPublished keeps upTo as Published.
+	SetPublished(ctx context.Context, upTo int64) error
 }
 
 // refusedReceipt is the receipt of mail that was never stored: refused,
@@ -161,7 +178,10 @@ func refusedReceipt(key string, err error, now time.Time) wire.MailReceipt {
 // (terminated) with a line to logf. Meanwhile the receipts of every
 // message taken from the bus (box.MailChanges) are published to their
 // senders, each change once it happens (looked for every poll, and at
-// once after a take). stop waits for both.
+// once after a take), from where the last run left them (box.Published:
+// a restart publishes only what changed after the receipts that went
+// out, a change whose publish a crash interrupted among them). stop waits
+// for both.
 func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.Duration, logf func(string)) (stop func(), err error) {
 	c, err := b.mailConsumer(ctx, node, InboxConsumer(node), InboxSubject(node, "*"))
 	if err != nil {
@@ -189,6 +209,8 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 				err = fmt.Errorf("mail of version %d; this peerctl reads %d (run the same build on every node)", mail.V, wire.MailVersion)
 			} else if err == nil && (mail.Order.Key == "" || mail.Order.Durable <= 0) {
 				err = errors.New("mail without its key or its time to live")
+			} else if err == nil && mail.Retry < 0 {
+				err = fmt.Errorf("mail of retry %d", mail.Retry)
 			}
 		}
 		if err != nil {
@@ -196,7 +218,7 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 			_ = m.Term()
 			return
 		}
-		err = box.Take(ctx, sender, mail.Order)
+		err = box.Take(ctx, sender, mail.Order, mail.Retry)
 		if _, final := domain.AsRefusal(err); err != nil && !final {
 			logf(fmt.Sprintf("mail from node %s not stored now (taken again in %s): %s", sender, mailRetry, wire.Safe(err.Error())))
 			_ = m.NakWithDelay(mailRetry)
@@ -244,11 +266,18 @@ func (b *Bus) TakeMail(ctx context.Context, node string, box Mailbox, poll time.
 }
 
 // publishReceipts publishes, until ctx ends, the receipts box.MailChanges
-// gives (every poll, or when woken) and the refusals sent on refused,
-// each to its sender's receipts subject, from node. A change that could
-// not be published is tried again (its number is not passed).
+// gives (every poll, or when woken) after box.Published, and the
+// refusals sent on refused, each to its sender's receipts subject, from
+// node. A change that could not be published is tried again (its number
+// is not passed); once a batch is out, its number is kept
+// (box.SetPublished). A mark that cannot be read publishes every receipt
+// again (idempotent: each change is recorded once by its sender).
 func (b *Bus) publishReceipts(ctx context.Context, node string, box Mailbox, poll time.Duration, wake <-chan struct{}, refused <-chan wire.MailReceipt, logf func(string)) {
-	var after int64
+	after, err := box.Published(ctx)
+	if err != nil {
+		logf(fmt.Sprintf("the receipts' mark cannot be read (every receipt is published again): %s", wire.Safe(err.Error())))
+		after = 0
+	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	failing := false
@@ -260,6 +289,9 @@ func (b *Bus) publishReceipts(ctx context.Context, node string, box Mailbox, pol
 					break
 				}
 			}
+		}
+		if err == nil && next != after {
+			err = box.SetPublished(ctx, next)
 		}
 		switch {
 		case err == nil:

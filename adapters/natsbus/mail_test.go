@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,14 +32,19 @@ type box struct {
 	// storeFirst: a crash between the store and the ack).
 	fail       func(n int) error
 	storeFirst bool
+	// published is the mark the receipts reached (kept across takers).
+	published int64
+	// retries are each take's retry number, in order.
+	retries []int
 }
 
 func newBox() *box { return &box{stored: map[string]int64{}} }
 
-func (b *box) Take(_ context.Context, sender string, o wire.SendOrder) error {
+func (b *box) Take(_ context.Context, sender string, o wire.SendOrder, retry int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.takes++
+	b.retries = append(b.retries, retry)
 	var failed error
 	if b.fail != nil {
 		failed = b.fail(b.takes)
@@ -61,6 +68,19 @@ func (b *box) MailChanges(_ context.Context, after int64) ([]wire.MailReceipt, i
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]wire.MailReceipt(nil), b.changes[after:]...), int64(len(b.changes)), nil
+}
+
+func (b *box) Published(context.Context) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.published, nil
+}
+
+func (b *box) SetPublished(_ context.Context, upTo int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.published = upTo
+	return nil
 }
 
 // deliver adds a change: message id delivered.
@@ -121,9 +141,9 @@ func TestMailWaitsForItsNodeAndIsTakenOnce(t *testing.T) {
 	url := natstest.Start(t)
 	ctx := context.Background()
 	alpha, beta := connect(t, url), connect(t, url)
-	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k1", "first")))
-	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k2", "second")))
-	require.NoError(t, alpha.PostMail(ctx, "gamma", "alpha", order("k1", "for gamma")))
+	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k1", "first"), 0))
+	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k2", "second"), 0))
+	require.NoError(t, alpha.PostMail(ctx, "gamma", "alpha", order("k1", "for gamma"), 0))
 
 	x := newBox()
 	stop := takeMail(t, beta, "beta.lan", x)
@@ -147,7 +167,7 @@ func TestMailWaitsForItsNodeAndIsTakenOnce(t *testing.T) {
 	// not stored again by the stream; after it (no Nats-Msg-Id here), the
 	// outbox's key decides: the same message.
 	stop()
-	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k1", "first")))
+	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k1", "first"), 0))
 	again, err := json.Marshal(wire.Mail{V: wire.MailVersion, Order: order("k1", "first")})
 	require.NoError(t, err)
 	_, err = alpha.js.Publish(ctx, InboxSubject("beta.lan", "alpha"), again)
@@ -191,7 +211,7 @@ func TestMailAckedOnlyOnceStored(t *testing.T) {
 	}
 	stop := takeMail(t, beta, "beta.lan", x)
 	defer func() { stop() }() // the last one
-	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k1", "once")))
+	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k1", "once"), 0))
 	require.Eventually(t, func() bool { n, _ := x.count(); return n == 2 }, 60*time.Second, 10*time.Millisecond)
 	_, n := x.count()
 	assert.Equal(t, 1, n)
@@ -206,7 +226,7 @@ func TestMailAckedOnlyOnceStored(t *testing.T) {
 	}
 	stop()
 	stop = takeMail(t, beta, "beta.lan", y)
-	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k2", "later")))
+	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k2", "later"), 0))
 	require.Eventually(t, func() bool { _, n := y.count(); return n == 1 }, 60*time.Second, 10*time.Millisecond)
 	requireDrained(t, beta, InboxConsumer("beta.lan"))
 }
@@ -230,14 +250,14 @@ func TestMailRefusedIsAnsweredAndBadMailDropped(t *testing.T) {
 	require.NoError(t, err)
 	_, err = alpha.js.Publish(ctx, InboxSubject("beta.lan", "alpha"), []byte(`not json`))
 	require.NoError(t, err)
-	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k9", "no")))
+	require.NoError(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("k9", "no"), 0))
 	require.Eventually(t, func() bool { return len(r.all()) == 1 }, 30*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{"beta.lan k9 0 refused"}, r.all())
 	takes, n := x.count()
 	assert.Equal(t, 1, takes, "the bad mail never reached the outbox")
 	assert.Zero(t, n)
 	requireDrained(t, beta, InboxConsumer("beta.lan"))
-	assert.Error(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("", "no key")))
+	assert.Error(t, alpha.PostMail(ctx, "beta.lan", "alpha", order("", "no key"), 0))
 }
 
 // A receipt that is not this build's, or lies about its state, is
@@ -282,7 +302,7 @@ func TestOneNodesCredentialsCannotReadAnothersMail(t *testing.T) {
 	stopR, err := gamma.TakeReceipts(ctx, "gamma", r.take, func(l string) { t.Log(l) })
 	require.NoError(t, err)
 	defer stopR()
-	require.NoError(t, gamma.PostMail(ctx, "beta.lan", "gamma", order("k1", "secret plan")))
+	require.NoError(t, gamma.PostMail(ctx, "beta.lan", "gamma", order("k1", "secret plan"), 0))
 	require.Eventually(t, func() bool { return len(r.all()) == 1 }, 30*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{"beta.lan k1 1 stored"}, r.all())
 	stop()
@@ -290,7 +310,7 @@ func TestOneNodesCredentialsCannotReadAnothersMail(t *testing.T) {
 	// gamma posts again while beta is away: alpha cannot take it, by
 	// beta's consumer or one of its own on beta's inbox, nor read gamma's
 	// receipts, nor get the stream's messages.
-	require.NoError(t, gamma.PostMail(ctx, "beta.lan", "gamma", order("k2", "second secret")))
+	require.NoError(t, gamma.PostMail(ctx, "beta.lan", "gamma", order("k2", "second secret"), 0))
 	_, err = alpha.TakeMail(ctx, "beta.lan", newBox(), time.Second, func(string) {})
 	assert.Error(t, err, "beta's consumer")
 	s, err := alpha.js.Stream(ctx, MailStream)
@@ -307,7 +327,7 @@ func TestOneNodesCredentialsCannotReadAnothersMail(t *testing.T) {
 	assert.Error(t, err, "a message get")
 	_, err = alpha.TakeReceipts(ctx, "gamma", (&receipts{}).take, func(string) {})
 	assert.Error(t, err, "gamma's receipts")
-	assert.Error(t, alpha.PostMail(ctx, "beta.lan", "gamma", order("k3", "forged")), "mail as gamma")
+	assert.Error(t, alpha.PostMail(ctx, "beta.lan", "gamma", order("k3", "forged"), 0), "mail as gamma")
 	require.NoError(t, alpha.nc.Flush())
 	assert.True(t, alphaSaw.saw(`Publish to "peerctl.v1.inbox.beta~lan.gamma"`))
 
@@ -318,4 +338,70 @@ func TestOneNodesCredentialsCannotReadAnothersMail(t *testing.T) {
 	require.Eventually(t, func() bool { _, n := y.count(); return n == 1 }, 30*time.Second, 10*time.Millisecond)
 	requireDrained(t, beta, InboxConsumer("beta.lan"))
 	assert.Equal(t, "second secret", y.orders[0].Query.Text)
+}
+
+// A service started again publishes only the receipts that did not go
+// out: none for the messages whose receipts were published, the change
+// made while it was down (a crash between a change and its publish).
+func TestAServiceStartedAgainPublishesOnlyWhatDidNotGoOut(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	alpha, beta := connect(t, url), connect(t, url)
+	var mu sync.Mutex
+	var published []string // every publish, as core NATS carries it (the stream's de-duplication aside)
+	sub, err := alpha.nc.Subscribe(ReceiptsSubject("alpha", "*"), func(m *nats.Msg) {
+		r, err := wire.ReadMailReceipt(m.Data)
+		require.NoError(t, err)
+		mu.Lock()
+		published = append(published, fmt.Sprintf("%s %d", r.Key, r.ID)+" "+r.State)
+		mu.Unlock()
+	})
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	seen := func() []string {
+		require.NoError(t, alpha.nc.Flush())
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), published...)
+	}
+
+	x := newBox()
+	stop := takeMail(t, beta, "beta", x)
+	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order("k1", "first"), 0))
+	require.Eventually(t, func() bool { return len(seen()) == 1 }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order("k2", "second"), 0))
+	require.Eventually(t, func() bool { return len(seen()) == 2 }, 30*time.Second, 10*time.Millisecond)
+	x.deliver(1)
+	require.Eventually(t, func() bool { return len(seen()) == 3 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { p, _ := x.Published(ctx); return p == 3 }, 30*time.Second, 10*time.Millisecond, "the mark kept")
+	stop()
+
+	x.deliver(2) // changed while no receipt could go out
+	stop = takeMail(t, beta, "beta", x)
+	defer stop()
+	// The start publishes its first batch in order: anything published
+	// again would come before the change that did not go out.
+	require.Eventually(t, func() bool { return slices.Contains(seen(), "k2 2 delivered") }, 30*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"k1 1 stored", "k2 2 stored", "k1 1 delivered", "k2 2 delivered"}, seen())
+}
+
+// The sender's outbox retry posts the message again, numbered: each
+// number reaches the node's outbox (the stream's de-duplication keeps a
+// repeat of one number out, not a new number).
+func TestARetryIsPostedAgainANumberOnce(t *testing.T) {
+	url := natstest.Start(t)
+	ctx := context.Background()
+	alpha, beta := connect(t, url), connect(t, url)
+	for _, retry := range []int{0, 0, 1, 1, 2} {
+		require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order("k1", "again"), retry))
+	}
+	require.Error(t, alpha.PostMail(ctx, "beta", "alpha", order("k1", "again"), -1))
+	x := newBox()
+	stop := takeMail(t, beta, "beta", x)
+	defer stop()
+	requireDrained(t, beta, InboxConsumer("beta"))
+	require.Eventually(t, func() bool { n, _ := x.count(); return n == 3 }, 30*time.Second, 10*time.Millisecond)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	assert.Equal(t, []int{0, 1, 2}, x.retries)
 }

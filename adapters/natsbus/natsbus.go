@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -317,20 +318,21 @@ func CheckCreds(path string) error {
 	return err
 }
 
-// presence is the presence bucket, created (R3 where the cluster has
-// three servers, else R1) when create is set and it does not exist.
+// presence is the presence bucket, created when create is set and it
+// does not exist (replicated: R3, R1 only where the cluster has fewer
+// servers).
 func (b *Bus) presence(ctx context.Context, create bool) (jetstream.KeyValue, error) {
 	kv, err := b.js.KeyValue(ctx, PresenceBucket)
 	if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return kv, err
 	}
 	cfg := jetstream.KeyValueConfig{Bucket: PresenceBucket, Description: "peerctl: each node's live sessions (docs/FLEET.md)",
-		MaxValueSize: MaxDocBytes, History: 1, TTL: bucketTTL, LimitMarkerTTL: bucketTTL, Storage: jetstream.FileStorage, Replicas: 3}
-	kv, err = b.js.CreateKeyValue(ctx, cfg)
-	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) && !errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported) {
-		cfg.Replicas = 1 // a single server, or a cluster of fewer than three
+		MaxValueSize: MaxDocBytes, History: 1, TTL: bucketTTL, LimitMarkerTTL: bucketTTL, Storage: jetstream.FileStorage}
+	err = replicated(func(replicas int) error {
+		cfg.Replicas = replicas
 		kv, err = b.js.CreateKeyValue(ctx, cfg)
-	}
+		return err
+	})
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		return b.js.KeyValue(ctx, PresenceBucket) // another node made it meanwhile
 	}
@@ -338,4 +340,32 @@ func (b *Bus) presence(ctx context.Context, create bool) (jetstream.KeyValue, er
 		return nil, fmt.Errorf("the NATS server is older than 2.11 (it has no KV limit markers, which presence uses): %w", err)
 	}
 	return kv, err
+}
+
+// Replicas is how many servers keep the presence bucket and the mail
+// stream when peerctl makes them: 3, so that one server's death loses
+// nothing and they still take writes.
+const Replicas = 3
+
+// fewerServers are the JetStream API error codes (nats-server's
+// server/jetstream_errors_generated.go) that mean the servers cannot hold
+// Replicas copies, so one copy is made instead: JSStreamReplicasNotSupportedErr
+// (10074, "replicas > 1 not supported in non-clustered mode": a single
+// server), JSClusterNoPeersErrF (10005, "no suitable peers for placement":
+// a cluster of fewer servers, or too few of them up) and
+// JSInsufficientResourcesErr (10023, "insufficient resources").
+var fewerServers = []jetstream.ErrorCode{10074, 10005, 10023}
+
+// replicated runs create with Replicas, and again with 1 only when the
+// servers answered that they are too few for Replicas (fewerServers).
+// Any other error (a permission refused, JetStream not answering now, an
+// election under way, a stream already there) is create's, returned as it
+// is: a stream made with one copy is never made so by accident.
+func replicated(create func(replicas int) error) error {
+	err := create(Replicas)
+	var api *jetstream.APIError
+	if errors.As(err, &api) && slices.Contains(fewerServers, api.ErrorCode) {
+		return create(1)
+	}
+	return err
 }

@@ -101,6 +101,12 @@ var migrations = []step{
 	ALTER TABLE messages ADD COLUMN sender_session_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE messages ADD COLUMN rule TEXT NOT NULL DEFAULT '';
 	ALTER TABLE messages ADD COLUMN approved_by TEXT NOT NULL DEFAULT '';`),
+	// 6: how many times each message was retried (outbox retry; for a
+	// message another node put here, its sender's retries applied), and
+	// the service's marks (the change number up to which the receipts of
+	// messages taken from the fleet's bus were published).
+	sqlStep(`ALTER TABLE messages ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE marks (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);`),
 }
 
 // scrubbed are the versions whose step removes bytes that must not stay
@@ -176,6 +182,8 @@ type Store struct {
 	unfolded bool
 	// unsent is a file read before schema 5: no sender, rule or approver.
 	unsent bool
+	// unretried is a file read before schema 6: no retries counted.
+	unretried bool
 	// blank is a file read before its schema exists (OpenReadOnly at
 	// version 0): every read finds nothing.
 	blank bool
@@ -190,6 +198,9 @@ func (s *Store) columns() string {
 	}
 	if s.unsent {
 		c = strings.Replace(c, senderColumns, "'', '', '', '', '', ''", 1)
+	}
+	if s.unretried {
+		c = strings.Replace(c, ", retries", ", 0", 1)
 	}
 	return c
 }
@@ -291,7 +302,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		_ = s.db.Close()
 		return nil, &Error{Path: path, Op: "read", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
-	s.unfolded, s.unsent = v < 4, v < 5
+	s.unfolded, s.unsent, s.unretried = v < 4, v < 5, v < 6
 	// Version 0: the service has made the file and not yet its schema
 	// (its first migration is one transaction): an outbox with nothing in
 	// it, not a broken one.
@@ -421,7 +432,7 @@ func (s *Store) Close() error { return s.db.Close() }
 const senderColumns = `sender_entrance, sender_where, sender_session, sender_session_id, rule, approved_by`
 
 const columns = `id, COALESCE(key, ''), address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-	attempts, tries, session_id, transcript, attempt_ns, outcome, transport, msg_id, host, ` + senderColumns
+	attempts, tries, session_id, transcript, attempt_ns, outcome, transport, msg_id, host, ` + senderColumns + `, retries`
 
 func scanMessage(row interface{ Scan(...any) error }) (ports.OutboxMessage, error) {
 	var m ports.OutboxMessage
@@ -429,7 +440,7 @@ func scanMessage(row interface{ Scan(...any) error }) (ports.OutboxMessage, erro
 	var created, expires, next, updated, attempt int64
 	err := row.Scan(&m.ID, &m.Key, &m.Address, &m.Text, &m.Request, &state, &m.Reason, &created, &expires, &next, &updated,
 		&m.Attempts, &m.Tries, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID, &m.Host,
-		&entrance, &where, &name, &id, &m.Rule, &m.ApprovedBy)
+		&entrance, &where, &name, &id, &m.Rule, &m.ApprovedBy, &m.Retries)
 	if err != nil {
 		return m, err
 	}
@@ -491,8 +502,8 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 		e = ""
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, host, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-		`+senderColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
-		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created), e, m.Sender.Where(), m.Sender.SessionName(), m.Sender.SessionID(), m.Rule, m.ApprovedBy)
+		`+senderColumns+`, retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
+		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created), e, m.Sender.Where(), m.Sender.SessionName(), m.Sender.SessionID(), m.Rule, m.ApprovedBy, m.Retries)
 	if err != nil {
 		return m, false, s.fail("store a message", err)
 	}
@@ -691,6 +702,12 @@ func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c
 			*dst = v
 		}
 	}
+	if c.ClearReceipt {
+		m.Outcome, m.Transport, m.MsgID = "", "", ""
+	}
+	if c.Retries > m.Retries {
+		m.Retries = c.Retries
+	}
 	set(&m.SessionID, c.SessionID)
 	set(&m.Transcript, c.Transcript)
 	set(&m.Outcome, c.Outcome)
@@ -699,9 +716,10 @@ func (s *Store) Move(ctx context.Context, id int64, from []domain.OutboxState, c
 	set(&m.Rule, c.Rule)
 	set(&m.ApprovedBy, c.ApprovedBy)
 	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, reason = ?, next_ns = ?, updated_ns = ?, attempts = ?, tries = ?,
-		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ?, expires_ns = ?, rule = ?, approved_by = ? WHERE id = ?`,
+		session_id = ?, transcript = ?, attempt_ns = ?, outcome = ?, transport = ?, msg_id = ?, expires_ns = ?, rule = ?, approved_by = ?, retries = ?
+		WHERE id = ?`,
 		m.State.String(), m.Reason, ns(m.NextAt), ns(m.Updated), m.Attempts, m.Tries, m.SessionID, m.Transcript, ns(m.AttemptAt),
-		m.Outcome, m.Transport, m.MsgID, ns(m.Expires), m.Rule, m.ApprovedBy, id); err != nil {
+		m.Outcome, m.Transport, m.MsgID, ns(m.Expires), m.Rule, m.ApprovedBy, m.Retries, id); err != nil {
 		return m, s.fail("change a message", err)
 	}
 	if err := addHistory(ctx, tx, id, c); err != nil {
@@ -730,4 +748,20 @@ func addHistory(ctx context.Context, tx *sql.Tx, id int64, c ports.OutboxChange)
 	_, err = tx.ExecContext(ctx, `INSERT INTO history (message_id, at_ns, last_ns, state, reason) VALUES (?, ?, ?, ?, ?)`,
 		id, ns(c.At), ns(c.At), c.State.String(), c.Reason)
 	return err
+}
+
+// Mark implements ports.Outbox.
+func (s *Store) Mark(ctx context.Context, name string) (int64, error) {
+	var seq int64
+	err := s.db.QueryRowContext(ctx, `SELECT seq FROM marks WHERE name = ?`, name).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return seq, s.fail("read a mark", err)
+}
+
+// SetMark implements ports.Outbox.
+func (s *Store) SetMark(ctx context.Context, name string, seq int64) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO marks (name, seq) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET seq = excluded.seq`, name, seq)
+	return s.fail("keep a mark", err)
 }

@@ -609,3 +609,53 @@ func TestHeldMessageKeepsSenderRuleAndApprover(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, domain.EntranceUnknown, old.Sender.Entrance())
 }
+
+func TestMarksAndRetriesAreKept(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	n, err := s.Mark(ctx, "receipts-published")
+	require.NoError(t, err)
+	assert.Zero(t, n, "none yet")
+	require.NoError(t, s.SetMark(ctx, "receipts-published", 7))
+	require.NoError(t, s.SetMark(ctx, "receipts-published", 9))
+	put := msg("k")
+	put.Retries = 1
+	got, _, err := s.Put(ctx, put)
+	require.NoError(t, err)
+	got, _, err = s.Get(ctx, got.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Retries, "stored with it")
+	_, err = s.Move(ctx, got.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxRefused, At: t0,
+		Outcome: "queued", Transport: "bus", Reason: "no"})
+	require.NoError(t, err)
+	got, err = s.Move(ctx, got.ID, []domain.OutboxState{domain.OutboxRefused}, ports.OutboxChange{State: domain.OutboxStored, At: t0,
+		Retries: 2, ClearReceipt: true, Reason: "retried"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Retries)
+	assert.Empty(t, got.Transport+got.Outcome, "the receipt cleared")
+	got, err = s.Move(ctx, got.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, At: t0, Retries: 1, Reason: "again"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Retries, "never lowered")
+	require.NoError(t, s.Close())
+
+	s, err = outbox.Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	n, err = s.Mark(ctx, "receipts-published")
+	require.NoError(t, err)
+	assert.Equal(t, int64(9), n, "kept across a restart")
+	got, _, err = s.Get(ctx, got.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Retries)
+
+	db, old := olderFile(t, 5)
+	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	ro, err := outbox.OpenReadOnly(ctx, old)
+	require.NoError(t, err)
+	defer ro.Close()
+	m, _, err := ro.Get(ctx, 1)
+	require.NoError(t, err)
+	assert.Zero(t, m.Retries, "a file before schema 6 read as it is")
+}

@@ -196,8 +196,11 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		"Take back a stored message before it is delivered (through peerctl serve, the outbox's one writer)",
 		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --json | jq '.[].id' | xargs -n1 peerctl outbox cancel")
 	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)",
-		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed",
-		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown")
+		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed. "+
+			"A message for nats:NODE that ended there (refused, expired, outcome_unknown) is posted to that node again and retried there, "+
+			"once per retry (the same post given again is not a second retry; outcome_unknown is looked at there first); "+
+			"one still waiting for its node (on the bus, or stored or held in its outbox) is refused, wrong_state, saying where it waits",
+		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown\n  peerctl outbox show 18   # a nats: message: the node's chain after the retry")
 	approve := change("approve", "Deliver a message the trust policy held (awaiting_approval)",
 		"Approve a message a hold rule of the trust policy kept: it is delivered as a durable message, once (docs/POLICY.md)",
 		"  peerctl outbox --state awaiting_approval\n  peerctl outbox show 19\n  peerctl outbox approve 19")

@@ -180,7 +180,9 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiri
 			logf("leaving the fleet: %s (the node drops out %s after its last refresh)", wire.Safe(err.Error()), natsbus.TTL)
 		}
 	})
-	post = func(ctx context.Context, to string, o wire.SendOrder) error { return bus.PostMail(ctx, to, p.Node, o) }
+	post = func(ctx context.Context, to string, o wire.SendOrder, retry int) error {
+		return bus.PostMail(ctx, to, p.Node, o, retry)
+	}
 	return wg.Wait, post, nil
 }
 

@@ -41,20 +41,39 @@ const mailChangesBatch = 500
 // attempted as any durable message; a *domain.Refusal when it never will
 // be (denied, a key conflict, a text or an address refused); another
 // error when it could not be stored now (the outbox cannot be used, the
-// service stops): the bus gives it again later.
-func (s *Server) Take(ctx context.Context, sender string, o wire.SendOrder) error {
+// service stops): the bus gives it again later. retry above 0 is the
+// sender's outbox retry number retry: the message of that key here is
+// retried (app.Outbox.RetryFrom: once per number, looked at first when
+// outcome_unknown); one not here (refused when it came, or pruned) is
+// taken as new mail.
+func (s *Server) Take(ctx context.Context, sender string, o wire.SendOrder, retry int) error {
 	if _, err := domain.ParseNode(sender); err != nil {
 		return &domain.Refusal{Reason: domain.ReasonInvalidMessage, Detail: err.Error(), Err: err}
 	}
 	if s.ob == nil {
 		return fmt.Errorf("the outbox cannot be used: %v", s.storeErr)
 	}
+	if retry > 0 {
+		found, err := s.store.List(ctx, ports.OutboxFilter{Key: mailKey(sender, o.Key)})
+		if err != nil {
+			return err
+		}
+		if len(found) > 0 {
+			svc, release := s.looker(ctx, found[0])
+			defer release()
+			if _, err := s.ob.RetryFrom(ctx, svc, found[0].ID, sender, retry); err != nil {
+				return err // taken again later (a change meanwhile, the outbox)
+			}
+			s.poke()
+			return nil
+		}
+	}
 	q := o.Query
 	if q.DryRun {
 		return domain.Refuse(domain.ReasonInvalidMessage, "a dry run is never durable")
 	}
 	order := wire.SendOrder{Query: q, Durable: o.Durable, Key: mailKey(sender, o.Key), Settings: s.o.Settings,
-		Sender: domain.NewSender(domain.EntranceNode, sender)}
+		Sender: domain.NewSender(domain.EntranceNode, sender), Retries: retry}
 	stored := make(chan struct{})
 	answered := make(chan Answer, 1)
 	s.touch(1)
@@ -136,6 +155,27 @@ func (s *Server) MailChanges(ctx context.Context, after int64) (receipts []wire.
 	return receipts, next, nil
 }
 
+// publishedMark names the outbox's mark of the receipts published.
+const publishedMark = "receipts-published"
+
+// Published is the outbox change number up to which the receipts of the
+// messages taken from the bus were all published (the outbox's mark
+// publishedMark, 0 without one or without an outbox).
+func (s *Server) Published(ctx context.Context) (int64, error) {
+	if s.store == nil {
+		return 0, nil
+	}
+	return s.store.Mark(ctx, publishedMark)
+}
+
+// SetPublished keeps upTo as Published.
+func (s *Server) SetPublished(ctx context.Context, upTo int64) error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.SetMark(ctx, publishedMark, upTo)
+}
+
 // mailReceipt is m's receipt for the node that sent it, when m was taken
 // from the bus (its sender a node, its key that node's).
 func mailReceipt(m ports.OutboxMessage, hist []ports.OutboxEvent) (wire.MailReceipt, bool) {
@@ -201,7 +241,7 @@ func (s *Server) busWay(o wire.SendOrder, dest domain.Dest, node string) (way, e
 	return way{host: dest, address: q.Address, release: func() {},
 		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
 			post := func(ctx context.Context, ttl time.Duration) error {
-				return s.post(ctx, node, wire.SendOrder{Query: q, Key: m.Key, Durable: max(ttl, time.Second)})
+				return s.post(ctx, node, wire.SendOrder{Query: q, Key: m.Key, Durable: max(ttl, time.Second)}, m.Retries)
 			}
 			got, err := s.ob.Forward(ctx, m, dest.String(), post)
 			if errors.Is(err, ports.ErrWrongState) { // a receipt came first

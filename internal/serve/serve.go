@@ -353,7 +353,7 @@ func (s *Server) change(ctx context.Context, id int64, do func(context.Context, 
 		return failed(domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id))
 	case errors.Is(err, app.ErrUnconfirmed):
 		return failed(&domain.Refusal{Reason: domain.ReasonOutcomeUnknown, Detail: err.Error(), Err: err})
-	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable), errors.Is(err, app.ErrNotAwaiting):
+	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable), errors.Is(err, app.ErrWaiting), errors.Is(err, app.ErrNotAwaiting):
 		return failed(&domain.Refusal{Reason: domain.ReasonWrongState, Detail: err.Error(), Err: err})
 	case err != nil:
 		return failed(OutboxUnavailable(err))
@@ -377,15 +377,31 @@ func senderFrom(by *wire.Sender) domain.Sender {
 // looked at); unconfirmed, it is refused (app.ErrUnconfirmed).
 func (s *Server) retry(ctx context.Context, id int64, confirmed bool) (ports.OutboxMessage, error) {
 	var svc *app.Service
-	if m, _, err := s.store.Get(ctx, id); err == nil && confirmed && m.State == domain.OutboxOutcomeUnknown && m.Host == "" {
-		if o, err := loadOrder(m); err == nil {
-			if got, release, _, err := s.service(o.Settings, o.Query, sendingOf(o, m.ApprovedBy != "")); err == nil {
-				defer release()
-				svc = got
-			}
-		}
+	if m, _, err := s.store.Get(ctx, id); err == nil && confirmed {
+		var release func()
+		svc, release = s.looker(ctx, m)
+		defer release()
 	}
 	return s.ob.Retry(ctx, svc, id, confirmed)
+}
+
+// looker is the Service that looks at outcome_unknown message m's
+// transcript before it is retried, built from its stored order (nil when
+// m is not outcome_unknown, is for another machine, or it cannot be
+// built: not looked at); release frees it.
+func (s *Server) looker(_ context.Context, m ports.OutboxMessage) (svc *app.Service, release func()) {
+	if m.State != domain.OutboxOutcomeUnknown || m.Host != "" {
+		return nil, func() {}
+	}
+	o, err := loadOrder(m)
+	if err != nil {
+		return nil, func() {}
+	}
+	got, release, _, err := s.service(o.Settings, o.Query, sendingOf(o, m.ApprovedBy != ""))
+	if err != nil {
+		return nil, func() {}
+	}
+	return got, release
 }
 
 // MessageOf is m (with its history hist) as an answer's Message.

@@ -256,11 +256,16 @@ type Mailbox interface {
 	// sender and key, decided by the trust policy as from node:SENDER: nil
 	// once stored (or before: the same key); a *domain.Refusal when it
 	// never will be; another error when it could not be stored now.
-	Take(ctx context.Context, sender string, o wire.SendOrder) error
+	// retry above 0: the sender's outbox retry number retry of it.
+	Take(ctx context.Context, sender string, o wire.SendOrder, retry int) error
 	// MailChanges are the receipts of the messages taken from the bus
 	// that changed after outbox change number after, and the number to
 	// ask after next.
 	MailChanges(ctx context.Context, after int64) (receipts []wire.MailReceipt, next int64, err error)
+	// Published is the change number up to which every receipt was
+	// published, kept across restarts by SetPublished.
+	Published(ctx context.Context) (int64, error)
+	SetPublished(ctx context.Context, upTo int64) error
 	// Receipt records r, node from's receipt of a message this service
 	// put in its mail; an error when it could not be recorded now (it is
 	// read again later).
@@ -268,5 +273,6 @@ type Mailbox interface {
 }
 
 // PostMail puts o, a durable send with its key, in node to's mail on the
-// fleet's bus, and returns once the servers stored it.
-type PostMail func(ctx context.Context, to string, o wire.SendOrder) error
+// fleet's bus, and returns once the servers stored it; retry is its
+// outbox retry number (0: its first post).
+type PostMail func(ctx context.Context, to string, o wire.SendOrder, retry int) error

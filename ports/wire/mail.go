@@ -35,6 +35,10 @@ const MaxMailHistory = 64
 type Mail struct {
 	V     int       `json:"v"`
 	Order SendOrder `json:"order"`
+	// Retry is the sender's outbox retry of the message (0, omitted: its
+	// first post): the receiving service retries its message of that key
+	// once per number (docs/FLEET.md).
+	Retry int `json:"retry,omitempty"`
 }
 
 // MailReceipt is where a message taken from the bus stands in the

@@ -36,6 +36,12 @@ type SendOrder struct {
 	// Sender (an order that says none) is entrance unknown: only a `*`
 	// rule matches it.
 	Sender domain.Sender
+	// Retries, for a message another node's service put in this node's
+	// mail, is its sender's outbox retry number that brought it (0: its
+	// first post), kept with the message so that the same retry again
+	// is not applied to it. Never encoded: the mail carries it
+	// (Mail.Retry), the service sets it.
+	Retries int
 }
 
 // exactSender is a SendOrder's sender as JSON, its names exact.

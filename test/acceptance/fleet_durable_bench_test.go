@@ -148,7 +148,7 @@ func (f *durableFleet) send(to []*durableNode, from, count, senders int) {
 				var err error
 				if f.post != nil {
 					err = f.post.PostMail(context.Background(), n.name, "alpha", wire.SendOrder{
-						Query: wire.SendQuery{Address: session, Text: text, NoConfirm: true}, Durable: time.Hour, Key: key})
+						Query: wire.SendQuery{Address: session, Text: text, NoConfirm: true}, Durable: time.Hour, Key: key}, 0)
 				}
 				var out []byte
 				if f.post == nil {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,7 +96,7 @@ func TestFleetDurableMailIsDeliveredOnceByItsNode(t *testing.T) {
 	// beta's service is down: the mail waits on the bus.
 	order := wire.SendOrder{Query: wire.SendQuery{Address: "inbox", Text: "rebase on main", ConfirmTimeout: 300 * time.Millisecond},
 		Durable: time.Hour, Key: "pr-7"}
-	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order))
+	require.NoError(t, alpha.PostMail(ctx, "beta", "alpha", order, 0))
 
 	// Started, it stores the message and is killed before its ack.
 	srv := exec.Command(faulty, "serve")
@@ -229,4 +230,73 @@ func TestFleetDurableSendsToOneAddressAllGoOnTheBus(t *testing.T) {
 	for i, f := range beta.listener.Frames() {
 		assert.Contains(t, string(f), fmt.Sprintf("step %d of 3", i+1), "in order")
 	}
+}
+
+// outbox retry on the sender of a durable send to a node: while it waits
+// for the node it is refused, saying where; refused there (beta's policy
+// denied it when it came), it is posted again once beta's policy allows
+// it and delivered once; a replay of that retry's post is nothing; a
+// retry of a message delivered there is answered "not sent again".
+func TestFleetDurableRetryOnTheSenderPostsItAgain(t *testing.T) {
+	peerctlWithMCP(t)
+	url := natstest.Start(t)
+	ctx := context.Background()
+	beta := newServeWorld(t)
+	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "deny")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	alpha := newServeWorld(t)
+	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
+
+	r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", "pr-11", "--host", "nats:beta", "inbox", "retry me")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	id := decodeReceipt(t, r).Outbox.ID
+	sid := strconv.FormatInt(id, 10)
+
+	r = alpha.peerctl(t, nil, "outbox", "retry", sid)
+	assert.Equal(t, 16, r.Code, "wrong_state: it waits on the bus; stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "waits for node beta")
+	assert.Contains(t, string(r.Stderr), "nothing to retry")
+
+	beta.startServe(t)
+	eventually(t, 2*time.Minute, "alpha to hear beta's refusal", func() bool { return alpha.show(t, id).State == "refused" })
+	assert.Empty(t, beta.outbox(t), "denied when it came: never stored there")
+
+	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "rm", "1")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
+	r = alpha.peerctl(t, nil, "outbox", "retry", "--json", sid)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stdout), "posted to node beta again (its retry 1)")
+	eventually(t, 2*time.Minute, "beta's service to deliver it", func() bool { return len(beta.listener.Frames()) > 0 })
+	eventually(t, 2*time.Minute, "alpha's outbox to show the far delivery", func() bool { return alpha.show(t, id).State == "delivered" })
+
+	// The retry's post again (past the stream's de-duplication: no
+	// Nats-Msg-Id): the same retry, nothing new; a later number on a
+	// message delivered there: not sent again, said back.
+	nc, err := nats.Connect(url)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	order := wire.SendOrder{Query: wire.SendQuery{Address: "inbox", Text: "retry me"}, Durable: time.Hour, Key: alpha.show(t, id).Key}
+	for _, n := range []int{1, 2} {
+		again, err := json.Marshal(wire.Mail{V: wire.MailVersion, Order: order, Retry: n})
+		require.NoError(t, err)
+		_, err = js.Publish(ctx, natsbus.InboxSubject("beta", "alpha"), again)
+		require.NoError(t, err)
+		eventually(t, 2*time.Minute, "the post to be taken", func() bool { return mailDrained(js, "beta") })
+	}
+	eventually(t, 2*time.Minute, "alpha to hear that it was not sent again", func() bool {
+		return strings.Contains(alpha.show(t, id).Reason, "node alpha's outbox retry 2: it is delivered here, so it is not sent again")
+	})
+	kept := beta.outbox(t)
+	require.Len(t, kept, 1)
+	assert.Equal(t, "delivered", kept[0].State)
+	assert.Len(t, beta.listener.Frames(), 1, "never twice")
+	assert.Equal(t, "delivered", alpha.show(t, id).State)
+
+	r = alpha.peerctl(t, nil, "outbox", "retry", sid)
+	assert.Equal(t, 16, r.Code, "delivered: not retried; stderr: %s", r.Stderr)
 }

@@ -21,7 +21,20 @@ func Start(tb testing.TB) string {
 // set here; users, accounts and limits are the caller's).
 func StartWith(tb testing.TB, opts *server.Options) string {
 	tb.Helper()
-	opts.Host, opts.Port, opts.JetStream, opts.StoreDir = "127.0.0.1", -1, true, tb.TempDir()
+	opts.JetStream, opts.StoreDir = true, tb.TempDir()
+	return start(tb, opts)
+}
+
+// StartPlain runs a server without JetStream (core NATS only) until tb
+// ends, and returns its URL: a test answers the JetStream API itself.
+func StartPlain(tb testing.TB) string {
+	tb.Helper()
+	return start(tb, &server.Options{})
+}
+
+func start(tb testing.TB, opts *server.Options) string {
+	tb.Helper()
+	opts.Host, opts.Port = "127.0.0.1", -1
 	opts.NoLog, opts.NoSigs = true, true
 	s, err := server.NewServer(opts)
 	if err != nil {
