@@ -26,7 +26,7 @@ func TestARefusalIsNotCalledATimeout(t *testing.T) {
 	_, err = b.Join(ctx, member("alpha", "o1"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "permissions violation", "join")
-	err = b.PostMail(ctx, "bravo", "alpha", wire.SendOrder{Query: wire.SendQuery{Address: "api", Text: "x"}, Key: "k1", Durable: time.Minute})
+	err = b.PostMail(ctx, "bravo", "alpha", wire.SendOrder{Query: wire.SendQuery{Address: "api", Text: "x"}, Key: "k1", Durable: time.Minute}, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "permissions violation", "mail")
 	_, err = b.Fleet(ctx)
