@@ -28,7 +28,7 @@ type fakeMail struct {
 	keys  []string
 }
 
-func (f *fakeMail) post(_ context.Context, to string, o wire.SendOrder) error {
+func (f *fakeMail) post(_ context.Context, to string, o wire.SendOrder, _ int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tries++
