@@ -1,4 +1,4 @@
-package cli
+package wire
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// encodeJSON writes v to w as one JSON value and a newline, the way every
+// EncodeJSON writes v to w as one JSON value and a newline, the way every
 // JSON document and line of peerctl is written: indent "" is compact;
 // escapeHTML writes <, > and & as \u003c, \u003e, \u0026. On top of
 // encoding/json (which escapes the C0 controls, U+2028 and U+2029), every
@@ -19,7 +19,7 @@ import (
 // \uXXXX too (printableJSON): the same value, but a registry name cannot
 // put an escape sequence or a direction override on a screen that shows
 // the JSON as it is.
-func encodeJSON(w io.Writer, v any, indent string, escapeHTML bool) error {
+func EncodeJSON(w io.Writer, v any, indent string, escapeHTML bool) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(escapeHTML)
