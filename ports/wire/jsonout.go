@@ -67,3 +67,20 @@ func printableJSON(b []byte) []byte {
 	}
 	return out
 }
+
+// Printed reports whether b is one JSON value and its newline as
+// EncodeJSON writes them: valid JSON, no control character but the
+// newlines of its indentation, every other character printable (as
+// printableJSON leaves it). A document from elsewhere (the service's
+// answer) that is Printed can go to stdout as it is.
+func Printed(b []byte) bool {
+	if len(b) == 0 || b[len(b)-1] != '\n' || !json.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\n' {
+			return false
+		}
+	}
+	return bytes.Equal(printableJSON(b), b)
+}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -23,5 +24,18 @@ func TestPrintableJSON(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(in), &a))
 		require.NoError(t, json.Unmarshal(got, &b))
 		assert.Equal(t, a, b, "the same value")
+	}
+}
+
+// Printed takes a document as EncodeJSON writes it and nothing a
+// terminal would act on.
+func TestPrinted(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, EncodeJSON(&b, []Session{{Name: "api\x1b[2J\u202e ünï", Cwd: "/w"}}, "  ", false))
+	assert.True(t, Printed(b.Bytes()))
+	for _, bad := range []string{
+		"", "[]", "[\n", "{\"a\":\"x\u202ey\"}\n", "{\"a\":\"x\x1b[2Jy\"}\n", "[\r\n]\n", "[\t1]\n", "{\"a\":\"\xff\"}\n", "{\"a\":\"\u0085\"}\n",
+	} {
+		assert.False(t, Printed([]byte(bad)), "%q", bad)
 	}
 }
