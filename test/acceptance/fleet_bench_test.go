@@ -50,11 +50,14 @@ func benchFleetList(b *testing.B, url string) {
 		b.Fatal(err)
 	}
 	defer bus.Close()
-	// A service on the bus (node bench-serve) answers list --fleet from its
-	// live view ("served"); PEERCTL_SERVE=off reads the bus directly.
+	// A service on the bus (node bench-serve-N) answers list --fleet from
+	// its live view ("served"); PEERCTL_SERVE=off reads the bus directly.
+	// Each run's services have names of their own: the last run's are
+	// still live on a shared cluster until their presence expires.
+	benchRuns++
 	peerctl := peerctlWithMCP(b) // list --fleet without a service runs in peerctl-mcp
 	srv := newServeWorldB(b)
-	srv.more = []string{"CLAUDE_CONFIG_DIR=" + srv.config, "PEERCTL_NATS=" + url, "PEERCTL_NODE=bench-serve"}
+	srv.more = []string{"CLAUDE_CONFIG_DIR=" + srv.config, "PEERCTL_NATS=" + url, fmt.Sprintf("PEERCTL_NODE=bench-serve-%d", benchRuns)}
 	srv.startServe(b)
 	newBenchFleet(b, bus).grow(100) // refreshed: a run under load outlasts the presence's TTL
 	config, sessions := catRegistry(b)
@@ -73,13 +76,16 @@ func benchFleetList(b *testing.B, url string) {
 		cpu  []time.Duration
 	}
 	fleet := []string{"list", "--fleet", "--json"}
+	// A served command is peerctl alone (no peerctl-mcp beside it or on
+	// PATH): it fails rather than read the bus when the service does not
+	// answer, so every served figure is the service's.
 	all := []*series{
 		{name: "fleet", bin: peerctl, env: append(srv.env(b), "CLAUDE_CONFIG_DIR="+config, "PEERCTL_SERVE=off"), args: fleet},
 		// The last value of a variable counts.
-		{name: "served", bin: peerctl, env: append(srv.env(b), "CLAUDE_CONFIG_DIR="+config), args: fleet},
+		{name: "served", bin: aloneCopy(b, peerctl), env: append(srv.env(b), "CLAUDE_CONFIG_DIR="+config, "PATH=/nonexistent"), args: fleet},
 	}
 	if dir := os.Getenv("BENCH_BEFORE"); dir != "" {
-		all = append(all, &series{name: "served-before", bin: filepath.Join(dir, "peerctl"), env: beforeService(b, dir, url), args: fleet})
+		all = append(all, &series{name: "served-before", bin: aloneCopy(b, filepath.Join(dir, "peerctl")), env: append(beforeService(b, dir, url), "PATH=/nonexistent"), args: fleet})
 	}
 	local := &series{name: "local", bin: peerctl, env: all[0].env, args: []string{"list", "--json"}}
 	all = append(all, local)
@@ -139,12 +145,28 @@ func benchFleetList(b *testing.B, url string) {
 	}
 }
 
+// benchRuns counts benchFleetList's runs in this process.
+var benchRuns int
+
+// aloneCopy is a copy of the program bin in a folder of its own.
+func aloneCopy(b *testing.B, bin string) string {
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	alone := filepath.Join(b.TempDir(), "peerctl")
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return alone
+}
+
 // beforeService starts dir's build's peerctl serve on the bus url (node
-// bench-before, folders of its own) and returns the environment of a
+// bench-before-N, folders of its own) and returns the environment of a
 // command of that build asking it.
 func beforeService(b *testing.B, dir, url string) []string {
 	w := newServeWorldB(b)
-	w.more = []string{"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_NATS=" + url, "PEERCTL_NODE=bench-before"}
+	w.more = []string{"CLAUDE_CONFIG_DIR=" + w.config, "PEERCTL_NATS=" + url, fmt.Sprintf("PEERCTL_NODE=bench-before-%d", benchRuns)}
 	cmd := exec.Command(filepath.Join(dir, "peerctl"), "serve")
 	cmd.Env = w.env(b)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
