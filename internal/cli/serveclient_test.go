@@ -19,11 +19,9 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// dyingService reads one request, says the message is stored when stored
-// is not nil, and goes away without an answer (as a service killed with
-// kill -9 between reading a request and answering it does).
-func dyingService(t *testing.T, stored *serve.Ref) *net.UnixConn {
-	path := filepath.Join(t.TempDir(), "s.sock")
+// answerOnce listens on a Unix socket at path and hands the first
+// connection and the request read from it (ok: read whole) to answer.
+func answerOnce(t *testing.T, path string, answer func(conn *net.UnixConn, req serve.Request, ok bool)) {
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
@@ -34,10 +32,21 @@ func dyingService(t *testing.T, stored *serve.Ref) *net.UnixConn {
 		}
 		defer conn.Close()
 		var req serve.Request
-		if serve.ReadLine(bufio.NewReader(conn), &req) == nil && stored != nil {
+		ok := serve.ReadLine(bufio.NewReader(conn), &req) == nil
+		answer(conn, req, ok)
+	}()
+}
+
+// dyingService reads one request, says the message is stored when stored
+// is not nil, and goes away without an answer (as a service killed with
+// kill -9 between reading a request and answering it does).
+func dyingService(t *testing.T, stored *serve.Ref) *net.UnixConn {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	answerOnce(t, path, func(conn *net.UnixConn, _ serve.Request, ok bool) {
+		if ok && stored != nil {
 			_ = serve.WriteLine(conn, serve.Answer{Stored: stored})
 		}
-	}()
+	})
 	conn, err := dialUnix(path)
 	require.NoError(t, err)
 	return conn
@@ -84,20 +93,11 @@ func fleetService(t *testing.T, answer []byte) func(string) string {
 	p, err := serve.PathsFor(getenv)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p.Socket), 0o700))
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: p.Socket, Net: "unix"})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		conn, err := ln.AcceptUnix()
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		var req serve.Request
-		if serve.ReadLine(bufio.NewReader(conn), &req) == nil && req.Op == "fleet" && req.Doc {
+	answerOnce(t, p.Socket, func(conn *net.UnixConn, req serve.Request, ok bool) {
+		if ok && req.Op == "fleet" && req.Doc {
 			_, _ = conn.Write(answer)
 		}
-	}()
+	})
 	return getenv
 }
 
