@@ -117,11 +117,12 @@ bench-replies:
 # against one-shot sends to one real Claude Code session, offline, medians of 20 as ratios; then,
 # hermetic (the fake claude), 1000 durable sends to 10 sessions that come back
 # (SERVE_BENCH_MESSAGES=N for another count): throughput, order, none twice, the service's peak RSS,
-# its stop on SIGTERM.
+# its stop on SIGTERM; list --fleet over 100 nodes x 10 sessions, on one server and on a
+# three-server cluster, against a local list --json (BENCH_BEFORE=DIR: another build beside it).
 bench-serve:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveServe -benchtime 1x -timeout 20m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkServeOutbox -benchtime 1x -timeout 30m ./test/acceptance
-	$(GO) test -run '^$$' -bench BenchmarkFleetList -benchtime 1x -timeout 10m ./test/acceptance
+	$(GO) test -run '^$$' -bench BenchmarkFleetList -benchtime 1x -timeout 20m ./test/acceptance
 	$(GO) test -run '^$$' -bench BenchmarkDelta10k -benchmem ./internal/dashboard
 
 # The fleet's bus against ssh (docs/PERFORMANCE.md, "The fleet"): list --fleet over 10 and 100

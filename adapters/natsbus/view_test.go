@@ -95,3 +95,47 @@ func TestFleetViewOverTheNodeCapKeepsTheNewestNodes(t *testing.T) {
 	}, 30*time.Second, 10*time.Millisecond, "the view gives %v", hosts)
 	assert.True(t, l.Partial)
 }
+
+// The view's generation (what the service's encoded answer is kept by)
+// stays over a refresh of the same presence, a newer document with the
+// same sessions, and changes when a node's sessions do.
+func TestFleetViewGenerationStaysOverARefresh(t *testing.T) {
+	url := natstest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := connect(t, url).Join(ctx, member("alpha", "o1"))
+	require.NoError(t, err)
+	one := wire.Listing{Sessions: []wire.Session{session(101, "proj")}}
+	require.NoError(t, a.Publish(ctx, one))
+
+	var v FleetView
+	done := make(chan error, 1)
+	go func() { done <- connect(t, url).KeepFleet(ctx, &v, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var gen uint64
+	require.Eventually(t, func() bool {
+		l, g, ok := v.Snapshot()
+		gen = g
+		return ok && len(l.Sessions) == 1
+	}, 30*time.Second, 10*time.Millisecond)
+
+	kv, err := connect(t, url).presence(ctx, false)
+	require.NoError(t, err)
+	before, err := kv.Get(ctx, "alpha")
+	require.NoError(t, err)
+	require.NoError(t, a.Publish(ctx, one)) // a refresh, later: another updatedAt
+	require.Eventually(t, func() bool {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		return v.revs["alpha"] > before.Revision()
+	}, 30*time.Second, 10*time.Millisecond, "the view saw the refresh")
+	l, g, ok := v.Snapshot()
+	require.True(t, ok)
+	assert.Equal(t, gen, g, "a refresh of the same sessions keeps the generation")
+	assert.Len(t, l.Sessions, 1)
+
+	require.NoError(t, a.Publish(ctx, wire.Listing{Sessions: []wire.Session{session(101, "proj"), session(102, "web")}}))
+	require.Eventually(t, func() bool {
+		l, g, ok := v.Snapshot()
+		return ok && g != gen && len(l.Sessions) == 2
+	}, 30*time.Second, 10*time.Millisecond, "a change of the sessions is a new generation")
+}

@@ -38,13 +38,13 @@ func newIOStreams(in io.Reader, out, errOut io.Writer, getenv func(string) strin
 
 // writeJSON prints v as one pretty-printed JSON document (docs/OUTPUT.md:
 // two-space indent, <, > and & not escaped, characters that are not
-// printable escaped; see encodeJSON), or with --jq what the expression
+// printable escaped; see wire.EncodeJSON), or with --jq what the expression
 // makes of it (writeJQ).
 func (s *iostreams) writeJSON(v any) error {
 	if s.jq != nil {
 		return writeJQ(s.out, s.jq, v)
 	}
-	return encodeJSON(s.out, v, "  ", false)
+	return wire.EncodeJSON(s.out, v, "  ", false)
 }
 
 // writeJSONLine prints v as one JSON line (watch --json), or with --jq
@@ -53,7 +53,7 @@ func (s *iostreams) writeJSONLine(v any) error {
 	if s.jq != nil {
 		return writeJQ(s.out, s.jq, v)
 	}
-	return encodeJSON(s.out, v, "", false)
+	return wire.EncodeJSON(s.out, v, "", false)
 }
 
 // printRefusalJSON prints r as docs/OUTPUT.md's refusal document.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
+
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // jqFlag is --jq, on every command that has --json (addJQFlags): gh's flag
@@ -92,7 +94,7 @@ func writeJQ(w io.Writer, code *gojq.Code, v any) error {
 			}
 			continue
 		}
-		if err := encodeJSON(w, out, "", false); err != nil {
+		if err := wire.EncodeJSON(w, out, "", false); err != nil {
 			return err
 		}
 	}

@@ -30,7 +30,11 @@ type listOptions struct {
 	// fleet reads every node's presence (nil: no fleet): from a running
 	// service's live view of the bus, else from the bus (wiring.Bus).
 	fleet func(ctx context.Context, only []domain.Harness) app.NodeListing
-	query wire.ListQuery
+	// fleetDoc, when set, is the fleet's sessions as --json prints them,
+	// written by the service (serveClient.fleet): printed as it is when
+	// the fleet is all that is listed, with --json and no --jq.
+	fleetDoc []byte
+	query    wire.ListQuery
 	// json, wide: --json, --wide.
 	json, wide bool
 }
@@ -84,7 +88,9 @@ func newListCmd(f *factory) *cobra.Command {
 				if settings.Node, err = f.nodeName(nil, busFlags{}); err != nil {
 					return err
 				}
-				if l, ok := f.serveClient().fleet(cmd.Context(), settings.URLs); ok {
+				asDoc := opts.json && f.io.jq == nil && len(opts.query.Only) == 0 && len(opts.dests) == 0 && !allHosts
+				if l, doc, ok := f.serveClient().fleet(cmd.Context(), settings.URLs, asDoc); ok {
+					opts.fleetDoc = doc
 					opts.fleet = func(_ context.Context, only []domain.Harness) app.NodeListing {
 						return app.NodeListing{Listing: l.OfHarnesses(only)}
 					}
@@ -173,6 +179,8 @@ func runList(ctx context.Context, opts *listOptions) error {
 	}
 	rows := m.Sessions
 	switch {
+	case opts.json && opts.fleetDoc != nil:
+		_, err = opts.io.out.Write(opts.fleetDoc)
 	case opts.json:
 		err = opts.io.writeJSON(rows)
 	case len(rows) == 0 && !q.All:

@@ -135,7 +135,7 @@ type relayOut struct {
 // (errReaderGone once the reader has gone).
 func (o *relayOut) line(l wire.RelayLine) error {
 	var b bytes.Buffer
-	if encodeJSON(&b, l, "", true) != nil {
+	if wire.EncodeJSON(&b, l, "", true) != nil {
 		return nil // cannot happen: every line is a plain struct
 	}
 	o.mu.Lock()

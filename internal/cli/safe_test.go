@@ -134,24 +134,6 @@ func TestJSONOutputIsTerminalSafe(t *testing.T) {
 	assert.Equal(t, name, back.Name())
 }
 
-func TestPrintableJSON(t *testing.T) {
-	for in, want := range map[string]string{
-		`"plain ünï 名前 🚀"`:       `"plain ünï 名前 🚀"`,
-		"\"a\x7fb\"":             `"a\u007fb"`,
-		"\"\u0085\u009b\"":       `"\u0085\u009b"`,
-		"\"\u202e\u200b\ufeff\"": `"\u202e\u200b\ufeff"`,
-		"\"\u00a0\"":             `"\u00a0"`,
-		"\"\U000e0001\"":         `"\udb40\udc01"`,
-	} {
-		got := printableJSON([]byte(in))
-		assert.Equal(t, want, string(got), "printableJSON(%q)", in)
-		var a, b string
-		require.NoError(t, json.Unmarshal([]byte(in), &a))
-		require.NoError(t, json.Unmarshal(got, &b))
-		assert.Equal(t, a, b, "the same value")
-	}
-}
-
 // A long name does not pad every row of a table: long cells are cut with
 // "…" (show prints the whole value).
 func TestTableCellsAreCut(t *testing.T) {

@@ -3,8 +3,10 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -135,22 +137,46 @@ const fleetAskWithin = 5 * time.Second
 // user's running service's live view of it (the "fleet" request: what
 // list --fleet reads from the bus, the same document); ok is false when
 // no service runs (none is started), PEERCTL_SERVE=off, or the service is
-// on no bus, another one, or has no view of it now.
-func (c *serveClient) fleet(ctx context.Context, urls string) (l wire.Listing, ok bool) {
+// on no bus, another one, or has no view of it now. The service writes
+// the sessions as list --json's document (serve.Answer.FleetDoc): with
+// asDoc, doc is that document, to print as it is, when it is one as
+// peerctl prints them (wire.Printed: valid JSON, every character
+// printable) and l holds the notes and partial only; otherwise the
+// document is read into l.Sessions (doc nil).
+func (c *serveClient) fleet(ctx context.Context, urls string, asDoc bool) (l wire.Listing, doc []byte, ok bool) {
 	if c.serveOff() {
-		return wire.Listing{}, false
+		return wire.Listing{}, nil, false
 	}
 	conn, err := c.dialServe(ctx, false)
 	if err != nil {
-		return wire.Listing{}, false
+		return wire.Listing{}, nil, false
 	}
-	ctx, cancel := context.WithTimeout(ctx, fleetAskWithin)
-	defer cancel()
-	a, err := c.ask(ctx, conn, serve.Request{Op: "fleet", Bus: urls})
-	if err != nil || a.Fleet == nil {
-		return wire.Listing{}, false
+	defer func() { _ = conn.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	_ = conn.SetDeadline(time.Now().Add(fleetAskWithin))
+	if serve.WriteLine(conn, serve.Request{V: serve.Protocol, Op: "fleet", Bus: urls, Doc: true}) != nil {
+		return wire.Listing{}, nil, false
 	}
-	return *a.Fleet, true
+	r := bufio.NewReaderSize(conn, 64<<10)
+	var a serve.Answer
+	if serve.ReadLine(r, &a) != nil || a.Fleet == nil || a.FleetDoc < 0 || a.FleetDoc > serve.MaxFleetDoc {
+		return wire.Listing{}, nil, false
+	}
+	if a.FleetDoc == 0 { // an older service's answer: the listing whole
+		return *a.Fleet, nil, true
+	}
+	doc = make([]byte, a.FleetDoc)
+	if _, err := io.ReadFull(r, doc); err != nil {
+		return wire.Listing{}, nil, false
+	}
+	if asDoc && wire.Printed(doc) {
+		return *a.Fleet, doc, true
+	}
+	if json.Unmarshal(doc, &a.Fleet.Sessions) != nil || a.Fleet.Sessions == nil {
+		return wire.Listing{}, nil, false
+	}
+	return *a.Fleet, nil, true
 }
 
 // errForwardUnsent says the request never reached the service whole: the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // helloFlag is the hidden global flag a peerctl calling over ssh gives the
@@ -36,7 +37,7 @@ func (c *factory) sayHello(cmd *cobra.Command) error {
 		return nil
 	}
 	var b strings.Builder
-	if err := encodeJSON(&b, helloJSON{Hello: "peerctl", OutputProtocol: ports.RemoteProtocol, Version: c.version().Version}, "", true); err != nil {
+	if err := wire.EncodeJSON(&b, helloJSON{Hello: "peerctl", OutputProtocol: ports.RemoteProtocol, Version: c.version().Version}, "", true); err != nil {
 		return err
 	}
 	if _, err := io.WriteString(c.io.out, b.String()); err != nil {

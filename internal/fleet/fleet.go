@@ -144,7 +144,7 @@ func (Bus) Join(life context.Context, p wiring.Presence) (wait func(), post wiri
 		}
 		if p.View != nil {
 			var view natsbus.FleetView
-			p.View.Keep(view.Listing)
+			p.View.Keep(view.Snapshot)
 			wg.Go(func() { keepFleet(life, bus, &view, logf) })
 		}
 		if p.OnBus != nil {

@@ -77,6 +77,10 @@ type Request struct {
 	// its own connection (carryBus).
 	Node  string          `json:"node,omitempty"`
 	Carry json.RawMessage `json:"carry,omitempty"`
+	// Doc, with "fleet", asks for the sessions as list --json's document
+	// written after the answer's line (Answer.FleetDoc); a service that
+	// does not know it answers with the listing whole.
+	Doc bool `json:"doc,omitempty"`
 }
 
 // Answer is one line the service writes. Strings that may hold any bytes
@@ -103,6 +107,10 @@ type Answer struct {
 	// reads it; absent when the service is on no bus, another one, or has
 	// no view of it now.
 	Fleet *wire.Listing `json:"fleet,omitempty"`
+	// FleetDoc, with Fleet (its notes and Partial only), is the length in
+	// bytes of the document written after this line, at most MaxFleetDoc:
+	// the sessions as list --json prints them (Request.Doc).
+	FleetDoc int `json:"fleetDoc,omitempty"`
 
 	// Notes are lines for the client's stderr, before the rest.
 	Notes []string `json:"notes,omitempty"`

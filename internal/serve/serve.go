@@ -146,6 +146,11 @@ type Server struct {
 	// what waits for its end (serve stop).
 	stop  context.CancelCauseFunc
 	ended *end
+	// fleetDoc is the "fleet" answer with its document, as written, for
+	// the view's generation fleetGen (nil: none made yet).
+	fleetMu  sync.Mutex
+	fleetGen uint64
+	fleetDoc []byte
 }
 
 // newServer is a Server over o with no outbox yet, living for life (Run
@@ -288,6 +293,10 @@ func (s *Server) handle(conn *net.UnixConn) {
 	}
 	s.touch(1)
 	defer s.touch(-1)
+	if req.Op == "fleet" {
+		_, _ = conn.Write(s.fleet(req))
+		return
+	}
 	// The client hanging up cancels the request (Ctrl-C on its side).
 	ctx, cancel := context.WithCancel(s.life)
 	defer cancel()
@@ -308,8 +317,6 @@ func (s *Server) Serve(ctx context.Context, req Request, stored func(Ref)) Answe
 			a.OutboxError = s.storeErr.Error()
 		}
 		return a
-	case "fleet":
-		return s.fleet(req)
 	case "send":
 		if req.Send == nil {
 			return Answer{Done: true, Code: wire.ExitUsage, Usage: true, Error: []byte("a send request without its send")}

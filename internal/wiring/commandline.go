@@ -229,22 +229,31 @@ type FleetView struct {
 	// URLs are the bus's servers as the service was given them: a client
 	// asks it only about that bus.
 	URLs string
-	get  atomic.Pointer[func() (wire.Listing, bool)]
+	get  atomic.Pointer[func() (wire.Listing, uint64, bool)]
 }
 
 // Keep makes get the view: what list --fleet would print (every node's
-// sessions, notes, partial), ok false while it has none (the bus away).
-func (v *FleetView) Keep(get func() (l wire.Listing, ok bool)) { v.get.Store(&get) }
+// sessions, notes, partial), its generation (which changes whenever the
+// listing may have), ok false while it has none (the bus away).
+func (v *FleetView) Keep(get func() (l wire.Listing, gen uint64, ok bool)) { v.get.Store(&get) }
 
 // Listing is every node's presence as list --fleet reads it, from the
 // view; ok is false when there is none.
 func (v *FleetView) Listing() (l wire.Listing, ok bool) {
+	l, _, ok = v.Snapshot()
+	return l, ok
+}
+
+// Snapshot is Listing with the view's generation: what is made of a
+// listing (the service's encoded answer) can be kept while it stays. The
+// listing is shared: read it, never change it.
+func (v *FleetView) Snapshot() (l wire.Listing, gen uint64, ok bool) {
 	if v == nil {
-		return wire.Listing{}, false
+		return wire.Listing{}, 0, false
 	}
 	get := v.get.Load()
 	if get == nil {
-		return wire.Listing{}, false
+		return wire.Listing{}, 0, false
 	}
 	return (*get)()
 }

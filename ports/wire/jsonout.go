@@ -1,4 +1,4 @@
-package cli
+package wire
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// encodeJSON writes v to w as one JSON value and a newline, the way every
+// EncodeJSON writes v to w as one JSON value and a newline, the way every
 // JSON document and line of peerctl is written: indent "" is compact;
 // escapeHTML writes <, > and & as \u003c, \u003e, \u0026. On top of
 // encoding/json (which escapes the C0 controls, U+2028 and U+2029), every
@@ -19,7 +19,7 @@ import (
 // \uXXXX too (printableJSON): the same value, but a registry name cannot
 // put an escape sequence or a direction override on a screen that shows
 // the JSON as it is.
-func encodeJSON(w io.Writer, v any, indent string, escapeHTML bool) error {
+func EncodeJSON(w io.Writer, v any, indent string, escapeHTML bool) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(escapeHTML)
@@ -66,4 +66,21 @@ func printableJSON(b []byte) []byte {
 		i += size
 	}
 	return out
+}
+
+// Printed reports whether b is one JSON value and its newline as
+// EncodeJSON writes them: valid JSON, no control character but the
+// newlines of its indentation, every other character printable (as
+// printableJSON leaves it). A document from elsewhere (the service's
+// answer) that is Printed can go to stdout as it is.
+func Printed(b []byte) bool {
+	if len(b) == 0 || b[len(b)-1] != '\n' || !json.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\n' {
+			return false
+		}
+	}
+	return bytes.Equal(printableJSON(b), b)
 }
