@@ -201,4 +201,10 @@ func TestNodeKeysAndTheServerConfig(t *testing.T) {
 	assert.Contains(t, conf, "nkey: "+pub)
 	assert.Contains(t, conf, `"peerctl.v1.req.alpha.*"`)
 	assert.False(t, errors.Is(err, domain.ErrBadNode))
+	pubs, _ := Permissions("alpha")
+	for _, p := range pubs {
+		for _, op := range []string{"STREAM.CREATE", "STREAM.UPDATE", "STREAM.DELETE", "STREAM.PURGE", "STREAM.MSG.DELETE", "$JS.API.>"} {
+			assert.NotContains(t, p, op, "a node's credentials change no stream")
+		}
+	}
 }

@@ -135,6 +135,16 @@ func (b *Bus) checkPresence(ctx context.Context) error {
 	return checkStream(PresenceStream, s.CachedInfo().Config, wantPresence())
 }
 
+// notOperator is what Setup adds to an error that is not a tampered
+// stream: the servers answer a request they do not permit with none, so
+// a node's key (not the operator's) fails as a time-out would.
+func notOperator(err error) string {
+	if errors.Is(err, ErrTampered) {
+		return ""
+	}
+	return " (is this the operator's key, KEYS/" + AdminKeyFile + "? a node's may not make the fleet's streams)"
+}
+
 // notSetUp is the error of stream what, missing where the credentials may
 // not make it.
 func notSetUp(what string) error {
@@ -152,7 +162,7 @@ func (b *Bus) Setup(ctx context.Context) (made, found []string, err error) {
 	defer cancel()
 	_, err = b.js.Stream(ctx, MailStream)
 	if _, err := b.makeMailStream(ctx); err != nil {
-		return made, found, fmt.Errorf("mail stream %s: %w", MailStream, err)
+		return made, found, fmt.Errorf("mail stream %s: %w%s", MailStream, err, notOperator(err))
 	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		made = append(made, "stream "+MailStream)
@@ -161,7 +171,7 @@ func (b *Bus) Setup(ctx context.Context) (made, found []string, err error) {
 	}
 	err = b.checkPresence(ctx)
 	if _, err := b.makePresence(ctx); err != nil {
-		return made, found, fmt.Errorf("presence bucket %s: %w", PresenceBucket, err)
+		return made, found, fmt.Errorf("presence bucket %s: %w%s", PresenceBucket, err, notOperator(err))
 	}
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		made = append(made, "bucket "+PresenceBucket)
