@@ -140,8 +140,10 @@ Run again, it makes nothing and checks what is there: a stream whose configurati
 peerctl's (other subjects, a republish, a mirror or sources, a subject transform, weaker
 limits) is refused (exit 1) naming what differs; delete it (nats stream rm) and run this again.
 Every service refuses such a stream as well.`,
-		Example: `  peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk
-  peerctl policy nats-setup --nats nats://127.0.0.1:4222 --json   # an open bus`,
+		Example: `  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 > peerctl-fleet.conf   # first
+  peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk
+  peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk --json | jq .made
+  peerctl policy nats-setup --nats nats://127.0.0.1:4222   # an open bus: checks, or makes them ahead`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, ok, err := busSettings(cmd, f.getenv, f.bus, flags, "peerctl policy nats-setup")
