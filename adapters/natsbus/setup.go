@@ -158,25 +158,25 @@ func notSetUp(what string) error {
 // is not peerctl's (ErrTampered), one the credentials may not make or
 // read, a bus that does not answer.
 func (b *Bus) Setup(ctx context.Context) (made, found []string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
-	_, err = b.js.Stream(ctx, MailStream)
-	if _, err := b.makeMailStream(ctx); err != nil {
-		return made, found, fmt.Errorf("mail stream %s: %w%s", MailStream, err, notOperator(err))
-	}
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		made = append(made, "stream "+MailStream)
-	} else {
-		found = append(found, "stream "+MailStream)
-	}
-	err = b.checkPresence(ctx)
-	if _, err := b.makePresence(ctx); err != nil {
-		return made, found, fmt.Errorf("presence bucket %s: %w%s", PresenceBucket, err, notOperator(err))
-	}
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		made = append(made, "bucket "+PresenceBucket)
-	} else {
-		found = append(found, "bucket "+PresenceBucket)
+	for _, st := range []struct {
+		what, stream string
+		make         func(context.Context) error
+	}{
+		{"stream " + MailStream, MailStream, func(ctx context.Context) error { _, err := b.makeMailStream(ctx); return err }},
+		{"bucket " + PresenceBucket, PresenceStream, func(ctx context.Context) error { _, err := b.makePresence(ctx); return err }},
+	} {
+		ctx, cancel := context.WithTimeout(ctx, b.timeout)
+		_, there := b.js.Stream(ctx, st.stream)
+		err := st.make(ctx)
+		cancel()
+		switch {
+		case err != nil:
+			return made, found, fmt.Errorf("%s: %w%s", st.what, err, notOperator(err))
+		case errors.Is(there, jetstream.ErrStreamNotFound):
+			made = append(made, st.what)
+		default:
+			found = append(found, st.what)
+		}
 	}
 	return made, found, nil
 }
