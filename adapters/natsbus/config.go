@@ -34,7 +34,10 @@ import (
 //     and read only its own inbox and its own receipts: the mail stream's
 //     two consumers of its name, created with its own filter only, and
 //     their next-message and ack subjects (mailPermissions); no stream
-//     message get, purge or delete.
+//     message get, purge or delete;
+//   - make, change, purge or delete neither the mail stream nor the
+//     presence bucket (setup.go): the operator's key (AdminKey) makes
+//     them, and may do nothing else (AdminPermissions).
 //
 // ServerConfig writes that as a nats-server configuration (an
 // authorization block of users, in the global account, JetStream on);
@@ -51,47 +54,64 @@ func NodeKey(dir, node string) (public string, made bool, err error) {
 	if _, err := domain.ParseNode(node); err != nil {
 		return "", false, err
 	}
-	path := filepath.Join(dir, node+".nk")
+	return seedKey(dir, node+".nk", "node "+node+"'s")
+}
+
+// AdminKeyFile is the operator's seed file in the keys' folder: a name no
+// node's can be (domain.ParseNode: a node's starts with a letter or digit).
+const AdminKeyFile = "_admin.nk"
+
+// AdminKey is the operator's nkey in dir (dir/AdminKeyFile), as NodeKey:
+// the key `peerctl policy nats-setup` makes the fleet's streams with
+// (AdminPermissions). Errors: NodeKey's.
+func AdminKey(dir string) (public string, made bool, err error) {
+	return seedKey(dir, AdminKeyFile, "the operator's")
+}
+
+// seedKey is the public key of the seed file dir/name, whose's (say
+// "node alpha's"), made when missing (NodeKey).
+func seedKey(dir, name, whose string) (public string, made bool, err error) {
+	path := filepath.Join(dir, name)
 	seed, mode, err := readSecret(path)
 	if err == nil && mode.Perm()&0o077 != 0 && runtime.GOOS != "windows" {
-		return "", false, fmt.Errorf("node %s's key %s is open to others (%s): a seed its group or others may read is refused, as ssh refuses such a key; chmod 600 %s, or remove it and make it anew", node, path, mode.Perm(), path)
+		return "", false, fmt.Errorf("%s key %s is open to others (%s): a seed its group or others may read is refused, as ssh refuses such a key; chmod 600 %s, or remove it and make it anew", whose, path, mode.Perm(), path)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		kp, err := nkeys.CreateUser()
 		if err != nil {
-			return "", false, fmt.Errorf("make node %s's key: %w", node, err)
+			return "", false, fmt.Errorf("make %s key: %w", whose, err)
 		}
 		if seed, err = kp.Seed(); err != nil {
-			return "", false, fmt.Errorf("make node %s's key: %w", node, err)
+			return "", false, fmt.Errorf("make %s key: %w", whose, err)
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", false, fmt.Errorf("keys folder: %w", err)
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
-			return "", false, fmt.Errorf("node %s's key: %w", node, err)
+			return "", false, fmt.Errorf("%s key: %w", whose, err)
 		}
 		_, err = f.Write(append(seed, '\n'))
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return "", false, fmt.Errorf("node %s's key: %w", node, err)
+			return "", false, fmt.Errorf("%s key: %w", whose, err)
 		}
 		made = true
 	} else if err != nil {
-		return "", false, fmt.Errorf("node %s's key: %w", node, err)
+		return "", false, fmt.Errorf("%s key: %w", whose, err)
 	}
 	kp, err := nkeys.FromSeed([]byte(strings.TrimSpace(string(seed))))
 	if err != nil {
-		return "", false, fmt.Errorf("node %s's key %s: not an nkey seed: %w", node, path, err)
+		return "", false, fmt.Errorf("%s key %s: not an nkey seed: %w", whose, path, err)
 	}
 	public, err = kp.PublicKey()
 	if err == nil && !nkeys.IsValidPublicUserKey(public) {
 		err = errors.New("not a user's key (its seed starts with SU)")
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("node %s's key %s: %w", node, path, err)
+		return "", false, fmt.Errorf("%s key %s: %w", whose, path, err)
 	}
 	return public, made, nil
 }
@@ -113,7 +133,6 @@ func Permissions(node string) (publish, subscribe []string) {
 		"$KV." + PresenceBucket + "." + node,
 		"$JS.API.INFO",
 		"$JS.API.STREAM.INFO." + stream,
-		"$JS.API.STREAM.CREATE." + stream,
 		"$JS.API.STREAM.MSG.GET." + stream,
 		"$JS.API.DIRECT.GET." + stream,
 		"$JS.API.DIRECT.GET." + stream + ".>",
@@ -128,16 +147,42 @@ func Permissions(node string) (publish, subscribe []string) {
 	return publish, subscribe
 }
 
+// AdminInbox is the operator's connection's reply subjects' prefix
+// (Settings.Operator): the only subjects it may subscribe to.
+const AdminInbox = "_INBOX.peerctl_admin"
+
+// AdminPermissions are the subjects the operator's key (AdminKey) may
+// publish to: make, read, change and delete the mail stream and the
+// presence bucket's stream, nothing else (no message of either); it
+// subscribes to its own replies only (AdminInbox).
+func AdminPermissions() (publish, subscribe []string) {
+	publish = []string{"$JS.API.INFO"}
+	for _, s := range []string{MailStream, PresenceStream} {
+		for _, op := range []string{"CREATE", "UPDATE", "INFO", "DELETE"} {
+			publish = append(publish, "$JS.API.STREAM."+op+"."+s)
+		}
+	}
+	return publish, []string{AdminInbox + ".>"}
+}
+
 // ServerConfig is a nats-server configuration fragment giving each of
-// users its own permissions (Permissions), by its nkey: an authorization
-// block to include in the servers' configuration (every server of the
-// cluster the same), beside `jetstream {}`. Nodes not named in it cannot
-// connect. Errors: a bad node name, a node twice.
-func ServerConfig(users []NodeUser) (string, error) {
+// users its own permissions (Permissions), by its nkey, and the operator
+// (admin, AdminKey's public key) AdminPermissions: an authorization block
+// to include in the servers' configuration (every server of the cluster
+// the same), beside `jetstream {}`. Nodes not named in it cannot connect.
+// Errors: a bad node name, a node twice, a key that is not a user's.
+func ServerConfig(admin string, users []NodeUser) (string, error) {
 	var b strings.Builder
 	b.WriteString("# peerctl's fleet: one user per node, each with its own nkey (docs/FLEET.md).\n")
 	b.WriteString("# Include it in every server's configuration, beside jetstream {}:  include peerctl-fleet.conf\n")
 	b.WriteString("authorization {\n  users = [\n")
+	if !nkeys.IsValidPublicUserKey(admin) {
+		return "", fmt.Errorf("the operator: %q is not a user's public nkey", admin)
+	}
+	pub, sub := AdminPermissions()
+	fmt.Fprintf(&b, "    # the operator (%s): makes the fleet's streams, peerctl policy nats-setup\n    {\n      nkey: %s\n      permissions: {\n", AdminKeyFile, admin)
+	fmt.Fprintf(&b, "        publish: { allow: [%s] }\n", quoted(pub))
+	fmt.Fprintf(&b, "        subscribe: { allow: [%s] }\n      }\n    }\n", quoted(sub))
 	seen := map[string]bool{}
 	for _, u := range users {
 		if _, err := domain.ParseNode(u.Node); err != nil {
@@ -171,14 +216,14 @@ func quoted(subjects []string) string {
 }
 
 // mailPermissions are the JetStream subjects node publishes to for its
-// durable mail (mail.go): its own mail and receipts out, the mail stream
-// made when missing, and its two consumers, each with its own filter in
+// durable mail (mail.go): its own mail and receipts out, the mail
+// stream's configuration read (checkStream), and its two consumers, each with its own filter in
 // the create subject (the servers check that the filter is the
 // consumer's), read and acknowledged.
 func mailPermissions(node string) []string {
 	api := "$JS.API."
 	out := []string{InboxSubject("*", node), ReceiptsSubject("*", node),
-		api + "STREAM.INFO." + MailStream, api + "STREAM.CREATE." + MailStream}
+		api + "STREAM.INFO." + MailStream}
 	for _, c := range []struct{ name, filter string }{{InboxConsumer(node), InboxSubject(node, "*")}, {ReceiptsConsumer(node), ReceiptsSubject(node, "*")}} {
 		out = append(out, api+"CONSUMER.CREATE."+MailStream+"."+c.name+"."+c.filter, api+"CONSUMER.INFO."+MailStream+"."+c.name,
 			api+"CONSUMER.MSG.NEXT."+MailStream+"."+c.name, "$JS.ACK."+MailStream+"."+c.name+".>")

@@ -24,6 +24,24 @@ import (
 // seeds in the returned folder) and JetStream on.
 func fleetServer(t *testing.T, nodes ...string) (url, keys string) {
 	t.Helper()
+	url, keys = bareFleetServer(t, nodes...)
+	_, _, err := connectOperator(t, url, keys).Setup(context.Background())
+	require.NoError(t, err)
+	return url, keys
+}
+
+// connectOperator connects with the operator's key (AdminKey) in keys.
+func connectOperator(t *testing.T, url, keys string) *Bus {
+	t.Helper()
+	b, err := Connect(Settings{URLs: url, Creds: filepath.Join(keys, AdminKeyFile), Operator: true, Name: "operator"}, false)
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	return b
+}
+
+// bareFleetServer is fleetServer before the operator's step: no stream.
+func bareFleetServer(t *testing.T, nodes ...string) (url, keys string) {
+	t.Helper()
 	keys = t.TempDir()
 	var users []NodeUser
 	for _, n := range nodes {
@@ -32,7 +50,9 @@ func fleetServer(t *testing.T, nodes ...string) (url, keys string) {
 		require.True(t, made)
 		users = append(users, NodeUser{Node: n, PublicKey: pub})
 	}
-	conf, err := ServerConfig(users)
+	admin, _, err := AdminKey(keys)
+	require.NoError(t, err)
+	conf, err := ServerConfig(admin, users)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "fleet.conf")
 	require.NoError(t, os.WriteFile(path, []byte("jetstream {}\n"+conf), 0o600))
@@ -172,13 +192,19 @@ func TestNodeKeysAndTheServerConfig(t *testing.T) {
 	_, _, err = NodeKey(dir, "junk")
 	assert.ErrorContains(t, err, "not an nkey seed")
 
-	_, err = ServerConfig([]NodeUser{{"alpha", pub}, {"alpha", pub}})
+	_, err = ServerConfig(pub, []NodeUser{{"alpha", pub}, {"alpha", pub}})
 	assert.ErrorContains(t, err, "named twice")
-	_, err = ServerConfig([]NodeUser{{"alpha", "nope"}})
+	_, err = ServerConfig(pub, []NodeUser{{"alpha", "nope"}})
 	assert.Error(t, err)
-	conf, err := ServerConfig([]NodeUser{{"alpha", pub}})
+	conf, err := ServerConfig(pub, []NodeUser{{"alpha", pub}})
 	require.NoError(t, err)
 	assert.Contains(t, conf, "nkey: "+pub)
 	assert.Contains(t, conf, `"peerctl.v1.req.alpha.*"`)
 	assert.False(t, errors.Is(err, domain.ErrBadNode))
+	pubs, _ := Permissions("alpha")
+	for _, p := range pubs {
+		for _, op := range []string{"STREAM.CREATE", "STREAM.UPDATE", "STREAM.DELETE", "STREAM.PURGE", "STREAM.MSG.DELETE", "$JS.API.>"} {
+			assert.NotContains(t, p, op, "a node's credentials change no stream")
+		}
+	}
 }

@@ -74,23 +74,44 @@ func tokenOrAll(node string) string {
 	return Token(node)
 }
 
-// mailStream is MailStream, created when it does not exist (replicated:
-// R3, R1 only where the cluster has fewer servers).
+// mailStream is MailStream, checked (checkStream) and, on an open bus,
+// made when it does not exist (makeMailStream); under credentials a
+// missing one is ErrNotSetUp (the operator's Setup makes it).
 func (b *Bus) mailStream(ctx context.Context) (jetstream.Stream, error) {
-	s, err := b.js.Stream(ctx, MailStream)
-	if err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return s, err
+	if b.creds {
+		s, err := b.js.Stream(ctx, MailStream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, notSetUp("the mail stream " + MailStream)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s, checkStream(MailStream, s.CachedInfo().Config, mailStreamConfig())
 	}
-	cfg := jetstream.StreamConfig{Name: MailStream, Description: "peerctl: durable mail between nodes and its receipts (docs/FLEET.md)",
-		Subjects: []string{InboxSubject("*", "*"), ReceiptsSubject("*", "*")}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, MaxAge: MailMaxAge, MaxMsgSize: wire.MaxMailBytes, Duplicates: 2 * time.Minute}
+	return b.makeMailStream(ctx)
+}
+
+// makeMailStream is MailStream, checked (checkStream), or created when it
+// does not exist (replicated: R3, R1 only where the cluster has fewer
+// servers).
+func (b *Bus) makeMailStream(ctx context.Context) (jetstream.Stream, error) {
+	s, err := b.js.Stream(ctx, MailStream)
+	if err == nil {
+		return s, checkStream(MailStream, s.CachedInfo().Config, mailStreamConfig())
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, err
+	}
+	cfg := mailStreamConfig()
 	err = replicated(func(replicas int) error {
 		cfg.Replicas = replicas
 		s, err = b.js.CreateStream(ctx, cfg)
 		return err
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return b.js.Stream(ctx, MailStream) // another node made it meanwhile
+		if s, err = b.js.Stream(ctx, MailStream); err == nil { // another node made it meanwhile
+			err = checkStream(MailStream, s.CachedInfo().Config, mailStreamConfig())
+		}
 	}
 	return s, err
 }

@@ -81,6 +81,9 @@ type Settings struct {
 	// its requests are from it, and its connection's replies come under
 	// its own InboxPrefix, which per-node credentials let only it read.
 	Node string
+	// Operator: the operator's connection (AdminKey's credentials), its
+	// replies under AdminInbox (Node is ignored).
+	Operator bool
 	// Timeout bounds connecting (each server tried) and each request;
 	// 0 means 5 s.
 	Timeout time.Duration
@@ -95,6 +98,9 @@ type Bus struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	timeout time.Duration
+	// creds: connected with credentials (per-node ones may not make the
+	// fleet's streams: mailStream, presence).
+	creds bool
 }
 
 // ErrNoServers is wrapped by Connect's error when no server answered.
@@ -119,7 +125,10 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 	if s.PingInterval > 0 {
 		opts = append(opts, nats.PingInterval(s.PingInterval))
 	}
-	if s.Node != "" {
+	switch {
+	case s.Operator:
+		opts = append(opts, nats.CustomInboxPrefix(AdminInbox))
+	case s.Node != "":
 		opts = append(opts, nats.CustomInboxPrefix(InboxPrefix(s.Node)))
 	}
 	if reconnect {
@@ -143,7 +152,7 @@ func Connect(s Settings, reconnect bool) (*Bus, error) {
 		nc.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return &Bus{nc: nc, js: js, timeout: s.Timeout}, nil
+	return &Bus{nc: nc, js: js, timeout: s.Timeout, creds: s.Creds != ""}, nil
 }
 
 // Refusal is the servers' last refusal of something this connection did
@@ -318,23 +327,49 @@ func CheckCreds(path string) error {
 	return err
 }
 
-// presence is the presence bucket, created when create is set and it
-// does not exist (replicated: R3, R1 only where the cluster has fewer
-// servers).
+// presence is the presence bucket. With create (a service joining), its
+// stream is checked (checkStream) and, on an open bus, made when missing
+// (makePresence); under credentials a missing one is ErrNotSetUp.
 func (b *Bus) presence(ctx context.Context, create bool) (jetstream.KeyValue, error) {
-	kv, err := b.js.KeyValue(ctx, PresenceBucket)
-	if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return kv, err
+	if !create {
+		return b.js.KeyValue(ctx, PresenceBucket)
 	}
-	cfg := jetstream.KeyValueConfig{Bucket: PresenceBucket, Description: "peerctl: each node's live sessions (docs/FLEET.md)",
-		MaxValueSize: MaxDocBytes, History: 1, TTL: bucketTTL, LimitMarkerTTL: bucketTTL, Storage: jetstream.FileStorage}
+	if b.creds {
+		err := b.checkPresence(ctx)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, notSetUp("the presence bucket " + PresenceBucket)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return b.js.KeyValue(ctx, PresenceBucket)
+	}
+	return b.makePresence(ctx)
+}
+
+// makePresence is PresenceBucket, its stream checked (checkStream), or
+// created when missing (replicated: R3, R1 only where the cluster has
+// fewer servers).
+func (b *Bus) makePresence(ctx context.Context) (jetstream.KeyValue, error) {
+	err := b.checkPresence(ctx)
+	if err == nil {
+		return b.js.KeyValue(ctx, PresenceBucket)
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, err
+	}
+	cfg := presenceConfig()
+	var kv jetstream.KeyValue
 	err = replicated(func(replicas int) error {
 		cfg.Replicas = replicas
 		kv, err = b.js.CreateKeyValue(ctx, cfg)
 		return err
 	})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		return b.js.KeyValue(ctx, PresenceBucket) // another node made it meanwhile
+	if errors.Is(err, jetstream.ErrBucketExists) { // another node made it meanwhile
+		if err = b.checkPresence(ctx); err != nil {
+			return nil, err
+		}
+		return b.js.KeyValue(ctx, PresenceBucket)
 	}
 	if errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported) {
 		return nil, fmt.Errorf("the NATS server is older than 2.11 (it has no KV limit markers, which presence uses): %w", err)

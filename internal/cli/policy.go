@@ -42,7 +42,7 @@ $XDG_CONFIG_HOME/peerctl/policy, one a line, to edit by hand too (docs/POLICY.md
   peerctl policy check --from mcp:reviewer-1 --to prod-api
   peerctl policy rm 2`,
 	}
-	cmd.AddCommand(newPolicyAddCmd(f), newPolicyListCmd(f), newPolicyRmCmd(f), newPolicyCheckCmd(f), newPolicyNATSConfigCmd(f))
+	cmd.AddCommand(newPolicyAddCmd(f), newPolicyListCmd(f), newPolicyRmCmd(f), newPolicyCheckCmd(f), newPolicyNATSConfigCmd(f), newPolicyNATSSetupCmd(f))
 	return cmd
 }
 

@@ -242,10 +242,29 @@ func (Bus) NodeKey(dir, node string) (public string, made bool, err error) {
 
 // Config is the NATS servers' authorization block giving each of users
 // its own permissions (natsbus.ServerConfig).
-func (Bus) Config(users []wiring.NodeUser) (string, error) {
+func (Bus) Config(admin string, users []wiring.NodeUser) (string, error) {
 	us := make([]natsbus.NodeUser, len(users))
 	for i, u := range users {
 		us[i] = natsbus.NodeUser(u)
 	}
-	return natsbus.ServerConfig(us)
+	return natsbus.ServerConfig(admin, us)
+}
+
+// AdminKey is the operator's nkey seed in dir, made when missing
+// (natsbus.AdminKey).
+func (Bus) AdminKey(dir string) (public string, made bool, err error) {
+	return natsbus.AdminKey(dir)
+}
+
+// Setup makes or checks the fleet's streams as the operator
+// (natsbus.Bus.Setup); a bus that does not answer is host_unreachable.
+func (Bus) Setup(ctx context.Context, settings wiring.BusSettings) (made, found []string, err error) {
+	s := settingsOf(settings)
+	s.Operator = true
+	b, err := natsbus.Connect(s, false)
+	if err != nil { // it names the servers
+		return nil, nil, domain.Refuse(domain.ReasonHostUnreachable, "the fleet's bus: %s", wire.Safe(err.Error()))
+	}
+	defer b.Close()
+	return b.Setup(ctx)
 }

@@ -180,10 +180,20 @@ type Bus interface {
 	// NodeKey is node's nkey seed in dir, DIR/NODE.nk (mode 0600), made
 	// when missing (made true): public is its public key.
 	NodeKey(dir, node string) (public string, made bool, err error)
+	// AdminKey is the operator's nkey seed in dir (mode 0600), made when
+	// missing (made true): the key Setup is run with.
+	AdminKey(dir string) (public string, made bool, err error)
 	// Config is the NATS servers' authorization block giving each of
-	// users its own permissions (docs/FLEET.md); a node named twice is an
+	// users its own permissions and the operator (admin, AdminKey's
+	// public key) its own (docs/FLEET.md); a node named twice is an
 	// error.
-	Config(users []NodeUser) (string, error)
+	Config(admin string, users []NodeUser) (string, error)
+	// Setup makes the fleet's mail stream and presence bucket on the bus
+	// settings name (the operator's key, or an open bus) when missing,
+	// and checks them when there: made and found name each. Errors: one
+	// that is not peerctl's configuration, a key that may not make them,
+	// a bus that does not answer (host_unreachable).
+	Setup(ctx context.Context, settings BusSettings) (made, found []string, err error)
 }
 
 // NodeUser is one node's user in the servers' configuration (Bus.Config):

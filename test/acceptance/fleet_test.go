@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -101,6 +103,7 @@ func TestFleetConfigPrintsEachNodesCredentials(t *testing.T) {
 	assert.Contains(t, string(r.Stdout), "authorization {")
 	assert.Contains(t, string(r.Stdout), `subscribe: { allow: ["peerctl.v1.req.beta~lan.*", "_INBOX.peerctl.beta~lan.>"] }`)
 	assert.Contains(t, string(r.Stderr), "made node alpha's key")
+	assert.Contains(t, string(r.Stderr), "made the operator's key")
 	fi, err := os.Stat(filepath.Join(keys, "alpha.nk"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -112,4 +115,43 @@ func TestFleetConfigPrintsEachNodesCredentials(t *testing.T) {
 		r := runPeerctl(t, runOpts{Env: env}, args...)
 		assert.Equal(t, wire.ExitUsage, r.Code, "%q: %s", args, r.Stderr)
 	}
+}
+
+// The operator's step on the built binary: policy nats-setup with the
+// operator's key makes the mail stream and the presence bucket, and run
+// again finds them; a node's key may not make them (exit 1, saying whose
+// key does), and a service under a node's key, before the step, says what
+// the operator runs.
+func TestFleetSetupIsTheOperatorsStep(t *testing.T) {
+	peerctlWithMCP(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	keys := filepath.Join(t.TempDir(), "keys")
+	r := runPeerctl(t, runOpts{Env: env}, "policy", "nats-config", "--keys", keys, "alpha")
+	require.Equal(t, 0, r.Code, "%s", r.Stderr)
+	conf := filepath.Join(t.TempDir(), "fleet.conf")
+	require.NoError(t, os.WriteFile(conf, append([]byte("jetstream {}\n"), r.Stdout...), 0o600))
+	opts, err := server.ProcessConfigFile(conf)
+	require.NoError(t, err)
+	url := natstest.StartWith(t, opts)
+
+	node := runPeerctl(t, runOpts{Env: env}, "policy", "nats-setup", "--nats", url, "--nats-creds", filepath.Join(keys, "alpha.nk"))
+	assert.Equal(t, wire.ExitError, node.Code, "%s", node.Stderr)
+	assert.Contains(t, string(node.Stderr), "is this the operator's key")
+
+	w := newServeWorld(t)
+	w.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "PEERCTL_NATS_CREDS=" + filepath.Join(keys, "alpha.nk"), "XDG_CONFIG_HOME=" + t.TempDir()}
+	log := w.startServeWith(t)
+	eventually(t, 2*time.Minute, "the service to say what the operator runs", func() bool {
+		return strings.Contains(log.String(), "peerctl policy nats-setup --nats URL --nats-creds KEYS/_admin.nk")
+	})
+
+	admin := filepath.Join(keys, "_admin.nk")
+	for _, want := range []string{`{"made":["stream peerctl_mail","bucket peerctl_presence"],"found":[]}`, `{"made":[],"found":["stream peerctl_mail","bucket peerctl_presence"]}`} {
+		r := runPeerctl(t, runOpts{Env: env}, "policy", "nats-setup", "--nats", url, "--nats-creds", admin, "--json")
+		require.Equal(t, 0, r.Code, "%s", r.Stderr)
+		assert.JSONEq(t, want, string(r.Stdout))
+	}
+	eventually(t, 2*time.Minute, "the service to join once set up", func() bool {
+		return strings.Contains(log.String(), "node alpha on the bus")
+	})
 }

@@ -46,7 +46,8 @@ var fleetNodes = []string{"lima", "mike"}
 func natsKeys() string { return filepath.Join(cluster.dir, "keys") }
 
 // fleetAuth is the servers' authorization: policy nats-config's block for
-// fleetNodes, with the user "anon" everyone without credentials is.
+// fleetNodes and the operator (whose key makes the fleet's streams once
+// the servers are up: setUpFleet), with the user "anon" everyone without credentials is.
 func fleetAuth() (string, error) {
 	var users []natsbus.NodeUser
 	for _, n := range fleetNodes {
@@ -56,7 +57,11 @@ func fleetAuth() (string, error) {
 		}
 		users = append(users, natsbus.NodeUser{Node: n, PublicKey: pub})
 	}
-	conf, err := natsbus.ServerConfig(users)
+	admin, _, err := natsbus.AdminKey(natsKeys())
+	if err != nil {
+		return "", err
+	}
+	conf, err := natsbus.ServerConfig(admin, users)
 	if err != nil {
 		return "", err
 	}
@@ -179,7 +184,26 @@ cluster { name: pc, listen: 127.0.0.1:%d, routes: [%s] }
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	return nil
+	return setUpFleet(c.urls)
+}
+
+// setUpFleet is the operator's step (policy nats-setup) on the cluster:
+// the mail stream and presence bucket made with the operator's key, which
+// per-node credentials may not make. Tried until the cluster takes it
+// (its stream placement may wait on the meta leader), for a generous while.
+func setUpFleet(urls string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, err := natsbus.Connect(natsbus.Settings{URLs: urls, Creds: filepath.Join(natsKeys(), natsbus.AdminKeyFile), Operator: true, Name: "operator", Timeout: 10 * time.Second}, false)
+		if err == nil {
+			_, _, err = b.Setup(context.Background())
+			b.Close()
+		}
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // stop kills every server's process group and removes their stores.
