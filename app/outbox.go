@@ -19,6 +19,10 @@ import (
 // DefaultTTL is a durable message's time to live when none is given.
 const DefaultTTL = 24 * time.Hour
 
+// MaxTTL is the longest time to live a durable message is kept: 30 days,
+// the outbox's retention and the fleet's mail stream's.
+const MaxTTL = 30 * 24 * time.Hour
+
 // MaxBackoff is the longest wait between two attempts at a stored message.
 const MaxBackoff = 5 * time.Minute
 
@@ -107,6 +111,10 @@ type DurableRequest struct {
 	Host string
 	// TTL is how long the message is kept undelivered (0: DefaultTTL).
 	TTL time.Duration
+	// Deadline, when set, is the latest it is kept undelivered (its
+	// sender's on another machine): the earlier of it and TTL from now
+	// is its expiry; one already past expires it at its first attempt.
+	Deadline time.Time
 	// Request is the caller's encoding of how to send it (opaque here).
 	Request []byte
 	// Sender is who sends it (kept with the message, shown by outbox show).
@@ -151,6 +159,9 @@ func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (
 	now := o.now()
 	put := ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
 		Created: now, Expires: now.Add(ttl), NextAt: now, Sender: req.Sender, Retries: req.Retries}
+	if !req.Deadline.IsZero() && req.Deadline.Before(put.Expires) {
+		put.Expires = req.Deadline
+	}
 	if d := req.Held; d != nil {
 		put.State, put.Reason, put.Rule, put.NextAt = domain.OutboxAwaitingApproval, heldReason(*d), ruleOf(*d), time.Time{}
 	}
