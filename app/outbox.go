@@ -609,11 +609,28 @@ func unconfirmed(id int64) error {
 	return fmt.Errorf("message %d is outcome_unknown: %w; look first (peerctl outbox show %d, the session's transcript), then confirm the retry", id, ErrUnconfirmed, id)
 }
 
+// ErrOnTheBus is returned by Cancel for a message already in a node's
+// mail on the fleet's bus: that node's service may deliver it at any
+// time, so only that node can take it back.
+var ErrOnTheBus = errors.New("it is on the fleet's bus, in its node's mail, and only that node can take it back")
+
 // Cancel takes stored message id back (cancelled, with reason); one that
 // is being delivered or is past that is ErrNotPending (wrapped, with its
-// state); ports.ErrNoMessage for an unknown id.
+// state); one already handed to the fleet's bus (transport BusTransport)
+// is ErrOnTheBus (wrapped, saying how to cancel it on its node) and stays
+// as it is; ports.ErrNoMessage for an unknown id.
 func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.OutboxMessage, error) {
-	m, err := o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: o.now(), Reason: reason})
+	m, _, err := o.store.Get(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	if m.State == domain.OutboxStored && m.Transport == BusTransport {
+		node := nodeOf(m.Host)
+		return m, fmt.Errorf("message %d: %w; it waits there or is being delivered, and its receipts keep this copy's state (peerctl outbox show %d). "+
+			"To take it back, on node %s run `peerctl outbox` and `peerctl outbox cancel ID` of the message whose key is nats:<this node>: followed by %q, while it is stored or awaiting approval there",
+			id, ErrOnTheBus, id, node, m.Key)
+	}
+	m, err = o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: o.now(), Reason: reason})
 	if errors.Is(err, ports.ErrWrongState) {
 		return m, fmt.Errorf("message %d is %s: %w", id, m.State, ErrNotPending)
 	}

@@ -264,3 +264,29 @@ func TestOutboxHeardTakesNoReceiptForAnotherMessageThere(t *testing.T) {
 	assert.True(t, app.FarMove(domain.OutboxStored, domain.OutboxStored))
 	assert.False(t, app.FarMove(domain.OutboxDelivered, domain.OutboxStored))
 }
+
+// A message already on the bus is its node's to take back: cancel
+// refuses it, saying how, and leaves it stored (its receipts decide);
+// one not posted yet is cancelled here.
+func TestOutboxCancelOfAMessageOnTheBusIsRefused(t *testing.T) {
+	w := newOutboxWorld(t)
+	ctx := context.Background()
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "c1", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
+	require.NoError(t, err)
+	m, err = w.ob.Forward(ctx, m, "nats:beta", func(context.Context, time.Duration) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, app.BusTransport, m.Transport)
+	got, err := w.ob.Cancel(ctx, m.ID, "cancelled by outbox cancel")
+	require.ErrorIs(t, err, app.ErrOnTheBus)
+	assert.Contains(t, err.Error(), "on node beta run `peerctl outbox`")
+	assert.Contains(t, err.Error(), `"c1"`)
+	assert.Equal(t, domain.OutboxStored, got.State)
+	got, _ = w.state(t, m.ID)
+	assert.Equal(t, domain.OutboxStored, got.State)
+
+	n, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "c2", Address: "api", Host: "nats:beta", Text: "not yet", TTL: time.Hour})
+	require.NoError(t, err)
+	n, err = w.ob.Cancel(ctx, n.ID, "cancelled by outbox cancel")
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxCancelled, n.State)
+}
