@@ -156,7 +156,8 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 			why = e.State.String()
 		}
 		why = head + why
-		if seen[change(e.At, state, why)] || !FarMove(m.State, state) {
+		_, _, theirs := wire.FarOf(m.Reason, where)
+		if seen[change(e.At, state, why)] || !FarMove(m.State, state, theirs, !e.At.After(m.Expires)) {
 			continue
 		}
 		c := ports.OutboxChange{State: state, Reason: why, At: e.At}
@@ -181,15 +182,25 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 
 // FarMove reports whether a change the node that took a message reports
 // (to, as Heard maps it) may move the sender's copy of it from from: the
-// sender's copy follows the node's chain in order and never leaves a
-// final state (domain.OutboxState.Finished) except along the chain's own
-// steps, delivered → taken_up → replied; while not final, any change but
-// one back to stored from another state. So a message expired or
-// cancelled here is never "delivered" after, and a delivered one never
-// "refused".
-func FarMove(from, to domain.OutboxState) bool {
-	if !from.Finished() {
+// copy follows the node's chain in order, and never back to stored from
+// another state but when the node's own chain goes back there (theirs:
+// from is the node's word, and the node's outbox, not this one, decides
+// what may follow it there, as its own outbox retry does). A final state
+// made here (domain.OutboxState.Finished: cancelled, expired here, ...)
+// is never left but along the chain's own steps, delivered → taken_up →
+// replied: a message cancelled here is never "delivered" after. One
+// exception: a copy expired here takes a hand-over the node made by its
+// deadline (byDeadline: the change's time there is not after it) whose
+// receipt came late: the node keeps the same deadline, so expired is true
+// only of a message not handed over by then.
+func FarMove(from, to domain.OutboxState, theirs, byDeadline bool) bool {
+	switch {
+	case theirs: // never back from a hand-over: no retry there does that
+		return to != domain.OutboxStored || !from.Handed()
+	case !from.Finished():
 		return to != domain.OutboxStored || from == domain.OutboxStored
+	case from == domain.OutboxExpired && byDeadline && to.Handed():
+		return true
 	}
 	chain := []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp, domain.OutboxReplied}
 	i, j := slices.Index(chain, from), slices.Index(chain, to)
