@@ -24,8 +24,8 @@ func TestMailAgainWithAnotherTextSendsNoRefusal(t *testing.T) {
 	s, st, set := answering(t)
 	s.o.Settings = set
 	ctx := t.Context()
-	require.NoError(t, s.Take(ctx, "alpha", mailOrder("k1", "first")))
-	require.NoError(t, s.Take(ctx, "alpha", mailOrder("k1", "evil")))
+	require.NoError(t, s.Take(ctx, "alpha", mailOrder("k1", "first"), 0))
+	require.NoError(t, s.Take(ctx, "alpha", mailOrder("k1", "evil"), 0))
 	kept, err := st.List(ctx, ports.OutboxFilter{})
 	require.NoError(t, err)
 	require.Len(t, kept, 1)
@@ -47,14 +47,14 @@ func TestMailExpiresByItsSendersDeadline(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Minute).UTC().Truncate(time.Millisecond)
 	o := mailOrder("d1", "by ten minutes")
 	o.Expires = deadline
-	require.NoError(t, s.Take(ctx, "alpha", o))
+	require.NoError(t, s.Take(ctx, "alpha", o, 0))
 	long := mailOrder("d2", "a century")
 	long.Durable = 100 * 365 * 24 * time.Hour
 	before := time.Now()
-	require.NoError(t, s.Take(ctx, "alpha", long))
+	require.NoError(t, s.Take(ctx, "alpha", long, 0))
 	late := mailOrder("d3", "too late")
 	late.Expires = time.Now().Add(-time.Minute)
-	require.NoError(t, s.Take(ctx, "alpha", late))
+	require.NoError(t, s.Take(ctx, "alpha", late, 0))
 
 	byKey := map[string]ports.OutboxMessage{}
 	kept, err := st.List(ctx, ports.OutboxFilter{})
