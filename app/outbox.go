@@ -19,6 +19,10 @@ import (
 // DefaultTTL is a durable message's time to live when none is given.
 const DefaultTTL = 24 * time.Hour
 
+// MaxTTL is the longest time to live a durable message is kept: 30 days,
+// the outbox's retention and the fleet's mail stream's.
+const MaxTTL = 30 * 24 * time.Hour
+
 // MaxBackoff is the longest wait between two attempts at a stored message.
 const MaxBackoff = 5 * time.Minute
 
@@ -107,6 +111,10 @@ type DurableRequest struct {
 	Host string
 	// TTL is how long the message is kept undelivered (0: DefaultTTL).
 	TTL time.Duration
+	// Deadline, when set, is the latest it is kept undelivered (its
+	// sender's on another machine): the earlier of it and TTL from now
+	// is its expiry; one already past expires it at its first attempt.
+	Deadline time.Time
 	// Request is the caller's encoding of how to send it (opaque here).
 	Request []byte
 	// Sender is who sends it (kept with the message, shown by outbox show).
@@ -151,6 +159,9 @@ func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (
 	now := o.now()
 	put := ports.OutboxMessage{Key: req.Key, Address: req.Address, Host: req.Host, Text: req.Text, Request: req.Request,
 		Created: now, Expires: now.Add(ttl), NextAt: now, Sender: req.Sender, Retries: req.Retries}
+	if !req.Deadline.IsZero() && req.Deadline.Before(put.Expires) {
+		put.Expires = req.Deadline
+	}
 	if d := req.Held; d != nil {
 		put.State, put.Reason, put.Rule, put.NextAt = domain.OutboxAwaitingApproval, heldReason(*d), ruleOf(*d), time.Time{}
 	}
@@ -598,11 +609,28 @@ func unconfirmed(id int64) error {
 	return fmt.Errorf("message %d is outcome_unknown: %w; look first (peerctl outbox show %d, the session's transcript), then confirm the retry", id, ErrUnconfirmed, id)
 }
 
+// ErrOnTheBus is returned by Cancel for a message already in a node's
+// mail on the fleet's bus: that node's service may deliver it at any
+// time, so only that node can take it back.
+var ErrOnTheBus = errors.New("it is on the fleet's bus, in its node's mail, and only that node can take it back")
+
 // Cancel takes stored message id back (cancelled, with reason); one that
 // is being delivered or is past that is ErrNotPending (wrapped, with its
-// state); ports.ErrNoMessage for an unknown id.
+// state); one already handed to the fleet's bus (transport BusTransport)
+// is ErrOnTheBus (wrapped, saying how to cancel it on its node) and stays
+// as it is; ports.ErrNoMessage for an unknown id.
 func (o *Outbox) Cancel(ctx context.Context, id int64, reason string) (ports.OutboxMessage, error) {
-	m, err := o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: o.now(), Reason: reason})
+	m, _, err := o.store.Get(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	if m.State == domain.OutboxStored && m.Transport == BusTransport {
+		node := nodeOf(m.Host)
+		return m, fmt.Errorf("message %d: %w; it waits there or is being delivered, and its receipts keep this copy's state (peerctl outbox show %d). "+
+			"To take it back, on node %s run `peerctl outbox` and `peerctl outbox cancel ID` of the message whose key is nats:<this node>: followed by %q, while it is stored or awaiting approval there",
+			id, ErrOnTheBus, id, node, m.Key)
+	}
+	m, err = o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxCancelled, At: o.now(), Reason: reason})
 	if errors.Is(err, ports.ErrWrongState) {
 		return m, fmt.Errorf("message %d is %s: %w", id, m.State, ErrNotPending)
 	}

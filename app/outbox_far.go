@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -126,6 +127,9 @@ type FarState struct {
 // again; a retry not posted yet stays due), an attempt under way there
 // (delivering) is not recorded. A change never takes m back to stored
 // once it has moved on. The last handed change sets m's receipt words.
+// What a change may do to m is FarMove's rule; a receipt of mail never
+// stored there (id 0) is not m's once m's history names its message
+// there (a repeat refused there), and changes nothing.
 func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.OutboxEvent, where string, far FarState) (ports.OutboxMessage, error) {
 	seen := map[string]bool{}
 	change := func(at time.Time, state domain.OutboxState, why string) string {
@@ -134,6 +138,9 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 	for _, h := range hist {
 		seen[change(h.At, h.State, h.Reason)] = true
 		seen[change(h.Last, h.State, h.Reason)] = true // folded
+	}
+	if far.ID == 0 && farID(hist, where) != 0 {
+		return m, nil
 	}
 	head := wire.FarHead(where, far.ID)
 	for _, e := range far.History {
@@ -149,7 +156,8 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 			why = e.State.String()
 		}
 		why = head + why
-		if seen[change(e.At, state, why)] || state == domain.OutboxStored && m.State != domain.OutboxStored {
+		_, _, theirs := wire.FarOf(m.Reason, where)
+		if seen[change(e.At, state, why)] || !FarMove(m.State, state, theirs, !e.At.After(m.Expires)) {
 			continue
 		}
 		c := ports.OutboxChange{State: state, Reason: why, At: e.At}
@@ -162,7 +170,7 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 		if state.Handed() {
 			c.Outcome, c.Transport, c.MsgID, c.SessionID = far.Outcome, far.Transport, far.MsgID, far.Session
 		}
-		got, err := o.store.Move(recording(ctx), m.ID, domain.OutboxStates(), c)
+		got, err := o.store.Move(recording(ctx), m.ID, []domain.OutboxState{m.State}, c)
 		if err != nil {
 			return m, err
 		}
@@ -170,4 +178,42 @@ func (o *Outbox) Heard(ctx context.Context, m ports.OutboxMessage, hist []ports.
 		seen[change(e.At, state, why)] = true
 	}
 	return m, nil
+}
+
+// FarMove reports whether a change the node that took a message reports
+// (to, as Heard maps it) may move the sender's copy of it from from: the
+// copy follows the node's chain in order, and never back to stored from
+// another state but when the node's own chain goes back there (theirs:
+// from is the node's word, and the node's outbox, not this one, decides
+// what may follow it there, as its own outbox retry does). A final state
+// made here (domain.OutboxState.Finished: cancelled, expired here, ...)
+// is never left but along the chain's own steps, delivered → taken_up →
+// replied: a message cancelled here is never "delivered" after. One
+// exception: a copy expired here takes a hand-over the node made by its
+// deadline (byDeadline: the change's time there is not after it) whose
+// receipt came late: the node keeps the same deadline, so expired is true
+// only of a message not handed over by then.
+func FarMove(from, to domain.OutboxState, theirs, byDeadline bool) bool {
+	switch {
+	case theirs: // never back from a hand-over: no retry there does that
+		return to != domain.OutboxStored || !from.Handed()
+	case !from.Finished():
+		return to != domain.OutboxStored || from == domain.OutboxStored
+	case from == domain.OutboxExpired && byDeadline && to.Handed():
+		return true
+	}
+	chain := []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp, domain.OutboxReplied}
+	i, j := slices.Index(chain, from), slices.Index(chain, to)
+	return i >= 0 && j > i
+}
+
+// farID is the id, in node where's outbox, of the message hist's far
+// changes name (wire.FarHead), 0 when none does yet.
+func farID(hist []ports.OutboxEvent, where string) int64 {
+	for _, h := range hist {
+		if id, _, ok := wire.FarOf(h.Reason, where); ok && id != 0 {
+			return id
+		}
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -202,4 +203,94 @@ func TestOutboxRetryFromAppliesEachRetryOnce(t *testing.T) {
 	assert.Equal(t, domain.OutboxDelivered, m.State)
 	assert.Equal(t, 2, m.Retries)
 	assert.Equal(t, "node alpha's outbox retry 2: it is delivered here, so it is not sent again", m.Reason)
+}
+
+// The sender's copy never leaves a final state but along the chain's own
+// steps: expired or cancelled here is never delivered after, delivered is
+// never refused; delivered → taken up → replied is followed.
+func TestOutboxHeardNeverLeavesAFinalStateButAlongTheChain(t *testing.T) {
+	ctx := context.Background()
+	at := time.Now().Add(2 * time.Hour) // past the messages' deadline
+	for _, tc := range []struct {
+		name    string
+		first   domain.OutboxState // where the sender's copy stands
+		far     []domain.OutboxState
+		want    domain.OutboxState
+		changes int // far changes recorded
+	}{
+		{"expired here, delivered there", domain.OutboxExpired, []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivered}, domain.OutboxExpired, 0},
+		{"cancelled here, delivered there", domain.OutboxCancelled, []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp}, domain.OutboxCancelled, 0},
+		{"delivered, then refused", domain.OutboxDelivered, []domain.OutboxState{domain.OutboxRefused}, domain.OutboxDelivered, 0},
+		{"delivered, then taken up and replied", domain.OutboxDelivered, []domain.OutboxState{domain.OutboxTakenUp, domain.OutboxReplied}, domain.OutboxReplied, 2},
+		{"stored, the chain in order", domain.OutboxStored, []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivered}, domain.OutboxDelivered, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newOutboxWorld(t)
+			m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
+			require.NoError(t, err)
+			if tc.first != domain.OutboxStored {
+				m, err = w.store.Move(ctx, m.ID, domain.OutboxStates(), ports.OutboxChange{State: tc.first, At: at, Reason: "here"})
+				require.NoError(t, err)
+			}
+			far := app.FarState{ID: 7}
+			for i, s := range tc.far {
+				far.History = append(far.History, app.FarEvent{At: at, State: s, Reason: fmt.Sprintf("step %d", i)})
+			}
+			_, hist := w.state(t, m.ID)
+			got, err := w.ob.Heard(ctx, m, hist, "nats:beta", far)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got.State)
+			_, after := w.state(t, m.ID)
+			assert.Len(t, after, len(hist)+tc.changes)
+		})
+	}
+}
+
+// A receipt of mail never stored there (id 0: a repeat the node refused)
+// is not the one the sender's copy was told of.
+func TestOutboxHeardTakesNoReceiptForAnotherMessageThere(t *testing.T) {
+	w := newOutboxWorld(t)
+	ctx := context.Background()
+	at := w.now
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "k1", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
+	require.NoError(t, err)
+	got, hist := w.state(t, m.ID)
+	_, err = w.ob.Heard(ctx, got, hist, "nats:beta", app.FarState{ID: 7, History: []app.FarEvent{{At: at, State: domain.OutboxStored}}})
+	require.NoError(t, err)
+	got, hist = w.state(t, m.ID)
+	got, err = w.ob.Heard(ctx, got, hist, "nats:beta", app.FarState{History: []app.FarEvent{{At: at, State: domain.OutboxRefused, Reason: "key_conflict"}}})
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxStored, got.State, "a refusal of mail never stored there is not message 7's")
+	assert.True(t, app.FarMove(domain.OutboxStored, domain.OutboxStored, false, true))
+	assert.False(t, app.FarMove(domain.OutboxDelivered, domain.OutboxStored, false, true))
+	assert.True(t, app.FarMove(domain.OutboxRefused, domain.OutboxStored, true, false), "the node's own retry of its refusal")
+	assert.True(t, app.FarMove(domain.OutboxExpired, domain.OutboxDelivered, false, true), "delivered there by the deadline, its receipt late")
+	assert.False(t, app.FarMove(domain.OutboxExpired, domain.OutboxDelivered, false, false))
+	assert.False(t, app.FarMove(domain.OutboxCancelled, domain.OutboxDelivered, false, true))
+}
+
+// A message already on the bus is its node's to take back: cancel
+// refuses it, saying how, and leaves it stored (its receipts decide);
+// one not posted yet is cancelled here.
+func TestOutboxCancelOfAMessageOnTheBusIsRefused(t *testing.T) {
+	w := newOutboxWorld(t)
+	ctx := context.Background()
+	m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "c1", Address: "api", Host: "nats:beta", Text: "hi", TTL: time.Hour})
+	require.NoError(t, err)
+	m, err = w.ob.Forward(ctx, m, "nats:beta", func(context.Context, time.Duration) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, app.BusTransport, m.Transport)
+	got, err := w.ob.Cancel(ctx, m.ID, "cancelled by outbox cancel")
+	require.ErrorIs(t, err, app.ErrOnTheBus)
+	assert.Contains(t, err.Error(), "on node beta run `peerctl outbox`")
+	assert.Contains(t, err.Error(), `"c1"`)
+	assert.Equal(t, domain.OutboxStored, got.State)
+	got, _ = w.state(t, m.ID)
+	assert.Equal(t, domain.OutboxStored, got.State)
+
+	n, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Key: "c2", Address: "api", Host: "nats:beta", Text: "not yet", TTL: time.Hour})
+	require.NoError(t, err)
+	n, err = w.ob.Cancel(ctx, n.ID, "cancelled by outbox cancel")
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxCancelled, n.State)
 }

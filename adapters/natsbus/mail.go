@@ -164,8 +164,9 @@ type Mailbox interface {
 	// Take keeps o, node sender's durable send, in the outbox, once per
 	// sender and key, decided by the trust policy as from node:SENDER (a
 	// hold keeps it awaiting approval). nil once it is stored (or was: the
-	// same key); a *domain.Refusal when it never will be (denied, a key
-	// conflict, a text refused: answered with that refusal's receipt);
+	// same key, also with another text: a receipt for the key is the
+	// first message's, so none is sent); a *domain.Refusal when it never
+	// will be (denied, a text refused: answered with that refusal's receipt);
 	// any other error when it could not be stored now (taken again later).
 	// retry above 0 is the sender's outbox retry number retry of it: a
 	// message of that key is retried, once per number.

@@ -35,11 +35,16 @@ const mailChangesBatch = 500
 
 // Take keeps o, a durable send from node sender, in the outbox as a send
 // here (its host and settings this service's; only its query, time to
-// live and key are the sender's), keyed by sender and key, decided by the
+// live (at most app.MaxTTL), its deadline and key are the sender's: it
+// expires by the earlier of the deadline and the time to live from now,
+// so the time it waited on the bus never gives it longer), keyed by sender and key, decided by the
 // trust policy as from entrance node:SENDER (a hold keeps it
 // awaiting_approval): nil once it is stored (or was: the same key), then
-// attempted as any durable message; a *domain.Refusal when it never will
-// be (denied, a key conflict, a text or an address refused); another
+// attempted as any durable message; nil too for the same key again with
+// another address or text (dropped, a line in the log: a refusal's
+// receipt for that key would read as the first message's); a
+// *domain.Refusal when it never will be (denied, a text or an address
+// refused); another
 // error when it could not be stored now (the outbox cannot be used, the
 // service stops): the bus gives it again later. retry above 0 is the
 // sender's outbox retry number retry: the message of that key here is
@@ -72,7 +77,7 @@ func (s *Server) Take(ctx context.Context, sender string, o wire.SendOrder, retr
 	if q.DryRun {
 		return domain.Refuse(domain.ReasonInvalidMessage, "a dry run is never durable")
 	}
-	order := wire.SendOrder{Query: q, Durable: o.Durable, Key: mailKey(sender, o.Key), Settings: s.o.Settings,
+	order := wire.SendOrder{Query: q, Durable: min(o.Durable, app.MaxTTL), Expires: o.Expires, Key: mailKey(sender, o.Key), Settings: s.o.Settings,
 		Sender: domain.NewSender(domain.EntranceNode, sender), Retries: retry}
 	stored := make(chan struct{})
 	answered := make(chan Answer, 1)
@@ -92,7 +97,14 @@ func (s *Server) Take(ctx context.Context, sender string, o wire.SendOrder, retr
 			return nil // stored, then attempted: what came of it is the receipts'
 		default:
 		}
-		return takeErr(a)
+		err := takeErr(a)
+		if r, ok := domain.AsRefusal(err); ok && r.Reason == domain.ReasonKeyConflict {
+			// Not the first message's fate: the key's receipts are its.
+			fmt.Fprintf(s.o.Log, "peerctl serve: mail from node %s with key %q again, with another address or text: dropped (the key names the message taken first)\n",
+				sender, wire.Clip(o.Key, 200))
+			return nil
+		}
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -229,7 +241,8 @@ func (s *Server) Receipt(ctx context.Context, from string, r wire.MailReceipt) e
 
 // busWay is the way of durable order o to dest, node's outbox on the
 // fleet's bus: each attempt puts it in node's mail (app.Outbox.Forward:
-// only its query, its key and the rest of its time to live cross), once;
+// only its query, its key, its deadline and the rest of its time to live
+// cross), once;
 // its states there come back as receipts (Receipt). A service that is not
 // on the bus refuses it, nothing stored.
 func (s *Server) busWay(o wire.SendOrder, dest domain.Dest, node string) (way, error) {
@@ -241,7 +254,7 @@ func (s *Server) busWay(o wire.SendOrder, dest domain.Dest, node string) (way, e
 	return way{host: dest, address: q.Address, release: func() {},
 		attempt: func(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMessage, app.SendResult, error) {
 			post := func(ctx context.Context, ttl time.Duration) error {
-				return s.post(ctx, node, wire.SendOrder{Query: q, Key: m.Key, Durable: max(ttl, time.Second)}, m.Retries)
+				return s.post(ctx, node, wire.SendOrder{Query: q, Key: m.Key, Durable: max(ttl, time.Second), Expires: m.Expires.UTC()}, m.Retries)
 			}
 			got, err := s.ob.Forward(ctx, m, dest.String(), post)
 			if errors.Is(err, ports.ErrWrongState) { // a receipt came first

@@ -445,7 +445,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	host := dest.String()
 	s.mu.Lock() // with the loop's claim: a new message is this request's to attempt first
-	m, created, err := s.ob.Submit(ctx, w.svc, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Request: body,
+	m, created, err := s.ob.Submit(ctx, w.svc, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Deadline: o.Expires, Request: body,
 		Sender: o.Sender, Held: held, Retries: o.Retries})
 	if err == nil && created && held == nil {
 		s.inflight[m.ID] = true

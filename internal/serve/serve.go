@@ -360,7 +360,7 @@ func (s *Server) change(ctx context.Context, id int64, do func(context.Context, 
 		return failed(domain.Refuse(domain.ReasonNotFound, "message %d is not in the outbox (peerctl outbox lists them)", id))
 	case errors.Is(err, app.ErrUnconfirmed):
 		return failed(&domain.Refusal{Reason: domain.ReasonOutcomeUnknown, Detail: err.Error(), Err: err})
-	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrNotRetryable), errors.Is(err, app.ErrWaiting), errors.Is(err, app.ErrNotAwaiting):
+	case errors.Is(err, app.ErrNotPending), errors.Is(err, app.ErrOnTheBus), errors.Is(err, app.ErrNotRetryable), errors.Is(err, app.ErrWaiting), errors.Is(err, app.ErrNotAwaiting):
 		return failed(&domain.Refusal{Reason: domain.ReasonWrongState, Detail: err.Error(), Err: err})
 	case err != nil:
 		return failed(OutboxUnavailable(err))

@@ -273,7 +273,8 @@ func (v *FleetView) Snapshot() (l wire.Listing, gen uint64, ok bool) {
 type Mailbox interface {
 	// Take keeps o, node sender's durable send, in the outbox, once per
 	// sender and key, decided by the trust policy as from node:SENDER: nil
-	// once stored (or before: the same key); a *domain.Refusal when it
+	// once stored (or before: the same key, also with another text,
+	// which is dropped: no receipt); a *domain.Refusal when it
 	// never will be; another error when it could not be stored now.
 	// retry above 0: the sender's outbox retry number retry of it.
 	Take(ctx context.Context, sender string, o wire.SendOrder, retry int) error

@@ -28,6 +28,11 @@ type SendOrder struct {
 	// 0: a plain send); Key its idempotency key ("" for none).
 	Durable time.Duration
 	Key     string
+	// Expires is a durable send's absolute deadline as its sender gave it
+	// (zero: none but Durable): set on mail to another node, which expires
+	// the message by the earlier of it and Durable from when it takes it
+	// (docs/FLEET.md, "Durable sends"). JSON "expiresAt", RFC 3339, UTC.
+	Expires time.Time
 	// Settings are what the send takes from the sender's setting.
 	Settings Settings
 	// Sender is who sends it, as the entrance found it (the trust policy's
@@ -88,6 +93,7 @@ type exactOrder struct {
 	Host           []byte            `json:"host,omitempty"`
 	Durable        time.Duration     `json:"durable,omitempty"`
 	Key            []byte            `json:"key,omitempty"`
+	ExpiresAt      string            `json:"expiresAt,omitempty"`
 	Flags          map[string][]byte `json:"flags,omitempty"`
 	HostTimeout    time.Duration     `json:"hostTimeout,omitempty"`
 	SSH            []byte            `json:"ssh,omitempty"`
@@ -100,7 +106,7 @@ func (o SendOrder) MarshalJSON() ([]byte, error) {
 	e := exactOrder{V: OrderVersion, Address: []byte(q.Address), Text: []byte(q.Text), Transport: []byte(q.Transport), From: []byte(q.From),
 		Timeout: q.Timeout, ConfirmTimeout: q.ConfirmTimeout, Wait: q.Wait, AwaitReply: q.AwaitReply, DryRun: q.DryRun,
 		NoConfirm: q.NoConfirm, RequireConfirm: q.RequireConfirm, Host: []byte(o.Host), Durable: o.Durable, Key: []byte(o.Key),
-		HostTimeout: o.Settings.HostTimeout, SSH: []byte(o.Settings.SSH)}
+		ExpiresAt: RFC3339(o.Expires), HostTimeout: o.Settings.HostTimeout, SSH: []byte(o.Settings.SSH)}
 	if f := o.Sender; f.Entrance() != domain.EntranceUnknown {
 		e.Sender = &exactSender{Entrance: f.Entrance().String(), Where: []byte(f.Where()), Name: []byte(f.SessionName()), ID: []byte(f.SessionID())}
 	}
@@ -126,6 +132,13 @@ func (o *SendOrder) UnmarshalJSON(b []byte) error {
 		Timeout: e.Timeout, ConfirmTimeout: e.ConfirmTimeout, Wait: e.Wait, AwaitReply: e.AwaitReply, DryRun: e.DryRun,
 		NoConfirm: e.NoConfirm, RequireConfirm: e.RequireConfirm}, Host: string(e.Host), Durable: e.Durable, Key: string(e.Key),
 		Settings: Settings{HostTimeout: e.HostTimeout, SSH: string(e.SSH)}}
+	if e.ExpiresAt != "" {
+		at, err := time.Parse(time.RFC3339Nano, e.ExpiresAt)
+		if err != nil {
+			return fmt.Errorf("a send order's expiresAt: %w", err)
+		}
+		o.Expires = at.UTC()
+	}
 	if f := e.Sender; f != nil {
 		ent, err := domain.ParseEntrance(f.Entrance)
 		if err != nil {
