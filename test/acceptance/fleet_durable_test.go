@@ -149,14 +149,7 @@ func TestFleetDurableMailIsDeliveredOnceByItsNode(t *testing.T) {
 // it once; alpha's outbox shows the far chain (stored there, delivered),
 // and the same key again is the same message.
 func TestFleetDurableSendWaitsForItsNodeAndShowsItsChain(t *testing.T) {
-	peerctlWithMCP(t)
-	url := natstest.Start(t)
-	beta := newServeWorld(t)
-	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
-	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
-	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
-	alpha := newServeWorld(t)
-	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
+	_, alpha, beta := mailNodes(t, "allow")
 
 	send := func() durableReceipt {
 		r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", "pr-9", "--host", "nats:beta", "inbox", "the schema changed")
@@ -200,14 +193,7 @@ func TestFleetDurableSendWaitsForItsNodeAndShowsItsChain(t *testing.T) {
 // (its mail is in order, its outbox delivers in order), so once the
 // sender's machine is off every one still arrives, in order.
 func TestFleetDurableSendsToOneAddressAllGoOnTheBus(t *testing.T) {
-	peerctlWithMCP(t)
-	url := natstest.Start(t)
-	beta := newServeWorld(t)
-	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
-	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
-	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
-	alpha := newServeWorld(t)
-	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
+	_, alpha, beta := mailNodes(t, "allow")
 
 	for i := 1; i <= 3; i++ {
 		r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", fmt.Sprintf("k%d", i), "--host", "nats:beta", "inbox", fmt.Sprintf("step %d of 3", i))
@@ -238,15 +224,8 @@ func TestFleetDurableSendsToOneAddressAllGoOnTheBus(t *testing.T) {
 // it and delivered once; a replay of that retry's post is nothing; a
 // retry of a message delivered there is answered "not sent again".
 func TestFleetDurableRetryOnTheSenderPostsItAgain(t *testing.T) {
-	peerctlWithMCP(t)
-	url := natstest.Start(t)
 	ctx := context.Background()
-	beta := newServeWorld(t)
-	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
-	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "deny")
-	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
-	alpha := newServeWorld(t)
-	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
+	url, alpha, beta := mailNodes(t, "deny")
 
 	r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", "pr-11", "--host", "nats:beta", "inbox", "retry me")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
@@ -262,7 +241,7 @@ func TestFleetDurableRetryOnTheSenderPostsItAgain(t *testing.T) {
 	eventually(t, 2*time.Minute, "alpha to hear beta's refusal", func() bool { return alpha.show(t, id).State == "refused" })
 	assert.Empty(t, beta.outbox(t), "denied when it came: never stored there")
 
-	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "rm", "1")
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "rm", "1")
 	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
 	rb = runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
 	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)

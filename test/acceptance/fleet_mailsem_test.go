@@ -27,13 +27,14 @@ import (
 )
 
 // mailNodes are nodes alpha and beta on one embedded server, beta's policy
-// allowing alpha; neither service runs yet.
-func mailNodes(t *testing.T) (url string, alpha, beta serveWorld) {
+// deciding alpha's sends by rule (allow, deny, hold); neither service runs
+// yet.
+func mailNodes(t *testing.T, rule string) (url string, alpha, beta serveWorld) {
 	peerctlWithMCP(t)
 	url = natstest.Start(t)
 	beta = newServeWorld(t)
 	beta.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=beta", "CLAUDE_CONFIG_DIR=" + beta.config, "XDG_CONFIG_HOME=" + t.TempDir()}
-	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", "allow")
+	rb := runPeerctl(t, runOpts{Env: beta.env(t)}, "policy", "add", "--from", "node:alpha", "--to", "*", rule)
 	require.Equal(t, 0, rb.Code, "%s", rb.Stderr)
 	alpha = newServeWorld(t)
 	alpha.more = []string{"PEERCTL_NATS=" + url, "PEERCTL_NODE=alpha", "XDG_CONFIG_HOME=" + t.TempDir()}
@@ -44,7 +45,7 @@ func mailNodes(t *testing.T) (url string, alpha, beta serveWorld) {
 // its node's service was down is expired there too, never delivered, and
 // the sender's `expired` stays.
 func TestFleetMailPastItsDeadlineIsNeverDelivered(t *testing.T) {
-	_, alpha, beta := mailNodes(t)
+	_, alpha, beta := mailNodes(t, "allow")
 	r := alpha.peerctl(t, nil, "send", "--json", "--durable=5s", "--key", "ttl1", "--host", "nats:beta", "inbox", "must not arrive late")
 	require.Equal(t, 0, r.Code, "%s", r.Stderr)
 	id := decodeReceipt(t, r).Outbox.ID
@@ -66,7 +67,7 @@ func TestFleetMailPastItsDeadlineIsNeverDelivered(t *testing.T) {
 // it (wrong_state, exit 16) saying how, it stays stored, and the node's
 // receipt decides.
 func TestFleetMailOnTheBusIsNotCancelledHere(t *testing.T) {
-	_, alpha, beta := mailNodes(t)
+	_, alpha, beta := mailNodes(t, "allow")
 	r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", "c1", "--host", "nats:beta", "inbox", "on the bus")
 	require.Equal(t, 0, r.Code, "%s", r.Stderr)
 	id := decodeReceipt(t, r).Outbox.ID
@@ -83,7 +84,7 @@ func TestFleetMailOnTheBusIsNotCancelledHere(t *testing.T) {
 // node's mail by hand, is dropped there: the sender's message stays
 // delivered.
 func TestFleetMailRepeatWithAnotherTextLeavesTheFirstDelivered(t *testing.T) {
-	url, alpha, beta := mailNodes(t)
+	url, alpha, beta := mailNodes(t, "allow")
 	log := beta.startServeWith(t)
 	r := alpha.peerctl(t, nil, "send", "--json", "--durable", "--key", "k1", "--host", "nats:beta", "inbox", "hello")
 	require.Equal(t, 0, r.Code, "%s", r.Stderr)
