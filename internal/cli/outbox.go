@@ -193,11 +193,10 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		return cmd
 	}
 	cancel := change("cancel", "Take back a stored message before it is delivered",
-		"Take back a stored message before it is delivered (through peerctl serve, the outbox's one writer).\n\n"+
-			"A message for another machine of the fleet's bus (--host nats:NODE) that is already on the bus\n"+
-			"(its transport \"bus\") is that node's to take back: cancel refuses it (wrong_state, exit 16)\n"+
-			"and says how to cancel it on the node (peerctl outbox cancel there, of the message keyed\n"+
-			"nats:<this node>:KEY); its receipts then bring the node's word back here",
+		"Take back a stored message before it is delivered (through peerctl serve, the outbox's one writer). "+
+			"One for nats:NODE already on the fleet's bus (transport bus) is that node's to take back: cancel refuses it "+
+			"(wrong_state) and says how to cancel it there (peerctl outbox cancel of the message keyed nats:<this node>:KEY); "+
+			"its receipts then bring the node's word back here",
 		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --json | jq '.[].id' | xargs -n1 peerctl outbox cancel")
 	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)",
 		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed. "+
