@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // Who may do what on the bus: each node has its own credentials (an nkey:
@@ -57,15 +58,11 @@ func NodeKey(dir, node string) (public string, made bool, err error) {
 	return seedKey(dir, node+".nk", "node "+node+"'s")
 }
 
-// AdminKeyFile is the operator's seed file in the keys' folder: a name no
-// node's can be (domain.ParseNode: a node's starts with a letter or digit).
-const AdminKeyFile = "_admin.nk"
-
-// AdminKey is the operator's nkey in dir (dir/AdminKeyFile), as NodeKey:
+// AdminKey is the operator's nkey in dir (dir/wire.AdminKeyFile), as NodeKey:
 // the key `peerctl policy nats-setup` makes the fleet's streams with
 // (AdminPermissions). Errors: NodeKey's.
 func AdminKey(dir string) (public string, made bool, err error) {
-	return seedKey(dir, AdminKeyFile, "the operator's")
+	return seedKey(dir, wire.AdminKeyFile, "the operator's")
 }
 
 // seedKey is the public key of the seed file dir/name, whose's (say
@@ -180,7 +177,7 @@ func ServerConfig(admin string, users []NodeUser) (string, error) {
 		return "", fmt.Errorf("the operator: %q is not a user's public nkey", admin)
 	}
 	pub, sub := AdminPermissions()
-	fmt.Fprintf(&b, "    # the operator (%s): makes the fleet's streams, peerctl policy nats-setup\n    {\n      nkey: %s\n      permissions: {\n", AdminKeyFile, admin)
+	fmt.Fprintf(&b, "    # the operator (%s): makes the fleet's streams, peerctl policy nats-setup\n    {\n      nkey: %s\n      permissions: {\n", wire.AdminKeyFile, admin)
 	fmt.Fprintf(&b, "        publish: { allow: [%s] }\n", quoted(pub))
 	fmt.Fprintf(&b, "        subscribe: { allow: [%s] }\n      }\n    }\n", quoted(sub))
 	seen := map[string]bool{}

@@ -33,7 +33,7 @@ func fleetServer(t *testing.T, nodes ...string) (url, keys string) {
 // connectOperator connects with the operator's key (AdminKey) in keys.
 func connectOperator(t *testing.T, url, keys string) *Bus {
 	t.Helper()
-	b, err := Connect(Settings{URLs: url, Creds: filepath.Join(keys, AdminKeyFile), Operator: true, Name: "operator"}, false)
+	b, err := Connect(Settings{URLs: url, Creds: filepath.Join(keys, wire.AdminKeyFile), Operator: true, Name: "operator"}, false)
 	require.NoError(t, err)
 	t.Cleanup(b.Close)
 	return b

@@ -37,7 +37,7 @@ var ErrNotSetUp = errors.New("not set up on the bus")
 var ErrTampered = errors.New("not peerctl's configuration")
 
 // setupHint is what to run when a stream is missing.
-const setupHint = "the operator makes it once with the operator's key: peerctl policy nats-setup --nats URL --nats-creds KEYS/" + AdminKeyFile + " (docs/FLEET.md)"
+const setupHint = "the operator makes it once with the operator's key: peerctl policy nats-setup --nats URL --nats-creds KEYS/" + wire.AdminKeyFile + " (docs/FLEET.md)"
 
 // mailStreamConfig is MailStream as peerctl makes it (R3; R1 where the
 // cluster has fewer than three servers).
@@ -142,7 +142,7 @@ func notOperator(err error) string {
 	if errors.Is(err, ErrTampered) {
 		return ""
 	}
-	return " (is this the operator's key, KEYS/" + AdminKeyFile + "? a node's may not make the fleet's streams)"
+	return " (is this the operator's key, KEYS/" + wire.AdminKeyFile + "? a node's may not make the fleet's streams)"
 }
 
 // notSetUp is the error of stream what, missing where the credentials may

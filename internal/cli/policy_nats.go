@@ -11,6 +11,7 @@ import (
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 // natsConfigOptions are `policy nats-config`'s request: the streams, the
@@ -98,7 +99,7 @@ func runPolicyNATSConfig(opts *natsConfigOptions) error {
 		return err
 	}
 	if made {
-		fmt.Fprintf(opts.io.errOut, "peerctl: made the operator's key: %s (for peerctl policy nats-setup; keep it off the nodes)\n", safe(filepath.Join(opts.keys, adminKeyFile)))
+		fmt.Fprintf(opts.io.errOut, "peerctl: made the operator's key: %s (for peerctl policy nats-setup; keep it off the nodes)\n", safe(filepath.Join(opts.keys, wire.AdminKeyFile)))
 	}
 	conf, err := opts.bus.Config(admin, users)
 	if err != nil {
@@ -107,9 +108,6 @@ func runPolicyNATSConfig(opts *natsConfigOptions) error {
 	_, err = fmt.Fprint(opts.io.out, conf)
 	return err
 }
-
-// adminKeyFile is the operator's seed in the keys' folder (natsbus.AdminKeyFile).
-const adminKeyFile = "_admin.nk"
 
 // natsSetupOptions are `policy nats-setup`'s request.
 type natsSetupOptions struct {
@@ -151,7 +149,7 @@ Every service refuses such a stream as well.`,
 				return err
 			}
 			if !ok {
-				return usageError{fmt.Errorf("no bus: give --nats URL[,URL...] (or set $%s) and --nats-creds DIR/%s", natsEnv, adminKeyFile)}
+				return usageError{fmt.Errorf("no bus: give --nats URL[,URL...] (or set $%s) and --nats-creds DIR/%s", natsEnv, wire.AdminKeyFile)}
 			}
 			if f.bus == nil {
 				return f.runWithBus("policy nats-setup")

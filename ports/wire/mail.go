@@ -15,6 +15,13 @@ import (
 // service answers with a MailReceipt each time the message's state there
 // changes (stored, delivered, taken up, replied, or why not).
 
+// AdminKeyFile is the operator's seed file in the fleet's keys' folder
+// (written by `peerctl policy nats-config`, read by `policy nats-setup`): a
+// name no node's can be (domain.ParseNode: a node's starts with a letter or
+// digit). Here, not in adapters/natsbus, so that the command line, which
+// peerctl links without the bus client, names it from the same place.
+const AdminKeyFile = "_admin.nk"
+
 // MailVersion is the version of Mail and MailReceipt this build writes and
 // reads.
 const MailVersion = 1

@@ -34,6 +34,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/natsbus"
+	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testbin"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -194,7 +195,7 @@ cluster { name: pc, listen: 127.0.0.1:%d, routes: [%s] }
 func setUpFleet(urls string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		b, err := natsbus.Connect(natsbus.Settings{URLs: urls, Creds: filepath.Join(natsKeys(), natsbus.AdminKeyFile), Operator: true, Name: "operator", Timeout: 10 * time.Second}, false)
+		b, err := natsbus.Connect(natsbus.Settings{URLs: urls, Creds: filepath.Join(natsKeys(), wire.AdminKeyFile), Operator: true, Name: "operator", Timeout: 10 * time.Second}, false)
 		if err == nil {
 			_, _, err = b.Setup(context.Background())
 			b.Close()
