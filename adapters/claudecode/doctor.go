@@ -64,6 +64,9 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 		row.Health = domain.HealthFail
 		row.Problems = append(row.Problems, p)
 	}
+	// programHealth is the "claude" line's: the program's own state. A
+	// courier run that fails is the "courier" line's, not the program's.
+	programHealth := func() domain.Health { return row.Health }
 	switch {
 	case probe.Err != nil && probe.Path == "" && !used:
 		row.Health = domain.HealthSkip
@@ -77,6 +80,7 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 		}
 	case probe.Courier != nil && probe.Courier.Err != nil:
 		fail(fmt.Sprintf("claude: a courier run that sends nothing failed: %v (%s)", probe.Courier.Err, noClaudeNeeded))
+		programHealth = func() domain.Health { return domain.HealthOK }
 	case probe.Courier != nil && !slices.Contains(probe.Courier.Tools, "SendMessage"):
 		fail(fmt.Sprintf("claude: %s (%s) did not offer SendMessage to the courier (tools offered: %s); the courier needs it (%s)",
 			probe.Path, orDash(probe.Version), strings.Join(probe.Courier.Tools, ", "), noClaudeNeeded))
@@ -108,7 +112,7 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 			text += ", missing " + strings.Join(probe.Missing, " ")
 		}
 	}
-	row.Lines = []ports.DoctorLine{{Check: "claude", Health: row.Health.String(), Text: text}}
+	row.Lines = []ports.DoctorLine{{Check: "claude", Health: programHealth().String(), Text: text}}
 	if cp := probe.Courier; cp != nil {
 		j.Courier = &CourierJSON{Talks: cp.Err == nil, Tools: append([]string{}, cp.Tools...), StartupMs: cp.Startup.Milliseconds()}
 		line := ports.DoctorLine{Check: "courier", Health: domain.HealthOK.String(),

@@ -55,7 +55,10 @@ type CourierProbe struct {
 	Err error
 }
 
-// ProbeTimeout bounds each of the two short runs Probe makes.
+// ProbeTimeout bounds each of the two short runs Probe makes (--version
+// and --help). The courier run is bounded as a send's courier is
+// (Config.Timeout, DefaultTimeout by default), so that doctor does not call
+// a courier broken that a send would have waited for.
 const ProbeTimeout = 10 * time.Second
 
 // Flags returns the flags of Args (the tokens that start with "-"), in order.
@@ -115,10 +118,10 @@ func (t *Transport) Probe(ctx context.Context) ProgramProbe {
 	return p
 }
 
-// ping runs one courier, bounded by ProbeTimeout, with a turn that sends
-// nothing, and closes it.
+// ping runs one courier, bounded by the courier's own time-out
+// (Config.Timeout), with a turn that sends nothing, and closes it.
 func (t *Transport) ping(ctx context.Context) *CourierProbe {
-	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
 	c, err := t.Start(ctx)
 	if err != nil {
@@ -127,7 +130,7 @@ func (t *Transport) ping(ctx context.Context) *CourierProbe {
 	defer func() { _ = c.Close() }()
 	tools, took, err := c.Ping(ctx)
 	if err != nil && ctx.Err() != nil && c.Stats().Requests == 0 {
-		err = fmt.Errorf("the courier never reached peerctl's endpoint within %s (do managed settings pin another ANTHROPIC_BASE_URL?): %w", ProbeTimeout, err)
+		err = fmt.Errorf("the courier never reached peerctl's endpoint within %s (a very busy machine can take that long: try again; else do managed settings pin another ANTHROPIC_BASE_URL?): %w", t.cfg.Timeout, err)
 	}
 	return &CourierProbe{Tools: tools, Startup: took, Err: err}
 }

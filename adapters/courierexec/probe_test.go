@@ -147,3 +147,25 @@ func TestProbeQuiet(t *testing.T) {
 	assert.Contains(t, string(env), "\nDISABLE_AUTOUPDATER=1\n")
 	assert.Contains(t, string(env), "\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\n")
 }
+
+// TestProbeCourierRunBoundedAsASend: doctor's courier run waits as long as
+// a send's courier would (Config.Timeout), not the 10 s of --version and
+// --help, and a courier that never calls says a busy machine is one cause:
+// before, a courier that a send waited 13 s for was called broken at 10 s.
+func TestProbeCourierRunBoundedAsASend(t *testing.T) {
+	var help strings.Builder
+	for _, f := range New(Config{}).Flags() {
+		fmt.Fprintf(&help, "  %s <x>  a flag\n", f)
+	}
+	helpFile := filepath.Join(t.TempDir(), "help")
+	require.NoError(t, os.WriteFile(helpFile, []byte(help.String()), 0o644))
+	// --version and --help answer; the courier run itself never calls.
+	prog := script(t, `case "$1" in --version) echo "2.1.332 (Claude Code)";; --help) cat `+helpFile+`;; *) exec sleep 300;; esac`)
+	p := New(Config{Program: prog, Timeout: 1500 * time.Millisecond}).Probe(context.Background())
+	require.NoError(t, p.Err)
+	require.Empty(t, p.Missing)
+	require.NotNil(t, p.Courier)
+	require.Error(t, p.Courier.Err)
+	assert.Contains(t, p.Courier.Err.Error(), "never reached peerctl's endpoint within 1.5s")
+	assert.Contains(t, p.Courier.Err.Error(), "busy machine")
+}

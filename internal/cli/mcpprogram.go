@@ -22,7 +22,7 @@ const mcpProgram = "peerctl-mcp"
 
 // mcpInstallHint says how to get peerctl-mcp.
 const mcpInstallHint = "install both programs: make build (bin/peerctl and bin/peerctl-mcp) or go install ./cmd/... in a checkout, " +
-	"go install github.com/peerctl/peerctl/cmd/...@latest once published; or run go run ./cmd/peerctl-mcp mcp"
+	"go install github.com/peerctl/peerctl/cmd/...@latest once published; or, in a checkout, give the same command line to go run ./cmd/peerctl-mcp"
 
 // errUnusableMCP is a peerctl-mcp that is there but cannot run (not
 // executable, a folder, found through a relative PATH entry).

@@ -268,7 +268,7 @@ func TestMCPRunsPeerctlMCP(t *testing.T) {
 	assert.Empty(t, r.Stdout)
 	assert.Contains(t, string(r.Stderr), "there is none beside this peerctl")
 	assert.Contains(t, string(r.Stderr), "make build")
-	assert.Contains(t, string(r.Stderr), "go run ./cmd/peerctl-mcp mcp")
+	assert.Contains(t, string(r.Stderr), "give the same command line to go run ./cmd/peerctl-mcp")
 
 	onPath := t.TempDir()
 	copyTo(onPath, "peerctl-mcp", mcpBin)
