@@ -90,7 +90,7 @@ func SplitLong(long string) (what, docURL string) {
 // table is printed (a cobra help topic: no action, listed under
 // "Additional help topics").
 func exitCodesTopic() *cobra.Command {
-	return newHelpTopic("exit-codes", "The exit codes of every command and the refusal word of each",
+	return newHelpTopic("exit-codes", "The exit codes of every command, with each refusal's word",
 		`Every peerctl command ends with one of these codes; a refusal prints its word first
 ("peerctl: not_live: ..."; "reason" in --json). Which command can end with which:
 docs/COMMANDS.md; the same table, as a contract: docs/OUTPUT.md#exit-codes.
@@ -166,9 +166,9 @@ func newRootCmdFor(c *factory, only string) *cobra.Command {
 		Use:   "peerctl",
 		Short: "Find live coding-agent sessions (" + wiring.Plugins().Titles("and") + ") and deliver a message into one, safely",
 		Long: `peerctl finds the live coding-agent sessions (never a stale record), here or over ssh
-(--host), and delivers a message into one the harness's own way (send --transport). A failure
-is a refusal with a stable word and exit code (peerctl help exit-codes); it never guesses, never
-writes to a registry. In full: README.md, docs/COMMANDS.md.`,
+(--host), and delivers a message into one its harness's way. A failure is a refusal with a
+stable word and exit code (peerctl help exit-codes); nothing is guessed, no registry written. In
+full: README.md, docs/COMMANDS.md.`,
 		Example: `  peerctl list
   peerctl send build-3f "the API changed, rebase"
   answer=$(peerctl send --await-reply=2m build-3f "which branch are you on?")
@@ -201,8 +201,10 @@ writes to a registry. In full: README.md, docs/COMMANDS.md.`,
 	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
 	_ = root.PersistentFlags().MarkHidden(helloFlag)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
-	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, helpColumns(c.getenv("COLUMNS"))) })
-	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, helpColumns(c.getenv("COLUMNS"))) })
+	// The width is the terminal's that peerctl prints to, not cmd's writer:
+	// cobra's UsageString runs the usage function into a buffer.
+	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, c.helpColumns()) })
+	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd, c.helpColumns()) })
 	for _, sc := range commands {
 		if only == "" || sc.name == only {
 			root.AddCommand(sc.build(c))

@@ -28,7 +28,7 @@ type completionOptions struct {
 func newCompletionCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
-		Short: "Print a shell completion script (live session names and ids complete too)",
+		Short: "Print a shell completion script (names and ids complete too)",
 		Long:  helpLong(`Print the completion script for your shell; send and show complete live session names and ids`, "completion"),
 		Example: `  source <(peerctl completion bash)    # bash needs the bash-completion package (apt, brew: bash-completion)
   peerctl completion zsh > "${fpath[1]}/_peerctl"

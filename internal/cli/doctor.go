@@ -121,7 +121,7 @@ func newDoctorCmd(f *factory) *cobra.Command {
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check that peerctl can work here (never sends, never spends tokens)",
+		Short: "Check that peerctl can work here (it never sends anything)",
 		Long:  helpLong(`Check the setup of `+wiring.Plugins().Titles("and")+` (each one's program, registry and sessions) and of peerctl-mcp, without sending`, "doctor"),
 		Example: `  peerctl doctor
   peerctl doctor --json | jq '.problems[]'

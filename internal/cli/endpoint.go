@@ -45,7 +45,7 @@ func newEndpointCmd(f *factory) *cobra.Command {
 	parseOpts := &endpointOptions{io: f.io}
 	parse := &cobra.Command{
 		Use:   "parse ENDPOINT",
-		Short: "Split an endpoint into host, harness, pid, name (or session or thread id) and socket",
+		Short: "Split an endpoint into host, harness, pid, name or id, and socket",
 		Long:  helpLong(`Split any endpoint list prints (`+endpointPrefixes()+`, ssh:v1:<host>:<endpoint>) into its parts; nothing is read`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'

@@ -83,7 +83,7 @@ func hostsRunE(f *factory, opts *hostsOptions, run func(context.Context, *hostsO
 func newHostsCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hosts",
-		Short: "Keep the hosts peerctl reaches over ssh, install peerctl there, check them",
+		Short: "Keep the hosts reached over ssh; install peerctl there, check them",
 		Long:  helpLong(`Keep the hosts peerctl reaches over ssh ($XDG_CONFIG_HOME/peerctl/hosts), install peerctl there, check them`, "hosts"),
 		Example: `  peerctl hosts add build-box --set config-dir=/home/dev/.claude
   peerctl hosts install build-box
@@ -291,7 +291,7 @@ func newHostsCheckCmd(f *factory) *cobra.Command {
 	opts := newHostsOptions(f)
 	cmd := &cobra.Command{
 		Use:   "check DEST",
-		Short: "Say what works on the way to a host: ssh, host key, peerctl there, its doctor",
+		Short: "Check the way to a host: ssh, host key, peerctl there, its doctor",
 		Long:  helpLong(`Say what works on the way to DEST (ssh, the host key, the far side's peerctl and version, its doctor); nothing is written`, "hosts-check"),
 		Example: `  peerctl hosts check build-box
   peerctl hosts check --json build-box | jq '.checks[] | select(.health != "ok")'
@@ -344,7 +344,7 @@ func newHostsInstallCmd(f *factory) *cobra.Command {
 	opts := newHostsOptions(f)
 	cmd := &cobra.Command{
 		Use:   "install DEST",
-		Short: "Put this very build on a host (same OS and architecture) and use it there",
+		Short: "Put this build on a host (same OS and architecture) and use it",
 		Long:  helpLong(`Put this very build on DEST (same OS and architecture) under ~/.cache/peerctl/bin, checked by SHA-256 there, and use it`, "hosts-install"),
 		Example: `  peerctl hosts install build-box
   peerctl hosts install --json dev@10.0.0.7

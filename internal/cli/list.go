@@ -50,7 +50,7 @@ func newListCmd(f *factory) *cobra.Command {
 	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the live sessions of every harness (with --all, every record and its verdict)",
+		Short: "List the live sessions of every harness (--all: every record)",
 		Long:  helpLong(`List the live sessions of every harness (with --all every record and its verdict)`, "list"),
 		Example: `  peerctl list
   peerctl list --jq '.[] | select(.addressable) | .endpoint'

@@ -391,7 +391,7 @@ func newMCPCmd(f *factory) *cobra.Command {
 	fl := &opts.flags
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Serve the Model Context Protocol on stdin/stdout: list, show and send as tools",
+		Short: "Serve MCP on stdin/stdout: list, show and send as tools",
 		Long:  helpLong(`Serve MCP over stdin/stdout: list_sessions, show_session and send_message as tools`, "mcp"),
 		Example: `  claude mcp add peerctl -- peerctl mcp
   claude mcp add peerctl -- peerctl --config-dir ~/.claude-work mcp --timeout 1m

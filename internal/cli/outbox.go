@@ -134,7 +134,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "outbox",
-		Short: "List the durable messages and where each stands; show, cancel, retry, approve or deny one",
+		Short: "The durable messages: list, show, cancel, retry, approve, deny",
 		Long:  helpLong("List the messages send --durable left in peerctl serve's outbox, newest first, with their state", "outbox"),
 		Example: `  peerctl outbox
   peerctl outbox --state stored,outcome_unknown --target reviewer

@@ -29,7 +29,7 @@ func newPolicyNATSConfigCmd(f *factory) *cobra.Command {
 	opts := &natsConfigOptions{io: f.io, bus: f.bus}
 	cmd := &cobra.Command{
 		Use:   "nats-config --keys DIR NODE...",
-		Short: "Print the fleet's NATS servers' configuration: each node its own credentials",
+		Short: "Print the fleet's NATS servers' configuration, a key per node",
 		Long: helpLong(`Print a nats-server configuration (an authorization block) with one user per NODE, by nkey`, "policy-nats-config") + `
 
 Each node may publish only its own presence and read everyone's, take only its own requests
@@ -124,7 +124,7 @@ func newPolicyNATSSetupCmd(f *factory) *cobra.Command {
 	var flags busFlags
 	cmd := &cobra.Command{
 		Use:   "nats-setup [--nats URL] [--nats-creds DIR/_admin.nk]",
-		Short: "Make (or check) the fleet's mail stream and presence bucket: the operator's step",
+		Short: "Make or check the fleet's mail stream and presence bucket",
 		Long: helpLong(`Make the fleet's mail stream (peerctl_mail) and presence bucket (peerctl_presence) on the bus
 when missing, with peerctl's configuration, and check them when there`, "policy-nats-setup") + `
 

@@ -50,10 +50,10 @@ func newSendCmd(f *factory) *cobra.Command {
 		Long:  helpLong(`Deliver TEXT (or stdin, with "-") into one live `+wiring.Plugins().Titles("or")+` session, safely`, "send"),
 		Example: `  peerctl send proj-89 "the API changed, rebase"
   git log -1 --format=%B | peerctl send --transport socket 26df9a5b -
-  peerctl send --dry-run --json proj-89 -- "--force is fine now"   # a TEXT that starts with - goes after --
-  peerctl send --wait=5m proj-89 "run the tests and tell me"   # --wait=5m, not --wait 5m
-  peerctl send --durable=8h --key nightly-42 reviewer "the nightly build broke"   # kept until it can go
-  answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on? answer with SendMessage")`,
+  peerctl send --dry-run proj-89 -- "--force is fine now"  # a TEXT with - first
+  peerctl send --wait=5m proj-89 "run the tests"   # --wait=5m, not --wait 5m
+  peerctl send --durable=8h --key nightly-42 reviewer "the build broke"  # kept
+  answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on?")`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if flag, d := bareWaitDuration(f.args); d != "" {
 				// Sending it as the session's name or as the text would surprise.

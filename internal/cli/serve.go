@@ -83,8 +83,8 @@ becomes the cookie every request carries. It runs until Ctrl-C unless --idle-exi
 One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 		Example: `  peerctl serve                       # in a terminal; Ctrl-C ends it
   peerctl serve --print-unit=systemd > ~/.config/systemd/user/peerctl.service
-  peerctl serve --http                # and the dashboard on loopback: open the URL it prints
-  peerctl serve --http=127.0.0.1:8080 --host dev-box   # a fixed port; dev-box's sessions listed too`,
+  peerctl serve --http                # and the dashboard: open the URL printed
+  peerctl serve --http=127.0.0.1:8080 --host dev-box   # dev-box's sessions too`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			plain := f.io.errOut

@@ -117,7 +117,7 @@ func newServeStatusCmd(f *factory) *cobra.Command {
 	opts := &serveCtlOptions{io: f.io, getenv: f.getenv, store: f.store}
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the service of this state folder: pid, folders, uptime, messages, warm couriers",
+		Short: "Show this state folder's service: pid, uptime, messages, couriers",
 		Long: helpLong("Show whether peerctl serve runs for this state folder and how it stands: pid, version, state folder, "+
 			"socket, outbox, uptime, idle exit, retention, messages by state, warm couriers", "serve-status") + `
 

@@ -414,7 +414,7 @@ func TestHelpHonoursColumns(t *testing.T) {
 		width   int
 	}{{"80", 80}, {"500", helpWidth}, {"20", minHelpWidth}, {"", helpWidth}, {"wide", helpWidth}} {
 		t.Run("COLUMNS="+tt.columns, func(t *testing.T) {
-			assert.Equal(t, tt.width, helpColumns(tt.columns))
+			assert.Equal(t, tt.width, helpWidthOf(tt.columns))
 			for _, args := range [][]string{{"send", "--help"}, {"list", "--help"}, {"hosts", "add", "--help"}} {
 				r := evRun(t, map[string]string{"COLUMNS": tt.columns}, nil, args...)
 				require.Equal(t, wire.ExitOK, r.code, r.stderr)

@@ -20,12 +20,28 @@ const helpWidth = 120
 // have no room beside its name.
 const minHelpWidth = 60
 
-// helpColumns is the width --help wraps flag descriptions to: $COLUMNS
-// (the terminal's width, as the shell sets it) when it is a number, kept
-// within minHelpWidth..helpWidth; helpWidth when unset or not a number.
-func helpColumns(columns string) int {
+// helpColumns is the width --help wraps its text to: $COLUMNS when it is
+// a number, else the width of the terminal on stdout, else on stderr
+// (terminalColumns: a shell sets COLUMNS but does not export it, so a
+// program run from bash on a terminal rarely sees it).
+func (c *factory) helpColumns() int {
+	return helpWidthOf(c.getenv("COLUMNS"), c.io.out, c.io.errOut)
+}
+
+// helpWidthOf is columns when it is a number, else the width of the first
+// of outs that is a terminal, kept within minHelpWidth..helpWidth;
+// helpWidth when none tells a width.
+func helpWidthOf(columns string, outs ...any) int {
 	n, err := strconv.Atoi(strings.TrimSpace(columns))
 	if err != nil || n <= 0 {
+		n = 0
+		for _, o := range outs {
+			if n = terminalColumns(o); n > 0 {
+				break
+			}
+		}
+	}
+	if n <= 0 {
 		return helpWidth
 	}
 	return max(minHelpWidth, min(n, helpWidth))
@@ -119,7 +135,8 @@ func usage(cmd *cobra.Command, width int) error {
 		fmt.Fprint(w, "\n\nAvailable Commands:")
 		for _, sub := range cmd.Commands() {
 			if sub.IsAvailableCommand() || sub.Name() == "help" {
-				fmt.Fprintf(w, "\n  %-*s %s", sub.NamePadding(), sub.Name(), sub.Short)
+				head := fmt.Sprintf("  %-*s ", sub.NamePadding(), sub.Name())
+				fmt.Fprint(w, "\n", head, wrapText(sub.Short, len(head), width))
 			}
 		}
 	}
@@ -139,7 +156,8 @@ func usage(cmd *cobra.Command, width int) error {
 		fmt.Fprint(w, "\n\nAdditional help topics:")
 		for _, sub := range cmd.Commands() {
 			if sub.IsAdditionalHelpTopicCommand() {
-				fmt.Fprintf(w, "\n  %-*s %s", sub.CommandPathPadding(), sub.CommandPath(), sub.Short)
+				head := fmt.Sprintf("  %-*s ", sub.CommandPathPadding(), sub.CommandPath())
+				fmt.Fprint(w, "\n", head, wrapText(sub.Short, len(head), width))
 			}
 		}
 	}
