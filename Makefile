@@ -16,8 +16,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/ ./cmd/peerctl ./cmd/peerctl-mcp
 
+# -timeout: the acceptance package alone takes 6 to 19 minutes on 2 busy CPUs, past go test's
+# default of 10.
 test:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 40m ./...
 
 # Man pages, one per command (cobra's generator, internal/mangen), into build/man; dated
 # with the commit's time so a rebuild of one commit gives the same pages.

@@ -92,13 +92,21 @@ func (w *waitingSeen) see(r domain.Record) {
 }
 
 // What says what the send now waits for and until when (UTC), e.g.
-// `waiting up to 2m0s (until 18:12:05 UTC) for "proj-89" to reply`.
+// `waiting up to 2m0s (until 18:12:05 UTC) for "proj-89" to reply`. The
+// time left is in whole seconds, rounded up (a wait of 2m begun a moment
+// ago is "up to 2m0s"), and never below 0s.
 func (w Awaiting) What(now time.Time) string {
 	what := "for the turn on the message to end"
 	if w.Reply {
 		what = fmt.Sprintf("for %q to reply", w.Target)
 	}
-	return fmt.Sprintf("waiting up to %s (until %s UTC) %s", w.Until.Sub(now).Round(time.Second), w.Until.UTC().Format(time.TimeOnly), what)
+	return fmt.Sprintf("waiting up to %s (until %s UTC) %s", w.Left(now), w.Until.UTC().Format(time.TimeOnly), what)
+}
+
+// Left is the time the wait has left at now, in whole seconds rounded up,
+// never below 0.
+func (w Awaiting) Left(now time.Time) time.Duration {
+	return max(0, w.Until.Sub(now)+time.Second-1).Truncate(time.Second)
 }
 
 // Head is the line that tells a person on a terminal what the send now

@@ -102,3 +102,16 @@ func TestSendTraceAwaitReply(t *testing.T) {
 	assert.True(t, tr.awaiting.Reply)
 	assert.Equal(t, res.Receipt.MsgID, tr.receipt.MsgID)
 }
+
+// TestAwaitingSaysTheTimeLeft: the wait line's time left is whole seconds
+// rounded up, and never negative when the wait's end has passed (a
+// confirmation that took longer than the wait: "waiting up to -7s").
+func TestAwaitingSaysTheTimeLeft(t *testing.T) {
+	now := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
+	w := app.Awaiting{Until: now.Add(2*time.Minute - 400*time.Millisecond), Reply: true, Target: "proj-89"}
+	assert.Equal(t, 2*time.Minute, w.Left(now))
+	assert.Contains(t, w.What(now), "waiting up to 2m0s (until 04:01:59 UTC)")
+	late := app.Awaiting{Until: now.Add(-7 * time.Second), Reply: true, Target: "proj-89"}
+	assert.Equal(t, time.Duration(0), late.Left(now))
+	assert.Contains(t, late.What(now), "waiting up to 0s")
+}

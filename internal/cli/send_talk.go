@@ -55,7 +55,7 @@ func (t *waitTalk) handed(sent wire.Sent, w app.Awaiting) {
 	t.told, t.name = append([]string{}, sent.Notes...), w.Target
 	now := time.Now()
 	live := t.io.terminal(t.io.errOut) && t.io.getenv("TERM") != "dumb"
-	t.line = waitline.Start(t.io.errOut, live, safe(w.Head(now)), w.Until.Sub(now).Round(time.Second))
+	t.line = waitline.Start(t.io.errOut, live, safe(w.Head(now)), w.Left(now))
 }
 
 func (t *waitTalk) targetWaiting(waitingFor string) {
