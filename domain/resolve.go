@@ -298,7 +298,7 @@ func notLive(entries, live []Entry, address string) error {
 	}
 	near := suggestNames(live, address)
 	if len(near) == 0 {
-		return Refuse(ReasonNotLive, "no live session matches %q%s; if it has ended, its transcript may still exist", address, addressHint(address))
+		return Refuse(ReasonNotLive, "no live session matches %q%s (peerctl list shows the live ones); if it has ended, its transcript may still exist", address, addressHint(address))
 	}
 	quoted := make([]string, len(near))
 	for i, n := range near {
