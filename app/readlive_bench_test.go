@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/peerctl/peerctl/adapters/fsregistry"
 	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // BenchmarkReadLiveStale is list's registry read over a folder of n stale
@@ -42,21 +41,13 @@ func BenchmarkReadLiveStale(b *testing.B) {
 			svc := New(fsregistry.New(dir), procliveness.New(), nil, "")
 			ctx := context.Background()
 			b.ReportAllocs()
-			cpu := func() int64 {
-				var ru unix.Rusage
-				if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-					b.Fatal(err)
-				}
-				return ru.Utime.Nano() + ru.Stime.Nano()
-			}
-			start := cpu()
+			defer testproc.CPUPerOp(b)()
 			for b.Loop() {
 				l, _, err := svc.readLive(ctx)
 				if err != nil || len(l.Entries) != 0 {
 					b.Fatalf("read: %d entries, %v", len(l.Entries), err)
 				}
 			}
-			b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -5,10 +5,11 @@ package procliveness
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // BenchmarkGone compares the two ways Gone answers n pids of exited
@@ -20,8 +21,8 @@ import (
 func BenchmarkGone(b *testing.B) {
 	dead := benchDeadPID(b)
 	for _, extra := range []int{0, 300} {
-		if extra > 0 {
-			startSleepers(b, extra)
+		for range extra {
+			testproc.Sleeper(b)
 		}
 		procs := len(NewTable("/proc").PIDs())
 		for _, n := range []int{8, 16, 32, 64, 128, 1000} {
@@ -30,7 +31,7 @@ func BenchmarkGone(b *testing.B) {
 				pids[i] = dead
 			}
 			b.Run(fmt.Sprintf("procs=%d/pids=%d/kill", procs, n), func(b *testing.B) {
-				defer cpuPerOp(b)()
+				defer testproc.CPUPerOp(b)()
 				for b.Loop() {
 					for _, pid := range pids {
 						if !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
@@ -41,7 +42,7 @@ func BenchmarkGone(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("procs=%d/pids=%d/listed", procs, n), func(b *testing.B) {
 				b.ReportAllocs()
-				defer cpuPerOp(b)()
+				defer testproc.CPUPerOp(b)()
 				for b.Loop() {
 					if !listsEveryProcess("/proc") {
 						b.Skip("/proc here does not list every process")
@@ -56,30 +57,4 @@ func BenchmarkGone(b *testing.B) {
 			})
 		}
 	}
-}
-
-// startSleepers starts n processes that sleep until the benchmark ends.
-func startSleepers(b *testing.B, n int) {
-	b.Helper()
-	for range n {
-		cmd := exec.Command("sleep", "3600")
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	}
-}
-
-// cpuPerOp reports, when the returned func is called, the CPU time this
-// process spent per op since cpuPerOp was called.
-func cpuPerOp(b *testing.B) func() {
-	cpu := func() int64 {
-		var ru unix.Rusage
-		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-			b.Fatal(err)
-		}
-		return ru.Utime.Nano() + ru.Stime.Nano()
-	}
-	start := cpu()
-	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
 }

@@ -5,7 +5,6 @@ package procliveness
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -13,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 func TestGone(t *testing.T) {
@@ -173,9 +174,7 @@ func TestGoneKillsEachWhenTheListingCannotTell(t *testing.T) {
 // reaped child is, asked alone or in a batch (listed, where /proc lists
 // every process, else killed each).
 func TestGoneRealProcesses(t *testing.T) {
-	cmd := exec.Command("true")
-	require.NoError(t, cmd.Run())
-	dead := cmd.Process.Pid
+	dead := testproc.DeadPID(t)
 	c := New()
 	assert.Equal(t, []bool{false, false, true}, c.Gone([]int{os.Getpid(), os.Getppid(), dead}))
 
