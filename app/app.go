@@ -131,14 +131,36 @@ func (s *Service) readLive(ctx context.Context) (l Listing, partial bool, err er
 		l, err = s.Read(ctx)
 		return l, false, err
 	}
-	snap, err := sel.ReadMatching(ctx, func(name string) bool {
-		pid, ok := filePID(name)
-		return !ok || !probe.Gone(pid)
-	})
+	snap, err := sel.ReadMatching(ctx, func(names []string) []string { return notGone(names, probe) })
 	if err != nil {
 		return Listing{}, true, err
 	}
 	return s.classify(snap), true, nil
+}
+
+// notGone keeps the names of one registry folder that are not <pid>.json
+// of a gone pid, asking probe about the whole folder at once (ports.PIDProber:
+// one listing of the processes, made after the folder's). It reuses names'
+// array.
+func notGone(names []string, probe ports.PIDProber) []string {
+	pids := make([]int, 0, len(names))
+	for _, n := range names {
+		if pid, ok := filePID(n); ok {
+			pids = append(pids, pid)
+		}
+	}
+	gone := probe.Gone(pids)
+	kept, i := names[:0], 0
+	for _, n := range names {
+		if _, ok := filePID(n); ok {
+			i++
+			if gone[i-1] {
+				continue
+			}
+		}
+		kept = append(kept, n)
+	}
+	return kept
 }
 
 // filePID returns the pid a registry file name claims: name must be

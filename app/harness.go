@@ -94,13 +94,14 @@ func (rs Registries) Read(ctx context.Context) (ports.Snapshot, error) {
 	return rs.read(ctx, nil)
 }
 
-// ReadMatching reads every registry, skipping what keep rejects where a
-// registry can (ports.SelectiveRegistry).
-func (rs Registries) ReadMatching(ctx context.Context, keep func(name string) bool) (ports.Snapshot, error) {
+// ReadMatching reads every registry, skipping what keep leaves out where a
+// registry can (ports.SelectiveRegistry): each such registry asks keep
+// once, about its own folder, after listing it.
+func (rs Registries) ReadMatching(ctx context.Context, keep func(names []string) []string) (ports.Snapshot, error) {
 	return rs.read(ctx, keep)
 }
 
-func (rs Registries) read(ctx context.Context, keep func(string) bool) (ports.Snapshot, error) {
+func (rs Registries) read(ctx context.Context, keep func([]string) []string) (ports.Snapshot, error) {
 	// One scope per read: what the registries share (one pass over the
 	// process table) is built once for this read, afresh for the next.
 	ctx = ports.WithReadScope(ctx)
@@ -166,10 +167,12 @@ func (h HarnessLiveness) Check(rec domain.Record) domain.Liveness {
 	return h.Default.Check(rec)
 }
 
-// Gone asks Default (false when it cannot tell).
-func (h HarnessLiveness) Gone(pid int) bool {
-	p, ok := h.Default.(ports.PIDProber)
-	return ok && p.Gone(pid)
+// Gone asks Default (all false when it cannot tell).
+func (h HarnessLiveness) Gone(pids []int) []bool {
+	if p, ok := h.Default.(ports.PIDProber); ok {
+		return p.Gone(pids)
+	}
+	return make([]bool, len(pids))
 }
 
 // Router is the transport Send uses: it picks, per target, the transport

@@ -84,7 +84,7 @@ func TestRegistriesShareOneScopePerRead(t *testing.T) {
 	_, err := rs.Read(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 1, built, "two registries of one read share one value")
-	_, err = rs.ReadMatching(context.Background(), func(string) bool { return true })
+	_, err = rs.ReadMatching(context.Background(), func(names []string) []string { return names })
 	require.NoError(t, err)
 	assert.Equal(t, 2, built, "the next read builds its own")
 	require.Len(t, got, 4)

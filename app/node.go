@@ -241,17 +241,26 @@ type NodeListing struct {
 }
 
 // ListNodes lists every node at once (at most MaxParallelNodes at a time)
-// and returns what each gave, in the order of nodes.
+// and returns what each gave, in the order of nodes. One node (the plain
+// local list) is listed on the caller's goroutine: a fresh one would grow
+// its stack anew under the listing's deep calls.
 func ListNodes(ctx context.Context, nodes []Node, q wire.ListQuery) []NodeListing {
 	got := make([]NodeListing, len(nodes))
+	list := func(i int) {
+		l, err := nodes[i].List(ctx, q)
+		got[i] = NodeListing{Host: nodes[i].Host(), Listing: l, Err: err}
+	}
+	if len(nodes) == 1 {
+		list(0)
+		return got
+	}
 	slots := make(chan struct{}, MaxParallelNodes)
 	var wg sync.WaitGroup
-	for i, n := range nodes {
+	for i := range nodes {
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			l, err := n.List(ctx, q)
-			got[i] = NodeListing{Host: n.Host(), Listing: l, Err: err}
+			list(i)
 		})
 	}
 	wg.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,4 +136,28 @@ func TestListNodesIsParallelAndBounded(t *testing.T) {
 	assert.Equal(t, int32(MaxParallelNodes), peak.Load(), "no more than the bound at once")
 	close(gate)
 	assert.Len(t, <-done, len(nodes))
+}
+
+// stackNode records the stack its List runs on.
+type stackNode struct {
+	fakeNode
+	stack *string
+}
+
+func (s stackNode) List(ctx context.Context, q wire.ListQuery) (wire.Listing, error) {
+	buf := make([]byte, 64<<10)
+	*s.stack = string(buf[:runtime.Stack(buf, false)])
+	return s.fakeNode.List(ctx, q)
+}
+
+// One node (the plain local list) is listed on the caller's goroutine, not
+// on a fresh one whose stack grows anew.
+func TestListNodesListsOneNodeInline(t *testing.T) {
+	var stack string
+	want := wire.Listing{Partial: true}
+	got := ListNodes(context.Background(), []Node{stackNode{fakeNode{host: dest(t, "h"), listing: want}, &stack}}, wire.ListQuery{})
+	require.Len(t, got, 1)
+	assert.Equal(t, want, got[0].Listing)
+	assert.Equal(t, dest(t, "h"), got[0].Host)
+	assert.Contains(t, stack, "TestListNodesListsOneNodeInline", "listed on the caller's goroutine")
 }

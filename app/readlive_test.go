@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -48,14 +49,24 @@ func TestFilePID(t *testing.T) {
 }
 
 // proberLiveness is a Liveness and PIDProber over a fixed set of gone pids;
-// it records which pids Check saw.
+// it records which pids Check saw and the batches Gone was asked.
 type proberLiveness struct {
-	gone map[int]bool
-	mu   sync.Mutex
-	seen []int
+	gone  map[int]bool
+	mu    sync.Mutex
+	seen  []int
+	asked [][]int
 }
 
-func (p *proberLiveness) Gone(pid int) bool { return p.gone[pid] }
+func (p *proberLiveness) Gone(pids []int) []bool {
+	p.mu.Lock()
+	p.asked = append(p.asked, slices.Clone(pids))
+	p.mu.Unlock()
+	gone := make([]bool, len(pids))
+	for i, pid := range pids {
+		gone[i] = p.gone[pid]
+	}
+	return gone
+}
 
 func (p *proberLiveness) Check(rec domain.Record) domain.Liveness {
 	p.mu.Lock()
@@ -133,6 +144,8 @@ func TestReadLiveNeverChecksRecordsOfGonePIDs(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"100.json", "0500.json", "600.json"}, files)
 	assert.NotContains(t, live.seen, 200, "the record in a gone pid's file was checked")
+	require.Len(t, live.asked, 1, "one question for the folder")
+	assert.ElementsMatch(t, []int{100, 200, 300, 400, 600}, live.asked[0], "the pids of its <pid>.json names")
 
 	// A full read does check it: the assertion above can fail.
 	full := newProber()

@@ -79,20 +79,30 @@ type Registry interface {
 }
 
 // SelectiveRegistry is a Registry that can skip records unread. keep is
-// given each candidate file's base name (e.g. "4652.json"); a file it
-// rejects is neither opened nor returned. Callers use it only where a
-// skipped record could not change their answer, and fall back to Read.
+// called once per registry folder, after that folder has been listed
+// whole, with the base names of all its candidate files (e.g.
+// "4652.json"); it returns the names to read, a subset of names in any
+// order (it may reuse names' array). A file it leaves out is neither opened
+// nor returned. Callers use it only where a skipped record could not change
+// their answer, and fall back to Read.
 type SelectiveRegistry interface {
 	Registry
-	ReadMatching(ctx context.Context, keep func(name string) bool) (Snapshot, error)
+	ReadMatching(ctx context.Context, keep func(names []string) []string) (Snapshot, error)
 }
 
 // PIDProber is a Liveness that can tell, from a pid alone, that no such
 // process exists (on Linux, kill(pid, 0) failing with ESRCH). A record
 // whose pid is gone can never be live, whatever its file says.
+//
+// Gone answers for a batch: gone[i] is pids[i]'s answer, false when it
+// cannot tell. A prober may answer a large batch from one listing of the
+// processes, made during the call: a process that wrote a record read
+// before the call started before it, so a caller that asks about the pids
+// of one folder's names after listing that folder whole is answered
+// exactly (ask once per folder read, never with an answer from before it).
 type PIDProber interface {
 	Liveness
-	Gone(pid int) bool
+	Gone(pids []int) (gone []bool)
 }
 
 // Liveness checks one record's process against the operating system.

@@ -118,19 +118,24 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	return r.ReadMatching(ctx, nil)
 }
 
-// ReadMatching is Read restricted to the candidate files whose base name
-// keep accepts (nil keeps every one): the others are neither opened nor
-// returned. It lets a caller that needs only some records (the live ones,
-// say) skip the rest unread; see ports.SelectiveRegistry.
-func (r *Registry) ReadMatching(ctx context.Context, keep func(name string) bool) (ports.Snapshot, error) {
+// ReadMatching is Read restricted to the candidate files whose base names
+// keep returns (nil keeps every one): the others are neither opened nor
+// returned. keep is called once, with every candidate name, after the
+// folder has been listed whole (so a caller may answer from a listing of
+// the processes made then; see ports.SelectiveRegistry). It lets a caller
+// that needs only some records (the live ones, say) skip the rest unread.
+func (r *Registry) ReadMatching(ctx context.Context, keep func(names []string) []string) (ports.Snapshot, error) {
 	snap := ports.Snapshot{Dir: r.dir}
-	names, err := candidateNames(r.dir, keep)
+	names, err := candidateNames(r.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			snap.Missing = true
 			return snap, nil
 		}
 		return snap, fmt.Errorf("read registry %s: %w", r.dir, err)
+	}
+	if keep != nil && len(names) > 0 {
+		names = keep(names)
 	}
 	sort.Strings(names)
 	snap.Records = make([]domain.Record, len(names))

@@ -19,14 +19,14 @@ import (
 // 1,000 records made 20 to 60 fewer page faults of about 500 with 8 KiB).
 const direntBuf = 8 << 10
 
-// candidateNames lists dir's candidate record names (Candidate) that keep
-// accepts (nil keeps all), in directory order. It reads the folder with
+// candidateNames lists dir's candidate record names (Candidate), in
+// directory order. It reads the folder with
 // getdents64 itself rather than os.ReadDir: no fs.DirEntry and no string is
 // made for the entries it drops (the *.key files, half of a registry), and
 // nothing is sorted here. The errors are os.ReadDir's: a *fs.PathError
 // ("open" or "readdirent") wrapping the errno, so fs.ErrNotExist and
 // ENOTDIR (a file in the folder's place) read as before.
-func candidateNames(dir string, keep func(name string) bool) ([]string, error) {
+func candidateNames(dir string) ([]string, error) {
 	fd, err := openDir(dir)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
@@ -45,7 +45,7 @@ func candidateNames(dir string, keep func(name string) bool) ([]string, error) {
 		if n <= 0 {
 			return names, nil
 		}
-		names = appendCandidates(names, buf[:n], keep)
+		names = appendCandidates(names, buf[:n])
 	}
 }
 
@@ -60,8 +60,8 @@ func openDir(dir string) (int, error) {
 
 // appendCandidates walks one getdents64 result (struct linux_dirent64:
 // d_ino u64, d_off i64, d_reclen u16, d_type u8, then the NUL-terminated
-// name; getdents64(2)) and appends the candidate names keep accepts.
-func appendCandidates(names []string, b []byte, keep func(string) bool) []string {
+// name; getdents64(2)) and appends the candidate names.
+func appendCandidates(names []string, b []byte) []string {
 	const nameOff = int(unsafe.Offsetof(unix.Dirent{}.Name))
 	const reclenOff = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
 	for len(b) >= nameOff {
@@ -80,7 +80,7 @@ func appendCandidates(names []string, b []byte, keep func(string) bool) []string
 			continue
 		}
 		s := string(name)
-		if Candidate(s) && (keep == nil || keep(s)) {
+		if Candidate(s) {
 			names = append(names, s)
 		}
 	}

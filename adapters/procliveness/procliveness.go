@@ -188,12 +188,6 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	return l
 }
 
-// Gone reports whether no process has pid: kill(pid, 0) fails with ESRCH.
-// Any other answer (alive, EPERM, an odd error) is not "gone".
-func (c *Checker) Gone(pid int) bool {
-	return pid > 0 && errors.Is(c.kill(pid), unix.ESRCH)
-}
-
 // Stat is what peerctl reads from /proc/<pid>/stat.
 type Stat struct {
 	// State is field 3: 'R' running, 'S' sleeping, 'Z' zombie, 'X' dead, …

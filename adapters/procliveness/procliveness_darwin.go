@@ -62,8 +62,15 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	})
 }
 
-// Gone reports whether no process has pid: kill(pid, 0) fails with ESRCH.
-func (c *Checker) Gone(pid int) bool { return pid > 0 && errors.Is(c.kill(pid), unix.ESRCH) }
+// Gone reports, for each of pids, whether no process has that pid:
+// kill(pid, 0) fails with ESRCH.
+func (c *Checker) Gone(pids []int) []bool {
+	gone := make([]bool, len(pids))
+	for i, pid := range pids {
+		gone[i] = pid > 0 && errors.Is(c.kill(pid), unix.ESRCH)
+	}
+	return gone
+}
 
 // ProcessGone reports whether no process has pid (kill(pid, 0): ESRCH).
 func ProcessGone(pid int) bool { return pid > 0 && errors.Is(unix.Kill(pid, 0), unix.ESRCH) }

@@ -69,8 +69,14 @@ func (c *Checker) Check(rec domain.Record) domain.Liveness {
 	})
 }
 
-// Gone reports whether no process runs as pid.
-func (c *Checker) Gone(pid int) bool { return ProcessGone(pid) }
+// Gone reports, for each of pids, whether no process runs as that pid.
+func (c *Checker) Gone(pids []int) []bool {
+	gone := make([]bool, len(pids))
+	for i, pid := range pids {
+		gone[i] = ProcessGone(pid)
+	}
+	return gone
+}
 
 // ProcessGone reports whether no process runs as pid (Win32Alive says No).
 func ProcessGone(pid int) bool {

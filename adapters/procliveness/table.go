@@ -17,7 +17,8 @@ const MaxTableProcs = 1 << 16
 
 // Table is one pass over the process table under a /proc root, shared by
 // the harnesses that find their sessions among the processes (Codex,
-// opencode): the root is listed once, on the first ask, and each file of a
+// opencode), and made afresh by Checker.Gone for each batch of pids it
+// answers from a listing: the root is listed once, on the first ask, and each file of a
 // process is read at most once, when first asked for. A Table is a
 // snapshot: a process that starts after the listing is not in it, one that
 // ends is still listed (its files then fail to read, as they would for any
@@ -28,6 +29,12 @@ type Table struct {
 
 	listOnce sync.Once
 	pids     []int
+	// whole is set when the root was listed to its end with at most
+	// MaxTableProcs processes.
+	whole bool
+	// byNum is pids in numeric order, sorted on the first Has.
+	numOnce sync.Once
+	byNum   []int
 
 	mu    sync.Mutex
 	files map[tableFile]tableRead
@@ -81,18 +88,29 @@ func (t *Table) PIDs() []int {
 			return
 		}
 		defer f.Close()
-		names, _ := f.Readdirnames(-1)
+		names, err := f.Readdirnames(-1)
 		slices.Sort(names)
+		t.whole = err == nil
 		for _, n := range names {
-			if len(t.pids) >= MaxTableProcs {
-				break
-			}
 			if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
+				if len(t.pids) >= MaxTableProcs {
+					t.whole = false
+					break
+				}
 				t.pids = append(t.pids, pid)
 			}
 		}
 	})
 	return t.pids
+}
+
+// Has reports whether pid is listed. known is false when the listing
+// cannot tell: the root could not be listed to its end, or it holds more
+// than MaxTableProcs processes.
+func (t *Table) Has(pid int) (listed, known bool) {
+	t.numOnce.Do(func() { t.byNum = slices.Sorted(slices.Values(t.PIDs())) })
+	_, listed = slices.BinarySearch(t.byNum, pid)
+	return listed, t.whole
 }
 
 // File is the content of the file name of process pid (<root>/<pid>/<name>:

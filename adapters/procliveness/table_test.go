@@ -65,3 +65,23 @@ func TestTableOfSharesPerScope(t *testing.T) {
 	assert.NotSame(t, procliveness.TableOf(bare, a), procliveness.TableOf(bare, a), "no scope: no sharing")
 	assert.Equal(t, "/proc", procliveness.TableOf(bare, "").Root())
 }
+
+// Has answers from the one listing; it cannot tell when the root could not
+// be listed.
+func TestTableHas(t *testing.T) {
+	root := t.TempDir()
+	fakeProcess(t, root, "20", "codex")
+	fakeProcess(t, root, "100", "opencode")
+	tab := procliveness.NewTable(root)
+	for pid, want := range map[int]bool{20: true, 100: true, 30: false, 0: false} {
+		listed, known := tab.Has(pid)
+		assert.Equal(t, want, listed, "pid %d", pid)
+		assert.True(t, known)
+	}
+	fakeProcess(t, root, "30", "late")
+	listed, _ := tab.Has(30)
+	assert.False(t, listed, "listed once")
+
+	_, known := procliveness.NewTable(filepath.Join(root, "absent")).Has(20)
+	assert.False(t, known)
+}

@@ -58,10 +58,13 @@ func NewLiveness(base ports.Liveness, procRoot string) *Liveness {
 	return l
 }
 
-// Gone asks the base checker whether pid is gone (false when it cannot tell).
-func (l *Liveness) Gone(pid int) bool {
-	p, ok := l.base.(ports.PIDProber)
-	return ok && p.Gone(pid)
+// Gone asks the base checker which pids are gone (false when it cannot
+// tell).
+func (l *Liveness) Gone(pids []int) []bool {
+	if p, ok := l.base.(ports.PIDProber); ok {
+		return p.Gone(pids)
+	}
+	return make([]bool, len(pids))
 }
 
 // Check probes rec's process. What cannot be checked stays domain.Unknown

@@ -98,12 +98,14 @@ func (r *Registry) Harness() domain.Harness { return Kind }
 // Read reads every record file. A missing folder is an empty snapshot with
 // Missing set, found by one failed open; any other folder error is an error.
 func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
-	return r.ReadMatching(ctx, func(string) bool { return true })
+	return r.ReadMatching(ctx, nil)
 }
 
-// ReadMatching is Read for the files keep accepts (see
-// ports.SelectiveRegistry); a rejected file is not opened.
-func (r *Registry) ReadMatching(ctx context.Context, keep func(name string) bool) (ports.Snapshot, error) {
+// ReadMatching is Read for the record files whose names keep returns (nil
+// keeps every one); keep is asked once, with every record name, after the
+// folder has been listed whole (see ports.SelectiveRegistry). A file left
+// out is not opened.
+func (r *Registry) ReadMatching(ctx context.Context, keep func(names []string) []string) (ports.Snapshot, error) {
 	snap := ports.Snapshot{Dir: r.dir}
 	entries, err := os.ReadDir(r.dir)
 	switch {
@@ -113,13 +115,18 @@ func (r *Registry) ReadMatching(ctx context.Context, keep func(name string) bool
 	case err != nil:
 		return snap, fmt.Errorf("read qwen registry %s: %w", r.dir, err)
 	}
+	var names []string
 	for _, de := range entries {
+		if _, ok := FilePID(de.Name()); ok {
+			names = append(names, de.Name())
+		}
+	}
+	if keep != nil && len(names) > 0 {
+		names = keep(names)
+	}
+	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return snap, fmt.Errorf("read qwen registry %s: %w", r.dir, err)
-		}
-		name := de.Name()
-		if _, ok := FilePID(name); !ok || !keep(name) {
-			continue
 		}
 		snap.Records = append(snap.Records, r.readOne(name))
 	}

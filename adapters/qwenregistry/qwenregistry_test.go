@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,4 +167,23 @@ func TestHome(t *testing.T) {
 	require.NoError(t, err)
 	h, _ = qwenregistry.Home("", getenv)
 	assert.Equal(t, filepath.Join(home, ".qwen"), h)
+}
+
+// keep is asked once, after the folder has been listed whole, with the
+// record names only; what it leaves out is not read.
+func TestReadMatchingAsksKeepOnceWithEveryRecordName(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "4242.json", record(4242, ""))
+	write(t, dir, "5000-193791da.json", record(5000, ""))
+	write(t, dir, "9001.json.tmp-1", record(9001, ""))
+	var asked [][]string
+	snap, err := qwenregistry.New(dir).ReadMatching(context.Background(), func(names []string) []string {
+		asked = append(asked, slices.Clone(names))
+		return slices.DeleteFunc(names, func(n string) bool { return n == "4242.json" })
+	})
+	require.NoError(t, err)
+	require.Len(t, asked, 1)
+	assert.ElementsMatch(t, []string{"4242.json", "5000-193791da.json"}, asked[0])
+	require.Len(t, snap.Records, 1)
+	assert.Equal(t, 5000, snap.Records[0].PID)
 }
