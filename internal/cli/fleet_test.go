@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/outboxstore"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -132,7 +133,7 @@ func TestFleetReadsAreThisNodes(t *testing.T) {
 	for _, args := range [][]string{{"list", "--fleet", "--json"}, {"watch", "--fleet", "--json"}} {
 		bus := &listingBus{}
 		var out, errOut strings.Builder
-		run(append(args, "--nats", "nats://bus-1:4222"), strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, nil, nil)
+		run(append(args, "--nats", "nats://bus-1:4222"), strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, outboxstore.Store{}, nil)
 		require.Len(t, bus.read, 1, "%v: %s", args, errOut.String())
 		assert.Equal(t, "bravo", bus.read[0].Node, "%v", args)
 	}
