@@ -10,9 +10,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # CGO_ENABLED=0: peerctl needs no C, and a static binary skips the dynamic loader at every
 # start (docs/PERFORMANCE.md); the race-enabled tests build their own way.
-# bin/peerctl-mcp is peerctl with the MCP server and the fleet's NATS client linked in: `peerctl
-# mcp`, `serve --nats` and `list --fleet` run it from beside peerctl, so no other command pays
-# for their start-up.
+# bin/peerctl-mcp is peerctl with the MCP server, the fleet's NATS client, the outbox's store and
+# the --jq filter linked in: `peerctl mcp`, `serve`, `list --fleet` and --jq run it from beside
+# peerctl, so no other command pays for their start-up.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/ ./cmd/peerctl ./cmd/peerctl-mcp
 

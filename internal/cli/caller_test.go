@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/internal/outboxstore"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/testproc"
@@ -34,6 +35,7 @@ func startFar(t *testing.T, args ...string) *farRun {
 	f := &farRun{feed: feed, stdout: &testproc.Buffer{}, stderr: &testproc.Buffer{}, done: make(chan struct{})}
 	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "HOME": t.TempDir()}
 	c := newFactory(in, f.stdout, f.stderr, func(k string) string { return env[k] })
+	c.store = outboxstore.Store{} // as peerctl-mcp: never exec'd into one found on PATH
 	go func() {
 		defer close(f.done)
 		f.code = execute(context.Background(), c, append([]string{"--hello=" + strconv.Itoa(ports.RemoteProtocol)}, args...))

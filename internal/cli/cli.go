@@ -188,7 +188,10 @@ full: README.md, docs/COMMANDS.md.`,
 		if c.debug, err = parseDebug(c.debugFlag, cmd.Flags().Changed("debug"), c.getenv); err != nil {
 			return err
 		}
-		if err := c.io.useJQ(cmd); err != nil {
+		if ran, err := c.jqWithFilter(cmd); ran {
+			return err
+		}
+		if err := c.io.useJQ(cmd, c.compileJQ); err != nil {
 			return err
 		}
 		if ran, err := c.watchWithStore(cmd); ran {

@@ -70,7 +70,7 @@ func (c mcpDoctor) program(ctx context.Context) wire.DoctorMCP {
 	case errors.Is(err, errNoMCPServer), errors.Is(err, errUnusableMCP):
 		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: err.Error()}
 	default:
-		return wire.DoctorMCP{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp, peerctl serve (send --durable, watch's and the outbox's messages) and the fleet's bus (serve --nats, list --fleet, --host nats:NODE) need it; " + mcpInstallHint}
+		return wire.DoctorMCP{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp, peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it; " + mcpInstallHint}
 	}
 }
 

@@ -22,6 +22,16 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// No test runs an installed peerctl-mcp: a command handed over to one
+	// would exec it in place of the test binary, whose other tests would
+	// never run (and the package would still pass).
+	var path []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, mcpProgram)); err != nil {
+			path = append(path, dir)
+		}
+	}
+	_ = os.Setenv("PATH", strings.Join(path, string(filepath.ListSeparator)))
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)

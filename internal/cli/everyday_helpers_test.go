@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/procliveness"
+	"github.com/peerctl/peerctl/internal/jqfilter"
 	"github.com/peerctl/peerctl/internal/outboxstore"
 	"github.com/peerctl/peerctl/test/testbin"
 )
@@ -30,7 +31,8 @@ func evRun(t *testing.T, env map[string]string, tweak func(*factory), args ...st
 	var out, errb bytes.Buffer
 	getenv := func(k string) string { return env[k] }
 	c := newFactory(strings.NewReader(""), &out, &errb, getenv)
-	c.store = outboxstore.Store{} // as peerctl-mcp: the outbox read here
+	c.store = outboxstore.Store{}  // as peerctl-mcp: the outbox read here
+	c.compileJQ = jqfilter.Compile // and --jq filtered here
 	c.environ = func() []string {
 		kv := make([]string, 0, len(env))
 		for k, v := range env {

@@ -50,6 +50,9 @@ type factory struct {
 	// store opens the outbox; nil in the peerctl binary, which runs a
 	// command that reads or keeps the outbox as peerctl-mcp (runWithStore).
 	store wiring.Store
+	// compileJQ compiles --jq's expression; nil in the peerctl binary,
+	// which runs a command line with --jq as peerctl-mcp (jqWithFilter).
+	compileJQ JQ
 	// hello is --hello's value: the output protocol of the peerctl that
 	// runs this one over ssh (sayHello).
 	hello int

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/outboxstore"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -113,7 +114,7 @@ func TestListFleetIsBoundedByTheHostTimeout(t *testing.T) {
 	env := map[string]string{hostTimeoutEnv: "7s", "HOME": t.TempDir()}
 	bus := &listingBus{}
 	var out, errOut strings.Builder
-	code := run([]string{"list", "--fleet", "--json", "--nats", "nats://bus-1:4222"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, nil)
+	code := run([]string{"list", "--fleet", "--json", "--nats", "nats://bus-1:4222"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, nil, nil)
 	require.Equal(t, 0, code, errOut.String())
 	require.Len(t, bus.read, 1)
 	assert.Equal(t, 7*time.Second, bus.read[0].Timeout)
@@ -132,7 +133,7 @@ func TestFleetReadsAreThisNodes(t *testing.T) {
 	for _, args := range [][]string{{"list", "--fleet", "--json"}, {"watch", "--fleet", "--json"}} {
 		bus := &listingBus{}
 		var out, errOut strings.Builder
-		run(append(args, "--nats", "nats://bus-1:4222"), strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, nil)
+		run(append(args, "--nats", "nats://bus-1:4222"), strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, nil, bus, outboxstore.Store{}, nil)
 		require.Len(t, bus.read, 1, "%v: %s", args, errOut.String())
 		assert.Equal(t, "bravo", bus.read[0].Node, "%v", args)
 	}
@@ -154,7 +155,7 @@ func (b *keyBus) NodeKey(_, node string) (string, bool, error) {
 func TestNATSConfigChecksEveryNameFirst(t *testing.T) {
 	bus := &keyBus{}
 	var out, errOut strings.Builder
-	code := run([]string{"policy", "nats-config", "--keys", t.TempDir(), "a", "b", "a"}, strings.NewReader(""), &out, &errOut, func(string) string { return "" }, nil, bus, nil)
+	code := run([]string{"policy", "nats-config", "--keys", t.TempDir(), "a", "b", "a"}, strings.NewReader(""), &out, &errOut, func(string) string { return "" }, nil, bus, nil, nil)
 	assert.Equal(t, wire.ExitUsage, code, errOut.String())
 	assert.Contains(t, errOut.String(), "node a named twice")
 	assert.Empty(t, bus.made, "no key made")

@@ -3,8 +3,6 @@ package cli
 import (
 	"io"
 
-	"github.com/itchyny/gojq"
-
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -23,10 +21,10 @@ type iostreams struct {
 	terminal func(any) bool
 	// jsonOut is set by commands with --json so refusals print as JSON too.
 	jsonOut bool
-	// jqExpr is --jq's value; jq the expression compiled (nil without
-	// --jq): what writeJSON prints instead of the document (jq.go).
+	// jqExpr is --jq's value; jq its filter (nil without --jq): what
+	// writeJSON prints instead of the document (jq.go).
 	jqExpr string
-	jq     *gojq.Code
+	jq     func(v any, emit func(any) error) error
 	// outputFormat is the hidden --output (-o): "json" is --json.
 	outputFormat string
 }

@@ -1,19 +1,24 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/big"
-	"strconv"
 
-	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/ports/wire"
 )
+
+// JQ compiles the expression of --jq EXPR into a filter, or returns why it
+// is no expression (internal/jqfilter.Compile, over gojq). The filter runs
+// the expression on v as v's JSON document reads and hands each result to
+// emit in turn (a string, a number, a bool, nil, an []any or a
+// map[string]any), returning emit's first error as it is, else the first
+// error of the expression on v. Only peerctl-mcp links it: gojq's package
+// initialisation would cost every command of peerctl about a tenth of its
+// start-up (docs/PERFORMANCE.md); a peerctl without it runs a command line
+// with --jq as peerctl-mcp (jqWithFilter).
+type JQ = func(expr string) (func(v any, emit func(any) error) error, error)
 
 // jqFlag is --jq, on every command that has --json (addJQFlags): gh's flag
 // of the same name and shorthand, -q.
@@ -38,11 +43,24 @@ func (s *iostreams) addJQFlags(cmd *cobra.Command) {
 	}
 }
 
+// jqWithFilter runs this command line as peerctl-mcp, the program with the
+// jq filter linked in (on Unix in place of this process), when --jq is
+// given to cmd, the command about to run, and this program has no filter
+// (c.compileJQ nil): before the command runs or prints anything, so
+// nothing is done twice. ran is false when it did not run it.
+func (c *factory) jqWithFilter(cmd *cobra.Command) (ran bool, err error) {
+	if f := cmd.Flags().Lookup(jqFlag); c.compileJQ != nil || f == nil || !f.Changed {
+		return false, nil
+	}
+	c.started()
+	return true, runMCPProgram(c.io, c.executable, c.args, c.environ(), "--jq")
+}
+
 // useJQ is run before every command: with --jq given it compiles the
-// expression (a bad one is a usage error that names it) and sets --json,
-// which --jq implies; -o json (--output json) sets --json too, any other
-// format is a usage error.
-func (s *iostreams) useJQ(cmd *cobra.Command) error {
+// expression with compile (a bad one is a usage error that names it) and
+// sets --json, which --jq implies; -o json (--output json) sets --json
+// too, any other format is a usage error.
+func (s *iostreams) useJQ(cmd *cobra.Command, compile JQ) error {
 	if f := cmd.Flags().Lookup(outputFlag); f != nil && f.Changed {
 		if s.outputFormat != "json" {
 			return usageError{fmt.Errorf("--output %q: only json is an output format (tables are for people; --json, --jq EXPR for scripts)", s.outputFormat)}
@@ -55,88 +73,30 @@ func (s *iostreams) useJQ(cmd *cobra.Command) error {
 	if f == nil || !f.Changed {
 		return nil
 	}
-	q, err := gojq.Parse(s.jqExpr)
-	if err == nil {
-		s.jq, err = gojq.Compile(q)
-	}
-	if err != nil {
+	var err error
+	if s.jq, err = compile(s.jqExpr); err != nil {
 		return usageError{fmt.Errorf("--jq %q: %v", s.jqExpr, err)}
 	}
 	return cmd.Flags().Set("json", "true")
 }
 
-// writeJQ prints what code makes of v, v as its JSON document reads (the
-// same value --json prints): one line per result, a string raw (a
-// character that is not printable escaped, as in a message's text: see
-// safeText), anything else as compact JSON. An error of the expression
-// on v is returned after the results before it.
-func writeJQ(w io.Writer, code *gojq.Code, v any) error {
-	doc, err := jqValue(v)
-	if err != nil {
-		return err
-	}
-	iter := code.Run(doc)
-	for {
-		out, ok := iter.Next()
-		if !ok {
-			return nil
-		}
-		if err, ok := out.(error); ok {
-			var halt *gojq.HaltError
-			if errors.As(err, &halt) && halt.Value() == nil {
-				return nil
-			}
-			return fmt.Errorf("--jq: %v", err)
-		}
+// writeJQ prints what the filter makes of v (the same value --json
+// prints): one line per result, a string raw (a character that is not
+// printable escaped, as in a message's text: see safeText), anything else
+// as compact JSON. An error of the expression on v is returned after the
+// results before it.
+func writeJQ(w io.Writer, filter func(any, func(any) error) error, v any) error {
+	var werr error
+	err := filter(v, func(out any) error {
 		if s, ok := out.(string); ok {
-			if _, err := fmt.Fprintln(w, safeText(s)); err != nil {
-				return err
-			}
-			continue
+			_, werr = fmt.Fprintln(w, safeText(s))
+		} else {
+			werr = wire.EncodeJSON(w, out, "", false)
 		}
-		if err := wire.EncodeJSON(w, out, "", false); err != nil {
-			return err
-		}
+		return werr
+	})
+	if err != nil && werr == nil {
+		return fmt.Errorf("--jq: %v", err)
 	}
-}
-
-// jqValue is v as gojq takes it: v's JSON decoded into maps, slices,
-// strings, bools and nil, whole numbers as int (or *big.Int beyond int),
-// the rest as float64 -- so that an id or a byte count keeps every digit.
-func jqValue(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
-	}
-	return numbers(doc), nil
-}
-
-// numbers replaces every json.Number in v by an int, a *big.Int or a float64.
-func numbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := strconv.Atoi(t.String()); err == nil {
-			return i
-		}
-		if b, ok := new(big.Int).SetString(t.String(), 10); ok {
-			return b
-		}
-		f, _ := t.Float64()
-		return f
-	case []any:
-		for i := range t {
-			t[i] = numbers(t[i])
-		}
-	case map[string]any:
-		for k := range t {
-			t[k] = numbers(t[k])
-		}
-	}
-	return v
+	return err
 }

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,4 +90,42 @@ func TestJQErrors(t *testing.T) {
 	r = evRun(t, env, nil, "list", "--jq", ".foo")
 	assert.Equal(t, wire.ExitError, r.code)
 	assert.Contains(t, r.stderr, "peerctl: --jq: ")
+}
+
+// A peerctl without the jq filter (cmd/peerctl) runs a command line with
+// --jq as peerctl-mcp, before the command runs: with none there, the
+// error says so and how to get one, and nothing was read, sent or
+// printed. -o json needs no filter and runs here.
+func TestJQNeedsPeerctlMCP(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("executables here are files with mode bits")
+	}
+	t.Setenv("PATH", t.TempDir())
+	dir := t.TempDir()
+	env := map[string]string{"HOME": dir, "CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir()}
+	alone := func(in io.Reader) func(*factory) {
+		return func(c *factory) {
+			c.compileJQ = nil
+			c.io.in = in
+			c.executable = func() (string, error) { return filepath.Join(dir, "peerctl"), nil }
+		}
+	}
+	for _, args := range [][]string{
+		{"list", "--jq", ".[].name"},
+		{"list", "-q", ".["}, // peerctl-mcp says what is wrong with it
+		{"send", "--jq", ".receipt", "x", "-"},
+		{"doctor", "--json", "-q", ".problems"},
+	} {
+		const text = "the text, left for peerctl-mcp"
+		in := strings.NewReader(text)
+		r := evRun(t, env, alone(in), args...)
+		assert.Equal(t, wire.ExitError, r.code, "%q: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, "peerctl: --jq runs peerctl-mcp (peerctl with the MCP server, the fleet's bus client, the outbox's store and the jq filter linked in)", "%q", args)
+		assert.Contains(t, r.stderr, "make build (bin/peerctl and bin/peerctl-mcp)", "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+		assert.Equal(t, len(text), in.Len(), "%q read stdin", args)
+	}
+	r := evRun(t, env, alone(nil), "list", "-o", "json")
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Equal(t, "[]\n", r.stdout)
 }

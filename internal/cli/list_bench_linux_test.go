@@ -62,7 +62,7 @@ func BenchmarkListCommand(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var out bytes.Buffer
-		if code := run([]string{"list", "--json"}, strings.NewReader(""), &out, io.Discard, getenv, nil, nil, nil); code != 0 || strings.Count(out.String(), `"sessionId"`) != 2 {
+		if code := run([]string{"list", "--json"}, strings.NewReader(""), &out, io.Discard, getenv, nil, nil, nil, nil); code != 0 || strings.Count(out.String(), `"sessionId"`) != 2 {
 			b.Fatalf("list: exit %d, %s", code, out.String())
 		}
 	}

@@ -16,8 +16,9 @@ import (
 // server linked in (cmd/peerctl-mcp). Linking the MCP SDK costs every
 // command its package initialisation, about a fifth of a `list`
 // (docs/PERFORMANCE.md), so only the program that serves MCP pays for it.
-// The fleet's bus client is linked there too, for the same reason
-// (runWithBus).
+// The fleet's bus client (runWithBus), the outbox's store (runWithStore)
+// and the jq filter (jqWithFilter) are linked there too, for the same
+// reason.
 const mcpProgram = "peerctl-mcp"
 
 // mcpInstallHint says how to get peerctl-mcp.
@@ -76,9 +77,9 @@ func findMCPProgram(executable func() (string, error), who string) (string, erro
 	}
 	switch {
 	case found == "" && len(unusable) > 0:
-		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client and the outbox's store linked in), and none %s can run: %s; %w; %s", who, mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client, the outbox's store and the jq filter linked in), and none %s can run: %s; %w; %s", who, mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
 	case found == "":
-		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client and the outbox's store linked in), and there is none %s; %s", who, mcpProgram, where, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client, the outbox's store and the jq filter linked in), and there is none %s; %s", who, mcpProgram, where, mcpInstallHint)
 	case self != "" && sameFile(self, found):
 		return "", fmt.Errorf("%s %w (a build of cmd/peerctl, or a link to peerctl, under the name %s?); %s", found, errNoMCPServer, mcpProgram, mcpInstallHint)
 	}

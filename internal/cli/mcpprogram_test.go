@@ -32,7 +32,7 @@ func TestDoctorMCPRow(t *testing.T) {
 
 	r := newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "skip", r.Health)
-	assert.Contains(t, r.Note, "only peerctl mcp, peerctl serve (send --durable, watch's and the outbox's messages) and the fleet's bus (serve --nats, list --fleet, --host nats:NODE) need it")
+	assert.Contains(t, r.Note, "only peerctl mcp, peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it")
 
 	// This build, and a peerctl-mcp that says it is the same build.
 	c.buildInfo = func() (*debug.BuildInfo, bool) {

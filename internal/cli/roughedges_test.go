@@ -150,6 +150,8 @@ func TestBinaryRunsNoTextTemplate(t *testing.T) {
 // Nor the fleet's NATS client (nats.go, jetstream, nkeys, and encoding/gob
 // through nats.go's encoders): about a tenth of a `list`. peerctl-mcp links
 // both; `peerctl mcp`, serve with a bus and list --fleet run peerctl-mcp.
+// Nor gojq, --jq's filter: its builtin table, built at every start, was
+// the largest package initialisation of a `list`; --jq runs peerctl-mcp.
 func TestOnlyPeerctlMCPLinksTheMCPSDKAndTheBus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
@@ -157,7 +159,7 @@ func TestOnlyPeerctlMCPLinksTheMCPSDKAndTheBus(t *testing.T) {
 	for bin, want := range map[string]bool{evBuild(t): false, testbin.Build(t, testbin.PeerctlMCP): true} {
 		out, err := exec.Command("go", "tool", "nm", bin).CombinedOutput()
 		require.NoError(t, err, "go tool nm: %s", out)
-		for _, pkg := range []string{"github.com/modelcontextprotocol/go-sdk/mcp.", "github.com/google/jsonschema-go/", "github.com/nats-io/nats%2ego.", "encoding/gob."} {
+		for _, pkg := range []string{"github.com/modelcontextprotocol/go-sdk/mcp.", "github.com/google/jsonschema-go/", "github.com/nats-io/nats%2ego.", "encoding/gob.", "github.com/itchyny/gojq."} {
 			assert.Equal(t, want, strings.Contains(string(out), pkg), "%s links %s", filepath.Base(bin), pkg)
 		}
 	}

@@ -1,8 +1,8 @@
 // Package cli is peerctl's command line: cobra commands over the use cases
 // of package app, one exit-code table, and the JSON documents of
 // docs/OUTPUT.md. cmd/peerctl runs it; cmd/peerctl-mcp runs it with the MCP
-// server, the fleet's bus client and the outbox's store linked in (see
-// MCPServer, wiring.Bus and wiring.Store).
+// server, the fleet's bus client, the outbox's store and the jq filter
+// linked in (see MCPServer, wiring.Bus, wiring.Store and JQ).
 //
 // Its shape is gh's: a factory holds what commands need (the streams, this
 // process, the global flags) and builds their dependencies lazily from
@@ -38,9 +38,11 @@ type MCPServer = func(ctx context.Context, tools mcptools.Tools[listOut, wire.Sh
 // it runs serve with a bus, list --fleet, --host nats:NODE and policy
 // nats-config as peerctl-mcp; store the outbox's store
 // (internal/outboxstore.Store), or nil: a peerctl built without it runs
-// serve, watch and the outbox commands as peerctl-mcp (runWithStore).
-func Main(serve MCPServer, bus wiring.Bus, store wiring.Store) {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve, bus, store))
+// serve, watch and the outbox commands as peerctl-mcp (runWithStore); jq
+// the filter of --jq (internal/jqfilter.Compile), or nil: a peerctl built
+// without it runs a command line with --jq as peerctl-mcp (jqWithFilter).
+func Main(serve MCPServer, bus wiring.Bus, store wiring.Store, jq JQ) {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve, bus, store, jq))
 }
 
 // run executes one command line and returns the process exit code.
@@ -53,7 +55,7 @@ func Main(serve MCPServer, bus wiring.Bus, store wiring.Store) {
 // doctor, whoami, mcp) runs on that context. The first signal is the only
 // one caught: a second one ends peerctl at once, as it would without
 // peerctl's handling, so nothing stuck can outlast two Ctrl-Cs.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer, bus wiring.Bus, store wiring.Store) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer, bus wiring.Bus, store wiring.Store, jq JQ) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
@@ -64,5 +66,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	cli.serveMCP = serve
 	cli.bus = bus
 	cli.store = store
+	cli.compileJQ = jq
 	return execute(ctx, cli, args)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -218,8 +218,40 @@ WantedBy=default.target
 	return nil
 }
 
+// xmlEscape is s as XML character data (a launchd plist's <string>), as
+// encoding/xml's EscapeText writes it: & < > " ' as references, tab,
+// newline and carriage return as character references (which no parser
+// normalises), and what XML 1.0 cannot hold (the other control
+// characters, U+FFFE, U+FFFF, bytes that are not UTF-8) as U+FFFD.
+// encoding/xml itself is not linked for it: its package initialisation
+// would cost every command (docs/PERFORMANCE.md), and html.EscapeString
+// leaves in the control characters a plist cannot hold.
 func xmlEscape(s string) string {
 	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s))
+	for _, r := range s {
+		switch r {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '"':
+			b.WriteString("&#34;")
+		case '\'':
+			b.WriteString("&#39;")
+		case '\t':
+			b.WriteString("&#x9;")
+		case '\n':
+			b.WriteString("&#xA;")
+		case '\r':
+			b.WriteString("&#xD;")
+		default:
+			if r < ' ' || r == 0xFFFE || r == 0xFFFF {
+				r = utf8.RuneError
+			}
+			b.WriteRune(r) // a byte that is not UTF-8 is utf8.RuneError already
+		}
+	}
 	return b.String()
 }

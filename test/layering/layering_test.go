@@ -347,3 +347,19 @@ func TestOnlyPeerctlMCPLinksTheOutboxStore(t *testing.T) {
 		assert.True(t, slices.Contains(mcp, pkg), "peerctl-mcp links %s: it runs serve", pkg)
 	}
 }
+
+// TestOnlyPeerctlMCPLinksTheJQFilter: gojq (internal/jqfilter) is linked
+// into peerctl-mcp only: its package initialisation builds its builtin
+// table (219 KB, 2,278 allocations) at every start of every command, `list`
+// among them, about a tenth of its CPU (docs/PERFORMANCE.md). peerctl runs
+// a command line with --jq as peerctl-mcp (internal/cli's jqWithFilter).
+// Nor does peerctl link encoding/xml, whose initialisation a launchd
+// plist's escaping does not need.
+func TestOnlyPeerctlMCPLinksTheJQFilter(t *testing.T) {
+	peerctl, mcp := deps(t, module+"/cmd/peerctl"), deps(t, module+"/cmd/peerctl-mcp")
+	for _, pkg := range []string{module + "/internal/jqfilter", "github.com/itchyny/gojq"} {
+		assert.False(t, slices.Contains(peerctl, pkg), "peerctl links %s: a command line with --jq runs as peerctl-mcp", pkg)
+		assert.True(t, slices.Contains(mcp, pkg), "peerctl-mcp links %s: it runs --jq", pkg)
+	}
+	assert.NotContains(t, peerctl, "encoding/xml", "peerctl links encoding/xml")
+}

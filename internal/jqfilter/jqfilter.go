@@ -1,0 +1,106 @@
+// Package jqfilter is the jq filter of --jq EXPR: a jq expression parsed
+// and compiled by gojq (github.com/itchyny/gojq, the jq implementation gh
+// links for its --jq), run on the document a --json command prints.
+//
+// Only peerctl-mcp links it (cmd/peerctl-mcp hands Compile to cli.Main):
+// gojq's package initialisation builds its builtin table (219 KB, 2,278
+// allocations) at every start of every command, about a tenth of a `list`
+// (docs/PERFORMANCE.md). peerctl, without it, runs a command line with
+// --jq as peerctl-mcp.
+package jqfilter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"strconv"
+
+	"github.com/itchyny/gojq"
+)
+
+// Compile parses and compiles the jq expression expr into a filter, or
+// returns gojq's error for a bad expression (a syntax error, an unknown
+// function), in its words. The filter runs expr on v as v's JSON document
+// reads (the same value --json prints) and hands each result to emit in
+// turn: a string, an int, a *big.Int, a float64, a bool, nil, an []any or
+// a map[string]any. It returns emit's first error as it is, and the first
+// error of expr on v (after the results before it) in gojq's words;
+// `halt` ends it with no error, as jq's does.
+func Compile(expr string) (func(v any, emit func(any) error) error, error) {
+	q, err := gojq.Parse(expr)
+	if err != nil {
+		return nil, err
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return nil, err
+	}
+	return func(v any, emit func(any) error) error { return run(code, v, emit) }, nil
+}
+
+// run is Compile's filter: code run on v, each result handed to emit.
+func run(code *gojq.Code, v any, emit func(any) error) error {
+	doc, err := value(v)
+	if err != nil {
+		return err
+	}
+	iter := code.Run(doc)
+	for {
+		out, ok := iter.Next()
+		if !ok {
+			return nil
+		}
+		if err, ok := out.(error); ok {
+			var halt *gojq.HaltError
+			if errors.As(err, &halt) && halt.Value() == nil {
+				return nil
+			}
+			return err
+		}
+		if err := emit(out); err != nil {
+			return err
+		}
+	}
+}
+
+// value is v as gojq takes it: v's JSON decoded into maps, slices,
+// strings, bools and nil, whole numbers as int (or *big.Int beyond int),
+// the rest as float64 -- so that an id or a byte count keeps every digit.
+func value(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return numbers(doc), nil
+}
+
+// numbers replaces every json.Number in v by an int, a *big.Int or a float64.
+func numbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := strconv.Atoi(t.String()); err == nil {
+			return i
+		}
+		if b, ok := new(big.Int).SetString(t.String(), 10); ok {
+			return b
+		}
+		f, _ := t.Float64()
+		return f
+	case []any:
+		for i := range t {
+			t[i] = numbers(t[i])
+		}
+	case map[string]any:
+		for k := range t {
+			t[k] = numbers(t[k])
+		}
+	}
+	return v
+}

@@ -1,0 +1,71 @@
+//go:build unix
+
+package acceptance
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --jq's filter (gojq) is linked into peerctl-mcp only: peerctl runs a
+// command line with --jq as the peerctl-mcp beside it, in its place, and
+// the output, the exit codes and the errors are --jq's as before: a result
+// a line, a string raw; a bad expression a usage error naming it (exit 2);
+// an expression that fails on the output exit 1; a refusal's document
+// filtered with the refusal's exit code. Without a peerctl-mcp it exits 1
+// saying how to get one, and prints nothing; -o json needs none.
+func TestJQRunsAsPeerctlMCP(t *testing.T) {
+	reg := craftRegistry(t)
+	env := regEnv(t, reg.ConfigDir)
+	res := runPeerctl(t, runOpts{Env: env}, "list", "--all", "--json")
+	require.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+	var listed []struct{ SessionID string }
+	require.NoError(t, json.Unmarshal(res.Stdout, &listed))
+	var ids []string
+	for _, l := range listed {
+		ids = append(ids, l.SessionID+"\n")
+	}
+	require.NotEmpty(t, ids)
+
+	res = runPeerctl(t, runOpts{Env: env}, "list", "--all", "--jq", ".[].sessionId")
+	assert.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+	assert.Equal(t, strings.Join(ids, ""), string(res.Stdout))
+	res = runPeerctl(t, runOpts{Env: env}, "list", "-q", "length, {n: length}")
+	assert.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+	assert.Regexp(t, `^\d+\n\{"n":\d+\}\n$`, string(res.Stdout))
+
+	res = runPeerctl(t, runOpts{Env: env}, "list", "--jq", ".[")
+	assert.Equal(t, 2, res.Code)
+	assert.Contains(t, string(res.Stderr), `peerctl: --jq ".[": `)
+	assert.Contains(t, string(res.Stderr), "Run 'peerctl list --help' for usage.")
+	assert.Empty(t, res.Stdout)
+	res = runPeerctl(t, runOpts{Env: env}, "list", "--jq", "1, .foo")
+	assert.Equal(t, 1, res.Code)
+	assert.Contains(t, string(res.Stderr), "peerctl: --jq: ")
+	assert.Equal(t, "1\n", string(res.Stdout))
+	res = runPeerctl(t, runOpts{Env: env}, "show", "--jq", ".refusal.reason", "no-such-session")
+	assert.Equal(t, 3, res.Code, "stderr: %s", res.Stderr)
+	assert.Equal(t, "not_live\n", string(res.Stdout))
+
+	b, err := os.ReadFile(peerctlBin(t))
+	require.NoError(t, err)
+	alone := filepath.Join(t.TempDir(), "peerctl")
+	require.NoError(t, os.WriteFile(alone, b, 0o755))
+	bare := append([]string{"PATH=" + t.TempDir()}, env[1:]...)
+	for _, args := range [][]string{{"list", "--jq", ".[].sessionId"}, {"list", "--jq", ".["}, {"version", "-q", ".module"}} {
+		res = runPeerctl(t, runOpts{Bin: alone, Env: bare}, args...)
+		assert.Equal(t, 1, res.Code, "%q: stderr %s", args, res.Stderr)
+		assert.Contains(t, string(res.Stderr), "peerctl: --jq runs peerctl-mcp", "%q", args)
+		assert.Contains(t, string(res.Stderr), "make build", "%q", args)
+		assert.Empty(t, res.Stdout, "%q", args)
+	}
+	res = runPeerctl(t, runOpts{Bin: alone, Env: bare}, "list", "--all", "-o", "json")
+	assert.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
+	assert.True(t, json.Valid(res.Stdout), "%s", res.Stdout)
+}
