@@ -27,6 +27,8 @@ type Service struct {
 	configDir string
 	harnesses Harnesses
 	now       func() time.Time
+	// after is the watch's timer (time.After; tests swap it).
+	after func(time.Duration) <-chan time.Time
 
 	// Optional ports (see Option): without them Send does not confirm
 	// and watches poll.
@@ -51,7 +53,7 @@ func WithLog(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 // for when no harness plug-in says (domain.TranscriptPath); it may be
 // empty. Options add the optional ports.
 func New(reg ports.Registry, live ports.Liveness, transport ports.Transport, configDir string, opts ...Option) *Service {
-	s := &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now}
+	s := &Service{reg: reg, live: live, transport: transport, configDir: configDir, now: time.Now, after: time.After}
 	for _, o := range opts {
 		o(s)
 	}

@@ -12,10 +12,12 @@ import (
 
 // Watch reports registry events to emit until ctx ends: first an
 // EventAppeared (Initial) for every session live when it starts, then
-// every change (domain.Tracker gives the rules). It re-reads the registry
+// every change (domain.Tracker gives the rules), except that the gone of a
+// live session whose record is missing while its process still runs waits
+// goneGrace for the record to come back. It re-reads the registry
 // whenever the folder watcher signals a change or the exit watcher sees a
-// reported session's process end; without those ports it re-reads every
-// 500 ms. emit is called from Watch's goroutine, one event at a time.
+// reported session's process end, or a grace ends; without those ports
+// it re-reads every 500 ms. emit is called from Watch's goroutine, one event at a time.
 //
 // It returns nil when ctx ends, or the error of a registry read (an
 // unreadable folder, of any harness: a watch never goes on silently
@@ -145,8 +147,63 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 	}
 
 	var tr domain.Tracker
+	// A live session whose record a read misses while its process still
+	// runs (its exit not seen, its pid not gone) is held for goneGrace:
+	// its entry as last seen stands in for the record, so that a record
+	// removed and written again is no gone and appeared. held is by record
+	// file; grace fires at the earliest end of a hold (graceAt).
+	type hold struct {
+		entry domain.Entry
+		until time.Time
+	}
+	held := map[string]hold{}
+	var grace <-chan time.Time
+	var graceAt time.Time
+	holdMissing := func(entries []domain.Entry) []domain.Entry {
+		present := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			present[e.Record.File] = true
+		}
+		now := s.now()
+		var next time.Time
+		for _, e := range tr.Live() {
+			f := e.Record.File
+			if present[f] {
+				delete(held, f)
+				continue
+			}
+			h, ok := held[f]
+			if !ok {
+				h = hold{entry: e, until: now.Add(goneGrace)}
+			}
+			mu.Lock()
+			exitSeen := ended[key(e)]
+			mu.Unlock()
+			if exitSeen || !now.Before(h.until) || s.processGone(e.Record) {
+				delete(held, f) // gone now, as the tracker words it
+				continue
+			}
+			held[f] = h
+			entries = append(entries, h.entry)
+			if next.IsZero() || h.until.Before(next) {
+				next = h.until
+			}
+		}
+		for f := range held {
+			if present[f] {
+				delete(held, f)
+			}
+		}
+		switch {
+		case next.IsZero():
+			grace, graceAt = nil, time.Time{}
+		case !next.Equal(graceAt):
+			grace, graceAt = s.after(next.Sub(now)), next
+		}
+		return entries
+	}
 	for {
-		l.Entries = markEnded(l.Entries)
+		l.Entries = markEnded(holdMissing(l.Entries))
 		for _, ev := range tr.Update(l.Entries) {
 			if ctx.Err() != nil {
 				return nil
@@ -163,6 +220,8 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			}
 		case <-exited:
 		case <-tick:
+		case <-grace:
+			grace, graceAt = nil, time.Time{}
 		}
 		if l, err = s.Read(ctx); err == nil {
 			err = unreadErr(l)
@@ -174,6 +233,23 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			return err
 		}
 	}
+}
+
+// goneGrace is how long Watch holds the gone of a live session whose
+// record is missing from a read while its process still runs (the same
+// pid and start time; its exit not seen). A session may rewrite its record
+// by removing it and writing it again: a Claude Code session renamed with
+// /rename was reported gone, and appeared again 150 ms later. A record back
+// within the grace (the same session and process) is no event; one still
+// missing when it ends is reported gone then. A process that ends is
+// reported at once, grace or not.
+const goneGrace = 2 * time.Second
+
+// processGone says whether rec's process has ended or its pid is another
+// process's now (the liveness check says so; unknown is not gone).
+func (s *Service) processGone(rec domain.Record) bool {
+	lv := s.live.Check(rec)
+	return lv.Alive == domain.No || lv.StartMatches == domain.No
 }
 
 // unreadErr is the error of a Listing in which a harness's registry could

@@ -14,7 +14,9 @@ const (
 	// EventAppeared: a live session this watch had not reported.
 	EventAppeared
 	// EventGone: the record of a reported session was removed (a clean
-	// exit removes it; so does someone cleaning up after a crash).
+	// exit removes it; so does someone cleaning up after a crash). The
+	// Tracker reports it at the first read without the record; app's
+	// watch holds it for a while when the process still runs.
 	EventGone
 	// EventDied: a reported session's process ended but its record is
 	// still there (a crash, SIGKILL); or its pid now belongs to another
