@@ -86,7 +86,12 @@ func Envelope(from string) string {
 // delivery_failed quoting opencode; a post whose answer never came is
 // outcome_unknown. The v2 /api/session/{id}/prompt is never used (the TUI
 // does not show that turn and the model gets no history, measured).
-type Prompt struct{ cfg Config }
+type Prompt struct {
+	cfg Config
+	// kept are the clients the registry's last read kept (nil: none): a
+	// delivery to a server it found takes that server's.
+	kept *servers
+}
 
 var (
 	_ ports.Transport = (*Prompt)(nil)
@@ -131,14 +136,27 @@ func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
-	c := NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
+	c := t.client(target)
 	defer c.Close()
+	c.Warm(ctx) // the post's connection, proved while the stream connects
 	events, errc, err := c.Events(ctx, connectWait)
 	if err != nil {
 		return domain.Receipt{}, unsent(target, err)
 	}
 	rec, _, err := post(ctx, t.cfg, c, events, errc, target, msg, nil)
 	return rec, err
+}
+
+// client is the client of target's server the registry's read kept (its
+// connection proved the server's, idle: the event stream takes it), or a
+// new one.
+func (t *Prompt) client(target domain.Session) *Client {
+	if t.kept != nil {
+		if c := t.kept.take(serverKey(target.PID(), target.Record().ProcStart, target.SocketPath())); c != nil {
+			return c
+		}
+	}
+	return NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
 }
 
 func failed(format string, args ...any) *domain.Refusal {
