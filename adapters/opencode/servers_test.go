@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,29 @@ func TestServersKeepTheLastReadOnly(t *testing.T) {
 	assert.Nil(t, s.take("a"))
 	assert.Same(t, b, s.take("b"))
 	assert.Nil(t, s.take("b"), "taken once")
+}
+
+// The courier (send --await-reply) takes the read's connection for its
+// event stream as a send does, and hears the answer on it.
+func TestCourierReusesTheReadsProvedConnection(t *testing.T) {
+	f := newFake(t)
+	kept := &servers{}
+	target := readKept(t, f, kept)
+	pr := NewPrompt(Config{})
+	pr.kept = kept
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	k, err := pr.StartCourier(ctx)
+	require.NoError(t, err)
+	defer k.Close()
+	rec, err := k.Send(ctx, target, message(t, "one"))
+	require.NoError(t, err)
+	require.Equal(t, "delivered", rec.Outcome, rec.Detail)
+	select {
+	case in := <-k.Inbound():
+		assert.Equal(t, "pong: one", in.Text)
+	case <-ctx.Done():
+		t.Fatal("no reply")
+	}
+	assert.EqualValues(t, 2, f.conns.Load(), "the read's connection carries the event stream, the post's is the only other")
 }
