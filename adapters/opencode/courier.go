@@ -132,11 +132,8 @@ func (k *courier) stream(target domain.Session) (*stream, error) {
 			return s, nil
 		}
 	}
-	c := k.prompt.client(target)
-	c.Warm(k.ctx) // the first post's connection, proved while the stream connects
-	events, errc, err := c.Events(k.ctx, connectWait)
+	c, events, errc, err := k.prompt.open(k.ctx, target)
 	if err != nil {
-		c.Close()
 		return nil, err
 	}
 	if k.ctx.Err() != nil {

@@ -136,27 +136,38 @@ func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
-	c := t.client(target)
-	defer c.Close()
-	c.Warm(ctx) // the post's connection, proved while the stream connects
-	events, errc, err := c.Events(ctx, connectWait)
+	c, events, errc, err := t.open(ctx, target)
 	if err != nil {
 		return domain.Receipt{}, unsent(target, err)
 	}
+	defer c.Close()
 	rec, _, err := post(ctx, t.cfg, c, events, errc, target, msg, nil)
 	return rec, err
 }
 
-// client is the client of target's server the registry's read kept (its
-// connection proved the server's, idle: the event stream takes it), or a
-// new one.
-func (t *Prompt) client(target domain.Session) *Client {
+// open opens the event stream of target's server (Events) on the client
+// the registry's read kept for that server (its idle connection, proved
+// the server's, carries the stream) or a new one, and meanwhile proves
+// the connection of the post to come (Warm). On an error the client is
+// closed.
+func (t *Prompt) open(ctx context.Context, target domain.Session) (*Client, <-chan Event, <-chan error, error) {
+	start := time.Now()
+	var c *Client
 	if t.kept != nil {
-		if c := t.kept.take(serverKey(target.PID(), target.Record().ProcStart, target.SocketPath())); c != nil {
-			return c
-		}
+		c = t.kept.take(serverKey(target.PID(), target.Record().ProcStart, target.SocketPath()))
 	}
-	return NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
+	kept := c != nil
+	if !kept {
+		c = NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
+	}
+	c.Warm(ctx)
+	events, errc, err := c.Events(ctx, connectWait)
+	t.cfg.Log.Debug("opencode event stream", "server", target.SocketPath(), "read's connection", kept, "took", time.Since(start), "err", err)
+	if err != nil {
+		c.Close()
+		return nil, nil, nil, err
+	}
+	return c, events, errc, nil
 }
 
 func failed(format string, args ...any) *domain.Refusal {
