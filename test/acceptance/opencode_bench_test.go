@@ -69,8 +69,8 @@ func BenchmarkLiveOpencode(b *testing.B) {
 			}
 			baseRatio, baseCPU, baseSend, basePost := settledPairs(b, idle, sendOf(base, "base"), env, curlPost, env)
 			nowRatio, nowCPU, nowSend, baseSend2 := settledPairs(b, idle, sendOf(peerctl, "now"), env, sendOf(base, "base"), env)
-			reportPair(b, "base-send", "curl-post", baseRatio, baseCPU, baseSend, basePost)
-			reportPair(b, "send", "base-send", nowRatio, nowCPU, nowSend, baseSend2)
+			reportPair(b, "base-send", "base-curl-post", baseRatio, baseCPU, baseSend, basePost)
+			reportPair(b, "paired-send", "paired-base-send", nowRatio, nowCPU, nowSend, baseSend2)
 			b.Logf("base (%s): send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); this tree's send / base's: medians %v / %v, per-pair ratio median %.2f (CPU %.2f)",
 				base, baseSend, basePost, baseRatio, baseCPU, nowSend, baseSend2, nowRatio, nowCPU)
 		}
