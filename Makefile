@@ -147,6 +147,13 @@ bench-codex:
 
 # Live benchmark of opencode (send to a session of a real `opencode serve` against a bare curl POST
 # of the same prompt_async request; list with the server's database and without one), offline:
-# docs/PERFORMANCE.md ("opencode").
+# docs/PERFORMANCE.md ("opencode"). BENCH_BASE=<git revision> also times a send of peerctl built at
+# that revision, in the same run (against curl and against this tree's).
 bench-opencode:
-	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveOpencode -benchtime 1x -timeout 20m ./test/acceptance
+	@set -e; base=; if [ -n "$(BENCH_BASE)" ]; then \
+	  src=$$(mktemp -d); trap 'rm -rf "$$src"' EXIT; \
+	  git archive "$(BENCH_BASE)" | tar -x -C "$$src"; \
+	  (cd "$$src" && CGO_ENABLED=0 $(GO) build -trimpath -o "$$src/peerctl-base" ./cmd/peerctl); \
+	  base=$$src/peerctl-base; \
+	fi; \
+	PEERCTL_BENCH_BASE=$$base PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveOpencode -benchtime 1x -timeout 30m ./test/acceptance

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/internal/sockowner"
@@ -108,20 +109,94 @@ type Client struct {
 	base string
 	auth Auth
 	http *http.Client
+	// dial dials and proves one connection (prover.Dialer).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	mu sync.Mutex
+	// spare is Warm's connection being dialled and proved (nil in it when
+	// that failed); nil when no Warm waits to be taken.
+	spare chan net.Conn
 }
 
 // NewClient is a Client for the server process pid listening at addr (a
 // loopback "host:port"), its connections proved pid's under /proc (prover
 // zero) or prover's root. Proxies are never used (loopback only).
 func NewClient(addr string, pid int, auth Auth, prover sockowner.Prover) *Client {
-	tr := &http.Transport{Proxy: nil, DialContext: prover.Dialer(pid, &net.Dialer{Timeout: 2 * time.Second}),
+	c := &Client{addr: addr, base: "http://" + addr, auth: auth, dial: prover.Dialer(pid, &net.Dialer{Timeout: 2 * time.Second})}
+	tr := &http.Transport{Proxy: nil, DialContext: c.dialContext,
 		ResponseHeaderTimeout: 0, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}
-	return &Client{addr: addr, base: "http://" + addr, auth: auth, http: &http.Client{Transport: tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	c.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return c
 }
 
-// Close releases the client's idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+// Warm starts dialling and proving one connection to the server in the
+// background, for the next request that needs a new connection (when
+// none of the client's is idle) to take instead of dialling after it is
+// asked: a send warms the connection of its post while its event stream
+// waits for its first event. The connection is proved as every other
+// (nothing is written before); one that fails to prove is dropped and the
+// request dials its own. A second Warm before the first is taken does
+// nothing; Close closes a spare never taken.
+func (c *Client) Warm(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spare != nil {
+		return
+	}
+	ch := make(chan net.Conn, 1)
+	c.spare = ch
+	go func() {
+		conn, err := c.dial(ctx, "tcp", c.addr)
+		if err != nil {
+			conn = nil
+		}
+		ch <- conn
+	}()
+}
+
+// dialContext is the transport's dial: Warm's spare connection when one
+// was started (waiting for it to be proved), else a new one, proved.
+func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c.mu.Lock()
+	ch := c.spare
+	if addr == c.addr {
+		c.spare = nil
+	} else {
+		ch = nil
+	}
+	c.mu.Unlock()
+	if ch != nil {
+		select {
+		case conn := <-ch:
+			if conn != nil {
+				return conn, nil
+			}
+		case <-ctx.Done():
+			go closeSpare(ch)
+			return nil, ctx.Err()
+		}
+	}
+	return c.dial(ctx, network, addr)
+}
+
+// closeSpare closes the connection a Warm gives on ch, once it is given.
+func closeSpare(ch <-chan net.Conn) {
+	if conn := <-ch; conn != nil {
+		conn.Close()
+	}
+}
+
+// Close releases the client's idle connections and a spare never taken.
+func (c *Client) Close() {
+	c.mu.Lock()
+	ch := c.spare
+	c.spare = nil
+	c.mu.Unlock()
+	if ch != nil {
+		go closeSpare(ch)
+	}
+	c.http.CloseIdleConnections()
+}
 
 func (c *Client) request(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
 	var rd io.Reader

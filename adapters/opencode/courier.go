@@ -26,7 +26,7 @@ const (
 // whole life.
 func (t *Prompt) StartCourier(ctx context.Context) (ports.Courier, error) {
 	cctx, cancel := context.WithCancel(ctx)
-	k := &courier{cfg: t.cfg, ctx: cctx, cancel: cancel, inbound: make(chan domain.Inbound, 16),
+	k := &courier{cfg: t.cfg, prompt: t, ctx: cctx, cancel: cancel, inbound: make(chan domain.Inbound, 16),
 		notices: make(chan domain.Notice), done: make(chan struct{}), streams: map[string]*stream{}}
 	go func() {
 		<-cctx.Done()
@@ -41,6 +41,7 @@ func (t *Prompt) StartCourier(ctx context.Context) (ports.Courier, error) {
 // courier is ports.Courier over opencode event streams.
 type courier struct {
 	cfg     Config
+	prompt  *Prompt // its client: the one the registry's read kept, or new
 	ctx     context.Context
 	cancel  context.CancelFunc
 	inbound chan domain.Inbound
@@ -85,7 +86,7 @@ func (k *courier) Send(ctx context.Context, target domain.Session, msg domain.Me
 	}
 	ctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
 	defer cancel()
-	s, err := k.stream(target.SocketPath(), target.PID())
+	s, err := k.stream(target)
 	if err != nil {
 		return domain.Receipt{}, unsent(target, err)
 	}
@@ -117,10 +118,10 @@ func (k *courier) Send(ctx context.Context, target domain.Session, msg domain.Me
 	return rec, err
 }
 
-// stream returns the open stream of server pid at addr, opening it when
+// stream returns the open stream of target's server, opening it when
 // there is none (or the last one ended).
-func (k *courier) stream(addr string, pid int) (*stream, error) {
-	key := strconv.Itoa(pid) + "@" + addr
+func (k *courier) stream(target domain.Session) (*stream, error) {
+	key := strconv.Itoa(target.PID()) + "@" + target.SocketPath()
 	k.mu.Lock()
 	s := k.streams[key]
 	k.mu.Unlock()
@@ -131,10 +132,8 @@ func (k *courier) stream(addr string, pid int) (*stream, error) {
 			return s, nil
 		}
 	}
-	c := NewClient(addr, pid, k.cfg.Auth, k.cfg.prover)
-	events, errc, err := c.Events(k.ctx, connectWait)
+	c, events, errc, err := k.prompt.open(k.ctx, target)
 	if err != nil {
-		c.Close()
 		return nil, err
 	}
 	if k.ctx.Err() != nil {

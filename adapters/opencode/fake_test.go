@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -21,6 +23,9 @@ import (
 type fakeServer struct {
 	t   testing.TB
 	srv *httptest.Server
+
+	// conns counts the connections the server accepted.
+	conns atomic.Int32
 
 	mu       sync.Mutex
 	sessions string // GET /session's body
@@ -40,7 +45,13 @@ type fakeServer struct {
 
 func newFake(t testing.TB) *fakeServer {
 	f := &fakeServer{t: t, sessions: "[]"}
-	f.srv = httptest.NewServer(f)
+	f.srv = httptest.NewUnstartedServer(f)
+	f.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			f.conns.Add(1)
+		}
+	}
+	f.srv.Start()
 	t.Cleanup(func() {
 		f.mu.Lock()
 		for _, s := range f.streams {

@@ -129,6 +129,10 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	h.named = getenv(DBEnv) != ""
 	h.registry = NewRegistry(h.db, h.auth, dom)
 	h.prompt = NewPrompt(Config{Auth: h.auth, From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow, Log: s.Log})
+	// A send resolves its target on a fresh read: its delivery reuses
+	// the connection that read proved the server's.
+	h.registry.kept = &servers{}
+	h.prompt.kept = h.registry.kept
 	return h, nil
 }
 

@@ -86,7 +86,12 @@ func Envelope(from string) string {
 // delivery_failed quoting opencode; a post whose answer never came is
 // outcome_unknown. The v2 /api/session/{id}/prompt is never used (the TUI
 // does not show that turn and the model gets no history, measured).
-type Prompt struct{ cfg Config }
+type Prompt struct {
+	cfg Config
+	// kept are the clients the registry's last read kept (nil: none): a
+	// delivery to a server it found takes that server's.
+	kept *servers
+}
 
 var (
 	_ ports.Transport = (*Prompt)(nil)
@@ -131,14 +136,38 @@ func (t *Prompt) Deliver(ctx context.Context, target domain.Session, msg domain.
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
-	c := NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
-	defer c.Close()
-	events, errc, err := c.Events(ctx, connectWait)
+	c, events, errc, err := t.open(ctx, target)
 	if err != nil {
 		return domain.Receipt{}, unsent(target, err)
 	}
+	defer c.Close()
 	rec, _, err := post(ctx, t.cfg, c, events, errc, target, msg, nil)
 	return rec, err
+}
+
+// open opens the event stream of target's server (Events) on the client
+// the registry's read kept for that server (its idle connection, proved
+// the server's, carries the stream) or a new one, and meanwhile proves
+// the connection of the post to come (Warm). On an error the client is
+// closed.
+func (t *Prompt) open(ctx context.Context, target domain.Session) (*Client, <-chan Event, <-chan error, error) {
+	start := time.Now()
+	var c *Client
+	if t.kept != nil {
+		c = t.kept.take(serverKey(target.PID(), target.Record().ProcStart, target.SocketPath()))
+	}
+	kept := c != nil
+	if !kept {
+		c = NewClient(target.SocketPath(), target.PID(), t.cfg.Auth, t.cfg.prover)
+	}
+	c.Warm(ctx)
+	events, errc, err := c.Events(ctx, connectWait)
+	t.cfg.Log.Debug("opencode event stream", "server", target.SocketPath(), "read's connection", kept, "took", time.Since(start), "err", err)
+	if err != nil {
+		c.Close()
+		return nil, nil, nil, err
+	}
+	return c, events, errc, nil
 }
 
 func failed(format string, args ...any) *domain.Refusal {

@@ -47,6 +47,9 @@ type Registry struct {
 	prover      sockowner.Prover
 	serverPIDOf func(int) int
 	db          string
+	// kept, when set, keeps the clients of the servers found for a send
+	// that follows (servers); nil: each is closed after its read.
+	kept *servers
 	// goos is the system read (thisOS; tests set another): off Linux no
 	// process is found (unsupported).
 	goos string
@@ -89,15 +92,17 @@ func (r *Registry) Read(ctx context.Context) (ports.Snapshot, error) {
 	}
 	procs := scanProcs(procliveness.TableOf(ctx, r.procRoot), r.uid, r.db)
 	recs := make([][]domain.Record, len(procs))
+	clients := make([]*Client, len(procs))
 	var wg sync.WaitGroup
 	for i, p := range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			recs[i] = r.records(ctx, p)
+			recs[i], clients[i] = r.records(ctx, p)
 		}()
 	}
 	wg.Wait()
+	r.keep(procs, clients)
 	for _, rs := range recs {
 		for _, rec := range rs {
 			rec.PIDDomain = r.domain
@@ -112,16 +117,35 @@ func base(p proc) domain.Record {
 	return domain.Record{Harness: Kind, File: "pid " + strconv.Itoa(p.pid), PID: p.pid, ProcStart: p.start, Cwd: p.cwd, Kind: p.kind}
 }
 
-// records are process p's records.
-func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
+// keep hands the clients of the servers found (clients[i] is procs[i]'s,
+// nil for none) to r.kept, or closes them when nothing keeps them.
+func (r *Registry) keep(procs []proc, clients []*Client) {
+	found := map[string]*Client{}
+	for i, c := range clients {
+		switch {
+		case c == nil:
+		case r.kept == nil:
+			c.Close()
+		default:
+			found[serverKey(procs[i].pid, procs[i].start, c.addr)] = c
+		}
+	}
+	if r.kept != nil {
+		r.kept.replace(found)
+	}
+}
+
+// records are process p's records, and the client of its server when its
+// sessions were read (nil otherwise), for the caller to keep or close.
+func (r *Registry) records(ctx context.Context, p proc) ([]domain.Record, *Client) {
 	rec := base(p)
 	if p.kind == KindPlainTUI {
 		rec.Name = "opencode TUI in " + filepath.Base(p.cwd)
-		return []domain.Record{rec}
+		return []domain.Record{rec}, nil
 	}
 	if len(p.addrs) == 0 {
 		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
-		return []domain.Record{rec} // starting, or listening elsewhere: unaddressable
+		return []domain.Record{rec}, nil // starting, or listening elsewhere: unaddressable
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
 	defer cancel()
@@ -144,17 +168,17 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 				rec.Kind = KindRefused
 			}
 			rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd) + " (password-protected)"
-			return []domain.Record{rec}
+			return []domain.Record{rec}, nil
 		}
 		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode process (pid %d) listens but no address answers as opencode's server: %v", p.pid, errors.Join(errs...)), domain.VerdictUnreadable
-		return []domain.Record{rec}
+		return []domain.Record{rec}, nil
 	}
-	defer c.Close()
 	rec.Version = version
 	sessions, skipped, err := c.Sessions(ctx, p.cwd)
 	if err != nil {
+		c.Close()
 		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode server %s (pid %d): %v", rec.SocketPath, p.pid, err), domain.VerdictUnreadable
-		return []domain.Record{rec}
+		return []domain.Record{rec}, nil
 	}
 	busy, _ := c.Busy(ctx)
 	var out []domain.Record
@@ -181,7 +205,7 @@ func (r *Registry) records(ctx context.Context, p proc) []domain.Record {
 		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
 		out = append(out, rec) // a server with no session yet: live, not addressable
 	}
-	return out
+	return out, c
 }
 
 // probe asks each of p's listeners GET /global/health at once (a

@@ -3,6 +3,7 @@
 package acceptance
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -32,6 +33,11 @@ import (
 //     walk over /proc still runs and skips the server, as it does for any
 //     opencode process of another database).
 //
+// With PEERCTL_BENCH_BASE naming another peerctl binary (`make
+// bench-opencode BENCH_BASE=<revision>` builds one), its send is timed
+// too, in the same run: against the curl POST, and against this tree's
+// send (the before/after ratio).
+//
 // Pairs as BenchmarkLiveCodex: codexBenchRuns back to back, order
 // alternating, medians of the per-pair ratios of wall and CPU time. One
 // iteration runs it all; use -benchtime=1x.
@@ -45,16 +51,29 @@ func BenchmarkLiveOpencode(b *testing.B) {
 	absent := root.Env("XDG_DATA_HOME=" + filepath.Join(root.Dir, "absent"))
 	curl := curlBin(b)
 	idle := func() { opencodeSettle(b, srv.URL, sid) }
+	curlPost := func(i int) []string {
+		body := opencode.PromptBody(opencode.NewMessageID(time.Now()), opencode.Envelope("bench"), "bench curl "+strconv.Itoa(i))
+		return []string{curl, "-sS", "--fail", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
+			"--data-binary", body, srv.URL + "/session/" + sid + "/prompt_async"}
+	}
 	for b.Loop() {
 		sendRatio, sendCPU, send, post := settledPairs(b, idle,
 			func(i int) []string {
 				return []string{peerctl, "send", "--transport", "prompt", "--from", "bench", sid, "bench send " + strconv.Itoa(i)}
-			}, env,
-			func(i int) []string {
-				body := opencode.PromptBody(opencode.NewMessageID(time.Now()), opencode.Envelope("bench"), "bench curl "+strconv.Itoa(i))
-				return []string{curl, "-sS", "--fail", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
-					"--data-binary", body, srv.URL + "/session/" + sid + "/prompt_async"}
-			}, env)
+			}, env, curlPost, env)
+		if base := os.Getenv("PEERCTL_BENCH_BASE"); base != "" {
+			sendOf := func(bin, label string) func(int) []string {
+				return func(i int) []string {
+					return []string{bin, "send", "--transport", "prompt", "--from", "bench", sid, "bench " + label + " " + strconv.Itoa(i)}
+				}
+			}
+			baseRatio, baseCPU, baseSend, basePost := settledPairs(b, idle, sendOf(base, "base"), env, curlPost, env)
+			nowRatio, nowCPU, nowSend, baseSend2 := settledPairs(b, idle, sendOf(peerctl, "now"), env, sendOf(base, "base"), env)
+			reportPair(b, "base-send", "base-curl-post", baseRatio, baseCPU, baseSend, basePost)
+			reportPair(b, "paired-send", "paired-base-send", nowRatio, nowCPU, nowSend, baseSend2)
+			b.Logf("base (%s): send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); this tree's send / base's: medians %v / %v, per-pair ratio median %.2f (CPU %.2f)",
+				base, baseSend, basePost, baseRatio, baseCPU, nowSend, baseSend2, nowRatio, nowCPU)
+		}
 		list := func(int) []string { return []string{peerctl, "list", "--json"} }
 		listRatio, listCPU, present, missing := pairs(b, list, env, list, absent)
 		reportPair(b, "send", "curl-post", sendRatio, sendCPU, send, post)
