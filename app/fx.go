@@ -196,18 +196,35 @@ var Graph = fx.Options(
 
 // readPorts binds the Registry and Liveness ports to the harnesses of the
 // value group "harnesses", for Graph and ReadGraph alike. The ports are
-// bound by constructors that return them rather than with fx.Annotate and
+// bound by a constructor that returns them rather than with fx.Annotate and
 // fx.As: each annotation builds a throwaway dig container (a seeded random
 // source among it) and a reflect.MakeFunc on every fx.New, every run.
 var readPorts = fx.Options(
 	fx.Provide(
 		NewLogger,
 		NewHarnessSettings,
-		func(in harnessGroup) Harnesses { return NewHarnesses(in.Harnesses) },
-		func(cfg Config, hs Harnesses) ports.Registry { return NewRegistry(cfg, hs) },
-		func(hs Harnesses) ports.Liveness { return hs.Liveness() },
+		newHarnessPorts,
 	),
 )
+
+// harnessPorts are the graph's Harnesses (the group's) and the Registry
+// and Liveness ports bound to them, given by one constructor: fx.New
+// costs about 10 KB and a few page faults for each constructor it is
+// given, on every run of every command (docs/PERFORMANCE.md). A host
+// swaps either port with fx.Replace or fx.Decorate, as before.
+type harnessPorts struct {
+	fx.Out
+	Harnesses Harnesses
+	Registry  ports.Registry
+	Liveness  ports.Liveness
+}
+
+// newHarnessPorts is NewHarnesses over the group, NewRegistry and the
+// harnesses' Liveness.
+func newHarnessPorts(cfg Config, in harnessGroup) harnessPorts {
+	hs := NewHarnesses(in.Harnesses)
+	return harnessPorts{Harnesses: hs, Registry: NewRegistry(cfg, hs), Liveness: hs.Liveness()}
+}
 
 // harnessGroup is the value group "harnesses" (Plug's, and any a host adds).
 type harnessGroup struct {

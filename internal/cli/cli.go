@@ -181,6 +181,9 @@ full: README.md, docs/COMMANDS.md.`,
 	root.SetErr(c.io.errOut)
 	c.flags.addGlobal(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if cmd.Annotations[signalsKey] != signalsWhenRemote {
+			c.catchSignals(cmd)
+		}
 		if err := rejectEmptyPathFlags(cmd, args); err != nil {
 			return err
 		}
@@ -426,6 +429,10 @@ func executeTree(ctx context.Context, c *factory, args []string, only string) in
 	root := newRootCmdFor(c, only)
 	root.SetArgs(withoutHelpOnUnknown(root, args))
 	failed, err := root.ExecuteContextC(ctx)
+	if c.stopSignals != nil {
+		c.stopSignals()
+		c.stopSignals = nil
+	}
 	if err == nil {
 		return wire.ExitOK
 	}

@@ -85,6 +85,9 @@ type factory struct {
 	// busActivity counts the requests of other nodes this service
 	// answers (serve with a bus), for its --idle-exit.
 	busActivity *serve.Activity
+	// stopSignals stops catching signals (catchSignals); nil when they
+	// are not caught.
+	stopSignals func()
 	// busLink is serve's place on the fleet's bus, once joinBus made it
 	// (nil: no bus): its connection carries this machine's --host
 	// nats:NODE requests (serve's "bus" op).

@@ -58,8 +58,12 @@ func newListCmd(f *factory) *cobra.Command {
   peerctl list --host . --host dev-box --host me@build-3   # this machine and two others, merged
   peerctl list --hosts               # this machine and every host of peerctl hosts
   peerctl list --fleet --nats nats://bus-1:4222   # every node's sessions on the fleet's bus`,
-		Args: noArgs,
+		Args:        noArgs,
+		Annotations: map[string]string{signalsKey: signalsWhenRemote},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(hosts) > 0 || allHosts || fleet {
+				f.catchSignals(cmd) // ssh, the bus: what a signal must end
+			}
 			opts.query.All = all
 			if cmd.Flags().Changed("harness") {
 				h, err := domain.ParseHarness(harness)

@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/peerctl/peerctl/internal/mcptools"
 	"github.com/peerctl/peerctl/internal/wiring"
 	"github.com/peerctl/peerctl/ports/wire"
@@ -45,27 +47,48 @@ func Main(serve MCPServer, bus wiring.Bus, store wiring.Store, jq JQ) {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve, bus, store, jq))
 }
 
-// run executes one command line and returns the process exit code.
-// SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed, the SSH
-// connection dropped) cancel the command's context, so a running courier's
-// whole process group is ended and the send ends as canceled instead of
-// peerctl dying and leaving the courier behind: delivery_failed (exit 5)
-// when nothing was sent yet, outcome_unknown (exit 12) once the text was
-// handed over. Every command (list, show, send, watch, relay, enrich,
-// doctor, whoami, mcp) runs on that context. The first signal is the only
-// one caught: a second one ends peerctl at once, as it would without
-// peerctl's handling, so nothing stuck can outlast two Ctrl-Cs.
+// run executes one command line and returns the process exit code. The
+// command catches signals when it can start something it must end
+// (catchSignals).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, serve MCPServer, bus wiring.Bus, store wiring.Store, jq JQ) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	go func() {
-		<-ctx.Done() // the first signal, or run returning
-		stop()
-	}()
 	cli := newFactory(stdin, stdout, stderr, getenv)
 	cli.serveMCP = serve
 	cli.bus = bus
 	cli.store = store
 	cli.compileJQ = jq
-	return execute(ctx, cli, args)
+	return execute(context.Background(), cli, args)
+}
+
+// signalsKey is the cobra annotation of a command that reads this machine
+// and starts nothing there (list, show): root does not catch its signals
+// (catchSignals); the command catches them itself when it reaches another
+// machine (ssh, the fleet's bus).
+const signalsKey, signalsWhenRemote = "peerctl:signals", "when-remote"
+
+// catchSignals makes SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal
+// closed, the SSH connection dropped) cancel cmd's context, so that a
+// running courier's or ssh's whole process group is ended and a send ends
+// as canceled instead of peerctl dying and leaving the courier behind:
+// delivery_failed (exit 5) when nothing was sent yet, outcome_unknown
+// (exit 12) once the text was handed over. Root's PersistentPreRunE calls
+// it for every command (send, watch, relay, enrich, doctor, whoami, mcp,
+// serve, ...) but those marked signalsWhenRemote, which call it when they
+// reach another machine; a read of this machine alone starts nothing, and
+// a signal ends it at once, as it ends any program that does not catch
+// it. Catching costs a run about three OS threads more (one of them locked
+// to the signal handling) and their start. The first signal is the only one caught: a
+// second one ends peerctl at once, as it would without peerctl's
+// handling, so nothing stuck can outlast two Ctrl-Cs. executeTree stops
+// catching when the command returns.
+func (c *factory) catchSignals(cmd *cobra.Command) {
+	if c.stopSignals != nil {
+		return
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	c.stopSignals = stop
+	go func() {
+		<-ctx.Done() // the first signal, or the command returning
+		stop()
+	}()
+	cmd.SetContext(ctx)
 }

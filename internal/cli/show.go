@@ -39,7 +39,8 @@ func newShowCmd(f *factory) *cobra.Command {
   peerctl show 4652            # by pid, live or not
   peerctl show 8000.json       # a record by its file name
   peerctl show --host dev-box proj-89`,
-		Args: exactArgs(1),
+		Args:        exactArgs(1),
+		Annotations: map[string]string{signalsKey: signalsWhenRemote},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.explain && opts.json {
 				return usageError{fmt.Errorf("--explain is for the text; --json's fields are explained in docs/OUTPUT.md")}
@@ -47,6 +48,9 @@ func newShowCmd(f *factory) *cobra.Command {
 			var err error
 			if opts.dest, opts.address, err = oneHost(hosts, args[0]); err != nil {
 				return err
+			}
+			if !opts.dest.IsLocal() {
+				f.catchSignals(cmd) // ssh: what a signal must end
 			}
 			f.started()
 			f.io.jsonOut = opts.json

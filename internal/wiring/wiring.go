@@ -51,13 +51,12 @@ var Module = fx.Module("peerctl",
 	app.Graph,
 	app.Plug(plugins),
 	fx.Provide(
-		NewProcesses,
+		newLocalPorts,
 		func(folders ports.FolderWatcher, log *slog.Logger) ports.Transcripts {
 			return NewTranscripts(folders, log)
 		},
 		func() ports.FolderWatcher { return NewFolderWatcher() },
 		func() ports.ExitWatcher { return NewExitWatcher() },
-		policyPort,
 	),
 )
 
@@ -68,17 +67,24 @@ var Module = fx.Module("peerctl",
 var ReadModule = fx.Options(
 	app.ReadGraph,
 	app.Plug(plugins),
-	fx.Provide(
-		NewProcesses,
-		policyPort,
-	),
+	fx.Provide(newLocalPorts),
 )
 
-// policyPort is NewPolicy bound to ports.Policy. The modules bind their
-// ports with constructors that return them, not with fx.Annotate and
-// fx.As, which cost each fx.New a dig container and a reflect.MakeFunc
-// apiece (app.Plug says more).
-func policyPort(cfg app.Config) ports.Policy { return NewPolicy(cfg) }
+// localPorts are this machine's process tree (NewProcesses) and the trust
+// policy's file (NewPolicy) bound to their ports, given by one
+// constructor: fx.New's cost is per constructor (app.Plug says more). The
+// modules bind their ports with constructors that return them, not with
+// fx.Annotate and fx.As, which cost each fx.New a dig container and a
+// reflect.MakeFunc apiece.
+type localPorts struct {
+	fx.Out
+	Processes ports.Processes
+	Policy    ports.Policy
+}
+
+func newLocalPorts(cfg app.Config) localPorts {
+	return localPorts{Processes: NewProcesses(), Policy: NewPolicy(cfg)}
+}
 
 // NewTranscripts reads transcripts, told of appends by the folder watcher.
 func NewTranscripts(folders ports.FolderWatcher, log *slog.Logger) *transcript.Reader {

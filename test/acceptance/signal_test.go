@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,4 +158,122 @@ func procAlive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || !bytes.HasPrefix(b[i:], []byte(") Z"))
+}
+
+// A read of this machine (list, show) starts nothing it must end, so it
+// catches no signal: one ends it at once, as it ends any program that does
+// not catch it (catching costs every run a locked OS thread and two
+// goroutines: docs/PERFORMANCE.md). Here the read waits on a Codex
+// app-server daemon that took the connection and never answers.
+func TestReadHereIsEndedBySignals(t *testing.T) {
+	for _, args := range [][]string{{"list", "--json"}, {"show", "build-3f"}} {
+		for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(args[0]+"/"+sig.String(), func(t *testing.T) {
+				home := t.TempDir()
+				asked := silentCodexDaemon(t)
+				cmd := exec.Command(peerctlBin(t), args...)
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CODEX_HOME=" + asked.home,
+					"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "XDG_RUNTIME_DIR=" + t.TempDir()}
+				r := startSignalled(t, cmd, func() {
+					select {
+					case c := <-asked.conn:
+						asked.conn <- c
+					case <-time.After(20 * time.Second):
+						t.Fatal("peerctl never asked the Codex daemon")
+					}
+				}, sig)
+				var ee *exec.ExitError
+				require.True(t, errors.As(r.err, &ee), "exit: %v; stderr: %s", r.err, r.stderr)
+				ws, ok := ee.Sys().(syscall.WaitStatus)
+				require.True(t, ok)
+				assert.True(t, ws.Signaled() && ws.Signal() == sig, "want ended by %s, got %v; stderr: %s", sig, ee, r.stderr)
+			})
+		}
+	}
+}
+
+// A read of another machine catches signals, as a send does: its ssh's
+// process group is ended and peerctl exits with its own code.
+func TestReadOfAHostCatchesSignals(t *testing.T) {
+	for _, args := range [][]string{{"list", "--json", "--host", "dev-box"}, {"show", "--host", "dev-box", "build-3f"}} {
+		t.Run(args[0], func(t *testing.T) {
+			w := newHostWorld(t)
+			cmd := exec.Command(peerctlBin(t), args...)
+			cmd.Env = w.env(t, "FAKESSH_MODE=silent", "PEERCTL_HOST_TIMEOUT=5m")
+			r := startSignalled(t, cmd, func() {
+				require.Eventually(t, func() bool { return w.sshRuns(t) > 0 }, 20*time.Second, 10*time.Millisecond, "ssh never ran")
+			}, syscall.SIGINT)
+			var ee *exec.ExitError
+			require.True(t, errors.As(r.err, &ee), "exit: %v; stderr: %s", r.err, r.stderr)
+			ws, ok := ee.Sys().(syscall.WaitStatus)
+			require.True(t, ok)
+			assert.False(t, ws.Signaled(), "ended by %s: the signal was not caught; stderr: %s", ws.Signal(), r.stderr)
+			assert.Contains(t, r.stderr, "canceled")
+		})
+	}
+}
+
+// signalled is how a peerctl run that was sent a signal ended.
+type signalled struct {
+	err    error
+	stderr string
+}
+
+// startSignalled starts cmd, waits for ready, sends it sig and waits for
+// it to end (10 s at most).
+func startSignalled(t *testing.T, cmd *exec.Cmd, ready func(), sig syscall.Signal) signalled {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	ready()
+	require.NoError(t, cmd.Process.Signal(sig))
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		return signalled{err: err, stderr: stderr.String()}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("peerctl did not end within 10s of %s", sig)
+	}
+	return signalled{}
+}
+
+// silentDaemon is a Codex home whose app-server control socket takes
+// connections and never answers; conn gets the first one.
+type silentDaemon struct {
+	home string
+	conn chan net.Conn
+}
+
+func silentCodexDaemon(t *testing.T) silentDaemon {
+	t.Helper()
+	home, err := os.MkdirTemp("", "cx") // short: a socket's path is at most 108 bytes
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(home) })
+	require.NoError(t, os.Mkdir(filepath.Join(home, "app-server-control"), 0o700))
+	ln, err := net.Listen("unix", filepath.Join(home, "app-server-control", "app-server-control.sock"))
+	require.NoError(t, err)
+	d := silentDaemon{home: home, conn: make(chan net.Conn, 1)}
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			d.conn <- c
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		select {
+		case c := <-d.conn:
+			_ = c.Close()
+		default:
+		}
+	})
+	return d
 }
