@@ -32,8 +32,23 @@ func TestMain(m *testing.M) {
 		}
 	}
 	_ = os.Setenv("PATH", strings.Join(path, string(filepath.ListSeparator)))
+	// Nor does any test read this machine's own harness state: a harness
+	// whose folder is not named in a test's environment defaults to one
+	// under $HOME (os.UserHomeDir where the test's getenv has no HOME), so
+	// HOME is an empty folder of the package's own and the folders that
+	// would name others are unset. (Before, a list here took in a real
+	// opencode server running on the machine.)
+	home, err := os.MkdirTemp("", "peerctl-cli-home-")
+	if err != nil {
+		panic(err)
+	}
+	_ = os.Setenv("HOME", home)
+	for _, k := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "CODEX_HOME", "QWEN_HOME", "CLAUDE_CONFIG_DIR", "OPENCODE_DB"} {
+		_ = os.Unsetenv(k)
+	}
 	code := m.Run()
 	testbin.Cleanup()
+	_ = os.RemoveAll(home)
 	os.Exit(code)
 }
 
