@@ -27,10 +27,9 @@ func isTerminalFile(v any) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// paint is s in colour code when on, else s. Painted, s is 9 bytes
-// longer whatever the code: a table paints every cell of a column (its
-// header with colourNone) so that tabwriter, which counts bytes, keeps
-// the column aligned.
+// paint is s in colour code when on, else s: ESC [ code m, s, ESC [ 0 m,
+// which a table (shownWidth) does not count; doctor's tabwriter counts
+// them, so it paints every cell of a column (9 bytes whatever the code).
 func paint(on bool, code, s string) string {
 	if !on {
 		return s

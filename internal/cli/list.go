@@ -8,9 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -236,25 +234,24 @@ func printSessions(ios *iostreams, rows []wire.Session, all, wide, withHost bool
 			ids[idx[k]] = short
 		}
 	}
-	tw := tabwriter.NewWriter(ios.out, 0, 4, 2, ' ', 0)
-	host := func(r wire.Session) string {
+	var tw table
+	row := func(r *wire.Session, cells ...string) {
 		switch {
 		case !withHost:
-			return ""
+		case r == nil:
+			cells = append([]string{"HOST"}, cells...)
 		case r.Host == "":
-			return localHost + "\t"
+			cells = append([]string{localHost}, cells...)
+		default:
+			cells = append([]string{cut(cell(r.Host), widthName)}, cells...)
 		}
-		return cut(cell(r.Host), widthName) + "\t"
-	}
-	head := ""
-	if withHost {
-		head = "HOST\t"
+		tw.add(cells...)
 	}
 	on := ios.colourOn(ios.out)
 	if all {
-		fmt.Fprintln(tw, head+paint(on, colourNone, "VERDICT")+"\tHARNESS\tNAME\tSESSION\tPID\tFILE\tREASON")
+		row(nil, paint(on, colourNone, "VERDICT"), "HARNESS", "NAME", "SESSION", "PID", "FILE", "REASON")
 	} else {
-		fmt.Fprintln(tw, head+"NAME\tHARNESS\tSESSION\tPID\t"+paint(on, colourNone, "STATUS")+"\tAGE\tCWD")
+		row(nil, "NAME", "HARNESS", "SESSION", "PID", paint(on, colourNone, "STATUS"), "AGE", "CWD")
 	}
 	now := time.Now()
 	for i, r := range rows {
@@ -267,41 +264,33 @@ func printSessions(ios *iostreams, rows []wire.Session, all, wide, withHost bool
 			if r.Verdict == domain.VerdictLive.String() && !r.Addressable {
 				reason = "not addressable: " + r.Unaddressable
 			}
-			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%d\t%s\t%s\n", host(r), paint(on, stateColour(r.Verdict), cell(r.Verdict)), cell(r.Harness), cut(cell(r.Name), widthName), cut(cell(id), widthID),
-				r.PID, cut(cell(r.File), widthName), cut(cell(reason), widthText))
+			row(&r, paint(on, stateColour(r.Verdict), cell(r.Verdict)), cell(r.Harness), cut(cell(r.Name), widthName), cut(cell(id), widthID),
+				strconv.Itoa(r.PID), cut(cell(r.File), widthName), cut(cell(reason), widthText))
 			continue
 		}
-		status := domain.StatusText(r.Status, r.WaitingFor)
+		status := cut(cell(domain.StatusText(r.Status, r.WaitingFor)), widthName)
 		if !r.Addressable {
 			status += " (not addressable)"
 		}
 		started, _ := time.Parse(time.RFC3339Nano, r.StartedAt)
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\t%s\n", host(r), cut(cell(r.Name), widthName), cell(r.Harness), cut(cell(id), widthID), r.PID,
-			paint(on, stateColour(status), cell(status)), age(now, started), cut(cell(r.Cwd), widthText))
+		row(&r, cut(cell(r.Name), widthName), cell(r.Harness), cut(cell(id), widthID), strconv.Itoa(r.PID),
+			paint(on, stateColour(status), status), age(now, started), cut(cell(r.Cwd), widthText))
 	}
-	return tw.Flush()
+	return tw.write(ios.out)
 }
 
 // cell makes a value safe for one table cell: control characters (which
 // could move the cursor or fake rows) and bytes that are not UTF-8 (a lone
 // 0x9b is a CSI to some terminals) are shown as escapes.
-// The widest a table cell gets, in characters (after safe's escapes): a
-// name or file name, a session id (a UUID is 36), a reason or a folder.
-// A longer value is cut with "…" by cut; `show` prints it whole.
+// The widest a table cell gets, in terminal columns (after safe's
+// escapes): a name, file name or status, a session id (a UUID is 36), a
+// reason or a folder. A longer value is cut with "…" by cut; `show`
+// prints it whole.
 const (
 	widthName = 48
 	widthID   = 40
 	widthText = 120
 )
-
-// cut shortens s to at most n characters, the last one "…", so that one
-// long value (a 200 KB name) cannot pad every row of its table.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
 
 func cell(s string) string {
 	if s == "" {

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -283,14 +282,14 @@ func runOutboxList(ctx context.Context, opts *outboxOptions) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(opts.io.out, 0, 4, 2, ' ', 0)
+	var tw table
 	on := opts.io.colourOn(opts.io.out)
-	fmt.Fprintln(tw, "ID\t"+paint(on, colourNone, "STATE")+"\tTARGET\tATTEMPTS\tUPDATED\tREASON")
+	tw.add("ID", paint(on, colourNone, "STATE"), "TARGET", "ATTEMPTS", "UPDATED", "REASON")
 	for _, m := range msgs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", m.ID, paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName), m.Attempts,
-			shownTime(m.Updated), cut(cell(m.Reason), widthText))
+		tw.add(strconv.FormatInt(m.ID, 10), paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName),
+			strconv.Itoa(m.Attempts), shownTime(m.Updated), cut(cell(m.Reason), widthText))
 	}
-	return tw.Flush()
+	return tw.write(opts.io.out)
 }
 
 // runOutboxShow shows message opts.id and its history.

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -277,10 +276,10 @@ const (
 	watchPIDWidth  = 7
 )
 
-// fit cuts s to w runes (cut) and pads it with spaces to w.
+// fit cuts s to w terminal columns (cut) and pads it with spaces to w.
 func fit(s string, w int) string {
 	s = cut(s, w)
-	return s + strings.Repeat(" ", w-utf8.RuneCountInString(s))
+	return s + strings.Repeat(" ", w-shownWidth(s))
 }
 
 // eventText renders one event for people, in columns of fixed width:

@@ -400,8 +400,12 @@ const maxBody = 2 << 20
 
 func (d *Dashboard) send(w http.ResponseWriter, r *http.Request) {
 	var f sendForm
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&f); err != nil || f.Address == "" || f.Text == "" {
-		http.Error(w, "peerctl dashboard: want {address, text, await}, both given", http.StatusBadRequest)
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&f); err != nil {
+		http.Error(w, "peerctl dashboard: "+formError(err), http.StatusBadRequest)
+		return
+	}
+	if f.Address == "" || f.Text == "" {
+		http.Error(w, `peerctl dashboard: want {"address": "...", "text": "...", "await": true|false}: address and text must not be empty`, http.StatusBadRequest)
 		return
 	}
 	var await time.Duration
@@ -410,7 +414,38 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), await+5*time.Minute)
 	defer cancel()
-	d.finish(w, d.b.Send(ctx, f.Address, f.Text, await))
+	d.finish(w, d.b.Send(ctx, d.address(f.Address), f.Text, await))
+}
+
+// formError says what is wrong with a body /api/send could not decode
+// (err from encoding/json): the field of the wrong type and what it takes,
+// else that it is not the JSON object asked for.
+func formError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		want := "a string"
+		if te.Field == "await" {
+			want = "true or false"
+		}
+		return fmt.Sprintf("%q must be %s, not a JSON %s", te.Field, want, te.Value)
+	}
+	return `want {"address": "...", "text": "...", "await": true|false}: ` + err.Error()
+}
+
+// address is what send takes for addr, an address the page was given:
+// the endpoint of the live session it names, as the page shows it (safe:
+// home written "~"), else addr as it is.
+func (d *Dashboard) address(addr string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, st := range d.hosts {
+		for _, s := range st.Listing.Sessions {
+			if s.Endpoint != "" && safe(s.Endpoint, d.opt.Home) == addr {
+				return s.Endpoint
+			}
+		}
+	}
+	return addr
 }
 
 // changeForm is the body of POST /api/outbox/ID/cancel|retry|approve|deny
@@ -474,12 +509,12 @@ func (d *Dashboard) finish(w http.ResponseWriter, res Result) {
 }
 
 // result writes what a command gave with the HTTP status, its text made safe as the CLI
-// prints it (every string of its JSON and its stderr: safeText), so that
+// prints it and home written "~" (every string of its JSON and its stderr: safeText), so that
 // a reply, a detail or a name from the far side reaches the page escaped
 // like the rest of its data.
 func (d *Dashboard) result(w http.ResponseWriter, status int, res Result) {
-	res.JSON = safeJSON(res.JSON)
-	res.Stderr = safeText(res.Stderr)
+	res.JSON = safeJSON(res.JSON, d.opt.Home)
+	res.Stderr = safeText(res.Stderr, d.opt.Home)
 	b, err := json.Marshal(res)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -490,34 +525,39 @@ func (d *Dashboard) result(w http.ResponseWriter, status int, res Result) {
 	_, _ = w.Write(b)
 }
 
-// safeJSON is raw with every string in it made safe (safeText); null
-// when raw is not one JSON value.
-func safeJSON(raw json.RawMessage) json.RawMessage {
+// safeJSON is raw with every string in it made safe (safeText, home ""
+// for none written "~" but in a "text", words as sent); null when raw is
+// not one JSON value.
+func safeJSON(raw json.RawMessage, home string) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
 		return json.RawMessage("null")
 	}
-	b, err := json.Marshal(safeValue(v))
+	b, err := json.Marshal(safeValue(v, home))
 	if err != nil {
 		return json.RawMessage("null")
 	}
 	return b
 }
 
-func safeValue(v any) any {
+func safeValue(v any, home string) any {
 	switch x := v.(type) {
 	case string:
-		return safeText(x)
+		return safeText(x, home)
 	case []any:
 		for i := range x {
-			x[i] = safeValue(x[i])
+			x[i] = safeValue(x[i], home)
 		}
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[safeText(k)] = safeValue(e)
+			if k == "text" {
+				out[safeText(k, home)] = safeValue(e, "")
+				continue
+			}
+			out[safeText(k, home)] = safeValue(e, home)
 		}
 		return out
 	}

@@ -202,7 +202,7 @@ func TestBuildGroupsByHostLiveFirst(t *testing.T) {
 		}}, SeenAt: seen},
 		{Listing: HostListing{Host: "dev-box"}, Err: "host_unreachable: ssh: connect refused", LastErr: "host_unreachable: ssh: connect refused", LastErrAt: seen},
 	}
-	st := Build(seen, hosts, nil, "", time.Minute)
+	st := Build(seen, hosts, nil, "", time.Minute, "")
 	require.Len(t, st.Sessions, 3)
 	assert.Equal(t, []string{"a", "z", "b"}, []string{st.Sessions[0].Name, st.Sessions[1].Name, st.Sessions[2].Name})
 	assert.Equal(t, "aaaaaaaa-1112", st.Sessions[0].ShortID, "the shortest unique prefix, as list shows it")
@@ -221,7 +221,7 @@ func TestBuildSaysWhatAWaitingSessionWaitsOn(t *testing.T) {
 	hosts := []HostRead{{Listing: HostListing{Sessions: []wire.Session{
 		{SessionID: "aaaaaaaa-1111", Name: "a", Verdict: "live", Status: "waiting", WaitingFor: "dialog open\x1b[2J"},
 	}}, SeenAt: time.Unix(0, 0)}}
-	st := Build(time.Unix(0, 0), hosts, nil, "", time.Minute)
+	st := Build(time.Unix(0, 0), hosts, nil, "", time.Minute, "")
 	require.Len(t, st.Sessions, 1)
 	assert.Equal(t, "waiting", st.Sessions[0].Status)
 	assert.Equal(t, `dialog open\x1b[2J`, st.Sessions[0].WaitingFor)
@@ -233,7 +233,7 @@ func TestBuildSaysWhatAWaitingSessionWaitsOn(t *testing.T) {
 func TestBuildFoldsRepeatedStates(t *testing.T) {
 	hist := []Event{{At: "t1", State: "stored"}, {At: "t2", State: "stored", Reason: "not_live: a"}, {At: "t3", State: "stored", Reason: "not_live: b"},
 		{At: "t4", State: "delivering"}, {At: "t5", State: "stored", Reason: "delivery_failed: x"}, {At: "t6", State: "delivered"}}
-	st := Build(time.Unix(0, 0), nil, []Message{{ID: 1, State: "delivered", History: hist}}, "", time.Minute)
+	st := Build(time.Unix(0, 0), nil, []Message{{ID: 1, State: "delivered", History: hist}}, "", time.Minute, "")
 	assert.Equal(t, []Event{{At: "t3", State: "stored", Reason: "not_live: b", Count: 3}, {At: "t4", State: "delivering"},
 		{At: "t5", State: "stored", Reason: "delivery_failed: x"}, {At: "t6", State: "delivered"}}, st.Messages[0].History)
 }

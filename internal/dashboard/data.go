@@ -190,14 +190,14 @@ func (d *Dashboard) publish() {
 	last := d.snap
 	d.mu.Unlock()
 	now := d.opt.Now()
-	st := Build(now, reads, nil, "", d.opt.Stale)
+	st := Build(now, reads, nil, "", d.opt.Stale, d.opt.Home)
 	s := &snapshot{at: st.At, exposed: wire.Safe(d.opt.Exposed), views: make(map[view]*viewSnap, len(views))}
 	var err error
 	if s.hosts, err = json.Marshal(st.Hosts); err != nil {
 		return
 	}
 	if l, ok := d.b.Fleet(); ok {
-		if s.fleet, err = json.Marshal(FleetViews(l)); err != nil {
+		if s.fleet, err = json.Marshal(FleetViews(l, d.opt.Home)); err != nil {
 			return
 		}
 	}
@@ -210,7 +210,7 @@ func (d *Dashboard) publish() {
 		s.sessions = append(s.sessions, keyed{sv.Key, b})
 	}
 	for _, g := range views {
-		vs := &viewSnap{more: g.vs.more, err: wire.Safe(g.vs.err), read: g.vs.read}
+		vs := &viewSnap{more: g.vs.more, err: safe(g.vs.err, d.opt.Home), read: g.vs.read}
 		for _, m := range messageViews(g.vs.msgs, d.opt.Home) {
 			b, err := json.Marshal(m)
 			if err != nil {
@@ -232,13 +232,13 @@ func (d *Dashboard) publish() {
 
 // messageViews is msgs as the page shows them: escaped, history folded,
 // the changes on the node that took a message (farChains) apart from its
-// own, home ("": none) shown as "~" in the reasons, each with its key and
-// its reply.
+// own, every text shown (safe: home, "" for none, written "~"), each with
+// its key and its reply.
 func messageViews(msgs []Message, home string) []MessageView {
 	out := make([]MessageView, len(msgs))
 	keys := map[string]int{}
 	for i, m := range msgs {
-		reply := replyOf(m)
+		reply := replyOf(m, home)
 		var far []FarView
 		m.History, far = farChains(m)
 		if _, _, ok := wire.FarOf(m.Reason, m.Host); ok && m.Host != "" {
@@ -246,7 +246,7 @@ func messageViews(msgs []Message, home string) []MessageView {
 		}
 		safeMessage(&m, home)
 		for j := range far {
-			far[j].Where = wire.Safe(far[j].Where)
+			far[j].Where = safe(far[j].Where, home)
 			far[j].History = safeHistory(far[j].History, home)
 		}
 		k := "m " + strconv.FormatInt(m.ID, 10)
@@ -285,8 +285,9 @@ func farChains(m Message) ([]Event, []FarView) {
 }
 
 // replyOf is m's reply as its latest replied line says it (nil: none),
-// there (a far chain's) or here.
-func replyOf(m Message) *ReplyView {
+// there (a far chain's) or here: who from shown (safe; home, "" for
+// none, written "~"), its words as sent (safeText).
+func replyOf(m Message, home string) *ReplyView {
 	for i := len(m.History) - 1; i >= 0; i-- {
 		if m.History[i].State != "replied" {
 			continue
@@ -296,7 +297,7 @@ func replyOf(m Message) *ReplyView {
 			reason = rest
 		}
 		if from, words, ok := wire.ReplyOf(reason); ok {
-			return &ReplyView{From: wire.Safe(from), Text: safeText(words)}
+			return &ReplyView{From: safe(from, home), Text: safeText(words, "")}
 		}
 		return nil
 	}

@@ -54,7 +54,7 @@ func TestMessageCarriesItsChainOnTheNode(t *testing.T) {
 		{At: "t5", State: "delivered", Reason: far("the harness took it (delivered)")},
 		{At: "t6", State: "replied", Reason: far(wire.RepliedReason("api", "done \x1b[31m"))}}
 	m := Message{ID: 3, State: "replied", Host: node, Address: "api", Reason: hist[5].Reason, History: hist}
-	st := Build(time.Unix(0, 0), nil, []Message{m}, "", time.Minute)
+	st := Build(time.Unix(0, 0), nil, []Message{m}, "", time.Minute, "")
 	require.Len(t, st.Messages, 1)
 	got := st.Messages[0]
 	assert.Equal(t, []Event{{At: "t2", State: "stored", Reason: "on the fleet's bus, in node x's mail: its service takes it when it runs", Count: 2}}, got.History)
@@ -74,7 +74,7 @@ func TestMessageCarriesItsChainOnTheNode(t *testing.T) {
 
 	// A message for this machine, or whose reasons name another node,
 	// has no far chain.
-	st = Build(time.Unix(0, 0), nil, []Message{{ID: 4, State: "stored", History: hist}, {ID: 5, State: "stored", Host: "nats:other", History: hist}}, "", time.Minute)
+	st = Build(time.Unix(0, 0), nil, []Message{{ID: 4, State: "stored", History: hist}, {ID: 5, State: "stored", Host: "nats:other", History: hist}}, "", time.Minute, "")
 	assert.Empty(t, st.Messages[0].Far)
 	assert.Empty(t, st.Messages[1].Far)
 }

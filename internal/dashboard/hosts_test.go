@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -228,4 +229,60 @@ func TestExposedAddressIsInTheData(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "0.0.0.0:4711", state(t, d).Exposed)
 	assert.Empty(t, state(t, newTest(t, &fake{})).Exposed)
+}
+
+// TestNoHomePathInTheData: every text of the data that can carry a path
+// (a session's cwd, endpoint, address and what it waits on, a host's
+// notes, a send's answer) shows the user's home as "~", in the state as
+// in a send's result; a send to the address as shown goes to the
+// session's endpoint.
+func TestNoHomePathInTheData(t *testing.T) {
+	const ep = "cc-peer:v1:7:p:/home/u/.claude/socks/7.sock"
+	f := &fake{hosts: []HostListing{{Notes: []string{"warning: registry /home/u/.qwen/x is unreadable"}, Sessions: []wire.Session{{Harness: "claude-code",
+		SessionID: "11111111-2222", PID: 7, Name: "p", Cwd: "/home/u/src/p", Status: "waiting", WaitingFor: "permission prompt: Bash(cat /home/u/.ssh/id_rsa)",
+		Endpoint: ep, Addressable: true, Verdict: "live"}}}},
+		send: func(address, _ string, _ time.Duration) Result {
+			return Result{Code: 5, Stderr: "peerctl: delivery_failed: could not reach (dial unix /home/u/.claude/socks/7.sock: refused)\n",
+				JSON: json.RawMessage(`{"ok":false,"detail":"uds:/home/u/.claude/socks/7.sock: gone","reply":{"text":"see /home/u/x"}}`)}
+		}}
+	d, err := New(f, Options{Addr: testAddr, Token: testToken, Home: "/home/u"})
+	require.NoError(t, err)
+	w := do(d, http.MethodGet, "/api/state", true, "", nil)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.NotContains(t, w.Body.String(), "/home/u/")
+	var st State
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &st))
+	require.Len(t, st.Sessions, 1)
+	s := st.Sessions[0]
+	assert.Equal(t, "~/src/p", s.Cwd)
+	assert.Equal(t, "cc-peer:v1:7:p:~/.claude/socks/7.sock", s.Endpoint)
+	assert.Equal(t, s.Endpoint, s.Address)
+	assert.Equal(t, "permission prompt: Bash(cat ~/.ssh/id_rsa)", s.WaitingFor)
+	assert.Equal(t, []string{"warning: registry ~/.qwen/x is unreadable"}, st.Hosts[0].Notes)
+
+	body, err := json.Marshal(map[string]any{"address": s.Address, "text": "hi"})
+	require.NoError(t, err)
+	w = do(d, http.MethodPost, "/api/send", true, string(body), nil)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, []string{ep + "\x00hi"}, f.sent, "the endpoint as it is")
+	assert.NotContains(t, strings.ReplaceAll(w.Body.String(), "see /home/u/x", ""), "/home/u/", "a reply's words stay as sent, nothing else")
+	assert.Contains(t, w.Body.String(), "dial unix ~/.claude/socks/7.sock")
+	assert.Contains(t, w.Body.String(), "uds:~/.claude/socks/7.sock: gone")
+}
+
+// TestSendSaysWhatIsWrongWithTheForm: a field of the wrong type is named
+// with what it takes.
+func TestSendSaysWhatIsWrongWithTheForm(t *testing.T) {
+	d := newTest(t, &fake{})
+	for body, want := range map[string]string{
+		`{"address":"s","text":"t","await":"yes"}`: `"await" must be true or false, not a JSON string`,
+		`{"address":7,"text":"t"}`:                 `"address" must be a string, not a JSON number`,
+		`{"address":"s"}`:                          `address and text must not be empty`,
+		`{`:                                        `want {"address": "...", "text": "...", "await": true|false}: unexpected EOF`,
+	} {
+		w := do(d, http.MethodPost, "/api/send", true, body, nil)
+		assert.Equal(t, http.StatusBadRequest, w.Code, body)
+		assert.Contains(t, w.Body.String(), want, body)
+		assert.NotContains(t, w.Body.String(), "both given", body)
+	}
 }

@@ -195,9 +195,10 @@ const localHost = "."
 // host (in that order), live ones first, then by name and pid; messages as
 // given (newest first). A machine whose latest answer failed, or whose
 // read has run longer than stale, shows its last good listing marked
-// stale.
-func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, stale time.Duration) State {
-	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs, ""), OutboxError: wire.Safe(outboxErr)}
+// stale. Every text is shown (safe): escaped, home ("": none) written "~".
+func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, stale time.Duration, home string) State {
+	show := func(s string) string { return safe(s, home) }
+	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs, home), OutboxError: show(outboxErr)}
 	n := 0
 	for _, h := range hosts {
 		n += len(h.Listing.Sessions)
@@ -210,15 +211,15 @@ func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, sta
 		if name == "" {
 			name = localHost
 		}
-		hv := HostView{Host: wire.Safe(name), Reachable: r.Err == "" && !r.SeenAt.IsZero(), Error: wire.Safe(r.Err), Version: wire.Safe(h.Version),
-			Records: len(h.Sessions), Pending: r.Err == "" && r.SeenAt.IsZero(), SeenAt: stamp(r.SeenAt), LastError: wire.Safe(r.LastErr), LastErrorAt: stamp(r.LastErrAt)}
+		hv := HostView{Host: show(name), Reachable: r.Err == "" && !r.SeenAt.IsZero(), Error: show(r.Err), Version: show(h.Version),
+			Records: len(h.Sessions), Pending: r.Err == "" && r.SeenAt.IsZero(), SeenAt: stamp(r.SeenAt), LastError: show(r.LastErr), LastErrorAt: stamp(r.LastErrAt)}
 		if late := !r.Since.IsZero() && at.Sub(r.Since) > stale; late {
 			hv.ListingSince = stamp(r.Since)
 			hv.Stale = !r.SeenAt.IsZero()
 		}
 		hv.Stale = hv.Stale || r.Err != "" && !r.SeenAt.IsZero()
 		for _, note := range h.Notes {
-			hv.Notes = append(hv.Notes, wire.Safe(note))
+			hv.Notes = append(hv.Notes, show(note))
 		}
 		entries = slices.Grow(entries[:0], len(h.Sessions))[:len(h.Sessions)]
 		for i, s := range h.Sessions {
@@ -233,10 +234,10 @@ func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, sta
 			if live {
 				hv.Live++
 			}
-			v := SessionView{Host: hv.Host, Harness: s.Harness, Name: wire.Safe(s.Name), SessionID: wire.Safe(s.SessionID), ShortID: wire.Safe(short[i]),
-				PID: s.PID, Cwd: wire.Safe(s.Cwd), Status: wire.Safe(s.Status), WaitingFor: wire.Safe(s.WaitingFor), Kind: wire.Safe(s.Kind), StartedAt: s.StartedAt,
-				Endpoint: wire.Safe(s.Endpoint), Addressable: s.Addressable, Unaddressable: wire.Safe(s.Unaddressable), Live: live,
-				Verdict: s.Verdict, Reason: wire.Safe(s.Reason), Stale: hv.Stale}
+			v := SessionView{Host: hv.Host, Harness: s.Harness, Name: show(s.Name), SessionID: show(s.SessionID), ShortID: show(short[i]),
+				PID: s.PID, Cwd: show(s.Cwd), Status: show(s.Status), WaitingFor: show(s.WaitingFor), Kind: show(s.Kind), StartedAt: s.StartedAt,
+				Endpoint: show(s.Endpoint), Addressable: s.Addressable, Unaddressable: show(s.Unaddressable), Live: live,
+				Verdict: s.Verdict, Reason: show(s.Reason), Stale: hv.Stale}
 			if live && s.Addressable {
 				v.Address = v.Endpoint
 				if v.Address == "" {
@@ -264,28 +265,34 @@ func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, sta
 	return st
 }
 
-// safeMessage makes m's texts safe to show (wire.Safe; its text with
-// safeText), its reasons with home ("": none) shown as "~", and folds its
-// history.
+// safeMessage makes m's texts safe to show (safe, home "" for none
+// written "~"; its text, the sender's words as sent, with safeText), and
+// folds its history.
 func safeMessage(m *Message, home string) {
-	m.Key, m.Reason, m.Address, m.Host, m.SessionID, m.Text = wire.Safe(m.Key), wire.Safe(tilde(m.Reason, home)), wire.Safe(m.Address), wire.Safe(m.Host), wire.Safe(m.SessionID), safeText(m.Text)
-	m.MsgID, m.Rule, m.ApprovedBy = wire.Safe(m.MsgID), wire.Safe(m.Rule), wire.Safe(m.ApprovedBy)
+	show := func(s string) string { return safe(s, home) }
+	m.Key, m.Reason, m.Address, m.Host, m.SessionID, m.Text = show(m.Key), show(m.Reason), show(m.Address), show(m.Host), show(m.SessionID), safeText(m.Text, "")
+	m.MsgID, m.Rule, m.ApprovedBy = show(m.MsgID), show(m.Rule), show(m.ApprovedBy)
 	if f := m.Sender; f != nil {
-		m.Sender = &wire.Sender{Entrance: wire.Safe(f.Entrance), Where: wire.Safe(f.Where), SessionName: wire.Safe(f.SessionName),
-			SessionID: wire.Safe(f.SessionID), As: wire.Safe(f.As)} // the caller's stays as it is
+		m.Sender = &wire.Sender{Entrance: show(f.Entrance), Where: show(f.Where), SessionName: show(f.SessionName),
+			SessionID: show(f.SessionID), As: show(f.As)} // the caller's stays as it is
 	}
 	m.History = safeHistory(m.History, home)
 }
 
-// safeHistory is hist (not changed) folded, its reasons escaped, home
-// ("": none) shown as "~".
+// safeHistory is hist (not changed) folded, its reasons shown (safe).
 func safeHistory(hist []Event, home string) []Event {
 	out := fold(slices.Clone(hist))
 	for i := range out {
-		out[i].Reason = wire.Safe(tilde(out[i].Reason, home))
+		out[i].Reason = safe(out[i].Reason, home)
 	}
 	return out
 }
+
+// safe is s as the page shows any text (the one rule for every text of
+// its data, the answers to its requests included): each path under home
+// ("": none) written "~" (tilde), then escaped as the CLI prints it
+// (wire.Safe).
+func safe(s, home string) string { return wire.Safe(tilde(s, home)) }
 
 // tilde is s with each path under home (home itself, or home followed by
 // "/") written "~" as a shell would: "/home/u/.claude/x" is "~/.claude/x";
@@ -336,9 +343,10 @@ func fold(hist []Event) []Event {
 	return out
 }
 
-// safeText is a message's text as the page shows it: newlines and tabs
-// kept, every other control or invisible character escaped.
-func safeText(s string) string {
+// safeText is a message's text as the page shows it: as safe, but
+// newlines and tabs kept.
+func safeText(s, home string) string {
+	s = tilde(s, home)
 	var out []byte
 	start := 0
 	for i := 0; i <= len(s); i++ {
@@ -383,17 +391,19 @@ type NodeSessionView struct {
 }
 
 // FleetViews is the fleet's listing (list --fleet's: each session with
-// Host "nats:NODE", in node order) grouped by node, every text escaped.
-func FleetViews(l wire.Listing) []NodeView {
+// Host "nats:NODE", in node order) grouped by node, every text shown
+// (safe: home, "" for none, written "~").
+func FleetViews(l wire.Listing, home string) []NodeView {
+	show := func(s string) string { return safe(s, home) }
 	out := []NodeView{}
 	for _, s := range l.Sessions {
-		node := wire.Safe(strings.TrimPrefix(s.Host, domain.NodePrefix))
+		node := show(strings.TrimPrefix(s.Host, domain.NodePrefix))
 		if len(out) == 0 || out[len(out)-1].Node != node {
 			out = append(out, NodeView{Node: node, Sessions: []NodeSessionView{}})
 		}
 		n := &out[len(out)-1]
-		n.Sessions = append(n.Sessions, NodeSessionView{Harness: wire.Safe(s.Harness), Name: wire.Safe(s.Name), SessionID: wire.Safe(s.SessionID), PID: s.PID,
-			Status: wire.Safe(s.Status), WaitingFor: wire.Safe(s.WaitingFor), Cwd: wire.Safe(s.Cwd), Endpoint: wire.Safe(s.Endpoint), Addressable: s.Addressable})
+		n.Sessions = append(n.Sessions, NodeSessionView{Harness: show(s.Harness), Name: show(s.Name), SessionID: show(s.SessionID), PID: s.PID,
+			Status: show(s.Status), WaitingFor: show(s.WaitingFor), Cwd: show(s.Cwd), Endpoint: show(s.Endpoint), Addressable: s.Addressable})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,11 +96,14 @@ fetch(%q, {method: "POST", mode: "no-cors", credentials: "include", body: "{}"})
 // TestDashboardSendsWithTheServicesConfigDir: a service started with
 // --config-dir (no CLAUDE_CONFIG_DIR in its environment, a HOME with no
 // registry) lists the session of that folder, and a send typed into the
-// page reaches it: the page's send carries the service's settings.
+// page reaches it: the page's send carries the service's settings. The
+// session's socket is under HOME: neither the page nor its data names
+// that folder (it is "~"), and the send still goes to the socket.
 func TestDashboardSendsWithTheServicesConfigDir(t *testing.T) {
 	b := newBrowser(t)
 	w := newServeWorld(t)
-	u := startDashboard(t, w.env(t), "--config-dir", w.config)
+	home := filepath.Dir(w.sock)
+	u := startDashboard(t, append(w.env(t), "HOME="+home), "--config-dir", w.config)
 	b.do(t, time.Minute, chromedp.Navigate(u))
 	b.until(t, time.Minute, "the session of the --config-dir folder", fmt.Sprintf(`!!document.querySelector('#session-groups tr[data-session=%q]')`, w.id))
 	pick := `(() => { const sel = document.getElementById("send-to");
@@ -115,6 +119,14 @@ func TestDashboardSendsWithTheServicesConfigDir(t *testing.T) {
 	frames := w.listener.Wait(1)
 	require.Len(t, frames, 1, "the receipt: %s", got)
 	assert.Contains(t, string(frames[0]), text)
+	page := eval[string](t, b, `document.documentElement.outerHTML`)
+	eval[bool](t, b, `(() => { fetch("/api/state").then(r => r.text()).then(s => { window.stateText = s }); return true })()`)
+	b.until(t, time.Minute, "the page's data", `typeof window.stateText === "string"`)
+	data := eval[string](t, b, `window.stateText`)
+	for what, s := range map[string]string{"page": page, "data": data} {
+		assert.NotContains(t, s, home, "the %s names the home", what)
+	}
+	assert.Contains(t, page, "~/in.sock", "the endpoint under the home")
 	assert.Empty(t, b.seenDialogs())
 }
 

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"io"
+	"strings"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// table lays rows of cells out in columns for people, as text/tabwriter
+// did (each column as wide as its widest cell and two spaces, a row's last
+// cell as it is), but measuring each cell as a terminal shows it
+// (shownWidth): a name with wide characters (日本 takes four columns) or
+// a painted cell (paint) keeps its row in line.
+type table struct{ rows [][]string }
+
+// add appends one row.
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// write writes the rows to w, each on a line of its own.
+func (t *table) write(w io.Writer) error {
+	var widths []int
+	for _, r := range t.rows {
+		for i := 0; i < len(r)-1; i++ {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], shownWidth(r[i]))
+		}
+	}
+	var b strings.Builder
+	for _, r := range t.rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-shownWidth(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// cut shortens s to at most n terminal columns (runewidth), ending it
+// with "…", so that one long value (a 200 KB name) cannot pad every row of
+// its table.
+func cut(s string, n int) string {
+	return runewidth.Truncate(s, n, "…")
+}
+
+// shownWidth is how many terminal columns s takes: its display width
+// (go-runewidth, from Unicode's East Asian Width) without paint's colour
+// codes (ESC [ ... m), which take none.
+func shownWidth(s string) int {
+	n := 0
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			return n + runewidth.StringWidth(s)
+		}
+		n += runewidth.StringWidth(s[:i])
+		end := strings.IndexByte(s[i:], 'm')
+		if end < 0 {
+			return n + runewidth.StringWidth(s[i:])
+		}
+		s = s[i+end+1:]
+	}
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/ports/wire"
+)
+
+// starts is the terminal column where each cell of line begins (cells
+// are parted by two spaces or more), colour codes not counted.
+func starts(line string) []int {
+	var out []int
+	col, gap := 0, 2
+	for _, r := range stripSGR(line) {
+		if r != ' ' && gap >= 2 {
+			out = append(out, col)
+		}
+		if r == ' ' {
+			gap++
+		} else {
+			gap = 0
+		}
+		col += runewidth.RuneWidth(r)
+	}
+	return out
+}
+
+// stripSGR is s without paint's colour codes.
+func stripSGR(s string) string {
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			return s
+		}
+		j := strings.IndexByte(s[i:], 'm')
+		s = s[:i] + s[i+j+1:]
+	}
+}
+
+// aligned fails unless every line of table has its cells at the columns
+// of its first.
+func aligned(t *testing.T, table string, what ...any) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	for _, l := range lines[1:] {
+		assert.Equal(t, starts(lines[0]), starts(l), "%v: %q in\n%s", what, l, table)
+	}
+}
+
+// TestTablesAlignByScreenColumns: a name with wide characters (日本 takes
+// four columns) keeps its row's next columns in line with the others', in
+// colour and without; a long waitingFor is cut with "…" and does not widen
+// the STATUS column of every row.
+func TestTablesAlignByScreenColumns(t *testing.T) {
+	rows := []wire.Session{
+		{Harness: "claude-code", SessionID: "11111111-aaaa", Name: "build-ü日本", PID: 7, Status: "idle", Cwd: "/a", Addressable: true, Verdict: "live"},
+		{Harness: "claude-code", SessionID: "22222222-bbbb", Name: "short", PID: 8, Status: "waiting", WaitingFor: "permission prompt: " + strings.Repeat("x", 300),
+			Cwd: "/b", Addressable: true, Verdict: "live"},
+		{Harness: "qwen-code", SessionID: "33333333-cccc", Name: "third", PID: 9, Status: "busy", Cwd: "/c", Addressable: true, Verdict: "live"},
+	}
+	for _, colour := range []bool{false, true} {
+		var out strings.Builder
+		ios := newIOStreams(nil, &out, &strings.Builder{}, func(string) string { return "" })
+		ios.terminal = func(any) bool { return colour }
+		require.NoError(t, printSessions(ios, rows, false, false, true))
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		require.Len(t, lines, 4, out.String())
+		if colour {
+			assert.Contains(t, out.String(), "\x1b[", "painted")
+		}
+		aligned(t, out.String(), "colour", colour)
+		assert.Contains(t, lines[2], "xxx…", "the long status is cut")
+		for _, line := range lines {
+			assert.LessOrEqual(t, shownWidth(line), 150, "colour %v: a row too wide: %q", colour, line)
+		}
+	}
+}
+
+// TestTableWidths: a table measures what a terminal shows; cut and fit
+// count columns, not runes.
+func TestTableWidths(t *testing.T) {
+	var tw table
+	tw.add("ID", paint(true, colourNone, "STATE"), "TARGET", "REASON")
+	tw.add("1", paint(true, colourGreen, "delivered"), "日本日本", "ok")
+	tw.add("12", paint(true, colourRed, "refused"), "x", "no")
+	var out strings.Builder
+	require.NoError(t, tw.write(&out))
+	aligned(t, out.String())
+	assert.Equal(t, "日本…", cut("日本日本", 6))
+	assert.Equal(t, "日本日本", cut("日本日本", 8))
+	assert.Equal(t, "日本  ", fit("日本", 6))
+	assert.Equal(t, 4, shownWidth(paint(true, colourRed, "日本")))
+}
