@@ -74,15 +74,23 @@ func helpLong(what, section string) string {
 }
 
 // SplitLong splits a command's Long help as helpLong writes it into what
-// the command does and the address of its section of docs/COMMANDS.md
-// ("" for a Long helpLong did not write): the man pages put the one in
-// DESCRIPTION and the other in SEE ALSO.
+// the command does, every paragraph of it (the line after helpLong's and
+// any paragraphs that follow), and the address of its section of
+// docs/COMMANDS.md ("" for a Long helpLong did not write): the man pages
+// put the one in DESCRIPTION and the other in SEE ALSO, and the exit-code
+// line becomes EXIT STATUS.
 func SplitLong(long string) (what, docURL string) {
 	what, rest, ok := strings.Cut(long, "\nIn full: ")
 	if !ok {
 		return long, ""
 	}
-	docURL, _, _ = strings.Cut(rest, "\n")
+	docURL, rest, _ = strings.Cut(rest, "\n")
+	if strings.HasPrefix(rest, "Its exit codes: ") {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	if rest = strings.TrimLeft(rest, "\n"); rest != "" {
+		what += "\n\n" + rest
+	}
 	return what, docURL
 }
 
