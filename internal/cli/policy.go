@@ -244,7 +244,14 @@ func runPolicyRm(opts *policyOptions) error {
 		return err
 	}
 	if n > len(rules) {
-		return usageError{fmt.Errorf("rule %d: the policy has %d rules (a default rule cannot be removed: add one before it)", n, len(rules))}
+		has := fmt.Sprintf("%d rules", len(rules))
+		switch len(rules) {
+		case 0:
+			has = "no rules"
+		case 1:
+			has = "1 rule"
+		}
+		return domain.Refuse(domain.ReasonNotFound, "rule %d: the policy has %s (peerctl policy list; a default rule cannot be removed: add one before it)", n, has)
 	}
 	gone := rules[n-1]
 	if err := p.Save(slices.Delete(rules, n-1, n)); err != nil {
