@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -214,7 +215,12 @@ full: README.md, docs/COMMANDS.md.`,
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
 	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
 	_ = root.PersistentFlags().MarkHidden(helloFlag)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if word := misspeltSubcommand(cmd, c.args); word != "" {
+			return unknownSubcommand(cmd, []string{word})
+		}
+		return usageError{suggestFlag(cmd, err)}
+	})
 	// The width is the terminal's that peerctl prints to, not cmd's writer:
 	// cobra's UsageString runs the usage function into a buffer.
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, c.helpColumns()) })
@@ -287,6 +293,51 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	return usageError{fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd, args[0]))}
 }
 
+// misspeltSubcommand is the word of args that names no subcommand of cmd
+// where one is due, when a flag after it is unknown to cmd (`peerctl lsit
+// --json`: root has no --json): the unknown command is the mistake to
+// report, not the flag; "" when cmd takes no subcommands or no such word
+// comes before the unknown flag. A flag's value (--config-dir DIR) is no
+// command word.
+func misspeltSubcommand(cmd *cobra.Command, args []string) string {
+	if !cmd.HasSubCommands() {
+		return ""
+	}
+	found, rest, err := cmd.Root().Find(args)
+	if err != nil || found != cmd {
+		return ""
+	}
+	lookup := func(a string) (*pflag.Flag, bool) {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		if strings.HasPrefix(a, "--") {
+			f = cmd.Flags().Lookup(name)
+		} else if name != "" {
+			f = cmd.Flags().ShorthandLookup(name[:1])
+			hasValue = hasValue || len(name) > 1
+		}
+		return f, f != nil && !hasValue && f.NoOptDefVal == "" && f.Value.Type() != "bool"
+	}
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--":
+			return ""
+		case strings.HasPrefix(a, "-") && a != "-":
+			f, takesNext := lookup(a)
+			if f == nil {
+				return ""
+			}
+			if takesNext {
+				i++
+			}
+		default:
+			return a
+		}
+	}
+	return ""
+}
+
 // didYouMean is "; did you mean list?" naming cmd's subcommands close to
 // typed (cobra's suggestions: within two edits, or starting with it), ""
 // when none is.
@@ -319,7 +370,14 @@ func suggestionsFor(cmd *cobra.Command, typed string, topics bool) []string {
 			}
 		}
 	}
-	return append(sugg, cmd.SuggestionsFor(typed)...)
+	sugg = append(sugg, cmd.SuggestionsFor(typed)...)
+	// A name typed in part ("env") means the names it starts, not those
+	// two edits away (send).
+	lower := strings.ToLower(typed)
+	if starts := slices.DeleteFunc(slices.Clone(sugg), func(n string) bool { return !strings.HasPrefix(n, lower) }); len(starts) > 0 {
+		return starts
+	}
+	return sugg
 }
 
 // helpTopic is `peerctl help [command|topic]`: the help of what the words
@@ -332,7 +390,15 @@ func helpTopic(cmd *cobra.Command, args []string) error {
 		target, rest = cmd.Root(), args
 	}
 	if len(rest) > 0 {
-		hint := meant(suggestionsFor(target, rest[0], true))
+		// A subcommand is named with its parent's words, as help takes it
+		// (did you mean outbox list?).
+		sugg := suggestionsFor(target, rest[0], true)
+		if target.HasParent() {
+			for i, n := range sugg {
+				sugg[i] = commandName(target) + " " + n
+			}
+		}
+		hint := meant(sugg)
 		if hint == "" {
 			if !target.HasSubCommands() {
 				target = target.Root()
