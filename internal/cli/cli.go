@@ -245,6 +245,9 @@ full: README.md, docs/COMMANDS.md.`,
 			fmt.Fprintf(c.io.out, "peerctl %s\n", c.version().short())
 			return nil
 		}
+		if err := flagsWithoutCommand(cmd); err != nil {
+			return err
+		}
 		return cmd.Help()
 	}
 	root.InitDefaultHelpCmd()
@@ -290,7 +293,36 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
+	if sub, _, err := cmd.Find(args[:1]); err == nil && sub != cmd { // it came after "--"
+		return usageError{fmt.Errorf("unknown command %q for %q: a word after \"--\" is no command (%s runs it)", args[0], cmd.CommandPath(), sub.CommandPath())}
+	}
 	return usageError{fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd, args[0]))}
+}
+
+// flagsWithoutCommand refuses flags given to the root with no command
+// after them (`peerctl --config-dir list`: the flag took the command as
+// its value), which would otherwise print the root's help and exit 0.
+func flagsWithoutCommand(root *cobra.Command) error {
+	var err error
+	root.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		if sub, _, ferr := root.Find([]string{f.Value.String()}); ferr == nil && sub != root {
+			err = usageError{fmt.Errorf("--%s took %q as its value, and no command followed (peerctl --%s %s %s)",
+				f.Name, f.Value.String(), f.Name, valueName(f), sub.Name())}
+		}
+	})
+	if err == nil && root.Flags().NFlag() > 0 {
+		err = usageError{errors.New("no command given (peerctl --help lists them)")}
+	}
+	return err
+}
+
+// valueName names a flag's value by the last word of its name
+// (--config-dir: DIR, --codex-home: HOME).
+func valueName(f *pflag.Flag) string {
+	return strings.ToUpper(f.Name[strings.LastIndex(f.Name, "-")+1:])
 }
 
 // misspeltSubcommand is the word of args that names no subcommand of cmd
@@ -485,6 +517,18 @@ func withoutHelpOnUnknown(root *cobra.Command, args []string) []string {
 	return out
 }
 
+// refuseTopicArguments makes a help topic given words (`peerctl
+// exit-codes extra`) the usage error `peerctl help exit-codes extra` is:
+// cobra prints a topic's help for any words and exits 0.
+func refuseTopicArguments(root *cobra.Command, args []string) {
+	topic, rest, err := root.Find(args)
+	if err != nil || !topic.IsAdditionalHelpTopicCommand() || !slices.ContainsFunc(rest, func(a string) bool { return !strings.HasPrefix(a, "-") }) {
+		return
+	}
+	topic.Args = noArgs
+	topic.RunE = func(*cobra.Command, []string) error { return nil }
+}
+
 // usageError marks errors that deserve exit code 2.
 type usageError struct{ err error }
 
@@ -501,6 +545,7 @@ func execute(ctx context.Context, c *factory, args []string) int {
 func executeTree(ctx context.Context, c *factory, args []string, only string) int {
 	c.args = args
 	root := newRootCmdFor(c, only)
+	refuseTopicArguments(root, args)
 	root.SetArgs(withoutHelpOnUnknown(root, args))
 	failed, err := root.ExecuteContextC(ctx)
 	if c.stopSignals != nil {
