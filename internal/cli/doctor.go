@@ -53,8 +53,8 @@ func (c mcpDoctor) check(ctx context.Context) wire.DoctorMCP {
 	return d
 }
 
-// program checks what `peerctl mcp` would run. A peerctl-mcp without the
-// server is a warning.
+// program checks what `peerctl mcp` would run. None, or a peerctl-mcp
+// without the server, is a warning.
 func (c mcpDoctor) program(ctx context.Context) wire.DoctorMCP {
 	if c.serveMCP != nil {
 		self, _ := c.executable()
@@ -70,7 +70,9 @@ func (c mcpDoctor) program(ctx context.Context) wire.DoctorMCP {
 	case errors.Is(err, errNoMCPServer), errors.Is(err, errUnusableMCP):
 		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: err.Error()}
 	default:
-		return wire.DoctorMCP{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp, peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it; " + mcpInstallHint}
+		// A warning, not a skip: the Claude Code plugin's MCP server is
+		// peerctl mcp, which then cannot start.
+		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: peerctl mcp (the Claude Code plugin's MCP server), peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it; " + mcpInstallHint}
 	}
 }
 
