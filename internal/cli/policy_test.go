@@ -96,6 +96,8 @@ func TestPolicyBadInput(t *testing.T) {
 	}{
 		"no --from":         {[]string{"policy", "add", "--to", "*", "deny"}, "--from is required"},
 		"bad action":        {[]string{"policy", "add", "--from", "cli", "--to", "*", "block"}, `action "block"`},
+		"misspelt action":   {[]string{"policy", "add", "--from", "cli", "--to", "*", "allw"}, `action "allw": want allow, hold or deny; did you mean allow?`},
+		"the list's form":   {[]string{"policy", "add", "deny", "from=*", "to=noreact"}, `from=* and to=noreact are flags: peerctl policy add --from '*' --to 'noreact' deny`},
 		"control character": {[]string{"policy", "add", "--from", "cli", "--to", "a\x1b[2J", "deny"}, "control character"},
 		"bad glob":          {[]string{"policy", "add", "--from", "cli", "--to", "[", "deny"}, "is not a glob"},
 		"--at past the end": {[]string{"policy", "add", "--from", "cli", "--to", "*", "--at", "3", "deny"}, "--at 3: want 1 to 1"},
