@@ -293,6 +293,9 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
+	if args[0] == "help" && cmd.HasParent() {
+		return usageError{fmt.Errorf("unknown command %q for %q; did you mean peerctl help %s?", args[0], cmd.CommandPath(), commandName(cmd))}
+	}
 	if sub, _, err := cmd.Find(args[:1]); err == nil && sub != cmd { // it came after "--"
 		return usageError{fmt.Errorf("unknown command %q for %q: a word after \"--\" is no command (%s runs it)", args[0], cmd.CommandPath(), sub.CommandPath())}
 	}

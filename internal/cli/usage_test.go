@@ -52,6 +52,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"policy", "lst", "--json"}, `unknown command "lst" for "peerctl policy"; did you mean list?`, "peerctl policy"},
 		{[]string{"--config-dir", "/x", "lsit", "--json"}, `unknown command "lsit" for "peerctl"; did you mean list?`, "peerctl"},
 		{[]string{"--nosuch", "lsit"}, `unknown flag: --nosuch`, "peerctl"},
+		{[]string{"outbox", "help"}, `unknown command "help" for "peerctl outbox"; did you mean peerctl help outbox?`, "peerctl outbox"},
 		{[]string{"exit-codes", "extra"}, `exit-codes takes no arguments, got ["extra"]`, "peerctl exit-codes"},
 		{[]string{"--", "list"}, `unknown command "list" for "peerctl": a word after "--" is no command (peerctl list runs it)`, "peerctl"},
 		{[]string{"--config-dir", "list"}, `--config-dir took "list" as its value, and no command followed (peerctl --config-dir DIR list)`, "peerctl"},
