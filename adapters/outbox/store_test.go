@@ -648,15 +648,7 @@ func TestMarksAndRetriesAreKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.Retries)
 
-	db, old := olderFile(t, 5)
-	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1)`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	ro, err := outbox.OpenReadOnly(ctx, old)
-	require.NoError(t, err)
-	defer ro.Close()
-	m, _, err := ro.Get(ctx, 1)
-	require.NoError(t, err)
+	m, _ := readOlder(t, 5, 2)
 	assert.Zero(t, m.Retries, "a file before schema 6 read as it is")
 }
 
@@ -676,15 +668,7 @@ func TestTheTTLAMessageWasStoredWith(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, time.Hour, m.TTL, "a new expiry is no new TTL")
 
-	db, old := olderFile(t, 6)
-	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 61, 1)`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	ro, err := outbox.OpenReadOnly(ctx, old)
-	require.NoError(t, err)
-	defer ro.Close()
-	m, _, err = ro.Get(ctx, 1)
-	require.NoError(t, err)
+	m, old := readOlder(t, 6, 61)
 	assert.Equal(t, 60*time.Nanosecond, m.TTL, "a file before schema 7 read as it is")
 	s7, err := outbox.Open(ctx, old)
 	require.NoError(t, err)
@@ -692,4 +676,21 @@ func TestTheTTLAMessageWasStoredWith(t *testing.T) {
 	m, _, err = s7.Get(ctx, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 60*time.Nanosecond, m.TTL, "migrated")
+}
+
+// readOlder makes a file of schema version v with one message, created at
+// 1 ns and expiring at expires ns, and returns it as OpenReadOnly reads it
+// before the service migrates the file, and the file's path.
+func readOlder(t *testing.T, v int, expires int64) (ports.OutboxMessage, string) {
+	t.Helper()
+	db, path := olderFile(t, v)
+	_, err := db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, ?, 1)`, expires)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	ro, err := outbox.OpenReadOnly(context.Background(), path)
+	require.NoError(t, err)
+	defer ro.Close()
+	m, _, err := ro.Get(context.Background(), 1)
+	require.NoError(t, err)
+	return m, path
 }
