@@ -220,7 +220,7 @@ func (o *Outbox) Approve(ctx context.Context, id int64, by domain.Sender) (ports
 	}
 	now := o.now()
 	m, err = o.store.Move(ctx, id, []domain.OutboxState{domain.OutboxAwaitingApproval}, ports.OutboxChange{State: domain.OutboxStored, At: now, NextAt: now,
-		Expires: now.Add(m.Expires.Sub(m.Created)), ApprovedBy: by.String(),
+		Expires: now.Add(m.TTL), ApprovedBy: by.String(),
 		Reason: fmt.Sprintf("approved by %s (outbox approve): it is delivered as a durable message", by)})
 	return m, notAwaiting(id, m, err)
 }
@@ -714,7 +714,7 @@ func (o *Outbox) retry(ctx context.Context, svc *Service, id int64, confirmed bo
 	now := o.now()
 	c.At, c.NextAt = now, now
 	if !now.Before(m.Expires) {
-		c.Expires = now.Add(m.Expires.Sub(m.Created))
+		c.Expires = now.Add(m.TTL)
 	}
 	m, err = o.store.Move(ctx, id, from, c)
 	switch {

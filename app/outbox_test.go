@@ -229,6 +229,25 @@ func TestOutboxExpiresWithTheLastReason(t *testing.T) {
 	assert.True(t, m.Expires.After(w.now))
 }
 
+// Each retry of an expired message gives it the time to live it was sent
+// with (an hour), counted from the retry: not the time from its creation
+// to its last expiry, which grew by however long it lay expired.
+func TestOutboxRetryRenewsTheTTLItWasSentWith(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "nobody-here", "hello")
+	for range 3 {
+		w.now = w.now.Add(5 * time.Hour)
+		m, _, _ = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+		require.Equal(t, domain.OutboxExpired, m.State)
+		var err error
+		m, err = w.ob.Retry(ctx, w.svc, m.ID, true)
+		require.NoError(t, err)
+		assert.Equal(t, w.now.Add(time.Hour).UTC(), m.Expires, "an hour from the retry")
+		assert.Equal(t, time.Hour, m.TTL)
+	}
+}
+
 func TestOutboxOutcomeUnknownIsNeverRetriedOnItsOwn(t *testing.T) {
 	ctx := context.Background()
 	w := newOutboxWorld(t)

@@ -88,7 +88,14 @@ func ParseAction(word string) (Action, error) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("action %s: want allow, hold or deny", strconv.Quote(word))
+	hint := ""
+	for _, a := range []Action{ActionAllow, ActionHold, ActionDeny} {
+		if d := EditDistance(strings.ToLower(word), a.String()); d <= 2 && d < len(word) {
+			hint = "; did you mean " + a.String() + "?"
+			break
+		}
+	}
+	return 0, fmt.Errorf("action %s: want allow, hold or deny%s", strconv.Quote(word), hint)
 }
 
 // Sender is who sends a message: the entrance and what narrows it (a

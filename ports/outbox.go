@@ -39,6 +39,10 @@ type OutboxMessage struct {
 	// NextAt when the next attempt is due (stored only); Updated the last
 	// change. Times are kept to the nanosecond, UTC.
 	Created, Expires, NextAt, Updated time.Time
+	// TTL is the time to live it was stored with (Expires − Created at
+	// Put, whatever TTL the caller set): a retry or an approval renews
+	// Expires to TTL from then.
+	TTL time.Duration
 	// Attempts counts the attempts begun (each a hand-over that may have
 	// reached the harness); Tries counts every try, whatever came of it (a
 	// target that was away, a host that did not answer): the backoff's n.

@@ -107,6 +107,11 @@ var migrations = []step{
 	// messages taken from the fleet's bus were published).
 	sqlStep(`ALTER TABLE messages ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
 	CREATE TABLE marks (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);`),
+	// 7: the time to live each message was stored with, which a retry
+	// renews (before, the time from its creation to its last expiry: a
+	// message retried before this step keeps what that had grown to).
+	sqlStep(`ALTER TABLE messages ADD COLUMN ttl_ns INTEGER NOT NULL DEFAULT 0;
+	UPDATE messages SET ttl_ns = expires_ns - created_ns;`),
 }
 
 // scrubbed are the versions whose step removes bytes that must not stay
@@ -184,6 +189,9 @@ type Store struct {
 	unsent bool
 	// unretried is a file read before schema 6: no retries counted.
 	unretried bool
+	// untimed is a file read before schema 7: the time to live is the
+	// time from creation to expiry.
+	untimed bool
 	// blank is a file read before its schema exists (OpenReadOnly at
 	// version 0): every read finds nothing.
 	blank bool
@@ -201,6 +209,9 @@ func (s *Store) columns() string {
 	}
 	if s.unretried {
 		c = strings.Replace(c, ", retries", ", 0", 1)
+	}
+	if s.untimed {
+		c = strings.Replace(c, ", ttl_ns", ", expires_ns - created_ns", 1)
 	}
 	return c
 }
@@ -302,7 +313,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		_ = s.db.Close()
 		return nil, &Error{Path: path, Op: "read", Err: fmt.Errorf("schema version %d is newer than this peerctl's %d", v, SchemaVersion)}
 	}
-	s.unfolded, s.unsent, s.unretried = v < 4, v < 5, v < 6
+	s.unfolded, s.unsent, s.unretried, s.untimed = v < 4, v < 5, v < 6, v < 7
 	// Version 0: the service has made the file and not yet its schema
 	// (its first migration is one transaction): an outbox with nothing in
 	// it, not a broken one.
@@ -432,18 +443,19 @@ func (s *Store) Close() error { return s.db.Close() }
 const senderColumns = `sender_entrance, sender_where, sender_session, sender_session_id, rule, approved_by`
 
 const columns = `id, COALESCE(key, ''), address, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-	attempts, tries, session_id, transcript, attempt_ns, outcome, transport, msg_id, host, ` + senderColumns + `, retries`
+	attempts, tries, session_id, transcript, attempt_ns, outcome, transport, msg_id, host, ` + senderColumns + `, retries, ttl_ns`
 
 func scanMessage(row interface{ Scan(...any) error }) (ports.OutboxMessage, error) {
 	var m ports.OutboxMessage
 	var state, entrance, where, name, id string
-	var created, expires, next, updated, attempt int64
+	var created, expires, next, updated, attempt, ttl int64
 	err := row.Scan(&m.ID, &m.Key, &m.Address, &m.Text, &m.Request, &state, &m.Reason, &created, &expires, &next, &updated,
 		&m.Attempts, &m.Tries, &m.SessionID, &m.Transcript, &attempt, &m.Outcome, &m.Transport, &m.MsgID, &m.Host,
-		&entrance, &where, &name, &id, &m.Rule, &m.ApprovedBy, &m.Retries)
+		&entrance, &where, &name, &id, &m.Rule, &m.ApprovedBy, &m.Retries, &ttl)
 	if err != nil {
 		return m, err
 	}
+	m.TTL = time.Duration(ttl)
 	if m.State, err = domain.ParseOutboxState(state); err != nil {
 		return m, err
 	}
@@ -502,8 +514,8 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 		e = ""
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO messages (key, address, host, text, request, state, reason, created_ns, expires_ns, next_ns, updated_ns,
-		`+senderColumns+`, retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
-		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created), e, m.Sender.Where(), m.Sender.SessionName(), m.Sender.SessionID(), m.Rule, m.ApprovedBy, m.Retries)
+		`+senderColumns+`, retries, ttl_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, key, m.Address, m.Host, m.Text, m.Request, m.State.String(), m.Reason,
+		ns(m.Created), ns(m.Expires), ns(m.NextAt), ns(m.Created), e, m.Sender.Where(), m.Sender.SessionName(), m.Sender.SessionID(), m.Rule, m.ApprovedBy, m.Retries, ns(m.Expires)-ns(m.Created))
 	if err != nil {
 		return m, false, s.fail("store a message", err)
 	}
@@ -518,6 +530,7 @@ func (s *Store) Put(ctx context.Context, m ports.OutboxMessage) (ports.OutboxMes
 		return m, false, s.fail("store a message", err)
 	}
 	m.Created, m.Expires, m.NextAt, m.Updated = fromNS(ns(m.Created)), fromNS(ns(m.Expires)), fromNS(ns(m.NextAt)), fromNS(ns(m.Created))
+	m.TTL = m.Expires.Sub(m.Created)
 	return m, true, nil
 }
 

@@ -648,14 +648,49 @@ func TestMarksAndRetriesAreKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.Retries)
 
-	db, old := olderFile(t, 5)
-	_, err = db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, 2, 1)`)
+	m, _ := readOlder(t, 5, 2)
+	assert.Zero(t, m.Retries, "a file before schema 6 read as it is")
+}
+
+// A message keeps the time to live it was stored with, whatever Move does
+// to its expiry; a file of schema 6 takes it as creation to expiry, read
+// before it migrates and after.
+func TestTheTTLAMessageWasStoredWith(t *testing.T) {
+	ctx := context.Background()
+	s, err := outbox.Open(ctx, filepath.Join(t.TempDir(), outbox.FileName))
+	require.NoError(t, err)
+	defer s.Close()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m, _, err := s.Put(ctx, ports.OutboxMessage{Address: "proj-89", Text: "x", Created: t0, Expires: t0.Add(time.Hour)})
+	require.NoError(t, err)
+	assert.Equal(t, time.Hour, m.TTL)
+	m, err = s.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, At: t0, Expires: t0.Add(9 * time.Hour), Reason: "retried"})
+	require.NoError(t, err)
+	assert.Equal(t, time.Hour, m.TTL, "a new expiry is no new TTL")
+
+	m, old := readOlder(t, 6, 61)
+	assert.Equal(t, 60*time.Nanosecond, m.TTL, "a file before schema 7 read as it is")
+	s7, err := outbox.Open(ctx, old)
+	require.NoError(t, err)
+	defer s7.Close()
+	m, _, err = s7.Get(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 60*time.Nanosecond, m.TTL, "migrated")
+}
+
+// readOlder makes a file of schema version v with one message, created at
+// 1 ns and expiring at expires ns, and returns it as OpenReadOnly reads it
+// before the service migrates the file, and the file's path.
+func readOlder(t *testing.T, v int, expires int64) (ports.OutboxMessage, string) {
+	t.Helper()
+	db, path := olderFile(t, v)
+	_, err := db.Exec(`INSERT INTO messages (address, text, request, state, created_ns, expires_ns, updated_ns) VALUES ('proj-89', 'kept', x'', 'stored', 1, ?, 1)`, expires)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
-	ro, err := outbox.OpenReadOnly(ctx, old)
+	ro, err := outbox.OpenReadOnly(context.Background(), path)
 	require.NoError(t, err)
 	defer ro.Close()
-	m, _, err := ro.Get(ctx, 1)
+	m, _, err := ro.Get(context.Background(), 1)
 	require.NoError(t, err)
-	assert.Zero(t, m.Retries, "a file before schema 6 read as it is")
+	return m, path
 }

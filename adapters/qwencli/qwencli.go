@@ -70,6 +70,9 @@ func (p *Prober) ProbeQwen(ctx context.Context) Probe {
 	setting, settingErr := readSetting(filepath.Join(p.Home, "settings.json"))
 	path, err := exec.LookPath(prog)
 	if err != nil {
+		if ee := (*exec.Error)(nil); errors.As(err, &ee) {
+			err = ee.Err // the program named once: find "qwen": executable file not found in $PATH
+		}
 		out.Err = fmt.Errorf("find %q: %w", prog, err)
 		out.Messaging, out.MessagingWhy = messaging("", setting, settingErr, p.Home)
 		return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,11 @@ func TestProbe(t *testing.T) {
 	p = (&Prober{Program: filepath.Join(dir, "absent"), Home: home}).ProbeQwen(context.Background())
 	assert.Error(t, p.Err)
 	assert.Empty(t, p.Path)
+
+	// The program is named once: "find "qwen": executable file not found
+	// in $PATH", not again by exec's own "exec: "qwen": ...".
+	t.Setenv("PATH", dir)
+	p = (&Prober{Program: "qwen-absent", Home: home}).ProbeQwen(context.Background())
+	require.Error(t, p.Err)
+	assert.Equal(t, 1, strings.Count(p.Err.Error(), "qwen-absent"), p.Err.Error())
 }

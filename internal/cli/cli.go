@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -74,15 +75,23 @@ func helpLong(what, section string) string {
 }
 
 // SplitLong splits a command's Long help as helpLong writes it into what
-// the command does and the address of its section of docs/COMMANDS.md
-// ("" for a Long helpLong did not write): the man pages put the one in
-// DESCRIPTION and the other in SEE ALSO.
+// the command does, every paragraph of it (the line after helpLong's and
+// any paragraphs that follow), and the address of its section of
+// docs/COMMANDS.md ("" for a Long helpLong did not write): the man pages
+// put the one in DESCRIPTION and the other in SEE ALSO, and the exit-code
+// line becomes EXIT STATUS.
 func SplitLong(long string) (what, docURL string) {
 	what, rest, ok := strings.Cut(long, "\nIn full: ")
 	if !ok {
 		return long, ""
 	}
-	docURL, _, _ = strings.Cut(rest, "\n")
+	docURL, rest, _ = strings.Cut(rest, "\n")
+	if strings.HasPrefix(rest, "Its exit codes: ") {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	if rest = strings.TrimLeft(rest, "\n"); rest != "" {
+		what += "\n\n" + rest
+	}
 	return what, docURL
 }
 
@@ -206,7 +215,12 @@ full: README.md, docs/COMMANDS.md.`,
 	root.PersistentFlags().Lookup("debug").NoOptDefVal = debugSend
 	root.PersistentFlags().IntVar(&c.hello, helloFlag, 0, "")
 	_ = root.PersistentFlags().MarkHidden(helloFlag)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if word := misspeltSubcommand(cmd, c.args); word != "" {
+			return unknownSubcommand(cmd, []string{word})
+		}
+		return usageError{suggestFlag(cmd, err)}
+	})
 	// The width is the terminal's that peerctl prints to, not cmd's writer:
 	// cobra's UsageString runs the usage function into a buffer.
 	root.SetUsageFunc(func(cmd *cobra.Command) error { return usage(cmd, c.helpColumns()) })
@@ -230,6 +244,9 @@ full: README.md, docs/COMMANDS.md.`,
 		if showVersion {
 			fmt.Fprintf(c.io.out, "peerctl %s\n", c.version().short())
 			return nil
+		}
+		if err := flagsWithoutCommand(cmd); err != nil {
+			return err
 		}
 		return cmd.Help()
 	}
@@ -276,7 +293,84 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
+	if args[0] == "help" && cmd.HasParent() {
+		return usageError{fmt.Errorf("unknown command %q for %q; did you mean peerctl help %s?", args[0], cmd.CommandPath(), commandName(cmd))}
+	}
+	if sub, _, err := cmd.Find(args[:1]); err == nil && sub != cmd { // it came after "--"
+		return usageError{fmt.Errorf("unknown command %q for %q: a word after \"--\" is no command (%s runs it)", args[0], cmd.CommandPath(), sub.CommandPath())}
+	}
 	return usageError{fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd, args[0]))}
+}
+
+// flagsWithoutCommand refuses flags given to the root with no command
+// after them (`peerctl --config-dir list`: the flag took the command as
+// its value), which would otherwise print the root's help and exit 0.
+func flagsWithoutCommand(root *cobra.Command) error {
+	var err error
+	root.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		if sub, _, ferr := root.Find([]string{f.Value.String()}); ferr == nil && sub != root {
+			err = usageError{fmt.Errorf("--%s took %q as its value, and no command followed (peerctl --%s %s %s)",
+				f.Name, f.Value.String(), f.Name, valueName(f), sub.Name())}
+		}
+	})
+	if err == nil && root.Flags().NFlag() > 0 {
+		err = usageError{errors.New("no command given (peerctl --help lists them)")}
+	}
+	return err
+}
+
+// valueName names a flag's value by the last word of its name
+// (--config-dir: DIR, --codex-home: HOME).
+func valueName(f *pflag.Flag) string {
+	return strings.ToUpper(f.Name[strings.LastIndex(f.Name, "-")+1:])
+}
+
+// misspeltSubcommand is the word of args that names no subcommand of cmd
+// where one is due, when a flag after it is unknown to cmd (`peerctl lsit
+// --json`: root has no --json): the unknown command is the mistake to
+// report, not the flag; "" when cmd takes no subcommands or no such word
+// comes before the unknown flag. A flag's value (--config-dir DIR) is no
+// command word.
+func misspeltSubcommand(cmd *cobra.Command, args []string) string {
+	if !cmd.HasSubCommands() {
+		return ""
+	}
+	found, rest, err := cmd.Root().Find(args)
+	if err != nil || found != cmd {
+		return ""
+	}
+	lookup := func(a string) (*pflag.Flag, bool) {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		if strings.HasPrefix(a, "--") {
+			f = cmd.Flags().Lookup(name)
+		} else if name != "" {
+			f = cmd.Flags().ShorthandLookup(name[:1])
+			hasValue = hasValue || len(name) > 1
+		}
+		return f, f != nil && !hasValue && f.NoOptDefVal == "" && f.Value.Type() != "bool"
+	}
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--":
+			return ""
+		case strings.HasPrefix(a, "-") && a != "-":
+			f, takesNext := lookup(a)
+			if f == nil {
+				return ""
+			}
+			if takesNext {
+				i++
+			}
+		default:
+			return a
+		}
+	}
+	return ""
 }
 
 // didYouMean is "; did you mean list?" naming cmd's subcommands close to
@@ -311,7 +405,14 @@ func suggestionsFor(cmd *cobra.Command, typed string, topics bool) []string {
 			}
 		}
 	}
-	return append(sugg, cmd.SuggestionsFor(typed)...)
+	sugg = append(sugg, cmd.SuggestionsFor(typed)...)
+	// A name typed in part ("env") means the names it starts, not those
+	// two edits away (send).
+	lower := strings.ToLower(typed)
+	if starts := slices.DeleteFunc(slices.Clone(sugg), func(n string) bool { return !strings.HasPrefix(n, lower) }); len(starts) > 0 {
+		return starts
+	}
+	return sugg
 }
 
 // helpTopic is `peerctl help [command|topic]`: the help of what the words
@@ -324,7 +425,15 @@ func helpTopic(cmd *cobra.Command, args []string) error {
 		target, rest = cmd.Root(), args
 	}
 	if len(rest) > 0 {
-		hint := meant(suggestionsFor(target, rest[0], true))
+		// A subcommand is named with its parent's words, as help takes it
+		// (did you mean outbox list?).
+		sugg := suggestionsFor(target, rest[0], true)
+		if target.HasParent() {
+			for i, n := range sugg {
+				sugg[i] = commandName(target) + " " + n
+			}
+		}
+		hint := meant(sugg)
 		if hint == "" {
 			if !target.HasSubCommands() {
 				target = target.Root()
@@ -411,6 +520,18 @@ func withoutHelpOnUnknown(root *cobra.Command, args []string) []string {
 	return out
 }
 
+// refuseTopicArguments makes a help topic given words (`peerctl
+// exit-codes extra`) the usage error `peerctl help exit-codes extra` is:
+// cobra prints a topic's help for any words and exits 0.
+func refuseTopicArguments(root *cobra.Command, args []string) {
+	topic, rest, err := root.Find(args)
+	if err != nil || !topic.IsAdditionalHelpTopicCommand() || !slices.ContainsFunc(rest, func(a string) bool { return !strings.HasPrefix(a, "-") }) {
+		return
+	}
+	topic.Args = noArgs
+	topic.RunE = func(*cobra.Command, []string) error { return nil }
+}
+
 // usageError marks errors that deserve exit code 2.
 type usageError struct{ err error }
 
@@ -427,6 +548,7 @@ func execute(ctx context.Context, c *factory, args []string) int {
 func executeTree(ctx context.Context, c *factory, args []string, only string) int {
 	c.args = args
 	root := newRootCmdFor(c, only)
+	refuseTopicArguments(root, args)
 	root.SetArgs(withoutHelpOnUnknown(root, args))
 	failed, err := root.ExecuteContextC(ctx)
 	if c.stopSignals != nil {

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -53,8 +53,8 @@ func (c mcpDoctor) check(ctx context.Context) wire.DoctorMCP {
 	return d
 }
 
-// program checks what `peerctl mcp` would run. A peerctl-mcp without the
-// server is a warning.
+// program checks what `peerctl mcp` would run. None, or a peerctl-mcp
+// without the server, is a warning.
 func (c mcpDoctor) program(ctx context.Context) wire.DoctorMCP {
 	if c.serveMCP != nil {
 		self, _ := c.executable()
@@ -70,7 +70,9 @@ func (c mcpDoctor) program(ctx context.Context) wire.DoctorMCP {
 	case errors.Is(err, errNoMCPServer), errors.Is(err, errUnusableMCP):
 		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: err.Error()}
 	default:
-		return wire.DoctorMCP{Health: app.HealthSkip.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: only peerctl mcp, peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it; " + mcpInstallHint}
+		// A warning, not a skip: the Claude Code plugin's MCP server is
+		// peerctl mcp, which then cannot start.
+		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: peerctl mcp (the Claude Code plugin's MCP server), peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it; " + mcpInstallHint}
 	}
 }
 
@@ -178,13 +180,13 @@ func printDoctor(ios *iostreams, doc wire.Doctor, asJSON bool) error {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(ios.out, 0, 4, 2, ' ', 0)
 		on := ios.colourOn(ios.out)
-		for _, r := range doc.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", safe(r.Check), paint(on, stateColour(r.Health), safe(r.Health)), cell(r.Text))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
+		checkW, healthW := doctorColumns(doc.Rows)
+		for i, text := range doctorTexts(doc.Rows, terminalColumns(ios.out)) {
+			r := doc.Rows[i]
+			check, health := safe(r.Check), safe(r.Health)
+			fmt.Fprintf(ios.out, "%s%*s  %s%*s  %s\n", check, checkW-utf8.RuneCountInString(check), "",
+				paint(on, stateColour(r.Health), health), healthW-utf8.RuneCountInString(health), "", text)
 		}
 		fmt.Fprintln(ios.out, safe(doc.Summary))
 	}
@@ -196,6 +198,32 @@ func printDoctor(ios *iostreams, doc wire.Doctor, asJSON bool) error {
 		return errDoctor
 	}
 	return nil
+}
+
+// doctorTexts are the rows' texts (each cell escaped), wrapped at spaces
+// to a terminal of width columns (0: not a terminal, unwrapped): a long
+// warning, such as the mcp row's, reads in lines under its column rather
+// than one line hundreds of columns wide.
+func doctorTexts(rows []wire.DoctorRow, width int) []string {
+	checkW, healthW := doctorColumns(rows)
+	indent := checkW + 2 + healthW + 2
+	texts := make([]string, len(rows))
+	for i, r := range rows {
+		texts[i] = cell(r.Text)
+		if width > indent+20 {
+			texts[i] = wrapText(texts[i], indent, width)
+		}
+	}
+	return texts
+}
+
+// doctorColumns are the widths of the table's first two columns (check,
+// health), as printed.
+func doctorColumns(rows []wire.DoctorRow) (checkW, healthW int) {
+	for _, r := range rows {
+		checkW, healthW = max(checkW, utf8.RuneCountInString(safe(r.Check))), max(healthW, utf8.RuneCountInString(safe(r.Health)))
+	}
+	return checkW, healthW
 }
 
 // errDoctor ends `peerctl doctor` with exit code 1 after it printed its

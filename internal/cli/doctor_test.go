@@ -499,3 +499,20 @@ func TestDoctorMCPSaysPeerctlIsNotOnPath(t *testing.T) {
 	d = newMCPDoctor(c).check(context.Background())
 	assert.NotContains(t, d.Note, "ENOENT")
 }
+
+// On a terminal doctor's long texts (the mcp row's warning is hundreds
+// of columns) are wrapped under their column; elsewhere they stay whole.
+func TestDoctorTextsWrapToTheTerminal(t *testing.T) {
+	long := strings.Repeat("word ", 60)
+	rows := []wire.DoctorRow{{Check: "claude", Health: "ok", Text: "short"}, {Check: "mcp", Health: "warn", Text: long}}
+	texts := doctorTexts(rows, 80)
+	assert.Equal(t, "short", texts[0])
+	for i, line := range strings.Split(texts[1], "\n") {
+		assert.LessOrEqual(t, len(line), 80, line)
+		if i > 0 {
+			assert.True(t, strings.HasPrefix(line, strings.Repeat(" ", len("claude  warn  "))), "under its column: %q", line)
+		}
+	}
+	assert.Equal(t, strings.Fields(long), strings.Fields(texts[1]), "every word kept")
+	assert.Equal(t, long, doctorTexts(rows, 0)[1], "not a terminal: one line")
+}

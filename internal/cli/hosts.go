@@ -202,7 +202,7 @@ func runHostsRemove(_ context.Context, opts *hostsOptions) error {
 	_, err := editHosts(opts.getenv, func(hosts []wiring.Host) ([]wiring.Host, error) {
 		i := slices.IndexFunc(hosts, func(h wiring.Host) bool { return h.Dest == opts.dest })
 		if i < 0 {
-			return nil, usageError{fmt.Errorf("no host %q in the hosts file (peerctl hosts list)", opts.dest)}
+			return nil, domain.Refuse(domain.ReasonNotFound, "no host %q in the hosts file (peerctl hosts list)", opts.dest)
 		}
 		return slices.Delete(hosts, i, i+1), nil
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/ports"
+	"github.com/peerctl/peerctl/ports/wire"
 )
 
 func TestHostsAddListRemove(t *testing.T) {
@@ -43,8 +44,9 @@ func TestHostsAddListRemove(t *testing.T) {
 	r = evRun(t, env, nil, "hosts", "remove", "build-box")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = evRun(t, env, nil, "hosts", "remove", "build-box")
-	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, `no host "build-box" in the hosts file`)
+	assert.Equal(t, wire.ExitNotFound, r.code, "not found, not a usage error")
+	assert.Contains(t, r.stderr, `peerctl: not_found: no host "build-box" in the hosts file`)
+	assert.NotContains(t, r.stderr, "--help")
 }
 
 func TestHostsBadInput(t *testing.T) {

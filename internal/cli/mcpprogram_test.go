@@ -16,8 +16,8 @@ import (
 )
 
 // doctor's mcp row: ok with the path of the peerctl-mcp that peerctl mcp
-// would run, ok in a program that serves itself, skip (never a problem)
-// without one, and a warning for a peerctl-mcp that is this very program.
+// would run, ok in a program that serves itself, a warning without one
+// (the plugin's MCP server, peerctl mcp, cannot start), and a warning for a peerctl-mcp that is this very program.
 // (What peerctl mcp runs; that a peerctl is on PATH at all: TestDoctorMCPSaysPeerctlIsNotOnPath.)
 func TestDoctorMCPRow(t *testing.T) {
 	if runtime.GOOS == "windows" {
@@ -31,8 +31,8 @@ func TestDoctorMCPRow(t *testing.T) {
 	c.executable = func() (string, error) { return self, nil }
 
 	r := newMCPDoctor(c).program(context.Background())
-	assert.Equal(t, "skip", r.Health)
-	assert.Contains(t, r.Note, "only peerctl mcp, peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it")
+	assert.Equal(t, "warn", r.Health)
+	assert.Contains(t, r.Note, "peerctl mcp (the Claude Code plugin's MCP server), peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it")
 
 	// This build, and a peerctl-mcp that says it is the same build.
 	c.buildInfo = func() (*debug.BuildInfo, bool) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -107,7 +108,7 @@ func newPolicyAddCmd(f *factory) *cobra.Command {
 		Example: `  peerctl policy add --from mcp --to 'prod-*' deny
   peerctl policy add --from 'mcp:reviewer-*' --to 'prod-*' --at 1 allow
   peerctl policy add --from relay --to '*' --cwd /srv/prod hold`,
-		Args:      exactArgs(1),
+		Args:      policyAddArgs,
 		ValidArgs: []cobra.Completion{"allow", "hold", "deny"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireFlags(cmd, "peerctl policy add --from SENDER --to TARGET allow|hold|deny", "from", "to"); err != nil {
@@ -129,6 +130,27 @@ func newPolicyAddCmd(f *factory) *cobra.Command {
 	fl.StringVar(&cwd, "cwd", "", "only sessions working in this folder or below (absolute)")
 	fl.IntVar(&opts.at, "at", 0, "put the rule at place N (1: first); default: last")
 	return cmd
+}
+
+// policyAddArgs is policy add's one argument, the action. A rule in the
+// form policy list and every "added rule" print it (deny from=* to=X) is
+// answered with the command that adds it: its KEY=VALUE words are flags.
+func policyAddArgs(cmd *cobra.Command, args []string) error {
+	var words, flags []string
+	var action string
+	for _, a := range args {
+		key, value, ok := strings.Cut(a, "=")
+		if ok && cmd.Flags().Lookup(key) != nil {
+			words = append(words, a)
+			flags = append(flags, "--"+key+" '"+strings.ReplaceAll(value, "'", `'\''`)+"'")
+		} else {
+			action = a
+		}
+	}
+	if len(words) > 0 && action != "" {
+		return usageError{fmt.Errorf("%s are flags: peerctl policy add %s %s", strings.Join(words, " and "), strings.Join(flags, " "), action)}
+	}
+	return exactArgs(1)(cmd, args)
 }
 
 // runPolicyAdd puts opts.rule in the policy: last, or at opts.at.
@@ -244,7 +266,14 @@ func runPolicyRm(opts *policyOptions) error {
 		return err
 	}
 	if n > len(rules) {
-		return usageError{fmt.Errorf("rule %d: the policy has %d rules (a default rule cannot be removed: add one before it)", n, len(rules))}
+		has := fmt.Sprintf("%d rules", len(rules))
+		switch len(rules) {
+		case 0:
+			has = "no rules"
+		case 1:
+			has = "1 rule"
+		}
+		return domain.Refuse(domain.ReasonNotFound, "rule %d: the policy has %s (peerctl policy list; a default rule cannot be removed: add one before it)", n, has)
 	}
 	gone := rules[n-1]
 	if err := p.Save(slices.Delete(rules, n-1, n)); err != nil {

@@ -96,10 +96,11 @@ func TestPolicyBadInput(t *testing.T) {
 	}{
 		"no --from":         {[]string{"policy", "add", "--to", "*", "deny"}, "--from is required"},
 		"bad action":        {[]string{"policy", "add", "--from", "cli", "--to", "*", "block"}, `action "block"`},
+		"misspelt action":   {[]string{"policy", "add", "--from", "cli", "--to", "*", "allw"}, `action "allw": want allow, hold or deny; did you mean allow?`},
+		"the list's form":   {[]string{"policy", "add", "deny", "from=*", "to=noreact"}, `from=* and to=noreact are flags: peerctl policy add --from '*' --to 'noreact' deny`},
 		"control character": {[]string{"policy", "add", "--from", "cli", "--to", "a\x1b[2J", "deny"}, "control character"},
 		"bad glob":          {[]string{"policy", "add", "--from", "cli", "--to", "[", "deny"}, "is not a glob"},
 		"--at past the end": {[]string{"policy", "add", "--from", "cli", "--to", "*", "--at", "3", "deny"}, "--at 3: want 1 to 1"},
-		"rm a default":      {[]string{"policy", "rm", "1"}, "the policy has 0 rules"},
 		"rm a word":         {[]string{"policy", "rm", "first"}, "want its number"},
 		"check a glob":      {[]string{"policy", "check", "--from", "mcp:rev-*", "--to", "x"}, "not a glob"},
 		"check any":         {[]string{"policy", "check", "--from", "*", "--to", "x"}, "name one sender"},
@@ -110,6 +111,11 @@ func TestPolicyBadInput(t *testing.T) {
 			assert.Contains(t, r.stderr, tc.want)
 		})
 	}
+	// A rule the policy does not have is not found, not a usage error.
+	r := evRun(t, env, nil, "policy", "rm", "1")
+	assert.Equal(t, wire.ExitNotFound, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "peerctl: not_found: rule 1: the policy has no rules")
+	assert.NotContains(t, r.stderr, "--help")
 	_, err := os.Stat(filepath.Join(xdg, "peerctl", "policy"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing was written")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -104,4 +105,42 @@ func TestCaskNamesEveryPage(t *testing.T) {
 	for _, p := range pages {
 		assert.Contains(t, string(config), "      - man/man1/"+p.Name()+"\n", "the cask's manpages")
 	}
+}
+
+// Every paragraph of a command's Long help reaches its page's
+// DESCRIPTION, those after the lines that point at the docs and the exit
+// codes too: policy nats-config's page keeps its security steps.
+func TestDescriptionHasEveryParagraph(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man")
+	require.NoError(t, write(dir))
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() && !sub.IsAdditionalHelpTopicCommand() {
+				walk(sub)
+			}
+		}
+		name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + ".1"
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		desc := strings.Join(strings.Fields(section(string(b), "DESCRIPTION")), " ")
+		for _, para := range strings.Split(cmd.Long, "\n\n") {
+			var kept []string // without the lines SEE ALSO and EXIT STATUS say
+			for _, line := range strings.Split(para, "\n") {
+				if !strings.HasPrefix(line, "In full: ") && !strings.HasPrefix(line, "Its exit codes: ") {
+					kept = append(kept, line)
+				}
+			}
+			words := strings.Fields(strings.Join(kept, " "))
+			if len(words) == 0 {
+				continue
+			}
+			last := strings.Join(words[max(0, len(words)-3):], " ")
+			assert.Contains(t, desc, last, "%s: a paragraph of its --help", name)
+		}
+	}
+	walk(cli.CommandTree())
+	b, err := os.ReadFile(filepath.Join(dir, "peerctl-policy-nats-config.1"))
+	require.NoError(t, err)
+	assert.Contains(t, section(string(b), "DESCRIPTION"), "a node not named in it cannot connect")
 }

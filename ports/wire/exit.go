@@ -64,7 +64,7 @@ var ExitCodes = []ExitRow{
 	{ExitOutcomeUnknown, domain.ReasonOutcomeUnknown, "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke, the far peerctl failed without a receipt, or its receipt named another session) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},
 	{ExitOutboxUnavailable, domain.ReasonOutboxUnavailable, "send --durable, outbox cancel/retry: the outbox cannot be used (peerctl serve could not start, or its database fails its integrity check, the disk is full, the folder is read-only): nothing was stored, the file is kept as it is; a send without --durable still works"},
 	{ExitKeyConflict, domain.ReasonKeyConflict, "send --durable --key: the key names a stored message with another target or text: nothing was stored or sent; a new message needs a new key"},
-	{ExitNotFound, domain.ReasonNotFound, "outbox show/cancel/retry/approve/deny: no message has that id"},
+	{ExitNotFound, domain.ReasonNotFound, "no such outbox message, host (hosts remove) or policy rule"},
 	{ExitWrongState, domain.ReasonWrongState, "outbox cancel/retry/approve/deny: the message's state does not allow it (cancel: not stored, or on the bus to `nats:NODE`, that node's to cancel; retry: delivered, held, taken up, replied, on its way, awaiting approval or denied, or waiting for its node; approve/deny: not awaiting approval)"},
 	{ExitNotAllowed, domain.ReasonNotAllowed, "the trust policy refuses this sender this target (a deny rule; a hold that cannot be kept: a dry run, PEERCTL_SERVE=off), naming the rule; nothing was stored or sent (a kept hold exits 0)"},
 }
