@@ -124,6 +124,19 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 	if timeout <= 0 {
 		timeout = DefaultConfirmTimeout
 	}
+	// A send that waits (Wait, AwaitReply) tells of its hand-over now, and
+	// its wait counts from here: the confirmation is watched within the
+	// wait's time, never past it.
+	handedAt := s.now()
+	wait, awaited := req.Wait, req.AwaitReply > 0
+	if awaited {
+		wait = req.AwaitReply
+	}
+	trace := traceOf(ctx)
+	if wait > 0 && !req.NoConfirm {
+		timeout = min(timeout, wait)
+		trace.handed(res, Awaiting{Reply: awaited, Target: res.Target.Name(), Until: handedAt.Add(wait)}, true)
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if req.NoConfirm {
@@ -182,6 +195,9 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 	if !res.Confirmed && req.RequireConfirm {
 		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s; %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote, UnconfirmedHint)
 	}
+	if wait > 0 && !req.NoConfirm {
+		trace.confirmation(res)
+	}
 	if req.Handed != nil {
 		req.Handed(res)
 	}
@@ -206,8 +222,11 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 				w.from = mark.Size // what the file held before the send is not ours
 			}
 		}
-		traceOf(ctx).handed(res, Awaiting{Target: res.Target.Name(), Until: s.now().Add(req.Wait)})
-		s.waitIdle(ctx, res.Target, w, req.Wait, &res.Confirmation)
+		if req.NoConfirm {
+			trace.handed(res, Awaiting{Target: res.Target.Name(), Until: handedAt.Add(req.Wait)}, false)
+		}
+		s.waitIdle(ctx, res.Target, w, max(0, handedAt.Add(req.Wait).Sub(s.now())), &res.Confirmation)
+		res.WaitElapsed = s.now().Sub(handedAt) // the wait counts from the hand-over
 	}
 	return res, nil
 }

@@ -55,18 +55,21 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	deadline := time.NewTimer(req.AwaitReply)
 	defer deadline.Stop()
 	replyBy := s.now().Add(req.AwaitReply)
+	trace := traceOf(ctx)
 	if rule.ByReceipt {
 		res, err = s.receiptConfirm(req, res, rule)
 	} else {
+		// afterDelivery tells the hand-over before it confirms, within
+		// the reply's time.
 		heed := func(hctx context.Context) (domain.Receipt, error) { return heedNotices(hctx, c, res.Receipt) }
 		res, err = s.afterDelivery(ctx, req, res, mark, heed)
 	}
 	if err != nil {
 		return res, err
 	}
-	waited := s.now()
-	trace := traceOf(ctx)
-	trace.handed(res, Awaiting{Reply: true, Target: res.Target.Name(), Until: replyBy})
+	if rule.ByReceipt || req.NoConfirm {
+		trace.handed(res, Awaiting{Reply: true, Target: res.Target.Name(), Until: replyBy}, false)
+	}
 	seen := &waitingSeen{trace: trace, last: res.Target.Status(), waitingFor: res.Target.WaitingFor()}
 	stop := s.followStatus(ctx, res.Target, seen)
 	defer stop()
@@ -88,9 +91,33 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 		case <-c.Done():
 			return res, none("the courier ended before a reply came")
 		case <-deadline.C:
-			return res, none(fmt.Sprintf("no reply from the session within %s (listened %s after confirming)", req.AwaitReply, s.now().Sub(waited).Round(time.Millisecond)))
+			if in, ok := replyCame(c, res.Target, &res.OtherInbound); ok {
+				// It came while the confirmation was watched.
+				res.Reply = &in
+				return res, nil
+			}
+			return res, none(fmt.Sprintf("no reply from the session within %s of the hand-over", req.AwaitReply))
 		case <-ctx.Done():
 			return res, none("interrupted before a reply came")
+		}
+	}
+}
+
+// replyCame takes the messages c already has, without waiting: the
+// target's reply, if one is there, and the others into other.
+func replyCame(c ports.Courier, target domain.Session, other *[]domain.Inbound) (domain.Inbound, bool) {
+	for {
+		select {
+		case in, ok := <-c.Inbound():
+			if !ok {
+				return domain.Inbound{}, false
+			}
+			if in.IsReplyFrom(target) {
+				return in, true
+			}
+			*other = append(*other, in)
+		default:
+			return domain.Inbound{}, false
 		}
 	}
 }

@@ -21,6 +21,11 @@ type SendTrace struct {
 	// print it (with its notes: an unconfirmed or held outcome), w what is
 	// awaited and until when.
 	Handed func(sent wire.Sent, w Awaiting)
+	// Confirmation is called when the confirmation window that follows a
+	// hand-over told to Handed ends, with the lines that say how it ended
+	// ("peerctl: confirmed: ..." or the warning that it was not), during
+	// the wait that counts from the hand-over.
+	Confirmation func(lines []string)
 	// TargetWaiting is called the first time the wait sees the target
 	// waiting on its user (domain.StatusWaiting: a dialog, a permission
 	// prompt), with what it waits on ("" when its record does not say).
@@ -59,13 +64,38 @@ func traceOf(ctx context.Context) *SendTrace {
 	return &SendTrace{}
 }
 
-// handed calls t.Handed with res as its receipt so far.
-func (t *SendTrace) handed(res SendResult, w Awaiting) {
+// handed calls t.Handed with res as its receipt so far; confirming: the
+// confirmation is still to come (the receipt is the transport's, without
+// notes).
+func (t *SendTrace) handed(res SendResult, w Awaiting, confirming bool) {
 	if t.Handed == nil {
 		return
 	}
 	sent, _ := Sent(res, nil, w.Reply)
+	if confirming {
+		sent.Notes = nil
+	}
 	t.Handed(sent, w)
+}
+
+// confirmation calls t.Confirmation with what the confirmation of res came
+// to: ConfirmedLine, or its unconfirmed notes.
+func (t *SendTrace) confirmation(res SendResult) {
+	if t.Confirmation == nil {
+		return
+	}
+	lines := unconfirmedNotes(res)
+	if res.Confirmed {
+		lines = []string{ConfirmedLine(res)}
+	}
+	t.Confirmation(lines)
+}
+
+// ConfirmedLine says that res's confirmation came, e.g. `peerctl:
+// confirmed: its transcript shows the text in the session's queue (seen in
+// 1.2s)`.
+func ConfirmedLine(res SendResult) string {
+	return fmt.Sprintf("peerctl: confirmed: its transcript shows the text in the session's queue (seen in %s)", res.ConfirmElapsed.Round(time.Millisecond))
 }
 
 // waitingSeen tells a trace, once, that the target is waiting on its user,

@@ -20,6 +20,7 @@ type traced struct {
 	events   []string
 	receipt  wire.Receipt
 	awaiting app.Awaiting
+	lines    []string // the Confirmation's
 }
 
 func (tr *traced) trace(then func()) *app.SendTrace {
@@ -31,6 +32,12 @@ func (tr *traced) trace(then func()) *app.SendTrace {
 			if then != nil {
 				then()
 			}
+		},
+		Confirmation: func(lines []string) {
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			tr.events = append(tr.events, "confirmation")
+			tr.lines = append(tr.lines, lines...)
 		},
 		TargetWaiting: func(what string) {
 			tr.mu.Lock()
@@ -64,7 +71,7 @@ func TestSendTraceTellsTheReceiptBeforeTheWait(t *testing.T) {
 					defer close(ended)
 					f.setStatus("waiting:dialog open")
 					f.setStatus("waiting:dialog open")
-					for len(tr.got()) < 2 {
+					for len(tr.got()) < 3 {
 						time.Sleep(5 * time.Millisecond)
 					}
 					f.exit()
@@ -77,12 +84,50 @@ func TestSendTraceTellsTheReceiptBeforeTheWait(t *testing.T) {
 			require.NoError(t, err)
 			<-ended
 			assert.Equal(t, domain.WaitExited, res.WaitEnd, "ended by the exit that followed the receipt; note: %s", res.WaitNote)
-			assert.Equal(t, []string{"handed", "waiting: dialog open"}, tr.got())
-			assert.Equal(t, "delivered", tr.receipt.Outcome)
+			assert.Equal(t, []string{"handed", "confirmation", "waiting: dialog open"}, tr.got())
+			assert.Equal(t, "posted", tr.receipt.Outcome, "the transport's word, told before the confirmation")
 			assert.Nil(t, tr.receipt.Wait, "told before the wait")
 			assert.False(t, tr.awaiting.Reply)
 			assert.Equal(t, "proj-89", tr.awaiting.Target)
 			assert.False(t, tr.awaiting.Until.IsZero())
+		})
+	}
+}
+
+// The hand-over is told before the confirmation is watched: here the
+// transcript shows the text only once the receipt was told (with a
+// confirmation window that outlasts the test), and the confirmation is
+// told next, within the wait that counts from the hand-over.
+func TestSendTraceTellsTheHandOverBeforeTheConfirmation(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := t.TempDir()
+			f := startFake(t, cfg, idA, "proj-89")
+			f.backdate(time.Minute)
+			var tr traced
+			ended := make(chan struct{})
+			trace := tr.trace(func() {
+				go func() {
+					defer close(ended)
+					f.enqueue("go", time.Now())
+					for len(tr.got()) < 2 {
+						time.Sleep(5 * time.Millisecond)
+					}
+					f.exit()
+				}()
+			})
+			ctx, cancel := context.WithTimeout(app.WithSendTrace(context.Background(), trace), 2*within)
+			defer cancel()
+			res, err := newService(cfg, &cueTransport{outcome: "posted"}, v).Send(ctx, app.SendRequest{Address: "proj-89", Text: "go",
+				ConfirmOptions: app.ConfirmOptions{Wait: time.Hour, ConfirmTimeout: time.Hour}})
+			require.NoError(t, err)
+			<-ended
+			assert.True(t, res.Confirmed, res.ConfirmNote)
+			assert.Equal(t, domain.WaitExited, res.WaitEnd, "note: %s", res.WaitNote)
+			assert.Equal(t, []string{"handed", "confirmation"}, tr.got())
+			require.Len(t, tr.lines, 1)
+			assert.Contains(t, tr.lines[0], "peerctl: confirmed: its transcript shows the text")
 		})
 	}
 }

@@ -204,6 +204,10 @@ func messageText(ios *iostreams, args []string, stdinBytes int, followCaller fun
 	if stdinBytes >= 0 {
 		return announcedText(ios.in, stdinBytes, followCaller)
 	}
+	if ios.stdinTerminal() {
+		// "-" typed at a terminal: say what the wait is for.
+		fmt.Fprintln(ios.errOut, "peerctl: type the message, then Ctrl-D on a line of its own to send it (Ctrl-C gives up)")
+	}
 	b, err := io.ReadAll(io.LimitReader(ios.in, domain.MaxMessageBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read message from stdin: %w", err)

@@ -40,7 +40,7 @@ func (t *waitTalk) context(ctx context.Context) context.Context {
 	if t == nil {
 		return ctx
 	}
-	return app.WithSendTrace(ctx, &app.SendTrace{Handed: t.handed, TargetWaiting: t.targetWaiting})
+	return app.WithSendTrace(ctx, &app.SendTrace{Handed: t.handed, Confirmation: t.confirmation, TargetWaiting: t.targetWaiting})
 }
 
 func (t *waitTalk) handed(sent wire.Sent, w app.Awaiting) {
@@ -56,6 +56,17 @@ func (t *waitTalk) handed(sent wire.Sent, w app.Awaiting) {
 	now := time.Now()
 	live := t.io.terminal(t.io.errOut) && t.io.getenv("TERM") != "dumb"
 	t.line = waitline.Start(t.io.errOut, live, safe(w.Head(now)), w.Left(now))
+}
+
+// confirmation says how the confirmation that followed the hand-over
+// ended, above the wait's line; the lines are not printed again at the end.
+func (t *waitTalk) confirmation(lines []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, l := range lines {
+		t.line.Say(safe(l))
+	}
+	t.told = append(t.told, lines...)
 }
 
 func (t *waitTalk) targetWaiting(waitingFor string) {

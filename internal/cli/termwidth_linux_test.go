@@ -94,3 +94,17 @@ func helpOnTerminal(t *testing.T, cols uint16, args ...string) string {
 	<-done // the read ends when the terminal's side is closed (EIO)
 	return strings.ReplaceAll(got.String(), "\r\n", "\n")
 }
+
+// send TARGET - with stdin a terminal says on stderr what it waits for
+// (the message, ended with Ctrl-D), then takes what is typed.
+func TestSendDashAtATerminalSaysWhatItWaitsFor(t *testing.T) {
+	ptm, pts := openPTY(t, 80)
+	var out, errOut bytes.Buffer
+	ios := newIOStreams(pts, &out, &errOut, func(string) string { return "" })
+	_, err := ptm.WriteString("hello\n\x04")
+	require.NoError(t, err)
+	text, err := messageText(ios, []string{"quiet", "-"}, -1, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", text)
+	assert.Equal(t, "peerctl: type the message, then Ctrl-D on a line of its own to send it (Ctrl-C gives up)\n", errOut.String())
+}

@@ -200,7 +200,8 @@ func TestSendWaitTimeoutExits11(t *testing.T) {
 	startFakeSession(t, cfg, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
 	r := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "send", "--transport", "socket", "--wait=700ms", "quiet", "go")
 	require.Equal(t, 11, r.Code, "stderr: %s", r.Stderr)
-	assert.Contains(t, string(r.Stdout), "delivered: \"quiet\"")
+	assert.Contains(t, string(r.Stdout), "posted: \"quiet\"", "the transport's word at the hand-over")
+	assert.Contains(t, string(r.Stderr), "peerctl: confirmed: its transcript shows the text")
 	assert.Contains(t, string(r.Stdout), "wait: timeout: not taken up yet; still idle after")
 	assert.Contains(t, string(r.Stderr), "peerctl: wait_timeout: delivered, not taken up yet, but the turn on it had not ended after")
 

@@ -136,9 +136,12 @@ func TestSendWaitTellsTheReceiptFirst(t *testing.T) {
 	cfg := t.TempDir()
 	f := startFakeSession(t, cfg, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
 	r := startTalking(t, configEnv(t, cfg), "send", "--transport", "socket", "--wait=10m", "quiet", "go")
-	assert.Regexp(t, `^delivered: "quiet" \(session 26df9a5b-d23c-4223-a45d-b9ec61fda652, pid \d+\)`, r.stdout.until(t, "quiet"))
+	// The transport's word at the hand-over; the transcript's confirmation
+	// follows, within the wait.
+	assert.Regexp(t, `^posted: "quiet" \(session 26df9a5b-d23c-4223-a45d-b9ec61fda652, pid \d+\)`, r.stdout.until(t, "quiet"))
 	head := r.stderr.until(t, "waiting")
 	assert.Regexp(t, `^peerctl: waiting up to 10m0s \(until \d\d:\d\d:\d\d UTC\) for the turn on the message to end; Ctrl-C stops the wait, not the message, which was handed over$`, head)
+	assert.Regexp(t, `^peerctl: confirmed: its transcript shows the text in the session's queue \(seen in `, r.stderr.until(t, "confirmed"))
 
 	f.say(t, "waiting dialog open")
 	assert.Equal(t, `peerctl: note: "quiet" is waiting (dialog open): it waits on its user and takes nothing up until someone answers it there`,
@@ -148,7 +151,7 @@ func TestSendWaitTellsTheReceiptFirst(t *testing.T) {
 
 	require.Equal(t, 0, r.exit(t), "stderr: %s", r.stderr.text())
 	assert.Regexp(t, `(?m)^wait: exited: the session ended`, r.stdout.text())
-	assert.Equal(t, 1, strings.Count(r.stdout.text(), `delivered: "quiet"`), "the receipt is printed once: %s", r.stdout.text())
+	assert.Equal(t, 1, strings.Count(r.stdout.text(), `posted: "quiet"`), "the receipt is printed once: %s", r.stdout.text())
 	assert.Equal(t, 1, strings.Count(r.stderr.text(), "dialog open"), "said once: %s", r.stderr.text())
 	assert.NotContains(t, r.stderr.text(), "\r", "stderr is no terminal: nothing is rewritten in place")
 }
