@@ -11,9 +11,12 @@ package jqfilter
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/big"
+	"os"
 	"strconv"
 
 	"github.com/itchyny/gojq"
@@ -21,31 +24,36 @@ import (
 
 // Compile parses and compiles the jq expression expr into a filter, or
 // returns gojq's error for a bad expression (a syntax error, an unknown
-// function), in its words. The filter runs expr on v as v's JSON document
-// reads (the same value --json prints) and hands each result to emit in
-// turn: a string, an int, a *big.Int, a float64, a bool, nil, an []any or
-// a map[string]any. It returns emit's first error as it is, and the first
-// error of expr on v (after the results before it) in gojq's words;
-// `halt` ends it with no error, as jq's does.
-func Compile(expr string) (func(v any, emit func(any) error) error, error) {
+// function), in its words. `env` and `$ENV` are the process environment,
+// as jq's and gh's. The filter runs expr on v as v's JSON document reads
+// (the same value --json prints) and hands each result to emit in turn: a
+// string, an int, a *big.Int, a float64 (never NaN or infinite: NaN is
+// nil, an infinity the largest float64 of its sign, as jq 1.7 prints
+// them), a bool, nil, an []any or a map[string]any. It returns emit's
+// first error as it is, ctx's error once ctx is done (an expression that
+// never ends ends then), and the first error of expr on v (after the
+// results before it) in gojq's words; `halt` ends it with no error, as
+// jq's does, and halt_error with a *gojq.HaltError, whose Value is what
+// to print on stderr and ExitCode the exit code (5 unless given).
+func Compile(expr string) (func(ctx context.Context, v any, emit func(any) error) error, error) {
 	q, err := gojq.Parse(expr)
 	if err != nil {
 		return nil, err
 	}
-	code, err := gojq.Compile(q)
+	code, err := gojq.Compile(q, gojq.WithEnvironLoader(os.Environ))
 	if err != nil {
 		return nil, err
 	}
-	return func(v any, emit func(any) error) error { return run(code, v, emit) }, nil
+	return func(ctx context.Context, v any, emit func(any) error) error { return run(ctx, code, v, emit) }, nil
 }
 
 // run is Compile's filter: code run on v, each result handed to emit.
-func run(code *gojq.Code, v any, emit func(any) error) error {
+func run(ctx context.Context, code *gojq.Code, v any, emit func(any) error) error {
 	doc, err := value(v)
 	if err != nil {
 		return err
 	}
-	iter := code.Run(doc)
+	iter := code.RunWithContext(ctx, doc)
 	for {
 		out, ok := iter.Next()
 		if !ok {
@@ -58,10 +66,35 @@ func run(code *gojq.Code, v any, emit func(any) error) error {
 			}
 			return err
 		}
-		if err := emit(out); err != nil {
+		if err := emit(finite(out)); err != nil {
 			return err
 		}
 	}
+}
+
+// finite is v with every NaN replaced by nil and every infinity by the
+// largest float64 of its sign, as jq 1.7 prints them (JSON has neither).
+func finite(v any) any {
+	switch t := v.(type) {
+	case float64:
+		switch {
+		case math.IsNaN(t):
+			return nil
+		case math.IsInf(t, 1):
+			return math.MaxFloat64
+		case math.IsInf(t, -1):
+			return -math.MaxFloat64
+		}
+	case []any:
+		for i := range t {
+			t[i] = finite(t[i])
+		}
+	case map[string]any:
+		for k := range t {
+			t[k] = finite(t[k])
+		}
+	}
+	return v
 }
 
 // value is v as gojq takes it: v's JSON decoded into maps, slices,
