@@ -17,7 +17,7 @@ import (
 // emit in turn (a string, a number, a bool, nil, an []any or a
 // map[string]any), returning emit's first error as it is, ctx's error once
 // ctx is done, else the first error of the expression on v (halt_error's
-// has ExitCode and Value: haltError). Only peerctl-mcp links it: gojq's package
+// is a haltError). Only peerctl-mcp links it: gojq's package
 // initialisation would cost every command of peerctl about a tenth of its
 // start-up (docs/PERFORMANCE.md); a peerctl without it runs a command line
 // with --jq as peerctl-mcp (jqWithFilter).
@@ -126,11 +126,12 @@ func (s *iostreams) writeJQ(v any) error {
 }
 
 // haltError is the error of jq's halt_error: Value to print on stderr,
-// ExitCode to exit with (gojq.HaltError, not imported here: see JQ).
+// ExitCode to exit with (jqfilter.Halt, not imported here: see JQ).
 type haltError interface {
 	error
 	ExitCode() int
 	Value() any
+	Halted()
 }
 
 // actingCommands are the commands with --json that change something (their

@@ -195,3 +195,20 @@ func TestJQNeedsPeerctlMCP(t *testing.T) {
 	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Equal(t, "[]\n", r.stdout)
 }
+
+// A watch goes on past an event the filter fails on (as jq over a stream
+// of inputs): the error is said for that event, the next one is filtered,
+// and the exit code at the end is 1.
+func TestJQGoesOnPastAFailedEvent(t *testing.T) {
+	var out, errb bytes.Buffer
+	s := newIOStreams(nil, &out, &errb, func(string) string { return "" })
+	filter, err := jqfilter.Compile(`if .event == "status" then error("boom") else .event end`)
+	require.NoError(t, err)
+	s.jq = func(v any, emit func(any) error) error { return filter(context.Background(), v, emit) }
+	for _, ev := range []string{"appeared", "status", "died"} {
+		require.NoError(t, s.writeJSONLine(map[string]string{"event": ev}))
+	}
+	assert.Equal(t, "appeared\ndied\n", out.String())
+	assert.Equal(t, "peerctl: --jq: error: boom\n", errb.String())
+	assert.Equal(t, wire.ExitError, s.jqExit(&cobra.Command{Use: "watch"}, wire.ExitOK))
+}

@@ -33,8 +33,7 @@ import (
 // first error as it is, ctx's error once ctx is done (an expression that
 // never ends ends then), and the first error of expr on v (after the
 // results before it) in gojq's words; `halt` ends it with no error, as
-// jq's does, and halt_error with a *gojq.HaltError, whose Value is what
-// to print on stderr and ExitCode the exit code (5 unless given).
+// jq's does, and halt_error with a Halt.
 func Compile(expr string) (func(ctx context.Context, v any, emit func(any) error) error, error) {
 	q, err := gojq.Parse(expr)
 	if err != nil {
@@ -61,8 +60,11 @@ func run(ctx context.Context, code *gojq.Code, v any, emit func(any) error) erro
 		}
 		if err, ok := out.(error); ok {
 			var halt *gojq.HaltError
-			if errors.As(err, &halt) && halt.Value() == nil {
-				return nil
+			if errors.As(err, &halt) {
+				if halt.Value() == nil {
+					return nil
+				}
+				return Halt{halt}
 			}
 			return err
 		}
@@ -71,6 +73,23 @@ func run(ctx context.Context, code *gojq.Code, v any, emit func(any) error) erro
 		}
 	}
 }
+
+// Halt is the error of jq's halt_error: Value is what to print on stderr
+// (a string raw, anything else as JSON), ExitCode the exit code (5 unless
+// halt_error was given one).
+type Halt struct{ err *gojq.HaltError }
+
+func (h Halt) Error() string { return h.err.Error() }
+
+// Value is halt_error's input.
+func (h Halt) Value() any { return h.err.Value() }
+
+// ExitCode is halt_error's code: its argument, 5 without one.
+func (h Halt) ExitCode() int { return h.err.ExitCode() }
+
+// Halted marks a Halt apart from error's errors, which have a Value and
+// an ExitCode too.
+func (Halt) Halted() {}
 
 // finite is v with every NaN replaced by nil and every infinity by the
 // largest float64 of its sign, as jq 1.7 prints them (JSON has neither).

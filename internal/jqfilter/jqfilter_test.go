@@ -101,16 +101,14 @@ func TestFilterSeesTheEnvironment(t *testing.T) {
 
 // halt_error's error has its value and exit code: 5 unless given.
 func TestHaltErrorHasValueAndCode(t *testing.T) {
-	type halt interface {
-		ExitCode() int
-		Value() any
-	}
 	for expr, code := range map[string]int{`"bye\n" | halt_error`: 5, `{"a":1} | halt_error(3)`: 3} {
 		_, err := results(t, expr, nil)
-		var h halt
+		var h Halt
 		require.ErrorAs(t, err, &h, expr)
 		assert.Equal(t, code, h.ExitCode(), expr)
 	}
+	_, err := results(t, `error("boom")`, nil)
+	assert.NotErrorAs(t, err, new(Halt), "error is no halt")
 }
 
 // NaN and the infinities come out as jq 1.7 prints them: null and the
