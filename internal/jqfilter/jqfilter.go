@@ -94,24 +94,34 @@ func (Halt) Halted() {}
 // finite is v with every NaN replaced by nil and every infinity by the
 // largest float64 of its sign, as jq 1.7 prints them (JSON has neither).
 func finite(v any) any {
-	switch t := v.(type) {
-	case float64:
+	return leaves(v, func(v any) any {
+		f, ok := v.(float64)
 		switch {
-		case math.IsNaN(t):
+		case !ok:
+		case math.IsNaN(f):
 			return nil
-		case math.IsInf(t, 1):
-			return math.MaxFloat64
-		case math.IsInf(t, -1):
-			return -math.MaxFloat64
+		case math.IsInf(f, 0):
+			return math.Copysign(math.MaxFloat64, f)
 		}
+		return v
+	})
+}
+
+// leaves is v with each value that is neither an []any nor a
+// map[string]any, at any depth, replaced by what leaf makes of it (in
+// place).
+func leaves(v any, leaf func(any) any) any {
+	switch t := v.(type) {
 	case []any:
 		for i := range t {
-			t[i] = finite(t[i])
+			t[i] = leaves(t[i], leaf)
 		}
 	case map[string]any:
 		for k := range t {
-			t[k] = finite(t[k])
+			t[k] = leaves(t[k], leaf)
 		}
+	default:
+		return leaf(v)
 	}
 	return v
 }
@@ -135,24 +145,18 @@ func value(v any) (any, error) {
 
 // numbers replaces every json.Number in v by an int, a *big.Int or a float64.
 func numbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := strconv.Atoi(t.String()); err == nil {
+	return leaves(v, func(v any) any {
+		n, ok := v.(json.Number)
+		if !ok {
+			return v
+		}
+		if i, err := strconv.Atoi(n.String()); err == nil {
 			return i
 		}
-		if b, ok := new(big.Int).SetString(t.String(), 10); ok {
+		if b, ok := new(big.Int).SetString(n.String(), 10); ok {
 			return b
 		}
-		f, _ := t.Float64()
+		f, _ := n.Float64()
 		return f
-	case []any:
-		for i := range t {
-			t[i] = numbers(t[i])
-		}
-	case map[string]any:
-		for k := range t {
-			t[k] = numbers(t[k])
-		}
-	}
-	return v
+	})
 }
