@@ -28,6 +28,9 @@ type iostreams struct {
 	// jqFailed is the first error of the filter on an output (writeJQ),
 	// which decides the exit code at the end (jqExit).
 	jqFailed error
+	// jqActs is set when the command changes something (actingCommands):
+	// a filter's error leaves its exit code as it is.
+	jqActs bool
 	// outputFormat is the hidden --output (-o): "json" is --json.
 	outputFormat string
 }

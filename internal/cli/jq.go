@@ -82,6 +82,7 @@ func (s *iostreams) useJQ(cmd *cobra.Command, compile JQ) error {
 		return usageError{fmt.Errorf("--jq %q: %v", s.jqExpr, err)}
 	}
 	ctx := cmd.Context()
+	s.jqActs = acts(cmd)
 	s.jq = func(v any, emit func(any) error) error { return filter(ctx, v, emit) }
 	return cmd.Flags().Set("json", "true")
 }
@@ -94,8 +95,10 @@ func (s *iostreams) useJQ(cmd *cobra.Command, compile JQ) error {
 // for the exit code (s.jqFailed, jqExit), so that the command goes on: a
 // watch with its next event, a send with its exit code. halt_error's value
 // is printed on stderr as jq prints it (a string raw, with no newline
-// added; anything else as JSON and a newline), its code kept. Only an
-// error writing stdout is returned.
+// added; anything else as JSON and a newline), its code kept; for a
+// command that only reads it is returned as a silentError with its code,
+// ending the command as jq ends. Else only an error writing stdout is
+// returned.
 func (s *iostreams) writeJQ(v any) error {
 	var werr error
 	err := s.jq(v, func(out any) error {
@@ -109,11 +112,12 @@ func (s *iostreams) writeJQ(v any) error {
 	if err == nil || werr != nil {
 		return err
 	}
-	if s.jqFailed == nil {
+	var halt haltError
+	halted := errors.As(err, &halt)
+	if s.jqFailed == nil || halted {
 		s.jqFailed = err
 	}
-	var halt haltError
-	if !errors.As(err, &halt) {
+	if !halted {
 		fmt.Fprintf(s.errOut, "peerctl: --jq: %s\n", safe(err.Error()))
 		return nil
 	}
@@ -122,7 +126,11 @@ func (s *iostreams) writeJQ(v any) error {
 	} else {
 		_ = wire.EncodeJSON(s.errOut, halt.Value(), "", false)
 	}
-	return nil
+	if s.jqActs {
+		return nil
+	}
+	// As jq, halt_error ends a command that only reads (a watch too).
+	return silentError{code: halt.ExitCode()}
 }
 
 // haltError is the error of jq's halt_error: Value to print on stderr,
@@ -145,21 +153,26 @@ var actingCommands = map[string]bool{
 // jqExit is the exit code of cmd, which ended with code, once --jq's
 // filter failed on its output (s.jqFailed; docs/OUTPUT.md): a filter's
 // error never hides what the command did. A command that acted (a send,
-// an outbox change...) or was refused keeps its code, and stderr says that
+// an outbox change...: s.jqActs) or was refused keeps its code, and stderr says that
 // its result stands; a command that only reads exits 1 (as gh's --jq), or
 // with halt_error's code.
 func (s *iostreams) jqExit(cmd *cobra.Command, code int) int {
 	if s.jqFailed == nil || cmd == nil {
 		return code
 	}
-	path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
-	if code != wire.ExitOK || actingCommands[path] {
-		fmt.Fprintf(s.errOut, "peerctl: --jq: the filter failed on the output only; what peerctl %s did stands (exit %d)\n", path, code)
+	var halt haltError
+	halted := errors.As(s.jqFailed, &halt)
+	if s.jqActs || (code != wire.ExitOK && !halted) {
+		fmt.Fprintf(s.errOut, "peerctl: --jq: the filter failed on the output only; what %s did stands (exit %d)\n", cmd.CommandPath(), code)
 		return code
 	}
-	var halt haltError
-	if errors.As(s.jqFailed, &halt) {
+	if halted {
 		return halt.ExitCode()
 	}
 	return wire.ExitError
+}
+
+// acts reports whether cmd is one of actingCommands.
+func acts(cmd *cobra.Command) bool {
+	return actingCommands[strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")]
 }

@@ -211,4 +211,16 @@ func TestJQGoesOnPastAFailedEvent(t *testing.T) {
 	assert.Equal(t, "appeared\ndied\n", out.String())
 	assert.Equal(t, "peerctl: --jq: error: boom\n", errb.String())
 	assert.Equal(t, wire.ExitError, s.jqExit(&cobra.Command{Use: "watch"}, wire.ExitOK))
+
+	// halt_error ends it, as jq ends, with its code.
+	filter, err = jqfilter.Compile(`if .event == "died" then "bye\n" | halt_error(4) else .event end`)
+	require.NoError(t, err)
+	out.Reset()
+	errb.Reset()
+	var se silentError
+	require.ErrorAs(t, s.writeJSONLine(map[string]string{"event": "died"}), &se)
+	assert.Equal(t, 4, se.code)
+	assert.Equal(t, "bye\n", errb.String())
+	assert.Equal(t, 4, s.jqExit(&cobra.Command{Use: "watch"}, 4))
+	assert.Empty(t, errb.String()[len("bye\n"):], "no note: the command only reads")
 }
