@@ -84,7 +84,9 @@ func TestJQRunsAsPeerctlMCP(t *testing.T) {
 // filter runs on the command's context), once its first result is out.
 func TestJQEndsOnSIGINT(t *testing.T) {
 	reg := craftRegistry(t)
-	cmd := exec.Command(peerctlBin(t), "list", "--jq", "1, (def f: f; f)")
+	// version catches signals (list, reading this machine alone, does not:
+	// a signal ends it as any program).
+	cmd := exec.Command(peerctlBin(t), "version", "--jq", "1, (def f: f; f)")
 	cmd.Env = regEnv(t, reg.ConfigDir)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
