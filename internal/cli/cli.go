@@ -555,6 +555,12 @@ func executeTree(ctx context.Context, c *factory, args []string, only string) in
 		c.stopSignals()
 		c.stopSignals = nil
 	}
+	return c.io.jqExit(failed, c.exitCode(root, failed, err))
+}
+
+// exitCode is the exit code of the command line that root ran, failed
+// the command that ran and err its error, said on stderr.
+func (c *factory) exitCode(root, failed *cobra.Command, err error) int {
 	if err == nil {
 		return wire.ExitOK
 	}

@@ -126,7 +126,7 @@ func newDoctorCmd(f *factory) *cobra.Command {
 		Short: "Check that peerctl can work here (it never sends anything)",
 		Long:  helpLong(`Check the setup of `+wiring.Plugins().Titles("and")+` (each one's program, registry and sessions) and of peerctl-mcp, without sending`, "doctor"),
 		Example: `  peerctl doctor
-  peerctl doctor --json | jq '.problems[]'
+  peerctl doctor --jq '.problems[]'
   peerctl doctor --claude ~/bin/claude
   peerctl doctor --host dev-box`,
 		Args: noArgs,

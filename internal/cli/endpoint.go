@@ -40,7 +40,7 @@ func newEndpointCmd(f *factory) *cobra.Command {
 		Long:  helpLong(`Parse or format an endpoint: `+endpointForms()+` (%25 is "%", %3A is ":")`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock
-  peerctl endpoint parse --json "$(peerctl list --json | jq -r '.[0].endpoint')"`,
+  peerctl endpoint parse --json "$(peerctl list --jq '.[0].endpoint')"`,
 	}
 	parseOpts := &endpointOptions{io: f.io}
 	parse := &cobra.Command{
@@ -49,7 +49,7 @@ func newEndpointCmd(f *factory) *cobra.Command {
 		Long:  helpLong(`Split any endpoint list prints (`+endpointPrefixes()+`, ssh:v1:<host>:<endpoint>) into its parts; nothing is read`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
   peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'
-  peerctl list --json | jq -r '.[0].endpoint' | xargs peerctl endpoint parse`,
+  peerctl list --jq '.[0].endpoint' | xargs peerctl endpoint parse`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dest, inner, remote, err := domain.SplitHostEndpoint(args[0])

@@ -191,7 +191,7 @@ func newHostsRemoveCmd(f *factory) *cobra.Command {
 		Long:  helpLong(`Remove DEST and its settings from the hosts file; nothing on the host itself is touched`, "hosts-remove"),
 		Example: `  peerctl hosts remove build-box
   peerctl hosts remove dev@10.0.0.7
-  peerctl hosts list --json | jq -r '.[].host' | xargs -n1 peerctl hosts remove`,
+  peerctl hosts list --jq '.[].host' | xargs -n1 peerctl hosts remove`,
 		Args: exactArgs(1),
 		RunE: hostsRunE(f, opts, runHostsRemove),
 	}
@@ -223,7 +223,7 @@ func newHostsListCmd(f *factory) *cobra.Command {
 		Short: "List the hosts of the hosts file and their settings",
 		Long:  helpLong(`List the hosts of the hosts file ($XDG_CONFIG_HOME/peerctl/hosts) and their settings`, "hosts-list"),
 		Example: `  peerctl hosts list
-  peerctl hosts list --json | jq -r '.[].host'
+  peerctl hosts list --jq '.[].host'
   peerctl list --hosts`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -294,7 +294,7 @@ func newHostsCheckCmd(f *factory) *cobra.Command {
 		Short: "Check the way to a host: ssh, host key, peerctl there, its doctor",
 		Long:  helpLong(`Say what works on the way to DEST (ssh, the host key, the far side's peerctl and version, its doctor); nothing is written`, "hosts-check"),
 		Example: `  peerctl hosts check build-box
-  peerctl hosts check --json build-box | jq '.checks[] | select(.health != "ok")'
+  peerctl hosts check build-box --jq '.checks[] | select(.health != "ok")'
   PEERCTL_SSH="ssh -F ~/work/ssh_config" peerctl hosts check lab`,
 		Args: exactArgs(1),
 		RunE: hostsRunE(f, opts, runHostsCheck),

@@ -25,6 +25,12 @@ type iostreams struct {
 	// writeJSON prints instead of the document (jq.go).
 	jqExpr string
 	jq     func(v any, emit func(any) error) error
+	// jqFailed is the first error of the filter on an output (writeJQ),
+	// which decides the exit code at the end (jqExit).
+	jqFailed error
+	// jqActs is set when the command changes something (actingCommands):
+	// a filter's error leaves its exit code as it is.
+	jqActs bool
 	// outputFormat is the hidden --output (-o): "json" is --json.
 	outputFormat string
 }
@@ -40,7 +46,7 @@ func newIOStreams(in io.Reader, out, errOut io.Writer, getenv func(string) strin
 // makes of it (writeJQ).
 func (s *iostreams) writeJSON(v any) error {
 	if s.jq != nil {
-		return writeJQ(s.out, s.jq, v)
+		return s.writeJQ(v)
 	}
 	return wire.EncodeJSON(s.out, v, "  ", false)
 }
@@ -49,7 +55,7 @@ func (s *iostreams) writeJSON(v any) error {
 // what the expression makes of it.
 func (s *iostreams) writeJSONLine(v any) error {
 	if s.jq != nil {
-		return writeJQ(s.out, s.jq, v)
+		return s.writeJQ(v)
 	}
 	return wire.EncodeJSON(s.out, v, "", false)
 }

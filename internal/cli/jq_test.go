@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/internal/jqfilter"
 	"github.com/peerctl/peerctl/ports/wire"
+	"github.com/peerctl/peerctl/test/testbin"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // Every command with --json has --jq (and -q, as gh has), and its help says so.
@@ -86,10 +92,70 @@ func TestJQErrors(t *testing.T) {
 	r = evRun(t, env, nil, "list", "-o", "yaml")
 	assert.Equal(t, wire.ExitUsage, r.code)
 	assert.Contains(t, r.stderr, `peerctl: --output "yaml": only json is an output format`)
-	// An expression that fails on the output is an error (exit 1) that says so.
-	r = evRun(t, env, nil, "list", "--jq", ".foo")
+	// An expression that fails on the output of a command that only reads
+	// is an error (exit 1) that says so, after the results before it.
+	r = evRun(t, env, nil, "list", "--jq", "1, .foo")
 	assert.Equal(t, wire.ExitError, r.code)
-	assert.Contains(t, r.stderr, "peerctl: --jq: ")
+	assert.Equal(t, "1\n", r.stdout)
+	assert.Equal(t, "peerctl: --jq: expected an object but got: array ([])\n", r.stderr)
+	// halt_error prints its string raw on stderr (no newline added), any
+	// other value as JSON; its code is the exit code, 5 unless given.
+	r = evRun(t, env, nil, "list", "--jq", `"bye\n" | halt_error`)
+	assert.Equal(t, 5, r.code, r.stderr)
+	assert.Equal(t, "bye\n", r.stderr)
+	r = evRun(t, env, nil, "list", "--jq", `{a: 1} | halt_error(7)`)
+	assert.Equal(t, 7, r.code, r.stderr)
+	assert.Equal(t, `{"a":1}`+"\n", r.stderr)
+	// NaN and the infinities print as jq 1.7 prints them.
+	r = evRun(t, env, nil, "list", "--jq", "nan, infinite")
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Equal(t, "null\n1.7976931348623157e+308\n", r.stdout)
+	// env and $ENV are the environment.
+	t.Setenv("PEERCTL_JQ_TEST", "seen")
+	r = evRun(t, env, nil, "list", "--jq", "env.PEERCTL_JQ_TEST, $ENV.PEERCTL_JQ_TEST")
+	assert.Equal(t, "seen\nseen\n", r.stdout, r.stderr)
+	// A refusal whose document the filter cannot take keeps its exit code,
+	// and the filter's error is said.
+	r = evRun(t, env, nil, "show", "--jq", ".[0]", "no-such-session")
+	assert.Equal(t, wire.ExitCode(domain.ReasonNotLive), r.code)
+	assert.Contains(t, r.stderr, "peerctl: not_live: ")
+	assert.Contains(t, r.stderr, "peerctl: --jq: expected an array but got: object")
+	assert.Contains(t, r.stderr, "what peerctl show did stands (exit 3)")
+}
+
+// TestJQNeverHidesASend: a filter that fails on the receipt of a send that
+// was delivered leaves the send's exit code (0), and stderr says the send
+// stands: a script that retries on failure must not send twice.
+func TestJQNeverHidesASend(t *testing.T) {
+	sock := evSocketDir(t)
+	rec := evLiveRecord(t, testproc.Sleeper(t), "55555555-5555-4555-8555-555555555555", "delta", t.TempDir(), sock+"/5.sock")
+	listenAll(t, rec)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, rec), "PEERCTL_CLAUDE": testbin.Build(t, testbin.FakeClaude)}
+	r := evRun(t, env, nil, "send", "--transport", "socket", "--no-confirm", "delta", "hi", "--jq", ".msgid | ascii_downcase")
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "peerctl: --jq: ascii_downcase cannot be applied to: null\n")
+	assert.Contains(t, r.stderr, "peerctl: --jq: the filter failed on the output only; what peerctl send did stands (exit 0)\n")
+}
+
+// An expression that never ends ends with the command's context (Ctrl-C,
+// SIGTERM and SIGHUP cancel it).
+func TestJQEndsWithTheContext(t *testing.T) {
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb bytes.Buffer
+	c := newFactory(strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	c.compileJQ = func(expr string) (func(context.Context, any, func(any) error) error, error) {
+		filter, err := jqfilter.Compile(expr)
+		return func(ctx context.Context, v any, emit func(any) error) error {
+			cancel() // the signal comes once the filter runs
+			return filter(ctx, v, emit)
+		}, err
+	}
+	code := execute(ctx, c, []string{"list", "--jq", "def f: f; f"})
+	assert.Equal(t, wire.ExitError, code)
+	assert.Contains(t, errb.String(), "peerctl: --jq: context canceled")
 }
 
 // A peerctl without the jq filter (cmd/peerctl) runs a command line with
@@ -128,4 +194,33 @@ func TestJQNeedsPeerctlMCP(t *testing.T) {
 	r := evRun(t, env, alone(nil), "list", "-o", "json")
 	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Equal(t, "[]\n", r.stdout)
+}
+
+// A watch goes on past an event the filter fails on (as jq over a stream
+// of inputs): the error is said for that event, the next one is filtered,
+// and the exit code at the end is 1.
+func TestJQGoesOnPastAFailedEvent(t *testing.T) {
+	var out, errb bytes.Buffer
+	s := newIOStreams(nil, &out, &errb, func(string) string { return "" })
+	filter, err := jqfilter.Compile(`if .event == "status" then error("boom") else .event end`)
+	require.NoError(t, err)
+	s.jq = func(v any, emit func(any) error) error { return filter(context.Background(), v, emit) }
+	for _, ev := range []string{"appeared", "status", "died"} {
+		require.NoError(t, s.writeJSONLine(map[string]string{"event": ev}))
+	}
+	assert.Equal(t, "appeared\ndied\n", out.String())
+	assert.Equal(t, "peerctl: --jq: error: boom\n", errb.String())
+	assert.Equal(t, wire.ExitError, s.jqExit(&cobra.Command{Use: "watch"}, wire.ExitOK))
+
+	// halt_error ends it, as jq ends, with its code.
+	filter, err = jqfilter.Compile(`if .event == "died" then "bye\n" | halt_error(4) else .event end`)
+	require.NoError(t, err)
+	out.Reset()
+	errb.Reset()
+	var se silentError
+	require.ErrorAs(t, s.writeJSONLine(map[string]string{"event": "died"}), &se)
+	assert.Equal(t, 4, se.code)
+	assert.Equal(t, "bye\n", errb.String())
+	assert.Equal(t, 4, s.jqExit(&cobra.Command{Use: "watch"}, 4))
+	assert.Empty(t, errb.String()[len("bye\n"):], "no note: the command only reads")
 }

@@ -137,7 +137,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		Long:  helpLong("List the messages send --durable left in peerctl serve's outbox, newest first, with their state", "outbox"),
 		Example: `  peerctl outbox
   peerctl outbox --state stored,outcome_unknown --target reviewer
-  peerctl outbox show 17 --json | jq .history
+  peerctl outbox show 17 --jq .history
   peerctl outbox cancel 17
   peerctl outbox retry 18     # an outcome_unknown message, after checking it did not arrive
   peerctl outbox approve 19   # a message the trust policy held (awaiting_approval)`,
@@ -161,8 +161,8 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		Use: "show ID", Short: "Show one message and its history", Args: oneID,
 		Long: helpLong("Show one message of the outbox and every change in its history, with its time and reason", "outbox"),
 		Example: `  peerctl outbox show 17
-  peerctl outbox show 17 --json | jq -r .state
-  peerctl outbox show 17 --json | jq .history`,
+  peerctl outbox show 17 --jq .state
+  peerctl outbox show 17 --jq .history`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id, _ = strconv.ParseInt(args[0], 10, 64)
 			f.started()
@@ -196,7 +196,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 			"One for nats:NODE already on the fleet's bus (transport bus) is that node's to take back: cancel refuses it "+
 			"(wrong_state) and says how to cancel it there (peerctl outbox cancel of the message keyed nats:<this node>:KEY); "+
 			"its receipts then bring the node's word back here",
-		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --json | jq '.[].id' | xargs -n1 peerctl outbox cancel")
+		"  peerctl outbox cancel 17\n  peerctl outbox cancel --json 17\n  peerctl outbox --state stored --jq '.[].id' | xargs -n1 peerctl outbox cancel")
 	retry := change("retry", "Try a message again now (outcome_unknown, expired, refused, cancelled or stored)",
 		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed. "+
 			"A message for nats:NODE that ended there (refused, expired, outcome_unknown) is posted to that node again and retried there, "+
@@ -208,7 +208,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		"  peerctl outbox --state awaiting_approval\n  peerctl outbox show 19\n  peerctl outbox approve 19")
 	deny := change("deny", "End a message the trust policy held, unsent (denied)",
 		"Deny a message a hold rule of the trust policy kept: it ends denied and is never sent",
-		"  peerctl outbox deny 19\n  peerctl outbox deny --json 19\n  peerctl outbox --state awaiting_approval --json | jq '.[].id' | xargs -n1 peerctl outbox deny")
+		"  peerctl outbox deny 19\n  peerctl outbox deny --json 19\n  peerctl outbox --state awaiting_approval --jq '.[].id' | xargs -n1 peerctl outbox deny")
 	cmd.AddCommand(listCmd, show, cancel, retry, approve, deny)
 	return cmd
 }

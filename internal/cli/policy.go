@@ -182,8 +182,8 @@ func newPolicyListCmd(f *factory) *cobra.Command {
 		Short: "List the rules in order, numbered, then the defaults",
 		Long:  helpLong(`List the trust policy's rules in the order they decide, numbered, then the defaults that follow them`, "policy-list"),
 		Example: `  peerctl policy list
-  peerctl policy list --json | jq -r '.rules[] | "\(.number) \(.rule)"'
-  peerctl policy list --json | jq '.defaults'`,
+  peerctl policy list --jq '.rules[] | "\(.number) \(.rule)"'
+  peerctl policy list --jq '.defaults'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.started()
@@ -293,7 +293,7 @@ func newPolicyCheckCmd(f *factory) *cobra.Command {
 		Long:  helpLong(`Say what the trust policy decides for a message from SENDER to the session ADDRESS names, which rule decides, and why; nothing is sent`, "policy-check"),
 		Example: `  peerctl policy check --from mcp:reviewer-1 --to prod-api
   peerctl policy check --from cli --to build --host build-box
-  peerctl policy check --from node:laptop --to dev-1 --json | jq -r .action`,
+  peerctl policy check --from node:laptop --to dev-1 --jq .action`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "peerctl policy check --from SENDER --to ADDRESS", "from", "to"); err != nil {

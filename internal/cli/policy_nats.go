@@ -140,7 +140,7 @@ limits) is refused (exit 1) naming what differs; delete it (nats stream rm) and 
 Every service refuses such a stream as well.`,
 		Example: `  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 > peerctl-fleet.conf   # first
   peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk
-  peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk --json | jq .made
+  peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk --jq .made
   peerctl policy nats-setup --nats nats://127.0.0.1:4222   # an open bus: checks, or makes them ahead`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

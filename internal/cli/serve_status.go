@@ -124,7 +124,7 @@ func newServeStatusCmd(f *factory) *cobra.Command {
 It starts nothing. Exit 0 when the service runs, 3 when none runs for this state folder (the
 messages its outbox holds are still counted), 1 when it cannot be asked.`,
 		Example: `  peerctl serve status
-  peerctl serve status --json | jq .messages.stored
+  peerctl serve status --jq .messages.stored
   peerctl serve status >/dev/null || echo "no service"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -182,7 +182,7 @@ func newVersionCmd(f *factory) *cobra.Command {
 		Short: "Print peerctl's version and the commit it was built from",
 		Long:  helpLong(`Print the module version and the commit, commit time and tree state it was built from`, "version"),
 		Example: `  peerctl version
-  peerctl version --json | jq -r .revision
+  peerctl version --jq .revision
   peerctl --version`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -47,7 +47,7 @@ func newWatchCmd(f *factory) *cobra.Command {
 			`also each change of peerctl serve's outbox (outbox), and with --host a machine whose watch ended (lost), then exit 10; `+
 			`with --fleet every node's sessions on the fleet's bus, a node that left (left)`, "watch"),
 		Example: `  peerctl watch
-  peerctl watch --json | jq -c 'select(.event == "died")'
+  peerctl watch --jq 'select(.event == "died")'
   peerctl watch | head -1     # ends when its reader goes away
   peerctl --qwen-home ~/.qwen-work watch
   peerctl watch --host . --host dev-box --json

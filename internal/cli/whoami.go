@@ -36,8 +36,8 @@ func newWhoamiCmd(f *factory) *cobra.Command {
 		Short: "Show the session this shell runs inside",
 		Long:  helpLong(`Show the live session this command runs inside (its id, name, pid, endpoint)`, "whoami"),
 		Example: `  peerctl whoami
-  peerctl whoami --json | jq -r .endpoint
-  peerctl send other-session "review $(peerctl whoami --json | jq -r .name)'s branch"`,
+  peerctl whoami --jq .endpoint
+  peerctl send other-session "review $(peerctl whoami --jq .name)'s branch"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.started()

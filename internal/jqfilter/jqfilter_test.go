@@ -1,7 +1,9 @@
 package jqfilter
 
 import (
+	"context"
 	"errors"
+	"math"
 	"math/big"
 	"testing"
 
@@ -15,7 +17,7 @@ func results(t *testing.T, expr string, v any) ([]any, error) {
 	filter, err := Compile(expr)
 	require.NoError(t, err, expr)
 	var out []any
-	err = filter(v, func(r any) error { out = append(out, r); return nil })
+	err = filter(context.Background(), v, func(r any) error { out = append(out, r); return nil })
 	return out, err
 }
 
@@ -73,7 +75,46 @@ func TestFilterReturnsEmitsError(t *testing.T) {
 	require.NoError(t, err)
 	stop := errors.New("write /dev/stdout: broken pipe")
 	n := 0
-	err = filter([]int{1, 2, 3}, func(any) error { n++; return stop })
+	err = filter(context.Background(), []int{1, 2, 3}, func(any) error { n++; return stop })
 	assert.Same(t, stop, err)
 	assert.Equal(t, 1, n)
+}
+
+// An expression that never ends ends when its context is done (Ctrl-C,
+// SIGTERM, SIGHUP cancel the command's context), with the context's error.
+func TestFilterEndsWithItsContext(t *testing.T) {
+	filter, err := Compile("def f: f; f")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = filter(ctx, nil, func(any) error { return nil })
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// env and $ENV are the process environment, as jq's and gh's.
+func TestFilterSeesTheEnvironment(t *testing.T) {
+	t.Setenv("PEERCTL_JQ_TEST", "seen")
+	out, err := results(t, "env.PEERCTL_JQ_TEST, $ENV.PEERCTL_JQ_TEST", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{"seen", "seen"}, out)
+}
+
+// halt_error's error has its value and exit code: 5 unless given.
+func TestHaltErrorHasValueAndCode(t *testing.T) {
+	for expr, code := range map[string]int{`"bye\n" | halt_error`: 5, `{"a":1} | halt_error(3)`: 3} {
+		_, err := results(t, expr, nil)
+		var h Halt
+		require.ErrorAs(t, err, &h, expr)
+		assert.Equal(t, code, h.ExitCode(), expr)
+	}
+	_, err := results(t, `error("boom")`, nil)
+	assert.NotErrorAs(t, err, new(Halt), "error is no halt")
+}
+
+// NaN and the infinities come out as jq 1.7 prints them: null and the
+// largest float64 of their sign.
+func TestNaNAndInfinityAreJSON(t *testing.T) {
+	out, err := results(t, "nan, infinite, -infinite, [nan]", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, math.MaxFloat64, -math.MaxFloat64, []any{nil}}, out)
 }

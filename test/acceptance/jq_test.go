@@ -3,11 +3,15 @@
 package acceptance
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,6 +53,12 @@ func TestJQRunsAsPeerctlMCP(t *testing.T) {
 	assert.Equal(t, 1, res.Code)
 	assert.Contains(t, string(res.Stderr), "peerctl: --jq: ")
 	assert.Equal(t, "1\n", string(res.Stdout))
+	// halt_error: its string raw on stderr, its code; env is the environment.
+	res = runPeerctl(t, runOpts{Env: env}, "list", "--jq", `"bye\n" | halt_error(6)`)
+	assert.Equal(t, 6, res.Code)
+	assert.Equal(t, "bye\n", string(res.Stderr))
+	res = runPeerctl(t, runOpts{Env: append(env, "PEERCTL_JQ_SEEN=yes")}, "list", "--jq", "env.PEERCTL_JQ_SEEN")
+	assert.Equal(t, "yes\n", string(res.Stdout), "stderr: %s", res.Stderr)
 	res = runPeerctl(t, runOpts{Env: env}, "show", "--jq", ".refusal.reason", "no-such-session")
 	assert.Equal(t, 3, res.Code, "stderr: %s", res.Stderr)
 	assert.Equal(t, "not_live\n", string(res.Stdout))
@@ -68,4 +78,43 @@ func TestJQRunsAsPeerctlMCP(t *testing.T) {
 	res = runPeerctl(t, runOpts{Bin: alone, Env: bare}, "list", "--all", "-o", "json")
 	assert.Equal(t, 0, res.Code, "stderr: %s", res.Stderr)
 	assert.True(t, json.Valid(res.Stdout), "%s", res.Stdout)
+}
+
+// TestJQEndsOnSIGINT: Ctrl-C ends an expression that never ends (the
+// filter runs on the command's context), once its first result is out.
+func TestJQEndsOnSIGINT(t *testing.T) {
+	reg := craftRegistry(t)
+	// version catches signals (list, reading this machine alone, does not:
+	// a signal ends it as any program).
+	cmd := exec.Command(peerctlBin(t), "version", "--jq", "1, (def f: f; f)")
+	cmd.Env = regEnv(t, reg.ConfigDir)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "1\n", line)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 1, exitWithin(t, cmd, "--jq after SIGINT"))
+}
+
+// exitWithin is the exit code of cmd, started, once it ends; the test
+// fails if it has not ended within bound (what says what should have).
+func exitWithin(t *testing.T, cmd *exec.Cmd, what string) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil {
+			require.ErrorAs(t, err, &ee)
+			return ee.ExitCode()
+		}
+		return 0
+	case <-time.After(bound):
+		t.Fatalf("%s did not end within %s", what, bound)
+		return -1
+	}
 }

@@ -96,15 +96,6 @@ func TestWatchExitsOneOnUnreadableRegistry(t *testing.T) {
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		require.ErrorAs(t, err, &ee)
-		assert.Equal(t, 1, ee.ExitCode())
-		assert.Contains(t, stderr.String(), "read registry")
-	case <-time.After(bound):
-		t.Fatalf("watch did not end within %s on an unreadable registry", bound)
-	}
+	assert.Equal(t, 1, exitWithin(t, cmd, "watch on an unreadable registry"))
+	assert.Contains(t, stderr.String(), "read registry")
 }
