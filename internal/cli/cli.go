@@ -304,11 +304,13 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 
 // flagsWithoutCommand refuses flags given to the root with no command
 // after them (`peerctl --config-dir list`: the flag took the command as
-// its value), which would otherwise print the root's help and exit 0.
+// its value), which would otherwise print the root's help and exit 0. A
+// flag with a value of its own when given bare (--debug: "send") never
+// takes the next word, whatever its value names.
 func flagsWithoutCommand(root *cobra.Command) error {
 	var err error
 	root.Flags().Visit(func(f *pflag.Flag) {
-		if err != nil {
+		if err != nil || f.NoOptDefVal != "" {
 			return
 		}
 		if sub, _, ferr := root.Find([]string{f.Value.String()}); ferr == nil && sub != root {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,6 +39,19 @@ func TestMain(m *testing.M) {
 	// HOME is an empty folder of the package's own and the folders that
 	// would name others are unset. (Before, a list here took in a real
 	// opencode server running on the machine.)
+	// Go's own folders and the pinned harnesses' cache (test/livecc) stay
+	// where they are: by default they are found from HOME.
+	if out, err := exec.Command("go", "env", "GOPATH", "GOMODCACHE", "GOCACHE", "GOENV").Output(); err == nil {
+		vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+		for i, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOENV"} {
+			if i < len(vals) && os.Getenv(k) == "" {
+				_ = os.Setenv(k, vals[i])
+			}
+		}
+	}
+	if real, err := os.UserHomeDir(); err == nil && os.Getenv("PEERCTL_CACHE") == "" {
+		_ = os.Setenv("PEERCTL_CACHE", filepath.Join(real, ".cache", "peerctl"))
+	}
 	home, err := os.MkdirTemp("", "peerctl-cli-home-")
 	if err != nil {
 		panic(err)

@@ -57,6 +57,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--", "list"}, `unknown command "list" for "peerctl": a word after "--" is no command (peerctl list runs it)`, "peerctl"},
 		{[]string{"--config-dir", "list"}, `--config-dir took "list" as its value, and no command followed (peerctl --config-dir DIR list)`, "peerctl"},
 		{[]string{"--config-dir", "/x"}, `no command given (peerctl --help lists them)`, "peerctl"},
+		{[]string{"--debug"}, `no command given (peerctl --help lists them)`, "peerctl"},
 		{[]string{"help", "policy", "nats-stup"}, `unknown help topic "policy nats-stup"; did you mean policy nats-setup?`, "peerctl help"},
 		{[]string{"help", "exit-code"}, `unknown help topic "exit-code"; did you mean exit-codes?`, "peerctl help"},
 		{[]string{"help", "outbox", "lsit"}, `unknown help topic "outbox lsit"; did you mean outbox list?`, "peerctl help"},
