@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -43,7 +42,7 @@ func wrapText(text string, indent, width int) string {
 	var b strings.Builder
 	col := indent
 	for i, word := range strings.Fields(text) {
-		n := utf8.RuneCountInString(word)
+		n := shownWidth(word)
 		switch {
 		case i == 0:
 		case col+1+n > width:
