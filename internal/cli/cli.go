@@ -41,7 +41,7 @@ var exitShort = [...]string{
 	wire.ExitError:              "unexpected error; list: a harness could not be read; doctor: a problem",
 	wire.ExitUsage:              "usage error (bad flag, argument or address)",
 	wire.ExitNotLive:            "no live session answers to the address",
-	wire.ExitIdentityMismatch:   "the address names several sessions, or the session changed between reads",
+	wire.ExitIdentityMismatch:   "ambiguous address (a name several sessions share: use the full id or endpoint), or the session changed between reads",
 	wire.ExitDeliveryFailed:     "the transport could not start or did not deliver",
 	wire.ExitHarnessUnsupported: "the session or program cannot do this",
 	wire.ExitNotAddressable:     "live, but no messaging socket, name or id (or another user's socket)",

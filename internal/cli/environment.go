@@ -46,7 +46,7 @@ var Files = []File{
 // section is made from it (EnvironmentHelp); a test holds that every
 // variable the code reads is here.
 var environment = []EnvVar{
-	{[]string{"CLAUDE_CONFIG_DIR"}, "Claude Code's config dir, whose sessions/ is its registry (--config-dir; else ~/.claude)", "Claude Code's folder (--config-dir; ~/.claude)"},
+	{[]string{"CLAUDE_CONFIG_DIR"}, "Claude Code's config dir, whose sessions/ is its registry (--config-dir; else ~/.claude)", "Claude Code's config (--config-dir; ~/.claude)"},
 	{[]string{"QWEN_HOME"}, "Qwen Code's home folder (--qwen-home; else ~/.qwen)", "Qwen Code's home (--qwen-home; else ~/.qwen)"},
 	{[]string{"CODEX_HOME"}, "Codex's home folder (--codex-home; else ~/.codex)", "Codex's home (--codex-home; else ~/.codex)"},
 	{[]string{"XDG_DATA_HOME"}, "where opencode's database is looked for ($XDG_DATA_HOME/opencode; else ~/.local/share/opencode)", "where opencode's data is (else ~/.local/share)"},
@@ -74,7 +74,7 @@ var environment = []EnvVar{
 	{[]string{"XDG_STATE_HOME"}, "the outbox's folder ($XDG_STATE_HOME/peerctl; else ~/.local/state/peerctl)", "the outbox's folder (~/.local/state/peerctl)"},
 	{[]string{"XDG_RUNTIME_DIR"}, "peerctl serve's socket, the ssh control sockets and Qwen Code's inbox sockets (else the cache or temp folder)", "serve's, ssh's and Qwen Code's sockets"},
 	{[]string{"XDG_CACHE_HOME"}, "the cache folder (else ~/.cache): the service's socket without XDG_RUNTIME_DIR", "the cache folder (else ~/.cache)"},
-	{[]string{"XDG_CONFIG_HOME"}, "the hosts file and the trust policy file ($XDG_CONFIG_HOME/peerctl/hosts and .../policy; else in ~/.config/peerctl/)", "hosts and policy files (else ~/.config/peerctl)"},
+	{[]string{"XDG_CONFIG_HOME"}, "the hosts file and the trust policy file ($XDG_CONFIG_HOME/peerctl/hosts and .../policy; else in ~/.config/peerctl/)", "the hosts and trust policy files (~/.config)"},
 	{[]string{"PATH"}, "where claude, qwen, codex, opencode and ssh are found", "where the harnesses' programs and ssh are found"},
 	{[]string{"COLUMNS"}, "the width --help wraps to (60 to 120; else 120)", ""},
 	{[]string{"NO_COLOR"}, "set (to anything): no colour, even on a terminal (https://no-color.org)", "set (to anything): no colour, even on a terminal"},

@@ -377,7 +377,7 @@ func TestHelpStatesTheSharpEdges(t *testing.T) {
 		{[]string{"completion", "--help"}, []string{"bash needs the bash-completion package"}},
 		// A shared name refuses only as an address: the session is still
 		// reached by its full id or endpoint (TestSharedNameCLI).
-		{[]string{"help", "exit-codes"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or\n                           endpoint)"}},
+		{[]string{"help", "exit-codes"}, []string{"identity_mismatch    ambiguous address (a name several sessions share: use the full id or endpoint)"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
