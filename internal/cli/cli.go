@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,24 +15,46 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// exitCodesWidth is the width the exit-code table is wrapped to.
-const exitCodesWidth = 100
-
 // exitCodesHelp is the table `peerctl help exit-codes` prints, made from
-// wire.ExitCodes: the codes right-aligned, the words in one column, each
-// meaning wrapped to exitCodesWidth under its own start. It is made when
-// the topic's help is printed (newHelpTopic), not at every start.
-func exitCodesHelp() string {
-	var b strings.Builder
-	b.WriteString("Exit codes:")
+// wire.ExitCodes: every code, its refusal word and its meaning in short
+// (exitShort), each in a column, the meanings wrapped to width under
+// their own start. It is made when the topic's help is printed
+// (newHelpTopic), not at every start.
+func exitCodesHelp(width int) string {
+	var t table
 	for _, r := range wire.ExitCodes {
-		head := fmt.Sprintf("  %2d  ", r.Code)
-		if w := r.Word(); w != "" {
-			head += fmt.Sprintf("%-19s  ", w)
-		}
-		b.WriteString("\n" + head + wrapText(r.Meaning, len(head), exitCodesWidth))
+		t.add(fmt.Sprintf("  %2d", r.Code), r.Word(), exitShort[r.Code])
 	}
-	return b.String()
+	t.wrapLast(width)
+	var b strings.Builder
+	b.WriteString("Exit codes:\n")
+	_ = t.write(&b)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// exitShort is each exit code's meaning in a line of `peerctl help
+// exit-codes`, so that the table teaches in a screen; its meaning whole
+// (wire.ExitCodes) is in docs/OUTPUT.md and man peerctl (EXIT STATUS). An
+// array, not a map: no work at start.
+var exitShort = [...]string{
+	wire.ExitOK:                 "ok",
+	wire.ExitError:              "unexpected error; list: a harness could not be read; doctor: a problem",
+	wire.ExitUsage:              "usage error (bad flag, argument or address)",
+	wire.ExitNotLive:            "no live session answers to the address",
+	wire.ExitIdentityMismatch:   "ambiguous address (a name several sessions share: use the full id or endpoint), or the session changed between reads",
+	wire.ExitDeliveryFailed:     "the transport could not start or did not deliver",
+	wire.ExitHarnessUnsupported: "the session or program cannot do this",
+	wire.ExitNotAddressable:     "live, but no messaging socket, name or id (or another user's socket)",
+	wire.ExitInvalidMessage:     "empty, NUL, invalid UTF-8 or over the 64 KiB cap",
+	wire.ExitNoReply:            "send --await-reply: handed over, but no reply came in time",
+	wire.ExitHostUnreachable:    "--host: ssh could not connect, the host key is unknown or changed, or no peerctl is there",
+	wire.ExitWaitTimeout:        "send --wait: handed over, but the turn on it had not ended in time",
+	wire.ExitOutcomeUnknown:     "ended after the hand-over, before a receipt: it may have arrived; sending again may deliver it twice",
+	wire.ExitOutboxUnavailable:  "the outbox cannot be used: nothing was stored (a send without --durable works)",
+	wire.ExitKeyConflict:        "send --durable --key: the key names another message: nothing was stored or sent",
+	wire.ExitNotFound:           "no such outbox message, host or policy rule",
+	wire.ExitWrongState:         "outbox cancel/retry/approve/deny: the message's state does not allow it",
+	wire.ExitNotAllowed:         "the trust policy refuses this sender this target: nothing was stored or sent",
 }
 
 // wrapText wraps text at spaces into lines of at most width columns, the
@@ -43,7 +64,7 @@ func wrapText(text string, indent, width int) string {
 	var b strings.Builder
 	col := indent
 	for i, word := range strings.Fields(text) {
-		n := utf8.RuneCountInString(word)
+		n := shownWidth(word)
 		switch {
 		case i == 0:
 		case col+1+n > width:
@@ -98,25 +119,25 @@ func SplitLong(long string) (what, docURL string) {
 // exitCodesTopic is "peerctl help exit-codes": the one place the exit-code
 // table is printed (a cobra help topic: no action, listed under
 // "Additional help topics").
-func exitCodesTopic() *cobra.Command {
-	return newHelpTopic("exit-codes", "The exit codes of every command, with each refusal's word",
+func exitCodesTopic(f *factory) *cobra.Command {
+	return newHelpTopic(f, "exit-codes", "The exit codes of every command, with each refusal's word",
 		`Every peerctl command ends with one of these codes; a refusal prints its word first
-("peerctl: not_live: ..."; "reason" in --json). Which command can end with which:
-docs/COMMANDS.md; the same table, as a contract: docs/OUTPUT.md#exit-codes.
+("peerctl: not_live: ..."; "reason" in --json). Each code in full: man peerctl (EXIT
+STATUS) and docs/OUTPUT.md#exit-codes; which command can end with which: docs/COMMANDS.md.
 
 `, exitCodesHelp)
 }
 
 // newHelpTopic is a help topic (a command with no action, listed under
 // "Additional help topics"): its help is intro, then the table that table
-// makes. The table is made only when the topic's help is printed: made
+// makes for the width help wraps to (helpColumns). The table is made only when the topic's help is printed: made
 // for every command it was about 450 allocations and 60 KB of every
 // start, `list` included (docs/PERFORMANCE.md, sixth round). Its Long is
 // intro until then; the man pages leave help topics out.
-func newHelpTopic(use, short, intro string, table func() string) *cobra.Command {
+func newHelpTopic(f *factory, use, short, intro string, table func(width int) string) *cobra.Command {
 	topic := &cobra.Command{Use: use, Short: short, Long: intro}
 	topic.SetHelpFunc(func(cmd *cobra.Command, args []string) {
-		cmd.Long = intro + table()
+		cmd.Long = intro + table(f.helpColumns())
 		cmd.Parent().HelpFunc()(cmd, args)
 	})
 	return topic
@@ -133,8 +154,7 @@ var commands = []struct {
 	{"endpoint", newEndpointCmd}, {"doctor", newDoctorCmd}, {"whoami", newWhoamiCmd},
 	{"version", newVersionCmd}, {"completion", newCompletionCmd}, {"watch", newWatchCmd},
 	{"enrich", newEnrichCmd}, {"mcp", newMCPCmd}, {"hosts", newHostsCmd}, {"policy", newPolicyCmd},
-	{"exit-codes", func(*factory) *cobra.Command { return exitCodesTopic() }},
-	{"environment", func(*factory) *cobra.Command { return environmentTopic() }},
+	{"exit-codes", exitCodesTopic}, {"environment", environmentTopic},
 	{"serve", newServeCmd}, {"outbox", newOutboxCmd},
 }
 

@@ -28,8 +28,7 @@ func isTerminalFile(v any) bool {
 }
 
 // paint is s in colour code when on, else s: ESC [ code m, s, ESC [ 0 m,
-// which a table (shownWidth) does not count; doctor's tabwriter counts
-// them, so it paints every cell of a column (9 bytes whatever the code).
+// which a table (shownWidth) does not count.
 func paint(on bool, code, s string) string {
 	if !on {
 		return s

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -38,51 +36,54 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 	assert.GreaterOrEqual(t, seen, 10, "the walk reached every command")
 }
 
-var exitRow = regexp.MustCompile(`^  ( \d|\d\d)  (\S.*)$`)
-
-// exitTable is wire.ExitCodes as code -> [word, meaning].
-func exitTable(t *testing.T) map[int][2]string {
-	t.Helper()
-	rows := map[int][2]string{}
-	for _, r := range wire.ExitCodes {
-		rows[r.Code] = [2]string{r.Word(), r.Meaning}
-	}
-	return rows
-}
+var exitRow = regexp.MustCompile(`^  ( \d|\d\d)  (.*)$`)
 
 // The printed table (peerctl help exit-codes) is wire.ExitCodes: every
-// row, its codes and words in columns, each meaning the table's, and no
-// line wider than exitCodesWidth. (docs/OUTPUT.md's copy is held to the
-// same table in ports/wire.)
+// row, its codes and words in columns, each meaning its short one
+// (exitShort: one for every code, none more), and no line wider than the
+// width it is made for. (docs/OUTPUT.md's copy of the meanings in full is
+// held to the table in ports/wire.)
 func TestExitCodesTableLaidOut(t *testing.T) {
-	lines := strings.Split(exitCodesHelp(), "\n")
+	require.Len(t, exitShort, len(wire.ExitCodes), "a short meaning for every code")
+	const width = 80
+	lines := strings.Split(exitCodesHelp(width), "\n")
 	require.Equal(t, "Exit codes:", lines[0])
 	var meaning strings.Builder
-	code := -1
+	code, rows := -1, 0
 	flush := func() {
 		if code >= 0 {
-			assert.Equal(t, exitTable(t)[code][1], strings.TrimSpace(meaning.String()), "exit code %d", code)
+			assert.Equal(t, exitShort[code], strings.TrimSpace(meaning.String()), "exit code %d", code)
 		}
 		meaning.Reset()
 	}
+	indent := 0
 	for _, l := range lines[1:] {
-		assert.LessOrEqual(t, utf8.RuneCountInString(l), exitCodesWidth, "%q", l)
+		assert.LessOrEqual(t, shownWidth(l), width, "%q", l)
 		if m := exitRow.FindStringSubmatch(l); m != nil {
 			flush()
 			code, _ = strconv.Atoi(strings.TrimSpace(m[1]))
+			rows++
 			rest := m[2]
-			if w := exitTable(t)[code][0]; w != "" {
-				require.True(t, strings.HasPrefix(rest, fmt.Sprintf("%-19s  ", w)), "the word column: %q", l)
-				rest = rest[21:]
+			if w := wire.ExitCodes[code].Word(); w != "" {
+				require.True(t, strings.HasPrefix(rest, w+" "), "the word column: %q", l)
 			}
-			meaning.WriteString(rest)
+			at := len(l) - len(strings.TrimLeft(rest[len(wire.ExitCodes[code].Word()):], " "))
+			if indent == 0 {
+				indent = at
+			}
+			assert.Equal(t, indent, at, "the meanings in one column: %q", l)
+			meaning.WriteString(l[at:])
 			continue
 		}
-		require.True(t, strings.HasPrefix(l, "      "), "a meaning's next line is indented: %q", l)
+		require.True(t, strings.HasPrefix(l, strings.Repeat(" ", indent)), "a meaning's next line is under its column: %q", l)
 		meaning.WriteString(" " + strings.TrimSpace(l))
 	}
 	flush()
-	assert.Equal(t, len(wire.ExitCodes), strings.Count(exitCodesHelp(), "\n")-strings.Count(exitCodesHelp(), "\n      "))
+	assert.Equal(t, len(wire.ExitCodes), rows)
+	for i, r := range wire.ExitCodes {
+		assert.Equal(t, i, r.Code, "wire.ExitCodes is in the order of its codes (exitShort is indexed by them)")
+		assert.NotEmpty(t, exitShort[r.Code], "exit code %d", r.Code)
+	}
 }
 
 // TestOutputDocNamesEveryField keeps docs/OUTPUT.md honest: every JSON

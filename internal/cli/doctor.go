@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -171,8 +170,9 @@ func (c *factory) doctorSetup() (app.DoctorSetup, error) {
 
 // printDoctor prints a doctor's report, made here or on another machine:
 // its notes on stderr (passLines), the document as JSON or its table for people (each
-// cell escaped) and summary on stdout, then each problem on stderr
-// ("peerctl: problem: ..."); a problem exits 1.
+// cell escaped; on a terminal a long text, such as the mcp row's warning,
+// wrapped in lines under its column) and summary on stdout, then each
+// problem on stderr ("peerctl: problem: ..."); a problem exits 1.
 func printDoctor(ios *iostreams, doc wire.Doctor, asJSON bool) error {
 	passLines(ios.errOut, doc.Notes)
 	if asJSON {
@@ -181,12 +181,13 @@ func printDoctor(ios *iostreams, doc wire.Doctor, asJSON bool) error {
 		}
 	} else {
 		on := ios.colourOn(ios.out)
-		checkW, healthW := doctorColumns(doc.Rows)
-		for i, text := range doctorTexts(doc.Rows, terminalColumns(ios.out)) {
-			r := doc.Rows[i]
-			check, health := safe(r.Check), safe(r.Health)
-			fmt.Fprintf(ios.out, "%s%*s  %s%*s  %s\n", check, checkW-utf8.RuneCountInString(check), "",
-				paint(on, stateColour(r.Health), health), healthW-utf8.RuneCountInString(health), "", text)
+		var t table
+		for _, r := range doc.Rows {
+			t.add(safe(r.Check), paint(on, stateColour(r.Health), safe(r.Health)), cell(r.Text))
+		}
+		t.wrapLast(terminalColumns(ios.out))
+		if err := t.write(ios.out); err != nil {
+			return err
 		}
 		fmt.Fprintln(ios.out, safe(doc.Summary))
 	}
@@ -198,32 +199,6 @@ func printDoctor(ios *iostreams, doc wire.Doctor, asJSON bool) error {
 		return errDoctor
 	}
 	return nil
-}
-
-// doctorTexts are the rows' texts (each cell escaped), wrapped at spaces
-// to a terminal of width columns (0: not a terminal, unwrapped): a long
-// warning, such as the mcp row's, reads in lines under its column rather
-// than one line hundreds of columns wide.
-func doctorTexts(rows []wire.DoctorRow, width int) []string {
-	checkW, healthW := doctorColumns(rows)
-	indent := checkW + 2 + healthW + 2
-	texts := make([]string, len(rows))
-	for i, r := range rows {
-		texts[i] = cell(r.Text)
-		if width > indent+20 {
-			texts[i] = wrapText(texts[i], indent, width)
-		}
-	}
-	return texts
-}
-
-// doctorColumns are the widths of the table's first two columns (check,
-// health), as printed.
-func doctorColumns(rows []wire.DoctorRow) (checkW, healthW int) {
-	for _, r := range rows {
-		checkW, healthW = max(checkW, utf8.RuneCountInString(safe(r.Check))), max(healthW, utf8.RuneCountInString(safe(r.Health)))
-	}
-	return checkW, healthW
 }
 
 // errDoctor ends `peerctl doctor` with exit code 1 after it printed its

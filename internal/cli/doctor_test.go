@@ -518,15 +518,23 @@ func TestDoctorMCPSaysPeerctlIsNotOnPath(t *testing.T) {
 // of columns) are wrapped under their column; elsewhere they stay whole.
 func TestDoctorTextsWrapToTheTerminal(t *testing.T) {
 	long := strings.Repeat("word ", 60)
-	rows := []wire.DoctorRow{{Check: "claude", Health: "ok", Text: "short"}, {Check: "mcp", Health: "warn", Text: long}}
-	texts := doctorTexts(rows, 80)
-	assert.Equal(t, "short", texts[0])
-	for i, line := range strings.Split(texts[1], "\n") {
+	rows := func() *table {
+		var tw table
+		tw.add("claude", "ok", "short")
+		tw.add("mcp", "warn", cell(long))
+		return &tw
+	}
+	tw := rows()
+	tw.wrapLast(80)
+	assert.Equal(t, "short", tw.rows[0][2])
+	for i, line := range strings.Split(tw.rows[1][2], "\n") {
 		assert.LessOrEqual(t, len(line), 80, line)
 		if i > 0 {
 			assert.True(t, strings.HasPrefix(line, strings.Repeat(" ", len("claude  warn  "))), "under its column: %q", line)
 		}
 	}
-	assert.Equal(t, strings.Fields(long), strings.Fields(texts[1]), "every word kept")
-	assert.Equal(t, long, doctorTexts(rows, 0)[1], "not a terminal: one line")
+	assert.Equal(t, strings.Fields(long), strings.Fields(tw.rows[1][2]), "every word kept")
+	tw = rows()
+	tw.wrapLast(0)
+	assert.Equal(t, cell(long), tw.rows[1][2], "not a terminal: one line")
 }

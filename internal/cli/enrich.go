@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -77,15 +76,15 @@ func runEnrich(ctx context.Context, opts *enrichOptions) error {
 		}
 		return opts.io.writeJSON(out)
 	}
-	tw := tabwriter.NewWriter(opts.io.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tLIVE\tSTATUS\tENDPOINT")
+	var t table
+	t.add("SESSION", "LIVE", "STATUS", "ENDPOINT")
 	for _, id := range args {
 		info, ok := live[id]
 		if !ok {
-			fmt.Fprintf(tw, "%s\tno\t-\t-\n", cut(cell(id), widthID))
+			t.add(cut(cell(id), widthID), "no", "-", "-")
 			continue
 		}
-		fmt.Fprintf(tw, "%s\tyes\t%s\t%s\n", cut(cell(id), widthID), info.Status, cell(info.Endpoint))
+		t.add(cut(cell(id), widthID), "yes", info.Status, cell(info.Endpoint))
 	}
-	return tw.Flush()
+	return t.write(opts.io.out)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -11,10 +10,12 @@ import (
 )
 
 // EnvVar is one row of the environment table: the variables it names
-// (one, or a group read together) and what peerctl does with them.
+// (one, or a group read together), what peerctl does with them (the man
+// pages), and that in short for a line of `peerctl help environment`
+// ("": the meaning is short enough).
 type EnvVar struct {
-	Names   []string
-	Meaning string
+	Names          []string
+	Meaning, Short string
 }
 
 // Environment is the environment table (a copy), for the man pages.
@@ -45,58 +46,58 @@ var Files = []File{
 // section is made from it (EnvironmentHelp); a test holds that every
 // variable the code reads is here.
 var environment = []EnvVar{
-	{[]string{"CLAUDE_CONFIG_DIR"}, "Claude Code's config dir, whose sessions/ is its registry (--config-dir; else ~/.claude)"},
-	{[]string{"QWEN_HOME"}, "Qwen Code's home folder (--qwen-home; else ~/.qwen)"},
-	{[]string{"CODEX_HOME"}, "Codex's home folder (--codex-home; else ~/.codex)"},
-	{[]string{"XDG_DATA_HOME"}, "where opencode's database is looked for ($XDG_DATA_HOME/opencode; else ~/.local/share/opencode)"},
-	{[]string{"OPENCODE_DB"}, "opencode's database file (a name without a folder: in its data folder; default opencode.db)"},
-	{[]string{"OPENCODE_SERVER_PASSWORD"}, "the password of an opencode server that asks for one (never printed)"},
-	{[]string{"OPENCODE_SERVER_USERNAME"}, "its user name (else opencode's default)"},
-	{[]string{"PEERCTL_CLAUDE"}, "the claude program the courier runs (else claude on PATH)"},
-	{[]string{"PEERCTL_QWEN"}, "the qwen program doctor checks (else qwen on PATH)"},
-	{[]string{"PEERCTL_CODEX"}, "the codex program the queue transport runs (else codex on PATH)"},
-	{[]string{"PEERCTL_DEBUG"}, "as --debug: log to stderr what a send does (send), or the dependency wiring (fx)"},
-	{[]string{"PEERCTL_SERVE"}, "off: never start or use peerctl serve (send --durable and outbox cancel/retry then refuse)"},
-	{[]string{"PEERCTL_SSH"}, "the ssh command line --host runs (split at blanks; else ssh)"},
-	{[]string{"PEERCTL_OUTBOX_RETENTION"}, "how long peerctl serve keeps a finished message when --retention is not given (a Go duration; default 720h; 0 keeps every one)"},
-	{[]string{"PEERCTL_NATS"}, "the fleet's NATS servers, comma-separated, when --nats is not given (serve, list --fleet, --host nats:NODE; docs/FLEET.md)"},
-	{[]string{"PEERCTL_NODE"}, "this machine's unique name on the fleet's bus when --node is not given, and the sender's name of its requests to other nodes (default: the host name)"},
-	{[]string{"PEERCTL_NATS_CREDS"}, "a NATS .creds or nkey seed file when --nats-creds is not given"},
-	{[]string{"PEERCTL_HOST_TIMEOUT"}, "how long a --host call without a --timeout of its own may take (a Go duration; default 1m)"},
-	{[]string{"SSH_CONNECTION"}, "set by sshd: a far side's call names its machine's address (the trust policy's host:DEST)"},
-	{[]string{"CLAUDE_CODE_MESSAGING_SOCKET"}, "whoami: the Claude Code session this shell runs inside"},
-	{[]string{"CODEX_THREAD_ID"}, "whoami: the Codex thread this shell runs inside"},
-	{[]string{"OPENCODE_PID"}, "whoami: the opencode process this shell runs inside"},
+	{[]string{"CLAUDE_CONFIG_DIR"}, "Claude Code's config dir, whose sessions/ is its registry (--config-dir; else ~/.claude)", "Claude Code's config (--config-dir; ~/.claude)"},
+	{[]string{"QWEN_HOME"}, "Qwen Code's home folder (--qwen-home; else ~/.qwen)", "Qwen Code's home (--qwen-home; else ~/.qwen)"},
+	{[]string{"CODEX_HOME"}, "Codex's home folder (--codex-home; else ~/.codex)", "Codex's home (--codex-home; else ~/.codex)"},
+	{[]string{"XDG_DATA_HOME"}, "where opencode's database is looked for ($XDG_DATA_HOME/opencode; else ~/.local/share/opencode)", "where opencode's data is (else ~/.local/share)"},
+	{[]string{"OPENCODE_DB"}, "opencode's database file (a name without a folder: in its data folder; default opencode.db)", "opencode's database file (default opencode.db)"},
+	{[]string{"OPENCODE_SERVER_PASSWORD"}, "the password of an opencode server that asks for one (never printed)", "an opencode server's password (never printed)"},
+	{[]string{"OPENCODE_SERVER_USERNAME"}, "its user name (else opencode's default)", ""},
+	{[]string{"PEERCTL_CLAUDE"}, "the claude program the courier runs (else claude on PATH)", "the courier's claude (else claude on PATH)"},
+	{[]string{"PEERCTL_QWEN"}, "the qwen program doctor checks (else qwen on PATH)", "the qwen doctor checks (else qwen on PATH)"},
+	{[]string{"PEERCTL_CODEX"}, "the codex program the queue transport runs (else codex on PATH)", "the codex program to run (else codex on PATH)"},
+	{[]string{"PEERCTL_DEBUG"}, "as --debug: log to stderr what a send does (send), or the dependency wiring (fx)", "as --debug: log what a send does, or fx's wiring"},
+	{[]string{"PEERCTL_SERVE"}, "off: never start or use peerctl serve (send --durable and outbox cancel/retry then refuse)", "off: never start or use peerctl serve"},
+	{[]string{"PEERCTL_SSH"}, "the ssh command line --host runs (split at blanks; else ssh)", "the ssh command --host runs (else ssh)"},
+	{[]string{"PEERCTL_OUTBOX_RETENTION"}, "how long peerctl serve keeps a finished message when --retention is not given (a Go duration; default 720h; 0 keeps every one)", "as serve --retention (default 720h; 0: keep all)"},
+	{[]string{"PEERCTL_NATS"}, "the fleet's NATS servers, comma-separated, when --nats is not given (serve, list --fleet, --host nats:NODE; docs/FLEET.md)", "as --nats: the fleet's NATS servers"},
+	{[]string{"PEERCTL_NODE"}, "this machine's unique name on the fleet's bus when --node is not given, and the sender's name of its requests to other nodes (default: the host name)", "as --node: this machine's name on the bus"},
+	{[]string{"PEERCTL_NATS_CREDS"}, "a NATS .creds or nkey seed file when --nats-creds is not given", "as --nats-creds: a NATS .creds or nkey seed file"},
+	{[]string{"PEERCTL_HOST_TIMEOUT"}, "how long a --host call without a --timeout of its own may take (a Go duration; default 1m)", "a --host call's time-out without --timeout (1m)"},
+	{[]string{"SSH_CONNECTION"}, "set by sshd: a far side's call names its machine's address (the trust policy's host:DEST)", "set by sshd: the caller, for the trust policy"},
+	{[]string{"CLAUDE_CODE_MESSAGING_SOCKET"}, "whoami: the Claude Code session this shell runs inside", "whoami: the Claude Code session this shell is in"},
+	{[]string{"CODEX_THREAD_ID"}, "whoami: the Codex thread this shell runs inside", "whoami: the Codex thread this shell is in"},
+	{[]string{"OPENCODE_PID"}, "whoami: the opencode process this shell runs inside", "whoami: the opencode process this shell is in"},
 	{[]string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_EXECPATH", "CODEX_SESSION_ID", "OPENCODE"},
-		"whoami: the marks of running inside a session (the courier's environment is scrubbed of Claude Code's)"},
-	{[]string{"HOME"}, "the default of every home and state folder below"},
-	{[]string{"XDG_STATE_HOME"}, "the outbox's folder ($XDG_STATE_HOME/peerctl; else ~/.local/state/peerctl)"},
-	{[]string{"XDG_RUNTIME_DIR"}, "peerctl serve's socket, the ssh control sockets and Qwen Code's inbox sockets (else the cache or temp folder)"},
-	{[]string{"XDG_CACHE_HOME"}, "the cache folder (else ~/.cache): the service's socket without XDG_RUNTIME_DIR"},
-	{[]string{"XDG_CONFIG_HOME"}, "the hosts file and the trust policy file ($XDG_CONFIG_HOME/peerctl/hosts and .../policy; else in ~/.config/peerctl/)"},
-	{[]string{"PATH"}, "where claude, qwen, codex, opencode and ssh are found"},
-	{[]string{"COLUMNS"}, "the width --help wraps to (60 to 120; else 120)"},
-	{[]string{"NO_COLOR"}, "set (to anything): no colour, even on a terminal (https://no-color.org)"},
-	{[]string{"TERM"}, "dumb: no colour"},
-	{[]string{"GOMEMLIMIT"}, "peerctl serve's soft memory limit (else 64 MiB)"},
+		"whoami: the marks of running inside a session (the courier's environment is scrubbed of Claude Code's)", "whoami: the marks of running in a session"},
+	{[]string{"HOME"}, "the default of every home and state folder below", ""},
+	{[]string{"XDG_STATE_HOME"}, "the outbox's folder ($XDG_STATE_HOME/peerctl; else ~/.local/state/peerctl)", "the outbox's folder (~/.local/state/peerctl)"},
+	{[]string{"XDG_RUNTIME_DIR"}, "peerctl serve's socket, the ssh control sockets and Qwen Code's inbox sockets (else the cache or temp folder)", "serve's, ssh's and Qwen Code's sockets"},
+	{[]string{"XDG_CACHE_HOME"}, "the cache folder (else ~/.cache): the service's socket without XDG_RUNTIME_DIR", "the cache folder (else ~/.cache)"},
+	{[]string{"XDG_CONFIG_HOME"}, "the hosts file and the trust policy file ($XDG_CONFIG_HOME/peerctl/hosts and .../policy; else in ~/.config/peerctl/)", "the hosts and trust policy files (~/.config)"},
+	{[]string{"PATH"}, "where claude, qwen, codex, opencode and ssh are found", "where the harnesses' programs and ssh are found"},
+	{[]string{"COLUMNS"}, "the width --help wraps to (60 to 120; else 120)", ""},
+	{[]string{"NO_COLOR"}, "set (to anything): no colour, even on a terminal (https://no-color.org)", "set (to anything): no colour, even on a terminal"},
+	{[]string{"TERM"}, "dumb: no colour", ""},
+	{[]string{"GOMEMLIMIT"}, "peerctl serve's soft memory limit (else 64 MiB)", ""},
 }
 
-// envNameWidth is the width of the names' column of EnvironmentHelp.
-const envNameWidth = 28
-
 // EnvironmentHelp is the environment table as `peerctl help environment`
-// prints it: a row's first name, then its meaning (naming the row's other
-// names), wrapped to exitCodesWidth under its own start.
-func EnvironmentHelp() string {
-	var b strings.Builder
-	for i, v := range environment {
-		if i > 0 {
-			b.WriteByte('\n')
+// prints it: a row's first name, then its meaning in short (naming the
+// row's other names), wrapped to width under its own start.
+func EnvironmentHelp(width int) string {
+	var t table
+	for _, v := range environment {
+		short := v
+		if v.Short != "" {
+			short.Meaning = v.Short
 		}
-		head := fmt.Sprintf("  %-*s  ", envNameWidth, v.Names[0])
-		b.WriteString(head + wrapText(v.Text(), len(head), helpWidth))
+		t.add("  "+v.Names[0], short.Text())
 	}
-	return b.String()
+	t.wrapLast(width)
+	var b strings.Builder
+	_ = t.write(&b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Text is the row's meaning, with its other names after it.
@@ -109,10 +110,11 @@ func (v EnvVar) Text() string {
 
 // environmentTopic is "peerctl help environment" (a help topic, as
 // exit-codes is).
-func environmentTopic() *cobra.Command {
-	return newHelpTopic("environment", "The environment variables peerctl reads",
+func environmentTopic(f *factory) *cobra.Command {
+	return newHelpTopic(f, "environment", "The environment variables peerctl reads",
 		`Every environment variable peerctl reads; a flag given on the command line wins over its
-variable. Which folder is read for what: docs/COMMANDS.md.
+variable. Each in full: man peerctl (ENVIRONMENT); which folder is read for what:
+docs/COMMANDS.md.
 
 `, EnvironmentHelp)
 }

@@ -90,8 +90,8 @@ func TestHelpEnvironment(t *testing.T) {
 			assert.Contains(t, r.stdout, also)
 		}
 	}
-	assert.Regexp(t, `(?m)^  CLAUDE_CONFIG_DIR +Claude Code's config dir`, r.stdout)
-	assert.Regexp(t, `(?m)^  XDG_CONFIG_HOME +the hosts file and the trust policy file`, r.stdout, "the policy lives there too")
+	assert.Regexp(t, `(?m)^  CLAUDE_CONFIG_DIR +Claude Code's config `, r.stdout)
+	assert.Regexp(t, `(?m)^  XDG_CONFIG_HOME +the hosts and trust policy files`, r.stdout, "the policy lives there too")
 	r = evRun(t, nil, nil, "--help")
 	assert.Contains(t, r.stdout, "peerctl environment")
 }

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -257,8 +256,8 @@ func runHostsList(opts *hostsOptions) error {
 		fmt.Fprintf(opts.io.errOut, "peerctl: no hosts in %s (peerctl hosts add DEST)\n", safe(path))
 		return nil
 	}
-	w := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "HOST\tPEERCTL\tSETTINGS")
+	var t table
+	t.add("HOST", "PEERCTL", "SETTINGS")
 	for _, h := range hosts {
 		p := h.Peerctl
 		if p == "" {
@@ -270,9 +269,9 @@ func runHostsList(opts *hostsOptions) error {
 				s = append(s, k+"="+v)
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", safe(h.Dest.String()), safe(p), safe(strings.Join(s, " ")))
+		t.add(safe(h.Dest.String()), safe(p), safe(strings.Join(s, " ")))
 	}
-	return w.Flush()
+	return t.write(opts.io.out)
 }
 
 // programBook is a book whose every host runs program as its peerctl.
@@ -319,11 +318,11 @@ func runHostsCheck(ctx context.Context, opts *hostsOptions) error {
 			return err
 		}
 	} else {
-		w := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
+		var t table
 		for _, row := range r.Rows {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", row.Name, row.Health, safe(row.Note))
+			t.add(row.Name, row.Health, safe(row.Note))
 		}
-		if err := w.Flush(); err != nil {
+		if err := t.write(opts.io.out); err != nil {
 			return err
 		}
 	}

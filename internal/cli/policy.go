@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -215,8 +214,8 @@ func runPolicyList(opts *policyOptions) error {
 	if !out.Exists {
 		fmt.Fprintf(opts.io.errOut, "peerctl: no policy file (%s): the defaults alone decide (peerctl policy add)\n", safe(out.File))
 	}
-	w := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "#\tACTION\tFROM\tTO\tNARROWED BY")
+	var t table
+	t.add("#", "ACTION", "FROM", "TO", "NARROWED BY")
 	row := func(n string, r wire.PolicyRule) {
 		narrow := ""
 		for _, kv := range [][2]string{{"harness", r.Harness}, {"host", r.Host}, {"cwd", r.Cwd}} {
@@ -224,7 +223,7 @@ func runPolicyList(opts *policyOptions) error {
 				narrow += kv[0] + "=" + kv[1] + " "
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n, r.Action, safe(r.From), safe(r.To), cell(safe(narrow)))
+		t.add(n, r.Action, safe(r.From), safe(r.To), cell(safe(narrow)))
 	}
 	for _, r := range out.Rules {
 		row(strconv.Itoa(r.Number), r)
@@ -232,7 +231,7 @@ func runPolicyList(opts *policyOptions) error {
 	for _, r := range out.Defaults {
 		row("default", r)
 	}
-	return w.Flush()
+	return t.write(opts.io.out)
 }
 
 func newPolicyRmCmd(f *factory) *cobra.Command {

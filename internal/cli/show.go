@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -83,11 +82,11 @@ func runShow(ctx context.Context, opts *showOptions) error {
 // printDetail prints one session for people, here or on a host; with
 // explain, each row's gloss (showGlosses) under it.
 func printDetail(w io.Writer, j wire.Show, explain bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var t table
 	row := func(k string, v any) {
-		fmt.Fprintf(tw, "%s:\t%s\n", k, cell(fmt.Sprint(v)))
+		t.add(k+":", cell(fmt.Sprint(v)))
 		if g := showGlosses[k]; explain && g != "" {
-			fmt.Fprintf(tw, "\t- %s\n", g)
+			t.add("", "- "+g)
 		}
 	}
 	if j.Host != "" {
@@ -140,7 +139,7 @@ func printDetail(w io.Writer, j wire.Show, explain bool) error {
 	for _, w := range j.Warnings {
 		row("warning", w)
 	}
-	return tw.Flush()
+	return t.write(w)
 }
 
 func exactArgs(n int) cobra.PositionalArgs {

@@ -17,8 +17,9 @@ type table struct{ rows [][]string }
 // add appends one row.
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// write writes the rows to w, each on a line of its own.
-func (t *table) write(w io.Writer) error {
+// widths are the widths of the columns before each row's last cell: each
+// its widest cell's (shownWidth).
+func (t *table) widths() []int {
 	var widths []int
 	for _, r := range t.rows {
 		for i := 0; i < len(r)-1; i++ {
@@ -28,6 +29,30 @@ func (t *table) write(w io.Writer) error {
 			widths[i] = max(widths[i], shownWidth(r[i]))
 		}
 	}
+	return widths
+}
+
+// wrapLast wraps the last cell of every row at spaces (wrapText) into
+// lines of at most width terminal columns, each line after the first
+// under the column where that cell starts; a width that leaves that
+// column fewer than 20 columns (or 0: not a terminal) leaves every cell
+// whole.
+func (t *table) wrapLast(width int) {
+	widths := t.widths()
+	for _, r := range t.rows {
+		indent := 0
+		for _, w := range widths[:max(len(r)-1, 0)] {
+			indent += w + 2
+		}
+		if len(r) > 0 && width > indent+20 {
+			r[len(r)-1] = wrapText(r[len(r)-1], indent, width)
+		}
+	}
+}
+
+// write writes the rows to w, each on a line of its own.
+func (t *table) write(w io.Writer) error {
+	widths := t.widths()
 	var b strings.Builder
 	for _, r := range t.rows {
 		for i, c := range r {

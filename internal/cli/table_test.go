@@ -58,7 +58,7 @@ func aligned(t *testing.T, table string, what ...any) {
 // the STATUS column of every row.
 func TestTablesAlignByScreenColumns(t *testing.T) {
 	rows := []wire.Session{
-		{Harness: "claude-code", SessionID: "11111111-aaaa", Name: "build-ü日本", PID: 7, Status: "idle", Cwd: "/a", Addressable: true, Verdict: "live"},
+		{Harness: "claude-code", SessionID: "11111111-aaaa", Name: "build-ü日本e\u0301", PID: 7, Status: "idle", Cwd: "/a", Addressable: true, Verdict: "live"},
 		{Harness: "claude-code", SessionID: "22222222-bbbb", Name: "short", PID: 8, Status: "waiting", WaitingFor: "permission prompt: " + strings.Repeat("x", 300),
 			Cwd: "/b", Addressable: true, Verdict: "live"},
 		{Harness: "qwen-code", SessionID: "33333333-cccc", Name: "third", PID: 9, Status: "busy", Cwd: "/c", Addressable: true, Verdict: "live"},
@@ -95,4 +95,70 @@ func TestTableWidths(t *testing.T) {
 	assert.Equal(t, "日本日本", cut("日本日本", 8))
 	assert.Equal(t, "日本  ", fit("日本", 6))
 	assert.Equal(t, 4, shownWidth(paint(true, colourRed, "日本")))
+}
+
+// wide is a name as a terminal shows it narrower or wider than it has
+// runes: 日本 takes four columns in two runes, e + U+0301 (a combining
+// acute) one column in two runes.
+const wide = "日本e\u0301"
+
+// TestEveryTableAlignsByScreenColumns: doctor, enrich, hosts list, policy
+// list and show lay their columns out by what a terminal shows (one table
+// writer), so a cell with wide characters or a combining mark keeps the
+// columns after it in line.
+func TestEveryTableAlignsByScreenColumns(t *testing.T) {
+	t.Run("doctor", func(t *testing.T) {
+		for _, colour := range []bool{false, true} {
+			var out strings.Builder
+			ios := newIOStreams(nil, &out, &strings.Builder{}, func(string) string { return "" })
+			ios.terminal = func(any) bool { return colour }
+			doc := wire.Doctor{OK: true, Summary: "ok", Rows: []wire.DoctorRow{
+				{Check: "claude", Health: "ok", Text: "found"},
+				{Check: wide, Health: "warn", Text: "a far side's check"},
+				{Check: "x", Health: "problem", Text: "missing"},
+			}}
+			require.NoError(t, printDoctor(ios, doc, false))
+			table, _ := strings.CutSuffix(out.String(), "ok\n")
+			aligned(t, table, "colour", colour)
+		}
+	})
+	t.Run("enrich", func(t *testing.T) {
+		r := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t)}, nil, "enrich", wide, "11111111-2222", "x")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, wide)
+		aligned(t, r.stdout)
+	})
+	t.Run("hosts list", func(t *testing.T) {
+		env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
+		for _, args := range [][]string{{"build-box", "--set", "peerctl=/opt/" + wide + "/peerctl", "--set", "config-dir=/c"}, {"dev@10.0.0.7", "--set", "config-dir=/d"}} {
+			r := evRun(t, env, nil, append([]string{"hosts", "add"}, args...)...)
+			require.Equal(t, 0, r.code, r.stderr)
+		}
+		r := evRun(t, env, nil, "hosts", "list")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, wide)
+		aligned(t, r.stdout)
+	})
+	t.Run("policy list", func(t *testing.T) {
+		xdg := t.TempDir()
+		writePolicy(t, xdg, "deny from=mcp:"+wide+" to=prod-*", "allow from=cli to="+wide+"-* harness=claude-code")
+		r := evRun(t, map[string]string{"XDG_CONFIG_HOME": xdg, "CLAUDE_CONFIG_DIR": evConfigDir(t)}, nil, "policy", "list")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, wide)
+		aligned(t, r.stdout)
+	})
+	t.Run("show", func(t *testing.T) {
+		var out strings.Builder
+		require.NoError(t, printDetail(&out, wire.Show{Session: wire.Session{Name: wide, Cwd: "/srv/" + wide, Verdict: "live"}}, true))
+		assert.Contains(t, out.String(), wide)
+		// Every value, and every gloss under it, starts in one column.
+		var at []int
+		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+			s := starts(l)
+			at = append(at, s[min(len(s)-1, 1)])
+		}
+		for _, c := range at {
+			assert.Equal(t, at[0], c, out.String())
+		}
+	})
 }

@@ -7,9 +7,12 @@
 //
 // Each page is cobra's (doc.GenMan: NAME, SYNOPSIS, DESCRIPTION, OPTIONS,
 // EXAMPLE, SEE ALSO), titled by its own command (PEERCTL-SEND), with
-// the sections cobra has no source for added before SEE ALSO: EXIT
-// STATUS (wire.ExitCodes), ENVIRONMENT (cli.Environment) and FILES
-// (cli.Files); SEE ALSO also names the command's section of
+// the sections cobra has no source for added before SEE ALSO. peerctl(1)
+// has them whole: EXIT STATUS (wire.ExitCodes), ENVIRONMENT
+// (cli.Environment) and FILES (cli.Files); a command's page has a short
+// EXIT STATUS (0, 1, 2 and the range of the refusals' codes) and its SEE
+// ALSO points at peerctl(1) and the help topics for the rest, as git's
+// and gh's pages do. SEE ALSO also names the command's section of
 // docs/COMMANDS.md on the web.
 package main
 
@@ -50,7 +53,7 @@ func write(dir string) error {
 	root := cli.CommandTree()
 	disableAutoGenTag(root)
 	showNoValueDefaults(root)
-	sections := exitStatus() + environment() + files()
+	whole, short := exitStatus()+environment()+files(), shortExitStatus()
 	var walk func(cmd *cobra.Command) error
 	walk = func(cmd *cobra.Command) error {
 		for _, sub := range cmd.Commands() {
@@ -61,7 +64,11 @@ func write(dir string) error {
 				return err
 			}
 		}
-		page, err := manPage(cmd, sections)
+		sections, seeAlso := whole, ""
+		if cmd.HasParent() {
+			sections, seeAlso = short, ".PP\n\\fBpeerctl(1)\\fP: every exit code, environment variable and file of peerctl (also \\fBpeerctl help exit\\-codes\\fP, \\fBpeerctl help environment\\fP)\n"
+		}
+		page, err := manPage(cmd, sections, seeAlso)
 		if err != nil {
 			return err
 		}
@@ -76,9 +83,9 @@ func write(dir string) error {
 
 // manPage is cmd's page: cobra's, with its DESCRIPTION what the command
 // does (its Long help without the lines that point at the docs and the
-// exit codes, which become SEE ALSO and EXIT STATUS), and sections before
-// SEE ALSO.
-func manPage(cmd *cobra.Command, sections string) ([]byte, error) {
+// exit codes, which become SEE ALSO and EXIT STATUS), sections before
+// SEE ALSO and seeAlso (roff) after cobra's list of related pages.
+func manPage(cmd *cobra.Command, sections, seeAlso string) ([]byte, error) {
 	what, docURL := cli.SplitLong(cmd.Long)
 	cmd.Long = what
 	var buf bytes.Buffer
@@ -92,7 +99,8 @@ func manPage(cmd *cobra.Command, sections string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("man page of %s: cobra wrote no SEE ALSO", cmd.CommandPath())
 	}
-	page = before + sections + ".SH SEE ALSO\n" + strings.TrimRight(after, "\n")
+	page = before + sections + ".SH SEE ALSO\n" + strings.TrimRight(after, "\n") + "\n" + strings.TrimRight(seeAlso, "\n")
+	page = strings.TrimRight(page, "\n")
 	if docURL != "" {
 		page += "\n.PP\n\\%" + roff(docURL) + " (the command in full)"
 	}
@@ -114,6 +122,28 @@ func exitStatus() string {
 	}
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// shortExitStatus is a command's EXIT STATUS section: success, error,
+// usage error, and the range of the refusals' codes, each whole in
+// peerctl(1) (which of them a command can give is in its section of
+// docs/COMMANDS.md).
+func shortExitStatus() string {
+	lo, hi := -1, 0
+	for _, r := range wire.ExitCodes {
+		if r.Word() != "" {
+			if lo < 0 {
+				lo = r.Code
+			}
+			hi = max(hi, r.Code)
+		}
+	}
+	return ".SH EXIT STATUS\n" +
+		".TP\n\\fB" + strconv.Itoa(wire.ExitOK) + "\\fP\nsuccess\n" +
+		".TP\n\\fB" + strconv.Itoa(wire.ExitError) + "\\fP\nan error\n" +
+		".TP\n\\fB" + strconv.Itoa(wire.ExitUsage) + "\\fP\na usage error (bad flag, argument or address)\n" +
+		".TP\n\\fB" + strconv.Itoa(lo) + "\\fP to \\fB" + strconv.Itoa(hi) + "\\fP\n" +
+		roff(`a refusal, its word printed first ("peerctl: not_live: ..."): each code and word in EXIT STATUS of peerctl(1) (peerctl help exit-codes); which of them this command can give: its section of docs/COMMANDS.md (SEE ALSO)`) + "\n\n"
 }
 
 // environment is the ENVIRONMENT section: cli.Environment, a row a tagged

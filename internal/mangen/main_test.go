@@ -40,19 +40,27 @@ func TestWriteOnePagePerCommand(t *testing.T) {
 
 // Every page has the sections a man page has, in man's order; its
 // DESCRIPTION is what the command does, not run together with where its
-// docs and exit codes are (those are SEE ALSO and EXIT STATUS); EXIT
-// STATUS is the exit-code table, ENVIRONMENT the environment table.
+// docs and exit codes are (those are SEE ALSO and EXIT STATUS).
+// peerctl(1) has EXIT STATUS, ENVIRONMENT and FILES whole (the exit-code,
+// environment and files tables); a command's page does not repeat them:
+// its EXIT STATUS is short and its SEE ALSO points at peerctl(1).
 func TestPageSections(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "man")
 	require.NoError(t, write(dir))
 	pages, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(pages), 20)
-	order := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"}
 	for _, p := range pages {
 		b, err := os.ReadFile(filepath.Join(dir, p.Name()))
 		require.NoError(t, err)
 		page := string(b)
+		root := p.Name() == "peerctl.1"
+		order := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"}
+		if !root {
+			order = []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "SEE ALSO"}
+			assert.NotContains(t, page, "\n.SH ENVIRONMENT\n", "%s: the environment is peerctl(1)'s", p.Name())
+			assert.NotContains(t, page, "\n.SH FILES\n", "%s: the files are peerctl(1)'s", p.Name())
+		}
 		at := -1
 		for _, sec := range order {
 			i := strings.Index(page, "\n.SH "+sec+"\n")
@@ -64,6 +72,21 @@ func TestPageSections(t *testing.T) {
 		assert.NotContains(t, desc, "In full: https:", p.Name())
 		assert.NotContains(t, desc, "exit codes:", p.Name())
 		exits := section(page, "EXIT STATUS")
+		for _, code := range []int{wire.ExitOK, wire.ExitError, wire.ExitUsage} {
+			assert.Contains(t, exits, ".TP\n\\fB"+strconv.Itoa(code)+"\\fP\n", "%s: exit %d", p.Name(), code)
+		}
+		seeAlso := section(page, "SEE ALSO")
+		assert.Contains(t, seeAlso, `https://github.com/peerctl/peerctl/blob/main/docs/COMMANDS.md`)
+		if !root {
+			last := wire.ExitCodes[len(wire.ExitCodes)-1].Code
+			assert.Contains(t, exits, `\fB`+strconv.Itoa(wire.ExitNotLive)+`\fP to \fB`+strconv.Itoa(last)+`\fP`, "%s: the refusals' codes", p.Name())
+			assert.Contains(t, exits, `EXIT STATUS of peerctl(1)`, p.Name())
+			assert.NotContains(t, exits, `\fInot_found\fP`, "%s: the refusals are told once, in peerctl(1)", p.Name())
+			assert.LessOrEqual(t, strings.Count(exits, "\n"), 16, "%s: a short EXIT STATUS", p.Name())
+			assert.Contains(t, seeAlso, `\fBpeerctl(1)\fP: every exit code, environment variable and file`, p.Name())
+			assert.Contains(t, seeAlso, `\fBpeerctl help environment\fP`, p.Name())
+			continue
+		}
 		for _, r := range wire.ExitCodes {
 			assert.Contains(t, exits, ".TP\n\\fB"+strconv.Itoa(r.Code)+"\\fP", "%s: exit %d", p.Name(), r.Code)
 		}
@@ -75,7 +98,6 @@ func TestPageSections(t *testing.T) {
 			}
 		}
 		assert.Contains(t, section(page, "FILES"), "outbox.db")
-		assert.Contains(t, section(page, "SEE ALSO"), `https://github.com/peerctl/peerctl/blob/main/docs/COMMANDS.md`)
 	}
 	send, err := os.ReadFile(filepath.Join(dir, "peerctl-send.1"))
 	require.NoError(t, err)
