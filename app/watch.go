@@ -237,9 +237,11 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 
 // goneGrace is how long Watch holds the gone of a live session whose
 // record is missing from a read while its process still runs (the same
-// pid and start time; its exit not seen). A session may rewrite its record
-// by removing it and writing it again: a Claude Code session renamed with
-// /rename was reported gone, and appeared again 150 ms later. A record back
+// pid and start time; its exit not seen), for a harness that would
+// rewrite its record by removing it and writing it again. Claude Code
+// 2.1.332 does not (measured: it rewrites in place, and a read that catches
+// it half rewritten is read again, ports.RewriteGrace), so for it the hold
+// only waits for the exit that follows a clean stop's removal. A record back
 // within the grace (the same session and process) is no event; one still
 // missing when it ends is reported gone then. A process that ends is
 // reported at once, grace or not.

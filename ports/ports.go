@@ -7,6 +7,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 )
@@ -77,6 +78,17 @@ func (u Unlocated) Harness() domain.Harness { return u.Of }
 type Registry interface {
 	Read(ctx context.Context) (Snapshot, error)
 }
+
+// RewriteGrace is how long a registry read waits for a record caught in
+// the middle of being rewritten to read whole, re-reading it: the one rule
+// for every reader (list, show, send, watch, the dashboard, the service's
+// fleet document), applied where the record is read. Measured on Claude
+// Code 2.1.332 (docs/CLAUDE-CODE-FACTS.md, "How a session rewrites its
+// record"): a running session rewrites its record in place, never removing
+// or renaming it, and a read can catch it torn for as long as its write and
+// ftruncate lie apart: 0.1-21 ms, under strace on a loaded 2-CPU machine.
+// The grace is ten times the longest seen.
+const RewriteGrace = 200 * time.Millisecond
 
 // SelectiveRegistry is a Registry that can skip records unread. keep is
 // called once per registry folder, after that folder has been listed

@@ -29,7 +29,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	testbin.Cleanup()
+	code = testbin.Cleanup(code)
 	os.Exit(code)
 }
 

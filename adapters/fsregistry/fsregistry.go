@@ -43,15 +43,16 @@ const SessionsDirName = "sessions"
 // with New.
 type Registry struct {
 	dir string
-	// tornRetry is how long to wait before reading a file caught mid-write
-	// once more; freshWindow is how recent its mtime must be to count as such.
-	tornRetry   time.Duration
+	// tornEvery is the pause between reads of a file caught mid-write (read
+	// again until whole, for up to ports.RewriteGrace); freshWindow is how
+	// recent its mtime must be to count as such.
+	tornEvery   time.Duration
 	freshWindow time.Duration
 	now         func() time.Time
 	// workers fixes the size of the read pool (benchmarks); 0 picks it.
 	workers int
-	// sleep waits out tornRetry (time.Sleep; tests replace it to rewrite
-	// the file inside the retry window).
+	// sleep waits out tornEvery (time.Sleep; tests replace it to rewrite
+	// the file between reads).
 	sleep func(time.Duration)
 }
 
@@ -63,7 +64,7 @@ var (
 // New returns a Registry for dir, the sessions folder itself (see
 // SessionsDir to derive it from a config dir).
 func New(dir string) *Registry {
-	return &Registry{dir: dir, tornRetry: 50 * time.Millisecond, freshWindow: time.Second, now: time.Now, sleep: time.Sleep}
+	return &Registry{dir: dir, tornEvery: 10 * time.Millisecond, freshWindow: time.Second, now: time.Now, sleep: time.Sleep}
 }
 
 // Dir returns the folder this registry reads.
@@ -170,12 +171,16 @@ func (r *Registry) readOne(name string) domain.Record {
 		return fileNamePID(rec)
 	}
 	parsed, perr := Parse(data)
-	if perr != nil && !mod.IsZero() && r.now().Sub(mod) < r.freshWindow && r.tornRetry > 0 {
-		// Caught mid-write: Claude Code writes the record in steps.
-		r.sleep(r.tornRetry)
-		if data2, mod2, err := harnessfile.Read(path, MaxRecordBytes); err == nil {
-			rec.ModTime = mod2
-			parsed, perr = Parse(data2)
+	if perr != nil && !mod.IsZero() && r.now().Sub(mod) < r.freshWindow && r.tornEvery > 0 {
+		// Caught mid-write: Claude Code rewrites the record in place, a
+		// write then an ftruncate (ports.RewriteGrace): read it again until
+		// it is whole, for up to the grace.
+		for waited := time.Duration(0); perr != nil && waited < ports.RewriteGrace; waited += r.tornEvery {
+			r.sleep(r.tornEvery)
+			if data2, mod2, err := harnessfile.Read(path, MaxRecordBytes); err == nil {
+				rec.ModTime = mod2
+				parsed, perr = Parse(data2)
+			}
 		}
 	}
 	parsed.File, parsed.Path, parsed.ModTime = rec.File, rec.Path, rec.ModTime

@@ -20,8 +20,15 @@ import (
 // with SIGKILL (no chance to end the group itself), the group's guard ends
 // the whole tree, grandchild included.
 func TestGroupDiesWithItsOwner(t *testing.T) {
+	killOwnerThenAwaitTree(t, "owner", 2)
+}
+
+// killOwnerThenAwaitTree starts the helper mode that owns a group, reads
+// the n pids its tree prints, kills the owner with SIGKILL and checks that
+// the tree ends.
+func killOwnerThenAwaitTree(t *testing.T, mode string, n int) {
 	owner := exec.Command(os.Args[0])
-	owner.Env = append(os.Environ(), helperEnv+"=owner")
+	owner.Env = append(os.Environ(), helperEnv+"="+mode)
 	// A pipe of our own: StdoutPipe's read end would be closed by Wait.
 	out, w, err := os.Pipe()
 	require.NoError(t, err)
@@ -31,7 +38,7 @@ func TestGroupDiesWithItsOwner(t *testing.T) {
 	require.NoError(t, w.Close())
 	r := bufio.NewReader(out)
 	var pids []int
-	for range 2 { // the head's pid and the grandchild's, in either order
+	for range n { // the head's pid and any grandchild's, in either order
 		line, err := r.ReadString('\n')
 		require.NoError(t, err)
 		pid, err := strconv.Atoi(strings.TrimSpace(line))

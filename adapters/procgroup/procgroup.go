@@ -4,7 +4,8 @@
 //
 // The group is a process group on unix (setpgid(0, 0) in the child, ended
 // with kill(-pgid, sig), and guarded: a /bin/sh in the group kills it when
-// this process dies without ending it, even by SIGKILL; see Group.guard)
+// this process dies without ending it, even by SIGKILL; it ignores
+// Terminate's SIGTERM; see Group.guard)
 // and a Job Object on Windows (the child starts
 // suspended, joins the job, then resumes, so even its first grandchild is in
 // the job; the job ends with TerminateJobObject and dies with its last

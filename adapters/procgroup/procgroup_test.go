@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +46,34 @@ func TestMain(m *testing.M) {
 		fmt.Println(cmd.Process.Pid)
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "owner-terminates":
+		// As "owner", with a head that ignores SIGTERM: it asks the group
+		// to end (Terminate), prints the head's pid, then waits to be
+		// killed before it could follow with Kill.
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), helperEnv+"=deaf")
+		cmd.Stdout = os.Stdout
+		ready, err := cmd.StderrPipe()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		g, err := procgroup.Start(cmd)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		_, _ = bufio.NewReader(ready).ReadString('\n') // SIGTERM is ignored
+		awaitGuard(cmd.Process.Pid)
+		g.Terminate()
+		fmt.Println(cmd.Process.Pid)
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "deaf":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Fprintln(os.Stderr, "ready")
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	case "parent", "parent-stays":
 		gc := exec.Command(os.Args[0])
 		gc.Env = append(os.Environ(), helperEnv+"=sleeper")
@@ -60,6 +90,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// awaitGuard returns once the guard of group pgid runs (where a test can
+// tell; see guard_linux_test.go).
+var awaitGuard = func(pgid int) {}
 
 // tree starts the helper tree in a group and returns it, the grandchild's
 // pid and a channel closed when every writer of the shared stdout is gone.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,8 +17,10 @@ import (
 type Group struct {
 	cmd *exec.Cmd
 	// tie is the write end of the guard's stdin, nil without a guard;
-	// guarded is closed once the guard has been reaped.
+	// ready is closed once the guard ignores the signals Terminate sends
+	// (or has ended); guarded is closed once the guard has been reaped.
 	tie     *os.File
+	ready   chan struct{}
 	guarded chan struct{}
 }
 
@@ -36,12 +39,21 @@ func (g *Group) start() error {
 	return nil
 }
 
-// guardProgram is the guard's whole program. Its stdin is a pipe whose
-// only writer is this process and that nothing is ever written to: read
-// returns once this process has ended, however it ended (SIGKILL
-// included: the kernel closes its descriptors), and the guard then kills
-// its own process group, the command's (kill with pid 0).
-const guardProgram = "read x; kill -KILL 0"
+// guardProgram is the guard's whole program. It first ignores the signals
+// that end a group gently (Terminate's SIGTERM reaches the guard too, as a
+// member of the group: without this it died there, and a command that
+// ignores SIGTERM outlived this process when this process was killed
+// before it could follow with SIGKILL), then says so with one line on
+// stdout. Its stdin is a pipe whose only writer is this process and that
+// nothing is ever written to: read returns once this process has ended,
+// however it ended (SIGKILL included: the kernel closes its descriptors),
+// and the guard then kills its own process group, the command's (kill
+// with pid 0).
+const guardProgram = "trap '' HUP INT QUIT TERM; echo; read x; kill -KILL 0"
+
+// guardReadyWait bounds how long Terminate waits for the guard to ignore
+// its signal (a shell's start: milliseconds).
+const guardReadyWait = 10 * time.Second
 
 // guard ties the group's life to this process's: a /bin/sh running
 // guardProgram joins the group, so that when this process dies without
@@ -55,14 +67,27 @@ func (g *Group) guard() {
 		return
 	}
 	defer r.Close()
-	guard := exec.Command("/bin/sh", "-c", guardProgram)
-	guard.Stdin, guard.Env = r, []string{}
-	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: g.Pid()}
-	if err := guard.Start(); err != nil {
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
 		_ = w.Close()
 		return
 	}
-	g.tie, g.guarded = w, make(chan struct{})
+	defer readyW.Close()
+	guard := exec.Command("/bin/sh", "-c", guardProgram)
+	guard.Stdin, guard.Stdout, guard.Env = r, readyW, []string{}
+	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: g.Pid()}
+	if err := guard.Start(); err != nil {
+		_ = w.Close()
+		_ = readyR.Close()
+		return
+	}
+	g.tie, g.ready, g.guarded = w, make(chan struct{}), make(chan struct{})
+	go func() {
+		// Its line, or EOF when it ended first.
+		_, _ = readyR.Read(make([]byte, 1))
+		_ = readyR.Close()
+		close(g.ready)
+	}()
 	go func() {
 		_ = guard.Wait()
 		close(g.guarded)
@@ -70,8 +95,18 @@ func (g *Group) guard() {
 }
 
 // Terminate asks the whole group to end: SIGTERM to the process group and,
-// should the group be gone or never have formed, to the head itself.
-func (g *Group) Terminate() { g.signal(unix.SIGTERM) }
+// should the group be gone or never have formed, to the head itself. The
+// guard ignores it (see guardProgram): a group that does not end on
+// SIGTERM is still ended should this process die before a Kill.
+func (g *Group) Terminate() {
+	if g.ready != nil {
+		select {
+		case <-g.ready:
+		case <-time.After(guardReadyWait):
+		}
+	}
+	g.signal(unix.SIGTERM)
+}
 
 // Kill ends the whole group now: SIGKILL to the process group and to the
 // head itself.

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	domain.RegisterZeroHarness(domain.HarnessSpec{Word: "claude-code", Title: "Claude Code", Prefix: "cc-peer:v1:", Pins: "name",
 		Key: func(r domain.Record) string { return r.Name }, Unaddressable: func(domain.Record) string { return "" }})
 	code := m.Run()
-	testbin.Cleanup()
+	code = testbin.Cleanup(code)
 	os.Exit(code)
 }
 

@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 		_ = os.Unsetenv(k)
 	}
 	code := m.Run()
-	testbin.Cleanup()
+	code = testbin.Cleanup(code)
 	_ = os.RemoveAll(home)
 	os.Exit(code)
 }

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	for _, stop := range stopShared {
 		stop()
 	}
-	testbin.Cleanup()
+	code = testbin.Cleanup(code)
 	os.Exit(code)
 }
 

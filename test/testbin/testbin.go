@@ -1,9 +1,10 @@
 // Package testbin builds the module's programs (peerctl, the fake claude)
 // once per test process, for tests that run them as real processes.
 //
-// Call Cleanup from TestMain after m.Run to remove the build folder:
+// Call Cleanup from TestMain after m.Run to remove the build folder (and to
+// fail the package when a test left a fake claude running):
 //
-//	func TestMain(m *testing.M) { code := m.Run(); testbin.Cleanup(); os.Exit(code) }
+//	func TestMain(m *testing.M) { os.Exit(testbin.Cleanup(m.Run())) }
 package testbin
 
 import (
@@ -11,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Packages this module's tests build.
@@ -84,12 +87,50 @@ func build(pkg, tag string) (string, error) {
 	return bin, nil
 }
 
-// Cleanup removes the build folder. Call it once, after every test ran.
-func Cleanup() {
+// Cleanup removes the build folder; call it once, after every test ran,
+// with m.Run's exit code. It returns that code, or 1 when a fake claude
+// (FakeClaude, as built here) still ran leftWait after the tests ended: a
+// test or the code under test left a courier behind, which nothing would
+// ever end. Those are named on stderr and killed, with their process
+// groups. (Linux: found by /proc/<pid>/exe; elsewhere nothing is looked for.)
+func Cleanup(code int) int {
 	mu.Lock()
 	defer mu.Unlock()
+	if bin, ok := built[FakeClaude+" "]; ok {
+		if err := leftBehind(bin, leftWait); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
 	if dir != "" {
 		_ = os.RemoveAll(dir)
 	}
 	dir, built = "", map[string]string{}
+	return code
+}
+
+// leftWait is how long Cleanup lets a fake claude take to end after the
+// tests: a courier's group is ended by its guard once its owner is gone,
+// within moments even on a busy machine.
+const leftWait = 20 * time.Second
+
+// leftBehind waits up to wait for every process running bin to end; it
+// kills those still running and names them in its error.
+func leftBehind(bin string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		left := running(bin)
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, p := range left {
+				fmt.Fprintf(&b, "\n  pid %d (parent %d): %s", p.pid, p.ppid, p.args)
+				p.kill()
+			}
+			return fmt.Errorf("%d fake claude process(es) still ran %s after the tests ended (now killed):%s", len(left), wait, b.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

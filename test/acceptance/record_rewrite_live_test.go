@@ -1,0 +1,140 @@
+//go:build linux
+
+package acceptance
+
+// Live (PEERCTL_LIVE=1): how a real Claude Code session rewrites its
+// record (docs/CLAUDE-CODE-FACTS.md, "How a session rewrites its record"),
+// and that peerctl's registry read never loses it meanwhile.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/test/livecc"
+)
+
+// While a session is renamed and opens and closes a dialog, its record is
+// only ever rewritten in place (the folder sees no remove, rename or
+// create of it), a read never finds it missing, and a registry read made
+// at any moment lists it whole: a read that caught it torn read it again.
+func TestLiveRecordIsRewrittenInPlace(t *testing.T) {
+	bin := livecc.Require(t, KnownNewestClaudeCode)
+	s := livecc.Start(t, bin, livecc.Options{NoAPIKey: true, WaitSettled: true})
+	dir := filepath.Join(s.ConfigDir, fsregistry.SessionsDirName)
+	file := filepath.Join(dir, strconv.Itoa(s.PID)+".json")
+	w, err := fsnotify.NewWatcher()
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.Add(dir))
+
+	var mu sync.Mutex
+	var notInPlace []string
+	writes := 0
+	go func() {
+		for ev := range w.Events {
+			if ev.Name != file {
+				continue
+			}
+			mu.Lock()
+			if ev.Op == fsnotify.Write {
+				writes++
+			} else if ev.Op != fsnotify.Chmod {
+				notInPlace = append(notInPlace, ev.Op.String())
+			}
+			mu.Unlock()
+		}
+	}()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var raw, missing, torn, regReads atomic.Int64
+	var regLost []string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // the file, back to back
+		defer wg.Done()
+		for ctx.Err() == nil {
+			b, err := os.ReadFile(file)
+			raw.Add(1)
+			switch {
+			case err != nil:
+				missing.Add(1)
+			case !json.Valid(b):
+				torn.Add(1)
+			}
+		}
+	}()
+	go func() { // peerctl's registry read, back to back
+		defer wg.Done()
+		reg := fsregistry.New(dir)
+		for ctx.Err() == nil {
+			snap, err := reg.Read(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			regReads.Add(1)
+			found := false
+			for _, r := range snap.Records {
+				if r.File == filepath.Base(file) {
+					found = true
+					if r.Problem != "" {
+						mu.Lock()
+						regLost = append(regLost, r.Problem)
+						mu.Unlock()
+					}
+				}
+			}
+			if err != nil || !found {
+				mu.Lock()
+				regLost = append(regLost, "record missing from the read")
+				mu.Unlock()
+			}
+		}
+	}()
+
+	command := func(text string) {
+		s.Type(text)
+		time.Sleep(time.Second) // the command menu settles before Enter picks the command
+		s.Keys("Enter")
+	}
+	waitRecord := func(what string, ok func(map[string]any) bool) {
+		var rec map[string]any
+		require.True(t, waitFor(60*time.Second, func() bool { rec = s.Record(); return ok(rec) }),
+			"%s: record %v\nscreen:\n%s", what, rec, s.Screen())
+	}
+	// Long and short names in turn: a shorter record over a longer one is
+	// what leaves the old tail between the write and the ftruncate.
+	for i := range 3 {
+		long := "a-rather-long-name-for-this-session-" + strconv.Itoa(i)
+		command("/rename " + long)
+		waitRecord("renamed "+long, func(r map[string]any) bool { return r["name"] == long })
+		short := "s" + strconv.Itoa(i)
+		command("/rename " + short)
+		waitRecord("renamed "+short, func(r map[string]any) bool { return r["name"] == short })
+	}
+	command("/config")
+	waitRecord("dialog open", func(r map[string]any) bool { return r["status"] == "waiting" })
+	s.Keys("Escape")
+	waitRecord("dialog closed", func(r map[string]any) bool { return r["status"] != "waiting" })
+	cancel()
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d modify events; %d reads of the file: %d missing, %d torn; %d registry reads", writes, raw.Load(), missing.Load(), torn.Load(), regReads.Load())
+	assert.Empty(t, notInPlace, "the record was removed, renamed or created while the session ran")
+	assert.Positive(t, writes, "the record was rewritten")
+	assert.Zero(t, missing.Load(), "a read found the record missing while the session ran")
+	assert.Empty(t, regLost, "a registry read lost the live session's record")
+}

@@ -1,0 +1,55 @@
+package testbin
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// proc is one running process.
+type proc struct {
+	pid, ppid int
+	args      string
+}
+
+// running lists the processes (not zombies) whose executable is bin.
+func running(bin string) []proc {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		if exe, err := os.Readlink(dir + "/exe"); err != nil || exe != bin {
+			continue
+		}
+		stat, err := os.ReadFile(dir + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: the command runs to the last ')'.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])) // -1: the whole line
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		args, _ := os.ReadFile(dir + "/cmdline")
+		out = append(out, proc{pid: pid, ppid: ppid, args: strings.Join(strings.Fields(strings.ReplaceAll(string(args), "\x00", " ")), " ")})
+	}
+	return out
+}
+
+// kill ends p with SIGKILL, and its process group when it heads one.
+func (p proc) kill() {
+	if pgid, err := syscall.Getpgid(p.pid); err == nil && pgid == p.pid {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(p.pid, syscall.SIGKILL)
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package testbin
+
+// proc is one running process.
+type proc struct {
+	pid, ppid int
+	args      string
+}
+
+// running finds nothing where /proc does not name each process's
+// executable.
+func running(string) []proc { return nil }
+
+func (proc) kill() {}
