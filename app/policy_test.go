@@ -115,6 +115,26 @@ func TestAllowedTo(t *testing.T) {
 	assert.NotContains(t, r.Detail, "read the safe way", "a session here is decided on what its record says")
 }
 
+// A send that leaves this process (to peerctl serve) is decided without
+// reading the registry when the rules allow every target here for its
+// sender (no policy file: the command line); a rule that depends on the
+// target reads it, and decides on the session.
+func TestAllowedToReadsOnlyWhenTheTargetMatters(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	reg := portsmock.NewMockRegistry(ctrl) // no Read expected
+	svc := app.New(reg, portsmock.NewMockLiveness(ctrl), portsmock.NewMockTransport(ctrl), "/cfg", app.WithPolicy(rules{}, app.Sending{Entrance: domain.EntranceCLI}))
+	require.NoError(t, svc.AllowedTo(context.Background(), "prod-api", domain.Dest{}))
+	svc = app.New(reg, portsmock.NewMockLiveness(ctrl), portsmock.NewMockTransport(ctrl), "/cfg",
+		app.WithPolicy(rules{rules: []domain.Rule{mustRule(t, "deny", "mcp", "*")}}, app.Sending{Entrance: domain.EntranceCLI}))
+	require.NoError(t, svc.AllowedTo(context.Background(), "prod-api", domain.Dest{}), "another entrance's rule")
+
+	w := policyWorld(t, rules{rules: []domain.Rule{mustRule(t, "deny", "cli", "prod-*")}}, app.Sending{Entrance: domain.EntranceCLI})
+	err := w.svc.AllowedTo(context.Background(), idA, domain.Dest{})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "a deny by name, the target given by its id: want a refusal, got %v", err)
+	assert.Contains(t, r.Detail, "deny by rule 1")
+}
+
 // A node's send the trust policy holds goes to Held (peerctl serve's hold
 // use case: kept awaiting approval), with the query and the hold, and
 // what Held answers is the send's; a deny is refused, never Held's; with

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -451,6 +452,32 @@ func Decide(rules []Rule, from Sender, to Target) Decision {
 		}
 	}
 	panic("unreachable: the last default rule matches everything")
+}
+
+// AllowsEvery reports whether rules, then DefaultRules, allow every
+// message from from here, whatever its target (its name, id, harness,
+// cwd) and whatever sending session from turns out to be in: the first
+// rule that can apply to from matches every target of this machine and
+// allows. Then Decide(rules, from', to) allows for every to without a
+// host and every from' that is from with its session found; an entrance
+// need not read the registry to decide. False when the decision may
+// depend on the target or the session (Decide it).
+func AllowsEvery(rules []Rule, from Sender) bool {
+	for _, r := range append(slices.Clip(rules), DefaultRules()...) {
+		if r.To.host != "" {
+			continue // a rule for sends to another machine
+		}
+		fm, fu := r.From.match(from)
+		switch {
+		case !fm && !fu, !fm && r.Action == ActionAllow:
+			continue // never applies; or an allow a session not known passes over
+		case !fm:
+			return false // a deny or hold that may apply once the session is known
+		}
+		every := r.To.glob == "*" && r.To.harness == "" && r.To.cwd == ""
+		return every && r.Action == ActionAllow
+	}
+	return false
 }
 
 // ErrHeld is wrapped by the refusal of a decision to hold (NotAllowed):

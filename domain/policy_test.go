@@ -184,3 +184,41 @@ func BenchmarkDecide10000Rules(b *testing.B) {
 		}
 	}
 }
+
+// AllowsEvery is true only when Decide allows every target here, for the
+// sender with or without its session found.
+func TestAllowsEveryAgreesWithDecide(t *testing.T) {
+	targets := []domain.Target{policyTarget(t, "prod-api", "/srv/prod/api"), policyTarget(t, "dev-1", "/home/dev"), policyTarget(t, "reviewer-2", "/srv")}
+	cli := domain.NewSender(domain.EntranceCLI, "")
+	anon := domain.NewSender(domain.EntranceMCP, "")
+	for name, tc := range map[string]struct {
+		rules []domain.Rule
+		from  domain.Sender
+		want  bool
+	}{
+		"no file, the command line":           {nil, cli, true},
+		"no file, a node is held":             {nil, domain.NewSender(domain.EntranceNode, "far"), false},
+		"a deny by name":                      {[]domain.Rule{rule(t, "deny", "cli", "prod-*")}, cli, false},
+		"a hold by cwd":                       {[]domain.Rule{rule(t, "hold", "*", "*", "", "", "/srv")}, cli, false},
+		"an allow by harness first":           {[]domain.Rule{rule(t, "allow", "cli", "*", "claude-code")}, cli, false},
+		"another entrance's deny":             {[]domain.Rule{rule(t, "deny", "mcp", "*")}, cli, true},
+		"a rule for another host":             {[]domain.Rule{rule(t, "deny", "cli", "*", "", "far")}, cli, true},
+		"a deny on a session not known":       {[]domain.Rule{rule(t, "deny", "mcp:reviewer-*", "*")}, anon, false},
+		"an allow on a session not known":     {[]domain.Rule{rule(t, "allow", "mcp:reviewer-*", "prod-*")}, anon, true},
+		"a deny of every target":              {[]domain.Rule{rule(t, "deny", "cli", "*")}, cli, false},
+		"an allow of every target, then deny": {[]domain.Rule{rule(t, "allow", "cli", "*"), rule(t, "deny", "*", "*")}, cli, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := domain.AllowsEvery(tc.rules, tc.from)
+			assert.Equal(t, tc.want, got)
+			if !got {
+				return
+			}
+			for _, from := range []domain.Sender{tc.from, tc.from.WithSession("reviewer-2", idB), tc.from.WithSession("other", idA)} {
+				for _, to := range targets {
+					assert.Equal(t, domain.ActionAllow, domain.Decide(tc.rules, from, to).Action, "%s to %s", from, to)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,16 +50,18 @@ type courier struct {
 
 	sends   sync.Mutex // one Send at a time
 	mu      sync.Mutex
-	streams map[string]*stream // by server pid and address
+	streams map[string]*stream // by server process and address (serverKey)
 }
 
 // stream is one server's event stream and what the courier waits for on
 // it.
 type stream struct {
-	client *Client
-	feed   chan Event // the running Send's copy ("nil": none)
-	errc   <-chan error
-	ended  chan struct{}
+	key, addr string // serverKey; the server's address
+	client    *Client
+	cancel    context.CancelFunc // ends the stream
+	feed      chan Event         // the running Send's copy ("nil": none)
+	errc      <-chan error
+	ended     chan struct{}
 	// mine: message ids peerctl posted → session id and name.
 	mine map[string]sender
 	// answers: assistant message id → the answer being written.
@@ -118,10 +119,14 @@ func (k *courier) Send(ctx context.Context, target domain.Session, msg domain.Me
 	return rec, err
 }
 
-// stream returns the open stream of target's server, opening it when
-// there is none (or the last one ended).
+// stream returns the open stream of target's server process (its pid,
+// start and address: the process the send's fresh read resolved and
+// verified), opening it when there is none or the last one ended. A
+// stream of another process at that address (a server that went away and
+// was started again) is closed: nothing is posted on a connection proved
+// for another process.
 func (k *courier) stream(target domain.Session) (*stream, error) {
-	key := strconv.Itoa(target.PID()) + "@" + target.SocketPath()
+	key := serverKey(target.PID(), target.Record().ProcStart, target.SocketPath())
 	k.mu.Lock()
 	s := k.streams[key]
 	k.mu.Unlock()
@@ -132,21 +137,37 @@ func (k *courier) stream(target domain.Session) (*stream, error) {
 			return s, nil
 		}
 	}
-	c, events, errc, err := k.prompt.open(k.ctx, target)
+	sctx, cancel := context.WithCancel(k.ctx)
+	c, events, errc, err := k.prompt.open(sctx, target)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	if k.ctx.Err() != nil {
+		cancel()
 		c.Close()
 		return nil, k.ctx.Err()
 	}
-	s = &stream{client: c, errc: errc, ended: make(chan struct{}), mine: map[string]sender{}, answers: map[string]*answer{}}
+	s = &stream{key: key, addr: target.SocketPath(), client: c, cancel: cancel, errc: errc, ended: make(chan struct{}), mine: map[string]sender{}, answers: map[string]*answer{}}
 	k.mu.Lock()
+	for _, old := range k.streams {
+		if old.addr == s.addr {
+			old.cancel()
+		}
+	}
 	k.streams[key] = s
 	k.mu.Unlock()
 	k.wg.Add(1)
 	go k.listen(s, events)
 	return s, nil
+}
+
+// Streams is how many event streams the courier has open now (each
+// server's it sent to, while the server lives).
+func (k *courier) Streams() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.streams)
 }
 
 // listen reads one stream until it ends: it copies each event to the
@@ -156,6 +177,14 @@ func (k *courier) listen(s *stream, events <-chan Event) {
 	defer k.wg.Done()
 	defer close(s.ended)
 	defer s.client.Close()
+	defer func() {
+		k.mu.Lock()
+		if k.streams[s.key] == s {
+			delete(k.streams, s.key)
+		}
+		k.mu.Unlock()
+		s.cancel()
+	}()
 	for ev := range events {
 		k.mu.Lock()
 		if s.feed != nil {

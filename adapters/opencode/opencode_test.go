@@ -116,9 +116,12 @@ func TestValidSessionID(t *testing.T) {
 }
 
 // session makes a live, addressable domain session of the fake's server.
-func session(t testing.TB, addr string) domain.Session {
+func session(t testing.TB, addr string) domain.Session { return sessionStarted(t, addr, "99") }
+
+// sessionStarted is session of a server process whose start is start.
+func sessionStarted(t testing.TB, addr, start string) domain.Session {
 	t.Helper()
-	rec := domain.Record{Harness: Kind, File: "pid " + strconv.Itoa(osGetpid()) + " " + sid, PID: osGetpid(), ProcStart: "99", SessionID: sid, Name: "a title",
+	rec := domain.Record{Harness: Kind, File: "pid " + strconv.Itoa(osGetpid()) + " " + sid, PID: osGetpid(), ProcStart: start, SessionID: sid, Name: "a title",
 		SocketPath: addr, Kind: KindServe}
 	e := domain.Classify(rec, domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes})
 	require.True(t, e.Addressable, e.Unaddressable)

@@ -123,3 +123,74 @@ func TestCourierReusesTheReadsProvedConnection(t *testing.T) {
 	}
 	assert.EqualValues(t, 2, f.conns.Load(), "the read's connection carries the event stream, the post's is the only other")
 }
+
+// eventStreams is how many times f's GET /event was opened.
+func (f *fakeServer) eventStreams() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.streams)
+}
+
+// The long-lived courier (peerctl serve's warm one) keeps each server's
+// event stream open: a second send pays only its post, on the first
+// post's connection, and its receipt comes on the stream already open.
+func TestCourierKeepsTheStreamAcrossSends(t *testing.T) {
+	f := newFake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	k, err := NewPrompt(Config{}).StartCourier(ctx)
+	require.NoError(t, err)
+	defer k.Close()
+	for _, text := range []string{"one", "two", "three"} {
+		rec, err := k.Send(ctx, session(t, f.addr()), message(t, text))
+		require.NoError(t, err)
+		assert.Equal(t, "delivered", rec.Outcome, rec.Detail)
+	}
+	assert.Len(t, f.postBodies(), 3)
+	assert.Equal(t, 1, f.eventStreams(), "one GET /event for three sends")
+	assert.EqualValues(t, 2, f.conns.Load(), "the stream's connection and the posts' one")
+}
+
+// A server that ended the stream (it stopped, and was started again at
+// its address) gets a new one at the next send; the ended one is
+// forgotten.
+func TestCourierReopensTheStreamAfterTheServerRestarts(t *testing.T) {
+	f := newFake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pk, err := NewPrompt(Config{}).StartCourier(ctx)
+	require.NoError(t, err)
+	defer pk.Close()
+	k := pk.(*courier)
+	_, err = k.Send(ctx, session(t, f.addr()), message(t, "one"))
+	require.NoError(t, err)
+	f.srv.CloseClientConnections()
+	require.Eventually(t, func() bool { return k.Streams() == 0 }, 15*time.Second, 10*time.Millisecond, "the ended stream is forgotten")
+	rec, err := k.Send(ctx, session(t, f.addr()), message(t, "two"))
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", rec.Outcome, rec.Detail)
+	assert.Equal(t, 2, f.eventStreams(), "opened again")
+	assert.Equal(t, 1, k.Streams())
+}
+
+// A stream is one server process's (pid, start, address): a send to
+// another process at that address (the server went away and another took
+// its port) never posts on the old process's connections; the courier
+// closes the old stream and opens the new process's.
+func TestCourierStreamServesOnlyItsProcess(t *testing.T) {
+	f := newFake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pk, err := NewPrompt(Config{}).StartCourier(ctx)
+	require.NoError(t, err)
+	defer pk.Close()
+	k := pk.(*courier)
+	_, err = k.Send(ctx, sessionStarted(t, f.addr(), "99"), message(t, "one"))
+	require.NoError(t, err)
+	rec, err := k.Send(ctx, sessionStarted(t, f.addr(), "100"), message(t, "two"))
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", rec.Outcome, rec.Detail)
+	assert.Equal(t, 2, f.eventStreams(), "the new process's own stream")
+	assert.EqualValues(t, 4, f.conns.Load(), "its own stream and post connections")
+	require.Eventually(t, func() bool { return k.Streams() == 1 }, 15*time.Second, 10*time.Millisecond, "the old process's stream is closed")
+}

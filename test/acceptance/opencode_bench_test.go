@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +76,12 @@ func BenchmarkLiveOpencode(b *testing.B) {
 			b.Logf("base (%s): send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); this tree's send / base's: medians %v / %v, per-pair ratio median %.2f (CPU %.2f)",
 				base, baseSend, basePost, baseRatio, baseCPU, nowSend, baseSend2, nowRatio, nowCPU)
 		}
+		servedRatio, servedCPU, served, servedPost, oneShotRatio, oneShotCPU, oneShot, serviceCPU := throughServe(b, root, peerctl, sid, env, idle, curlPost)
+		reportPair(b, "serve-send", "curl-post", servedRatio, servedCPU, served, servedPost)
+		reportPair(b, "serve-send", "one-shot-send", oneShotRatio, oneShotCPU, served, oneShot)
+		b.ReportMetric(ms(serviceCPU), "service-cpu-ms/send")
+		b.Logf("through peerctl serve: send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f, the client's); against a one-shot send (PEERCTL_SERVE=off) median %v, per-pair ratio median %.2f (CPU %.2f); the service's own CPU %v a send",
+			served, servedPost, servedRatio, servedCPU, oneShot, oneShotRatio, oneShotCPU, serviceCPU)
 		list := func(int) []string { return []string{peerctl, "list", "--json"} }
 		listRatio, listCPU, present, missing := pairs(b, list, env, list, absent)
 		reportPair(b, "send", "curl-post", sendRatio, sendCPU, send, post)
@@ -81,6 +89,49 @@ func BenchmarkLiveOpencode(b *testing.B) {
 		b.Logf("send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); list with an opencode server %v, without %v, per-pair ratio median %.2f (CPU %.2f); %d pairs each",
 			send, post, sendRatio, sendCPU, present, missing, listRatio, listCPU, codexBenchRuns)
 	}
+}
+
+// throughServe times, with a `peerctl serve` of env's state running,
+// `peerctl send` to session sid with the default transport (the service
+// carries it: its warm courier keeps the server's event stream open)
+// against the curl POST, and against the same send one-shot
+// (PEERCTL_SERVE=off: this process does it all). serviceCPU is the
+// service's own CPU time per send carried (user and system, from its
+// /proc stat), which the client's CPU ratio does not count.
+func throughServe(b *testing.B, root *liveopencode.Root, peerctl, sid string, env []string, idle func(), curlPost func(int) []string) (ratio, cpu float64, served, post time.Duration, oneShotRatio, oneShotCPU float64, oneShot time.Duration, serviceCPU time.Duration) {
+	b.Helper()
+	l := &liveServe{state: b.TempDir(), run: catSocketDir(b)}
+	l.env = append(slices.Clone(env), "XDG_STATE_HOME="+l.state, "XDG_RUNTIME_DIR="+l.run)
+	b.Cleanup(l.kill)
+	l.start(b)
+	off := append(slices.Clone(l.env), "PEERCTL_SERVE=off")
+	sendOf := func(label string) func(int) []string {
+		return func(i int) []string {
+			return []string{peerctl, "send", "--from", "bench", sid, "bench " + label + " " + strconv.Itoa(i)}
+		}
+	}
+	before := procCPU(b, l.srv.Process.Pid)
+	ratio, cpu, served, post = settledPairs(b, idle, sendOf("served"), l.env, curlPost, l.env)
+	serviceCPU = (procCPU(b, l.srv.Process.Pid) - before) / (codexBenchRuns + 1)
+	oneShotRatio, oneShotCPU, served2, oneShot := settledPairs(b, idle, sendOf("served"), l.env, sendOf("one-shot"), off)
+	_ = served2
+	l.kill()
+	return ratio, cpu, served, post, oneShotRatio, oneShotCPU, oneShot, serviceCPU
+}
+
+// procCPU is process pid's user and system time so far (/proc/<pid>/stat
+// fields 14 and 15, in clock ticks of 1/100 s).
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		b.Fatalf("the service's CPU time: %v", err)
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // curlBin is curl on PATH, or the benchmark fails.
