@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -19,7 +20,13 @@ import (
 // checker's (the one Claude Code records use), so both harnesses share one
 // reading of /proc. Build it with NewLiveness.
 type Liveness struct {
-	base   ports.Liveness
+	base ports.Liveness
+	ids  func() ourIDs
+}
+
+// ourIDs are this boot's id and our pid namespace's inode, or why either
+// could not be read.
+type ourIDs struct {
 	boot   string
 	bootEr error
 	ns     string
@@ -31,10 +38,17 @@ var (
 	_ ports.PIDProber = (*Liveness)(nil)
 )
 
-// NewLiveness builds a checker over base, reading our boot id and pid
-// namespace from procRoot ("/proc") once.
+// NewLiveness builds a checker over base that reads our boot id and pid
+// namespace from procRoot ("/proc") once, when it first checks a record:
+// building it reads nothing, so a machine with no Qwen Code records pays
+// nothing for it (every command builds every harness).
 func NewLiveness(base ports.Liveness, procRoot string) *Liveness {
-	l := &Liveness{base: base}
+	return &Liveness{base: base, ids: sync.OnceValue(func() ourIDs { return readIDs(procRoot) })}
+}
+
+// readIDs reads procRoot's boot id and the inode of its self/ns/pid.
+func readIDs(procRoot string) ourIDs {
+	var l ourIDs
 	b, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "random", "boot_id"))
 	if err != nil {
 		l.bootEr = fmt.Errorf("read boot id: %w", err)
@@ -71,16 +85,17 @@ func (l *Liveness) Gone(pids []int) []bool {
 // and is listed in Unchecked.
 func (l *Liveness) Check(rec domain.Record) domain.Liveness {
 	var out domain.Liveness
+	ids := l.ids()
 	switch {
-	case l.nsErr != nil:
-		out.Unchecked = append(out.Unchecked, "pidNs not checked: "+l.nsErr.Error())
+	case ids.nsErr != nil:
+		out.Unchecked = append(out.Unchecked, "pidNs not checked: "+ids.nsErr.Error())
 	case rec.PIDDomain == "":
 		// Qwen Code 0.24.4 on Linux never lists a record without pidNs.
-		out.DomainMatches, out.OurDomain = domain.No, l.ns
-	case rec.PIDDomain == l.ns:
-		out.DomainMatches, out.OurDomain = domain.Yes, l.ns
+		out.DomainMatches, out.OurDomain = domain.No, ids.ns
+	case rec.PIDDomain == ids.ns:
+		out.DomainMatches, out.OurDomain = domain.Yes, ids.ns
 	default:
-		out.DomainMatches, out.OurDomain = domain.No, l.ns
+		out.DomainMatches, out.OurDomain = domain.No, ids.ns
 		return out // its pid means nothing here
 	}
 	if out.DomainMatches == domain.No {
@@ -95,10 +110,10 @@ func (l *Liveness) Check(rec domain.Record) domain.Liveness {
 		out.Unchecked = append(out.Unchecked, "record has no procStart; start time not checked")
 	case !ok || boot == "" || ticks == "":
 		out.Unchecked = append(out.Unchecked, fmt.Sprintf("procStart %q is not <boot_id>:<ticks>; start time not checked", rec.ProcStart))
-	case l.bootEr != nil:
-		out.Unchecked = append(out.Unchecked, "boot id not checked: "+l.bootEr.Error())
+	case ids.bootEr != nil:
+		out.Unchecked = append(out.Unchecked, "boot id not checked: "+ids.bootEr.Error())
 		probe.ProcStart = ticks
-	case boot != l.boot:
+	case boot != ids.boot:
 		bootMismatch = true
 	default:
 		probe.ProcStart = ticks
@@ -115,9 +130,9 @@ func (l *Liveness) Check(rec domain.Record) domain.Liveness {
 		// A record of an earlier boot: whatever runs at that pid now is
 		// another process.
 		out.StartMatches = domain.No
-		out.ActualStart = "this boot " + l.boot
-	} else if out.ActualStart != "" && l.boot != "" {
-		out.ActualStart = l.boot + ":" + out.ActualStart
+		out.ActualStart = "this boot " + ids.boot
+	} else if out.ActualStart != "" && ids.boot != "" {
+		out.ActualStart = ids.boot + ":" + out.ActualStart
 	}
 	return out
 }

@@ -84,3 +84,19 @@ func TestUnaddressableWithoutIPCPath(t *testing.T) {
 	assert.Contains(t, e.Unaddressable, "0.23.0 has it off by default")
 	assert.True(t, e.Endpoint().IsZero())
 }
+
+// Building the checker reads nothing: every command builds every harness,
+// and a machine with no Qwen Code records must not pay for its /proc
+// reads. The boot id and pid namespace are read when a record is first
+// checked (here: written only after NewLiveness).
+func TestLivenessReadsProcOnlyWhenItChecks(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "proc")
+	live := qwenregistry.NewLiveness(&baseFake{}, root)
+	require.NoError(t, os.MkdirAll(filepath.Dir(root), 0o755))
+	require.NoError(t, os.CopyFS(root, os.DirFS(fakeProc(t))))
+	r := domain.Record{Harness: qwenregistry.Kind, File: "4242.json", PID: 4242, SessionID: "s", Name: "a-09",
+		ProcStart: "boot-1:42", PIDDomain: "4026531836", SocketPath: "/run/q.sock", Kind: "tui"}
+	e := domain.Classify(r, live.Check(r))
+	assert.Equal(t, domain.VerdictLive, e.Verdict, e.Reason)
+	assert.Empty(t, e.Unchecked)
+}
