@@ -43,3 +43,39 @@ func TestColourOnATerminalOnly(t *testing.T) {
 		assert.NotContains(t, r.stdout+r.stderr, "\x1b[", "not a terminal: %v", args)
 	}
 }
+
+// The variables that turn colour off or on, as https://no-color.org and
+// gh read them: $NO_COLOR set to a non-empty value, or $CLICOLOR=0, turns
+// it off (an empty $NO_COLOR does not); $CLICOLOR_FORCE (not "0") turns
+// it on where the stream is not a terminal, unless the user also said no.
+func TestColourVariables(t *testing.T) {
+	cfg := evConfigDir(t, evLiveRecord(t, os.Getpid(), "33333333-3333-4333-8333-333333333333", "alpha", "/tmp", ""))
+	tty := func(c *factory) { c.io.terminal = func(any) bool { return true } }
+	for _, c := range []struct {
+		vars     map[string]string
+		terminal bool
+		colour   bool
+	}{
+		{map[string]string{"NO_COLOR": ""}, true, true},
+		{map[string]string{"NO_COLOR": "0"}, true, false},
+		{map[string]string{"CLICOLOR": "0"}, true, false},
+		{map[string]string{"CLICOLOR": "1"}, true, true},
+		{map[string]string{"CLICOLOR_FORCE": "1"}, false, true},
+		{map[string]string{"CLICOLOR_FORCE": "0"}, false, false},
+		{map[string]string{"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, false, false},
+		{map[string]string{"CLICOLOR_FORCE": "1", "CLICOLOR": "0"}, true, false},
+		{map[string]string{"CLICOLOR_FORCE": "1", "TERM": "dumb"}, true, false},
+	} {
+		env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+		for k, v := range c.vars {
+			env[k] = v
+		}
+		var tweak func(*factory)
+		if c.terminal {
+			tweak = tty
+		}
+		r := evRun(t, env, tweak, "list")
+		require.Equal(t, wire.ExitOK, r.code, r.stderr)
+		assert.Equal(t, c.colour, strings.Contains(r.stdout, "\x1b["), "%v on a terminal %v:\n%q", c.vars, c.terminal, r.stdout)
+	}
+}
