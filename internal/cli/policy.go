@@ -268,7 +268,7 @@ func runPolicyList(opts *policyOptions) error {
 		row(strconv.Itoa(r.Number), r)
 	}
 	for _, r := range out.Defaults {
-		row("default", r)
+		row("default "+strconv.Itoa(r.Default), r)
 	}
 	return t.write(opts.io.out)
 }

@@ -38,7 +38,7 @@ func TestPolicyAddListRmCheck(t *testing.T) {
 	r := evRun(t, env, nil, "policy", "list")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "no policy file ("+path+"): the defaults alone decide")
-	assert.Contains(t, r.stdout, "default  hold    node:*  *   -\ndefault  allow   *       *   -\n", "the defaults are said")
+	assert.Contains(t, r.stdout, "default 1  hold    node:*  *   -\ndefault 2  allow   *       *   -\n", "the defaults are said")
 
 	r = evRun(t, env, nil, "policy", "add", "--from", "mcp", "--to", "prod-*", "deny")
 	require.Equal(t, 0, r.code, r.stderr)
