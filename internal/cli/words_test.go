@@ -38,3 +38,19 @@ func TestPolicyListNumbersTheDefaults(t *testing.T) {
 	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "by default rule 2 (allow from=* to=*)")
 }
+
+// relay --help's example that filters the inbound messages keeps stdin
+// open: the relay ends at the end of stdin, so a file alone would end it
+// before any reply came.
+func TestRelayExampleHearsReplies(t *testing.T) {
+	r := evRun(t, map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t)}, nil, "relay", "--help")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	found := false
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(l, `"inbound"`) {
+			found = true
+			assert.Contains(t, l, "sleep", "stdin kept open: %s", l)
+		}
+	}
+	assert.True(t, found, r.stdout)
+}
