@@ -84,6 +84,9 @@ tmp=$(mktemp -d 2>/dev/null || mktemp -d -t peerctl) || fail "cannot make a temp
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
+if [ -n "$local_dir" ]; then
+	[ -f "$url/checksums.txt" ] || fail "no checksums.txt in $url (make release puts one in dist/)"
+fi
 fetch "$url/checksums.txt" "$tmp/checksums.txt" ||
 	fail "cannot download $url/checksums.txt (no network, or no release there?)"
 

@@ -116,7 +116,7 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	if cp := probe.Courier; cp != nil {
 		j.Courier = &CourierJSON{Talks: cp.Err == nil, Tools: append([]string{}, cp.Tools...), StartupMs: cp.Startup.Milliseconds()}
 		line := ports.DoctorLine{Check: "courier", Health: domain.HealthOK.String(),
-			Text: fmt.Sprintf("talks to peerctl's endpoint; tools offered: %s; start-up %d ms", strings.Join(cp.Tools, ", "), j.Courier.StartupMs), Late: true}
+			Text: fmt.Sprintf("talks to peerctl's endpoint, offered SendMessage; start-up %d ms", j.Courier.StartupMs), Late: true}
 		if cp.Err != nil {
 			j.Courier.Error = cp.Err.Error()
 			line.Text, line.Health = j.Courier.Error, domain.HealthFail.String()

@@ -41,7 +41,7 @@ var Plugin = ports.HarnessPlugin{
 	Flags: []ports.HarnessFlag{
 		{Name: FlagHome, Usage: "Codex home (default $CODEX_HOME, else ~/.codex)",
 			Otherwise: "$CODEX_HOME, else ~/.codex", Env: HomeEnv},
-		{Name: FlagProgram, Usage: "codex program for queue and doctor (default $PEERCTL_CODEX, else on PATH)",
+		{Name: FlagProgram, Usage: "codex program of --transport queue (default $PEERCTL_CODEX, else on PATH)",
 			Otherwise: "$PEERCTL_CODEX, else codex on PATH", Env: ProgramEnv, Commands: []string{"send", "relay", "mcp", "doctor"}, Program: "codex"},
 	},
 	Transports: []ports.TransportName{{Name: AppServerName, Replies: true}, {Name: QueueName}},

@@ -117,6 +117,17 @@ func base(p proc) domain.Record {
 	return domain.Record{Harness: Kind, File: "pid " + strconv.Itoa(p.pid), PID: p.pid, ProcStart: p.start, Cwd: p.cwd, Kind: p.kind}
 }
 
+// name is the name of p's record while it has no session: "opencode TUI
+// in FOLDER" for a TUI (with a port or without), "opencode serve in
+// FOLDER" for a headless server, FOLDER the last element of its cwd.
+func (p proc) name() string {
+	what := p.kind
+	if p.kind == KindTUI || p.kind == KindPlainTUI {
+		what = "TUI"
+	}
+	return "opencode " + what + " in " + filepath.Base(p.cwd)
+}
+
 // keep hands the clients of the servers found (clients[i] is procs[i]'s,
 // nil for none) to r.kept, or closes them when nothing keeps them.
 func (r *Registry) keep(procs []proc, clients []*Client) {
@@ -140,11 +151,11 @@ func (r *Registry) keep(procs []proc, clients []*Client) {
 func (r *Registry) records(ctx context.Context, p proc) ([]domain.Record, *Client) {
 	rec := base(p)
 	if p.kind == KindPlainTUI {
-		rec.Name = "opencode TUI in " + filepath.Base(p.cwd)
+		rec.Name = p.name()
 		return []domain.Record{rec}, nil
 	}
 	if len(p.addrs) == 0 {
-		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
+		rec.Name = p.name()
 		return []domain.Record{rec}, nil // starting, or listening elsewhere: unaddressable
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.ask)
@@ -167,7 +178,7 @@ func (r *Registry) records(ctx context.Context, p proc) ([]domain.Record, *Clien
 			if locked.Given {
 				rec.Kind = KindRefused
 			}
-			rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd) + " (password-protected)"
+			rec.Name = p.name() + " (password-protected)"
 			return []domain.Record{rec}, nil
 		}
 		rec.Problem, rec.ProblemVerdict = fmt.Sprintf("opencode process (pid %d) listens but no address answers as opencode's server: %v", p.pid, errors.Join(errs...)), domain.VerdictUnreadable
@@ -202,7 +213,7 @@ func (r *Registry) records(ctx context.Context, p proc) ([]domain.Record, *Clien
 		out = append(out, bad)
 	}
 	if len(out) == 0 {
-		rec.Name = "opencode " + p.kind + " in " + filepath.Base(p.cwd)
+		rec.Name = p.name()
 		out = append(out, rec) // a server with no session yet: live, not addressable
 	}
 	return out, c

@@ -54,7 +54,7 @@ func stateColour(word string) string {
 		return colourYellow
 	case "fail", "refused", "expired", "outcome_unknown", "malformed", "unreadable":
 		return colourRed
-	case "stale", "cancelled", "skip":
+	case "stale", "cancelled", "skip", "skipped":
 		return colourGrey
 	}
 	return colourNone

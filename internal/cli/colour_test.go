@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/internal/serve"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -41,5 +47,82 @@ func TestColourOnATerminalOnly(t *testing.T) {
 	for _, args := range [][]string{{"list"}, {"show", "nosuch"}} {
 		r = evRun(t, env, nil, args...)
 		assert.NotContains(t, r.stdout+r.stderr, "\x1b[", "not a terminal: %v", args)
+	}
+}
+
+// The variables that turn colour off or on, as https://no-color.org and
+// gh read them: $NO_COLOR set to a non-empty value, or $CLICOLOR=0, turns
+// it off (an empty $NO_COLOR does not); $CLICOLOR_FORCE (not "0") turns
+// it on where the stream is not a terminal, unless the user also said no.
+func TestColourVariables(t *testing.T) {
+	cfg := evConfigDir(t, evLiveRecord(t, os.Getpid(), "33333333-3333-4333-8333-333333333333", "alpha", "/tmp", ""))
+	tty := func(c *factory) { c.io.terminal = func(any) bool { return true } }
+	for _, c := range []struct {
+		vars     map[string]string
+		terminal bool
+		colour   bool
+	}{
+		{map[string]string{"NO_COLOR": ""}, true, true},
+		{map[string]string{"NO_COLOR": "0"}, true, false},
+		{map[string]string{"CLICOLOR": "0"}, true, false},
+		{map[string]string{"CLICOLOR": "1"}, true, true},
+		{map[string]string{"CLICOLOR_FORCE": "1"}, false, true},
+		{map[string]string{"CLICOLOR_FORCE": "0"}, false, false},
+		{map[string]string{"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, false, false},
+		{map[string]string{"CLICOLOR_FORCE": "1", "CLICOLOR": "0"}, true, false},
+		{map[string]string{"CLICOLOR_FORCE": "1", "TERM": "dumb"}, true, false},
+	} {
+		env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+		for k, v := range c.vars {
+			env[k] = v
+		}
+		var tweak func(*factory)
+		if c.terminal {
+			tweak = tty
+		}
+		r := evRun(t, env, tweak, "list")
+		require.Equal(t, wire.ExitOK, r.code, r.stderr)
+		assert.Equal(t, c.colour, strings.Contains(r.stdout, "\x1b["), "%v on a terminal %v:\n%q", c.vars, c.terminal, r.stdout)
+	}
+}
+
+// show's verdict and status, outbox show's state (and its history's) and
+// hosts check's health are coloured on a terminal as list, outbox and
+// doctor colour the same words, with the columns still aligned.
+func TestColourInDetailsAndChecks(t *testing.T) {
+	cfg := evConfigDir(t, evLiveRecord(t, os.Getpid(), "33333333-3333-4333-8333-333333333333", "alpha", "/tmp", ""))
+	env := map[string]string{"CLAUDE_CONFIG_DIR": cfg, "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir(),
+		"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir(), "PEERCTL_SSH": "false"}
+	tty := func(c *factory) { c.io.terminal = func(any) bool { return true } }
+
+	r := evRun(t, env, tty, "show", "alpha")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "verdict:       \x1b[32mlive\x1b[0m\n")
+	assert.Contains(t, r.stdout, "status:        \x1b[32midle\x1b[0m\n")
+
+	p, err := serve.PathsFor(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
+	ctx := context.Background()
+	st, err := outbox.Open(ctx, p.DB)
+	require.NoError(t, err)
+	now := time.Now()
+	_, _, err = st.Put(ctx, ports.OutboxMessage{Address: "r", Text: "hi", Created: now, Expires: now.Add(time.Hour), NextAt: now})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	r = evRun(t, env, tty, "outbox", "show", "1")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "state:        \x1b[36mstored\x1b[0m\n")
+	assert.Regexp(t, `Z  \x1b\[36mstored\x1b\[0m {11}`, r.stdout, "the history's state, padded as without colour")
+
+	r = evRun(t, env, tty, "hosts", "check", "somehost")
+	require.Equal(t, wire.ExitHostUnreachable, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	require.Len(t, lines, 4, r.stdout)
+	assert.Contains(t, lines[2], "\x1b[31mfail\x1b[0m")
+	assert.Contains(t, lines[3], "\x1b[90mskipped\x1b[0m")
+	col := strings.Index(lines[0], "\x1b[")
+	for _, l := range lines {
+		assert.Equal(t, col, strings.Index(l, "\x1b["), "aligned:\n%s", r.stdout)
 	}
 }

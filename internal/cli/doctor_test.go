@@ -399,7 +399,8 @@ func TestDoctorCourier(t *testing.T) {
 				assert.Contains(t, j.Claude.Courier.Tools, "SendMessage")
 				assert.Positive(t, j.Claude.Courier.StartupMs)
 				text := evRun(t, env, nil, "doctor", "--config-dir", evConfigDir(t), "--claude", claude)
-				assert.Regexp(t, `(?m)^courier\s+ok\s+talks to peerctl's endpoint; tools offered: .*SendMessage; start-up \d+ ms`, text.stdout)
+				assert.Regexp(t, `(?m)^courier\s+ok\s+talks to peerctl's endpoint, offered SendMessage; start-up \d+ ms`, text.stdout)
+				assert.NotContains(t, text.stdout, "DeferredToolPlaceholder", "Claude Code's internal tool names stay in --json")
 				assert.NotContains(t, text.stdout, "login")
 				return
 			}

@@ -77,8 +77,8 @@ var environment = []EnvVar{
 	{[]string{"XDG_CONFIG_HOME"}, "the hosts file and the trust policy file ($XDG_CONFIG_HOME/peerctl/hosts and .../policy; else in ~/.config/peerctl/)", "the hosts and trust policy files (~/.config)"},
 	{[]string{"PATH"}, "where claude, qwen, codex, opencode and ssh are found", "where the harnesses' programs and ssh are found"},
 	{[]string{"COLUMNS"}, "the width --help wraps to (60 to 120; else 120)", ""},
-	{[]string{"NO_COLOR"}, "set (to anything): no colour, even on a terminal (https://no-color.org)", "set (to anything): no colour, even on a terminal"},
-	{[]string{"TERM"}, "dumb: no colour", ""},
+	{[]string{"NO_COLOR", "CLICOLOR", "TERM"}, "not empty, CLICOLOR=0 or TERM=dumb: no colour, even on a terminal (https://no-color.org)", "not empty, CLICOLOR=0 or TERM=dumb: no colour"},
+	{[]string{"CLICOLOR_FORCE"}, "not empty nor 0: colour on a pipe or file too (unless colour is off as above)", "not empty nor 0: colour on a pipe too"},
 	{[]string{"GOMEMLIMIT"}, "peerctl serve's soft memory limit (else 64 MiB)", ""},
 }
 

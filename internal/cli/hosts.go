@@ -318,9 +318,10 @@ func runHostsCheck(ctx context.Context, opts *hostsOptions) error {
 			return err
 		}
 	} else {
+		on := opts.io.colourOn(opts.io.out)
 		var t table
 		for _, row := range r.Rows {
-			t.add(row.Name, row.Health, safe(row.Note))
+			t.add(row.Name, paint(on, stateColour(row.Health), row.Health), safe(row.Note))
 		}
 		if err := t.write(opts.io.out); err != nil {
 			return err

@@ -14,7 +14,8 @@ import (
 type iostreams struct {
 	in          io.Reader
 	out, errOut io.Writer
-	// getenv reads $NO_COLOR and $TERM (colourOn).
+	// getenv reads $NO_COLOR, $CLICOLOR, $CLICOLOR_FORCE and $TERM
+	// (colourOn).
 	getenv func(string) string
 	// terminal reports whether a stream (an *os.File) is a terminal
 	// (colourOn); tests replace it.
@@ -66,11 +67,19 @@ func (s *iostreams) printRefusalJSON(r *domain.Refusal) {
 		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
 }
 
-// colourOn says whether w gets colour: w is a terminal (terminal), and
-// neither $NO_COLOR is set (https://no-color.org: to anything) nor $TERM
-// is "dumb". A pipe, a file or a buffer never gets any.
+// colourOn says whether w gets colour: never with $NO_COLOR set to a
+// non-empty value (https://no-color.org), $CLICOLOR=0 or $TERM=dumb;
+// else when w is a terminal (terminal), or $CLICOLOR_FORCE is set and not
+// "0" (https://bixense.com/clicolors, as gh reads them). A pipe, a file or
+// a buffer gets none unless forced.
 func (s *iostreams) colourOn(w io.Writer) bool {
-	return s.getenv("NO_COLOR") == "" && s.getenv("TERM") != "dumb" && s.terminal(w)
+	if s.getenv("NO_COLOR") != "" || s.getenv("CLICOLOR") == "0" || s.getenv("TERM") == "dumb" {
+		return false
+	}
+	if f := s.getenv("CLICOLOR_FORCE"); f != "" && f != "0" {
+		return true
+	}
+	return s.terminal(w)
 }
 
 // stdinTerminal reports whether stdin is a terminal.

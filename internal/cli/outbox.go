@@ -313,14 +313,16 @@ func runOutboxShow(ctx context.Context, opts *outboxOptions) error {
 	if opts.json {
 		return opts.io.writeJSON(wire.OutboxMessageOf(m, hist))
 	}
-	printOutboxMessage(opts.io.out, wire.OutboxMessageOf(m, nil))
+	on := opts.io.colourOn(opts.io.out)
+	printOutboxMessage(opts.io.out, wire.OutboxMessageOf(m, nil), on)
 	fmt.Fprintln(opts.io.out, "history:")
 	for _, e := range hist {
 		again := ""
 		if e.Count > 1 {
 			again = fmt.Sprintf(" (%d times, the last at %s)", e.Count, shownTime(e.Last))
 		}
-		fmt.Fprintf(opts.io.out, "  %s  %-16s %s%s\n", shownTime(e.At), e.State, safe(e.Reason), again)
+		state := e.State.String()
+		fmt.Fprintf(opts.io.out, "  %s  %s%*s %s%s\n", shownTime(e.At), paint(on, stateColour(state), state), max(0, 16-len(state)), "", safe(e.Reason), again)
 	}
 	return nil
 }
@@ -335,7 +337,9 @@ func noSuchMessage(id int64) error {
 // the service's log show it (app.OutboxTarget).
 var outboxTarget = app.OutboxTarget
 
-func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
+// printOutboxMessage prints one message for people, a row a field; with
+// colour, its state in its colour (stateColour).
+func printOutboxMessage(w io.Writer, j wire.OutboxMessage, colour bool) {
 	sender := ""
 	if j.Sender != nil {
 		sender = j.Sender.As
@@ -346,9 +350,14 @@ func printOutboxMessage(w io.Writer, j wire.OutboxMessage) {
 		{"tries", fmt.Sprintf("%d (%d of them began a hand-over to the session)", j.Tries, j.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
-		if r[1] != "" {
-			fmt.Fprintf(w, "%-13s %s\n", r[0]+":", safe(r[1]))
+		if r[1] == "" {
+			continue
 		}
+		v := safe(r[1])
+		if r[0] == "state" {
+			v = paint(colour, stateColour(r[1]), v)
+		}
+		fmt.Fprintf(w, "%-13s %s\n", r[0]+":", v)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
@@ -141,15 +142,53 @@ func policyAddArgs(cmd *cobra.Command, args []string) error {
 		key, value, ok := strings.Cut(a, "=")
 		if ok && cmd.Flags().Lookup(key) != nil {
 			words = append(words, a)
-			flags = append(flags, "--"+key+" '"+strings.ReplaceAll(value, "'", `'\''`)+"'")
+			flags = append(flags, quotedFlag(key, value))
 		} else {
 			action = a
 		}
 	}
 	if len(words) > 0 && action != "" {
-		return usageError{fmt.Errorf("%s are flags: peerctl policy add %s %s", strings.Join(words, " and "), strings.Join(flags, " "), action)}
+		are := " are flags"
+		if len(words) == 1 {
+			are = " is a flag"
+		}
+		return usageError{fmt.Errorf("%s%s: peerctl policy add %s %s", strings.Join(words, " and "), are, strings.Join(append(flagsGiven(cmd), flags...), " "), action)}
 	}
 	return exactArgs(1)(cmd, args)
+}
+
+// policyCheckArgs: policy check takes no argument; one given without
+// --to is answered with the command that checks it as the target.
+func policyCheckArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 && !cmd.Flags().Changed("to") {
+		return usageError{fmt.Errorf("the target is a flag: peerctl policy check %s", strings.Join(append(flagsGiven(cmd), quotedFlag("to", args[0])), " "))}
+	}
+	return noArgs(cmd, args)
+}
+
+// flagsGiven are the flags given to cmd, each as quotedFlag writes it
+// (a boolean as --name, or --name=false).
+func flagsGiven(cmd *cobra.Command) []string {
+	var given []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Value.Type() == "bool" {
+			given = append(given, strings.TrimSuffix("--"+f.Name+"="+f.Value.String(), "=true"))
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				given = append(given, quotedFlag(f.Name, v))
+			}
+			return
+		}
+		given = append(given, quotedFlag(f.Name, f.Value.String()))
+	})
+	return given
+}
+
+// quotedFlag is --key 'value', the value quoted for a POSIX shell.
+func quotedFlag(key, value string) string {
+	return "--" + key + " '" + strings.ReplaceAll(value, "'", `'\''`) + "'"
 }
 
 // runPolicyAdd puts opts.rule in the policy: last, or at opts.at.
@@ -229,7 +268,7 @@ func runPolicyList(opts *policyOptions) error {
 		row(strconv.Itoa(r.Number), r)
 	}
 	for _, r := range out.Defaults {
-		row("default", r)
+		row("default "+strconv.Itoa(r.Default), r)
 	}
 	return t.write(opts.io.out)
 }
@@ -293,7 +332,7 @@ func newPolicyCheckCmd(f *factory) *cobra.Command {
 		Example: `  peerctl policy check --from mcp:reviewer-1 --to prod-api
   peerctl policy check --from cli --to build --host build-box
   peerctl policy check --from node:laptop --to dev-1 --jq .action`,
-		Args: noArgs,
+		Args: policyCheckArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "peerctl policy check --from SENDER --to ADDRESS", "from", "to"); err != nil {
 				return err

@@ -38,7 +38,7 @@ func TestPolicyAddListRmCheck(t *testing.T) {
 	r := evRun(t, env, nil, "policy", "list")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "no policy file ("+path+"): the defaults alone decide")
-	assert.Contains(t, r.stdout, "default  hold    node:*  *   -\ndefault  allow   *       *   -\n", "the defaults are said")
+	assert.Contains(t, r.stdout, "default 1  hold    node:*  *   -\ndefault 2  allow   *       *   -\n", "the defaults are said")
 
 	r = evRun(t, env, nil, "policy", "add", "--from", "mcp", "--to", "prod-*", "deny")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -94,16 +94,18 @@ func TestPolicyBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		"no --from":         {[]string{"policy", "add", "--to", "*", "deny"}, "--from is required"},
-		"bad action":        {[]string{"policy", "add", "--from", "cli", "--to", "*", "block"}, `action "block"`},
-		"misspelt action":   {[]string{"policy", "add", "--from", "cli", "--to", "*", "allw"}, `action "allw": want allow, hold or deny; did you mean allow?`},
-		"the list's form":   {[]string{"policy", "add", "deny", "from=*", "to=noreact"}, `from=* and to=noreact are flags: peerctl policy add --from '*' --to 'noreact' deny`},
-		"control character": {[]string{"policy", "add", "--from", "cli", "--to", "a\x1b[2J", "deny"}, "control character"},
-		"bad glob":          {[]string{"policy", "add", "--from", "cli", "--to", "[", "deny"}, "is not a glob"},
-		"--at past the end": {[]string{"policy", "add", "--from", "cli", "--to", "*", "--at", "3", "deny"}, "--at 3: want 1 to 1"},
-		"rm a word":         {[]string{"policy", "rm", "first"}, "want its number"},
-		"check a glob":      {[]string{"policy", "check", "--from", "mcp:rev-*", "--to", "x"}, "not a glob"},
-		"check any":         {[]string{"policy", "check", "--from", "*", "--to", "x"}, "name one sender"},
+		"no --from":              {[]string{"policy", "add", "--to", "*", "deny"}, "--from is required"},
+		"bad action":             {[]string{"policy", "add", "--from", "cli", "--to", "*", "block"}, `action "block"`},
+		"misspelt action":        {[]string{"policy", "add", "--from", "cli", "--to", "*", "allw"}, `action "allw": want allow, hold or deny; did you mean allow?`},
+		"the list's form":        {[]string{"policy", "add", "deny", "from=*", "to=noreact"}, `from=* and to=noreact are flags: peerctl policy add --from '*' --to 'noreact' deny`},
+		"one in the list's form": {[]string{"policy", "add", "--from", "*", "deny", "to=x"}, `to=x is a flag: peerctl policy add --from '*' --to 'x' deny`},
+		"check's target":         {[]string{"policy", "check", "--from", "cli", "noreact"}, `the target is a flag: peerctl policy check --from 'cli' --to 'noreact'`},
+		"control character":      {[]string{"policy", "add", "--from", "cli", "--to", "a\x1b[2J", "deny"}, "control character"},
+		"bad glob":               {[]string{"policy", "add", "--from", "cli", "--to", "[", "deny"}, "is not a glob"},
+		"--at past the end":      {[]string{"policy", "add", "--from", "cli", "--to", "*", "--at", "3", "deny"}, "--at 3: want 1 to 1"},
+		"rm a word":              {[]string{"policy", "rm", "first"}, "want its number"},
+		"check a glob":           {[]string{"policy", "check", "--from", "mcp:rev-*", "--to", "x"}, "not a glob"},
+		"check any":              {[]string{"policy", "check", "--from", "*", "--to", "x"}, "name one sender"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := evRun(t, env, nil, tc.args...)

@@ -19,6 +19,12 @@ func TestSafeText(t *testing.T) {
 		"bad \xff utf8":              `bad \xff utf8`,
 		"bidi \u202e override":       `bidi \u202e override`,
 		"":                           "",
+		// A backslash is itself only when nothing is escaped; once
+		// anything is, every backslash is doubled, so that a literal
+		// \x1b and a real ESC never print the same.
+		`lit \x1b and C:\dir`: `lit \x1b and C:\dir`,
+		"lit \\x1b real \x1b": `lit \\x1b real \x1b`,
+		"C:\\dir\a":           `C:\\dir\a`,
 	} {
 		assert.Equal(t, want, safeText(in), "%q", in)
 	}

@@ -270,7 +270,7 @@ func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool) error {
 		if asJSON {
 			return c.io.writeJSON(m)
 		}
-		printOutboxMessage(c.io.out, m)
+		printOutboxMessage(c.io.out, m, c.io.colourOn(c.io.out))
 		return nil
 	case a.Sent != nil && a.Kept:
 		return printKept(c.io, *a.Sent, a.Ref, asJSON)

@@ -76,23 +76,26 @@ func runShow(ctx context.Context, opts *showOptions) error {
 	if opts.json {
 		return opts.io.writeJSON(j)
 	}
-	return printDetail(opts.io.out, j, opts.explain)
+	return printDetail(opts.io.out, j, opts.explain, opts.io.colourOn(opts.io.out))
 }
 
 // printDetail prints one session for people, here or on a host; with
-// explain, each row's gloss (showGlosses) under it.
-func printDetail(w io.Writer, j wire.Show, explain bool) error {
+// explain, each row's gloss (showGlosses) under it; with colour, its
+// verdict and status in their colours (stateColour).
+func printDetail(w io.Writer, j wire.Show, explain, colour bool) error {
 	var t table
-	row := func(k string, v any) {
-		t.add(k+":", cell(fmt.Sprint(v)))
+	shown := func(k, v string) {
+		t.add(k+":", v)
 		if g := showGlosses[k]; explain && g != "" {
 			t.add("", "- "+g)
 		}
 	}
+	row := func(k string, v any) { shown(k, cell(fmt.Sprint(v))) }
+	state := func(k, v string) { shown(k, paint(colour, stateColour(v), cell(v))) }
 	if j.Host != "" {
 		row("host", j.Host)
 	}
-	row("verdict", j.Verdict)
+	state("verdict", j.Verdict)
 	row("harness", j.Harness)
 	if j.Reason != "" {
 		row("reason", j.Reason)
@@ -100,7 +103,7 @@ func printDetail(w io.Writer, j wire.Show, explain bool) error {
 	row("name", j.Name)
 	row("session", j.SessionID)
 	row("pid", j.PID)
-	row("status", domain.StatusText(j.Status, j.WaitingFor))
+	state("status", domain.StatusText(j.Status, j.WaitingFor))
 	row("cwd", j.Cwd)
 	row("kind", j.Kind)
 	row("version", j.Version)

@@ -149,7 +149,7 @@ func TestEveryTableAlignsByScreenColumns(t *testing.T) {
 	})
 	t.Run("show", func(t *testing.T) {
 		var out strings.Builder
-		require.NoError(t, printDetail(&out, wire.Show{Session: wire.Session{Name: wide, Cwd: "/srv/" + wide, Verdict: "live"}}, true))
+		require.NoError(t, printDetail(&out, wire.Show{Session: wire.Session{Name: wide, Cwd: "/srv/" + wide, Verdict: "live"}}, true, false))
 		assert.Contains(t, out.String(), wide)
 		// Every value, and every gloss under it, starts in one column.
 		var at []int

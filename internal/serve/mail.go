@@ -234,7 +234,7 @@ func (s *Server) Receipt(ctx context.Context, from string, r wire.MailReceipt) e
 	}
 	got, err := s.ob.Heard(ctx, m, hist, host, far)
 	if err == nil && got.State != m.State {
-		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, app.OutboxTarget(m.Address, m.Host), got.State, wire.Safe(got.Reason))
+		s.logMessage(m, got.State, got.Reason)
 	}
 	return err
 }

@@ -465,7 +465,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	stored(*refOf(m, false))
 	if held != nil {
-		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, app.OutboxTarget(m.Address, m.Host), m.State, wire.Safe(m.Reason))
+		s.logMessage(m, m.State, m.Reason)
 		return noted(kept(m, app.SendResult{}, false))
 	}
 	defer s.poke()
@@ -586,7 +586,17 @@ func (s *Server) job(m ports.OutboxMessage, recover bool) ports.OutboxMessage {
 		w.stored(s.life)
 	}
 	if done.State != m.State || recover {
-		fmt.Fprintf(s.o.Log, "peerctl serve: message %d to %q: %s %s\n", m.ID, app.OutboxTarget(m.Address, m.Host), done.State, wire.Safe(done.Reason))
+		s.logMessage(m, done.State, done.Reason)
 	}
 	return done
+}
+
+// logMessage writes to the log that message m's state is now state:
+// "message 7 to "reviewer": delivered: REASON" (no ": REASON" without one).
+func (s *Server) logMessage(m ports.OutboxMessage, state domain.OutboxState, reason string) {
+	line := fmt.Sprintf("peerctl serve: message %d to %q: %s", m.ID, app.OutboxTarget(m.Address, m.Host), state)
+	if reason != "" {
+		line += ": " + wire.Safe(reason)
+	}
+	fmt.Fprintln(s.o.Log, line)
 }

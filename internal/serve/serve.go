@@ -178,7 +178,7 @@ func Run(ctx context.Context, o Options) error {
 	release, err := wiring.TryServeLock(p.Lock)
 	if errors.Is(err, wiring.ErrServeLocked) {
 		pid, _ := os.ReadFile(p.Lock)
-		return fmt.Errorf("another peerctl serve (pid %s) already serves %s: one service per state folder; stop it first, or use it as it is", strings.TrimSpace(string(pid)), p.StateDir)
+		return fmt.Errorf("another peerctl serve (pid %s) already serves %s: one service per state folder; use it as it is, or peerctl serve stop, then peerctl serve with the options you want (such as --http)", strings.TrimSpace(string(pid)), p.StateDir)
 	}
 	if err != nil {
 		return err

@@ -3,7 +3,7 @@ package wire
 import "github.com/peerctl/peerctl/domain"
 
 // PolicyRule is one rule of `policy list --json` and `policy check
-// --json` (docs/OUTPUT.md#policy-list---json). Number is its place in the
+// --json` (docs/OUTPUT.md#peerctl-policy-list---json). Number is its place in the
 // file, from 1; 0 for a default rule (Default: its place among the
 // defaults, from 1). Harness, Host and Cwd are "" when the rule does not
 // narrow by them. Rule is the whole rule in the file's words.

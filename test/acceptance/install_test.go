@@ -131,6 +131,7 @@ func TestInstallScript(t *testing.T) {
 		// A folder on this machine (a local dist/) is taken as it is, not as a URL.
 		{name: "local folder", env: []string{"PEERCTL_DOWNLOAD_URL=<served>"}},
 		{name: "local folder with a slash", env: []string{"PEERCTL_DOWNLOAD_URL=<served>/"}},
+		{name: "folder without a release", env: []string{"PEERCTL_DOWNLOAD_URL=<served>/.."}, wantErr: "no checksums.txt in <served>/.. (make release puts one in dist/)"},
 		{name: "no such folder", env: []string{"PEERCTL_DOWNLOAD_URL=<served>/none"}, wantErr: "PEERCTL_DOWNLOAD_URL=<served>/none is neither a URL nor a folder"},
 		{name: "no network", env: []string{"PEERCTL_DOWNLOAD_URL=" + closedURL}, wantErr: "cannot download " + closedURL + "/checksums.txt"},
 		{name: "unknown OS", env: []string{"PEERCTL_OS=Plan9"}, wantErr: `no peerctl release for the operating system "Plan9"`},

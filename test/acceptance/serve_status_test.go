@@ -87,6 +87,7 @@ func TestServeTwoStateFoldersEachReachItsOwn(t *testing.T) {
 	again := a.peerctl(t, nil, "serve")
 	assert.Equal(t, 1, again.Code)
 	assert.Contains(t, string(again.Stderr), fmt.Sprintf("another peerctl serve (pid %d) already serves", pa))
+	assert.Contains(t, string(again.Stderr), "peerctl serve stop, then peerctl serve with the options you want (such as --http)", "says how to get the service another way")
 }
 
 // serve status with none running (exit 3), a start on demand said once,

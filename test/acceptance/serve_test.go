@@ -280,6 +280,13 @@ func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 	assert.Len(t, w.outbox(t, "--target", "reviewer"), 3)
 	r = w.peerctl(t, nil, "outbox", "--state", "gone")
 	assert.Equal(t, 2, r.Code)
+
+	// The service's log says each delivery in one line, the reason after a colon.
+	r = w.peerctl(t, nil, "serve", "stop")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	log, err := os.ReadFile(w.log())
+	require.NoError(t, err)
+	assert.Regexp(t, `peerctl serve: message `+strconv.FormatInt(id, 10)+` to "reviewer": delivered: \S`, string(log))
 }
 
 // A durable send to a session on a host that is down is stored
