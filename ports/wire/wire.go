@@ -77,7 +77,8 @@ type ListQuery struct {
 
 // Listing is a node's answer to a ListQuery.
 type Listing struct {
-	// Sessions are the node's entries, ordered by pid (then file name),
+	// Sessions are the node's entries in list's order (by start time,
+	// oldest first, then name, pid and file name: app's listOrder),
 	// each with its Host set when the node is another machine.
 	Sessions []Session
 	// Partial: a harness asked about could not be read (Notes say which);
