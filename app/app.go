@@ -85,6 +85,9 @@ type Listing struct {
 	Warnings []string
 	// Entries holds one entry per record, in listOrder.
 	Entries []domain.Entry
+	// NotLive counts the records List without all left out (read and not
+	// live, or files of gone pids skipped unread): what --all would add.
+	NotLive int
 }
 
 // Live returns the live entries only.
@@ -133,11 +136,18 @@ func (s *Service) readLive(ctx context.Context) (l Listing, partial bool, err er
 		l, err = s.Read(ctx)
 		return l, false, err
 	}
-	snap, err := sel.ReadMatching(ctx, func(names []string) []string { return notGone(names, probe) })
+	skipped := 0 // the registries are read one after another
+	snap, err := sel.ReadMatching(ctx, func(names []string) []string {
+		kept := notGone(names, probe)
+		skipped += len(names) - len(kept)
+		return kept
+	})
 	if err != nil {
 		return Listing{}, true, err
 	}
-	return s.classify(snap), true, nil
+	l = s.classify(snap)
+	l.NotLive = skipped
+	return l, true, nil
 }
 
 // notGone keeps the names of one registry folder that are not <pid>.json
@@ -251,7 +261,9 @@ func (s *Service) List(ctx context.Context, all bool) (Listing, error) {
 		return l, err
 	}
 	markUnreachable(l.Entries)
-	l.Entries = l.Live()
+	live := l.Live()
+	l.NotLive += len(l.Entries) - len(live)
+	l.Entries = live
 	return l, nil
 }
 

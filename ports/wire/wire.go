@@ -81,6 +81,10 @@ type Listing struct {
 	// oldest first, then name, pid and file name: app's listOrder),
 	// each with its Host set when the node is another machine.
 	Sessions []Session
+	// NoRecord: the node's registries hold no record at all, live or not
+	// (list --all would show none). Only this machine tells it: false from
+	// another machine, which does not say.
+	NoRecord bool
 	// Partial: a harness asked about could not be read (Notes say which);
 	// Sessions hold what could be.
 	Partial bool
