@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -83,8 +83,11 @@ type Listing struct {
 	// Warnings are the registries' warnings about a read that left
 	// nothing out (ports.Snapshot.Warnings).
 	Warnings []string
-	// Entries holds one entry per record, ordered by pid then file name.
+	// Entries holds one entry per record, in listOrder.
 	Entries []domain.Entry
+	// NotLive counts the records List without all left out (read and not
+	// live, or files of gone pids skipped unread): what --all would add.
+	NotLive int
 }
 
 // Live returns the live entries only.
@@ -133,11 +136,18 @@ func (s *Service) readLive(ctx context.Context) (l Listing, partial bool, err er
 		l, err = s.Read(ctx)
 		return l, false, err
 	}
-	snap, err := sel.ReadMatching(ctx, func(names []string) []string { return notGone(names, probe) })
+	skipped := 0 // the registries are read one after another
+	snap, err := sel.ReadMatching(ctx, func(names []string) []string {
+		kept := notGone(names, probe)
+		skipped += len(names) - len(kept)
+		return kept
+	})
 	if err != nil {
 		return Listing{}, true, err
 	}
-	return s.classify(snap), true, nil
+	l = s.classify(snap)
+	l.NotLive = skipped
+	return l, true, nil
 }
 
 // notGone keeps the names of one registry folder that are not <pid>.json
@@ -205,14 +215,21 @@ func (s *Service) classify(snap ports.Snapshot) Listing {
 		l.Entries = append(l.Entries, e)
 	}
 	inspectSockets(l.Entries, os.Geteuid())
-	sort.SliceStable(l.Entries, func(i, j int) bool {
-		a, b := l.Entries[i].Record, l.Entries[j].Record
-		if a.PID != b.PID {
-			return a.PID < b.PID
-		}
-		return a.File < b.File
-	})
+	slices.SortStableFunc(l.Entries, func(a, b domain.Entry) int { return listOrder(a.Record, b.Record) })
 	return l
+}
+
+// listOrder is the order of a listing (docs/COMMANDS.md#peerctl-list):
+// by start time, oldest first (a record with none after those with one),
+// then by name, pid and file name. Pids wrap; start times do not.
+func listOrder(a, b domain.Record) int {
+	if az, bz := a.StartedAt.IsZero(), b.StartedAt.IsZero(); az != bz {
+		if az {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(a.StartedAt.Compare(b.StartedAt), strings.Compare(a.Name, b.Name), cmp.Compare(a.PID, b.PID), strings.Compare(a.File, b.File))
 }
 
 // wentWithItsProcess reports whether rec's record file (rec.Path, when the
@@ -244,7 +261,9 @@ func (s *Service) List(ctx context.Context, all bool) (Listing, error) {
 		return l, err
 	}
 	markUnreachable(l.Entries)
-	l.Entries = l.Live()
+	live := l.Live()
+	l.NotLive += len(l.Entries) - len(live)
+	l.Entries = live
 	return l, nil
 }
 

@@ -199,7 +199,10 @@ func TestListClassifiesAndOrders(t *testing.T) {
 	malformed := domain.Record{File: "9.json", Problem: "not a JSON record", ProblemVerdict: domain.VerdictMalformed}
 	misnamed := record(5031, idB, "m")
 	misnamed.File, misnamed.Problem, misnamed.ProblemVerdict = "5031b.json", "file name 5031b.json is not 5031.json", domain.VerdictMisnamed
-	recs := []domain.Record{record(8000, idC, "gone"), malformed, record(4652, idA, "proj-89"), misnamed}
+	t0 := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
+	gone, proj, wrapped := record(8000, idC, "gone"), record(4652, idA, "proj-89"), record(120, "d0d0d0d0-0000-4000-8000-000000000004", "after-the-wrap")
+	proj.StartedAt, misnamed.StartedAt, gone.StartedAt, wrapped.StartedAt = t0, t0.Add(time.Minute), t0.Add(2*time.Minute), t0.Add(3*time.Minute)
+	recs := []domain.Record{gone, malformed, wrapped, proj, misnamed}
 	w.reg.EXPECT().Read(gomock.Any()).Return(ports.Snapshot{Dir: "/cfg/sessions", Records: recs}, nil).Times(2)
 	// Liveness is asked about parsed records only (misnamed ones included),
 	// never about a file that could not be parsed.
@@ -209,7 +212,7 @@ func TestListClassifiesAndOrders(t *testing.T) {
 			return domain.Liveness{Alive: domain.No}
 		}
 		return domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes}
-	}).Times(6)
+	}).Times(8)
 
 	all, err := w.svc.List(context.Background(), true)
 	require.NoError(t, err)
@@ -217,13 +220,30 @@ func TestListClassifiesAndOrders(t *testing.T) {
 	for _, e := range all.Entries {
 		got = append(got, e.Record.File+"="+e.Verdict.String())
 	}
-	assert.Equal(t, []string{"9.json=malformed", "4652.json=live", "5031b.json=misnamed", "8000.json=stale"}, got, "ordered by pid, then file")
+	assert.Equal(t, []string{"4652.json=live", "5031b.json=misnamed", "8000.json=stale", "120.json=live", "9.json=malformed"}, got,
+		"ordered by start time, oldest first (a pid that wrapped is still the newest), no start time last")
 	assert.Equal(t, "/cfg/sessions", all.Dir)
 
 	live, err := w.svc.List(context.Background(), false)
 	require.NoError(t, err)
-	require.Len(t, live.Entries, 1)
+	require.Len(t, live.Entries, 2)
 	assert.Equal(t, 4652, live.Entries[0].Record.PID)
+	assert.Equal(t, 120, live.Entries[1].Record.PID)
+}
+
+// Records started at the same time (or with none known) are ordered by
+// name, then pid, then file name.
+func TestListOrderTies(t *testing.T) {
+	w := newWorld(t, "/cfg")
+	b, a, a2 := record(30, idA, "b"), record(40, idB, "a"), record(20, idC, "a")
+	w.registry([]domain.Record{b, a, a2})
+	l, err := w.svc.List(context.Background(), true)
+	require.NoError(t, err)
+	var got []int
+	for _, e := range l.Entries {
+		got = append(got, e.Record.PID)
+	}
+	assert.Equal(t, []int{20, 40, 30}, got)
 }
 
 func TestListMissingFolder(t *testing.T) {

@@ -110,7 +110,8 @@ func (LocalNode) Host() domain.Dest { return domain.Dest{} }
 // List reads this machine's registries (Service.List). A harness asked
 // about whose registry could not be read makes the listing Partial, with
 // a warning note; a missing registry folder is a note when nothing was
-// listed and its harness was asked about.
+// listed and its harness was asked about (--harness; else the primary's).
+// NoRecord says when no record at all was found (--all would add none).
 func (n LocalNode) List(ctx context.Context, q wire.ListQuery) (wire.Listing, error) {
 	svc, err := n.Open(q.Only)
 	if err != nil {
@@ -121,7 +122,8 @@ func (n LocalNode) List(ctx context.Context, q wire.ListQuery) (wire.Listing, er
 		return wire.Listing{}, err
 	}
 	l.Entries = FilterHarness(l.Entries, q.Only...)
-	out := wire.Listing{Sessions: make([]wire.Session, 0, len(l.Entries)), Partial: len(l.UnreadIn(q.Only...)) > 0}
+	out := wire.Listing{Sessions: make([]wire.Session, 0, len(l.Entries)), Partial: len(l.UnreadIn(q.Only...)) > 0,
+		NoRecord: len(l.Entries) == 0 && l.NotLive == 0}
 	for _, e := range l.Entries {
 		out.Sessions = append(out.Sessions, wire.SessionOf(e))
 	}
@@ -131,8 +133,16 @@ func (n LocalNode) List(ctx context.Context, q wire.ListQuery) (wire.Listing, er
 	for _, w := range l.Warnings {
 		out.Notes = append(out.Notes, "warning: "+w)
 	}
-	if l.Missing && len(l.Entries) == 0 && (len(q.Only) == 0 || slices.Contains(q.Only, l.DirHarness)) {
-		out.Notes = append(out.Notes, "note: "+MissingFolderNote(l.Dir))
+	if len(l.Entries) == 0 {
+		asked := q.Only // the primary's folder when every harness is read
+		if len(asked) == 0 {
+			asked = []domain.Harness{l.DirHarness}
+		}
+		for _, a := range l.Absent {
+			if slices.Contains(asked, a.Harness) {
+				out.Notes = append(out.Notes, "note: "+MissingFolderNote(a.Dir))
+			}
+		}
 	}
 	return out, nil
 }
@@ -274,6 +284,9 @@ type Merged struct {
 	Sessions []wire.Session
 	Notes    []NodeNote
 	Outcome  ListOutcome
+	// NoRecord: every node answered that it holds no record at all
+	// (wire.Listing.NoRecord).
+	NoRecord bool
 }
 
 // NodeNote is one line to say of a node: Text is the node's own words
@@ -289,8 +302,9 @@ type NodeNote struct {
 // "not listed, its sessions are left out: ERR", and the outcome is
 // Outcome's. Sessions is never nil.
 func Merge(ls []NodeListing) Merged {
-	m := Merged{Sessions: []wire.Session{}, Outcome: Outcome(ls)}
+	m := Merged{Sessions: []wire.Session{}, Outcome: Outcome(ls), NoRecord: len(ls) > 0}
 	for _, l := range ls {
+		m.NoRecord = m.NoRecord && l.Err == nil && l.Listing.NoRecord
 		for _, n := range l.Listing.Notes {
 			m.Notes = append(m.Notes, NodeNote{Host: l.Host, Text: n})
 		}

@@ -304,7 +304,13 @@ func notLive(entries, live []Entry, address string) error {
 	for i, n := range near {
 		quoted[i] = strconv.Quote(n)
 	}
-	r := Refuse(ReasonNotLive, "no live session matches %q%s; did you mean %s?", address, addressHint(address), strings.Join(quoted, " or "))
+	shown, why := strconv.Quote(address), ""
+	if i := slices.IndexFunc(near, func(n string) bool { return normalisedApart(address, n) }); i >= 0 {
+		// Two spellings that look alike: show their marks.
+		shown, quoted[i] = quoteMarks(address), quoteMarks(near[i])
+		why = fmt.Sprintf(" (they differ in Unicode normalisation: one writes a letter and a combining mark, shown as %s, where the other has one precomposed letter; names are matched byte for byte)", markEscapes(address+near[i]))
+	}
+	r := Refuse(ReasonNotLive, "no live session matches %s%s; did you mean %s?%s", shown, addressHint(address), strings.Join(quoted, " or "), why)
 	r.Suggestions = near
 	return r
 }

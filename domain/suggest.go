@@ -1,8 +1,12 @@
 package domain
 
 import (
+	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ShortIDLen is the fewest characters of a session id the list table
@@ -99,4 +103,51 @@ func EditDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// normalisedApart reports whether a and b look like one text in two
+// Unicode normalisations (NFD's "u" + U+0308 against NFC's "ü"): as many
+// runes that are not combining marks, but not as many marks. Decomposing
+// needs Unicode's tables; this is the sign of it a person cannot see.
+func normalisedApart(a, b string) bool {
+	ma, ra := marks(a)
+	mb, rb := marks(b)
+	return a != b && ma != mb && ra == rb
+}
+
+// marks counts s's combining marks (Unicode category M) and its other runes.
+func marks(s string) (marks, others int) {
+	for _, c := range s {
+		if unicode.Is(unicode.M, c) {
+			marks++
+		} else {
+			others++
+		}
+	}
+	return marks, others
+}
+
+// quoteMarks is strconv.Quote(s) with each combining mark written as a
+// \u escape, so that it shows.
+func quoteMarks(s string) string {
+	var b strings.Builder
+	for _, c := range strconv.Quote(s) {
+		if unicode.Is(unicode.M, c) {
+			fmt.Fprintf(&b, "\\u%04x", c)
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// markEscapes lists the combining marks of s, each once, as \u escapes.
+func markEscapes(s string) string {
+	var out []string
+	for _, c := range s {
+		if e := fmt.Sprintf("\\u%04x", c); unicode.Is(unicode.M, c) && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return strings.Join(out, ", ")
 }

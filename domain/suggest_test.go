@@ -67,3 +67,22 @@ func TestShortIDsResolve(t *testing.T) {
 		assert.Equal(t, es[i].Record.SessionID, s.ID(), short)
 	}
 }
+
+// A suggestion that differs from the address in Unicode normalisation
+// alone (macOS input gives "u" + U+0308 where the name has "ü") would read
+// the same on screen: both are shown with their combining marks escaped
+// and the refusal says why they differ. A name with marks that is simply
+// mistyped keeps its marks as they are.
+func TestResolveNotLiveShowsANormalisationDifference(t *testing.T) {
+	live := []domain.Entry{liveEntry(4652, idA, "build-ü日本"), liveEntry(4653, idB, "हिन्दी")}
+	_, err := domain.Resolve(live, "build-u\u0308日本")
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "want a refusal, got %v", err)
+	assert.Equal(t, []string{"build-ü日本"}, r.Suggestions)
+	assert.Equal(t, `no live session matches "build-u\u0308日本"; did you mean "build-ü日本"? (they differ in Unicode normalisation: one writes a letter and a combining mark, shown as \u0308, where the other has one precomposed letter; names are matched byte for byte)`, r.Detail)
+
+	_, err = domain.Resolve(live, "हिन्दि")
+	r, ok = domain.AsRefusal(err)
+	require.True(t, ok, "want a refusal, got %v", err)
+	assert.Equal(t, `no live session matches "हिन्दि"; did you mean "हिन्दी"?`, r.Detail)
+}

@@ -185,6 +185,12 @@ func runList(ctx context.Context, opts *listOptions) error {
 		_, err = opts.io.out.Write(opts.fleetDoc)
 	case opts.json:
 		err = opts.io.writeJSON(rows)
+	case len(rows) == 0 && !q.All && m.NoRecord:
+		// Nothing for --all either: a note said why (a folder that does
+		// not exist), else say so.
+		if len(m.Notes) == 0 {
+			fmt.Fprintln(opts.io.errOut, "peerctl: no session: no harness's registry holds a record")
+		}
 	case len(rows) == 0 && !q.All:
 		// No bare header: say so, and where the records that are not live are.
 		fmt.Fprintln(opts.io.errOut, "peerctl: no live session; peerctl list --all shows every record and why it is not live")

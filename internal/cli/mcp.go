@@ -324,8 +324,8 @@ func (m *mcpTools) sendDurable(ctx context.Context, dest domain.Dest, address st
 	switch {
 	case in.DurableSeconds < 0 || in.DurableSeconds > mcptools.MaxDurableSeconds:
 		return wire.Receipt{}, fmt.Errorf("durable_seconds %d: want 0 to %d", in.DurableSeconds, mcptools.MaxDurableSeconds)
-	case len(in.Key) > maxKey:
-		return wire.Receipt{}, fmt.Errorf("key: at most %d bytes, got %d", maxKey, len(in.Key))
+	case in.Key != "" && checkKey(in.Key) != nil:
+		return wire.Receipt{}, fmt.Errorf("key%w", checkKey(in.Key))
 	case in.AwaitReplySeconds > 0:
 		return wire.Receipt{}, errors.New("durable_seconds or key with await_reply_seconds: a durable message may be delivered hours later")
 	}

@@ -20,16 +20,8 @@ import (
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
-// outboxTime is t in RFC 3339 UTC, to the nanosecond ("" for the zero time).
-func outboxTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
 // shownTime is t as the outbox's table and show print it for people: UTC,
-// RFC 3339 to the second ("-" for the zero time). --json keeps outboxTime.
+// RFC 3339 to the second ("-" for the zero time). --json keeps wire.RFC3339.
 func shownTime(t time.Time) string {
 	if t.IsZero() {
 		return "-"
@@ -37,7 +29,7 @@ func shownTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// shownStamp is an outboxTime stamp (a message document's) as shownTime
+// shownStamp is a wire.RFC3339 stamp (a message document's) as shownTime
 // prints it; "" stays "", and a stamp that does not parse is kept as it is.
 func shownStamp(stamp string) string {
 	t, err := time.Parse(time.RFC3339Nano, stamp)

@@ -65,6 +65,33 @@ func TestListNothingLiveSaysSo(t *testing.T) {
 	assert.NotContains(t, r.stderr, "no live session")
 }
 
+// list with no record anywhere does not point at --all (it has nothing
+// to show): a registry folder that does not exist is said once, for the
+// harness asked about (--harness qwen-code: Qwen Code's), and with
+// folders that are there but empty list says there is no record.
+func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "none")
+	env := map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(gone, "claude"), "QWEN_HOME": filepath.Join(gone, "qwen"),
+		"CODEX_HOME": filepath.Join(gone, "codex"), "XDG_DATA_HOME": filepath.Join(gone, "data")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list"}, "peerctl: note: registry folder " + filepath.Join(gone, "claude", "sessions") + " does not exist; no sessions\n"},
+		{[]string{"list", "--harness", "qwen-code"}, "peerctl: note: registry folder " + filepath.Join(gone, "qwen", "sessions") + " does not exist; no sessions\n"},
+		{[]string{"list", "--harness", "codex"}, "peerctl: note: registry folder " + filepath.Join(gone, "codex") + " does not exist; no sessions\n"},
+	} {
+		r := evRun(t, env, nil, tc.args...)
+		assert.Equal(t, wire.ExitOK, r.code, "%q: %s", tc.args, r.stderr)
+		assert.Empty(t, r.stdout, "%q", tc.args)
+		assert.Equal(t, tc.want, r.stderr, "%q", tc.args)
+	}
+	env["CLAUDE_CONFIG_DIR"], env["QWEN_HOME"], env["CODEX_HOME"] = evConfigDir(t), t.TempDir(), t.TempDir()
+	r := evRun(t, env, nil, "list")
+	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Equal(t, "peerctl: no session: no harness's registry holds a record\n", r.stderr)
+}
+
 // The outbox's table is aligned as list's (columns apart however long a
 // cell), and it and outbox show print one time format: UTC, RFC 3339 to
 // the second.

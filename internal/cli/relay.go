@@ -429,8 +429,8 @@ func (c *relayServer) durable(ctx context.Context, l relayLine, in relayIn, refu
 	switch {
 	case in.Durable < 0 || in.Durable > mcptools.MaxDurableSeconds:
 		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "durable" %d: want 0 to %d seconds`, l.n, in.Durable, mcptools.MaxDurableSeconds))
-	case len(in.Key) > maxKey:
-		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "key" is over %d bytes`, l.n, maxKey))
+	case in.Key != "" && checkKey(in.Key) != nil:
+		return refuse(in.ID, wire.RelayInvalidRequest, fmt.Sprintf(`line %d: "key"%v`, l.n, checkKey(in.Key)))
 	}
 	out, err := c.serve().serveSend(ctx, durableSend{to: *in.To, text: *in.Text, seconds: in.Durable, key: in.Key, from: c.name, timeout: c.timeout})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -181,4 +182,24 @@ func TestEmptyNameFlagsAreUsageErrors(t *testing.T) {
 		assert.Regexp(t, `^peerctl: --(name|from) is empty: give a name, or leave the flag out to use "peerctl"`, r.stderr, "%q", args)
 		assert.Empty(t, r.stdout, "%q", args)
 	}
+}
+
+// An idempotency key follows the rule of --from (printableText): a key
+// with a control character is a usage error before anything is stored,
+// and the relay's "key" and the MCP tool's key are checked by the same
+// function (checkKey).
+func TestKeyWithAControlCharacterIsRefused(t *testing.T) {
+	cfg := t.TempDir()
+	for _, key := range []string{"k\x1b", "a\nb", "\x7f", "bad\xffutf8"} {
+		r := evRun(t, map[string]string{"HOME": t.TempDir(), serveEnv: "off"}, nil, "--config-dir", cfg, "send", "--key", key, "x", "hi")
+		assert.Equal(t, wire.ExitUsage, r.code, "%q: %s", key, r.stderr)
+		assert.Contains(t, r.stderr, "--key "+strconv.Quote(key)+": want printable UTF-8 text without control characters", "%q", key)
+		assert.Empty(t, r.stdout, "%q", key)
+		assert.Error(t, checkKey(key), "%q", key)
+	}
+	for _, key := range []string{"nightly-42", "build ü日本", strings.Repeat("k", maxKey)} {
+		assert.NoError(t, checkKey(key), "%q", key)
+	}
+	assert.ErrorContains(t, checkKey(""), "want 1 to 200 bytes, got 0")
+	assert.ErrorContains(t, checkKey(strings.Repeat("k", maxKey+1)), "want 1 to 200 bytes, got 201")
 }

@@ -363,10 +363,20 @@ func validName(flag, name string, given bool) error {
 		return usageError{fmt.Errorf("%s %q: a name may not start with '-'", flag, name)}
 	case utf8.RuneCountInString(name) > 100:
 		return usageError{fmt.Errorf("%s: at most 100 characters, got %d", flag, utf8.RuneCountInString(name))}
-	case !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return usageError{fmt.Errorf("%s %q: want printable UTF-8 text without control characters", flag, name)}
+	case !printableText(name):
+		return usageError{fmt.Errorf("%s %q: %s", flag, name, wantPrintable)}
 	}
 	return nil
+}
+
+// wantPrintable is what printableText asks of a value, for its errors.
+const wantPrintable = "want printable UTF-8 text without control characters"
+
+// printableText reports whether s is valid UTF-8 with no control character
+// (C0, DEL, C1): the rule for every name and key a sender gives (send
+// --from, relay --name, an idempotency key: checkKey).
+func printableText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
 }
 
 // passLines prints lines for stderr (a node's notes: whole lines, as a far

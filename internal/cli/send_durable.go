@@ -19,6 +19,20 @@ import (
 // maxKey bounds an idempotency key, in bytes.
 const maxKey = 200
 
+// checkKey checks an idempotency key at every entrance (send --key, the
+// relay's "key", the MCP tool's key): 1 to maxKey bytes of printableText,
+// the rule of --from. Its error reads after the key's name: ": want 1 to
+// 200 bytes, got 0", ` "k\x1b": want printable ...`.
+func checkKey(key string) error {
+	switch {
+	case key == "" || len(key) > maxKey:
+		return fmt.Errorf(": want 1 to %d bytes, got %d", maxKey, len(key))
+	case !printableText(key):
+		return fmt.Errorf(" %q: %s", key, wantPrintable)
+	}
+	return nil
+}
+
 // durableFlags are send's --durable and --key.
 type durableFlags struct {
 	ttl time.Duration
@@ -42,8 +56,8 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 		return usageError{fmt.Errorf("--durable %s: want a positive time to live such as 24h", fl.Value)}
 	}
 	if cmd.Flags().Changed("key") {
-		if d.key == "" || len(d.key) > maxKey {
-			return usageError{fmt.Errorf("--key: want 1 to %d bytes, got %d", maxKey, len(d.key))}
+		if err := checkKey(d.key); err != nil {
+			return usageError{fmt.Errorf("--key%w", err)}
 		}
 		if d.ttl <= 0 {
 			d.ttl = app.DefaultTTL

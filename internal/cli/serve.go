@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,6 +105,9 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 			if len(opts.web.hosts) > 0 && opts.web.addr == "" {
 				return usageError{fmt.Errorf("--host %s: the machines of the dashboard; give --http too", safe(opts.web.hosts[0]))}
 			}
+			if err := checkServeFlags(cmd, opts.web, printUnit, bus); err != nil {
+				return err
+			}
 			if printUnit != "" {
 				return printServeUnit(f.io.out, f.executable, unitBus(cmd, f.getenv, bus), printUnit)
 			}
@@ -140,6 +145,69 @@ One service per state folder ($XDG_STATE_HOME): see serve status, serve stop.`,
 	f.flags.add(cmd)
 	cmd.AddCommand(newServeStatusCmd(f), newServeStopCmd(f))
 	return cmd
+}
+
+// checkServeFlags checks the values of serve's flags that the service
+// reads only once it runs, so that a typo is a usage error (exit 2) before
+// anything starts, a running service's lock included: --http's address
+// (checkHTTPAddr), each --host, --print-unit's kind, --node's name.
+func checkServeFlags(cmd *cobra.Command, web webFlags, printUnit string, bus busFlags) error {
+	fl := cmd.Flags()
+	if fl.Changed("http") {
+		if err := checkHTTPAddr(web.addr); err != nil {
+			return usageError{err}
+		}
+	}
+	if _, err := parseHosts(web.hosts, true); err != nil {
+		return err
+	}
+	if fl.Changed("print-unit") && printUnit != "systemd" && printUnit != "launchd" {
+		return usageError{fmt.Errorf("--print-unit %q: want systemd or launchd", printUnit)}
+	}
+	if fl.Changed("node") {
+		if _, err := domain.ParseNode(bus.node); err != nil {
+			return usageError{fmt.Errorf("--node %q: %w", bus.node, err)}
+		}
+	}
+	return nil
+}
+
+// checkHTTPAddr checks serve --http's ADDR as net.Listen takes it:
+// HOST:PORT, HOST empty (every interface), an IP address or a host name,
+// PORT a number from 0 to 65535 (0: a free one) or a service name.
+func checkHTTPAddr(addr string) error {
+	want := "want HOST:PORT, such as 127.0.0.1:8080 (--http alone: a free port on loopback)"
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %s", addr, want)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("--http %q: port %q is not a port from 0 to 65535; %s", addr, port, want)
+	}
+	if _, err := netip.ParseAddr(host); host != "" && err != nil && !hostName(host) {
+		return fmt.Errorf("--http %q: %q is neither an IP address nor a host name; %s", addr, host, want)
+	}
+	return nil
+}
+
+// hostName reports whether s is a host name by RFC 1123's syntax: dot-
+// separated labels of letters, digits and '-', none starting or ending
+// with '-', at most 63 characters each and 253 in all.
+func hostName(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // runServe runs peerctl serve in the foreground with this command's

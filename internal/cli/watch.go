@@ -228,7 +228,7 @@ func printWatchNote(w io.Writer, host domain.Dest, note string) {
 // printOutboxEvent prints one change of the outbox as watch does.
 func printOutboxEvent(ios *iostreams, e ports.OutboxEvent, asJSON bool) error {
 	if asJSON {
-		j := watchOutboxJSON{Event: "outbox", At: outboxTime(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason,
+		j := watchOutboxJSON{Event: "outbox", At: wire.RFC3339(e.At), MessageID: e.MessageID, Address: e.Address, Host: e.Host, State: e.State.String(), Reason: e.Reason,
 			Approve: approveCommand(e)}
 		return ios.writeJSONLine(j)
 	}

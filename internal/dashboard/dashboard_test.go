@@ -209,7 +209,7 @@ func TestBuildGroupsByHostLiveFirst(t *testing.T) {
 	assert.Equal(t, "", st.Sessions[0].Address, "not addressable: nothing to send to")
 	assert.Equal(t, "cc-peer:v1:1:z:/s", st.Sessions[1].Address)
 	require.Len(t, st.Hosts, 2)
-	assert.Equal(t, HostView{Host: ".", Reachable: true, Live: 2, Records: 3, SeenAt: "1970-01-01T00:00:00Z"}, st.Hosts[0])
+	assert.Equal(t, HostView{Host: ".", Reachable: true, Live: 2, Records: 3, SeenAt: "1970-01-01T00:00:00.000Z"}, st.Hosts[0])
 	assert.False(t, st.Hosts[1].Reachable)
 	assert.Equal(t, "host_unreachable: ssh: connect refused", st.Hosts[1].Error)
 	assert.NotNil(t, st.Messages)

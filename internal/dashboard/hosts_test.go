@@ -158,7 +158,7 @@ func TestHostsKeepTheirLastErrorAndLastSuccess(t *testing.T) {
 	assert.False(t, box.Reachable)
 	assert.Equal(t, down.Err, box.Error)
 	assert.Equal(t, down.Err, box.LastError)
-	assert.Equal(t, "2026-03-01T10:00:00Z", box.LastErrorAt)
+	assert.Equal(t, "2026-03-01T10:00:00.000Z", box.LastErrorAt)
 	assert.Empty(t, box.SeenAt, "never listed")
 	assert.False(t, box.Stale)
 
@@ -168,8 +168,8 @@ func TestHostsKeepTheirLastErrorAndLastSuccess(t *testing.T) {
 	assert.True(t, box.Reachable)
 	assert.Empty(t, box.Error, "the current read listed it")
 	assert.Equal(t, down.Err, box.LastError, "the last error is kept")
-	assert.Equal(t, "2026-03-01T10:00:00Z", box.LastErrorAt)
-	assert.Equal(t, "2026-03-01T10:01:00Z", box.SeenAt)
+	assert.Equal(t, "2026-03-01T10:00:00.000Z", box.LastErrorAt)
+	assert.Equal(t, "2026-03-01T10:01:00.000Z", box.SeenAt)
 
 	tick(time.Minute)
 	f.setHosts([]HostListing{hostWith(""), {Host: "box", Err: "host_unreachable: ssh box: timed out"}})
@@ -178,8 +178,8 @@ func TestHostsKeepTheirLastErrorAndLastSuccess(t *testing.T) {
 	assert.False(t, box.Reachable)
 	assert.True(t, box.Stale)
 	assert.Equal(t, "host_unreachable: ssh box: timed out", box.Error)
-	assert.Equal(t, "2026-03-01T10:02:00Z", box.LastErrorAt)
-	assert.Equal(t, "2026-03-01T10:01:00Z", box.SeenAt, "when it was last seen")
+	assert.Equal(t, "2026-03-01T10:02:00.000Z", box.LastErrorAt)
+	assert.Equal(t, "2026-03-01T10:01:00.000Z", box.SeenAt, "when it was last seen")
 	assert.Equal(t, []string{"b-1"}, sessionsOf(st, "box"), "its last good listing, stale")
 }
 

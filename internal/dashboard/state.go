@@ -198,7 +198,7 @@ const localHost = "."
 // stale. Every text is shown (safe): escaped, home ("": none) written "~".
 func Build(at time.Time, hosts []HostRead, msgs []Message, outboxErr string, stale time.Duration, home string) State {
 	show := func(s string) string { return safe(s, home) }
-	st := State{At: at.UTC().Format(time.RFC3339), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs, home), OutboxError: show(outboxErr)}
+	st := State{At: wire.RFC3339(at), Hosts: make([]HostView, 0, len(hosts)), Messages: messageViews(msgs, home), OutboxError: show(outboxErr)}
 	n := 0
 	for _, h := range hosts {
 		n += len(h.Listing.Sessions)
@@ -362,12 +362,7 @@ func safeText(s, home string) string {
 }
 
 // stamp is t as the page's times are written ("" for the zero time).
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
-}
+func stamp(t time.Time) string { return wire.RFC3339(t) }
 
 // NodeView is one node of the fleet: its name and its live sessions as
 // its presence on the bus says (other machines' words: escaped).

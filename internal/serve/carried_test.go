@@ -194,7 +194,7 @@ func TestCarriedSendsTimesInOrder(t *testing.T) {
 		ats = append(ats, e.At)
 	}
 	assert.Equal(t, []string{"sent", "delivered", "taken_up", "replied"}, states)
-	assert.Equal(t, []string{"2026-03-01T10:00:00Z", "2026-03-01T10:00:01.5Z", "2026-03-01T10:00:05Z", "2026-03-01T10:00:05Z"}, ats)
+	assert.Equal(t, []string{"2026-03-01T10:00:00.000Z", "2026-03-01T10:00:01.500Z", "2026-03-01T10:00:05Z", "2026-03-01T10:00:05Z"}, ats)
 	assert.True(t, slices.IsSortedFunc(m.History, func(a, b wire.OutboxEvent) int { return parseTime(a.At).Compare(parseTime(b.At)) }), "%v", ats)
 }
 

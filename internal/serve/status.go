@@ -65,7 +65,7 @@ func (s *Server) status() *Status {
 	now := time.Now()
 	p := s.o.Paths
 	st := &Status{Running: true, PID: os.Getpid(), Version: s.o.Build, StateDir: p.StateDir, Socket: p.Socket,
-		Outbox: p.DB, StartedAt: s.started.UTC().Format(time.RFC3339), UptimeSeconds: int64(now.Sub(s.started).Seconds()),
+		Outbox: p.DB, StartedAt: wire.RFC3339(s.started), UptimeSeconds: int64(now.Sub(s.started).Seconds()),
 		IdleExitSeconds: int64(s.o.IdleExit.Seconds()), RetentionSeconds: int64(s.o.Retention.Seconds()), Messages: MessageCounts(nil), Bus: s.o.Bus.status()}
 	switch {
 	case s.storeErr != nil:

@@ -106,7 +106,7 @@ func (o SendOrder) MarshalJSON() ([]byte, error) {
 	e := exactOrder{V: OrderVersion, Address: []byte(q.Address), Text: []byte(q.Text), Transport: []byte(q.Transport), From: []byte(q.From),
 		Timeout: q.Timeout, ConfirmTimeout: q.ConfirmTimeout, Wait: q.Wait, AwaitReply: q.AwaitReply, DryRun: q.DryRun,
 		NoConfirm: q.NoConfirm, RequireConfirm: q.RequireConfirm, Host: []byte(o.Host), Durable: o.Durable, Key: []byte(o.Key),
-		ExpiresAt: RFC3339(o.Expires), HostTimeout: o.Settings.HostTimeout, SSH: []byte(o.Settings.SSH)}
+		ExpiresAt: exactTime(o.Expires), HostTimeout: o.Settings.HostTimeout, SSH: []byte(o.Settings.SSH)}
 	if f := o.Sender; f.Entrance() != domain.EntranceUnknown {
 		e.Sender = &exactSender{Entrance: f.Entrance().String(), Where: []byte(f.Where()), Name: []byte(f.SessionName()), ID: []byte(f.SessionID())}
 	}
@@ -179,4 +179,14 @@ func OutboxMessageOf(m ports.OutboxMessage, hist []ports.OutboxEvent) OutboxMess
 		out.History = append(out.History, ev)
 	}
 	return out
+}
+
+// exactTime is t in RFC 3339 UTC to the nanosecond ("" for the zero
+// time): a deadline crosses between services exactly; what peerctl prints
+// is RFC3339's.
+func exactTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }

@@ -24,7 +24,7 @@ func TestOutboxMessageOfHistoryCount(t *testing.T) {
 	assert.Zero(t, got.History[0].Count)
 	assert.Empty(t, got.History[0].LastAt)
 	assert.Equal(t, 6, got.History[1].Count)
-	assert.Equal(t, "2026-12-06T10:01:02Z", got.History[1].LastAt)
+	assert.Equal(t, "2026-12-06T10:01:02.000Z", got.History[1].LastAt)
 }
 
 // An order carries its sender across the socket and into the outbox,

@@ -59,12 +59,20 @@ func SessionOf(e domain.Entry) Session {
 	}
 }
 
-// RFC3339 is t in RFC 3339 with nanoseconds, UTC; "" for the zero time.
+// TimeLayout is how every time in peerctl's JSON is written
+// (docs/OUTPUT.md): RFC 3339 in UTC to the millisecond, always three
+// digits, "2026-12-07T04:02:09.183Z" (the precision of Claude Code's
+// startedAt and transcript timestamps). time.RFC3339 and RFC3339Nano both
+// parse it.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// RFC3339 is t in TimeLayout (cut, not rounded, to the millisecond); ""
+// for the zero time. Every JSON time goes through it.
 func RFC3339(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(TimeLayout)
 }
 
 // ListQuery is what `list` asks of a node.
@@ -77,9 +85,14 @@ type ListQuery struct {
 
 // Listing is a node's answer to a ListQuery.
 type Listing struct {
-	// Sessions are the node's entries, ordered by pid (then file name),
+	// Sessions are the node's entries in list's order (by start time,
+	// oldest first, then name, pid and file name: app's listOrder),
 	// each with its Host set when the node is another machine.
 	Sessions []Session
+	// NoRecord: the node's registries hold no record at all, live or not
+	// (list --all would show none). Only this machine tells it: false from
+	// another machine, which does not say.
+	NoRecord bool
 	// Partial: a harness asked about could not be read (Notes say which);
 	// Sessions hold what could be.
 	Partial bool
