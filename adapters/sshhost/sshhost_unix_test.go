@@ -378,7 +378,7 @@ func TestNodeSendTellsTheFarEventsAsTheyCome(t *testing.T) {
 			gate := filepath.Join(dir, "told")
 			events := ""
 			if knows {
-				events = "if [ \"$" + wire.SendEventsEnv + "\" = 1 ]; then printf '%s\\n' '" + string(handed) + "' '{\"sendEvent\":\"someday\"}' '{\"sendEvent\":\"targetWaiting\",\"waitingFor\":\"dialog open\"}'; " +
+				events = "if [ \"$" + wire.SendEventsEnv + "\" = 1 ]; then printf '%s\\n' '" + string(handed) + "' '{\"sendEvent\":\"someday\",\"more\":1}' '{\"sendEvent\":\"targetWaiting\",\"waitingFor\":\"dialog open\"}'; " +
 					"i=0; while [ ! -e '" + gate + "' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi\n"
 			}
 			p := filepath.Join(dir, "peerctl")
@@ -408,7 +408,7 @@ func TestNodeSendTellsTheFarEventsAsTheyCome(t *testing.T) {
 			assert.Equal(t, "box", got[0].Receipt.Host, "the far receipt names its host")
 			assert.Equal(t, "ssh:v1:box:cc-peer:v1:7:proj-89:/tmp/s.sock", got[0].Receipt.Endpoint)
 			assert.Equal(t, time.Minute, got[0].Left())
-			assert.Equal(t, "someday", got[1].SendEvent, "a kind this build does not know is handed on, for the caller to skip")
+			assert.Equal(t, "someday", got[1].SendEvent, "a kind this build does not know, with fields it does not know, is handed on for the caller to skip")
 			assert.Equal(t, "dialog open", got[2].WaitingFor)
 		})
 	}

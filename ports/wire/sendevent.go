@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -72,13 +73,26 @@ func SendEventsFrom(ctx context.Context) SendEvents {
 }
 
 // ReadSendEvent reads one line of a far side's send as a SendEvent on
-// dest, with exact keys: ok false when the line is not one (the receipt
-// document begins there). A handed event's receipt is given its host and
-// its endpoint in the ssh:v1: form; one whose endpoint is not of that
-// machine is an error, as in ReadSent.
+// dest: ok false when the line is not one (a JSON object with a
+// "sendEvent" word: the receipt document begins there). A kind this build
+// knows is read with exact keys; one it does not know is handed on with
+// its kind alone, to be skipped. A handed event's receipt is given its
+// host and its endpoint in the ssh:v1: form; one whose endpoint is not of
+// that machine, or a known kind this build cannot read, is an error.
 func ReadSendEvent(dest domain.Dest, line []byte) (ev SendEvent, ok bool, err error) {
-	if jsonexact.Exact(line, &ev) != nil || ev.SendEvent == "" {
+	var kind struct {
+		SendEvent string `json:"sendEvent"`
+	}
+	if json.Unmarshal(line, &kind) != nil || kind.SendEvent == "" {
 		return SendEvent{}, false, nil
+	}
+	switch kind.SendEvent {
+	case SendHanded, SendConfirmation, SendTargetWaiting:
+	default:
+		return SendEvent{SendEvent: kind.SendEvent}, true, nil
+	}
+	if err := jsonexact.Exact(line, &ev); err != nil {
+		return SendEvent{}, true, fmt.Errorf("peerctl on %s told its send's %q in words this build cannot read: %s", dest, kind.SendEvent, Safe(Clip(err.Error(), 200)))
 	}
 	if ev.Receipt != nil {
 		ep, err := HostEndpoint(dest, ev.Receipt.Endpoint)
