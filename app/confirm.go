@@ -292,15 +292,11 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 	}()
 	rec := target.Record()
 	seen := &waitingSeen{trace: traceOf(parent)}
-	var exited <-chan struct{}
-	if s.exits != nil {
-		exited = s.exits.Exited(ctx, rec.PID, s.exitStart(rec))
-	}
+	gone := s.watchEnd(ctx, rec)
 	c.WaitStatus, c.WaitingFor = target.Status(), target.WaitingFor()
 	since := w.since.Truncate(time.Millisecond)
 	busyAfter, first, watching := false, true, false
-	var last *domain.Record    // the record as read before (nil: not yet)
-	var missingSince time.Time // when the record was first seen missing or torn (zero: it is there)
+	var last *domain.Record // the record as read before (nil: not yet)
 	var tick <-chan time.Time
 	for {
 		l, err := s.Read(ctx)
@@ -323,49 +319,23 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 					}
 					changes = s.watchFolders(ctx, dirs)
 				}
-				if changes == nil || exited == nil {
+				if changes == nil || gone.exited == nil {
 					t := time.NewTicker(resyncEvery)
 					defer t.Stop()
 					tick = t.C
 				}
 			}
-			e, ok := find(l.Entries, rec)
-			unread := !ok || e.Verdict == domain.VerdictMalformed || e.Verdict == domain.VerdictUnreadable
-			switch {
-			case unread:
-				// Missing or torn for now (rewritten in place, the folder
-				// moved for a moment): not an exit while the pid lives.
-				if missingSince.IsZero() {
-					missingSince = s.now()
-				}
-				if tick == nil {
-					t := time.NewTicker(resyncEvery)
-					defer t.Stop()
-					tick = t.C
-				}
-				alive := s.live.Check(rec)
-				gone := alive.Alive == domain.No || alive.StartMatches == domain.No
-				if gone || (alive.Alive != domain.Yes && s.now().Sub(missingSince) >= recordGoneAfter) {
-					c.WaitEnd = domain.WaitExited
-					what := "was removed"
-					if ok {
-						what = fmt.Sprintf("is %s: %s", e.Verdict, e.Reason)
-					}
-					c.WaitNote = fmt.Sprintf("record %s %s and pid %d is gone", rec.File, what, rec.PID)
-					if !gone {
-						c.WaitNote = fmt.Sprintf("record %s %s for %s (pid %d could not be checked)", rec.File, what, recordGoneAfter, rec.PID)
-					}
-					return
-				}
-			case !e.Live():
-				c.WaitEnd = domain.WaitExited
-				c.WaitNote = fmt.Sprintf("record %s is %s: %s", e.Record.File, e.Verdict, e.Reason)
+			if note, ended := gone.see(l); ended {
+				c.WaitEnd, c.WaitNote = domain.WaitExited, note
 				return
-			default:
-				missingSince = time.Time{}
+			}
+			if gone.missing() && tick == nil {
+				t := time.NewTicker(resyncEvery)
+				defer t.Stop()
+				tick = t.C
 			}
 		}
-		if e, ok := find(l.Entries, rec); ok && err == nil && missingSince.IsZero() {
+		if e, ok := find(l.Entries, rec); ok && err == nil && !gone.missing() {
 			if w.path != "" && c.TakenUpAt.IsZero() {
 				at, next, err := s.transcripts.TakenUp(ctx, w.path, w.text, w.from, w.takeSince)
 				switch {
@@ -414,20 +384,84 @@ func (s *Service) waitIdle(ctx context.Context, target domain.Session, w waitFor
 			if parent.Err() != nil {
 				c.WaitEnd = domain.WaitInterrupted
 			}
-			if !missingSince.IsZero() {
+			if gone.missing() {
 				// The status is what the record said before it went.
 				c.WaitNote = fmt.Sprintf("record %s missing or unreadable for the last %s; status as last read",
-					rec.File, s.now().Sub(missingSince).Round(time.Millisecond))
+					rec.File, s.now().Sub(gone.missingSince).Round(time.Millisecond))
 			}
 			return
-		case <-exited:
-			c.WaitEnd, c.WaitNote = domain.WaitExited, fmt.Sprintf("pid %d ended", rec.PID)
+		case <-gone.exited:
+			c.WaitEnd, c.WaitNote = domain.WaitExited, gone.exitNote()
 			return
 		case <-changes:
 		case <-tick:
 		}
 	}
 }
+
+// endWatch is the rule by which a wait after a hand-over (--wait,
+// --await-reply) calls its target ended: its record is missing or
+// unreadable and its pid is gone or another process's (at once), or its
+// pid's liveness is unknown and the record stays so for recordGoneAfter;
+// its record reads as no longer live; or the exit watcher saw its process
+// end (exited). A record missing for a moment while its pid lives
+// (rewritten in place, a folder moved) is no end.
+type endWatch struct {
+	s   *Service
+	rec domain.Record
+	// exited is closed when the exit watcher sees the process end (nil
+	// without one).
+	exited <-chan struct{}
+	// missingSince is when the record was first seen missing or torn
+	// (zero: it is there).
+	missingSince time.Time
+}
+
+// watchEnd is the endWatch of rec, its exit watched until ctx ends.
+func (s *Service) watchEnd(ctx context.Context, rec domain.Record) *endWatch {
+	w := &endWatch{s: s, rec: rec}
+	if s.exits != nil {
+		w.exited = s.exits.Exited(ctx, rec.PID, s.exitStart(rec))
+	}
+	return w
+}
+
+// see takes one read of the registry and says whether the target has
+// ended, with why (e.g. "record 2707.json was removed and pid 2707 is
+// gone").
+func (w *endWatch) see(l Listing) (note string, ended bool) {
+	rec := w.rec
+	e, ok := find(l.Entries, rec)
+	switch {
+	case !ok || e.Verdict == domain.VerdictMalformed || e.Verdict == domain.VerdictUnreadable:
+		if w.missingSince.IsZero() {
+			w.missingSince = w.s.now()
+		}
+		alive := w.s.live.Check(rec)
+		gone := alive.Alive == domain.No || alive.StartMatches == domain.No
+		if !gone && (alive.Alive == domain.Yes || w.s.now().Sub(w.missingSince) < recordGoneAfter) {
+			return "", false
+		}
+		what := "was removed"
+		if ok {
+			what = fmt.Sprintf("is %s: %s", e.Verdict, e.Reason)
+		}
+		if !gone {
+			return fmt.Sprintf("record %s %s for %s (pid %d could not be checked)", rec.File, what, recordGoneAfter, rec.PID), true
+		}
+		return fmt.Sprintf("record %s %s and pid %d is gone", rec.File, what, rec.PID), true
+	case !e.Live():
+		return fmt.Sprintf("record %s is %s: %s", e.Record.File, e.Verdict, e.Reason), true
+	}
+	w.missingSince = time.Time{}
+	return "", false
+}
+
+// missing says whether the last read found the record missing or torn.
+func (w *endWatch) missing() bool { return !w.missingSince.IsZero() }
+
+// exitNote says why the wait ended when exited was closed.
+func (w *endWatch) exitNote() string { return fmt.Sprintf("pid %d ended", w.rec.PID) }
 
 // recordGoneAfter is how long a record must stay missing or unreadable,
 // with its pid's liveness unknown, before the wait calls the session

@@ -71,7 +71,8 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 		trace.handed(res, Awaiting{Reply: true, Target: res.Target.Name(), Until: replyBy}, false)
 	}
 	seen := &waitingSeen{trace: trace, last: res.Target.Status(), waitingFor: res.Target.WaitingFor()}
-	stop := s.followStatus(ctx, res.Target, seen)
+	waiting := s.now()
+	ended, stop := s.followStatus(ctx, res.Target, seen)
 	defer stop()
 	none := func(why string) error {
 		stop()
@@ -90,6 +91,13 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 			res.OtherInbound = append(res.OtherInbound, in)
 		case <-c.Done():
 			return res, none("the courier ended before a reply came")
+		case why := <-ended:
+			if in, ok := replyCame(c, res.Target, &res.OtherInbound); ok {
+				// Its last words.
+				res.Reply = &in
+				return res, nil
+			}
+			return res, none(fmt.Sprintf("the session ended (%s) after %s", why, s.now().Sub(waiting).Round(time.Millisecond)))
 		case <-deadline.C:
 			if in, ok := replyCame(c, res.Target, &res.OtherInbound); ok {
 				// It came while the confirmation was watched.
@@ -136,12 +144,16 @@ func noReply(res SendResult, why string, seen *waitingSeen) error {
 }
 
 // followStatus reads target's record again on every change of the
-// registry folders (every resyncEvery without a folder watcher) and hands
-// it to seen, until ctx ends or the returned stop is called; stop waits
-// for the reading to end, after which seen is the caller's alone.
-func (s *Service) followStatus(ctx context.Context, target domain.Session, seen *waitingSeen) (stop func()) {
+// registry folders (every resyncEvery without a folder watcher, or while
+// the record is missing) and hands it to seen, until ctx ends, the
+// returned stop is called, or the target ends by --wait's rule
+// (endWatch): then ended gets why, once. stop waits for the reading to
+// end, after which seen is the caller's alone.
+func (s *Service) followStatus(ctx context.Context, target domain.Session, seen *waitingSeen) (ended <-chan string, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	end := make(chan string, 1)
+	gone := s.watchEnd(ctx, target.Record())
 	go func() {
 		defer close(done)
 		var changes <-chan struct{}
@@ -155,22 +167,27 @@ func (s *Service) followStatus(ctx context.Context, target domain.Session, seen 
 		for first := true; ; first = false {
 			l, err := s.Read(ctx)
 			if err == nil {
-				if e, ok := find(l.Entries, target.Record()); ok {
+				if why, ok := gone.see(l); ok {
+					end <- why
+					return
+				}
+				if e, ok := find(l.Entries, target.Record()); ok && !gone.missing() {
 					seen.see(e.Record)
 				}
 			}
-			if first {
-				if err == nil && s.folders != nil {
-					changes = s.watchFolders(ctx, append([]string{l.Dir}, l.Also...))
-				}
-				if changes == nil {
-					t := time.NewTicker(resyncEvery)
-					defer t.Stop()
-					tick = t.C
-				}
+			if first && err == nil && s.folders != nil {
+				changes = s.watchFolders(ctx, append([]string{l.Dir}, l.Also...))
+			}
+			if tick == nil && (changes == nil || gone.missing()) {
+				t := time.NewTicker(resyncEvery)
+				defer t.Stop()
+				tick = t.C
 			}
 			select {
 			case <-ctx.Done():
+				return
+			case <-gone.exited:
+				end <- gone.exitNote()
 				return
 			case <-changes:
 			case <-tick:
@@ -178,7 +195,7 @@ func (s *Service) followStatus(ctx context.Context, target domain.Session, seen 
 		}
 	}()
 	var once sync.Once
-	return func() { once.Do(func() { cancel(); <-done }) }
+	return end, func() { once.Do(func() { cancel(); <-done }) }
 }
 
 // heedNotices listens on c's notices for one about rec's msg_id until ctx

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/mock/gomock"
 
+	"github.com/peerctl/peerctl/adapters/fsregistry"
+	"github.com/peerctl/peerctl/adapters/procliveness"
 	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
@@ -153,4 +156,42 @@ func TestPlainCouriersRefuseQwenCode(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason)
 	assert.Equal(t, int32(0), fc.get(0).sends.Load())
+}
+
+// A reply wait ends when the target ends (--wait's rule: its record
+// removed and its pid gone, or its pid gone with the record left), saying
+// so, instead of listening until its time is up.
+func TestSendAwaitReplyEndsWhenTheTargetEnds(t *testing.T) {
+	for _, v := range variants() {
+		for _, end := range []string{"exit", "crash"} {
+			t.Run(v.name+"/"+end, func(t *testing.T) {
+				t.Parallel()
+				cfg := t.TempDir()
+				f := startFake(t, cfg, idA, "proj-89")
+				f.backdate(time.Minute)
+				var tr traced
+				trace := tr.trace(func() {
+					if end == "exit" {
+						f.exit()
+					} else {
+						f.crash()
+					}
+				})
+				ctx, cancel := context.WithTimeout(app.WithSendTrace(context.Background(), trace), 2*within)
+				defer cancel()
+				opts := append(v.opts(), app.WithCouriers(&fakeCouriers{}))
+				svc := app.New(fsregistry.New(fsregistry.SessionsDir(cfg)), procliveness.New(), &cueTransport{outcome: "posted"}, cfg, opts...)
+				res, err := svc.Send(ctx, app.SendRequest{Address: "proj-89", Text: "question",
+					AwaitReply: time.Hour, ConfirmOptions: app.ConfirmOptions{NoConfirm: true}})
+				r, ok := domain.AsRefusal(err)
+				require.True(t, ok, "%v", err)
+				assert.Equal(t, domain.ReasonNoReply, r.Reason)
+				assert.NotContains(t, r.Detail, "interrupted", "ended by the target's end, not the test's deadline")
+				assert.Contains(t, r.Detail, "the session ended (")
+				assert.Contains(t, r.Detail, fmt.Sprintf("pid %d", f.PID()))
+				assert.Nil(t, res.Reply)
+				assert.NotEmpty(t, res.Receipt.MsgID, "the receipt comes back with the refusal")
+			})
+		}
+	}
 }

@@ -86,6 +86,15 @@ type RemoteCall struct {
 	// been interrupted (a send's receipt: what the far side did). Past
 	// Grace the call is abandoned as any interrupted one.
 	Grace time.Duration
+	// Env are NAME=VALUE words the far side's peerctl runs with (by `env`,
+	// after the host's own variables), quoted as Args are.
+	Env []string
+	// Lines (a Call's; nil: none) is told each line the far side prints
+	// after its hello, as it arrives, until it says a line is not its own:
+	// that line and the rest are the result's Stdout, read to the end. The
+	// lines it took count against MaxOutput. It is called from the call's
+	// goroutine.
+	Lines func(line []byte) bool
 }
 
 // RemoteResult is how a far side's peerctl ended.

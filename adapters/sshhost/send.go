@@ -1,6 +1,7 @@
 package sshhost
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,11 +23,34 @@ import (
 // was handed over, a host that could not be used is host_unreachable;
 // after it, a lost connection is outcome_unknown, naming the host and how
 // to look. Interrupted (ctx canceled), it takes what the far side says
-// within InterruptGrace.
+// within InterruptGrace. A send that waits, under a ctx that asks for its
+// events (wire.WithSendEvents), asks the far side for them
+// (wire.SendEventsEnv) and tells each as it arrives; a far peerctl that
+// prints none (an older one) gives its receipt at the end as before.
 func (n *Node) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	ctx, cancel := context.WithTimeout(ctx, n.timeout+q.Timeout+q.ConfirmTimeout+q.Wait+q.AwaitReply)
 	defer cancel()
-	res, err := n.remote.Call(ctx, ports.RemoteCall{Dest: n.dest, Args: sendArgs(q), Stdin: strings.NewReader(q.Text), Grace: InterruptGrace})
+	call := ports.RemoteCall{Dest: n.dest, Args: sendArgs(q), Stdin: strings.NewReader(q.Text), Grace: InterruptGrace}
+	var broken error
+	if events := wire.SendEventsFrom(ctx); events != nil && (q.Wait > 0 || q.AwaitReply > 0) {
+		call.Env = []string{wire.SendEventsEnv + "=1"}
+		call.Lines = func(line []byte) bool {
+			ev, ok, err := wire.ReadSendEvent(n.dest, line)
+			switch {
+			case err != nil:
+				broken = cmp.Or(broken, err)
+			case ok && broken == nil:
+				events(ev)
+			}
+			return ok
+		}
+	}
+	res, err := n.remote.Call(ctx, call)
+	if err == nil && broken != nil {
+		// The receipt document still says what was done; the event that
+		// could not be read is not told.
+		res.Stderr = append(res.Stderr, []byte("\npeerctl: warning: "+wire.Safe(broken.Error())+"\n")...)
+	}
 	if err != nil {
 		if errors.Is(err, ports.ErrConnectionLost) && !q.DryRun {
 			r, _ := domain.AsRefusal(err)

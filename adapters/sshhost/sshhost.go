@@ -303,7 +303,7 @@ func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 		return nil, fmt.Errorf("settings of host %s: program %q starts with '-' or holds '='", call.Dest, program)
 	}
 	var words []string
-	if len(settings.Env) > 0 {
+	if len(settings.Env) > 0 || len(call.Env) > 0 {
 		words = append(words, "env")
 		names := make([]string, 0, len(settings.Env))
 		for name := range settings.Env {
@@ -315,6 +315,12 @@ func (c *Channel) Argv(call ports.RemoteCall) ([]string, error) {
 				return nil, fmt.Errorf("settings of host %s: variable name %q", call.Dest, name)
 			}
 			words = append(words, name+"="+settings.Env[name])
+		}
+		for _, word := range call.Env {
+			if name, _, ok := strings.Cut(word, "="); !ok || !envName().MatchString(name) {
+				return nil, fmt.Errorf("variable %q of a call to %s", word, call.Dest)
+			}
+			words = append(words, word)
 		}
 	}
 	words = append(words, program, "--hello="+strconv.Itoa(ports.RemoteProtocol))
@@ -575,8 +581,8 @@ func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.Remote
 	if limit <= 0 {
 		limit = MaxOutput
 	}
-	out, rerr := io.ReadAll(io.LimitReader(r.stdout, int64(limit)+1))
-	over := len(out) > limit
+	out, n, rerr := readOutput(r.stdout, limit, call.Lines)
+	over := n > limit
 	code, _ := r.end(!over)
 	res := ports.RemoteResult{Stdout: out, Stderr: r.stderr.Bytes(), Code: code, Version: r.hello.Version}
 	// Interrupted, the far side answered within its grace: ssh ended
@@ -597,6 +603,30 @@ func (c *Channel) Call(ctx context.Context, call ports.RemoteCall) (ports.Remote
 		return res, c.lost(call.Dest, "ssh exit "+strconv.Itoa(code)+": "+sshWords(res.Stderr))
 	}
 	return res, nil
+}
+
+// readOutput reads stdout to its end, at most limit+1 bytes in all (n):
+// the lines lines takes (nil: none) as they arrive, the rest returned.
+func readOutput(stdout io.Reader, limit int, lines func([]byte) bool) (out []byte, n int, err error) {
+	br := bufio.NewReader(io.LimitReader(stdout, int64(limit)+1))
+	for lines != nil {
+		line, err := br.ReadBytes('\n')
+		if err == nil && lines(bytes.TrimSuffix(line, []byte("\n"))) {
+			n += len(line)
+			continue
+		}
+		out = line
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return out, n + len(out), err
+		}
+		break
+	}
+	rest, err := io.ReadAll(br)
+	out = append(out, rest...)
+	return out, n + len(out), err
 }
 
 // sshWords are ssh's own last words on stderr (at most 2 lines), which

@@ -358,3 +358,58 @@ func TestNodeWatchLostSaysTheConnectionsWords(t *testing.T) {
 		})
 	}
 }
+
+// A send that waits, asked for its events (wire.WithSendEvents), tells
+// each as the far side prints it, before the far side ends: here the far
+// side prints its receipt only once the test, told the hand-over, lets
+// it. A far side that prints no events (an older peerctl, which does not
+// know wire.SendEventsEnv) still gives its receipt.
+func TestNodeSendTellsTheFarEventsAsTheyCome(t *testing.T) {
+	receipt, err := json.MarshalIndent(wire.Receipt{OK: false, Outcome: "delivered", Transport: "courier", Harness: "claude-code", SessionID: "s1", PID: 7, Name: "proj-89",
+		Endpoint: "cc-peer:v1:7:proj-89:/tmp/s.sock",
+		Refusal:  &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but the session ended (pid 7 ended) after 1s", ExitCode: 9}}, "", "  ")
+	require.NoError(t, err)
+	handed, err := json.Marshal(wire.SendEvent{SendEvent: wire.SendHanded, Receipt: &wire.Receipt{OK: true, Outcome: "delivered", Name: "proj-89",
+		Endpoint: "cc-peer:v1:7:proj-89:/tmp/s.sock"}, Reply: true, LeftMs: 60000})
+	require.NoError(t, err)
+	for _, knows := range []bool{true, false} {
+		t.Run(map[bool]string{true: "events", false: "older far side"}[knows], func(t *testing.T) {
+			dir := t.TempDir()
+			gate := filepath.Join(dir, "told")
+			events := ""
+			if knows {
+				events = "if [ \"$" + wire.SendEventsEnv + "\" = 1 ]; then printf '%s\\n' '" + string(handed) + "' '{\"sendEvent\":\"someday\",\"more\":1}' '{\"sendEvent\":\"targetWaiting\",\"waitingFor\":\"dialog open\"}'; " +
+					"i=0; while [ ! -e '" + gate + "' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; fi\n"
+			}
+			p := filepath.Join(dir, "peerctl")
+			script := "#!/bin/sh\nprintf '%s\\n' '" + okHello + "'\nhead -c 2 >/dev/null\n" + events + "cat <<'EOF'\n" + string(receipt) + "\nEOF\nexit 9\n"
+			require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
+			n := sshhost.NewNode(channel(t, p, nil), dest(t, "box"), time.Minute)
+			var got []wire.SendEvent
+			ctx := wire.WithSendEvents(context.Background(), func(ev wire.SendEvent) {
+				got = append(got, ev)
+				if len(got) == 3 {
+					require.NoError(t, os.WriteFile(gate, nil, 0o600))
+				}
+			})
+			sent, err := n.Send(ctx, wire.SendQuery{Address: "proj-89", Text: "hi", Timeout: time.Minute, AwaitReply: 10 * time.Minute})
+			require.NoError(t, err)
+			assert.Equal(t, 9, sent.Code)
+			assert.Equal(t, "box", sent.Receipt.Host)
+			require.NotNil(t, sent.Receipt.Refusal)
+			assert.Equal(t, "no_reply", sent.Receipt.Refusal.Reason)
+			if !knows {
+				assert.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 3, "told before the receipt, which the far side printed only after")
+			assert.Equal(t, wire.SendHanded, got[0].SendEvent)
+			require.NotNil(t, got[0].Receipt)
+			assert.Equal(t, "box", got[0].Receipt.Host, "the far receipt names its host")
+			assert.Equal(t, "ssh:v1:box:cc-peer:v1:7:proj-89:/tmp/s.sock", got[0].Receipt.Endpoint)
+			assert.Equal(t, time.Minute, got[0].Left())
+			assert.Equal(t, "someday", got[1].SendEvent, "a kind this build does not know, with fields it does not know, is handed on for the caller to skip")
+			assert.Equal(t, "dialog open", got[2].WaitingFor)
+		})
+	}
+}

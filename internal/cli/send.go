@@ -31,6 +31,9 @@ type sendOptions struct {
 	query   wire.SendQuery
 	durable durableFlags
 	json    bool
+	// events: run over ssh by a peerctl that asked for the send's events
+	// (wire.SendEventsEnv): they go to stdout before the receipt.
+	events bool
 }
 
 func newSendCmd(f *factory) *cobra.Command {
@@ -96,6 +99,7 @@ func newSendCmd(f *factory) *cobra.Command {
 				return usageError{fmt.Errorf("unknown flag: --%s (a TEXT that starts with - goes after --: peerctl send SESSION -- TEXT)", stdinBytesFlag)}
 			}
 			f.io.jsonOut = opts.json // a refusal of the text prints as JSON too
+			opts.events = f.callerGone != nil && opts.json && f.io.jq == nil && f.io.getenv(wire.SendEventsEnv) == "1"
 			var (
 				address string
 				err     error
@@ -174,6 +178,9 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 		return err
 	}
 	talk := talkWhileWaiting(opts.io, opts.json, q.Wait, q.AwaitReply)
+	if opts.events {
+		ctx = app.WithSendTrace(ctx, sendEvents(opts.io))
+	}
 	sent, err := n.Send(talk.context(ctx), q)
 	talk.stop()
 	if sc.holds(err, q) {
