@@ -404,5 +404,5 @@ func (c *serveClient) outboxChange(ctx context.Context, req serve.Request, asJSO
 	} else if err != nil {
 		return fmt.Errorf("the service did not answer: see peerctl outbox show %d", req.ID)
 	}
-	return c.answered(a, asJSON, false)
+	return c.answered(a, asJSON, false, nil)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -220,6 +221,9 @@ func (c *serveClient) ask(ctx context.Context, conn *net.UnixConn, req serve.Req
 		if a.Stored != nil {
 			stored = a.Stored
 		}
+		if a.Talk != nil {
+			a.Talk.Tell(app.SendTraceFrom(ctx), stored)
+		}
 	}
 }
 
@@ -253,9 +257,12 @@ func outboxUnavailable(err error) error { return serve.OutboxUnavailable(err) }
 // answered prints the service's answer as this command prints the same
 // result without the service: notes on stderr, then the receipt (a kept
 // durable message's, with the outbox object), the outbox message, or the
-// refusal or error, with its exit code.
-func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool) error {
-	passLines(c.io.errOut, a.Notes)
+// refusal or error, with its exit code. A receipt talk printed at the
+// hand-over is not printed again: what the wait added is.
+func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool, talk *waitTalk) error {
+	talk.stop()
+	told, printed := talk.printed()
+	passLines(c.io.errOut, notTold(a.Notes, told))
 	switch {
 	case a.Refusal != nil:
 		return a.Refusal.Err()
@@ -277,6 +284,9 @@ func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool) error {
 	case a.Sent != nil:
 		sent := *a.Sent
 		sent.Receipt.Outbox = a.Ref.OutboxRef()
+		if printed {
+			return printSentAfter(c.io, sent, awaited, told)
+		}
 		return printSent(c.io, sent, asJSON, awaited)
 	}
 	return nil
