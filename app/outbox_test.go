@@ -280,6 +280,27 @@ func TestOutboxDeliveryFailedBeforeHandOverIsRetried(t *testing.T) {
 	assert.Contains(t, m.Reason, "courier program missing")
 }
 
+// Tries count every try, once, from the moment it began: a try that
+// handed the message over is one of them (never "0 tries, 1 of them
+// began a hand-over"), while it runs and after; a try that found no
+// session is one that began none.
+func TestOutboxTriesCountTheHandOver(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "no one there yet")
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.Error(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, [2]int{1, 0}, [2]int{m.Tries, m.Attempts}, "tries, hand-overs begun")
+
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.now = w.now.Add(time.Minute)
+	m, _, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, [2]int{2, 1}, [2]int{m.Tries, m.Attempts}, "tries, hand-overs begun")
+}
+
 // A service killed mid-delivery leaves the message in delivering: the
 // transcript decides, and nothing is sent by the check.
 func TestOutboxRecoverChecksTheTranscript(t *testing.T) {

@@ -91,7 +91,7 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	for _, l := range lines[1:] {
 		assert.Equal(t, "2026-03-04T04:06:07Z", l[col:col+len("2026-03-04T04:06:07Z")], "UPDATED lines up, UTC to the second:\n%s", r.stdout)
 	}
-	assert.Regexp(t, `^ID\s+STATE\s+TARGET\s+ATTEMPTS\s+UPDATED\s+REASON$`, lines[0])
+	assert.Regexp(t, `^ID\s+STATE\s+TARGET\s+TRIES\s+UPDATED\s+REASON$`, lines[0], "one word for one count: show's tries")
 	assert.Contains(t, r.stdout, "a-rather-long-session-name-for-the-table  ", "a long target keeps two spaces before the next column")
 
 	r = evRun(t, env, nil, "outbox", "show", "1")
@@ -100,7 +100,10 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	assert.Contains(t, r.stdout, "expires:      2026-03-04T05:06:07Z\n")
 	assert.Contains(t, r.stdout, "  2026-03-04T04:06:07Z  stored")
 	assert.NotRegexp(t, regexp.MustCompile(`\d{2}:\d{2}:\d{2}\.\d`), r.stdout, "no fractions of a second")
-	assert.Contains(t, r.stdout, "tries:        0 (0 of them began a hand-over to the session)\n", "one line says what both counts are")
+	assert.Contains(t, r.stdout, "tries:        0 (not tried yet)\n", "one line says what both counts are")
+	// No service runs: the time it was due (past) is not its next try.
+	assert.Contains(t, r.stdout, "next try:     when peerctl serve runs: messages wait for the service; peerctl serve, or any send --durable, starts it\n")
+	assert.NotContains(t, r.stdout, "next attempt")
 	assert.NotContains(t, r.stdout, "attempts:")
 
 	env["PEERCTL_SERVE"] = "off"
@@ -110,4 +113,21 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	r = evRun(t, env, nil, "outbox", "--state", "expired")
 	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Equal(t, "peerctl: no message in the outbox matches\n", r.stderr)
+}
+
+// outbox show's tries: a count never smaller than its part, said so that
+// it reads as one.
+func TestTriesTextNeverSmallerThanItsPart(t *testing.T) {
+	for _, tc := range []struct {
+		tries, handed int
+		want          string
+	}{
+		{0, 0, "0 (not tried yet)"},
+		{1, 1, "1 (it began a hand-over to the session)"},
+		{1, 0, "1 (it began no hand-over)"},
+		{3, 0, "3 (none of them began a hand-over)"},
+		{3, 2, "3 (2 of them began a hand-over to the session)"},
+	} {
+		assert.Equal(t, tc.want, triesText(tc.tries, tc.handed))
+	}
 }

@@ -126,6 +126,20 @@ func (c *serveClient) dialServe(ctx context.Context, start bool) (*net.UnixConn,
 	}
 }
 
+// running reports whether this user's service answers on its socket now
+// (none is started; never with PEERCTL_SERVE=off).
+func (c *serveClient) running(ctx context.Context) bool {
+	if c.serveOff() {
+		return false
+	}
+	conn, err := c.dialServe(ctx, false)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
+
 func dialUnix(path string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }
@@ -277,7 +291,7 @@ func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool, talk *waitT
 		if asJSON {
 			return c.io.writeJSON(m)
 		}
-		printOutboxMessage(c.io.out, m, c.io.colourOn(c.io.out))
+		printOutboxMessage(c.io.out, m, c.io.colourOn(c.io.out), false)
 		return nil
 	case a.Sent != nil && a.Kept:
 		return printKept(c.io, *a.Sent, a.Ref, asJSON)
