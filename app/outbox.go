@@ -193,9 +193,10 @@ func OutboxTarget(address, host string) string {
 }
 
 // heldReason is a held message's reason: the decision, and what a person
-// does with it.
+// does with it (the commands with its id are the receipt's and outbox
+// show's to print: the reason is written before the id is known).
 func heldReason(d domain.Decision) string {
-	return "held for approval: " + d.Why() + "; nothing was sent: peerctl outbox approve ID delivers it, peerctl outbox deny ID ends it"
+	return "held for approval: " + d.Why() + "; nothing was sent: outbox approve delivers it, outbox deny ends it"
 }
 
 // ruleOf is the rule that decided d, with its place ("rule 2: hold from=mcp to=*").

@@ -929,6 +929,10 @@ func TestOutboxHeldWaitsForApprovalThenIsDeliveredOnce(t *testing.T) {
 	assert.Equal(t, domain.OutboxAwaitingApproval, m.State)
 	assert.Equal(t, "rule 1: hold from=mcp to=*", m.Rule)
 	assert.Equal(t, "awaiting_approval", app.DurableOutcome(m))
+	// Its reason is written before its id is known: it names no command
+	// that would want one ("peerctl outbox approve" with no id).
+	assert.NotContains(t, m.Reason, "peerctl outbox")
+	assert.Contains(t, m.Reason, "nothing was sent: outbox approve delivers it, outbox deny ends it")
 	got, _ := w.state(t, m.ID)
 	assert.Equal(t, "mcp:writer-1", got.Sender.String())
 	assert.Equal(t, idB, got.Sender.SessionID())

@@ -131,3 +131,18 @@ func TestTriesTextNeverSmallerThanItsPart(t *testing.T) {
 		assert.Equal(t, tc.want, triesText(tc.tries, tc.handed))
 	}
 }
+
+// A held send says it in two lines that do not repeat each other: the
+// hold with its rule, then what to do with it; every command in them
+// names the message.
+func TestHeldReceiptTwoLinesEachCommandWithItsID(t *testing.T) {
+	var out strings.Builder
+	ios := newIOStreams(nil, &out, io.Discard, func(string) string { return "" })
+	ref := &serve.Ref{ID: 5, State: "awaiting_approval", Address: []byte("quiet"), Rule: "rule 1: hold from=* to=quiet",
+		Reason: []byte("held for approval: hold by rule 1 (hold from=* to=quiet): cli to \"quiet\"; nothing was sent: outbox approve delivers it, outbox deny ends it")}
+	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "awaiting_approval"}}, ref, false))
+	assert.Equal(t, `awaiting_approval: message 5 for "quiet" is held by the trust policy (rule 1: hold from=* to=quiet); nothing was sent
+approve it: peerctl outbox approve 5   (or end it: peerctl outbox deny 5; follow it: peerctl outbox show 5)
+`, out.String())
+	assert.NotRegexp(t, `peerctl outbox (approve|deny|show)( [^0-9]|$|\n)`, out.String(), "a command with no id")
+}

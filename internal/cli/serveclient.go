@@ -329,8 +329,11 @@ func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) erro
 	case out.Outcome == "stored":
 		fmt.Fprintf(ios.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), shownStamp(ref.ExpiresAt))
 	case out.Outcome == domain.OutboxAwaitingApproval.String():
+		// Two lines: the hold (its rule says why), and what to do with
+		// it, by its id.
 		fmt.Fprintf(ios.out, "awaiting_approval: message %d for %q is held by the trust policy (%s); nothing was sent\n", ref.ID, target, safe(ref.Rule))
-		fmt.Fprintf(ios.out, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d)\n", ref.ID, ref.ID)
+		fmt.Fprintf(ios.out, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d; follow it: peerctl outbox show %d)\n", ref.ID, ref.ID, ref.ID)
+		return nil
 	default:
 		fmt.Fprintf(ios.out, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
 	}
