@@ -194,6 +194,10 @@ func (c *serveClient) fleet(ctx context.Context, urls string, asDoc bool) (l wir
 	return *a.Fleet, nil, true
 }
 
+// hungUpAnswerWithin bounds the wait for the service's answer once this
+// command hung up (Ctrl-C): the service cancels the request and answers.
+const hungUpAnswerWithin = 5 * time.Second
+
 // errForwardUnsent says the request never reached the service whole: the
 // service stores nothing of a line cut short, so the command may run here
 // instead, or say nothing was stored.
@@ -207,7 +211,13 @@ var errForwardUnsent = errors.New("the request did not reach the service")
 // uid's) answers before it hangs up: that answer is returned.
 func (c *serveClient) ask(ctx context.Context, conn *net.UnixConn, req serve.Request) (serve.Answer, error) {
 	defer func() { _ = conn.Close() }()
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	stop := context.AfterFunc(ctx, func() {
+		// Hang up (Ctrl-C): the service cancels the request and answers
+		// how it ended (a wait after the hand-over: interrupted, the
+		// message handed over), within a bound.
+		_ = conn.CloseWrite()
+		_ = conn.SetReadDeadline(time.Now().Add(hungUpAnswerWithin))
+	})
 	defer stop()
 	req.V = serve.Protocol
 	r := bufio.NewReader(conn)

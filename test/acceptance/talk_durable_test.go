@@ -9,6 +9,7 @@ package acceptance
 // it read the receipt.
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,24 @@ func TestDurableSendWaitTellsTheReceiptFirst(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(r.stdout.text(), `posted: "quiet"`), "the receipt is printed once: %s", r.stdout.text())
 	assert.NotContains(t, r.stdout.text(), "outbox: message", "one line for one message: %s", r.stdout.text())
 	assert.Equal(t, 1, strings.Count(r.stderr.text(), "confirmed:"), "said once: %s", r.stderr.text())
+}
+
+// Ctrl-C after the hand-over stops the wait, not the message: the
+// service hears the hang-up and answers that the wait was interrupted,
+// exit 0, as a plain send's wait (never outcome_unknown).
+func TestDurableSendWaitCtrlCStopsTheWait(t *testing.T) {
+	cfg := t.TempDir()
+	w := serveWorld{state: t.TempDir(), run: catSocketDir(t)}
+	t.Cleanup(func() { w.stopServe(t) })
+	startFakeSession(t, cfg, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
+	env := append(configEnv(t, cfg), "XDG_STATE_HOME="+w.state, "XDG_RUNTIME_DIR="+w.run)
+	r := startTalking(t, env, "send", "--durable=1h", "--transport", "socket", "--wait=10m", "quiet", "go")
+	r.stdout.until(t, "outbox message 1")
+	r.stderr.until(t, "waiting up to")
+	require.NoError(t, r.cmd.Process.Signal(os.Interrupt))
+	require.Equal(t, 0, r.exit(t), "stderr: %s", r.stderr.text())
+	assert.Regexp(t, `(?m)^wait: interrupted`, r.stdout.text())
+	assert.NotContains(t, r.stderr.text(), "outcome_unknown")
 }
 
 // --durable --await-reply: the receipt on stderr, then that it waits for
