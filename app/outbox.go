@@ -193,9 +193,10 @@ func OutboxTarget(address, host string) string {
 }
 
 // heldReason is a held message's reason: the decision, and what a person
-// does with it.
+// does with it (the commands with its id are the receipt's and outbox
+// show's to print: the reason is written before the id is known).
 func heldReason(d domain.Decision) string {
-	return "held for approval: " + d.Why() + "; nothing was sent: peerctl outbox approve ID delivers it, peerctl outbox deny ID ends it"
+	return "held for approval: " + d.Why() + "; nothing was sent: outbox approve delivers it, outbox deny ends it"
 }
 
 // ruleOf is the rule that decided d, with its place ("rule 2: hold from=mcp to=*").
@@ -293,7 +294,7 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)
 	}
-	change := ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true, SessionID: target.ID()}
+	change := ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true, Tried: true, SessionID: target.ID()}
 	if !svc.confirmRule(target).ByReceipt {
 		change.Transcript = svc.transcriptOf(target.Record())
 	}
@@ -317,7 +318,7 @@ func (o *Outbox) AttemptElsewhere(ctx context.Context, m ports.OutboxMessage, re
 	if gone, err := o.expire(ctx, &m); gone || err != nil {
 		return m, SendResult{}, err
 	}
-	return o.handOver(ctx, m, ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true}, req, SendResult{}, send)
+	return o.handOver(ctx, m, ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true, Tried: true}, req, SendResult{}, send)
 }
 
 // recording is ctx for a change that records what an attempt did: not
@@ -470,13 +471,15 @@ func (o *Outbox) afterHanded(ctx context.Context, m ports.OutboxMessage, req Sen
 // notHanded records an attempt that handed nothing over (err, a refusal
 // before any transport ran or one saying nothing was sent): held for
 // approval when the trust policy holds it now, stored again with backoff
-// when it may pass, refused otherwise (a deny rule: not_allowed).
+// when it may pass, refused otherwise (a deny rule: not_allowed). A try
+// counts once: when its hand-over began (delivering), else here.
 func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendResult, err error) (ports.OutboxMessage, SendResult, error) {
 	ctx = recording(ctx)
 	now := o.now()
+	tried := m.State != domain.OutboxDelivering
 	from := []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}
 	if d, held := domain.AsHeld(err); held {
-		m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxAwaitingApproval, Reason: heldReason(d), Rule: ruleOf(d), At: now})
+		m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxAwaitingApproval, Reason: heldReason(d), Rule: ruleOf(d), At: now, Tried: tried})
 		if serr != nil {
 			return m2, res, serr
 		}
@@ -484,17 +487,21 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 	}
 	r, ok := domain.AsRefusal(err)
 	if !ok || !domain.Retryable(r.Reason) {
-		m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxRefused, Reason: err.Error(), At: now})
+		m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxRefused, Reason: err.Error(), At: now, Tried: tried})
 		if serr != nil {
 			return m2, res, serr
 		}
 		return m2, res, err
 	}
-	next := now.Add(domain.Backoff(m.Tries+1, MaxBackoff))
+	n := m.Tries // the tries before this one, whether it was counted yet or not
+	if !tried {
+		n--
+	}
+	next := now.Add(domain.Backoff(n+1, MaxBackoff))
 	if next.After(m.Expires) {
 		next = m.Expires
 	}
-	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next, Tried: true})
+	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next, Tried: tried})
 	if serr != nil {
 		return m2, res, serr
 	}

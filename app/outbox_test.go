@@ -280,6 +280,27 @@ func TestOutboxDeliveryFailedBeforeHandOverIsRetried(t *testing.T) {
 	assert.Contains(t, m.Reason, "courier program missing")
 }
 
+// Tries count every try, once, from the moment it began: a try that
+// handed the message over is one of them (never "0 tries, 1 of them
+// began a hand-over"), while it runs and after; a try that found no
+// session is one that began none.
+func TestOutboxTriesCountTheHandOver(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "no one there yet")
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.Error(t, err)
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, [2]int{1, 0}, [2]int{m.Tries, m.Attempts}, "tries, hand-overs begun")
+
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.now = w.now.Add(time.Minute)
+	m, _, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, [2]int{2, 1}, [2]int{m.Tries, m.Attempts}, "tries, hand-overs begun")
+}
+
 // A service killed mid-delivery leaves the message in delivering: the
 // transcript decides, and nothing is sent by the check.
 func TestOutboxRecoverChecksTheTranscript(t *testing.T) {
@@ -908,6 +929,10 @@ func TestOutboxHeldWaitsForApprovalThenIsDeliveredOnce(t *testing.T) {
 	assert.Equal(t, domain.OutboxAwaitingApproval, m.State)
 	assert.Equal(t, "rule 1: hold from=mcp to=*", m.Rule)
 	assert.Equal(t, "awaiting_approval", app.DurableOutcome(m))
+	// Its reason is written before its id is known: it names no command
+	// that would want one ("peerctl outbox approve" with no id).
+	assert.NotContains(t, m.Reason, "peerctl outbox")
+	assert.Contains(t, m.Reason, "nothing was sent: outbox approve delivers it, outbox deny ends it")
 	got, _ := w.state(t, m.ID)
 	assert.Equal(t, "mcp:writer-1", got.Sender.String())
 	assert.Equal(t, idB, got.Sender.SessionID())

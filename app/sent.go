@@ -150,7 +150,9 @@ func answerIt(st domain.Status) string {
 // (confirmedAt), the target harness's own receipt (confirmed), Claude
 // Code's words (claudeResult: SendMessage's result or the delivery notice
 // that followed), the transport's note (detail). host names the machine
-// ("" for this one). Registry text in it is escaped (wire.Safe).
+// ("" for this one); a durable send names its outbox message beside the
+// pid ("pid 4652, outbox message 3"), one line for one message whatever
+// the outbox calls its state. Registry text in it is escaped (wire.Safe).
 func ReceiptLine(out wire.Receipt) string {
 	on := ""
 	if out.Host != "" {
@@ -177,6 +179,10 @@ func ReceiptLine(out wire.Receipt) string {
 	if how != "" {
 		how = ": " + how
 	}
-	return fmt.Sprintf("%s: %q (session %s, pid %d)%s by %s in %s%s%s", wire.Safe(out.Outcome), out.Name, wire.Safe(out.SessionID), out.PID,
+	kept := ""
+	if out.Outbox != nil {
+		kept = fmt.Sprintf(", outbox message %d", out.Outbox.ID)
+	}
+	return fmt.Sprintf("%s: %q (session %s, pid %d%s)%s by %s in %s%s%s", wire.Safe(out.Outcome), out.Name, wire.Safe(out.SessionID), out.PID, kept,
 		wire.Safe(on), wire.Safe(out.Transport), time.Duration(out.TransportMs)*time.Millisecond, wire.Safe(id), wire.Safe(how))
 }

@@ -142,6 +142,12 @@ func TestReceiptLine(t *testing.T) {
 			*r = target
 			r.Outcome, r.Transport, r.Host, r.Detail = "posted", "socket", "dev-box", "frame written; the socket gives no acknowledgement"
 		}, `posted: "proj-89" (session 26df9a5b, pid 4652) on dev-box by socket in 712ms: frame written; the socket gives no acknowledgement`},
+		// One line for one message: the outbox's own word for its state
+		// ("delivered": handed over) never stands beside the receipt's.
+		"a durable send, not seen": {func(r *wire.Receipt) {
+			*r = courier
+			r.Outcome, r.Outbox = "queued", &wire.OutboxRef{ID: 3, State: "delivered"}
+		}, `queued: "proj-89" (session 26df9a5b, pid 4652, outbox message 3) by courier in 712ms (msg_id 0d9c): in Claude Code's words: “peerctl” → uds:/tmp/cc-socks/4652.sock; in that session's inbox, not yet read by its Claude`},
 	}
 	for name, tc := range cases {
 		var r wire.Receipt

@@ -44,8 +44,10 @@ type OutboxMessage struct {
 	// Expires to TTL from then.
 	TTL time.Duration
 	// Attempts counts the attempts begun (each a hand-over that may have
-	// reached the harness); Tries counts every try, whatever came of it (a
-	// target that was away, a host that did not answer): the backoff's n.
+	// reached the harness); Tries counts every try, from when it began,
+	// whatever came of it (a hand-over, a target that was away, a host
+	// that did not answer): the backoff's n. Attempts are a part of Tries
+	// (one tried by an older peerctl may show fewer tries).
 	Attempts, Tries int
 	// SessionID and Transcript are the resolved target of the last attempt
 	// and its transcript file ("" when unknown); AttemptAt is when that

@@ -276,10 +276,10 @@ func runOutboxList(ctx context.Context, opts *outboxOptions) error {
 	}
 	var tw table
 	on := opts.io.colourOn(opts.io.out)
-	tw.add("ID", paint(on, colourNone, "STATE"), "TARGET", "ATTEMPTS", "UPDATED", "REASON")
+	tw.add("ID", paint(on, colourNone, "STATE"), "TARGET", "TRIES", "UPDATED", "REASON")
 	for _, m := range msgs {
 		tw.add(strconv.FormatInt(m.ID, 10), paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName),
-			strconv.Itoa(m.Attempts), shownTime(m.Updated), cut(cell(m.Reason), widthText))
+			strconv.Itoa(m.Tries), shownTime(m.Updated), cut(cell(m.Reason), widthText))
 	}
 	return tw.write(opts.io.out)
 }
@@ -306,7 +306,7 @@ func runOutboxShow(ctx context.Context, opts *outboxOptions) error {
 		return opts.io.writeJSON(wire.OutboxMessageOf(m, hist))
 	}
 	on := opts.io.colourOn(opts.io.out)
-	printOutboxMessage(opts.io.out, wire.OutboxMessageOf(m, nil), on)
+	printOutboxMessage(opts.io.out, wire.OutboxMessageOf(m, nil), on, m.State == domain.OutboxStored && !opts.serve().running(ctx))
 	fmt.Fprintln(opts.io.out, "history:")
 	for _, e := range hist {
 		again := ""
@@ -329,17 +329,41 @@ func noSuchMessage(id int64) error {
 // the service's log show it (app.OutboxTarget).
 var outboxTarget = app.OutboxTarget
 
-// printOutboxMessage prints one message for people, a row a field; with
-// colour, its state in its colour (stateColour).
-func printOutboxMessage(w io.Writer, j wire.OutboxMessage, colour bool) {
+// triesText is a message's tries for people, with how many of them
+// (handed, its part: the JSON's attempts) began a hand-over: "1 (it began
+// a hand-over to the session)", "3 (1 of them began ...)". The table's
+// TRIES is the same count.
+func triesText(tries, handed int) string {
+	switch {
+	case tries == 0:
+		return "0 (not tried yet)"
+	case tries == 1 && handed == 1:
+		return "1 (it began a hand-over to the session)"
+	case tries == 1:
+		return "1 (it began no hand-over)"
+	case handed == 0:
+		return fmt.Sprintf("%d (none of them began a hand-over)", tries)
+	}
+	return fmt.Sprintf("%d (%d of them began a hand-over to the session)", tries, handed)
+}
+
+// printOutboxMessage prints message j for people, one row a field; with
+// colour, its state in its colour (stateColour); idle: no service runs to
+// try it, so its next try is when one does, not the time it was due
+// (which may be past).
+func printOutboxMessage(w io.Writer, j wire.OutboxMessage, colour, idle bool) {
 	sender := ""
 	if j.Sender != nil {
 		sender = j.Sender.As
 	}
+	next := shownStamp(j.NextAttemptAt)
+	if idle {
+		next = "when peerctl serve runs: messages wait for the service; peerctl serve, or any send --durable, starts it"
+	}
 	rows := [][2]string{{"id", strconv.FormatInt(j.ID, 10)}, {"state", j.State}, {"reason", j.Reason}, {"to", j.Address}, {"sender", sender},
 		{"rule", j.Rule}, {"approved by", j.ApprovedBy},
-		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next attempt", shownStamp(j.NextAttemptAt)},
-		{"tries", fmt.Sprintf("%d (%d of them began a hand-over to the session)", j.Tries, j.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
+		{"host", j.Host}, {"session", j.SessionID}, {"key", j.Key}, {"created", shownStamp(j.CreatedAt)}, {"expires", shownStamp(j.ExpiresAt)}, {"next try", next},
+		{"tries", triesText(j.Tries, j.Attempts)}, {"outcome", j.Outcome}, {"transport", j.Transport}, {"msg_id", j.MsgID}, {"transcript", j.Transcript},
 		{"text", j.Text}}
 	for _, r := range rows {
 		if r[1] == "" {
@@ -396,5 +420,5 @@ func (c *serveClient) outboxChange(ctx context.Context, req serve.Request, asJSO
 	} else if err != nil {
 		return fmt.Errorf("the service did not answer: see peerctl outbox show %d", req.ID)
 	}
-	return c.answered(a, asJSON, false)
+	return c.answered(a, asJSON, false, nil)
 }

@@ -118,7 +118,7 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	for _, l := range lines[1:] {
 		assert.Equal(t, "2026-03-04T04:06:07Z", l[col:col+len("2026-03-04T04:06:07Z")], "UPDATED lines up, UTC to the second:\n%s", r.stdout)
 	}
-	assert.Regexp(t, `^ID\s+STATE\s+TARGET\s+ATTEMPTS\s+UPDATED\s+REASON$`, lines[0])
+	assert.Regexp(t, `^ID\s+STATE\s+TARGET\s+TRIES\s+UPDATED\s+REASON$`, lines[0], "one word for one count: show's tries")
 	assert.Contains(t, r.stdout, "a-rather-long-session-name-for-the-table  ", "a long target keeps two spaces before the next column")
 
 	r = evRun(t, env, nil, "outbox", "show", "1")
@@ -127,7 +127,10 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	assert.Contains(t, r.stdout, "expires:      2026-03-04T05:06:07Z\n")
 	assert.Contains(t, r.stdout, "  2026-03-04T04:06:07Z  stored")
 	assert.NotRegexp(t, regexp.MustCompile(`\d{2}:\d{2}:\d{2}\.\d`), r.stdout, "no fractions of a second")
-	assert.Contains(t, r.stdout, "tries:        0 (0 of them began a hand-over to the session)\n", "one line says what both counts are")
+	assert.Contains(t, r.stdout, "tries:        0 (not tried yet)\n", "one line says what both counts are")
+	// No service runs: the time it was due (past) is not its next try.
+	assert.Contains(t, r.stdout, "next try:     when peerctl serve runs: messages wait for the service; peerctl serve, or any send --durable, starts it\n")
+	assert.NotContains(t, r.stdout, "next attempt")
 	assert.NotContains(t, r.stdout, "attempts:")
 
 	env["PEERCTL_SERVE"] = "off"
@@ -137,4 +140,36 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	r = evRun(t, env, nil, "outbox", "--state", "expired")
 	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Equal(t, "peerctl: no message in the outbox matches\n", r.stderr)
+}
+
+// outbox show's tries: a count never smaller than its part, said so that
+// it reads as one.
+func TestTriesTextNeverSmallerThanItsPart(t *testing.T) {
+	for _, tc := range []struct {
+		tries, handed int
+		want          string
+	}{
+		{0, 0, "0 (not tried yet)"},
+		{1, 1, "1 (it began a hand-over to the session)"},
+		{1, 0, "1 (it began no hand-over)"},
+		{3, 0, "3 (none of them began a hand-over)"},
+		{3, 2, "3 (2 of them began a hand-over to the session)"},
+	} {
+		assert.Equal(t, tc.want, triesText(tc.tries, tc.handed))
+	}
+}
+
+// A held send says it in two lines that do not repeat each other: the
+// hold with its rule, then what to do with it; every command in them
+// names the message.
+func TestHeldReceiptTwoLinesEachCommandWithItsID(t *testing.T) {
+	var out strings.Builder
+	ios := newIOStreams(nil, &out, io.Discard, func(string) string { return "" })
+	ref := &serve.Ref{ID: 5, State: "awaiting_approval", Address: []byte("quiet"), Rule: "rule 1: hold from=* to=quiet",
+		Reason: []byte("held for approval: hold by rule 1 (hold from=* to=quiet): cli to \"quiet\"; nothing was sent: outbox approve delivers it, outbox deny ends it")}
+	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "awaiting_approval"}}, ref, false))
+	assert.Equal(t, `awaiting_approval: message 5 for "quiet" is held by the trust policy (rule 1: hold from=* to=quiet); nothing was sent
+approve it: peerctl outbox approve 5   (or end it: peerctl outbox deny 5; follow it: peerctl outbox show 5)
+`, out.String())
+	assert.NotRegexp(t, `peerctl outbox (approve|deny|show)( [^0-9]|$|\n)`, out.String(), "a command with no id")
 }

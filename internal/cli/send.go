@@ -164,7 +164,8 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 			return err
 		}
 	}
-	if handled, err := sc.sendForward(ctx, durable, dest, q, opts.json); handled {
+	talk := talkWhileWaiting(opts.io, opts.json, q.Wait, q.AwaitReply)
+	if handled, err := sc.sendForward(ctx, durable, dest, q, opts.json, talk); handled {
 		return err
 	}
 	if !dest.IsLocal() {
@@ -177,7 +178,6 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	talk := talkWhileWaiting(opts.io, opts.json, q.Wait, q.AwaitReply)
 	if opts.events {
 		ctx = app.WithSendTrace(ctx, sendEvents(opts.io))
 	}
@@ -185,7 +185,7 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	talk.stop()
 	if sc.holds(err, q) {
 		// Kept in peerctl serve's outbox for a person's approval.
-		_, err := sc.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, opts.json)
+		_, err := sc.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, opts.json, nil)
 		return err
 	}
 	if err != nil {
@@ -311,7 +311,7 @@ func sentCode(sent wire.Sent, err error) error {
 }
 
 // printReceiptText prints a receipt document as text on w: its one line
-// (app.ReceiptLine), the outbox message and how a --wait ended; or a dry
+// (app.ReceiptLine, with the outbox message) and how a --wait ended; or a dry
 // run's plan. One printer for a send here and one a far side's peerctl
 // made.
 func printReceiptText(w io.Writer, out wire.Receipt) {
@@ -332,9 +332,6 @@ func printReceiptText(w io.Writer, out wire.Receipt) {
 		return
 	}
 	fmt.Fprintln(w, app.ReceiptLine(out))
-	if o := out.Outbox; o != nil {
-		fmt.Fprintf(w, "outbox: message %d, %s\n", o.ID, o.State)
-	}
 	printWait(w, out.Wait)
 }
 

@@ -82,8 +82,10 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 // by the trust policy here, before its order is dialled (a durable or far
 // one before sendForward is called), and the service decides again with
 // the order's sender; a held one goes to the service as a durable one
-// (app.DefaultTTL once approved), kept there awaiting approval.
-func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool) (handled bool, err error) {
+// (app.DefaultTTL once approved), kept there awaiting approval. talk (nil:
+// none) tells a person, while the service has the send, of its hand-over
+// and wait as it happens (the service's Talk lines).
+func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool, talk *waitTalk) (handled bool, err error) {
 	awaited := q.AwaitReply > 0
 	if !d.on() {
 		if !dest.IsLocal() || q.Transport != "" || q.DryRun || awaited || c.serveOff() || c.debug.send {
@@ -95,7 +97,7 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 		}
 		if err := c.allowedTo(ctx, q.Address, dest); c.holds(err, q) {
 			_ = conn.Close()
-			return c.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, asJSON)
+			return c.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, asJSON, talk)
 		} else if err != nil {
 			_ = conn.Close()
 			return true, err
@@ -105,14 +107,14 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 			_ = conn.Close()
 			return true, err
 		}
-		a, err := c.ask(ctx, conn, serve.Request{Op: "send", Send: &o})
+		a, err := c.ask(talk.context(ctx), conn, serve.Request{Op: "send", Send: &o, Talk: talk != nil})
 		if errors.Is(err, errForwardUnsent) {
 			return false, nil // nothing reached the service: send it here
 		}
 		if err != nil {
 			return true, err
 		}
-		return true, c.answered(a, asJSON, awaited)
+		return true, c.answered(a, asJSON, awaited, talk)
 	}
 	if c.getenv(serveEnv) == "off" {
 		return true, outboxUnavailable(fmt.Errorf("send --durable needs peerctl serve, and %s=off", serveEnv))
@@ -131,14 +133,14 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 	if err != nil {
 		return true, outboxUnavailable(err)
 	}
-	a, err := c.ask(ctx, conn, serve.Request{Op: "send", Send: &o})
+	a, err := c.ask(talk.context(ctx), conn, serve.Request{Op: "send", Send: &o, Talk: talk != nil})
 	if errors.Is(err, errForwardUnsent) {
 		return true, outboxUnavailable(err)
 	}
 	if err != nil {
 		return true, err
 	}
-	return true, c.answered(a, asJSON, awaited)
+	return true, c.answered(a, asJSON, awaited, talk)
 }
 
 // order is a send of q to dest (durable as d says) as the service takes

@@ -15,8 +15,10 @@ import (
 // the receipt text as soon as the hand-over is known (where send prints
 // it: stdout, stderr when the reply takes stdout), then on stderr a line
 // that it waits, the time waited on a terminal, and a target found
-// waiting on its user. Nil (with --json, or without a wait) it does
-// nothing: the receipt comes at the end, as one document.
+// waiting on its user. A send that peerctl serve carries tells the same
+// through it (serve.Talk: the service's trace replayed on this one). Nil
+// (with --json, or without a wait) it does nothing: the receipt comes at
+// the end, as one document.
 type waitTalk struct {
 	io      *iostreams
 	awaited bool

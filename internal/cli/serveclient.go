@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -125,6 +126,20 @@ func (c *serveClient) dialServe(ctx context.Context, start bool) (*net.UnixConn,
 	}
 }
 
+// running reports whether this user's service answers on its socket now
+// (none is started; never with PEERCTL_SERVE=off).
+func (c *serveClient) running(ctx context.Context) bool {
+	if c.serveOff() {
+		return false
+	}
+	conn, err := c.dialServe(ctx, false)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
+
 func dialUnix(path string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }
@@ -179,6 +194,10 @@ func (c *serveClient) fleet(ctx context.Context, urls string, asDoc bool) (l wir
 	return *a.Fleet, nil, true
 }
 
+// hungUpAnswerWithin bounds the wait for the service's answer once this
+// command hung up (Ctrl-C): the service cancels the request and answers.
+const hungUpAnswerWithin = 5 * time.Second
+
 // errForwardUnsent says the request never reached the service whole: the
 // service stores nothing of a line cut short, so the command may run here
 // instead, or say nothing was stored.
@@ -192,7 +211,13 @@ var errForwardUnsent = errors.New("the request did not reach the service")
 // uid's) answers before it hangs up: that answer is returned.
 func (c *serveClient) ask(ctx context.Context, conn *net.UnixConn, req serve.Request) (serve.Answer, error) {
 	defer func() { _ = conn.Close() }()
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	stop := context.AfterFunc(ctx, func() {
+		// Hang up (Ctrl-C): the service cancels the request and answers
+		// how it ended (a wait after the hand-over: interrupted, the
+		// message handed over), within a bound.
+		_ = conn.CloseWrite()
+		_ = conn.SetReadDeadline(time.Now().Add(hungUpAnswerWithin))
+	})
 	defer stop()
 	req.V = serve.Protocol
 	r := bufio.NewReader(conn)
@@ -219,6 +244,9 @@ func (c *serveClient) ask(ctx context.Context, conn *net.UnixConn, req serve.Req
 		}
 		if a.Stored != nil {
 			stored = a.Stored
+		}
+		if a.Talk != nil {
+			a.Talk.Tell(app.SendTraceFrom(ctx), stored)
 		}
 	}
 }
@@ -253,9 +281,12 @@ func outboxUnavailable(err error) error { return serve.OutboxUnavailable(err) }
 // answered prints the service's answer as this command prints the same
 // result without the service: notes on stderr, then the receipt (a kept
 // durable message's, with the outbox object), the outbox message, or the
-// refusal or error, with its exit code.
-func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool) error {
-	passLines(c.io.errOut, a.Notes)
+// refusal or error, with its exit code. A receipt talk printed at the
+// hand-over is not printed again: what the wait added is.
+func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool, talk *waitTalk) error {
+	talk.stop()
+	told, printed := talk.printed()
+	passLines(c.io.errOut, notTold(a.Notes, told))
 	switch {
 	case a.Refusal != nil:
 		return a.Refusal.Err()
@@ -270,13 +301,16 @@ func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool) error {
 		if asJSON {
 			return c.io.writeJSON(m)
 		}
-		printOutboxMessage(c.io.out, m, c.io.colourOn(c.io.out))
+		printOutboxMessage(c.io.out, m, c.io.colourOn(c.io.out), false)
 		return nil
 	case a.Sent != nil && a.Kept:
 		return printKept(c.io, *a.Sent, a.Ref, asJSON)
 	case a.Sent != nil:
 		sent := *a.Sent
 		sent.Receipt.Outbox = a.Ref.OutboxRef()
+		if printed {
+			return printSentAfter(c.io, sent, awaited, told)
+		}
 		return printSent(c.io, sent, asJSON, awaited)
 	}
 	return nil
@@ -305,8 +339,11 @@ func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) erro
 	case out.Outcome == "stored":
 		fmt.Fprintf(ios.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), shownStamp(ref.ExpiresAt))
 	case out.Outcome == domain.OutboxAwaitingApproval.String():
+		// Two lines: the hold (its rule says why), and what to do with
+		// it, by its id.
 		fmt.Fprintf(ios.out, "awaiting_approval: message %d for %q is held by the trust policy (%s); nothing was sent\n", ref.ID, target, safe(ref.Rule))
-		fmt.Fprintf(ios.out, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d)\n", ref.ID, ref.ID)
+		fmt.Fprintf(ios.out, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d; follow it: peerctl outbox show %d)\n", ref.ID, ref.ID, ref.ID)
+		return nil
 	default:
 		fmt.Fprintf(ios.out, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
 	}

@@ -15,7 +15,8 @@ import (
 
 // Protocol is the version of the line protocol between peerctl and its
 // service (docs/SERVE.md): a client writes one request line; the service
-// answers with at most one Stored line, then one final line (Done).
+// answers with at most one Stored line, Talk lines when asked, then one
+// final line (Done).
 const Protocol = 2
 
 // maxLine bounds one line of the protocol: a 64 KiB text in base64 with
@@ -81,6 +82,11 @@ type Request struct {
 	// written after the answer's line (Answer.FleetDoc); a service that
 	// does not know it answers with the listing whole.
 	Doc bool `json:"doc,omitempty"`
+	// Talk, with "send", asks for Talk lines while a send that waits
+	// (--wait, --await-reply) is handed over and waits: a command that
+	// tells a person what goes on meanwhile. A service that does not know
+	// it sends none; a client that does not ask gets none.
+	Talk bool `json:"talk,omitempty"`
 }
 
 // Answer is one line the service writes. Strings that may hold any bytes
@@ -92,6 +98,10 @@ type Answer struct {
 	// send's message is in the outbox now: a client that hears no more
 	// knows which message to look at.
 	Stored *Ref `json:"stored,omitempty"`
+	// Talk, on a line of its own before the final one (after Stored), is
+	// one moment of a send that waits, when the request asked for it
+	// (Request.Talk).
+	Talk *Talk `json:"talk,omitempty"`
 	// Done marks the final line.
 	Done bool `json:"done,omitempty"`
 

@@ -464,9 +464,15 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 		return noted(kept(m, app.SendResult{}, true))
 	}
 	stored(*refOf(m, false))
+	keptNew := func(a Answer) Answer {
+		if n := notWaited(o, a); n != "" {
+			a.Notes = append(a.Notes, n)
+		}
+		return noted(a)
+	}
 	if held != nil {
 		s.logMessage(m, m.State, m.Reason)
-		return noted(kept(m, app.SendResult{}, false))
+		return keptNew(kept(m, app.SendResult{}, false))
 	}
 	defer s.poke()
 	defer s.release(m.ID)
@@ -479,7 +485,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 			n = "1 older message"
 		}
 		m.Reason = "waits behind " + n + " to the same address, delivered in order"
-		return noted(kept(m, app.SendResult{}, false))
+		return keptNew(kept(m, app.SendResult{}, false))
 	}
 	id := m.ID
 	m, res, err := w.attempt(ctx, m)
@@ -491,7 +497,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	switch {
 	case m.State == domain.OutboxStored, m.State == domain.OutboxAwaitingApproval:
-		return noted(kept(m, res, false))
+		return keptNew(kept(m, res, false))
 	case m.State.Handed():
 		if err != nil && !errors.As(err, new(*domain.Refusal)) {
 			return noted(failed(unrecorded(id, err)))
@@ -508,6 +514,27 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	}
 	notes = append(notes, fmt.Sprintf("peerctl: outbox: message %d is %s", m.ID, m.State))
 	return noted(failed(err))
+}
+
+// notWaited is the note of a new durable message of order o kept, not
+// handed over now (a): the wait its order asks for (--wait,
+// --await-reply) did not happen now; the service does it when it hands
+// the message over, and records what came of it in the outbox. "" when
+// the order does not wait or the message is not kept for later.
+func notWaited(o wire.SendOrder, a Answer) string {
+	if !o.Waits() || !a.Kept || a.Ref == nil {
+		return ""
+	}
+	st, err := domain.ParseOutboxState(a.Ref.State)
+	if err != nil || !st.Pending() && st != domain.OutboxAwaitingApproval {
+		return ""
+	}
+	what, flag := "the end of the turn on it", "--wait"
+	if o.Query.AwaitReply > 0 {
+		what, flag = "its reply", "--await-reply"
+	}
+	return fmt.Sprintf("peerctl: note: nothing was waited for (%s): message %d was not handed over now; the service waits for %s when it hands it over, and records it: peerctl outbox show %d",
+		flag, a.Ref.ID, what, a.Ref.ID)
 }
 
 // unrecorded is the refusal of durable message id, stored, whose attempt

@@ -304,7 +304,19 @@ func (s *Server) handle(conn *net.UnixConn) {
 		_, _ = io.Copy(io.Discard, r)
 		cancel()
 	}()
-	_ = WriteLine(conn, s.Serve(ctx, req, func(ref Ref) { _ = WriteLine(conn, Answer{Stored: &ref}) }))
+	var mu sync.Mutex // a send's talk may come from its wait's goroutine
+	say := func(a Answer) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = WriteLine(conn, a)
+	}
+	ended := func() {}
+	if req.Talk && req.Op == "send" {
+		ctx, ended = talking(ctx, say)
+	}
+	a := s.Serve(ctx, req, func(ref Ref) { say(Answer{Stored: &ref}) })
+	ended() // nothing is said after the final line
+	say(a)
 }
 
 // Serve answers one request; stored hears, before the answer, that a

@@ -31,6 +31,20 @@ func TestLiveSendWaitTellsTheReceiptFirst(t *testing.T) {
 		assert.Regexp(t, `(?m)^wait: interrupted: still `, r.stdout.text(), "the wait ended by the Ctrl-C that followed the receipt")
 	})
 
+	t.Run("--durable --wait", func(t *testing.T) {
+		// Through peerctl serve: the service tells the hand-over as it
+		// happens, so the receipt still comes before the wait ends.
+		w := serveWorld{state: t.TempDir(), run: catSocketDir(t)}
+		t.Cleanup(func() { w.stopServe(t) })
+		env := append(configEnv(t, s.ConfigDir), "XDG_STATE_HOME="+w.state, "XDG_RUNTIME_DIR="+w.run)
+		r := startTalking(t, env, "send", "--durable=1h", "--transport", "socket", "--confirm-timeout", "30s", "--wait=10m", s.SessionID, "peerctl live durable talk check")
+		assert.Regexp(t, `^(delivered|posted): "[^"]*" \(session `+s.SessionID+`, pid \d+, outbox message 1\) by socket in `, r.stdout.until(t, s.SessionID))
+		r.stderr.until(t, "peerctl: waiting up to 10m0s")
+		require.NoError(t, r.cmd.Process.Signal(os.Interrupt))
+		require.Equal(t, 0, r.exit(t), "stderr: %s\nscreen:\n%s", r.stderr.text(), s.Screen())
+		assert.Regexp(t, `(?m)^wait: interrupted: still `, r.stdout.text(), "the wait ended by the Ctrl-C that followed the receipt")
+	})
+
 	t.Run("--await-reply", func(t *testing.T) {
 		r := startTalking(t, courierEnv(t, s.ConfigDir, bin), "send", "--await-reply=10m", "--confirm-timeout", "30s", s.SessionID, "peerctl live talk check, no answer")
 		assert.Regexp(t, `^(delivered|queued|held): "[^"]*" \(session `+s.SessionID+`, pid \d+\) by courier in .* \(msg_id `, r.stderr.until(t, s.SessionID))
