@@ -154,6 +154,26 @@ func answerIt(st domain.Status) string {
 // pid ("pid 4652, outbox message 3"), one line for one message whatever
 // the outbox calls its state. Registry text in it is escaped (wire.Safe).
 func ReceiptLine(out wire.Receipt) string {
+	return receiptLine(out, out.Outcome)
+}
+
+// HandedLine is a receipt's line at the hand-over (SendTrace.Handed) when
+// its confirmation is still to come (Awaiting.Confirming), as a waiting
+// send prints it before its wait. A courier's "queued" that its
+// confirmation has not judged yet reads "handed over", without the
+// harness's words ("not yet read by its Claude ..."): the confirmation's
+// own line follows it ("peerctl: confirmed: ..." or the warning that it was
+// not), so that one send does not read queued and then delivered. Any other
+// receipt reads as ReceiptLine.
+func HandedLine(out wire.Receipt) string {
+	if out.Outcome != domain.OutcomeQueued.String() || out.Confirmed || out.ConfirmedAt != "" {
+		return ReceiptLine(out)
+	}
+	out.ClaudeResult, out.Detail = "", ""
+	return receiptLine(out, "handed over")
+}
+
+func receiptLine(out wire.Receipt, word string) string {
 	on := ""
 	if out.Host != "" {
 		on = " on " + out.Host
@@ -183,6 +203,6 @@ func ReceiptLine(out wire.Receipt) string {
 	if out.Outbox != nil {
 		kept = fmt.Sprintf(", outbox message %d", out.Outbox.ID)
 	}
-	return fmt.Sprintf("%s: %q (session %s, pid %d%s)%s by %s in %s%s%s", wire.Safe(out.Outcome), out.Name, wire.Safe(out.SessionID), out.PID, kept,
+	return fmt.Sprintf("%s: %q (session %s, pid %d%s)%s by %s in %s%s%s", wire.Safe(word), out.Name, wire.Safe(out.SessionID), out.PID, kept,
 		wire.Safe(on), wire.Safe(out.Transport), time.Duration(out.TransportMs)*time.Millisecond, wire.Safe(id), wire.Safe(how))
 }

@@ -155,3 +155,23 @@ func TestReceiptLine(t *testing.T) {
 		assert.Equal(t, tc.want, ReceiptLine(r), name)
 	}
 }
+
+// At the hand-over a courier's queued receipt, not yet judged by its
+// confirmation, reads "handed over" without Claude Code's words (the
+// confirmation's line follows); a judged or other receipt reads as
+// ReceiptLine.
+func TestHandedLine(t *testing.T) {
+	r := wire.Receipt{Name: "proj-89", SessionID: "26df9a5b", PID: 4652, TransportMs: 712, Transport: "courier", MsgID: "0d9c",
+		Outcome: "queued", ClaudeResult: "in that session's inbox, not yet read by its Claude"}
+	assert.Equal(t, `handed over: "proj-89" (session 26df9a5b, pid 4652) by courier in 712ms (msg_id 0d9c)`, HandedLine(r))
+	for _, edit := range []func(*wire.Receipt){
+		func(r *wire.Receipt) {
+			r.Outcome, r.Confirmed, r.ConfirmedAt = "delivered", true, "2026-12-06T18:00:00Z"
+		},
+		func(r *wire.Receipt) { r.Outcome, r.ClaudeResult, r.Transport = "held", "", "inbox" },
+	} {
+		o := r
+		edit(&o)
+		assert.Equal(t, ReceiptLine(o), HandedLine(o))
+	}
+}

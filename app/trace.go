@@ -41,6 +41,10 @@ type Awaiting struct {
 	Target string
 	// Until is when the wait gives up.
 	Until time.Time
+	// Confirming: the confirmation of the hand-over is still to come
+	// (SendTrace.Confirmation tells how it ended); the receipt so far is
+	// the transport's own (HandedLine).
+	Confirming bool
 }
 
 type traceKey struct{}
@@ -75,6 +79,7 @@ func (t *SendTrace) handed(res SendResult, w Awaiting, confirming bool) {
 	if confirming {
 		sent.Notes = nil
 	}
+	w.Confirming = confirming
 	t.Handed(sent, w)
 }
 

@@ -44,8 +44,24 @@ func TestStoredReceiptTimeToTheSecond(t *testing.T) {
 	var out strings.Builder
 	ios := newIOStreams(nil, &out, io.Discard, func(string) string { return "" })
 	ref := &serve.Ref{ID: 7, Address: []byte("reviewer"), ExpiresAt: "2026-12-07T19:25:14.823935771Z"}
-	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "stored"}}, ref, false))
+	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "stored"}}, ref, false, false))
 	assert.Contains(t, out.String(), `stored: message 7 for "reviewer" is kept until 2026-12-07T19:25:14Z and`)
+}
+
+// With --await-reply stdout is the reply's alone: a durable send kept, not
+// handed over, has no reply, so its receipt goes to stderr (answer=$(...)
+// was the receipt).
+func TestKeptReceiptOfAnAwaitedSendIsOnStderr(t *testing.T) {
+	var out, errOut strings.Builder
+	ios := newIOStreams(nil, &out, &errOut, func(string) string { return "" })
+	ref := &serve.Ref{ID: 2, Address: []byte("later"), ExpiresAt: "2026-12-07T19:25:14Z"}
+	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "stored"}}, ref, false, true))
+	assert.Empty(t, out.String())
+	assert.Contains(t, errOut.String(), `stored: message 2 for "later"`)
+	assert.Contains(t, errOut.String(), "follow it: peerctl outbox show 2\n")
+	out.Reset()
+	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "stored"}}, ref, true, true))
+	assert.Contains(t, out.String(), `"outcome": "stored"`, "--json: the document is stdout's")
 }
 
 // list with nothing live prints no bare header: it says so on stderr and
@@ -167,7 +183,7 @@ func TestHeldReceiptTwoLinesEachCommandWithItsID(t *testing.T) {
 	ios := newIOStreams(nil, &out, io.Discard, func(string) string { return "" })
 	ref := &serve.Ref{ID: 5, State: "awaiting_approval", Address: []byte("quiet"), Rule: "rule 1: hold from=* to=quiet",
 		Reason: []byte("held for approval: hold by rule 1 (hold from=* to=quiet): cli to \"quiet\"; nothing was sent: outbox approve delivers it, outbox deny ends it")}
-	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "awaiting_approval"}}, ref, false))
+	require.NoError(t, printKept(ios, wire.Sent{Receipt: wire.Receipt{Outcome: "awaiting_approval"}}, ref, false, false))
 	assert.Equal(t, `awaiting_approval: message 5 for "quiet" is held by the trust policy (rule 1: hold from=* to=quiet); nothing was sent
 approve it: peerctl outbox approve 5   (or end it: peerctl outbox deny 5; follow it: peerctl outbox show 5)
 `, out.String())

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -54,7 +55,7 @@ func (t *waitTalk) farEvent(ev wire.SendEvent) {
 		if ev.Receipt == nil {
 			return
 		}
-		t.handed(wire.Sent{Receipt: *ev.Receipt, Notes: ev.Notes}, app.Awaiting{Reply: ev.Reply, Target: ev.Receipt.Name, Until: time.Now().Add(ev.Left())})
+		t.handed(wire.Sent{Receipt: *ev.Receipt, Notes: ev.Notes}, app.Awaiting{Reply: ev.Reply, Target: ev.Receipt.Name, Until: time.Now().Add(ev.Left()), Confirming: ev.Confirming})
 	case wire.SendConfirmation:
 		t.confirmation(ev.Lines)
 	case wire.SendTargetWaiting:
@@ -75,7 +76,7 @@ func sendEvents(io *iostreams) *app.SendTrace {
 	return &app.SendTrace{
 		Handed: func(sent wire.Sent, w app.Awaiting) {
 			r := sent.Receipt
-			emit(wire.SendEvent{SendEvent: wire.SendHanded, Receipt: &r, Notes: sent.Notes, Reply: w.Reply, LeftMs: max(1, time.Until(w.Until).Milliseconds())})
+			emit(wire.SendEvent{SendEvent: wire.SendHanded, Receipt: &r, Notes: sent.Notes, Reply: w.Reply, LeftMs: max(1, time.Until(w.Until).Milliseconds()), Confirming: w.Confirming})
 		},
 		Confirmation: func(lines []string) { emit(wire.SendEvent{SendEvent: wire.SendConfirmation, Lines: lines}) },
 		TargetWaiting: func(waitingFor string) {
@@ -91,7 +92,11 @@ func (t *waitTalk) handed(sent wire.Sent, w app.Awaiting) {
 	if t.awaited {
 		out = t.io.errOut
 	}
-	printReceiptText(out, sent.Receipt)
+	if r := sent.Receipt; w.Confirming && r.Plan == nil && !wire.Held(r) {
+		fmt.Fprintln(out, app.HandedLine(r))
+	} else {
+		printReceiptText(out, r)
+	}
 	passLines(t.io.errOut, sent.Notes)
 	t.told, t.name = append([]string{}, sent.Notes...), w.Target
 	now := time.Now()

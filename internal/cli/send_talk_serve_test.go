@@ -51,7 +51,7 @@ func TestDurableSendThroughTheServiceTalksAtTheHandOver(t *testing.T) {
 		asked <- req
 		_ = serve.WriteLine(conn, serve.Answer{Stored: &serve.Ref{ID: 3, State: "delivering"}})
 		_ = serve.WriteLine(conn, serve.Answer{Talk: &serve.Talk{Handed: &serve.Handed{Sent: wire.Sent{Receipt: receipt}, Target: []byte("proj-89"),
-			Until: time.Now().Add(10 * time.Minute)}}})
+			Until: time.Now().Add(10 * time.Minute), Confirming: true}}})
 		_ = serve.WriteLine(conn, serve.Answer{Talk: &serve.Talk{Confirmation: []string{"peerctl: confirmed: its transcript shows the text in the session's queue (seen in 120ms)"}}})
 		<-read
 		end := receipt
@@ -72,11 +72,11 @@ func TestDurableSendThroughTheServiceTalksAtTheHandOver(t *testing.T) {
 	assert.True(t, (<-asked).Talk, "the client asks for the talk")
 	require.Eventually(t, func() bool { return strings.Contains(errOut.String(), "confirmed:") }, time.Minute, 5*time.Millisecond,
 		"the receipt and the wait's line before the answer: stdout %q, stderr %q", out.String(), errOut.String())
-	assert.Equal(t, `queued: "proj-89" (session 26df9a5b, pid 4652, outbox message 3) by courier in 712ms`+"\n", out.String())
+	assert.Equal(t, `handed over: "proj-89" (session 26df9a5b, pid 4652, outbox message 3) by courier in 712ms`+"\n", out.String())
 	assert.Contains(t, errOut.String(), "peerctl: waiting up to 10m0s")
 	close(read)
 	require.NoError(t, <-done)
-	assert.Equal(t, 1, strings.Count(out.String(), `queued: "proj-89"`), "the receipt once: %s", out.String())
+	assert.Equal(t, 1, strings.Count(out.String(), `handed over: "proj-89"`), "the receipt once: %s", out.String())
 	assert.Contains(t, out.String(), "wait: exited")
 	assert.Equal(t, 1, strings.Count(errOut.String(), "confirmed:"), "the confirmation once: %s", errOut.String())
 }

@@ -304,7 +304,7 @@ func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool, talk *waitT
 		printOutboxMessage(c.io.out, m, c.io.colourOn(c.io.out), false)
 		return nil
 	case a.Sent != nil && a.Kept:
-		return printKept(c.io, *a.Sent, a.Ref, asJSON)
+		return printKept(c.io, *a.Sent, a.Ref, asJSON, awaited)
 	case a.Sent != nil:
 		sent := *a.Sent
 		sent.Receipt.Outbox = a.Ref.OutboxRef()
@@ -320,8 +320,10 @@ func (c *serveClient) answered(a serve.Answer, asJSON, awaited bool, talk *waitT
 // outcome "stored" with the outbox object; one whose TTL was over before
 // it could be tried, "expired"; one the trust policy holds,
 // "awaiting_approval", with how to approve or deny it; for a repeated key the first message as
-// it stands (app.DurableOutcome).
-func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) error {
+// it stands (app.DurableOutcome). With --await-reply (awaited) and no
+// --json, stdout is the reply's alone: a kept message has none yet, so its
+// receipt goes to stderr and stdout stays empty (exit 0: it is kept).
+func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON, awaited bool) error {
 	out := sent.Receipt
 	out.Outbox = ref.OutboxRef()
 	if ref == nil {
@@ -331,26 +333,30 @@ func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON bool) erro
 	if asJSON {
 		return ios.writeJSON(out)
 	}
+	w := ios.out
+	if awaited {
+		w = ios.errOut
+	}
 	target := safe(outboxTarget(string(ref.Address), ref.Host))
 	switch {
 	case ref.Duplicate:
-		fmt.Fprintf(ios.out, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
+		fmt.Fprintf(w, "%s: message %d (key %q) to %q is already in the outbox, %s; nothing new was stored or sent\n", out.Outcome, ref.ID, safe(string(ref.Key)),
 			target, ref.State)
 	case out.Outcome == "stored":
-		fmt.Fprintf(ios.out, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), shownStamp(ref.ExpiresAt))
+		fmt.Fprintf(w, "stored: message %d for %q is kept until %s and delivered when the session can take it\n", ref.ID, safe(string(ref.Address)), shownStamp(ref.ExpiresAt))
 	case out.Outcome == domain.OutboxAwaitingApproval.String():
 		// Two lines: the hold (its rule says why), and what to do with
 		// it, by its id.
-		fmt.Fprintf(ios.out, "awaiting_approval: message %d for %q is held by the trust policy (%s); nothing was sent\n", ref.ID, target, safe(ref.Rule))
-		fmt.Fprintf(ios.out, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d; follow it: peerctl outbox show %d)\n", ref.ID, ref.ID, ref.ID)
+		fmt.Fprintf(w, "awaiting_approval: message %d for %q is held by the trust policy (%s); nothing was sent\n", ref.ID, target, safe(ref.Rule))
+		fmt.Fprintf(w, "approve it: peerctl outbox approve %d   (or end it: peerctl outbox deny %d; follow it: peerctl outbox show %d)\n", ref.ID, ref.ID, ref.ID)
 		return nil
 	default:
-		fmt.Fprintf(ios.out, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
+		fmt.Fprintf(w, "%s: message %d for %q was not delivered\n", out.Outcome, ref.ID, target)
 	}
 	if out.Detail != "" {
-		fmt.Fprintf(ios.out, "why: %s\n", safe(out.Detail))
+		fmt.Fprintf(w, "why: %s\n", safe(out.Detail))
 	}
-	fmt.Fprintf(ios.out, "follow it: peerctl outbox show %d\n", ref.ID)
+	fmt.Fprintf(w, "follow it: peerctl outbox show %d\n", ref.ID)
 	return nil
 }
 

@@ -36,6 +36,8 @@ type Handed struct {
 	// gives up (RFC 3339, UTC).
 	Target []byte    `json:"target,omitempty"`
 	Until  time.Time `json:"until"`
+	// Confirming: the confirmation is still to come (app.Awaiting).
+	Confirming bool `json:"confirming,omitempty"`
 }
 
 // TargetWaiting is what the target waits on (exact: base64; empty when
@@ -59,7 +61,7 @@ func talking(ctx context.Context, say func(Answer)) (_ context.Context, ended fu
 	}
 	tr := &app.SendTrace{
 		Handed: func(sent wire.Sent, w app.Awaiting) {
-			tell(Talk{Handed: &Handed{Sent: sent, Reply: w.Reply, Target: []byte(w.Target), Until: w.Until.UTC()}})
+			tell(Talk{Handed: &Handed{Sent: sent, Reply: w.Reply, Target: []byte(w.Target), Until: w.Until.UTC(), Confirming: w.Confirming}})
 		},
 		Confirmation:  func(lines []string) { tell(Talk{Confirmation: lines}) },
 		TargetWaiting: func(waitingFor string) { tell(Talk{TargetWaiting: &TargetWaiting{For: []byte(waitingFor)}}) },
@@ -81,7 +83,7 @@ func (t *Talk) Tell(tr *app.SendTrace, stored *Ref) {
 		if stored != nil {
 			sent.Receipt.Outbox = stored.OutboxRef()
 		}
-		tr.Handed(sent, app.Awaiting{Reply: t.Handed.Reply, Target: string(t.Handed.Target), Until: t.Handed.Until})
+		tr.Handed(sent, app.Awaiting{Reply: t.Handed.Reply, Target: string(t.Handed.Target), Until: t.Handed.Until, Confirming: t.Handed.Confirming})
 	case t.Confirmation != nil && tr.Confirmation != nil:
 		tr.Confirmation(t.Confirmation)
 	case t.TargetWaiting != nil && tr.TargetWaiting != nil:

@@ -46,6 +46,9 @@ type SendEvent struct {
 	// LeftMs (handed) is how long the wait has left, in milliseconds
 	// (a time left, not a clock time: the two machines' clocks may differ).
 	LeftMs int64 `json:"leftMs,omitempty"`
+	// Confirming (handed): the confirmation of the hand-over is still to
+	// come (a confirmation event follows); the receipt is the transport's.
+	Confirming bool `json:"confirming,omitempty"`
 	// Lines (confirmation) say how the confirmation ended.
 	Lines []string `json:"lines,omitempty"`
 	// WaitingFor (targetWaiting) is what the target waits on ("" when its

@@ -47,7 +47,7 @@ func TestLiveSendWaitTellsTheReceiptFirst(t *testing.T) {
 
 	t.Run("--await-reply", func(t *testing.T) {
 		r := startTalking(t, courierEnv(t, s.ConfigDir, bin), "send", "--await-reply=10m", "--confirm-timeout", "30s", s.SessionID, "peerctl live talk check, no answer")
-		assert.Regexp(t, `^(delivered|queued|held): "[^"]*" \(session `+s.SessionID+`, pid \d+\) by courier in .* \(msg_id `, r.stderr.until(t, s.SessionID))
+		assert.Regexp(t, `^(delivered|handed over|held): "[^"]*" \(session `+s.SessionID+`, pid \d+\) by courier in .* \(msg_id `, r.stderr.until(t, s.SessionID))
 		r.stderr.until(t, "to reply; Ctrl-C stops the wait")
 		require.NoError(t, r.cmd.Process.Signal(os.Interrupt))
 		assert.Equal(t, 9, r.exit(t), "stderr: %s\nscreen:\n%s", r.stderr.text(), s.Screen())

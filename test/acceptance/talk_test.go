@@ -187,3 +187,28 @@ func TestSendWaitJSONSaysNothingMeanwhile(t *testing.T) {
 	assert.NotContains(t, string(r.Stderr), "waiting up to")
 	assert.True(t, strings.HasPrefix(string(r.Stdout), "{"), "one JSON document: %s", r.Stdout)
 }
+
+// A send that waits and confirms: at the hand-over its receipt reads
+// "handed over" (the courier's "queued" is not the last word yet), then the
+// wait, and the confirmation's own line when it ends; the receipt is never printed
+// again, and no "queued" line precedes a delivery (issue 44: one clear
+// receipt line).
+func TestSendAwaitReplyHandedThenConfirmed(t *testing.T) {
+	answer := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(answer) }) }
+	w, _ := newReplyWorld(t, func(text string) []post {
+		<-answer
+		return pong(text)
+	})
+	t.Cleanup(release)
+	r := startTalking(t, w.env(t, "sent"), "--config-dir", w.config, "send", "--await-reply=10m", w.id, "ping")
+	assert.Regexp(t, `^handed over: "inbox" \(session [0-9a-f-]+, pid \d+\) by courier in \S+ \(msg_id [^)]+\)$`, r.stderr.until(t, "inbox"))
+	r.stderr.until(t, "waiting up to")
+	release()
+	require.Equal(t, 0, r.exit(t), "stderr: %s", r.stderr.text())
+	assert.Equal(t, "pong: ping", r.stdout.text())
+	assert.NotContains(t, r.stderr.text(), "queued:", r.stderr.text())
+	assert.Equal(t, 1, strings.Count(r.stderr.text(), `handed over: "inbox"`), r.stderr.text())
+	assert.Contains(t, r.stderr.text(), "peerctl: warning: queued, not confirmed:", "the confirmation's line (here: the fake's transcript never shows it)")
+}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/peerctl/peerctl/ports"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -190,4 +191,14 @@ func TestGoDocsLinksLand(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Positive(t, checked)
+}
+
+// The README names the output protocol this release speaks (a far side of
+// another is refused): it is ports.RemoteProtocol.
+func TestReadmeNamesTheOutputProtocol(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`speaks output protocol (\d+)`).FindSubmatch(b)
+	require.NotNil(t, m, "README.md says which output protocol this release speaks")
+	assert.Equal(t, fmt.Sprint(ports.RemoteProtocol), string(m[1]))
 }
