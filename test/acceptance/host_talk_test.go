@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,14 +23,7 @@ import (
 // --await-reply over ssh: the far receipt on stderr, then that it waits;
 // the session answers only once both were read.
 func TestHostAwaitReplyTellsTheReceiptFirst(t *testing.T) {
-	answer := make(chan struct{})
-	var once sync.Once
-	release := func() { once.Do(func() { close(answer) }) }
-	rw, _ := newReplyWorld(t, func(text string) []post {
-		<-answer
-		return pong(text)
-	})
-	t.Cleanup(release) // before the replier's own cleanup waits for it
+	rw, release := newHeldReplyWorld(t)
 	w := hostOf(t, rw)
 	courier := []string{"PEERCTL_CLAUDE=" + fakeClaudeBin(t), "FAKECLAUDE_SCENARIO=sent", "FAKECLAUDE_RECORD=" + w.sendWorld.record}
 	r := startTalking(t, w.env(t, courier...), "send", "--host", "box", "--await-reply=10m", "--no-confirm", w.id, "ping")

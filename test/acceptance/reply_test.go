@@ -94,6 +94,22 @@ func startReplier(t *testing.T, path, name string, answer func(text string) []po
 
 func pong(text string) []post { return []post{{text: "pong: " + text}} }
 
+// newHeldReplyWorld is newReplyWorld whose session answers "pong: TEXT"
+// only once release is called (a test of order: what the command prints
+// while it waits); release is also called at the test's end, before the
+// replier's own cleanup waits for it.
+func newHeldReplyWorld(t *testing.T) (sendWorld, func()) {
+	answer := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(answer) }) }
+	w, _ := newReplyWorld(t, func(text string) []post {
+		<-answer
+		return pong(text)
+	})
+	t.Cleanup(release)
+	return w, release
+}
+
 // newReplyWorld is newSendWorld whose session "inbox" answers as answer
 // says; it returns the world and the session's socket path.
 func newReplyWorld(t *testing.T, answer func(string) []post) (sendWorld, string) {

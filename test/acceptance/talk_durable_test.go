@@ -11,7 +11,6 @@ package acceptance
 import (
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,14 +62,7 @@ func TestDurableSendWaitCtrlCStopsTheWait(t *testing.T) {
 // --durable --await-reply: the receipt on stderr, then that it waits for
 // the reply; the session answers only once both were read.
 func TestDurableSendAwaitReplyTellsTheReceiptFirst(t *testing.T) {
-	answer := make(chan struct{})
-	var once sync.Once
-	release := func() { once.Do(func() { close(answer) }) }
-	rw, _ := newReplyWorld(t, func(text string) []post {
-		<-answer
-		return pong(text)
-	})
-	t.Cleanup(release)
+	rw, release := newHeldReplyWorld(t)
 	w := serveWorld{sendWorld: rw, state: t.TempDir(), run: catSocketDir(t)}
 	t.Cleanup(func() { w.stopServe(t) })
 	r := startTalking(t, w.env(t), "--config-dir", w.config, "send", "--durable", "--await-reply=10m", "--no-confirm", w.id, "ping")

@@ -159,14 +159,7 @@ func TestSendWaitTellsTheReceiptFirst(t *testing.T) {
 // --await-reply: the receipt on stderr (stdout is the reply's), then that
 // it waits for the reply; the session answers only once both were read.
 func TestSendAwaitReplyTellsTheReceiptFirst(t *testing.T) {
-	answer := make(chan struct{})
-	var once sync.Once
-	release := func() { once.Do(func() { close(answer) }) }
-	w, _ := newReplyWorld(t, func(text string) []post {
-		<-answer
-		return pong(text)
-	})
-	t.Cleanup(release) // before the replier's own cleanup waits for it
+	w, release := newHeldReplyWorld(t)
 	r := startTalking(t, w.env(t, "sent"), "--config-dir", w.config, "send", "--await-reply=10m", "--no-confirm", w.id, "ping")
 	assert.Regexp(t, `^queued: "inbox"`, r.stderr.until(t, "inbox"))
 	assert.Regexp(t, `^peerctl: waiting up to 10m0s \(until \d\d:\d\d:\d\d UTC\) for "inbox" to reply; Ctrl-C stops the wait`, r.stderr.until(t, "waiting up to"))
@@ -194,14 +187,7 @@ func TestSendWaitJSONSaysNothingMeanwhile(t *testing.T) {
 // again, and no "queued" line precedes a delivery (issue 44: one clear
 // receipt line).
 func TestSendAwaitReplyHandedThenConfirmed(t *testing.T) {
-	answer := make(chan struct{})
-	var once sync.Once
-	release := func() { once.Do(func() { close(answer) }) }
-	w, _ := newReplyWorld(t, func(text string) []post {
-		<-answer
-		return pong(text)
-	})
-	t.Cleanup(release)
+	w, release := newHeldReplyWorld(t)
 	r := startTalking(t, w.env(t, "sent"), "--config-dir", w.config, "send", "--await-reply=10m", w.id, "ping")
 	assert.Regexp(t, `^handed over: "inbox" \(session [0-9a-f-]+, pid \d+\) by courier in \S+ \(msg_id [^)]+\)$`, r.stderr.until(t, "inbox"))
 	r.stderr.until(t, "waiting up to")
