@@ -30,7 +30,7 @@ func newCompletionCmd(f *factory) *cobra.Command {
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script (names and ids complete too)",
 		Long:  helpLong(`Print the completion script for your shell; send and show complete live session names and ids`, "completion"),
-		Example: `  source <(peerctl completion bash)    # bash needs the bash-completion package (apt, brew: bash-completion)
+		Example: `  source <(peerctl completion bash)   # bash needs the bash-completion package
   peerctl completion zsh > "${fpath[1]}/_peerctl"
   peerctl completion fish | source`,
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},

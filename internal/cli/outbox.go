@@ -131,8 +131,8 @@ func newOutboxCmd(f *factory) *cobra.Command {
   peerctl outbox --state stored,outcome_unknown --target reviewer
   peerctl outbox show 17 --jq .history
   peerctl outbox cancel 17
-  peerctl outbox retry 18     # an outcome_unknown message, after checking it did not arrive
-  peerctl outbox approve 19   # a message the trust policy held (awaiting_approval)`,
+  peerctl outbox retry 18     # outcome_unknown, checked that it did not arrive
+  peerctl outbox approve 19   # a message the trust policy held`,
 		Args: noArgs,
 		RunE: list,
 	}
@@ -200,7 +200,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		"  peerctl outbox --state awaiting_approval\n  peerctl outbox show 19\n  peerctl outbox approve 19")
 	deny := change("deny", "End a message the trust policy held, unsent (denied)",
 		"Deny a message a hold rule of the trust policy kept: it ends denied and is never sent",
-		"  peerctl outbox deny 19\n  peerctl outbox deny --json 19\n  peerctl outbox --state awaiting_approval --jq '.[].id' | xargs -n1 peerctl outbox deny")
+		"  peerctl outbox deny 19\n  peerctl outbox deny --json 19\n  peerctl outbox --state awaiting_approval --jq '.[].id' | \\\n    xargs -n1 peerctl outbox deny")
 	cmd.AddCommand(listCmd, show, cancel, retry, approve, deny)
 	return cmd
 }
