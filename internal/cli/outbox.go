@@ -165,6 +165,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 			return runOutboxShow(cmd.Context(), opts)
 		},
 	}
+	show.ValidArgsFunction = completeOutboxIDs(f, opts)
 	show.Flags().BoolVar(&opts.json, "json", false, "print JSON on stdout")
 	change := func(use, short, long, example string) *cobra.Command {
 		cmd := &cobra.Command{
@@ -180,6 +181,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 				return runOutboxChange(cmd.Context(), opts)
 			},
 		}
+		cmd.ValidArgsFunction = completeOutboxIDs(f, opts)
 		cmd.Flags().BoolVar(&opts.json, "json", false, "print the message as JSON on stdout")
 		return cmd
 	}

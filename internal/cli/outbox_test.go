@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
@@ -188,4 +189,55 @@ func TestHeldReceiptTwoLinesEachCommandWithItsID(t *testing.T) {
 approve it: peerctl outbox approve 5   (or end it: peerctl outbox deny 5; follow it: peerctl outbox show 5)
 `, out.String())
 	assert.NotRegexp(t, `peerctl outbox (approve|deny|show)( [^0-9]|$|\n)`, out.String(), "a command with no id")
+}
+
+// outbox show, cancel, retry, approve and deny complete the outbox's ids
+// (approve and deny the held ones), never file names; with no outbox, or
+// with none to read it (no peerctl-mcp beside or on PATH), nothing.
+func TestOutboxCommandsCompleteIDs(t *testing.T) {
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
+	r := evRun(t, env, nil, "__complete", "outbox", "show", "")
+	got, directive := completions(t, r.stdout)
+	assert.Empty(t, got, "no outbox")
+	assert.Equal(t, ":4", directive, "no file names")
+
+	p, err := serve.PathsFor(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
+	ctx := context.Background()
+	st, err := outbox.Open(ctx, p.DB)
+	require.NoError(t, err)
+	now := time.Now()
+	for _, m := range []ports.OutboxMessage{{Address: "reviewer"}, {Address: "quiet", State: domain.OutboxAwaitingApproval}} {
+		m.Text, m.Created, m.Expires, m.NextAt = "hi", now, now.Add(time.Hour), now
+		_, _, err := st.Put(ctx, m)
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Close())
+
+	for _, use := range []string{"show", "cancel", "retry"} {
+		r := evRun(t, env, nil, "__complete", "outbox", use, "")
+		require.Equal(t, 0, r.code, r.stderr)
+		got, directive := completions(t, r.stdout)
+		assert.Equal(t, map[string]string{"1": "stored  reviewer", "2": "awaiting_approval  quiet"}, got, use)
+		assert.Equal(t, ":4", directive, use)
+	}
+	for _, use := range []string{"approve", "deny"} {
+		got, _ := completions(t, evRun(t, env, nil, "__complete", "outbox", use, "").stdout)
+		assert.Equal(t, map[string]string{"2": "awaiting_approval  quiet"}, got, use)
+	}
+	got, _ = completions(t, evRun(t, env, nil, "__complete", "outbox", "show", "2").stdout)
+	assert.Equal(t, map[string]string{"2": "awaiting_approval  quiet"}, got, "the typed prefix")
+	got, directive = completions(t, evRun(t, env, nil, "__complete", "outbox", "show", "1", "").stdout)
+	assert.Empty(t, got, "one id only")
+	assert.Equal(t, ":4", directive)
+
+	t.Setenv("PATH", t.TempDir())
+	r = evRun(t, env, func(c *factory) {
+		c.store = nil // peerctl: the outbox is read by peerctl-mcp, and there is none
+		c.executable = func() (string, error) { return filepath.Join(t.TempDir(), "peerctl"), nil }
+	}, "__complete", "outbox", "show", "")
+	got, directive = completions(t, r.stdout)
+	assert.Empty(t, got)
+	assert.Contains(t, []string{":4", ":5"}, directive, "no file names")
 }
