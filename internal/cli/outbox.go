@@ -316,7 +316,8 @@ func runOutboxShow(ctx context.Context, opts *outboxOptions) error {
 			again = fmt.Sprintf(" (%d times, the last at %s)", e.Count, shownTime(e.Last))
 		}
 		state := e.State.String()
-		fmt.Fprintf(opts.io.out, "  %s  %s%*s %s%s\n", shownTime(e.At), paint(on, stateColour(state), state), max(0, 16-len(state)), "", safe(e.Reason), again)
+		row := fmt.Sprintf("  %s  %s%*s %s%s", shownTime(e.At), paint(on, stateColour(state), state), max(0, 16-len(state)), "", safe(e.Reason), again)
+		fmt.Fprintln(opts.io.out, strings.TrimRight(row, " ")) // no reason: nothing after the state
 	}
 	return nil
 }

@@ -143,6 +143,7 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	assert.Contains(t, r.stdout, "created:      2026-03-04T04:06:07Z\n")
 	assert.Contains(t, r.stdout, "expires:      2026-03-04T05:06:07Z\n")
 	assert.Contains(t, r.stdout, "  2026-03-04T04:06:07Z  stored")
+	assert.NotRegexp(t, `(?m) $`, r.stdout, "no line ends in blanks")
 	assert.NotRegexp(t, regexp.MustCompile(`\d{2}:\d{2}:\d{2}\.\d`), r.stdout, "no fractions of a second")
 	assert.Contains(t, r.stdout, "tries:        0 (not tried yet)\n", "one line says what both counts are")
 	// No service runs: the time it was due (past) is not its next try.
