@@ -97,6 +97,7 @@ func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
 		{[]string{"list"}, "peerctl: note: registry folder " + filepath.Join(gone, "claude", "sessions") + " does not exist; no sessions\n"},
 		{[]string{"list", "--harness", "qwen-code"}, "peerctl: note: registry folder " + filepath.Join(gone, "qwen", "sessions") + " does not exist; no sessions\n"},
 		{[]string{"list", "--harness", "codex"}, "peerctl: note: registry folder " + filepath.Join(gone, "codex") + " does not exist; no sessions\n"},
+		{[]string{"list", "--config-dir", filepath.Join(gone, "cfg")}, "peerctl: note: registry folder " + filepath.Join(gone, "cfg", "sessions") + " does not exist; no sessions\n"},
 	} {
 		r := evRun(t, env, nil, tc.args...)
 		assert.Equal(t, wire.ExitOK, r.code, "%q: %s", tc.args, r.stderr)
