@@ -115,18 +115,8 @@ func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
 // the second.
 func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
-	p, err := serve.PathsFor(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
-	ctx := context.Background()
-	st, err := outbox.Open(ctx, p.DB)
-	require.NoError(t, err)
 	created := time.Date(2026, 3, 4, 5, 6, 7, 891011121, time.FixedZone("X", 3600))
-	for _, addr := range []string{"a-rather-long-session-name-for-the-table", "r"} {
-		_, _, err := st.Put(ctx, ports.OutboxMessage{Address: addr, Text: "hi", Created: created, Expires: created.Add(time.Hour), NextAt: created})
-		require.NoError(t, err)
-	}
-	require.NoError(t, st.Close())
+	putOutbox(t, env, created, ports.OutboxMessage{Address: "a-rather-long-session-name-for-the-table"}, ports.OutboxMessage{Address: "r"})
 
 	r := evRun(t, env, nil, "outbox")
 	require.Equal(t, wire.ExitOK, r.code, r.stderr)
@@ -203,19 +193,7 @@ func TestOutboxCommandsCompleteIDs(t *testing.T) {
 	assert.Empty(t, got, "no outbox")
 	assert.Equal(t, ":4", directive, "no file names")
 
-	p, err := serve.PathsFor(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
-	ctx := context.Background()
-	st, err := outbox.Open(ctx, p.DB)
-	require.NoError(t, err)
-	now := time.Now()
-	for _, m := range []ports.OutboxMessage{{Address: "reviewer"}, {Address: "quiet", State: domain.OutboxAwaitingApproval}} {
-		m.Text, m.Created, m.Expires, m.NextAt = "hi", now, now.Add(time.Hour), now
-		_, _, err := st.Put(ctx, m)
-		require.NoError(t, err)
-	}
-	require.NoError(t, st.Close())
+	putOutbox(t, env, time.Now(), ports.OutboxMessage{Address: "reviewer"}, ports.OutboxMessage{Address: "quiet", State: domain.OutboxAwaitingApproval})
 
 	for _, use := range []string{"show", "cancel", "retry"} {
 		r := evRun(t, env, nil, "__complete", "outbox", use, "")
@@ -242,4 +220,22 @@ func TestOutboxCommandsCompleteIDs(t *testing.T) {
 	got, directive = completions(t, r.stdout)
 	assert.Empty(t, got)
 	assert.Contains(t, []string{":4", ":5"}, directive, "no file names")
+}
+
+// putOutbox puts msgs into the outbox of env's state folder, making it:
+// each with the text "hi", created and due at created, expiring an hour on.
+func putOutbox(t *testing.T, env map[string]string, created time.Time, msgs ...ports.OutboxMessage) {
+	t.Helper()
+	p, err := serve.PathsFor(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
+	ctx := context.Background()
+	st, err := outbox.Open(ctx, p.DB)
+	require.NoError(t, err)
+	for _, m := range msgs {
+		m.Text, m.Created, m.Expires, m.NextAt = "hi", created, created.Add(time.Hour), created
+		_, _, err := st.Put(ctx, m)
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Close())
 }
