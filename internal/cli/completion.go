@@ -12,6 +12,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // completionTimeout bounds the registry read behind one TAB press.
@@ -29,8 +30,8 @@ func newCompletionCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script (names and ids complete too)",
-		Long:  helpLong(`Print the completion script for your shell; send and show complete live session names and ids`, "completion"),
-		Example: `  source <(peerctl completion bash)    # bash needs the bash-completion package (apt, brew: bash-completion)
+		Long:  helpLong(`Print the completion script for your shell; send and show complete live session names and ids, the outbox commands its ids`, "completion"),
+		Example: `  source <(peerctl completion bash)   # bash needs the bash-completion package
   peerctl completion zsh > "${fpath[1]}/_peerctl"
   peerctl completion fish | source`,
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
@@ -148,3 +149,50 @@ func describe(a, b string) string {
 }
 
 func short(id string) string { return id[:min(8, len(id))] }
+
+// completeOutboxIDs is the ValidArgsFunction of outbox show, cancel, retry,
+// approve and deny: the ids of the outbox's messages, newest first, each
+// described by its state and target (approve and deny: the held ones
+// only), filtered by the typed prefix; never file names. The outbox is
+// read read-only, here when this program has the store, else by peerctl-mcp
+// running this same completion (runWithStore); with no outbox, no
+// peerctl-mcp or an error, nothing is offered.
+func completeOutboxIDs(f *factory, opts *outboxOptions) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if ran, err := f.runWithStore("peerctl outbox "+cmd.Name(), storeToRead); ran {
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		parent := cmd.Context()
+		if parent == nil {
+			parent = context.Background()
+		}
+		ctx, cancel := context.WithTimeout(parent, completionTimeout)
+		defer cancel()
+		st, absent, err := opts.open(ctx)
+		if err != nil || absent {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer func() { _ = st.Close() }()
+		var filter ports.OutboxFilter
+		if cmd.Name() == "approve" || cmd.Name() == "deny" {
+			filter.States = []domain.OutboxState{domain.OutboxAwaitingApproval}
+		}
+		msgs, err := st.List(ctx, filter)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		var out []cobra.Completion
+		for _, m := range msgs {
+			if id := strconv.FormatInt(m.ID, 10); strings.HasPrefix(id, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(id, describe(m.State.String(), m.Address)))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -48,7 +48,8 @@ func newEndpointCmd(f *factory) *cobra.Command {
 		Short: "Split an endpoint into host, harness, pid, name or id, and socket",
 		Long:  helpLong(`Split any endpoint list prints (`+endpointPrefixes()+`, ssh:v1:<host>:<endpoint>) into its parts; nothing is read`, "endpoint-parse"),
 		Example: `  peerctl endpoint parse 'cc-peer:v1:4652:proj-89:/tmp/cc-socks/4652.sock'
-  peerctl endpoint parse --json 'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'
+  peerctl endpoint parse --json \
+    'cc-peer:v1:5031:build%3Amain 50%25 ünï:/tmp/cc-socks/5031.sock'
   peerctl list --jq '.[0].endpoint' | xargs peerctl endpoint parse`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,9 +73,11 @@ func newEndpointCmd(f *factory) *cobra.Command {
 		Short: "Build an endpoint from its parts",
 		Long:  helpLong(`Build an endpoint from PID, NAME (what the endpoint pins: `+endpointPins()+`) and SOCKET, in --harness's form, escaping % and : ; nothing is read`, "endpoint-format"),
 		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock
-  peerctl endpoint parse "$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)"
+  peerctl endpoint parse \
+    "$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)"
   peerctl endpoint format --parts 4652 proj-89 /tmp/cc-socks/4652.sock
-  peerctl endpoint format --harness qwen-code 7310 4f1c2a9e-0d3b-4e55-9a61-2c7d8b0e6f13 /tmp/qwen-7310.sock`,
+  peerctl endpoint format --harness qwen-code \
+    7310 4f1c2a9e-0d3b-4e55-9a61-2c7d8b0e6f13 /tmp/qwen-7310.sock`,
 		Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h := domain.HarnessClaudeCode

@@ -26,9 +26,12 @@ func newEnrichCmd(f *factory) *cobra.Command {
 		Use:   "enrich SESSION-ID...",
 		Short: "Say which of these session ids are live, with endpoint and status",
 		Long:  helpLong(`For each full session id given, print its live endpoint and status, or nothing when not live`, "enrich"),
-		Example: `  peerctl enrich 3327af2a-a4a5-433e-b55c-1fb5f0a0ae29 26df9a5b-0d4c-4c4e-9f0e-8a3a0d4b2f11
-  ls ~/.claude/projects/*/ | sed -n 's/\.jsonl$//p' | xargs peerctl enrich --json
-  peerctl enrich 3327af2a-a4a5-433e-b55c-1fb5f0a0ae29 --jq '.[] // empty | .live_endpoint'`,
+		Example: `  peerctl enrich 3327af2a-a4a5-433e-b55c-1fb5f0a0ae29 \
+    26df9a5b-0d4c-4c4e-9f0e-8a3a0d4b2f11
+  ls ~/.claude/projects/*/ | sed -n 's/\.jsonl$//p' | \
+    xargs peerctl enrich --json
+  peerctl enrich 3327af2a-a4a5-433e-b55c-1fb5f0a0ae29 \
+    --jq '.[] // empty | .live_endpoint'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("enrich needs at least one session id")}

@@ -124,7 +124,8 @@ func newHostsAddCmd(f *factory) *cobra.Command {
 		Short: "Add a host, or change its settings",
 		Long:  helpLong(`Add DEST (an ssh alias, host or user@host) to the hosts file, or change its settings (--set KEY=VALUE; KEY= removes one)`, "hosts-add"),
 		Example: `  peerctl hosts add build-box
-  peerctl hosts add dev@10.0.0.7 --set config-dir=/home/dev/.claude --set claude=/opt/claude/bin/claude
+  peerctl hosts add dev@10.0.0.7 --set config-dir=/home/dev/.claude \
+    --set claude=/opt/claude/bin/claude
   peerctl hosts add build-box --set claude=`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -53,9 +53,9 @@ func newListCmd(f *factory) *cobra.Command {
 		Example: `  peerctl list
   peerctl list --jq '.[] | select(.addressable) | .endpoint'
   peerctl list --all
-  peerctl list --host . --host dev-box --host me@build-3   # this machine and two others, merged
-  peerctl list --hosts               # this machine and every host of peerctl hosts
-  peerctl list --fleet --nats nats://bus-1:4222   # every node's sessions on the fleet's bus`,
+  peerctl list --host . --host dev-box --host me@build-3   # here and two more
+  peerctl list --hosts             # here and every host of peerctl hosts
+  peerctl list --fleet --nats nats://bus-1:4222   # every node on the bus`,
 		Args:        noArgs,
 		Annotations: map[string]string{signalsKey: signalsWhenRemote},
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -131,8 +131,8 @@ func newOutboxCmd(f *factory) *cobra.Command {
   peerctl outbox --state stored,outcome_unknown --target reviewer
   peerctl outbox show 17 --jq .history
   peerctl outbox cancel 17
-  peerctl outbox retry 18     # an outcome_unknown message, after checking it did not arrive
-  peerctl outbox approve 19   # a message the trust policy held (awaiting_approval)`,
+  peerctl outbox retry 18     # outcome_unknown, checked that it did not arrive
+  peerctl outbox approve 19   # a message the trust policy held`,
 		Args: noArgs,
 		RunE: list,
 	}
@@ -165,6 +165,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 			return runOutboxShow(cmd.Context(), opts)
 		},
 	}
+	show.ValidArgsFunction = completeOutboxIDs(f, opts)
 	show.Flags().BoolVar(&opts.json, "json", false, "print JSON on stdout")
 	change := func(use, short, long, example string) *cobra.Command {
 		cmd := &cobra.Command{
@@ -180,6 +181,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 				return runOutboxChange(cmd.Context(), opts)
 			},
 		}
+		cmd.ValidArgsFunction = completeOutboxIDs(f, opts)
 		cmd.Flags().BoolVar(&opts.json, "json", false, "print the message as JSON on stdout")
 		return cmd
 	}
@@ -200,7 +202,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		"  peerctl outbox --state awaiting_approval\n  peerctl outbox show 19\n  peerctl outbox approve 19")
 	deny := change("deny", "End a message the trust policy held, unsent (denied)",
 		"Deny a message a hold rule of the trust policy kept: it ends denied and is never sent",
-		"  peerctl outbox deny 19\n  peerctl outbox deny --json 19\n  peerctl outbox --state awaiting_approval --jq '.[].id' | xargs -n1 peerctl outbox deny")
+		"  peerctl outbox deny 19\n  peerctl outbox deny --json 19\n  peerctl outbox --state awaiting_approval --jq '.[].id' | \\\n    xargs -n1 peerctl outbox deny")
 	cmd.AddCommand(listCmd, show, cancel, retry, approve, deny)
 	return cmd
 }
@@ -314,7 +316,8 @@ func runOutboxShow(ctx context.Context, opts *outboxOptions) error {
 			again = fmt.Sprintf(" (%d times, the last at %s)", e.Count, shownTime(e.Last))
 		}
 		state := e.State.String()
-		fmt.Fprintf(opts.io.out, "  %s  %s%*s %s%s\n", shownTime(e.At), paint(on, stateColour(state), state), max(0, 16-len(state)), "", safe(e.Reason), again)
+		row := fmt.Sprintf("  %s  %s%*s %s%s", shownTime(e.At), paint(on, stateColour(state), state), max(0, 16-len(state)), "", safe(e.Reason), again)
+		fmt.Fprintln(opts.io.out, strings.TrimRight(row, " ")) // no reason: nothing after the state
 	}
 	return nil
 }

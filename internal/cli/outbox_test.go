@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/adapters/outbox"
+	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
@@ -96,6 +97,7 @@ func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
 		{[]string{"list"}, "peerctl: note: registry folder " + filepath.Join(gone, "claude", "sessions") + " does not exist; no sessions\n"},
 		{[]string{"list", "--harness", "qwen-code"}, "peerctl: note: registry folder " + filepath.Join(gone, "qwen", "sessions") + " does not exist; no sessions\n"},
 		{[]string{"list", "--harness", "codex"}, "peerctl: note: registry folder " + filepath.Join(gone, "codex") + " does not exist; no sessions\n"},
+		{[]string{"list", "--config-dir", filepath.Join(gone, "cfg")}, "peerctl: note: registry folder " + filepath.Join(gone, "cfg", "sessions") + " does not exist; no sessions\n"},
 	} {
 		r := evRun(t, env, nil, tc.args...)
 		assert.Equal(t, wire.ExitOK, r.code, "%q: %s", tc.args, r.stderr)
@@ -113,18 +115,8 @@ func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
 // the second.
 func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
-	p, err := serve.PathsFor(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
-	ctx := context.Background()
-	st, err := outbox.Open(ctx, p.DB)
-	require.NoError(t, err)
 	created := time.Date(2026, 3, 4, 5, 6, 7, 891011121, time.FixedZone("X", 3600))
-	for _, addr := range []string{"a-rather-long-session-name-for-the-table", "r"} {
-		_, _, err := st.Put(ctx, ports.OutboxMessage{Address: addr, Text: "hi", Created: created, Expires: created.Add(time.Hour), NextAt: created})
-		require.NoError(t, err)
-	}
-	require.NoError(t, st.Close())
+	putOutbox(t, env, created, ports.OutboxMessage{Address: "a-rather-long-session-name-for-the-table"}, ports.OutboxMessage{Address: "r"})
 
 	r := evRun(t, env, nil, "outbox")
 	require.Equal(t, wire.ExitOK, r.code, r.stderr)
@@ -142,6 +134,7 @@ func TestOutboxTableAlignedOneTimeFormat(t *testing.T) {
 	assert.Contains(t, r.stdout, "created:      2026-03-04T04:06:07Z\n")
 	assert.Contains(t, r.stdout, "expires:      2026-03-04T05:06:07Z\n")
 	assert.Contains(t, r.stdout, "  2026-03-04T04:06:07Z  stored")
+	assert.NotRegexp(t, `(?m) $`, r.stdout, "no line ends in blanks")
 	assert.NotRegexp(t, regexp.MustCompile(`\d{2}:\d{2}:\d{2}\.\d`), r.stdout, "no fractions of a second")
 	assert.Contains(t, r.stdout, "tries:        0 (not tried yet)\n", "one line says what both counts are")
 	// No service runs: the time it was due (past) is not its next try.
@@ -188,4 +181,61 @@ func TestHeldReceiptTwoLinesEachCommandWithItsID(t *testing.T) {
 approve it: peerctl outbox approve 5   (or end it: peerctl outbox deny 5; follow it: peerctl outbox show 5)
 `, out.String())
 	assert.NotRegexp(t, `peerctl outbox (approve|deny|show)( [^0-9]|$|\n)`, out.String(), "a command with no id")
+}
+
+// outbox show, cancel, retry, approve and deny complete the outbox's ids
+// (approve and deny the held ones), never file names; with no outbox, or
+// with none to read it (no peerctl-mcp beside or on PATH), nothing.
+func TestOutboxCommandsCompleteIDs(t *testing.T) {
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
+	r := evRun(t, env, nil, "__complete", "outbox", "show", "")
+	got, directive := completions(t, r.stdout)
+	assert.Empty(t, got, "no outbox")
+	assert.Equal(t, ":4", directive, "no file names")
+
+	putOutbox(t, env, time.Now(), ports.OutboxMessage{Address: "reviewer"}, ports.OutboxMessage{Address: "quiet", State: domain.OutboxAwaitingApproval})
+
+	for _, use := range []string{"show", "cancel", "retry"} {
+		r := evRun(t, env, nil, "__complete", "outbox", use, "")
+		require.Equal(t, 0, r.code, r.stderr)
+		got, directive := completions(t, r.stdout)
+		assert.Equal(t, map[string]string{"1": "stored  reviewer", "2": "awaiting_approval  quiet"}, got, use)
+		assert.Equal(t, ":4", directive, use)
+	}
+	for _, use := range []string{"approve", "deny"} {
+		got, _ := completions(t, evRun(t, env, nil, "__complete", "outbox", use, "").stdout)
+		assert.Equal(t, map[string]string{"2": "awaiting_approval  quiet"}, got, use)
+	}
+	got, _ = completions(t, evRun(t, env, nil, "__complete", "outbox", "show", "2").stdout)
+	assert.Equal(t, map[string]string{"2": "awaiting_approval  quiet"}, got, "the typed prefix")
+	got, directive = completions(t, evRun(t, env, nil, "__complete", "outbox", "show", "1", "").stdout)
+	assert.Empty(t, got, "one id only")
+	assert.Equal(t, ":4", directive)
+
+	t.Setenv("PATH", t.TempDir())
+	r = evRun(t, env, func(c *factory) {
+		c.store = nil // peerctl: the outbox is read by peerctl-mcp, and there is none
+		c.executable = func() (string, error) { return filepath.Join(t.TempDir(), "peerctl"), nil }
+	}, "__complete", "outbox", "show", "")
+	got, directive = completions(t, r.stdout)
+	assert.Empty(t, got)
+	assert.Contains(t, []string{":4", ":5"}, directive, "no file names")
+}
+
+// putOutbox puts msgs into the outbox of env's state folder, making it:
+// each with the text "hi", created and due at created, expiring an hour on.
+func putOutbox(t *testing.T, env map[string]string, created time.Time, msgs ...ports.OutboxMessage) {
+	t.Helper()
+	p, err := serve.PathsFor(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p.DB), 0o700))
+	ctx := context.Background()
+	st, err := outbox.Open(ctx, p.DB)
+	require.NoError(t, err)
+	for _, m := range msgs {
+		m.Text, m.Created, m.Expires, m.NextAt = "hi", created, created.Add(time.Hour), created
+		_, _, err := st.Put(ctx, m)
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Close())
 }

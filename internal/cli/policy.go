@@ -102,7 +102,7 @@ func newPolicyAddCmd(f *factory) *cobra.Command {
 	opts := newPolicyOptions(f)
 	var from, to, harness, host, cwd string
 	cmd := &cobra.Command{
-		Use:   "add --from SENDER --to TARGET [--harness H] [--host DEST] [--cwd FOLDER] allow|hold|deny",
+		Use:   "add --from SENDER --to TARGET [flags] allow|hold|deny",
 		Short: "Add a rule (last, or at --at N)",
 		Long:  helpLong(`Add a rule to the trust policy: last, or at place N (--at N), since the first rule that matches decides`, "policy-add"),
 		Example: `  peerctl policy add --from mcp --to 'prod-*' deny

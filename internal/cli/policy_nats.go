@@ -49,8 +49,10 @@ it to that machine only and give it there as --nats-creds or $PEERCTL_NATS_CREDS
 keep only the public keys. A seed file that its group or others may read or write is refused
 (exit 1), as ssh refuses such a private key: chmod 600 it, or make it anew. Include the printed block in every server's configuration, beside
 jetstream {}; a node not named in it cannot connect.`,
-		Example: `  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 > peerctl-fleet.conf
-  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 ci-7 > peerctl-fleet.conf   # one more
+		Example: `  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 \
+    > peerctl-fleet.conf
+  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 ci-7 \
+    > peerctl-fleet.conf   # one node more
   scp ./fleet-keys/dev-box-1.nk dev-box-1:.config/peerctl/nats.nk`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
@@ -138,10 +140,11 @@ Run again, it makes nothing and checks what is there: a stream whose configurati
 peerctl's (other subjects, a republish, a mirror or sources, a subject transform, weaker
 limits) is refused (exit 1) naming what differs; delete it (nats stream rm) and run this again.
 Every service refuses such a stream as well.`,
-		Example: `  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 > peerctl-fleet.conf   # first
-  peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk
-  peerctl policy nats-setup --nats nats://bus-1:4222 --nats-creds ./fleet-keys/_admin.nk --jq .made
-  peerctl policy nats-setup --nats nats://127.0.0.1:4222   # an open bus: checks, or makes them ahead`,
+		Example: `  peerctl policy nats-config --keys ./fleet-keys dev-box-1 dev-box-2 \
+    > peerctl-fleet.conf
+  peerctl policy nats-setup --nats nats://bus-1:4222 \
+    --nats-creds ./fleet-keys/_admin.nk --jq .made
+  peerctl policy nats-setup --nats nats://127.0.0.1:4222   # an open bus`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, ok, err := busSettings(cmd, f.getenv, f.bus, flags, "peerctl policy nats-setup")

@@ -52,7 +52,7 @@ func newRelayCmd(f *factory) *cobra.Command {
 		Use:   "relay",
 		Short: "Send and receive as a JSON-lines service (one long-lived courier)",
 		Long:  helpLong(`Send and hear as a JSON-lines service: requests on stdin; receipts, refusals, inbound on stdout`, "relay"),
-		Example: `  printf '%s\n' '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
+		Example: `  echo '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
   coproc peerctl relay --name ci-bot   # then write requests, read lines
   # the relay ends with its stdin: keep stdin open (here 10m) to hear replies
   (cat reqs.jsonl; sleep 600) | peerctl relay | jq -c 'select(.type=="inbound")'

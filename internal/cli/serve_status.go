@@ -247,7 +247,7 @@ What it stores stays in the outbox; a send it carries ends as a signal would end
 it stopped, or none ran (said on stderr); 1 when it has not ended within --timeout.`,
 		Example: `  peerctl serve stop
   peerctl serve stop --timeout 2m
-  XDG_STATE_HOME=/srv/team peerctl serve stop   # the service of another state folder`,
+  XDG_STATE_HOME=/srv/team peerctl serve stop   # another state folder's service`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.wait <= 0 {

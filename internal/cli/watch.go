@@ -51,7 +51,7 @@ func newWatchCmd(f *factory) *cobra.Command {
   peerctl watch | head -1     # ends when its reader goes away
   peerctl --qwen-home ~/.qwen-work watch
   peerctl watch --host . --host dev-box --json
-  peerctl watch --fleet --nats nats://bus-1:4222   # every node of the fleet's bus (docs/FLEET.md)`,
+  peerctl watch --fleet --nats nats://bus-1:4222   # every node on the bus`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error

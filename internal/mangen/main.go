@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,7 +85,8 @@ func write(dir string) error {
 // manPage is cmd's page: cobra's, with its DESCRIPTION what the command
 // does (its Long help without the lines that point at the docs and the
 // exit codes, which become SEE ALSO and EXIT STATUS), sections before
-// SEE ALSO and seeAlso (roff) after cobra's list of related pages.
+// SEE ALSO and seeAlso (roff) after cobra's list of related pages (less
+// a page seeAlso names itself).
 func manPage(cmd *cobra.Command, sections, seeAlso string) ([]byte, error) {
 	what, docURL := cli.SplitLong(cmd.Long)
 	cmd.Long = what
@@ -99,7 +101,16 @@ func manPage(cmd *cobra.Command, sections, seeAlso string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("man page of %s: cobra wrote no SEE ALSO", cmd.CommandPath())
 	}
-	page = before + sections + ".SH SEE ALSO\n" + strings.TrimRight(after, "\n") + "\n" + strings.TrimRight(seeAlso, "\n")
+	related := strings.Split(strings.TrimRight(after, "\n"), ", ")
+	related = slices.DeleteFunc(related, func(ref string) bool { // seeAlso names it, with what it holds
+		return ref == "" || strings.Contains(seeAlso, ref)
+	})
+	if len(related) == 0 {
+		seeAlso = strings.TrimPrefix(seeAlso, ".PP\n")
+	} else {
+		seeAlso = strings.Join(related, ", ") + "\n" + seeAlso
+	}
+	page = before + sections + ".SH SEE ALSO\n" + strings.TrimRight(seeAlso, "\n")
 	page = strings.TrimRight(page, "\n")
 	if docURL != "" {
 		page += "\n.PP\n\\%" + roff(docURL) + " (the command in full)"

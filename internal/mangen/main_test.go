@@ -84,6 +84,7 @@ func TestPageSections(t *testing.T) {
 			assert.NotContains(t, exits, `\fInot_found\fP`, "%s: the refusals are told once, in peerctl(1)", p.Name())
 			assert.LessOrEqual(t, strings.Count(exits, "\n"), 16, "%s: a short EXIT STATUS", p.Name())
 			assert.Contains(t, seeAlso, `\fBpeerctl(1)\fP: every exit code, environment variable and file`, p.Name())
+			assert.Equal(t, 1, strings.Count(seeAlso, `\fBpeerctl(1)\fP`), "%s: peerctl(1) named once:\n%s", p.Name(), seeAlso)
 			assert.Contains(t, seeAlso, `\fBpeerctl help environment\fP`, p.Name())
 			continue
 		}
