@@ -162,6 +162,11 @@ func completeOutboxIDs(f *factory, opts *outboxOptions) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		if !execReplaces && f.store == nil {
+			// Windows: peerctl-mcp would run as a child, and cobra would
+			// print its own directive after the child's.
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
 		if ran, err := f.runWithStore("peerctl outbox "+cmd.Name(), storeToRead); ran {
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError

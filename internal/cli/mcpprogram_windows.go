@@ -6,6 +6,10 @@ import (
 	"os/exec"
 )
 
+// execReplaces: execMCP runs peerctl-mcp as a child, whose output this
+// process's own follows.
+const execReplaces = false
+
 // execMCP runs path with this command line and env on this process's
 // streams and returns its exit code as a silentError (Windows has no exec:
 // the child gets the console, and Ctrl-C, as this process does).
