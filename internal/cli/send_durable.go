@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -20,15 +21,17 @@ import (
 const maxKey = 200
 
 // checkKey checks an idempotency key at every entrance (send --key, the
-// relay's "key", the MCP tool's key): 1 to maxKey bytes of printableText,
-// the rule of --from. Its error reads after the key's name: ": want 1 to
-// 200 bytes, got 0", ` "k\x1b": want printable ...`.
+// relay's "key", the MCP tool's key): 1 to maxKey bytes with no control
+// character (C0, DEL, C1), as --from; unlike a name, a key is bytes: one
+// that is not UTF-8 is kept exactly, and two keys that differ only there
+// are two keys. Its error reads after the key's name: ": want 1 to 200
+// bytes, got 0", ` "k\x1b": want a key without control characters ...`.
 func checkKey(key string) error {
 	switch {
 	case key == "" || len(key) > maxKey:
 		return fmt.Errorf(": want 1 to %d bytes, got %d", maxKey, len(key))
-	case !printableText(key):
-		return fmt.Errorf(" %q: %s", key, wantPrintable)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return fmt.Errorf(" %q: want a key without control characters (other bytes, UTF-8 or not, are kept exactly)", key)
 	}
 	return nil
 }

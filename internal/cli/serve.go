@@ -166,7 +166,7 @@ func checkServeFlags(cmd *cobra.Command, web webFlags, printUnit string, bus bus
 	}
 	if fl.Changed("node") {
 		if _, err := domain.ParseNode(bus.node); err != nil {
-			return usageError{fmt.Errorf("--node %q: %w", bus.node, err)}
+			return usageError{fmt.Errorf("--node: %w", err)}
 		}
 	}
 	return nil

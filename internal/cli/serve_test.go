@@ -62,7 +62,7 @@ func TestServeFlagValuesAreCheckedFirst(t *testing.T) {
 		{"--http=bad_host!:80", `"bad_host!" is neither an IP address nor a host name`},
 		{"--http=", `--http "": want HOST:PORT`},
 		{"--print-unit=", `--print-unit "": want systemd or launchd`},
-		{"--node=bad name", `--node "bad name"`},
+		{"--node=bad name", `--node: bad node name: "bad name"`},
 	} {
 		r := evRun(t, env, nil, "serve", "--idle-exit=1ms", tc.arg)
 		assert.Equal(t, wire.ExitUsage, r.code, "%s: %s", tc.arg, r.stderr)
