@@ -3,6 +3,8 @@ package testbin
 import (
 	"bytes"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +14,9 @@ import (
 type proc struct {
 	pid, ppid int
 	args      string
+	// tests names the tests whose temporary folders its working folder
+	// and environment name (which test started it).
+	tests string
 }
 
 // running lists the processes (not zombies) whose executable is bin.
@@ -41,9 +46,26 @@ func running(bin string) []proc {
 		}
 		ppid, _ := strconv.Atoi(f[1])
 		args, _ := os.ReadFile(dir + "/cmdline")
-		out = append(out, proc{pid: pid, ppid: ppid, args: strings.Join(strings.Fields(strings.ReplaceAll(string(args), "\x00", " ")), " ")})
+		out = append(out, proc{pid: pid, ppid: ppid, args: strings.Join(strings.Fields(strings.ReplaceAll(string(args), "\x00", " ")), " "), tests: testsOf(dir)})
 	}
 	return out
+}
+
+// testName is how a test's temporary folder (t.TempDir) names its test.
+var testName = regexp.MustCompile(`/(Test[A-Za-z0-9_]+?)\d*/`)
+
+// testsOf names the tests whose temporary folders the process in dir
+// (/proc/PID) works in or has in its environment.
+func testsOf(dir string) string {
+	cwd, _ := os.Readlink(dir + "/cwd")
+	env, _ := os.ReadFile(dir + "/environ")
+	var names []string
+	for _, m := range testName.FindAllStringSubmatch(cwd+"/\x00"+string(env), -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // kill ends p with SIGKILL, and its process group when it heads one.

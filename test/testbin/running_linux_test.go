@@ -30,7 +30,7 @@ func TestLeftBehindNamesAndKillsAFakeClaude(t *testing.T) {
 
 	err = leftBehind(bin, 300*time.Millisecond)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "pid "+strconv.Itoa(cmd.Process.Pid)+" (parent "+strconv.Itoa(os.Getpid())+"): "+bin+" -p")
+	assert.Contains(t, err.Error(), "pid "+strconv.Itoa(cmd.Process.Pid)+" (parent "+strconv.Itoa(os.Getpid())+"; tests' folders: "+t.Name()+"): "+bin+" -p", "names the test whose folder it has")
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):

@@ -126,7 +126,7 @@ func leftBehind(bin string, wait time.Duration) error {
 		if time.Now().After(deadline) {
 			var b strings.Builder
 			for _, p := range left {
-				fmt.Fprintf(&b, "\n  pid %d (parent %d): %s", p.pid, p.ppid, p.args)
+				fmt.Fprintf(&b, "\n  pid %d (parent %d; tests' folders: %s): %s", p.pid, p.ppid, p.tests, p.args)
 				p.kill()
 			}
 			return fmt.Errorf("%d fake claude process(es) still ran %s after the tests ended (now killed):%s", len(left), wait, b.String())
