@@ -292,8 +292,8 @@ func (t *Transport) Start(ctx context.Context) (*Courier, error) {
 	log.Debug("courier started", "argv", append([]string{program}, t.Args()...), "endpoint", ep.url)
 	go func() {
 		// Nothing outlives the courier: once it has exited, whatever is left
-		// of its group is killed, while it is still unreaped so its pid, the
-		// group's id, cannot have been reused by anyone else.
+		// of its group is killed, before Close, so the group's id cannot
+		// have been reused by anyone else (see procgroup).
 		c.group.AwaitExit()
 		c.group.Kill()
 		_ = cmd.Wait()

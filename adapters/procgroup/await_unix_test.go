@@ -9,8 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// AwaitExit leaves the head unreaped: its pid, the group's id, still
-// answers kill(pid, 0) until exec.Cmd.Wait reaps it.
+// AwaitExit leaves the head unreaped: its pid still answers kill(pid, 0) until exec.Cmd.Wait reaps it.
 func TestAwaitExitLeavesTheHeadUnreaped(t *testing.T) {
 	g, cmd, _, _ := tree(t, "parent")
 	g.AwaitExit()

@@ -4,23 +4,57 @@ package procgroup_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/adapters/procgroup"
 )
+
+func init() {
+	// As "owner", stopped right after the head started, before Start
+	// returned, until the test kills it there.
+	helpers["owner-dies-at-start"] = func() {
+		procgroup.OnStarted(func(pid int) {
+			fmt.Println(pid)
+			time.Sleep(time.Minute)
+		})
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), helperEnv+"=parent-stays")
+		cmd.Stdout = os.Stdout
+		_, _ = procgroup.Start(cmd)
+		os.Exit(2)
+	}
+}
 
 // A group outlives nothing: when the process that started it is killed
 // with SIGKILL (no chance to end the group itself), the group's guard ends
 // the whole tree, grandchild included.
 func TestGroupDiesWithItsOwner(t *testing.T) {
 	killOwnerThenAwaitTree(t, "owner", 2)
+}
+
+// Nor when the owner is killed in the grace between Terminate and Kill:
+// a head that ignores SIGTERM is still ended by the guard, which the
+// group's SIGTERM does not end.
+func TestGroupDiesWithItsOwnerAfterTerminate(t *testing.T) {
+	killOwnerThenAwaitTree(t, "owner-terminates", 1)
+}
+
+// Nor when the owner is killed the moment the command has started, before
+// Start returns: the guard is there first (it used to start after the
+// command, and an owner killed in between left the command running).
+func TestGroupDiesWithItsOwnerKilledAsItStarts(t *testing.T) {
+	killOwnerThenAwaitTree(t, "owner-dies-at-start", 2)
 }
 
 // killOwnerThenAwaitTree starts the helper mode that owns a group, reads

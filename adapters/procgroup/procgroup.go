@@ -2,11 +2,12 @@
 // processes and ends the whole group, so that nothing a child started
 // outlives the call that started it.
 //
-// The group is a process group on unix (setpgid(0, 0) in the child, ended
-// with kill(-pgid, sig), and guarded: a /bin/sh in the group kills it when
-// this process dies without ending it, even by SIGKILL; it ignores
-// Terminate's SIGTERM; see Group.guard)
-// and a Job Object on Windows (the child starts
+// The group is a process group on unix, guarded: a /bin/sh started first
+// heads it and the command joins it (setpgid in the child), so from the
+// command's first instruction the guard kills the group when this process
+// dies without ending it, even by SIGKILL; it ignores Terminate's SIGTERM;
+// see Group.startGuard. Where no /bin/sh starts, the command heads its own
+// group, unguarded. It is a Job Object on Windows (the child starts
 // suspended, joins the job, then resumes, so even its first grandchild is in
 // the job; the job ends with TerminateJobObject and dies with its last
 // handle, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: this process holds the only
@@ -14,9 +15,11 @@
 //
 // AwaitExit waits for the head to exit without reaping it where the OS
 // allows: waitid(P_PID, WEXITED|WNOWAIT) on Linux, kqueue EVFILT_PROC
-// NOTE_EXIT on darwin (which has no waitid in golang.org/x/sys/unix). Until exec.Cmd.Wait reaps the head, its pid — the
-// process group's id — stays taken, so a Kill after AwaitExit cannot reach a
-// stranger's group. On Windows the job is bound to a handle, not to a pid.
+// NOTE_EXIT on darwin (which has no waitid in golang.org/x/sys/unix). The
+// process group's id stays taken until Close (the guard's pid, reaped by
+// Close) or, unguarded, until exec.Cmd.Wait reaps the head, so a Kill after
+// AwaitExit cannot reach a stranger's group. On Windows the job is bound to
+// a handle, not to a pid.
 //
 // The package builds for linux, darwin and windows.
 package procgroup

@@ -5,39 +5,68 @@ package procgroup
 import (
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// Group is a started command and the process group it heads. Build it
+// Group is a started command and the process group it is in. Build it
 // with Start; its methods are safe for concurrent use. Call Close once the
 // command has been waited for.
 type Group struct {
 	cmd *exec.Cmd
-	// tie is the write end of the guard's stdin, nil without a guard;
-	// ready is closed once the guard ignores the signals Terminate sends
-	// (or has ended); guarded is closed once the guard has been reaped.
-	tie     *os.File
-	ready   chan struct{}
-	guarded chan struct{}
+	// pgid is the group's id: the guard's pid when a guard heads the
+	// group, the command's own pid without one.
+	pgid int
+	// guard is the guard's process, nil without one; tie is the write end
+	// of its stdin; ready is closed once the guard ignores the signals
+	// Terminate sends (or has ended).
+	guard *exec.Cmd
+	tie   *os.File
+	ready chan struct{}
+	// mu orders signals with Close: once the guard is reaped (Close), its
+	// pid, the group's id, may be anyone's, and nothing is sent to it.
+	mu     sync.Mutex
+	closed bool
 }
 
 func newGroup(cmd *exec.Cmd) *Group { return &Group{cmd: cmd} }
 
+// start starts the guard first, as the head of a new process group, and
+// then the command in that group: from the command's first instruction
+// this process's death ends it. (The guard used to join the command's
+// group after the command had started; this process killed in between, a
+// window as long as a /bin/sh's start, left the command running without a
+// parent.) Where no guard can start, the command heads its own group,
+// unguarded.
 func (g *Group) start() error {
 	if g.cmd.SysProcAttr == nil {
 		g.cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	g.cmd.SysProcAttr.Setpgid = true
 	g.cmd.SysProcAttr.Pgid = 0
+	g.startGuard()
+	if g.guard != nil {
+		g.cmd.SysProcAttr.Pgid = g.guard.Process.Pid
+	}
 	if err := g.cmd.Start(); err != nil {
+		g.Close()
 		return err
 	}
-	g.guard()
+	if started != nil {
+		started(g.cmd.Process.Pid)
+	}
+	if g.guard == nil {
+		g.pgid = g.cmd.Process.Pid
+	}
 	return nil
 }
+
+// started, when set (by tests only), is called right after the command has
+// started: a test can kill this process there.
+var started func(pid int)
 
 // guardProgram is the guard's whole program. It first ignores the signals
 // that end a group gently (Terminate's SIGTERM reaches the guard too, as a
@@ -55,13 +84,13 @@ const guardProgram = "trap '' HUP INT QUIT TERM; echo; read x; kill -KILL 0"
 // its signal (a shell's start: milliseconds).
 const guardReadyWait = 10 * time.Second
 
-// guard ties the group's life to this process's: a /bin/sh running
-// guardProgram joins the group, so that when this process dies without
+// startGuard ties the group's life to this process's: a /bin/sh running
+// guardProgram heads the group, so that when this process dies without
 // ending the group (kill -9, a crash) the guard ends it, grandchildren
 // included. It works wherever /bin/sh does (Linux, macOS); where it cannot
-// start, the group runs unguarded, ended as before by Kill, Terminate and
-// the caller's deadline.
-func (g *Group) guard() {
+// start, g.guard stays nil and the group runs unguarded, ended as before
+// by Kill, Terminate and the caller's deadline.
+func (g *Group) startGuard() {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return
@@ -75,22 +104,18 @@ func (g *Group) guard() {
 	defer readyW.Close()
 	guard := exec.Command("/bin/sh", "-c", guardProgram)
 	guard.Stdin, guard.Stdout, guard.Env = r, readyW, []string{}
-	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: g.Pid()}
+	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := guard.Start(); err != nil {
 		_ = w.Close()
 		_ = readyR.Close()
 		return
 	}
-	g.tie, g.ready, g.guarded = w, make(chan struct{}), make(chan struct{})
+	g.guard, g.pgid, g.tie, g.ready = guard, guard.Process.Pid, w, make(chan struct{})
 	go func() {
 		// Its line, or EOF when it ended first.
 		_, _ = readyR.Read(make([]byte, 1))
 		_ = readyR.Close()
 		close(g.ready)
-	}()
-	go func() {
-		_ = guard.Wait()
-		close(g.guarded)
 	}()
 }
 
@@ -113,18 +138,29 @@ func (g *Group) Terminate() {
 func (g *Group) Kill() { g.signal(unix.SIGKILL) }
 
 func (g *Group) signal(sig syscall.Signal) {
-	pid := g.Pid()
-	_ = unix.Kill(-pid, sig)
-	_ = g.cmd.Process.Signal(sig)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		_ = unix.Kill(-g.pgid, sig)
+	}
+	if g.cmd.Process != nil {
+		_ = g.cmd.Process.Signal(sig)
+	}
 }
 
 // Close releases what the group holds: the guard's pipe, whose end makes
 // the guard kill whatever is left of the group (nothing, after Kill), and
-// the guard, reaped.
+// the guard, reaped. Signals after Close reach the command only.
 func (g *Group) Close() {
-	if g.tie == nil {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	g.closed = true
+	if g.guard == nil {
 		return
 	}
 	_ = g.tie.Close()
-	<-g.guarded
+	_ = g.guard.Wait()
 }

@@ -1,0 +1,6 @@
+//go:build linux || darwin
+
+package procgroup
+
+// OnStarted sets a function called right after each command has started.
+func OnStarted(f func(pid int)) { started = f }
