@@ -20,6 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// version --json's time is the one JSON time form (wire.RFC3339: UTC,
+// three digits of milliseconds); the text shows it as people's times are
+// shown, UTC to the second.
 func TestVersionFromBuildInfo(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -33,14 +36,14 @@ func TestVersionFromBuildInfo(t *testing.T) {
 			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v1.4.0", GoVersion: "go1.26.1"}, "v1.4.0"},
 		{"checkout with local changes", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
-				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}, true, "",
-			versionJSON{Module: "github.com/peerctl/peerctl", Version: "(devel)", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05Z", Modified: true},
+				{Key: "vcs.time", Value: "2026-01-02T05:04:05+02:00"}, {Key: "vcs.modified", Value: "true"}}}, true, "",
+			versionJSON{Module: "github.com/peerctl/peerctl", Version: "(devel)", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05.000Z", Modified: true},
 			"(devel) (0123456789ab, 2026-01-02T03:04:05Z, modified)"},
 		{"no build info", nil, false, "", versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", GoVersion: runtime.Version()}, "(unknown)"},
 		{"release build", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}}}, true,
 			"v0.0.0-SNAPSHOT-0123456",
-			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v0.0.0-SNAPSHOT-0123456", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05Z"},
+			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v0.0.0-SNAPSHOT-0123456", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05.000Z"},
 			"v0.0.0-SNAPSHOT-0123456 (0123456789ab, 2026-01-02T03:04:05Z)"},
 		{"release build without build info", nil, false, "v1.5.0", versionJSON{Module: "github.com/peerctl/peerctl", Version: "v1.5.0", GoVersion: runtime.Version()}, "v1.5.0"},
 	}
