@@ -186,7 +186,9 @@ func newVersionCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print peerctl's version and the commit it was built from",
-		Long:  helpLong(`Print the module version and the commit, commit time and tree state it was built from`, "version"),
+		Long: helpLong(`Print the module version and the commit, commit time and tree state it was built
+from (a build without VCS information, go build -buildvcs=false, carries none:
+--json's revision and time are then "")`, "version"),
 		Example: `  peerctl version
   peerctl version --jq .revision
   peerctl --version`,
@@ -208,11 +210,13 @@ func runVersion(opts *versionOptions) error {
 	}
 	// modified says what --json does: false when nothing says the tree was modified.
 	revision, vtime, modified := v.Revision, shownStamp(v.Time), fmt.Sprint(v.Modified)
-	if revision == "" {
-		revision = "unknown (built without VCS information)"
-	}
-	if vtime == "" {
-		vtime = "unknown"
+	// A build without VCS information (-buildvcs=false, or built outside
+	// a checkout) carries none: say so, not that it is unknown.
+	switch {
+	case revision == "":
+		revision, vtime = "none: this build carried no VCS information (go build -buildvcs=false, or outside a git checkout)", "none (no revision)"
+	case vtime == "":
+		vtime = "none recorded"
 	}
 	fmt.Fprintf(opts.io.out, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %s\ngo:       %s %s/%s\n",
 		v.Version, v.Module, revision, vtime, modified, v.GoVersion, v.OS, v.Arch)

@@ -267,15 +267,17 @@ func writeModuleZip(t *testing.T, dst, src, prefix string) {
 }
 
 // TestVersionTextWithoutVCS: a binary built with -buildvcs=false has no
-// vcs.* settings; the text says so rather than printing "-", and says
-// "modified: false" as version --json does.
+// vcs.* settings; the text says the build carried none (not that a
+// revision is "unknown", nor "-"), and says "modified: false" as version
+// --json does, whose fields stay (revision and time "").
 func TestVersionTextWithoutVCS(t *testing.T) {
 	tests := []struct {
 		name     string
 		settings []debug.BuildSetting
 		want     []string
 	}{
-		{"no vcs settings", nil, []string{"revision: unknown (built without VCS information)\n", "time:     unknown\n", "modified: false\n"}},
+		{"no vcs settings", nil, []string{"revision: none: this build carried no VCS information (go build -buildvcs=false, or outside a git checkout)\n",
+			"time:     none (no revision)\n", "modified: false\n"}},
 		{"vcs settings", []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "false"}},
 			[]string{"revision: 0123456789abcdef\n", "time:     2026-01-02T03:04:05Z\n", "modified: false\n"}},
 	}
@@ -288,6 +290,13 @@ func TestVersionTextWithoutVCS(t *testing.T) {
 				assert.Contains(t, r.stdout, w)
 			}
 			assert.NotContains(t, r.stdout, ": -\n")
+			assert.NotContains(t, r.stdout, "unknown")
+			r = evRun(t, nil, func(c *factory) { c.buildInfo = func() (*debug.BuildInfo, bool) { return info, true } }, "version", "--json")
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
+			var v map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &v))
+			assert.Contains(t, v, "revision")
+			assert.Contains(t, v, "time")
 		})
 	}
 }
