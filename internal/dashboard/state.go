@@ -343,23 +343,11 @@ func fold(hist []Event) []Event {
 	return out
 }
 
-// safeText is a message's text as the page shows it: as safe, but
-// newlines and tabs kept.
-func safeText(s, home string) string {
-	s = tilde(s, home)
-	var out []byte
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == '\n' || s[i] == '\t' {
-			out = append(out, wire.Safe(s[start:i])...)
-			if i < len(s) {
-				out = append(out, s[i])
-			}
-			start = i + 1
-		}
-	}
-	return string(out)
-}
+// safeText is a message's text as the page shows it: each path under
+// home ("": none) written "~" (tilde), then escaped by the CLI's rule for
+// a reply (wire.SafeText: newlines and tabs kept; once anything is
+// escaped, every backslash doubled).
+func safeText(s, home string) string { return wire.SafeText(tilde(s, home)) }
 
 // stamp is t as the page's times are written ("" for the zero time).
 func stamp(t time.Time) string { return wire.RFC3339(t) }
