@@ -52,13 +52,13 @@ function age(iso) {
   return Math.floor(s / 86400) + "d";
 }
 
-// when is a time as a person reads it: the time of day, with the date
-// when it is not today.
+// when is a time as the CLI prints it for people: UTC, RFC 3339 to the
+// second ("2026-03-01T10:00:00Z"), one form whatever the browser's zone.
 function when(iso) {
   if (!iso) return "";
   const d = new Date(iso);
   if (isNaN(d)) return iso;
-  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString();
+  return d.toISOString().slice(0, 19) + "Z";
 }
 
 // seen is how long ago a time was: "just now" for the last 10 s (so a
@@ -560,7 +560,7 @@ function render() {
   renderSendTargets();
   renderHosts();
   renderFleet();
-  $("read-at").textContent = new Date(state.at).toLocaleTimeString();
+  $("read-at").textContent = when(state.at);
   document.body.dataset.at = state.at;
 }
 
