@@ -73,9 +73,11 @@ type Delta struct {
 	// their key) and the keys of those removed.
 	Sessions *Changes[SessionView] `json:"sessions,omitempty"`
 	Messages *Changes[MessageView] `json:"messages,omitempty"`
-	// OutboxError and More are State's and Page.More, when they changed.
+	// OutboxError, More and Total are State's, Page.More and
+	// Page.Total, when they changed.
 	OutboxError *string `json:"outboxError,omitempty"`
 	More        *bool   `json:"more,omitempty"`
+	Total       *int    `json:"total,omitempty"`
 	// Fleet is every node again, when any changed (null when the fleet
 	// is no longer known: the service's view of the bus is away).
 	Fleet []NodeView `json:"fleet,omitempty"`
@@ -98,6 +100,9 @@ type PageView struct {
 	Before int64 `json:"before,omitempty"`
 	// More: older messages match beyond this page.
 	More bool `json:"more"`
+	// Total is how many outbox messages are in State on every page (the
+	// plain sends aside): the page shows "the newest N of Total".
+	Total int `json:"total"`
 }
 
 // MessageView is one message on the page: the outbox's (Message), with

@@ -540,21 +540,27 @@ func TestDashboardPage(t *testing.T) {
 		open(t, p, dashboard.Options{Page: 5, Every: 100 * time.Millisecond})
 		ids := `[...document.querySelectorAll('#message-table tbody tr')].map(r => r.dataset.id).join(" ")`
 		b.until(t, time.Minute, "the newest page", ids+` === "12 11 10 9 8"`)
+		pager := `document.getElementById("msg-page").textContent`
+		assert.Equal(t, "the newest 5 of 12; older ones on the next page", eval[string](t, b, pager), "the pager says what it shows")
 		assert.False(t, eval[bool](t, b, `document.getElementById("msg-older").hidden`))
 		assert.True(t, eval[bool](t, b, `document.getElementById("msg-newer").hidden`))
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS("#msg-older")))
 		b.until(t, time.Minute, "the next page", ids+` === "7 6 5 4 3"`)
+		assert.Equal(t, "the next 5 of 12, older than message 8; older ones on the next page", eval[string](t, b, pager))
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS("#msg-older")))
 		b.until(t, time.Minute, "the last page", ids+` === "2 1"`)
+		assert.Equal(t, "the last 2 of 12, older than message 3", eval[string](t, b, pager))
 		assert.True(t, eval[bool](t, b, `document.getElementById("msg-older").hidden`))
 		b.do(t, time.Minute, chromedp.Click(chromedp.CSS("#msg-newer")))
 		b.until(t, time.Minute, "the page before", ids+` === "7 6 5 4 3"`)
 		b.do(t, time.Minute, chromedp.SetValue(chromedp.CSS("#msg-state"), "outcome_unknown"))
 		require.True(t, eval[bool](t, b, `(() => { document.getElementById("msg-state").dispatchEvent(new Event("input")); return true })()`))
 		b.until(t, time.Minute, "every outcome_unknown message, from the newest", ids+` === "12 8 4"`)
+		assert.Equal(t, "all 3, outcome_unknown only", eval[string](t, b, pager))
 		// A page's stream carries its changes: one that leaves the state leaves the page.
 		p.set(func(p *pageBackend) { p.msgs[4].State = "stored" })
 		b.until(t, time.Minute, "message 8 gone from the outcome_unknown page", ids+` === "12 4"`)
+		b.until(t, time.Minute, "the count changed too", pager+` === "all 2, outcome_unknown only"`)
 	})
 
 	// Retry of an outcome_unknown message asks first: "Keep it" sends
