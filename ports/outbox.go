@@ -153,6 +153,9 @@ type Outbox interface {
 	Get(ctx context.Context, id int64) (OutboxMessage, []OutboxEvent, error)
 	// List returns the messages f selects, newest first.
 	List(ctx context.Context, f OutboxFilter) ([]OutboxMessage, error)
+	// Count is how many messages f selects, its Limit aside (the
+	// dashboard's "the newest N of M").
+	Count(ctx context.Context, f OutboxFilter) (int, error)
 	// Move changes message id to c if it is in one of from (ErrWrongState
 	// otherwise; ErrNoMessage), adds c to its history (folded into the
 	// last line when that has c's state and reason: OutboxEvent.Count),

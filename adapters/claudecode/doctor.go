@@ -103,8 +103,11 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 		}
 	}
 	text := j.Error
-	if row.Health == domain.HealthSkip {
+	switch {
+	case row.Health == domain.HealthSkip:
 		text = "claude not found (" + j.Error + "); no Claude Code config dir here: its sessions cannot be sent to until it is installed"
+	case probe.Err != nil && probe.Path == "":
+		text = "claude not found (" + j.Error + ")" // as every harness's program not found is said
 	}
 	if text == "" {
 		text = fmt.Sprintf("%s (%s); courier flags: %d of %d present", j.Path, j.Version, len(j.Flags)-len(probe.Missing), len(j.Flags))

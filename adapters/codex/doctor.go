@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -54,7 +55,7 @@ func (h *Harness) Doctor(ctx context.Context, entries []domain.Entry) []ports.Do
 	}
 	row := ports.DoctorRow{Key: "codex", Health: domain.HealthOK}
 	var notes []string
-	if path, err := exec.LookPath(j.Program); err != nil {
+	if path, err := presence.Find(j.Program); err != nil {
 		row.Health = domain.HealthSkip
 		j.Error = err.Error()
 		notes = append(notes, fmt.Sprintf("codex not found (%v); Codex threads are listed all the same, --transport queue needs it", err))

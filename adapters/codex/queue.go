@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/codexapp"
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -73,9 +74,9 @@ func (q *Queue) Plan(target domain.Session, msg domain.Message) (domain.Plan, er
 	if err := q.check(target); err != nil {
 		return domain.Plan{}, err
 	}
-	path, err := exec.LookPath(q.program())
+	path, err := presence.Find(q.program())
 	if err != nil {
-		return domain.Plan{}, failed("find %q: %v (pass --codex or set $%s)", q.program(), err, ProgramEnv)
+		return domain.Plan{}, failed("%v (pass --codex or set $%s)", err, ProgramEnv)
 	}
 	return domain.Plan{Transport: QueueName, Program: path, Argv: append([]string{path}, q.Args(target, msg)...)}, nil
 }
@@ -139,9 +140,9 @@ func (q *Queue) Deliver(ctx context.Context, target domain.Session, msg domain.M
 	if err := q.check(target); err != nil {
 		return domain.Receipt{}, err
 	}
-	path, err := exec.LookPath(q.program())
+	path, err := presence.Find(q.program())
 	if err != nil {
-		return domain.Receipt{}, failed("find %q: %v (pass --codex or set $%s); nothing was sent", q.program(), err, ProgramEnv)
+		return domain.Receipt{}, failed("%v (pass --codex or set $%s); nothing was sent", err, ProgramEnv)
 	}
 	if err := q.daemonAnswers(ctx); err != nil {
 		return domain.Receipt{}, err

@@ -75,7 +75,9 @@ func TestOffLinuxNothingIsFoundAndDoctorSaysWhy(t *testing.T) {
 	}
 }
 
-// On Linux no opencode running is ok, as before.
+// On Linux no opencode running is ok where the opencode program is
+// found; where it is not, the row is skipped, as qwen's and codex's are,
+// in the same words.
 func TestOnLinuxNoServerIsOK(t *testing.T) {
 	h, err := New(ports.HarnessSettings{Getenv: func(k string) string {
 		if k == DBEnv {
@@ -85,8 +87,18 @@ func TestOnLinuxNoServerIsOK(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	h.registry.goos = "linux"
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
 	rows := h.Doctor(context.Background(), nil)
 	require.Len(t, rows, 1)
+	assert.Equal(t, domain.HealthSkip, rows[0].Health)
+	assert.Equal(t, `opencode not found (find "opencode": executable file not found in $PATH); opencode servers are found all the same; 0 server(s); 0 live session(s), 0 addressable`,
+		rows[0].Lines[0].Text)
+	assert.Equal(t, "skip", rows[0].JSON.(DoctorJSON).Health)
+
+	require.NoError(t, os.WriteFile(filepath.Join(bin, Program), []byte("#!/bin/sh\n"), 0o755))
+	rows = h.Doctor(context.Background(), nil)
+	require.Len(t, rows, 1)
 	assert.Equal(t, domain.HealthOK, rows[0].Health)
-	assert.Contains(t, rows[0].Lines[0].Text, "0 server(s)")
+	assert.Equal(t, "0 server(s); 0 live session(s), 0 addressable", rows[0].Lines[0].Text)
 }

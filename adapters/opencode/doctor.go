@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -13,7 +14,8 @@ import (
 // DoctorJSON is doctor's "opencode" object (docs/OUTPUT.md).
 type DoctorJSON struct {
 	// Health is ok, or warn when a server could not be read or asks for
-	// a password peerctl lacks.
+	// a password peerctl lacks, or skip when the opencode program is
+	// not found (and nothing warns).
 	Health string `json:"health"`
 	// Servers are the addresses of the live opencode servers found
 	// (the addresses dialled: "127.0.0.1:<port>", "[::1]:<port>"; a
@@ -31,7 +33,9 @@ type DoctorJSON struct {
 
 // Doctor counts, from entries, the live opencode servers, plain TUIs and
 // sessions; a server peerctl cannot read or that asks for a password is a
-// warning. opencode is optional: none running is ok. One row, "opencode".
+// warning. opencode is optional: none running is ok, and its program not
+// found (presence.Find) is a skip, as a missing qwen or codex is. One
+// row, "opencode".
 // On a system where no opencode process can be found (unsupported), the
 // row says so instead: warn when opencode has run for this user (its
 // database exists), else skip.
@@ -88,6 +92,15 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 	}
 	sort.Strings(locked)
 	notes = append(notes, locked...)
+	// opencode is optional: its program not found is a skip, as qwen's
+	// and codex's are (unless something above warns); servers are found
+	// all the same.
+	if _, err := presence.Find(Program); err != nil {
+		if row.Health == domain.HealthOK {
+			row.Health = domain.HealthSkip
+		}
+		notes = append([]string{fmt.Sprintf("%s not found (%v); opencode servers are found all the same", Program, err)}, notes...)
+	}
 	j.Note = strings.Join(notes, "; ") + fmt.Sprintf("; %d live session(s), %d addressable", j.Live, j.Addressable)
 	j.Health = row.Health.String()
 	row.JSON = j

@@ -570,7 +570,29 @@ func (s *Store) Get(ctx context.Context, id int64) (ports.OutboxMessage, []ports
 
 // List implements ports.Outbox.
 func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxMessage, error) {
-	q := `SELECT ` + s.columns() + ` FROM messages WHERE 1=1`
+	where, args := selects(f)
+	q := `SELECT ` + s.columns() + ` FROM messages WHERE ` + where + ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	return s.query(ctx, "list messages", q, args...)
+}
+
+// Count implements ports.Outbox.
+func (s *Store) Count(ctx context.Context, f ports.OutboxFilter) (int, error) {
+	if s.blank {
+		return 0, nil
+	}
+	where, args := selects(f)
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages WHERE `+where, args...).Scan(&n)
+	return n, s.fail("count messages", err)
+}
+
+// selects is the condition (and its arguments) of the messages f
+// selects, its Limit aside.
+func selects(f ports.OutboxFilter) (string, []any) {
+	q := `1=1`
 	var args []any
 	if len(f.States) > 0 {
 		q += ` AND state IN (?` + strings.Repeat(`, ?`, len(f.States)-1) + `)`
@@ -590,11 +612,7 @@ func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]ports.OutboxM
 		q += ` AND id < ?`
 		args = append(args, f.Before)
 	}
-	q += ` ORDER BY id DESC`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
-	}
-	return s.query(ctx, "list messages", q, args...)
+	return q, args
 }
 
 func (s *Store) query(ctx context.Context, op, q string, args ...any) ([]ports.OutboxMessage, error) {

@@ -262,6 +262,17 @@ func TestListPages(t *testing.T) {
 	l, err = s.List(ctx, ports.OutboxFilter{Before: ids[4], States: []domain.OutboxState{domain.OutboxStored}})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{ids[3], ids[2], ids[0]}, idsOf(l), "with a state")
+	for _, tc := range []struct {
+		f    ports.OutboxFilter
+		want int
+	}{
+		{ports.OutboxFilter{Limit: 2}, 5}, {ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored}}, 4},
+		{ports.OutboxFilter{Before: ids[3], Limit: 1}, 3}, {ports.OutboxFilter{Target: "nobody"}, 0},
+	} {
+		n, err := s.Count(ctx, tc.f)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, n, "count %+v: as List, its Limit aside", tc.f)
+	}
 }
 
 // A writer that died without closing (kill -9) leaves its WAL: the next

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/adapters/internal/harnessfile"
+	"github.com/peerctl/peerctl/adapters/internal/presence"
 	"github.com/peerctl/peerctl/adapters/procgroup"
 )
 
@@ -68,12 +69,9 @@ func (p *Prober) ProbeQwen(ctx context.Context) Probe {
 	}
 	out := Probe{Program: prog, Messaging: "unknown"}
 	setting, settingErr := readSetting(filepath.Join(p.Home, "settings.json"))
-	path, err := exec.LookPath(prog)
+	path, err := presence.Find(prog)
 	if err != nil {
-		if ee := (*exec.Error)(nil); errors.As(err, &ee) {
-			err = ee.Err // the program named once: find "qwen": executable file not found in $PATH
-		}
-		out.Err = fmt.Errorf("find %q: %w", prog, err)
+		out.Err = err
 		out.Messaging, out.MessagingWhy = messaging("", setting, settingErr, p.Home)
 		return out
 	}

@@ -539,3 +539,37 @@ func TestDoctorTextsWrapToTheTerminal(t *testing.T) {
 	tw.wrapLast(0)
 	assert.Equal(t, cell(long), tw.rows[1][2], "not a terminal: one line")
 }
+
+// A harness's program that is not found is said one way on every row
+// (claude, qwen, codex, opencode: "PROGRAM not found (find "PROGRAM":
+// ...)"), and every optional harness whose program is not found is
+// skipped, opencode's as qwen's and codex's; a claude that is needed (its
+// config dir named) fails in the same words.
+func TestDoctorProgramNotFoundOneWay(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	rows := func(args ...string) map[string]wire.DoctorRow {
+		r := evRun(t, nil, nil, append([]string{"doctor", "--json"}, args...)...)
+		var doc struct {
+			Rows []wire.DoctorRow `json:"rows"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout+r.stderr)
+		out := map[string]wire.DoctorRow{}
+		for _, row := range doc.Rows {
+			out[row.Check] = row
+		}
+		return out
+	}
+	notFound := func(prog string) string {
+		return prog + ` not found (find "` + prog + `": executable file not found in $PATH)`
+	}
+	got := rows()
+	for _, prog := range []string{"claude", "qwen", "codex", "opencode"} {
+		row, ok := got[prog]
+		require.True(t, ok, "a %s row: %+v", prog, got)
+		assert.Equal(t, "skip", row.Health, "%s: %s", prog, row.Text)
+		assert.True(t, strings.HasPrefix(row.Text, notFound(prog)), "%s: %s", prog, row.Text)
+	}
+	row := rows("--config-dir", filepath.Join(t.TempDir(), "none"))["claude"]
+	assert.Equal(t, "fail", row.Health, row.Text)
+	assert.Equal(t, notFound("claude"), row.Text)
+}

@@ -71,7 +71,7 @@ var environment = []EnvVar{
 	{[]string{"OPENCODE_PID"}, "whoami: the opencode process this shell runs inside", "whoami: the opencode process this shell is in"},
 	{[]string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_EXECPATH", "CODEX_SESSION_ID", "OPENCODE"},
 		"whoami: the marks of running inside a session (the courier's environment is scrubbed of Claude Code's)", "whoami: the marks of running in a session"},
-	{[]string{"HOME"}, "the default of every home and state folder below", ""},
+	{[]string{"HOME"}, "the ~ of every default folder named here (~/.claude, ~/.qwen, ~/.codex, ~/.local/share, ~/.local/state, ~/.config, ~/.cache)", "the ~ of every default folder here"},
 	{[]string{"XDG_STATE_HOME"}, "the outbox's folder ($XDG_STATE_HOME/peerctl; else ~/.local/state/peerctl)", "the outbox's folder (~/.local/state/peerctl)"},
 	{[]string{"XDG_RUNTIME_DIR"}, "peerctl serve's socket, the ssh control sockets and Qwen Code's inbox sockets (else the cache or temp folder)", "serve's, ssh's and Qwen Code's sockets"},
 	{[]string{"XDG_CACHE_HOME"}, "the cache folder (else ~/.cache): the service's socket without XDG_RUNTIME_DIR", "the cache folder (else ~/.cache)"},

@@ -92,6 +92,9 @@ func TestHelpEnvironment(t *testing.T) {
 	}
 	assert.Regexp(t, `(?m)^  CLAUDE_CONFIG_DIR +Claude Code's config `, r.stdout)
 	assert.Regexp(t, `(?m)^  XDG_CONFIG_HOME +the hosts and trust policy files`, r.stdout, "the policy lives there too")
+	// HOME is the ~ of every default, above it in the table and below.
+	assert.Regexp(t, `(?m)^  HOME +the ~ of every default folder here$`, r.stdout)
+	assert.NotContains(t, r.stdout, "folder below")
 	r = evRun(t, nil, nil, "--help")
 	assert.Contains(t, r.stdout, "peerctl environment")
 }

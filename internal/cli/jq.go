@@ -89,7 +89,7 @@ func (s *iostreams) useJQ(cmd *cobra.Command, compile JQ) error {
 
 // writeJQ prints what the filter makes of v (the same value --json
 // prints): one line per result, a string raw (a character that is not
-// printable escaped, as in a message's text: see safeText), anything else
+// printable escaped, as in a message's text: see wire.SafeText), anything else
 // as compact JSON. An error of the expression on v (after the results
 // before it) is said on stderr at once, "peerctl: --jq: ERROR", and kept
 // for the exit code (s.jqFailed, jqExit), so that the command goes on: a
@@ -103,7 +103,7 @@ func (s *iostreams) writeJQ(v any) error {
 	var werr error
 	err := s.jq(v, func(out any) error {
 		if str, ok := out.(string); ok {
-			_, werr = fmt.Fprintln(s.out, safeText(str))
+			_, werr = fmt.Fprintln(s.out, wire.SafeText(str))
 		} else {
 			werr = wire.EncodeJSON(s.out, out, "", false)
 		}
@@ -122,7 +122,7 @@ func (s *iostreams) writeJQ(v any) error {
 		return nil
 	}
 	if str, ok := halt.Value().(string); ok {
-		fmt.Fprint(s.errOut, safeText(str))
+		fmt.Fprint(s.errOut, wire.SafeText(str))
 	} else {
 		_ = wire.EncodeJSON(s.errOut, halt.Value(), "", false)
 	}

@@ -185,9 +185,10 @@ func runList(ctx context.Context, opts *listOptions) error {
 		_, err = opts.io.out.Write(opts.fleetDoc)
 	case opts.json:
 		err = opts.io.writeJSON(rows)
-	case len(rows) == 0 && !q.All && m.NoRecord:
-		// Nothing for --all either: a note said why (a folder that does
-		// not exist), else say so.
+	case len(rows) == 0 && (m.NoRecord || q.All):
+		// No record at all (with --all: none listed): no bare header; a
+		// note said why (a folder that does not exist, a machine not
+		// listed), else say so.
 		if len(m.Notes) == 0 {
 			fmt.Fprintln(opts.io.errOut, "peerctl: no session: no harness's registry holds a record")
 		}

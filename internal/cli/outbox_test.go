@@ -83,9 +83,10 @@ func TestListNothingLiveSaysSo(t *testing.T) {
 }
 
 // list with no record anywhere does not point at --all (it has nothing
-// to show): a registry folder that does not exist is said once, for the
-// harness asked about (--harness qwen-code: Qwen Code's), and with
-// folders that are there but empty list says there is no record.
+// to show), and list --all then prints no bare header but the same note:
+// a registry folder that does not exist is said once, for the harness
+// asked about (--harness qwen-code: Qwen Code's), and with folders that
+// are there but empty list says there is no record.
 func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
 	gone := filepath.Join(t.TempDir(), "none")
 	env := map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(gone, "claude"), "QWEN_HOME": filepath.Join(gone, "qwen"),
@@ -98,6 +99,7 @@ func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
 		{[]string{"list", "--harness", "qwen-code"}, "peerctl: note: registry folder " + filepath.Join(gone, "qwen", "sessions") + " does not exist; no sessions\n"},
 		{[]string{"list", "--harness", "codex"}, "peerctl: note: registry folder " + filepath.Join(gone, "codex") + " does not exist; no sessions\n"},
 		{[]string{"list", "--config-dir", filepath.Join(gone, "cfg")}, "peerctl: note: registry folder " + filepath.Join(gone, "cfg", "sessions") + " does not exist; no sessions\n"},
+		{[]string{"list", "--all"}, "peerctl: note: registry folder " + filepath.Join(gone, "claude", "sessions") + " does not exist; no sessions\n"},
 	} {
 		r := evRun(t, env, nil, tc.args...)
 		assert.Equal(t, wire.ExitOK, r.code, "%q: %s", tc.args, r.stderr)
@@ -105,9 +107,15 @@ func TestListNoRecordAtAllSaysSoOnce(t *testing.T) {
 		assert.Equal(t, tc.want, r.stderr, "%q", tc.args)
 	}
 	env["CLAUDE_CONFIG_DIR"], env["QWEN_HOME"], env["CODEX_HOME"] = evConfigDir(t), t.TempDir(), t.TempDir()
-	r := evRun(t, env, nil, "list")
-	assert.Equal(t, wire.ExitOK, r.code, r.stderr)
-	assert.Equal(t, "peerctl: no session: no harness's registry holds a record\n", r.stderr)
+	for _, args := range [][]string{{"list"}, {"list", "--all"}} {
+		r := evRun(t, env, nil, args...)
+		assert.Equal(t, wire.ExitOK, r.code, r.stderr)
+		assert.Empty(t, r.stdout, "%q: no bare header", args)
+		assert.Equal(t, "peerctl: no session: no harness's registry holds a record\n", r.stderr, "%q", args)
+		r = evRun(t, env, nil, append(args, "--json")...)
+		assert.Equal(t, "[]\n", r.stdout, "%q --json", args)
+		assert.Empty(t, r.stderr, "%q --json", args)
+	}
 }
 
 // The outbox's table is aligned as list's (columns apart however long a

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -39,53 +36,8 @@ func printReplyText(ios *iostreams, r wire.Inbound) error {
 	if r.Truncated {
 		fmt.Fprintf(ios.errOut, "peerctl: warning: the reply was cut at %d bytes (truncated)\n", domain.MaxInboundBytes)
 	}
-	_, err := fmt.Fprint(ios.out, safeText(r.Text)+"\n")
+	_, err := fmt.Fprint(ios.out, wire.SafeText(r.Text)+"\n")
 	return err
-}
-
-// safeText is text as sent, for a whole inbound message on a terminal:
-// newlines and tabs stay, every other control or non-printable character
-// (and invalid UTF-8) is escaped as Go escapes it, so an inbound message
-// cannot move the cursor, recolour the screen or hide a line. Text with
-// nothing to escape is returned as it is; once anything is escaped, every
-// backslash is doubled too, so that the output reads back one way (a
-// literal `\x1b` prints as `\\x1b`, a real ESC as `\x1b`).
-func safeText(s string) string {
-	if !needsEscaping(s) {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n' || r == '\t' || strconv.IsPrint(r):
-			b.WriteString(s[:size])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		s = s[size:]
-	}
-	return b.String()
-}
-
-// needsEscaping reports whether s holds anything safeText escapes: a
-// character that is not printable other than newline and tab, or
-// invalid UTF-8.
-func needsEscaping(s string) bool {
-	if !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if r != '\n' && r != '\t' && !strconv.IsPrint(r) {
-			return true
-		}
-	}
-	return false
 }
 
 func clipText(s string, n int) string { return wire.Clip(s, n) }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -103,12 +104,13 @@ var releaseVersion string
 // (releaseVersion), else the main module's version ("v1.2.3" from
 // `go install ...@v1.2.3`, a pseudo-version or "(devel)" from a checkout);
 // revision, time and modified are the vcs.* build settings, empty when the
-// binary was built without VCS information.
+// binary was built without VCS information (time in wire.RFC3339's form;
+// a vcs.time that is not RFC 3339 is kept as it is).
 type versionJSON struct {
 	Module    string `json:"module"`
 	Version   string `json:"version"`
 	Revision  string `json:"revision"`
-	Time      string `json:"time"` // RFC 3339 commit time
+	Time      string `json:"time"` // commit time, wire.RFC3339 (as every JSON time)
 	Modified  bool   `json:"modified"`
 	GoVersion string `json:"goVersion"`
 	OS        string `json:"os"`
@@ -143,6 +145,9 @@ func (c *factory) version() versionJSON {
 			v.Revision = s.Value
 		case "vcs.time":
 			v.Time = s.Value
+			if t, err := time.Parse(time.RFC3339Nano, s.Value); err == nil {
+				v.Time = wire.RFC3339(t)
+			}
 		case "vcs.modified":
 			v.Modified = s.Value == "true"
 		}
@@ -150,14 +155,15 @@ func (c *factory) version() versionJSON {
 	return v
 }
 
-// short renders "v1.2.3 (abcdef012345, 2026-01-02T03:04:05Z, modified)".
+// short renders "v1.2.3 (abcdef012345, 2026-01-02T03:04:05Z, modified)"
+// (the time as people's times are shown: shownStamp).
 func (v versionJSON) short() string {
 	var extra []string
 	if v.Revision != "" {
 		extra = append(extra, v.Revision[:min(12, len(v.Revision))])
 	}
 	if v.Time != "" {
-		extra = append(extra, v.Time)
+		extra = append(extra, shownStamp(v.Time))
 	}
 	if v.Modified {
 		extra = append(extra, "modified")
@@ -180,7 +186,9 @@ func newVersionCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print peerctl's version and the commit it was built from",
-		Long:  helpLong(`Print the module version and the commit, commit time and tree state it was built from`, "version"),
+		Long: helpLong(`Print the module version and the commit, commit time and tree state it was built
+from (a build without VCS information, go build -buildvcs=false, carries none:
+--json's revision and time are then "")`, "version"),
 		Example: `  peerctl version
   peerctl version --jq .revision
   peerctl --version`,
@@ -201,12 +209,14 @@ func runVersion(opts *versionOptions) error {
 		return opts.io.writeJSON(v)
 	}
 	// modified says what --json does: false when nothing says the tree was modified.
-	revision, vtime, modified := v.Revision, v.Time, fmt.Sprint(v.Modified)
-	if revision == "" {
-		revision = "unknown (built without VCS information)"
-	}
-	if vtime == "" {
-		vtime = "unknown"
+	revision, vtime, modified := v.Revision, shownStamp(v.Time), fmt.Sprint(v.Modified)
+	// A build without VCS information (-buildvcs=false, or built outside
+	// a checkout) carries none: say so, not that it is unknown.
+	switch {
+	case revision == "":
+		revision, vtime = "none: this build carried no VCS information (go build -buildvcs=false, or outside a git checkout)", "none (no revision)"
+	case vtime == "":
+		vtime = "none recorded"
 	}
 	fmt.Fprintf(opts.io.out, "peerctl %s\nmodule:   %s\nrevision: %s\ntime:     %s\nmodified: %s\ngo:       %s %s/%s\n",
 		v.Version, v.Module, revision, vtime, modified, v.GoVersion, v.OS, v.Arch)

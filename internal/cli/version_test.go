@@ -20,6 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// version --json's time is the one JSON time form (wire.RFC3339: UTC,
+// three digits of milliseconds); the text shows it as people's times are
+// shown, UTC to the second.
 func TestVersionFromBuildInfo(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -33,14 +36,14 @@ func TestVersionFromBuildInfo(t *testing.T) {
 			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v1.4.0", GoVersion: "go1.26.1"}, "v1.4.0"},
 		{"checkout with local changes", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
-				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}, true, "",
-			versionJSON{Module: "github.com/peerctl/peerctl", Version: "(devel)", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05Z", Modified: true},
+				{Key: "vcs.time", Value: "2026-01-02T05:04:05+02:00"}, {Key: "vcs.modified", Value: "true"}}}, true, "",
+			versionJSON{Module: "github.com/peerctl/peerctl", Version: "(devel)", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05.000Z", Modified: true},
 			"(devel) (0123456789ab, 2026-01-02T03:04:05Z, modified)"},
 		{"no build info", nil, false, "", versionJSON{Module: "github.com/peerctl/peerctl", Version: "(unknown)", GoVersion: runtime.Version()}, "(unknown)"},
 		{"release build", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/peerctl/peerctl", Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}}}, true,
 			"v0.0.0-SNAPSHOT-0123456",
-			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v0.0.0-SNAPSHOT-0123456", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05Z"},
+			versionJSON{Module: "github.com/peerctl/peerctl", Version: "v0.0.0-SNAPSHOT-0123456", GoVersion: "go1.26.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-01-02T03:04:05.000Z"},
 			"v0.0.0-SNAPSHOT-0123456 (0123456789ab, 2026-01-02T03:04:05Z)"},
 		{"release build without build info", nil, false, "v1.5.0", versionJSON{Module: "github.com/peerctl/peerctl", Version: "v1.5.0", GoVersion: runtime.Version()}, "v1.5.0"},
 	}
@@ -264,15 +267,17 @@ func writeModuleZip(t *testing.T, dst, src, prefix string) {
 }
 
 // TestVersionTextWithoutVCS: a binary built with -buildvcs=false has no
-// vcs.* settings; the text says so rather than printing "-", and says
-// "modified: false" as version --json does.
+// vcs.* settings; the text says the build carried none (not that a
+// revision is "unknown", nor "-"), and says "modified: false" as version
+// --json does, whose fields stay (revision and time "").
 func TestVersionTextWithoutVCS(t *testing.T) {
 	tests := []struct {
 		name     string
 		settings []debug.BuildSetting
 		want     []string
 	}{
-		{"no vcs settings", nil, []string{"revision: unknown (built without VCS information)\n", "time:     unknown\n", "modified: false\n"}},
+		{"no vcs settings", nil, []string{"revision: none: this build carried no VCS information (go build -buildvcs=false, or outside a git checkout)\n",
+			"time:     none (no revision)\n", "modified: false\n"}},
 		{"vcs settings", []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "false"}},
 			[]string{"revision: 0123456789abcdef\n", "time:     2026-01-02T03:04:05Z\n", "modified: false\n"}},
 	}
@@ -285,6 +290,13 @@ func TestVersionTextWithoutVCS(t *testing.T) {
 				assert.Contains(t, r.stdout, w)
 			}
 			assert.NotContains(t, r.stdout, ": -\n")
+			assert.NotContains(t, r.stdout, "unknown")
+			r = evRun(t, nil, func(c *factory) { c.buildInfo = func() (*debug.BuildInfo, bool) { return info, true } }, "version", "--json")
+			require.Equal(t, wire.ExitOK, r.code, r.stderr)
+			var v map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &v))
+			assert.Contains(t, v, "revision")
+			assert.Contains(t, v, "time")
 		})
 	}
 }

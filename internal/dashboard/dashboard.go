@@ -46,6 +46,10 @@ type Backend interface {
 	// sends the service carried (ID 0) come beside them. An error: the
 	// outbox cannot be read.
 	Messages(ctx context.Context, q MessageQuery) ([]Message, error)
+	// Count is how many outbox messages (with an ID) are in q's state on
+	// every page, q.Before and q.Limit aside: the M of the page's "the
+	// newest N of M". An error: the outbox cannot be read.
+	Count(ctx context.Context, q MessageQuery) (int, error)
 	// Cancel and Retry are `peerctl outbox cancel|retry --json ID`.
 	// confirmed says the user confirmed sending an outcome_unknown message
 	// again; without it Retry refuses such a message (the refusal
@@ -79,6 +83,18 @@ type MessageQuery struct {
 	Before int64
 	// Limit is the most messages with an ID (the outbox's) it returns.
 	Limit int
+}
+
+// Total is how many messages of msgs with an ID are in q's state
+// (Count over msgs, as Select selects them).
+func (q MessageQuery) Total(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.ID != 0 && (q.State == "" || m.State == q.State) {
+			n++
+		}
+	}
+	return n
 }
 
 // Select is the messages of msgs (newest first) q selects: those in q's

@@ -353,3 +353,27 @@ func TestApproveAndDenyGoToTheBackend(t *testing.T) {
 	require.Equal(t, http.StatusOK, w.Code)
 	assert.Equal(t, "denied", f.msgs[0].State)
 }
+
+// A message's text, its reply and a command's answer are escaped by the
+// CLI's rule for a reply (wire.SafeText): newlines and tabs kept; once
+// anything is escaped, every backslash is doubled, on every line, and
+// quotes stay as they are; with nothing to escape the text is as sent.
+func TestTextsEscapedByTheCLIsRule(t *testing.T) {
+	hostile := `C:\dir "q"` + "\n" + `bell` + "\a"
+	want := `C:\\dir "q"` + "\n" + `bell\a`
+	reply := wire.RepliedReason("rev", hostile)
+	f := &fake{msgs: []Message{{ID: 4, State: "replied", Address: "rev", Text: hostile, History: []Event{{At: "t3", State: "replied", Reason: reply}}},
+		{ID: 3, State: "stored", Address: "rev", Text: `C:\dir "q"` + "\n\tok"}}}
+	d := newTest(t, f)
+	w := do(d, http.MethodGet, "/api/state", true, "", nil)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var st State
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &st))
+	require.Len(t, st.Messages, 2)
+	byID := map[int64]MessageView{st.Messages[0].ID: st.Messages[0], st.Messages[1].ID: st.Messages[1]}
+	assert.Equal(t, want, byID[4].Text)
+	require.NotNil(t, byID[4].Reply)
+	assert.Equal(t, want, byID[4].Reply.Text)
+	assert.Equal(t, `C:\dir "q"`+"\n\tok", byID[3].Text, "nothing to escape: as sent")
+	assert.Equal(t, wire.SafeText(hostile), want, "the CLI's rule")
+}

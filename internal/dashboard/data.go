@@ -26,6 +26,7 @@ type viewState struct {
 	users int
 	msgs  []Message
 	more  bool   // older messages match it beyond msgs
+	total int    // the outbox messages in its state, on every page
 	err   string // why the outbox could not be read
 	read  bool   // a read has answered
 	// done is closed when the read under way ends (nil: none runs).
@@ -135,11 +136,16 @@ func (d *Dashboard) readMessages(v view, vs *viewState) {
 	life := d.life
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(life, listBound)
-	msgs, err := d.b.Messages(ctx, MessageQuery{State: v.state, Before: v.before, Limit: d.opt.Page + 1})
+	q := MessageQuery{State: v.state, Before: v.before, Limit: d.opt.Page + 1}
+	msgs, err := d.b.Messages(ctx, q)
+	total := 0
+	if err == nil {
+		total, err = d.b.Count(ctx, q)
+	}
 	cancel()
 	msgs, more := page(msgs, d.opt.Page)
 	d.mu.Lock()
-	vs.msgs, vs.more, vs.err, vs.read = msgs, more, "", true
+	vs.msgs, vs.more, vs.total, vs.err, vs.read = msgs, more, total, "", true
 	if err != nil {
 		vs.err = err.Error()
 	}
@@ -185,7 +191,7 @@ func (d *Dashboard) publish() {
 	}
 	views := make([]got, 0, len(d.views))
 	for v, vs := range d.views {
-		views = append(views, got{v, viewState{msgs: slices.Clone(vs.msgs), more: vs.more, err: vs.err, read: vs.read}})
+		views = append(views, got{v, viewState{msgs: slices.Clone(vs.msgs), more: vs.more, total: vs.total, err: vs.err, read: vs.read}})
 	}
 	last := d.snap
 	d.mu.Unlock()
@@ -210,7 +216,7 @@ func (d *Dashboard) publish() {
 		s.sessions = append(s.sessions, keyed{sv.Key, b})
 	}
 	for _, g := range views {
-		vs := &viewSnap{more: g.vs.more, err: safe(g.vs.err, d.opt.Home), read: g.vs.read}
+		vs := &viewSnap{more: g.vs.more, total: g.vs.total, err: safe(g.vs.err, d.opt.Home), read: g.vs.read}
 		for _, m := range messageViews(g.vs.msgs, d.opt.Home) {
 			b, err := json.Marshal(m)
 			if err != nil {

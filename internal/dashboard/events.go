@@ -26,10 +26,11 @@ type snapshot struct {
 
 // viewSnap is one view of the outbox in a snapshot.
 type viewSnap struct {
-	msgs []keyed // MessageView as JSON, by key
-	err  string  // escaped
-	more bool
-	read bool
+	msgs  []keyed // MessageView as JSON, by key
+	err   string  // escaped
+	more  bool
+	total int
+	read  bool
 }
 
 // keyed is one item as JSON with its key.
@@ -54,7 +55,7 @@ func (s *snapshot) same(t *snapshot) bool {
 	}
 	for v, a := range s.views {
 		b := t.views[v]
-		if b == nil || a.err != b.err || a.more != b.more || a.read != b.read || !sameItems(a.msgs, b.msgs) {
+		if b == nil || a.err != b.err || a.more != b.more || a.total != b.total || a.read != b.read || !sameItems(a.msgs, b.msgs) {
 			return false
 		}
 	}
@@ -105,7 +106,7 @@ func (s *snapshot) state(w *bytes.Buffer, v view, seq int) {
 		writeString(w, s.exposed)
 	}
 	w.WriteString(`,"page":`)
-	b, _ := json.Marshal(PageView{State: v.state, Before: v.before, More: vs.more})
+	b, _ := json.Marshal(PageView{State: v.state, Before: v.before, More: vs.more, Total: vs.total})
 	w.Write(b)
 	if s.fleet != nil {
 		w.WriteString(`,"fleet":`)
@@ -121,9 +122,9 @@ func (s *snapshot) delta(w *bytes.Buffer, old *snapshot, v view, seq int) bool {
 	hosts := !bytes.Equal(old.hosts, s.hosts)
 	sessions, sDel := changes(old.sessions, s.sessions)
 	msgs, mDel := changes(before.msgs, now.msgs)
-	errChanged, moreChanged := before.err != now.err, before.more != now.more
+	errChanged, moreChanged, totalChanged := before.err != now.err, before.more != now.more, before.total != now.total
 	fleet := !bytes.Equal(old.fleet, s.fleet)
-	if !hosts && !fleet && len(sessions)+len(sDel)+len(msgs)+len(mDel) == 0 && !errChanged && !moreChanged {
+	if !hosts && !fleet && len(sessions)+len(sDel)+len(msgs)+len(mDel) == 0 && !errChanged && !moreChanged && !totalChanged {
 		return false
 	}
 	fmt.Fprintf(w, `{"seq":%d,"at":`, seq)
@@ -146,6 +147,9 @@ func (s *snapshot) delta(w *bytes.Buffer, old *snapshot, v view, seq int) bool {
 	}
 	if moreChanged {
 		fmt.Fprintf(w, `,"more":%t`, now.more)
+	}
+	if totalChanged {
+		fmt.Fprintf(w, `,"total":%d`, now.total)
 	}
 	if fleet {
 		w.WriteString(`,"fleet":`)

@@ -250,13 +250,13 @@ func TestMessagesPageAndFilterOnTheServer(t *testing.T) {
 	lo, hi, n := ids(st)
 	assert.Equal(t, []int64{701, 1200, 500}, []int64{lo, hi, int64(n)}, "the newest page")
 	assert.Len(t, st.Messages, 501, "and the plain send beside it")
-	assert.Equal(t, PageView{More: true}, st.Page)
+	assert.Equal(t, PageView{More: true, Total: 1200}, st.Page, "of how many in all")
 
 	st = get(fmt.Sprintf("?before=%d", lo))
 	lo, hi, n = ids(st)
 	assert.Equal(t, []int64{201, 700, 500}, []int64{lo, hi, int64(n)}, "the next page")
 	assert.Len(t, st.Messages, 500, "the plain sends are on the first page only")
-	assert.Equal(t, PageView{Before: 701, More: true}, st.Page)
+	assert.Equal(t, PageView{Before: 701, More: true, Total: 1200}, st.Page)
 	st = get(fmt.Sprintf("?before=%d", lo))
 	lo, hi, n = ids(st)
 	assert.Equal(t, []int64{1, 200, 200}, []int64{lo, hi, int64(n)}, "the last page")
@@ -268,7 +268,7 @@ func TestMessagesPageAndFilterOnTheServer(t *testing.T) {
 	for _, m := range st.Messages {
 		assert.Equal(t, "outcome_unknown", m.State)
 	}
-	assert.Equal(t, PageView{State: "outcome_unknown"}, st.Page)
+	assert.Equal(t, PageView{State: "outcome_unknown", Total: 300}, st.Page)
 	f.mu.Lock()
 	last := f.queries[len(f.queries)-1]
 	f.mu.Unlock()

@@ -100,6 +100,13 @@ func (f *fake) Messages(_ context.Context, q MessageQuery) ([]Message, error) {
 	return q.Select(f.msgs), nil
 }
 
+// Count is the outbox's Count over msgs.
+func (f *fake) Count(_ context.Context, q MessageQuery) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return q.Total(f.msgs), nil
+}
+
 func (f *fake) move(id int64, state string) Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()

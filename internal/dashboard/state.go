@@ -73,9 +73,11 @@ type Delta struct {
 	// their key) and the keys of those removed.
 	Sessions *Changes[SessionView] `json:"sessions,omitempty"`
 	Messages *Changes[MessageView] `json:"messages,omitempty"`
-	// OutboxError and More are State's and Page.More, when they changed.
+	// OutboxError, More and Total are State's, Page.More and
+	// Page.Total, when they changed.
 	OutboxError *string `json:"outboxError,omitempty"`
 	More        *bool   `json:"more,omitempty"`
+	Total       *int    `json:"total,omitempty"`
 	// Fleet is every node again, when any changed (null when the fleet
 	// is no longer known: the service's view of the bus is away).
 	Fleet []NodeView `json:"fleet,omitempty"`
@@ -98,6 +100,9 @@ type PageView struct {
 	Before int64 `json:"before,omitempty"`
 	// More: older messages match beyond this page.
 	More bool `json:"more"`
+	// Total is how many outbox messages are in State on every page (the
+	// plain sends aside): the page shows "the newest N of Total".
+	Total int `json:"total"`
 }
 
 // MessageView is one message on the page: the outbox's (Message), with
@@ -343,23 +348,11 @@ func fold(hist []Event) []Event {
 	return out
 }
 
-// safeText is a message's text as the page shows it: as safe, but
-// newlines and tabs kept.
-func safeText(s, home string) string {
-	s = tilde(s, home)
-	var out []byte
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == '\n' || s[i] == '\t' {
-			out = append(out, wire.Safe(s[start:i])...)
-			if i < len(s) {
-				out = append(out, s[i])
-			}
-			start = i + 1
-		}
-	}
-	return string(out)
-}
+// safeText is a message's text as the page shows it: each path under
+// home ("": none) written "~" (tilde), then escaped by the CLI's rule for
+// a reply (wire.SafeText: newlines and tabs kept; once anything is
+// escaped, every backslash doubled).
+func safeText(s, home string) string { return wire.SafeText(tilde(s, home)) }
 
 // stamp is t as the page's times are written ("" for the zero time).
 func stamp(t time.Time) string { return wire.RFC3339(t) }

@@ -115,13 +115,9 @@ func (b webBackend) Messages(ctx context.Context, q dashboard.MessageQuery) ([]d
 	if st == nil {
 		return out, b.s.storeErr
 	}
-	f := ports.OutboxFilter{Limit: q.Limit, Before: q.Before}
-	if q.State != "" {
-		state, err := domain.ParseOutboxState(q.State)
-		if err != nil {
-			return out, nil // a word only a plain send has ("failed")
-		}
-		f.States = []domain.OutboxState{state}
+	f, ok := outboxFilter(q)
+	if !ok {
+		return out, nil
 	}
 	msgs, err := st.List(ctx, f)
 	if err != nil {
@@ -140,6 +136,35 @@ func (b webBackend) Messages(ctx context.Context, q dashboard.MessageQuery) ([]d
 	}
 	slices.SortStableFunc(out, func(x, y dashboard.Message) int { return parseTime(y.CreatedAt).Compare(parseTime(x.CreatedAt)) })
 	return out, nil
+}
+
+// Count is how many outbox messages are in q's state (every page; a
+// word only a plain send has, "failed", counts none).
+func (b webBackend) Count(ctx context.Context, q dashboard.MessageQuery) (int, error) {
+	st := b.s.store
+	if st == nil {
+		return 0, b.s.storeErr
+	}
+	f, ok := outboxFilter(q)
+	if !ok {
+		return 0, nil
+	}
+	f.Before = 0 // every page
+	return st.Count(ctx, f)
+}
+
+// outboxFilter is the outbox's filter of q; ok is false for a state only
+// a plain send has ("failed"): no outbox message is in it.
+func outboxFilter(q dashboard.MessageQuery) (f ports.OutboxFilter, ok bool) {
+	f = ports.OutboxFilter{Limit: q.Limit, Before: q.Before}
+	if q.State != "" {
+		state, err := domain.ParseOutboxState(q.State)
+		if err != nil {
+			return f, false
+		}
+		f.States = []domain.OutboxState{state}
+	}
+	return f, true
 }
 
 // parseTime reads a wire.RFC3339 time back (the zero time when it is not one).

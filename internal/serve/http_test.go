@@ -129,4 +129,11 @@ func TestDashboardPagesTheOutbox(t *testing.T) {
 	assert.Equal(t, []string{"2 cancelled"}, got(dashboard.MessageQuery{Limit: 2, State: "cancelled"}), "the state, over the whole outbox")
 	assert.Equal(t, []string{"0 refused"}, got(dashboard.MessageQuery{State: "refused"}))
 	assert.Empty(t, got(dashboard.MessageQuery{State: "failed", Before: 3}), "a plain send's word, past the first page")
+	// Count: the outbox's messages in the state, on every page (the M
+	// of "the newest N of M"), the carried sends aside.
+	for q, want := range map[dashboard.MessageQuery]int{{Limit: 2}: 5, {Limit: 2, Before: 4}: 5, {State: "stored"}: 4, {State: "refused"}: 0, {State: "failed"}: 0} {
+		n, err := b.Count(ctx, q)
+		require.NoError(t, err)
+		assert.Equal(t, want, n, "%+v", q)
+	}
 }

@@ -152,6 +152,53 @@ func Safe(s string) string {
 	return q[1 : len(q)-1]
 }
 
+// SafeText is a message's text as sent (a reply, a message, the words of
+// an answer), made safe to show people whole: newlines and tabs stay,
+// every other character that is not printable (and invalid UTF-8) is
+// escaped as Go escapes it, so the text cannot move the cursor, recolour
+// the screen or hide a line. Text with nothing to escape is returned as
+// it is; once anything is escaped, every backslash is doubled too, so
+// that the output reads back one way (a literal `\x1b` shows as `\\x1b`,
+// a real ESC as `\x1b`). The CLI prints a reply so, and the dashboard
+// shows every text so.
+func SafeText(s string) string {
+	if !textNeedsEscaping(s) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n' || r == '\t' || strconv.IsPrint(r):
+			b.WriteString(s[:size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// textNeedsEscaping reports whether s holds anything SafeText escapes: a
+// character that is not printable other than newline and tab, or
+// invalid UTF-8.
+func textNeedsEscaping(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if r != '\n' && r != '\t' && !strconv.IsPrint(r) {
+			return true
+		}
+	}
+	return false
+}
+
 // Clip cuts s to at most n bytes on a rune boundary, with "…" when cut.
 func Clip(s string, n int) string {
 	if len(s) <= n {

@@ -238,6 +238,13 @@ func (p *pageBackend) Messages(_ context.Context, q dashboard.MessageQuery) ([]d
 	return q.Select(p.msgs), nil
 }
 
+// Count is how many of msgs are in q's state.
+func (p *pageBackend) Count(_ context.Context, q dashboard.MessageQuery) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return q.Total(p.msgs), nil
+}
+
 func (p *pageBackend) Cancel(context.Context, int64) dashboard.Result {
 	return dashboard.Result{Code: 2}
 }

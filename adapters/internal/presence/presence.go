@@ -4,6 +4,8 @@
 package presence
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 )
@@ -30,4 +32,20 @@ func Of(named bool, program string, dirs ...string) bool {
 	}
 	_, err := exec.LookPath(program)
 	return err == nil
+}
+
+// Find is program's path as exec would run it (a path, or a name on
+// $PATH). Its error is written one way for every harness's program, which
+// it names once: find "qwen": executable file not found in $PATH (not
+// exec's own `exec: "qwen": ...` as well); doctor's rows say "PROGRAM not
+// found (ERR)".
+func Find(program string) (string, error) {
+	path, err := exec.LookPath(program)
+	if err != nil {
+		if ee := (*exec.Error)(nil); errors.As(err, &ee) {
+			err = ee.Err
+		}
+		return "", fmt.Errorf("find %q: %w", program, err)
+	}
+	return path, nil
 }

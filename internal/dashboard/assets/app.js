@@ -52,13 +52,13 @@ function age(iso) {
   return Math.floor(s / 86400) + "d";
 }
 
-// when is a time as a person reads it: the time of day, with the date
-// when it is not today.
+// when is a time as the CLI prints it for people: UTC, RFC 3339 to the
+// second ("2026-03-01T10:00:00Z"), one form whatever the browser's zone.
 function when(iso) {
   if (!iso) return "";
   const d = new Date(iso);
   if (isNaN(d)) return iso;
-  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString();
+  return d.toISOString().slice(0, 19) + "Z";
 }
 
 // seen is how long ago a time was: "just now" for the last 10 s (so a
@@ -309,7 +309,7 @@ function renderMessages(force) {
   const fs = $("msg-session").value.trim().toLowerCase();
   const fh = $("msg-host").value.trim().toLowerCase();
   if (selected && fs !== (selected.name || selected.shortId).toLowerCase()) selected = null;
-  if (!changed("messages", state.messages, state.outboxError, fs, fh, [...confirming], selected && sessionKey(selected)) && !force) return;
+  if (!changed("messages", state.messages, state.outboxError, state.page, fs, fh, [...confirming], selected && sessionKey(selected)) && !force) return;
   $("outbox-error").hidden = !state.outboxError;
   $("outbox-error").textContent = state.outboxError ? "the outbox cannot be read: " + state.outboxError : "";
   const tbody = el("tbody");
@@ -372,12 +372,18 @@ function renderMessages(force) {
   renderPager();
 }
 
-// renderPager says which page of the outbox is shown, with "newer" and
-// "older" when there are such pages.
+// renderPager says which page of the outbox is shown, how many of its
+// messages (the plain sends aside) of how many in all ("the newest 500 of
+// 1200"), with "newer" and "older" when there are such pages.
 function renderPager() {
   const p = state.page || {};
-  const where = (p.before ? "older than message " + p.before : "the newest") + (p.state ? ", " + p.state + " only" : "");
-  $("msg-page").textContent = where + (p.more ? "; older ones on the next page" : "");
+  const n = state.messages.filter(m => m.id).length, total = p.total || 0;
+  const of = " " + n + " of " + total;
+  let where;
+  if (p.before) where = (p.more ? "the next" : "the last") + of + ", older than message " + p.before;
+  else if (total === 0) where = "no message";
+  else where = p.more || n !== total ? "the newest" + of : "all " + n;
+  $("msg-page").textContent = where + (p.state ? ", " + p.state + " only" : "") + (p.more ? "; older ones on the next page" : "");
   $("msg-newer").hidden = !p.before;
   $("msg-older").hidden = !p.more;
 }
@@ -560,7 +566,7 @@ function render() {
   renderSendTargets();
   renderHosts();
   renderFleet();
-  $("read-at").textContent = new Date(state.at).toLocaleTimeString();
+  $("read-at").textContent = when(state.at);
   document.body.dataset.at = state.at;
 }
 
@@ -622,6 +628,7 @@ function connect() {
     applyChanges(model.messages, d.messages);
     if (d.outboxError !== undefined) model.outboxError = d.outboxError;
     if (d.more !== undefined) model.page = Object.assign({}, model.page, { more: d.more });
+    if (d.total !== undefined) model.page = Object.assign({}, model.page, { total: d.total });
     if (d.fleet !== undefined) model.fleet = d.fleet; // null: no longer known
     live();
   });
