@@ -49,9 +49,28 @@ type Awaiting struct {
 
 type traceKey struct{}
 
-// WithSendTrace returns ctx carrying t for the sends run under it.
+// WithSendTrace returns ctx carrying t for the sends run under it. A send
+// run on another machine under it is asked for its events
+// (wire.WithSendEvents), told to t as they arrive (tellFar).
 func WithSendTrace(ctx context.Context, t *SendTrace) context.Context {
-	return context.WithValue(ctx, traceKey{}, t)
+	return wire.WithSendEvents(context.WithValue(ctx, traceKey{}, t), t.tellFar)
+}
+
+// tellFar tells t what a far side's send told (wire.SendEvent) as the
+// moments of a send here are told: a hand-over's wait counts from now for
+// the time the far side said it had left. A kind this build does not
+// know, or a hand-over without its receipt, is skipped.
+func (t *SendTrace) tellFar(ev wire.SendEvent) {
+	switch {
+	case t == nil:
+	case ev.SendEvent == wire.SendHanded && ev.Receipt != nil && t.Handed != nil:
+		t.Handed(wire.Sent{Receipt: *ev.Receipt, Notes: ev.Notes},
+			Awaiting{Reply: ev.Reply, Target: ev.Receipt.Name, Until: time.Now().Add(ev.Left()), Confirming: ev.Confirming})
+	case ev.SendEvent == wire.SendConfirmation && t.Confirmation != nil:
+		t.Confirmation(ev.Lines)
+	case ev.SendEvent == wire.SendTargetWaiting && t.TargetWaiting != nil:
+		t.TargetWaiting(ev.WaitingFor)
+	}
 }
 
 // SendTraceFrom is the SendTrace ctx carries (WithSendTrace), nil when none.

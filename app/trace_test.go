@@ -160,3 +160,26 @@ func TestAwaitingSaysTheTimeLeft(t *testing.T) {
 	assert.Equal(t, time.Duration(0), late.Left(now))
 	assert.Contains(t, late.What(now), "waiting up to 0s")
 }
+
+// A trace asks the sends run on other machines under it for their events
+// (wire.SendEventsFrom) and is told each as its own moments are: the
+// receipt with the wait counted from now, a kind this build does not know
+// skipped.
+func TestSendTraceIsToldAFarSidesEvents(t *testing.T) {
+	tr := &traced{}
+	events := wire.SendEventsFrom(app.WithSendTrace(context.Background(), tr.trace(nil)))
+	require.NotNil(t, events, "a far send under a trace asks for its events")
+	before := time.Now()
+	events(wire.SendEvent{SendEvent: wire.SendHanded, Receipt: &wire.Receipt{Outcome: "posted", Name: "quiet", Host: "box"}, Reply: true, LeftMs: 120_000, Confirming: true})
+	events(wire.SendEvent{SendEvent: "someday"})
+	events(wire.SendEvent{SendEvent: wire.SendHanded}) // no receipt: nothing to tell
+	events(wire.SendEvent{SendEvent: wire.SendConfirmation, Lines: []string{"peerctl: confirmed: seen"}})
+	events(wire.SendEvent{SendEvent: wire.SendTargetWaiting, WaitingFor: "dialog open"})
+
+	assert.Equal(t, []string{"handed", "confirmation", "waiting: dialog open"}, tr.got())
+	assert.Equal(t, "box", tr.receipt.Host)
+	assert.Equal(t, app.Awaiting{Reply: true, Target: "quiet", Until: tr.awaiting.Until, Confirming: true}, tr.awaiting)
+	assert.WithinRange(t, tr.awaiting.Until, before.Add(2*time.Minute), time.Now().Add(2*time.Minute))
+	assert.Equal(t, []string{"peerctl: confirmed: seen"}, tr.lines)
+	assert.Nil(t, wire.SendEventsFrom(context.Background()), "none without a trace")
+}

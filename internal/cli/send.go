@@ -165,7 +165,12 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 		}
 	}
 	talk := talkWhileWaiting(opts.io, opts.json, q.Wait, q.AwaitReply)
-	if handled, err := sc.sendForward(ctx, durable, dest, q, opts.json, talk); handled {
+	traced := talk.context(ctx)
+	if opts.events {
+		// Told as they happen, here or by the service that carries it.
+		traced = app.WithSendTrace(ctx, sendEvents(opts.io))
+	}
+	if handled, err := sc.sendForward(traced, durable, dest, q, opts.json, talk); handled {
 		return err
 	}
 	if !dest.IsLocal() {
@@ -178,10 +183,7 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.events {
-		ctx = app.WithSendTrace(ctx, sendEvents(opts.io))
-	}
-	sent, err := n.Send(talk.context(ctx), q)
+	sent, err := n.Send(traced, q)
 	talk.stop()
 	if sc.holds(err, q) {
 		// Kept in peerctl serve's outbox for a person's approval.

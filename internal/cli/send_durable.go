@@ -85,9 +85,10 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 // by the trust policy here, before its order is dialled (a durable or far
 // one before sendForward is called), and the service decides again with
 // the order's sender; a held one goes to the service as a durable one
-// (app.DefaultTTL once approved), kept there awaiting approval. talk (nil:
-// none) tells a person, while the service has the send, of its hand-over
-// and wait as it happens (the service's Talk lines).
+// (app.DefaultTTL once approved), kept there awaiting approval. A trace
+// ctx carries (app.WithSendTrace) is told, while the service has the
+// send, of its hand-over and wait as they happen (the service's Talk
+// lines); talk (nil: none) is the one that printed them for a person.
 func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest domain.Dest, q wire.SendQuery, asJSON bool, talk *waitTalk) (handled bool, err error) {
 	awaited := q.AwaitReply > 0
 	if !d.on() {
@@ -110,7 +111,7 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 			_ = conn.Close()
 			return true, err
 		}
-		a, err := c.ask(talk.context(ctx), conn, serve.Request{Op: "send", Send: &o, Talk: talk != nil})
+		a, err := c.ask(ctx, conn, serve.Request{Op: "send", Send: &o, Talk: app.SendTraceFrom(ctx) != nil})
 		if errors.Is(err, errForwardUnsent) {
 			return false, nil // nothing reached the service: send it here
 		}
@@ -136,7 +137,7 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 	if err != nil {
 		return true, outboxUnavailable(err)
 	}
-	a, err := c.ask(talk.context(ctx), conn, serve.Request{Op: "send", Send: &o, Talk: talk != nil})
+	a, err := c.ask(ctx, conn, serve.Request{Op: "send", Send: &o, Talk: app.SendTraceFrom(ctx) != nil})
 	if errors.Is(err, errForwardUnsent) {
 		return true, outboxUnavailable(err)
 	}

@@ -43,29 +43,13 @@ func (t *waitTalk) context(ctx context.Context) context.Context {
 	if t == nil {
 		return ctx
 	}
-	ctx = wire.WithSendEvents(ctx, t.farEvent)
 	return app.WithSendTrace(ctx, &app.SendTrace{Handed: t.handed, Confirmation: t.confirmation, TargetWaiting: t.targetWaiting})
-}
-
-// farEvent tells what a far side's send told (wire.SendEvent) as its own
-// trace's moments are told; a kind this build does not know is skipped.
-func (t *waitTalk) farEvent(ev wire.SendEvent) {
-	switch ev.SendEvent {
-	case wire.SendHanded:
-		if ev.Receipt == nil {
-			return
-		}
-		t.handed(wire.Sent{Receipt: *ev.Receipt, Notes: ev.Notes}, app.Awaiting{Reply: ev.Reply, Target: ev.Receipt.Name, Until: time.Now().Add(ev.Left()), Confirming: ev.Confirming})
-	case wire.SendConfirmation:
-		t.confirmation(ev.Lines)
-	case wire.SendTargetWaiting:
-		t.targetWaiting(ev.WaitingFor)
-	}
 }
 
 // sendEvents is the trace of a send run over ssh by a peerctl that asked
 // for its events (wire.SendEventsEnv): each moment one wire.SendEvent line
-// on stdout, as it happens, before the receipt document.
+// on stdout, as it happens, before the receipt document; a send that
+// peerctl serve carries tells it the service's moments (serve.Talk).
 func sendEvents(io *iostreams) *app.SendTrace {
 	var mu sync.Mutex
 	emit := func(ev wire.SendEvent) {

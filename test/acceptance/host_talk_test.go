@@ -46,7 +46,16 @@ func TestHostWaitTellsTheReceiptAndTheDialog(t *testing.T) {
 	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(),
 		"CLAUDE_CONFIG_DIR=" + cfg, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH), "PEERCTL_HOST_TIMEOUT=10s"}
 	r := startTalking(t, env, "send", "--host", "box", "--transport", "socket", "--wait=10m", "quiet", "go")
-	assert.Regexp(t, `^posted: "quiet" \(session 26df9a5b-d23c-4223-a45d-b9ec61fda652, pid \d+\) on box`, r.stdout.until(t, "quiet"))
+	talksThroughTheWait(t, r, f, `^posted: "quiet" \(session 26df9a5b-d23c-4223-a45d-b9ec61fda652, pid \d+\) on box`)
+}
+
+// talksThroughTheWait checks r, a --wait=10m send to f (the session
+// "quiet"), as it goes: the receipt on stdout as the pattern receipt says,
+// then the wait's line and, once f says it waits on a dialog, that note;
+// the wait ends only when f does, after all were read.
+func talksThroughTheWait(t *testing.T, r *running, f *fake, receipt string) {
+	t.Helper()
+	assert.Regexp(t, receipt, r.stdout.until(t, `"quiet"`))
 	assert.Regexp(t, `^peerctl: waiting up to 10m0s \(until \d\d:\d\d:\d\d UTC\) for the turn on the message to end; Ctrl-C stops the wait`, r.stderr.until(t, "waiting up to"))
 
 	f.say(t, "waiting dialog open")
@@ -56,6 +65,45 @@ func TestHostWaitTellsTheReceiptAndTheDialog(t *testing.T) {
 
 	require.Equal(t, 0, r.exit(t), "stderr: %s", r.stderr.text())
 	assert.Regexp(t, `(?m)^wait: exited: the session ended`, r.stdout.text())
-	assert.Equal(t, 1, strings.Count(r.stdout.text(), `posted: "quiet"`), "the receipt is printed once: %s", r.stdout.text())
+	assert.Equal(t, 1, strings.Count(r.stdout.text(), `"quiet"`), "the receipt is printed once: %s", r.stdout.text())
 	assert.Equal(t, 1, strings.Count(r.stderr.text(), "dialog open"), "said once: %s", r.stderr.text())
+}
+
+// farServed is a far side (reached through the fake ssh) whose own peerctl
+// serve runs: a plain send that waits, with the default transport, goes
+// through that service's warm courier there.
+func farServed(t *testing.T, cfg string) serveWorld {
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(bin, "peerctl")))
+	far := serveWorld{sendWorld: sendWorld{record: t.TempDir()}, state: t.TempDir(), run: catSocketDir(t),
+		more: []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "CLAUDE_CONFIG_DIR=" + cfg, "PEERCTL_SSH=" + testbin.Build(t, testbin.FakeSSH),
+			"PEERCTL_HOST_TIMEOUT=10s"}}
+	t.Cleanup(func() { far.stopServe(t) })
+	return far
+}
+
+// --wait over ssh, carried there by the far side's own peerctl serve: the
+// far side tells the service's moments as its send's events, so the
+// receipt, the wait and the dialog are printed here as they happen.
+func TestHostWaitThroughTheFarServiceTellsAsItGoes(t *testing.T) {
+	cfg := t.TempDir()
+	f := startFakeSession(t, cfg, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
+	far := farServed(t, cfg)
+	far.startServe(t)
+	mine := t.TempDir() // a courier of the command's own would record here
+	r := startTalking(t, append(far.env(t), "FAKECLAUDE_RECORD="+mine), "send", "--host", "box", "--wait=10m", "quiet", "go")
+	talksThroughTheWait(t, r, f, `^handed over: "quiet" \(session 26df9a5b-d23c-4223-a45d-b9ec61fda652, pid \d+\) on box by courier`)
+	assert.FileExists(t, filepath.Join(far.record, "sent.jsonl"), "the far service's courier carried it")
+	assert.NoFileExists(t, filepath.Join(mine, "sent.jsonl"), "no courier of the far command's own")
+}
+
+// --durable --wait over ssh: this machine's service keeps the message and
+// sends it through ssh; the far side's events reach the service, which
+// tells them to the command as they happen, with the outbox message.
+func TestHostDurableWaitTellsAsItGoes(t *testing.T) {
+	cfg := t.TempDir()
+	f := startFakeSession(t, cfg, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
+	here := farServed(t, cfg) // one machine: its service is the one the send goes through
+	r := startTalking(t, here.env(t), "send", "--host", "box", "--durable=1h", "--transport", "socket", "--wait=10m", "quiet", "go")
+	talksThroughTheWait(t, r, f, `^posted: "quiet" \(session 26df9a5b-d23c-4223-a45d-b9ec61fda652, pid \d+, outbox message 1\) on box by socket`)
 }

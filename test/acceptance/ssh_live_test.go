@@ -221,6 +221,19 @@ func TestLiveSSH(t *testing.T) {
 		assert.Equal(t, 1, enqueuedCount(t, one.TranscriptPath(), text), "exactly once there; log: %s", l.log)
 	})
 
+	t.Run("send --durable --await-reply over ssh talks: the far side's events through this machine's service", func(t *testing.T) {
+		l := &liveServe{state: t.TempDir(), run: catSocketDir(t)}
+		l.env = append(slices.Clip(env), "XDG_STATE_HOME="+l.state, "XDG_RUNTIME_DIR="+l.run, "PEERCTL_HOST_TIMEOUT=20s")
+		t.Cleanup(l.kill)
+		l.start(t)
+		r := runPeerctl(t, runOpts{Env: l.env, Timeout: 180 * time.Second}, "send", "--host", far.Alias, "--durable=10m", "--await-reply=90s", "far-one", "ping durable over ssh")
+		require.Equal(t, 0, r.Code, "stderr: %s\nlog: %s\nscreen:\n%s", r.Stderr, l.log, one.Screen())
+		assert.Equal(t, "pong: ping durable over ssh\n", string(r.Stdout))
+		// Told at the hand-over (the far side's event), then the wait: a
+		// receipt relayed only at the end comes with no wait line.
+		assert.Regexp(t, `(?m)^(handed over|queued|delivered): "far-one" \(session [0-9a-f-]+, pid \d+, outbox message \d+\) on `+far.Alias+` by courier.*\n(.*\n)*peerctl: waiting up to \S+ \(until \d\d:\d\d:\d\d UTC\) for "far-one" to reply`, string(r.Stderr))
+	})
+
 	t.Run("relay over ssh: 10 sends, 10 receipts in order", func(t *testing.T) {
 		rr := startRelay(t, env, "--host", far.Alias)
 		require.Equal(t, "ready", rr.nextWithin(t, 120*time.Second)["type"], "stderr: %s", rr.err.String())
