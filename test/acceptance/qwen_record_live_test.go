@@ -7,12 +7,9 @@ package acceptance
 // peerctl's registry read never loses it meanwhile.
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,76 +30,8 @@ func TestLiveQwenRecordIsReplacedWhole(t *testing.T) {
 	bin := liveqwen.Require(t, liveqwen.Version())
 	root := liveqwen.NewRoot(t)
 	s := liveqwen.Start(t, bin, root, liveqwen.Options{Label: "rw"})
-	dir := filepath.Dir(s.File)
-	w, err := fsnotify.NewWatcher()
-	require.NoError(t, err)
-	defer w.Close()
-	require.NoError(t, w.Add(dir))
-
-	var mu sync.Mutex
-	var removed []string
-	replaced := 0
-	go func() {
-		for ev := range w.Events {
-			if ev.Name != s.File {
-				continue
-			}
-			mu.Lock()
-			switch {
-			case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
-				removed = append(removed, ev.Op.String())
-			case ev.Has(fsnotify.Create): // a rename over it (IN_MOVED_TO)
-				replaced++
-			}
-			mu.Unlock()
-		}
-	}()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var raw, missing, torn, regReads atomic.Int64
-	var regLost []string
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { // the file, back to back
-		defer wg.Done()
-		for ctx.Err() == nil {
-			b, err := os.ReadFile(s.File)
-			raw.Add(1)
-			switch {
-			case err != nil:
-				missing.Add(1)
-			case !json.Valid(b):
-				torn.Add(1)
-			}
-		}
-	}()
-	go func() { // peerctl's registry read, back to back
-		defer wg.Done()
-		reg := qwenregistry.New(dir)
-		for ctx.Err() == nil {
-			snap, err := reg.Read(ctx)
-			if ctx.Err() != nil {
-				return
-			}
-			regReads.Add(1)
-			found := false
-			for _, r := range snap.Records {
-				if r.File == filepath.Base(s.File) {
-					found = true
-					if r.Problem != "" {
-						mu.Lock()
-						regLost = append(regLost, r.Problem)
-						mu.Unlock()
-					}
-				}
-			}
-			if err != nil || !found {
-				mu.Lock()
-				regLost = append(regLost, "record missing from the read")
-				mu.Unlock()
-			}
-		}
-	}()
+	ops := recordOps(t, s.File)
+	reads := readBackToBack(t, s.File, qwenregistry.New(filepath.Dir(s.File)))
 
 	sessionID := func() string {
 		b, err := os.ReadFile(s.File)
@@ -129,15 +58,22 @@ func TestLiveQwenRecordIsReplacedWhole(t *testing.T) {
 		})
 		require.True(t, cleared, "clear %d: the record still names session %s\nscreen:\n%s", i+1, before, s.Screen())
 	}
-	cancel()
-	wg.Wait()
+	regLost := reads.stop()
 
-	mu.Lock()
-	defer mu.Unlock()
-	t.Logf("%d replacements; %d reads of the file: %d missing, %d torn; %d registry reads", replaced, raw.Load(), missing.Load(), torn.Load(), regReads.Load())
+	replaced := 0
+	var removed []string
+	for _, op := range ops() {
+		switch {
+		case op.Has(fsnotify.Remove), op.Has(fsnotify.Rename):
+			removed = append(removed, op.String())
+		case op.Has(fsnotify.Create): // a file renamed over it (IN_MOVED_TO)
+			replaced++
+		}
+	}
+	t.Logf("%d replacements; %d reads of the file: %d missing, %d torn; %d registry reads", replaced, reads.raw.Load(), reads.missing.Load(), reads.torn.Load(), reads.regReads.Load())
 	assert.Empty(t, removed, "the record was removed or moved away while the session ran")
 	assert.GreaterOrEqual(t, replaced, 2, "the record was replaced (a file renamed over it) for each clear")
-	assert.Zero(t, missing.Load(), "a read found the record missing while the session ran")
-	assert.Zero(t, torn.Load(), "a read found the record torn")
+	assert.Zero(t, reads.missing.Load(), "a read found the record missing while the session ran")
+	assert.Zero(t, reads.torn.Load(), "a read found the record torn")
 	assert.Empty(t, regLost, "a registry read lost the live session's record")
 }
