@@ -10,6 +10,3 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 func WithTimer(after func(time.Duration) <-chan time.Time) Option {
 	return func(s *Service) { s.after = after }
 }
-
-// GoneGrace is goneGrace, for tests.
-const GoneGrace = goneGrace

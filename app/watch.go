@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 )
 
 // Watch reports registry events to emit until ctx ends: first an
 // EventAppeared (Initial) for every session live when it starts, then
 // every change (domain.Tracker gives the rules), except that the gone of a
 // live session whose record is missing while its process still runs waits
-// goneGrace for the record to come back. It re-reads the registry
+// ports.RewriteGrace for the record to come back (see holdMissing). It re-reads the registry
 // whenever the folder watcher signals a change or the exit watcher sees a
 // reported session's process end, or a grace ends; without those ports
 // it re-reads every 500 ms. emit is called from Watch's goroutine, one event at a time.
@@ -148,10 +149,19 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 
 	var tr domain.Tracker
 	// A live session whose record a read misses while its process still
-	// runs (its exit not seen, its pid not gone) is held for goneGrace:
-	// its entry as last seen stands in for the record, so that a record
-	// removed and written again is no gone and appeared. held is by record
-	// file; grace fires at the earliest end of a hold (graceAt).
+	// runs (its exit not seen, its pid not gone) is held for
+	// ports.RewriteGrace, the one bound for a record caught being
+	// rewritten: its entry as last seen stands in for the record, so that
+	// a record caught between a removal and its new copy is no gone and
+	// appeared. Measured, no harness does that while it runs: Claude Code
+	// 2.1.332 rewrites its record in place, Qwen Code 0.24.4 renames a new
+	// copy over it (its writer unlinks and creates only when that rename
+	// fails with EXDEV); both remove it only as they exit, so for them the
+	// hold only waits for the exit that follows a clean stop's removal. A
+	// record back within the grace (the same session and process) is no
+	// event; one still missing when it ends is reported gone then. A
+	// process that ends is reported at once, grace or not. held is by
+	// record file; grace fires at the earliest end of a hold (graceAt).
 	type hold struct {
 		entry domain.Entry
 		until time.Time
@@ -174,7 +184,7 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 			}
 			h, ok := held[f]
 			if !ok {
-				h = hold{entry: e, until: now.Add(goneGrace)}
+				h = hold{entry: e, until: now.Add(ports.RewriteGrace)}
 			}
 			mu.Lock()
 			exitSeen := ended[key(e)]
@@ -234,18 +244,6 @@ func (s *Service) WatchNotes(ctx context.Context, emit func(domain.Event), note 
 		}
 	}
 }
-
-// goneGrace is how long Watch holds the gone of a live session whose
-// record is missing from a read while its process still runs (the same
-// pid and start time; its exit not seen), for a harness that would
-// rewrite its record by removing it and writing it again. Claude Code
-// 2.1.332 does not (measured: it rewrites in place, and a read that catches
-// it half rewritten is read again, ports.RewriteGrace), so for it the hold
-// only waits for the exit that follows a clean stop's removal. A record back
-// within the grace (the same session and process) is no event; one still
-// missing when it ends is reported gone then. A process that ends is
-// reported at once, grace or not.
-const goneGrace = 2 * time.Second
 
 // processGone says whether rec's process has ended or its pid is another
 // process's now (the liveness check says so; unknown is not gone).

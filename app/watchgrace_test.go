@@ -124,9 +124,10 @@ func startGrace(t *testing.T) (*graceWorld, <-chan domain.Event, domain.Record) 
 	return g, events, rec
 }
 
-// A live session's record removed and written again (as a rename may
-// rewrite it) while its process runs is no gone and no appeared: the gone
-// waits app.GoneGrace, and a change since is reported as usual.
+// A live session's record missing from a read and back by the next while
+// its process runs (caught in the middle of a rewrite) is no gone and no
+// appeared: the gone waits ports.RewriteGrace, the one bound for a record
+// caught being rewritten, and a change since is reported as usual.
 func TestWatchHoldsAMissingRecordWhileItsProcessRuns(t *testing.T) {
 	g, events, rec := startGrace(t)
 
@@ -141,10 +142,10 @@ func TestWatchHoldsAMissingRecordWhileItsProcessRuns(t *testing.T) {
 	require.Equal(t, domain.EventStatus, ev.Kind)
 	assert.Equal(t, domain.StatusBusy, ev.Entry.Record.Status)
 	timer := g.nextTimer(t, "the record went")
-	assert.Equal(t, app.GoneGrace, timer.d)
+	assert.Equal(t, ports.RewriteGrace, timer.d, "Claude Code and Qwen Code never remove their records while they run: the hold is the rewrite grace")
 
 	// The grace's end finds it there: still nothing but what changes.
-	g.advance(app.GoneGrace)
+	g.advance(ports.RewriteGrace)
 	timer.fire <- g.clock()
 	idle := busy
 	idle.Status, idle.StatusUpdatedAt = domain.StatusIdle, g.clock()

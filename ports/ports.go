@@ -79,15 +79,20 @@ type Registry interface {
 	Read(ctx context.Context) (Snapshot, error)
 }
 
-// RewriteGrace is how long a registry read waits for a record caught in
-// the middle of being rewritten to read whole, re-reading it: the one rule
-// for every reader (list, show, send, watch, the dashboard, the service's
-// fleet document), applied where the record is read. Measured on Claude
-// Code 2.1.332 (docs/CLAUDE-CODE-FACTS.md, "How a session rewrites its
-// record"): a running session rewrites its record in place, never removing
-// or renaming it, and a read can catch it torn for as long as its write and
-// ftruncate lie apart: 0.1-21 ms, under strace on a loaded 2-CPU machine.
-// The grace is ten times the longest seen.
+// RewriteGrace is how long a record caught in the middle of being
+// rewritten is waited for: a registry read re-reads a record that does not
+// parse until it does, for up to RewriteGrace (the one rule for every
+// reader: list, show, send, watch, the dashboard, the service's fleet
+// document, applied where the record is read), and watch holds the gone
+// of a live session whose record a read misses while its process runs for
+// as long. Measured on Claude Code 2.1.332 (docs/CLAUDE-CODE-FACTS.md,
+// "How a session rewrites its record"): a running session rewrites its
+// record in place, never removing or renaming it, and a read can catch it
+// torn for as long as its write and ftruncate lie apart: 0.1-21 ms, under
+// strace on a loaded 2-CPU machine. The grace is ten times the longest
+// seen. Qwen Code 0.24.4 (docs/QWEN-CODE-FACTS.md, the same heading)
+// renames a whole new copy over its record: a read finds it neither torn
+// nor missing. Neither removes its record while it runs.
 const RewriteGrace = 200 * time.Millisecond
 
 // SelectiveRegistry is a Registry that can skip records unread. keep is

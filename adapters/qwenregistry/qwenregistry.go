@@ -17,6 +17,13 @@
 //	 "qwenVersion":"0.24.4","kind":"tui","ipcPath":"/run/user/1000/qwen-socks/4242.sock",
 //	 "ipcToken":"<64 hex>"}
 //
+// A running session replaces its record whole and never removes it
+// (measured on 0.24.4, TestLiveQwenRecordIsReplacedWhole): each write (its
+// registration, its ipcPath, a /clear's new sessionId) is a
+// <pid>.json.<12 hex>.tmp file renamed over <pid>.json, so a read finds
+// the record neither torn nor missing (the temporary files are not
+// records: FilePID); it is unlinked only as the session exits.
+//
 // ipcToken is the inbox's ordinary-peer credential. It never enters a
 // domain.Record: ReadToken reads it, for the inbox transport alone, as a
 // Token whose every printed form is redacted.

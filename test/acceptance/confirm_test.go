@@ -179,7 +179,9 @@ func TestSendConfirmation(t *testing.T) {
 func TestSendWaitUntilIdle(t *testing.T) {
 	cfg := t.TempDir()
 	startFakeSession(t, cfg, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", "proj-89")
-	r := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "send", "--transport", "socket", "--json", "--wait=30s", "proj-89", "go")
+	// The confirmation window is as wide as the wait (the default 5 s is a
+	// bound a loaded machine may pass before the fake writes its line).
+	r := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "send", "--transport", "socket", "--json", "--wait=30s", "--confirm-timeout=30s", "proj-89", "go")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	var got receipt
 	require.NoError(t, json.Unmarshal(r.Stdout, &got))

@@ -7,13 +7,8 @@ package acceptance
 // and that peerctl's registry read never loses it meanwhile.
 
 import (
-	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,74 +29,8 @@ func TestLiveRecordIsRewrittenInPlace(t *testing.T) {
 	s := livecc.Start(t, bin, livecc.Options{NoAPIKey: true, WaitSettled: true})
 	dir := filepath.Join(s.ConfigDir, fsregistry.SessionsDirName)
 	file := filepath.Join(dir, strconv.Itoa(s.PID)+".json")
-	w, err := fsnotify.NewWatcher()
-	require.NoError(t, err)
-	defer w.Close()
-	require.NoError(t, w.Add(dir))
-
-	var mu sync.Mutex
-	var notInPlace []string
-	writes := 0
-	go func() {
-		for ev := range w.Events {
-			if ev.Name != file {
-				continue
-			}
-			mu.Lock()
-			if ev.Op == fsnotify.Write {
-				writes++
-			} else if ev.Op != fsnotify.Chmod {
-				notInPlace = append(notInPlace, ev.Op.String())
-			}
-			mu.Unlock()
-		}
-	}()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var raw, missing, torn, regReads atomic.Int64
-	var regLost []string
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { // the file, back to back
-		defer wg.Done()
-		for ctx.Err() == nil {
-			b, err := os.ReadFile(file)
-			raw.Add(1)
-			switch {
-			case err != nil:
-				missing.Add(1)
-			case !json.Valid(b):
-				torn.Add(1)
-			}
-		}
-	}()
-	go func() { // peerctl's registry read, back to back
-		defer wg.Done()
-		reg := fsregistry.New(dir)
-		for ctx.Err() == nil {
-			snap, err := reg.Read(ctx)
-			if ctx.Err() != nil {
-				return
-			}
-			regReads.Add(1)
-			found := false
-			for _, r := range snap.Records {
-				if r.File == filepath.Base(file) {
-					found = true
-					if r.Problem != "" {
-						mu.Lock()
-						regLost = append(regLost, r.Problem)
-						mu.Unlock()
-					}
-				}
-			}
-			if err != nil || !found {
-				mu.Lock()
-				regLost = append(regLost, "record missing from the read")
-				mu.Unlock()
-			}
-		}
-	}()
+	ops := recordOps(t, file)
+	reads := readBackToBack(t, file, fsregistry.New(dir))
 
 	command := func(text string) {
 		s.Type(text)
@@ -134,14 +63,22 @@ func TestLiveRecordIsRewrittenInPlace(t *testing.T) {
 		return waitFor(15*time.Second, func() bool { rec = s.Record(); return rec["status"] != "waiting" })
 	})
 	require.True(t, closed, "dialog closed: record %v\nscreen:\n%s", rec, s.Screen())
-	cancel()
-	wg.Wait()
+	regLost := reads.stop()
 
-	mu.Lock()
-	defer mu.Unlock()
-	t.Logf("%d modify events; %d reads of the file: %d missing, %d torn; %d registry reads", writes, raw.Load(), missing.Load(), torn.Load(), regReads.Load())
+	writes := 0
+	var notInPlace []string
+	for _, op := range ops() {
+		switch op {
+		case fsnotify.Write:
+			writes++
+		case fsnotify.Chmod:
+		default:
+			notInPlace = append(notInPlace, op.String())
+		}
+	}
+	t.Logf("%d modify events; %d reads of the file: %d missing, %d torn; %d registry reads", writes, reads.raw.Load(), reads.missing.Load(), reads.torn.Load(), reads.regReads.Load())
 	assert.Empty(t, notInPlace, "the record was removed, renamed or created while the session ran")
 	assert.Positive(t, writes, "the record was rewritten")
-	assert.Zero(t, missing.Load(), "a read found the record missing while the session ran")
+	assert.Zero(t, reads.missing.Load(), "a read found the record missing while the session ran")
 	assert.Empty(t, regLost, "a registry read lost the live session's record")
 }

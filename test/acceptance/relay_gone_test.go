@@ -38,9 +38,10 @@ func (r *replier) received() []string {
 // retries would deliver twice. It exits non-zero and says why on stderr.
 func TestRelayStopsWhenItsReaderIsGone(t *testing.T) {
 	config, rep := oneReplier(t)
+	bin := peerctlBin(t) // built before the bound starts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, peerctlBin(t), "--config-dir", config, "relay")
+	cmd := exec.CommandContext(ctx, bin, "--config-dir", config, "relay")
 	cmd.Env = fakeEnv(t, "sent")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -220,10 +220,11 @@ type relayRun struct {
 
 func startRelay(t testing.TB, env []string, args ...string) *relayRun {
 	t.Helper()
+	bin := peerctlBin(t) // built before the bound starts
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 	r := &relayRun{lines: make(chan map[string]any, 1024), done: make(chan struct{})}
-	r.cmd = exec.CommandContext(ctx, peerctlBin(t), append(args, "relay")...)
+	r.cmd = exec.CommandContext(ctx, bin, append(args, "relay")...)
 	r.cmd.Env = env
 	r.cmd.Stderr = &r.err
 	var err error

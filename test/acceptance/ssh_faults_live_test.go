@@ -54,9 +54,10 @@ func startPeerctl(t *testing.T, env []string, args ...string) *farRunPeerctl {
 // startPeerctlReading is startPeerctl with stdin read from in (nil: none).
 func startPeerctlReading(t *testing.T, env []string, in *os.File, args ...string) *farRunPeerctl {
 	t.Helper()
+	bin := peerctlBin(t) // built before the bound starts
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
-	r := &farRunPeerctl{cmd: exec.CommandContext(ctx, peerctlBin(t), args...), done: make(chan struct{}), out: &testproc.Buffer{}, err: &testproc.Buffer{}}
+	r := &farRunPeerctl{cmd: exec.CommandContext(ctx, bin, args...), done: make(chan struct{}), out: &testproc.Buffer{}, err: &testproc.Buffer{}}
 	r.cmd.Env = env
 	if in != nil {
 		r.cmd.Stdin = in
