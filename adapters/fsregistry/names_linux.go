@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -85,4 +86,78 @@ func appendCandidates(names []string, b []byte) []string {
 		}
 	}
 	return names
+}
+
+// folderSize is dir's size (st_size), following a symbolic link as a
+// listing does.
+func folderSize(dir string) (int64, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Stat(dir, &st)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, &fs.PathError{Op: "stat", Path: dir, Err: err}
+		}
+		return st.Size, nil
+	}
+}
+
+// pidNames returns the names <pid>.json of pids that dir holds (whatever
+// each is: a record, a folder, a symbolic link, as a listing would name
+// it), one lookup each, relative to the folder opened once. The errors
+// are candidateNames' for the folder; a name that cannot be looked up for
+// another reason than its absence is returned, to get its verdict.
+func pidNames(dir string, pids []int) ([]string, error) {
+	fd, err := openDir(dir)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var (
+		names []string
+		st    unix.Stat_t
+		buf   [24]byte
+	)
+	for _, pid := range pids {
+		if pid <= 0 {
+			continue
+		}
+		name := string(append(strconv.AppendInt(buf[:0], int64(pid), 10), ".json"...))
+		err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		for errors.Is(err, unix.EINTR) {
+			err = unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// hasCandidate reports whether dir holds a candidate record name, listing
+// it only up to the first one.
+func hasCandidate(dir string) (bool, error) {
+	fd, err := openDir(dir)
+	if err != nil {
+		return false, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, direntBuf)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			return false, nil
+		}
+		if len(appendCandidates(nil, buf[:n])) > 0 {
+			return true, nil
+		}
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/ports"
 )
 
 // ListedBatch is the fewest pids Gone answers from one listing of the
@@ -49,6 +51,35 @@ func (c *Checker) Gone(pids []int) []bool {
 		gone[i] = errors.Is(c.kill(pid), unix.ESRCH)
 	}
 	return gone
+}
+
+var _ ports.PIDLister = (*Checker)(nil)
+
+// Processes is about how many processes the machine runs: the process
+// root's link count (every pid namespace's processes, plus a few; Linux's
+// proc_root_getattr), 0 when it cannot be read.
+func (c *Checker) Processes() int {
+	var st unix.Stat_t
+	if err := unix.Stat(c.procRoot, &st); err != nil {
+		return 0
+	}
+	return int(st.Nlink)
+}
+
+// Listed returns the pid of every process from one listing of the process
+// root, made during this call, in no set order. ok is false when that
+// listing would not name every process kill(pid, 0) finds
+// (listsEveryProcess) or could not be made whole (more than
+// MaxTableProcs processes, a listing that failed).
+func (c *Checker) Listed() (pids []int, ok bool) {
+	if !listsEveryProcess(c.procRoot) {
+		return nil, false
+	}
+	t := NewTable(c.procRoot)
+	if pids = t.PIDs(); !t.whole {
+		return nil, false
+	}
+	return pids, true
 }
 
 // listing is a fresh Table of the process root when listing it is cheaper
