@@ -3,7 +3,6 @@
 package procliveness
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"path/filepath"
@@ -75,8 +74,8 @@ func (c *Checker) Listed() (pids []int, ok bool) {
 	if !listsEveryProcess(c.procRoot) {
 		return nil, false
 	}
-	t := NewTable(c.procRoot)
-	if pids = t.PIDs(); !t.whole {
+	pids, whole, err := listPIDs(c.procRoot)
+	if err != nil || !whole {
 		return nil, false
 	}
 	return pids, true
@@ -113,19 +112,17 @@ func listsEveryProcess(procRoot string) bool {
 	if err != nil || self != strconv.Itoa(os.Getpid()) {
 		return false
 	}
-	f, err := os.Open(filepath.Join(procRoot, "self", "mountinfo"))
+	info, err := readSmall(filepath.Join(procRoot, "self", "mountinfo"), 4<<20)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
 	var fstype, opts string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for line := range strings.Lines(string(info)) {
 		// "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue":
 		// the mount point is field 5; after the "-" come the type, the
 		// source and the super block's options. A later mount at the
 		// same point hides an earlier one.
-		fields := strings.Fields(sc.Text())
+		fields := strings.Fields(line)
 		if len(fields) < 5 || fields[4] != procRoot {
 			continue
 		}
@@ -137,7 +134,7 @@ func listsEveryProcess(procRoot string) bool {
 			}
 		}
 	}
-	if sc.Err() != nil || fstype != "proc" {
+	if fstype != "proc" {
 		return false
 	}
 	for o := range strings.SplitSeq(opts, ",") {
