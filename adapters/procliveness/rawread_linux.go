@@ -3,9 +3,10 @@ package procliveness
 import (
 	"errors"
 	"io/fs"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/adapters/internal/dirents"
 )
 
 // The few files a read of the registries takes from /proc and /etc (our
@@ -53,58 +54,34 @@ func openRetry(path string, flags int) (int, error) {
 }
 
 // listPIDs lists the numeric names of the process root (at most
-// MaxTableProcs: whole is false when there are more) with getdents64, in
-// directory order.
+// MaxTableProcs: whole is false when there are more), in directory order.
 func listPIDs(root string) (pids []int, whole bool, err error) {
-	fd, err := openRetry(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	whole = true
+	err = dirents.Walk(root, func(name []byte) bool {
+		if pid, ok := pidName(name); ok {
+			if len(pids) >= MaxTableProcs {
+				whole = false
+				return false
+			}
+			pids = append(pids, pid)
+		}
+		return true
+	})
 	if err != nil {
-		return nil, false, &fs.PathError{Op: "open", Path: root, Err: err}
+		return nil, false, err
 	}
-	defer unix.Close(fd)
-	const nameOff = int(unsafe.Offsetof(unix.Dirent{}.Name))
-	const reclenOff = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
-	buf := make([]byte, 8<<10)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, false, &fs.PathError{Op: "readdirent", Path: root, Err: err}
-		}
-		if n <= 0 {
-			return pids, true, nil
-		}
-		// struct linux_dirent64: d_ino, d_off, d_reclen, d_type, then
-		// the NUL-terminated name (getdents64(2)).
-		for b := buf[:n]; len(b) >= nameOff; {
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[reclenOff])))
-			if reclen < nameOff || reclen > len(b) {
-				break
-			}
-			if pid, ok := pidName(b[nameOff:reclen]); ok {
-				if len(pids) >= MaxTableProcs {
-					return pids, false, nil
-				}
-				pids = append(pids, pid)
-			}
-			b = b[reclen:]
-		}
-	}
+	return pids, whole, nil
 }
 
-// pidName is the pid a /proc entry's NUL-padded name spells (decimal,
-// above 0), or false.
+// pidName is the pid a /proc entry's name spells (decimal, above 0), or
+// false.
 func pidName(name []byte) (int, bool) {
 	pid := 0
-	for i, c := range name {
-		if c == 0 {
-			return pid, i > 0 && pid > 0
-		}
+	for _, c := range name {
 		if c < '0' || c > '9' || pid > (1<<31-1)/10 {
 			return 0, false
 		}
 		pid = pid*10 + int(c-'0')
 	}
-	return pid, len(name) > 0 && pid > 0
+	return pid, pid > 0
 }
