@@ -86,7 +86,9 @@ type Listing struct {
 	// Entries holds one entry per record, in listOrder.
 	Entries []domain.Entry
 	// NotLive counts the records List without all left out (read and not
-	// live, or files of gone pids skipped unread): what --all would add.
+	// live, or files of gone pids skipped unread): what --all would add;
+	// at least 1, not their number, where a read by process left a
+	// folder's files unlisted (ports.Snapshot.Skipped).
 	NotLive int
 }
 
@@ -127,7 +129,10 @@ func (s *Service) Read(ctx context.Context) (Listing, error) {
 // registry can skip files (ports.SelectiveRegistry) and the liveness check
 // can probe a bare pid (ports.PIDProber), a file named <pid>.json whose pid
 // is gone is skipped unread: whatever it holds, its verdict cannot be live
-// (stale, or misnamed, malformed, headless...). partial reports that
+// (stale, or misnamed, malformed, headless...). When the registry reads by
+// process (ports.PIDRegistry) and the liveness check lists them
+// (ports.PIDLister), a large folder is not even listed: only the files
+// named after running processes are read. partial reports that
 // records were possibly skipped; otherwise this is Read.
 func (s *Service) readLive(ctx context.Context) (l Listing, partial bool, err error) {
 	sel, ok1 := s.reg.(ports.SelectiveRegistry)
@@ -137,16 +142,23 @@ func (s *Service) readLive(ctx context.Context) (l Listing, partial bool, err er
 		return l, false, err
 	}
 	skipped := 0 // the registries are read one after another
-	snap, err := sel.ReadMatching(ctx, func(names []string) []string {
+	keep := func(names []string) []string {
 		kept := notGone(names, probe)
 		skipped += len(names) - len(kept)
 		return kept
-	})
+	}
+	var snap ports.Snapshot
+	lister, ok3 := probe.(ports.PIDLister)
+	if pr, ok4 := sel.(ports.PIDRegistry); ok3 && ok4 {
+		snap, err = pr.ReadListed(ctx, lister, keep)
+	} else {
+		snap, err = sel.ReadMatching(ctx, keep)
+	}
 	if err != nil {
 		return Listing{}, true, err
 	}
 	l = s.classify(snap)
-	l.NotLive = skipped
+	l.NotLive = skipped + snap.Skipped
 	return l, true, nil
 }
 

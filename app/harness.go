@@ -87,7 +87,7 @@ func (hs Harnesses) Couriers() HarnessCouriers {
 // is made once.
 type Registries []ports.Registry
 
-var _ ports.SelectiveRegistry = Registries(nil)
+var _ ports.PIDRegistry = Registries(nil)
 
 // Read reads every registry.
 func (rs Registries) Read(ctx context.Context) (ports.Snapshot, error) {
@@ -101,7 +101,17 @@ func (rs Registries) ReadMatching(ctx context.Context, keep func(names []string)
 	return rs.read(ctx, keep)
 }
 
+// ReadListed reads every registry, each that reads by process
+// (ports.PIDRegistry) with live, the others as ReadMatching.
+func (rs Registries) ReadListed(ctx context.Context, live ports.PIDLister, keep func(names []string) []string) (ports.Snapshot, error) {
+	return rs.readWith(ctx, keep, live)
+}
+
 func (rs Registries) read(ctx context.Context, keep func([]string) []string) (ports.Snapshot, error) {
+	return rs.readWith(ctx, keep, nil)
+}
+
+func (rs Registries) readWith(ctx context.Context, keep func([]string) []string, live ports.PIDLister) (ports.Snapshot, error) {
 	// One scope per read: what the registries share (one pass over the
 	// process table) is built once for this read, afresh for the next.
 	ctx = ports.WithReadScope(ctx)
@@ -114,7 +124,9 @@ func (rs Registries) read(ctx context.Context, keep func([]string) []string) (po
 			snap ports.Snapshot
 			err  error
 		)
-		if sel, ok := r.(ports.SelectiveRegistry); ok && keep != nil {
+		if pr, ok := r.(ports.PIDRegistry); ok && keep != nil && live != nil {
+			snap, err = pr.ReadListed(ctx, live, keep)
+		} else if sel, ok := r.(ports.SelectiveRegistry); ok && keep != nil {
 			snap, err = sel.ReadMatching(ctx, keep)
 		} else {
 			snap, err = r.Read(ctx)
@@ -143,6 +155,7 @@ func (rs Registries) read(ctx context.Context, keep func([]string) []string) (po
 		out.Records = append(out.Records, snap.Records...)
 		out.Unread = append(out.Unread, snap.Unread...)
 		out.Warnings = append(out.Warnings, snap.Warnings...)
+		out.Skipped += snap.Skipped
 	}
 	if len(errs) == len(rs) && len(errs) > 0 {
 		return out, errors.Join(errs...)
@@ -157,7 +170,7 @@ type HarnessLiveness struct {
 	By      map[domain.Harness]ports.Liveness
 }
 
-var _ ports.PIDProber = HarnessLiveness{}
+var _ ports.PIDLister = HarnessLiveness{}
 
 // Check dispatches on rec.Harness.
 func (h HarnessLiveness) Check(rec domain.Record) domain.Liveness {
@@ -173,6 +186,22 @@ func (h HarnessLiveness) Gone(pids []int) []bool {
 		return p.Gone(pids)
 	}
 	return make([]bool, len(pids))
+}
+
+// Processes asks Default (0 when it cannot tell).
+func (h HarnessLiveness) Processes() int {
+	if p, ok := h.Default.(ports.PIDLister); ok {
+		return p.Processes()
+	}
+	return 0
+}
+
+// Listed asks Default (not ok when it cannot list).
+func (h HarnessLiveness) Listed() ([]int, bool) {
+	if p, ok := h.Default.(ports.PIDLister); ok {
+		return p.Listed()
+	}
+	return nil, false
 }
 
 // Router is the transport Send uses: it picks, per target, the transport

@@ -223,3 +223,96 @@ func keys(m map[string]wire.LiveInfo) []string {
 	}
 	return out
 }
+
+// listerLiveness is proberLiveness that also lists the running processes
+// (ports.PIDLister).
+type listerLiveness struct {
+	*proberLiveness
+	running []int
+	listed  int
+}
+
+func (l *listerLiveness) Processes() int { return len(l.running) }
+func (l *listerLiveness) Listed() ([]int, bool) {
+	l.listed++
+	return l.running, true
+}
+
+var _ ports.PIDLister = (*listerLiveness)(nil)
+
+// largeLiveOnlyWorld is liveOnlyWorld with 1,000 stale records more (pids
+// 100000 and up, gone), each beside its key file: a folder large enough
+// that the registry reads it by process. It skips where the file system
+// gives folders no size that grows with their names.
+func largeLiveOnlyWorld(t *testing.T) (dir string, live *proberLiveness) {
+	dir, live = liveOnlyWorld(t)
+	for i := range 1000 {
+		pid := 100000 + i
+		writeLiveOnlyRecord(t, dir, fmt.Sprintf("%d.json", pid), pid, fmt.Sprintf("ffffffff-0000-4000-8000-%012d", pid), fmt.Sprintf("stale-%d", pid))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.%064x.key", pid, pid)), []byte("{}"), 0o600))
+		live.gone[pid] = true
+	}
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	if fi.Size() < 64*1024 {
+		t.Skipf("this file system gives a folder of 2,000 names %d bytes: it is listed", fi.Size())
+	}
+	return dir, live
+}
+
+// Read by process (the registry's folder left unlisted), list agrees with
+// a full read: the live record is listed, the stale ones are never
+// checked, and --all still shows every record.
+func TestListByProcessAgreesWithAFullRead(t *testing.T) {
+	dir, prober := largeLiveOnlyWorld(t)
+	live := &listerLiveness{proberLiveness: prober, running: []int{100, 500, 600, 700}}
+	fast := New(fsregistry.New(dir), live, nil, "")
+	full := New(fsregistry.New(dir), plainLiveness{&proberLiveness{gone: prober.gone}}, nil, "")
+
+	got, err := fast.List(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, 1, live.listed, "the registry was not read by process")
+	want, err := full.List(context.Background(), false)
+	require.NoError(t, err)
+	assert.Equal(t, want.Entries, got.Entries)
+	require.Len(t, got.Entries, 1)
+	assert.Equal(t, "alpha", got.Entries[0].Record.Name)
+	assert.Positive(t, got.NotLive, "--all would add records")
+	assert.NotContains(t, prober.seen, 100000, "a stale record was checked")
+	assert.NotContains(t, prober.seen, 200, "a stale record was checked")
+
+	all, err := fast.List(context.Background(), true)
+	require.NoError(t, err)
+	assert.Len(t, all.Entries, 1006, "--all lists every record")
+	allFull, err := full.List(context.Background(), true)
+	require.NoError(t, err)
+	assert.Equal(t, allFull.Entries, all.Entries)
+}
+
+// With no session running, a read by process lists nothing and says that
+// --all would add records (list: "none live", not "no record at all").
+func TestListByProcessWithNothingLive(t *testing.T) {
+	dir, prober := largeLiveOnlyWorld(t)
+	live := &listerLiveness{proberLiveness: prober, running: []int{1, 2, 3}}
+	got, err := New(fsregistry.New(dir), live, nil, "").List(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, 1, live.listed)
+	assert.Empty(t, got.Entries)
+	assert.Positive(t, got.NotLive)
+}
+
+// Send on a read by process resolves and refuses as after a full read.
+func TestSendByProcessAsAFullReadWould(t *testing.T) {
+	dir, prober := largeLiveOnlyWorld(t)
+	live := &listerLiveness{proberLiveness: prober, running: []int{100, 500, 600, 700}}
+	svc := New(fsregistry.New(dir), live, noDeliveryTransport{t}, "")
+	res, err := svc.Send(context.Background(), SendRequest{Address: "alpha", Text: "hi", DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, 100, res.Target.PID())
+	for _, address := range []string{"beta", "stale-100001", "ffffffff", "delta", "nobody"} {
+		_, gotErr := svc.Send(context.Background(), SendRequest{Address: address, Text: "hi"})
+		_, wantErr := New(fsregistry.New(dir), plainLiveness{&proberLiveness{gone: prober.gone}}, noDeliveryTransport{t}, "").Send(context.Background(), SendRequest{Address: address, Text: "hi"})
+		require.Error(t, wantErr, address)
+		assert.Equal(t, wantErr.Error(), gotErr.Error(), address)
+	}
+}

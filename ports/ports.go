@@ -37,6 +37,11 @@ type Snapshot struct {
 	// nothing out (Codex: its daemon is not running), each naming its
 	// harness; printed, never an error.
 	Warnings []string
+	// Skipped counts the candidate files a read left unread on its own,
+	// as not live (PIDRegistry.ReadListed): at least 1 when there were
+	// any, not their number. A caller that skips files (keep) counts its
+	// own.
+	Skipped int
 }
 
 // Unread is one harness's registry that could not be read (or, in
@@ -120,6 +125,40 @@ type SelectiveRegistry interface {
 type PIDProber interface {
 	Liveness
 	Gone(pids []int) (gone []bool)
+}
+
+// PIDLister is a PIDProber that can also name every process at once, for
+// a registry whose records can be live only when named after a running
+// process (PIDRegistry).
+type PIDLister interface {
+	PIDProber
+	// Processes is about how many processes the machine runs, from one
+	// cheap look (0: unknown).
+	Processes() int
+	// Listed returns the pid of every process, from one listing made
+	// during the call; ok is false, and pids nil, when such a listing
+	// could leave out a process that Gone would find (a process root of
+	// another pid namespace, one that hides other users' processes) or
+	// could not be made whole.
+	Listed() (pids []int, ok bool)
+}
+
+// PIDRegistry is a SelectiveRegistry whose records can be live only when
+// their file is named <pid>.json (canonical decimal) after a process that
+// runs: Claude Code's sessions folder, whose every other file is stale,
+// misnamed or not a record.
+type PIDRegistry interface {
+	SelectiveRegistry
+	// ReadListed is ReadMatching for a caller that uses the live records
+	// only. When the folder is large against the machine's processes
+	// (live.Processes), it lists the processes (live.Listed) instead of
+	// the folder and reads only the files <pid>.json of listed pids:
+	// one lookup per process instead of the folder's every name. A
+	// process that starts after the listing is not read, as if the read
+	// had come first. Otherwise, or when live cannot list every process,
+	// it is ReadMatching(ctx, keep). Snapshot.Skipped says whether files
+	// were left unread without keep.
+	ReadListed(ctx context.Context, live PIDLister, keep func(names []string) []string) (Snapshot, error)
 }
 
 // Liveness checks one record's process against the operating system.

@@ -59,6 +59,7 @@ type Registry struct {
 var (
 	_ ports.HarnessRegistry   = (*Registry)(nil)
 	_ ports.SelectiveRegistry = (*Registry)(nil)
+	_ ports.PIDRegistry       = (*Registry)(nil)
 )
 
 // New returns a Registry for dir, the sessions folder itself (see
@@ -138,12 +139,74 @@ func (r *Registry) ReadMatching(ctx context.Context, keep func(names []string) [
 	if keep != nil && len(names) > 0 {
 		names = keep(names)
 	}
+	return r.readNames(ctx, snap, names)
+}
+
+// readNames reads the files names (sorted here) into snap.Records.
+func (r *Registry) readNames(ctx context.Context, snap ports.Snapshot, names []string) (ports.Snapshot, error) {
 	sort.Strings(names)
 	snap.Records = make([]domain.Record, len(names))
 	if err := readAll(ctx, names, r.workers, func(i int) { snap.Records[i] = r.readOne(names[i]) }); err != nil {
 		return ports.Snapshot{Dir: r.dir}, err
 	}
 	return snap, nil
+}
+
+// The choice ReadListed makes between listing the folder and looking up
+// one name per process, measured on Linux (ext4, 2 live and 1,000 stale
+// records beside their key files, 113 processes): a lookup of a name that
+// is not there costs about 3.5 us, a name listed about 1 us with what
+// follows it (kept, probed, sorted).
+const (
+	// entryBytes: a folder's size (st_size) over entryBytes is about how
+	// many names it holds, rather fewer than more: on ext4 Claude Code's
+	// names take 20 (<pid>.json) and 88 bytes (<pid>.<64 hex>.key) in
+	// blocks seldom full, on tmpfs 20 each.
+	entryBytes = 64
+	// lookupNames is how many listed names one lookup costs.
+	lookupNames = 4
+	// listedFrom is the fewest names (by the folder's size) for which
+	// the processes are listed: a smaller folder is listed whatever runs.
+	listedFrom = 256
+)
+
+// ReadListed is ports.PIDRegistry's: when the folder holds more than
+// lookupNames names (by its size, entryBytes each) for each process, and
+// at least listedFrom, it lists the processes (live.Listed) and reads
+// only the files <pid>.json of listed pids, the folder unlisted: a record
+// can be live only in the file named after its running process
+// (checkName: any other name is misnamed). Otherwise, or when live cannot
+// list every process, it is ReadMatching(ctx, keep). A read that finds no
+// file lists the folder up to its first candidate and sets Skipped when
+// there is one (so "no record at all" stays exact).
+func (r *Registry) ReadListed(ctx context.Context, live ports.PIDLister, keep func(names []string) []string) (ports.Snapshot, error) {
+	size, err := folderSize(r.dir)
+	if err != nil || size/entryBytes < listedFrom {
+		return r.ReadMatching(ctx, keep) // it says what went wrong
+	}
+	if procs := live.Processes(); procs <= 0 || size/entryBytes < int64(lookupNames*procs) {
+		return r.ReadMatching(ctx, keep)
+	}
+	pids, ok := live.Listed()
+	if !ok {
+		return r.ReadMatching(ctx, keep)
+	}
+	snap := ports.Snapshot{Dir: r.dir}
+	names, err := pidNames(r.dir, pids)
+	if err == nil && len(names) == 0 {
+		var some bool
+		if some, err = hasCandidate(r.dir); some {
+			snap.Skipped = 1
+		}
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			snap.Missing = true
+			return snap, nil
+		}
+		return snap, fmt.Errorf("read registry %s: %w", r.dir, err)
+	}
+	return r.readNames(ctx, snap, names)
 }
 
 // Candidate reports whether a directory entry name is a registry record

@@ -3,7 +3,6 @@
 package procliveness
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/peerctl/peerctl/ports"
 )
 
 // ListedBatch is the fewest pids Gone answers from one listing of the
@@ -51,6 +52,35 @@ func (c *Checker) Gone(pids []int) []bool {
 	return gone
 }
 
+var _ ports.PIDLister = (*Checker)(nil)
+
+// Processes is about how many processes the machine runs: the process
+// root's link count (every pid namespace's processes, plus a few; Linux's
+// proc_root_getattr), 0 when it cannot be read.
+func (c *Checker) Processes() int {
+	var st unix.Stat_t
+	if err := unix.Stat(c.procRoot, &st); err != nil {
+		return 0
+	}
+	return int(st.Nlink)
+}
+
+// Listed returns the pid of every process from one listing of the process
+// root, made during this call, in no set order. ok is false when that
+// listing would not name every process kill(pid, 0) finds
+// (listsEveryProcess) or could not be made whole (more than
+// MaxTableProcs processes, a listing that failed).
+func (c *Checker) Listed() (pids []int, ok bool) {
+	if !listsEveryProcess(c.procRoot) {
+		return nil, false
+	}
+	pids, whole, err := listPIDs(c.procRoot)
+	if err != nil || !whole {
+		return nil, false
+	}
+	return pids, true
+}
+
 // listing is a fresh Table of the process root when listing it is cheaper
 // than n kills and it names every process kill finds; else nil.
 func (c *Checker) listing(n int) *Table {
@@ -82,19 +112,17 @@ func listsEveryProcess(procRoot string) bool {
 	if err != nil || self != strconv.Itoa(os.Getpid()) {
 		return false
 	}
-	f, err := os.Open(filepath.Join(procRoot, "self", "mountinfo"))
+	info, err := readSmall(filepath.Join(procRoot, "self", "mountinfo"), 4<<20)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
 	var fstype, opts string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for line := range strings.Lines(string(info)) {
 		// "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue":
 		// the mount point is field 5; after the "-" come the type, the
 		// source and the super block's options. A later mount at the
 		// same point hides an earlier one.
-		fields := strings.Fields(sc.Text())
+		fields := strings.Fields(line)
 		if len(fields) < 5 || fields[4] != procRoot {
 			continue
 		}
@@ -106,7 +134,7 @@ func listsEveryProcess(procRoot string) bool {
 			}
 		}
 	}
-	if sc.Err() != nil || fstype != "proc" {
+	if fstype != "proc" {
 		return false
 	}
 	for o := range strings.SplitSeq(opts, ",") {

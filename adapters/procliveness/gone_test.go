@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -185,4 +186,50 @@ func TestGoneRealProcesses(t *testing.T) {
 	gone := c.Gone(pids)
 	assert.Equal(t, []bool{false, false, true}, gone[:3])
 	t.Logf("/proc lists every process: %v", listsEveryProcess("/proc"))
+}
+
+// Listed names every process of a listing that names them all, and none
+// where Gone would kill each instead (the same roots as above).
+func TestListed(t *testing.T) {
+	_, listed := batch(ListedBatch)
+	for _, tc := range []struct {
+		name   string
+		self   int
+		fstype string
+		opts   string
+		ok     bool
+	}{
+		{"ours", os.Getpid(), "proc", "rw", true},
+		{"another pid namespace", os.Getpid() + 1, "proc", "rw", false},
+		{"hidepid=invisible", os.Getpid(), "proc", "rw,hidepid=invisible", false},
+		{"not a proc mount", os.Getpid(), "tmpfs", "rw", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := listedRoot(t, tc.self, tc.fstype, tc.opts, listed...)
+			pids, ok := New(WithProcRoot(root)).Listed()
+			assert.Equal(t, tc.ok, ok)
+			if !tc.ok {
+				assert.Nil(t, pids)
+				return
+			}
+			assert.ElementsMatch(t, append(slices.Clone(listed), tc.self), pids)
+		})
+	}
+}
+
+// On this machine's /proc: this process and a running child are listed,
+// a reaped child is not; the count of processes is at least theirs.
+func TestListedRealProcesses(t *testing.T) {
+	if !listsEveryProcess("/proc") {
+		t.Skip("this /proc does not list every process")
+	}
+	dead := testproc.DeadPID(t)
+	child := testproc.Sleeper(t)
+	c := New()
+	pids, ok := c.Listed()
+	require.True(t, ok)
+	assert.Contains(t, pids, os.Getpid())
+	assert.Contains(t, pids, child)
+	assert.NotContains(t, pids, dead)
+	assert.GreaterOrEqual(t, c.Processes(), 2)
 }

@@ -95,7 +95,7 @@ func (c *Checker) Domain() (string, error) { return c.domain, c.domainErr }
 // OurDomain builds "linux:<machine-id>:pid:[<inode>]" from the machine-id
 // file and the link <procRoot>/self/ns/pid (whose target reads "pid:[<inode>]").
 func OurDomain(procRoot, machineIDPath string) (string, error) {
-	mid, err := os.ReadFile(machineIDPath)
+	mid, err := readSmall(machineIDPath, 4096)
 	if err != nil {
 		return "", fmt.Errorf("read machine id: %w", err)
 	}
@@ -203,7 +203,7 @@ func (s Stat) Exited() bool { return s.State == 'Z' || s.State == 'X' }
 
 // ReadStat reads and parses <procRoot>/<pid>/stat (one read).
 func ReadStat(procRoot string, pid int) (Stat, error) {
-	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	data, err := readSmall(filepath.Join(procRoot, strconv.Itoa(pid), "stat"), 64<<10)
 	if err != nil {
 		return Stat{}, err
 	}

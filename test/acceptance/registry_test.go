@@ -4,6 +4,7 @@ package acceptance
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +22,19 @@ import (
 // TestListAllExplainsEveryRecord: every crafted record appears once in
 // `list --all --json` with the expected verdict, reason and file; key, dot
 // and temp files do not appear; `list --json` holds exactly the live ones.
+// The same beside 1,000 stale records with their key files, a folder large
+// enough that `list` looks up the files of running processes instead of
+// listing it (ports.PIDRegistry): no live record is dropped, --all is
+// unchanged.
 func TestListAllExplainsEveryRecord(t *testing.T) {
+	t.Run("crafted", func(t *testing.T) { testListAllExplainsEveryRecord(t, 0) })
+	t.Run("beside 1,000 stale records", func(t *testing.T) { testListAllExplainsEveryRecord(t, 1000) })
+}
+
+func testListAllExplainsEveryRecord(t *testing.T, stale int) {
 	reg := craftRegistry(t)
 	require.GreaterOrEqual(t, len(reg.Cases), 12)
+	addStale(t, reg, stale)
 	got := regListAll(t, reg.ConfigDir)
 	byFile := map[string]regListed{}
 	for _, l := range got {
@@ -340,4 +351,30 @@ func TestRegistryRefusalNamesOnlyHarnessesHere(t *testing.T) {
 	for _, k := range []string{"claude", "qwen", "codex", "opencode"} {
 		assert.Contains(t, rows, k, "doctor still lists every harness")
 	}
+}
+
+// addStale writes n stale records into reg, Claude Code's shape, each
+// beside its key file: pids counted down from the top of the pid range
+// that no process has now.
+func addStale(t *testing.T, reg *regRegistry, n int) {
+	t.Helper()
+	pid := 1 << 22
+	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
+		if m, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			pid = m
+		}
+	}
+	for ; n > 0 && pid > 300; pid-- {
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			continue
+		}
+		n--
+		id := fmt.Sprintf("%08x-d23c-4223-a45d-b9ec61fda652", pid)
+		body := fmt.Sprintf(`{"pid":%d,"sessionId":%q,"cwd":"/home/dev/src/shop","startedAt":1796027521308,"procStart":"%d","kind":"interactive","messagingSocketPath":"%s/%d.sock","name":"stale-%d"}`, pid, id, 1000+pid, craftedSocks, pid, pid)
+		file := strconv.Itoa(pid) + ".json"
+		require.NoError(t, os.WriteFile(filepath.Join(reg.Sessions, file), []byte(body), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(reg.Sessions, fmt.Sprintf("%d.%064x.key", pid, pid)), []byte(`{"peerToken":"not-a-secret"}`), 0o600))
+		reg.Cases = append(reg.Cases, regCase{Label: "stale " + file, PID: pid, File: file, SessionID: id, Verdict: "stale", Reason: "is not running"})
+	}
+	require.Zero(t, n, "no free pids for stale records")
 }

@@ -87,7 +87,7 @@ var (
 		"adapters/opencode":   {},
 	}
 	sharedAdapters = []string{
-		"adapters/busnode", "adapters/fswatch", "adapters/hostsfile", "adapters/internal/configfile", "adapters/internal/harnessfile", "adapters/internal/presence", "adapters/internal/repeat",
+		"adapters/busnode", "adapters/fswatch", "adapters/hostsfile", "adapters/internal/configfile", "adapters/internal/dirents", "adapters/internal/harnessfile", "adapters/internal/presence", "adapters/internal/repeat",
 		"adapters/internal/sockowner", "adapters/natsbus", "adapters/outbox", "adapters/policyfile", "adapters/procgroup", "adapters/procliveness", "adapters/servesock",
 		"adapters/sshhost",
 	}
