@@ -539,6 +539,9 @@ type SendResult struct {
 
 	// Reply is the target's reply (SendRequest.AwaitReply), nil when none came.
 	Reply *domain.Inbound
+	// ReplyNote, with AwaitReply, says why the target's own model cannot
+	// reply (its harness's ports.ConfirmRule.NoReply; "" when it can).
+	ReplyNote string
 	// OtherInbound are the messages from other senders that reached the
 	// courier while it waited for the reply, in arrival order.
 	OtherInbound []domain.Inbound
@@ -555,19 +558,31 @@ var ErrNoCouriers = errors.New("no long-lived courier configured (awaiting a rep
 // the target on that fresh read (domain.Resolve), refuses a target that is
 // not addressable, and only then hands the message to the transport. Every
 // refusal is a *domain.Refusal; no transport runs on a refusal. With
-// req.AwaitReply it then waits for the target's reply (see sendAwaiting).
+// req.AwaitReply it then waits for the target's reply (see sendAwaiting);
+// with req.Wait for the end of the turn on the message: by the target's
+// registry status (waitIdle), or for a harness whose receipt is its
+// confirmation by a courier's reply (ports.ConfirmRule.ReplyEndsTurn,
+// sendAwaiting); where neither can see it, the wait is refused with
+// harness_unsupported before anything is sent (canWait).
 func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	res := SendResult{Started: s.now()}
 	if s.transport == nil {
 		return res, ErrNoTransport
 	}
 	if req.AwaitReply > 0 && s.couriers == nil {
-		return res, ErrNoCouriers
+		return res, ErrNoCouriers // before the registry is read
 	}
 	msg, target, err := s.target(ctx, req.Address, req.Text)
 	res.Target = target
 	if err != nil {
 		return res, err
+	}
+	rule := s.confirmRule(target)
+	if req.Wait > 0 {
+		// Before anything is sent: a wait that could only time out is no wait.
+		if err := s.canWait(target, rule); err != nil {
+			return res, err
+		}
 	}
 	if req.DryRun {
 		plan, err := s.transport.Plan(target, msg)
@@ -577,10 +592,9 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		res.Plan = &plan
 		return res, nil
 	}
-	if req.AwaitReply > 0 {
+	if req.AwaitReply > 0 || req.Wait > 0 && rule.ByReceipt {
 		return s.sendAwaiting(ctx, req, msg, res)
 	}
-	rule := s.confirmRule(target)
 	var mark ports.TranscriptMark
 	if !rule.ByReceipt {
 		mark = s.markTranscript(req, target) // before the transport: see afterDelivery

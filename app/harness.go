@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -319,7 +320,8 @@ func (s *Service) confirmRule(target domain.Session) ports.ConfirmRule {
 
 // receiptConfirm is afterDelivery for a harness whose receipt is the
 // confirmation (ports.ConfirmRule.ByReceipt): its transcript is not read,
-// and its record publishes no status to wait on.
+// and its record publishes no status to wait on (a wait, when its
+// harness can see a turn end, is sendAwaiting's).
 func (s *Service) receiptConfirm(req SendRequest, res SendResult, rule ports.ConfirmRule) (SendResult, error) {
 	res.Outcome, res.ByReceipt = domain.ParseOutcome(res.Receipt.Outcome), true
 	res.Transcript = s.transcriptOf(res.Target.Record())
@@ -334,10 +336,6 @@ func (s *Service) receiptConfirm(req SendRequest, res SendResult, rule ports.Con
 	if req.NoConfirm {
 		res.ConfirmNote, res.ConfirmSkipped = "receipt not awaited", true
 	}
-	if req.Wait > 0 {
-		res.WaitEnd, res.WaitStatus = domain.WaitNone, res.Target.Status()
-		res.WaitNote = rule.NoWait
-	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if !res.Confirmed && req.RequireConfirm {
 		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote)
@@ -346,6 +344,37 @@ func (s *Service) receiptConfirm(req SendRequest, res SendResult, rule ports.Con
 		req.Handed(res)
 	}
 	return res, nil
+}
+
+// canWait refuses, with harness_unsupported, a wait (SendRequest.Wait)
+// whose end peerctl cannot see: a target whose harness's receipt is its
+// confirmation (rule.ByReceipt) and whose turn's end is not its couriers'
+// reply (rule.ReplyEndsTurn: its rule.NoWait says why), or is but the
+// transport chosen is not that courier (Codex's queue). A harness whose
+// records publish a status is waited on by it (waitIdle).
+func (s *Service) canWait(target domain.Session, rule ports.ConfirmRule) error {
+	if !rule.ByReceipt {
+		return nil
+	}
+	why := rule.NoWait
+	if rule.ReplyEndsTurn && s.couriers != nil {
+		r, ok := s.transport.(*Router)
+		if !ok {
+			return nil
+		}
+		t, err := r.Pick(target)
+		if err != nil {
+			return err
+		}
+		if _, ok := t.(ports.Couriers); ok {
+			return nil
+		}
+		why = fmt.Sprintf("the %s transport hears nothing after the hand-over, so the end of the turn cannot be seen (%s's default transport hears it)", t.Name(), target.Harness())
+	}
+	if why == "" {
+		why = fmt.Sprintf("peerctl cannot see when a turn of a %s session ends", target.Harness())
+	}
+	return domain.Refuse(domain.ReasonHarnessUnsupported, "--wait: %s; nothing was sent: send it without --wait (its receipt says whether the session has it)", why)
 }
 
 // exitStart is the start a record's process is followed by (the exit

@@ -14,15 +14,23 @@ import (
 // Relay send, on long-lived couriers.
 func WithCouriers(c ports.Couriers) Option { return func(s *Service) { s.couriers = c } }
 
-// sendAwaiting is Send with AwaitReply: it starts a courier of its own,
-// the target harness's (couriersFor), sends on it, confirms as Send does
-// (by its harness's ports.ConfirmRule: from the transcript, the courier's
-// delivery notices heard meanwhile, or by the receipt), then keeps the courier open
-// until a message from the target arrives (the reply:
-// domain.Inbound.IsReplyFrom), req.AwaitReply passes or ctx ends, and
-// closes it. Messages from anyone else are kept in OtherInbound. No reply
-// is a ReasonNoReply refusal, returned with the whole result.
+// sendAwaiting is Send with AwaitReply, or with Wait for a harness whose
+// turn's end is its couriers' reply (ports.ConfirmRule.ReplyEndsTurn): it
+// starts a courier of its own, the target harness's (couriersFor), sends
+// on it, confirms as Send does (by its harness's ports.ConfirmRule: from
+// the transcript, the courier's delivery notices heard meanwhile, or by
+// the receipt), then keeps the courier open until a message from the
+// target arrives (the reply: domain.Inbound.IsReplyFrom), the wait's time
+// passes (counted from the hand-over), the session ends or ctx does, and
+// closes it. Messages from anyone else are kept in OtherInbound. With
+// AwaitReply, no reply is a ReasonNoReply refusal, returned with the whole
+// result; with Wait, the reply is the end of the turn (WaitIdle) and every
+// ending is told in the result's wait (Confirmation.WaitEnd), as waitIdle
+// tells it.
 func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.Message, res SendResult) (SendResult, error) {
+	if s.couriers == nil {
+		return res, ErrNoCouriers
+	}
 	if r, ok := s.transport.(*Router); ok {
 		// A transport named for another harness refuses as in a plain send.
 		if _, err := r.Pick(res.Target); err != nil {
@@ -52,9 +60,16 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	if err != nil {
 		return res, asDeliveryFailed(err)
 	}
-	deadline := time.NewTimer(req.AwaitReply)
+	awaited, wait := req.AwaitReply > 0, req.AwaitReply
+	if !awaited {
+		wait = req.Wait
+	} else {
+		res.ReplyNote = rule.NoReply
+	}
+	handed := s.now()
+	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	replyBy := s.now().Add(req.AwaitReply)
+	replyBy := handed.Add(wait)
 	trace := traceOf(ctx)
 	if rule.ByReceipt {
 		res, err = s.receiptConfirm(req, res, rule)
@@ -68,7 +83,7 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 		return res, err
 	}
 	if rule.ByReceipt || req.NoConfirm {
-		trace.handed(res, Awaiting{Reply: true, Target: res.Target.Name(), Until: replyBy}, false)
+		trace.handed(res, Awaiting{Reply: awaited, Target: res.Target.Name(), Until: replyBy}, false)
 	}
 	seen := &waitingSeen{trace: trace, last: res.Target.Status(), waitingFor: res.Target.WaitingFor()}
 	waiting := s.now()
@@ -78,34 +93,62 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 		stop()
 		return noReply(res, why, seen)
 	}
+	// waited ends a Wait: how, and what it saw last.
+	waited := func(end domain.WaitEnd, note string) (SendResult, error) {
+		stop()
+		res.WaitEnd, res.WaitNote, res.WaitElapsed = end, note, s.now().Sub(handed)
+		res.WaitStatus, res.WaitingFor = seen.last, seen.waitingFor
+		if end == domain.WaitIdle {
+			res.WaitStatus, res.WaitingFor = domain.StatusIdle, ""
+		}
+		return res, nil
+	}
+	replied := func(in domain.Inbound) (SendResult, error) {
+		if !awaited {
+			return waited(domain.WaitIdle, "")
+		}
+		res.Reply = &in
+		return res, nil
+	}
 	for {
 		select {
 		case in, ok := <-c.Inbound():
-			if !ok {
+			switch {
+			case !ok && awaited:
 				return res, none("the courier closed before a reply came")
-			}
-			if in.IsReplyFrom(res.Target) {
-				res.Reply = &in
-				return res, nil
+			case !ok:
+				return waited(domain.WaitFailed, "the connection that hears the turn's end closed before it ended")
+			case in.IsReplyFrom(res.Target):
+				return replied(in)
 			}
 			res.OtherInbound = append(res.OtherInbound, in)
 		case <-c.Done():
+			if !awaited {
+				return waited(domain.WaitFailed, "the connection that hears the turn's end closed before it ended")
+			}
 			return res, none("the courier ended before a reply came")
 		case why := <-ended:
 			if in, ok := replyCame(c, res.Target, &res.OtherInbound); ok {
 				// Its last words.
-				res.Reply = &in
-				return res, nil
+				return replied(in)
+			}
+			if !awaited {
+				return waited(domain.WaitExited, why)
 			}
 			return res, none(fmt.Sprintf("the session ended (%s) after %s", why, s.now().Sub(waiting).Round(time.Millisecond)))
 		case <-deadline.C:
 			if in, ok := replyCame(c, res.Target, &res.OtherInbound); ok {
 				// It came while the confirmation was watched.
-				res.Reply = &in
-				return res, nil
+				return replied(in)
+			}
+			if !awaited {
+				return waited(domain.WaitTimeout, "")
 			}
 			return res, none(fmt.Sprintf("no reply from the session within %s of the hand-over", req.AwaitReply))
 		case <-ctx.Done():
+			if !awaited {
+				return waited(domain.WaitInterrupted, "")
+			}
 			return res, none("interrupted before a reply came")
 		}
 	}

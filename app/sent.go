@@ -34,6 +34,9 @@ func Sent(res SendResult, err error, awaited bool) (wire.Sent, error) {
 		notes = append(notes, fmt.Sprintf("peerctl: note: a message from %q (%s) arrived meanwhile; it is not the reply: %s",
 			wire.Clip(in.FromName, 200), wire.Safe(in.From), wire.Safe(wire.Clip(in.Text, 200))))
 	}
+	if awaited && res.ReplyNote != "" {
+		notes = append(notes, "peerctl: note: "+res.ReplyNote)
+	}
 	if res.Plan == nil {
 		notes = append(notes, unconfirmedNotes(res)...)
 	} else if res.Plan.Warning != "" {
@@ -111,9 +114,6 @@ func unconfirmedNotes(res SendResult) []string {
 		// The receipt is the confirmation; held and posted say why not.
 		if !res.Confirmed && !res.ConfirmSkipped {
 			notes = append(notes, fmt.Sprintf("peerctl: warning: %s, not delivered yet: %s; check before sending it again", res.Outcome, wire.Safe(res.ConfirmNote)))
-		}
-		if res.WaitNote != "" && res.WaitEnd == domain.WaitNone {
-			notes = append(notes, "peerctl: note: "+wire.Safe(res.WaitNote))
 		}
 	case !res.Confirmed && !res.ConfirmSkipped:
 		notes = append(notes, fmt.Sprintf("peerctl: warning: %s, not confirmed: %s; %s", res.Outcome, wire.Safe(res.ConfirmNote), UnconfirmedHint))

@@ -100,10 +100,18 @@ type ConfirmRule struct {
 	// for the enqueue line carrying the text (Transcripts.WaitEnqueued)
 	// and a wait follows the record's status.
 	ByReceipt bool
+	// ReplyEndsTurn (with ByReceipt): the reply a courier of the harness
+	// hears to a send (Courier.Inbound) comes when the turn that took the
+	// message has ended (Codex's turn/completed, opencode's completed
+	// answer), so a wait (send --wait) sends on a courier and ends on it.
+	ReplyEndsTurn bool
 	// Held and NoReceipt say why a ByReceipt delivery is not confirmed
-	// (the receipt said held; it said nothing else); NoWait why a wait was
-	// not made.
-	Held, NoReceipt, NoWait string
+	// (the receipt said held; it said nothing else); NoWait why the end of
+	// a turn cannot be seen (a ByReceipt harness without ReplyEndsTurn: a
+	// wait is refused with it, before anything is sent); NoReply, when not
+	// "", why the session's own model cannot reply to peerctl (said when a
+	// reply wait begins: only a program may answer).
+	Held, NoReceipt, NoWait, NoReply string
 }
 
 // DoctorRow is one object of `peerctl doctor` that a harness reports.

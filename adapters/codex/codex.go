@@ -141,13 +141,13 @@ func (h *Harness) Transports() []ports.Transport { return []ports.Transport{h.ap
 // Couriers are the app-server connections that hear a turn's answer.
 func (h *Harness) Couriers() ports.Couriers { return h.app }
 
-// Confirm: Codex's receipt is the confirmation (turn/started), and its
-// threads publish no status a wait could follow in a file.
+// Confirm: Codex's receipt is the confirmation (turn/started), and the
+// end of the turn is the app-server's turn/completed, which a courier
+// hears as the reply (a wait ends on it).
 func (h *Harness) Confirm() ports.ConfirmRule {
-	return ports.ConfirmRule{ByReceipt: true,
+	return ports.ConfirmRule{ByReceipt: true, ReplyEndsTurn: true,
 		Held:      "Codex holds it",
-		NoReceipt: "Codex accepted it without saying a turn started (the receipt says when it runs)",
-		NoWait:    "not waited: Codex threads are followed through the app-server, not a record"}
+		NoReceipt: "Codex accepted it without saying a turn started (the receipt says when it runs)"}
 }
 
 // Transcript is the thread's rollout (the record's Path).

@@ -176,12 +176,13 @@ func (h *Harness) Transports() []ports.Transport { return []ports.Transport{h.pr
 func (h *Harness) Couriers() ports.Couriers { return h.prompt }
 
 // Confirm: opencode's receipt (message.updated for peerctl's id) is the
-// confirmation; its sessions publish no status a wait could follow.
+// confirmation, and the end of the turn is the completed answer to it on
+// the server's event stream, which a courier hears as the reply (a wait
+// ends on it).
 func (h *Harness) Confirm() ports.ConfirmRule {
-	return ports.ConfirmRule{ByReceipt: true,
+	return ports.ConfirmRule{ByReceipt: true, ReplyEndsTurn: true,
 		Held:      "opencode holds it",
-		NoReceipt: "opencode accepted it (204) without echoing the message id on its event stream in time",
-		NoWait:    "not waited: opencode sessions are followed through the server's events, not a record"}
+		NoReceipt: "opencode accepted it (204) without echoing the message id on its event stream in time"}
 }
 
 // Transcript: opencode keeps a session's messages in its database, read

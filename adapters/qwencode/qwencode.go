@@ -117,7 +117,10 @@ func (h *Harness) Confirm() ports.ConfirmRule {
 	return ports.ConfirmRule{ByReceipt: true,
 		Held:      "Qwen Code holds it for its user to accept or deny (/peers)",
 		NoReceipt: "no receipt from Qwen Code",
-		NoWait:    "not waited: Qwen Code records publish no status"}
+		NoWait: "Qwen Code publishes no status and its receipt says nothing of a turn's end (0.24.4): " +
+			"peerctl cannot see when the turn on the message ends",
+		NoReply: "a Qwen Code session's model cannot reply to peerctl (its send_message tool reaches only " +
+			"sessions in Qwen Code's registry, 0.24.4): only a program that speaks its protocol can"}
 }
 
 // Transcript is TranscriptPath under the home.
