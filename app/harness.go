@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -315,6 +316,13 @@ func (s *Service) confirmRule(target domain.Session) ports.ConfirmRule {
 		return h.Confirm()
 	}
 	return ports.ConfirmRule{}
+}
+
+// starting reports whether target is still starting and so holds what is
+// posted to it (domain.Record.Starting), for a harness whose records
+// publish a status (not ports.ConfirmRule.ByReceipt); now is the clock.
+func (s *Service) starting(target domain.Session, now time.Time) bool {
+	return !s.confirmRule(target).ByReceipt && target.Record().Starting(now)
 }
 
 // receiptConfirm is afterDelivery for a harness whose receipt is the

@@ -294,6 +294,9 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)
 	}
+	if svc.starting(target, o.now()) {
+		return o.notSettled(ctx, m, target)
+	}
 	change := ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true, Tried: true, SessionID: target.ID()}
 	if !svc.confirmRule(target).ByReceipt {
 		change.Transcript = svc.transcriptOf(target.Record())
@@ -506,6 +509,23 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 		return m2, res, serr
 	}
 	return m2, res, err
+}
+
+// notSettled keeps stored message m, whose target has just started and
+// not settled (Service.starting): a session holds what is posted to it
+// then, so nothing is handed over; it is due again shortly (a registry
+// change, its status written, makes the service try it sooner), and the
+// look is no try. The send's error is nil: nothing was sent.
+func (o *Outbox) notSettled(ctx context.Context, m ports.OutboxMessage, target domain.Session) (ports.OutboxMessage, SendResult, error) {
+	now := o.now()
+	next := now.Add(domain.Backoff(1, MaxBackoff))
+	if next.After(m.Expires) {
+		next = m.Expires
+	}
+	why := fmt.Sprintf("%s has just started and not settled (its record shows no status yet): %s holds messages until then (%s), so it is handed over once it has",
+		target.Label(), target.Harness().Title(), settleText)
+	m, err := o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: why, At: now, NextAt: next})
+	return m, SendResult{Target: target}, err
 }
 
 // Recover settles message m, left in delivering by a service that stopped

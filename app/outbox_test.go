@@ -135,6 +135,43 @@ func TestOutboxStoresUntilTheSessionIsBackThenDeliversOnce(t *testing.T) {
 	assert.Empty(t, due)
 }
 
+func TestOutboxWaitsForASessionThatHasJustStartedToSettle(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "look at PR 8 once you are up")
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.fake.unsettle() // its record just appeared: Claude Code would hold the message
+	m, res, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err, "nothing was sent, nothing failed")
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, idA, res.Target.ID())
+	assert.Contains(t, m.Reason, "has just started and not settled")
+	assert.Equal(t, w.now.Add(2*time.Second).UnixNano(), m.NextAt.UnixNano(), "looked at again shortly")
+	assert.Zero(t, m.Tries, "a look at a starting session is no try")
+	assert.Zero(t, w.tr.sent(m.Text), "nothing handed to a starting session")
+
+	w.fake.setStatus("idle") // it has settled
+	w.now = w.now.Add(3 * time.Second)
+	m, res, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.True(t, res.Confirmed)
+	assert.Equal(t, 1, w.tr.sent(m.Text))
+}
+
+func TestOutboxHandsOverToARecordThatNeverShowsAStatus(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "no status for ever")
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.fake.unsettle()
+	w.now = time.Now().Add(domain.SettleLimit + time.Second) // started longer ago than any settling
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, 1, w.tr.sent(m.Text))
+}
+
 func TestOutboxSameKeyIsOneMessage(t *testing.T) {
 	w := newOutboxWorld(t)
 	a := w.submit(t, "nightly-42", "reviewer", "first")
