@@ -557,6 +557,32 @@ func (o *Outbox) Recover(ctx context.Context, svc *Service, m ports.OutboxMessag
 		Reason: "the service stopped during the hand-over and " + why + ": " + lookYourself(m) + ", then run peerctl outbox retry to send it again"})
 }
 
+// ReleaseLook bounds one look at a held message's transcript (Released).
+const ReleaseLook = 500 * time.Millisecond
+
+// Released looks whether held message m has been released since: Claude
+// Code holds a message (a [Cross-session delivery notice] says so, and
+// that "another notice follows on release, denial or expiry") and may
+// release it later, after the courier that heard the notice has gone.
+// When the transcript recorded at its hand-over shows the text enqueued
+// for that session since the attempt began, m is delivered (released is
+// true), its reason saying so; otherwise, and for a message whose
+// transcript this machine cannot read, it stays held. A look takes
+// ReleaseLook at most, with svc's Transcripts; it never sends. err is the
+// store's, or ctx's.
+func (o *Outbox) Released(ctx context.Context, svc *Service, m ports.OutboxMessage) (ports.OutboxMessage, bool, error) {
+	if m.State != domain.OutboxHeld {
+		return m, false, nil
+	}
+	found, why, err := o.lookFor(ctx, svc, m, ReleaseLook)
+	if err != nil || found != lookArrived {
+		return m, false, err
+	}
+	m, err = o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxHeld}, ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(),
+		Outcome: domain.OutcomeDelivered.String(), Reason: "the session released it: " + why})
+	return m, err == nil, err
+}
+
 // lookFound is what looking at a message's target found.
 type lookFound int
 
@@ -577,13 +603,18 @@ const (
 // confirmed by its receipt only, or a message for another machine give
 // lookUnknown. err is ctx's only.
 func (o *Outbox) look(ctx context.Context, svc *Service, m ports.OutboxMessage) (lookFound, string, error) {
+	return o.lookFor(ctx, svc, m, RecoverWindow)
+}
+
+// lookFor is look for window at most.
+func (o *Outbox) lookFor(ctx context.Context, svc *Service, m ports.OutboxMessage, window time.Duration) (lookFound, string, error) {
 	switch {
 	case m.Host != "":
 		return lookUnknown, fmt.Sprintf("its transcript is on %s, where this machine cannot read it", m.Host), nil
 	case m.Transcript == "" || svc == nil || svc.transcripts == nil:
 		return lookUnknown, "this harness's receipt cannot be read again (no transcript)", nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, RecoverWindow)
+	cctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	enq, err := svc.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: m.Transcript, Text: m.Text, SessionID: m.SessionID, Since: m.AttemptAt})
 	switch {
