@@ -263,6 +263,8 @@ func DurableOutcome(m ports.OutboxMessage) string {
 // anything was handed over stores it again, due after domain.Backoff
 // (unless the trust policy, asked again by the address when the target
 // is not there, denies it: refused, or holds it: awaiting_approval); a
+// target that has just started and not settled (Service.starting) is
+// handed nothing: the message stays stored (notSettled); a
 // hand-over gives delivered (held when the harness holds it, taken_up
 // when the transcript showed it taken up) with the receipt; a hand-over
 // of unknown outcome gives outcome_unknown; any other refusal refused.

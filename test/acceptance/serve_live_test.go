@@ -296,6 +296,9 @@ func TestLiveServe(t *testing.T) {
 func TestLiveServeDurableWaitsForAStartingSession(t *testing.T) {
 	bin := livecc.Require(t, KnownNewestClaudeCode)
 	root := livecc.NewRoot(t)
+	// The session was there before (its registry folder exists, and the
+	// service watches it): it comes back as the record appears.
+	livecc.Start(t, bin, livecc.Options{Root: root, Label: "before", Name: "comeback"}).Stop()
 	l := newLiveServe(t, filepath.Join(root, "config"), bin)
 	l.start(t)
 	text := "peerctl serve once you are up " + strconv.FormatInt(time.Now().UnixNano(), 36)
