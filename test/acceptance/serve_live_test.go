@@ -311,6 +311,7 @@ func TestLiveServeDurableWaitsForAStartingSession(t *testing.T) {
 		return l.message(t, got.Outbox.ID).State.Handed()
 	})
 	m := l.message(t, got.Outbox.ID)
+	t.Logf("message %d: %s (outcome %s): %s", m.ID, m.State, m.Outcome, m.Reason)
 	assert.Contains(t, []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp}, m.State,
 		"not held: it was handed over once the session had settled (%s); log: %s", m.Reason, l.log)
 	eventually(t, 60*time.Second, "the enqueue line", func() bool { return enqueuedCount(t, s.TranscriptPath(), text) > 0 })
