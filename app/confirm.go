@@ -33,9 +33,12 @@ const DefaultConfirmTimeout = 5 * time.Second
 // RequireConfirm, the CLI's warning): the transport accepted the text, so
 // it may still arrive and a blind resend may deliver it twice. Measured on
 // Claude Code 2.1.328: a session holds inbox posts until it has settled,
-// 13–15 s after it started.
-const UnconfirmedHint = "the text was handed to the transport and may still arrive " +
-	"(a session that has just started holds messages until it settles, about 15 s); check before sending it again"
+// 13–15 s after it started (domain.SettleTime).
+var UnconfirmedHint = "the text was handed to the transport and may still arrive " +
+	"(a session that has just started holds messages until it settles, " + settleText + "); check before sending it again"
+
+// settleText is domain.SettleTime for people: "about 15 s".
+var settleText = fmt.Sprintf("about %d s", int(domain.SettleTime/time.Second))
 
 // resyncEvery is how often Watch and the wait re-read the registry when a
 // watcher port is missing (the polling fallback).

@@ -115,6 +115,17 @@ func (f *fakeSession) setStatus(s string) {
 	f.write()
 }
 
+// unsettle rewrites the record as Claude Code's first one, written before
+// the session settled: no status, no updatedAt, no statusUpdatedAt.
+func (f *fakeSession) unsettle() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.rec, "status")
+	delete(f.rec, "updatedAt")
+	delete(f.rec, "statusUpdatedAt")
+	f.write()
+}
+
 func (f *fakeSession) rename(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

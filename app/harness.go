@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
@@ -316,6 +317,13 @@ func (s *Service) confirmRule(target domain.Session) ports.ConfirmRule {
 		return h.Confirm()
 	}
 	return ports.ConfirmRule{}
+}
+
+// starting reports whether target is still starting and so holds what is
+// posted to it (domain.Record.Starting), for a harness whose records
+// publish a status (not ports.ConfirmRule.ByReceipt); now is the clock.
+func (s *Service) starting(target domain.Session, now time.Time) bool {
+	return !s.confirmRule(target).ByReceipt && target.Record().Starting(now)
 }
 
 // receiptConfirm is afterDelivery for a harness whose receipt is the

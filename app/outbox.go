@@ -263,6 +263,8 @@ func DurableOutcome(m ports.OutboxMessage) string {
 // anything was handed over stores it again, due after domain.Backoff
 // (unless the trust policy, asked again by the address when the target
 // is not there, denies it: refused, or holds it: awaiting_approval); a
+// target that has just started and not settled (Service.starting) is
+// handed nothing: the message stays stored (notSettled); a
 // hand-over gives delivered (held when the harness holds it, taken_up
 // when the transcript showed it taken up) with the receipt; a hand-over
 // of unknown outcome gives outcome_unknown; any other refusal refused.
@@ -293,6 +295,9 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 	}
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)
+	}
+	if svc.starting(target, o.now()) {
+		return o.notSettled(ctx, m, target)
 	}
 	change := ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true, Tried: true, SessionID: target.ID()}
 	if !svc.confirmRule(target).ByReceipt {
@@ -508,6 +513,23 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 	return m2, res, err
 }
 
+// notSettled keeps stored message m, whose target has just started and
+// not settled (Service.starting): a session holds what is posted to it
+// then, so nothing is handed over; it is due again shortly (a registry
+// change, its status written, makes the service try it sooner), and the
+// look is no try. The send's error is nil: nothing was sent.
+func (o *Outbox) notSettled(ctx context.Context, m ports.OutboxMessage, target domain.Session) (ports.OutboxMessage, SendResult, error) {
+	now := o.now()
+	next := now.Add(domain.Backoff(1, MaxBackoff))
+	if next.After(m.Expires) {
+		next = m.Expires
+	}
+	why := fmt.Sprintf("%s has just started and not settled (its record shows no status yet): %s holds messages until then (%s), so it is handed over once it has",
+		target.Label(), target.Harness().Title(), settleText)
+	m, err := o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: why, At: now, NextAt: next})
+	return m, SendResult{Target: target}, err
+}
+
 // Recover settles message m, left in delivering by a service that stopped
 // during the attempt (kill -9, a crash, a reboot), before anything else
 // happens to it, by looking at the target (look): when the transcript
@@ -537,6 +559,32 @@ func (o *Outbox) Recover(ctx context.Context, svc *Service, m ports.OutboxMessag
 		Reason: "the service stopped during the hand-over and " + why + ": " + lookYourself(m) + ", then run peerctl outbox retry to send it again"})
 }
 
+// ReleaseLook bounds one look at a held message's transcript (Released).
+const ReleaseLook = 500 * time.Millisecond
+
+// Released looks whether held message m has been released since: Claude
+// Code holds a message (a [Cross-session delivery notice] says so, and
+// that "another notice follows on release, denial or expiry") and may
+// release it later, after the courier that heard the notice has gone.
+// When the transcript recorded at its hand-over shows the text enqueued
+// for that session since the attempt began, m is delivered (released is
+// true), its reason saying so; otherwise, and for a message whose
+// transcript this machine cannot read, it stays held. A look takes
+// ReleaseLook at most, with svc's Transcripts; it never sends. err is the
+// store's, or ctx's.
+func (o *Outbox) Released(ctx context.Context, svc *Service, m ports.OutboxMessage) (ports.OutboxMessage, bool, error) {
+	if m.State != domain.OutboxHeld {
+		return m, false, nil
+	}
+	found, why, err := o.lookFor(ctx, svc, m, ReleaseLook)
+	if err != nil || found != lookArrived {
+		return m, false, err
+	}
+	m, err = o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxHeld}, ports.OutboxChange{State: domain.OutboxDelivered, At: o.now(),
+		Outcome: domain.OutcomeDelivered.String(), Reason: "the session released it: " + why})
+	return m, err == nil, err
+}
+
 // lookFound is what looking at a message's target found.
 type lookFound int
 
@@ -557,13 +605,18 @@ const (
 // confirmed by its receipt only, or a message for another machine give
 // lookUnknown. err is ctx's only.
 func (o *Outbox) look(ctx context.Context, svc *Service, m ports.OutboxMessage) (lookFound, string, error) {
+	return o.lookFor(ctx, svc, m, RecoverWindow)
+}
+
+// lookFor is look for window at most.
+func (o *Outbox) lookFor(ctx context.Context, svc *Service, m ports.OutboxMessage, window time.Duration) (lookFound, string, error) {
 	switch {
 	case m.Host != "":
 		return lookUnknown, fmt.Sprintf("its transcript is on %s, where this machine cannot read it", m.Host), nil
 	case m.Transcript == "" || svc == nil || svc.transcripts == nil:
 		return lookUnknown, "this harness's receipt cannot be read again (no transcript)", nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, RecoverWindow)
+	cctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	enq, err := svc.transcripts.WaitEnqueued(cctx, ports.EnqueueQuery{Path: m.Transcript, Text: m.Text, SessionID: m.SessionID, Since: m.AttemptAt})
 	switch {

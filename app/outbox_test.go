@@ -135,6 +135,75 @@ func TestOutboxStoresUntilTheSessionIsBackThenDeliversOnce(t *testing.T) {
 	assert.Empty(t, due)
 }
 
+func TestOutboxWaitsForASessionThatHasJustStartedToSettle(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "look at PR 8 once you are up")
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.fake.unsettle() // its record just appeared: Claude Code would hold the message
+	m, res, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err, "nothing was sent, nothing failed")
+	assert.Equal(t, domain.OutboxStored, m.State)
+	assert.Equal(t, idA, res.Target.ID())
+	assert.Contains(t, m.Reason, "has just started and not settled")
+	assert.Equal(t, w.now.Add(2*time.Second).UnixNano(), m.NextAt.UnixNano(), "looked at again shortly")
+	assert.Zero(t, m.Tries, "a look at a starting session is no try")
+	assert.Zero(t, w.tr.sent(m.Text), "nothing handed to a starting session")
+
+	w.fake.setStatus("idle") // it has settled
+	w.now = w.now.Add(3 * time.Second)
+	m, res, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.True(t, res.Confirmed)
+	assert.Equal(t, 1, w.tr.sent(m.Text))
+}
+
+func TestOutboxHandsOverToARecordThatNeverShowsAStatus(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	m := w.submit(t, "", "reviewer", "no status for ever")
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	w.fake.unsettle()
+	w.now = time.Now().Add(domain.SettleLimit + time.Second) // started longer ago than any settling
+	m, _, err := w.ob.Attempt(ctx, w.svc, m, confirmFast)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OutboxDelivered, m.State)
+	assert.Equal(t, 1, w.tr.sent(m.Text))
+}
+
+// A held message is delivered once the session released it (its
+// transcript shows the text), not left held for good; it is never sent
+// again.
+func TestOutboxHeldIsDeliveredOnceReleased(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	w.fake = startFake(t, w.dir, idA, "reviewer")
+	m := w.submit(t, "", "reviewer", "held while you started")
+	at := time.Now()
+	m, err := w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxDelivering,
+		At: at, Attempt: true, SessionID: idA, Transcript: w.fake.Transcript()})
+	require.NoError(t, err)
+	m, err = w.store.Move(ctx, m.ID, []domain.OutboxState{domain.OutboxDelivering}, ports.OutboxChange{State: domain.OutboxHeld,
+		At: at, Outcome: domain.OutcomeHeld.String(), Reason: "the session holds it"})
+	require.NoError(t, err)
+
+	w.fake.enqueue("some other message", at.Add(10*time.Millisecond))
+	got, released, err := w.ob.Released(ctx, w.svc, m)
+	require.NoError(t, err)
+	assert.False(t, released, "not released yet")
+	assert.Equal(t, domain.OutboxHeld, got.State)
+
+	w.fake.enqueue(m.Text, at.Add(20*time.Millisecond)) // the session released it
+	got, released, err = w.ob.Released(ctx, w.svc, m)
+	require.NoError(t, err)
+	assert.True(t, released)
+	assert.Equal(t, domain.OutboxDelivered, got.State)
+	assert.Equal(t, "delivered", got.Outcome)
+	assert.Contains(t, got.Reason, "the session released it: the transcript shows it arrived")
+	assert.Zero(t, w.tr.sent(m.Text), "never sent again")
+}
+
 func TestOutboxSameKeyIsOneMessage(t *testing.T) {
 	w := newOutboxWorld(t)
 	a := w.submit(t, "nightly-42", "reviewer", "first")

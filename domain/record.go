@@ -64,6 +64,18 @@ func StatusText(status, waitingFor string) string {
 // (claude -p), "bg", "daemon" and "daemon-worker".
 const KindInteractive = "interactive"
 
+// SettleTime is how long a session that has just started usually takes to
+// settle. Measured on Claude Code 2.1.328: its record gets "status" 13–15 s
+// after the file first appears, and until then the session holds the
+// messages posted to it (released later, after a [Cross-session delivery
+// notice] saying it holds them); on a loaded machine settling took over 30 s.
+const SettleTime = 15 * time.Second
+
+// SettleLimit bounds Record.Starting: a record that still shows no status
+// this long after its session started is taken as settled all the same (a
+// version that never writes one).
+const SettleLimit = 2 * time.Minute
+
 // Record is one entry of the registry folder <config dir>/sessions/ as read
 // from disk, before any liveness check. The file format is Claude Code's
 // <pid>.json (fields observed in 2.1.224 and 2.1.328); unknown fields are
@@ -180,6 +192,21 @@ func StatusesBetween(prev, cur Record) []Status {
 		return []Status{StatusIdle, StatusBusy}
 	}
 	return nil
+}
+
+// Starting reports whether r's session is still starting at now: its
+// record has never shown a status (no "status" word, no status time) and
+// the session started less than SettleLimit ago. It is the one rule for a
+// session that has just started, of a harness whose records publish a
+// status (ports.ConfirmRule): such a session holds what is posted to it
+// until it has settled. False when the start is unknown (startedAt absent):
+// unknown is not taken as starting.
+func (r Record) Starting(now time.Time) bool {
+	if r.Status != StatusUnknown || !r.StatusTime().IsZero() || r.StartedAt.IsZero() {
+		return false
+	}
+	d := now.Sub(r.StartedAt)
+	return d < SettleLimit && d > -SettleLimit // a clock moved back ends it too
 }
 
 // StatusTime is when the record's status last changed: StatusUpdatedAt,

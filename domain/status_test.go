@@ -2,6 +2,7 @@ package domain
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -21,4 +22,28 @@ func TestStatusText(t *testing.T) {
 	assert.Equal(t, "waiting (dialog open)", StatusText("waiting", "dialog open"))
 	assert.Equal(t, "waiting", StatusText("waiting", ""))
 	assert.Equal(t, "idle", StatusText("idle", "dialog open"), "only a waiting session waits on something")
+}
+
+func TestRecordStarting(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 31, 47, 0, time.UTC)
+	cases := []struct {
+		name string
+		rec  Record
+		want bool
+	}{
+		{"just appeared, no status", Record{StartedAt: now.Add(-time.Second)}, true},
+		{"no status yet, a loaded minute", Record{StartedAt: now.Add(-time.Minute)}, true},
+		{"no status past the limit", Record{StartedAt: now.Add(-SettleLimit)}, false},
+		{"settled idle", Record{StartedAt: now.Add(-time.Second), Status: StatusIdle, StatusUpdatedAt: now}, false},
+		{"settled busy, no status time", Record{StartedAt: now.Add(-time.Second), Status: StatusBusy}, false},
+		{"a future status word with its time", Record{StartedAt: now.Add(-time.Second), StatusUpdatedAt: now}, false},
+		{"updatedAt only", Record{StartedAt: now.Add(-time.Second), UpdatedAt: now}, false},
+		{"start unknown", Record{}, false},
+		{"started in the far future (clock moved)", Record{StartedAt: now.Add(SettleLimit)}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, c.rec.Starting(now))
+		})
+	}
 }

@@ -98,7 +98,9 @@ type ConfirmRule struct {
 	// confirms); its transcript is not read and its record publishes no
 	// status that a wait could follow. Otherwise the transcript is read
 	// for the enqueue line carrying the text (Transcripts.WaitEnqueued)
-	// and a wait follows the record's status.
+	// and a wait follows the record's status; a session whose record has
+	// not shown a status yet is still starting and holds what is posted to
+	// it (domain.Record.Starting): a durable message waits for it to settle.
 	ByReceipt bool
 	// ReplyEndsTurn (with ByReceipt): the reply a courier of the harness
 	// hears to a send (Courier.Inbound) comes when the turn that took the

@@ -195,7 +195,9 @@ func newOutboxCmd(f *factory) *cobra.Command {
 		"Make a message due now: an outcome_unknown one after checking it did not arrive, an expired one with its TTL renewed. "+
 			"A message for nats:NODE that ended there (refused, expired, outcome_unknown) is posted to that node again and retried there, "+
 			"once per retry (the same post given again is not a second retry; outcome_unknown is looked at there first); "+
-			"one still waiting for its node (on the bus, or stored or held in its outbox) is refused, wrong_state, saying where it waits",
+			"one still waiting for its node (on the bus, or stored or held in its outbox) is refused, wrong_state, saying where it waits. "+
+			"A message the session holds (held) is refused too: it may still release it, and a second copy would arrive twice; "+
+			"peerctl serve follows it and makes it delivered once the session's transcript shows the text",
 		"  peerctl outbox retry 18\n  peerctl outbox retry --json 18\n  peerctl outbox --state outcome_unknown\n  peerctl outbox show 18   # a nats: message: the node's chain after the retry")
 	approve := change("approve", "Deliver a message the trust policy held (awaiting_approval)",
 		"Approve a message a hold rule of the trust policy kept: it is delivered as a durable message, once (docs/POLICY.md)",

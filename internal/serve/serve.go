@@ -151,6 +151,8 @@ type Server struct {
 	fleetMu  sync.Mutex
 	fleetGen uint64
 	fleetDoc []byte
+	// releases follows the held messages for their release (followHeld).
+	releases heldFollow
 }
 
 // newServer is a Server over o with no outbox yet, living for life (Run
@@ -591,6 +593,7 @@ func (s *Server) pass() {
 		fmt.Fprintf(s.o.Log, "peerctl serve: pruned %s finished longer ago than the retention period\n", what)
 	}
 	now := s.now()
+	s.followHeld(now)
 	early := s.takeEarly(now)
 	waiting, err := s.store.List(s.life, ports.OutboxFilter{States: []domain.OutboxState{domain.OutboxStored, domain.OutboxDelivering}})
 	if err != nil {

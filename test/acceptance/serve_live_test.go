@@ -288,3 +288,32 @@ func TestLiveServe(t *testing.T) {
 		assert.Equal(t, junk, after)
 	})
 }
+
+// A durable message to a session that is not there yet is handed over
+// only once the session, started with that name, has settled: Claude Code
+// holds a message posted while it starts (and released it later, while
+// peerctl's outbox kept it held for good).
+func TestLiveServeDurableWaitsForAStartingSession(t *testing.T) {
+	bin := livecc.Require(t, KnownNewestClaudeCode)
+	root := livecc.NewRoot(t)
+	// The session was there before (its registry folder exists, and the
+	// service watches it): it comes back as the record appears.
+	livecc.Start(t, bin, livecc.Options{Root: root, Label: "before", Name: "comeback"}).Stop()
+	l := newLiveServe(t, filepath.Join(root, "config"), bin)
+	l.start(t)
+	text := "peerctl serve once you are up " + strconv.FormatInt(time.Now().UnixNano(), 36)
+	r := l.peerctl(t, "send", "--json", "--durable=1h", "--key", "comeback-1", "comeback", text)
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	got := decodeReceipt(t, r)
+	require.Equal(t, "stored", got.Outcome, "stdout: %s", r.Stdout)
+	s := livecc.Start(t, bin, livecc.Options{Root: root, Label: "comeback", Name: "comeback"})
+	eventually(t, 180*time.Second, "the stored message to be handed over", func() bool {
+		return l.message(t, got.Outbox.ID).State.Handed()
+	})
+	m := l.message(t, got.Outbox.ID)
+	t.Logf("message %d: %s (outcome %s): %s", m.ID, m.State, m.Outcome, m.Reason)
+	assert.Contains(t, []domain.OutboxState{domain.OutboxDelivered, domain.OutboxTakenUp}, m.State,
+		"not held: it was handed over once the session had settled (%s); log: %s", m.Reason, l.log)
+	eventually(t, 60*time.Second, "the enqueue line", func() bool { return enqueuedCount(t, s.TranscriptPath(), text) > 0 })
+	assert.Equal(t, 1, enqueuedCount(t, s.TranscriptPath(), text), "exactly once")
+}
