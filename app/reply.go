@@ -106,7 +106,7 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 			}
 			return res, none(fmt.Sprintf("no reply from the session within %s of the hand-over", req.AwaitReply))
 		case <-ctx.Done():
-			return res, none("interrupted before a reply came")
+			return res, none("the wait was interrupted before a reply came")
 		}
 	}
 }

@@ -105,7 +105,7 @@ func TestSendAwaitReplyInterrupted(t *testing.T) {
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonNoReply, r.Reason)
-	assert.Contains(t, r.Detail, "interrupted")
+	assert.Contains(t, r.Detail, "but the wait was interrupted before a reply came")
 }
 
 // A held notice about our message turns the receipt as in a plain send.
