@@ -99,6 +99,21 @@ func helpOnTerminal(t *testing.T, cols uint16, args ...string) string {
 	return strings.ReplaceAll(got.String(), "\r\n", "\n")
 }
 
+// send TARGET - with stdin /dev/null (a character device, but no
+// terminal) reads it without a prompt: no one is there to type.
+func TestSendDashFromDevNullSaysNothing(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = null.Close() })
+	var out, errOut bytes.Buffer
+	ios := newIOStreams(null, &out, &errOut, func(string) string { return "" })
+	text, err := messageText(ios, []string{"quiet", "-"}, -1, nil)
+	require.NoError(t, err)
+	assert.Empty(t, text)
+	assert.Empty(t, errOut.String(), "no prompt when stdin is no terminal")
+	assert.False(t, ios.colourOn(null), "nor is /dev/null a terminal for colour")
+}
+
 // send TARGET - with stdin a terminal says on stderr what it waits for
 // (the message, ended with Ctrl-D), then takes what is typed.
 func TestSendDashAtATerminalSaysWhatItWaitsFor(t *testing.T) {
