@@ -120,7 +120,7 @@ func SplitLong(long string) (what, docURL string) {
 // table is printed (a cobra help topic: no action, listed under
 // "Additional help topics").
 func exitCodesTopic(f *factory) *cobra.Command {
-	return newHelpTopic(f, "exit-codes", "The exit codes of every command, with each refusal's word",
+	return newHelpTopic(f, "exit-codes", "Every exit code, with each refusal's word",
 		`Every peerctl command ends with one of these codes; a refusal prints its word first
 ("peerctl: not_live: ..."; "reason" in --json). Each code in full: man peerctl (EXIT
 STATUS) and docs/OUTPUT.md#exit-codes; which command can end with which: docs/COMMANDS.md.
