@@ -74,7 +74,14 @@ func TestHelpFitsTheTerminalItIsOn(t *testing.T) {
 					examples = true
 				case l == "":
 					examples = false
-				case !examples && !strings.HasPrefix(l, "https://"):
+				case !examples && strings.HasPrefix(l, commandsDocURL+"#"):
+					// The one line let through wider than the terminal:
+					// the "In full:" address of the command's section
+					// (70 columns before its anchor, up to 88 in all),
+					// alone on its line, since a URL broken in two is no
+					// link. The terminal wraps it and it is counted so.
+					assert.NotContains(t, l, " ", "the address alone on its line: %q", l)
+				case !examples:
 					assert.LessOrEqual(t, n, 80, "a line wider than the terminal: %q", l)
 				}
 			}
