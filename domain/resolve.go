@@ -292,14 +292,6 @@ const notLiveAdvice = ": peerctl list shows the live ones, and if it has ended, 
 // a message that waits for its session.
 func WithoutAdvice(r *Refusal) string { return strings.Replace(r.Error(), notLiveAdvice, "", 1) }
 
-// AndList joins words as a sentence does: "a", "a and b", "a, b and c".
-func AndList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
-}
-
 func notLive(entries, live []Entry, address string) error {
 	for _, e := range entries {
 		r := e.Record

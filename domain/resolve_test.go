@@ -398,3 +398,9 @@ func TestDurableAddress(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrDurablePrefix)
 	assert.Contains(t, err.Error(), "a8f89b60-f614-4b1f-b979-950c805fd8b1")
 }
+
+func TestCount(t *testing.T) {
+	assert.Equal(t, "0 live sessions", domain.Count(0, "live session"))
+	assert.Equal(t, "1 live session", domain.Count(1, "live session"))
+	assert.Equal(t, "2 servers", domain.Count(2, "server"))
+}

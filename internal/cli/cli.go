@@ -507,14 +507,6 @@ func commandName(cmd *cobra.Command) string {
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
-// plural renders "1 argument", "0 arguments".
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // withoutHelpOnUnknown drops -h/--help from args whose command word names
 // no command: cobra prints the parent's help and exits 0 for `peerctl serve
 // --help`, as if the word were not there; without the flag the word is the
