@@ -367,7 +367,7 @@ func TestNodeWatchLostSaysTheConnectionsWords(t *testing.T) {
 func TestNodeSendTellsTheFarEventsAsTheyCome(t *testing.T) {
 	receipt, err := json.MarshalIndent(wire.Receipt{OK: false, Outcome: "delivered", Transport: "courier", Harness: "claude-code", SessionID: "s1", PID: 7, Name: "proj-89",
 		Endpoint: "cc-peer:v1:7:proj-89:/tmp/s.sock",
-		Refusal:  &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but the session ended (pid 7 ended) after 1s", ExitCode: 9}}, "", "  ")
+		Refusal:  &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but the session ended (its process 7 exited) after 1s", ExitCode: 9}}, "", "  ")
 	require.NoError(t, err)
 	handed, err := json.Marshal(wire.SendEvent{SendEvent: wire.SendHanded, Receipt: &wire.Receipt{OK: true, Outcome: "delivered", Name: "proj-89",
 		Endpoint: "cc-peer:v1:7:proj-89:/tmp/s.sock"}, Reply: true, LeftMs: 60000})
