@@ -391,7 +391,7 @@ func (s *Service) noteMissing(l Listing, err error) error {
 				searched[h.Kind()] = true
 			}
 		}
-		r.Detail += "; searched the " + strings.Join(kinds, ", ") + " sessions"
+		r.Detail += "; searched the " + domain.AndList(kinds) + " sessions"
 		for _, a := range l.Absent {
 			if !searched[a.Harness] {
 				continue

@@ -464,7 +464,7 @@ func (w *endWatch) see(l Listing) (note string, ended bool) {
 func (w *endWatch) missing() bool { return !w.missingSince.IsZero() }
 
 // exitNote says why the wait ended when exited was closed.
-func (w *endWatch) exitNote() string { return fmt.Sprintf("pid %d ended", w.rec.PID) }
+func (w *endWatch) exitNote() string { return fmt.Sprintf("its process %d exited", w.rec.PID) }
 
 // recordGoneAfter is how long a record must stay missing or unreadable,
 // with its pid's liveness unknown, before the wait calls the session

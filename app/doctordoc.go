@@ -101,7 +101,7 @@ func doctorTable(r Report, j wire.Doctor) ([]wire.DoctorRow, string) {
 		if mode == "" {
 			mode = "-"
 		}
-		text := fmt.Sprintf("%s (mode %s, uid %d; %s)", s.Dir, mode, s.UID, count(s.Sessions, "live session"))
+		text := fmt.Sprintf("%s (mode %s, uid %d; %s)", s.Dir, mode, s.UID, domain.Count(s.Sessions, "live session"))
 		if s.Problem != "" {
 			text += ": " + s.Problem
 		}
@@ -114,7 +114,7 @@ func doctorTable(r Report, j wire.Doctor) ([]wire.DoctorRow, string) {
 			row("reach", j.Reach.Health, fmt.Sprintf("session %s %q (pid %d) is unreachable: %s", u.SessionID, u.Name, u.PID, u.Reason))
 		}
 	case j.Reach.Reachable > 0:
-		row("reach", j.Reach.Health, fmt.Sprintf("%s with a socket there", count(j.Reach.Reachable, "live session")))
+		row("reach", j.Reach.Health, fmt.Sprintf("%s with a socket there", domain.Count(j.Reach.Reachable, "live session")))
 	default:
 		row("reach", j.Reach.Health, "no live session publishes a socket")
 	}
@@ -136,16 +136,8 @@ func doctorTable(r Report, j wire.Doctor) ([]wire.DoctorRow, string) {
 	for _, h := range r.Harnesses {
 		// A harness's own words when every problem of the report is its own.
 		if h.OnlyProblems != "" && len(h.Problems) > 0 && len(h.Problems) == len(j.Problems) {
-			return rows, fmt.Sprintf(h.OnlyProblems, count(len(j.Problems), "problem"))
+			return rows, fmt.Sprintf(h.OnlyProblems, domain.Count(len(j.Problems), "problem"))
 		}
 	}
-	return rows, fmt.Sprintf("peerctl cannot work as configured here: %s.", count(len(j.Problems), "problem"))
-}
-
-// count is "1 problem", "2 problems".
-func count(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return rows, fmt.Sprintf("peerctl cannot work as configured here: %s.", domain.Count(len(j.Problems), "problem"))
 }

@@ -121,7 +121,7 @@ func (missingHarness) Home() ports.Home {
 // missing folder as its harness's, not as the only place looked.
 func TestNotLiveNamesTheHarnessesSearched(t *testing.T) {
 	detail := notLiveDetail(t, knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}, missingHarness{})
-	assert.Contains(t, detail, "searched the claude-code, codex sessions")
+	assert.Contains(t, detail, "searched the claude-code and codex sessions")
 	assert.Contains(t, detail, "the claude-code registry folder /nowhere/sessions does not exist (check --claude-config-dir or CLAUDE_CONFIG_DIR)")
 }
 
@@ -169,12 +169,12 @@ func (h homelessHarness) Present() bool { return h.present }
 func TestNotLiveNamesOnlyHarnessesThatArePresent(t *testing.T) {
 	codexHere := knownHarness{ts: []ports.Transport{&named{name: "app-server"}}}
 	detail := notLiveDetail(t, missingHarness{}, codexHere, homelessHarness{of: qwenregistry.Kind, present: false})
-	assert.Contains(t, detail, "searched the claude-code, codex sessions;")
+	assert.Contains(t, detail, "searched the claude-code and codex sessions;")
 	assert.Contains(t, detail, "the claude-code registry folder /nowhere/sessions does not exist")
 	assert.NotContains(t, detail, "qwen", "not installed, no state: doctor's to say")
 
 	detail = notLiveDetail(t, missingHarness{}, codexHere, homelessHarness{of: qwenregistry.Kind, present: true})
-	assert.Contains(t, detail, "searched the claude-code, qwen-code, codex sessions;")
+	assert.Contains(t, detail, "searched the claude-code, qwen-code and codex sessions;")
 	assert.Contains(t, detail, "the qwen-code registry folder /nowhere/qwen-code does not exist (check --x-home or X_HOME)")
 }
 

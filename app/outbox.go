@@ -506,7 +506,7 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 	if next.After(m.Expires) {
 		next = m.Expires
 	}
-	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Error(), At: now, NextAt: next, Tried: tried})
+	m2, serr := o.store.Move(ctx, m.ID, from, ports.OutboxChange{State: domain.OutboxStored, Reason: domain.WithoutAdvice(r), At: now, NextAt: next, Tried: tried})
 	if serr != nil {
 		return m2, res, serr
 	}

@@ -110,6 +110,8 @@ func TestOutboxStoresUntilTheSessionIsBackThenDeliversOnce(t *testing.T) {
 	assert.Equal(t, domain.ReasonNotLive, r.Reason)
 	assert.Equal(t, domain.OutboxStored, m.State)
 	assert.Contains(t, m.Reason, "not_live")
+	assert.NotContains(t, m.Reason, "peerctl list shows", "a message that waits for its session is not told where to look now: %s", m.Reason)
+	assert.NotContains(t, m.Reason, "transcript may still exist", m.Reason)
 	assert.Equal(t, w.now.Add(2*time.Second).UnixNano(), m.NextAt.UnixNano(), "backoff after the first failure")
 	assert.Zero(t, w.tr.sent(m.Text))
 

@@ -149,7 +149,7 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 			if !awaited {
 				return waited(domain.WaitInterrupted, "")
 			}
-			return res, none("interrupted before a reply came")
+			return res, none("the wait was interrupted before a reply came")
 		}
 	}
 }

@@ -105,7 +105,7 @@ func TestSendAwaitReplyInterrupted(t *testing.T) {
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, domain.ReasonNoReply, r.Reason)
-	assert.Contains(t, r.Detail, "interrupted")
+	assert.Contains(t, r.Detail, "but the wait was interrupted before a reply came")
 }
 
 // A held notice about our message turns the receipt as in a plain send.
@@ -189,6 +189,7 @@ func TestSendAwaitReplyEndsWhenTheTargetEnds(t *testing.T) {
 				assert.NotContains(t, r.Detail, "interrupted", "ended by the target's end, not the test's deadline")
 				assert.Contains(t, r.Detail, "the session ended (")
 				assert.Contains(t, r.Detail, fmt.Sprintf("pid %d", f.PID()))
+				assert.NotRegexp(t, `ended \([^)]*ended\)`, r.Detail, "the end said once")
 				assert.Nil(t, res.Reply)
 				assert.NotEmpty(t, res.Receipt.MsgID, "the receipt comes back with the refusal")
 			})

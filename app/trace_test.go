@@ -84,6 +84,7 @@ func TestSendTraceTellsTheReceiptBeforeTheWait(t *testing.T) {
 			require.NoError(t, err)
 			<-ended
 			assert.Equal(t, domain.WaitExited, res.WaitEnd, "ended by the exit that followed the receipt; note: %s", res.WaitNote)
+			assert.NotContains(t, res.WaitNote, "ended", "printed as \"the session ended (NOTE)\": the end said once")
 			assert.Equal(t, []string{"handed", "confirmation", "waiting: dialog open"}, tr.got())
 			assert.Equal(t, "posted", tr.receipt.Outcome, "the transport's word, told before the confirmation")
 			assert.Nil(t, tr.receipt.Wait, "told before the wait")

@@ -282,6 +282,16 @@ func idTwins(id string, twins []Entry, advice string) *Refusal {
 	return r
 }
 
+// notLiveAdvice ends a not_live refusal of an address that matched no
+// record: where to look now. A stored message that waits for its session
+// has no use for it (WithoutAdvice).
+const notLiveAdvice = ": peerctl list shows the live ones, and if it has ended, its transcript may still exist"
+
+// WithoutAdvice is r's text (Error) without the advice to a person that a
+// not_live refusal of an unmatched address carries: the outbox's reason of
+// a message that waits for its session.
+func WithoutAdvice(r *Refusal) string { return strings.Replace(r.Error(), notLiveAdvice, "", 1) }
+
 func notLive(entries, live []Entry, address string) error {
 	for _, e := range entries {
 		r := e.Record
@@ -298,7 +308,7 @@ func notLive(entries, live []Entry, address string) error {
 	}
 	near := suggestNames(live, address)
 	if len(near) == 0 {
-		return Refuse(ReasonNotLive, "no live session matches %q%s (peerctl list shows the live ones); if it has ended, its transcript may still exist", address, addressHint(address))
+		return Refuse(ReasonNotLive, "no live session matches %q%s%s", address, addressHint(address), notLiveAdvice)
 	}
 	quoted := make([]string, len(near))
 	for i, n := range near {

@@ -96,7 +96,7 @@ func TestResolveRefuses(t *testing.T) {
 		detail     string
 		candidates []int // pids, in order
 	}{
-		{"nothing matches", []domain.Entry{a, b}, "nobody", domain.ReasonNotLive, `no live session matches "nobody" (peerctl list shows the live ones); if it has ended, its transcript may still exist`, nil},
+		{"nothing matches", []domain.Entry{a, b}, "nobody", domain.ReasonNotLive, `no live session matches "nobody": peerctl list shows the live ones, and if it has ended, its transcript may still exist`, nil},
 		{"empty registry", nil, idA, domain.ReasonNotLive, "transcript may still exist", nil},
 		{"short prefix is not an address", []domain.Entry{a}, "26df9", domain.ReasonNotLive, "no live session matches", nil},
 		{"stale by id", []domain.Entry{a, stale}, idC, domain.ReasonNotLive, "session " + idC + ` (pid 8000, "gone-1") is not live: 8000.json is stale (pid 8000 is not running); its transcript may still exist`, nil},
@@ -314,7 +314,22 @@ func TestResolveNotLiveHints(t *testing.T) {
 				return
 			}
 			assert.Contains(t, r.Detail, tt.hint)
+			assert.NotContains(t, r.Detail, ") (", "one parenthesis, then the advice: %s", r.Detail)
 		})
+	}
+}
+
+func TestAndList(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"codex"}, "codex"},
+		{[]string{"claude-code", "codex"}, "claude-code and codex"},
+		{[]string{"claude-code", "qwen-code", "codex"}, "claude-code, qwen-code and codex"},
+	} {
+		assert.Equal(t, tc.want, domain.AndList(tc.words))
 	}
 }
 
@@ -382,4 +397,10 @@ func TestDurableAddress(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrBadAddress)
 	require.ErrorIs(t, err, domain.ErrDurablePrefix)
 	assert.Contains(t, err.Error(), "a8f89b60-f614-4b1f-b979-950c805fd8b1")
+}
+
+func TestCount(t *testing.T) {
+	assert.Equal(t, "0 live sessions", domain.Count(0, "live session"))
+	assert.Equal(t, "1 live session", domain.Count(1, "live session"))
+	assert.Equal(t, "2 servers", domain.Count(2, "server"))
 }

@@ -91,7 +91,7 @@ func (h *Harness) Doctor(ctx context.Context, entries []domain.Entry) []ports.Do
 			notes = append(notes, "daemon reachable at "+codexapp.ControlSocket(h.home))
 		}
 	}
-	j.Note = strings.Join(notes, "; ") + fmt.Sprintf("; %d live thread(s), %d addressable", j.Live, j.Addressable)
+	j.Note = strings.Join(notes, "; ") + "; " + domain.Count(j.Live, "live thread") + fmt.Sprintf(", %d addressable", j.Addressable)
 	j.Health = row.Health.String()
 	row.JSON = j
 	row.Lines = []ports.DoctorLine{{Check: "codex", Health: j.Health, Text: j.Note, Late: true}}

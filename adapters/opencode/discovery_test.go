@@ -92,7 +92,7 @@ func TestOnLinuxNoServerIsOK(t *testing.T) {
 	rows := h.Doctor(context.Background(), nil)
 	require.Len(t, rows, 1)
 	assert.Equal(t, domain.HealthSkip, rows[0].Health)
-	assert.Equal(t, `opencode not found (find "opencode": executable file not found in $PATH); opencode servers are found all the same; 0 server(s); 0 live session(s), 0 addressable`,
+	assert.Equal(t, `opencode not found (find "opencode": executable file not found in $PATH); opencode servers are found all the same; 0 servers; 0 live sessions, 0 addressable`,
 		rows[0].Lines[0].Text)
 	assert.Equal(t, "skip", rows[0].JSON.(DoctorJSON).Health)
 
@@ -100,5 +100,5 @@ func TestOnLinuxNoServerIsOK(t *testing.T) {
 	rows = h.Doctor(context.Background(), nil)
 	require.Len(t, rows, 1)
 	assert.Equal(t, domain.HealthOK, rows[0].Health)
-	assert.Equal(t, "0 server(s); 0 live session(s), 0 addressable", rows[0].Lines[0].Text)
+	assert.Equal(t, "0 servers; 0 live sessions, 0 addressable", rows[0].Lines[0].Text)
 }

@@ -80,7 +80,7 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 		j.Servers = append(j.Servers, s)
 	}
 	sort.Strings(j.Servers)
-	notes := []string{fmt.Sprintf("%d server(s)", len(j.Servers))}
+	notes := []string{domain.Count(len(j.Servers), "server")}
 	if len(j.Servers) > 0 {
 		notes[0] += " (" + strings.Join(j.Servers, ", ") + ")"
 	}
@@ -101,7 +101,7 @@ func (h *Harness) Doctor(_ context.Context, entries []domain.Entry) []ports.Doct
 		}
 		notes = append([]string{fmt.Sprintf("%s not found (%v); opencode servers are found all the same", Program, err)}, notes...)
 	}
-	j.Note = strings.Join(notes, "; ") + fmt.Sprintf("; %d live session(s), %d addressable", j.Live, j.Addressable)
+	j.Note = strings.Join(notes, "; ") + "; " + domain.Count(j.Live, "live session") + fmt.Sprintf(", %d addressable", j.Addressable)
 	j.Health = row.Health.String()
 	row.JSON = j
 	row.Lines = []ports.DoctorLine{{Check: "opencode", Health: j.Health, Text: j.Note, Late: true}}

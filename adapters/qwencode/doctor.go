@@ -72,7 +72,7 @@ func (h *Harness) Doctor(ctx context.Context, entries []domain.Entry) []ports.Do
 	if p.Err != nil {
 		j.Error = p.Err.Error()
 	}
-	j.Note += fmt.Sprintf("; %d live session(s), %d addressable", j.Live, j.Addressable)
+	j.Note += "; " + domain.Count(j.Live, "live session") + fmt.Sprintf(", %d addressable", j.Addressable)
 	if j.Live > j.Addressable {
 		row.Warnings = append(row.Warnings, fmt.Sprintf("qwen: %d live Qwen Code session(s) cannot receive messages (no ipcPath; peerctl list --all says why)", j.Live-j.Addressable))
 	}

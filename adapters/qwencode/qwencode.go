@@ -32,7 +32,7 @@ const (
 var Plugin = ports.HarnessPlugin{
 	Kind: qwenregistry.Kind,
 	Flags: []ports.HarnessFlag{
-		{Name: FlagHome, Usage: "Qwen Code home (default $QWEN_HOME or ~/.qwen)",
+		{Name: FlagHome, Usage: "Qwen home (default $QWEN_HOME, else ~/.qwen)",
 			Otherwise: "$QWEN_HOME, else ~/.qwen", Env: "QWEN_HOME"},
 		{Name: FlagProgram, Usage: "qwen program to check (default $PEERCTL_QWEN, else qwen on PATH)",
 			Otherwise: "$PEERCTL_QWEN, else qwen on PATH", Env: "PEERCTL_QWEN", Commands: []string{"doctor"}, Program: "qwen"},

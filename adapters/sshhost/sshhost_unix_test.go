@@ -299,7 +299,7 @@ func TestMasterStartsApartFromTheCalls(t *testing.T) {
 func TestNodeSendInterruptedTakesTheFarReceipt(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "had-the-text")
 	receipt, err := json.Marshal(wire.Receipt{OK: false, Outcome: "delivered", Transport: "courier", Harness: "claude-code", SessionID: "s1", PID: 7, Name: "proj-89",
-		Refusal: &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but interrupted before a reply came", ExitCode: 9}})
+		Refusal: &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but the wait was interrupted before a reply came", ExitCode: 9}})
 	require.NoError(t, err)
 	// It says hello, reads the 2-byte text, says it has it, waits for its
 	// caller to be gone (its stdin's end), then prints its receipt.
@@ -367,7 +367,7 @@ func TestNodeWatchLostSaysTheConnectionsWords(t *testing.T) {
 func TestNodeSendTellsTheFarEventsAsTheyCome(t *testing.T) {
 	receipt, err := json.MarshalIndent(wire.Receipt{OK: false, Outcome: "delivered", Transport: "courier", Harness: "claude-code", SessionID: "s1", PID: 7, Name: "proj-89",
 		Endpoint: "cc-peer:v1:7:proj-89:/tmp/s.sock",
-		Refusal:  &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but the session ended (pid 7 ended) after 1s", ExitCode: 9}}, "", "  ")
+		Refusal:  &wire.RefusalBody{Reason: "no_reply", Detail: "the message was handed over (delivered, msg_id m1) but the session ended (its process 7 exited) after 1s", ExitCode: 9}}, "", "  ")
 	require.NoError(t, err)
 	handed, err := json.Marshal(wire.SendEvent{SendEvent: wire.SendHanded, Receipt: &wire.Receipt{OK: true, Outcome: "delivered", Name: "proj-89",
 		Endpoint: "cc-peer:v1:7:proj-89:/tmp/s.sock"}, Reply: true, LeftMs: 60000})

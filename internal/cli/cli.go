@@ -46,9 +46,9 @@ var exitShort = [...]string{
 	wire.ExitHarnessUnsupported: "the session or program cannot do this",
 	wire.ExitNotAddressable:     "live, but no messaging socket, name or id (or another user's socket)",
 	wire.ExitInvalidMessage:     "empty, NUL, invalid UTF-8 or over the 64 KiB cap",
-	wire.ExitNoReply:            "send --await-reply: handed over, but no reply came in time",
+	wire.ExitNoReply:            "send --await-reply: handed over, but no reply came in time, or Ctrl-C ended the wait",
 	wire.ExitHostUnreachable:    "--host: ssh could not connect, the host key is unknown or changed, or no peerctl is there",
-	wire.ExitWaitTimeout:        "send --wait: handed over, but the turn on it had not ended in time",
+	wire.ExitWaitTimeout:        "send --wait: handed over, but the turn on it had not ended in time (Ctrl-C: exit 0)",
 	wire.ExitOutcomeUnknown:     "ended after the hand-over, before a receipt: it may have arrived; sending again may deliver it twice",
 	wire.ExitOutboxUnavailable:  "the outbox cannot be used: nothing was stored (a send without --durable works)",
 	wire.ExitKeyConflict:        "send --durable --key: the key names another message: nothing was stored or sent",
@@ -120,7 +120,7 @@ func SplitLong(long string) (what, docURL string) {
 // table is printed (a cobra help topic: no action, listed under
 // "Additional help topics").
 func exitCodesTopic(f *factory) *cobra.Command {
-	return newHelpTopic(f, "exit-codes", "The exit codes of every command, with each refusal's word",
+	return newHelpTopic(f, "exit-codes", "Every exit code, with each refusal's word",
 		`Every peerctl command ends with one of these codes; a refusal prints its word first
 ("peerctl: not_live: ..."; "reason" in --json). Each code in full: man peerctl (EXIT
 STATUS) and docs/OUTPUT.md#exit-codes; which command can end with which: docs/COMMANDS.md.
@@ -505,14 +505,6 @@ func commandName(cmd *cobra.Command) string {
 		return cmd.Name()
 	}
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
-}
-
-// plural renders "1 argument", "0 arguments".
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // withoutHelpOnUnknown drops -h/--help from args whose command word names

@@ -16,15 +16,17 @@ const (
 	colourGrey   = "90"
 )
 
-// isTerminalFile reports whether v is an *os.File on a character device
-// (a terminal): the default of cli.terminal.
+// isTerminalFile reports whether v is an *os.File on a terminal: a
+// character device that answers a terminal's ioctl (isTTY), so that
+// /dev/null, also a character device, is none. The default of
+// cli.terminal.
 func isTerminalFile(v any) bool {
 	f, ok := v.(*os.File)
 	if !ok {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && isTTY(f)
 }
 
 // paint is s in colour code when on, else s: ESC [ code m, s, ESC [ 0 m,

@@ -96,5 +96,5 @@ func TestHelpEnvironment(t *testing.T) {
 	assert.Regexp(t, `(?m)^  HOME +the ~ of every default folder here$`, r.stdout)
 	assert.NotContains(t, r.stdout, "folder below")
 	r = evRun(t, nil, nil, "--help")
-	assert.Contains(t, r.stdout, "peerctl environment")
+	assert.Contains(t, r.stdout, "peerctl help environment")
 }

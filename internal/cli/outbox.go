@@ -211,7 +211,7 @@ func newOutboxCmd(f *factory) *cobra.Command {
 
 func oneID(_ *cobra.Command, args []string) error {
 	if len(args) != 1 {
-		return usageError{fmt.Errorf("want one message ID, got %s", plural(len(args), "argument"))}
+		return usageError{fmt.Errorf("want one message ID, got %s", domain.Count(len(args), "argument"))}
 	}
 	if id, err := strconv.ParseInt(args[0], 10, 64); err != nil || id < 1 {
 		return usageError{fmt.Errorf("message ID %q: want a number from 1 (peerctl outbox lists them)", args[0])}

@@ -63,7 +63,7 @@ func newSendCmd(f *factory) *cobra.Command {
 				return usageError{fmt.Errorf("%s %s: %s takes its duration joined by '=' (%s=%s); written apart, %q would be read as SESSION or TEXT", flag, d, flag, flag, d, d)}
 			}
 			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", plural(len(args), "argument"))}
+				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", domain.Count(len(args), "argument"))}
 			}
 			return nil
 		},

@@ -220,7 +220,7 @@ func printServeStatus(w io.Writer, st *serve.Status) {
 	}
 	row("messages", strings.Join(counts, ", "))
 	if st.Running {
-		row("couriers", fmt.Sprintf("%s of warm couriers (%d in use), %s started", plural(st.Warm.Sets, "set"), st.Warm.InUse, plural(st.Warm.Started, "courier")))
+		row("couriers", fmt.Sprintf("%s of warm couriers (%d in use), %s started", domain.Count(st.Warm.Sets, "set"), st.Warm.InUse, domain.Count(st.Warm.Started, "courier")))
 		if b := st.Bus; b != nil {
 			on := "on the bus: it carries this machine's --host nats:NODE requests"
 			if !b.OnBus {

@@ -148,7 +148,7 @@ func printDetail(w io.Writer, j wire.Show, explain, colour bool) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError{fmt.Errorf("%s needs %s, got %d", commandName(cmd), plural(n, "argument"), len(args))}
+			return usageError{fmt.Errorf("%s needs %s, got %d", commandName(cmd), domain.Count(n, "argument"), len(args))}
 		}
 		return nil
 	}

@@ -74,7 +74,14 @@ func TestHelpFitsTheTerminalItIsOn(t *testing.T) {
 					examples = true
 				case l == "":
 					examples = false
-				case !examples && !strings.HasPrefix(l, "https://"):
+				case !examples && strings.HasPrefix(l, commandsDocURL+"#"):
+					// The one line let through wider than the terminal:
+					// the "In full:" address of the command's section
+					// (70 columns before its anchor, up to 88 in all),
+					// alone on its line, since a URL broken in two is no
+					// link. The terminal wraps it and it is counted so.
+					assert.NotContains(t, l, " ", "the address alone on its line: %q", l)
+				case !examples:
 					assert.LessOrEqual(t, n, 80, "a line wider than the terminal: %q", l)
 				}
 			}
@@ -97,6 +104,21 @@ func helpOnTerminal(t *testing.T, cols uint16, args ...string) string {
 	require.NoError(t, pts.Close())
 	<-done // the read ends when the terminal's side is closed (EIO)
 	return strings.ReplaceAll(got.String(), "\r\n", "\n")
+}
+
+// send TARGET - with stdin /dev/null (a character device, but no
+// terminal) reads it without a prompt: no one is there to type.
+func TestSendDashFromDevNullSaysNothing(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = null.Close() })
+	var out, errOut bytes.Buffer
+	ios := newIOStreams(null, &out, &errOut, func(string) string { return "" })
+	text, err := messageText(ios, []string{"quiet", "-"}, -1, nil)
+	require.NoError(t, err)
+	assert.Empty(t, text)
+	assert.Empty(t, errOut.String(), "no prompt when stdin is no terminal")
+	assert.False(t, ios.colourOn(null), "nor is /dev/null a terminal for colour")
 }
 
 // send TARGET - with stdin a terminal says on stderr what it waits for

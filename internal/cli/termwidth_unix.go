@@ -8,6 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// isTTY reports whether f answers TIOCGWINSZ (tty_ioctl(4)), as every
+// terminal does and /dev/null does not (ENOTTY).
+func isTTY(f *os.File) bool {
+	_, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	return err == nil
+}
+
 // terminalColumns is the width of the terminal w is (TIOCGWINSZ on its
 // file, tty_ioctl(4)), or 0 when w is not a terminal or tells no width.
 func terminalColumns(w any) int {

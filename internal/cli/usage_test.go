@@ -266,8 +266,15 @@ func TestExitCodesTopic(t *testing.T) {
 	r := evRun(t, nil, nil, "help", "exit-codes")
 	require.Equal(t, wire.ExitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, exitCodesHelp(helpWidth))
+	row := func(code, next string) string {
+		return strings.Join(strings.Fields(r.stdout[strings.Index(r.stdout, code):strings.Index(r.stdout, next)]), " ")
+	}
+	assert.Contains(t, row("   9 ", "  10 "), "Ctrl-C ended the wait", "an interrupted --await-reply exits 9, and the table says so")
+	assert.Contains(t, row("  11 ", "  12 "), "(Ctrl-C: exit 0)", "and that an interrupted --wait does not")
 	root := evRun(t, nil, nil, "--help")
-	assert.Contains(t, root.stdout, "peerctl exit-codes", "the root help lists the topic")
+	assert.Contains(t, root.stdout, "\n  peerctl help environment  The environment variables", "the root help lists the topics as they are asked for, in one column")
+	assert.Contains(t, root.stdout, "\n  peerctl help exit-codes   Every exit code", "the root help lists the topics as they are asked for, in one column")
+	assert.Contains(t, root.stdout, "(default $QWEN_HOME, else ~/.qwen)", "every home flag says its default in one form")
 }
 
 // TestHelpTopicsTablesOnlyForTheirHelp: building the command tree (every

@@ -153,12 +153,20 @@ func usage(cmd *cobra.Command, width int) error {
 		fmt.Fprint(w, "\n\nGlobal Flags:\n  ", wrapText(strings.Join(names, ", ")+" (see "+cmd.Root().Name()+" --help)", 2, width))
 	}
 	if cmd.HasHelpSubCommands() {
+		// Named as they are asked for (peerctl help TOPIC), their
+		// lines in one column, as gh's.
 		fmt.Fprint(w, "\n\nAdditional help topics:")
+		var topics []*cobra.Command
+		pad := 0
 		for _, sub := range cmd.Commands() {
 			if sub.IsAdditionalHelpTopicCommand() {
-				head := fmt.Sprintf("  %-*s ", sub.CommandPathPadding(), sub.CommandPath())
-				fmt.Fprint(w, "\n", head, wrapText(sub.Short, len(head), width))
+				topics = append(topics, sub)
+				pad = max(pad, len(cmd.Root().Name()+" help "+sub.Name()))
 			}
+		}
+		for _, sub := range topics {
+			head := fmt.Sprintf("  %-*s  ", pad, cmd.Root().Name()+" help "+sub.Name())
+			fmt.Fprint(w, "\n", head, wrapText(sub.Short, len(head), width))
 		}
 	}
 	if cmd.HasAvailableSubCommands() {

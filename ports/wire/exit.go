@@ -58,7 +58,7 @@ var ExitCodes = []ExitRow{
 	{ExitHarnessUnsupported, domain.ReasonHarnessUnsupported, "the session or program cannot do this"},
 	{ExitNotAddressable, domain.ReasonNotAddressable, "live, but the record has no messaging socket, name or id, or its socket is another user's"},
 	{ExitInvalidMessage, domain.ReasonInvalidMessage, "empty, NUL, invalid UTF-8 or over the 64 KiB cap"},
-	{ExitNoReply, domain.ReasonNoReply, "send --await-reply: no reply came in time, or the session ended first"},
+	{ExitNoReply, domain.ReasonNoReply, "send --await-reply: no reply came in time, the session ended first, or Ctrl-C ended the wait (Ctrl-C during send --wait exits 0)"},
 	{ExitHostUnreachable, domain.ReasonHostUnreachable, "--host: ssh could not connect or authenticate, the host key is unknown or changed, the connection was lost before the far side answered, or no peerctl of this output protocol is there (peerctl hosts install DEST)"},
 	{ExitWaitTimeout, domain.ReasonWaitTimeout, "send --wait: the message was handed over but the turn on it had not ended in time"},
 	{ExitOutcomeUnknown, domain.ReasonOutcomeUnknown, "the send ended (Ctrl-C, time-out, the courier died; with --host, the connection broke, the far peerctl failed without a receipt, or its receipt named another session) after the text was handed over and before the other side acknowledged it: it may have arrived; sending again may deliver it twice"},

@@ -316,7 +316,7 @@ func TestLiveCodexQueueToClosedThread(t *testing.T) {
 	for _, h := range wiring.Plugins().Kinds() {
 		words = append(words, h.String())
 	}
-	named := strings.Split(searched[1], ", ")
+	named := regexp.MustCompile(`, | and `).Split(searched[1], -1)
 	assert.Contains(t, named, "codex")
 	assert.Subset(t, words, named)
 

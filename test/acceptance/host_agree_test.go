@@ -51,7 +51,7 @@ func TestHostSendInterruptedAwaitingTheReply(t *testing.T) {
 	w := newHostWorld(t)
 	marker := filepath.Join(t.TempDir(), "delivered")
 	receipt := `{"ok":false,"outcome":"delivered","transport":"courier","harness":"claude-code","sessionId":"` + w.id + `","pid":7,"name":"inbox","endpoint":"","elapsedMs":1,"transportMs":1,"confirmed":false,"confirmMs":0,` +
-		`"refusal":{"reason":"no_reply","detail":"the message was handed over (delivered, msg_id m1) but interrupted before a reply came","exitCode":9}}`
+		`"refusal":{"reason":"no_reply","detail":"the message was handed over (delivered, msg_id m1) but the wait was interrupted before a reply came","exitCode":9}}`
 	path := scriptedFar(t, "head -c 5 >/dev/null\n: > '"+marker+"'\ncat >/dev/null\necho '"+receipt+"'\nexit 9\n")
 	s := startPeerctl(t, w.env(t, path), "send", "--host", "box", "--await-reply=10m", "--json", w.id, "hello")
 	require.True(t, waitFor(60*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }), "the far side never had the text; stderr: %s", s.err.String())
@@ -69,6 +69,6 @@ func TestHostSendInterruptedAwaitingTheReply(t *testing.T) {
 	assert.Equal(t, "box", got.Host)
 	assert.Equal(t, "delivered", got.Outcome)
 	assert.Equal(t, "no_reply", got.Refusal.Reason)
-	assert.True(t, strings.HasSuffix(got.Refusal.Detail, "interrupted before a reply came"), got.Refusal.Detail)
+	assert.True(t, strings.HasSuffix(got.Refusal.Detail, "the wait was interrupted before a reply came"), got.Refusal.Detail)
 	assert.NotContains(t, s.err.String(), "outcome_unknown")
 }

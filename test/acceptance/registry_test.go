@@ -341,7 +341,7 @@ func TestRegistryRefusalNamesOnlyHarnessesHere(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
 	res = runPeerctl(t, runOpts{Env: env}, "show", "no-such-session")
 	assert.Equal(t, 3, res.Code, "stderr: %s", res.Stderr)
-	assert.Contains(t, string(res.Stderr), "searched the claude-code, codex sessions")
+	assert.Contains(t, string(res.Stderr), "searched the claude-code and codex sessions")
 	assert.Contains(t, string(res.Stderr), "the codex registry folder "+filepath.Join(home, ".codex")+" does not exist")
 	assert.NotContains(t, string(res.Stderr), "qwen")
 

@@ -52,7 +52,7 @@ func TestLiveSendWaitTellsTheReceiptFirst(t *testing.T) {
 		require.NoError(t, r.cmd.Process.Signal(os.Interrupt))
 		assert.Equal(t, 9, r.exit(t), "stderr: %s\nscreen:\n%s", r.stderr.text(), s.Screen())
 		assert.Contains(t, r.stderr.text(), "no_reply: the message was handed over")
-		assert.Contains(t, r.stderr.text(), "interrupted before a reply came")
+		assert.Contains(t, r.stderr.text(), "the wait was interrupted before a reply came")
 		assert.Empty(t, r.stdout.text(), "no reply, nothing on stdout")
 	})
 }
