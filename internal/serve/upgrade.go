@@ -29,8 +29,9 @@ const v2Wait = 10 * time.Minute
 // upgradeV2 turns a schema-2 request (storedV2) into the order it asked
 // for, as wiring.Store.Open takes it: send's flags read from its
 // command line (as that release defined them), and of its environment only
-// what a send's settings stand for (each harness flag's variable,
-// $PEERCTL_HOST_TIMEOUT, $PEERCTL_SSH); the rest, secrets included, is
+// what a send's settings stand for (each harness flag's variable, each
+// harness's carried settings, $PEERCTL_HOST_TIMEOUT, $PEERCTL_SSH); the
+// rest, secrets included, is
 // dropped. The message's own columns keep its address, text, key and host.
 func upgradeV2(request []byte) ([]byte, error) {
 	var old storedV2
@@ -85,6 +86,13 @@ func upgradeV2(request []byte) ([]byte, error) {
 				set.Flags[f.Name] = v
 			} else if v := env[f.Env]; v != "" {
 				set.Flags[f.Name] = v
+			}
+		}
+		if p.Carry != nil {
+			for k, v := range p.Carry(func(k string) string { return env[k] }) {
+				if v != "" {
+					set.Flags[k] = v
+				}
 			}
 		}
 	}

@@ -47,6 +47,43 @@ func startFakeOpencode(t *testing.T, data, title string) fakeOpencode {
 	return fakeOpencode{sid: sid, addr: strings.TrimSpace(line)}
 }
 
+// TestOpencodeSendThroughServeUsesTheSendersDatabase: a peerctl serve
+// started where opencode's data folder is another ($XDG_DATA_HOME) carries
+// a plain and a durable send to a session of the sender's opencode server:
+// the sender's database travels with the request, as the other harnesses'
+// folders do; a send to no session names opencode among those searched.
+func TestOpencodeSendThroughServeUsesTheSendersDatabase(t *testing.T) {
+	w := newServeWorld(t)
+	w.more = []string{"XDG_DATA_HOME=" + filepath.Join(t.TempDir(), "nothing-here")}
+	w.startServe(t)
+	data := t.TempDir()
+	oc := startFakeOpencode(t, data, "oc-one")
+	env := append(w.env(t), "XDG_DATA_HOME="+data)
+	run := func(args ...string) result {
+		t.Helper()
+		return catRun(t, w.sessions, runOpts{Env: env}, append([]string{"--config-dir", w.config}, args...)...)
+	}
+	eventually(t, 60*time.Second, "the stand-in opencode session to be listed", func() bool {
+		return strings.Contains(string(run("list", "--json", "--harness", "opencode").Stdout), oc.sid)
+	})
+
+	r := run("send", "--json", "oc-one", "hello opencode")
+	require.Equal(t, 0, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+	got := decodeReceipt(t, r)
+	assert.Equal(t, "delivered", got.Outcome, got.Detail)
+	carried, _ := os.ReadFile(filepath.Join(w.dir(), "sent.jsonl"))
+	assert.Contains(t, string(carried), "hello opencode", "the service carried it")
+
+	r = run("send", "--json", "--durable", "--key", "oc-d1", "oc-one", "durable to opencode")
+	require.Equal(t, 0, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+	got = decodeReceipt(t, r)
+	assert.Equal(t, "delivered", got.Outbox.State, got.Detail)
+
+	r = run("send", "no-such-session", "hi")
+	assert.Equal(t, 3, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "opencode sessions", "opencode was searched, and the refusal says so")
+}
+
 // TestOpencodeServerAddressIsNoSocketFile: an opencode server's endpoint
 // is a TCP address on loopback, not a file: doctor checks no socket
 // folder for it (its sockets row says none publishes a socket) (its folder would be "." — the one doctor runs in) nor
