@@ -382,14 +382,8 @@ func (c *serveClient) settings(hosts bool) (wire.Settings, error) {
 				set.Flags[f.Name] = v
 			}
 		}
-		if p.Carry != nil {
-			for k, v := range p.Carry(c.getenv) {
-				if v != "" {
-					set.Flags[k] = v
-				}
-			}
-		}
 	}
+	wiring.Plugins().Carry(set.Flags, c.getenv)
 	if hosts {
 		t, err := c.hostTimeout()
 		if err != nil {

@@ -88,14 +88,8 @@ func upgradeV2(request []byte) ([]byte, error) {
 				set.Flags[f.Name] = v
 			}
 		}
-		if p.Carry != nil {
-			for k, v := range p.Carry(func(k string) string { return env[k] }) {
-				if v != "" {
-					set.Flags[k] = v
-				}
-			}
-		}
 	}
+	wiring.Plugins().Carry(set.Flags, func(k string) string { return env[k] })
 	if d, err := time.ParseDuration(env["PEERCTL_HOST_TIMEOUT"]); err == nil && d > 0 {
 		set.HostTimeout = d
 	}
