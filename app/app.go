@@ -283,7 +283,8 @@ func (s *Service) List(ctx context.Context, all bool) (Listing, error) {
 type Detail struct {
 	Entry domain.Entry
 	// SocketOnDisk is Yes when the record's socket path exists as a socket,
-	// No when it is absent or not a socket, Unknown when there is no path.
+	// No when it is absent or not a socket, Unknown when there is no path
+	// (none published, or a TCP address: domain.Record.SocketFile).
 	SocketOnDisk domain.Tri
 	SocketNote   string
 	// Transcript is the transcript path ("" when unknown) and whether it exists.
@@ -464,7 +465,7 @@ func (s *Service) fallbackMatch(l Listing, address string, notLive *domain.Refus
 
 func (s *Service) detail(e domain.Entry) Detail {
 	d := Detail{Entry: e}
-	if p := e.Record.SocketPath; p != "" {
+	if p := e.Record.SocketFile(); p != "" {
 		fi, err := os.Lstat(p)
 		switch {
 		case err != nil:
@@ -474,6 +475,8 @@ func (s *Service) detail(e domain.Entry) Detail {
 		default:
 			d.SocketOnDisk, d.SocketNote = domain.Yes, "present"
 		}
+	} else if e.Record.SocketPath != "" {
+		d.SocketNote = "not a file: " + e.Record.SocketPath + " is its server's TCP address on loopback"
 	}
 	if h, ok := s.harnesses.Of(e.Record.Harness); ok && e.Live() && e.Addressable {
 		d.Notes = h.Notes(e.Record)

@@ -180,13 +180,14 @@ type Unreachable struct {
 	Reason     string
 }
 
-// unreachable checks the socket of every live session that publishes one
-// (an entry not addressable for another reason, such as no name, is not
-// counted, nor one reached without a socket): it returns those nothing can
+// unreachable checks the socket file of every live session that publishes
+// one (an entry not addressable for another reason, such as no name, is
+// not counted, nor one reached without a socket file: by Codex's queue,
+// or at an opencode server's TCP address): it returns those nothing can
 // connect to, and how many others.
 func unreachable(live []domain.Entry) (out []Unreachable, reachable int) {
 	for _, e := range live {
-		if !e.Addressable || e.Record.SocketPath == "" {
+		if !e.Addressable || e.Record.SocketFile() == "" {
 			continue
 		}
 		why := entryUnreachable(e)
@@ -200,11 +201,14 @@ func unreachable(live []domain.Entry) (out []Unreachable, reachable int) {
 	return out, reachable
 }
 
+// socketDirs checks the folder of every live session's socket file
+// (domain.Record.SocketFile: a TCP address has no folder), with how many
+// sessions each holds.
 func socketDirs(live []domain.Entry, uid int) []SocketDirCheck {
 	count := map[string]int{}
 	for _, e := range live {
-		if e.Record.SocketPath != "" {
-			count[filepath.Dir(e.Record.SocketPath)]++
+		if f := e.Record.SocketFile(); f != "" {
+			count[filepath.Dir(f)]++
 		}
 	}
 	dirs := make([]string, 0, len(count))

@@ -99,6 +99,22 @@ func (c Catalog) Flags() []ports.HarnessFlag {
 	return out
 }
 
+// Carry adds to flags every plug-in's carried settings
+// (ports.HarnessPlugin.Carry), resolved with getenv; those resolved to ""
+// are left out.
+func (c Catalog) Carry(flags map[string]string, getenv func(string) string) {
+	for _, p := range c {
+		if p.Carry == nil {
+			continue
+		}
+		for k, v := range p.Carry(getenv) {
+			if v != "" {
+				flags[k] = v
+			}
+		}
+	}
+}
+
 // Plug provides c itself and builds each of its plug-ins into the value
 // group "harnesses" (consumed by NewHarnesses): the one place a program's
 // harnesses enter the graph. One constructor builds them all (a flattened

@@ -39,13 +39,13 @@ func socketUnreachable(path string) string {
 }
 
 // entryUnreachable is socketUnreachable for an entry's socket when it is a
-// file (domain.Harness.SocketIsFile); "" for a network address, which
-// only a send can try.
+// file (domain.Record.SocketFile); "" for a network address, which only a
+// send can try.
 func entryUnreachable(e domain.Entry) string {
-	if !e.Record.Harness.SocketIsFile() {
+	if e.Record.SocketFile() == "" {
 		return ""
 	}
-	return socketUnreachable(e.Record.SocketPath)
+	return socketUnreachable(e.Record.SocketFile())
 }
 
 // markUnreachable turns every live, addressable entry whose socket cannot
@@ -95,10 +95,10 @@ func markUnreachable(entries []domain.Entry) {
 // checked, as on Windows).
 func inspectSockets(entries []domain.Entry, self int) {
 	for i, e := range entries {
-		if (!e.Live() && !e.HarnessMayList) || e.Record.SocketPath == "" || !e.Record.Harness.SocketIsFile() {
+		if (!e.Live() && !e.HarnessMayList) || e.Record.SocketFile() == "" {
 			continue
 		}
-		fi, err := os.Stat(e.Record.SocketPath)
+		fi, err := os.Stat(e.Record.SocketFile())
 		if err != nil {
 			continue
 		}

@@ -258,3 +258,14 @@ func classifySpec(spec HarnessSpec, r Record, l Liveness) Entry {
 // that is a file (a Unix socket, checked on disk); false for a harness
 // whose socket is a network address (HarnessSpec.NetworkSocket).
 func (h Harness) SocketIsFile() bool { return !h.spec().NetworkSocket }
+
+// SocketFile is r's socket when it is a file on disk (a Unix socket: its
+// harness's SocketIsFile), "" otherwise: no socket published, or a
+// loopback address and port (an opencode server's "127.0.0.1:4096"),
+// which has no folder and nothing on disk to check.
+func (r Record) SocketFile() string {
+	if !r.Harness.SocketIsFile() {
+		return ""
+	}
+	return r.SocketPath
+}

@@ -165,7 +165,8 @@ type HarnessFlag struct {
 // HarnessSettings are what every harness is built from.
 type HarnessSettings struct {
 	// Flags holds the HarnessFlag values given, by name ("" or absent:
-	// not given).
+	// not given), and the settings a sender's request carried
+	// (HarnessPlugin.Carry).
 	Flags map[string]string
 	// Getenv reads the environment for defaults (nil: os.Getenv).
 	Getenv func(string) string
@@ -199,6 +200,16 @@ type HarnessPlugin struct {
 	// them (serve --print-unit writes them); SecretEnv those it reads
 	// that hold a secret (named to the user, never written to a file).
 	Env, SecretEnv []string
+	// Carry, when set, is what a send handed to peerctl serve carries for
+	// the harness besides its flags' values: each a setting's name and its
+	// value as the harness resolves it from the sender's environment
+	// (getenv), never the environment itself nor a secret (opencode's
+	// database path, resolved from $OPENCODE_DB, $XDG_DATA_HOME and
+	// $HOME). They reach New in HarnessSettings.Flags under their names,
+	// as a flag's value does, so that the service finds what the sender's
+	// own command would have; a name absent: the harness resolves it from
+	// the environment it is given.
+	Carry func(getenv func(string) string) map[string]string
 }
 
 // TransportName is a transport's name and whether a reply can come back on

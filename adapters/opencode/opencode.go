@@ -99,7 +99,17 @@ var Plugin = ports.HarnessPlugin{
 	New:        func(s ports.HarnessSettings) (ports.Harness, error) { return New(s) },
 	Env:        []string{DBEnv, UserEnv},
 	SecretEnv:  []string{PasswordEnv},
+	Carry: func(getenv func(string) string) map[string]string {
+		cwd, _ := os.Getwd()
+		return map[string]string{SettingDB: Database(withHome(getenv), cwd)}
+	},
 }
+
+// SettingDB is the setting a send handed to peerctl serve carries
+// (ports.HarnessPlugin.Carry): the sender's opencode database, a whole
+// path (Database). The service's harness uses it instead of its own
+// environment's.
+const SettingDB = "opencode-db"
 
 // Harness is opencode's plug-in. Build it with New.
 type Harness struct {
@@ -113,8 +123,9 @@ type Harness struct {
 
 var _ ports.Harness = (*Harness)(nil)
 
-// New builds the parts; the database whose processes are served from
-// $OPENCODE_DB, $XDG_DATA_HOME and $HOME (Database); the password from
+// New builds the parts; the database whose processes are served is the
+// one the settings carry (SettingDB), else the one $OPENCODE_DB,
+// $XDG_DATA_HOME and $HOME name (Database); the password from
 // $OPENCODE_SERVER_PASSWORD (user $OPENCODE_SERVER_USERNAME, default
 // "opencode"). Nothing is started.
 func New(s ports.HarnessSettings) (*Harness, error) {
@@ -125,7 +136,10 @@ func New(s ports.HarnessSettings) (*Harness, error) {
 	h := &Harness{live: procliveness.New(), auth: NewAuth(getenv(UserEnv), getenv(PasswordEnv))}
 	dom, _ := h.live.Domain()
 	cwd, _ := os.Getwd()
-	h.db = Database(withHome(getenv), cwd)
+	h.db = s.Flags[SettingDB]
+	if h.db == "" {
+		h.db = Database(withHome(getenv), cwd)
+	}
 	h.named = getenv(DBEnv) != ""
 	h.registry = NewRegistry(h.db, h.auth, dom)
 	h.prompt = NewPrompt(Config{Auth: h.auth, From: s.From, Timeout: s.Timeout, Window: s.ReceiptWindow, Log: s.Log})

@@ -363,7 +363,9 @@ func printKept(ios *iostreams, sent wire.Sent, ref *serve.Ref, asJSON, awaited b
 // settings are what a send of this command takes from its setting, made
 // explicit for the service (wire.Settings): each harness flag's value,
 // else its variable's, a relative path made absolute here and a program
-// found on this command's PATH; with hosts, $PEERCTL_HOST_TIMEOUT (a bad
+// found on this command's PATH; each harness's carried settings, resolved
+// here (ports.HarnessPlugin.Carry: opencode's database); with hosts,
+// $PEERCTL_HOST_TIMEOUT (a bad
 // one is a usage error) and $PEERCTL_SSH. No secret is among them.
 func (c *serveClient) settings(hosts bool) (wire.Settings, error) {
 	set := wire.Settings{Flags: map[string]string{}}
@@ -381,6 +383,7 @@ func (c *serveClient) settings(hosts bool) (wire.Settings, error) {
 			}
 		}
 	}
+	wiring.Plugins().Carry(set.Flags, c.getenv)
 	if hosts {
 		t, err := c.hostTimeout()
 		if err != nil {

@@ -29,8 +29,9 @@ const v2Wait = 10 * time.Minute
 // upgradeV2 turns a schema-2 request (storedV2) into the order it asked
 // for, as wiring.Store.Open takes it: send's flags read from its
 // command line (as that release defined them), and of its environment only
-// what a send's settings stand for (each harness flag's variable,
-// $PEERCTL_HOST_TIMEOUT, $PEERCTL_SSH); the rest, secrets included, is
+// what a send's settings stand for (each harness flag's variable, each
+// harness's carried settings, $PEERCTL_HOST_TIMEOUT, $PEERCTL_SSH); the
+// rest, secrets included, is
 // dropped. The message's own columns keep its address, text, key and host.
 func upgradeV2(request []byte) ([]byte, error) {
 	var old storedV2
@@ -88,6 +89,7 @@ func upgradeV2(request []byte) ([]byte, error) {
 			}
 		}
 	}
+	wiring.Plugins().Carry(set.Flags, func(k string) string { return env[k] })
 	if d, err := time.ParseDuration(env["PEERCTL_HOST_TIMEOUT"]); err == nil && d > 0 {
 		set.HostTimeout = d
 	}

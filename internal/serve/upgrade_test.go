@@ -13,7 +13,9 @@ import (
 )
 
 // A schema-2 request (command line and environment) becomes the order its
-// flags and the settings' variables say; no other variable is kept.
+// flags and the settings' variables say (and the harnesses' carried
+// settings, resolved from its environment: opencode's database); no other
+// variable is kept.
 func TestUpgradeV2KeepsTheSendNotTheEnvironment(t *testing.T) {
 	old, err := json.Marshal(storedV2{
 		Argv: []string{"--qwen-home", "/q", "send", "--json", "--transport", "socket", "--timeout", "9s", "--wait", "--durable=2h",
@@ -29,7 +31,8 @@ func TestUpgradeV2KeepsTheSendNotTheEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, wire.SendOrder{Query: wire.SendQuery{Address: "proj-89", Text: "hi", Transport: "socket", From: "ci", Timeout: 9 * time.Second,
 		ConfirmTimeout: o.Query.ConfirmTimeout, Wait: v2Wait, NoConfirm: true}, Host: "box", Durable: 2 * time.Hour, Key: "k",
-		Settings: wire.Settings{Flags: map[string]string{"config-dir": "/c", "claude": "/bin/fake", "qwen-home": "/q"}, HostTimeout: 5 * time.Second, SSH: "ssh -4"}}, o)
+		Settings: wire.Settings{Flags: map[string]string{"config-dir": "/c", "claude": "/bin/fake", "qwen-home": "/q",
+			"opencode-db": "/home/x/.local/share/opencode/opencode.db"}, HostTimeout: 5 * time.Second, SSH: "ssh -4"}}, o)
 	_, err = upgradeV2([]byte(`{"argv":[],"env":["A=b"]}`))
 	assert.Error(t, err)
 }

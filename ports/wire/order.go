@@ -65,7 +65,9 @@ type Settings struct {
 	// registry folders, harness homes, programs), each the flag's value,
 	// else its variable's ($CLAUDE_CONFIG_DIR, $PEERCTL_CLAUDE, ...), a
 	// relative path made absolute where the sender stood; absent: neither
-	// was given, the harness's default applies.
+	// was given, the harness's default applies; and each harness's
+	// settings resolved where the sender stood (ports.HarnessPlugin.Carry:
+	// opencode's database path).
 	Flags map[string]string
 	// HostTimeout bounds a call to another machine ($PEERCTL_HOST_TIMEOUT;
 	// 0: the default); SSH is $PEERCTL_SSH ("": ssh).

@@ -231,7 +231,7 @@ type Show struct {
 	PIDDomain        string `json:"pidDomain"`
 	Tmux             string `json:"tmux"`
 	PeerProtocol     int    `json:"peerProtocol"`
-	SocketOnDisk     string `json:"socketOnDisk"` // yes, no, unknown
+	SocketOnDisk     string `json:"socketOnDisk"` // yes, no, unknown (no path, or a TCP address)
 	SocketNote       string `json:"socketNote,omitempty"`
 	Transcript       string `json:"transcript"`
 	TranscriptExists bool   `json:"transcriptExists"`
