@@ -293,6 +293,8 @@ type Detail struct {
 	// Notes are what its harness says a person should know about a live,
 	// addressable session (ports.Harness.Notes).
 	Notes []string
+	// Glosses are its harness's words for show's rows (ports.Glosser).
+	Glosses map[string]string
 	// Warnings are notes about the session as addressed, e.g. that its name
 	// is carried by another live session (address it by full id or
 	// endpoint) or its socket published by another record (sending to it is
@@ -480,6 +482,11 @@ func (s *Service) detail(e domain.Entry) Detail {
 	}
 	if h, ok := s.harnesses.Of(e.Record.Harness); ok && e.Live() && e.Addressable {
 		d.Notes = h.Notes(e.Record)
+	}
+	if h, ok := s.harnesses.Of(e.Record.Harness); ok {
+		if g, ok := h.(ports.Glosser); ok {
+			d.Glosses = g.Glosses()
+		}
 	}
 	d.Transcript = s.transcriptOf(e.Record)
 	if d.Transcript != "" {

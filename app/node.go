@@ -162,7 +162,7 @@ func (n LocalNode) Show(ctx context.Context, address string) (wire.Show, error) 
 	sj.Warnings = slices.Concat(sj.Warnings, d.Warnings)
 	return wire.Show{Session: sj, UpdatedAt: wire.RFC3339(r.UpdatedAt), ProcStart: r.ProcStart, ProcStartFt: r.ProcStartFt,
 		PIDDomain: r.PIDDomain, Tmux: r.Tmux, PeerProtocol: r.PeerProtocol, SocketOnDisk: d.SocketOnDisk.String(),
-		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists, Path: r.Path, Notes: d.Notes}, nil
+		SocketNote: d.SocketNote, Transcript: d.Transcript, TranscriptExists: d.TranscriptExists, Path: r.Path, Notes: d.Notes, Glosses: d.Glosses}, nil
 }
 
 // Enrich is Service.Enrich.

@@ -196,7 +196,17 @@ func OutboxTarget(address, host string) string {
 // does with it (the commands with its id are the receipt's and outbox
 // show's to print: the reason is written before the id is known).
 func heldReason(d domain.Decision) string {
-	return "held for approval: " + d.Why() + "; nothing was sent: outbox approve delivers it, outbox deny ends it"
+	return "held for approval: " + d.Why() + "; nothing was sent: " + HeldHint
+}
+
+// HeldHint ends a held message's reason: what a person does with it. A
+// printer that knows the message's id writes the commands in its place
+// (ApproveHint).
+const HeldHint = "outbox approve delivers it, outbox deny ends it"
+
+// ApproveHint is HeldHint with the commands for message id.
+func ApproveHint(id int64) string {
+	return fmt.Sprintf("peerctl outbox approve %d delivers it, peerctl outbox deny %d ends it", id, id)
 }
 
 // ruleOf is the rule that decided d, with its place ("rule 2: hold from=mcp to=*").

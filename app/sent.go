@@ -191,6 +191,11 @@ func receiptLine(out wire.Receipt, word string) string {
 		if out.Detail != "" {
 			how += " (" + out.Detail + ")"
 		}
+	case out.Outcome == domain.OutcomeHeld.String() && out.Detail != "":
+		// A held notice is written for a model (do not report it as
+		// delivered, tell your user ...): peerctl's own words say what it
+		// means; the notice stays in --json's claudeResult.
+		how = out.Detail
 	case out.ClaudeResult != "":
 		how = "in Claude Code's words: " + out.ClaudeResult
 	default:

@@ -142,6 +142,13 @@ func TestReceiptLine(t *testing.T) {
 			*r = target
 			r.Outcome, r.Transport, r.Host, r.Detail = "posted", "socket", "dev-box", "frame written; the socket gives no acknowledgement"
 		}, `posted: "proj-89" (session 26df9a5b, pid 4652) on dev-box by socket in 712ms: frame written; the socket gives no acknowledgement`},
+		// A held courier message: peerctl's words, not Claude Code's
+		// notice written for a model (it stays in --json's claudeResult).
+		"courier, held by a notice": {func(r *wire.Receipt) {
+			*r = courier
+			r.Outcome, r.ClaudeResult = "held", "[Cross-session delivery notice] ... Do not report it as delivered, do not wait for a reply ..."
+			r.Detail = "the session holds it (a delivery notice said so); it may release it later"
+		}, `held: "proj-89" (session 26df9a5b, pid 4652) by courier in 712ms (msg_id 0d9c): the session holds it (a delivery notice said so); it may release it later`},
 		// One line for one message: the outbox's own word for its state
 		// ("delivered": handed over) never stands beside the receipt's.
 		"a durable send, not seen": {func(r *wire.Receipt) {

@@ -116,7 +116,14 @@ func ParseReason(word string) (Reason, error) {
 // Match it with errors.As; the Reason is the machine-readable part.
 type Refusal struct {
 	Reason Reason
+	// Detail is the reason in words, whole: what the machinery saw too (a
+	// courier's exit code, the requests its endpoint saw, its stderr).
 	Detail string
+	// Short is the detail for a person's one line when Detail carries such
+	// internals ("" when Detail is short already): the CLI prints it on
+	// stderr unless --debug asks for Detail; --json and every other
+	// reader keep Detail.
+	Short string
 	// Candidates lists the sessions involved when the refusal is about an
 	// ambiguous or moved identity; empty otherwise.
 	Candidates []Candidate
@@ -154,6 +161,14 @@ func (r *Refusal) Error() string {
 		return r.Reason.String()
 	}
 	return r.Reason.String() + ": " + r.Detail
+}
+
+// Brief renders "<reason>: <short>", or Error() when Short is "".
+func (r *Refusal) Brief() string {
+	if r.Short == "" {
+		return r.Error()
+	}
+	return r.Reason.String() + ": " + r.Short
 }
 
 // Unwrap returns the underlying cause, if any.

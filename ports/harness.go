@@ -67,6 +67,16 @@ type Presence interface {
 	Present() bool
 }
 
+// Glosser is a Harness that says what `show` rows mean for its sessions
+// where its words differ from the common ones (show --explain): its kinds,
+// its protocol, the shape of its pidDomain. A Harness without the method
+// gets the common glosses.
+type Glosser interface {
+	// Glosses maps a show row ("kind", "peerProtocol", "pidDomain",
+	// "tmux", ...) to what it means for the harness's sessions.
+	Glosses() map[string]string
+}
+
 // SessionEnv is what a harness sets in the shells it starts that names the
 // session they run inside.
 type SessionEnv struct {

@@ -179,3 +179,17 @@ func (h *Harness) SessionEnv() ports.SessionEnv {
 		Names:   func(rec domain.Record, value string) bool { return rec.SessionID != "" && rec.SessionID == value },
 		Markers: []string{ThreadEnv, "CODEX_SESSION_ID"}}
 }
+
+var _ ports.Glosser = (*Harness)(nil)
+
+// Glosses says what show's rows mean for a Codex thread where Claude
+// Code's words would mislead (show --explain).
+func (h *Harness) Glosses() map[string]string {
+	return map[string]string{
+		"kind": "who holds the thread open: " + KindClient + " (Codex's app-server daemon, with a client such as the TUI, pid PID), " +
+			KindNoDaemon + " (a TUI started with --no-daemon), " + KindExec + " (a headless run: never messaged)",
+		"peerProtocol": "Codex publishes no protocol version (0): send reaches a thread through Codex's app-server, and addressable says whether a message can reach it",
+		"pidDomain":    "this machine's pid domain (machine-id, namespace inode): peerctl found the process in this machine's /proc",
+		"tmux":         "Codex names no tmux pane for a thread",
+	}
+}

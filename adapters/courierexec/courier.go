@@ -437,9 +437,9 @@ func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration
 			return finish(end)
 		default:
 		}
-		why := "was canceled"
+		why, short := "was canceled", "interrupted"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			why = fmt.Sprintf("ran out of time after %s", time.Since(c.started).Round(time.Millisecond))
+			why, short = fmt.Sprintf("ran out of time after %s", time.Since(c.started).Round(time.Millisecond)), shortTimedOut
 		}
 		c.end("its turn " + why)
 		select {
@@ -447,7 +447,7 @@ func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration
 			return finish(end)
 		default:
 		}
-		return turnEnd{}, 0, c.failure(t, "courier "+why)
+		return turnEnd{}, 0, c.failureAs(t, "courier "+why, short)
 	}
 }
 
@@ -458,13 +458,26 @@ func (c *Courier) exchange(ctx context.Context, t *turn) (turnEnd, time.Duration
 // had answered with its SendMessage call (the text was handed over to
 // Claude Code, which may have posted it), delivery_failed otherwise
 // (nothing was sent).
-func (c *Courier) failure(t *turn, what string) error {
-	reason, tail := domain.ReasonDeliveryFailed, ""
+func (c *Courier) failure(t *turn, what string) error { return c.failureAs(t, what, "") }
+
+// failureAs is failure with short, what a person reads first
+// (shortTimedOut, "interrupted"), made the refusal's Short with whether the
+// text was handed over: the exit code, the endpoint's requests and the
+// courier's stderr of a turn that ran out of time or was interrupted say
+// nothing to a person, and stay in Detail for --debug and --json. A ping
+// turn (doctor's probe) has no Short.
+// shortTimedOut starts the Short of a turn that ran out of time.
+const shortTimedOut = "timed out"
+
+func (c *Courier) failureAs(t *turn, what, short string) error {
+	reason, tail, shortTail := domain.ReasonDeliveryFailed, "", ""
 	if !t.ping {
 		tail = "; nothing was sent: the courier had not been given the text"
+		shortTail = " before the message was handed over: nothing was sent"
 		if c.ep.handedOver(t) {
 			reason = domain.ReasonOutcomeUnknown
 			tail = "; the courier had been given the text (its SendMessage call), so the session may or may not have it: look before sending again"
+			shortTail = " after the message was handed over: the session may or may not have it; look before sending again"
 		}
 	}
 	var parts []string
@@ -494,7 +507,11 @@ func (c *Courier) failure(t *turn, what string) error {
 		parts = append(parts, "its result: "+r)
 	}
 	parts = append(parts, fmt.Sprintf("stderr: %q", head(c.stderr.Bytes(), 800)))
-	return domain.Refuse(reason, "%s%s; %s", what, tail, strings.Join(parts, "; "))
+	r := domain.Refuse(reason, "%s%s; %s", what, tail, strings.Join(parts, "; "))
+	if short != "" && !t.ping {
+		r.Short = short + shortTail
+	}
+	return r
 }
 
 // resultLine returns the "result" of the last stream-json result message on

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
@@ -108,6 +109,9 @@ func (t *Transport) DeliverHeeding(ctx context.Context, target domain.Session, m
 		_ = c.Close()
 		if r, ok := domain.AsRefusal(err); ok && lctx.Err() != nil && ctx.Err() == nil {
 			r.Detail = fmt.Sprintf("courier timed out after %s: %s", t.cfg.Timeout, r.Detail)
+			if rest, ok := strings.CutPrefix(r.Short, shortTimedOut); ok {
+				r.Short = fmt.Sprintf("courier timed out after %s%s", t.cfg.Timeout, rest)
+			}
 		}
 		cancel()
 		return domain.Receipt{}, nil, err

@@ -236,3 +236,17 @@ func (h *Harness) SessionEnv() ports.SessionEnv {
 		},
 		Markers: []string{"OPENCODE", PIDEnv}}
 }
+
+var _ ports.Glosser = (*Harness)(nil)
+
+// Glosses says what show's rows mean for an opencode session where Claude
+// Code's words would mislead (show --explain).
+func (h *Harness) Glosses() map[string]string {
+	return map[string]string{
+		"kind": "the opencode process that serves the session: " + KindServe + " (opencode serve), " + KindTUI + " (a TUI with its own server), " +
+			KindPlainTUI + ", " + KindLocked + " or " + KindRefused + " (docs/OPENCODE.md)",
+		"peerProtocol": "opencode publishes no protocol version (0): send reaches a session through its server's HTTP API, and addressable says whether a message can reach it",
+		"pidDomain":    "this machine's pid domain (machine-id, namespace inode): peerctl found the process in this machine's /proc",
+		"tmux":         "opencode names no tmux pane",
+	}
+}

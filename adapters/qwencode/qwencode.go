@@ -160,3 +160,16 @@ func (h *Harness) Warnings() []string { return nil }
 
 // SessionEnv: none measured (a Qwen Code shell is found by its parents).
 func (h *Harness) SessionEnv() ports.SessionEnv { return ports.SessionEnv{} }
+
+var _ ports.Glosser = (*Harness)(nil)
+
+// Glosses says what show's rows mean for a Qwen Code session where Claude
+// Code's words would mislead (show --explain).
+func (h *Harness) Glosses() map[string]string {
+	return map[string]string{
+		"kind":         "tui is an interactive Qwen Code session a person uses; Qwen Code's other kinds run without one",
+		"peerProtocol": "Qwen Code's record publishes no protocol version (0): send speaks its inbox protocol, and addressable says whether a message can reach it",
+		"pidDomain":    "the pid namespace (its inode) the pid is counted in: a pid from another container says nothing about this one's processes",
+		"tmux":         "Qwen Code's record names no tmux pane",
+	}
+}

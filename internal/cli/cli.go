@@ -579,7 +579,7 @@ func (c *factory) exitCode(root, failed *cobra.Command, err error) int {
 		return wire.ExitOK
 	}
 	if r, ok := domain.AsRefusal(err); ok {
-		text := refusalText(r)
+		text := refusalText(r, !c.debug.send)
 		if word := r.Reason.String(); c.io.colourOn(c.io.errOut) && strings.HasPrefix(text, word) {
 			text = paint(true, colourRed, word) + text[len(word):]
 		}
@@ -612,13 +612,18 @@ func (c *factory) exitCode(root, failed *cobra.Command, err error) int {
 	return wire.ExitError
 }
 
-// refusalText is a refusal for people and agents: "<reason>: <detail>",
+// refusalText is a refusal for people and agents: "<reason>: <detail>"
+// (with brief, its short detail when it has one: domain.Refusal.Brief),
 // then one indented line per candidate. Registry data in it goes through
-// safe. The CLI prints it on stderr after "peerctl: "; the MCP tools
-// return it as the text of an isError result.
-func refusalText(r *domain.Refusal) string {
+// safe. The CLI prints it on stderr after "peerctl: ", brief unless
+// --debug; the MCP tools return it whole as the text of an isError result.
+func refusalText(r *domain.Refusal, brief bool) string {
 	var b strings.Builder
-	b.WriteString(safe(r.Error()))
+	if brief {
+		b.WriteString(safe(r.Brief()))
+	} else {
+		b.WriteString(safe(r.Error()))
+	}
 	for _, cand := range r.Candidates {
 		fmt.Fprintf(&b, "\n  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
 		if cand.Verdict != "" {

@@ -71,7 +71,7 @@ func (c mcpDoctor) program(ctx context.Context) wire.DoctorMCP {
 	default:
 		// A warning, not a skip: the Claude Code plugin's MCP server is
 		// peerctl mcp, which then cannot start.
-		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: peerctl mcp (the Claude Code plugin's MCP server), peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it; " + mcpInstallHint}
+		return wire.DoctorMCP{Health: app.HealthWarn.String(), Note: "no " + mcpProgram + " beside peerctl or on PATH: " + mcpNeeded + " need it; " + mcpInstallHint}
 	}
 }
 

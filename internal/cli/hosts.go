@@ -331,7 +331,7 @@ func runHostsCheck(ctx context.Context, opts *hostsOptions) error {
 	switch {
 	case r.Unreachable != nil:
 		if opts.json {
-			fmt.Fprintf(opts.io.errOut, "peerctl: %s\n", refusalText(r.Unreachable))
+			fmt.Fprintf(opts.io.errOut, "peerctl: %s\n", refusalText(r.Unreachable, true))
 			return silentError{wire.ExitCode(r.Unreachable.Reason)}
 		}
 		return r.Unreachable

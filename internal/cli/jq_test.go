@@ -186,7 +186,7 @@ func TestJQNeedsPeerctlMCP(t *testing.T) {
 		in := strings.NewReader(text)
 		r := evRun(t, env, alone(in), args...)
 		assert.Equal(t, wire.ExitError, r.code, "%q: %s", args, r.stderr)
-		assert.Contains(t, r.stderr, "peerctl: --jq runs peerctl-mcp (peerctl with the MCP server, the fleet's bus client, the outbox's store and the jq filter linked in)", "%q", args)
+		assert.Contains(t, r.stderr, "peerctl: --jq runs peerctl-mcp "+mcpLinked, "%q", args)
 		assert.Contains(t, r.stderr, "make build (bin/peerctl and bin/peerctl-mcp)", "%q", args)
 		assert.Empty(t, r.stdout, "%q", args)
 		assert.Equal(t, len(text), in.Len(), "%q read stdin", args)

@@ -155,7 +155,7 @@ func guard[In, Out any](m *mcpTools, h func(context.Context, In) (Out, error), q
 		out, err = h(ctx, in)
 		if err != nil {
 			if r, ok := domain.AsRefusal(err); ok {
-				err = errors.New(refusalText(r))
+				err = errors.New(refusalText(r, false))
 			}
 			var zero Out
 			return zero, err

@@ -22,8 +22,14 @@ import (
 const mcpProgram = "peerctl-mcp"
 
 // mcpInstallHint says how to get peerctl-mcp.
-const mcpInstallHint = "install both programs: make build (bin/peerctl and bin/peerctl-mcp) or go install ./cmd/... in a checkout, " +
-	"go install github.com/peerctl/peerctl/cmd/...@latest once published; or, in a checkout, give the same command line to go run ./cmd/peerctl-mcp"
+const mcpInstallHint = "install both programs: make build (bin/peerctl and bin/peerctl-mcp), or go install ./cmd/... in a checkout"
+
+// mcpLinked is what peerctl-mcp has that peerctl has not.
+const mcpLinked = "(peerctl with the MCP server, the outbox's store, the bus client and jq linked in)"
+
+// mcpNeeded names the commands that run peerctl-mcp, for doctor's row.
+const mcpNeeded = "peerctl mcp (the Claude Code plugin's MCP server), watch, outbox, serve (send --durable), " +
+	"the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq"
 
 // errUnusableMCP is a peerctl-mcp that is there but cannot run (not
 // executable, a folder, found through a relative PATH entry).
@@ -77,9 +83,9 @@ func findMCPProgram(executable func() (string, error), who string) (string, erro
 	}
 	switch {
 	case found == "" && len(unusable) > 0:
-		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client, the outbox's store and the jq filter linked in), and none %s can run: %s; %w; %s", who, mcpProgram, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s %s, and none %s can run: %s; %w; %s", who, mcpProgram, mcpLinked, where, strings.Join(unusable, "; "), errUnusableMCP, mcpInstallHint)
 	case found == "":
-		return "", fmt.Errorf("%s runs %s (peerctl with the MCP server, the fleet's bus client, the outbox's store and the jq filter linked in), and there is none %s; %s", who, mcpProgram, where, mcpInstallHint)
+		return "", fmt.Errorf("%s runs %s %s, and there is none %s; %s", who, mcpProgram, mcpLinked, where, mcpInstallHint)
 	case self != "" && sameFile(self, found):
 		return "", fmt.Errorf("%s %w (a build of cmd/peerctl, or a link to peerctl, under the name %s?); %s", found, errNoMCPServer, mcpProgram, mcpInstallHint)
 	}

@@ -32,7 +32,9 @@ func TestDoctorMCPRow(t *testing.T) {
 
 	r := newMCPDoctor(c).program(context.Background())
 	assert.Equal(t, "warn", r.Health)
-	assert.Contains(t, r.Note, "peerctl mcp (the Claude Code plugin's MCP server), peerctl serve (send --durable, watch's and the outbox's messages), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it")
+	assert.Contains(t, r.Note, "peerctl mcp (the Claude Code plugin's MCP server), watch, outbox, serve (send --durable), the fleet's bus (serve --nats, list --fleet, --host nats:NODE) and --jq need it",
+		"every command that refuses without it")
+	assert.NotContains(t, r.Note, "go run")
 
 	// This build, and a peerctl-mcp that says it is the same build.
 	c.buildInfo = func() (*debug.BuildInfo, bool) {

@@ -86,7 +86,11 @@ func printDetail(w io.Writer, j wire.Show, explain, colour bool) error {
 	var t table
 	shown := func(k, v string) {
 		t.add(k+":", v)
-		if g := showGlosses[k]; explain && g != "" {
+		g, ok := j.Glosses[k]
+		if !ok {
+			g = showGlosses[k]
+		}
+		if explain && g != "" {
 			t.add("", "- "+g)
 		}
 	}

@@ -1,7 +1,9 @@
 package cli
 
 // showGlosses say what a `show` row means, for the rows whose name alone
-// does not (show --explain prints each under its row).
+// does not (show --explain prints each under its row); a harness's own
+// words for a row (ports.Glosser, wire.Show.Glosses) come first, and
+// Claude Code's are the common ones.
 var showGlosses = map[string]string{
 	"verdict":      "whether the record is a live session: live, stale (its process is gone), reused (its pid is another process now), foreign, headless, … (peerctl list --help)",
 	"status":       "what the session's record says it does: idle, busy, waiting (on its user: a dialog, a prompt) or unknown (not settled yet)",

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/peerctl/peerctl/ports/wire"
+	"github.com/peerctl/peerctl/test/socktest"
 )
 
 // show --explain says under each row whose name is not plain what it
@@ -41,4 +43,20 @@ func TestShowExplainsItsRows(t *testing.T) {
 	r = evRun(t, env, nil, "show", "--explain", "--json", "alpha")
 	assert.Equal(t, wire.ExitUsage, r.code)
 	assert.Contains(t, r.stderr, "--explain is for the text")
+}
+
+// show --explain explains a Qwen Code session's rows in its harness's
+// words (ports.Glosser), not Claude Code's: its peerProtocol 0 is no
+// "cannot be messaged", its kind tui no "print, bg and daemon".
+func TestShowExplainsInTheHarnesssWords(t *testing.T) {
+	qsock := filepath.Join(evSocketDir(t), "q1.sock")
+	socktest.Listen(t, qsock, false)
+	home := qwenHome(t, "aaaaaaaa-1111-4111-8111-111111111111", qsock)
+	env := map[string]string{"CLAUDE_CONFIG_DIR": t.TempDir(), "QWEN_HOME": home, "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+	r := evRun(t, env, nil, "show", "--explain", "app-3b")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "cannot be messaged")
+	assert.NotContains(t, r.stdout, "print, bg and daemon")
+	assert.Contains(t, r.stdout, "Qwen Code's record publishes no protocol version")
+	assert.Contains(t, r.stdout, "tui is an interactive Qwen Code session")
 }

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/internal/serve"
 	"github.com/peerctl/peerctl/internal/wiring"
@@ -116,11 +118,21 @@ func followOutbox(ctx context.Context, open func(context.Context) (ports.Outbox,
 // outboxLine renders an outbox change for people, beside the session events.
 func outboxLine(e ports.OutboxEvent) string {
 	line := fmt.Sprintf("%s  %-8s  message %d to %q: %s", e.At.Local().Format("15:04:05.000"), "outbox", e.MessageID, cell(outboxTarget(e.Address, e.Host)), e.State)
-	if e.Reason != "" {
-		line += ": " + cell(e.Reason)
+	reason := e.Reason
+	if e.State == domain.OutboxAwaitingApproval {
+		// The reason's hint once, with the commands (no second copy).
+		hint := app.ApproveHint(e.MessageID)
+		switch r, ok := strings.CutSuffix(reason, app.HeldHint); {
+		case ok:
+			reason = r + hint
+		case reason == "":
+			reason = hint
+		default:
+			reason += "; " + hint
+		}
 	}
-	if cmd := approveCommand(e); cmd != "" {
-		line += fmt.Sprintf(" (waits for approval: %s, or peerctl outbox deny %d)", cmd, e.MessageID)
+	if reason != "" {
+		line += ": " + cell(reason)
 	}
 	return line
 }

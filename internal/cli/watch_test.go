@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
@@ -61,12 +62,13 @@ func TestWatchLineIsOneForHereAndThere(t *testing.T) {
 // A message the trust policy held is a watch line that says it waits for
 // approval and how to approve it (and deny it); no other line says so.
 func TestWatchShowsAHeldMessage(t *testing.T) {
-	e := ports.OutboxEvent{MessageID: 19, Address: "prod-api", At: time.Now(), State: domain.OutboxAwaitingApproval, Reason: "held for approval: hold by rule 1"}
+	e := ports.OutboxEvent{MessageID: 19, Address: "prod-api", At: time.Now(), State: domain.OutboxAwaitingApproval,
+		Reason: "held for approval: hold by rule 1; nothing was sent: " + app.HeldHint}
 	line := outboxLine(e)
-	assert.Contains(t, line, `message 19 to "prod-api": awaiting_approval: held for approval: hold by rule 1`)
-	assert.Contains(t, line, "(waits for approval: peerctl outbox approve 19, or peerctl outbox deny 19)")
+	assert.True(t, strings.HasSuffix(line, `message 19 to "prod-api": awaiting_approval: held for approval: hold by rule 1; nothing was sent: peerctl outbox approve 19 delivers it, peerctl outbox deny 19 ends it`), line)
+	assert.Equal(t, 1, strings.Count(line, "approve"), "the commands once: %s", line)
 	assert.Equal(t, "peerctl outbox approve 19", approveCommand(e))
-	e.State = domain.OutboxStored
+	e.State, e.Reason = domain.OutboxStored, "not_live: no live session matches"
 	assert.NotContains(t, outboxLine(e), "approve")
 	assert.Empty(t, approveCommand(e))
 }

@@ -192,6 +192,7 @@ func (m *Message) OutboxMessage() wire.OutboxMessage {
 type Refusal struct {
 	Reason       string             `json:"reason"`
 	Detail       []byte             `json:"detail,omitempty"`
+	Short        []byte             `json:"short,omitempty"`
 	Candidates   []domain.Candidate `json:"candidates,omitempty"`
 	Suggestions  []string           `json:"suggestions,omitempty"`
 	Status       string             `json:"status,omitempty"`
@@ -202,11 +203,11 @@ type Refusal struct {
 // outcome_unknown, with the word in the detail).
 func (r *Refusal) Err() error {
 	reason, err := domain.ParseReason(r.Reason)
-	detail := string(r.Detail)
+	detail, short := string(r.Detail), string(r.Short)
 	if err != nil {
-		reason, detail = domain.ReasonOutcomeUnknown, fmt.Sprintf("the service refused with %q, a word this peerctl does not know: %s", r.Reason, detail)
+		reason, detail, short = domain.ReasonOutcomeUnknown, fmt.Sprintf("the service refused with %q, a word this peerctl does not know: %s", r.Reason, detail), ""
 	}
-	return &domain.Refusal{Reason: reason, Detail: detail, Candidates: r.Candidates, Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}
+	return &domain.Refusal{Reason: reason, Detail: detail, Short: short, Candidates: r.Candidates, Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}
 }
 
 // failed is err as a final answer: a refusal, a far side's failure (its
@@ -217,7 +218,7 @@ func failed(err error) Answer {
 	var fe *wire.FarError
 	switch r, ok := domain.AsRefusal(err); {
 	case ok:
-		a.Refusal = &Refusal{Reason: r.Reason.String(), Detail: []byte(r.Detail), Candidates: r.Candidates, Suggestions: r.Suggestions,
+		a.Refusal = &Refusal{Reason: r.Reason.String(), Detail: []byte(r.Detail), Short: []byte(r.Short), Candidates: r.Candidates, Suggestions: r.Suggestions,
 			Status: r.Status, StatusReason: r.StatusReason}
 	case errors.As(err, &fe):
 		a.Error, a.Code = []byte(fe.Message), fe.Code

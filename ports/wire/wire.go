@@ -239,6 +239,10 @@ type Show struct {
 	// name); Notes are its harness's notes on it, for people.
 	Path  string   `json:"path"`
 	Notes []string `json:"notes,omitempty"`
+	// Glosses are the session's harness's words for the rows (show
+	// --explain; ports.Glosser): not in --json, whose fields
+	// docs/OUTPUT.md explains. A far side's show has none.
+	Glosses map[string]string `json:"-"`
 }
 
 // OutboxMessage is one message of `peerctl outbox --json` and `outbox show

@@ -237,6 +237,26 @@ func TestSendDeliveryFailures(t *testing.T) {
 	}
 }
 
+// TestSendTimeoutBrief: a courier that runs out of time before the
+// hand-over says so in one short line; its internals (exit code, the
+// endpoint's requests, stderr) stay in --json's detail and come on stderr
+// with --debug.
+func TestSendTimeoutBrief(t *testing.T) {
+	w := newSendWorld(t, false)
+	env := w.env(t, "fork_hang")
+	args := []string{"--config-dir", w.config, "send", "--timeout", "1s"}
+	r := catRun(t, w.sessions, runOpts{Env: env}, append(append(args, "--json"), w.id, "hello")...)
+	require.Equal(t, 5, r.Code, "stderr: %s", r.Stderr)
+	body := assertRefusalJSON(t, r, "delivery_failed", 5)
+	assert.Contains(t, body.Detail, "the endpoint saw", "--json keeps the internals")
+	assert.Equal(t, "peerctl: delivery_failed: courier timed out after 1s before the message was handed over: nothing was sent\n", string(r.Stderr))
+
+	r = catRun(t, w.sessions, runOpts{Env: env}, append(append(args, "--debug"), w.id, "hello")...)
+	require.Equal(t, 5, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "peerctl: delivery_failed: courier timed out after 1s: courier ran out of time after")
+	assert.Contains(t, string(r.Stderr), "the endpoint saw")
+}
+
 // TestSendDryRun: the plan is printed, nothing is sent.
 func TestSendDryRun(t *testing.T) {
 	const text = "dry \"run\"\nline two"

@@ -43,7 +43,8 @@ func TestSendSignalEndsTheCourierGroup(t *testing.T) {
 			var ee *exec.ExitError
 			require.True(t, errors.As(err, &ee), "exit: %v; stderr: %s", err, h.stderr.String())
 			assert.Equal(t, 5, ee.ExitCode(), "%v; stderr: %s", ee, h.stderr.String())
-			assert.Contains(t, h.stdout.String()+h.stderr.String(), "canceled")
+			assert.Contains(t, h.stdout.String(), "canceled", "--json's detail keeps the internals")
+			assert.Equal(t, "peerctl: delivery_failed: interrupted before the message was handed over: nothing was sent\n", h.stderr.String())
 			for _, p := range h.group {
 				assert.Eventually(t, func() bool { return !procAlive(p) }, 5*time.Second, 10*time.Millisecond,
 					"process %d of the courier's group is still running", p)
