@@ -134,7 +134,7 @@ func newSendCmd(f *factory) *cobra.Command {
 	fl.BoolVar(&dryRun, "dry-run", false, "resolve and verify; print what would run")
 	f.flags.add(cmd)
 	fl.StringVar(&from, "from", "", `the name the receiver sees (default "peerctl"; not with --transport socket)`)
-	fl.DurationVar(&await, "await-reply", 0, "then wait this long for a reply, print it (a Qwen Code session's model cannot send one)")
+	fl.DurationVar(&await, "await-reply", 0, "then wait this long for a reply, print it")
 	fl.Lookup("await-reply").NoOptDefVal = shortDuration(defaultWait)
 	// --stdin-bytes: the length of the text on stdin, which a peerctl
 	// sending over ssh announces (hidden: for that use only).

@@ -28,7 +28,7 @@ func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.noConfirm, "no-confirm", false, "do not read the transcript: the outcome is the transport's word")
 	fs.BoolVar(&f.require, "require-confirm", false, "exit 5 unless the transcript has the text")
 	fs.DurationVar(&f.timeout, "confirm-timeout", app.DefaultConfirmTimeout, "how long to look for the text in the transcript")
-	fs.DurationVar(&f.wait, "wait", 0, "then wait this long for its turn to end (a Qwen Code one cannot be seen: refused, exit 6)")
+	fs.DurationVar(&f.wait, "wait", 0, "then wait this long for its turn to end")
 	fs.Lookup("wait").NoOptDefVal = shortDuration(defaultWait)
 }
 
