@@ -34,6 +34,12 @@ func init() {
 		_, _ = procgroup.Start(cmd)
 		os.Exit(2)
 	}
+	// The same, with a guard that has not yet said it is ready when the
+	// owner is killed.
+	helpers["owner-dies-before-its-guard-is-ready"] = func() {
+		procgroup.PauseGuard("2")
+		helpers["owner-dies-at-start"]()
+	}
 }
 
 // A group outlives nothing: when the process that started it is killed
@@ -55,6 +61,13 @@ func TestGroupDiesWithItsOwnerAfterTerminate(t *testing.T) {
 // command, and an owner killed in between left the command running).
 func TestGroupDiesWithItsOwnerKilledAsItStarts(t *testing.T) {
 	killOwnerThenAwaitTree(t, "owner-dies-at-start", 2)
+}
+
+// Nor when the owner is killed before its guard has written the line that
+// says it is ready: the guard's write then finds no reader (it used to die
+// of SIGPIPE there, and leave the command running without a parent).
+func TestGroupDiesWithItsOwnerKilledBeforeItsGuardIsReady(t *testing.T) {
+	killOwnerThenAwaitTree(t, "owner-dies-before-its-guard-is-ready", 2)
 }
 
 // killOwnerThenAwaitTree starts the helper mode that owns a group, reads

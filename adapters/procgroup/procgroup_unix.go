@@ -72,13 +72,24 @@ var started func(pid int)
 // that end a group gently (Terminate's SIGTERM reaches the guard too, as a
 // member of the group: without this it died there, and a command that
 // ignores SIGTERM outlived this process when this process was killed
-// before it could follow with SIGKILL), then says so with one line on
-// stdout. Its stdin is a pipe whose only writer is this process and that
-// nothing is ever written to: read returns once this process has ended,
-// however it ended (SIGKILL included: the kernel closes its descriptors),
-// and the guard then kills its own process group, the command's (kill
-// with pid 0).
-const guardProgram = "trap '' HUP INT QUIT TERM; echo; read x; kill -KILL 0"
+// before it could follow with SIGKILL) and SIGPIPE, then says so with one
+// line on stdout. Its stdin is a pipe whose only writer is this process
+// and that nothing is ever written to: read returns once this process has
+// ended, however it ended (SIGKILL included: the kernel closes its
+// descriptors), and the guard then kills its own process group, the
+// command's (kill with pid 0).
+//
+// SIGPIPE is ignored because the line's reader is this process: killed
+// before the guard wrote it, the write found no reader, and the guard died
+// of SIGPIPE there instead of ending the group, leaving the command
+// running without a parent. The write now fails and the guard goes on.
+// guardPause (tests only) delays the line, to kill this process first.
+func guardProgram() string {
+	return "trap '' HUP INT QUIT TERM PIPE; " + guardPause + "echo; read x; kill -KILL 0"
+}
+
+// guardPause is empty but in tests (see guardProgram).
+var guardPause string
 
 // guardReadyWait bounds how long Terminate waits for the guard to ignore
 // its signal (a shell's start: milliseconds).
@@ -102,7 +113,7 @@ func (g *Group) startGuard() {
 		return
 	}
 	defer readyW.Close()
-	guard := exec.Command("/bin/sh", "-c", guardProgram)
+	guard := exec.Command("/bin/sh", "-c", guardProgram())
 	guard.Stdin, guard.Stdout, guard.Env = r, readyW, []string{}
 	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := guard.Start(); err != nil {
