@@ -700,7 +700,8 @@ type durables interface {
 // refused; where another is chosen the refusal says the durable one would
 // keep the message until the session is resumed. One match whose record
 // has a Problem (its harness says it cannot take a message now) is
-// refused not_live with it, whichever transport is chosen; when the live
+// refused not_live with it (its ProblemShort the refusal's Short),
+// whichever transport is chosen; when the live
 // read l already listed that session, not live for its harness's reason
 // (an ambiguous Codex thread, say), the refusal keeps that read's verdict
 // and reason (the pids) and adds the problem. A context that ended
@@ -740,10 +741,17 @@ func (s *Service) known(ctx context.Context, l Listing, address string, notLive 
 		case len(match) == 1 && match[0].Problem != "":
 			// Known, but its harness says it cannot take a message now
 			// (a Codex thread its daemon runs with no client).
+			// The harness's one line (ProblemShort) is said unless the
+			// live read saw another verdict (ambiguous), which it keeps.
+			ref := domain.Refuse(domain.ReasonNotLive, "%s session %s: %s", h.Kind(), match[0].SessionID, match[0].Problem)
+			ref.Short = match[0].ProblemShort
 			if e, ok := listedNotLive(l, h.Kind(), match[0].SessionID); ok {
-				return domain.Session{}, domain.Refuse(domain.ReasonNotLive, "%s session %s is %s (%s); %s", h.Kind(), match[0].SessionID, e.Verdict, e.Reason, match[0].Problem)
+				ref = domain.Refuse(domain.ReasonNotLive, "%s session %s is %s (%s); %s", h.Kind(), match[0].SessionID, e.Verdict, e.Reason, match[0].Problem)
+				if e.Verdict == match[0].ProblemVerdict {
+					ref.Short = match[0].ProblemShort
+				}
 			}
-			return domain.Session{}, domain.Refuse(domain.ReasonNotLive, "%s session %s: %s", h.Kind(), match[0].SessionID, match[0].Problem)
+			return domain.Session{}, ref
 		case !chosen:
 			r.Detail += fmt.Sprintf("; %s session %s is known but no process has it open: --transport %s would keep the message durably and run it when the session is resumed", h.Kind(), match[0].SessionID, name)
 		case len(match) > 1:

@@ -26,7 +26,8 @@ func (knownRegistry) Read(context.Context) (ports.Snapshot, error) {
 func (knownRegistry) Known(context.Context) ([]domain.Record, error) {
 	return []domain.Record{{Harness: codex.Kind, File: knownThread, SessionID: knownThread, Name: "night"},
 		{Harness: codex.Kind, File: glowThread, SessionID: glowThread, Name: "glow",
-			Problem: "loaded by the daemon with no client: a queued text would run now", ProblemVerdict: domain.VerdictHeadless}}, nil
+			Problem: "loaded by the daemon with no client: a queued text would run now", ProblemVerdict: domain.VerdictHeadless,
+			ProblemShort: "just closed, so nothing was sent; open it and send"}}, nil
 }
 
 const glowThread = "01a234d5-a0aa-7921-99f9-ccf1a196ec64"
@@ -93,6 +94,7 @@ func TestSendDurableToKnownSession(t *testing.T) {
 		assert.Equal(t, domain.ReasonNotLive, r.Reason)
 		assert.Contains(t, r.Detail, "codex session "+glowThread+": loaded by the daemon with no client")
 		assert.NotContains(t, r.Detail, "would keep the message durably")
+		assert.Equal(t, "just closed, so nothing was sent; open it and send", r.Short, "the harness's one line for people")
 	}
 	assert.Empty(t, def.Received())
 	assert.Empty(t, queue.Received())
@@ -248,6 +250,7 @@ func TestSendToAnAmbiguousKnownThreadSaysAmbiguous(t *testing.T) {
 			assert.Contains(t, r.Detail, "is ambiguous", chosen)
 			assert.Contains(t, r.Detail, "pids 200", chosen)
 			assert.Contains(t, r.Detail, "loaded by the daemon with no client", "the harness's hint is kept too")
+			assert.Empty(t, r.Short, "its one line for a headless thread would hide that it is ambiguous")
 		}
 	}
 	assert.Empty(t, def.Received())

@@ -136,8 +136,8 @@ func TestReceiptLine(t *testing.T) {
 		}, `queued: "proj-89" (session 26df9a5b, pid 4652) by courier in 712ms (msg_id 0d9c): in Claude Code's words: “peerctl” → uds:/tmp/cc-socks/4652.sock; in that session's inbox, not yet read by its Claude`},
 		"a harness's own receipt": {func(r *wire.Receipt) {
 			*r = target
-			r.Outcome, r.Transport, r.Confirmed, r.Detail = "delivered", "inbox", true, "msgId 7f1e"
-		}, `delivered: "proj-89" (session 26df9a5b, pid 4652) by inbox in 712ms: the session's own receipt said so (msgId 7f1e)`},
+			r.Outcome, r.Transport, r.Confirmed, r.MsgID, r.Detail = "delivered", "inbox", true, "7f1e", "accepted"
+		}, `delivered: "proj-89" (session 26df9a5b, pid 4652) by inbox in 712ms (msg_id 7f1e): the session's own receipt said so (accepted)`},
 		"the transport's note, on another machine": {func(r *wire.Receipt) {
 			*r = target
 			r.Outcome, r.Transport, r.Host, r.Detail = "posted", "socket", "dev-box", "frame written; the socket gives no acknowledgement"

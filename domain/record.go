@@ -94,8 +94,11 @@ type Record struct {
 
 	// Problem is set when the entry could not be used at all; the verdict
 	// then comes from ProblemVerdict (malformed, unreadable or misnamed).
+	// ProblemShort is Problem for a person's one line, as a refusal's
+	// Short ("" when Problem is short already).
 	Problem        string
 	ProblemVerdict Verdict
+	ProblemShort   string
 
 	PID       int       // "pid"
 	SessionID string    // "sessionId" (a UUID)

@@ -396,7 +396,9 @@ type Receipt struct {
 	Outcome string
 	// Detail is a short human note (may be empty).
 	Detail string
-	// MsgID is Claude Code's msg_id for a courier send ("" otherwise).
+	// MsgID is Claude Code's msg_id for a courier send, or the frame's
+	// msgId of a Qwen Code inbox send ("" otherwise); Detail does not
+	// repeat it.
 	MsgID string
 	// ClaudeResult is Claude Code's own words about a courier send: its
 	// SendMessage result message, or the delivery notice that followed.

@@ -76,17 +76,17 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run (%s)", probe.Err, noClaudeNeeded))
 	case len(probe.Missing) > 0:
 		for _, f := range probe.Missing {
-			fail(fmt.Sprintf("claude: %s (%s) has no %s flag in --help; the courier needs it", probe.Path, orDash(probe.Version), f))
+			fail(fmt.Sprintf("claude: %s has no %s flag in --help; the courier needs it", programAt(probe), f))
 		}
 	case probe.Courier != nil && probe.Courier.Err != nil:
 		fail(fmt.Sprintf("claude: a courier run that sends nothing failed: %v (%s)", probe.Courier.Err, noClaudeNeeded))
 		programHealth = func() domain.Health { return domain.HealthOK }
 	case probe.Courier != nil && !slices.Contains(probe.Courier.Tools, "SendMessage"):
-		fail(fmt.Sprintf("claude: %s (%s) did not offer SendMessage to the courier (tools offered: %s); the courier needs it (%s)",
-			probe.Path, orDash(probe.Version), strings.Join(probe.Courier.Tools, ", "), noClaudeNeeded))
+		fail(fmt.Sprintf("claude: %s did not offer SendMessage to the courier (tools offered: %s); the courier needs it (%s)",
+			programAt(probe), strings.Join(probe.Courier.Tools, ", "), noClaudeNeeded))
 	case probe.Unfit != "":
 		// Its courier run may talk and be offered SendMessage, yet every send fails.
-		fail(fmt.Sprintf("claude: %s (%s) %s (%s)", probe.Path, orDash(probe.Version), probe.Unfit, noClaudeNeeded))
+		fail(fmt.Sprintf("claude: %s %s (%s)", programAt(probe), probe.Unfit, noClaudeNeeded))
 	}
 
 	j := DoctorJSON{Health: row.Health.String(), Program: probe.Program, Path: probe.Path, Version: probe.Version, Flags: []FlagJSON{}}
@@ -110,7 +110,7 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 		text = "claude not found (" + j.Error + ")" // as every harness's program not found is said
 	}
 	if text == "" {
-		text = fmt.Sprintf("%s (%s); courier flags: %d of %d present", j.Path, j.Version, len(j.Flags)-len(probe.Missing), len(j.Flags))
+		text = fmt.Sprintf("%s; courier flags: %d of %d present", programAt(probe), len(j.Flags)-len(probe.Missing), len(j.Flags))
 		if len(probe.Missing) > 0 {
 			text += ", missing " + strings.Join(probe.Missing, " ")
 		}
@@ -130,9 +130,16 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	return row
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "version unknown"
+// programAt names the program probed and its version for a line of
+// doctor: "/opt/claude (Claude Code 2.1.332)" from claude --version's
+// "2.1.332 (Claude Code)", never one parenthesis inside another.
+func programAt(probe courierexec.ProgramProbe) string {
+	v := probe.Version
+	if n, ok := strings.CutSuffix(v, " (Claude Code)"); ok {
+		v = "Claude Code " + n
 	}
-	return s
+	if v == "" {
+		v = "version unknown"
+	}
+	return probe.Path + " (" + v + ")"
 }

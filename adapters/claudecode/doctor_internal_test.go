@@ -23,6 +23,8 @@ func TestDoctorCourierRunFailsOnItsOwnLine(t *testing.T) {
 	require.Len(t, row.Lines, 2)
 	assert.Equal(t, "claude", row.Lines[0].Check)
 	assert.Equal(t, "ok", row.Lines[0].Health, "the program itself is fine: %s", row.Lines[0].Text)
+	assert.Equal(t, "/opt/claude (Claude Code 2.1.332); courier flags: 1 of 1 present", row.Lines[0].Text,
+		"its version said plainly, no parenthesis inside another")
 	assert.Equal(t, "courier", row.Lines[1].Check)
 	assert.Equal(t, "fail", row.Lines[1].Health)
 

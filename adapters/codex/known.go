@@ -110,7 +110,7 @@ func (r *Registry) known(ctx context.Context) (_ []domain.Record, gone bool, err
 			// Loaded (idle or active; notLoaded has no status): asked
 			// for, it has no live client (else it resolved live), so a
 			// text queued now would run at once, unseen.
-			rec.Problem, rec.ProblemVerdict = afterglow(t.ID), domain.VerdictHeadless
+			rec.Problem, rec.ProblemVerdict, rec.ProblemShort = afterglow(t.ID), domain.VerdictHeadless, afterglowShort(t.ID)
 		}
 		out = append(out, rec)
 	}

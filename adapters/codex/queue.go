@@ -100,13 +100,22 @@ func (q *Queue) check(target domain.Session) error {
 		return err
 	}
 	if target.Dormant() && target.Status() != domain.StatusUnknown {
-		return domain.Refuse(domain.ReasonNotLive, "%s", afterglow(target.ID()))
+		r := domain.Refuse(domain.ReasonNotLive, "%s", afterglow(target.ID()))
+		r.Short = afterglowShort(target.ID())
+		return r
 	}
 	return nil
 }
 
+// afterglowShort is afterglow for a person's one line (the refusal's
+// Short): what happened, in one sentence, and what to do.
+func afterglowShort(id string) string {
+	return fmt.Sprintf("Codex thread %s was just closed and its daemon would run a message now with no one watching, so nothing was sent; open it (codex resume %s) and send, or in a minute send with --transport queue, which keeps it for the next resume", id, id)
+}
+
 // afterglow says why a thread the daemon holds loaded with no client is
-// not sent to, and what to do.
+// not sent to, and what to do: the whole story, for --json's detail and
+// --debug (afterglowShort is its one line).
 func afterglow(id string) string {
 	return fmt.Sprintf("thread %s is loaded by Codex's app-server daemon but no client is known to have it open (its TUI quit, and the daemon keeps a thread about a minute after; or which client has it cannot be told); a queued message would run now, in the daemon, with no one watching, so nothing was sent: open it (codex resume %s) and send, or send again with --transport queue once the daemon let it go (about a minute), when the message waits for the next codex resume", id, id)
 }

@@ -120,6 +120,11 @@ func TestQueueRefusesTheHeadlessWindow(t *testing.T) {
 	assert.Equal(t, domain.ReasonNotLive, r.Reason)
 	assert.Contains(t, r.Detail, "would run now, in the daemon, with no one watching")
 	assert.Contains(t, r.Detail, "codex resume "+threadA)
+	// A person reads one sentence and a hint (Brief), each fact once;
+	// the detail stays whole for --json and --debug.
+	assert.Equal(t, "not_live: Codex thread "+threadA+" was just closed and its daemon would run a message now with no one watching, so nothing was sent; "+
+		"open it (codex resume "+threadA+") and send, or in a minute send with --transport queue, which keeps it for the next resume", r.Brief())
+	assert.Equal(t, r.Short, recs[0].ProblemShort, "Known says so too")
 	_, err = os.Stat(strings.TrimPrefix(q.cfg.Env[0], "PEERCTL_FAKE_CODEX="))
 	assert.ErrorIs(t, err, os.ErrNotExist, "codex queue never ran")
 	_, err = q.Plan(domain.NewDormantSession(recs[0]), msg(t, "hi"))

@@ -235,7 +235,7 @@ func (t *Transport) deliverAwaiting(ctx context.Context, in *Inbox, target domai
 		return domain.Receipt{}, err
 	}
 	if t.cfg.Window < 0 {
-		return domain.Receipt{Transport: Name, Outcome: domain.OutcomePosted.String(), Detail: "msgId " + msgID + "; receipt not awaited"}, nil
+		return domain.Receipt{Transport: Name, Outcome: domain.OutcomePosted.String(), MsgID: msgID, Detail: "receipt not awaited"}, nil
 	}
 	wctx, wcancel := context.WithTimeout(ctx, t.cfg.Window)
 	defer wcancel()
@@ -248,7 +248,7 @@ func (t *Transport) deliverAwaiting(ctx context.Context, in *Inbox, target domai
 			t.cfg.Log.Debug("inbox receipt", "msgId", msgID, "status", r.Status)
 			switch r.Status {
 			case "delivered", "held":
-				return domain.Receipt{Transport: Name, Outcome: r.Status, Detail: receiptDetail(msgID, r)}, nil
+				return domain.Receipt{Transport: Name, Outcome: r.Status, MsgID: msgID, Detail: oneLine(statusReason(r))}, nil
 			case "refused", "denied", "misaddressed", "expired", "dropped":
 				ref := failed("Qwen Code answered %s: %s", r.Status, receiptDetail(msgID, r))
 				ref.Status, ref.StatusReason = r.Status, statusReason(r)
@@ -257,11 +257,11 @@ func (t *Transport) deliverAwaiting(ctx context.Context, in *Inbox, target domai
 			// An unknown status: a later Qwen Code's word; keep waiting.
 		case <-wctx.Done():
 			if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return domain.Receipt{Transport: Name, Outcome: domain.OutcomePosted.String(),
-					Detail: "msgId " + msgID + "; interrupted before a receipt came"}, nil
+				return domain.Receipt{Transport: Name, Outcome: domain.OutcomePosted.String(), MsgID: msgID,
+					Detail: "interrupted before a receipt came"}, nil
 			}
-			return domain.Receipt{Transport: Name, Outcome: domain.OutcomePosted.String(),
-				Detail: fmt.Sprintf("msgId %s; no receipt within %s (receipts are best effort)", msgID, t.cfg.Window)}, nil
+			return domain.Receipt{Transport: Name, Outcome: domain.OutcomePosted.String(), MsgID: msgID,
+				Detail: fmt.Sprintf("no receipt within %s (receipts are best effort)", t.cfg.Window)}, nil
 		}
 	}
 }

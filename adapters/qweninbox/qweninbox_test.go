@@ -175,6 +175,11 @@ func TestOutcomeIsTheReceiptStatus(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, st, r.Outcome)
 			assert.Equal(t, "inbox", r.Transport)
+			// The frame's msgId is the receipt's MsgID, said once: the
+			// receipt line prints it, the detail does not repeat it.
+			require.Len(t, f.frames, 1)
+			assert.Equal(t, f.frames[0]["msgId"], r.MsgID)
+			assert.Equal(t, "because "+st, r.Detail)
 		})
 	}
 	for _, st := range []string{"refused", "denied", "misaddressed", "expired", "dropped"} {
@@ -226,6 +231,8 @@ func TestNoReceiptIsPosted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "posted", r.Outcome)
 	assert.Equal(t, []string{"hi"}, f.received())
+	assert.NotEmpty(t, r.MsgID)
+	assert.NotContains(t, r.Detail, r.MsgID, "the msgId is said once, as MsgID")
 }
 
 func TestFrameShape(t *testing.T) {

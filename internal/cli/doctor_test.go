@@ -353,7 +353,7 @@ func TestDoctorText(t *testing.T) {
 	assert.Contains(t, r.stdout, fmt.Sprintf("courier flags: %d of %d present, missing --verbose", n-1, n))
 	assert.Contains(t, r.stdout, "registry  warn")
 	assert.Contains(t, r.stdout, "The courier (the default transport) cannot run here: 1 problem.")
-	assert.Equal(t, []string{"peerctl: problem: claude: " + claude + " (9.9.9 (Claude Code)) has no --verbose flag in --help; the courier needs it"}, problemLines(r.stderr))
+	assert.Equal(t, []string{"peerctl: problem: claude: " + claude + " (Claude Code 9.9.9) has no --verbose flag in --help; the courier needs it"}, problemLines(r.stderr))
 }
 
 // TestDoctorMissingClaudeSaysWhatStillWorks: without claude only the
@@ -435,7 +435,7 @@ func TestDoctorCourierTooOldForUDS(t *testing.T) {
 			assert.Equal(t, wire.ExitError, r.code, r.stderr)
 			assert.Equal(t, "fail", j.Claude.Health)
 			require.Len(t, j.Problems, 1)
-			assert.Contains(t, j.Problems[0], "(2.1.224 (Claude Code)) is older than 2.1.328")
+			assert.Contains(t, j.Problems[0], "(Claude Code 2.1.224) is older than 2.1.328")
 			assert.Contains(t, j.Problems[0], "install Claude Code 2.1.328 or newer")
 			assert.Equal(t, []string{"peerctl: problem: " + j.Problems[0]}, problemLines(r.stderr))
 		})

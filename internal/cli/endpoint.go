@@ -73,8 +73,8 @@ func newEndpointCmd(f *factory) *cobra.Command {
 		Short: "Build an endpoint from its parts",
 		Long:  helpLong(`Build an endpoint from PID, NAME (what the endpoint pins: `+endpointPins()+`) and SOCKET, in --harness's form, escaping % and : ; nothing is read`, "endpoint-format"),
 		Example: `  peerctl endpoint format 4652 proj-89 /tmp/cc-socks/4652.sock
-  peerctl endpoint parse \
-    "$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)"
+  ep=$(peerctl endpoint format 5031 'build:main 50%' /tmp/cc-socks/5031.sock)
+  peerctl endpoint parse "$ep"
   peerctl endpoint format --parts 4652 proj-89 /tmp/cc-socks/4652.sock
   peerctl endpoint format --harness qwen-code \
     7310 4f1c2a9e-0d3b-4e55-9a61-2c7d8b0e6f13 /tmp/qwen-7310.sock`,

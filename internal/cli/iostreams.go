@@ -82,5 +82,22 @@ func (s *iostreams) colourOn(w io.Writer) bool {
 	return s.terminal(w)
 }
 
+// tableWidth is the width a table's rows (list, outbox, watch) are fitted
+// to: the terminal's when stdout is one (80 when it tells none), else 0:
+// piped or redirected, a row is never cut to fit (its cells keep only the
+// fixed caps, widthName and the like).
+func (s *iostreams) tableWidth() int {
+	if !s.terminal(s.out) {
+		return 0
+	}
+	if n := terminalColumns(s.out); n > 0 {
+		return n
+	}
+	return defaultColumns
+}
+
+// defaultColumns is a terminal's width when it tells none.
+const defaultColumns = 80
+
 // stdinTerminal reports whether stdin is a terminal.
 func (s *iostreams) stdinTerminal() bool { return isTerminalFile(s.in) }

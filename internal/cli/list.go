@@ -255,6 +255,18 @@ func printSessions(ios *iostreams, rows []wire.Session, all, wide, withHost bool
 		tw.add(cells...)
 	}
 	on := ios.colourOn(ios.out)
+	// The columns cut to fit a terminal: the host, the name, the status
+	// and the folder, or with all the name, the file and the reason.
+	cuttable := []int{0, 4, 6}
+	if all {
+		cuttable = []int{2, 5, 6}
+	}
+	if withHost {
+		for i := range cuttable {
+			cuttable[i]++
+		}
+		cuttable = append(cuttable, 0)
+	}
 	if all {
 		row(nil, paint(on, colourNone, "VERDICT"), "HARNESS", "NAME", "SESSION", "PID", "FILE", "REASON")
 	} else {
@@ -283,6 +295,7 @@ func printSessions(ios *iostreams, rows []wire.Session, all, wide, withHost bool
 		row(&r, cut(cell(r.Name), widthName), cell(r.Harness), cut(cell(id), widthID), strconv.Itoa(r.PID),
 			paint(on, stateColour(status), status), age(now, started), cut(cell(r.Cwd), widthText))
 	}
+	tw.fit(ios.tableWidth(), cuttable...)
 	return tw.write(ios.out)
 }
 

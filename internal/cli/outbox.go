@@ -285,6 +285,7 @@ func runOutboxList(ctx context.Context, opts *outboxOptions) error {
 		tw.add(strconv.FormatInt(m.ID, 10), paint(on, stateColour(m.State.String()), m.State.String()), cut(cell(outboxTarget(m.Address, m.Host)), widthName),
 			strconv.Itoa(m.Tries), shownTime(m.Updated), cut(cell(m.Reason), widthText))
 	}
+	tw.fit(opts.io.tableWidth(), 2, 5) // TARGET and REASON
 	return tw.write(opts.io.out)
 }
 

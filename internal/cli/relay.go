@@ -54,7 +54,7 @@ func newRelayCmd(f *factory) *cobra.Command {
 		Long:  helpLong(`Send and hear as a JSON-lines service: requests on stdin; receipts, refusals, inbound on stdout`, "relay"),
 		Example: `  echo '{"id":1,"to":"proj-89","text":"status?"}' | peerctl relay --name ci-bot
   coproc peerctl relay --name ci-bot   # then write requests, read lines
-  # the relay ends with its stdin: keep stdin open (here 10m) to hear replies
+  # the relay ends with its stdin: keep it open (here 10m) to hear replies
   (cat reqs.jsonl; sleep 600) | peerctl relay | jq -c 'select(.type=="inbound")'
   peerctl relay --host dev-box --name ci-bot`,
 		Args: noArgs,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,7 +190,8 @@ func printServeStatus(w io.Writer, st *serve.Status) {
 		row("socket", safe(st.Socket)+" (none answers)")
 	} else {
 		fmt.Fprintf(w, "peerctl serve runs for %s\n", safe(st.StateDir))
-		row("pid", fmt.Sprintf("%d (peerctl %s)", st.PID, safe(st.Version)))
+		row("pid", strconv.Itoa(st.PID))
+		row("version", "peerctl "+safe(st.Version))
 		row("socket", safe(st.Socket))
 		up := time.Duration(st.UptimeSeconds) * time.Second
 		row("up", fmt.Sprintf("%s, since %s", up, safe(st.StartedAt)))
@@ -220,7 +222,7 @@ func printServeStatus(w io.Writer, st *serve.Status) {
 	}
 	row("messages", strings.Join(counts, ", "))
 	if st.Running {
-		row("couriers", fmt.Sprintf("%s of warm couriers (%d in use), %s started", domain.Count(st.Warm.Sets, "set"), st.Warm.InUse, domain.Count(st.Warm.Started, "courier")))
+		row("couriers", couriersText(st.Warm))
 		if b := st.Bus; b != nil {
 			on := "on the bus: it carries this machine's --host nats:NODE requests"
 			if !b.OnBus {
@@ -231,6 +233,17 @@ func printServeStatus(w io.Writer, st *serve.Status) {
 	} else if st.Messages[domain.OutboxStored.String()]+st.Messages[domain.OutboxDelivering.String()] > 0 {
 		fmt.Fprintln(w, "  messages wait for the service: peerctl serve, or any send --durable, starts it")
 	}
+}
+
+// couriersText is serve status's couriers row: how many couriers are in
+// use now and were started, and for how many sets of send settings
+// (harness flags, --from, --timeout) the service keeps one ready.
+func couriersText(w serve.Warm) string {
+	if w.Started == 0 && w.InUse == 0 {
+		return "none started yet"
+	}
+	return fmt.Sprintf("%d in use now, %d started since the service began, kept ready for %s", w.InUse, w.Started,
+		domain.Count(w.Sets, "set")+" of send settings")
 }
 
 // defaultStopWait bounds how long serve stop waits for the service's end.

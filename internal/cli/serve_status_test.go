@@ -235,3 +235,34 @@ func TestServeUsageErrorsAreNotLogLines(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.stderr, "peerctl: "), "%v: %q", args, r.stderr)
 	}
 }
+
+// serve status reads plainly: the pid and the peerctl version each on a
+// row of their own (a version says its commit in parentheses: never one
+// parenthesis inside another), and the couriers row in everyday words.
+func TestServeStatusReadsPlainly(t *testing.T) {
+	st := &serve.Status{Running: true, PID: 4242, Version: "v1.2.3 (abcdef012345, 2026-12-07 13:00)", StateDir: "/s", Socket: "/s/serve.sock",
+		Outbox: "/s/outbox.db", StartedAt: "2026-12-07T13:00:00Z", UptimeSeconds: 60, Messages: map[string]int{},
+		Warm: serve.Warm{Sets: 1, InUse: 0, Started: 2}}
+	var b bytes.Buffer
+	printServeStatus(&b, st)
+	out := b.String()
+	assert.Contains(t, out, "\n  pid        4242\n")
+	assert.Contains(t, out, "\n  version    peerctl v1.2.3 (abcdef012345, 2026-12-07 13:00)\n")
+	assert.Contains(t, out, "\n  couriers   0 in use now, 2 started since the service began, kept ready for 1 set of send settings\n")
+	for _, l := range strings.Split(out, "\n") {
+		depth := 0
+		for _, c := range l {
+			switch c {
+			case '(':
+				depth++
+				assert.Less(t, depth, 2, "nested parentheses: %q", l)
+			case ')':
+				depth--
+			}
+		}
+	}
+	b.Reset()
+	st.Warm = serve.Warm{}
+	printServeStatus(&b, st)
+	assert.Contains(t, b.String(), "\n  couriers   none started yet\n")
+}

@@ -50,6 +50,68 @@ func (t *table) wrapLast(width int) {
 	}
 }
 
+// fit cuts the cells of the cuttable columns (by index) so that each row fits width terminal columns: the widest of them
+// loses a column at a time, down to its header's width or minCut,
+// whichever is wider. A width of 0 (not a terminal) leaves every cell
+// as it is; so does a row that cannot fit even with those cut.
+func (t *table) fit(width int, cuttable ...int) {
+	if width <= 0 || len(t.rows) == 0 {
+		return
+	}
+	var widths []int
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], shownWidth(c))
+		}
+	}
+	total := 2 * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	floor := func(i int) int {
+		if i < len(t.rows[0]) {
+			return max(minCut, shownWidth(t.rows[0][i]))
+		}
+		return minCut
+	}
+	for total > width {
+		widest := -1
+		for _, i := range cuttable {
+			if i < len(widths) && widths[i] > floor(i) && (widest < 0 || widths[i] > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		widths[widest]--
+		total--
+	}
+	for _, r := range t.rows[1:] {
+		for _, i := range cuttable {
+			if i < len(r) && shownWidth(r[i]) > widths[i] {
+				r[i] = cutPainted(r[i], widths[i])
+			}
+		}
+	}
+}
+
+// cutPainted is cut for a cell paint may have coloured: the text inside
+// its colour codes is cut, the codes kept.
+func cutPainted(s string, n int) string {
+	if !strings.HasPrefix(s, "\x1b[") || !strings.HasSuffix(s, "\x1b[0m") {
+		return cut(s, n)
+	}
+	end := strings.IndexByte(s, 'm') + 1
+	return s[:end] + cut(s[end:len(s)-len("\x1b[0m")], n) + "\x1b[0m"
+}
+
+// minCut is the fewest columns fit cuts a cell to.
+const minCut = 8
+
 // write writes the rows to w, each on a line of its own.
 func (t *table) write(w io.Writer) error {
 	widths := t.widths()

@@ -3,11 +3,14 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mattn/go-runewidth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -74,7 +77,7 @@ func TestTablesAlignByScreenColumns(t *testing.T) {
 			assert.Contains(t, out.String(), "\x1b[", "painted")
 		}
 		aligned(t, out.String(), "colour", colour)
-		assert.Contains(t, lines[2], "xxx…", "the long status is cut")
+		assert.Contains(t, lines[2], "…", "the long status is cut")
 		for _, line := range lines {
 			assert.LessOrEqual(t, shownWidth(line), 150, "colour %v: a row too wide: %q", colour, line)
 		}
@@ -94,6 +97,7 @@ func TestTableWidths(t *testing.T) {
 	assert.Equal(t, "日本…", cut("日本日本", 6))
 	assert.Equal(t, "日本日本", cut("日本日本", 8))
 	assert.Equal(t, "日本  ", fit("日本", 6))
+	assert.Equal(t, paint(true, colourRed, "日本…"), cutPainted(paint(true, colourRed, "日本日本"), 6), "colour kept")
 	assert.Equal(t, 4, shownWidth(paint(true, colourRed, "日本")))
 }
 
@@ -161,4 +165,68 @@ func TestEveryTableAlignsByScreenColumns(t *testing.T) {
 			assert.Equal(t, at[0], c, out.String())
 		}
 	})
+}
+
+// onTerminal makes a factory's stdout a terminal (one that tells no
+// width: 80 columns).
+func onTerminal(c *factory) { c.io.terminal = func(any) bool { return true } }
+
+// TestRowsFitTheTerminal: on a terminal, list's, outbox's and watch's rows
+// with ordinary data (a long name, a deep folder, a long reason) are cut
+// to fit its width (80 when it tells none); piped, each keeps its cells.
+func TestRowsFitTheTerminal(t *testing.T) {
+	name, cwd := "feature-authentication-refactor-2", "/home/someone/src/github.com/example-org/project/services/api-gateway"
+	rows := []wire.Session{
+		{Harness: "claude-code", SessionID: "26df9a5b-d23c-4223-a45d-b9ec61fda650", Name: name, PID: 4194301, Status: "waiting", WaitingFor: "permission prompt",
+			Cwd: cwd, Addressable: true, Verdict: "live", File: "4194301.json", Reason: "pid alive, start time matches, pid namespace matches"},
+		{Harness: "qwen-code", SessionID: "33333333-cccc", Name: "b", PID: 9, Status: "idle", Cwd: "/c", Addressable: true, Verdict: "live"},
+	}
+	for _, all := range []bool{false, true} {
+		for _, terminal := range []bool{false, true} {
+			var out strings.Builder
+			ios := newIOStreams(nil, &out, &strings.Builder{}, func(string) string { return "" })
+			ios.terminal = func(any) bool { return terminal }
+			require.NoError(t, printSessions(ios, rows, all, false, false))
+			aligned(t, out.String(), all, terminal)
+			widest := 0
+			for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+				widest = max(widest, shownWidth(l))
+			}
+			if terminal {
+				assert.LessOrEqual(t, widest, 80, "all %v:\n%s", all, out.String())
+				assert.Contains(t, out.String(), "…")
+				continue
+			}
+			assert.Greater(t, widest, 80, "piped: nothing cut to fit")
+			assert.Contains(t, out.String(), name)
+		}
+	}
+
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir(), "XDG_RUNTIME_DIR": t.TempDir(), "HOME": t.TempDir()}
+	putOutbox(t, env, time.Now(), ports.OutboxMessage{Address: name, Reason: "not_live: no live session matches; it waits for its session to come back"})
+	for _, terminal := range []bool{false, true} {
+		var tweak func(*factory)
+		if terminal {
+			tweak = onTerminal
+		}
+		r := evRun(t, env, tweak, "outbox")
+		require.Equal(t, wire.ExitOK, r.code, r.stderr)
+		for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+			if terminal {
+				assert.LessOrEqual(t, shownWidth(l), 80, "%q", l)
+			}
+		}
+		assert.Equal(t, !terminal, strings.Contains(r.stdout, "come back"), r.stdout)
+	}
+
+	at := time.Date(2026, 12, 2, 9, 6, 55, 0, time.UTC)
+	r := domain.Record{File: "x.json", PID: 4194301, SessionID: rows[0].SessionID, Name: name, Kind: domain.KindInteractive, SocketPath: "/tmp/s.sock", Version: "2.1.328"}
+	alive := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
+	ev := wire.NewEvent(domain.Event{Kind: domain.EventAppeared, Entry: domain.Classify(r, alive), Initial: true}, at)
+	for _, withHost := range []bool{false, true} {
+		line := eventText(ev, withHost, 80)
+		assert.LessOrEqual(t, shownWidth(line), 80, "%q", line)
+		assert.Contains(t, line, " 26df9a5b  pid 41943", "the id as list shows it")
+		assert.Contains(t, eventText(ev, withHost, 0), "session "+rows[0].SessionID+"  pid 4194301  ", "piped: whole")
+	}
 }

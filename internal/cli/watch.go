@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
 
 	"github.com/peerctl/peerctl/app"
@@ -242,7 +243,7 @@ func printEvent(ios *iostreams, ev wire.Event, asJSON, withHost bool) error {
 	if asJSON {
 		return ios.writeJSONLine(ev)
 	}
-	_, err := fmt.Fprintln(ios.out, eventText(ev, withHost))
+	_, err := fmt.Fprintln(ios.out, eventText(ev, withHost, ios.tableWidth()))
 	return err
 }
 
@@ -284,8 +285,21 @@ func fit(s string, w int) string {
 
 // eventText renders one event for people, in columns of fixed width:
 // time (local), event, the host (withHost: "." for this machine), name,
-// session, pid, detail; a "lost" event names its host and why.
-func eventText(ev wire.Event, withHost bool) string {
+// session, pid, detail; a "lost" event names its host and why. With a
+// width (a terminal's: iostreams.tableWidth) the session is its id's
+// first domain.ShortIDLen characters with no label, as list shows it,
+// and the line is cut to width; without one (a pipe, a file) the line is
+// whole.
+func eventText(ev wire.Event, withHost bool, width int) string {
+	line := eventLine(ev, withHost, width > 0)
+	if width > 0 {
+		line = cut(line, width)
+	}
+	return line
+}
+
+// eventLine is eventText's line, the session id short when short.
+func eventLine(ev wire.Event, withHost, short bool) string {
 	at, _ := time.Parse(time.RFC3339Nano, ev.At)
 	when := at.Local().Format("15:04:05.000")
 	host := ""
@@ -318,6 +332,10 @@ func eventText(ev wire.Event, withHost bool) string {
 	case domain.EventGone.String():
 		detail = "record " + ev.File + " removed"
 	}
-	return fmt.Sprintf("%s  %-8s  %s%s  session %-*s  pid %-*d  %s", when, ev.Event, host, fit(cell(ev.Name), watchNameWidth),
-		watchIDWidth, cell(ev.SessionID), watchPIDWidth, ev.PID, cell(detail))
+	session := fmt.Sprintf("session %-*s", watchIDWidth, cell(ev.SessionID))
+	if short {
+		session = fit(runewidth.Truncate(cell(ev.SessionID), domain.ShortIDLen, ""), domain.ShortIDLen)
+	}
+	return fmt.Sprintf("%s  %-8s  %s%s  %s  pid %-*d  %s", when, ev.Event, host, fit(cell(ev.Name), watchNameWidth),
+		session, watchPIDWidth, ev.PID, cell(detail))
 }

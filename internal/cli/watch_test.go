@@ -24,9 +24,9 @@ func TestWatchLinesLineUp(t *testing.T) {
 	for i, name := range []string{"a", "proj-89", "ünïcode-name", "a-name-much-longer-than-the-column"} {
 		r := domain.Record{File: "x.json", PID: 7 + i*10000, SessionID: "26df9a5b-d23c-4223-a45d-b9ec61fda65" + string(rune('0'+i)),
 			Name: name, Kind: domain.KindInteractive, SocketPath: "/tmp/s.sock", Version: "2.1.328"}
-		lines = append(lines, eventText(wire.NewEvent(domain.Event{Kind: domain.EventAppeared, Entry: domain.Classify(r, alive)}, at), false))
+		lines = append(lines, eventText(wire.NewEvent(domain.Event{Kind: domain.EventAppeared, Entry: domain.Classify(r, alive)}, at), false, 0))
 	}
-	lines = append(lines, eventText(wire.NewEvent(domain.Event{Kind: domain.EventGone, Entry: domain.Classify(domain.Record{File: "y.json", PID: 1, SessionID: "x", Name: "b"}, alive)}, at), false))
+	lines = append(lines, eventText(wire.NewEvent(domain.Event{Kind: domain.EventGone, Entry: domain.Classify(domain.Record{File: "y.json", PID: 1, SessionID: "x", Name: "b"}, alive)}, at), false, 0))
 	col := func(line, word string) int { return utf8.RuneCountInString(line[:strings.Index(line, word)]) }
 	for _, line := range lines {
 		assert.Equal(t, col(lines[0], "session "), col(line, "session "), "%q", line)
@@ -46,15 +46,15 @@ func TestWatchLineIsOneForHereAndThere(t *testing.T) {
 	alive := domain.Liveness{Alive: domain.Yes, StartMatches: domain.Yes, DomainMatches: domain.Yes}
 	ev := wire.NewEvent(domain.Event{Kind: domain.EventAppeared, Entry: domain.Classify(r, alive), Initial: true}, at)
 	require.NotEmpty(t, ev.Unaddressable, "a record with no socket is live but not addressable")
-	here := eventText(ev, false)
+	here := eventText(ev, false, 0)
 	ev.Host = "dev-box"
-	there := eventText(ev, true)
+	there := eventText(ev, true, 0)
 	for _, line := range []string{here, there} {
 		assert.Contains(t, line, "(already running); not addressable yet: "+ev.Unaddressable)
 	}
 	assert.Contains(t, there, "appeared  dev-box           proj")
 	assert.Equal(t, strings.Replace(here, "appeared  ", "appeared  dev-box           ", 1), there, "the host column is the only difference")
-	lost := eventText(wire.Event{Event: wire.EventLost, At: wire.RFC3339(at), Host: "dev-box", Reason: "host_unreachable: gone\x1b[2J"}, true)
+	lost := eventText(wire.Event{Event: wire.EventLost, At: wire.RFC3339(at), Host: "dev-box", Reason: "host_unreachable: gone\x1b[2J"}, true, 0)
 	assert.Contains(t, lost, "lost      host dev-box: host_unreachable: gone")
 	assert.NotContains(t, lost, "\x1b", "escaped")
 }

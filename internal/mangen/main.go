@@ -6,14 +6,14 @@
 // else today.
 //
 // Each page is cobra's (doc.GenMan: NAME, SYNOPSIS, DESCRIPTION, OPTIONS,
-// EXAMPLE, SEE ALSO), titled by its own command (PEERCTL-SEND), with
-// the sections cobra has no source for added before SEE ALSO. peerctl(1)
-// has them whole: EXIT STATUS (wire.ExitCodes), ENVIRONMENT
-// (cli.Environment) and FILES (cli.Files); a command's page has a short
-// EXIT STATUS (0, 1, 2 and the range of the refusals' codes) and its SEE
-// ALSO points at peerctl(1) and the help topics for the rest, as git's
-// and gh's pages do. SEE ALSO also names the command's section of
-// docs/COMMANDS.md on the web.
+// EXAMPLE, SEE ALSO; the examples fitted to 80 columns: fitExamples),
+// titled by its own command (PEERCTL-SEND), with the sections cobra has
+// no source for added before SEE ALSO. peerctl(1) has them whole: EXIT
+// STATUS (wire.ExitCodes), ENVIRONMENT (cli.Environment) and FILES
+// (cli.Files); a command's page has a short EXIT STATUS (0, 1, 2 and the
+// range of the refusals' codes) and its SEE ALSO points at peerctl(1) and
+// the help topics for the rest, as git's and gh's pages do. SEE ALSO also
+// names the command's section of docs/COMMANDS.md on the web.
 package main
 
 import (
@@ -96,7 +96,7 @@ func manPage(cmd *cobra.Command, sections, seeAlso string) ([]byte, error) {
 	if err := doc.GenMan(cmd, header, &buf); err != nil {
 		return nil, fmt.Errorf("man page of %s: %w", cmd.CommandPath(), err)
 	}
-	page := buf.String()
+	page := fitExamples(buf.String())
 	before, after, ok := strings.Cut(page, ".SH SEE ALSO\n")
 	if !ok {
 		return nil, fmt.Errorf("man page of %s: cobra wrote no SEE ALSO", cmd.CommandPath())
@@ -216,5 +216,108 @@ func showNoValueDefaults(cmd *cobra.Command) {
 	cmd.PersistentFlags().VisitAll(set)
 	for _, sub := range cmd.Commands() {
 		showNoValueDefaults(sub)
+	}
+}
+
+// exampleWidth is the widest an EXAMPLE line may be: man indents the
+// block by 7 columns, so that the page fits an 80-column terminal.
+const exampleWidth = 80 - 7
+
+// fitExamples fits the lines of page's EXAMPLE block (cobra's Example
+// text, between .EX and .EE) within exampleWidth: each line loses the two
+// spaces --help indents it by (man indents the block itself); a longer
+// one has its trailing "# comment" put on a line of its own above it, and
+// a command still longer is broken with a backslash (breakAt) and goes on
+// 4 columns further in, which a shell reads the same. A comment line, or
+// a line with no place to break, is left as it is (the tests say so).
+func fitExamples(page string) string {
+	head, rest, ok := strings.Cut(page, "\n.EX\n")
+	if !ok {
+		return page
+	}
+	block, tail, ok := strings.Cut(rest, "\n.EE\n")
+	if !ok {
+		return page
+	}
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		l = strings.TrimPrefix(l, "  ")
+		indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
+		if shownLen(l) > exampleWidth {
+			if at := commentAt(l); at > 0 {
+				lines = append(lines, indent+l[at:])
+				l = strings.TrimRight(l[:at], " ")
+			}
+		}
+		for shownLen(l) > exampleWidth && !strings.HasPrefix(strings.TrimLeft(l, " "), "#") {
+			at := breakAt(l, exampleWidth-2)
+			if at <= len(indent) {
+				break
+			}
+			lines = append(lines, l[:at]+" \\\\")
+			l = indent + "    " + strings.TrimLeft(l[at:], " ")
+		}
+		lines = append(lines, l)
+	}
+	return head + "\n.EX\n" + strings.Join(lines, "\n") + "\n.EE\n" + tail
+}
+
+// shownLen is how many columns an example line (roff, a backslash
+// written \\) takes.
+func shownLen(l string) int { return len([]rune(strings.ReplaceAll(l, `\\`, `\`))) }
+
+// commentAt is where a shell comment starts in l (a # outside quotes
+// after a space), or -1.
+func commentAt(l string) int {
+	at := -1
+	scanShell(l, func(i int, c byte) bool {
+		if c == '#' && i > 0 && l[i-1] == ' ' {
+			at = i
+			return false
+		}
+		return true
+	})
+	return at
+}
+
+// breakAt is where to break l so that its first part takes at most width
+// columns: the last space outside quotes before a pipe or a redirection
+// that fits, else the last such space before any word, else -1.
+func breakAt(l string, width int) int {
+	at, pipe := -1, -1
+	scanShell(l, func(i int, c byte) bool {
+		if shownLen(l[:i]) > width {
+			return false
+		}
+		if c == ' ' && i > 0 && l[i-1] != ' ' {
+			at = i
+			if i+1 < len(l) && strings.IndexByte("|>", l[i+1]) >= 0 {
+				pipe = i
+			}
+		}
+		return true
+	})
+	if pipe > 0 {
+		return pipe
+	}
+	return at
+}
+
+// scanShell calls f with each byte of l outside single and double quotes
+// and its index, until f returns false.
+func scanShell(l string, f func(int, byte) bool) {
+	var quote byte
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case !f(i, c):
+			return
+		}
 	}
 }

@@ -167,3 +167,32 @@ func TestDescriptionHasEveryParagraph(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, section(string(b), "DESCRIPTION"), "a node not named in it cannot connect")
 }
+
+// Every EXAMPLE line fits an 80-column terminal as man shows it: man
+// indents the block by 7 columns, so a line takes at most 73.
+func TestExamplesFit80Columns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man")
+	require.NoError(t, write(dir))
+	pages, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, p := range pages {
+		b, err := os.ReadFile(filepath.Join(dir, p.Name()))
+		require.NoError(t, err)
+		_, rest, ok := strings.Cut(string(b), "\n.SH EXAMPLE\n.EX\n")
+		require.True(t, ok, "%s has no EXAMPLE", p.Name())
+		block, _, ok := strings.Cut(rest, "\n.EE\n")
+		require.True(t, ok, p.Name())
+		for _, l := range strings.Split(block, "\n") {
+			assert.LessOrEqual(t, 7+shownLen(l), 80, "%s: %q", p.Name(), l)
+		}
+	}
+}
+
+// fitExamples: the help's indent goes, a long line's comment goes above
+// it, a long command breaks before a pipe, with a backslash; quotes are
+// never broken.
+func TestFitExamples(t *testing.T) {
+	long, mid := strings.Repeat("x", 60), strings.Repeat("y", 50)
+	page := ".SH EXAMPLE\n.EX\n  peerctl list\n  peerctl send " + mid + " hi   # a comment\n  echo '" + long + " a b' | peerctl relay --name ci-bot\n.EE\n"
+	assert.Equal(t, ".SH EXAMPLE\n.EX\npeerctl list\n# a comment\npeerctl send "+mid+" hi\necho '"+long+" a b' \\\\\n    | peerctl relay --name ci-bot\n.EE\n", fitExamples(page))
+}
