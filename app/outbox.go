@@ -534,8 +534,7 @@ func (o *Outbox) notSettled(ctx context.Context, m ports.OutboxMessage, target d
 	if next.After(m.Expires) {
 		next = m.Expires
 	}
-	why := fmt.Sprintf("%s has just started and not settled (its record shows no status yet): %s holds messages until then (%s), so it is handed over once it has",
-		target.Label(), target.Harness().Title(), settleText)
+	why := StartingNote(target) + ", so it is handed over once it has"
 	m, err := o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: why, At: now, NextAt: next})
 	return m, SendResult{Target: target}, err
 }
