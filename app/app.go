@@ -610,12 +610,14 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		mark = s.markTranscript(req, target) // before the transport: see afterDelivery
 	}
 	delivering := s.now()
+	started := traceOf(ctx).courierStarting(s.picked(target), target)
 	var heed ports.Heed
 	if h, ok := s.transport.(ports.Heeding); ok {
 		res.Receipt, heed, err = h.DeliverHeeding(ctx, target, msg)
 	} else {
 		res.Receipt, err = s.transport.Deliver(ctx, target, msg)
 	}
+	started()
 	res.Elapsed = s.now().Sub(res.Started)
 	res.TransportElapsed = s.now().Sub(delivering)
 	if err != nil {
@@ -625,6 +627,17 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 		return s.receiptConfirm(req, res, rule)
 	}
 	return s.afterDelivery(ctx, req, res, mark, heed)
+}
+
+// picked is the transport a send to target runs: the Router's pick, else
+// the one transport (nil when the Router refuses target: Deliver says why).
+func (s *Service) picked(target domain.Session) ports.Transport {
+	r, ok := s.transport.(*Router)
+	if !ok {
+		return s.transport
+	}
+	t, _ := r.Pick(target)
+	return t
 }
 
 // target is what every send does before a transport runs: it validates

@@ -30,12 +30,31 @@ func WithExitWatcher(w ports.ExitWatcher) Option { return func(s *Service) { s.e
 const DefaultConfirmTimeout = 5 * time.Second
 
 // UnconfirmedHint is said with every unconfirmed send (the refusal of
-// RequireConfirm, the CLI's warning): the transport accepted the text, so
-// it may still arrive and a blind resend may deliver it twice. Measured on
-// Claude Code 2.1.328: a session holds inbox posts until it has settled,
-// 13–15 s after it started (domain.SettleTime).
-var UnconfirmedHint = "the text was handed to the transport and may still arrive " +
-	"(a session that has just started holds messages until it settles, " + settleText + "); check before sending it again"
+// RequireConfirm, the CLI's warning) to a target that had settled: the
+// transport accepted the text, so it may still arrive and a blind resend
+// may deliver it twice. One to a target still starting says why instead
+// (unconfirmedHint).
+const UnconfirmedHint = "the text was handed to the transport and may still arrive; check before sending it again"
+
+// unconfirmedHint is what an unconfirmed send res adds to its warning or
+// refusal: StartingNote and what it means when its target had just
+// started (Confirmation.Starting), else UnconfirmedHint.
+func unconfirmedHint(res SendResult) string {
+	if !res.Starting {
+		return UnconfirmedHint
+	}
+	return StartingNote(res.Target) + ", so the text may still arrive; check before sending it again"
+}
+
+// StartingNote says that target has just started and not settled
+// (Service.starting), e.g. `session 26df… (pid 4652, "proj-89") has just
+// started and not settled (its record shows no status yet): Claude Code
+// holds messages until then (about 15 s)`. Measured on Claude Code
+// 2.1.328 (domain.SettleTime).
+func StartingNote(target domain.Session) string {
+	return fmt.Sprintf("%s has just started and not settled (its record shows no status yet): %s holds messages until then (%s)",
+		target.Label(), target.Harness().Title(), settleText)
+}
 
 // settleText is domain.SettleTime for people: "about 15 s".
 var settleText = fmt.Sprintf("about %d s", int(domain.SettleTime/time.Second))
@@ -75,6 +94,10 @@ type Confirmation struct {
 	Enqueued domain.Enqueued
 	// ConfirmNote says why the send is not confirmed ("" when it is).
 	ConfirmNote string
+	// Starting is true when the target had just started and not settled
+	// when the send began (Service.starting): it holds what is posted to
+	// it until it has, so an unconfirmed send says so (unconfirmedHint).
+	Starting bool
 	// ConfirmSkipped is true when ConfirmOptions.NoConfirm was asked.
 	ConfirmSkipped bool
 	// ByReceipt is true when the target harness's receipt is the
@@ -123,6 +146,7 @@ func (s *Service) markTranscript(req SendRequest, target domain.Session) ports.T
 // ConfirmElapsed is the confirmation window's own time (0 under NoConfirm).
 func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendResult, mark ports.TranscriptMark, heed ports.Heed) (SendResult, error) {
 	res.Transcript = s.transcriptOf(res.Target.Record())
+	res.Starting = s.starting(res.Target, res.Started)
 	timeout := req.ConfirmTimeout
 	if timeout <= 0 {
 		timeout = DefaultConfirmTimeout
@@ -196,7 +220,7 @@ func (s *Service) afterDelivery(ctx context.Context, req SendRequest, res SendRe
 	}
 	res.Elapsed = s.now().Sub(res.Started)
 	if !res.Confirmed && req.RequireConfirm {
-		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s; %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote, UnconfirmedHint)
+		return res, domain.Refuse(domain.ReasonDeliveryFailed, "%s by %s but not confirmed: %s; %s", res.Outcome, res.Receipt.Transport, res.ConfirmNote, unconfirmedHint(res))
 	}
 	if wait > 0 && !req.NoConfirm {
 		trace.confirmation(res)

@@ -385,6 +385,44 @@ func (s *Service) canWait(target domain.Session, rule ports.ConfirmRule) error {
 	return domain.Refuse(domain.ReasonHarnessUnsupported, "--wait: %s; nothing was sent: send it without --wait (its receipt says whether the session has it)", why)
 }
 
+// canWaitStored is canWait for a durable message that asks to wait,
+// before it is stored (Outbox.Submit), where the harness of its target can
+// be told then: the address is an endpoint (its harness), or the records
+// read now (entries, live or not) that it names by full session id or
+// name are all of one harness, or the transport chosen serves one harness
+// alone. Nil when the harness cannot be told (no record answers to the
+// address: a name that may come later could be any harness's session):
+// the message is stored, and the attempt that finds its target refuses the
+// wait there as a plain send does.
+func (s *Service) canWaitStored(entries []domain.Entry, address string) error {
+	ep, epErr := domain.ParseEndpoint(address)
+	var named []domain.Record
+	kinds := map[domain.Harness]bool{}
+	for _, e := range entries {
+		r := e.Record
+		if epErr == nil && r.Harness == ep.Harness() && domain.MayResolve(r, address) ||
+			epErr != nil && (r.SessionID != "" && r.SessionID == address || r.Name != "" && r.Name == address) {
+			named = append(named, r)
+			kinds[r.Harness] = true
+		}
+	}
+	if epErr == nil && len(named) == 0 {
+		named, kinds[ep.Harness()] = []domain.Record{{Harness: ep.Harness(), PID: ep.PID(), SessionID: ep.Name()}}, true
+	}
+	if r, ok := s.transport.(*Router); ok && r.Chosen != "" && len(named) == 0 {
+		for k, ts := range r.By {
+			if slices.ContainsFunc(ts, func(t ports.Transport) bool { return t.Name() == r.Chosen }) {
+				named, kinds[k] = append(named, domain.Record{Harness: k}), true
+			}
+		}
+	}
+	if len(kinds) != 1 {
+		return nil
+	}
+	target := domain.NewDormantSession(named[0])
+	return s.canWait(target, s.confirmRule(target))
+}
+
 // exitStart is the start a record's process is followed by (the exit
 // watcher compares it with field 22 of /proc/<pid>/stat), as its harness
 // says.

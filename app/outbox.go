@@ -126,6 +126,11 @@ type DurableRequest struct {
 	// Retries is its Retries when stored: for a message another node's
 	// retry brought (RetryFrom), that retry's number.
 	Retries int
+	// Wait: the message asks to wait for the end of the turn on it
+	// (SendRequest.Wait). Where its target's harness can be told now
+	// (Service.canWaitStored) and peerctl cannot see such a turn end, it
+	// is refused with harness_unsupported and nothing is stored.
+	Wait bool
 }
 
 // Submit validates the text and stores the message, due at once; created
@@ -149,6 +154,11 @@ func (o *Outbox) Submit(ctx context.Context, svc *Service, req DurableRequest) (
 		if l, err := svc.Read(ctx); err == nil {
 			if err := domain.DurableAddress(l.Entries, req.Address); err != nil {
 				return ports.OutboxMessage{}, false, err
+			}
+			if req.Wait {
+				if err := svc.canWaitStored(l.Entries, req.Address); err != nil {
+					return ports.OutboxMessage{}, false, err
+				}
 			}
 		}
 	}
@@ -534,8 +544,7 @@ func (o *Outbox) notSettled(ctx context.Context, m ports.OutboxMessage, target d
 	if next.After(m.Expires) {
 		next = m.Expires
 	}
-	why := fmt.Sprintf("%s has just started and not settled (its record shows no status yet): %s holds messages until then (%s), so it is handed over once it has",
-		target.Label(), target.Harness().Title(), settleText)
+	why := StartingNote(target) + ", so it is handed over once it has"
 	m, err := o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: why, At: now, NextAt: next})
 	return m, SendResult{Target: target}, err
 }

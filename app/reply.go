@@ -49,13 +49,16 @@ func (s *Service) sendAwaiting(ctx context.Context, req SendRequest, msg domain.
 	// The transport's time is the courier's start and its send, as a
 	// plain courier send's Deliver is.
 	delivering := s.now()
+	started := traceOf(ctx).courierStarting(couriers, res.Target)
 	c, err := couriers.StartCourier(ctx)
 	if err != nil {
+		started()
 		res.Elapsed, res.TransportElapsed = s.now().Sub(res.Started), s.now().Sub(delivering)
 		return res, asDeliveryFailed(err)
 	}
 	defer func() { _ = c.Close() }()
 	res.Receipt, err = c.Send(ctx, res.Target, msg)
+	started()
 	res.Elapsed, res.TransportElapsed = s.now().Sub(res.Started), s.now().Sub(delivering)
 	if err != nil {
 		return res, asDeliveryFailed(err)

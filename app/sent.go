@@ -116,7 +116,7 @@ func unconfirmedNotes(res SendResult) []string {
 			notes = append(notes, fmt.Sprintf("peerctl: warning: %s, not delivered yet: %s; check before sending it again", res.Outcome, wire.Safe(res.ConfirmNote)))
 		}
 	case !res.Confirmed && !res.ConfirmSkipped:
-		notes = append(notes, fmt.Sprintf("peerctl: warning: %s, not confirmed: %s; %s", res.Outcome, wire.Safe(res.ConfirmNote), UnconfirmedHint))
+		notes = append(notes, fmt.Sprintf("peerctl: warning: %s, not confirmed: %s; %s", res.Outcome, wire.Safe(res.ConfirmNote), wire.Safe(unconfirmedHint(res))))
 	}
 	return notes
 }

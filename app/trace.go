@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -26,6 +27,13 @@ type SendTrace struct {
 	// ("peerctl: confirmed: ..." or the warning that it was not), during
 	// the wait that counts from the hand-over.
 	Confirmation func(lines []string)
+	// CourierStarting is called when the send starts its courier (a
+	// ports.Starting: Claude Code's claude -p), which can take seconds,
+	// with the target's name and the program started; the func it
+	// returns (nil: none) is called once the courier has handed the
+	// message over or failed to. A send that waits calls it before
+	// Handed.
+	CourierStarting func(target, program string) (started func())
 	// TargetWaiting is called the first time the wait sees the target
 	// waiting on its user (domain.StatusWaiting: a dialog, a permission
 	// prompt), with what it waits on ("" when its record does not say).
@@ -100,6 +108,20 @@ func (t *SendTrace) handed(res SendResult, w Awaiting, confirming bool) {
 	}
 	w.Confirming = confirming
 	t.Handed(sent, w)
+}
+
+// courierStarting calls t.CourierStarting when starter starts a program
+// for the send to target (ports.Starting), and returns what to call once
+// the courier has handed the message over or failed to.
+func (t *SendTrace) courierStarting(starter any, target domain.Session) (started func()) {
+	st, ok := starter.(ports.Starting)
+	if !ok || t.CourierStarting == nil {
+		return func() {}
+	}
+	if started = t.CourierStarting(target.Name(), st.Starts()); started == nil {
+		return func() {}
+	}
+	return started
 }
 
 // confirmation calls t.Confirmation with what the confirmation of res came

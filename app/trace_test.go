@@ -11,6 +11,7 @@ import (
 
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/wire"
 )
 
@@ -183,4 +184,47 @@ func TestSendTraceIsToldAFarSidesEvents(t *testing.T) {
 	assert.WithinRange(t, tr.awaiting.Until, before.Add(2*time.Minute), time.Now().Add(2*time.Minute))
 	assert.Equal(t, []string{"peerctl: confirmed: seen"}, tr.lines)
 	assert.Nil(t, wire.SendEventsFrom(context.Background()), "none without a trace")
+}
+
+// startingTransport starts a program for each send (ports.Starting), as
+// Claude Code's courier does; each Deliver is recorded in events.
+type startingTransport struct {
+	*fakeTransport
+	events *[]string
+}
+
+func (s startingTransport) Starts() string { return "claude -p" }
+
+func (s startingTransport) Deliver(ctx context.Context, to domain.Session, m domain.Message) (domain.Receipt, error) {
+	*s.events = append(*s.events, "delivered")
+	return s.fakeTransport.Deliver(ctx, to, m)
+}
+
+// A send whose transport starts a program tells that the courier starts,
+// with the target and the program, and that it has started once the
+// transport handed the message over; a transport that starts nothing tells
+// nothing of it.
+func TestSendTraceTellsTheCourierStart(t *testing.T) {
+	for _, starts := range []bool{true, false} {
+		w := newWorld(t, "/cfg")
+		w.registry([]domain.Record{record(6000, idC, "solo")})
+		var events []string
+		var tr ports.Transport = &fakeTransport{}
+		if starts {
+			tr = startingTransport{fakeTransport: &fakeTransport{}, events: &events}
+		}
+		svc := app.New(w.reg, w.live, tr, "/cfg")
+		trace := &app.SendTrace{CourierStarting: func(target, program string) func() {
+			events = append(events, "starting "+target+" by "+program)
+			return func() { events = append(events, "started") }
+		}}
+		_, err := svc.Send(app.WithSendTrace(context.Background(), trace), app.SendRequest{Address: "solo", Text: "hi",
+			ConfirmOptions: app.ConfirmOptions{NoConfirm: true}})
+		require.NoError(t, err)
+		if starts {
+			assert.Equal(t, []string{"starting solo by claude -p", "delivered", "started"}, events)
+		} else {
+			assert.Empty(t, events)
+		}
+	}
 }

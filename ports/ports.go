@@ -205,6 +205,14 @@ type KnownRegistry interface {
 // the other side refused the message. It must be called exactly once.
 type Heed func(ctx context.Context) (domain.Receipt, error)
 
+// Starting is a Transport or Couriers that starts a program for each
+// send before it can hand the message over (Claude Code's courier, one
+// `claude -p`), which can take seconds on a loaded machine; Starts names
+// that program for people ("claude -p").
+type Starting interface {
+	Starts() string
+}
+
 // Heeding is a Transport whose receipt can still be turned after the
 // message was accepted: the courier keeps Claude Code running to hear a
 // "[Cross-session delivery notice]" that the target held or refused it.

@@ -149,6 +149,9 @@ func New(cfg Config) *Transport {
 // Name returns "courier".
 func (t *Transport) Name() string { return Name }
 
+// Starts names the program each send starts (ports.Starting).
+func (t *Transport) Starts() string { return "claude -p" }
+
 // Config returns the transport's configuration, defaults filled in.
 func (t *Transport) Config() Config { return t.cfg }
 

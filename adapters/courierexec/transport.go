@@ -16,6 +16,7 @@ import (
 var (
 	_ ports.Transport = (*Transport)(nil)
 	_ ports.Heeding   = (*Transport)(nil)
+	_ ports.Starting  = (*Transport)(nil)
 )
 
 // DefaultNoticeWindow is how long Deliver listens for a delivery notice

@@ -183,7 +183,7 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	sent, err := n.Send(traced, q)
+	sent, err := n.Send(courierTalk(traced, opts.io, opts.json), q)
 	talk.stop()
 	if sc.holds(err, q) {
 		// Kept in peerctl serve's outbox for a person's approval.

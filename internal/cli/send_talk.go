@@ -84,8 +84,34 @@ func (t *waitTalk) handed(sent wire.Sent, w app.Awaiting) {
 	passLines(t.io.errOut, sent.Notes)
 	t.told, t.name = append([]string{}, sent.Notes...), w.Target
 	now := time.Now()
-	live := t.io.terminal(t.io.errOut) && t.io.getenv("TERM") != "dumb"
-	t.line = waitline.Start(t.io.errOut, live, safe(w.Head(now)), w.Left(now))
+	t.line = waitline.Start(t.io.errOut, liveLines(t.io), safe(w.Head(now)), w.Left(now))
+}
+
+// liveLines reports whether io's stderr takes lines rewritten in place:
+// a terminal, and not TERM=dumb.
+func liveLines(io *iostreams) bool {
+	return io.terminal(io.errOut) && io.getenv("TERM") != "dumb"
+}
+
+// courierTalk is ctx whose send tells, on a terminal and without --json,
+// while its courier starts (app.SendTrace.CourierStarting: a claude -p can
+// take seconds on a loaded machine), a live line on stderr saying so and
+// for how long, cleared once the courier has handed the message over
+// (waitline.Live): nothing when that is sooner than a second, nothing at
+// all when stderr is not a terminal. A trace ctx carries already (a send
+// that waits) is kept, with this hook added.
+func courierTalk(ctx context.Context, io *iostreams, asJSON bool) context.Context {
+	if asJSON || !liveLines(io) {
+		return ctx
+	}
+	var tr app.SendTrace
+	if t := app.SendTraceFrom(ctx); t != nil {
+		tr = *t
+	}
+	tr.CourierStarting = func(target, program string) func() {
+		return waitline.Live(io.errOut, safe(fmt.Sprintf("starting the courier (%s) that hands the message to %q", program, target))).Stop
+	}
+	return app.WithSendTrace(ctx, &tr)
 }
 
 // confirmation says how the confirmation that followed the hand-over

@@ -446,7 +446,7 @@ func (s *Server) durable(ctx context.Context, o wire.SendOrder, dest domain.Dest
 	host := dest.String()
 	s.mu.Lock() // with the loop's claim: a new message is this request's to attempt first
 	m, created, err := s.ob.Submit(ctx, w.svc, app.DurableRequest{Key: o.Key, Address: w.address, Host: host, Text: o.Query.Text, TTL: o.Durable, Deadline: o.Expires, Request: body,
-		Sender: o.Sender, Held: held, Retries: o.Retries})
+		Sender: o.Sender, Held: held, Retries: o.Retries, Wait: o.Query.Wait > 0})
 	if err == nil && created && held == nil {
 		s.inflight[m.ID] = true
 	}

@@ -1,7 +1,9 @@
 // Package waitline tells a person that a command waits: one line saying
 // what for, until when and what Ctrl-C does, then, on a terminal, the time
 // waited so far on a line of its own, rewritten in place and cleared when
-// the wait ends, so that nothing of it stays in the scrollback.
+// the wait ends, so that nothing of it stays in the scrollback. A stage
+// that is short most of the time (a courier starting) has the live line
+// alone (Live).
 package waitline
 
 import (
@@ -25,6 +27,7 @@ type Line struct {
 	live  bool
 	start time.Time
 	total time.Duration
+	what  string // Live's: what goes on ("" for Start's)
 
 	mu      sync.Mutex
 	shown   bool // the live line is on the screen
@@ -44,6 +47,17 @@ func Start(w io.Writer, live bool, head string, total time.Duration) *Line {
 		close(l.done)
 		return l
 	}
+	go l.tick()
+	return l
+}
+
+// Live keeps, on a terminal (w takes ECMA-48 controls), a line saying what
+// goes on and for how long ("peerctl: starting the courier: 3s"), drawn
+// from the first Every on, rewritten every Every and cleared by Stop: no
+// head line, so a stage that ends within Every leaves nothing on w. Its
+// caller starts it on a terminal only.
+func Live(w io.Writer, what string) *Line {
+	l := &Line{w: w, live: true, start: time.Now(), what: what, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.tick()
 	return l
 }
@@ -69,7 +83,11 @@ func (l *Line) tick() {
 // draw writes the live line in place (l.mu held).
 func (l *Line) draw() {
 	waited := time.Since(l.start).Round(time.Second)
-	fmt.Fprintf(l.w, "%speerctl: waited %s of %s", clear, waited, l.total)
+	if l.what != "" {
+		fmt.Fprintf(l.w, "%speerctl: %s: %s", clear, l.what, waited)
+	} else {
+		fmt.Fprintf(l.w, "%speerctl: waited %s of %s", clear, waited, l.total)
+	}
 	l.shown = true
 }
 

@@ -40,6 +40,19 @@ func TestLiveRewritesAndClears(t *testing.T) {
 	assert.True(t, strings.HasSuffix(s.String(), clear+"after\n"), "nothing drawn after the end: %q", s.String())
 }
 
+// A stage's live line: no head line, what goes on and for how long,
+// rewritten in place and cleared at the end.
+func TestLiveAloneDrawsThenClears(t *testing.T) {
+	var s testproc.Buffer
+	l := Live(&s, "starting the courier (claude -p)")
+	require.Eventually(t, func() bool { return strings.Contains(s.String(), "starting") }, time.Minute, 10*time.Millisecond)
+	l.Stop()
+	out := s.String()
+	assert.Regexp(t, `^(\r\x1b\[Kpeerctl: starting the courier \(claude -p\): \d+s)+\r\x1b\[K$`, out)
+	l.Stop()
+	assert.Equal(t, out, s.String(), "nothing after the end")
+}
+
 func TestNilLineDoesNothing(t *testing.T) {
 	var l *Line
 	l.Say("x")

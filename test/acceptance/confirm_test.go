@@ -423,3 +423,33 @@ func slugOf(cwd string) string {
 	}
 	return string(b)
 }
+
+// An unconfirmed send says that its target has just started only when it
+// has (its record shows no status yet, domain.Record.Starting: such a
+// session holds what is posted to it until it settles); to a settled
+// session the warning says nothing of starting (issue 44).
+func TestSendUnconfirmedSaysWhenTheTargetIsStarting(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		flags    []string
+		starting bool
+	}{
+		{"starting", []string{"-starting"}, true},
+		{"settled", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := t.TempDir()
+			startFakeSession(t, cfg, "3327af2a-a4a5-433e-b55c-1fb5f0a0ae29", "proj-89", append(tc.flags, "-confirm=false", "-react=false")...)
+			r := runPeerctl(t, runOpts{Env: configEnv(t, cfg)}, "send", "--transport", "socket", "--confirm-timeout", "300ms", "proj-89", "hello")
+			require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+			stderr := string(r.Stderr)
+			assert.Contains(t, stderr, "peerctl: warning: posted, not confirmed:")
+			if tc.starting {
+				assert.Regexp(t, `session 3327af2a-a4a5-433e-b55c-1fb5f0a0ae29 \(pid \d+, "proj-89"\) has just started and not settled \(its record shows no status yet\): Claude Code holds messages until then \(about 15 s\), so the text may still arrive; check before sending it again`, stderr)
+				return
+			}
+			assert.NotContains(t, stderr, "started", "a settled session is not said to be starting: %s", stderr)
+			assert.Contains(t, stderr, "the text was handed to the transport and may still arrive; check before sending it again")
+		})
+	}
+}

@@ -197,4 +197,5 @@ func TestSendAwaitReplyHandedThenConfirmed(t *testing.T) {
 	assert.NotContains(t, r.stderr.text(), "queued:", r.stderr.text())
 	assert.Equal(t, 1, strings.Count(r.stderr.text(), `handed over: "inbox"`), r.stderr.text())
 	assert.Contains(t, r.stderr.text(), "peerctl: warning: queued, not confirmed:", "the confirmation's line (here: the fake's transcript never shows it)")
+	assert.NotContains(t, r.stderr.text(), "starting the courier", "stderr is no terminal: the courier's start is not told")
 }

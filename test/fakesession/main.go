@@ -8,7 +8,9 @@
 //
 // Flags: -config DIR, -id UUID, -name NAME, -cwd DIR, -socket PATH,
 // -confirm (default true; false: never write the enqueue line),
-// -react (default true; false: never change status).
+// -react (default true; false: never change status), -starting (the
+// record as Claude Code first writes it, before the session settled: no
+// status, no updatedAt, no statusUpdatedAt, until a "status" command).
 //
 // It prints "ready <pid>" on stdout once the record and socket exist. It
 // reads commands on stdin, one a line: "status idle|busy", "name NEW",
@@ -51,6 +53,7 @@ func main() {
 	sock := flag.String("socket", "", "inbox socket path (default <config>/socks/<pid>.sock)")
 	confirm := flag.Bool("confirm", true, "write the enqueue line for each post")
 	react := flag.Bool("react", true, "go busy then idle after each post")
+	starting := flag.Bool("starting", false, "write the record as a session that has not settled: no status yet")
 	flag.Parse()
 	if *config == "" || *id == "" {
 		fmt.Fprintln(os.Stderr, "fakesession: -config and -id are required")
@@ -74,6 +77,11 @@ func main() {
 			"version": "2.1.328", "peerProtocol": 1, "kind": "interactive", "entrypoint": "cli",
 			"messagingSocketPath": *sock, "name": *name, "nameSource": "derived", "nameSince": now,
 			"status": "idle", "updatedAt": now, "statusUpdatedAt": now}}
+	if *starting {
+		delete(s.rec, "status")
+		delete(s.rec, "updatedAt")
+		delete(s.rec, "statusUpdatedAt")
+	}
 	s.write()
 	fmt.Printf("ready %d\n", pid)
 
