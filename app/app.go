@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -245,13 +246,15 @@ func listOrder(a, b domain.Record) int {
 }
 
 // wentWithItsProcess reports whether rec's record file (rec.Path, when the
-// registry is a folder of files) is gone now. The registry reads a file
-// before its pid is checked: a session that removes its record and then
-// exits (a clean exit) between the two is read as a record left by a dead
-// process. Checked after the pid is found dead, a file that is gone means
-// the record went with its process: no record, not a stale one.
+// registry is a folder of files: File is its base name) is gone now. The
+// registry reads a file before its pid is checked: a session that removes
+// its record and then exits (a clean exit) between the two is read as a
+// record left by a dead process. Checked after the pid is found dead, a
+// file that is gone means the record went with its process: no record,
+// not a stale one. A Path that is not the record's own file (a Codex
+// thread's rollout) says nothing of the sort.
 func wentWithItsProcess(rec domain.Record) bool {
-	if rec.Path == "" {
+	if rec.Path == "" || filepath.Base(rec.Path) != rec.File {
 		return false
 	}
 	_, err := os.Lstat(rec.Path)

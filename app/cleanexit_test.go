@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/mock/gomock"
 
+	"github.com/peerctl/peerctl/adapters/codex"
 	"github.com/peerctl/peerctl/domain"
 	"github.com/peerctl/peerctl/ports"
 )
@@ -34,6 +35,23 @@ func TestListARecordGoneWithItsProcessIsNoRecord(t *testing.T) {
 	require.Len(t, l.Entries, 1)
 	assert.Equal(t, 4652, l.Entries[0].Record.PID)
 	assert.Equal(t, domain.VerdictStale, l.Entries[0].Verdict, "a dead pid's record still on disk is stale")
+}
+
+// A record whose Path is not its own file is not gone with its process
+// when nothing is at Path: a Codex thread's Path is its rollout (the
+// record is the daemon's or a process's word), so list --all keeps a
+// thread that is not live whatever became of its rollout (archived,
+// deleted, or not written yet).
+func TestListKeepsARecordWhosePathIsNotItsFile(t *testing.T) {
+	rec := domain.Record{Harness: codex.Kind, File: idC, SessionID: idC, Kind: codex.KindClient, PID: 4654,
+		Path:    filepath.Join(t.TempDir(), "rollout-2026-12-07T14-20-15-"+idC+".jsonl"),
+		Problem: "loaded by Codex's app-server daemon but no Codex client runs there", ProblemVerdict: domain.VerdictHeadless}
+	w := newWorld(t, "/cfg")
+	w.registry([]domain.Record{rec})
+	l, err := w.svc.List(context.Background(), true)
+	require.NoError(t, err)
+	require.Len(t, l.Entries, 1, "the thread is listed")
+	assert.Equal(t, domain.VerdictHeadless, l.Entries[0].Verdict)
 }
 
 // In watch, the same clean exit is reported gone (record removed), never

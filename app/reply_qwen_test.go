@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,8 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/mock/gomock"
 
-	"github.com/peerctl/peerctl/adapters/claudecode"
-	"github.com/peerctl/peerctl/adapters/qwencode"
 	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
@@ -111,7 +108,7 @@ func TestRelayServesBothHarnesses(t *testing.T) {
 // Service takes each record's confirmation rule and transcript from them.
 func plugins(t *testing.T) app.Harnesses {
 	home := t.TempDir()
-	settings := ports.HarnessSettings{Flags: map[string]string{claudecode.FlagConfigDir: home, qwencode.FlagHome: filepath.Join(home, "qwen")}}
+	settings := ports.HarnessSettings{Flags: testHomes(home)}
 	var hs []ports.Harness
 	for _, p := range wiring.Plugins() {
 		h, err := p.New(settings)

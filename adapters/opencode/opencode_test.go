@@ -40,6 +40,12 @@ func TestModeOf(t *testing.T) {
 		{[]string{"opencode", "attach", "http://127.0.0.1:4096", "--session", sid}, ""},
 		{[]string{"opencode", "run", "hello"}, ""},
 		{[]string{"opencode", "db", "path"}, ""},
+		// Help and version print and exit: an installer's check is no TUI.
+		{[]string{"opencode", "--version"}, ""},
+		{[]string{"opencode", "-v"}, ""},
+		{[]string{"opencode", "--help"}, ""},
+		{[]string{"opencode", "--port", "0", "-h"}, ""},
+		{[]string{"opencode", "serve", "--help"}, ""},
 	} {
 		assert.Equal(t, c.want, modeOf(c.args), "%q", c.args)
 	}

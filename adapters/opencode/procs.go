@@ -57,9 +57,20 @@ type proc struct {
 var subcommands = []string{"run", "attach", "acp", "mcp", "auth", "models", "stats", "export", "import", "github", "pr",
 	"upgrade", "uninstall", "session", "db", "agent", "debug", "generate", "completion", "plugin"}
 
+// helpFlags make any opencode 1.18.33 command print its help or version
+// and exit (measured: `opencode --version`, `opencode serve --help`):
+// such a process is no session, however briefly it runs.
+var helpFlags = []string{"-h", "--help", "-v", "--version"}
+
 // modeOf reads a process's mode from its argv (argv[0] the program):
-// KindServe, KindTUI, KindPlainTUI, or "" for another command.
+// KindServe, KindTUI, KindPlainTUI, or "" for another command (one that
+// only prints its help or version among them).
 func modeOf(args []string) string {
+	for _, a := range args[min(1, len(args)):] {
+		if slices.Contains(helpFlags, a) {
+			return ""
+		}
+	}
 	listens := false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
