@@ -53,11 +53,7 @@ func BenchmarkLiveOpencode(b *testing.B) {
 	absent := root.Env("XDG_DATA_HOME=" + filepath.Join(root.Dir, "absent"))
 	curl := curlBin(b)
 	idle := func() { opencodeSettle(b, srv.URL, sid) }
-	curlPost := func(i int) []string {
-		body := opencode.PromptBody(opencode.NewMessageID(time.Now()), opencode.Envelope("bench"), "bench curl "+strconv.Itoa(i))
-		return []string{curl, "-sS", "--fail", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
-			"--data-binary", body, srv.URL + "/session/" + sid + "/prompt_async"}
-	}
+	curlPost := curlPostOf(curl, srv.URL, sid)
 	for b.Loop() {
 		sendRatio, sendCPU, send, post := settledPairs(b, idle,
 			func(i int) []string {
@@ -111,11 +107,7 @@ func BenchmarkLiveOpencodeSend(b *testing.B) {
 	env := root.Env()
 	curl := curlBin(b)
 	idle := func() { opencodeSettle(b, srv.URL, sid) }
-	curlPost := func(i int) []string {
-		body := opencode.PromptBody(opencode.NewMessageID(time.Now()), opencode.Envelope("bench"), "bench curl "+strconv.Itoa(i))
-		return []string{curl, "-sS", "--fail", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
-			"--data-binary", body, srv.URL + "/session/" + sid + "/prompt_async"}
-	}
+	curlPost := curlPostOf(curl, srv.URL, sid)
 	sendOf := func(bins []string, label string) func(int) []string {
 		return func(i int) []string {
 			return []string{bins[(i+len(bins))%len(bins)], "send", "--transport", "prompt", "--from", "bench", sid, "bench " + label + " " + strconv.Itoa(i)}
@@ -134,6 +126,18 @@ func BenchmarkLiveOpencodeSend(b *testing.B) {
 			b.Logf("base (%s): send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); this tree's send / base's: medians %v / %v, per-pair ratio median %.2f (CPU %.2f)",
 				base, bSend, bPost, bRatio, bCPU, pNow, pWas, pRatio, pCPU)
 		}
+	}
+}
+
+// curlPostOf is the argv of run i of the bare curl POST the opencode
+// benchmarks time: POST /session/{sid}/prompt_async on the server at url
+// with a message id and two text parts, the envelope and the text, as
+// peerctl sends them.
+func curlPostOf(curl, url, sid string) func(i int) []string {
+	return func(i int) []string {
+		body := opencode.PromptBody(opencode.NewMessageID(time.Now()), opencode.Envelope("bench"), "bench curl "+strconv.Itoa(i))
+		return []string{curl, "-sS", "--fail", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
+			"--data-binary", body, url + "/session/" + sid + "/prompt_async"}
 	}
 }
 
