@@ -146,7 +146,8 @@ bench-codex:
 	PEERCTL_LIVE=1 $(OFFLINE) $(GO) test -run '^$$' -bench BenchmarkLiveCodex -benchtime 1x -timeout 20m ./test/acceptance
 
 # Live benchmark of opencode (send to a session of a real `opencode serve` against a bare curl POST
-# of the same prompt_async request; list with the server's database and without one), offline:
+# of the same prompt_async request; list with the server's database and without one; the cold send
+# alone, 20 pairs, from copies of the binary: BenchmarkLiveOpencodeSend), offline:
 # docs/PERFORMANCE.md ("opencode"). BENCH_BASE=<git revision> also times a send of peerctl built at
 # that revision, in the same run (against curl and against this tree's).
 bench-opencode:

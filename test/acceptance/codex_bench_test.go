@@ -69,6 +69,12 @@ func pairs(b *testing.B, a func(i int) []string, aEnv []string, c func(i int) []
 // again, so that no run is timed against the turn the one before started).
 func settledPairs(b *testing.B, settle func(), a func(i int) []string, aEnv []string, c func(i int) []string, cEnv []string) (ratio, cpuRatio float64, ma, mc time.Duration) {
 	b.Helper()
+	return settledPairsN(b, codexBenchRuns, settle, a, aEnv, c, cEnv)
+}
+
+// settledPairsN is settledPairs with n pairs.
+func settledPairsN(b *testing.B, n int, settle func(), a func(i int) []string, aEnv []string, c func(i int) []string, cEnv []string) (ratio, cpuRatio float64, ma, mc time.Duration) {
+	b.Helper()
 	type took struct{ wall, cpu time.Duration }
 	run := func(argvOf func(int) []string, env []string, i int) took {
 		if settle != nil {
@@ -91,7 +97,7 @@ func settledPairs(b *testing.B, settle func(), a func(i int) []string, aEnv []st
 	run(c, cEnv, -1)
 	var as, cs []time.Duration
 	var ratios, cpus []float64
-	for i := range codexBenchRuns {
+	for i := range n {
 		var da, dc took
 		if i%2 == 0 {
 			da, dc = run(a, aEnv, i), run(c, cEnv, i)

@@ -53,11 +53,7 @@ func BenchmarkLiveOpencode(b *testing.B) {
 	absent := root.Env("XDG_DATA_HOME=" + filepath.Join(root.Dir, "absent"))
 	curl := curlBin(b)
 	idle := func() { opencodeSettle(b, srv.URL, sid) }
-	curlPost := func(i int) []string {
-		body := opencode.PromptBody(opencode.NewMessageID(time.Now()), opencode.Envelope("bench"), "bench curl "+strconv.Itoa(i))
-		return []string{curl, "-sS", "--fail", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
-			"--data-binary", body, srv.URL + "/session/" + sid + "/prompt_async"}
-	}
+	curlPost := curlPostOf(curl, srv.URL, sid)
 	for b.Loop() {
 		sendRatio, sendCPU, send, post := settledPairs(b, idle,
 			func(i int) []string {
@@ -89,6 +85,79 @@ func BenchmarkLiveOpencode(b *testing.B) {
 		b.Logf("send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); list with an opencode server %v, without %v, per-pair ratio median %.2f (CPU %.2f); %d pairs each",
 			send, post, sendRatio, sendCPU, present, missing, listRatio, listCPU, codexBenchRuns)
 	}
+}
+
+// opencodeSendPairs is how many pairs BenchmarkLiveOpencodeSend times.
+const opencodeSendPairs = 20
+
+// BenchmarkLiveOpencodeSend (PEERCTL_LIVE=1; `make bench-opencode`) is
+// the cold send alone, with no peerctl serve running: `peerctl send
+// --transport prompt` up to opencode's receipt against the bare curl POST
+// of BenchmarkLiveOpencode, opencodeSendPairs pairs, each run settled
+// first, order alternating. peerctl runs from four copies of its binary
+// in turn (identical binaries in different files differ by a few percent
+// in CPU on a VM), and so does the base of PEERCTL_BENCH_BASE, whose send
+// is then timed against curl and against this tree's in the same run.
+func BenchmarkLiveOpencodeSend(b *testing.B) {
+	bin := liveopencode.Require(b)
+	now := binCopies(b, peerctlBin(b), "peerctl", 4)
+	root := liveopencode.NewRoot(b, bin)
+	srv := root.Serve(b, root.Workdir(b, "bench"))
+	sid := liveopencode.NewSession(b, srv.URL)
+	env := root.Env()
+	curl := curlBin(b)
+	idle := func() { opencodeSettle(b, srv.URL, sid) }
+	curlPost := curlPostOf(curl, srv.URL, sid)
+	sendOf := func(bins []string, label string) func(int) []string {
+		return func(i int) []string {
+			return []string{bins[(i+len(bins))%len(bins)], "send", "--transport", "prompt", "--from", "bench", sid, "bench " + label + " " + strconv.Itoa(i)}
+		}
+	}
+	for b.Loop() {
+		ratio, cpu, send, post := settledPairsN(b, opencodeSendPairs, idle, sendOf(now, "now"), env, curlPost, env)
+		reportPair(b, "send", "curl-post", ratio, cpu, send, post)
+		b.Logf("cold send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); %d pairs", send, post, ratio, cpu, opencodeSendPairs)
+		if base := os.Getenv("PEERCTL_BENCH_BASE"); base != "" {
+			was := binCopies(b, base, "peerctl-base", 4)
+			bRatio, bCPU, bSend, bPost := settledPairsN(b, opencodeSendPairs, idle, sendOf(was, "base"), env, curlPost, env)
+			pRatio, pCPU, pNow, pWas := settledPairsN(b, opencodeSendPairs, idle, sendOf(now, "now"), env, sendOf(was, "base"), env)
+			reportPair(b, "base-send", "base-curl-post", bRatio, bCPU, bSend, bPost)
+			reportPair(b, "paired-send", "paired-base-send", pRatio, pCPU, pNow, pWas)
+			b.Logf("base (%s): send median %v, curl POST median %v, per-pair ratio median %.2f (CPU %.2f); this tree's send / base's: medians %v / %v, per-pair ratio median %.2f (CPU %.2f)",
+				base, bSend, bPost, bRatio, bCPU, pNow, pWas, pRatio, pCPU)
+		}
+	}
+}
+
+// curlPostOf is the argv of run i of the bare curl POST the opencode
+// benchmarks time: POST /session/{sid}/prompt_async on the server at url
+// with a message id and two text parts, the envelope and the text, as
+// peerctl sends them.
+func curlPostOf(curl, url, sid string) func(i int) []string {
+	return func(i int) []string {
+		body := opencode.PromptBody(opencode.NewMessageID(time.Now()), opencode.Envelope("bench"), "bench curl "+strconv.Itoa(i))
+		return []string{curl, "-sS", "--fail", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
+			"--data-binary", body, url + "/session/" + sid + "/prompt_async"}
+	}
+}
+
+// binCopies are n copies of the program at bin, in a folder of the
+// benchmark's, named name-0 … name-(n-1).
+func binCopies(b *testing.B, bin, name string, n int) []string {
+	b.Helper()
+	raw, err := os.ReadFile(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = filepath.Join(dir, name+"-"+strconv.Itoa(i))
+		if err := os.WriteFile(out[i], raw, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
 }
 
 // throughServe times, with a `peerctl serve` of env's state running,

@@ -133,8 +133,8 @@ func (p Prover) Prove(ctx context.Context, conn net.Conn, pid int) error {
 	uid := OwnerUID(filepath.Join(p.root(), strconv.Itoa(pid)))
 	wait := time.Millisecond
 	for {
-		row, found := p.serverSide(remote, local)
-		if found && row.pending && (uid < 0 || row.uid == uid) && p.listensAlone(pid, remote.Port()) {
+		row, found, listeners := p.serverSide(remote, local)
+		if found && row.pending && (uid < 0 || row.uid == uid) && p.alone(pid, listeners) {
 			return nil // it can only be accepted by pid's listener, which waits for our first byte
 		}
 		if found && row.inode != 0 {
@@ -184,8 +184,13 @@ type row struct {
 // serverSide finds the socket whose local address is server and remote
 // address is client. A connection to an IPv4 address may have its
 // server side in tcp6 (a dual-stack listener), with IPv4-mapped
-// addresses.
-func (p Prover) serverSide(server, client netip.AddrPort) (row, bool) {
+// addresses. When that socket is pending, listeners are the inodes of
+// every socket listening on server's port, in tcp and tcp6 on any
+// address, read in the same passes (nil when a table could not be read
+// whole, or ran past its bound: another listener may hide there); each
+// table is read once, and the second not at all when the first settles
+// it.
+func (p Prover) serverSide(server, client netip.AddrPort) (r row, found bool, listeners []uint64) {
 	type table struct {
 		name           string
 		server, client string
@@ -197,29 +202,65 @@ func (p Prover) serverSide(server, client netip.AddrPort) (row, bool) {
 		s, c = netip.AddrFrom16(s.As16()), netip.AddrFrom16(c.As16())
 		tables = append(tables, table{"tcp6", Encode(netip.AddrPortFrom(s, server.Port())), Encode(netip.AddrPortFrom(c, client.Port()))})
 	} else {
-		tables = append(tables, table{"tcp6", Encode(server), Encode(client)})
+		// An IPv6 connection's server side is in tcp6; tcp is read for
+		// its listeners only.
+		tables = append(tables, table{"tcp6", Encode(server), Encode(client)}, table{"tcp", "", ""})
 	}
-	for _, t := range tables {
-		if r, ok := p.find(t.name, t.server, t.client); ok {
-			return r, true
+	suffix := fmt.Sprintf(":%04X", server.Port())
+	whole := true
+	for i, t := range tables {
+		if i > 0 && found && !r.pending {
+			break // an accepted connection: its listeners are not needed
 		}
+		tr, tfound, tl, twhole := p.scan(t.name, t.server, t.client, suffix)
+		if !found && tfound {
+			r, found = tr, true
+		}
+		listeners = append(listeners, tl...)
+		whole = whole && twhole
 	}
-	return row{}, false
+	if !found || !r.pending || !whole {
+		listeners = nil
+	}
+	return r, found, listeners
 }
 
-// find reads one table for the open (or pending) connection's row with
-// local address local and remote address remote (proc(5): "sl local_address rem_address st tx_queue:
-// rx_queue tr:tm->when retrnsmt uid timeout inode …").
-func (p Prover) find(table, local, remote string) (row, bool) {
+// scan reads one table (proc(5): "sl local_address rem_address st
+// tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode …") for the
+// open (or pending) connection's row with local address local and remote
+// address remote (none looked for when local is ""), and the inodes of
+// the sockets listening on an address ending in portSuffix (":1000").
+// whole is false when the table was read but not whole (an error, past
+// its bound, a listener with no inode); a table that cannot be opened is
+// whole and empty.
+func (p Prover) scan(table, local, remote, portSuffix string) (r row, found bool, listeners []uint64, whole bool) {
 	f, err := os.Open(filepath.Join(p.root(), "net", table))
 	if err != nil {
-		return row{}, false
+		return row{}, false, nil, true
 	}
 	defer f.Close()
+	whole = true
 	sc := bufio.NewScanner(f)
-	for n := 0; sc.Scan() && n < maxRows; n++ {
+	n := 0
+	for ; sc.Scan(); n++ {
+		if n == maxRows {
+			whole = false // a row beyond may be another listener
+			break
+		}
 		fs := strings.Fields(sc.Text())
-		if len(fs) < 10 || fs[1] != local || fs[2] != remote || !open(fs[3]) && fs[3] != synRecv {
+		if len(fs) < 10 {
+			continue
+		}
+		if fs[3] == listen && strings.HasSuffix(fs[1], portSuffix) {
+			ino, err := strconv.ParseUint(fs[9], 10, 64)
+			if err != nil || ino == 0 {
+				whole = false
+				continue
+			}
+			listeners = append(listeners, ino)
+			continue
+		}
+		if found || local == "" || fs[1] != local || fs[2] != remote || !open(fs[3]) && fs[3] != synRecv {
 			continue
 		}
 		uid, err1 := strconv.Atoi(fs[7])
@@ -227,9 +268,12 @@ func (p Prover) find(table, local, remote string) (row, bool) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		return row{uid: uid, inode: ino, pending: fs[3] == synRecv && ino == 0}, true
+		r, found = row{uid: uid, inode: ino, pending: fs[3] == synRecv && ino == 0}, true
 	}
-	return row{}, false
+	if sc.Err() != nil {
+		whole = false
+	}
+	return r, found, listeners, whole
 }
 
 // Socket states of /proc/net/tcp* (hex, the kernel's TCP_* numbers):
@@ -240,45 +284,15 @@ const (
 	listen  = "0A"
 )
 
-// listensAlone reports whether every socket listening on port (in tcp and
-// tcp6, on any address) is held by pid, and there is one: then whichever
-// took a connection to that port is pid's.
-func (p Prover) listensAlone(pid int, port uint16) bool {
-	suffix := fmt.Sprintf(":%04X", port)
-	var inodes []uint64
-	for _, table := range []string{"tcp", "tcp6"} {
-		f, err := os.Open(filepath.Join(p.root(), "net", table))
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		n := 0
-		for ; sc.Scan(); n++ {
-			if n == maxRows {
-				f.Close()
-				return false // a table past the bound may hide another listener: not proved
-			}
-			fs := strings.Fields(sc.Text())
-			if len(fs) < 10 || fs[3] != listen || !strings.HasSuffix(fs[1], suffix) {
-				continue
-			}
-			ino, err := strconv.ParseUint(fs[9], 10, 64)
-			if err != nil || ino == 0 {
-				f.Close()
-				return false
-			}
-			inodes = append(inodes, ino)
-		}
-		f.Close()
-		if sc.Err() != nil {
-			return false // a table not read whole may hide another listener
-		}
-	}
-	if len(inodes) == 0 {
+// alone reports whether there is a listener and every one (their
+// inodes, serverSide's) is held by pid: then whichever took a connection
+// to their port is pid's.
+func (p Prover) alone(pid int, listeners []uint64) bool {
+	if len(listeners) == 0 {
 		return false
 	}
 	held := Sockets(filepath.Join(p.root(), strconv.Itoa(pid)))
-	for _, ino := range inodes {
+	for _, ino := range listeners {
 		if !slices.Contains(held, ino) {
 			return false
 		}
