@@ -358,7 +358,8 @@ func (o *Outbox) expire(ctx context.Context, m *ports.OutboxMessage) (gone bool,
 }
 
 // handOver records m as delivering (change), runs send and records what
-// came of it: the hand-over (as soon as req.Handed reports it, or at the
+// came of it: the hand-over (as soon as req.Handed reports it, again at
+// the end when that came to another state or outcome, or only at the
 // end), then taken up or replied (afterHanded); a send that handed
 // nothing over is notHanded. base is the result so far (the target).
 func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change ports.OutboxChange, req SendRequest, base SendResult, send SendFunc) (ports.OutboxMessage, SendResult, error) {
@@ -394,6 +395,17 @@ func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change por
 		}
 	} else {
 		m = early.m
+		// Told before its confirmation ended (a far side's handed event
+		// with the confirmation to come), the hand-over may have come to
+		// another outcome or state since (confirmed delivered, held): the
+		// end's receipt is recorded over it. An end without one (a far
+		// call cut off) takes nothing back.
+		if c := o.handedChange(res, err); res.Receipt.Outcome != "" && (c.State != m.State || c.Outcome != m.Outcome) {
+			var serr error
+			if m, serr = o.store.Move(rec, m.ID, []domain.OutboxState{m.State}, c); serr != nil {
+				return m, res, serr
+			}
+		}
 	}
 	m, serr := o.afterHanded(rec, m, req, res, err)
 	if serr != nil {

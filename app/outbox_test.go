@@ -694,6 +694,53 @@ func TestOutboxAttemptElsewhereRecordsTimesInOrder(t *testing.T) {
 	assert.Equal(t, []string{"stored +0s", "delivering +0s", "delivered +1s", "taken_up +5s", "replied +10s"}, got)
 }
 
+// A far hand-over told before its confirmation ended (req.Handed with the
+// transport's receipt) is recorded then; the end's receipt, when it came
+// to another outcome, is recorded over it; an end without a receipt (the
+// far call cut off during the wait) takes the hand-over back to nothing.
+func TestOutboxAttemptElsewhereRecordsTheHandOverWhenTold(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	cut := domain.Refuse(domain.ReasonOutcomeUnknown, "the connection to far was lost")
+	for _, tc := range []struct {
+		name    string
+		end     app.SendResult
+		err     error
+		outcome string
+		states  []string
+	}{
+		{"confirmed at the end", app.SendResult{Receipt: domain.Receipt{Outcome: "posted", Transport: "socket"}, Confirmation: app.Confirmation{Outcome: domain.OutcomeDelivered}}, nil,
+			"delivered", []string{"stored", "delivering", "delivered", "delivered", "delivered"}},
+		{"the same at the end", app.SendResult{Receipt: domain.Receipt{Outcome: "posted", Transport: "socket"}}, nil,
+			"posted", []string{"stored", "delivering", "delivered", "delivered"}},
+		{"cut off during the wait", app.SendResult{}, cut,
+			"posted", []string{"stored", "delivering", "delivered", "delivered"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
+			require.NoError(t, err)
+			var during ports.OutboxMessage
+			send := func(_ context.Context, req app.SendRequest) (app.SendResult, error) {
+				require.NotNil(t, req.Handed)
+				req.Handed(app.SendResult{Receipt: domain.Receipt{Outcome: "posted", Transport: "socket"}})
+				during, _ = w.state(t, m.ID)
+				return tc.end, tc.err
+			}
+			m, _, err = w.ob.AttemptElsewhere(ctx, m, app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: time.Minute}}, send)
+			assert.ErrorIs(t, err, tc.err)
+			assert.Equal(t, domain.OutboxDelivered, during.State, "recorded when told, before the end")
+			assert.Equal(t, domain.OutboxDelivered, m.State)
+			assert.Equal(t, tc.outcome, m.Outcome)
+			_, hist := w.state(t, m.ID)
+			var got []string
+			for _, e := range hist {
+				got = append(got, e.State.String())
+			}
+			assert.Equal(t, tc.states, got)
+		})
+	}
+}
+
 // A message for another machine is attempted through that machine's
 // peerctl (the send given): what may pass before any hand-over (a host
 // that does not answer, a far not_live) stores it again with backoff; its
