@@ -319,11 +319,19 @@ func (s *Service) confirmRule(target domain.Session) ports.ConfirmRule {
 	return ports.ConfirmRule{}
 }
 
-// starting reports whether target is still starting and so holds what is
-// posted to it (domain.Record.Starting), for a harness whose records
-// publish a status (not ports.ConfirmRule.ByReceipt); now is the clock.
-func (s *Service) starting(target domain.Session, now time.Time) bool {
-	return !s.confirmRule(target).ByReceipt && target.Record().Starting(now)
+// unsettled is the refusal of a hand-over to target while it is still
+// starting and so holds what is posted to it (domain.Record.Starting),
+// for a harness whose records publish a status (not
+// ports.ConfirmRule.ByReceipt); nil when it may be handed a message. now
+// is the clock. It is the one rule for a durable message, here
+// (Outbox.Attempt) and on another machine (SendRequest.Settled): a
+// not_addressable refusal, which may pass, before anything is sent.
+func (s *Service) unsettled(target domain.Session, now time.Time) *domain.Refusal {
+	if s.confirmRule(target).ByReceipt || !target.Record().Starting(now) {
+		return nil
+	}
+	return domain.Refuse(domain.ReasonNotAddressable, "%s has just started and not settled (its record shows no status yet): %s holds messages until then (%s), so it is handed over once it has",
+		target.Label(), target.Harness().Title(), settleText)
 }
 
 // receiptConfirm is afterDelivery for a harness whose receipt is the

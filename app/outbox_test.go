@@ -152,6 +152,19 @@ func TestOutboxWaitsForASessionThatHasJustStartedToSettle(t *testing.T) {
 	assert.Zero(t, m.Tries, "a look at a starting session is no try")
 	assert.Zero(t, w.tr.sent(m.Text), "nothing handed to a starting session")
 
+	// The same rule for a send that asks for a settled target (a durable
+	// message's attempt on another machine, which that machine's peerctl
+	// runs): refused, nothing sent, the refusal one that may pass.
+	asked := confirmFast
+	asked.Address, asked.Text, asked.Settled = "reviewer", m.Text, true
+	_, err = w.svc.Send(ctx, asked)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotAddressable, r.Reason)
+	assert.True(t, domain.Retryable(r.Reason))
+	assert.Equal(t, m.Reason, r.Detail, "one rule, in the same words")
+	assert.Zero(t, w.tr.sent(m.Text), "nothing handed to a starting session")
+
 	w.fake.setStatus("idle") // it has settled
 	w.now = w.now.Add(3 * time.Second)
 	m, res, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
@@ -772,6 +785,7 @@ func TestOutboxAttemptElsewhere(t *testing.T) {
 		assert.True(t, m.NextAt.After(w.now), "backoff")
 	}
 	require.Len(t, calls, 2)
+	assert.True(t, calls[0].Settled, "the far side refuses a target still starting")
 	assert.Equal(t, "reviewer", calls[0].Address)
 	assert.Equal(t, "the far build broke", calls[0].Text)
 

@@ -355,7 +355,9 @@ func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, approved bool, notes 
 				told(ev)
 			}
 		})
-		sent, err := n.Send(ctx, q)
+		fq := q
+		fq.Settled = req.Settled // a target still starting is refused there
+		sent, err := n.Send(ctx, fq)
 		if err != nil {
 			return app.SendResult{}, err
 		}
