@@ -521,6 +521,12 @@ type SendRequest struct {
 	// Confirmation and waiting: see ConfirmOptions (docs/CONFIRMATION.md).
 	ConfirmOptions
 
+	// Settled: hand it over only to a session that has settled (a durable
+	// message's rule, Service.unsettled): one still starting is refused
+	// not_addressable before anything is sent. A durable message for
+	// another machine asks that machine's peerctl so (AttemptElsewhere).
+	Settled bool
+
 	// Handed, when set, is called once, in Send's goroutine, with the
 	// result so far when the target harness has the message (the receipt
 	// came and the confirmation was read, without error) and before a Wait
@@ -589,6 +595,11 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 	res.Target = target
 	if err != nil {
 		return res, err
+	}
+	if req.Settled {
+		if r := s.unsettled(target, s.now()); r != nil {
+			return res, r
+		}
 	}
 	rule := s.confirmRule(target)
 	if req.Wait > 0 {

@@ -319,9 +319,24 @@ func (s *Service) confirmRule(target domain.Session) ports.ConfirmRule {
 	return ports.ConfirmRule{}
 }
 
-// starting reports whether target is still starting and so holds what is
-// posted to it (domain.Record.Starting), for a harness whose records
-// publish a status (not ports.ConfirmRule.ByReceipt); now is the clock.
+// unsettled is the refusal of a hand-over to target while it is still
+// starting and so holds what is posted to it (domain.Record.Starting),
+// for a harness whose records publish a status (not
+// ports.ConfirmRule.ByReceipt); nil when it may be handed a message. now
+// is the clock. It is the one rule for a durable message, here
+// (Outbox.Attempt) and on another machine (SendRequest.Settled): a
+// not_addressable refusal, which may pass, before anything is sent.
+func (s *Service) unsettled(target domain.Session, now time.Time) *domain.Refusal {
+	if !s.starting(target, now) {
+		return nil
+	}
+	return domain.Refuse(domain.ReasonNotAddressable, "%s, so it is handed over once it has", StartingNote(target))
+}
+
+// starting reports whether target is still starting at now and holds what
+// is posted to it (domain.Record.Starting), for a harness whose records
+// publish a status (not ports.ConfirmRule.ByReceipt): the one rule of
+// unsettled and of a plain send's warning (confirmWarning).
 func (s *Service) starting(target domain.Session, now time.Time) bool {
 	return !s.confirmRule(target).ByReceipt && target.Record().Starting(now)
 }

@@ -190,7 +190,7 @@ func (n LocalNode) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error
 
 // SendRequestOf is q as a Service takes it.
 func SendRequestOf(q wire.SendQuery) SendRequest {
-	return SendRequest{Address: q.Address, Text: q.Text, DryRun: q.DryRun, AwaitReply: q.AwaitReply,
+	return SendRequest{Address: q.Address, Text: q.Text, DryRun: q.DryRun, AwaitReply: q.AwaitReply, Settled: q.Settled,
 		ConfirmOptions: ConfirmOptions{NoConfirm: q.NoConfirm, ConfirmTimeout: q.ConfirmTimeout, RequireConfirm: q.RequireConfirm, Wait: q.Wait}}
 }
 

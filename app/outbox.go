@@ -283,7 +283,7 @@ func DurableOutcome(m ports.OutboxMessage) string {
 // anything was handed over stores it again, due after domain.Backoff
 // (unless the trust policy, asked again by the address when the target
 // is not there, denies it: refused, or holds it: awaiting_approval); a
-// target that has just started and not settled (Service.starting) is
+// target that has just started and not settled (Service.unsettled) is
 // handed nothing: the message stays stored (notSettled); a
 // hand-over gives delivered (held when the harness holds it, taken_up
 // when the transcript showed it taken up) with the receipt; a hand-over
@@ -316,8 +316,8 @@ func (o *Outbox) Attempt(ctx context.Context, svc *Service, m ports.OutboxMessag
 	if err != nil {
 		return o.notHanded(ctx, m, SendResult{Target: target}, err)
 	}
-	if svc.starting(target, o.now()) {
-		return o.notSettled(ctx, m, target)
+	if r := svc.unsettled(target, o.now()); r != nil {
+		return o.notSettled(ctx, m, target, r)
 	}
 	change := ports.OutboxChange{State: domain.OutboxDelivering, At: o.now(), Attempt: true, Tried: true, SessionID: target.ID()}
 	if !svc.confirmRule(target).ByReceipt {
@@ -335,11 +335,14 @@ type SendFunc func(ctx context.Context, req SendRequest) (SendResult, error)
 // through send, that machine's own peerctl: the same states as Attempt,
 // but the target is resolved there, so a refusal that may pass
 // (domain.Retryable: host_unreachable, not_live, ...) came back before
-// any hand-over and stores it again with backoff. No transcript is
-// recorded here, so a hand-over the service's stop interrupts is
-// outcome_unknown (Recover).
+// any hand-over and stores it again with backoff; so does a target that
+// has just started and not settled, which send is asked to refuse there
+// (req.Settled: the rule of Service.unsettled, decided where the record
+// is). No transcript is recorded here, so a hand-over the service's stop
+// interrupts before send told it (req.Handed) is outcome_unknown
+// (Recover).
 func (o *Outbox) AttemptElsewhere(ctx context.Context, m ports.OutboxMessage, req SendRequest, send SendFunc) (ports.OutboxMessage, SendResult, error) {
-	req.Address, req.Text = m.Address, m.Text
+	req.Address, req.Text, req.Settled = m.Address, m.Text, true
 	if gone, err := o.expire(ctx, &m); gone || err != nil {
 		return m, SendResult{}, err
 	}
@@ -368,7 +371,8 @@ func (o *Outbox) expire(ctx context.Context, m *ports.OutboxMessage) (gone bool,
 }
 
 // handOver records m as delivering (change), runs send and records what
-// came of it: the hand-over (as soon as req.Handed reports it, or at the
+// came of it: the hand-over (as soon as req.Handed reports it, again at
+// the end when that came to another state or outcome, or only at the
 // end), then taken up or replied (afterHanded); a send that handed
 // nothing over is notHanded. base is the result so far (the target).
 func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change ports.OutboxChange, req SendRequest, base SendResult, send SendFunc) (ports.OutboxMessage, SendResult, error) {
@@ -404,6 +408,17 @@ func (o *Outbox) handOver(ctx context.Context, m ports.OutboxMessage, change por
 		}
 	} else {
 		m = early.m
+		// Told before its confirmation ended (a far side's handed event
+		// with the confirmation to come), the hand-over may have come to
+		// another outcome or state since (confirmed delivered, held): the
+		// end's receipt is recorded over it. An end without one (a far
+		// call cut off) takes nothing back.
+		if c := o.handedChange(res, err); res.Receipt.Outcome != "" && (c.State != m.State || c.Outcome != m.Outcome) {
+			var serr error
+			if m, serr = o.store.Move(rec, m.ID, []domain.OutboxState{m.State}, c); serr != nil {
+				return m, res, serr
+			}
+		}
 	}
 	m, serr := o.afterHanded(rec, m, req, res, err)
 	if serr != nil {
@@ -534,18 +549,17 @@ func (o *Outbox) notHanded(ctx context.Context, m ports.OutboxMessage, res SendR
 }
 
 // notSettled keeps stored message m, whose target has just started and
-// not settled (Service.starting): a session holds what is posted to it
-// then, so nothing is handed over; it is due again shortly (a registry
+// not settled (Service.unsettled: r): a session holds what is posted to
+// it then, so nothing is handed over; it is due again shortly (a registry
 // change, its status written, makes the service try it sooner), and the
 // look is no try. The send's error is nil: nothing was sent.
-func (o *Outbox) notSettled(ctx context.Context, m ports.OutboxMessage, target domain.Session) (ports.OutboxMessage, SendResult, error) {
+func (o *Outbox) notSettled(ctx context.Context, m ports.OutboxMessage, target domain.Session, r *domain.Refusal) (ports.OutboxMessage, SendResult, error) {
 	now := o.now()
 	next := now.Add(domain.Backoff(1, MaxBackoff))
 	if next.After(m.Expires) {
 		next = m.Expires
 	}
-	why := StartingNote(target) + ", so it is handed over once it has"
-	m, err := o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: why, At: now, NextAt: next})
+	m, err := o.store.Move(recording(ctx), m.ID, []domain.OutboxState{domain.OutboxStored}, ports.OutboxChange{State: domain.OutboxStored, Reason: r.Detail, At: now, NextAt: next})
 	return m, SendResult{Target: target}, err
 }
 

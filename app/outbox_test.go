@@ -152,6 +152,19 @@ func TestOutboxWaitsForASessionThatHasJustStartedToSettle(t *testing.T) {
 	assert.Zero(t, m.Tries, "a look at a starting session is no try")
 	assert.Zero(t, w.tr.sent(m.Text), "nothing handed to a starting session")
 
+	// The same rule for a send that asks for a settled target (a durable
+	// message's attempt on another machine, which that machine's peerctl
+	// runs): refused, nothing sent, the refusal one that may pass.
+	asked := confirmFast
+	asked.Address, asked.Text, asked.Settled = "reviewer", m.Text, true
+	_, err = w.svc.Send(ctx, asked)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonNotAddressable, r.Reason)
+	assert.True(t, domain.Retryable(r.Reason))
+	assert.Equal(t, m.Reason, r.Detail, "one rule, in the same words")
+	assert.Zero(t, w.tr.sent(m.Text), "nothing handed to a starting session")
+
 	w.fake.setStatus("idle") // it has settled
 	w.now = w.now.Add(3 * time.Second)
 	m, res, err = w.ob.Attempt(ctx, w.svc, m, confirmFast)
@@ -694,6 +707,53 @@ func TestOutboxAttemptElsewhereRecordsTimesInOrder(t *testing.T) {
 	assert.Equal(t, []string{"stored +0s", "delivering +0s", "delivered +1s", "taken_up +5s", "replied +10s"}, got)
 }
 
+// A far hand-over told before its confirmation ended (req.Handed with the
+// transport's receipt) is recorded then; the end's receipt, when it came
+// to another outcome, is recorded over it; an end without a receipt (the
+// far call cut off during the wait) takes the hand-over back to nothing.
+func TestOutboxAttemptElsewhereRecordsTheHandOverWhenTold(t *testing.T) {
+	ctx := context.Background()
+	w := newOutboxWorld(t)
+	cut := domain.Refuse(domain.ReasonOutcomeUnknown, "the connection to far was lost")
+	for _, tc := range []struct {
+		name    string
+		end     app.SendResult
+		err     error
+		outcome string
+		states  []string
+	}{
+		{"confirmed at the end", app.SendResult{Receipt: domain.Receipt{Outcome: "posted", Transport: "socket"}, Confirmation: app.Confirmation{Outcome: domain.OutcomeDelivered}}, nil,
+			"delivered", []string{"stored", "delivering", "delivered", "delivered", "delivered"}},
+		{"the same at the end", app.SendResult{Receipt: domain.Receipt{Outcome: "posted", Transport: "socket"}}, nil,
+			"posted", []string{"stored", "delivering", "delivered", "delivered"}},
+		{"cut off during the wait", app.SendResult{}, cut,
+			"posted", []string{"stored", "delivering", "delivered", "delivered"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, err := w.ob.Submit(ctx, nil, app.DurableRequest{Address: "reviewer", Host: "far", Text: tc.name, TTL: time.Hour})
+			require.NoError(t, err)
+			var during ports.OutboxMessage
+			send := func(_ context.Context, req app.SendRequest) (app.SendResult, error) {
+				require.NotNil(t, req.Handed)
+				req.Handed(app.SendResult{Receipt: domain.Receipt{Outcome: "posted", Transport: "socket"}})
+				during, _ = w.state(t, m.ID)
+				return tc.end, tc.err
+			}
+			m, _, err = w.ob.AttemptElsewhere(ctx, m, app.SendRequest{ConfirmOptions: app.ConfirmOptions{Wait: time.Minute}}, send)
+			assert.ErrorIs(t, err, tc.err)
+			assert.Equal(t, domain.OutboxDelivered, during.State, "recorded when told, before the end")
+			assert.Equal(t, domain.OutboxDelivered, m.State)
+			assert.Equal(t, tc.outcome, m.Outcome)
+			_, hist := w.state(t, m.ID)
+			var got []string
+			for _, e := range hist {
+				got = append(got, e.State.String())
+			}
+			assert.Equal(t, tc.states, got)
+		})
+	}
+}
+
 // A message for another machine is attempted through that machine's
 // peerctl (the send given): what may pass before any hand-over (a host
 // that does not answer, a far not_live) stores it again with backoff; its
@@ -725,6 +785,7 @@ func TestOutboxAttemptElsewhere(t *testing.T) {
 		assert.True(t, m.NextAt.After(w.now), "backoff")
 	}
 	require.Len(t, calls, 2)
+	assert.True(t, calls[0].Settled, "the far side refuses a target still starting")
 	assert.Equal(t, "reviewer", calls[0].Address)
 	assert.Equal(t, "the far build broke", calls[0].Text)
 

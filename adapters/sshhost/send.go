@@ -26,14 +26,18 @@ import (
 // within InterruptGrace. A send that waits, under a ctx that asks for its
 // events (wire.WithSendEvents), asks the far side for them
 // (wire.SendEventsEnv) and tells each as it arrives; a far peerctl that
-// prints none (an older one) gives its receipt at the end as before.
+// prints none (an older one) gives its receipt at the end as before. A
+// query for a settled target (q.Settled) asks with wire.SendSettledEnv.
 func (n *Node) Send(ctx context.Context, q wire.SendQuery) (wire.Sent, error) {
 	ctx, cancel := context.WithTimeout(ctx, n.timeout+q.Timeout+q.ConfirmTimeout+q.Wait+q.AwaitReply)
 	defer cancel()
 	call := ports.RemoteCall{Dest: n.dest, Args: sendArgs(q), Stdin: strings.NewReader(q.Text), Grace: InterruptGrace}
+	if q.Settled {
+		call.Env = append(call.Env, wire.SendSettledEnv+"=1")
+	}
 	var broken error
 	if events := wire.SendEventsFrom(ctx); events != nil && (q.Wait > 0 || q.AwaitReply > 0) {
-		call.Env = []string{wire.SendEventsEnv + "=1"}
+		call.Env = append(call.Env, wire.SendEventsEnv+"=1")
 		call.Lines = func(line []byte) bool {
 			ev, ok, err := wire.ReadSendEvent(n.dest, line)
 			switch {

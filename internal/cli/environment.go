@@ -64,7 +64,7 @@ var environment = []EnvVar{
 	{[]string{"PEERCTL_NODE"}, "this machine's unique name on the fleet's bus when --node is not given, and the sender's name of its requests to other nodes (default: the host name)", "as --node: this machine's name on the bus"},
 	{[]string{"PEERCTL_NATS_CREDS"}, "a NATS .creds or nkey seed file when --nats-creds is not given", "as --nats-creds: a NATS .creds or nkey seed file"},
 	{[]string{"PEERCTL_HOST_TIMEOUT"}, "how long a --host call without a --timeout of its own may take (a Go duration; default 1m)", "a --host call's time-out without --timeout (1m)"},
-	{[]string{"PEERCTL_SEND_EVENTS"}, "1 (set by a peerctl calling over ssh): send --json prints its events first", "set by a calling peerctl: send's events"},
+	{[]string{"PEERCTL_SEND_EVENTS", "PEERCTL_SEND_SETTLED"}, "1 (set by a peerctl calling over ssh): send --json prints its events first; send hands over only to a session that has settled (a durable message), refusing one still starting not_addressable", "set by a calling peerctl"},
 	{[]string{"SSH_CONNECTION"}, "set by sshd: a far side's call names its machine's address (the trust policy's host:DEST)", "set by sshd: the caller, for the trust policy"},
 	{[]string{"CLAUDE_CODE_MESSAGING_SOCKET"}, "whoami: the Claude Code session this shell runs inside", "whoami: the Claude Code session this shell is in"},
 	{[]string{"CODEX_THREAD_ID"}, "whoami: the Codex thread this shell runs inside", "whoami: the Codex thread this shell is in"},

@@ -124,6 +124,9 @@ func newSendCmd(f *factory) *cobra.Command {
 			f.started()
 			f.io.jsonOut = opts.json
 			opts.query = sendQuery(address, text, transport, from, timeout, dryRun, confirm, await)
+			// A peerctl calling over ssh for a durable message asks for a
+			// settled target (wire.SendSettledEnv).
+			opts.query.Settled = f.callerGone != nil && f.io.getenv(wire.SendSettledEnv) == "1"
 			return runSend(cmd.Context(), opts)
 		},
 	}

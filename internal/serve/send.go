@@ -335,12 +335,29 @@ func (s *Server) wayOf(o wire.SendOrder, dest domain.Dest, approved bool, notes 
 		sent wire.Sent
 		ok   bool
 	}
-	send := func(ctx context.Context, _ app.SendRequest) (app.SendResult, error) {
+	send := func(ctx context.Context, req app.SendRequest) (app.SendResult, error) {
 		if err := s.decide(ctx, o, dest, from); err != nil {
 			return app.SendResult{}, err
 		}
 		started := time.Now()
-		sent, err := n.Send(ctx, q)
+		// The far side's hand-over is recorded the moment it says so (its
+		// handed event), before the wait after it, as one here is
+		// (req.Handed); its events still reach whoever asked for them.
+		told := wire.SendEventsFrom(ctx)
+		ctx = wire.WithSendEvents(ctx, func(ev wire.SendEvent) {
+			if ev.SendEvent == wire.SendHanded && ev.Receipt != nil && req.Handed != nil {
+				if res, err := hostResult(*ev.Receipt); err == nil {
+					res.Started, res.Elapsed = started, time.Duration(ev.Receipt.ElapsedMs)*time.Millisecond
+					req.Handed(res)
+				}
+			}
+			if told != nil {
+				told(ev)
+			}
+		})
+		fq := q
+		fq.Settled = req.Settled // a target still starting is refused there
+		sent, err := n.Send(ctx, fq)
 		if err != nil {
 			return app.SendResult{}, err
 		}

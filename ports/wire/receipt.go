@@ -134,6 +134,12 @@ type SendQuery struct {
 	Wait, AwaitReply               time.Duration
 	DryRun, NoConfirm              bool
 	RequireConfirm                 bool
+	// Settled: hand it over only to a session that has settled, not one
+	// still starting (a durable message's rule; app.SendRequest.Settled).
+	// A peerctl sending over ssh asks with SendSettledEnv. Omitted when
+	// false: the documents that carry a query (the bus's Mail, read with
+	// exact keys) are an older build's too.
+	Settled bool `json:",omitempty"`
 }
 
 // Sent is what a node's send gave, as `send --json` gives it: its

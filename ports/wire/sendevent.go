@@ -18,6 +18,13 @@ import (
 // given lines it does not read.
 const SendEventsEnv = "PEERCTL_SEND_EVENTS"
 
+// SendSettledEnv is the variable a peerctl sending over ssh sets, to "1",
+// on the far side's `send` command line (with `env`) for a query that
+// asks for a settled target (SendQuery.Settled: a durable message): a far
+// peerctl that knows it refuses a session still starting (not_addressable,
+// nothing sent); an older one ignores it and sends as before.
+const SendSettledEnv = "PEERCTL_SEND_SETTLED"
+
 // The SendEvent kinds (docs/OUTPUT.md).
 const (
 	// SendHanded: the target's harness has the message; the wait begins.

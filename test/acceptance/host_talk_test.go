@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +107,30 @@ func TestHostDurableWaitTellsAsItGoes(t *testing.T) {
 	here := farServed(t, cfg) // one machine: its service is the one the send goes through
 	r := startTalking(t, here.env(t), "send", "--host", "box", "--durable=1h", "--transport", "socket", "--wait=10m", "quiet", "go")
 	talksThroughTheWait(t, r, f, `^posted: "quiet" \(session 26df9a5b-d23c-4223-a45d-b9ec61fda652, pid \d+, outbox message 1\) on box by socket`)
+}
+
+// --durable --wait over ssh: the hand-over is in the outbox the moment the
+// far side says it (its handed event), not when its wait ends minutes
+// later; so a service killed during that wait finds the message delivered
+// when it starts again, not outcome_unknown, and never sends it again.
+func TestHostDurableWaitRecordsTheHandOverWhenTold(t *testing.T) {
+	cfg := t.TempDir()
+	f := startFakeSession(t, cfg, "26df9a5b-d23c-4223-a45d-b9ec61fda652", "quiet", "-react=false")
+	here := farServed(t, cfg)
+	here.config, here.sessions = cfg, filepath.Join(cfg, "sessions")
+	r := startTalking(t, here.env(t), "send", "--host", "box", "--durable=1h", "--transport", "socket", "--wait=10m", "quiet", "go")
+	assert.Regexp(t, `outbox message 1\) on box by socket`, r.stdout.until(t, `"quiet"`))
+	r.stderr.until(t, "waiting up to")
+	m := here.show(t, 1)
+	assert.Equal(t, "delivered", m.State, "recorded at the hand-over, while the far wait runs: %+v", m.History)
+
+	here.stopServe(t, syscall.SIGKILL)
+	here.startServe(t)
+	m = here.show(t, 1)
+	assert.Equal(t, "delivered", m.State, "%+v", m.History)
+	for _, h := range m.History {
+		assert.NotEqual(t, "outcome_unknown", h.State, "%+v", m.History)
+	}
+	f.stop(t)
+	r.exit(t)
 }

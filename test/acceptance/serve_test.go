@@ -366,6 +366,42 @@ func TestServeDurableSendToAHostThatIsDownThenUp(t *testing.T) {
 	assert.Equal(t, "from the MCP tool", frameContent(t, frames[1]))
 }
 
+// A durable message for a session on another machine that has just
+// started (its record shows no status yet: Claude Code would hold what is
+// posted to it) is not handed over there either: the far peerctl, asked
+// for a settled target, refuses it before anything is sent, the message
+// stays stored, and it is delivered once the record shows a status.
+func TestServeDurableSendToAHostWaitsForAStartingSessionToSettle(t *testing.T) {
+	t.Parallel() // mostly waits: for a far side's hello, for a backoff
+	w := newServeWorld(t)
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(peerctlBin(t), filepath.Join(bin, "peerctl")))
+	env := append(w.env(t), "PATH="+bin+":"+os.Getenv("PATH"), "CLAUDE_CONFIG_DIR="+w.config, "PEERCTL_SSH="+testbin.Build(t, testbin.FakeSSH),
+		"PEERCTL_HOST_TIMEOUT=10s")
+	pid := testproc.Sleeper(t)
+	sock := filepath.Join(catSocketDir(t), "s.sock")
+	l := socktest.Listen(t, sock, false)
+	rec := catRecord(t, pid, "fresh", sock)
+	delete(rec, "status")
+	delete(rec, "updatedAt")
+	rec["startedAt"] = time.Now().UnixMilli()
+	catWriteJSON(t, w.sessions, catFile(pid), rec)
+
+	r := catRun(t, w.sessions, runOpts{Env: env}, "send", "--json", "--durable=1h", "--host", "box", "--transport", "socket", "--no-confirm", "fresh", "once you are up")
+	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	got := decodeReceipt(t, r)
+	assert.Equal(t, "stored", got.Outcome)
+	assert.Contains(t, got.Detail, "has just started and not settled")
+	assert.Empty(t, l.Frames(), "nothing handed to a session still starting")
+
+	rec["status"], rec["updatedAt"] = "idle", time.Now().UnixMilli()
+	catWriteJSON(t, w.sessions, catFile(pid), rec)
+	eventually(t, 60*time.Second, "the message to be delivered once the session settled", func() bool { return w.show(t, got.Outbox.ID).State == "delivered" })
+	frames := l.Wait(1)
+	require.Len(t, frames, 1)
+	assert.Equal(t, "once you are up", frameContent(t, frames[0]))
+}
+
 // A host that hangs holds up no other target: while an attempt on it waits
 // for the far side's hello, a message to a session here that comes back is
 // delivered.
