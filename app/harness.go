@@ -336,7 +336,7 @@ func (s *Service) unsettled(target domain.Session, now time.Time) *domain.Refusa
 // starting reports whether target is still starting at now and holds what
 // is posted to it (domain.Record.Starting), for a harness whose records
 // publish a status (not ports.ConfirmRule.ByReceipt): the one rule of
-// unsettled and of a plain send's warning (confirmWarning).
+// unsettled and of a plain send's warning (unconfirmedHint).
 func (s *Service) starting(target domain.Session, now time.Time) bool {
 	return !s.confirmRule(target).ByReceipt && target.Record().Starting(now)
 }
