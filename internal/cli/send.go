@@ -77,6 +77,10 @@ func newSendCmd(f *factory) *cobra.Command {
 			if err := validName("--from", from, cmd.Flags().Changed("from")); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("from") && transport == "socket" {
+				// The socket's frame has no field for it (see --from's help).
+				return usageError{fmt.Errorf("--from and --transport socket: the socket transport carries no sender's name; leave one out")}
+			}
 			// A zero written out (--wait=0s, --await-reply=0s) asks for a wait
 			// the zero value would silently skip: refuse it like a negative one.
 			for _, name := range []string{"wait", "await-reply"} {

@@ -76,6 +76,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"send", "--await-reply=0s", "b", "c"}, "--await-reply 0s: want a positive duration such as 2m", "peerctl send"},
 		{[]string{"send", "--wait=0s", "b", "c"}, "--wait 0s: want a positive duration such as 2m", "peerctl send"},
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus", "peerctl list"},
+		{[]string{"send", "--from", "ci", "--transport", "socket", "x", "hi"}, "--from and --transport socket: the socket transport carries no sender's name", "peerctl send"},
+		{[]string{"send", "--key", "k1", "--dry-run", "x", "hi"}, "--key and --dry-run: a dry run stores nothing", "peerctl send"},
+		{[]string{"send", "--durable", "--dry-run", "x", "hi"}, "--durable and --dry-run: a dry run stores nothing", "peerctl send"},
 		{[]string{"send", "--transport", "carrier-pigeon", "x", "hi"}, `--transport "carrier-pigeon"`, "peerctl send"},
 	}
 	for _, tt := range tests {
