@@ -228,6 +228,17 @@ func messageText(ios *iostreams, args []string, stdinBytes int, followCaller fun
 	if len(b) > domain.MaxMessageBytes {
 		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: more than %d bytes arrived, the rest was not read; put large content in a file and send its path", domain.MaxMessageBytes, domain.MaxMessageBytes)
 	}
+	if strings.TrimSpace(string(b)) == "" {
+		// Said of stdin, which the user may not know was read (cron).
+		what := "stdin was empty"
+		if len(b) > 0 {
+			what = "stdin held only whitespace"
+		}
+		if len(args) == 1 {
+			what = "no TEXT was given and " + what
+		}
+		return "", domain.Refuse(domain.ReasonInvalidMessage, "%s: give TEXT after SESSION, or pipe the text on stdin", what)
+	}
 	return string(b), nil
 }
 

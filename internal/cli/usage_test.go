@@ -564,3 +564,21 @@ func TestShortDuration(t *testing.T) {
 		assert.Equal(t, want, shortDuration(d), d.String())
 	}
 }
+
+// No TEXT and an empty stdin that is not a terminal (cron, </dev/null)
+// says so, not just that the message is empty; the exit stays
+// invalid_message's, as for any empty text.
+func TestSendWithoutTextOnEmptyStdinSaysSo(t *testing.T) {
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t)}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"send", "proj-89"}, "no TEXT was given and stdin was empty"},
+		{[]string{"send", "proj-89", "-"}, "invalid_message: stdin was empty"},
+	} {
+		r := evRun(t, env, nil, tc.args...)
+		assert.Equal(t, wire.ExitCode(domain.ReasonInvalidMessage), r.code, "%v: %s", tc.args, r.stderr)
+		assert.Contains(t, r.stderr, tc.msg, tc.args)
+	}
+}
