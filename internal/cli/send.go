@@ -58,10 +58,6 @@ func newSendCmd(f *factory) *cobra.Command {
   peerctl send --durable=8h --key nightly-42 reviewer "the build broke"  # kept
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on?")`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if flag, d := bareWaitDuration(f.args); d != "" {
-				// Sending it as the session's name or as the text would surprise.
-				return usageError{fmt.Errorf("%s %s: %s takes its duration joined by '=' (%s=%s); written apart, %q would be read as SESSION or TEXT", flag, d, flag, flag, d, d)}
-			}
 			if len(args) < 1 || len(args) > 2 {
 				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", domain.Count(len(args), "argument"))}
 			}
