@@ -392,7 +392,12 @@ func (s *Service) canWait(target domain.Session, rule ports.ConfirmRule) error {
 		if _, ok := t.(ports.Couriers); ok {
 			return nil
 		}
-		why = fmt.Sprintf("the %s transport hears nothing after the hand-over, so the end of the turn cannot be seen (%s's default transport hears it)", t.Name(), target.Harness())
+		why = fmt.Sprintf("the %s transport hears nothing after the hand-over, so the end of the turn cannot be seen", t.Name())
+		if d := r.By[target.Harness()][0]; d != t {
+			if _, ok := d.(ports.Couriers); ok {
+				why += fmt.Sprintf(" (%s's default transport, %s, hears it)", target.Harness(), d.Name())
+			}
+		}
 	}
 	if why == "" {
 		why = fmt.Sprintf("peerctl cannot see when a turn of a %s session ends", target.Harness())

@@ -14,6 +14,7 @@ import (
 	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/app"
 	"github.com/peerctl/peerctl/domain"
+	"github.com/peerctl/peerctl/ports"
 	"github.com/peerctl/peerctl/ports/portsmock"
 	"github.com/peerctl/peerctl/ports/wire"
 )
@@ -113,4 +114,72 @@ func hasPrefix(lines []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// --wait to a Codex thread through peerctl serve, whose Router has the
+// default transport made warm (Warm.Wrap), is waited on as without the
+// service: the warm default still starts couriers; it is not refused as if
+// another transport had been chosen.
+func TestSendWaitCodexThroughAWarmDefault(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctrl := gomock.NewController(t)
+	w := world{reg: portsmock.NewMockRegistry(ctrl), live: portsmock.NewMockLiveness(ctrl)}
+	cdx := &fakeCouriers{}
+	warm := app.NewWarm(ctx)
+	defer warm.Close()
+	tr := warm.Wrap(&app.Router{By: map[domain.Harness][]ports.Transport{codex.Kind: {&warmCourierTransport{}}}})
+	w.svc = app.New(w.reg, w.live, tr, "/cfg", app.WithCouriers(app.HarnessCouriers{codex.Kind: cdx}), app.WithHarnesses(plugins(t)))
+	w.registry([]domain.Record{codexRecord(7200, "cx-1")})
+	feed(t, cdx, domain.NewInbound(codexThread, codexThread, "done", time.Now()))
+	res, err := w.svc.Send(ctx, app.SendRequest{Address: "cx-1", Text: "run it", ConfirmOptions: app.ConfirmOptions{Wait: time.Minute}})
+	require.NoError(t, err)
+	assert.Equal(t, domain.WaitIdle, res.WaitEnd)
+	assert.Equal(t, int32(1), cdx.get(0).sends.Load())
+}
+
+// plainTransport hands a message over and hears nothing after (Codex's
+// queue).
+type plainTransport struct{ name string }
+
+func (p plainTransport) Name() string { return p.name }
+func (p plainTransport) Deliver(context.Context, domain.Session, domain.Message) (domain.Receipt, error) {
+	return domain.Receipt{Transport: p.name, Outcome: "queued"}, nil
+}
+func (p plainTransport) Plan(domain.Session, domain.Message) (domain.Plan, error) {
+	return domain.Plan{Transport: p.name}, nil
+}
+
+// A wait refused for the transport picked names the harness's default as
+// the one that hears the turn's end only when another was picked and the
+// default does hear it.
+func TestSendWaitCodexRefusalNamesTheDefaultOnlyWhenItWouldWait(t *testing.T) {
+	queue := plainTransport{name: "queue"}
+	for _, tc := range []struct {
+		name   string
+		router *app.Router
+		hint   bool
+	}{
+		{"queue chosen", &app.Router{Chosen: "queue", By: map[domain.Harness][]ports.Transport{codex.Kind: {&warmCourierTransport{}, queue}}}, true},
+		{"queue the default", &app.Router{By: map[domain.Harness][]ports.Transport{codex.Kind: {queue}}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctrl := gomock.NewController(t)
+			w := world{reg: portsmock.NewMockRegistry(ctrl), live: portsmock.NewMockLiveness(ctrl)}
+			cdx := &fakeCouriers{}
+			w.svc = app.New(w.reg, w.live, tc.router, "/cfg", app.WithCouriers(app.HarnessCouriers{codex.Kind: cdx}), app.WithHarnesses(plugins(t)))
+			w.registry([]domain.Record{codexRecord(7200, "cx-1")})
+			_, err := w.svc.Send(context.Background(), app.SendRequest{Address: "cx-1", Text: "run it", ConfirmOptions: app.ConfirmOptions{Wait: time.Minute}})
+			r, ok := domain.AsRefusal(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, domain.ReasonHarnessUnsupported, r.Reason)
+			assert.Contains(t, r.Detail, "the queue transport hears nothing")
+			if tc.hint {
+				assert.Contains(t, r.Detail, "default transport, courier, hears it")
+			} else {
+				assert.NotContains(t, r.Detail, "default transport")
+			}
+			assert.Equal(t, 0, cdx.count(), "nothing was started or sent")
+		})
+	}
 }

@@ -92,7 +92,17 @@ type warmTransport struct {
 	starter ports.Couriers
 }
 
-var _ ports.Heeding = (*warmTransport)(nil)
+var (
+	_ ports.Heeding  = (*warmTransport)(nil)
+	_ ports.Couriers = (*warmTransport)(nil)
+)
+
+// StartCourier starts a courier of its own, as the wrapped transport
+// does: a send that waits for the turn's end or a reply keeps its courier
+// open to hear it (sendAwaiting), which the shared warm one cannot be.
+func (t *warmTransport) StartCourier(ctx context.Context) (ports.Courier, error) {
+	return t.starter.StartCourier(ctx)
+}
 
 // Deliver sends on the warm courier and returns its receipt at once.
 func (t *warmTransport) Deliver(ctx context.Context, target domain.Session, msg domain.Message) (domain.Receipt, error) {

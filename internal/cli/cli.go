@@ -279,6 +279,7 @@ full: README.md, docs/COMMANDS.md.`,
 	}
 	c.io.addJQFlags(root)
 	rejectUnknownSubcommands(root)
+	refuseApartValues(root, &c.args)
 	return root
 }
 

@@ -70,7 +70,7 @@ type factory struct {
 	// sharingOnce says why ssh connections are not shared, once a run.
 	sharingOnce sync.Once
 	// args are the command line as given (after the program name), for
-	// checks cobra's parsed flags cannot make (see bareWaitDuration).
+	// checks cobra's parsed flags cannot make (see apartValue).
 	args []string
 	// entrance is the trust policy's entrance of this command's sends:
 	// mcp, relay, host (run over ssh by another peerctl: --hello); the

@@ -58,10 +58,6 @@ func newSendCmd(f *factory) *cobra.Command {
   peerctl send --durable=8h --key nightly-42 reviewer "the build broke"  # kept
   answer=$(peerctl send --await-reply=2m proj-89 "which branch are you on?")`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if flag, d := bareWaitDuration(f.args); d != "" {
-				// Sending it as the session's name or as the text would surprise.
-				return usageError{fmt.Errorf("%s %s: %s takes its duration joined by '=' (%s=%s); written apart, %q would be read as SESSION or TEXT", flag, d, flag, flag, d, d)}
-			}
 			if len(args) < 1 || len(args) > 2 {
 				return usageError{fmt.Errorf("send needs SESSION and TEXT (or - for stdin), got %s", domain.Count(len(args), "argument"))}
 			}
@@ -76,6 +72,10 @@ func newSendCmd(f *factory) *cobra.Command {
 			}
 			if err := validName("--from", from, cmd.Flags().Changed("from")); err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("from") && transport == "socket" {
+				// The socket's frame has no field for it (see --from's help).
+				return usageError{fmt.Errorf("--from and --transport socket: the socket transport carries no sender's name; leave one out")}
 			}
 			// A zero written out (--wait=0s, --await-reply=0s) asks for a wait
 			// the zero value would silently skip: refuse it like a negative one.
@@ -226,6 +226,17 @@ func messageText(ios *iostreams, args []string, stdinBytes int, followCaller fun
 	}
 	if len(b) > domain.MaxMessageBytes {
 		return "", domain.Refuse(domain.ReasonInvalidMessage, "message on stdin is over the %d-byte (64 KiB) cap: more than %d bytes arrived, the rest was not read; put large content in a file and send its path", domain.MaxMessageBytes, domain.MaxMessageBytes)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		// Said of stdin, which the user may not know was read (cron).
+		what := "stdin was empty"
+		if len(b) > 0 {
+			what = "stdin held only whitespace"
+		}
+		if len(args) == 1 {
+			what = "no TEXT was given and " + what
+		}
+		return "", domain.Refuse(domain.ReasonInvalidMessage, "%s: give TEXT after SESSION, or pipe the text on stdin", what)
 	}
 	return string(b), nil
 }

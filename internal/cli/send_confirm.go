@@ -32,25 +32,6 @@ func (f *confirmFlags) register(cmd *cobra.Command) {
 	fs.Lookup("wait").NoOptDefVal = shortDuration(defaultWait)
 }
 
-// bareWaitDuration returns the flag and the duration written apart from a
-// bare --wait, --await-reply or --durable ("--wait 5m"), flags whose
-// duration is optional and so only joined by '=': written apart, the flag
-// parser takes it as SESSION or TEXT and the flag its default; "" when
-// there is none. Tokens after "--" are arguments, not flags.
-func bareWaitDuration(args []string) (flag, duration string) {
-	for i, a := range args {
-		if a == "--" {
-			return "", ""
-		}
-		if (a == "--wait" || a == "--await-reply" || a == "--durable") && i+1 < len(args) {
-			if _, err := time.ParseDuration(args[i+1]); err == nil {
-				return a, args[i+1]
-			}
-		}
-	}
-	return "", ""
-}
-
 func (f *confirmFlags) validate() error {
 	switch {
 	case f.noConfirm && f.require:

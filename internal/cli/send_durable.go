@@ -71,7 +71,12 @@ func (d *durableFlags) validate(cmd *cobra.Command, dryRun bool) error {
 	}
 	switch {
 	case dryRun:
-		return usageError{errors.New("--durable and --dry-run: a dry run stores nothing; leave one out")}
+		// Named as given: --key alone implies --durable.
+		flag := "--durable"
+		if !cmd.Flags().Changed("durable") {
+			flag = "--key"
+		}
+		return usageError{fmt.Errorf("%s and --dry-run: a dry run stores nothing; leave one out", flag)}
 	}
 	return nil
 }

@@ -76,6 +76,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"send", "--await-reply=0s", "b", "c"}, "--await-reply 0s: want a positive duration such as 2m", "peerctl send"},
 		{[]string{"send", "--wait=0s", "b", "c"}, "--wait 0s: want a positive duration such as 2m", "peerctl send"},
 		{[]string{"list", "--bogus"}, "unknown flag: --bogus", "peerctl list"},
+		{[]string{"serve", "--http", "8080"}, `--http 8080: --http takes its ADDR joined by '=' (--http=:8080; ADDR is HOST:PORT); written apart, "8080" would be read as a command`, "peerctl serve"},
+		{[]string{"serve", "--http", "127.0.0.1:8080"}, `--http 127.0.0.1:8080: --http takes its ADDR joined by '=' (--http=127.0.0.1:8080; ADDR is HOST:PORT)`, "peerctl serve"},
+		{[]string{"serve", "--idle-exit=0", "--http", ":8080"}, `--http :8080: --http takes its ADDR joined by '='`, "peerctl serve"},
+		{[]string{"send", "--from", "ci", "--transport", "socket", "x", "hi"}, "--from and --transport socket: the socket transport carries no sender's name", "peerctl send"},
+		{[]string{"send", "--key", "k1", "--dry-run", "x", "hi"}, "--key and --dry-run: a dry run stores nothing", "peerctl send"},
+		{[]string{"send", "--durable", "--dry-run", "x", "hi"}, "--durable and --dry-run: a dry run stores nothing", "peerctl send"},
 		{[]string{"send", "--transport", "carrier-pigeon", "x", "hi"}, `--transport "carrier-pigeon"`, "peerctl send"},
 	}
 	for _, tt := range tests {
@@ -559,5 +565,23 @@ func TestShortDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{10 * time.Minute: "10m", 24 * time.Hour: "24h", 30 * time.Second: "30s",
 		90 * time.Minute: "1h30m", 5*time.Minute + 30*time.Second: "5m30s", 20 * time.Second: "20s"} {
 		assert.Equal(t, want, shortDuration(d), d.String())
+	}
+}
+
+// No TEXT and an empty stdin that is not a terminal (cron, </dev/null)
+// says so, not just that the message is empty; the exit stays
+// invalid_message's, as for any empty text.
+func TestSendWithoutTextOnEmptyStdinSaysSo(t *testing.T) {
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t)}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"send", "proj-89"}, "no TEXT was given and stdin was empty"},
+		{[]string{"send", "proj-89", "-"}, "invalid_message: stdin was empty"},
+	} {
+		r := evRun(t, env, nil, tc.args...)
+		assert.Equal(t, wire.ExitCode(domain.ReasonInvalidMessage), r.code, "%v: %s", tc.args, r.stderr)
+		assert.Contains(t, r.stderr, tc.msg, tc.args)
 	}
 }
