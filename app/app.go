@@ -634,6 +634,9 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (SendResult, error)
 // beside a not_addressable refusal. Service.Send and Relay.Send share it.
 func (s *Service) target(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
 	msg, target, err := s.resolveTarget(ctx, address, text)
+	if err == nil {
+		err = msg.FitsFor(target)
+	}
 	return msg, target, interrupted(ctx, err)
 }
 

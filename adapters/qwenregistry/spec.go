@@ -28,6 +28,18 @@ func NewEndpoint(pid int, sessionID, socket string) (domain.Endpoint, error) {
 	return domain.NewHarnessEndpoint(Kind, pid, sessionID, socket)
 }
 
+// MaxMessage is the most bytes one message to a Qwen Code session may
+// have. Its inbox reads a line of up to 1 MiB, but a TUI holding a long
+// queued message spends CPU on it in every redraw (0.24.4, measured on a
+// loaded 2-core machine): a 32 KB message sent while a turn ran kept it
+// busy, the inbox closed later sends' connections after 10 s and more
+// and sent no receipts, and a user's session stopped answering its
+// inbox for good at 32 KB and 64 KiB, when 8 KB and 16 KB were
+// delivered. 16 KiB was delivered and is half the smallest size seen to
+// wedge it; UTF-8 bytes are never fewer than the UTF-16 units Qwen Code
+// counts (docs/QWEN-CODE-FACTS.md).
+const MaxMessage = 16 * 1024
+
 // spec is what the domain knows of Qwen Code (0.23.0–0.24.4;
 // docs/QWEN-CODE-FACTS.md): its endpoints pin the session id, which one
 // process changes on /clear and /resume, and a reply's from is the
@@ -37,7 +49,8 @@ var spec = domain.HarnessSpec{
 	Moved: func(pinned, now string, pid int) string {
 		return fmt.Sprintf("endpoint pins session id %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", pinned, pid, now)
 	},
-	Classify: classify,
+	Classify:   classify,
+	MaxMessage: MaxMessage, MaxMessageWhy: "a larger one can wedge its inbox",
 	ReplyFrom: func(in domain.Inbound, target domain.Session) bool {
 		return target.SocketPath() != "" && in.From == target.SocketPath()
 	},
