@@ -29,15 +29,16 @@ func NewEndpoint(pid int, sessionID, socket string) (domain.Endpoint, error) {
 }
 
 // MaxMessage is the most bytes one message to a Qwen Code session may
-// have. Its inbox reads a line of up to 1 MiB, but a TUI holding a long
-// queued message spends CPU on it in every redraw (0.24.4, measured on a
-// loaded 2-core machine): a 32 KB message sent while a turn ran kept it
-// busy, the inbox closed later sends' connections after 10 s and more
-// and sent no receipts, and a user's session stopped answering its
-// inbox for good at 32 KB and 64 KiB, when 8 KB and 16 KB were
-// delivered. 16 KiB was delivered and is half the smallest size seen to
-// wedge it; UTF-8 bytes are never fewer than the UTF-16 units Qwen Code
-// counts (docs/QWEN-CODE-FACTS.md).
+// have. Its inbox reads a line of up to 1 MiB, but while a turn runs the
+// TUI shows each queued message (up to three) as a one-line preview of
+// its whole text, measured and truncated again on every redraw (the
+// spinner's): the CPU a redraw takes grows with the text. 0.24.4 on a
+// loaded 2-core machine: with 32 KB queued, a later send's connection
+// was closed after 10 s and more (1.5 s before) and receipts stopped;
+// a user's session stopped answering its inbox at 32 KB and at 64 KiB,
+// when 8 KB and 16 KB were delivered. 16 KiB is half the smallest size
+// seen to wedge it; Qwen Code counts UTF-16 units, never more than the
+// UTF-8 bytes counted here (docs/QWEN-CODE-FACTS.md).
 const MaxMessage = 16 * 1024
 
 // spec is what the domain knows of Qwen Code (0.23.0–0.24.4;
