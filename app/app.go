@@ -661,6 +661,9 @@ func (s *Service) picked(target domain.Session) ports.Transport {
 // beside a not_addressable refusal. Service.Send and Relay.Send share it.
 func (s *Service) target(ctx context.Context, address, text string) (domain.Message, domain.Session, error) {
 	msg, target, err := s.resolveTarget(ctx, address, text)
+	if err == nil {
+		err = msg.FitsFor(target)
+	}
 	return msg, target, interrupted(ctx, err)
 }
 

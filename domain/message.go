@@ -33,6 +33,22 @@ func NewMessage(text string) (Message, error) {
 	return Message{text: text}, nil
 }
 
+// FitsFor refuses m with ReasonInvalidMessage when it is larger than
+// target's harness takes (HarnessSpec.MaxMessage), counted in bytes of
+// UTF-8, before anything is sent: the one rule for every harness's cap.
+func (m Message) FitsFor(target Session) error {
+	s, _ := specOf(target.Harness())
+	if s.MaxMessage <= 0 || len(m.text) <= s.MaxMessage {
+		return nil
+	}
+	who := s.Title
+	if v := target.Record().Version; v != "" {
+		who += " " + v
+	}
+	return Refuse(ReasonInvalidMessage, "%s takes at most %d bytes in one message (%s); this one is %d bytes; put large content in a file and send its path",
+		who, s.MaxMessage, s.MaxMessageWhy, len(m.text))
+}
+
 // Text returns the message text exactly as given.
 func (m Message) Text() string { return m.text }
 

@@ -64,6 +64,12 @@ type HarnessSpec struct {
 	// file name gives one (ok false otherwise; nil: never): a refusal's
 	// candidate without a pid, or misnamed, shows that pid.
 	FilePID func(file string) (pid int, ok bool)
+	// MaxMessage is the most bytes of UTF-8 one message to its sessions
+	// may have, when the harness takes less than MaxMessageBytes (0:
+	// MaxMessageBytes); MaxMessageWhy says in a few words what a larger
+	// one does there. Message.FitsFor applies it before anything is sent.
+	MaxMessage    int
+	MaxMessageWhy string
 }
 
 var (

@@ -28,6 +28,19 @@ func NewEndpoint(pid int, sessionID, socket string) (domain.Endpoint, error) {
 	return domain.NewHarnessEndpoint(Kind, pid, sessionID, socket)
 }
 
+// MaxMessage is the most bytes one message to a Qwen Code session may
+// have. Its inbox reads a line of up to 1 MiB, but while a turn runs the
+// TUI shows each queued message (up to three) as a one-line preview of
+// its whole text, measured and truncated again on every redraw (the
+// spinner's): the CPU a redraw takes grows with the text. 0.24.4 on a
+// loaded 2-core machine: with 32 KB queued, a later send's connection
+// was closed after 10 s and more (1.5 s before) and receipts stopped;
+// a user's session stopped answering its inbox at 32 KB and at 64 KiB,
+// when 8 KB and 16 KB were delivered. 16 KiB is half the smallest size
+// seen to wedge it; Qwen Code counts UTF-16 units, never more than the
+// UTF-8 bytes counted here (docs/QWEN-CODE-FACTS.md).
+const MaxMessage = 16 * 1024
+
 // spec is what the domain knows of Qwen Code (0.23.0–0.24.4;
 // docs/QWEN-CODE-FACTS.md): its endpoints pin the session id, which one
 // process changes on /clear and /resume, and a reply's from is the
@@ -37,7 +50,8 @@ var spec = domain.HarnessSpec{
 	Moved: func(pinned, now string, pid int) string {
 		return fmt.Sprintf("endpoint pins session id %s but pid %d now carries %s (Qwen Code changes it on /clear and /resume); list again for the new endpoint", pinned, pid, now)
 	},
-	Classify: classify,
+	Classify:   classify,
+	MaxMessage: MaxMessage, MaxMessageWhy: "a larger one can wedge its inbox",
 	ReplyFrom: func(in domain.Inbound, target domain.Session) bool {
 		return target.SocketPath() != "" && in.From == target.SocketPath()
 	},

@@ -1,6 +1,7 @@
 package qwenregistry_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,4 +99,34 @@ func TestQwenNamesAreNotTheIdentity(t *testing.T) {
 	r, ok = domain.AsRefusal(err)
 	require.True(t, ok)
 	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
+}
+
+// A message over Qwen Code's cap is refused invalid_message before
+// anything is sent, with the version the record publishes; one of the
+// cap's size fits, and another harness keeps the 64 KiB cap.
+func TestQwenMessageCap(t *testing.T) {
+	e := qwenEntry(4242, "aaaaaaaa-1111-4111-8111-111111111111", "a-09")
+	e.Record.Version = "0.24.4"
+	s, err := domain.NewSession(e)
+	require.NoError(t, err)
+	atCap, err := domain.NewMessage(strings.Repeat("é", qwenregistry.MaxMessage/2))
+	require.NoError(t, err)
+	require.NoError(t, atCap.FitsFor(s))
+	over, err := domain.NewMessage(atCap.Text() + "x")
+	require.NoError(t, err)
+	err = over.FitsFor(s)
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonInvalidMessage, r.Reason)
+	assert.Contains(t, r.Detail, "Qwen Code 0.24.4 takes at most 16384 bytes in one message")
+	assert.Contains(t, r.Detail, "this one is 16385 bytes")
+
+	other := e
+	other.Record.Harness = domain.Harnesses()[len(domain.Harnesses())-1]
+	require.Equal(t, "other", other.Record.Harness.String())
+	o, err := domain.NewSession(other)
+	require.NoError(t, err)
+	big, err := domain.NewMessage(strings.Repeat("x", domain.MaxMessageBytes))
+	require.NoError(t, err)
+	assert.NoError(t, big.FitsFor(o))
 }

@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/peerctl/peerctl/adapters/qwenregistry"
 	"github.com/peerctl/peerctl/test/fakeqwen"
 	"github.com/peerctl/peerctl/test/testproc"
 )
@@ -101,4 +103,24 @@ func TestSendDurableWaitQwenCodeRefusedBeforeStored(t *testing.T) {
 	r := w.peerctl(t, nil, "send", "--json", "--durable=1h", "--wait=1m", "nobody", "run it")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	assert.Equal(t, "stored", decodeReceipt(t, r).Outcome, "a name no record answers to may be any harness's session")
+}
+
+// A message larger than Qwen Code takes is refused invalid_message (exit
+// 8) before anything is sent, naming the version and the cap; one of the
+// cap's size is delivered. A larger one wedged a real 0.24.4 session's
+// inbox (docs/QWEN-CODE-FACTS.md).
+func TestSendQwenCodeMessageCap(t *testing.T) {
+	env, inbox := silentQwenSession(t)
+	over := strings.Repeat("x", qwenregistry.MaxMessage+1)
+	r := runPeerctl(t, runOpts{Env: env, Stdin: []byte(over)}, "send", "app-3b", "-")
+	assert.Equal(t, 8, r.Code, "stderr: %s", r.Stderr)
+	assert.Contains(t, string(r.Stderr), "invalid_message")
+	assert.Contains(t, string(r.Stderr), "Qwen Code 0.24.4 takes at most 16384 bytes")
+	assert.Empty(t, inbox.Frames(), "nothing reached the session")
+
+	r = runPeerctl(t, runOpts{Env: env, Stdin: []byte(over[1:])}, "send", "--no-confirm", "app-3b", "-")
+	assert.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
+	frames := inbox.Frames()
+	require.Len(t, frames, 1)
+	assert.Len(t, frames[0]["message"].(map[string]any)["content"], qwenregistry.MaxMessage)
 }

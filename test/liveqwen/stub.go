@@ -28,6 +28,30 @@ type Stub struct {
 
 	mu    sync.Mutex
 	lasts []string
+	held  chan struct{} // non-nil: chat answers wait for it to close (Hold)
+}
+
+// Hold makes every chat answer from now on wait until release is called,
+// so that the session's turn runs on and what is sent to it meanwhile is
+// queued; release also runs when the test ends.
+func (s *Stub) Hold(t testing.TB) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gate := make(chan struct{})
+	s.held = gate
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.held == gate {
+				s.held = nil
+			}
+			s.mu.Unlock()
+			close(gate)
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // NewStub starts a stub and stops it when the test ends.
@@ -76,6 +100,16 @@ func (s *Stub) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.lasts = append(s.lasts, text(req.Messages[n-1].Content))
 		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	gate := s.held
+	s.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	now := time.Now().Unix()
 	id := fmt.Sprintf("chatcmpl-%d", now)
