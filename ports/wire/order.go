@@ -119,15 +119,15 @@ type exactOrder struct {
 }
 
 // exactDecision is a SendOrder's Decided as JSON: its action, its rule's
-// words (their bytes exact) and place; the sender and target are the
-// order's own.
+// words (UTF-8 without control characters, as every rule's: strings) and
+// place; the sender and target are the order's own.
 type exactDecision struct {
 	Action  string `json:"action"`
-	From    []byte `json:"from"`
-	To      []byte `json:"to"`
-	Harness []byte `json:"harness,omitempty"`
-	Host    []byte `json:"host,omitempty"`
-	Cwd     []byte `json:"cwd,omitempty"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Harness string `json:"harness,omitempty"`
+	Host    string `json:"host,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
 	Number  int    `json:"number,omitempty"`
 	Default int    `json:"default,omitempty"`
 	Unsure  bool   `json:"unsure,omitempty"`
@@ -146,8 +146,8 @@ func (o SendOrder) MarshalJSON() ([]byte, error) {
 	if d := o.Decided; d != nil {
 		e.V = DecidedVersion
 		r := d.Rule
-		e.Decided = &exactDecision{Action: d.Action.String(), From: []byte(r.From.String()), To: []byte(r.To.Glob()), Harness: []byte(r.To.Harness()),
-			Host: []byte(r.To.Host()), Cwd: []byte(r.To.Cwd()), Number: d.Number, Default: d.Default, Unsure: d.Unsure}
+		e.Decided = &exactDecision{Action: d.Action.String(), From: r.From.String(), To: r.To.Glob(), Harness: r.To.Harness(), Host: r.To.Host(),
+			Cwd: r.To.Cwd(), Number: d.Number, Default: d.Default, Unsure: d.Unsure}
 	}
 	if len(o.Settings.Flags) > 0 {
 		e.Flags = make(map[string][]byte, len(o.Settings.Flags))
@@ -190,7 +190,7 @@ func (o *SendOrder) UnmarshalJSON(b []byte) error {
 		o.Sender = domain.NewSender(ent, string(f.Where)).WithSession(string(f.Name), string(f.ID))
 	}
 	if d := e.Decided; d != nil {
-		r, err := domain.NewRule(d.Action, string(d.From), string(d.To), string(d.Harness), string(d.Host), string(d.Cwd))
+		r, err := domain.NewRule(d.Action, d.From, d.To, d.Harness, d.Host, d.Cwd)
 		if err != nil {
 			return fmt.Errorf("a send order's decision: %w", err)
 		}

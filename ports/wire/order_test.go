@@ -72,3 +72,12 @@ func TestSendOrderCarriesItsEntrancesDecision(t *testing.T) {
 	assert.Error(t, got.UnmarshalJSON([]byte(`{"v":3,"decided":{"action":"hold","from":"mcp","to":"*"}}`)), "a decision in the version that cannot say it")
 	assert.Error(t, got.UnmarshalJSON([]byte(`{"v":4,"decided":{"action":"wait","from":"mcp","to":"*"}}`)))
 }
+
+// The decision's words are the rule's, readable in the order (SERVE.md).
+func TestSendOrderDecisionReads(t *testing.T) {
+	r, err := domain.NewRule("hold", "mcp", "reviewer", "", "", "")
+	require.NoError(t, err)
+	b, err := SendOrder{Query: SendQuery{Address: "reviewer"}, Decided: &domain.Decision{Action: domain.ActionHold, Rule: r, Number: 2}}.MarshalJSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"decided":{"action":"hold","from":"mcp","to":"reviewer","number":2}`)
+}
