@@ -30,6 +30,11 @@ type Sending struct {
 	// Approved says a person approved this message (outbox approve): a
 	// hold rule lets it pass; a deny rule still refuses it.
 	Approved bool
+	// Decided is the decision the message's entrance made already, with
+	// its own reading of the policy, before it handed the message over
+	// (nil: none, or allow): the Service's own decision is never weaker
+	// (domain.Stricter), whatever policy file each of them read.
+	Decided *domain.Decision
 }
 
 // WithPolicy makes every send of the Service (Send, a Relay's, an outbox
@@ -92,10 +97,10 @@ func (s *Service) Who(ctx context.Context) domain.Sender {
 //
 // When the rules allow every target here for this sender, whatever its
 // session (domain.AllowsEvery: with no policy file, every entrance but
-// a node's), the registry is not read: the decision could not differ, and
+// a node's), and the entrance decided nothing stricter, the registry is not read: the decision could not differ, and
 // the send's own fresh read (Send) resolves and verifies the target.
 func (s *Service) AllowedTo(ctx context.Context, address string, host domain.Dest) error {
-	if host.IsLocal() && s.allowsEvery() {
+	if host.IsLocal() && s.from.Decided == nil && s.allowsEvery() {
 		return nil
 	}
 	var l Listing
@@ -151,6 +156,9 @@ func (s *Service) allowed(l Listing, to domain.Target) error {
 	d, err := s.Decide(s.Sender(l), to)
 	if err != nil {
 		return err
+	}
+	if e := s.from.Decided; e != nil {
+		d = domain.Stricter(d, *e)
 	}
 	s.log.Debug("trust policy", "decision", d.Why(), "approved", s.from.Approved)
 	if d.Action == domain.ActionAllow || d.Action == domain.ActionHold && s.from.Approved {

@@ -179,3 +179,33 @@ func TestLocalNodeSendHeldGoesToHeld(t *testing.T) {
 		})
 	}
 }
+
+// The decision the entrance made (Sending.Decided) is never weakened by
+// the Service's own reading of the policy: with no rules here (allow), an
+// entrance's hold holds, at AllowedTo and at Send, and a person's
+// approval passes it; a deny here stands over an entrance's hold.
+func TestEntrancesDecisionIsNeverWeakened(t *testing.T) {
+	from := app.Sending{Entrance: domain.EntranceMCP}
+	held := domain.Decide([]domain.Rule{mustRule(t, "hold", "mcp", "prod-*")}, domain.NewSender(domain.EntranceMCP, ""), domain.AddressTarget("prod-api", ""))
+	from.Decided = &held
+	w := policyWorld(t, rules{}, from)
+	err := w.svc.AllowedTo(context.Background(), "prod-api", domain.Dest{})
+	d, ok := domain.AsHeld(err)
+	require.True(t, ok, "want a hold, got %v", err)
+	assert.Equal(t, 1, d.Number)
+	assert.Contains(t, d.Why(), "stricter than peerctl serve's own (allow by default rule 2 (allow from=* to=*))")
+	_, err = w.svc.Send(context.Background(), app.SendRequest{Address: "prod-api", Text: "hi"})
+	assert.ErrorIs(t, err, domain.ErrHeld, "no transport runs")
+
+	from.Approved = true
+	w = policyWorld(t, rules{}, from)
+	assert.NoError(t, w.svc.AllowedTo(context.Background(), "prod-api", domain.Dest{}), "approved: the hold passes")
+
+	from.Approved = false
+	w = policyWorld(t, rules{rules: []domain.Rule{mustRule(t, "deny", "mcp", "*")}}, from)
+	err = w.svc.AllowedTo(context.Background(), "prod-api", domain.Dest{})
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "want a refusal, got %v", err)
+	assert.NotErrorIs(t, err, domain.ErrHeld)
+	assert.Contains(t, r.Detail, "deny by rule 1")
+}

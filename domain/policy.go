@@ -400,6 +400,37 @@ type Decision struct {
 	// sending session, a far or durable target's harness, cwd or id), read
 	// the safe way: a deny or hold rule applies then, an allow rule not.
 	Unsure bool
+	// Over is the weaker decision this one stands over (Stricter), said
+	// by Why: "" when there was none.
+	Over string
+}
+
+// strictness orders the actions: deny, then hold, then allow.
+func (a Action) strictness() int {
+	switch a {
+	case ActionDeny:
+		return 3
+	case ActionHold:
+		return 2
+	case ActionAllow:
+		return 1
+	}
+	return 0
+}
+
+// Stricter is the stricter of two decisions for one message (deny, then
+// hold, then allow; own on a tie): own is this reader's of the policy,
+// entrance the one the message's entrance made with its own reading
+// before handing it over (another process, which may have read another
+// policy file). A decision made at an entrance is never weakened by a
+// later reading; when entrance's stands over own, its Over says what own
+// would have decided.
+func Stricter(own, entrance Decision) Decision {
+	if entrance.Action.strictness() <= own.Action.strictness() {
+		return own
+	}
+	entrance.Over = fmt.Sprintf("%s by %s (%s)", own.Action, own.RuleName(), own.Rule)
+	return entrance
 }
 
 // RuleName is "rule 3" or "default rule 1".
@@ -416,6 +447,10 @@ func (d Decision) Why() string {
 	s := fmt.Sprintf("%s by %s (%s): %s to %s", d.Action, d.RuleName(), d.Rule, d.From, d.To)
 	if d.Unsure {
 		s += "; decided on a fact peerctl cannot know, read the safe way (a deny or hold rule applies, an allow rule does not)"
+	}
+	if d.Over != "" {
+		s += "; decided so where the message came in, by that process's reading of the trust policy, which is stricter than peerctl serve's own (" + d.Over +
+			"): the stricter stands (do the two read different policy files? XDG_CONFIG_HOME)"
 	}
 	return s
 }

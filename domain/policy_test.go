@@ -222,3 +222,40 @@ func TestAllowsEveryAgreesWithDecide(t *testing.T) {
 		})
 	}
 }
+
+// The stricter of two decisions wins, deny over hold over allow, whichever
+// reader made it; on a tie the own one stands. One that stands over a
+// weaker own says so.
+func TestStricter(t *testing.T) {
+	to := domain.AddressTarget("reviewer", "")
+	from := domain.NewSender(domain.EntranceMCP, "")
+	of := func(action string) domain.Decision {
+		return domain.Decide([]domain.Rule{rule(t, action, "mcp", "reviewer")}, from, to)
+	}
+	allow := domain.Decide(nil, from, to)
+	for _, tc := range []struct {
+		own, entrance domain.Decision
+		want          domain.Action
+		over          bool
+	}{
+		{allow, of("hold"), domain.ActionHold, true},
+		{allow, of("deny"), domain.ActionDeny, true},
+		{of("hold"), of("deny"), domain.ActionDeny, true},
+		{of("hold"), allow, domain.ActionHold, false},
+		{of("deny"), of("hold"), domain.ActionDeny, false},
+		{of("deny"), allow, domain.ActionDeny, false},
+		{of("hold"), of("hold"), domain.ActionHold, false},
+		{allow, allow, domain.ActionAllow, false},
+	} {
+		t.Run(tc.own.Action.String()+"/"+tc.entrance.Action.String(), func(t *testing.T) {
+			d := domain.Stricter(tc.own, tc.entrance)
+			assert.Equal(t, tc.want, d.Action)
+			if !tc.over {
+				assert.Equal(t, tc.own, d, "the own decision stands, unchanged")
+				return
+			}
+			assert.Equal(t, tc.entrance.Rule, d.Rule)
+			assert.Contains(t, d.Why(), "stricter than peerctl serve's own ("+tc.own.Action.String()+" by "+tc.own.RuleName())
+		})
+	}
+}

@@ -162,7 +162,7 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 		// It leaves this process before its target is resolved here;
 		// a held one is kept by the service (which decides again).
 		if err := opts.allowedTo(ctx, q.Address, dest); sc.holds(err, q) {
-			durable.ttl = cmp.Or(durable.ttl, app.DefaultTTL)
+			durable.ttl, durable.held = cmp.Or(durable.ttl, app.DefaultTTL), heldBy(err)
 		} else if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func runSend(ctx context.Context, opts *sendOptions) error {
 	talk.stop()
 	if sc.holds(err, q) {
 		// Kept in peerctl serve's outbox for a person's approval.
-		_, err := sc.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, opts.json, nil)
+		_, err := sc.sendForward(ctx, durableFlags{ttl: app.DefaultTTL, held: heldBy(err)}, dest, q, opts.json, nil)
 		return err
 	}
 	if err != nil {

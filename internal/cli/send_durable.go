@@ -40,6 +40,17 @@ func checkKey(key string) error {
 type durableFlags struct {
 	ttl time.Duration
 	key string
+	// held is the trust policy's decision here to hold the send (nil:
+	// none), carried in its order: the service never decides weaker.
+	held *domain.Decision
+}
+
+// heldBy is the decision to hold that err carries (nil: none).
+func heldBy(err error) *domain.Decision {
+	if d, ok := domain.AsHeld(err); ok {
+		return &d
+	}
+	return nil
 }
 
 func (d *durableFlags) register(cmd *cobra.Command) {
@@ -106,7 +117,7 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 		}
 		if err := c.allowedTo(ctx, q.Address, dest); c.holds(err, q) {
 			_ = conn.Close()
-			return c.sendForward(ctx, durableFlags{ttl: app.DefaultTTL}, dest, q, asJSON, talk)
+			return c.sendForward(ctx, durableFlags{ttl: app.DefaultTTL, held: heldBy(err)}, dest, q, asJSON, talk)
 		} else if err != nil {
 			_ = conn.Close()
 			return true, err
@@ -156,7 +167,7 @@ func (c *serveClient) sendForward(ctx context.Context, d durableFlags, dest doma
 // it, with this command's settings and sender (who).
 func (c *serveClient) order(ctx context.Context, q wire.SendQuery, dest domain.Dest, d durableFlags) (wire.SendOrder, error) {
 	set, err := c.settings(!dest.IsLocal())
-	return wire.SendOrder{Query: q, Host: dest.String(), Durable: d.ttl, Key: d.key, Settings: set, Sender: c.who(ctx)}, err
+	return wire.SendOrder{Query: q, Host: dest.String(), Durable: d.ttl, Key: d.key, Settings: set, Sender: c.who(ctx), Decided: d.held}, err
 }
 
 // holds reports whether err is the trust policy's hold of send q that
@@ -186,8 +197,9 @@ func (c *serveClient) serveSend(ctx context.Context, d durableSend) (wire.Receip
 	if c.serveOff() {
 		return wire.Receipt{}, outboxUnavailable(fmt.Errorf("a durable send needs peerctl serve, and %s=off or this system has none", serveEnv))
 	}
-	if err := c.allowedTo(ctx, d.to, d.host); err != nil && !errors.Is(err, domain.ErrHeld) {
-		return wire.Receipt{}, err // a hold is kept by the service, which decides again
+	held := c.allowedTo(ctx, d.to, d.host)
+	if held != nil && !errors.Is(held, domain.ErrHeld) {
+		return wire.Receipt{}, held // a hold is kept by the service, which decides again, never weaker
 	}
 	q := wire.SendQuery{Address: d.to, Text: d.text, Transport: d.transport, From: d.from, Timeout: cmp.Or(d.timeout, defaultSendTimeout),
 		ConfirmTimeout: cmp.Or(d.confirm, app.DefaultConfirmTimeout)}
@@ -198,7 +210,7 @@ func (c *serveClient) serveSend(ctx context.Context, d durableSend) (wire.Receip
 	if err := c.checkHosts([]domain.Dest{d.host}); err != nil {
 		return wire.Receipt{}, err
 	}
-	o, err := c.order(ctx, q, d.host, durableFlags{ttl: ttl, key: d.key})
+	o, err := c.order(ctx, q, d.host, durableFlags{ttl: ttl, key: d.key, held: heldBy(held)})
 	if err != nil {
 		return wire.Receipt{}, err
 	}

@@ -93,10 +93,12 @@ func (s *Server) remote(set wire.Settings) (ports.Remote, error) {
 
 // sendingOf is the trust policy's sender of order o, as the service
 // decides it (docs/POLICY.md): the entrance and sending session the
-// order carries; approved when a person approved the message.
+// order carries, and the decision its entrance made (never weakened
+// here); approved when a person approved the message.
 func sendingOf(o wire.SendOrder, approved bool) *app.Sending {
 	f := o.Sender
-	return &app.Sending{Entrance: f.Entrance(), Where: f.Where(), SessionName: f.SessionName(), SessionID: f.SessionID(), Approved: approved}
+	return &app.Sending{Entrance: f.Entrance(), Where: f.Where(), SessionName: f.SessionName(), SessionID: f.SessionID(), Approved: approved,
+		Decided: o.Decided}
 }
 
 // decide is the trust policy's decision, made here with the rules of now,

@@ -11,7 +11,14 @@ import (
 
 // OrderVersion is the version of a SendOrder's encoding (MarshalJSON):
 // what peerctl serve's socket carries and its outbox keeps per message.
-const OrderVersion = 3
+// An order that carries its entrance's decision (Decided) is of
+// DecidedVersion, which a service of the release before refuses rather
+// than read without it (it would decide weaker); every other order is
+// of OrderVersion still. Both are read.
+const (
+	OrderVersion   = 3
+	DecidedVersion = 4
+)
 
 // SendOrder is one send as the command line parsed it (send's flags, the
 // MCP tool's arguments, a relay line), typed from its entrance to the use
@@ -41,6 +48,14 @@ type SendOrder struct {
 	// Sender (an order that says none) is entrance unknown: only a `*`
 	// rule matches it.
 	Sender domain.Sender
+	// Decided is the trust policy's decision the entrance made, with its
+	// own reading of the policy, when it was not allow (a hold: a deny
+	// never leaves the entrance); nil: none. The service decides again
+	// and the stricter of the two stands (domain.Stricter): a decision
+	// made at an entrance is never weakened by the service's reading,
+	// which may be of another policy file (docs/POLICY.md). It can only
+	// make a send stricter, so an order need not prove it.
+	Decided *domain.Decision
 	// Retries, for a message another node's service put in this node's
 	// mail, is its sender's outbox retry number that brought it (0: its
 	// first post), kept with the message so that the same retry again
@@ -100,6 +115,22 @@ type exactOrder struct {
 	HostTimeout    time.Duration     `json:"hostTimeout,omitempty"`
 	SSH            []byte            `json:"ssh,omitempty"`
 	Sender         *exactSender      `json:"sender,omitempty"`
+	Decided        *exactDecision    `json:"decided,omitempty"`
+}
+
+// exactDecision is a SendOrder's Decided as JSON: its action, its rule's
+// words (UTF-8 without control characters, as every rule's: strings) and
+// place; the sender and target are the order's own.
+type exactDecision struct {
+	Action  string `json:"action"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Harness string `json:"harness,omitempty"`
+	Host    string `json:"host,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	Number  int    `json:"number,omitempty"`
+	Default int    `json:"default,omitempty"`
+	Unsure  bool   `json:"unsure,omitempty"`
 }
 
 // MarshalJSON writes o with its bytes exact (base64) and its version.
@@ -112,6 +143,12 @@ func (o SendOrder) MarshalJSON() ([]byte, error) {
 	if f := o.Sender; f.Entrance() != domain.EntranceUnknown {
 		e.Sender = &exactSender{Entrance: f.Entrance().String(), Where: []byte(f.Where()), Name: []byte(f.SessionName()), ID: []byte(f.SessionID())}
 	}
+	if d := o.Decided; d != nil {
+		e.V = DecidedVersion
+		r := d.Rule
+		e.Decided = &exactDecision{Action: d.Action.String(), From: r.From.String(), To: r.To.Glob(), Harness: r.To.Harness(), Host: r.To.Host(),
+			Cwd: r.To.Cwd(), Number: d.Number, Default: d.Default, Unsure: d.Unsure}
+	}
 	if len(o.Settings.Flags) > 0 {
 		e.Flags = make(map[string][]byte, len(o.Settings.Flags))
 		for k, v := range o.Settings.Flags {
@@ -121,14 +158,18 @@ func (o SendOrder) MarshalJSON() ([]byte, error) {
 	return json.Marshal(e)
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote; another version is an error.
+// UnmarshalJSON reads what MarshalJSON wrote; another version is an
+// error.
 func (o *SendOrder) UnmarshalJSON(b []byte) error {
 	var e exactOrder
 	if err := json.Unmarshal(b, &e); err != nil {
 		return err
 	}
-	if e.V != OrderVersion {
-		return fmt.Errorf("a send order of version %d, not %d", e.V, OrderVersion)
+	switch {
+	case e.V != OrderVersion && e.V != DecidedVersion:
+		return fmt.Errorf("a send order of version %d, not %d or %d", e.V, OrderVersion, DecidedVersion)
+	case e.V == OrderVersion && e.Decided != nil:
+		return fmt.Errorf("a send order of version %d with a decision (version %d)", e.V, DecidedVersion)
 	}
 	*o = SendOrder{Query: SendQuery{Address: string(e.Address), Text: string(e.Text), Transport: string(e.Transport), From: string(e.From),
 		Timeout: e.Timeout, ConfirmTimeout: e.ConfirmTimeout, Wait: e.Wait, AwaitReply: e.AwaitReply, DryRun: e.DryRun,
@@ -147,6 +188,18 @@ func (o *SendOrder) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("a send order's sender: %w", err)
 		}
 		o.Sender = domain.NewSender(ent, string(f.Where)).WithSession(string(f.Name), string(f.ID))
+	}
+	if d := e.Decided; d != nil {
+		r, err := domain.NewRule(d.Action, d.From, d.To, d.Harness, d.Host, d.Cwd)
+		if err != nil {
+			return fmt.Errorf("a send order's decision: %w", err)
+		}
+		host := o.Host
+		if host == domain.LocalDest {
+			host = ""
+		}
+		o.Decided = &domain.Decision{Action: r.Action, Rule: r, Number: d.Number, Default: d.Default, Unsure: d.Unsure, From: o.Sender,
+			To: domain.AddressTarget(o.Query.Address, host)}
 	}
 	if len(e.Flags) > 0 {
 		o.Settings.Flags = make(map[string]string, len(e.Flags))

@@ -44,3 +44,40 @@ func TestSendOrderCarriesItsSender(t *testing.T) {
 	assert.Equal(t, domain.EntranceUnknown, got.Sender.Entrance())
 	assert.Error(t, got.UnmarshalJSON([]byte(`{"v":3,"sender":{"entrance":"ssh"}}`)))
 }
+
+// An order carries the decision its entrance made (a hold), its rule's
+// words exact, in the version a service that would read it without the
+// decision refuses; an order without one keeps the version before.
+func TestSendOrderCarriesItsEntrancesDecision(t *testing.T) {
+	r, err := domain.NewRule("hold", "mcp", "rev*ü", "claude-code", "", "/srv/my prod")
+	require.NoError(t, err)
+	from := domain.NewSender(domain.EntranceMCP, "")
+	d := domain.Decision{Action: domain.ActionHold, Rule: r, Number: 2, Unsure: true, From: from, To: domain.AddressTarget("reviewer", "")}
+	o := SendOrder{Query: SendQuery{Address: "reviewer", Text: "t"}, Sender: from, Decided: &d}
+	b, err := o.MarshalJSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"v":4`)
+	var got SendOrder
+	require.NoError(t, got.UnmarshalJSON(b))
+	require.NotNil(t, got.Decided)
+	assert.Equal(t, d, *got.Decided)
+	assert.Equal(t, d.Why(), got.Decided.Why())
+
+	b, err = SendOrder{Query: SendQuery{Address: "a"}}.MarshalJSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"v":3`)
+	assert.NotContains(t, string(b), "decided")
+	require.NoError(t, got.UnmarshalJSON(b))
+	assert.Nil(t, got.Decided)
+	assert.Error(t, got.UnmarshalJSON([]byte(`{"v":3,"decided":{"action":"hold","from":"mcp","to":"*"}}`)), "a decision in the version that cannot say it")
+	assert.Error(t, got.UnmarshalJSON([]byte(`{"v":4,"decided":{"action":"wait","from":"mcp","to":"*"}}`)))
+}
+
+// The decision's words are the rule's, readable in the order (SERVE.md).
+func TestSendOrderDecisionReads(t *testing.T) {
+	r, err := domain.NewRule("hold", "mcp", "reviewer", "", "", "")
+	require.NoError(t, err)
+	b, err := SendOrder{Query: SendQuery{Address: "reviewer"}, Decided: &domain.Decision{Action: domain.ActionHold, Rule: r, Number: 2}}.MarshalJSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"decided":{"action":"hold","from":"mcp","to":"reviewer","number":2}`)
+}
