@@ -365,7 +365,7 @@ func filter(es []Entry, keep func(Entry) bool) []Entry {
 func candidates(es []Entry) []Candidate {
 	out := make([]Candidate, 0, len(es))
 	for _, e := range es {
-		c := Candidate{SessionID: e.Record.SessionID, Name: e.Record.Name, PID: e.Record.PID, File: e.Record.File}
+		c := Candidate{SessionID: e.Record.SessionID, Name: e.Record.Name, Harness: e.Record.Harness.String(), PID: e.Record.PID, File: e.Record.File}
 		if !e.Live() {
 			c.Verdict = e.Verdict.String()
 		}

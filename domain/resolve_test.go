@@ -155,8 +155,8 @@ func TestResolveCandidatesCarryIDAndName(t *testing.T) {
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok)
 	assert.Equal(t, []domain.Candidate{
-		{SessionID: idA, Name: "proj-89", PID: 4652, File: "4652.json"},
-		{SessionID: idD, Name: "proj-89", PID: 6000, File: "6000.json"},
+		{SessionID: idA, Name: "proj-89", Harness: "claude-code", PID: 4652, File: "4652.json"},
+		{SessionID: idD, Name: "proj-89", Harness: "claude-code", PID: 6000, File: "6000.json"},
 	}, r.Candidates)
 }
 
