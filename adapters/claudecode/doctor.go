@@ -61,7 +61,7 @@ func (h *Harness) Doctor(ctx context.Context, _ []domain.Entry) []ports.DoctorRo
 // is a problem rather than a skip.
 func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	row := ports.DoctorRow{Key: "claude", Health: domain.HealthOK,
-		OnlyProblems: "The courier (the default transport) cannot run here: %s. " + noClaudeNeeded + "."}
+		OnlyProblems: "The courier (the default transport) cannot run here: %s."}
 	fail := func(p string) {
 		row.Health = domain.HealthFail
 		row.Problems = append(row.Problems, p)
@@ -73,7 +73,7 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	case probe.Err != nil && probe.Path == "" && !used:
 		row.Health = domain.HealthSkip
 	case probe.Err != nil && probe.Path == "":
-		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run; install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (%s)", probe.Err, noClaudeNeeded))
+		fail("claude not found: install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (" + noClaudeNeeded + ")") // the row says where it was looked for
 	case probe.Err != nil:
 		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run (%s)", probe.Err, noClaudeNeeded))
 	case len(probe.Missing) > 0:
