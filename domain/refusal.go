@@ -143,7 +143,10 @@ type Refusal struct {
 type Candidate struct {
 	SessionID string `json:"sessionId"`
 	Name      string `json:"name"`
-	PID       int    `json:"pid"`
+	// Harness is the word of the harness the session runs in
+	// ("claude-code", "codex"...): what tells two sessions of one name apart.
+	Harness string `json:"harness,omitempty"`
+	PID     int    `json:"pid"`
 	// File is the candidate's record file; Verdict is set when the record
 	// is not live (a leftover to remove rather than a session to rename).
 	File    string `json:"file"`

@@ -365,7 +365,7 @@ func filter(es []Entry, keep func(Entry) bool) []Entry {
 func candidates(es []Entry) []Candidate {
 	out := make([]Candidate, 0, len(es))
 	for _, e := range es {
-		c := Candidate{SessionID: e.Record.SessionID, Name: e.Record.Name, PID: e.Record.PID, File: e.Record.File}
+		c := Candidate{SessionID: e.Record.SessionID, Name: e.Record.Name, Harness: e.Record.Harness.String(), PID: e.Record.PID, File: e.Record.File}
 		if !e.Live() {
 			c.Verdict = e.Verdict.String()
 		}
@@ -431,9 +431,24 @@ var ErrDurablePrefix = errors.New("a durable message takes a full session id, a 
 // an address that is only a prefix (MinIDPrefix or more characters) of a
 // record's session id is an error wrapping ErrBadAddress and
 // ErrDurablePrefix: tried later, a prefix may name a session started
-// since, which is a guess.
+// since, which is a guess. A session id or name several live sessions
+// answer to now is Resolve's identity_mismatch refusal, with its
+// candidates: delivered later to whichever is left would be a guess too.
 func DurableAddress(entries []Entry, address string) error {
-	if IsEndpoint(address) || len(address) < MinIDPrefix {
+	if IsEndpoint(address) {
+		return nil
+	}
+	var live []Entry
+	for _, e := range entries {
+		if e.Live() && (e.Record.SessionID == address || e.Record.Name == address) {
+			live = append(live, e)
+		}
+	}
+	if len(live) > 1 {
+		_, err := resolveAddress(entries, live, address, true)
+		return err
+	}
+	if len(address) < MinIDPrefix {
 		return nil
 	}
 	var prefixOf []string

@@ -155,8 +155,8 @@ func TestResolveCandidatesCarryIDAndName(t *testing.T) {
 	r, ok := domain.AsRefusal(err)
 	require.True(t, ok)
 	assert.Equal(t, []domain.Candidate{
-		{SessionID: idA, Name: "proj-89", PID: 4652, File: "4652.json"},
-		{SessionID: idD, Name: "proj-89", PID: 6000, File: "6000.json"},
+		{SessionID: idA, Name: "proj-89", Harness: "claude-code", PID: 4652, File: "4652.json"},
+		{SessionID: idD, Name: "proj-89", Harness: "claude-code", PID: 6000, File: "6000.json"},
 	}, r.Candidates)
 }
 
@@ -397,6 +397,19 @@ func TestDurableAddress(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrBadAddress)
 	require.ErrorIs(t, err, domain.ErrDurablePrefix)
 	assert.Contains(t, err.Error(), "a8f89b60-f614-4b1f-b979-950c805fd8b1")
+}
+
+// A name two live sessions carry now is refused as a plain send refuses
+// it, with both candidates: kept, it would later go to whichever is left.
+// A name only one live session carries may still be stored.
+func TestDurableAddressAmbiguousName(t *testing.T) {
+	a, b := liveEntry(4101, idA, "alpha"), liveEntry(4102, idB, "alpha")
+	err := domain.DurableAddress([]domain.Entry{a, b}, "alpha")
+	r, ok := domain.AsRefusal(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, domain.ReasonIdentityMismatch, r.Reason)
+	assert.Len(t, r.Candidates, 2)
+	assert.NoError(t, domain.DurableAddress([]domain.Entry{a, staleEntry(4102, idB, "alpha")}, "alpha"))
 }
 
 func TestCount(t *testing.T) {

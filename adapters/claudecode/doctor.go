@@ -3,6 +3,7 @@ package claudecode
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -45,12 +46,13 @@ const noClaudeNeeded = "send --transport socket, list, show and watch do not nee
 // Doctor probes the courier program (courierexec.Transport.Probe: the program, its
 // flags, and one courier run that sends nothing). A courier that cannot
 // run is a problem: it is the default transport. A claude not found on a
-// machine where Claude Code left no trace (its config dir neither there
-// nor named, the program not named: the user of another harness) is Skip,
-// as a missing qwen or codex is. Rows: "claude" (JSON DoctorJSON) and,
-// when the courier ran, "courier".
+// machine where Claude Code is not in use (no registry folder nor
+// transcripts in its config dir, the dir not named, the program not
+// named: the user of another harness, whose tools may make a bare config
+// dir) is Skip, as a missing qwen or codex is. Rows: "claude" (JSON
+// DoctorJSON) and, when the courier ran, "courier".
 func (h *Harness) Doctor(ctx context.Context, _ []domain.Entry) []ports.DoctorRow {
-	used := h.programNamed || presence.Of(h.named, "", h.configDir)
+	used := h.programNamed || presence.Of(h.named, "", filepath.Join(h.configDir, "sessions"), filepath.Join(h.configDir, "projects"))
 	return []ports.DoctorRow{doctorRow(h.courier.Probe(ctx), used)}
 }
 
@@ -59,7 +61,7 @@ func (h *Harness) Doctor(ctx context.Context, _ []domain.Entry) []ports.DoctorRo
 // is a problem rather than a skip.
 func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	row := ports.DoctorRow{Key: "claude", Health: domain.HealthOK,
-		OnlyProblems: "The courier (the default transport) cannot run here: %s. " + noClaudeNeeded + "."}
+		OnlyProblems: "The courier (the default transport) cannot run here: %s."}
 	fail := func(p string) {
 		row.Health = domain.HealthFail
 		row.Problems = append(row.Problems, p)
@@ -71,7 +73,7 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	case probe.Err != nil && probe.Path == "" && !used:
 		row.Health = domain.HealthSkip
 	case probe.Err != nil && probe.Path == "":
-		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run; install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (%s)", probe.Err, noClaudeNeeded))
+		fail("claude not found: install Claude Code, or pass --claude or set $PEERCTL_CLAUDE (" + noClaudeNeeded + ")") // the row says where it was looked for
 	case probe.Err != nil:
 		fail(fmt.Sprintf("claude: %v: the courier (the default transport) cannot run (%s)", probe.Err, noClaudeNeeded))
 	case len(probe.Missing) > 0:
@@ -105,7 +107,7 @@ func doctorRow(probe courierexec.ProgramProbe, used bool) ports.DoctorRow {
 	text := j.Error
 	switch {
 	case row.Health == domain.HealthSkip:
-		text = "claude not found (" + j.Error + "); no Claude Code config dir here: its sessions cannot be sent to until it is installed"
+		text = "claude not found (" + j.Error + "); Claude Code is not in use here: its sessions cannot be sent to until it is installed"
 	case probe.Err != nil && probe.Path == "":
 		text = "claude not found (" + j.Error + ")" // as every harness's program not found is said
 	}

@@ -16,7 +16,7 @@ import (
 
 // TestDoctorMissingClaude: no claude on PATH is a skip on a machine with
 // no Claude Code state (someone using only another harness), and a
-// problem when Claude Code's config dir is there or was named, or the
+// problem when Claude Code's registry folder is there, its config dir was named, or the
 // program was named.
 func TestDoctorMissingClaude(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
@@ -40,9 +40,15 @@ func TestDoctorMissingClaude(t *testing.T) {
 		assert.Equal(t, "skip", r.Lines[0].Health)
 		assert.Contains(t, r.Lines[0].Text, `claude not found (find "claude"`)
 	})
-	t.Run("its config dir there: fail", func(t *testing.T) {
+	t.Run("a bare config dir: skip", func(t *testing.T) {
 		require.NoError(t, os.Mkdir(filepath.Join(home, ".claude"), 0o700))
 		t.Cleanup(func() { _ = os.Remove(filepath.Join(home, ".claude")) })
+		r := row(t, ports.HarnessSettings{Getenv: env(map[string]string{"HOME": home})})
+		assert.Equal(t, domain.HealthSkip, r.Health)
+	})
+	t.Run("its registry folder there: fail", func(t *testing.T) {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude", "sessions"), 0o700))
+		t.Cleanup(func() { _ = os.RemoveAll(filepath.Join(home, ".claude")) })
 		r := row(t, ports.HarnessSettings{Getenv: env(map[string]string{"HOME": home})})
 		assert.Equal(t, domain.HealthFail, r.Health)
 		assert.NotEmpty(t, r.Problems)

@@ -615,9 +615,12 @@ func (c *factory) exitCode(root, failed *cobra.Command, err error) int {
 
 // refusalText is a refusal for people and agents: "<reason>: <detail>"
 // (with brief, its short detail when it has one: domain.Refusal.Brief),
-// then one indented line per candidate. Registry data in it goes through
-// safe. The CLI prints it on stderr after "peerctl: ", brief unless
-// --debug; the MCP tools return it whole as the text of an isError result.
+// then one indented line per candidate: its session id as list shows it
+// (domain.ShortIDs among the candidates), name, harness and pid, and for
+// a record that is not live a second line with its verdict and file (a
+// leftover to remove). Registry data in it goes through safe. The CLI
+// prints it on stderr after "peerctl: ", brief unless --debug; the MCP
+// tools return it whole as the text of an isError result.
 func refusalText(r *domain.Refusal, brief bool) string {
 	var b strings.Builder
 	if brief {
@@ -625,10 +628,15 @@ func refusalText(r *domain.Refusal, brief bool) string {
 	} else {
 		b.WriteString(safe(r.Error()))
 	}
-	for _, cand := range r.Candidates {
-		fmt.Fprintf(&b, "\n  candidate: session %s  name %q  pid %d  file %s", safe(cand.SessionID), cand.Name, cand.PID, safe(cand.File))
+	entries := make([]domain.Entry, len(r.Candidates))
+	for i, cand := range r.Candidates {
+		entries[i].Record = domain.Record{SessionID: cand.SessionID, Name: cand.Name}
+	}
+	ids := domain.ShortIDs(entries)
+	for i, cand := range r.Candidates {
+		fmt.Fprintf(&b, "\n  candidate: %s  %q  %s  pid %d", safe(ids[i]), cand.Name, safe(cand.Harness), cand.PID)
 		if cand.Verdict != "" {
-			b.WriteString(" (" + cand.Verdict + ")")
+			fmt.Fprintf(&b, "\n    (%s) file %s", safe(cand.Verdict), safe(cand.File))
 		}
 	}
 	return b.String()

@@ -152,7 +152,7 @@ func TestDoctorClaude(t *testing.T) {
 		wantMissing []string
 		wantProblem string
 	}{
-		{"missing", filepath.Join(t.TempDir(), "no-such-claude"), wire.ExitError, "fail", nil, "claude: find"},
+		{"missing", filepath.Join(t.TempDir(), "no-such-claude"), wire.ExitError, "fail", nil, "claude not found: install Claude Code"},
 		{"lacks --safe-mode", noSafe, wire.ExitError, "fail", []string{"--safe-mode"}, "has no --safe-mode flag"},
 		{"lacks -p and --verbose", noTwo, wire.ExitError, "fail", []string{"-p", "--verbose"}, "has no -p flag"},
 		{"healthy", healthy, wire.ExitOK, "ok", nil, ""},
@@ -365,10 +365,13 @@ func TestDoctorMissingClaudeSaysWhatStillWorks(t *testing.T) {
 	assert.Equal(t, wire.ExitError, r.code, "the default transport is broken")
 	problems := problemLines(r.stderr)
 	require.Len(t, problems, 1)
-	assert.Contains(t, problems[0], "the courier (the default transport) cannot run")
+	assert.Contains(t, problems[0], "install Claude Code")
 	assert.Contains(t, problems[0], "send --transport socket, list, show and watch do not need claude")
 	assert.NotContains(t, r.stdout, "not usable")
-	assert.Contains(t, r.stdout, "The courier (the default transport) cannot run here: 1 problem. send --transport socket, list, show and watch do not need claude.")
+	// Said once: the summary is short and does not repeat the problem.
+	assert.Contains(t, r.stdout, "\nThe courier (the default transport) cannot run here: 1 problem.\n")
+	assert.NotContains(t, r.stdout, "do not need claude")
+	assert.NotContains(t, r.stderr, "no-such-claude", "the row says where it was looked for")
 }
 
 // TestDoctorCourier: doctor runs one courier against peerctl's endpoint

@@ -61,8 +61,14 @@ func (s *iostreams) writeJSONLine(v any) error {
 	return wire.EncodeJSON(s.out, v, "", false)
 }
 
-// printRefusalJSON prints r as docs/OUTPUT.md's refusal document.
+// printRefusalJSON prints r as docs/OUTPUT.md's refusal document; with
+// --jq nothing, as gh does not run --jq on an error: the filter is for
+// the command's document, and stdout stays empty (the refusal is on
+// stderr, its reason in the exit code).
 func (s *iostreams) printRefusalJSON(r *domain.Refusal) {
+	if s.jq != nil {
+		return
+	}
 	_ = s.writeJSON(wire.RefusalDoc{Refusal: wire.RefusalBody{Reason: r.Reason.String(), Detail: r.Detail, ExitCode: wire.ExitCode(r.Reason), Candidates: r.Candidates,
 		Suggestions: r.Suggestions, Status: r.Status, StatusReason: r.StatusReason}})
 }

@@ -114,13 +114,19 @@ func TestJQErrors(t *testing.T) {
 	t.Setenv("PEERCTL_JQ_TEST", "seen")
 	r = evRun(t, env, nil, "list", "--jq", "env.PEERCTL_JQ_TEST, $ENV.PEERCTL_JQ_TEST")
 	assert.Equal(t, "seen\nseen\n", r.stdout, r.stderr)
-	// A refusal whose document the filter cannot take keeps its exit code,
-	// and the filter's error is said.
-	r = evRun(t, env, nil, "show", "--jq", ".[0]", "no-such-session")
-	assert.Equal(t, wire.ExitCode(domain.ReasonNotLive), r.code)
-	assert.Contains(t, r.stderr, "peerctl: not_live: ")
-	assert.Contains(t, r.stderr, "peerctl: --jq: expected an array but got: object")
-	assert.Contains(t, r.stderr, "what peerctl show did stands (exit 3)")
+	// As gh, the filter is not run on a refusal: stdout stays empty, the
+	// refusal is on stderr and in the exit code.
+	for _, args := range [][]string{
+		{"show", "--jq", ".name", "no-such-session"},
+		{"show", "--jq", ".[0]", "no-such-session"},
+		{"send", "--jq", ".ok", "no-such-session", "hi"},
+	} {
+		r = evRun(t, env, nil, args...)
+		assert.Equal(t, wire.ExitCode(domain.ReasonNotLive), r.code, "%v: %s", args, r.stderr)
+		assert.Empty(t, r.stdout, "%v", args)
+		assert.Contains(t, r.stderr, "peerctl: not_live: ", "%v", args)
+		assert.NotContains(t, r.stderr, "--jq", "%v", args)
+	}
 }
 
 // TestJQNeverHidesASend: a filter that fails on the receipt of a send that

@@ -289,11 +289,11 @@ func TestMCPSendRefusals(t *testing.T) {
 	refused(t, call(t, cs, mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": strings.Repeat("x", domain.MaxMessageBytes+1), "transport": "socket"}), "invalid_message")
 
 	text := refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), mcptools.ToolSend, map[string]any{"to": "shared", "text": "hi", "transport": "socket"}), "identity_mismatch")
-	assert.Equal(t, 2, strings.Count(text, "candidate: session "), text)
+	assert.Equal(t, 2, strings.Count(text, "candidate: "), text)
 	refused(t, call(t, mcpFor(t, cfgMute, mcpFlags{}), mcptools.ToolSend, map[string]any{"to": "mute", "text": "hi", "transport": "socket"}), "not_addressable")
 	refused(t, call(t, mcpFor(t, cfgNewer, mcpFlags{}), mcptools.ToolSend, map[string]any{"to": "mcp-self", "text": "hi", "transport": "socket"}), "harness_unsupported")
 	text = refused(t, call(t, mcpFor(t, cfgShared, mcpFlags{}), mcptools.ToolShow, map[string]any{"session": "shared"}), "identity_mismatch")
-	assert.Equal(t, 2, strings.Count(text, "candidate: session "), text)
+	assert.Equal(t, 2, strings.Count(text, "candidate: "), text)
 
 	assert.Empty(t, w.selfSock.Frames(), "no refusal sent anything")
 	okJSON(t, call(t, cs, mcptools.ToolList, map[string]any{}))

@@ -49,7 +49,7 @@ func TestHumanOutputIsTerminalSafe(t *testing.T) {
 	// A refusal with both candidates.
 	r := evRun(t, env, nil, "send", "--transport", "socket", "twin"+hostile, "hi")
 	assert.Equal(t, wire.ExitIdentityMismatch, r.code, r.stderr)
-	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))
+	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: "))
 	assertTerminalSafe(t, "refusal with candidates", r.stderr)
 
 	// The list table.

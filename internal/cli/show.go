@@ -107,7 +107,13 @@ func printDetail(w io.Writer, j wire.Show, explain, colour bool) error {
 	row("name", j.Name)
 	row("session", j.SessionID)
 	row("pid", j.PID)
-	state("status", domain.StatusText(j.Status, j.WaitingFor))
+	status := domain.StatusText(j.Status, j.WaitingFor)
+	if j.Status != "" && (j.Verdict == domain.VerdictStale.String() || j.Verdict == domain.VerdictReused.String()) {
+		// The record's last word, not the session's now: its process has ended.
+		shown("status", paint(colour, stateColour(status), cell(status))+" (as last recorded; the process has ended)")
+	} else {
+		state("status", status)
+	}
 	row("cwd", j.Cwd)
 	row("kind", j.Kind)
 	row("version", j.Version)

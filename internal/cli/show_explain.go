@@ -6,7 +6,7 @@ package cli
 // Claude Code's are the common ones.
 var showGlosses = map[string]string{
 	"verdict":      "whether the record is a live session: live, stale (its process is gone), reused (its pid is another process now), foreign, headless, … (peerctl list --help)",
-	"status":       "what the session's record says it does: idle, busy, waiting (on its user: a dialog, a prompt) or unknown (not settled yet)",
+	"status":       "what the session's record says it does (its last word when the process has ended): idle, busy, waiting (on its user: a dialog, a prompt) or unknown (not settled yet)",
 	"kind":         "interactive is a session a person uses, and a peer; print, bg and daemon are headless runs",
 	"updated":      "when the session last rewrote its record (UTC)",
 	"procStart":    "the process's start as the record gives it: clock ticks since boot, field 22 of /proc/<pid>/stat; another start under the same pid means the pid was reused and the session is gone",

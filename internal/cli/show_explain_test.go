@@ -12,6 +12,7 @@ import (
 
 	"github.com/peerctl/peerctl/ports/wire"
 	"github.com/peerctl/peerctl/test/socktest"
+	"github.com/peerctl/peerctl/test/testproc"
 )
 
 // show --explain says under each row whose name is not plain what it
@@ -59,4 +60,20 @@ func TestShowExplainsInTheHarnesssWords(t *testing.T) {
 	assert.NotContains(t, r.stdout, "print, bg and daemon")
 	assert.Contains(t, r.stdout, "Qwen Code's record publishes no protocol version")
 	assert.Contains(t, r.stdout, "tui is an interactive Qwen Code session")
+}
+
+// show of a record whose process has ended says its status is the
+// record's last word, not the session's now; a live one's is as it is.
+func TestShowStaleStatusIsTheLastRecorded(t *testing.T) {
+	rec := evLiveRecord(t, os.Getpid(), "44444444-4444-4444-8444-444444444444", "gone", "/tmp", "")
+	rec.PID = testproc.DeadPID(t)
+	live := evLiveRecord(t, os.Getpid(), "55555555-5555-4555-8555-555555555555", "here", "/tmp", "")
+	env := map[string]string{"CLAUDE_CONFIG_DIR": evConfigDir(t, rec, live), "QWEN_HOME": t.TempDir(), "CODEX_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+	r := evRun(t, env, nil, "show", rec.SessionID)
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^verdict:\s+stale$`, r.stdout)
+	assert.Regexp(t, `(?m)^status:\s+idle \(as last recorded; the process has ended\)$`, r.stdout)
+	r = evRun(t, env, nil, "show", "here")
+	require.Equal(t, wire.ExitOK, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^status:\s+idle$`, r.stdout)
 }

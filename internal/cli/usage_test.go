@@ -320,7 +320,16 @@ func TestSharedNameCLI(t *testing.T) {
 	r := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", "twin", "hi")
 	assert.Equal(t, wire.ExitIdentityMismatch, r.code, "send twin: %s", r.stderr)
 	assert.Contains(t, r.stderr, "use the full session id or endpoint of the one you mean")
-	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "), "send twin lists both candidates")
+	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: "), "send twin lists both candidates")
+	// Each candidate on a short line: its id as list shows it, name,
+	// harness (what tells a Claude Code "twin" from a Codex one) and pid.
+	assert.Contains(t, r.stderr, fmt.Sprintf("  candidate: 11111111  \"twin\"  claude-code  pid %d\n", p1))
+	assert.Contains(t, r.stderr, fmt.Sprintf("  candidate: 22222222  \"twin\"  claude-code  pid %d", p2))
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(line, "  candidate: ") {
+			assert.LessOrEqual(t, len(line), 60, line)
+		}
+	}
 	for _, addr := range []string{id1, id2, ep2} {
 		r := evRun(t, env, nil, "send", "--dry-run", "--transport", "socket", addr, "hi")
 		assert.Equal(t, wire.ExitOK, r.code, "send %s: %s", addr, r.stderr)
@@ -344,7 +353,7 @@ func TestSharedNameCLI(t *testing.T) {
 	r = evRun(t, env, nil, "show", "twin")
 	assert.Equal(t, wire.ExitIdentityMismatch, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "show one by its full session id or endpoint")
-	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: session "))
+	assert.Equal(t, 2, strings.Count(r.stderr, "  candidate: "))
 }
 
 // TestDryRunWarnsOfTheRealSendsFailure: a courier program that cannot be

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,7 +97,12 @@ func manPage(cmd *cobra.Command, sections, seeAlso string) ([]byte, error) {
 	if err := doc.GenMan(cmd, header, &buf); err != nil {
 		return nil, fmt.Errorf("man page of %s: %w", cmd.CommandPath(), err)
 	}
-	page := fitExamples(buf.String())
+	page := fitExamples(optionLines(cmd, buf.String()))
+	if !cmd.HasParent() {
+		// cobra's SYNOPSIS of the root says "peerctl [flags]"; it is
+		// used as "peerctl [command]".
+		page = strings.Replace(page, `\fB`+cmd.CommandPath()+` [flags]\fP`, `\fB`+cmd.CommandPath()+` [command]\fP`, 1)
+	}
 	before, after, ok := strings.Cut(page, ".SH SEE ALSO\n")
 	if !ok {
 		return nil, fmt.Errorf("man page of %s: cobra wrote no SEE ALSO", cmd.CommandPath())
@@ -217,6 +223,50 @@ func showNoValueDefaults(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		showNoValueDefaults(sub)
 	}
+}
+
+// optionRE is a flag's line in cobra's OPTIONS: "\fB-h\fP, \fB--help\fP[=false]",
+// "\fB--host\fP=[]", "\fB--claude\fP=\"\"".
+var optionRE = regexp.MustCompile(`^(?:\\fB-[^\\]+\\fP, )?\\fB--([^\\]+)\\fP(.*)$`)
+
+// optionLines rewrites cobra's flag lines in page, cmd's (cobra v1.10,
+// doc.manPrintFlags, writes each flag's default after "=" whatever it is:
+// --dry-run[=true], -h, --help[=false], --host=[], --claude=""): a bool
+// flag is its name alone, a flag with a value its name and the value's
+// name (--host=DEST, the usage's `NAME` or the flag's own name), with its
+// default after when it has one; a flag whose value may be left out keeps
+// what it means then (--await-reply[=10m]).
+func optionLines(cmd *cobra.Command, page string) string {
+	lines := strings.Split(page, "\n")
+	for i, l := range lines {
+		m := optionRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		f := cmd.Flags().Lookup(m[1])
+		if f == nil {
+			f = cmd.InheritedFlags().Lookup(m[1])
+		}
+		if f == nil {
+			continue
+		}
+		head := strings.TrimSuffix(l, m[2])
+		switch {
+		case f.Value.Type() == "bool":
+			lines[i] = head
+		case f.NoOptDefVal != "":
+		default:
+			name, _ := pflag.UnquoteUsage(f)
+			if name == "" || name == f.Value.Type() || strings.ContainsAny(name, " []") {
+				name = f.Name
+			}
+			lines[i] = head + `=\fI` + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + `\fP`
+			if d := f.DefValue; d != "" && d != "[]" && d != "0" && d != "0s" {
+				lines[i] += " (default " + roff(d) + ")"
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // exampleWidth is the widest an EXAMPLE line may be: man indents the

@@ -196,3 +196,31 @@ func TestFitExamples(t *testing.T) {
 	page := ".SH EXAMPLE\n.EX\n  peerctl list\n  peerctl send " + mid + " hi   # a comment\n  echo '" + long + " a b' | peerctl relay --name ci-bot\n.EE\n"
 	assert.Equal(t, ".SH EXAMPLE\n.EX\npeerctl list\n# a comment\npeerctl send "+mid+" hi\necho '"+long+" a b' \\\\\n    | peerctl relay --name ci-bot\n.EE\n", fitExamples(page))
 }
+
+// TestOptionLines: a bool flag is its name alone (not --dry-run[=true],
+// -h, --help[=false]), a flag with a value names the value (--host=DEST,
+// not --host=[]; --claude=CLAUDE, not --claude=""), and the root's
+// SYNOPSIS is "peerctl [command]".
+func TestOptionLines(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, write(dir))
+	b, err := os.ReadFile(filepath.Join(dir, "peerctl-send.1"))
+	require.NoError(t, err)
+	send := string(b)
+	for _, want := range []string{"\n\\fB--dry-run\\fP\n", "\n\\fB-h\\fP, \\fB--help\\fP\n", "\n\\fB--host\\fP=\\fIDEST\\fP\n",
+		"\n\\fB--claude\\fP=\\fICLAUDE\\fP\n", "\n\\fB--timeout\\fP=\\fITIMEOUT\\fP (default 30s)\n", "\n\\fB--await-reply\\fP[=10m]\n"} {
+		assert.Contains(t, send, want)
+	}
+	pages, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, p := range pages {
+		b, err := os.ReadFile(filepath.Join(dir, p.Name()))
+		require.NoError(t, err)
+		for _, bad := range []string{`\fP=""`, `\fP=[]`, `[=true]`, `[=false]`} {
+			assert.NotContains(t, string(b), bad, p.Name())
+		}
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "peerctl.1"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), ".SH SYNOPSIS\n\\fBpeerctl [command]\\fP\n")
+}

@@ -11,9 +11,9 @@ import (
 )
 
 // TestDoctorWithoutClaudeCode: on a machine with neither claude nor a
-// Claude Code config dir (someone using another harness only), doctor
+// Claude Code registry folder (someone using another harness only), doctor
 // skips the claude row, as it does a missing qwen or codex, and passes;
-// once Claude Code's config dir is there, a claude not found fails.
+// once Claude Code's registry folder is there, a claude not found fails.
 func TestDoctorWithoutClaudeCode(t *testing.T) {
 	bin, home := t.TempDir(), t.TempDir()
 	env := []string{"PATH=" + bin, "HOME=" + home}
@@ -29,7 +29,13 @@ func TestDoctorWithoutClaudeCode(t *testing.T) {
 	assert.Equal(t, true, doc["ok"], "%v", doc["problems"])
 	assert.Equal(t, "skip", doc["claude"].(map[string]any)["health"])
 
+	// A bare config dir (another harness's tools may make one) is no use
+	// of Claude Code; its registry folder is.
 	require.NoError(t, os.Mkdir(filepath.Join(home, ".claude"), 0o700))
+	code, doc = doctor()
+	assert.Equal(t, 0, code, "%v", doc)
+	assert.Equal(t, "skip", doc["claude"].(map[string]any)["health"])
+	require.NoError(t, os.Mkdir(filepath.Join(home, ".claude", "sessions"), 0o700))
 	code, doc = doctor()
 	assert.Equal(t, 1, code)
 	assert.Equal(t, false, doc["ok"])

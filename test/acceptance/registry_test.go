@@ -296,7 +296,7 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 			assert.Equal(t, 4, res.Code)
 			assert.Contains(t, string(res.Stderr), "peerctl: identity_mismatch: ")
 			for i, id := range ids {
-				assert.Contains(t, string(res.Stderr), "candidate: session "+id+`  name "twin"  pid `+strconv.Itoa(pids[i]))
+				assert.Contains(t, string(res.Stderr), "candidate: "+id[:8]+`  "twin"  claude-code  pid `+strconv.Itoa(pids[i]))
 			}
 			var out struct {
 				Refusal struct {
@@ -304,6 +304,7 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 					Candidates []struct {
 						SessionID string `json:"sessionId"`
 						Name      string `json:"name"`
+						Harness   string `json:"harness"`
 						PID       int    `json:"pid"`
 					} `json:"candidates"`
 				} `json:"refusal"`
@@ -314,6 +315,7 @@ func TestAmbiguousAddressListsCandidates(t *testing.T) {
 			for _, c := range out.Refusal.Candidates {
 				assert.Contains(t, ids, c.SessionID)
 				assert.Equal(t, "twin", c.Name)
+				assert.Equal(t, "claude-code", c.Harness)
 				assert.Contains(t, pids, c.PID)
 			}
 		})

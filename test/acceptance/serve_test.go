@@ -217,6 +217,20 @@ func (w serveWorld) addSession(t *testing.T, name string) *socktest.Listener {
 	return l
 }
 
+// A durable send to a name two live sessions carry now is refused as a
+// plain send is (identity_mismatch, exit 4, both candidates) and nothing is
+// stored: kept, it would later go to whichever is left, a guess.
+func TestServeDurableSendToAnAmbiguousName(t *testing.T) {
+	w := newServeWorld(t)
+	w.addSession(t, "alpha")
+	w.addSession(t, "alpha")
+	r := w.peerctl(t, nil, "send", "--durable=1h", "alpha", "hello")
+	assert.Equal(t, 4, r.Code, "stdout: %s", r.Stdout)
+	assert.Contains(t, string(r.Stderr), "identity_mismatch")
+	assert.Equal(t, 2, strings.Count(string(r.Stderr), "candidate: "), "stderr: %s", r.Stderr)
+	assert.Empty(t, w.outbox(t), "nothing stored")
+}
+
 func TestServeDurableSendToASessionThatComesLater(t *testing.T) {
 	w := newServeWorld(t)
 	r := w.peerctl(t, nil, "send", "--json", "--durable=1h", "--key", "pr-7", "reviewer", "look at PR 7")
