@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -70,39 +69,6 @@ func TestSendAwaitReplyQwenCodeSaysItsModelCannotReply(t *testing.T) {
 	var out map[string]any
 	require.NoError(t, json.Unmarshal(r.Stdout, &out), "%s", r.Stdout)
 	assert.Len(t, inbox.Frames(), 2)
-}
-
-// send --durable --wait to a Qwen Code session that is not there when the
-// message would be stored is refused as a plain send's --wait is
-// (harness_unsupported, exit 6), before anything is stored, whenever its
-// harness can be told then: a record of it left on disk (its process
-// gone), a Qwen Code endpoint, Qwen Code's transport named. An address no
-// record answers to could be any harness's session: that one is stored.
-func TestSendDurableWaitQwenCodeRefusedBeforeStored(t *testing.T) {
-	w := newServeWorld(t)
-	sock := filepath.Join(catSocketDir(t), "q.sock")
-	pid, kill := testproc.KillableSleeper(t)
-	const id = "aaaaaaaa-1111-4111-8111-111111111111"
-	w.more = append(w.more, "QWEN_HOME="+fakeqwen.Home(t, pid, id, sock))
-	kill() // its record stays behind, as after a crash
-	endpoint := "qwen-peer:v1:" + strconv.Itoa(testproc.DeadPID(t)) + ":" + id + ":" + sock
-	for _, args := range [][]string{
-		{"app-3b"},
-		{id},
-		{endpoint},
-		{"--transport", "inbox", "nobody"},
-	} {
-		r := w.peerctl(t, nil, append(append([]string{"send", "--durable=1h", "--wait=1m"}, args...), "run it")...)
-		assert.Equal(t, 6, r.Code, "%v: stderr: %s", args, r.Stderr)
-		assert.Contains(t, string(r.Stderr), "harness_unsupported", args)
-		assert.Contains(t, string(r.Stderr), "nothing was sent", args)
-		assert.Empty(t, string(r.Stdout), args)
-	}
-	assert.Empty(t, w.outbox(t), "nothing was stored")
-
-	r := w.peerctl(t, nil, "send", "--json", "--durable=1h", "--wait=1m", "nobody", "run it")
-	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
-	assert.Equal(t, "stored", decodeReceipt(t, r).Outcome, "a name no record answers to may be any harness's session")
 }
 
 // A message larger than Qwen Code takes is refused invalid_message (exit
